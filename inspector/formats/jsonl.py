@@ -1,0 +1,218 @@
+"""Reading JSONL ledgers line by line, robustly.
+
+Every line becomes zero or more parsed objects plus, when it was not clean JSON, a Diagnostic that
+names the line, says what was wrong and what was recovered. Nothing here raises on bad content;
+only an unreadable file (missing, a directory, binary data) raises LoadError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from inspector.ledger.model import Diagnostic
+
+
+class LoadError(Exception):
+    """The file cannot be read as a session at all. The message names the file and the reason."""
+
+
+@dataclass(slots=True)
+class RawLine:
+    line: int  # 1-based
+    offset: int  # byte offset of the line's start
+    length: int  # bytes, including the newline
+    objects: list[Any]  # parsed JSON values (two or more when objects were glued on one line)
+    diagnostic: Diagnostic | None = None
+    # True when the producer's own JSON parser would skip the whole line (any parse error).
+    runtime_skips: bool = False
+
+
+_DECODER = json.JSONDecoder()
+
+
+def split_glued(text: str) -> list[Any] | None:
+    """Recover every JSON value from a line holding several glued together; None if it can't."""
+    out: list[Any] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        try:
+            obj, end = _DECODER.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return None
+        out.append(obj)
+        i = end
+    return out if len(out) > 1 else None
+
+
+def _describe_json_error(text: str, truncated: bool) -> str:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        what = "truncated JSON" if truncated else "invalid JSON"
+        return f"{what} ({e.msg} at column {e.colno})"
+    except ValueError as e:  # pragma: no cover - defensive
+        return f"invalid JSON ({e})"
+    return "not a JSON object"
+
+
+def _check_openable(path: str) -> int:
+    if not os.path.exists(path):
+        raise LoadError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise LoadError(f"{path}: is a directory, not a session file")
+    try:
+        return os.path.getsize(path)
+    except OSError as e:  # pragma: no cover - races
+        raise LoadError(f"{path}: cannot read ({e.strerror})") from e
+
+
+def read_lines(path: str, upto_line: int | None = None) -> tuple[list[RawLine], int, str]:
+    """Read a JSONL file. Returns (lines, bytes read, sha256 of the bytes read)."""
+    _check_openable(path)
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise LoadError(f"{path}: cannot open ({e.strerror})") from e
+    with f:
+        head = f.read(8192)
+        if b"\x00" in head:
+            raise LoadError(f"{path}: line 1: binary data (NUL bytes), not a JSONL session file")
+        f.seek(0)
+        return _parse_stream(f, path, upto_line)
+
+
+def parse_bytes(data: bytes, name: str = "<bytes>", upto_line: int | None = None) -> tuple[list[RawLine], int, str]:
+    import io
+
+    if b"\x00" in data[:8192]:
+        raise LoadError(f"{name}: line 1: binary data (NUL bytes), not a JSONL session file")
+    return _parse_stream(io.BytesIO(data), name, upto_line)
+
+
+def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLine], int, str]:
+    h = hashlib.sha256()
+    out: list[RawLine] = []
+    loads = orjson.loads
+    offset = 0
+    lineno = 0
+    prev: bytes | None = None
+    prev_offset = 0
+    # Process one line behind so we know which line is the last one (truncation diagnosis).
+    for raw in f:
+        if prev is not None:
+            _one(out, lineno, prev_offset, prev, False, loads)
+        lineno += 1
+        if upto_line is not None and lineno > upto_line:
+            prev = None
+            break
+        h.update(raw)
+        prev, prev_offset = raw, offset
+        offset += len(raw)
+    if prev is not None:
+        _one(out, lineno, prev_offset, prev, True, loads)
+    return out, offset, h.hexdigest()
+
+
+def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool, loads: Any) -> None:
+    body = raw.strip()
+    if not body:
+        return
+    try:
+        out.append(RawLine(lineno, offset, len(raw), [loads(body)]))
+        return
+    except orjson.JSONDecodeError:
+        pass
+    has_nl = raw.endswith(b"\n")
+    # Invalid UTF-8: Node (pi) decodes with U+FFFD replacement and parses what is left, so do we.
+    try:
+        text = body.decode("utf-8")
+        bad_utf8 = False
+    except UnicodeDecodeError as e:
+        text = body.decode("utf-8", errors="replace")
+        bad_utf8 = True
+        bad_at = e.start
+    if bad_utf8:
+        try:
+            obj = json.loads(text)
+            out.append(
+                RawLine(
+                    lineno,
+                    offset,
+                    len(raw),
+                    [obj],
+                    Diagnostic(
+                        lineno,
+                        "invalid_utf8",
+                        f"line {lineno}: invalid UTF-8 at byte {bad_at}; read with U+FFFD in its place",
+                        recovered="the record, with replacement characters",
+                    ),
+                )
+            )
+            return
+        except json.JSONDecodeError:
+            pass
+    glued = split_glued(text)
+    if glued is not None:
+        kinds = ", ".join(_kind(o) for o in glued)
+        out.append(
+            RawLine(
+                lineno,
+                offset,
+                len(raw),
+                glued,
+                Diagnostic(
+                    lineno,
+                    "glued_objects",
+                    f"line {lineno}: {len(glued)} JSON objects glued together on one line ({kinds})",
+                    recovered=f"all {len(glued)} objects",
+                ),
+                runtime_skips=True,
+            )
+        )
+        return
+    truncated = is_last and not has_nl
+    why = _describe_json_error(text, truncated)
+    if bad_utf8:
+        why = f"invalid UTF-8 at byte {bad_at} and {why}"
+    where = "last line" if is_last else "line"
+    out.append(
+        RawLine(
+            lineno,
+            offset,
+            len(raw),
+            [],
+            Diagnostic(
+                lineno,
+                "truncated_line" if truncated else "malformed_json",
+                f"{where} {lineno}: {why}; skipped",
+                recovered="nothing",
+            ),
+            runtime_skips=True,
+        )
+    )
+
+
+def _kind(o: Any) -> str:
+    if isinstance(o, dict):
+        t = o.get("type")
+        if t == "message" and isinstance(o.get("message"), dict):
+            return f"message/{o['message'].get('role')}"
+        return str(t) if t is not None else "object"
+    return type(o).__name__
+
+
+def iter_objects(lines: list[RawLine]) -> Iterator[tuple[RawLine, Any]]:
+    for rl in lines:
+        for o in rl.objects:
+            yield rl, o

@@ -1,0 +1,279 @@
+"""The ledger model (DESIGN §2): one session's records in file order, format-independent.
+
+Every adapter in `inspector.formats` maps a producer's file into these types. They are plain
+slotted dataclasses, not pydantic models: a 100k-record file builds hundreds of thousands of them
+and validation would dominate load time (issue 2, point 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+StopReason = Literal["stop", "tool_use", "length", "error", "aborted", "deferred", "other"]
+STOP_REASONS: tuple[str, ...] = ("stop", "tool_use", "length", "error", "aborted", "deferred", "other")
+
+# Closed vocabulary of a fallback checkpoint's reason (ADR 0302).
+FAILURE_REASONS: tuple[str, ...] = ("no_new_history", "summary_budget", "summary_provider", "checkpoint_oversized")
+
+# Retained-tail shapes (ADR 0302 wording).
+TAIL_SHAPES: tuple[str, ...] = ("recent_window", "latest_user_message")
+
+_STOP_MAP: dict[str, str] = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "complete": "stop",
+    "completed": "stop",
+    "tooluse": "tool_use",
+    "tool_use": "tool_use",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "length",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "error": "error",
+    "aborted": "aborted",
+    "abort": "aborted",
+    "cancelled": "aborted",
+    "canceled": "aborted",
+    "deferred": "deferred",
+    "pause_turn": "deferred",
+}
+
+
+def normalize_stop_reason(raw: Any) -> str | None:
+    """Map a producer's stop reason onto the closed vocabulary; None when there is none."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        return "other"
+    return _STOP_MAP.get(raw.lower(), "other")
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage a provider recorded for one request (or summed over several)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def prompt(self) -> int:
+        """Tokens the request carried in: fresh input plus cache reads and writes."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.output
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class Route:
+    """(model, connection) of the request that produced an assistant message (DESIGN §2)."""
+
+    model_id: str | None
+    connection_id: str | None
+
+    def label(self) -> str:
+        return f"{self.model_id or '?'} @ {self.connection_id or '?'}"
+
+
+@dataclass(slots=True)
+class Block:
+    """One content block. `type` is text | thinking | tool_call | tool_result | image | other."""
+
+    type: str
+    text: str = ""
+    call_id: str | None = None
+    name: str | None = None
+    args: Any = None
+    is_error: bool = False
+    raw: Any = None  # the producer's block, kept for `other` blocks (unknown types are shown)
+
+
+@dataclass(slots=True)
+class Message:
+    role: str  # one of ROLES
+    blocks: list[Block]
+    stop_reason: str | None = None  # normalized, one of STOP_REASONS
+    stop_reason_raw: Any = None
+    usage: Usage | None = None
+    route: Route | None = None
+    error_message: str | None = None
+    # The producer's own role name (pi: toolResult, bashExecution, custom, ...), for display.
+    source_role: str | None = None
+    # Set by adapters for records the runtime never sends by design (pi: bashExecution with
+    # excludeFromContext; Claude Code: isMeta). Coverage state `excluded`.
+    never_sent: bool = False
+
+    def text(self, sep: str = "\n") -> str:
+        """The message's visible text: text blocks, tool-result text, tool-call names/args."""
+        parts: list[str] = []
+        for b in self.blocks:
+            if b.type in ("text", "tool_result") and b.text:
+                parts.append(b.text)
+        return sep.join(parts)
+
+    def first_line(self) -> str:
+        for b in self.blocks:
+            if b.type in ("text", "tool_result", "thinking") and b.text.strip():
+                return b.text.strip().splitlines()[0]
+            if b.type == "tool_call":
+                return f"{b.name}(…)"
+        return ""
+
+    def tool_call_ids(self) -> list[str]:
+        return [b.call_id for b in self.blocks if b.type == "tool_call" and b.call_id]
+
+    def tool_result_ids(self) -> list[str]:
+        return [b.call_id for b in self.blocks if b.type == "tool_result" and b.call_id]
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """A compaction record as the producer wrote it (DESIGN §2).
+
+    The three sets (removes / represents / retains) are *derived* by `inspector.analysis`, because
+    for most producers they depend on the tree and on the checkpoints before it. A native ledger
+    states them explicitly: those statements live in `explicit_*`.
+    """
+
+    summary: str = ""
+    # pi: firstKeptEntryId (the first retained record); None when the checkpoint keeps nothing raw.
+    first_kept_id: str | None = None
+    tokens_before: int | None = None
+    trigger: str | None = None  # auto | manual | overflow | ...
+    failure_reason: str | None = None  # FAILURE_REASONS, or None for a successful summary
+    usage: Usage | None = None
+    truncated: bool | None = None
+    essential_complete: bool | None = None
+    retained_tail_shape: str | None = None  # TAIL_SHAPES
+    from_hook: bool | None = None
+    details: Any = None  # the producer's details object, kept verbatim
+    # Native ledgers only: explicit boundary (id of the last removed record), represents (list of
+    # inclusive [from_id, to_id] ranges) and retains (record ids kept raw).
+    explicit_boundary: str | None = None
+    explicit_represents: list[tuple[str, str]] | None = None
+    explicit_retains: list[str] | None = None
+    budget_tokens: int | None = None  # tokens the retained tail was allowed, when recorded
+
+
+@dataclass(slots=True)
+class Record:
+    """One entry of the ledger, in file order.
+
+    `kind` is what the analysis cares about: message | checkpoint | header | run | meta | unknown.
+    `type` is the producer's own type string (pi: message, compaction, model_change, ...).
+    """
+
+    seq: int
+    line: int
+    kind: str
+    type: str
+    id: str | None = None
+    parent_id: str | None = None
+    timestamp: Any = None
+    message: Message | None = None
+    checkpoint: Checkpoint | None = None
+    run_id: str | None = None  # native: the run header this message belongs to
+    # Unknown fields of a known record, or the whole object of an unknown record: kept and shown.
+    extra: dict[str, Any] | None = None
+    # False when the producer's own loader never sees this record (pi skips a whole line holding
+    # two glued JSON objects even though we recover both).
+    runtime_visible: bool = True
+    # Where the record lives in the file, for lazy display and for write-back checks.
+    offset: int = 0
+    length: int = 0
+
+    @property
+    def role(self) -> str | None:
+        return self.message.role if self.message is not None else None
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    """Something wrong with the input itself: a line we could not read as written."""
+
+    line: int
+    problem: str  # short code: malformed_json, glued_objects, invalid_utf8, binary, ...
+    message: str  # one sentence naming the line and what was wrong
+    recovered: str = ""  # what we recovered from it, if anything
+    severity: str = "warning"
+    seqs: list[int] = field(default_factory=list)  # records recovered from that line
+
+
+@dataclass(slots=True)
+class RunHeader:
+    """Route of a run (native ledgers: `run` records; pi: model_change entries)."""
+
+    id: str
+    route: Route
+    seq: int
+
+
+@dataclass(slots=True)
+class SessionSettings:
+    """Compaction settings the session recorded, when it did."""
+
+    window: int | None = None
+    reserve: int | None = None
+    keep_recent: int | None = None
+
+
+@dataclass(slots=True)
+class Ledger:
+    path: str | None
+    format: str  # native | pi
+    session_id: str | None
+    header: dict[str, Any] | None
+    records: list[Record]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    settings: SessionSettings = field(default_factory=SessionSettings)
+    runs: dict[str, RunHeader] = field(default_factory=dict)
+    version: int | None = None  # the producer's format version as written
+    migrated: bool = False  # read through an in-memory migration (pi v1/v2)
+    # The record the runtime treats as the current leaf (pi: last entry in file order).
+    leaf_seq: int | None = None
+    # The byte size and sha256 of what was read: write-back refuses if the file changed since.
+    size: int = 0
+    sha256: str | None = None
+    # Set when only the first N lines were read (`--at LINE`).
+    upto_line: int | None = None
+    # True when the producer's loader would reject the whole file (pi: no valid header).
+    runtime_rejects_file: bool = False
+    _by_id: dict[str, int] | None = None
+
+    def by_id(self) -> dict[str, int]:
+        """id -> seq of the record the runtime resolves that id to (the last one written wins)."""
+        if self._by_id is None:
+            m: dict[str, int] = {}
+            for r in self.records:
+                if r.id is not None and r.runtime_visible:
+                    m[r.id] = r.seq
+            self._by_id = m
+        return self._by_id
+
+    def messages(self) -> list[Record]:
+        return [r for r in self.records if r.message is not None]
