@@ -1,0 +1,12 @@
+"""Analysis (DESIGN §4): pure functions from a Ledger to a Report. No UI, no I/O."""
+
+from inspector.analysis.engine import (
+    STATES,
+    CheckpointView,
+    ContextItem,
+    Finding,
+    Report,
+    analyze,
+)
+
+__all__ = ["STATES", "CheckpointView", "ContextItem", "Finding", "Report", "analyze"]

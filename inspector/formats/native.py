@@ -1,18 +1,600 @@
-"""Native ledger format (placeholder until the adapter lands)."""
+"""Native ledger format: this project's own JSONL (DESIGN §3, docs/native-format.md).
+
+One JSON object per line: a `ledger` header, then `run`, `message` and `checkpoint` records. Unlike
+the producers' formats, a native checkpoint states its three sets (boundary, represents, retains)
+explicitly; they land in `Checkpoint.explicit_*` untouched, and the analysis interprets them.
+
+Mapping is hand-written (no pydantic, no jsonschema) because a ledger may hold 100k records. Bad
+input never raises: every problem becomes a Diagnostic naming the line (and the field), and the
+record is still loaded with what could be read. `inspector/schemas/native-ledger.schema.json`
+states the same rules for producers; `load_schema()` returns it.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from importlib import resources
 from typing import Any
 
 from inspector.formats.jsonl import RawLine
-from inspector.ledger.model import Ledger
+from inspector.ledger.model import (
+    FAILURE_REASONS,
+    ROLES,
+    STOP_REASONS,
+    TAIL_SHAPES,
+    Block,
+    Checkpoint,
+    Diagnostic,
+    Ledger,
+    Message,
+    Record,
+    Route,
+    RunHeader,
+    SessionSettings,
+    Usage,
+    normalize_stop_reason,
+)
 
 FORMAT = "native"
+FORMAT_NAME = "inspector-ledger"
+CURRENT_VERSION = 1
+SCHEMA_FILE = "native-ledger.schema.json"
+
+TRIGGERS: tuple[str, ...] = ("auto", "manual", "overflow")
+RECORD_TYPES: tuple[str, ...] = ("ledger", "run", "message", "checkpoint")
+BLOCK_TYPES: tuple[str, ...] = ("text", "thinking", "tool_call", "tool_result", "image")
+
+_HEADER_KEYS = frozenset({"type", "format", "version", "id", "created", "producer", "settings"})
+_RUN_KEYS = frozenset({"type", "id", "ts", "model", "connection"})
+_MESSAGE_KEYS = frozenset(
+    {"type", "id", "ts", "run", "role", "content", "stop_reason", "stop_reason_raw", "usage", "error", "meta"}
+)
+_CHECKPOINT_KEYS = frozenset(
+    {
+        "type",
+        "id",
+        "ts",
+        "boundary",
+        "represents",
+        "retains",
+        "retained_tail_shape",
+        "summary",
+        "tokens_before",
+        "trigger",
+        "details",
+    }
+)
+_BLOCK_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text"}),
+    "thinking": frozenset({"type", "text"}),
+    "tool_call": frozenset({"type", "id", "name", "args"}),
+    "tool_result": frozenset({"type", "call_id", "is_error", "text"}),
+    "image": frozenset({"type", "media_type"}),
+}
+_USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
+_SETTINGS_KEYS = ("window", "reserve", "keep_recent")
+
+# ISO-8601 date or date-time, the same pattern the schema uses.
+_ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$")
+
+
+def load_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one native ledger line, shipped as package data."""
+    text = resources.files("inspector").joinpath("schemas", SCHEMA_FILE).read_text(encoding="utf-8")
+    return json.loads(text)
 
 
 def looks_like(obj: Any) -> bool:
-    return isinstance(obj, dict) and obj.get("type") == "ledger" and obj.get("format") == "inspector-ledger"
+    """Content sniffing: the native header, or a native record (so a headerless file is detected).
+
+    A native message carries `role` at top level (pi nests it in `message`); `run` and `checkpoint`
+    are not record types any other supported producer writes.
+    """
+    if not isinstance(obj, dict):
+        return False
+    t = obj.get("type")
+    if t == "ledger":
+        return obj.get("format") == FORMAT_NAME
+    if t == "message":
+        return "role" in obj and not isinstance(obj.get("message"), dict)
+    if t == "run":
+        return "model" in obj or "connection" in obj
+    if t == "checkpoint":
+        return "summary" in obj or "boundary" in obj or "represents" in obj or "retains" in obj
+    return False
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_ts(v: Any) -> bool:
+    if isinstance(v, str):
+        return _ISO_TS.match(v) is not None
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, str) and v != ""
+
+
+def _extra(o: dict[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
+    unknown = o.keys() - known
+    if not unknown:
+        return None
+    return {k: o[k] for k in unknown}
+
+
+def _show(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+class _Builder:
+    """Holds the diagnostics while one file is mapped; one method per record type."""
+
+    __slots__ = ("diagnostics",)
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def invalid(self, rl: RawLine, seq: int, what: str, field: str, why: str) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                rl.line,
+                "invalid_field",
+                f"line {rl.line}: {what}: field {field!r} {why}; record loaded anyway",
+                severity="warning",
+                seqs=[seq],
+            )
+        )
+
+    # ------------------------------------------------------------------------------ shared fields
+
+    def _id(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str | None:
+        rid = o.get("id")
+        if _is_id(rid):
+            return rid
+        self.invalid(rl, seq, what, "id", "is missing" if rid is None else f"is not a non-empty string ({_show(rid)})")
+        return None
+
+    def _ts(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> Any:
+        ts = o.get("ts")
+        if not _is_ts(ts):
+            why = "is missing" if ts is None else f"is neither an ISO-8601 string nor epoch seconds ({_show(ts)})"
+            self.invalid(rl, seq, what, "ts", why)
+        return ts
+
+    def usage(self, u: Any, rl: RawLine, seq: int, what: str, field: str) -> Usage | None:
+        if not isinstance(u, dict):
+            self.invalid(rl, seq, what, field, f"is not an object ({_show(u)})")
+            return None
+        vals: list[int] = []
+        for k in _USAGE_KEYS:
+            v = u.get(k, 0)
+            if not _is_int(v) or v < 0:
+                self.invalid(rl, seq, what, f"{field}.{k}", f"is not a non-negative integer ({_show(v)})")
+                v = 0
+            vals.append(v)
+        for k in ("input", "output"):
+            if k not in u:
+                self.invalid(rl, seq, what, f"{field}.{k}", "is missing (read as 0)")
+        return Usage(*vals)
+
+    # ------------------------------------------------------------------------------ records
+
+    def header(self, o: dict[str, Any], rl: RawLine, seq: int) -> tuple[Record, SessionSettings]:
+        what = "ledger header"
+        if o.get("format") != FORMAT_NAME:
+            self.invalid(rl, seq, what, "format", f"is {_show(o.get('format'))}, not {FORMAT_NAME!r}")
+        v = o.get("version")
+        if not _is_int(v):
+            self.invalid(rl, seq, what, "version", "is missing" if v is None else f"is not an integer ({_show(v)})")
+        elif v != CURRENT_VERSION:
+            self.diagnostics.append(
+                Diagnostic(
+                    rl.line,
+                    "unsupported_version",
+                    f"line {rl.line}: ledger version {v}; this tool reads version {CURRENT_VERSION} "
+                    "and read it as such",
+                    seqs=[seq],
+                )
+            )
+        if not _is_id(o.get("id")):
+            self.invalid(rl, seq, what, "id", f"is not a non-empty string ({_show(o.get('id'))})")
+        created = o.get("created")
+        if not _is_ts(created):
+            self.invalid(rl, seq, what, "created", f"is not an ISO-8601 string or epoch seconds ({_show(created)})")
+        if "producer" in o and not isinstance(o["producer"], str):
+            self.invalid(rl, seq, what, "producer", f"is not a string ({_show(o['producer'])})")
+        settings = SessionSettings()
+        s = o.get("settings")
+        if isinstance(s, dict):
+            vals: list[int | None] = []
+            for k in _SETTINGS_KEYS:
+                x = s.get(k)
+                if x is not None and (not _is_int(x) or x < 0):
+                    self.invalid(rl, seq, what, f"settings.{k}", f"is not a non-negative integer ({_show(x)})")
+                    x = None
+                vals.append(x)
+            settings = SessionSettings(*vals)
+        elif s is not None:
+            self.invalid(rl, seq, what, "settings", f"is not an object ({_show(s)})")
+        rec = Record(seq, rl.line, "header", "ledger", timestamp=created, offset=rl.offset, length=rl.length)
+        rec.extra = _extra(o, _HEADER_KEYS)
+        return rec, settings
+
+    def run(self, o: dict[str, Any], rl: RawLine, seq: int) -> tuple[Record, Route]:
+        rid = self._id(o, rl, seq, "run")
+        what = f"run {rid!r}" if rid else "run"
+        ts = self._ts(o, rl, seq, what)
+        ids: list[str | None] = []
+        for k in ("model", "connection"):
+            v = o.get(k)
+            if not _is_id(v):
+                self.invalid(rl, seq, what, k, "is missing" if v is None else f"is not a non-empty string ({_show(v)})")
+                v = None
+            ids.append(v)
+        rec = Record(seq, rl.line, "run", "run", rid, None, ts, offset=rl.offset, length=rl.length)
+        rec.extra = _extra(o, _RUN_KEYS)
+        return rec, Route(ids[0], ids[1])
+
+    def message(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
+        rid = self._id(o, rl, seq, "message")
+        what = f"message {rid!r}" if rid else "message"
+        ts = self._ts(o, rl, seq, what)
+        role = o.get("role")
+        never_sent = False
+        if role not in ROLES:
+            why = "is missing" if role is None else f"is {_show(role)}, not one of {'/'.join(ROLES)}"
+            self.invalid(rl, seq, what, "role", why + " (shown as a user message no runtime sends)")
+            # Like pi's unknown roles: kept and shown, but no runtime knows how to send it.
+            never_sent = True
+        if "content" not in o:
+            self.invalid(rl, seq, what, "content", "is missing")
+            blocks: list[Block] = []
+        else:
+            blocks = self.blocks(o["content"], rl, seq, what)
+        stop_raw = o.get("stop_reason_raw", o.get("stop_reason"))
+        stop = o.get("stop_reason")
+        if stop is not None:
+            if stop in STOP_REASONS:
+                stop_norm: str | None = stop
+            else:
+                self.invalid(rl, seq, what, "stop_reason", f"is {_show(stop)}, not one of {'/'.join(STOP_REASONS)}")
+                stop_norm = normalize_stop_reason(stop)
+        else:
+            stop_norm = None
+        usage = self.usage(o["usage"], rl, seq, what, "usage") if o.get("usage") is not None else None
+        err = o.get("error")
+        if err is not None and not isinstance(err, str):
+            self.invalid(rl, seq, what, "error", f"is not a string ({_show(err)})")
+            err = str(err)
+        meta = o.get("meta")
+        if meta is not None and not isinstance(meta, bool):
+            self.invalid(rl, seq, what, "meta", f"is not a boolean ({_show(meta)})")
+        run = o.get("run")
+        if run is not None and not _is_id(run):
+            self.invalid(rl, seq, what, "run", f"is not a run id ({_show(run)})")
+            run = None
+        msg = Message(
+            role if role in ROLES else "user",
+            blocks,
+            stop_reason=stop_norm,
+            stop_reason_raw=stop_raw,
+            usage=usage,
+            error_message=err,
+            source_role=role if isinstance(role, str) else None,
+            never_sent=never_sent or meta is True,
+        )
+        rec = Record(seq, rl.line, "message", "message", rid, None, ts, message=msg, run_id=run, offset=rl.offset, length=rl.length)
+        rec.extra = _extra(o, _MESSAGE_KEYS)
+        return rec
+
+    def blocks(self, content: Any, rl: RawLine, seq: int, what: str) -> list[Block]:
+        if isinstance(content, str):
+            return [Block("text", content)]
+        if not isinstance(content, list):
+            self.invalid(rl, seq, what, "content", f"is neither a list of blocks nor a string ({_show(content)})")
+            return []
+        out: list[Block] = []
+        for i, b in enumerate(content):
+            where = f"content[{i}]"
+            if not isinstance(b, dict):
+                self.invalid(rl, seq, what, where, f"is not a block object ({_show(b)})")
+                out.append(Block("other", raw=b))
+                continue
+            t = b.get("type")
+            known = _BLOCK_KEYS.get(t)  # type: ignore[arg-type]
+            if known is None:
+                # Unknown block types are kept whole and shown; not an error (forward compatible).
+                out.append(Block("other", raw=b))
+                continue
+            # Unknown fields of a known block: keep the whole block so nothing is lost.
+            raw = b if t == "image" or b.keys() - known else None
+            if t == "tool_call":
+                cid, name = b.get("id"), b.get("name")
+                if not _is_id(cid):
+                    self.invalid(rl, seq, what, f"{where}.id", f"is not a tool call id ({_show(cid)})")
+                    cid = None
+                if not isinstance(name, str):
+                    self.invalid(rl, seq, what, f"{where}.name", f"is not a string ({_show(name)})")
+                    name = None
+                if "args" not in b:
+                    self.invalid(rl, seq, what, f"{where}.args", "is missing")
+                out.append(Block("tool_call", call_id=cid, name=name, args=b.get("args"), raw=raw))
+                continue
+            if t == "image":
+                if not isinstance(b.get("media_type"), str):
+                    self.invalid(rl, seq, what, f"{where}.media_type", f"is not a string ({_show(b.get('media_type'))})")
+                out.append(Block("image", raw=raw))
+                continue
+            text = b.get("text")
+            if not isinstance(text, str):
+                self.invalid(rl, seq, what, f"{where}.text", "is missing" if text is None else f"is not a string ({_show(text)})")
+                text = ""
+            if t == "tool_result":
+                cid = b.get("call_id")
+                if not _is_id(cid):
+                    self.invalid(rl, seq, what, f"{where}.call_id", f"is not a tool call id ({_show(cid)})")
+                    cid = None
+                is_err = b.get("is_error", False)
+                if not isinstance(is_err, bool):
+                    self.invalid(rl, seq, what, f"{where}.is_error", f"is not a boolean ({_show(is_err)})")
+                out.append(Block("tool_result", text, call_id=cid, is_error=bool(is_err), raw=raw))
+            else:
+                out.append(Block(t, text, raw=raw))  # type: ignore[arg-type]
+        return out
+
+    def checkpoint(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
+        rid = self._id(o, rl, seq, "checkpoint")
+        what = f"checkpoint {rid!r}" if rid else "checkpoint"
+        ts = self._ts(o, rl, seq, what)
+        inv = self.invalid
+
+        summary = o.get("summary")
+        if not isinstance(summary, str):
+            inv(rl, seq, what, "summary", "is missing" if summary is None else f"is not a string ({_show(summary)})")
+            summary = ""
+
+        if "boundary" not in o:
+            inv(rl, seq, what, "boundary", "is missing (read as null: removes nothing)")
+        boundary = o.get("boundary")
+        if boundary is not None and not _is_id(boundary):
+            inv(rl, seq, what, "boundary", f"is neither a record id nor null ({_show(boundary)})")
+            boundary = None
+
+        represents: list[tuple[str, str]] | None = None
+        rep = o.get("represents")
+        if isinstance(rep, list):
+            represents = []
+            for i, pair in enumerate(rep):
+                if isinstance(pair, list) and len(pair) == 2 and _is_id(pair[0]) and _is_id(pair[1]):
+                    represents.append((pair[0], pair[1]))
+                else:
+                    inv(rl, seq, what, f"represents[{i}]", f"is not a [from_id, to_id] pair ({_show(pair)}); ignored")
+        else:
+            inv(rl, seq, what, "represents", "is missing" if rep is None else f"is not a list of ranges ({_show(rep)})")
+
+        retains: list[str] | None = None
+        ret = o.get("retains")
+        if isinstance(ret, list):
+            retains = []
+            for i, x in enumerate(ret):
+                if _is_id(x):
+                    retains.append(x)
+                else:
+                    inv(rl, seq, what, f"retains[{i}]", f"is not a record id ({_show(x)}); ignored")
+        else:
+            inv(rl, seq, what, "retains", "is missing" if ret is None else f"is not a list of record ids ({_show(ret)})")
+
+        shape = o.get("retained_tail_shape")
+        if shape is not None and shape not in TAIL_SHAPES:
+            inv(rl, seq, what, "retained_tail_shape", f"is {_show(shape)}, not one of {'/'.join(TAIL_SHAPES)} or null")
+            shape = shape if isinstance(shape, str) else None
+
+        tokens_before = o.get("tokens_before")
+        if tokens_before is not None and (not _is_int(tokens_before) or tokens_before < 0):
+            inv(rl, seq, what, "tokens_before", f"is not a non-negative integer or null ({_show(tokens_before)})")
+            tokens_before = None
+
+        trigger = o.get("trigger")
+        if trigger is not None and trigger not in TRIGGERS:
+            inv(rl, seq, what, "trigger", f"is {_show(trigger)}, not one of {'/'.join(TRIGGERS)} or null")
+            trigger = trigger if isinstance(trigger, str) else None
+
+        details = o.get("details")
+        d: dict[str, Any] = {}
+        if isinstance(details, dict):
+            d = details
+        elif details is not None:
+            inv(rl, seq, what, "details", f"is not an object ({_show(details)})")
+
+        fr = d.get("failure_reason")
+        if fr is not None and fr not in FAILURE_REASONS:
+            inv(rl, seq, what, "details.failure_reason", f"is {_show(fr)}, not one of {'/'.join(FAILURE_REASONS)} or null")
+            fr = fr if isinstance(fr, str) else None
+        # `usage: null` (present) and usage absent both give None here; `details` keeps the difference.
+        u = d.get("usage")
+        usage = self.usage(u, rl, seq, what, "details.usage") if u is not None else None
+        flags: list[bool | None] = []
+        for k in ("truncated", "essential_complete"):
+            x = d.get(k)
+            if x is not None and not isinstance(x, bool):
+                inv(rl, seq, what, f"details.{k}", f"is not a boolean ({_show(x)})")
+                x = None
+            flags.append(x)
+        for k in ("requests", "budget_tokens"):
+            x = d.get(k)
+            if x is not None and (not _is_int(x) or x < 0):
+                inv(rl, seq, what, f"details.{k}", f"is not a non-negative integer ({_show(x)})")
+        budget = d.get("budget_tokens")
+
+        cp = Checkpoint(
+            summary=summary,
+            tokens_before=tokens_before,
+            trigger=trigger,
+            failure_reason=fr,
+            usage=usage,
+            truncated=flags[0],
+            essential_complete=flags[1],
+            retained_tail_shape=shape,
+            details=details,
+            explicit_boundary=boundary,
+            explicit_represents=represents,
+            explicit_retains=retains,
+            budget_tokens=budget if _is_int(budget) and budget >= 0 else None,
+        )
+        rec = Record(seq, rl.line, "checkpoint", "checkpoint", rid, None, ts, checkpoint=cp, offset=rl.offset, length=rl.length)
+        rec.extra = _extra(o, _CHECKPOINT_KEYS)
+        return rec
+
+
+# ---------------------------------------------------------------------------------------- load
 
 
 def build(lines: list[RawLine], path: str | None) -> Ledger:
-    raise NotImplementedError
+    """Map a native ledger's lines into the model. Never raises on bad content."""
+    b = _Builder()
+    diags = b.diagnostics
+    records: list[Record] = []
+    header: dict[str, Any] | None = None
+    header_line: int | None = None
+    settings = SessionSettings()
+    runs: dict[str, RunHeader] = {}
+    first_is_header: bool | None = None
+    seq = 0
+    for rl in lines:
+        if rl.diagnostic is not None:
+            diags.append(rl.diagnostic)
+        for o in rl.objects:
+            if not isinstance(o, dict):
+                diags.append(
+                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
+                )
+                continue
+            t = o.get("type")
+            if first_is_header is None:
+                first_is_header = t == "ledger"
+            if t == "message":
+                rec = b.message(o, rl, seq)
+            elif t == "checkpoint":
+                rec = b.checkpoint(o, rl, seq)
+            elif t == "run":
+                rec, route = b.run(o, rl, seq)
+                if rec.id is not None:
+                    runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
+            elif t == "ledger" and header is None:
+                rec, settings = b.header(o, rl, seq)
+                header, header_line = o, rl.line
+            elif t == "ledger":
+                diags.append(
+                    Diagnostic(
+                        rl.line,
+                        "duplicate_header",
+                        f"line {rl.line}: a second ledger header (the first is on line {header_line}); kept as a meta record",
+                        seqs=[seq],
+                    )
+                )
+                rec = Record(seq, rl.line, "meta", "ledger", timestamp=o.get("created"), extra=o, offset=rl.offset, length=rl.length)
+            else:
+                # Unknown record type: kept whole and shown, never fatal.
+                if not isinstance(t, str):
+                    b.invalid(rl, seq, "record", "type", "is missing" if t is None else f"is not a string ({_show(t)})")
+                rid = o.get("id")
+                rec = Record(
+                    seq,
+                    rl.line,
+                    "unknown",
+                    t if isinstance(t, str) else str(t),
+                    rid if _is_id(rid) else None,
+                    None,
+                    o.get("ts"),
+                    extra=o,
+                    offset=rl.offset,
+                    length=rl.length,
+                )
+            records.append(rec)
+            if rl.diagnostic is not None:
+                rl.diagnostic.seqs.append(seq)
+            seq += 1
+
+    version = header.get("version") if header is not None else None
+    sid = header.get("id") if header is not None else None
+    led = Ledger(
+        path=path,
+        format=FORMAT,
+        session_id=sid if _is_id(sid) else None,
+        header=header,
+        records=records,
+        diagnostics=diags,
+        settings=settings,
+        runs=runs,
+        version=version if _is_int(version) else None,
+    )
+    if not records:
+        return led
+    if not first_is_header:
+        where = f"; a header was found on line {header_line} and used" if header_line is not None else ""
+        diags.append(
+            Diagnostic(
+                1,
+                "missing_header",
+                f"line 1: no ledger header (a first line like "
+                f'{{"type":"ledger","format":"{FORMAT_NAME}","version":1,"id":...}}){where}; '
+                "the records were read anyway",
+                severity="error",
+            )
+        )
+    _resolve_runs(led, b)
+    _check_ids(led)
+    for r in reversed(records):
+        if r.kind != "header":
+            led.leaf_seq = r.seq
+            break
+    return led
+
+
+def _resolve_runs(led: Ledger, b: _Builder) -> None:
+    """Message.route = the route of its run (a run may be written after its messages)."""
+    runs = led.runs
+    for r in led.records:
+        if r.run_id is None or r.message is None:
+            continue
+        run = runs.get(r.run_id)
+        if run is not None:
+            r.message.route = run.route
+        else:
+            b.diagnostics.append(
+                Diagnostic(
+                    r.line,
+                    "invalid_field",
+                    f"line {r.line}: message {r.id!r}: field 'run' names {r.run_id!r}, which no run record defines; "
+                    "record loaded without a route",
+                    seqs=[r.seq],
+                )
+            )
+
+
+def _check_ids(led: Ledger) -> None:
+    seen: dict[str, Record] = {}
+    for r in led.records:
+        if r.id is None:
+            continue
+        first = seen.get(r.id)
+        if first is None:
+            seen[r.id] = r
+            continue
+        led.diagnostics.append(
+            Diagnostic(
+                r.line,
+                "duplicate_id",
+                f"line {r.line}: id {r.id!r} was already used on line {first.line} "
+                "(references to it resolve to the last record written with it)",
+                seqs=[first.seq, r.seq],
+            )
+        )

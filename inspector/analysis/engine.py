@@ -1,0 +1,507 @@
+"""load -> Ledger -> analyze -> Report (DESIGN §4). Pure functions: no UI, no I/O.
+
+Steps: the active path the runtime walks; each checkpoint's three sets (removes / represents /
+retains); the coverage state of every message; the effective context after the runtime's
+send-time rules; token counts; findings (in `findings.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.analysis.runtime import Runtime, runtime_for
+from inspector.analysis.tokens import Tokenizer, get_tokenizer
+from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record
+
+# Coverage states (DESIGN §2), plus `inactive` for messages on another branch of a tree.
+LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE = "live", "retained", "summarized", "excluded", "hole", "inactive"
+STATES: tuple[str, ...] = (LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE)
+
+
+@dataclass(slots=True)
+class CheckpointView:
+    """A checkpoint on the active path with its three sets, as sequence numbers."""
+
+    index: int  # 1-based, in path order
+    seq: int
+    record: Record
+    checkpoint: Checkpoint
+    removes: list[int]
+    represents: set[int]
+    retains: list[int]
+    own_range: list[int]  # messages this checkpoint's own summarizer call covered
+    first_kept_seq: int | None
+    first_kept_found: bool | None  # None when the checkpoint names no boundary
+    fallback: bool
+    carried_forward: bool
+    empty_summary: bool
+    shape: str | None  # recent_window | latest_user_message | None (keeps nothing raw)
+
+
+@dataclass(slots=True)
+class ContextItem:
+    """One item of what the runtime sends next."""
+
+    index: int
+    role: str  # the role the model sees: system | user | assistant | tool
+    kind: str  # summary | message
+    seq: int | None
+    record_id: str | None
+    line: int | None
+    synthetic: bool
+    text: str
+    tokens: int = 0
+    tokens_from: str = "tiktoken"  # usage | tiktoken
+    tool_call_ids: list[str] = field(default_factory=list)
+    tool_result_id: str | None = None
+    orphan: bool = False  # a tool result whose call is not in the context
+    unanswered: list[str] = field(default_factory=list)  # calls with no result in the context
+
+
+@dataclass(slots=True)
+class Finding:
+    code: str
+    severity: str  # error | warning | info
+    message: str
+    records: list[int]  # seqs
+    by_role: dict[str, int] | None = None
+    data: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Report:
+    ledger: Ledger
+    runtime: Runtime
+    path: list[int]  # seqs root..leaf (the runtime's view)
+    on_path: bytearray  # per seq: 1 when on the active path
+    states: list[str | None]  # per seq: coverage state for messages, None otherwise
+    summarized_by: list[int]  # per seq: checkpoint index that represents it (0 = none)
+    checkpoints: list[CheckpointView]
+    context: list[ContextItem]
+    context_tokens: int
+    tokens_source: str
+    tokenizer: str
+    tokenizer_offline: bool
+    window: int | None
+    reserve: int | None
+    findings: list[Finding]
+    lost_to_runtime: list[int]  # seqs on the recovered path the runtime cannot reach
+    broken_tree: list[Diagnostic]
+
+    def coverage_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATES, 0)
+        for s in self.states:
+            if s is not None:
+                counts[s] += 1
+        return counts
+
+    def record(self, seq: int) -> Record:
+        return self.ledger.records[seq]
+
+
+# ---------------------------------------------------------------------------------------- path
+
+
+def walk_path(led: Ledger, leaf_seq: int | None, include_invisible: bool) -> tuple[list[int], Diagnostic | None]:
+    """Seqs from root to leaf following parent ids, guarding against cycles (pi would loop)."""
+    if leaf_seq is None:
+        return [], None
+    records = led.records
+    if include_invisible:
+        by_id: dict[str, int] = {}
+        for r in records:
+            if r.id is not None:
+                by_id[r.id] = r.seq
+    else:
+        by_id = led.by_id()
+    path: list[int] = []
+    seen: set[int] = set()
+    cur: int | None = leaf_seq
+    problem: Diagnostic | None = None
+    while cur is not None:
+        if cur in seen:
+            r = records[cur]
+            problem = Diagnostic(
+                r.line,
+                "parent_cycle",
+                f"line {r.line}: parentId {r.parent_id!r} leads back into its own ancestry (a cycle); "
+                "pi's context builder would never finish walking it",
+                severity="error",
+                seqs=[cur],
+            )
+            break
+        seen.add(cur)
+        path.append(cur)
+        pid = records[cur].parent_id
+        cur = by_id.get(pid) if pid is not None else None
+    path.reverse()
+    return path, problem
+
+
+def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]:
+    if led.runtime_rejects_file:
+        return [], None
+    if not rt.tree:
+        return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
+    return walk_path(led, led.leaf_seq, include_invisible=False)
+
+
+def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
+    """The path as it would be had every line been readable (recovered glued objects included)."""
+    if not rt.tree:
+        return [r.seq for r in led.records if r.kind != "header"]
+    leaf = None
+    for r in reversed(led.records):
+        if r.kind != "header":
+            leaf = r.seq
+            break
+    path, _ = walk_path(led, leaf, include_invisible=True)
+    return path
+
+
+# ---------------------------------------------------------------------------------------- summaries
+
+_FILE_LISTS = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.S)
+_SPLIT_SEP = "---\n\n**Turn Context (split turn):**"
+
+
+def summary_substance(summary: str) -> str:
+    """The summary text with pi's own additions (file lists, split-turn separator) removed."""
+    s = _FILE_LISTS.sub("", summary)
+    s = s.replace(_SPLIT_SEP, "")
+    return s.strip()
+
+
+def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
+    m = rec.message
+    if m is None:
+        return True
+    if m.never_sent:
+        return True
+    return m.role == "assistant" and m.stop_reason in rt.drop_stop_reasons
+
+
+# ---------------------------------------------------------------------------------------- checkpoints
+
+
+def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
+    records = led.records
+    pos = {s: i for i, s in enumerate(path)}
+    views: list[CheckpointView] = []
+    prev: CheckpointView | None = None
+    prev_start = 0  # path index where the next summarizer range starts
+    by_id = led.by_id()
+    for ci, seq in enumerate(path):
+        rec = records[seq]
+        cp = rec.checkpoint
+        if rec.kind != "checkpoint" or cp is None:
+            continue
+        before = [s for s in path[:ci] if records[s].message is not None]
+        retains: list[int] = []
+        first_kept_seq: int | None = None
+        found: bool | None = None
+        if cp.explicit_boundary is not None or cp.explicit_retains is not None or cp.explicit_represents is not None:
+            # Native: explicit boundary / retains / represents.
+            cut = ci
+            if cp.explicit_boundary is not None:
+                b = by_id.get(cp.explicit_boundary)
+                found = b is not None and b in pos and pos[b] < ci
+                cut = pos[b] + 1 if found and b is not None else ci
+            else:
+                cut = 0
+            keep = {by_id[i] for i in (cp.explicit_retains or []) if i in by_id}
+            removes = [s for s in before if pos[s] < cut and s not in keep]
+            retains = [s for s in before if s in keep or pos[s] >= cut]
+            represents: set[int] = set()
+            for a, b2 in cp.explicit_represents or []:
+                sa, sb = by_id.get(a), by_id.get(b2)
+                if sa is None or sb is None or sa not in pos or sb not in pos:
+                    continue
+                lo, hi = sorted((pos[sa], pos[sb]))
+                represents.update(s for s in path[lo : hi + 1] if records[s].message is not None)
+            own = sorted(represents - (prev.represents if prev else set()), key=pos.__getitem__)
+            carried = prev is not None and bool(cp.summary) and cp.summary == prev.checkpoint.summary
+            empty = not cp.summary.strip()
+            start_for_next = cut
+        else:
+            # pi: summary, then entries from firstKeptEntryId up to the compaction, then after it.
+            cut = ci
+            if cp.first_kept_id is not None:
+                k = by_id.get(cp.first_kept_id)
+                found = k is not None and k in pos and pos[k] < ci
+                if found and k is not None:
+                    cut = pos[k]
+                    first_kept_seq = k
+            removes = [s for s in before if pos[s] < cut]
+            retains = [s for s in before if pos[s] >= cut]
+            own = [s for s in path[prev_start:cut] if records[s].message is not None]
+            substance = summary_substance(cp.summary)
+            empty = not substance
+            carried = prev is not None and bool(substance) and substance == summary_substance(prev.checkpoint.summary)
+            if empty:
+                represents = set()
+            elif carried or cp.failure_reason is not None:
+                represents = set(prev.represents) if prev else set()
+            else:
+                represents = (set(prev.represents) if prev else set()) | set(own)
+            start_for_next = cut if found else ci + 1
+        fallback = carried or cp.failure_reason is not None
+        shape = cp.retained_tail_shape
+        if shape is None and retains:
+            user_only = [s for s in retains if records[s].role == "user"]
+            shape = "latest_user_message" if len(retains) == 1 and user_only else "recent_window"
+        view = CheckpointView(
+            index=len(views) + 1,
+            seq=seq,
+            record=rec,
+            checkpoint=cp,
+            removes=removes,
+            represents=represents,
+            retains=retains,
+            own_range=own if not (carried or empty or cp.failure_reason) else [],
+            first_kept_seq=first_kept_seq,
+            first_kept_found=found,
+            fallback=fallback,
+            carried_forward=carried,
+            empty_summary=empty,
+            shape=shape,
+        )
+        views.append(view)
+        prev = view
+        prev_start = start_for_next
+    return views
+
+
+# ---------------------------------------------------------------------------------------- context
+
+
+def _message_text_for_tokens(rec: Record) -> str:
+    m = rec.message
+    assert m is not None
+    parts: list[str] = []
+    for b in m.blocks:
+        if b.type in ("text", "thinking", "tool_result"):
+            if b.text:
+                parts.append(b.text)
+        elif b.type == "tool_call":
+            parts.append(str(b.name or ""))
+            try:
+                parts.append(orjson.dumps(b.args).decode())
+            except TypeError:
+                parts.append(str(b.args))
+    return "\n".join(parts)
+
+
+def effective_context(
+    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, tok: Tokenizer
+) -> list[ContextItem]:
+    records = led.records
+    items: list[ContextItem] = []
+    sources: list[int]
+    if views:
+        last = views[-1]
+        cp = last.checkpoint
+        if cp.summary or rt.name == "pi":
+            text = rt.summary_prefix + cp.summary + rt.summary_suffix
+            items.append(
+                ContextItem(0, "user", "summary", last.seq, last.record.id, last.record.line, False, text)
+            )
+        ci = path.index(last.seq)
+        sources = list(last.retains) + [s for s in path[ci + 1 :] if records[s].message is not None]
+    else:
+        sources = [s for s in path if records[s].message is not None]
+
+    pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
+    answered: set[str] = set()
+    pending_item: ContextItem | None = None
+
+    def flush() -> None:
+        nonlocal pending, answered, pending_item
+        missing = [(c, n) for c, n in pending if c not in answered]
+        if missing and pending_item is not None:
+            pending_item.unanswered = [c for c, _ in missing]
+            if rt.synthesize_missing_results:
+                for c, _n in missing:
+                    items.append(
+                        ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c)
+                    )
+        pending = []
+        answered = set()
+        pending_item = None
+
+    in_context_calls: set[str] = set()
+    for s in sources:
+        rec = records[s]
+        m = rec.message
+        if m is None or m.never_sent:
+            continue
+        if m.role == "assistant":
+            flush()
+            if m.stop_reason in rt.drop_stop_reasons:
+                continue
+            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=m.tool_call_ids())
+            items.append(item)
+            calls = [(b.call_id, b.name) for b in m.blocks if b.type == "tool_call" and b.call_id]
+            if calls:
+                pending = calls  # type: ignore[assignment]
+                answered = set()
+                pending_item = item
+                in_context_calls.update(c for c, _ in calls)  # type: ignore[misc]
+        elif m.role == "tool":
+            rid = next((b.call_id for b in m.blocks if b.type == "tool_result"), None)
+            if rid is not None:
+                answered.add(rid)
+            item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
+            item.orphan = rid is None or rid not in in_context_calls
+            items.append(item)
+        else:
+            if m.role == "user":
+                flush()
+            items.append(ContextItem(0, m.role, "message", s, rec.id, rec.line, False, ""))
+    flush()
+
+    for i, it in enumerate(items):
+        it.index = i
+        if it.seq is not None and it.kind == "message":
+            rec = records[it.seq]
+            m = rec.message
+            if m is not None and m.role == "assistant" and m.usage is not None and m.usage.output > 0:
+                it.tokens = m.usage.output
+                it.tokens_from = "usage"
+            else:
+                it.tokens = tok.count(_message_text_for_tokens(rec))
+        else:
+            it.tokens = tok.count(it.text)
+    return items
+
+
+def context_total(led: Ledger, items: list[ContextItem], views: list[CheckpointView]) -> tuple[int, str]:
+    """pi's estimate: the newest usage the provider reported for this context, plus what came after.
+
+    Only a reply produced after the latest checkpoint counts: an older one measured a request that
+    still held the messages the checkpoint removed.
+    """
+    records = led.records
+    last_cp_seq = views[-1].seq if views else -1
+    anchor = None
+    for it in reversed(items):
+        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq:
+            continue
+        m = records[it.seq].message
+        if m is not None and m.role == "assistant" and m.usage is not None and m.usage.total > 0:
+            anchor = it
+            break
+    if anchor is None:
+        return sum(it.tokens for it in items), "tiktoken"
+    m = records[anchor.seq].message  # type: ignore[index]
+    assert m is not None and m.usage is not None
+    after = sum(it.tokens for it in items[anchor.index + 1 :])
+    return m.usage.total + after, "usage+tiktoken"
+
+
+# ---------------------------------------------------------------------------------------- coverage
+
+
+def coverage(
+    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, lost: set[int]
+) -> tuple[list[str | None], list[int], bytearray]:
+    records = led.records
+    n = len(records)
+    states: list[str | None] = [None] * n
+    summarized_by = [0] * n
+    on_path = bytearray(n)
+    for s in path:
+        on_path[s] = 1
+    for r in records:
+        if r.message is not None:
+            states[r.seq] = HOLE if r.seq in lost else INACTIVE
+    first_rep: dict[int, int] = {}
+    for v in views:
+        for s in v.represents:
+            first_rep.setdefault(s, v.index)
+    if views:
+        last = views[-1]
+        ci = path.index(last.seq)
+        after = {s for s in path[ci + 1 :]}
+        retained = set(last.retains)
+        for s in path:
+            rec = records[s]
+            if rec.message is None:
+                continue
+            if _dropped_at_send(rec, rt):
+                states[s] = EXCLUDED
+            elif s in after:
+                states[s] = LIVE
+            elif s in retained:
+                states[s] = RETAINED
+            elif s in last.represents:
+                states[s] = SUMMARIZED
+                summarized_by[s] = first_rep.get(s, last.index)
+            else:
+                states[s] = HOLE
+    else:
+        for s in path:
+            rec = records[s]
+            if rec.message is None:
+                continue
+            states[s] = EXCLUDED if _dropped_at_send(rec, rt) else LIVE
+    if led.runtime_rejects_file:
+        for r in records:
+            if r.message is not None and not _dropped_at_send(r, rt):
+                states[r.seq] = HOLE
+    return states, summarized_by, on_path
+
+
+# ---------------------------------------------------------------------------------------- analyze
+
+
+def analyze(
+    led: Ledger,
+    window: int | None = None,
+    reserve: int | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> Report:
+    from inspector.analysis.findings import find_all
+
+    rt = runtime_for(led.format)
+    tok = tokenizer or get_tokenizer()
+    path, cycle = active_path(led, rt)
+    broken: list[Diagnostic] = [cycle] if cycle else []
+    lost: list[int] = []
+    if rt.tree and (any(not r.runtime_visible for r in led.records) or cycle):
+        rp = recovered_path(led, rt)
+        on = set(path)
+        lost = [s for s in rp if s not in on and led.records[s].message is not None]
+    if led.runtime_rejects_file:
+        lost = [r.seq for r in led.records if r.message is not None]
+    views = checkpoint_views(led, path, rt)
+    ctx = effective_context(led, path, views, rt, tok)
+    total, source = context_total(led, ctx, views)
+    states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
+    win = window if window is not None else led.settings.window
+    res = reserve if reserve is not None else led.settings.reserve
+    report = Report(
+        ledger=led,
+        runtime=rt,
+        path=path,
+        on_path=on_path,
+        states=states,
+        summarized_by=summarized_by,
+        checkpoints=views,
+        context=ctx,
+        context_tokens=total,
+        tokens_source=source,
+        tokenizer=tok.name,
+        tokenizer_offline=tok.offline_fallback,
+        window=win,
+        reserve=res,
+        findings=[],
+        lost_to_runtime=lost,
+        broken_tree=broken,
+    )
+    report.findings = find_all(report)
+    return report

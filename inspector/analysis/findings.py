@@ -1,0 +1,504 @@
+"""Findings (DESIGN §4): stable codes, a severity, the records they point at, one plain sentence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
+from inspector.compaction.protocol import summary_completeness
+from inspector.ledger.model import Record
+
+SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+# Every code the analysis can emit, with what it means (documented in docs/report-json.md).
+CODES: dict[str, str] = {
+    "hole": "messages removed from the request without being represented by any summary",
+    "amnesiac_fallback": "a fallback checkpoint whose raw tail is one user message, or less than its budget allowed",
+    "orphan_tool_result": "a tool result in the next request whose tool call is not in it",
+    "unanswered_tool_call": "a tool call in the next request with no result in it",
+    "truncated_summary": "a summary cut at the output limit, or whose essential sections are not closed",
+    "compaction_loop": "repeated checkpoints that make no progress",
+    "compaction_storm": "many summarizer calls within one turn",
+    "usage_missing": "a checkpoint that records no usage and no failure reason",
+    "dangling_first_kept": "a checkpoint's boundary points at a record not on the active path",
+    "live_question_summarized": "the active turn's own user message is inside the removed range",
+    "over_budget": "the next request is larger than the window minus the reserve",
+    "malformed_line": "a line that could not be read as written",
+    "duplicate_id": "two records share one id",
+    "broken_tree": "the parent links cannot be walked (a cycle)",
+}
+
+
+def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
+    c: Counter[str] = Counter()
+    for s in seqs:
+        r = report.ledger.records[s].role
+        if r is not None:
+            c[r] += 1
+    order = ("system", "user", "assistant", "tool")
+    return {k: c[k] for k in order if c[k]}
+
+
+def fmt_roles(by_role: dict[str, int]) -> str:
+    return " / ".join(f"{n} {role}" for role, n in by_role.items()) or "0"
+
+
+def _lines(report: Report, seqs: list[int]) -> str:
+    if not seqs:
+        return ""
+    ls = sorted(report.ledger.records[s].line for s in seqs)
+    return f"line {ls[0]}" if ls[0] == ls[-1] else f"lines {ls[0]}–{ls[-1]}"
+
+
+def _cp_name(v: CheckpointView) -> str:
+    return f"checkpoint {v.index} (line {v.record.line})"
+
+
+def find_all(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    out += _malformed(report)
+    out += _broken_tree(report)
+    out += _holes(report)
+    out += _fallbacks(report)
+    out += _dangling(report)
+    out += _truncated(report)
+    out += _usage_missing(report)
+    out += _loops(report)
+    out += _storms(report)
+    out += _live_question(report)
+    out += _tool_pairing(report)
+    out += _over_budget(report)
+    out.sort(key=lambda f: (SEVERITY_RANK[f.severity], min(f.records) if f.records else -1))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- input
+
+
+def _malformed(report: Report) -> list[Finding]:
+    led = report.ledger
+    out: list[Finding] = []
+    lost = set(report.lost_to_runtime)
+    for d in led.diagnostics:
+        if d.problem == "duplicate_id":
+            out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
+            continue
+        msg = d.message
+        sev = d.severity
+        if d.problem == "glued_objects" and led.format == "pi":
+            recs = [led.records[s] for s in d.seqs]
+            parts = []
+            msgs = [r for r in recs if r.message is not None]
+            cps = [r for r in recs if r.kind == "checkpoint"]
+            if msgs:
+                parts.append(f"{len(msgs)} message{'s' if len(msgs) != 1 else ''}")
+            if cps:
+                parts.append(f"{len(cps)} compaction{'s' if len(cps) != 1 else ''}")
+            cost = " and ".join(parts) or "its records"
+            extra = ""
+            cut_off = [s for s in report.lost_to_runtime if led.records[s].line != d.line]
+            if cut_off:
+                extra = f"; the path breaks there, so {len(cut_off)} earlier messages ({fmt_roles(role_counts(report, cut_off))}) leave the request too"
+            cp_note = ""
+            if cps:
+                cp_note = " The lost compaction never takes effect: the next request is built as if it had not been written."
+            msg = (
+                f"{d.message}. We recovered both, but pi skips the whole line: {cost} never reach the model{extra}.{cp_note}"
+            )
+            sev = "error" if (cps or msgs) else "warning"
+        elif d.problem == "missing_header" and led.format == "pi":
+            sev = "error"
+        seqs = list(d.seqs) or [s for s in lost if led.records[s].line == d.line]
+        out.append(Finding("malformed_line", sev, msg, seqs, data={"line": d.line, "problem": d.problem, "recovered": d.recovered}))
+    return out
+
+
+def _broken_tree(report: Report) -> list[Finding]:
+    return [Finding("broken_tree", "error", d.message, list(d.seqs), data={"line": d.line}) for d in report.broken_tree]
+
+
+# ---------------------------------------------------------------------------------------- coverage
+
+
+def _holes(report: Report) -> list[Finding]:
+    records = report.ledger.records
+    holes = [s for s, st in enumerate(report.states) if st == HOLE]
+    if not holes:
+        return []
+    lost = set(report.lost_to_runtime)
+    # Which checkpoint first removed each hole without representing it.
+    cause: dict[int, CheckpointView] = {}
+    for v in report.checkpoints:
+        for s in v.removes:
+            if s not in v.represents and s not in cause:
+                cause[s] = v
+    groups: dict[str, list[int]] = {}
+    for s in holes:
+        if s in lost:
+            key = "lost"
+        elif s in cause:
+            key = f"cp{cause[s].index}"
+        else:
+            key = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
+        groups.setdefault(key, []).append(s)
+    out: list[Finding] = []
+    by_index = {f"cp{v.index}": v for v in report.checkpoints}
+    for key, seqs in groups.items():
+        by_role = role_counts(report, seqs)
+        n = len(seqs)
+        if key == "lost":
+            if report.ledger.runtime_rejects_file:
+                why = "pi rejects this file (no valid header) and would start an empty session"
+            else:
+                why = "the runtime cannot read or reach them (see the malformed-line finding)"
+            msg = f"{n} messages ({fmt_roles(by_role)}) never reach the model: {why}."
+        else:
+            v = by_index[key]
+            if v.empty_summary:
+                how = "its summary is empty"
+            elif v.carried_forward:
+                how = "it carried the previous summary forward instead of summarizing them"
+            elif v.checkpoint.failure_reason:
+                how = f"it is a fallback ({v.checkpoint.failure_reason}) that summarized nothing"
+            else:
+                how = "no summary covers them"
+            msg = (
+                f"{n} messages ({fmt_roles(by_role)}, {_lines(report, seqs)}) left the request at "
+                f"{_cp_name(v)} without being represented: {how}."
+            )
+        data = {"checkpoint": by_index[key].index if key in by_index else None}
+        out.append(Finding("hole", "error", msg, seqs, by_role=by_role, data=data))
+    del records
+    return out
+
+
+def _fallbacks(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    records = report.ledger.records
+    for v in report.checkpoints:
+        if not v.fallback:
+            continue
+        kept = v.retains
+        users = [s for s in kept if records[s].role == "user"]
+        holes_here = [s for s in v.removes if s not in v.represents and report.states[s] == HOLE]
+        tokens_kept = None
+        budget = v.checkpoint.budget_tokens
+        too_small = False
+        if budget:
+            tokens_kept = sum(_rough_tokens(records[s]) for s in kept)
+            too_small = tokens_kept < budget // 2 and bool(holes_here)
+        one_user = len(kept) <= 1 and len(users) == len(kept)
+        if not (one_user or too_small):
+            continue
+        if one_user:
+            tail = "one user message" if kept else "nothing"
+        else:
+            tail = f"{len(kept)} messages ({tokens_kept} tokens of a {budget}-token budget)"
+        lost = f"; {len(holes_here)} messages ({fmt_roles(role_counts(report, holes_here))}) it removed are represented by no summary" if holes_here else ""
+        msg = f"{_cp_name(v)} is a fallback that kept {tail} raw{lost}."
+        sev = "error" if holes_here or v is report.checkpoints[-1] else "warning"
+        out.append(Finding("amnesiac_fallback", sev, msg, [v.seq, *kept], data={"checkpoint": v.index}))
+    return out
+
+
+def _rough_tokens(rec: Record) -> int:
+    m = rec.message
+    if m is None:
+        return 0
+    n = sum(len(b.text) for b in m.blocks)
+    return (n + 3) // 4
+
+
+def _dangling(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    for v in report.checkpoints:
+        if v.first_kept_found is False:
+            cp = v.checkpoint
+            target = cp.first_kept_id if cp.first_kept_id is not None else cp.explicit_boundary
+            if isinstance(target, str) and target.startswith("index:"):
+                target = f"entry index {target[6:]}"
+            effect = (
+                f"pi keeps nothing raw: {len(v.removes)} messages before it leave the request"
+                if report.runtime.name == "pi"
+                else f"nothing before it is kept raw: {len(v.removes)} messages leave the request"
+            )
+            out.append(
+                Finding(
+                    "dangling_first_kept",
+                    "error",
+                    f"{_cp_name(v)} keeps from {target!r}, which is not on the active path; {effect}.",
+                    [v.seq],
+                    data={"checkpoint": v.index, "first_kept": target},
+                )
+            )
+    return out
+
+
+_PI_TEMPLATE = ("## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps", "## Critical Context")
+
+
+def pi_template_incomplete(summary: str) -> str | None:
+    """pi's summaries follow a fixed section template; a summary that starts it and stops early
+    was most likely cut at the output limit (pi does not check finish_reason)."""
+    body = summary.split("<read-files>")[0].split("<modified-files>")[0]
+    parts = body.split("---\n\n**Turn Context (split turn):**")
+    hist = parts[0]
+    if "## Goal" in hist and "## Critical Context" not in hist:
+        missing = [h for h in _PI_TEMPLATE if h not in hist]
+        return f"its history part stops before {missing[0]!r}"
+    if len(parts) > 1:
+        prefix = parts[1]
+        if "## Original Request" in prefix and "## Context for Suffix" not in prefix:
+            return "its split-turn part stops before '## Context for Suffix'"
+    return None
+
+
+def _truncated(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    for v in report.checkpoints:
+        cp = v.checkpoint
+        why = None
+        if cp.truncated:
+            why = "it is marked truncated"
+        elif cp.essential_complete is False:
+            why = "its essential sections are not closed"
+        else:
+            state = summary_completeness(cp.summary)
+            if state == "essential_incomplete":
+                why = "it stops before the essential-sections marker"
+            elif state is None and report.runtime.name == "pi":
+                why = pi_template_incomplete(cp.summary)
+        if why:
+            sev = "error" if cp.essential_complete is False or "essential" in why else "warning"
+            out.append(
+                Finding(
+                    "truncated_summary",
+                    sev,
+                    f"{_cp_name(v)}'s summary looks cut at the output limit: {why}; what it stands for is partly lost.",
+                    [v.seq],
+                    data={"checkpoint": v.index},
+                )
+            )
+    return out
+
+
+def _usage_missing(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    for v in report.checkpoints:
+        cp = v.checkpoint
+        d = cp.details if isinstance(cp.details, dict) else None
+        records_usage = report.ledger.format == "native" or (d is not None and "usage" in d)
+        if records_usage and cp.usage is None and cp.failure_reason is None:
+            out.append(
+                Finding(
+                    "usage_missing",
+                    "warning",
+                    f"{_cp_name(v)} records no usage and no failure reason: a budget failure and a provider failure look the same.",
+                    [v.seq],
+                    data={"checkpoint": v.index},
+                )
+            )
+    return out
+
+
+def _no_progress(prev: CheckpointView, v: CheckpointView) -> str | None:
+    if v.first_kept_seq is not None and v.first_kept_seq == prev.first_kept_seq:
+        return "same boundary"
+    if v.checkpoint.explicit_boundary is not None and v.checkpoint.explicit_boundary == prev.checkpoint.explicit_boundary:
+        return "same boundary"
+    if not v.own_range and not v.fallback:
+        return "nothing summarized"
+    s1, s2 = prev.checkpoint.summary.strip(), v.checkpoint.summary.strip()
+    if s1 and s1 == s2:
+        return "identical summary"
+    if v.fallback and prev.fallback:
+        return "repeated failures"
+    return None
+
+
+def _loops(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    cps = report.checkpoints
+    run: list[tuple[CheckpointView, str]] = []
+
+    def close() -> None:
+        if run:
+            first = run[0][0]
+            reasons = sorted({r for _, r in run})
+            n = len(run) + 1
+            sev = "error" if n >= 3 else "warning"
+            seqs = [first.seq] + [v.seq for v, _ in run]
+            seqs = sorted(set(seqs))
+            # include the predecessor of the first looping checkpoint
+            idx = cps.index(run[0][0])
+            if idx > 0:
+                seqs = sorted({cps[idx - 1].seq, *seqs})
+            out.append(
+                Finding(
+                    "compaction_loop",
+                    sev,
+                    f"{n} checkpoints in a row make no progress ({', '.join(reasons)}), "
+                    f"from line {report.ledger.records[seqs[0]].line} to line {report.ledger.records[seqs[-1]].line}.",
+                    seqs,
+                )
+            )
+
+    for prev, v in zip(cps, cps[1:], strict=False):
+        why = _no_progress(prev, v)
+        if why:
+            run.append((v, why))
+        else:
+            close()
+            run = []
+    close()
+    # A single checkpoint that summarized nothing is a loop of one iteration waiting to happen.
+    if cps and not out:
+        first = cps[0]
+        if not first.own_range and not first.fallback and not first.removes:
+            out.append(
+                Finding(
+                    "compaction_loop",
+                    "warning",
+                    f"{_cp_name(first)} summarized nothing: it removes no message, so the next threshold check fires again.",
+                    [first.seq],
+                )
+            )
+    return out
+
+
+def _storms(report: Report, threshold: int = 3) -> list[Finding]:
+    records = report.ledger.records
+    out: list[Finding] = []
+    current: list[int] = []
+    user_line: int | None = None
+
+    def close() -> None:
+        if len(current) >= threshold:
+            out.append(
+                Finding(
+                    "compaction_storm",
+                    "warning",
+                    f"{len(current)} checkpoints within one turn"
+                    + (f" (the turn started at line {user_line})" if user_line else "")
+                    + ": the summarizer ran again and again with no new user input.",
+                    list(current),
+                )
+            )
+
+    for s in report.path:
+        r = records[s]
+        if r.message is not None and r.message.role == "user" and r.message.source_role in (None, "user", "custom"):
+            close()
+            current = []
+            user_line = r.line
+        elif r.kind == "checkpoint":
+            current.append(s)
+    close()
+    return out
+
+
+def _active_user(report: Report) -> int | None:
+    """The user message of the turn in progress: the last real user message on the path, when no
+    final answer (an assistant message that stopped normally) came after it."""
+    records = report.ledger.records
+    for s in reversed(report.path):
+        r = records[s]
+        m = r.message
+        if m is None:
+            continue
+        if m.role == "assistant" and m.stop_reason in ("stop", "length") and not m.tool_call_ids():
+            return None
+        if m.role == "user" and m.source_role in ("user", None):
+            return s
+    return None
+
+
+def _live_question(report: Report) -> list[Finding]:
+    if not report.checkpoints:
+        return []
+    s = _active_user(report)
+    if s is None:
+        return []
+    last = report.checkpoints[-1]
+    if s not in set(last.removes):
+        return []
+    r = report.ledger.records[s]
+    m = r.message
+    assert m is not None
+    text = m.first_line()[:80]
+    how = "summarized" if s in last.represents else "dropped"
+    return [
+        Finding(
+            "live_question_summarized",
+            "error",
+            f"The active turn's own request (line {r.line}: {text!r}) was {how} out of the next request by "
+            f"{_cp_name(last)}: the model continues a task whose instruction it can no longer read.",
+            [s, last.seq],
+        )
+    ]
+
+
+def _tool_pairing(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    for it in report.context:
+        if it.orphan and it.seq is not None:
+            r = report.ledger.records[it.seq]
+            out.append(
+                Finding(
+                    "orphan_tool_result",
+                    "error",
+                    f"The tool result on line {r.line} (call {it.tool_result_id!r}) is sent without its tool call; "
+                    "providers reject such a request.",
+                    [it.seq],
+                )
+            )
+        if it.unanswered and it.seq is not None:
+            r = report.ledger.records[it.seq]
+            if report.runtime.synthesize_missing_results:
+                tail = f'{report.runtime.name} sends a synthetic "{report.runtime.synthetic_result_text}" error result in its place'
+                sev = "warning"
+            else:
+                tail = "providers reject such a request"
+                sev = "error"
+            calls = ", ".join(repr(c) for c in it.unanswered)
+            out.append(
+                Finding(
+                    "unanswered_tool_call",
+                    sev,
+                    f"The tool call{'s' if len(it.unanswered) > 1 else ''} {calls} on line {r.line} "
+                    f"{'have' if len(it.unanswered) > 1 else 'has'} no result in the next request; {tail}.",
+                    [it.seq],
+                )
+            )
+    return out
+
+
+def _over_budget(report: Report) -> list[Finding]:
+    w = report.window
+    if not w:
+        return []
+    total = report.context_tokens
+    reserve = report.reserve or 0
+    if total > w:
+        return [
+            Finding(
+                "over_budget",
+                "error",
+                f"The next request holds about {total:,} tokens, more than the {w:,}-token window.",
+                [],
+            )
+        ]
+    if reserve and total > w - reserve:
+        return [
+            Finding(
+                "over_budget",
+                "warning",
+                f"The next request holds about {total:,} tokens, over the {w - reserve:,} the window leaves after the "
+                f"{reserve:,}-token reserve.",
+                [],
+            )
+        ]
+    return []
+
