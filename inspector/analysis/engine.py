@@ -152,7 +152,8 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
 
 def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
     """The path as it would be had every line been readable (recovered glued objects included)."""
-    if not rt.tree:
+    if not rt.tree or led.version == 1:
+        # v1 pi files have no ids: their history is the file order, every readable line included.
         return [r.seq for r in led.records if r.kind != "header"]
     leaf = None
     for r in reversed(led.records):

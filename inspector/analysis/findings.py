@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable
 
@@ -39,6 +40,10 @@ def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
             c[r] += 1
     order = ("system", "user", "assistant", "tool")
     return {k: c[k] for k in order if c[k]}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def fmt_roles(by_role: dict[str, int]) -> str:
@@ -100,7 +105,7 @@ def _malformed(report: Report) -> list[Finding]:
             extra = ""
             cut_off = [s for s in report.lost_to_runtime if led.records[s].line != d.line]
             if cut_off:
-                extra = f"; the path breaks there, so {len(cut_off)} earlier messages ({fmt_roles(role_counts(report, cut_off))}) leave the request too"
+                extra = f"; the path breaks there, so {plural(len(cut_off), 'earlier message')} ({fmt_roles(role_counts(report, cut_off))}) leave the request too"
             cp_note = ""
             if cps:
                 cp_note = " The lost compaction never takes effect: the next request is built as if it had not been written."
@@ -153,7 +158,7 @@ def _holes(report: Report) -> list[Finding]:
                 why = "pi rejects this file (no valid header) and would start an empty session"
             else:
                 why = "the runtime cannot read or reach them (see the malformed-line finding)"
-            msg = f"{n} messages ({fmt_roles(by_role)}) never reach the model: {why}."
+            msg = f"{plural(n, 'message')} ({fmt_roles(by_role)}) never {'reaches' if n == 1 else 'reach'} the model: {why}."
         else:
             v = by_index[key]
             if v.empty_summary:
@@ -165,7 +170,7 @@ def _holes(report: Report) -> list[Finding]:
             else:
                 how = "no summary covers them"
             msg = (
-                f"{n} messages ({fmt_roles(by_role)}, {_lines(report, seqs)}) left the request at "
+                f"{plural(n, 'message')} ({fmt_roles(by_role)}, {_lines(report, seqs)}) left the request at "
                 f"{_cp_name(v)} without being represented: {how}."
             )
         data = {"checkpoint": by_index[key].index if key in by_index else None}
@@ -196,7 +201,7 @@ def _fallbacks(report: Report) -> list[Finding]:
             tail = "one user message" if kept else "nothing"
         else:
             tail = f"{len(kept)} messages ({tokens_kept} tokens of a {budget}-token budget)"
-        lost = f"; {len(holes_here)} messages ({fmt_roles(role_counts(report, holes_here))}) it removed are represented by no summary" if holes_here else ""
+        lost = f"; {plural(len(holes_here), 'message')} ({fmt_roles(role_counts(report, holes_here))}) it removed are represented by no summary" if holes_here else ""
         msg = f"{_cp_name(v)} is a fallback that kept {tail} raw{lost}."
         sev = "error" if holes_here or v is report.checkpoints[-1] else "warning"
         out.append(Finding("amnesiac_fallback", sev, msg, [v.seq, *kept], data={"checkpoint": v.index}))
@@ -220,9 +225,9 @@ def _dangling(report: Report) -> list[Finding]:
             if isinstance(target, str) and target.startswith("index:"):
                 target = f"entry index {target[6:]}"
             effect = (
-                f"pi keeps nothing raw: {len(v.removes)} messages before it leave the request"
+                f"pi keeps nothing raw: {plural(len(v.removes), 'message')} before it leave the request"
                 if report.runtime.name == "pi"
-                else f"nothing before it is kept raw: {len(v.removes)} messages leave the request"
+                else f"nothing before it is kept raw: {plural(len(v.removes), 'message')} leave the request"
             )
             out.append(
                 Finding(
@@ -239,18 +244,22 @@ def _dangling(report: Report) -> list[Finding]:
 _PI_TEMPLATE = ("## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps", "## Critical Context")
 
 
+def _headings(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.startswith("## ")]
+
+
 def pi_template_incomplete(summary: str) -> str | None:
     """pi's summaries follow a fixed section template; a summary that starts it and stops early
     was most likely cut at the output limit (pi does not check finish_reason)."""
     body = summary.split("<read-files>")[0].split("<modified-files>")[0]
     parts = body.split("---\n\n**Turn Context (split turn):**")
-    hist = parts[0]
-    if "## Goal" in hist and "## Critical Context" not in hist:
+    hist = _headings(parts[0])
+    if hist and hist[0] == "## Goal" and "## Critical Context" not in hist:
         missing = [h for h in _PI_TEMPLATE if h not in hist]
         return f"its history part stops before {missing[0]!r}"
     if len(parts) > 1:
-        prefix = parts[1]
-        if "## Original Request" in prefix and "## Context for Suffix" not in prefix:
+        prefix = _headings(parts[1])
+        if prefix and prefix[0] == "## Original Request" and "## Context for Suffix" not in prefix:
             return "its split-turn part stops before '## Context for Suffix'"
     return None
 
@@ -345,7 +354,7 @@ def _loops(report: Report) -> list[Finding]:
                 )
             )
 
-    for prev, v in zip(cps, cps[1:], strict=False):
+    for prev, v in itertools.pairwise(cps):
         why = _no_progress(prev, v)
         if why:
             run.append((v, why))

@@ -320,7 +320,7 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
                 severity="error",
             )
         )
-    if version is not None and version < CURRENT_VERSION or (header is None and not any(r.id for r in records)):
+    if (version is not None and version < CURRENT_VERSION) or (header is None and not any(r.id for r in records)):
         _migrate_v1(led, pi_entries, lines)
         led.migrated = True
     _check_ids(led)
@@ -395,7 +395,7 @@ def _migrate_v1(led: Ledger, pi_entries: list[Record | None], lines: list[RawLin
         if r.id is None:
             r.id = f"v1-{r.line}" if r.runtime_visible else f"v1-{r.line}-{r.seq}"
         if r.runtime_visible:
-            if led.version is not None and led.version < 2 or r.parent_id is None:
+            if (led.version is not None and led.version < 2) or r.parent_id is None:
                 r.parent_id = prev_visible
             prev_visible = r.id
         else:

@@ -1,0 +1,184 @@
+"""The stable JSON contract of `analyze --json` and `context --json` (docs/report-json.md).
+
+Plain dicts built from a Report; adding keys is allowed, renaming or removing them is not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.analysis.engine import CheckpointView, ContextItem, Finding, Report
+from inspector.analysis.findings import SEVERITY_RANK, fmt_roles, role_counts
+from inspector.ledger.model import Record
+
+ANALYZE_SCHEMA = "inspector.analyze/1"
+CONTEXT_SCHEMA = "inspector.context/1"
+PREVIEW_CHARS = 160
+
+
+def _ref(rec: Record) -> dict[str, Any]:
+    return {"seq": rec.seq, "line": rec.line, "id": rec.id}
+
+
+def _span(report: Report, seqs: list[int] | set[int]) -> dict[str, Any]:
+    recs = sorted(seqs)
+    out: dict[str, Any] = {"count": len(recs), "by_role": role_counts(report, recs)}
+    if recs:
+        lines = [report.ledger.records[s].line for s in recs]
+        out["first_line"] = min(lines)
+        out["last_line"] = max(lines)
+    return out
+
+
+def checkpoint_json(report: Report, v: CheckpointView) -> dict[str, Any]:
+    cp = v.checkpoint
+    records = report.ledger.records
+    boundary: dict[str, Any] = {"first_kept_id": cp.first_kept_id, "explicit": cp.explicit_boundary, "found": v.first_kept_found}
+    if v.first_kept_seq is not None:
+        boundary["first_kept_line"] = records[v.first_kept_seq].line
+    return {
+        "index": v.index,
+        **_ref(v.record),
+        "boundary": boundary,
+        "removes": _span(report, v.removes),
+        "represents": _span(report, v.represents),
+        "retains": {**_span(report, v.retains), "shape": v.shape},
+        "summarized_here": _span(report, v.own_range),
+        "summary_chars": len(cp.summary),
+        "fallback": v.fallback,
+        "carried_forward": v.carried_forward,
+        "empty_summary": v.empty_summary,
+        "failure_reason": cp.failure_reason,
+        "usage": cp.usage.to_dict() if cp.usage else None,
+        "tokens_before": cp.tokens_before,
+        "trigger": cp.trigger,
+        "truncated": cp.truncated,
+        "essential_complete": cp.essential_complete,
+        "from_hook": cp.from_hook,
+    }
+
+
+def finding_json(report: Report, f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "code": f.code,
+        "severity": f.severity,
+        "message": f.message,
+        "records": [_ref(report.ledger.records[s]) for s in f.records],
+    }
+    if f.by_role is not None:
+        out["by_role"] = f.by_role
+    if f.data:
+        out["data"] = f.data
+    return out
+
+
+def summary_line(report: Report) -> str:
+    """One sentence a person reads first."""
+    counts = report.coverage_counts()
+    errors = [f for f in report.findings if f.severity == "error"]
+    warnings = [f for f in report.findings if f.severity == "warning"]
+    holes = counts["hole"]
+    hole_part = ""
+    if holes:
+        hs = [s for s, st in enumerate(report.states) if st == "hole"]
+        hole_part = f"{holes} message{'s' if holes != 1 else ''} ({fmt_roles(role_counts(report, hs))}) fell into holes; "
+    n_ctx = len(report.context)
+    ctx = f"next request: {n_ctx} items, about {report.context_tokens:,} tokens"
+    if report.window:
+        ctx += f" of {report.window:,}"
+    if errors:
+        verdict = f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
+        if warnings:
+            verdict += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+    elif warnings:
+        verdict = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+    else:
+        verdict = "healthy"
+    return f"{verdict}: {hole_part}{len(report.checkpoints)} checkpoint{'s' if len(report.checkpoints) != 1 else ''} on the active path; {ctx}"
+
+
+def analyze_json(report: Report) -> dict[str, Any]:
+    led = report.ledger
+    leaf = led.records[report.path[-1]] if report.path else None
+    findings = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
+    return {
+        "schema": ANALYZE_SCHEMA,
+        "file": led.path,
+        "format": led.format,
+        "format_version": led.version,
+        "migrated": led.migrated,
+        "session_id": led.session_id,
+        "at_line": led.upto_line,
+        "summary": summary_line(report),
+        "records": len(led.records),
+        "messages": sum(1 for r in led.records if r.message is not None),
+        "active_path": {"length": len(report.path), "leaf": _ref(leaf) if leaf else None},
+        "coverage": report.coverage_counts(),
+        "checkpoints": [checkpoint_json(report, v) for v in report.checkpoints],
+        "findings": [finding_json(report, f) for f in findings],
+        "finding_counts": {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")},
+        "context": {
+            "messages": len(report.context),
+            "tokens": report.context_tokens,
+            "window": report.window,
+            "reserve": report.reserve,
+            "tokens_source": report.tokens_source,
+            "tokenizer": report.tokenizer,
+            "tokenizer_offline": report.tokenizer_offline,
+        },
+        "diagnostics": [
+            {"line": d.line, "problem": d.problem, "message": d.message, "recovered": d.recovered} for d in led.diagnostics
+        ],
+    }
+
+
+def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW_CHARS) -> str:
+    if it.kind == "summary" or it.seq is None:
+        text = it.text
+    else:
+        m = report.ledger.records[it.seq].message
+        text = m.text() if m is not None else ""
+        if not text and m is not None:
+            text = m.first_line()
+    text = " ".join(text.split())
+    return text[:chars]
+
+
+def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "index": it.index,
+        "role": it.role,
+        "kind": it.kind,
+        "record_id": it.record_id,
+        "line": it.line,
+        "seq": it.seq,
+        "synthetic": it.synthetic,
+        "tokens": it.tokens,
+        "tokens_from": it.tokens_from,
+        "preview": item_preview(report, it),
+    }
+    if it.role == "assistant":
+        out["tool_call_ids"] = it.tool_call_ids
+        if it.unanswered:
+            out["unanswered"] = it.unanswered
+    if it.role == "tool":
+        out["tool_call_id"] = it.tool_result_id
+        out["orphan"] = it.orphan
+    return out
+
+
+def context_json(report: Report) -> dict[str, Any]:
+    led = report.ledger
+    return {
+        "schema": CONTEXT_SCHEMA,
+        "file": led.path,
+        "format": led.format,
+        "session_id": led.session_id,
+        "at_line": led.upto_line,
+        "tokens": report.context_tokens,
+        "window": report.window,
+        "reserve": report.reserve,
+        "tokens_source": report.tokens_source,
+        "tokenizer": report.tokenizer,
+        "messages": [context_item_json(report, it) for it in report.context],
+    }

@@ -1,0 +1,147 @@
+"""The `inspector` command line: a thin shell over the core (DESIGN §6-7).
+
+Exit codes: 0 ok; 1 findings at or above `--fail-on`; 2 usage error or unreadable file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import orjson
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.analysis.findings import SEVERITY_RANK
+from inspector.formats import FORMATS, LoadError, load
+
+EPILOG = """\
+examples:
+  inspector analyze SESSION.jsonl              a report a person reads in ten seconds
+  inspector analyze SESSION.jsonl --json       the same, for scripts and CI (docs/report-json.md)
+  inspector analyze SESSION.jsonl --fail-on warning
+  inspector context SESSION.jsonl [--json]     exactly what the model will receive next
+  inspector context SESSION.jsonl --at 120     ... as the session stood when line 120 was written
+
+coverage states: live (after the latest checkpoint), retained (kept raw by it), summarized
+(represented by its summary), excluded (never sent by design), hole (removed and represented
+by nothing: amnesia), inactive (another branch of the tree).
+"""
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {n}")
+    return n
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("session", metavar="SESSION", help="a session file (pi / OpenClaw JSONL or native ledger)")
+    p.add_argument("--json", action="store_true", help="emit JSON (stable contract, see docs/report-json.md)")
+    p.add_argument(
+        "--at",
+        type=_positive,
+        metavar="LINE",
+        help="read the session as it stood when LINE was the last line written (what did the model see then?)",
+    )
+    p.add_argument("--format", choices=FORMATS, help="force the input format instead of detecting it from the content")
+    p.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (when the session does not record it)")
+    p.add_argument("--reserve", type=_positive, metavar="N", help="tokens reserved for the reply (when the session does not record it)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="inspector",
+        description="Inspect the session ledgers of coding agents: what each compaction covered, where "
+        "history fell into holes, and what the model will actually receive next.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    a = sub.add_parser(
+        "analyze",
+        help="diagnose a session: checkpoints, coverage, holes, orphans, findings",
+        description="Diagnose a session: which compactions covered what, which messages fell into holes, "
+        "which tool results are orphaned, and what the next request contains.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(a)
+    a.add_argument(
+        "--fail-on",
+        choices=("error", "warning"),
+        help="exit with status 1 when a finding of this severity (or worse) exists",
+    )
+    c = sub.add_parser(
+        "context",
+        help="exactly what the model will receive next, item by item with tokens",
+        description="List exactly what the runtime will send to the model next, after its send-time rules "
+        "(summary wrapper, retained and live messages, dropped errors, synthetic tool results).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(c)
+    return parser
+
+
+def _emit_json(obj: object) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        ledger = load(args.session, fmt=args.format, upto_line=args.at)
+    except LoadError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"inspector: {args.session}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    report = analyze(ledger, window=args.window, reserve=args.reserve)
+    if args.command == "analyze":
+        if args.json:
+            _emit_json(analyze_json(report))
+        else:
+            from inspector.cli.render import print_group, render_analysis
+
+            print_group(render_analysis(report))
+        if args.fail_on:
+            limit = SEVERITY_RANK[args.fail_on]
+            if any(SEVERITY_RANK[f.severity] <= limit for f in report.findings):
+                return 1
+        return 0
+    if args.command == "context":
+        if args.json:
+            _emit_json(context_json(report))
+        else:
+            from inspector.cli.render import print_group, render_context
+
+            print_group(render_context(report))
+        return 0
+    parser.error(f"unknown command {args.command!r}")  # pragma: no cover - argparse rejects it first
+    return 2
+
+
+def run() -> None:
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,167 @@
+"""Human-readable reports, rendered with rich. Read in ten seconds: a summary line, findings by
+severity, coverage by state, the checkpoints, and (for `context`) the next request."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from inspector.analysis.engine import STATES, Report
+from inspector.analysis.export import item_preview, summary_line
+from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+STATE_STYLE = {
+    "live": "green",
+    "retained": "bright_green",
+    "summarized": "blue",
+    "excluded": "bright_black",
+    "hole": "bold red",
+    "inactive": "dim",
+}
+
+
+def _header(report: Report) -> Text:
+    led = report.ledger
+    fmt = f"{led.format}"
+    if led.version is not None:
+        fmt += f" v{led.version}"
+    if led.migrated:
+        fmt += " (migrated in memory; the file is not touched)"
+    n_msg = sum(1 for r in led.records if r.message is not None)
+    t = Text()
+    t.append(str(led.path or "<input>"), style="bold")
+    t.append(f"  ·  {fmt}  ·  {len(led.records):,} records, {n_msg:,} messages")
+    if led.upto_line:
+        t.append(f"  ·  as of line {led.upto_line}", style="magenta")
+    return t
+
+
+def _summary(report: Report) -> Text:
+    line = summary_line(report)
+    worst = min((SEVERITY_RANK[f.severity] for f in report.findings), default=None)
+    style = "bold green" if worst is None else SEVERITY_STYLE[("error", "warning", "info")[worst]]
+    return Text(line, style=style)
+
+
+def findings_table(report: Report) -> Table | Text:
+    if not report.findings:
+        return Text("No findings.", style="green")
+    t = Table(title="Findings", title_justify="left", show_lines=False, expand=True)
+    t.add_column("severity", no_wrap=True)
+    t.add_column("code", no_wrap=True)
+    t.add_column("what", ratio=1)
+    for f in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
+        t.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), f.code, f.message)
+    return t
+
+
+def coverage_line(report: Report) -> Text:
+    counts = report.coverage_counts()
+    t = Text("Coverage  ", style="bold")
+    for i, s in enumerate(STATES):
+        if s == "inactive" and not counts[s]:
+            continue
+        if i:
+            t.append("  ·  ")
+        t.append(f"{s} {counts[s]:,}", style=STATE_STYLE[s] if counts[s] else "dim")
+    return t
+
+
+def checkpoints_table(report: Report) -> Table | Text:
+    if not report.checkpoints:
+        return Text("No checkpoints on the active path.", style="dim")
+    records = report.ledger.records
+    t = Table(title="Checkpoints on the active path", title_justify="left", expand=True)
+    for col in ("#", "line", "keeps from", "removes", "represents", "retains", "shape", "status"):
+        t.add_column(col, no_wrap=col != "status")
+    for v in report.checkpoints:
+        if v.first_kept_found is False:
+            keeps = Text("not on path", style="red")
+        elif v.first_kept_seq is not None:
+            keeps = Text(f"line {records[v.first_kept_seq].line}")
+        else:
+            keeps = Text("—")
+        status = []
+        if v.empty_summary:
+            status.append("empty summary")
+        if v.carried_forward:
+            status.append("carried previous summary")
+        if v.checkpoint.failure_reason:
+            status.append(f"fallback: {v.checkpoint.failure_reason}")
+        if v.checkpoint.truncated:
+            status.append("truncated")
+        t.add_row(
+            str(v.index),
+            str(v.record.line),
+            keeps,
+            str(len(v.removes)),
+            str(len(v.represents)),
+            str(len(v.retains)),
+            v.shape or "—",
+            ", ".join(status) or "ok",
+        )
+    return t
+
+
+def context_footer(report: Report) -> Text:
+    t = Text("Next request  ", style="bold")
+    t.append(f"{len(report.context):,} items, about {report.context_tokens:,} tokens")
+    if report.window:
+        t.append(f" of a {report.window:,}-token window")
+        if report.reserve:
+            t.append(f" ({report.reserve:,} reserved)")
+    t.append(f"  ·  counted from {report.tokens_source}; tokenizer: {report.tokenizer}", style="dim")
+    return t
+
+
+def render_analysis(report: Report) -> Group:
+    parts = [
+        _header(report),
+        _summary(report),
+        Text(""),
+        findings_table(report),
+        coverage_line(report),
+        checkpoints_table(report),
+        context_footer(report),
+    ]
+    holes = [f for f in report.findings if f.code == "hole" and f.by_role]
+    if holes:
+        total: dict[str, int] = {}
+        for f in holes:
+            for k, n in (f.by_role or {}).items():
+                total[k] = total.get(k, 0) + n
+        parts.append(Text(f"Holes by role: {fmt_roles(total)}", style="red"))
+    return Group(*parts)
+
+
+def render_context(report: Report) -> Group:
+    t = Table(title="What the model receives next", title_justify="left", expand=True)
+    for col in ("#", "role", "kind", "line", "tokens", "text"):
+        t.add_column(col, no_wrap=col != "text", ratio=1 if col == "text" else None)
+    for it in report.context:
+        flags = []
+        if it.synthetic:
+            flags.append("synthetic")
+        if it.orphan:
+            flags.append("ORPHAN")
+        if it.unanswered:
+            flags.append(f"unanswered: {', '.join(it.unanswered)}")
+        text = Text(item_preview(report, it, 100))
+        if flags:
+            text = Text(f"[{'; '.join(flags)}] ", style="red" if it.orphan else "yellow") + text
+        t.add_row(
+            str(it.index),
+            it.role,
+            it.kind,
+            str(it.line) if it.line is not None else "—",
+            f"{it.tokens:,}" + ("*" if it.tokens_from == "usage" else ""),
+            text,
+        )
+    note = Text("* tokens recorded by the provider (usage); others counted with " + report.tokenizer, style="dim")
+    return Group(_header(report), t, context_footer(report), note)
+
+
+def print_group(group: Group, console: Console | None = None) -> None:
+    (console or Console()).print(group)
