@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.analysis.runtime import Runtime, runtime_for
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record
@@ -22,24 +23,118 @@ LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE = "live", "retained", "summ
 STATES: tuple[str, ...] = (LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE)
 
 
-@dataclass(slots=True)
 class CheckpointView:
-    """A checkpoint on the active path with its three sets, as sequence numbers."""
+    """A checkpoint on the active path with its three sets.
 
-    index: int  # 1-based, in path order
-    seq: int
-    record: Record
-    checkpoint: Checkpoint
-    removes: list[int]
-    represents: set[int]
-    retains: list[int]
-    own_range: list[int]  # messages this checkpoint's own summarizer call covered
-    first_kept_seq: int | None
-    first_kept_found: bool | None  # None when the checkpoint names no boundary
-    fallback: bool
-    carried_forward: bool
-    empty_summary: bool
-    shape: str | None  # recent_window | latest_user_message | None (keeps nothing raw)
+    Internally the sets are ranges of path positions: `removes` = messages in [0, cut) except
+    `keep`; `retains` = `keep` + messages in [cut, pos); `represents` = messages in `rep`.
+    The list/set properties materialize them for callers that want sequence numbers.
+    """
+
+    __slots__ = (
+        "_path",
+        "_records",
+        "carried_forward",
+        "checkpoint",
+        "cut",
+        "empty_summary",
+        "fallback",
+        "first_kept_found",
+        "first_kept_seq",
+        "index",
+        "keep",
+        "own",
+        "pos",
+        "record",
+        "rep",
+        "seq",
+        "shape",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        record: Record,
+        pos: int,
+        cut: int,
+        keep: frozenset[int],
+        rep: list[Interval],
+        own: list[Interval],
+        first_kept_seq: int | None,
+        first_kept_found: bool | None,
+        carried_forward: bool,
+        empty_summary: bool,
+        path: list[int],
+        records: list[Record],
+    ) -> None:
+        self.index = index  # 1-based, in path order
+        self.record = record
+        self.seq = record.seq
+        assert record.checkpoint is not None
+        self.checkpoint: Checkpoint = record.checkpoint
+        self.pos = pos
+        self.cut = cut
+        self.keep = keep
+        self.rep = rep
+        self.own = own
+        self.first_kept_seq = first_kept_seq
+        self.first_kept_found = first_kept_found  # None when the checkpoint names no boundary
+        self.carried_forward = carried_forward
+        self.empty_summary = empty_summary
+        self.fallback = carried_forward or self.checkpoint.failure_reason is not None
+        self._path = path
+        self._records = records
+        shape = self.checkpoint.retained_tail_shape
+        if shape is None:
+            kept = self.retains
+            if kept:
+                only_user = len(kept) == 1 and records[kept[0]].role == "user"
+                shape = "latest_user_message" if only_user else "recent_window"
+        self.shape = shape  # recent_window | latest_user_message | None (keeps nothing raw)
+
+    def _msgs(self, lo: int, hi: int) -> list[int]:
+        recs = self._records
+        return [s for s in self._path[lo:hi] if recs[s].kind == "message"]
+
+    @property
+    def removes(self) -> list[int]:
+        """Seqs of the messages it takes out of the next request."""
+        return [s for s in self._msgs(0, self.cut) if s not in self.keep]
+
+    @property
+    def retains(self) -> list[int]:
+        """Seqs of the messages it keeps raw, in path order."""
+        if not self.keep:
+            return self._msgs(self.cut, self.pos)
+        recs = self._records
+        return [
+            s
+            for i, s in enumerate(self._path[: self.pos])
+            if recs[s].kind == "message" and (i >= self.cut or s in self.keep)
+        ]
+
+    @property
+    def represents(self) -> set[int]:
+        """Seqs of the messages its summary stands for."""
+        out: set[int] = set()
+        for lo, hi in self.rep:
+            out.update(self._msgs(lo, hi))
+        return out
+
+    @property
+    def own_range(self) -> list[int]:
+        """Seqs its own summarizer call covered (empty for a fallback or an empty summary)."""
+        out: list[int] = []
+        for lo, hi in self.own:
+            out.extend(self._msgs(lo, hi))
+        return out
+
+    def is_removed(self, i: int) -> bool:
+        """Is path position i taken out of the request by this checkpoint?"""
+        return i < self.cut and self._path[i] not in self.keep
+
+    def is_represented(self, i: int) -> bool:
+        return contains(self.rep, i)
 
 
 @dataclass(slots=True)
@@ -178,12 +273,9 @@ def summary_substance(summary: str) -> str:
 
 
 def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
-    m = rec.message
-    if m is None:
+    if rec.kind != "message" or rec.never_sent:
         return True
-    if m.never_sent:
-        return True
-    return m.role == "assistant" and m.stop_reason in rt.drop_stop_reasons
+    return rec.role == "assistant" and rec.stop_reason in rt.drop_stop_reasons
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
@@ -191,89 +283,72 @@ def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
 
 def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
     records = led.records
-    pos = {s: i for i, s in enumerate(path)}
+    cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
+    if not cps:
+        return []
+    pos_of = {s: i for i, s in enumerate(path)}
+    by_id = led.by_id()
     views: list[CheckpointView] = []
     prev: CheckpointView | None = None
-    prev_start = 0  # path index where the next summarizer range starts
-    by_id = led.by_id()
-    for ci, seq in enumerate(path):
-        rec = records[seq]
+    prev_start = 0  # path position where the next summarizer range starts
+    for ci in cps:
+        rec = records[path[ci]]
         cp = rec.checkpoint
-        if rec.kind != "checkpoint" or cp is None:
-            continue
-        before = [s for s in path[:ci] if records[s].message is not None]
-        retains: list[int] = []
+        assert cp is not None
+        keep: frozenset[int] = frozenset()
         first_kept_seq: int | None = None
         found: bool | None = None
+        prev_rep = prev.rep if prev is not None else []
         if cp.explicit_boundary is not None or cp.explicit_retains is not None or cp.explicit_represents is not None:
-            # Native: explicit boundary / retains / represents.
-            cut = ci
+            # Native: explicit boundary (last removed record), retains and represents.
+            cut = 0
             if cp.explicit_boundary is not None:
                 b = by_id.get(cp.explicit_boundary)
-                found = b is not None and b in pos and pos[b] < ci
-                cut = pos[b] + 1 if found and b is not None else ci
-            else:
-                cut = 0
-            keep = {by_id[i] for i in (cp.explicit_retains or []) if i in by_id}
-            removes = [s for s in before if pos[s] < cut and s not in keep]
-            retains = [s for s in before if s in keep or pos[s] >= cut]
-            represents: set[int] = set()
+                found = b is not None and b in pos_of and pos_of[b] < ci
+                cut = pos_of[b] + 1 if found and b is not None else ci
+            keep = frozenset(by_id[i] for i in (cp.explicit_retains or []) if i in by_id and by_id[i] in pos_of and pos_of[by_id[i]] < cut)
+            ivs: list[Interval] = []
             for a, b2 in cp.explicit_represents or []:
                 sa, sb = by_id.get(a), by_id.get(b2)
-                if sa is None or sb is None or sa not in pos or sb not in pos:
+                if sa is None or sb is None or sa not in pos_of or sb not in pos_of:
                     continue
-                lo, hi = sorted((pos[sa], pos[sb]))
-                represents.update(s for s in path[lo : hi + 1] if records[s].message is not None)
-            own = sorted(represents - (prev.represents if prev else set()), key=pos.__getitem__)
+                lo, hi = sorted((pos_of[sa], pos_of[sb]))
+                ivs.append((lo, hi + 1))
+            rep = merge(ivs)
+            own: list[Interval] = []
+            for iv in rep:
+                own.extend(subtract(iv, prev_rep))
             carried = prev is not None and bool(cp.summary) and cp.summary == prev.checkpoint.summary
             empty = not cp.summary.strip()
-            start_for_next = cut
+            start_next = cut
         else:
             # pi: summary, then entries from firstKeptEntryId up to the compaction, then after it.
             cut = ci
             if cp.first_kept_id is not None:
                 k = by_id.get(cp.first_kept_id)
-                found = k is not None and k in pos and pos[k] < ci
+                found = k is not None and k in pos_of and pos_of[k] < ci
                 if found and k is not None:
-                    cut = pos[k]
+                    cut = pos_of[k]
                     first_kept_seq = k
-            removes = [s for s in before if pos[s] < cut]
-            retains = [s for s in before if pos[s] >= cut]
-            own = [s for s in path[prev_start:cut] if records[s].message is not None]
             substance = summary_substance(cp.summary)
             empty = not substance
             carried = prev is not None and bool(substance) and substance == summary_substance(prev.checkpoint.summary)
+            own = [(prev_start, cut)] if cut > prev_start else []
             if empty:
-                represents = set()
+                rep = []
             elif carried or cp.failure_reason is not None:
-                represents = set(prev.represents) if prev else set()
+                rep = list(prev_rep)
             else:
-                represents = (set(prev.represents) if prev else set()) | set(own)
-            start_for_next = cut if found else ci + 1
-        fallback = carried or cp.failure_reason is not None
-        shape = cp.retained_tail_shape
-        if shape is None and retains:
-            user_only = [s for s in retains if records[s].role == "user"]
-            shape = "latest_user_message" if len(retains) == 1 and user_only else "recent_window"
+                rep = merge([*prev_rep, *own])
+            start_next = cut if found else ci + 1
+        if carried or empty or cp.failure_reason is not None:
+            own = []
         view = CheckpointView(
-            index=len(views) + 1,
-            seq=seq,
-            record=rec,
-            checkpoint=cp,
-            removes=removes,
-            represents=represents,
-            retains=retains,
-            own_range=own if not (carried or empty or cp.failure_reason) else [],
-            first_kept_seq=first_kept_seq,
-            first_kept_found=found,
-            fallback=fallback,
-            carried_forward=carried,
-            empty_summary=empty,
-            shape=shape,
+            len(views) + 1, rec, ci, cut, keep, rep, own, first_kept_seq, found, carried, empty, path, records
         )
         views.append(view)
         prev = view
-        prev_start = start_for_next
+        prev_start = start_next
     return views
 
 
@@ -311,10 +386,9 @@ def effective_context(
             items.append(
                 ContextItem(0, "user", "summary", last.seq, last.record.id, last.record.line, False, text)
             )
-        ci = path.index(last.seq)
-        sources = list(last.retains) + [s for s in path[ci + 1 :] if records[s].message is not None]
+        sources = list(last.retains) + [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
     else:
-        sources = [s for s in path if records[s].message is not None]
+        sources = [s for s in path if records[s].kind == "message"]
 
     pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
     answered: set[str] = set()
@@ -337,13 +411,16 @@ def effective_context(
     in_context_calls: set[str] = set()
     for s in sources:
         rec = records[s]
+        if rec.never_sent:
+            continue
+        if rec.role == "assistant" and rec.stop_reason in rt.drop_stop_reasons:
+            flush()
+            continue
         m = rec.message
-        if m is None or m.never_sent:
+        if m is None:
             continue
         if m.role == "assistant":
             flush()
-            if m.stop_reason in rt.drop_stop_reasons:
-                continue
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=m.tool_call_ids())
             items.append(item)
             calls = [(b.call_id, b.name) for b in m.blocks if b.type == "tool_call" and b.call_id]
@@ -390,7 +467,7 @@ def context_total(led: Ledger, items: list[ContextItem], views: list[CheckpointV
     last_cp_seq = views[-1].seq if views else -1
     anchor = None
     for it in reversed(items):
-        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq:
+        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq or records[it.seq].role != "assistant":
             continue
         m = records[it.seq].message
         if m is not None and m.role == "assistant" and m.usage is not None and m.usage.total > 0:
@@ -418,41 +495,49 @@ def coverage(
     for s in path:
         on_path[s] = 1
     for r in records:
-        if r.message is not None:
+        if r.kind == "message":
             states[r.seq] = HOLE if r.seq in lost else INACTIVE
-    first_rep: dict[int, int] = {}
-    for v in views:
-        for s in v.represents:
-            first_rep.setdefault(s, v.index)
-    if views:
-        last = views[-1]
-        ci = path.index(last.seq)
-        after = {s for s in path[ci + 1 :]}
-        retained = set(last.retains)
+    drop = rt.drop_stop_reasons
+    if not views:
         for s in path:
-            rec = records[s]
-            if rec.message is None:
-                continue
-            if _dropped_at_send(rec, rt):
-                states[s] = EXCLUDED
-            elif s in after:
-                states[s] = LIVE
-            elif s in retained:
-                states[s] = RETAINED
-            elif s in last.represents:
+            r = records[s]
+            if r.kind == "message":
+                states[s] = EXCLUDED if (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)) else LIVE
+        return states, summarized_by, on_path
+    last = views[-1]
+    # Which checkpoint first represented each position (its own summarizer range).
+    first_rep = [0] * len(path)
+    covered: list[Interval] = []
+    for v in views:
+        for iv in v.own or v.rep:
+            for lo, hi in subtract(iv, covered):
+                for i in range(lo, hi):
+                    first_rep[i] = v.index
+            covered = merge([*covered, iv])
+    rep = last.rep
+    ri = 0
+    keep = last.keep
+    for i, s in enumerate(path):
+        r = records[s]
+        if r.kind != "message":
+            continue
+        if r.never_sent or (r.role == "assistant" and r.stop_reason in drop):
+            states[s] = EXCLUDED
+        elif i > last.pos:
+            states[s] = LIVE
+        elif i >= last.cut or s in keep:
+            states[s] = RETAINED
+        else:
+            while ri < len(rep) and rep[ri][1] <= i:
+                ri += 1
+            if ri < len(rep) and rep[ri][0] <= i:
                 states[s] = SUMMARIZED
-                summarized_by[s] = first_rep.get(s, last.index)
+                summarized_by[s] = first_rep[i] or last.index
             else:
                 states[s] = HOLE
-    else:
-        for s in path:
-            rec = records[s]
-            if rec.message is None:
-                continue
-            states[s] = EXCLUDED if _dropped_at_send(rec, rt) else LIVE
     if led.runtime_rejects_file:
         for r in records:
-            if r.message is not None and not _dropped_at_send(r, rt):
+            if r.kind == "message" and not (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)):
                 states[r.seq] = HOLE
     return states, summarized_by, on_path
 
@@ -476,9 +561,9 @@ def analyze(
     if rt.tree and (any(not r.runtime_visible for r in led.records) or cycle):
         rp = recovered_path(led, rt)
         on = set(path)
-        lost = [s for s in rp if s not in on and led.records[s].message is not None]
+        lost = [s for s in rp if s not in on and led.records[s].kind == "message"]
     if led.runtime_rejects_file:
-        lost = [r.seq for r in led.records if r.message is not None]
+        lost = [r.seq for r in led.records if r.kind == "message"]
     views = checkpoint_views(led, path, rt)
     ctx = effective_context(led, path, views, rt, tok)
     total, source = context_total(led, ctx, views)

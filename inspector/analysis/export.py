@@ -20,17 +20,57 @@ def _ref(rec: Record) -> dict[str, Any]:
     return {"seq": rec.seq, "line": rec.line, "id": rec.id}
 
 
-def _span(report: Report, seqs: list[int] | set[int]) -> dict[str, Any]:
-    recs = sorted(seqs)
-    out: dict[str, Any] = {"count": len(recs), "by_role": role_counts(report, recs)}
-    if recs:
-        lines = [report.ledger.records[s].line for s in recs]
-        out["first_line"] = min(lines)
-        out["last_line"] = max(lines)
-    return out
+class PathCounts:
+    """Prefix sums of messages by role along the active path: any range's counts in O(1)."""
+
+    ROLES = ("system", "user", "assistant", "tool")
+
+    def __init__(self, report: Report) -> None:
+        records = report.ledger.records
+        self.report = report
+        self.prefix: dict[str, list[int]] = {r: [0] for r in self.ROLES}
+        self.msg_pos: list[int] = []
+        counts = dict.fromkeys(self.ROLES, 0)
+        for i, s in enumerate(report.path):
+            r = records[s]
+            if r.kind == "message" and r.role in counts:
+                counts[r.role] += 1  # type: ignore[index]
+                self.msg_pos.append(i)
+            for role in self.ROLES:
+                self.prefix[role].append(counts[role])
+
+    def span(self, ivs: list[tuple[int, int]], minus: frozenset[int] = frozenset(), plus: list[int] | None = None) -> dict[str, Any]:
+        from bisect import bisect_left
+
+        records = self.report.ledger.records
+        path = self.report.path
+        by_role = dict.fromkeys(self.ROLES, 0)
+        lines: list[int] = []
+        for lo, hi in ivs:
+            for role in self.ROLES:
+                by_role[role] += self.prefix[role][hi] - self.prefix[role][lo]
+            a = bisect_left(self.msg_pos, lo)
+            b = bisect_left(self.msg_pos, hi) - 1
+            if a <= b:
+                lines += [records[path[self.msg_pos[a]]].line, records[path[self.msg_pos[b]]].line]
+        for s in minus:
+            r = records[s].role
+            if r in by_role:
+                by_role[r] -= 1
+        for s in plus or []:
+            r = records[s].role
+            if r in by_role:
+                by_role[r] += 1
+            lines.append(records[s].line)
+        out: dict[str, Any] = {"count": sum(by_role.values()), "by_role": {k: n for k, n in by_role.items() if n}}
+        if lines:
+            out["first_line"] = min(lines)
+            out["last_line"] = max(lines)
+        return out
 
 
-def checkpoint_json(report: Report, v: CheckpointView) -> dict[str, Any]:
+def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None = None) -> dict[str, Any]:
+    counts = counts or PathCounts(report)
     cp = v.checkpoint
     records = report.ledger.records
     boundary: dict[str, Any] = {"first_kept_id": cp.first_kept_id, "explicit": cp.explicit_boundary, "found": v.first_kept_found}
@@ -40,10 +80,10 @@ def checkpoint_json(report: Report, v: CheckpointView) -> dict[str, Any]:
         "index": v.index,
         **_ref(v.record),
         "boundary": boundary,
-        "removes": _span(report, v.removes),
-        "represents": _span(report, v.represents),
-        "retains": {**_span(report, v.retains), "shape": v.shape},
-        "summarized_here": _span(report, v.own_range),
+        "removes": counts.span([(0, v.cut)], minus=v.keep),
+        "represents": counts.span(v.rep),
+        "retains": {**counts.span([(v.cut, v.pos)], plus=sorted(v.keep)), "shape": v.shape},
+        "summarized_here": counts.span(v.own),
         "summary_chars": len(cp.summary),
         "fallback": v.fallback,
         "carried_forward": v.carried_forward,
@@ -101,6 +141,7 @@ def analyze_json(report: Report) -> dict[str, Any]:
     led = report.ledger
     leaf = led.records[report.path[-1]] if report.path else None
     findings = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
+    counts = PathCounts(report)
     return {
         "schema": ANALYZE_SCHEMA,
         "file": led.path,
@@ -111,10 +152,10 @@ def analyze_json(report: Report) -> dict[str, Any]:
         "at_line": led.upto_line,
         "summary": summary_line(report),
         "records": len(led.records),
-        "messages": sum(1 for r in led.records if r.message is not None),
+        "messages": sum(1 for r in led.records if r.kind == "message"),
         "active_path": {"length": len(report.path), "leaf": _ref(leaf) if leaf else None},
         "coverage": report.coverage_counts(),
-        "checkpoints": [checkpoint_json(report, v) for v in report.checkpoints],
+        "checkpoints": [checkpoint_json(report, v, counts) for v in report.checkpoints],
         "findings": [finding_json(report, f) for f in findings],
         "finding_counts": {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")},
         "context": {

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
+from inspector.analysis.intervals import subtract
 from inspector.compaction.protocol import summary_completeness
 from inspector.ledger.model import Record
 
@@ -95,7 +96,7 @@ def _malformed(report: Report) -> list[Finding]:
         if d.problem == "glued_objects" and led.format == "pi":
             recs = [led.records[s] for s in d.seqs]
             parts = []
-            msgs = [r for r in recs if r.message is not None]
+            msgs = [r for r in recs if r.kind == "message"]
             cps = [r for r in recs if r.kind == "checkpoint"]
             if msgs:
                 parts.append(f"{len(msgs)} message{'s' if len(msgs) != 1 else ''}")
@@ -127,20 +128,35 @@ def _broken_tree(report: Report) -> list[Finding]:
 # ---------------------------------------------------------------------------------------- coverage
 
 
-def _holes(report: Report) -> list[Finding]:
-    records = report.ledger.records
-    holes = [s for s, st in enumerate(report.states) if st == HOLE]
-    if not holes:
-        return []
-    lost = set(report.lost_to_runtime)
-    # Which checkpoint first removed each hole without representing it.
+def hole_causes(report: Report) -> dict[int, CheckpointView]:
+    """For each hole on the path, the first checkpoint that removed it without representing it."""
+    path = report.path
+    holes = sorted(i for i, s in enumerate(path) if report.states[s] == HOLE)
     cause: dict[int, CheckpointView] = {}
     for v in report.checkpoints:
-        for s in v.removes:
-            if s not in v.represents and s not in cause:
-                cause[s] = v
+        if not holes:
+            break
+        gaps = subtract((0, v.cut), v.rep)
+        left: list[int] = []
+        for i in holes:
+            if i < v.cut and path[i] not in v.keep and any(a <= i < b for a, b in gaps):
+                cause[path[i]] = v
+            else:
+                left.append(i)
+        holes = left
+    return cause
+
+
+def _holes(report: Report) -> list[Finding]:
+    holes = [s for s in report.path if report.states[s] == HOLE]
+    lost = set(report.lost_to_runtime)
+    on_path = set(holes)
+    holes += [s for s in lost if s not in on_path]
+    if not holes:
+        return []
+    cause = hole_causes(report)
     groups: dict[str, list[int]] = {}
-    for s in holes:
+    for s in sorted(holes):
         if s in lost:
             key = "lost"
         elif s in cause:
@@ -175,19 +191,19 @@ def _holes(report: Report) -> list[Finding]:
             )
         data = {"checkpoint": by_index[key].index if key in by_index else None}
         out.append(Finding("hole", "error", msg, seqs, by_role=by_role, data=data))
-    del records
     return out
 
 
 def _fallbacks(report: Report) -> list[Finding]:
     out: list[Finding] = []
     records = report.ledger.records
+    causes = hole_causes(report) if any(v.fallback for v in report.checkpoints) else {}
     for v in report.checkpoints:
         if not v.fallback:
             continue
         kept = v.retains
         users = [s for s in kept if records[s].role == "user"]
-        holes_here = [s for s in v.removes if s not in v.represents and report.states[s] == HOLE]
+        holes_here = [s for s, c in causes.items() if c is v]
         tokens_kept = None
         budget = v.checkpoint.budget_tokens
         too_small = False
@@ -224,10 +240,11 @@ def _dangling(report: Report) -> list[Finding]:
             target = cp.first_kept_id if cp.first_kept_id is not None else cp.explicit_boundary
             if isinstance(target, str) and target.startswith("index:"):
                 target = f"entry index {target[6:]}"
+            n_removed = sum(1 for s in report.path[: v.cut] if report.ledger.records[s].kind == "message")
             effect = (
-                f"pi keeps nothing raw: {plural(len(v.removes), 'message')} before it leave the request"
+                f"pi keeps nothing raw: {plural(n_removed, 'message')} before it leave the request"
                 if report.runtime.name == "pi"
-                else f"nothing before it is kept raw: {plural(len(v.removes), 'message')} leave the request"
+                else f"nothing before it is kept raw: {plural(n_removed, 'message')} leave the request"
             )
             out.append(
                 Finding(
@@ -317,7 +334,7 @@ def _no_progress(prev: CheckpointView, v: CheckpointView) -> str | None:
         return "same boundary"
     if v.checkpoint.explicit_boundary is not None and v.checkpoint.explicit_boundary == prev.checkpoint.explicit_boundary:
         return "same boundary"
-    if not v.own_range and not v.fallback:
+    if not _summarized_any(v) and not v.fallback:
         return "nothing summarized"
     s1, s2 = prev.checkpoint.summary.strip(), v.checkpoint.summary.strip()
     if s1 and s1 == s2:
@@ -325,6 +342,12 @@ def _no_progress(prev: CheckpointView, v: CheckpointView) -> str | None:
     if v.fallback and prev.fallback:
         return "repeated failures"
     return None
+
+
+def _summarized_any(v: CheckpointView) -> bool:
+    """Did this checkpoint's own summarizer range hold at least one message?"""
+    recs = v._records
+    return any(recs[s].kind == "message" for lo, hi in v.own for s in v._path[lo:hi])
 
 
 def _loops(report: Report) -> list[Finding]:
@@ -365,7 +388,7 @@ def _loops(report: Report) -> list[Finding]:
     # A single checkpoint that summarized nothing is a loop of one iteration waiting to happen.
     if cps and not out:
         first = cps[0]
-        if not first.own_range and not first.fallback and not first.removes:
+        if not _summarized_any(first) and not first.fallback and first.cut == 0:
             out.append(
                 Finding(
                     "compaction_loop",
@@ -398,7 +421,7 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
 
     for s in report.path:
         r = records[s]
-        if r.message is not None and r.message.role == "user" and r.message.source_role in (None, "user", "custom"):
+        if r.kind == "message" and r.role == "user" and r.source_role in (None, "user", "custom"):
             close()
             current = []
             user_line = r.line
@@ -414,12 +437,13 @@ def _active_user(report: Report) -> int | None:
     records = report.ledger.records
     for s in reversed(report.path):
         r = records[s]
-        m = r.message
-        if m is None:
+        if r.kind != "message":
             continue
-        if m.role == "assistant" and m.stop_reason in ("stop", "length") and not m.tool_call_ids():
-            return None
-        if m.role == "user" and m.source_role in ("user", None):
+        if r.role == "assistant" and r.stop_reason in ("stop", "length"):
+            m = r.message
+            if m is not None and not m.tool_call_ids():
+                return None
+        if r.role == "user" and r.source_role in ("user", None):
             return s
     return None
 
@@ -431,13 +455,13 @@ def _live_question(report: Report) -> list[Finding]:
     if s is None:
         return []
     last = report.checkpoints[-1]
-    if s not in set(last.removes):
+    i = report.path.index(s)
+    if not last.is_removed(i):
         return []
     r = report.ledger.records[s]
     m = r.message
-    assert m is not None
-    text = m.first_line()[:80]
-    how = "summarized" if s in last.represents else "dropped"
+    text = m.first_line()[:80] if m is not None else ""
+    how = "summarized" if last.is_represented(i) else "dropped"
     return [
         Finding(
             "live_question_summarized",

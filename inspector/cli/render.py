@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis.engine import STATES, Report
-from inspector.analysis.export import item_preview, summary_line
+from inspector.analysis.export import PathCounts, checkpoint_json, item_preview, summary_line
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -29,7 +29,7 @@ def _header(report: Report) -> Text:
         fmt += f" v{led.version}"
     if led.migrated:
         fmt += " (migrated in memory; the file is not touched)"
-    n_msg = sum(1 for r in led.records if r.message is not None)
+    n_msg = sum(1 for r in led.records if r.kind == "message")
     t = Text()
     t.append(str(led.path or "<input>"), style="bold")
     t.append(f"  ·  {fmt}  ·  {len(led.records):,} records, {n_msg:,} messages")
@@ -76,7 +76,9 @@ def checkpoints_table(report: Report) -> Table | Text:
     t = Table(title="Checkpoints on the active path", title_justify="left", expand=True)
     for col in ("#", "line", "keeps from", "removes", "represents", "retains", "shape", "status"):
         t.add_column(col, no_wrap=col != "status")
+    counts = PathCounts(report)
     for v in report.checkpoints:
+        spans = checkpoint_json(report, v, counts)
         if v.first_kept_found is False:
             keeps = Text("not on path", style="red")
         elif v.first_kept_seq is not None:
@@ -96,9 +98,9 @@ def checkpoints_table(report: Report) -> Table | Text:
             str(v.index),
             str(v.record.line),
             keeps,
-            str(len(v.removes)),
-            str(len(v.represents)),
-            str(len(v.retains)),
+            str(spans["removes"]["count"]),
+            str(spans["represents"]["count"]),
+            str(spans["retains"]["count"]),
             v.shape or "—",
             ", ".join(status) or "ok",
         )

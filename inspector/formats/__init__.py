@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.formats import native, pi
-from inspector.formats.jsonl import LoadError, RawLine, parse_bytes, read_lines
+from inspector.formats.jsonl import (
+    LoadError,
+    PrefixHasher,
+    RawLine,
+    check_openable,
+    hash_prefix,
+    parse_bytes,
+    read_lines,
+)
 from inspector.ledger.model import Ledger
 
 FORMATS: tuple[str, ...] = ("native", "pi")
@@ -24,7 +32,9 @@ def detect(lines: list[RawLine]) -> str | None:
     return None
 
 
-def _build(lines: list[RawLine], name: str | None, fmt: str | None, size: int, digest: str) -> Ledger:
+def _build(
+    lines: list[RawLine], name: str | None, fmt: str | None, size: int, digest: str, data: bytes | None = None
+) -> Ledger:
     if not lines:
         raise LoadError(f"{name}: line 1: the file is empty (no records)")
     chosen = fmt or detect(lines)
@@ -36,7 +46,7 @@ def _build(lines: list[RawLine], name: str | None, fmt: str | None, size: int, d
             f"formats: {', '.join(FORMATS)} (use --format to force one)"
         )
     if chosen == "pi":
-        led = pi.build(lines, name)
+        led = pi.build(lines, name, data)
     elif chosen == "native":
         led = native.build(lines, name)
     else:
@@ -55,16 +65,47 @@ def _first_problem(rl: RawLine) -> str:
     return f"first line is a JSON {type(o).__name__}"
 
 
+def _sniff(head: bytes) -> list[RawLine]:
+    lines, _, _ = parse_bytes(head.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in head else head, "<head>", 50)
+    return lines
+
+
 def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:
-    """Read a session file. `upto_line`: the file as it stood when that line was the last written."""
+    """Read a session file. `upto_line`: the file as it stood when that line was the last written.
+
+    pi files take the streaming path (index first, content read on demand) and are hashed on
+    another core meanwhile; other formats are parsed whole.
+    """
+    size = check_openable(path)
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise LoadError(f"{path}: cannot open ({e.strerror})") from e
+    with f:
+        head = f.read(65536)
+        if b"\x00" in head[:8192]:
+            raise LoadError(f"{path}: line 1: binary data (NUL bytes), not a JSONL session file")
+        chosen = fmt or (detect(_sniff(head)) if head.strip() else None)
+        if chosen == "pi":
+            f.seek(0)
+            hasher = PrefixHasher(path, size) if upto_line is None else None
+            if hasher is not None:
+                hasher.start()
+            led, consumed = pi.load_stream(f, path, size, upto_line)
+            if not led.records and not led.diagnostics:
+                raise LoadError(f"{path}: line 1: the file is empty (no records)")
+            led.size = consumed
+            led.sha256 = hasher.result() if hasher is not None else hash_prefix(path, consumed)
+            led.upto_line = upto_line
+            return led
     lines, size, digest = read_lines(path, upto_line)
-    led = _build(lines, path, fmt, size, digest)
+    led = _build(lines, path, fmt or chosen, size, digest)
     led.upto_line = upto_line
     return led
 
 
 def load_bytes(data: bytes, name: str = "<bytes>", fmt: str | None = None, upto_line: int | None = None) -> Ledger:
     lines, size, digest = parse_bytes(data, name, upto_line)
-    led = _build(lines, name, fmt, size, digest)
+    led = _build(lines, name, fmt, size, digest, data)
     led.upto_line = upto_line
     return led

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ def _describe_json_error(text: str, truncated: bool) -> str:
     return "not a JSON object"
 
 
-def _check_openable(path: str) -> int:
+def check_openable(path: str) -> int:
     if not os.path.exists(path):
         raise LoadError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -79,7 +80,7 @@ def _check_openable(path: str) -> int:
 
 def read_lines(path: str, upto_line: int | None = None) -> tuple[list[RawLine], int, str]:
     """Read a JSONL file. Returns (lines, bytes read, sha256 of the bytes read)."""
-    _check_openable(path)
+    check_openable(path)
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
@@ -125,82 +126,130 @@ def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLin
 
 
 def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool, loads: Any) -> None:
-    body = raw.strip()
-    if not body:
-        return
     try:
-        out.append(RawLine(lineno, offset, len(raw), [loads(body)]))
+        out.append(RawLine(lineno, offset, len(raw), [loads(raw)]))
         return
     except orjson.JSONDecodeError:
         pass
+    rl = recover_line(raw, lineno, offset, is_last)
+    if rl is not None:
+        out.append(rl)
+
+
+def recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine | None:
+    """A line orjson rejected: blank (None), invalid UTF-8, glued objects, or unreadable."""
+    body = raw.strip()
+    if not body:
+        return None
     has_nl = raw.endswith(b"\n")
     # Invalid UTF-8: Node (pi) decodes with U+FFFD replacement and parses what is left, so do we.
+    bad_at = -1
     try:
         text = body.decode("utf-8")
-        bad_utf8 = False
     except UnicodeDecodeError as e:
         text = body.decode("utf-8", errors="replace")
-        bad_utf8 = True
         bad_at = e.start
-    if bad_utf8:
+    if bad_at >= 0:
         try:
             obj = json.loads(text)
-            out.append(
-                RawLine(
+            return RawLine(
+                lineno,
+                offset,
+                len(raw),
+                [obj],
+                Diagnostic(
                     lineno,
-                    offset,
-                    len(raw),
-                    [obj],
-                    Diagnostic(
-                        lineno,
-                        "invalid_utf8",
-                        f"line {lineno}: invalid UTF-8 at byte {bad_at}; read with U+FFFD in its place",
-                        recovered="the record, with replacement characters",
-                    ),
-                )
+                    "invalid_utf8",
+                    f"line {lineno}: invalid UTF-8 at byte {bad_at}; read with U+FFFD in its place",
+                    recovered="the record, with replacement characters",
+                ),
             )
-            return
         except json.JSONDecodeError:
             pass
     glued = split_glued(text)
     if glued is not None:
         kinds = ", ".join(_kind(o) for o in glued)
-        out.append(
-            RawLine(
-                lineno,
-                offset,
-                len(raw),
-                glued,
-                Diagnostic(
-                    lineno,
-                    "glued_objects",
-                    f"line {lineno}: {len(glued)} JSON objects glued together on one line ({kinds})",
-                    recovered=f"all {len(glued)} objects",
-                ),
-                runtime_skips=True,
-            )
-        )
-        return
-    truncated = is_last and not has_nl
-    why = _describe_json_error(text, truncated)
-    if bad_utf8:
-        why = f"invalid UTF-8 at byte {bad_at} and {why}"
-    where = "last line" if is_last else "line"
-    out.append(
-        RawLine(
+        return RawLine(
             lineno,
             offset,
             len(raw),
-            [],
+            glued,
             Diagnostic(
                 lineno,
-                "truncated_line" if truncated else "malformed_json",
-                f"{where} {lineno}: {why}; skipped",
-                recovered="nothing",
+                "glued_objects",
+                f"line {lineno}: {len(glued)} JSON objects glued together on one line ({kinds})",
+                recovered=f"all {len(glued)} objects",
             ),
             runtime_skips=True,
         )
+    truncated = is_last and not has_nl
+    why = _describe_json_error(text, truncated)
+    if bad_at >= 0:
+        why = f"invalid UTF-8 at byte {bad_at} and {why}"
+    where = "last line" if is_last else "line"
+    return RawLine(
+        lineno,
+        offset,
+        len(raw),
+        [],
+        Diagnostic(
+            lineno,
+            "truncated_line" if truncated else "malformed_json",
+            f"{where} {lineno}: {why}; skipped",
+            recovered="nothing",
+        ),
+        runtime_skips=True,
     )
+
+
+def mark_last_line_truncated(rl: RawLine, raw: bytes) -> None:
+    """Streaming readers learn a line was the last only afterwards: re-describe it then."""
+    d = rl.diagnostic
+    if d is None or d.problem != "malformed_json" or raw.endswith(b"\n"):
+        return
+    text = raw.strip().decode("utf-8", errors="replace")
+    d.problem = "truncated_line"
+    d.message = f"last line {rl.line}: {_describe_json_error(text, True)}; skipped"
+
+
+class PrefixHasher(threading.Thread):
+    """sha256 of a file's first `size` bytes, computed on another core while we parse (hashlib
+    releases the GIL on large buffers). Write-back compares it before touching the file."""
+
+    def __init__(self, path: str, size: int) -> None:
+        super().__init__(daemon=True)
+        self.path = path
+        self.size = size
+        self.digest: str | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            h = hashlib.sha256()
+            left = self.size
+            with open(self.path, "rb") as f:
+                while left > 0:
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        break
+                    h.update(chunk)
+                    left -= len(chunk)
+            self.digest = h.hexdigest()
+        except BaseException as e:  # pragma: no cover - file vanished mid-read
+            self.error = e
+
+    def result(self) -> str:
+        if self.is_alive() or self.ident is not None:
+            self.join()
+        if self.error is not None or self.digest is None:
+            raise LoadError(f"{self.path}: cannot read ({self.error})")
+        return self.digest
+
+
+def hash_prefix(path: str, size: int) -> str:
+    h = PrefixHasher(path, size)
+    h.run()
+    return h.result()
 
 
 def _kind(o: Any) -> str:

@@ -9,9 +9,12 @@ while the analysis can say what pi lost.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
-from inspector.formats.jsonl import RawLine
+import orjson
+
+from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -19,6 +22,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordSource,
     Route,
     Usage,
     normalize_stop_reason,
@@ -237,6 +241,7 @@ def _checkpoint(o: dict[str, Any]) -> Checkpoint:
         from_hook=o.get("fromHook") if isinstance(o.get("fromHook"), bool) else None,
         details=details,
         budget_tokens=d.get("retainedTailBudgetTokens") if isinstance(d.get("retainedTailBudgetTokens"), int) else None,
+        first_kept_index=o.get("firstKeptEntryIndex") if isinstance(o.get("firstKeptEntryIndex"), int) else None,
     )
 
 
@@ -250,89 +255,245 @@ def _extra(o: dict[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------------------- load
 
 
-def build(lines: list[RawLine], path: str | None) -> Ledger:
-    records: list[Record] = []
-    diagnostics: list[Diagnostic] = []
-    header: dict[str, Any] | None = None
-    seq = 0
-    # v1 index -> record, over the entries pi's parser keeps (header at index 0).
-    pi_entries: list[Record | None] = []
-    first_obj_seen = False
-    header_valid = False
-    for rl in lines:
+class _Source(RecordSource):
+    """Re-reads a record's line from the file (or the bytes) it was loaded from."""
+
+    __slots__ = ("data", "path")
+
+    def __init__(self, path: str | None, data: bytes | None = None) -> None:
+        self.path = path
+        self.data = data
+
+    def obj(self, rec: Record) -> Any:
+        if self.data is not None:
+            raw = self.data[rec.offset : rec.offset + rec.length]
+        else:
+            assert self.path is not None
+            with open(self.path, "rb") as f:
+                f.seek(rec.offset)
+                raw = f.read(rec.length)
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            rl = recover_line(raw, rec.line, rec.offset, False)
+            return rl.objects[0] if rl is not None and rl.objects else {}
+
+    def message(self, rec: Record) -> Message | None:
+        o = self.obj(rec)
+        m = o.get("message") if isinstance(o, dict) else None
+        return _message(m) if isinstance(m, dict) else None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        o = self.obj(rec)
+        if not isinstance(o, dict):
+            return None
+        extra = _extra(o, _KNOWN_KEYS["message"])
+        m = o.get("message")
+        if isinstance(m, dict):
+            known_m = _MSG_KEYS.get(m.get("role"))  # type: ignore[arg-type]
+            if known_m is not None:
+                mx = _extra(m, known_m)
+                if mx:
+                    extra = {**(extra or {}), "message": mx}
+        return extra
+
+
+_SOURCE_ROLE = {"toolResult": "tool", "user": "user", "assistant": "assistant", "bashExecution": "user", "custom": "user"}
+
+
+class _Builder:
+    """Turns pi's JSON objects into records, in file order."""
+
+    def __init__(self, path: str | None, source: _Source) -> None:
+        self.path = path
+        self.source = source
+        self.records: list[Record] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.header: dict[str, Any] | None = None
+        # v1 index -> record, over the entries pi's parser keeps (header at index 0).
+        self.pi_entries: list[Record | None] = []
+        self.first_obj_seen = False
+        self.header_valid = False
+        self.first_line: int | None = None
+
+    def add_line(self, rl: RawLine) -> None:
+        """A line that needed recovery (or any line, on the generic path)."""
+        if self.first_line is None:
+            self.first_line = rl.line
         if rl.diagnostic is not None:
-            diagnostics.append(rl.diagnostic)
+            self.diagnostics.append(rl.diagnostic)
         for o in rl.objects:
             if not isinstance(o, dict):
-                diagnostics.append(
+                self.diagnostics.append(
                     Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not an entry object; ignored")
                 )
                 continue
-            t = o.get("type")
-            visible = not rl.runtime_skips
-            if visible and not first_obj_seen:
-                first_obj_seen = True
-                header_valid = t == "session" and isinstance(o.get("id"), str)
-            if t == "session" and header is None and visible:
-                header = o
-                rec = Record(seq, rl.line, "header", "session", id=None, timestamp=o.get("timestamp"), offset=rl.offset, length=rl.length)
-                rec.extra = _extra(o, _KNOWN_KEYS["session"])
-                records.append(rec)
-                pi_entries.append(None)
-                seq += 1
-                if rl.diagnostic is not None:
-                    rl.diagnostic.seqs.append(rec.seq)
-                continue
-            rec = _record(o, seq, rl)
-            if not visible:
-                rec.runtime_visible = False
-            records.append(rec)
-            if rl.diagnostic is not None:
+            rec = self.add_obj(o, rl.line, rl.offset, rl.length, not rl.runtime_skips, eager=True)
+            if rl.diagnostic is not None and rec is not None:
                 rl.diagnostic.seqs.append(rec.seq)
-            if visible:
-                pi_entries.append(rec)
-            seq += 1
 
-    version = None
-    if header is not None:
-        v = header.get("version")
-        version = v if isinstance(v, int) else 1
-    led = Ledger(
-        path=path,
-        format=FORMAT,
-        session_id=header.get("id") if header and isinstance(header.get("id"), str) else None,
-        header=header,
-        records=records,
-        diagnostics=diagnostics,
-        version=version,
-    )
-    if not records:
-        return led
-    if not header_valid:
-        led.runtime_rejects_file = True
-        first = lines[0].line if lines else 1
-        diagnostics.append(
-            Diagnostic(
-                first,
-                "missing_header",
-                f"line {first}: no session header (a first line like "
-                '{"type":"session","id":...}); pi ignores such a file entirely and starts a new session',
-                severity="error",
-            )
+    def add_obj(self, o: dict[str, Any], line: int, offset: int, length: int, visible: bool, eager: bool) -> Record | None:
+        t = o.get("type")
+        seq = len(self.records)
+        if visible and not self.first_obj_seen:
+            self.first_obj_seen = True
+            self.header_valid = t == "session" and isinstance(o.get("id"), str)
+        if t == "session" and self.header is None and visible:
+            self.header = o
+            rec = Record(seq, line, "header", "session", None, None, o.get("timestamp"), offset=offset, length=length)
+            rec.extra = _extra(o, _KNOWN_KEYS["session"])
+            self.records.append(rec)
+            self.pi_entries.append(None)
+            return rec
+        if not eager and t == "message":
+            m = o.get("message")
+            rid = o.get("id")
+            pid = o.get("parentId")
+            if type(m) is dict and (rid is None or type(rid) is str) and (pid is None or type(pid) is str):
+                role = m.get("role")
+                llm_role = _SOURCE_ROLE.get(role)  # type: ignore[arg-type]
+                if llm_role is not None and (role != "bashExecution" or not m.get("excludeFromContext")):
+                    stop = m.get("stopReason")
+                    rec = Record(
+                        seq,
+                        line,
+                        "message",
+                        "message",
+                        rid,
+                        pid,
+                        o.get("timestamp"),
+                        None,
+                        None,
+                        None,
+                        None,
+                        True,
+                        offset,
+                        length,
+                        role=llm_role,
+                        stop_reason=_STOP_MAP.get(stop, "other") if stop is not None else None,
+                        source_role=role,
+                        source=self.source,
+                        lazy_extra=True,
+                    )
+                    self.records.append(rec)
+                    self.pi_entries.append(rec)
+                    return rec
+        rec = _record(o, seq, line, offset, length)
+        if not visible:
+            rec.runtime_visible = False
+        self.records.append(rec)
+        if visible:
+            self.pi_entries.append(rec)
+        return rec
+
+    def finish(self) -> Ledger:
+        header = self.header
+        records = self.records
+        version = None
+        if header is not None:
+            v = header.get("version")
+            version = v if isinstance(v, int) else 1
+        led = Ledger(
+            path=self.path,
+            format=FORMAT,
+            session_id=header.get("id") if header and isinstance(header.get("id"), str) else None,
+            header=header,
+            records=records,
+            diagnostics=self.diagnostics,
+            version=version,
         )
-    if (version is not None and version < CURRENT_VERSION) or (header is None and not any(r.id for r in records)):
-        _migrate_v1(led, pi_entries, lines)
-        led.migrated = True
-    _check_ids(led)
-    # pi's leaf: the last entry in file order that its parser kept.
-    for r in reversed(records):
-        if r.kind != "header" and r.runtime_visible:
-            led.leaf_seq = r.seq
-            break
-    return led
+        if not records:
+            return led
+        if not self.header_valid:
+            led.runtime_rejects_file = True
+            first = self.first_line or 1
+            self.diagnostics.append(
+                Diagnostic(
+                    first,
+                    "missing_header",
+                    f"line {first}: no session header (a first line like "
+                    '{"type":"session","id":...}); pi ignores such a file entirely and starts a new session',
+                    severity="error",
+                )
+            )
+        if (version is not None and version < CURRENT_VERSION) or (header is None and not any(r.id for r in records)):
+            _migrate_v1(led, self.pi_entries)
+            led.migrated = True
+        _check_ids(led)
+        # pi's leaf: the last entry in file order that its parser kept.
+        for r in reversed(records):
+            if r.kind != "header" and r.runtime_visible:
+                led.leaf_seq = r.seq
+                break
+        return led
 
 
-def _record(o: dict[str, Any], seq: int, rl: RawLine) -> Record:
+_STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
+
+
+def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
+    """The generic path: every line already parsed (small inputs, `load_bytes`, tests)."""
+    b = _Builder(path, _Source(path, data))
+    for rl in lines:
+        b.add_line(rl)
+    return b.finish()
+
+
+def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[Ledger, int]:
+    """The fast path for big files: parse each line once, keep an index and what the analysis
+    needs; message content is read again from the file only when asked for. Returns the ledger
+    and the number of bytes consumed (never more than `limit`, the size when we started)."""
+    b = _Builder(path, _Source(path))
+    loads = orjson.loads
+    add_obj = b.add_obj
+    offset = 0
+    line = 0
+    last: tuple[RawLine, bytes] | None = None
+    gc_was = gc.isenabled()
+    gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
+    try:
+        for raw in f:
+            line += 1
+            if upto_line is not None and line > upto_line:
+                break
+            n = len(raw)
+            if offset + n > limit:  # appended while we read: stop at the size we started with
+                raw = raw[: limit - offset]
+                n = len(raw)
+                if not n:
+                    break
+            try:
+                o = loads(raw)
+            except orjson.JSONDecodeError:
+                rl = recover_line(raw, line, offset, False)
+                if rl is not None:
+                    if b.first_line is None:
+                        b.first_line = line
+                    b.add_line(rl)
+                    last = (rl, raw)
+                offset += n
+                continue
+            if b.first_line is None:
+                b.first_line = line
+            if type(o) is dict:
+                add_obj(o, line, offset, n, True, False)
+            else:
+                b.diagnostics.append(
+                    Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
+                )
+            last = None
+            offset += n
+            if offset >= limit:
+                break
+    finally:
+        if gc_was:
+            gc.enable()
+    if last is not None and upto_line is None:
+        mark_last_line_truncated(*last)
+    return b.finish(), offset
+
+
+def _record(o: dict[str, Any], seq: int, line: int, offset: int, length: int) -> Record:
     t = o.get("type")
     rid = o.get("id") if isinstance(o.get("id"), str) else None
     pid = o.get("parentId") if isinstance(o.get("parentId"), str) else None
@@ -341,7 +502,7 @@ def _record(o: dict[str, Any], seq: int, rl: RawLine) -> Record:
         m = o.get("message")
         if isinstance(m, dict):
             msg = _message(m)
-            rec = Record(seq, rl.line, "message", "message", rid, pid, ts, message=msg, offset=rl.offset, length=rl.length)
+            rec = Record(seq, line, "message", "message", rid, pid, ts, message=msg, offset=offset, length=length)
             extra = _extra(o, _KNOWN_KEYS["message"])
             known_m = _MSG_KEYS.get(m.get("role"))  # type: ignore[arg-type]
             if known_m is not None:
@@ -350,39 +511,39 @@ def _record(o: dict[str, Any], seq: int, rl: RawLine) -> Record:
                     extra = {**(extra or {}), "message": mx}
             rec.extra = extra
             return rec
-        return Record(seq, rl.line, "unknown", "message", rid, pid, ts, extra=o, offset=rl.offset, length=rl.length)
+        return Record(seq, line, "unknown", "message", rid, pid, ts, extra=o, offset=offset, length=length)
     if t == "compaction":
-        rec = Record(seq, rl.line, "checkpoint", "compaction", rid, pid, ts, checkpoint=_checkpoint(o), offset=rl.offset, length=rl.length)
+        rec = Record(seq, line, "checkpoint", "compaction", rid, pid, ts, checkpoint=_checkpoint(o), offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["compaction"])
         return rec
     if t == "custom_message":
         content = o.get("content")
         msg = Message("user", _blocks_from_content(content), source_role="custom")
-        rec = Record(seq, rl.line, "message", "custom_message", rid, pid, ts, message=msg, offset=rl.offset, length=rl.length)
+        rec = Record(seq, line, "message", "custom_message", rid, pid, ts, message=msg, offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["custom_message"])
         return rec
     if t == "branch_summary":
         summary = o.get("summary")
         if isinstance(summary, str) and summary:
             msg = Message("user", [Block("text", BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX)], source_role="branchSummary")
-            rec = Record(seq, rl.line, "message", "branch_summary", rid, pid, ts, message=msg, offset=rl.offset, length=rl.length)
+            rec = Record(seq, line, "message", "branch_summary", rid, pid, ts, message=msg, offset=offset, length=length)
         else:
-            rec = Record(seq, rl.line, "meta", "branch_summary", rid, pid, ts, offset=rl.offset, length=rl.length)
+            rec = Record(seq, line, "meta", "branch_summary", rid, pid, ts, offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["branch_summary"])
         return rec
     if t == "model_change":
-        rec = Record(seq, rl.line, "run", "model_change", rid, pid, ts, offset=rl.offset, length=rl.length)
+        rec = Record(seq, line, "run", "model_change", rid, pid, ts, offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["model_change"] - {"provider", "modelId"})
         return rec
     if t in _KNOWN_KEYS:
-        rec = Record(seq, rl.line, "meta", str(t), rid, pid, ts, offset=rl.offset, length=rl.length)
+        rec = Record(seq, line, "meta", str(t), rid, pid, ts, offset=offset, length=length)
         rec.extra = _extra(o, _BASE_KEYS)
         return rec
     # Unknown entry type: kept whole and shown; pi keeps it on the path but sends nothing for it.
-    return Record(seq, rl.line, "unknown", str(t), rid, pid, ts, extra=o, offset=rl.offset, length=rl.length)
+    return Record(seq, line, "unknown", str(t), rid, pid, ts, extra=o, offset=offset, length=length)
 
 
-def _migrate_v1(led: Ledger, pi_entries: list[Record | None], lines: list[RawLine]) -> None:
+def _migrate_v1(led: Ledger, pi_entries: list[Record | None]) -> None:
     """pi's migrateV1ToV2, in memory: sequential ids, parent = previous entry, index -> id.
 
     Ids are deterministic (`v1-<line>`; pi invents random ones). Records pi's parser skips (glued
@@ -401,20 +562,13 @@ def _migrate_v1(led: Ledger, pi_entries: list[Record | None], lines: list[RawLin
         else:
             r.parent_id = prev_visible
     # firstKeptEntryIndex indexes pi's parsed entries (header included, skipped lines excluded).
-    for rl in lines:
-        for o in rl.objects:
-            if isinstance(o, dict) and o.get("type") == "compaction" and isinstance(o.get("firstKeptEntryIndex"), int):
-                rec = next((r for r in led.records if r.line == rl.line and r.kind == "checkpoint" and r.checkpoint), None)
-                if rec is None or rec.checkpoint is None or rec.checkpoint.first_kept_id is not None:
-                    continue
-                idx = o["firstKeptEntryIndex"]
-                if 0 <= idx < len(pi_entries) and pi_entries[idx] is not None:
-                    rec.checkpoint.first_kept_id = pi_entries[idx].id  # type: ignore[union-attr]
-                else:
-                    rec.checkpoint.first_kept_id = f"index:{idx}"
-                if rec.extra is None:
-                    rec.extra = {}
-                rec.extra["firstKeptEntryIndex"] = idx
+    for rec in led.records:
+        cp = rec.checkpoint
+        if cp is None or cp.first_kept_id is not None or cp.first_kept_index is None:
+            continue
+        idx = cp.first_kept_index
+        target = pi_entries[idx] if 0 <= idx < len(pi_entries) else None
+        cp.first_kept_id = target.id if target is not None else f"index:{idx}"
 
 
 def _check_ids(led: Ledger) -> None:

@@ -178,38 +178,148 @@ class Checkpoint:
     explicit_represents: list[tuple[str, str]] | None = None
     explicit_retains: list[str] | None = None
     budget_tokens: int | None = None  # tokens the retained tail was allowed, when recorded
+    first_kept_index: int | None = None  # pi v1: firstKeptEntryIndex, before migration
 
 
-@dataclass(slots=True)
+class RecordSource:
+    """Where a lazily-read record's full content lives (toolong's model: index first, parse on
+    demand). Adapters subclass it to turn the record's JSON object back into a Message."""
+
+    def obj(self, rec: Record) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def message(self, rec: Record) -> Message | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
 class Record:
     """One entry of the ledger, in file order.
 
     `kind` is what the analysis cares about: message | checkpoint | header | run | meta | unknown.
     `type` is the producer's own type string (pi: message, compaction, model_change, ...).
+
+    A message record carries its role, normalized stop reason and never-sent flag eagerly; its
+    full content (`message`) and unknown fields (`extra`) may be read lazily from the file the
+    first time they are asked for, so a 100k-record file loads at close to JSON-parse speed.
     """
 
-    seq: int
-    line: int
-    kind: str
-    type: str
-    id: str | None = None
-    parent_id: str | None = None
-    timestamp: Any = None
-    message: Message | None = None
-    checkpoint: Checkpoint | None = None
-    run_id: str | None = None  # native: the run header this message belongs to
-    # Unknown fields of a known record, or the whole object of an unknown record: kept and shown.
-    extra: dict[str, Any] | None = None
-    # False when the producer's own loader never sees this record (pi skips a whole line holding
-    # two glued JSON objects even though we recover both).
-    runtime_visible: bool = True
-    # Where the record lives in the file, for lazy display and for write-back checks.
-    offset: int = 0
-    length: int = 0
+    __slots__ = (
+        "_extra",
+        "_message",
+        "_source",
+        "checkpoint",
+        "id",
+        "kind",
+        "length",
+        "line",
+        "never_sent",
+        "offset",
+        "parent_id",
+        "role",
+        "run_id",
+        "runtime_visible",
+        "seq",
+        "source_role",
+        "stop_reason",
+        "timestamp",
+        "type",
+    )
+
+    def __init__(
+        self,
+        seq: int,
+        line: int,
+        kind: str,
+        type: str,
+        id: str | None = None,
+        parent_id: str | None = None,
+        timestamp: Any = None,
+        message: Message | None = None,
+        checkpoint: Checkpoint | None = None,
+        run_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+        runtime_visible: bool = True,
+        offset: int = 0,
+        length: int = 0,
+        *,
+        role: str | None = None,
+        stop_reason: str | None = None,
+        never_sent: bool = False,
+        source_role: str | None = None,
+        source: RecordSource | None = None,
+        lazy_extra: bool = False,
+    ) -> None:
+        self.seq = seq
+        self.line = line
+        self.kind = kind
+        self.type = type
+        self.id = id
+        self.parent_id = parent_id
+        self.timestamp = timestamp
+        self.checkpoint = checkpoint
+        self.run_id = run_id
+        self.runtime_visible = runtime_visible
+        self.offset = offset
+        self.length = length
+        self._source = source
+        self._extra = _UNREAD if lazy_extra else extra
+        self._message = message
+        if message is not None:
+            self.role = message.role
+            self.stop_reason = message.stop_reason
+            self.never_sent = message.never_sent
+            self.source_role = message.source_role
+        else:
+            self.role = role
+            self.stop_reason = stop_reason
+            self.never_sent = never_sent
+            self.source_role = source_role
 
     @property
-    def role(self) -> str | None:
-        return self.message.role if self.message is not None else None
+    def message(self) -> Message | None:
+        m = self._message
+        if m is None and self.kind == "message" and self._source is not None:
+            m = self._message = self._source.message(self)
+        return m
+
+    @message.setter
+    def message(self, m: Message | None) -> None:
+        self._message = m
+        if m is not None:
+            self.role = m.role
+            self.stop_reason = m.stop_reason
+            self.never_sent = m.never_sent
+            self.source_role = m.source_role
+
+    @property
+    def extra(self) -> dict[str, Any] | None:
+        e = self._extra
+        if e is _UNREAD:
+            e = self._extra = self._source.extra(self) if self._source is not None else None
+        return e  # type: ignore[return-value]
+
+    @extra.setter
+    def extra(self, value: dict[str, Any] | None) -> None:
+        self._extra = value
+
+    @property
+    def is_message(self) -> bool:
+        return self.kind == "message"
+
+    def raw(self) -> Any:
+        """The producer's JSON object for this record, read again from its source."""
+        if self._source is None:
+            return None
+        return self._source.obj(self)
+
+    def __repr__(self) -> str:
+        return f"Record(seq={self.seq}, line={self.line}, kind={self.kind!r}, type={self.type!r}, id={self.id!r}, role={self.role!r})"
+
+
+_UNREAD: Any = object()
 
 
 @dataclass(slots=True)
