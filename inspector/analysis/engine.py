@@ -214,25 +214,34 @@ def walk_path(led: Ledger, leaf_seq: int | None, include_invisible: bool) -> tup
     else:
         by_id = led.by_id()
     path: list[int] = []
-    seen: set[int] = set()
+    append = path.append
+    get = by_id.get
+    limit = len(records)
     cur: int | None = leaf_seq
-    problem: Diagnostic | None = None
-    while cur is not None:
-        if cur in seen:
-            r = records[cur]
-            problem = Diagnostic(
-                r.line,
-                "parent_cycle",
-                f"line {r.line}: parentId {r.parent_id!r} leads back into its own ancestry (a cycle); "
-                "pi's context builder would never finish walking it",
-                severity="error",
-                seqs=[cur],
-            )
-            break
-        seen.add(cur)
-        path.append(cur)
+    # No `seen` set on the hot path: a walk longer than the ledger must have met a cycle.
+    while cur is not None and len(path) <= limit:
+        append(cur)
         pid = records[cur].parent_id
-        cur = by_id.get(pid) if pid is not None else None
+        cur = get(pid) if pid is not None else None
+    problem: Diagnostic | None = None
+    if cur is not None:
+        seen: set[int] = set()
+        path = []
+        cur = leaf_seq
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            path.append(cur)
+            pid = records[cur].parent_id
+            cur = by_id.get(pid) if pid is not None else None
+        r = records[cur] if cur is not None else records[path[-1]]
+        problem = Diagnostic(
+            r.line,
+            "parent_cycle",
+            f"line {r.line}: parentId {r.parent_id!r} leads back into its own ancestry (a cycle); "
+            "pi's context builder would never finish walking it",
+            severity="error",
+            seqs=[r.seq],
+        )
     path.reverse()
     return path, problem
 
@@ -492,49 +501,56 @@ def coverage(
     states: list[str | None] = [None] * n
     summarized_by = [0] * n
     on_path = bytearray(n)
-    for s in path:
-        on_path[s] = 1
-    for r in records:
-        if r.kind == "message":
-            states[r.seq] = HOLE if r.seq in lost else INACTIVE
     drop = rt.drop_stop_reasons
+    n_msgs = 0
     if not views:
         for s in path:
+            on_path[s] = 1
             r = records[s]
             if r.kind == "message":
-                states[s] = EXCLUDED if (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)) else LIVE
-        return states, summarized_by, on_path
-    last = views[-1]
-    # Which checkpoint first represented each position (its own summarizer range).
-    first_rep = [0] * len(path)
-    covered: list[Interval] = []
-    for v in views:
-        for iv in v.own or v.rep:
-            for lo, hi in subtract(iv, covered):
-                for i in range(lo, hi):
-                    first_rep[i] = v.index
-            covered = merge([*covered, iv])
-    rep = last.rep
-    ri = 0
-    keep = last.keep
-    for i, s in enumerate(path):
-        r = records[s]
-        if r.kind != "message":
-            continue
-        if r.never_sent or (r.role == "assistant" and r.stop_reason in drop):
-            states[s] = EXCLUDED
-        elif i > last.pos:
-            states[s] = LIVE
-        elif i >= last.cut or s in keep:
-            states[s] = RETAINED
-        else:
-            while ri < len(rep) and rep[ri][1] <= i:
-                ri += 1
-            if ri < len(rep) and rep[ri][0] <= i:
-                states[s] = SUMMARIZED
-                summarized_by[s] = first_rep[i] or last.index
+                n_msgs += 1
+                states[s] = EXCLUDED if (r.never_sent or (r.stop_reason in drop and r.role == "assistant")) else LIVE
+    else:
+        last = views[-1]
+        # Which checkpoint first represented each position (its own summarizer range).
+        first_rep = [0] * len(path)
+        covered: list[Interval] = []
+        for v in views:
+            for iv in v.own or v.rep:
+                for lo, hi in subtract(iv, covered):
+                    first_rep[lo:hi] = [v.index] * (hi - lo)
+                covered = merge([*covered, iv])
+        rep = last.rep
+        n_rep = len(rep)
+        ri = 0
+        keep = last.keep
+        cut = last.cut
+        pos = last.pos
+        for i, s in enumerate(path):
+            on_path[s] = 1
+            r = records[s]
+            if r.kind != "message":
+                continue
+            n_msgs += 1
+            if r.never_sent or (r.stop_reason in drop and r.role == "assistant"):
+                states[s] = EXCLUDED
+            elif i > pos:
+                states[s] = LIVE
+            elif i >= cut or s in keep:
+                states[s] = RETAINED
             else:
-                states[s] = HOLE
+                while ri < n_rep and rep[ri][1] <= i:
+                    ri += 1
+                if ri < n_rep and rep[ri][0] <= i:
+                    states[s] = SUMMARIZED
+                    summarized_by[s] = first_rep[i] or last.index
+                else:
+                    states[s] = HOLE
+    # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
+    if lost or len(path) < len(records) - 1:
+        for r in records:
+            if r.kind == "message" and not on_path[r.seq]:
+                states[r.seq] = HOLE if r.seq in lost else INACTIVE
     if led.runtime_rejects_file:
         for r in records:
             if r.kind == "message" and not (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)):

@@ -443,18 +443,27 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
     """The fast path for big files: parse each line once, keep an index and what the analysis
     needs; message content is read again from the file only when asked for. Returns the ledger
     and the number of bytes consumed (never more than `limit`, the size when we started)."""
-    b = _Builder(path, _Source(path))
+    source = _Source(path)
+    b = _Builder(path, source)
+    records = b.records
+    pi_entries = b.pi_entries
+    append = records.append
+    append_entry = pi_entries.append
     loads = orjson.loads
+    roles = _SOURCE_ROLE
+    stops = _STOP_MAP
     add_obj = b.add_obj
     offset = 0
     line = 0
     last: tuple[RawLine, bytes] | None = None
+    max_line = upto_line if upto_line is not None else 1 << 62
+    v1: bool | None = None
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
         for raw in f:
             line += 1
-            if upto_line is not None and line > upto_line:
+            if line > max_line:
                 break
             n = len(raw)
             if offset + n > limit:  # appended while we read: stop at the size we started with
@@ -473,15 +482,59 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                     last = (rl, raw)
                 offset += n
                 continue
-            if b.first_line is None:
-                b.first_line = line
-            if type(o) is dict:
-                add_obj(o, line, offset, n, True, False)
-            else:
+            last = None
+            if type(o) is not dict:
+                if b.first_line is None:
+                    b.first_line = line
                 b.diagnostics.append(
                     Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
                 )
-            last = None
+                offset += n
+                continue
+            # The common case, inline: a message entry with a known role and string ids.
+            if v1 is None and b.first_obj_seen:
+                # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
+                v1 = b.header is None or not isinstance(b.header.get("version"), int) or b.header["version"] < 2
+            if v1 is not None and o.get("type") == "message":
+                m = o.get("message")
+                rid = o.get("id")
+                pid = o.get("parentId")
+                if type(m) is dict and type(rid) is str and (pid is None or type(pid) is str):
+                    role = m.get("role")
+                    llm_role = roles.get(role)
+                    if llm_role is not None and (role != "bashExecution" or not m.get("excludeFromContext")):
+                        stop = m.get("stopReason")
+                        rec = Record(
+                            len(records),
+                            line,
+                            "message",
+                            "message",
+                            rid,
+                            pid,
+                            o.get("timestamp"),
+                            None,
+                            None,
+                            None,
+                            None,
+                            True,
+                            offset,
+                            n,
+                            role=llm_role,
+                            stop_reason=(stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
+                            source_role=role,
+                            source=source,
+                            lazy_extra=True,
+                        )
+                        append(rec)
+                        if v1:
+                            append_entry(rec)
+                        offset += n
+                        if offset >= limit:
+                            break
+                        continue
+            if b.first_line is None:
+                b.first_line = line
+            add_obj(o, line, offset, n, True, True)
             offset += n
             if offset >= limit:
                 break
@@ -572,12 +625,16 @@ def _migrate_v1(led: Ledger, pi_entries: list[Record | None]) -> None:
 
 
 def _check_ids(led: Ledger) -> None:
+    """Report duplicate ids, and build the id index the analysis uses (the last one wins, as in
+    pi's Map)."""
     seen: dict[str, Record] = {}
+    by_id: dict[str, int] = {}
     for r in led.records:
-        if r.id is None or not r.runtime_visible:
+        rid = r.id
+        if rid is None or not r.runtime_visible:
             continue
-        if r.id in seen:
-            first = seen[r.id]
+        if rid in seen:
+            first = seen[rid]
             led.diagnostics.append(
                 Diagnostic(
                     r.line,
@@ -586,4 +643,6 @@ def _check_ids(led: Ledger) -> None:
                     seqs=[first.seq, r.seq],
                 )
             )
-        seen[r.id] = r
+        seen[rid] = r
+        by_id[rid] = r.seq
+    led._by_id = by_id
