@@ -129,7 +129,8 @@ class Message:
     never_sent: bool = False
 
     def text(self, sep: str = "\n") -> str:
-        """The message's visible text: text blocks, tool-result text, tool-call names/args."""
+        """The message's visible text: its text blocks and tool-result text (not thinking, not
+        tool-call arguments)."""
         parts: list[str] = []
         for b in self.blocks:
             if b.type in ("text", "tool_result") and b.text:
