@@ -2382,8 +2382,8 @@ SAMPLES: tuple[Sample, ...] = (
         adr0302_amnesiac_fallback,
         "seed 000, ADR 0302",
         "3rd automatic compaction failed with no usage; its fallback carried the 2nd summary forward and kept only the active user message",
-        "`hole` error (168 messages: 3 user / 34 assistant / 131 tool), `amnesiac_fallback` error, `compaction_loop` warning (identical summary), `usage_missing` warning",
-        "same as pi: `hole` error (3 user / 34 assistant / 131 tool), `amnesiac_fallback` error, `compaction_loop` warning, `usage_missing` warning",
+        "`hole` error (168 messages: 3 user / 34 assistant / 131 tool), `amnesiac_fallback` error, `usage_missing` warning",
+        "same as pi: `hole` error (3 user / 34 assistant / 131 tool), `amnesiac_fallback` error, `usage_missing` warning",
     ),
     Sample(
         "truncated_summary_loop",
@@ -2391,7 +2391,7 @@ SAMPLES: tuple[Sample, ...] = (
         "seed 004",
         "three summaries cut at the output limit (pi template before its last sections; protocol before the essential marker), same boundary every time",
         "`compaction_loop` error (3 checkpoints, same boundary), 3 × `truncated_summary` warning",
-        "`compaction_loop` error, 3 × `truncated_summary` warning (`truncated: true`)",
+        "`compaction_loop` error, 3 × `truncated_summary` error (cut before the essential marker, `truncated: true`)",
     ),
     Sample(
         "compaction_loop_nothing_summarized",
@@ -2399,7 +2399,7 @@ SAMPLES: tuple[Sample, ...] = (
         "OpenClaw small-model loops, shared/real_sessions/pi/SOURCES.md",
         "window (4,096) below keepRecentTokens: four overflow compactions in one turn keep everything and summarize nothing",
         "`compaction_loop` error (4 checkpoints, same boundary), `compaction_storm` warning (4 in one turn)",
-        "`compaction_loop` error (identical summaries), `over_budget` error (context above the 4,096 window), `compaction_storm` warning",
+        "`compaction_loop` error (same boundary), `over_budget` error (context above the 4,096 window), `compaction_storm` warning",
         window=4_096,
         reserve=512,
     ),

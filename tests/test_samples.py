@@ -182,7 +182,6 @@ def test_adr0302_amnesiac_fallback(fmt: str) -> None:
     r = report(fmt, "adr0302_amnesiac_fallback")
     assert codes(r) == [
         ("amnesiac_fallback", "error"),
-        ("compaction_loop", "warning"),
         ("hole", "error"),
         ("usage_missing", "warning"),
     ]
@@ -216,8 +215,8 @@ def test_adr0302_amnesiac_fallback(fmt: str) -> None:
     assert fallback.severity == "error" and fallback.records == [c3.seq, active]
     assert "kept one user message raw; 168 messages" in fallback.message
     assert only(r, "usage_missing").records == [c3.seq]
-    loop = only(r, "compaction_loop")
-    assert loop.records == [c2.seq, c3.seq] and "identical summary" in loop.message
+    # One fallback that moved the boundary is not a loop: the hole and fallback findings say what it cost.
+    assert not [f for f in r.findings if f.code == "compaction_loop"]
 
     assert r.coverage_counts() == coverage(r, hole=168, retained=1, summarized=len(c2.represents))
     assert len(c2.represents) == 54
@@ -262,7 +261,10 @@ def test_adr0302_pi_entries_are_the_reported_shape() -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_truncated_summary_loop(fmt: str) -> None:
     r = report(fmt, "truncated_summary_loop")
-    assert codes(r) == [("compaction_loop", "error")] + [("truncated_summary", "warning")] * 3
+    # pi: cut inside its template (partly lost: warning); native: cut before the essential marker,
+    # so not installable (seed 004: error).
+    sev = "warning" if fmt == "pi" else "error"
+    assert codes(r) == [("compaction_loop", "error")] + [("truncated_summary", sev)] * 3
     views = cps(r)
     loop = only(r, "compaction_loop")
     assert loop.records == [v.seq for v in views] and "3 checkpoints in a row" in loop.message
@@ -304,8 +306,7 @@ def test_compaction_loop_nothing_summarized(fmt: str) -> None:
     loop, storm = only(r, "compaction_loop"), only(r, "compaction_storm")
     assert loop.records == storm.records == [v.seq for v in views]
     assert "4 checkpoints in a row" in loop.message and "4 checkpoints within one turn" in storm.message
-    reason = "same boundary" if fmt == "pi" else "identical summary"
-    assert reason in loop.message
+    assert "same boundary" in loop.message
     # Five overflow errors, all dropped at send time; nothing is summarized, nothing lost.
     assert r.coverage_counts() == coverage(r, retained=11, excluded=5)
     if fmt == "native":

@@ -246,11 +246,17 @@ def _dangling(report: Report) -> list[Finding]:
                 if report.runtime.name == "pi"
                 else f"nothing before it is kept raw: {plural(n_removed, 'message')} leave the request"
             )
+            unverified = ""
+            if report.runtime.name == "pi":
+                unverified = (
+                    " Its summary was written for a range ending at that missing entry, so the messages "
+                    "after it, which pi now drops, may be represented by nothing"
+                )
             out.append(
                 Finding(
                     "dangling_first_kept",
                     "error",
-                    f"{_cp_name(v)} keeps from {target!r}, which is not on the active path; {effect}.",
+                    f"{_cp_name(v)} keeps from {target!r}, which is not on the active path; {effect}.{unverified}",
                     [v.seq],
                     data={"checkpoint": v.index, "first_kept": target},
                 )
@@ -285,28 +291,35 @@ def _truncated(report: Report) -> list[Finding]:
     out: list[Finding] = []
     for v in report.checkpoints:
         cp = v.checkpoint
-        why = None
+        reasons: list[str] = []
+        state = summary_completeness(cp.summary)
+        incomplete = state == "essential_incomplete" or cp.essential_complete is False
         if cp.truncated:
-            why = "it is marked truncated"
+            reasons.append("it is marked truncated")
+        if state == "essential_incomplete":
+            reasons.append("it stops before the essential-sections marker")
         elif cp.essential_complete is False:
-            why = "its essential sections are not closed"
-        else:
-            state = summary_completeness(cp.summary)
-            if state == "essential_incomplete":
-                why = "it stops before the essential-sections marker"
-            elif state is None and report.runtime.name == "pi":
-                why = pi_template_incomplete(cp.summary)
-        if why:
-            sev = "error" if cp.essential_complete is False or "essential" in why else "warning"
-            out.append(
-                Finding(
-                    "truncated_summary",
-                    sev,
-                    f"{_cp_name(v)}'s summary looks cut at the output limit: {why}; what it stands for is partly lost.",
-                    [v.seq],
-                    data={"checkpoint": v.index},
-                )
+            reasons.append("its essential sections are not closed")
+        elif state == "optional_truncated":
+            reasons.append("an optional section after the essential marker is not closed")
+        elif state is None and report.runtime.name == "pi":
+            why = pi_template_incomplete(cp.summary)
+            if why:
+                reasons.append(why)
+        if not reasons:
+            continue
+        # Cut before the essential marker: not installable (seed 004). Otherwise partly lost.
+        sev = "error" if incomplete else "warning"
+        effect = "the essential sections are incomplete" if incomplete else "what it stands for is partly lost"
+        out.append(
+            Finding(
+                "truncated_summary",
+                sev,
+                f"{_cp_name(v)}'s summary looks cut at the output limit: {'; '.join(reasons)}; {effect}.",
+                [v.seq],
+                data={"checkpoint": v.index},
             )
+        )
     return out
 
 
@@ -330,17 +343,24 @@ def _usage_missing(report: Report) -> list[Finding]:
 
 
 def _no_progress(prev: CheckpointView, v: CheckpointView) -> str | None:
-    if v.first_kept_seq is not None and v.first_kept_seq == prev.first_kept_seq:
+    """Why `v` made no progress over `prev`, or None when it did.
+
+    A single fallback that carried the previous summary forward but moved the boundary is not a
+    loop (the hole and amnesiac-fallback findings say what it cost); repeating it is.
+    """
+    native = v.checkpoint.explicit_represents is not None or v.checkpoint.explicit_retains is not None
+    if native:
+        if v.checkpoint.explicit_boundary == prev.checkpoint.explicit_boundary:
+            return "same boundary"
+    elif v.first_kept_seq is not None and v.first_kept_seq == prev.first_kept_seq:
         return "same boundary"
-    if v.checkpoint.explicit_boundary is not None and v.checkpoint.explicit_boundary == prev.checkpoint.explicit_boundary:
-        return "same boundary"
+    if v.fallback and prev.fallback:
+        return "repeated failures"
     if not _summarized_any(v) and not v.fallback:
         return "nothing summarized"
     s1, s2 = prev.checkpoint.summary.strip(), v.checkpoint.summary.strip()
-    if s1 and s1 == s2:
+    if s1 and s1 == s2 and v.cut <= prev.cut:
         return "identical summary"
-    if v.fallback and prev.fallback:
-        return "repeated failures"
     return None
 
 
