@@ -75,7 +75,7 @@ def checkpoints_table(report: Report) -> Table | Text:
     records = report.ledger.records
     t = Table(title="Checkpoints on the active path", title_justify="left", expand=True)
     for col in ("#", "line", "keeps from", "removes", "represents", "retains", "shape", "status"):
-        t.add_column(col, no_wrap=col != "status")
+        t.add_column(col, no_wrap=col not in ("status", "shape", "keeps from"), min_width=8 if col == "status" else None)
     counts = PathCounts(report)
     for v in report.checkpoints:
         spans = checkpoint_json(report, v, counts)
@@ -101,7 +101,7 @@ def checkpoints_table(report: Report) -> Table | Text:
             str(spans["removes"]["count"]),
             str(spans["represents"]["count"]),
             str(spans["retains"]["count"]),
-            v.shape or "—",
+            (v.shape or "—").replace("_", " "),
             ", ".join(status) or "ok",
         )
     return t
