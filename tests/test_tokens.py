@@ -41,5 +41,7 @@ def test_report_says_which_tokenizer_and_source() -> None:
     r = analyze(load(str(SHARED / "peers" / "pi" / "corpus" / "normal.jsonl")))
     assert r.tokenizer_offline and "offline" in r.tokenizer
     assert r.tokens_source == "usage+tiktoken"
+    r.ensure_tokens()
+    assert all(it.tokens is not None for it in r.context)
     assert any(it.tokens_from == "usage" for it in r.context)
     assert any(it.tokens_from == "tiktoken" for it in r.context)

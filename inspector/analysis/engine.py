@@ -149,7 +149,7 @@ class ContextItem:
     line: int | None
     synthetic: bool
     text: str
-    tokens: int = 0
+    tokens: int | None = None  # None until counted (Report.ensure_tokens)
     tokens_from: str = "tiktoken"  # usage | tiktoken
     tool_call_ids: list[str] = field(default_factory=list)
     tool_result_id: str | None = None
@@ -186,6 +186,7 @@ class Report:
     findings: list[Finding]
     lost_to_runtime: list[int]  # seqs on the recovered path the runtime cannot reach
     broken_tree: list[Diagnostic]
+    _tokenizer: Tokenizer
 
     def coverage_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATES, 0)
@@ -196,6 +197,12 @@ class Report:
 
     def record(self, seq: int) -> Record:
         return self.ledger.records[seq]
+
+    def ensure_tokens(self) -> list[ContextItem]:
+        """Count the tokens of every item of the next request (analysis counts only what the
+        total needs); returns the items."""
+        count_tokens(self.ledger, self.context, self._tokenizer)
+        return self.context
 
 
 # ---------------------------------------------------------------------------------------- path
@@ -422,37 +429,45 @@ def effective_context(
         rec = records[s]
         if rec.never_sent:
             continue
-        if rec.role == "assistant" and rec.stop_reason in rt.drop_stop_reasons:
+        role = rec.role
+        if role == "assistant":
             flush()
-            continue
-        m = rec.message
-        if m is None:
-            continue
-        if m.role == "assistant":
-            flush()
-            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=m.tool_call_ids())
+            if rec.stop_reason in rt.drop_stop_reasons:
+                continue
+            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
-            calls = [(b.call_id, b.name) for b in m.blocks if b.type == "tool_call" and b.call_id]
-            if calls:
-                pending = calls  # type: ignore[assignment]
+            if rec.call_ids:
+                pending = [(c, None) for c in rec.call_ids]
                 answered = set()
                 pending_item = item
-                in_context_calls.update(c for c, _ in calls)  # type: ignore[misc]
-        elif m.role == "tool":
-            rid = next((b.call_id for b in m.blocks if b.type == "tool_result"), None)
+                in_context_calls.update(rec.call_ids)
+        elif role == "tool":
+            rid = rec.result_id
             if rid is not None:
                 answered.add(rid)
             item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
             item.orphan = rid is None or rid not in in_context_calls
             items.append(item)
-        else:
-            if m.role == "user":
+        elif role is not None:
+            if role == "user":
                 flush()
-            items.append(ContextItem(0, m.role, "message", s, rec.id, rec.line, False, ""))
+            items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     flush()
-
     for i, it in enumerate(items):
         it.index = i
+    return items
+
+
+def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
+    """Fill in the tokens of items not counted yet: the provider's output count for a reply
+    that recorded usage, tiktoken otherwise. Content is read in one pass over the file."""
+    todo = [it for it in items if it.tokens is None]
+    if not todo:
+        return
+    records = led.records
+    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message"])
+    to_count: list[tuple[ContextItem, str]] = []
+    for it in todo:
         if it.seq is not None and it.kind == "message":
             rec = records[it.seq]
             m = rec.message
@@ -460,17 +475,20 @@ def effective_context(
                 it.tokens = m.usage.output
                 it.tokens_from = "usage"
             else:
-                it.tokens = tok.count(_message_text_for_tokens(rec))
+                to_count.append((it, _message_text_for_tokens(rec) if m is not None else ""))
         else:
-            it.tokens = tok.count(it.text)
-    return items
+            to_count.append((it, it.text))
+    for (it, _), n in zip(to_count, tok.count_many([t for _, t in to_count]), strict=True):
+        it.tokens = n
 
 
-def context_total(led: Ledger, items: list[ContextItem], views: list[CheckpointView]) -> tuple[int, str]:
+def context_total(
+    led: Ledger, items: list[ContextItem], views: list[CheckpointView], tok: Tokenizer
+) -> tuple[int, str]:
     """pi's estimate: the newest usage the provider reported for this context, plus what came after.
 
     Only a reply produced after the latest checkpoint counts: an older one measured a request that
-    still held the messages the checkpoint removed.
+    still held the messages the checkpoint removed. Only the items after that reply are counted.
     """
     records = led.records
     last_cp_seq = views[-1].seq if views else -1
@@ -479,15 +497,17 @@ def context_total(led: Ledger, items: list[ContextItem], views: list[CheckpointV
         if it.seq is None or it.kind != "message" or it.seq < last_cp_seq or records[it.seq].role != "assistant":
             continue
         m = records[it.seq].message
-        if m is not None and m.role == "assistant" and m.usage is not None and m.usage.total > 0:
+        if m is not None and m.usage is not None and m.usage.total > 0:
             anchor = it
             break
     if anchor is None:
-        return sum(it.tokens for it in items), "tiktoken"
+        count_tokens(led, items, tok)
+        return sum(it.tokens or 0 for it in items), "tiktoken"
     m = records[anchor.seq].message  # type: ignore[index]
     assert m is not None and m.usage is not None
-    after = sum(it.tokens for it in items[anchor.index + 1 :])
-    return m.usage.total + after, "usage+tiktoken"
+    after = items[anchor.index + 1 :]
+    count_tokens(led, after, tok)
+    return m.usage.total + sum(it.tokens or 0 for it in after), "usage+tiktoken"
 
 
 # ---------------------------------------------------------------------------------------- coverage
@@ -582,7 +602,7 @@ def analyze(
         lost = [r.seq for r in led.records if r.kind == "message"]
     views = checkpoint_views(led, path, rt)
     ctx = effective_context(led, path, views, rt, tok)
-    total, source = context_total(led, ctx, views)
+    total, source = context_total(led, ctx, views, tok)
     states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
@@ -604,6 +624,7 @@ def analyze(
         findings=[],
         lost_to_runtime=lost,
         broken_tree=broken,
+        _tokenizer=tok,
     )
     report.findings = find_all(report)
     return report

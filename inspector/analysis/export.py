@@ -221,5 +221,5 @@ def context_json(report: Report) -> dict[str, Any]:
         "reserve": report.reserve,
         "tokens_source": report.tokens_source,
         "tokenizer": report.tokenizer,
-        "messages": [context_item_json(report, it) for it in report.context],
+        "messages": [context_item_json(report, it) for it in report.ensure_tokens()],
     }

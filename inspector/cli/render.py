@@ -142,7 +142,7 @@ def render_context(report: Report) -> Group:
     t = Table(title="What the model receives next", title_justify="left", expand=True)
     for col in ("#", "role", "kind", "line", "tokens", "text"):
         t.add_column(col, no_wrap=col != "text", ratio=1 if col == "text" else None)
-    for it in report.context:
+    for it in report.ensure_tokens():
         flags = []
         if it.synthetic:
             flags.append("synthetic")
@@ -158,7 +158,7 @@ def render_context(report: Report) -> Group:
             it.role,
             it.kind,
             str(it.line) if it.line is not None else "—",
-            f"{it.tokens:,}" + ("*" if it.tokens_from == "usage" else ""),
+            f"{it.tokens or 0:,}" + ("*" if it.tokens_from == "usage" else ""),
             text,
         )
     note = Text("* tokens recorded by the provider (usage); others counted with " + report.tokenizer, style="dim")

@@ -40,6 +40,12 @@ _DECODER = json.JSONDecoder()
 
 def split_glued(text: str) -> list[Any] | None:
     """Recover every JSON value from a line holding several glued together; None if it can't."""
+    values = parse_values(text)
+    return values if values is not None and len(values) > 1 else None
+
+
+def parse_values(text: str) -> list[Any] | None:
+    """Every JSON value on a line, one after another; None when it is not made of JSON values."""
     out: list[Any] = []
     i, n = 0, len(text)
     while i < n:
@@ -53,7 +59,7 @@ def split_glued(text: str) -> list[Any] | None:
             return None
         out.append(obj)
         i = end
-    return out if len(out) > 1 else None
+    return out or None
 
 
 def _describe_json_error(text: str, truncated: bool) -> str:
@@ -166,7 +172,11 @@ def recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine
             )
         except json.JSONDecodeError:
             pass
-    glued = split_glued(text)
+    values = parse_values(text)
+    if values is not None and len(values) == 1:
+        # orjson is stricter than JSON.parse (lone surrogates in \u escapes): pi reads it, so do we.
+        return RawLine(lineno, offset, len(raw), values)
+    glued = values
     if glued is not None:
         kinds = ", ".join(_kind(o) for o in glued)
         return RawLine(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
@@ -279,9 +280,27 @@ class _Source(RecordSource):
             return rl.objects[0] if rl is not None and rl.objects else {}
 
     def message(self, rec: Record) -> Message | None:
-        o = self.obj(rec)
+        return self._message_of(self.obj(rec))
+
+    @staticmethod
+    def _message_of(o: Any) -> Message | None:
         m = o.get("message") if isinstance(o, dict) else None
         return _message(m) if isinstance(m, dict) else None
+
+    def load_many(self, recs: list[Record]) -> None:
+        if self.data is not None or self.path is None:
+            super().load_many(recs)
+            return
+        with open(self.path, "rb") as f:
+            for r in sorted(recs, key=lambda r: r.offset):
+                f.seek(r.offset)
+                raw = f.read(r.length)
+                try:
+                    o = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    rl = recover_line(raw, r.line, r.offset, False)
+                    o = rl.objects[0] if rl is not None and rl.objects else {}
+                r._message = self._message_of(o)
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
         o = self.obj(rec)
@@ -315,6 +334,9 @@ class _Builder:
         self.first_obj_seen = False
         self.header_valid = False
         self.first_line: int | None = None
+        # Built while streaming (id -> seq, and how many ids were seen) so finish() can skip a pass.
+        self.by_id: dict[str, int] | None = None
+        self.id_count = 0
 
     def add_line(self, rl: RawLine) -> None:
         """A line that needed recovery (or any line, on the generic path)."""
@@ -328,11 +350,11 @@ class _Builder:
                     Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not an entry object; ignored")
                 )
                 continue
-            rec = self.add_obj(o, rl.line, rl.offset, rl.length, not rl.runtime_skips, eager=True)
+            rec = self.add_obj(o, rl.line, rl.offset, rl.length, not rl.runtime_skips)
             if rl.diagnostic is not None and rec is not None:
                 rl.diagnostic.seqs.append(rec.seq)
 
-    def add_obj(self, o: dict[str, Any], line: int, offset: int, length: int, visible: bool, eager: bool) -> Record | None:
+    def add_obj(self, o: dict[str, Any], line: int, offset: int, length: int, visible: bool) -> Record | None:
         t = o.get("type")
         seq = len(self.records)
         if visible and not self.first_obj_seen:
@@ -345,39 +367,6 @@ class _Builder:
             self.records.append(rec)
             self.pi_entries.append(None)
             return rec
-        if not eager and t == "message":
-            m = o.get("message")
-            rid = o.get("id")
-            pid = o.get("parentId")
-            if type(m) is dict and (rid is None or type(rid) is str) and (pid is None or type(pid) is str):
-                role = m.get("role")
-                llm_role = _SOURCE_ROLE.get(role)  # type: ignore[arg-type]
-                if llm_role is not None and (role != "bashExecution" or not m.get("excludeFromContext")):
-                    stop = m.get("stopReason")
-                    rec = Record(
-                        seq,
-                        line,
-                        "message",
-                        "message",
-                        rid,
-                        pid,
-                        o.get("timestamp"),
-                        None,
-                        None,
-                        None,
-                        None,
-                        True,
-                        offset,
-                        length,
-                        role=llm_role,
-                        stop_reason=_STOP_MAP.get(stop, "other") if stop is not None else None,
-                        source_role=role,
-                        source=self.source,
-                        lazy_extra=True,
-                    )
-                    self.records.append(rec)
-                    self.pi_entries.append(rec)
-                    return rec
         rec = _record(o, seq, line, offset, length)
         if not visible:
             rec.runtime_visible = False
@@ -416,10 +405,14 @@ class _Builder:
                     severity="error",
                 )
             )
-        if (version is not None and version < CURRENT_VERSION) or (header is None and not any(r.id for r in records)):
+        migrate = (version is not None and version < CURRENT_VERSION) or (header is None and not any(r.id for r in records))
+        if migrate:
             _migrate_v1(led, self.pi_entries)
             led.migrated = True
-        _check_ids(led)
+        if migrate or self.by_id is None or self.id_count != len(self.by_id):
+            _check_ids(led)  # ids changed, or a duplicate: the full pass names both lines
+        else:
+            led._by_id = self.by_id
         # pi's leaf: the last entry in file order that its parser kept.
         for r in reversed(records):
             if r.kind != "header" and r.runtime_visible:
@@ -427,6 +420,39 @@ class _Builder:
                 break
         return led
 
+
+class _BlockHead(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+
+
+class _MessageHead(msgspec.Struct, gc=False):
+    """The fields of a pi message the index needs; everything else is skipped, not materialized."""
+
+    role: Any = None
+    stopReason: Any = None
+    excludeFromContext: Any = None
+    toolCallId: Any = None
+    content: list[_BlockHead] | str | None = None
+
+
+class _EntryHead(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+    message: _MessageHead | None = None
+
+
+_ENTRY_DECODER = msgspec.json.Decoder(_EntryHead)
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
 
@@ -452,12 +478,19 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
     loads = orjson.loads
     roles = _SOURCE_ROLE
     stops = _STOP_MAP
+    decode = _ENTRY_DECODER.decode
     add_obj = b.add_obj
     offset = 0
     line = 0
     last: tuple[RawLine, bytes] | None = None
     max_line = upto_line if upto_line is not None else 1 << 62
     v1: bool | None = None
+    by_id: dict[str, int] = {}
+    b.by_id = by_id
+    id_count = 0
+    prev_id: str | None = None
+    recovered_any = False
+    role_names = {r: r for r in _SOURCE_ROLE}  # one shared string per role name
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
@@ -471,6 +504,67 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                 n = len(raw)
                 if not n:
                     break
+            # The common case first: a message entry, decoded without materializing its content.
+            try:
+                # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+                e = decode(raw) if raw.isascii() or _valid_utf8(raw) else None
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                e = None
+            if e is not None and e.type == "message" and v1 is not None:
+                m = e.message
+                rid = e.id
+                pid = e.parentId
+                if m is not None and type(rid) is str and (pid is None or type(pid) is str):
+                    role = role_names.get(m.role) if type(m.role) is str else None
+                    llm_role = roles.get(role) if role is not None else None
+                    if llm_role is not None and (role != "bashExecution" or not m.excludeFromContext):
+                        stop = m.stopReason
+                        calls: tuple[str, ...] | list[str] = ()
+                        result = None
+                        if llm_role == "assistant":
+                            c = m.content
+                            if type(c) is list:
+                                calls = [b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id]
+                        elif llm_role == "tool" and type(m.toolCallId) is str:
+                            result = m.toolCallId
+                        if pid == prev_id:
+                            pid = prev_id  # share the parent's id string (the linear common case)
+                        seq = len(records)
+                        append(
+                            Record(
+                                seq,
+                                line,
+                                "message",
+                                "message",
+                                rid,
+                                pid,
+                                e.timestamp,
+                                None,
+                                None,
+                                None,
+                                None,
+                                True,
+                                offset,
+                                n,
+                                role=llm_role,
+                                stop_reason=(stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
+                                source_role=role,
+                                source=source,
+                                lazy_extra=True,
+                                call_ids=calls,
+                                result_id=result,
+                            )
+                        )
+                        if v1:
+                            append_entry(records[-1])
+                        by_id[rid] = seq
+                        id_count += 1
+                        prev_id = rid
+                        last = None
+                        offset += n
+                        if offset >= limit:
+                            break
+                        continue
             try:
                 o = loads(raw)
             except orjson.JSONDecodeError:
@@ -479,6 +573,7 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                     if b.first_line is None:
                         b.first_line = line
                     b.add_line(rl)
+                    recovered_any = True
                     last = (rl, raw)
                 offset += n
                 continue
@@ -491,50 +586,16 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                 )
                 offset += n
                 continue
-            # The common case, inline: a message entry with a known role and string ids.
+            if b.first_line is None:
+                b.first_line = line
+            rec = add_obj(o, line, offset, n, True)
+            if rec is not None and rec.id is not None:
+                by_id[rec.id] = rec.seq
+                id_count += 1
+                prev_id = rec.id
             if v1 is None and b.first_obj_seen:
                 # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
                 v1 = b.header is None or not isinstance(b.header.get("version"), int) or b.header["version"] < 2
-            if v1 is not None and o.get("type") == "message":
-                m = o.get("message")
-                rid = o.get("id")
-                pid = o.get("parentId")
-                if type(m) is dict and type(rid) is str and (pid is None or type(pid) is str):
-                    role = m.get("role")
-                    llm_role = roles.get(role)
-                    if llm_role is not None and (role != "bashExecution" or not m.get("excludeFromContext")):
-                        stop = m.get("stopReason")
-                        rec = Record(
-                            len(records),
-                            line,
-                            "message",
-                            "message",
-                            rid,
-                            pid,
-                            o.get("timestamp"),
-                            None,
-                            None,
-                            None,
-                            None,
-                            True,
-                            offset,
-                            n,
-                            role=llm_role,
-                            stop_reason=(stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
-                            source_role=role,
-                            source=source,
-                            lazy_extra=True,
-                        )
-                        append(rec)
-                        if v1:
-                            append_entry(rec)
-                        offset += n
-                        if offset >= limit:
-                            break
-                        continue
-            if b.first_line is None:
-                b.first_line = line
-            add_obj(o, line, offset, n, True, True)
             offset += n
             if offset >= limit:
                 break
@@ -543,6 +604,10 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
             gc.enable()
     if last is not None and upto_line is None:
         mark_last_line_truncated(*last)
+    # Records from recovered lines go through add_line and are not indexed here: full pass then.
+    b.id_count = id_count
+    if recovered_any:
+        b.by_id = None
     return b.finish(), offset
 
 

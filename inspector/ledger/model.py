@@ -195,6 +195,11 @@ class RecordSource:
     def extra(self, rec: Record) -> dict[str, Any] | None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def load_many(self, recs: list[Record]) -> None:
+        """Fill in many records' messages; sources that can batch reads override this."""
+        for r in recs:
+            r._message = self.message(r)
+
 
 class Record:
     """One entry of the ledger, in file order.
@@ -211,6 +216,7 @@ class Record:
         "_extra",
         "_message",
         "_source",
+        "call_ids",
         "checkpoint",
         "id",
         "kind",
@@ -219,6 +225,7 @@ class Record:
         "never_sent",
         "offset",
         "parent_id",
+        "result_id",
         "role",
         "run_id",
         "runtime_visible",
@@ -252,6 +259,8 @@ class Record:
         source_role: str | None = None,
         source: RecordSource | None = None,
         lazy_extra: bool = False,
+        call_ids: tuple[str, ...] | list[str] = (),
+        result_id: str | None = None,
     ) -> None:
         self.seq = seq
         self.line = line
@@ -269,15 +278,24 @@ class Record:
         self._extra = _UNREAD if lazy_extra else extra
         self._message = message
         if message is not None:
-            self.role = message.role
-            self.stop_reason = message.stop_reason
-            self.never_sent = message.never_sent
-            self.source_role = message.source_role
+            self._take(message)
         else:
             self.role = role
             self.stop_reason = stop_reason
             self.never_sent = never_sent
             self.source_role = source_role
+            # The tool-call ids an assistant message makes / the call a tool result answers:
+            # kept in the index so the next request's pairing needs no content.
+            self.call_ids = call_ids
+            self.result_id = result_id
+
+    def _take(self, m: Message) -> None:
+        self.role = m.role
+        self.stop_reason = m.stop_reason
+        self.never_sent = m.never_sent
+        self.source_role = m.source_role
+        self.call_ids = tuple(m.tool_call_ids())
+        self.result_id = next((b.call_id for b in m.blocks if b.type == "tool_result"), None)
 
     @property
     def message(self) -> Message | None:
@@ -290,10 +308,7 @@ class Record:
     def message(self, m: Message | None) -> None:
         self._message = m
         if m is not None:
-            self.role = m.role
-            self.stop_reason = m.stop_reason
-            self.never_sent = m.never_sent
-            self.source_role = m.source_role
+            self._take(m)
 
     @property
     def extra(self) -> dict[str, Any] | None:
@@ -385,6 +400,16 @@ class Ledger:
                     m[r.id] = r.seq
             self._by_id = m
         return self._by_id
+
+    def load_messages(self, seqs: list[int]) -> None:
+        """Read the content of many lazily-read records in one pass (fewer opens and seeks)."""
+        todo = [self.records[s] for s in seqs]
+        todo = [r for r in todo if r._message is None and r._source is not None and r.kind == "message"]
+        if not todo:
+            return
+        src = todo[0]._source
+        assert src is not None
+        src.load_many(todo)
 
     def messages(self) -> list[Record]:
         return [r for r in self.records if r.message is not None]
