@@ -1,0 +1,88 @@
+"""The inspector app: `inspector SESSION` opens the session view, `inspector DIR` (or no argument:
+the default places) the triage browser. `create_app` is the factory the CLI and the tests use."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import partial
+from glob import glob
+
+from textual.app import App
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+
+from inspector.tui.help import HelpScreen
+from inspector.tui.session import SESSION_KEYS, SessionScreen
+from inspector.tui.triage import TriageScreen
+
+# Where each format keeps its sessions by default (the triage browser looks here).
+DEFAULT_PLACES: tuple[str, ...] = (
+    "~/.pi/agent/sessions",
+    "~/.openclaw/agents/*/sessions",
+)
+
+
+def default_places() -> list[str]:
+    out: list[str] = []
+    for pattern in DEFAULT_PLACES:
+        out += [p for p in sorted(glob(os.path.expanduser(pattern))) if os.path.isdir(p)]
+    return out
+
+
+class SessionCommands(Provider):
+    """The command palette offers every session-view action."""
+
+    async def search(self, query: str) -> Hits:
+        screen = self.app.screen
+        if not isinstance(screen, SessionScreen):
+            return
+        matcher = self.matcher(query)
+        for key, action, desc in SESSION_KEYS:
+            score = matcher.match(desc)
+            if score > 0:
+                target = self.app if action.startswith("app.") else screen
+                name = action.removeprefix("app.")
+                yield Hit(score, matcher.highlight(desc), partial(target.run_action, name), help=f"key: {key}")
+
+
+class InspectorApp(App[None]):
+    TITLE = "inspector"
+    COMMANDS = App.COMMANDS | {SessionCommands}
+    BINDINGS = [Binding("f1", "help", "Help"), Binding("q", "quit", "Quit")]
+
+    def __init__(
+        self,
+        targets: Iterable[str] = (),
+        *,
+        window: int | None = None,
+        reserve: int | None = None,
+        at_line: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.targets = list(targets)
+        self.window = window
+        self.reserve = reserve
+        self.at_line = at_line
+
+    def on_mount(self) -> None:
+        targets = self.targets or default_places()
+        if len(targets) == 1 and os.path.isfile(targets[0]):
+            self.push_screen(self.session_screen(targets[0]))
+        else:
+            self.push_screen(TriageScreen(targets))
+
+    def session_screen(self, path: str) -> SessionScreen:
+        return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line)
+
+    def open_session(self, path: str) -> None:
+        self.push_screen(self.session_screen(path))
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(SESSION_KEYS))
+
+
+def create_app(targets: Iterable[str] = (), **kwargs: int | None) -> InspectorApp:
+    return InspectorApp(targets, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,92 @@
+"""The coverage minimap: the whole session in one bar, coloured by coverage state, with the
+checkpoints marked. Clicking a cell (or the keys) moves the timeline there."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.events import Click
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from inspector.analysis.engine import Report
+from inspector.ledger.model import Ledger
+from inspector.tui.model import STATE_COLORS, state_of
+
+# When a cell covers several records, the most alarming state wins.
+PRIORITY = ("hole", "excluded", "summarized", "retained", "live", "inactive", "pending")
+
+
+class Minimap(Widget):
+    DEFAULT_CSS = """
+    Minimap { height: 2; }
+    """
+
+    class Jump(Message):
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
+
+    def __init__(self, ledger: Ledger, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ledger = ledger
+        self.report: Report | None = None
+        self.cursor_seq: int | None = None
+        self._cells: list[tuple[str, bool, int]] | None = None  # (state, has checkpoint, first seq)
+        self._width = 0
+
+    def set_report(self, report: Report | None) -> None:
+        self.report = report
+        self._cells = None
+        self.refresh()
+
+    def set_cursor(self, seq: int | None) -> None:
+        self.cursor_seq = seq
+        self.refresh()
+
+    def _compute(self, width: int) -> list[tuple[str, bool, int]]:
+        recs = [r for r in self.ledger.records if r.kind != "header"]
+        cells: list[tuple[str, bool, int]] = []
+        if not recs or width <= 0:
+            return cells
+        n = len(recs)
+        for c in range(width):
+            lo = c * n // width
+            hi = max(lo + 1, (c + 1) * n // width)
+            chunk = recs[lo:hi]
+            counts = Counter(state_of(self.report, r) for r in chunk if r.kind == "message")
+            state = next((s for s in PRIORITY if counts.get(s)), "inactive")
+            has_cp = any(r.kind == "checkpoint" for r in chunk)
+            cells.append((state, has_cp, chunk[0].seq))
+        return cells
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self._cells is None or self._width != width:
+            self._cells = self._compute(width)
+            self._width = width
+        segs: list[Segment] = []
+        cur = self.cursor_seq
+        for i, (state, has_cp, seq) in enumerate(self._cells):
+            nxt = self._cells[i + 1][2] if i + 1 < len(self._cells) else 1 << 62
+            here = cur is not None and seq <= cur < nxt
+            if y == 0:
+                ch = "▼" if here else ("┃" if has_cp else "█")
+                color = "#ffffff" if here else (STATE_COLORS["checkpoint"] if has_cp else STATE_COLORS.get(state, "#484f58"))
+                segs.append(Segment(ch, Style(color=color, bgcolor=STATE_COLORS.get(state, "#484f58"))))
+            else:
+                segs.append(Segment("▀", Style(color=STATE_COLORS.get(state, "#484f58"))))
+        return Strip(segs).crop_extend(0, width, Style())
+
+    def seq_at(self, x: int) -> int | None:
+        if not self._cells or x < 0 or x >= len(self._cells):
+            return None
+        return self._cells[x][2]
+
+    def on_click(self, event: Click) -> None:
+        seq = self.seq_at(event.x)
+        if seq is not None:
+            self.post_message(self.Jump(seq))

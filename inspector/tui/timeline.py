@@ -1,0 +1,282 @@
+"""The timeline: every record of the session, one line each, virtualised.
+
+Modelled on toolong's `log_lines.py`: one ScrollView that renders only the visible lines through
+`render_line`, with an LRU cache of rendered strips; never one widget per row, so a 100k-record
+session scrolls as fast as a 100-record one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from inspector.analysis.engine import Report
+from inspector.ledger.model import Ledger, Record
+from inspector.tui.model import STATE_COLORS, Row, build_rows, state_of
+
+ROLE_STYLE = {
+    "user": Style(color="#e3b341", bold=True),
+    "assistant": Style(color="#79c0ff"),
+    "tool": Style(color="#a5d6ff", dim=True),
+    "system": Style(color="#d2a8ff"),
+}
+DIM = Style(dim=True)
+CURSOR = Style(bgcolor="#1f6feb")
+
+
+def _time(ts: object) -> str:
+    if isinstance(ts, str) and len(ts) >= 19:
+        return ts[11:19]
+    if isinstance(ts, int | float):
+        v = ts / 1000 if ts > 1e11 else ts
+        try:
+            return datetime.fromtimestamp(v, UTC).strftime("%H:%M:%S")
+        except (OverflowError, OSError, ValueError):
+            return ""
+    return ""
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Rows of the session; the cursor row is the selection."""
+
+    DEFAULT_CSS = """
+    Timeline { background: $surface; }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    class Selected(Message):
+        """The cursor moved to a record."""
+
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
+
+    def __init__(self, ledger: Ledger, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ledger = ledger
+        self.report: Report | None = None
+        self.show_inactive = True
+        self.rows: list[Row] = build_rows(ledger, None)
+        self._row_of: dict[int, int] | None = None
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
+        self.matches: set[int] = set()  # seqs matching the current search
+        self._update_size()
+
+    # -------------------------------------------------------------------------------- data
+
+    def set_report(self, report: Report | None) -> None:
+        current = self.current_seq
+        self.report = report
+        self._rebuild(current)
+
+    def set_show_inactive(self, show: bool) -> None:
+        current = self.current_seq
+        self.show_inactive = show
+        self._rebuild(current)
+
+    def _rebuild(self, keep_seq: int | None) -> None:
+        self.rows = build_rows(self.ledger, self.report, self.show_inactive)
+        self._row_of = None
+        self._cache.clear()
+        self._update_size()
+        if keep_seq is not None:
+            self.go_to(keep_seq, center=False)
+        self.refresh()
+
+    def _update_size(self) -> None:
+        self.virtual_size = Size(max(self.size.width, 40), len(self.rows))
+
+    def row_of(self, seq: int) -> int | None:
+        if self._row_of is None:
+            self._row_of = {r.seq: i for i, r in enumerate(self.rows)}
+        return self._row_of.get(seq)
+
+    @property
+    def current_seq(self) -> int | None:
+        if not self.rows:
+            return None
+        return self.rows[min(self.cursor, len(self.rows) - 1)].seq
+
+    # -------------------------------------------------------------------------------- moving
+
+    def go_to(self, seq: int, center: bool = True) -> bool:
+        """Put the cursor on a record (the nearest shown one after it if it is hidden)."""
+        i = self.row_of(seq)
+        if i is None:
+            after = [k for k, r in enumerate(self.rows) if r.seq >= seq]
+            if not after:
+                return False
+            i = after[0]
+        self.cursor = i
+        self._scroll_to_cursor(center)
+        return True
+
+    def _scroll_to_cursor(self, center: bool) -> None:
+        h = self.scrollable_content_region.height or self.size.height or 1
+        y = self.cursor
+        if center:
+            self.scroll_to(y=max(0, y - h // 2), animate=False)
+        elif y < self.scroll_offset.y:
+            self.scroll_to(y=y, animate=False)
+        elif y >= self.scroll_offset.y + h:
+            self.scroll_to(y=y - h + 1, animate=False)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        if self.rows:
+            self.post_message(self.Selected(self.rows[min(new, len(self.rows) - 1)].seq))
+        self._cache.clear()
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        if self.rows:
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
+            self._scroll_to_cursor(False)
+
+    def action_page(self, direction: int) -> None:
+        h = max(1, self.scrollable_content_region.height - 1)
+        self.action_cursor(direction * h)
+
+    def action_edge(self, end: int) -> None:
+        if self.rows:
+            self.cursor = len(self.rows) - 1 if end else 0
+            self._scroll_to_cursor(False)
+
+    def on_click(self, event: object) -> None:
+        y = getattr(event, "y", None)
+        if y is None or not self.rows:
+            return
+        row = int(self.scroll_offset.y) + int(y)
+        if 0 <= row < len(self.rows):
+            self.cursor = row
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self._update_size()
+
+    # -------------------------------------------------------------------------------- drawing
+
+    def render_line(self, y: int) -> Strip:
+        row_index = int(self.scroll_offset.y) + y
+        width = self.scrollable_content_region.width or self.size.width
+        if row_index >= len(self.rows) or width <= 0:
+            return Strip.blank(width, self.rich_style)
+        key = (row_index, width, 1 if row_index == self.cursor else 0)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        strip = self._render_row(self.rows[row_index], width, row_index == self.cursor)
+        self._cache[key] = strip
+        return strip
+
+    def _render_row(self, row: Row, width: int, selected: bool) -> Strip:
+        rec = self.ledger.records[row.seq]
+        report = self.report
+        state = state_of(report, rec)
+        band = Style(bgcolor=STATE_COLORS.get(state, "#484f58"))
+        base = CURSOR if selected else Style()
+        dim = report is not None and not report.on_path[rec.seq] and state != "hole"
+        segs: list[Segment] = [Segment(" ", band), Segment(" ", base)]
+        if row.separator:
+            segs += self._separator(rec, width - 2, base)
+        else:
+            segs += self._record_cells(rec, base, dim)
+        strip = Strip(segs).crop_extend(0, width, base)
+        if rec.seq in self.matches:
+            strip = strip.apply_style(Style(underline=True))
+        return strip
+
+    def _separator(self, rec: Record, width: int, base: Style) -> list[Segment]:
+        cp = rec.checkpoint
+        view = None
+        if self.report is not None:
+            view = next((v for v in self.report.checkpoints if v.seq == rec.seq), None)
+        label = f"── checkpoint {view.index} · line {rec.line}" if view else f"── compaction · line {rec.line}"
+        parts = [label]
+        if view is not None:
+            parts.append(f"removes {len(view.removes)} · represents {len(view.represents)} · retains {len(view.retains)}")
+            if view.shape:
+                parts.append(view.shape)
+        if cp is not None and cp.failure_reason:
+            parts.append(f"failure: {cp.failure_reason}")
+        if view is not None and view.carried_forward:
+            parts.append("carried previous summary")
+        if view is not None and view.first_kept_found is False:
+            parts.append("boundary not on path")
+        text = " · ".join(parts) + " "
+        style = base + Style(color=STATE_COLORS["checkpoint"], bold=True)
+        return [Segment(text + "─" * max(0, width - len(text)), style)]
+
+    def _record_cells(self, rec: Record, base: Style, dim: bool) -> list[Segment]:
+        report = self.report
+        pos = f"{rec.line:>7} "
+        t = f"{_time(rec.timestamp):>8} "
+        role = (rec.role or rec.type or "?")[:9]
+        role_style = ROLE_STYLE.get(rec.role or "", DIM)
+        tokens = ""
+        stop = ""
+        link = "  "
+        if rec.kind == "message":
+            if rec.stop_reason and rec.stop_reason not in ("stop", "tool_use"):
+                stop = rec.stop_reason
+            if rec.call_ids:
+                link = "→ "
+            elif rec.result_id:
+                link = "← "
+            if report is not None:
+                state = report.states[rec.seq] or ""
+                if state == "summarized" and report.summarized_by[rec.seq]:
+                    state = f"sum·{report.summarized_by[rec.seq]}"
+            else:
+                state = "…"
+        else:
+            state = rec.kind
+        text = self._first_line(rec)
+        style = base + (DIM if dim else Style())
+        return [
+            Segment(pos, style + DIM),
+            Segment(t, style + DIM),
+            Segment(f"{role:<9} ", style + role_style),
+            Segment(f"{state:<10.10} ", style),
+            Segment(f"{stop:<7.7} ", style + Style(color="#f85149")),
+            Segment(link, style + Style(color="#d2a8ff")),
+            Segment(tokens, style),
+            Segment(text, style),
+        ]
+
+    def _first_line(self, rec: Record) -> str:
+        if rec.kind == "message":
+            m = rec.message
+            if m is None:
+                return ""
+            if m.role == "assistant" and m.tool_call_ids():
+                names = [b.name or "?" for b in m.blocks if b.type == "tool_call"]
+                head = m.first_line()
+                calls = ", ".join(names)
+                return f"{head}  [{calls}]" if head and not head.endswith("(…)") else f"[{calls}]"
+            return m.first_line()
+        if rec.kind == "run":
+            raw = rec.raw()
+            if isinstance(raw, dict):
+                return f"model {raw.get('provider') or raw.get('connection')}/{raw.get('modelId') or raw.get('model')}"
+        if rec.kind == "unknown":
+            return f"unknown record type {rec.type!r}"
+        return rec.type
