@@ -72,7 +72,13 @@ def test_fail_on(capsys: object) -> None:
 
 
 def test_usage_errors_exit_2() -> None:
-    for args in (("analyze",), ("analyze", str(KILLED), "--at", "0"), ("analyze", str(KILLED), "--fail-on", "x"), ()):
+    for args in (
+        ("analyze",),
+        ("analyze", str(KILLED), "--at", "0"),
+        ("analyze", str(KILLED), "--fail-on", "x"),
+        ("/no/such/session.jsonl",),
+        (str(KILLED), "--window", "0"),
+    ):
         p = _run(*args)
         assert p.returncode == 2, args
         assert "Traceback" not in p.stderr
@@ -90,6 +96,7 @@ def test_human_report_reads_in_ten_seconds() -> None:
 def test_help_explains() -> None:
     p = _run("--help")
     assert p.returncode == 0 and "analyze" in p.stdout and "context" in p.stdout and "hole" in p.stdout
+    assert "triage browser" in p.stdout and "SESSION.jsonl" in p.stdout
 
 
 def test_console_script_installed(tmp_path: Path) -> None:

@@ -18,6 +18,10 @@ from inspector.formats import FORMATS, LoadError, load
 
 EPILOG = """\
 examples:
+  inspector SESSION.jsonl                      open the app on one session (timeline, holes, next request)
+  inspector DIR                                the triage browser over every session in DIR
+  inspector                                    the triage browser over the default places
+                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions)
   inspector analyze SESSION.jsonl              a report a person reads in ten seconds
   inspector analyze SESSION.jsonl --json       the same, for scripts and CI (docs/report-json.md)
   inspector analyze SESSION.jsonl --fail-on warning
@@ -94,7 +98,44 @@ def _emit_json(obj: object) -> None:
     sys.stdout.flush()
 
 
+COMMANDS = ("analyze", "context")
+
+
+def app_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector",
+        description="Open the inspector app: the session view for one file, the triage browser for a "
+        "directory (or, with no argument, the default places). Commands: "
+        + ", ".join(COMMANDS)
+        + " (inspector COMMAND --help).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="a session file, or directories of sessions")
+    p.add_argument("--at", type=_positive, metavar="LINE", help="open the session as it stood when LINE was written")
+    p.add_argument("--window", type=_positive, metavar="N", help="context window in tokens")
+    p.add_argument("--reserve", type=_positive, metavar="N", help="tokens reserved for the reply")
+    return p
+
+
+def run_app(argv: Sequence[str]) -> int:
+    args = app_parser().parse_args(argv)
+    import os
+
+    for p in args.paths:
+        if not os.path.exists(p):
+            print(f"inspector: {p}: no such file or directory", file=sys.stderr)
+            return 2
+    from inspector.tui.app import create_app
+
+    create_app(args.paths, window=args.window, reserve=args.reserve, at_line=args.at).run()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+        return run_app(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

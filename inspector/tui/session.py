@@ -6,6 +6,7 @@ fills in the coverage colours, findings and next request when it lands. Scrollin
 
 from __future__ import annotations
 
+import os
 import time
 
 from textual import work
@@ -46,6 +47,8 @@ SESSION_KEYS: list[tuple[str, str, str]] = [
     ("escape", "back", "Back"),
 ]
 FOOTER_KEYS = {"n", "f", "t", "c", "slash", "i", "f1"}
+PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
+PREVIEW_LINES = 400
 
 
 class SessionScreen(Screen[None]):
@@ -66,10 +69,11 @@ class SessionScreen(Screen[None]):
     ]
 
     class Loaded(Message):
-        def __init__(self, ledger: Ledger, seconds: float) -> None:
+        def __init__(self, ledger: Ledger, seconds: float, preview: bool = False) -> None:
             super().__init__()
             self.ledger = ledger
             self.seconds = seconds
+            self.preview = preview  # only the first lines: the full index follows
 
     class Analyzed(Message):
         def __init__(self, report: Report, seconds: float) -> None:
@@ -128,21 +132,30 @@ class SessionScreen(Screen[None]):
             parts.append(f"[on {STATE_COLORS[s]}]  [/] {s}")
         return Static("  ".join(parts), id="legend")
 
-    async def _show_ledger(self, ledger: Ledger, seconds: float) -> None:
+    async def _show_ledger(self, ledger: Ledger, seconds: float, preview: bool = False) -> None:
+        had = self.ledger is not None and self.query("#timeline")
         self.ledger = ledger
-        body = self.query_one("#body", Vertical)
-        timeline = Timeline(ledger, id="timeline")
-        await body.mount(Minimap(ledger, id="minimap"))
-        await body.mount(self._legend())
-        side = TabbedContent(id="side")
-        await body.mount(Horizontal(timeline, side, id="main"))
-        await side.add_pane(TabPane("Detail", DetailPane(id="detail-pane"), id="detail"))
-        await side.add_pane(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
-        await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
-        timeline.focus()
-        n = sum(1 for r in ledger.records if r.kind == "message")
-        self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed in {seconds:.2f} s · analysing…")
-        self.call_after_refresh(self._painted)
+        if had:
+            # The complete index replaces the preview: same widgets, more rows.
+            self.query_one(Timeline).set_ledger(ledger)
+            self.query_one(Minimap).set_ledger(ledger)
+        else:
+            body = self.query_one("#body", Vertical)
+            timeline = Timeline(ledger, id="timeline")
+            await body.mount(Minimap(ledger, id="minimap"))
+            await body.mount(self._legend())
+            side = TabbedContent(id="side")
+            await body.mount(Horizontal(timeline, side, id="main"))
+            await side.add_pane(TabPane("Detail", DetailPane(id="detail-pane"), id="detail"))
+            await side.add_pane(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
+            await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
+            timeline.focus()
+            self.call_after_refresh(self._painted)
+        if preview:
+            self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
+        else:
+            n = sum(1 for r in ledger.records if r.kind == "message")
+            self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed in {seconds:.2f} s · analysing…")
 
     def _painted(self) -> None:
         if self.first_paint is None:
@@ -179,6 +192,11 @@ class SessionScreen(Screen[None]):
     def _load(self) -> None:
         t0 = time.perf_counter()
         try:
+            # A big file: show its first screen at once, then index the whole of it.
+            big = self.at_line is None and os.path.getsize(self.path) > PREVIEW_ABOVE_BYTES
+            if big:
+                preview = load(self.path, upto_line=PREVIEW_LINES)
+                self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
             ledger = load(self.path, upto_line=self.at_line)
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
@@ -187,7 +205,6 @@ class SessionScreen(Screen[None]):
             self.post_message(self.Failed(f"{self.path}: {e.strerror or e}"))
             return
         self.post_message(self.Loaded(ledger, time.perf_counter() - t0))
-        self._analyze_now(ledger)
 
     @work(thread=True, exclusive=True, group="analyze")
     def _analyze(self, ledger: Ledger) -> None:
@@ -200,7 +217,10 @@ class SessionScreen(Screen[None]):
         self.post_message(self.Analyzed(report, time.perf_counter() - t0))
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
-        await self._show_ledger(msg.ledger, msg.seconds)
+        await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
+        if not msg.preview:
+            # Analyse once the index is on screen, so the first paint never waits for it.
+            self.call_after_refresh(self._analyze, msg.ledger)
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         self._show_report(msg.report, msg.seconds)
@@ -241,7 +261,7 @@ class SessionScreen(Screen[None]):
 
     def _seqs_where(self, pred: object) -> list[int]:
         tl = self.query_one(Timeline)
-        return [r.seq for r in tl.rows if pred(r.seq)]  # type: ignore[operator]
+        return [s for s in tl.rows if pred(s)]  # type: ignore[operator]
 
     def _jump(self, candidates: list[int], forward: bool, what: str) -> None:
         tl = self.query_one(Timeline)

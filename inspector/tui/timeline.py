@@ -21,7 +21,7 @@ from textual.strip import Strip
 
 from inspector.analysis.engine import Report
 from inspector.ledger.model import Ledger, Record
-from inspector.tui.model import STATE_COLORS, Row, build_rows, state_of
+from inspector.tui.model import STATE_COLORS, build_rows, state_of
 
 ROLE_STYLE = {
     "user": Style(color="#e3b341", bold=True),
@@ -75,7 +75,7 @@ class Timeline(ScrollView, can_focus=True):
         self.ledger = ledger
         self.report: Report | None = None
         self.show_inactive = True
-        self.rows: list[Row] = build_rows(ledger, None)
+        self.rows: list[int] = build_rows(ledger, None)
         self._row_of: dict[int, int] | None = None
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self.matches: set[int] = set()  # seqs matching the current search
@@ -86,6 +86,13 @@ class Timeline(ScrollView, can_focus=True):
     def set_report(self, report: Report | None) -> None:
         current = self.current_seq
         self.report = report
+        self._rebuild(current)
+
+    def set_ledger(self, ledger: Ledger) -> None:
+        """The complete index replaces the preview (same file, more records)."""
+        current = self.current_seq
+        self.ledger = ledger
+        self.report = None
         self._rebuild(current)
 
     def set_show_inactive(self, show: bool) -> None:
@@ -107,14 +114,14 @@ class Timeline(ScrollView, can_focus=True):
 
     def row_of(self, seq: int) -> int | None:
         if self._row_of is None:
-            self._row_of = {r.seq: i for i, r in enumerate(self.rows)}
+            self._row_of = {s: i for i, s in enumerate(self.rows)}
         return self._row_of.get(seq)
 
     @property
     def current_seq(self) -> int | None:
         if not self.rows:
             return None
-        return self.rows[min(self.cursor, len(self.rows) - 1)].seq
+        return self.rows[min(self.cursor, len(self.rows) - 1)]
 
     # -------------------------------------------------------------------------------- moving
 
@@ -122,10 +129,11 @@ class Timeline(ScrollView, can_focus=True):
         """Put the cursor on a record (the nearest shown one after it if it is hidden)."""
         i = self.row_of(seq)
         if i is None:
-            after = [k for k, r in enumerate(self.rows) if r.seq >= seq]
-            if not after:
+            from bisect import bisect_left
+
+            i = bisect_left(self.rows, seq)
+            if i >= len(self.rows):
                 return False
-            i = after[0]
         self.cursor = i
         self._scroll_to_cursor(center)
         return True
@@ -142,7 +150,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         if self.rows:
-            self.post_message(self.Selected(self.rows[min(new, len(self.rows) - 1)].seq))
+            self.post_message(self.Selected(self.rows[min(new, len(self.rows) - 1)]))
         self._cache.clear()
         self.refresh()
 
@@ -187,15 +195,15 @@ class Timeline(ScrollView, can_focus=True):
         self._cache[key] = strip
         return strip
 
-    def _render_row(self, row: Row, width: int, selected: bool) -> Strip:
-        rec = self.ledger.records[row.seq]
+    def _render_row(self, seq: int, width: int, selected: bool) -> Strip:
+        rec = self.ledger.records[seq]
         report = self.report
         state = state_of(report, rec)
         band = Style(bgcolor=STATE_COLORS.get(state, "#484f58"))
         base = CURSOR if selected else Style()
         dim = report is not None and not report.on_path[rec.seq] and state != "hole"
         segs: list[Segment] = [Segment(" ", band), Segment(" ", base)]
-        if row.separator:
+        if rec.kind == "checkpoint":
             segs += self._separator(rec, width - 2, base)
         else:
             segs += self._record_cells(rec, base, dim)
