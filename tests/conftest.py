@@ -14,3 +14,10 @@ SAMPLES = REPO / "sample_sessions"
 def _offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests count tokens the way a machine without internet does: deterministic everywhere."""
     monkeypatch.setenv("INSPECTOR_FORCE_OFFLINE_TOKENIZER", "1")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (Textual's Pilot) run on asyncio through anyio's pytest plugin (anyio comes
+    with httpx)."""
+    return "asyncio"
