@@ -58,8 +58,10 @@ class InspectorApp(App[None]):
         window: int | None = None,
         reserve: int | None = None,
         at_line: int | None = None,
+        show_timings: bool = True,
     ) -> None:
         super().__init__()
+        self.show_timings = show_timings
         self.targets = list(targets)
         self.window = window
         self.reserve = reserve
@@ -84,5 +86,5 @@ class InspectorApp(App[None]):
         self.push_screen(HelpScreen(SESSION_KEYS))
 
 
-def create_app(targets: Iterable[str] = (), **kwargs: int | None) -> InspectorApp:
+def create_app(targets: Iterable[str] = (), **kwargs: int | bool | None) -> InspectorApp:
     return InspectorApp(targets, **kwargs)  # type: ignore[arg-type]

@@ -155,7 +155,13 @@ class SessionScreen(Screen[None]):
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
             n = sum(1 for r in ledger.records if r.kind == "message")
-            self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed in {seconds:.2f} s · analysing…")
+            took = f" in {seconds:.2f} s" if self.app_timings else ""
+            self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
+
+    @property
+    def app_timings(self) -> bool:
+        """Snapshot tests turn timings off so screens are byte-for-byte reproducible."""
+        return bool(getattr(self.app, "show_timings", True))
 
     def _painted(self) -> None:
         if self.first_paint is None:
@@ -183,7 +189,8 @@ class SessionScreen(Screen[None]):
         self.query_one("#summary", Static).update(f"[{color}]{summary_line(report)}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = sum(1 for r in led.records if r.kind == "message")
-        self._status(f"{len(led.records):,} records, {n:,} messages · analysed in {seconds:.2f} s")
+        took = f" in {seconds:.2f} s" if self.app_timings else ""
+        self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
         self._refresh_detail()
 
     # -------------------------------------------------------------------------------- workers
