@@ -17,6 +17,7 @@ import orjson
 
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
@@ -27,6 +28,7 @@ from inspector.ledger.model import (
     Route,
     Usage,
     normalize_stop_reason,
+    record_from_fields,
 )
 
 FORMAT = "pi"
@@ -480,6 +482,9 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
     stops = _STOP_MAP
     decode = _ENTRY_DECODER.decode
     add_obj = b.add_obj
+    new = record_from_fields
+    Rec = Record
+    unread = UNREAD
     offset = 0
     line = 0
     last: tuple[RawLine, bytes] | None = None
@@ -524,14 +529,15 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                         if llm_role == "assistant":
                             c = m.content
                             if type(c) is list:
-                                calls = [b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id]
+                                calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
                         elif llm_role == "tool" and type(m.toolCallId) is str:
                             result = m.toolCallId
                         if pid == prev_id:
                             pid = prev_id  # share the parent's id string (the linear common case)
                         seq = len(records)
                         append(
-                            Record(
+                            new(
+                                Rec,
                                 seq,
                                 line,
                                 "message",
@@ -542,17 +548,17 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                                 None,
                                 None,
                                 None,
-                                None,
+                                unread,
                                 True,
                                 offset,
                                 n,
-                                role=llm_role,
-                                stop_reason=(stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
-                                source_role=role,
-                                source=source,
-                                lazy_extra=True,
-                                call_ids=calls,
-                                result_id=result,
+                                llm_role,
+                                (stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
+                                False,
+                                role,
+                                source,
+                                calls,
+                                result,
                             )
                         )
                         if v1:
