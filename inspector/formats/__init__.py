@@ -73,8 +73,9 @@ def _sniff(head: bytes) -> list[RawLine]:
 def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:
     """Read a session file. `upto_line`: the file as it stood when that line was the last written.
 
-    pi files take the streaming path (index first, content read on demand) and are hashed on
-    another core meanwhile; other formats are parsed whole.
+    pi files take the streaming path (index first, content read on demand; a big file's second
+    part decoded by a forked helper) and are hashed on another core meanwhile; other formats are
+    parsed whole.
     """
     size = check_openable(path)
     try:
@@ -89,9 +90,9 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
         if chosen == "pi":
             f.seek(0)
             hasher = PrefixHasher(path, size) if upto_line is None else None
-            if hasher is not None:
-                hasher.start()
-            led, consumed = pi.load_stream(f, path, size, upto_line)
+            # The hashing thread starts only once any helper process is forked (a fork copies
+            # just the calling thread).
+            led, consumed = pi.load_stream(f, path, size, upto_line, hasher.start if hasher is not None else None)
             if not led.records and not led.diagnostics:
                 raise LoadError(f"{path}: line 1: the file is empty (no records)")
             led.size = consumed

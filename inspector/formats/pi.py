@@ -10,6 +10,11 @@ while the analysis can say what pi lost.
 from __future__ import annotations
 
 import gc
+import io
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -456,7 +461,45 @@ def _valid_utf8(raw: bytes) -> bool:
         return False
     return True
 
+
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
+_ROLE_NAMES = {r: r for r in _SOURCE_ROLE}  # one shared string per role name
+
+# What the index keeps of a plain message line: (id, parentId, timestamp, role, normalized stop
+# reason, pi's role name, tool-call ids made, tool-call id answered).
+_Head = tuple[str, str | None, Any, str, str | None, str, tuple[str, ...], str | None]
+
+
+def _line_head(raw: bytes) -> _Head | None:
+    """A message entry's index fields, decoded without materializing its content; None when the
+    line needs the general path (another entry type, an odd message, not clean JSON, ...)."""
+    try:
+        # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+        e = _ENTRY_DECODER.decode(raw) if raw.isascii() or _valid_utf8(raw) else None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if e is None or e.type != "message":
+        return None
+    m = e.message
+    rid = e.id
+    pid = e.parentId
+    if m is None or type(rid) is not str or not (pid is None or type(pid) is str):
+        return None
+    role = _ROLE_NAMES.get(m.role) if type(m.role) is str else None
+    llm_role = _SOURCE_ROLE.get(role) if role is not None else None
+    if llm_role is None or (role == "bashExecution" and m.excludeFromContext):
+        return None
+    stop = m.stopReason
+    calls: tuple[str, ...] = ()
+    result = None
+    if llm_role == "assistant":
+        c = m.content
+        if type(c) is list:
+            calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
+    elif llm_role == "tool" and type(m.toolCallId) is str:
+        result = m.toolCallId
+    stop_n = (_STOP_MAP.get(stop) or normalize_stop_reason(stop)) if stop is not None else None
+    return rid, pid, e.timestamp, llm_role, stop_n, role, calls, result
 
 
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
@@ -467,10 +510,236 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     return b.finish()
 
 
-def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[Ledger, int]:
+# ---------------------------------------------------------------------------------------- a second core
+
+# Files at least this big are split in two and the second part decoded by a forked helper.
+PARALLEL_MIN_BYTES = 16 << 20
+# The share of the bytes the helper decodes: the loading process also builds the records of the
+# helper's part and the file's sha256 is computed meanwhile on a thread, so it takes a bit less.
+HELPER_SHARE = 0.5
+_CHUNK = 4 << 20
+_ITEMS_DECODER = msgspec.msgpack.Decoder(list[tuple[int, _Head | None]])
+
+
+class _Helper:
+    """A forked process decoding the file's lines from byte `start` to `end` with `_line_head`
+    and sending back (length, head) per line as msgpack (ten times faster to write than a pickle,
+    as fast to read, and typed back into the same tuples). It only reads, decodes and writes."""
+
+    def __init__(self, pid: int, rfd: int, fd: int, start: int, end: int) -> None:
+        self.pid = pid
+        self.rfd = rfd
+        self.fd = fd
+        self.start = start
+        self.end = end
+
+    def result(self) -> list[tuple[int, _Head | None]] | None:
+        """The helper's lines, or None when it failed (the caller then reads them itself)."""
+        try:
+            data = _read_all(self.rfd)
+        except OSError:
+            data = b""
+        ok = self.close() and data
+        if not ok:
+            return None
+        try:
+            items = _ITEMS_DECODER.decode(data)
+        except msgspec.DecodeError:
+            return None
+        # A file that shrank while the helper read it: let the serial path see what is there.
+        if sum([it[0] for it in items]) != self.end - self.start:
+            return None
+        return items
+
+    def close(self, kill: bool = False) -> bool:
+        """Reap the helper (closing the pipe first, so it cannot block writing; `kill`: its work
+        is not wanted); True when it exited cleanly."""
+        if self.rfd >= 0:
+            os.close(self.rfd)
+            self.rfd = -1
+        if self.pid <= 0:
+            return False
+        if kill:
+            os.kill(self.pid, signal.SIGKILL)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = -1
+        self.pid = 0
+        return status == 0
+
+
+def _read_all(fd: int) -> bytes:
+    parts = []
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            return b"".join(parts)
+        parts.append(b)
+
+
+def _split_point(fd: int, size: int, share: float) -> int | None:
+    """The start of the first line at or after `size * (1 - share)`; None if there is none."""
+    pos = int(size * (1 - share))
+    while pos < size:
+        chunk = os.pread(fd, min(1 << 16, size - pos), pos)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            split = pos + i + 1
+            return split if split < size else None
+        pos += len(chunk)
+    return None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _single_threaded() -> bool:
+    return threading.active_count() == 1
+
+
+def fork_helper(fd: int, size: int, min_bytes: int | None = None) -> _Helper | None:
+    """Fork a helper for the second part of a big file, when that can help and is safe: a file of
+    at least `min_bytes`, `os.fork`, a second core, and no other thread in this process (a forked
+    child gets only the calling thread; locks the others held would stay held)."""
+    if size < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
+        return None
+    if not hasattr(os, "fork") or _cores() < 2 or not _single_threaded():
+        return None
+    split = _split_point(fd, size, HELPER_SHARE)
+    if split is None:
+        return None
+    rfd, wfd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(rfd)
+        os.close(wfd)
+        return None
+    if pid == 0:  # the helper: read, decode, write, exit; never returns
+        code = 1
+        try:
+            gc.disable()
+            os.close(rfd)
+            data = msgspec.msgpack.encode(_heads_of_range(fd, split, size))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view) :]
+            code = 0
+        except BaseException:
+            pass
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    return _Helper(pid, rfd, fd, split, size)
+
+
+def _heads_of_range(fd: int, start: int, end: int) -> list[tuple[int, _Head | None]]:
+    """(length, head) of every line from byte `start` to `end`, read with pread (the file offset
+    is shared with the parent) in chunks split at line ends, exactly as iterating the file would."""
+    out: list[tuple[int, _Head | None]] = []
+    append = out.append
+    head = _line_head
+    pending: list[bytes] = []
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
+        if not chunk:
+            break  # the file shrank: what was read ends the range
+        pos += len(chunk)
+        cut = len(chunk) if pos >= end else chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(chunk)
+            chunk = b"".join(pending)
+            cut += len(chunk) - len(pending[-1])
+            pending = []
+        for raw in io.BytesIO(chunk[:cut] if cut < len(chunk) else chunk):
+            append((len(raw), head(raw)))
+        if cut < len(chunk):
+            pending.append(chunk[cut:])
+    if pending:
+        raw = b"".join(pending)
+        append((len(raw), head(raw)))
+    return out
+
+
+def _lines(
+    f: Any, limit: int, helper: _Helper | None
+) -> Iterator[tuple[bytes | None, int, _Head | None]]:
+    """(line, length, head) in file order, up to `limit` bytes. With a helper, the lines from its
+    start come from it, without their bytes (None: re-read them if needed); if it failed, they
+    are read here."""
+    head = _line_head
+    offset = 0
+    stop = helper.start if helper is not None else limit
+    for raw in f:
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                return
+        yield raw, n, head(raw)
+        offset += n
+        if offset >= stop:
+            break
+    if helper is None or offset >= limit:
+        return
+    items = helper.result() if offset == helper.start else None
+    if items is not None:
+        for n, h in items:
+            yield None, n, h
+        return
+    for raw in f:
+        n = len(raw)
+        if offset + n > limit:
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                return
+        yield raw, n, head(raw)
+        offset += n
+        if offset >= limit:
+            return
+
+
+def load_stream(
+    f: Any,
+    path: str,
+    limit: int,
+    upto_line: int | None,
+    after_fork: Callable[[], object] | None = None,
+    parallel_min_bytes: int | None = None,
+) -> tuple[Ledger, int]:
     """The fast path for big files: parse each line once, keep an index and what the analysis
     needs; message content is read again from the file only when asked for. Returns the ledger
-    and the number of bytes consumed (never more than `limit`, the size when we started)."""
+    and the number of bytes consumed (never more than `limit`, the size when we started).
+
+    A big file's second part is decoded by a forked helper meanwhile (`fork_helper`); the result
+    is the same either way. `after_fork` runs once the helper (if any) exists: start threads
+    there, not before."""
+    helper = None
+    if upto_line is None and isinstance(f, io.BufferedReader):
+        helper = fork_helper(f.fileno(), limit, parallel_min_bytes)
+    try:
+        if after_fork is not None:
+            after_fork()
+        return _stream(f, path, limit, upto_line, helper)
+    finally:
+        if helper is not None:
+            helper.close(kill=True)  # already reaped, unless its result went unused
+
+
+def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helper | None) -> tuple[Ledger, int]:
     source = _Source(path)
     b = _Builder(path, source)
     records = b.records
@@ -478,13 +747,12 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
     append = records.append
     append_entry = pi_entries.append
     loads = orjson.loads
-    roles = _SOURCE_ROLE
-    stops = _STOP_MAP
-    decode = _ENTRY_DECODER.decode
     add_obj = b.add_obj
     new = record_from_fields
     Rec = Record
     unread = UNREAD
+    pread = os.pread
+    fd = helper.fd if helper is not None else -1
     offset = 0
     line = 0
     last: tuple[RawLine, bytes] | None = None
@@ -495,82 +763,55 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
     id_count = 0
     prev_id: str | None = None
     recovered_any = False
-    role_names = {r: r for r in _SOURCE_ROLE}  # one shared string per role name
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
-        for raw in f:
+        for raw, n, h in _lines(f, limit, helper):
             line += 1
             if line > max_line:
                 break
-            n = len(raw)
-            if offset + n > limit:  # appended while we read: stop at the size we started with
-                raw = raw[: limit - offset]
-                n = len(raw)
-                if not n:
-                    break
-            # The common case first: a message entry, decoded without materializing its content.
-            try:
-                # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-                e = decode(raw) if raw.isascii() or _valid_utf8(raw) else None
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                e = None
-            if e is not None and e.type == "message" and v1 is not None:
-                m = e.message
-                rid = e.id
-                pid = e.parentId
-                if m is not None and type(rid) is str and (pid is None or type(pid) is str):
-                    role = role_names.get(m.role) if type(m.role) is str else None
-                    llm_role = roles.get(role) if role is not None else None
-                    if llm_role is not None and (role != "bashExecution" or not m.excludeFromContext):
-                        stop = m.stopReason
-                        calls: tuple[str, ...] | list[str] = ()
-                        result = None
-                        if llm_role == "assistant":
-                            c = m.content
-                            if type(c) is list:
-                                calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
-                        elif llm_role == "tool" and type(m.toolCallId) is str:
-                            result = m.toolCallId
-                        if pid == prev_id:
-                            pid = prev_id  # share the parent's id string (the linear common case)
-                        seq = len(records)
-                        append(
-                            new(
-                                Rec,
-                                seq,
-                                line,
-                                "message",
-                                "message",
-                                rid,
-                                pid,
-                                e.timestamp,
-                                None,
-                                None,
-                                None,
-                                unread,
-                                True,
-                                offset,
-                                n,
-                                llm_role,
-                                (stops.get(stop) or normalize_stop_reason(stop)) if stop is not None else None,
-                                False,
-                                role,
-                                source,
-                                calls,
-                                result,
-                            )
-                        )
-                        if v1:
-                            append_entry(records[-1])
-                        by_id[rid] = seq
-                        id_count += 1
-                        prev_id = rid
-                        last = None
-                        offset += n
-                        if offset >= limit:
-                            break
-                        continue
+            # The common case first: a message entry, its index fields decoded by `_line_head`.
+            if h is not None and v1 is not None:
+                rid, pid, ts, llm_role, stop, role, calls, result = h
+                if pid == prev_id:
+                    pid = prev_id  # share the parent's id string (the linear common case)
+                seq = len(records)
+                append(
+                    new(
+                        Rec,
+                        seq,
+                        line,
+                        "message",
+                        "message",
+                        rid,
+                        pid,
+                        ts,
+                        None,
+                        None,
+                        None,
+                        unread,
+                        True,
+                        offset,
+                        n,
+                        llm_role,
+                        stop,
+                        False,
+                        role,
+                        source,
+                        calls,
+                        result,
+                    )
+                )
+                if v1:
+                    append_entry(records[-1])
+                by_id[rid] = seq
+                id_count += 1
+                prev_id = rid
+                last = None
+                offset += n
+                continue
+            if raw is None:  # a line the helper decoded: read it again for the general path
+                raw = pread(fd, n, offset)
             try:
                 o = loads(raw)
             except orjson.JSONDecodeError:
@@ -603,8 +844,6 @@ def load_stream(f: Any, path: str, limit: int, upto_line: int | None) -> tuple[L
                 # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
                 v1 = b.header is None or not isinstance(b.header.get("version"), int) or b.header["version"] < 2
             offset += n
-            if offset >= limit:
-                break
     finally:
         if gc_was:
             gc.enable()

@@ -1,0 +1,204 @@
+"""A big pi file's second part is decoded by a forked helper: the ledger must be the one the serial
+path builds, record for record, including lines that need recovery in the helper's part."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.gen_pi_ledger import generate
+from inspector.formats import load, pi
+from inspector.ledger.model import Ledger
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
+
+SERIAL = 1 << 62  # no file is this big: the serial path
+SMALL = 1 << 20  # a few-MB file takes the parallel path
+
+
+def _snapshot(led: Ledger) -> dict[str, Any]:
+    """Everything the loader decides, with the types of what it keeps (tuple vs list matters)."""
+    recs = []
+    for r in led.records:
+        recs.append(
+            (
+                r.seq,
+                r.line,
+                r.kind,
+                r.type,
+                r.id,
+                r.parent_id,
+                r.timestamp,
+                type(r.timestamp),
+                r.runtime_visible,
+                r.offset,
+                r.length,
+                r.role,
+                r.stop_reason,
+                r.never_sent,
+                r.source_role,
+                r.call_ids,
+                type(r.call_ids),
+                r.result_id,
+                r.run_id,
+                r.checkpoint,
+                r._message is None,  # read lazily or not, the same on both paths
+                r.extra,
+                r.message,
+            )
+        )
+    return {
+        "records": recs,
+        "diagnostics": [(d.line, d.problem, d.message, d.recovered, d.severity, d.seqs) for d in led.diagnostics],
+        "by_id": led.by_id(),
+        "leaf": led.leaf_seq,
+        "size": led.size,
+        "sha256": led.sha256,
+        "session": led.session_id,
+        "header": led.header,
+        "version": led.version,
+        "migrated": led.migrated,
+        "rejects": led.runtime_rejects_file,
+        "upto": led.upto_line,
+    }
+
+
+@pytest.fixture(scope="module")
+def base_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    path = tmp_path_factory.mktemp("gen") / "ledger.jsonl"
+    generate(str(path), 4000, 7, quiet=True)  # ~3.4 MB
+    return path.read_bytes().splitlines(keepends=True)
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked, in order (None when the parallel path was not taken)."""
+    made: list[Any] = []
+    real = pi.fork_helper
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        h = real(*args, **kw)
+        made.append(h)
+        return h
+
+    monkeypatch.setattr(pi, "fork_helper", spy)
+    # Other tests may leave idle threads behind (Textual's); the helper only reads and decodes.
+    monkeypatch.setattr(pi, "_single_threaded", lambda: True)
+    return made
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    serial = _snapshot(load(str(path), **kw))
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    parallel = _snapshot(load(str(path), **kw))
+    return serial, parallel
+
+
+def _write(path: Path, lines: list[bytes]) -> Path:
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def _assert_same(serial: dict[str, Any], parallel: dict[str, Any]) -> None:
+    assert serial.keys() == parallel.keys()
+    for k in serial:
+        if k == "records":
+            assert len(serial[k]) == len(parallel[k])
+            for a, b in zip(serial[k], parallel[k], strict=True):
+                assert a == b
+        else:
+            assert serial[k] == parallel[k], k
+
+
+def test_clean_file_same_ledger(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    serial, parallel = _both(path, monkeypatch)
+    assert [h is not None for h in helpers] == [False, True]
+    assert len(serial["records"]) == len(base_lines)
+    _assert_same(serial, parallel)
+
+
+def test_bad_lines_in_the_helpers_part(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
+    lines = list(base_lines)
+    n = len(lines)
+    a, b, c, d, e = (n * 6) // 10, (n * 7) // 10, (n * 8) // 10, (n * 9) // 10, n - 5
+    lines[a] = lines[a].rstrip(b"\n") + lines[a + 1]  # two entries glued on one line
+    del lines[a + 1]
+    lines[b] = lines[b][: len(lines[b]) // 2] + b"\n"  # malformed (cut in the middle)
+    lines[c] = lines[c].replace(b'"text":"', b'"text":"\xff\xfe', 1)  # invalid UTF-8
+    lines.insert(d, b"\n")  # a blank line
+    lines.insert(d + 1, b"[1, 2]\n")  # JSON, not an object
+    lines[e] = lines[e].replace(b'"type":"message"', b'"type":"label"', 1)  # another entry type
+    path = _write(tmp_path / "bad.jsonl", lines)
+    serial, parallel = _both(path, monkeypatch)
+    assert helpers[1] is not None and helpers[1].start < sum(map(len, lines[:a]))
+    problems = {p for _, p, *_ in serial["diagnostics"]}
+    assert {"glued_objects", "malformed_json", "invalid_utf8", "not_an_object"} <= problems
+    _assert_same(serial, parallel)
+
+
+def test_truncated_last_line(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
+    lines = list(base_lines)
+    lines[-1] = lines[-1][: len(lines[-1]) // 2]  # no newline, cut short: still being written
+    path = _write(tmp_path / "trunc.jsonl", lines)
+    serial, parallel = _both(path, monkeypatch)
+    assert helpers[1] is not None
+    assert serial["diagnostics"][-1][1] == "truncated_line"
+    _assert_same(serial, parallel)
+
+
+def test_duplicate_id_in_the_helpers_part(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
+    lines = list(base_lines)
+    lines.insert(len(lines) - 3, lines[len(lines) * 3 // 4])  # the same entry written twice
+    path = _write(tmp_path / "dup.jsonl", lines)
+    serial, parallel = _both(path, monkeypatch)
+    assert helpers[1] is not None
+    assert any(p == "duplicate_id" for _, p, *_ in serial["diagnostics"])
+    _assert_same(serial, parallel)
+
+
+def test_a_failing_helper_falls_back_to_reading_here(
+    base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers
+) -> None:
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    serial = _snapshot(load(str(path)))
+
+    def boom(*_: Any) -> Any:
+        raise RuntimeError("the helper fails")
+
+    monkeypatch.setattr(pi, "_heads_of_range", boom)  # runs in the forked child only
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    parallel = _snapshot(load(str(path)))
+    assert helpers[-1] is not None and helpers[-1].pid == 0  # forked, failed, reaped
+    _assert_same(serial, parallel)
+
+
+def test_upto_line_reads_serially(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    led = load(str(path), upto_line=len(base_lines) - 10)
+    assert helpers == [] or helpers == [None]
+    assert len(led.records) == len(base_lines) - 10
+
+
+def test_heads_of_range_splits_lines_like_the_file(tmp_path: Path, monkeypatch) -> None:
+    """Lines longer than the read chunk, and a last line without its newline."""
+    monkeypatch.setattr(pi, "_CHUNK", 64)
+    lines = [b'{"type":"message","id":"a%d","message":{"role":"user","content":"%s"}}\n' % (i, b"x" * (i * 37 % 300)) for i in range(60)]
+    lines[-1] = lines[-1].rstrip(b"\n")
+    data = b"".join(lines)
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        start = len(lines[0]) + len(lines[1])
+        got = pi._heads_of_range(fd, start, len(data))
+    finally:
+        os.close(fd)
+    assert [n for n, _ in got] == [len(x) for x in lines[2:]]
+    assert [h for _, h in got] == [pi._line_head(x) for x in lines[2:]]
