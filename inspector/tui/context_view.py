@@ -1,22 +1,318 @@
-"""Next-request view (placeholder until the full widget lands)."""
+"""Next-request view: what the model receives next, item by item, with a gauge of the total
+against the context window.
+
+The items live in a DataTable (virtualised: a request of thousands of items scrolls like one of
+ten). Orphaned tool results are red, tool calls without a result yellow, items the runtime
+synthesizes at send time dim and italic. Enter on an item posts `NextRequestView.Jump` for the
+record it came from.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
 
-from inspector.analysis.engine import Report
+from inspector.analysis.engine import ContextItem, Report
+
+ROLE_COLORS = {"user": "#e3b341", "assistant": "#79c0ff", "tool": "#a5d6ff", "system": "#d2a8ff"}
+# Gauge segments, in request order: what the tokens of the next request are spent on.
+SEGMENTS: tuple[tuple[str, str, str], ...] = (
+    ("summary", "summary", "#58a6ff"),
+    ("system", "system", "#d2a8ff"),
+    ("user", "user", "#e3b341"),
+    ("assistant", "assistant", "#39c5bb"),
+    ("tool", "tool", "#8b949e"),
+)
+FREE = "#30363d"
+RESERVE = "#6e4b16"
+OVER = "#f85149"
+ORPHAN = "#f85149"
+UNANSWERED = "#d29922"
+DIM = "#8b949e"
+PREVIEW = 80
 
 
-class NextRequestView(Static):
+def segment_of(it: ContextItem) -> str:
+    return "summary" if it.kind == "summary" else it.role
+
+
+def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW) -> str:
+    """One line of an item's text, read cheaply (a long tool result is cut before it is split)."""
+    if it.kind == "summary" or it.seq is None:
+        text = it.text
+        if it.kind == "summary":
+            text = text.split("<summary>", 1)[-1]
+    else:
+        m = report.ledger.records[it.seq].message
+        if m is None:
+            return ""
+        text = ""
+        for b in m.blocks:
+            if b.type in ("text", "tool_result") and b.text.strip():
+                text = b.text
+                break
+        if not text:
+            names = [b.name or "?" for b in m.blocks if b.type == "tool_call"]
+            text = f"[{', '.join(names)}]" if names else m.first_line()
+    return " ".join(text[: chars * 4].split())[:chars]
+
+
+class Gauge(Widget):
+    """The next request's tokens against the window: a bar split by what the tokens are spent on,
+    the reserve marked at the end, and one line of numbers."""
+
+    DEFAULT_CSS = """
+    Gauge { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.report: Report | None = None
+        self.by_segment: dict[str, int] = {}
+
+    def set_report(self, report: Report | None) -> None:
+        self.report = report
+        self.by_segment = {}
+        if report is not None:
+            for it in report.context:
+                key = segment_of(it)
+                self.by_segment[key] = self.by_segment.get(key, 0) + (it.tokens or 0)
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        r = self.report
+        width = max(10, self.content_size.width or 40)
+        if r is None:
+            return Text("analysing…", style=f"italic {DIM}")
+        total = r.context_tokens
+        window = r.window
+        reserve = r.reserve or 0
+        n = len(r.context)
+        pieces: list[Text] = []
+        if window:
+            budget = window - reserve
+            color = OVER if total > budget else ("#d29922" if total > 0.8 * budget else "#3fb950")
+            pieces.append(
+                Text.assemble(
+                    (f"{total:,}", f"bold {color}"),
+                    (f" of {window:,} tokens ", "bold"),
+                    (f"({100 * total / window:.1f}%)", f"bold {color}"),
+                )
+            )
+            left = budget - total
+            if left >= 0:
+                pieces.append(Text(f"{left:,} left", style=DIM))
+            else:
+                pieces.append(Text(f"{-left:,} over budget", style=f"bold {OVER}"))
+            if reserve:
+                pieces.append(Text(f"reserve {reserve:,}", style=DIM))
+            pieces.append(Text(f"{n:,} items", style=DIM))
+            bar = self._bar(width, max(window, total), total, window, reserve)
+        else:
+            pieces.append(Text(f"{total:,} tokens", style="bold"))
+            pieces.append(Text(f"{n:,} items", style=DIM))
+            pieces.append(Text.assemble(("window unknown", "bold #d29922"), (" (--window N)", DIM)))
+            bar = self._bar(width, max(1, total), total, None, 0)
+        out = flow(pieces, width, Text(" · ", style=DIM))
+        out.append("\n")
+        out.append_text(bar)
+        out.append("\n")
+        out.append_text(flow(self._legend(r), width, Text("  ")))
+        return out
+
+    def _bar(self, width: int, scale: int, total: int, window: int | None, reserve: int) -> Text:
+        """Cells coloured by segment in proportion to their tokens, scaled so they add up to the
+        total (which can come from the provider's usage, not from the items' own counts)."""
+        counted = sum(self.by_segment.values()) or 1
+        cells_total = round(width * total / scale) if scale else 0
+        cells: list[str] = []
+        acc = 0.0
+        for key, _label, color in SEGMENTS:
+            n = self.by_segment.get(key, 0)
+            if not n:
+                continue
+            acc += cells_total * n / counted
+            k = max(1, round(acc) - len(cells))
+            cells += [color] * k
+        cells = cells[:width]
+        budget_cell = round(width * (window - reserve) / scale) if window else width
+        bar = Text()
+        for i in range(width):
+            if i < len(cells):
+                over = window is not None and i >= budget_cell
+                bar.append("█", style=OVER if over else cells[i])
+            elif window is not None and i >= budget_cell:
+                bar.append("▒", style=RESERVE)
+            else:
+                bar.append("░", style=FREE)
+        return bar
+
+    def _legend(self, report: Report) -> list[Text]:
+        out: list[Text] = []
+        for key, label, color in SEGMENTS:
+            n = self.by_segment.get(key)
+            if n is not None:
+                out.append(Text.assemble(("■ ", color), (f"{label} {n:,}", DIM)))
+        if report.window and report.reserve:
+            out.append(Text.assemble(("▒ ", RESERVE), ("reserve", DIM)))
+        return out
+
+
+def flow(pieces: list[Text], width: int, sep: Text) -> Text:
+    """Pieces joined by `sep`, broken into lines between pieces, never inside one (Rich would
+    break `reserve 500` at its space)."""
+    out = Text()
+    col = 0
+    for i, p in enumerate(pieces):
+        if i:
+            if col + len(sep) + len(p) > width:
+                out.append("\n")
+                col = 0
+            else:
+                out.append_text(sep)
+                col += len(sep)
+        out.append_text(p)
+        col += len(p)
+    return out
+
+
+class NextRequestView(Vertical):
+    """The items of the next request; Enter on one posts `Jump(seq)` for its record."""
+
+    DEFAULT_CSS = """
+    NextRequestView { height: 1fr; }
+    NextRequestView > #next-head { height: auto; padding: 0 1; color: $text-muted; }
+    NextRequestView > DataTable { height: 1fr; background: $surface; overflow-x: hidden; }
+    NextRequestView > #next-keys { height: auto; padding: 0 1; color: $text-muted; }
+    """
+
     class Jump(Message):
+        """Go to the record an item of the next request came from."""
+
         def __init__(self, seq: int) -> None:
             super().__init__()
             self.seq = seq
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.report: Report | None = None
+        self.items: list[ContextItem] = []
+
+    def compose(self) -> ComposeResult:
+        yield Gauge(id="next-gauge")
+        yield Static("", id="next-head")
+        table: DataTable[Any] = DataTable(id="next-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Static(
+            Text.assemble(
+                ("*", "bold"),
+                (" provider usage  ", DIM),
+                ("orphan", f"bold {ORPHAN}"),
+                ("  ", DIM),
+                ("unanswered", f"bold {UNANSWERED}"),
+                ("  ⏎ go to record", DIM),
+            ),
+            id="next-keys",
+        )
+
+    @property
+    def table(self) -> DataTable[Any]:
+        return self.query_one("#next-table", DataTable)
+
+    def on_mount(self) -> None:
+        if self.report is None:
+            self.set_report(None)
+
     def set_report(self, report: Report | None) -> None:
+        self.report = report
+        table = self.table
+        table.clear()
+        head = self.query_one("#next-head", Static)
         if report is None:
-            self.update("analysing…")
+            self.items = []
+            self.query_one(Gauge).set_report(None)
+            head.update("")
             return
-        items = report.ensure_tokens()
-        self.update("\n".join(f"{it.index} {it.role} {it.kind} {it.line} {it.tokens}" for it in items))
+        self.items = report.ensure_tokens()
+        report.ledger.load_messages(
+            [it.seq for it in self.items if it.seq is not None and it.kind == "message"]
+        )
+        self.query_one(Gauge).set_report(report)
+        orphans = sum(1 for it in self.items if it.orphan)
+        unanswered = sum(len(it.unanswered) for it in self.items)
+        synthetic = sum(1 for it in self.items if it.synthetic)
+        h = Text(f"tokens from {report.tokens_source}", style=DIM)
+        if orphans:
+            h.append(
+                f" · {orphans} orphaned tool result{'s' if orphans != 1 else ''}", style=f"bold {ORPHAN}"
+            )
+        if unanswered:
+            h.append(
+                f" · {unanswered} unanswered call{'s' if unanswered != 1 else ''}", style=f"bold {UNANSWERED}"
+            )
+        if synthetic:
+            h.append(f" · {synthetic} synthetic result{'s' if synthetic != 1 else ''}", style=f"italic {DIM}")
+        head.update(h)
+        table.clear(columns=True)
+        for label, key in (
+            ("#", "index"),
+            ("role", "role"),
+            ("kind", "kind"),
+            ("line", "line"),
+            ("tokens", "tokens"),
+            ("text", "text"),
+        ):
+            table.add_column(label, key=key)
+        table.add_rows([self._row(report, it) for it in self.items])
+        if self.items:
+            table.move_cursor(row=0)
+
+    def _row(self, report: Report, it: ContextItem) -> list[Text]:
+        """One item; an orphan is red, a call without result yellow, a synthetic item dim. The
+        mark leads the text cell so the narrow side panel needs no extra column."""
+        style = ""
+        text = Text()
+        if it.orphan:
+            style = ORPHAN
+            text.append("✗ orphan ", style=f"bold {ORPHAN}")
+        elif it.unanswered:
+            style = UNANSWERED
+            n = len(it.unanswered)
+            text.append(f"⚠ unanswered{f' ×{n}' if n > 1 else ''} ", style=f"bold {UNANSWERED}")
+        elif it.synthetic:
+            style = f"italic {DIM}"
+            text.append("added at send time: ", style=f"italic {DIM}")
+        text.append(item_preview(report, it), style=style)
+        kind = "synthetic" if it.synthetic else it.kind
+        tokens = "…" if it.tokens is None else f"{it.tokens:,}"
+        tok = Text(tokens + ("*" if it.tokens_from == "usage" else " "), justify="right")
+        role = Text(it.role, style=style or ROLE_COLORS.get(it.role, ""))
+        if it.kind == "summary":
+            role.stylize("bold")
+        return [
+            Text(str(it.index), style=DIM, justify="right"),
+            role,
+            Text(kind, style=style or ("bold #58a6ff" if it.kind == "summary" else DIM)),
+            Text(str(it.line) if it.line is not None else "—", justify="right", style=style or DIM),
+            tok,
+            text,
+        ]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        i = event.cursor_row
+        if not (0 <= i < len(self.items)):
+            return
+        it = self.items[i]
+        if it.seq is None:
+            self.notify(
+                "A synthetic item: the runtime adds it at send time, it is not in the file.", timeout=4
+            )
+            return
+        self.post_message(self.Jump(it.seq))

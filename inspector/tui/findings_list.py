@@ -1,19 +1,143 @@
-"""Findings list (placeholder until the full widget lands)."""
+"""Findings list: every finding of the report, worst first, grouped by severity.
+
+Each entry shows the severity (coloured), the code, the sentence, the role counts of a hole and
+where it points. Enter or a click posts `FindingsList.Jump` with the records the finding points
+at; the session view moves the timeline to the first of them.
+"""
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.text import Text
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
 
 from inspector.analysis.engine import Finding, Report
+from inspector.analysis.findings import SEVERITIES, SEVERITY_RANK
+from inspector.tui.model import SEVERITY_COLORS
+
+ROLE_COLORS = {"user": "#e3b341", "assistant": "#79c0ff", "tool": "#a5d6ff", "system": "#d2a8ff"}
+DIM = "#8b949e"
+SEVERITY_NAMES = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 
 
-class FindingsList(Static):
+def _where(report: Report, f: Finding) -> Text:
+    """Where the finding points: `line 229`, `lines 59–227 · 168 records`, or nothing."""
+    if not f.records:
+        return Text("points at no single record", style=f"italic {DIM}")
+    records = report.ledger.records
+    lo = min(f.records)
+    hi = max(f.records)
+    first, last = records[lo].line, records[hi].line
+    where = f"line {first}" if first == last else f"lines {first}–{last}"
+    n = len(f.records)
+    t = Text("→ ", style="#d2a8ff")
+    t.append(where, style="bold")
+    if n > 1:
+        t.append(f" · {n:,} records", style=DIM)
+    t.append(" · Enter to go there", style=f"italic {DIM}")
+    return t
+
+
+def _roles(by_role: dict[str, int]) -> Text:
+    t = Text()
+    for i, (role, n) in enumerate(by_role.items()):
+        if i:
+            t.append(" / ", style=DIM)
+        t.append(f"{n:,} ", style="bold")
+        t.append(role, style=ROLE_COLORS.get(role, ""))
+    return t
+
+
+def finding_prompt(report: Report, f: Finding) -> Group:
+    color = SEVERITY_COLORS.get(f.severity, "white")
+    head = Text()
+    head.append(f" {f.severity.upper()} ", style=f"bold #0d1117 on {color}")
+    head.append(" ")
+    head.append(f.code, style=f"bold {color}")
+    parts = [head, Text(f.message)]
+    if f.by_role:
+        by = Text("by role: ", style=DIM)
+        by.append_text(_roles(f.by_role))
+        parts.append(by)
+    parts.append(_where(report, f))
+    parts.append(Text(""))  # air between findings
+    return Group(*parts)
+
+
+class FindingsList(OptionList):
+    """The report's findings; Enter or click jumps to the records a finding points at."""
+
+    DEFAULT_CSS = """
+    FindingsList { height: 1fr; max-height: 100%; border: none; padding: 0 1; background: $surface; }
+    FindingsList:focus { border: none; background-tint: $foreground 0%; }
+    FindingsList > .option-list--option { padding: 0 1; }
+    FindingsList > .option-list--option-highlighted { background: #1c3350; color: $foreground; text-style: none; }
+    FindingsList:focus > .option-list--option-highlighted { background: #1f4a7a; color: $foreground; text-style: none; }
+    """
+
     class Jump(Message):
+        """The user picked a finding: go to the records it points at (file order)."""
+
         def __init__(self, seqs: list[int]) -> None:
             super().__init__()
             self.seqs = seqs
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.report: Report | None = None
+        self.findings: list[Finding] = []
+
+    def on_mount(self) -> None:
+        if self.report is None:
+            self.set_report(None)
+
     def set_report(self, report: Report | None) -> None:
-        self.findings: list[Finding] = list(report.findings) if report else []
-        self.update("\n".join(f"{f.severity} {f.code} {f.message}" for f in self.findings))
+        self.report = report
+        self.clear_options()
+        if report is None:
+            self.findings = []
+            self.add_option(Option(Text("analysing…", style=f"italic {DIM}"), disabled=True))
+            return
+        self.findings = sorted(report.findings, key=lambda f: SEVERITY_RANK.get(f.severity, 9))
+        if not self.findings:
+            ok = Text("✓ No findings", style="bold #3fb950")
+            ok.append(
+                ": every message that left the context is represented, and the next request is valid.",
+                style=DIM,
+            )
+            self.add_option(Option(ok, disabled=True))
+            return
+        options: list[Option | None] = []
+        for sev in SEVERITIES:
+            group = [(i, f) for i, f in enumerate(self.findings) if f.severity == sev]
+            if not group:
+                continue
+            title = Text(
+                f"{SEVERITY_NAMES.get(sev, sev)} · {len(group)}",
+                style=f"bold {SEVERITY_COLORS.get(sev, 'white')}",
+            )
+            options.append(Option(title, disabled=True))
+            for i, f in group:
+                options.append(Option(finding_prompt(report, f), id=f"finding-{i}"))
+        self.add_options(options)
+        first = next((k for k, o in enumerate(self.options) if not o.disabled), None)
+        if first is not None:
+            self.highlighted = first
+
+    def finding_at(self, option_index: int) -> Finding | None:
+        opt = self.get_option_at_index(option_index)
+        if opt.id is None or not opt.id.startswith("finding-"):
+            return None
+        return self.findings[int(opt.id.removeprefix("finding-"))]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        f = self.finding_at(event.option_index)
+        if f is None:
+            return
+        if not f.records:
+            self.notify(f"{f.code} points at no single record.", timeout=3)
+            return
+        self.post_message(self.Jump(list(f.records)))
