@@ -349,6 +349,11 @@ class SessionScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        # Focus the pane's list so Enter works straight away.
+        if tab == "findings":
+            self.query_one(FindingsList).focus()
+        elif tab == "next":
+            self.query_one(NextRequestView).table.focus()
 
     def action_search(self) -> None:
         box = self.query_one("#search", Input)

@@ -151,8 +151,9 @@ class Timeline(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         if self.rows:
             self.post_message(self.Selected(self.rows[min(new, len(self.rows) - 1)]))
-        self._cache.clear()
-        self.refresh()
+        # The cache is keyed on (row, width, selected): only the two rows that changed repaint.
+        self.refresh_lines(old)
+        self.refresh_lines(new)
 
     def action_cursor(self, delta: int) -> None:
         if self.rows:
