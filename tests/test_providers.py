@@ -702,6 +702,7 @@ def test_extractive_reads_pi_style_prompts_and_rolls_the_previous_summary_forwar
         f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
         "Update the existing structured summary. [user] is not a marker here.\n"
     )
+    prompt += "<read-files>\nREADME.md\n</read-files>\n\n<modified-files>\nsrc/inspector/index.py\n</modified-files>\n"
     r = extract(prompt)
     assert summary_completeness(r.text) == "complete"
     # No user message in range: the previous active request carries over, with its constraints.
@@ -711,6 +712,7 @@ def test_extractive_reads_pi_style_prompts_and_rolls_the_previous_summary_forwar
     assert "Update the existing" not in r.text
     files = section(r.text, "Files")
     assert "- src/inspector/loader.py" in files and "- tests/test_loader.py" in files
+    assert "- README.md" in files and "- src/inspector/index.py" in files
 
 
 def test_extractive_takes_a_checkpoint_carried_as_a_user_message_as_the_previous_summary() -> None:

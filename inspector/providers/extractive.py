@@ -1,10 +1,11 @@
 """The offline summarizer: no model, no key, no network. It extracts, it never invents.
 
 Input is the serialized conversation the repair engine sends: each message starts on a line with a
-role marker — `[user]`, `[assistant]`, `[tool]` (pi's `[User]:`, `[Assistant tool calls]:`,
-`[Tool result]:`, `[Assistant thinking]:` are read too). When the prompt wraps the conversation in
-`<conversation>…</conversation>`, only that part is read, so the instructions around it are not
-mistaken for messages. A previous summary in the prompt (inside `<previous-summary>`, a `[summary]`
+role marker — `[user]`, `[assistant]`, `[tool]`, or pi's `[User]:`, `[Assistant]:`,
+`[Assistant thinking]:`, `[Assistant tool calls]:`, `[Tool result]:` as the engine's prompts write
+them. When the prompt wraps the conversation in `<conversation>…</conversation>`, only that part is
+read as messages, so the instructions around it are not mistaken for them; `<read-files>` and
+`<modified-files>` blocks feed the Files section. A previous summary in the prompt (inside `<previous-summary>`, a `[summary]`
 message, or a user message that carries a checkpoint — a `<summary>` block or an `## Active request`
 heading) is not taken as a request; its active request (when the range has none), constraints and
 files roll forward.
@@ -34,6 +35,7 @@ MAX_FILES = 50
 _MARKER = re.compile(r"^\[(?P<label>[A-Za-z][A-Za-z _-]{0,40})(?:[ #:,][^\]\n]*)?\]:?[ \t]*(?P<rest>.*)$")
 _CONVERSATION = re.compile(r"<conversation>\n?(.*?)\n?</conversation>", re.S)
 _PREVIOUS = re.compile(r"<previous[-_ ]summary>\n?(.*?)\n?</previous[-_ ]summary>", re.S | re.I)
+_FILE_LIST = re.compile(r"<(read|modified)-files>\n?(.*?)</\1-files>", re.S)
 _SUMMARY_TAG = re.compile(r"<summary>\n?(.*?)\n?</summary>", re.S)
 # Our own filler bullets, not constraints, when a previous extractive summary rolls forward.
 _PLACEHOLDER = re.compile(r"^(?:none stated\.?|\(\d+ more in the original messages\))$", re.I)
@@ -94,7 +96,7 @@ class ExtractiveProvider:
 def summarize_extractively(req: SummaryRequest) -> SummaryResult:
     budget = max(req.max_output_tokens, 0) * CHARS_PER_TOKEN
     segments, previous = parse_prompt(req.prompt)
-    facts = _facts(segments, previous)
+    facts = _facts(segments, previous, req.prompt)
 
     text, outcome = "", "truncated"
     for level in _LEVELS:
@@ -201,7 +203,7 @@ class _Facts:
     files: tuple[str, ...]
 
 
-def _facts(segments: list[Segment], previous: list[str]) -> _Facts:
+def _facts(segments: list[Segment], previous: list[str], prompt: str = "") -> _Facts:
     prev = [_sections(p) for p in previous]
     users = [s for s in segments if s.kind == "user" and s.text]
     if users:
@@ -247,6 +249,12 @@ def _facts(segments: list[Segment], previous: list[str]) -> _Facts:
         for m in _PATH.finditer(_URL.sub(" ", s.text)):
             last_seen[m.group(0).rstrip(".,:;")] = order
             order += 1
+    # pi's file-list blocks (the engine's own record of files read and modified) count as the latest mentions.
+    for m in _FILE_LIST.finditer(prompt):
+        for line in m.group(2).splitlines():
+            if line.strip():
+                last_seen[line.strip()] = order
+                order += 1
     # The most recently mentioned files are the ones the work continues with; shown in first-mention order.
     recent = set(sorted(last_seen, key=last_seen.__getitem__)[-MAX_FILES:])
     files = [f for f in last_seen if f in recent]
