@@ -6,7 +6,10 @@ import subprocess
 import sys
 
 CORE = ["inspector.ledger.model", "inspector.formats", "inspector.analysis", "inspector.analysis.export",
-        "inspector.compaction.protocol"]
+        "inspector.compaction.protocol", "inspector.compaction.types", "inspector.compaction.prompts",
+        "inspector.compaction.cut", "inspector.compaction.chunks", "inspector.compaction.entries",
+        "inspector.compaction.recovery", "inspector.compaction.plan", "inspector.compaction.execute",
+        "inspector.compaction.export"]
 SHELL = ("textual", "httpx", "rich")
 
 

@@ -350,8 +350,14 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
             empty = not substance
             carried = prev is not None and bool(substance) and substance == summary_substance(prev.checkpoint.summary)
             own = [(prev_start, cut)] if cut > prev_start else []
+            stated = _stated_represents(cp, by_id, pos_of, ci)
             if empty:
                 rep = []
+            elif stated is not None:
+                # Written by this tool's repair: the summary was rebuilt from source for exactly
+                # these ranges, so pi's chaining rule (previous + own range) does not apply.
+                rep = stated
+                own = [part for iv in rep for part in subtract(iv, prev_rep)]
             elif carried or cp.failure_reason is not None:
                 rep = list(prev_rep)
             else:
@@ -366,6 +372,26 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
         prev = view
         prev_start = start_next
     return views
+
+
+def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int) -> list[Interval] | None:
+    """A pi compaction's own statement of what its summary stands for (`details.represents`, a
+    list of [first id, last id] ranges), as path intervals before it; None when it states none.
+    pi itself ignores the field; ranges whose ends are not on the path before it are dropped."""
+    d = cp.details
+    if not isinstance(d, dict) or not isinstance(d.get("represents"), list):
+        return None
+    ivs: list[Interval] = []
+    for pair in d["represents"]:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            continue
+        a, b = by_id.get(pair[0]), by_id.get(pair[1])
+        if a is None or b is None or a not in pos_of or b not in pos_of:
+            continue
+        lo, hi = sorted((pos_of[a], pos_of[b]))
+        if hi < ci:
+            ivs.append((lo, hi + 1))
+    return merge(ivs)
 
 
 # ---------------------------------------------------------------------------------------- context

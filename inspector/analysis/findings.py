@@ -232,6 +232,27 @@ def _rough_tokens(rec: Record) -> int:
     return (n + 3) // 4
 
 
+def summary_sound(report: Report, v: CheckpointView) -> bool:
+    """Is this checkpoint a sound base for the next request: a real summary (not a fallback, not
+    carried forward, not empty), complete, with its boundary on the path?"""
+    cp = v.checkpoint
+    if v.fallback or v.empty_summary or v.carried_forward or cp.truncated or v.first_kept_found is False:
+        return False
+    state = summary_completeness(cp.summary)
+    if state == "essential_incomplete" or cp.essential_complete is False:
+        return False
+    return not (state is None and report.runtime.name == "pi" and pi_template_incomplete(cp.summary))
+
+
+def superseded_by(report: Report, v: CheckpointView) -> CheckpointView | None:
+    """The first later checkpoint on the path that is sound: the next request no longer depends
+    on `v`, so what is wrong with `v` is history, not the session's state."""
+    for w in report.checkpoints[v.index :]:
+        if summary_sound(report, w):
+            return w
+    return None
+
+
 def _dangling(report: Report) -> list[Finding]:
     out: list[Finding] = []
     for v in report.checkpoints:
@@ -252,10 +273,13 @@ def _dangling(report: Report) -> list[Finding]:
                     " Its summary was written for a range ending at that missing entry, so the messages "
                     "after it, which pi now drops, may be represented by nothing"
                 )
+            later = superseded_by(report, v)
+            if later is not None:
+                unverified = f" (history: {_cp_name(later)} supersedes it)"
             out.append(
                 Finding(
                     "dangling_first_kept",
-                    "error",
+                    "error" if later is None else "warning",
                     f"{_cp_name(v)} keeps from {target!r}, which is not on the active path; {effect}.{unverified}",
                     [v.seq],
                     data={"checkpoint": v.index, "first_kept": target},
@@ -309,8 +333,11 @@ def _truncated(report: Report) -> list[Finding]:
         if not reasons:
             continue
         # Cut before the essential marker: not installable (seed 004). Otherwise partly lost.
-        sev = "error" if incomplete else "warning"
+        later = superseded_by(report, v)
+        sev = "error" if incomplete and later is None else "warning"
         effect = "the essential sections are incomplete" if incomplete else "what it stands for is partly lost"
+        if later is not None:
+            effect += f" (history: {_cp_name(later)} supersedes it)"
         out.append(
             Finding(
                 "truncated_summary",
@@ -342,14 +369,21 @@ def _usage_missing(report: Report) -> list[Finding]:
     return out
 
 
-def _no_progress(prev: CheckpointView, v: CheckpointView) -> str | None:
+def _no_progress(report: Report, prev: CheckpointView, v: CheckpointView) -> str | None:
     """Why `v` made no progress over `prev`, or None when it did.
 
     A single fallback that carried the previous summary forward but moved the boundary is not a
     loop (the hole and amnesiac-fallback findings say what it cost); repeating it is.
     """
+    if summary_sound(report, v) and not summary_sound(report, prev):
+        return None  # a sound summary replacing a broken one is the progress a loop lacks
+    if v.first_kept_found is not False and v.cut < prev.cut:
+        return None  # it brought messages the previous one removed back into the request
     native = v.checkpoint.explicit_represents is not None or v.checkpoint.explicit_retains is not None
     if native:
+        brought_back = set(v.checkpoint.explicit_retains or []) - set(prev.checkpoint.explicit_retains or [])
+        if brought_back and brought_back & {prev._records[s].id for s in prev.removes}:
+            return None  # it keeps raw what the previous one removed: not a loop
         if v.checkpoint.explicit_boundary == prev.checkpoint.explicit_boundary:
             return "same boundary"
     elif v.first_kept_seq is not None and v.first_kept_seq == prev.first_kept_seq:
@@ -380,7 +414,11 @@ def _loops(report: Report) -> list[Finding]:
             first = run[0][0]
             reasons = sorted({r for _, r in run})
             n = len(run) + 1
-            sev = "error" if n >= 3 else "warning"
+            # A loop a later checkpoint broke out of is history; one that reaches the latest
+            # checkpoint is the state the session is stuck in.
+            ended = run[-1][0] is not cps[-1]
+            sev = "error" if n >= 3 and not ended else "warning"
+            tail = f"; {_cp_name(cps[cps.index(run[-1][0]) + 1])} broke out of it" if ended else ""
             seqs = [first.seq] + [v.seq for v, _ in run]
             seqs = sorted(set(seqs))
             # include the predecessor of the first looping checkpoint
@@ -392,13 +430,13 @@ def _loops(report: Report) -> list[Finding]:
                     "compaction_loop",
                     sev,
                     f"{n} checkpoints in a row make no progress ({', '.join(reasons)}), "
-                    f"from line {report.ledger.records[seqs[0]].line} to line {report.ledger.records[seqs[-1]].line}.",
+                    f"from line {report.ledger.records[seqs[0]].line} to line {report.ledger.records[seqs[-1]].line}{tail}.",
                     seqs,
                 )
             )
 
     for prev, v in itertools.pairwise(cps):
-        why = _no_progress(prev, v)
+        why = _no_progress(report, prev, v)
         if why:
             run.append((v, why))
         else:
@@ -482,6 +520,19 @@ def _live_question(report: Report) -> list[Finding]:
     m = r.message
     text = m.first_line()[:80] if m is not None else ""
     how = "summarized" if last.is_represented(i) else "dropped"
+    full = m.text().strip() if m is not None else ""
+    if full and full in last.checkpoint.summary:
+        # A runtime that keeps only a contiguous tail (pi) cannot keep the request raw when its
+        # turn outgrows the window; a summary that quotes it verbatim still carries the instruction.
+        return [
+            Finding(
+                "live_question_summarized",
+                "warning",
+                f"The active turn's own request (line {r.line}: {text!r}) is not raw in the next request: "
+                f"{_cp_name(last)} quotes it verbatim in its summary, so the model reads it as history.",
+                [s, last.seq],
+            )
+        ]
     return [
         Finding(
             "live_question_summarized",

@@ -1,0 +1,171 @@
+"""Chunked re-summarization (ADR 0302): a range too large for one summarizer request is split into
+contiguous chunks that each fit the request budget. Each request after the first carries the
+previous chunk's summary through the update prompt, and the range's file list rides on the last
+one, so the budget of a chunk depends on its place: the first pays for the carried summary (if
+any), later ones for the previous chunk's summary at its output budget, the last for the file list.
+
+The chunks partition the range exactly: chunk k covers path positions [lo_k, hi_k) with lo_1 = the
+range start, lo_{k+1} = hi_k and hi_last = the range end. A single message larger than any chunk
+can hold is clipped *in the prompt only* (head and tail kept, the middle elided), so every message
+of the range is still read by some request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+MAX_REQUESTS = 16
+
+
+@dataclass(slots=True)
+class Chunk:
+    lo: int  # path positions [lo, hi) this request covers
+    hi: int
+    positions: list[int]  # message positions in [lo, hi), in order
+    texts: list[str]  # serialized messages ("" for one never sent, which costs nothing)
+    tokens: list[int]
+    clipped: list[int] = field(default_factory=list)  # positions whose text was clipped
+    prompt_tokens: int = 0  # exact, with a carried summary counted at its budget
+    budget: int = 0
+    carry_tokens: int = 0
+    file_list: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkBudget:
+    request: int  # max prompt tokens of one request (system prompt included)
+    first_carry: int  # tokens of the summary the first request carries (0: none)
+    later_carry: int  # tokens a later request carries: the previous chunk's output budget
+    file_list: int  # tokens the file list adds to the last request
+    overhead: int  # system prompt + instructions + tags, without carried summary or messages
+
+
+def split_range(
+    lo: int,
+    hi: int,
+    positions: list[int],
+    parts: list[tuple[str, int]],
+    budget: ChunkBudget,
+    is_boundary: Callable[[int], bool],
+    clip: Callable[[str, int], str],
+    count: Callable[[str], int],
+    exact: Callable[[list[str], bool, bool], int],
+    max_requests: int = MAX_REQUESTS,
+) -> list[Chunk] | None:
+    """Contiguous chunks of [lo, hi) that each fit `budget.request`, or None when even one
+    message cannot fit any request (no room after the carried summary and instructions).
+
+    `exact(texts, carries, file_list)` is the exact prompt size of a request without the carried
+    summary; chunks are packed on additive estimates, then checked with it and shrunk if needed.
+    Returns more than `max_requests` chunks when the range needs them (the caller falls back).
+    """
+    room_first = budget.request - budget.overhead - budget.first_carry
+    room_later = budget.request - budget.overhead - budget.later_carry
+    # One message (with its separator) must fit the tightest chunk: a later one with the file list.
+    per_message = min(room_first, room_later) - budget.file_list - 2
+    if per_message <= 0:
+        return None
+    texts: list[str] = []
+    tokens: list[int] = []
+    clipped: set[int] = set()
+    for p, (t, n) in zip(positions, parts, strict=True):
+        if n > per_message:
+            t = clip(t, per_message)
+            n = count(t)
+            clipped.add(p)
+        texts.append(t)
+        tokens.append(n)
+
+    def cost(j: int) -> int:
+        return tokens[j] + 1 if texts[j] else 0  # + the blank-line separator
+
+    # Greedy packing on estimates; a chunk closes at a natural boundary (a safe cut) if it can.
+    starts: list[int] = [0] if positions else []
+    used = 0
+    room = room_first
+    j = 0
+    start = 0
+    while j < len(positions):
+        c = cost(j)
+        if used + c <= room or j == start:
+            used += c
+            j += 1
+            continue
+        k = j
+        while k > start + 1 and not is_boundary(positions[k]):
+            k -= 1
+        if k == start + 1 and not is_boundary(positions[k]):
+            k = j
+        starts.append(k)
+        start = k
+        used = sum(cost(x) for x in range(k, j))
+        room = room_later
+    # The last chunk also carries the file list.
+    while starts and len(positions) - starts[-1] > 1:
+        last_room = (room_first if len(starts) == 1 else room_later) - budget.file_list
+        if sum(cost(x) for x in range(starts[-1], len(positions))) <= last_room:
+            break
+        acc = 0
+        k = len(positions)
+        while k - 1 > starts[-1] and acc + cost(k - 1) <= room_later - budget.file_list:
+            acc += cost(k - 1)
+            k -= 1
+        if k == len(positions):
+            break
+        starts.append(k)
+
+    chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
+    # Exact check: estimates add a separator per message, so this rarely moves anything.
+    guard = 0
+    while guard < 4 * len(positions) + 4:
+        guard += 1
+        bad = next((i for i, ch in enumerate(chunks) if ch.prompt_tokens > ch.budget and len(ch.positions) > 1), None)
+        if bad is None:
+            break
+        s = starts.index(_index_of(positions, chunks[bad].positions[0]))
+        end = starts[s + 1] if s + 1 < len(starts) else len(positions)
+        starts.insert(s + 1, end - 1)
+        chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
+    return chunks  # more than `max_requests` of them: the caller reports the bound
+
+
+def _index_of(positions: list[int], p: int) -> int:
+    from bisect import bisect_left
+
+    return bisect_left(positions, p)
+
+
+def _build(
+    lo: int,
+    hi: int,
+    positions: list[int],
+    texts: list[str],
+    tokens: list[int],
+    clipped: set[int],
+    starts: list[int],
+    budget: ChunkBudget,
+    exact: Callable[[list[str], bool, bool], int],
+) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    n = len(starts)
+    for k, a in enumerate(starts):
+        b = starts[k + 1] if k + 1 < n else len(positions)
+        c_lo = lo if k == 0 else positions[a]
+        c_hi = positions[b] if b < len(positions) else hi
+        carry = budget.first_carry if k == 0 else budget.later_carry
+        last = k == n - 1
+        ch = Chunk(
+            c_lo,
+            c_hi,
+            positions[a:b],
+            texts[a:b],
+            tokens[a:b],
+            [p for p in positions[a:b] if p in clipped],
+            budget=budget.request,
+            carry_tokens=carry,
+            file_list=last,
+        )
+        ch.prompt_tokens = exact([t for t in ch.texts if t], carry > 0, last) + carry
+        chunks.append(ch)
+    return chunks

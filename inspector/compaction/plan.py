@@ -1,0 +1,661 @@
+"""Repair plans (DESIGN §5): what a repair would ask and install, computed without calling a
+summarizer or writing anything.
+
+`plan(report, strategy, budgets)` lists the summarizer requests (range, chunk boundaries, prompt
+tokens, output budget), the checkpoint that would be installed (boundary, represents, retains,
+shape, size) and the analysis of the session *after* it: the planned checkpoint is appended to an
+in-memory copy of the ledger, read back through the format's own mapping, and analysed again.
+
+Strategies:
+- `compact`: summarize from the previous boundary to a safe cut, rolling the previous summary
+  forward with the update prompt (pi's chained compaction). Chunked when one request cannot hold
+  the range.
+- `resummarize`: rebuild from source everything no trustworthy summary represents (holes, ranges
+  of a truncated, dangling or carried-forward summary), in chunks that each fit the request budget.
+- `recover`: the deterministic recent-source checkpoint, no model call.
+
+Budgets: the session's own settings where it records them (native ledger header), pi's defaults
+(reserveTokens 16384, keepRecentTokens 20000) for pi, the context window of a known model, and
+the operator's flags over all of them. An unknown window is an error: guessing it could install a
+checkpoint the model cannot take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report, summary_substance
+from inspector.analysis.findings import pi_template_incomplete
+from inspector.analysis.intervals import Interval, contains, merge
+from inspector.analysis.tokens import Tokenizer, get_tokenizer
+from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
+from inspector.compaction.cut import PathIndex, Tail, active_user, choose_tail, proven_reply
+from inspector.compaction.entries import CheckpointSpec, build_entry, now_iso, with_entry
+from inspector.compaction.prompts import (
+    SYSTEM_PROMPT,
+    build_prompt,
+    clip_to_tokens,
+    file_list_block,
+    file_operations,
+    merge_file_lists,
+    quoted_request,
+)
+from inspector.compaction.protocol import (
+    ESSENTIAL_MARKER,
+    ESSENTIAL_SECTIONS,
+    installable_part,
+    summary_completeness,
+)
+from inspector.compaction.recovery import Recovery, plan_recovery
+from inspector.ledger.model import Route
+
+STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
+
+PI_RESERVE_TOKENS = 16_384
+PI_KEEP_RECENT_TOKENS = 20_000
+SUMMARY_TARGET_MAX = 4_000  # seed 004: a summary aims at most this many tokens
+OUTPUT_HEADROOM = 0.10  # provider limit = target + at most 10%
+MIN_SUMMARY_TOKENS = 200  # below this no summary is worth installing
+
+# Context windows of well-known models, by model-id prefix (longest match wins). Only used when
+# neither the session nor the operator says; the plan names the source.
+MODEL_WINDOWS: dict[str, int] = {
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-5": 400_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "claude-": 200_000,
+    "gemini-2.5": 1_048_576,
+}
+
+
+class PlanError(Exception):
+    """The plan cannot be made as asked (unknown window, impossible budgets, unknown strategy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    """Operator overrides; None = take it from the session or the defaults."""
+
+    window: int | None = None
+    reserve: int | None = None
+    keep_recent: int | None = None
+    request: int | None = None  # max prompt tokens of one summarizer request
+
+
+@dataclass(slots=True)
+class ResolvedBudgets:
+    window: int
+    reserve: int
+    keep_recent: int
+    request: int | None  # None until the output budget is known (window - output)
+    sources: dict[str, str]
+    wrapper: int  # tokens the runtime wraps a summary in
+    available: int  # window - reserve - wrapper: what summary + retained tail may take
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Carry:
+    """The summary a new checkpoint would roll forward: the latest checkpoint's."""
+
+    view: CheckpointView
+    text: str
+    tokens: int
+    represents: list[Interval]
+    trusted: bool
+    why_not: str | None
+    read_files: list[str]
+    modified_files: list[str]
+
+
+@dataclass(slots=True)
+class Outlook:
+    """The session as the analysis sees it (before, or after the planned checkpoint)."""
+
+    report: Report
+    coverage: dict[str, int]
+    holes: int
+    orphans: int
+    unanswered: int
+    context_tokens: int
+    items: int
+    findings: list[Finding]
+
+    @classmethod
+    def of(cls, report: Report) -> Outlook:
+        cov = report.coverage_counts()
+        return cls(
+            report,
+            cov,
+            cov.get(HOLE, 0) + len([s for s in report.lost_to_runtime if report.states[s] != HOLE]),
+            sum(1 for it in report.context if it.orphan),
+            sum(len(it.unanswered) for it in report.context),
+            report.context_tokens,
+            len(report.context),
+            list(report.findings),
+        )
+
+
+@dataclass(slots=True)
+class RepairPlan:
+    strategy: str
+    action: str  # summarize | recover | carry | noop
+    reason: str | None  # failure_reason of recover / carry, or why nothing is done (closed vocabulary)
+    budgets: ResolvedBudgets
+    report: Report
+    index: PathIndex
+    active: int | None
+    carry: Carry | None
+    range: tuple[int, int] | None  # path positions [lo, hi) the requests summarize
+    requests: list[Chunk]
+    target_tokens: int
+    max_output_tokens: int
+    installable_tokens: int
+    checkpoint: CheckpointSpec | None
+    summary: str | None  # the exact text for recover / carry; None for a summary not yet written
+    recovery: Recovery | None  # what a failed summary falls back to
+    route: Route | None
+    proven: int | None  # position of the route's newest accepted reply (seed 002)
+    notes: list[str]
+    before: Outlook
+    after: Outlook | None = None
+    entry: dict[str, Any] | None = None  # the record the simulation appended
+
+    @property
+    def tail(self) -> Tail | None:
+        cp = self.checkpoint
+        if cp is None:
+            return None
+        return Tail(cp.cut, cp.keep, cp.quote_active, cp.tail_tokens)
+
+
+# ---------------------------------------------------------------------------------------- budgets
+
+
+def model_window(report: Report) -> tuple[int, str] | None:
+    """The window of the newest model the session names, from the table of known models."""
+    led = report.ledger
+    ids: list[str] = []
+    for r in reversed([led.records[s] for s in report.path]):
+        if r.role == "assistant" and r.kind == "message":
+            m = r.message
+            if m is not None and m.route is not None and m.route.model_id:
+                ids.append(m.route.model_id)
+                break
+    ids += [h.route.model_id for h in sorted(led.runs.values(), key=lambda h: -h.seq) if h.route.model_id]
+    for mid in ids:
+        name = mid.rsplit("/", 1)[-1].lower()
+        best = max((p for p in MODEL_WINDOWS if name.startswith(p)), key=len, default=None)
+        if best is not None:
+            return MODEL_WINDOWS[best], mid
+    return None
+
+
+def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedBudgets:
+    led = report.ledger
+    rt = report.runtime
+    sources: dict[str, str] = {}
+    evidence: list[str] = []
+    st = led.settings
+    pi = led.format == "pi"
+
+    def pick(name: str, flag: int | None, session: int | None, default: int | None, default_src: str) -> int | None:
+        if flag is not None:
+            sources[name] = "flag"
+            return flag
+        if session is not None:
+            sources[name] = "session"
+            return session
+        if default is not None:
+            sources[name] = default_src
+        return default
+
+    window = pick("window", given.window, st.window, None, "")
+    if window is None:
+        known = model_window(report)
+        if known is not None:
+            window = known[0]
+            sources["window"] = f"model table ({known[1]})"
+    largest = max(
+        (
+            r.message.usage.total
+            for r in (led.records[s] for s in report.path)
+            if r.role == "assistant" and r.kind == "message" and r.stop_reason not in rt.drop_stop_reasons
+            and r.message is not None and r.message.usage is not None
+        ),
+        default=0,
+    )
+    if largest:
+        evidence.append(f"the largest request the model accepted held {largest:,} tokens")
+    befores = [v.checkpoint.tokens_before for v in report.checkpoints if v.checkpoint.tokens_before]
+    if befores:
+        evidence.append(f"the last compaction recorded tokensBefore {befores[-1]:,}")
+    if window is None:
+        hint = f" ({'; '.join(evidence)})" if evidence else ""
+        raise PlanError(f"the session does not record its model's context window{hint}: pass --window N")
+    reserve = pick("reserve", given.reserve, st.reserve, PI_RESERVE_TOKENS, "pi default" if pi else "default")
+    keep = pick("keep_recent", given.keep_recent, st.keep_recent, PI_KEEP_RECENT_TOKENS, "pi default" if pi else "default")
+    assert reserve is not None and keep is not None
+    if reserve >= window:
+        raise PlanError(f"the reserve ({reserve:,} tokens, {sources['reserve']}) leaves nothing of the {window:,}-token window: pass --reserve N")
+    wrapper = tok.count(rt.summary_prefix + rt.summary_suffix) + 8
+    available = window - reserve - wrapper
+    if available < 2 * MIN_SUMMARY_TOKENS:
+        raise PlanError(f"window {window:,} − reserve {reserve:,} leaves {available:,} tokens: too little for a summary and a tail")
+    if given.request is not None:
+        sources["request"] = "flag"
+    return ResolvedBudgets(window, reserve, keep, given.request, sources, wrapper, available, evidence)
+
+
+# ---------------------------------------------------------------------------------------- carry
+
+
+def _details_files(view: CheckpointView) -> tuple[list[str], list[str]]:
+    d = view.checkpoint.details
+    if not isinstance(d, dict):
+        return [], []
+
+    def strs(*keys: str) -> list[str]:
+        for k in keys:
+            v = d.get(k)
+            if isinstance(v, list):
+                return [x for x in v if isinstance(x, str)]
+        return []
+
+    return strs("readFiles", "read_files"), strs("modifiedFiles", "modified_files")
+
+
+def carried_summary(report: Report, ix: PathIndex, active: int | None) -> Carry | None:
+    """The latest checkpoint's summary, with whether a new summary may build on it."""
+    if not report.checkpoints:
+        return None
+    v = report.checkpoints[-1]
+    cp = v.checkpoint
+    state = summary_completeness(cp.summary)
+    if state is not None:
+        text = installable_part(cp.summary) or ""
+    else:
+        text = summary_substance(cp.summary) if report.runtime.name == "pi" else cp.summary.strip()
+    why: str | None = None
+    if not text.strip() or v.empty_summary:
+        why = "its summary is empty"
+    elif state == "essential_incomplete" or cp.essential_complete is False:
+        why = "its summary stops before the essential sections are complete"
+    elif cp.truncated:
+        why = "its summary is marked truncated"
+    elif report.runtime.name == "pi" and state is None and pi_template_incomplete(cp.summary):
+        why = "its summary looks cut at the output limit"
+    elif v.first_kept_found is False:
+        why = "its boundary is not on the active path, so what its summary covers is unverified"
+    elif active is not None and v.is_represented(active):
+        why = "it summarized the active turn's own request"
+    read, modified = _details_files(v)
+    return Carry(v, text, ix.tok.count(text) if text else 0, list(v.rep), why is None, why, read, modified)
+
+
+def _first_unrepresented(ix: PathIndex, rep: list[Interval]) -> int:
+    """The first message position a summary must still represent (excluded ones need none)."""
+    for i in ix.msg_pos:
+        if not ix.excluded[i] and not contains(rep, i):
+            return i
+    return ix.end
+
+
+# ---------------------------------------------------------------------------------------- placeholder
+
+
+def placeholder_summary(tokens: int, tok: Tokenizer) -> str:
+    """A protocol-complete stand-in of about `tokens` tokens, for simulating a summary not yet
+    written (the analysis sizes and checks what the model would receive)."""
+    head = "".join(f"## {name}\n(planned)\n\n" for name in ESSENTIAL_SECTIONS) + ESSENTIAL_MARKER + "\n"
+    have = tok.count(head)
+    if tokens <= have:
+        return head
+    filler = " planned" * (tokens - have)
+    text = head + filler.strip()
+    while tok.count(text) > tokens and len(filler) > 8:
+        filler = filler[: -len(" planned")]
+        text = head + filler.strip()
+    return text
+
+
+# ---------------------------------------------------------------------------------------- plan
+
+
+def plan(
+    report: Report,
+    strategy: str,
+    budgets: Budgets | None = None,
+    *,
+    route: Route | None = None,
+    tokenizer: Tokenizer | None = None,
+    simulate: bool = True,
+) -> RepairPlan:
+    """The dry run of a repair. Calls nothing, writes nothing."""
+    if strategy not in STRATEGIES:
+        raise PlanError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
+    tok = tokenizer or get_tokenizer()
+    rb = resolve_budgets(report, budgets or Budgets(), tok)
+    ix = PathIndex(report, tok)
+    if ix.last_message() is None:
+        raise PlanError("the active path holds no message: there is nothing to compact")
+    active = active_user(ix)
+    carry = carried_summary(report, ix, active)
+    last = report.checkpoints[-1] if report.checkpoints else None
+    notes: list[str] = []
+    pi = report.runtime.name == "pi"
+    before = Outlook.of(report)
+
+    # Where the range starts, and which summary it builds on.
+    if strategy == "compact":
+        lo = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
+        use_carry = carry if carry is not None and carry.text else None
+        if carry is not None and not carry.trusted:
+            notes.append(f"the latest checkpoint is not a sound base ({carry.why_not}); compact rolls it forward anyway: resummarize rebuilds from source")
+        holes_before = [i for i in ix.msg_pos[: _bisect(ix.msg_pos, lo)] if report.states[ix.path[i]] == HOLE]
+        if holes_before:
+            notes.append(f"{len(holes_before)} messages before the previous boundary are holes; compact starts at that boundary and leaves them: resummarize fills them from source")
+    else:
+        use_carry = carry if carry is not None and carry.trusted else None
+        if carry is not None and not carry.trusted:
+            notes.append(f"the latest summary is not built on ({carry.why_not}): the range is summarized from source")
+        lo = _first_unrepresented(ix, use_carry.represents) if use_carry is not None else 0
+    carried_text = use_carry.text if use_carry is not None else ""
+    carried_rep = use_carry.represents if use_carry is not None else []
+
+    # Files: cumulative over checkpoints, as pi keeps them.
+    prev_read, prev_mod = (carry.read_files, carry.modified_files) if carry is not None else ([], [])
+
+    def files_for(lo_: int, hi_: int) -> tuple[list[str], list[str]]:
+        pos = ix.messages_in(lo_, hi_)
+        ix.load(pos)
+        msgs = [ix.rec(i).message for i in pos]
+        r, m = file_operations(x for x in msgs if x is not None)
+        return merge_file_lists(prev_read, prev_mod, r, m)
+
+    tokens_before = report.context_tokens
+    current_first_raw = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
+
+    def recovery(reason: str) -> Recovery:
+        r, m = files_for(0, ix.end) if pi else (prev_read, prev_mod)
+        rec = plan_recovery(
+            ix,
+            reason=reason,
+            carried_text=carried_text if strategy != "recover" else (carry.text if carry is not None else ""),
+            carried_represents=carried_rep if strategy != "recover" else (carry.represents if carry is not None and carry.text else []),
+            available=rb.available,
+            keep_recent=rb.keep_recent,
+            active=active,
+            tokens_before=tokens_before,
+            read_files=r,
+            modified_files=m,
+        )
+        if rec is None:
+            raise PlanError("no message on the active path can start a retained window")
+        if rec.over_budget:
+            notes.append("even the smallest safe window is larger than the budget leaves: the recovery keeps it anyway")
+        if rec.spec.quote_active is not None:
+            notes.append(f"the active request (line {ix.rec(rec.spec.quote_active).line}) does not fit pi's contiguous window: it is quoted verbatim in the checkpoint")
+        return rec
+
+    def finish(p: RepairPlan) -> RepairPlan:
+        if simulate:
+            simulate_plan(p)
+        return p
+
+    base = dict(
+        strategy=strategy,
+        budgets=rb,
+        report=report,
+        index=ix,
+        active=active,
+        carry=use_carry if strategy != "recover" else carry,
+        route=route,
+        proven=proven_reply(ix, route),
+        notes=notes,
+        before=before,
+    )
+
+    if strategy == "recover":
+        reason = _recover_reason(report)
+        rec = recovery(reason)
+        return finish(
+            RepairPlan(action="recover", reason=reason, range=None, requests=[], target_tokens=0, max_output_tokens=0,
+                       installable_tokens=0, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
+        )
+
+    # The retained tail: recent messages within keep-recent and what the summary leaves.
+    target_max = min(SUMMARY_TARGET_MAX, rb.available // 2)
+    cap = max(0, min(rb.keep_recent, rb.available - target_max))
+    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=pi)
+    if tail is None:
+        raise PlanError("no message on the active path can start a retained tail (only tool results?)")
+    if tail.over_cap:
+        notes.append(f"the retained tail ({tail.tokens:,} tokens) is larger than the {cap:,} it was allowed: the active turn is kept raw")
+    c = tail.cut
+    summarize = [i for i in ix.messages_in(lo, c) if not ix.excluded[i]]
+    read, modified = files_for(lo, c) if summarize else (prev_read, prev_mod)
+
+    # Moving the boundary back is a repair of its own only when the current checkpoint removed
+    # what must be raw: the active request, everything (a boundary not on the path), or the call
+    # of a tool result it kept (an orphan; the new tail starts at a safe cut).
+    must_restore = last is not None and (
+        last.first_kept_found is False
+        or (active is not None and last.is_removed(active) and c <= active)
+        or before.orphans > 0
+    )
+    if not summarize:
+        if must_restore and c < current_first_raw:
+            # Nothing new to summarize, but the boundary moves back (the active request, or a
+            # dangling boundary's lost tail, comes back raw): roll the summary forward unchanged.
+            text = carried_text or "No earlier history was removed from this conversation: every message follows verbatim."
+            spec = tail_spec(ix, "carry", tail, carried_rep, "no_new_history", cap, tokens_before, read, modified)
+            if pi:
+                files = file_list_block(read, modified)
+                text = "\n\n".join(x for x in (text, files) if x)
+            return finish(
+                RepairPlan(action="carry", reason="no_new_history", range=(lo, max(lo, c)), requests=[], target_tokens=0,
+                           max_output_tokens=0, installable_tokens=0, checkpoint=spec, summary=text, recovery=None, **base)  # type: ignore[arg-type]
+            )
+        if report.context_tokens > rb.window - rb.reserve:
+            notes.append("nothing before the retained tail can be summarized and the next request is over budget")
+            rec = recovery("summary_budget")
+            return finish(
+                RepairPlan(action="recover", reason="summary_budget", range=None, requests=[], target_tokens=0, max_output_tokens=0,
+                           installable_tokens=0, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
+            )
+        notes.append("the retained tail already holds everything after the previous boundary: nothing to summarize")
+        return finish(
+            RepairPlan(action="noop", reason="no_new_history", range=None, requests=[], target_tokens=0, max_output_tokens=0,
+                       installable_tokens=0, checkpoint=None, summary=None, recovery=None, **base)  # type: ignore[arg-type]
+        )
+
+    # Output budget from the installable space (seed 004).
+    quote_text = ""
+    if tail.quote_active is not None:
+        m = ix.rec(tail.quote_active).message
+        quote_text = quoted_request(m.text() if m is not None else "", ix.rec(tail.quote_active).line)
+        notes.append(f"the active turn does not fit the window and pi keeps a contiguous tail: its request (line {ix.rec(tail.quote_active).line}) is quoted verbatim in the summary")
+    files_text = file_list_block(read, modified) if pi else ""
+    installable = rb.available - tail.tokens - tok.count(quote_text) - tok.count(files_text)
+    target = min(SUMMARY_TARGET_MAX, installable)
+    if target < MIN_SUMMARY_TOKENS:
+        notes.append(f"only {max(installable, 0):,} tokens are left for a summary after the retained tail")
+        rec = recovery("checkpoint_oversized")
+        return finish(
+            RepairPlan(action="recover", reason="checkpoint_oversized", range=None, requests=[], target_tokens=0, max_output_tokens=0,
+                       installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
+        )
+    max_output = target + int(target * OUTPUT_HEADROOM)
+    request = rb.window - max_output
+    if "request" not in rb.sources:
+        rb.sources["request"] = "window − output budget"
+
+    # A smaller summary leaves later requests more room for messages: when the range does not go
+    # into 16 requests at the full target, smaller targets are tried.
+    chunks: list[Chunk] | None = None
+    for t in _targets(target):
+        max_output = t + int(t * OUTPUT_HEADROOM)
+        request = rb.request if rb.request is not None else rb.window - max_output
+        chunks = chunk_range(ix, lo, c, carried_text, request, t, max_output, read, modified, pi)
+        target = t
+        if chunks is not None and len(chunks) <= MAX_REQUESTS:
+            break
+    rb.request = request
+    spec = tail_spec(ix, "summary", tail, merge([*carried_rep, (lo, c)]), None, cap, tokens_before, read, modified)
+    if chunks is None or len(chunks) > MAX_REQUESTS:
+        why = (
+            f"the range needs {len(chunks)} requests, more than {MAX_REQUESTS}" if chunks
+            else "no request can hold even one message next to the carried summary and the instructions"
+        )
+        notes.append(why)
+        rec = recovery("summary_budget")
+        return finish(
+            RepairPlan(action="recover", reason="summary_budget", range=(lo, c), requests=chunks or [], target_tokens=target,
+                       max_output_tokens=max_output, installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary,
+                       recovery=rec, **base)  # type: ignore[arg-type]
+        )
+    clipped = sum(len(ch.clipped) for ch in chunks)
+    if clipped:
+        notes.append(f"{clipped} message(s) larger than one request are clipped in the prompt (head and tail kept)")
+    return finish(
+        RepairPlan(action="summarize", reason=None, range=(lo, c), requests=chunks, target_tokens=target,
+                   max_output_tokens=max_output, installable_tokens=installable, checkpoint=spec, summary=None,
+                   recovery=recovery("summary_provider"), **base)  # type: ignore[arg-type]
+    )
+
+
+def _targets(target: int) -> list[int]:
+    out = [target]
+    for f in (3 / 4, 1 / 2, 1 / 3, 1 / 4, 1 / 6):
+        t = int(target * f)
+        if t >= MIN_SUMMARY_TOKENS:
+            out.append(t)
+    return out
+
+
+def _bisect(a: list[int], x: int) -> int:
+    from bisect import bisect_left
+
+    return bisect_left(a, x)
+
+
+def _recover_reason(report: Report) -> str:
+    """Why a recovery the operator asked for has no summary, in the closed vocabulary: the latest
+    checkpoint's own reason when it recorded one, else the summarizer's (none was asked)."""
+    if report.checkpoints and report.checkpoints[-1].checkpoint.failure_reason:
+        return report.checkpoints[-1].checkpoint.failure_reason  # type: ignore[return-value]
+    return "summary_provider"
+
+
+def tail_spec(
+    ix: PathIndex,
+    kind: str,
+    tail: Tail,
+    represents: list[Interval],
+    failure_reason: str | None,
+    cap: int,
+    tokens_before: int,
+    read: list[str],
+    modified: list[str],
+) -> CheckpointSpec:
+    retains = [*tail.keep, *ix.messages_in(tail.cut, ix.end)]
+    only_user = len(retains) == 1 and ix.rec(retains[0]).role == "user"
+    return CheckpointSpec(
+        kind=kind,
+        cut=tail.cut,
+        keep=tail.keep,
+        retains=retains,
+        represents=represents,
+        shape="latest_user_message" if only_user else "recent_window",
+        failure_reason=failure_reason,
+        tail_tokens=tail.tokens,
+        budget_tokens=cap,
+        tokens_before=tokens_before,
+        read_files=read,
+        modified_files=modified,
+        quote_active=tail.quote_active,
+    )
+
+
+def chunk_range(
+    ix: PathIndex,
+    lo: int,
+    hi: int,
+    carried_text: str,
+    request: int,
+    target: int,
+    max_output: int,
+    read: list[str],
+    modified: list[str],
+    pi: bool,
+) -> list[Chunk] | None:
+    """The summarizer requests for [lo, hi): contiguous chunks that each fit `request` tokens."""
+    tok = ix.tok
+    positions = ix.messages_in(lo, hi)
+    parts = ix.prompt_parts(positions)
+    files = file_list_block(read, modified)
+    system = tok.count(SYSTEM_PROMPT)
+    carry_tokens = tok.count(carried_text) if carried_text else 0
+
+    def exact(texts: list[str], carries: bool, file_list: bool) -> int:
+        return system + tok.count(build_prompt(texts, "…" if carries else None, files if file_list else None, target))
+
+    overhead = max(exact([], True, False), exact([], False, False))
+    budget = ChunkBudget(
+        request=request,
+        first_carry=carry_tokens,
+        later_carry=max_output,
+        file_list=max(exact([], False, True) - exact([], False, False), 0),
+        overhead=overhead,
+    )
+    return split_range(
+        lo,
+        hi,
+        positions,
+        parts,
+        budget,
+        is_boundary=ix.safe,
+        clip=lambda t, n: clip_to_tokens(t, n, tok),
+        count=tok.count,
+        exact=exact,
+    )
+
+
+# ---------------------------------------------------------------------------------------- simulate
+
+
+def simulate_plan(p: RepairPlan) -> None:
+    """Append the planned checkpoint to an in-memory copy of the ledger and analyse it again."""
+    if p.checkpoint is None:
+        p.after = p.before
+        return
+    ix = p.index
+    if p.summary is not None:
+        text = p.summary
+    else:
+        text = placeholder_summary(p.target_tokens, ix.tok)
+        if p.checkpoint.quote_active is not None:
+            m = ix.rec(p.checkpoint.quote_active).message
+            text = quoted_request(m.text() if m is not None else "", ix.rec(p.checkpoint.quote_active).line) + "\n\n" + text
+        if p.report.runtime.name == "pi":
+            files = file_list_block(p.checkpoint.read_files, p.checkpoint.modified_files)
+            text = "\n\n".join(x for x in (text, files) if x)
+    entry = build_entry(
+        ix,
+        p.checkpoint,
+        text,
+        entry_id="planned0" if p.report.ledger.format == "pi" else "cp-planned",
+        timestamp=now_iso(),
+        usage=None,
+        requests=len(p.requests),
+        truncated=False,
+        essential_complete=True if p.checkpoint.kind == "summary" else None,
+    )
+    p.entry = entry
+    led = with_entry(p.report.ledger, entry)
+    p.after = Outlook.of(analyze(led, window=p.budgets.window, reserve=p.budgets.reserve, tokenizer=ix.tok))
