@@ -27,6 +27,8 @@ examples:
   inspector analyze SESSION.jsonl --fail-on warning
   inspector context SESSION.jsonl [--json]     exactly what the model will receive next
   inspector context SESSION.jsonl --at 120     ... as the session stood when line 120 was written
+  inspector plan SESSION.jsonl --strategy resummarize          dry run of a repair
+  inspector repair SESSION.jsonl --strategy resummarize --out FIXED.jsonl
 
 coverage states: live (after the latest checkpoint), retained (kept raw by it), summarized
 (represented by its summary), excluded (never sent by design), hole (removed and represented
@@ -90,7 +92,76 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(c)
+    pl = sub.add_parser(
+        "plan",
+        help="dry run of a repair: the requests, the checkpoint and the session after it (calls and writes nothing)",
+        description="Plan a repair without calling a summarizer or writing anything: the requests it would make "
+        "(range, chunk boundaries, prompt tokens, output budget), the checkpoint it would install (boundary, "
+        "represents, retains, shape, size) and the coverage, next request and findings after it.",
+        epilog=REPAIR_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(pl)
+    _repair_args(pl, repair_flags=False)
+    rp = sub.add_parser(
+        "repair",
+        help="carry a repair out: summarize (or recover), show the checkpoint and before/after; --out writes a copy",
+        description="Carry a repair out with a summarizer (the offline extractive one by default) and show the "
+        "resulting checkpoint and a before/after comparison. With --out FILE, write a copy of the session with "
+        "the checkpoint appended; the session file itself is never touched. Exit 1 when the repair failed "
+        "open (nothing installed), 2 on usage or configuration errors.",
+        epilog=REPAIR_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(rp)
+    _repair_args(rp, repair_flags=True)
     return parser
+
+
+REPAIR_EPILOG = """\
+examples:
+  inspector plan SESSION.jsonl --strategy resummarize          what a rebuild from source would do
+  inspector plan SESSION.jsonl --strategy compact --window 128000 --json
+  inspector repair SESSION.jsonl --strategy resummarize --out repaired.jsonl
+  inspector repair SESSION.jsonl --strategy recover --out repaired.jsonl
+  inspector repair SESSION.jsonl --strategy compact --provider openai --model gpt-4.1 --progress --out fixed.jsonl
+
+strategies: compact (roll the summary forward from the previous boundary), resummarize (rebuild from
+source everything no sound summary represents, in chunks of at most 16 requests), recover (no model
+call: the carried summary, a recovery notice and the recent window, verbatim).
+"""
+
+
+def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
+    from inspector.compaction.plan import STRATEGIES
+
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        required=True,
+        help="compact | resummarize | recover (see below)",
+    )
+    p.add_argument("--keep-recent", type=_positive, metavar="N", help="tokens of recent messages a checkpoint keeps raw")
+    p.add_argument(
+        "--request-tokens",
+        type=_positive,
+        metavar="N",
+        help="largest prompt of one summarizer request (default: window minus the output budget)",
+    )
+    if not repair_flags:
+        return
+    p.add_argument(
+        "--provider",
+        choices=("extractive", "openai", "anthropic"),
+        default="extractive",
+        help="summarizer: extractive (offline, default), openai (chat completions), anthropic (messages)",
+    )
+    p.add_argument("--model", metavar="M", help="summarizer model (openai / anthropic)")
+    p.add_argument("--base-url", metavar="URL", help="summarizer endpoint (OpenAI-compatible servers, proxies)")
+    p.add_argument("--config", metavar="FILE", help="provider config file (keys come from the environment or this file)")
+    p.add_argument("--timeout", type=float, default=120, metavar="S", help="seconds per summarizer request")
+    p.add_argument("--out", metavar="FILE", help="write a copy of the session with the checkpoint appended")
+    p.add_argument("--progress", action="store_true", help="show request i of N while the summarizer runs")
 
 
 def _emit_json(obj: object) -> None:
@@ -98,7 +169,7 @@ def _emit_json(obj: object) -> None:
     sys.stdout.flush()
 
 
-COMMANDS = ("analyze", "context")
+COMMANDS = ("analyze", "context", "plan", "repair")
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -162,6 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if any(SEVERITY_RANK[f.severity] <= limit for f in report.findings):
                 return 1
         return 0
+    if args.command in ("plan", "repair"):
+        from inspector.cli import repair as repair_cli
+
+        if args.command == "plan":
+            return repair_cli.run_plan(args, report)
+        return repair_cli.run_repair(args, report)
     if args.command == "context":
         if args.json:
             _emit_json(context_json(report))

@@ -153,8 +153,11 @@ def repair(
         return RepairResult(plan, "noop", None, "; ".join(plan.notes) or "nothing to do", plan.reason)
     if plan.action in ("recover", "carry"):
         assert plan.checkpoint is not None and plan.summary is not None
-        status = "recovered" if plan.action == "recover" else "installed"
-        res = RepairResult(plan, status, None, plan.reason or "", plan.reason, plan.checkpoint, plan.summary)
+        if plan.action == "recover":
+            res = RepairResult(plan, "recovered", None, plan.reason or "", plan.reason, plan.checkpoint, plan.summary)
+        else:  # a boundary move: no request was made, so its usage is zero (not unknown)
+            res = RepairResult(plan, "installed", None, "; ".join(plan.notes) or "boundary moved", None, plan.checkpoint,
+                               plan.summary, usage=Usage())
         return _install(res, entry_id, timestamp, requests=0)
     if summarizer is None:
         raise ValueError("this plan summarizes: a summarizer is needed")

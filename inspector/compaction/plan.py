@@ -49,7 +49,7 @@ from inspector.compaction.protocol import (
     summary_completeness,
 )
 from inspector.compaction.recovery import Recovery, plan_recovery
-from inspector.ledger.model import Route
+from inspector.ledger.model import Route, Usage
 
 STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
 
@@ -441,19 +441,23 @@ def plan(
     read, modified = files_for(lo, c) if summarize else (prev_read, prev_mod)
 
     # Moving the boundary back is a repair of its own only when the current checkpoint removed
-    # what must be raw: the active request, everything (a boundary not on the path), or the call
-    # of a tool result it kept (an orphan; the new tail starts at a safe cut).
+    # what must be raw: the active request, everything (a boundary not on the path), the call of a
+    # tool result it kept (an orphan; the new tail starts at a safe cut), holes, or what a summary that
+    # cannot be trusted stands for (resummarize: raw is better than a broken summary).
     must_restore = last is not None and (
         last.first_kept_found is False
         or (active is not None and last.is_removed(active) and c <= active)
         or before.orphans > 0
+        or before.holes > 0
+        or (strategy == "resummarize" and carry is not None and not carry.trusted)
     )
     if not summarize:
         if must_restore and c < current_first_raw:
             # Nothing new to summarize, but the boundary moves back (the active request, or a
             # dangling boundary's lost tail, comes back raw): roll the summary forward unchanged.
             text = carried_text or "No earlier history was removed from this conversation: every message follows verbatim."
-            spec = tail_spec(ix, "carry", tail, carried_rep, "no_new_history", cap, tokens_before, read, modified)
+            # Not a failed summary (no failure_reason): a boundary move that made no request.
+            spec = tail_spec(ix, "carry", tail, carried_rep, None, cap, tokens_before, read, modified)
             if pi:
                 files = file_list_block(read, modified)
                 text = "\n\n".join(x for x in (text, files) if x)
@@ -651,7 +655,9 @@ def simulate_plan(p: RepairPlan) -> None:
         text,
         entry_id="planned0" if p.report.ledger.format == "pi" else "cp-planned",
         timestamp=now_iso(),
-        usage=None,
+        # What the requests would cost (prompt bounds in, target out): the record a repair writes
+        # carries the summed usage the provider reports.
+        usage=Usage(sum(ch.prompt_tokens for ch in p.requests), p.target_tokens) if p.requests else (Usage() if p.action == "carry" else None),
         requests=len(p.requests),
         truncated=False,
         essential_complete=True if p.checkpoint.kind == "summary" else None,

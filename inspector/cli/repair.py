@@ -1,0 +1,353 @@
+"""`inspector plan` and `inspector repair`: the repair engine from the command line (DESIGN §5-6).
+
+plan   prints what a repair would ask and install and the session after it; calls and writes nothing.
+repair carries it out with a summarizer (the offline extractive one unless told otherwise), prints
+       the installed checkpoint and a before/after comparison, and with --out writes a copy of the
+       session with the record appended (the session file itself is never touched).
+
+Exit codes: 0 done (installed, recovered, or nothing to do); 1 the repair failed open (nothing
+installed: the summarizer's own reason is shown); 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from inspector.analysis.engine import Report
+from inspector.analysis.findings import SEVERITY_RANK
+from inspector.cli.render import SEVERITY_STYLE
+from inspector.compaction.cut import PathIndex
+from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
+from inspector.compaction.execute import RepairResult, repair
+from inspector.compaction.export import checkpoint_json, plan_json, result_json
+from inspector.compaction.plan import Budgets, Outlook, PlanError, RepairPlan, plan
+from inspector.compaction.types import SummaryRequest, as_result, route_of
+
+
+def _budgets(args: argparse.Namespace) -> Budgets:
+    return Budgets(window=args.window, reserve=args.reserve, keep_recent=args.keep_recent, request=args.request_tokens)
+
+
+def _err(msg: str) -> int:
+    print(f"inspector: {msg}", file=sys.stderr)
+    return 2
+
+
+def _emit(obj: Any) -> None:
+    import orjson
+
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------- commands
+
+
+def run_plan(args: argparse.Namespace, report: Report) -> int:
+    try:
+        p = plan(report, args.strategy, _budgets(args))
+    except PlanError as e:
+        return _err(str(e))
+    if args.json:
+        _emit(plan_json(p))
+    else:
+        Console().print(render_plan(p))
+    return 0
+
+
+class ProviderSummarizer:
+    """A providers-package summarizer seen through the core's Summarizer protocol (the package
+    defines its own request and result classes with the same fields)."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+        self.name = getattr(provider, "name", type(provider).__name__)
+        self.route = route_of(provider)
+
+    def summarize(self, req: SummaryRequest) -> Any:
+        try:
+            from inspector.providers.base import SummaryRequest as ProviderRequest
+        except ImportError:  # pragma: no cover - the package ships with the CLI
+            return as_result(self.provider.summarize(req))
+        return as_result(self.provider.summarize(ProviderRequest(req.system, req.prompt, req.max_output_tokens, req.model)))
+
+
+def make_summarizer(args: argparse.Namespace) -> Any:
+    from inspector.providers import make_provider
+
+    return ProviderSummarizer(
+        make_provider(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout, config_path=args.config)
+    )
+
+
+def run_repair(args: argparse.Namespace, report: Report) -> int:
+    from inspector.providers import ProviderConfigError
+
+    if args.out is not None:
+        try:
+            check_writable(report.ledger)
+        except WriteError as e:
+            return _err(str(e))
+    try:
+        summarizer = make_summarizer(args)
+    except ProviderConfigError as e:
+        return _err(f"{args.provider}: {e}")
+    try:
+        p = plan(report, args.strategy, _budgets(args), route=summarizer.route)
+    except PlanError as e:
+        return _err(str(e))
+    try:
+        if args.progress and p.requests and not args.json:
+            res = _with_progress(p, summarizer)
+        else:
+            res = repair(p, summarizer)
+    except WriteError as e:
+        return _err(str(e))
+    written: Outlook | None = None
+    if args.out is not None and res.entry is not None:
+        from inspector.analysis import analyze
+        from inspector.formats import LoadError, load
+        from inspector.store.copy import write_copy
+
+        try:
+            write_copy(report.ledger, res.entry, args.out)
+        except (WriteError, OSError) as e:
+            return _err(str(e))
+        try:
+            written = Outlook.of(analyze(load(args.out), window=p.budgets.window, reserve=p.budgets.reserve))
+        except LoadError as e:  # pragma: no cover - we just wrote it
+            return _err(f"{args.out}: the copy does not read back: {e}")
+    if args.json:
+        _emit(result_json(res, args.out if res.entry is not None else None, written))
+    else:
+        Console().print(render_result(res, args.out if res.entry is not None else None, written))
+    return 1 if res.status == "failed" else 0
+
+
+def _with_progress(p: RepairPlan, summarizer: Any) -> RepairResult:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]summarizing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("", total=len(p.requests))
+
+        def progress(i: int, n: int, label: str) -> None:
+            bar.update(task, total=n, completed=i - 1, description=label)
+
+        res = repair(p, summarizer, progress=progress)
+        bar.update(task, completed=bar.tasks[0].total, description=res.status)
+    return res
+
+
+# ---------------------------------------------------------------------------------------- render
+
+
+def _roles(d: dict[str, Any]) -> str:
+    by = d.get("by_role") or {}
+    inner = " / ".join(f"{n} {r}" for r, n in by.items())
+    lines = f", lines {d['first_line']}–{d['last_line']}" if "first_line" in d else ""
+    return f"{d['count']:,}" + (f" ({inner}{lines})" if inner else "")
+
+
+def _budget_table(p: RepairPlan) -> Table:
+    b = p.budgets
+    t = Table(title="Budgets", title_justify="left", expand=True, show_header=False)
+    t.add_column("what", no_wrap=True)
+    t.add_column("tokens", justify="right", no_wrap=True)
+    t.add_column("from", ratio=1)
+    t.add_row("window", f"{b.window:,}", b.sources.get("window", ""))
+    t.add_row("reserve", f"{b.reserve:,}", b.sources.get("reserve", ""))
+    t.add_row("keep recent", f"{b.keep_recent:,}", b.sources.get("keep_recent", ""))
+    if b.request is not None:
+        t.add_row("request", f"{b.request:,}", b.sources.get("request", ""))
+    t.add_row("summary + tail", f"{b.available:,}", "window − reserve − summary wrapper")
+    if p.action == "summarize":
+        t.add_row("summary target", f"{p.target_tokens:,}", f"provider limit {p.max_output_tokens:,} (+10%); {p.installable_tokens:,} installable")
+    return t
+
+
+def _requests_table(p: RepairPlan) -> Table | Text:
+    if not p.requests:
+        return Text("No summarizer request." if p.action != "summarize" else "", style="dim")
+    ix = p.index
+    t = Table(title=f"Summarizer requests ({len(p.requests)})", title_justify="left", expand=True)
+    for col in ("#", "prompt", "lines", "messages", "prompt tokens", "max output", "file list"):
+        t.add_column(col, no_wrap=col != "messages", ratio=1 if col == "messages" else None,
+                     justify="right" if "tokens" in col or col == "max output" else "left")
+    for k, ch in enumerate(p.requests, 1):
+        lines = f"{ix.rec(ch.positions[0]).line}–{ix.rec(ch.positions[-1]).line}" if ch.positions else "—"
+        roles: dict[str, int] = {}
+        for q in ch.positions:
+            roles[ix.rec(q).role or "?"] = roles.get(ix.rec(q).role or "?", 0) + 1
+        msgs = f"{len(ch.positions)}: " + ", ".join(f"{n} {_SHORT.get(r, r)}" for r, n in roles.items())
+        if ch.clipped:
+            msgs += f", {len(ch.clipped)} clipped"
+        t.add_row(
+            str(k),
+            "update" if ch.carry_tokens else "initial",
+            lines,
+            msgs,
+            f"{ch.prompt_tokens:,} / {ch.budget:,}",
+            f"{p.max_output_tokens:,}",
+            "yes" if ch.file_list else "",
+        )
+    return t
+
+
+_SHORT = {"assistant": "asst", "user": "user", "tool": "tool", "system": "sys"}
+
+
+def _checkpoint_table(ix: PathIndex, spec: CheckpointSpec, summary_tokens: int | None, title: str) -> Table:
+    d = checkpoint_json(ix, spec, summary_tokens)
+    t = Table(title=title, title_justify="left", expand=True, show_header=False)
+    t.add_column("what", no_wrap=True)
+    t.add_column("value", ratio=1)
+    fk = d["boundary"]["first_kept"]
+    t.add_row("kind", spec.kind + (f" (failure_reason {spec.failure_reason})" if spec.failure_reason else ""))
+    t.add_row("boundary", f"keeps from line {fk['line']} ({fk['id']})" if fk else "keeps nothing raw")
+    t.add_row("removes", _roles(d["removes"]))
+    t.add_row("represents", _roles(d["represents"]))
+    kept = _roles(d["retains"])
+    if d["retains"]["kept_ahead"]:
+        kept += f"; kept ahead of the window: line {', '.join(str(r['line']) for r in d['retains']['kept_ahead'])}"
+    if d["retains"]["dropped"]["count"]:
+        kept += f"; dropped from the window: {_roles(d['retains']['dropped'])}"
+    t.add_row("retains", kept)
+    t.add_row("shape", spec.shape.replace("_", " "))
+    size = f"summary {summary_tokens:,} + tail {spec.tail_tokens:,} = {d['size_tokens']:,} tokens" if summary_tokens is not None else f"tail {spec.tail_tokens:,} tokens"
+    t.add_row("size", size)
+    if d["quotes_active_request"]:
+        t.add_row("active request", f"line {d['quotes_active_request']['line']}, quoted verbatim (pi keeps a contiguous tail)")
+    return t
+
+
+def _compare(before: Outlook, after: Outlook | None, after_label: str) -> Table:
+    t = Table(title="Before / after", title_justify="left", expand=True)
+    t.add_column("", no_wrap=True)
+    t.add_column("before", justify="right")
+    t.add_column(after_label, justify="right")
+
+    def errs(o: Outlook) -> str:
+        e = sum(1 for f in o.findings if f.severity == "error")
+        w = sum(1 for f in o.findings if f.severity == "warning")
+        return f"{e} / {w}"
+
+    def row(name: str, a: Any, b: Any, bad_if_more: bool = True) -> None:
+        style = "green" if b is not None and a is not None and b < a else ("red" if bad_if_more and b and a is not None and b > a else "")
+        t.add_row(name, f"{a:,}" if isinstance(a, int) else str(a), Text(f"{b:,}" if isinstance(b, int) else str(b), style=style))
+
+    a = after or before
+    row("holes", before.holes, a.holes)
+    row("orphaned tool results", before.orphans, a.orphans)
+    row("unanswered tool calls", before.unanswered, a.unanswered)
+    row("next request (tokens)", before.context_tokens, a.context_tokens)
+    row("next request (items)", before.items, a.items, bad_if_more=False)
+    t.add_row("errors / warnings", errs(before), errs(a))
+    return t
+
+
+def _findings(o: Outlook | None, title: str) -> Table | Text:
+    if o is None or not o.findings:
+        return Text(f"{title}: none.", style="green")
+    t = Table(title=title, title_justify="left", expand=True)
+    t.add_column("severity", no_wrap=True)
+    t.add_column("code", no_wrap=True)
+    t.add_column("what", ratio=1)
+    for f in sorted(o.findings, key=lambda f: SEVERITY_RANK[f.severity]):
+        t.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), f.code, f.message)
+    return t
+
+
+_ACTION_WORDS = {
+    "summarize": "summarize with {n} request(s), then install the checkpoint",
+    "recover": "no model call: install the deterministic recovery ({reason})",
+    "carry": "nothing new to summarize: roll the summary forward and move the boundary ({reason})",
+    "noop": "nothing to do ({reason})",
+}
+
+
+def render_plan(p: RepairPlan) -> Group:
+    led = p.report.ledger
+    ix = p.index
+    head = Text()
+    head.append(str(led.path or "<input>"), style="bold")
+    head.append(f"  ·  {led.format}  ·  plan: {p.strategy}")
+    action = Text(_ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")
+    parts: list[Any] = [head, action]
+    if p.carry is not None:
+        c = p.carry
+        trust = "sound" if c.trusted else f"not sound: {c.why_not}"
+        parts.append(Text(f"Carried summary: checkpoint {c.view.index} (line {c.view.record.line}), {c.tokens:,} tokens, {trust}"))
+    if p.range is not None:
+        ms = ix.messages_in(*p.range)
+        if ms:
+            parts.append(Text(f"Range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {len(ms)} messages"))
+    if p.route is not None:
+        proven = f"line {ix.rec(p.proven).line}" if p.proven is not None else "none (no reply from this route)"
+        parts.append(Text(f"Proven span of {p.route.label()}: up to {proven}", style="dim"))
+    parts += [_budget_table(p), _requests_table(p)]
+    if p.checkpoint is not None:
+        st = ix.tok.count(p.summary) if p.summary is not None else p.target_tokens
+        parts.append(_checkpoint_table(ix, p.checkpoint, st, "Checkpoint it would install"))
+    if p.recovery is not None and p.action == "summarize":
+        parts.append(Text(f"If the summary fails: recovery keeping {len(p.recovery.spec.retains)} recent messages "
+                          f"({p.recovery.spec.tail_tokens:,} tokens).", style="dim"))
+    parts.append(_compare(p.before, p.after, "after (simulated)"))
+    parts.append(_findings(p.after, "Findings after"))
+    for n in p.notes:
+        parts.append(Text(f"note: {n}", style="yellow"))
+    return Group(*parts)
+
+
+def render_result(res: RepairResult, out: str | None, written: Outlook | None) -> Group:
+    p = res.plan
+    ix = p.index
+    style = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}[res.status]
+    head = Text(f"{res.status}", style=style)
+    if res.failure_reason:
+        head.append(f"  ·  failure_reason {res.failure_reason}")
+    if res.outcome:
+        head.append(f"  ·  last outcome {res.outcome}")
+    parts: list[Any] = [head]
+    if res.reason:
+        parts.append(Text(res.reason, style="red" if res.status == "failed" else ""))
+    if res.calls:
+        t = Table(title=f"Summarizer calls ({len(res.calls)})", title_justify="left", expand=True)
+        for col in ("req", "kind", "msgs", "prompt", "max out", "outcome", "usage in/out"):
+            t.add_column(col, no_wrap=True)
+        for c in res.calls:
+            use = f"{c.usage.prompt:,}/{c.usage.output:,}" if c.usage is not None else "—"
+            oc = Text(c.outcome + ("" if c.accepted else " ✗"), style="green" if c.accepted else "red")
+            t.add_row(f"{c.request}.{c.attempt}", c.kind, str(c.messages), f"{c.prompt_tokens:,}", f"{c.max_output_tokens:,}", oc, use)
+        parts.append(t)
+        if res.usage is not None:
+            parts.append(Text(f"Usage (summed): {res.usage.prompt:,} in / {res.usage.output:,} out", style="dim"))
+    if res.dropped:
+        parts.append(Text(f"{len(res.dropped)} messages were left out of the summary after a truncation: they are holes now.", style="yellow"))
+    if res.retreated:
+        parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
+    if res.checkpoint is not None:
+        st = ix.tok.count(res.summary) if res.summary is not None else None
+        parts.append(_checkpoint_table(ix, res.checkpoint, st, "Checkpoint" + (" written" if out else " (not written: no --out)")))
+    if out:
+        parts.append(Text(f"Wrote {out} (the session plus one {'compaction' if p.report.ledger.format == 'pi' else 'checkpoint'} record); {p.report.ledger.path} is untouched.", style="green"))
+    label = "after (written file)" if written is not None else ("after (simulated)" if res.after is not None else "after")
+    after = written or res.after
+    parts.append(_compare(p.before, after, label))
+    if after is not None:
+        parts.append(_findings(after, "Findings after"))
+    return Group(*parts)
