@@ -200,5 +200,10 @@ def test_heads_of_range_splits_lines_like_the_file(tmp_path: Path, monkeypatch) 
         got = pi._heads_of_range(fd, start, len(data))
     finally:
         os.close(fd)
-    assert [n for n, _ in got] == [len(x) for x in lines[2:]]
-    assert [h for _, h in got] == [pi._line_head(x) for x in lines[2:]]
+    expected, at = [], start
+    for x in lines[2:]:
+        h = pi._line_head(x, at)
+        expected.append(len(x) if h is None else h)
+        at += len(x)
+    assert got == expected
+    assert all(type(h) is tuple for h in got[:-1]) and got[-1] == pi._line_head(lines[-1], at - len(lines[-1]))

@@ -14,7 +14,7 @@ import io
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -22,7 +22,6 @@ import orjson
 
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
-    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
@@ -465,14 +464,17 @@ def _valid_utf8(raw: bytes) -> bool:
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
 _ROLE_NAMES = {r: r for r in _SOURCE_ROLE}  # one shared string per role name
 
-# What the index keeps of a plain message line: (id, parentId, timestamp, role, normalized stop
-# reason, pi's role name, tool-call ids made, tool-call id answered).
-_Head = tuple[str, str | None, Any, str, str | None, str, tuple[str, ...], str | None]
+# A plain message line's record, as the first fields of `Record` (the rest take the defaults of
+# a lazily-read message): seq and line (0: numbered by the loading process), id, parentId,
+# timestamp, byte offset and length, role, normalized stop reason, pi's role name, tool-call ids
+# made, tool-call id answered.
+_Head = tuple[int, int, str, str | None, Any, int, int, str, str | None, str, tuple[str, ...], str | None]
 
 
-def _line_head(raw: bytes) -> _Head | None:
+def _line_head(raw: bytes, offset: int) -> _Head | None:
     """A message entry's index fields, decoded without materializing its content; None when the
-    line needs the general path (another entry type, an odd message, not clean JSON, ...)."""
+    line needs the general path (another entry type, an odd message, not clean JSON, ...). The
+    loading process inlines the same steps in `_stream`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
         e = _ENTRY_DECODER.decode(raw) if raw.isascii() or _valid_utf8(raw) else None
@@ -499,7 +501,7 @@ def _line_head(raw: bytes) -> _Head | None:
     elif llm_role == "tool" and type(m.toolCallId) is str:
         result = m.toolCallId
     stop_n = (_STOP_MAP.get(stop) or normalize_stop_reason(stop)) if stop is not None else None
-    return rid, pid, e.timestamp, llm_role, stop_n, role, calls, result
+    return 0, 0, rid, pid, e.timestamp, offset, len(raw), llm_role, stop_n, role, calls, result
 
 
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
@@ -516,15 +518,18 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
 PARALLEL_MIN_BYTES = 16 << 20
 # The share of the bytes the helper decodes: the loading process also builds the records of the
 # helper's part and the file's sha256 is computed meanwhile on a thread, so it takes a bit less.
-HELPER_SHARE = 0.5
+HELPER_SHARE = 0.55
 _CHUNK = 4 << 20
-_ITEMS_DECODER = msgspec.msgpack.Decoder(list[tuple[int, _Head | None]])
+# The helper's answer: per line, a message record (a msgpack array of its first fields, decoded
+# straight into a Record: no per-record Python here) or, for a line it left to the general path,
+# the line's length.
+_ITEMS_DECODER = msgspec.msgpack.Decoder(list[int | Record])
 
 
 class _Helper:
     """A forked process decoding the file's lines from byte `start` to `end` with `_line_head`
-    and sending back (length, head) per line as msgpack (ten times faster to write than a pickle,
-    as fast to read, and typed back into the same tuples). It only reads, decodes and writes."""
+    and sending back a record or a length per line as msgpack (far cheaper than a pickle both
+    ways). It only reads, decodes and writes."""
 
     def __init__(self, pid: int, rfd: int, fd: int, start: int, end: int) -> None:
         self.pid = pid
@@ -533,7 +538,7 @@ class _Helper:
         self.start = start
         self.end = end
 
-    def result(self) -> list[tuple[int, _Head | None]] | None:
+    def result(self) -> list[int | Record] | None:
         """The helper's lines, or None when it failed (the caller then reads them itself)."""
         try:
             data = _read_all(self.rfd)
@@ -543,13 +548,9 @@ class _Helper:
         if not ok:
             return None
         try:
-            items = _ITEMS_DECODER.decode(data)
+            return _ITEMS_DECODER.decode(data)
         except msgspec.DecodeError:
             return None
-        # A file that shrank while the helper read it: let the serial path see what is there.
-        if sum([it[0] for it in items]) != self.end - self.start:
-            return None
-        return items
 
     def close(self, kill: bool = False) -> bool:
         """Reap the helper (closing the pipe first, so it cannot block writing; `kill`: its work
@@ -640,10 +641,19 @@ def fork_helper(fd: int, size: int, min_bytes: int | None = None) -> _Helper | N
     return _Helper(pid, rfd, fd, split, size)
 
 
-def _heads_of_range(fd: int, start: int, end: int) -> list[tuple[int, _Head | None]]:
-    """(length, head) of every line from byte `start` to `end`, read with pread (the file offset
-    is shared with the parent) in chunks split at line ends, exactly as iterating the file would."""
-    out: list[tuple[int, _Head | None]] = []
+def _heads_of_range(fd: int, start: int, end: int) -> list[_Head | int]:
+    """The head of every line from byte `start` to `end`, or its length when it has none; read
+    with pread (the file offset is shared with the parent) in chunks split at line ends, exactly
+    as iterating the file would."""
+    out: list[_Head | int] = []
+    at = start  # where the next line starts
+
+    def add(raw: bytes) -> None:
+        nonlocal at
+        h = head(raw, at)
+        append(len(raw) if h is None else h)
+        at += len(raw)
+
     append = out.append
     head = _line_head
     pending: list[bytes] = []
@@ -663,53 +673,12 @@ def _heads_of_range(fd: int, start: int, end: int) -> list[tuple[int, _Head | No
             cut += len(chunk) - len(pending[-1])
             pending = []
         for raw in io.BytesIO(chunk[:cut] if cut < len(chunk) else chunk):
-            append((len(raw), head(raw)))
+            add(raw)
         if cut < len(chunk):
             pending.append(chunk[cut:])
     if pending:
-        raw = b"".join(pending)
-        append((len(raw), head(raw)))
+        add(b"".join(pending))
     return out
-
-
-def _lines(
-    f: Any, limit: int, helper: _Helper | None
-) -> Iterator[tuple[bytes | None, int, _Head | None]]:
-    """(line, length, head) in file order, up to `limit` bytes. With a helper, the lines from its
-    start come from it, without their bytes (None: re-read them if needed); if it failed, they
-    are read here."""
-    head = _line_head
-    offset = 0
-    stop = helper.start if helper is not None else limit
-    for raw in f:
-        n = len(raw)
-        if offset + n > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
-            n = len(raw)
-            if not n:
-                return
-        yield raw, n, head(raw)
-        offset += n
-        if offset >= stop:
-            break
-    if helper is None or offset >= limit:
-        return
-    items = helper.result() if offset == helper.start else None
-    if items is not None:
-        for n, h in items:
-            yield None, n, h
-        return
-    for raw in f:
-        n = len(raw)
-        if offset + n > limit:
-            raw = raw[: limit - offset]
-            n = len(raw)
-            if not n:
-                return
-        yield raw, n, head(raw)
-        offset += n
-        if offset >= limit:
-            return
 
 
 def load_stream(
@@ -747,15 +716,18 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     append = records.append
     append_entry = pi_entries.append
     loads = orjson.loads
+    decode = _ENTRY_DECODER.decode
+    valid_utf8 = _valid_utf8
+    decode_errors = (msgspec.DecodeError, msgspec.ValidationError)
+    role_names = _ROLE_NAMES
+    roles = _SOURCE_ROLE
+    stops = _STOP_MAP
     add_obj = b.add_obj
     new = record_from_fields
     Rec = Record
-    unread = UNREAD
-    pread = os.pread
-    fd = helper.fd if helper is not None else -1
     offset = 0
     line = 0
-    last: tuple[RawLine, bytes] | None = None
+    last: tuple[RawLine, bytes, int] | None = None  # a recovered line, and its line number
     max_line = upto_line if upto_line is not None else 1 << 62
     v1: bool | None = None
     by_id: dict[str, int] = {}
@@ -763,92 +735,138 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     id_count = 0
     prev_id: str | None = None
     recovered_any = False
+
+    def general(raw: bytes, n: int) -> None:
+        """Any line the fast paths do not take: parsed whole, recovered if need be."""
+        nonlocal last, recovered_any, v1, id_count, prev_id
+        try:
+            o = loads(raw)
+        except orjson.JSONDecodeError:
+            rl = recover_line(raw, line, offset, False)
+            if rl is not None:
+                if b.first_line is None:
+                    b.first_line = line
+                b.add_line(rl)
+                recovered_any = True
+                last = (rl, raw, line)
+            return
+        if b.first_line is None:
+            b.first_line = line
+        if type(o) is not dict:
+            b.diagnostics.append(
+                Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
+            )
+            return
+        rec = add_obj(o, line, offset, n, True)
+        if rec is not None and rec.id is not None:
+            by_id[rec.id] = rec.seq
+            id_count += 1
+            prev_id = rec.id
+        if v1 is None and b.first_obj_seen:
+            # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
+            h = b.header
+            v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
+
+    stop = helper.start if helper is not None else limit
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
-        for raw, n, h in _lines(f, limit, helper):
-            line += 1
-            if line > max_line:
+        while True:
+            # Lines read here: the whole file, or the part before the helper's.
+            for raw in f:
+                line += 1
+                if line > max_line:
+                    break
+                n = len(raw)
+                if offset + n > limit:  # appended while we read: stop at the size we started with
+                    raw = raw[: limit - offset]
+                    n = len(raw)
+                    if not n:
+                        break
+                # The common case first: a message entry, decoded without materializing its
+                # content (`_line_head`, inlined: this loop runs once per line).
+                try:
+                    # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+                    e = decode(raw) if raw.isascii() or valid_utf8(raw) else None
+                except decode_errors:
+                    e = None
+                if e is not None and e.type == "message" and v1 is not None:
+                    m = e.message
+                    rid = e.id
+                    pid = e.parentId
+                    if m is not None and type(rid) is str and (pid is None or type(pid) is str):
+                        role = role_names.get(m.role) if type(m.role) is str else None
+                        llm_role = roles.get(role) if role is not None else None
+                        if llm_role is not None and (role != "bashExecution" or not m.excludeFromContext):
+                            stop_reason = m.stopReason
+                            if stop_reason is not None:
+                                stop_reason = stops.get(stop_reason) or normalize_stop_reason(stop_reason)
+                            calls: tuple[str, ...] = ()
+                            result = None
+                            if llm_role == "assistant":
+                                c = m.content
+                                if type(c) is list:
+                                    calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
+                            elif llm_role == "tool" and type(m.toolCallId) is str:
+                                result = m.toolCallId
+                            if pid == prev_id:
+                                pid = prev_id  # share the parent's id string (the linear common case)
+                            seq = len(records)
+                            rec = new(
+                                Rec, seq, line, rid, pid, e.timestamp, offset, n, llm_role, stop_reason, role,
+                                calls, result, source,
+                            )  # fmt: skip
+                            append(rec)
+                            if v1:
+                                append_entry(rec)
+                            by_id[rid] = seq
+                            id_count += 1
+                            prev_id = rid
+                            offset += n
+                            if offset >= stop:
+                                break
+                            continue
+                general(raw, n)
+                offset += n
+                if offset >= stop:
+                    break
+            if helper is None or offset >= limit or line >= max_line:
                 break
-            # The common case first: a message entry, its index fields decoded by `_line_head`.
-            if h is not None and v1 is not None:
-                rid, pid, ts, llm_role, stop, role, calls, result = h
-                if pid == prev_id:
-                    pid = prev_id  # share the parent's id string (the linear common case)
+            items = helper.result() if offset == helper.start else None
+            helper = None
+            stop = limit
+            if items is None:
+                continue  # the helper failed: read its part here
+            # The helper's lines: records it decoded (`_line_head`), numbered here, or the
+            # length of a line to read again for the general path.
+            fd = f.fileno()
+            for rec in items:
+                line += 1
+                if type(rec) is int:
+                    general(os.pread(fd, rec, offset), rec)
+                    offset += rec
+                    continue
+                n = rec.length
+                if v1 is None:  # no header yet: this line takes the general path, as above
+                    general(os.pread(fd, n, offset), n)
+                    offset += n
+                    continue
                 seq = len(records)
-                append(
-                    new(
-                        Rec,
-                        seq,
-                        line,
-                        "message",
-                        "message",
-                        rid,
-                        pid,
-                        ts,
-                        None,
-                        None,
-                        None,
-                        unread,
-                        True,
-                        offset,
-                        n,
-                        llm_role,
-                        stop,
-                        False,
-                        role,
-                        source,
-                        calls,
-                        result,
-                    )
-                )
+                rec.seq = seq
+                rec.line = line
+                rec._source = source
+                append(rec)
                 if v1:
-                    append_entry(records[-1])
-                by_id[rid] = seq
+                    append_entry(rec)
+                by_id[rec.id] = seq  # type: ignore[index]
                 id_count += 1
-                prev_id = rid
-                last = None
                 offset += n
-                continue
-            if raw is None:  # a line the helper decoded: read it again for the general path
-                raw = pread(fd, n, offset)
-            try:
-                o = loads(raw)
-            except orjson.JSONDecodeError:
-                rl = recover_line(raw, line, offset, False)
-                if rl is not None:
-                    if b.first_line is None:
-                        b.first_line = line
-                    b.add_line(rl)
-                    recovered_any = True
-                    last = (rl, raw)
-                offset += n
-                continue
-            last = None
-            if type(o) is not dict:
-                if b.first_line is None:
-                    b.first_line = line
-                b.diagnostics.append(
-                    Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
-                )
-                offset += n
-                continue
-            if b.first_line is None:
-                b.first_line = line
-            rec = add_obj(o, line, offset, n, True)
-            if rec is not None and rec.id is not None:
-                by_id[rec.id] = rec.seq
-                id_count += 1
-                prev_id = rec.id
-            if v1 is None and b.first_obj_seen:
-                # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
-                v1 = b.header is None or not isinstance(b.header.get("version"), int) or b.header["version"] < 2
-            offset += n
+            break
     finally:
         if gc_was:
             gc.enable()
-    if last is not None and upto_line is None:
-        mark_last_line_truncated(*last)
+    if last is not None and last[2] == line and upto_line is None:
+        mark_last_line_truncated(last[0], last[1])
     # Records from recovered lines go through add_line and are not indexed here: full pass then.
     b.id_count = id_count
     if recovered_any:

@@ -258,32 +258,32 @@ class _RecordMeta(_StructMeta):  # type: ignore[misc, valid-type]
             cls,
             seq,
             line,
-            kind,
-            type,
             id,
             parent_id,
             timestamp,
-            message,
-            checkpoint,
-            run_id,
-            UNREAD if lazy_extra else extra,
-            runtime_visible,
             offset,
             length,
             role,
             stop_reason,
-            never_sent,
             source_role,
-            source,
             call_ids,
             result_id,
+            source,
+            kind,
+            type,
+            runtime_visible,
+            never_sent,
+            message,
+            checkpoint,
+            run_id,
+            UNREAD if lazy_extra else extra,
         )
 
 
 _struct_new = _StructMeta.__call__
 
 
-class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False):
+class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False, array_like=True):
     """One entry of the ledger, in file order.
 
     `kind` is what the analysis cares about: message | checkpoint | header | run | meta | unknown.
@@ -299,29 +299,33 @@ class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False):
     Identity equality, as for plain objects (`eq=False`).
     """
 
+    # Field order is internal (the public constructor above maps its arguments): first what every
+    # record has its own value for, then what a lazily-read message record shares, with that as
+    # the default. A loader's helper process sends records as msgpack arrays of just the first
+    # fields (`array_like`), decoded straight into records.
     seq: int
     line: int
-    kind: str
-    type: str
     id: str | None = None
     parent_id: str | None = None
     timestamp: Any = None
-    _message: Message | None = None
-    checkpoint: Checkpoint | None = None
-    run_id: str | None = None
-    _extra: dict[str, Any] | None = None
-    runtime_visible: bool = True
     offset: int = 0
     length: int = 0
     role: str | None = None
     stop_reason: str | None = None
-    never_sent: bool = False
     source_role: str | None = None
-    _source: RecordSource | None = None
     # The tool-call ids an assistant message makes / the call a tool result answers: kept in the
     # index so the next request's pairing needs no content.
-    call_ids: tuple[str, ...] | list[str] = ()
+    call_ids: tuple[str, ...] = ()
     result_id: str | None = None
+    _source: Any = None  # RecordSource | None
+    kind: str = "message"
+    type: str = "message"
+    runtime_visible: bool = True
+    never_sent: bool = False
+    _message: Message | None = None
+    checkpoint: Checkpoint | None = None
+    run_id: str | None = None
+    _extra: dict[str, Any] | None = UNREAD
 
     def _take(self, m: Message) -> None:
         self.role = m.role
@@ -380,8 +384,9 @@ class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False):
         return _struct_new, (Record, *(getattr(self, f) for f in self.__struct_fields__))
 
 
-# All of a Record's fields, positionally in declaration order, without the public constructor's
-# keyword mapping: a loader's hot path, `record_from_fields(Record, seq, line, kind, ...)`.
+# A Record from its fields, positionally in declaration order (those left out take their
+# defaults), without the public constructor's keyword mapping: a loader's hot path,
+# `record_from_fields(Record, seq, line, id, parent_id, ...)`.
 record_from_fields = _StructMeta.__call__
 
 
