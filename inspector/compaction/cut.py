@@ -61,6 +61,18 @@ class PathIndex:
         for c in range(self.end + 1):
             run += diff[c]
             self.crossing[c] = run
+        # Tool results a request would carry without their call: the call is not on the path, or
+        # a reply the runtime drops (error, aborted) made it. Providers reject such a request, so a
+        # retained tail starts after the last of them (it is summarized instead).
+        sent: set[str] = set()
+        self.orphan_results: list[int] = []
+        for i in self.msg_pos:
+            r = records[self.path[i]]
+            if r.role == "assistant" and not self.excluded[i]:
+                sent.update(r.call_ids)
+            elif r.role == "tool" and not self.excluded[i] and (r.result_id is None or r.result_id not in sent):
+                self.orphan_results.append(i)
+        self.tail_floor = self.orphan_results[-1] + 1 if self.orphan_results else 0
         self._ctx_tokens: dict[int, int] = {}
         self._prompt: dict[int, tuple[str, int]] = {}
 
@@ -143,6 +155,25 @@ class PathIndex:
         return [self._prompt[i] for i in positions]
 
 
+def message_intervals(ix: PathIndex, lo: int, hi: int, skip: set[int] | frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """The messages of [lo, hi) except `skip`, as path intervals (runs of consecutive messages)."""
+    out: list[tuple[int, int]] = []
+    start: int | None = None
+    prev: int | None = None
+    for p in ix.messages_in(lo, hi):
+        if p in skip:
+            if start is not None and prev is not None:
+                out.append((start, prev + 1))
+            start = None
+            continue
+        if start is None:
+            start = p
+        prev = p
+    if start is not None and prev is not None:
+        out.append((start, prev + 1))
+    return out
+
+
 # ---------------------------------------------------------------------------------------- turns
 
 
@@ -199,6 +230,9 @@ def choose_tail(
     if last is None:
         return None
     smallest = ix.latest_safe_at_or_before(last, floor)
+    if smallest is None and floor:
+        floor = 0  # nothing safe after the floor: the smallest tail there is
+        smallest = ix.latest_safe_at_or_before(last)
     if smallest is None:
         return None
     c = earliest_cut_within(ix, cap, floor)

@@ -135,6 +135,8 @@ def build_entry(
             "retainedTailBudgetTokens": spec.budget_tokens,
             "producer": PRODUCER,
         }
+        if essential_complete is None:
+            del details["essentialComplete"]
         return {
             "type": "compaction",
             "id": entry_id,
@@ -148,6 +150,18 @@ def build_entry(
         }
     last = ix.last_message()
     boundary = ix.rec(last).id if last is not None else None
+    native_details: dict[str, Any] = {
+        "failure_reason": spec.failure_reason,
+        "usage": usage.to_dict() if usage is not None else None,
+        "truncated": truncated,
+        "requests": requests,
+        "budget_tokens": spec.budget_tokens,
+        "read_files": spec.read_files,
+        "modified_files": spec.modified_files,
+        "producer": PRODUCER,
+    }
+    if essential_complete is not None:  # the schema has a boolean or nothing
+        native_details["essential_complete"] = essential_complete
     return {
         "type": "checkpoint",
         "id": entry_id,
@@ -159,17 +173,7 @@ def build_entry(
         "summary": summary,
         "tokens_before": spec.tokens_before,
         "trigger": "manual",
-        "details": {
-            "failure_reason": spec.failure_reason,
-            "usage": usage.to_dict() if usage is not None else None,
-            "truncated": truncated,
-            "essential_complete": essential_complete,
-            "requests": requests,
-            "budget_tokens": spec.budget_tokens,
-            "read_files": spec.read_files,
-            "modified_files": spec.modified_files,
-            "producer": PRODUCER,
-        },
+        "details": native_details,
     }
 
 

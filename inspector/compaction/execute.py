@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.analysis import analyze
-from inspector.analysis.intervals import Interval, merge
+from inspector.analysis.intervals import merge
 from inspector.compaction.chunks import Chunk
-from inspector.compaction.cut import PathIndex, Tail, proven_reply
+from inspector.compaction.cut import PathIndex, Tail, message_intervals, proven_reply
 from inspector.compaction.entries import CheckpointSpec, build_entry, fresh_id, now_iso, with_entry
 from inspector.compaction.plan import MIN_SUMMARY_TOKENS, Outlook, RepairPlan, tail_spec
 from inspector.compaction.prompts import SYSTEM_PROMPT, build_prompt, file_list_block, quoted_request
@@ -98,24 +98,6 @@ def _installable(text: str, outcome: str) -> tuple[str | None, bool | None]:
     if part is None:
         return None, False
     return part.strip(), True
-
-
-def _intervals(ix: PathIndex, lo: int, hi: int, dropped: set[int]) -> list[Interval]:
-    out: list[Interval] = []
-    start: int | None = None
-    prev: int | None = None
-    for p in ix.messages_in(lo, hi):
-        if p in dropped:
-            if start is not None and prev is not None:
-                out.append((start, prev + 1))
-            start = None
-            continue
-        if start is None:
-            start = p
-        prev = p
-    if start is not None and prev is not None:
-        out.append((start, prev + 1))
-    return out
 
 
 def _drop_older(ix: PathIndex, ch: Chunk, dropped: set[int]) -> set[int]:
@@ -210,7 +192,7 @@ class _Run:
         plan = self.plan
         if summary is not None and upto > self.lo:
             text = summary
-            rep = merge([*self.carry_rep, *_intervals(self.ix, self.lo, upto, self.dropped)])
+            rep = merge([*self.carry_rep, *message_intervals(self.ix, self.lo, upto, self.dropped | set(self.spec.keep))])
         else:
             text = self.carry_text or ""
             rep = list(self.carry_rep)
@@ -335,7 +317,7 @@ class _Run:
         keep = tuple(p for p in spec0.keep if p < self.cut)
         quote = spec0.quote_active if spec0.quote_active is not None and spec0.quote_active < self.cut else None
         tail = Tail(self.cut, keep, quote, ix.tail_tokens(self.cut, keep))
-        represents = merge([*self.carry_rep, *_intervals(ix, self.lo, self.cut, self.dropped)])
+        represents = merge([*self.carry_rep, *message_intervals(ix, self.lo, self.cut, self.dropped | set(keep))])
         spec = tail_spec(ix, "summary", tail, represents, None, spec0.budget_tokens, spec0.tokens_before,
                      spec0.read_files, spec0.modified_files)
         text = summary

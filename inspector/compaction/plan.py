@@ -31,7 +31,14 @@ from inspector.analysis.findings import pi_template_incomplete
 from inspector.analysis.intervals import Interval, contains, merge
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
-from inspector.compaction.cut import PathIndex, Tail, active_user, choose_tail, proven_reply
+from inspector.compaction.cut import (
+    PathIndex,
+    Tail,
+    active_user,
+    choose_tail,
+    message_intervals,
+    proven_reply,
+)
 from inspector.compaction.entries import CheckpointSpec, build_entry, now_iso, with_entry
 from inspector.compaction.prompts import (
     SYSTEM_PROMPT,
@@ -431,13 +438,14 @@ def plan(
     # The retained tail: recent messages within keep-recent and what the summary leaves.
     target_max = min(SUMMARY_TARGET_MAX, rb.available // 2)
     cap = max(0, min(rb.keep_recent, rb.available - target_max))
-    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=pi)
+    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=pi, floor=ix.tail_floor)
     if tail is None:
         raise PlanError("no message on the active path can start a retained tail (only tool results?)")
     if tail.over_cap:
         notes.append(f"the retained tail ({tail.tokens:,} tokens) is larger than the {cap:,} it was allowed: the active turn is kept raw")
     c = tail.cut
-    summarize = [i for i in ix.messages_in(lo, c) if not ix.excluded[i]]
+    # The active request kept raw ahead of the tail (native) is never summarized.
+    summarize = [i for i in ix.messages_in(lo, c) if not ix.excluded[i] and i not in tail.keep]
     read, modified = files_for(lo, c) if summarize else (prev_read, prev_mod)
 
     # Moving the boundary back is a repair of its own only when the current checkpoint removed
@@ -501,16 +509,22 @@ def plan(
 
     # A smaller summary leaves later requests more room for messages: when the range does not go
     # into 16 requests at the full target, smaller targets are tried.
-    chunks: list[Chunk] | None = None
+    # When nothing fits, the attempt with the fewest requests is what the plan shows.
+    best: tuple[int, int, int, list[Chunk] | None] | None = None
     for t in _targets(target):
-        max_output = t + int(t * OUTPUT_HEADROOM)
-        request = rb.request if rb.request is not None else rb.window - max_output
-        chunks = chunk_range(ix, lo, c, carried_text, request, t, max_output, read, modified, pi)
-        target = t
-        if chunks is not None and len(chunks) <= MAX_REQUESTS:
+        mo = t + int(t * OUTPUT_HEADROOM)
+        req = rb.request if rb.request is not None else rb.window - mo
+        got = chunk_range(ix, lo, c, carried_text, req, t, mo, read, modified, skip=set(tail.keep))
+        if best is None or (got is not None and (best[3] is None or len(got) < len(best[3]))):
+            best = (t, mo, req, got)
+        if got is not None and len(got) <= MAX_REQUESTS:
+            best = (t, mo, req, got)
             break
+    assert best is not None
+    target, max_output, request, chunks = best
     rb.request = request
-    spec = tail_spec(ix, "summary", tail, merge([*carried_rep, (lo, c)]), None, cap, tokens_before, read, modified)
+    represents = merge([*carried_rep, *message_intervals(ix, lo, c, set(tail.keep))])
+    spec = tail_spec(ix, "summary", tail, represents, None, cap, tokens_before, read, modified)
     if chunks is None or len(chunks) > MAX_REQUESTS:
         why = (
             f"the range needs {len(chunks)} requests, more than {MAX_REQUESTS}" if chunks
@@ -534,11 +548,14 @@ def plan(
 
 
 def _targets(target: int) -> list[int]:
+    """The output targets to try, largest first, down to the smallest summary worth installing."""
     out = [target]
-    for f in (3 / 4, 1 / 2, 1 / 3, 1 / 4, 1 / 6):
-        t = int(target * f)
-        if t >= MIN_SUMMARY_TOKENS:
-            out.append(t)
+    t = target
+    while t * 2 // 3 >= MIN_SUMMARY_TOKENS:
+        t = t * 2 // 3
+        out.append(t)
+    if out[-1] > MIN_SUMMARY_TOKENS:
+        out.append(MIN_SUMMARY_TOKENS)
     return out
 
 
@@ -596,11 +613,12 @@ def chunk_range(
     max_output: int,
     read: list[str],
     modified: list[str],
-    pi: bool,
+    skip: set[int] | None = None,
 ) -> list[Chunk] | None:
-    """The summarizer requests for [lo, hi): contiguous chunks that each fit `request` tokens."""
+    """The summarizer requests for [lo, hi): contiguous chunks that each fit `request` tokens
+    (messages in `skip`, kept raw, are not summarized)."""
     tok = ix.tok
-    positions = ix.messages_in(lo, hi)
+    positions = [p for p in ix.messages_in(lo, hi) if not skip or p not in skip]
     parts = ix.prompt_parts(positions)
     files = file_list_block(read, modified)
     system = tok.count(SYSTEM_PROMPT)

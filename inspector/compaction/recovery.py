@@ -55,20 +55,26 @@ def plan_recovery(
 ) -> Recovery | None:
     """The recovery checkpoint, or None when the path has no message a window could start at."""
     tok = ix.tok
+    pi = ix.report.runtime.name == "pi"
     last = ix.last_message()
     if last is None:
         return None
-    smallest = ix.latest_safe_at_or_before(last)
+    # pi's window is contiguous: it starts after any result whose call is never sent. A native
+    # window lists what it keeps, so it drops such a result instead (below).
+    floor = ix.tail_floor if pi else 0
+    smallest = ix.latest_safe_at_or_before(last, floor)
+    if smallest is None:
+        floor = 0
+        smallest = ix.latest_safe_at_or_before(last)
     if smallest is None:
         return None
-    pi = ix.report.runtime.name == "pi"
     files = file_list_block(read_files, modified_files) if pi else ""
     # The notice names the window's lines; its size barely depends on them.
     notice_cost = tok.count(recovery_notice(reason_words(reason), 999_999, 999_999))
     fixed = tok.count(carried_text) + notice_cost + tok.count(files) + 4
     budget_left = available - fixed
     cap = max(0, min(keep_recent, budget_left))
-    c = earliest_cut_within(ix, cap)
+    c = earliest_cut_within(ix, cap, floor)
     over = c is None
     if c is None:
         c = smallest
@@ -78,7 +84,7 @@ def plan_recovery(
         if not pi:
             keep = (active,)
         else:
-            at = ix.latest_safe_at_or_before(active)
+            at = ix.latest_safe_at_or_before(active, floor)
             if at is not None and ix.tail_tokens(at) <= budget_left:
                 c = at
             else:

@@ -1,0 +1,109 @@
+"""`inspector plan` and `inspector repair` (issue 4): human and JSON output, progress, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli.main import COMMANDS, build_parser, main
+from tests.conftest import SAMPLES
+
+ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
+LOOP_PI = SAMPLES / "pi" / "compaction_loop_nothing_summarized.jsonl"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    e = {**os.environ, "COLUMNS": "120", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, check=False, env=e)
+
+
+def test_plan_and_repair_are_commands() -> None:
+    assert {"plan", "repair"} <= set(COMMANDS)
+    sub = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(COMMANDS) <= set(sub)
+
+
+def test_plan_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["schema"] == "inspector.plan/1" and out["strategy"] == "resummarize" and out["action"] == "summarize"
+    assert out["budgets"]["keep_recent"] == {"tokens": 3000, "source": "flag"}
+    assert out["budgets"]["reserve"] == {"tokens": 16384, "source": "pi default"}
+    (req,) = out["requests"]
+    assert req["from"]["line"] == 59 and req["prompt_tokens"] <= req["budget"] and req["file_list"] is True
+    cp = out["checkpoint"]
+    assert cp["boundary"]["first_kept"]["line"] > req["to"]["line"]
+    assert cp["represents"]["count"] == cp["removes"]["count"]
+    assert out["before"]["holes"] == 168 and out["after"]["holes"] == 0
+    assert out["after"]["finding_counts"]["error"] == 0
+
+
+def test_plan_human_output() -> None:
+    p = _run("plan", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000")
+    assert p.returncode == 0, p.stderr
+    for text in ("Budgets", "Summarizer requests (1)", "Checkpoint it would install", "Before / after", "pi default", "holes"):
+        assert text in p.stdout
+
+
+def test_repair_writes_a_copy_and_compares_before_and_after(tmp_path: Path) -> None:
+    out = tmp_path / "fixed.jsonl"
+    p = _run("repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--out", str(out), "--progress")
+    assert p.returncode == 0, p.stderr
+    assert out.exists()
+    assert "installed" in p.stdout and "after (written file)" in p.stdout and "untouched" in p.stdout
+    assert "1/1" in p.stderr  # rich progress: request i of N
+    a = _run("analyze", str(out), "--json")
+    report = json.loads(a.stdout)
+    assert report["coverage"]["hole"] == 0
+
+
+def test_repair_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fixed.jsonl"
+    assert main(["repair", str(ADR), "--strategy", "recover", "--out", str(out), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["schema"] == "inspector.repair/1" and d["status"] == "recovered" and d["out"] == str(out)
+    assert d["after_source"] == "written file" and d["entry"]["type"] == "compaction"
+    assert d["failure_reason"] in ("summary_provider", "summary_budget", "no_new_history", "checkpoint_oversized")
+    assert d["plan"]["action"] == "recover"
+
+
+def test_repair_without_out_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = sorted(p.name for p in SAMPLES.glob("*/*"))
+    assert main(["repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] == "installed" and d["out"] is None and d["after_source"] == "simulated"
+    assert sorted(p.name for p in SAMPLES.glob("*/*")) == before
+
+
+def test_usage_and_configuration_errors_exit_2(tmp_path: Path) -> None:
+    p = _run("plan", str(LOOP_PI), "--strategy", "compact")
+    assert p.returncode == 2 and "--window" in p.stderr
+    p = _run("plan", str(ADR))
+    assert p.returncode == 2 and "--strategy" in p.stderr
+    env = {k: "" for k in ("OPENAI_API_KEY", "INSPECTOR_OPENAI_API_KEY")}
+    p = _run("repair", str(ADR), "--strategy", "compact", "--provider", "openai", "--model", "gpt-4.1",
+             "--config", str(tmp_path / "none.toml"), env=env)
+    assert p.returncode == 2 and "openai" in p.stderr
+    p = _run("repair", str(ADR), "--strategy", "recover", "--out", str(ADR))
+    assert p.returncode == 2 and "session file itself" in p.stderr
+
+
+def test_a_repair_that_fails_open_exits_1(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on: the summarizer cannot be reached
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "o.jsonl"
+    p = _run("repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--provider", "openai",
+             "--model", "gpt-4.1", "--base-url", f"http://127.0.0.1:{port}/v1", "--timeout", "5", "--out", str(out),
+             "--json", env={"OPENAI_API_KEY": "sk-test-not-a-key"})
+    assert p.returncode == 1, p.stderr
+    d = json.loads(p.stdout)
+    assert d["status"] == "failed" and d["outcome"] == "network" and d["entry"] is None
+    assert not out.exists()
+    assert "sk-test-not-a-key" not in p.stdout + p.stderr
