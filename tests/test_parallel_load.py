@@ -207,3 +207,83 @@ def test_heads_of_range_splits_lines_like_the_file(tmp_path: Path, monkeypatch) 
         at += len(x)
     assert got == expected
     assert all(type(h) is tuple for h in got[:-1]) and got[-1] == pi._line_head(lines[-1], at - len(lines[-1]))
+
+
+def _edge_lines(tag: str) -> list[bytes]:
+    """Message lines at the edges of the fast path (the helper decides them with `_line_head`, the
+    loading process with its inlined copy of it: the two must agree)."""
+    bodies = [
+        '"message":{"role":"user","content":"plain"}',
+        '"message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","data":"x"}]}',
+        '"message":{"role":"user","content":5}',
+        '"message":{"role":"user","content":["not an object"]}',
+        '"message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"r","arguments":{}},'
+        '{"type":"toolCall","id":7},{"type":"toolCall","id":""},{"type":"text","text":"t"}],"stopReason":"toolUse"}',
+        '"message":{"role":"assistant","content":"just text","stopReason":"length"}',
+        '"message":{"role":"assistant","content":[],"stopReason":"weird"}',
+        '"message":{"role":"assistant","content":[],"stopReason":5}',
+        '"message":{"role":"assistant","content":[],"stopReason":[1]}',
+        '"message":{"role":"assistant","content":[],"stopReason":{"a":1}}',
+        '"message":{"role":"toolResult","toolCallId":"c1","toolName":"r","content":[{"type":"text","text":"ok"}]}',
+        '"message":{"role":"toolResult","toolCallId":5,"content":"odd id"}',
+        '"message":{"role":"bashExecution","command":"ls","output":"x","excludeFromContext":true}',
+        '"message":{"role":"bashExecution","command":"ls","output":"x","excludeFromContext":false}',
+        '"message":{"role":"bashExecution","command":"ls","output":"x","excludeFromContext":"yes"}',
+        '"message":{"role":"custom","customType":"n","content":"note","display":true}',
+        '"message":{"role":"compactionSummary","summary":"s"}',
+        '"message":{"role":"hookMessage","content":"h"}',
+        '"message":{"content":"no role"}',
+        '"message":{"role":5,"content":"numeric role"}',
+        '"message":null',
+        '"message":"a string"',
+        '"message":{"role":"user","content":"caf\u00e9 \u2603 \U0001f600","extraField":{"k":[1,2]}},"entryExtra":1',
+        '"message":{"role":"user","content":"esc\\u0061ped \\ud83d\\ude00 \\n"}',
+        '"message":{"role":"user","content":"dup"},"message":{"role":"assistant","content":"dup2"}',
+    ]
+    out = []
+    prev = f"{tag}00"
+    for i, body in enumerate(bodies, 1):
+        rid = f"{tag}{i:02d}"
+        out.append(f'{{"type":"message","id":"{rid}","parentId":"{prev}","timestamp":"2026-01-01T00:00:{i:02d}Z",{body}}}\n'.encode())
+        prev = rid
+    n = len(bodies)
+    out += [
+        f'{{"type":"message","parentId":"{prev}","message":{{"role":"user","content":"no id"}}}}\n'.encode(),
+        f'{{"type":"message","id":5,"parentId":"{prev}","message":{{"role":"user","content":"int id"}}}}\n'.encode(),
+        f'{{"type":"message","id":"{tag}{n + 1}","parentId":5,"message":{{"role":"user","content":"int parent"}}}}\n'.encode(),
+        f'{{"type":"message","id":"{tag}{n + 2}","parentId":null,"timestamp":17,"message":{{"role":"user","content":"t"}}}}\n'.encode(),
+        f'{{"type":"message","id":"{tag}{n + 3}","parentId":"{tag}{n + 2}","timestamp":{{"at":1}},"message":{{"role":"user","content":"t"}}}}\n'.encode(),
+        f'{{"type":"message","id":"{tag}{n + 4}","parentId":"{tag}{n + 3}","message":{{"role":"user","content":"bad \xff utf8"}}}}\n'.encode("latin-1"),
+        f'{{"type":"custom_message","id":"{tag}{n + 5}","parentId":"{tag}{n + 4}","customType":"x","content":"c","display":true}}\n'.encode(),
+        f'{{"type":"label","id":"{tag}{n + 6}","parentId":"{tag}{n + 5}","targetId":"{tag}01","label":"l"}}\n'.encode(),
+        f'{{"type":"compaction","id":"{tag}{n + 7}","parentId":"{tag}{n + 6}","summary":"s","firstKeptEntryId":"{tag}03","tokensBefore":9}}\n'.encode(),
+        f'{{"type":"message","id":"{tag}{n + 8}","parentId":"{tag}{n + 7}","message":{{"role":"user","content":"after"}}}}\n'.encode(),
+    ]
+    return out
+
+
+def test_edge_lines_decided_alike_by_the_helper_and_here(tmp_path: Path, monkeypatch, helpers) -> None:
+    header = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}\n'
+    first, second = _edge_lines("a"), _edge_lines("b")
+    filler = [b'{"type":"message","id":"z%03d","parentId":null,"message":{"role":"user","content":"f"}}\n' % i for i in range(40)]
+    lines = [header, *first, *filler, *second]
+    path = _write(tmp_path / "edge.jsonl", lines)
+    monkeypatch.setattr(pi, "HELPER_SHARE", 0.5)
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    serial = _snapshot(load(str(path)))
+    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", 1)
+    parallel = _snapshot(load(str(path)))
+    assert helpers[-1] is not None
+    assert helpers[-1].start <= sum(map(len, lines[: 1 + len(first) + len(filler)]))  # `second` is the helper's
+    _assert_same(serial, parallel)
+    # Each copy was decided alike: the same fields for a-lines as for the matching b-lines.
+    recs = serial["records"]
+    by_line = {r[1]: r for r in recs}
+    off = len(first) + len(filler)
+    for i in range(2, 2 + len(first)):
+        a, b = by_line.get(i), by_line.get(i + off)
+        assert (a is None) == (b is None)
+        if a is not None:
+            # kind, type, role, stop reason, never sent, source role, call ids, result id, lazily read
+            pick = (2, 3, 11, 12, 13, 14, 15, 16, 17, 20)
+            assert [a[k] for k in pick] == [b[k] for k in pick], i

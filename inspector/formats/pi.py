@@ -432,23 +432,58 @@ class _BlockHead(msgspec.Struct, gc=False):
     id: Any = None
 
 
-class _MessageHead(msgspec.Struct, gc=False):
-    """The fields of a pi message the index needs; everything else is skipped, not materialized."""
+class _Object(msgspec.Struct, gc=False):
+    """Any JSON object, its fields skipped."""
 
-    role: Any = None
+
+# The fields of a pi message the index needs, by role (a tagged union: an unknown role, or none,
+# fails to decode and the line takes the general path, as it would anyway); everything else is
+# skipped, not materialized. Content is checked the same way for every role (a string, or a list
+# of objects), only an assistant's blocks are read.
+class _UserHead(msgspec.Struct, gc=False, tag_field="role", tag="user"):
+    stopReason: Any = None
+    content: list[_Object] | str | None = None
+
+
+class _AssistantHead(msgspec.Struct, gc=False, tag_field="role", tag="assistant"):
+    stopReason: Any = None
+    content: list[_BlockHead] | str | None = None
+
+
+class _ToolResultHead(msgspec.Struct, gc=False, tag_field="role", tag="toolResult"):
+    stopReason: Any = None
+    toolCallId: Any = None
+    content: list[_Object] | str | None = None
+
+
+class _BashHead(msgspec.Struct, gc=False, tag_field="role", tag="bashExecution"):
     stopReason: Any = None
     excludeFromContext: Any = None
-    toolCallId: Any = None
-    content: list[_BlockHead] | str | None = None
+    content: list[_Object] | str | None = None
+
+
+class _CustomHead(msgspec.Struct, gc=False, tag_field="role", tag="custom"):
+    stopReason: Any = None
+    content: list[_Object] | str | None = None
 
 
 class _EntryHead(msgspec.Struct, gc=False):
     type: Any = None
-    id: Any = None
-    parentId: Any = None
+    id: str | None = None  # anything else fails to decode: the general path, as for a message it must
+    parentId: str | None = None
     timestamp: Any = None
-    message: _MessageHead | None = None
+    message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
 
+
+# pi's role name and the role it has in a request, by head type.
+_HEAD_ROLES: dict[type, tuple[str, str]] = {
+    _UserHead: ("user", "user"),
+    _AssistantHead: ("assistant", "assistant"),
+    _ToolResultHead: ("toolResult", "tool"),
+    _BashHead: ("bashExecution", "user"),
+    _CustomHead: ("custom", "user"),
+}
+assert all(_SOURCE_ROLE[r] == llm for r, llm in _HEAD_ROLES.values()) and len(_HEAD_ROLES) == len(_SOURCE_ROLE)
 
 _ENTRY_DECODER = msgspec.json.Decoder(_EntryHead)
 
@@ -462,7 +497,6 @@ def _valid_utf8(raw: bytes) -> bool:
 
 
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
-_ROLE_NAMES = {r: r for r in _SOURCE_ROLE}  # one shared string per role name
 
 # A plain message line's record, as the first fields of `Record` (the rest take the defaults of
 # a lazily-read message): seq and line (0: numbered by the loading process), id, parentId,
@@ -483,25 +517,26 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     if e is None or e.type != "message":
         return None
     m = e.message
+    roles = _HEAD_ROLES.get(type(m))
     rid = e.id
-    pid = e.parentId
-    if m is None or type(rid) is not str or not (pid is None or type(pid) is str):
+    if roles is None or rid is None:
         return None
-    role = _ROLE_NAMES.get(m.role) if type(m.role) is str else None
-    llm_role = _SOURCE_ROLE.get(role) if role is not None else None
-    if llm_role is None or (role == "bashExecution" and m.excludeFromContext):
-        return None
-    stop = m.stopReason
+    role, llm_role = roles
     calls: tuple[str, ...] = ()
     result = None
     if llm_role == "assistant":
-        c = m.content
+        c = m.content  # type: ignore[union-attr]
         if type(c) is list:
             calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
-    elif llm_role == "tool" and type(m.toolCallId) is str:
-        result = m.toolCallId
-    stop_n = (_STOP_MAP.get(stop) or normalize_stop_reason(stop)) if stop is not None else None
-    return 0, 0, rid, pid, e.timestamp, offset, len(raw), llm_role, stop_n, role, calls, result
+    elif llm_role == "tool":
+        if type(m.toolCallId) is str:  # type: ignore[union-attr]
+            result = m.toolCallId  # type: ignore[union-attr]
+    elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
+        return None
+    stop = m.stopReason  # type: ignore[union-attr]
+    if stop is not None:
+        stop = (type(stop) is str and _STOP_MAP.get(stop)) or normalize_stop_reason(stop)
+    return 0, 0, rid, e.parentId, e.timestamp, offset, len(raw), llm_role, stop, role, calls, result
 
 
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
@@ -719,8 +754,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     decode = _ENTRY_DECODER.decode
     valid_utf8 = _valid_utf8
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError)
-    role_names = _ROLE_NAMES
-    roles = _SOURCE_ROLE
+    head_roles = _HEAD_ROLES
     stops = _STOP_MAP
     add_obj = b.add_obj
     new = record_from_fields
@@ -792,23 +826,26 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                     e = None
                 if e is not None and e.type == "message" and v1 is not None:
                     m = e.message
+                    roles = head_roles.get(type(m))
                     rid = e.id
-                    pid = e.parentId
-                    if m is not None and type(rid) is str and (pid is None or type(pid) is str):
-                        role = role_names.get(m.role) if type(m.role) is str else None
-                        llm_role = roles.get(role) if role is not None else None
-                        if llm_role is not None and (role != "bashExecution" or not m.excludeFromContext):
-                            stop_reason = m.stopReason
-                            if stop_reason is not None:
-                                stop_reason = stops.get(stop_reason) or normalize_stop_reason(stop_reason)
-                            calls: tuple[str, ...] = ()
-                            result = None
-                            if llm_role == "assistant":
-                                c = m.content
-                                if type(c) is list:
-                                    calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
-                            elif llm_role == "tool" and type(m.toolCallId) is str:
-                                result = m.toolCallId
+                    if roles is not None and rid is not None:
+                        role, llm_role = roles
+                        calls: tuple[str, ...] = ()
+                        result = None
+                        if llm_role == "assistant":
+                            c = m.content  # type: ignore[union-attr]
+                            if type(c) is list:
+                                calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
+                        elif llm_role == "tool":
+                            if type(m.toolCallId) is str:  # type: ignore[union-attr]
+                                result = m.toolCallId  # type: ignore[union-attr]
+                        elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
+                            roles = None  # never sent: the general path
+                        if roles is not None:
+                            stop_reason = m.stopReason  # type: ignore[union-attr]
+                            if stop_reason is not None:  # (a list or an object is not a key)
+                                stop_reason = (type(stop_reason) is str and stops.get(stop_reason)) or normalize_stop_reason(stop_reason)
+                            pid = e.parentId
                             if pid == prev_id:
                                 pid = prev_id  # share the parent's id string (the linear common case)
                             seq = len(records)
