@@ -209,13 +209,20 @@ def earliest_cut_within(ix: PathIndex, cap: int, floor: int = 0) -> int | None:
     best: int | None = None
     total = 0
     positions = ix.messages_in(floor, ix.end)
-    costs = ix.context_tokens(positions)
-    for i, cost in zip(reversed(positions), reversed(costs), strict=True):
-        total += cost
-        if total > cap:
-            break
-        if ix.safe(i):
-            best = i
+    # Walk back in batches: only the tail that fits the cap (and one batch more) is read and counted.
+    hi = len(positions)
+    batch = 64
+    while hi > 0:
+        lo = max(0, hi - batch)
+        part = positions[lo:hi]
+        for i, cost in zip(reversed(part), reversed(ix.context_tokens(part)), strict=True):
+            total += cost
+            if total > cap:
+                return best
+            if ix.safe(i):
+                best = i
+        hi = lo
+        batch = min(batch * 2, 4096)
     return best
 
 

@@ -227,21 +227,18 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
         if known is not None:
             window = known[0]
             sources["window"] = f"model table ({known[1]})"
-    largest = max(
-        (
-            r.message.usage.total
-            for r in (led.records[s] for s in report.path)
-            if r.role == "assistant" and r.kind == "message" and r.stop_reason not in rt.drop_stop_reasons
-            and r.message is not None and r.message.usage is not None
-        ),
-        default=0,
-    )
-    if largest:
-        evidence.append(f"the largest request the model accepted held {largest:,} tokens")
-    befores = [v.checkpoint.tokens_before for v in report.checkpoints if v.checkpoint.tokens_before]
-    if befores:
-        evidence.append(f"the last compaction recorded tokensBefore {befores[-1]:,}")
     if window is None:
+        # What the session does say about its window, for the operator choosing --window.
+        replies = [s for s in report.path if led.records[s].role == "assistant" and led.records[s].kind == "message"
+                   and led.records[s].stop_reason not in rt.drop_stop_reasons]
+        led.load_messages(replies)
+        largest = max((u.total for u in (led.records[s].message.usage for s in replies  # type: ignore[union-attr]
+                                           if led.records[s].message is not None) if u is not None), default=0)
+        if largest:
+            evidence.append(f"the largest request the model accepted held {largest:,} tokens")
+        befores = [v.checkpoint.tokens_before for v in report.checkpoints if v.checkpoint.tokens_before]
+        if befores:
+            evidence.append(f"the last compaction recorded tokensBefore {befores[-1]:,}")
         hint = f" ({'; '.join(evidence)})" if evidence else ""
         raise PlanError(f"the session does not record its model's context window{hint}: pass --window N")
     reserve = pick("reserve", given.reserve, st.reserve, PI_RESERVE_TOKENS, "pi default" if pi else "default")
@@ -388,7 +385,7 @@ def plan(
     current_first_raw = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
 
     def recovery(reason: str) -> Recovery:
-        r, m = files_for(0, ix.end) if pi else (prev_read, prev_mod)
+        r, m = files_for(current_first_raw, ix.end) if pi else (prev_read, prev_mod)
         rec = plan_recovery(
             ix,
             reason=reason,
@@ -509,6 +506,17 @@ def plan(
 
     # A smaller summary leaves later requests more room for messages: when the range does not go
     # into 16 requests at the full target, smaller targets are tried.
+    # A range far past 16 requests is not tokenized to find that out: its file bytes bound its
+    # tokens from below (a token is rarely more than 16 bytes of JSON).
+    at_least = sum(ix.rec(i).length for i in summarize) // 16
+    if at_least > MAX_REQUESTS * (rb.request if rb.request is not None else rb.window):
+        notes.append(f"the range holds at least ~{at_least:,} tokens, more than {MAX_REQUESTS} requests can carry")
+        rec = recovery("summary_budget")
+        return finish(
+            RepairPlan(action="recover", reason="summary_budget", range=(lo, c), requests=[], target_tokens=target,
+                       max_output_tokens=target + int(target * OUTPUT_HEADROOM), installable_tokens=installable,
+                       checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
+        )
     # When nothing fits, the attempt with the fewest requests is what the plan shows.
     best: tuple[int, int, int, list[Chunk] | None] | None = None
     for t in _targets(target):
