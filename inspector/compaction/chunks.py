@@ -62,6 +62,11 @@ def split_range(
     """
     room_first = budget.request - budget.overhead - budget.first_carry
     room_later = budget.request - budget.overhead - budget.later_carry
+    # A range that goes into one request needs no room for a later one.
+    if positions and sum(n + 1 for t, n in parts if t) <= room_first - budget.file_list:
+        one = _build(lo, hi, positions, [t for t, _ in parts], [n for _, n in parts], set(), [0], budget, exact)
+        if one[0].prompt_tokens <= budget.request:
+            return one
     # One message (with its separator) must fit the tightest chunk: a later one with the file list.
     per_message = min(room_first, room_later) - budget.file_list - 2
     if per_message <= 0:

@@ -384,7 +384,7 @@ def plan(
     tokens_before = report.context_tokens
     current_first_raw = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
 
-    def recovery(reason: str) -> Recovery:
+    def recovery(reason: str, chosen: bool = True) -> Recovery:
         r, m = files_for(current_first_raw, ix.end) if pi else (prev_read, prev_mod)
         rec = plan_recovery(
             ix,
@@ -400,6 +400,8 @@ def plan(
         )
         if rec is None:
             raise PlanError("no message on the active path can start a retained window")
+        if not chosen:  # a preview of the fallback: its notes would only repeat the plan's
+            return rec
         if rec.over_budget:
             notes.append("even the smallest safe window is larger than the budget leaves: the recovery keeps it anyway")
         if rec.spec.quote_active is not None:
@@ -551,7 +553,7 @@ def plan(
     return finish(
         RepairPlan(action="summarize", reason=None, range=(lo, c), requests=chunks, target_tokens=target,
                    max_output_tokens=max_output, installable_tokens=installable, checkpoint=spec, summary=None,
-                   recovery=recovery("summary_provider"), **base)  # type: ignore[arg-type]
+                   recovery=recovery("summary_provider", chosen=False), **base)  # type: ignore[arg-type]
     )
 
 
