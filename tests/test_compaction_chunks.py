@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.analysis.tokens import get_tokenizer
 from inspector.compaction.chunks import MAX_REQUESTS
 from inspector.compaction.execute import repair
 from inspector.compaction.plan import Budgets, PlanError, RepairPlan, plan
@@ -66,8 +67,10 @@ def test_a_range_too_large_for_one_request_is_summarized_in_chunks(fmt: str) -> 
     s = Scripted([SummaryResult("ok", outputs[k], Usage(*usages[k])) for k in range(len(p.requests))])
     res = repair(p, s)
     assert res.status == "installed" and len(s.requests) == len(p.requests)
+    tok = get_tokenizer()
     for k, req in enumerate(s.requests):
         assert req.max_output_tokens == p.max_output_tokens
+        assert tok.count(req.system) + tok.count(req.prompt) <= p.requests[k].budget  # as sent, not only as planned
         has_files = "<read-files>" in req.prompt or "<modified-files>" in req.prompt
         assert has_files == (k == len(s.requests) - 1)  # the file list rides on the last request
         if k:
