@@ -1,5 +1,6 @@
-"""A big pi file's second part is decoded by a forked helper: the ledger must be the one the serial
-path builds, record for record, including lines that need recovery in the helper's part."""
+"""A big pi file is read by two processes, the loader from the start and a forked helper from the
+end, a chunk at a time, until they meet: the ledger must be the one the serial path builds, record
+for record, wherever they meet, including lines that need recovery in the helper's chunks."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is f
 
 SERIAL = 1 << 62  # no file is this big: the serial path
 SMALL = 1 << 20  # a few-MB file takes the parallel path
+CHUNK = 256 << 10  # so it has a dozen chunks
 
 
 def _snapshot(led: Ledger) -> dict[str, Any]:
@@ -85,9 +87,25 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return h
 
     monkeypatch.setattr(pi, "fork_helper", spy)
+    monkeypatch.setattr(pi, "CHUNK_BYTES", CHUNK)
     # Other tests may leave idle threads behind (Textual's); the helper only reads and decodes.
     monkeypatch.setattr(pi, "_single_threaded", lambda: True)
     return made
+
+
+def _loader_stops_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    """The loader takes the chunks before byte `at` (all of them, before the helper starts: it
+    can take none of those) and claims no chunk after: the helper decodes the rest."""
+    monkeypatch.setattr(pi._Helper, "claim", lambda self, offset: None)
+    real_fork = pi.fork_helper
+
+    def fork(fd: int, size: int, *args: Any, **kw: Any) -> Any:
+        bounds = pi._chunk_bounds(fd, size, pi.CHUNK_BYTES)
+        k = max(1, sum(1 for b in bounds[:-1] if b < at))
+        monkeypatch.setattr(pi, "_loaders_first_chunks", lambda n: min(k, n))
+        return real_fork(fd, size, *args, **kw)
+
+    monkeypatch.setattr(pi, "fork_helper", fork)
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,7 +136,42 @@ def test_clean_file_same_ledger(base_lines: list[bytes], tmp_path: Path, monkeyp
     path = _write(tmp_path / "clean.jsonl", base_lines)
     serial, parallel = _both(path, monkeypatch)
     assert [h is not None for h in helpers] == [False, True]
+    assert len(helpers[1].bounds) > 10 and helpers[1].pid == 0  # chunks; reaped
     assert len(serial["records"]) == len(base_lines)
+    _assert_same(serial, parallel)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.9, 1.0])
+def test_same_ledger_wherever_they_meet(
+    share: float, base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers
+) -> None:
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    size = path.stat().st_size
+    _loader_stops_at(monkeypatch, int(size * share) + (share == 1))
+    serial, parallel = _both(path, monkeypatch)
+    h = helpers[1]
+    assert h is not None
+    chunks = len(h.bounds) - 1
+    expected = max(1, sum(1 for b in h.bounds[:-1] if b < int(size * share) + (share == 1)))
+    assert h.front == expected and (share < 1 or h.front == chunks)
+    _assert_same(serial, parallel)
+
+
+def test_a_slow_helper_leaves_more_to_the_loader(
+    base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers
+) -> None:
+    import time
+
+    real = pi._heads_of_range
+
+    def slow(*args: Any) -> Any:  # in the helper only
+        time.sleep(0.2)
+        return real(*args)
+
+    monkeypatch.setattr(pi, "_heads_of_range", slow)
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    serial, parallel = _both(path, monkeypatch)
+    assert helpers[1].front > (len(helpers[1].bounds) - 1) // 2  # the loader took most chunks
     _assert_same(serial, parallel)
 
 
@@ -134,8 +187,9 @@ def test_bad_lines_in_the_helpers_part(base_lines: list[bytes], tmp_path: Path, 
     lines.insert(d + 1, b"[1, 2]\n")  # JSON, not an object
     lines[e] = lines[e].replace(b'"type":"message"', b'"type":"label"', 1)  # another entry type
     path = _write(tmp_path / "bad.jsonl", lines)
+    _loader_stops_at(monkeypatch, sum(map(len, lines[: n // 2])))  # the bad lines are the helper's
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None and helpers[1].start < sum(map(len, lines[:a]))
+    assert helpers[1] is not None and helpers[1].bounds[helpers[1].front] <= sum(map(len, lines[:a]))
     problems = {p for _, p, *_ in serial["diagnostics"]}
     assert {"glued_objects", "malformed_json", "invalid_utf8", "not_an_object"} <= problems
     _assert_same(serial, parallel)
@@ -145,8 +199,9 @@ def test_truncated_last_line(base_lines: list[bytes], tmp_path: Path, monkeypatc
     lines = list(base_lines)
     lines[-1] = lines[-1][: len(lines[-1]) // 2]  # no newline, cut short: still being written
     path = _write(tmp_path / "trunc.jsonl", lines)
+    _loader_stops_at(monkeypatch, 0)
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None
+    assert helpers[1] is not None and helpers[1].front == 1
     assert serial["diagnostics"][-1][1] == "truncated_line"
     _assert_same(serial, parallel)
 
@@ -155,8 +210,9 @@ def test_duplicate_id_in_the_helpers_part(base_lines: list[bytes], tmp_path: Pat
     lines = list(base_lines)
     lines.insert(len(lines) - 3, lines[len(lines) * 3 // 4])  # the same entry written twice
     path = _write(tmp_path / "dup.jsonl", lines)
+    _loader_stops_at(monkeypatch, 0)
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None
+    assert helpers[1] is not None and helpers[1].front == 1
     assert any(p == "duplicate_id" for _, p, *_ in serial["diagnostics"])
     _assert_same(serial, parallel)
 
@@ -186,9 +242,8 @@ def test_upto_line_reads_serially(base_lines: list[bytes], tmp_path: Path, monke
     assert len(led.records) == len(base_lines) - 10
 
 
-def test_heads_of_range_splits_lines_like_the_file(tmp_path: Path, monkeypatch) -> None:
-    """Lines longer than the read chunk, and a last line without its newline."""
-    monkeypatch.setattr(pi, "_CHUNK", 64)
+def test_chunks_start_at_lines_and_heads_split_them_like_the_file(tmp_path: Path) -> None:
+    """Lines longer than a chunk, and a last line without its newline."""
     lines = [b'{"type":"message","id":"a%d","message":{"role":"user","content":"%s"}}\n' % (i, b"x" * (i * 37 % 300)) for i in range(60)]
     lines[-1] = lines[-1].rstrip(b"\n")
     data = b"".join(lines)
@@ -196,10 +251,16 @@ def test_heads_of_range_splits_lines_like_the_file(tmp_path: Path, monkeypatch) 
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
     try:
+        bounds = pi._chunk_bounds(fd, len(data), 64)
         start = len(lines[0]) + len(lines[1])
         got = pi._heads_of_range(fd, start, len(data))
+        by_chunks = [h for i in range(len(bounds) - 1) for h in pi._heads_of_range(fd, bounds[i], bounds[i + 1])]
     finally:
         os.close(fd)
+    starts = {sum(map(len, lines[:i])) for i in range(len(lines))}
+    assert bounds[0] == 0 and bounds[-1] == len(data) and set(bounds[:-1]) <= starts
+    assert bounds == sorted(set(bounds)) and len(bounds) > 20
+    assert by_chunks[2:] == got
     expected, at = [], start
     for x in lines[2:]:
         h = pi._line_head(x, at)
@@ -268,13 +329,15 @@ def test_edge_lines_decided_alike_by_the_helper_and_here(tmp_path: Path, monkeyp
     filler = [b'{"type":"message","id":"z%03d","parentId":null,"message":{"role":"user","content":"f"}}\n' % i for i in range(40)]
     lines = [header, *first, *filler, *second]
     path = _write(tmp_path / "edge.jsonl", lines)
-    monkeypatch.setattr(pi, "HELPER_SHARE", 0.5)
+    second_at = sum(map(len, lines[: 1 + len(first) + len(filler)]))
+    monkeypatch.setattr(pi, "CHUNK_BYTES", 300)
+    _loader_stops_at(monkeypatch, second_at - 1000)  # `first` is the loader's, `second` the helper's
     monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
     serial = _snapshot(load(str(path)))
     monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", 1)
     parallel = _snapshot(load(str(path)))
-    assert helpers[-1] is not None
-    assert helpers[-1].start <= sum(map(len, lines[: 1 + len(first) + len(filler)]))  # `second` is the helper's
+    h = helpers[-1]
+    assert h is not None and sum(map(len, lines[: 1 + len(first)])) <= h.bounds[h.front] <= second_at
     _assert_same(serial, parallel)
     # Each copy was decided alike: the same fields for a-lines as for the matching b-lines.
     recs = serial["records"]
@@ -287,3 +350,21 @@ def test_edge_lines_decided_alike_by_the_helper_and_here(tmp_path: Path, monkeyp
             # kind, type, role, stop reason, never sent, source role, call ids, result id, lazily read
             pick = (2, 3, 11, 12, 13, 14, 15, 16, 17, 20)
             assert [a[k] for k in pick] == [b[k] for k in pick], i
+
+
+def test_records_are_not_tracked_by_the_collector_and_a_ledger_is_still_freed(base_lines, tmp_path) -> None:
+    """Records are built by the hundred thousand: the cyclic GC does not track them (gc=False),
+    which is safe because nothing a record refers to refers back to it."""
+    import gc
+
+    from inspector.analysis import analyze
+
+    path = _write(tmp_path / "clean.jsonl", base_lines)
+    led = load(str(path))
+    assert not gc.is_tracked(led.records[-1])
+    report = analyze(led)
+    for r in led.records[:50]:
+        _ = r.message, r.extra  # read lazily, kept on the record
+    del led, report, r
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, Ledger) and o.path == str(path)]

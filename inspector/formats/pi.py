@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import gc
 import io
+import itertools
+import mmap
 import os
 import signal
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import orjson
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no helper process
+    fcntl = None  # type: ignore[assignment]
 
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
@@ -549,50 +557,73 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
 
 # ---------------------------------------------------------------------------------------- a second core
 
-# Files at least this big are split in two and the second part decoded by a forked helper.
+# Files at least this big are read by two processes: this one from the start, a forked helper
+# from the end, a chunk of about this many bytes at a time, until they meet (so a core that is
+# slower or busier simply does less; neither waits for a fixed half).
 PARALLEL_MIN_BYTES = 16 << 20
-# The share of the bytes the helper decodes: the loading process also builds the records of the
-# helper's part and the file's sha256 is computed meanwhile on a thread, so it takes a bit less.
-HELPER_SHARE = 0.55
-_CHUNK = 4 << 20
-# The helper's answer: per line, a message record (a msgpack array of its first fields, decoded
-# straight into a Record: no per-record Python here) or, for a line it left to the general path,
-# the line's length.
+CHUNK_BYTES = 1 << 20
+# The helper's answer, per chunk: per line, a message record (a msgpack array of its first fields,
+# decoded straight into a Record: no per-record Python here) or, for a line it left to the general
+# path, the line's length.
 _ITEMS_DECODER = msgspec.msgpack.Decoder(list[int | Record])
+_FRAME = struct.Struct("<II")  # chunk index, payload length
 
 
 class _Helper:
-    """A forked process decoding the file's lines from byte `start` to `end` with `_line_head`
-    and sending back a record or a length per line as msgpack (far cheaper than a pickle both
-    ways). It only reads, decodes and writes."""
+    """A forked process decoding the file's chunks from the last one backwards with `_line_head`,
+    while the loading process takes them from the first one forwards.
 
-    def __init__(self, pid: int, rfd: int, fd: int, start: int, end: int) -> None:
+    Claims go through two shared counters, `front`: the chunks the loader has taken (0..front-1),
+    and `back`: those the helper has (back..n-1), changed only under a POSIX record lock on the
+    helper's answer file (the kernel drops it if the helper dies). The helper writes one frame per
+    chunk into that anonymous in-memory file (it never blocks on a reader) and only reads,
+    decodes and writes."""
+
+    def __init__(self, pid: int, fd: int, out: int, shared: mmap.mmap, bounds: list[int], front: int) -> None:
         self.pid = pid
-        self.rfd = rfd
-        self.fd = fd
-        self.start = start
-        self.end = end
+        self.fd = fd  # the ledger (read with pread: the file offset is shared with this process)
+        self.out = out  # the helper's frames
+        self.shared = shared  # front, back (int32 each)
+        self.bounds = bounds  # chunk i is bytes bounds[i]..bounds[i+1]
+        self.front = front  # chunks 0..front-1 are the loader's
 
-    def result(self) -> list[int | Record] | None:
-        """The helper's lines, or None when it failed (the caller then reads them itself)."""
-        try:
-            data = _read_all(self.rfd)
-        except OSError:
-            data = b""
-        ok = self.close() and data
-        if not ok:
+    def claim(self, offset: int) -> int | None:
+        """The loader is at `offset`, the end of its chunks so far: take the next chunk unless the
+        helper has it. Returns where the chunk ends, or None."""
+        i = self.front
+        if i >= len(self.bounds) - 1 or offset != self.bounds[i]:
+            return None
+        with _Lock(self.out):
+            if i >= _I32.unpack(self.shared[4:8])[0]:
+                return None  # the helper has it (and everything after it)
+            self.shared[0:4] = _I32.pack(i + 1)
+        self.front = i + 1
+        return self.bounds[i + 1]
+
+    def result(self, offset: int) -> list[list[int | Record]] | None:
+        """The helper's chunks from `offset` (where the loader stopped) to the end, in file order;
+        None when it failed (the loader then reads them itself)."""
+        ok = self.close()
+        i = self.front
+        if not ok or offset != self.bounds[i]:
             return None
         try:
-            return _ITEMS_DECODER.decode(data)
-        except msgspec.DecodeError:
+            size = os.fstat(self.out).st_size
+            data = os.pread(self.out, size, 0) if size else b""
+            payloads: dict[int, memoryview] = {}
+            view = memoryview(data)
+            pos = 0
+            while pos < len(data):
+                index, length = _FRAME.unpack_from(data, pos)
+                pos += _FRAME.size
+                payloads[index] = view[pos : pos + length]
+                pos += length
+            return [_ITEMS_DECODER.decode(payloads[j]) for j in range(i, len(self.bounds) - 1)]
+        except (KeyError, OSError, struct.error, msgspec.DecodeError):
             return None
 
     def close(self, kill: bool = False) -> bool:
-        """Reap the helper (closing the pipe first, so it cannot block writing; `kill`: its work
-        is not wanted); True when it exited cleanly."""
-        if self.rfd >= 0:
-            os.close(self.rfd)
-            self.rfd = -1
+        """Reap the helper (`kill`: its work is not wanted); True when it exited cleanly."""
         if self.pid <= 0:
             return False
         if kill:
@@ -604,29 +635,52 @@ class _Helper:
         self.pid = 0
         return status == 0
 
-
-def _read_all(fd: int) -> bytes:
-    parts = []
-    while True:
-        b = os.read(fd, 1 << 20)
-        if not b:
-            return b"".join(parts)
-        parts.append(b)
+    def release(self) -> None:
+        if self.out >= 0:
+            os.close(self.out)
+            self.out = -1
+        self.shared.close()
 
 
-def _split_point(fd: int, size: int, share: float) -> int | None:
-    """The start of the first line at or after `size * (1 - share)`; None if there is none."""
-    pos = int(size * (1 - share))
+_I32 = struct.Struct("<i")
+
+
+class _Lock:
+    """An exclusive POSIX record lock on a file, held by this process (not shared with a child)."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> None:
+        fcntl.lockf(self.fd, fcntl.LOCK_EX, 0, 0, os.SEEK_SET)
+
+    def __exit__(self, *_: object) -> None:
+        fcntl.lockf(self.fd, fcntl.LOCK_UN, 0, 0, os.SEEK_SET)
+
+
+def _chunk_bounds(fd: int, size: int, chunk: int) -> list[int]:
+    """0, the start of the first line at or after each multiple of `chunk`, and `size`."""
+    bounds = [0]
+    pos = chunk
     while pos < size:
-        chunk = os.pread(fd, min(1 << 16, size - pos), pos)
-        if not chunk:
-            return None
-        i = chunk.find(b"\n")
-        if i >= 0:
-            split = pos + i + 1
-            return split if split < size else None
-        pos += len(chunk)
-    return None
+        start = pos
+        while pos < size:
+            window = os.pread(fd, min(1 << 12, size - pos), pos)
+            if not window:
+                return [*bounds, size] if bounds[-1] < size else bounds
+            i = window.find(b"\n")
+            if i >= 0:
+                pos += i + 1
+                break
+            pos += len(window)
+        if pos >= size:
+            break
+        bounds.append(pos)
+        pos = max(pos, start) + chunk
+    bounds.append(size)
+    return bounds
 
 
 def _cores() -> int:
@@ -640,79 +694,85 @@ def _single_threaded() -> bool:
     return threading.active_count() == 1
 
 
-def fork_helper(fd: int, size: int, min_bytes: int | None = None) -> _Helper | None:
-    """Fork a helper for the second part of a big file, when that can help and is safe: a file of
-    at least `min_bytes`, `os.fork`, a second core, and no other thread in this process (a forked
-    child gets only the calling thread; locks the others held would stay held)."""
+def fork_helper(fd: int, size: int, min_bytes: int | None = None, chunk: int | None = None) -> _Helper | None:
+    """Fork a helper for a big file, when that can help and is safe: a file of at least
+    `min_bytes`, `os.fork`, an in-memory file for its answer and record locks, a second core, and
+    no other thread in this process (a forked child gets only the calling thread; locks the
+    others held would stay held)."""
     if size < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
         return None
-    if not hasattr(os, "fork") or _cores() < 2 or not _single_threaded():
+    if fcntl is None or not hasattr(os, "fork") or not hasattr(os, "memfd_create"):
         return None
-    split = _split_point(fd, size, HELPER_SHARE)
-    if split is None:
+    if _cores() < 2 or not _single_threaded():
         return None
-    rfd, wfd = os.pipe()
+    bounds = _chunk_bounds(fd, size, CHUNK_BYTES if chunk is None else chunk)
+    n = len(bounds) - 1
+    if n < 2:
+        return None
+    try:
+        out = os.memfd_create("inspector-pi-helper", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    front = _loaders_first_chunks(n)
+    shared = mmap.mmap(-1, 8)  # shared with the child (MAP_SHARED)
+    shared[0:8] = _I32.pack(front) + _I32.pack(n)  # the loader's chunks so far; the helper's: none
     try:
         pid = os.fork()
     except OSError:
-        os.close(rfd)
-        os.close(wfd)
+        os.close(out)
+        shared.close()
         return None
     if pid == 0:  # the helper: read, decode, write, exit; never returns
         code = 1
         try:
             gc.disable()
-            os.close(rfd)
-            data = msgspec.msgpack.encode(_heads_of_range(fd, split, size))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(wfd, view) :]
+            while True:
+                with _Lock(out):
+                    i = _I32.unpack(shared[4:8])[0] - 1
+                    if i < _I32.unpack(shared[0:4])[0]:
+                        break  # the loader has it: done
+                    shared[4:8] = _I32.pack(i)
+                data = msgspec.msgpack.encode(_heads_of_range(fd, bounds[i], bounds[i + 1]))
+                _write_all(out, _FRAME.pack(i, len(data)) + data)
             code = 0
         except BaseException:
             pass
         finally:
             os._exit(code)
-    os.close(wfd)
-    return _Helper(pid, rfd, fd, split, size)
+    return _Helper(pid, fd, out, shared, bounds, front)
+
+
+def _loaders_first_chunks(n: int) -> int:
+    """How many chunks the loader has before the helper starts: the first (tests take more)."""
+    return 1
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _heads_of_range(fd: int, start: int, end: int) -> list[_Head | int]:
-    """The head of every line from byte `start` to `end`, or its length when it has none; read
-    with pread (the file offset is shared with the parent) in chunks split at line ends, exactly
-    as iterating the file would."""
+    """The head of every line from byte `start` to `end` (a chunk: it starts and ends at a line
+    start, or at the end), or its length when it has none; read with pread (the file offset is
+    shared with the parent) and split exactly as iterating the file would."""
+    parts = []
+    pos = start
+    while pos < end:
+        b = os.pread(fd, end - pos, pos)
+        if not b:
+            break  # the file shrank: what was read ends the range
+        parts.append(b)
+        pos += len(b)
     out: list[_Head | int] = []
-    at = start  # where the next line starts
-
-    def add(raw: bytes) -> None:
-        nonlocal at
+    append = out.append
+    head = _line_head
+    at = start
+    for raw in io.BytesIO(parts[0] if len(parts) == 1 else b"".join(parts)):
         h = head(raw, at)
         append(len(raw) if h is None else h)
         at += len(raw)
-
-    append = out.append
-    head = _line_head
-    pending: list[bytes] = []
-    pos = start
-    while pos < end:
-        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
-        if not chunk:
-            break  # the file shrank: what was read ends the range
-        pos += len(chunk)
-        cut = len(chunk) if pos >= end else chunk.rfind(b"\n") + 1
-        if not cut:
-            pending.append(chunk)
-            continue
-        if pending:
-            pending.append(chunk)
-            chunk = b"".join(pending)
-            cut += len(chunk) - len(pending[-1])
-            pending = []
-        for raw in io.BytesIO(chunk[:cut] if cut < len(chunk) else chunk):
-            add(raw)
-        if cut < len(chunk):
-            pending.append(chunk[cut:])
-    if pending:
-        add(b"".join(pending))
     return out
 
 
@@ -728,8 +788,8 @@ def load_stream(
     needs; message content is read again from the file only when asked for. Returns the ledger
     and the number of bytes consumed (never more than `limit`, the size when we started).
 
-    A big file's second part is decoded by a forked helper meanwhile (`fork_helper`); the result
-    is the same either way. `after_fork` runs once the helper (if any) exists: start threads
+    A big file is read by a forked helper too, from its end (`fork_helper`); the result is the
+    same either way. `after_fork` runs once the helper (if any) exists: start threads
     there, not before."""
     helper = None
     if upto_line is None and isinstance(f, io.BufferedReader):
@@ -741,6 +801,7 @@ def load_stream(
     finally:
         if helper is not None:
             helper.close(kill=True)  # already reaped, unless its result went unused
+            helper.release()
 
 
 def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helper | None) -> tuple[Ledger, int]:
@@ -801,12 +862,12 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
             h = b.header
             v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
 
-    stop = helper.start if helper is not None else limit
+    stop = helper.bounds[helper.front] if helper is not None else limit  # our first chunks
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
         while True:
-            # Lines read here: the whole file, or the part before the helper's.
+            # Lines read here: the whole file, or our chunks.
             for raw in f:
                 line += 1
                 if line > max_line:
@@ -869,15 +930,19 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                     break
             if helper is None or offset >= limit or line >= max_line:
                 break
-            items = helper.result() if offset == helper.start else None
+            end = helper.claim(offset)
+            if end is not None:
+                stop = end  # the next chunk is ours too
+                continue
+            chunks = helper.result(offset)  # the helper has the rest
             helper = None
             stop = limit
-            if items is None:
-                continue  # the helper failed: read its part here
+            if chunks is None:
+                continue  # the helper failed: read the rest here
             # The helper's lines: records it decoded (`_line_head`), numbered here, or the
             # length of a line to read again for the general path.
             fd = f.fileno()
-            for rec in items:
+            for rec in itertools.chain.from_iterable(chunks):
                 line += 1
                 if type(rec) is int:
                     general(os.pread(fd, rec, offset), rec)
