@@ -7,6 +7,7 @@ look at the report (snapshot_report.html) before committing.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,11 @@ SIZE = (140, 40)
 
 @pytest.fixture(autouse=True)
 def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Paths shown on screen are relative to the repository, whatever the caller's directory.
+    # Paths shown on screen are relative to the repository, whatever the caller's directory;
+    # times are shown in UTC.
     monkeypatch.chdir(REPO)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
 
 
 async def _analysed(pilot: Pilot) -> None:  # type: ignore[type-arg]
@@ -71,3 +75,29 @@ def test_snapshots_are_checked_in() -> None:
     snaps = Path(__file__).parent / "__snapshots__" / "test_snapshots"
     assert snaps.is_dir() and len(list(snaps.glob("*.svg"))) >= 3, f"missing snapshots in {snaps}"
     assert os.environ.get("INSPECTOR_FORCE_OFFLINE_TOKENIZER") == "1"
+
+
+def test_triage_browser(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    # A fixed place and fixed modification times (older than a month: shown as dates), so the
+    # screen is the same on every machine and every day.
+    folder = Path("/tmp/inspector-snapshot/sessions")
+    shutil.rmtree(folder.parent, ignore_errors=True)
+    folder.mkdir(parents=True)
+    base = 1767225600  # 2026-01-01T00:00:00Z
+    for i, f in enumerate(sorted((REPO / "sample_sessions" / "pi").glob("*.jsonl"))):
+        dst = folder / f.name
+        shutil.copyfile(f, dst)
+        os.utime(dst, (base + 3600 * i, base + 3600 * i))
+    (folder / "notes.jsonl").write_text("this is not a session\n")
+    os.utime(folder / "notes.jsonl", (base, base))
+
+    async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
+        for _ in range(500):
+            await pilot.pause(0.02)
+            if getattr(pilot.app.screen, "finished", False):
+                break
+        await pilot.pause(0.5)
+
+    assert snap_compare(_app(str(folder)), terminal_size=SIZE, run_before=before)

@@ -14,7 +14,7 @@ from textual.command import Hit, Hits, Provider
 
 from inspector.tui.help import HelpScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
-from inspector.tui.triage import TriageScreen
+from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 
 # Where each format keeps its sessions by default (the triage browser looks here).
 DEFAULT_PLACES: tuple[str, ...] = (
@@ -83,7 +83,8 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(SESSION_KEYS))
+        keys = TRIAGE_KEYS if isinstance(self.screen, TriageScreen) else SESSION_KEYS
+        self.push_screen(HelpScreen(keys))
 
 
 def create_app(targets: Iterable[str] = (), **kwargs: int | bool | None) -> InspectorApp:

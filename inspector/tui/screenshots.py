@@ -63,7 +63,7 @@ async def findings(app: InspectorApp, pilot: Pilot[None]) -> None:
 async def triage(app: InspectorApp, pilot: Pilot[None]) -> None:
     def filled() -> bool:
         screen = app.screen
-        return bool(getattr(screen, "done", False) or getattr(screen, "finished", False))
+        return bool(getattr(screen, "finished", False))
 
     await _wait(app, pilot, filled, 60)
     await pilot.pause(0.5)

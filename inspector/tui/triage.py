@@ -650,7 +650,8 @@ class TriageScreen(Screen[None]):
         bad = sum(1 for r in rows if r.error is not None)
         parts = []
         if self.finished:
-            parts.append(f"{len(rows):,} files analysed in {self.seconds:.1f} s")
+            took = f" in {self.seconds:.1f} s" if getattr(self.app, "show_timings", True) else ""
+            parts.append(f"{len(rows):,} files analysed{took}")
         else:
             elapsed = time.perf_counter() - self._started
             rate = f" · {self.done / elapsed:,.0f} files/s" if elapsed > 0.5 and self.done else ""
