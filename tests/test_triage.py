@@ -190,7 +190,8 @@ def test_rows_keep_no_ledger_or_report(folder: Path) -> None:
         screen = await filled(pilot)
         assert all(type(r) is SessionRow for r in screen.rows.values())
         gc.collect()
-        alive = [o for o in gc.get_objects() if isinstance(o, Ledger)]
+        # Only this folder's sessions: other tests may keep their own ledgers alive.
+        alive = [o for o in gc.get_objects() if isinstance(o, Ledger) and str(o.path or "").startswith(str(folder))]
         assert alive == []
 
     run(InspectorApp([str(folder)]), body)
