@@ -97,30 +97,57 @@ class AsciiBpe:
     """cl100k_base token counts of ASCII text, in Python: tiktoken's split (`_ASCII_SPLIT`) and
     its byte-pair merge (repeatedly merge the adjacent pair whose bytes have the lowest rank, the
     leftmost on a tie), looking ranks up by their base64 text as the `.tiktoken` file spells them.
-    Building it is a split and a dict; tiktoken's encoding takes several times longer."""
 
-    __slots__ = ("_ranks",)
+    A short text needs a few dozen ranks: each is found by searching the file's text (a fraction
+    of a millisecond); past `find_budget` searches the whole table is built as a dict instead.
+    Either way it costs a small part of building tiktoken's encoding."""
 
-    def __init__(self, data: bytes) -> None:
-        fields = data.split()
-        tokens = fields[0::2]
-        if len(fields) != 2 * len(tokens) or fields[-1] != str(len(tokens) - 1).encode():
-            raise ValueError("cl100k_base.tiktoken: not `<token> <rank>` lines with ranks 0..n-1")
-        self._ranks = dict(zip(tokens, range(len(tokens)), strict=True))
+    __slots__ = ("_data", "_found", "_ranks", "find_budget")
+
+    def __init__(self, data: bytes, find_budget: int = 24) -> None:
+        if not data.startswith(b"IQ== 0\n"):  # "!", rank 0: the file's first line
+            raise ValueError("cl100k_base.tiktoken: not `<token> <rank>` lines")
+        self._data = data  # the verified file: `<base64 token> <rank>` per line, ranks in order
+        self._found: dict[bytes, int | None] = {}
+        self._ranks: dict[bytes, int] | None = None
+        self.find_budget = find_budget
+
+    def _rank(self, token: bytes) -> int | None:
+        """The rank of a token given as base64, or None when it is not one."""
+        if self._ranks is not None:
+            return self._ranks.get(token)
+        found = self._found
+        if token in found:
+            return found[token]
+        if len(found) >= self.find_budget:
+            fields = self._data.split()
+            tokens = fields[0::2]
+            if len(fields) != 2 * len(tokens) or fields[-1] != str(len(tokens) - 1).encode():
+                raise ValueError("cl100k_base.tiktoken: not `<token> <rank>` lines with ranks 0..n-1")
+            self._ranks = dict(zip(tokens, range(len(tokens)), strict=True))
+            return self._ranks.get(token)
+        data = self._data
+        at = data.find(b"\n" + token + b" ") + 1  # the line that starts with it (0: none, or the first)
+        if at == 0 and not data.startswith(token + b" "):
+            found[token] = None
+            return None
+        start = at + len(token) + 1
+        found[token] = rank = int(data[start : data.index(b"\n", start)])
+        return rank
 
     def count(self, text: str) -> int:
-        ranks = self._ranks
+        rank = self._rank
         b64 = binascii.b2a_base64
+        none = 1 << 62
         n = 0
         for piece in _ASCII_SPLIT.findall(text):
             b = piece.encode("ascii")
-            if len(b) == 1 or b64(b, newline=False) in ranks:
+            if len(b) == 1 or rank(b64(b, newline=False)) is not None:
                 n += 1
                 continue
             # starts[k]: where part k begins; pair[k]: rank of parts k and k+1 merged (or none).
-            none = len(ranks)
             starts = list(range(len(b) + 1))
-            pair = [ranks.get(b64(b[i : i + 2], newline=False), none) for i in range(len(b) - 1)]
+            pair = [_or(rank(b64(b[i : i + 2], newline=False)), none) for i in range(len(b) - 1)]
             while pair:
                 best = min(pair)
                 if best == none:
@@ -129,25 +156,35 @@ class AsciiBpe:
                 del starts[i + 1]
                 del pair[i]
                 if i < len(pair):
-                    pair[i] = ranks.get(b64(b[starts[i] : starts[i + 2]], newline=False), none)
+                    pair[i] = _or(rank(b64(b[starts[i] : starts[i + 2]], newline=False)), none)
                 if i > 0:
-                    pair[i - 1] = ranks.get(b64(b[starts[i - 1] : starts[i + 1]], newline=False), none)
+                    pair[i - 1] = _or(rank(b64(b[starts[i - 1] : starts[i + 1]], newline=False)), none)
             n += len(starts) - 1
         return n
 
 
+def _or(rank: int | None, none: int) -> int:
+    return none if rank is None else rank
+
+
 def _expected_hash_from_tiktoken() -> str:
-    """Read the hash tiktoken itself pins for cl100k_base, so a tampered copy is caught."""
+    """Read the hash tiktoken itself pins for cl100k_base, so a tampered copy is caught. It is read
+    from the text of `tiktoken_ext/openai_public.py` (the body of `cl100k_base`): importing that
+    module and `inspect` to get the same text costs more than the rest of a short count."""
     try:
-        import inspect
+        import importlib.util
 
-        from tiktoken_ext import openai_public
-
-        src = inspect.getsource(openai_public.cl100k_base)
+        spec = importlib.util.find_spec("tiktoken_ext.openai_public")
+        assert spec is not None and spec.origin is not None
+        with open(spec.origin, encoding="utf-8") as f:
+            src = f.read()
+        start = src.index("def cl100k_base(")
+        end = src.find("\ndef ", start)
+        body = src[start : end if end >= 0 else len(src)]
         marker = 'expected_hash="'
-        i = src.find(marker)
+        i = body.find(marker)
         if i >= 0:
-            return src[i + len(marker) : i + len(marker) + 64]
+            return body[i + len(marker) : i + len(marker) + 64]
     except Exception:  # pragma: no cover - tiktoken layout changed; fall back to the pinned value
         pass
     return CL100K_SHA256
