@@ -94,16 +94,18 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def _loader_stops_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
-    """The loader takes the chunks before byte `at` (all of them, before the helper starts: it
-    can take none of those) and claims no chunk after: the helper decodes the rest."""
-    monkeypatch.setattr(pi._Helper, "claim", lambda self, offset: None)
+    """The loader reads the chunks before byte `at` (at least the first) and leaves every chunk
+    from there to the helper, which takes only those: who decodes what is fixed."""
     real_fork = pi.fork_helper
 
     def fork(fd: int, size: int, *args: Any, **kw: Any) -> Any:
         bounds = pi._chunk_bounds(fd, size, pi.CHUNK_BYTES)
         k = max(1, sum(1 for b in bounds[:-1] if b < at))
-        monkeypatch.setattr(pi, "_loaders_first_chunks", lambda n: min(k, n))
-        return real_fork(fd, size, *args, **kw)
+        monkeypatch.setattr(pi, "_helpers_order", lambda start, n: list(range(k, n)))
+        h = real_fork(fd, size, *args, **kw)
+        if h is not None:
+            h.own_below = k
+        return h
 
     monkeypatch.setattr(pi, "fork_helper", fork)
 
@@ -137,6 +139,7 @@ def test_clean_file_same_ledger(base_lines: list[bytes], tmp_path: Path, monkeyp
     serial, parallel = _both(path, monkeypatch)
     assert [h is not None for h in helpers] == [False, True]
     assert len(helpers[1].bounds) > 10 and helpers[1].pid == 0  # chunks; reaped
+    assert helpers[1].appended > 0
     assert len(serial["records"]) == len(base_lines)
     _assert_same(serial, parallel)
 
@@ -147,13 +150,13 @@ def test_same_ledger_wherever_they_meet(
 ) -> None:
     path = _write(tmp_path / "clean.jsonl", base_lines)
     size = path.stat().st_size
-    _loader_stops_at(monkeypatch, int(size * share) + (share == 1))
+    at = int(size * share) + (share == 1)
+    _loader_stops_at(monkeypatch, at)
     serial, parallel = _both(path, monkeypatch)
     h = helpers[1]
     assert h is not None
     chunks = len(h.bounds) - 1
-    expected = max(1, sum(1 for b in h.bounds[:-1] if b < int(size * share) + (share == 1)))
-    assert h.front == expected and (share < 1 or h.front == chunks)
+    assert h.appended == chunks - max(1, sum(1 for b in h.bounds[:-1] if b < at))
     _assert_same(serial, parallel)
 
 
@@ -162,16 +165,16 @@ def test_a_slow_helper_leaves_more_to_the_loader(
 ) -> None:
     import time
 
-    real = pi._heads_of_range
+    real = pi._pwrite_all
 
     def slow(*args: Any) -> Any:  # in the helper only
         time.sleep(0.2)
         return real(*args)
 
-    monkeypatch.setattr(pi, "_heads_of_range", slow)
+    monkeypatch.setattr(pi, "_pwrite_all", slow)
     path = _write(tmp_path / "clean.jsonl", base_lines)
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1].front > (len(helpers[1].bounds) - 1) // 2  # the loader took most chunks
+    assert helpers[1].appended < (len(helpers[1].bounds) - 1) // 2  # the loader took most chunks
     _assert_same(serial, parallel)
 
 
@@ -189,7 +192,7 @@ def test_bad_lines_in_the_helpers_part(base_lines: list[bytes], tmp_path: Path, 
     path = _write(tmp_path / "bad.jsonl", lines)
     _loader_stops_at(monkeypatch, sum(map(len, lines[: n // 2])))  # the bad lines are the helper's
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None and helpers[1].bounds[helpers[1].front] <= sum(map(len, lines[:a]))
+    assert helpers[1] is not None and helpers[1].appended >= (len(helpers[1].bounds) - 1) // 3
     problems = {p for _, p, *_ in serial["diagnostics"]}
     assert {"glued_objects", "malformed_json", "invalid_utf8", "not_an_object"} <= problems
     _assert_same(serial, parallel)
@@ -201,7 +204,7 @@ def test_truncated_last_line(base_lines: list[bytes], tmp_path: Path, monkeypatc
     path = _write(tmp_path / "trunc.jsonl", lines)
     _loader_stops_at(monkeypatch, 0)
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None and helpers[1].front == 1
+    assert helpers[1] is not None and helpers[1].appended == len(helpers[1].bounds) - 2
     assert serial["diagnostics"][-1][1] == "truncated_line"
     _assert_same(serial, parallel)
 
@@ -212,7 +215,7 @@ def test_duplicate_id_in_the_helpers_part(base_lines: list[bytes], tmp_path: Pat
     path = _write(tmp_path / "dup.jsonl", lines)
     _loader_stops_at(monkeypatch, 0)
     serial, parallel = _both(path, monkeypatch)
-    assert helpers[1] is not None and helpers[1].front == 1
+    assert helpers[1] is not None and helpers[1].appended == len(helpers[1].bounds) - 2
     assert any(p == "duplicate_id" for _, p, *_ in serial["diagnostics"])
     _assert_same(serial, parallel)
 
@@ -227,7 +230,7 @@ def test_a_failing_helper_falls_back_to_reading_here(
     def boom(*_: Any) -> Any:
         raise RuntimeError("the helper fails")
 
-    monkeypatch.setattr(pi, "_heads_of_range", boom)  # runs in the forked child only
+    monkeypatch.setattr(pi, "_pwrite_all", boom)  # runs in the forked helper only
     monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
     parallel = _snapshot(load(str(path)))
     assert helpers[-1] is not None and helpers[-1].pid == 0  # forked, failed, reaped
@@ -337,7 +340,9 @@ def test_edge_lines_decided_alike_by_the_helper_and_here(tmp_path: Path, monkeyp
     monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", 1)
     parallel = _snapshot(load(str(path)))
     h = helpers[-1]
-    assert h is not None and sum(map(len, lines[: 1 + len(first)])) <= h.bounds[h.front] <= second_at
+    assert h is not None and h.own_below > 1
+    assert sum(map(len, lines[: 1 + len(first)])) <= h.bounds[h.own_below] <= second_at
+    assert h.appended == len(h.bounds) - 1 - h.own_below
     _assert_same(serial, parallel)
     # Each copy was decided alike: the same fields for a-lines as for the matching b-lines.
     recs = serial["records"]

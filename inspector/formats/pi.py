@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import gc
 import io
-import itertools
 import mmap
 import os
+import select
 import signal
 import struct
 import threading
@@ -557,70 +557,97 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
 
 # ---------------------------------------------------------------------------------------- a second core
 
-# Files at least this big are read by two processes: this one from the start, a forked helper
-# from the end, a chunk of about this many bytes at a time, until they meet (so a core that is
-# slower or busier simply does less; neither waits for a fixed half).
+# Files at least this big are read by two processes, a chunk of about CHUNK_BYTES at a time: this
+# one appends every chunk's records in file order, and a forked helper decodes chunks ahead of it.
+# Whoever is free takes the next free chunk, so a core that is slower or busier simply does less
+# (see `_Helper`).
 PARALLEL_MIN_BYTES = 16 << 20
 CHUNK_BYTES = 1 << 20
-# The helper's answer, per chunk: per line, a message record (a msgpack array of its first fields,
-# decoded straight into a Record: no per-record Python here) or, for a line it left to the general
+# Where the helper starts, as a share of the chunks: the loader reads the ones before itself
+# meanwhile, then appends the helper's (far cheaper than decoding them).
+HELPER_START = 0.15
+# A chunk's lines decoded ahead of the loader (by the helper, or by the loader itself while it
+# waits for the helper): per line a message record (from the helper, a msgpack array of its first
+# fields decoded straight into a Record: no per-record Python) or, for a line left to the general
 # path, the line's length.
 _ITEMS_DECODER = msgspec.msgpack.Decoder(list[int | Record])
-_FRAME = struct.Struct("<II")  # chunk index, payload length
+_DONE = struct.Struct("<iqq")  # the helper's note: chunk index, where its frame is, its length
+_FREE, _LOADER, _HELPER = 0, 1, 2
 
 
 class _Helper:
-    """A forked process decoding the file's chunks from the last one backwards with `_line_head`,
-    while the loading process takes them from the first one forwards.
+    """A forked process that decodes chunks of the file with `_line_head` ahead of the loader.
 
-    Claims go through two shared counters, `front`: the chunks the loader has taken (0..front-1),
-    and `back`: those the helper has (back..n-1), changed only under a POSIX record lock on the
-    helper's answer file (the kernel drops it if the helper dies). The helper writes one frame per
-    chunk into that anonymous in-memory file (it never blocks on a reader) and only reads,
-    decodes and writes."""
+    `owner` (shared memory, one byte per chunk, changed only under a POSIX record lock on the
+    helper's answer file, which the kernel drops if the helper dies) says who took each chunk. The
+    helper takes the first free chunk from `HELPER_START` on (then from there backwards), writes
+    its records into that anonymous in-memory file (so it never blocks on a reader) and a note on
+    a pipe; it only reads, decodes and writes. The loader walks the chunks in order: a free one it
+    reads itself; one the helper has finished it appends; one still in the helper's hands it does
+    not wait for while there is a free chunk further on to decode meanwhile."""
 
-    def __init__(self, pid: int, fd: int, out: int, shared: mmap.mmap, bounds: list[int], front: int) -> None:
+    def __init__(self, pid: int, fd: int, out: int, notes: int, owner: mmap.mmap, bounds: list[int]) -> None:
         self.pid = pid
         self.fd = fd  # the ledger (read with pread: the file offset is shared with this process)
-        self.out = out  # the helper's frames
-        self.shared = shared  # front, back (int32 each)
+        self.out = out  # the helper's records
+        self.notes = notes  # the helper's notes (non-blocking read end)
+        self.owner = owner
         self.bounds = bounds  # chunk i is bytes bounds[i]..bounds[i+1]
-        self.front = front  # chunks 0..front-1 are the loader's
+        self.next = 0  # the next chunk to append
+        self.done: dict[int, tuple[int, int]] = {}  # chunks the helper finished: where their records are
+        self.ahead: dict[int, list[int | Record]] = {}  # chunks the loader decoded ahead
+        self.ended = False  # the helper exited (its notes pipe is closed)
+        self.own_below = len(bounds) - 1  # the loader takes free chunks only below this (tests)
+        self.appended = 0  # chunks of the helper's appended
 
-    def claim(self, offset: int) -> int | None:
-        """The loader is at `offset`, the end of its chunks so far: take the next chunk unless the
-        helper has it. Returns where the chunk ends, or None."""
-        i = self.front
+    def step(self, offset: int) -> int | list[int | Record] | None:
+        """The loader has appended everything before `offset`, the start of the next chunk: where
+        that chunk ends if the loader is to read it itself, its records if they are decoded
+        already, or None if the helper failed (the loader then reads the rest itself)."""
+        i = self.next
         if i >= len(self.bounds) - 1 or offset != self.bounds[i]:
             return None
-        with _Lock(self.out):
-            if i >= _I32.unpack(self.shared[4:8])[0]:
-                return None  # the helper has it (and everything after it)
-            self.shared[0:4] = _I32.pack(i + 1)
-        self.front = i + 1
-        return self.bounds[i + 1]
+        while True:
+            self._read_notes()
+            if i in self.ahead:
+                self.next = i + 1
+                return self.ahead.pop(i)
+            if i in self.done:
+                where, length = self.done.pop(i)
+                try:
+                    items = _ITEMS_DECODER.decode(os.pread(self.out, length, where))
+                except (OSError, msgspec.DecodeError):
+                    return None
+                self.next = i + 1
+                self.appended += 1
+                return items
+            with _Lock(self.out):
+                if self.owner[i] == _FREE and i < self.own_below:
+                    self.owner[i] = _LOADER
+                    self.next = i + 1
+                    return self.bounds[i + 1]
+                # The helper has chunk i: decode a free one further on meanwhile.
+                ahead = self.owner.find(b"\x00", i + 1, self.own_below)
+                if ahead >= 0:
+                    self.owner[ahead] = _LOADER
+            if ahead >= 0:
+                self.ahead[ahead] = _records_of_range(self.fd, self.bounds[ahead], self.bounds[ahead + 1])
+            elif self.ended:
+                return None  # the helper is gone without finishing chunk i
+            else:
+                select.select([self.notes], [], [])  # nothing else to do: wait for the helper
 
-    def result(self, offset: int) -> list[list[int | Record]] | None:
-        """The helper's chunks from `offset` (where the loader stopped) to the end, in file order;
-        None when it failed (the loader then reads them itself)."""
-        ok = self.close()
-        i = self.front
-        if not ok or offset != self.bounds[i]:
-            return None
-        try:
-            size = os.fstat(self.out).st_size
-            data = os.pread(self.out, size, 0) if size else b""
-            payloads: dict[int, memoryview] = {}
-            view = memoryview(data)
-            pos = 0
-            while pos < len(data):
-                index, length = _FRAME.unpack_from(data, pos)
-                pos += _FRAME.size
-                payloads[index] = view[pos : pos + length]
-                pos += length
-            return [_ITEMS_DECODER.decode(payloads[j]) for j in range(i, len(self.bounds) - 1)]
-        except (KeyError, OSError, struct.error, msgspec.DecodeError):
-            return None
+    def _read_notes(self) -> None:
+        while not self.ended:
+            try:
+                data = os.read(self.notes, _DONE.size * 256)
+            except BlockingIOError:
+                return
+            if not data:
+                self.ended = True
+                return
+            for i, where, length in _DONE.iter_unpack(data):
+                self.done[i] = (where, length)
 
     def close(self, kill: bool = False) -> bool:
         """Reap the helper (`kill`: its work is not wanted); True when it exited cleanly."""
@@ -636,13 +663,11 @@ class _Helper:
         return status == 0
 
     def release(self) -> None:
-        if self.out >= 0:
-            os.close(self.out)
-            self.out = -1
-        self.shared.close()
-
-
-_I32 = struct.Struct("<i")
+        for fd in (self.out, self.notes):
+            if fd >= 0:
+                os.close(fd)
+        self.out = self.notes = -1
+        self.owner.close()
 
 
 class _Lock:
@@ -713,44 +738,53 @@ def fork_helper(fd: int, size: int, min_bytes: int | None = None, chunk: int | N
         out = os.memfd_create("inspector-pi-helper", os.MFD_CLOEXEC)
     except OSError:
         return None
-    front = _loaders_first_chunks(n)
-    shared = mmap.mmap(-1, 8)  # shared with the child (MAP_SHARED)
-    shared[0:8] = _I32.pack(front) + _I32.pack(n)  # the loader's chunks so far; the helper's: none
+    notes_r, notes_w = os.pipe()
+    owner = mmap.mmap(-1, n)  # shared with the child (MAP_SHARED), all _FREE
+    start = min(n - 1, max(1, int(n * HELPER_START)))
     try:
         pid = os.fork()
     except OSError:
-        os.close(out)
-        shared.close()
+        for x in (out, notes_r, notes_w):
+            os.close(x)
+        owner.close()
         return None
     if pid == 0:  # the helper: read, decode, write, exit; never returns
         code = 1
         try:
             gc.disable()
-            while True:
+            os.close(notes_r)
+            order = _helpers_order(start, n)
+            where = 0
+            for i in order:
                 with _Lock(out):
-                    i = _I32.unpack(shared[4:8])[0] - 1
-                    if i < _I32.unpack(shared[0:4])[0]:
-                        break  # the loader has it: done
-                    shared[4:8] = _I32.pack(i)
+                    if owner[i] != _FREE:
+                        continue
+                    owner[i] = _HELPER
                 data = msgspec.msgpack.encode(_heads_of_range(fd, bounds[i], bounds[i + 1]))
-                _write_all(out, _FRAME.pack(i, len(data)) + data)
+                _pwrite_all(out, data, where)
+                os.write(notes_w, _DONE.pack(i, where, len(data)))
+                where += len(data)
             code = 0
         except BaseException:
             pass
         finally:
             os._exit(code)
-    return _Helper(pid, fd, out, shared, bounds, front)
+    os.close(notes_w)
+    os.set_blocking(notes_r, False)
+    return _Helper(pid, fd, out, notes_r, owner, bounds)
 
 
-def _loaders_first_chunks(n: int) -> int:
-    """How many chunks the loader has before the helper starts: the first (tests take more)."""
-    return 1
+def _helpers_order(start: int, n: int) -> list[int]:
+    """The chunks the helper tries, in order: from `start` to the end, then back from `start`."""
+    return [*range(start, n), *range(start - 1, -1, -1)]
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _pwrite_all(fd: int, data: bytes, where: int) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        k = os.pwrite(fd, view, where)
+        view = view[k:]
+        where += k
 
 
 def _heads_of_range(fd: int, start: int, end: int) -> list[_Head | int]:
@@ -774,6 +808,12 @@ def _heads_of_range(fd: int, start: int, end: int) -> list[_Head | int]:
         append(len(raw) if h is None else h)
         at += len(raw)
     return out
+
+
+def _records_of_range(fd: int, start: int, end: int) -> list[int | Record]:
+    """`_heads_of_range` as records (numbered when appended): a chunk the loader decodes ahead."""
+    new = record_from_fields
+    return [h if type(h) is int else new(Record, *h) for h in _heads_of_range(fd, start, end)]
 
 
 def load_stream(
@@ -800,7 +840,7 @@ def load_stream(
         return _stream(f, path, limit, upto_line, helper)
     finally:
         if helper is not None:
-            helper.close(kill=True)  # already reaped, unless its result went unused
+            helper.close(kill=not helper.ended)  # its work is not wanted any more
             helper.release()
 
 
@@ -862,7 +902,14 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
             h = b.header
             v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
 
-    stop = helper.bounds[helper.front] if helper is not None else limit  # our first chunks
+    stop = limit
+    if helper is not None:
+        step = helper.step(0)  # chunk 0: normally ours
+        if type(step) is int:
+            stop = step
+        else:
+            helper = None  # (cannot happen: the helper starts further on)
+    fd = f.fileno() if helper is not None else -1
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
@@ -930,40 +977,44 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                     break
             if helper is None or offset >= limit or line >= max_line:
                 break
-            end = helper.claim(offset)
-            if end is not None:
-                stop = end  # the next chunk is ours too
-                continue
-            chunks = helper.result(offset)  # the helper has the rest
-            helper = None
-            stop = limit
-            if chunks is None:
-                continue  # the helper failed: read the rest here
-            # The helper's lines: records it decoded (`_line_head`), numbered here, or the
-            # length of a line to read again for the general path.
-            fd = f.fileno()
-            for rec in itertools.chain.from_iterable(chunks):
-                line += 1
-                if type(rec) is int:
-                    general(os.pread(fd, rec, offset), rec)
-                    offset += rec
-                    continue
-                n = rec.length
-                if v1 is None:  # no header yet: this line takes the general path, as above
-                    general(os.pread(fd, n, offset), n)
+            # The next chunk: ours to read (back to the loop above), or decoded ahead: records
+            # (`_line_head`'s, numbered here) or the length of a line to read again for the
+            # general path.
+            while True:
+                step = helper.step(offset)
+                if step is None or type(step) is int:
+                    break
+                for rec in step:
+                    line += 1
+                    if type(rec) is int:
+                        general(os.pread(fd, rec, offset), rec)
+                        offset += rec
+                        continue
+                    n = rec.length
+                    if v1 is None:  # no header yet: this line takes the general path, as above
+                        general(os.pread(fd, n, offset), n)
+                        offset += n
+                        continue
+                    seq = len(records)
+                    rec.seq = seq
+                    rec.line = line
+                    rec._source = source
+                    append(rec)
+                    if v1:
+                        append_entry(rec)
+                    by_id[rec.id] = seq  # type: ignore[index]
+                    id_count += 1
                     offset += n
-                    continue
-                seq = len(records)
-                rec.seq = seq
-                rec.line = line
-                rec._source = source
-                append(rec)
-                if v1:
-                    append_entry(rec)
-                by_id[rec.id] = seq  # type: ignore[index]
-                id_count += 1
-                offset += n
-            break
+                if offset >= limit:
+                    break
+            if offset >= limit:
+                break
+            if step is None:
+                helper = None  # the helper failed: read the rest here
+                stop = limit
+            else:
+                stop = step
+            f.seek(offset)
     finally:
         if gc_was:
             gc.enable()
