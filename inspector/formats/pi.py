@@ -999,10 +999,13 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                     rec.seq = seq
                     rec.line = line
                     rec._source = source
+                    if rec.parent_id == prev_id:
+                        rec.parent_id = prev_id  # share the parent's id string, as above
                     append(rec)
                     if v1:
                         append_entry(rec)
-                    by_id[rec.id] = seq  # type: ignore[index]
+                    prev_id = rec.id
+                    by_id[prev_id] = seq  # type: ignore[index]
                     id_count += 1
                     offset += n
                 if offset >= limit:

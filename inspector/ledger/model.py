@@ -310,8 +310,10 @@ class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False, array_li
     timestamp: Any = None
     offset: int = 0
     length: int = 0
-    role: str | None = None
-    stop_reason: str | None = None
+    # The closed vocabularies as Literal types: a record decoded from msgpack (see above) then
+    # shares one string object per value instead of holding a copy.
+    role: Role | None = None
+    stop_reason: StopReason | None = None
     source_role: str | None = None
     # The tool-call ids an assistant message makes / the call a tool result answers: kept in the
     # index so the next request's pairing needs no content.
