@@ -73,8 +73,8 @@ def _sniff(head: bytes) -> list[RawLine]:
 def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:
     """Read a session file. `upto_line`: the file as it stood when that line was the last written.
 
-    pi files take the streaming path (index first, content read on demand; a big file's second
-    part decoded by a forked helper) and are hashed on another core meanwhile; other formats are
+    pi files take the streaming path (index first, content read on demand; a big file's chunks
+    decoded by a forked helper too) and are hashed on another thread meanwhile; other formats are
     parsed whole.
     """
     size = check_openable(path)

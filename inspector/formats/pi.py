@@ -828,9 +828,9 @@ def load_stream(
     needs; message content is read again from the file only when asked for. Returns the ledger
     and the number of bytes consumed (never more than `limit`, the size when we started).
 
-    A big file is read by a forked helper too, from its end (`fork_helper`); the result is the
-    same either way. `after_fork` runs once the helper (if any) exists: start threads
-    there, not before."""
+    A big file's chunks are decoded by a forked helper too, ahead of this process, which appends
+    them in file order (`fork_helper`); the result is the same either way. `after_fork` runs once
+    the helper (if any) exists: start threads there, not before."""
     helper = None
     if upto_line is None and isinstance(f, io.BufferedReader):
         helper = fork_helper(f.fileno(), limit, parallel_min_bytes)
