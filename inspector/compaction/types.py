@@ -51,6 +51,10 @@ class SummaryResult:
     detail: str = ""  # the provider's own words: shown, never persisted
     attempts: int = 1  # HTTP requests made for this call, the provider's own retries included
 
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+
 
 class Summarizer(Protocol):
     """Anything that turns a SummaryRequest into a SummaryResult. `route` is the (model,

@@ -11,19 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from inspector.ledger.model import Route, Usage
+# One concept, one name: the request and result types are the engine's own (the core defines
+# them; this shell implements them).
+from inspector.compaction.types import OUTCOMES, SummaryRequest, SummaryResult
+from inspector.ledger.model import Route
 
-OUTCOMES: tuple[str, ...] = (
-    "ok",
-    "truncated",
-    "input_too_large",
-    "auth",
-    "rate_limited",
-    "overloaded",
-    "network",
-    "bad_request",
-    "server_error",
-)
+__all__ = ["OUTCOMES", "PROVIDER_NAMES", "Provider", "ProviderConfigError", "RetryPolicy", "SummaryRequest", "SummaryResult"]
 
 PROVIDER_NAMES: tuple[str, ...] = ("extractive", "openai", "anthropic")
 
@@ -31,28 +24,6 @@ PROVIDER_NAMES: tuple[str, ...] = ("extractive", "openai", "anthropic")
 class ProviderConfigError(Exception):
     """Unknown provider, missing key or model, unreadable config: reported as itself, never as a
     failed summary."""
-
-
-@dataclass(frozen=True)
-class SummaryRequest:
-    system: str
-    prompt: str
-    max_output_tokens: int
-    model: str | None = None  # overrides the provider's model for this request only
-
-
-@dataclass(frozen=True)
-class SummaryResult:
-    outcome: str  # one of OUTCOMES
-    text: str = ""  # the summary ("" unless ok / truncated)
-    usage: Usage | None = None
-    status: int | None = None  # HTTP status, for the report only
-    detail: str = ""  # the provider's own error text: shown to the user, never persisted
-    attempts: int = 1  # requests made, retries included
-
-    def __post_init__(self) -> None:
-        if self.outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {self.outcome!r}")
 
 
 @dataclass(frozen=True)
