@@ -247,14 +247,7 @@ class _RecordMeta(_StructMeta):  # type: ignore[misc, valid-type]
         call_ids: tuple[str, ...] | list[str] = (),
         result_id: str | None = None,
     ) -> Record:
-        if message is not None:
-            role = message.role
-            stop_reason = message.stop_reason
-            never_sent = message.never_sent
-            source_role = message.source_role
-            call_ids = tuple(message.tool_call_ids())
-            result_id = next((b.call_id for b in message.blocks if b.type == "tool_result"), None)
-        return _struct_new(
+        rec: Record = _struct_new(
             cls,
             seq,
             line,
@@ -278,6 +271,9 @@ class _RecordMeta(_StructMeta):  # type: ignore[misc, valid-type]
             run_id,
             UNREAD if lazy_extra else extra,
         )
+        if message is not None:
+            rec._take(message)
+        return rec
 
 
 _struct_new = _StructMeta.__call__
@@ -390,8 +386,6 @@ class Record(msgspec.Struct, metaclass=_RecordMeta, gc=False, eq=False, array_li
 # defaults), without the public constructor's keyword mapping: a loader's hot path,
 # `record_from_fields(Record, seq, line, id, parent_id, ...)`.
 record_from_fields = _StructMeta.__call__
-
-
 
 
 @dataclass(slots=True)
