@@ -27,7 +27,6 @@ from inspector.compaction.entries import CheckpointSpec, WriteError, check_writa
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
 from inspector.compaction.plan import Budgets, Outlook, PlanError, RepairPlan, plan
-from inspector.compaction.types import SummaryRequest, as_result, route_of
 
 
 def _budgets(args: argparse.Namespace) -> Budgets:
@@ -61,29 +60,11 @@ def run_plan(args: argparse.Namespace, report: Report) -> int:
     return 0
 
 
-class ProviderSummarizer:
-    """A providers-package summarizer seen through the core's Summarizer protocol (the package
-    defines its own request and result classes with the same fields)."""
-
-    def __init__(self, provider: Any) -> None:
-        self.provider = provider
-        self.name = getattr(provider, "name", type(provider).__name__)
-        self.route = route_of(provider)
-
-    def summarize(self, req: SummaryRequest) -> Any:
-        try:
-            from inspector.providers.base import SummaryRequest as ProviderRequest
-        except ImportError:  # pragma: no cover - the package ships with the CLI
-            return as_result(self.provider.summarize(req))
-        return as_result(self.provider.summarize(ProviderRequest(req.system, req.prompt, req.max_output_tokens, req.model)))
-
-
 def make_summarizer(args: argparse.Namespace) -> Any:
+    """A provider is already a Summarizer: it takes and returns the engine's own types."""
     from inspector.providers import make_provider
 
-    return ProviderSummarizer(
-        make_provider(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout, config_path=args.config)
-    )
+    return make_provider(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout, config_path=args.config)
 
 
 def run_repair(args: argparse.Namespace, report: Report) -> int:

@@ -101,15 +101,7 @@ class HelpScreen(ModalScreen[None]):
         """Every key in two side-by-side columns: the session view's, then the general ones."""
         rows = [(key_label(k), desc) for k, _action, desc in self.keys] + list(GLOBAL_KEYS)
         half = (len(rows) + 1) // 2
-        t = Table(
-            title="Keys",
-            title_justify="left",
-            title_style="bold",
-            box=None,
-            expand=True,
-            show_header=False,
-            padding=(0, 1),
-        )
+        t = _plain_table("Keys")
         for _ in range(2):
             t.add_column(style="bold #e3b341", no_wrap=True, justify="right", min_width=9)
             t.add_column(ratio=1)
@@ -120,15 +112,7 @@ class HelpScreen(ModalScreen[None]):
         return t
 
     def _legend(self) -> Table:
-        t = Table(
-            title="Coverage states (the colour band of the timeline and the minimap)",
-            title_justify="left",
-            title_style="bold",
-            box=None,
-            expand=True,
-            show_header=False,
-            padding=(0, 1),
-        )
+        t = _plain_table("Coverage states (the colour band of the timeline and the minimap)")
         t.add_column("", no_wrap=True, width=2)
         t.add_column("state", style="bold", no_wrap=True)
         t.add_column("means", ratio=1)
@@ -143,3 +127,10 @@ class HelpScreen(ModalScreen[None]):
         t.append("What is a hole?\n", style="bold")
         t.append(HOLE_TEXT)
         return t
+
+
+def _plain_table(title: str) -> Table:
+    """A borderless, headerless table with a bold title: the help screen's one table style."""
+    return Table(
+        title=title, title_justify="left", title_style="bold", box=None, expand=True, show_header=False, padding=(0, 1)
+    )
