@@ -64,12 +64,11 @@ def test_outcomes_are_a_closed_set() -> None:
 
 
 def test_the_providers_package_plugs_in() -> None:
-    """The CLI adapts the providers package's own request/result classes to the core's."""
-    from inspector.cli.repair import ProviderSummarizer
+    """A provider from the providers package is a Summarizer as it is (it uses the core's types)."""
     from inspector.providers import make_provider
 
     p = _plan("pi")
-    summarizer = ProviderSummarizer(make_provider("extractive", model=None, base_url=None))
+    summarizer = make_provider("extractive", model=None, base_url=None)
     res = repair(p, summarizer)
     assert res.status == "installed" and res.calls[0].outcome == "ok"
     assert res.after is not None and res.after.holes == 0
