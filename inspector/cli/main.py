@@ -105,16 +105,32 @@ def build_parser() -> argparse.ArgumentParser:
     _repair_args(pl, repair_flags=False)
     rp = sub.add_parser(
         "repair",
-        help="carry a repair out: summarize (or recover), show the checkpoint and before/after; --out writes a copy",
+        help="carry a repair out: summarize (or recover), show the checkpoint and before/after; --out writes a copy, "
+        "--write the session itself",
         description="Carry a repair out with a summarizer (the offline extractive one by default) and show the "
-        "resulting checkpoint and a before/after comparison. With --out FILE, write a copy of the session with "
-        "the checkpoint appended; the session file itself is never touched. Exit 1 when the repair failed "
-        "open (nothing installed), 2 on usage or configuration errors.",
+        "resulting checkpoint and a before/after comparison. Without --out or --write nothing is written. With "
+        "--out FILE, write a copy of the session with the checkpoint appended. With --write, append it to the "
+        "session file itself: under an exclusive lock, only if the file is still exactly what was analysed, "
+        "after a backup (in the user data dir; `inspector backups` lists them), verified by reading it back "
+        "(taken back if it is not what the plan promised); `inspector undo` restores the backup. Exit 1 when "
+        "the repair failed open (nothing installed), 2 on usage or configuration errors or a refused write.",
         epilog=REPAIR_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(rp)
     _repair_args(rp, repair_flags=True)
+    for name, text, desc in (
+        ("backups", "list the backups inspector took before writing to a session",
+         "List the backups taken before each `repair --write` into this session: when, the bytes before and "
+         "after, the record appended, whether it was undone, and where the backup file is."),
+        ("undo", "restore a session from the backup taken before inspector's last write to it",
+         "Restore the session to the backup taken before inspector's last write into it. Refused when the "
+         "file is not exactly what inspector wrote (an agent appended since): nothing is lost either way, "
+         "and the backup file is kept."),
+    ):
+        sp = sub.add_parser(name, help=text, description=desc)
+        sp.add_argument("session", metavar="SESSION", help="the session file")
+        sp.add_argument("--json", action="store_true", help="emit JSON")
     return parser
 
 
@@ -124,6 +140,9 @@ examples:
   inspector plan SESSION.jsonl --strategy compact --window 128000 --json
   inspector repair SESSION.jsonl --strategy resummarize --out repaired.jsonl
   inspector repair SESSION.jsonl --strategy recover --out repaired.jsonl
+  inspector repair SESSION.jsonl --strategy resummarize --write  into the session itself (backed up first)
+  inspector backups SESSION.jsonl                              the backups taken before each write
+  inspector undo SESSION.jsonl                                 restore the last one
   inspector repair SESSION.jsonl --strategy compact --provider openai --model gpt-4.1 --progress --out fixed.jsonl
 
 strategies: compact (roll the summary forward from the previous boundary), resummarize (rebuild from
@@ -160,7 +179,14 @@ def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
     p.add_argument("--base-url", metavar="URL", help="summarizer endpoint (OpenAI-compatible servers, proxies)")
     p.add_argument("--config", metavar="FILE", help="provider config file (keys come from the environment or this file)")
     p.add_argument("--timeout", type=float, default=120, metavar="S", help="seconds per summarizer request")
-    p.add_argument("--out", metavar="FILE", help="write a copy of the session with the checkpoint appended")
+    dest = p.add_mutually_exclusive_group()
+    dest.add_argument("--out", metavar="FILE", help="write a copy of the session with the checkpoint appended")
+    dest.add_argument(
+        "--write",
+        action="store_true",
+        help="append the checkpoint to the session file itself: locked, refused if the file changed since it was "
+        "analysed, backed up first (see `inspector backups`), verified after, undone by `inspector undo`",
+    )
     p.add_argument("--progress", action="store_true", help="show request i of N while the summarizer runs")
 
 
@@ -169,7 +195,7 @@ def _emit_json(obj: object) -> None:
     sys.stdout.flush()
 
 
-COMMANDS = ("analyze", "context", "plan", "repair")
+COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo")
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -212,6 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command in ("backups", "undo"):
+        from inspector.cli import store as store_cli
+
+        return store_cli.run(args)
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
     except LoadError as e:

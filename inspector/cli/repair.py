@@ -2,8 +2,9 @@
 
 plan   prints what a repair would ask and install and the session after it; calls and writes nothing.
 repair carries it out with a summarizer (the offline extractive one unless told otherwise), prints
-       the installed checkpoint and a before/after comparison, and with --out writes a copy of the
-       session with the record appended (the session file itself is never touched).
+       the installed checkpoint and a before/after comparison; with --out it writes a copy of the
+       session with the record appended, with --write it appends to the session itself
+       (inspector.store.writeback: locked, unchanged check, backup, verify, undo).
 
 Exit codes: 0 done (installed, recovered, or nothing to do); 1 the repair failed open (nothing
 installed: the summarizer's own reason is shown); 2 usage or configuration error.
@@ -27,6 +28,7 @@ from inspector.compaction.entries import CheckpointSpec, WriteError, check_writa
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
 from inspector.compaction.plan import Budgets, Outlook, PlanError, RepairPlan, plan
+from inspector.store.writeback import Installed
 
 
 def _budgets(args: argparse.Namespace) -> Budgets:
@@ -70,7 +72,7 @@ def make_summarizer(args: argparse.Namespace) -> Any:
 def run_repair(args: argparse.Namespace, report: Report) -> int:
     from inspector.providers import ProviderConfigError
 
-    if args.out is not None:
+    if args.out is not None or args.write:
         try:
             check_writable(report.ledger)
         except WriteError as e:
@@ -91,6 +93,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
     except WriteError as e:
         return _err(str(e))
     written: Outlook | None = None
+    installed: Installed | None = None
     if args.out is not None and res.entry is not None:
         from inspector.analysis import analyze
         from inspector.formats import LoadError, load
@@ -104,10 +107,27 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             written = Outlook.of(analyze(load(args.out), window=p.budgets.window, reserve=p.budgets.reserve))
         except LoadError as e:  # pragma: no cover - we just wrote it
             return _err(f"{args.out}: the copy does not read back: {e}")
+    elif args.write and res.entry is not None:
+        from inspector.compaction.plan import broken_promises
+        from inspector.store.writeback import install
+
+        promised = res.after
+
+        def expect(actual: Report) -> list[str]:
+            return broken_promises(promised, Outlook.of(actual)) if promised is not None else []
+
+        try:
+            installed = install(report, res.entry, what=f"repair {p.strategy} ({res.status})", expect=expect)
+        except (WriteError, OSError) as e:
+            return _err(str(e))
+        written = Outlook.of(installed.report)
+    target = (args.out or (report.ledger.path if installed is not None else None)) if res.entry is not None else None
     if args.json:
-        _emit(result_json(res, args.out if res.entry is not None else None, written))
+        doc = result_json(res, target, written)
+        doc["backup"] = installed.backup.path if installed is not None else None
+        _emit(doc)
     else:
-        Console().print(render_result(res, args.out if res.entry is not None else None, written))
+        Console().print(render_result(res, target, written, installed))
     return 1 if res.status == "failed" else 0
 
 
@@ -294,7 +314,7 @@ def render_plan(p: RepairPlan) -> Group:
     return Group(*parts)
 
 
-def render_result(res: RepairResult, out: str | None, written: Outlook | None) -> Group:
+def render_result(res: RepairResult, out: str | None, written: Outlook | None, installed: Installed | None = None) -> Group:
     p = res.plan
     ix = p.index
     style = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}[res.status]
@@ -323,9 +343,15 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None) -
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:
         st = ix.tok.count(res.summary) if res.summary is not None else None
-        parts.append(_checkpoint_table(ix, res.checkpoint, st, "Checkpoint" + (" written" if out else " (not written: no --out)")))
-    if out:
-        parts.append(Text(f"Wrote {out} (the session plus one {'compaction' if p.report.ledger.format == 'pi' else 'checkpoint'} record); {p.report.ledger.path} is untouched.", style="green"))
+        parts.append(_checkpoint_table(ix, res.checkpoint, st, "Checkpoint" + (" written" if out else " (not written: no --out or --write)")))
+    record = "compaction" if p.report.ledger.format == "pi" else "checkpoint"
+    if installed is not None:
+        parts.append(Text(
+            f"Appended one {record} record ({installed.entry_id}) to {installed.path}: {installed.size_before:,} → "
+            f"{installed.size_after:,} bytes, read back and verified. Backup: {installed.backup.path} "
+            f"(`inspector undo {p.report.ledger.path}` restores it).", style="green"))
+    elif out:
+        parts.append(Text(f"Wrote {out} (the session plus one {record} record); {p.report.ledger.path} is untouched.", style="green"))
     label = "after (written file)" if written is not None else ("after (simulated)" if res.after is not None else "after")
     after = written or res.after
     parts.append(_compare(p.before, after, label))

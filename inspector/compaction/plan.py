@@ -147,6 +147,23 @@ class Outlook:
         )
 
 
+def broken_promises(promised: Outlook, actual: Outlook) -> list[str]:
+    """How the session as written differs from what the plan promised (empty: as promised)."""
+    out: list[str] = []
+    for name, a, b in (
+        ("holes", promised.holes, actual.holes),
+        ("orphaned tool results", promised.orphans, actual.orphans),
+        ("unanswered tool calls", promised.unanswered, actual.unanswered),
+        ("items in the next request", promised.items, actual.items),
+        ("tokens in the next request", promised.context_tokens, actual.context_tokens),
+    ):
+        if a != b:
+            out.append(f"{name}: {b:,}, promised {a:,}")
+    if promised.coverage != actual.coverage:
+        out.append(f"coverage {actual.coverage}, promised {promised.coverage}")
+    return out
+
+
 @dataclass(slots=True)
 class RepairPlan:
     strategy: str

@@ -1,0 +1,353 @@
+"""Writing a repair into the session file itself, and taking it back (DESIGN §5, "Writing").
+
+The rules, in the order `install` follows them:
+
+1. **Locked.** An exclusive `flock` on the session file for the whole write (a second inspector
+   waits for nobody: it is refused at once).
+2. **Unchanged since analysed.** The file's bytes are re-read under the lock and must be exactly
+   what was analysed (size and sha256); if an agent appended meanwhile nothing is written.
+3. **Backed up.** A copy of those bytes goes to the user data dir
+   (`$INSPECTOR_DATA_DIR`, else `$XDG_DATA_HOME/inspector`, else `~/.local/share/inspector`),
+   under `backups/<file name>-<hash of its path>/`, with a sidecar naming the session, the bytes
+   before and the bytes the write will produce. Temp file, fsync, rename: a backup either exists
+   complete or not at all. Backups are never deleted by this tool.
+4. **Append only, in one write.** The record (preceded by a newline when the last line lacks one)
+   is appended with a single `write` on an `O_APPEND` descriptor and fsynced: a process killed at
+   any moment leaves the file either as it was or complete. Existing bytes are never rewritten.
+5. **Verified.** The file is re-loaded and re-analysed; if it is not what the plan promised (the
+   new checkpoint is the latest on the active path, and the caller's own expectations), the
+   appended bytes are cut off again (`ftruncate` to the old size) and the error says so.
+
+`undo` restores the last backup after the same unchanged check (the file must be exactly what
+this tool wrote); as the write was an append, restoring is a truncation to the backup's size, done
+only after checking that the file's prefix is the backup byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import Report
+from inspector.compaction.entries import WriteError, appended_bytes, now_iso
+from inspector.formats import LoadError, load
+
+BACKUP_SCHEMA = "inspector-backup/1"
+
+# Test hook: called with the name of each step of a write; the crash-safety test kills the process
+# there. Never set outside tests.
+Step = Callable[[str], None]
+
+
+def _no_step(name: str) -> None:
+    return None
+
+
+class VerifyError(WriteError):
+    """The write happened but its result was not what the plan promised; it has been undone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backup:
+    """One backup of a session, taken just before inspector appended to it."""
+
+    path: str  # the backup file (the session's bytes before the write)
+    session: str  # absolute path of the session file
+    created: str  # ISO timestamp
+    size: int  # bytes before the write (= the backup's size)
+    sha256: str
+    written_size: int  # bytes the write produced
+    written_sha256: str
+    entry_id: str | None  # the record appended
+    what: str  # e.g. "repair resummarize (installed)"
+    undone: str | None = None  # ISO timestamp of the undo that restored it, if any
+
+    @property
+    def meta_path(self) -> str:
+        return self.path + ".json"
+
+
+@dataclass(slots=True)
+class Installed:
+    """A write that landed and verified."""
+
+    path: str
+    backup: Backup
+    entry_id: str | None
+    size_before: int
+    size_after: int
+    report: Report  # the session as re-loaded and re-analysed after the write
+
+
+# ---------------------------------------------------------------------------------------- places
+
+
+def data_dir() -> Path:
+    env = os.environ.get("INSPECTOR_DATA_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "inspector"
+
+
+def backup_dir(session: str) -> Path:
+    """Where a session's backups live: one folder per session path."""
+    absolute = os.path.abspath(session)
+    tag = hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return data_dir() / "backups" / f"{os.path.basename(absolute)}-{tag}"
+
+
+def list_backups(session: str) -> list[Backup]:
+    """Every backup of this session, oldest first. Sidecars that do not read are skipped (a
+    crash while writing one leaves only a temporary file, which is ignored)."""
+    d = backup_dir(session)
+    if not d.is_dir():
+        return []
+    out: list[Backup] = []
+    for meta in sorted(d.glob("*.jsonl.json")):
+        try:
+            obj = orjson.loads(meta.read_bytes())
+            if obj.get("schema") != BACKUP_SCHEMA:
+                continue
+            obj.pop("schema")
+            b = Backup(**obj)
+        except (OSError, orjson.JSONDecodeError, TypeError, AttributeError):
+            continue
+        if os.path.exists(b.path):
+            out.append(b)
+    out.sort(key=lambda b: (b.created, b.path))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- file ops
+
+
+def _fsync_dir(d: str | Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_new(path: Path, data: bytes, step: Step, label: str) -> None:
+    """Create `path` with `data`: temp file in the same folder, fsync, rename, fsync the folder."""
+    fd, tmp = tempfile.mkstemp(prefix=".inspector-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            half = len(data) // 2
+            f.write(data[:half])
+            f.flush()
+            step(f"{label}: half written")
+            f.write(data[half:])
+            f.flush()
+            os.fsync(f.fileno())
+        step(f"{label}: temp file complete")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    pos = 0
+    while True:
+        b = os.pread(fd, 1 << 20, pos)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+        pos += len(b)
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[int]:
+    """The session file opened for appending, under an exclusive lock held until the block ends."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except OSError as e:
+        raise WriteError(f"{path}: cannot open it for writing ({e.strerror or e})") from e
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WriteError(f"{path}: another process holds a lock on it (another inspector writing?); nothing written") from None
+        try:
+            yield fd
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _check_unchanged(path: str, data: bytes, size: int, sha256: str | None, since: str) -> None:
+    if len(data) != size or (sha256 is not None and hashlib.sha256(data).hexdigest() != sha256):
+        grew = " (something appended to it: is the agent still running?)" if len(data) > size else ""
+        raise WriteError(
+            f"{path} changed since it was {since} ({size:,} → {len(data):,} bytes){grew}; nothing written: "
+            "analyse it again"
+        )
+
+
+def _append(fd: int, data: bytes) -> None:
+    n = os.write(fd, data)
+    while n < len(data):  # a regular file takes it in one call; loop only for the odd short write
+        n += os.write(fd, data[n:])
+    os.fsync(fd)
+
+
+def _save_meta(b: Backup, step: Step, label: str) -> None:
+    meta = {"schema": BACKUP_SCHEMA, **asdict(b)}
+    _write_new(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
+
+
+# ---------------------------------------------------------------------------------------- install
+
+
+def install(
+    report: Report,
+    entry: dict[str, Any],
+    *,
+    what: str = "repair",
+    expect: Callable[[Report], list[str]] | None = None,
+    step: Step = _no_step,
+) -> Installed:
+    """Append `entry` to the session `report` was made from, under the rules above. Raises
+    WriteError (nothing written) or VerifyError (written, found wrong, taken back)."""
+    led = report.ledger
+    if led.path is None:
+        raise WriteError("the session was not read from a file")
+    if led.upto_line is not None:
+        raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
+    path = os.path.abspath(led.path)
+    step("start")
+    with _locked(path) as fd:
+        step("locked")
+        before = _read_all(fd)
+        _check_unchanged(path, before, led.size, led.sha256, "analysed")
+        after = appended_bytes(before, entry)
+        added = after[len(before) :]
+        d = backup_dir(path)
+        d.mkdir(parents=True, exist_ok=True)
+        stamp = now_iso().replace(":", "").replace("-", "")
+        name = f"{stamp}-{entry.get('id') or 'record'}.jsonl"
+        backup = Backup(
+            path=str(d / name),
+            session=path,
+            created=now_iso(),
+            size=len(before),
+            sha256=hashlib.sha256(before).hexdigest(),
+            written_size=len(after),
+            written_sha256=hashlib.sha256(after).hexdigest(),
+            entry_id=entry.get("id"),
+            what=what,
+        )
+        _write_new(Path(backup.path), before, step, "backup")
+        _save_meta(backup, step, "backup sidecar")
+        step("backed up")
+        _append(fd, added)
+        step("appended")
+        problem, new_report = _verify(path, led.format, entry, after, report, expect)
+        if problem is not None:
+            _take_back(fd, path, len(before), added)
+            step("taken back")
+            raise VerifyError(
+                f"{path}: the written session is not what the plan promised ({problem}); the record was removed "
+                f"again, the file is as before (backup: {backup.path})"
+            )
+        step("verified")
+    assert new_report is not None
+    return Installed(path, backup, entry.get("id"), len(before), len(after), new_report)
+
+
+def _verify(
+    path: str,
+    fmt: str,
+    entry: dict[str, Any],
+    expected: bytes,
+    report: Report,
+    expect: Callable[[Report], list[str]] | None,
+) -> tuple[str | None, Report | None]:
+    """(what is wrong or None, the session re-loaded and re-analysed when it reads back)."""
+    with open(path, "rb") as f:
+        now = f.read()
+    if now != expected:
+        return f"the file holds {len(now):,} bytes, not the {len(expected):,} written: it changed while writing", None
+    try:
+        led = load(path, fmt=fmt)
+    except LoadError as e:
+        return f"it does not read back: {e}", None
+    rep = analyze(led, window=report.window, reserve=report.reserve)
+    new_id = entry.get("id")
+    last = rep.checkpoints[-1].record.id if rep.checkpoints else None
+    if new_id is not None and last != new_id:
+        return f"the new checkpoint {new_id} is not the latest on the active path", rep
+    issues = expect(rep) if expect is not None else []
+    return ("; ".join(issues) if issues else None), rep
+
+
+def _take_back(fd: int, path: str, size: int, added: bytes) -> None:
+    """Remove exactly the bytes this write appended (they are the file's end: checked)."""
+    now = _read_all(fd)
+    if len(now) == size + len(added) and now.endswith(added):
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+        return
+    raise WriteError(
+        f"{path}: the file changed while it was being verified; the appended record was left in place "
+        "(restore with `inspector undo` once nothing else writes to it)"
+    )
+
+
+# ---------------------------------------------------------------------------------------- undo
+
+
+def undo(session: str, step: Step = _no_step) -> Backup:
+    """Restore the session to its newest backup that has not been undone yet. Refused (WriteError)
+    unless the file is exactly what inspector wrote after that backup."""
+    path = os.path.abspath(session)
+    pending = [b for b in list_backups(path) if b.undone is None]
+    if not pending:
+        raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
+    b = pending[-1]
+    try:
+        with open(b.path, "rb") as f:
+            saved = f.read()
+    except OSError as e:
+        raise WriteError(f"{b.path}: cannot read the backup ({e.strerror or e})") from e
+    if len(saved) != b.size or hashlib.sha256(saved).hexdigest() != b.sha256:
+        raise WriteError(f"{b.path}: the backup is damaged (size or sha256 differ from its sidecar); nothing restored")
+    with _locked(path) as fd:
+        step("locked")
+        now = _read_all(fd)
+        if len(now) == b.size and hashlib.sha256(now).hexdigest() == b.sha256:
+            raise WriteError(
+                f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo"
+            )
+        _check_unchanged(path, now, b.written_size, b.written_sha256, f"written by inspector ({b.created})")
+        if now[: b.size] != saved:  # pragma: no cover - an append-only write keeps the prefix
+            raise WriteError(f"{path}: its beginning differs from the backup; nothing restored")
+        os.ftruncate(fd, b.size)
+        os.fsync(fd)
+        step("truncated")
+        done = replace(b, undone=now_iso())
+        _save_meta(done, step, "backup sidecar")
+        step("recorded")
+    return done
