@@ -42,6 +42,12 @@ MAX_EXTRA_CALLS = 2  # retries and the retreat, beyond the planned requests
 
 # progress(request i, of n, what is happening)
 Progress = Callable[[int, int, str], None]
+# cancel(): true once the operator has asked to stop (e.g. `threading.Event().is_set`)
+Cancel = Callable[[], bool]
+
+
+class _Cancelled(Exception):
+    """Raised between summarizer calls once `cancel()` is true; the run ends installing nothing."""
 
 
 @dataclass(slots=True)
@@ -79,6 +85,7 @@ class RepairResult:
     truncated: bool = False
     essential_complete: bool | None = None
     after: Outlook | None = None
+    cancelled: bool = False  # the operator stopped the run: status failed, nothing installed
 
     @property
     def complete(self) -> bool:
@@ -129,8 +136,16 @@ def repair(
     entry_id: str | None = None,
     timestamp: str | None = None,
     max_extra_calls: int = MAX_EXTRA_CALLS,
+    cancel: Cancel | None = None,
 ) -> RepairResult:
-    """Carry the plan out. `summarizer` is needed only when the plan summarizes."""
+    """Carry the plan out. `summarizer` is needed only when the plan summarizes. `cancel` is asked
+    before every summarizer call and before the record is built: once it is true the run ends as
+    `failed` (`cancelled`), with no entry, whatever it had received so far (a call in flight is
+    not interrupted: it is the provider's timeout that bounds it)."""
+    if cancel is not None and cancel():
+        res = RepairResult(plan, "failed", None, "cancelled before it started: nothing installed", None)
+        res.cancelled = True
+        return res
     if plan.action == "noop":
         return RepairResult(plan, "noop", None, "; ".join(plan.notes) or "nothing to do", plan.reason)
     if plan.action in ("recover", "carry"):
@@ -143,12 +158,18 @@ def repair(
         return _install(res, entry_id, timestamp, requests=0)
     if summarizer is None:
         raise ValueError("this plan summarizes: a summarizer is needed")
-    return _Run(plan, summarizer, progress, max_extra_calls).run(entry_id, timestamp)
+    run = _Run(plan, summarizer, progress, max_extra_calls, cancel)
+    try:
+        return run.run(entry_id, timestamp)
+    except _Cancelled:
+        return run.cancelled()
 
 
 class _Run:
-    def __init__(self, plan: RepairPlan, summarizer: Any, progress: Progress | None, extra: int) -> None:
+    def __init__(self, plan: RepairPlan, summarizer: Any, progress: Progress | None, extra: int,
+                 cancel: Cancel | None = None) -> None:
         self.plan = plan
+        self.cancel = cancel
         self.ix = plan.index
         self.tok = plan.index.tok
         self.summarizer = summarizer
@@ -183,12 +204,25 @@ class _Run:
             retreated=self.retreated,
         )
 
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel():
+            raise _Cancelled
+
+    def cancelled(self) -> RepairResult:
+        done = sum(1 for c in self.calls if c.accepted)
+        res = self._result("failed", self.calls[-1].outcome if self.calls else None,
+                           f"cancelled by the operator after {len(self.calls)} call(s) ({done} of {len(self.chunks)} "
+                           "request(s) answered): nothing installed", None)
+        res.cancelled = True
+        return res
+
     def fail_open(self, outcome: str, reason: str) -> RepairResult:
         return self._result("failed", outcome, reason, None)
 
     def fall_back(self, outcome: str | None, reason: str, failure_reason: str, summary: str | None, upto: int,
                   entry_id: str | None, timestamp: str | None) -> RepairResult:
         """Deterministic recovery; a summary already produced for [lo, upto) is carried."""
+        self._check_cancel()
         plan = self.plan
         if summary is not None and upto > self.lo:
             text = summary
@@ -228,6 +262,7 @@ class _Run:
         return req, self.tok.count(SYSTEM_PROMPT) + self.tok.count(prompt), [p for p, _ in keep]
 
     def _call(self, k: int, attempt: int, kind: str, ch: Chunk, req: SummaryRequest, tokens: int, carried: list[int]) -> Any:
+        self._check_cancel()
         if self.progress is not None:
             self.progress(k + 1, len(self.chunks), f"request {k + 1} of {len(self.chunks)}" + (f" ({kind})" if kind in ("retry", "retreat") else ""))
         res = as_result(self.summarizer.summarize(req))
@@ -312,6 +347,7 @@ class _Run:
     # ------------------------------------------------------------------------------ install
 
     def _finish(self, summary: str, entry_id: str | None, timestamp: str | None) -> RepairResult:
+        self._check_cancel()
         plan, ix = self.plan, self.ix
         spec0 = self.spec
         keep = tuple(p for p in spec0.keep if p < self.cut)
