@@ -417,6 +417,10 @@ def _message_text_for_tokens(rec: Record) -> str:
 def effective_context(
     led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, tok: Tokenizer
 ) -> list[ContextItem]:
+    if rt.replaces_history:
+        from inspector.analysis.replacement import replacement_context
+
+        return replacement_context(led, path, views, rt)
     records = led.records
     items: list[ContextItem] = []
     sources: list[int]

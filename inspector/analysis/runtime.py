@@ -21,6 +21,10 @@ class Runtime:
     synthetic_result_text: str
     summary_prefix: str
     summary_suffix: str
+    # A checkpoint replaces all earlier history with its own replacement history, sent in that
+    # order ahead of what came after it (Codex `compacted`); tool calls and results pair across
+    # the whole request (one item per line), and a result whose call is gone is dropped.
+    replaces_history: bool = False
 
 
 PI = Runtime(
@@ -43,7 +47,22 @@ NATIVE = Runtime(
     summary_suffix="",
 )
 
-RUNTIMES: dict[str, Runtime] = {"pi": PI, "native": NATIVE}
+# Codex CLI: `compacted` replaces all earlier history with its replacement history (server-side
+# compaction: an encrypted `compaction` item stands for the summary); at send time a call without
+# an output gets a synthetic "aborted" output right after it and an output without its call is
+# removed (codex-rs context_manager normalize); base instructions go first.
+CODEX = Runtime(
+    name="codex",
+    tree=False,
+    drop_stop_reasons=frozenset(),
+    synthesize_missing_results=True,
+    synthetic_result_text="aborted",
+    summary_prefix="",
+    summary_suffix="",
+    replaces_history=True,
+)
+
+RUNTIMES: dict[str, Runtime] = {"pi": PI, "native": NATIVE, "codex": CODEX}
 
 
 def runtime_for(fmt: str) -> Runtime:

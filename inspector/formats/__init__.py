@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.formats import native, pi
+from inspector.formats import codex, native, pi
 from inspector.formats.jsonl import (
     LoadError,
     PrefixHasher,
@@ -16,7 +16,7 @@ from inspector.formats.jsonl import (
 )
 from inspector.ledger.model import Ledger
 
-FORMATS: tuple[str, ...] = ("native", "pi")
+FORMATS: tuple[str, ...] = ("native", "pi", "codex")
 
 __all__ = ["FORMATS", "LoadError", "detect", "load", "load_bytes"]
 
@@ -29,6 +29,8 @@ def detect(lines: list[RawLine]) -> str | None:
                 return "native"
             if pi.looks_like(o):
                 return "pi"
+            if codex.looks_like(o):
+                return "codex"
     return None
 
 
@@ -49,6 +51,8 @@ def _build(
         led = pi.build(lines, name, data)
     elif chosen == "native":
         led = native.build(lines, name)
+    elif chosen == "codex":
+        led = codex.build(lines, name)
     else:
         raise LoadError(f"{name}: unknown format {chosen!r}; formats: {', '.join(FORMATS)}")
     led.size = size

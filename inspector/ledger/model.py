@@ -182,6 +182,23 @@ class Checkpoint:
     explicit_retains: list[str] | None = None
     budget_tokens: int | None = None  # tokens the retained tail was allowed, when recorded
     first_kept_index: int | None = None  # pi v1: firstKeptEntryIndex, before migration
+    # Codex: the history this checkpoint installs in place of everything before it, in order
+    # (`compacted.replacement_history`, or what Codex rebuilds when a file has none).
+    replacement: list[HistoryItem] | None = None
+
+
+@dataclass(slots=True)
+class HistoryItem:
+    """One item of a checkpoint's replacement history: a record it keeps raw (`seq`), or content
+    the checkpoint itself puts into the next request (its summary, re-injected instructions), which
+    no record of the file holds on its own."""
+
+    role: str  # the role the model sees
+    text: str = ""
+    seq: int | None = None  # the record kept raw, when the item is one
+    kind: str = "message"  # message | summary
+    id: str | None = None  # the producer's item id, when it has one
+    call_id: str | None = None  # a tool call's id (assistant) or the call a tool result answers (tool)
 
 
 class RecordSource:
@@ -440,6 +457,9 @@ class Ledger:
     # True when the producer's loader would reject the whole file (pi: no valid header).
     runtime_rejects_file: bool = False
     _by_id: dict[str, int] | None = None
+    # The instructions the runtime sends ahead of the history, when the file records them (Codex:
+    # `session_meta.base_instructions`).
+    instructions: str | None = None
 
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""

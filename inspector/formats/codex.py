@@ -1,0 +1,510 @@
+"""Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), read only.
+
+Every line is `{timestamp, type, payload}`:
+
+- `session_meta` (the first is the header: session id, cwd, `base_instructions` sent ahead of the
+  history), `turn_context` (the model of the turns that follow), `world_state`, ... : meta records.
+- `response_item`: the history Codex sends. One item per line: a message (user / developer /
+  assistant), `reasoning`, a `function_call` / `custom_tool_call` / `tool_search_call` (an
+  assistant message with one tool call) and its `*_output` (a tool message), paired on `call_id`.
+- `event_msg`: UI events. `user_message` / `agent_message` repeat what a response item already
+  holds (meta, never counted twice); `token_count` carries the usage of the request just answered.
+- `compacted {message, replacement_history?}`: a checkpoint. It replaces all earlier history with
+  its replacement history (DESIGN §3): earlier items it keeps (matched by id, else by content)
+  are retained, the rest is removed, represented by its summary: the `message` (client-side
+  compaction, also written in the replacement history as a user message) or an encrypted
+  `compaction` item (server-side compaction, empty `message`). Without either, what it removed is
+  represented by nothing: a hole. Without a replacement history (older Codex), Codex rebuilds one:
+  the user messages (newest first, up to ~20k tokens) then the summary.
+- The summarizer's reply is also written as an assistant response item just before `compacted`:
+  it is the summary, never sent as a message (`excluded`), so it is not counted twice.
+
+Unknown line and item types are kept and shown, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.formats.jsonl import RawLine
+from inspector.ledger.model import (
+    Block,
+    Checkpoint,
+    Diagnostic,
+    HistoryItem,
+    Ledger,
+    Message,
+    Record,
+    Route,
+    SessionSettings,
+    Usage,
+)
+
+FORMAT = "codex"
+
+# Top-level line types that identify a rollout (with a `payload` object).
+LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+# Top-level types Codex writes that carry nothing the model is sent.
+META_TYPES = frozenset(
+    {"session_meta", "turn_context", "event_msg", "world_state", "token_usage_record", "inter_agent_communication_metadata"}
+)
+
+CALL_TYPES = frozenset({"function_call", "custom_tool_call", "tool_search_call", "local_shell_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output"})
+# Items the model produced that are sent back but pair with nothing (server-side tools).
+OPAQUE_ASSISTANT_TYPES = frozenset({"web_search_call", "image_generation_call", "compaction", "compaction_summary"})
+SUMMARY_ITEM_TYPES = frozenset({"compaction", "compaction_summary"})
+
+# codex-rs templates/compact/summary_prefix.md: the first words of every client-side summary.
+SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary of its thinking process."
+# Session-prefix user messages Codex injects itself; `collect_user_messages` skips them.
+_SESSION_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions", "<skills_instructions>", "<turn_aborted>")
+COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
+NO_SUMMARY_TEXT = "(no summary available)"
+
+
+def looks_like(obj: Any) -> bool:
+    """Content sniffing: a rollout line is `{type, payload}` with one of Codex's line types."""
+    return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
+
+
+# ---------------------------------------------------------------------------------------- items
+
+
+def _texts(content: Any) -> list[Block]:
+    """Codex content items -> blocks (input_text / output_text / input_image / others kept)."""
+    if isinstance(content, str):
+        return [Block("text", content)]
+    if not isinstance(content, list):
+        return []
+    out: list[Block] = []
+    for c in content:
+        if isinstance(c, dict) and isinstance(c.get("text"), str):
+            out.append(Block("text", c["text"]))
+        elif isinstance(c, dict) and c.get("type") == "input_image":
+            out.append(Block("image", raw=c))
+        else:
+            out.append(Block("other", raw=c))
+    return out
+
+
+def _joined(content: Any, sep: str = "\n") -> str:
+    return sep.join(b.text for b in _texts(content) if b.type == "text")
+
+
+def _output_text(out: Any) -> tuple[str, bool]:
+    """A call output's text and whether it reports failure (`{content, success: false}`)."""
+    if isinstance(out, str):
+        return out, False
+    if isinstance(out, dict):
+        failed = out.get("success") is False
+        if "content" in out:
+            c = out["content"]
+            return (c if isinstance(c, str) else _joined(c)), failed
+        if isinstance(out.get("text"), str):
+            return out["text"], failed
+        return json.dumps(out, ensure_ascii=False), failed
+    if isinstance(out, list):
+        return _joined(out), False
+    return "" if out is None else json.dumps(out, ensure_ascii=False), False
+
+
+def _args(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def item_message(p: dict[str, Any]) -> Message | None:
+    """A response item as a message; None for items the model is never sent (ghost snapshots)
+    and for item types this tool does not know (kept as unknown records)."""
+    t = p.get("type", "message")
+    if t == "message":
+        role = p.get("role")
+        mapped = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}.get(role)  # type: ignore[arg-type]
+        if mapped is None:
+            return None
+        return Message(
+            mapped,
+            _texts(p.get("content")),
+            stop_reason="stop" if mapped == "assistant" else None,
+            stop_reason_raw=p.get("phase") if mapped == "assistant" else None,
+            source_role=role,
+        )
+    if t == "reasoning":
+        blocks = [Block("thinking", s["text"]) for s in p.get("summary") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        blocks += [Block("thinking", s["text"]) for s in p.get("content") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        if not blocks:
+            blocks = [Block("thinking", "", raw={"encrypted_content": bool(p.get("encrypted_content"))})]
+        return Message("assistant", blocks, source_role="reasoning")
+    if t in CALL_TYPES:
+        cid = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+        name = p.get("name") if isinstance(p.get("name"), str) else t
+        args = _args(p["arguments"]) if "arguments" in p else p.get("input", p.get("action"))
+        return Message("assistant", [Block("tool_call", call_id=cid, name=name, args=args)], stop_reason="tool_use", stop_reason_raw=t, source_role=t)
+    if t in OUTPUT_TYPES:
+        cid = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+        text, failed = _output_text(p.get("output", p.get("tools")))
+        return Message("tool", [Block("tool_result", text, call_id=cid, is_error=failed)], source_role=t)
+    if t in OPAQUE_ASSISTANT_TYPES:
+        return Message("assistant", [Block("other", raw=p)], source_role=t)
+    if t == "agent_message":
+        # A message from another agent of the same run (multi-agent): input to this one.
+        return Message("user", _texts(p.get("content")) or [Block("other", raw=p)], source_role=t)
+    return None
+
+
+def _summary_like(text: str) -> bool:
+    return text.startswith(SUMMARY_PREFIX)
+
+
+def _session_prefix(text: str) -> bool:
+    return text.lstrip().lower().startswith(_SESSION_PREFIXES)
+
+
+def _key(p: dict[str, Any]) -> str:
+    """What makes two history items the same item, ids and bookkeeping fields aside."""
+    t = p.get("type", "message")
+    if t == "message":
+        return json.dumps(["message", p.get("role"), p.get("content")], sort_keys=True, ensure_ascii=False)
+    if t in CALL_TYPES or t in OUTPUT_TYPES:
+        return json.dumps([t, p.get("call_id")], ensure_ascii=False)
+    drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
+    return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
+
+
+def _history_item(p: dict[str, Any], msg: str) -> HistoryItem | None:
+    """A replacement-history item that no record of the file holds (None: never sent)."""
+    t = p.get("type", "message")
+    iid = p.get("id") if isinstance(p.get("id"), str) else None
+    if t in SUMMARY_ITEM_TYPES:
+        enc = p.get("encrypted_content")
+        return HistoryItem("user", enc if isinstance(enc, str) else json.dumps(p), kind="summary", id=iid)
+    m = item_message(p)
+    if m is None:
+        return None
+    text = m.text() if m.role != "assistant" or m.source_role != "reasoning" else ""
+    if m.role == "assistant" and not text:
+        calls = m.tool_call_ids()
+        return HistoryItem("assistant", json.dumps(p.get("arguments", p.get("input", "")))[:2000], id=iid, call_id=calls[0] if calls else None)
+    kind = "summary" if m.role == "user" and text and (text == msg or _summary_like(text)) else "message"
+    call_id = m.tool_result_ids()[0] if m.role == "tool" and m.tool_result_ids() else None
+    return HistoryItem(m.role, text, kind=kind, id=iid, call_id=call_id)
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict):
+        return None
+
+    def n(k: str) -> int:
+        v = u.get(k, 0)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    cached, written = n("cached_input_tokens"), n("cache_write_input_tokens")
+    # OpenAI's input_tokens includes the cached part: split it so Usage.prompt is input_tokens.
+    return Usage(max(0, n("input_tokens") - cached - written), n("output_tokens"), cached, written)
+
+
+# ---------------------------------------------------------------------------------------- build
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
+
+    seq: int | None
+    key: str
+    id: str | None
+    item: HistoryItem
+
+
+class _Builder:
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.records: list[Record] = []
+        self.diags: list[Diagnostic] = []
+        self.header: dict[str, Any] | None = None
+        self.instructions: str | None = None
+        self.settings = SessionSettings()
+        self.model: str | None = None
+        self.provider: str | None = None
+        self.seen_ids: set[str] = set()
+        self.history: list[_Entry] = []
+        self.usage_for: int | None = None  # the newest model-produced record without usage yet
+        self.last_prompt: int | None = None  # prompt tokens of the last request (tokens_before)
+        self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
+        self.prev_cp: Checkpoint | None = None
+        self.since: int = 0  # seq of the first record after the latest checkpoint
+
+    def diag(self, rl: RawLine, problem: str, text: str, seq: int | None = None) -> None:
+        self.diags.append(Diagnostic(rl.line, problem, f"line {rl.line}: {text}", seqs=[seq] if seq is not None else []))
+
+    def rid(self, p: Any, rl: RawLine, k: int) -> str:
+        pid = p.get("id") if isinstance(p, dict) else None
+        if isinstance(pid, str) and pid and pid not in self.seen_ids:
+            self.seen_ids.add(pid)
+            return pid
+        rid = f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
+        self.seen_ids.add(rid)
+        return rid
+
+    def add(self, rl: RawLine, o: dict[str, Any], k: int) -> None:
+        seq = len(self.records)
+        t = o.get("type")
+        p = o.get("payload")
+        ts = o.get("timestamp")
+        if not isinstance(p, dict):
+            self.diag(rl, "invalid_field", f"a {t!r} line whose payload is not an object; kept as an unknown record", seq)
+            self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
+            return
+        rid = self.rid(p, rl, k)
+        if t == "response_item":
+            self.response_item(p, rl, seq, rid, ts)
+        elif t == "compacted":
+            self.compacted(p, rl, seq, rid, ts)
+        elif t in META_TYPES:
+            sub = p.get("type") if t == "event_msg" else None
+            kind = "meta"
+            if t == "session_meta" and self.header is None:
+                kind = "header"
+                self.header = p
+                bi = p.get("base_instructions")
+                text = bi.get("text") if isinstance(bi, dict) else bi
+                self.instructions = text if isinstance(text, str) and text else None
+                if isinstance(p.get("model_provider"), str):
+                    self.provider = p["model_provider"]
+            elif t == "turn_context" and isinstance(p.get("model"), str):
+                self.model = p["model"]
+            elif sub == "token_count":
+                info = p.get("info")
+                if isinstance(info, dict):
+                    self.usage(info.get("last_token_usage"))
+                    w = info.get("model_context_window")
+                    if isinstance(w, int) and w > 0:
+                        self.settings.window = w
+            elif t == "token_usage_record":
+                self.usage(p.get("usage"))
+            typ = f"event_msg:{sub}" if t == "event_msg" else str(t)
+            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+        else:
+            # A line type this tool does not know: kept whole and shown, never fatal.
+            self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
+
+    def usage(self, u: Any) -> None:
+        usage = _usage(u)
+        if usage is None or self.usage_for is None:
+            return  # a repeated report of a request already counted
+        m = self.records[self.usage_for].message
+        if m is not None:
+            m.usage = usage
+            if not m.never_sent:
+                self.last_prompt = usage.prompt
+        self.usage_for = None
+
+    def response_item(self, p: dict[str, Any], rl: RawLine, seq: int, rid: str, ts: Any) -> None:
+        t = p.get("type", "message")
+        typ = f"response_item:{t}"
+        m = item_message(p)
+        if m is None:
+            kind = "meta" if t == "ghost_snapshot" else "unknown"
+            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+            return
+        meta = p.get("metadata")
+        if isinstance(meta, dict) and meta.get("compaction_output") is True:
+            m.never_sent = True  # the summarizer's reply: the checkpoint after it holds it
+        m.route = Route(self.model, self.provider) if m.role == "assistant" else None
+        rec = Record(seq, rl.line, "message", typ, rid, None, ts, message=m, offset=rl.offset, length=rl.length)
+        extra = {k: v for k, v in p.items() if k not in ("type", "role", "content", "id", "call_id", "name", "arguments", "input", "output", "summary")}
+        rec.extra = extra or None
+        self.records.append(rec)
+        if m.role == "assistant":
+            self.usage_for = seq
+        pid = p.get("id") if isinstance(p.get("id"), str) else None
+        self.history.append(_Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq)))
+
+    def _handoff(self, msg: str) -> Record | None:
+        """The summarizer's reply written just before `compacted` (older Codex marks it no way)."""
+        for r in reversed(self.records):
+            if r.kind == "message":
+                m = r.message
+                if m is not None and m.role == "assistant" and not m.never_sent:
+                    text = m.text().strip()
+                    if text and msg.strip().endswith(text):
+                        return r
+                return r if m is not None and m.never_sent else None
+        return None
+
+    def compacted(self, p: dict[str, Any], rl: RawLine, seq: int, rid: str, ts: Any) -> None:
+        msg = p.get("message")
+        if not isinstance(msg, str):
+            if msg is not None:
+                self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({str(msg)[:40]!r}); read as empty", seq)
+            msg = ""
+        handoff = self._handoff(msg)
+        usage: Usage | None = None
+        if handoff is not None:
+            handoff.never_sent = True
+            hm = handoff.message
+            if hm is not None:
+                hm.never_sent = True
+                usage = hm.usage
+            self.history = [e for e in self.history if e.seq != handoff.seq]
+        rh = p.get("replacement_history")
+        if rh is not None and not isinstance(rh, list):
+            self.diag(rl, "invalid_field", "compacted: field 'replacement_history' is not a list; Codex's rebuild from the user messages is used", seq)
+            rh = None
+        replacement, entries = self.match(rh, msg) if rh is not None else self.rebuild(msg)
+        summaries = [h.text for h in replacement if h.kind == "summary" and h.seq is None]
+        if rh is not None:
+            summary = "\n".join(summaries)
+        else:
+            summary = msg
+        prev = self.prev_cp
+        boundary = self.records[-1].id if self.records else None
+        if not summary.strip():
+            rep: list[tuple[str, str]] = []
+        elif prev is not None and summary == prev.summary:
+            rep = list(self.rep)  # the previous summary carried forward: it stands for what it did
+        else:
+            # The summarizer read the whole history: what the previous summary stood for, what the
+            # previous checkpoint kept raw, and every record since it.
+            rep = list(self.rep)
+            if prev is not None:
+                rep += [(i, i) for i in prev.explicit_retains or []]
+            first = next((r for r in self.records[self.since :] if r.kind != "header"), None)
+            if boundary is not None and first is not None:
+                rep.append((first.id or "", boundary))
+        retains = [self.records[h.seq].id or "" for h in replacement if h.seq is not None]
+        cp = Checkpoint(
+            summary=summary,
+            tokens_before=self.last_prompt,
+            usage=usage,
+            details={k: v for k, v in p.items() if k not in ("message", "replacement_history")} or None,
+            explicit_boundary=boundary,
+            explicit_represents=rep,
+            explicit_retains=retains,
+            replacement=replacement,
+        )
+        rec = Record(seq, rl.line, "checkpoint", "compacted", rid, None, ts, checkpoint=cp, offset=rl.offset, length=rl.length)
+        self.records.append(rec)
+        self.history = entries
+        self.rep = rep
+        self.prev_cp = cp
+        self.since = seq + 1
+        self.usage_for = None
+
+    def match(self, rh: list[Any], msg: str) -> tuple[list[HistoryItem], list[_Entry]]:
+        """Each replacement item: an earlier history item it repeats (by id, else by content, the
+        earliest not matched yet), or new content of this checkpoint."""
+        used: set[int] = set()
+        by_id: dict[str, int] = {}
+        by_key: dict[str, list[int]] = {}
+        for i, e in enumerate(self.history):
+            if e.id is not None:
+                by_id.setdefault(e.id, i)
+            by_key.setdefault(e.key, []).append(i)
+        out: list[HistoryItem] = []
+        entries: list[_Entry] = []
+        for it in rh:
+            if not isinstance(it, dict):
+                continue
+            if it.get("type") == "ghost_snapshot":
+                continue  # kept in Codex's history, never sent to the model
+            iid = it.get("id") if isinstance(it.get("id"), str) else None
+            key = _key(it)
+            hit: int | None = None
+            if iid is not None:
+                # An item with its own id is the item with that id: a re-injected copy of the
+                # instructions gets a new id and is this checkpoint's own content.
+                if iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
+                    hit = by_id[iid]
+            else:
+                hit = next((i for i in by_key.get(key, []) if i not in used), None)
+            if hit is not None:
+                used.add(hit)
+                e = self.history[hit]
+                out.append(e.item)
+                entries.append(e)
+                continue
+            h = _history_item(it, msg)
+            if h is None:
+                continue
+            out.append(h)
+            entries.append(_Entry(None, key, iid, h))
+        return out, entries
+
+    def rebuild(self, msg: str) -> tuple[list[HistoryItem], list[_Entry]]:
+        """Codex without a replacement history (`build_compacted_history`): the user messages,
+        newest first within ~20k tokens (4 bytes a token), then the summary message."""
+        users: list[_Entry] = []
+        for e in self.history:
+            if e.item.role != "user" or e.item.kind == "summary":
+                continue
+            text = self.records[e.seq].message.text() if e.seq is not None and self.records[e.seq].message else e.item.text  # type: ignore[union-attr]
+            if not text or _summary_like(text) or _session_prefix(text):
+                continue
+            users.append(e)
+        kept: list[_Entry] = []
+        left = COMPACT_USER_MESSAGE_MAX_TOKENS
+        for e in reversed(users):
+            if left <= 0:
+                break
+            m = self.records[e.seq].message if e.seq is not None else None
+            text = m.text() if m is not None else e.item.text
+            n = (len(text.encode()) + 3) // 4
+            if n <= left:
+                kept.append(e)
+                left -= n
+            else:
+                cut = HistoryItem("user", text[: left * 4] + "\n[...truncated]", id=e.id)
+                kept.append(_Entry(None, e.key, e.id, cut))
+                break
+        kept.reverse()
+        summary = HistoryItem("user", msg or NO_SUMMARY_TEXT, kind="summary")
+        entries = [*kept, _Entry(None, "", None, summary)]
+        return [e.item for e in entries], entries
+
+    def finish(self) -> Ledger:
+        h = self.header or {}
+        sid = h.get("id") or h.get("session_id")
+        led = Ledger(
+            path=self.path,
+            format=FORMAT,
+            session_id=sid if isinstance(sid, str) else None,
+            header=self.header,
+            records=self.records,
+            diagnostics=self.diags,
+            settings=self.settings,
+            version=None,
+        )
+        led.instructions = self.instructions
+        if self.header is None and self.records:
+            self.diags.append(
+                Diagnostic(1, "missing_header", "line 1: no session_meta line (Codex writes one first); the records were read anyway")
+            )
+        for r in reversed(self.records):
+            if r.kind != "header":
+                led.leaf_seq = r.seq
+                break
+        return led
+
+
+def build(lines: list[RawLine], path: str | None) -> Ledger:
+    """Map a rollout's lines into the model. Never raises on bad content."""
+    b = _Builder(path)
+    for rl in lines:
+        if rl.diagnostic is not None:
+            b.diags.append(rl.diagnostic)
+        for k, o in enumerate(rl.objects):
+            if not isinstance(o, dict):
+                b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
+                continue
+            b.add(rl, o, k)
+            if rl.diagnostic is not None:
+                rl.diagnostic.seqs.append(len(b.records) - 1)
+    return b.finish()
