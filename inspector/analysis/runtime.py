@@ -64,6 +64,23 @@ CODEX = Runtime(
 
 RUNTIMES: dict[str, Runtime] = {"pi": PI, "native": NATIVE, "codex": CODEX}
 
+# Claude Code: the parentUuid chain from the newest line (with the lines of every reply on it and
+# the results answering them); a compact_boundary's summary line, then the messages it kept
+# verbatim, then what followed. isMeta lines are sent (hidden from the user, not the model); a
+# synthetic API-error reply is not. Summary text is sent as written (the line holds the wrapper).
+CLAUDE_CODE = Runtime(
+    name="claude_code",
+    tree=True,
+    drop_stop_reasons=frozenset({"error"}),
+    synthesize_missing_results=True,
+    # What Claude Code writes for a call whose result never came (seen on resume; the peer
+    # README quotes only its beginning).
+    synthetic_result_text="[Tool call interrupted: the session ended before this call's result was recorded]",
+    summary_prefix="",
+    summary_suffix="",
+)
+RUNTIMES["claude_code"] = CLAUDE_CODE
+
 
 def runtime_for(fmt: str) -> Runtime:
     return RUNTIMES.get(fmt, NATIVE)

@@ -29,6 +29,8 @@ def detect(lines: list[RawLine]) -> str | None:
                 return "native"
             if pi.looks_like(o):
                 return "pi"
+            if claude_code.looks_like(o):
+                return "claude_code"
             if codex.looks_like(o):
                 return "codex"
     return None
@@ -51,6 +53,8 @@ def _build(
         led = pi.build(lines, name, data)
     elif chosen == "native":
         led = native.build(lines, name)
+    elif chosen == "claude_code":
+        led = claude_code.build(lines, name, data)
     elif chosen == "codex":
         led = codex.build(lines, name)
     else:

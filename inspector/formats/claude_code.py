@@ -1,0 +1,578 @@
+"""Claude Code transcript JSONL (`~/.claude/projects/<project>/<session>.jsonl`; DESIGN §3).
+
+Read-only mapping into the ledger model, checked against what Claude Code 2.1.328 sent
+(`../shared/peers/claude_code/`). What the runtime does, and so what we do:
+
+- Lines are `user`, `assistant`, `system`, `attachment`, `progress` records linked by
+  `uuid`/`parentUuid`, plus bookkeeping lines without a uuid (queue-operation, last-prompt, ...).
+  Only `user` and `assistant` lines are conversation messages; the rest are kept as meta records
+  (attachments are re-injected by the runtime as reminders, not sent as written).
+- An assistant reply is written one content block per line, every line with the same
+  `message.id`: the lines are merged into one message (on the first line; the others become
+  meta records saying so), usage counted once per `message.id` + `requestId`.
+- The next request follows `parentUuid` from the newest line back to the root, but parallel tool
+  calls fan out: each result hangs off its own call's line and the next reply off whichever result
+  was written last, so the others are off the chain. Claude Code still sends all of them, so we
+  put every line of a reply and every result answering it on the active path, in file order.
+- A compaction is a `system` line, subtype `compact_boundary` (`parentUuid: null`,
+  `logicalParentUuid` = the last message before it, `compactMetadata{trigger, preTokens,
+  preservedSegment?, preservedMessages?}`), then a `user` line with `isCompactSummary: true`
+  holding the summary. We follow `logicalParentUuid` so the earlier messages are on the active
+  path (and get a coverage state); the boundary is the checkpoint, the summary line folds into it.
+  Messages `preservedSegment`/`preservedMessages` name are sent verbatim after the summary: we
+  move them just ahead of the boundary, where a checkpoint's retained tail sits.
+- `isMeta` user lines are sent (Claude Code hides them from the user, not from the model: the
+  peer corpus shows them in the requests), so they are ordinary messages here.
+- Sub-agents (`isSidechain: true`) are not part of the main chain; their own files
+  (`<session>/subagents/agent-*.jsonl`) load as sessions of their own.
+
+The parent links the analysis walks (`Record.parent_id`) are the ones the runtime effectively
+uses; where that differs from the line's own `parentUuid`, the line's value is kept in `extra`.
+Bad input never raises: each problem is a Diagnostic naming the line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from inspector.formats.jsonl import RawLine, recover_line
+from inspector.ledger.model import (
+    Block,
+    Checkpoint,
+    Diagnostic,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    Route,
+    Usage,
+    normalize_stop_reason,
+)
+
+FORMAT = "claude_code"
+
+# Lines the runtime chains by uuid and may pick as the newest one (the leaf).
+_CHAINED = frozenset({"user", "assistant", "system", "attachment"})
+# Line types Claude Code writes that carry no message: kept as meta records.
+_BOOKKEEPING = frozenset(
+    {
+        "progress",
+        "attachment",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "permission-mode",
+        "mode",
+        "tools-used",
+        "cost-state",
+        "atis-latch",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "worktree-state",
+        "frame-link",
+        "pr-link",
+        "started",
+        "result",
+        "relocated",
+        "bridge-session",
+        "tag",
+    }
+)
+# Fields the model above represents; everything else on a line is kept in `extra`.
+_MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def looks_like(obj: Any) -> bool:
+    """Content sniffing: a Claude Code conversation line (type user/assistant/system/attachment/
+    progress with a `parentUuid` key or a `sessionId`), or one of its bookkeeping lines."""
+    if not isinstance(obj, dict):
+        return False
+    t = obj.get("type")
+    if t in ("user", "assistant"):
+        return isinstance(obj.get("message"), dict) and ("parentUuid" in obj or "sessionId" in obj)
+    if t in ("system", "attachment", "progress"):
+        return "parentUuid" in obj and ("uuid" in obj or "sessionId" in obj)
+    if t in ("file-history-snapshot", "queue-operation", "last-prompt"):
+        return "sessionId" in obj or "messageId" in obj or "snapshot" in obj or "leafUuid" in obj
+    if t == "summary":
+        return "leafUuid" in obj
+    return False
+
+
+class _Source(RecordSource):
+    """Re-reads a record's line as written (for the detail pane's "as written")."""
+
+    __slots__ = ("data", "path")
+
+    def __init__(self, path: str | None, data: bytes | None) -> None:
+        self.path = path
+        self.data = data
+
+    def obj(self, rec: Record) -> Any:
+        if self.data is not None:
+            raw = self.data[rec.offset : rec.offset + rec.length]
+        elif self.path is not None:
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(rec.offset)
+                    raw = f.read(rec.length)
+            except OSError:
+                return None
+        else:
+            return None
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            rl = recover_line(raw, rec.line, rec.offset, False)
+            return rl.objects[0] if rl is not None and rl.objects else None
+
+    def message(self, rec: Record) -> Message | None:  # messages are built eagerly
+        return None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None
+
+
+def _show(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _text_of(content: Any) -> str:
+    """A tool result's content (a string or a list of text/image blocks) as text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
+                parts.append(b["text"])
+            elif isinstance(b, str):
+                parts.append(b)
+        return "\n".join(parts)
+    return ""
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block("text", content)]
+    if not isinstance(content, list):
+        return []
+    out: list[Block] = []
+    for b in content:
+        if not isinstance(b, dict):
+            out.append(Block("other", str(b), raw=b))
+            continue
+        t = b.get("type")
+        if t == "text":
+            out.append(Block("text", b.get("text") if isinstance(b.get("text"), str) else ""))
+        elif t == "thinking":
+            out.append(Block("thinking", b.get("thinking") if isinstance(b.get("thinking"), str) else ""))
+        elif t == "tool_use":
+            cid = b.get("id")
+            out.append(Block("tool_call", call_id=cid if isinstance(cid, str) else None, name=b.get("name"), args=b.get("input")))
+        elif t == "tool_result":
+            cid = b.get("tool_use_id")
+            out.append(
+                Block(
+                    "tool_result",
+                    _text_of(b.get("content")),
+                    call_id=cid if isinstance(cid, str) else None,
+                    is_error=b.get("is_error") is True,
+                )
+            )
+        elif t == "image":
+            out.append(Block("image", raw=b))
+        else:
+            # redacted_thinking, server tool use, documents, fixtures' own block types: kept whole.
+            out.append(Block("other", raw=b))
+    return out
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict):
+        return None
+    vals = [u.get(k) for k in _USAGE_KEYS]
+    if all(v is None for v in vals):
+        return None
+    n = [v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0 for v in vals]
+    return Usage(input=n[0], output=n[1], cache_read=n[2], cache_write=n[3])
+
+
+def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
+    blocks = _blocks(m.get("content"))
+    if o.get("type") == "assistant":
+        stop_raw = m.get("stop_reason")
+        stop = normalize_stop_reason(stop_raw)
+        err = None
+        if o.get("isApiErrorMessage") is True:
+            # A synthetic reply standing for a failed request: no request ever produced it.
+            stop = "error"
+            err = next((b.text for b in blocks if b.type == "text" and b.text), None) or str(o.get("error") or "")
+        model = m.get("model")
+        return Message(
+            "assistant",
+            blocks,
+            stop_reason=stop,
+            stop_reason_raw=stop_raw,
+            usage=_usage(m.get("usage")),
+            route=Route(model, None) if isinstance(model, str) else None,
+            error_message=err,
+            source_role="assistant",
+        )
+    role = "tool" if any(b.type == "tool_result" for b in blocks) else "user"
+    return Message(role, blocks, source_role="user")
+
+
+def _extra(o: dict[str, Any], m: dict[str, Any] | None) -> dict[str, Any] | None:
+    out = {k: v for k, v in o.items() if k not in _MAPPED}
+    if m is not None:
+        # The API message's own fields (id, model, usage, ...), not its content.
+        rest = {k: v for k, v in m.items() if k not in ("role", "content")}
+        if rest:
+            out["message"] = rest
+    elif "message" in o:
+        out["message"] = o["message"]
+    return out or None
+
+
+def _group_key(o: dict[str, Any], m: dict[str, Any]) -> tuple[Any, ...] | None:
+    mid = m.get("id")
+    if not isinstance(mid, str) or not mid:
+        return None
+    return (o.get("isSidechain") is True, o.get("agentId"), mid)
+
+
+def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
+    """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
+    diags: list[Diagnostic] = []
+    records: list[Record] = []
+    objs: list[dict[str, Any]] = []  # per seq, the line's object
+    source = _Source(path, data)
+    session_id: str | None = None
+    # assistant reply groups: key -> seqs in file order
+    groups: dict[tuple[Any, ...], list[int]] = {}
+
+    seq = 0
+    for rl in lines:
+        if rl.diagnostic is not None:
+            diags.append(rl.diagnostic)
+        for o in rl.objects:
+            if not isinstance(o, dict):
+                diags.append(
+                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
+                )
+                continue
+            t = o.get("type")
+            uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+            pid = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) and o.get("parentUuid") else None
+            ts = o.get("timestamp")
+            if session_id is None and isinstance(o.get("sessionId"), str):
+                session_id = o["sessionId"]
+            m = o.get("message")
+            if t in ("user", "assistant"):
+                if not isinstance(m, dict):
+                    diags.append(
+                        Diagnostic(
+                            rl.line,
+                            "invalid_field",
+                            f"line {rl.line}: {t} line: field 'message' is {'missing' if m is None else 'not an object (' + _show(m) + ')'}; "
+                            "kept as a record no request carries",
+                            seqs=[seq],
+                        )
+                    )
+                    rec = Record(seq, rl.line, "unknown", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
+                else:
+                    rec = Record(
+                        seq, rl.line, "message", str(t), uuid, pid, ts, message=_message(o, m),
+                        extra=_extra(o, m), offset=rl.offset, length=rl.length,
+                    )
+                    if t == "assistant":
+                        key = _group_key(o, m)
+                        if key is not None:
+                            groups.setdefault(key, []).append(seq)
+            elif t == "system":
+                sub = o.get("subtype")
+                if sub == "compact_boundary":
+                    rec = _boundary(o, rl, seq, uuid, ts, diags)
+                else:
+                    rec = Record(
+                        seq, rl.line, "meta", f"system:{sub}" if isinstance(sub, str) else "system", uuid, pid, ts,
+                        extra=_extra(o, None), offset=rl.offset, length=rl.length,
+                    )
+            elif t in _BOOKKEEPING:
+                rec = Record(seq, rl.line, "meta", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
+            else:
+                # Unknown line type: kept whole and shown, never fatal.
+                rec = Record(
+                    seq, rl.line, "unknown", t if isinstance(t, str) else str(t), uuid, pid, ts,
+                    extra=_extra(o, None), offset=rl.offset, length=rl.length,
+                )
+            rec._source = source
+            records.append(rec)
+            objs.append(o)
+            if rl.diagnostic is not None:
+                rl.diagnostic.seqs.append(seq)
+            seq += 1
+
+    led = Ledger(path=path, format=FORMAT, session_id=session_id, header=None, records=records, diagnostics=diags)
+    if not records:
+        return led
+    merged = _merge_replies(records, groups)
+    _attach_summaries(records, objs)
+    _check_ids(led)
+    _active_path(led, objs, merged)
+    return led
+
+
+def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: Any, diags: list[Diagnostic]) -> Record:
+    meta = o.get("compactMetadata")
+    if not isinstance(meta, dict):
+        if meta is not None:
+            diags.append(
+                Diagnostic(rl.line, "invalid_field", f"line {rl.line}: compact_boundary: field 'compactMetadata' is not an object ({_show(meta)}); read as empty", seqs=[seq])
+            )
+        meta = {}
+    pre = meta.get("preTokens")
+    seg = meta.get("preservedSegment")
+    head = seg.get("headUuid") if isinstance(seg, dict) and isinstance(seg.get("headUuid"), str) else None
+    trigger = meta.get("trigger")
+    cp = Checkpoint(
+        summary="",
+        first_kept_id=head,
+        tokens_before=pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
+        trigger=trigger if isinstance(trigger, str) else None,
+        details=meta or None,
+    )
+    lp = o.get("logicalParentUuid")
+    # The runtime's chain stops here (parentUuid null); the analysis follows the logical parent
+    # so what came before has a coverage state.
+    parent = lp if isinstance(lp, str) and lp else None
+    return Record(
+        seq, rl.line, "checkpoint", "system:compact_boundary", uuid, parent, ts, checkpoint=cp,
+        extra=_extra(o, None), offset=rl.offset, length=rl.length,
+    )
+
+
+def _merge_replies(records: list[Record], groups: dict[tuple[Any, ...], list[int]]) -> dict[int, list[int]]:
+    """One message per API reply: the blocks of every line sharing `message.id`, in file order,
+    on the first line; usage once per `message.id` + `requestId` (each line repeats it).
+    Returns first seq -> the seqs of all its lines, for replies written on several lines."""
+    merged: dict[int, list[int]] = {}
+    for seqs in groups.values():
+        if len(seqs) < 2:
+            continue
+        first = records[seqs[0]]
+        merged[first.seq] = seqs
+        m = first.message
+        assert m is not None
+        blocks: list[Block] = []
+        seen_calls: set[str] = set()
+        stop_raw: Any = None
+        stop: str | None = None
+        usage_by_request: dict[Any, Usage] = {}
+        err: str | None = None
+        for s in seqs:
+            r = records[s]
+            rm = r.message
+            assert rm is not None
+            for b in rm.blocks:
+                if b.type == "tool_call" and b.call_id is not None:
+                    if b.call_id in seen_calls:
+                        continue  # a line repeating an earlier block: once is what was sent
+                    seen_calls.add(b.call_id)
+                blocks.append(b)
+            if rm.stop_reason is not None:
+                stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
+            err = rm.error_message or err
+            if rm.usage is not None:
+                rid = (r.extra or {}).get("requestId")
+                usage_by_request[rid] = rm.usage  # the last line's count is the final one
+        total: Usage | None = None
+        for u in usage_by_request.values():
+            total = u if total is None else total + u
+        first.message = Message(
+            "assistant",
+            blocks,
+            stop_reason=stop,
+            stop_reason_raw=stop_raw,
+            usage=total,
+            route=m.route,
+            error_message=err,
+            source_role="assistant",
+        )
+        extra = dict(first.extra or {})
+        extra["merged_lines"] = [records[s].line for s in seqs]
+        first.extra = extra
+        for s in seqs[1:]:
+            r = records[s]
+            r._message = None
+            r.kind = "meta"
+            r.role = None
+            r.stop_reason = None
+            r.call_ids = ()
+            e = dict(r.extra or {})
+            e["merged_into_line"] = first.line
+            r.extra = e
+    return merged
+
+
+def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None:
+    """The `isCompactSummary` user line after a boundary holds its summary: it becomes the
+    checkpoint's summary, and the line a meta record (the summary item stands for it)."""
+    pending: Record | None = None
+    for r, o in zip(records, objs, strict=True):
+        if r.kind == "checkpoint":
+            pending = r
+            continue
+        if pending is None or r.kind != "message":
+            continue
+        if o.get("type") == "user" and o.get("isCompactSummary") is True and r.message is not None:
+            cp = pending.checkpoint
+            assert cp is not None
+            cp.summary = r.message.text()
+            r._message = None
+            r.kind = "meta"
+            r.role = None
+            e = dict(r.extra or {})
+            e["summary_of_line"] = pending.line
+            r.extra = e
+            ce = dict(pending.extra or {})
+            ce["summary_line"] = r.line
+            ce["summary_uuid"] = r.id
+            pending.extra = ce
+        pending = None
+
+
+def _check_ids(led: Ledger) -> None:
+    seen: dict[str, Record] = {}
+    for r in led.records:
+        if r.id is None:
+            continue
+        first = seen.get(r.id)
+        if first is None:
+            seen[r.id] = r
+            continue
+        led.diagnostics.append(
+            Diagnostic(
+                r.line,
+                "duplicate_id",
+                f"line {r.line}: uuid {r.id!r} was already used on line {first.line} "
+                "(references to it resolve to the last line written with it, as in Claude Code)",
+                seqs=[first.seq, r.seq],
+            )
+        )
+
+
+def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list[int]]) -> None:
+    """Find the leaf, walk to the root, put the off-chain lines the runtime still sends on the
+    path, and link the path's records to each other so the analysis walks exactly it."""
+    records = led.records
+    by_id = led.by_id()
+    main = [r for r, o in zip(records, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED and o.get("isSidechain") is not True]
+    # A sub-agent's own file is all sidechain: its newest line is its leaf.
+    cands = main or [r for r, o in zip(records, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED]
+    if not cands:
+        return
+    leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
+    chain: list[int] = []
+    seen: set[int] = set()
+    cur: int | None = leaf
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        chain.append(cur)
+        pid = records[cur].parent_id
+        cur = by_id.get(pid) if pid is not None else None
+    if cur is not None:
+        r = records[chain[-1]]
+        led.diagnostics.append(
+            Diagnostic(
+                r.line,
+                "parent_cycle",
+                f"line {r.line}: parentUuid {r.parent_id!r} leads back into its own ancestry (a cycle); the walk stops there",
+                severity="error",
+                seqs=[r.seq],
+            )
+        )
+    chain.reverse()
+    path = _with_parallel_results(records, chain, merged)
+    path = _preserved_before_boundaries(records, path, by_id)
+    # Link the path: each record's parent is the one before it (the line's own parentUuid is
+    # kept in `extra` where that differs).
+    prev_id: str | None = None
+    for s in path:
+        r = records[s]
+        if r.parent_id != prev_id:
+            e = dict(r.extra or {})
+            e.setdefault("parentUuid", objs[s].get("parentUuid"))
+            r.extra = e
+            r.parent_id = prev_id
+        prev_id = r.id
+    led.leaf_seq = path[-1] if path else None
+    led._by_id = None
+
+
+def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]]) -> list[int]:
+    """The chain plus every line of each reply on it and every result answering that reply,
+    each placed after the newest line of the same reply/results before it in file order."""
+    on = set(chain)
+    # call id -> seqs of result lines answering it (any branch)
+    results: dict[str, list[int]] = {}
+    for r in records:
+        if r.kind == "message" and r.role == "tool" and r.message is not None:
+            for cid in r.message.tool_result_ids():
+                results.setdefault(cid, []).append(r.seq)
+    path = list(chain)
+    for s in chain:
+        r = records[s]
+        if r.kind != "message" or r.role != "assistant" or r.message is None:
+            continue
+        family = set(merged.get(s, (s,)))
+        for cid in r.message.tool_call_ids():
+            family |= set(results.get(cid, ()))
+        missing = sorted(x for x in family if x not in on)
+        for x in missing:
+            before = [p for p in family if p < x and (p in on)]
+            anchor = max(before) if before else s
+            path.insert(path.index(anchor) + 1, x)
+            on.add(x)
+    return path
+
+
+def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: dict[str, int]) -> list[int]:
+    """Move the messages a boundary keeps verbatim to just before it (the runtime sends them
+    right after the summary), so the checkpoint's retained tail is exactly them."""
+    for s in list(path):
+        r = records[s]
+        if r.kind != "checkpoint" or r.checkpoint is None:
+            continue
+        cp = r.checkpoint
+        meta = cp.details if isinstance(cp.details, dict) else {}
+        pos = path.index(s)
+        before = path[:pos]
+        kept: list[int] = []
+        pm = meta.get("preservedMessages")
+        seg = meta.get("preservedSegment")
+        if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
+            want = {by_id[u] for u in pm["uuids"] if isinstance(u, str) and u in by_id}
+            kept = [x for x in before if x in want]
+        elif isinstance(seg, dict) and isinstance(seg.get("headUuid"), str) and isinstance(seg.get("tailUuid"), str):
+            h, t = by_id.get(seg["headUuid"]), by_id.get(seg["tailUuid"])
+            if h in before and t in before:
+                i, j = sorted((before.index(h), before.index(t)))  # type: ignore[arg-type]
+                kept = before[i : j + 1]
+        if not kept:
+            continue
+        rest = [x for x in before if x not in set(kept)]
+        path = rest + kept + path[pos:]
+        first_msg = next((x for x in kept if records[x].kind == "message"), None)
+        cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
+    return path

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the pinned pi coding agent (the peers' runtime) into ./.pi for the pi acceptance tests
+# (tests/test_pi_accepts.py), the way ../shared/peers/README.md says. Idempotent; without node it
+# says so and does nothing (those tests then skip, printing why).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PI_VERSION="0.73.1"
+PKG="@mariozechner/pi-coding-agent"
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "install_pi: node/npm not found: the pi acceptance tests will be skipped"
+  exit 0
+fi
+have=""
+if [ -f ".pi/node_modules/$PKG/package.json" ]; then
+  have=$(node -e "console.log(require('./.pi/node_modules/$PKG/package.json').version)")
+fi
+if [ "$have" != "$PI_VERSION" ]; then
+  echo "install_pi: installing $PKG@$PI_VERSION into .pi/"
+  npm install --prefix .pi --no-audit --no-fund --save-exact --loglevel=error "$PKG@$PI_VERSION" >/dev/null
+fi
+echo "install_pi: $PKG $(node -e "console.log(require('./.pi/node_modules/$PKG/package.json').version)") in .pi/"
