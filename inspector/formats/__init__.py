@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.formats import codex, native, pi
+from inspector.formats import claude_code, codex, native, pi
 from inspector.formats.jsonl import (
     LoadError,
     PrefixHasher,
@@ -16,7 +16,7 @@ from inspector.formats.jsonl import (
 )
 from inspector.ledger.model import Ledger
 
-FORMATS: tuple[str, ...] = ("native", "pi", "codex")
+FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code")
 
 __all__ = ["FORMATS", "LoadError", "detect", "load", "load_bytes"]
 
