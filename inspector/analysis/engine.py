@@ -630,10 +630,19 @@ def analyze(
         lost = [s for s in rp if s not in on and led.records[s].kind == "message"]
     if led.runtime_rejects_file:
         lost = [r.seq for r in led.records if r.kind == "message"]
-    views = checkpoint_views(led, path, rt)
-    ctx = effective_context(led, path, views, rt, tok)
-    total, source = context_total(led, ctx, views, tok)
-    states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
+    if rt.context_rule == "timestamp_ranges":
+        from inspector.analysis import adk
+
+        views = adk.views(led, path)
+        agent = led.header.get("next_agent") if led.header else None
+        ctx, reinjected = adk.next_request(led, agent)
+        total, source = context_total(led, ctx, views, tok)
+        states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
+    else:
+        views = checkpoint_views(led, path, rt)
+        ctx = effective_context(led, path, views, rt, tok)
+        total, source = context_total(led, ctx, views, tok)
+        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(

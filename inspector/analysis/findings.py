@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
-from inspector.analysis.intervals import subtract
 from inspector.compaction.protocol import summary_completeness
 from inspector.ledger.model import Record
 
@@ -136,10 +135,10 @@ def hole_causes(report: Report) -> dict[int, CheckpointView]:
     for v in report.checkpoints:
         if not holes:
             break
-        gaps = subtract((0, v.cut), v.rep)
         left: list[int] = []
         for i in holes:
-            if i < v.cut and path[i] not in v.keep and any(a <= i < b for a, b in gaps):
+            # Removed (ADK: by a timestamp range, not a prefix) and not represented.
+            if v.is_removed(i) and not v.is_represented(i):
                 cause[path[i]] = v
             else:
                 left.append(i)

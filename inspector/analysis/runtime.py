@@ -21,6 +21,9 @@ class Runtime:
     synthetic_result_text: str
     summary_prefix: str
     summary_suffix: str
+    # "boundary": the latest checkpoint's cut (pi, native); "timestamp_ranges": ADK's surviving
+    # compaction ranges (inspector/analysis/adk.py).
+    context_rule: str = "boundary"
     # A checkpoint replaces all earlier history with its own replacement history, sent in that
     # order ahead of what came after it (Codex `compacted`); tool calls and results pair across
     # the whole request (one item per line), and a result whose call is gone is dropped.
@@ -80,6 +83,20 @@ CLAUDE_CODE = Runtime(
     summary_suffix="",
 )
 RUNTIMES["claude_code"] = CLAUDE_CODE
+
+# Google ADK: every surviving compaction range removes the events its timestamps span; each
+# summary is sent at its end_timestamp as the agent's own turn (inspector/analysis/adk.py).
+ADK = Runtime(
+    name="adk",
+    tree=False,
+    drop_stop_reasons=frozenset(),
+    synthesize_missing_results=False,
+    synthetic_result_text="",
+    summary_prefix="",
+    summary_suffix="",
+    context_rule="timestamp_ranges",
+)
+RUNTIMES["adk"] = ADK
 
 
 def runtime_for(fmt: str) -> Runtime:

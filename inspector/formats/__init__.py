@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.formats import claude_code, codex, native, pi
+from inspector.formats import adk, claude_code, codex, native, pi
 from inspector.formats.jsonl import (
     LoadError,
     PrefixHasher,
@@ -16,7 +16,7 @@ from inspector.formats.jsonl import (
 )
 from inspector.ledger.model import Ledger
 
-FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code")
+FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code", "adk")
 
 __all__ = ["FORMATS", "LoadError", "detect", "load", "load_bytes"]
 
@@ -85,6 +85,7 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
     decoded by a forked helper too) and are hashed on another thread meanwhile; other formats are
     parsed whole.
     """
+    path, session_sel = adk.split_selector(path)  # ADK databases: FILE.db#SESSION_ID
     size = check_openable(path)
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
@@ -92,6 +93,18 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
         raise LoadError(f"{path}: cannot open ({e.strerror})") from e
     with f:
         head = f.read(65536)
+        # ADK: a SQLite database (before the binary check) or a session.model_dump() JSON object.
+        if fmt in (None, "adk") and adk.is_sqlite(head):
+            led = adk.load_sqlite(path, path, session_sel, upto_line)
+        elif fmt == "adk" or (fmt is None and adk.sniff_dump(head)):
+            led = adk.load_json(head + f.read(), path, upto_line)
+        else:
+            led = None
+        if led is not None:
+            led.size = size
+            led.sha256 = hash_prefix(path, size)
+            led.upto_line = upto_line
+            return led
         if b"\x00" in head[:8192]:
             raise LoadError(f"{path}: line 1: binary data (NUL bytes), not a JSONL session file")
         chosen = fmt or (detect(_sniff(head)) if head.strip() else None)
@@ -114,6 +127,10 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
 
 
 def load_bytes(data: bytes, name: str = "<bytes>", fmt: str | None = None, upto_line: int | None = None) -> Ledger:
+    if fmt == "adk" or (fmt is None and adk.sniff_dump(data[:65536])):
+        led = adk.load_json(data, name, upto_line)
+        led.upto_line = upto_line
+        return led
     lines, size, digest = parse_bytes(data, name, upto_line)
     led = _build(lines, name, fmt, size, digest, data)
     led.upto_line = upto_line

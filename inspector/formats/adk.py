@@ -1,0 +1,588 @@
+"""Google ADK sessions (google-adk 2.x): a `session.model_dump()` JSON dump, or a SQLite file
+written by `SqliteSessionService`, `DatabaseSessionService` schema v1 or the legacy v0 schema.
+
+Every event becomes one record, in the order the session service returns them (SQLite service:
+timestamp then append order; DatabaseSessionService: timestamp then event id). A record's `line`
+is its 1-based position in that order, so `--at N` reads the session as its first N events.
+The append order (SQLite rowid) is kept too: it tells what existed when a summarizer ran.
+
+A database may hold several sessions: the most recently updated one is read unless the path names
+one as `FILE.db#SESSION_ID`; a diagnostic says which was chosen and lists the others.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import pickle
+import pickletools
+import sqlite3
+from typing import Any
+
+import orjson
+
+from inspector.formats import adk_compaction as rules
+from inspector.formats.jsonl import LoadError
+from inspector.ledger.model import (
+    Block,
+    Checkpoint,
+    Diagnostic,
+    Ledger,
+    Message,
+    Record,
+    Usage,
+    normalize_stop_reason,
+)
+
+FORMAT = "adk"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
+_KNOWN = frozenset(
+    {
+        "id",
+        "timestamp",
+        "author",
+        "content",
+        "actions",
+        "invocation_id",
+        "branch",
+        "usage_metadata",
+        "finish_reason",
+    }
+)
+# Events ADK never puts in a request (`_is_auth_event` and friends).
+_FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def looks_like_dump(obj: Any) -> bool:
+    """A `Session.model_dump()`: an object with an `events` list and the session's keys."""
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("events"), list)
+        and "app_name" in obj
+        and "user_id" in obj
+        and ("id" in obj or "last_update_time" in obj)
+    )
+
+
+def is_sqlite(head: bytes) -> bool:
+    return head.startswith(SQLITE_MAGIC)
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+def split_selector(path: str) -> tuple[str, str | None]:
+    """`FILE.db#SESSION_ID` -> (FILE.db, SESSION_ID)."""
+    import os
+
+    if "#" in path and not os.path.exists(path):
+        base, sid = path.rsplit("#", 1)
+        return base, sid or None
+    return path, None
+
+
+def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise LoadError(
+            f"{name}: line 1: not valid JSON ({e}); an ADK session dump is one JSON object"
+        ) from None
+    if not looks_like_dump(obj):
+        raise LoadError(
+            f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
+        )
+    diags: list[Diagnostic] = []
+    objs: list[dict[str, Any]] = []
+    for i, e in enumerate(obj["events"]):
+        if isinstance(e, dict):
+            objs.append(e)
+        else:
+            diags.append(
+                Diagnostic(
+                    i + 1,
+                    "malformed_event",
+                    f"event {i + 1}: not a JSON object ({type(e).__name__}); skipped",
+                )
+            )
+    meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
+    return build(objs, list(range(len(objs))), name, meta, "json", diags, upto)
+
+
+def _row_float(v: Any) -> float | None:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            d = _dt.datetime.fromisoformat(v)
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)  # ADK stores naive UTC datetimes
+        return d.timestamp()
+    return None
+
+
+def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as e:
+        raise LoadError(f"{name}: cannot open as SQLite ({e})") from None
+    try:
+        return _load_sqlite(con, name, session_id, upto)
+    except sqlite3.DatabaseError as e:
+        raise LoadError(f"{name}: SQLite database could not be read ({e})") from None
+    finally:
+        con.close()
+
+
+def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
+    return {r[1]: (r[2] or "").upper() for r in con.execute(f"PRAGMA table_info({table})")}
+
+
+def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "events" not in tables or "sessions" not in tables:
+        raise LoadError(
+            f"{name}: a SQLite database, but not an ADK session store (no sessions/events tables)"
+        )
+    ev_cols = _columns(con, "events")
+    version = "sqlite"
+    if "adk_internal_metadata" in tables:
+        row = con.execute("SELECT value FROM adk_internal_metadata WHERE key='schema_version'").fetchone()
+        version = f"v{row[0]}" if row else "v1"
+    elif "event_data" not in ev_cols and "actions" in ev_cols:
+        version = "v0"
+    elif "event_data" not in ev_cols:
+        raise LoadError(f"{name}: an ADK-like database whose events table has neither event_data nor actions")
+    sessions = con.execute("SELECT app_name, user_id, id, update_time FROM sessions").fetchall()
+    if not sessions:
+        raise LoadError(f"{name}: row 1: the database holds no session")
+    diags: list[Diagnostic] = []
+    keyed = sorted(sessions, key=lambda s: (_row_float(s[3]) or 0.0, str(s[2])))
+    if session_id is not None:
+        pick = [s for s in sessions if s[2] == session_id]
+        if not pick:
+            others = ", ".join(str(s[2]) for s in keyed[-10:])
+            raise LoadError(f"{name}: no session {session_id!r} in this database (sessions: {others})")
+        chosen = pick[-1]
+        why = "named in the path"
+    else:
+        chosen = keyed[-1]
+        why = "the most recently updated"
+    if len(sessions) > 1 or session_id is not None:
+        others = [str(s[2]) for s in reversed(keyed) if s is not chosen]
+        listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        diags.append(
+            Diagnostic(
+                0,
+                "session_choice",
+                f"{name}: {len(sessions)} session{'s' if len(sessions) != 1 else ''} in this database; reading "
+                f"{chosen[2]!r} (app {chosen[0]!r}, user {chosen[1]!r}), {why}"
+                + (f"; others: {listed} (pick one with FILE#SESSION_ID)" if others else ""),
+                severity="info",
+            )
+        )
+    app, user, sid, upd = chosen
+    where = "app_name=? AND user_id=? AND session_id=?"
+    objs: list[dict[str, Any]] = []
+    ranks: list[int] = []
+    if version == "sqlite":
+        # SqliteSessionService: ORDER BY timestamp DESC, rowid DESC, reversed.
+        rows = con.execute(
+            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, rowid",
+            (app, user, sid),
+        ).fetchall()
+    elif version == "v0":
+        rows = con.execute(
+            f"SELECT rowid, * FROM events WHERE {where} ORDER BY timestamp, id", (app, user, sid)
+        ).fetchall()
+    else:
+        # DatabaseSessionService: ORDER BY timestamp DESC, id DESC, reversed.
+        rows = con.execute(
+            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, id",
+            (app, user, sid),
+        ).fetchall()
+    names = ["rowid", *ev_cols.keys()]
+    for n, row in enumerate(rows, start=1):
+        if version == "v0":
+            obj, problem = _v0_event(dict(zip(names, row, strict=False)))
+        else:
+            obj, problem = _json_event(row[1], row[2])
+        if obj is None:
+            diags.append(
+                Diagnostic(n, "malformed_row", f"{name}: row {n} (rowid {row[0]}): {problem}; event skipped")
+            )
+            continue
+        if problem:
+            diags.append(
+                Diagnostic(
+                    n,
+                    "malformed_row",
+                    f"{name}: row {n} (rowid {row[0]}): {problem}",
+                    recovered="the rest of the event",
+                )
+            )
+        objs.append(obj)
+        ranks.append(int(row[0]))
+    meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
+    return build(objs, ranks, name, meta, version, diags, upto)
+
+
+def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
+    if data is None:
+        return None, "event_data is NULL"
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        return None, f"event_data is not valid JSON ({e})"
+    if not isinstance(obj, dict):
+        return None, "event_data is not a JSON object"
+    if not isinstance(obj.get("timestamp"), int | float):
+        ts = _row_float(ts_col)
+        if ts is None:
+            return None, "no usable timestamp"
+        obj["timestamp"] = ts
+    return obj, ""
+
+
+# ---------------------------------------------------------------------------------------- v0 pickles
+
+
+class _Opaque:
+    """Stands in for any pydantic model or enum a v0 `actions` pickle names: nothing is imported
+    or called; the pickled state is kept as plain data."""
+
+    __slots__ = ("args", "state")
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+        self.state: Any = None
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+
+def _reconstruct(cls: Any, base: Any = None, state: Any = None) -> Any:
+    return cls() if isinstance(cls, type) and issubclass(cls, _Opaque) else None
+
+
+def _newobj(cls: Any, *args: Any) -> Any:
+    return cls(*args) if isinstance(cls, type) and issubclass(cls, _Opaque) else None
+
+
+_SAFE_BUILTINS = {
+    "dict": dict,
+    "list": list,
+    "set": set,
+    "frozenset": frozenset,
+    "tuple": tuple,
+    "str": str,
+    "bytes": bytes,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "object": object,
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves only plain containers and ADK/genai/pydantic data classes (as `_Opaque`); any
+    other global (a callable, an os/subprocess function) is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        if module == "copyreg" and name == "_reconstructor":
+            return _reconstruct
+        if module == "copyreg" and name == "__newobj__":
+            return _newobj
+        if module.startswith(("google.adk.", "google.genai.", "pydantic.")) or module in ("datetime", "enum"):
+            return type(name, (_Opaque,), {"__slots__": ()})
+        raise pickle.UnpicklingError(f"refused global {module}.{name}")
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError("persistent ids are not supported")
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, _Opaque):
+        if v.state is None and v.args:
+            return _plain(v.args[0])  # an enum: its value
+        st = v.state
+        if isinstance(st, tuple) and st and isinstance(st[0], dict):
+            st = st[0]
+        if isinstance(st, dict) and "__dict__" in st:
+            st = st["__dict__"]  # pydantic v2: {'__dict__': fields, '__pydantic_fields_set__': ...}
+        return _plain(st)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple | set | frozenset):
+        return [_plain(x) for x in v]
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return v
+
+
+def unpickle_actions(blob: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A v0 `actions` blob as plain data, without importing or calling anything it names."""
+    try:
+        pickletools.genops(blob).__next__()  # a pickle at all?
+        obj = _Unpickler(io.BytesIO(blob)).load()
+    except Exception as e:  # untrusted bytes: any failure is a diagnostic
+        return None, f"actions pickle not read ({type(e).__name__}: {e})"
+    out = _plain(obj)
+    return (out, "") if isinstance(out, dict) else (None, "actions pickle is not an object")
+
+
+def _v0_event(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    ts = _row_float(row.get("timestamp"))
+    if ts is None:
+        return None, "no usable timestamp"
+    obj: dict[str, Any] = {
+        "id": row.get("id"),
+        "invocation_id": row.get("invocation_id"),
+        "author": row.get("author"),
+        "branch": row.get("branch"),
+        "timestamp": ts,
+    }
+    problem = ""
+    for k in (
+        "content",
+        "usage_metadata",
+        "grounding_metadata",
+        "custom_metadata",
+        "input_transcription",
+        "output_transcription",
+    ):
+        v = row.get(k)
+        if isinstance(v, str):
+            try:
+                obj[k] = orjson.loads(v)
+            except orjson.JSONDecodeError:
+                problem = f"{k} is not valid JSON"
+    lr = row.get("long_running_tool_ids_json")
+    if isinstance(lr, str):
+        try:
+            obj["long_running_tool_ids"] = orjson.loads(lr)
+        except orjson.JSONDecodeError:
+            problem = "long_running_tool_ids_json is not valid JSON"
+    for k in ("partial", "turn_complete", "error_code", "error_message", "interrupted"):
+        if row.get(k) is not None:
+            obj[k] = row[k]
+    blob = row.get("actions")
+    if isinstance(blob, bytes | memoryview):
+        actions, why = unpickle_actions(bytes(blob))
+        if actions is None:
+            problem = why + " (a compaction in it would be missed)"
+        else:
+            obj["actions"] = actions
+    return obj, problem
+
+
+# ---------------------------------------------------------------------------------------- events -> records
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if not isinstance(content, dict):
+        return []
+    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+
+
+def _result_text(resp: Any) -> str:
+    if isinstance(resp, str):
+        return resp
+    try:
+        return orjson.dumps(resp).decode()
+    except TypeError:
+        return str(resp)
+
+
+def event_message(o: dict[str, Any]) -> Message | None:
+    """The message an event carries, or None for an event with no content."""
+    content = o.get("content")
+    parts = _parts(content)
+    if not parts:
+        return None
+    blocks: list[Block] = []
+    calls = results = 0
+    for p in parts:
+        fc, fr = p.get("function_call"), p.get("function_response")
+        if isinstance(fc, dict):
+            calls += 1
+            blocks.append(Block("tool_call", call_id=fc.get("id"), name=fc.get("name"), args=fc.get("args")))
+        elif isinstance(fr, dict):
+            results += 1
+            blocks.append(
+                Block(
+                    "tool_result",
+                    text=_result_text(fr.get("response")),
+                    call_id=fr.get("id"),
+                    name=fr.get("name"),
+                )
+            )
+        elif isinstance(p.get("text"), str):
+            blocks.append(Block("thinking" if p.get("thought") else "text", text=p["text"]))
+        else:
+            blocks.append(Block("other", raw=p))
+    author = str(o.get("author") or "")
+    role_raw = content.get("role") if isinstance(content, dict) else None
+    if results and not calls:
+        role = "tool"
+    elif role_raw == "model" or (author != "user" and role_raw != "user"):
+        role = "assistant"
+    else:
+        role = "user"
+    stop = None
+    stop_raw = o.get("finish_reason")
+    if role == "assistant":
+        if o.get("error_code"):
+            stop, stop_raw = "error", o.get("error_code")
+        elif calls:
+            stop = "tool_use"
+        elif isinstance(stop_raw, str):
+            stop = _FINISH.get(stop_raw) or normalize_stop_reason(stop_raw)
+        else:
+            stop = "stop"
+    usage = None
+    um = o.get("usage_metadata")
+    if isinstance(um, dict):
+        prompt = um.get("prompt_token_count") or 0
+        cached = um.get("cached_content_token_count") or 0
+        out = (um.get("candidates_token_count") or 0) + (um.get("thoughts_token_count") or 0)
+        if isinstance(prompt, int) and isinstance(cached, int) and isinstance(out, int):
+            usage = Usage(max(prompt - cached, 0), out, cached, 0)
+    source = (
+        "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
+    )
+    never = any(b.name in _FRAMEWORK_CALLS for b in blocks if b.type in ("tool_call", "tool_result"))
+    visible = [b for b in blocks if b.type != "thinking" and not (b.type == "text" and not b.text)]
+    if not visible and not any(p.get("thought_signature") for p in parts):
+        never = True  # ADK's _contains_empty_content: thoughts only, or empty text
+    return Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
+
+
+def _summary_text(content: Any) -> str:
+    return "\n".join(p["text"] for p in _parts(content) if isinstance(p.get("text"), str))
+
+
+def build(
+    objs: list[dict[str, Any]],
+    ranks: list[int],
+    name: str,
+    meta: dict[str, Any],
+    version: str,
+    diags: list[Diagnostic],
+    upto: int | None,
+) -> Ledger:
+    if upto is not None:
+        objs, ranks = objs[:upto], ranks[:upto]
+    events = rules.make_events(objs, ranks)
+    facts = rules.analyze_compactions(events)
+    by_index = {e.index: e.id for e in events}
+    records: list[Record] = []
+    for e in events:
+        o = e.obj
+        extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in (None, {}, [], "")}
+        for k in ("author", "branch", "invocation_id"):
+            if o.get(k) is not None:
+                extra[k] = o[k]
+        actions = o.get("actions")
+        if isinstance(actions, dict):
+            acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
+            if acts:
+                extra["actions"] = acts
+        line = e.index + 1
+        if e.index in facts:
+            f = facts[e.index]
+            usage = None
+            um = o.get("usage_metadata")
+            if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
+                usage = Usage(um.get("prompt_token_count") or 0, um.get("candidates_token_count") or 0)
+            cp = Checkpoint(
+                summary=_summary_text(e.summary_content),
+                trigger="token_threshold" if f.seed is not None else None,
+                usage=usage,
+                details=f.details(by_index),
+            )
+            if not e.valid_compaction:
+                diags.append(
+                    Diagnostic(
+                        line,
+                        "invalid_compaction",
+                        f"{name}: event {line}: compaction without start, end or summary; ADK ignores it",
+                    )
+                )
+            records.append(
+                Record(
+                    e.index,
+                    line,
+                    "checkpoint",
+                    "compaction",
+                    e.id,
+                    None,
+                    e.ts,
+                    checkpoint=cp,
+                    run_id=e.invocation_id,
+                    extra=extra,
+                )
+            )
+            continue
+        m = event_message(o)
+        kind = "message" if m is not None else "meta"
+        records.append(
+            Record(
+                e.index, line, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
+            )
+        )
+    header = {
+        "app_name": meta.get("app_name"),
+        "user_id": meta.get("user_id"),
+        "session_id": meta.get("id"),
+        "last_update_time": meta.get("last_update_time"),
+        "storage": version,
+        "append_ranks": ranks,
+    }
+    agent, why = next_agent(events)
+    header["next_agent"] = agent
+    header["next_agent_reason"] = why
+    led = Ledger(
+        path=name,
+        format=FORMAT,
+        session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
+        header=header,
+        records=records,
+        diagnostics=diags,
+        version=1 if version == "v1" else 0 if version == "v0" else None,
+    )
+    led.leaf_seq = len(records) - 1 if records else None
+    return led
+
+
+def next_agent(events: list[rules.Ev]) -> tuple[str | None, str]:
+    """Which agent makes the next model call (ADK's runner: the agent of the turn in progress, or
+    after a transfer the agent transferred to; for a new turn the last agent that spoke, skipping
+    agents inside a workflow branch, which the runner does not resume)."""
+    for e in reversed(events):
+        if e.is_compaction:
+            continue
+        o = e.obj
+        actions = o.get("actions") if isinstance(o.get("actions"), dict) else {}
+        target = actions.get("transfer_to_agent") if actions else None
+        if isinstance(target, str) and target:
+            return target, f"event {e.index + 1} transfers to it"
+        if e.author == "user" or o.get("branch"):
+            continue
+        return e.author, f"event {e.index + 1} is its latest"
+    return None, "no agent has spoken yet"
+
+
+def sniff_dump(head: bytes) -> bool:
+    """Does this look like the start of a `session.model_dump()` JSON object?"""
+    h = head.lstrip()
+    return h.startswith(b"{") and b'"app_name"' in h and b'"user_id"' in h and b'"events"' in h

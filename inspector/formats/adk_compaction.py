@@ -1,0 +1,318 @@
+"""Google ADK's compaction rules (google-adk 2.13), as pure functions over a session's events.
+
+ADK stores a compaction as an event whose `actions.compaction` holds `start_timestamp`,
+`end_timestamp` and the summary (`compacted_content`). What the runtime sends next depends only on
+those timestamps (`_process_compaction_events`): a range contained in a later wider (or identical,
+later) one is dropped; every surviving summary is materialized at its `end_timestamp`; every raw
+event whose timestamp lies inside any surviving range is left out, summarized or not.
+
+What each summarizer was actually handed is not stored anywhere. It is inferred here from ADK's
+own selection rules (token threshold: the previous summary as a seed plus events newer than its
+end; sliding window: whole invocations) and the append order; where timestamps tie at a range's
+end, from the summarizer's recorded prompt size (`usage_metadata.prompt_token_count` on the
+compaction event), otherwise conservatively (an event that may not have been seen counts as not
+seen). The facts and the inference are kept on each checkpoint's `details` (issue 7 builds a
+policy simulator on them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+# LlmEventSummarizer._DEFAULT_PROMPT_TEMPLATE (google-adk 2.13): only its length matters here.
+SUMMARIZER_TEMPLATE = (
+    "The following is a conversation history between a user and an AI agent."
+    " It may or may not start from a compacted history. Please identify and"
+    " reiterate the user request, summarize the context so far, focusing on"
+    " key decisions made and information obtained, as well as any unresolved"
+    " questions or tasks. "
+    "CRITICAL INSTRUCTIONS: "
+    "1. Explicitly identify and state the primary language used by the user "
+    'at the top of your summary (e.g., "Conversation Language: English"). '
+    "2. If the agent called any tools, accurately list the exact tool names "
+    "used to maintain tool grounding. "
+    "The rest of the summary should be concise and capture the"
+    " essence of the interaction.\n\n{conversation_history}"
+)
+_MAX_TOOL_CONTENT_CHARS = 2000
+
+
+@dataclass(slots=True)
+class Ev:
+    """One session event as the compaction rules see it."""
+
+    index: int  # position in the order the session service returns (the ledger's seq)
+    rank: int  # append order (SQLite rowid; list position for a JSON dump)
+    id: str | None
+    ts: float
+    author: str
+    invocation_id: str | None
+    obj: dict[str, Any]  # the event as stored
+    start: float | None = None  # compaction events only
+    end: float | None = None
+    summary_content: Any = None
+
+    @property
+    def is_compaction(self) -> bool:
+        return self.start is not None or self.end is not None or self.summary_content is not None
+
+    @property
+    def valid_compaction(self) -> bool:
+        return self.summary_content is not None and self.start is not None and self.end is not None
+
+
+def compaction_of(obj: dict[str, Any]) -> dict[str, Any] | None:
+    actions = obj.get("actions")
+    c = actions.get("compaction") if isinstance(actions, dict) else None
+    return c if isinstance(c, dict) else None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v)
+
+
+def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
+    out: list[Ev] = []
+    for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
+        ts = _num(o.get("timestamp"))
+        e = Ev(
+            i,
+            rank,
+            o.get("id"),
+            ts if ts is not None else 0.0,
+            str(o.get("author") or ""),
+            o.get("invocation_id"),
+            o,
+        )
+        c = compaction_of(o)
+        if c is not None:
+            e.start = _num(c.get("start_timestamp"))
+            e.end = _num(c.get("end_timestamp"))
+            e.summary_content = c.get("compacted_content")
+        out.append(e)
+    return out
+
+
+def surviving_ranges(events: list[Ev]) -> list[Ev]:
+    """ADK's `_get_compaction_ranges`: the compactions no later range contains, in list order."""
+    ranges = [e for e in events if e.valid_compaction]
+    retained: set[int] = set()
+    comparable: list[Ev] = []
+    for e in ranges:
+        assert e.start is not None and e.end is not None
+        if math.isnan(e.start) or math.isnan(e.end):
+            retained.add(e.index)
+        else:
+            comparable.append(e)
+    # By start, widest first, latest first: each containing range comes before what it contains.
+    comparable.sort(key=lambda e: (e.start, -(e.end or 0.0), -e.index))
+    max_end: float | None = None
+    for e in comparable:
+        assert e.end is not None
+        if max_end is None or e.end > max_end:
+            retained.add(e.index)
+            max_end = e.end
+    return [e for e in ranges if e.index in retained]
+
+
+def union(ranges: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(r for r in ranges if r[0] <= r[1]):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def in_ranges(ts: float, ranges: list[tuple[float, float]]) -> bool:
+    return any(a <= ts <= b for a, b in ranges)
+
+
+def _content_text(content: Any) -> str:
+    if not isinstance(content, dict):
+        return ""
+    return "".join(p.get("text") or "" for p in content.get("parts") or [] if isinstance(p, dict))
+
+
+def _py(v: Any) -> str:
+    # The summarizer formats arguments and responses with Python's str() of the decoded JSON.
+    return str(v)
+
+
+def _trunc(text: str) -> str:
+    if len(text) <= _MAX_TOOL_CONTENT_CHARS:
+        return text
+    return f"{text[:_MAX_TOOL_CONTENT_CHARS]}... [truncated {len(text) - _MAX_TOOL_CONTENT_CHARS} chars]"
+
+
+def _format_lines(author: str, content: Any, is_compaction: bool = False) -> list[str]:
+    """LlmEventSummarizer._format_events_for_prompt for one event."""
+    lines: list[str] = []
+    if not isinstance(content, dict):
+        return lines
+    for p in content.get("parts") or []:
+        if not isinstance(p, dict):
+            continue
+        if p.get("thought") and p.get("text"):
+            if not is_compaction:
+                lines.append(f"{author} (thought): {p['text']}")
+        elif p.get("text"):
+            lines.append(f"{author}: {p['text']}")
+        fc = p.get("function_call")
+        if isinstance(fc, dict):
+            lines.append(f"{author} called tool: {fc.get('name')}({_trunc(_py(fc.get('args')))})")
+        fr = p.get("function_response")
+        if isinstance(fr, dict):
+            lines.append(f"Tool response from {fr.get('name')}: {_trunc(_py(fr.get('response')))}")
+    return lines
+
+
+def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
+    """Characters of the summarizer prompt ADK builds for these events (default template)."""
+    lines: list[str] = []
+    if seed is not None:
+        lines += _format_lines("model", seed.summary_content)
+    for e in inputs:
+        lines += _format_lines(e.author, e.obj.get("content"))
+    return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
+
+
+@dataclass(slots=True)
+class CompactionFacts:
+    """What one compaction event means (kept on Checkpoint.details as plain data)."""
+
+    ev: Ev
+    range_events: list[int] = field(default_factory=list)  # raw events whose timestamp is in [start, end]
+    surviving: bool = False
+    subsumed_by: int | None = None
+    seed: int | None = None  # index of the compaction whose summary was folded in as the seed
+    inputs: list[int] = field(default_factory=list)  # raw events the summarizer was handed (inferred)
+    represents: set[int] = field(default_factory=set)  # inputs plus what the seed represented
+    inference: str = ""
+    hypotheses: int = 1
+    usage_prompt_tokens: int | None = None
+    estimated_prompt_tokens: int | None = None
+
+    def details(self, by_index: dict[int, Any]) -> dict[str, Any]:
+        def ids(xs: list[int] | set[int]) -> list[Any]:
+            return [by_index[i] for i in sorted(xs)]
+
+        return {
+            "start_timestamp": self.ev.start,
+            "end_timestamp": self.ev.end,
+            "timestamp": self.ev.ts,
+            "invocation_id": self.ev.invocation_id,
+            "branch": self.ev.obj.get("branch"),
+            "surviving": self.surviving,
+            "subsumed_by": by_index.get(self.subsumed_by) if self.subsumed_by is not None else None,
+            "range_event_ids": ids(self.range_events),
+            "seed_compaction_id": by_index.get(self.seed) if self.seed is not None else None,
+            "summarizer_input_ids": ids(self.inputs),
+            "represents_ids": ids(self.represents),
+            "in_range_not_summarized_ids": ids([i for i in self.range_events if i not in self.represents]),
+            "inference": self.inference,
+            "summarizer_prompt_tokens": self.usage_prompt_tokens,
+            "estimated_prompt_tokens": self.estimated_prompt_tokens,
+        }
+
+
+def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
+    """Facts for every compaction event, in append order (each can depend on earlier ones)."""
+    facts: dict[int, CompactionFacts] = {}
+    surviving_now = {e.index for e in surviving_ranges(events)}
+    by_rank = sorted(events, key=lambda e: e.rank)
+    for c in by_rank:
+        if not c.is_compaction:
+            continue
+        f = CompactionFacts(c)
+        facts[c.index] = f
+        if not c.valid_compaction:
+            f.inference = "not a usable compaction (missing start, end or summary): ADK ignores it"
+            continue
+        assert c.start is not None and c.end is not None
+        f.surviving = c.index in surviving_now
+        f.range_events = [e.index for e in events if not e.is_compaction and c.start <= e.ts <= c.end]
+        prior = [e for e in by_rank if e.rank < c.rank]
+        prior_raw = [e for e in prior if not e.is_compaction]
+        # ADK's _latest_compaction_event at the time: the last surviving range among earlier events.
+        prev_alive = surviving_ranges(sorted(prior, key=lambda e: e.rank))
+        prev = prev_alive[-1] if prev_alive else None
+        usage = c.obj.get("usage_metadata")
+        ptc = usage.get("prompt_token_count") if isinstance(usage, dict) else None
+        f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
+        candidates: list[tuple[str, Ev | None, list[Ev]]] = []
+        in_range = [e for e in prior_raw if c.start <= e.ts <= c.end]
+        # Sliding window (or a first token compaction): a prefix of the in-range events ending
+        # at one stamped end_timestamp; with ties at the end, each possible prefix.
+        for k in range(len(in_range), 0, -1):
+            if in_range[k - 1].ts == c.end:
+                candidates.append(("raw", None, in_range[:k]))
+        if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
+            # Token threshold: the previous summary as a seed, plus events newer than its end.
+            newer = [e for e in in_range if e.ts > prev.end]
+            for k in range(len(newer), 0, -1):
+                if newer[k - 1].ts == c.end:
+                    candidates.append(("seed", prev, newer[:k]))
+        if not candidates:
+            f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
+            continue
+        f.hypotheses = len(candidates)
+
+        def rep_of(cand: tuple[str, Ev | None, list[Ev]]) -> set[int]:
+            _, seed, inputs = cand
+            r = {e.index for e in inputs}
+            if seed is not None:
+                r |= facts[seed.index].represents
+            return r
+
+        if len(candidates) == 1:
+            chosen = candidates[0]
+            f.inference = "unambiguous: one selection ADK could have made ends at end_timestamp"
+        elif f.usage_prompt_tokens is not None:
+            est = [
+                (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
+                for n, (_, seed, inp) in enumerate(candidates)
+            ]
+            best = min(est)[1]
+            chosen = candidates[best]
+            f.inference = (
+                f"{len(candidates)} selections fit the timestamps (ties at end_timestamp or a possible seed); "
+                "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
+            )
+        else:
+            # No evidence: what may not have been seen counts as not seen (a hole is reported
+            # rather than hidden).
+            chosen = min(candidates, key=lambda cand: len(rep_of(cand)))
+            f.inference = (
+                f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
+                "assumed the smallest (events it may not have seen count as not summarized)"
+            )
+        _, seed, inputs = chosen
+        f.seed = seed.index if seed is not None else None
+        f.inputs = [e.index for e in inputs]
+        f.represents = rep_of(chosen)
+        f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
+    # Which later range contains each dropped one.
+    alive = [facts[i] for i in surviving_now if i in facts]
+    for f in facts.values():
+        c = f.ev
+        if f.surviving or not c.valid_compaction:
+            continue
+        assert c.start is not None and c.end is not None
+        for g in sorted(alive, key=lambda g: g.ev.index):
+            ge = g.ev
+            if (
+                ge.start is not None
+                and ge.end is not None
+                and ge.start <= c.start
+                and c.end <= ge.end
+                and g is not f
+            ):
+                f.subsumed_by = ge.index
+                break
+    return facts
