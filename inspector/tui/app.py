@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
 from inspector.tui.help import HelpScreen
+from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
 from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 
@@ -31,14 +32,18 @@ def default_places() -> list[str]:
 
 
 class SessionCommands(Provider):
-    """The command palette offers every session-view action."""
+    """The command palette offers every action of the session view and the repair screen."""
 
     async def search(self, query: str) -> Hits:
         screen = self.app.screen
-        if not isinstance(screen, SessionScreen):
+        if isinstance(screen, SessionScreen):
+            keys = SESSION_KEYS
+        elif isinstance(screen, RepairScreen):
+            keys = REPAIR_KEYS
+        else:
             return
         matcher = self.matcher(query)
-        for key, action, desc in SESSION_KEYS:
+        for key, action, desc in keys:
             score = matcher.match(desc)
             if score > 0:
                 target = self.app if action.startswith("app.") else screen
@@ -82,6 +87,9 @@ class InspectorApp(App[None]):
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
+            return
+        if isinstance(self.screen, RepairScreen):
+            self.push_screen(HelpScreen(REPAIR_KEYS, about=("The repair screen", REPAIR_HELP)))
             return
         keys = TRIAGE_KEYS if isinstance(self.screen, TriageScreen) else SESSION_KEYS
         self.push_screen(HelpScreen(keys))

@@ -82,9 +82,10 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str, str]]) -> None:
+    def __init__(self, keys: list[tuple[str, str, str]], about: tuple[str, str] | None = None) -> None:
         super().__init__()
         self.keys = keys
+        self.about = about  # (title, text): a screen's own explanation, shown first
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog"):
@@ -93,6 +94,8 @@ class HelpScreen(ModalScreen[None]):
                 id="help-title",
             )
             with VerticalScroll(id="help-body"):
+                if self.about is not None:
+                    yield Static(Text.assemble((self.about[0] + "\n", "bold"), self.about[1]), id="help-about")
                 yield Static(self._keys_table(), id="help-keys")
                 yield Static(self._legend(), id="help-legend")
                 yield Static(self._hole(), id="help-hole")

@@ -43,6 +43,7 @@ SESSION_KEYS: list[tuple[str, str, str]] = [
     ("1", "tab('detail')", "Detail"),
     ("2", "tab('findings')", "Findings"),
     ("3", "tab('next')", "Next request"),
+    ("r", "repair", "Repair… (plan, run, install)"),
     ("f1", "app.help", "Help"),
     ("escape", "back", "Back"),
 ]
@@ -392,3 +393,26 @@ class SessionScreen(Screen[None]):
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
+
+    # -------------------------------------------------------------------------------- repair
+
+    def action_repair(self) -> None:
+        if self.report is None:
+            self.notify("The analysis is still running: the repair screen opens once it has landed.", timeout=3)
+            return
+        from inspector.tui.repair import RepairScreen
+
+        self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve))
+
+    async def show_installed(self, report: Report, entry_id: str | None, backup: str) -> None:
+        """The repair screen wrote the session: show it as re-read and re-analysed, on the new
+        checkpoint."""
+        await self._show_ledger(report.ledger, 0.0)
+        self._show_report(report, 0.0)
+        seq = next((r.seq for r in reversed(report.ledger.records) if entry_id is not None and r.id == entry_id), None)
+        if seq is not None:
+            self.go_to(seq)
+        led = report.ledger
+        n = sum(1 for r in led.records if r.kind == "message")
+        self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} appended "
+                     f"(backup {backup})")
