@@ -229,6 +229,10 @@ def run_app(argv: Sequence[str]) -> int:
     return 0
 
 
+# Formats read but not written back yet (DESIGN §3 "later"): plan and repair refuse them.
+NO_WRITE_BACK: tuple[str, ...] = ("claude_code",)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
@@ -266,6 +270,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("plan", "repair"):
         from inspector.cli import repair as repair_cli
 
+        if ledger.format in NO_WRITE_BACK:
+            print(
+                f"inspector: {args.session}: {args.command} is not available for {ledger.format} sessions yet: "
+                f"this tool cannot write a checkpoint {ledger.format} would read (analyze and context work)",
+                file=sys.stderr,
+            )
+            return 2
         if args.command == "plan":
             return repair_cli.run_plan(args, report)
         return repair_cli.run_repair(args, report)
