@@ -21,6 +21,7 @@ from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 DEFAULT_PLACES: tuple[str, ...] = (
     "~/.pi/agent/sessions",
     "~/.openclaw/agents/*/sessions",
+    "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
 )
 
 
