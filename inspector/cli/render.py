@@ -35,6 +35,12 @@ def _header(report: Report) -> Text:
     t.append(f"  ·  {fmt}  ·  {len(led.records):,} records, {n_msg:,} messages")
     if led.upto_line:
         t.append(f"  ·  as of line {led.upto_line}", style="magenta")
+    if led.format == "adk" and led.header:
+        # Lines are event positions; the next request depends on which agent asks (ADK).
+        t.append(f"\nnext model call by agent {led.header.get('next_agent')!r} ({led.header.get('next_agent_reason')})")
+    for d in led.diagnostics:
+        if d.problem == "session_choice":
+            t.append(f"\n{d.message}", style="cyan")
     return t
 
 
@@ -53,7 +59,7 @@ def findings_table(report: Report) -> Table | Text:
     t.add_column("code", no_wrap=True)
     t.add_column("what", ratio=1)
     for f in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
-        t.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), f.code, f.message)
+        t.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), f.code, Text(f.message))
     return t
 
 
