@@ -87,6 +87,8 @@ def _malformed(report: Report) -> list[Finding]:
     out: list[Finding] = []
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
+        if d.problem == "session_choice":
+            continue  # which session of a database was read (ADK): information, not a bad line
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
             continue

@@ -585,4 +585,6 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str]:
 def sniff_dump(head: bytes) -> bool:
     """Does this look like the start of a `session.model_dump()` JSON object?"""
     h = head.lstrip()
-    return h.startswith(b"{") and b'"app_name"' in h and b'"user_id"' in h and b'"events"' in h
+    # model_dump keys come in field order (app_name, events, ..., user_id last): user_id may lie
+    # past the head of a big dump; load_json checks the whole object.
+    return h.startswith(b"{") and b'"app_name"' in h and b'"events"' in h
