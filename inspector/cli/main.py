@@ -230,7 +230,7 @@ def run_app(argv: Sequence[str]) -> int:
 
 
 # Formats read but not written back yet (DESIGN §3 "later"): plan and repair refuse them.
-NO_WRITE_BACK: tuple[str, ...] = ("claude_code", "adk")
+NO_WRITE_BACK: tuple[str, ...] = ("claude_code", "adk", "codex")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -171,7 +171,10 @@ def _key(p: dict[str, Any]) -> str:
     """What makes two history items the same item, ids and bookkeeping fields aside."""
     t = p.get("type", "message")
     if t == "message":
-        return json.dumps(["message", p.get("role"), p.get("content")], sort_keys=True, ensure_ascii=False)
+        # Texts and the kinds of the other parts: an image Codex re-encoded is still the message.
+        c = p.get("content")
+        parts = [x.get("text") if isinstance(x, dict) and "text" in x else (x.get("type") if isinstance(x, dict) else x) for x in c] if isinstance(c, list) else c
+        return json.dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
         return json.dumps([t, p.get("call_id")], ensure_ascii=False)
     drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
@@ -418,12 +421,11 @@ class _Builder:
             iid = it.get("id") if isinstance(it.get("id"), str) else None
             key = _key(it)
             hit: int | None = None
-            if iid is not None:
-                # An item with its own id is the item with that id: a re-injected copy of the
-                # instructions gets a new id and is this checkpoint's own content.
-                if iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
-                    hit = by_id[iid]
+            if iid is not None and iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
+                hit = by_id[iid]
             else:
+                # Same content: kept raw, whatever its new id (Codex re-injects its instructions
+                # and environment with fresh ids; nothing of them left the request).
                 hit = next((i for i in by_key.get(key, []) if i not in used), None)
             if hit is not None:
                 used.add(hit)

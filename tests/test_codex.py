@@ -1,0 +1,417 @@
+"""Codex rollout JSONL (issue 6, part 2): real files load with the counts their SOURCES.md states,
+and the next request we predict is the one the real Codex CLI sent.
+
+`../shared/peers/codex/corpus/<name>.requests.jsonl` holds every Responses API request the real
+Codex 0.169.0 made while writing `<name>.jsonl` (per input item: type, role, text head and length,
+call id). For each one, `inspector context --json --at LINE`, LINE being the last line written
+before its reply, must list the same items in the same order; and every item a compaction
+dropped without the summarizer having read it must show as a `hole`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import Report
+from inspector.cli.main import main
+from inspector.formats import detect, load, load_bytes
+from inspector.formats.jsonl import parse_bytes
+from tests.conftest import SHARED
+
+REAL = SHARED / "real_sessions" / "codex"
+PEERS = SHARED / "peers" / "codex" / "corpus"
+LOCALPUSH_COMPACT = REAL / "localpush__rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+LOCALPUSH_DANGLING = REAL / "localpush__rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
+SMALL = REAL / "agent-sessions__codex_small.jsonl"
+
+
+def _need(path: Path) -> None:
+    if not path.exists():
+        print(f"skipped: {path} is missing (the shared folder is not next to the checkout)")
+        pytest.skip(f"{path} is missing")
+
+
+def _types(report: Report) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in report.ledger.records:
+        out[r.type] = out.get(r.type, 0) + 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------- real files
+
+
+def test_localpush_compacted_session_counts_and_server_side_compaction() -> None:
+    _need(LOCALPUSH_COMPACT)
+    led = load(str(LOCALPUSH_COMPACT))
+    assert led.format == "codex" and not led.diagnostics
+    report = analyze(led)
+    t = _types(report)
+    assert len(led.records) == 2722
+    assert t["session_meta"] == 1 and t["turn_context"] == 286 and t["compacted"] == 1
+    assert sum(n for k, n in t.items() if k.startswith("response_item:")) == 1302
+    assert (t["response_item:message"], t["response_item:function_call"], t["response_item:function_call_output"]) == (346, 316, 316)
+    assert (t["response_item:reasoning"], t["response_item:custom_tool_call"], t["response_item:custom_tool_call_output"]) == (219, 49, 49)
+    assert t["response_item:web_search_call"] == 7
+    assert sum(n for k, n in t.items() if k.startswith("event_msg:")) == 1132
+    assert t["event_msg:token_count"] == 573 and t["event_msg:context_compacted"] == 1
+    # Every response item is a message; the event copies (agent_message, user_message) are not.
+    assert sum(1 for r in led.records if r.kind == "message") == 1302
+    # All 365 tool calls have their output: nothing unanswered, nothing orphaned.
+    assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
+
+    # Server-side compaction on line 1788: empty message, 40 replacement items, the encrypted item
+    # stands for the summary. Nothing it removed is a hole. Of its 21 user + 15 assistant + 3
+    # developer messages, all but one developer message (new content) repeat earlier records:
+    # retained (four user messages with their image re-encoded by the server too).
+    (v,) = report.checkpoints
+    assert v.record.line == 1788
+    repl = v.checkpoint.replacement or []
+    assert len(repl) == 40
+    assert [h.kind for h in repl].count("summary") == 1 and repl[-1].kind == "summary"
+    assert v.checkpoint.summary.startswith("[REDACTED_ENCRYPTED_CONTENT len=13412")
+    kept = [h.seq for h in repl if h.seq is not None]
+    roles = [led.records[s].message.source_role for s in kept]  # type: ignore[union-attr]
+    assert (roles.count("user"), roles.count("assistant"), roles.count("developer")) == (21, 15, 2)
+    assert [(h.role, h.kind) for h in repl if h.seq is None] == [("system", "message"), ("user", "summary")]
+    counts = report.coverage_counts()
+    assert counts["hole"] == 0 and counts["retained"] == 38
+    assert counts["summarized"] == len(v.removes) > 800
+    # The next request: base instructions, then the 40 replacement items in order, then what followed.
+    ctx = report.context
+    assert ctx[0].role == "system" and ctx[0].seq is None
+    assert [it.seq for it in ctx[1:41]] == [v.seq if h.kind == "summary" else h.seq for h in repl]
+    assert ctx[40].kind == "summary" and ctx[34].text.startswith("[REDACTED_TEXT len=5841")
+    assert all(it.seq is not None and it.seq > v.seq for it in ctx[41:] if not it.synthetic)
+    # Usage: the last request before the compaction carried 209,950 input tokens of 258,400.
+    assert led.settings.window == 258_400
+    assert v.checkpoint.tokens_before == 209_950
+
+
+def test_localpush_dangling_call_gets_codex_synthetic_output() -> None:
+    _need(LOCALPUSH_DANGLING)
+    report = analyze(load(str(LOCALPUSH_DANGLING)))
+    t = _types(report)
+    assert len(report.ledger.records) == 837
+    assert (t["response_item:function_call"], t["response_item:function_call_output"]) == (134, 133)
+    assert (t["event_msg:task_started"], t["event_msg:task_complete"]) == (7, 5)
+    assert not report.checkpoints and report.coverage_counts()["hole"] == 0
+    (f,) = [f for f in report.findings if f.code == "unanswered_tool_call"]
+    assert f.severity == "warning" and report.ledger.records[f.records[0]].line == 826
+    assert "call_BpTazJ89W9PntRqGPwDNfwEY" in f.message and '"aborted"' in f.message
+    i = next(i for i, it in enumerate(report.context) if it.seq == f.records[0])
+    after = report.context[i + 1]
+    assert after.synthetic and after.text == "aborted" and after.tool_result_id == "call_BpTazJ89W9PntRqGPwDNfwEY"
+
+
+def test_schema_coverage_fixture_unknown_types_kept_and_empty_compaction_is_a_hole() -> None:
+    _need(SMALL)
+    led = load(str(SMALL))
+    report = analyze(led)
+    t = _types(report)
+    assert len(led.records) == 118 and not led.diagnostics
+    assert (t["turn_context"], t["session_meta"], t["compacted"], t["world_state"]) == (9, 7, 6, 5)
+    assert t["inter_agent_communication_metadata"] == 1
+    # Never fatal, always shown: every line is a record, whatever its type.
+    assert sum(1 for r in led.records if r.kind == "header") == 1
+    assert {r.type for r in led.records if r.kind == "unknown"} <= {"inter_agent_communication_metadata"}
+    assert len(report.checkpoints) == 6
+    # Line 26: `compacted` with an empty message and a replacement history of one user message,
+    # no encrypted item: the reasoning, calls and replies it removed are represented by nothing.
+    first = report.checkpoints[0]
+    assert first.record.line == 26 and first.empty_summary
+    holes = [s for s in report.path if report.states[s] == "hole"]
+    assert holes and all(6 <= led.records[s].line < 26 for s in holes)
+    (hole,) = [f for f in report.findings if f.code == "hole"]
+    assert "checkpoint 1 (line 26)" in hole.message and "summary is empty" in hole.message
+    # Ghost snapshots are kept in the history but never sent.
+    assert not any("ghost" in (it.text or "") for it in report.context)
+
+
+# ---------------------------------------------------------------------------------------- peers
+
+
+def _peer_cases() -> list[Path]:
+    return sorted(p for p in PEERS.glob("*.requests.jsonl")) if PEERS.exists() else []
+
+
+def _reply_line(rollout: list[dict[str, Any]], reply: dict[str, Any], after: int) -> int:
+    """1-based line of the first item of a request's reply in the rollout (after `after`)."""
+    for i, o in enumerate(rollout[after:], start=after):
+        p = o.get("payload") or {}
+        if o.get("type") != "response_item":
+            continue
+        if reply["type"] == "function_call" and p.get("type") == "function_call" and p.get("call_id") == reply["call_id"]:
+            return i + 1
+        if reply["type"] == "message" and p.get("type") == "message" and p.get("role") == "assistant":
+            text = " ".join(c.get("text", "") for c in p.get("content") or [])
+            if text.startswith(reply["text_head"]):
+                return i + 1
+    raise AssertionError(f"reply {reply} is not in the rollout after line {after}")
+
+
+def _text(report: Report, seq: int | None, text: str) -> str:
+    if seq is None:
+        return text
+    m = report.ledger.records[seq].message
+    if m is None:  # a summary item points at its checkpoint
+        return text
+    return " ".join(b.text for b in m.blocks if b.type in ("text", "tool_result"))
+
+
+# The corpus replaced the scratch directory's path (13 characters longer) with this one, in the
+# rollout's full texts but in the requests' digests after cutting their 100-character heads.
+_PSEUDONYM = "/home/user/codex-peer/"
+
+
+def _ours(session: Path, line: int, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    """Our next request at LINE, from the CLI's JSON, with each item's full text from the core."""
+    assert main(["context", str(session), "--json", "--at", str(line)]) == 0
+    items = json.loads(capsys.readouterr().out)["messages"]
+    report = analyze(load(str(session), upto_line=line))
+    assert len(items) == len(report.context)
+    out: list[dict[str, Any]] = []
+    for j, it in zip(items, report.context, strict=True):
+        text = _text(report, it.seq, it.text)
+        if j["role"] == "assistant" and j["tool_call_ids"]:
+            out.append({"type": "function_call", "call_ids": j["tool_call_ids"]})
+        elif j["role"] == "tool":
+            out.append({"type": "function_call_output", "call_id": j["tool_call_id"], "text": text})
+        else:
+            out.append({"type": "message", "role": j["role"], "text": text})
+    return out
+
+
+def _item(report: Report, seq: int) -> dict[str, Any]:
+    r = report.ledger.records[seq]
+    text = _text(report, seq, "")
+    if r.role == "assistant" and r.call_ids:
+        return {"type": "function_call", "call_ids": list(r.call_ids)}
+    if r.role == "tool":
+        return {"type": "function_call_output", "call_id": r.result_id, "text": text}
+    return {"type": "message", "role": r.role, "text": text}
+
+
+def _same(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Is our item the input item Codex sent (its digest: type, role, text head and length, call id)?"""
+    if ours["type"] != theirs["type"]:
+        return False
+    if theirs["type"] == "function_call":
+        return ours["call_ids"] == [theirs["call_id"]]
+    if theirs["type"] == "function_call_output":
+        return ours["call_id"] == theirs["call_id"] and ours["text"].startswith(theirs["output_head"])
+    role = "system" if theirs["role"] in ("developer", "system") else theirs["role"]
+    text = ours["text"]
+    if ours["role"] != role or not text.startswith(theirs["text_head"]):
+        return False
+    if role == "system":
+        # Codex renders its developer instructions at send time from what the rollout records
+        # (0.169 sends the base instructions without their `## Planning` and `update_plan`
+        # sections when that tool is off): only their heads are compared.
+        return True
+    return theirs["len"] == len(text) + 13 * text.count(_PSEUDONYM)
+
+
+def _check(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], what: str) -> None:
+    assert len(ours) == len(theirs), f"{what}: {len(ours)} items, Codex sent {len(theirs)}"
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert _same(a, b), f"{what}, item {k}: ours {str(a)[:300]} != sent {b}"
+
+
+def test_peer_corpus_present() -> None:
+    if not PEERS.exists():
+        print(f"skipped: {PEERS} is missing (the shared folder is not next to the checkout)")
+        pytest.skip(f"{PEERS} is missing")
+    assert _peer_cases(), f"expected *.requests.jsonl in {PEERS}"
+
+
+@pytest.mark.parametrize("requests_file", _peer_cases(), ids=[p.name.split(".")[0] for p in _peer_cases()])
+def test_every_request_codex_sent_is_our_next_request(requests_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = requests_file.with_name(requests_file.name.replace(".requests.jsonl", ".jsonl"))
+    rollout = [json.loads(x) for x in session.read_text().splitlines() if x.strip()]
+    requests = [json.loads(x) for x in requests_file.read_text().splitlines() if x.strip()]
+    after = 0
+    compactions = 0
+    for n, req in enumerate(requests, start=1):
+        reply_at = _reply_line(rollout, req["reply"][0], after)
+        line = reply_at - 1
+        theirs = req["input"]
+        if req["kind"] == "compact":
+            # The summarizer's request is the history plus Codex's compaction prompt.
+            assert theirs[-1]["text_head"].startswith("You are performing a CONTEXT CHECKPOINT COMPACTION")
+            theirs = theirs[:-1]
+            compactions += 1
+        _check(_ours(session, line, capsys), theirs, f"request {n} ({req['kind']}), file at line {line}")
+        after = reply_at
+    assert compactions == sum(1 for o in rollout if o["type"] == "compacted") > 0
+
+
+@pytest.mark.parametrize("requests_file", _peer_cases(), ids=[p.name.split(".")[0] for p in _peer_cases()])
+def test_what_codex_dropped_unread_is_a_hole_and_nothing_else(requests_file: Path) -> None:
+    """At each compaction: a message of the history that is not in the next main request was
+    dropped; if the summarizer's request held it, it is represented (summarized), otherwise it
+    must be a hole. Messages still in the next request are retained or live."""
+    session = requests_file.with_name(requests_file.name.replace(".requests.jsonl", ".jsonl"))
+    rollout = [json.loads(x) for x in session.read_text().splitlines() if x.strip()]
+    requests = [json.loads(x) for x in requests_file.read_text().splitlines() if x.strip()]
+    after = 0
+    checked = 0
+    earlier: dict[int, str] = {}
+    for k, req in enumerate(requests):
+        reply_at = _reply_line(rollout, req["reply"][0], after)
+        after = reply_at
+        if req["kind"] != "compact":
+            continue
+        summarizer_read = req["input"][:-1]
+        nxt = requests[k + 1]
+        line = _reply_line(rollout, nxt["reply"][0], reply_at) - 1
+        sent_next = nxt["input"]
+        report = analyze(load(str(session), upto_line=line))
+        v = report.checkpoints[-1]
+        for s in report.path:
+            state = report.states[s]
+            if state is None or s > v.seq:
+                continue
+            item = _item(report, s)
+            where = report.ledger.records[s].line
+            if state == "excluded":
+                # Only a summarizer's own reply, which its checkpoint holds as its summary.
+                text = report.ledger.records[s].message.text().strip()  # type: ignore[union-attr]
+                assert any(text in c.checkpoint.summary for c in report.checkpoints), where
+            elif any(_same(item, d) for d in sent_next):
+                assert state == "retained", (where, state)
+            elif any(_same(item, d) for d in summarizer_read):
+                assert state == "summarized", (where, state)
+            elif where in earlier:
+                # Left at an earlier compaction: represented then (through the summary the
+                # summarizer read this time) or a hole then, and still so.
+                assert state == earlier[where], (where, state)
+            else:
+                assert state == "hole", (where, state)
+            earlier[where] = state
+            checked += 1
+    assert checked > 0
+
+
+# ---------------------------------------------------------------------------------------- rules
+
+
+def _rollout(*lines: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(o).encode() + b"\n" for o in lines)
+
+
+META = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w", "base_instructions": {"text": "BASE"}}}
+
+
+def _msg(role: str, text: str, **extra: Any) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}], **extra}}
+
+
+def _call(cid: str) -> dict[str, Any]:
+    return {"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"ls"}', "call_id": cid}}
+
+
+def _out(cid: str, text: str = "ok") -> dict[str, Any]:
+    return {"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": cid, "output": text}}
+
+
+def _tokens(inp: int, out: int) -> dict[str, Any]:
+    u = {"input_tokens": inp, "cached_input_tokens": 0, "output_tokens": out, "total_tokens": inp + out}
+    return {"timestamp": "t", "type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": u, "total_token_usage": u, "model_context_window": 1000}}}
+
+
+def test_detected_by_content_not_name_and_format_override() -> None:
+    data = _rollout(META, _msg("user", "hi"))
+    lines, _, _ = parse_bytes(data)
+    assert detect(lines) == "codex"
+    assert load_bytes(data, "session.txt").format == "codex"
+    assert load_bytes(data, "x", fmt="codex").format == "codex"
+
+
+def test_legacy_compaction_without_replacement_history_keeps_user_messages_and_summary() -> None:
+    # Older Codex: `compacted` with only a message; Codex rebuilds the user messages + summary.
+    data = _rollout(
+        META,
+        _msg("user", "<environment_context>cwd</environment_context>"),
+        _msg("user", "first task"),
+        _call("c1"),
+        _out("c1"),
+        _msg("assistant", "done"),
+        _tokens(500, 20),
+        _msg("assistant", "SUMMARY TEXT"),
+        {"timestamp": "t", "type": "compacted", "payload": {"message": "prefix\nSUMMARY TEXT"}},
+        _msg("user", "second task"),
+    )
+    report = analyze(load_bytes(data, "legacy.jsonl"))
+    led = report.ledger
+    states = {led.records[s].line: report.states[s] for s in report.path if report.states[s]}
+    # The user message is kept, the env prefix, call, output and reply are summarized, the
+    # summarizer's reply written before `compacted` is the summary itself (not counted twice).
+    assert states == {2: "summarized", 3: "retained", 4: "summarized", 5: "summarized", 6: "summarized", 8: "excluded", 10: "live"}
+    assert [(it.role, it.kind, it.text or led.records[it.seq].message.text()) for it in report.context] == [  # type: ignore[union-attr]
+        ("system", "message", "BASE"),
+        ("user", "message", "first task"),
+        ("user", "summary", "prefix\nSUMMARY TEXT"),
+        ("user", "message", "second task"),
+    ]
+    assert report.checkpoints[0].checkpoint.tokens_before == 500
+
+
+def test_compaction_with_nothing_standing_for_the_history_leaves_holes() -> None:
+    data = _rollout(
+        META,
+        _msg("user", "task"),
+        _call("c1"),
+        _out("c1"),
+        {"timestamp": "t", "type": "compacted", "payload": {"message": "", "replacement_history": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "task"}]},
+        ]}},
+    )
+    report = analyze(load_bytes(data, "empty.jsonl"))
+    states = [report.states[s] for s in report.path if report.states[s]]
+    assert states == ["retained", "hole", "hole"]
+    (f,) = [f for f in report.findings if f.code == "hole"]
+    assert f.by_role == {"assistant": 1, "tool": 1}
+
+
+def test_parallel_calls_pair_across_lines_and_orphan_output_is_dropped() -> None:
+    data = _rollout(META, _msg("user", "go"), _call("a"), _call("b"), _out("a"), _out("b"), _out("zz"), _tokens(300, 10))
+    report = analyze(load_bytes(data, "par.jsonl"))
+    got = [(it.role, it.tool_call_ids or it.tool_result_id) for it in report.context]
+    assert got == [("system", None), ("user", None), ("assistant", ["a"]), ("assistant", ["b"]), ("tool", "a"), ("tool", "b")]
+    assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
+    # Usage from token_count lands on the reply; the window from model_context_window.
+    assert report.ledger.records[3].message.usage.prompt == 300  # type: ignore[union-attr]
+    assert report.window == 1000
+
+
+def test_bad_lines_are_reported_and_the_rest_loads() -> None:
+    data = _rollout(META, _msg("user", "a")) + b'{"type":"response_item","payload":\n' + _rollout(
+        {"timestamp": "t", "type": "response_item", "payload": {"type": "brand_new_item", "x": 1}},
+        {"timestamp": "t", "type": "future_line", "payload": {"y": 2}},
+        {"timestamp": "t", "type": "compacted", "payload": "oops"},
+        _msg("assistant", "b"),
+    )
+    led = load_bytes(data, "bad.jsonl")
+    assert [d.line for d in led.diagnostics] == [3, 6]
+    assert "line 6" in led.diagnostics[1].message
+    kinds = [(r.line, r.kind, r.type) for r in led.records]
+    assert (4, "unknown", "response_item:brand_new_item") in kinds and (5, "unknown", "future_line") in kinds
+    report = analyze(led)
+    assert [it.role for it in report.context] == ["system", "user", "assistant"]
+
+
+def test_plan_and_repair_refuse_codex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "rollout.jsonl"
+    p.write_bytes(_rollout(META, _msg("user", "a"), _msg("assistant", "b")))
+    before = p.read_bytes()
+    for cmd in (["plan", str(p), "--strategy", "compact"], ["repair", str(p), "--strategy", "compact", "--out", str(tmp_path / "o.jsonl")]):
+        assert main(cmd) == 2
+        assert "codex" in capsys.readouterr().err
+    assert p.read_bytes() == before and not (tmp_path / "o.jsonl").exists()
