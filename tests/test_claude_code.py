@@ -363,3 +363,165 @@ def test_compaction_represents_what_its_request_summarized_and_holes_are_what_wa
     assert holes == dropped - summarized
     for u in dropped & summarized:
         assert report.states[by_uuid[u].seq] == "summarized"
+
+
+# ------------------------------------------------------------------------------------------ constructed
+
+
+def _line(kind: str, uuid: str, parent: str | None, content: Any = None, **kw: Any) -> dict[str, Any]:
+    o: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": uuid, "sessionId": "s-1", "timestamp": "2026-01-01T00:00:00Z"}
+    if kind in ("user", "assistant"):
+        o["message"] = {"role": kind, "content": content}
+        if kind == "assistant":
+            o["message"].update(id=kw.pop("mid", f"msg-{uuid}"), model="claude-x", stop_reason=kw.pop("stop", "end_turn"))
+    o.update(kw)
+    return o
+
+
+def _jsonl(objs: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
+
+
+def _boundary(uuid: str, logical: str, **meta: Any) -> dict[str, Any]:
+    return _line(
+        "system", uuid, None, subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=logical,
+        compactMetadata={"trigger": "auto", "preTokens": 1000, **meta},
+    )
+
+
+def _summary(uuid: str, parent: str, text: str = "Summary: the user asked for two things.") -> dict[str, Any]:
+    return _line("user", uuid, parent, text, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+
+
+def _states(report: Report) -> dict[str, str]:
+    return {report.ledger.records[s].id: report.states[s] for s in report.path if report.states[s]}
+
+
+def test_an_empty_summary_leaves_everything_it_removed_a_hole() -> None:
+    path = PEERS / "manual_compact.jsonl"
+    _need(path)
+    objs = _raw_lines(path)
+    assert objs[52]["isCompactSummary"] is True
+    objs[52]["message"]["content"] = ""
+    report = analyze(load_bytes(_jsonl(objs), "empty-summary.jsonl"))
+    states = _states(report)
+    assert Counter(states.values())["hole"] == 10
+    assert states["31f62534-deb9-47a8-967a-7771c3ce0590"] == "retained"  # preserved verbatim
+    (hole,) = [f for f in report.findings if f.code == "hole"]
+    assert hole.severity == "error" and hole.by_role == {"user": 2, "assistant": 4, "tool": 4}
+    assert report.context[0].kind == "message"  # no summary is sent
+
+
+def test_a_missing_summary_line_breaks_the_chain_and_says_so() -> None:
+    path = PEERS / "manual_compact.jsonl"
+    _need(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    report = analyze(load_bytes(b"".join(lines[:52] + lines[53:]), "no-summary.jsonl"))
+    (d,) = [d for d in report.ledger.diagnostics if d.problem == "dangling_parent"]
+    assert d.line == 53 and "not sent" in d.message
+    assert report.context[0].record_id == "78e3229f-5440-44e0-9a5d-3c8a8cbd541d"
+    assert any(f.code == "malformed_line" and "line 53" in f.message for f in report.findings)
+
+
+def test_preserved_messages_are_retained_and_sent_right_after_the_summary() -> None:
+    """preservedMessages may name a message that is not the last before the boundary: it is kept
+    verbatim (retained), the rest before the boundary is summarized."""
+    objs = [
+        _line("user", "u1", None, "first question"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "first answer"}]),
+        _line("user", "u2", "a1", "second question"),
+        _line("assistant", "a2", "u2", [{"type": "text", "text": "second answer"}]),
+        _boundary("b1", "a2", preservedMessages={"anchorUuid": "s1", "uuids": ["u2"], "allUuids": ["u2"]}),
+        _summary("s1", "b1"),
+        _line("user", "u3", "s1", "third question"),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert report.ledger.format == "claude_code"
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "u2"), ("message", "u3")]
+    assert report.context[0].text.startswith("Summary: the user asked")
+    assert _states(report) == {"u1": "summarized", "a1": "summarized", "a2": "summarized", "u2": "retained", "u3": "live"}
+    (v,) = report.checkpoints
+    assert v.checkpoint.trigger == "auto" and v.checkpoint.tokens_before == 1000
+    # The summary line is folded into the checkpoint, and says so.
+    s1 = next(r for r in report.ledger.records if r.id == "s1")
+    assert s1.kind == "meta" and s1.extra["summary_of_line"] == 5
+
+
+def test_two_compactions_chain_their_summaries() -> None:
+    objs = [
+        _line("user", "u1", None, "q1"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "r1"}]),
+        _boundary("b1", "a1"),
+        _summary("s1", "b1", "Summary one."),
+        _line("user", "u2", "s1", "q2"),
+        _line("assistant", "a2", "u2", [{"type": "text", "text": "r2"}]),
+        _boundary("b2", "a2"),
+        _summary("s2", "b2", "Summary two."),
+        _line("user", "u3", "s2", "q3"),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b2"), ("message", "u3")]
+    assert report.context[0].text == "Summary two."
+    assert _states(report) == {"u1": "summarized", "a1": "summarized", "u2": "summarized", "a2": "summarized", "u3": "live"}
+    assert not [f for f in report.findings if f.code == "hole"]
+
+
+def test_sidechain_lines_in_a_main_file_are_not_the_leaf_nor_on_the_path() -> None:
+    objs = [
+        _line("user", "u1", None, "main question"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "main answer"}]),
+        _line("user", "x1", None, "sub-agent task", isSidechain=True),
+        _line("assistant", "x2", "x1", [{"type": "text", "text": "sub-agent answer"}], isSidechain=True),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert report.ledger.records[report.ledger.leaf_seq].id == "a1"
+    assert [it.record_id for it in report.context] == ["u1", "a1"]
+    assert _states(report) == {"u1": "live", "a1": "live"}
+    assert {report.ledger.records[s].id: report.states[s] for s in (2, 3)} == {"x1": "inactive", "x2": "inactive"}
+    # A sub-agent's own file is all sidechain: its newest line is its leaf.
+    sub = analyze(load_bytes(_jsonl(objs[2:])))
+    assert [it.record_id for it in sub.context] == ["x1", "x2"]
+
+
+def test_api_error_replies_are_excluded_and_a_dangling_call_gets_a_synthetic_result() -> None:
+    objs = [
+        _line("user", "u1", None, "run it"),
+        _line("assistant", "e1", "u1", [{"type": "text", "text": "API Error: 529 overloaded"}], isApiErrorMessage=True, stop="stop_sequence"),
+        _line("assistant", "a1", "e1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 30"}}], stop="tool_use"),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert _states(report)["e1"] == "excluded"
+    assert [(it.role, it.record_id, it.synthetic) for it in report.context] == [
+        ("user", "u1", False),
+        ("assistant", "a1", False),
+        ("tool", None, True),
+    ]
+    assert report.context[-1].tool_result_id == "t1"
+
+
+def test_bad_lines_are_reported_by_line_and_the_rest_loads() -> None:
+    good = _jsonl([_line("user", "u1", None, "hello"), _line("assistant", "a1", "u1", [{"type": "text", "text": "hi"}])])
+    data = (
+        good
+        + b'{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s-1","message":"not an object"}\n'
+        + b'{"type":"brand-new-line-type","sessionId":"s-1","x":1}\n'
+        + b'{"type":"user", "uuid": \n'
+        + _jsonl([_line("user", "u3", "a1", "still here")])
+    )
+    led = load_bytes(data, "bad.jsonl")
+    assert led.format == "claude_code"
+    by_line = {d.line: d for d in led.diagnostics}
+    assert by_line[3].problem == "invalid_field" and "line 3" in by_line[3].message
+    assert by_line[5].problem == "malformed_json" and "line 5" in by_line[5].message
+    kinds = {r.line: r.kind for r in led.records}
+    assert kinds == {1: "message", 2: "message", 3: "unknown", 4: "unknown", 6: "message"}
+    report = analyze(led)
+    assert [it.record_id for it in report.context] == ["u1", "a1", "u3"]
+    assert {f.code for f in report.findings} >= {"malformed_line"}
+
+
+def test_other_formats_are_not_taken_for_claude_code() -> None:
+    samples = sorted((REPO / "sample_sessions").glob("*/*.jsonl"))
+    assert samples
+    for p in samples:
+        assert load(str(p)).format != "claude_code", p

@@ -502,6 +502,21 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
                 seqs=[r.seq],
             )
         )
+    elif main and records[chain[-1]].parent_id is not None:
+        # The chain ends at a parent no line of this file has: Claude Code stops there too, so
+        # nothing written before it reaches the model.
+        r = records[chain[-1]]
+        before = sum(1 for x in records[: r.seq] if x.kind == "message" and x.seq not in seen)
+        led.diagnostics.append(
+            Diagnostic(
+                r.line,
+                "dangling_parent",
+                f"line {r.line}: parentUuid {r.parent_id!r} names no line of this file; the chain Claude Code "
+                f"sends stops here, so the {before} messages written before it are not sent",
+                severity="error",
+                seqs=[r.seq],
+            )
+        )
     chain.reverse()
     path = _with_parallel_results(records, chain, merged)
     path = _preserved_before_boundaries(records, path, by_id)
