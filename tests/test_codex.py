@@ -415,3 +415,52 @@ def test_plan_and_repair_refuse_codex(tmp_path: Path, capsys: pytest.CaptureFixt
         assert main(cmd) == 2
         assert "codex" in capsys.readouterr().err
     assert p.read_bytes() == before and not (tmp_path / "o.jsonl").exists()
+
+
+# ---------------------------------------------------------------------------------------- the app
+
+
+def test_default_place_is_searched_and_a_rollout_gets_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.tui.app import DEFAULT_PLACES, default_places
+    from inspector.tui.triage import discover, summarize_session
+
+    assert "~/.codex/sessions" in DEFAULT_PLACES
+    day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    f = day / "rollout-2026-11-30T13-02-42-s1.jsonl"
+    f.write_bytes(_rollout(META, _msg("user", "task"), _call("c1"), _out("c1"), _msg("assistant", "done")))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    places = default_places()
+    assert str(tmp_path / ".codex" / "sessions") in places
+    _, files, _ = discover(places)
+    assert files == [str(f)]
+    row = summarize_session(str(f), "rollout.jsonl")
+    assert row.error is None and row.format == "codex" and row.records == 5 and row.holes == 0
+
+
+def test_session_view_shows_a_codex_session() -> None:
+    _need(SMALL)
+    import asyncio
+
+    from inspector.tui.app import create_app
+    from inspector.tui.context_view import NextRequestView
+
+    app = create_app([str(SMALL)])
+
+    async def body() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if getattr(app.screen, "report", None) is not None:
+                    break
+            report = app.screen.report  # type: ignore[attr-defined]
+            assert report is not None and report.ledger.format == "codex"
+            holes = [s for s, st in enumerate(report.states) if st == "hole"]
+            await pilot.press("n")  # next hole
+            assert app.screen.query_one("Timeline").current_seq == holes[0]  # type: ignore[attr-defined]
+            await pilot.press("3")  # the next request
+            await pilot.pause(0.1)
+            view = app.screen.query_one(NextRequestView)
+            assert len(view.items) == len(report.context) > 0
+
+    asyncio.run(body())

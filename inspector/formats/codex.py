@@ -262,7 +262,8 @@ class _Builder:
         p = o.get("payload")
         ts = o.get("timestamp")
         if not isinstance(p, dict):
-            self.diag(rl, "invalid_field", f"a {t!r} line whose payload is not an object; kept as an unknown record", seq)
+            if t in LINE_TYPES:
+                self.diag(rl, "invalid_field", f"a {t!r} line whose payload is not an object; kept as an unknown record", seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
         rid = self.rid(p, rl, k)

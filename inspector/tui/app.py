@@ -22,6 +22,7 @@ DEFAULT_PLACES: tuple[str, ...] = (
     "~/.pi/agent/sessions",
     "~/.openclaw/agents/*/sessions",
     "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
+    "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
 )
 
 
@@ -36,7 +37,7 @@ class SessionCommands(Provider):
     """The command palette offers every action of the session view and the repair screen."""
 
     async def search(self, query: str) -> Hits:
-        screen = self.app.screen
+        screen = self.screen  # the screen the palette was opened on (app.screen is the palette)
         if isinstance(screen, SessionScreen):
             keys = SESSION_KEYS
         elif isinstance(screen, RepairScreen):
