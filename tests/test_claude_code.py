@@ -525,3 +525,34 @@ def test_other_formats_are_not_taken_for_claude_code() -> None:
     assert samples
     for p in samples:
         assert load(str(p)).format != "claude_code", p
+
+
+# ------------------------------------------------------------------------------------------ app
+
+
+@pytest.mark.anyio
+async def test_session_view_opens_a_claude_code_transcript_and_shows_every_record() -> None:
+    from inspector.tui.app import create_app
+    from inspector.tui.detail import DetailPane
+    from inspector.tui.timeline import Timeline
+
+    path = PEERS / "manual_compact.jsonl"
+    _need(path)
+    app = create_app([str(path)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if getattr(app.screen, "report", None) is not None:
+                break
+        report = app.screen.report
+        assert report is not None and report.ledger.format == "claude_code"
+        await pilot.press("c")  # next checkpoint: the compact boundary
+        tl = app.screen.query_one(Timeline)
+        assert report.ledger.records[tl.current_seq].line == 52
+        # Every record (messages, meta lines, the checkpoint) shows in the detail pane.
+        for r in report.ledger.records:
+            tl.go_to(r.seq)
+            await pilot.pause()
+        assert app.screen.query_one(DetailPane) is not None
+        await pilot.press("3")  # the next request
+        await pilot.pause()
