@@ -556,3 +556,23 @@ async def test_session_view_opens_a_claude_code_transcript_and_shows_every_recor
         assert app.screen.query_one(DetailPane) is not None
         await pilot.press("3")  # the next request
         await pilot.pause()
+
+
+def test_auto_compaction_mid_turn_keeps_the_pair_and_flags_the_summarized_live_question() -> None:
+    """The peers README's auto_compact run: the boundary is written between a tool result and the
+    next reply; the request after it is [summary, tool_use, tool_result], and the turn's own
+    prompt survives only in the summary."""
+    objs = [
+        _line("user", "u0", None, "[A1] hi"),
+        _line("assistant", "a0", "u0", [{"type": "text", "text": "hello"}]),
+        _line("user", "u1", "a0", "[A2] Run two steps"),
+        _line("assistant", "a1", "u1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}], stop="tool_use"),
+        _line("user", "r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+        _boundary("b1", "r1", preservedSegment={"headUuid": "a1", "anchorUuid": "s1", "tailUuid": "r1"}),
+        _summary("s1", "b1"),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "a1"), ("message", "r1")]
+    assert _states(report) == {"u0": "summarized", "a0": "summarized", "u1": "summarized", "a1": "retained", "r1": "retained"}
+    (f,) = [f for f in report.findings if f.code == "live_question_summarized"]
+    assert "[A2] Run two steps" in f.message
