@@ -586,7 +586,8 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
                 kept = before[i : j + 1]
         if not kept:
             continue
-        rest = [x for x in before if x not in set(kept)]
+        keep = set(kept)
+        rest = [x for x in before if x not in keep]
         path = rest + kept + path[pos:]
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
