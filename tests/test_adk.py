@@ -26,8 +26,16 @@ from inspector.formats import LoadError, load, load_bytes
 from inspector.formats.adk import unpickle_actions
 from tests.conftest import REPO, SHARED
 
-CORPUS = SHARED / "peers" / "adk" / "corpus"
-SCENARIOS = ("multi_agent", "retention_zero", "sliding_window", "tie_token", "token_threshold")
+# INSPECTOR_ADK_CORPUS: another corpus made by the same harness (e.g. every scenario generate.py
+# can produce, regenerated elsewhere); every scenario with a JSON dump in it is checked.
+CORPUS = Path(os.environ.get("INSPECTOR_ADK_CORPUS", SHARED / "peers" / "adk" / "corpus"))
+SCENARIOS = tuple(
+    sorted(
+        p.name[: -len(".json")]
+        for p in CORPUS.glob("*.json")
+        if p.name.count(".") == 1 and p.name != "INDEX.json"
+    )
+) or ("multi_agent", "retention_zero", "sliding_window", "tie_token", "token_threshold")
 STORAGES = (".db", ".v1.db", ".json")
 
 
@@ -45,15 +53,20 @@ def _oracle_name(scenario: str, storage: str) -> str:
 
 
 def _requests(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (CORPUS / f"{name}.requests.jsonl").read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for line in (CORPUS / f"{name}.requests.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def _sha(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def _our_contents(path: Path, at: int) -> list[dict[str, Any]]:
-    """What we predict at that point, as (role, parts) digests comparable with the oracle's."""
+def _our_contents(path: Path, at: int) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """What we predict at that point, as (role, parts) digests comparable with the oracle's, and
+    each event's coverage state then."""
     led = load(str(path), upto_line=at)
     rep = analyze(led)
     out: list[dict[str, Any]] = []
@@ -75,7 +88,7 @@ def _our_contents(path: Path, at: int) -> list[dict[str, Any]]:
             elif b.type == "tool_result":
                 parts.append(("response", b.name))
         out.append({"role": "model" if it.role == "assistant" else "user", "parts": parts, "seq": it.seq})
-    return out
+    return out, rep.states
 
 
 def _theirs(content: dict[str, Any]) -> dict[str, Any]:
@@ -107,8 +120,14 @@ def test_next_request_is_what_adk_sent(scenario: str, storage: str) -> None:
         if (e.get("actions") or {}).get("compaction"):
             summary_seq[i] = len(summary_seq)
     order = _events_at(path)
-    assert order == [e["id"] for e in events], "we read the events in the order the session service returns them"
+    assert order == [e["id"] for e in events], (
+        "we read the events in the order the session service returns them"
+    )
     checked = 0
+    oracle_requests = {
+        r["seq"]: r["visibility_of_earlier_events"]
+        for r in json.loads((CORPUS / f"{oracle}.oracle.json").read_text())["requests"]
+    }
     for req in _requests(oracle):
         if req["kind"] != "agent":
             continue
@@ -117,7 +136,7 @@ def test_next_request_is_what_adk_sent(scenario: str, storage: str) -> None:
             # Tied timestamps reloaded in another order than they were appended: no prefix of the
             # file is the session as it stood then.
             continue
-        ours = _our_contents(path, at)
+        ours, states = _our_contents(path, at)
         theirs = [_theirs(c) for c in req["contents"]]
         where = f"{path.name} request {req['seq']} (--at {at})"
         assert [o["role"] for o in ours] == [t["role"] for t in theirs], where
@@ -127,7 +146,14 @@ def test_next_request_is_what_adk_sent(scenario: str, storage: str) -> None:
                 continue
             assert o["parts"] == t["parts"], f"{where}: {o} != {t}"
         assert sorted(o["seq"] for o in ours if "seq" in o) == sorted(req["event_indexes_in_prompt"]), where
-        assert [summary_seq[o["summary_seq"]] for o in ours if "summary_seq" in o] == req["summaries_in_prompt"], where
+        assert [summary_seq[o["summary_seq"]] for o in ours if "summary_seq" in o] == req[
+            "summaries_in_prompt"
+        ], where
+        # Every earlier event: sent raw, in a summary that is sent, or dropped unsummarized (a hole).
+        visible = oracle_requests.get(req["seq"], {})
+        for k, how in visible.items():
+            want = {"raw": ("live", "retained"), "summarized": ("summarized",)}.get(how, ("hole",))
+            assert states[int(k)] in want, f"{where}: event {k} is {how} but ours is {states[int(k)]}"
         checked += 1
     assert checked >= 5
 
@@ -138,7 +164,16 @@ def test_cli_context_at_matches_a_recorded_request() -> None:
     req = next(r for r in _requests("token_threshold") if r["kind"] == "agent" and r["seq"] == 13)
     at = len(req["session_event_ids_at_call"])
     out = subprocess.run(
-        [sys.executable, "-m", "inspector", "context", "--json", "--at", str(at), str(CORPUS / "token_threshold.db")],
+        [
+            sys.executable,
+            "-m",
+            "inspector",
+            "context",
+            "--json",
+            "--at",
+            str(at),
+            str(CORPUS / "token_threshold.db"),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -169,7 +204,9 @@ def test_dropped_without_summary_is_a_hole(scenario: str, storage: str) -> None:
         assert cp_rec.checkpoint is not None
         d = cp_rec.checkpoint.details
         ids = [e["id"] for e in oracle["events"]]
-        assert sorted(d["summarizer_input_ids"]) == sorted(ids[i] for i in c["summarizer_input_event_indexes"])
+        assert sorted(d["summarizer_input_ids"]) == sorted(
+            ids[i] for i in c["summarizer_input_event_indexes"]
+        )
         assert d["start_timestamp"] == c["start_timestamp"] and d["end_timestamp"] == c["end_timestamp"]
 
 
@@ -179,8 +216,10 @@ def test_counts_match_the_index(scenario: str) -> None:
     index = {s["scenario"]: s for s in json.loads((CORPUS / "INDEX.json").read_text())["scenarios"]}
     for storage in STORAGES:
         led = load(str(CORPUS / f"{scenario}{storage}"))
-        assert len(led.records) == index[scenario]["events"]
-        assert sum(1 for r in led.records if r.kind == "checkpoint") == len(index[scenario]["compactions"])
+        # The DatabaseSessionService run has its own line where it differed from the Sqlite one.
+        entry = index.get(f"{scenario}.v1", index[scenario]) if storage == ".v1.db" else index[scenario]
+        assert len(led.records) == entry["events"]
+        assert sum(1 for r in led.records if r.kind == "checkpoint") == len(entry["compactions"])
         assert led.format == "adk"
 
 
@@ -228,7 +267,11 @@ def test_several_sessions_most_recent_and_by_name(tmp_path: Path) -> None:
     led = load(str(db))
     assert led.session_id == "tie_token-session"
     note = [d for d in led.diagnostics if d.problem == "session_choice"]
-    assert note and "most recently updated" in note[0].message and "'older'" not in note[0].message.split("reading")[0]
+    assert (
+        note
+        and "most recently updated" in note[0].message
+        and "'older'" not in note[0].message.split("reading")[0]
+    )
     assert "older" in note[0].message
     led2 = load(f"{db}#older")
     assert led2.session_id == "older" and led2.records == []

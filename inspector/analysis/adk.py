@@ -281,11 +281,11 @@ def coverage(
         if r.never_sent or not _in_scope(r):
             states[s] = EXCLUDED
         elif rules.in_ranges(float(r.timestamp or 0.0), cover):
-            if s in represented:
+            if s in reinjected:
+                states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
+            elif s in represented:
                 states[s] = SUMMARIZED
                 summarized_by[s] = first_rep.get(s, 0)
-            elif s in reinjected:
-                states[s] = RETAINED
             else:
                 states[s] = HOLE
         else:

@@ -247,11 +247,20 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
         candidates: list[tuple[str, Ev | None, list[Ev]]] = []
         in_range = [e for e in prior_raw if c.start <= e.ts <= c.end]
-        # Sliding window (or a first token compaction): a prefix of the in-range events ending
-        # at one stamped end_timestamp; with ties at the end, each possible prefix.
-        for k in range(len(in_range), 0, -1):
-            if in_range[k - 1].ts == c.end:
-                candidates.append(("raw", None, in_range[:k]))
+        # Sliding window (or a first token compaction): the in-range events from the first event
+        # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
+        # either end, each possible window.
+        seen_inv: set[Any] = set()
+        first_of_inv: set[int] = set()
+        for e in prior_raw:
+            if e.invocation_id not in seen_inv:
+                seen_inv.add(e.invocation_id)
+                first_of_inv.add(e.index)
+        starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
+        for j in starts:
+            for k in range(len(in_range), j, -1):
+                if in_range[k - 1].ts == c.end:
+                    candidates.append(("raw", None, in_range[j:k]))
         if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
             # Token threshold: the previous summary as a seed, plus events newer than its end.
             newer = [e for e in in_range if e.ts > prev.end]
