@@ -464,3 +464,39 @@ def test_session_view_shows_a_codex_session() -> None:
             assert len(view.items) == len(report.context) > 0
 
     asyncio.run(body())
+
+
+def test_rolled_back_turns_leave_the_request_and_show_as_inactive() -> None:
+    rollback = {"timestamp": "t", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}}
+    data = _rollout(META, _msg("user", "one"), _msg("assistant", "r1"), _msg("user", "two"), _call("c"), _out("c"), rollback, _msg("user", "three"))
+    report = analyze(load_bytes(data, "rb.jsonl"))
+    states = {report.ledger.records[s].line: st for s, st in enumerate(report.states) if st}
+    assert states == {2: "live", 3: "live", 4: "inactive", 5: "inactive", 6: "inactive", 8: "live"}
+    assert [it.seq and report.ledger.records[it.seq].line for it in report.context] == [None, 2, 3, 8]
+    assert not report.findings
+
+
+def test_replacement_items_of_its_own_are_sent_in_order_and_pair() -> None:
+    # A replacement history holding a call and its output no line of the file has, then the
+    # encrypted summary: all three are sent, in that order, after the kept user message.
+    rh = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "task"}]},
+        {"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"pwd"}', "call_id": "k1"},
+        {"type": "function_call_output", "call_id": "k1", "output": "/w"},
+        {"type": "ghost_snapshot", "ghost_commit": {"id": "g"}},
+        {"type": "compaction", "encrypted_content": "ENC"},
+    ]
+    data = _rollout(META, _msg("user", "task"), _call("c1"), _out("c1"), {"timestamp": "t", "type": "compacted", "payload": {"message": "", "replacement_history": rh}}, _msg("user", "next"))
+    report = analyze(load_bytes(data, "own.jsonl"))
+    got = [(it.role, it.kind, it.seq is not None, it.tool_call_ids or it.tool_result_id, it.text) for it in report.context]
+    assert got == [
+        ("system", "message", False, None, "BASE"),
+        ("user", "message", True, None, ""),
+        ("assistant", "message", False, ["k1"], 'exec_command({"cmd": "pwd"})'),
+        ("tool", "message", False, "k1", "/w"),
+        ("user", "summary", True, None, "ENC"),
+        ("user", "message", True, None, ""),
+    ]
+    assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "hole")]
+    states = [report.states[s] for s in report.path if report.states[s]]
+    assert states == ["retained", "summarized", "summarized", "live"]

@@ -30,7 +30,8 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
         last = views[-1]
         for h in last.checkpoint.replacement or []:
             if h.seq is not None:
-                entries.append(h.seq)
+                if records[h.seq].runtime_visible:  # not rolled back since
+                    entries.append(h.seq)
                 continue
             is_summary = h.kind == "summary"
             entries.append(

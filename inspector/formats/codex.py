@@ -191,12 +191,16 @@ def _history_item(p: dict[str, Any], msg: str) -> HistoryItem | None:
     m = item_message(p)
     if m is None:
         return None
-    text = m.text() if m.role != "assistant" or m.source_role != "reasoning" else ""
-    if m.role == "assistant" and not text:
-        calls = m.tool_call_ids()
-        return HistoryItem("assistant", json.dumps(p.get("arguments", p.get("input", "")))[:2000], id=iid, call_id=calls[0] if calls else None)
+    calls, results = m.tool_call_ids(), m.tool_result_ids()
+    parts: list[str] = []
+    for b in m.blocks:
+        if b.text:
+            parts.append(b.text)
+        elif b.type == "tool_call":
+            parts.append(f"{b.name}({json.dumps(b.args, ensure_ascii=False)})")
+    text = "\n".join(parts)
     kind = "summary" if m.role == "user" and text and (text == msg or _summary_like(text)) else "message"
-    call_id = m.tool_result_ids()[0] if m.role == "tool" and m.tool_result_ids() else None
+    call_id = calls[0] if calls else results[0] if results else None
     return HistoryItem(m.role, text, kind=kind, id=iid, call_id=call_id)
 
 
@@ -284,6 +288,10 @@ class _Builder:
                     self.provider = p["model_provider"]
             elif t == "turn_context" and isinstance(p.get("model"), str):
                 self.model = p["model"]
+            elif sub == "thread_rolled_back":
+                n = p.get("num_turns")
+                if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                    self.roll_back(n)
             elif sub == "token_count":
                 info = p.get("info")
                 if isinstance(info, dict):
@@ -331,6 +339,27 @@ class _Builder:
         pid = p.get("id") if isinstance(p.get("id"), str) else None
         self.history.append(_Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq)))
 
+    def roll_back(self, n: int) -> None:
+        """`thread_rolled_back {num_turns}`: Codex drops the last n user turns from its history
+        (`drop_last_n_user_turns`). Their records stay in the file but leave the path, like an
+        abandoned branch (`inactive`)."""
+        starts = [
+            i
+            for i, e in enumerate(self.history)
+            if e.item.role == "user" and e.item.kind == "message" and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
+        ]
+        if not starts:
+            return
+        cut = starts[max(0, len(starts) - n)]
+        for e in self.history[cut:]:
+            if e.seq is not None:
+                self.records[e.seq].runtime_visible = False
+        del self.history[cut:]
+
+    def _text(self, e: _Entry) -> str:
+        m = self.records[e.seq].message if e.seq is not None else None
+        return m.text() if m is not None else e.item.text
+
     def _handoff(self, msg: str) -> Record | None:
         """The summarizer's reply written just before `compacted` (older Codex marks it no way)."""
         for r in reversed(self.records):
@@ -369,7 +398,7 @@ class _Builder:
         else:
             summary = msg
         prev = self.prev_cp
-        boundary = self.records[-1].id if self.records else None
+        boundary = next((r.id for r in reversed(self.records) if r.runtime_visible), None)
         if not summary.strip():
             rep: list[tuple[str, str]] = []
         elif prev is not None and summary == prev.summary:
@@ -380,7 +409,7 @@ class _Builder:
             rep = list(self.rep)
             if prev is not None:
                 rep += [(i, i) for i in prev.explicit_retains or []]
-            first = next((r for r in self.records[self.since :] if r.kind != "header"), None)
+            first = next((r for r in self.records[self.since :] if r.kind != "header" and r.runtime_visible), None)
             if boundary is not None and first is not None:
                 rep.append((first.id or "", boundary))
         retains = [self.records[h.seq].id or "" for h in replacement if h.seq is not None]
@@ -448,7 +477,7 @@ class _Builder:
         for e in self.history:
             if e.item.role != "user" or e.item.kind == "summary":
                 continue
-            text = self.records[e.seq].message.text() if e.seq is not None and self.records[e.seq].message else e.item.text  # type: ignore[union-attr]
+            text = self._text(e)
             if not text or _summary_like(text) or _session_prefix(text):
                 continue
             users.append(e)
@@ -457,8 +486,7 @@ class _Builder:
         for e in reversed(users):
             if left <= 0:
                 break
-            m = self.records[e.seq].message if e.seq is not None else None
-            text = m.text() if m is not None else e.item.text
+            text = self._text(e)
             n = (len(text.encode()) + 3) // 4
             if n <= left:
                 kept.append(e)
