@@ -344,3 +344,33 @@ def test_v0_actions_pickle_refuses_arbitrary_globals() -> None:
 
     actions, why = unpickle_actions(pickle.dumps({"state_delta": {"x": _Refused()}}))
     assert actions is None and "refused global" in why and "system" in why
+
+
+# ---------------------------------------------------------------------------------------- the app
+
+
+def test_triage_finds_adk_session_db(tmp_path: Path) -> None:
+    _need_corpus()
+    from inspector.tui.triage import discover
+
+    (tmp_path / "weather" / ".adk").mkdir(parents=True)
+    _copy_db(CORPUS / "tie_token.db", tmp_path / "weather" / ".adk" / "session.db")
+    (tmp_path / "notes.db").write_bytes(b"")  # a .db elsewhere is not taken for a session
+    _, files, _ = discover([str(tmp_path)])
+    assert files == [str(tmp_path / "weather" / ".adk" / "session.db")]
+
+
+@pytest.mark.anyio
+async def test_app_opens_an_adk_database() -> None:
+    _need_corpus()
+    from inspector.tui.app import create_app
+
+    app = create_app([str(CORPUS / "tie_token.v1.db")])
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if getattr(app.screen, "report", None) is not None:
+                break
+        report = app.screen.report  # type: ignore[attr-defined]
+        assert report is not None and report.ledger.format == "adk"
+        assert [s for s, st in enumerate(report.states) if st == "hole"] == [6]

@@ -23,6 +23,8 @@ DEFAULT_PLACES: tuple[str, ...] = (
     "~/.openclaw/agents/*/sessions",
     "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
     "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
+    ".adk",  # Google ADK (adk web / adk run): .adk/session.db under the agents folder (the cwd) ...
+    "*/.adk",  # ... or under each agent's own folder (per-agent session stores)
 )
 
 

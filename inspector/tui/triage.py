@@ -145,7 +145,7 @@ def discover(
     paths: Iterable[str], cancelled: Callable[[], bool] = lambda: False
 ) -> tuple[str, list[str], list[str]]:
     """(common base, session files, paths that do not exist). Directories are searched recursively
-    for `*.jsonl`; files are taken as given, whatever their name."""
+    for `*.jsonl` (and ADK's `.adk/*.db`); files are taken as given, whatever their name."""
     files: list[str] = []
     missing: list[str] = []
     roots: list[str] = []
@@ -166,7 +166,8 @@ def discover(
                     return _base(roots), files, missing
                 dirnames.sort()
                 for name in sorted(filenames):
-                    if name.endswith(".jsonl"):
+                    # ADK keeps its sessions in SQLite files in a `.adk` folder (session.db).
+                    if name.endswith(".jsonl") or (name.endswith(".db") and os.path.basename(dirpath) == ".adk"):
                         add(os.path.join(dirpath, name))
         elif os.path.exists(p):
             roots.append(os.path.dirname(p))
