@@ -374,3 +374,39 @@ async def test_app_opens_an_adk_database() -> None:
         report = app.screen.report  # type: ignore[attr-defined]
         assert report is not None and report.ledger.format == "adk"
         assert [s for s, st in enumerate(report.states) if st == "hole"] == [6]
+
+
+V0 = REPO / "tests" / "data" / "adk" / "token_threshold.v0.db"  # made by make_v0.py beside it
+
+
+def test_v0_database_reads_like_the_json_dump() -> None:
+    """The legacy schema (pickled EventActions) is read without importing or calling anything it
+    names: same events, same compactions, same next request as the JSON dump of that session."""
+    _need_corpus()
+    a, b = load(str(V0)), load(str(CORPUS / "token_threshold.json"))
+    assert a.format == "adk" and a.version == 0 and a.header is not None and a.header["storage"] == "v0"
+    assert [r.id for r in a.records] == [r.id for r in b.records]
+    assert [r.checkpoint.details for r in a.records if r.checkpoint] == [
+        r.checkpoint.details for r in b.records if r.checkpoint
+    ]
+    ra, rb = analyze(a), analyze(b)
+    assert ra.states == rb.states
+    assert [(m["seq"], m["kind"], m["role"]) for m in context_json(ra)["messages"]] == [
+        (m["seq"], m["kind"], m["role"]) for m in context_json(rb)["messages"]
+    ]
+
+
+def test_v0_hostile_pickle_is_a_diagnostic(tmp_path: Path) -> None:
+    import pickle
+
+    db = tmp_path / "v0.db"
+    _copy_db(V0, db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE events SET actions=? WHERE rowid=15", (pickle.dumps(_Refused()),))
+    con.commit()
+    con.close()
+    led = load(str(db))
+    d = [d for d in led.diagnostics if d.problem == "malformed_row"]
+    assert len(d) == 1 and "refused global" in d[0].message and "row 15" in d[0].message
+    assert len(led.records) == 30  # the event itself (its content) still loads
+    analyze(led)
