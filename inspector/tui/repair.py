@@ -430,8 +430,9 @@ class RepairScreen(Screen[None]):
             self.usage = usage
 
     class Ran(Message):
-        def __init__(self, result: RepairResult | None, error: str | None = None) -> None:
+        def __init__(self, gen: int, result: RepairResult | None, error: str | None = None) -> None:
             super().__init__()
+            self.gen = gen
             self.result = result
             self.error = error
 
@@ -471,6 +472,7 @@ class RepairScreen(Screen[None]):
         self._lock = threading.Lock()
         self._usage: Usage | None = None
         self._replan_timer: Timer | None = None
+        self._planned_form: tuple[Any, ...] | None = None  # the form the current plan was made from
 
     # -------------------------------------------------------------------------------- layout
 
@@ -528,10 +530,23 @@ class RepairScreen(Screen[None]):
             vals[name] = n
         return Budgets(**vals)
 
+    def _form(self) -> tuple[Any, ...]:
+        return (self.strategy, self.provider, *(self.query_one(f"#{n}", Input).value.strip() for n, _ in BUDGET_FIELDS))
+
+    def _replan_if_changed(self) -> None:
+        """After typing: plan again only if the form differs from the one planned (the inputs'
+        own first Changed events, or a value typed and then restored, change nothing)."""
+        self._replan_timer = None
+        if self._form() != self._planned_form and not self.running and not self.writing:
+            self.replan()
+
     def replan(self) -> None:
         if self._replan_timer is not None:
             self._replan_timer.stop()
             self._replan_timer = None
+        if self.running or self.writing:
+            return  # the form is disabled meanwhile; this is only a stray event
+        self._planned_form = self._form()
         self._gen += 1
         self.plan = None
         self.result = None
@@ -598,7 +613,7 @@ class RepairScreen(Screen[None]):
     def _input_changed(self, event: Input.Changed) -> None:
         if self._replan_timer is not None:
             self._replan_timer.stop()
-        self._replan_timer = self.set_timer(REPLAN_DELAY, self.replan)
+        self._replan_timer = self.set_timer(REPLAN_DELAY, self._replan_if_changed)
 
     @on(Input.Submitted)
     def _input_submitted(self, event: Input.Submitted) -> None:
@@ -626,10 +641,10 @@ class RepairScreen(Screen[None]):
         n = len(self.plan.requests)
         self._set_progress(0, max(n, 1), "starting…" if n else "no summarizer request: building the checkpoint…")
         self._refresh_actions()
-        self._run_worker(self.plan, self.summarizer, self._cancel)
+        self._run_worker(self._gen, self.plan, self.summarizer, self._cancel)
 
     @work(thread=True, exclusive=True, group="run")
-    def _run_worker(self, p: RepairPlan, summarizer: Any, cancel: threading.Event) -> None:
+    def _run_worker(self, gen: int, p: RepairPlan, summarizer: Any, cancel: threading.Event) -> None:
         watched = _Watched(summarizer, lambda u: self.post_message(self.Used(u))) if summarizer is not None else None
         try:
             with self._lock:
@@ -642,9 +657,9 @@ class RepairScreen(Screen[None]):
                     timestamp=self.timestamp,
                 )
         except Exception as e:  # never a traceback on screen: the reason, and nothing installed
-            self.post_message(self.Ran(None, f"{type(e).__name__}: {e}"))
+            self.post_message(self.Ran(gen, None, f"{type(e).__name__}: {e}"))
             return
-        self.post_message(self.Ran(res))
+        self.post_message(self.Ran(gen, res))
 
     def on_repair_screen_progressed(self, msg: Progressed) -> None:
         if self.running:
@@ -657,6 +672,9 @@ class RepairScreen(Screen[None]):
 
     def on_repair_screen_ran(self, msg: Ran) -> None:
         self.running = False
+        if msg.gen != self._gen:  # pragma: no cover - the form is disabled while running
+            self._refresh_actions()
+            return
         self.result = msg.result
         if msg.result is None:
             self._set_progress(0, 1, f"[red]the run failed: {msg.error}[/]")
@@ -786,6 +804,8 @@ class RepairScreen(Screen[None]):
 
     def _refresh_actions(self) -> None:
         busy = self.running or self.writing
+        self.query_one("#form").disabled = busy  # a plan does not change under a run
+        self.query_one("#provider").disabled = busy
         self.query_one("#run", Button).disabled = busy or self.plan is None
         self.query_one("#cancel-run", Button).disabled = not self.running
         why = install_refusal(self.report, self.result) if not busy else ("a run is in progress" if self.running else "writing…")

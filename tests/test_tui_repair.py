@@ -1,0 +1,305 @@
+"""Pilot tests of the repair screen (issue 5, points 6-7): plan, run with progress and cancel,
+confirm, install into a copy of the ADR 0302 sample, and the session view reloaded afterwards.
+
+Every test works on a copy in tmp_path and keeps its backups in a tmp data dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Input, Static
+
+from inspector.analysis import analyze
+from inspector.formats import load
+from inspector.providers import make_provider
+from inspector.store.writeback import backup_dir, list_backups
+from inspector.tui.app import create_app
+from inspector.tui.help import HelpScreen
+from inspector.tui.repair import ConfirmInstall, RepairScreen
+from inspector.tui.session import SessionScreen
+from inspector.tui.timeline import Timeline
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.anyio
+
+ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
+SIZE = (140, 40)
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    dst = tmp_path / "adr0302.jsonl"
+    shutil.copyfile(ADR, dst)
+    return dst
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+async def _until(pilot, cond, what: str, tries: int = 400) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(tries):
+        if cond():
+            return
+        await pilot.pause(0.025)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def _session_ready(app, pilot) -> None:  # type: ignore[no-untyped-def]
+    await _until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.report is not None, "analysis")
+
+
+async def _planned(pilot, screen: RepairScreen, request: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    def ok() -> bool:
+        p = screen.plan
+        return p is not None and (request is None or p.budgets.request == request)
+
+    await _until(pilot, ok, "the plan")
+    await pilot.pause()
+
+
+async def _open_repair(app, pilot, request: int | None = None) -> RepairScreen:  # type: ignore[no-untyped-def]
+    await _session_ready(app, pilot)
+    await pilot.press("r")
+    await _until(pilot, lambda: isinstance(app.screen, RepairScreen), "the repair screen")
+    screen = app.screen
+    if request is not None:
+        screen.query_one("#request", Input).value = str(request)
+    await _planned(pilot, screen, request)
+    return screen
+
+
+async def _ran(pilot, screen: RepairScreen) -> None:  # type: ignore[no-untyped-def]
+    await _until(pilot, lambda: screen.result is not None and not screen.running, "the run")
+    await pilot.pause()
+
+
+def _text(screen, selector: str) -> str:  # type: ignore[no-untyped-def]
+    """What a Static shows, as plain text (rich renderables printed at a wide width)."""
+    from rich.console import Console
+
+    content = screen.query_one(selector, Static).content
+    if isinstance(content, str):
+        return content
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(content)
+    return console.export_text()
+
+
+async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = session.read_bytes()
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot, request=2_500)
+        plan = screen.plan
+        assert plan.strategy == "resummarize" and plan.action == "summarize"
+        assert len(plan.requests) == 8 and plan.before.holes == 168 and plan.after.holes == 0
+        assert "summarize with 8 request(s)" in _text(screen, "#plan-view")
+        assert screen.query_one("#install", Button).disabled  # nothing run yet
+        seen: list[tuple[int, int, str]] = []
+        real = RepairScreen.on_repair_screen_progressed
+
+        def spy(self, msg):  # type: ignore[no-untyped-def]
+            real(self, msg)
+            seen.append((msg.i, msg.n, _text(self, "#progress-label")))
+
+        monkeypatch.setattr(RepairScreen, "on_repair_screen_progressed", spy)
+        await pilot.press("r")
+        await _ran(pilot, screen)
+        res = screen.result
+        assert res.status == "installed" and len(res.calls) == 8 and res.after.holes == 0
+        assert [(i, n) for i, n, _ in seen] == [(i, 8) for i in range(1, 9)]  # request i of N, in order
+        assert seen[0][2].startswith("request 1 of 8")
+        assert "tokens" in seen[-1][2] and " in / " in seen[-1][2]  # the usage so far, while it runs
+        assert "not written yet" in _text(screen, "#progress-label")
+        assert session.read_bytes() == original  # running writes nothing
+        assert not screen.query_one("#install", Button).disabled
+
+        await pilot.press("w")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+        modal = app.screen
+        shown = _text(modal, "#confirm-text")
+        assert str(session.resolve()) in shown.replace("\n", "")
+        assert str(backup_dir(str(session))) in shown.replace("\n", "")
+        assert res.entry["id"] in shown
+        await pilot.press("y")
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen), "back to the session view")
+        view = app.screen
+        await _until(pilot, lambda: view.report is not None and view.report.checkpoints[-1].record.id == res.entry["id"],
+                     "the reloaded session")
+        await pilot.pause()
+        # The view shows the new checkpoint: the cursor is on it and no hole is left.
+        assert view.query_one(Timeline).current_seq == view.report.checkpoints[-1].seq
+        assert "hole" not in view.report.states
+        assert "repaired" in _text(view, "#status") and res.entry["id"] in _text(view, "#status")
+
+    # On disk: the original bytes, then exactly one compaction record, as promised.
+    data = session.read_bytes()
+    assert data.startswith(original) and data.count(b"\n") == original.count(b"\n") + 1
+    last = json.loads(data.splitlines()[-1])
+    assert last["type"] == "compaction" and last["id"] == res.entry["id"] and last["fromHook"] is True
+    after = analyze(load(str(session)), window=32_000)
+    assert after.checkpoints[-1].record.id == last["id"]
+    assert after.coverage_counts().get("hole", 0) == 0
+    # The backup holds the bytes before the write; the sample itself was never touched.
+    (b,) = list_backups(str(session))
+    assert Path(b.path).read_bytes() == original and b.entry_id == last["id"]
+    assert _sha(ADR) == hashlib.sha256(original).hexdigest()
+
+
+async def test_escape_backs_out_without_writing(session: Path) -> None:
+    before = _sha(session)
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        await pilot.press("r")
+        await _ran(pilot, screen)
+        await pilot.press("w")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+        await pilot.press("escape")  # the modal: cancel
+        await _until(pilot, lambda: app.screen is screen, "the modal closed")
+        await pilot.press("w")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal again")
+        await pilot.press("n")
+        await _until(pilot, lambda: app.screen is screen, "the modal closed again")
+        await pilot.press("escape")  # the repair screen: back
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session view")
+    assert _sha(session) == before
+    assert not backup_dir(str(session)).exists()
+
+
+class Blocking:
+    """The extractive summarizer, held at its first call until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.inner = make_provider("extractive", model=None, base_url=None)
+        self.name = self.inner.name
+        self.route = self.inner.route
+        self.entered = threading.Event()
+        self.go = threading.Event()
+        self.calls = 0
+
+    def summarize(self, req):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        self.entered.set()
+        self.go.wait(10)
+        return self.inner.summarize(req)
+
+
+async def test_cancel_stops_the_run_and_leaves_nothing_to_install(session: Path) -> None:
+    before = _sha(session)
+    app = create_app([str(session)])
+    async with app.run_test(size=SIZE) as pilot:
+        await _session_ready(app, pilot)
+        slow = Blocking()
+        screen = RepairScreen(app.screen.report, window=32_000, summarizer=slow)
+        await app.push_screen(screen)
+        screen.query_one("#request", Input).value = "2500"
+        await _planned(pilot, screen, 2_500)
+        assert len(screen.plan.requests) == 8
+        await pilot.press("r")
+        await _until(pilot, slow.entered.is_set, "the first call")
+        assert screen.running and not screen.query_one("#cancel-run", Button).disabled
+        assert screen.query_one("#run", Button).disabled and screen.query_one("#install", Button).disabled
+        await pilot.press("c")
+        assert "cancelling" in _text(screen, "#progress-label")
+        slow.go.set()
+        await _ran(pilot, screen)
+        res = screen.result
+        assert res.cancelled and res.status == "failed" and res.entry is None
+        assert slow.calls == 1  # the call in flight finished, no other was made
+        assert screen.query_one("#install", Button).disabled
+        assert "cancelled" in _text(screen, "#install-why")
+        assert "cancelled" in _text(screen, "#result-view")
+        await pilot.press("w")  # refused: no modal
+        await pilot.pause(0.1)
+        assert app.screen is screen
+    assert _sha(session) == before
+
+
+async def test_install_is_disabled_with_the_reason_when_the_session_cannot_be_written(session: Path) -> None:
+    before = _sha(session)
+    app = create_app([str(session)], window=32_000, at_line=200)  # --at: a repair appends to the whole file
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        assert "read only up to a line" in _text(screen, "#install-why")  # said before running
+        await pilot.press("r")
+        await _ran(pilot, screen)
+        assert screen.result.entry is not None  # the repair itself ran
+        assert screen.query_one("#install", Button).disabled
+        assert "read only up to a line" in _text(screen, "#install-why")
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        assert app.screen is screen
+    assert _sha(session) == before
+
+
+async def test_budgets_and_strategy_replan_and_bad_budgets_are_explained(session: Path) -> None:
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        p = screen.plan
+        assert p.budgets.window == 32_000 and p.budgets.sources["window"] == "flag"
+        assert p.budgets.sources["reserve"] == "pi default"
+        assert screen.query_one("#reserve", Input).placeholder == "16,384"  # the default, shown
+        screen.query_one("#reserve", Input).value = "40000"  # more than the window
+        await _until(pilot, lambda: "No plan" in _text(screen, "#plan-view"), "the plan error")
+        assert "reserve" in _text(screen, "#plan-view") and screen.plan is None
+        assert screen.query_one("#run", Button).disabled
+        screen.query_one("#reserve", Input).value = ""
+        await _planned(pilot, screen)
+        screen.query_one("#strategy").value = "recover"
+        await _until(pilot, lambda: screen.plan is not None and screen.plan.strategy == "recover", "the recover plan")
+        assert screen.plan.action == "recover" and not screen.plan.requests
+        assert "no model call" in _text(screen, "#plan-view")
+
+
+async def test_repair_is_in_the_palette_and_the_help(session: Path) -> None:
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        await _session_ready(app, pilot)
+        await pilot.press("f1")
+        await _until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        assert any(action == "repair" for _k, action, _d in app.screen.keys)
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"repair")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, RepairScreen), "the repair screen from the palette")
+        screen = app.screen
+        await _planned(pilot, screen)
+        await pilot.press("f1")
+        await _until(pilot, lambda: isinstance(app.screen, HelpScreen), "the repair help")
+        assert {a for _k, a, _d in app.screen.keys} >= {"run", "cancel", "install", "back"}
+        assert app.screen.about is not None and "Install asks first" in app.screen.about[1]
+
+
+async def test_a_refused_write_is_shown_and_nothing_is_installed(session: Path) -> None:
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        await pilot.press("r")
+        await _ran(pilot, screen)
+        await pilot.press("w")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+        # The agent appends a line after the analysis: the write must be refused.
+        with open(session, "ab") as f:
+            f.write(b'{"type":"custom","id":"late0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n')
+        changed = session.read_bytes()
+        await pilot.press("y")
+        await _until(pilot, lambda: app.screen is screen and not screen.writing and "changed since" in _text(screen, "#install-why"),
+                     "the refusal")
+        assert screen.query_one("#install", Button).disabled
+        assert "nothing installed" in _text(screen, "#progress-label")
+    assert session.read_bytes() == changed
+    assert list_backups(str(session)) == []
