@@ -500,3 +500,33 @@ def test_replacement_items_of_its_own_are_sent_in_order_and_pair() -> None:
     assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "hole")]
     states = [report.states[s] for s in report.path if report.states[s]]
     assert states == ["retained", "summarized", "summarized", "live"]
+
+
+def test_detail_pane_lists_a_checkpoints_replacement_history() -> None:
+    _need(PEERS / "auto_compact.jsonl")
+    import asyncio
+
+    from inspector.tui.app import create_app
+    from inspector.tui.detail import DetailPane
+
+    app = create_app([str(PEERS / "auto_compact.jsonl")])
+
+    async def body() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if getattr(app.screen, "report", None) is not None:
+                    break
+            second = app.screen.report.checkpoints[1]  # type: ignore[attr-defined]
+            app.screen.go_to(second.seq)  # type: ignore[attr-defined]
+            pane = app.screen.query_one(DetailPane)
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if pane.seq == second.seq and pane._pending is None:
+                    break
+            text = pane.plain
+            assert "Replacement history · 6 items" in text
+            assert "kept, line 8" in text and "kept, line 51" in text and "[C3] Tell me about rollouts." in text
+            assert "summary" in text and "Another language model started" in text
+
+    asyncio.run(body())

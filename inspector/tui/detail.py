@@ -37,7 +37,7 @@ from inspector.analysis.engine import CheckpointView, Finding, Report
 from inspector.analysis.export import PathCounts, checkpoint_json
 from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
-from inspector.ledger.model import Block, Ledger, Message, Record, Usage
+from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
 
 MAX_CHARS = 12_000  # per block: more than a screenful many times over, cheap to lay out
@@ -558,6 +558,16 @@ class DetailPane(VerticalScroll):
         if report is not None and view is not None:
             out.append(self._title("Ranges"))
             out.append(self._static(self._ranges(report, view)))
+        if cp.replacement is not None:
+            out.append(
+                self._title(
+                    Text.assemble(
+                        ("Replacement history ", "bold"),
+                        (f"· {len(cp.replacement)} items, all the history sent after it, in this order", DIM),
+                    )
+                )
+            )
+            out.append(self._static(self._replacement(ledger, cp.replacement)))
 
         template, rows, why = summary_sections(cp.summary)
         out.append(
@@ -583,6 +593,27 @@ class DetailPane(VerticalScroll):
             out.append(self._title("Fields the model does not know"))
             out.append(self._static(*_json_view(extra)))
         return out
+
+    def _replacement(self, ledger: Ledger, items: list[HistoryItem], limit: int = 80) -> RenderableType:
+        """Codex: each item a record kept raw (its line) or the checkpoint's own content."""
+        g = Table.grid(padding=(0, 1), expand=True)
+        g.add_column(style=DIM, no_wrap=True)
+        g.add_column(no_wrap=True)
+        g.add_column(no_wrap=True)
+        g.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        for i, h in enumerate(items[:limit]):
+            if h.seq is not None:
+                rec = ledger.records[h.seq]
+                m = rec.message
+                where, style = f"kept, line {rec.line}", "#3fb950"
+                text = m.first_line() if m is not None else ""
+            else:
+                where, style = ("summary" if h.kind == "summary" else "its own"), "bold #58a6ff"
+                text = h.text.strip().splitlines()[0] if h.text.strip() else ""
+            g.add_row(str(i), h.role, Text(where, style=style), text[:200])
+        if len(items) > limit:
+            g.add_row("", "", "", Text(f"… {len(items) - limit} more", style=DIM))
+        return g
 
     def _cp_status(self, view: CheckpointView | None, failure: str | None, has_summary: bool) -> Text:
         if view is not None and view.carried_forward:
