@@ -76,13 +76,13 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
     boundary: dict[str, Any] = {"first_kept_id": cp.first_kept_id, "explicit": cp.explicit_boundary, "found": v.first_kept_found}
     if v.first_kept_seq is not None:
         boundary["first_kept_line"] = records[v.first_kept_seq].line
-    return {
+    out: dict[str, Any] = {
         "index": v.index,
         **_ref(v.record),
         "boundary": boundary,
         "removes": counts.span([(0, v.cut)], minus=v.keep),
         "represents": counts.span(v.rep),
-        "retains": {**counts.span([(v.cut, v.pos)], plus=sorted(v.keep)), "shape": v.shape},
+        "retains": {**counts.span([(v.cut, max(v.cut, v.pos))], plus=sorted(v.keep)), "shape": v.shape},
         "summarized_here": counts.span(v.own),
         "summary_chars": len(cp.summary),
         "fallback": v.fallback,
@@ -96,6 +96,10 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
         "essential_complete": cp.essential_complete,
         "from_hook": cp.from_hook,
     }
+    if report.ledger.format == "adk":
+        # ADK: the timestamp range, whether it survives, what its summarizer was handed (inferred).
+        out["adk"] = cp.details
+    return out
 
 
 def finding_json(report: Report, f: Finding) -> dict[str, Any]:

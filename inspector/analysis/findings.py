@@ -184,6 +184,14 @@ def _holes(report: Report) -> list[Finding]:
                 how = "it carried the previous summary forward instead of summarizing them"
             elif v.checkpoint.failure_reason:
                 how = f"it is a fallback ({v.checkpoint.failure_reason}) that summarized nothing"
+            elif getattr(v, "range_set", None) is not None:
+                # ADK: removed by timestamp, whether or not its summarizer was handed them.
+                d = v.checkpoint.details if isinstance(v.checkpoint.details, dict) else {}
+                how = (
+                    f"their timestamps lie inside its range [{d.get('start_timestamp')}, {d.get('end_timestamp')}] "
+                    "but its summarizer was not handed them (a timestamp tie at the range's end, or written "
+                    "after the summary ran), and no other summary sent covers them"
+                )
             else:
                 how = "no summary covers them"
             msg = (

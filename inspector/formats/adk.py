@@ -107,7 +107,8 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"event {i + 1}: not a JSON object ({type(e).__name__}); skipped",
+                    f"{name}: events[{i}]: not a JSON object ({type(e).__name__}); skipped (the events after it are "
+                    "numbered without it)",
                 )
             )
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
@@ -482,6 +483,18 @@ def build(
 ) -> Ledger:
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
+    for i, o in enumerate(objs):
+        ts = o.get("timestamp")
+        if isinstance(ts, bool) or not isinstance(ts, int | float):
+            diags.append(
+                Diagnostic(
+                    i + 1,
+                    "invalid_field",
+                    f"{name}: event {i + 1}: timestamp {ts!r} is not epoch seconds; read as 0, so every "
+                    "compaction range starting at 0 would cover it",
+                    seqs=[i],
+                )
+            )
     events = rules.make_events(objs, ranks)
     facts = rules.analyze_compactions(events)
     by_index = {e.index: e.id for e in events}
