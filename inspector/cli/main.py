@@ -27,6 +27,8 @@ examples:
   inspector analyze SESSION.jsonl --fail-on warning
   inspector context SESSION.jsonl [--json]     exactly what the model will receive next
   inspector context SESSION.jsonl --at 120     ... as the session stood when line 120 was written
+  inspector analyze .adk/session.db#SESSION    one session of a Google ADK database (default: the
+                                               most recent); lines are its events, in order
   inspector plan SESSION.jsonl --strategy resummarize          dry run of a repair
   inspector repair SESSION.jsonl --strategy resummarize --out FIXED.jsonl
 
