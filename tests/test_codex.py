@@ -462,6 +462,19 @@ def test_session_view_shows_a_codex_session() -> None:
             await pilot.pause(0.1)
             view = app.screen.query_one(NextRequestView)
             assert len(view.items) == len(report.context) > 0
+            # Enter on an item of the last checkpoint's own (no record of its own) goes to the
+            # `compacted` line that holds it.
+            k = next(i for i, it in enumerate(view.items) if it.seq is None and not it.synthetic and it.line != 1)
+            view.table.focus()
+            view.table.move_cursor(row=k)
+            await pilot.press("enter")
+            timeline = app.screen.query_one("Timeline")
+            cp_seq = report.checkpoints[-1].seq
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if timeline.current_seq == cp_seq:  # type: ignore[attr-defined]
+                    break
+            assert timeline.current_seq == cp_seq  # type: ignore[attr-defined]
 
     asyncio.run(body())
 

@@ -310,6 +310,13 @@ class NextRequestView(Vertical):
         if not (0 <= i < len(self.items)):
             return
         it = self.items[i]
+        if it.seq is None and it.line is not None and not it.synthetic and self.report is not None:
+            # Content a line holds that is no record of its own (Codex: the base instructions in
+            # session_meta, a replacement-history item in `compacted`): go to that line's record.
+            at = next((r.seq for r in self.report.ledger.records if r.line == it.line), None)
+            if at is not None:
+                self.post_message(self.Jump(at))
+                return
         if it.seq is None:
             self.notify(
                 "A synthetic item: the runtime adds it at send time, it is not in the file.", timeout=4
