@@ -60,6 +60,8 @@ def test_localpush_compacted_session_counts_and_server_side_compaction() -> None
     assert t["response_item:web_search_call"] == 7
     assert sum(n for k, n in t.items() if k.startswith("event_msg:")) == 1132
     assert t["event_msg:token_count"] == 573 and t["event_msg:context_compacted"] == 1
+    assert (t["event_msg:agent_message"], t["event_msg:agent_reasoning"], t["event_msg:user_message"]) == (255, 199, 38)
+    assert (t["event_msg:task_started"], t["event_msg:task_complete"]) == (33, 33)
     # Every response item is a message; the event copies (agent_message, user_message) are not.
     assert sum(1 for r in led.records if r.kind == "message") == 1302
     # All 365 tool calls have their output: nothing unanswered, nothing orphaned.
@@ -98,8 +100,12 @@ def test_localpush_dangling_call_gets_codex_synthetic_output() -> None:
     report = analyze(load(str(LOCALPUSH_DANGLING)))
     t = _types(report)
     assert len(report.ledger.records) == 837
+    assert (t["session_meta"], t["turn_context"]) == (1, 83)
     assert (t["response_item:function_call"], t["response_item:function_call_output"]) == (134, 133)
-    assert (t["event_msg:task_started"], t["event_msg:task_complete"]) == (7, 5)
+    assert (t["response_item:message"], t["response_item:reasoning"]) == (80, 78)
+    assert (t["response_item:custom_tool_call"], t["response_item:custom_tool_call_output"]) == (10, 10)
+    assert (t["event_msg:token_count"], t["event_msg:agent_reasoning"], t["event_msg:agent_message"]) == (166, 71, 52)
+    assert (t["event_msg:task_started"], t["event_msg:user_message"], t["event_msg:task_complete"]) == (7, 7, 5)
     assert not report.checkpoints and report.coverage_counts()["hole"] == 0
     (f,) = [f for f in report.findings if f.code == "unanswered_tool_call"]
     assert f.severity == "warning" and report.ledger.records[f.records[0]].line == 826
@@ -116,7 +122,11 @@ def test_schema_coverage_fixture_unknown_types_kept_and_empty_compaction_is_a_ho
     t = _types(report)
     assert len(led.records) == 118 and not led.diagnostics
     assert (t["turn_context"], t["session_meta"], t["compacted"], t["world_state"]) == (9, 7, 6, 5)
-    assert t["inter_agent_communication_metadata"] == 1
+    assert t["inter_agent_communication_metadata"] == 1 and t["event_msg:context_compacted"] == 1
+    # Line 81's replacement history: 26 user messages, 24 ghost snapshots (kept by Codex, never
+    # sent) and the encrypted summary.
+    (v81,) = [v for v in report.checkpoints if v.record.line == 81]
+    assert [h.kind for h in v81.checkpoint.replacement or []] == ["message"] * 26 + ["summary"]
     # Never fatal, always shown: every line is a record, whatever its type.
     assert sum(1 for r in led.records if r.kind == "header") == 1
     assert {r.type for r in led.records if r.kind == "unknown"} <= {"inter_agent_communication_metadata"}
@@ -125,10 +135,15 @@ def test_schema_coverage_fixture_unknown_types_kept_and_empty_compaction_is_a_ho
     # no encrypted item: the reasoning, calls and replies it removed are represented by nothing.
     first = report.checkpoints[0]
     assert first.record.line == 26 and first.empty_summary
-    holes = [s for s in report.path if report.states[s] == "hole"]
-    assert holes and all(6 <= led.records[s].line < 26 for s in holes)
-    (hole,) = [f for f in report.findings if f.code == "hole"]
-    assert "checkpoint 1 (line 26)" in hole.message and "summary is empty" in hole.message
+    holes = [f for f in report.findings if f.code == "hole"]
+    assert "10 messages (1 user / 6 assistant / 3 tool, lines 6–23)" in holes[0].message
+    assert "checkpoint 1 (line 26)" in holes[0].message and "summary is empty" in holes[0].message
+    # The fixture trimmed every encrypted summary to the same text: a checkpoint whose summary
+    # repeats the previous one byte for byte represents only what that one did, so what it
+    # removed since is a hole too.
+    for f in holes[1:]:
+        v = report.checkpoints[f.data["checkpoint"] - 1]  # type: ignore[index]
+        assert v.carried_forward and v.checkpoint.summary == "[trimmed for fixture]"
     # Ghost snapshots are kept in the history but never sent.
     assert not any("ghost" in (it.text or "") for it in report.context)
 

@@ -181,7 +181,7 @@ def _key(p: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
 
 
-def _history_item(p: dict[str, Any], msg: str) -> HistoryItem | None:
+def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     """A replacement-history item that no record of the file holds (None: never sent)."""
     t = p.get("type", "message")
     iid = p.get("id") if isinstance(p.get("id"), str) else None
@@ -199,9 +199,8 @@ def _history_item(p: dict[str, Any], msg: str) -> HistoryItem | None:
         elif b.type == "tool_call":
             parts.append(f"{b.name}({json.dumps(b.args, ensure_ascii=False)})")
     text = "\n".join(parts)
-    kind = "summary" if m.role == "user" and text and (text == msg or _summary_like(text)) else "message"
     call_id = calls[0] if calls else results[0] if results else None
-    return HistoryItem(m.role, text, kind=kind, id=iid, call_id=call_id)
+    return HistoryItem(m.role, text, id=iid, call_id=call_id)
 
 
 def _usage(u: Any) -> Usage | None:
@@ -442,6 +441,7 @@ class _Builder:
                 by_id.setdefault(e.id, i)
             by_key.setdefault(e.key, []).append(i)
         out: list[HistoryItem] = []
+        own: list[HistoryItem] = []
         entries: list[_Entry] = []
         for it in rh:
             if not isinstance(it, dict):
@@ -451,7 +451,9 @@ class _Builder:
             iid = it.get("id") if isinstance(it.get("id"), str) else None
             key = _key(it)
             hit: int | None = None
-            if iid is not None and iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
+            if it.get("type") in SUMMARY_ITEM_TYPES:
+                pass  # the summary is this checkpoint's own, even when it repeats the previous one
+            elif iid is not None and iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
                 hit = by_id[iid]
             else:
                 # Same content: kept raw, whatever its new id (Codex re-injects its instructions
@@ -463,11 +465,18 @@ class _Builder:
                 out.append(e.item)
                 entries.append(e)
                 continue
-            h = _history_item(it, msg)
+            h = _history_item(it)
             if h is None:
                 continue
             out.append(h)
+            own.append(h)
             entries.append(_Entry(None, key, iid, h))
+        if not any(h.kind == "summary" for h in own):
+            # Client-side compaction: the summary is the user message holding `message` (or
+            # Codex's summary prefix), the last one when several do.
+            cands = [h for h in own if h.role == "user" and h.text and (h.text == msg or _summary_like(h.text))]
+            if cands:
+                cands[-1].kind = "summary"
         return out, entries
 
     def rebuild(self, msg: str) -> tuple[list[HistoryItem], list[_Entry]]:
