@@ -558,3 +558,16 @@ def test_detail_pane_lists_a_checkpoints_replacement_history() -> None:
             assert "summary" in text and "Another language model started" in text
 
     asyncio.run(body())
+
+
+def test_analyze_json_lists_the_replacement_history(capsys: pytest.CaptureFixture[str]) -> None:
+    _need(PEERS / "auto_compact.jsonl")
+    assert main(["analyze", str(PEERS / "auto_compact.jsonl"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["format"] == "codex" and out["coverage"]["hole"] == 0
+    cp1, cp2 = out["checkpoints"]
+    assert [(r["role"], r["kind"], r["line"]) for r in cp1["replacement"]] == [
+        ("user", "message", 8), ("system", "message", 3), ("user", "message", 4), ("user", "message", 23), ("user", "summary", 37)
+    ]
+    assert [r["line"] for r in cp2["replacement"]] == [8, 23, 3, 4, 51, 64]
+    assert cp1["usage"]["input"] == 6276 and cp1["tokens_before"] == 59911

@@ -99,6 +99,12 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
     if report.ledger.format == "adk":
         # ADK: the timestamp range, whether it survives, what its summarizer was handed (inferred).
         out["adk"] = cp.details
+    if cp.replacement is not None:
+        # Codex: the history sent after it, in order: records kept raw, or its own content.
+        out["replacement"] = [
+            {"role": h.role, "kind": h.kind, "kept_seq": h.seq, "line": records[h.seq].line if h.seq is not None else v.record.line, "id": h.id}
+            for h in cp.replacement
+        ]
     return out
 
 

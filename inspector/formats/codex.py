@@ -271,7 +271,7 @@ class _Builder:
             return
         rid = self.rid(p, rl, k)
         if t == "response_item":
-            self.response_item(p, rl, seq, rid, ts)
+            self.response_item(p, rl, seq, rid, ts, o.get("metadata"))
         elif t == "compacted":
             self.compacted(p, rl, seq, rid, ts)
         elif t in META_TYPES:
@@ -317,7 +317,7 @@ class _Builder:
                 self.last_prompt = usage.prompt
         self.usage_for = None
 
-    def response_item(self, p: dict[str, Any], rl: RawLine, seq: int, rid: str, ts: Any) -> None:
+    def response_item(self, p: dict[str, Any], rl: RawLine, seq: int, rid: str, ts: Any, meta: Any) -> None:
         t = p.get("type", "message")
         typ = f"response_item:{t}"
         m = item_message(p)
@@ -325,7 +325,7 @@ class _Builder:
             kind = "meta" if t == "ghost_snapshot" else "unknown"
             self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
             return
-        meta = p.get("metadata")
+        # Newer Codex marks the summarizer's reply on the line (`metadata.compaction_output`).
         if isinstance(meta, dict) and meta.get("compaction_output") is True:
             m.never_sent = True  # the summarizer's reply: the checkpoint after it holds it
         m.route = Route(self.model, self.provider) if m.role == "assistant" else None
