@@ -101,3 +101,54 @@ def test_triage_browser(snap_compare) -> None:  # type: ignore[no-untyped-def]
         await pilot.pause(0.5)
 
     assert snap_compare(_app(str(folder)), terminal_size=SIZE, run_before=before)
+
+
+# The repair screen shows absolute paths (the file, its backup folder): a fixed copy and a fixed
+# data dir keep them the same on every machine; a fixed id keeps the record the same on every run.
+REPAIR_DIR = Path("/tmp/inspector-snapshot-repair")
+
+
+def _repair_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    import shutil
+
+    shutil.rmtree(REPAIR_DIR, ignore_errors=True)
+    REPAIR_DIR.mkdir(parents=True)
+    dst = REPAIR_DIR / "adr0302_amnesiac_fallback.jsonl"
+    shutil.copyfile(REPO / ADR, dst)
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(REPAIR_DIR / "data"))
+    monkeypatch.setattr("inspector.compaction.execute.fresh_id", lambda led, rng=None: "5eed0302")
+    monkeypatch.setattr("inspector.compaction.execute.now_iso", lambda: "2026-01-01T00:00:00.000Z")
+    return create_app([str(dst)], show_timings=False, window=32_000)
+
+
+async def _repair_planned(pilot: Pilot) -> None:  # type: ignore[type-arg]
+    await _analysed(pilot)
+    await pilot.press("r")
+    await pilot.pause(0.1)
+    screen = pilot.app.screen
+    screen.query_one("#request").value = "2500"  # small requests: the plan has several chunks
+    for _ in range(400):
+        await pilot.pause(0.025)
+        p = getattr(screen, "plan", None)
+        if p is not None and p.budgets.request == 2500:
+            break
+    await pilot.pause(0.3)
+
+
+def test_repair_plan_screen(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(_repair_app(monkeypatch), terminal_size=SIZE, run_before=_repair_planned)
+
+
+def test_repair_confirm_modal(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
+        await _repair_planned(pilot)
+        screen = pilot.app.screen
+        await pilot.press("r")
+        for _ in range(400):
+            await pilot.pause(0.025)
+            if screen.result is not None and not screen.running:
+                break
+        await pilot.press("w")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_repair_app(monkeypatch), terminal_size=SIZE, run_before=before)

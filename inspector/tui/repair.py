@@ -55,7 +55,8 @@ REPAIR_KEYS: list[tuple[str, str, str]] = [
 
 REPAIR_HELP = (
     "The repair screen plans a new checkpoint for this session (strategy and budgets at the top; an "
-    "empty budget takes the session's own value or the runtime's default, named beside it), runs it "
+    "empty budget takes the session's own value or the runtime's default; the plan names where each "
+    "came from), runs it "
     "with the chosen summarizer (extractive: offline, deterministic) and compares the session before, "
     "as planned and after the run. Running writes nothing. Install asks first, naming the file and "
     "where its backup goes; the record is then appended under a lock, read back and verified, and "
@@ -252,10 +253,6 @@ def result_view(res: RepairResult) -> Group:
     if res.checkpoint is not None:
         st = res.plan.index.tok.count(res.summary) if res.summary is not None else None
         parts.append(checkpoint_view(res.plan, res.checkpoint, st, "Checkpoint built (not written yet)"))
-    if res.after is not None and res.plan.after is not None:
-        broken = broken_promises(res.plan.after, res.after)
-        if broken:
-            parts.append(Text("differs from the plan: " + "; ".join(broken), style="yellow"))
     return Group(*parts)
 
 
@@ -301,7 +298,7 @@ class ConfirmInstall(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmInstall { align: center middle; background: $background 60%; }
     ConfirmInstall > #confirm-dialog {
-        width: 100; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 0 1;
+        width: 112; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 0 1;
     }
     ConfirmInstall #confirm-text { margin-bottom: 1; }
     ConfirmInstall #confirm-buttons { height: auto; align-horizontal: right; }

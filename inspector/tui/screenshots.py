@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -30,9 +31,13 @@ async def _wait(app: InspectorApp, pilot: Pilot[None], what: Callable[[], bool],
 
 
 async def _shot(
-    out: Path, name: str, targets: list[str], steps: Callable[[InspectorApp, Pilot[None]], Awaitable[None]]
+    out: Path,
+    name: str,
+    targets: list[str],
+    steps: Callable[[InspectorApp, Pilot[None]], Awaitable[None]],
+    **options: int,
 ) -> Path:
-    app = create_app(targets, show_timings=False)
+    app = create_app(targets, show_timings=False, **options)
     async with app.run_test(size=SIZE) as pilot:
         await steps(app, pilot)
         await pilot.pause(0.2)
@@ -74,6 +79,18 @@ async def help_screen(app: InspectorApp, pilot: Pilot[None]) -> None:
     await pilot.press("f1")
 
 
+async def repair_screen(app: InspectorApp, pilot: Pilot[None]) -> None:
+    """The repair screen after a run with the extractive summarizer (nothing is written)."""
+    await _session_ready(app, pilot)
+    await pilot.press("r")
+    await _wait(app, pilot, lambda: getattr(app.screen, "plan", None) is not None)
+    screen: Any = app.screen
+    screen.query_one("#request").value = "2500"  # small requests: several chunks
+    await _wait(app, pilot, lambda: screen.plan is not None and screen.plan.budgets.request == 2500)
+    await pilot.press("r")
+    await _wait(app, pilot, lambda: screen.result is not None and not screen.running)
+
+
 async def main(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     adr = "sample_sessions/pi/adr0302_amnesiac_fallback.jsonl"
@@ -83,6 +100,7 @@ async def main(out: Path) -> list[Path]:
         await _shot(out, "next-request", [adr], next_request),
         await _shot(out, "triage", ["sample_sessions/pi"], triage),
         await _shot(out, "help", [adr], help_screen),
+        await _shot(out, "repair", [adr], repair_screen, window=32_000),
     ]
 
 
