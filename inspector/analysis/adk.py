@@ -13,69 +13,123 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import pairwise
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
-from inspector.analysis.intervals import Interval, merge
+from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger, Record
 
 
-def _ivs(seqs: set[int] | list[int]) -> list[Interval]:
-    return merge([(s, s + 1) for s in seqs])
-
-
 class AdkCheckpointView(CheckpointView):
-    """A compaction whose removed set is a timestamp range, not a prefix of the path."""
+    """The next request's state right after one ADK compaction (what a pi checkpoint's sets say for
+    pi): `removes` = every message inside the ranges that survive by then, whatever its position
+    (not a prefix of the path); `represents` = what the summaries sent then stand for (their inputs,
+    through seeds too); `own_range` = what this compaction's summarizer was handed (inferred)."""
 
-    __slots__ = ("range_set", "surviving")
+    __slots__ = ("removed", "summary_rep", "surviving")
 
-    def __init__(self, index: int, rec: Record, path: list[int], records: list[Record]) -> None:
-        d: dict[str, Any] = (
-            rec.checkpoint.details
-            if rec.checkpoint is not None and isinstance(rec.checkpoint.details, dict)
-            else {}
+    def __init__(
+        self,
+        index: int,
+        rec: Record,
+        pos: int,
+        path: list[int],
+        records: list[Record],
+        removed: list[Interval],
+        rep: list[Interval],
+        own: list[Interval],
+        surviving: bool,
+        summary_rep: list[Interval],
+    ) -> None:
+        self.removed = removed
+        self.surviving = surviving
+        self.summary_rep = summary_rep  # what this summary alone stands for
+        cut = removed[-1][1] if removed else 0
+        gaps = subtract((0, cut), removed)
+        keep = frozenset(
+            path[i] for lo, hi in gaps for i in range(lo, hi) if records[path[i]].kind == "message"
         )
-        by_id = {r.id: r.seq for r in records if r.id is not None and r.kind != "checkpoint"}
-        rng = {by_id[i] for i in d.get("range_event_ids", []) if i in by_id}
-        msgs = {s for s in rng if records[s].kind == "message"}
-        rep = {by_id[i] for i in d.get("represents_ids", []) if i in by_id}
-        own = {by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id}
-        cut = max(msgs) + 1 if msgs else 0
-        keep = frozenset(s for s in path[:cut] if records[s].kind == "message" and s not in msgs)
-        self.range_set = frozenset(msgs)
-        self.surviving = bool(d.get("surviving"))
         empty = rec.checkpoint is None or not rec.checkpoint.summary.strip()
-        super().__init__(
-            index, rec, rec.seq, cut, keep, _ivs(rep), _ivs(own), None, None, False, empty, path, records
-        )
+        super().__init__(index, rec, pos, cut, keep, rep, own, None, None, False, empty, path, records)
 
     @property
     def removes(self) -> list[int]:
-        return sorted(self.range_set)
+        out: list[int] = []
+        for lo, hi in self.removed:
+            out.extend(self._msgs(lo, hi))
+        return out
 
     @property
     def retains(self) -> list[int]:
-        recs = self._records
-        return [s for s in self._path[: self.pos] if recs[s].kind == "message" and s not in self.range_set]
+        out: list[int] = []
+        for lo, hi in subtract((0, self.pos), self.removed):
+            out.extend(self._msgs(lo, hi))
+        return out
 
     def is_removed(self, i: int) -> bool:
-        return self._path[i] in self.range_set
+        return contains(self.removed, i)
 
 
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
+    pos_of = {s: i for i, s in enumerate(path)}
+    by_id = {r.id: pos_of[r.seq] for r in recs if r.id is not None and r.seq in pos_of}
+    ts = [float(recs[s].timestamp or 0.0) for s in path]
+    monotone = all(a <= b for a, b in pairwise(ts))
+
+    def positions(cover: list[tuple[float, float]]) -> list[Interval]:
+        if monotone:  # the service returns events by timestamp: a range is a run of positions
+            return merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover])
+        return merge([(i, i + 1) for i, t in enumerate(ts) if rules.in_ranges(t, cover)])
+
+    # Messages before each position: intervals split only by non-messages (compaction events)
+    # are joined, so a rolling history stays one interval.
+    before = [0]
+    for s in path:
+        before.append(before[-1] + (recs[s].kind == "message"))
+
+    def bridged(ivs: list[Interval]) -> list[Interval]:
+        out: list[Interval] = []
+        for lo, hi in merge(ivs):
+            if out and before[lo] == before[out[-1][1]]:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+        return out
+
     out: list[CheckpointView] = []
+    ranges: list[tuple[float, float]] = []
+    rep: list[Interval] = []
     for s in path:
         r = recs[s]
-        if r.kind == "checkpoint" and r.checkpoint is not None:
-            d = r.checkpoint.details
-            if (
-                isinstance(d, dict)
-                and d.get("start_timestamp") is not None
-                and d.get("end_timestamp") is not None
-            ):
-                out.append(AdkCheckpointView(len(out) + 1, r, path, recs))
+        d = r.checkpoint.details if r.kind == "checkpoint" and r.checkpoint is not None else None
+        if not isinstance(d, dict) or d.get("start_timestamp") is None or d.get("end_timestamp") is None:
+            continue
+        # A range ADK drops lies inside one it keeps: the union of all is the union of survivors.
+        ranges = rules.union([*ranges, (d["start_timestamp"], d["end_timestamp"])])
+        mine = [
+            (by_id[a], by_id[b] + 1)
+            for a, b in d.get("represents") or []
+            if a in by_id and b in by_id and by_id[a] <= by_id[b]
+        ]
+        rep = bridged([*rep, *mine])
+        own = bridged([(by_id[i], by_id[i] + 1) for i in d.get("summarizer_input_ids") or [] if i in by_id])
+        view = AdkCheckpointView(
+            len(out) + 1,
+            r,
+            pos_of[s],
+            path,
+            recs,
+            positions(ranges),
+            rep,
+            own,
+            bool(d.get("surviving")),
+            bridged(mine),
+        )
+        out.append(view)
     return out
 
 
@@ -265,13 +319,15 @@ def coverage(
             if isinstance(v.checkpoint.details, dict)
         ]
     )
-    first_rep: dict[int, int] = {}
+    # Which checkpoint's summarizer first saw each message (path positions).
+    first_rep = [0] * len(path)
     for v in vs:
-        for s in v.represents:
-            first_rep.setdefault(s, v.index)
-    represented: set[int] = set()
-    for v in alive:
-        represented |= v.represents
+        for lo, hi in v.own:
+            for i in range(lo, hi):
+                if not first_rep[i]:
+                    first_rep[i] = v.index
+    # What the summaries actually sent stand for (exactly: survivors only).
+    represented = merge([iv for v in alive for iv in v.summary_rep])  # type: ignore[attr-defined]
     last_pos = vs[-1].pos if vs else -1
     for i, s in enumerate(path):
         on_path[s] = 1
@@ -283,9 +339,9 @@ def coverage(
         elif rules.in_ranges(float(r.timestamp or 0.0), cover):
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-            elif s in represented:
+            elif contains(represented, i):
                 states[s] = SUMMARIZED
-                summarized_by[s] = first_rep.get(s, 0)
+                summarized_by[s] = first_rep[i] or (alive[-1].index if alive else 0)
             else:
                 states[s] = HOLE
         else:

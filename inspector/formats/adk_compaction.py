@@ -18,6 +18,7 @@ policy simulator on them).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,7 +131,9 @@ def union(ranges: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 
 def in_ranges(ts: float, ranges: list[tuple[float, float]]) -> bool:
-    return any(a <= ts <= b for a, b in ranges)
+    """Is ts inside one of these sorted, disjoint ranges (a `union`)? ADK's _is_timestamp_compacted."""
+    i = bisect_right(ranges, (ts, math.inf)) - 1
+    return i >= 0 and ts <= ranges[i][1]
 
 
 def _content_text(content: Any) -> str:
@@ -182,6 +185,38 @@ def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
     return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
 
 
+Ivs = list[tuple[int, int]]  # sorted, disjoint, half-open ranges of event indexes
+
+
+def ivs_of(indexes: list[int] | set[int]) -> Ivs:
+    out: Ivs = []
+    for i in sorted(indexes):
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def merge_ivs(*lists: Ivs) -> Ivs:
+    out: Ivs = []
+    for lo, hi in sorted(iv for lst in lists for iv in lst):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def in_ivs(i: int, ivs: Ivs) -> bool:
+    k = bisect_right(ivs, (i, math.inf)) - 1
+    return k >= 0 and i < ivs[k][1]
+
+
+def ivs_size(ivs: Ivs) -> int:
+    return sum(hi - lo for lo, hi in ivs)
+
+
 @dataclass(slots=True)
 class CompactionFacts:
     """What one compaction event means (kept on Checkpoint.details as plain data)."""
@@ -192,14 +227,14 @@ class CompactionFacts:
     subsumed_by: int | None = None
     seed: int | None = None  # index of the compaction whose summary was folded in as the seed
     inputs: list[int] = field(default_factory=list)  # raw events the summarizer was handed (inferred)
-    represents: set[int] = field(default_factory=set)  # inputs plus what the seed represented
+    represents: Ivs = field(default_factory=list)  # inputs plus what the seed represented
     inference: str = ""
     hypotheses: int = 1
     usage_prompt_tokens: int | None = None
     estimated_prompt_tokens: int | None = None
 
     def details(self, by_index: dict[int, Any]) -> dict[str, Any]:
-        def ids(xs: list[int] | set[int]) -> list[Any]:
+        def ids(xs: list[int]) -> list[Any]:
             return [by_index[i] for i in sorted(xs)]
 
         return {
@@ -213,12 +248,35 @@ class CompactionFacts:
             "range_event_ids": ids(self.range_events),
             "seed_compaction_id": by_index.get(self.seed) if self.seed is not None else None,
             "summarizer_input_ids": ids(self.inputs),
-            "represents_ids": ids(self.represents),
-            "in_range_not_summarized_ids": ids([i for i in self.range_events if i not in self.represents]),
+            # What the summary stands for: its input plus (through the seed) what the seed's did,
+            # as [first event id, last event id] ranges of the session's events.
+            "represents": [[by_index[lo], by_index[hi - 1]] for lo, hi in self.represents],
+            "in_range_not_summarized_ids": ids(
+                [i for i in self.range_events if not in_ivs(i, self.represents)]
+            ),
             "inference": self.inference,
             "summarizer_prompt_tokens": self.usage_prompt_tokens,
             "estimated_prompt_tokens": self.estimated_prompt_tokens,
         }
+
+
+def _contains(q: Ev, p: Ev) -> bool:
+    """Does q's range make ADK drop p's (wider, or identical and later)?"""
+    assert q.start is not None and q.end is not None and p.start is not None and p.end is not None
+    if q is p or math.isnan(q.start) or math.isnan(q.end) or math.isnan(p.start) or math.isnan(p.end):
+        return False
+    return (q.start, -q.end, -q.index) < (p.start, -p.end, -p.index) and q.end >= p.end
+
+
+def _dropped(p: Ev, by_start: dict[float, list[Ev]], max_end: dict[float, float]) -> bool:
+    """Does an earlier-appended range make ADK drop p's?"""
+    assert p.start is not None and p.end is not None
+    for st, lst in by_start.items():
+        if st < p.start and max_end[st] >= p.end:
+            return True
+        if st == p.start and any(_contains(q, p) for q in lst):
+            return True
+    return False
 
 
 def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
@@ -226,6 +284,18 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     facts: dict[int, CompactionFacts] = {}
     surviving_now = {e.index for e in surviving_ranges(events)}
     by_rank = sorted(events, key=lambda e: e.rank)
+    raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
+    raw_ts = [e.ts for e in raw_by_ts]
+    # The first event of each invocation in append order: where a sliding window can start.
+    first_of_inv: set[int] = set()
+    seen_inv: set[Any] = set()
+    for e in by_rank:
+        if not e.is_compaction and e.invocation_id not in seen_inv:
+            seen_inv.add(e.invocation_id)
+            first_of_inv.add(e.index)
+    prior_comps: list[Ev] = []  # valid compactions appended so far
+    by_start: dict[float, list[Ev]] = {}
+    max_end: dict[float, float] = {}
     for c in by_rank:
         if not c.is_compaction:
             continue
@@ -236,48 +306,45 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
             continue
         assert c.start is not None and c.end is not None
         f.surviving = c.index in surviving_now
-        f.range_events = [e.index for e in events if not e.is_compaction and c.start <= e.ts <= c.end]
-        prior = [e for e in by_rank if e.rank < c.rank]
-        prior_raw = [e for e in prior if not e.is_compaction]
-        # ADK's _latest_compaction_event at the time: the last surviving range among earlier events.
-        prev_alive = surviving_ranges(sorted(prior, key=lambda e: e.rank))
-        prev = prev_alive[-1] if prev_alive else None
+        span = raw_by_ts[bisect_left(raw_ts, c.start) : bisect_right(raw_ts, c.end)]
+        f.range_events = sorted(e.index for e in span)
+        # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
+        # Only a previous range with the same start can have been folded in as a seed, so the
+        # search (quadratic in the worst case) runs only when one exists.
+        prev = None
+        if c.start in by_start:
+            prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
+        prior_comps.append(c)
+        by_start.setdefault(c.start, []).append(c)
+        max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
         usage = c.obj.get("usage_metadata")
         ptc = usage.get("prompt_token_count") if isinstance(usage, dict) else None
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
-        candidates: list[tuple[str, Ev | None, list[Ev]]] = []
-        in_range = [e for e in prior_raw if c.start <= e.ts <= c.end]
+        candidates: list[tuple[Ev | None, list[Ev]]] = []
+        in_range = sorted((e for e in span if e.rank < c.rank), key=lambda e: e.rank)
         # Sliding window (or a first token compaction): the in-range events from the first event
         # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
         # either end, each possible window.
-        seen_inv: set[Any] = set()
-        first_of_inv: set[int] = set()
-        for e in prior_raw:
-            if e.invocation_id not in seen_inv:
-                seen_inv.add(e.invocation_id)
-                first_of_inv.add(e.index)
         starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
         for j in starts:
             for k in range(len(in_range), j, -1):
                 if in_range[k - 1].ts == c.end:
-                    candidates.append(("raw", None, in_range[j:k]))
+                    candidates.append((None, in_range[j:k]))
         if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
             # Token threshold: the previous summary as a seed, plus events newer than its end.
             newer = [e for e in in_range if e.ts > prev.end]
             for k in range(len(newer), 0, -1):
                 if newer[k - 1].ts == c.end:
-                    candidates.append(("seed", prev, newer[:k]))
+                    candidates.append((prev, newer[:k]))
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
         f.hypotheses = len(candidates)
 
-        def rep_of(cand: tuple[str, Ev | None, list[Ev]]) -> set[int]:
-            _, seed, inputs = cand
-            r = {e.index for e in inputs}
-            if seed is not None:
-                r |= facts[seed.index].represents
-            return r
+        def rep_of(cand: tuple[Ev | None, list[Ev]]) -> Ivs:
+            seed, inputs = cand
+            own = ivs_of([e.index for e in inputs])
+            return merge_ivs(facts[seed.index].represents, own) if seed is not None else own
 
         if len(candidates) == 1:
             chosen = candidates[0]
@@ -285,43 +352,30 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         elif f.usage_prompt_tokens is not None:
             est = [
                 (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
-                for n, (_, seed, inp) in enumerate(candidates)
+                for n, (seed, inp) in enumerate(candidates)
             ]
-            best = min(est)[1]
-            chosen = candidates[best]
+            chosen = candidates[min(est)[1]]
             f.inference = (
-                f"{len(candidates)} selections fit the timestamps (ties at end_timestamp or a possible seed); "
+                f"{len(candidates)} selections fit the timestamps (ties at start or end, or a possible seed); "
                 "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
             )
         else:
             # No evidence: what may not have been seen counts as not seen (a hole is reported
             # rather than hidden).
-            chosen = min(candidates, key=lambda cand: len(rep_of(cand)))
+            chosen = min(candidates, key=lambda cand: ivs_size(rep_of(cand)))
             f.inference = (
                 f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
                 "assumed the smallest (events it may not have seen count as not summarized)"
             )
-        _, seed, inputs = chosen
+        seed, inputs = chosen
         f.seed = seed.index if seed is not None else None
         f.inputs = [e.index for e in inputs]
         f.represents = rep_of(chosen)
         f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
-    # Which later range contains each dropped one.
-    alive = [facts[i] for i in surviving_now if i in facts]
+    # Which later range drops each dropped one.
+    alive = sorted((facts[i] for i in surviving_now if i in facts), key=lambda g: g.ev.index)
     for f in facts.values():
-        c = f.ev
-        if f.surviving or not c.valid_compaction:
+        if f.surviving or not f.ev.valid_compaction:
             continue
-        assert c.start is not None and c.end is not None
-        for g in sorted(alive, key=lambda g: g.ev.index):
-            ge = g.ev
-            if (
-                ge.start is not None
-                and ge.end is not None
-                and ge.start <= c.start
-                and c.end <= ge.end
-                and g is not f
-            ):
-                f.subsumed_by = ge.index
-                break
+        f.subsumed_by = next((g.ev.index for g in alive if _contains(g.ev, f.ev)), None)
     return facts
