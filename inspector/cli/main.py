@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=text, description=desc)
         sp.add_argument("session", metavar="SESSION", help="the session file")
         sp.add_argument("--json", action="store_true", help="emit JSON")
+    from inspector.cli import simulate as simulate_cli
+
+    simulate_cli.add_parser(sub)
     return parser
 
 
@@ -197,7 +200,7 @@ def _emit_json(obj: object) -> None:
     sys.stdout.flush()
 
 
-COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo")
+COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate")
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -248,6 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from inspector.cli import store as store_cli
 
         return store_cli.run(args)
+    if args.command == "simulate":
+        from inspector.cli import simulate as simulate_cli
+
+        return simulate_cli.run(args)
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
     except LoadError as e:

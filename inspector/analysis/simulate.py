@@ -1,0 +1,1235 @@
+"""What-if: replay a recorded session turn by turn under another compaction policy (issue 7).
+
+The replay takes the session's own messages (its recorded compactions are set aside) and walks
+them in order. Before every model call (an assistant message) it computes the prompt the call
+would have carried under the policy; at the points where the runtime compacts (pi: at the end of
+a turn; ADK: before a model request and after an invocation) it applies the runtime's own
+selection rule. The summarizer is not called: a simulated summary's size is a parameter
+(`SummarySize`). Nothing here does I/O.
+
+Vocabulary (DESIGN §2): a *checkpoint* here is one simulated compaction; it *represents* the events
+its summarizer was handed (plus what a seed summary represented); a *hole* is an event a model
+call lacks that no summary in that call represents; a *live question lost* is a model call whose
+own turn's user question is not in its prompt raw (summarized out of its own prompt, or a hole).
+
+Token counts. Every message gets a size from the project's tokenizer (an assistant reply that
+recorded usage: its output tokens). A model call's prompt is then the session's own recorded
+prompt (`usage.prompt`) adjusted by what the what-if adds or removes relative to the context the
+call really had: where the what-if's context equals the recorded one the number is the
+provider's, exactly; elsewhere the difference is the tokenizer's. A call that recorded no usage
+is priced as the session's typical overhead (system prompt, tools) plus its context.
+
+Runtime rules replayed:
+- pi (0.73): after each turn (`agent_end`), if the last reply's total tokens exceed
+  `context_window - reserve_tokens`, cut: walk back from the newest message accumulating tokens
+  until `keep_recent_tokens`, then move forward to the next user/assistant message (never a tool
+  result). The summary replaces everything before the cut (chained: it re-summarizes from the
+  previous cut with the previous summary). A cut inside a turn costs two summarizer requests.
+- ADK (google-adk 2.13, `apps/compaction.py`): token threshold before every model request (the
+  signal: the latest prompt count this agent recorded since the latest compaction, else an
+  estimate of the contents) and after each invocation; sliding window after each invocation when
+  the token path did not fire. Candidates, the rolling seed, the split that keeps a retained
+  response's call, the longest self-contained prefix, the "worth compacting" progress gate and
+  the timestamp ranges (ties included) follow ADK's code; coverage in the prompt is by timestamp.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.ledger.model import Ledger, Record
+
+# ---------------------------------------------------------------------------------------- policies
+
+DEFAULT_SUMMARY_TOKENS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySize:
+    """How big a simulated summary is. `tokens` (fixed) wins over `ratio` (of the tokens it
+    summarizes); neither: the median of the session's own summaries, else DEFAULT_SUMMARY_TOKENS.
+    A simulated summary over exactly the range of a recorded one takes that one's size."""
+
+    tokens: int | None = None
+    ratio: float | None = None
+
+    def describe(self) -> str:
+        if self.tokens is not None:
+            return f"{self.tokens} tokens"
+        if self.ratio is not None:
+            return f"{self.ratio:g} of what it summarizes"
+        return "the session's median summary"
+
+
+@dataclass(frozen=True, slots=True)
+class PiPolicy:
+    """pi's threshold compaction (`compaction` settings: contextWindow, reserveTokens,
+    keepRecentTokens)."""
+
+    context_window: int = 200_000
+    reserve_tokens: int = 16_384
+    keep_recent_tokens: int = 20_000
+
+    name = "pi"
+
+    @property
+    def threshold(self) -> int:
+        return self.context_window - self.reserve_tokens
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "context_window": self.context_window,
+            "reserve_tokens": self.reserve_tokens,
+            "keep_recent_tokens": self.keep_recent_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AdkPolicy:
+    """ADK's `EventsCompactionConfig`: the sliding window runs when `compaction_interval` and
+    `overlap_size` are set, token threshold when `token_threshold` and `event_retention_size` are.
+    `progress_gate` is ADK 2.13's "worth compacting" check (a range must be able to remove more
+    than the last summary's size); off replays a runtime without it."""
+
+    compaction_interval: int | None = None
+    overlap_size: int | None = None
+    token_threshold: int | None = None
+    event_retention_size: int | None = None
+    progress_gate: bool = True
+
+    @property
+    def sliding(self) -> bool:
+        return self.compaction_interval is not None and self.overlap_size is not None
+
+    @property
+    def token(self) -> bool:
+        return self.token_threshold is not None and self.event_retention_size is not None
+
+    @property
+    def name(self) -> str:
+        if self.sliding and self.token:
+            return "adk-both"
+        return "adk-sliding" if self.sliding else "adk-token" if self.token else "adk-none"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "compaction_interval": self.compaction_interval,
+            "overlap_size": self.overlap_size,
+            "token_threshold": self.token_threshold,
+            "event_retention_size": self.event_retention_size,
+            "progress_gate": self.progress_gate,
+        }
+
+
+Policy = PiPolicy | AdkPolicy
+
+
+def adk_sliding(compaction_interval: int = 3, overlap_size: int = 1, progress_gate: bool = True) -> AdkPolicy:
+    return AdkPolicy(compaction_interval, overlap_size, progress_gate=progress_gate)
+
+
+def adk_token(token_threshold: int, event_retention_size: int = 5, progress_gate: bool = True) -> AdkPolicy:
+    return AdkPolicy(
+        token_threshold=token_threshold,
+        event_retention_size=event_retention_size,
+        progress_gate=progress_gate,
+    )
+
+
+# ---------------------------------------------------------------------------------------- events
+
+
+@dataclass(slots=True)
+class SimEvent:
+    """One session event as the replay sees it (compaction records are set aside)."""
+
+    pos: int  # index among replayed events
+    seq: int  # the record's seq (for ADK: the event's index in the session)
+    line: int
+    ts: float
+    inv: str  # invocation (ADK invocation_id) or turn key
+    turn: int  # 1-based turn number (a new invocation / user question)
+    author: str
+    role: str | None  # None: an event without content (ADK actions only)
+    tokens: int
+    calls: frozenset[str] = frozenset()
+    results: frozenset[str] = frozenset()
+    long_running: frozenset[str] = frozenset()
+    is_call: bool = False  # a model call produced it
+    question: bool = False  # a user's question (the turn's live question)
+    sent: bool = True  # sent in later prompts (error / aborted replies are dropped at send time)
+    prompt: int | None = None  # recorded prompt tokens of the call that produced it
+    output: int = 0  # recorded output tokens (pi's trigger reads prompt + output)
+
+
+@dataclass(slots=True)
+class Session:
+    """A session prepared for replay."""
+
+    name: str
+    format: str
+    events: list[SimEvent]
+    recorded: list[Any]  # recorded compactions as _AdkComp / _CutComp, in stream order
+    summary_tokens: list[int]  # recorded summaries' sizes
+    overhead: int  # typical prompt tokens outside the messages (system prompt, tools)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def _ts(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v) / (1000.0 if v > 1e11 else 1.0)  # epoch ms (pi) or s (ADK)
+    if isinstance(v, str):
+        try:
+            d = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)
+        return d.timestamp()
+    return None
+
+
+def _text_for_tokens(rec: Record) -> str:
+    m = rec.message
+    if m is None:
+        return ""
+    parts: list[str] = []
+    for b in m.blocks:
+        if b.type in ("text", "thinking", "tool_result"):
+            if b.text:
+                parts.append(b.text)
+        elif b.type == "tool_call":
+            parts.append(str(b.name or ""))
+            try:
+                parts.append(orjson.dumps(b.args).decode())
+            except TypeError:
+                parts.append(str(b.args))
+    return "\n".join(parts)
+
+
+def _default_count(texts: list[str]) -> list[int]:
+    from inspector.analysis.tokens import get_tokenizer
+
+    return get_tokenizer().count_many(texts)
+
+
+def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) -> Session:
+    """The session's events, sizes, recorded prompts and recorded compactions."""
+    from inspector.analysis.runtime import runtime_for
+
+    count = count or _default_count
+    rt = runtime_for(led.format)
+    adk = led.format == "adk"
+    ranks: list[int] = []
+    if adk:
+        # Replayed in append order (what the runtime held in memory when it compacted), which is
+        # not the reload order when timestamps tie (DatabaseSessionService orders ties by id).
+        hdr = led.header or {}
+        ranks = hdr.get("append_ranks") if isinstance(hdr.get("append_ranks"), list) else []
+        if len(ranks) != len(led.records):
+            ranks = list(range(len(led.records)))
+        path = sorted((r.seq for r in led.records), key=lambda s: (ranks[s], s))
+    else:
+        from inspector.analysis.engine import active_path
+
+        path, _ = active_path(led, rt)
+    records = led.records
+    led.load_messages([s for s in path if records[s].kind == "message"])
+    keep = [records[s] for s in path if records[s].kind == "message" or (adk and records[s].kind == "meta")]
+    texts = [_text_for_tokens(r) for r in keep]
+    sizes = count(texts)
+    times = [_ts(r.timestamp) for r in keep]
+    use_ts = all(t is not None for t in times)
+    events: list[SimEvent] = []
+    inv_turn: dict[str, int] = {}
+    for pos, (r, n) in enumerate(zip(keep, sizes, strict=True)):
+        m = r.message
+        extra = r.extra or {}
+        author = str(extra.get("author") or (r.role or ""))
+        role = r.role if m is not None else None
+        is_question = role == "user" and (not adk or author == "user") and not r.never_sent
+        if adk:
+            inv = str(r.run_id or f"#{pos}")
+        else:
+            if is_question or not inv_turn:
+                inv = f"turn-{len(inv_turn) + 1}"
+            else:
+                inv = f"turn-{len(inv_turn)}"
+        if inv not in inv_turn:
+            inv_turn[inv] = len(inv_turn) + 1
+        turn = inv_turn[inv]
+        calls = frozenset(b.call_id for b in (m.blocks if m else []) if b.type == "tool_call" and b.call_id)
+        results = frozenset(
+            b.call_id for b in (m.blocks if m else []) if b.type == "tool_result" and b.call_id
+        )
+        lr = extra.get("long_running_tool_ids")
+        usage = m.usage if m is not None else None
+        out = usage.output if usage is not None else 0
+        tokens = out if role == "assistant" and out > 0 else n
+        sent = not r.never_sent and not (role == "assistant" and r.stop_reason in rt.drop_stop_reasons)
+        events.append(
+            SimEvent(
+                pos,
+                r.seq,
+                r.line,
+                (times[pos] or 0.0) if use_ts else float(pos),
+                inv,
+                turn,
+                author,
+                role,
+                tokens if sent else 0,
+                calls,
+                results,
+                frozenset(x for x in lr if isinstance(x, str)) if isinstance(lr, list) else frozenset(),
+                is_call=role == "assistant",
+                question=is_question,
+                sent=sent,
+                prompt=usage.prompt if usage is not None and usage.prompt > 0 else None,
+                output=out,
+            )
+        )
+    by_seq = {e.seq: e for e in events}
+    recorded: list[Any] = []
+    summary_tokens: list[int] = []
+    cps = [records[s] for s in path if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
+    cp_sizes = count([r.checkpoint.summary if r.checkpoint else "" for r in cps])
+    after = 0
+    if adk:
+        by_id = {e_rec.id: e.pos for e_rec, e in zip(keep, events, strict=True) if e_rec.id is not None}
+        seq_of = {r.id: r.seq for r in records if r.id is not None}
+        for r, size in zip(cps, cp_sizes, strict=True):
+            d = r.checkpoint.details if r.checkpoint and isinstance(r.checkpoint.details, dict) else {}
+            start, end = d.get("start_timestamp"), d.get("end_timestamp")
+            if (
+                not isinstance(start, int | float)
+                or not isinstance(end, int | float)
+                or not r.checkpoint.summary
+            ):
+                continue
+            after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
+            inputs = [by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id]
+            rep = {by_id[i] for i in d.get("represents_ids", []) if i in by_id}
+            for lo_hi in d.get("represents") or []:
+                # [first id, last id] ranges over the session's events (reload order)
+                if isinstance(lo_hi, list) and len(lo_hi) == 2 and lo_hi[0] in seq_of and lo_hi[1] in seq_of:
+                    lo, hi = seq_of[lo_hi[0]], seq_of[lo_hi[1]]
+                    rep |= {e.pos for e in events if lo <= e.seq <= hi}
+            seed_id = d.get("seed_compaction_id")
+            recorded.append(
+                _AdkComp(
+                    after,
+                    float(start),
+                    float(end),
+                    inputs,
+                    rep,
+                    size,
+                    "recorded",
+                    "recorded",
+                    seed=seed_id,
+                    seq=r.seq,
+                )
+            )
+            summary_tokens.append(size)
+    else:
+        from inspector.analysis.engine import checkpoint_views
+
+        views = checkpoint_views(led, path, rt)
+        for v in views:
+            after = sum(1 for e in events if e.seq < v.seq)
+            retained = set(v.retains)
+            # The first replayed event the checkpoint keeps (retains or what came after it).
+            cut = next((e.pos for e in events if e.seq in retained or e.seq > v.seq), len(events))
+            rep = {by_seq[s].pos for s in v.represents if s in by_seq}
+            size = count([v.checkpoint.summary])[0] if v.checkpoint.summary else 0
+            recorded.append(_CutComp(after, cut, rep, size, "recorded", "recorded", seq=v.seq))
+            summary_tokens.append(size)
+    sess = Session(led.path or "<session>", led.format, events, recorded, summary_tokens, 0)
+    sess.settings = {
+        "window": led.settings.window,
+        "reserve": led.settings.reserve,
+        "keep_recent": led.settings.keep_recent,
+    }
+    # Overhead: recorded prompt minus the recorded context's messages, typical over the calls.
+    diffs = []
+    for e in events:
+        if e.is_call and e.prompt is not None:
+            ctx = _recorded_context(sess, e.pos)
+            diffs.append(e.prompt - ctx.content_tokens)
+    sess.overhead = max(0, int(statistics.median(diffs))) if diffs else 0
+    return sess
+
+
+# ---------------------------------------------------------------------------------------- compactions
+
+
+@dataclass(slots=True)
+class _AdkComp:
+    """An ADK compaction: a timestamp range and the events its summary represents."""
+
+    after: int  # appended once this many events existed (stream position)
+    start: float
+    end: float
+    inputs: list[int]  # event positions the summarizer was handed
+    represents: set[int]
+    tokens: int
+    trigger: str  # token_threshold | sliding_window | recorded
+    when: str  # pre_request | post_invocation | recorded
+    seed: Any = None  # the compaction folded in as the seed (index into the list), when any
+    seq: int | None = None  # recorded compactions: the record's seq
+
+    def key(self) -> tuple[float, float]:
+        return (self.start, self.end)
+
+
+@dataclass(slots=True)
+class _CutComp:
+    """A boundary compaction (pi, native): everything before `cut` leaves the prompt."""
+
+    after: int
+    cut: int  # first event position kept
+    represents: set[int]
+    tokens: int
+    trigger: str
+    when: str
+    split_turn: bool = False
+    seq: int | None = None
+
+
+def _surviving(comps: list[_AdkComp]) -> list[int]:
+    """ADK's `_get_compaction_ranges`: indexes of the ranges no later or wider range contains."""
+    order = sorted(range(len(comps)), key=lambda i: (comps[i].start, -comps[i].end, -i))
+    keep: set[int] = set()
+    max_end: float | None = None
+    for i in order:
+        if max_end is None or comps[i].end > max_end:
+            keep.add(i)
+            max_end = comps[i].end
+    return [i for i in range(len(comps)) if i in keep]
+
+
+@dataclass(slots=True)
+class _Context:
+    raw: list[int]  # event positions sent raw
+    summaries: list[int]  # compaction indexes whose summary is sent
+    content_tokens: int
+    holes: list[int]  # event positions missing and represented by nothing
+    summarized: set[int]
+
+
+def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> _Context:
+    alive = _surviving(comps)
+    ranges = [(comps[i].start, comps[i].end) for i in alive]
+    rep: set[int] = set()
+    for i in alive:
+        rep |= comps[i].represents
+    present = events[:upto]
+    removed = {e.pos for e in present if any(a <= e.ts <= b for a, b in ranges)}
+    # A removed call is re-injected next to a response that is still sent (ADK's rearrangement).
+    live_results: set[str] = set()
+    for e in present:
+        if e.pos not in removed and e.results:
+            live_results |= e.results
+    raw: list[int] = []
+    holes: list[int] = []
+    summarized: set[int] = set()
+    tokens = 0
+    for e in present:
+        if not e.sent or e.role is None:
+            continue
+        if e.pos in removed and not (e.calls and e.calls & live_results):
+            if e.pos in rep:
+                summarized.add(e.pos)
+            else:
+                holes.append(e.pos)
+            continue
+        raw.append(e.pos)
+        tokens += e.tokens
+    tokens += sum(comps[i].tokens for i in alive)
+    return _Context(raw, alive, tokens, holes, summarized)
+
+
+def _cut_context(events: list[SimEvent], comps: list[_CutComp], upto: int) -> _Context:
+    last = next((c for c in reversed(comps) if c.after <= upto), None)
+    present = events[:upto]
+    if last is None:
+        raw = [e.pos for e in present if e.sent and e.role is not None]
+        return _Context(raw, [], sum(events[p].tokens for p in raw), [], set())
+    raw = [e.pos for e in present if e.sent and e.role is not None and e.pos >= last.cut]
+    holes = [
+        e.pos
+        for e in present
+        if e.sent and e.role is not None and e.pos < last.cut and e.pos not in last.represents
+    ]
+    summarized = {e.pos for e in present if e.pos < last.cut and e.pos in last.represents}
+    tokens = sum(events[p].tokens for p in raw) + last.tokens
+    return _Context(raw, [comps.index(last)], tokens, holes, summarized)
+
+
+def _recorded_context(sess: Session, upto: int) -> _Context:
+    comps = [c for c in sess.recorded if c.after <= upto]
+    if sess.format == "adk":
+        return _adk_context(sess.events, comps, upto)
+    return _cut_context(sess.events, comps, upto)
+
+
+# ---------------------------------------------------------------------------------------- results
+
+
+@dataclass(slots=True)
+class CallPoint:
+    """One model call of the replay."""
+
+    seq: int  # the record the call produced
+    line: int
+    turn: int
+    prompt_tokens: int
+    raw_events: int
+    summaries: int
+    holes: list[int]  # seqs missing from this prompt, represented by nothing
+    live_question_lost: int | None  # seq of this turn's question when it is not in the prompt raw
+    over_window: bool = False
+
+
+@dataclass(slots=True)
+class CompactionPoint:
+    """One simulated (or recorded) compaction."""
+
+    after_seq: int | None  # appended after this event (None: before any)
+    turn: int
+    trigger: str
+    when: str
+    summarized_seqs: list[int]  # what its summarizer was handed
+    seeded_from: int | None  # index (into the series' compactions) of the summary folded in
+    range_seqs: list[int]  # events whose timestamps its range spans (ADK) / it removes (pi)
+    prompt_before: int
+    prompt_after: int
+    summary_tokens: int
+    summarizer_requests: int = 1
+
+
+@dataclass(slots=True)
+class Warning:
+    code: str
+    message: str
+
+
+@dataclass(slots=True)
+class Series:
+    label: str  # "recorded" | the policy's name
+    policy: dict[str, Any]
+    calls: list[CallPoint]
+    compactions: list[CompactionPoint]
+    warnings: list[Warning] = field(default_factory=list)
+
+    @property
+    def summarizer_calls(self) -> int:
+        return sum(c.summarizer_requests for c in self.compactions)
+
+    @property
+    def holes(self) -> list[int]:
+        out: set[int] = set()
+        for c in self.calls:
+            out.update(c.holes)
+        return sorted(out)
+
+    @property
+    def live_questions_lost(self) -> list[tuple[int, int]]:
+        """(question seq, call seq) for every call whose own question is not in its prompt raw."""
+        return [(c.live_question_lost, c.seq) for c in self.calls if c.live_question_lost is not None]
+
+    @property
+    def peak(self) -> int:
+        return max((c.prompt_tokens for c in self.calls), default=0)
+
+    @property
+    def final(self) -> int:
+        return self.calls[-1].prompt_tokens if self.calls else 0
+
+
+@dataclass(slots=True)
+class Simulation:
+    session: str
+    format: str
+    events: int
+    turns: int
+    summary_size: str
+    baseline: Series
+    whatif: Series
+    warnings: list[Warning]
+
+
+# ---------------------------------------------------------------------------------------- pricing
+
+
+class _Pricer:
+    """Prompt tokens of a simulated context at a call: the recorded prompt, adjusted by the
+    difference between the simulated and the recorded context."""
+
+    def __init__(self, sess: Session) -> None:
+        self.sess = sess
+        self._rec: dict[int, _Context] = {}
+
+    def recorded(self, pos: int) -> _Context:
+        if pos not in self._rec:
+            self._rec[pos] = _recorded_context(self.sess, pos)
+        return self._rec[pos]
+
+    def price(
+        self, pos: int, ctx: _Context, summary_key: Callable[[int], Any], rec_key: Callable[[int], Any]
+    ) -> int:
+        e = self.sess.events[pos] if pos < len(self.sess.events) else None
+        if e is None or e.prompt is None:
+            return self.sess.overhead + ctx.content_tokens
+        rec = self.recorded(pos)
+        ev = self.sess.events
+        sim_raw, rec_raw = set(ctx.raw), set(rec.raw)
+        delta = sum(ev[p].tokens for p in sim_raw - rec_raw) - sum(ev[p].tokens for p in rec_raw - sim_raw)
+        sim_s = {summary_key(i): i for i in ctx.summaries}
+        rec_s = {rec_key(i): i for i in rec.summaries}
+        for k, i in sim_s.items():
+            if k not in rec_s:
+                delta += self._sim_tokens(i)
+        for k, i in rec_s.items():
+            if k not in sim_s:
+                delta -= self.sess.recorded[i].tokens
+        return max(0, e.prompt + delta)
+
+    _sim_tokens: Callable[[int], int]
+
+
+# ---------------------------------------------------------------------------------------- replay
+
+
+def _summary_tokens(size: SummarySize, sess: Session, summarized: int) -> int:
+    if size.tokens is not None:
+        return size.tokens
+    if size.ratio is not None:
+        return max(1, int(summarized * size.ratio))
+    if sess.summary_tokens:
+        return int(statistics.median(sess.summary_tokens))
+    return DEFAULT_SUMMARY_TOKENS
+
+
+def _question_of(events: list[SimEvent], upto: int) -> dict[str, int]:
+    q: dict[str, int] = {}
+    for e in events[:upto]:
+        if e.question and e.inv not in q:
+            q[e.inv] = e.pos
+    return q
+
+
+def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int | None) -> CallPoint:
+    ev = sess.events
+    e = ev[pos]
+    qpos = next((x.pos for x in ev[:pos] if x.question and x.inv == e.inv), None)
+    lost = ev[qpos].seq if qpos is not None and qpos not in set(ctx.raw) else None
+    return CallPoint(
+        e.seq,
+        e.line,
+        e.turn,
+        prompt,
+        len(ctx.raw),
+        len(ctx.summaries),
+        [ev[p].seq for p in ctx.holes],
+        lost,
+        over_window=window is not None and prompt > window,
+    )
+
+
+def _ends_invocation(events: list[SimEvent], pos: int) -> bool:
+    return pos == len(events) - 1 or events[pos + 1].inv != events[pos].inv
+
+
+def baseline(sess: Session, window: int | None = None) -> Series:
+    """What the session actually did: its recorded prompts and compactions."""
+    ev = sess.events
+    calls: list[CallPoint] = []
+    for e in ev:
+        if not e.is_call:
+            continue
+        ctx = _recorded_context(sess, e.pos)
+        prompt = e.prompt if e.prompt is not None else sess.overhead + ctx.content_tokens
+        calls.append(_call_point(sess, e.pos, ctx, prompt, window))
+    comps: list[CompactionPoint] = []
+    for i, c in enumerate(sess.recorded):
+        before = _recorded_context(sess, c.after)
+        prior = _Context(before.raw, before.summaries, before.content_tokens, [], set())
+        if sess.format == "adk":
+            prior = _adk_context(ev, sess.recorded[:i], c.after)
+            rng = sorted(ev[p].seq for p in range(c.after) if c.start <= ev[p].ts <= c.end)
+            inputs = [ev[p].seq for p in c.inputs]
+        else:
+            prior = _cut_context(ev, sess.recorded[:i], c.after)
+            rng = [ev[p].seq for p in range(min(c.cut, c.after))]
+            inputs = [ev[p].seq for p in sorted(c.represents)]
+        turn = ev[c.after - 1].turn if c.after else 0
+        comps.append(
+            CompactionPoint(
+                ev[c.after - 1].seq if c.after else None,
+                turn,
+                "recorded",
+                "recorded",
+                inputs,
+                None,
+                rng,
+                sess.overhead + prior.content_tokens,
+                sess.overhead + before.content_tokens,
+                c.tokens,
+            )
+        )
+    return Series("recorded", {}, calls, comps)
+
+
+def simulate(
+    led: Ledger,
+    policy: Policy,
+    summary: SummarySize = SummarySize(),
+    count: Callable[[list[str]], list[int]] | None = None,
+    session: Session | None = None,
+) -> Simulation:
+    """Replay `led` under `policy`; the baseline (what the session did) comes along."""
+    sess = session or prepare(led, count)
+    window = policy.context_window if isinstance(policy, PiPolicy) else sess.settings.get("window")
+    base = baseline(sess, window)
+    if isinstance(policy, PiPolicy):
+        what = _replay_pi(sess, policy, summary)
+    else:
+        what = _replay_adk(sess, policy, summary)
+    warnings = policy_warnings(sess, policy) + run_warnings(what, policy)
+    what.warnings = warnings
+    turns = len({e.inv for e in sess.events})
+    return Simulation(
+        sess.name, sess.format, len(sess.events), turns, summary.describe(), base, what, warnings
+    )
+
+
+def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
+    ev = sess.events
+    comps: list[_CutComp] = []
+    points: list[CompactionPoint] = []
+    calls: list[CallPoint] = []
+    pricer = _Pricer(sess)
+    rec_keys = {i: ("cut", c.cut) for i, c in enumerate(sess.recorded) if isinstance(c, _CutComp)}
+
+    def skey(i: int) -> Any:
+        return ("cut", comps[i].cut)
+
+    def sim_tokens(i: int) -> int:
+        return comps[i].tokens
+
+    pricer._sim_tokens = sim_tokens
+
+    def rkey(i: int) -> Any:
+        return rec_keys.get(i)
+
+    last_total = 0
+    for e in ev:
+        if e.is_call:
+            ctx = _cut_context(ev, comps, e.pos)
+            prompt = pricer.price(e.pos, ctx, skey, rkey)
+            calls.append(_call_point(sess, e.pos, ctx, prompt, pol.context_window))
+            e_out = e.output or e.tokens
+            last_total = prompt + e_out
+        if not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
+            continue
+        # After agent_end: the last reply's total is over the threshold.
+        upto = e.pos + 1
+        prev_cut = comps[-1].cut if comps else 0
+        acc = 0
+        cut = prev_cut
+        for p in range(upto - 1, prev_cut - 1, -1):
+            acc += ev[p].tokens if ev[p].sent else 0
+            if acc >= pol.keep_recent_tokens:
+                cut = p
+                break
+        else:
+            cut = prev_cut
+        # Move forward to a valid cut point: a user or assistant message, never a tool result.
+        while cut < upto and ev[cut].role not in ("user", "assistant"):
+            cut += 1
+        if cut <= prev_cut or cut >= upto:
+            continue  # nothing new to summarize ("Already compacted")
+        q = next((x.pos for x in ev[upto:] if x.is_call), None)
+
+        def at(ctx: _Context, q: int | None = q) -> int:
+            return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
+
+        before = _cut_context(ev, comps, upto)
+        summarized = sum(ev[p].tokens for p in range(prev_cut, cut)) + (comps[-1].tokens if comps else 0)
+        tokens = _summary_tokens(size, sess, summarized)
+        rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
+        if rec_match is not None and size.tokens is None and size.ratio is None:
+            tokens = rec_match.tokens
+        split = not ev[cut].question
+        comps.append(_CutComp(upto, cut, set(range(cut)), tokens, "threshold", "turn_end", split))
+        after = _cut_context(ev, comps, upto)
+        points.append(
+            CompactionPoint(
+                e.seq,
+                e.turn,
+                "threshold",
+                "turn_end",
+                [ev[p].seq for p in range(prev_cut, cut)],
+                len(points) - 1 if len(points) else None,
+                [ev[p].seq for p in range(prev_cut, cut)],
+                at(before),
+                at(after),
+                tokens,
+                2 if split else 1,
+            )
+        )
+        last_total = at(after)
+    return Series(pol.name, pol.params(), calls, points)
+
+
+# ---- ADK
+
+
+def _safe_split(cands: list[SimEvent], retention: int) -> int:
+    """ADK's `_safe_token_compaction_split_index`: move the split earlier so a retained response
+    keeps its call."""
+    initial = len(cands) - retention
+    if initial <= 0:
+        return 0
+    unmatched: set[str] = set()
+    for i in range(len(cands) - 1, -1, -1):
+        unmatched |= cands[i].results
+        unmatched -= cands[i].calls
+        if not unmatched and i <= initial:
+            return i
+    return 0
+
+
+def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[SimEvent]:
+    """ADK's `_longest_self_contained_prefix`: end where no call is open; a second pass ignores
+    calls that provably can never be answered (no response anywhere, not long-running, not in the
+    newest invocation)."""
+
+    def run(dead: set[str]) -> int:
+        open_ids: set[str] = set()
+        safe = 0
+        for i, e in enumerate(window):
+            open_ids -= e.results
+            open_ids |= e.calls - dead
+            if not open_ids:
+                safe = i + 1
+        return safe
+
+    safe = run(set())
+    if safe == len(window):
+        return window
+    if safe > 0 and window[safe - 1].inv != window[safe].inv:
+        return window[:safe]
+    newest = present[-1].inv if present else None
+    answered: set[str] = set()
+    protected: set[str] = set()
+    for e in present:
+        answered |= e.results
+        protected |= e.long_running
+    dead = {c for e in window if e.inv != newest for c in e.calls if c not in answered and c not in protected}
+    if not dead:
+        return window[:safe]
+    return window[: max(safe, run(dead))]
+
+
+def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
+    ev = sess.events
+    comps: list[_AdkComp] = []
+    points: list[CompactionPoint] = []
+    calls: list[CallPoint] = []
+    sim_prompt: dict[int, int] = {}
+    pricer = _Pricer(sess)
+    rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
+
+    def skey(i: int) -> Any:
+        return comps[i].key()
+
+    def rkey(i: int) -> Any:
+        return sess.recorded[i].key()
+
+    pricer._sim_tokens = lambda i: comps[i].tokens
+
+    def signal(upto: int, agent: str | None) -> int:
+        # The latest prompt count recorded (by this agent) since the latest compaction, else an
+        # estimate of the contents (ADK's chars/4 over the assembled contents).
+        since = comps[-1].after if comps else 0
+        for p in range(upto - 1, since - 1, -1):
+            e = ev[p]
+            if e.is_call and p in sim_prompt and (agent is None or e.author == agent):
+                return sim_prompt[p]
+        return _adk_context(ev, comps, upto).content_tokens
+
+    def at(upto: int, ctx: _Context) -> int:
+        # Priced against the next call's recorded prompt: its recorded context minus what was
+        # appended after `upto` (see _Pricer).
+        q = next((e.pos for e in ev[upto:] if e.is_call), None)
+        return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
+
+    def add(c: _AdkComp, upto: int, turn: int) -> None:
+        before = _adk_context(ev, comps, upto)
+        p_before = at(upto, before)
+        comps.append(c)
+        after = _adk_context(ev, comps, upto)
+        p_after = at(upto, after)
+        seed_point = c.seed
+        points.append(
+            CompactionPoint(
+                ev[upto - 1].seq if upto else None,
+                turn,
+                c.trigger,
+                c.when,
+                [ev[p].seq for p in c.inputs],
+                seed_point,
+                sorted(ev[p].seq for p in range(upto) if c.start <= ev[p].ts <= c.end),
+                p_before,
+                p_after,
+                c.tokens,
+            )
+        )
+
+    def make(inputs: list[SimEvent], seed: int | None, upto: int, trigger: str, when: str) -> _AdkComp:
+        start = comps[seed].start if seed is not None else inputs[0].ts
+        end = inputs[-1].ts
+        rep = {e.pos for e in inputs} | (comps[seed].represents if seed is not None else set())
+        summarized = sum(e.tokens for e in inputs) + (comps[seed].tokens if seed is not None else 0)
+        tokens = _summary_tokens(size, sess, summarized)
+        if size.tokens is None and size.ratio is None and (start, end) in rec_by_key:
+            tokens = sess.recorded[rec_by_key[(start, end)]].tokens
+        return _AdkComp(upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed)
+
+    def worth(c: _AdkComp, upto: int) -> bool:
+        if not pol.progress_gate:
+            return True
+        now = _adk_context(ev, comps, upto).content_tokens
+        weightless = _AdkComp(upto, c.start, c.end, c.inputs, c.represents, 0, "", "")
+        after = _adk_context(ev, [*comps, weightless], upto).content_tokens
+        alive = _surviving(comps)
+        prev = comps[alive[-1]].tokens if alive else 0
+        return now - after > prev
+
+    def token_pass(upto: int, agent: str | None, when: str) -> bool:
+        assert pol.token_threshold is not None and pol.event_retention_size is not None
+        if signal(upto, agent) < pol.token_threshold:
+            return False
+        alive = _surviving(comps)
+        latest = alive[-1] if alive else None
+        last_end = comps[latest].end if latest is not None else 0.0
+        cands = [e for e in ev[:upto] if e.ts > last_end]
+        if len(cands) <= pol.event_retention_size:
+            return False
+        if pol.event_retention_size == 0:
+            chosen = cands
+        else:
+            chosen = cands[: _safe_split(cands, pol.event_retention_size)]
+        chosen = _self_contained(chosen, ev[:upto])
+        if not chosen:
+            return False
+        c = make(chosen, latest, upto, "token_threshold", when)
+        if not worth(c, upto):
+            return False
+        add(c, upto, ev[upto - 1].turn)
+        return True
+
+    def sliding_pass(upto: int) -> bool:
+        assert pol.compaction_interval is not None and pol.overlap_size is not None
+        present = ev[:upto]
+        last_end = comps[-1].end if comps else 0.0
+        latest_ts: dict[str, float] = {}
+        for e in present:
+            latest_ts[e.inv] = max(latest_ts.get(e.inv, 0.0), e.ts)
+        invs = list(latest_ts)
+        new = [i for i in invs if latest_ts[i] > last_end]
+        if not new or len(new) < pol.compaction_interval:
+            return False
+        start_inv = invs[max(0, invs.index(new[0]) - pol.overlap_size)]
+        end_inv = new[-1]
+        last = max(e.pos for e in present if e.inv == end_inv)
+        first = min(e.pos for e in present if e.inv == start_inv)
+        window = _self_contained(present[first : last + 1], present)
+        if not window:
+            return False
+        c = make(window, None, upto, "sliding_window", "post_invocation")
+        if not worth(c, upto):
+            return False
+        add(c, upto, ev[upto - 1].turn)
+        return True
+
+    for e in ev:
+        if e.is_call:
+            if pol.token:
+                token_pass(e.pos, e.author, "pre_request")
+            ctx = _adk_context(ev, comps, e.pos)
+            prompt = pricer.price(e.pos, ctx, skey, rkey)
+            sim_prompt[e.pos] = prompt
+            calls.append(_call_point(sess, e.pos, ctx, prompt, None))
+        if _ends_invocation(ev, e.pos):
+            upto = e.pos + 1
+            fired = pol.token and token_pass(upto, None, "post_invocation")
+            if not fired and pol.sliding:
+                sliding_pass(upto)
+    return Series(pol.name, pol.params(), calls, points)
+
+
+# ---------------------------------------------------------------------------------------- warnings
+
+
+def _events_before_call_in_turn(sess: Session) -> int:
+    """The most events a turn holds at one of its model calls (question, calls, responses)."""
+    best = 0
+    count: dict[str, int] = {}
+    for e in sess.events:
+        if e.is_call:
+            best = max(best, count.get(e.inv, 0))
+        count[e.inv] = count.get(e.inv, 0) + 1
+    return best
+
+
+def _tool_round_events(sess: Session) -> int:
+    """Events of one tool round including its turn's question: question + call + response."""
+    has_tools = any(e.calls for e in sess.events)
+    return 3 if has_tools else 1
+
+
+def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
+    """What the seeds show to be broken in this configuration, before replaying anything."""
+    out: list[Warning] = []
+    if isinstance(pol, PiPolicy):
+        if pol.keep_recent_tokens >= pol.threshold:
+            out.append(
+                Warning(
+                    "keep_recent_over_threshold",
+                    f"keepRecentTokens {pol.keep_recent_tokens} >= contextWindow - reserveTokens {pol.threshold}: a "
+                    "compaction cannot get the prompt under the threshold, so every turn compacts again (a storm)",
+                )
+            )
+        return out
+    if pol.token:
+        assert pol.event_retention_size is not None
+        if pol.event_retention_size == 0:
+            out.append(
+                Warning(
+                    "retention_zero",
+                    "event_retention_size 0: a pre-request compaction summarizes the turn in progress, its own "
+                    "question included (seed 003; ADK corpus retention_zero)",
+                )
+            )
+        else:
+            need = _tool_round_events(sess)
+            held = _events_before_call_in_turn(sess)
+            if pol.event_retention_size < max(need, held):
+                out.append(
+                    Warning(
+                        "retention_below_tool_round",
+                        f"event_retention_size {pol.event_retention_size} is smaller than one turn's events at a "
+                        f"model call here (up to {held}; a tool round alone is {need}: question, call, response): "
+                        "a pre-request compaction can summarize the live question",
+                    )
+                )
+        if not pol.progress_gate:
+            out.append(
+                Warning(
+                    "no_progress_gate",
+                    "no progress gate: nothing stops a compaction that cannot shrink the prompt from running again "
+                    "before the next model call (a storm of summarizer calls, seed 003)",
+                )
+            )
+    if pol.sliding and pol.token:
+        assert pol.compaction_interval is not None and pol.event_retention_size is not None
+        turns = max(1, len({e.inv for e in sess.events}))
+        per_turn = len(sess.events) / turns
+        between = per_turn * pol.compaction_interval
+        if between <= pol.event_retention_size:
+            out.append(
+                Warning(
+                    "sliding_starves_tail",
+                    f"compaction_interval {pol.compaction_interval} leaves about {between:.0f} events between "
+                    f"sliding-window compactions, no more than event_retention_size {pol.event_retention_size} "
+                    "holds back: token-threshold compaction never finds a window and the prompt is not bounded "
+                    "(seed 003's interval/retention table)",
+                )
+            )
+    return out
+
+
+def run_warnings(s: Series, pol: Policy) -> list[Warning]:
+    """What the replay itself shows."""
+    out: list[Warning] = []
+    per_turn: dict[int, int] = {}
+    for c in s.compactions:
+        per_turn[c.turn] = per_turn.get(c.turn, 0) + c.summarizer_requests
+    worst = max(per_turn.items(), key=lambda kv: kv[1], default=None)
+    useless = [c for c in s.compactions if c.prompt_after >= c.prompt_before]
+    if worst is not None and worst[1] >= 3:
+        out.append(
+            Warning(
+                "storm",
+                f"{worst[1]} summarizer calls in turn {worst[0]}: a compaction storm",
+            )
+        )
+    if useless:
+        out.append(
+            Warning(
+                "no_progress",
+                f"{len(useless)} compaction(s) did not shrink the prompt (prompt after >= before)",
+            )
+        )
+    if s.live_questions_lost:
+        q = sorted({a for a, _ in s.live_questions_lost})
+        out.append(
+            Warning(
+                "live_question_lost",
+                f"{len(s.live_questions_lost)} model call(s) lacked their own turn's question "
+                f"(question event(s) {', '.join(map(str, q[:8]))}{' …' if len(q) > 8 else ''})",
+            )
+        )
+    if s.holes:
+        out.append(Warning("holes", f"{len(s.holes)} event(s) left the prompt represented by no summary"))
+    if isinstance(pol, AdkPolicy) and pol.sliding and pol.token and s.calls:
+        token = sum(1 for c in s.compactions if c.trigger == "token_threshold")
+        assert pol.token_threshold is not None
+        over = sum(1 for c in s.calls if c.prompt_tokens >= pol.token_threshold)
+        if token == 0 and over:
+            out.append(
+                Warning(
+                    "tail_starved",
+                    f"token-threshold compaction never ran although {over} call(s) were over token_threshold "
+                    f"{pol.token_threshold}: the sliding window starves it",
+                )
+            )
+    if isinstance(pol, PiPolicy):
+        over = [c for c in s.calls if c.over_window]
+        if over:
+            out.append(
+                Warning(
+                    "over_window",
+                    f"{len(over)} call(s) above the context window {pol.context_window}: pi checks only at the end "
+                    "of a turn, so a long turn overflows",
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------------------- recorded policy
+
+
+def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | None, str]:
+    """The policy the session was recorded with, when it can be inferred, and how."""
+    s = led.settings
+    if led.format in ("pi", "native") and s.window:
+        pol = PiPolicy(
+            s.window,
+            s.reserve if s.reserve is not None else PiPolicy.reserve_tokens,
+            s.keep_recent if s.keep_recent is not None else PiPolicy.keep_recent_tokens,
+        )
+        return pol, "the session's recorded compaction settings"
+    if led.format == "adk":
+        sess = sess or prepare(led)
+        rec = [c for c in sess.recorded if isinstance(c, _AdkComp)]
+        if not rec:
+            return None, "no compaction recorded: ADK stores no policy in the session"
+        if any(c.seed for c in rec):
+            return (
+                None,
+                "token-threshold compactions: threshold and retention are not stored in the session; pass them",
+            )
+        ev = sess.events
+        invs: list[str] = []
+        for e in ev:
+            if e.inv not in invs:
+                invs.append(e.inv)
+
+        def invs_of(c: _AdkComp) -> list[str]:
+            out: list[str] = []
+            for p in c.inputs:
+                if ev[p].inv not in out:
+                    out.append(ev[p].inv)
+            return out
+
+        first = invs_of(rec[0])
+        interval = len(first)
+        overlap = 0
+        if len(rec) > 1:
+            second = invs_of(rec[1])
+            overlap = len([i for i in second if i in first])
+        return adk_sliding(interval, overlap), (
+            f"sliding window inferred from the recorded ranges (first covers {interval} invocations"
+            + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
+            + ")"
+        )
+    return None, f"{led.format} sessions do not record a compaction policy"
+
+
+# ---------------------------------------------------------------------------------------- export
+
+
+def series_json(s: Series) -> dict[str, Any]:
+    return {
+        "label": s.label,
+        "policy": s.policy,
+        "summarizer_calls": s.summarizer_calls,
+        "compactions": len(s.compactions),
+        "peak_prompt_tokens": s.peak,
+        "final_prompt_tokens": s.final,
+        "holes": s.holes,
+        "live_questions_lost": [{"question_seq": q, "call_seq": c} for q, c in s.live_questions_lost],
+        "calls": [
+            {
+                "seq": c.seq,
+                "line": c.line,
+                "turn": c.turn,
+                "prompt_tokens": c.prompt_tokens,
+                "raw_events": c.raw_events,
+                "summaries": c.summaries,
+                "holes": c.holes,
+                "live_question_lost": c.live_question_lost,
+            }
+            for c in s.calls
+        ],
+        "compaction_points": [
+            {
+                "after_seq": c.after_seq,
+                "turn": c.turn,
+                "trigger": c.trigger,
+                "when": c.when,
+                "summarized_seqs": c.summarized_seqs,
+                "seeded_from": c.seeded_from,
+                "range_seqs": c.range_seqs,
+                "prompt_before": c.prompt_before,
+                "prompt_after": c.prompt_after,
+                "summary_tokens": c.summary_tokens,
+                "summarizer_requests": c.summarizer_requests,
+            }
+            for c in s.compactions
+        ],
+        "warnings": [{"code": w.code, "message": w.message} for w in s.warnings],
+    }
+
+
+def simulation_json(sim: Simulation) -> dict[str, Any]:
+    return {
+        "session": sim.session,
+        "format": sim.format,
+        "events": sim.events,
+        "turns": sim.turns,
+        "summary_size": sim.summary_size,
+        "baseline": series_json(sim.baseline),
+        "whatif": series_json(sim.whatif),
+        "warnings": [{"code": w.code, "message": w.message} for w in sim.warnings],
+    }
+
+
+def plot_points(s: Series) -> list[tuple[int, int]]:
+    """(call number, prompt tokens) for a plot, one point per model call."""
+    return [(i + 1, c.prompt_tokens) for i, c in enumerate(s.calls)]
+
+
+def _iter_nonempty(xs: Iterable[int]) -> list[int]:
+    return [x for x in xs if x]
