@@ -198,6 +198,9 @@ def test_dropped_without_summary_is_a_hole(scenario: str, storage: str) -> None:
     assert holes == never
     codes = [f.code for f in rep.findings]
     assert ("hole" in codes) == bool(never)
+    for f in rep.findings:
+        if f.code == "hole":
+            assert "its summarizer was not handed them" in f.message
     # What each summarizer was handed (inferred: the session does not store it) is what ADK handed it.
     cps = [rep.ledger.records[v.seq] for v in rep.checkpoints]
     for c, cp_rec in zip(oracle["compactions"], cps, strict=True):

@@ -184,7 +184,7 @@ def _holes(report: Report) -> list[Finding]:
                 how = "it carried the previous summary forward instead of summarizing them"
             elif v.checkpoint.failure_reason:
                 how = f"it is a fallback ({v.checkpoint.failure_reason}) that summarized nothing"
-            elif getattr(v, "range_set", None) is not None:
+            elif getattr(v, "summary_rep", None) is not None:
                 # ADK: removed by timestamp, whether or not its summarizer was handed them.
                 d = v.checkpoint.details if isinstance(v.checkpoint.details, dict) else {}
                 how = (
