@@ -21,7 +21,8 @@ examples:
   inspector SESSION.jsonl                      open the app on one session (timeline, holes, next request)
   inspector DIR                                the triage browser over every session in DIR
   inspector                                    the triage browser over the default places
-                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions)
+                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions,
+                                               ~/.claude/projects, ~/.codex/sessions)
   inspector analyze SESSION.jsonl              a report a person reads in ten seconds
   inspector analyze SESSION.jsonl --json       the same, for scripts and CI (docs/report-json.md)
   inspector analyze SESSION.jsonl --fail-on warning
@@ -49,7 +50,7 @@ def _positive(value: str) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", metavar="SESSION", help="a session file (pi / OpenClaw JSONL or native ledger)")
+    p.add_argument("session", metavar="SESSION", help="a session file (pi / OpenClaw, Claude Code, Codex JSONL, ADK, or native ledger)")
     p.add_argument("--json", action="store_true", help="emit JSON (stable contract, see docs/report-json.md)")
     p.add_argument(
         "--at",
