@@ -571,3 +571,10 @@ def test_analyze_json_lists_the_replacement_history(capsys: pytest.CaptureFixtur
     ]
     assert [r["line"] for r in cp2["replacement"]] == [8, 23, 3, 4, 51, 64]
     assert cp1["usage"]["input"] == 6276 and cp1["tokens_before"] == 59911
+
+
+def test_another_agents_message_is_model_input() -> None:
+    iac = {"timestamp": "t", "type": "inter_agent_communication", "payload": {"author": "/root", "recipient": "/root/worker", "content": "look at a.txt"}}
+    report = analyze(load_bytes(_rollout(META, iac, _msg("assistant", "ok")), "iac.jsonl"))
+    assert [(it.role, it.seq) for it in report.context] == [("system", None), ("user", 1), ("assistant", 2)]
+    assert report.ledger.records[1].message.text() == "look at a.txt"  # type: ignore[union-attr]

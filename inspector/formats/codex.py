@@ -274,6 +274,11 @@ class _Builder:
             self.response_item(p, rl, seq, rid, ts, o.get("metadata"))
         elif t == "compacted":
             self.compacted(p, rl, seq, rid, ts)
+        elif t == "inter_agent_communication" and isinstance(p.get("content"), str):
+            # Another agent's message: Codex replays it into the history as model input.
+            m = Message("user", [Block("text", p["content"])], source_role=t)
+            self.records.append(Record(seq, rl.line, "message", t, rid, None, ts, message=m, extra=p, offset=rl.offset, length=rl.length))
+            self.history.append(_Entry(seq, _key({"type": t, **p}), None, HistoryItem("user", seq=seq)))
         elif t in META_TYPES:
             sub = p.get("type") if t == "event_msg" else None
             kind = "meta"
