@@ -18,6 +18,8 @@ Every line is `{timestamp, type, payload}`:
   the user messages (newest first, up to ~20k tokens) then the summary.
 - The summarizer's reply is also written as an assistant response item just before `compacted`:
   it is the summary, never sent as a message (`excluded`), so it is not counted twice.
+- `event_msg` `thread_rolled_back {num_turns}` drops the last user turns from the history (their
+  records leave the path: `inactive`); an `inter_agent_communication` line is model input.
 
 Unknown line and item types are kept and shown, never fatal.
 """
