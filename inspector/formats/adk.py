@@ -112,7 +112,50 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                 )
             )
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, list(range(len(objs))), name, meta, "json", diags, upto)
+    return build(objs, append_order(objs), name, meta, "json", diags, upto)
+
+
+def _kind_rank(o: dict[str, Any]) -> int:
+    parts = _parts(o.get("content"))
+    if any(isinstance(p.get("function_response"), dict) for p in parts):
+        return 2
+    if any(isinstance(p.get("function_call"), dict) for p in parts):
+        return 1
+    return 0 if o.get("author") == "user" else 3
+
+
+def append_order(objs: list[dict[str, Any]]) -> list[int]:
+    """The append order of a JSON dump's events, as well as it can be told: the list order, except
+    where a DatabaseSessionService dump sorted events with equal timestamps by id (seen when a
+    function response comes before its call). Then, within each such tie, one invocation's events
+    are put back in the order an invocation makes them (question, calls, responses, answer) in the
+    slots they occupy; nothing can tell the order of different invocations or compactions there."""
+    seen_calls: set[Any] = set()
+    scrambled = False
+    for o in objs:
+        for p in _parts(o.get("content")):
+            fr, fc = p.get("function_response"), p.get("function_call")
+            if isinstance(fc, dict):
+                seen_calls.add(fc.get("id"))
+            if isinstance(fr, dict) and fr.get("id") and fr.get("id") not in seen_calls:
+                scrambled = True
+    ranks = list(range(len(objs)))
+    if not scrambled:
+        return ranks
+    i = 0
+    while i < len(objs):
+        j = i
+        while j + 1 < len(objs) and objs[j + 1].get("timestamp") == objs[i].get("timestamp"):
+            j += 1
+        by_inv: dict[Any, list[int]] = {}
+        for k in range(i, j + 1):
+            if rules.compaction_of(objs[k]) is None:
+                by_inv.setdefault(objs[k].get("invocation_id"), []).append(k)
+        for slots in by_inv.values():
+            for slot, k in zip(slots, sorted(slots, key=lambda k: _kind_rank(objs[k])), strict=True):
+                ranks[k] = slot
+        i = j + 1
+    return ranks
 
 
 def _row_float(v: Any) -> float | None:
