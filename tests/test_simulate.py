@@ -369,3 +369,40 @@ def test_core_does_not_import_ui_libraries() -> None:
     src = (REPO / "inspector" / "analysis" / "simulate.py").read_text()
     for mod in ("textual", "rich", "httpx"):
         assert f"import {mod}" not in src and f"from {mod}" not in src
+
+
+# ---------------------------------------------------------------------------------------- pi corpus
+
+PI_CORPUS = SHARED / "peers" / "pi" / "corpus"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "keep_recent"),
+    [("normal", 3000), ("split_turn", 3000), ("errors_in_history", 5000), ("killed_mid_tool", 3000)],
+)
+def test_pi_replay_under_its_settings_makes_pis_own_cuts(scenario: str, keep_recent: int) -> None:
+    """pi 0.73.1 (contextWindow 16384, reserveTokens 4096, keepRecentTokens as the corpus README
+    says): the replay compacts after the same turn and keeps from the same first kept entry."""
+    path = PI_CORPUS / f"{scenario}.jsonl"
+    _need(path)
+    led = load(str(path))
+    sess = sim.prepare(led)
+    result = sim.simulate(led, sim.PiPolicy(16384, 4096, keep_recent), session=sess)
+    want = [(sess.events[c.after - 1].seq, sess.events[c.cut].seq) for c in sess.recorded]
+    got = [(c.after_seq, max(c.summarized_seqs) + 1) for c in result.whatif.compactions]
+    assert want and got == want
+    # Where the replay's context is the recorded one, the prompt is the provider's own count.
+    assert [c.prompt_tokens for c in result.whatif.calls] == [c.prompt_tokens for c in result.baseline.calls]
+
+
+def test_pi_replay_assumes_the_summarizer_succeeds() -> None:
+    """summarizer_500: pi's first attempts failed (HTTP 500) and it compacted turns later; the
+    replay, which calls no summarizer, compacts at the first turn over the threshold."""
+    path = PI_CORPUS / "summarizer_500.jsonl"
+    _need(path)
+    led = load(str(path))
+    sess = sim.prepare(led)
+    result = sim.simulate(led, sim.PiPolicy(16384, 4096, 3000), session=sess)
+    real_after = sess.events[sess.recorded[0].after - 1].seq
+    assert result.whatif.compactions[0].after_seq is not None
+    assert result.whatif.compactions[0].after_seq < real_after

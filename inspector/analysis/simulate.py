@@ -166,6 +166,7 @@ class SimEvent:
     sent: bool = True  # sent in later prompts (error / aborted replies are dropped at send time)
     prompt: int | None = None  # recorded prompt tokens of the call that produced it
     output: int = 0  # recorded output tokens (pi's trigger reads prompt + output)
+    chars4: int = 0  # pi's own estimate (`estimateTokens`: ceil(chars / 4)), which its cut walks
 
 
 @dataclass(slots=True)
@@ -213,6 +214,27 @@ def _text_for_tokens(rec: Record) -> str:
             except TypeError:
                 parts.append(str(b.args))
     return "\n".join(parts)
+
+
+def _pi_estimate(rec: Record) -> int:
+    """pi's `estimateTokens`: text (user, tool result), text + thinking + tool name and JSON
+    arguments (assistant), 4800 characters per image; ceil(chars / 4)."""
+    m = rec.message
+    if m is None:
+        return 0
+    chars = 0
+    for b in m.blocks:
+        if b.type == "text" or (b.type == "thinking" and m.role == "assistant") or b.type == "tool_result":
+            chars += len(b.text or "")
+        elif b.type == "tool_call" and m.role == "assistant":
+            try:
+                args = orjson.dumps(b.args).decode()
+            except TypeError:
+                args = str(b.args)
+            chars += len(b.name or "") + len(args)
+        elif b.type == "image":
+            chars += 4800
+    return -(-chars // 4)
 
 
 def _default_count(texts: list[str]) -> list[int]:
@@ -294,6 +316,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
                 sent=sent,
                 prompt=usage.prompt if usage is not None and usage.prompt > 0 else None,
                 output=out,
+                chars4=_pi_estimate(r),
             )
         )
     by_seq = {e.seq: e for e in events}
@@ -746,7 +769,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         acc = 0
         cut = prev_cut
         for p in range(upto - 1, prev_cut - 1, -1):
-            acc += ev[p].tokens if ev[p].sent else 0
+            acc += ev[p].chars4  # pi walks its own chars/4 estimates, not a tokenizer's
             if acc >= pol.keep_recent_tokens:
                 cut = p
                 break
