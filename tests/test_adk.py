@@ -247,6 +247,38 @@ def test_counts_match_the_index(scenario: str) -> None:
         assert led.format == "adk"
 
 
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_live_question_summarized_exactly_when_adk_did(scenario: str) -> None:
+    """At every recorded call: the finding names the turn's own question iff ADK sent the request
+    without it (summarized out of its own prompt)."""
+    _need_corpus()
+    oracle = json.loads((CORPUS / f"{scenario}.oracle.json").read_text())
+    expected = {
+        r: d["event_index"]
+        for d in oracle["summarized_out_of_own_prompt"]
+        for r in d["requests_of_same_invocation_without_it"]
+    }
+    # A question dropped unsummarized from its own turn's requests (a tie) is removed too.
+    inv = {r["seq"]: r.get("invocation_id") for r in _requests(scenario)}
+    for d in oracle["dropped_without_summary"]:
+        ev = oracle["events"][d["event_index"]]
+        if ev["author"] == "user" and ev["kind"] == "text":
+            expected.update(
+                {r: d["event_index"] for r in d["missing_from_request_seqs"] if inv[r] == ev["invocation_id"]}
+            )
+    order = _events_at(CORPUS / f"{scenario}.json")
+    fired: dict[int, int] = {}
+    for req in _requests(scenario):
+        at = len(req.get("session_event_ids_at_call") or [])
+        if req["kind"] != "agent" or set(order[:at]) != set(req["session_event_ids_at_call"]):
+            continue
+        rep = analyze(load(str(CORPUS / f"{scenario}.json"), upto_line=at))
+        for f in rep.findings:
+            if f.code == "live_question_summarized":
+                fired[req["seq"]] = f.records[0]
+    assert fired == expected
+
+
 def test_live_question_summarized_fires() -> None:
     """retention_zero: U02's own question is summarized out of the request that answers it."""
     _need_corpus()
