@@ -120,10 +120,12 @@ def test_retention_below_one_tool_round_is_warned() -> None:
 
 
 def adk_session(
-    turns: int, *, answer_chars: int = 400, rounds: int = 1, response_chars: int = 0
+    turns: int, *, answer_chars: int = 400, rounds: int = 1, response_chars: int = 0, usage: bool = False
 ) -> dict[str, Any]:
     """A deterministic ADK `session.model_dump()`: each turn a question, `rounds` function calls
-    each with its response, and an answer; one invocation per turn."""
+    each with its response, and an answer; one invocation per turn. With `usage`, every model
+    event records `prompt_token_count` = the characters of everything before it / 4 + 50 (as the
+    ADK corpus's fake model counts, the session never compacting)."""
     events: list[dict[str, Any]] = []
     t = 1767225600.0
     words = [
@@ -146,11 +148,18 @@ def adk_session(
             i += 7
         return " ".join(out)[:n]
 
+    chars = 0
+
     def ev(inv: str, author: str, role: str, parts: list[dict[str, Any]]) -> None:
-        nonlocal t
+        nonlocal t, chars
         t += 0.125
+        um: dict[str, Any] = {}
+        if usage and author != "user" and role == "model":
+            um = {"usage_metadata": {"prompt_token_count": chars // 4 + 50, "candidates_token_count": 10}}
+        chars += len(json.dumps(parts))
         events.append(
-            {
+            um
+            | {
                 "id": f"ev-{len(events):05d}",
                 "invocation_id": inv,
                 "author": author,
@@ -406,3 +415,17 @@ def test_pi_replay_assumes_the_summarizer_succeeds() -> None:
     real_after = sess.events[sess.recorded[0].after - 1].seq
     assert result.whatif.compactions[0].after_seq is not None
     assert result.whatif.compactions[0].after_seq < real_after
+
+
+def test_baseline_counts_the_recorded_holes_and_the_replay_has_none() -> None:
+    """ADR 0302's amnesiac fallback: the session as recorded lost 168 messages (the analysis's own
+    count); replayed under pi's policy, with a summarizer that succeeds, nothing is lost."""
+    led = load(str(REPO / "sample_sessions" / "pi" / "adr0302_amnesiac_fallback.jsonl"))
+    result = sim.simulate(led, sim.PiPolicy(32_000, 4_000, 8_000))
+    assert len(result.baseline.holes) == 168
+    assert len(result.baseline.next_holes) == 168
+    assert result.whatif.holes == []
+    from inspector.analysis import analyze
+
+    report = analyze(led)
+    assert report.coverage_counts().get("hole") == 168

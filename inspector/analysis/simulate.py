@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -48,6 +49,10 @@ from inspector.ledger.model import Ledger, Record
 # ---------------------------------------------------------------------------------------- policies
 
 DEFAULT_SUMMARY_TOKENS = 500
+# pi's defaults (settings.json `compaction`), used where a session does not say.
+PI_CONTEXT_WINDOW = 200_000
+PI_RESERVE_TOKENS = 16_384
+PI_KEEP_RECENT_TOKENS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +77,9 @@ class PiPolicy:
     """pi's threshold compaction (`compaction` settings: contextWindow, reserveTokens,
     keepRecentTokens)."""
 
-    context_window: int = 200_000
-    reserve_tokens: int = 16_384
-    keep_recent_tokens: int = 20_000
+    context_window: int = PI_CONTEXT_WINDOW
+    reserve_tokens: int = PI_RESERVE_TOKENS
+    keep_recent_tokens: int = PI_KEEP_RECENT_TOKENS
 
     name = "pi"
 
@@ -374,6 +379,11 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
             size = count([v.checkpoint.summary])[0] if v.checkpoint.summary else 0
             recorded.append(_CutComp(after, cut, rep, size, "recorded", "recorded", seq=v.seq))
             summary_tokens.append(size)
+    ratio = _calibrate(events, [c.after for c in recorded])
+    if ratio != 1.0:
+        summary_tokens = [round(x * ratio) for x in summary_tokens]
+        for c in recorded:
+            c.tokens = round(c.tokens * ratio)
     sess = Session(led.path or "<session>", led.format, events, recorded, summary_tokens, 0)
     sess.settings = {
         "window": led.settings.window,
@@ -388,6 +398,45 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
             diffs.append(e.prompt - ctx.content_tokens)
     sess.overhead = max(0, int(statistics.median(diffs))) if diffs else 0
     return sess
+
+
+def _calibrate(events: list[SimEvent], compaction_points: list[int]) -> float:
+    """Bring the tokenizer's sizes to the provider's own count, in place.
+
+    Between two model calls with recorded usage and no recorded compaction between them, the
+    prompt grew by exactly the events appended in between: those events share that growth in
+    proportion to their tokenizer counts. Everything else (before the first call, across a
+    compaction, a session without usage) is scaled by the session's overall ratio, which is
+    returned (1.0 when nothing could be calibrated).
+    """
+    calls = [e for e in events if e.is_call and e.prompt is not None]
+    segments: list[tuple[list[SimEvent], int]] = []
+    for a, b in pairwise(calls):
+        if any(a.pos < p <= b.pos for p in compaction_points):
+            continue
+        assert a.prompt is not None and b.prompt is not None
+        seg = [e for e in events[a.pos : b.pos] if e.sent and e.role is not None]
+        delta = b.prompt - a.prompt
+        if seg and delta > 0 and sum(e.tokens for e in seg) > 0:
+            segments.append((seg, delta))
+    est = sum(e.tokens for seg, _ in segments for e in seg)
+    got = sum(d for _, d in segments)
+    ratio = got / est if est else 1.0
+    done: set[int] = set()
+    for seg, delta in segments:
+        total = sum(e.tokens for e in seg)
+        cum_est = cum_out = 0
+        for e in seg:
+            cum_est += e.tokens
+            share = round(delta * cum_est / total) - cum_out  # cumulative rounding: sums to delta
+            cum_out += share
+            e.tokens = share
+            done.add(e.pos)
+    if ratio != 1.0:
+        for e in events:
+            if e.pos not in done:
+                e.tokens = round(e.tokens * ratio)
+    return ratio
 
 
 # ---------------------------------------------------------------------------------------- compactions
@@ -551,6 +600,7 @@ class Series:
     calls: list[CallPoint]
     compactions: list[CompactionPoint]
     warnings: list[Warning] = field(default_factory=list)
+    next_holes: list[int] = field(default_factory=list)  # holes in the request after the last event
 
     @property
     def summarizer_calls(self) -> int:
@@ -558,7 +608,9 @@ class Series:
 
     @property
     def holes(self) -> list[int]:
-        out: set[int] = set()
+        """Seqs missing from some model call's prompt (or from the next request) and represented
+        by no summary."""
+        out: set[int] = set(self.next_holes)
         for c in self.calls:
             out.update(c.holes)
         return sorted(out)
@@ -596,9 +648,10 @@ class _Pricer:
     """Prompt tokens of a simulated context at a call: the recorded prompt, adjusted by the
     difference between the simulated and the recorded context."""
 
-    def __init__(self, sess: Session) -> None:
+    def __init__(self, sess: Session, sim_tokens: Callable[[int], int]) -> None:
         self.sess = sess
         self._rec: dict[int, _Context] = {}
+        self._sim_tokens = sim_tokens  # a simulated summary's size, by its index
 
     def recorded(self, pos: int) -> _Context:
         if pos not in self._rec:
@@ -625,8 +678,6 @@ class _Pricer:
                 delta -= self.sess.recorded[i].tokens
         return max(0, e.prompt + delta)
 
-    _sim_tokens: Callable[[int], int]
-
 
 # ---------------------------------------------------------------------------------------- replay
 
@@ -639,14 +690,6 @@ def _summary_tokens(size: SummarySize, sess: Session, summarized: int) -> int:
     if sess.summary_tokens:
         return int(statistics.median(sess.summary_tokens))
     return DEFAULT_SUMMARY_TOKENS
-
-
-def _question_of(events: list[SimEvent], upto: int) -> dict[str, int]:
-    q: dict[str, int] = {}
-    for e in events[:upto]:
-        if e.question and e.inv not in q:
-            q[e.inv] = e.pos
-    return q
 
 
 def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int | None) -> CallPoint:
@@ -708,7 +751,8 @@ def baseline(sess: Session, window: int | None = None) -> Series:
                 c.tokens,
             )
         )
-    return Series("recorded", {}, calls, comps)
+    end = _recorded_context(sess, len(ev))
+    return Series("recorded", {}, calls, comps, next_holes=[ev[p].seq for p in end.holes])
 
 
 def simulate(
@@ -739,16 +783,12 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     comps: list[_CutComp] = []
     points: list[CompactionPoint] = []
     calls: list[CallPoint] = []
-    pricer = _Pricer(sess)
+    pricer = _Pricer(sess, lambda i: comps[i].tokens)
     rec_keys = {i: ("cut", c.cut) for i, c in enumerate(sess.recorded) if isinstance(c, _CutComp)}
 
     def skey(i: int) -> Any:
         return ("cut", comps[i].cut)
 
-    def sim_tokens(i: int) -> int:
-        return comps[i].tokens
-
-    pricer._sim_tokens = sim_tokens
 
     def rkey(i: int) -> Any:
         return rec_keys.get(i)
@@ -810,7 +850,8 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             )
         )
         last_total = at(after)
-    return Series(pol.name, pol.params(), calls, points)
+    end = _cut_context(ev, comps, len(ev))
+    return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
 
 
 # ---- ADK
@@ -869,7 +910,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     points: list[CompactionPoint] = []
     calls: list[CallPoint] = []
     sim_prompt: dict[int, int] = {}
-    pricer = _Pricer(sess)
+    pricer = _Pricer(sess, lambda i: comps[i].tokens)
     rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
 
     def skey(i: int) -> Any:
@@ -877,8 +918,6 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
 
     def rkey(i: int) -> Any:
         return sess.recorded[i].key()
-
-    pricer._sim_tokens = lambda i: comps[i].tokens
 
     def signal(upto: int, agent: str | None) -> int:
         # The latest prompt count recorded (by this agent) since the latest compaction, else an
@@ -998,7 +1037,8 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             fired = pol.token and token_pass(upto, None, "post_invocation")
             if not fired and pol.sliding:
                 sliding_pass(upto)
-    return Series(pol.name, pol.params(), calls, points)
+    end = _adk_context(ev, comps, len(ev))
+    return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
 
 
 # ---------------------------------------------------------------------------------------- warnings
@@ -1149,8 +1189,8 @@ def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | 
     if led.format in ("pi", "native") and s.window:
         pol = PiPolicy(
             s.window,
-            s.reserve if s.reserve is not None else PiPolicy.reserve_tokens,
-            s.keep_recent if s.keep_recent is not None else PiPolicy.keep_recent_tokens,
+            s.reserve if s.reserve is not None else PI_RESERVE_TOKENS,
+            s.keep_recent if s.keep_recent is not None else PI_KEEP_RECENT_TOKENS,
         )
         return pol, "the session's recorded compaction settings"
     if led.format == "adk":
@@ -1202,6 +1242,7 @@ def series_json(s: Series) -> dict[str, Any]:
         "peak_prompt_tokens": s.peak,
         "final_prompt_tokens": s.final,
         "holes": s.holes,
+        "holes_in_next_request": s.next_holes,
         "live_questions_lost": [{"question_seq": q, "call_seq": c} for q, c in s.live_questions_lost],
         "calls": [
             {
@@ -1252,7 +1293,3 @@ def simulation_json(sim: Simulation) -> dict[str, Any]:
 def plot_points(s: Series) -> list[tuple[int, int]]:
     """(call number, prompt tokens) for a plot, one point per model call."""
     return [(i + 1, c.prompt_tokens) for i, c in enumerate(s.calls)]
-
-
-def _iter_nonempty(xs: Iterable[int]) -> list[int]:
-    return [x for x in xs if x]

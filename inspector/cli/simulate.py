@@ -117,13 +117,13 @@ def policy_from_args(
         st = sess.settings
         return (
             sim.PiPolicy(
-                args.context_window or st.get("window") or sim.PiPolicy.context_window,
+                args.context_window or st.get("window") or sim.PI_CONTEXT_WINDOW,
                 args.reserve_tokens
                 if args.reserve_tokens is not None
-                else st.get("reserve") or sim.PiPolicy.reserve_tokens,
+                else st.get("reserve") or sim.PI_RESERVE_TOKENS,
                 args.keep_recent_tokens
                 if args.keep_recent_tokens is not None
-                else st.get("keep_recent") or sim.PiPolicy.keep_recent_tokens,
+                else st.get("keep_recent") or sim.PI_KEEP_RECENT_TOKENS,
             ),
             "",
         )

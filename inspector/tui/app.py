@@ -15,6 +15,7 @@ from textual.command import Hit, Hits, Provider
 from inspector.tui.help import HelpScreen
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
+from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
 from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 
 # Where each format keeps its sessions by default (the triage browser looks here).
@@ -44,6 +45,8 @@ class SessionCommands(Provider):
             keys = SESSION_KEYS
         elif isinstance(screen, RepairScreen):
             keys = REPAIR_KEYS
+        elif isinstance(screen, SimulateScreen):
+            keys = SIMULATE_KEYS
         else:
             return
         matcher = self.matcher(query)
@@ -94,6 +97,9 @@ class InspectorApp(App[None]):
             return
         if isinstance(self.screen, RepairScreen):
             self.push_screen(HelpScreen(REPAIR_KEYS, about=("The repair screen", REPAIR_HELP)))
+            return
+        if isinstance(self.screen, SimulateScreen):
+            self.push_screen(HelpScreen(SIMULATE_KEYS, about=("The simulate screen", SIMULATE_HELP)))
             return
         keys = TRIAGE_KEYS if isinstance(self.screen, TriageScreen) else SESSION_KEYS
         self.push_screen(HelpScreen(keys))

@@ -91,6 +91,21 @@ async def repair_screen(app: InspectorApp, pilot: Pilot[None]) -> None:
     await _wait(app, pilot, lambda: screen.result is not None and not screen.running)
 
 
+async def simulate_screen(app: InspectorApp, pilot: Pilot[None]) -> None:
+    """The simulate screen: pi's policy at a 16k window replayed beside what the session did."""
+    await _session_ready(app, pilot)
+    await pilot.press("s")
+    await _wait(app, pilot, lambda: getattr(app.screen, "session", None) is not None)
+    screen: Any = app.screen
+    for fid, value in (("context_window", "16000"), ("reserve_tokens", "3000"), ("keep_recent_tokens", "4000")):
+        screen.query_one(f"#{fid}").value = value
+    await _wait(
+        app,
+        pilot,
+        lambda: screen.result is not None and screen.result.whatif.policy.get("keep_recent_tokens") == 4000,
+    )
+
+
 async def main(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     adr = "sample_sessions/pi/adr0302_amnesiac_fallback.jsonl"
@@ -101,6 +116,7 @@ async def main(out: Path) -> list[Path]:
         await _shot(out, "triage", ["sample_sessions/pi"], triage),
         await _shot(out, "help", [adr], help_screen),
         await _shot(out, "repair", [adr], repair_screen, window=32_000),
+        await _shot(out, "simulate", [adr], simulate_screen),
     ]
 
 

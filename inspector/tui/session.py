@@ -44,6 +44,7 @@ SESSION_KEYS: list[tuple[str, str, str]] = [
     ("2", "tab('findings')", "Findings"),
     ("3", "tab('next')", "Next request"),
     ("r", "repair", "Repair… (plan, run, install)"),
+    ("s", "simulate", "Simulate… (what-if compaction policy, plotted)"),
     ("f1", "app.help", "Help"),
     ("escape", "back", "Back"),
 ]
@@ -403,6 +404,14 @@ class SessionScreen(Screen[None]):
         from inspector.tui.repair import RepairScreen
 
         self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve))
+
+    def action_simulate(self) -> None:
+        if self.report is None:  # the whole session (not a preview) is read by then
+            self.notify("The analysis is still running: the simulate screen opens once it has landed.", timeout=3)
+            return
+        from inspector.tui.simulate import SimulateScreen
+
+        self.app.push_screen(SimulateScreen(self.report.ledger))
 
     async def show_installed(self, report: Report, entry_id: str | None, backup: str) -> None:
         """The repair screen wrote the session: show it as re-read and re-analysed, on the new

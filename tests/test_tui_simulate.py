@@ -1,0 +1,132 @@
+"""The Simulate screen (issue 7): reached from the session view by `s` and the command palette,
+parameters editable, the plot and the table follow; one snapshot."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, Static
+
+from inspector.tui.app import create_app
+from inspector.tui.help import HelpScreen
+from inspector.tui.session import SessionScreen
+from inspector.tui.simulate import SimulateScreen
+from tests.test_simulate import adk_session
+
+SIZE = (140, 40)
+
+
+@pytest.fixture
+def gen_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A generated 40-turn ADK session with recorded usage, opened by a relative path (the
+    screen shows it: snapshots must not depend on the temporary directory)."""
+    (tmp_path / "gen40.json").write_text(json.dumps(adk_session(40, usage=True)))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    return "gen40.json"
+
+
+async def _wait(pilot: Pilot, ready) -> None:  # type: ignore[no-untyped-def, type-arg]
+    for _ in range(400):
+        await pilot.pause(0.02)
+        if ready():
+            break
+    await pilot.pause(0.2)
+
+
+async def _open_simulate(pilot: Pilot) -> SimulateScreen:  # type: ignore[type-arg]
+    app = pilot.app
+    await _wait(pilot, lambda: getattr(app.screen, "report", None) is not None)
+    await pilot.press("s")
+    await _wait(pilot, lambda: isinstance(app.screen, SimulateScreen) and app.screen.result is not None)
+    assert isinstance(app.screen, SimulateScreen)
+    return app.screen
+
+
+async def _settle(pilot: Pilot, screen: SimulateScreen, label: str) -> None:  # type: ignore[type-arg]
+    await _wait(pilot, lambda: screen.result is not None and screen.result.whatif.label == label)
+
+
+@pytest.mark.anyio
+async def test_simulate_screen_edits_follow_into_the_replay(gen_session: str) -> None:
+    app = create_app([gen_session], show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_simulate(pilot)
+        assert screen.result is not None
+        # No recorded compaction in an ADK session: it opens on token threshold at half the peak.
+        assert screen.query_one("#policy", Select).value == "adk-token"
+        peak = max(c.prompt_tokens for c in screen.result.baseline.calls)
+        assert screen.query_one("#token_threshold", Input).value == str(peak // 2)
+        assert screen.result.whatif.compactions  # the what-if compacts where the session did not
+        assert screen.result.whatif.peak < screen.result.baseline.peak
+        # The fields of another policy are hidden.
+        assert not screen.query_one("#compaction_interval", Input).display or screen.query_one(
+            "#compaction_interval", Input
+        ).has_class("-irrelevant")
+
+        # Seed 003: a short sliding interval with a large retention starves tail retention.
+        screen.query_one("#policy", Select).value = "adk-both"
+        await _settle(pilot, screen, "adk-both")
+        screen.query_one("#compaction_interval", Input).value = "2"
+        screen.query_one("#event_retention_size", Input).value = "10"
+        await _wait(
+            pilot,
+            lambda: screen.result is not None and screen.result.whatif.policy.get("event_retention_size") == 10,
+        )
+        assert screen.result is not None
+        assert screen.result.whatif.policy["compaction_interval"] == 2
+        assert "sliding_starves_tail" in {w.code for w in screen.result.warnings}
+        shown = screen.query_one("#sim-stats", Static).content
+        assert "sliding_starves_tail" in shown.renderables[1].plain  # type: ignore[union-attr]
+
+        # retention 0 on the token path: the live question goes, and the screen says so.
+        screen.query_one("#policy", Select).value = "adk-token"
+        screen.query_one("#event_retention_size", Input).value = "0"
+        await _wait(
+            pilot,
+            lambda: screen.result is not None
+            and screen.result.whatif.label == "adk-token"
+            and screen.result.whatif.policy.get("event_retention_size") == 0,
+        )
+        assert screen.result is not None
+        assert screen.result.whatif.live_questions_lost
+        assert "retention_zero" in {w.code for w in screen.result.warnings}
+
+        # F1 explains the screen; Escape closes help, then goes back to the session view.
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen.about is not None and app.screen.about[0] == "The simulate screen"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, SessionScreen)
+
+
+@pytest.mark.anyio
+async def test_simulate_is_in_the_command_palette(gen_session: str) -> None:
+    from inspector.tui.app import SessionCommands
+
+    app = create_app([gen_session], show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait(pilot, lambda: getattr(app.screen, "report", None) is not None)
+        provider = SessionCommands(app.screen)
+        hits = [h async for h in provider.search("simulate")]
+        assert hits and "Simulate" in str(hits[0].match_display)
+        await hits[0].command()
+        await _wait(pilot, lambda: isinstance(app.screen, SimulateScreen) and app.screen.result is not None)
+        assert isinstance(app.screen, SimulateScreen)
+
+
+def test_simulate_screen_snapshot(snap_compare, gen_session: str) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
+        await _open_simulate(pilot)
+        await pilot.pause(0.3)
+
+    assert snap_compare(create_app([gen_session], show_timings=False), terminal_size=SIZE, run_before=before)
