@@ -180,14 +180,15 @@ def compare_view(before: Outlook, planned: Outlook | None, ran: Outlook | None) 
     for c in t.columns[1:]:
         c.justify = "right"
 
-    def cell(o: Outlook | None, v: int | str, base: int | str) -> Text:
+    def cell(o: Outlook | None, get: Any, colored: bool) -> Text:
+        """One value; green when fewer than before, red when more (for counts of trouble)."""
         if o is None:
             return Text("—", style=DIM)
-        s = f"{v:,}" if isinstance(v, int) else v
+        v, base = get(o), get(before)
         style = ""
-        if isinstance(v, int) and isinstance(base, int):
+        if colored and isinstance(v, int) and isinstance(base, int):
             style = "green" if v < base else ("red" if v > base else "")
-        return Text(s, style=style)
+        return Text(f"{v:,}" if isinstance(v, int) else v, style=style)
 
     rows: list[tuple[str, Any, bool]] = [
         ("holes", lambda o: o.holes, True),
@@ -198,8 +199,7 @@ def compare_view(before: Outlook, planned: Outlook | None, ran: Outlook | None) 
         ("errors / warnings", _errors, False),
     ]
     for name, get, colored in rows:
-        base = get(before)
-        t.add_row(name, *(cell(o, get(o), base if colored else "") if o is not None else cell(None, 0, 0) for _, o in cols))
+        t.add_row(name, *(cell(o, get, colored) for _, o in cols))
     return t
 
 
@@ -470,6 +470,7 @@ class RepairScreen(Screen[None]):
         self._usage: Usage | None = None
         self._replan_timer: Timer | None = None
         self._planned_form: tuple[Any, ...] | None = None  # the form the current plan was made from
+        self._last_label = ""
 
     # -------------------------------------------------------------------------------- layout
 
@@ -789,11 +790,11 @@ class RepairScreen(Screen[None]):
         else:
             bar.update(total=total, progress=done)
         self._set_label(label)
-        self._last_label = label
 
     def _set_label(self, label: str | None) -> None:
+        """The progress line: what is happening (None: unchanged), and the tokens used so far."""
         if label is None:
-            label = getattr(self, "_last_label", "")
+            label = self._last_label
         else:
             self._last_label = label
         use = f"  ·  tokens {self._usage.prompt:,} in / {self._usage.output:,} out" if self._usage is not None and self.running else ""
