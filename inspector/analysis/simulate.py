@@ -1227,6 +1227,11 @@ def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | 
             + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
             + ")"
         )
+    if led.format in ("pi", "native"):
+        return None, (
+            "the session records no compaction settings (pi keeps them in settings.json): use --policy pi "
+            "with --context-window, --reserve-tokens, --keep-recent-tokens"
+        )
     return None, f"{led.format} sessions do not record a compaction policy"
 
 

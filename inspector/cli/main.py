@@ -31,6 +31,8 @@ examples:
   inspector analyze .adk/session.db#SESSION    one session of a Google ADK database (default: the
                                                most recent); lines are its events, in order
   inspector plan SESSION.jsonl --strategy resummarize          dry run of a repair
+  inspector simulate SESSION --policy adk-token --token-threshold 50000
+                                               what-if: replay under another compaction policy
   inspector repair SESSION.jsonl --strategy resummarize --out FIXED.jsonl
 
 coverage states: live (after the latest checkpoint), retained (kept raw by it), summarized
