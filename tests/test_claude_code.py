@@ -189,6 +189,13 @@ def test_cli_format_override_and_context_json() -> None:
         assert json.loads(p.stdout)["format"] == "pi"
 
 
+def test_forcing_it_onto_another_format_says_so() -> None:
+    led = load(str(REPO / "sample_sessions" / "pi" / "adr0302_amnesiac_fallback.jsonl"), fmt="claude_code")
+    (d,) = [d for d in led.diagnostics if d.problem == "not_this_format"]
+    assert d.severity == "error" and "no line of this file is a Claude Code transcript line" in d.message
+    assert any(f.code == "malformed_line" and f.severity == "error" for f in analyze(led).findings)
+
+
 def test_plan_and_repair_refuse_clearly() -> None:
     path = PEERS / "manual_compact.jsonl"
     _need(path)

@@ -326,6 +326,17 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     led = Ledger(path=path, format=FORMAT, session_id=session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
+    if not any(looks_like(o) for o in objs):
+        # Forced with --format onto another producer's file: say so instead of looking healthy.
+        diags.append(
+            Diagnostic(
+                records[0].line,
+                "not_this_format",
+                f"line {records[0].line}: no line of this file is a Claude Code transcript line "
+                f"(the first has type {objs[0].get('type')!r}); every line was kept as an unknown record",
+                severity="error",
+            )
+        )
     merged = _merge_replies(records, groups)
     _attach_summaries(records, objs)
     _check_ids(led)
