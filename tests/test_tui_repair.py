@@ -303,3 +303,24 @@ async def test_a_refused_write_is_shown_and_nothing_is_installed(session: Path) 
         assert "nothing installed" in _text(screen, "#progress-label")
     assert session.read_bytes() == changed
     assert list_backups(str(session)) == []
+
+
+async def test_a_summarizer_that_cannot_be_configured_is_said_and_cannot_run(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("INSPECTOR_OPENAI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no config file: no key anywhere
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        screen.query_one("#provider").value = "openai"
+        await _until(pilot, lambda: "No plan" in _text(screen, "#plan-view"), "the provider error")
+        assert "openai" in _text(screen, "#plan-view") and "key" in _text(screen, "#plan-view").lower()
+        assert screen.query_one("#run", Button).disabled
+        await pilot.press("r")  # nothing to run: no call, no result
+        await pilot.pause(0.1)
+        assert screen.result is None and not screen.running
+        screen.query_one("#provider").value = "extractive"
+        await _planned(pilot, screen)
+        assert not screen.query_one("#run", Button).disabled
