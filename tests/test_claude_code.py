@@ -585,3 +585,20 @@ def test_auto_compaction_mid_turn_keeps_the_pair_and_flags_the_summarized_live_q
     assert _states(report) == {"u0": "summarized", "a0": "summarized", "u1": "summarized", "a1": "retained", "r1": "retained"}
     (f,) = [f for f in report.findings if f.code == "live_question_summarized"]
     assert "[A2] Run two steps" in f.message
+
+
+def test_a_sub_agent_transcript_loads_on_its_own_and_its_start_names_it(tmp_path: Path) -> None:
+    """The real layout: `<session>.jsonl` and `<session>/subagents/agent-<id>.jsonl`."""
+    main, (sub,) = PEERS / "subagent.jsonl", list((PEERS / "subagent.subagents" / "subagents").glob("agent-*.jsonl"))
+    _need(main)
+    sid = _raw_lines(main)[2]["sessionId"]
+    (tmp_path / sid / "subagents").mkdir(parents=True)
+    (tmp_path / f"{sid}.jsonl").write_bytes(main.read_bytes())
+    copied = tmp_path / sid / "subagents" / sub.name
+    copied.write_bytes(sub.read_bytes())
+    led = load(str(tmp_path / f"{sid}.jsonl"))
+    (start,) = [r for r in led.records if "subagent_transcript" in (r.extra or {})]
+    assert start.role == "tool" and start.extra["subagent_transcript"] == str(copied)
+    report = analyze(load(start.extra["subagent_transcript"]))
+    assert report.ledger.format == "claude_code"
+    assert [it.role for it in report.context] == ["user", "assistant", "tool", "assistant"]

@@ -24,7 +24,8 @@ Read-only mapping into the ledger model, checked against what Claude Code 2.1.32
 - `isMeta` user lines are sent (Claude Code hides them from the user, not from the model: the
   peer corpus shows them in the requests), so they are ordinary messages here.
 - Sub-agents (`isSidechain: true`) are not part of the main chain; their own files
-  (`<session>/subagents/agent-*.jsonl`) load as sessions of their own.
+  (`<session>/subagents/agent-*.jsonl`) load as sessions of their own, and the tool result that
+  started one names its file (`extra["subagent_transcript"]`).
 
 The parent links the analysis walks (`Record.parent_id`) are the ones the runtime effectively
 uses; where that differs from the line's own `parentUuid`, the line's value is kept in `extra`.
@@ -33,6 +34,7 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import orjson
@@ -337,11 +339,31 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 severity="error",
             )
         )
+    _link_subagents(records, path)
     merged = _merge_replies(records, groups)
     _attach_summaries(records, objs)
     _check_ids(led)
     _active_path(led, objs, merged)
     return led
+
+
+def _link_subagents(records: list[Record], path: str | None) -> None:
+    """A Task/Agent tool result names the sub-agent it started (`toolUseResult.agentId`); its
+    transcript is `<session>/subagents/agent-<id>.jsonl` next to this file: say where, when it is there."""
+    if path is None:
+        return
+    base = os.path.join(os.path.dirname(path), os.path.basename(path).removesuffix(".jsonl"), "subagents")
+    if not os.path.isdir(base):
+        return
+    for r in records:
+        tur = (r.extra or {}).get("toolUseResult") if r.kind == "message" else None
+        aid = tur.get("agentId") if isinstance(tur, dict) else None
+        if isinstance(aid, str) and aid:
+            f = os.path.join(base, f"agent-{aid}.jsonl")
+            if os.path.isfile(f):
+                e = dict(r.extra or {})
+                e["subagent_transcript"] = f
+                r.extra = e
 
 
 def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: Any, diags: list[Diagnostic]) -> Record:
