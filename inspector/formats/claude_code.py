@@ -226,7 +226,8 @@ def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
             stop_reason=stop,
             stop_reason_raw=stop_raw,
             usage=_usage(m.get("usage")),
-            route=Route(model, None) if isinstance(model, str) else None,
+            # "<synthetic>": written by Claude Code itself (e.g. on resume), no request produced it.
+            route=Route(model, None) if isinstance(model, str) and model != "<synthetic>" else None,
             error_message=err,
             source_role="assistant",
         )
