@@ -602,3 +602,19 @@ def test_a_sub_agent_transcript_loads_on_its_own_and_its_start_names_it(tmp_path
     report = analyze(load(start.extra["subagent_transcript"]))
     assert report.ledger.format == "claude_code"
     assert [it.role for it in report.context] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_a_glued_line_is_recovered_but_claude_code_skips_it_and_the_chain_breaks() -> None:
+    path = PEERS / "manual_compact.jsonl"
+    _need(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    # Line 22 (the first tool result) and line 23 glued together, as a crash mid-write leaves them.
+    data = b"".join([*lines[:21], lines[21].rstrip(b"\n") + lines[22], *lines[23:]])
+    report = analyze(load_bytes(data, "glued.jsonl"))
+    led = report.ledger
+    glued = [d for d in led.diagnostics if d.problem == "glued_objects"]
+    assert glued and glued[0].line == 22 and glued[0].severity == "error" and "never reach the model" in glued[0].message
+    assert all(not led.records[s].runtime_visible for s in glued[0].seqs)
+    (d,) = [d for d in led.diagnostics if d.problem == "dangling_parent"]
+    assert "names line 22, which Claude Code skips" in d.message
+    assert all(it.line is None or it.line > 22 for it in report.context)

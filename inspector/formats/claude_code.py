@@ -320,6 +320,10 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                     extra=_extra(o, None), offset=rl.offset, length=rl.length,
                 )
             rec._source = source
+            if rl.runtime_skips:
+                # Claude Code parses each line whole and skips one that does not parse: what we
+                # recovered from it never reaches the model.
+                rec.runtime_visible = False
             records.append(rec)
             objs.append(o)
             if rl.diagnostic is not None:
@@ -329,6 +333,10 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     led = Ledger(path=path, format=FORMAT, session_id=session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
+    for d in diags:
+        if d.problem == "glued_objects" and any(records[x].kind in ("message", "checkpoint") for x in d.seqs):
+            d.message += "; we recovered them, but Claude Code skips the whole line, so they never reach the model"
+            d.severity = "error"
     if not any(looks_like(o) for o in objs):
         # Forced with --format onto another producer's file: say so instead of looking healthy.
         diags.append(
@@ -511,9 +519,10 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     path, and link the path's records to each other so the analysis walks exactly it."""
     records = led.records
     by_id = led.by_id()
-    main = [r for r, o in zip(records, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED and o.get("isSidechain") is not True]
+    chained = [r for r, o in zip(records, objs, strict=True) if r.id is not None and r.runtime_visible and o.get("type") in _CHAINED]
+    main = [r for r in chained if objs[r.seq].get("isSidechain") is not True]
     # A sub-agent's own file is all sidechain: its newest line is its leaf.
-    cands = main or [r for r, o in zip(records, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED]
+    cands = main or chained
     if not cands:
         return
     leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
@@ -541,11 +550,17 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         # nothing written before it reaches the model.
         r = records[chain[-1]]
         before = sum(1 for x in records[: r.seq] if x.kind == "message" and x.seq not in seen)
+        skipped = next((x for x in records if x.id == r.parent_id and not x.runtime_visible), None)
+        where = (
+            f"names line {skipped.line}, which Claude Code skips (it does not parse as one record)"
+            if skipped is not None
+            else "names no line of this file"
+        )
         led.diagnostics.append(
             Diagnostic(
                 r.line,
                 "dangling_parent",
-                f"line {r.line}: parentUuid {r.parent_id!r} names no line of this file; the chain Claude Code "
+                f"line {r.line}: parentUuid {r.parent_id!r} {where}; the chain Claude Code "
                 f"sends stops here, so the {before} messages written before it are not sent",
                 severity="error",
                 seqs=[r.seq],
