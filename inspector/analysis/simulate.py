@@ -185,6 +185,13 @@ class Session:
     summary_tokens: list[int]  # recorded summaries' sizes
     overhead: int  # typical prompt tokens outside the messages (system prompt, tools)
     settings: dict[str, Any] = field(default_factory=dict)
+    # False where the recorded context after a recorded compaction is not modelled here (a runtime
+    # whose checkpoint replaces history with its own replacement items: Codex). Calls after it are
+    # then priced from the overhead, and the baseline's coverage is left to `inspector analyze`.
+    exact: bool = True
+
+    def modelled(self, pos: int) -> bool:
+        return self.exact or not any(c.after <= pos for c in self.recorded)
 
 
 def _ts(v: Any) -> float | None:
@@ -385,6 +392,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
         for c in recorded:
             c.tokens = round(c.tokens * ratio)
     sess = Session(led.path or "<session>", led.format, events, recorded, summary_tokens, 0)
+    sess.exact = not rt.replaces_history
     sess.settings = {
         "window": led.settings.window,
         "reserve": led.settings.reserve,
@@ -393,7 +401,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     # Overhead: recorded prompt minus the recorded context's messages, typical over the calls.
     diffs = []
     for e in events:
-        if e.is_call and e.prompt is not None:
+        if e.is_call and e.prompt is not None and sess.modelled(e.pos):
             ctx = _recorded_context(sess, e.pos)
             diffs.append(e.prompt - ctx.content_tokens)
     sess.overhead = max(0, int(statistics.median(diffs))) if diffs else 0
@@ -601,6 +609,7 @@ class Series:
     compactions: list[CompactionPoint]
     warnings: list[Warning] = field(default_factory=list)
     next_holes: list[int] = field(default_factory=list)  # holes in the request after the last event
+    coverage_known: bool = True  # False: holes and lost questions are not modelled (see Session.exact)
 
     @property
     def summarizer_calls(self) -> int:
@@ -662,7 +671,7 @@ class _Pricer:
         self, pos: int, ctx: _Context, summary_key: Callable[[int], Any], rec_key: Callable[[int], Any]
     ) -> int:
         e = self.sess.events[pos] if pos < len(self.sess.events) else None
-        if e is None or e.prompt is None:
+        if e is None or e.prompt is None or not self.sess.modelled(pos):
             return self.sess.overhead + ctx.content_tokens
         rec = self.recorded(pos)
         ev = self.sess.events
@@ -723,7 +732,10 @@ def baseline(sess: Session, window: int | None = None) -> Series:
             continue
         ctx = _recorded_context(sess, e.pos)
         prompt = e.prompt if e.prompt is not None else sess.overhead + ctx.content_tokens
-        calls.append(_call_point(sess, e.pos, ctx, prompt, window))
+        point = _call_point(sess, e.pos, ctx, prompt, window)
+        if not sess.modelled(e.pos):
+            point.holes, point.live_question_lost = [], None
+        calls.append(point)
     comps: list[CompactionPoint] = []
     for i, c in enumerate(sess.recorded):
         before = _recorded_context(sess, c.after)
@@ -752,7 +764,15 @@ def baseline(sess: Session, window: int | None = None) -> Series:
             )
         )
     end = _recorded_context(sess, len(ev))
-    return Series("recorded", {}, calls, comps, next_holes=[ev[p].seq for p in end.holes])
+    known = sess.modelled(len(ev))
+    return Series(
+        "recorded",
+        {},
+        calls,
+        comps,
+        next_holes=[ev[p].seq for p in end.holes] if known else [],
+        coverage_known=known,
+    )
 
 
 def simulate(
@@ -788,7 +808,6 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
 
     def skey(i: int) -> Any:
         return ("cut", comps[i].cut)
-
 
     def rkey(i: int) -> Any:
         return rec_keys.get(i)
@@ -1246,9 +1265,12 @@ def series_json(s: Series) -> dict[str, Any]:
         "compactions": len(s.compactions),
         "peak_prompt_tokens": s.peak,
         "final_prompt_tokens": s.final,
-        "holes": s.holes,
-        "holes_in_next_request": s.next_holes,
-        "live_questions_lost": [{"question_seq": q, "call_seq": c} for q, c in s.live_questions_lost],
+        "coverage_known": s.coverage_known,
+        "holes": s.holes if s.coverage_known else None,
+        "holes_in_next_request": s.next_holes if s.coverage_known else None,
+        "live_questions_lost": [{"question_seq": q, "call_seq": c} for q, c in s.live_questions_lost]
+        if s.coverage_known
+        else None,
         "calls": [
             {
                 "seq": c.seq,

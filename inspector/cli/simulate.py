@@ -197,8 +197,13 @@ def render(s: sim.Simulation) -> str:
     row("summarizer calls", b.summarizer_calls, w.summarizer_calls)
     row("peak prompt tokens", f"{b.peak:,}", f"{w.peak:,}")
     row("final prompt tokens", f"{b.final:,}", f"{w.final:,}")
-    row("holes (events)", len(b.holes), len(w.holes))
-    row("live questions lost (calls)", len(b.live_questions_lost), len(w.live_questions_lost))
+    na = "n/a"  # the baseline's coverage is not modelled for this runtime (inspector analyze has it)
+    row("holes (events)", len(b.holes) if b.coverage_known else na, len(w.holes))
+    row(
+        "live questions lost (calls)",
+        len(b.live_questions_lost) if b.coverage_known else na,
+        len(w.live_questions_lost),
+    )
     if w.compactions:
         out.append("")
         out.append("what-if compactions:")

@@ -282,8 +282,12 @@ def _stats(r: sim.Simulation) -> Group:
         ("summarizer calls", b.summarizer_calls, w.summarizer_calls),
         ("peak prompt tokens", f"{b.peak:,}", f"{w.peak:,}"),
         ("final prompt tokens", f"{b.final:,}", f"{w.final:,}"),
-        ("holes (events)", len(b.holes), len(w.holes)),
-        ("live questions lost (calls)", len(b.live_questions_lost), len(w.live_questions_lost)),
+        ("holes (events)", len(b.holes) if b.coverage_known else "n/a", len(w.holes)),
+        (
+            "live questions lost (calls)",
+            len(b.live_questions_lost) if b.coverage_known else "n/a",
+            len(w.live_questions_lost),
+        ),
     ]
     right = f"what-if ({w.label})"
     wide = max(14, len(right) + 2)
