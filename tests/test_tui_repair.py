@@ -22,6 +22,7 @@ from inspector.providers import make_provider
 from inspector.store.writeback import backup_dir, list_backups
 from inspector.tui.app import create_app
 from inspector.tui.help import HelpScreen
+from inspector.tui.minimap import Minimap
 from inspector.tui.repair import ConfirmInstall, RepairScreen
 from inspector.tui.session import SessionScreen
 from inspector.tui.timeline import Timeline
@@ -121,6 +122,10 @@ async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(se
         assert "tokens" in seen[-1][2] and " in / " in seen[-1][2]  # the usage so far, while it runs
         assert "not written yet" in _text(screen, "#progress-label")
         assert session.read_bytes() == original  # running writes nothing
+        # The coverage band after the run is the run's own analysis: no hole in it.
+        band = screen.query_one("#band-after", Minimap)
+        assert band.report is res.after.report and "hole" not in {c[0] for c in band._compute(50)}
+        assert "hole" in {c[0] for c in screen.query_one("#band-before", Minimap)._compute(50)}
         assert not screen.query_one("#install", Button).disabled
 
         await pilot.press("w")

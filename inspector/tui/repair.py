@@ -41,6 +41,7 @@ from inspector.compaction.plan import (
     plan,
 )
 from inspector.ledger.model import Usage
+from inspector.tui.minimap import Minimap
 
 # (key, action, description): the repair screen's keys, for the footer, the help screen and the
 # command palette from this one list.
@@ -397,6 +398,8 @@ class RepairScreen(Screen[None]):
     RepairScreen #plan-pane { width: 3fr; padding: 0 1; }
     RepairScreen #outcome-pane { width: 2fr; padding: 0 1; border-left: solid $primary-background; }
     RepairScreen #outcome-pane > Static { margin-bottom: 1; }
+    RepairScreen #outcome-pane > .band-title { margin-bottom: 0; }
+    RepairScreen #outcome-pane > Minimap { margin-bottom: 1; }
     RepairScreen #actions { height: 3; padding: 0 1; }
     RepairScreen #actions Button { margin-left: 1; }
     RepairScreen #actions Label { padding: 1 1 0 0; }
@@ -492,6 +495,11 @@ class RepairScreen(Screen[None]):
             with VerticalScroll(id="plan-pane"):
                 yield Static("planning…", id="plan-view")
             with VerticalScroll(id="outcome-pane"):
+                # The whole session's coverage, before and after: the minimap's band, twice.
+                yield Static(Text("coverage before", style=DIM), classes="band-title")
+                yield Minimap(self.report.ledger, id="band-before")
+                yield Static(Text("coverage after", style=DIM), id="band-after-title", classes="band-title")
+                yield Minimap(self.report.ledger, id="band-after")
                 yield Static("", id="compare-view")
                 yield Static("", id="result-view")
                 yield Static("", id="findings-view")
@@ -505,6 +513,7 @@ class RepairScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#band-before", Minimap).set_report(self.report)
         self.query_one("#plan-pane").focus()
         self._refresh_actions()
         self.replan()
@@ -778,6 +787,13 @@ class RepairScreen(Screen[None]):
             fnd.update("")
             return
         r = self.result
+        shown = r.after if r is not None and r.after is not None else p.after
+        band = self.query_one("#band-after", Minimap)
+        if shown is not None and band.report is not shown.report:
+            band.set_ledger(shown.report.ledger)
+            band.set_report(shown.report)
+        which = "after the run" if r is not None and r.after is not None else "after (planned)"
+        self.query_one("#band-after-title", Static).update(Text(f"coverage {which}", style=DIM))
         cmp_.update(compare_view(p.before, p.after, r.after if r is not None else None))
         res_.update(result_view(r) if r is not None else Text("Not run yet: r runs it (writes nothing).", style=DIM))
         after = r.after if r is not None and r.after is not None else p.after
