@@ -189,6 +189,7 @@ class Session:
     # whose checkpoint replaces history with its own replacement items: Codex). Calls after it are
     # then priced from the overhead, and the baseline's coverage is left to `inspector analyze`.
     exact: bool = True
+    index: Any = None  # _Index, built on first use
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -286,7 +287,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     inv_turn: dict[str, int] = {}
     for pos, (r, n) in enumerate(zip(keep, sizes, strict=True)):
         m = r.message
-        extra = r.extra or {}
+        extra = (r.extra or {}) if adk else {}  # a lazily read record would read its line again
         author = str(extra.get("author") or (r.role or ""))
         role = r.role if m is not None else None
         is_question = role == "user" and (not adk or author == "user") and not r.never_sent
@@ -481,6 +482,31 @@ class _CutComp:
     when: str
     split_turn: bool = False
     seq: int | None = None
+    rep_all: bool = False  # its summary stands for everything before `cut` (a replayed pi summary)
+    hole_list: list[int] | None = None  # cached: positions before `cut` it leaves unrepresented
+
+
+@dataclass(slots=True)
+class _Index:
+    """Prefix sums over the replayed events, so a boundary context costs O(1) per call."""
+
+    tokens: list[int]  # tokens[i] = tokens of the sent messages before position i
+    count: list[int]  # count[i] = sent messages before position i
+    question: dict[str, int]  # each turn's (invocation's) question position
+
+
+def _index(sess: Session) -> _Index:
+    if sess.index is None:
+        tokens, count = [0], [0]
+        question: dict[str, int] = {}
+        for e in sess.events:
+            sent = e.sent and e.role is not None
+            tokens.append(tokens[-1] + (e.tokens if sent else 0))
+            count.append(count[-1] + (1 if sent else 0))
+            if e.question and e.inv not in question:
+                question[e.inv] = e.pos
+        sess.index = _Index(tokens, count, question)
+    return sess.index
 
 
 def _surviving(comps: list[_AdkComp]) -> list[int]:
@@ -497,11 +523,30 @@ def _surviving(comps: list[_AdkComp]) -> list[int]:
 
 @dataclass(slots=True)
 class _Context:
-    raw: list[int]  # event positions sent raw
+    raw: list[int] | None  # event positions sent raw; None: every sent message in [cut, upto)
     summaries: list[int]  # compaction indexes whose summary is sent
     content_tokens: int
     holes: list[int]  # event positions missing and represented by nothing
-    summarized: set[int]
+    cut: int = 0
+    upto: int = 0
+
+    def raw_count(self, ix: _Index) -> int:
+        return len(self.raw) if self.raw is not None else ix.count[self.upto] - ix.count[self.cut]
+
+    def raw_tokens(self, ix: _Index, events: list[SimEvent]) -> int:
+        if self.raw is None:
+            return ix.tokens[self.upto] - ix.tokens[self.cut]
+        return sum(events[p].tokens for p in self.raw)
+
+    def raw_set(self, events: list[SimEvent]) -> set[int]:
+        if self.raw is not None:
+            return set(self.raw)
+        return {p for p in range(self.cut, self.upto) if events[p].sent and events[p].role is not None}
+
+    def has_raw(self, p: int, events: list[SimEvent]) -> bool:
+        if self.raw is not None:
+            return p in self.raw
+        return self.cut <= p < self.upto and events[p].sent and events[p].role is not None
 
 
 def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> _Context:
@@ -519,45 +564,47 @@ def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> _C
             live_results |= e.results
     raw: list[int] = []
     holes: list[int] = []
-    summarized: set[int] = set()
     tokens = 0
     for e in present:
         if not e.sent or e.role is None:
             continue
         if e.pos in removed and not (e.calls and e.calls & live_results):
-            if e.pos in rep:
-                summarized.add(e.pos)
-            else:
+            if e.pos not in rep:
                 holes.append(e.pos)
             continue
         raw.append(e.pos)
         tokens += e.tokens
     tokens += sum(comps[i].tokens for i in alive)
-    return _Context(raw, alive, tokens, holes, summarized)
+    return _Context(raw, alive, tokens, holes, 0, upto)
 
 
-def _cut_context(events: list[SimEvent], comps: list[_CutComp], upto: int) -> _Context:
-    last = next((c for c in reversed(comps) if c.after <= upto), None)
-    present = events[:upto]
-    if last is None:
-        raw = [e.pos for e in present if e.sent and e.role is not None]
-        return _Context(raw, [], sum(events[p].tokens for p in raw), [], set())
-    raw = [e.pos for e in present if e.sent and e.role is not None and e.pos >= last.cut]
-    holes = [
-        e.pos
-        for e in present
-        if e.sent and e.role is not None and e.pos < last.cut and e.pos not in last.represents
-    ]
-    summarized = {e.pos for e in present if e.pos < last.cut and e.pos in last.represents}
-    tokens = sum(events[p].tokens for p in raw) + last.tokens
-    return _Context(raw, [comps.index(last)], tokens, holes, summarized)
+def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
+    ix = _index(sess)
+    last_i = next((i for i in range(len(comps) - 1, -1, -1) if comps[i].after <= upto), None)
+    if last_i is None:
+        return _Context(None, [], ix.tokens[upto], [], 0, upto)
+    last = comps[last_i]
+    cut = min(last.cut, upto)
+    if last.hole_list is None:
+        ev = sess.events
+        last.hole_list = (
+            []
+            if last.rep_all
+            else [
+                p
+                for p in range(last.cut)
+                if ev[p].sent and ev[p].role is not None and p not in last.represents
+            ]
+        )
+    holes = [p for p in last.hole_list if p < upto]
+    return _Context(None, [last_i], ix.tokens[upto] - ix.tokens[cut] + last.tokens, holes, cut, upto)
 
 
 def _recorded_context(sess: Session, upto: int) -> _Context:
     comps = [c for c in sess.recorded if c.after <= upto]
     if sess.format == "adk":
         return _adk_context(sess.events, comps, upto)
-    return _cut_context(sess.events, comps, upto)
+    return _cut_context(sess, comps, upto)
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -675,8 +722,14 @@ class _Pricer:
             return self.sess.overhead + ctx.content_tokens
         rec = self.recorded(pos)
         ev = self.sess.events
-        sim_raw, rec_raw = set(ctx.raw), set(rec.raw)
-        delta = sum(ev[p].tokens for p in sim_raw - rec_raw) - sum(ev[p].tokens for p in rec_raw - sim_raw)
+        if ctx.raw is None and rec.raw is None:  # two boundary contexts: prefix sums
+            ix = _index(self.sess)
+            delta = ctx.raw_tokens(ix, ev) - rec.raw_tokens(ix, ev)
+        else:
+            sim_raw, rec_raw = ctx.raw_set(ev), rec.raw_set(ev)
+            delta = sum(ev[p].tokens for p in sim_raw - rec_raw) - sum(
+                ev[p].tokens for p in rec_raw - sim_raw
+            )
         sim_s = {summary_key(i): i for i in ctx.summaries}
         rec_s = {rec_key(i): i for i in rec.summaries}
         for k, i in sim_s.items():
@@ -704,14 +757,15 @@ def _summary_tokens(size: SummarySize, sess: Session, summarized: int) -> int:
 def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int | None) -> CallPoint:
     ev = sess.events
     e = ev[pos]
-    qpos = next((x.pos for x in ev[:pos] if x.question and x.inv == e.inv), None)
-    lost = ev[qpos].seq if qpos is not None and qpos not in set(ctx.raw) else None
+    ix = _index(sess)
+    qpos = ix.question.get(e.inv)
+    lost = ev[qpos].seq if qpos is not None and qpos < pos and not ctx.has_raw(qpos, ev) else None
     return CallPoint(
         e.seq,
         e.line,
         e.turn,
         prompt,
-        len(ctx.raw),
+        ctx.raw_count(ix),
         len(ctx.summaries),
         [ev[p].seq for p in ctx.holes],
         lost,
@@ -739,13 +793,12 @@ def baseline(sess: Session, window: int | None = None) -> Series:
     comps: list[CompactionPoint] = []
     for i, c in enumerate(sess.recorded):
         before = _recorded_context(sess, c.after)
-        prior = _Context(before.raw, before.summaries, before.content_tokens, [], set())
         if sess.format == "adk":
             prior = _adk_context(ev, sess.recorded[:i], c.after)
             rng = sorted(ev[p].seq for p in range(c.after) if c.start <= ev[p].ts <= c.end)
             inputs = [ev[p].seq for p in c.inputs]
         else:
-            prior = _cut_context(ev, sess.recorded[:i], c.after)
+            prior = _cut_context(sess, sess.recorded[:i], c.after)
             rng = [ev[p].seq for p in range(min(c.cut, c.after))]
             inputs = [ev[p].seq for p in sorted(c.represents)]
         turn = ev[c.after - 1].turn if c.after else 0
@@ -815,7 +868,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     last_total = 0
     for e in ev:
         if e.is_call:
-            ctx = _cut_context(ev, comps, e.pos)
+            ctx = _cut_context(sess, comps, e.pos)
             prompt = pricer.price(e.pos, ctx, skey, rkey)
             calls.append(_call_point(sess, e.pos, ctx, prompt, pol.context_window))
             e_out = e.output or e.tokens
@@ -844,15 +897,15 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         def at(ctx: _Context, q: int | None = q) -> int:
             return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
 
-        before = _cut_context(ev, comps, upto)
+        before = _cut_context(sess, comps, upto)
         summarized = sum(ev[p].tokens for p in range(prev_cut, cut)) + (comps[-1].tokens if comps else 0)
         tokens = _summary_tokens(size, sess, summarized)
         rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
         if rec_match is not None and size.tokens is None and size.ratio is None:
             tokens = rec_match.tokens
         split = not ev[cut].question
-        comps.append(_CutComp(upto, cut, set(range(cut)), tokens, "threshold", "turn_end", split))
-        after = _cut_context(ev, comps, upto)
+        comps.append(_CutComp(upto, cut, set(), tokens, "threshold", "turn_end", split, rep_all=True))
+        after = _cut_context(sess, comps, upto)
         points.append(
             CompactionPoint(
                 e.seq,
@@ -869,7 +922,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             )
         )
         last_total = at(after)
-    end = _cut_context(ev, comps, len(ev))
+    end = _cut_context(sess, comps, len(ev))
     return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
 
 
