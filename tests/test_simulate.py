@@ -249,6 +249,28 @@ def test_seed_003_a_short_sliding_interval_with_a_large_retention_grows(long_ses
     assert "sliding_starves_tail" not in {w.code for w in bounded.warnings}
 
 
+@pytest.mark.parametrize(
+    ("interval", "retention", "grows"),
+    [(2, 10, True), (3, 10, True), (10, 10, False), (20, 2, False), (None, 10, False)],
+)
+def test_seed_003_interval_retention_table(
+    long_session: Path, interval: int | None, retention: int, grows: bool
+) -> None:
+    """Seed 003's table (CompactionInterval / EventRetentionSize -> growing or bounded), same shape
+    on the generated session: a short interval leaves the sliding window's partly overlapping
+    summaries piling up; a long one (or none) lets tail retention bound the prompt."""
+    led = load(str(long_session))
+    pol = sim.AdkPolicy(interval, 1 if interval else None, 1000, retention)
+    r = sim.simulate(led, pol, sim.SummarySize(tokens=130))
+    prompts = [c.prompt_tokens for c in r.whatif.calls]
+    if grows:
+        assert prompts[-1] > 5000 and prompts[-1] > prompts[len(prompts) // 2] + 1500
+        assert "summaries_accumulate" in {w.code for w in r.warnings}
+    else:
+        assert max(prompts[-160:]) < 1500
+        assert "summaries_accumulate" not in {w.code for w in r.warnings}
+
+
 def test_a_tool_loop_over_the_threshold_is_reported_as_a_storm(tmp_path: Path) -> None:
     """A 30-round tool loop over the threshold: ADK's pre-request path re-summarizes every couple
     of rounds (seed 003: the processor re-fires ahead of nearly every model call in a tool loop).

@@ -1227,6 +1227,19 @@ def run_warnings(s: Series, pol: Policy) -> list[Warning]:
         )
     if s.holes:
         out.append(Warning("holes", f"{len(s.holes)} event(s) left the prompt represented by no summary"))
+    piled = max((c.summaries for c in s.calls), default=0)
+    if piled >= 3:
+        floors = [c.prompt_after for c in s.compactions]
+        out.append(
+            Warning(
+                "summaries_accumulate",
+                f"up to {piled} summaries in one prompt: ranges that only partly overlap never subsume one "
+                "another, so every summary stays and the prompt is not bounded"
+                + (
+                    f" (after a compaction: {floors[0]:,} at first, {floors[-1]:,} at last)" if floors else ""
+                ),
+            )
+        )
     if isinstance(pol, AdkPolicy) and pol.sliding and pol.token and s.calls:
         token = sum(1 for c in s.compactions if c.trigger == "token_threshold")
         assert pol.token_threshold is not None
