@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import statistics
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -190,6 +191,7 @@ class Session:
     # then priced from the overhead, and the baseline's coverage is left to `inspector analyze`.
     exact: bool = True
     index: Any = None  # _Index, built on first use
+    trackers: dict[tuple[int, ...], Any] = field(default_factory=dict)  # recorded ADK contexts
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -523,7 +525,7 @@ def _surviving(comps: list[_AdkComp]) -> list[int]:
 
 @dataclass(slots=True)
 class _Context:
-    raw: list[int] | None  # event positions sent raw; None: every sent message in [cut, upto)
+    raw: set[int] | None  # event positions sent raw; None: every sent message in [cut, upto)
     summaries: list[int]  # compaction indexes whose summary is sent
     content_tokens: int
     holes: list[int]  # event positions missing and represented by nothing
@@ -540,7 +542,7 @@ class _Context:
 
     def raw_set(self, events: list[SimEvent]) -> set[int]:
         if self.raw is not None:
-            return set(self.raw)
+            return self.raw
         return {p for p in range(self.cut, self.upto) if events[p].sent and events[p].role is not None}
 
     def has_raw(self, p: int, events: list[SimEvent]) -> bool:
@@ -549,33 +551,72 @@ class _Context:
         return self.cut <= p < self.upto and events[p].sent and events[p].role is not None
 
 
+class _AdkTracker:
+    """ADK's prompt for a growing prefix of the events under a fixed list of compactions
+    (`_process_compaction_events`): every surviving range drops the events whose timestamps it
+    spans, a dropped call comes back beside a response still sent, each surviving summary is sent.
+    Advancing from one call to the next visits only the new events."""
+
+    def __init__(self, events: list[SimEvent], comps: list[_AdkComp]) -> None:
+        self.events = events
+        self.alive = _surviving(comps)
+        merged: list[list[float]] = []
+        for a, b in sorted((comps[i].start, comps[i].end) for i in self.alive):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+        self.rep: set[int] = set()
+        for i in self.alive:
+            self.rep |= comps[i].represents
+        self.summary_tokens = sum(comps[i].tokens for i in self.alive)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.upto = 0
+        self.raw: set[int] = set()
+        self.holes: set[int] = set()
+        self.tokens = 0
+        self.removed_calls: dict[str, list[int]] = {}  # call id -> dropped events making it
+        self.sent_results: set[str] = set()
+
+    def _inside(self, ts: float) -> bool:
+        k = bisect_right(self.starts, ts) - 1
+        return k >= 0 and ts <= self.ends[k]
+
+    def at(self, upto: int) -> _Context:
+        if upto < self.upto:
+            self._reset()
+        ev = self.events
+        for p in range(self.upto, upto):
+            e = ev[p]
+            if not e.sent or e.role is None:
+                continue
+            if self._inside(e.ts) and not (e.calls and e.calls & self.sent_results):
+                if e.pos not in self.rep:
+                    self.holes.add(p)
+                for c in e.calls:
+                    self.removed_calls.setdefault(c, []).append(p)
+                continue
+            self.raw.add(p)
+            self.tokens += e.tokens
+            for r in e.results:
+                self.sent_results.add(r)
+                for q in self.removed_calls.pop(r, []):  # re-injected beside this response
+                    if q not in self.raw:
+                        self.raw.add(q)
+                        self.holes.discard(q)
+                        self.tokens += ev[q].tokens
+        self.upto = max(self.upto, upto)
+        return _Context(
+            set(self.raw), list(self.alive), self.tokens + self.summary_tokens, sorted(self.holes), 0, upto
+        )
+
+
 def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> _Context:
-    alive = _surviving(comps)
-    ranges = [(comps[i].start, comps[i].end) for i in alive]
-    rep: set[int] = set()
-    for i in alive:
-        rep |= comps[i].represents
-    present = events[:upto]
-    removed = {e.pos for e in present if any(a <= e.ts <= b for a, b in ranges)}
-    # A removed call is re-injected next to a response that is still sent (ADK's rearrangement).
-    live_results: set[str] = set()
-    for e in present:
-        if e.pos not in removed and e.results:
-            live_results |= e.results
-    raw: list[int] = []
-    holes: list[int] = []
-    tokens = 0
-    for e in present:
-        if not e.sent or e.role is None:
-            continue
-        if e.pos in removed and not (e.calls and e.calls & live_results):
-            if e.pos not in rep:
-                holes.append(e.pos)
-            continue
-        raw.append(e.pos)
-        tokens += e.tokens
-    tokens += sum(comps[i].tokens for i in alive)
-    return _Context(raw, alive, tokens, holes, 0, upto)
+    return _AdkTracker(events, comps).at(upto)
 
 
 def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
@@ -603,7 +644,11 @@ def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
 def _recorded_context(sess: Session, upto: int) -> _Context:
     comps = [c for c in sess.recorded if c.after <= upto]
     if sess.format == "adk":
-        return _adk_context(sess.events, comps, upto)
+        key = tuple(i for i, c in enumerate(sess.recorded) if c.after <= upto)
+        tracker = sess.trackers.get(key)
+        if tracker is None:
+            tracker = sess.trackers[key] = _AdkTracker(sess.events, comps)
+        return tracker.at(upto)
     return _cut_context(sess, comps, upto)
 
 
@@ -985,6 +1030,14 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     pricer = _Pricer(sess, lambda i: comps[i].tokens)
     rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
 
+    # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
+    track = [_AdkTracker(ev, comps)]
+
+    def now(upto: int) -> _Context:
+        if upto < track[0].upto:
+            return _adk_context(ev, comps, upto)
+        return track[0].at(upto)
+
     def skey(i: int) -> Any:
         return comps[i].key()
 
@@ -999,7 +1052,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             e = ev[p]
             if e.is_call and p in sim_prompt and (agent is None or e.author == agent):
                 return sim_prompt[p]
-        return _adk_context(ev, comps, upto).content_tokens
+        return now(upto).content_tokens
 
     def at(upto: int, ctx: _Context) -> int:
         # Priced against the next call's recorded prompt: its recorded context minus what was
@@ -1008,10 +1061,11 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
 
     def add(c: _AdkComp, upto: int, turn: int) -> None:
-        before = _adk_context(ev, comps, upto)
+        before = now(upto)
         p_before = at(upto, before)
         comps.append(c)
-        after = _adk_context(ev, comps, upto)
+        track[0] = _AdkTracker(ev, comps)
+        after = now(upto)
         p_after = at(upto, after)
         seed_point = c.seed
         points.append(
@@ -1042,12 +1096,12 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     def worth(c: _AdkComp, upto: int) -> bool:
         if not pol.progress_gate:
             return True
-        now = _adk_context(ev, comps, upto).content_tokens
+        tokens_now = now(upto).content_tokens
         weightless = _AdkComp(upto, c.start, c.end, c.inputs, c.represents, 0, "", "")
         after = _adk_context(ev, [*comps, weightless], upto).content_tokens
         alive = _surviving(comps)
         prev = comps[alive[-1]].tokens if alive else 0
-        return now - after > prev
+        return tokens_now - after > prev
 
     def token_pass(upto: int, agent: str | None, when: str) -> bool:
         assert pol.token_threshold is not None and pol.event_retention_size is not None
@@ -1100,7 +1154,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         if e.is_call:
             if pol.token:
                 token_pass(e.pos, e.author, "pre_request")
-            ctx = _adk_context(ev, comps, e.pos)
+            ctx = now(e.pos)
             prompt = pricer.price(e.pos, ctx, skey, rkey)
             sim_prompt[e.pos] = prompt
             calls.append(_call_point(sess, e.pos, ctx, prompt, None))
@@ -1109,7 +1163,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             fired = pol.token and token_pass(upto, None, "post_invocation")
             if not fired and pol.sliding:
                 sliding_pass(upto)
-    end = _adk_context(ev, comps, len(ev))
+    end = now(len(ev))
     return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
 
 
