@@ -469,3 +469,17 @@ def test_every_real_session_format_replays_without_error() -> None:
         assert all(c["prompt_tokens"] >= 0 for c in data["whatif"]["calls"])
         if led.format == "codex" and result.baseline.compactions:
             assert data["baseline"]["coverage_known"] is False and data["baseline"]["holes"] is None
+
+
+@pytest.mark.parametrize("scenario", ["sliding_window", "multi_agent"])
+def test_recorded_sliding_policy_is_the_one_the_corpus_was_made_with(scenario: str) -> None:
+    _need(CORPUS / f"{scenario}.json")
+    cfg = _oracle(scenario)["compaction_config"]
+    pol, _ = sim.recorded_policy(load(str(CORPUS / f"{scenario}.json")))
+    assert pol == sim.AdkPolicy(cfg["compaction_interval"], cfg["overlap_size"])
+
+
+def test_cli_recorded_policy_refused_where_nothing_is_recorded(capsys: pytest.CaptureFixture[str]) -> None:
+    path = REPO / "sample_sessions" / "pi" / "healthy_chained.jsonl"
+    assert main(["simulate", str(path), "--policy", "recorded"]) == 2
+    assert "--context-window" in capsys.readouterr().err

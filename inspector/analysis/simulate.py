@@ -688,7 +688,7 @@ class CompactionPoint:
 
 
 @dataclass(slots=True)
-class Warning:
+class SimWarning:
     code: str
     message: str
 
@@ -699,7 +699,7 @@ class Series:
     policy: dict[str, Any]
     calls: list[CallPoint]
     compactions: list[CompactionPoint]
-    warnings: list[Warning] = field(default_factory=list)
+    warnings: list[SimWarning] = field(default_factory=list)
     next_holes: list[int] = field(default_factory=list)  # holes in the request after the last event
     coverage_known: bool = True  # False: holes and lost questions are not modelled (see Session.exact)
 
@@ -739,7 +739,7 @@ class Simulation:
     summary_size: str
     baseline: Series
     whatif: Series
-    warnings: list[Warning]
+    warnings: list[SimWarning]
 
 
 # ---------------------------------------------------------------------------------------- pricing
@@ -1187,13 +1187,13 @@ def _tool_round_events(sess: Session) -> int:
     return 3 if has_tools else 1
 
 
-def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
+def policy_warnings(sess: Session, pol: Policy) -> list[SimWarning]:
     """What the seeds show to be broken in this configuration, before replaying anything."""
-    out: list[Warning] = []
+    out: list[SimWarning] = []
     if isinstance(pol, PiPolicy):
         if pol.keep_recent_tokens >= pol.threshold:
             out.append(
-                Warning(
+                SimWarning(
                     "keep_recent_over_threshold",
                     f"keepRecentTokens {pol.keep_recent_tokens} >= contextWindow - reserveTokens {pol.threshold}: a "
                     "compaction cannot get the prompt under the threshold, so every turn compacts again (a storm)",
@@ -1204,7 +1204,7 @@ def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
         assert pol.event_retention_size is not None
         if pol.event_retention_size == 0:
             out.append(
-                Warning(
+                SimWarning(
                     "retention_zero",
                     "event_retention_size 0: a pre-request compaction summarizes the turn in progress, its own "
                     "question included (seed 003; ADK corpus retention_zero)",
@@ -1215,7 +1215,7 @@ def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
             held = _events_before_call_in_turn(sess)
             if pol.event_retention_size < max(need, held):
                 out.append(
-                    Warning(
+                    SimWarning(
                         "retention_below_tool_round",
                         f"event_retention_size {pol.event_retention_size} is smaller than one turn's events at a "
                         f"model call here (up to {held}; a tool round alone is {need}: question, call, response): "
@@ -1224,7 +1224,7 @@ def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
                 )
         if not pol.progress_gate:
             out.append(
-                Warning(
+                SimWarning(
                     "no_progress_gate",
                     "no progress gate: nothing stops a compaction that cannot shrink the prompt from running again "
                     "before the next model call (a storm of summarizer calls, seed 003)",
@@ -1237,7 +1237,7 @@ def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
         between = per_turn * pol.compaction_interval
         if between <= pol.event_retention_size:
             out.append(
-                Warning(
+                SimWarning(
                     "sliding_starves_tail",
                     f"compaction_interval {pol.compaction_interval} leaves about {between:.0f} events between "
                     f"sliding-window compactions, no more than event_retention_size {pol.event_retention_size} "
@@ -1248,9 +1248,9 @@ def policy_warnings(sess: Session, pol: Policy) -> list[Warning]:
     return out
 
 
-def run_warnings(s: Series, pol: Policy) -> list[Warning]:
+def run_warnings(s: Series, pol: Policy) -> list[SimWarning]:
     """What the replay itself shows."""
-    out: list[Warning] = []
+    out: list[SimWarning] = []
     per_turn: dict[int, int] = {}
     for c in s.compactions:
         per_turn[c.turn] = per_turn.get(c.turn, 0) + c.summarizer_requests
@@ -1258,14 +1258,14 @@ def run_warnings(s: Series, pol: Policy) -> list[Warning]:
     useless = [c for c in s.compactions if c.prompt_after >= c.prompt_before]
     if worst is not None and worst[1] >= 3:
         out.append(
-            Warning(
+            SimWarning(
                 "storm",
                 f"{worst[1]} summarizer calls in turn {worst[0]}: a compaction storm",
             )
         )
     if useless:
         out.append(
-            Warning(
+            SimWarning(
                 "no_progress",
                 f"{len(useless)} compaction(s) did not shrink the prompt (prompt after >= before)",
             )
@@ -1273,19 +1273,19 @@ def run_warnings(s: Series, pol: Policy) -> list[Warning]:
     if s.live_questions_lost:
         q = sorted({a for a, _ in s.live_questions_lost})
         out.append(
-            Warning(
+            SimWarning(
                 "live_question_lost",
                 f"{len(s.live_questions_lost)} model call(s) lacked their own turn's question "
                 f"(question event(s) {', '.join(map(str, q[:8]))}{' …' if len(q) > 8 else ''})",
             )
         )
     if s.holes:
-        out.append(Warning("holes", f"{len(s.holes)} event(s) left the prompt represented by no summary"))
+        out.append(SimWarning("holes", f"{len(s.holes)} event(s) left the prompt represented by no summary"))
     piled = max((c.summaries for c in s.calls), default=0)
     if piled >= 3:
         floors = [c.prompt_after for c in s.compactions]
         out.append(
-            Warning(
+            SimWarning(
                 "summaries_accumulate",
                 f"up to {piled} summaries in one prompt: ranges that only partly overlap never subsume one "
                 "another, so every summary stays and the prompt is not bounded"
@@ -1300,7 +1300,7 @@ def run_warnings(s: Series, pol: Policy) -> list[Warning]:
         over = sum(1 for c in s.calls if c.prompt_tokens >= pol.token_threshold)
         if token == 0 and over:
             out.append(
-                Warning(
+                SimWarning(
                     "tail_starved",
                     f"token-threshold compaction never ran although {over} call(s) were over token_threshold "
                     f"{pol.token_threshold}: the sliding window starves it",
@@ -1310,7 +1310,7 @@ def run_warnings(s: Series, pol: Policy) -> list[Warning]:
         over = [c for c in s.calls if c.over_window]
         if over:
             out.append(
-                Warning(
+                SimWarning(
                     "over_window",
                     f"{len(over)} call(s) above the context window {pol.context_window}: pi checks only at the end "
                     "of a turn, so a long turn overflows",
