@@ -13,11 +13,13 @@ call lacks that no summary in that call represents; a *live question lost* is a 
 own turn's user question is not in its prompt raw (summarized out of its own prompt, or a hole).
 
 Token counts. Every message gets a size from the project's tokenizer (an assistant reply that
-recorded usage: its output tokens). A model call's prompt is then the session's own recorded
-prompt (`usage.prompt`) adjusted by what the what-if adds or removes relative to the context the
-call really had: where the what-if's context equals the recorded one the number is the
-provider's, exactly; elsewhere the difference is the tokenizer's. A call that recorded no usage
-is priced as the session's typical overhead (system prompt, tools) plus its context.
+recorded usage: its output tokens), then calibrated to the session's own usage (`_calibrate`:
+between two recorded calls with no compaction between them, the prompt grew by exactly the
+messages in between). A model call's prompt is the session's own recorded prompt (`usage.prompt`)
+adjusted by what the what-if adds or removes relative to the context the call really had: where
+the what-if's context equals the recorded one the number is the provider's, exactly. A call that
+recorded no usage is priced as the session's typical overhead (system prompt, tools) plus its
+context.
 
 Runtime rules replayed:
 - pi (0.73): after each turn (`agent_end`), if the last reply's total tokens exceed
@@ -837,7 +839,7 @@ def baseline(sess: Session, window: int | None = None) -> Series:
         calls.append(point)
     comps: list[CompactionPoint] = []
     for i, c in enumerate(sess.recorded):
-        before = _recorded_context(sess, c.after)
+        with_it = _recorded_context(sess, c.after)
         if sess.format == "adk":
             prior = _adk_context(ev, sess.recorded[:i], c.after)
             rng = sorted(ev[p].seq for p in range(c.after) if c.start <= ev[p].ts <= c.end)
@@ -857,7 +859,7 @@ def baseline(sess: Session, window: int | None = None) -> Series:
                 None,
                 rng,
                 sess.overhead + prior.content_tokens,
-                sess.overhead + before.content_tokens,
+                sess.overhead + with_it.content_tokens,
                 c.tokens,
             )
         )
