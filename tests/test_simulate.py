@@ -483,3 +483,22 @@ def test_cli_recorded_policy_refused_where_nothing_is_recorded(capsys: pytest.Ca
     path = REPO / "sample_sessions" / "pi" / "healthy_chained.jsonl"
     assert main(["simulate", str(path), "--policy", "recorded"]) == 2
     assert "--context-window" in capsys.readouterr().err
+
+
+def test_a_policy_of_another_runtime_replays_too(long_session: Path) -> None:
+    """pi's policy on an ADK session and ADK's on a pi session: a what-if across runtimes."""
+    pi_led = load(str(REPO / "sample_sessions" / "pi" / "healthy_chained.jsonl"))
+    r = sim.simulate(pi_led, sim.AdkPolicy(2, 1))
+    assert r.whatif.compactions and len(r.whatif.calls) == len(r.baseline.calls)
+    _need(CORPUS / "sliding_window.json")
+    adk_led = load(str(CORPUS / "sliding_window.json"))
+    r = sim.simulate(adk_led, sim.PiPolicy(2000, 500, 600))
+    assert r.whatif.compactions
+    # Before its first compaction the replay's prompt is the recorded one; after, the recorded
+    # summaries it does not have are taken out of the price (all of them, not one).
+    first = r.whatif.compactions[0].after_seq
+    assert first is not None
+    for b, w in zip(r.baseline.calls, r.whatif.calls, strict=True):
+        if b.seq <= first and b.summaries == 0:
+            assert w.prompt_tokens == b.prompt_tokens
+    assert all(c.prompt_tokens > 0 for c in r.whatif.calls)

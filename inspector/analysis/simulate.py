@@ -489,6 +489,9 @@ class _CutComp:
     rep_all: bool = False  # its summary stands for everything before `cut` (a replayed pi summary)
     hole_list: list[int] | None = None  # cached: positions before `cut` it leaves unrepresented
 
+    def key(self) -> tuple[str, int]:
+        return ("cut", self.cut)
+
 
 @dataclass(slots=True)
 class _Index:
@@ -904,13 +907,12 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     points: list[CompactionPoint] = []
     calls: list[CallPoint] = []
     pricer = _Pricer(sess, lambda i: comps[i].tokens)
-    rec_keys = {i: ("cut", c.cut) for i, c in enumerate(sess.recorded) if isinstance(c, _CutComp)}
 
     def skey(i: int) -> Any:
         return ("cut", comps[i].cut)
 
     def rkey(i: int) -> Any:
-        return rec_keys.get(i)
+        return sess.recorded[i].key()
 
     last_total = 0
     for e in ev:
