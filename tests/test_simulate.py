@@ -92,8 +92,6 @@ def test_recorded_policy_is_inferred_for_a_sliding_window_session() -> None:
     pol, why = sim.recorded_policy(led)
     assert pol == sim.AdkPolicy(3, 1)
     assert "inferred" in why
-    pol2, why2 = sim.recorded_policy(load(str(CORPUS / "token_threshold.json")))
-    assert pol2 is None and "not stored" in why2
 
 
 def test_retention_zero_is_warned_and_a_larger_retention_keeps_the_question() -> None:
@@ -502,3 +500,21 @@ def test_a_policy_of_another_runtime_replays_too(long_session: Path) -> None:
         if b.seq <= first and b.summaries == 0:
             assert w.prompt_tokens == b.prompt_tokens
     assert all(c.prompt_tokens > 0 for c in r.whatif.calls)
+
+
+@pytest.mark.parametrize("scenario", ["token_threshold", "retention_zero", "tie_token"])
+def test_recorded_token_policy_is_inferred_by_replay(scenario: str) -> None:
+    """ADK stores no config in the session: the inferred one must make exactly ADK's compactions
+    (moment and summarizer input), with the retention the corpus was made with."""
+    _need(CORPUS / f"{scenario}.json")
+    oracle = _oracle(scenario)
+    cfg = oracle["compaction_config"]
+    led = load(str(CORPUS / f"{scenario}.json"))
+    pol, why = sim.recorded_policy(led)
+    assert isinstance(pol, sim.AdkPolicy) and "inferred by replay" in why
+    assert pol.event_retention_size == cfg["event_retention_size"] and pol.compaction_interval is None
+    got = sim.simulate(led, pol).whatif.compactions
+    assert [c.summarized_seqs for c in got] == [
+        c["summarizer_input_event_indexes"] for c in oracle["compactions"]
+    ]
+    assert [c.when for c in got] == [c["when"] for c in oracle["compactions"]]

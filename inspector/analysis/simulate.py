@@ -1326,6 +1326,57 @@ def run_warnings(s: Series, pol: Policy) -> list[SimWarning]:
 # ---------------------------------------------------------------------------------------- recorded policy
 
 
+INFER_MAX_EVENTS = 2000  # inferring a token-threshold policy replays the session many times
+
+
+def _reproduces(sess: Session, pol: AdkPolicy, want: list[tuple[int | None, list[int]]]) -> bool:
+    """Does the replay make the recorded compactions: same moment, same summarizer input?"""
+    got = _replay_adk(sess, pol, SummarySize())
+    return [(c.after_seq, sorted(c.summarized_seqs)) for c in got.compactions] == want
+
+
+def _wanted(sess: Session, rec: list[_AdkComp]) -> list[tuple[int | None, list[int]]]:
+    ev = sess.events
+    return [
+        (ev[c.after - 1].seq if c.after else None, sorted(ev[p].seq for p in c.inputs))
+        for c in sorted(rec, key=lambda c: c.after)
+    ]
+
+
+def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None, str]:
+    """ADK stores no EventsCompactionConfig in the session: find one whose replay makes exactly the
+    recorded compactions. Thresholds tried: the prompt of the latest model call before each
+    recorded compaction (what its trigger read); retention 0..12; then, with a sliding window too
+    (interval 1..4, overlap 0..2) for short sessions."""
+    ev = sess.events
+    if len(ev) > INFER_MAX_EVENTS:
+        return None, (
+            f"token-threshold compactions: threshold and retention are not stored in the session, and "
+            f"inferring them by replay is limited to {INFER_MAX_EVENTS} events; pass them"
+        )
+    ordered = sorted(rec, key=lambda c: c.after)
+    want = _wanted(sess, rec)
+    thresholds: set[int] = set()
+    for c in ordered:
+        last = next((e for e in reversed(ev[: c.after]) if e.is_call and e.prompt is not None), None)
+        if last is not None and last.prompt is not None:
+            thresholds.add(last.prompt)
+    slidings: list[tuple[int | None, int | None]] = [(None, None)]
+    if len(ev) <= 300:
+        slidings += [(i, o) for i in range(1, 5) for o in range(3)]
+    for interval, overlap in slidings:
+        for t in sorted(thresholds, reverse=True):
+            for r in range(13):
+                pol = AdkPolicy(interval, overlap, t, r)
+                if _reproduces(sess, pol, want):
+                    how = "token threshold" + (" and sliding window" if interval is not None else "")
+                    return pol, (
+                        f"{how} inferred by replay: these settings make exactly the {len(want)} recorded "
+                        "compactions (others may too; ADK does not store its config in the session)"
+                    )
+    return None, "no token-threshold setting tried reproduces the recorded compactions; pass them"
+
+
 def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | None, str]:
     """The policy the session was recorded with, when it can be inferred, and how."""
     s = led.settings
@@ -1342,10 +1393,7 @@ def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | 
         if not rec:
             return None, "no compaction recorded: ADK stores no policy in the session"
         if any(c.seed for c in rec):
-            return (
-                None,
-                "token-threshold compactions: threshold and retention are not stored in the session; pass them",
-            )
+            return _infer_adk_token(sess, rec)
         ev = sess.events
         invs: list[str] = []
         for e in ev:
@@ -1365,6 +1413,11 @@ def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | 
         if len(rec) > 1:
             second = invs_of(rec[1])
             overlap = len([i for i in second if i in first])
+        if len(ev) <= INFER_MAX_EVENTS and not _reproduces(
+            sess, adk_sliding(interval, overlap), _wanted(sess, rec)
+        ):
+            # Not a sliding window after all (a first token-threshold compaction has no seed).
+            return _infer_adk_token(sess, rec)
         return adk_sliding(interval, overlap), (
             f"sliding window inferred from the recorded ranges (first covers {interval} invocations"
             + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
