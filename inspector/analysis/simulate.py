@@ -194,6 +194,7 @@ class Session:
     exact: bool = True
     index: Any = None  # _Index, built on first use
     trackers: dict[tuple[int, ...], Any] = field(default_factory=dict)  # recorded ADK contexts
+    inferred: Any = None  # recorded_policy's answer, once worked out (it may replay many times)
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -1379,6 +1380,15 @@ def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None,
 
 def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | None, str]:
     """The policy the session was recorded with, when it can be inferred, and how."""
+    if sess is not None and sess.inferred is not None:
+        return sess.inferred  # type: ignore[no-any-return]
+    answer = _recorded_policy(led, sess)
+    if sess is not None:
+        sess.inferred = answer
+    return answer
+
+
+def _recorded_policy(led: Ledger, sess: Session | None) -> tuple[Policy | None, str]:
     s = led.settings
     if led.format in ("pi", "native") and s.window:
         pol = PiPolicy(

@@ -70,8 +70,10 @@ def initial_values(led: Ledger, sess: sim.Session) -> tuple[str, dict[str, int |
     }
     pol, _ = sim.recorded_policy(led, sess)
     if isinstance(pol, sim.AdkPolicy):
-        vals["compaction_interval"] = pol.compaction_interval
-        vals["overlap_size"] = pol.overlap_size
+        # The recorded values fill the fields, so switching to an ADK policy starts from them.
+        for key, value in pol.params().items():
+            if key in vals and value is not None:
+                vals[key] = value
         return "recorded", vals
     if isinstance(pol, sim.PiPolicy):
         return "recorded", vals
