@@ -75,6 +75,9 @@ BUDGET_FIELDS: tuple[tuple[str, str], ...] = (
     ("keep_recent", "keep recent"),
     ("request", "request"),
 )
+# One lock for every repair screen: a screen left while its run finishes the call in flight still
+# reads the same ledger, so the next screen's plan waits for it.
+ENGINE_LOCK = threading.Lock()
 REPLAN_DELAY = 0.5  # seconds of quiet typing in a budget before the plan is made again
 DIM = "#8b949e"
 
@@ -469,7 +472,7 @@ class RepairScreen(Screen[None]):
         self.writing = False
         self._gen = 0
         self._cancel = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = ENGINE_LOCK
         self._usage: Usage | None = None
         self._replan_timer: Timer | None = None
         self._planned_form: tuple[Any, ...] | None = None  # the form the current plan was made from
