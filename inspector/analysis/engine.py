@@ -397,9 +397,11 @@ def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, 
 # ---------------------------------------------------------------------------------------- context
 
 
-def _message_text_for_tokens(rec: Record) -> str:
+def message_text_for_tokens(rec: Record) -> str:
+    """The text a tokenizer counts for a message: its texts, tool names and call arguments."""
     m = rec.message
-    assert m is not None
+    if m is None:
+        return ""
     parts: list[str] = []
     for b in m.blocks:
         if b.type in ("text", "thinking", "tool_result"):
@@ -505,7 +507,7 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
                 it.tokens = m.usage.output
                 it.tokens_from = "usage"
             else:
-                to_count.append((it, _message_text_for_tokens(rec) if m is not None else ""))
+                to_count.append((it, message_text_for_tokens(rec) if m is not None else ""))
         else:
             to_count.append((it, it.text))
     for (it, _), n in zip(to_count, tok.count_many([t for _, t in to_count]), strict=True):

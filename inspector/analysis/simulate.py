@@ -47,6 +47,7 @@ from typing import Any
 
 import orjson
 
+from inspector.analysis.engine import message_text_for_tokens
 from inspector.ledger.model import Ledger, Record
 
 # ---------------------------------------------------------------------------------------- policies
@@ -216,24 +217,6 @@ def _ts(v: Any) -> float | None:
     return None
 
 
-def _text_for_tokens(rec: Record) -> str:
-    m = rec.message
-    if m is None:
-        return ""
-    parts: list[str] = []
-    for b in m.blocks:
-        if b.type in ("text", "thinking", "tool_result"):
-            if b.text:
-                parts.append(b.text)
-        elif b.type == "tool_call":
-            parts.append(str(b.name or ""))
-            try:
-                parts.append(orjson.dumps(b.args).decode())
-            except TypeError:
-                parts.append(str(b.args))
-    return "\n".join(parts)
-
-
 def _pi_estimate(rec: Record) -> int:
     """pi's `estimateTokens`: text (user, tool result), text + thinking + tool name and JSON
     arguments (assistant), 4800 characters per image; ceil(chars / 4)."""
@@ -284,7 +267,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     records = led.records
     led.load_messages([s for s in path if records[s].kind == "message"])
     keep = [records[s] for s in path if records[s].kind == "message" or (adk and records[s].kind == "meta")]
-    texts = [_text_for_tokens(r) for r in keep]
+    texts = [message_text_for_tokens(r) for r in keep]
     sizes = count(texts)
     times = [_ts(r.timestamp) for r in keep]
     use_ts = all(t is not None for t in times)

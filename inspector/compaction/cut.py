@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.analysis.engine import Report, _message_text_for_tokens
+from inspector.analysis.engine import Report, message_text_for_tokens
 from inspector.analysis.tokens import Tokenizer
 from inspector.compaction.prompts import serialize_message
 from inspector.ledger.model import Record, Route
@@ -128,7 +128,7 @@ class PathIndex:
                 elif m.role == "assistant" and m.usage is not None and m.usage.output > 0:
                     self._ctx_tokens[i] = m.usage.output
                 else:
-                    texts.append((i, _message_text_for_tokens(r)))
+                    texts.append((i, message_text_for_tokens(r)))
             for (i, _), n in zip(texts, self.tok.count_many([t for _, t in texts]), strict=True):
                 self._ctx_tokens[i] = n
         return [self._ctx_tokens[i] for i in positions]

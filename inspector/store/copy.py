@@ -1,5 +1,5 @@
 """`repair --out FILE`: a copy of the session with the repair's record appended. The session file
-itself is only read (writing into it, under a lock with a backup and undo, is the next step).
+itself is only read (`repair --write` appends into it: inspector.store.writeback).
 
 The copy is the session's bytes exactly as they were analysed (refused if the file changed since:
 size and sha256 of the analysed prefix), a newline if its last line lacks one, and the record.
@@ -8,14 +8,13 @@ Written atomically: a temporary file in the target's directory, fsync, rename.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import tempfile
 from typing import Any
 
 from inspector.compaction.entries import WriteError, appended_bytes
 from inspector.ledger.model import Ledger
+from inspector.store.writeback import write_atomic
 
 
 def read_unchanged(led: Ledger) -> bytes:
@@ -30,31 +29,6 @@ def read_unchanged(led: Ledger) -> bytes:
     if len(data) != led.size or (led.sha256 is not None and hashlib.sha256(data).hexdigest() != led.sha256):
         raise WriteError(f"{led.path} changed since it was analysed ({led.size:,} → {len(data):,} bytes): analyse it again")
     return data
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".inspector-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    try:  # the rename itself is durable once the directory is synced
-        dfd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 def write_copy(led: Ledger, entry: dict[str, Any], out: str) -> int:

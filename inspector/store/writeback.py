@@ -145,8 +145,10 @@ def _fsync_dir(d: str | Path) -> None:
         os.close(fd)
 
 
-def _write_new(path: Path, data: bytes, step: Step, label: str) -> None:
-    """Create `path` with `data`: temp file in the same folder, fsync, rename, fsync the folder."""
+def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file") -> None:
+    """Create or replace `path` with `data`: temp file in the same folder, fsync, rename, fsync the
+    folder. A reader sees the old file or the complete new one, never a part."""
+    path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".inspector-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -215,7 +217,7 @@ def _append(fd: int, data: bytes) -> None:
 
 def _save_meta(b: Backup, step: Step, label: str) -> None:
     meta = {"schema": BACKUP_SCHEMA, **asdict(b)}
-    _write_new(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
+    write_atomic(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
 
 
 # ---------------------------------------------------------------------------------------- install
@@ -259,7 +261,7 @@ def install(
             entry_id=entry.get("id"),
             what=what,
         )
-        _write_new(Path(backup.path), before, step, "backup")
+        write_atomic(Path(backup.path), before, step, "backup")
         _save_meta(backup, step, "backup sidecar")
         step("backed up")
         _append(fd, added)
