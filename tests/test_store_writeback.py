@@ -23,7 +23,7 @@ from inspector.compaction.execute import repair
 from inspector.compaction.plan import Budgets, plan
 from inspector.formats import load
 from inspector.store.writeback import VerifyError, backup_dir, install, list_backups, undo
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, SHARED
 
 ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
 
@@ -209,3 +209,26 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
     assert json.loads(capsys.readouterr().out)["backups"] == []
     assert main(["undo", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "real_sessions/claude_code/spotter__tool_heavy.jsonl",
+        "real_sessions/codex/agent-sessions__codex_small.jsonl",
+        "peers/adk/corpus/token_threshold.json",
+    ],
+)
+def test_read_only_formats_are_never_written(src: str, tmp_path: Path) -> None:
+    """A native-shaped checkpoint appended to another runtime's file would be junk to it: the
+    store itself refuses, whoever calls it."""
+    path = SHARED / src
+    if not path.exists():
+        pytest.skip(f"{path} is missing (../shared)")
+    f = _copy(path, tmp_path)
+    original = f.read_bytes()
+    report = analyze(load(str(f)))
+    entry = {"type": "checkpoint", "id": "cp-00000001", "summary": "x"}
+    with pytest.raises(WriteError, match="read only"):
+        install(report, entry)
+    assert f.read_bytes() == original and not backup_dir(str(f)).exists()

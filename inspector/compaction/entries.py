@@ -69,8 +69,17 @@ def fresh_id(led: Ledger, rng: Any = None) -> str:
             return i
 
 
+# Formats a repair can append to (DESIGN §3, write-back column); the others are read only for now.
+WRITABLE_FORMATS: tuple[str, ...] = ("pi", "native")
+
+
 def check_writable(led: Ledger) -> None:
     """Refuse what an appended record cannot express."""
+    if led.format not in WRITABLE_FORMATS:
+        raise WriteError(
+            f"{led.format} sessions are read only for now: this tool cannot write a checkpoint {led.format} "
+            "would read (analyze, context and simulate work)"
+        )
     if led.format == "pi":
         if led.version is not None and led.version < 2:
             raise WriteError(

@@ -39,7 +39,7 @@ import orjson
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.compaction.entries import WriteError, appended_bytes, now_iso
+from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso
 from inspector.formats import LoadError, load
 
 BACKUP_SCHEMA = "inspector-backup/1"
@@ -236,8 +236,7 @@ def install(
     led = report.ledger
     if led.path is None:
         raise WriteError("the session was not read from a file")
-    if led.upto_line is not None:
-        raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
+    check_writable(led)
     path = os.path.abspath(led.path)
     step("start")
     with _locked(path) as fd:
