@@ -111,6 +111,15 @@ def test_every_repaired_session_is_what_pi_sends(
         assert main(["context", str(f), "--json"]) == 0
         predicted = json.loads(capsys.readouterr().out)["messages"]
         report = analyze(load(str(f)))
+        # The entry as issue 5 states it: hung under the leaf, kept from an entry on the path
+        # that is never a tool result, pi's fields plus ours in details, fromHook.
+        led = report.ledger
+        entry = json.loads(f.read_bytes().splitlines()[-1])
+        before = analyze(load(str(dict((n, s) for n, s, _ in SESSIONS)[name.split(".")[0]])))
+        assert entry["parentId"] == before.ledger.records[before.ledger.leaf_seq].id, name
+        kept = led.by_id()[entry["firstKeptEntryId"]]
+        assert report.on_path[kept] and led.records[kept].role != "tool", name
+        assert entry["fromHook"] is True and {"readFiles", "modifiedFiles"} <= set(entry["details"]), name
         # A summary never makes things worse (recovery may: what leaves its window is dropped, by
         # design), a rebuild from source leaves no hole, nothing is orphaned.
         holes = report.coverage_counts()["hole"]
