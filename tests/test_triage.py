@@ -539,3 +539,29 @@ def test_ago_and_short_error() -> None:
     assert short_error(
         "line 1: not a session ledger this tool knows (first record has type 'x'); formats: pi"
     ) == ("not a session ledger this tool knows")
+
+
+def test_a_folder_walk_finds_adk_stores_by_content_not_by_name(tmp_path: Path) -> None:
+    """ADK sessions live in SQLite databases (any name) and JSON dumps: the walk takes those whose
+    content is ADK's, and leaves other databases and JSON files alone."""
+    import sqlite3
+
+    from .conftest import SHARED
+
+    corpus = SHARED / "peers" / "adk" / "corpus"
+    if not corpus.exists():
+        pytest.skip(f"{corpus} is missing (../shared)")
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copyfile(corpus / "token_threshold.db", app / "sessions.sqlite")
+    shutil.copyfile(corpus / "token_threshold.json", app / "dump.json")
+    shutil.copyfile(corpus / "token_threshold.oracle.json", app / "oracle.json")  # JSON, not a session
+    con = sqlite3.connect(app / "other.db")
+    con.execute("CREATE TABLE notes (x)")
+    con.commit()
+    con.close()
+    (app / "broken.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    _, files, _ = triage.discover([str(tmp_path)])
+    assert sorted(Path(f).name for f in files) == ["dump.json", "sessions.sqlite"]
+    for f in files:
+        assert load(f).format == "adk"

@@ -638,6 +638,28 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str]:
     return None, "no agent has spoken yet"
 
 
+def looks_like_file(path: str) -> bool:
+    """Is this file an ADK session store (a SQLite database with ADK's `sessions` and `events`
+    tables, or a `session.model_dump()` JSON file)? For the triage browser's walk: it reads the
+    head of the file and, for SQLite, the table names only; never raises."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if is_sqlite(head):
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+            try:
+                names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return False
+        return {"sessions", "events"} <= names
+    return sniff_dump(head)
+
+
 def sniff_dump(head: bytes) -> bool:
     """Does this look like the start of a `session.model_dump()` JSON object?"""
     h = head.lstrip()

@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.analysis import analyze
 from inspector.formats import LoadError, load
+from inspector.formats import adk as adk_format
 from inspector.tui.model import SEVERITY_COLORS
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -141,11 +142,15 @@ def summarize_session(path: str, rel: str) -> SessionRow:
     return row
 
 
+_ADK_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".json")
+
+
 def discover(
     paths: Iterable[str], cancelled: Callable[[], bool] = lambda: False
 ) -> tuple[str, list[str], list[str]]:
     """(common base, session files, paths that do not exist). Directories are searched recursively
-    for `*.jsonl` (and ADK's `.adk/*.db`); files are taken as given, whatever their name."""
+    for `*.jsonl`, and for ADK session stores (`*.db`, `*.sqlite`, `*.json` whose content is ADK's);
+    files are taken as given, whatever their name."""
     files: list[str] = []
     missing: list[str] = []
     roots: list[str] = []
@@ -166,9 +171,11 @@ def discover(
                     return _base(roots), files, missing
                 dirnames.sort()
                 for name in sorted(filenames):
-                    # ADK keeps its sessions in SQLite files in a `.adk` folder (session.db).
-                    if name.endswith(".jsonl") or (name.endswith(".db") and os.path.basename(dirpath) == ".adk"):
-                        add(os.path.join(dirpath, name))
+                    # ADK keeps its sessions in SQLite databases (`.adk/session.db`, or an app's
+                    # own) and dumps them as JSON: those are taken when their content says ADK.
+                    full = os.path.join(dirpath, name)
+                    if name.endswith(".jsonl") or (name.endswith(_ADK_SUFFIXES) and adk_format.looks_like_file(full)):
+                        add(full)
         elif os.path.exists(p):
             roots.append(os.path.dirname(p))
             add(p)
