@@ -634,7 +634,7 @@ class TriageScreen(Screen[None]):
             where = "None of the default places where agents keep their sessions exists here"
             places = list(DEFAULT_PLACES)
         else:
-            where = "Looked for [b]*.jsonl[/b] files, recursively, in"
+            where = "Looked for [b]*.jsonl[/b] files and ADK session stores, recursively, in"
             places = [_home(os.path.abspath(os.path.expanduser(p))) for p in self.paths]
         lines = [
             "[b]No session files found.[/b]",
