@@ -232,3 +232,15 @@ def test_read_only_formats_are_never_written(src: str, tmp_path: Path) -> None:
     with pytest.raises(WriteError, match="read only"):
         install(report, entry)
     assert f.read_bytes() == original and not backup_dir(str(f)).exists()
+
+
+def test_undo_through_another_name_of_the_same_file(tmp_path: Path) -> None:
+    f = _copy(ADR, tmp_path)
+    original = f.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(f)
+    report, res = _recover_entry(link)
+    install(report, res.entry)
+    assert list_backups(str(f)) and list_backups(str(link)) == list_backups(str(f))
+    undo(str(f))
+    assert f.read_bytes() == original

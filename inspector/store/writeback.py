@@ -102,7 +102,7 @@ def data_dir() -> Path:
 
 def backup_dir(session: str) -> Path:
     """Where a session's backups live: one folder per session path."""
-    absolute = os.path.abspath(session)
+    absolute = os.path.realpath(session)  # one folder per file, whatever link names it
     tag = hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return data_dir() / "backups" / f"{os.path.basename(absolute)}-{tag}"
 
@@ -237,7 +237,7 @@ def install(
     if led.path is None:
         raise WriteError("the session was not read from a file")
     check_writable(led)
-    path = os.path.abspath(led.path)
+    path = os.path.realpath(led.path)
     step("start")
     with _locked(path) as fd:
         step("locked")
@@ -323,7 +323,7 @@ def _take_back(fd: int, path: str, size: int, added: bytes) -> None:
 def undo(session: str, step: Step = _no_step) -> Backup:
     """Restore the session to its newest backup that has not been undone yet. Refused (WriteError)
     unless the file is exactly what inspector wrote after that backup."""
-    path = os.path.abspath(session)
+    path = os.path.realpath(session)
     pending = [b for b in list_backups(path) if b.undone is None]
     if not pending:
         raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
