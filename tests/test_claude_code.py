@@ -508,6 +508,31 @@ def test_api_error_replies_are_excluded_and_a_dangling_call_gets_a_synthetic_res
     assert report.context[-1].tool_result_id == "t1"
 
 
+def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
+    """The Messages API shape: one user message with a tool_result per call. Every call it answers
+    is answered (no synthetic result, no unanswered finding); a result for a call not in context
+    is still an orphan."""
+    calls = [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": f"f{k}"}} for k in (1, 2)]
+    results = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": f"body {k}"} for k in (1, 2)]
+    objs = [
+        _line("user", "u1", None, "read both"),
+        _line("assistant", "a1", "u1", calls, stop="tool_use"),
+        _line("user", "r1", "a1", results),
+        _line("assistant", "a2", "r1", [{"type": "text", "text": "done"}]),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [(it.role, it.record_id, it.synthetic) for it in report.context] == [
+        ("user", "u1", False), ("assistant", "a1", False), ("tool", "r1", False), ("assistant", "a2", False),
+    ]
+    assert not any(it.unanswered or it.orphan for it in report.context)
+    assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
+
+    stray = [*results, {"type": "tool_result", "tool_use_id": "t9", "content": "from elsewhere"}]
+    objs[2] = _line("user", "r1", "a1", stray)
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert report.context[2].orphan
+
+
 def test_bad_lines_are_reported_by_line_and_the_rest_loads() -> None:
     good = _jsonl([_line("user", "u1", None, "hello"), _line("assistant", "a1", "u1", [{"type": "text", "text": "hi"}])])
     data = (

@@ -475,10 +475,12 @@ def effective_context(
                 in_context_calls.update(rec.call_ids)
         elif role == "tool":
             rid = rec.result_id
-            if rid is not None:
-                answered.add(rid)
+            rids = [rid] if rid is not None else []
+            if rt.many_results_per_message and rec.message is not None:
+                rids = rec.message.tool_result_ids() or rids
+            answered.update(rids)
             item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
-            item.orphan = rid is None or rid not in in_context_calls
+            item.orphan = not rids or any(r not in in_context_calls for r in rids)
             items.append(item)
         elif role is not None:
             if role == "user":

@@ -28,6 +28,9 @@ class Runtime:
     # order ahead of what came after it (Codex `compacted`); tool calls and results pair across
     # the whole request (one item per line), and a result whose call is gone is dropped.
     replaces_history: bool = False
+    # One message can carry several tool results (Claude Code's user lines follow the Messages
+    # API); elsewhere a tool message answers one call, read from the index without its content.
+    many_results_per_message: bool = False
 
 
 PI = Runtime(
@@ -81,6 +84,7 @@ CLAUDE_CODE = Runtime(
     synthetic_result_text="[Tool call interrupted: the session ended before this call's result was recorded]",
     summary_prefix="",
     summary_suffix="",
+    many_results_per_message=True,
 )
 RUNTIMES["claude_code"] = CLAUDE_CODE
 
