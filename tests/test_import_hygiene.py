@@ -5,11 +5,25 @@ from __future__ import annotations
 import subprocess
 import sys
 
-CORE = ["inspector.ledger.model", "inspector.formats", "inspector.analysis", "inspector.analysis.export",
-        "inspector.compaction.protocol", "inspector.compaction.types", "inspector.compaction.prompts",
-        "inspector.compaction.cut", "inspector.compaction.chunks", "inspector.compaction.entries",
-        "inspector.compaction.recovery", "inspector.compaction.plan", "inspector.compaction.execute",
-        "inspector.compaction.export"]
+CORE_PACKAGES = ("inspector.ledger", "inspector.formats", "inspector.analysis", "inspector.compaction")
+
+
+def _core_modules() -> list[str]:
+    """Every module of the core packages, found on disk: a new module is checked without a list
+    to update."""
+    import importlib.util
+    import pkgutil
+
+    out: list[str] = []
+    for pkg in CORE_PACKAGES:
+        spec = importlib.util.find_spec(pkg)
+        assert spec is not None and spec.submodule_search_locations
+        out.append(pkg)
+        out += [f"{pkg}.{m.name}" for m in pkgutil.iter_modules(spec.submodule_search_locations)]
+    return out
+
+
+CORE = _core_modules()
 SHELL = ("textual", "httpx", "rich")
 
 
@@ -22,6 +36,12 @@ def test_core_imports_no_shell_module() -> None:
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert p.stdout.strip() == "", f"core pulled in: {p.stdout.strip()}"
+
+
+def test_the_core_list_covers_the_new_modules() -> None:
+    for m in ("inspector.analysis.simulate", "inspector.formats.adk", "inspector.formats.claude_code",
+              "inspector.formats.codex", "inspector.analysis.engine", "inspector.compaction.plan"):
+        assert m in CORE
 
 
 def test_hygiene_check_would_catch_a_leak() -> None:
