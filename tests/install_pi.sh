@@ -16,6 +16,10 @@ if [ -f ".pi/node_modules/$PKG/package.json" ]; then
 fi
 if [ "$have" != "$PI_VERSION" ]; then
   echo "install_pi: installing $PKG@$PI_VERSION into .pi/"
-  npm install --prefix .pi --no-audit --no-fund --save-exact --loglevel=error "$PKG@$PI_VERSION" >/dev/null
+  if ! npm install --prefix .pi --no-audit --no-fund --save-exact --loglevel=error "$PKG@$PI_VERSION" >/dev/null; then
+    # The rest of the suite still runs; tests/test_pi_accepts.py then fails saying pi is missing.
+    echo "install_pi: npm could not install $PKG@$PI_VERSION (no registry?): the pi acceptance test will fail" >&2
+    exit 0
+  fi
 fi
 echo "install_pi: $PKG $(node -e "console.log(require('./.pi/node_modules/$PKG/package.json').version)") in .pi/"
