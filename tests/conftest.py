@@ -10,6 +10,15 @@ SHARED = Path(os.environ.get("INSPECTOR_SHARED", REPO.parent / "shared"))
 SAMPLES = REPO / "sample_sessions"
 
 
+def need_shared(path: Path) -> Path:
+    """The real sessions and the peers' corpora are part of the test setup (README: the checkout
+    expects ../shared next to it). A missing one fails the test that needs it, naming the path:
+    a skip would let a broken setup pass as green."""
+    if not path.exists():
+        pytest.fail(f"{path} is missing: the tests expect ../shared next to the checkout (or INSPECTOR_SHARED)", pytrace=False)
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests count tokens the way a machine without internet does: deterministic everywhere."""

@@ -24,7 +24,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import LoadError, load, load_bytes
 from inspector.formats.adk import unpickle_actions
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, need_shared
 
 # INSPECTOR_ADK_CORPUS: another corpus made by the same harness (e.g. every scenario generate.py
 # can produce, regenerated elsewhere); every scenario with a JSON dump in it is checked.
@@ -40,9 +40,7 @@ STORAGES = (".db", ".v1.db", ".json")
 
 
 def _need_corpus() -> None:
-    if not CORPUS.is_dir():
-        print(f"skipping: ADK peer corpus not found at {CORPUS}")
-        pytest.skip(f"ADK peer corpus not found at {CORPUS} (../shared is missing)")
+    need_shared(CORPUS)
 
 
 def _oracle_name(scenario: str, storage: str) -> str:

@@ -21,7 +21,7 @@ from inspector.analysis.engine import Report
 from inspector.cli.main import main
 from inspector.formats import detect, load, load_bytes
 from inspector.formats.jsonl import parse_bytes
-from tests.conftest import SHARED
+from tests.conftest import SHARED, need_shared
 
 REAL = SHARED / "real_sessions" / "codex"
 PEERS = SHARED / "peers" / "codex" / "corpus"
@@ -31,9 +31,7 @@ SMALL = REAL / "agent-sessions__codex_small.jsonl"
 
 
 def _need(path: Path) -> None:
-    if not path.exists():
-        print(f"skipped: {path} is missing (the shared folder is not next to the checkout)")
-        pytest.skip(f"{path} is missing")
+    need_shared(path)
 
 
 def _types(report: Report) -> dict[str, int]:
@@ -239,9 +237,7 @@ def _check(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], what: str) 
 
 
 def test_peer_corpus_present() -> None:
-    if not PEERS.exists():
-        print(f"skipped: {PEERS} is missing (the shared folder is not next to the checkout)")
-        pytest.skip(f"{PEERS} is missing")
+    need_shared(PEERS)
     assert _peer_cases(), f"expected *.requests.jsonl in {PEERS}"
 
 

@@ -14,7 +14,7 @@ import pytest
 from inspector.analysis import simulate as sim
 from inspector.cli.main import main
 from inspector.formats import load
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, need_shared
 
 CORPUS = SHARED / "peers" / "adk" / "corpus"
 SCENARIOS = sorted(
@@ -36,8 +36,7 @@ def _oracle(name: str) -> dict[str, Any]:
 
 
 def _need(path: Path) -> None:
-    if not path.exists():
-        pytest.skip(f"ADK peer corpus file not found: {path}")
+    need_shared(path)
 
 
 # ---------------------------------------------------------------------------------------- ADK corpus
@@ -455,10 +454,9 @@ def test_baseline_counts_the_recorded_holes_and_the_replay_has_none() -> None:
 def test_every_real_session_format_replays_without_error() -> None:
     """Claude Code, Codex (checkpoints that replace history: the baseline's coverage is not
     modelled, and the JSON says so rather than reporting none), pi."""
-    real = SHARED / "real_sessions"
-    files = sorted(real.glob("*/*.jsonl")) if real.is_dir() else []
-    if not files:
-        pytest.skip(f"no real sessions at {real}")
+    real = need_shared(SHARED / "real_sessions")
+    files = sorted(real.glob("*/*.jsonl"))
+    assert {f.parent.name for f in files} >= {"pi", "claude_code", "codex"}, f"real sessions missing in {real}"
     for f in files:
         led = load(str(f))
         result = sim.simulate(led, sim.PiPolicy(100_000, 16_384, 20_000))

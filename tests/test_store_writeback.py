@@ -23,7 +23,7 @@ from inspector.compaction.execute import repair
 from inspector.compaction.plan import Budgets, plan
 from inspector.formats import load
 from inspector.store.writeback import VerifyError, backup_dir, install, list_backups, undo
-from tests.conftest import SAMPLES, SHARED
+from tests.conftest import SAMPLES, SHARED, need_shared
 
 ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
 
@@ -222,9 +222,7 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
 def test_read_only_formats_are_never_written(src: str, tmp_path: Path) -> None:
     """A native-shaped checkpoint appended to another runtime's file would be junk to it: the
     store itself refuses, whoever calls it."""
-    path = SHARED / src
-    if not path.exists():
-        pytest.skip(f"{path} is missing (../shared)")
+    path = need_shared(SHARED / src)
     f = _copy(path, tmp_path)
     original = f.read_bytes()
     report = analyze(load(str(f)))

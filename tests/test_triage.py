@@ -546,11 +546,9 @@ def test_a_folder_walk_finds_adk_stores_by_content_not_by_name(tmp_path: Path) -
     content is ADK's, and leaves other databases and JSON files alone."""
     import sqlite3
 
-    from .conftest import SHARED
+    from .conftest import SHARED, need_shared
 
-    corpus = SHARED / "peers" / "adk" / "corpus"
-    if not corpus.exists():
-        pytest.skip(f"{corpus} is missing (../shared)")
+    corpus = need_shared(SHARED / "peers" / "adk" / "corpus")
     app = tmp_path / "app"
     app.mkdir()
     shutil.copyfile(corpus / "token_threshold.db", app / "sessions.sqlite")
