@@ -51,6 +51,7 @@ from inspector.ledger.model import (
     Route,
     Usage,
     normalize_stop_reason,
+    report_duplicate_ids,
 )
 
 FORMAT = "claude_code"
@@ -351,7 +352,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     _link_subagents(records, path)
     merged = _merge_replies(records, groups)
     _attach_summaries(records, objs)
-    _check_ids(led)
+    report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
     return led
 
@@ -492,26 +493,6 @@ def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None
             ce["summary_uuid"] = r.id
             pending.extra = ce
         pending = None
-
-
-def _check_ids(led: Ledger) -> None:
-    seen: dict[str, Record] = {}
-    for r in led.records:
-        if r.id is None:
-            continue
-        first = seen.get(r.id)
-        if first is None:
-            seen[r.id] = r
-            continue
-        led.diagnostics.append(
-            Diagnostic(
-                r.line,
-                "duplicate_id",
-                f"line {r.line}: uuid {r.id!r} was already used on line {first.line} "
-                "(references to it resolve to the last line written with it, as in Claude Code)",
-                seqs=[first.seq, r.seq],
-            )
-        )
 
 
 def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list[int]]) -> None:

@@ -35,6 +35,7 @@ from inspector.ledger.model import (
     SessionSettings,
     Usage,
     normalize_stop_reason,
+    report_duplicate_ids,
 )
 
 FORMAT = "native"
@@ -678,7 +679,7 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
             )
         )
     _resolve_runs(led, b)
-    _check_ids(led)
+    report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
     for r in reversed(records):
         if r.kind != "header":
             led.leaf_seq = r.seq
@@ -705,23 +706,3 @@ def _resolve_runs(led: Ledger, b: _Builder) -> None:
                     seqs=[r.seq],
                 )
             )
-
-
-def _check_ids(led: Ledger) -> None:
-    seen: dict[str, Record] = {}
-    for r in led.records:
-        if r.id is None:
-            continue
-        first = seen.get(r.id)
-        if first is None:
-            seen[r.id] = r
-            continue
-        led.diagnostics.append(
-            Diagnostic(
-                r.line,
-                "duplicate_id",
-                f"line {r.line}: id {r.id!r} was already used on line {first.line} "
-                "(references to it resolve to the last record written with it)",
-                seqs=[first.seq, r.seq],
-            )
-        )

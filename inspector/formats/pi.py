@@ -41,6 +41,7 @@ from inspector.ledger.model import (
     Usage,
     normalize_stop_reason,
     record_from_fields,
+    report_duplicate_ids,
 )
 
 FORMAT = "pi"
@@ -424,7 +425,8 @@ class _Builder:
             _migrate_v1(led, self.pi_entries)
             led.migrated = True
         if migrate or self.by_id is None or self.id_count != len(self.by_id):
-            _check_ids(led)  # ids changed, or a duplicate: the full pass names both lines
+            # ids changed, or a duplicate: the full pass names both lines
+            led._by_id = report_duplicate_ids(led, "; pi resolves it to line {line}", visible_only=True)
         else:
             led._by_id = self.by_id
         # pi's leaf: the last entry in file order that its parser kept.
@@ -1106,27 +1108,3 @@ def _migrate_v1(led: Ledger, pi_entries: list[Record | None]) -> None:
         idx = cp.first_kept_index
         target = pi_entries[idx] if 0 <= idx < len(pi_entries) else None
         cp.first_kept_id = target.id if target is not None else f"index:{idx}"
-
-
-def _check_ids(led: Ledger) -> None:
-    """Report duplicate ids, and build the id index the analysis uses (the last one wins, as in
-    pi's Map)."""
-    seen: dict[str, Record] = {}
-    by_id: dict[str, int] = {}
-    for r in led.records:
-        rid = r.id
-        if rid is None or not r.runtime_visible:
-            continue
-        if rid in seen:
-            first = seen[rid]
-            led.diagnostics.append(
-                Diagnostic(
-                    r.line,
-                    "duplicate_id",
-                    f"line {r.line}: id {r.id!r} was already used on line {first.line}; pi resolves it to line {r.line}",
-                    seqs=[first.seq, r.seq],
-                )
-            )
-        seen[rid] = r
-        by_id[rid] = r.seq
-    led._by_id = by_id

@@ -483,3 +483,29 @@ class Ledger:
 
     def messages(self) -> list[Record]:
         return [r for r in self.records if r.message is not None]
+
+
+def report_duplicate_ids(led: Ledger, resolution: str, *, word: str = "id", visible_only: bool = False) -> dict[str, int]:
+    """Add a `duplicate_id` diagnostic for every record reusing an earlier record's id, and return
+    the id -> seq index with the last one written winning (as every runtime resolves it).
+    `resolution` ends the message and says how the runtime resolves it (`{line}`: the later line)."""
+    seen: dict[str, Record] = {}
+    by_id: dict[str, int] = {}
+    for r in led.records:
+        rid = r.id
+        if rid is None or (visible_only and not r.runtime_visible):
+            continue
+        first = seen.get(rid)
+        if first is not None:
+            led.diagnostics.append(
+                Diagnostic(
+                    r.line,
+                    "duplicate_id",
+                    f"line {r.line}: {word} {rid!r} was already used on line {first.line}" + resolution.format(line=r.line),
+                    seqs=[first.seq, r.seq],
+                )
+            )
+        else:
+            seen[rid] = first = r
+        by_id[rid] = r.seq
+    return by_id
