@@ -14,6 +14,7 @@ import orjson
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.findings import SEVERITY_RANK
+from inspector.cli.args import whole_number
 from inspector.formats import FORMATS, LoadError, load
 
 EPILOG = """\
@@ -41,14 +42,7 @@ by nothing: amnesia), inactive (another branch of the tree).
 """
 
 
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {n}")
-    return n
+_positive = whole_number(1)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

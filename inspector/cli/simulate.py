@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from inspector.analysis import simulate as sim
+from inspector.cli.args import whole_number
 from inspector.formats import FORMATS, LoadError, load
 
 POLICIES = ("pi", "adk-sliding", "adk-token", "adk-both", "recorded")
@@ -27,14 +28,7 @@ what it summarizes; default: the median of the session's own summaries, else 500
 """
 
 
-def _nat(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {n}")
-    return n
+_nat = whole_number(0)
 
 
 def _ratio(value: str) -> float:
