@@ -12,6 +12,7 @@ from inspector.analysis.export import PathCounts, checkpoint_json, item_preview,
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+STATUS_STYLE = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
 STATE_STYLE = {
     "live": "green",
     "retained": "bright_green",

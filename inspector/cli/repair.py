@@ -22,12 +22,12 @@ from rich.text import Text
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK
-from inspector.cli.render import SEVERITY_STYLE
+from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
 from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
-from inspector.compaction.plan import Budgets, Outlook, PlanError, RepairPlan, plan
+from inspector.compaction.plan import ACTION_WORDS, Budgets, Outlook, PlanError, RepairPlan, plan
 from inspector.store.writeback import Installed
 
 
@@ -273,21 +273,13 @@ def _findings(o: Outlook | None, title: str) -> Table | Text:
     return t
 
 
-_ACTION_WORDS = {
-    "summarize": "summarize with {n} request(s), then install the checkpoint",
-    "recover": "no model call: install the deterministic recovery ({reason})",
-    "carry": "nothing new to summarize: roll the summary forward and move the boundary ({reason})",
-    "noop": "nothing to do ({reason})",
-}
-
-
 def render_plan(p: RepairPlan) -> Group:
     led = p.report.ledger
     ix = p.index
     head = Text()
     head.append(str(led.path or "<input>"), style="bold")
     head.append(f"  ·  {led.format}  ·  plan: {p.strategy}")
-    action = Text(_ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")
+    action = Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")
     parts: list[Any] = [head, action]
     if p.carry is not None:
         c = p.carry
@@ -317,7 +309,7 @@ def render_plan(p: RepairPlan) -> Group:
 def render_result(res: RepairResult, out: str | None, written: Outlook | None, installed: Installed | None = None) -> Group:
     p = res.plan
     ix = p.index
-    style = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}[res.status]
+    style = STATUS_STYLE[res.status]
     head = Text(f"{res.status}", style=style)
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}")

@@ -147,6 +147,15 @@ class Outlook:
         )
 
 
+# What each plan action does, in one sentence (`{n}` requests, `{reason}` the plan's reason).
+ACTION_WORDS: dict[str, str] = {
+    "summarize": "summarize with {n} request(s), then install the checkpoint",
+    "recover": "no model call: install the deterministic recovery ({reason})",
+    "carry": "nothing new to summarize: roll the summary forward and move the boundary ({reason})",
+    "noop": "nothing to do ({reason})",
+}
+
+
 def broken_promises(promised: Outlook, actual: Outlook) -> list[str]:
     """How the session as written differs from what the plan promised (empty: as promised)."""
     out: list[str] = []

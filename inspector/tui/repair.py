@@ -28,10 +28,12 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK
+from inspector.cli.render import STATUS_STYLE
 from inspector.compaction.entries import WriteError, check_writable, entry_line
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
+    ACTION_WORDS,
     STRATEGIES,
     Budgets,
     Outlook,
@@ -115,18 +117,10 @@ def budgets_line(p: RepairPlan) -> Text:
     return out
 
 
-_ACTION_WORDS = {
-    "summarize": "summarize with {n} request(s), then install the checkpoint",
-    "recover": "no model call: install the deterministic recovery ({reason})",
-    "carry": "nothing new to summarize: roll the summary forward and move the boundary ({reason})",
-    "noop": "nothing to do ({reason})",
-}
-
-
 def plan_view(p: RepairPlan) -> Group:
     """The plan: what it asks (requests, chunks), the checkpoint it installs, its budgets and notes."""
     ix = p.index
-    parts: list[RenderableType] = [Text(_ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")]
+    parts: list[RenderableType] = [Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")]
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
@@ -230,7 +224,7 @@ _DONE_WORDS = {
 
 
 def result_view(res: RepairResult) -> Group:
-    style = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}[res.status]
+    style = STATUS_STYLE[res.status]
     head = Text("cancelled" if res.cancelled else res.status, style=style)
     if res.entry is not None:
         head.append("  (built, not written yet)", style=DIM)
