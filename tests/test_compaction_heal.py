@@ -20,15 +20,9 @@ from inspector.compaction.plan import Budgets, PlanError, plan
 from inspector.formats import load
 from tests.compaction_helpers import Builder, Scripted, budgets_st, report_of, words
 from tests.conftest import SAMPLES
+from tests.test_samples import NAMES as SAMPLE_NAMES
 
-PROBLEMS = (
-    "adr0302_amnesiac_fallback",
-    "truncated_summary_loop",
-    "compaction_loop_nothing_summarized",
-    "orphan_tool_result_after_cut",
-    "live_question_summarized",
-    "dangling_first_kept",
-)
+PROBLEMS = tuple(n for n in SAMPLE_NAMES if n != "healthy_chained")  # every sample with an incident
 CASES = [(fmt, name) for name in PROBLEMS for fmt in ("pi", "native")]
 
 

@@ -83,6 +83,14 @@ async def _ran(pilot, screen: RepairScreen) -> None:  # type: ignore[no-untyped-
     await pilot.pause()
 
 
+async def _run_to_confirm(app, pilot, screen: RepairScreen) -> None:  # type: ignore[no-untyped-def]
+    """Run the repair, then ask to install it: the confirm modal is up."""
+    await pilot.press("r")
+    await _ran(pilot, screen)
+    await pilot.press("w")
+    await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+
+
 def _text(screen, selector: str) -> str:  # type: ignore[no-untyped-def]
     """What a Static shows, as plain text (rich renderables printed at a wide width)."""
     from rich.console import Console
@@ -165,10 +173,7 @@ async def test_escape_backs_out_without_writing(session: Path) -> None:
     app = create_app([str(session)], window=32_000)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_repair(app, pilot)
-        await pilot.press("r")
-        await _ran(pilot, screen)
-        await pilot.press("w")
-        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+        await _run_to_confirm(app, pilot, screen)
         await pilot.press("escape")  # the modal: cancel
         await _until(pilot, lambda: app.screen is screen, "the modal closed")
         await pilot.press("w")
@@ -293,10 +298,7 @@ async def test_a_refused_write_is_shown_and_nothing_is_installed(session: Path) 
     app = create_app([str(session)], window=32_000)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_repair(app, pilot)
-        await pilot.press("r")
-        await _ran(pilot, screen)
-        await pilot.press("w")
-        await _until(pilot, lambda: isinstance(app.screen, ConfirmInstall), "the confirm modal")
+        await _run_to_confirm(app, pilot, screen)
         # The agent appends a line after the analysis: the write must be refused.
         with open(session, "ab") as f:
             f.write(b'{"type":"custom","id":"late0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n')
