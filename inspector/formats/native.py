@@ -460,16 +460,13 @@ class _Builder:
                 "is missing" if ret is None else f"is not a list of record ids ({_show(ret)})",
             )
 
-        shape = o.get("retained_tail_shape")
-        if shape is not None and shape not in TAIL_SHAPES:
-            inv(
-                rl,
-                seq,
-                what,
-                "retained_tail_shape",
-                f"is {_show(shape)}, not one of {'/'.join(TAIL_SHAPES)} or null",
-            )
-            shape = shape if isinstance(shape, str) else None
+        def one_of(value: Any, allowed: tuple[str, ...], field: str) -> str | None:
+            """A closed-vocabulary field: an unknown value is reported and kept when it is text."""
+            if value is not None and value not in allowed:
+                inv(rl, seq, what, field, f"is {_show(value)}, not one of {'/'.join(allowed)} or null")
+            return value if isinstance(value, str) else None
+
+        shape = one_of(o.get("retained_tail_shape"), TAIL_SHAPES, "retained_tail_shape")
 
         tokens_before = o.get("tokens_before")
         if tokens_before is not None and (not _is_int(tokens_before) or tokens_before < 0):
@@ -482,10 +479,7 @@ class _Builder:
             )
             tokens_before = None
 
-        trigger = o.get("trigger")
-        if trigger is not None and trigger not in TRIGGERS:
-            inv(rl, seq, what, "trigger", f"is {_show(trigger)}, not one of {'/'.join(TRIGGERS)} or null")
-            trigger = trigger if isinstance(trigger, str) else None
+        trigger = one_of(o.get("trigger"), TRIGGERS, "trigger")
 
         details = o.get("details")
         d: dict[str, Any] = {}
@@ -494,16 +488,7 @@ class _Builder:
         elif details is not None:
             inv(rl, seq, what, "details", f"is not an object ({_show(details)})")
 
-        fr = d.get("failure_reason")
-        if fr is not None and fr not in FAILURE_REASONS:
-            inv(
-                rl,
-                seq,
-                what,
-                "details.failure_reason",
-                f"is {_show(fr)}, not one of {'/'.join(FAILURE_REASONS)} or null",
-            )
-            fr = fr if isinstance(fr, str) else None
+        fr = one_of(d.get("failure_reason"), FAILURE_REASONS, "details.failure_reason")
         # `usage: null` (present) and usage absent both give None here; `details` keeps the difference.
         u = d.get("usage")
         usage = self.usage(u, rl, seq, what, "details.usage") if u is not None else None
