@@ -114,7 +114,7 @@ def list_backups(session: str) -> list[Backup]:
     if not d.is_dir():
         return []
     out: list[Backup] = []
-    for meta in sorted(d.glob("*.jsonl.json")):
+    for meta in d.glob("*.jsonl.json"):
         try:
             obj = orjson.loads(meta.read_bytes())
             if obj.get("schema") != BACKUP_SCHEMA:
@@ -265,7 +265,7 @@ def install(
         step("backed up")
         _append(fd, added)
         step("appended")
-        problem, new_report = _verify(path, led.format, entry, after, report, expect)
+        problem, new_report = _verify(path, led.format, entry, backup, report, expect)
         if problem is not None:
             _take_back(fd, path, len(before), added)
             step("taken back")
@@ -282,19 +282,18 @@ def _verify(
     path: str,
     fmt: str,
     entry: dict[str, Any],
-    expected: bytes,
+    backup: Backup,
     report: Report,
     expect: Callable[[Report], list[str]] | None,
 ) -> tuple[str | None, Report | None]:
-    """(what is wrong or None, the session re-loaded and re-analysed when it reads back)."""
-    with open(path, "rb") as f:
-        now = f.read()
-    if now != expected:
-        return f"the file holds {len(now):,} bytes, not the {len(expected):,} written: it changed while writing", None
+    """(what is wrong or None, the session re-loaded and re-analysed when it reads back). The
+    load's own size and sha256 say whether the file is exactly the bytes written."""
     try:
         led = load(path, fmt=fmt)
     except LoadError as e:
         return f"it does not read back: {e}", None
+    if led.size != backup.written_size or led.sha256 != backup.written_sha256:
+        return f"the file holds {led.size:,} bytes, not the {backup.written_size:,} written: it changed while writing", None
     rep = analyze(led, window=report.window, reserve=report.reserve)
     new_id = entry.get("id")
     last = rep.checkpoints[-1].record.id if rep.checkpoints else None
