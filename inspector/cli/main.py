@@ -231,10 +231,6 @@ def run_app(argv: Sequence[str]) -> int:
     return 0
 
 
-# Formats read but not written back yet (DESIGN §3 "later"): plan and repair refuse them.
-NO_WRITE_BACK: tuple[str, ...] = ("claude_code", "adk", "codex")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
@@ -275,8 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("plan", "repair"):
         from inspector.cli import repair as repair_cli
+        from inspector.compaction.entries import WRITABLE_FORMATS
 
-        if ledger.format in NO_WRITE_BACK:
+        if ledger.format not in WRITABLE_FORMATS:  # read only for now (DESIGN §3 "later")
             print(
                 f"inspector: {args.session}: {args.command} is not available for {ledger.format} sessions yet: "
                 f"this tool cannot write a checkpoint {ledger.format} would read (analyze and context work)",
