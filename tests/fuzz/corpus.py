@@ -1,0 +1,83 @@
+"""The seed corpus: real files of every format, found on disk and kept when inspector reads them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_sessions"
+
+# The kinds of input a case starts from. `adk_db` and `adk_json` are the two ADK stores;
+# `special` is a non-regular input (a FIFO, a device, a directory, a symlink loop).
+KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json")
+SPECIALS: tuple[str, ...] = ("fifo", "dev_null", "directory", "symlink_loop")
+
+
+class CorpusError(Exception):
+    """The corpus cannot be assembled (the checkout's sibling ../shared is missing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    kind: str  # one of KINDS
+    path: str  # absolute
+    name: str  # a short label: the path relative to its corpus root
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.kind == "adk_db"
+
+
+def shared_dir() -> Path:
+    """`../shared` next to the checkout (or $INSPECTOR_SHARED), as the tests expect it."""
+    shared = Path(os.environ.get("INSPECTOR_SHARED", REPO.parent / "shared"))
+    if not shared.is_dir():
+        raise CorpusError(
+            f"{shared} is missing: the fuzzer reads the real sessions and the peers' corpora from ../shared "
+            "next to the checkout (or $INSPECTOR_SHARED)"
+        )
+    return shared
+
+
+def candidate_files() -> list[Path]:
+    """Every file that may be a session: the samples, the real sessions, the peers' corpora."""
+    shared = shared_dir()
+    roots = [SAMPLES, shared / "real_sessions", *sorted((shared / "peers").glob("*/corpus"))]
+    out: list[Path] = []
+    for root in roots:
+        if not root.is_dir():
+            raise CorpusError(f"{root} is missing: the fuzzer's corpus expects it")
+        out += sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db"))
+    return out
+
+
+def kind_of(path: Path) -> str | None:
+    """The seed kind of a file inspector reads cleanly enough to mutate, else None (the peers'
+    request logs, oracles and notes are not sessions)."""
+    from inspector.formats import LoadError, load
+
+    try:
+        led = load(str(path))
+    except (LoadError, OSError, ValueError):
+        return None
+    if led.format == "adk":
+        return "adk_db" if path.suffix == ".db" else "adk_json"
+    return led.format if led.format in KINDS else None
+
+
+def load_corpus() -> dict[str, list[Seed]]:
+    """The seeds by kind; every kind must have at least one."""
+    by_kind: dict[str, list[Seed]] = {k: [] for k in KINDS}
+    shared = shared_dir()
+    for p in candidate_files():
+        kind = kind_of(p)
+        if kind is None:
+            continue
+        base = SAMPLES.parent if p.is_relative_to(SAMPLES) else shared
+        by_kind[kind].append(Seed(kind, str(p), str(p.relative_to(base))))
+    empty = [k for k, seeds in by_kind.items() if not seeds]
+    if empty:
+        raise CorpusError(f"no seed file of kind {', '.join(empty)} in the corpus")
+    return by_kind

@@ -1,0 +1,117 @@
+"""The fuzzer in CI (issue 11): a fixed seed, a few hundred cases and 20 app runs (tests/fuzz/).
+
+One campaign runs once for the module; each `test_no_violations[CLASS]` then fails listing the
+distinct violations of its class that remain (location, count, formats, the command that
+reproduces it on the minimized input), so a report shows at a glance which classes are left:
+crashes, hangs, memory, diagnostics, writes, exit codes / JSON. The reproducers are in the
+campaign's output folder, named in the failure. The last tests check the fuzzer itself.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SAMPLES, SHARED, need_shared
+from tests.fuzz import mutations
+from tests.fuzz.campaign import Summary, commands, make_cases, run_campaign
+from tests.fuzz.corpus import KINDS, Seed
+from tests.fuzz.runner import run_cli
+
+SEED = 11
+CASES = 300
+APP_RUNS = 20
+
+CLASSES: dict[str, tuple[str, ...]] = {
+    "crash": ("crash", "died"),
+    "hang": ("hang", "app_stuck"),
+    "memory": ("rss",),
+    "diagnostic": ("diagnostic",),
+    "write": ("input_changed", "out_on_failure", "out_replaced", "stray_file"),
+    "exit_or_json": ("exit_code", "bad_json"),
+    "fuzzer": ("harness",),
+}
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Summary:
+    need_shared(SHARED / "real_sessions")
+    need_shared(SHARED / "peers")
+    out = tmp_path_factory.mktemp("fuzz")
+    return run_campaign(
+        cases=CASES, seed=SEED, out=out, app_cases=APP_RUNS, timeout=20, allow_huge=False, minimize_budget=20,
+        log=lambda _: None,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("cls", list(CLASSES))
+def test_no_violations(campaign: Summary, cls: str) -> None:
+    left = [f for f in campaign.findings if f.kind in CLASSES[cls]]
+    lines = [f"{len(left)} distinct {cls} violation(s) in {campaign.cases} fuzz cases (seed {SEED}; {campaign.out}):"]
+    for f in left:
+        lines.append(f"  [{f.kind}] {f.key}  x{f.count} ({', '.join(sorted(f.formats))}): {f.detail[:200]}")
+        lines.append(f"      reproduce: {f.repro}")
+    assert not left, "\n".join(lines)
+
+
+def test_every_format_and_command_is_fuzzed(campaign: Summary) -> None:
+    assert set(KINDS) <= set(campaign.per_format), campaign.per_format
+    assert {label for label, _ in commands()} | {"app"} <= set(campaign.per_command), campaign.per_command
+    assert campaign.per_command["app"] == APP_RUNS
+
+
+# ---------------------------------------------------------------------------------------- the fuzzer itself
+
+
+def _corpus() -> dict[str, list[Seed]]:
+    pi = SAMPLES / "pi" / "healthy_chained.jsonl"
+    return {k: [Seed(k, str(pi), pi.name)] for k in KINDS}
+
+
+def test_cases_are_a_function_of_the_seed() -> None:
+    a = make_cases(3, 50, 5, _corpus(), allow_huge=False, app_wait=5)
+    b = make_cases(3, 50, 5, _corpus(), allow_huge=False, app_wait=5)
+    c = make_cases(4, 50, 5, _corpus(), allow_huge=False, app_wait=5)
+    assert a == b
+    assert a != c
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(sorted(n for n, m in mutations.REGISTRY.items() if "pi" in m.kinds and n != "huge_line")),
+       seed=st.integers(0, 1 << 30))  # fmt: skip
+def test_a_mutation_is_deterministic(tmp_path_factory: pytest.TempPathFactory, name: str, seed: int) -> None:
+    folder = tmp_path_factory.mktemp("mut")
+    outs = []
+    for i in range(2):
+        p = folder / f"{i}.jsonl"
+        shutil.copyfile(SAMPLES / "pi" / "healthy_chained.jsonl", p)
+        mutations.apply(p, [(name, seed)], mutations.Context())
+        outs.append(p.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_wrong_type_lands_on_the_keys_the_adapters_read() -> None:
+    lines = (SAMPLES / "pi" / "healthy_chained.jsonl").read_text().splitlines()
+    record = next(o for o in map(json.loads, lines) if o.get("type") == "message")
+    rng = random.Random(1)
+    picks = [mutations.pick_path(rng, record) for _ in range(200)]
+    on_read_keys = sum(1 for p in picks if p and isinstance(p[-1], str) and p[-1] in mutations.ADAPTER_KEYS)
+    assert on_read_keys > 120, picks
+
+
+def test_the_runner_reports_a_crash_at_its_project_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspector.cli.main as cli_main
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(cli_main, "analyze", broken)
+    res = run_cli(["analyze", str(SAMPLES / "pi" / "healthy_chained.jsonl")])
+    assert [v.kind for v in res.violations] == ["crash"]
+    assert res.violations[0].key.startswith("ValueError at inspector/cli/main.py:")
+    assert "boom" in res.violations[0].trace
