@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import adk_compaction as rules
+from inspector.formats import fields
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -111,8 +112,17 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                     "numbered without it)",
                 )
             )
+    check_events(objs, name, diags, upto)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
     return build(objs, append_order(objs), name, meta, "json", diags, upto)
+
+
+def check_events(objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None) -> None:
+    """The shared field-type guard over the events read (`fields.ADK`)."""
+    for i, o in enumerate(objs[:upto] if upto is not None else objs):
+        wrong = fields.check_fields(o, fields.ADK)
+        if wrong:
+            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: event {i + 1}"))
 
 
 def _kind_rank(o: dict[str, Any]) -> int:
@@ -274,6 +284,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
             )
         objs.append(obj)
         ranks.append(int(row[0]))
+    check_events(objs, name, diags, upto)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     return build(objs, ranks, name, meta, version, diags, upto)
 
