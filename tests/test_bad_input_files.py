@@ -88,3 +88,34 @@ def test_permission_denied_says_so(tmp_path: Path) -> None:
             load(str(f))
     finally:
         f.chmod(0o600)
+
+
+def _adk_dump() -> bytes:
+    import json
+
+    return json.dumps(SEEDS["adk"], indent=1).encode()
+
+
+def test_an_adk_dump_with_a_bom_loads(tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\xef\xbb\xbf" + _adk_dump())
+    assert load(str(f)).format == "adk"
+
+
+def test_an_adk_dump_with_a_bad_byte_names_its_line_and_column(tmp_path: Path) -> None:
+    lines = _adk_dump().split(b"\n")
+    lines[30] = lines[30][:5] + b"\xff" + lines[30][5:]
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\n".join(lines))
+    with pytest.raises(LoadError, match=r"line 31, column 6: invalid UTF-8 \(byte 0xff\)"):
+        load(str(f))
+
+
+def test_a_truncated_adk_dump_says_so_at_its_end(tmp_path: Path) -> None:
+    data = _adk_dump()
+    f = tmp_path / "s.json"
+    f.write_bytes(data[: len(data) // 2])
+    with pytest.raises(LoadError) as e:
+        load(str(f))
+    last = data[: len(data) // 2].count(b"\n") + 1
+    assert f"line {last}, column" in str(e.value) and "truncated" in str(e.value) and "line 1 " not in str(e.value)
