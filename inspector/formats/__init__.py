@@ -11,6 +11,7 @@ from inspector.formats.jsonl import (
     RawLine,
     check_openable,
     hash_prefix,
+    os_problem,
     parse_bytes,
     read_lines,
 )
@@ -25,6 +26,8 @@ def detect(lines: list[RawLine]) -> str | None:
     """Which producer wrote these lines, judged by content (never by file name)."""
     for rl in lines[:50]:
         for o in rl.objects:
+            if not isinstance(o, dict) or not isinstance(o.get("type"), str | None):
+                continue  # a record type that is no string names no format
             if native.looks_like(o):
                 return "native"
             if pi.looks_like(o):
@@ -90,7 +93,7 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
-        raise LoadError(f"{path}: cannot open ({e.strerror})") from e
+        raise LoadError(f"{path}: {os_problem(e)}") from None
     with f:
         head = f.read(65536)
         # ADK: a SQLite database (before the binary check) or a session.model_dump() JSON object.

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import adk_compaction as rules
+from inspector.formats import fields
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -36,6 +37,7 @@ from inspector.ledger.model import (
 
 FORMAT = "adk"
 SQLITE_MAGIC = b"SQLite format 3\x00"
+_BOM = b"\xef\xbb\xbf"
 
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
 _KNOWN = frozenset(
@@ -87,12 +89,11 @@ def split_selector(path: str) -> tuple[str, str | None]:
 
 
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
+    data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise LoadError(
-            f"{name}: line 1: not valid JSON ({e}); an ADK session dump is one JSON object"
-        ) from None
+        raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
     if not looks_like_dump(obj):
         raise LoadError(
             f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
@@ -111,8 +112,36 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                     "numbered without it)",
                 )
             )
+    check_events(objs, name, diags, upto)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
     return build(objs, append_order(objs), name, meta, "json", diags, upto)
+
+
+def check_events(objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None) -> None:
+    """The shared field-type guard over the events read (`fields.ADK`)."""
+    for i, o in enumerate(objs[:upto] if upto is not None else objs):
+        wrong = fields.check_fields(o, fields.ADK)
+        if wrong:
+            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: event {i + 1}"))
+
+
+def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
+    """Where a dump stops being JSON, and why: the real line and column (orjson counts them in
+    the text it decoded; invalid UTF-8 is found in the bytes)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        line = data.count(b"\n", 0, u.start) + 1
+        col = u.start - (data.rfind(b"\n", 0, u.start) + 1) + 1
+        return f"line {line}, column {col}: invalid UTF-8 (byte {data[u.start]:#04x})"
+    msg = str(e.msg) if hasattr(e, "msg") else str(e)
+    if "depth limit" in msg:
+        why = "JSON nested deeper than 1024 levels"
+    elif e.pos >= len(data.decode("utf-8").rstrip()):
+        why = f"the JSON ends early, truncated ({msg})"
+    else:
+        why = f"not valid JSON ({msg})"
+    return f"line {e.lineno}, column {e.colno}: {why}"
 
 
 def _kind_rank(o: dict[str, Any]) -> int:
@@ -274,6 +303,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
             )
         objs.append(obj)
         ranks.append(int(row[0]))
+    check_events(objs, name, diags, upto)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     return build(objs, ranks, name, meta, version, diags, upto)
 
@@ -662,7 +692,7 @@ def looks_like_file(path: str) -> bool:
 
 def sniff_dump(head: bytes) -> bool:
     """Does this look like the start of a `session.model_dump()` JSON object?"""
-    h = head.lstrip()
+    h = head.removeprefix(_BOM).lstrip()
     # model_dump keys come in field order (app_name, events, ..., user_id last): user_id may lie
     # past the head of a big dump; load_json checks the whole object.
     return h.startswith(b"{") and b'"app_name"' in h and b'"events"' in h

@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from inspector.formats import fields
 from inspector.formats.jsonl import RawLine, recover_line
 from inspector.ledger.model import (
     Block,
@@ -275,6 +276,9 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                     Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
                 )
                 continue
+            wrong = fields.check_fields(o, fields.CLAUDE_CODE)
+            if wrong:
+                diags.extend(fields.line_diagnostics(rl.line, wrong))
             t = o.get("type")
             uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
             pid = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) and o.get("parentUuid") else None

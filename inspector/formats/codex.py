@@ -30,6 +30,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.formats import fields
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     Block,
@@ -551,6 +552,9 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
             if not isinstance(o, dict):
                 b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
                 continue
+            wrong = fields.check_fields(o, fields.CODEX)
+            if wrong:
+                b.diags.extend(fields.line_diagnostics(rl.line, wrong))
             b.add(rl, o, k)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(len(b.records) - 1)

@@ -7,9 +7,11 @@ only an unreadable file (missing, a directory, binary data) raises LoadError.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,15 +75,42 @@ def _describe_json_error(text: str, truncated: bool) -> str:
     return "not a JSON object"
 
 
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
 def check_openable(path: str) -> int:
-    if not os.path.exists(path):
-        raise LoadError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise LoadError(f"{path}: is a directory, not a session file")
+    """The size of a regular file we may read; anything else is refused before it is opened (a
+    named pipe with no writer would block `open()` forever)."""
     try:
-        return os.path.getsize(path)
-    except OSError as e:  # pragma: no cover - races
-        raise LoadError(f"{path}: cannot read ({e.strerror})") from e
+        st = os.stat(path)
+    except OSError as e:
+        raise LoadError(f"{path}: {os_problem(e)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise LoadError(f"{path}: is a directory, not a session file")
+    if not stat.S_ISREG(st.st_mode):
+        what = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "not a regular file")
+        raise LoadError(f"{path}: not a session file ({what})")
+    if not os.access(path, os.R_OK):
+        raise LoadError(f"{path}: permission denied (the file cannot be read)")
+    return st.st_size
+
+
+def os_problem(e: OSError) -> str:
+    """What an OSError from stat/open means for the user."""
+    if e.errno == errno.ELOOP:
+        return "symlink loop (a symbolic link that leads back to itself)"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied (a folder on the way cannot be searched, or the file cannot be read)"
+    if e.errno == errno.ENOENT:
+        return "no such file"
+    if e.errno == errno.ENOTDIR:
+        return "no such file (a part of the path is not a folder)"
+    return f"cannot read ({e.strerror})"
 
 
 def read_lines(path: str, upto_line: int | None = None) -> tuple[list[RawLine], int, str]:
@@ -90,7 +119,7 @@ def read_lines(path: str, upto_line: int | None = None) -> tuple[list[RawLine], 
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
-        raise LoadError(f"{path}: cannot open ({e.strerror})") from e
+        raise LoadError(f"{path}: {os_problem(e)}") from None
     with f:
         head = f.read(8192)
         if b"\x00" in head:
@@ -142,8 +171,42 @@ def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool
         out.append(rl)
 
 
+# orjson reads at most this many levels of nesting; a deeper line is reported, never recursed into.
+MAX_DEPTH = 1024
+
+
 def recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine | None:
-    """A line orjson rejected: blank (None), invalid UTF-8, glued objects, or unreadable."""
+    """A line orjson rejected: blank (None), too deeply nested, invalid UTF-8, glued objects, or
+    unreadable."""
+    try:
+        if not _too_deep(raw):
+            return _recover_line(raw, lineno, offset, is_last)
+    except RecursionError:
+        pass  # Python's json module recurses: a deep line that is also not clean UTF-8
+    return RawLine(
+        lineno,
+        offset,
+        len(raw),
+        [],
+        Diagnostic(
+            lineno,
+            "too_deep",
+            f"line {lineno}: JSON nested deeper than {MAX_DEPTH} levels; skipped",
+            recovered="nothing",
+        ),
+        runtime_skips=True,
+    )
+
+
+def _too_deep(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return "depth limit" in str(e) or "recursion" in str(e).lower()
+    return False
+
+
+def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine | None:
     body = raw.strip()
     if not body:
         return None

@@ -18,7 +18,7 @@ import signal
 import struct
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -28,6 +28,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no helper process
     fcntl = None  # type: ignore[assignment]
 
+from inspector.formats import fields
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
     Block,
@@ -299,6 +300,8 @@ class _Source(RecordSource):
 
     @staticmethod
     def _message_of(o: Any) -> Message | None:
+        if isinstance(o, dict):
+            fields.check_fields(o, fields.PI)
         m = o.get("message") if isinstance(o, dict) else None
         return _message(m) if isinstance(m, dict) else None
 
@@ -370,6 +373,9 @@ class _Builder:
                 rl.diagnostic.seqs.append(rec.seq)
 
     def add_obj(self, o: dict[str, Any], line: int, offset: int, length: int, visible: bool) -> Record | None:
+        wrong = fields.check_fields(o, fields.PI)
+        if wrong:
+            self.diagnostics += fields.line_diagnostics(line, wrong)
         t = o.get("type")
         seq = len(self.records)
         if visible and not self.first_obj_seen:
@@ -437,51 +443,70 @@ class _Builder:
         return led
 
 
+# The fields of a pi message line the index needs, and every field `fields.PI` types, by role (a
+# tagged union: an unknown role, or none, fails to decode and the line takes the general path, as
+# it would anyway). A field of another type fails the decode too: the general path then reports
+# it (the shared guard), so a lazily-read message never holds a value of the wrong type. The rest
+# of a line is skipped, not materialized.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_Num = _Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
+
+
 class _BlockHead(msgspec.Struct, gc=False):
-    type: Any = None
-    id: Any = None
+    type: str | None = None
+    id: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    name: str | None = None
+    mimeType: str | None = None
 
 
-class _Object(msgspec.Struct, gc=False):
-    """Any JSON object, its fields skipped."""
+class _UsageHead(msgspec.Struct, gc=False):
+    input: _Num | None = None
+    output: _Num | None = None
+    cacheRead: _Num | None = None
+    cacheWrite: _Num | None = None
+    inputTokens: _Num | None = None
+    outputTokens: _Num | None = None
 
 
-# The fields of a pi message the index needs, by role (a tagged union: an unknown role, or none,
-# fails to decode and the line takes the general path, as it would anyway); everything else is
-# skipped, not materialized. Content is checked the same way for every role (a string, or a list
-# of objects), only an assistant's blocks are read.
 class _UserHead(msgspec.Struct, gc=False, tag_field="role", tag="user"):
     stopReason: Any = None
-    content: list[_Object] | str | None = None
+    content: list[_BlockHead] | str | None = None
 
 
 class _AssistantHead(msgspec.Struct, gc=False, tag_field="role", tag="assistant"):
     stopReason: Any = None
     content: list[_BlockHead] | str | None = None
+    model: str | None = None
+    provider: str | None = None
+    errorMessage: str | None = None
+    usage: _UsageHead | None = None
 
 
 class _ToolResultHead(msgspec.Struct, gc=False, tag_field="role", tag="toolResult"):
     stopReason: Any = None
-    toolCallId: Any = None
-    content: list[_Object] | str | None = None
+    toolCallId: str | None = None
+    toolName: str | None = None
+    content: list[_BlockHead] | str | None = None
 
 
 class _BashHead(msgspec.Struct, gc=False, tag_field="role", tag="bashExecution"):
     stopReason: Any = None
     excludeFromContext: Any = None
-    content: list[_Object] | str | None = None
+    content: list[_BlockHead] | str | None = None
 
 
 class _CustomHead(msgspec.Struct, gc=False, tag_field="role", tag="custom"):
     stopReason: Any = None
-    content: list[_Object] | str | None = None
+    content: list[_BlockHead] | str | None = None
 
 
 class _EntryHead(msgspec.Struct, gc=False):
     type: Any = None
     id: str | None = None  # anything else fails to decode: the general path, as for a message it must
     parentId: str | None = None
-    timestamp: Any = None
+    timestamp: str | _Num | None = None
     message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
 
 
@@ -522,7 +547,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
         e = _ENTRY_DECODER.decode(raw) if raw.isascii() or _valid_utf8(raw) else None
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if e is None or e.type != "message":
         return None
@@ -539,8 +564,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
         if type(c) is list:
             calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
     elif llm_role == "tool":
-        if type(m.toolCallId) is str:  # type: ignore[union-attr]
-            result = m.toolCallId  # type: ignore[union-attr]
+        result = m.toolCallId  # type: ignore[union-attr]
     elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
         return None
     stop = m.stopReason  # type: ignore[union-attr]
@@ -856,7 +880,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     loads = orjson.loads
     decode = _ENTRY_DECODER.decode
     valid_utf8 = _valid_utf8
-    decode_errors = (msgspec.DecodeError, msgspec.ValidationError)
+    decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
     head_roles = _HEAD_ROLES
     stops = _STOP_MAP
     add_obj = b.add_obj
@@ -947,8 +971,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                             if type(c) is list:
                                 calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
                         elif llm_role == "tool":
-                            if type(m.toolCallId) is str:  # type: ignore[union-attr]
-                                result = m.toolCallId  # type: ignore[union-attr]
+                            result = m.toolCallId  # type: ignore[union-attr]
                         elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
                             roles = None  # never sent: the general path
                         if roles is not None:

@@ -1,0 +1,121 @@
+"""Hostile files (issue 11, points 2 and 4): deep nesting is a diagnostic on its line and the
+rest loads; what is not a regular file is refused before it is opened, with the real cause."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import LoadError, load, load_bytes
+from tests.bad_input_seeds import SEEDS, encode, exercise
+
+
+@pytest.mark.parametrize("depth", [10_000, 100_000])
+@pytest.mark.parametrize("fmt", ["pi", "native", "claude_code", "codex"])
+@pytest.mark.parametrize("opener", ["[", '{"a":'])
+def test_a_deeply_nested_line_is_a_diagnostic_and_the_rest_loads(fmt: str, depth: int, opener: str, tmp_path: Path) -> None:
+    closer = "]" if opener == "[" else "}"
+    good = encode(fmt, SEEDS[fmt])
+    lines = good.splitlines(keepends=True)
+    deep = (opener * depth + "1" + closer * depth).encode() + b"\n"
+    data = b"".join([*lines[:2], deep, *lines[2:]])
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(data)
+    for led in (load(str(f)), load_bytes(data, str(f))):
+        (d,) = [d for d in led.diagnostics if d.problem == "too_deep"]
+        assert d.line == 3 and "line 3" in d.message and "nested deeper than" in d.message
+        assert len(led.records) == len(load_bytes(good, "s").records)
+        exercise(led)
+
+
+def test_a_deep_line_with_invalid_utf8_too(tmp_path: Path) -> None:
+    lines = encode("pi", SEEDS["pi"]).splitlines(keepends=True)
+    deep = b'{"type":"x\xff","a":' + b"[" * 5000 + b"]" * 5000 + b"}\n"
+    led = load_bytes(b"".join([*lines[:2], deep, *lines[2:]]), "s")
+    assert [d.line for d in led.diagnostics if d.problem == "too_deep"] == [3]
+
+
+def test_a_named_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    out: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            load(str(fifo))
+        except LoadError as e:
+            out.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "load() blocked on a named pipe"
+    assert out and "not a session file (a named pipe)" in str(out[0]) and str(fifo) in str(out[0])
+
+
+def test_a_device_is_refused() -> None:
+    with pytest.raises(LoadError, match="not a session file \\(a character device\\)"):
+        load("/dev/null")
+
+
+def test_a_symlink_loop_says_so(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    with pytest.raises(LoadError, match="symlink loop"):
+        load(str(a))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_permission_denied_says_so(tmp_path: Path) -> None:
+    d = tmp_path / "locked"
+    d.mkdir()
+    f = d / "s.jsonl"
+    f.write_bytes(encode("pi", SEEDS["pi"]))
+    d.chmod(0o600)  # no search permission
+    try:
+        with pytest.raises(LoadError, match="permission denied") as e:
+            load(str(f))
+        assert str(f) in str(e.value)
+    finally:
+        d.chmod(0o700)
+    f.chmod(0)
+    try:
+        with pytest.raises(LoadError, match="permission denied"):
+            load(str(f))
+    finally:
+        f.chmod(0o600)
+
+
+def _adk_dump() -> bytes:
+    import json
+
+    return json.dumps(SEEDS["adk"], indent=1).encode()
+
+
+def test_an_adk_dump_with_a_bom_loads(tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\xef\xbb\xbf" + _adk_dump())
+    assert load(str(f)).format == "adk"
+
+
+def test_an_adk_dump_with_a_bad_byte_names_its_line_and_column(tmp_path: Path) -> None:
+    lines = _adk_dump().split(b"\n")
+    lines[30] = lines[30][:5] + b"\xff" + lines[30][5:]
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\n".join(lines))
+    with pytest.raises(LoadError, match=r"line 31, column 6: invalid UTF-8 \(byte 0xff\)"):
+        load(str(f))
+
+
+def test_a_truncated_adk_dump_says_so_at_its_end(tmp_path: Path) -> None:
+    data = _adk_dump()
+    f = tmp_path / "s.json"
+    f.write_bytes(data[: len(data) // 2])
+    with pytest.raises(LoadError) as e:
+        load(str(f))
+    last = data[: len(data) // 2].count(b"\n") + 1
+    assert f"line {last}, column" in str(e.value) and "truncated" in str(e.value) and "line 1 " not in str(e.value)

@@ -1,0 +1,83 @@
+"""Wrong JSON types in every field an adapter reads (issue 11, point 1): each case is a diagnostic
+naming the line, the field and the type found, and nothing downstream (analyze and its JSON, the
+next request's tokens, every record's first line, plan for each strategy, simulate) raises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import LoadError, load, load_bytes
+from tests.bad_input_seeds import JSON_VALUES, SEEDS, encode, exercise, substituted, type_cases
+
+
+def _cases(fmt: str, kind: str) -> list[tuple[str, object]]:
+    return [(label, s) for label, s in type_cases(fmt) if label.endswith("=" + kind)]
+
+
+@pytest.mark.parametrize("kind", list(JSON_VALUES))
+@pytest.mark.parametrize("fmt", list(SEEDS))
+def test_every_field_with_every_other_json_type(fmt: str, kind: str, tmp_path: Path) -> None:
+    path = tmp_path / ("s.json" if fmt == "adk" else "s.jsonl")
+    failures: list[str] = []
+    for label, session in _cases(fmt, kind):
+        data = encode(fmt, session)
+        path.write_bytes(data)
+        for how in ("file", "bytes"):
+            try:
+                led = load(str(path)) if how == "file" else load_bytes(data, str(path))
+                exercise(led)
+            except LoadError:
+                continue
+            except Exception as e:
+                failures.append(f"{how} {label}: {type(e).__name__}: {e}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_the_seeds_are_clean() -> None:
+    for fmt, seed in SEEDS.items():
+        led = load_bytes(encode(fmt, seed), "s")
+        assert led.format == fmt
+        assert not [d for d in led.diagnostics if d.problem == "wrong_type"], fmt
+        exercise(led)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path", "value", "line", "field", "found"),
+    [
+        ("pi", (2, "message", "content", 0, "text"), ["a"], 3, "message.content[0].text", "a list"),
+        ("pi", (2, "message", "role"), {"r": 1}, 3, "message.role", "an object"),
+        ("pi", (1, "type"), {"t": 1}, 2, "type", "an object"),
+        ("pi", (3, "message", "usage", "input"), 10**30, 4, "message.usage.input", "too large for 64 bits"),
+        ("claude_code", (1, "type"), {"t": 1}, 2, "type", "an object"),
+        ("codex", (2, "payload", "type"), ["message"], 3, "payload.type", "a list"),
+        ("codex", (1, "type"), ["x"], 2, "type", "a list"),
+        ("adk", ("events", 0, "content", "parts"), 3, 1, "content.parts", "an integer"),
+    ],
+)
+def test_the_diagnostic_names_line_field_and_type(
+    fmt: str, path: tuple, value: object, line: int, field: str, found: str, tmp_path: Path
+) -> None:
+    data = encode(fmt, substituted(SEEDS[fmt], path, value))
+    f = tmp_path / ("s.json" if fmt == "adk" else "s.jsonl")
+    f.write_bytes(data)
+    for led in (load(str(f)), load_bytes(data, str(f))):
+        (d,) = [d for d in led.diagnostics if d.problem == "wrong_type"]
+        assert d.line == line and repr(field) in d.message and found in d.message, d.message
+        assert (f"line {line}:" if fmt != "adk" else f"event {line}:") in d.message
+        # the record is kept (shown), as an unknown record when its type could not be read
+        assert len(led.records) == len(load_bytes(encode(fmt, SEEDS[fmt]), "s").records)
+        exercise(led)
+
+
+def test_pi_fast_path_reports_what_the_general_path_reports(tmp_path: Path) -> None:
+    """The streaming reader's message heads decode the same fields with the same types: a line
+    with a wrong type takes the general path, so both readers give the same diagnostics."""
+    f = tmp_path / "s.jsonl"
+    for label, session in type_cases("pi"):
+        data = encode("pi", session)
+        f.write_bytes(data)
+        a = [d.message for d in load(str(f)).diagnostics]
+        b = [d.message for d in load_bytes(data, str(f)).diagnostics]
+        assert a == b, label
