@@ -88,6 +88,8 @@ _BOOKKEEPING = frozenset(
         "tag",
     }
 )
+# Lines a reply's next block may hang off without ending the reply (they carry no message).
+_PASS_THROUGH = frozenset({"progress", "attachment"})
 # Fields the model above represents; everything else on a line is kept in `extra`.
 _MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -264,6 +266,12 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     session_id: str | None = None
     # assistant reply groups: key -> seqs in file order
     groups: dict[tuple[Any, ...], list[int]] = {}
+    # The reply the newest assistant line belongs to (None after a user line): a line without
+    # message.id chained onto it continues it.
+    run_key: tuple[Any, ...] | None = None
+    run_uuid: str | None = None
+    run_seq: int | None = None
+    by_uuid: dict[str, int] = {}
 
     seq = 0
     for rl in lines:
@@ -284,6 +292,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
             m = o.get("message")
             if t in ("user", "assistant"):
                 if not isinstance(m, dict):
+                    run_key = run_uuid = run_seq = None
                     diags.append(
                         Diagnostic(
                             rl.line,
@@ -301,8 +310,17 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                     )
                     if t == "assistant":
                         key = _group_key(o, m)
-                        if key is not None:
-                            groups.setdefault(key, []).append(seq)
+                        if key is None and run_key is not None and _continues(pid, run_uuid, records, by_uuid, run_seq):
+                            # No message.id (a transcript re-extracted by another tool): a line chained
+                            # straight onto the previous assistant line is the next block of that reply,
+                            # as Claude Code merges them into one API message when it builds the request.
+                            key = run_key
+                        if key is None:
+                            key = ("line", seq)
+                        groups.setdefault(key, []).append(seq)
+                        run_key, run_uuid, run_seq = key, uuid, seq
+                    else:
+                        run_key = run_uuid = run_seq = None
             elif t == "system":
                 sub = o.get("subtype")
                 if sub == "compact_boundary":
@@ -327,6 +345,8 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 rec.runtime_visible = False
             records.append(rec)
             objs.append(o)
+            if uuid is not None:
+                by_uuid[uuid] = seq
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
             seq += 1
@@ -355,6 +375,24 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
     return led
+
+
+def _continues(pid: str | None, prev_uuid: str | None, records: list[Record], by_uuid: dict[str, int], prev_seq: int | None) -> bool:
+    """Does a line whose parent is `pid` hang off the assistant line `prev_uuid`, directly or
+    through progress and attachment lines written after it (never across a user line, an API
+    error or a compact boundary)?"""
+    if prev_uuid is None or prev_seq is None:
+        return False
+    for _ in range(64):  # a bounded walk: parent ids may loop
+        if pid is None:
+            return False
+        if pid == prev_uuid:
+            return True
+        s = by_uuid.get(pid)
+        if s is None or s <= prev_seq or records[s].type not in _PASS_THROUGH:
+            return False
+        pid = records[s].parent_id
+    return False
 
 
 def _link_subagents(records: list[Record], path: str | None) -> None:
