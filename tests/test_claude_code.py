@@ -206,6 +206,12 @@ def test_small_fixture_is_reported_not_fatal() -> None:
     assert "duplicate_id" in codes
     cycle = [d for d in report.ledger.diagnostics if d.problem == "parent_cycle"]
     assert cycle and "line 89" in cycle[0].message
+    # The cycle goes through the reused uuid: the finding says so and names the lines sharing it;
+    # the rest is still shown, both compact boundaries and a next request (issue 12, point 27).
+    (tree,) = [f for f in report.findings if f.code == "broken_tree"]
+    assert tree.severity == "error" and "lines (42–89) share the uuid '[trimmed for fixture]'" in tree.message
+    assert [v.record.line for v in report.checkpoints] == [21, 51]
+    assert report.context and report.context[-1].line == 87
     cps = [r for r in report.ledger.records if r.kind == "checkpoint"]
     assert cps[0].line == 21 and cps[0].checkpoint.summary == "Summary of prior context."
     assert cps[1].checkpoint.details["preservedSegment"] and cps[1].checkpoint.trigger is not None
@@ -584,6 +590,26 @@ def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
     objs[2] = _line("user", "r1", "a1", stray)
     report = analyze(load_bytes(_jsonl(objs)))
     assert report.context[2].orphan
+
+
+def test_a_parent_cycle_is_reported_by_its_lines_and_the_rest_is_shown() -> None:
+    """Lines 5 and 6 name each other as parent: the cycle is one finding naming both lines; the
+    lines before it are read in file order, so the compaction and the next request are still there."""
+    objs = [
+        _line("user", "u1", None, "first"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "ok"}]),
+        _boundary("b1", "a1"),
+        _summary("s1", "b1"),
+        _line("user", "u2", "x2", "second"),
+        _line("assistant", "x2", "u2", [{"type": "text", "text": "done"}]),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    (tree,) = [f for f in report.findings if f.code == "broken_tree"]
+    assert tree.message.startswith("lines 5, 6: parentUuid leads back into its own ancestry")
+    assert sorted(report.ledger.records[s].line for s in tree.records) == [5, 6]
+    assert [v.record.line for v in report.checkpoints] == [3]
+    assert [(it.kind, it.line) for it in report.context] == [("summary", 3), ("message", 5), ("message", 6)]
+    assert _states(report)["u1"] == "summarized"
 
 
 def test_bad_lines_are_reported_by_line_and_the_rest_loads() -> None:

@@ -258,6 +258,8 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
         return [], None
     if not rt.tree:
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
+    if led.resolved_path is not None:
+        return list(led.resolved_path), None
     return walk_path(led, led.leaf_seq, include_invisible=False)
 
 

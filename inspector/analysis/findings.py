@@ -92,6 +92,9 @@ def _malformed(report: Report) -> list[Finding]:
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
             continue
+        if d.problem == "parent_cycle":  # an adapter's own walk met a cycle (Claude Code)
+            out.append(Finding("broken_tree", "error", d.message, list(d.seqs), data={"line": d.line}))
+            continue
         msg = d.message
         sev = d.severity
         if d.problem == "glued_objects" and led.format == "pi":

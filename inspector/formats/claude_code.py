@@ -553,17 +553,10 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         chain.append(cur)
         pid = records[cur].parent_id
         cur = by_id.get(pid) if pid is not None else None
-    if cur is not None:
-        r = records[chain[-1]]
-        led.diagnostics.append(
-            Diagnostic(
-                r.line,
-                "parent_cycle",
-                f"line {r.line}: parentUuid {r.parent_id!r} leads back into its own ancestry (a cycle); the walk stops there",
-                severity="error",
-                seqs=[r.seq],
-            )
-        )
+    cycle = cur is not None
+    if cycle:
+        assert cur is not None
+        led.diagnostics.append(_cycle_diagnostic(records, chain, cur, cands))
     elif main and records[chain[-1]].parent_id is not None:
         # The chain ends at a parent no line of this file has: Claude Code stops there too, so
         # nothing written before it reaches the model.
@@ -586,6 +579,11 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
             )
         )
     chain.reverse()
+    if cycle:
+        # The parent links give no order past the cycle; a transcript is written in order, so
+        # the main thread's lines written before it stand in for the rest of the chain.
+        start = chain[0]
+        chain = [r.seq for r in cands if r.seq < start and r.seq not in seen] + chain
     path = _with_parallel_results(records, chain, merged)
     path = _preserved_before_boundaries(records, path, by_id)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
@@ -601,6 +599,35 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
     led._by_id = None
+    if cycle or len({records[s].id for s in path}) < len(path):
+        # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
+        led.resolved_path = path
+
+
+def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands: list[Record]) -> Diagnostic:
+    """The lines whose parentUuid values loop, and, when the loop goes through a reused uuid, how
+    many lines share it."""
+    loop = chain[chain.index(back) :] if back in chain else chain[-1:]
+    lines = sorted(records[s].line for s in loop)
+    r = records[chain[-1]]
+    named = ", ".join(str(x) for x in lines[:8]) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
+    shared = [x.line for x in records if x.id is not None and x.id == r.parent_id]
+    why = ""
+    if len(shared) > 1:
+        why = (
+            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {r.parent_id!r} and a reference to it "
+            f"resolves to the last one written (line {shared[-1]})"
+        )
+    earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")
+    rest = f"the {earlier} earlier main-thread messages are read in file order instead" if earlier else "nothing was written before it"
+    return Diagnostic(
+        r.line,
+        "parent_cycle",
+        f"line{'s' if len(lines) > 1 else ''} {named}: parentUuid leads back into its own ancestry (a cycle){why}; "
+        f"the parent links cannot be walked past it, so {rest}",
+        severity="error",
+        seqs=sorted(loop),
+    )
 
 
 def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]]) -> list[int]:
