@@ -29,7 +29,11 @@ CODES: dict[str, str] = {
     "malformed_line": "a line that could not be read as written",
     "duplicate_id": "two records share one id",
     "broken_tree": "the parent links cannot be walked (a cycle)",
+    "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
 }
+
+# Diagnostics about how a file is put together rather than about a bad line.
+STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
 
 
 def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
@@ -91,6 +95,9 @@ def _malformed(report: Report) -> list[Finding]:
             continue  # which session of a database was read (ADK): information, not a bad line
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
+            continue
+        if d.problem in STRUCTURE_PROBLEMS:
+            out.append(Finding("file_structure", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
             continue
         if d.problem == "parent_cycle":  # an adapter's own walk met a cycle (Claude Code)
             out.append(Finding("broken_tree", "error", d.message, list(d.seqs), data={"line": d.line}))
