@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from inspector.cli.main import main
-from tests.conftest import SHARED
+from tests.conftest import SAMPLES, SHARED
 
 CORPUS = SHARED / "peers" / "pi" / "corpus"
 KILLED = CORPUS / "killed_mid_tool.jsonl"
@@ -104,3 +105,20 @@ def test_console_script_installed(tmp_path: Path) -> None:
     assert exe.exists(), "the inspector console script is installed with the package"
     p = subprocess.run([str(exe), "context", str(KILLED)], capture_output=True, text=True, check=False)
     assert p.returncode == 0 and "What the model receives next" in p.stdout
+
+
+def test_a_repair_checkpoint_is_an_inspector_repair_in_the_table_and_the_json(tmp_path: Path) -> None:
+    """The default repair of the ADR 0302 sample carries the summary and moves the boundary: the
+    report names it for what it is, judged on what it did (no hole), in --json too (issue 12, point 6)."""
+    fixed = tmp_path / "fixed.jsonl"
+    assert main(["repair", str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"), "--strategy", "resummarize", "--out", str(fixed)]) == 0
+    out = json.loads(_run("analyze", str(fixed), "--json").stdout)
+    *_, fallback, repair = out["checkpoints"]
+    assert repair["repair"] is True and repair["fallback"] is False and repair["carried_forward"] is True
+    assert repair["status"] == "inspector repair: kept 223 messages raw, summary carried" and repair["status_tone"] == "ok"
+    assert fallback["repair"] is False and fallback["status_tone"] == "error"
+    assert fallback["status"] == "fallback: carried the previous summary forward (summarized nothing new)"
+    env = {**os.environ, "COLUMNS": "200"}
+    human = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(fixed)], capture_output=True, text=True, env=env, check=False).stdout
+    assert "inspector repair: kept 223 messages raw, summary carried" in human
+    assert "carried previous summary" not in human

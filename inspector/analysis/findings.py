@@ -255,7 +255,8 @@ def summary_sound(report: Report, v: CheckpointView) -> bool:
     """Is this checkpoint a sound base for the next request: a real summary (not a fallback, not
     carried forward, not empty), complete, with its boundary on the path?"""
     cp = v.checkpoint
-    if v.fallback or v.empty_summary or v.carried_forward or cp.truncated or v.first_kept_found is False:
+    carried = v.carried_forward and not v.repair  # a repair carries only a summary it judged sound
+    if v.fallback or v.empty_summary or carried or cp.truncated or v.first_kept_found is False:
         return False
     state = summary_completeness(cp.summary)
     if state == "essential_incomplete" or cp.essential_complete is False:
