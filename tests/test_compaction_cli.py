@@ -56,7 +56,10 @@ def test_repair_writes_a_copy_and_compares_before_and_after(tmp_path: Path) -> N
     p = _run("repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--out", str(out), "--progress")
     assert p.returncode == 0, p.stderr
     assert out.exists()
-    assert "installed" in p.stdout and "after (written file)" in p.stdout and "untouched" in p.stdout
+    # Built, written to a copy: nothing is installed into the session (issue 12, point 7).
+    head = p.stdout.splitlines()[0]
+    assert head.startswith("built") and "written to a copy" in head and "installed" not in p.stdout
+    assert "after (written file)" in p.stdout and "untouched" in p.stdout
     assert "1/1" in p.stderr  # rich progress: request i of N
     a = _run("analyze", str(out), "--json")
     report = json.loads(a.stdout)
@@ -77,8 +80,11 @@ def test_repair_without_out_writes_nothing(tmp_path: Path, capsys: pytest.Captur
     before = sorted(p.name for p in SAMPLES.glob("*/*"))
     assert main(["repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["status"] == "installed" and d["out"] is None and d["after_source"] == "simulated"
+    assert d["status"] == "built" and d["out"] is None and d["after_source"] == "simulated"
     assert sorted(p.name for p in SAMPLES.glob("*/*")) == before
+    # Said in one word for built and one for installed (issue 12, point 7).
+    human = _run("repair", str(ADR), "--strategy", "resummarize").stdout
+    assert human.startswith("built  ·  not installed (no --out or --write)") and "Checkpoint built" in human
 
 
 def test_usage_and_configuration_errors_exit_2(tmp_path: Path) -> None:

@@ -124,11 +124,12 @@ async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(se
         await pilot.press("r")
         await _ran(pilot, screen)
         res = screen.result
-        assert res.status == "installed" and len(res.calls) == 8 and res.after.holes == 0
+        assert res.status == "built" and len(res.calls) == 8 and res.after.holes == 0
         assert [(i, n) for i, n, _ in seen] == [(i, 8) for i in range(1, 9)]  # request i of N, in order
         assert seen[0][2].startswith("request 1 of 8")
         assert "tokens" in seen[-1][2] and " in / " in seen[-1][2]  # the usage so far, while it runs
-        assert "not written yet" in _text(screen, "#progress-label")
+        assert "checkpoint built: not installed yet" in _text(screen, "#progress-label")  # issue 12, point 7
+        assert "built" in _text(screen, "#result-view") and "installed (" not in _text(screen, "#result-view")
         assert session.read_bytes() == original  # running writes nothing
         # The coverage band after the run is the run's own analysis: no hole in it.
         band = screen.query_one("#band-after", Minimap)
@@ -142,7 +143,7 @@ async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(se
         shown = _text(modal, "#confirm-text")
         assert str(session.resolve()) in shown.replace("\n", "")
         assert str(backup_dir(str(session))) in shown.replace("\n", "")
-        assert res.entry["id"] in shown
+        assert res.entry["id"] in shown and "resummarize (built)" in shown
         await pilot.press("y")
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen), "back to the session view")
         view = app.screen

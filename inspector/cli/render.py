@@ -18,7 +18,7 @@ from inspector.analysis.export import (
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-STATUS_STYLE = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
+STATUS_STYLE = {"built": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
 # A checkpoint's status tone (analysis.export.checkpoint_status).
 TONE_STYLE = {"ok": "green", "warning": "yellow", "error": "red"}
 STATE_STYLE = {

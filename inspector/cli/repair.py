@@ -2,11 +2,11 @@
 
 plan   prints what a repair would ask and install and the session after it; calls and writes nothing.
 repair carries it out with a summarizer (the offline extractive one unless told otherwise), prints
-       the installed checkpoint and a before/after comparison; with --out it writes a copy of the
+       the checkpoint it built and a before/after comparison; with --out it writes a copy of the
        session with the record appended, with --write it appends to the session itself
        (inspector.store.writeback: locked, unchanged check, backup, verify, undo).
 
-Exit codes: 0 done (installed, recovered, or nothing to do); 1 the repair failed open (nothing
+Exit codes: 0 done (built, recovered, or nothing to do); 1 the repair failed open (nothing
 installed: the summarizer's own reason is shown); 2 usage or configuration error.
 """
 
@@ -109,7 +109,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             return _err(f"{args.out}: the copy does not read back: {e}")
     elif args.write and res.entry is not None:
         from inspector.compaction.plan import broken_promises
-        from inspector.store.writeback import install
+        from inspector.store.writeback import install, repair_what
 
         promised = res.after
 
@@ -117,7 +117,8 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             return broken_promises(promised, Outlook.of(actual)) if promised is not None else []
 
         try:
-            installed = install(report, res.entry, what=f"repair {p.strategy} ({res.status})", expect=expect)
+            kind = res.checkpoint.kind if res.checkpoint is not None else "summary"
+            installed = install(report, res.entry, what=repair_what(p.strategy, kind), expect=expect)
         except (WriteError, OSError) as e:
             return _err(str(e))
         written = Outlook.of(installed.report)
@@ -311,6 +312,9 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
     ix = p.index
     style = STATUS_STYLE[res.status]
     head = Text(f"{res.status}", style=style)
+    if res.entry is not None:
+        where = "installed into the session" if installed is not None else ("written to a copy" if out else "not installed (no --out or --write)")
+        head.append(f"  ·  {where}")
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}")
     if res.outcome:
@@ -335,7 +339,8 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:
         st = ix.tok.count(res.summary) if res.summary is not None else None
-        parts.append(_checkpoint_table(ix, res.checkpoint, st, "Checkpoint" + (" written" if out else " (not written: no --out or --write)")))
+        title = "Checkpoint installed" if installed is not None else ("Checkpoint written to the copy" if out else "Checkpoint built")
+        parts.append(_checkpoint_table(ix, res.checkpoint, st, title))
     record = "compaction" if p.report.ledger.format == "pi" else "checkpoint"
     if installed is not None:
         parts.append(Text(

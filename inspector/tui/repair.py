@@ -216,8 +216,8 @@ def findings_view(o: Outlook | None, title: str) -> RenderableType:
 
 
 _DONE_WORDS = {
-    "installed": "checkpoint built: not written yet (w installs it)",
-    "recovered": "fallback recovery built: not written yet (w installs it)",
+    "built": "checkpoint built: not installed yet (w installs it)",
+    "recovered": "fallback recovery built: not installed yet (w installs it)",
     "failed": "failed: nothing to install",
     "noop": "nothing to do",
 }
@@ -227,7 +227,7 @@ def result_view(res: RepairResult) -> Group:
     style = STATUS_STYLE[res.status]
     head = Text("cancelled" if res.cancelled else res.status, style=style)
     if res.entry is not None:
-        head.append("  (built, not written yet)", style=DIM)
+        head.append("  (not installed yet: w installs it)", style=DIM)
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}", style="")
     if res.outcome:
@@ -732,7 +732,7 @@ class RepairScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="write")
     def _write_worker(self, res: RepairResult) -> None:
-        from inspector.store.writeback import install
+        from inspector.store.writeback import install, repair_what
 
         promised = res.after
 
@@ -742,7 +742,7 @@ class RepairScreen(Screen[None]):
         assert res.entry is not None
         try:
             with self._lock:
-                done = install(self.report, res.entry, what=f"repair {res.plan.strategy} ({res.status}), from the app", expect=expect)
+                done = install(self.report, res.entry, what=repair_what(res.plan.strategy, res.checkpoint.kind if res.checkpoint is not None else "summary", "the app"), expect=expect)
                 done.report.ensure_tokens()
         except (WriteError, OSError) as e:
             self.post_message(self.Written(None, str(e)))
