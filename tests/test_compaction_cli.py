@@ -51,6 +51,16 @@ def test_plan_human_output() -> None:
         assert text in p.stdout
 
 
+def test_the_default_plan_on_the_adr_sample_says_why_no_summarizer_is_called() -> None:
+    """The 168 hole messages fit the retained tail, so the plan keeps them raw: it says that, not
+    "nothing new to summarize", and labels the room for summary and tail as a budget (issue 12,
+    points 8 and 12)."""
+    out = _run("plan", str(ADR), "--strategy", "resummarize", env={"COLUMNS": "200"}).stdout
+    assert out.splitlines()[1].startswith("the 168 hole messages fit in the window: kept raw, no summarizer call")
+    assert "nothing new to summarize" not in out and "no_new_history" not in out
+    assert "summary + tail budget │ 1,031,164 │ window − reserve − summary wrapper" in out
+
+
 def test_repair_writes_a_copy_and_compares_before_and_after(tmp_path: Path) -> None:
     out = tmp_path / "fixed.jsonl"
     p = _run("repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--out", str(out), "--progress")

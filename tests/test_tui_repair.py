@@ -332,3 +332,20 @@ async def test_a_summarizer_that_cannot_be_configured_is_said_and_cannot_run(
         screen.query_one("#provider").value = "extractive"
         await _planned(pilot, screen)
         assert not screen.query_one("#run", Button).disabled
+
+
+def test_the_plan_view_says_hole_messages_are_kept_raw_and_labels_the_budget() -> None:
+    """The repair screen uses the CLI's words: the 168 hole messages fit the tail (no summarizer
+    call), and the room for summary and tail is a budget (issue 12, points 8 and 12)."""
+    from rich.console import Console
+
+    from inspector.compaction.plan import plan
+    from inspector.tui.repair import budgets_line, plan_view
+
+    p = plan(analyze(load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))), "resummarize")
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(plan_view(p))
+    shown = console.export_text()
+    assert "the 168 hole messages fit in the window: kept raw, no summarizer call" in shown
+    assert "nothing new to summarize" not in shown
+    assert "summary + tail budget 1,031,164" in budgets_line(p).plain

@@ -27,7 +27,15 @@ from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
-from inspector.compaction.plan import ACTION_WORDS, Budgets, Outlook, PlanError, RepairPlan, plan
+from inspector.compaction.plan import (
+    AVAILABLE_LABEL,
+    Budgets,
+    Outlook,
+    PlanError,
+    RepairPlan,
+    action_sentence,
+    plan,
+)
 from inspector.store.writeback import Installed
 
 
@@ -176,7 +184,7 @@ def _budget_table(p: RepairPlan) -> Table:
     t.add_row("keep recent", f"{b.keep_recent:,}", b.sources.get("keep_recent", ""))
     if b.request is not None:
         t.add_row("request", f"{b.request:,}", b.sources.get("request", ""))
-    t.add_row("summary + tail", f"{b.available:,}", "window − reserve − summary wrapper")
+    t.add_row(AVAILABLE_LABEL, f"{b.available:,}", "window − reserve − summary wrapper")
     if p.action == "summarize":
         t.add_row("summary target", f"{p.target_tokens:,}", f"provider limit {p.max_output_tokens:,} (+10%); {p.installable_tokens:,} installable")
     return t
@@ -280,7 +288,7 @@ def render_plan(p: RepairPlan) -> Group:
     head = Text()
     head.append(str(led.path or "<input>"), style="bold")
     head.append(f"  ·  {led.format}  ·  plan: {p.strategy}")
-    action = Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")
+    action = Text(action_sentence(p), style="bold")
     parts: list[Any] = [head, action]
     if p.carry is not None:
         c = p.carry

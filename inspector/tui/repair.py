@@ -33,12 +33,13 @@ from inspector.compaction.entries import WriteError, check_writable, entry_line
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
-    ACTION_WORDS,
+    AVAILABLE_LABEL,
     STRATEGIES,
     Budgets,
     Outlook,
     PlanError,
     RepairPlan,
+    action_sentence,
     broken_promises,
     plan,
 )
@@ -112,7 +113,7 @@ def budgets_line(p: RepairPlan) -> Text:
         out.append(f"{label} ", style=DIM)
         out.append(f"{v:,} ", style="bold")
         out.append(f"({b.sources.get(name, '')})   ", style=DIM)
-    out.append("summary + tail ", style=DIM)
+    out.append(f"{AVAILABLE_LABEL} ", style=DIM)
     out.append(f"{b.available:,}", style="bold")
     return out
 
@@ -120,7 +121,7 @@ def budgets_line(p: RepairPlan) -> Text:
 def plan_view(p: RepairPlan) -> Group:
     """The plan: what it asks (requests, chunks), the checkpoint it installs, its budgets and notes."""
     ix = p.index
-    parts: list[RenderableType] = [Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")]
+    parts: list[RenderableType] = [Text(action_sentence(p), style="bold")]
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
