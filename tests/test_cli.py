@@ -122,3 +122,22 @@ def test_a_repair_checkpoint_is_an_inspector_repair_in_the_table_and_the_json(tm
     human = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(fixed)], capture_output=True, text=True, env=env, check=False).stdout
     assert "inspector repair: kept 223 messages raw, summary carried" in human
     assert "carried previous summary" not in human
+
+
+def test_one_number_style_and_a_fatal_load_error_is_not_skipped(tmp_path: Path) -> None:
+    """Counts carry separators ("1,493 items", never "1493 items"); a file that is no session is
+    refused in words that do not say "skipped" (issue 12, point 16)."""
+    from inspector.analysis.numbers import count, nice_ticks
+
+    assert [count(1493), count(22122.0), count(7), count(2.5)] == ["1,493", "22,122", "7", "2.5"]
+    assert nice_ticks(22122) == [0, 5000, 10000, 15000, 20000, 25000]
+    lines = [{"type": "ledger", "format": "inspector-ledger", "version": 1, "id": "s"}]
+    for k in range(1493):
+        lines.append({"type": "message", "id": f"m{k}", "ts": "2026-01-01T00:00:00Z", "role": "user" if k % 2 == 0 else "assistant",
+                      "content": [{"type": "text", "text": "x"}]})
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    out = json.loads(_run("analyze", str(big), "--json").stdout)
+    assert "next request: 1,493 items" in out["summary"]
+    readme = _run("analyze", str(Path(__file__).parents[1] / "README.md"))
+    assert readme.returncode == 2 and "not a session ledger" in readme.stderr and "skipped" not in readme.stderr

@@ -10,6 +10,7 @@ from typing import Any
 
 from inspector.analysis.engine import CheckpointView, ContextItem, Finding, Report
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles, plural, role_counts
+from inspector.analysis.numbers import count
 from inspector.ledger.model import Record
 
 ANALYZE_SCHEMA = "inspector.analyze/1"
@@ -179,20 +180,20 @@ def summary_line(report: Report) -> str:
     hole_part = ""
     if holes:
         hs = [s for s, st in enumerate(report.states) if st == "hole"]
-        hole_part = f"{holes} message{'s' if holes != 1 else ''} ({fmt_roles(role_counts(report, hs))}) fell into holes; "
+        hole_part = f"{plural(holes, 'message')} ({fmt_roles(role_counts(report, hs))}) fell into holes; "
     n_ctx = len(report.context)
-    ctx = f"next request: {n_ctx} items, about {report.context_tokens:,} tokens"
+    ctx = f"next request: {plural(n_ctx, 'item')}, about {count(report.context_tokens)} tokens"
     if report.window:
-        ctx += f" of {report.window:,}"
+        ctx += f" of {count(report.window)}"
     if errors:
-        verdict = f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
+        verdict = plural(len(errors), "error")
         if warnings:
-            verdict += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+            verdict += f", {plural(len(warnings), 'warning')}"
     elif warnings:
-        verdict = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        verdict = plural(len(warnings), "warning")
     else:
         verdict = "healthy"
-    return f"{verdict}: {hole_part}{len(report.checkpoints)} checkpoint{'s' if len(report.checkpoints) != 1 else ''} on the active path; {ctx}"
+    return f"{verdict}: {hole_part}{plural(len(report.checkpoints), 'checkpoint')} on the active path; {ctx}"
 
 
 def analyze_json(report: Report) -> dict[str, Any]:

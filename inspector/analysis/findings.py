@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
+from inspector.analysis.numbers import count
 from inspector.compaction.protocol import summary_completeness
 from inspector.ledger.model import Record
 
@@ -47,11 +48,11 @@ def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+    return f"{count(n)} {word}" if n == 1 else f"{count(n)} {word}s"
 
 
 def fmt_roles(by_role: dict[str, int]) -> str:
-    return " / ".join(f"{n} {role}" for role, n in by_role.items()) or "0"
+    return " / ".join(f"{count(n)} {role}" for role, n in by_role.items()) or "0"
 
 
 def _lines(report: Report, seqs: list[int]) -> str:
@@ -110,7 +111,7 @@ def _malformed(report: Report) -> list[Finding]:
             msgs = [r for r in recs if r.kind == "message"]
             cps = [r for r in recs if r.kind == "checkpoint"]
             if msgs:
-                parts.append(f"{len(msgs)} message{'s' if len(msgs) != 1 else ''}")
+                parts.append(plural(len(msgs), "message"))
             if cps:
                 parts.append(f"{len(cps)} compaction{'s' if len(cps) != 1 else ''}")
             cost = " and ".join(parts) or "its records"

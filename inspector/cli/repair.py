@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis.engine import Report
-from inspector.analysis.findings import SEVERITY_RANK
+from inspector.analysis.findings import SEVERITY_RANK, plural
 from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
 from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
@@ -297,7 +297,7 @@ def render_plan(p: RepairPlan) -> Group:
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
-            parts.append(Text(f"Range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {len(ms)} messages"))
+            parts.append(Text(f"Range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {plural(len(ms), 'message')}"))
     if p.route is not None:
         proven = f"line {ix.rec(p.proven).line}" if p.proven is not None else "none (no reply from this route)"
         parts.append(Text(f"Proven span of {p.route.label()}: up to {proven}", style="dim"))
@@ -342,7 +342,7 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
         if res.usage is not None:
             parts.append(Text(f"Usage (summed): {res.usage.prompt:,} in / {res.usage.output:,} out", style="dim"))
     if res.dropped:
-        parts.append(Text(f"{len(res.dropped)} messages were left out of the summary after a truncation: they are holes now.", style="yellow"))
+        parts.append(Text(f"{plural(len(res.dropped), 'message')} were left out of the summary after a truncation: they are holes now.", style="yellow"))
     if res.retreated:
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:

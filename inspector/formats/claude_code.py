@@ -573,7 +573,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
                 r.line,
                 "dangling_parent",
                 f"line {r.line}: parentUuid {r.parent_id!r} {where}; the chain Claude Code "
-                f"sends stops here, so the {before} messages written before it are not sent",
+                f"sends stops here, so the {before:,} messages written before it are not sent",
                 severity="error",
                 seqs=[r.seq],
             )
@@ -619,7 +619,7 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
             f"resolves to the last one written (line {shared[-1]})"
         )
     earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")
-    rest = f"the {earlier} earlier main-thread messages are read in file order instead" if earlier else "nothing was written before it"
+    rest = f"the {earlier:,} earlier main-thread messages are read in file order instead" if earlier else "nothing was written before it"
     return Diagnostic(
         r.line,
         "parent_cycle",

@@ -35,7 +35,7 @@ from textual.widgets import Collapsible, Static
 
 from inspector.analysis.engine import CheckpointView, Finding, Report
 from inspector.analysis.export import PathCounts, checkpoint_json, checkpoint_status
-from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete
+from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete, plural
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
@@ -568,7 +568,7 @@ class DetailPane(VerticalScroll):
                 self._title(
                     Text.assemble(
                         ("Replacement history ", "bold"),
-                        (f"· {len(cp.replacement)} items, all the history sent after it, in this order", DIM),
+                        (f"· {plural(len(cp.replacement), 'item')}, all the history sent after it, in this order", DIM),
                     )
                 )
             )

@@ -27,7 +27,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
 from inspector.analysis.engine import Report
-from inspector.analysis.findings import SEVERITY_RANK
+from inspector.analysis.findings import SEVERITY_RANK, plural
 from inspector.cli.render import STATUS_STYLE
 from inspector.compaction.entries import WriteError, check_writable, entry_line
 from inspector.compaction.execute import RepairResult, repair
@@ -125,7 +125,7 @@ def plan_view(p: RepairPlan) -> Group:
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
-            parts.append(Text(f"range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {len(ms)} messages"))
+            parts.append(Text(f"range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {plural(len(ms), 'message')}"))
     if p.carry is not None:
         c = p.carry
         trust = "sound" if c.trusted else f"not sound: {c.why_not}"
@@ -246,7 +246,7 @@ def result_view(res: RepairResult) -> Group:
     if res.usage is not None:
         parts.append(Text(f"usage (summed): {res.usage.prompt:,} in / {res.usage.output:,} out", style=DIM))
     if res.dropped:
-        parts.append(Text(f"{len(res.dropped)} messages were left out of the summary after a truncation: they are holes now.", style="yellow"))
+        parts.append(Text(f"{plural(len(res.dropped), 'message')} were left out of the summary after a truncation: they are holes now.", style="yellow"))
     if res.retreated:
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:
