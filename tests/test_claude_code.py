@@ -142,6 +142,61 @@ def test_parallel_results_off_the_parent_chain_are_still_sent() -> None:
     assert rec82.extra["parentUuid"] == _raw_lines(path)[81]["parentUuid"]  # as written, kept
 
 
+def _without_message_ids(path: Path) -> bytes:
+    """The transcript as another tool re-extracts it: assistant lines without `message.id`."""
+    objs = _raw_lines(path)
+    for o in objs:
+        if o.get("type") == "assistant" and isinstance(o.get("message"), dict):
+            o["message"].pop("id", None)
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
+
+
+def test_parallel_calls_pair_across_consecutive_lines_without_message_id() -> None:
+    """spotter__subagent with message.id stripped: lines 6-12 are still one reply (each line chained
+    onto the one before it), its four calls are answered by lines 13-16 in another order, and no
+    message drops off the request (issue 12, point 26)."""
+    path = REAL / "spotter__subagent.jsonl"
+    _need(path)
+    report = analyze(load_bytes(_without_message_ids(path), "noid.jsonl"))
+    first = next(r for r in report.ledger.records if r.line == 6)
+    assert first.extra["merged_lines"] == [6, 7, 8, 9, 10, 11, 12]
+    assert len(first.message.tool_call_ids()) == 4
+    calls = [c for it in report.context for c in it.tool_call_ids]
+    answered = [it.tool_result_id for it in report.context if it.role == "tool"]
+    assert len(calls) == 16 and sorted(calls) == sorted(answered)
+    assert not any(it.synthetic for it in report.context)
+    assert not [f for f in report.findings if f.code in ("orphan_tool_result", "unanswered_tool_call")]
+    assert report.coverage_counts()["inactive"] == 0
+
+
+def test_a_linear_chain_of_calls_without_message_id_gets_no_synthetic_result() -> None:
+    """Two calls on consecutive assistant lines, their results on consecutive user lines in the
+    other order, every line chained onto the previous one: one reply, both calls answered, no
+    synthetic "interrupted" result next to the real one."""
+    calls = [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": f"f{k}"}} for k in (1, 2)]
+    objs = [
+        _line("user", "u1", None, "read both"),
+        _line("assistant", "a1", "u1", [calls[0]], stop="tool_use"),
+        _line("assistant", "a2", "a1", [calls[1]], stop="tool_use"),
+        _line("user", "r2", "a2", [{"type": "tool_result", "tool_use_id": "t2", "content": "body 2"}]),
+        _line("user", "r1", "r2", [{"type": "tool_result", "tool_use_id": "t1", "content": "body 1"}]),
+        _line("assistant", "a3", "r1", [{"type": "text", "text": "done"}]),
+    ]
+    for o in objs:
+        if o["type"] == "assistant":
+            del o["message"]["id"]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [(it.role, it.record_id, it.synthetic) for it in report.context] == [
+        ("user", "u1", False), ("assistant", "a1", False), ("tool", "r2", False), ("tool", "r1", False), ("assistant", "a3", False),
+    ]
+    assert report.context[1].tool_call_ids == ["t1", "t2"]
+    assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
+    # A sibling (a regenerated reply hanging off the same user line) is not part of the run.
+    objs[2]["parentUuid"] = "u1"
+    led = load_bytes(_jsonl(objs))
+    assert [r.message.tool_call_ids() for r in led.records if r.role == "assistant"] == [["t1"], ["t2"], []]
+
+
 def test_small_fixture_is_reported_not_fatal() -> None:
     path = REAL / "agent-sessions__claude_small.jsonl"
     _need(path)
@@ -151,6 +206,12 @@ def test_small_fixture_is_reported_not_fatal() -> None:
     assert "duplicate_id" in codes
     cycle = [d for d in report.ledger.diagnostics if d.problem == "parent_cycle"]
     assert cycle and "line 89" in cycle[0].message
+    # The cycle goes through the reused uuid: the finding says so and names the lines sharing it;
+    # the rest is still shown, both compact boundaries and a next request (issue 12, point 27).
+    (tree,) = [f for f in report.findings if f.code == "broken_tree"]
+    assert tree.severity == "error" and "lines (42–89) share the uuid '[trimmed for fixture]'" in tree.message
+    assert [v.record.line for v in report.checkpoints] == [21, 51]
+    assert report.context and report.context[-1].line == 87
     cps = [r for r in report.ledger.records if r.kind == "checkpoint"]
     assert cps[0].line == 21 and cps[0].checkpoint.summary == "Summary of prior context."
     assert cps[1].checkpoint.details["preservedSegment"] and cps[1].checkpoint.trigger is not None
@@ -529,6 +590,26 @@ def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
     objs[2] = _line("user", "r1", "a1", stray)
     report = analyze(load_bytes(_jsonl(objs)))
     assert report.context[2].orphan
+
+
+def test_a_parent_cycle_is_reported_by_its_lines_and_the_rest_is_shown() -> None:
+    """Lines 5 and 6 name each other as parent: the cycle is one finding naming both lines; the
+    lines before it are read in file order, so the compaction and the next request are still there."""
+    objs = [
+        _line("user", "u1", None, "first"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "ok"}]),
+        _boundary("b1", "a1"),
+        _summary("s1", "b1"),
+        _line("user", "u2", "x2", "second"),
+        _line("assistant", "x2", "u2", [{"type": "text", "text": "done"}]),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    (tree,) = [f for f in report.findings if f.code == "broken_tree"]
+    assert tree.message.startswith("lines 5, 6: parentUuid leads back into its own ancestry")
+    assert sorted(report.ledger.records[s].line for s in tree.records) == [5, 6]
+    assert [v.record.line for v in report.checkpoints] == [3]
+    assert [(it.kind, it.line) for it in report.context] == [("summary", 3), ("message", 5), ("message", 6)]
+    assert _states(report)["u1"] == "summarized"
 
 
 def test_bad_lines_are_reported_by_line_and_the_rest_loads() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from inspector.cli.main import main
-from tests.conftest import SHARED
+from tests.conftest import SAMPLES, SHARED
 
 CORPUS = SHARED / "peers" / "pi" / "corpus"
 KILLED = CORPUS / "killed_mid_tool.jsonl"
@@ -104,3 +105,39 @@ def test_console_script_installed(tmp_path: Path) -> None:
     assert exe.exists(), "the inspector console script is installed with the package"
     p = subprocess.run([str(exe), "context", str(KILLED)], capture_output=True, text=True, check=False)
     assert p.returncode == 0 and "What the model receives next" in p.stdout
+
+
+def test_a_repair_checkpoint_is_an_inspector_repair_in_the_table_and_the_json(tmp_path: Path) -> None:
+    """The default repair of the ADR 0302 sample carries the summary and moves the boundary: the
+    report names it for what it is, judged on what it did (no hole), in --json too (issue 12, point 6)."""
+    fixed = tmp_path / "fixed.jsonl"
+    assert main(["repair", str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"), "--strategy", "resummarize", "--out", str(fixed)]) == 0
+    out = json.loads(_run("analyze", str(fixed), "--json").stdout)
+    *_, fallback, repair = out["checkpoints"]
+    assert repair["repair"] is True and repair["fallback"] is False and repair["carried_forward"] is True
+    assert repair["status"] == "inspector repair: kept 223 messages raw, summary carried" and repair["status_tone"] == "ok"
+    assert fallback["repair"] is False and fallback["status_tone"] == "error"
+    assert fallback["status"] == "fallback: carried the previous summary forward (summarized nothing new)"
+    env = {**os.environ, "COLUMNS": "200"}
+    human = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(fixed)], capture_output=True, text=True, env=env, check=False).stdout
+    assert "inspector repair: kept 223 messages raw, summary carried" in human
+    assert "carried previous summary" not in human
+
+
+def test_one_number_style_and_a_fatal_load_error_is_not_skipped(tmp_path: Path) -> None:
+    """Counts carry separators ("1,493 items", never "1493 items"); a file that is no session is
+    refused in words that do not say "skipped" (issue 12, point 16)."""
+    from inspector.analysis.numbers import count, nice_ticks
+
+    assert [count(1493), count(22122.0), count(7), count(2.5)] == ["1,493", "22,122", "7", "2.5"]
+    assert nice_ticks(22122) == [0, 5000, 10000, 15000, 20000, 25000]
+    lines = [{"type": "ledger", "format": "inspector-ledger", "version": 1, "id": "s"}]
+    for k in range(1493):
+        lines.append({"type": "message", "id": f"m{k}", "ts": "2026-01-01T00:00:00Z", "role": "user" if k % 2 == 0 else "assistant",
+                      "content": [{"type": "text", "text": "x"}]})
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    out = json.loads(_run("analyze", str(big), "--json").stdout)
+    assert "next request: 1,493 items" in out["summary"]
+    readme = _run("analyze", str(Path(__file__).parents[1] / "README.md"))
+    assert readme.returncode == 2 and "not a session ledger" in readme.stderr and "skipped" not in readme.stderr

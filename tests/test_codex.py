@@ -118,7 +118,11 @@ def test_schema_coverage_fixture_unknown_types_kept_and_empty_compaction_is_a_ho
     led = load(str(SMALL))
     report = analyze(led)
     t = _types(report)
-    assert len(led.records) == 118 and not led.diagnostics
+    assert len(led.records) == 118
+    # Its six later session_meta lines (sub-agents' and other sessions') are each said for what they are.
+    assert [(d.line, d.problem, d.severity) for d in led.diagnostics] == [
+        (n, "repeated_session_meta", "info") for n in (29, 36, 37, 42, 94, 96)
+    ]
     assert (t["turn_context"], t["session_meta"], t["compacted"], t["world_state"]) == (9, 7, 6, 5)
     assert t["inter_agent_communication_metadata"] == 1 and t["event_msg:context_compacted"] == 1
     # Line 81's replacement history: 26 user messages, 24 ghost snapshots (kept by Codex, never
@@ -574,3 +578,38 @@ def test_another_agents_message_is_model_input() -> None:
     report = analyze(load_bytes(_rollout(META, iac, _msg("assistant", "ok")), "iac.jsonl"))
     assert [(it.role, it.seq) for it in report.context] == [("system", None), ("user", 1), ("assistant", 2)]
     assert report.ledger.records[1].message.text() == "look at a.txt"  # type: ignore[union-attr]
+
+
+def _event(sub: str, **payload: Any) -> dict[str, Any]:
+    return {"timestamp": "t", "type": "event_msg", "payload": {"type": sub, **payload}}
+
+
+def test_events_without_response_items_say_why_the_request_is_empty() -> None:
+    """Only UI events: Codex sends none of them, so the empty next request gets a word (issue 12, point 28)."""
+    data = _rollout(META, _event("user_message", message="fix it"), _event("agent_message", message="done"), _event("token_count", info=None))
+    report = analyze(load_bytes(data, "events.jsonl"))
+    assert [it.seq for it in report.context if it.seq is not None] == []  # the base instructions only
+    (f,) = [f for f in report.findings if f.code == "file_structure"]
+    assert f.severity == "warning" and f.message.startswith("line 2: 3 event_msg lines, 2 of them user or agent messages")
+    assert "no response_item line" in f.message
+    # With the history there, the events are no news.
+    ok = analyze(load_bytes(_rollout(META, _msg("user", "fix it"), _event("user_message", message="fix it")), "ok.jsonl"))
+    assert not [f for f in ok.findings if f.code == "file_structure"]
+
+
+def test_a_sub_agents_file_with_its_parents_session_meta_says_what_each_is() -> None:
+    """A sub-agent's rollout: its own session_meta, then its parent's (the forked history follows)."""
+    child = {"timestamp": "t0", "type": "session_meta", "payload": {
+        "id": "c1", "parent_thread_id": "p1", "agent_nickname": "scout",
+        "source": {"subagent": {"thread_spawn": {"parent_thread_id": "p1", "depth": 1}}}, "base_instructions": {"text": "BASE"}}}
+    parent = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "p1", "source": "cli"}}
+    report = analyze(load_bytes(_rollout(child, parent, _msg("user", "look around"), _msg("assistant", "ok")), "sub.jsonl"))
+    assert report.ledger.session_id == "c1"
+    (f,) = [f for f in report.findings if f.code == "file_structure"]
+    assert f.severity == "info" and report.ledger.records[f.records[0]].line == 2
+    assert f.message == (
+        "line 2: another session_meta, session 'p1': the parent this file's sub-agent was spawned from; the items after it "
+        "are the parent's history, copied in as the sub-agent's own. This file's session is the first session_meta "
+        "(line 1, sub-agent session 'c1' (scout), spawned by session 'p1')"
+    )
+    assert [it.role for it in report.context][-2:] == ["user", "assistant"]

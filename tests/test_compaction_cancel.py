@@ -66,5 +66,5 @@ def test_an_unused_cancel_changes_nothing() -> None:
     never = threading.Event()
     a = repair(p, Counting(never, 0), entry_id="abcd1234", timestamp="2026-01-01T00:00:00.000Z", cancel=never.is_set)
     b = repair(p, Counting(never, 0), entry_id="abcd1234", timestamp="2026-01-01T00:00:00.000Z")
-    assert a.status == b.status == "installed" and not a.cancelled
+    assert a.status == b.status == "built" and not a.cancelled
     assert a.entry == b.entry and len(a.calls) == len(p.requests)

@@ -66,7 +66,7 @@ def test_a_range_too_large_for_one_request_is_summarized_in_chunks(fmt: str) -> 
     outputs = [protocol_summary(SummaryRequest("", "", 0), body=f"CHUNK-{k}") for k in range(len(p.requests))]
     s = Scripted([SummaryResult("ok", outputs[k], Usage(*usages[k])) for k in range(len(p.requests))])
     res = repair(p, s)
-    assert res.status == "installed" and len(s.requests) == len(p.requests)
+    assert res.status == "built" and len(s.requests) == len(p.requests)
     tok = get_tokenizer()
     for k, req in enumerate(s.requests):
         assert req.max_output_tokens == p.max_output_tokens

@@ -51,12 +51,25 @@ def test_plan_human_output() -> None:
         assert text in p.stdout
 
 
+def test_the_default_plan_on_the_adr_sample_says_why_no_summarizer_is_called() -> None:
+    """The 168 hole messages fit the retained tail, so the plan keeps them raw: it says that, not
+    "nothing new to summarize", and labels the room for summary and tail as a budget (issue 12,
+    points 8 and 12)."""
+    out = _run("plan", str(ADR), "--strategy", "resummarize", env={"COLUMNS": "200"}).stdout
+    assert out.splitlines()[1].startswith("the 168 hole messages fit in the window: kept raw, no summarizer call")
+    assert "nothing new to summarize" not in out and "no_new_history" not in out
+    assert "summary + tail budget │ 1,031,164 │ window − reserve − summary wrapper" in out
+
+
 def test_repair_writes_a_copy_and_compares_before_and_after(tmp_path: Path) -> None:
     out = tmp_path / "fixed.jsonl"
     p = _run("repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--out", str(out), "--progress")
     assert p.returncode == 0, p.stderr
     assert out.exists()
-    assert "installed" in p.stdout and "after (written file)" in p.stdout and "untouched" in p.stdout
+    # Built, written to a copy: nothing is installed into the session (issue 12, point 7).
+    head = p.stdout.splitlines()[0]
+    assert head.startswith("built") and "written to a copy" in head and "installed" not in p.stdout
+    assert "after (written file)" in p.stdout and "untouched" in p.stdout
     assert "1/1" in p.stderr  # rich progress: request i of N
     a = _run("analyze", str(out), "--json")
     report = json.loads(a.stdout)
@@ -77,8 +90,11 @@ def test_repair_without_out_writes_nothing(tmp_path: Path, capsys: pytest.Captur
     before = sorted(p.name for p in SAMPLES.glob("*/*"))
     assert main(["repair", str(ADR), "--strategy", "resummarize", "--keep-recent", "3000", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["status"] == "installed" and d["out"] is None and d["after_source"] == "simulated"
+    assert d["status"] == "built" and d["out"] is None and d["after_source"] == "simulated"
     assert sorted(p.name for p in SAMPLES.glob("*/*")) == before
+    # Said in one word for built and one for installed (issue 12, point 7).
+    human = _run("repair", str(ADR), "--strategy", "resummarize").stdout
+    assert human.startswith("built  ·  not installed (no --out or --write)") and "Checkpoint built" in human
 
 
 def test_usage_and_configuration_errors_exit_2(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def test_the_active_turns_own_request_is_never_summarized(fmt: str) -> None:
     else:
         assert cp.keep == (active,) and cp.cut > active  # native: kept ahead of a recent window
     res = repair(p, Scripted())
-    assert res.status == "installed" and res.after is not None
+    assert res.status == "built" and res.after is not None
     assert not [f for f in res.after.findings if f.code == "live_question_summarized"]
     assert res.after.holes == 0 and res.after.orphans == 0
 
@@ -99,7 +99,7 @@ def test_pi_quotes_an_active_request_whose_turn_outgrows_the_window() -> None:
     cp = p.checkpoint
     assert cp is not None and cp.quote_active is not None
     res = repair(p, Scripted())
-    assert res.status == "installed" and res.summary is not None
+    assert res.status == "built" and res.summary is not None
     request = "Now migrate the exporter to the streaming writer and keep the CSV byte-identical."
     assert request in res.summary  # verbatim, so the instruction survives
     assert res.after is not None

@@ -62,7 +62,7 @@ def _heals(fmt: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(("fmt", "name"), CASES)
 def test_every_seed_incident_heals(fmt: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, done = _heals(fmt, name, tmp_path, capsys, keep=[])
-    assert done["status"] in ("installed", "recovered")
+    assert done["status"] in ("built", "recovered")
 
 
 @pytest.mark.parametrize(("fmt", "name"), CASES)
@@ -71,7 +71,7 @@ def test_every_seed_incident_heals_with_a_real_summary(
 ) -> None:
     """With a keep-recent target below the session's size, the heal summarizes from source."""
     strategy, done = _heals(fmt, name, tmp_path, capsys, keep=["--keep-recent", "1200"])
-    assert strategy == "resummarize" and done["status"] == "installed" and done["complete"]
+    assert strategy == "resummarize" and done["status"] == "built" and done["complete"]
     if name == "orphan_tool_result_after_cut":
         # What the bad cut removed is already represented: the heal moves the boundary back to a
         # safe cut before the orphan's call (the active turn comes back raw), no new summary.
@@ -128,7 +128,7 @@ def test_after_any_complete_repair_there_is_no_hole_and_no_orphan(s: tuple[str, 
     except PlanError:
         return
     res = repair(p, Scripted())
-    if res.status == "installed":
+    if res.status == "built":
         assert res.complete
         assert res.after is not None and res.after.holes == 0 and res.after.orphans == 0
     elif res.status == "recovered":  # a budget too small to summarize: still provider-valid

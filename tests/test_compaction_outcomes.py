@@ -70,5 +70,5 @@ def test_the_providers_package_plugs_in() -> None:
     p = _plan("pi")
     summarizer = make_provider("extractive", model=None, base_url=None)
     res = repair(p, summarizer)
-    assert res.status == "installed" and res.calls[0].outcome == "ok"
+    assert res.status == "built" and res.calls[0].outcome == "ok"
     assert res.after is not None and res.after.holes == 0

@@ -44,7 +44,7 @@ def test_only_closed_sections_are_installed() -> None:
     text = essentials + "## Decisions\n- stream in batches\n<!-- end: Decisions -->\n## Files\n- src/a.py\n- src/b"
     assert summary_completeness(text) == "optional_truncated"
     res = repair(plan(report_of(_session()), "resummarize", BUDGETS), Scripted([SummaryResult("truncated", text, Usage(1, 1))]))
-    assert res.status == "installed" and len(res.calls) == 1
+    assert res.status == "built" and len(res.calls) == 1
     assert res.summary is not None and "## Decisions" in res.summary and "## Files" not in res.summary
     assert summary_completeness(res.summary) == "complete"
     assert res.truncated and res.essential_complete
@@ -72,7 +72,7 @@ def test_a_cut_before_the_marker_retries_with_strictly_smaller_input_then_recove
 def test_a_retry_that_succeeds_reports_what_it_left_out() -> None:
     p = plan(report_of(_session()), "resummarize", BUDGETS)
     res = repair(p, Scripted([CUT_EARLY]))
-    assert res.status == "installed" and len(res.calls) == 2
+    assert res.status == "built" and len(res.calls) == 2
     assert res.dropped and not res.complete
     ix = p.index
     assert {ix.rec(q).role for q in res.dropped} <= {"assistant", "tool"}

@@ -49,7 +49,7 @@ def test_input_too_large_retreats_to_this_routes_own_newest_reply(fmt: str) -> N
     assert p.proven is not None and ix.rec(p.proven).id == a_reply
     s = Scripted([TOO_LARGE], route=Route(*A))
     res = repair(p, s)
-    assert res.status == "installed" and res.retreated
+    assert res.status == "built" and res.retreated
     assert [c.kind for c in res.calls] == ["initial", "retreat"]
     # The retried fold ends where A's newest reply begins: that reply and everything after it
     # stays raw. Not B's nearer reply, which proves nothing about model-a on conn-a.

@@ -60,7 +60,7 @@ def test_write_appends_one_compaction_pi_accepts_then_undo_restores_every_byte(
     before = analyze(load(str(f)))
     assert main(["repair", str(f), "--strategy", "resummarize", "--write", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["status"] == "installed" and res["out"] == str(f)
+    assert res["status"] == "built" and res["out"] == str(f)
 
     now = f.read_bytes()
     assert now.startswith(original) and now.count(b"\n") == original.count(b"\n") + 1
@@ -90,6 +90,9 @@ def test_write_appends_one_compaction_pi_accepts_then_undo_restores_every_byte(
     assert main(["backups", str(f)]) == 0
     listing = capsys.readouterr().out
     assert backups[0].path in listing.replace("\n", "") and "applied" in listing
+    # The backup names what was installed, not the run's status (issue 12, point 7).
+    assert backups[0].what == "repair resummarize: carried-summary checkpoint"
+    assert "repair resummarize: carried-summary checkpoint" in listing and "(installed)" not in listing
 
     assert main(["undo", str(f)]) == 0
     assert "Restored" in capsys.readouterr().out

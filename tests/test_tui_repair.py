@@ -124,11 +124,12 @@ async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(se
         await pilot.press("r")
         await _ran(pilot, screen)
         res = screen.result
-        assert res.status == "installed" and len(res.calls) == 8 and res.after.holes == 0
+        assert res.status == "built" and len(res.calls) == 8 and res.after.holes == 0
         assert [(i, n) for i, n, _ in seen] == [(i, 8) for i in range(1, 9)]  # request i of N, in order
         assert seen[0][2].startswith("request 1 of 8")
         assert "tokens" in seen[-1][2] and " in / " in seen[-1][2]  # the usage so far, while it runs
-        assert "not written yet" in _text(screen, "#progress-label")
+        assert "checkpoint built: not installed yet" in _text(screen, "#progress-label")  # issue 12, point 7
+        assert "built" in _text(screen, "#result-view") and "installed (" not in _text(screen, "#result-view")
         assert session.read_bytes() == original  # running writes nothing
         # The coverage band after the run is the run's own analysis: no hole in it.
         band = screen.query_one("#band-after", Minimap)
@@ -142,7 +143,7 @@ async def test_repair_adr0302_end_to_end_writes_the_file_and_reloads_the_view(se
         shown = _text(modal, "#confirm-text")
         assert str(session.resolve()) in shown.replace("\n", "")
         assert str(backup_dir(str(session))) in shown.replace("\n", "")
-        assert res.entry["id"] in shown
+        assert res.entry["id"] in shown and "resummarize (built)" in shown
         await pilot.press("y")
         await _until(pilot, lambda: isinstance(app.screen, SessionScreen), "back to the session view")
         view = app.screen
@@ -331,3 +332,20 @@ async def test_a_summarizer_that_cannot_be_configured_is_said_and_cannot_run(
         screen.query_one("#provider").value = "extractive"
         await _planned(pilot, screen)
         assert not screen.query_one("#run", Button).disabled
+
+
+def test_the_plan_view_says_hole_messages_are_kept_raw_and_labels_the_budget() -> None:
+    """The repair screen uses the CLI's words: the 168 hole messages fit the tail (no summarizer
+    call), and the room for summary and tail is a budget (issue 12, points 8 and 12)."""
+    from rich.console import Console
+
+    from inspector.compaction.plan import plan
+    from inspector.tui.repair import budgets_line, plan_view
+
+    p = plan(analyze(load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))), "resummarize")
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(plan_view(p))
+    shown = console.export_text()
+    assert "the 168 hole messages fit in the window: kept raw, no summarizer call" in shown
+    assert "nothing new to summarize" not in shown
+    assert "summary + tail budget 1,031,164" in budgets_line(p).plain

@@ -143,3 +143,38 @@ async def test_unreadable_file_says_why(tmp_path: Path) -> None:
             await pilot.pause(0.02)
         status = str(app.screen.query_one("#status").render())
         assert "binary" in status
+
+
+async def test_a_repair_checkpoint_is_named_for_what_it_is_not_as_a_failure(tmp_path: Path) -> None:
+    """After the default repair of the ADR 0302 sample, the new checkpoint carries the summary on
+    purpose and leaves no hole: the timeline row and the detail pane name it as inspector's repair,
+    in green, not with the words of the fallback it fixed (issue 12, point 6)."""
+    from rich.style import Style
+
+    from inspector.cli.main import main
+    from inspector.tui.detail import TONE_COLORS, DetailPane
+
+    fixed = tmp_path / "fixed.jsonl"
+    assert main(["repair", str(ADR), "--strategy", "resummarize", "--out", str(fixed)]) == 0
+    app = create_app([str(fixed)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _ready(app, pilot)
+        report = app.screen.report
+        repair, fallback = report.checkpoints[-1], report.checkpoints[-2]
+        words = "inspector repair: kept 223 messages raw, summary carried"
+        timeline = app.screen.query_one(Timeline)
+        row = "".join(s.text for s in timeline._separator(repair.record, 200, Style()))
+        assert words in row and "carried previous summary" not in row
+        assert "fallback: carried the previous summary forward" in "".join(
+            s.text for s in timeline._separator(fallback.record, 200, Style())
+        )
+        timeline.go_to(repair.seq)
+        pane = app.screen.query_one(DetailPane)
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if pane.seq == repair.seq:
+                break
+        assert words in pane.plain and "fallback" not in pane.plain.split("Ranges")[0]
+        assert "written by inspector's repair" in pane.plain
+        status = pane._cp_status(report, repair, None, True)
+        assert status.plain == words and TONE_COLORS["ok"] in str(status.style)

@@ -18,9 +18,18 @@ from inspector.analysis.runtime import Runtime, runtime_for
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record
 
+# The `producer` a checkpoint this tool's repair wrote names in its details (pi, native).
+REPAIR_PRODUCER = "inspector"
+
 # Coverage states (DESIGN §2), plus `inactive` for messages on another branch of a tree.
 LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE = "live", "retained", "summarized", "excluded", "hole", "inactive"
 STATES: tuple[str, ...] = (LIVE, RETAINED, SUMMARIZED, EXCLUDED, HOLE, INACTIVE)
+
+
+def written_by_repair(cp: Checkpoint) -> bool:
+    """Did this tool's repair write the checkpoint (its details name us as the producer)?"""
+    d = cp.details
+    return isinstance(d, dict) and d.get("producer") == REPAIR_PRODUCER
 
 
 class CheckpointView:
@@ -47,6 +56,7 @@ class CheckpointView:
         "pos",
         "record",
         "rep",
+        "repair",
         "seq",
         "shape",
     )
@@ -81,7 +91,10 @@ class CheckpointView:
         self.first_kept_found = first_kept_found  # None when the checkpoint names no boundary
         self.carried_forward = carried_forward
         self.empty_summary = empty_summary
-        self.fallback = carried_forward or self.checkpoint.failure_reason is not None
+        self.repair = written_by_repair(self.checkpoint)
+        # A repair that carries a sound summary while it moves the boundary is not a fallback: it
+        # made no request on purpose (its failure reason, if any, still makes it one).
+        self.fallback = (carried_forward and not self.repair) or self.checkpoint.failure_reason is not None
         self._path = path
         self._records = records
         shape = self.checkpoint.retained_tail_shape
@@ -258,6 +271,8 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
         return [], None
     if not rt.tree:
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
+    if led.resolved_path is not None:
+        return list(led.resolved_path), None
     return walk_path(led, led.leaf_seq, include_invisible=False)
 
 

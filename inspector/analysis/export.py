@@ -5,10 +5,12 @@ Plain dicts built from a Report; adding keys is allowed, renaming or removing th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from inspector.analysis.engine import CheckpointView, ContextItem, Finding, Report
-from inspector.analysis.findings import SEVERITY_RANK, fmt_roles, role_counts
+from inspector.analysis.findings import SEVERITY_RANK, fmt_roles, plural, role_counts
+from inspector.analysis.numbers import count
 from inspector.ledger.model import Record
 
 ANALYZE_SCHEMA = "inspector.analyze/1"
@@ -69,9 +71,53 @@ class PathCounts:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointStatus:
+    """What a checkpoint is, in the words every view uses (CLI table, timeline, detail pane, JSON),
+    and its tone: `error` when it left a hole or failed, `warning` when its summary is cut, `ok`."""
+
+    words: str
+    tone: str  # ok | warning | error
+
+
+def checkpoint_status(report: Report, v: CheckpointView) -> CheckpointStatus:
+    """A repair this tool wrote is named for what it did and judged on it (did it leave a hole?);
+    a producer's own checkpoint by its summary (empty, carried forward, a fallback's reason)."""
+    cp = v.checkpoint
+    holes = sum(
+        len(f.records) for f in report.findings if f.code == "hole" and (f.data or {}).get("checkpoint") == v.index
+    )
+    kept = len(v.retains)
+    if v.repair:
+        if cp.failure_reason:
+            did = f"recovery ({cp.failure_reason}), kept {plural(kept, 'message')} raw"
+            did += ", summary carried" if v.rep else ""
+        elif v.carried_forward or not v.own:
+            did = f"kept {plural(kept, 'message')} raw, summary carried"
+        else:
+            did = f"summarized {plural(len(v.own_range), 'message')}, kept {kept:,} raw"
+        words = f"inspector repair: {did}"
+        if holes:
+            words += f"; left {plural(holes, 'message')} in a hole"
+        tone = "error" if holes else "ok"
+    elif v.empty_summary:
+        words, tone = "empty summary", "error"
+    elif v.carried_forward:
+        words, tone = "fallback: carried the previous summary forward (summarized nothing new)", "error"
+    elif cp.failure_reason:
+        words, tone = f"fallback: {cp.failure_reason}", "error"
+    else:
+        words, tone = "summarized", "ok"
+    if cp.truncated:
+        words += ", truncated"
+        tone = "error" if tone == "error" else "warning"
+    return CheckpointStatus(words, tone)
+
+
 def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None = None) -> dict[str, Any]:
     counts = counts or PathCounts(report)
     cp = v.checkpoint
+    status = checkpoint_status(report, v)
     records = report.ledger.records
     boundary: dict[str, Any] = {"first_kept_id": cp.first_kept_id, "explicit": cp.explicit_boundary, "found": v.first_kept_found}
     if v.first_kept_seq is not None:
@@ -87,6 +133,9 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
         "summary_chars": len(cp.summary),
         "fallback": v.fallback,
         "carried_forward": v.carried_forward,
+        "repair": v.repair,
+        "status": status.words,
+        "status_tone": status.tone,
         "empty_summary": v.empty_summary,
         "failure_reason": cp.failure_reason,
         "usage": cp.usage.to_dict() if cp.usage else None,
@@ -131,20 +180,20 @@ def summary_line(report: Report) -> str:
     hole_part = ""
     if holes:
         hs = [s for s, st in enumerate(report.states) if st == "hole"]
-        hole_part = f"{holes} message{'s' if holes != 1 else ''} ({fmt_roles(role_counts(report, hs))}) fell into holes; "
+        hole_part = f"{plural(holes, 'message')} ({fmt_roles(role_counts(report, hs))}) fell into holes; "
     n_ctx = len(report.context)
-    ctx = f"next request: {n_ctx} items, about {report.context_tokens:,} tokens"
+    ctx = f"next request: {plural(n_ctx, 'item')}, about {count(report.context_tokens)} tokens"
     if report.window:
-        ctx += f" of {report.window:,}"
+        ctx += f" of {count(report.window)}"
     if errors:
-        verdict = f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
+        verdict = plural(len(errors), "error")
         if warnings:
-            verdict += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+            verdict += f", {plural(len(warnings), 'warning')}"
     elif warnings:
-        verdict = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        verdict = plural(len(warnings), "warning")
     else:
         verdict = "healthy"
-    return f"{verdict}: {hole_part}{len(report.checkpoints)} checkpoint{'s' if len(report.checkpoints) != 1 else ''} on the active path; {ctx}"
+    return f"{verdict}: {hole_part}{plural(len(report.checkpoints), 'checkpoint')} on the active path; {ctx}"
 
 
 def analyze_json(report: Report) -> dict[str, Any]:

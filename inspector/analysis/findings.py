@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
+from inspector.analysis.numbers import count
 from inspector.compaction.protocol import summary_completeness
 from inspector.ledger.model import Record
 
@@ -29,7 +30,11 @@ CODES: dict[str, str] = {
     "malformed_line": "a line that could not be read as written",
     "duplicate_id": "two records share one id",
     "broken_tree": "the parent links cannot be walked (a cycle)",
+    "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
 }
+
+# Diagnostics about how a file is put together rather than about a bad line.
+STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
 
 
 def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
@@ -43,11 +48,11 @@ def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+    return f"{count(n)} {word}" if n == 1 else f"{count(n)} {word}s"
 
 
 def fmt_roles(by_role: dict[str, int]) -> str:
-    return " / ".join(f"{n} {role}" for role, n in by_role.items()) or "0"
+    return " / ".join(f"{count(n)} {role}" for role, n in by_role.items()) or "0"
 
 
 def _lines(report: Report, seqs: list[int]) -> str:
@@ -92,6 +97,12 @@ def _malformed(report: Report) -> list[Finding]:
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
             continue
+        if d.problem in STRUCTURE_PROBLEMS:
+            out.append(Finding("file_structure", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
+            continue
+        if d.problem == "parent_cycle":  # an adapter's own walk met a cycle (Claude Code)
+            out.append(Finding("broken_tree", "error", d.message, list(d.seqs), data={"line": d.line}))
+            continue
         msg = d.message
         sev = d.severity
         if d.problem == "glued_objects" and led.format == "pi":
@@ -100,7 +111,7 @@ def _malformed(report: Report) -> list[Finding]:
             msgs = [r for r in recs if r.kind == "message"]
             cps = [r for r in recs if r.kind == "checkpoint"]
             if msgs:
-                parts.append(f"{len(msgs)} message{'s' if len(msgs) != 1 else ''}")
+                parts.append(plural(len(msgs), "message"))
             if cps:
                 parts.append(f"{len(cps)} compaction{'s' if len(cps) != 1 else ''}")
             cost = " and ".join(parts) or "its records"
@@ -245,7 +256,8 @@ def summary_sound(report: Report, v: CheckpointView) -> bool:
     """Is this checkpoint a sound base for the next request: a real summary (not a fallback, not
     carried forward, not empty), complete, with its boundary on the path?"""
     cp = v.checkpoint
-    if v.fallback or v.empty_summary or v.carried_forward or cp.truncated or v.first_kept_found is False:
+    carried = v.carried_forward and not v.repair  # a repair carries only a summary it judged sound
+    if v.fallback or v.empty_summary or carried or cp.truncated or v.first_kept_found is False:
         return False
     state = summary_completeness(cp.summary)
     if state == "essential_incomplete" or cp.essential_complete is False:

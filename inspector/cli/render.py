@@ -8,11 +8,19 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis.engine import STATES, Report
-from inspector.analysis.export import PathCounts, checkpoint_json, item_preview, summary_line
+from inspector.analysis.export import (
+    PathCounts,
+    checkpoint_json,
+    checkpoint_status,
+    item_preview,
+    summary_line,
+)
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-STATUS_STYLE = {"installed": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
+STATUS_STYLE = {"built": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
+# A checkpoint's status tone (analysis.export.checkpoint_status).
+TONE_STYLE = {"ok": "green", "warning": "yellow", "error": "red"}
 STATE_STYLE = {
     "live": "green",
     "retained": "bright_green",
@@ -92,15 +100,7 @@ def checkpoints_table(report: Report) -> Table | Text:
             keeps = Text(f"line {records[v.first_kept_seq].line}")
         else:
             keeps = Text("—")
-        status = []
-        if v.empty_summary:
-            status.append("empty summary")
-        if v.carried_forward:
-            status.append("carried previous summary")
-        if v.checkpoint.failure_reason:
-            status.append(f"fallback: {v.checkpoint.failure_reason}")
-        if v.checkpoint.truncated:
-            status.append("truncated")
+        status = checkpoint_status(report, v)
         t.add_row(
             str(v.index),
             str(v.record.line),
@@ -109,7 +109,7 @@ def checkpoints_table(report: Report) -> Table | Text:
             str(spans["represents"]["count"]),
             str(spans["retains"]["count"]),
             (v.shape or "—").replace("_", " "),
-            ", ".join(status) or "ok",
+            Text(status.words, style=TONE_STYLE[status.tone]),
         )
     return t
 

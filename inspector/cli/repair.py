@@ -2,11 +2,11 @@
 
 plan   prints what a repair would ask and install and the session after it; calls and writes nothing.
 repair carries it out with a summarizer (the offline extractive one unless told otherwise), prints
-       the installed checkpoint and a before/after comparison; with --out it writes a copy of the
+       the checkpoint it built and a before/after comparison; with --out it writes a copy of the
        session with the record appended, with --write it appends to the session itself
        (inspector.store.writeback: locked, unchanged check, backup, verify, undo).
 
-Exit codes: 0 done (installed, recovered, or nothing to do); 1 the repair failed open (nothing
+Exit codes: 0 done (built, recovered, or nothing to do); 1 the repair failed open (nothing
 installed: the summarizer's own reason is shown); 2 usage or configuration error.
 """
 
@@ -21,13 +21,21 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis.engine import Report
-from inspector.analysis.findings import SEVERITY_RANK
+from inspector.analysis.findings import SEVERITY_RANK, plural
 from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
 from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
-from inspector.compaction.plan import ACTION_WORDS, Budgets, Outlook, PlanError, RepairPlan, plan
+from inspector.compaction.plan import (
+    AVAILABLE_LABEL,
+    Budgets,
+    Outlook,
+    PlanError,
+    RepairPlan,
+    action_sentence,
+    plan,
+)
 from inspector.store.writeback import Installed
 
 
@@ -109,7 +117,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             return _err(f"{args.out}: the copy does not read back: {e}")
     elif args.write and res.entry is not None:
         from inspector.compaction.plan import broken_promises
-        from inspector.store.writeback import install
+        from inspector.store.writeback import install, repair_what
 
         promised = res.after
 
@@ -117,7 +125,8 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             return broken_promises(promised, Outlook.of(actual)) if promised is not None else []
 
         try:
-            installed = install(report, res.entry, what=f"repair {p.strategy} ({res.status})", expect=expect)
+            kind = res.checkpoint.kind if res.checkpoint is not None else "summary"
+            installed = install(report, res.entry, what=repair_what(p.strategy, kind), expect=expect)
         except (WriteError, OSError) as e:
             return _err(str(e))
         written = Outlook.of(installed.report)
@@ -175,7 +184,7 @@ def _budget_table(p: RepairPlan) -> Table:
     t.add_row("keep recent", f"{b.keep_recent:,}", b.sources.get("keep_recent", ""))
     if b.request is not None:
         t.add_row("request", f"{b.request:,}", b.sources.get("request", ""))
-    t.add_row("summary + tail", f"{b.available:,}", "window − reserve − summary wrapper")
+    t.add_row(AVAILABLE_LABEL, f"{b.available:,}", "window − reserve − summary wrapper")
     if p.action == "summarize":
         t.add_row("summary target", f"{p.target_tokens:,}", f"provider limit {p.max_output_tokens:,} (+10%); {p.installable_tokens:,} installable")
     return t
@@ -279,7 +288,7 @@ def render_plan(p: RepairPlan) -> Group:
     head = Text()
     head.append(str(led.path or "<input>"), style="bold")
     head.append(f"  ·  {led.format}  ·  plan: {p.strategy}")
-    action = Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")
+    action = Text(action_sentence(p), style="bold")
     parts: list[Any] = [head, action]
     if p.carry is not None:
         c = p.carry
@@ -288,7 +297,7 @@ def render_plan(p: RepairPlan) -> Group:
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
-            parts.append(Text(f"Range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {len(ms)} messages"))
+            parts.append(Text(f"Range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {plural(len(ms), 'message')}"))
     if p.route is not None:
         proven = f"line {ix.rec(p.proven).line}" if p.proven is not None else "none (no reply from this route)"
         parts.append(Text(f"Proven span of {p.route.label()}: up to {proven}", style="dim"))
@@ -311,6 +320,9 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
     ix = p.index
     style = STATUS_STYLE[res.status]
     head = Text(f"{res.status}", style=style)
+    if res.entry is not None:
+        where = "installed into the session" if installed is not None else ("written to a copy" if out else "not installed (no --out or --write)")
+        head.append(f"  ·  {where}")
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}")
     if res.outcome:
@@ -330,12 +342,13 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
         if res.usage is not None:
             parts.append(Text(f"Usage (summed): {res.usage.prompt:,} in / {res.usage.output:,} out", style="dim"))
     if res.dropped:
-        parts.append(Text(f"{len(res.dropped)} messages were left out of the summary after a truncation: they are holes now.", style="yellow"))
+        parts.append(Text(f"{plural(len(res.dropped), 'message')} were left out of the summary after a truncation: they are holes now.", style="yellow"))
     if res.retreated:
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:
         st = ix.tok.count(res.summary) if res.summary is not None else None
-        parts.append(_checkpoint_table(ix, res.checkpoint, st, "Checkpoint" + (" written" if out else " (not written: no --out or --write)")))
+        title = "Checkpoint installed" if installed is not None else ("Checkpoint written to the copy" if out else "Checkpoint built")
+        parts.append(_checkpoint_table(ix, res.checkpoint, st, title))
     record = "compaction" if p.report.ledger.format == "pi" else "checkpoint"
     if installed is not None:
         parts.append(Text(

@@ -22,13 +22,14 @@ from typing import Any
 
 import orjson
 
+from inspector.analysis.engine import REPAIR_PRODUCER
 from inspector.analysis.intervals import Interval
 from inspector.formats import native as native_format
 from inspector.formats import pi as pi_format
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import Ledger, Record, Usage
 
-PRODUCER = "inspector"
+PRODUCER = REPAIR_PRODUCER
 
 
 class WriteError(Exception):

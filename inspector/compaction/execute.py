@@ -71,7 +71,7 @@ class CallRecord:
 @dataclass(slots=True)
 class RepairResult:
     plan: RepairPlan
-    status: str  # installed | recovered | failed | noop
+    status: str  # built | recovered | failed | noop (built: in memory; installing is the store's job)
     outcome: str | None  # the last summarizer outcome
     reason: str  # for the operator; a failure's own provider text (never persisted)
     failure_reason: str | None  # persisted, closed vocabulary
@@ -89,8 +89,8 @@ class RepairResult:
 
     @property
     def complete(self) -> bool:
-        """Installed a summary that represents its whole range."""
-        return self.status == "installed" and not self.dropped
+        """Built a summary that represents its whole range."""
+        return self.status == "built" and not self.dropped
 
 
 def _installable(text: str, outcome: str) -> tuple[str | None, bool | None]:
@@ -153,7 +153,7 @@ def repair(
         if plan.action == "recover":
             res = RepairResult(plan, "recovered", None, plan.reason or "", plan.reason, plan.checkpoint, plan.summary)
         else:  # a boundary move: no request was made, so its usage is zero (not unknown)
-            res = RepairResult(plan, "installed", None, "; ".join(plan.notes) or "boundary moved", None, plan.checkpoint,
+            res = RepairResult(plan, "built", None, "; ".join(plan.notes) or "boundary moved", None, plan.checkpoint,
                                plan.summary, usage=Usage())
         return _install(res, entry_id, timestamp, requests=0)
     if summarizer is None:
@@ -369,7 +369,7 @@ class _Run:
             return self.fall_back(self.calls[-1].outcome if self.calls else None,
                                   f"the summary ({size:,} tokens) is larger than the {max(installable, 0):,} the checkpoint may take",
                                   "checkpoint_oversized", None, self.lo, entry_id, timestamp)
-        res = self._result("installed", self.calls[-1].outcome if self.calls else None,
+        res = self._result("built", self.calls[-1].outcome if self.calls else None,
                            f"{len(self.calls)} call(s), summary of {size:,} tokens", None)
         res.checkpoint = spec
         res.summary = text

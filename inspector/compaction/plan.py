@@ -156,6 +156,28 @@ ACTION_WORDS: dict[str, str] = {
 }
 
 
+# What the plan's budgets table calls the room a summary and its retained tail may take
+# (window − reserve − summary wrapper): a budget, not a size.
+AVAILABLE_LABEL = "summary + tail budget"
+
+
+def action_sentence(p: RepairPlan) -> str:
+    """The plan's action in one sentence. A carry that keeps hole messages raw says so: they fit
+    the retained tail's budget, so no summarizer call is needed (not "nothing new to summarize")."""
+    if p.action == "carry" and p.checkpoint is not None and p.before.holes:
+        report = p.report
+        retained = {p.index.path[i] for i in p.checkpoint.retains}
+        holes = [s for s in report.path if report.states[s] == HOLE]
+        kept = sum(1 for s in holes if s in retained)
+        if kept:
+            some = f"the {kept:,} hole messages" if kept == len(holes) else f"{kept:,} of the {len(holes):,} hole messages"
+            return (
+                f"{some} fit in the window: kept raw, no summarizer call (a {p.checkpoint.tail_tokens:,}-token tail "
+                f"within the {p.checkpoint.budget_tokens:,}-token keep-recent budget); the summary rolls forward unchanged"
+            )
+    return ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason)
+
+
 def broken_promises(promised: Outlook, actual: Outlook) -> list[str]:
     """How the session as written differs from what the plan promised (empty: as promised)."""
     out: list[str] = []

@@ -69,7 +69,8 @@ def _build(
 
 def _first_problem(rl: RawLine) -> str:
     if rl.diagnostic is not None:
-        return rl.diagnostic.message.split(": ", 1)[-1]
+        # The line's problem without its per-line disposition ("; skipped"): here it is fatal.
+        return rl.diagnostic.message.split(": ", 1)[-1].removesuffix("; skipped")
     o: Any = rl.objects[0] if rl.objects else None
     if isinstance(o, dict):
         return f"first record has type {o.get('type')!r}"

@@ -89,6 +89,8 @@ _BOOKKEEPING = frozenset(
         "tag",
     }
 )
+# Lines a reply's next block may hang off without ending the reply (they carry no message).
+_PASS_THROUGH = frozenset({"progress", "attachment"})
 # Fields the model above represents; everything else on a line is kept in `extra`.
 _MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -265,6 +267,12 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     session_id: str | None = None
     # assistant reply groups: key -> seqs in file order
     groups: dict[tuple[Any, ...], list[int]] = {}
+    # The reply the newest assistant line belongs to (None after a user line): a line without
+    # message.id chained onto it continues it.
+    run_key: tuple[Any, ...] | None = None
+    run_uuid: str | None = None
+    run_seq: int | None = None
+    by_uuid: dict[str, int] = {}
 
     seq = 0
     for rl in lines:
@@ -288,6 +296,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
             m = o.get("message")
             if t in ("user", "assistant"):
                 if not isinstance(m, dict):
+                    run_key = run_uuid = run_seq = None
                     diags.append(
                         Diagnostic(
                             rl.line,
@@ -305,8 +314,17 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                     )
                     if t == "assistant":
                         key = _group_key(o, m)
-                        if key is not None:
-                            groups.setdefault(key, []).append(seq)
+                        if key is None and run_key is not None and _continues(pid, run_uuid, records, by_uuid, run_seq):
+                            # No message.id (a transcript re-extracted by another tool): a line chained
+                            # straight onto the previous assistant line is the next block of that reply,
+                            # as Claude Code merges them into one API message when it builds the request.
+                            key = run_key
+                        if key is None:
+                            key = ("line", seq)
+                        groups.setdefault(key, []).append(seq)
+                        run_key, run_uuid, run_seq = key, uuid, seq
+                    else:
+                        run_key = run_uuid = run_seq = None
             elif t == "system":
                 sub = o.get("subtype")
                 if sub == "compact_boundary":
@@ -331,6 +349,8 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 rec.runtime_visible = False
             records.append(rec)
             objs.append(o)
+            if uuid is not None:
+                by_uuid[uuid] = seq
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
             seq += 1
@@ -359,6 +379,24 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
     return led
+
+
+def _continues(pid: str | None, prev_uuid: str | None, records: list[Record], by_uuid: dict[str, int], prev_seq: int | None) -> bool:
+    """Does a line whose parent is `pid` hang off the assistant line `prev_uuid`, directly or
+    through progress and attachment lines written after it (never across a user line, an API
+    error or a compact boundary)?"""
+    if prev_uuid is None or prev_seq is None:
+        return False
+    for _ in range(64):  # a bounded walk: parent ids may loop
+        if pid is None:
+            return False
+        if pid == prev_uuid:
+            return True
+        s = by_uuid.get(pid)
+        if s is None or s <= prev_seq or records[s].type not in _PASS_THROUGH:
+            return False
+        pid = records[s].parent_id
+    return False
 
 
 def _link_subagents(records: list[Record], path: str | None) -> None:
@@ -519,17 +557,10 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         chain.append(cur)
         pid = records[cur].parent_id
         cur = by_id.get(pid) if pid is not None else None
-    if cur is not None:
-        r = records[chain[-1]]
-        led.diagnostics.append(
-            Diagnostic(
-                r.line,
-                "parent_cycle",
-                f"line {r.line}: parentUuid {r.parent_id!r} leads back into its own ancestry (a cycle); the walk stops there",
-                severity="error",
-                seqs=[r.seq],
-            )
-        )
+    cycle = cur is not None
+    if cycle:
+        assert cur is not None
+        led.diagnostics.append(_cycle_diagnostic(records, chain, cur, cands))
     elif main and records[chain[-1]].parent_id is not None:
         # The chain ends at a parent no line of this file has: Claude Code stops there too, so
         # nothing written before it reaches the model.
@@ -546,12 +577,17 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
                 r.line,
                 "dangling_parent",
                 f"line {r.line}: parentUuid {r.parent_id!r} {where}; the chain Claude Code "
-                f"sends stops here, so the {before} messages written before it are not sent",
+                f"sends stops here, so the {before:,} messages written before it are not sent",
                 severity="error",
                 seqs=[r.seq],
             )
         )
     chain.reverse()
+    if cycle:
+        # The parent links give no order past the cycle; a transcript is written in order, so
+        # the main thread's lines written before it stand in for the rest of the chain.
+        start = chain[0]
+        chain = [r.seq for r in cands if r.seq < start and r.seq not in seen] + chain
     path = _with_parallel_results(records, chain, merged)
     path = _preserved_before_boundaries(records, path, by_id)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
@@ -567,6 +603,35 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
     led._by_id = None
+    if cycle or len({records[s].id for s in path}) < len(path):
+        # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
+        led.resolved_path = path
+
+
+def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands: list[Record]) -> Diagnostic:
+    """The lines whose parentUuid values loop, and, when the loop goes through a reused uuid, how
+    many lines share it."""
+    loop = chain[chain.index(back) :] if back in chain else chain[-1:]
+    lines = sorted(records[s].line for s in loop)
+    r = records[chain[-1]]
+    named = ", ".join(str(x) for x in lines[:8]) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
+    shared = [x.line for x in records if x.id is not None and x.id == r.parent_id]
+    why = ""
+    if len(shared) > 1:
+        why = (
+            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {r.parent_id!r} and a reference to it "
+            f"resolves to the last one written (line {shared[-1]})"
+        )
+    earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")
+    rest = f"the {earlier:,} earlier main-thread messages are read in file order instead" if earlier else "nothing was written before it"
+    return Diagnostic(
+        r.line,
+        "parent_cycle",
+        f"line{'s' if len(lines) > 1 else ''} {named}: parentUuid leads back into its own ancestry (a cycle){why}; "
+        f"the parent links cannot be walked past it, so {rest}",
+        severity="error",
+        seqs=sorted(loop),
+    )
 
 
 def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]]) -> list[int]:

@@ -238,6 +238,7 @@ class _Builder:
         self.records: list[Record] = []
         self.diags: list[Diagnostic] = []
         self.header: dict[str, Any] | None = None
+        self.header_line = 0
         self.instructions: str | None = None
         self.settings = SessionSettings()
         self.model: str | None = None
@@ -285,9 +286,12 @@ class _Builder:
         elif t in META_TYPES:
             sub = p.get("type") if t == "event_msg" else None
             kind = "meta"
-            if t == "session_meta" and self.header is None:
+            if t == "session_meta" and self.header is not None:
+                self.diags.append(_repeated_session_meta(rl.line, p, self.header_line, self.header, seq))
+            elif t == "session_meta":
                 kind = "header"
                 self.header = p
+                self.header_line = rl.line
                 bi = p.get("base_instructions")
                 text = bi.get("text") if isinstance(bi, dict) else bi
                 self.instructions = text if isinstance(text, str) and text else None
@@ -535,11 +539,69 @@ class _Builder:
             self.diags.append(
                 Diagnostic(1, "missing_header", "line 1: no session_meta line (Codex writes one first); the records were read anyway")
             )
+        events_only = _events_only(self.records)
+        if events_only is not None:
+            self.diags.append(events_only)
         for r in reversed(self.records):
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
         return led
+
+
+def _who(p: dict[str, Any]) -> str:
+    """A session_meta payload named for a person: its session id, and whose sub-agent it is."""
+    sid = p.get("id") or p.get("session_id")
+    who = f"session {sid!r}" if isinstance(sid, str) else "a session without an id"
+    src = p.get("source")
+    if isinstance(src, dict) and "subagent" in src:
+        nick = p.get("agent_nickname")
+        parent = p.get("parent_thread_id")
+        who = "sub-agent " + who + (f" ({nick})" if isinstance(nick, str) else "")
+        if isinstance(parent, str):
+            who += f", spawned by session {parent!r}"
+    return who
+
+
+def _repeated_session_meta(line: int, p: dict[str, Any], first_line: int, first: dict[str, Any], seq: int) -> Diagnostic:
+    """A later session_meta line: Codex takes the first as the file's session; a later one opens
+    the history copied from another session (a sub-agent's fork of its parent, a resume)."""
+    fid = first.get("id") or first.get("session_id")
+    pid = p.get("id") or p.get("session_id")
+    if isinstance(pid, str) and pid in (first.get("parent_thread_id"), first.get("forked_from_id")):
+        relation = "the parent this file's sub-agent was spawned from; the items after it are the parent's history, copied in as the sub-agent's own"
+    elif isinstance(fid, str) and p.get("parent_thread_id") == fid:
+        relation = "a sub-agent of this file's session"
+    else:
+        relation = "another session's header; the items after it are still read as this file's history, as Codex reads them"
+    return Diagnostic(
+        line,
+        "repeated_session_meta",
+        f"line {line}: another session_meta, {_who(p)}: {relation}. This file's session is the first "
+        f"session_meta (line {first_line}, {_who(first)})",
+        severity="info",
+        seqs=[seq],
+    )
+
+
+def _events_only(records: list[Record]) -> Diagnostic | None:
+    """UI events (event_msg) with no response_item: Codex rebuilds what it sends from response
+    items only, so the next request holds no history, however much the events show."""
+    if any(r.kind in ("message", "checkpoint") for r in records):
+        return None
+    events = [r for r in records if r.type.startswith("event_msg")]
+    if not events:
+        return None
+    said = sum(1 for r in events if r.type in ("event_msg:user_message", "event_msg:agent_message"))
+    shown = f", {said} of them user or agent messages the UI showed" if said else ""
+    return Diagnostic(
+        events[0].line,
+        "events_only",
+        f"line {events[0].line}: {len(events):,} event_msg lines{shown}, but no response_item line: Codex builds the "
+        "next request from response items only, so it holds no history (the events are listed as meta records)",
+        severity="warning",
+        seqs=[r.seq for r in events],
+    )
 
 
 def build(lines: list[RawLine], path: str | None) -> Ledger:

@@ -456,6 +456,9 @@ class Ledger:
     upto_line: int | None = None
     # True when the producer's loader would reject the whole file (pi: no valid header).
     runtime_rejects_file: bool = False
+    # The active path as the adapter resolved it, root to leaf, where the parent ids cannot
+    # express it (Claude Code: a cycle through reused uuids); None: walk the parent ids.
+    resolved_path: list[int] | None = None
     _by_id: dict[str, int] | None = None
     # The instructions the runtime sends ahead of the history, when the file records them (Codex:
     # `session_meta.base_instructions`).

@@ -57,6 +57,16 @@ class VerifyError(WriteError):
     """The write happened but its result was not what the plan promised; it has been undone."""
 
 
+# What each kind of built checkpoint is called where a backup names it.
+_KIND_WORDS = {"summary": "summary", "recovery": "recovery", "carry": "carried-summary"}
+
+
+def repair_what(strategy: str, kind: str, origin: str | None = None) -> str:
+    """What a backup says it was taken for: the repair and the checkpoint it installs."""
+    what = f"repair {strategy}: {_KIND_WORDS.get(kind, kind)} checkpoint"
+    return f"{what}, from {origin}" if origin else what
+
+
 @dataclass(frozen=True, slots=True)
 class Backup:
     """One backup of a session, taken just before inspector appended to it."""
@@ -69,7 +79,7 @@ class Backup:
     written_size: int  # bytes the write produced
     written_sha256: str
     entry_id: str | None  # the record appended
-    what: str  # e.g. "repair resummarize (installed)"
+    what: str  # e.g. "repair resummarize: carried-summary checkpoint" (repair_what)
     undone: str | None = None  # ISO timestamp of the undo that restored it, if any
 
     @property

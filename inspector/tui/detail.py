@@ -34,11 +34,14 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from inspector.analysis.engine import CheckpointView, Finding, Report
-from inspector.analysis.export import PathCounts, checkpoint_json
-from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete
+from inspector.analysis.export import PathCounts, checkpoint_json, checkpoint_status
+from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete, plural
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
+
+# A checkpoint status's tone (analysis.export.checkpoint_status).
+TONE_COLORS = {"ok": "#3fb950", "warning": "#d29922", "error": "#f85149"}
 
 MAX_CHARS = 12_000  # per block: more than a screenful many times over, cheap to lay out
 MAX_LINES = 400
@@ -521,7 +524,7 @@ class DetailPane(VerticalScroll):
         out: list[Part] = [self._static(head, classes="head")]
 
         g = _grid()
-        g.add_row("status", self._cp_status(view, cp.failure_reason, bool(cp.summary.strip())))
+        g.add_row("status", self._cp_status(report, view, cp.failure_reason, bool(cp.summary.strip())))
         if cp.failure_reason:
             fr = Text(cp.failure_reason, style="bold #f85149")
             meaning = FAILURE_MEANING.get(cp.failure_reason)
@@ -547,7 +550,9 @@ class DetailPane(VerticalScroll):
             flags.append(
                 "essential sections closed" if cp.essential_complete else "essential sections NOT closed"
             )
-        if cp.from_hook:
+        if view is not None and view.repair:
+            flags.append("written by inspector's repair")
+        elif cp.from_hook:
             flags.append("written by a hook")
         if flags:
             g.add_row("flags", Text(" · ".join(flags)))
@@ -563,7 +568,7 @@ class DetailPane(VerticalScroll):
                 self._title(
                     Text.assemble(
                         ("Replacement history ", "bold"),
-                        (f"· {len(cp.replacement)} items, all the history sent after it, in this order", DIM),
+                        (f"· {plural(len(cp.replacement), 'item')}, all the history sent after it, in this order", DIM),
                     )
                 )
             )
@@ -615,13 +620,11 @@ class DetailPane(VerticalScroll):
             g.add_row("", "", "", Text(f"… {len(items) - limit} more", style=DIM))
         return g
 
-    def _cp_status(self, view: CheckpointView | None, failure: str | None, has_summary: bool) -> Text:
-        if view is not None and view.carried_forward:
-            return Text(
-                "fallback: carried the previous summary forward (summarized nothing new)",
-                style="bold #f85149",
-            )
-        if (view is not None and view.empty_summary) or not has_summary:
+    def _cp_status(self, report: Report | None, view: CheckpointView | None, failure: str | None, has_summary: bool) -> Text:
+        if report is not None and view is not None:
+            status = checkpoint_status(report, view)
+            return Text(status.words, style=f"bold {TONE_COLORS[status.tone]}")
+        if not has_summary:
             return Text("empty summary", style="bold #f85149")
         if failure:
             return Text("fallback", style="bold #f85149")

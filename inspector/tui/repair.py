@@ -27,18 +27,19 @@ from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
 from inspector.analysis.engine import Report
-from inspector.analysis.findings import SEVERITY_RANK
+from inspector.analysis.findings import SEVERITY_RANK, plural
 from inspector.cli.render import STATUS_STYLE
 from inspector.compaction.entries import WriteError, check_writable, entry_line
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
-    ACTION_WORDS,
+    AVAILABLE_LABEL,
     STRATEGIES,
     Budgets,
     Outlook,
     PlanError,
     RepairPlan,
+    action_sentence,
     broken_promises,
     plan,
 )
@@ -112,7 +113,7 @@ def budgets_line(p: RepairPlan) -> Text:
         out.append(f"{label} ", style=DIM)
         out.append(f"{v:,} ", style="bold")
         out.append(f"({b.sources.get(name, '')})   ", style=DIM)
-    out.append("summary + tail ", style=DIM)
+    out.append(f"{AVAILABLE_LABEL} ", style=DIM)
     out.append(f"{b.available:,}", style="bold")
     return out
 
@@ -120,11 +121,11 @@ def budgets_line(p: RepairPlan) -> Text:
 def plan_view(p: RepairPlan) -> Group:
     """The plan: what it asks (requests, chunks), the checkpoint it installs, its budgets and notes."""
     ix = p.index
-    parts: list[RenderableType] = [Text(ACTION_WORDS[p.action].format(n=len(p.requests), reason=p.reason), style="bold")]
+    parts: list[RenderableType] = [Text(action_sentence(p), style="bold")]
     if p.range is not None:
         ms = ix.messages_in(*p.range)
         if ms:
-            parts.append(Text(f"range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {len(ms)} messages"))
+            parts.append(Text(f"range summarized: lines {ix.rec(ms[0]).line}–{ix.rec(ms[-1]).line}, {plural(len(ms), 'message')}"))
     if p.carry is not None:
         c = p.carry
         trust = "sound" if c.trusted else f"not sound: {c.why_not}"
@@ -216,8 +217,8 @@ def findings_view(o: Outlook | None, title: str) -> RenderableType:
 
 
 _DONE_WORDS = {
-    "installed": "checkpoint built: not written yet (w installs it)",
-    "recovered": "fallback recovery built: not written yet (w installs it)",
+    "built": "checkpoint built: not installed yet (w installs it)",
+    "recovered": "fallback recovery built: not installed yet (w installs it)",
     "failed": "failed: nothing to install",
     "noop": "nothing to do",
 }
@@ -227,7 +228,7 @@ def result_view(res: RepairResult) -> Group:
     style = STATUS_STYLE[res.status]
     head = Text("cancelled" if res.cancelled else res.status, style=style)
     if res.entry is not None:
-        head.append("  (built, not written yet)", style=DIM)
+        head.append("  (not installed yet: w installs it)", style=DIM)
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}", style="")
     if res.outcome:
@@ -245,7 +246,7 @@ def result_view(res: RepairResult) -> Group:
     if res.usage is not None:
         parts.append(Text(f"usage (summed): {res.usage.prompt:,} in / {res.usage.output:,} out", style=DIM))
     if res.dropped:
-        parts.append(Text(f"{len(res.dropped)} messages were left out of the summary after a truncation: they are holes now.", style="yellow"))
+        parts.append(Text(f"{plural(len(res.dropped), 'message')} were left out of the summary after a truncation: they are holes now.", style="yellow"))
     if res.retreated:
         parts.append(Text("The fold retreated to the proven span of the summarizer's route.", style="yellow"))
     if res.checkpoint is not None:
@@ -732,7 +733,7 @@ class RepairScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="write")
     def _write_worker(self, res: RepairResult) -> None:
-        from inspector.store.writeback import install
+        from inspector.store.writeback import install, repair_what
 
         promised = res.after
 
@@ -742,7 +743,7 @@ class RepairScreen(Screen[None]):
         assert res.entry is not None
         try:
             with self._lock:
-                done = install(self.report, res.entry, what=f"repair {res.plan.strategy} ({res.status}), from the app", expect=expect)
+                done = install(self.report, res.entry, what=repair_what(res.plan.strategy, res.checkpoint.kind if res.checkpoint is not None else "summary", "the app"), expect=expect)
                 done.report.ensure_tokens()
         except (WriteError, OSError) as e:
             self.post_message(self.Written(None, str(e)))

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 
 from inspector.analysis import simulate as sim
+from inspector.analysis.numbers import count, nice_ticks
 from inspector.ledger.model import Ledger
 
 SIMULATE_KEYS: list[tuple[str, str, str]] = [
@@ -255,6 +256,14 @@ class SimulateScreen(Screen[None]):
             plt.scatter(
                 [x for x, _ in comp_calls], [y for _, y in comp_calls], label="what-if compaction", marker="x"
             )
+        top = max([c.prompt_tokens for c in (*b.calls, *w.calls)], default=0)
+        if top:
+            ticks = nice_ticks(top)
+            plt.yticks(ticks, [count(t) for t in ticks])
+        calls = max(len(xs_b), len(xs_w))
+        if calls:
+            xt = [1, *(t for t in nice_ticks(calls) if t > 1)]
+            plt.xticks(xt, [count(t) for t in xt])
         plt.title("prompt tokens before each model call")
         plt.xlabel("model call")
         plot.refresh()

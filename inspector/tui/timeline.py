@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.analysis.engine import Report
+from inspector.analysis.export import checkpoint_status
 from inspector.ledger.model import Ledger, Record
 from inspector.tui.model import STATE_COLORS, build_rows, state_of
 
@@ -224,10 +225,12 @@ class Timeline(ScrollView, can_focus=True):
             parts.append(f"removes {len(view.removes)} · represents {len(view.represents)} · retains {len(view.retains)}")
             if view.shape:
                 parts.append(view.shape)
-        if cp is not None and cp.failure_reason:
+        if view is not None and self.report is not None:
+            status = checkpoint_status(self.report, view)
+            if status.words != "summarized":
+                parts.append(status.words)
+        elif cp is not None and cp.failure_reason:
             parts.append(f"failure: {cp.failure_reason}")
-        if view is not None and view.carried_forward:
-            parts.append("carried previous summary")
         if view is not None and view.first_kept_found is False:
             parts.append("boundary not on path")
         text = " · ".join(parts) + " "
