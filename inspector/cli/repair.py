@@ -22,6 +22,7 @@ from rich.text import Text
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK
+from inspector.cli.output import emit_json
 from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
 from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
@@ -40,13 +41,6 @@ def _err(msg: str) -> int:
     return 2
 
 
-def _emit(obj: Any) -> None:
-    import orjson
-
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
-
-
 # ---------------------------------------------------------------------------------------- commands
 
 
@@ -56,7 +50,7 @@ def run_plan(args: argparse.Namespace, report: Report) -> int:
     except PlanError as e:
         return _err(str(e))
     if args.json:
-        _emit(plan_json(p))
+        emit_json(plan_json(p))
     else:
         Console().print(render_plan(p))
     return 0
@@ -125,7 +119,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
     if args.json:
         doc = result_json(res, target, written)
         doc["backup"] = installed.backup.path if installed is not None else None
-        _emit(doc)
+        emit_json(doc)
     else:
         Console().print(render_result(res, target, written, installed))
     return 1 if res.status == "failed" else 0

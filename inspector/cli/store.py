@@ -7,17 +7,12 @@ import os
 import sys
 from dataclasses import asdict
 
-import orjson
 from rich.console import Console
 from rich.text import Text
 
+from inspector.cli.output import emit_json
 from inspector.compaction.entries import WriteError
 from inspector.store.writeback import Backup, backup_dir, list_backups, undo
-
-
-def _emit(obj: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def backups_text(session: str, backups: list[Backup]) -> Text:
@@ -38,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "backups":
         found = list_backups(session)
         if args.json:
-            _emit({"session": os.path.abspath(session), "folder": str(backup_dir(session)),
+            emit_json({"session": os.path.abspath(session), "folder": str(backup_dir(session)),
                    "backups": [asdict(b) for b in found]})
             return 0
         if not found:
@@ -55,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspector: {session}: {e.strerror or e}", file=sys.stderr)
         return 2
     if args.json:
-        _emit({"session": done.session, "restored": asdict(done)})
+        emit_json({"session": done.session, "restored": asdict(done)})
     else:
         Console().print(
             Text(f"Restored {done.session} to the backup of {done.created} ({done.size:,} bytes; the record "
