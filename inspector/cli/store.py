@@ -12,6 +12,7 @@ from rich.text import Text
 
 from inspector.cli.output import emit_json
 from inspector.compaction.entries import WriteError
+from inspector.store.files import os_cause
 from inspector.store.writeback import Backup, backup_dir, list_backups, undo
 
 
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspector: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"inspector: {session}: {e.strerror or e}", file=sys.stderr)
+        print(f"inspector: {session}: {os_cause(e)}", file=sys.stderr)
         return 2
     if args.json:
         emit_json({"session": done.session, "restored": asdict(done)})
