@@ -24,7 +24,8 @@ this tool wrote); as the write was an append, restoring is a truncation to the b
 Both truncations go through `_cut_back`: the whole file must be exactly what the write produced
 (size and sha256), and right before the cut the record and one byte past it are read again, so an
 appender that ignores the lock never loses a byte to us: if anything follows our record, nothing
-is cut.
+is cut. A backup whose sidecar does not read is listed as damaged and blocks `undo` (it cannot say
+what its write appended) with a message saying how to restore by hand.
 """
 
 from __future__ import annotations
@@ -86,6 +87,18 @@ class Installed:
     link: str | None = None  # the name the session was given by, when it is a symbolic link to `path`
 
 
+@dataclass(frozen=True, slots=True)
+class DamagedBackup:
+    """A backup whose sidecar does not say what inspector wrote: listed, never used."""
+
+    path: str  # the backup file the sidecar belongs to (it may be missing too)
+    problem: str
+
+    @property
+    def meta_path(self) -> str:
+        return self.path + ".json"
+
+
 # ---------------------------------------------------------------------------------------- places
 
 
@@ -104,26 +117,57 @@ def backup_dir(session: str) -> Path:
     return data_dir() / "backups" / f"{os.path.basename(absolute)}-{tag}"
 
 
-def list_backups(session: str) -> list[Backup]:
-    """Every backup of this session, oldest first. Sidecars that do not read are skipped (a
-    crash while writing one leaves only a temporary file, which is ignored)."""
+_STR, _INT, _OPT_STR = (str,), (int,), (str, type(None))
+_SIDECAR_FIELDS = {
+    "session": _STR, "created": _STR, "size": _INT, "sha256": _STR, "written_size": _INT,
+    "written_sha256": _STR, "entry_id": _OPT_STR, "what": _STR, "undone": _OPT_STR,
+}
+
+
+def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
+    """The backup a sidecar describes, or why it cannot be trusted. The backup file is the
+    sidecar's name without `.json`, wherever the data folder has moved."""
+    path = str(meta)[: -len(".json")]
+
+    def damaged(problem: str) -> DamagedBackup:
+        return DamagedBackup(path, problem)
+
+    try:
+        obj = orjson.loads(meta.read_bytes())
+    except OSError as e:
+        return damaged(f"the sidecar cannot be read ({os_cause(e)})")
+    except orjson.JSONDecodeError as e:
+        return damaged(f"the sidecar is not valid JSON ({e})")
+    if not isinstance(obj, dict) or obj.get("schema") != BACKUP_SCHEMA:
+        return damaged(f"the sidecar is not an {BACKUP_SCHEMA} record")
+    for name, types in _SIDECAR_FIELDS.items():
+        if name not in obj:
+            if name == "undone":
+                continue
+            return damaged(f"the sidecar has no {name!r}")
+        v = obj[name]
+        if isinstance(v, bool) or not isinstance(v, types):
+            return damaged(f"the sidecar's {name!r} is not a {'whole number' if types is _INT else 'string'}")
+    if not 0 <= obj["size"] < obj["written_size"]:
+        return damaged(f"the sidecar's sizes make no sense ({obj['size']} → {obj['written_size']} bytes)")
+    if not os.path.isfile(path):
+        return damaged(f"its backup file {path} is missing")
+    return Backup(path=path, **{k: obj.get(k) for k in _SIDECAR_FIELDS})
+
+
+def backup_entries(session: str) -> list[Backup | DamagedBackup]:
+    """Every backup of this session, good or damaged, oldest first (backup files are named by the
+    time of the write). A crash while writing a sidecar leaves only a temporary file, ignored."""
     d = backup_dir(session)
     if not d.is_dir():
         return []
-    out: list[Backup] = []
-    for meta in d.glob("*.jsonl.json"):
-        try:
-            obj = orjson.loads(meta.read_bytes())
-            if obj.get("schema") != BACKUP_SCHEMA:
-                continue
-            obj.pop("schema")
-            b = Backup(**obj)
-        except (OSError, orjson.JSONDecodeError, TypeError, AttributeError):
-            continue
-        if os.path.exists(b.path):
-            out.append(b)
-    out.sort(key=lambda b: (b.created, b.path))
-    return out
+    found = [_read_sidecar(meta) for meta in d.glob("*.jsonl.json")]
+    return sorted(found, key=lambda b: os.path.basename(b.path))
+
+
+def list_backups(session: str) -> list[Backup]:
+    """The usable backups of this session, oldest first."""
+    return [b for b in backup_entries(session) if isinstance(b, Backup)]
 
 
 # ---------------------------------------------------------------------------------------- file ops
@@ -305,14 +349,40 @@ def _take_back(fd: int, path: str, b: Backup, problem: str) -> None:
 # ---------------------------------------------------------------------------------------- undo
 
 
+def damaged_advice(session: str, b: DamagedBackup) -> str:
+    """What the user can do about a damaged sidecar: the backup file is the session's bytes before
+    that write, so a session that still starts with them is restored by cutting it to their size."""
+    try:
+        n = os.path.getsize(b.path)
+        fix = (
+            f"The backup file holds the {n:,} bytes the session had before that write: if the session still starts "
+            f"with them (`cmp -n {n} {b.path} {session}`), `truncate -s {n} {session}` restores it"
+        )
+    except OSError:
+        fix = "Its backup file is gone, so that write cannot be undone from it"
+    return f"{fix}; if that write was already undone, move the sidecar aside and undo the one before it."
+
+
+def _newest_to_undo(path: str) -> Backup:
+    """The newest backup not undone yet; refused when there is none, or when the newest is damaged
+    (it cannot say whether its write was undone, so an older one must not be restored over it)."""
+    open_ = [e for e in backup_entries(path) if not (isinstance(e, Backup) and e.undone is not None)]
+    if not open_:
+        raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
+    b = open_[-1]
+    if isinstance(b, DamagedBackup):
+        raise WriteError(
+            f"{path}: the sidecar of its newest backup is damaged ({b.meta_path}: {b.problem}); without it inspector "
+            f"cannot tell what that write appended, so nothing was restored. {damaged_advice(path, b)}"
+        )
+    return b
+
+
 def undo(session: str, step: Step = _no_step) -> Backup:
     """Restore the session to its newest backup that has not been undone yet. Refused (WriteError)
     unless the file is exactly what inspector wrote after that backup."""
     path = os.path.realpath(session)
-    pending = [b for b in list_backups(path) if b.undone is None]
-    if not pending:
-        raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
-    b = pending[-1]
+    b = _newest_to_undo(path)
     try:
         with open(b.path, "rb") as f:
             saved = f.read()
