@@ -109,3 +109,17 @@ def test_sidecars_with_mixed_field_types_do_not_crash_the_listing(tmp_path: Path
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["backups"]) == 1 and len(doc["damaged"]) == 1
     assert "'created' is not a string" in doc["damaged"][0]["problem"]
+
+
+def test_an_undo_whose_sidecar_cannot_be_updated_says_the_session_was_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f, before, meta = _written(tmp_path)
+    meta.chmod(0o444)  # the sidecar is read-only: it is not replaced
+    assert main(["undo", str(f)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{f} was restored to the backup of" in err and "could not be marked undone" in err, err
+    assert f.read_bytes() == before
+    meta.chmod(0o644)
+    assert main(["undo", str(f)]) == 2
+    assert "already matches the backup" in capsys.readouterr().err

@@ -405,6 +405,12 @@ def undo(session: str, step: Step = _no_step) -> Backup:
             )
         step("truncated")
         done = replace(b, undone=now_iso())
-        _save_meta(done, step, "backup sidecar")
+        try:
+            _save_meta(done, step, "backup sidecar")
+        except WriteError as e:  # the session is restored all the same: say that first
+            raise WriteError(
+                f"{path} was restored to the backup of {b.created}, but the backup could not be marked undone ({e}); "
+                "a second undo will find the file already matching it"
+            ) from e
         step("recorded")
     return done
