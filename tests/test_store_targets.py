@@ -87,6 +87,9 @@ def test_out_onto_a_named_pipe_or_a_folder_is_refused(tmp_path: Path, session: P
     folder.mkdir()
     assert f"--out {folder} is a folder, not a regular file" in _out(session, folder, capsys)
     assert folder.is_dir() and list(folder.iterdir()) == []
+    assert "names a folder, not a file" in _out(session, f"{tmp_path}/new/", capsys)
+    assert not (tmp_path / "new").exists()
+    assert "names a folder, not a file" in _out(session, "", capsys)
     _no_temp_left(tmp_path)
 
 

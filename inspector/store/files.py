@@ -96,6 +96,8 @@ def check_destination(path: str | Path, label: str) -> None:
     regular writable file or a new name in an existing writable folder. Raises WriteError naming
     `label` and `path` as the caller got them."""
     name = f"{label} {path}"
+    if not str(path) or str(path).endswith(os.sep):
+        raise WriteError(f"{label} {str(path)!r} names a folder, not a file; nothing written")
     try:
         st: os.stat_result | None = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):  # the folder check below says which part is missing
