@@ -9,12 +9,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-import orjson
-
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.findings import SEVERITY_RANK
-from inspector.cli.args import whole_number
+from inspector.cli import args as argtypes
+from inspector.cli.output import emit_json
 from inspector.formats import FORMATS, LoadError, load
 
 EPILOG = """\
@@ -42,21 +41,19 @@ by nothing: amnesia), inactive (another branch of the tree).
 """
 
 
-_positive = whole_number(1)
-
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", metavar="SESSION", help="a session file (pi / OpenClaw, Claude Code, Codex JSONL, ADK, or native ledger)")
     p.add_argument("--json", action="store_true", help="emit JSON (stable contract, see docs/report-json.md)")
     p.add_argument(
         "--at",
-        type=_positive,
+        type=argtypes.line_number,
         metavar="LINE",
         help="read the session as it stood when LINE was the last line written (what did the model see then?)",
     )
     p.add_argument("--format", choices=FORMATS, help="force the input format instead of detecting it from the content")
-    p.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (when the session does not record it)")
-    p.add_argument("--reserve", type=_positive, metavar="N", help="tokens reserved for the reply (when the session does not record it)")
+    p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens (when the session does not record it)")
+    p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply (when the session does not record it)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -162,10 +159,10 @@ def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
         required=True,
         help="compact | resummarize | recover (see below)",
     )
-    p.add_argument("--keep-recent", type=_positive, metavar="N", help="tokens of recent messages a checkpoint keeps raw")
+    p.add_argument("--keep-recent", type=argtypes.tokens, metavar="N", help="tokens of recent messages a checkpoint keeps raw")
     p.add_argument(
         "--request-tokens",
-        type=_positive,
+        type=argtypes.tokens,
         metavar="N",
         help="largest prompt of one summarizer request (default: window minus the output budget)",
     )
@@ -180,7 +177,7 @@ def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
     p.add_argument("--model", metavar="M", help="summarizer model (openai / anthropic)")
     p.add_argument("--base-url", metavar="URL", help="summarizer endpoint (OpenAI-compatible servers, proxies)")
     p.add_argument("--config", metavar="FILE", help="provider config file (keys come from the environment or this file)")
-    p.add_argument("--timeout", type=float, default=120, metavar="S", help="seconds per summarizer request")
+    p.add_argument("--timeout", type=argtypes.seconds, default=120, metavar="S", help="seconds per summarizer request")
     dest = p.add_mutually_exclusive_group()
     dest.add_argument("--out", metavar="FILE", help="write a copy of the session with the checkpoint appended")
     dest.add_argument(
@@ -190,11 +187,6 @@ def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
         "analysed, backed up first (see `inspector backups`), verified after, undone by `inspector undo`",
     )
     p.add_argument("--progress", action="store_true", help="show request i of N while the summarizer runs")
-
-
-def _emit_json(obj: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate")
@@ -211,9 +203,9 @@ def app_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="a session file, or directories of sessions")
-    p.add_argument("--at", type=_positive, metavar="LINE", help="open the session as it stood when LINE was written")
-    p.add_argument("--window", type=_positive, metavar="N", help="context window in tokens")
-    p.add_argument("--reserve", type=_positive, metavar="N", help="tokens reserved for the reply")
+    p.add_argument("--at", type=argtypes.line_number, metavar="LINE", help="open the session as it stood when LINE was written")
+    p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens")
+    p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply")
     return p
 
 
@@ -259,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = analyze(ledger, window=args.window, reserve=args.reserve)
     if args.command == "analyze":
         if args.json:
-            _emit_json(analyze_json(report))
+            emit_json(analyze_json(report))
         else:
             from inspector.cli.render import print_group, render_analysis
 
@@ -285,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return repair_cli.run_repair(args, report)
     if args.command == "context":
         if args.json:
-            _emit_json(context_json(report))
+            emit_json(context_json(report))
         else:
             from inspector.cli.render import print_group, render_context
 

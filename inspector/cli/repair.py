@@ -22,6 +22,7 @@ from rich.text import Text
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK, plural
+from inspector.cli.output import emit_json
 from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
 from inspector.compaction.cut import PathIndex
 from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
@@ -36,6 +37,7 @@ from inspector.compaction.plan import (
     action_sentence,
     plan,
 )
+from inspector.store.files import os_cause
 from inspector.store.writeback import Installed
 
 
@@ -48,13 +50,6 @@ def _err(msg: str) -> int:
     return 2
 
 
-def _emit(obj: Any) -> None:
-    import orjson
-
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
-
-
 # ---------------------------------------------------------------------------------------- commands
 
 
@@ -64,7 +59,7 @@ def run_plan(args: argparse.Namespace, report: Report) -> int:
     except PlanError as e:
         return _err(str(e))
     if args.json:
-        _emit(plan_json(p))
+        emit_json(plan_json(p))
     else:
         Console().print(render_plan(p))
     return 0
@@ -81,8 +76,9 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
     from inspector.providers import ProviderConfigError
 
     if args.out is not None or args.write:
-        try:
+        try:  # before the summarizer runs: a write that cannot happen is told at once
             check_writable(report.ledger)
+            _check_target(args, report)
         except WriteError as e:
             return _err(str(e))
     try:
@@ -109,8 +105,10 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
 
         try:
             write_copy(report.ledger, res.entry, args.out)
-        except (WriteError, OSError) as e:
+        except WriteError as e:
             return _err(str(e))
+        except OSError as e:
+            return _err(f"--out {args.out}: {os_cause(e)}")
         try:
             written = Outlook.of(analyze(load(args.out), window=p.budgets.window, reserve=p.budgets.reserve))
         except LoadError as e:  # pragma: no cover - we just wrote it
@@ -127,17 +125,34 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
         try:
             kind = res.checkpoint.kind if res.checkpoint is not None else "summary"
             installed = install(report, res.entry, what=repair_what(p.strategy, kind), expect=expect)
-        except (WriteError, OSError) as e:
+        except WriteError as e:
             return _err(str(e))
+        except OSError as e:
+            return _err(f"{report.ledger.path}: {os_cause(e)}")
         written = Outlook.of(installed.report)
-    target = (args.out or (report.ledger.path if installed is not None else None)) if res.entry is not None else None
+    # A session given by a symbolic link is written where the link points: `out` names that file.
+    wrote = (installed.path if installed.link else report.ledger.path) if installed is not None else None
+    target = (args.out or wrote) if res.entry is not None else None
     if args.json:
         doc = result_json(res, target, written)
         doc["backup"] = installed.backup.path if installed is not None else None
-        _emit(doc)
+        emit_json(doc)
     else:
         Console().print(render_result(res, target, written, installed))
     return 1 if res.status == "failed" else 0
+
+
+def _check_target(args: argparse.Namespace, report: Report) -> None:
+    """Refuse, before anything runs, a destination the write would refuse (the store checks again)."""
+    import os
+
+    from inspector.store.copy import check_copy_target
+    from inspector.store.files import check_appendable
+
+    if args.out is not None:
+        check_copy_target(report.ledger, args.out)
+    elif report.ledger.path is not None:
+        check_appendable(os.path.realpath(report.ledger.path))
 
 
 def _with_progress(p: RepairPlan, summarizer: Any) -> RepairResult:
@@ -352,7 +367,9 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
     record = "compaction" if p.report.ledger.format == "pi" else "checkpoint"
     if installed is not None:
         parts.append(Text(
-            f"Appended one {record} record ({installed.entry_id}) to {installed.path}: {installed.size_before:,} → "
+            f"Appended one {record} record ({installed.entry_id}) to {installed.path}"
+            + (f" ({installed.link} leads there through a symbolic link)" if installed.link else "")
+            + f": {installed.size_before:,} → "
             f"{installed.size_after:,} bytes, read back and verified. Backup: {installed.backup.path} "
             f"(`inspector undo {p.report.ledger.path}` restores it).", style="green"))
     elif out:

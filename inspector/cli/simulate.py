@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from inspector.analysis import simulate as sim
-from inspector.cli.args import whole_number
+from inspector.cli import args as argtypes
 from inspector.formats import FORMATS, LoadError, load
 
 POLICIES = ("pi", "adk-sliding", "adk-token", "adk-both", "recorded")
@@ -26,19 +26,6 @@ examples:
 The summarizer is not called: a simulated summary is --summary-tokens big (or --summary-ratio of
 what it summarizes; default: the median of the session's own summaries, else 500 tokens).
 """
-
-
-_nat = whole_number(0)
-
-
-def _ratio(value: str) -> float:
-    try:
-        r = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not 0 < r <= 1:
-        raise argparse.ArgumentTypeError(f"expected a ratio in (0, 1], got {r}")
-    return r
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -60,44 +47,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--format", choices=FORMATS, help="force the input format")
     g = p.add_argument_group("pi")
     g.add_argument(
-        "--context-window", type=_nat, metavar="N", help="contextWindow (default: the session's, else 200000)"
+        "--context-window", type=argtypes.tokens, metavar="N", help="contextWindow (default: the session's, else 200000)"
     )
     g.add_argument(
-        "--reserve-tokens", type=_nat, metavar="N", help="reserveTokens (default: the session's, else 16384)"
+        "--reserve-tokens", type=argtypes.tokens_or_zero, metavar="N", help="reserveTokens (default: the session's, else 16384)"
     )
     g.add_argument(
         "--keep-recent-tokens",
-        type=_nat,
+        type=argtypes.tokens_or_zero,
         metavar="N",
         help="keepRecentTokens (default: the session's, else 20000)",
     )
     a = p.add_argument_group("ADK EventsCompactionConfig")
     a.add_argument(
         "--compaction-interval",
-        type=_nat,
+        type=argtypes.positive_count,
         metavar="N",
         help="sliding window: new invocations per summary (default 3)",
     )
     a.add_argument(
-        "--overlap-size", type=_nat, metavar="N", help="sliding window: invocations re-covered (default 1)"
+        "--overlap-size", type=argtypes.count, metavar="N", help="sliding window: invocations re-covered (default 1)"
     )
     a.add_argument(
         "--token-threshold",
-        type=_nat,
+        type=argtypes.tokens_or_zero,
         metavar="N",
         help="token threshold: prompt tokens that trigger (required)",
     )
     a.add_argument(
-        "--event-retention-size", type=_nat, metavar="N", help="token threshold: raw events kept (default 5)"
+        "--event-retention-size", type=argtypes.count, metavar="N", help="token threshold: raw events kept (default 5)"
     )
     a.add_argument(
         "--no-progress-gate", action="store_true", help="replay without ADK 2.13's worth-compacting check"
     )
     s = p.add_argument_group("summary size")
     sx = s.add_mutually_exclusive_group()
-    sx.add_argument("--summary-tokens", type=_nat, metavar="N", help="each simulated summary is N tokens")
+    sx.add_argument("--summary-tokens", type=argtypes.tokens_or_zero, metavar="N", help="each simulated summary is N tokens")
     sx.add_argument(
-        "--summary-ratio", type=_ratio, metavar="R", help="each simulated summary is R of what it summarizes"
+        "--summary-ratio", type=argtypes.ratio, metavar="R", help="each simulated summary is R of what it summarizes"
     )
 
 
@@ -246,12 +233,12 @@ def run(args: argparse.Namespace) -> int:
     size = sim.SummarySize(args.summary_tokens, args.summary_ratio)
     result = sim.simulate(led, policy, size, session=sess)
     if args.json:
-        import orjson
+        from inspector.cli.output import emit_json
 
         obj = sim.simulation_json(result)
         if args.policy == "recorded":
             obj["recorded_policy_inferred_from"] = why
-        sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+        emit_json(obj)
     else:
         if why:
             print(f"recorded policy: {why}")

@@ -4,47 +4,64 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from dataclasses import asdict
 
-import orjson
 from rich.console import Console
 from rich.text import Text
 
+from inspector.cli.output import emit_json
 from inspector.compaction.entries import WriteError
-from inspector.store.writeback import Backup, backup_dir, list_backups, undo
+from inspector.store.files import file_kind, os_cause
+from inspector.store.writeback import Backup, DamagedBackup, backup_dir, backup_entries, damaged_advice, undo
 
 
-def _emit(obj: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
-
-
-def backups_text(session: str, backups: list[Backup]) -> Text:
-    """One block per backup, oldest first (paths are long: they get a line of their own)."""
+def backups_text(session: str, entries: list[Backup | DamagedBackup]) -> Text:
+    """One block per backup, oldest first (paths are long: they get a line of their own); a
+    damaged one says what is wrong with it and what can be done."""
     t = Text(f"Backups of {session} (oldest first)\n", style="bold")
-    for k, b in enumerate(backups, 1):
+    for k, b in enumerate(entries, 1):
+        if isinstance(b, DamagedBackup):
+            t.append(f"{k:>3}. ")
+            t.append("damaged", style="bold red")
+            t.append(f"  {b.problem}\n     sidecar {b.meta_path}\n     {damaged_advice(session, b)}\n")
+            continue
         t.append(f"{k:>3}. {b.created}  {b.what}  record {b.entry_id or '—'}  ")
         t.append(f"undone {b.undone}" if b.undone else "applied", style="dim" if b.undone else "green")
         t.append(f"\n     {b.size:,} → {b.written_size:,} bytes\n     {b.path}\n")
     return t
 
 
+def _not_a_session(session: str) -> str | None:
+    try:
+        mode = os.stat(session).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as e:
+        return os_cause(e)
+    return None if stat.S_ISREG(mode) else f"{file_kind(mode)}, not a session file"
+
+
 def run(args: argparse.Namespace) -> int:
     session = args.session
-    if not os.path.isfile(session):
-        print(f"inspector: {session}: no such file", file=sys.stderr)
+    why = _not_a_session(session)
+    if why is not None:
+        print(f"inspector: {session}: {why}", file=sys.stderr)
         return 2
     if args.command == "backups":
-        found = list_backups(session)
+        entries = backup_entries(session)
+        found = [b for b in entries if isinstance(b, Backup)]
         if args.json:
-            _emit({"session": os.path.abspath(session), "folder": str(backup_dir(session)),
-                   "backups": [asdict(b) for b in found]})
+            damaged = [{"backup": b.path, "sidecar": b.meta_path, "problem": b.problem}
+                       for b in entries if isinstance(b, DamagedBackup)]
+            emit_json({"session": os.path.abspath(session), "folder": str(backup_dir(session)),
+                       "backups": [asdict(b) for b in found], "damaged": damaged})
             return 0
-        if not found:
+        if not entries:
             Console().print(f"No backups of {session} (inspector has not written to it). They would be in {backup_dir(session)}.")
             return 0
-        Console().print(backups_text(session, found), soft_wrap=True)
+        Console().print(backups_text(session, entries), soft_wrap=True)
         return 0
     try:
         done = undo(session)
@@ -52,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspector: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"inspector: {session}: {e.strerror or e}", file=sys.stderr)
+        print(f"inspector: {session}: {os_cause(e)}", file=sys.stderr)
         return 2
     if args.json:
-        _emit({"session": done.session, "restored": asdict(done)})
+        emit_json({"session": done.session, "restored": asdict(done)})
     else:
         Console().print(
             Text(f"Restored {done.session} to the backup of {done.created} ({done.size:,} bytes; the record "

@@ -19,8 +19,13 @@ The rules, in the order `install` follows them:
    appended bytes are cut off again (`ftruncate` to the old size) and the error says so.
 
 `undo` restores the last backup after the same unchanged check (the file must be exactly what
-this tool wrote); as the write was an append, restoring is a truncation to the backup's size, done
-only after checking that the file's prefix is the backup byte for byte.
+this tool wrote); as the write was an append, restoring is a truncation to the backup's size.
+
+Both truncations go through `_cut_back`: the whole file must be exactly what the write produced
+(size and sha256), and right before the cut the record and one byte past it are read again, so an
+appender that ignores the lock never loses a byte to us: if anything follows our record, nothing
+is cut. A backup whose sidecar does not read is listed as damaged and blocks `undo` (it cannot say
+what its write appended) with a message saying how to restore by hand.
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -41,16 +45,9 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso
 from inspector.formats import LoadError, load
+from inspector.store.files import Step, _no_step, open_for_append, os_cause, read_all, write_atomic
 
 BACKUP_SCHEMA = "inspector-backup/1"
-
-# Test hook: called with the name of each step of a write; the crash-safety test kills the process
-# there. Never set outside tests.
-Step = Callable[[str], None]
-
-
-def _no_step(name: str) -> None:
-    return None
 
 
 class VerifyError(WriteError):
@@ -97,6 +94,19 @@ class Installed:
     size_before: int
     size_after: int
     report: Report  # the session as re-loaded and re-analysed after the write
+    link: str | None = None  # the name the session was given by, when it is a symbolic link to `path`
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedBackup:
+    """A backup whose sidecar does not say what inspector wrote: listed, never used."""
+
+    path: str  # the backup file the sidecar belongs to (it may be missing too)
+    problem: str
+
+    @property
+    def meta_path(self) -> str:
+        return self.path + ".json"
 
 
 # ---------------------------------------------------------------------------------------- places
@@ -117,85 +127,66 @@ def backup_dir(session: str) -> Path:
     return data_dir() / "backups" / f"{os.path.basename(absolute)}-{tag}"
 
 
-def list_backups(session: str) -> list[Backup]:
-    """Every backup of this session, oldest first. Sidecars that do not read are skipped (a
-    crash while writing one leaves only a temporary file, which is ignored)."""
+_STR, _INT, _OPT_STR = (str,), (int,), (str, type(None))
+_SIDECAR_FIELDS = {
+    "session": _STR, "created": _STR, "size": _INT, "sha256": _STR, "written_size": _INT,
+    "written_sha256": _STR, "entry_id": _OPT_STR, "what": _STR, "undone": _OPT_STR,
+}
+
+
+def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
+    """The backup a sidecar describes, or why it cannot be trusted. The backup file is the
+    sidecar's name without `.json`, wherever the data folder has moved."""
+    path = str(meta)[: -len(".json")]
+
+    def damaged(problem: str) -> DamagedBackup:
+        return DamagedBackup(path, problem)
+
+    try:
+        obj = orjson.loads(meta.read_bytes())
+    except OSError as e:
+        return damaged(f"the sidecar cannot be read ({os_cause(e)})")
+    except orjson.JSONDecodeError as e:
+        return damaged(f"the sidecar is not valid JSON ({e})")
+    if not isinstance(obj, dict) or obj.get("schema") != BACKUP_SCHEMA:
+        return damaged(f"the sidecar is not an {BACKUP_SCHEMA} record")
+    for name, types in _SIDECAR_FIELDS.items():
+        if name not in obj:
+            if name == "undone":
+                continue
+            return damaged(f"the sidecar has no {name!r}")
+        v = obj[name]
+        if isinstance(v, bool) or not isinstance(v, types):
+            return damaged(f"the sidecar's {name!r} is not a {'whole number' if types is _INT else 'string'}")
+    if not 0 <= obj["size"] < obj["written_size"]:
+        return damaged(f"the sidecar's sizes make no sense ({obj['size']} → {obj['written_size']} bytes)")
+    if not os.path.isfile(path):
+        return damaged(f"its backup file {path} is missing")
+    return Backup(path=path, **{k: obj.get(k) for k in _SIDECAR_FIELDS})
+
+
+def backup_entries(session: str) -> list[Backup | DamagedBackup]:
+    """Every backup of this session, good or damaged, oldest first (backup files are named by the
+    time of the write). A crash while writing a sidecar leaves only a temporary file, ignored."""
     d = backup_dir(session)
     if not d.is_dir():
         return []
-    out: list[Backup] = []
-    for meta in d.glob("*.jsonl.json"):
-        try:
-            obj = orjson.loads(meta.read_bytes())
-            if obj.get("schema") != BACKUP_SCHEMA:
-                continue
-            obj.pop("schema")
-            b = Backup(**obj)
-        except (OSError, orjson.JSONDecodeError, TypeError, AttributeError):
-            continue
-        if os.path.exists(b.path):
-            out.append(b)
-    out.sort(key=lambda b: (b.created, b.path))
-    return out
+    found = [_read_sidecar(meta) for meta in d.glob("*.jsonl.json")]
+    return sorted(found, key=lambda b: os.path.basename(b.path))
+
+
+def list_backups(session: str) -> list[Backup]:
+    """The usable backups of this session, oldest first."""
+    return [b for b in backup_entries(session) if isinstance(b, Backup)]
 
 
 # ---------------------------------------------------------------------------------------- file ops
 
 
-def _fsync_dir(d: str | Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file") -> None:
-    """Create or replace `path` with `data`: temp file in the same folder, fsync, rename, fsync the
-    folder. A reader sees the old file or the complete new one, never a part."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".inspector-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            half = len(data) // 2
-            f.write(data[:half])
-            f.flush()
-            step(f"{label}: half written")
-            f.write(data[half:])
-            f.flush()
-            os.fsync(f.fileno())
-        step(f"{label}: temp file complete")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks: list[bytes] = []
-    pos = 0
-    while True:
-        b = os.pread(fd, 1 << 20, pos)
-        if not b:
-            return b"".join(chunks)
-        chunks.append(b)
-        pos += len(b)
-
-
 @contextlib.contextmanager
 def _locked(path: str) -> Iterator[int]:
     """The session file opened for appending, under an exclusive lock held until the block ends."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
-    except OSError as e:
-        raise WriteError(f"{path}: cannot open it for writing ({e.strerror or e})") from e
+    fd = open_for_append(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,11 +209,48 @@ def _check_unchanged(path: str, data: bytes, size: int, sha256: str | None, sinc
         )
 
 
-def _append(fd: int, data: bytes) -> None:
-    n = os.write(fd, data)
-    while n < len(data):  # a regular file takes it in one call; loop only for the odd short write
-        n += os.write(fd, data[n:])
+def _cut_back(fd: int, size: int, written_size: int, written_sha256: str) -> str | None:
+    """Truncate the locked session back to `size` bytes (what it held before our write), only
+    when the file is exactly what our write produced (`written_size` bytes with that sha256): the
+    bytes kept are verified unchanged, and what is cut is our record and nothing else. An appender
+    that ignores the lock may write at any moment, so the end of the file is looked at once more
+    right before the cut: bytes anyone else appended are never cut. Returns None when done, else
+    why not (the file untouched)."""
+    now = read_all(fd)
+    if len(now) != written_size or hashlib.sha256(now).hexdigest() != written_sha256:
+        if len(now) > written_size and hashlib.sha256(memoryview(now)[:written_size]).hexdigest() == written_sha256:
+            return "something was appended after inspector's record (is the agent still running?)"
+        return f"it is not what inspector wrote ({written_size:,} → {len(now):,} bytes)"
+    ours = now[size:]
+    del now
+    # The last look, adjacent to the cut: one byte more than our record says whether anything follows it.
+    if os.pread(fd, len(ours) + 1, size) != ours:
+        return "something was appended after inspector's record while it was checked (is the agent still running?)"
+    os.ftruncate(fd, size)
     os.fsync(fd)
+    return None
+
+
+def _append(fd: int, path: str, before: bytes, added: bytes) -> None:
+    """Append `added` in one write (a loop only for the odd short write) and fsync. If that fails
+    (disk full, an I/O error), whatever part of it landed is cut off again."""
+    n = 0
+    try:
+        while n < len(added):
+            n += os.write(fd, added[n:])
+        os.fsync(fd)
+    except OSError as e:
+        cause = os_cause(e)
+        if n == 0:
+            raise WriteError(f"{path}: cannot append the record ({cause}); nothing written, the file is as before") from e
+        written = hashlib.sha256(before + added[:n]).hexdigest()
+        why = _cut_back(fd, len(before), len(before) + n, written)
+        if why is None:
+            raise WriteError(f"{path}: cannot append the record ({cause}); the part written was removed again, the file is as before") from e
+        raise WriteError(
+            f"{path}: cannot append the record ({cause}), and the {n:,} bytes of it written could not be taken back: {why}; "
+            "they stay at the end of the file"
+        ) from e
 
 
 def _save_meta(b: Backup, step: Step, label: str) -> None:
@@ -251,12 +279,15 @@ def install(
     step("start")
     with _locked(path) as fd:
         step("locked")
-        before = _read_all(fd)
+        before = read_all(fd)
         _check_unchanged(path, before, led.size, led.sha256, "analysed")
         after = appended_bytes(before, entry)
         added = after[len(before) :]
         d = backup_dir(path)
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WriteError(f"backup folder {d}: cannot create it ({os_cause(e)}); nothing written") from e
         stamp = now_iso().replace(":", "").replace("-", "")
         name = f"{stamp}-{entry.get('id') or 'record'}.jsonl"
         backup = Backup(
@@ -273,11 +304,11 @@ def install(
         write_atomic(Path(backup.path), before, step, "backup")
         _save_meta(backup, step, "backup sidecar")
         step("backed up")
-        _append(fd, added)
+        _append(fd, path, before, added)
         step("appended")
         problem, new_report = _verify(path, led.format, entry, backup, report, expect)
         if problem is not None:
-            _take_back(fd, path, len(before), added)
+            _take_back(fd, path, backup, problem)
             step("taken back")
             raise VerifyError(
                 f"{path}: the written session is not what the plan promised ({problem}); the record was removed "
@@ -285,7 +316,8 @@ def install(
             )
         step("verified")
     assert new_report is not None
-    return Installed(path, backup, entry.get("id"), len(before), len(after), new_report)
+    link = led.path if os.path.abspath(led.path) != path else None
+    return Installed(path, backup, entry.get("id"), len(before), len(after), new_report, link)
 
 
 def _verify(
@@ -313,51 +345,82 @@ def _verify(
     return ("; ".join(issues) if issues else None), rep
 
 
-def _take_back(fd: int, path: str, size: int, added: bytes) -> None:
-    """Remove exactly the bytes this write appended (they are the file's end: checked)."""
-    now = _read_all(fd)
-    if len(now) == size + len(added) and now.endswith(added):
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-        return
-    raise WriteError(
-        f"{path}: the file changed while it was being verified; the appended record was left in place "
-        "(restore with `inspector undo` once nothing else writes to it)"
-    )
+def _take_back(fd: int, path: str, b: Backup, problem: str) -> None:
+    """Remove exactly the bytes this write appended (see `_cut_back`), or say why they stay."""
+    why = _cut_back(fd, b.size, b.written_size, b.written_sha256)
+    if why is not None:
+        raise WriteError(
+            f"{path}: the written session is not what the plan promised ({problem}), and the record could not be "
+            f"taken back: {why}; the appended record was left in place and nothing else was touched (the backup "
+            f"{b.path} holds the bytes before it; `inspector undo` once nothing else writes to it)"
+        )
 
 
 # ---------------------------------------------------------------------------------------- undo
+
+
+def damaged_advice(session: str, b: DamagedBackup) -> str:
+    """What the user can do about a damaged sidecar: the backup file is the session's bytes before
+    that write, so a session that still starts with them is restored by cutting it to their size."""
+    try:
+        n = os.path.getsize(b.path)
+        fix = (
+            f"The backup file holds the {n:,} bytes the session had before that write: if the session still starts "
+            f"with them (`cmp -n {n} {b.path} {session}`), `truncate -s {n} {session}` restores it"
+        )
+    except OSError:
+        fix = "Its backup file is gone, so that write cannot be undone from it"
+    return f"{fix}; if that write was already undone, move the sidecar aside and undo the one before it."
+
+
+def _newest_to_undo(path: str) -> Backup:
+    """The newest backup not undone yet; refused when there is none, or when the newest is damaged
+    (it cannot say whether its write was undone, so an older one must not be restored over it)."""
+    open_ = [e for e in backup_entries(path) if not (isinstance(e, Backup) and e.undone is not None)]
+    if not open_:
+        raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
+    b = open_[-1]
+    if isinstance(b, DamagedBackup):
+        raise WriteError(
+            f"{path}: the sidecar of its newest backup is damaged ({b.meta_path}: {b.problem}); without it inspector "
+            f"cannot tell what that write appended, so nothing was restored. {damaged_advice(path, b)}"
+        )
+    return b
 
 
 def undo(session: str, step: Step = _no_step) -> Backup:
     """Restore the session to its newest backup that has not been undone yet. Refused (WriteError)
     unless the file is exactly what inspector wrote after that backup."""
     path = os.path.realpath(session)
-    pending = [b for b in list_backups(path) if b.undone is None]
-    if not pending:
-        raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
-    b = pending[-1]
+    b = _newest_to_undo(path)
     try:
         with open(b.path, "rb") as f:
             saved = f.read()
     except OSError as e:
-        raise WriteError(f"{b.path}: cannot read the backup ({e.strerror or e})") from e
+        raise WriteError(f"{b.path}: cannot read the backup ({os_cause(e)}); nothing restored") from e
     if len(saved) != b.size or hashlib.sha256(saved).hexdigest() != b.sha256:
         raise WriteError(f"{b.path}: the backup is damaged (size or sha256 differ from its sidecar); nothing restored")
     with _locked(path) as fd:
         step("locked")
-        now = _read_all(fd)
-        if len(now) == b.size and hashlib.sha256(now).hexdigest() == b.sha256:
+        why = _cut_back(fd, b.size, b.written_size, b.written_sha256)
+        if why is not None:
+            now = read_all(fd)
+            if len(now) == b.size and hashlib.sha256(now).hexdigest() == b.sha256:
+                raise WriteError(
+                    f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo"
+                )
             raise WriteError(
-                f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo"
+                f"{path} changed since it was written by inspector ({b.created}): {why}; nothing written, nothing "
+                "restored: the file is left as it is"
             )
-        _check_unchanged(path, now, b.written_size, b.written_sha256, f"written by inspector ({b.created})")
-        if now[: b.size] != saved:  # pragma: no cover - an append-only write keeps the prefix
-            raise WriteError(f"{path}: its beginning differs from the backup; nothing restored")
-        os.ftruncate(fd, b.size)
-        os.fsync(fd)
         step("truncated")
         done = replace(b, undone=now_iso())
-        _save_meta(done, step, "backup sidecar")
+        try:
+            _save_meta(done, step, "backup sidecar")
+        except WriteError as e:  # the session is restored all the same: say that first
+            raise WriteError(
+                f"{path} was restored to the backup of {b.created}, but the backup could not be marked undone ({e}); "
+                "a second undo will find the file already matching it"
+            ) from e
         step("recorded")
     return done
