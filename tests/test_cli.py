@@ -104,3 +104,13 @@ def test_console_script_installed(tmp_path: Path) -> None:
     assert exe.exists(), "the inspector console script is installed with the package"
     p = subprocess.run([str(exe), "context", str(KILLED)], capture_output=True, text=True, check=False)
     assert p.returncode == 0 and "What the model receives next" in p.stdout
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    for args in (("--version",), ("--version", "analyze")):
+        p = _run(*args)
+        assert p.returncode == 0, args
+        assert p.stdout.strip() == f"inspector {version('inspector')}"
+        assert "Traceback" not in p.stderr
