@@ -537,3 +537,18 @@ def test_recorded_token_policy_is_inferred_by_replay(scenario: str) -> None:
         c["summarizer_input_event_indexes"] for c in oracle["compactions"]
     ]
     assert [c.when for c in got] == [c["when"] for c in oracle["compactions"]]
+
+
+def test_cli_simulate_takes_the_window_the_repair_plan_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 12 point 11: one resolution of the window (inspector.analysis.window): `plan` used the
+    model table's 1,047,576 for gpt-4.1 while `simulate --policy pi` replayed at pi's 200,000."""
+    adr = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
+    assert main(["plan", adr, "--strategy", "resummarize", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["budgets"]["window"]
+    assert planned == {"tokens": 1_047_576, "source": "model table (gpt-4.1)"}
+    assert main(["simulate", adr, "--policy", "pi", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["whatif"]["policy"]["context_window"] == 1_047_576
+    assert main(["simulate", adr, "--policy", "pi"]) == 0
+    assert capsys.readouterr().out.startswith("contextWindow 1,047,576: from the model table (gpt-4.1)\n")
+    assert main(["simulate", adr, "--policy", "pi", "--context-window", "16000"]) == 0
+    assert capsys.readouterr().out.startswith("contextWindow 16,000: given with --context-window\n")
