@@ -621,3 +621,12 @@ def test_bare_inspector_names_every_default_place_it_looked_in(tmp_path: Path, m
                 assert place in title.split("not present:")[1], place
 
     run(InspectorApp([]), body)
+
+
+def test_adk_schemas_are_labelled_with_their_version() -> None:
+    """Issue 12 point 13: the legacy DatabaseSessionService schema reads "adk v0", as v1 reads "adk v1"."""
+    from .conftest import REPO
+
+    v0 = REPO / "tests" / "data" / "adk" / "token_threshold.v0.db"
+    row = triage.summarize_session(str(v0), v0.name)
+    assert row.error is None and row.format == "adk v0"

@@ -37,7 +37,6 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
-import datetime as _dt
 import statistics
 from bisect import bisect_right
 from collections.abc import Callable
@@ -49,6 +48,7 @@ import orjson
 
 from inspector.analysis.engine import message_text_for_tokens
 from inspector.ledger.model import Ledger, Record
+from inspector.ledger.times import epoch_seconds
 
 # ---------------------------------------------------------------------------------------- policies
 
@@ -201,20 +201,7 @@ class Session:
         return self.exact or not any(c.after <= pos for c in self.recorded)
 
 
-def _ts(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int | float):
-        return float(v) / (1000.0 if v > 1e11 else 1.0)  # epoch ms (pi) or s (ADK)
-    if isinstance(v, str):
-        try:
-            d = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=_dt.UTC)
-        return d.timestamp()
-    return None
+_ts = epoch_seconds  # the one reading of a record's time (inspector.ledger.times)
 
 
 def _pi_estimate(rec: Record) -> int:
