@@ -141,3 +141,11 @@ def test_one_number_style_and_a_fatal_load_error_is_not_skipped(tmp_path: Path) 
     assert "next request: 1,493 items" in out["summary"]
     readme = _run("analyze", str(Path(__file__).parents[1] / "README.md"))
     assert readme.returncode == 2 and "not a session ledger" in readme.stderr and "skipped" not in readme.stderr
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    for args in (("--version",), ("--version", "analyze")):
+        p = _run(*args)
+        assert p.returncode == 0, args
+        assert p.stdout.strip() == f"inspector {version('inspector')}"
+        assert "Traceback" not in p.stderr

@@ -14,7 +14,7 @@ import pytest
 from inspector.analysis import simulate as sim
 from inspector.cli.main import main
 from inspector.formats import load
-from tests.conftest import REPO, SHARED, need_shared
+from tests.conftest import REPO, SAMPLES, SHARED, need_shared
 
 CORPUS = SHARED / "peers" / "adk" / "corpus"
 SCENARIOS = sorted(
@@ -315,7 +315,28 @@ def test_pi_policy_cuts_at_a_user_or_assistant_message_and_bounds_the_prompt(lon
         first_kept = max(c.summarized_seqs) + 1
         assert events[first_kept].role in ("user", "assistant")  # never a tool result
     storm = sim.simulate(led, sim.PiPolicy(3000, 1000, 2500), sim.SummarySize(tokens=200))
-    assert "keep_recent_over_threshold" in {w.code for w in storm.warnings}
+    (w,) = [w for w in storm.warnings if w.code == "keep_recent_over_threshold"]
+    assert "a storm" in w.message and "turns in a row" in w.message  # the replay does compact every turn
+    assert len({c.turn for c in storm.whatif.compactions}) >= 100
+
+
+def test_pi_warnings_say_what_the_replay_beside_them_shows() -> None:
+    """Issue 12 point 4: contextWindow 16000 with the default reserve 16384 put a storm warning
+    ("every turn compacts again") beside a replay with no compaction, and printed the threshold as
+    "contextWindow - reserveTokens -384"."""
+    led = load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))
+    r = sim.simulate(led, sim.PiPolicy(16_000, 16_384, 20_000))
+    assert r.whatif.compactions == []
+    (w,) = [w for w in r.warnings if w.code == "keep_recent_over_threshold"]
+    assert "storm" not in w.message and "every turn compacts" not in w.message
+    assert "no compaction" in w.message and "nothing to summarize" in w.message
+    assert "contextWindow − reserveTokens = 16,000 − 16,384 = -384" in w.message
+    assert f"{r.turns} turn(s) ended over the threshold" in w.message
+    (over,) = [w for w in r.warnings if w.code == "over_window"]
+    assert "never compacts" in over.message and "16,000" in over.message
+    # A configuration pi handles well has no warning, whatever it is called.
+    fine = sim.simulate(led, sim.PiPolicy(16_000, 4_000, 2_000))
+    assert fine.whatif.compactions and not [w for w in fine.warnings if w.code == "keep_recent_over_threshold"]
 
 
 # ---------------------------------------------------------------------------------------- CLI
@@ -516,3 +537,18 @@ def test_recorded_token_policy_is_inferred_by_replay(scenario: str) -> None:
         c["summarizer_input_event_indexes"] for c in oracle["compactions"]
     ]
     assert [c.when for c in got] == [c["when"] for c in oracle["compactions"]]
+
+
+def test_cli_simulate_takes_the_window_the_repair_plan_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 12 point 11: one resolution of the window (inspector.analysis.window): `plan` used the
+    model table's 1,047,576 for gpt-4.1 while `simulate --policy pi` replayed at pi's 200,000."""
+    adr = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
+    assert main(["plan", adr, "--strategy", "resummarize", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["budgets"]["window"]
+    assert planned == {"tokens": 1_047_576, "source": "model table (gpt-4.1)"}
+    assert main(["simulate", adr, "--policy", "pi", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["whatif"]["policy"]["context_window"] == 1_047_576
+    assert main(["simulate", adr, "--policy", "pi"]) == 0
+    assert capsys.readouterr().out.startswith("contextWindow 1,047,576: from the model table (gpt-4.1)\n")
+    assert main(["simulate", adr, "--policy", "pi", "--context-window", "16000"]) == 0
+    assert capsys.readouterr().out.startswith("contextWindow 16,000: given with --context-window\n")

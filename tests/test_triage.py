@@ -135,7 +135,9 @@ def test_fills_the_table_with_each_sessions_counts_and_worst_finding(folder: Pat
         assert cell_text(screen, "adr0302_amnesiac_fallback", "records") == "229"
         assert cell_text(screen, "adr0302_amnesiac_fallback", "worst").startswith("error")
         assert "hole" in cell_text(screen, "adr0302_amnesiac_fallback", "worst")
-        assert cell_text(screen, "adr0302_amnesiac_fallback", "activity") == "just now"
+        # the session's own last record time, not the copy's mtime (issue 12 point 14)
+        last = rows["adr0302_amnesiac_fallback"].last_activity
+        assert cell_text(screen, "adr0302_amnesiac_fallback", "activity") == ago(last) != "just now"
         assert "healthy" in cell_text(screen, "healthy_chained", "worst")
         assert cell_text(screen, "healthy_chained", "file") == "sub/healthy_chained"
         status = str(screen.query_one("#status", Static).render())
@@ -563,3 +565,68 @@ def test_a_folder_walk_finds_adk_stores_by_content_not_by_name(tmp_path: Path) -
     assert sorted(Path(f).name for f in files) == ["dump.json", "sessions.sqlite"]
     for f in files:
         assert load(f).format == "adk"
+
+
+# ------------------------------------------------------------------------------------ issue 12 point 14
+
+
+def test_format_column_fits_every_label_and_last_activity_is_the_sessions_own(tmp_path: Path) -> None:
+    """The format column showed "native v" and "claude_c"; "last activity" was the file's mtime
+    (a copied file was "just now" whatever its session said)."""
+    import os
+
+    from textual.widgets.data_table import ColumnKey
+
+    from inspector.ledger.times import epoch_seconds
+
+    from .conftest import SHARED, need_shared
+
+    claude = need_shared(SHARED / "real_sessions" / "claude_code" / "spotter__tool_heavy.jsonl")
+    root = tmp_path / "mixed"
+    root.mkdir()
+    for src in (SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl", SAMPLES / "native" / "adr0302_amnesiac_fallback.jsonl", claude):
+        shutil.copyfile(src, root / f"{src.parent.name}_{src.name}")
+    adr = root / "pi_adr0302_amnesiac_fallback.jsonl"
+    last = max(t for t in (epoch_seconds(r.timestamp) for r in load(str(adr)).records) if t is not None)
+    os.utime(adr, (last + 86400 * 40, last + 86400 * 40))  # the file was touched long after
+
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        screen = await filled(pilot)
+        width = screen.query_one(DataTable).columns[ColumnKey("format")].width
+        labels = {r.format for r in screen.rows.values()}
+        assert {"pi v3", "native v1", "claude_code"} <= labels
+        assert all(len(label) <= width for label in labels)
+        row = next(r for r in screen.rows.values() if r.path == str(adr))
+        assert row.last_activity == last and row.mtime == last + 86400 * 40
+        assert cell_text(screen, adr.stem, "activity") == ago(last)
+
+    run(InspectorApp([str(root)]), body)
+
+
+def test_bare_inspector_names_every_default_place_it_looked_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only ~/.claude/projects present: the title named that place alone."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # no .adk here either
+    project = tmp_path / ".claude" / "projects" / "proj"
+    project.mkdir(parents=True)
+    shutil.copyfile(SAMPLES / "pi" / "healthy_chained.jsonl", project / "s.jsonl")
+
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        screen = await filled(pilot)
+        assert screen.paths == [str(tmp_path / ".claude" / "projects")]
+        title = str(screen.query_one("#title", Static).render())
+        assert "~/.claude/projects" in title
+        for place in DEFAULT_PLACES:
+            if place != "~/.claude/projects":
+                assert place in title.split("not present:")[1], place
+
+    run(InspectorApp([]), body)
+
+
+def test_adk_schemas_are_labelled_with_their_version() -> None:
+    """Issue 12 point 13: the legacy DatabaseSessionService schema reads "adk v0", as v1 reads "adk v1"."""
+    from .conftest import REPO
+
+    v0 = REPO / "tests" / "data" / "adk" / "token_threshold.v0.db"
+    row = triage.summarize_session(str(v0), v0.name)
+    assert row.error is None and row.format == "adk v0"

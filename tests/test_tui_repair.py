@@ -349,3 +349,69 @@ def test_the_plan_view_says_hole_messages_are_kept_raw_and_labels_the_budget() -
     assert "the 168 hole messages fit in the window: kept raw, no summarizer call" in shown
     assert "nothing new to summarize" not in shown
     assert "summary + tail budget 1,031,164" in budgets_line(p).plain
+async def test_empty_budgets_stay_valid_and_r_runs_what_was_just_typed(session: Path) -> None:
+    """Issue 12 point 2: tabbing through the empty budget fields turned them red, and after typing
+    in a field `r` went to the field (Enter only re-planned): running needed the button."""
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        screen.query_one("#reserve", Input).focus()
+        for _ in range(4):  # through reserve, keep recent, request and on: every one left empty
+            await pilot.press("tab")
+        await pilot.pause()
+        for name in ("reserve", "keep_recent", "request"):
+            box = screen.query_one(f"#{name}", Input)
+            assert box.value == "" and not box.has_class("-invalid"), name
+        box = screen.query_one("#request", Input)
+        box.focus()
+        await pilot.press(*"2500", "r")  # at once: before the edit's own re-plan
+        await _ran(pilot, screen)
+        assert box.value == "2500"  # the r was not typed into it
+        # What ran is the plan of the budget just typed, not the one planned before the typing.
+        assert screen.result.plan.budgets.request == 2_500 and len(screen.result.plan.requests) == 8
+        assert screen.plan is screen.result.plan
+
+
+async def test_no_plan_clears_the_after_band(session: Path) -> None:
+    """Issue 12 point 3: budgets that make a plan impossible left the previous plan's "after"
+    band on screen beside "No plan: …"."""
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        band = screen.query_one("#band-after", Minimap)
+        assert band.display and band.report is screen.plan.after.report
+        screen.query_one("#reserve", Input).value = "40000"  # more than the window
+        await _until(pilot, lambda: "No plan" in _text(screen, "#plan-view"), "the plan error")
+        await pilot.pause()
+        assert not band.display
+        assert "no plan" in _text(screen, "#band-after-title")
+        assert _text(screen, "#compare-view").strip() == "" and _text(screen, "#findings-view").strip() == ""
+        screen.query_one("#reserve", Input).value = ""
+        await _planned(pilot, screen)
+        await pilot.pause()
+        assert band.display and band.report is screen.plan.after.report
+
+
+async def test_repair_and_simulate_open_on_one_window_that_says_where_it_came_from(session: Path) -> None:
+    """Issue 12 point 11: the repair screen planned with the model table's 1,047,576 window while
+    simulate opened at 200,000 on the same session; the window field showed "1,047,5"."""
+    from inspector.tui.simulate import SimulateScreen
+
+    app = create_app([str(session)])  # no --window: the session's model (gpt-4.1) decides
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        assert screen.plan.budgets.window == 1_047_576
+        assert screen.plan.budgets.sources["window"] == "model table (gpt-4.1)"
+        box = screen.query_one("#window", Input)
+        assert box.placeholder == "1,047,576"
+        assert box.content_size.width > len(box.placeholder)  # the whole number, and the cursor
+        await pilot.press("escape")
+        await _until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session view")
+        await pilot.press("s")
+        await _until(pilot, lambda: isinstance(app.screen, SimulateScreen) and app.screen.result is not None,
+                     "the simulate screen")
+        sim_screen = app.screen
+        field = sim_screen.query_one("#context_window", Input)
+        assert field.value == "1047576" and sim_screen.result.whatif.policy["context_window"] == 1_047_576
+        assert "model table (gpt-4.1)" in _text(sim_screen, "#source-context_window")
+        assert field.content_size.width > len(field.value)

@@ -15,6 +15,7 @@ from inspector.tui.app import create_app
 from inspector.tui.help import HelpScreen
 from inspector.tui.session import SessionScreen
 from inspector.tui.simulate import SimulateScreen
+from tests.conftest import SAMPLES
 from tests.test_simulate import adk_session
 
 SIZE = (140, 40)
@@ -130,3 +131,66 @@ def test_simulate_screen_snapshot(snap_compare, gen_session: str) -> None:  # ty
         await pilot.pause(0.3)
 
     assert snap_compare(create_app([gen_session], show_timings=False), terminal_size=SIZE, run_before=before)
+
+
+ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
+
+
+@pytest.mark.anyio
+async def test_typing_a_number_replays_once_after_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12 point 4: every keystroke re-ran the replay ("1", "16", "160", ...)."""
+    from inspector.analysis import simulate as sim
+
+    app = create_app([str(ADR)], show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_simulate(pilot)
+        assert screen.query_one("#policy", Select).value == "pi"
+        replays: list[int] = []
+        real = sim.simulate
+
+        def counted(led, policy, *args, **kwargs):  # type: ignore[no-untyped-def]
+            replays.append(policy.context_window)
+            return real(led, policy, *args, **kwargs)
+
+        monkeypatch.setattr(sim, "simulate", counted)
+        box = screen.query_one("#context_window", Input)
+        box.focus()
+        box.value = ""
+        await pilot.press(*"16000")
+        await _wait(pilot, lambda: screen.result is not None and screen.result.whatif.policy["context_window"] == 16_000)
+        await pilot.pause(0.6)
+        assert replays == [16_000]
+        assert "typed here" in str(screen.query_one("#source-context_window", Static).content)
+
+
+@pytest.mark.anyio
+async def test_the_plot_draws_the_window_the_threshold_and_both_kinds_of_compaction() -> None:
+    """Issue 12 point 24: the plot drew the prompts and the what-if compactions only."""
+    from textual_plotext import PlotextPlot
+
+    app = create_app([str(ADR)], show_timings=False, window=16_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_simulate(pilot)
+        assert screen.window is not None and screen.window.tokens == 16_000
+        assert "--window" in str(screen.query_one("#source-context_window", Static).content)
+        screen.query_one("#reserve_tokens", Input).value = "4000"
+        screen.query_one("#keep_recent_tokens", Input).value = "2000"
+        await _wait(pilot, lambda: screen.result is not None and screen.result.whatif.policy["reserve_tokens"] == 4000)
+        r = screen.result
+        assert r.whatif.compactions and r.baseline.compactions  # the ADR session compacted 3 times
+        drawn: list[tuple[str, list[float], list[float]]] = []
+        plt = screen.query_one(PlotextPlot).plt
+        for name in ("plot", "scatter"):
+            real = getattr(plt, name)
+
+            def spy(xs, ys, *a, real=real, **kw):  # type: ignore[no-untyped-def]
+                drawn.append((kw.get("label", ""), list(xs), list(ys)))
+                return real(xs, ys, *a, **kw)
+
+            setattr(plt, name, spy)
+        screen._show(r, "")
+        by_label = {label: (xs, ys) for label, xs, ys in drawn}
+        assert by_label["context window 16,000"][1] == [16_000, 16_000]
+        assert by_label["compaction threshold 12,000"][1] == [12_000, 12_000]
+        assert len(by_label["recorded compaction"][0]) == len(r.baseline.compactions)
+        assert len(by_label["what-if compaction"][0]) == len(r.whatif.compactions)

@@ -10,6 +10,7 @@ from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
 from inspector.compaction.protocol import summary_completeness
 from inspector.ledger.model import Record
+from inspector.ledger.times import iso_time
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -199,7 +200,8 @@ def _holes(report: Report) -> list[Finding]:
                 # ADK: removed by timestamp, whether or not its summarizer was handed them.
                 d = v.checkpoint.details if isinstance(v.checkpoint.details, dict) else {}
                 how = (
-                    f"their timestamps lie inside its range [{d.get('start_timestamp')}, {d.get('end_timestamp')}] "
+                    f"their timestamps lie inside its range [{iso_time(d.get('start_timestamp'))}, "
+                    f"{iso_time(d.get('end_timestamp'))}] "
                     "but its summarizer was not handed them (a timestamp tie at the range's end, or written "
                     "after the summary ran), and no other summary sent covers them"
                 )

@@ -37,7 +37,6 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
-import datetime as _dt
 import statistics
 from bisect import bisect_right
 from collections.abc import Callable
@@ -49,6 +48,7 @@ import orjson
 
 from inspector.analysis.engine import message_text_for_tokens
 from inspector.ledger.model import Ledger, Record
+from inspector.ledger.times import epoch_seconds
 
 # ---------------------------------------------------------------------------------------- policies
 
@@ -201,20 +201,7 @@ class Session:
         return self.exact or not any(c.after <= pos for c in self.recorded)
 
 
-def _ts(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int | float):
-        return float(v) / (1000.0 if v > 1e11 else 1.0)  # epoch ms (pi) or s (ADK)
-    if isinstance(v, str):
-        try:
-            d = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=_dt.UTC)
-        return d.timestamp()
-    return None
+_ts = epoch_seconds  # the one reading of a record's time (inspector.ledger.times)
 
 
 def _pi_estimate(rec: Record) -> int:
@@ -690,6 +677,9 @@ class Series:
     compactions: list[CompactionPoint]
     warnings: list[SimWarning] = field(default_factory=list)
     next_holes: list[int] = field(default_factory=list)  # holes in the request after the last event
+    # pi: turns that ended over the threshold where the cut found nothing to summarize (everything
+    # there fits in keepRecentTokens), so no compaction was made
+    nothing_to_cut: list[int] = field(default_factory=list)
     coverage_known: bool = True  # False: holes and lost questions are not modelled (see Session.exact)
 
     @property
@@ -899,6 +889,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         return sess.recorded[i].key()
 
     last_total = 0
+    nothing_to_cut: list[int] = []
     for e in ev:
         if e.is_call:
             ctx = _cut_context(sess, comps, e.pos)
@@ -924,7 +915,8 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         while cut < upto and ev[cut].role not in ("user", "assistant"):
             cut += 1
         if cut <= prev_cut or cut >= upto:
-            continue  # nothing new to summarize ("Already compacted")
+            nothing_to_cut.append(e.turn)  # nothing new to summarize ("Already compacted")
+            continue
         q = next((x.pos for x in ev[upto:] if x.is_call), None)
 
         def at(ctx: _Context, q: int | None = q) -> int:
@@ -956,7 +948,9 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         )
         last_total = at(after)
     end = _cut_context(sess, comps, len(ev))
-    return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
+    return Series(
+        pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes], nothing_to_cut=nothing_to_cut
+    )
 
 
 # ---- ADK
@@ -1179,15 +1173,7 @@ def policy_warnings(sess: Session, pol: Policy) -> list[SimWarning]:
     """What the seeds show to be broken in this configuration, before replaying anything."""
     out: list[SimWarning] = []
     if isinstance(pol, PiPolicy):
-        if pol.keep_recent_tokens >= pol.threshold:
-            out.append(
-                SimWarning(
-                    "keep_recent_over_threshold",
-                    f"keepRecentTokens {pol.keep_recent_tokens} >= contextWindow - reserveTokens {pol.threshold}: a "
-                    "compaction cannot get the prompt under the threshold, so every turn compacts again (a storm)",
-                )
-            )
-        return out
+        return out  # what pi's settings do is read off the replay (run_warnings)
     if pol.token:
         assert pol.event_retention_size is not None
         if pol.event_retention_size == 0:
@@ -1295,15 +1281,75 @@ def run_warnings(s: Series, pol: Policy) -> list[SimWarning]:
                 )
             )
     if isinstance(pol, PiPolicy):
-        over = [c for c in s.calls if c.over_window]
-        if over:
+        out += pi_warnings(s, pol)
+    return out
+
+
+def pi_threshold(pol: PiPolicy) -> str:
+    """pi's compaction threshold as the sum it is (a negative one reads as what it is)."""
+    return (
+        f"contextWindow − reserveTokens = {pol.context_window:,} − {pol.reserve_tokens:,} = {pol.threshold:,}"
+    )
+
+
+def _compacting_turns(s: Series) -> tuple[int, int, int]:
+    """The longest run of consecutive turns that each ended in a compaction: (length, first, last)."""
+    best = (0, 0, 0)
+    turns = sorted({c.turn for c in s.compactions})
+    start = 0
+    for i, t in enumerate(turns):
+        if i and t != turns[i - 1] + 1:
+            start = i
+        if i - start + 1 > best[0]:
+            best = (i - start + 1, turns[start], t)
+    return best
+
+
+def pi_warnings(s: Series, pol: PiPolicy) -> list[SimWarning]:
+    """What pi's settings did in this replay: each claim is read off the replay it sits under."""
+    out: list[SimWarning] = []
+    k = pol.keep_recent_tokens
+    if k >= pol.threshold:
+        head = f"keepRecentTokens {k:,} ≥ the threshold ({pi_threshold(pol)})"
+        run, first, last = _compacting_turns(s)
+        idle = len(s.nothing_to_cut)
+        if run >= 3:
             out.append(
                 SimWarning(
-                    "over_window",
-                    f"{len(over)} call(s) above the context window {pol.context_window}: pi checks only at the end "
-                    "of a turn, so a long turn overflows",
+                    "keep_recent_over_threshold",
+                    f"{head}: what a compaction keeps raw is already at the threshold, so the next turn ends over it "
+                    f"again: the replay compacts at the end of {run} turns in a row (turns {first}–{last}), a storm",
                 )
             )
+        elif idle:
+            turns = ", ".join(map(str, s.nothing_to_cut[:8])) + (" …" if idle > 8 else "")
+            made = (
+                f"no compaction at those turns ({len(s.compactions)} at others)"
+                if s.compactions
+                else "the replay makes no compaction and nothing bounds the prompt"
+            )
+            out.append(
+                SimWarning(
+                    "keep_recent_over_threshold",
+                    f"{head}: {idle} turn(s) ended over the threshold (turn {turns}) with everything not yet "
+                    f"summarized inside the {k:,} recent tokens pi keeps raw (by pi's chars/4 estimate), so there was "
+                    f"nothing to summarize: {made}",
+                )
+            )
+    over = [c for c in s.calls if c.over_window]
+    if over:
+        peak = max(c.prompt_tokens for c in over)
+        why = (
+            "pi checks only at the end of a turn, so a turn that grows past the window overflows before it compacts"
+            if s.compactions
+            else "the replay never compacts"
+        )
+        out.append(
+            SimWarning(
+                "over_window",
+                f"{len(over)} call(s) above the context window {pol.context_window:,} (up to {peak:,} tokens): {why}",
+            )
+        )
     return out
 
 

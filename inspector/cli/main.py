@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _version_flag(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     a = sub.add_parser(
         "analyze",
@@ -189,6 +190,22 @@ def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
     p.add_argument("--progress", action="store_true", help="show request i of N while the summarizer runs")
 
 
+def version_line() -> str:
+    """`inspector --version`: the installed distribution's version (the source tree's when run
+    from a checkout that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("inspector")
+    except PackageNotFoundError:  # pragma: no cover - run from an uninstalled checkout
+        v = "unknown (not installed)"
+    return f"inspector {v}"
+
+
+def _version_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
+
+
 COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate")
 
 
@@ -202,6 +219,7 @@ def app_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _version_flag(p)
     p.add_argument("paths", nargs="*", metavar="PATH", help="a session file, or directories of sessions")
     p.add_argument("--at", type=argtypes.line_number, metavar="LINE", help="open the session as it stood when LINE was written")
     p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens")

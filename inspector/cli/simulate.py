@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from inspector.analysis import simulate as sim
+from inspector.analysis.window import ledger_window
 from inspector.cli import args as argtypes
 from inspector.formats import FORMATS, LoadError, load
 
@@ -47,7 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--format", choices=FORMATS, help="force the input format")
     g = p.add_argument_group("pi")
     g.add_argument(
-        "--context-window", type=argtypes.tokens, metavar="N", help="contextWindow (default: the session's, else 200000)"
+        "--context-window",
+        type=argtypes.tokens,
+        metavar="N",
+        help="contextWindow (default: the session's, else its model's from the table the repair plan uses, else 200000)",
     )
     g.add_argument(
         "--reserve-tokens", type=argtypes.tokens_or_zero, metavar="N", help="reserveTokens (default: the session's, else 16384)"
@@ -96,9 +100,14 @@ def policy_from_args(
         return sim.recorded_policy(led, sess)  # type: ignore[arg-type]
     if name == "pi":
         st = sess.settings
+        # The window the repair plan and the app use (inspector.analysis.window), else pi's default.
+        window = ledger_window(led, args.context_window or None)  # type: ignore[arg-type]
+        said = f"contextWindow {window.tokens or sim.PI_CONTEXT_WINDOW:,}: " + (
+            window.origin("given with --context-window") if window.tokens else "pi's default; " + window.origin("")
+        )
         return (
             sim.PiPolicy(
-                args.context_window or st.get("window") or sim.PI_CONTEXT_WINDOW,
+                window.tokens or sim.PI_CONTEXT_WINDOW,
                 args.reserve_tokens
                 if args.reserve_tokens is not None
                 else st.get("reserve") or sim.PI_RESERVE_TOKENS,
@@ -106,7 +115,7 @@ def policy_from_args(
                 if args.keep_recent_tokens is not None
                 else st.get("keep_recent") or sim.PI_KEEP_RECENT_TOKENS,
             ),
-            "",
+            said,
         )
     sliding = name in ("adk-sliding", "adk-both")
     token = name in ("adk-token", "adk-both")
@@ -241,6 +250,6 @@ def run(args: argparse.Namespace) -> int:
         emit_json(obj)
     else:
         if why:
-            print(f"recorded policy: {why}")
+            print(f"recorded policy: {why}" if args.policy == "recorded" else why)
         print(render(result))
     return 0

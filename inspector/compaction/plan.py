@@ -30,6 +30,7 @@ from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report, sum
 from inspector.analysis.findings import pi_template_incomplete
 from inspector.analysis.intervals import Interval, contains, merge
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
+from inspector.analysis.window import context_window
 from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
 from inspector.compaction.cut import (
     PathIndex,
@@ -65,19 +66,6 @@ PI_KEEP_RECENT_TOKENS = 20_000
 SUMMARY_TARGET_MAX = 4_000  # seed 004: a summary aims at most this many tokens
 OUTPUT_HEADROOM = 0.10  # provider limit = target + at most 10%
 MIN_SUMMARY_TOKENS = 200  # below this no summary is worth installing
-
-# Context windows of well-known models, by model-id prefix (longest match wins). Only used when
-# neither the session nor the operator says; the plan names the source.
-MODEL_WINDOWS: dict[str, int] = {
-    "gpt-4.1": 1_047_576,
-    "gpt-4o": 128_000,
-    "gpt-5": 400_000,
-    "o3": 200_000,
-    "o4-mini": 200_000,
-    "claude-": 200_000,
-    "gemini-2.5": 1_048_576,
-}
-
 
 class PlanError(Exception):
     """The plan cannot be made as asked (unknown window, impossible budgets, unknown strategy)."""
@@ -231,25 +219,6 @@ class RepairPlan:
 # ---------------------------------------------------------------------------------------- budgets
 
 
-def model_window(report: Report) -> tuple[int, str] | None:
-    """The window of the newest model the session names, from the table of known models."""
-    led = report.ledger
-    ids: list[str] = []
-    for r in reversed([led.records[s] for s in report.path]):
-        if r.role == "assistant" and r.kind == "message":
-            m = r.message
-            if m is not None and m.route is not None and m.route.model_id:
-                ids.append(m.route.model_id)
-                break
-    ids += [h.route.model_id for h in sorted(led.runs.values(), key=lambda h: -h.seq) if h.route.model_id]
-    for mid in ids:
-        name = mid.rsplit("/", 1)[-1].lower()
-        best = max((p for p in MODEL_WINDOWS if name.startswith(p)), key=len, default=None)
-        if best is not None:
-            return MODEL_WINDOWS[best], mid
-    return None
-
-
 def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedBudgets:
     led = report.ledger
     rt = report.runtime
@@ -269,13 +238,11 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
             sources[name] = default_src
         return default
 
-    window = pick("window", given.window, st.window, None, "")
-    if window is None:
-        known = model_window(report)
-        if known is not None:
-            window = known[0]
-            sources["window"] = f"model table ({known[1]})"
-    if window is None:
+    cw = context_window(led, report.path, given.window)  # the one resolution the app and CLI share
+    window = cw.tokens
+    if window is not None:
+        sources["window"] = cw.source
+    else:
         # What the session does say about its window, for the operator choosing --window.
         replies = [s for s in report.path if led.records[s].role == "assistant" and led.records[s].kind == "message"
                    and led.records[s].stop_reason not in rt.drop_stop_reasons]

@@ -84,7 +84,7 @@ class InspectorApp(App[None]):
         if len(targets) == 1 and os.path.isfile(targets[0]):
             self.push_screen(self.session_screen(targets[0]))
         else:
-            self.push_screen(TriageScreen(targets))
+            self.push_screen(TriageScreen(targets, searched=None if self.targets else DEFAULT_PLACES))
 
     def session_screen(self, path: str) -> SessionScreen:
         return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line)

@@ -38,6 +38,7 @@ from inspector.analysis.export import PathCounts, checkpoint_json, checkpoint_st
 from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete, plural
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
+from inspector.ledger.times import iso_time
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
 
 # A checkpoint status's tone (analysis.export.checkpoint_status).
@@ -408,7 +409,7 @@ class DetailPane(VerticalScroll):
         if rec.id:
             g.add_row("id", Text(str(rec.id)))
         if rec.timestamp is not None:
-            g.add_row("time", Text(str(rec.timestamp)))
+            g.add_row("time", Text(iso_time(rec.timestamp)))
         if m.stop_reason or m.stop_reason_raw is not None:
             st = Text(
                 m.stop_reason or "—",
@@ -534,7 +535,7 @@ class DetailPane(VerticalScroll):
         if rec.id:
             g.add_row("id", Text(str(rec.id)))
         if rec.timestamp is not None:
-            g.add_row("time", Text(str(rec.timestamp)))
+            g.add_row("time", Text(iso_time(rec.timestamp)))
         if cp.trigger:
             g.add_row("trigger", Text(cp.trigger))
         if cp.tokens_before is not None:
@@ -694,7 +695,7 @@ class DetailPane(VerticalScroll):
         if rec.parent_id:
             g.add_row("parent", Text(str(rec.parent_id)))
         if rec.timestamp is not None:
-            g.add_row("time", Text(str(rec.timestamp)))
+            g.add_row("time", Text(iso_time(rec.timestamp)))
         if report is not None:
             g.add_row(
                 "path",

@@ -44,6 +44,7 @@ from inspector.compaction.plan import (
     plan,
 )
 from inspector.ledger.model import Usage
+from inspector.tui.fields import EDIT_DEBOUNCE, TokenField
 from inspector.tui.minimap import Minimap
 
 # (key, action, description): the repair screen's keys, for the footer, the help screen and the
@@ -81,7 +82,6 @@ BUDGET_FIELDS: tuple[tuple[str, str], ...] = (
 # One lock for every repair screen: a screen left while its run finishes the call in flight still
 # reads the same ledger, so the next screen's plan waits for it.
 ENGINE_LOCK = threading.Lock()
-REPLAN_DELAY = 0.5  # seconds of quiet typing in a budget before the plan is made again
 DIM = "#8b949e"
 
 
@@ -387,7 +387,6 @@ class RepairScreen(Screen[None]):
     RepairScreen #form { height: auto; padding: 0 1; }
     RepairScreen #form Label { padding: 1 0 0 1; }
     RepairScreen #form #strategy { width: 20; }
-    RepairScreen #form Input { width: 13; }
     RepairScreen #strategy-help { height: 1; padding: 0 2; color: $text-muted; }
     RepairScreen #run-row { height: 1; padding: 0 2; }
     RepairScreen #bar { width: 40; }
@@ -471,6 +470,8 @@ class RepairScreen(Screen[None]):
         self._usage: Usage | None = None
         self._replan_timer: Timer | None = None
         self._planned_form: tuple[Any, ...] | None = None  # the form the current plan was made from
+        self._planning = False  # a plan is on its way
+        self._run_when_planned = False  # `r` was pressed before it landed: run it then
         self._last_label = ""
 
     # -------------------------------------------------------------------------------- layout
@@ -484,7 +485,7 @@ class RepairScreen(Screen[None]):
             for name, label in BUDGET_FIELDS:
                 yield Label(label)
                 v = self.initial.get(name)
-                yield Input(str(v) if v is not None else "", type="integer", id=name, placeholder="session")
+                yield TokenField(str(v) if v is not None else "", id=name, placeholder="session")
         yield Static(STRATEGY_HELP.get(self.strategy, ""), id="strategy-help")
         with Horizontal(id="run-row"):
             yield ProgressBar(total=1, show_eta=False, id="bar")
@@ -545,13 +546,15 @@ class RepairScreen(Screen[None]):
         if self._form() != self._planned_form and not self.running and not self.writing:
             self.replan()
 
-    def replan(self) -> None:
+    def replan(self, then_run: bool = False) -> None:
         if self._replan_timer is not None:
             self._replan_timer.stop()
             self._replan_timer = None
         if self.running or self.writing:
             return  # the form is disabled meanwhile; this is only a stray event
         self._planned_form = self._form()
+        self._planning = True
+        self._run_when_planned = then_run
         self._gen += 1
         self.plan = None
         self.result = None
@@ -584,17 +587,23 @@ class RepairScreen(Screen[None]):
     def on_repair_screen_planned(self, msg: Planned) -> None:
         if msg.gen != self._gen:
             return  # the form changed since: a newer plan is on its way
+        self._planning = False
+        then_run, self._run_when_planned = self._run_when_planned, False
         self.summarizer = msg.summarizer
         view = self.query_one("#plan-view", Static)
         if msg.plan is None:
             view.update(Text(f"No plan: {msg.error}", style="bold red"))
-            self.query_one("#compare-view", Static).update("")
+            self._show_result()  # nothing planned: no after band, no comparison
+            if then_run:
+                self._set_progress(None, 1, "no plan: nothing run")
         else:
             self.plan = msg.plan
             view.update(plan_view(msg.plan))
             self._show_budget_sources(msg.plan)
             self._show_result()
         self._refresh_actions()
+        if then_run and self.plan is not None:
+            self.action_run()
 
     def _show_budget_sources(self, p: RepairPlan) -> None:
         """Empty fields show what the plan took and where from."""
@@ -618,7 +627,7 @@ class RepairScreen(Screen[None]):
     def _input_changed(self, event: Input.Changed) -> None:
         if self._replan_timer is not None:
             self._replan_timer.stop()
-        self._replan_timer = self.set_timer(REPLAN_DELAY, self._replan_if_changed)
+        self._replan_timer = self.set_timer(EDIT_DEBOUNCE, self._replan_if_changed)
 
     @on(Input.Submitted)
     def _input_submitted(self, event: Input.Submitted) -> None:
@@ -633,7 +642,16 @@ class RepairScreen(Screen[None]):
     # -------------------------------------------------------------------------------- running
 
     def action_run(self) -> None:
+        """Run the plan of the form as it is shown: a budget typed since the plan (`r` right after
+        typing in a field) is planned first, then run."""
         if self.running or self.writing:
+            return
+        if self._form() != self._planned_form:
+            self.replan(then_run=True)
+        elif self._planning:
+            self._run_when_planned = True
+        if self._planning:
+            self._set_progress(None, 1, "planning, then running…")
             return
         if self.plan is None:
             self.notify("No plan to run yet.", severity="warning", timeout=3)
@@ -779,14 +797,18 @@ class RepairScreen(Screen[None]):
         cmp_ = self.query_one("#compare-view", Static)
         res_ = self.query_one("#result-view", Static)
         fnd = self.query_one("#findings-view", Static)
+        band = self.query_one("#band-after", Minimap)
         if p is None:
+            # Nothing planned (being planned, or no plan possible): no "after" to show at all.
+            band.display = False
+            self.query_one("#band-after-title", Static).update(Text("coverage after: no plan", style=DIM))
             cmp_.update("")
             res_.update("")
             fnd.update("")
             return
         r = self.result
         shown = r.after if r is not None and r.after is not None else p.after
-        band = self.query_one("#band-after", Minimap)
+        band.display = shown is not None
         if shown is not None and band.report is not shown.report:
             band.set_ledger(shown.report.ledger)
             band.set_report(shown.report)

@@ -411,7 +411,7 @@ class SessionScreen(Screen[None]):
             return
         from inspector.tui.simulate import SimulateScreen
 
-        self.app.push_screen(SimulateScreen(self.report.ledger))
+        self.app.push_screen(SimulateScreen(self.report.ledger, window=self.window))
 
     async def show_installed(self, report: Report, entry_id: str | None, backup: str) -> None:
         """The repair screen wrote the session: show it as re-read and re-analysed, on the new

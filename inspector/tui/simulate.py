@@ -17,11 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 
 from inspector.analysis import simulate as sim
 from inspector.analysis.numbers import count, nice_ticks
+from inspector.analysis.window import ContextWindow, ledger_window
 from inspector.ledger.model import Ledger
+from inspector.tui.fields import EDIT_DEBOUNCE, TokenField
 
 SIMULATE_KEYS: list[tuple[str, str, str]] = [
     ("ctrl+r", "rerun", "Run the replay again"),
@@ -54,13 +57,24 @@ FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 POLICY_NAMES = ("recorded", "pi", "adk-sliding", "adk-token", "adk-both")
 
 
-def initial_values(led: Ledger, sess: sim.Session) -> tuple[str, dict[str, int | None]]:
+def window_words(window: ContextWindow) -> str:
+    """Where the contextWindow field's value came from, in the screen's words."""
+    if window.tokens is None:
+        return "pi's default: " + window.origin("")
+    return window.origin("given when the app was started (--window)")
+
+
+def initial_values(
+    led: Ledger, sess: sim.Session, window: ContextWindow | None = None
+) -> tuple[str, dict[str, int | None]]:
     """The policy the screen opens on: the recorded one when it can be inferred, else the
-    session's runtime family with a threshold at half its peak prompt."""
+    session's runtime family with a threshold at half its peak prompt. The window is the one the
+    repair screen plans with (`inspector.analysis.window`), else pi's default."""
     peak = max((e.prompt or 0 for e in sess.events), default=0)
     st = sess.settings
+    win = window if window is not None else ledger_window(led)
     vals: dict[str, int | None] = {
-        "context_window": st.get("window") or sim.PI_CONTEXT_WINDOW,
+        "context_window": win.tokens or sim.PI_CONTEXT_WINDOW,
         "reserve_tokens": st.get("reserve") or sim.PI_RESERVE_TOKENS,
         "keep_recent_tokens": st.get("keep_recent") or sim.PI_KEEP_RECENT_TOKENS,
         "compaction_interval": 3,
@@ -117,6 +131,8 @@ class SimulateScreen(Screen[None]):
     SimulateScreen #sim-form { width: 34; padding: 0 1; border-right: solid $primary-background; }
     SimulateScreen #sim-form Label { margin-top: 1; color: $text-muted; }
     SimulateScreen #sim-form Input { height: 3; }
+    SimulateScreen #sim-form .source { color: $text-muted; text-style: italic; }
+    SimulateScreen #sim-form .source.-irrelevant { display: none; }
     SimulateScreen #sim-form Input.-irrelevant { display: none; }
     SimulateScreen #sim-form Label.-irrelevant { display: none; }
     SimulateScreen #sim-right { width: 1fr; }
@@ -126,13 +142,16 @@ class SimulateScreen(Screen[None]):
 
     BINDINGS = [Binding(k, a, d, show=k != "f1") for k, a, d in SIMULATE_KEYS]
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, window: int | None = None) -> None:
         super().__init__()
         self.ledger = ledger
+        self.given_window = window  # the app's --window, over what the session says
+        self.window: ContextWindow | None = None  # resolved with the session (in the worker)
         self.session: sim.Session | None = None
         self.result: sim.Simulation | None = None
         self._values: dict[str, int | None] = {}
         self._policy = "recorded"
+        self._rerun_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Simulate · {self.ledger.path}  (preparing the replay…)"), id="sim-title")
@@ -142,9 +161,9 @@ class SimulateScreen(Screen[None]):
                 yield Select([(n, n) for n in POLICY_NAMES], value="recorded", allow_blank=False, id="policy")
                 for fid, label, _ in FIELDS:
                     yield Label(label, id=f"label-{fid}")
-                    yield Input(
-                        type="integer", id=fid, placeholder="session's" if fid == "summary_tokens" else ""
-                    )
+                    yield TokenField(id=fid, placeholder="session's" if fid == "summary_tokens" else "")
+                    if fid == "context_window":
+                        yield Static("", id="source-context_window", classes="source")
                 yield Checkbox("progress gate (ADK 2.13)", value=True, id="progress_gate")
             with Vertical(id="sim-right"):
                 # Imported here: plotext is only needed once this screen opens.
@@ -160,11 +179,16 @@ class SimulateScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="prepare")
     def prepare(self) -> None:
         sess = sim.prepare(self.ledger)
-        name, vals = initial_values(self.ledger, sess)
-        self.app.call_from_thread(self._prepared, sess, name, vals)
+        window = ledger_window(self.ledger, self.given_window)
+        name, vals = initial_values(self.ledger, sess, window)
+        self.app.call_from_thread(self._prepared, sess, name, vals, window)
 
-    def _prepared(self, sess: sim.Session, name: str, vals: dict[str, int | None]) -> None:
+    def _prepared(
+        self, sess: sim.Session, name: str, vals: dict[str, int | None], window: ContextWindow
+    ) -> None:
         self.session = sess
+        self.window = window
+        self.query_one("#source-context_window", Static).update(window_words(window))
         self._policy = name
         self._values = dict(vals)
         with self.prevent(Input.Changed, Select.Changed):
@@ -180,6 +204,7 @@ class SimulateScreen(Screen[None]):
             hide = self._policy not in policies
             self.query_one(f"#{fid}", Input).set_class(hide, "-irrelevant")
             self.query_one(f"#label-{fid}", Label).set_class(hide, "-irrelevant")
+        self.query_one("#source-context_window", Static).set_class(self._policy != "pi", "-irrelevant")
         self.query_one("#progress_gate", Checkbox).display = self._policy.startswith("adk")
 
     @on(Select.Changed, "#policy")
@@ -190,13 +215,29 @@ class SimulateScreen(Screen[None]):
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
+        """Typing waits for a pause before the replay runs again (a replay per keystroke would run
+        "1", "16", "160", ... each in turn)."""
         fid = event.input.id or ""
         text = event.value.strip()
         try:
-            self._values[fid] = int(text) if text else None
+            value = int(text) if text else None
         except ValueError:
             return
-        self.rerun()
+        if self._values.get(fid) == value:
+            return
+        self._values[fid] = value
+        if fid == "context_window" and self.window is not None:
+            typed = value is not None and value != self.window.tokens
+            self.query_one("#source-context_window", Static).update(
+                "typed here" if typed else window_words(self.window)
+            )
+        if self._rerun_timer is not None:
+            self._rerun_timer.stop()
+        self._rerun_timer = self.set_timer(EDIT_DEBOUNCE, self.rerun)
+
+    @on(Input.Submitted)
+    def _input_submitted(self, _event: Input.Submitted) -> None:
+        self.rerun()  # Enter: at once
 
     @on(Checkbox.Changed, "#progress_gate")
     def _gate_changed(self, _event: Checkbox.Changed) -> None:
@@ -209,6 +250,9 @@ class SimulateScreen(Screen[None]):
         self.app.pop_screen()
 
     def rerun(self) -> None:
+        if self._rerun_timer is not None:
+            self._rerun_timer.stop()
+            self._rerun_timer = None
         if self.session is None:
             return
         gate = self.query_one("#progress_gate", Checkbox).value
@@ -251,39 +295,72 @@ class SimulateScreen(Screen[None]):
             plt.plot(xs_b, [c.prompt_tokens for c in b.calls], label="recorded", marker="braille")
         if xs_w:
             plt.plot(xs_w, [c.prompt_tokens for c in w.calls], label=f"what-if ({w.label})", marker="braille")
-        comp_calls = _compaction_calls(w)
-        if comp_calls:
-            plt.scatter(
-                [x for x, _ in comp_calls], [y for _, y in comp_calls], label="what-if compaction", marker="x"
-            )
-        top = max([c.prompt_tokens for c in (*b.calls, *w.calls)], default=0)
+        n = max(len(xs_b), len(xs_w))
+        peak = max(b.peak, w.peak)
+        off_scale: list[str] = []
+        top = peak
+        for label, y, color in limit_lines(r, self.window):
+            if y <= LIMIT_SCALE * max(peak, 1):  # a 1M window would flatten a 20k session's plot
+                if n:
+                    plt.plot([1, n], [y, y], label=label, marker="braille", color=color)
+                    top = max(top, y)
+            else:
+                off_scale.append(label)
+        for label, series, mark, color in (
+            ("recorded compaction", b, "o", "orange"),
+            ("what-if compaction", w, "x", "red"),
+        ):
+            points = _compaction_calls(series)
+            if points:
+                plt.scatter([x for x, _ in points], [y for _, y in points], label=label, marker=mark, color=color)
         if top:
             ticks = nice_ticks(top)
             plt.yticks(ticks, [count(t) for t in ticks])
-        calls = max(len(xs_b), len(xs_w))
-        if calls:
-            xt = [1, *(t for t in nice_ticks(calls) if t > 1)]
+        if n:
+            xt = [1, *(t for t in nice_ticks(n) if t > 1)]
             plt.xticks(xt, [count(t) for t in xt])
         plt.title("prompt tokens before each model call")
         plt.xlabel("model call")
         plot.refresh()
-        self.query_one("#sim-stats", Static).update(_stats(r))
+        self.query_one("#sim-stats", Static).update(_stats(r, tuple(off_scale)))
 
 
-def _compaction_calls(s: sim.Series) -> list[tuple[int, int]]:
-    """(call number, prompt) of the first call after each compaction."""
-    out: list[tuple[int, int]] = []
-    after = {c.after_seq for c in s.compactions}
-    seqs = sorted(x for x in after if x is not None)
-    i = 0
-    for n, c in enumerate(s.calls, start=1):
-        while i < len(seqs) and seqs[i] < c.seq:
-            out.append((n, c.prompt_tokens))
-            i += 1
+LIMIT_SCALE = 3  # a limit line is drawn when it is at most this many times the plot's peak
+
+
+def limit_lines(r: sim.Simulation, window: ContextWindow | None) -> list[tuple[str, int, str]]:
+    """(label, tokens, colour) of the limits the plot draws: the context window and the prompt
+    size at which the what-if's policy compacts."""
+    pol = r.whatif.policy
+    out: list[tuple[str, int, str]] = []
+    cw = pol.get("context_window")
+    if cw is None and window is not None:
+        cw = window.tokens
+    if cw:
+        out.append((f"context window {cw:,}", cw, "white"))
+    if r.whatif.label == "pi" and pol.get("context_window") is not None:
+        t = pol["context_window"] - pol["reserve_tokens"]
+        out.append((f"compaction threshold {t:,}", t, "yellow"))
+    elif pol.get("token_threshold") is not None:
+        out.append((f"token_threshold {pol['token_threshold']:,}", pol["token_threshold"], "yellow"))
     return out
 
 
-def _stats(r: sim.Simulation) -> Group:
+def _compaction_calls(s: sim.Series) -> list[tuple[int, int]]:
+    """(call number, prompt) of the first call after each compaction; one made after the last
+    call (the session ends on it) is marked one call further, at the prompt it leaves."""
+    out: list[tuple[int, int]] = []
+    comps = sorted((c for c in s.compactions if c.after_seq is not None), key=lambda c: c.after_seq or 0)
+    i = 0
+    for n, call in enumerate(s.calls, start=1):
+        while i < len(comps) and (comps[i].after_seq or 0) < call.seq:
+            out.append((n, call.prompt_tokens))
+            i += 1
+    out += [(len(s.calls) + 1, c.prompt_after) for c in comps[i:]]
+    return out
+
+
+def _stats(r: sim.Simulation, off_scale: tuple[str, ...] = ()) -> Group:
     b, w = r.baseline, r.whatif
     # Fixed-width text rather than a rich Table: Textual renders a Table's column alignment
     # differently from rich, and the numbers must line up under their heading.
@@ -307,6 +384,8 @@ def _stats(r: sim.Simulation) -> Group:
     for name, x, y in rows:
         t.append(f"{name:30}{x!s:>12}{y!s:>{wide}}\n")
     notes = Text()
+    if off_scale:
+        notes.append(f"\n{', '.join(off_scale)}: far above every prompt, not drawn", style="dim")
     for x in r.warnings:
         notes.append(f"\n! {x.code}: ", style="bold yellow")
         notes.append(x.message)

@@ -13,8 +13,9 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from glob import glob
 
 from rich.text import Text
 from textual import work
@@ -30,8 +31,10 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.analysis import analyze
-from inspector.formats import LoadError, load
+from inspector.formats import FORMATS, LoadError, load
 from inspector.formats import adk as adk_format
+from inspector.ledger.model import Ledger
+from inspector.ledger.times import epoch_seconds
 from inspector.tui.model import SEVERITY_COLORS
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -44,11 +47,15 @@ BATCH_SECONDS = 0.5
 BATCH_MAX = 1000
 FILTER_DEBOUNCE = 0.15  # seconds of no typing before a filter is applied
 
+# The longest format label: a format's name ("claude_code"); a versioned one ("native v1", "adk v0")
+# is shorter.
+FORMAT_WIDTH = max(len(name) for name in FORMATS)
+
 # (key, label, first press sorts descending?, width (None: shares what is left, see
 # `column_widths`), right-aligned?). Widths leave two cells for the sort arrow.
 COLUMNS: list[tuple[str, str, bool, int | None, bool]] = [
     ("file", "file", False, None, False),
-    ("format", "format", False, 8, False),
+    ("format", "format", False, FORMAT_WIDTH, False),
     ("records", "records", True, 9, True),
     ("activity", "last activity", True, 15, False),
     ("tokens", "context tokens", True, 16, True),
@@ -83,7 +90,8 @@ class SessionRow:
 
     path: str  # absolute; the row key and what Enter opens
     rel: str  # shown: relative to the common base of the places searched
-    mtime: float = 0.0
+    mtime: float = 0.0  # the file's modification time
+    last_activity: float = 0.0  # the session's newest record time (the file's mtime when none has one)
     format: str = ""
     records: int = -1
     context_tokens: int = -1
@@ -108,6 +116,17 @@ def _strip_path(message: str, path: str) -> str:
     return message
 
 
+def format_label(led: Ledger) -> str:
+    """The format as the table shows it: its name, and the version it was written in."""
+    return f"{led.format} v{led.version}" if led.version is not None else led.format
+
+
+def last_record_time(led: Ledger) -> float | None:
+    """Epoch seconds of the newest record time in the session (None: no record has one)."""
+    times = [t for t in (epoch_seconds(r.timestamp) for r in led.records) if t is not None]
+    return max(times) if times else None
+
+
 def summarize_session(path: str, rel: str) -> SessionRow:
     """Load and analyse one file into its row. Never raises: a failure becomes the row's error."""
     row = SessionRow(path=path, rel=rel)
@@ -118,8 +137,9 @@ def summarize_session(path: str, rel: str) -> SessionRow:
         return row
     try:
         led = load(path)
-        row.format = f"{led.format} v{led.version}" if led.version is not None else led.format
+        row.format = format_label(led)
         row.records = len(led.records)
+        row.last_activity = last_record_time(led) or row.mtime
         report = analyze(led)
     except LoadError as e:
         row.error = _strip_path(str(e), path)
@@ -309,7 +329,7 @@ def sort_key(column: str, descending: bool) -> tuple[Callable[[SessionRow], obje
     if column == "format":
         return (lambda r: (r.error is not None, r.format, r.rel.lower())), descending
     if column == "activity":
-        return (lambda r: (sign * r.mtime, r.rel.lower())), False
+        return (lambda r: (sign * r.last_activity, r.rel.lower())), False
     if column == "worst":
 
         def worst(r: SessionRow) -> object:
@@ -405,7 +425,7 @@ def cells(row: SessionRow, now: float, file_width: int = 60) -> tuple[Text, ...]
         file,
         Text(row.format or "?", style="" if row.format else "dim"),
         _num(row.records),
-        Text(ago(row.mtime, now)),
+        Text(ago(row.last_activity or row.mtime, now)),
         _num(row.context_tokens),
         worst,
         holes,
@@ -427,7 +447,7 @@ class SessionTable(DataTable[Text]):
 
 class TriageScreen(Screen[None]):
     DEFAULT_CSS = """
-    TriageScreen #title { height: 1; padding: 0 1; background: $panel; }
+    TriageScreen #title { height: auto; padding: 0 1; background: $panel; }
     TriageScreen #sessions { height: 1fr; }
     TriageScreen #empty { height: 1fr; padding: 1 4; display: none; }
     TriageScreen.empty #empty { display: block; }
@@ -471,9 +491,12 @@ class TriageScreen(Screen[None]):
             self.done = done
             self.final = final
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], *, searched: Sequence[str] | None = None) -> None:
+        """`paths`: what to walk; `searched`: the default places' patterns when `paths` are the
+        ones of them that exist (bare `inspector`), so the screen names every place it looked."""
         super().__init__()
         self.paths = list(paths)
+        self.searched = list(searched) if searched is not None else None
         self.rows: dict[str, SessionRow] = {}  # path -> row, in discovery order
         self._cells: dict[str, tuple[Text, ...]] = {}  # path -> its table cells (refilling is cheap)
         self.base = ""
@@ -523,9 +546,18 @@ class TriageScreen(Screen[None]):
             table.add_column(label, key=key, width=self._widths[key])
         self._label_columns()
 
+    def _absent_places(self) -> list[str]:
+        """The default places (patterns) that do not exist here."""
+        return [p for p in self.searched or () if not any(os.path.isdir(d) for d in glob(os.path.expanduser(p)))]
+
     def _title(self) -> str:
         if not self.paths:
             return "[b]Sessions[/b]  ·  nothing in the default places"
+        if self.searched is not None:
+            absent = self._absent_places()
+            found = ", ".join(_home(p) for p in self.paths)
+            none = f"  ·  not present: {', '.join(absent)}" if absent else ""
+            return f"[b]Sessions[/b] in the default places: {found}{none}"
         where = self.base or ", ".join(self.paths)
         places = f"  ·  {len(self.paths)} places" if len(self.paths) > 1 else ""
         return f"[b]Sessions[/b] under {_home(where)}{places}"
@@ -636,6 +668,7 @@ class TriageScreen(Screen[None]):
         else:
             where = "Looked for [b]*.jsonl[/b] files and ADK session stores, recursively, in"
             places = [_home(os.path.abspath(os.path.expanduser(p))) for p in self.paths]
+            places += [f"{p} (not present)" for p in self._absent_places()]
         lines = [
             "[b]No session files found.[/b]",
             "",
@@ -732,9 +765,12 @@ class TriageScreen(Screen[None]):
             detail.update(Text("no session matches the filter", style="dim") if self.rows else "")
             return
         head = Text(_home(row.path), style="bold")
+        if row.last_activity and row.last_activity != row.mtime:
+            last = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.last_activity))
+            head.append(f"  ·  last activity {last} ({ago(row.last_activity)})", style="dim")
         if row.mtime:
             modified = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.mtime))
-            head.append(f"  ·  modified {modified} ({ago(row.mtime)})", style="dim")
+            head.append(f"  ·  file modified {modified} ({ago(row.mtime)})", style="dim")
         if row.error is not None:
             body = Text.assemble(("cannot open: ", f"bold {UNREADABLE_COLOR}"), (row.error, UNREADABLE_COLOR))
             detail.update(Text("\n").join([head, body]))  # the error may wrap: it is the point
