@@ -38,7 +38,7 @@ from inspector.analysis.export import PathCounts, checkpoint_json
 from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
-from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
+from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
 
 MAX_CHARS = 12_000  # per block: more than a screenful many times over, cheap to lay out
 MAX_LINES = 400
@@ -79,15 +79,8 @@ def clip(text: str, limit: int = MAX_CHARS, max_lines: int = MAX_LINES) -> tuple
     return text[:cut], f"… {len(text) - cut:,} more characters{lines}"
 
 
-def _json_text(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return repr(value)
-
-
 def _json_view(value: Any) -> list[RenderableType]:
-    text, note = clip(_json_text(value))
+    text, note = clip(json_text(value))
     out: list[RenderableType] = [
         Syntax(text, "json", theme="monokai", word_wrap=True, background_color="default", indent_guides=False)
     ]
