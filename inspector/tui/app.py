@@ -50,7 +50,7 @@ def screen_keys(screen: Screen[object]) -> list[tuple[str, str, str]]:
     return []
 
 
-class InspectorCommands(SystemCommandsProvider):
+class SessionCommands(SystemCommandsProvider):
     """The one palette provider: the screen's own commands first, in the order of its key list
     (Textual's system provider sorts its discovery page by name), then Textual's."""
 
@@ -62,7 +62,7 @@ class InspectorCommands(SystemCommandsProvider):
 
 class InspectorApp(App[None]):
     TITLE = "inspector"
-    COMMANDS = {InspectorCommands}
+    COMMANDS = {SessionCommands}
     BINDINGS = [Binding("f1", "help", "Help"), Binding("q", "quit", "Quit")]
 
     def __init__(

@@ -206,7 +206,7 @@ class NextRequestView(Vertical):
     NextRequestView > #next-keys { height: auto; padding: 0 1; color: $text-muted; }
     NextRequestView > #next-budgets { height: 1; padding: 0 1; }
     NextRequestView #next-budgets > Label { padding: 0 1 0 0; color: $text-muted; }
-    NextRequestView #next-budgets > Input { width: 15; height: 1; border: none; padding: 0 1; margin: 0 2 0 0; }
+    NextRequestView #next-budgets > Input { width: 12; height: 1; border: none; padding: 0 1; margin: 0 1 0 0; }
     NextRequestView #next-budgets > Input.-invalid { background: $error 30%; }
     """
 
@@ -237,7 +237,7 @@ class NextRequestView(Vertical):
             yield Input(id="next-window", placeholder="session's", restrict=r"[0-9,_ ]*")
             yield Label("reserve")
             yield Input(id="next-reserve", placeholder="session's", restrict=r"[0-9,_ ]*")
-            yield Label("⏎ analyse again")
+            yield Label("⏎ re-analyse")
         yield Static("", id="next-head")
         table: DataTable[Any] = DataTable(id="next-table", cursor_type="row", zebra_stripes=True)
         yield table
