@@ -51,6 +51,28 @@ def test_session_view_adr0302(snap_compare) -> None:  # type: ignore[no-untyped-
     assert snap_compare(_app(ADR), terminal_size=SIZE, run_before=before)
 
 
+def test_session_view_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """The smallest usual terminal: rows keep some message text, the footer shows r and s."""
+
+    async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
+        await _analysed(pilot)
+        await pilot.press("n")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(ADR), terminal_size=(80, 24), run_before=before)
+
+
+def test_load_error_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if pilot.app.screen.query("#load-error"):
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app("README.md"), terminal_size=(100, 20), run_before=before)
+
+
 def test_next_request_view(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
         await _analysed(pilot)

@@ -4,7 +4,9 @@ help screen. Each drives the real app on the ADR 0302 sample and checks what a p
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
@@ -97,6 +99,67 @@ def test_next_request_view_lists_the_summary_and_the_one_kept_message() -> None:
         await _until(pilot, lambda: timeline.current_seq == view.items[1].seq)
 
     run_app(AMNESIAC, body)
+
+
+def test_the_window_and_reserve_are_set_from_the_next_request_view() -> None:
+    async def body(app: Any, pilot: Pilot[Any]) -> None:
+        gauge = app.screen.query_one("#next-gauge")
+        words = gauge.render().plain
+        assert "window unknown" in words and "--window" not in words and "window field" in words
+        await pilot.press("w")
+        window = app.screen.query_one("#next-window")
+        assert app.focused is window and window.placeholder.startswith("unknown")
+        await pilot.press(*"0", "enter")  # no window: refused, the field says so
+        await pilot.pause(0.1)
+        assert window.has_class("-invalid") and app.screen.report.window is None
+        window.value = "8,000"
+        app.screen.query_one("#next-reserve").value = "1000"
+        await pilot.press("enter")
+        await _until(pilot, lambda: app.screen.report.window == 8000)
+        assert app.screen.report.reserve == 1000 and not window.has_class("-invalid")
+        await _until(pilot, lambda: "of 8,000 tokens" in gauge.render().plain)
+        assert window.placeholder == "8,000"
+
+    run_app(AMNESIAC, body)
+
+
+def _repeated_ids(tmp: Path) -> str:
+    objs: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}]
+    parent = None
+    for i in range(5):
+        for j in range(2):  # each id written twice
+            objs.append({"type": "message", "id": f"m{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:01Z",
+                         "message": {"role": "user", "content": f"message {i}.{j}"}})
+        parent = f"m{i}"
+    f = tmp / "repeated.jsonl"
+    f.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    return str(f)
+
+
+def test_repeated_findings_of_one_code_are_one_row_that_unfolds(tmp_path: Path) -> None:
+    async def body(app: Any, pilot: Pilot[Any]) -> None:
+        fl = app.screen.query_one(FindingsList)
+        dups = [f for f in fl.findings if f.code == "duplicate_id"]
+        assert len(dups) == 5
+        rows = [fl.get_option_at_index(i) for i in range(fl.option_count)]
+        assert [o.id for o in rows if o.id and o.id.startswith("group-")] == ["group-warning:duplicate_id"]
+        assert not any(o.id and o.id.startswith("finding-") and fl.finding_at(k) in dups for k, o in enumerate(rows))
+        group = next(k for k, o in enumerate(rows) if o.id == "group-warning:duplicate_id")
+        text = "\n".join(t.plain for t in rows[group].prompt.renderables)
+        assert "duplicate_id ×5" in text and "Enter to show all 5" in text
+        app.screen.action_tab("findings")
+        fl.highlighted = group
+        await pilot.press("enter")  # unfolds: the five, below the group's row
+        assert [fl.finding_at(k) for k in range(group + 1, group + 6)] == dups
+        await pilot.press("down", "enter")  # a finding of the group jumps to its record
+        timeline = app.screen.query_one("Timeline")
+        await _until(pilot, lambda: timeline.current_seq == dups[0].records[0])
+        fl.focus()
+        fl.highlighted = group
+        await pilot.press("enter")  # folds again
+        assert fl.option_count == len(rows)
+
+    run_app(_repeated_ids(tmp_path), body)
 
 
 def test_next_request_gauge_against_a_window_and_orphan_marked() -> None:

@@ -4,15 +4,18 @@ the default places) the triage browser. `create_app` is the factory the CLI and 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from functools import partial
 from glob import glob
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hits
+from textual.screen import Screen
+from textual.system_commands import SystemCommandsProvider
 
-from inspector.tui.help import HelpScreen
+from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
 from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
@@ -36,31 +39,30 @@ def default_places() -> list[str]:
     return out
 
 
-class SessionCommands(Provider):
-    """The command palette offers every action of the session view and the repair screen."""
+def screen_keys(screen: Screen[object]) -> list[tuple[str, str, str]]:
+    """The (key, action, description) list of the screen the palette was opened on."""
+    if isinstance(screen, SessionScreen):
+        return SESSION_KEYS
+    if isinstance(screen, RepairScreen):
+        return REPAIR_KEYS
+    if isinstance(screen, SimulateScreen):
+        return SIMULATE_KEYS
+    return []
 
-    async def search(self, query: str) -> Hits:
-        screen = self.screen  # the screen the palette was opened on (app.screen is the palette)
-        if isinstance(screen, SessionScreen):
-            keys = SESSION_KEYS
-        elif isinstance(screen, RepairScreen):
-            keys = REPAIR_KEYS
-        elif isinstance(screen, SimulateScreen):
-            keys = SIMULATE_KEYS
-        else:
-            return
-        matcher = self.matcher(query)
-        for key, action, desc in keys:
-            score = matcher.match(desc)
-            if score > 0:
-                target = self.app if action.startswith("app.") else screen
-                name = action.removeprefix("app.")
-                yield Hit(score, matcher.highlight(desc), partial(target.run_action, name), help=f"key: {key}")
+
+class SessionCommands(SystemCommandsProvider):
+    """The one palette provider: the screen's own commands first, in the order of its key list
+    (Textual's system provider sorts its discovery page by name), then Textual's."""
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback, discover in self.app.get_system_commands(self.screen):
+            if discover:
+                yield DiscoveryHit(name, callback, help=help_text)
 
 
 class InspectorApp(App[None]):
     TITLE = "inspector"
-    COMMANDS = App.COMMANDS | {SessionCommands}
+    COMMANDS = {SessionCommands}
     BINDINGS = [Binding("f1", "help", "Help"), Binding("q", "quit", "Quit")]
 
     def __init__(
@@ -78,19 +80,40 @@ class InspectorApp(App[None]):
         self.window = window
         self.reserve = reserve
         self.at_line = at_line
+        self.launched = time.perf_counter()  # the first session screen reports the wait from here
 
     def on_mount(self) -> None:
         targets = self.targets or default_places()
         if len(targets) == 1 and os.path.isfile(targets[0]):
-            self.push_screen(self.session_screen(targets[0]))
+            self.push_screen(self.session_screen(targets[0], started=self.launched))
         else:
             self.push_screen(TriageScreen(targets, searched=None if self.targets else DEFAULT_PLACES))
 
-    def session_screen(self, path: str) -> SessionScreen:
-        return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line)
+    def session_screen(self, path: str, started: float | None = None) -> SessionScreen:
+        return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line, started=started)
 
     def open_session(self, path: str) -> None:
         self.push_screen(self.session_screen(path))
+
+    def open_target(self, path: str) -> None:
+        """Open what the user typed: a file in the session view, a folder in the triage browser."""
+        full = os.path.expanduser(path)
+        if os.path.isdir(full):
+            self.push_screen(TriageScreen([full]))
+        elif os.path.exists(full):
+            self.open_session(full)
+        else:
+            self.notify(f"{path}: no such file or folder.", severity="error", timeout=5)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The screen's own actions (those its guard allows) before Textual's."""
+        for key, action, desc in screen_keys(screen):
+            target: App[None] | Screen[object] = self if action.startswith("app.") else screen
+            name = action.removeprefix("app.")
+            if target.check_action(name.split("(")[0], ()) is False:
+                continue
+            yield SystemCommand(desc, f"key: {key_label(key)}", partial(target.run_action, name))
+        yield from super().get_system_commands(screen)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

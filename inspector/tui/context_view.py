@@ -13,10 +13,10 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from inspector.analysis.engine import ContextItem, Report
 
@@ -117,7 +117,7 @@ class Gauge(Widget):
         else:
             pieces.append(Text(f"{total:,} tokens", style="bold"))
             pieces.append(Text(f"{n:,} items", style=DIM))
-            pieces.append(Text.assemble(("window unknown", "bold #d29922"), (" (--window N)", DIM)))
+            pieces.append(Text.assemble(("window unknown", "bold #d29922"), (": type it in the window field below (w)", DIM)))
             bar = self._bar(width, max(1, total), total, None, 0)
         out = flow(pieces, width, Text(" · ", style=DIM))
         out.append("\n")
@@ -164,6 +164,20 @@ class Gauge(Widget):
         return out
 
 
+MAX_TOKENS = 1 << 40  # far above any model's window; bigger is a typo
+
+
+def parse_tokens(text: str) -> int | bool | None:
+    """A field's number of tokens (`200,000` and `200_000` read as 200000); None when empty (the
+    session's value); False when it is no number in range."""
+    s = text.strip().replace(",", "").replace("_", "").replace(" ", "")
+    if not s:
+        return None
+    if not s.isdigit() or not 0 < int(s) <= MAX_TOKENS:
+        return False
+    return int(s)
+
+
 def flow(pieces: list[Text], width: int, sep: Text) -> Text:
     """Pieces joined by `sep`, broken into lines between pieces, never inside one (Rich would
     break `reserve 500` at its space)."""
@@ -190,7 +204,19 @@ class NextRequestView(Vertical):
     NextRequestView > #next-head { height: auto; padding: 0 1; color: $text-muted; }
     NextRequestView > DataTable { height: 1fr; background: $surface; overflow-x: hidden; }
     NextRequestView > #next-keys { height: auto; padding: 0 1; color: $text-muted; }
+    NextRequestView > #next-budgets { height: 1; padding: 0 1; }
+    NextRequestView #next-budgets > Label { padding: 0 1 0 0; color: $text-muted; }
+    NextRequestView #next-budgets > Input { width: 12; height: 1; border: none; padding: 0 1; margin: 0 1 0 0; }
+    NextRequestView #next-budgets > Input.-invalid { background: $error 30%; }
     """
+
+    class Budgets(Message):
+        """The user set the window and the reserve (None: the session's own value)."""
+
+        def __init__(self, window: int | None, reserve: int | None) -> None:
+            super().__init__()
+            self.window = window
+            self.reserve = reserve
 
     class Jump(Message):
         """Go to the record an item of the next request came from."""
@@ -206,6 +232,12 @@ class NextRequestView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Gauge(id="next-gauge")
+        with Horizontal(id="next-budgets"):
+            yield Label("window")
+            yield Input(id="next-window", placeholder="session's", restrict=r"[0-9,_ ]*")
+            yield Label("reserve")
+            yield Input(id="next-reserve", placeholder="session's", restrict=r"[0-9,_ ]*")
+            yield Label("⏎ re-analyse")
         yield Static("", id="next-head")
         table: DataTable[Any] = DataTable(id="next-table", cursor_type="row", zebra_stripes=True)
         yield table
@@ -239,6 +271,7 @@ class NextRequestView(Vertical):
             self.query_one(Gauge).set_report(None)
             head.update("")
             return
+        self._show_budgets(report)
         self.items = report.ensure_tokens()
         report.ledger.load_messages(
             [it.seq for it in self.items if it.seq is not None and it.kind == "message"]
@@ -303,6 +336,32 @@ class NextRequestView(Vertical):
             tok,
             text,
         ]
+
+    def focus_window(self) -> None:
+        self.query_one("#next-window", Input).focus()
+
+    def _show_budgets(self, report: Report) -> None:
+        """Each field's placeholder is the value the analysis used; empty means that value."""
+        for field, value in (("#next-window", report.window), ("#next-reserve", report.reserve)):
+            box = self.query_one(field, Input)
+            box.placeholder = f"{value:,}" if value else "unknown" if field == "#next-window" else "none"
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id not in ("next-window", "next-reserve"):
+            return
+        event.stop()
+        values: dict[str, int | None] = {}
+        for name in ("window", "reserve"):
+            box = self.query_one(f"#next-{name}", Input)
+            value = parse_tokens(box.value)
+            box.set_class(value is False, "-invalid")
+            if value is False:
+                self.notify(f"The {name} field: a number of tokens above 0, or empty for the session's value.",
+                            severity="warning", timeout=5)
+                box.focus()
+                return
+            values[name] = value
+        self.post_message(self.Budgets(values["window"], values["reserve"]))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -39,7 +39,7 @@ from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_inc
 from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
 from inspector.ledger.times import iso_time
-from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, state_label, state_of
+from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
 
 # A checkpoint status's tone (analysis.export.checkpoint_status).
 TONE_COLORS = {"ok": "#3fb950", "warning": "#d29922", "error": "#f85149"}
@@ -83,15 +83,8 @@ def clip(text: str, limit: int = MAX_CHARS, max_lines: int = MAX_LINES) -> tuple
     return text[:cut], f"… {len(text) - cut:,} more characters{lines}"
 
 
-def _json_text(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return repr(value)
-
-
 def _json_view(value: Any) -> list[RenderableType]:
-    text, note = clip(_json_text(value))
+    text, note = clip(json_text(value))
     out: list[RenderableType] = [
         Syntax(text, "json", theme="monokai", word_wrap=True, background_color="default", indent_guides=False)
     ]

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from inspector.analysis.engine import Finding, Report
 from inspector.analysis.findings import SEVERITIES, SEVERITY_RANK
-from inspector.tui.model import SEVERITY_COLORS
+from inspector.tui.model import SEVERITY_COLORS, finding_groups
 
 ROLE_COLORS = {"user": "#e3b341", "assistant": "#79c0ff", "tool": "#a5d6ff", "system": "#d2a8ff"}
 DIM = "#8b949e"
@@ -50,9 +50,10 @@ def _roles(by_role: dict[str, int]) -> Text:
     return t
 
 
-def finding_prompt(report: Report, f: Finding) -> Group:
+def finding_prompt(report: Report, f: Finding, indent: bool = False) -> Group:
+    """One finding; `indent` when it is listed under its group's row."""
     color = SEVERITY_COLORS.get(f.severity, "white")
-    head = Text()
+    head = Text("  └ " if indent else "")
     head.append(f" {f.severity.upper()} ", style=f"bold #0d1117 on {color}")
     head.append(" ")
     head.append(f.code, style=f"bold {color}")
@@ -64,6 +65,29 @@ def finding_prompt(report: Report, f: Finding) -> Group:
     parts.append(_where(report, f))
     parts.append(Text(""))  # air between findings
     return Group(*parts)
+
+
+def group_prompt(report: Report, group: list[Finding], unfolded: bool) -> Group:
+    """Repeated findings of one code as one row: the count, the first one's sentence, where they
+    are, and Enter to unfold (or fold) them."""
+    f = group[0]
+    color = SEVERITY_COLORS.get(f.severity, "white")
+    head = Text()
+    head.append(f" {f.severity.upper()} ", style=f"bold #0d1117 on {color}")
+    head.append(" ")
+    head.append(f.code, style=f"bold {color}")
+    head.append(f" ×{len(group):,}", style="bold")
+    first = Text("first: ", style=DIM)
+    first.append(f.message)
+    seqs = [s for g in group for s in g.records]
+    where = Text("→ ", style="#d2a8ff")
+    if seqs:
+        records = report.ledger.records
+        lo, hi = records[min(seqs)].line, records[max(seqs)].line
+        where.append(f"line {lo}" if lo == hi else f"lines {lo}–{hi}", style="bold")
+        where.append(" · ", style=DIM)
+    where.append("Enter to fold" if unfolded else f"Enter to show all {len(group):,}", style=f"italic {DIM}")
+    return Group(head, first, where, Text(""))
 
 
 class FindingsList(OptionList):
@@ -88,6 +112,7 @@ class FindingsList(OptionList):
         super().__init__(id=id, classes=classes)
         self.report: Report | None = None
         self.findings: list[Finding] = []
+        self.unfolded: set[str] = set()  # "severity:code" of the groups shown finding by finding
 
     def on_mount(self) -> None:
         if self.report is None:
@@ -109,22 +134,52 @@ class FindingsList(OptionList):
             )
             self.add_option(Option(ok, disabled=True))
             return
+        self._fill()
+
+    def _fill(self, highlight: str | None = None) -> None:
+        """The options: severity titles, then each finding, or one row per group of repeated
+        findings of one code (Enter unfolds it); `highlight` is the option id to land on."""
+        report = self.report
+        assert report is not None
+        self.clear_options()
         options: list[Option | None] = []
+        groups = finding_groups(self.findings)
         for sev in SEVERITIES:
-            group = [(i, f) for i, f in enumerate(self.findings) if f.severity == sev]
+            group = [(code, members) for code, members in groups if self.findings[members[0]].severity == sev]
             if not group:
                 continue
+            count = sum(len(members) for _, members in group)
             title = Text(
-                f"{SEVERITY_NAMES.get(sev, sev)} · {len(group)}",
+                f"{SEVERITY_NAMES.get(sev, sev)} · {count}",
                 style=f"bold {SEVERITY_COLORS.get(sev, 'white')}",
             )
             options.append(Option(title, disabled=True))
-            for i, f in group:
-                options.append(Option(finding_prompt(report, f), id=f"finding-{i}"))
+            for code, members in group:
+                if len(members) == 1:
+                    options.append(Option(finding_prompt(report, self.findings[members[0]]), id=f"finding-{members[0]}"))
+                    continue
+                key = f"{sev}:{code}"
+                unfolded = key in self.unfolded
+                options.append(Option(group_prompt(report, [self.findings[i] for i in members], unfolded), id=f"group-{key}"))
+                if unfolded:
+                    options += [Option(finding_prompt(report, self.findings[i], indent=True), id=f"finding-{i}") for i in members]
         self.add_options(options)
-        first = next((k for k, o in enumerate(self.options) if not o.disabled), None)
-        if first is not None:
-            self.highlighted = first
+        target = next((k for k, o in enumerate(self.options) if highlight is not None and o.id == highlight), None)
+        if target is None:
+            target = next((k for k, o in enumerate(self.options) if not o.disabled), None)
+        if target is not None:
+            self.highlighted = target
+
+    def show_finding(self, f: Finding) -> None:
+        """Highlight a finding (its group's row while the group is folded)."""
+        if f not in self.findings:
+            return
+        i = self.findings.index(f)
+        ids = {o.id for o in self.options}
+        target = f"finding-{i}" if f"finding-{i}" in ids else f"group-{f.severity}:{f.code}"
+        k = next((k for k, o in enumerate(self.options) if o.id == target), None)
+        if k is not None:
+            self.highlighted = k
 
     def finding_at(self, option_index: int) -> Finding | None:
         opt = self.get_option_at_index(option_index)
@@ -134,6 +189,12 @@ class FindingsList(OptionList):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        opt_id = event.option.id or ""
+        if opt_id.startswith("group-"):
+            key = opt_id.removeprefix("group-")
+            self.unfolded ^= {key}
+            self._fill(highlight=opt_id)
+            return
         f = self.finding_at(event.option_index)
         if f is None:
             return

@@ -46,7 +46,15 @@ HOLE_TEXT = (
     "this tool defends is that no message leaves the context without being represented."
 )
 
-_KEY_NAMES = {"slash": "/", "escape": "Esc", "f1": "F1", "enter": "Enter", "tab": "Tab"}
+_KEY_NAMES = {
+    "slash": "/",
+    "escape": "Esc",
+    "f1": "F1",
+    "enter": "Enter",
+    "tab": "Tab",
+    "right_square_bracket": "]",
+    "left_square_bracket": "[",
+}
 
 
 def key_label(key: str) -> str:

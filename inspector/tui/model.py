@@ -3,7 +3,14 @@ coverage states. No Textual here either: the widgets only render it."""
 
 from __future__ import annotations
 
-from inspector.analysis.engine import Report
+import re
+from bisect import bisect_right
+
+import orjson
+
+from inspector.analysis.engine import ContextItem, Finding, Report
+from inspector.analysis.export import summary_line
+from inspector.analysis.findings import SEVERITY_RANK
 from inspector.ledger.model import Ledger, Record
 
 # One colour per coverage state, used by the timeline band, the minimap and the legend.
@@ -49,3 +56,165 @@ def state_label(report: Report | None, rec: Record) -> str:
     if s == "summarized" and report is not None and report.summarized_by[rec.seq]:
         return f"summarized by checkpoint {report.summarized_by[rec.seq]}"
     return s
+
+
+# ------------------------------------------------------------------------------------ the header
+
+
+def finding_phrase(message: str, limit: int = 80) -> str:
+    """A finding's sentence cut to its first clause (before `; ` or `: ` outside brackets and
+    quotes), and to `limit` characters at a word: what fits beside the verdict in the header."""
+    message = re.sub(r"^lines? [\d,–-]+: ", "", message)  # the header names no line: the list does
+    depth = 0
+    quoted = False
+    cut = len(message)
+    for i, ch in enumerate(message):
+        if ch == "'" and quoted:
+            quoted = False
+        elif ch == "'" and (i == 0 or message[i - 1] in " (["):  # an apostrophe opens nothing
+            quoted = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch in ";:" and not depth and not quoted and message[i + 1 : i + 2] == " ":
+            cut = i
+            break
+    phrase = message[:cut].rstrip(" .")
+    if len(phrase) > limit:
+        phrase = phrase[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return phrase
+
+
+def worst_finding(report: Report) -> Finding | None:
+    """The finding the header names: the first of the worst severity (the report is sorted worst
+    first). None when holes are the worst: the header's verdict already names them."""
+    if not report.findings:
+        return None
+    rank = min(SEVERITY_RANK[f.severity] for f in report.findings)
+    worst = [f for f in report.findings if SEVERITY_RANK[f.severity] == rank]
+    if any(f.code == "hole" for f in worst):
+        return None
+    return worst[0]
+
+
+def header_line(report: Report) -> str:
+    """The session header: the one-sentence summary, and the worst finding named (code and its
+    first clause) when the summary does not already name it."""
+    line = summary_line(report)
+    f = worst_finding(report)
+    if f is None:
+        return line
+    return f"{line} · worst: {f.code}: {finding_phrase(f.message)}"
+
+
+# ------------------------------------------------------------------------------------ full text
+
+
+def record_full_text(ledger: Ledger, rec: Record) -> str:
+    """Everything a record holds, uncut: each content block of a message (tool-call arguments as
+    JSON), a checkpoint's summary, then the record as written."""
+    parts: list[str] = [f"line {rec.line} · {rec.kind} · {rec.type}" + (f" · {rec.role}" if rec.role else "")]
+    m = rec.message if rec.kind == "message" else None
+    if m is not None:
+        for b in m.blocks:
+            if b.type == "tool_call":
+                parts.append(f"── tool call {b.name or '?'} {b.call_id or ''}".rstrip())
+                parts.append(json_text(b.args))
+            elif b.type in ("text", "thinking", "tool_result"):
+                label = "tool result" + (" (error)" if b.is_error else "") if b.type == "tool_result" else b.type
+                parts.append(f"── {label} {b.call_id or ''}".rstrip())
+                parts.append(b.text)
+            else:
+                parts.append(f"── {b.type}")
+                parts.append(json_text(b.raw) if b.raw is not None else b.text)
+    if rec.checkpoint is not None:
+        parts.append("── summary")
+        parts.append(rec.checkpoint.summary)
+    raw = rec.raw()
+    if raw is not None:
+        parts.append("── as written")
+        parts.append(json_text(raw))
+    elif rec.extra:
+        parts.append("── fields")
+        parts.append(json_text(rec.extra))
+    return "\n".join(parts)
+
+
+def item_full_text(report: Report, it: ContextItem) -> str:
+    """One item of the next request, uncut: its own text, or its record's content blocks."""
+    if it.kind == "summary" or it.seq is None:
+        return it.text
+    m = report.ledger.records[it.seq].message
+    if m is None:
+        return it.text
+    parts: list[str] = []
+    for b in m.blocks:
+        if b.type == "tool_call":
+            parts.append(f"tool call {b.name or '?'}({json_text(b.args)})")
+        elif b.text:
+            parts.append(b.text)
+    return "\n\n".join(parts) or it.text
+
+
+def json_text(value: object) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return repr(value)
+
+
+# ------------------------------------------------------------------------------------ navigation
+
+
+def hole_ranges(ledger: Ledger, rows: list[int], states: list[str | None]) -> list[tuple[int, int]]:
+    """Runs of hole messages on the timeline's rows, as (first seq, last seq): only a message in
+    another state ends a run (a checkpoint or meta row inside it does not). `n`/`N` jump from one
+    run to the next, so a 168-message hole is one stop."""
+    out: list[tuple[int, int]] = []
+    start: int | None = None
+    last = 0
+    for s in rows:
+        if states[s] == "hole":
+            if start is None:
+                start = s
+            last = s
+        elif start is not None and ledger.records[s].kind == "message":
+            out.append((start, last))
+            start = None
+    if start is not None:
+        out.append((start, last))
+    return out
+
+
+def line_seq(ledger: Ledger, line: int) -> int | None:
+    """The record that line `line` of the file belongs to: the last record starting at or before
+    it (records are in file order)."""
+    records = ledger.records
+    i = bisect_right(records, line, key=lambda r: r.line) - 1
+    return records[i].seq if i >= 0 else (records[0].seq if records else None)
+
+
+# ------------------------------------------------------------------------------------ findings
+
+GROUP_AT = 3  # this many findings of one code and severity are listed as one row with a count
+
+
+def finding_groups(findings: list[Finding]) -> list[tuple[str, list[int]]]:
+    """The findings (sorted worst first) in display order, as (code, indexes): a code with
+    `GROUP_AT` or more findings of one severity is one group, at the place of its first."""
+    by_key: dict[tuple[str, str], list[int]] = {}
+    for i, f in enumerate(findings):
+        by_key.setdefault((f.severity, f.code), []).append(i)
+    out: list[tuple[str, list[int]]] = []
+    seen: set[tuple[str, str]] = set()
+    for i, f in enumerate(findings):
+        key = (f.severity, f.code)
+        members = by_key[key]
+        if len(members) >= GROUP_AT:
+            if key not in seen:
+                seen.add(key)
+                out.append((f.code, members))
+        else:
+            out.append((f.code, [i]))
+    return out

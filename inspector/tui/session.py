@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
+import orjson
+from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,38 +23,72 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.analysis.export import summary_line
+from inspector.analysis.export import context_json
 from inspector.formats import LoadError, load
 from inspector.ledger.model import Ledger
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
+from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
+from inspector.tui.help import key_label
 from inspector.tui.minimap import Minimap
-from inspector.tui.model import STATE_COLORS
+from inspector.tui.model import (
+    STATE_COLORS,
+    header_line,
+    hole_ranges,
+    item_full_text,
+    line_seq,
+    record_full_text,
+)
 from inspector.tui.timeline import Timeline
 
-# (key, action, description): the session view's keys, shown in the footer, the help screen and
-# the command palette from this one list.
+# (key, action, description): the session view's keys, shown in the footer (the description up to
+# its first " ("), the help screen and the command palette from this one list.
 SESSION_KEYS: list[tuple[str, str, str]] = [
-    ("n", "next_hole", "Next hole"),
-    ("N", "prev_hole", "Previous hole"),
+    ("n", "next_hole", "Next hole (range of messages)"),
+    ("N", "prev_hole", "Previous hole (range of messages)"),
+    ("right_square_bracket", "next_hole_message", "Next message in a hole"),
+    ("left_square_bracket", "prev_hole_message", "Previous message in a hole"),
     ("f", "next_finding", "Next finding"),
-    ("t", "follow_tool", "Tool call ↔ result"),
+    ("t", "follow_tool", "Tool call ↔ results (from a call: each result in turn, then the call)"),
     ("c", "next_checkpoint", "Next checkpoint"),
     ("C", "prev_checkpoint", "Previous checkpoint"),
     ("slash", "search", "Search"),
+    ("ctrl+g", "go_to_line", "Go to line…"),
     ("i", "toggle_inactive", "Inactive branches"),
     ("1", "tab('detail')", "Detail"),
     ("2", "tab('findings')", "Findings"),
     ("3", "tab('next')", "Next request"),
+    ("w", "set_window", "Set the window and reserve (next request)"),
+    ("v", "view_full", "View in full (the record, or the next-request item)"),
+    ("y", "copy_record", "Copy the record (as written)"),
+    ("Y", "copy_summary", "Copy the summary and the findings"),
+    ("J", "copy_request", "Copy the next request as JSON"),
+    ("m", "maximize", "Maximize / restore the pane"),
+    ("ctrl+r", "reload", "Reload the file"),
+    ("o", "open", "Open another file…"),
     ("r", "repair", "Repair… (plan, run, install)"),
     ("s", "simulate", "Simulate… (what-if compaction policy, plotted)"),
     ("f1", "app.help", "Help"),
     ("escape", "back", "Back"),
 ]
-FOOTER_KEYS = {"n", "f", "t", "c", "slash", "i", "f1"}
+# The footer's keys, in its order: the headline screens early, so an 80-column footer shows them.
+FOOTER_KEYS: tuple[str, ...] = ("n", "f", "r", "s", "t", "c", "slash", "f1")
+# What works before (or without) a session: a load error leaves a screen where these still do.
+WITHOUT_SESSION = {"open", "reload", "back"}
+WATCH_SECONDS = 2.0  # how often the file is checked for changes on disk
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
+
+
+def disk_stamp(path: str) -> tuple[int, int, int] | None:
+    """What says the file changed on disk: its size, modification time and inode (a rewrite by
+    rename, as `inspector undo` does, changes the inode)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 class SessionScreen(Screen[None]):
@@ -63,30 +101,41 @@ class SessionScreen(Screen[None]):
     SessionScreen #search { dock: bottom; display: none; }
     SessionScreen #search.visible { display: block; }
     SessionScreen #legend { height: 1; padding: 0 1; }
+    SessionScreen #load-error { margin: 1 2; padding: 1 2; border: round $error; height: auto; }
     """
 
     BINDINGS = [
-        Binding(key, action, desc, show=key in FOOTER_KEYS, key_display="/" if key == "slash" else None)
-        for key, action, desc in SESSION_KEYS
+        Binding(
+            key, action, desc.split(" (")[0], show=key in FOOTER_KEYS, key_display=key_label(key) if key == "slash" else None
+        )
+        for key, action, desc in sorted(
+            SESSION_KEYS, key=lambda k: FOOTER_KEYS.index(k[0]) if k[0] in FOOTER_KEYS else len(FOOTER_KEYS)
+        )
     ]
+    AUTO_FOCUS = ""  # focus goes to the timeline once it is there, never to the hidden search box
 
     class Loaded(Message):
-        def __init__(self, ledger: Ledger, seconds: float, preview: bool = False) -> None:
+        def __init__(
+            self, ledger: Ledger, seconds: float, preview: bool = False, stamp: tuple[int, int, int] | None = None
+        ) -> None:
             super().__init__()
             self.ledger = ledger
             self.seconds = seconds
             self.preview = preview  # only the first lines: the full index follows
+            self.stamp = stamp  # the file as it was when the read began
 
     class Analyzed(Message):
-        def __init__(self, report: Report, seconds: float) -> None:
+        def __init__(self, report: Report, seconds: float, generation: int = 0) -> None:
             super().__init__()
             self.report = report
             self.seconds = seconds
+            self.generation = generation
 
     class Failed(Message):
-        def __init__(self, error: str) -> None:
+        def __init__(self, error: str, stage: str = "load") -> None:
             super().__init__()
             self.error = error
+            self.stage = stage  # load | analysis
 
     def __init__(
         self,
@@ -97,6 +146,7 @@ class SessionScreen(Screen[None]):
         window: int | None = None,
         reserve: int | None = None,
         at_line: int | None = None,
+        started: float | None = None,
     ) -> None:
         super().__init__()
         self.path = path
@@ -105,9 +155,16 @@ class SessionScreen(Screen[None]):
         self.window = window
         self.reserve = reserve
         self.at_line = at_line
-        self.started = time.perf_counter()
+        # When the user started waiting (the app's launch for the first screen): the header reports
+        # the time they waited, not only the analysis's share of it.
+        self.started = started if started is not None else time.perf_counter()
         self.first_paint: float | None = None
+        self.index_seconds = 0.0
         self._finding_index = -1
+        self._generation = 0
+        self._stamp: tuple[int, int, int] | None = None
+        self.changed_on_disk = False
+        self._status_text = ""
 
     # -------------------------------------------------------------------------------- layout
 
@@ -115,11 +172,14 @@ class SessionScreen(Screen[None]):
         yield Static(f"{self.path}  ·  indexing…", id="status")
         yield Static("", id="summary")
         yield Vertical(id="body")
-        yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search")
+        # Disabled while hidden: a hidden box that takes the focus would swallow q and every key.
+        yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search", disabled=True)
         yield Footer()
 
     async def on_mount(self) -> None:
+        self.set_interval(WATCH_SECONDS, self.check_disk)
         if self.ledger is not None:
+            self._stamp = disk_stamp(self.path)
             await self._show_ledger(self.ledger, 0.0)
             if self.report is not None:
                 self._show_report(self.report, 0.0)
@@ -134,15 +194,21 @@ class SessionScreen(Screen[None]):
             parts.append(f"[on {STATE_COLORS[s]}]  [/] {s}")
         return Static("  ".join(parts), id="legend")
 
+    @property
+    def shows_session(self) -> bool:
+        """The timeline and its panes are on screen (not before the index, not after a load error)."""
+        return bool(self.query("#timeline"))
+
     async def _show_ledger(self, ledger: Ledger, seconds: float, preview: bool = False) -> None:
-        had = self.ledger is not None and self.query("#timeline")
+        had = self.ledger is not None and self.shows_session
         self.ledger = ledger
         if had:
-            # The complete index replaces the preview: same widgets, more rows.
+            # The complete index replaces the preview (or a reload the earlier read): same widgets.
             self.query_one(Timeline).set_ledger(ledger)
             self.query_one(Minimap).set_ledger(ledger)
         else:
             body = self.query_one("#body", Vertical)
+            await body.remove_children()  # a load error's panel, when a reload succeeds
             timeline = Timeline(ledger, id="timeline")
             await body.mount(Minimap(ledger, id="minimap"))
             await body.mount(self._legend())
@@ -153,9 +219,11 @@ class SessionScreen(Screen[None]):
             await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
             timeline.focus()
             self.call_after_refresh(self._painted)
+        self.refresh_bindings()
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
+            self.index_seconds = seconds
             n = sum(1 for r in ledger.records if r.kind == "message")
             took = f" in {seconds:.2f} s" if self.app_timings else ""
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
@@ -169,15 +237,21 @@ class SessionScreen(Screen[None]):
         if self.first_paint is None:
             self.first_paint = time.perf_counter() - self.started
 
-    def _status(self, text: str) -> None:
+    def _status(self, text: str | None = None) -> None:
+        if text is not None:
+            self._status_text = text
         led = self.ledger
         fmt = ""
         if led is not None:
             fmt = f"{led.format} v{led.version}" if led.version is not None else led.format
             if led.migrated:
                 fmt += " (migrated in memory)"
-        at = f" · as of line {self.at_line}" if self.at_line else ""
-        self.query_one("#status", Static).update(f"[b]{self.path}[/b]  ·  {fmt}{at}  ·  {text}")
+        if self.at_line:
+            fmt += f" · as of line {self.at_line}"
+        parts = [f"[b]{escape(self.path)}[/b]", fmt, self._status_text]
+        if self.changed_on_disk:
+            parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
+        self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
     def _show_report(self, report: Report, seconds: float) -> None:
         self.report = report
@@ -188,11 +262,15 @@ class SessionScreen(Screen[None]):
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
-        self.query_one("#summary", Static).update(f"[{color}]{summary_line(report)}[/]  [dim]({tok})[/]")
+        self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = sum(1 for r in led.records if r.kind == "message")
-        took = f" in {seconds:.2f} s" if self.app_timings else ""
+        took = ""
+        if self.app_timings:
+            waited = time.perf_counter() - self.started
+            took = f" · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)"
         self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
+        self.refresh_bindings()
         self._refresh_detail()
 
     # -------------------------------------------------------------------------------- workers
@@ -200,6 +278,7 @@ class SessionScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         t0 = time.perf_counter()
+        stamp = disk_stamp(self.path)
         try:
             # A big file: show its first screen at once, then index the whole of it.
             big = self.at_line is None and os.path.getsize(self.path) > PREVIEW_ABOVE_BYTES
@@ -213,30 +292,98 @@ class SessionScreen(Screen[None]):
         except OSError as e:
             self.post_message(self.Failed(f"{self.path}: {e.strerror or e}"))
             return
-        self.post_message(self.Loaded(ledger, time.perf_counter() - t0))
+        except Exception as e:  # a loader's bug must not leave the screen stuck at "indexing…"
+            self.post_message(self.Failed(f"{self.path}: the loader failed: {type(e).__name__}: {e}"))
+            return
+        self.post_message(self.Loaded(ledger, time.perf_counter() - t0, stamp=stamp))
+
+    def _analyze(self, ledger: Ledger) -> None:
+        """Analyse in a worker thread; a newer request makes the answer of an older one stale."""
+        self._generation += 1
+        self._analyze_in_thread(ledger, self._generation)
 
     @work(thread=True, exclusive=True, group="analyze")
-    def _analyze(self, ledger: Ledger) -> None:
-        self._analyze_now(ledger)
+    def _analyze_in_thread(self, ledger: Ledger, generation: int) -> None:
+        self._analyze_now(ledger, generation)
 
-    def _analyze_now(self, ledger: Ledger) -> None:
+    def _analyze_now(self, ledger: Ledger, generation: int = 0) -> None:
         t0 = time.perf_counter()
-        report = analyze(ledger, window=self.window, reserve=self.reserve)
-        report.ensure_tokens()
-        self.post_message(self.Analyzed(report, time.perf_counter() - t0))
+        try:
+            report = analyze(ledger, window=self.window, reserve=self.reserve)
+            report.ensure_tokens()
+        except Exception as e:  # the timeline stays usable: say what failed on the status line
+            self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
+            return
+        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation))
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
         if not msg.preview:
+            self._stamp = msg.stamp
             # Analyse once the index is on screen, so the first paint never waits for it.
             self.call_after_refresh(self._analyze, msg.ledger)
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
-        self._show_report(msg.report, msg.seconds)
+        if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
+            self._show_report(msg.report, msg.seconds)
 
-    def on_session_screen_failed(self, msg: Failed) -> None:
-        self.query_one("#status", Static).update(f"[red]{msg.error}[/]")
-        self.notify(msg.error, severity="error", timeout=10)
+    async def on_session_screen_failed(self, msg: Failed) -> None:
+        if msg.stage == "load":
+            self._stamp = disk_stamp(self.path)  # watch on: a fixed file is announced
+        if msg.stage == "load" and self.ledger is not None:
+            self._status(f"[red]reload failed: {escape(msg.error)}[/] · showing the earlier read")
+            return
+        self._status(f"[red]{escape(msg.error)}[/]")
+        if msg.stage == "load":
+            await self._show_load_error(msg.error)
+
+    async def _show_load_error(self, error: str) -> None:
+        """The file could not be read: say so where the session would be, with the keys that work."""
+        keys = [("o", "open another file"), ("ctrl+r", "try again")]
+        if len(self.app.screen_stack) > 2:
+            keys.append(("Escape", "back"))
+        keys += [("q", "quit"), ("F1", "help")]
+        text = Text()
+        text.append("Could not open this file\n", style="bold red")
+        text.append(f"{error}\n\n")
+        for i, (key, what) in enumerate(keys):
+            if i:
+                text.append("  ·  ", style="dim")
+            text.append(key, style="bold #e3b341")
+            text.append(f" {what}")
+        body = self.query_one("#body", Vertical)
+        await body.remove_children()
+        await body.mount(Static(text, id="load-error"))
+        self.refresh_bindings()
+
+    # -------------------------------------------------------------------------------- the one guard
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Before the session is on screen (indexing, or a load error) only the keys that need no
+        session work; the footer hides the others and the palette does not offer them."""
+        return action in WITHOUT_SESSION or self.shows_session
+
+    # -------------------------------------------------------------------------------- disk
+
+    def check_disk(self) -> None:
+        """An agent appended, or `inspector undo` ran in another shell: say so, once per change."""
+        if self._stamp is None or self.changed_on_disk:
+            return
+        if disk_stamp(self.path) != self._stamp:
+            self.changed_on_disk = True
+            self._status()
+            self.notify(f"{self.path} changed on disk: ctrl+r reloads it.", timeout=8)
+
+    def action_reload(self) -> None:
+        self.changed_on_disk = False
+        self._stamp = None  # not watched while it is read: the read's own stamp follows
+        self.started = time.perf_counter()
+        if self.shows_session:
+            self.report = None
+            self.query_one(FindingsList).set_report(None)
+            self.query_one(NextRequestView).set_report(None)
+        self._status("reloading…")
+        self._load()
 
     # -------------------------------------------------------------------------------- selection
 
@@ -261,6 +408,14 @@ class SessionScreen(Screen[None]):
     def on_next_request_view_jump(self, msg: NextRequestView.Jump) -> None:
         self.go_to(msg.seq)
 
+    def on_next_request_view_budgets(self, msg: NextRequestView.Budgets) -> None:
+        """The window / reserve fields of the next-request view: analyse again with them."""
+        self.window, self.reserve = msg.window, msg.reserve
+        if self.ledger is None or self.report is None:
+            return
+        self._status("analysing with the new window and reserve…")
+        self._analyze(self.report.ledger)
+
     def go_to(self, seq: int) -> None:
         tl = self.query_one(Timeline)
         tl.go_to(seq)
@@ -268,9 +423,9 @@ class SessionScreen(Screen[None]):
 
     # -------------------------------------------------------------------------------- actions
 
-    def _seqs_where(self, pred: object) -> list[int]:
+    def _seqs_where(self, pred: Callable[[int], bool]) -> list[int]:
         tl = self.query_one(Timeline)
-        return [s for s in tl.rows if pred(s)]  # type: ignore[operator]
+        return [s for s in tl.rows if pred(s)]
 
     def _jump(self, candidates: list[int], forward: bool, what: str) -> None:
         tl = self.query_one(Timeline)
@@ -285,9 +440,20 @@ class SessionScreen(Screen[None]):
         tl.go_to(nxt)
 
     def action_next_hole(self) -> None:
-        self._jump(self._holes(), True, "holes")
+        self._jump([a for a, _ in self._hole_ranges()], True, "holes")
 
     def action_prev_hole(self) -> None:
+        self._jump([a for a, _ in self._hole_ranges()], False, "holes")
+
+    def _hole_ranges(self) -> list[tuple[int, int]]:
+        if self.report is None:
+            return []
+        return hole_ranges(self.report.ledger, self.query_one(Timeline).rows, self.report.states)
+
+    def action_next_hole_message(self) -> None:
+        self._jump(self._holes(), True, "holes")
+
+    def action_prev_hole_message(self) -> None:
         self._jump(self._holes(), False, "holes")
 
     def _holes(self) -> list[int]:
@@ -308,6 +474,11 @@ class SessionScreen(Screen[None]):
             return []
         return self._seqs_where(lambda s: led.records[s].kind == "checkpoint")
 
+    def _side_shows(self, tab: str) -> bool:
+        """The side pane is on screen (not hidden by a maximized timeline) with `tab` open."""
+        side = self.query_one("#side", TabbedContent)
+        return self.maximized in (None, side) and side.active == tab
+
     def action_next_finding(self) -> None:
         if self.report is None or not self.report.findings:
             self.notify("No findings.", timeout=3)
@@ -319,30 +490,48 @@ class SessionScreen(Screen[None]):
         self._finding_index = (self._finding_index + 1) % len(findings)
         f = findings[self._finding_index]
         self.query_one(Timeline).go_to(f.records[0])
-        self.notify(f"{f.severity}: {f.code}: {f.message}", timeout=6)
+        if self._side_shows("findings"):
+            self.query_one(FindingsList).show_finding(f)
+        elif not self._side_shows("detail"):  # the detail pane names the finding: no toast over it
+            self.notify(f"{f.severity}: {f.code}: {f.message}", timeout=6)
 
     def action_follow_tool(self) -> None:
-        """From a tool call to its result, or from a result back to its call."""
+        """From a tool call to its first result, on to each further result, back to the call."""
         led = self.ledger
         tl = self.query_one(Timeline)
         cur = tl.current_seq
         if led is None or cur is None:
             return
         rec = led.records[cur]
-        target: int | None = None
+        call: int | None = None
         if rec.call_ids:
-            ids = set(rec.call_ids)
-            target = next((r.seq for r in led.records[cur + 1 :] if r.result_id in ids), None)
+            call = cur
         elif rec.result_id:
             rid = rec.result_id
-            target = next((r.seq for r in reversed(led.records[:cur]) if rid in r.call_ids), None)
+            call = next((r.seq for r in reversed(led.records[:cur]) if rid in r.call_ids), None)
         else:
             self.notify("Not a tool call or a tool result.", timeout=3)
             return
-        if target is None:
+        cycle = [call, *self._results_of(call)] if call is not None else []
+        if len(cycle) < 2:
             self.notify("Its other half is not in this session (orphaned or unanswered).", severity="warning", timeout=4)
             return
+        target = cycle[(cycle.index(cur) + 1) % len(cycle)] if cur in cycle else cycle[0]
         tl.go_to(target)
+
+    def _results_of(self, call: int) -> list[int]:
+        """The records answering the calls of one reply, in file order (the scan stops once every
+        call is answered)."""
+        assert self.ledger is not None
+        waiting = set(self.ledger.records[call].call_ids)
+        out: list[int] = []
+        for r in self.ledger.records[call + 1 :]:
+            if not waiting:
+                break
+            if r.result_id in waiting:
+                out.append(r.seq)
+                waiting.discard(r.result_id)
+        return out
 
     def action_toggle_inactive(self) -> None:
         tl = self.query_one(Timeline)
@@ -357,8 +546,23 @@ class SessionScreen(Screen[None]):
         elif tab == "next":
             self.query_one(NextRequestView).table.focus()
 
+    def action_set_window(self) -> None:
+        self.action_tab("next")
+        self.query_one(NextRequestView).focus_window()
+
+    def action_maximize(self) -> None:
+        """The timeline, or the side pane when the focus is in it, fills the screen; again restores."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        side = self.query_one("#side", TabbedContent)
+        focused = self.focused
+        in_side = focused is not None and side in focused.ancestors_with_self
+        self.maximized = side if in_side else self.query_one(Timeline)
+
     def action_search(self) -> None:
         box = self.query_one("#search", Input)
+        box.disabled = False
         box.add_class("visible")
         box.focus()
 
@@ -388,12 +592,109 @@ class SessionScreen(Screen[None]):
         box = self.query_one("#search", Input)
         if getattr(event, "key", None) == "escape" and box.has_class("visible"):
             box.remove_class("visible")
+            box.disabled = True
             self.query_one(Timeline).focus()
             getattr(event, "stop", lambda: None)()
 
     def action_back(self) -> None:
-        if len(self.app.screen_stack) > 2:
+        if self.maximized is not None:
+            self.minimize()
+        elif len(self.app.screen_stack) > 2:
             self.app.pop_screen()
+
+    # -------------------------------------------------------------------------------- go to, view, copy
+
+    def action_go_to_line(self) -> None:
+        led = self.ledger
+        assert led is not None
+        last = led.records[-1].line if led.records else 0
+        self.app.push_screen(
+            PromptScreen("Go to line", placeholder=f"a line of the file, 1 to {last:,}", hint="Enter: go · Escape: cancel"),
+            self._go_to_line,
+        )
+
+    def _go_to_line(self, answer: str | None) -> None:
+        if not answer or not answer.strip() or self.ledger is None:
+            return
+        text = answer.strip().replace(",", "").replace("_", "")
+        if not text.isdigit() or int(text) < 1:
+            self.notify(f"Not a line number: {answer.strip()!r}.", severity="warning", timeout=4)
+            return
+        line = int(text)
+        seq = line_seq(self.ledger, line)
+        if seq is None:
+            self.notify("The session has no records.", timeout=3)
+            return
+        last = self.ledger.records[-1].line
+        if line > last:
+            self.notify(f"Line {line:,} is past the last record (line {last:,}): showing that one.", timeout=4)
+        self.go_to(seq)
+
+    def _next_item_selected(self) -> int | None:
+        """The next-request item under the cursor when the next-request list has the focus."""
+        view = self.query_one(NextRequestView)
+        if self.focused is not view.table or not view.items:
+            return None
+        return view.table.cursor_row if 0 <= view.table.cursor_row < len(view.items) else None
+
+    def action_view_full(self) -> None:
+        led = self.ledger
+        assert led is not None
+        i = self._next_item_selected()
+        if i is not None and self.report is not None:
+            it = self.query_one(NextRequestView).items[i]
+            where = f", line {it.line}" if it.line is not None else ""
+            title = f"next request item #{it.index} · {it.role} {it.kind}{where}"
+            self.app.push_screen(FullTextScreen(title, item_full_text(self.report, it)))
+            return
+        seq = self.query_one(Timeline).current_seq
+        if seq is None:
+            return
+        rec = led.records[seq]
+        self.app.push_screen(FullTextScreen(f"record at line {rec.line}", record_full_text(led, rec)))
+
+    def _copy(self, text: str, what: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text):,} characters).", timeout=3)
+
+    def action_copy_record(self) -> None:
+        led = self.ledger
+        assert led is not None
+        seq = self.query_one(Timeline).current_seq
+        if seq is None:
+            return
+        rec = led.records[seq]
+        raw = rec.raw()
+        text = orjson.dumps(raw, option=orjson.OPT_NON_STR_KEYS).decode() if raw is not None else record_full_text(led, rec)
+        self._copy(text, f"the record at line {rec.line}")
+
+    def action_copy_summary(self) -> None:
+        if self.report is None:
+            self.notify("The analysis is still running: nothing to copy yet.", timeout=3)
+            return
+        self._copy(summary_text(self.report), "the summary")
+
+    def action_copy_request(self) -> None:
+        if self.report is None:
+            self.notify("The analysis is still running: nothing to copy yet.", timeout=3)
+            return
+        text = orjson.dumps(context_json(self.report), option=orjson.OPT_INDENT_2).decode()
+        self._copy(text, "the next request as JSON")
+
+    def action_open(self) -> None:
+        folder = os.path.dirname(os.path.abspath(self.path))
+        self.app.push_screen(
+            PromptScreen(
+                "Open a session file or a folder of sessions",
+                value=folder + os.sep,
+                hint="Enter: open · Escape: cancel",
+            ),
+            self._open,
+        )
+
+    def _open(self, answer: str | None) -> None:
+        if answer and answer.strip():
+            self.app.open_target(answer.strip())  # type: ignore[attr-defined]
 
     # -------------------------------------------------------------------------------- repair
 
@@ -416,6 +717,8 @@ class SessionScreen(Screen[None]):
     async def show_installed(self, report: Report, entry_id: str | None, backup: str) -> None:
         """The repair screen wrote the session: show it as re-read and re-analysed, on the new
         checkpoint."""
+        self._stamp = disk_stamp(self.path)  # our own write is no change on disk to announce
+        self.changed_on_disk = False
         await self._show_ledger(report.ledger, 0.0)
         self._show_report(report, 0.0)
         seq = next((r.seq for r in reversed(report.ledger.records) if entry_id is not None and r.id == entry_id), None)
@@ -425,3 +728,17 @@ class SessionScreen(Screen[None]):
         n = sum(1 for r in led.records if r.kind == "message")
         self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} appended "
                      f"(backup {backup})")
+
+
+def summary_text(report: Report) -> str:
+    """The session in plain text, to paste into an issue: the header, then every finding."""
+    led = report.ledger
+    fmt = f"{led.format} v{led.version}" if led.version is not None else led.format
+    lines = [f"{led.path} · {fmt}", header_line(report)]
+    for f in report.findings:
+        where = ""
+        if f.records:
+            first, last = led.records[min(f.records)].line, led.records[max(f.records)].line
+            where = f" (line {first})" if first == last else f" (lines {first}–{last})"
+        lines.append(f"- {f.severity} {f.code}: {f.message}{where}")
+    return "\n".join(lines)

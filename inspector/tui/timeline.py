@@ -7,6 +7,7 @@ session scrolls as fast as a 100-record one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from rich.segment import Segment
@@ -44,6 +45,31 @@ def _time(ts: object) -> str:
         except (OverflowError, OSError, ValueError):
             return ""
     return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Which columns a record row has at a width, and how wide the variable ones are."""
+
+    line: int
+    time: bool
+    stop: bool
+    state: int
+
+
+MIN_TEXT = 24  # columns of message text a row keeps before the fixed columns are narrowed
+
+
+def columns_for(width: int, line_digits: int) -> Columns:
+    """The widest layout that leaves `MIN_TEXT` columns of text: all columns, then no time, then
+    the stop reason inline and a narrower state."""
+    line = max(line_digits, 4)
+    fixed = line + 1 + 10 + 2  # line, role, link
+    for cols in (Columns(line, True, True, 10), Columns(line, False, True, 10), Columns(line, False, False, 8)):
+        used = fixed + (9 if cols.time else 0) + (8 if cols.stop else 0) + cols.state + 1
+        if width - used >= MIN_TEXT:
+            return cols
+    return Columns(line, False, False, 8)
 
 
 class Timeline(ScrollView, can_focus=True):
@@ -181,6 +207,8 @@ class Timeline(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._cache.clear()
         self._update_size()
+        # A smaller terminal must not leave the cursor row below the fold.
+        self.call_after_refresh(self._scroll_to_cursor, False)
 
     # -------------------------------------------------------------------------------- drawing
 
@@ -208,7 +236,7 @@ class Timeline(ScrollView, can_focus=True):
         if rec.kind == "checkpoint":
             segs += self._separator(rec, width - 2, base)
         else:
-            segs += self._record_cells(rec, base, dim)
+            segs += self._record_cells(rec, base, dim, width - 2)
         strip = Strip(segs).crop_extend(0, width, base)
         if rec.seq in self.matches:
             strip = strip.apply_style(Style(underline=True))
@@ -237,13 +265,15 @@ class Timeline(ScrollView, can_focus=True):
         style = base + Style(color=STATE_COLORS["checkpoint"], bold=True)
         return [Segment(text + "─" * max(0, width - len(text)), style)]
 
-    def _record_cells(self, rec: Record, base: Style, dim: bool) -> list[Segment]:
+    def _record_cells(self, rec: Record, base: Style, dim: bool, width: int = 200) -> list[Segment]:
+        """The columns of a record row. A narrow timeline (80 columns, side pane open) drops the
+        time, then folds the stop reason into the text and narrows the state, so that some of the
+        message's own text always shows."""
         report = self.report
-        pos = f"{rec.line:>7} "
-        t = f"{_time(rec.timestamp):>8} "
+        layout = columns_for(width, self._line_digits())
+        pos = f"{rec.line:>{layout.line}} "
         role = (rec.role or rec.type or "?")[:9]
         role_style = ROLE_STYLE.get(rec.role or "", DIM)
-        tokens = ""
         stop = ""
         link = "  "
         if rec.kind == "message":
@@ -263,16 +293,25 @@ class Timeline(ScrollView, can_focus=True):
             state = rec.kind
         text = self._first_line(rec)
         style = base + (DIM if dim else Style())
-        return [
-            Segment(pos, style + DIM),
-            Segment(t, style + DIM),
+        stop_style = style + Style(color="#f85149")
+        segs = [Segment(pos, style + DIM)]
+        if layout.time:
+            segs.append(Segment(f"{_time(rec.timestamp):>8} ", style + DIM))
+        segs += [
             Segment(f"{role:<9} ", style + role_style),
-            Segment(f"{state:<10.10} ", style),
-            Segment(f"{stop:<7.7} ", style + Style(color="#f85149")),
-            Segment(link, style + Style(color="#d2a8ff")),
-            Segment(tokens, style),
-            Segment(text, style),
+            Segment(f"{state:<{layout.state}.{layout.state}} ", style),
         ]
+        if layout.stop:
+            segs.append(Segment(f"{stop:<7.7} ", stop_style))
+        segs.append(Segment(link, style + Style(color="#d2a8ff")))
+        if stop and not layout.stop:
+            segs.append(Segment(f"{stop} ", stop_style))
+        segs.append(Segment(text, style))
+        return segs
+
+    def _line_digits(self) -> int:
+        records = self.ledger.records
+        return len(str(records[-1].line)) if records else 1
 
     def _first_line(self, rec: Record) -> str:
         if rec.kind == "message":
