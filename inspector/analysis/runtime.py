@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspector.formats import openclaw_sqlite
 from inspector.formats import pi as pi_format
 
 
@@ -101,6 +102,10 @@ ADK = Runtime(
     context_rule="timestamp_ranges",
 )
 RUNTIMES["adk"] = ADK
+
+# OpenClaw's SQLite store: pi's agent core with OpenClaw's own synthetic result text; its rules
+# live with the adapter (inspector/formats/openclaw_sqlite.py RUNTIME_RULES).
+RUNTIMES[openclaw_sqlite.FORMAT] = Runtime(**openclaw_sqlite.RUNTIME_RULES)
 
 
 def runtime_for(fmt: str) -> Runtime:

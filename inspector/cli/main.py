@@ -21,7 +21,7 @@ examples:
   inspector SESSION.jsonl                      open the app on one session (timeline, holes, next request)
   inspector DIR                                the triage browser over every session in DIR
   inspector                                    the triage browser over the default places
-                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions,
+                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions and /agent,
                                                ~/.claude/projects, ~/.codex/sessions, ./.adk)
   inspector analyze SESSION.jsonl              a report a person reads in ten seconds
   inspector analyze SESSION.jsonl --json       the same, for scripts and CI (docs/report-json.md)

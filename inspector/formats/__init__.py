@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.formats import adk, claude_code, codex, native, pi
+from inspector.formats import adk, claude_code, codex, native, openclaw_sqlite, pi
 from inspector.formats.jsonl import (
     LoadError,
     PrefixHasher,
@@ -17,7 +17,7 @@ from inspector.formats.jsonl import (
 )
 from inspector.ledger.model import Ledger
 
-FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code", "adk")
+FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code", "adk", "openclaw")
 
 __all__ = ["FORMATS", "LoadError", "detect", "load", "load_bytes"]
 
@@ -97,8 +97,11 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
         raise LoadError(f"{path}: {os_problem(e)}") from None
     with f:
         head = f.read(65536)
-        # ADK: a SQLite database (before the binary check) or a session.model_dump() JSON object.
-        if fmt in (None, "adk") and adk.is_sqlite(head):
+        # SQLite (before the binary check): an OpenClaw agent store by its tables, else ADK's; or an
+        # ADK session.model_dump() JSON object.
+        if fmt == "openclaw" or (fmt is None and adk.is_sqlite(head) and openclaw_sqlite.looks_like_file(path)):
+            led = openclaw_sqlite.load(path, session_sel, upto_line)
+        elif fmt in (None, "adk") and adk.is_sqlite(head):
             led = adk.load_sqlite(path, path, session_sel, upto_line)
         elif fmt == "adk" or (fmt is None and adk.sniff_dump(head)):
             led = adk.load_json(head + f.read(), path, upto_line)

@@ -15,6 +15,7 @@ from textual.command import DiscoveryHit, Hits
 from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
+from inspector.formats import openclaw_sqlite
 from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
@@ -25,6 +26,7 @@ from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 DEFAULT_PLACES: tuple[str, ...] = (
     "~/.pi/agent/sessions",
     "~/.openclaw/agents/*/sessions",
+    *openclaw_sqlite.DEFAULT_PLACES,  # OpenClaw 2026.8+: agents/<agent>/agent/openclaw-agent.sqlite
     "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
     "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     ".adk",  # Google ADK (adk web / adk run): .adk/session.db under the agents folder (the cwd) ...

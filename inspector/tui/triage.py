@@ -9,6 +9,7 @@ comes back to this screen with the table as it was.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import time
@@ -31,7 +32,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.analysis import analyze
-from inspector.formats import FORMATS, LoadError, load
+from inspector.formats import FORMATS, LoadError, load, openclaw_sqlite
 from inspector.formats import adk as adk_format
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
@@ -163,6 +164,11 @@ def summarize_session(path: str, rel: str) -> SessionRow:
 
 
 _ADK_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".json")
+_NOT_SESSION_FILES = openclaw_sqlite.NOT_SESSION_FILES
+
+
+def _not_a_session(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pat) for pat in _NOT_SESSION_FILES)
 
 
 def discover(
@@ -192,9 +198,16 @@ def discover(
                 dirnames.sort()
                 for name in sorted(filenames):
                     # ADK keeps its sessions in SQLite databases (`.adk/session.db`, or an app's
-                    # own) and dumps them as JSON: those are taken when their content says ADK.
+                    # own) and dumps them as JSON: those are taken when their content says ADK;
+                    # OpenClaw's agent store likewise. Files a runtime names as not sessions
+                    # (OpenClaw's pre-compaction copies, trajectories) are left out.
                     full = os.path.join(dirpath, name)
-                    if name.endswith(".jsonl") or (name.endswith(_ADK_SUFFIXES) and adk_format.looks_like_file(full)):
+                    if _not_a_session(name):
+                        continue
+                    if name.endswith(".jsonl") or (
+                        name.endswith(_ADK_SUFFIXES)
+                        and (adk_format.looks_like_file(full) or openclaw_sqlite.looks_like_file(full))
+                    ):
                         add(full)
         elif os.path.exists(p):
             roots.append(os.path.dirname(p))

@@ -1,0 +1,414 @@
+"""OpenClaw's SQLite session store (OpenClaw 2026.8 and later; read as written by 2026.9.6).
+
+`~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite` (docs/runtimes/openclaw.md §1-2, which cites
+the npm package `openclaw@2026.9.6`: `dist/openclaw-agent-board-schema-vd3Vff_q.mjs:3` holds the DDL).
+One database holds every session of one agent:
+
+- `transcript_events(session_id, seq, event_json, event_zstd, event_utf8_bytes, …)`: one entry per
+  row, in `seq` order. `event_json` is exactly a pi JSONL line; since 2026.9.6 a big row is one zstd
+  frame of the same UTF-8 JSON in `event_zstd` instead, `event_utf8_bytes` long. Rows become lines
+  for pi's builder (`inspector.formats.pi.build`): a record's `line` is its row's `seq`, so
+  `--at N` reads the session as it stood when row N was the last written, and diagnostics name rows.
+- `session_nodes(session_key, current_session_id, entry_json, updated_at)`: the current session of
+  each conversation key; without `FILE.sqlite#SESSION` the current session of the most recently
+  updated key is read. `entry_json.compactionCheckpoints[]` (legacy, as in `sessions.json`) are
+  shown with the session, and so are a legacy `../sessions/sessions.json`'s.
+- `session_windows(session_id, previous_session_id, reason)`: `reason='compaction'` marks a
+  successor session a context engine made by compaction (the built-in compactor keeps one session).
+- `session_transcript_index_state(session_id, leaf_event_id)`: the current leaf.
+
+Entries differ from pi's in three ways, all applied as OpenClaw's context builder does
+(`dist/session-D9cHHQGH.mjs`, region packages/agent-core/src/harness/session/session.ts):
+
+- the header is `{"type":"session","version":4,…}`;
+- a `reset` entry is a window boundary like a compaction, without a summary
+  (`resolveSessionContextWindow`, :130-137): it keeps, of the entries from its `firstKeptEntryId`
+  on, only user and assistant messages and tool results paired with a call
+  (`selectResetKeptEntries`, dist/tool-result-pairing-Bky0eubt.mjs:264-268); everything else before
+  it is gone unsummarized. It is read as a checkpoint with an empty summary that states its
+  boundary and what it retains (`Checkpoint.explicit_*`), trigger `reset`;
+- a `message` entry whose message has `excludeFromContext: true` (any role: `openclaw.nested-tool.v1`
+  custom messages always do) is never sent (`projectSessionEntryMessage`, :141; `convertToLlm`,
+  :74-98). Not modelled: a reset keeps such user/assistant messages anyway (:162); we drop them.
+
+The database is opened read-only (`mode=ro`: committed rows still in the -wal are read; nothing is
+written). When even that fails (a read-only folder without the -shm), it is read `immutable=1`
+and a diagnostic says the -wal was not read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from typing import Any
+
+import orjson
+import zstandard
+
+from inspector.formats import pi
+from inspector.formats.jsonl import LoadError, RawLine
+from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
+
+FORMAT = "openclaw"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Where OpenClaw keeps its stores, for triage and a bare `inspector` (docs/runtimes/openclaw.md §1).
+DEFAULT_PLACES: tuple[str, ...] = ("~/.openclaw/agents/*/agent",)
+# Files in OpenClaw's folders that are not sessions (fnmatch patterns on the file name): the store's
+# lock and memory-index scratch files, and in the legacy JSONL layout (`agents/*/sessions/`) the
+# pre-compaction copies `<id>.checkpoint.<uuid>.jsonl`, trajectories, archives and deleted files.
+NOT_SESSION_FILES: tuple[str, ...] = (
+    "openclaw-agent.sqlite.*",
+    "*.checkpoint.*.jsonl",
+    "*.trajectory.jsonl",
+    "*.trajectory-path.json",
+    "*.jsonl.zst",
+    "*.jsonl.deleted.*",
+)
+
+# The next-request rules (inspector.analysis.runtime.Runtime's fields), as data: pi's agent core
+# with OpenClaw's text for a synthetic tool result (DEFAULT_MISSING_TOOL_RESULT_TEXT,
+# dist/tool-result-pairing-Bky0eubt.mjs:9) and pi's compaction-summary wrapper (session-D9cHHQGH.mjs:15-20).
+RUNTIME_RULES: dict[str, Any] = {
+    "name": FORMAT,
+    "tree": True,
+    "drop_stop_reasons": frozenset({"error", "aborted"}),
+    "synthesize_missing_results": True,
+    "synthetic_result_text": "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
+    "summary_prefix": pi.COMPACTION_SUMMARY_PREFIX,
+    "summary_suffix": pi.COMPACTION_SUMMARY_SUFFIX,
+}
+
+# transcript_events' CHECK caps a compressed row at 4 MiB of UTF-8.
+MAX_ROW_BYTES = 4 << 20
+_TABLES = frozenset({"transcript_events", "session_windows", "session_nodes"})
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def _tables(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _connect(path: str) -> tuple[sqlite3.Connection, bool]:
+    """A read-only connection; (connection, whether the -wal could be read)."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return con, True
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True), False
+
+
+def looks_like_file(path: str) -> bool:
+    """Is this an OpenClaw agent store (SQLite with `transcript_events`, `session_windows` and
+    `session_nodes`; ADK's stores have `sessions`/`events` instead)? Reads the head and the table
+    names only; never raises."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return False
+        con, _ = _connect(path)
+        try:
+            return _tables(con) >= _TABLES
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return False
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+def load(path: str, session_id: str | None, upto: int | None) -> Ledger:
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not an OpenClaw agent store")
+        con, wal_read = _connect(path)
+    except OSError as e:
+        raise LoadError(f"{path}: cannot open ({e.strerror})") from None
+    except sqlite3.Error as e:
+        raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
+    try:
+        led = _load(con, path, session_id, upto)
+    except sqlite3.DatabaseError as e:
+        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
+    finally:
+        con.close()
+    if not wal_read:
+        led.diagnostics.append(
+            Diagnostic(
+                0,
+                "wal_not_read",
+                f"{path}: could not be opened read-only with its -wal (the folder is read-only and has no -shm); "
+                "read without it: rows OpenClaw committed since its last checkpoint are missing",
+            )
+        )
+    return led
+
+
+def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    tables = _tables(con)
+    if not tables >= _TABLES:
+        missing = ", ".join(sorted(_TABLES - tables))
+        raise LoadError(f"{name}: a SQLite database, but not an OpenClaw agent store (no {missing} table)")
+    diags: list[Diagnostic] = []
+    sid, node_entry = _choose_session(con, name, session_id, diags)
+    rows = con.execute(
+        "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id=?"
+        + (" AND seq<=?" if upto is not None else "")
+        + " ORDER BY seq",
+        (sid, upto) if upto is not None else (sid,),
+    ).fetchall()
+    if not rows:
+        raise LoadError(f"{name}: session {sid!r} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
+    lines, data = _lines(rows, name, diags)
+    led = pi.build(lines, name, data)
+    rows = _Rows(data)
+    for rec in led.records:
+        rec._source = rows
+    led.format = FORMAT
+    led.session_id = sid
+    led.diagnostics[:0] = diags
+    _apply_openclaw_rules(led)
+    if upto is None:
+        _set_leaf(con, led, sid)
+    _describe_windows(con, led, name, sid)
+    _describe_checkpoints(led, name, node_entry)
+    return led
+
+
+def _choose_session(
+    con: sqlite3.Connection, name: str, session_id: str | None, diags: list[Diagnostic]
+) -> tuple[str, dict[str, Any] | None]:
+    """The session named in the path, else the current session of the most recently updated key."""
+    nodes = con.execute(
+        "SELECT session_key, current_session_id, entry_json FROM session_nodes ORDER BY updated_at, session_key"
+    ).fetchall()
+    stored = [r[0] for r in con.execute("SELECT DISTINCT session_id FROM transcript_events ORDER BY session_id")]
+    if not stored:
+        raise LoadError(f"{name}: row 1: the store holds no session transcript")
+    entries = {r[1]: r[2] for r in nodes}
+    if session_id is not None:
+        if session_id not in stored:
+            raise LoadError(f"{name}: no session {session_id!r} in this store (sessions: {', '.join(stored[:10])})")
+        chosen, why = session_id, "named in the path"
+    else:
+        current = [r for r in nodes if r[1] in stored]
+        if current:
+            chosen, why = current[-1][1], f"the current session of {current[-1][0]!r}"
+        else:
+            chosen, why = stored[-1], "no session_nodes row names a stored session: the last by id"
+    others = [s for s in stored if s != chosen]
+    if others or session_id is not None:
+        listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        diags.append(
+            Diagnostic(
+                0,
+                "session_choice",
+                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {chosen!r}, {why}"
+                + (f"; others: {listed} (pick one with FILE#SESSION)" if others else ""),
+                severity="info",
+            )
+        )
+    entry: dict[str, Any] | None = None
+    raw = entries.get(chosen)
+    if isinstance(raw, str):
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = None
+        entry = parsed if isinstance(parsed, dict) else None
+    return chosen, entry
+
+
+def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None, str]:
+    """A row's UTF-8 JSON, or None and what is wrong with it."""
+    if text is not None:
+        return (text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)), ""
+    if blob is None:
+        return None, "neither event_json nor event_zstd is set"
+    if not isinstance(size, int) or not 0 < size <= MAX_ROW_BYTES:
+        return None, f"event_zstd without a usable event_utf8_bytes ({size!r})"
+    try:
+        out = zstandard.ZstdDecompressor().decompress(bytes(blob), max_output_size=size)
+    except zstandard.ZstdError as e:
+        return None, f"event_zstd is not a zstd frame of at most {size} bytes ({e})"
+    if len(out) != size:
+        return None, f"event_zstd holds {len(out)} bytes, event_utf8_bytes says {size}"
+    return out, ""
+
+
+def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> tuple[list[RawLine], bytes]:
+    """The rows as pi JSONL lines (line = seq) over one buffer, for pi's builder and its re-reads."""
+    buf = bytearray()
+    lines: list[RawLine] = []
+    for seq, text, blob, size in rows:
+        raw, problem = _row_bytes(seq, text, blob, size)
+        obj: Any = None
+        if raw is not None:
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                problem = f"not valid JSON ({e})"
+            else:
+                if not isinstance(obj, dict):
+                    problem = f"a JSON {type(obj).__name__}, not an entry object"
+        if problem:
+            diags.append(Diagnostic(seq, "malformed_row", f"{name}: row seq {seq}: {problem}; entry skipped"))
+            continue
+        assert raw is not None
+        lines.append(RawLine(seq, len(buf), len(raw) + 1, [obj]))
+        buf += raw + b"\n"
+    return lines, bytes(buf)
+
+
+class _Rows(RecordSource):
+    """A record's entry object, read again from the rows' buffer (`Record.raw`); pi's builder
+    made every message and unknown-field set eagerly."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def obj(self, rec: Record) -> Any:
+        return orjson.loads(self.data[rec.offset : rec.offset + rec.length])
+
+    def message(self, rec: Record) -> Message | None:
+        return rec._message
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None if rec._extra is UNREAD else rec._extra
+
+
+# ---------------------------------------------------------------------------------------- OpenClaw's rules
+
+
+def _apply_openclaw_rules(led: Ledger) -> None:
+    by_id = led.by_id()
+    for rec in led.records:
+        if rec.type == "message" and rec.kind == "message":
+            o = rec.raw()
+            m = o.get("message") if isinstance(o, dict) else None
+            if isinstance(m, dict) and m.get("excludeFromContext") is True:
+                rec.never_sent = True
+                if rec.message is not None:
+                    rec.message.never_sent = True
+        elif rec.type == "reset":
+            o = rec.raw()
+            _make_reset(led, rec, o if isinstance(o, dict) else {}, by_id)
+
+
+def _ancestors(led: Ledger, rec: Record, by_id: dict[str, int]) -> list[Record]:
+    """The path from the root to just before `rec` (its parentId chain), cycle-safe."""
+    out: list[Record] = []
+    seen: set[int] = set()
+    pid = rec.parent_id
+    while pid is not None and pid in by_id and by_id[pid] not in seen:
+        seen.add(by_id[pid])
+        r = led.records[by_id[pid]]
+        out.append(r)
+        pid = r.parent_id
+    out.reverse()
+    return out
+
+
+def _make_reset(led: Ledger, rec: Record, o: dict[str, Any], by_id: dict[str, int]) -> None:
+    path = _ancestors(led, rec, by_id)
+    first_kept = o.get("firstKeptEntryId") if isinstance(o.get("firstKeptEntryId"), str) else None
+    # The window starts at firstKeptEntryId when it is on the path before the reset, else at the
+    # reset itself (resolveSessionContextWindow): only the range's messages below can be kept.
+    start = next((i for i, r in enumerate(path) if r.id == first_kept), len(path))
+    kept: list[str] = []
+    frame_calls: set[str] = set()  # the calls of the newest assistant that made any (its "frame")
+    for r in path[start:]:
+        if r.type != "message" or r.kind != "message" or r.id is None:
+            continue
+        if r.source_role in ("user", "assistant"):
+            kept.append(r.id)
+            if r.source_role == "assistant" and r.call_ids:
+                frame_calls = set(r.call_ids)
+        elif r.source_role == "toolResult" and r.result_id in frame_calls:
+            frame_calls.discard(r.result_id)  # a duplicate result of one call is not paired again
+            kept.append(r.id)
+    rec.kind = "checkpoint"
+    rec.checkpoint = Checkpoint(
+        summary="",
+        first_kept_id=first_kept,
+        trigger="reset",
+        details=o,
+        explicit_boundary=path[-1].id if path else None,
+        explicit_retains=kept,
+    )
+
+
+def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> None:
+    """OpenClaw's own leaf (`session_transcript_index_state.leaf_event_id`), when it names a read entry."""
+    if "session_transcript_index_state" not in _tables(con):
+        return
+    row = con.execute("SELECT leaf_event_id FROM session_transcript_index_state WHERE session_id=?", (sid,)).fetchone()
+    if row is None or not isinstance(row[0], str):
+        return
+    seq = led.by_id().get(row[0])
+    if seq is not None:
+        led.leaf_seq = seq
+
+
+def _describe_windows(con: sqlite3.Connection, led: Ledger, name: str, sid: str) -> None:
+    row = con.execute("SELECT previous_session_id, reason FROM session_windows WHERE session_id=?", (sid,)).fetchone()
+    if row is None or row[0] is None:
+        return
+    prev, reason = row
+    how = "compacted into this successor" if reason == "compaction" else f"followed by this session ({reason or 'no reason'})"
+    led.diagnostics.append(
+        Diagnostic(
+            0,
+            "previous_session",
+            f"{name}: session {sid!r} continues session {prev!r} (session_windows.reason={reason!r}): {prev!r} was {how}; "
+            f"its history is not in this transcript (open FILE#{prev} to read it)",
+            severity="info",
+        )
+    )
+
+
+def _legacy_checkpoints(led: Ledger, node_entry: dict[str, Any] | None) -> list[Any]:
+    cps = list(node_entry.get("compactionCheckpoints") or []) if node_entry else []
+    if cps or led.path is None:
+        return cps
+    legacy = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(led.path))), "sessions", "sessions.json")
+    try:
+        with open(legacy, encoding="utf-8") as f:
+            store = json.load(f)
+    except (OSError, ValueError):
+        return []
+    if not isinstance(store, dict):
+        return []
+    for entry in store.values():
+        if isinstance(entry, dict) and entry.get("sessionId") == led.session_id:
+            cps += list(entry.get("compactionCheckpoints") or [])
+    return cps
+
+
+def _describe_checkpoints(led: Ledger, name: str, node_entry: dict[str, Any] | None) -> None:
+    """`compactionCheckpoints[]` (`dist/legacy-compaction-history-D-x7k5QQ.mjs:7-45`), one info line each."""
+    for i, cp in enumerate(_legacy_checkpoints(led, node_entry), start=1):
+        if not isinstance(cp, dict):
+            continue
+        pre = cp.get("preCompaction") if isinstance(cp.get("preCompaction"), dict) else {}
+        post = cp.get("postCompaction") if isinstance(cp.get("postCompaction"), dict) else {}
+        led.diagnostics.append(
+            Diagnostic(
+                0,
+                "compaction_checkpoint",
+                f"{name}: compaction checkpoint {i} (sessions.json compactionCheckpoints): "
+                f"tokens {cp.get('tokensBefore', '?')} -> {cp.get('tokensAfter', '?')}; "
+                f"before: {pre.get('sessionFile') or pre.get('sessionId') or '?'}; "
+                f"after: {post.get('sessionFile') or post.get('sessionId') or '?'}"
+                + (f" (entry {post['entryId']})" if post.get("entryId") else ""),
+                severity="info",
+            )
+        )
