@@ -259,11 +259,16 @@ async def test_budgets_and_strategy_replan_and_bad_budgets_are_explained(session
         screen = await _open_repair(app, pilot)
         p = screen.plan
         assert p.budgets.window == 32_000 and p.budgets.sources["window"] == "flag"
+        assert "window 32,000 (typed here)" in _text(screen, "#plan-view"), "the app's words for a given budget"
         assert p.budgets.sources["reserve"] == "pi default"
         assert screen.query_one("#reserve", Input).placeholder == "16,384"  # the default, shown
         screen.query_one("#reserve", Input).value = "40000"  # more than the window
         await _until(pilot, lambda: "No plan" in _text(screen, "#plan-view"), "the plan error")
         assert "reserve" in _text(screen, "#plan-view") and screen.plan is None
+        # The app names its own field, not the command line's flag (issue 12, point 10).
+        assert "type it in the reserve field" in _text(screen, "#plan-view")
+        assert "--reserve" not in _text(screen, "#plan-view")
+        assert "(typed here)" not in _text(screen, "#plan-view")
         assert screen.query_one("#run", Button).disabled
         screen.query_one("#reserve", Input).value = ""
         await _planned(pilot, screen)

@@ -57,7 +57,7 @@ def run_plan(args: argparse.Namespace, report: Report) -> int:
     try:
         p = plan(report, args.strategy, _budgets(args))
     except PlanError as e:
-        return _err(str(e))
+        return _err(plan_error_text(e))
     if args.json:
         emit_json(plan_json(p))
     else:
@@ -70,6 +70,11 @@ def make_summarizer(args: argparse.Namespace) -> Any:
     from inspector.providers import make_provider
 
     return make_provider(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout, config_path=args.config)
+
+
+def plan_error_text(e: PlanError) -> str:
+    """The core's reason, and the flag that gives the missing budget."""
+    return f"{e}: pass --{e.field} N" if e.field else str(e)
 
 
 def run_repair(args: argparse.Namespace, report: Report) -> int:
@@ -88,7 +93,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
     try:
         p = plan(report, args.strategy, _budgets(args), route=summarizer.route)
     except PlanError as e:
-        return _err(str(e))
+        return _err(plan_error_text(e))
     try:
         if args.progress and p.requests and not args.json:
             res = _with_progress(p, summarizer)

@@ -68,7 +68,15 @@ OUTPUT_HEADROOM = 0.10  # provider limit = target + at most 10%
 MIN_SUMMARY_TOKENS = 200  # below this no summary is worth installing
 
 class PlanError(Exception):
-    """The plan cannot be made as asked (unknown window, impossible budgets, unknown strategy)."""
+    """The plan cannot be made as asked (unknown window, impossible budgets, unknown strategy).
+
+    `field` names the budget the operator must give for a plan to exist ("window", "reserve"), so
+    that each shell says how in its own terms (a flag on the command line, a field in the app).
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,12 +263,15 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
         if befores:
             evidence.append(f"the last compaction recorded tokensBefore {befores[-1]:,}")
         hint = f" ({'; '.join(evidence)})" if evidence else ""
-        raise PlanError(f"the session does not record its model's context window{hint}: pass --window N")
+        raise PlanError(f"the session does not record its model's context window{hint}", field="window")
     reserve = pick("reserve", given.reserve, st.reserve, PI_RESERVE_TOKENS, "pi default" if pi else "default")
     keep = pick("keep_recent", given.keep_recent, st.keep_recent, PI_KEEP_RECENT_TOKENS, "pi default" if pi else "default")
     assert reserve is not None and keep is not None
     if reserve >= window:
-        raise PlanError(f"the reserve ({reserve:,} tokens, {sources['reserve']}) leaves nothing of the {window:,}-token window: pass --reserve N")
+        raise PlanError(
+            f"the reserve ({reserve:,} tokens, {sources['reserve']}) leaves nothing of the {window:,}-token window",
+            field="reserve",
+        )
     wrapper = tok.count(rt.summary_prefix + rt.summary_suffix) + 8
     available = window - reserve - wrapper
     if available < 2 * MIN_SUMMARY_TOKENS:

@@ -103,6 +103,16 @@ def _table(title: str, *columns: str) -> Table:
     return t
 
 
+def plan_error_text(e: PlanError) -> str:
+    """The core's reason, and the field of this screen that gives the missing budget."""
+    return f"{e}: type it in the {e.field.replace('_', ' ')} field" if e.field else str(e)
+
+
+def source_words(source: str) -> str:
+    """Where a budget came from, in this screen's terms: the operator's value was typed here."""
+    return "typed here" if source == "flag" else source
+
+
 def budgets_line(p: RepairPlan) -> Text:
     b = p.budgets
     out = Text()
@@ -112,7 +122,7 @@ def budgets_line(p: RepairPlan) -> Text:
             continue
         out.append(f"{label} ", style=DIM)
         out.append(f"{v:,} ", style="bold")
-        out.append(f"({b.sources.get(name, '')})   ", style=DIM)
+        out.append(f"({source_words(b.sources.get(name, ''))})   ", style=DIM)
     out.append(f"{AVAILABLE_LABEL} ", style=DIM)
     out.append(f"{b.available:,}", style="bold")
     return out
@@ -565,7 +575,7 @@ class RepairScreen(Screen[None]):
         try:
             budgets = self.budgets()
         except PlanError as e:
-            self.post_message(self.Planned(self._gen, None, None, str(e)))
+            self.post_message(self.Planned(self._gen, None, None, plan_error_text(e)))
             return
         self._plan_worker(self._gen, self.strategy, budgets, self.provider)
 
@@ -580,7 +590,7 @@ class RepairScreen(Screen[None]):
             with self._lock:
                 p = plan(self.report, strategy, budgets, route=getattr(summarizer, "route", None))
         except PlanError as e:
-            self.post_message(self.Planned(gen, None, summarizer, str(e)))
+            self.post_message(self.Planned(gen, None, summarizer, plan_error_text(e)))
             return
         self.post_message(self.Planned(gen, p, summarizer, None))
 
@@ -611,7 +621,7 @@ class RepairScreen(Screen[None]):
             v = getattr(p.budgets, name)
             box = self.query_one(f"#{name}", Input)
             box.placeholder = f"{v:,}" if v is not None else "auto"
-            box.tooltip = f"{p.budgets.sources.get(name, 'from the output budget')}" if v is not None else "window − output budget"
+            box.tooltip = source_words(p.budgets.sources.get(name, "from the output budget")) if v is not None else "window − output budget"
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
