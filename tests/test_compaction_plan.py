@@ -97,11 +97,19 @@ def test_pi_budgets_use_pi_defaults_and_a_known_model_window() -> None:
 
 def test_pi_session_with_an_unknown_model_window_requires_window() -> None:
     r = analyze(load(str(LOOP_PI)))
-    with pytest.raises(PlanError, match="--window") as e:
+    with pytest.raises(PlanError, match="context window") as e:
         plan(r, "compact")
     assert "tokensBefore" in str(e.value)  # the evidence the session does record is shown
-    with pytest.raises(PlanError, match="reserve"):
+    # Each shell says how to give the missing budget in its own terms (issue 12, point 10).
+    from inspector.cli.repair import plan_error_text as cli_words
+    from inspector.tui.repair import plan_error_text as app_words
+
+    assert e.value.field == "window"
+    assert cli_words(e.value).endswith(": pass --window N")
+    assert app_words(e.value).endswith(": type it in the window field") and "--" not in app_words(e.value)
+    with pytest.raises(PlanError, match="reserve") as e2:
         plan(r, "compact", Budgets(window=4_096))  # pi's default reserve leaves nothing
+    assert e2.value.field == "reserve" and cli_words(e2.value).endswith("pass --reserve N")
     p = plan(r, "compact", Budgets(window=4_096, reserve=512))
     assert p.budgets.sources["window"] == "flag" and p.action == "summarize"
 
