@@ -625,7 +625,7 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")
     rest = f"the {earlier:,} earlier main-thread messages are read in file order instead" if earlier else "nothing was written before it"
     return Diagnostic(
-        r.line,
+        lines[0],  # the first line the message names
         "parent_cycle",
         f"line{'s' if len(lines) > 1 else ''} {named}: parentUuid leads back into its own ancestry (a cycle){why}; "
         f"the parent links cannot be walked past it, so {rest}",

@@ -322,7 +322,7 @@ def check(
             _check_load_error(got, target, case, regular, v)
         else:
             for d in got.diagnostics:
-                if not re.search(rf"\b(line|row|event) {d.line}\b", d.message):
+                if not re.search(rf"\b(lines?|rows?|events?) (\d+(, |–| and ))*{d.line}\b", d.message):
                     v.append(Violation("diagnostic", f"diagnostic names no line: {d.problem}: {_norm(d.message, names)}", d.message))
     if out_path is not None:
         names_before, mode_before = out_before
