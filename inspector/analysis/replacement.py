@@ -59,6 +59,8 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
         if isinstance(e, int):
             calls.update(records[e].call_ids)
             rid = records[e].result_id if records[e].role == "tool" else None
+            m = records[e].message if rt.many_results_per_message and rid is not None else None
+            answered.update(m.tool_result_ids() if m is not None else ())
         else:
             calls.update(e.tool_call_ids)
             rid = e.tool_result_id
@@ -89,7 +91,7 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
         missing = [c for c in item.tool_call_ids if c not in answered]
         if missing:
             item.unanswered = missing
-            for c in missing:
+            for c in missing if rt.synthesize_missing_results else ():
                 items.append(ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c))
     for i, it in enumerate(items):
         it.index = i

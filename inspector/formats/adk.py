@@ -53,6 +53,9 @@ _KNOWN = frozenset(
         "finish_reason",
     }
 )
+# Columns only adk-go's events table has (google/adk-go session/database/storage_session.go:84-90):
+# such a store is adk-go's, whose `actions` is JSON, not adk-python's v0 pickle (formats/adk_go.py).
+ADK_GO_COLUMNS = frozenset({"routes_json", "output_json", "node_info_json", "requested_input_json", "isolation_scope"})
 # Events ADK never puts in a request (`_is_auth_event` and friends).
 _FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
 
@@ -225,6 +228,11 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
             f"{name}: a SQLite database, but not an ADK session store (no sessions/events tables)"
         )
     ev_cols = _columns(con, "events")
+    if ev_cols.keys() & ADK_GO_COLUMNS:
+        raise LoadError(
+            f"{name}: an adk-go session store (events has {', '.join(sorted(ev_cols.keys() & ADK_GO_COLUMNS))}), "
+            "not adk-python's: its actions are JSON, not pickles; read it as adk_go"
+        )
     version = "sqlite"
     if "adk_internal_metadata" in tables:
         row = con.execute("SELECT value FROM adk_internal_metadata WHERE key='schema_version'").fetchone()
@@ -682,11 +690,12 @@ def looks_like_file(path: str) -> bool:
             con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
             try:
                 names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in names else set()
             finally:
                 con.close()
         except sqlite3.Error:
             return False
-        return {"sessions", "events"} <= names
+        return {"sessions", "events"} <= names and not cols & ADK_GO_COLUMNS
     return sniff_dump(head)
 
 

@@ -1,0 +1,1021 @@
+"""adk-go session stores (github google/adk-go): the GORM SQLite database and the JSON export.
+
+Read from the sources at the compaction stack head `2918701f` (adk-go #1234, 2026-08-20) and main
+`0a51e153` (2026-08-21); docs/runtimes/adk-go.md holds the research notes. Citations are
+`path:line` at `2918701f` unless marked `@main`.
+
+Store (`session/database/storage_session.go:31-113`): tables `sessions`, `events`, `app_states`,
+`user_states`, in adk-python's v0 column layout plus adk-go's own columns (`routes_json`,
+`output_json`, `node_info_json`, `requested_input_json`, `isolation_scope`, :84-90), which identify
+it. `actions` is `json.Marshal(EventActions)` (:131-135), never a pickle: PascalCase keys on the
+compaction stack (`session/session.go:245-273`, only `compaction` is tagged, :272), camelCase after
+adk-go #1252 (`session/session.go:240-257 @main`); keys are matched case-insensitively, as Go's
+decoder does. Nested genai JSON is camelCase (`functionCall`, `usageMetadata.promptTokenCount`).
+Stream order is `ORDER BY timestamp DESC`, reversed (`session/database/service.go:174-214`): the
+same query is run here, so ties come back as SQLite returns them to adk-go. A record's `line` is
+its 1-based stream position (`--at N` reads the first N events); diagnostics name the row's rowid.
+A store holds many sessions: `FILE.db#SESSION_ID` picks one, else the most recently updated.
+
+The JSON export is `session.Event` as JSON: camelCase with RFC 3339 times on main
+(`session/session.go:100-146`, `:364-440 @main`), Go field names on the stack (`session.go:96-145`,
+`model/llm.go:42-68`); a list of events, or an object with an `events` list, in list order.
+
+The next request, as `buildContentsDefault` builds it (`internal/llminternal/contents_processor.go`),
+for the agent that speaks next (the latest non-user author, or the target of a `transferToAgent`),
+with compaction configured (records are dropped unread otherwise, :52-69):
+
+1. Filter (:91-128): an event without content is skipped unless it is a usable summary (:100-107);
+   an event not on the agent's branch (`internal/utils/utils.go:196-204`, prefix rule) or of another
+   isolation scope (exact match, :117) is skipped; so are auth-request and tool-confirmation calls
+   and responses (`shouldExcludeEvent`, :630-650). Another agent's event becomes a user-role
+   "For context:" message (`ConvertForeignEvent`, :566-617).
+2. Compaction, Go's own rules (`internal/compactioninternal/apply.go`), not adk-python's:
+   - a record is usable only with `compactedContent` (:454-456); every record is stripped from the
+     stream (:121-127); an inverted range is ignored (:72-78);
+   - subsumption (`isCompactionSubsumed`, `window.go:130-155`; `coversAllOf`, `:443-466`; `namesHole`,
+     `:477-485`): a record is dropped when a usable one covers all of it and starts earlier, ends
+     later, names fewer holes or sits later in the stream;
+   - coverage (`coveredBy`, apply.go:168-173; `inRange`, :545-553; `excludes`, :400-408): a raw
+     event is covered only by a surviving record later in the stream, when its timestamp lies in the
+     inclusive range and `excludedEvents` does not name it (invocation id + timestamp truncated to
+     microseconds, :392). So `excludedEvents` are holes *by record*: kept raw, not lost;
+   - each surviving summary is sent as the model's turn at the stream position of the first event it
+     covers, else at its own (`summaryIndex`, :99-113, :139-149);
+   - a surviving response whose long-running call was covered gets the call event back right before
+     it, with the freshest responses of its sibling calls (`recoverCompactedFunctionCalls`, :208-291).
+3. Function responses are moved next to their calls (`rearrangeEventsForLatestFunctionResponse`,
+   contents_processor.go:241-363, an unmatched last response is an error: no request is sent;
+   `rearrangeEventsForFunctionResponsesInHistory`, :377-457, a response with no call is dropped).
+4. Zero parts and empty contents are dropped (:197-214); if the last content is not the user's,
+   the fixed "Continue processing…" user turn is appended (:77-83).
+Not modelled: transcription aggregation (:138-183; the SQL store has no transcription columns) and
+a scoped agent's synthetic first turn (:216-227).
+
+How the ledger carries this (the generic Runtime fields cannot say it directly): each compaction
+record is a checkpoint whose `replacement` is Go's request as it stands right after that record
+(summaries at their Go positions, foreign events as their "For context" text, re-injected calls),
+and whose `explicit_*` sets say what is covered (represents), what is kept raw before the last
+covered event (retains: excluded events, re-injected calls) and the boundary. The whole predicted
+request is also kept in `header["next_request"]`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.formats import adk, fields
+from inspector.formats.jsonl import LoadError
+from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
+
+FORMAT = "adk_go"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# adk-go has no default location: `database.NewSessionService` takes any GORM dialector and the
+# application opens the file (session/database/service.go:44). Found by content wherever it is.
+DEFAULT_PLACES: tuple[str, ...] = ()
+# SQLite's side files next to a store (fnmatch patterns on the file name).
+NOT_SESSION_FILES: tuple[str, ...] = ("*.db-wal", "*.db-shm", "*.db-journal", "*.sqlite-wal", "*.sqlite-shm", "*.sqlite-journal")
+
+# The text adk-go appends when the history does not end on a user turn (contents_processor.go:81).
+CONTINUE_TEXT = "Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed."
+
+# inspector.analysis.runtime.Runtime's fields for adk-go. Linear history; nothing is dropped by stop
+# reason and no result is synthesized for a call without one (contents_processor.go:421-424 sends
+# the call as is); summaries are sent as written (apply.go:107-113). Each checkpoint's replacement
+# holds Go's request up to it (see the module docstring); a Go event can answer several calls.
+RUNTIME_RULES: dict[str, Any] = {
+    "name": FORMAT,
+    "tree": False,
+    "drop_stop_reasons": frozenset(),
+    "synthesize_missing_results": False,
+    "synthetic_result_text": "",
+    "summary_prefix": "",
+    "summary_suffix": "",
+    "context_rule": "boundary",
+    "replaces_history": True,
+    "many_results_per_message": True,
+}
+ADK_GO_RULES = RUNTIME_RULES
+
+_TABLES = frozenset({"sessions", "events", "app_states", "user_states"})
+# Columns only adk-go's `storageEvent` has (storage_session.go:84-90); adk.py declines such stores.
+GO_ONLY_COLUMNS = adk.ADK_GO_COLUMNS
+# Calls adk-go never puts in a request (shouldExcludeEvent; tool/toolconfirmation/tool_confirmation.go:46).
+_EXCLUDED_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation"})
+_US = 1000  # refResolution: a microsecond, in nanoseconds (apply.go:392)
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def _sqlite_shape(path: str) -> tuple[set[str], set[str]] | None:
+    """(table names, events columns) of a SQLite file, or None when it is not one."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return None
+        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return None
+    return tables, cols
+
+
+def is_go_store(tables: set[str], event_columns: set[str]) -> bool:
+    """adk-go's four tables, and an events table with any adk-go-only column (adk-python v0 has none)."""
+    return tables >= _TABLES and bool(event_columns & GO_ONLY_COLUMNS)
+
+
+def looks_like_file(path: str) -> bool:
+    """Is this an adk-go SQLite store? Reads the head, the table names and the events columns; never raises."""
+    shape = _sqlite_shape(path)
+    return shape is not None and is_go_store(*shape)
+
+
+def sniff_export(head: bytes) -> bool:
+    """Does this look like the start of an adk-go JSON export (events with camelCase or Go-named
+    `invocationId`, which adk-python's `invocation_id` dumps and pi's lines never carry)?"""
+    h = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    low = h.lower()
+    return h[:1] in (b"[", b"{") and b'"invocationid"' in low and b'"author"' in low and b'"invocation_id"' not in low
+
+
+def looks_like_export(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return sniff_export(f.read(65536))
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------- values
+
+_TIME = re.compile(
+    r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\s*(Z|[+-]\d\d:?\d\d)?(?: [+-]\d{4} [A-Z]+)?$"
+)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
+def parse_time(v: Any) -> int | None:
+    """A Go time as integer nanoseconds since the epoch: RFC 3339 (JSON), GORM's SQLite text
+    (`YYYY-MM-DD HH:MM:SS.ffffff+HH:MM`, optionally Go's ` +0000 UTC` tail), or epoch seconds
+    (main's decoder accepts adk-python's float, rounded to microseconds, session.go:374-440 @main)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        if v != v or abs(v) > 1e11:
+            return None
+        return round(v * 1_000_000) * _US
+    if not isinstance(v, str):
+        return None
+    m = _TIME.match(v.strip())
+    if m is None:
+        return None
+    y, mo, d, hh, mi, ss, frac, zone = m.groups()
+    try:
+        base = _dt.datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss), tzinfo=_dt.UTC)
+    except ValueError:
+        return None
+    secs = int((base - _EPOCH).total_seconds())
+    if zone and zone != "Z":
+        z = zone.replace(":", "")
+        off = int(z[1:3]) * 3600 + int(z[3:5]) * 60
+        secs -= off if z[0] == "+" else -off
+    return secs * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
+
+
+def _lower(obj: Any) -> dict[str, Any]:
+    """An object's keys matched as Go's decoder matches them: case-insensitively (the exact-case
+    key wins when two differ only by case; both spellings lower-case the same, so either is read)."""
+    if not isinstance(obj, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(k, str):
+            out.setdefault(k.lower(), v)
+    return out
+
+
+_PART_KEYS = {"functioncall": "function_call", "functionresponse": "function_response", "thoughtsignature": "thought_signature"}
+_USAGE_KEYS = {
+    "prompttokencount": "prompt_token_count",
+    "candidatestokencount": "candidates_token_count",
+    "cachedcontenttokencount": "cached_content_token_count",
+    "thoughtstokencount": "thoughts_token_count",
+    "totaltokencount": "total_token_count",
+}
+
+
+def _content(v: Any) -> Any:
+    """A genai Content with its parts' keys in ADK's (snake_case) names, for `adk.event_message`."""
+    c = _lower(v)
+    if not c:
+        return v if v is None else {}
+    parts = c.get("parts")
+    out: dict[str, Any] = {"role": c.get("role")}
+    if isinstance(parts, list):
+        ps: list[Any] = []
+        for p in parts:
+            if isinstance(p, dict):
+                ps.append({_PART_KEYS.get(k.lower(), k): x for k, x in p.items() if isinstance(k, str)})
+            else:
+                ps.append(p)
+        out["parts"] = ps
+    else:
+        out["parts"] = parts
+    return out
+
+
+def _usage(v: Any) -> Any:
+    if not isinstance(v, dict):
+        return v
+    return {_USAGE_KEYS.get(k.lower(), k): x for k, x in v.items() if isinstance(k, str)}
+
+
+# ---------------------------------------------------------------------------------------- events
+
+
+@dataclass(slots=True)
+class Ref:
+    invocation_id: str
+    ts: int  # ns
+
+
+@dataclass(slots=True)
+class Compaction:
+    """`EventCompaction` (session/session.go:287-324): both ends inclusive."""
+
+    start: int | None
+    end: int | None
+    content: Any  # compactedContent, None when absent
+    excluded: list[Ref] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:  # HasUsableSummary (apply.go:454-456)
+        return self.content is not None and self.start is not None and self.end is not None
+
+
+@dataclass(slots=True)
+class GoEvent:
+    """One session event as adk-go's rules see it (stream position = `index`)."""
+
+    index: int
+    rowid: int | None
+    id: str | None
+    invocation_id: str
+    author: str
+    branch: str
+    scope: str
+    ts: int
+    obj: dict[str, Any]  # ADK-shaped (snake_case) event for adk.event_message
+    long_running: list[str]
+    compaction: Compaction | None = None
+    transfer_to: str | None = None
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _parts(e: GoEvent) -> list[dict[str, Any]]:
+    return adk._parts(e.obj.get("content"))
+
+
+def calls_of(e: GoEvent) -> list[str]:
+    return [_str(p["function_call"].get("id")) for p in _parts(e) if isinstance(p.get("function_call"), dict)]
+
+
+def responses_of(e: GoEvent) -> list[str]:
+    return [_str(p["function_response"].get("id")) for p in _parts(e) if isinstance(p.get("function_response"), dict)]
+
+
+def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compaction | None:
+    c = _lower(v)
+    if not isinstance(v, dict):
+        return None
+    start, end = parse_time(c.get("starttimestamp")), parse_time(c.get("endtimestamp"))
+    content = c.get("compactedcontent")
+    for key, val, got in (("startTimestamp", c.get("starttimestamp"), start), ("endTimestamp", c.get("endtimestamp"), end)):
+        if got is None:
+            diags.append(Diagnostic(line, "invalid_field", f"{where}: compaction {key} {val!r} is not a time; the record covers nothing"))
+    refs: list[Ref] = []
+    for k, r in enumerate(c.get("excludedevents") or [] if isinstance(c.get("excludedevents"), list) else []):
+        rr = _lower(r)
+        ts = parse_time(rr.get("timestamp"))
+        if ts is None or not isinstance(rr.get("invocationid"), str):
+            diags.append(Diagnostic(line, "invalid_field", f"{where}: compaction excludedEvents[{k}] has no invocationId and time; ignored"))
+            continue
+        refs.append(Ref(rr["invocationid"], ts))
+    return Compaction(start, end, _content(content) if isinstance(content, dict) else None, refs)
+
+
+def make_event(index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic]) -> GoEvent | None:
+    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing."""
+    o = _lower(src)
+    line = index + 1
+    ts = parse_time(o.get("timestamp"))
+    if ts is None:
+        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
+        return None
+    obj: dict[str, Any] = {
+        "id": o.get("id"),
+        "invocation_id": o.get("invocationid"),
+        "author": o.get("author"),
+        "branch": o.get("branch"),
+        "content": _content(o.get("content")),
+        "usage_metadata": _usage(o.get("usagemetadata")),
+        "finish_reason": o.get("finishreason"),
+        "error_code": o.get("errorcode"),
+        "error_message": o.get("errormessage"),
+    }
+    obj = {k: v for k, v in obj.items() if v is not None}
+    wrong = fields.check_fields(obj, fields.ADK)  # the shared guard: removes wrong-typed fields
+    if wrong:
+        diags.extend(fields.line_diagnostics(line, wrong, where))
+    acts = _lower(o.get("actions"))
+    lr = o.get("longrunningtoolids")
+    e = GoEvent(
+        index,
+        rowid,
+        obj.get("id"),
+        _str(obj.get("invocation_id")),
+        _str(obj.get("author")),
+        _str(obj.get("branch")),
+        _str(o.get("isolationscope")),
+        ts,
+        obj,
+        [x for x in lr if isinstance(x, str)] if isinstance(lr, list) else [],
+        _compaction(acts["compaction"], where, line, diags) if isinstance(acts.get("compaction"), dict) else None,
+        acts.get("transfertoagent") if isinstance(acts.get("transfertoagent"), str) and acts.get("transfertoagent") else None,
+    )
+    if e.compaction is None and acts.get("compaction") is not None:
+        diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
+    return e
+
+
+# ---------------------------------------------------------------------------------------- Go's rules
+
+
+def _in_range(e: GoEvent, c: Compaction) -> bool:
+    """inRange (apply.go:545-553): inside the inclusive range and not named as a hole."""
+    if c.start is None or c.end is None or e.ts < c.start or e.ts > c.end:
+        return False
+    at = e.ts // _US
+    return not any(r.invocation_id == e.invocation_id and r.ts // _US == at for r in c.excluded)
+
+
+def _names_hole(c: Compaction, ref: Ref) -> bool:  # namesHole (window.go:477-485)
+    return any(o.invocation_id == ref.invocation_id and o.ts // _US == ref.ts // _US for o in c.excluded)
+
+
+def covers_all_of(a: Compaction, b: Compaction) -> bool:
+    """coversAllOf (window.go:443-466)."""
+    if None in (a.start, a.end, b.start, b.end):
+        return False
+    assert a.start is not None and a.end is not None and b.start is not None and b.end is not None
+    if a.start > b.start or a.end < b.end:
+        return False
+    return all(_names_hole(b, r) for r in a.excluded if b.start <= r.ts <= b.end)
+
+
+def subsumed_by(i: int, events: list[GoEvent]) -> int | None:
+    """isCompactionSubsumed (window.go:130-155): the index of a record that subsumes events[i]'s."""
+    c = events[i].compaction
+    assert c is not None
+    for j, other in enumerate(events):
+        o = other.compaction
+        if j == i or o is None or not o.usable or not covers_all_of(o, c):
+            continue
+        assert o.start is not None and o.end is not None and c.start is not None and c.end is not None
+        if o.start < c.start or o.end > c.end or len(o.excluded) < len(c.excluded) or j > i:
+            return j
+    return None
+
+
+@dataclass(slots=True)
+class Sent:
+    """One content of the request: an event sent as stored (`event`), a foreign event as its
+    "For context" text (`foreign`), a summary (`summary`, seq = its record), or the continuation."""
+
+    kind: str
+    seq: int | None
+    role: str  # the genai role: user | model
+    text: str = ""
+    calls: list[str] = field(default_factory=list)
+    responses: list[str] = field(default_factory=list)
+    ts: int = 0
+    invocation_id: str = ""
+    reinjected: bool = False
+
+
+@dataclass(slots=True)
+class Request:
+    items: list[Sent]
+    covered: set[int]  # seqs of raw events a surviving summary stands in for
+    surviving: set[int]  # seqs of surviving records
+    subsumed: dict[int, int]  # record seq -> the record that subsumes it
+    dropped_orphans: list[int]  # response events dropped for want of a call
+    error: str | None = None  # adk-go builds no request (an unmatched last response)
+
+
+def _stringify(v: Any) -> str:
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:
+        return "null"
+
+
+def _foreign_text(e: GoEvent) -> str:
+    """ConvertForeignEvent's text (contents_processor.go:575-602)."""
+    lines = ["For context:"]
+    for p in _parts(e):
+        fc, fr = p.get("function_call"), p.get("function_response")
+        if isinstance(p.get("text"), str) and p["text"]:
+            lines.append(f"[{e.author}] said: {p['text']}")
+        elif isinstance(fc, dict):
+            lines.append(f"[{e.author}] called tool `{fc.get('name')}` with parameters: {_stringify(fc.get('args'))}")
+        elif isinstance(fr, dict):
+            lines.append(f"[{e.author}] `{fr.get('name')}` tool returned result: {_stringify(fr.get('response'))}")
+    return "\n".join(lines)
+
+
+def _zero(p: Any) -> bool:
+    return not isinstance(p, dict) or all(v in (None, "", False, 0, {}, []) for v in p.values())
+
+
+def has_content(e: GoEvent) -> bool:
+    c = e.obj.get("content")
+    return isinstance(c, dict) and bool(c.get("role")) and bool(c.get("parts"))
+
+
+def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
+    """The filter of buildContentsDefault (contents_processor.go:100-122), compaction records included."""
+    usable = e.compaction is not None and e.compaction.usable
+    if not has_content(e) and not usable:
+        return False
+    if branch and e.branch and e.branch != branch and not branch.startswith(e.branch + "."):
+        return False
+    if e.scope != scope:
+        return False
+    for p in _parts(e):
+        for k in ("function_call", "function_response"):
+            if isinstance(p.get(k), dict) and p[k].get("name") in _EXCLUDED_CALLS:
+                return False
+    return True
+
+
+def build_request(events: list[GoEvent], agent: str | None, branch: str, scope: str) -> Request:
+    """What adk-go sends on `agent`'s next model call, built from these events in stream order."""
+    flow = [e for e in events if visible_to(e, branch, scope)]
+    foreign = {e.index for e in flow if agent is not None and e.author not in (agent, "user") and e.compaction is None}
+    # substituteSummaries (apply.go:66-134), over the filtered events' positions.
+    kept: list[tuple[int, Compaction]] = []
+    subsumed: dict[int, int] = {}
+    for i, e in enumerate(flow):
+        c = e.compaction
+        if c is None or not c.usable:
+            continue
+        assert c.start is not None and c.end is not None
+        if c.end < c.start:
+            continue
+        j = subsumed_by(i, flow)
+        if j is not None:
+            subsumed[e.index] = flow[j].index
+            continue
+        kept.append((i, c))
+
+    def covered_by(i: int, k: tuple[int, Compaction]) -> bool:
+        return i < k[0] and flow[i].compaction is None and _in_range(flow[i], k[1])
+
+    at: dict[int, list[tuple[int, Compaction]]] = {}
+    for k in kept:
+        pos = next((i for i in range(len(flow)) if covered_by(i, k)), k[0])
+        at.setdefault(pos, []).append(k)
+    stream: list[GoEvent | tuple[GoEvent, Compaction]] = []
+    covered: set[int] = set()
+    for i, e in enumerate(flow):
+        for k in at.get(i, []):
+            stream.append((flow[k[0]], k[1]))
+        if e.compaction is not None:
+            continue
+        if any(covered_by(i, k) for k in kept):
+            covered.add(e.index)
+            continue
+        stream.append(e)
+    items: list[Sent] = []
+    for x in stream:
+        if isinstance(x, tuple):
+            rec, c = x
+            assert c.end is not None
+            role = _str(_lower(c.content).get("role")) or "model"
+            items.append(Sent("summary", rec.index, role, adk._summary_text(c.content), ts=c.end, invocation_id=rec.invocation_id))
+        elif x.index in foreign:
+            items.append(Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id))
+        else:
+            role = _str(_lower(x.obj.get("content")).get("role"))
+            items.append(Sent("event", x.index, role, calls=calls_of(x), responses=responses_of(x), ts=x.ts, invocation_id=x.invocation_id))
+    if kept:
+        items = _recover_calls(items, flow, foreign)
+    req = Request(items, covered, {flow[i].index for i, _ in kept}, subsumed, [])
+    _rearrange(req)
+    by_index = {e.index: e for e in events}
+    req.items = [
+        it for it in req.items if it.kind != "event" or not all(_zero(p) for p in _parts(by_index[it.seq]))  # type: ignore[index]
+    ]
+    if req.error is None and req.items and req.items[-1].role != "user":
+        req.items.append(Sent("continue", None, "user", CONTINUE_TEXT))
+    return req
+
+
+def _recover_calls(items: list[Sent], flow: list[GoEvent], foreign: set[int]) -> list[Sent]:
+    """recoverCompactedFunctionCalls (apply.go:208-291)."""
+    present_calls = {c for it in items for c in it.calls}
+    present_resps = {r for it in items for r in it.responses}
+    orphaned = {r for r in present_resps if r not in present_calls and r}
+    if not orphaned:
+        return items
+    call_event: dict[str, GoEvent] = {}
+    for e in flow:
+        for c in calls_of(e):
+            if c in orphaned and c not in call_event and c in e.long_running:
+                call_event[c] = e
+    if not call_event:
+        return items
+    final: dict[str, GoEvent] = {}
+    for e in flow:
+        for r in responses_of(e):
+            if r not in final or e.ts >= final[r].ts:
+                final[r] = e
+
+    def sent(e: GoEvent) -> Sent:
+        if e.index in foreign:
+            return Sent("foreign", e.index, "user", _foreign_text(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
+        role = _str(_lower(e.obj.get("content")).get("role"))
+        return Sent("event", e.index, role, calls=calls_of(e), responses=responses_of(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
+
+    out: list[Sent] = []
+    done: set[str] = set()
+    for it in items:
+        for r in it.responses:
+            ce = call_event.get(r)
+            if ce is None or r in done:
+                continue
+            out.append(sent(ce))
+            sibs: list[GoEvent] = []
+            for c in calls_of(ce):
+                done.add(c)
+                if c in present_resps:
+                    continue
+                s = final.get(c)
+                if s is not None and s not in sibs:
+                    sibs.append(s)
+            out.extend(sent(s) for s in sibs)
+        out.append(it)
+    return out
+
+
+def _rearrange(req: Request) -> None:
+    """rearrangeEventsForLatestFunctionResponse, then ...InHistory (contents_processor.go:241-457)."""
+    ev = req.items
+    if len(ev) >= 2 and ev[-1].responses:
+        ids = set(ev[-1].responses)
+        if not any(c in ids for c in ev[-2].calls):
+            idx = next((i for i in range(len(ev) - 2, -1, -1) if any(c in ids for c in ev[i].calls)), -1)
+            if idx == -1:
+                req.error = f"no function call event found for function responses ids: {sorted(ids)}"
+                return
+            all_ids = set(ev[idx].calls)
+            if not ids <= all_ids:
+                req.error = "validation failed: last response event has IDs not in the matching call event"
+                return
+            result = ev[: idx + 1]
+            merge: list[Sent] = []
+            for it in ev[idx + 1 : -1]:
+                if it.calls:
+                    result.append(it)
+                elif it.responses:
+                    (merge if any(r in all_ids for r in it.responses) else result).append(it)
+            ev = [*result, *merge, ev[-1]]
+    if len(ev) < 2:
+        req.items = ev
+        return
+    resp_at: dict[str, int] = {}
+    for i, it in enumerate(ev):
+        for r in it.responses:
+            resp_at[r] = i
+    out: list[Sent] = []
+    placed: set[int] = set()
+    for it in ev:
+        if it.responses:
+            continue
+        out.append(it)
+        for i in sorted({resp_at[c] for c in it.calls if c in resp_at}):
+            out.append(ev[i])
+            placed.add(i)
+    req.dropped_orphans = [it.seq for i, it in enumerate(ev) if it.responses and i not in placed and it.seq is not None]
+    req.items = out
+
+
+def next_agent(events: list[GoEvent]) -> tuple[str | None, str, str, str]:
+    """(agent, branch, isolation scope, why): the agent of the latest non-user event, or the one a
+    later `transferToAgent` names; its branch and scope are those of its latest event."""
+    agent, why = None, "no agent has spoken yet"
+    for e in reversed(events):
+        if e.compaction is not None:
+            continue
+        if e.transfer_to:
+            agent, why = e.transfer_to, f"event {e.index + 1} transfers to it"
+            break
+        if e.author and e.author != "user":
+            agent, why = e.author, f"event {e.index + 1} is its latest"
+            break
+    own = [e for e in events if agent is not None and e.author == agent and e.compaction is None]
+    last = own[-1] if own else None
+    return agent, last.branch if last else "", last.scope if last else "", why
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+def load(path: str, selector: str | None, upto: int | None) -> Ledger:
+    """An adk-go SQLite store (`FILE.db#SESSION_ID` selects a session) or JSON export."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+            if head != SQLITE_MAGIC:
+                return load_json(head + f.read(), path, upto)
+    except OSError as e:
+        raise LoadError(f"{path}: cannot open ({e.strerror})") from None
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error:
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        except sqlite3.Error as e:
+            raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
+    try:
+        return _load_sqlite(con, path, selector, upto)
+    except sqlite3.DatabaseError as e:
+        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
+    finally:
+        con.close()
+
+
+_JSON_COLUMNS = (
+    ("content", "content"),
+    ("usage_metadata", "usageMetadata"),
+    ("long_running_tool_ids_json", "longRunningToolIds"),
+)
+
+
+def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) -> GoEvent | None:
+    """createEventFromStorageEvent (storage_session.go:245-363), from one row's columns."""
+    where = f"{name}: row {n} (rowid {row.get('rowid')}, event {row.get('id')!r})"
+    src: dict[str, Any] = {k: row.get(k) for k in ("id", "author", "branch", "timestamp")}
+    src["invocationId"] = row.get("invocation_id")
+    src["isolationScope"] = row.get("isolation_scope")
+    src["errorCode"], src["errorMessage"] = row.get("error_code"), row.get("error_message")
+    for col, key in _JSON_COLUMNS:
+        v = row.get(col)
+        if v is None:
+            continue
+        try:
+            src[key] = orjson.loads(v)
+        except (orjson.JSONDecodeError, TypeError):
+            diags.append(Diagnostic(n, "malformed_row", f"{where}: {col} is not valid JSON; read without it", recovered="the rest of the event"))
+    blob = row.get("actions")
+    if blob is not None:
+        raw = bytes(blob) if isinstance(blob, bytes | memoryview) else str(blob).encode("utf-8", "replace")
+        try:
+            src["actions"] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            what = "a pickle (adk-python's), not adk-go's JSON" if raw[:1] == b"\x80" else "not valid JSON"
+            diags.append(Diagnostic(n, "malformed_row", f"{where}: actions is {what}; read without it (a compaction in it would be missed)", recovered="the rest of the event"))
+    return make_event(n - 1, row.get("rowid"), src, where, diags)
+
+
+def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    cols = [r[1] for r in con.execute("PRAGMA table_info(events)")] if "events" in tables else []
+    if not is_go_store(tables, set(cols)):
+        raise LoadError(f"{name}: a SQLite database, but not an adk-go session store (needs sessions/events/app_states/user_states and adk-go's events columns)")
+    sessions = con.execute("SELECT app_name, user_id, id, update_time FROM sessions").fetchall()
+    if not sessions:
+        raise LoadError(f"{name}: row 1: the store holds no session")
+    keyed = sorted(sessions, key=lambda s: (parse_time(s[3]) or 0, str(s[2])))
+    diags: list[Diagnostic] = []
+    if selector is not None:
+        pick = [s for s in keyed if s[2] == selector]
+        if not pick:
+            raise LoadError(f"{name}: no session {selector!r} in this store (sessions: {', '.join(str(s[2]) for s in keyed[-10:])})")
+        chosen, why = pick[-1], "named in the path"
+    else:
+        chosen, why = keyed[-1], "the most recently updated"
+    if len(sessions) > 1 or selector is not None:
+        others = [str(s[2]) for s in reversed(keyed) if s is not chosen]
+        diags.append(
+            Diagnostic(
+                0,
+                "session_choice",
+                f"{name}: {len(sessions)} session{'s' if len(sessions) != 1 else ''} in this store; reading {chosen[2]!r} "
+                f"(app {chosen[0]!r}, user {chosen[1]!r}), {why}"
+                + (f"; others: {', '.join(others[:10])} (pick one with FILE#SESSION_ID)" if others else ""),
+                severity="info",
+            )
+        )
+    app, user, sid, upd = chosen
+    # The service's own query: ORDER BY timestamp DESC, then reversed (service.go:174-214).
+    rows = con.execute(
+        "SELECT rowid, * FROM events WHERE app_name=? AND user_id=? AND session_id=? ORDER BY timestamp DESC", (app, user, sid)
+    ).fetchall()
+    rows.reverse()
+    names = ["rowid", *cols]
+    events: list[GoEvent] = []
+    for n, row in enumerate(rows, start=1):
+        if upto is not None and n > upto:
+            break
+        e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+    meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
+    return build(events, name, meta, diags)
+
+
+def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
+    """The JSON export: a list of `session.Event`s, or an object with an `events` list."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise LoadError(f"{name}: line {e.lineno}, column {e.colno}: not valid JSON; an adk-go export is one JSON value") from None
+    meta: dict[str, Any] = {"storage": "json"}
+    if isinstance(obj, dict):
+        low = _lower(obj)
+        if isinstance(low.get("events"), list):
+            meta.update(app_name=low.get("appname"), user_id=low.get("userid"), session_id=low.get("id"))
+            obj = low["events"]
+        elif "invocationid" in low:
+            obj = [obj]
+    if not isinstance(obj, list):
+        raise LoadError(f"{name}: line 1: a JSON value, but not an adk-go export (no list of events)")
+    diags: list[Diagnostic] = []
+    events: list[GoEvent] = []
+    for i, o in enumerate(obj[:upto] if upto is not None else obj):
+        where = f"{name}: events[{i}]"
+        if not isinstance(o, dict):
+            diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
+            continue
+        e = make_event(len(events), None, o, where, diags)
+        if e is not None:
+            events.append(e)
+    return build(events, name, meta, diags)
+
+
+# ---------------------------------------------------------------------------------------- ledger
+
+
+def _role(it: Sent, rec: Record | None) -> str:
+    if it.kind == "event" and rec is not None and rec.role is not None:
+        return rec.role
+    return "user" if it.role == "user" else "assistant"
+
+
+def _history(req: Request, records: list[Record], after: int) -> list[HistoryItem]:
+    """The request's items as a checkpoint's replacement: those not sent as a raw message written
+    after position `after` (the engine appends those itself)."""
+    out: list[HistoryItem] = []
+    for it in req.items:
+        rec = records[it.seq] if it.seq is not None else None
+        if it.kind == "event":
+            if it.seq is not None and it.seq > after and not it.reinjected:
+                continue
+            out.append(HistoryItem(_role(it, rec), seq=it.seq, id=rec.id if rec else None))
+        elif it.kind == "summary":
+            out.append(HistoryItem("assistant", it.text, kind="summary", id=rec.id if rec else None))
+        else:
+            out.append(HistoryItem("user", it.text, id=rec.id if rec else None))
+    return out
+
+
+def _runs(seqs: set[int], records: list[Record]) -> list[tuple[str, str]]:
+    """Covered messages as [first id, last id] runs, broken by any message not covered."""
+    out: list[tuple[str, str]] = []
+    cur: list[str] = []
+    for r in records:
+        if r.kind != "message":
+            continue
+        if r.seq in seqs and r.id is not None:
+            cur.append(r.id)
+        elif cur:
+            out.append((cur[0], cur[-1]))
+            cur = []
+    if cur:
+        out.append((cur[0], cur[-1]))
+    return out
+
+
+def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[int]) -> None:
+    """What the request looks like right after this record: boundary = the last covered message;
+    represents = the covered messages but those a summary says it left out; retains = the
+    messages before the boundary still sent raw (holes by record, re-injected calls)."""
+    covered = {s for s in req.covered if records[s].kind == "message"}
+    if not covered:
+        return
+    last = max(covered)
+    sent = {it.seq for it in req.items if it.seq is not None and it.kind in ("event", "foreign")}
+    cp.explicit_boundary = records[last].id
+    cp.explicit_represents = _runs(covered - lost - sent, records)
+    cp.explicit_retains = [r.id for r in records[:last] if r.kind == "message" and r.seq in sent and r.id is not None]
+
+
+def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
+    agent, branch, scope, why = next_agent(events)
+    visible = {e.index for e in events if visible_to(e, branch, scope)}
+    records: list[Record] = []
+    for e in events:
+        ts = e.ts / 1e9
+        extra: dict[str, Any] = {k: v for k, v in (("author", e.author), ("branch", e.branch), ("invocation_id", e.invocation_id)) if v}
+        if e.scope:
+            extra["isolation_scope"] = e.scope
+        if e.long_running:
+            extra["long_running_tool_ids"] = e.long_running
+        if e.compaction is not None:
+            c = e.compaction
+            um = e.obj.get("usage_metadata")
+            usage = None
+            if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
+                usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
+            cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
+            records.append(Record(e.index, e.index + 1, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
+            continue
+        m = adk.event_message(e.obj)
+        if m is None:
+            records.append(Record(e.index, e.index + 1, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
+            continue
+        # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
+        m.never_sent = e.index not in visible or all(_zero(p) for p in _parts(e))
+        records.append(Record(e.index, e.index + 1, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
+    full = build_request(events, agent, branch, scope)
+    _describe(events, full, records, name, diags)
+    cps = [e.index for e in events if e.compaction is not None]
+    lost = _unmatched_exclusions(events, full, records, name, diags)
+    for k, i in enumerate(cps):
+        last = k == len(cps) - 1
+        req = full if last else build_request(events[: i + 1], agent, branch, scope)
+        cp = records[i].checkpoint
+        assert cp is not None
+        c = events[i].compaction
+        assert c is not None
+        _set_state(cp, req, records, lost)
+        # The continuation turn ends the request: it belongs to the replacement only when no raw
+        # message written after the last record follows it (the engine appends those after it).
+        tail = any(it.kind == "event" and it.seq is not None and it.seq > i and not it.reinjected for it in req.items)
+        cp.replacement = _history(req if last and not tail else _without_continue(req), records, i)
+        cp.details = {
+            "start_timestamp": c.start,
+            "end_timestamp": c.end,
+            "excluded_events": [{"invocation_id": r.invocation_id, "timestamp": r.ts} for r in c.excluded],
+            "usable": c.usable,
+            "surviving": i in full.surviving,
+            "subsumed_by": records[full.subsumed[i]].id if i in full.subsumed else None,
+            "covers_ids": [records[s].id for s in sorted(full.covered) if _covered_by_record(events, s, i)],
+        }
+    header = {
+        "app_name": meta.get("app_name"),
+        "user_id": meta.get("user_id"),
+        "session_id": meta.get("session_id"),
+        "update_time": meta.get("update_time"),
+        "storage": meta.get("storage"),
+        "next_agent": agent,
+        "next_agent_reason": why,
+        "next_agent_branch": branch,
+        "next_agent_isolation_scope": scope,
+        "compaction_configured": True,  # the default view: only such runs write records (contents_processor.go:52-69)
+        "next_request": [
+            {"kind": it.kind, "seq": it.seq, "role": it.role, "text": it.text, "reinjected": it.reinjected} for it in full.items
+        ],
+        "next_request_error": full.error,
+    }
+    sid = meta.get("session_id")
+    led = Ledger(path=name, format=FORMAT, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
+    led.leaf_seq = len(records) - 1 if records else None
+    return led
+
+
+def _without_continue(req: Request) -> Request:
+    return Request([it for it in req.items if it.kind != "continue"], req.covered, req.surviving, req.subsumed, req.dropped_orphans, req.error)
+
+
+def _covered_by_record(events: list[GoEvent], s: int, i: int) -> bool:
+    c = events[i].compaction
+    return c is not None and s < i and _in_range(events[s], c)
+
+
+def _unmatched_exclusions(
+    events: list[GoEvent], req: Request, records: list[Record], name: str, diags: list[Diagnostic]
+) -> set[int]:
+    """An `excludedEvents` entry of a surviving record that names no event: the event it protected
+    was stored under another key, so adk-go covers it with a summary that never described it
+    (session.go:311-322). The covered events of that invocation within a millisecond of the entry
+    are those candidates: holes, not represented."""
+    lost: set[int] = set()
+    for e in events:
+        c = e.compaction
+        if c is None or e.index not in req.surviving:
+            continue
+        for ref in c.excluded:
+            if any(x.compaction is None and x.invocation_id == ref.invocation_id and x.ts // _US == ref.ts // _US for x in events):
+                continue
+            near = [
+                x.index
+                for x in events
+                if x.index in req.covered and x.invocation_id == ref.invocation_id and abs(x.ts - ref.ts) < 1_000_000
+            ]
+            lost.update(near)
+            what = (
+                f"so adk-go dropped event{'s' if len(near) != 1 else ''} {', '.join(repr(records[s].id) for s in near)} "
+                "(stored a little off that time) from every prompt, summarized by nothing"
+                if near
+                else "no event of that invocation is near it"
+            )
+            diags.append(
+                Diagnostic(
+                    e.index + 1,
+                    "exclusion_unmatched",
+                    f"{name}: event {e.index + 1}: compaction excludedEvents names invocation {ref.invocation_id!r} at "
+                    f"{_fmt(ref.ts)}, which matches no stored event; {what}",
+                    seqs=sorted(near),
+                )
+            )
+    return lost
+
+
+def _fmt(ns: int) -> str:
+    d = _EPOCH + _dt.timedelta(microseconds=ns // _US)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _describe(events: list[GoEvent], req: Request, records: list[Record], name: str, diags: list[Diagnostic]) -> None:
+    """adk-go's own conditions, in its terms, as diagnostics (the findings list them)."""
+    for e in events:
+        c = e.compaction
+        if c is None:
+            continue
+        line = e.index + 1
+        if c.content is None:
+            diags.append(
+                Diagnostic(
+                    line,
+                    "compaction_without_content",
+                    f"{name}: event {line}: compaction record without compactedContent: adk-go strips it from the prompt, "
+                    "but it covers nothing and cannot subsume another record (apply.go:48-54, :454-456)",
+                )
+            )
+        elif c.start is not None and c.end is not None and c.end < c.start:
+            diags.append(
+                Diagnostic(line, "compaction_inverted", f"{name}: event {line}: compaction range ends before it starts: adk-go ignores it (apply.go:72-78)")
+            )
+    for it in req.items:
+        if it.reinjected and it.seq is not None and records[it.seq].call_ids:
+            diags.append(
+                Diagnostic(
+                    it.seq + 1,
+                    "call_reinjected",
+                    f"{name}: event {it.seq + 1}: a long-running call a summary covered is sent again, next to the response "
+                    "that came after it (recoverCompactedFunctionCalls, apply.go:208-291)",
+                    severity="info",
+                    seqs=[it.seq],
+                )
+            )
+    for s in req.dropped_orphans:
+        diags.append(
+            Diagnostic(
+                s + 1,
+                "response_without_call",
+                f"{name}: event {s + 1}: a function response whose call is not in the request: adk-go drops it from the "
+                "history silently (contents_processor.go:397-402)",
+                seqs=[s],
+            )
+        )
+    if req.error is not None:
+        diags.append(
+            Diagnostic(
+                len(events),
+                "request_refused",
+                f"{name}: the last event is a function response adk-go cannot pair with a call ({req.error}): it sends no "
+                "request and the run fails (contents_processor.go:314-319)",
+                severity="error",
+            )
+        )
