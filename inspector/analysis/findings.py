@@ -36,6 +36,9 @@ CODES: dict[str, str] = {
 
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
+# What a runtime itself recorded about its compactions (NextClaw's summaryDiagnostics), reported in
+# its terms under this code: not a bad line.
+RUNTIME_REPORTS = frozenset({"compaction_report"})
 
 
 def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
@@ -97,6 +100,9 @@ def _malformed(report: Report) -> list[Finding]:
             continue  # which session of a database was read (ADK): information, not a bad line
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
+            continue
+        if d.problem in RUNTIME_REPORTS:
+            out.append(Finding(d.problem, d.severity, d.message, list(d.seqs), data={"line": d.line}))
             continue
         if d.problem in STRUCTURE_PROBLEMS:
             out.append(Finding("file_structure", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))

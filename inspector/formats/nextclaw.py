@@ -1,0 +1,1358 @@
+"""NextClaw's NCP session journal (github Peiiii/nextclaw at 001fb682, read with `git show`).
+
+Paths below are at that commit; `K/` = packages/nextclaw-kernel/src/, `C/` = packages/nextclaw-core/src/,
+`T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/, `R/` =
+packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/ (docs/runtimes/nextclaw.md has the notes).
+
+Store. `~/.nextclaw/sessions/.ncp-agent-journal/<id>.jsonl`, one file per session
+(K/app/kernel-manager.factory.ts:119-121; file name K/stores/ncp-agent-session-journal.store.ts:396-398).
+Lines: `{"_type":"metadata","version":1,"created_at","agent_id"?,"metadata"}` and
+`{"_type":"event","version":1,"seq","timestamp","event":{"type","payload"}}`
+(K/utils/ncp-agent-session-journal.utils.ts:17-23, :53-59). Blank lines and lines that are not JSON
+objects are skipped (K/utils/ncp-agent-session-journal-entry.utils.ts:69-106); the line's timestamp is
+copied into `event.payload.timestamp` (:44-58, :115-126). `<id>.metadata.json` beside the journal
+wins over the journal's metadata line (K/stores/ncp-agent-session-journal.store.ts:369,
+K/stores/ncp-agent-session-metadata.store.ts:36-60). A record's `line` is the journal line of the
+event that last wrote its message, so `--at N` replays the first N lines and diagnostics name lines.
+A folder of journals is a store of many sessions: `DIR#SESSION` (the session id or its file stem);
+without one, the most recently written journal is read.
+
+Replay (`replayNcpAgentSessionEvents`, K/utils/ncp-agent-session-replay.utils.ts:42-55, 100-215;
+K/utils/ncp-agent-session-replay-event.utils.ts): journal-only `session.request.*` events are skipped
+(:107-109, replay-event :270-276); an interrupted `run.error` superseded by later events of its
+message or run is skipped (replay-event :25-60); `message.completed` and `session.snapshot.message`
+become `message.sent` with recorded tool results merged (replay-event :133-162, :171-198); an
+assistant message sent as pending/streaming counts as final (:144-149); a streaming event for an
+unknown message first creates an empty streaming assistant message (replay-event :208-234); a
+streaming event for an assistant message already final/error, or after its abort/run error, is
+ignored (replay :151-154, :201-215). Events then go through the toolkit's state manager
+(T/agent-conversation-state.manager.ts): `message.sent` upserts (a new id is inserted by timeline
+before the first later message, T/agent-conversation-state-manager.utils.ts:195-211; a known id is
+replaced in place, state.manager :523-537); text/reasoning deltas append to the streaming message's
+last part of that kind (:247-311); tool-call start/args/delta/end/result build `tool-invocation`
+parts (T/agent-conversation-tool-call.manager.ts:104-282), a result lands in the part of the message
+holding that call; `run.finished`/`run.error`/`message.failed` settle the streaming message,
+cancelling calls without a result (state.manager :365-391, utils :173-193, :285-320);
+`message.abort` finalizes it and ignores later events of its calls (:193-219). A message still
+streaming at the end is inserted by timeline (replay :50-53). A `compressing` checkpoint whose run
+then ended reads as failed/cancelled (K/features/context-compaction/services/
+context-compaction-journal-recovery.service.ts:72-138; simplified here: every pending one).
+
+Next request (`AgentRunModelInputBuilder.build`, K/services/agent-run-model-input-builder.service.ts:65-140,
+with `buildContextCompactionModelProjection`, K/features/context-compaction/utils/context-compaction.utils.ts:185-231):
+- a checkpoint is a timeline message with `metadata.nextclaw_timeline_kind == "context_compaction"` whose
+  `metadata.checkpoint` has `version: 1`, `status: "compressed"` and a string summary (:38-43;
+  C/features/runtime-context/services/context-compaction.service.ts:367-375). Every such message leaves
+  the conversation; the latest by `updatedAt` (ties: the later one) is applied (:45-52, :191);
+- sent first: one system message, the fixed preamble, a blank line and the summary (:14-17, :30-36;
+  merged with the runtime's context blocks, which the journal does not hold: builder :36-52, :78-96);
+- then the preserved user messages (`preservedUserMessageIds`; the one named by
+  `truncatedPreservedUserMessage` with its truncated text) by timestamp (:199-204, :121-137); for
+  `phase: "mid-run"` the fixed continuation user message (:13, :72-88, :219-221); the retained messages
+  (`retainedMessageIds`) by timestamp (:205-208); then every other message whose timestamp is after
+  `coveredUntil` (else `updatedAt`), by timestamp, the `continuationMessageId` message from its
+  `continuationMessageCoveredPartCount`-th part on (:90-109, :139-141, :209-215). The rest is dropped;
+- each message becomes OpenAI chat messages (`ncpMessageToOpenAiMessages`, R/utils/message-converter.utils.ts:30-153):
+  user -> user; system and service -> system (text parts); assistant -> one assistant message (text,
+  and a tool call for each `tool-invocation` part in state `result` with a result) followed by one tool
+  message per such call; a call without a result is not sent at all (:84-92), so nothing is synthesized.
+  Failed, cancelled or still-compressing timeline messages are not checkpoints: they are sent as system
+  messages with their timeline text ("Context compaction failed", context-compaction.utils.ts:21-28).
+- Not modelled: the budget pruner that may drop more (builder :121-131), observation messages
+  (:97-102), `sanitizeAssistantReplyTags`, file parts' asset loading.
+
+So records are in the replayed message order, an assistant message with tool results is one
+assistant record plus one tool record per result (id `<message id>#<toolCallId>`), and the applied
+checkpoint states what it removes, retains and represents (`Checkpoint.explicit_*`) and the history
+it installs (`Checkpoint.replacement`; rules `replaces_history`): the summary, preserved users, the
+continuation turn, retained messages and the later messages before its record by timestamp; the
+records after it follow in order (a warning names any record where that order differs from NextClaw's).
+
+Coverage. A provider summary (`summaryDiagnostics.recovery: "provider-summary"`) represents every
+message it dropped: the summarizer's input is the previous projection, previous summary included
+(K/features/context-compaction/services/context-compaction-preflight.service.ts:282-319,
+C/…/context-compaction.service.ts:155-160). A `deterministic-recent-context` recovery asked no model
+(K/…/context-compaction-summary-generation.service.ts:108-130): its summary quotes a few recent source
+messages (K/utils/context-compaction-summary-input.utils.ts:320-384); a dropped message counts as
+represented only when its opening text is quoted there, every other is a hole; the checkpoint reads as a
+fallback (`failure_reason = "summary_provider"`). `finishReason` `length`/`max_tokens`/
+`max_output_tokens`/`incomplete` marks it truncated (generation service :20-25). Each checkpoint's
+`summaryDiagnostics` are reported in NextClaw's terms (a `compaction_report` diagnostic).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from calendar import timegm
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, check_fields, line_diagnostics
+from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
+from inspector.ledger.model import Block, Checkpoint, Diagnostic, HistoryItem, Ledger, Message, Record, Usage
+
+FORMAT = "nextclaw"
+
+# Where NextClaw keeps its journals ($NEXTCLAW_HOME defaults to ~/.nextclaw,
+# C/features/config/configs/brand.config.ts:7-8; sessions dir K/app/kernel-storage-paths.ts:21).
+DEFAULT_PLACES: tuple[str, ...] = ("~/.nextclaw/sessions/.ncp-agent-journal",)
+# Files in those folders that are not sessions (fnmatch patterns on the file name): the metadata
+# sidecars, the summary indexes, the UI page cache under .message-projections/<id>/, the search db.
+NOT_SESSION_FILES: tuple[str, ...] = (
+    "*.metadata.json",
+    "*.metadata.json.*.tmp",
+    ".ncp-agent-session-index.json",
+    ".session-list-index.json",
+    "meta.json",
+    "messages.jsonl",
+    "offsets.idx",
+    "session-search.db*",
+)
+
+PREAMBLE = (
+    "Authoritative compressed prior conversation context for this session.\n"
+    "Continue from this context and any following messages. Do not restart onboarding or treat missing "
+    "profile fields as a new-session trigger unless the compressed context says onboarding is the active user task."
+)
+CONTINUATION_TEXT = (
+    "Continue the active run from the compressed working context. Do not repeat completed tool calls; "
+    "proceed with the next required action."
+)
+TRUNCATED_FINISH_REASONS = frozenset({"incomplete", "length", "max_output_tokens", "max_tokens"})
+MAX_ATTEMPTS = 3  # SUMMARY_ATTEMPT_SOURCE_MAX_CHARS has three entries (generation service :31)
+
+# The next-request rules (inspector.analysis.runtime.Runtime's fields). The summary item's text is
+# built here (one system message: PREAMBLE, a blank line, the summary); the prefix says so for
+# readers of the rules.
+RUNTIME_RULES: dict[str, Any] = {
+    "name": FORMAT,
+    "tree": False,
+    "drop_stop_reasons": frozenset(),
+    "synthesize_missing_results": False,
+    "synthetic_result_text": "",
+    "summary_prefix": PREAMBLE + "\n\n",
+    "summary_suffix": "",
+    "replaces_history": True,
+}
+
+_TIMELINE_KIND = "nextclaw_timeline_kind"
+_COMPACTION = "context_compaction"
+_JOURNAL_ONLY = frozenset({"session.request.accepted", "session.request.completed", "session.request.failed"})
+_SNAPSHOT = "session.snapshot.message"
+_STREAMING = frozenset(
+    {
+        "message.text-start",
+        "message.text-delta",
+        "message.text-end",
+        "message.reasoning-start",
+        "message.reasoning-delta",
+        "message.reasoning-end",
+        "message.tool-call-start",
+        "message.tool-call-args-delta",
+        "message.tool-execution-started",
+    }
+)
+_ABORTED = object()  # ABORTED_TOOL_CALL_SENTINEL
+
+_PART = {"type": STR(), "text": STR(), "toolName": STR(), "toolCallId": STR(), "state": STR()}
+_MESSAGE = OBJ(
+    id=STR(), sessionId=STR(), role=STR(), status=STR(), timestamp=STR(), parts=LIST(**_PART), metadata=OBJ()
+)
+SPEC: dict[str, Field] = {
+    "_type": STR(),
+    "timestamp": STR(),
+    "seq": NUM(),
+    "metadata": OBJ(),
+    "event": OBJ(
+        type=STR(),
+        occurredAt=STR(),
+        payload=OBJ(
+            sessionId=STR(),
+            message=_MESSAGE,
+            messageId=STR(),
+            toolCallId=STR(),
+            toolName=STR(),
+            delta=STR(),
+            args=STR(),
+            runId=STR(),
+            endedAt=STR(),
+        ),
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def _is_event_line(o: Any) -> bool:
+    return (
+        isinstance(o, dict)
+        and o.get("_type") == "event"
+        and isinstance(o.get("event"), dict)
+        and isinstance(o["event"].get("type"), str)
+    )
+
+
+def looks_like_file(path: str) -> bool:
+    """Is this a NextClaw NCP journal (JSON lines with `_type: "event"` and an `event{type}` among
+    the first ones)? The metadata sidecar (one metadata object) and the legacy store (events with
+    `type`/`data` at top level) are not. Reads the head only; never raises."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    for raw in head.split(b"\n")[:20]:
+        if not raw.strip():
+            continue
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if _is_event_line(o):
+            return True
+        if not (isinstance(o, dict) and o.get("_type") == "metadata" and o.get("version") == 1):
+            return False
+    return False
+
+
+# ---------------------------------------------------------------------------------------- the store
+
+
+def _safe_name(session_id: str) -> str:
+    """The journal's file stem for a session id (journal.store.ts:396-398, journal.utils.ts:77-79)."""
+    return "".join(
+        c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in session_id.replace(":", "_")
+    )
+
+
+def _choose_journal(folder: str, session: str | None, diags: list[Diagnostic]) -> str:
+    journals = sorted(
+        p for p in glob.glob(os.path.join(glob.escape(folder), "*.jsonl")) if looks_like_file(p)
+    )
+    if not journals:
+        raise LoadError(f"{folder}: no NextClaw session journal (<id>.jsonl with NCP events) in this folder")
+    stems = [os.path.basename(p)[: -len(".jsonl")] for p in journals]
+    if session is not None:
+        want = {session, _safe_name(session)}
+        hit = [p for p, s in zip(journals, stems, strict=True) if s in want]
+        if not hit:
+            raise LoadError(
+                f"{folder}: no session {session!r} in this folder (sessions: {', '.join(stems[:10])})"
+            )
+        chosen, why = hit[0], "named in the path"
+    else:
+        chosen = max(journals, key=lambda p: (os.path.getmtime(p), p))
+        why = "the most recently written"
+    others = [s for p, s in zip(journals, stems, strict=True) if p != chosen]
+    diags.append(
+        Diagnostic(
+            0,
+            "session_choice",
+            f"{folder}: {len(journals)} session journal{'s' if len(journals) != 1 else ''}; reading "
+            f"{os.path.basename(chosen)!r}, {why}"
+            + (f"; others: {', '.join(others[:10])} (pick one with DIR#SESSION)" if others else ""),
+            severity="info",
+        )
+    )
+    return chosen
+
+
+def load(path: str, selector: str | None, upto: int | None) -> Ledger:
+    """Read one session: a journal file, or a folder of journals (`DIR#SESSION`)."""
+    diags: list[Diagnostic] = []
+    if os.path.isdir(path):
+        path = _choose_journal(path, selector, diags)
+        selector = None
+    size = check_openable(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LoadError(f"{path}: {os_problem(e)}") from None
+    led = build(data, path, upto, diags, selector)
+    led.size = size
+    led.sha256 = hash_prefix(path, size)
+    led.upto_line = upto
+    return led
+
+
+def _sidecar(path: str) -> tuple[dict[str, Any] | None, str]:
+    """`<id>.metadata.json` beside the journal: (its entry, a problem with it)."""
+    side = path[: -len(".jsonl")] + ".metadata.json" if path.endswith(".jsonl") else path + ".metadata.json"
+    try:
+        with open(side, "rb") as f:
+            o = orjson.loads(f.read())
+    except FileNotFoundError:
+        return None, ""
+    except OSError as e:
+        return None, f"{side}: {os_problem(e)}"
+    except orjson.JSONDecodeError as e:
+        return None, f"{side}: not valid JSON ({e}); NextClaw refuses to load this session"
+    if not (isinstance(o, dict) and o.get("_type") == "metadata" and isinstance(o.get("metadata"), dict)):
+        return (
+            None,
+            f"{side}: not a metadata entry (_type 'metadata' with a metadata object); NextClaw refuses to load this session",
+        )
+    return o, ""
+
+
+# ---------------------------------------------------------------------------------------- replay
+
+
+def _ms(ts: Any) -> float:
+    """Date.parse of an ISO string in milliseconds; NaN when it does not parse."""
+    if not isinstance(ts, str) or not ts:
+        return float("nan")
+    try:
+        d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return float("nan")
+    if d.tzinfo is None:
+        return float("nan")
+    return timegm(d.utctimetuple()) * 1000.0 + d.microsecond // 1000
+
+
+@dataclass
+class _Msg:
+    """An NcpMessage as the state manager holds it, plus the journal line that last wrote it."""
+
+    obj: dict[str, Any]
+    line: int
+
+    @property
+    def id(self) -> str:
+        return str(self.obj.get("id"))
+
+    @property
+    def parts(self) -> list[Any]:
+        p = self.obj.get("parts")
+        return p if isinstance(p, list) else []
+
+
+def _copy(o: Any) -> Any:
+    return orjson.loads(orjson.dumps(o))
+
+
+@dataclass
+class _Replay:
+    """The toolkit's DefaultNcpAgentConversationStateManager and the replay's bookkeeping."""
+
+    messages: list[_Msg] = field(default_factory=list)
+    streaming: _Msg | None = None
+    known: set[str] = field(default_factory=set)
+    terminal: set[str] = field(default_factory=set)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # final tool results by call id
+    call_message: dict[str, str] = field(default_factory=dict)
+    call_args: dict[str, Any] = field(default_factory=dict)
+    active_run: str | None = None
+    settled_run: str | None = None
+    pending_compactions: set[str] = field(default_factory=set)
+    ended_compactions: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ messages
+    def _index(self, mid: str) -> int:
+        return next((i for i, m in enumerate(self.messages) if m.id == mid), -1)
+
+    def _insert_by_timeline(self, m: _Msg) -> None:
+        t = _ms(m.obj.get("timestamp"))
+        at = len(self.messages)
+        if t == t:  # not NaN
+            at = next((i for i, x in enumerate(self.messages) if _ms(x.obj.get("timestamp")) > t), at)
+        self.messages.insert(at, m)
+
+    def upsert(self, m: _Msg) -> None:
+        if self.streaming is not None and self.streaming.id == m.id:
+            self.streaming = None
+        i = self._index(m.id)
+        if i < 0:
+            self._insert_by_timeline(m)
+        else:
+            self.messages[i] = m
+
+    def ensure_streaming(self, sid: Any, mid: str, line: int, ts: Any) -> _Msg:
+        s = self.streaming
+        if s is not None and s.id == mid:
+            s.obj["status"] = "streaming"
+            s.line = line
+            return s
+        i = self._index(mid)
+        if i >= 0:
+            m = self.messages.pop(i)
+            m.obj["status"] = "streaming"
+            m.line = line
+            self.streaming = m
+            return m
+        if (
+            s is not None
+            and s.obj.get("sessionId") == sid
+            and (
+                s.id.startswith("tool-")
+                or any(isinstance(p, dict) and p.get("type") == "tool-invocation" for p in s.parts)
+            )
+        ):
+            for c, owner in self.call_message.items():
+                if owner == s.id:
+                    self.call_message[c] = mid
+            s.obj["id"] = mid
+            s.line = line
+            return s
+        # (The toolkit stamps a new message with the current time; the event's time stands in.)
+        self.streaming = _Msg(
+            {
+                "id": mid,
+                "sessionId": sid,
+                "role": "assistant",
+                "status": "streaming",
+                "parts": [],
+                "timestamp": ts,
+            },
+            line,
+        )
+        return self.streaming
+
+    def settle(self, status: str, ended: Any, line: int) -> None:
+        s = self.streaming
+        if s is None:
+            return
+        if status == "error" or ended:
+            _cancel_calls(s.parts)
+        s.obj["status"] = status
+        s.line = line
+        self.upsert(s)
+        self.streaming = None
+        self._forget_calls(s.id)
+
+    def _forget_calls(self, mid: str) -> None:
+        for c in [c for c, owner in self.call_message.items() if owner == mid]:
+            del self.call_message[c]
+            self.call_args.pop(c, None)
+
+    # ------------------------------------------------------------------ tool calls
+    def _target(self, sid: Any, call: str, mid: Any, line: int, ts: Any) -> _Msg:
+        want = (
+            (mid.strip() if isinstance(mid, str) else "")
+            or self.call_message.get(call)
+            or (self.streaming.id if self.streaming else "")
+            or f"tool-{call}"
+        )
+        self.call_message[call] = want
+        return self.ensure_streaming(sid, want, line, ts)
+
+    def _holder(self, call: str) -> tuple[_Msg, dict[str, Any]] | None:
+        cands = ([self.streaming] if self.streaming is not None else []) + list(reversed(self.messages))
+        for m in cands:
+            p = _find_call(m.parts, call)
+            if p is not None:
+                return m, p
+        return None
+
+    def tool_event(self, t: str, p: dict[str, Any], line: int, ts: Any) -> None:
+        call = p.get("toolCallId")
+        if not isinstance(call, str) or self.call_args.get(call) is _ABORTED:
+            return
+        sid = p.get("sessionId")
+        if t == "message.tool-call-start":
+            m = self._target(sid, call, p.get("messageId"), line, ts)
+            self.call_args[call] = ""
+            _upsert_call(
+                m.parts,
+                {
+                    "type": "tool-invocation",
+                    "toolCallId": call,
+                    "toolName": p.get("toolName"),
+                    "state": "partial-call",
+                    "args": "",
+                },
+                m,
+            )
+        elif t in ("message.tool-call-args", "message.tool-call-args-delta"):
+            args = (
+                p.get("args")
+                if t == "message.tool-call-args"
+                else f"{self.call_args.get(call) or ''}{p.get('delta') or ''}"
+            )
+            self.call_args[call] = args
+            m = self._target(sid, call, p.get("messageId") if t.endswith("delta") else None, line, ts)
+            name = (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
+            _upsert_call(
+                m.parts,
+                {
+                    "type": "tool-invocation",
+                    "toolCallId": call,
+                    "toolName": name,
+                    "state": "partial-call",
+                    "args": args,
+                },
+                m,
+            )
+        elif t == "message.tool-call-end":
+            m = self._target(sid, call, None, line, ts)
+            name = (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
+            _upsert_call(
+                m.parts,
+                {
+                    "type": "tool-invocation",
+                    "toolCallId": call,
+                    "toolName": name,
+                    "state": "call",
+                    "args": self.call_args.get(call) or "",
+                },
+                m,
+            )
+        elif t == "message.tool-execution-started":
+            if self._holder(call) is None:
+                m = self._target(sid, call, p.get("messageId"), line, ts)
+                _upsert_call(
+                    m.parts,
+                    {"type": "tool-invocation", "toolCallId": call, "toolName": "unknown", "state": "call"},
+                    m,
+                )
+        elif t == "message.tool-call-result":
+            final = p.get("final") is not False
+            found = self._holder(call)
+            if found is not None:
+                m, part = found
+                if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
+                    return
+                _upsert_call(
+                    m.parts,
+                    {
+                        "type": "tool-invocation",
+                        "toolCallId": call,
+                        "toolName": part.get("toolName"),
+                        "state": "result" if final else "call",
+                        "args": part.get("args"),
+                        "result": p.get("content"),
+                    },
+                    m,
+                )
+                m.line = line
+            else:
+                m = self._target(sid, call, None, line, ts)
+                _upsert_call(
+                    m.parts,
+                    {
+                        "type": "tool-invocation",
+                        "toolCallId": call,
+                        "toolName": "unknown",
+                        "state": "result" if final else "call",
+                        "result": p.get("content"),
+                    },
+                    m,
+                )
+            if final:
+                self.results[call] = p
+
+    # ------------------------------------------------------------------ one event
+    def event(self, ev: dict[str, Any], line: int, ts: str) -> None:
+        t = ev.get("type")
+        p = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
+        message = p.get("message") if isinstance(p.get("message"), dict) else None
+        if t in ("message.sent", "message.completed", _SNAPSHOT) and message is None:
+            return
+        if message is not None and t in ("message.sent", "message.completed", _SNAPSHOT):
+            message = _copy(message)
+            if message.get("role") == "assistant" and message.get("status") in ("pending", "streaming"):
+                message["status"] = "final"
+            if t != "message.sent":
+                _merge_results(message, self.results)
+            t = "message.sent"
+        sm = p.get("messageId").strip() if t in _STREAMING and isinstance(p.get("messageId"), str) else None
+        if sm and sm in self.terminal:
+            return
+        if t in ("run.started",):
+            rid = p.get("runId")
+            if (rid and rid == self.settled_run) or (rid and rid == self.active_run):
+                return
+            if self.streaming is not None and self.active_run != rid:
+                self.abort(self.streaming.id, line)
+            self.active_run = rid if isinstance(rid, str) else None
+            return
+        self._track_compaction(t, p, message, ts)
+        if sm and sm not in self.known:  # the replay's streaming bootstrap
+            self.known.add(sm)
+            self.upsert(
+                _Msg(
+                    {
+                        "id": sm,
+                        "sessionId": p.get("sessionId"),
+                        "role": "assistant",
+                        "status": "streaming",
+                        "parts": [],
+                        "timestamp": ts,
+                    },
+                    line,
+                )
+            )
+        if message is not None:
+            self.known.add(str(message.get("id")))
+            self.upsert(_Msg(message, line))
+            if message.get("role") == "assistant" and message.get("status") in ("final", "error"):
+                self.terminal.add(str(message.get("id")))
+            return
+        sid = p.get("sessionId")
+        if (
+            t
+            in (
+                "message.text-start",
+                "message.text-delta",
+                "message.reasoning-start",
+                "message.reasoning-delta",
+            )
+            and sm
+        ):
+            kind = "text" if t.startswith("message.text") else "reasoning"
+            m = self.ensure_streaming(sid, sm, line, ts)
+            delta = p.get("delta")
+            if t.endswith("delta") and isinstance(delta, str) and delta:
+                last = m.parts[-1] if m.parts else None
+                if isinstance(last, dict) and last.get("type") == kind:
+                    last["text"] = f"{last.get('text') or ''}{delta}"
+                else:
+                    m.obj.setdefault("parts", []).append({"type": kind, "text": delta})
+            elif (
+                t == "message.text-start"
+                and m.parts
+                and isinstance(m.parts[-1], dict)
+                and m.parts[-1].get("type") == "text"
+                and m.parts[-1].get("text")
+            ):
+                m.parts.append({"type": "text", "text": ""})
+        elif t is not None and t.startswith("message.tool-"):
+            self.tool_event(t, p, line, ts)
+        elif t == "message.abort":
+            self.abort(p.get("messageId"), line)
+            if isinstance(p.get("messageId"), str):
+                self.terminal.add(p["messageId"])
+        elif t == "message.failed":
+            target = p.get("messageId")
+            if self.streaming is not None and (not target or self.streaming.id == target):
+                self.settle("error", ev.get("occurredAt"), line)
+            self.active_run = None
+        elif t in ("run.finished", "run.error"):
+            rid = p.get("runId") if isinstance(p.get("runId"), str) else self.active_run
+            self.settled_run = rid
+            self.settle(
+                "final" if t == "run.finished" else "error", p.get("endedAt") or ev.get("occurredAt"), line
+            )
+            self.active_run = None
+            if t == "run.error" and isinstance(p.get("messageId"), str):
+                self.terminal.add(p["messageId"])
+
+    def abort(self, target: Any, line: int) -> None:
+        s = self.streaming
+        self.active_run = None
+        if s is None or (target and s.id != target):
+            return
+        cancelled = _cancel_calls(s.parts)
+        s.obj["status"] = "final"
+        s.line = line
+        self.upsert(s)
+        self.streaming = None
+        self._forget_calls(s.id)
+        for c in cancelled:
+            self.call_args[c] = _ABORTED
+
+    def _track_compaction(self, t: Any, p: dict[str, Any], message: dict[str, Any] | None, ts: str) -> None:
+        if message is not None:
+            cp = _timeline_checkpoint(message)
+            if cp is not None:
+                mid = str(message.get("id"))
+                if cp.get("status") == "compressing":
+                    self.pending_compactions.add(mid)
+                else:
+                    self.pending_compactions.discard(mid)
+                    self.ended_compactions.pop(mid, None)
+            return
+        status = (
+            "cancelled" if t == "message.abort" else "failed" if t in ("run.error", "run.finished") else None
+        )
+        if status is None:
+            return
+        for mid in self.pending_compactions:
+            self.ended_compactions[mid] = (status, ts)
+        self.pending_compactions.clear()
+
+    def result(self) -> list[_Msg]:
+        msgs = list(self.messages)
+        if self.streaming is not None:
+            t = _ms(self.streaming.obj.get("timestamp"))
+            at = len(msgs)
+            if t == t:
+                at = next((i for i, x in enumerate(msgs) if _ms(x.obj.get("timestamp")) > t), at)
+            msgs.insert(at, self.streaming)
+        for m in msgs:
+            ended = self.ended_compactions.get(m.id)
+            cp = _timeline_checkpoint(m.obj)
+            if ended and cp is not None and cp.get("status") == "compressing":
+                m.obj["parts"] = [
+                    {
+                        "type": "text",
+                        "text": "Context compaction was cancelled"
+                        if ended[0] == "cancelled"
+                        else "Context compaction failed",
+                    }
+                ]
+                m.obj["metadata"] = {
+                    **m.obj["metadata"],
+                    "checkpoint": {**cp, "status": ended[0], "updatedAt": ended[1]},
+                }
+        return msgs
+
+
+def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
+    for p in reversed(parts):
+        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") == call:
+            return p
+    return None
+
+
+def _upsert_call(parts: list[Any], new: dict[str, Any], m: _Msg) -> None:
+    old = _find_call(parts, new["toolCallId"])
+    if old is not None:
+        old.update(new)
+    else:
+        parts.append(new)
+    m.obj["parts"] = parts
+    m.obj["status"] = (
+        "streaming"
+        if m.obj.get("status") == "streaming" or new.get("state") != "result"
+        else m.obj.get("status")
+    )
+
+
+def _cancel_calls(parts: list[Any]) -> list[str]:
+    out: list[str] = []
+    for p in parts:
+        if (
+            isinstance(p, dict)
+            and p.get("type") == "tool-invocation"
+            and p.get("toolCallId")
+            and p.get("state") not in ("result", "cancelled")
+        ):
+            p["state"] = "cancelled"
+            out.append(p["toolCallId"])
+    return out
+
+
+def _merge_results(message: dict[str, Any], results: dict[str, dict[str, Any]]) -> None:
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return
+    for p in parts:
+        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") in results:
+            p["state"] = "result"
+            p["result"] = results[p["toolCallId"]].get("content")
+
+
+def _superseded(events: list[tuple[int, dict[str, Any]]]) -> set[int]:
+    """Interrupted `run.error`s whose message or run continues later (replay-event :25-60)."""
+    out: set[int] = set()
+    msgs: set[str] = set()
+    runs: set[str] = set()
+    call_msgs: dict[str, str] = {}
+    for i in range(len(events) - 1, -1, -1):
+        ev = events[i][1]
+        t = ev.get("type")
+        if t in _JOURNAL_ONLY:
+            continue
+        p = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
+        if (
+            t == "run.error"
+            and p.get("interrupted") is True
+            and (p.get("messageId") in msgs or p.get("runId") in runs)
+        ):
+            out.add(i)
+        call = p.get("toolCallId") if isinstance(p.get("toolCallId"), str) else None
+        if call and call in call_msgs:
+            msgs.add(call_msgs[call])
+        streaming = isinstance(p.get("messageId"), str) and t in _STREAMING
+        if t == _SNAPSHOT or streaming or t in ("message.completed", "run.finished"):
+            message = p.get("message") if isinstance(p.get("message"), dict) else None
+            mid = message.get("id") if message else p.get("messageId") if t != _SNAPSHOT else None
+            if isinstance(mid, str):
+                msgs.add(mid)
+            if isinstance(p.get("runId"), str) and t != _SNAPSHOT:
+                runs.add(p["runId"])
+            if call and isinstance(mid, str):
+                call_msgs[call] = mid
+    return out
+
+
+def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
+    md = message.get("metadata")
+    if not isinstance(md, dict) or md.get(_TIMELINE_KIND) != _COMPACTION:
+        return None
+    cp = md.get("checkpoint")
+    return cp if isinstance(cp, dict) else None
+
+
+def _compressed(message: dict[str, Any]) -> dict[str, Any] | None:
+    """readCompressedContextCompactionCheckpoint: version 1, status compressed, a string summary."""
+    cp = _timeline_checkpoint(message)
+    if (
+        cp is not None
+        and cp.get("version") == 1
+        and cp.get("status") == "compressed"
+        and isinstance(cp.get("summary"), str)
+    ):
+        return cp
+    return None
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+def _parse(
+    data: bytes, name: str, upto: int | None, diags: list[Diagnostic]
+) -> tuple[dict[str, Any] | None, list[tuple[int, dict[str, Any], str]]]:
+    meta: dict[str, Any] | None = None
+    events: list[tuple[int, dict[str, Any], str]] = []
+    last_ts = ""
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        if upto is not None and n > upto:
+            break
+        if not raw.strip():
+            continue
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            diags.append(
+                Diagnostic(
+                    n, "malformed_json", f"{name}: line {n}: not valid JSON ({e}); NextClaw skips it too"
+                )
+            )
+            continue
+        if not isinstance(o, dict):
+            diags.append(
+                Diagnostic(
+                    n,
+                    "malformed_json",
+                    f"{name}: line {n}: a JSON {type(o).__name__}, not an entry object; NextClaw skips it too",
+                )
+            )
+            continue
+        diags += line_diagnostics(n, check_fields(o, SPEC), f"{name}: line {n}")
+        kind = o.get("_type")
+        if kind == "metadata":
+            meta = o
+        elif kind == "event" and isinstance(o.get("event"), dict):
+            ts = o.get("timestamp") if _ms(o.get("timestamp")) == _ms(o.get("timestamp")) else last_ts
+            last_ts = ts or last_ts
+            ev = o["event"]
+            if isinstance(ev.get("payload"), dict):
+                ev["payload"]["timestamp"] = ts
+            if not isinstance(ev.get("type"), str):
+                diags.append(
+                    Diagnostic(
+                        n,
+                        "unknown_entry",
+                        f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
+                    )
+                )
+                continue
+            events.append((n, ev, ts))
+        elif "type" in o and "data" in o and kind == "event":
+            diags.append(
+                Diagnostic(
+                    n,
+                    "unknown_entry",
+                    f"{name}: line {n}: a legacy session-store event (type/data), not an NCP journal event; skipped",
+                )
+            )
+        else:
+            diags.append(
+                Diagnostic(
+                    n,
+                    "unknown_entry",
+                    f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
+                )
+            )
+    return meta, events
+
+
+def build(
+    data: bytes,
+    name: str,
+    upto: int | None,
+    diags: list[Diagnostic] | None = None,
+    selector: str | None = None,
+) -> Ledger:
+    diags = diags if diags is not None else []
+    meta, events = _parse(data, name, upto, diags)
+    if not events:
+        if data.strip() and meta is None and not any(d.problem == "malformed_json" for d in diags):
+            raise LoadError(f"{name}: line 1: not a NextClaw NCP journal (no '_type': 'event' lines)")
+        raise LoadError(
+            f"{name}: line 1: the journal holds no events"
+            + (f" up to line {upto}" if upto is not None else "")
+        )
+    side, problem = _sidecar(name)
+    if problem:
+        diags.append(Diagnostic(0, "metadata_sidecar", problem, severity="error"))
+    meta = side or meta
+    rp = _Replay()
+    skip = _superseded([(n, ev) for n, ev, _ in events])
+    for i, (n, ev, ts) in enumerate(events):
+        if ev.get("type") in _JOURNAL_ONLY or i in skip:
+            continue
+        rp.event(ev, n, ts)
+    msgs = rp.result()
+    session_id = next((m.obj.get("sessionId") for m in msgs if isinstance(m.obj.get("sessionId"), str)), None)
+    if selector is not None and selector not in (session_id, _safe_name(session_id or "")):
+        raise LoadError(f"{name}: this journal holds session {session_id!r}, not {selector!r}")
+    led = Ledger(
+        path=name, format=FORMAT, session_id=session_id, header=None, records=[], diagnostics=diags, version=1
+    )
+    led.header = {
+        "agent_id": meta.get("agent_id") if meta else None,
+        "created_at": meta.get("created_at") if meta else None,
+        "metadata": meta.get("metadata") if meta else None,
+    }
+    _records(led, msgs)
+    led.leaf_seq = len(led.records) - 1 if led.records else None
+    _apply_checkpoints(led, msgs)
+    _compare_metadata(led, meta)
+    return led
+
+
+# ---------------------------------------------------------------------------------------- records
+
+
+def _text(parts: list[Any], kinds: tuple[str, ...] = ("text", "rich-text")) -> str:
+    return "".join(
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and p.get("type") in kinds and isinstance(p.get("text"), str)
+    )
+
+
+def _as_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:
+        return str(v)
+
+
+def _args(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return orjson.loads(v)
+        except orjson.JSONDecodeError:
+            return v
+    return v
+
+
+def _sent_call(p: Any) -> bool:
+    return (
+        isinstance(p, dict)
+        and p.get("type") == "tool-invocation"
+        and p.get("state") == "result"
+        and "result" in p
+        and p["result"] is not None
+    )
+
+
+def _message_records(m: _Msg, seq: int) -> list[Record]:
+    o = m.obj
+    role = o.get("role")
+    parts = m.parts
+    mid = m.id
+    ts = o.get("timestamp")
+    status = o.get("status")
+    if role == "assistant":
+        blocks: list[Block] = []
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "text":
+                blocks.append(Block("text", str(p.get("text") or "")))
+            elif p.get("type") == "reasoning":
+                blocks.append(Block("thinking", str(p.get("text") or "")))
+            elif _sent_call(p):
+                blocks.append(
+                    Block(
+                        "tool_call",
+                        call_id=str(p.get("toolCallId") or ""),
+                        name=p.get("toolName"),
+                        args=_args(p.get("args")),
+                    )
+                )
+            else:
+                blocks.append(
+                    Block(
+                        "other", name=p.get("toolName") if p.get("type") == "tool-invocation" else None, raw=p
+                    )
+                )
+        stop = "error" if status == "error" else None
+        out = [
+            Record(
+                seq,
+                m.line,
+                "message",
+                "message",
+                mid,
+                None,
+                ts,
+                message=Message("assistant", blocks, stop, status, source_role="assistant"),
+            )
+        ]
+        for p in parts:
+            if _sent_call(p):
+                call = str(p.get("toolCallId") or "")
+                tm = Message(
+                    "tool",
+                    [Block("tool_result", _as_text(p["result"]), call_id=call, name=p.get("toolName"))],
+                    source_role="tool-invocation",
+                )
+                out.append(
+                    Record(
+                        seq + len(out),
+                        m.line,
+                        "message",
+                        "tool_result",
+                        f"{mid}#{call}",
+                        None,
+                        ts,
+                        message=tm,
+                    )
+                )
+        return out
+    if role == "user":
+        blocks = [
+            Block("text", str(p.get("text") or ""))
+            if p.get("type") in ("text", "rich-text")
+            else Block("other", raw=p)
+            for p in parts
+            if isinstance(p, dict)
+        ]
+        msg = Message("user", blocks, source_role="user")
+    elif role in ("system", "service"):
+        msg = Message("system", [Block("text", _text(parts))], source_role=role)
+    elif role == "tool":
+        msg = Message("tool", [Block("tool_result", _text(parts), call_id=mid)], source_role="tool")
+    else:
+        return [Record(seq, m.line, "unknown", str(role), mid, None, ts, extra={"message": o})]
+    return [Record(seq, m.line, "message", "message", mid, None, ts, message=msg)]
+
+
+def _records(led: Ledger, msgs: list[_Msg]) -> None:
+    for m in msgs:
+        cp = _compressed(m.obj)
+        seq = len(led.records)
+        if cp is not None:
+            led.records.append(
+                Record(
+                    seq,
+                    m.line,
+                    "checkpoint",
+                    "context_compaction",
+                    m.id,
+                    None,
+                    m.obj.get("timestamp"),
+                    extra={"checkpoint": cp},
+                )
+            )
+            continue
+        tl = _timeline_checkpoint(m.obj)
+        if tl is not None:
+            led.diagnostics.append(
+                Diagnostic(
+                    m.line,
+                    "compaction_report",
+                    f"{led.path}: line {m.line}: context compaction {tl.get('id', '?')!r} ended {tl.get('status', '?')!r}: "
+                    "nothing was compacted (the previous checkpoint stays), and NextClaw sends its timeline text "
+                    f"{_text(m.parts)!r} to the model as a system message",
+                    severity="warning" if tl.get("status") in ("failed", "cancelled") else "info",
+                    seqs=[seq],
+                )
+            )
+        led.records.extend(_message_records(m, seq))
+
+
+# ---------------------------------------------------------------------------------------- checkpoints
+
+
+def _latest(led: Ledger) -> Record | None:
+    """readLatestContextCompactionMarker: the latest updatedAt wins, a tie goes to the later one."""
+    best: Record | None = None
+    best_t = float("nan")
+    for r in led.records:
+        if r.kind != "checkpoint":
+            continue
+        t = _ms((r.extra or {})["checkpoint"].get("updatedAt"))
+        if best is None or t >= best_t:
+            best, best_t = r, t
+    return best
+
+
+def _owner(r: Record) -> str | None:
+    """The NCP message a record came from (tool records share their assistant message's fate)."""
+    return r.id.split("#", 1)[0] if r.type == "tool_result" and r.id else r.id
+
+
+def _ids(v: Any) -> set[str]:
+    return {x for x in v if isinstance(x, str) and x} if isinstance(v, list) else set()
+
+
+def _opening(text: str) -> str:
+    return " ".join(text.split())[:32]
+
+
+def _quoted(text: str, summary: str) -> bool:
+    """Is this text's opening quoted in a deterministic recovery's summary (`> ` lines)?"""
+    head = _opening(text)
+    flat = " ".join(line.removeprefix(">").strip() for line in summary.splitlines())
+    return len(head) >= 8 and head in " ".join(flat.split())
+
+
+def _ranges(path: list[Record]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    run: list[Record] = []
+    for r in [*path, None]:
+        if r is not None and r.id is not None:
+            run.append(r)
+            continue
+        if run:
+            out.append((run[0].id, run[-1].id))  # type: ignore[arg-type]
+        run = []
+    return out
+
+
+def _apply_checkpoints(led: Ledger, msgs: list[_Msg]) -> None:
+    latest = _latest(led)
+    prev_rep: set[int] = set()
+    prev_summary = ""
+    by_seq_obj = {m.id: m for m in msgs}
+    for r in led.records:
+        if r.kind != "checkpoint":
+            continue
+        cp = (r.extra or {})["checkpoint"]
+        if latest is not None and r.seq > latest.seq:
+            r.kind = "meta"  # an older checkpoint written later in order: never applied
+            led.diagnostics.append(
+                Diagnostic(
+                    r.line,
+                    "compaction_report",
+                    f"{led.path}: line {r.line}: checkpoint {cp.get('id')!r} is not applied: "
+                    f"checkpoint {(latest.extra or {})['checkpoint'].get('id')!r} has a later updatedAt",
+                    severity="warning",
+                    seqs=[r.seq],
+                )
+            )
+            continue
+        prev_rep = _make_checkpoint(led, r, cp, prev_rep, prev_summary, by_seq_obj, applied=r is latest)
+        prev_summary = cp["summary"]
+        _report(led, r, cp)
+
+
+def _make_checkpoint(
+    led: Ledger,
+    rec: Record,
+    cp: dict[str, Any],
+    prev_rep: set[int],
+    prev_summary: str,
+    msgs: dict[str, _Msg],
+    applied: bool,
+) -> set[int]:
+    before = [r for r in led.records[: rec.seq] if r.kind == "message"]
+    preserved, retained = _ids(cp.get("preservedUserMessageIds")), _ids(cp.get("retainedMessageIds"))
+    until = _ms(cp.get("coveredUntil") if isinstance(cp.get("coveredUntil"), str) else cp.get("updatedAt"))
+    cont_id = cp.get("continuationMessageId")
+    cont_n = cp.get("continuationMessageCoveredPartCount")
+    partial = isinstance(cont_n, int) and not isinstance(cont_n, bool) and cont_n >= 0
+    regular = [r for r in led.records if r.kind == "message"]
+
+    def kept_as(r: Record) -> str | None:
+        own = _owner(r)
+        if own in preserved and r.role == "user" and r.type == "message":
+            return "preserved"
+        if own in retained:
+            return "retained"
+        if own in preserved:
+            return None  # a preserved id that is no user message: neither list takes it
+        if partial and own == cont_id:
+            m = msgs.get(own or "")
+            return "after" if m is not None and len(m.parts) > cont_n else None  # type: ignore[operator]
+        return "after" if _ms(r.timestamp) > until else None
+
+    fate = {r.seq: kept_as(r) for r in regular}
+    dropped = [r for r in before if fate[r.seq] is None]
+    diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
+    deterministic = diag.get("recovery") == "deterministic-recent-context"
+    summary = cp["summary"]
+    if deterministic:
+        # The previous summary is one of the source messages: what it stood for stays represented
+        # only when the emergency summary quotes it.
+        rep = {r.seq for r in dropped if _quoted(r.message.text() if r.message else "", summary)}
+        if _quoted(prev_summary, summary):
+            rep |= prev_rep & {r.seq for r in dropped}
+    else:
+        rep = {r.seq for r in dropped}
+    usage = diag.get("providerUsage") if isinstance(diag.get("providerUsage"), dict) else None
+    finish = diag.get("finishReason")
+    rec.checkpoint = Checkpoint(
+        summary=summary,
+        tokens_before=cp.get("originalEstimatedTokens")
+        if isinstance(cp.get("originalEstimatedTokens"), int)
+        else None,
+        trigger=cp.get("phase") if isinstance(cp.get("phase"), str) else None,
+        failure_reason="summary_provider" if deterministic else None,
+        usage=Usage(_int(usage.get("inputTokens")), _int(usage.get("outputTokens"))) if usage else None,
+        truncated=(isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS) or None,
+        details=cp,
+        explicit_boundary=before[-1].id if before else None,
+        explicit_retains=[r.id for r in before if fate[r.seq] is not None and r.id is not None],
+        explicit_represents=_ranges([r for r in before if r.seq in rep]),
+    )
+    if applied:
+        rec.checkpoint.replacement = _replacement(led, rec, cp, fate, msgs, partial, cont_id, cont_n)
+        _check_order(led, rec, fate)
+    return rep
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def _by_time(recs: list[Record]) -> list[Record]:
+    """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals)."""
+    return sorted(recs, key=lambda r: _ms(r.timestamp) if _ms(r.timestamp) == _ms(r.timestamp) else 0.0)
+
+
+def _replacement(
+    led: Ledger,
+    rec: Record,
+    cp: dict[str, Any],
+    fate: dict[int, str | None],
+    msgs: dict[str, _Msg],
+    partial: bool,
+    cont_id: Any,
+    cont_n: Any,
+) -> list[HistoryItem]:
+    out = [
+        HistoryItem(
+            "system", PREAMBLE + "\n\n" + cp["summary"], kind="summary", id=str(cp.get("id") or rec.id)
+        )
+    ]
+    trunc = (
+        cp.get("truncatedPreservedUserMessage")
+        if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
+        else {}
+    )
+    regular = [r for r in led.records if r.kind == "message"]
+    for r in _by_time([r for r in regular if fate[r.seq] == "preserved"]):
+        if trunc.get("messageId") == r.id and isinstance(trunc.get("text"), str) and trunc["text"]:
+            out.append(HistoryItem("user", trunc["text"], id=r.id))
+        else:
+            out.append(HistoryItem("user", seq=r.seq, id=r.id))
+    if cp.get("phase") == "mid-run":
+        out.append(HistoryItem("user", CONTINUATION_TEXT, id=f"{rec.id}:continuation"))
+    for r in _by_time([r for r in regular if fate[r.seq] == "retained"]):
+        out.append(HistoryItem(r.role or "user", seq=r.seq, id=r.id))
+    for r in _by_time([r for r in regular if fate[r.seq] == "after" and r.seq < rec.seq]):
+        m = msgs.get(_owner(r) or "")
+        if partial and _owner(r) == cont_id and m is not None:
+            rest = m.parts[cont_n:]
+            if r.type == "tool_result":
+                if any(_sent_call(p) and f"{m.id}#{p.get('toolCallId')}" == r.id for p in rest):
+                    out.append(HistoryItem("tool", seq=r.seq, id=r.id, call_id=r.result_id))
+                continue
+            calls = [str(p.get("toolCallId")) for p in rest if _sent_call(p)]
+            out.append(
+                HistoryItem(
+                    r.role or "assistant", _text(rest), id=r.id, call_id=calls[0] if len(calls) == 1 else None
+                )
+            )
+            continue
+        out.append(HistoryItem(r.role or "user", seq=r.seq, id=r.id))
+    return out
+
+
+def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None]) -> None:
+    """Records after the checkpoint follow in file order; say where NextClaw would differ."""
+    after = [r for r in led.records[rec.seq + 1 :] if r.kind == "message"]
+    wrong = [r for r in after if fate[r.seq] != "after"]
+    tail = [r for r in led.records if r.kind == "message" and fate[r.seq] == "after"]
+    if [r.seq for r in _by_time(tail)] != sorted(r.seq for r in tail) or wrong:
+        led.diagnostics.append(
+            Diagnostic(
+                rec.line,
+                "prediction_order",
+                f"{led.path}: line {rec.line}: the messages after checkpoint {rec.id!r} are not in timestamp order, or some "
+                "of them are covered by it: NextClaw sends them sorted by timestamp and drops those at or before coveredUntil; "
+                "the predicted request keeps file order"
+                + (f" (records {', '.join(str(r.id) for r in wrong[:5])})" if wrong else ""),
+                seqs=[r.seq for r in wrong],
+            )
+        )
+
+
+def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:
+    """summaryDiagnostics, in NextClaw's terms (generation service :68-131)."""
+    d = cp.get("summaryDiagnostics")
+    if not isinstance(d, dict):
+        return
+    said: list[str] = []
+    bad = False
+    finish = d.get("finishReason")
+    if isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS:
+        said.append(
+            f"the provider stopped at its output limit (finishReason {finish!r}, providerMaxOutputTokens {d.get('providerMaxOutputTokens', '?')}): a truncated summary"
+        )
+        bad = True
+    n = d.get("attemptCount")
+    if isinstance(n, int) and not isinstance(n, bool) and n > 1:
+        said.append(f"{n} summary calls spent (attemptCount {n} of {MAX_ATTEMPTS}, each on a smaller input)")
+        bad = True
+    if d.get("recovery") == "deterministic-recent-context":
+        said.append(
+            "recovery 'deterministic-recent-context': no provider summary was usable, so NextClaw installed an emergency "
+            "checkpoint quoting only recent source messages; older history was dropped, not summarized"
+        )
+        bad = True
+    elif d.get("degraded") is True:
+        said.append("degraded: the installed summary was trimmed (validation or the installable budget)")
+        bad = True
+    raw, inst = d.get("rawSummaryTokens"), d.get("installedSummaryTokens")
+    if isinstance(raw, int) and isinstance(inst, int) and raw > inst:
+        said.append(f"rawSummaryTokens {raw} > installedSummaryTokens {inst}")
+    if not said:
+        said.append(f"provider summary, {n} call, finishReason {finish!r}, installedSummaryTokens {inst}")
+    led.diagnostics.append(
+        Diagnostic(
+            rec.line,
+            "compaction_report",
+            f"{led.path}: line {rec.line}: context compaction {cp.get('id', rec.id)!r} ({cp.get('phase', '?')}, "
+            f"coveredMessageCount {cp.get('coveredMessageCount', '?')}): " + "; ".join(said),
+            severity="warning" if bad else "info",
+            seqs=[rec.seq],
+        )
+    )
+
+
+def _compare_metadata(led: Ledger, meta: dict[str, Any] | None) -> None:
+    """Session metadata `last_context_compaction` (ingestion :131-138) against the journal's latest."""
+    md = meta.get("metadata") if meta else None
+    last = md.get("last_context_compaction") if isinstance(md, dict) else None
+    if not isinstance(last, dict):
+        return
+    latest = _latest(led)
+    mine = (latest.extra or {})["checkpoint"].get("id") if latest is not None else None
+    if last.get("id") != mine:
+        led.diagnostics.append(
+            Diagnostic(
+                0,
+                "compaction_report",
+                f"{led.path}: session metadata last_context_compaction names checkpoint {last.get('id')!r} ({last.get('status')!r}), "
+                f"the journal's latest applied one is {mine!r}: NextClaw's budget preview reads the metadata's, the request uses the journal's",
+                severity="warning",
+            )
+        )

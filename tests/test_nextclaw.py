@@ -1,0 +1,351 @@
+"""NextClaw's NCP journal adapter (inspector/formats/nextclaw.py), on journals built from NextClaw's
+types (tests/nextclaw_store.py). The adapter is not registered yet: it is loaded through its own
+`load` and its rules are put into the runtime table for the test's duration."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import Report
+from inspector.analysis.runtime import RUNTIMES, Runtime
+from inspector.formats import adk, nextclaw, openclaw_sqlite
+from inspector.formats.jsonl import LoadError, parse_bytes
+from tests.nextclaw_store import Journal, checkpoint, message, timeline, ts
+
+ROOT = Path(__file__).resolve().parent.parent
+ADK_CORPUS = ROOT.parent / "shared" / "peers" / "adk" / "corpus"
+
+SEED_004 = {
+    "attemptCount": 3,
+    "degraded": True,
+    "finishReason": "length",
+    "installedSummaryTokens": 180,
+    "providerInputTokens": 7600,
+    "providerMaxOutputTokens": 600,
+    "providerUsage": {"inputTokens": 22000, "outputTokens": 1800},
+    "rawSummaryTokens": 600,
+    "recovery": "deterministic-recent-context",
+    "targetSummaryTokens": 550,
+}
+
+
+@pytest.fixture(autouse=True)
+def _rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(RUNTIMES, nextclaw.FORMAT, Runtime(**nextclaw.RUNTIME_RULES))
+
+
+def _analyze(path: Path, upto: int | None = None) -> Report:
+    return analyze(nextclaw.load(str(path), None, upto))
+
+
+def _request(rep: Report) -> list[tuple[str, str, str | None]]:
+    """(role, kind, record id) of every item of the predicted next request."""
+    return [(it.role, it.kind, it.record_id) for it in rep.context]
+
+
+def _state(rep: Report, rid: str) -> str | None:
+    seq = rep.ledger.by_id()[rid]
+    return rep.states[seq]
+
+
+def _streamed_turn(j: Journal) -> Journal:
+    """A user turn and an assistant reply streamed as deltas and tool-call events (NCP events)."""
+    j.sent(message("u1", "user", "Summarise the report", ts(0, 1)))
+    j.event("run.started", ts(0, 2), runId="r1", messageId="a1")
+    j.event("message.text-start", ts(0, 3), messageId="a1")
+    j.event("message.text-delta", ts(0, 3), messageId="a1", delta="Reading it. ")
+    j.event("message.tool-call-start", ts(0, 4), messageId="a1", toolCallId="c1", toolName="read_file")
+    j.event("message.tool-call-args", ts(0, 4), toolCallId="c1", args='{"path": "report.txt"}')
+    j.event("message.tool-call-end", ts(0, 4), toolCallId="c1")
+    j.event("message.tool-call-result", ts(0, 5), toolCallId="c1", content="The report says X.")
+    j.event("message.tool-call-start", ts(0, 6), messageId="a1", toolCallId="c2", toolName="grep")
+    j.event("message.tool-call-start", ts(0, 6), messageId="a1", toolCallId="c3", toolName="ls")
+    j.event("message.tool-call-result", ts(0, 6), toolCallId="c3", content="partial", final=False)
+    j.event("message.text-delta", ts(0, 7), messageId="a1", delta="It says X.")
+    j.event("run.finished", ts(0, 8), runId="r1", messageId="a1", endedAt=ts(0, 8))
+    return j
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def test_detects_journals_and_nothing_else(tmp_path: Path) -> None:
+    p = _streamed_turn(Journal()).write(tmp_path)
+    assert nextclaw.looks_like_file(str(p))
+    side = tmp_path / "agent_main_s1.metadata.json"
+    side.write_text(Journal().lines[0] + "\n")
+    assert not nextclaw.looks_like_file(str(side))  # the metadata sidecar is no session
+    legacy = tmp_path / "legacy.jsonl"  # core's SessionStore lines (session.store.ts:372-389)
+    legacy.write_text(
+        '{"_type":"metadata","created_at":"x","metadata":{}}\n{"_type":"event","seq":1,"type":"message.user","timestamp":"x","data":{}}\n'
+    )
+    assert not nextclaw.looks_like_file(str(legacy))
+    # Nobody else claims a journal.
+    assert not adk.looks_like_file(str(p)) and not openclaw_sqlite.looks_like_file(str(p))
+    from inspector.formats import detect
+
+    assert detect(parse_bytes(p.read_bytes(), str(p), None)[0]) is None
+    # And a journal adapter claims no sample, ADK corpus file or OpenClaw store.
+    others = [*sorted((ROOT / "sample_sessions").rglob("*.*")), *sorted(ADK_CORPUS.glob("*"))]
+    others += sorted((ROOT / "tests" / "peers").rglob("*.sqlite"))
+    assert others
+    claimed = [str(o) for o in others if o.is_file() and nextclaw.looks_like_file(str(o))]
+    assert claimed == []
+
+
+# ---------------------------------------------------------------------------------------- replay + request
+
+
+def test_replay_builds_messages_from_deltas_and_tool_events(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    j.sent(message("u2", "user", "Thanks", ts(1)))
+    rep = _analyze(j.write(tmp_path))
+    # One assistant message with its result, its result as a tool message; the call that never got
+    # a result (c2, cancelled at run.finished) is not sent (message-converter.utils.ts:84-92).
+    assert _request(rep) == [
+        ("user", "message", "u1"),
+        ("assistant", "message", "a1"),
+        ("tool", "message", "a1#c1"),
+        ("user", "message", "u2"),
+    ]
+    a1 = rep.ledger.records[rep.ledger.by_id()["a1"]]
+    assert a1.call_ids == ("c1",)
+    assert a1.message is not None and a1.message.text("") == "Reading it. It says X."
+    other = [b for b in a1.message.blocks if b.type == "other"]
+    assert [b.raw["state"] for b in other] == ["cancelled", "cancelled"]  # c3 had only a non-final result
+    tool = rep.ledger.records[rep.ledger.by_id()["a1#c1"]]
+    assert tool.message is not None and tool.message.text() == "The report says X."
+    assert a1.line == 14  # the run.finished line settled it
+    assert all(s == "live" for s in rep.states if s is not None)
+
+
+def test_completed_message_replaces_streamed_one_in_place(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    j.completed(message("a1", "assistant", None, ts(0, 3), parts=[{"type": "text", "text": "Final words."}]))
+    led = nextclaw.load(str(j.write(tmp_path)), None, None)
+    assert [r.id for r in led.records] == ["u1", "a1"]
+    assert led.records[1].message is not None and led.records[1].message.text() == "Final words."
+
+
+def _compacted(j: Journal, **cp_fields: Any) -> dict[str, Any]:
+    j.sent(message("u2", "user", "And the appendix?", ts(1)))
+    j.completed(message("a2", "assistant", "The appendix says Y.", ts(1, 5)))
+    j.sent(message("u3", "user", "Now the conclusion", ts(29)))
+    fields: dict[str, Any] = {"retainedMessageIds": ["u3"], "preservedUserMessageIds": ["u1"]}
+    fields.update(cp_fields)
+    summary = fields.pop("summary", "## Active Request\nReport summary.\n")
+    cp = checkpoint("ctx-20260820093000-4", summary, ts(1, 5), ts(30), **fields)
+    j.sent(timeline(cp))
+    j.completed(message("a3", "assistant", "The conclusion is Z.", ts(31)))
+    return cp
+
+
+def test_checkpoint_projection_order_and_coverage(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    cp = _compacted(j)
+    rep = _analyze(j.write(tmp_path))
+    assert _request(rep) == [
+        ("system", "summary", "ctx-20260820093000-4"),
+        ("user", "message", "u1"),  # preserved
+        ("user", "message", "u3"),  # retained
+        ("assistant", "message", "a3"),  # after coveredUntil
+    ]
+    assert rep.context[0].text == nextclaw.PREAMBLE + "\n\n" + cp["summary"]
+    assert [_state(rep, i) for i in ("u1", "a1", "a1#c1", "u2", "a2", "u3", "a3")] == [
+        "retained",
+        "summarized",
+        "summarized",
+        "summarized",
+        "summarized",
+        "retained",
+        "live",
+    ]
+    assert not [f for f in rep.findings if f.code == "hole"]
+
+
+def test_messages_after_covered_until_before_the_marker_stay_by_timestamp(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(j, coveredUntil=ts(0, 1), preservedUserMessageIds=[], retainedMessageIds=[])
+    rep = _analyze(j.write(tmp_path))
+    assert [i for _, _, i in _request(rep)] == ["ctx-20260820093000-4", "a1", "a1#c1", "u2", "a2", "u3", "a3"]
+    assert _state(rep, "u1") == "summarized"
+
+
+def test_mid_run_continuation_and_truncated_preserved_user(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(
+        j,
+        phase="mid-run",
+        retainedMessageIds=[],
+        preservedUserMessageIds=["u1", "u3"],
+        truncatedPreservedUserMessage={"messageId": "u1", "text": "Summ…3 tokens truncated…port"},
+    )
+    rep = _analyze(j.write(tmp_path))
+    assert [(it.role, it.record_id, it.seq is None) for it in rep.context] == [
+        ("system", "ctx-20260820093000-4", False),
+        ("user", "u1", True),  # its truncated text, not the record
+        ("user", "u3", False),
+        ("user", "context-compaction-message-ctx-20260820093000-4:continuation", True),
+        ("assistant", "a3", False),
+    ]
+    assert rep.context[1].text == "Summ…3 tokens truncated…port"
+    assert rep.context[3].text == nextclaw.CONTINUATION_TEXT
+
+
+def test_continuation_message_keeps_its_uncovered_parts(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(j, phase="mid-run", continuationMessageId="a2", continuationMessageCoveredPartCount=0)
+    rep = _analyze(j.write(tmp_path))
+    ids = [it.record_id for it in rep.context]
+    assert ids.index("a2") > ids.index("u3") and _state(rep, "a2") == "retained"
+    assert next(it.text for it in rep.context if it.record_id == "a2") == "The appendix says Y."
+
+
+def test_latest_checkpoint_by_updated_at_is_the_one_applied(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(j)
+    older = checkpoint("ctx-old", "old summary", ts(0, 1), ts(20))
+    j.sent(timeline(older) | {"timestamp": ts(32)})  # written later, updatedAt earlier
+    rep = _analyze(j.write(tmp_path))
+    assert rep.context[0].record_id == "ctx-20260820093000-4"
+    assert len(rep.checkpoints) == 1
+    newer = checkpoint("ctx-new", "newer summary", ts(31), ts(40))
+    j.sent(timeline(newer))  # the usual case: written later, updatedAt later
+    rep2 = _analyze(j.write(tmp_path))
+    assert rep2.context[0].record_id == "ctx-new" and rep2.context[0].text.endswith("newer summary")
+    assert any(
+        f.code == "compaction_report" and "'ctx-old' is not applied" in f.message for f in rep.findings
+    )
+
+
+def test_failed_compaction_is_sent_as_system_text(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    failed = checkpoint("ctx-f", "", ts(0, 1), ts(5)) | {"status": "failed"}
+    j.sent(timeline(failed))
+    rep = _analyze(j.write(tmp_path))
+    assert rep.checkpoints == []
+    items = [it for it in rep.context if it.record_id == "context-compaction-message-ctx-f"]
+    assert [it.role for it in items] == ["system"]
+    assert any(f.code == "compaction_report" and "ended 'failed'" in f.message for f in rep.findings)
+
+
+# ---------------------------------------------------------------------------------------- seed 004
+
+
+def test_seed_004_deterministic_recovery_drops_history(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    emergency = (
+        "## Current Work State\n\nModel-based compaction did not produce a safe summary. Exact retained recent source:\n\n"
+        "> The appendix says Y.\n"
+    )
+    _compacted(j, summary=emergency, summaryDiagnostics=SEED_004, preservedUserMessageIds=[])
+    rep = _analyze(j.write(tmp_path))
+    # Quoted in the emergency checkpoint: represented; the older history is a hole.
+    assert _state(rep, "a2") == "summarized"
+    assert [_state(rep, i) for i in ("u1", "a1", "a1#c1", "u2")] == ["hole"] * 4
+    codes = {f.code for f in rep.findings}
+    assert {"hole", "truncated_summary", "compaction_report"} <= codes
+    report = next(f for f in rep.findings if f.code == "compaction_report")
+    assert report.severity == "warning"
+    for words in (
+        "finishReason 'length'",
+        "3 summary calls spent",
+        "deterministic-recent-context",
+        "older history was dropped",
+    ):
+        assert words in report.message
+    assert rep.checkpoints[0].checkpoint.failure_reason == "summary_provider"
+    assert (
+        rep.checkpoints[0].checkpoint.usage is not None and rep.checkpoints[0].checkpoint.usage.input == 22000
+    )
+
+
+def test_provider_summary_is_reported_calm(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    diag = SEED_004 | {
+        "recovery": "provider-summary",
+        "attemptCount": 1,
+        "degraded": False,
+        "finishReason": "stop",
+        "rawSummaryTokens": 180,
+    }
+    _compacted(j, summaryDiagnostics=diag)
+    rep = _analyze(j.write(tmp_path))
+    report = next(f for f in rep.findings if f.code == "compaction_report")
+    assert report.severity == "info"
+    assert not {"hole", "truncated_summary"} & {f.code for f in rep.findings}
+
+
+def test_metadata_last_compaction_disagreeing_is_reported(tmp_path: Path) -> None:
+    j = Journal(metadata={"last_context_compaction": {"id": "ctx-other", "status": "compressed"}})
+    _streamed_turn(j)
+    _compacted(j)
+    rep = _analyze(j.write(tmp_path))
+    assert any(f.code == "compaction_report" and "'ctx-other'" in f.message for f in rep.findings)
+
+
+# ---------------------------------------------------------------------------------------- store, bad rows
+
+
+def test_folder_selection(tmp_path: Path) -> None:
+    _streamed_turn(Journal()).write(tmp_path, "agent_main_s1")
+    other = Journal()
+    other.sent(message("x1", "user", "other session", ts(0, 1)))
+    p2 = other.write(tmp_path, "agent_main_s2")
+    os.utime(p2, (1, 1))  # the older one
+    led = nextclaw.load(str(tmp_path), None, None)
+    assert [r.id for r in led.records][:1] == ["u1"]
+    choice = next(d for d in led.diagnostics if d.problem == "session_choice")
+    assert "agent_main_s2" in choice.message and "DIR#SESSION" in choice.message
+    led2 = nextclaw.load(str(tmp_path), "agent:main:s2", None)
+    assert [r.id for r in led2.records] == ["x1"]
+    with pytest.raises(LoadError, match="no session 'nope'"):
+        nextclaw.load(str(tmp_path), "nope", None)
+
+
+def test_bad_rows_are_named_and_the_rest_loads(tmp_path: Path) -> None:
+    j = Journal()
+    j.sent(message("u1", "user", "hello", ts(0, 1)))
+    j.raw('{"_type":"event","seq":2,"timestamp"')  # line 3: cut
+    j.raw("[1, 2]")  # line 4
+    j.raw(
+        '{"_type":"event","version":1,"seq":3,"timestamp":"2026-08-20T09:00:05.000Z","event":{"type":"message.sent","payload":{"sessionId":"s","message":{"id":7,"role":"user","parts":[]}}}}'
+    )
+    j.completed(message("a1", "assistant", "hi", ts(0, 6)))
+    led = nextclaw.load(str(j.write(tmp_path)), None, None)
+    by_line = {d.line: d for d in led.diagnostics}
+    assert "line 3: not valid JSON" in by_line[3].message
+    assert "line 4: a JSON list" in by_line[4].message
+    assert by_line[5].problem == "wrong_type" and "'event.payload.message.id'" in by_line[5].message
+    assert next(r.id for r in led.records if r.kind == "message") == "u1" and led.records[-1].id == "a1"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(Journal().text())
+    with pytest.raises(LoadError, match="line 1: the journal holds no events"):
+        nextclaw.load(str(empty), None, None)
+
+
+def test_upto_replays_the_first_lines(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(j)
+    p = j.write(tmp_path)
+    led = nextclaw.load(str(p), None, 6)
+    assert [r.id for r in led.records] == ["u1", "a1"]  # a1 still streaming, its call not yet answered
+    assert led.records[1].call_ids == ()
+
+
+def test_read_only(tmp_path: Path) -> None:
+    j = _streamed_turn(Journal())
+    _compacted(j)
+    p = j.write(tmp_path)
+    side = tmp_path / "agent_main_s1.metadata.json"
+    side.write_text(Journal().lines[0] + "\n")
+    before = {q: hashlib.sha256(q.read_bytes()).hexdigest() for q in tmp_path.iterdir()}
+    _analyze(p)
+    nextclaw.load(str(tmp_path), None, None)
+    assert {q: hashlib.sha256(q.read_bytes()).hexdigest() for q in tmp_path.iterdir()} == before
