@@ -55,12 +55,12 @@ class Facts:
         self.index = {e["id"]: i for i, e in enumerate(self.events)}
         self.rank = {eid: k for k, eid in enumerate(self.appended)}
         self.by_key: dict[str, list[int]] = {}
-        self.summary_key: dict[str, int] = {}
+        self.summary_key: dict[str, list[int]] = {}  # several summaries can read the same
         for i, e in enumerate(self.events):
             if e["compaction"] is not None:
                 for k in e["compaction"]["keys"]:
                     if k is not None:
-                        self.summary_key[json.dumps(k)] = i
+                        self.summary_key.setdefault(json.dumps(k), []).append(i)
                 continue
             for k in e["keys"]:
                 if k is not None:
@@ -94,8 +94,9 @@ class Facts:
             for p in parts:
                 k = json.dumps(p)
                 if k in self.summary_key:
-                    what = ("summary", self.summary_key[k])
-                    summaries.append(self.summary_key[k])
+                    cands = [i for i in self.summary_key[k] if i in existing and i not in summaries]
+                    what = ("summary", (cands or self.summary_key[k])[0])
+                    summaries.append(what[1])
                     break
                 cands = [i for i in self.by_key.get(k, []) if i in existing]
                 if cands:
