@@ -269,6 +269,7 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
             resps = kept
         seen_calls.update(calls)
         rows.append((r, summ, conv, calls, resps))
+    rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
     all_resps = {x for _, _, _, _, rs in rows for x in rs}
     long_running: set[str] = set()
     for r, summ, _conv, _, _ in rows:
@@ -298,6 +299,126 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
     for i, it in enumerate(ctx):
         it.index = i
     return ctx, reinjected
+
+
+Row = tuple[Record, bool, bool, list[str], list[str]]  # record, summary?, converted?, calls, responses
+
+
+def _owning_call(rows: list[Row], upto: int, call_id: str) -> int:
+    """The newest row before `upto` making the call (`_find_owning_call_event_index`), or -1."""
+    for k in range(upto - 1, -1, -1):
+        if call_id in rows[k][3]:
+            return k
+    return -1
+
+
+def _merged(parts: list[tuple[Record, list[str]]]) -> Row:
+    """`merge_function_response_events`: the first event's responses, each replaced by a later
+    response to the same call (others appended). Named after the event of its first payload."""
+    payload: dict[str, Record] = {}
+    for rec, ids in parts:
+        for x in ids:
+            payload[x] = rec
+    ids = list(payload)
+    return (payload[ids[0]], False, False, [], ids)
+
+
+def _rearrange_for_latest_response(rows: list[Row]) -> list[Row]:
+    """ADK's `rearrange_events_for_latest_function_response` (flows/llm_flows/tools/_rearranger.py):
+    when the request ends with responses to a call made earlier than the event just before them
+    (a long-running call answered later), everything after that call is left out, and the call's
+    responses are merged into one content right after it."""
+    if len(rows) < 2 or not rows[-1][4]:
+        return rows
+    trailing = rows[-1]
+    by_call: dict[int, list[str]] = {}
+    for x in trailing[4]:
+        k = _owning_call(rows, len(rows) - 1, x)
+        if k != -1:
+            by_call.setdefault(k, []).append(x)
+    if not by_call:
+        return rows
+    latest = max(by_call)
+    if latest == len(rows) - 2 and len(by_call) == 1:
+        return rows
+    out: list[Row] = []
+    for i in range(latest + 1):
+        r, summ, conv, calls, resps = rows[i]
+        if resps:
+            kept = [x for x in resps if _owning_call(rows, i, x) not in by_call]
+            if not kept and not calls:
+                continue
+            resps = kept
+        out.append((r, summ, conv, calls, resps))
+        if i in by_call:
+            parts: list[tuple[Record, list[str]]] = []
+            for j in range(i + 1, len(rows) - 1):
+                mine = [x for x in rows[j][4] if _owning_call(rows, j, x) == i]
+                if mine:
+                    parts.append((rows[j][0], mine))
+            parts.append((trailing[0], by_call[i]))
+            out.append(_merged(parts))
+    return out
+
+
+def _stale_text_reply(row: Row, inv: str | None) -> bool:
+    r, summ, conv, calls, _ = row
+    m = r.message
+    return (
+        not summ
+        and not conv
+        and r.run_id == inv
+        and _author(r) != "user"
+        and r.role == "assistant"
+        and not calls
+        and m is not None
+        and any(b.type == "text" and b.text for b in m.blocks)
+    )
+
+
+def _rearrange_for_async_responses(rows: list[Row]) -> list[Row]:
+    """ADK's `rearrange_events_for_async_function_responses_in_history` (_rearranger.py): each
+    call is followed by the last response to it (a long-running call's later answer replaces its
+    intermediate one, wherever it sits), responses sit nowhere else, and model text replies
+    between two updates of one call in one invocation by one author are dropped."""
+    call_rows: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row[4]:
+            continue
+        for c in row[3]:
+            call_rows.setdefault(c, []).append(i)
+    by_call: dict[tuple[str, int], list[int]] = {}
+    any_response = False
+    for i, row in enumerate(rows):
+        for x in row[4]:
+            any_response = True
+            owners = call_rows.get(x)
+            if not owners:
+                continue
+            k = bisect_left(owners, i)
+            by_call.setdefault((x, owners[max(k - 1, 0)]), []).append(i)
+    if not any_response:
+        return rows
+    stale: set[int] = set()
+    for idxs in by_call.values():
+        for a, b in pairwise(idxs):
+            ra, rb = rows[a][0], rows[b][0]
+            if ra.run_id != rb.run_id or _author(ra) != _author(rb):
+                continue
+            run = range(a + 1, b)
+            if run and all(_stale_text_reply(rows[k], ra.run_id) for k in run):
+                stale.update(run)
+    out: list[Row] = []
+    for i, row in enumerate(rows):
+        if i in stale or row[4]:
+            continue
+        out.append(row)
+        answers = sorted({by_call[(c, i)][-1] for c in row[3] if (c, i) in by_call})
+        if len(answers) == 1:
+            out.append(rows[answers[0]])
+        elif answers:
+            out.append(_merged([(rows[k][0], rows[k][4]) for k in answers]))
+    return out
 
 
 # ---------------------------------------------------------------------------------------- coverage

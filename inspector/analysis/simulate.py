@@ -176,6 +176,9 @@ class SimEvent:
     prompt: int | None = None  # recorded prompt tokens of the call that produced it
     output: int = 0  # recorded output tokens (pi's trigger reads prompt + output)
     chars4: int = 0  # pi's own estimate (`estimateTokens`: ceil(chars / 4)), which its cut walks
+    # ADK: a node failure (an event with `error_code` and no content): the invocation raised
+    failed: bool = False
+    chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
 
 
 @dataclass(slots=True)
@@ -268,14 +271,21 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
         is_question = role == "user" and (not adk or author == "user") and not r.never_sent
         if adk:
             inv = str(r.run_id or f"#{pos}")
+            # Every `Runner.run_async` starts with the user's event: a question, or the answer to a
+            # long-running call, which resumes an earlier invocation (same invocation id). A run is
+            # a turn: its input is its live question, and post-invocation compaction follows it.
+            is_question = author == "user" and m is not None and not r.never_sent
+            if is_question or not inv_turn:
+                inv_turn[f"run-{len(inv_turn) + 1}"] = len(inv_turn) + 1
+            turn = len(inv_turn)
         else:
             if is_question or not inv_turn:
                 inv = f"turn-{len(inv_turn) + 1}"
             else:
                 inv = f"turn-{len(inv_turn)}"
-        if inv not in inv_turn:
-            inv_turn[inv] = len(inv_turn) + 1
-        turn = inv_turn[inv]
+            if inv not in inv_turn:
+                inv_turn[inv] = len(inv_turn) + 1
+            turn = inv_turn[inv]
         calls = frozenset(b.call_id for b in (m.blocks if m else []) if b.type == "tool_call" and b.call_id)
         results = frozenset(
             b.call_id for b in (m.blocks if m else []) if b.type == "tool_result" and b.call_id
@@ -305,6 +315,9 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
                 prompt=usage.prompt if usage is not None and usage.prompt > 0 else None,
                 output=out,
                 chars4=_pi_estimate(r),
+                failed=adk and m is None and bool(extra.get("error_code")),
+                # (another runtime's session replayed under ADK's policy: its text size)
+                chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
             )
         )
     by_seq = {e.seq: e for e in events}
@@ -334,6 +347,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
                     lo, hi = seq_of[lo_hi[0]], seq_of[lo_hi[1]]
                     rep |= {e.pos for e in events if lo <= e.seq <= hi}
             seed_id = d.get("seed_compaction_id")
+            extra = r.extra or {}
             recorded.append(
                 _AdkComp(
                     after,
@@ -346,6 +360,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
                     "recorded",
                     seed=seed_id,
                     seq=r.seq,
+                    chars=int(extra.get("content_chars") or 0),
                 )
             )
             summary_tokens.append(size)
@@ -440,6 +455,7 @@ class _AdkComp:
     when: str  # pre_request | post_invocation | recorded
     seed: Any = None  # the compaction folded in as the seed (index into the list), when any
     seq: int | None = None  # recorded compactions: the record's seq
+    chars: int = 0  # the summary's serialized size (ADK's unit for the "worth compacting" gate)
 
     def key(self) -> tuple[float, float]:
         return (self.start, self.end)
@@ -470,7 +486,7 @@ class _Index:
 
     tokens: list[int]  # tokens[i] = tokens of the sent messages before position i
     count: list[int]  # count[i] = sent messages before position i
-    question: dict[str, int]  # each turn's (invocation's) question position
+    question: dict[int, int]  # each turn's question position (ADK: each run's input)
 
 
 def _index(sess: Session) -> _Index:
@@ -481,10 +497,25 @@ def _index(sess: Session) -> _Index:
             sent = e.sent and e.role is not None
             tokens.append(tokens[-1] + (e.tokens if sent else 0))
             count.append(count[-1] + (1 if sent else 0))
-            if e.question and e.inv not in question:
-                question[e.inv] = e.pos
+            if e.question and e.turn not in question:
+                question[e.turn] = e.pos
         sess.index = _Index(tokens, count, question)
     return sess.index
+
+
+_EMPTY_SUMMARY_CHARS = len('{"parts":[],"role":"model"}')  # ADK's weightless summary content
+
+
+def _compacted_chars(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> int:
+    """ADK's `_serialized_size(_process_compaction_events(events))`: every event outside the
+    surviving ranges plus each surviving summary, in serialized characters."""
+    alive = _surviving(comps)
+    ranges = sorted((comps[i].start, comps[i].end) for i in alive)
+    total = sum(comps[i].chars for i in alive)
+    for e in events[:upto]:
+        if not any(a <= e.ts <= b for a, b in ranges):
+            total += e.chars
+    return total
 
 
 def _surviving(comps: list[_AdkComp]) -> list[int]:
@@ -782,7 +813,7 @@ def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int
     ev = sess.events
     e = ev[pos]
     ix = _index(sess)
-    qpos = ix.question.get(e.inv)
+    qpos = ix.question.get(e.turn)
     lost = ev[qpos].seq if qpos is not None and qpos < pos and not ctx.has_raw(qpos, ev) else None
     return CallPoint(
         e.seq,
@@ -798,7 +829,12 @@ def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int
 
 
 def _ends_invocation(events: list[SimEvent], pos: int) -> bool:
-    return pos == len(events) - 1 or events[pos + 1].inv != events[pos].inv
+    """The last event of a turn (ADK: of a run, which a resumed invocation's next run follows)."""
+    return (
+        pos == len(events) - 1
+        or events[pos + 1].inv != events[pos].inv
+        or events[pos + 1].turn != events[pos].turn
+    )
 
 
 def baseline(sess: Session, window: int | None = None) -> Series:
@@ -949,7 +985,12 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         last_total = at(after)
     end = _cut_context(sess, comps, len(ev))
     return Series(
-        pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes], nothing_to_cut=nothing_to_cut
+        pol.name,
+        pol.params(),
+        calls,
+        points,
+        next_holes=[ev[p].seq for p in end.holes],
+        nothing_to_cut=nothing_to_cut,
     )
 
 
@@ -1011,6 +1052,9 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     sim_prompt: dict[int, int] = {}
     pricer = _Pricer(sess, lambda i: comps[i].tokens)
     rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
+    # A simulated summary's serialized size: its tokens at the session's own characters per token.
+    sized = [e for e in ev if e.chars > 0 and e.tokens > 0]
+    chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
 
     # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
     track = [_AdkTracker(ev, comps)]
@@ -1071,19 +1115,27 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         rep = {e.pos for e in inputs} | (comps[seed].represents if seed is not None else set())
         summarized = sum(e.tokens for e in inputs) + (comps[seed].tokens if seed is not None else 0)
         tokens = _summary_tokens(size, sess, summarized)
+        chars = round(tokens * chars_per_token)
         if size.tokens is None and size.ratio is None and (start, end) in rec_by_key:
-            tokens = sess.recorded[rec_by_key[(start, end)]].tokens
-        return _AdkComp(upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed)
+            match = sess.recorded[rec_by_key[(start, end)]]
+            tokens, chars = match.tokens, match.chars or chars
+        return _AdkComp(
+            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars
+        )
 
     def worth(c: _AdkComp, upto: int) -> bool:
+        # ADK's `_is_range_worth_compacting` (apps/compaction.py), in its own unit: what the range
+        # would remove from `_process_compaction_events` (serialized content sizes), priced with an
+        # empty summary, must exceed the latest surviving summary's size.
         if not pol.progress_gate:
             return True
-        tokens_now = now(upto).content_tokens
-        weightless = _AdkComp(upto, c.start, c.end, c.inputs, c.represents, 0, "", "")
-        after = _adk_context(ev, [*comps, weightless], upto).content_tokens
+        weightless = _AdkComp(
+            upto, c.start, c.end, c.inputs, c.represents, 0, "", "", chars=_EMPTY_SUMMARY_CHARS
+        )
+        removable = _compacted_chars(ev, comps, upto) - _compacted_chars(ev, [*comps, weightless], upto)
         alive = _surviving(comps)
-        prev = comps[alive[-1]].tokens if alive else 0
-        return tokens_now - after > prev
+        prev = comps[alive[-1]].chars if alive else 0
+        return removable > prev
 
     def token_pass(upto: int, agent: str | None, when: str) -> bool:
         assert pol.token_threshold is not None and pol.event_retention_size is not None
@@ -1132,7 +1184,13 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         add(c, upto, ev[upto - 1].turn)
         return True
 
+    run_failed = False  # the current run of the invocation ended in a node failure
     for e in ev:
+        if e.pos == 0 or ev[e.pos - 1].inv != e.inv:
+            run_failed = False
+        run_failed = run_failed or e.failed
+        if e.failed and pol.token:
+            token_pass(e.pos, e.author, "pre_request")  # the model call that failed ran it first
         if e.is_call:
             if pol.token:
                 token_pass(e.pos, e.author, "pre_request")
@@ -1140,7 +1198,10 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             prompt = pricer.price(e.pos, ctx, skey, rkey)
             sim_prompt[e.pos] = prompt
             calls.append(_call_point(sess, e.pos, ctx, prompt, None))
-        if _ends_invocation(ev, e.pos):
+        if _ends_invocation(ev, e.pos) and not run_failed:
+            # A failed run raises out of `Runner.run_async` before its post-invocation compaction
+            # (google/adk/runners.py, `run_async`: `_run_post_invocation_compaction` follows the
+            # event loop; a node failure is an error event without content, `_node_runner.py`).
             upto = e.pos + 1
             fired = pol.token and token_pass(upto, None, "post_invocation")
             if not fired and pol.sliding:

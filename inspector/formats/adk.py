@@ -63,6 +63,20 @@ _FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmatio
 # ---------------------------------------------------------------------------------------- detection
 
 
+def _serialized_chars(content: dict[str, Any]) -> int:
+    """ADK's `_serialized_size` of one content (apps/compaction.py: the JSON of the content without
+    nulls), which its "worth compacting" gate compares."""
+
+    def strip(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if x is not None}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+
+    return len(orjson.dumps(strip(content)).decode())
+
+
 def looks_like_dump(obj: Any) -> bool:
     """A `Session.model_dump()`: an object with an `events` list and the session's keys."""
     return (
@@ -586,6 +600,9 @@ def build(
         for k in ("author", "branch", "invocation_id"):
             if o.get(k) is not None:
                 extra[k] = o[k]
+        sized = e.summary_content if e.summary_content is not None else o.get("content")
+        if isinstance(sized, dict):
+            extra["content_chars"] = _serialized_chars(sized)
         actions = o.get("actions")
         if isinstance(actions, dict):
             acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}

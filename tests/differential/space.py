@@ -1,0 +1,116 @@
+"""The seeded random space of scenarios (issue 16, point 1). Pure data: the drivers run them.
+
+A scenario is a JSON object; the same (runtime, seed, index) always gives the same scenario.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+CITIES = ["Paris", "Rome", "Oslo", "Lima", "Cairo", "Tokyo", "Quito", "Perth", "Dakar", "Bern", "Riga"]
+
+
+def _adk_calls(rng: random.Random) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(rng.choice([1, 1, 1, 2, 2, 3])):
+        kind = rng.choice(["get_weather", "add", "lookup", "lookup"])
+        if kind == "get_weather":
+            out.append({"name": kind, "args": {"city": rng.choice(CITIES)}})
+        elif kind == "add":
+            out.append({"name": kind, "args": {"a": rng.randint(1, 99), "b": rng.randint(1, 99)}})
+        else:
+            key = rng.choice(["alpha", "beta", "missing-gamma"])  # a missing key: an error result
+            out.append({"name": kind, "args": {"key": key}})
+    return out
+
+
+def _adk_steps(rng: random.Random) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = [{"calls": _adk_calls(rng)} for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))]
+    steps.append({"text": rng.choice([40, 120, 400, 900, 1600])})
+    if rng.random() < 0.06:  # the model fails mid-invocation (the run raises; ADK keeps what it wrote)
+        steps.insert(rng.randrange(len(steps)), {"error": True})
+    return steps
+
+
+def _adk_compaction(rng: random.Random) -> dict[str, Any]:
+    strategy = rng.choice(["sliding", "sliding", "token", "token", "both"])
+    cfg: dict[str, Any] = {}
+    if strategy in ("sliding", "both"):
+        interval = rng.randint(1, 4)
+        cfg["compaction_interval"] = interval
+        cfg["overlap_size"] = rng.choice([0, 1, interval, rng.randint(0, interval)])
+    if strategy in ("token", "both"):
+        cfg["token_threshold"] = rng.choice([200, 350, 500, 800, 1200, 2000])
+        cfg["event_retention_size"] = rng.choice([0, 1, 2, 3, 5])
+    return cfg
+
+
+def adk_scenario(seed: int, index: int) -> dict[str, Any]:
+    rng = random.Random(f"adk/{seed}/{index}")
+    multi = rng.random() < 0.2
+    turns: list[dict[str, Any]] = []
+    open_approval = False
+    for i in range(rng.randint(3, 10)):
+        turn: dict[str, Any] = {"ask": f"question {i} " + "detail " * rng.choice([0, 2, 20, 80])}
+        r = rng.random()
+        if open_approval and r < 0.35:
+            turn["answer"] = "request_approval"  # the long-running call's real answer, later
+            turn["plans"] = {"*": [{"text": rng.choice([60, 300])}]}
+            open_approval = False
+        elif multi:
+            target = rng.choice(["weather_agent", "math_agent", "panel", "coordinator"])
+            plans: dict[str, Any] = {
+                a: [{"transfer": target}]
+                for a in ("coordinator", "weather_agent", "math_agent", "critic_a", "critic_b")
+                if a != target
+            }
+            if target == "weather_agent":
+                plans[target] = [
+                    {"calls": [{"name": "get_weather", "args": {"city": rng.choice(CITIES)}}]},
+                    {"text": 300},
+                ]
+            elif target == "math_agent":
+                plans[target] = [{"calls": [{"name": "add", "args": {"a": i, "b": 2 * i}}]}, {"text": 200}]
+            elif target == "panel":
+                plans["critic_a"] = [{"text": rng.choice([100, 500])}]
+                plans["critic_b"] = [{"text": rng.choice([100, 500])}]
+            else:
+                plans[target] = _adk_steps(rng)
+            turn["plans"] = plans
+        elif r < 0.12 and not open_approval:
+            turn["plans"] = {
+                "*": [{"calls": [{"name": "request_approval", "args": {"ticket": f"T-{i}"}}]}, {"text": 80}]
+            }
+            open_approval = True
+        elif r < 0.17:
+            turn["plans"] = {
+                "*": [{"calls": [{"name": "request_signoff", "args": {"ticket": f"S-{i}"}}]}, {"text": 80}]
+            }
+        else:
+            turn["plans"] = {"*": _adk_steps(rng)}
+        t = rng.random()
+        if t < 0.08:
+            turn["freeze"] = "invocation"  # every event of the invocation shares one timestamp
+        elif t < 0.14:
+            turn["freeze"] = "until_model"
+            turn["gap_s"] = 0.0  # stamped like the previous invocation's end (and its compaction)
+        if rng.random() < 0.08 and "freeze" not in turn:
+            turn["gap_s"] = 0.0
+        turns.append(turn)
+    summ = rng.random()
+    if summ < 0.7:
+        summarizer = ["good"]
+    else:
+        summarizer = [rng.choice(["good", "good", "error", "truncated", "empty"]) for _ in range(4)]
+    return {
+        "runtime": "adk",
+        "name": f"adk-s{seed}-{index:04d}",
+        "seed": seed,
+        "index": index,
+        "multi_agent": multi,
+        "backend": "database_v1" if rng.random() < 0.2 else "sqlite",
+        "compaction": _adk_compaction(rng),
+        "summarizer": summarizer,
+        "turns": turns,
+    }
