@@ -31,6 +31,7 @@ FLAGS = [
     *[([c, S, "--strategy", "recover"], f, "100000000") for c in ("plan", "repair")
       for f in ("--window", "--reserve", "--keep-recent", "--request-tokens")],
     (["repair", S, "--strategy", "recover"], "--timeout", "86400"),
+    (["watch", S], "--interval", "86400"),
     *[(["simulate", S, "--policy", "pi"], f, "100000000")
       for f in ("--context-window", "--reserve-tokens", "--keep-recent-tokens", "--token-threshold", "--summary-tokens")],
     *[(["simulate", S, "--policy", "adk-both"], f, "1000000")
@@ -43,7 +44,7 @@ FLAGS = [
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    if argv[0] in ("analyze", "context", "plan", "repair", "simulate"):
+    if argv[0] in ("analyze", "context", "plan", "repair", "simulate", "watch"):
         return build_parser().parse_args(argv)
     return app_parser().parse_args(argv)
 
@@ -82,7 +83,7 @@ def test_a_number_out_of_range_is_a_usage_error_naming_flag_range_and_value(
         err = capsys.readouterr().err
         assert f"argument {flag}: expected " in err, err
         assert "Traceback" not in err
-        if flag not in ("--timeout", "--summary-ratio"):
+        if flag not in ("--timeout", "--interval", "--summary-ratio"):
             assert re.search(r"between [\d,]+ and [\d,]+", err), err
         assert len(err) < 2000, "a pasted megabyte is not echoed back"
 

@@ -131,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     from inspector.cli import simulate as simulate_cli
 
     simulate_cli.add_parser(sub)
+    from inspector.cli import hook as hook_cli
+    from inspector.cli import watch as watch_cli
+
+    watch_cli.add_parser(sub)
+    # Listed for --help; `main` hands `hook` to its own parser (a usage error must not exit 2).
+    hook_cli.add_arguments(sub.add_parser("hook", help=hook_cli.HELP, description=hook_cli.DESCRIPTION))
     return parser
 
 
@@ -206,7 +212,7 @@ def _version_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
 
 
-COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate")
+COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate", "hook", "watch")
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -245,6 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         return run_app(argv)
+    if argv[0] == "hook":
+        from inspector.cli import hook as hook_cli
+
+        return hook_cli.run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -258,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from inspector.cli import simulate as simulate_cli
 
         return simulate_cli.run(args)
+    if args.command == "watch":
+        from inspector.cli import watch as watch_cli
+
+        return watch_cli.run(args)
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
     except LoadError as e:

@@ -549,6 +549,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     if not cands:
         return
     leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
+    bridged = _boundaries_by_logical_parent(records, objs)
     chain: list[int] = []
     seen: set[int] = set()
     cur: int | None = leaf
@@ -556,7 +557,8 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         seen.add(cur)
         chain.append(cur)
         pid = records[cur].parent_id
-        cur = by_id.get(pid) if pid is not None else None
+        nxt = by_id.get(pid) if pid is not None else None
+        cur = _across_boundary(cands, bridged.get(pid or ""), cur, nxt)
     cycle = cur is not None
     if cycle:
         assert cur is not None
@@ -606,6 +608,33 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     if cycle or len({records[s].id for s in path}) < len(path):
         # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
         led.resolved_path = path
+
+
+def _boundaries_by_logical_parent(records: list[Record], objs: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """logicalParentUuid -> the seqs of the compact boundaries that name it, in file order."""
+    out: dict[str, list[int]] = {}
+    for r, o in zip(records, objs, strict=True):
+        lp = o.get("logicalParentUuid")
+        if r.kind == "checkpoint" and isinstance(lp, str):
+            out.setdefault(lp, []).append(r.seq)
+    return out
+
+
+def _across_boundary(cands: list[Record], boundaries: list[int] | None, child: int, parent: int | None) -> int | None:
+    """The parent the runtime walks to from `child`. With a SessionStart hook configured, Claude
+    Code 2.1.328 writes the hook's attachments before the boundary and hangs the first line after
+    the summary (the /compact caveat) off the last of them, the line the boundary names as its
+    logicalParentUuid: the parentUuid then skips the boundary and its summary, yet the runtime sends
+    the summary (tests/peers/claude_code_hook/). Such a link crosses the boundary: it continues from
+    the newest main-thread line written between the boundary and the child (the summary)."""
+    if not boundaries or parent is None:
+        return parent
+    crossed = [b for b in boundaries if parent < b < child]
+    if not crossed:
+        return parent
+    b = crossed[-1]
+    between = [r.seq for r in cands if b <= r.seq < child]
+    return between[-1] if between else parent
 
 
 def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands: list[Record]) -> Diagnostic:
