@@ -32,7 +32,19 @@ CODES: dict[str, str] = {
     "duplicate_id": "two records share one id",
     "broken_tree": "the parent links cannot be walked (a cycle)",
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
+    "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
+    "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
 }
+
+# Adapters' diagnostics that state a runtime's own verdict (maka: checkpoint_unused, ...), by code.
+RUNTIME_PROBLEMS: dict[str, str] = {
+    "checkpoint_refused": "checkpoint_not_replayed",
+    "checkpoint_unused": "checkpoint_not_replayed",
+    "checkpoint_route_scoped": "checkpoint_not_replayed",
+    "unmatched_tool_call": "dropped_tool_call",
+}
+# Adapters' notes that describe the session rather than something wrong with it.
+NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
 
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
@@ -96,8 +108,11 @@ def _malformed(report: Report) -> list[Finding]:
     out: list[Finding] = []
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
-        if d.problem == "session_choice":
-            continue  # which session of a database was read (ADK): information, not a bad line
+        if d.problem in NOTE_PROBLEMS:
+            continue  # which session of a database was read (ADK), ...: information, not a bad line
+        if d.problem in RUNTIME_PROBLEMS:
+            out.append(Finding(RUNTIME_PROBLEMS[d.problem], d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
+            continue
         if d.problem == "duplicate_id":
             out.append(Finding("duplicate_id", "warning", d.message, list(d.seqs)))
             continue

@@ -1,0 +1,1043 @@
+"""maka's `runtime.sqlite` (github apache/maka, read at f19eede03a829c226be39f001b2684860a3aa1d5;
+the issue's 11b368e9 is not in the fetched snapshot). Citations are `path:line` at that commit;
+docs/runtimes/maka.md has the research notes.
+
+One database holds every session of a workspace (`FILE#SESSION` picks one; without it the
+session `session_metadata` says was used last). Tables read:
+
+- `runtime_events(event_id, session_id, run_id, turn_id, event_seq, payload_json, committed_at)`
+  (packages/storage/src/sqlite-runtime-schema.ts:36-54): one `RuntimeEvent` per row
+  (packages/core/src/runtime-event.ts:404-434), in the session order maka reads them,
+  `committed_at, event_id` (packages/storage/src/sqlite-runtime-store.ts:2705-2714). A row whose
+  payload names another id/session/run/turn than its columns is one maka refuses to decode
+  (sqlite-runtime-store.ts:3552-3563): we read it and say so.
+- `core_agent_runs(session_id, run_id, record_json)` (packages/storage/src/sqlite-core-execution-
+  schema.ts:26-39): the run headers (`AgentRunHeader`, packages/core/src/agent-run.ts:144-175).
+  The route of every reply is its run's (`modelId`, `llmConnectionSlug`) (`llmConnectionId` where a
+  newer header has one), so the proven span per route (seed 002, DESIGN §2) works on maka.
+- `core_agent_run_events` rows of type `history_compact_checkpoint_recorded`
+  (sqlite-core-execution-schema.ts:41-59; record shape packages/runtime/src/agent-run.ts:519-534)
+  and `core_agent_run_projections` (the checkpoint in force).
+
+A record's `line` is its position in the session's timeline: the runtime events, with each
+checkpoint row placed at its `event_ts` (never before the event its coverage runs through), so
+`--at N` reads the session as its first N timeline entries.
+
+maka's rules for the next request, as this adapter applies them:
+
+1. The checkpoint in force is the projection row's (`core_agent_run_projections`, kept widest /
+   source-bound, packages/storage/src/agent-run-store.ts:1254-1268); a NULL row means none
+   (:1062-1063, runtime/src/history-compact-ledger.ts:90); no row or an unusable one: recovered from
+   the run ledger (history-compact-ledger.ts:103-171: source-bound first, widest `eventCount`,
+   the tip of a `previousCheckpointId` chain, newest `ts` then id). `--at N` always recovers.
+   Admission: the shape check (runtime/src/history-compact-checkpoint.ts:440-505) and the summary
+   check (history-compact-ledger.ts:48-54): a `sections_v1` summary needs the sections Goal,
+   Progress, Next Steps, Critical Context in order, each non-empty, and no truncated tail; a legacy
+   one only no truncated tail (runtime/src/history-compact-summary-validation.ts:67-72, 93,
+   111-158, 177-261). A refused checkpoint is quarantined: never replayed.
+2. It applies only if its prefix matches the compactable events (not model-hidden, non-empty,
+   runtime/src/history-compact.ts:1011-1013, context-budget-helpers.ts:46-62)
+   (`matchHistoryCompactCheckpointPrefix`, history-compact-checkpoint.ts:537-619): the first
+   `coverage.eventCount` end exactly at `coverage.through`, the source cursors name the first and
+   last, a mid-turn head anchor is the `through` turn's user event, and the SHA-256 over the
+   length-prefixed `stableStringify` of those events (:728-738; runtime/src/request-shape.ts:510-
+   512, 684-710) equals `coverage.sourceDigest`. Otherwise maka says `coverage_miss` /
+   `source_hash_mismatch` and sends the raw history instead (history-compact.ts:288-291).
+3. A v3 checkpoint (encrypted provider state) replays only on the connection and model that made
+   it (history-compact-checkpoint.ts:398-409; dropped before replay, runtime/src/ai-sdk-
+   compaction.ts:1060-1071). The next request's route is the session's `llm_connection_slug` /
+   `model` (`session_metadata`), else the newest run header's.
+4. On a match the request is: v2, its rendered checkpoint as a user message
+   (history-compact-checkpoint.ts:351-364, 423-438); v3, the provider's `openai.compaction`
+   item as an assistant message ahead of everything (:366-384; runtime/src/ai-sdk-backend.ts:
+   4414-4424), its content encrypted (an opaque summary); then the mid-turn head anchor, then the
+   successor events (:628-638). `represents` = the covered prefix, `retains` = the head anchor.
+5. Replay of the events (`buildRuntimeEventModelReplayPlan`, runtime/src/model-history.ts:318-734):
+   partial (:368-373), model-hidden (:375-384), content-less (:397-409), empty / error content
+   (:411-455), system-role (:457-466) and wrong-role events (:470-483, :512-518, :555-567,
+   :596-608) are never sent; terminal statuses are diagnostic only (:386-395), so no stop reason is
+   dropped; signed thinking in a turn whose calls carry no step id is skipped (:520-535); a call
+   with no response is dropped, not answered with a synthetic result (:693-707); a response with
+   no call is dropped by the materializer (ai-sdk-backend.ts:4085-4092).
+
+Not modelled: the budget fit that can still skip a matching checkpoint (history-compact.ts:
+300-311; the budget is not in the store), maka's deterministic block compaction when no checkpoint
+applies (:356-), the steering envelope and inline refs of user text, and the materializer merging a
+step's reasoning, text and calls into one wire message (ai-sdk-backend.ts:4129-4217): we show one
+item per event. The database is opened read-only (`mode=ro`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from inspector.formats import fields
+from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
+from inspector.formats.jsonl import LoadError
+from inspector.ledger.model import (
+    Block,
+    Checkpoint,
+    Diagnostic,
+    HistoryItem,
+    Ledger,
+    Message,
+    Record,
+    Route,
+    RunHeader,
+    normalize_stop_reason,
+)
+
+FORMAT = "maka"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Where maka keeps its stores: the Electron userData of app `Maka` (`Maka Dev` unpackaged),
+# workspaces under it (apps/desktop/src/main/main.ts:42, :88).
+DEFAULT_PLACES: tuple[str, ...] = (
+    "~/.config/Maka/workspaces/*",
+    "~/.config/Maka Dev/workspaces/*",
+    "~/Library/Application Support/Maka/workspaces/*",
+    "~/Library/Application Support/Maka Dev/workspaces/*",
+)
+# Files beside runtime.sqlite that are not sessions (packages/eval/src/maka-artifacts.ts:88 and
+# SQLite's own side files).
+NOT_SESSION_FILES: tuple[str, ...] = (
+    "runtime.sqlite-*",
+    "runtime-host-candidate.log",
+    "runtime-policy.json",
+)
+
+# The next-request rules (inspector.analysis.runtime.Runtime's fields). maka replays every event
+# in order (no tree); terminal statuses are diagnostic only; a call with no response is dropped
+# by the adapter (never_sent), not answered; a checkpoint replaces the covered prefix with its own
+# items (a user text for v2, an assistant provider item for v3: `Checkpoint.replacement`).
+RUNTIME_RULES: dict[str, Any] = {
+    "name": FORMAT,
+    "tree": False,
+    "drop_stop_reasons": frozenset(),
+    "synthesize_missing_results": False,
+    "synthetic_result_text": "",
+    "summary_prefix": "",
+    "summary_suffix": "",
+    "replaces_history": True,
+}
+
+CHECKPOINT_EVENT = "history_compact_checkpoint_recorded"
+CHECKPOINT_KIND = "maka.history_compact_checkpoint"
+SOURCE_POLICY = "maka.compactable_runtime_event_projection.v1"
+SECTIONED = "sections_v1"
+_TABLES = frozenset({"runtime_events", "core_agent_runs"})
+_FOREIGN = frozenset({"sessions", "events", "transcript_events"})  # ADK's and OpenClaw's stores
+
+_CONTENT = OBJ(
+    kind=STR(),
+    text=STR(),
+    signature=STR(),
+    id=STR(),
+    name=STR(),
+    isError=Field((bool,)),
+    providerExecuted=Field((bool,)),
+    message=STR(),
+    code=STR(),
+    reason=STR(),
+)
+EVENT: dict[str, Field] = {
+    "id": STR(),
+    "invocationId": STR(),
+    "runId": STR(),
+    "sessionId": STR(),
+    "turnId": STR(),
+    "ts": NUM(),
+    "partial": Field((bool,)),
+    "role": STR(),
+    "author": STR(),
+    "modelVisibility": STR(),
+    "status": STR(),
+    "content": _CONTENT,
+    "refs": OBJ(stepId=STR()),
+}
+RUN_HEADER: dict[str, Field] = {
+    "runId": STR(),
+    "sessionId": STR(),
+    "turnId": STR(),
+    "modelId": STR(),
+    "llmConnectionSlug": STR(),
+    "llmConnectionId": STR(),
+    "createdAt": NUM(),
+}
+CHECKPOINT_ROW: dict[str, Field] = {
+    "type": STR(),
+    "id": STR(),
+    "runId": STR(),
+    "sessionId": STR(),
+    "ts": NUM(),
+    "data": ANY(checkpoint=OBJ(limitations=LIST(), coverage=OBJ(eventCount=INT(), turnCount=INT()))),
+}
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def _tables(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+
+
+def _is_maka(con: sqlite3.Connection) -> bool:
+    tables = _tables(con)
+    return tables >= _TABLES and not (tables & _FOREIGN) and "payload_json" in _columns(con, "runtime_events")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def looks_like_file(path: str) -> bool:
+    """Is this a maka `runtime.sqlite` (SQLite with `runtime_events.payload_json` and
+    `core_agent_runs`, and none of ADK's `sessions`/`events` or OpenClaw's `transcript_events`)?
+    Reads the head and the schema only; never raises."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                return False
+        con = _connect(path)
+        try:
+            return _is_maka(con)
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return False
+
+
+# ---------------------------------------------------------------------------------------- maka's own serialization
+
+
+def js_number(x: float | int) -> str:
+    """A number as JavaScript's `JSON.stringify` writes it (shortest round trip, JS exponents)."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return "null"
+    _sign, digits_t, exp = Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, digits_t)).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    n = len("".join(map(str, digits_t))) + exp  # decimal point position
+    k = len(digits)
+    minus = "-" if x < 0 else ""
+    if k <= n <= 21:
+        return minus + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return minus + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return minus + "0." + "0" * (-n) + digits
+    e = n - 1
+    mant = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{minus}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def _array_index(key: str) -> int | None:
+    if key.isdigit() and (key == "0" or key[0] != "0"):
+        n = int(key)
+        if n < 2**32 - 1:
+            return n
+    return None
+
+
+def _js_key_order(keys: list[str]) -> list[str]:
+    """`Object.keys(v).sort()` then re-inserted into an object: array-index keys enumerate first in
+    numeric order, the rest in UTF-16 code-unit order (request-shape.ts:701-705)."""
+    utf16 = sorted(keys, key=lambda k: k.encode("utf-16-be"))
+    idx = sorted((k for k in utf16 if _array_index(k) is not None), key=lambda k: _array_index(k) or 0)
+    return idx + [k for k in utf16 if _array_index(k) is None]
+
+
+def stable_stringify(value: Any, parent_key: str | None = None) -> str:
+    """maka's `stableStringify` (request-shape.ts:510-512, 684-710) over parsed JSON: keys
+    sorted, arrays under `required`/`enum` sorted (by code point here; maka uses localeCompare)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return js_number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        items = [stable_stringify(v) for v in value]
+        if parent_key in ("required", "enum"):
+            items.sort()
+        return "[" + ",".join(items) + "]"
+    if isinstance(value, dict):
+        parts = [json.dumps(k, ensure_ascii=False) + ":" + stable_stringify(value[k], k) for k in _js_key_order(list(value))]
+        return "{" + ",".join(parts) + "}"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def source_digest(events: list[dict[str, Any]]) -> str:
+    """`historyCompactSourceDigest` (history-compact-checkpoint.ts:728-738)."""
+    h = hashlib.sha256()
+    for ev in events:
+        s = stable_stringify(ev).encode("utf-8")
+        h.update(str(len(s)).encode() + b":" + s + b";")
+    return "sha256:" + h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------- summary admission
+
+REQUIRED_SECTIONS = ("## Goal", "## Progress", "## Next Steps", "## Critical Context")
+_TEMPLATE_LINES = frozenset(
+    {
+        "## Goal",
+        "[What the user is trying to accomplish]",
+        "## Progress",
+        "### Done",
+        "- [Completed work and changes]",
+        "### In Progress",
+        "- [Current work]",
+        "## Key Decisions",
+        "- **[Decision]**: [Brief rationale]",
+        "## Next Steps",
+        "1. [Ordered list of what should happen next]",
+        "## Critical Context",
+        '- [Files, commands/results, errors, anything needed to continue; or "(none)"]',
+    }
+)
+_TRUNCATED_TAIL = re.compile(r"(?:\.{3}|[:：,，、;；…(（—])\s*\Z")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BARE_FENCE = re.compile(r"^(`{3,}|~{3,})$")
+_OTHER_H2 = re.compile(r"^ {0,3}##(?!#)(?:\s|$)")
+_ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+_RULE = re.compile(r"^\s*([-*_])\s*(?:\1\s*){2,}$")
+
+
+def summary_defect(summary: str, sectioned: bool) -> str | None:
+    """Why maka's loader quarantines this v2 summary (history-compact-ledger.ts:48-54), or None:
+    `malformed_summary_missing_section` / `malformed_summary_truncated`
+    (history-compact-summary-validation.ts:111-158, 177-261)."""
+    text = summary.strip()
+    if not text:
+        return None
+    fence: tuple[str, int] | None = None
+    matched = 0
+    attributing = False
+    has = [False] * len(REQUIRED_SECTIONS)
+
+    def content(line: str) -> None:
+        t = line.strip()
+        if matched and attributing and t and t not in _TEMPLATE_LINES and not _BARE_FENCE.match(t):
+            has[matched - 1] = True
+
+    for line in re.split(r"\r?\n", text):
+        m = _FENCE.match(line)
+        if m:
+            run = m.group(1)
+            if fence is None:
+                fence = (run[0], len(run))
+            elif fence[0] == run[0] and len(run) >= fence[1] and line.strip() == run:
+                fence = None
+            else:
+                content(line)
+            continue
+        if fence is not None:
+            content(line)
+            continue
+        if matched < len(REQUIRED_SECTIONS) and re.match(r"^ {0,3}#", line) and line.strip() == REQUIRED_SECTIONS[matched]:
+            matched += 1
+            attributing = True
+            continue
+        if _OTHER_H2.match(line):
+            attributing = False
+            continue
+        if not _ANY_HEADING.match(line) and not _RULE.match(line):
+            content(line)
+    if sectioned and not (matched == len(REQUIRED_SECTIONS) and all(has)):
+        return "malformed_summary_missing_section"
+    if fence is not None or _TRUNCATED_TAIL.search(text):
+        return "malformed_summary_truncated"
+    return None
+
+
+# ---------------------------------------------------------------------------------------- checkpoints
+
+
+def _nonempty(v: Any) -> bool:
+    return isinstance(v, str) and len(v) > 0
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v == v and v not in (float("inf"), float("-inf"))
+
+
+def checkpoint_shape_problem(cp: Any, session_id: str) -> str | None:
+    """What `validateHistoryCompactCheckpointShape` (history-compact-checkpoint.ts:440-505)
+    refuses in this checkpoint, or None."""
+    if not isinstance(cp, dict):
+        return "not an object"
+    cov = cp.get("coverage") if isinstance(cp.get("coverage"), dict) else {}
+    thr = cov.get("through") if isinstance(cov.get("through"), dict) else {}
+    version = cp.get("version")
+    checks: list[tuple[bool, str]] = [
+        (cp.get("kind") == CHECKPOINT_KIND, f"kind is not {CHECKPOINT_KIND!r}"),
+        (version in (2, 3) and not isinstance(version, bool), "version is neither 2 nor 3"),
+        (_nonempty(cp.get("checkpointId")), "no checkpointId"),
+        (cp.get("sessionId") == session_id, "sessionId is another session's"),
+        (_finite(cp.get("createdAt")), "no createdAt"),
+        (_nonempty(cp.get("highWaterName")) and _finite(cp.get("highWaterSeq")), "no high water"),
+        (type(cov.get("eventCount")) is int and cov["eventCount"] > 0, "coverage.eventCount is not a positive integer"),
+        (type(cov.get("turnCount")) is int and cov["turnCount"] > 0, "coverage.turnCount is not a positive integer"),
+        (all(_nonempty(thr.get(k)) for k in ("runId", "turnId", "runtimeEventId")), "coverage.through is incomplete"),
+        (_nonempty(cov.get("sourceDigest")), "no coverage.sourceDigest"),
+        (cp.get("phase") in (None, "pre_turn", "mid_turn"), "unknown phase"),
+        (
+            cp.get("phase") != "mid_turn"
+            or (isinstance(cp.get("headAnchor"), dict) and _nonempty(cp["headAnchor"].get("runtimeEventId")) and _nonempty(cp["headAnchor"].get("turnId"))),
+            "a mid_turn checkpoint without a head anchor",
+        ),
+        (isinstance(cp.get("limitations"), list) and all(_nonempty(x) for x in cp["limitations"]), "limitations is not a list of strings"),
+        (_finite(cp.get("estimatedTokens")) and cp["estimatedTokens"] >= 0, "no estimatedTokens"),
+        (cp.get("previousCheckpointId") is None or _nonempty(cp.get("previousCheckpointId")), "bad previousCheckpointId"),
+    ]
+    src = cp.get("source")
+    if src is not None:
+        ok = isinstance(src, dict) and src.get("schemaVersion") == 1 and src.get("kind") == "runtime_event_projection" and src.get("policyVersion") == SOURCE_POLICY
+        scov = src.get("coverage") if isinstance(src, dict) and isinstance(src.get("coverage"), dict) else {}
+        low = scov.get("lowWater") if isinstance(scov.get("lowWater"), dict) else {}
+        high = scov.get("highWater") if isinstance(scov.get("highWater"), dict) else {}
+        ok = ok and all(
+            (
+                low.get("ledger") == high.get("ledger") == "runtime_event_projection",
+                low.get("streamId") == high.get("streamId") == session_id,
+                low.get("sequence") == 0,
+                high.get("sequence") == cov.get("eventCount", 0) - 1,
+                scov.get("eventCount") == cov.get("eventCount"),
+                _nonempty(low.get("eventId")),
+                high.get("eventId") == thr.get("runtimeEventId"),
+            )
+        )
+        checks.append((bool(ok), "its source cursors do not agree with its coverage"))
+    if version == 2:
+        checks.append((isinstance(cp.get("summary"), str) and cp["summary"].strip() != "", "a v2 checkpoint without a summary"))
+        checks.append((cp.get("summaryFormat") in (None, SECTIONED), "an unknown summaryFormat"))
+        checks.append(("providerState" not in cp, "a v2 checkpoint with provider state"))
+    elif version == 3:
+        ps = cp.get("providerState") if isinstance(cp.get("providerState"), dict) else {}
+        checks.append(("summary" not in cp, "a v3 checkpoint with a summary"))
+        checks.append(
+            (ps.get("kind") == "openai_codex_remote_v2" and all(_nonempty(ps.get(k)) for k in ("connectionSlug", "modelId", "itemId", "encryptedContent")), "its providerState is incomplete")
+        )
+    return next((why for ok, why in checks if not ok), None)
+
+
+def render_checkpoint(cp: dict[str, Any]) -> str:
+    """The user text a v2 checkpoint replays as (`renderHistoryCompactCheckpoint`,
+    history-compact-checkpoint.ts:351-364)."""
+
+    def esc(v: Any) -> str:
+        return str(v).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+    cov = cp["coverage"]
+    lines = [
+        f'<maka_history_compact_checkpoint id="{esc(cp["checkpointId"])}" high_water="{esc(cp["highWaterName"])}" '
+        f'seq="{js_number(cp["highWaterSeq"])}" version="{cp["version"]}">',
+        f"summary: {cp['summary']}",
+        f"coverage: {cov['eventCount']} runtime events across {cov['turnCount']} turns",
+    ]
+    src = cp.get("source")
+    if isinstance(src, dict):
+        c = src["coverage"]
+        low = (c.get("lowWater") or {}).get("sequence", 0)
+        lines.append(f"source: {src['policyVersion']} {js_number(low)}-{js_number(c['highWater']['sequence'])}")
+    lines.append(f"limitations: {'; '.join(cp['limitations'])}")
+    lines.append("</maka_history_compact_checkpoint>")
+    return "\n".join(lines)
+
+
+def provider_item_text(cp: dict[str, Any]) -> str:
+    """What stands for a v3 checkpoint's `openai.compaction` item: its content is encrypted."""
+    ps = cp["providerState"]
+    return (
+        f"[openai.compaction item {ps['itemId']}: encrypted provider state of {len(ps['encryptedContent'])} characters, "
+        f"readable only by {ps['modelId']} on {ps['connectionSlug']}]"
+    )
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+@dataclass(slots=True)
+class _Event:
+    row: int  # position in the session order, 1-based
+    event_id: str
+    obj: dict[str, Any]  # the payload as stored (hashed by the digest)
+    ev: dict[str, Any]  # the payload after the field guard (read by the adapter)
+    committed_at: Any
+
+
+@dataclass(slots=True)
+class _CkptRow:
+    run_id: str
+    sequence: int
+    event_id: str
+    ts: Any
+    obj: dict[str, Any]
+    cp: Any
+    where: str
+    line: int = 0
+    problem: str | None = None
+    record: Record | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def load(path: str, selector: str | None, upto: int | None) -> Ledger:
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not a maka runtime.sqlite")
+        con = _connect(path)
+    except OSError as e:
+        raise LoadError(f"{path}: cannot open ({e.strerror})") from None
+    except sqlite3.Error as e:
+        raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
+    try:
+        return _load(con, path, selector, upto)
+    except sqlite3.DatabaseError as e:
+        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
+    finally:
+        con.close()
+
+
+def _json_row(raw: Any, where: str, diags: list[Diagnostic], line: int) -> dict[str, Any] | None:
+    problem = ""
+    obj: Any = None
+    if not isinstance(raw, str | bytes):
+        problem = "its JSON column is not text"
+    else:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            problem = f"not valid JSON ({e})"
+        else:
+            if not isinstance(obj, dict):
+                problem = f"a JSON {type(obj).__name__}, not an object"
+    if problem:
+        diags.append(Diagnostic(line, "malformed_row", f"{where}: {problem}; skipped"))
+        return None
+    return obj
+
+
+def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, diags: list[Diagnostic]) -> str:
+    stored = [r[0] for r in con.execute("SELECT session_id FROM runtime_events GROUP BY session_id ORDER BY MAX(committed_at), session_id")]
+    if not stored:
+        raise LoadError(f"{name}: a maka runtime.sqlite, but runtime_events holds no session's events")
+    if selector is not None:
+        if selector not in stored:
+            raise LoadError(f"{name}: no session {selector!r} in runtime_events (sessions: {', '.join(stored[:10])})")
+        chosen, why = selector, "named in the path"
+    else:
+        used: list[str] = []
+        if "session_metadata" in _tables(con):
+            used = [r[0] for r in con.execute("SELECT session_id FROM session_metadata ORDER BY last_used_at, session_id")]
+        used = [s for s in used if s in stored]
+        if used:
+            chosen, why = used[-1], "the session used last (session_metadata.last_used_at)"
+        else:
+            chosen, why = stored[-1], "the session with the newest event"
+    others = [s for s in stored if s != chosen]
+    if others or selector is not None:
+        listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        diags.append(
+            Diagnostic(
+                0,
+                "session_choice",
+                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {chosen!r}, {why}"
+                + (f"; others: {listed} (pick one with FILE#SESSION)" if others else ""),
+                severity="info",
+            )
+        )
+    return chosen
+
+
+def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_Event]:
+    out: list[_Event] = []
+    rows = con.execute(
+        "SELECT event_id, session_id, invocation_id, run_id, turn_id, payload_json, committed_at "
+        "FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id",
+        (sid,),
+    ).fetchall()
+    for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=1):
+        where = f"{name}: runtime_events row {eid!r} (line {i})"
+        obj = _json_row(payload, where, diags, i)
+        if obj is None:
+            continue
+        ev = copy.deepcopy(obj)
+        wrong = fields.check_fields(ev, EVENT)
+        diags.extend(fields.line_diagnostics(i, wrong, where))
+        clash = [
+            f"{k} {ev.get(k)!r} (column {col!r})"
+            for k, col in (("id", eid), ("sessionId", rsid), ("invocationId", inv), ("runId", run), ("turnId", turn))
+            if ev.get(k) != col
+        ]
+        if clash:
+            diags.append(
+                Diagnostic(
+                    i,
+                    "row_identity_mismatch",
+                    f"{where}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
+                    "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
+                    severity="error",
+                )
+            )
+        out.append(_Event(i, str(eid), obj, ev, committed))
+    return out
+
+
+def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for run_id, raw in con.execute("SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
+        where = f"{name}: core_agent_runs row {run_id!r}"
+        obj = _json_row(raw, where, diags, 0)
+        if obj is None:
+            continue
+        diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), where))
+        out[str(run_id)] = obj
+    return out
+
+
+def _checkpoint_rows(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_CkptRow]:
+    if "core_agent_run_events" not in _tables(con):
+        return []
+    out: list[_CkptRow] = []
+    rows = con.execute(
+        "SELECT e.run_id, e.sequence, e.event_id, e.event_ts, e.record_json FROM core_agent_run_events e "
+        "LEFT JOIN core_agent_runs r ON r.session_id=e.session_id AND r.run_id=e.run_id "
+        "WHERE e.session_id=? AND e.event_type=? ORDER BY r.created_at, e.run_id, e.sequence",
+        (sid, CHECKPOINT_EVENT),
+    ).fetchall()
+    for run_id, seq, eid, ts, raw in rows:
+        where = f"{name}: core_agent_run_events row (run {run_id!r}, sequence {seq})"
+        obj = _json_row(raw, where, diags, 0)
+        if obj is None:
+            continue
+        diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, CHECKPOINT_ROW), where))
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        out.append(_CkptRow(str(run_id), int(seq), str(eid), ts, obj, data.get("checkpoint"), where))
+    return out
+
+
+def _projection(con: sqlite3.Connection, sid: str) -> tuple[bool, Any]:
+    """(whether the projection row exists, its event's checkpoint id or None)."""
+    if "core_agent_run_projections" not in _tables(con):
+        return False, None
+    row = con.execute("SELECT event_json FROM core_agent_run_projections WHERE session_id=? AND event_type=?", (sid, CHECKPOINT_EVENT)).fetchone()
+    if row is None:
+        return False, None
+    if row[0] is None:
+        return True, None
+    try:
+        ev = orjson.loads(row[0])
+    except orjson.JSONDecodeError:
+        return False, None  # unreadable: maka recovers from the run ledger
+    data = ev.get("data") if isinstance(ev, dict) and isinstance(ev.get("data"), dict) else {}
+    cp = data.get("checkpoint")
+    return True, cp.get("checkpointId") if isinstance(cp, dict) else "<unusable>"
+
+
+def _recover(cands: list[_CkptRow]) -> _CkptRow | None:
+    """`selectRecoveredCheckpoint` (history-compact-ledger.ts:134-171)."""
+    bound = [c for c in cands if c.cp.get("source") is not None]
+    pool = bound or cands
+    if not pool:
+        return None
+    widest = max(c.cp["coverage"]["eventCount"] for c in pool)
+    furthest = [c for c in pool if c.cp["coverage"]["eventCount"] == widest]
+    ids = {c.cp["checkpointId"] for c in furthest}
+    superseded = {c.cp.get("previousCheckpointId") for c in furthest if c.cp.get("previousCheckpointId") in ids}
+    tips = [c for c in furthest if c.cp["checkpointId"] not in superseded] or furthest
+    return max(tips, key=lambda c: (c.obj.get("ts") if _finite(c.obj.get("ts")) else 0, str(c.obj.get("id"))))
+
+
+def _compactable(e: _Event) -> bool:
+    """`isHistoryCompactContentEvent` (history-compact.ts:1011-1013; chars: context-budget-helpers.ts:46-62)."""
+    if e.obj.get("modelVisibility") == "hidden":
+        return False
+    c = e.obj.get("content")
+    if not isinstance(c, dict):
+        return False
+    kind = c.get("kind")
+    if kind in ("text", "thinking"):
+        return bool(c.get("text"))
+    if kind in ("function_call", "function_response"):
+        return True  # a name plus the JSON of its arguments / result
+    if kind == "error":
+        return bool(c.get("message"))
+    return False
+
+
+def match_prefix(cp: dict[str, Any], compactable: list[_Event]) -> str | None:
+    """Why `matchHistoryCompactCheckpointPrefix` (history-compact-checkpoint.ts:537-619) fails
+    for this (shape-valid) checkpoint, or None when it matches."""
+    cov = cp["coverage"]
+    n = cov["eventCount"]
+    covered = compactable[:n]
+    thr = cov["through"]
+    last = covered[-1].obj if covered else {}
+    if (
+        len(covered) != n
+        or any(e.obj.get("sessionId") != cp["sessionId"] for e in covered)
+        or last.get("runId") != thr["runId"]
+        or last.get("turnId") != thr["turnId"]
+        or last.get("id") != thr["runtimeEventId"]
+    ):
+        return "coverage_miss"
+    src = cp.get("source")
+    if isinstance(src, dict):
+        c = src["coverage"]
+        if (c.get("lowWater") or {}).get("eventId") != covered[0].obj.get("id") or c["highWater"].get("eventId") != last.get("id"):
+            return "coverage_miss"
+    if cp.get("phase") == "mid_turn":
+        a = cp["headAnchor"]
+        anchor = next((e.obj for e in covered if e.obj.get("id") == a["runtimeEventId"]), None)
+        if anchor is None or anchor.get("turnId") != a["turnId"] or anchor.get("turnId") != thr["turnId"] or anchor.get("role") != "user" or anchor.get("author") != "user":
+            return "coverage_miss"
+    if source_digest([e.obj for e in covered]) != cov["sourceDigest"]:
+        return "source_hash_mismatch"
+    return None
+
+
+_REASONS = {
+    "coverage_miss": "its coverage no longer matches the session's compactable events (coverage_miss)",
+    "source_hash_mismatch": "the covered events changed since it was written: their SHA-256 is not its sourceDigest (source_hash_mismatch)",
+}
+
+
+def _route_of(header: dict[str, Any] | None) -> Route | None:
+    if not header:
+        return None
+    conn = header.get("llmConnectionSlug") or header.get("llmConnectionId")
+    model = header.get("modelId")
+    return Route(model, conn) if (model or conn) else None
+
+
+def _next_route(con: sqlite3.Connection, sid: str, runs: dict[str, dict[str, Any]]) -> tuple[Route | None, str]:
+    if "session_metadata" in _tables(con) and {"llm_connection_slug", "model"} <= _columns(con, "session_metadata"):
+        row = con.execute("SELECT model, llm_connection_slug FROM session_metadata WHERE session_id=?", (sid,)).fetchone()
+        if row is not None and (row[0] or row[1]):
+            return Route(row[0], row[1]), "session_metadata"
+    if runs:
+        return _route_of(list(runs.values())[-1]), "the newest run header"
+    return None, ""
+
+
+def _message(ev: dict[str, Any]) -> tuple[Message | None, str | None]:
+    """The event as a message, and why maka never sends it (model-history.ts:367-466), or
+    (None, why) for an event with no content."""
+    content = ev.get("content") if isinstance(ev.get("content"), dict) else None
+    role_raw = ev.get("role")
+    if content is None:
+        return None, "no content (a runtime fact)"
+    kind = content.get("kind")
+    role = {"user": "user", "model": "assistant", "tool": "tool", "system": "system"}.get(str(role_raw), "system")
+    blocks: list[Block] = []
+    err: str | None = None
+    if kind in ("text", "thinking"):
+        blocks.append(Block(kind, text=content.get("text") or ""))
+    elif kind == "function_call":
+        blocks.append(Block("tool_call", call_id=content.get("id"), name=content.get("name"), args=content.get("args")))
+    elif kind == "function_response":
+        result = content.get("providerOutput") if content.get("providerExecuted") and "providerOutput" in content else content.get("result")
+        text = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+        blocks.append(Block("tool_result", text=text, call_id=content.get("id"), name=content.get("name"), is_error=content.get("isError") is True))
+    elif kind == "error":
+        err = content.get("message") or ""
+        blocks.append(Block("text", text=err))
+    else:
+        blocks.append(Block("other", raw=content))
+    status = ev.get("status")
+    m = Message(
+        role,
+        blocks,
+        stop_reason=normalize_stop_reason(status) if status in ("failed", "aborted", "cancelled") else None,
+        stop_reason_raw=status,
+        error_message=err,
+        source_role=f"{role_raw}/{kind}",
+    )
+    why: str | None = None
+    if ev.get("partial") is True:
+        why = "a partial event (partial_skipped)"
+    elif ev.get("modelVisibility") == "hidden":
+        why = "model-hidden (model_hidden_skipped)"
+    elif kind == "error":
+        why = "error content is diagnostic only (error_content_diagnostic_only)"
+    elif kind in ("text", "thinking") and not content.get("text"):
+        why = "empty text (empty_text_skipped)"
+    elif role_raw == "system":
+        why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
+    elif kind not in ("text", "thinking", "function_call", "function_response"):
+        why = f"content kind {kind!r} is not replayable (unsupported_content)"
+    elif (kind == "text" and role_raw not in ("user", "model", "system")) or (kind in ("thinking", "function_call") and role_raw != "model") or (
+        kind == "function_response" and role_raw != "tool"
+    ):
+        why = f"a {kind} event with role {role_raw!r} (unsupported_role)"
+    return m, why
+
+
+def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
+    if not _is_maka(con):
+        raise LoadError(f"{name}: a SQLite database, but not a maka runtime.sqlite (no runtime_events.payload_json and core_agent_runs)")
+    diags: list[Diagnostic] = []
+    sid = _choose_session(con, name, selector, diags)
+    events = _events(con, name, sid, diags)
+    runs = _runs(con, name, sid, diags)
+    rows = _checkpoint_rows(con, name, sid, diags)
+    pos_of = {e.event_id: k for k, e in enumerate(events)}
+
+    # The timeline: each checkpoint row after the events committed by its time, and after the
+    # event its coverage runs through.
+    timeline: list[_Event | _CkptRow] = []
+    slots: dict[int, list[_CkptRow]] = {}
+    for c in rows:
+        ts = c.ts if _finite(c.ts) else 0
+        at = sum(1 for e in events if _finite(e.committed_at) and e.committed_at <= ts)
+        thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
+        if isinstance(thr, dict) and thr.get("runtimeEventId") in pos_of:
+            at = max(at, pos_of[thr["runtimeEventId"]] + 1)
+        slots.setdefault(at, []).append(c)
+    for k in range(len(events) + 1):
+        timeline += slots.get(k, [])
+        if k < len(events):
+            timeline.append(events[k])
+    if upto is not None:
+        timeline = timeline[:upto]
+    events = [x for x in timeline if isinstance(x, _Event)]
+    rows = [x for x in timeline if isinstance(x, _CkptRow)]
+    if not events:
+        raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
+
+    records: list[Record] = []
+    by_event: dict[str, Record] = {}
+    ev_of: dict[int, _Event] = {}
+    for line, x in enumerate(timeline, start=1):
+        seq = len(records)
+        if isinstance(x, _CkptRow):
+            x.line = line
+            x.where = x.where.replace("(run", f"(line {line}, run", 1)
+            rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
+            x.record = rec
+            records.append(rec)
+            continue
+        x.row = line
+        ev = x.ev
+        m, why = _message(ev)
+        run_id = ev.get("runId") if isinstance(ev.get("runId"), str) else None
+        if m is not None and m.role == "assistant":
+            m.route = _route_of(runs.get(run_id or ""))
+        if m is None:
+            rec = Record(seq, line, "meta", "runtime_fact", id=x.event_id, timestamp=ev.get("ts"), run_id=run_id, extra=x.obj)
+        else:
+            m.never_sent = why is not None
+            rec = Record(seq, line, "message", "runtime_event", id=x.event_id, timestamp=ev.get("ts"), message=m, run_id=run_id, extra=x.obj)
+            if why is not None:
+                rec.never_sent = True
+        records.append(rec)
+        by_event[x.event_id] = rec
+        ev_of[rec.seq] = x
+
+    led = Ledger(path=name, format=FORMAT, session_id=sid, header=None, records=records)
+    led.diagnostics = diags
+    led.leaf_seq = records[-1].seq
+    for run_id, h in runs.items():
+        route = _route_of(h)
+        first = next((r.seq for r in records if r.run_id == run_id), None)
+        if route is not None and first is not None:
+            led.runs[run_id] = RunHeader(run_id, route, first)
+    _skip_signed_thinking(events, by_event)
+
+    compactable = [e for e in events if _compactable(e)]
+    applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name)
+    sent = compactable if applied is None else _replayed(applied, compactable)
+    _drop_unpaired_calls(led, sent, by_event, name)
+    return led
+
+
+def _skip_signed_thinking(events: list[_Event], by_event: dict[str, Record]) -> None:
+    """Signed thinking in a turn whose calls carry no step id is not replayed (model-history.ts:353-362, 520-535)."""
+    unpaired = {
+        e.ev.get("turnId")
+        for e in events
+        if isinstance(e.ev.get("content"), dict)
+        and e.ev["content"].get("kind") == "function_call"
+        and e.ev.get("partial") is not True
+        and e.ev.get("modelVisibility") != "hidden"
+        and not (e.ev.get("refs") or {}).get("stepId")
+    }
+    for e in events:
+        c = e.ev.get("content")
+        if isinstance(c, dict) and c.get("kind") == "thinking" and c.get("signature") and e.ev.get("turnId") in unpaired:
+            _never_sent(by_event[e.event_id])
+
+
+def _never_sent(rec: Record) -> None:
+    rec.never_sent = True
+    if rec.message is not None:
+        rec.message.never_sent = True
+
+
+def _replayed(c: _CkptRow, compactable: list[_Event]) -> list[_Event]:
+    n = c.cp["coverage"]["eventCount"]
+    anchor = c.cp.get("headAnchor", {}).get("runtimeEventId") if c.cp.get("phase") == "mid_turn" else None
+    return [e for e in compactable[:n] if e.event_id == anchor] + compactable[n:]
+
+
+def _drop_unpaired_calls(led: Ledger, sent: list[_Event], by_event: dict[str, Record], name: str) -> None:
+    """A function_call the replay never answers is dropped from the request (model-history.ts:693-707)."""
+    answered: set[str] = set()
+    for e in reversed(sent):
+        rec = by_event[e.event_id]
+        if rec.never_sent or rec.message is None:
+            continue
+        if rec.role == "tool" and rec.result_id:
+            answered.add(rec.result_id)
+        for cid in rec.call_ids:
+            if cid not in answered:
+                _never_sent(rec)
+                led.diagnostics.append(
+                    Diagnostic(
+                        rec.line,
+                        "unmatched_tool_call",
+                        f"{name}: runtime_events row {e.event_id!r} (line {rec.line}): function_call {cid!r} has no "
+                        "function_response after it; maka drops it from the request (unmatched_tool_call)",
+                        severity="info",
+                        seqs=[rec.seq],
+                    )
+                )
+
+
+def _apply_checkpoint(
+    con: sqlite3.Connection,
+    led: Ledger,
+    sid: str,
+    rows: list[_CkptRow],
+    compactable: list[_Event],
+    by_event: dict[str, Record],
+    runs: dict[str, dict[str, Any]],
+    upto: int | None,
+    name: str,
+) -> _CkptRow | None:
+    """Decide which checkpoint row maka replays through, make it the ledger's checkpoint and say
+    why every other one is not used. Returns the applied row."""
+    for c in rows:
+        c.problem = checkpoint_shape_problem(c.cp, sid)
+        if c.problem is None and c.cp["version"] == 2:
+            d = summary_defect(c.cp["summary"], c.cp.get("summaryFormat") == SECTIONED)
+            if d is not None:
+                c.problem = f"maka's loader quarantines its summary ({d})"
+    admitted = [c for c in rows if c.problem is None]
+    for c in rows:
+        if c.problem is not None:
+            sev = "warning"
+            led.diagnostics.append(Diagnostic(c.line, "checkpoint_refused", f"{c.where}: checkpoint not loadable by maka: {c.problem}; it is never replayed", severity=sev, seqs=[c.record.seq] if c.record else []))
+    chosen: _CkptRow | None
+    exists, projected = _projection(con, sid) if upto is None else (False, None)
+    if exists and projected is None:
+        chosen = None
+    else:
+        chosen = next((c for c in admitted if c.cp["checkpointId"] == projected), None) if exists else None
+        if chosen is None:
+            chosen = _recover(admitted)
+    if chosen is None:
+        return None
+    for c in admitted:
+        if c is not chosen and c.record is not None:
+            led.diagnostics.append(
+                Diagnostic(c.line, "checkpoint_superseded", f"{c.where}: checkpoint {c.cp['checkpointId']!r} is not the one in force ({chosen.cp['checkpointId']!r} is)", severity="info", seqs=[c.record.seq])
+            )
+    cp = chosen.cp
+    assert chosen.record is not None
+    miss = match_prefix(cp, compactable)
+    if miss is not None:
+        led.diagnostics.append(
+            Diagnostic(
+                chosen.line,
+                "checkpoint_unused",
+                f"{chosen.where}: maka does not replay checkpoint {cp['checkpointId']!r}: {_REASONS[miss]}; "
+                "the raw history is sent instead (or compacted again)",
+                severity="warning",
+                seqs=[chosen.record.seq],
+            )
+        )
+        return None
+    if cp["version"] == 3:
+        route, whence = _next_route(con, sid, runs)
+        ps = cp["providerState"]
+        made_on = Route(ps["modelId"], ps["connectionSlug"])
+        if route is None or route != made_on:
+            led.diagnostics.append(
+                Diagnostic(
+                    chosen.line,
+                    "checkpoint_route_scoped",
+                    f"{chosen.where}: checkpoint {cp['checkpointId']!r} holds encrypted {ps['kind']} state only "
+                    f"{made_on.label()} can replay; the next request goes to {route.label() if route else 'an unknown route'}"
+                    f"{' (' + whence + ')' if whence else ''}, so maka drops it and sends the raw history: the proven span "
+                    "holds only for the route that made it",
+                    severity="warning",
+                    seqs=[chosen.record.seq],
+                )
+            )
+            return None
+    _make_checkpoint(led, chosen, compactable, by_event)
+    return chosen
+
+
+def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_event: dict[str, Record]) -> None:
+    cp = c.cp
+    rec = c.record
+    assert rec is not None
+    n = cp["coverage"]["eventCount"]
+    covered = compactable[:n]
+    first, through = covered[0].event_id, covered[-1].event_id
+    anchor = cp["headAnchor"]["runtimeEventId"] if cp.get("phase") == "mid_turn" else None
+    v3 = cp["version"] == 3
+    summary_item = HistoryItem(
+        "assistant" if v3 else "user",
+        provider_item_text(cp) if v3 else render_checkpoint(cp),
+        kind="summary",
+        id=cp["providerState"]["itemId"] if v3 else f"history-compact:{cp['checkpointId']}",
+    )
+    replacement = [summary_item]
+    if anchor is not None:
+        replacement.append(HistoryItem("user", seq=by_event[anchor].seq))
+    replacement += [HistoryItem(by_event[e.event_id].role or "", seq=by_event[e.event_id].seq) for e in compactable[n:] if by_event[e.event_id].seq < rec.seq]
+    rec.kind = "checkpoint"
+    rec.checkpoint = Checkpoint(
+        summary="" if v3 else cp["summary"],
+        trigger=cp.get("phase") or "pre_turn",
+        details=cp,
+        explicit_boundary=through,
+        explicit_represents=[(first, through)],
+        explicit_retains=[anchor] if anchor else [],
+        replacement=replacement,
+    )
+    if v3:
+        led.diagnostics.append(
+            Diagnostic(
+                c.line,
+                "opaque_summary",
+                f"{c.where}: checkpoint {cp['checkpointId']!r} (v3) replaces {n} events with encrypted provider state: "
+                "what it represents is known, its content is not readable here",
+                severity="info",
+                seqs=[rec.seq],
+            )
+        )

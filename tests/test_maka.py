@@ -1,0 +1,362 @@
+"""maka runtime.sqlite (inspector/formats/maka.py), on stores built from maka's own DDL and types
+(tests/maka_store.py). The adapter is not registered yet: these tests load through its `load`
+and give the analysis its rules the way the registry will."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis import runtime as runtime_rules
+from inspector.formats import adk, maka, openclaw_sqlite
+from inspector.formats.jsonl import LoadError
+from inspector.ledger.model import Route
+from tests.maka_store import SECTIONED_SUMMARY, Session, write
+
+ROOT = Path(__file__).resolve().parent.parent
+ADK_CORPUS = ROOT.parent / "shared" / "peers" / "adk" / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def _maka_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(runtime_rules.RUNTIMES, maka.FORMAT, runtime_rules.Runtime(**maka.RUNTIME_RULES))
+
+
+def two_turns(tmp_path: Path, version: int = 2, **kw: Any) -> tuple[Session, str]:
+    """Turn 1 (a call and its result), a checkpoint over it, turn 2."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.call("c1", "run1", "call_1")
+    s.result("r1", "run1", "call_1")
+    s.reply("a1", "run1", "Renamed")
+    s.run("run2", "turn2")
+    s.checkpoint("cp1", "run2", 4, version=version, **kw)
+    s.user("u2", "run2", "Now bar")
+    s.reply("a2", "run2", "Done")
+    return s, str(tmp_path / "runtime.sqlite")
+
+
+def context(led: Any) -> list[tuple[str, str, str | None]]:
+    rep = analyze(led)
+    return [(it.role, it.kind, it.record_id) for it in rep.context]
+
+
+def codes(led: Any) -> list[tuple[str, str | None]]:
+    return [(f.code, (f.data or {}).get("problem")) for f in analyze(led).findings]
+
+
+# ---------------------------------------------------------------------------------------- detection
+
+
+def test_detects_maka_and_not_its_neighbours(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    write(p, s)
+    assert maka.looks_like_file(p)
+    assert not openclaw_sqlite.looks_like_file(p)
+    with pytest.raises(LoadError, match="not an ADK session store"):
+        adk.load_sqlite(p, p, None, None)  # ADK declines it cleanly, no traceback
+    others = [*ROOT.joinpath("sample_sessions").rglob("*.*"), *ADK_CORPUS.rglob("*.*")]
+    assert others and not [o for o in others if o.is_file() and maka.looks_like_file(str(o))]
+
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE sessions (id TEXT)")  # an ADK table in it: not maka's store
+    con.commit()
+    con.close()
+    assert not maka.looks_like_file(p)
+    (tmp_path / "x.jsonl").write_text('{"type":"session"}\n')
+    assert not maka.looks_like_file(str(tmp_path / "x.jsonl"))
+
+
+def test_not_sqlite_or_not_maka_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a.sqlite").write_text("hello")
+    with pytest.raises(LoadError, match="not a SQLite database"):
+        maka.load(str(tmp_path / "a.sqlite"), None, None)
+
+    con = sqlite3.connect(tmp_path / "b.sqlite")
+    con.execute("CREATE TABLE sessions (id TEXT)")
+    con.close()
+    with pytest.raises(LoadError, match=r"not a maka runtime\.sqlite"):
+        maka.load(str(tmp_path / "b.sqlite"), None, None)
+
+
+# ---------------------------------------------------------------------------------------- selection
+
+
+def test_selects_the_session_used_last_or_the_named_one(tmp_path: Path) -> None:
+    a, p = two_turns(tmp_path)
+    b = Session(sid="s2", t=a.t + 10_000)
+    b.run("rb", "tb")
+    b.user("ub", "rb", "other session")
+    write(p, a, b)
+    led = maka.load(p, None, None)
+    assert led.session_id == "s2"
+    assert any(d.problem == "session_choice" and "others: s1" in d.message for d in led.diagnostics)
+    assert maka.load(p, "s1", None).session_id == "s1"
+    with pytest.raises(LoadError, match="no session 'nope'"):
+        maka.load(p, "nope", None)
+
+
+# ---------------------------------------------------------------------------------------- the next request
+
+
+def test_v2_checkpoint_replays_its_rendered_text_then_the_successors(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    write(p, s)
+    led = maka.load(p, None, None)
+    rep = analyze(led)
+    assert [(it.role, it.kind, it.record_id) for it in rep.context] == [
+        ("user", "summary", "history-compact:cp1"),
+        ("user", "message", "u2"),
+        ("assistant", "message", "a2"),
+    ]
+    text = rep.context[0].text
+    assert text.startswith('<maka_history_compact_checkpoint id="cp1" high_water="runtime_events" seq="4" version="2">\n')
+    assert f"summary: {SECTIONED_SUMMARY}\n" in text
+    assert "coverage: 4 runtime events across 1 turns\nsource: maka.compactable_runtime_event_projection.v1 0-3\n" in text
+    assert text.endswith("</maka_history_compact_checkpoint>")
+    v = rep.checkpoints[-1]
+    assert sorted(led.records[x].id for x in v.represents) == ["a1", "c1", "r1", "u1"]
+    assert v.retains == []
+    assert rep.coverage_counts()["hole"] == 0 and rep.coverage_counts()["summarized"] == 4
+    assert codes(led) == []
+
+
+def test_v3_checkpoint_is_an_opaque_assistant_item_on_its_own_route(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path, version=3)
+    write(p, s)
+    led = maka.load(p, None, None)
+    rep = analyze(led)
+    assert [(it.role, it.kind, it.record_id) for it in rep.context] == [
+        ("assistant", "summary", "cmp_cp1"),
+        ("user", "message", "u2"),
+        ("assistant", "message", "a2"),
+    ]
+    assert "encrypted" in rep.context[0].text
+    assert led.records[rep.checkpoints[-1].seq].checkpoint.summary == ""  # opaque: represents known, content not
+    assert rep.coverage_counts()["summarized"] == 4
+
+
+def test_v3_checkpoint_on_another_route_is_not_replayed(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path, version=3, provider=("codex-main", "gpt-5-codex"))
+    s.connection, s.model = "deepseek", "deepseek-chat"  # the session moved to another route
+    write(p, s)
+    led = maka.load(p, None, None)
+    assert context(led) == [
+        ("user", "message", "u1"),
+        ("assistant", "message", "c1"),
+        ("tool", "message", "r1"),
+        ("assistant", "message", "a1"),
+        ("user", "message", "u2"),
+        ("assistant", "message", "a2"),
+    ]
+    assert codes(led) == [("checkpoint_not_replayed", "checkpoint_route_scoped")]
+
+
+def test_routes_come_from_the_run_headers(tmp_path: Path) -> None:
+    s = Session()
+    s.run("run1", "turn1", model="model-a", connection="conn-a")
+    s.user("u1", "run1", "hi")
+    s.reply("a1", "run1", "hello")
+    s.run("run2", "turn2", model="model-b", connection="conn-b")
+    s.user("u2", "run2", "again")
+    s.reply("a2", "run2", "yes")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    routes = {r.id: r.message.route for r in led.records if r.role == "assistant"}
+    assert routes == {"a1": Route("model-a", "conn-a"), "a2": Route("model-b", "conn-b")}
+    assert led.runs["run1"].route == Route("model-a", "conn-a")
+    # seed 002: the proven span of route a ends where a's newest reply begins, not b's
+    from inspector.analysis.tokens import get_tokenizer
+    from inspector.compaction.cut import PathIndex, proven_reply
+
+    ix = PathIndex(analyze(led), get_tokenizer())
+    assert led.records[ix.path[proven_reply(ix, Route("model-a", "conn-a"))]].id == "a1"
+    assert led.records[ix.path[proven_reply(ix, Route("model-b", "conn-b"))]].id == "a2"
+
+
+def test_mid_turn_checkpoint_retains_its_head_anchor(tmp_path: Path) -> None:
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.call("c1", "run1", "call_1")
+    s.result("r1", "run1", "call_1")
+    s.checkpoint("cp1", "run1", 3, phase="mid_turn", anchor="u1")
+    s.call("c2", "run1", "call_2")
+    s.result("r2", "run1", "call_2")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    rep = analyze(led)
+    assert [(it.role, it.kind, it.record_id) for it in rep.context] == [
+        ("user", "summary", "history-compact:cp1"),
+        ("user", "message", "u1"),
+        ("assistant", "message", "c2"),
+        ("tool", "message", "r2"),
+    ]
+    v = rep.checkpoints[-1]
+    assert [led.records[x].id for x in v.retains] == ["u1"]
+    assert rep.states[0] == "retained"
+
+
+def test_changed_history_makes_maka_skip_the_checkpoint(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path, digest="sha256:" + "0" * 64)
+    write(p, s)
+    led = maka.load(p, None, None)
+    assert [x[2] for x in context(led)] == ["u1", "c1", "r1", "a1", "u2", "a2"]
+    assert codes(led) == [("checkpoint_not_replayed", "checkpoint_unused")]
+    assert "source_hash_mismatch" in analyze(led).findings[0].message
+
+
+def test_coverage_miss(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    s.run_events[0][1]["data"]["checkpoint"]["coverage"]["through"]["runtimeEventId"] = "r1"
+    s.run_events[0][1]["data"]["checkpoint"]["source"]["coverage"]["highWater"]["eventId"] = "r1"
+    write(p, s)
+    led = maka.load(p, None, None)
+    assert "coverage_miss" in analyze(led).findings[0].message
+    assert context(led)[0][2] == "u1"
+
+
+def test_legacy_checkpoint_must_end_at_its_through_event(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    cp = s.run_events[0][1]["data"]["checkpoint"]
+    del cp["source"]  # legacy v2: no source cursors, only coverage.through
+    cp["coverage"]["through"]["runtimeEventId"] = "r1"
+    write(p, s)
+    assert "coverage_miss" in analyze(maka.load(p, None, None)).findings[0].message
+
+
+def test_truncated_summary_is_quarantined(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path, summary="We renamed foo and then,", sectioned=False)
+    write(p, s)
+    led = maka.load(p, None, None)
+    assert codes(led) == [("checkpoint_not_replayed", "checkpoint_refused")]
+    assert "malformed_summary_truncated" in analyze(led).findings[0].message
+    assert context(led)[0][2] == "u1"
+
+
+def test_sectioned_summary_needs_its_sections(tmp_path: Path) -> None:
+    assert maka.summary_defect(SECTIONED_SUMMARY, True) is None
+    assert maka.summary_defect("## Goal\nx\n## Progress\ny", True) == "malformed_summary_missing_section"
+    assert maka.summary_defect("free form, finished.", False) is None
+    assert maka.summary_defect("```\nopen fence", False) == "malformed_summary_truncated"
+
+
+def test_projection_null_row_means_no_checkpoint(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    s.projection = None
+    write(p, s)
+    assert context(maka.load(p, None, None))[0][2] == "u1"
+
+
+def test_projection_names_the_checkpoint_in_force(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    s.run("run3", "turn3")
+    s.checkpoint("cp2", "run3", 6, previous="cp1")
+    s.user("u3", "run3", "third")
+    s.projection = "cp1"  # the store kept cp1 (a repair may have); maka follows the projection
+    write(p, s)
+    led = maka.load(p, None, None)
+    assert context(led)[0][2] == "history-compact:cp1"
+    s.projection = "absent"  # recovered from the run ledger: the widest, cp2
+    p2 = write(str(tmp_path / "b.sqlite"), s)
+    assert [x[2] for x in context(maka.load(p2, None, None))] == ["history-compact:cp2", "u3"]
+
+
+def test_unanswered_call_is_dropped_and_orphan_result_is_not_sent(tmp_path: Path) -> None:
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "go")
+    s.call("c1", "run1", "call_1")  # the app died: no response
+    s.result("r9", "run1", "call_9")  # a response to no call
+    s.reply("a1", "run1", "sorry")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    assert context(led) == [("user", "message", "u1"), ("assistant", "message", "a1")]
+    assert ("dropped_tool_call", "unmatched_tool_call") in codes(led)
+    assert not [c for c, _ in codes(led) if c in ("unanswered_tool_call", "orphan_tool_result")]
+
+
+def test_never_sent_events(tmp_path: Path) -> None:
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "go")
+    s.reply("h1", "run1", "hidden note", modelVisibility="hidden")
+    s.event("e1", "run1", "model", {"kind": "error", "message": "provider 500"})
+    s.event("y1", "run1", "system", {"kind": "text", "text": "system fact"})
+    s.event("f1", "run1", "system", None, actions={"endInvocation": True})
+    s.reply("a1", "run1", "done", status="failed")  # terminal status is diagnostic only: still sent
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    assert context(led) == [("user", "message", "u1"), ("assistant", "message", "a1")]
+    states = dict(zip([r.id for r in led.records], analyze(led).states, strict=True))
+    assert states == {"u1": "live", "h1": "excluded", "e1": "excluded", "y1": "excluded", "f1": None, "a1": "live"}
+
+
+# ---------------------------------------------------------------------------------------- bad rows, --at, read-only
+
+
+def test_bad_rows_are_named_and_the_rest_loads(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    bad = [
+        ("bad1", "s1", "inv-run2", "run2", "turn2", 90, "text", "{not json", 1_787_100_000_000),
+        ("bad2", "s1", "inv-run2", "run2", "turn2", 91, "text", json.dumps({"id": "other", "sessionId": "s1", "invocationId": "inv-run2", "runId": "run2", "turnId": "turn2", "role": "user", "content": {"kind": "text", "text": 5}}), 1_787_100_000_001),
+    ]
+    write(p, s, raw_rows=bad)
+    led = maka.load(p, None, None)
+    msgs = {d.problem: d.message for d in led.diagnostics}
+    assert "runtime_events row 'bad1'" in msgs["malformed_row"] and "not valid JSON" in msgs["malformed_row"]
+    assert "'content.text' is an integer" in msgs["wrong_type"]
+    assert "row 'bad2'" in msgs["row_identity_mismatch"]
+    assert [x[2] for x in context(led)][:3] == ["history-compact:cp1", "u2", "a2"]
+
+
+def test_at_line_reads_the_timeline_prefix(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    write(p, s)
+    before = maka.load(p, None, 4)
+    assert [r.id for r in before.records] == ["u1", "c1", "r1", "a1"] and not analyze(before).checkpoints
+    after = maka.load(p, None, 6)
+    assert [x[2] for x in context(after)] == ["history-compact:cp1", "u2"]
+
+
+def test_reading_leaves_the_store_unchanged(tmp_path: Path) -> None:
+    s, p = two_turns(tmp_path)
+    write(p, s)
+    digest = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    analyze(maka.load(p, None, None))
+    assert hashlib.sha256(Path(p).read_bytes()).hexdigest() == digest
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["runtime.sqlite"]
+
+
+# ---------------------------------------------------------------------------------------- maka's serialization
+
+
+JS = """
+const canon = (v, k) => {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) { const a = v.map((x) => canon(x)); return (k === 'required' || k === 'enum') ? a.slice().sort() : a; }
+  const o = {}; for (const key of Object.keys(v).sort()) o[key] = canon(v[key], key); return o;
+};
+const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(input.map((v) => JSON.stringify(canon(v)))));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
+def test_stable_stringify_matches_javascript() -> None:
+    values: list[Any] = [
+        {"b": 1, "a": [3, 1], "10": "x", "9": "y", "é": "ü\n\t\"\\", "Z": None},
+        {"n": [1.0, 1.5, 1e21, 1e-7, 0.000001, 123456789012.25, -0.5, 2**53], "required": ["b", "a"]},
+        {"s": "\u2028 \x7f \x01 😀", "nested": {"y": True, "x": False}},
+    ]
+    out = subprocess.run(["node", "-e", JS], input=json.dumps(values), capture_output=True, text=True, check=True).stdout
+    assert [maka.stable_stringify(v) for v in values] == json.loads(out)
