@@ -128,9 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=text, description=desc)
         sp.add_argument("session", metavar="SESSION", help="the session file")
         sp.add_argument("--json", action="store_true", help="emit JSON")
+    from inspector.cli import export as export_cli
+    from inspector.cli import scan as scan_cli
+    from inspector.cli import search as search_cli
     from inspector.cli import simulate as simulate_cli
+    from inspector.cli import usage as usage_cli
 
     simulate_cli.add_parser(sub)
+    for across in (scan_cli, search_cli, usage_cli, export_cli):  # across sessions (issue 18)
+        across.add_parser(sub)
     return parser
 
 
@@ -206,7 +212,8 @@ def _version_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
 
 
-COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate")
+COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate", "scan", "search", "usage", "export")
+ACROSS = ("scan", "search", "usage", "export")  # each module's run(args)
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -258,6 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from inspector.cli import simulate as simulate_cli
 
         return simulate_cli.run(args)
+    if args.command in ACROSS:
+        import importlib
+
+        return int(importlib.import_module(f"inspector.cli.{args.command}").run(args))
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
     except LoadError as e:
