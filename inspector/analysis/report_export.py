@@ -61,6 +61,9 @@ def coverage_band(report: Report, columns: int = BAND_COLUMNS) -> list[BandColum
     for i in range(0, len(path), per):
         chunk = path[i : i + per]
         states = [report.states[s] for s in chunk if report.states[s] is not None]
+        if not states and out:  # a checkpoint between messages: a mark on the column before it
+            out[-1].checkpoint = True
+            continue
         state = max(states, key=lambda st: _STATE_WEIGHT.get(st or "", 0)) if states else "inactive"
         out.append(
             BandColumn(
@@ -83,17 +86,23 @@ def coverage_svg(report: Report) -> str:
         f'height="{BAND_HEIGHT + 8}" viewBox="0 0 {BAND_WIDTH} {BAND_HEIGHT + 8}">',
         "<title>Coverage of the active path, oldest to newest</title>",
     ]
-    for i, c in enumerate(band):
-        lines = f"line {c.first_line}" if c.first_line == c.last_line else f"lines {c.first_line}–{c.last_line}"
+    i = 0
+    while i < len(band):  # one rectangle per run of columns in one state
+        j = i
+        while j + 1 < len(band) and band[j + 1].state == band[i].state:
+            j += 1
+        a, b = band[i].first_line, band[j].last_line
+        lines = f"line {a}" if a == b else f"lines {a}–{b}"
         parts.append(
-            f'<rect x="{i * w:.2f}" y="4" width="{w + 0.05:.2f}" height="{BAND_HEIGHT}" fill="{STATE_COLORS[c.state]}">'
-            f"<title>{c.state}: {lines}</title></rect>"
+            f'<rect x="{i * w:.2f}" y="4" width="{(j - i + 1) * w:.2f}" height="{BAND_HEIGHT}" '
+            f'fill="{STATE_COLORS[band[i].state]}"><title>{band[i].state}: {lines}</title></rect>'
         )
+        i = j + 1
     for i, c in enumerate(band):
         if c.checkpoint:
             parts.append(
-                f'<rect x="{i * w:.2f}" y="0" width="{max(2.0, w):.2f}" height="{BAND_HEIGHT + 8}" fill="{CHECKPOINT_COLOR}">'
-                f"<title>checkpoint: line {c.first_line}</title></rect>"
+                f'<rect x="{(i + 1) * w - 1.5:.2f}" y="0" width="3" height="{BAND_HEIGHT + 8}" fill="{CHECKPOINT_COLOR}">'
+                f"<title>checkpoint after line {c.last_line}</title></rect>"
             )
     parts.append("</svg>")
     return "".join(parts)
