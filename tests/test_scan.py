@@ -207,3 +207,10 @@ def test_two_scans_at_once_share_the_index(tmp_path: Path, _cache: Path) -> None
         again = Scanner(index, workers=1)
         list(again.rows([str(root)]))
         assert again.stats.read == 0
+
+
+def test_a_bad_time_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for cmd in (["scan"], ["search", "x"], ["usage"]):
+        assert main([*cmd, str(tmp_path), "--since", "yesterday-ish", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert "argument --since: expected a date" in err and "Traceback" not in err

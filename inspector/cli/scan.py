@@ -18,6 +18,7 @@ from typing import Any
 
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.analysis.sessions import ScanRow
+from inspector.cli import args as argtypes
 from inspector.store.index import IndexUnavailable, SessionIndex
 from inspector.store.places import DEFAULT_PLACES, default_places
 from inspector.store.scan import Scanner
@@ -48,11 +49,11 @@ def add_paths_argument(p: argparse.ArgumentParser) -> None:
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Filters and progress, shared by scan, search and usage."""
-    p.add_argument("--since", type=when, metavar="WHEN", help="sessions active at or after WHEN (2026-01-31, an ISO time, or 7d / 12h ago)")
-    p.add_argument("--until", type=when, metavar="WHEN", help="sessions active at or before WHEN")
+    p.add_argument("--since", metavar="WHEN", help="sessions active at or after WHEN (2026-01-31, an ISO time, or 7d / 12h ago)")
+    p.add_argument("--until", metavar="WHEN", help="sessions active at or before WHEN")
     p.add_argument("--project", metavar="TEXT", help="sessions whose project (working directory) contains TEXT")
     p.add_argument("--format", metavar="NAME", dest="format_name", help="sessions of this format (pi, claude_code, codex, ...)")
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes reading sessions (default: one per core)")
+    p.add_argument("--workers", type=argtypes.positive_count, metavar="N", help="worker processes reading sessions (default: one per core)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -85,20 +86,33 @@ _AGO = re.compile(r"(\d+)\s*([dhm])")
 
 
 def when(value: str) -> float:
-    """An argparse type: epoch seconds of a date, an ISO time (naive: UTC), or `7d` / `12h` / `30m` ago."""
+    """Epoch seconds of a date, an ISO time (naive: UTC), or `7d` / `12h` / `30m` ago (ValueError
+    naming what was expected otherwise)."""
     m = _AGO.fullmatch(value.strip().lower())
-    if m:
-        n, unit = int(m.group(1)), m.group(2)
-        return time.time() - n * {"d": 86400, "h": 3600, "m": 60}[unit]
     try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2)
+            return time.time() - n * {"d": 86400, "h": 3600, "m": 60}[unit]
         d = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)
+        return d.timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(
             f"expected a date (2026-01-31), an ISO time (2026-01-31T12:00) or an age (7d, 12h, 30m), got {value[:40]!r}"
         ) from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=_dt.UTC)
-    return d.timestamp()
+
+
+def read_times(args: argparse.Namespace) -> str | None:
+    """Turn --since / --until into epoch seconds in place; the usage problem, if any."""
+    for flag in ("since", "until"):
+        value = getattr(args, flag)
+        if isinstance(value, str):
+            try:
+                setattr(args, flag, when(value))
+            except ValueError as e:
+                return f"argument --{flag}: {e}"
+    return None
 
 
 def resolve_paths(paths: list[str]) -> tuple[list[str], str | None]:
@@ -310,6 +324,10 @@ def failing(row: ScanRow, limit: int) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = read_times(args)
+    if problem:
+        print(f"inspector scan: {problem}", file=sys.stderr)
+        return 2
     paths, problem = resolve_paths(args.paths)
     if problem:
         print(f"inspector: {problem}", file=sys.stderr)

@@ -7,11 +7,13 @@ import os
 import sqlite3
 import sys
 
+from inspector.cli import args as argtypes
 from inspector.cli.output import emit_json
 from inspector.cli.scan import (
     add_common,
     add_paths_argument,
     open_index,
+    read_times,
     resolve_paths,
     row_filter,
     scanned_rows,
@@ -43,12 +45,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("query", metavar="QUERY", help="words that must all appear (see --fts)")
     add_paths_argument(p)
     p.add_argument("--fts", action="store_true", help="QUERY is an SQLite FTS5 expression (AND, OR, NOT, NEAR, \"phrases\")")
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N hits, best first (default 50)")
+    p.add_argument("--limit", type=argtypes.positive_count, default=50, metavar="N", help="at most N hits, best first (default 50)")
     p.add_argument("--json", action="store_true", help="emit the hits as JSON")
     add_common(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = read_times(args)
+    if problem:
+        print(f"inspector search: {problem}", file=sys.stderr)
+        return 2
     paths, problem = resolve_paths(args.paths)
     if problem:
         print(f"inspector: {problem}", file=sys.stderr)

@@ -22,6 +22,7 @@ from inspector.cli.scan import (
     add_common,
     add_paths_argument,
     open_index,
+    read_times,
     resolve_paths,
     row_filter,
     scanned_rows,
@@ -88,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
         prices = load_prices(args.prices)
     except PriceTableError as e:
         print(f"inspector: {e}", file=sys.stderr)
+        return 2
+    problem = read_times(args)
+    if problem:
+        print(f"inspector usage: {problem}", file=sys.stderr)
         return 2
     paths, problem = resolve_paths(args.paths)
     if problem:

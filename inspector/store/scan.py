@@ -85,12 +85,12 @@ class _Pending:
 
 
 def _worker_count(requested: int | None) -> int:
-    if requested is not None:
-        return max(1, requested)
+    """One per core by default; at most four per core whatever is asked (more only queue)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return cores if requested is None else max(1, min(requested, 4 * cores))
 
 
 class Scanner:
