@@ -37,6 +37,9 @@ FLAGS = [
     *[(["simulate", S, "--policy", "adk-both"], f, "1000000")
       for f in ("--compaction-interval", "--overlap-size", "--event-retention-size")],
     (["simulate", S, "--policy", "pi"], "--summary-ratio", "1"),
+    *[([c, S], "--workers", "1000000") for c in ("scan", "usage")],
+    (["search", "q", S], "--workers", "1000000"),
+    (["search", "q", S], "--limit", "1000000"),
     ([S], "--at", "1000000000"),
     ([S], "--window", "100000000"),
     ([S], "--reserve", "100000000"),
@@ -44,7 +47,7 @@ FLAGS = [
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    if argv[0] in ("analyze", "context", "plan", "repair", "simulate", "watch"):
+    if argv[0] in ("analyze", "context", "plan", "repair", "simulate", "watch", "scan", "search", "usage"):
         return build_parser().parse_args(argv)
     return app_parser().parse_args(argv)
 

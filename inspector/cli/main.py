@@ -128,12 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=text, description=desc)
         sp.add_argument("session", metavar="SESSION", help="the session file")
         sp.add_argument("--json", action="store_true", help="emit JSON")
+    from inspector.cli import export as export_cli
+    from inspector.cli import scan as scan_cli
+    from inspector.cli import search as search_cli
     from inspector.cli import simulate as simulate_cli
+    from inspector.cli import usage as usage_cli
 
     simulate_cli.add_parser(sub)
     from inspector.cli import hook as hook_cli
     from inspector.cli import watch as watch_cli
 
+    for across in (scan_cli, search_cli, usage_cli, export_cli):  # across sessions (issue 18)
+        across.add_parser(sub)
     watch_cli.add_parser(sub)
     # Listed for --help; `main` hands `hook` to its own parser (a usage error must not exit 2).
     hook_cli.add_arguments(sub.add_parser("hook", help=hook_cli.HELP, description=hook_cli.DESCRIPTION))
@@ -212,7 +218,11 @@ def _version_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
 
 
-COMMANDS = ("analyze", "context", "plan", "repair", "backups", "undo", "simulate", "hook", "watch")
+COMMANDS = (
+    "analyze", "context", "plan", "repair", "backups", "undo", "simulate", "scan", "search", "usage", "export",
+    "hook", "watch",
+)
+ACROSS = ("scan", "search", "usage", "export")  # each module's run(args)
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -272,6 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from inspector.cli import watch as watch_cli
 
         return watch_cli.run(args)
+    if args.command in ACROSS:
+        import importlib
+
+        return int(importlib.import_module(f"inspector.cli.{args.command}").run(args))
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
     except LoadError as e:

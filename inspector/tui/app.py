@@ -7,7 +7,6 @@ import os
 import time
 from collections.abc import Iterable
 from functools import partial
-from glob import glob
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -15,30 +14,14 @@ from textual.command import DiscoveryHit, Hits
 from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
-from inspector.formats import openclaw_sqlite
+# Where each format keeps its sessions by default (the triage browser looks here): one list with
+# `inspector scan`, in the store layer.
+from inspector.store.places import DEFAULT_PLACES, default_places
 from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
 from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
 from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
-
-# Where each format keeps its sessions by default (the triage browser looks here).
-DEFAULT_PLACES: tuple[str, ...] = (
-    "~/.pi/agent/sessions",
-    "~/.openclaw/agents/*/sessions",
-    *openclaw_sqlite.DEFAULT_PLACES,  # OpenClaw 2026.8+: agents/<agent>/agent/openclaw-agent.sqlite
-    "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
-    "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
-    ".adk",  # Google ADK (adk web / adk run): .adk/session.db under the agents folder (the cwd) ...
-    "*/.adk",  # ... or under each agent's own folder (per-agent session stores)
-)
-
-
-def default_places() -> list[str]:
-    out: list[str] = []
-    for pattern in DEFAULT_PLACES:
-        out += [p for p in sorted(glob(os.path.expanduser(pattern))) if os.path.isdir(p)]
-    return out
 
 
 def screen_keys(screen: Screen[object]) -> list[tuple[str, str, str]]:

@@ -1,0 +1,236 @@
+"""Across sessions (issue 18, DESIGN §6): what one session contributes to `scan`, `usage` and
+`search`, computed once from its ledger and report and kept in the index.
+
+Pure: a Ledger and its Report in, small values out. `ScanRow` is the stable JSON contract of
+`inspector scan --json` (docs/scan-json.md); its JSON Schema is generated from the model.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from inspector.analysis.engine import Report
+from inspector.analysis.findings import SEVERITY_RANK
+from inspector.ledger.model import Ledger, Usage
+from inspector.ledger.times import epoch_seconds
+
+SCAN_SCHEMA = "inspector.scan/1"
+Severity = Literal["error", "warning", "info"]
+# A document longer than this is indexed by its start: tool results can hold whole files, and the
+# index should stay a fraction of the sessions' size.
+DOC_CHARS = 32_000
+
+
+class TokenUsage(BaseModel):
+    """Tokens the providers recorded (DESIGN §2 usage), summed."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+class FindingCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    error: int = 0
+    warning: int = 0
+    info: int = 0
+
+
+class ScanRow(BaseModel):
+    """One session as `inspector scan` reports it. Fields are added, never renamed or removed.
+    Everything but `path`, `parent`, `size` and `error` is null when the file could not be read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Literal["inspector.scan/1"] = Field(SCAN_SCHEMA, alias="schema", description="this contract's name and version")
+    path: str = Field(description="the session file, absolute (ADK / OpenClaw stores: the database file)")
+    format: str | None = Field(None, description="the producer's format (native, pi, claude_code, codex, adk, openclaw)")
+    format_version: int | None = Field(None, description="the format version the file was written in, when it says")
+    session_id: str | None = None
+    project: str | None = Field(None, description="the working directory the session ran in (or its app), when recorded")
+    parent: str | None = Field(None, description="a sub-agent transcript's parent session file")
+    first_activity: str | None = Field(None, description="the session's oldest record time, ISO-8601 UTC (not the file's mtime)")
+    last_activity: str | None = Field(None, description="the session's newest record time, ISO-8601 UTC")
+    records: int | None = None
+    messages: int | None = None
+    context_tokens: int | None = Field(None, description="tokens of the next request")
+    window: int | None = Field(None, description="the context window, when known")
+    window_share: float | None = Field(None, description="context_tokens / window, when the window is known")
+    checkpoints: int | None = Field(None, description="checkpoints on the active path")
+    holes: int | None = Field(None, description="messages in holes (removed, represented by nothing)")
+    worst_severity: Severity | None = None
+    worst_code: str | None = Field(None, description="the code of the most severe finding")
+    worst_message: str | None = None
+    findings: FindingCounts | None = None
+    usage: TokenUsage | None = Field(None, description="tokens the runtime recorded for this session's own requests")
+    models: list[str] | None = Field(None, description="models that answered, by first use")
+    size: int | None = Field(None, description="bytes of the file")
+    error: str | None = Field(None, description="why the file could not be read or analysed")
+
+
+def scan_row_schema() -> dict[str, object]:
+    """The JSON Schema of one `scan --json` line (docs/scan-json.md, inspector/schemas/)."""
+    schema = ScanRow.model_json_schema(by_alias=True)
+    schema["$id"] = "https://inspector.invalid/schemas/scan-row.schema.json"
+    schema["title"] = "inspector scan --json line (" + SCAN_SCHEMA + ")"
+    return schema
+
+
+def iso_utc(secs: float | None) -> str | None:
+    if secs is None:
+        return None
+    try:
+        d = _dt.datetime.fromtimestamp(secs, _dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return d.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def activity_span(led: Ledger) -> tuple[float | None, float | None]:
+    """(oldest, newest) record time in epoch seconds; (None, None) when no record has one."""
+    lo: float | None = None
+    hi: float | None = None
+    for r in led.records:
+        t = epoch_seconds(r.timestamp)
+        if t is None:
+            continue
+        if lo is None or t < lo:
+            lo = t
+        if hi is None or t > hi:
+            hi = t
+    return lo, hi
+
+
+_PROJECT_KEYS = ("cwd", "app_name", "appName", "project")
+
+
+def session_project(led: Ledger) -> str | None:
+    """Where the session ran: its header's working directory (pi, Codex), the first record that
+    names one (Claude Code writes `cwd` on each line), or the app (ADK)."""
+    if isinstance(led.header, dict):
+        for key in _PROJECT_KEYS:
+            v = led.header.get(key)
+            if isinstance(v, str) and v:
+                return v
+    for r in led.records[:50]:
+        extra = r.extra
+        if isinstance(extra, dict):
+            for key in _PROJECT_KEYS:
+                v = extra.get(key)
+                if isinstance(v, str) and v:
+                    return v
+    return None
+
+
+@dataclass(slots=True)
+class UsageEntry:
+    """Usage recorded on one day (UTC) by one model in one session."""
+
+    day: str | None  # YYYY-MM-DD; None when the message has no time
+    model: str | None
+    usage: Usage
+    requests: int
+
+
+def usage_entries(led: Ledger) -> list[UsageEntry]:
+    """The session's recorded usage by (day, model): each message's Usage as the adapter gave it
+    (already de-duplicated where a runtime writes one reply over several lines)."""
+    out: dict[tuple[str | None, str | None], UsageEntry] = {}
+    for r in led.records:
+        if r.kind != "message" or r.role != "assistant":
+            continue
+        m = r.message
+        if m is None or m.usage is None:
+            continue
+        stamp = iso_utc(epoch_seconds(r.timestamp))
+        day = stamp[:10] if stamp else None
+        model = m.route.model_id if m.route is not None else None
+        key = (day, model)
+        e = out.get(key)
+        if e is None:
+            out[key] = UsageEntry(day, model, Usage() + m.usage, 1)
+        else:
+            e.usage = e.usage + m.usage
+            e.requests += 1
+    return list(out.values())
+
+
+@dataclass(slots=True)
+class SearchDocument:
+    """One searchable piece of a session: a message's text, a tool call's name, a summary."""
+
+    line: int
+    role: str  # the message's role; "checkpoint" for a summary
+    kind: str  # text | tool | summary
+    text: str
+
+
+def search_documents(led: Ledger) -> Iterator[SearchDocument]:
+    led.load_messages([r.seq for r in led.records if r.kind == "message"])
+    for r in led.records:
+        if r.kind == "checkpoint" and r.checkpoint is not None and r.checkpoint.summary:
+            yield SearchDocument(r.line, "checkpoint", "summary", r.checkpoint.summary[:DOC_CHARS])
+            continue
+        if r.kind != "message":
+            continue
+        m = r.message
+        if m is None:
+            continue
+        text = m.text()
+        if text.strip():
+            yield SearchDocument(r.line, m.role, "text", text[:DOC_CHARS])
+        names = [b.name for b in m.blocks if b.type == "tool_call" and b.name]
+        if names:
+            yield SearchDocument(r.line, m.role, "tool", " ".join(names))
+
+
+def scan_row(report: Report, path: str, size: int | None = None, parent: str | None = None) -> ScanRow:
+    """The row of one analysed session."""
+    led = report.ledger
+    first, last = activity_span(led)
+    counts = report.coverage_counts()
+    worst = min(report.findings, key=lambda f: SEVERITY_RANK[f.severity], default=None)
+    total = Usage()
+    models: list[str] = []
+    for e in usage_entries(led):
+        total = total + e.usage
+    for r in led.records:
+        if r.kind == "message" and r.role == "assistant":
+            m = r.message
+            mid = m.route.model_id if m is not None and m.route is not None else None
+            if mid and mid not in models:
+                models.append(mid)
+    findings = FindingCounts()
+    for f in report.findings:
+        setattr(findings, f.severity, getattr(findings, f.severity) + 1)
+    return ScanRow(
+        path=path,
+        format=led.format,
+        format_version=led.version,
+        session_id=led.session_id,
+        project=session_project(led),
+        parent=parent,
+        first_activity=iso_utc(first),
+        last_activity=iso_utc(last),
+        records=len(led.records),
+        messages=sum(1 for r in led.records if r.kind == "message"),
+        context_tokens=report.context_tokens,
+        window=report.window,
+        window_share=round(report.context_tokens / report.window, 4) if report.window else None,
+        checkpoints=len(report.checkpoints),
+        holes=counts["hole"],
+        worst_severity=worst.severity if worst else None,  # type: ignore[arg-type]
+        worst_code=worst.code if worst else None,
+        worst_message=worst.message if worst else None,
+        findings=findings,
+        usage=TokenUsage(**total.to_dict()),
+        models=models,
+        size=size if size is not None else led.size,
+    )

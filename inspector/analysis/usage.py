@@ -1,0 +1,152 @@
+"""Usage and cost across sessions (issue 18 point 4): pure arithmetic over recorded usage.
+
+A price table (the pinned `inspector/prices.json`, or the user's) gives each model's price per
+million tokens of fresh input, output, cache reads and cache writes. A model the table does not
+price has an unknown cost, never a cost of 0: a group holding any of its tokens says so.
+Sub-agent transcripts count towards their parent session.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inspector.ledger.model import Usage
+
+GROUPINGS = ("day", "project", "session", "model")
+Grouping = Literal["day", "project", "session", "model"]
+PER = 1_000_000  # prices are per million tokens
+
+
+class ModelPrice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0, description="per million fresh input tokens")
+    output: float = Field(ge=0, description="per million output tokens")
+    cache_read: float = Field(ge=0, description="per million tokens read from the prompt cache")
+    cache_write: float = Field(ge=0, description="per million tokens written to the prompt cache")
+    aliases: list[str] = Field(default_factory=list, description="other names the same model is recorded under")
+
+
+class PriceTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field(min_length=1, description="where the prices come from")
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="when they were taken (YYYY-MM-DD)")
+    currency: str = "USD"
+    models: dict[str, ModelPrice]
+
+    def lookup(self) -> dict[str, ModelPrice]:
+        """Every name a price answers to, normalized (see `model_key`)."""
+        out: dict[str, ModelPrice] = {}
+        for name, price in self.models.items():
+            for n in (name, *price.aliases):
+                out[model_key(n)] = price
+        return out
+
+
+class PriceTableError(ValueError):
+    """A price table that is not one: the message names the file and the field."""
+
+
+def parse_price_table(data: bytes | str, name: str) -> PriceTable:
+    try:
+        return PriceTable.model_validate_json(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise PriceTableError(f"{name}: {where}: {first['msg']}") from None
+
+
+_DATED = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-latest)$")
+
+
+def model_key(model: str) -> str:
+    """A recorded model name as the table knows it: lower case, without a provider prefix
+    (`anthropic/…`, `models/…`) or a release date (`-20250929`, `@20250929`)."""
+    key = model.strip().lower().rsplit("/", 1)[-1]
+    return _DATED.sub("", key)
+
+
+def cost_of(usage: Usage, price: ModelPrice) -> float:
+    return (
+        usage.input * price.input
+        + usage.output * price.output
+        + usage.cache_read * price.cache_read
+        + usage.cache_write * price.cache_write
+    ) / PER
+
+
+@dataclass(slots=True)
+class UsageItem:
+    """One session's usage on one day by one model (what the index returns)."""
+
+    session: str  # the session file
+    parent: str | None  # its parent session, for a sub-agent transcript
+    project: str | None
+    day: str | None
+    model: str | None
+    usage: Usage
+    requests: int
+
+
+@dataclass(slots=True)
+class UsageGroup:
+    key: str
+    usage: Usage = field(default_factory=Usage)
+    requests: int = 0
+    sessions: set[str] = field(default_factory=set)  # top-level sessions (a sub-agent counts as its parent)
+    subagents: set[str] = field(default_factory=set)
+    subagent_usage: Usage = field(default_factory=Usage)
+    cost_known: float = 0.0
+    unpriced_models: set[str] = field(default_factory=set)
+
+    @property
+    def cost(self) -> float | None:
+        """The cost, None (unknown) when any of the group's tokens is priced by no table entry."""
+        return None if self.unpriced_models else self.cost_known
+
+
+UNKNOWN = "(unknown)"
+
+
+def group_usage(items: Iterable[UsageItem], by: Grouping, prices: PriceTable) -> list[UsageGroup]:
+    """Usage and cost by day, project, session or model; a sub-agent's usage counts towards its
+    parent session (and the parent's project). Largest total first (days: in date order)."""
+    items = list(items)
+    table = prices.lookup()
+    project_of = {i.session: i.project for i in items if i.parent is None}
+    groups: dict[str, UsageGroup] = {}
+    for it in items:
+        top = it.parent or it.session
+        if by == "day":
+            key = it.day or UNKNOWN
+        elif by == "project":
+            key = (project_of.get(top) if it.parent else it.project) or it.project or UNKNOWN
+        elif by == "session":
+            key = top
+        else:
+            key = it.model or UNKNOWN
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = UsageGroup(key)
+        g.usage = g.usage + it.usage
+        g.requests += it.requests
+        g.sessions.add(top)
+        if it.parent is not None:
+            g.subagents.add(it.session)
+            g.subagent_usage = g.subagent_usage + it.usage
+        price = table.get(model_key(it.model)) if it.model else None
+        if price is None:
+            if it.usage.total:
+                g.unpriced_models.add(it.model or UNKNOWN)
+        else:
+            g.cost_known += cost_of(it.usage, price)
+    out = list(groups.values())
+    if by == "day":
+        out.sort(key=lambda g: g.key)
+    else:
+        out.sort(key=lambda g: (-g.usage.total, g.key))
+    return out

@@ -1,0 +1,75 @@
+"""`inspector export SESSION --html FILE | --markdown FILE [--redact]` (issue 18 point 5)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+
+from inspector.analysis import analyze
+from inspector.analysis.report_export import html_report, markdown_report
+from inspector.cli import args as argtypes
+from inspector.formats import FORMATS, LoadError, load
+
+EPILOG = """\
+examples:
+  inspector export SESSION.jsonl --html report.html            a self-contained page (no network needed)
+  inspector export SESSION.jsonl --markdown report.md --redact without any message text
+
+The report holds the header sentence, the coverage band as a picture, the checkpoints with what each
+removes, represents and retains, every finding with its records, the next request and the version
+of inspector that made it. --redact drops message and summary text and the file's name, keeping
+counts, roles, lines, tokens and findings.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "export",
+        help="a self-contained HTML or Markdown report of one session, to attach to a bug report",
+        description="Write one session's analysis as a report to share: HTML (style and pictures inline) "
+        "or Markdown.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("session", metavar="SESSION", help="a session file (any format inspector reads)")
+    dest = p.add_mutually_exclusive_group(required=True)
+    dest.add_argument("--html", metavar="FILE", help="write an HTML report (- for stdout)")
+    dest.add_argument("--markdown", metavar="FILE", help="write a Markdown report (- for stdout)")
+    p.add_argument("--redact", action="store_true", help="leave out message and summary text; keep structure and counts")
+    p.add_argument("--format", choices=FORMATS, help="force the input format")
+    p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens")
+    p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply")
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.cli.main import version_line
+
+    try:
+        led = load(args.session, fmt=args.format)
+    except LoadError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"inspector: {args.session}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    report = analyze(led, window=args.window, reserve=args.reserve)
+    target = args.html or args.markdown
+    render = html_report if args.html else markdown_report
+    text = render(report, version_line(), redact=args.redact)
+    if target == "-":
+        sys.stdout.write(text)
+        return 0
+    tmp = f"{target}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except OSError as e:
+        print(f"inspector: {target}: cannot write ({e.strerror or e})", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        return 2
+    print(f"wrote {target}", file=sys.stderr)
+    return 0

@@ -1,0 +1,189 @@
+"""Scanning many sessions into the index (issue 18 points 1, 2, 6): the engine behind `inspector
+scan`, `search` and `usage`, and meant for the triage browser too.
+
+The walk streams paths; each is looked up in the index by its identity; only new or changed files
+are read, by worker processes across the cores, at most a few per worker in flight, so memory
+stays bounded by the rows however large the tree. Rows come out in the walk's order. A file that
+cannot be read is a row with the reason, never a failed scan.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from inspector.analysis import analyze
+from inspector.analysis.sessions import (
+    ScanRow,
+    SearchDocument,
+    UsageEntry,
+    scan_row,
+    search_documents,
+    usage_entries,
+)
+from inspector.formats import LoadError, load
+from inspector.store.index import FileIdentity, SessionIndex, file_identity
+from inspector.store.places import Found, parent_session, session_files
+
+IN_PROCESS_BELOW = 8  # fewer files than this: no worker processes (starting them costs more)
+IN_FLIGHT_PER_WORKER = 4
+
+
+@dataclass(slots=True)
+class ReadSession:
+    """What reading one file gives the index: its row, its usage, its searchable text."""
+
+    row: ScanRow
+    usage: list[UsageEntry] = field(default_factory=list)
+    docs: list[SearchDocument] = field(default_factory=list)
+
+
+def _strip_path(message: str, path: str) -> str:
+    """Errors from the core start with the file's path; the row already names the file."""
+    for prefix in (path + ": ", os.path.basename(path) + ": "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
+def read_session(path: str, parent: str | None = None, size: int | None = None) -> ReadSession:
+    """Load and analyse one file. Never raises: a failure is the row's `error`."""
+    try:
+        led = load(path)
+        report = analyze(led)
+        row = scan_row(report, path, size, parent)
+        return ReadSession(row, usage_entries(led), list(search_documents(led)))
+    except LoadError as e:
+        return ReadSession(ScanRow(path=path, parent=parent, size=size, error=_strip_path(str(e), path)))
+    except OSError as e:
+        return ReadSession(ScanRow(path=path, parent=parent, size=size, error=f"cannot read ({e.strerror or e})"))
+    except Exception as e:  # a core bug on one file must not end the scan of the others
+        return ReadSession(
+            ScanRow(path=path, parent=parent, size=size, error=f"analysis failed: {type(e).__name__}: {e}")
+        )
+
+
+@dataclass(slots=True)
+class ScanStats:
+    found: int = 0
+    from_index: int = 0
+    read: int = 0
+    unreadable: int = 0
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Pending:
+    path: str
+    ident: FileIdentity | None = None
+    row: ScanRow | None = None  # known already (from the index, or an error)
+    future: Future[ReadSession] | None = None
+    read: ReadSession | None = None  # read in this process
+
+
+def _worker_count(requested: int | None) -> int:
+    """One per core by default; at most four per core whatever is asked (more only queue)."""
+    try:
+        cores = max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores if requested is None else max(1, min(requested, 4 * cores))
+
+
+class Scanner:
+    """Rows for every session under some paths, through one index.
+
+    `progress(done, total)` is called as rows come out (total: the files found)."""
+
+    def __init__(
+        self,
+        index: SessionIndex,
+        workers: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.index = index
+        self.workers = _worker_count(workers)
+        self.progress = progress
+        self.cancelled = cancelled
+        self.stats = ScanStats()
+        self.most_in_flight = 0  # the largest number of files pending at once (bounded memory)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def rows(self, paths: Iterable[str]) -> Iterator[ScanRow]:
+        try:
+            yield from self._rows(paths)
+        finally:
+            self.index.commit()
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool = None
+
+    def _rows(self, paths: Iterable[str]) -> Iterator[ScanRow]:
+        # The walk first, paths only (a 100k-session tree is a few MB of names), so the progress
+        # bar knows its total; then the rows, with at most `window` files pending at once.
+        found: list[Found] = list(session_files(paths, self.cancelled))
+        total = self.stats.found = len(found)
+        use_pool = self.workers > 1 and total >= IN_PROCESS_BELOW  # the pool starts at its first file
+        window = max(1, self.workers * IN_FLIGHT_PER_WORKER)
+        pending: deque[_Pending] = deque()
+        done = 0
+        for f in found:
+            if self.cancelled():
+                return
+            pending.append(self._start(f, use_pool))
+            self.most_in_flight = max(self.most_in_flight, len(pending))
+            while pending and (len(pending) >= window or pending[0].future is None or pending[0].future.done()):
+                yield self._finish(pending.popleft())
+                done += 1
+                if self.progress:
+                    self.progress(done, total)
+        while pending:
+            yield self._finish(pending.popleft())
+            done += 1
+            if self.progress:
+                self.progress(done, total)
+
+    def _start(self, f: Found, use_pool: bool) -> _Pending:
+        if f.missing:
+            self.stats.missing.append(f.path)
+            return _Pending(f.path, row=ScanRow(path=f.path, error="no such file or directory"))
+        try:
+            ident = file_identity(f.path)
+        except OSError as e:
+            return _Pending(f.path, row=ScanRow(path=f.path, error=f"cannot read ({e.strerror or e})"))
+        row = self.index.cached_row(ident)
+        if row is not None:
+            self.stats.from_index += 1
+            return _Pending(f.path, ident, row=row if row.path == f.path else row.model_copy(update={"path": f.path}))
+        parent = parent_session(f.path)
+        if parent is not None and not os.path.exists(parent):
+            parent = None
+        self.stats.read += 1
+        if use_pool:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            return _Pending(f.path, ident, future=self._pool.submit(read_session, f.path, parent, ident.size))
+        return _Pending(f.path, ident, read=read_session(f.path, parent, ident.size))
+
+    def _finish(self, item: _Pending) -> ScanRow:
+        if item.row is not None:
+            if item.row.error is not None:
+                self.stats.unreadable += 1
+            return item.row
+        if item.future is not None:
+            try:
+                got = item.future.result()
+            except Exception as e:  # a worker died (killed, out of memory): that file's row says so
+                got = ReadSession(ScanRow(path=item.path, error=f"worker failed: {type(e).__name__}: {e}"))
+        else:
+            assert item.read is not None
+            got = item.read
+        if got.row.error is not None:
+            self.stats.unreadable += 1
+        if item.ident is not None:
+            self.index.store(item.ident, got.row, got.usage, got.docs)
+        return got.row
