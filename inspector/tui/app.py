@@ -15,28 +15,18 @@ from textual.command import DiscoveryHit, Hits
 from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
-from inspector.formats import openclaw_sqlite
+from inspector.formats import registry
 from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
 from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
 from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
 
-# Where each format keeps its sessions by default (the triage browser looks here).
-DEFAULT_PLACES: tuple[str, ...] = (
-    "~/.pi/agent/sessions",
-    "~/.openclaw/agents/*/sessions",
-    *openclaw_sqlite.DEFAULT_PLACES,  # OpenClaw 2026.8+: agents/<agent>/agent/openclaw-agent.sqlite
-    "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
-    "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
-    ".adk",  # Google ADK (adk web / adk run): .adk/session.db under the agents folder (the cwd) ...
-    "*/.adk",  # ... or under each agent's own folder (per-agent session stores)
-)
-
 
 def default_places() -> list[str]:
+    """The folders among every format's default places (`Format.default_places`) that exist here."""
     out: list[str] = []
-    for pattern in DEFAULT_PLACES:
+    for pattern in registry.places():
         out += [p for p in sorted(glob(os.path.expanduser(pattern))) if os.path.isdir(p)]
     return out
 
@@ -89,7 +79,7 @@ class InspectorApp(App[None]):
         if len(targets) == 1 and os.path.isfile(targets[0]):
             self.push_screen(self.session_screen(targets[0], started=self.launched))
         else:
-            self.push_screen(TriageScreen(targets, searched=None if self.targets else DEFAULT_PLACES))
+            self.push_screen(TriageScreen(targets, searched=None if self.targets else registry.places()))
 
     def session_screen(self, path: str, started: float | None = None) -> SessionScreen:
         return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line, started=started)
