@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from inspector.analysis import Report, analyze
-from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
+from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.compaction.types import SummaryRequest, SummaryResult
 from inspector.formats import load_bytes
 from inspector.ledger.model import Route, Usage

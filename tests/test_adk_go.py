@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from inspector.analysis import analyze, runtime
+from inspector.analysis import analyze
 from inspector.analysis.engine import HOLE, LIVE, RETAINED, SUMMARIZED, Report
 from inspector.formats import adk, adk_go
 from inspector.formats.jsonl import LoadError
@@ -22,12 +22,6 @@ from adk_go_store import call, compaction, ev, export, response, rfc, store, t, 
 
 ROOT = Path(__file__).parent.parent
 ADK_CORPUS = Path(__file__).parent.parent.parent / "shared" / "peers" / "adk" / "corpus"
-
-
-@pytest.fixture(autouse=True)
-def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The registration the format registry will do: adk_go's rules as a Runtime."""
-    monkeypatch.setitem(runtime.RUNTIMES, adk_go.FORMAT, runtime.Runtime(**adk_go.RUNTIME_RULES))
 
 
 def notes_example(casing: str = "pascal") -> list[dict[str, Any]]:

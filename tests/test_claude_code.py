@@ -15,7 +15,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.formats import FORMATS, load, load_bytes
+from inspector.formats import load, load_bytes, registry
 from tests.conftest import REPO, SHARED, need_shared
 
 REAL = SHARED / "real_sessions" / "claude_code"
@@ -227,7 +227,7 @@ def test_detected_by_content_not_name(tmp_path: Path) -> None:
     odd.write_bytes(path.read_bytes())
     assert load(str(odd)).format == "claude_code"
     assert load_bytes(path.read_bytes()).format == "claude_code"
-    assert "claude_code" in FORMATS
+    assert "claude_code" in registry.names()
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

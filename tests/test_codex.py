@@ -436,10 +436,11 @@ def test_plan_and_repair_refuse_codex(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_default_place_is_searched_and_a_rollout_gets_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.tui.app import DEFAULT_PLACES, default_places
+    from inspector.formats.registry import places
+    from inspector.tui.app import default_places
     from inspector.tui.triage import discover, summarize_session
 
-    assert "~/.codex/sessions" in DEFAULT_PLACES
+    assert "~/.codex/sessions" in places()
     day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
     day.mkdir(parents=True)
     f = day / "rollout-2026-11-30T13-02-42-s1.jsonl"

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS, summary_completeness
 from inspector.analysis.tokens import get_tokenizer
 from inspector.compaction.execute import repair
 from inspector.compaction.plan import Budgets, plan
-from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS, summary_completeness
 from inspector.compaction.types import SummaryRequest, SummaryResult
 from inspector.ledger.model import Usage
 from tests.compaction_helpers import Builder, Scripted, protocol_summary, report_of, words

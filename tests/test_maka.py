@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from inspector.analysis import analyze
-from inspector.analysis import runtime as runtime_rules
 from inspector.formats import adk, maka, openclaw_sqlite
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Route
@@ -23,11 +22,6 @@ from tests.maka_store import SECTIONED_SUMMARY, Session, write
 
 ROOT = Path(__file__).resolve().parent.parent
 ADK_CORPUS = ROOT.parent / "shared" / "peers" / "adk" / "corpus"
-
-
-@pytest.fixture(autouse=True)
-def _maka_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(runtime_rules.RUNTIMES, maka.FORMAT, runtime_rules.Runtime(**maka.RUNTIME_RULES))
 
 
 def two_turns(tmp_path: Path, version: int = 2, **kw: Any) -> tuple[Session, str]:

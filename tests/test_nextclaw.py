@@ -13,7 +13,6 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.analysis.runtime import RUNTIMES, Runtime
 from inspector.formats import adk, nextclaw, openclaw_sqlite
 from inspector.formats.jsonl import LoadError, parse_bytes
 from tests.nextclaw_store import Journal, checkpoint, message, timeline, ts
@@ -33,11 +32,6 @@ SEED_004 = {
     "recovery": "deterministic-recent-context",
     "targetSummaryTokens": 550,
 }
-
-
-@pytest.fixture(autouse=True)
-def _rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(RUNTIMES, nextclaw.FORMAT, Runtime(**nextclaw.RUNTIME_RULES))
 
 
 def _analyze(path: Path, upto: int | None = None) -> Report:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from inspector.compaction.protocol import ESSENTIAL_MARKER, installable_part, summary_completeness
+from inspector.analysis.protocol import ESSENTIAL_MARKER, installable_part, summary_completeness
 from inspector.ledger.model import Route, Usage
 from inspector.providers import (
     OUTCOMES,
@@ -754,7 +754,7 @@ def test_offline_path_imports_no_httpx_and_the_core_no_providers() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
     core = (
         "import sys\n"
-        "import inspector.ledger.model, inspector.formats, inspector.analysis, inspector.compaction.protocol\n"
+        "import inspector.ledger.model, inspector.formats, inspector.analysis, inspector.analysis.protocol\n"
         "bad = [m for m in sys.modules if m.startswith('inspector.providers') or m.split('.')[0] == 'httpx']\n"
         "assert not bad, bad\n"
     )

@@ -21,9 +21,11 @@ from jsonschema import Draft202012Validator
 
 from inspector.analysis import Report, analyze
 from inspector.analysis.engine import CheckpointView, Finding
-from inspector.analysis.findings import CODES, pi_template_incomplete
-from inspector.compaction.protocol import summary_completeness
+from inspector.analysis.findings import CODES
+from inspector.analysis.protocol import summary_completeness
 from inspector.formats import load
+from inspector.formats import pi as pi_format
+from inspector.formats.base import template_incomplete
 from inspector.formats.native import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,7 +275,7 @@ def test_truncated_summary_loop(fmt: str) -> None:
     assert [f.records for f in truncated] == [[v.seq] for v in views]
     if fmt == "pi":
         assert len({v.first_kept_seq for v in views}) == 1
-        stops = [pi_template_incomplete(v.checkpoint.summary) for v in views]
+        stops = [template_incomplete(v.checkpoint.summary, pi_format.SUMMARY_FORMAT) for v in views]
         assert stops == [
             "its history part stops before '## Critical Context'",
             "its history part stops before '## Next Steps'",
@@ -399,7 +401,7 @@ def test_healthy_chained_has_no_findings(fmt: str) -> None:
     if fmt == "pi":
         assert role(r, c1.first_kept_seq) == "assistant"  # a split turn
         assert c2.own_range[0] == c1.first_kept_seq  # the update re-summarizes from the first's cut
-        assert all(pi_template_incomplete(v.checkpoint.summary) is None for v in (c1, c2))
+        assert all(template_incomplete(v.checkpoint.summary, pi_format.SUMMARY_FORMAT) is None for v in (c1, c2))
     else:
         assert all(summary_completeness(v.checkpoint.summary) == "complete" for v in (c1, c2))
         assert c1.checkpoint.usage is not None and c2.checkpoint.usage is not None

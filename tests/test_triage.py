@@ -17,9 +17,10 @@ from textual.widgets import DataTable, Input, Static
 
 from inspector.analysis import analyze
 from inspector.formats import load
+from inspector.formats.registry import places
 from inspector.ledger.model import Ledger
 from inspector.tui import triage
-from inspector.tui.app import DEFAULT_PLACES, InspectorApp
+from inspector.tui.app import InspectorApp
 from inspector.tui.session import SessionScreen
 from inspector.tui.triage import (
     SessionRow,
@@ -501,7 +502,7 @@ def test_no_default_places_explains_where_it_looked_and_what_to_pass(
         screen = pilot.app.screen
         assert isinstance(screen, TriageScreen) and screen.paths == []
         text = str(screen.query_one("#empty", Static).render())
-        for place in DEFAULT_PLACES:
+        for place in places():
             assert place in text
         assert "inspector ~/path/to/sessions" in text
         assert screen.has_class("empty") and not screen.query_one(DataTable).display
@@ -616,7 +617,7 @@ def test_bare_inspector_names_every_default_place_it_looked_in(tmp_path: Path, m
         assert screen.paths == [str(tmp_path / ".claude" / "projects")]
         title = str(screen.query_one("#title", Static).render())
         assert "~/.claude/projects" in title
-        for place in DEFAULT_PLACES:
+        for place in places():
             if place != "~/.claude/projects":
                 assert place in title.split("not present:")[1], place
 

@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 
 from inspector.analysis.intervals import Interval, contains, merge, subtract
-from inspector.analysis.runtime import Runtime, runtime_for
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
+from inspector.formats import registry
+from inspector.formats.base import Runtime
 from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record
 
 # The `producer` a checkpoint this tool's repair wrote names in its details (pi, native).
@@ -444,7 +445,7 @@ def effective_context(
     if views:
         last = views[-1]
         cp = last.checkpoint
-        if cp.summary or rt.name == "pi":
+        if cp.summary or rt.sends_empty_summary:
             text = rt.summary_prefix + cp.summary + rt.summary_suffix
             items.append(
                 ContextItem(0, "user", "summary", last.seq, last.record.id, last.record.line, False, text)
@@ -638,7 +639,7 @@ def analyze(
 ) -> Report:
     from inspector.analysis.findings import find_all
 
-    rt = runtime_for(led.format)
+    rt = registry.get(led.format).runtime
     tok = tokenizer or get_tokenizer()
     path, cycle = active_path(led, rt)
     broken: list[Diagnostic] = [cycle] if cycle else []

@@ -11,6 +11,7 @@ from typing import Any
 from inspector.analysis.engine import CheckpointView, ContextItem, Finding, Report
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles, plural, role_counts
 from inspector.analysis.numbers import count
+from inspector.formats import registry
 from inspector.ledger.model import Record
 
 ANALYZE_SCHEMA = "inspector.analyze/1"
@@ -145,9 +146,10 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
         "essential_complete": cp.essential_complete,
         "from_hook": cp.from_hook,
     }
-    if report.ledger.format == "adk":
+    details_key = registry.get(report.ledger.format).details_key
+    if details_key is not None:
         # ADK: the timestamp range, whether it survives, what its summarizer was handed (inferred).
-        out["adk"] = cp.details
+        out[details_key] = cp.details
     if cp.replacement is not None:
         # Codex: the history sent after it, in order: records kept raw, or its own content.
         out["replacement"] = [

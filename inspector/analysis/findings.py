@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
-from inspector.compaction.protocol import summary_completeness
+from inspector.analysis.protocol import summary_completeness
+from inspector.formats.base import template_incomplete
 from inspector.ledger.model import Record
 from inspector.ledger.times import iso_time
 
@@ -127,7 +128,7 @@ def _malformed(report: Report) -> list[Finding]:
             continue
         msg = d.message
         sev = d.severity
-        if d.problem == "glued_objects" and led.format == "pi":
+        if d.problem == "glued_objects" and report.runtime.skips_glued_lines:
             recs = [led.records[s] for s in d.seqs]
             parts = []
             msgs = [r for r in recs if r.kind == "message"]
@@ -145,10 +146,10 @@ def _malformed(report: Report) -> list[Finding]:
             if cps:
                 cp_note = " The lost compaction never takes effect: the next request is built as if it had not been written."
             msg = (
-                f"{d.message}. We recovered both, but pi skips the whole line: {cost} never reach the model{extra}.{cp_note}"
+                f"{d.message}. We recovered both, but {report.runtime.name} skips the whole line: {cost} never reach the model{extra}.{cp_note}"
             )
             sev = "error" if (cps or msgs) else "warning"
-        elif d.problem == "missing_header" and led.format == "pi":
+        elif d.problem == "missing_header" and report.runtime.needs_header:
             sev = "error"
         seqs = list(d.seqs) or [s for s in lost if led.records[s].line == d.line]
         out.append(Finding("malformed_line", sev, msg, seqs, data={"line": d.line, "problem": d.problem, "recovered": d.recovered}))
@@ -285,7 +286,8 @@ def summary_sound(report: Report, v: CheckpointView) -> bool:
     state = summary_completeness(cp.summary)
     if state == "essential_incomplete" or cp.essential_complete is False:
         return False
-    return not (state is None and report.runtime.name == "pi" and pi_template_incomplete(cp.summary))
+    sf = report.runtime.summary_format
+    return not (state is None and sf is not None and template_incomplete(cp.summary, sf))
 
 
 def superseded_by(report: Report, v: CheckpointView) -> CheckpointView | None:
@@ -306,16 +308,17 @@ def _dangling(report: Report) -> list[Finding]:
             if isinstance(target, str) and target.startswith("index:"):
                 target = f"entry index {target[6:]}"
             n_removed = sum(1 for s in report.path[: v.cut] if report.ledger.records[s].kind == "message")
+            rt = report.runtime
             effect = (
-                f"pi keeps nothing raw: {plural(n_removed, 'message')} before it leave the request"
-                if report.runtime.name == "pi"
+                f"{rt.name} keeps nothing raw: {plural(n_removed, 'message')} before it leave the request"
+                if rt.missing_boundary_keeps_nothing
                 else f"nothing before it is kept raw: {plural(n_removed, 'message')} leave the request"
             )
             unverified = ""
-            if report.runtime.name == "pi":
+            if rt.missing_boundary_keeps_nothing:
                 unverified = (
                     " Its summary was written for a range ending at that missing entry, so the messages "
-                    "after it, which pi now drops, may be represented by nothing"
+                    f"after it, which {rt.name} now drops, may be represented by nothing"
                 )
             later = superseded_by(report, v)
             if later is not None:
@@ -330,29 +333,6 @@ def _dangling(report: Report) -> list[Finding]:
                 )
             )
     return out
-
-
-_PI_TEMPLATE = ("## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps", "## Critical Context")
-
-
-def _headings(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines() if ln.startswith("## ")]
-
-
-def pi_template_incomplete(summary: str) -> str | None:
-    """pi's summaries follow a fixed section template; a summary that starts it and stops early
-    was most likely cut at the output limit (pi does not check finish_reason)."""
-    body = summary.split("<read-files>")[0].split("<modified-files>")[0]
-    parts = body.split("---\n\n**Turn Context (split turn):**")
-    hist = _headings(parts[0])
-    if hist and hist[0] == "## Goal" and "## Critical Context" not in hist:
-        missing = [h for h in _PI_TEMPLATE if h not in hist]
-        return f"its history part stops before {missing[0]!r}"
-    if len(parts) > 1:
-        prefix = _headings(parts[1])
-        if prefix and prefix[0] == "## Original Request" and "## Context for Suffix" not in prefix:
-            return "its split-turn part stops before '## Context for Suffix'"
-    return None
 
 
 def _truncated(report: Report) -> list[Finding]:
@@ -370,8 +350,8 @@ def _truncated(report: Report) -> list[Finding]:
             reasons.append("its essential sections are not closed")
         elif state == "optional_truncated":
             reasons.append("an optional section after the essential marker is not closed")
-        elif state is None and report.runtime.name == "pi":
-            why = pi_template_incomplete(cp.summary)
+        elif state is None and report.runtime.summary_format is not None:
+            why = template_incomplete(cp.summary, report.runtime.summary_format)
             if why:
                 reasons.append(why)
         if not reasons:
@@ -399,7 +379,7 @@ def _usage_missing(report: Report) -> list[Finding]:
     for v in report.checkpoints:
         cp = v.checkpoint
         d = cp.details if isinstance(cp.details, dict) else None
-        records_usage = report.ledger.format == "native" or (d is not None and "usage" in d)
+        records_usage = report.runtime.checkpoints_record_usage or (d is not None and "usage" in d)
         if records_usage and cp.usage is None and cp.failure_reason is None:
             out.append(
                 Finding(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.analysis.runtime import Runtime
+from inspector.formats.base import Runtime
 from inspector.ledger.model import Ledger
 
 if TYPE_CHECKING:

@@ -47,6 +47,7 @@ from typing import Any
 import orjson
 
 from inspector.analysis.engine import message_text_for_tokens
+from inspector.formats import registry
 from inspector.ledger.model import Ledger, Record
 from inspector.ledger.times import epoch_seconds
 
@@ -199,6 +200,7 @@ class Session:
     index: Any = None  # _Index, built on first use
     trackers: dict[tuple[int, ...], Any] = field(default_factory=dict)  # recorded ADK contexts
     inferred: Any = None  # recorded_policy's answer, once worked out (it may replay many times)
+    simulator: str | None = None  # the format's compaction model (Format.simulator)
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -236,11 +238,10 @@ def _default_count(texts: list[str]) -> list[int]:
 
 def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) -> Session:
     """The session's events, sizes, recorded prompts and recorded compactions."""
-    from inspector.analysis.runtime import runtime_for
-
     count = count or _default_count
-    rt = runtime_for(led.format)
-    adk = led.format == "adk"
+    fmt = registry.get(led.format)
+    rt = fmt.runtime
+    adk = fmt.simulator == "event_ranges"
     ranks: list[int] = []
     if adk:
         # Replayed in append order (what the runtime held in memory when it compacted), which is
@@ -384,6 +385,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
             c.tokens = round(c.tokens * ratio)
     sess = Session(led.path or "<session>", led.format, events, recorded, summary_tokens, 0)
     sess.exact = not rt.replaces_history
+    sess.simulator = fmt.simulator
     sess.settings = {
         "window": led.settings.window,
         "reserve": led.settings.reserve,
@@ -650,7 +652,7 @@ def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
 
 def _recorded_context(sess: Session, upto: int) -> _Context:
     comps = [c for c in sess.recorded if c.after <= upto]
-    if sess.format == "adk":
+    if sess.simulator == "event_ranges":
         key = tuple(i for i, c in enumerate(sess.recorded) if c.after <= upto)
         tracker = sess.trackers.get(key)
         if tracker is None:
@@ -853,7 +855,7 @@ def baseline(sess: Session, window: int | None = None) -> Series:
     comps: list[CompactionPoint] = []
     for i, c in enumerate(sess.recorded):
         with_it = _recorded_context(sess, c.after)
-        if sess.format == "adk":
+        if sess.simulator == "event_ranges":
             prior = _adk_context(ev, sess.recorded[:i], c.after)
             rng = sorted(ev[p].seq for p in range(c.after) if c.start <= ev[p].ts <= c.end)
             inputs = [ev[p].seq for p in c.inputs]
@@ -1480,14 +1482,15 @@ def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | 
 
 def _recorded_policy(led: Ledger, sess: Session | None) -> tuple[Policy | None, str]:
     s = led.settings
-    if led.format in ("pi", "native") and s.window:
+    simulator = registry.get(led.format).simulator
+    if simulator == "threshold" and s.window:
         pol = PiPolicy(
             s.window,
             s.reserve if s.reserve is not None else PI_RESERVE_TOKENS,
             s.keep_recent if s.keep_recent is not None else PI_KEEP_RECENT_TOKENS,
         )
         return pol, "the session's recorded compaction settings"
-    if led.format == "adk":
+    if simulator == "event_ranges":
         sess = sess or prepare(led)
         rec = [c for c in sess.recorded if isinstance(c, _AdkComp)]
         if not rec:
@@ -1523,7 +1526,7 @@ def _recorded_policy(led: Ledger, sess: Session | None) -> tuple[Policy | None, 
             + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
             + ")"
         )
-    if led.format in ("pi", "native"):
+    if simulator == "threshold":
         return None, (
             "the session records no compaction settings (pi keeps them in settings.json): use --policy pi "
             "with --context-window, --reserve-tokens, --keep-recent-tokens"

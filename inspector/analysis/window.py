@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspector.formats import registry
 from inspector.ledger.model import Ledger
 
 # Context windows of well-known models, by model-id prefix (longest match wins). Only used when
@@ -81,7 +82,6 @@ def context_window(led: Ledger, path: list[int], given: int | None = None) -> Co
 def ledger_window(led: Ledger, given: int | None = None) -> ContextWindow:
     """`context_window` for a caller that holds the ledger but no analysis of it."""
     from inspector.analysis.engine import active_path
-    from inspector.analysis.runtime import runtime_for
 
-    path, _cycle = active_path(led, runtime_for(led.format))
+    path, _cycle = active_path(led, registry.get(led.format).runtime)
     return context_window(led, path, given)

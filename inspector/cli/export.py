@@ -10,7 +10,7 @@ import sys
 from inspector.analysis import analyze
 from inspector.analysis.report_export import html_report, markdown_report
 from inspector.cli import args as argtypes
-from inspector.formats import FORMATS, LoadError, load
+from inspector.formats import LoadError, load, registry
 
 EPILOG = """\
 examples:
@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     dest.add_argument("--html", metavar="FILE", help="write an HTML report (- for stdout)")
     dest.add_argument("--markdown", metavar="FILE", help="write a Markdown report (- for stdout)")
     p.add_argument("--redact", action="store_true", help="leave out message and summary text; keep structure and counts")
-    p.add_argument("--format", choices=FORMATS, help="force the input format")
+    p.add_argument("--format", choices=registry.names(), help="force the input format")
     p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens")
     p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply")
 

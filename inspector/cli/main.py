@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from inspector.analysis import analyze
@@ -14,15 +15,14 @@ from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.cli import args as argtypes
 from inspector.cli.output import emit_json
-from inspector.formats import FORMATS, LoadError, load
+from inspector.formats import LoadError, load, registry
 
-EPILOG = """\
+_EXAMPLES = """\
 examples:
   inspector SESSION.jsonl                      open the app on one session (timeline, holes, next request)
   inspector DIR                                the triage browser over every session in DIR
   inspector                                    the triage browser over the default places
-                                               (~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions and /agent,
-                                               ~/.claude/projects, ~/.codex/sessions, ./.adk)
+{places}
   inspector analyze SESSION.jsonl              a report a person reads in ten seconds
   inspector analyze SESSION.jsonl --json       the same, for scripts and CI (docs/report-json.md)
   inspector analyze SESSION.jsonl --fail-on warning
@@ -41,9 +41,16 @@ by nothing: amnesia), inactive (another branch of the tree).
 """
 
 
+def epilog() -> str:
+    """The examples, with the default places of every registered format."""
+    indent = " " * 47
+    places = textwrap.fill(f"({', '.join(registry.places())})", width=110, initial_indent=indent, subsequent_indent=indent)
+    return _EXAMPLES.format(places=places)
+
+
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", metavar="SESSION", help="a session file (pi / OpenClaw, Claude Code, Codex JSONL, ADK, or native ledger)")
+    p.add_argument("session", metavar="SESSION", help=f"a session file ({registry.labels()})")
     p.add_argument("--json", action="store_true", help="emit JSON (stable contract, see docs/report-json.md)")
     p.add_argument(
         "--at",
@@ -51,7 +58,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="LINE",
         help="read the session as it stood when LINE was the last line written (what did the model see then?)",
     )
-    p.add_argument("--format", choices=FORMATS, help="force the input format instead of detecting it from the content")
+    p.add_argument("--format", choices=registry.names(), help="force the input format instead of detecting it from the content")
     p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens (when the session does not record it)")
     p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply (when the session does not record it)")
 
@@ -61,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="inspector",
         description="Inspect the session ledgers of coding agents: what each compaction covered, where "
         "history fell into holes, and what the model will actually receive next.",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _version_flag(parser)
@@ -71,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="diagnose a session: checkpoints, coverage, holes, orphans, findings",
         description="Diagnose a session: which compactions covered what, which messages fell into holes, "
         "which tool results are orphaned, and what the next request contains.",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(a)
@@ -85,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="exactly what the model will receive next, item by item with tokens",
         description="List exactly what the runtime will send to the model next, after its send-time rules "
         "(summary wrapper, retained and live messages, dropped errors, synthetic tool results).",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(c)
@@ -232,7 +239,7 @@ def app_parser() -> argparse.ArgumentParser:
         "directory (or, with no argument, the default places). Commands: "
         + ", ".join(COMMANDS)
         + " (inspector COMMAND --help).",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _version_flag(p)
@@ -309,9 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("plan", "repair"):
         from inspector.cli import repair as repair_cli
-        from inspector.compaction.entries import WRITABLE_FORMATS
-
-        if ledger.format not in WRITABLE_FORMATS:  # read only for now (DESIGN §3 "later")
+        if ledger.format not in registry.writable():  # read only for now (DESIGN §3 "later")
             print(
                 f"inspector: {args.session}: {args.command} is not available for {ledger.format} sessions yet: "
                 f"this tool cannot write a checkpoint {ledger.format} would read (analyze and context work)",

@@ -18,7 +18,6 @@ from inspector.analysis.export import (
 from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-STATUS_STYLE = {"built": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
 # A checkpoint's status tone (analysis.export.checkpoint_status).
 TONE_STYLE = {"ok": "green", "warning": "yellow", "error": "red"}
 STATE_STYLE = {
@@ -44,7 +43,7 @@ def _header(report: Report) -> Text:
     t.append(f"  ·  {fmt}  ·  {len(led.records):,} records, {n_msg:,} messages")
     if led.upto_line:
         t.append(f"  ·  as of line {led.upto_line}", style="magenta")
-    if led.format == "adk" and led.header:
+    if led.header and "next_agent" in led.header:
         # Lines are event positions; the next request depends on which agent asks (ADK).
         t.append(f"\nnext model call by agent {led.header.get('next_agent')!r} ({led.header.get('next_agent_reason')})")
     for d in led.diagnostics:

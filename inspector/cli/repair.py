@@ -23,10 +23,10 @@ from rich.text import Text
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK, plural
 from inspector.cli.output import emit_json
-from inspector.cli.render import SEVERITY_STYLE, STATUS_STYLE
+from inspector.cli.render import SEVERITY_STYLE
 from inspector.compaction.cut import PathIndex
-from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable
-from inspector.compaction.execute import RepairResult, repair
+from inspector.compaction.entries import CheckpointSpec, WriteError, check_writable, writer_of
+from inspector.compaction.execute import STATUS_STYLE, RepairResult, repair
 from inspector.compaction.export import checkpoint_json, plan_json, result_json
 from inspector.compaction.plan import (
     AVAILABLE_LABEL,
@@ -369,7 +369,7 @@ def render_result(res: RepairResult, out: str | None, written: Outlook | None, i
         st = ix.tok.count(res.summary) if res.summary is not None else None
         title = "Checkpoint installed" if installed is not None else ("Checkpoint written to the copy" if out else "Checkpoint built")
         parts.append(_checkpoint_table(ix, res.checkpoint, st, title))
-    record = "compaction" if p.report.ledger.format == "pi" else "checkpoint"
+    record = writer_of(p.report.ledger).record_name
     if installed is not None:
         parts.append(Text(
             f"Appended one {record} record ({installed.entry_id}) to {installed.path}"

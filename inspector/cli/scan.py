@@ -20,7 +20,7 @@ from inspector.analysis.findings import SEVERITY_RANK
 from inspector.analysis.sessions import ScanRow
 from inspector.cli import args as argtypes
 from inspector.store.index import IndexUnavailable, SessionIndex
-from inspector.store.places import DEFAULT_PLACES, default_places
+from inspector.store.places import default_place_patterns, default_places
 from inspector.store.scan import Scanner
 
 EPILOG = """\
@@ -127,7 +127,7 @@ def resolve_paths(paths: list[str]) -> tuple[list[str], str | None]:
     if not paths:
         out = default_places()
         if not out:
-            return [], "none of the default places exists here: " + ", ".join(DEFAULT_PLACES)
+            return [], "none of the default places exists here: " + ", ".join(default_place_patterns())
     return out, None
 
 

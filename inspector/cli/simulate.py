@@ -12,7 +12,7 @@ import sys
 from inspector.analysis import simulate as sim
 from inspector.analysis.window import ledger_window
 from inspector.cli import args as argtypes
-from inspector.formats import FORMATS, LoadError, load
+from inspector.formats import LoadError, load, registry
 
 POLICIES = ("pi", "adk-sliding", "adk-token", "adk-both", "recorded")
 
@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--policy", choices=POLICIES, required=True, help="pi | adk-sliding | adk-token | adk-both | recorded"
     )
     p.add_argument("--json", action="store_true", help="emit the series as JSON (docs/simulate-json.md)")
-    p.add_argument("--format", choices=FORMATS, help="force the input format")
+    p.add_argument("--format", choices=registry.names(), help="force the input format")
     g = p.add_argument_group("pi")
     g.add_argument(
         "--context-window",

@@ -46,13 +46,13 @@ def add_parser(sub: Any) -> None:
 
 def roots_and_files(paths: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
     """(folders to watch, session files in them or named, paths that do not exist)."""
-    from inspector.tui.triage import discover  # the triage browser's walk: the same sessions
+    from inspector.store.places import default_places, session_files  # the walk scan and triage use
 
     if not paths:
-        from inspector.tui.app import default_places
-
         paths = default_places()
-    _base, files, missing = discover(paths)
+    found = list(session_files(paths))
+    files = [f.path for f in found if not f.missing]
+    missing = [f.path for f in found if f.missing]
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
     roots += [os.path.dirname(os.path.abspath(p)) for p in paths if os.path.isfile(p)]
     return sorted(set(roots)), files, missing

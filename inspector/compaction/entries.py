@@ -1,13 +1,8 @@
 """The record a repair appends, in the session's own format (DESIGN §3, write-back column).
 
-- pi: one `compaction` entry pi accepts (peers/pi/README.md, "pi compaction behaviour", point 11):
-  a fresh 8-hex id, `parentId` = the current leaf, `firstKeptEntryId` on the active path and never
-  a toolResult, `tokensBefore`, `summary`, `details`, `fromHook: true`. pi keeps the entries from
-  `firstKeptEntryId` up to the compaction, so the retained tail is contiguous on the path.
-  `details.represents` states what the summary stands for as [first id, last id] ranges (pi ignores
-  it; this tool reads it back, so a summary rebuilt from source is not mistaken for a rolled one).
-- native: a `checkpoint` record with explicit boundary / represents / retains
-  (docs/native-format.md).
+The format's `Writer` (inspector.formats.base) spells it: pi's `compaction` entry
+(inspector/formats/pi_writer.py), native's `checkpoint` record (docs/native-format.md). Here the
+planned `CheckpointSpec` (path positions) becomes the writer's `CheckpointDraft` (record ids).
 
 Pure: builds dicts and bytes. Writing them is the store's job (`inspector.store`).
 """
@@ -25,7 +20,8 @@ import orjson
 from inspector.analysis.engine import REPAIR_PRODUCER
 from inspector.analysis.intervals import Interval
 from inspector.formats import native as native_format
-from inspector.formats import pi as pi_format
+from inspector.formats import registry
+from inspector.formats.base import CheckpointDraft, Writer
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import Ledger, Record, Usage
 
@@ -42,7 +38,7 @@ class CheckpointSpec:
 
     kind: str  # summary | recovery | carry
     cut: int  # first position of the retained tail [cut, end)
-    keep: tuple[int, ...]  # positions kept raw ahead of the tail (native only)
+    keep: tuple[int, ...]  # positions kept raw ahead of the tail (not where Runtime.contiguous_tail)
     retains: list[int]  # positions retained raw, in path order
     represents: list[Interval]  # positions the summary stands for
     shape: str  # recent_window | latest_user_message
@@ -60,37 +56,35 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def writer_of(led: Ledger) -> Writer:
+    """The session format's writer. A read-only format's plan is previewed (never written) as
+    this tool's own native checkpoint, which states its sets explicitly."""
+    w = registry.get(led.format).writer
+    return w if w is not None else native_format.WRITER
+
+
 def fresh_id(led: Ledger, rng: Any = None) -> str:
-    """An id no record of the file uses: 8 hex digits (pi's shape), `cp-` + 8 hex for native."""
+    """An id no record of the file uses: the writer's prefix and 8 hex digits (pi's shape)."""
     used = {r.id for r in led.records if r.id is not None}
+    prefix = writer_of(led).id_prefix
     while True:
         h = rng.getrandbits(32).to_bytes(4, "big").hex() if rng is not None else secrets.token_hex(4)
-        i = h if led.format == "pi" else f"cp-{h}"
+        i = prefix + h
         if i not in used:
             return i
 
 
-# Formats a repair can append to (DESIGN §3, write-back column); the others are read only for now.
-WRITABLE_FORMATS: tuple[str, ...] = ("pi", "native")
-
-
 def check_writable(led: Ledger) -> None:
     """Refuse what an appended record cannot express."""
-    if led.format not in WRITABLE_FORMATS:
+    w = registry.get(led.format).writer
+    if w is None:
         raise WriteError(
             f"{led.format} sessions are read only for now: this tool cannot write a checkpoint {led.format} "
             "would read (analyze, context and simulate work)"
         )
-    if led.format == "pi":
-        if led.version is not None and led.version < 2:
-            raise WriteError(
-                "this is a pi v1 session (no entry ids): pi gives its entries random ids when it loads it, "
-                "so an appended compaction cannot name the entry it keeps from; open it once in pi to migrate it"
-            )
-        if led.runtime_rejects_file:
-            raise WriteError("pi ignores this file (no valid session header): an appended compaction would be lost")
-        if led.leaf_seq is None or led.records[led.leaf_seq].id is None:
-            raise WriteError("the session has no current leaf with an id to hang a compaction under")
+    why = w.refusal(led)
+    if why is not None:
+        raise WriteError(why)
     if led.upto_line is not None:
         raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
 
@@ -102,12 +96,6 @@ def _id_ranges(ix: Any, ivs: list[Interval]) -> list[list[str]]:
         if ids:
             out.append([ids[0], ids[-1]])
     return out
-
-
-def _usage_pi(u: Usage | None) -> dict[str, int] | None:
-    if u is None:
-        return None
-    return {"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write}
 
 
 def build_entry(
@@ -125,66 +113,34 @@ def build_entry(
     """The JSON object to append, for the ledger's format. `ix` is the PathIndex of the report
     the spec was planned on."""
     led: Ledger = ix.report.ledger
-    represents = _id_ranges(ix, spec.represents)
-    if led.format == "pi":
-        if spec.keep:
-            raise WriteError("pi keeps a contiguous tail: a message kept ahead of it cannot be expressed")
-        leaf = led.records[led.leaf_seq] if led.leaf_seq is not None else None
-        first_kept = ix.rec(spec.cut)
-        details: dict[str, Any] = {
-            "readFiles": spec.read_files,
-            "modifiedFiles": spec.modified_files,
-            "retainedTailShape": spec.shape,
-            "failureReason": spec.failure_reason,
-            "usage": _usage_pi(usage),
-            "requests": requests,
-            "represents": represents,
-            "trigger": "manual",
-            "truncated": truncated,
-            "essentialComplete": essential_complete,
-            "retainedTailBudgetTokens": spec.budget_tokens,
-            "producer": PRODUCER,
-        }
-        if essential_complete is None:
-            del details["essentialComplete"]
-        return {
-            "type": "compaction",
-            "id": entry_id,
-            "parentId": leaf.id if leaf is not None else None,
-            "timestamp": timestamp,
-            "summary": summary,
-            "firstKeptEntryId": first_kept.id,
-            "tokensBefore": spec.tokens_before,
-            "details": details,
-            "fromHook": True,
-        }
+    rt = ix.report.runtime
+    if spec.keep and rt.contiguous_tail:
+        raise WriteError(f"{rt.name} keeps a contiguous tail: a message kept ahead of it cannot be expressed")
+    leaf = led.records[led.leaf_seq] if led.leaf_seq is not None else None
     last = ix.last_message()
-    boundary = ix.rec(last).id if last is not None else None
-    native_details: dict[str, Any] = {
-        "failure_reason": spec.failure_reason,
-        "usage": usage.to_dict() if usage is not None else None,
-        "truncated": truncated,
-        "requests": requests,
-        "budget_tokens": spec.budget_tokens,
-        "read_files": spec.read_files,
-        "modified_files": spec.modified_files,
-        "producer": PRODUCER,
-    }
-    if essential_complete is not None:  # the schema has a boolean or nothing
-        native_details["essential_complete"] = essential_complete
-    return {
-        "type": "checkpoint",
-        "id": entry_id,
-        "ts": timestamp,
-        "boundary": boundary,
-        "represents": represents,
-        "retains": [ix.rec(i).id for i in spec.retains if ix.rec(i).id is not None],
-        "retained_tail_shape": spec.shape,
-        "summary": summary,
-        "tokens_before": spec.tokens_before,
-        "trigger": "manual",
-        "details": native_details,
-    }
+    draft = CheckpointDraft(
+        entry_id=entry_id,
+        timestamp=timestamp,
+        summary=summary,
+        leaf_id=leaf.id if leaf is not None else None,
+        first_kept_id=ix.rec(spec.cut).id if spec.cut < ix.end else None,
+        boundary_id=ix.rec(last).id if last is not None else None,
+        keeps_ahead=bool(spec.keep),
+        represents=_id_ranges(ix, spec.represents),
+        retains=[ix.rec(i).id for i in spec.retains if ix.rec(i).id is not None],
+        shape=spec.shape,
+        failure_reason=spec.failure_reason,
+        tokens_before=spec.tokens_before,
+        budget_tokens=spec.budget_tokens,
+        read_files=spec.read_files,
+        modified_files=spec.modified_files,
+        usage=usage,
+        requests=requests,
+        truncated=truncated,
+        essential_complete=essential_complete,
+        producer=PRODUCER,
+    )
+    return writer_of(led).entry(draft)
 
 
 def entry_line(entry: dict[str, Any]) -> bytes:
@@ -208,9 +164,7 @@ def entry_record(led: Ledger, entry: dict[str, Any]) -> Record:
     seq = len(led.records)
     line = _next_line(led)
     length = len(entry_line(entry))
-    if led.format == "pi":
-        return pi_format._record(entry, seq, line, led.size, length)
-    return native_format._Builder().checkpoint(entry, RawLine(line, led.size, length, [entry]), seq)
+    return writer_of(led).read_back(entry, RawLine(line, led.size, length, [entry]), seq)
 
 
 def with_entry(led: Ledger, entry: dict[str, Any]) -> Ledger:

@@ -28,12 +28,12 @@ from typing import Any
 
 from inspector.analysis import analyze
 from inspector.analysis.intervals import merge
+from inspector.analysis.protocol import installable_part, summary_completeness
 from inspector.compaction.chunks import Chunk
 from inspector.compaction.cut import PathIndex, Tail, message_intervals, proven_reply
 from inspector.compaction.entries import CheckpointSpec, build_entry, fresh_id, now_iso, with_entry
 from inspector.compaction.plan import MIN_SUMMARY_TOKENS, Outlook, RepairPlan, tail_spec
 from inspector.compaction.prompts import SYSTEM_PROMPT, build_prompt, file_list_block, quoted_request
-from inspector.compaction.protocol import installable_part, summary_completeness
 from inspector.compaction.recovery import plan_recovery
 from inspector.compaction.types import REPORTED_AS_THEMSELVES, SummaryRequest, as_result, route_of
 from inspector.ledger.model import Usage
@@ -66,6 +66,10 @@ class CallRecord:
     attempts: int
     detail: str  # the provider's own words: shown, never persisted
     accepted: bool = False
+
+
+# How the app and the CLI colour each status (rich style names): one table both front ends read.
+STATUS_STYLE = {"built": "bold green", "recovered": "bold yellow", "failed": "bold red", "noop": "bold"}
 
 
 @dataclass(slots=True)
@@ -360,9 +364,8 @@ class _Run:
         if quote is not None:
             m = ix.rec(quote).message
             text = quoted_request(m.text() if m is not None else "", ix.rec(quote).line) + "\n\n" + text
-        if plan.report.runtime.name == "pi":
-            files = file_list_block(spec.read_files, spec.modified_files)
-            text = "\n\n".join(x for x in (text, files) if x)
+        files = plan.report.runtime.file_lists(spec.read_files, spec.modified_files)
+        text = "\n\n".join(x for x in (text, files) if x)
         installable = plan.budgets.available - tail.tokens
         size = self.tok.count(text)
         if size > installable or installable < MIN_SUMMARY_TOKENS:

@@ -27,8 +27,13 @@ from typing import Any
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report, summary_substance
-from inspector.analysis.findings import pi_template_incomplete
 from inspector.analysis.intervals import Interval, contains, merge
+from inspector.analysis.protocol import (
+    ESSENTIAL_MARKER,
+    ESSENTIAL_SECTIONS,
+    installable_part,
+    summary_completeness,
+)
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.analysis.window import context_window
 from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
@@ -40,7 +45,7 @@ from inspector.compaction.cut import (
     message_intervals,
     proven_reply,
 )
-from inspector.compaction.entries import CheckpointSpec, build_entry, now_iso, with_entry
+from inspector.compaction.entries import CheckpointSpec, build_entry, now_iso, with_entry, writer_of
 from inspector.compaction.prompts import (
     SYSTEM_PROMPT,
     build_prompt,
@@ -50,13 +55,8 @@ from inspector.compaction.prompts import (
     merge_file_lists,
     quoted_request,
 )
-from inspector.compaction.protocol import (
-    ESSENTIAL_MARKER,
-    ESSENTIAL_SECTIONS,
-    installable_part,
-    summary_completeness,
-)
 from inspector.compaction.recovery import Recovery, plan_recovery
+from inspector.formats.base import template_incomplete
 from inspector.ledger.model import Route, Usage
 
 STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
@@ -233,7 +233,6 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
     sources: dict[str, str] = {}
     evidence: list[str] = []
     st = led.settings
-    pi = led.format == "pi"
 
     def pick(name: str, flag: int | None, session: int | None, default: int | None, default_src: str) -> int | None:
         if flag is not None:
@@ -264,8 +263,8 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
             evidence.append(f"the last compaction recorded tokensBefore {befores[-1]:,}")
         hint = f" ({'; '.join(evidence)})" if evidence else ""
         raise PlanError(f"the session does not record its model's context window{hint}", field="window")
-    reserve = pick("reserve", given.reserve, st.reserve, PI_RESERVE_TOKENS, "pi default" if pi else "default")
-    keep = pick("keep_recent", given.keep_recent, st.keep_recent, PI_KEEP_RECENT_TOKENS, "pi default" if pi else "default")
+    reserve = pick("reserve", given.reserve, st.reserve, PI_RESERVE_TOKENS, rt.budget_defaults_source)
+    keep = pick("keep_recent", given.keep_recent, st.keep_recent, PI_KEEP_RECENT_TOKENS, rt.budget_defaults_source)
     assert reserve is not None and keep is not None
     if reserve >= window:
         raise PlanError(
@@ -305,11 +304,12 @@ def carried_summary(report: Report, ix: PathIndex, active: int | None) -> Carry 
         return None
     v = report.checkpoints[-1]
     cp = v.checkpoint
+    sf = report.runtime.summary_format
     state = summary_completeness(cp.summary)
     if state is not None:
         text = installable_part(cp.summary) or ""
     else:
-        text = summary_substance(cp.summary) if report.runtime.name == "pi" else cp.summary.strip()
+        text = summary_substance(cp.summary) if sf is not None else cp.summary.strip()
     why: str | None = None
     if not text.strip() or v.empty_summary:
         why = "its summary is empty"
@@ -317,7 +317,7 @@ def carried_summary(report: Report, ix: PathIndex, active: int | None) -> Carry 
         why = "its summary stops before the essential sections are complete"
     elif cp.truncated:
         why = "its summary is marked truncated"
-    elif report.runtime.name == "pi" and state is None and pi_template_incomplete(cp.summary):
+    elif state is None and sf is not None and template_incomplete(cp.summary, sf):
         why = "its summary looks cut at the output limit"
     elif v.first_kept_found is False:
         why = "its boundary is not on the active path, so what its summary covers is unverified"
@@ -377,7 +377,8 @@ def plan(
     carry = carried_summary(report, ix, active)
     last = report.checkpoints[-1] if report.checkpoints else None
     notes: list[str] = []
-    pi = report.runtime.name == "pi"
+    rt = report.runtime
+    contiguous = rt.contiguous_tail
     before = Outlook.of(report)
 
     # Where the range starts, and which summary it builds on.
@@ -411,7 +412,7 @@ def plan(
     current_first_raw = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
 
     def recovery(reason: str, chosen: bool = True) -> Recovery:
-        r, m = files_for(current_first_raw, ix.end) if pi else (prev_read, prev_mod)
+        r, m = files_for(current_first_raw, ix.end) if rt.summary_format is not None else (prev_read, prev_mod)
         rec = plan_recovery(
             ix,
             reason=reason,
@@ -431,7 +432,7 @@ def plan(
         if rec.over_budget:
             notes.append("even the smallest safe window is larger than the budget leaves: the recovery keeps it anyway")
         if rec.spec.quote_active is not None:
-            notes.append(f"the active request (line {ix.rec(rec.spec.quote_active).line}) does not fit pi's contiguous window: it is quoted verbatim in the checkpoint")
+            notes.append(f"the active request (line {ix.rec(rec.spec.quote_active).line}) does not fit {rt.name}'s contiguous window: it is quoted verbatim in the checkpoint")
         return rec
 
     def finish(p: RepairPlan) -> RepairPlan:
@@ -463,7 +464,7 @@ def plan(
     # The retained tail: recent messages within keep-recent and what the summary leaves.
     target_max = min(SUMMARY_TARGET_MAX, rb.available // 2)
     cap = max(0, min(rb.keep_recent, rb.available - target_max))
-    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=pi, floor=ix.tail_floor)
+    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=contiguous, floor=ix.tail_floor)
     if tail is None:
         raise PlanError("no message on the active path can start a retained tail (only tool results?)")
     if tail.over_cap:
@@ -491,9 +492,7 @@ def plan(
             text = carried_text or "No earlier history was removed from this conversation: every message follows verbatim."
             # Not a failed summary (no failure_reason): a boundary move that made no request.
             spec = tail_spec(ix, "carry", tail, carried_rep, None, cap, tokens_before, read, modified)
-            if pi:
-                files = file_list_block(read, modified)
-                text = "\n\n".join(x for x in (text, files) if x)
+            text = "\n\n".join(x for x in (text, rt.file_lists(read, modified)) if x)
             return finish(
                 RepairPlan(action="carry", reason="no_new_history", range=(lo, max(lo, c)), requests=[], target_tokens=0,
                            max_output_tokens=0, installable_tokens=0, checkpoint=spec, summary=text, recovery=None, **base)  # type: ignore[arg-type]
@@ -516,8 +515,8 @@ def plan(
     if tail.quote_active is not None:
         m = ix.rec(tail.quote_active).message
         quote_text = quoted_request(m.text() if m is not None else "", ix.rec(tail.quote_active).line)
-        notes.append(f"the active turn does not fit the window and pi keeps a contiguous tail: its request (line {ix.rec(tail.quote_active).line}) is quoted verbatim in the summary")
-    files_text = file_list_block(read, modified) if pi else ""
+        notes.append(f"the active turn does not fit the window and {rt.name} keeps a contiguous tail: its request (line {ix.rec(tail.quote_active).line}) is quoted verbatim in the summary")
+    files_text = rt.file_lists(read, modified)
     installable = rb.available - tail.tokens - tok.count(quote_text) - tok.count(files_text)
     target = min(SUMMARY_TARGET_MAX, installable)
     if target < MIN_SUMMARY_TOKENS:
@@ -700,14 +699,13 @@ def simulate_plan(p: RepairPlan) -> None:
         if p.checkpoint.quote_active is not None:
             m = ix.rec(p.checkpoint.quote_active).message
             text = quoted_request(m.text() if m is not None else "", ix.rec(p.checkpoint.quote_active).line) + "\n\n" + text
-        if p.report.runtime.name == "pi":
-            files = file_list_block(p.checkpoint.read_files, p.checkpoint.modified_files)
-            text = "\n\n".join(x for x in (text, files) if x)
+        files = p.report.runtime.file_lists(p.checkpoint.read_files, p.checkpoint.modified_files)
+        text = "\n\n".join(x for x in (text, files) if x)
     entry = build_entry(
         ix,
         p.checkpoint,
         text,
-        entry_id="planned0" if p.report.ledger.format == "pi" else "cp-planned",
+        entry_id=writer_of(p.report.ledger).planned_id,
         timestamp=now_iso(),
         # What the requests would cost (prompt bounds in, target out): the record a repair writes
         # carries the summed usage the provider reports.

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
+from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.analysis.tokens import Tokenizer
-from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Message
 
 SYSTEM_PROMPT = (

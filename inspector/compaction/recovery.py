@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from inspector.compaction.cut import PathIndex, earliest_cut_within
 from inspector.compaction.entries import CheckpointSpec
-from inspector.compaction.prompts import file_list_block, quoted_request, recovery_notice
+from inspector.compaction.prompts import quoted_request, recovery_notice
 
 _REASON_WORDS = {
     "no_new_history": "there was no new history to summarize",
@@ -55,20 +55,21 @@ def plan_recovery(
 ) -> Recovery | None:
     """The recovery checkpoint, or None when the path has no message a window could start at."""
     tok = ix.tok
-    pi = ix.report.runtime.name == "pi"
+    rt = ix.report.runtime
+    contiguous = rt.contiguous_tail
     last = ix.last_message()
     if last is None:
         return None
     # pi's window is contiguous: it starts after any result whose call is never sent. A native
     # window lists what it keeps, so it drops such a result instead (below).
-    floor = ix.tail_floor if pi else 0
+    floor = ix.tail_floor if contiguous else 0
     smallest = ix.latest_safe_at_or_before(last, floor)
     if smallest is None:
         floor = 0
         smallest = ix.latest_safe_at_or_before(last)
     if smallest is None:
         return None
-    files = file_list_block(read_files, modified_files) if pi else ""
+    files = rt.file_lists(read_files, modified_files)
     # The notice names the window's lines; its size barely depends on them.
     notice_cost = tok.count(recovery_notice(reason_words(reason), 999_999, 999_999))
     fixed = tok.count(carried_text) + notice_cost + tok.count(files) + 4
@@ -81,7 +82,7 @@ def plan_recovery(
     keep: tuple[int, ...] = ()
     quote: int | None = None
     if active is not None and active < c:
-        if not pi:
+        if not contiguous:
             keep = (active,)
         else:
             at = ix.latest_safe_at_or_before(active, floor)
@@ -94,12 +95,12 @@ def plan_recovery(
     in_window_calls: set[str] = set()
     for i in ix.messages_in(c, ix.end):
         r = ix.rec(i)
-        if ix.excluded[i] and not pi:
+        if ix.excluded[i] and not contiguous:
             dropped.append(i)
             continue
         if r.role == "assistant" and not ix.excluded[i]:
             in_window_calls.update(r.call_ids)
-        if r.role == "tool" and (r.result_id is None or r.result_id not in in_window_calls) and not pi:
+        if r.role == "tool" and (r.result_id is None or r.result_id not in in_window_calls) and not contiguous:
             dropped.append(i)  # a provider rejects a result whose call is not in the request
             continue
         window.append(i)

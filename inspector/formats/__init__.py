@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from inspector.formats import adk, claude_code, codex, native, openclaw_sqlite, pi
+from inspector.formats import registry
+from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
     LoadError,
     PrefixHasher,
@@ -17,26 +19,36 @@ from inspector.formats.jsonl import (
 )
 from inspector.ledger.model import Ledger
 
-FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code", "adk", "openclaw")
-
-__all__ = ["FORMATS", "LoadError", "detect", "load", "load_bytes"]
+__all__ = ["LoadError", "UnknownFormat", "detect", "load", "load_bytes"]
 
 
 def detect(lines: list[RawLine]) -> str | None:
-    """Which producer wrote these lines, judged by content (never by file name)."""
+    """Which producer wrote these lines, judged by content (never by file name): the first line
+    format in registry order whose object test takes one of the first 50 lines' objects."""
+    tests = [(f.name, f.looks_like) for f in registry.line_formats() if f.looks_like is not None]
     for rl in lines[:50]:
         for o in rl.objects:
             if not isinstance(o, dict) or not isinstance(o.get("type"), str | None):
                 continue  # a record type that is no string names no format
-            if native.looks_like(o):
-                return "native"
-            if pi.looks_like(o):
-                return "pi"
-            if claude_code.looks_like(o):
-                return "claude_code"
-            if codex.looks_like(o):
-                return "codex"
+            for name, looks_like in tests:
+                if looks_like(o):
+                    return name
     return None
+
+
+def _named(fmt: str, name: str | None) -> Format:
+    try:
+        return registry.get(fmt)
+    except UnknownFormat as e:
+        raise UnknownFormat(f"{name}: {e}") from None
+
+
+def split_selector(path: str) -> tuple[str, str | None]:
+    """`FILE#SESSION` -> (FILE, SESSION) for a multi-session store, when FILE#SESSION itself is no file."""
+    if "#" in path and not os.path.exists(path):
+        base, sid = path.rsplit("#", 1)
+        return base, sid or None
+    return path, None
 
 
 def _build(
@@ -50,18 +62,12 @@ def _build(
         what = _first_problem(first)
         raise LoadError(
             f"{name}: line {first.line}: not a session ledger this tool knows ({what}); "
-            f"formats: {', '.join(FORMATS)} (use --format to force one)"
+            f"formats: {', '.join(registry.names())} (use --format to force one)"
         )
-    if chosen == "pi":
-        led = pi.build(lines, name, data)
-    elif chosen == "native":
-        led = native.build(lines, name)
-    elif chosen == "claude_code":
-        led = claude_code.build(lines, name, data)
-    elif chosen == "codex":
-        led = codex.build(lines, name)
-    else:
-        raise LoadError(f"{name}: unknown format {chosen!r}; formats: {', '.join(FORMATS)}")
+    f = _named(chosen, name)
+    if f.build is None:
+        raise LoadError(f"{name}: {f.name} is a session store, not a JSONL file: read it from its file")
+    led = f.build(lines, name, data)
     led.size = size
     led.sha256 = digest
     return led
@@ -82,14 +88,23 @@ def _sniff(head: bytes) -> list[RawLine]:
     return lines
 
 
+def _claimed_store(path: str, head: bytes) -> Format | None:
+    for f in registry.stores():
+        if f.claims is not None and f.claims(path, head):
+            return f
+    return None
+
+
 def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:
     """Read a session file. `upto_line`: the file as it stood when that line was the last written.
+    `FILE#SESSION` picks one session of a multi-session store.
 
-    pi files take the streaming path (index first, content read on demand; a big file's chunks
-    decoded by a forked helper too) and are hashed on another thread meanwhile; other formats are
-    parsed whole.
+    A store (SQLite, a JSON dump) is recognised by its head; a line format with a streaming loader
+    (pi) reads the file index first, content on demand (a big file's chunks decoded by a forked
+    helper too), and is hashed on another thread meanwhile; other line formats are parsed whole.
     """
-    path, session_sel = adk.split_selector(path)  # ADK databases: FILE.db#SESSION_ID
+    forced = _named(fmt, path) if fmt is not None else None
+    path, selector = split_selector(path)
     size = check_openable(path)
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below
@@ -97,30 +112,28 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
         raise LoadError(f"{path}: {os_problem(e)}") from None
     with f:
         head = f.read(65536)
-        # SQLite (before the binary check): an OpenClaw agent store by its tables, else ADK's; or an
-        # ADK session.model_dump() JSON object.
-        if fmt == "openclaw" or (fmt is None and adk.is_sqlite(head) and openclaw_sqlite.looks_like_file(path)):
-            led = openclaw_sqlite.load(path, session_sel, upto_line)
-        elif fmt in (None, "adk") and adk.is_sqlite(head):
-            led = adk.load_sqlite(path, path, session_sel, upto_line)
-        elif fmt == "adk" or (fmt is None and adk.sniff_dump(head)):
-            led = adk.load_json(head + f.read(), path, upto_line)
-        else:
-            led = None
-        if led is not None:
+        # Stores first (a SQLite file is binary: before the NUL check).
+        store = forced if forced is not None and forced.is_store else None
+        if forced is None:
+            store = _claimed_store(path, head)
+        if store is not None and store.load_file is not None:
+            led = store.load_file(path, f, head, selector, upto_line)
             led.size = size
             led.sha256 = hash_prefix(path, size)
             led.upto_line = upto_line
             return led
         if b"\x00" in head[:8192]:
             raise LoadError(f"{path}: line 1: binary data (NUL bytes), not a JSONL session file")
-        chosen = fmt or (detect(_sniff(head)) if head.strip() else None)
-        if chosen == "pi":
+        name = forced.name if forced is not None else (detect(_sniff(head)) if head.strip() else None)
+        chosen = registry.get(name) if name is not None else None
+        if selector is not None and chosen is not None:
+            raise LoadError(f"{path}: a {chosen.name} file holds one session: #{selector} selects nothing")
+        if chosen is not None and chosen.stream is not None:
             f.seek(0)
             hasher = PrefixHasher(path, size) if upto_line is None else None
             # The hashing thread starts only once any helper process is forked (a fork copies
             # just the calling thread).
-            led, consumed = pi.load_stream(f, path, size, upto_line, hasher.start if hasher is not None else None)
+            led, consumed = chosen.stream(f, path, size, upto_line, hasher.start if hasher is not None else None)
             if not led.records and not led.diagnostics:
                 raise LoadError(f"{path}: line 1: the file is empty (no records)")
             led.size = consumed
@@ -128,14 +141,23 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
             led.upto_line = upto_line
             return led
     lines, size, digest = read_lines(path, upto_line)
-    led = _build(lines, path, fmt or chosen, size, digest)
+    led = _build(lines, path, name, size, digest)
     led.upto_line = upto_line
     return led
 
 
 def load_bytes(data: bytes, name: str = "<bytes>", fmt: str | None = None, upto_line: int | None = None) -> Ledger:
-    if fmt == "adk" or (fmt is None and adk.sniff_dump(data[:65536])):
-        led = adk.load_json(data, name, upto_line)
+    forced = _named(fmt, name) if fmt is not None else None
+    head = data[:65536]
+    if forced is not None and forced.is_store:
+        if forced.load_data is None:
+            raise LoadError(f"{name}: {forced.name} sessions are read from their file, not from bytes")
+        store: Format | None = forced
+    else:
+        store = next((f for f in registry.stores() if f.claims_data is not None and f.claims_data(head)), None)
+        store = store if forced is None else None
+    if store is not None and store.load_data is not None:
+        led = store.load_data(data, name, upto_line)
         led.upto_line = upto_line
         return led
     lines, size, digest = parse_bytes(data, name, upto_line)

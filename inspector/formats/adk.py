@@ -23,6 +23,7 @@ import orjson
 
 from inspector.formats import adk_compaction as rules
 from inspector.formats import fields
+from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -35,7 +36,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
 )
 
-FORMAT = "adk"
+NAME = "adk"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _BOM = b"\xef\xbb\xbf"
 
@@ -93,16 +94,6 @@ def is_sqlite(head: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- reading
-
-
-def split_selector(path: str) -> tuple[str, str | None]:
-    """`FILE.db#SESSION_ID` -> (FILE.db, SESSION_ID)."""
-    import os
-
-    if "#" in path and not os.path.exists(path):
-        base, sid = path.rsplit("#", 1)
-        return base, sid or None
-    return path, None
 
 
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
@@ -664,7 +655,7 @@ def build(
     header["next_agent_reason"] = why
     led = Ledger(
         path=name,
-        format=FORMAT,
+        format=NAME,
         session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
         header=header,
         records=records,
@@ -722,3 +713,45 @@ def sniff_dump(head: bytes) -> bool:
     # model_dump keys come in field order (app_name, events, ..., user_id last): user_id may lie
     # past the head of a big dump; load_json checks the whole object.
     return h.startswith(b"{") and b'"app_name"' in h and b'"events"' in h
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+
+def _load_file(path: str, f: Any, head: bytes, session_id: str | None, upto: int | None) -> Ledger:
+    if is_sqlite(head):
+        return load_sqlite(path, path, session_id, upto)
+    return load_json(head + f.read(), path, upto)
+
+
+FORMAT = Format(
+    name=NAME,
+    label="Google ADK (SQLite, JSON dump)",
+    # Every surviving compaction range removes the events its timestamps span; each summary is
+    # sent at its end_timestamp as the agent's own turn (inspector/analysis/adk.py).
+    runtime=Runtime(
+        name=NAME,
+        tree=False,
+        drop_stop_reasons=frozenset(),
+        synthesize_missing_results=False,
+        synthetic_result_text="",
+        summary_prefix="",
+        summary_suffix="",
+        context_rule="timestamp_ranges",
+    ),
+    # Any SQLite file is claimed (a database without ADK's tables gets ADK's own error), so ADK
+    # comes after the other SQLite stores in the registry.
+    claims=lambda _path, head: is_sqlite(head) or sniff_dump(head),
+    load_file=_load_file,
+    looks_like_file=looks_like_file,
+    claims_data=sniff_dump,
+    load_data=load_json,
+    sessions_by_selector=True,  # FILE.db#SESSION_ID; default: the most recently updated session
+    suffixes=(".db", ".sqlite", ".sqlite3", ".json"),
+    # adk web / adk run: .adk/session.db under the agents folder (the cwd), or under each agent's
+    # own folder (per-agent session stores).
+    default_places=(".adk", "*/.adk"),
+    simulator="event_ranges",
+    default_policy="adk-token",
+    details_key="adk",  # the timestamp range, whether it survives, what its summarizer was handed
+)

@@ -70,10 +70,11 @@ from typing import Any
 import orjson
 
 from inspector.formats import adk, fields
+from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
 
-FORMAT = "adk_go"
+NAME = "adk_go"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # adk-go has no default location: `database.NewSessionService` takes any GORM dialector and the
@@ -90,7 +91,7 @@ CONTINUE_TEXT = "Continue processing previous requests as instructed. Exit or pr
 # the call as is); summaries are sent as written (apply.go:107-113). Each checkpoint's replacement
 # holds Go's request up to it (see the module docstring); a Go event can answer several calls.
 RUNTIME_RULES: dict[str, Any] = {
-    "name": FORMAT,
+    "name": NAME,
     "tree": False,
     "drop_stop_reasons": frozenset(),
     "synthesize_missing_results": False,
@@ -909,7 +910,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         "next_request_error": full.error,
     }
     sid = meta.get("session_id")
-    led = Ledger(path=name, format=FORMAT, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
+    led = Ledger(path=name, format=NAME, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
     led.leaf_seq = len(records) - 1 if records else None
     return led
 
@@ -1019,3 +1020,29 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
                 severity="error",
             )
         )
+
+
+def _load_file(path: str, _f: Any, head: bytes, selector: str | None, upto: int | None) -> Ledger:
+    """A store by its SQLite head, else the JSON export (read whole: an export is one document)."""
+    if adk.is_sqlite(head):
+        return load(path, selector, upto)
+    if selector is not None:
+        raise LoadError(f"{path}: an adk-go JSON export holds one session: #{selector} selects nothing")
+    with open(path, "rb") as f:
+        return load_json(f.read(), path, upto)
+
+
+FORMAT = Format(
+    name=NAME,
+    label="adk-go (SQLite, JSON export)",
+    runtime=Runtime(**RUNTIME_RULES),
+    claims=lambda path, head: (adk.is_sqlite(head) and looks_like_file(path)) or sniff_export(head),
+    load_file=_load_file,
+    looks_like_file=lambda path: looks_like_file(path) or looks_like_export(path),
+    claims_data=sniff_export,
+    load_data=load_json,
+    sessions_by_selector=True,  # FILE.db#SESSION_ID; default: the most recently updated session
+    suffixes=(".db", ".sqlite", ".sqlite3", ".json"),
+    default_places=DEFAULT_PLACES,
+    not_session_files=NOT_SESSION_FILES,
+)

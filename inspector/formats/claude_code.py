@@ -40,6 +40,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import fields
+from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import RawLine, recover_line
 from inspector.ledger.model import (
     Block,
@@ -55,7 +56,7 @@ from inspector.ledger.model import (
     report_duplicate_ids,
 )
 
-FORMAT = "claude_code"
+NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
@@ -355,7 +356,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 rl.diagnostic.seqs.append(seq)
             seq += 1
 
-    led = Ledger(path=path, format=FORMAT, session_id=session_id, header=None, records=records, diagnostics=diags)
+    led = Ledger(path=path, format=NAME, session_id=session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
     for d in diags:
@@ -720,3 +721,30 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
     return path
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+FORMAT = Format(
+    name=NAME,
+    label="Claude Code JSONL",
+    # The parentUuid chain from the newest line (with the lines of every reply on it and the
+    # results answering them); a compact_boundary's summary line, then the messages it kept
+    # verbatim, then what followed. isMeta lines are sent (hidden from the user, not the model); a
+    # synthetic API-error reply is not. Summary text is sent as written (the line holds the wrapper).
+    runtime=Runtime(
+        name=NAME,
+        tree=True,
+        drop_stop_reasons=frozenset({"error"}),
+        synthesize_missing_results=True,
+        # What Claude Code writes for a call whose result never came (seen on resume; the peer
+        # README quotes only its beginning).
+        synthetic_result_text="[Tool call interrupted: the session ended before this call's result was recorded]",
+        summary_prefix="",
+        summary_suffix="",
+        many_results_per_message=True,
+    ),
+    looks_like=looks_like,
+    build=build,
+    default_places=("~/.claude/projects",),  # <project>/<session>.jsonl, sub-agents in <session>/subagents/
+)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.formats import fields
+from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     Block,
@@ -45,7 +46,7 @@ from inspector.ledger.model import (
     Usage,
 )
 
-FORMAT = "codex"
+NAME = "codex"
 
 # Top-level line types that identify a rollout (with a `payload` object).
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -526,7 +527,7 @@ class _Builder:
         sid = h.get("id") or h.get("session_id")
         led = Ledger(
             path=self.path,
-            format=FORMAT,
+            format=NAME,
             session_id=sid if isinstance(sid, str) else None,
             header=self.header,
             records=self.records,
@@ -621,3 +622,28 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(len(b.records) - 1)
     return b.finish()
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+FORMAT = Format(
+    name=NAME,
+    label="Codex rollout JSONL",
+    # `compacted` replaces all earlier history with its replacement history (server-side
+    # compaction: an encrypted `compaction` item stands for the summary); at send time a call
+    # without an output gets a synthetic "aborted" output right after it and an output without its
+    # call is removed (codex-rs context_manager normalize); base instructions go first.
+    runtime=Runtime(
+        name=NAME,
+        tree=False,
+        drop_stop_reasons=frozenset(),
+        synthesize_missing_results=True,
+        synthetic_result_text="aborted",
+        summary_prefix="",
+        summary_suffix="",
+        replaces_history=True,
+    ),
+    looks_like=looks_like,
+    build=lambda lines, path, _data: build(lines, path),
+    default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
+)

@@ -81,6 +81,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import fields
+from inspector.formats.base import Format, Runtime
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
@@ -96,7 +97,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
 )
 
-FORMAT = "maka"
+NAME = "maka"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Where maka keeps its stores: the Electron userData of app `Maka` (`Maka Dev` unpackaged),
@@ -120,7 +121,7 @@ NOT_SESSION_FILES: tuple[str, ...] = (
 # by the adapter (never_sent), not answered; a checkpoint replaces the covered prefix with its own
 # items (a user text for v2, an assistant provider item for v3: `Checkpoint.replacement`).
 RUNTIME_RULES: dict[str, Any] = {
-    "name": FORMAT,
+    "name": NAME,
     "tree": False,
     "drop_stop_reasons": frozenset(),
     "synthesize_missing_results": False,
@@ -855,7 +856,7 @@ def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | 
         by_event[x.event_id] = rec
         ev_of[rec.seq] = x
 
-    led = Ledger(path=name, format=FORMAT, session_id=sid, header=None, records=records)
+    led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
     for run_id, h in runs.items():
@@ -1041,3 +1042,17 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
                 seqs=[rec.seq],
             )
         )
+
+
+FORMAT = Format(
+    name=NAME,
+    label="maka runtime.sqlite",
+    runtime=Runtime(**RUNTIME_RULES),
+    claims=lambda path, head: head.startswith(b"SQLite format 3\x00") and looks_like_file(path),
+    load_file=lambda path, _f, _head, selector, upto: load(path, selector, upto),
+    looks_like_file=looks_like_file,
+    sessions_by_selector=True,  # FILE#SESSION
+    suffixes=(".sqlite", ".sqlite3", ".db"),
+    default_places=DEFAULT_PLACES,
+    not_session_files=NOT_SESSION_FILES,
+)

@@ -18,6 +18,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     FAILURE_REASONS,
@@ -38,7 +39,7 @@ from inspector.ledger.model import (
     report_duplicate_ids,
 )
 
-FORMAT = "native"
+NAME = "native"
 FORMAT_NAME = "inspector-ledger"
 CURRENT_VERSION = 1
 SCHEMA_FILE = "native-ledger.schema.json"
@@ -640,7 +641,7 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
     sid = header.get("id") if header is not None else None
     led = Ledger(
         path=path,
-        format=FORMAT,
+        format=NAME,
         session_id=sid if _is_id(sid) else None,
         header=header,
         records=records,
@@ -691,3 +692,69 @@ def _resolve_runs(led: Ledger, b: _Builder) -> None:
                     seqs=[r.seq],
                 )
             )
+
+
+# ---------------------------------------------------------------------------------------- write-back
+
+
+def checkpoint_record(o: dict[str, Any], rl: RawLine, seq: int) -> Record:
+    """A `checkpoint` object read as the record it is on that line."""
+    return _Builder().checkpoint(o, rl, seq)
+
+
+def checkpoint_entry(d: CheckpointDraft) -> dict[str, Any]:
+    """A `checkpoint` record with explicit boundary / represents / retains (docs/native-format.md)."""
+    details: dict[str, Any] = {
+        "failure_reason": d.failure_reason,
+        "usage": d.usage.to_dict() if d.usage is not None else None,
+        "truncated": d.truncated,
+        "requests": d.requests,
+        "budget_tokens": d.budget_tokens,
+        "read_files": d.read_files,
+        "modified_files": d.modified_files,
+        "producer": d.producer,
+    }
+    if d.essential_complete is not None:  # the schema has a boolean or nothing
+        details["essential_complete"] = d.essential_complete
+    return {
+        "type": "checkpoint",
+        "id": d.entry_id,
+        "ts": d.timestamp,
+        "boundary": d.boundary_id,
+        "represents": d.represents,
+        "retains": d.retains,
+        "retained_tail_shape": d.shape,
+        "summary": d.summary,
+        "tokens_before": d.tokens_before,
+        "trigger": "manual",
+        "details": details,
+    }
+
+
+WRITER = Writer(
+    record_name="checkpoint",
+    id_prefix="cp-",
+    planned_id="cp-planned",
+    refusal=lambda _led: None,  # a native checkpoint states its sets: any session can take one
+    entry=checkpoint_entry,
+    read_back=checkpoint_record,
+)
+
+FORMAT = Format(
+    name=NAME,
+    label="native ledger",
+    runtime=Runtime(
+        name=NAME,
+        tree=False,
+        drop_stop_reasons=frozenset({"error", "aborted", "deferred"}),
+        synthesize_missing_results=False,
+        synthetic_result_text="",
+        summary_prefix="",
+        summary_suffix="",
+        checkpoints_record_usage=True,  # a native checkpoint has a usage field (or a failure reason)
+    ),
+    looks_like=looks_like,
+    build=lambda lines, path, _data: build(lines, path),
+    simulator="threshold",  # its header records window / reserve / keep_recent, pi's settings
+    writer=WRITER,
+)

@@ -91,11 +91,12 @@ from typing import Any
 
 import orjson
 
+from inspector.formats.base import Format, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, check_fields, line_diagnostics
 from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
 from inspector.ledger.model import Block, Checkpoint, Diagnostic, HistoryItem, Ledger, Message, Record, Usage
 
-FORMAT = "nextclaw"
+NAME = "nextclaw"
 
 # Where NextClaw keeps its journals ($NEXTCLAW_HOME defaults to ~/.nextclaw,
 # C/features/config/configs/brand.config.ts:7-8; sessions dir K/app/kernel-storage-paths.ts:21).
@@ -129,7 +130,7 @@ MAX_ATTEMPTS = 3  # SUMMARY_ATTEMPT_SOURCE_MAX_CHARS has three entries (generati
 # built here (one system message: PREAMBLE, a blank line, the summary); the prefix says so for
 # readers of the rules.
 RUNTIME_RULES: dict[str, Any] = {
-    "name": FORMAT,
+    "name": NAME,
     "tree": False,
     "drop_stop_reasons": frozenset(),
     "synthesize_missing_results": False,
@@ -907,7 +908,7 @@ def build(
     if selector is not None and selector not in (session_id, _safe_name(session_id or "")):
         raise LoadError(f"{name}: this journal holds session {session_id!r}, not {selector!r}")
     led = Ledger(
-        path=name, format=FORMAT, session_id=session_id, header=None, records=[], diagnostics=diags, version=1
+        path=name, format=NAME, session_id=session_id, header=None, records=[], diagnostics=diags, version=1
     )
     led.header = {
         "agent_id": meta.get("agent_id") if meta else None,
@@ -1356,3 +1357,22 @@ def _compare_metadata(led: Ledger, meta: dict[str, Any] | None) -> None:
                 severity="warning",
             )
         )
+
+
+def _claims(path: str, head: bytes) -> bool:
+    """A journal line is `{"_type":"event", ...}`: cheap on the head, then the whole check."""
+    return b'"_type"' in head[:4096] and looks_like_file(path)
+
+
+FORMAT = Format(
+    name=NAME,
+    label="NextClaw NCP journal",
+    runtime=Runtime(**RUNTIME_RULES),
+    claims=_claims,
+    load_file=lambda path, _f, _head, selector, upto: load(path, selector, upto),
+    looks_like_file=looks_like_file,
+    sessions_by_selector=False,
+    suffixes=(".jsonl",),
+    default_places=DEFAULT_PLACES,
+    not_session_files=NOT_SESSION_FILES,
+)

@@ -47,38 +47,12 @@ import orjson
 import zstandard
 
 from inspector.formats import pi
+from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError, RawLine
 from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
 
-FORMAT = "openclaw"
+NAME = "openclaw"
 SQLITE_MAGIC = b"SQLite format 3\x00"
-
-# Where OpenClaw keeps its stores, for triage and a bare `inspector` (docs/runtimes/openclaw.md §1).
-DEFAULT_PLACES: tuple[str, ...] = ("~/.openclaw/agents/*/agent",)
-# Files in OpenClaw's folders that are not sessions (fnmatch patterns on the file name): the store's
-# lock and memory-index scratch files, and in the legacy JSONL layout (`agents/*/sessions/`) the
-# pre-compaction copies `<id>.checkpoint.<uuid>.jsonl`, trajectories, archives and deleted files.
-NOT_SESSION_FILES: tuple[str, ...] = (
-    "openclaw-agent.sqlite.*",
-    "*.checkpoint.*.jsonl",
-    "*.trajectory.jsonl",
-    "*.trajectory-path.json",
-    "*.jsonl.zst",
-    "*.jsonl.deleted.*",
-)
-
-# The next-request rules (inspector.analysis.runtime.Runtime's fields), as data: pi's agent core
-# with OpenClaw's text for a synthetic tool result (DEFAULT_MISSING_TOOL_RESULT_TEXT,
-# dist/tool-result-pairing-Bky0eubt.mjs:9) and pi's compaction-summary wrapper (session-D9cHHQGH.mjs:15-20).
-RUNTIME_RULES: dict[str, Any] = {
-    "name": FORMAT,
-    "tree": True,
-    "drop_stop_reasons": frozenset({"error", "aborted"}),
-    "synthesize_missing_results": True,
-    "synthetic_result_text": "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
-    "summary_prefix": pi.COMPACTION_SUMMARY_PREFIX,
-    "summary_suffix": pi.COMPACTION_SUMMARY_SUFFIX,
-}
 
 # transcript_events' CHECK caps a compressed row at 4 MiB of UTF-8.
 MAX_ROW_BYTES = 4 << 20
@@ -170,7 +144,7 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     rows = _Rows(data)
     for rec in led.records:
         rec._source = rows
-    led.format = FORMAT
+    led.format = NAME
     led.session_id = sid
     led.diagnostics[:0] = diags
     _apply_openclaw_rules(led)
@@ -412,3 +386,43 @@ def _describe_checkpoints(led: Ledger, name: str, node_entry: dict[str, Any] | N
                 severity="info",
             )
         )
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+FORMAT = Format(
+    name=NAME,
+    label="OpenClaw SQLite store",
+    # pi's agent core with OpenClaw's text for a synthetic tool result
+    # (DEFAULT_MISSING_TOOL_RESULT_TEXT, dist/tool-result-pairing-Bky0eubt.mjs:9) and pi's
+    # compaction-summary wrapper (session-D9cHHQGH.mjs:15-20).
+    runtime=Runtime(
+        name=NAME,
+        tree=True,
+        drop_stop_reasons=frozenset({"error", "aborted"}),
+        synthesize_missing_results=True,
+        synthetic_result_text="[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
+        summary_prefix=pi.COMPACTION_SUMMARY_PREFIX,
+        summary_suffix=pi.COMPACTION_SUMMARY_SUFFIX,
+    ),
+    claims=lambda path, head: head.startswith(SQLITE_MAGIC) and looks_like_file(path),
+    load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
+    looks_like_file=looks_like_file,
+    sessions_by_selector=True,  # FILE.sqlite#SESSION; default: the current session of the newest key
+    suffixes=(".db", ".sqlite", ".sqlite3"),
+    # Where OpenClaw keeps its sessions (docs/runtimes/openclaw.md §1): the legacy JSONL layout
+    # (pi's format) and, since 2026.8, agents/<agent>/agent/openclaw-agent.sqlite.
+    default_places=("~/.openclaw/agents/*/sessions", "~/.openclaw/agents/*/agent"),
+    # Files in OpenClaw's folders that are not sessions (fnmatch patterns on the file name): the
+    # store's lock and memory-index scratch files, and in the legacy JSONL layout
+    # (`agents/*/sessions/`) the pre-compaction copies `<id>.checkpoint.<uuid>.jsonl`,
+    # trajectories, archives and deleted files.
+    not_session_files=(
+        "openclaw-agent.sqlite.*",
+        "*.checkpoint.*.jsonl",
+        "*.trajectory.jsonl",
+        "*.trajectory-path.json",
+        "*.jsonl.zst",
+        "*.jsonl.deleted.*",
+    ),
+)

@@ -28,7 +28,8 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no helper process
     fcntl = None  # type: ignore[assignment]
 
-from inspector.formats import fields
+from inspector.formats import fields, pi_writer
+from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
 from inspector.ledger.model import (
     Block,
@@ -45,7 +46,7 @@ from inspector.ledger.model import (
     report_duplicate_ids,
 )
 
-FORMAT = "pi"
+NAME = "pi"
 CURRENT_VERSION = 3
 
 # Text pi wraps around a compaction / branch summary when it sends it (pi messages.js).
@@ -388,7 +389,7 @@ class _Builder:
             self.records.append(rec)
             self.pi_entries.append(None)
             return rec
-        rec = _record(o, seq, line, offset, length)
+        rec = entry_record(o, seq, line, offset, length)
         if not visible:
             rec.runtime_visible = False
         self.records.append(rec)
@@ -405,7 +406,7 @@ class _Builder:
             version = v if isinstance(v, int) else 1
         led = Ledger(
             path=self.path,
-            format=FORMAT,
+            format=NAME,
             session_id=header.get("id") if header and isinstance(header.get("id"), str) else None,
             header=header,
             records=records,
@@ -1055,7 +1056,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     return b.finish(), offset
 
 
-def _record(o: dict[str, Any], seq: int, line: int, offset: int, length: int) -> Record:
+def entry_record(o: dict[str, Any], seq: int, line: int, offset: int, length: int) -> Record:
     t = o.get("type")
     rid = o.get("id") if isinstance(o.get("id"), str) else None
     pid = o.get("parentId") if isinstance(o.get("parentId"), str) else None
@@ -1131,3 +1132,50 @@ def _migrate_v1(led: Ledger, pi_entries: list[Record | None]) -> None:
         idx = cp.first_kept_index
         target = pi_entries[idx] if 0 <= idx < len(pi_entries) else None
         cp.first_kept_id = target.id if target is not None else f"index:{idx}"
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+# pi's summaries (compaction.ts): the file lists it appends, the split-turn separator, its template.
+SUMMARY_FORMAT = SummaryFormat(
+    file_list_tags=("read-files", "modified-files"),
+    split_turn_separator="---\n\n**Turn Context (split turn):**",
+    sections=("## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps", "## Critical Context"),
+    split_turn_sections=("## Original Request", "## Context for Suffix"),
+)
+
+RUNTIME = Runtime(
+    name=NAME,
+    tree=True,
+    drop_stop_reasons=frozenset({"error", "aborted"}),
+    synthesize_missing_results=True,
+    synthetic_result_text="No result provided",
+    summary_prefix=COMPACTION_SUMMARY_PREFIX,
+    summary_suffix=COMPACTION_SUMMARY_SUFFIX,
+    summary_format=SUMMARY_FORMAT,
+    sends_empty_summary=True,
+    contiguous_tail=True,
+    missing_boundary_keeps_nothing=True,
+    skips_glued_lines=True,
+    needs_header=True,
+    budget_defaults_source="pi default",
+)
+
+FORMAT = Format(
+    name=NAME,
+    label="pi / OpenClaw JSONL",
+    runtime=RUNTIME,
+    looks_like=looks_like,
+    build=build,
+    stream=load_stream,
+    default_places=("~/.pi/agent/sessions",),
+    simulator="threshold",
+    writer=Writer(
+        record_name="compaction",
+        id_prefix="",
+        planned_id="planned0",
+        refusal=pi_writer.refusal,
+        entry=pi_writer.compaction_entry,
+        read_back=lambda o, rl, seq: entry_record(o, seq, rl.line, rl.offset, rl.length),
+    ),
+)

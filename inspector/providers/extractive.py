@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
+from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.ledger.model import Route, Usage
 from inspector.providers.base import SummaryRequest, SummaryResult
 

@@ -2,8 +2,7 @@
 
 One place for what the triage browser, `inspector scan`, `search` and `usage` walk: the default
 places of every format, the walk itself, and how a sub-agent transcript names its parent session.
-When the formats registry carries each format's default places and non-session files, these
-functions read them from there; their callers do not change.
+Each format's default places and non-session files come from the formats registry.
 """
 
 from __future__ import annotations
@@ -14,44 +13,35 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from glob import glob
 
-from inspector.formats import adk as adk_format
-from inspector.formats import openclaw_sqlite
+from inspector.formats import registry
 
-# Where each format keeps its sessions by default.
-DEFAULT_PLACES: tuple[str, ...] = (
-    "~/.pi/agent/sessions",
-    "~/.openclaw/agents/*/sessions",
-    *openclaw_sqlite.DEFAULT_PLACES,  # OpenClaw 2026.8+: agents/<agent>/agent/openclaw-agent.sqlite
-    "~/.claude/projects",  # Claude Code: <project>/<session>.jsonl, sub-agents in <session>/subagents/
-    "~/.codex/sessions",  # Codex: YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
-    ".adk",  # Google ADK (adk web / adk run): .adk/session.db under the agents folder (the cwd) ...
-    "*/.adk",  # ... or under each agent's own folder (per-agent session stores)
-)
 
-_STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".json")
+def default_place_patterns() -> tuple[str, ...]:
+    """Every format's default places (`Format.default_places`), in registry order."""
+    return registry.places()
 
 
 def default_places() -> list[str]:
     """The default places that exist on this machine, as directories."""
     out: list[str] = []
-    for pattern in DEFAULT_PLACES:
+    for pattern in default_place_patterns():
         out += [p for p in sorted(glob(os.path.expanduser(pattern))) if os.path.isdir(p)]
     return out
 
 
 def not_a_session(name: str) -> bool:
-    """Files a runtime names as not sessions (OpenClaw's pre-compaction copies, trajectories)."""
-    return any(fnmatch.fnmatchcase(name, pat) for pat in openclaw_sqlite.NOT_SESSION_FILES)
+    """Files a format names as not sessions (`Format.not_session_files`: OpenClaw's pre-compaction
+    copies and trajectories, SQLite side files)."""
+    return any(fnmatch.fnmatchcase(name, pat) for pat in registry.not_session_files())
 
 
 def is_session_file(full: str, name: str) -> bool:
-    """`*.jsonl`, or a SQLite / JSON store whose content is ADK's or OpenClaw's."""
+    """A line format's suffix, or a store's suffix and its content (`Format.looks_like_file`),
+    unless a format names it as not a session."""
     if not_a_session(name):
         return False
-    if name.endswith(".jsonl"):
-        return True
-    return name.endswith(_STORE_SUFFIXES) and (
-        adk_format.looks_like_file(full) or openclaw_sqlite.looks_like_file(full)
+    return any(
+        name.endswith(f.suffixes) and (f.looks_like_file is None or f.looks_like_file(full)) for f in registry.REGISTRY
     )
 
 

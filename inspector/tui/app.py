@@ -15,8 +15,8 @@ from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
 # Where each format keeps its sessions by default (the triage browser looks here): one list with
-# `inspector scan`, in the store layer.
-from inspector.store.places import DEFAULT_PLACES, default_places
+# `inspector scan`, in the store layer, read from the formats registry.
+from inspector.store.places import default_place_patterns, default_places
 from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
@@ -72,7 +72,7 @@ class InspectorApp(App[None]):
         if len(targets) == 1 and os.path.isfile(targets[0]):
             self.push_screen(self.session_screen(targets[0], started=self.launched))
         else:
-            self.push_screen(TriageScreen(targets, searched=None if self.targets else DEFAULT_PLACES))
+            self.push_screen(TriageScreen(targets, searched=None if self.targets else default_place_patterns()))
 
     def session_screen(self, path: str, started: float | None = None) -> SessionScreen:
         return SessionScreen(path, window=self.window, reserve=self.reserve, at_line=self.at_line, started=started)

@@ -35,8 +35,10 @@ from textual.widgets import Collapsible, Static
 
 from inspector.analysis.engine import CheckpointView, Finding, Report
 from inspector.analysis.export import PathCounts, checkpoint_json, checkpoint_status
-from inspector.analysis.findings import _PI_TEMPLATE, fmt_roles, pi_template_incomplete, plural
-from inspector.compaction.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
+from inspector.analysis.findings import fmt_roles, plural
+from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
+from inspector.formats import registry
+from inspector.formats.base import SummaryFormat, template_incomplete
 from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
 from inspector.ledger.times import iso_time
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
@@ -193,25 +195,40 @@ def summary_sections(summary: str) -> tuple[str, list[tuple[str, str]], str | No
     names = [h[3:] for h in headings]
     if any(n in ESSENTIAL_SECTIONS for n in names):
         return _protocol_sections(summary)
-    body = summary.split("<read-files>")[0].split("<modified-files>")[0]
-    parts = body.split("---\n\n**Turn Context (split turn):**")
-    hist = _headings(parts[0])
-    if hist and hist[0] == "## Goal":
-        rows: list[tuple[str, str]] = [(h[3:], "present" if h in hist else "missing") for h in _PI_TEMPLATE]
-        why = pi_template_incomplete(summary)
-        if why:
-            _mark_last_present(rows)
-        if len(parts) > 1:
-            prefix = _headings(parts[1])
-            rows += [(f"split turn: {h[3:]}", "present") for h in prefix]
-            if "## Context for Suffix" not in prefix:
-                _mark_last_present(rows)
-                rows.append(("split turn: Context for Suffix", "missing"))
-        for tag in ("read-files", "modified-files"):
-            if f"<{tag}>" in summary:
-                rows.append((f"<{tag}>", "present" if f"</{tag}>" in summary else "truncated"))
-        return "pi summary template", rows, why
+    for fmt in registry.REGISTRY:
+        sf = fmt.runtime.summary_format
+        if sf is not None:
+            found = _template_sections(summary, sf)
+            if found is not None:
+                return f"{fmt.runtime.name} summary template", found[0], found[1]
     return "free-form (no known section template)", [], None
+
+
+def _template_sections(summary: str, sf: SummaryFormat) -> tuple[list[tuple[str, str]], str | None] | None:
+    """A runtime's own template (`Runtime.summary_format`): its sections, or None when the summary
+    does not start it."""
+    body = summary
+    for tag in sf.file_list_tags:
+        body = body.split(f"<{tag}>")[0]
+    parts = body.split(sf.split_turn_separator)
+    hist = _headings(parts[0])
+    if not hist or hist[0] != sf.sections[0]:
+        return None
+    rows: list[tuple[str, str]] = [(h[3:], "present" if h in hist else "missing") for h in sf.sections]
+    why = template_incomplete(summary, sf)
+    if why:
+        _mark_last_present(rows)
+    if len(parts) > 1:
+        closing = sf.split_turn_sections[1]
+        prefix = _headings(parts[1])
+        rows += [(f"split turn: {h[3:]}", "present") for h in prefix]
+        if closing not in prefix:
+            _mark_last_present(rows)
+            rows.append((f"split turn: {closing[3:]}", "missing"))
+    for tag in sf.file_list_tags:
+        if f"<{tag}>" in summary:
+            rows.append((f"<{tag}>", "present" if f"</{tag}>" in summary else "truncated"))
+    return rows, why
 
 
 def _mark_last_present(rows: list[tuple[str, str]]) -> None:

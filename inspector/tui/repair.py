@@ -28,9 +28,8 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK, plural
-from inspector.cli.render import STATUS_STYLE
-from inspector.compaction.entries import WriteError, check_writable, entry_line
-from inspector.compaction.execute import RepairResult, repair
+from inspector.compaction.entries import WriteError, check_writable, entry_line, writer_of
+from inspector.compaction.execute import STATUS_STYLE, RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
     AVAILABLE_LABEL,
@@ -741,7 +740,7 @@ class RepairScreen(Screen[None]):
         target = InstallTarget(
             path=path,
             size=led.size,
-            record="compaction" if led.format == "pi" else "checkpoint",
+            record=writer_of(led).record_name,
             entry_id=self.result.entry.get("id"),
             entry_bytes=len(entry_line(self.result.entry)),
             backup_dir=str(backup_dir(path)),

@@ -23,6 +23,7 @@ from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 from inspector.analysis import simulate as sim
 from inspector.analysis.numbers import count, nice_ticks
 from inspector.analysis.window import ContextWindow, ledger_window
+from inspector.formats import registry
 from inspector.ledger.model import Ledger
 from inspector.tui.fields import EDIT_DEBOUNCE, TokenField
 
@@ -92,7 +93,7 @@ def initial_values(
         return "recorded", vals
     if isinstance(pol, sim.PiPolicy):
         return "recorded", vals
-    return ("adk-token" if led.format == "adk" else "pi"), vals
+    return registry.get(led.format).default_policy, vals
 
 
 def policy_of(

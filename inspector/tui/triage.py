@@ -9,7 +9,6 @@ comes back to this screen with the table as it was.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import time
@@ -32,10 +31,10 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.analysis import analyze
-from inspector.formats import FORMATS, LoadError, load, openclaw_sqlite
-from inspector.formats import adk as adk_format
+from inspector.formats import LoadError, load, registry
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
+from inspector.store.places import is_session_file
 from inspector.tui.model import SEVERITY_COLORS
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -50,7 +49,7 @@ FILTER_DEBOUNCE = 0.15  # seconds of no typing before a filter is applied
 
 # The longest format label: a format's name ("claude_code"); a versioned one ("native v1", "adk v0")
 # is shorter.
-FORMAT_WIDTH = max(len(name) for name in FORMATS)
+FORMAT_WIDTH = max(len(name) for name in registry.names())
 
 # (key, label, first press sorts descending?, width (None: shares what is left, see
 # `column_widths`), right-aligned?). Widths leave two cells for the sort arrow.
@@ -163,20 +162,13 @@ def summarize_session(path: str, rel: str) -> SessionRow:
     return row
 
 
-_ADK_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".json")
-_NOT_SESSION_FILES = openclaw_sqlite.NOT_SESSION_FILES
-
-
-def _not_a_session(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pat) for pat in _NOT_SESSION_FILES)
-
-
 def discover(
     paths: Iterable[str], cancelled: Callable[[], bool] = lambda: False
 ) -> tuple[str, list[str], list[str]]:
     """(common base, session files, paths that do not exist). Directories are searched recursively
-    for `*.jsonl`, and for ADK session stores (`*.db`, `*.sqlite`, `*.json` whose content is ADK's);
-    files are taken as given, whatever their name."""
+    for every registered format's files (`*.jsonl`; SQLite stores and JSON dumps whose content is a
+    store's), leaving out what a format names as not sessions; files are taken as given, whatever
+    their name."""
     files: list[str] = []
     missing: list[str] = []
     roots: list[str] = []
@@ -197,17 +189,11 @@ def discover(
                     return _base(roots), files, missing
                 dirnames.sort()
                 for name in sorted(filenames):
-                    # ADK keeps its sessions in SQLite databases (`.adk/session.db`, or an app's
-                    # own) and dumps them as JSON: those are taken when their content says ADK;
-                    # OpenClaw's agent store likewise. Files a runtime names as not sessions
-                    # (OpenClaw's pre-compaction copies, trajectories) are left out.
+                    # Stores (ADK's `.adk/session.db`, OpenClaw's agent store) are taken when their
+                    # content says so. Files a runtime names as not sessions (OpenClaw's
+                    # pre-compaction copies, trajectories) are left out.
                     full = os.path.join(dirpath, name)
-                    if _not_a_session(name):
-                        continue
-                    if name.endswith(".jsonl") or (
-                        name.endswith(_ADK_SUFFIXES)
-                        and (adk_format.looks_like_file(full) or openclaw_sqlite.looks_like_file(full))
-                    ):
+                    if is_session_file(full, name):
                         add(full)
         elif os.path.exists(p):
             roots.append(os.path.dirname(p))
@@ -674,10 +660,8 @@ class TriageScreen(Screen[None]):
         self.finished = True
         self.add_class("empty", "done")
         if not self.paths:
-            from inspector.tui.app import DEFAULT_PLACES  # the app imports this module
-
             where = "None of the default places where agents keep their sessions exists here"
-            places = list(DEFAULT_PLACES)
+            places = list(registry.places())
         else:
             where = "Looked for [b]*.jsonl[/b] files and ADK session stores, recursively, in"
             places = [_home(os.path.abspath(os.path.expanduser(p))) for p in self.paths]

@@ -1,0 +1,211 @@
+"""The Format contract (DESIGN §3, §7; docs/formats-contract.md): everything one producer's adapter
+declares about itself, as data. The registry (`inspector.formats.registry`) lists them in order;
+nothing outside `inspector.formats` asks which format a session is, it asks the session's Format.
+
+Layering: this module sits on `ledger` and `formats.jsonl` only. The analysis reads `Runtime`
+(the next-request rules), the compaction code the summary conventions and the `Writer`, the app
+and the CLI the rest. A writer takes plain data (`CheckpointDraft`), so no format imports the
+compaction code that plans what to write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from inspector.formats.jsonl import LoadError, RawLine
+from inspector.ledger.model import Ledger, Record, Usage
+
+
+class UnknownFormat(LoadError):
+    """A format name no registered Format has (never a silent fallback to another's rules)."""
+
+
+# ---------------------------------------------------------------------------------------- next request
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryFormat:
+    """What a runtime adds to the summaries it writes, and the template they follow (pi's
+    `compaction.ts`): the file lists appended after the summary, the separator before a split
+    turn's own summary, and the section headings a complete summary has."""
+
+    file_list_tags: tuple[str, str]  # (read, modified): `<tag>\\npath\\n</tag>` blocks after the summary
+    split_turn_separator: str  # joins the history summary and the split turn's prefix summary
+    sections: tuple[str, ...]  # the history part's headings, first to last
+    split_turn_sections: tuple[str, str]  # the split-turn part's first and closing heading
+
+    def file_lists(self, read: list[str], modified: list[str]) -> str:
+        """The file-list blocks the runtime appends to a summary it writes."""
+        parts = [
+            f"<{tag}>\n" + "\n".join(paths) + f"\n</{tag}>"
+            for tag, paths in zip(self.file_list_tags, (read, modified), strict=True)
+            if paths
+        ]
+        return "\n\n".join(parts)
+
+
+def _headings(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.startswith("## ")]
+
+
+def template_incomplete(summary: str, sf: SummaryFormat) -> str | None:
+    """A summary that starts the runtime's template and stops early was most likely cut at the
+    output limit (pi does not check finish_reason): why it looks cut, or None."""
+    body = summary
+    for tag in sf.file_list_tags:
+        body = body.split(f"<{tag}>")[0]
+    parts = body.split(sf.split_turn_separator)
+    hist = _headings(parts[0])
+    if hist and hist[0] == sf.sections[0] and sf.sections[-1] not in hist:
+        missing = [h for h in sf.sections if h not in hist]
+        return f"its history part stops before {missing[0]!r}"
+    if len(parts) > 1:
+        first, closing = sf.split_turn_sections
+        prefix = _headings(parts[1])
+        if prefix and prefix[0] == first and closing not in prefix:
+            return f"its split-turn part stops before {closing!r}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """A producer's own rules for what it sends next (DESIGN §3). The analysis is
+    format-independent; where runtimes differ it asks the ledger's Runtime."""
+
+    name: str  # the runtime as findings name it ("pi sends a synthetic ... result")
+    tree: bool  # history is a tree (parent ids) and only the active path is sent
+    drop_stop_reasons: frozenset[str]  # assistant messages dropped at send time
+    synthesize_missing_results: bool  # a call with no result gets a synthetic error result
+    synthetic_result_text: str
+    summary_prefix: str
+    summary_suffix: str
+    # "boundary": the latest checkpoint's cut (pi, native); "timestamp_ranges": ADK's surviving
+    # compaction ranges (inspector/analysis/adk.py).
+    context_rule: str = "boundary"
+    # A checkpoint replaces all earlier history with its own replacement history, sent in that
+    # order ahead of what came after it (Codex `compacted`); tool calls and results pair across
+    # the whole request (one item per line), and a result whose call is gone is dropped.
+    replaces_history: bool = False
+    # One message can carry several tool results (Claude Code's user lines follow the Messages
+    # API); elsewhere a tool message answers one call, read from the index without its content.
+    many_results_per_message: bool = False
+    # The summaries it writes: file lists, split-turn separator, section template (None: the
+    # summary is free text).
+    summary_format: SummaryFormat | None = None
+    sends_empty_summary: bool = False  # the wrapper is sent even around an empty summary
+    # The retained tail is the path from the checkpoint's boundary on (pi's firstKeptEntryId): a
+    # message kept ahead of it cannot be expressed, so a repair quotes it in the summary instead.
+    contiguous_tail: bool = False
+    # A boundary that is not on the path keeps nothing raw, silently (pi; DESIGN §3).
+    missing_boundary_keeps_nothing: bool = False
+    skips_glued_lines: bool = False  # a line holding two glued JSON objects is skipped whole
+    needs_header: bool = False  # a file without its session header is ignored whole
+    checkpoints_record_usage: bool = False  # every checkpoint states its usage (or why not)
+    # Where the planner's reserve / keep-recent defaults come from, as the plan names it.
+    budget_defaults_source: str = "default"
+
+    def file_lists(self, read: list[str], modified: list[str]) -> str:
+        """What this runtime appends to a summary it writes for these files ("" for none)."""
+        return self.summary_format.file_lists(read, modified) if self.summary_format is not None else ""
+
+
+# ---------------------------------------------------------------------------------------- writing
+
+
+@dataclass(slots=True)
+class CheckpointDraft:
+    """The checkpoint a repair installs, in record ids: what every writer needs, in no format's
+    words (the compaction code fills it in; the format's writer spells it)."""
+
+    entry_id: str
+    timestamp: str
+    summary: str
+    leaf_id: str | None  # the current leaf the record hangs under (tree formats)
+    first_kept_id: str | None  # the first record of the retained tail
+    boundary_id: str | None  # the last message the checkpoint was taken after
+    keeps_ahead: bool  # messages are kept raw ahead of the tail (listed in `retains`)
+    represents: list[list[str]]  # [first id, last id] ranges the summary stands for
+    retains: list[str]  # ids kept raw, in path order
+    shape: str  # recent_window | latest_user_message
+    failure_reason: str | None
+    tokens_before: int
+    budget_tokens: int
+    read_files: list[str]
+    modified_files: list[str]
+    usage: Usage | None
+    requests: int
+    truncated: bool
+    essential_complete: bool | None
+    producer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """How a repair appends a checkpoint the runtime itself will read (DESIGN §3, write-back)."""
+
+    record_name: str  # what the appended record is called ("compaction", "checkpoint")
+    id_prefix: str  # a fresh id is this + 8 hex digits
+    planned_id: str  # the id a dry-run plan gives its checkpoint
+    refusal: Callable[[Ledger], str | None]  # why this session cannot take one, or None
+    entry: Callable[[CheckpointDraft], dict[str, Any]]  # the JSON object to append
+    # The entry read back by the format's own mapping: (entry, its line, seq) -> the record.
+    read_back: Callable[[dict[str, Any], RawLine, int], Record]
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+
+LineBuilder = Callable[[list[RawLine], str | None, bytes | None], Ledger]
+# (open file at 0, path, size, upto_line, start the hasher) -> (ledger, bytes consumed)
+LineStreamer = Callable[[BinaryIO, str, int, "int | None", "Callable[[], None] | None"], tuple[Ledger, int]]
+# (path, open file at 64 KiB, the first 64 KiB, FILE#SESSION selection, upto_line) -> ledger
+StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledger]
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One producer's format. Exactly one of the two reading families is filled in:
+
+    - a line format (JSONL): `looks_like` tests one parsed object, `build` maps the parsed lines
+      (`stream`, optional, reads a big file from disk without parsing it whole);
+    - a store (SQLite, a JSON dump): `claims` tests the file's head, `load_file` reads it, with
+      the `FILE#SESSION` selection when `sessions_by_selector`; `looks_like_file` is the folder
+      walk's own test (never raises); `claims_data`/`load_data` read one from memory.
+    """
+
+    name: str  # the --format value and Ledger.format
+    label: str  # how the help text names it
+    runtime: Runtime
+    looks_like: Callable[[Any], bool] | None = None
+    build: LineBuilder | None = None
+    stream: LineStreamer | None = None
+    claims: Callable[[str, bytes], bool] | None = None
+    load_file: StoreLoader | None = None
+    looks_like_file: Callable[[str], bool] | None = None
+    claims_data: Callable[[bytes], bool] | None = None
+    load_data: Callable[[bytes, str, int | None], Ledger] | None = None
+    sessions_by_selector: bool = False  # FILE#SESSION picks one session of a multi-session store
+    # File name endings the folder walk takes: a line format's are taken as sessions, a store's
+    # only when `looks_like_file` says so.
+    suffixes: tuple[str, ...] = (".jsonl",)
+    default_places: tuple[str, ...] = ()  # glob patterns of folders (triage, bare `inspector`)
+    not_session_files: tuple[str, ...] = ()  # fnmatch patterns of names there that are not sessions
+    # The simulator's compaction model of this runtime: "threshold" (pi's: compact past window −
+    # reserve, keep the recent tokens; window / reserve / keep-recent settings may be recorded),
+    # "event_ranges" (ADK's invocation ranges, replayed in append order), or None (none modelled).
+    simulator: str | None = None
+    default_policy: str = "pi"  # the what-if policy the simulate screen starts on
+    details_key: str | None = None  # the report JSON key a checkpoint's details go under
+    writer: Writer | None = None
+
+    @property
+    def is_store(self) -> bool:
+        return self.load_file is not None
+
+    def __post_init__(self) -> None:
+        lines = self.looks_like is not None and self.build is not None
+        if lines == (self.claims is not None and self.load_file is not None):
+            raise ValueError(f"format {self.name!r}: give either looks_like + build or claims + load_file")
+

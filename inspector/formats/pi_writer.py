@@ -1,0 +1,66 @@
+"""pi's write-back (DESIGN §3): one `compaction` entry pi accepts (peers/pi/README.md, "pi compaction
+behaviour", point 11): a fresh 8-hex id, `parentId` = the current leaf, `firstKeptEntryId` on the
+active path and never a toolResult, `tokensBefore`, `summary`, `details`, `fromHook: true`. pi keeps
+the entries from `firstKeptEntryId` up to the compaction, so the retained tail is contiguous on the
+path. `details.represents` states what the summary stands for as [first id, last id] ranges (pi
+ignores it; this tool reads it back, so a summary rebuilt from source is not mistaken for a rolled one).
+
+Pure: builds dicts from a `CheckpointDraft`. Writing them is the store's job (`inspector.store`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.formats.base import CheckpointDraft
+from inspector.ledger.model import Ledger, Usage
+
+
+def refusal(led: Ledger) -> str | None:
+    """What keeps an appended compaction from being read by pi, or None."""
+    if led.version is not None and led.version < 2:
+        return (
+            "this is a pi v1 session (no entry ids): pi gives its entries random ids when it loads it, "
+            "so an appended compaction cannot name the entry it keeps from; open it once in pi to migrate it"
+        )
+    if led.runtime_rejects_file:
+        return "pi ignores this file (no valid session header): an appended compaction would be lost"
+    if led.leaf_seq is None or led.records[led.leaf_seq].id is None:
+        return "the session has no current leaf with an id to hang a compaction under"
+    return None
+
+
+def _usage(u: Usage | None) -> dict[str, int] | None:
+    if u is None:
+        return None
+    return {"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write}
+
+
+def compaction_entry(d: CheckpointDraft) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "readFiles": d.read_files,
+        "modifiedFiles": d.modified_files,
+        "retainedTailShape": d.shape,
+        "failureReason": d.failure_reason,
+        "usage": _usage(d.usage),
+        "requests": d.requests,
+        "represents": d.represents,
+        "trigger": "manual",
+        "truncated": d.truncated,
+        "essentialComplete": d.essential_complete,
+        "retainedTailBudgetTokens": d.budget_tokens,
+        "producer": d.producer,
+    }
+    if d.essential_complete is None:
+        del details["essentialComplete"]
+    return {
+        "type": "compaction",
+        "id": d.entry_id,
+        "parentId": d.leaf_id,
+        "timestamp": d.timestamp,
+        "summary": d.summary,
+        "firstKeptEntryId": d.first_kept_id,
+        "tokensBefore": d.tokens_before,
+        "details": details,
+        "fromHook": True,
+    }
