@@ -1,0 +1,68 @@
+"""The seeds' own runtimes open like every other format (issue 13): detected by content through the
+registry, with no --format, by `inspector analyze` (human and --json) and by the app. Each store is
+built from that runtime's types by the builders its adapter's own tests use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import load
+from inspector.tui.app import create_app
+from inspector.tui.session import SessionScreen
+from tests import test_adk_go, test_maka, test_nextclaw
+from tests.adk_go_store import store
+from tests.nextclaw_store import Journal
+
+pytestmark = pytest.mark.anyio
+
+
+def _adk_go(tmp: Path) -> Path:
+    return Path(store(str(tmp / "adk-go.db"), {"s1": test_adk_go.notes_example("camel")}))
+
+
+def _maka(tmp: Path) -> Path:
+    s, p = test_maka.two_turns(tmp)
+    test_maka.write(p, s)
+    return Path(p)
+
+
+def _nextclaw(tmp: Path) -> Path:
+    j = test_nextclaw._streamed_turn(Journal())
+    test_nextclaw._compacted(j, summaryDiagnostics=test_nextclaw.SEED_004, preservedUserMessageIds=[])
+    return j.write(tmp)
+
+
+BUILDERS = {"adk_go": _adk_go, "maka": _maka, "nextclaw": _nextclaw}
+
+
+@pytest.mark.parametrize("fmt", sorted(BUILDERS))
+def test_detected_by_content_and_analyzed_by_the_cli(fmt: str, tmp_path: Path) -> None:
+    path = BUILDERS[fmt](tmp_path)
+    assert load(str(path)).format == fmt  # the registry's detection, no --format
+    p = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(path), "--json"], capture_output=True, text=True, check=False)
+    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["format"] == fmt and doc["checkpoints"], doc.get("findings")
+    human = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(path)], capture_output=True, text=True, check=False)
+    assert human.returncode in (0, 1) and "Traceback" not in human.stderr and fmt in human.stdout
+
+
+@pytest.mark.parametrize("fmt", sorted(BUILDERS))
+async def test_opens_in_the_app(fmt: str, tmp_path: Path) -> None:
+    path = BUILDERS[fmt](tmp_path)
+    app = create_app([str(path)], show_timings=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(400):
+            await pilot.pause(0.02)
+            screen = app.screen
+            if isinstance(screen, SessionScreen) and screen.report is not None:
+                break
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.report is not None
+        assert screen.report.ledger.format == fmt and screen.report.checkpoints
+        await pilot.press("n", "f", "c", "3")
