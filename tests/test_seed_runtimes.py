@@ -66,3 +66,24 @@ async def test_opens_in_the_app(fmt: str, tmp_path: Path) -> None:
         assert isinstance(screen, SessionScreen) and screen.report is not None
         assert screen.report.ledger.format == fmt and screen.report.checkpoints
         await pilot.press("n", "f", "c", "3")
+
+
+def test_every_finding_code_is_in_the_code_table_the_docs_and_the_readme(tmp_path: Path) -> None:
+    """One place for a finding code (STYLE: a new code is one entry): the table in findings.py,
+    docs/report-json.md and the README list agree, and what the seeds' runtimes emit is in it."""
+    import re
+
+    from inspector.analysis import analyze
+    from inspector.analysis.findings import CODES
+
+    root = Path(__file__).parent.parent
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", (root / "docs" / "report-json.md").read_text(), re.M))
+    readme = (root / "README.md").read_text()
+    listed = set(re.findall(r"`([a-z_]+)`", readme[readme.index("- **Findings**") : readme.index("- **The next request**")]))
+    assert set(CODES) <= documented, set(CODES) - documented
+    assert set(CODES) <= listed, set(CODES) - listed
+    emitted: set[str] = set()
+    for fmt, build in BUILDERS.items():
+        (tmp_path / fmt).mkdir()
+        emitted |= {f.code for f in analyze(load(str(build(tmp_path / fmt)))).findings}
+    assert emitted and emitted <= set(CODES), emitted - set(CODES)

@@ -35,6 +35,7 @@ CODES: dict[str, str] = {
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
+    "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
 }
 
 # Adapters' diagnostics that state a runtime's own verdict (maka: checkpoint_unused, ...), by code.
