@@ -16,13 +16,15 @@ import datetime as _dt
 import io
 import pickle
 import pickletools
+import re
 import sqlite3
 from typing import Any
 
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import fields
+from inspector.formats import bounded, fields
+from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -91,14 +93,18 @@ def split_selector(path: str) -> tuple[str, str | None]:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj = orjson.loads(data)
+        obj, cuts = bounded.loads(data)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
+    except NotJson as e:
+        raise LoadError(f"{name}: {_large_json_problem(data, str(e))}; an ADK session dump is one JSON object") from None
+    except RecursionError:
+        raise LoadError(f"{name}: JSON nested too deep to read; an ADK session dump is one JSON object") from None
     if not looks_like_dump(obj):
         raise LoadError(
             f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
         )
-    diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
@@ -131,9 +137,7 @@ def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as u:
-        line = data.count(b"\n", 0, u.start) + 1
-        col = u.start - (data.rfind(b"\n", 0, u.start) + 1) + 1
-        return f"line {line}, column {col}: invalid UTF-8 (byte {data[u.start]:#04x})"
+        return _utf8_problem(data, u)
     msg = str(e.msg) if hasattr(e, "msg") else str(e)
     if "depth limit" in msg:
         why = "JSON nested deeper than 1024 levels"
@@ -142,6 +146,41 @@ def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
     else:
         why = f"not valid JSON ({msg})"
     return f"line {e.lineno}, column {e.colno}: {why}"
+
+
+def _utf8_problem(data: bytes, u: UnicodeDecodeError) -> str:
+    line = data.count(b"\n", 0, u.start) + 1
+    col = u.start - (data.rfind(b"\n", 0, u.start) + 1) + 1
+    return f"line {line}, column {col}: invalid UTF-8 (byte {data[u.start]:#04x})"
+
+
+def _large_json_problem(data: bytes, why: str) -> str:
+    """`_json_problem` for a dump too big for orjson to build whole (msgspec checked it, and says
+    at which byte it stopped)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return _utf8_problem(data, u)
+    m = re.search(r"\(byte (\d+)\)", why)
+    if m is None:
+        return f"the JSON ends early, truncated ({why})" if "truncated" in why else f"not valid JSON ({why})"
+    at = int(m.group(1))
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return f"line {line}, column {col}: not valid JSON ({why})"
+
+
+def _cut_diagnostic(name: str, cut: Cut) -> Diagnostic:
+    """Items of a huge dump not read (`bounded`), named by the event they are in."""
+    m = re.match(r"events\[(\d+)\]", cut.path)
+    event = int(m.group(1)) + 1 if m else 0
+    where = f"event {event}" if m else "the dump"
+    return Diagnostic(
+        event,
+        "large_value",
+        f"{name}: {where}: {bounded.describe([cut], 'file')}",
+        recovered="the event, without what was not read",
+    )
 
 
 def _kind_rank(o: dict[str, Any]) -> int:

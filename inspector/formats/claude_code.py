@@ -37,10 +37,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import orjson
-
 from inspector.formats import fields
-from inspector.formats.jsonl import RawLine, recover_line
+from inspector.formats.jsonl import RawLine, line_object
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -134,11 +132,7 @@ class _Source(RecordSource):
                 return None
         else:
             return None
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            rl = recover_line(raw, rec.line, rec.offset, False)
-            return rl.objects[0] if rl is not None and rl.objects else None
+        return line_object(raw, rec.line, rec.offset) or None
 
     def message(self, rec: Record) -> Message | None:  # messages are built eagerly
         return None

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.formats import fields
+from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     Block,
@@ -115,7 +116,9 @@ def _output_text(out: Any) -> tuple[str, bool]:
 
 
 def _args(raw: Any) -> Any:
-    if isinstance(raw, str):
+    """A call's arguments, parsed when they are a JSON text of sensible size (a huge one is kept
+    as the string it is: parsing it could cost many times its size, see `bounded`)."""
+    if isinstance(raw, str) and len(raw) <= SMALL_VALUE_BYTES:
         try:
             return json.loads(raw)
         except ValueError:

@@ -28,8 +28,8 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no helper process
     fcntl = None  # type: ignore[assignment]
 
-from inspector.formats import fields
-from inspector.formats.jsonl import RawLine, mark_last_line_truncated, recover_line
+from inspector.formats import bounded, fields
+from inspector.formats.jsonl import RawLine, line_object, mark_last_line_truncated, parse_line
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -289,11 +289,7 @@ class _Source(RecordSource):
             with open(self.path, "rb") as f:
                 f.seek(rec.offset)
                 raw = f.read(rec.length)
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            rl = recover_line(raw, rec.line, rec.offset, False)
-            return rl.objects[0] if rl is not None and rl.objects else {}
+        return line_object(raw, rec.line, rec.offset)
 
     def message(self, rec: Record) -> Message | None:
         return self._message_of(self.obj(rec))
@@ -312,13 +308,7 @@ class _Source(RecordSource):
         with open(self.path, "rb") as f:
             for r in sorted(recs, key=lambda r: r.offset):
                 f.seek(r.offset)
-                raw = f.read(r.length)
-                try:
-                    o = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    rl = recover_line(raw, r.line, r.offset, False)
-                    o = rl.objects[0] if rl is not None and rl.objects else {}
-                r._message = self._message_of(o)
+                r._message = self._message_of(line_object(f.read(r.length), r.line, r.offset))
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
         o = self.obj(rec)
@@ -546,7 +536,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     loading process inlines the same steps in `_stream`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-        e = _ENTRY_DECODER.decode(raw) if raw.isascii() or _valid_utf8(raw) else None
+        e = _ENTRY_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or _valid_utf8(raw)) else None
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if e is None or e.type != "message":
@@ -880,6 +870,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
     loads = orjson.loads
     decode = _ENTRY_DECODER.decode
     valid_utf8 = _valid_utf8
+    large = bounded.LARGE_LINE_BYTES  # a longer line takes the general path: `bounded` reads it
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
     head_roles = _HEAD_ROLES
     stops = _STOP_MAP
@@ -901,16 +892,21 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
         """Any line the fast paths do not take: parsed whole, recovered if need be."""
         nonlocal last, recovered_any, v1, id_count, prev_id
         try:
-            o = loads(raw)
+            o = loads(raw) if n <= large else None
         except orjson.JSONDecodeError:
-            rl = recover_line(raw, line, offset, False)
-            if rl is not None:
+            o = None
+        if o is None:
+            rl = parse_line(raw, line, offset, False)
+            if rl is None:
+                return
+            if rl.diagnostic is not None or len(rl.objects) != 1:
                 if b.first_line is None:
                     b.first_line = line
                 b.add_line(rl)
                 recovered_any = True
                 last = (rl, raw, line)
-            return
+                return
+            o = rl.objects[0]
         if b.first_line is None:
             b.first_line = line
         if type(o) is not dict:
@@ -955,7 +951,7 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: _Helpe
                 # content (`_line_head`, inlined: this loop runs once per line).
                 try:
                     # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-                    e = decode(raw) if raw.isascii() or valid_utf8(raw) else None
+                    e = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
                 except decode_errors:
                     e = None
                 if e is not None and e.type == "message" and v1 is not None:
