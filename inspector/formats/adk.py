@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
+import os
 import pickle
 import pickletools
 import re
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import bounded, fields
+from inspector.formats import bounded, fields, sqlite_files
 from inspector.formats.bounded import Cut, NotJson
+from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -36,6 +40,7 @@ from inspector.ledger.model import (
     Usage,
     normalize_stop_reason,
 )
+from inspector.ledger.quoting import escape, quote
 
 FORMAT = "adk"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -82,7 +87,6 @@ def is_sqlite(head: bytes) -> bool:
 
 def split_selector(path: str) -> tuple[str, str | None]:
     """`FILE.db#SESSION_ID` -> (FILE.db, SESSION_ID)."""
-    import os
 
     if "#" in path and not os.path.exists(path):
         base, sid = path.rsplit("#", 1)
@@ -106,29 +110,58 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         )
     diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
+    lines = _event_lines(data, len(obj["events"]))
+    places: list[str] = []
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
             objs.append(e)
+            places.append(f"event {len(objs)} ({lines[i]})")
         else:
             diags.append(
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"{name}: events[{i}]: not a JSON object ({type(e).__name__}); skipped (the events after it are "
-                    "numbered without it)",
+                    f"{name}: events[{i}] ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events after "
+                    "it are numbered without it)",
                 )
             )
-    check_events(objs, name, diags, upto)
+    check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, append_order(objs), name, meta, "json", diags, upto)
+    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
 
 
-def check_events(objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None) -> None:
-    """The shared field-type guard over the events read (`fields.ADK`)."""
+class _DumpEvents(msgspec.Struct):
+    events: list[msgspec.Raw] = []
+
+
+def _event_lines(data: bytes, n: int) -> list[str]:
+    """Where each event of a dump starts, as "line L" (its text found in order: msgspec leaves
+    each event raw); "line ?" when that cannot be told."""
+    try:
+        raws = msgspec.json.decode(data, type=_DumpEvents).events
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raws = []
+    out: list[str] = []
+    pos = 0
+    line = 1
+    for r in raws[:n]:
+        at = data.find(memoryview(r), pos)
+        if at < 0:
+            break
+        line += data.count(b"\n", pos, at)
+        out.append(f"line {line}")
+        pos = at
+    return out + ["line ?"] * (n - len(out))
+
+
+def check_events(
+    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: list[str]
+) -> None:
+    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
         wrong = fields.check_fields(o, fields.ADK)
         if wrong:
-            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: event {i + 1}"))
+            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -241,16 +274,47 @@ def _row_float(v: Any) -> float | None:
 
 
 def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    """Read-only, and nothing next to the database changes either: it is opened immutable (no
+    locks taken, no -shm written); a write-ahead log beside it is read from a private copy."""
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, name, notes) as con:
+        led = _load_sqlite(con, name, session_id, upto)
+    led.diagnostics[:0] = notes
+    return led
+
+
+def fetch_rows(
+    con: sqlite3.Connection,
+    ordered: str,
+    scan: str,
+    params: tuple[Any, ...],
+    key: Callable[[tuple[Any, ...]], Any],
+    name: str,
+    diags: list[Diagnostic],
+) -> list[tuple[Any, ...]]:
+    """The rows of `ordered`; if the database is damaged on the way, the rows a scan in table
+    order reads before the damage, sorted by `key` the same way, and a diagnostic."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as e:
-        raise LoadError(f"{name}: cannot open as SQLite ({e})") from None
-    try:
-        return _load_sqlite(con, name, session_id, upto)
+        return con.execute(ordered, params).fetchall()
     except sqlite3.DatabaseError as e:
-        raise LoadError(f"{name}: SQLite database could not be read ({e})") from None
-    finally:
-        con.close()
+        first = e
+    rows: list[tuple[Any, ...]] = []
+    try:
+        for row in con.execute(scan, params):
+            rows.append(row)
+    except sqlite3.DatabaseError:
+        pass
+    diags.append(
+        Diagnostic(
+            len(rows) + 1,
+            "damaged_database",
+            f"{name}: row {len(rows) + 1}: the database is damaged ({escape(str(first))}); the {len(rows)} rows "
+            "before the damage are read",
+            severity="error",
+        )
+    )
+    rows.sort(key=key)
+    return rows
 
 
 def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
@@ -304,64 +368,80 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     where = "app_name=? AND user_id=? AND session_id=?"
     objs: list[dict[str, Any]] = []
     ranks: list[int] = []
-    if version == "sqlite":
-        # SqliteSessionService: ORDER BY timestamp DESC, rowid DESC, reversed.
-        rows = con.execute(
-            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, rowid",
-            (app, user, sid),
-        ).fetchall()
-    elif version == "v0":
-        rows = con.execute(
-            f"SELECT rowid, * FROM events WHERE {where} ORDER BY timestamp, id", (app, user, sid)
-        ).fetchall()
+    places: list[str] = []
+    params = (app, user, sid)
+    if version == "v0":
+        cols, names = "rowid, *", ["rowid", *ev_cols.keys()]
     else:
-        # DatabaseSessionService: ORDER BY timestamp DESC, id DESC, reversed.
-        rows = con.execute(
-            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, id",
-            (app, user, sid),
-        ).fetchall()
-    names = ["rowid", *ev_cols.keys()]
+        # The event's JSON as bytes: a row of invalid UTF-8 is reported on its own, not fatal.
+        cols, names = "rowid, CAST(event_data AS BLOB), timestamp, id", ["rowid", "event_data", "timestamp", "id"]
+    # SqliteSessionService: ORDER BY timestamp DESC, rowid DESC, reversed; DatabaseSessionService
+    # (and v0): ORDER BY timestamp DESC, id DESC, reversed.
+    tie = "rowid" if version == "sqlite" else "id"
+    at_ts, at_tie = names.index("timestamp") if "timestamp" in names else 0, names.index(tie) if tie in names else 0
+    rows = fetch_rows(
+        con,
+        f"SELECT {cols} FROM events WHERE {where} ORDER BY timestamp, {tie}",
+        f"SELECT {cols} FROM events WHERE {where}",
+        params,
+        lambda r: (_row_float(r[at_ts]) or 0.0, str(r[at_tie])),
+        name,
+        diags,
+    )
     for n, row in enumerate(rows, start=1):
+        fields_of = dict(zip(names, row, strict=False))
+        event_id = fields_of.get("id")
+        place = f"row {n} (rowid {row[0]}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
         if version == "v0":
-            obj, problem = _v0_event(dict(zip(names, row, strict=False)))
+            obj, problem = _v0_event(fields_of)
         else:
             obj, problem = _json_event(row[1], row[2])
         if obj is None:
-            diags.append(
-                Diagnostic(n, "malformed_row", f"{name}: row {n} (rowid {row[0]}): {problem}; event skipped")
-            )
+            diags.append(Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}; event skipped"))
             continue
         if problem:
             diags.append(
-                Diagnostic(
-                    n,
-                    "malformed_row",
-                    f"{name}: row {n} (rowid {row[0]}): {problem}",
-                    recovered="the rest of the event",
-                )
+                Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}", recovered="the rest of the event")
             )
         objs.append(obj)
-        ranks.append(int(row[0]))
-    check_events(objs, name, diags, upto)
+        ranks.append(int(row[0]) if isinstance(row[0], int) else n)
+        places.append(f"event {len(objs)} ({place})")
+    check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    return build(objs, ranks, name, meta, version, diags, upto)
+    return build(objs, ranks, name, meta, version, diags, upto, places)
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
+    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it."""
     if data is None:
         return None, "event_data is NULL"
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    elif not isinstance(data, bytes):
+        return None, f"event_data is {json_type(data)}, not JSON text"
+    notes: list[str] = []
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as u:
+            notes.append(f"invalid UTF-8 at byte {u.start} of event_data (byte {data[u.start]:#04x}), read with U+FFFD")
+            data = data.decode("utf-8", errors="replace").encode("utf-8")
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        return None, f"event_data is not valid JSON ({e})"
+        obj, cuts = bounded.loads(data)
+    except ValueError as e:
+        return None, "; ".join([*notes, f"event_data is not valid JSON ({escape(str(e))})"])
+    except RecursionError:
+        return None, "; ".join([*notes, "event_data nests too deep to read"])
+    if cuts:
+        notes.append(bounded.describe(cuts, "row"))
     if not isinstance(obj, dict):
-        return None, "event_data is not a JSON object"
+        return None, "; ".join([*notes, f"event_data is {json_type(obj)}, not a JSON object"])
     if not isinstance(obj.get("timestamp"), int | float):
         ts = _row_float(ts_col)
         if ts is None:
             return None, "no usable timestamp"
         obj["timestamp"] = ts
-    return obj, ""
+    return obj, "; ".join(notes)
 
 
 # ---------------------------------------------------------------------------------------- v0 pickles
@@ -592,7 +672,9 @@ def build(
     version: str,
     diags: list[Diagnostic],
     upto: int | None,
+    places: list[str],
 ) -> Ledger:
+    """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
     for i, o in enumerate(objs):
@@ -602,7 +684,7 @@ def build(
                 Diagnostic(
                     i + 1,
                     "invalid_field",
-                    f"{name}: event {i + 1}: timestamp {ts!r} is not epoch seconds; read as 0, so every "
+                    f"{name}: {places[i]}: timestamp {quote(ts)} is not epoch seconds; read as 0, so every "
                     "compaction range starting at 0 would cover it",
                     seqs=[i],
                 )
@@ -640,7 +722,7 @@ def build(
                     Diagnostic(
                         line,
                         "invalid_compaction",
-                        f"{name}: event {line}: compaction without start, end or summary; ADK ignores it",
+                        f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
                     )
                 )
             records.append(
