@@ -16,6 +16,7 @@ from inspector.formats.jsonl import (
     read_lines,
 )
 from inspector.ledger.model import Ledger
+from inspector.ledger.quoting import quote
 
 FORMATS: tuple[str, ...] = ("native", "pi", "codex", "claude_code", "adk", "openclaw")
 
@@ -73,7 +74,7 @@ def _first_problem(rl: RawLine) -> str:
         return rl.diagnostic.message.split(": ", 1)[-1].removesuffix("; skipped")
     o: Any = rl.objects[0] if rl.objects else None
     if isinstance(o, dict):
-        return f"first record has type {o.get('type')!r}"
+        return f"first record has type {quote(o.get('type'))}"
     return f"first line is a JSON {type(o).__name__}"
 
 

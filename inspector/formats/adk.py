@@ -344,7 +344,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     if session_id is not None:
         pick = [s for s in sessions if s[2] == session_id]
         if not pick:
-            others = ", ".join(str(s[2]) for s in keyed[-10:])
+            others = ", ".join(escape(str(s[2]), 80) for s in keyed[-10:])
             raise LoadError(f"{name}: no session {session_id!r} in this database (sessions: {others})")
         chosen = pick[-1]
         why = "named in the path"
@@ -352,14 +352,14 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         chosen = keyed[-1]
         why = "the most recently updated"
     if len(sessions) > 1 or session_id is not None:
-        others = [str(s[2]) for s in reversed(keyed) if s is not chosen]
+        others = [escape(str(s[2]), 80) for s in reversed(keyed) if s is not chosen]
         listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
         diags.append(
             Diagnostic(
                 0,
                 "session_choice",
                 f"{name}: {len(sessions)} session{'s' if len(sessions) != 1 else ''} in this database; reading "
-                f"{chosen[2]!r} (app {chosen[0]!r}, user {chosen[1]!r}), {why}"
+                f"{quote(chosen[2])} (app {quote(chosen[0])}, user {quote(chosen[1])}), {why}"
                 + (f"; others: {listed} (pick one with FILE#SESSION_ID)" if others else ""),
                 severity="info",
             )

@@ -52,6 +52,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
     report_duplicate_ids,
 )
+from inspector.ledger.quoting import quote
 
 FORMAT = "claude_code"
 
@@ -363,7 +364,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 records[0].line,
                 "not_this_format",
                 f"line {records[0].line}: no line of this file is a Claude Code transcript line "
-                f"(the first has type {objs[0].get('type')!r}); every line was kept as an unknown record",
+                f"(the first has type {quote(objs[0].get('type'))}); every line was kept as an unknown record",
                 severity="error",
             )
         )
@@ -570,7 +571,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
             Diagnostic(
                 r.line,
                 "dangling_parent",
-                f"line {r.line}: parentUuid {r.parent_id!r} {where}; the chain Claude Code "
+                f"line {r.line}: parentUuid {quote(r.parent_id)} {where}; the chain Claude Code "
                 f"sends stops here, so the {before:,} messages written before it are not sent",
                 severity="error",
                 seqs=[r.seq],
@@ -613,7 +614,7 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     why = ""
     if len(shared) > 1:
         why = (
-            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {r.parent_id!r} and a reference to it "
+            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {quote(r.parent_id)} and a reference to it "
             f"resolves to the last one written (line {shared[-1]})"
         )
     earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")

@@ -45,6 +45,7 @@ from inspector.ledger.model import (
     SessionSettings,
     Usage,
 )
+from inspector.ledger.quoting import quote
 
 FORMAT = "codex"
 
@@ -273,7 +274,7 @@ class _Builder:
         ts = o.get("timestamp")
         if not isinstance(p, dict):
             if t in LINE_TYPES:
-                self.diag(rl, "invalid_field", f"a {t!r} line whose payload is not an object; kept as an unknown record", seq)
+                self.diag(rl, "invalid_field", f"a {quote(t)} line whose payload is not an object; kept as an unknown record", seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
         rid = self.rid(p, rl, k)
@@ -390,7 +391,7 @@ class _Builder:
         msg = p.get("message")
         if not isinstance(msg, str):
             if msg is not None:
-                self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({str(msg)[:40]!r}); read as empty", seq)
+                self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({quote(msg)}); read as empty", seq)
             msg = ""
         handoff = self._handoff(msg)
         usage: Usage | None = None
@@ -555,14 +556,14 @@ class _Builder:
 def _who(p: dict[str, Any]) -> str:
     """A session_meta payload named for a person: its session id, and whose sub-agent it is."""
     sid = p.get("id") or p.get("session_id")
-    who = f"session {sid!r}" if isinstance(sid, str) else "a session without an id"
+    who = f"session {quote(sid)}" if isinstance(sid, str) else "a session without an id"
     src = p.get("source")
     if isinstance(src, dict) and "subagent" in src:
         nick = p.get("agent_nickname")
         parent = p.get("parent_thread_id")
         who = "sub-agent " + who + (f" ({nick})" if isinstance(nick, str) else "")
         if isinstance(parent, str):
-            who += f", spawned by session {parent!r}"
+            who += f", spawned by session {quote(parent)}"
     return who
 
 

@@ -27,6 +27,7 @@ from inspector.formats.bounded import (
     mb,
 )
 from inspector.ledger.model import Diagnostic
+from inspector.ledger.quoting import escape
 
 
 class LoadError(Exception):
@@ -391,8 +392,8 @@ def _kind(o: Any) -> str:
     if isinstance(o, dict):
         t = o.get("type")
         if t == "message" and isinstance(o.get("message"), dict):
-            return f"message/{o['message'].get('role')}"
-        return str(t) if t is not None else "object"
+            return f"message/{escape(str(o['message'].get('role')), 40)}"
+        return escape(str(t), 40) if t is not None else "object"
     return type(o).__name__
 
 

@@ -142,7 +142,7 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
         (sid, upto) if upto is not None else (sid,),
     ).fetchall()
     if not rows:
-        raise LoadError(f"{name}: session {sid!r} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
+        raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
     lines, data = _lines(rows, name, diags)
     led = pi.build(lines, name, data)
     rows = _Rows(data)
@@ -172,22 +172,22 @@ def _choose_session(
     entries = {r[1]: r[2] for r in nodes}
     if session_id is not None:
         if session_id not in stored:
-            raise LoadError(f"{name}: no session {session_id!r} in this store (sessions: {', '.join(stored[:10])})")
+            raise LoadError(f"{name}: no session {session_id!r} in this store (sessions: {', '.join(escape(str(s), 80) for s in stored[:10])})")
         chosen, why = session_id, "named in the path"
     else:
         current = [r for r in nodes if r[1] in stored]
         if current:
-            chosen, why = current[-1][1], f"the current session of {current[-1][0]!r}"
+            chosen, why = current[-1][1], f"the current session of {quote(current[-1][0])}"
         else:
             chosen, why = stored[-1], "no session_nodes row names a stored session: the last by id"
     others = [s for s in stored if s != chosen]
     if others or session_id is not None:
-        listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        listed = ", ".join(escape(str(s), 80) for s in others[:10]) + (" …" if len(others) > 10 else "")
         diags.append(
             Diagnostic(
                 0,
                 "session_choice",
-                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {chosen!r}, {why}"
+                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {quote(chosen)}, {why}"
                 + (f"; others: {listed} (pick one with FILE#SESSION)" if others else ""),
                 severity="info",
             )
@@ -210,7 +210,7 @@ def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None,
     if blob is None:
         return None, "neither event_json nor event_zstd is set"
     if not isinstance(size, int) or not 0 < size <= MAX_ROW_BYTES:
-        return None, f"event_zstd without a usable event_utf8_bytes ({size!r})"
+        return None, f"event_zstd without a usable event_utf8_bytes ({quote(size)})"
     try:
         out = zstandard.ZstdDecompressor().decompress(bytes(blob), max_output_size=size)
     except zstandard.ZstdError as e:
@@ -367,7 +367,7 @@ def _describe_windows(con: sqlite3.Connection, led: Ledger, name: str, sid: str)
         Diagnostic(
             0,
             "previous_session",
-            f"{name}: session {sid!r} continues session {prev!r} (session_windows.reason={reason!r}): {prev!r} was {how}; "
+            f"{name}: session {quote(sid)} continues session {quote(prev)} (session_windows.reason={quote(reason)}): {quote(prev)} was {how}; "
             f"its history is not in this transcript (open FILE#{prev} to read it)",
             severity="info",
         )
