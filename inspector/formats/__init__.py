@@ -37,6 +37,8 @@ def detect(lines: list[RawLine]) -> str | None:
                 return "claude_code"
             if codex.looks_like(o):
                 return "codex"
+    if any(codex.looks_like_damaged(o) for rl in lines[:50] for o in rl.objects):
+        return "codex"  # its lines' payloads are missing: read it, and say so line by line
     return None
 
 

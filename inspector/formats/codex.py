@@ -32,6 +32,7 @@ from typing import Any
 
 from inspector.formats import fields
 from inspector.formats.bounded import SMALL_VALUE_BYTES
+from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     Block,
@@ -73,6 +74,12 @@ NO_SUMMARY_TEXT = "(no summary available)"
 def looks_like(obj: Any) -> bool:
     """Content sniffing: a rollout line is `{type, payload}` with one of Codex's line types."""
     return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
+
+
+def looks_like_damaged(obj: Any) -> bool:
+    """A rollout line that lost its payload (or holds another type there): one of Codex's line
+    types (no other format writes them) and its `timestamp`; asked only when no line looks whole."""
+    return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and "timestamp" in obj
 
 
 # ---------------------------------------------------------------------------------------- items
@@ -274,7 +281,8 @@ class _Builder:
         ts = o.get("timestamp")
         if not isinstance(p, dict):
             if t in LINE_TYPES:
-                self.diag(rl, "invalid_field", f"a {quote(t)} line whose payload is not an object; kept as an unknown record", seq)
+                lacks = "has no payload" if "payload" not in o else f"has {json_type(p)} for its payload, not an object"
+                self.diag(rl, "invalid_field", f"a {quote(t)} line that {lacks} (Codex writes {{timestamp, type, payload}}); kept as an unknown record", seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
         rid = self.rid(p, rl, k)
