@@ -159,3 +159,20 @@ def test_a_dump_names_each_bad_event_by_its_line(tmp_path: Path) -> None:
     assert f"event 4 (line {starts[3]})" in by_problem["invalid_field"]
     for m in by_problem.values():
         _no_raw_bytes(m)
+
+
+def test_a_schema_python_cannot_decode_is_a_load_error(tmp_path: Path) -> None:
+    """Found by the fuzzer (seed 7): SQLite's message quotes a damaged schema that is not UTF-8,
+    and Python raised UnicodeDecodeError instead of a database error."""
+    from tests.fuzz import mutations
+
+    src = CORPUS / "retention_zero.v1.db"
+    if not src.exists():
+        pytest.skip(f"{src} is missing")
+    db = tmp_path / "retention_zero.v1.db"
+    shutil.copyfile(src, db)
+    db.chmod(0o644)
+    mutations.apply(db, [("corrupt_pages", 714015450)], mutations.Context())
+    with pytest.raises(LoadError, match="could not be read"):
+        load(str(db))
+    _cli(db)

@@ -121,8 +121,8 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"{name}: events[{i}] ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events after "
-                    "it are numbered without it)",
+                    f"{name}: event {i + 1} ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events "
+                    "after it are numbered without it)",
                 )
             )
     check_events(objs, name, diags, upto, places)
@@ -296,13 +296,13 @@ def fetch_rows(
     order reads before the damage, sorted by `key` the same way, and a diagnostic."""
     try:
         return con.execute(ordered, params).fetchall()
-    except sqlite3.DatabaseError as e:
+    except sqlite_files.ERRORS as e:
         first = e
     rows: list[tuple[Any, ...]] = []
     try:
         for row in con.execute(scan, params):
             rows.append(row)
-    except sqlite3.DatabaseError:
+    except sqlite_files.ERRORS:
         pass
     diags.append(
         Diagnostic(

@@ -622,7 +622,8 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     return Diagnostic(
         r.line,
         "parent_cycle",
-        f"line{'s' if len(lines) > 1 else ''} {named}: parentUuid leads back into its own ancestry (a cycle){why}; "
+        f"line {r.line}: parentUuid leads back into its own ancestry (a cycle through line{'s' if len(lines) > 1 else ''} "
+        f"{named}){why}; "
         f"the parent links cannot be walked past it, so {rest}",
         severity="error",
         seqs=sorted(loop),

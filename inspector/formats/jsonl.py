@@ -147,7 +147,6 @@ def parse_bytes(data: bytes, name: str = "<bytes>", upto_line: int | None = None
 def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLine], int, str]:
     h = hashlib.sha256()
     out: list[RawLine] = []
-    loads = orjson.loads
     offset = 0
     lineno = 0
     prev: bytes | None = None
@@ -155,7 +154,7 @@ def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLin
     # Process one line behind so we know which line is the last one (truncation diagnosis).
     for raw in f:
         if prev is not None:
-            _one(out, lineno, prev_offset, prev, False, loads)
+            _one(out, lineno, prev_offset, prev, False)
         lineno += 1
         if upto_line is not None and lineno > upto_line:
             prev = None
@@ -164,11 +163,11 @@ def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLin
         prev, prev_offset = raw, offset
         offset += len(raw)
     if prev is not None:
-        _one(out, lineno, prev_offset, prev, True, loads)
+        _one(out, lineno, prev_offset, prev, True)
     return out, offset, h.hexdigest()
 
 
-def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool, loads: Any) -> None:
+def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool) -> None:
     rl = parse_line(raw, lineno, offset, is_last)
     if rl is not None:
         out.append(rl)

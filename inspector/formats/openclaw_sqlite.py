@@ -106,7 +106,7 @@ def looks_like_file(path: str) -> bool:
             return _tables(con) >= _TABLES
         finally:
             con.close()
-    except (OSError, sqlite3.Error):
+    except (OSError, *sqlite_files.ERRORS):
         return False
 
 
@@ -226,7 +226,7 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> t
     lines: list[RawLine] = []
     for seq, text, blob, size in rows:
         raw, problem = _row_bytes(seq, text, blob, size)
-        place = f"{name}: row seq {quote(seq)}"
+        place = f"{name}: row {quote(seq)} of transcript_events"
         obj: Any = None
         notes: list[str] = []
         if raw is not None:

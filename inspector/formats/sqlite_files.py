@@ -16,6 +16,10 @@ from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Diagnostic
 from inspector.ledger.quoting import escape
 
+# What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
+# cannot decode SQLite's message, which quotes the damaged schema.
+ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
 
 def immutable(path: str) -> sqlite3.Connection:
     """The file alone as it is (no -wal read, no lock, no -shm): for a quick look (detection)."""
@@ -72,7 +76,7 @@ def read_only(path: str, name: str, notes: list[Diagnostic]) -> Iterator[sqlite3
             if "locked" in str(e) or "busy" in str(e):
                 raise LoadError(f"{name}: the database is locked by another process ({escape(str(e))}); try again") from None
             raise LoadError(f"{name}: SQLite database could not be read ({escape(str(e))})") from None
-        except sqlite3.DatabaseError as e:
+        except ERRORS as e:
             raise LoadError(f"{name}: SQLite database could not be read ({escape(str(e))})") from None
 
 

@@ -385,7 +385,7 @@ def _sqlite_ok(path: Path) -> bool:
     try:
         with _db(path) as con:
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeDecodeError):  # (a damaged schema text)
         return False
     return True
 

@@ -311,7 +311,8 @@ def check(
             v.append(Violation("bad_json", f"--json output not JSON: {cmd}", str(e)))
             doc = None
         for f in (doc.get("findings") or []) if isinstance(doc, dict) else []:
-            if isinstance(f, dict) and f.get("code") == "malformed_line" and not LINE_REF.search(str(f.get("message"))):
+            file_note = isinstance(f, dict) and isinstance(f.get("data"), dict) and f["data"].get("line") == 0
+            if isinstance(f, dict) and f.get("code") == "malformed_line" and not file_note and not LINE_REF.search(str(f.get("message"))):
                 v.append(Violation("diagnostic", f"malformed_line names no line: {_norm(str(f.get('message')), names)}", str(f.get("message"))))
     if CONTROL.search(res.stderr):
         v.append(Violation("diagnostic", f"raw control bytes on stderr: {cmd.split()[0]}", repr(res.stderr[:300])))
@@ -322,6 +323,8 @@ def check(
             _check_load_error(got, target, case, regular, v)
         else:
             for d in got.diagnostics:
+                if d.line == 0:
+                    continue  # a note about the file as a whole (the session chosen, a -wal read, a lock)
                 if not re.search(rf"\b(line|row|event) {d.line}\b", d.message):
                     v.append(Violation("diagnostic", f"diagnostic names no line: {d.problem}: {_norm(d.message, names)}", d.message))
     if out_path is not None:
