@@ -605,9 +605,9 @@ def test_a_parent_cycle_is_reported_by_its_lines_and_the_rest_is_shown() -> None
     ]
     report = analyze(load_bytes(_jsonl(objs)))
     (tree,) = [f for f in report.findings if f.code == "broken_tree"]
-    assert tree.message.startswith("lines 5, 6: parentUuid leads back into its own ancestry")
+    assert tree.message.startswith("line 5: parentUuid leads back into its own ancestry (a cycle through lines 5, 6)")
     (d,) = [d for d in report.ledger.diagnostics if d.problem == "parent_cycle"]
-    assert d.line == 5, "the diagnostic's line is the first line its message names"
+    assert d.line == 5, "the diagnostic's line is the one its message names first"
     assert sorted(report.ledger.records[s].line for s in tree.records) == [5, 6]
     assert [v.record.line for v in report.checkpoints] == [3]
     assert [(it.kind, it.line) for it in report.context] == [("summary", 3), ("message", 5), ("message", 6)]

@@ -347,7 +347,7 @@ def test_zstd_rows_read_and_bad_rows_named_by_seq(tmp_path: Path) -> None:
     led = load(str(p))
     assert next(r for r in led.records if r.id == "s1u1").message.text().startswith("big big")  # type: ignore[union-attr]
     bad = [d for d in led.diagnostics if d.problem == "malformed_row"]
-    assert len(bad) == 1 and bad[0].line == 5 and "row seq 5" in bad[0].message
+    assert len(bad) == 1 and bad[0].line == 5 and "row 5 of transcript_events" in bad[0].message
     con = sqlite3.connect(p)
     con.execute("UPDATE transcript_events SET event_utf8_bytes=10 WHERE seq=3")
     con.commit()

@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.gen_pi_ledger import generate
 from inspector.formats import load, pi
+from inspector.formats import parallel as par
 from inspector.ledger.model import Ledger
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
@@ -79,41 +80,41 @@ def base_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
 def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every helper forked, in order (None when the parallel path was not taken)."""
     made: list[Any] = []
-    real = pi.fork_helper
+    real = par.fork_helper
 
     def spy(*args: Any, **kw: Any) -> Any:
         h = real(*args, **kw)
         made.append(h)
         return h
 
-    monkeypatch.setattr(pi, "fork_helper", spy)
-    monkeypatch.setattr(pi, "CHUNK_BYTES", CHUNK)
+    monkeypatch.setattr(par, "fork_helper", spy)
+    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
     # Other tests may leave idle threads behind (Textual's); the helper only reads and decodes.
-    monkeypatch.setattr(pi, "_single_threaded", lambda: True)
+    monkeypatch.setattr(par, "_single_threaded", lambda: True)
     return made
 
 
 def _loader_stops_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
     """The loader reads the chunks before byte `at` (at least the first) and leaves every chunk
     from there to the helper, which takes only those: who decodes what is fixed."""
-    real_fork = pi.fork_helper
+    real_fork = par.fork_helper
 
     def fork(fd: int, size: int, *args: Any, **kw: Any) -> Any:
-        bounds = pi._chunk_bounds(fd, size, pi.CHUNK_BYTES)
+        bounds = par._chunk_bounds(fd, size, par.CHUNK_BYTES)
         k = max(1, sum(1 for b in bounds[:-1] if b < at))
-        monkeypatch.setattr(pi, "_helpers_order", lambda start, n: list(range(k, n)))
+        monkeypatch.setattr(par, "_helpers_order", lambda start, n: list(range(k, n)))
         h = real_fork(fd, size, *args, **kw)
         if h is not None:
             h.own_below = k
         return h
 
-    monkeypatch.setattr(pi, "fork_helper", fork)
+    monkeypatch.setattr(par, "fork_helper", fork)
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
     serial = _snapshot(load(str(path), **kw))
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
     parallel = _snapshot(load(str(path), **kw))
     return serial, parallel
 
@@ -165,13 +166,13 @@ def test_a_slow_helper_leaves_more_to_the_loader(
 ) -> None:
     import time
 
-    real = pi._pwrite_all
+    real = par._pwrite_all
 
     def slow(*args: Any) -> Any:  # in the helper only
         time.sleep(0.2)
         return real(*args)
 
-    monkeypatch.setattr(pi, "_pwrite_all", slow)
+    monkeypatch.setattr(par, "_pwrite_all", slow)
     path = _write(tmp_path / "clean.jsonl", base_lines)
     serial, parallel = _both(path, monkeypatch)
     assert helpers[1].appended < (len(helpers[1].bounds) - 1) // 2  # the loader took most chunks
@@ -224,14 +225,14 @@ def test_a_failing_helper_falls_back_to_reading_here(
     base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers
 ) -> None:
     path = _write(tmp_path / "clean.jsonl", base_lines)
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
     serial = _snapshot(load(str(path)))
 
     def boom(*_: Any) -> Any:
         raise RuntimeError("the helper fails")
 
-    monkeypatch.setattr(pi, "_pwrite_all", boom)  # runs in the forked helper only
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    monkeypatch.setattr(par, "_pwrite_all", boom)  # runs in the forked helper only
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
     parallel = _snapshot(load(str(path)))
     assert helpers[-1] is not None and helpers[-1].pid == 0  # forked, failed, reaped
     _assert_same(serial, parallel)
@@ -239,7 +240,7 @@ def test_a_failing_helper_falls_back_to_reading_here(
 
 def test_upto_line_reads_serially(base_lines: list[bytes], tmp_path: Path, monkeypatch, helpers) -> None:
     path = _write(tmp_path / "clean.jsonl", base_lines)
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SMALL)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
     led = load(str(path), upto_line=len(base_lines) - 10)
     assert helpers == [] or helpers == [None]
     assert len(led.records) == len(base_lines) - 10
@@ -254,7 +255,7 @@ def test_chunks_start_at_lines_and_heads_split_them_like_the_file(tmp_path: Path
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
     try:
-        bounds = pi._chunk_bounds(fd, len(data), 64)
+        bounds = par._chunk_bounds(fd, len(data), 64)
         start = len(lines[0]) + len(lines[1])
         got = pi._heads_of_range(fd, start, len(data))
         by_chunks = [h for i in range(len(bounds) - 1) for h in pi._heads_of_range(fd, bounds[i], bounds[i + 1])]
@@ -333,11 +334,11 @@ def test_edge_lines_decided_alike_by_the_helper_and_here(tmp_path: Path, monkeyp
     lines = [header, *first, *filler, *second]
     path = _write(tmp_path / "edge.jsonl", lines)
     second_at = sum(map(len, lines[: 1 + len(first) + len(filler)]))
-    monkeypatch.setattr(pi, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(par, "CHUNK_BYTES", 300)
     _loader_stops_at(monkeypatch, second_at - 1000)  # `first` is the loader's, `second` the helper's
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", SERIAL)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
     serial = _snapshot(load(str(path)))
-    monkeypatch.setattr(pi, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 1)
     parallel = _snapshot(load(str(path)))
     h = helpers[-1]
     assert h is not None and h.own_below > 1

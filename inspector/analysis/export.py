@@ -242,7 +242,8 @@ def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW_CHARS) ->
         text = m.text() if m is not None else ""
         if not text and m is not None:
             text = m.first_line()
-    text = " ".join(text.split())
+    # Collapse whitespace in a head of the text only: splitting a 50 MB text builds millions of words.
+    text = " ".join(text[: max(chars * 16, 4096)].split())
     return text[:chars]
 
 

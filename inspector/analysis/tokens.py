@@ -61,7 +61,7 @@ class Tokenizer:
         small = self._small_counter([text])
         if small is not None:
             return small.count(text)
-        return len(self.encoding.encode_ordinary(text))
+        return encoded_len(self.encoding, text)
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Token counts of many texts; tiktoken spreads a batch over threads."""
@@ -71,7 +71,26 @@ class Tokenizer:
         if len(texts) < 8:
             return [self.count(t) for t in texts]
         enc = self.encoding
-        return [len(enc.encode_ordinary(t)) if t else 0 for t in texts]
+        return [encoded_len(enc, t) if t else 0 for t in texts]
+
+
+# A text longer than this is counted a piece at a time (cut before a space, where tiktoken's
+# pre-tokenizer splits too): encoding 50 MB at once builds a list of millions of token ints.
+COUNT_PIECE_CHARS = 1 << 20
+
+
+def encoded_len(enc: Any, text: str) -> int:
+    if len(text) <= COUNT_PIECE_CHARS:
+        return len(enc.encode_ordinary(text))
+    n, start = 0, 0
+    while start < len(text):
+        end = start + COUNT_PIECE_CHARS
+        if end < len(text):
+            cut = text.rfind(" ", start + 1, end)
+            end = cut if cut > start else end
+        n += len(enc.encode_ordinary(text[start:end]))
+        start = end
+    return n
 
 
 # Up to this many characters in all (a short message or two) `AsciiBpe` counts faster than

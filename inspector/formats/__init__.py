@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inspector.formats import registry
+from inspector.formats import codex, registry
 from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
     LoadError,
@@ -18,6 +18,7 @@ from inspector.formats.jsonl import (
     read_lines,
 )
 from inspector.ledger.model import Ledger
+from inspector.ledger.quoting import quote
 
 __all__ = ["LoadError", "UnknownFormat", "detect", "load", "load_bytes"]
 
@@ -33,6 +34,8 @@ def detect(lines: list[RawLine]) -> str | None:
             for name, looks_like in tests:
                 if looks_like(o):
                     return name
+    if any(codex.looks_like_damaged(o) for rl in lines[:50] for o in rl.objects):
+        return codex.NAME  # its lines' payloads are missing: read it, and say so line by line
     return None
 
 
@@ -79,7 +82,7 @@ def _first_problem(rl: RawLine) -> str:
         return rl.diagnostic.message.split(": ", 1)[-1].removesuffix("; skipped")
     o: Any = rl.objects[0] if rl.objects else None
     if isinstance(o, dict):
-        return f"first record has type {o.get('type')!r}"
+        return f"first record has type {quote(o.get('type'))}"
     return f"first line is a JSON {type(o).__name__}"
 
 

@@ -16,14 +16,19 @@ import datetime as _dt
 import io
 import pickle
 import pickletools
+import re
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import fields
+from inspector.formats import bounded, fields, sqlite_files
 from inspector.formats.base import Format, Runtime
+from inspector.formats.bounded import Cut, NotJson
+from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Block,
@@ -35,6 +40,7 @@ from inspector.ledger.model import (
     Usage,
     normalize_stop_reason,
 )
+from inspector.ledger.quoting import escape, quote
 
 NAME = "adk"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -99,38 +105,71 @@ def is_sqlite(head: bytes) -> bool:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj = orjson.loads(data)
+        obj, cuts = bounded.loads(data)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
+    except NotJson as e:
+        raise LoadError(f"{name}: {_large_json_problem(data, str(e))}; an ADK session dump is one JSON object") from None
+    except RecursionError:
+        raise LoadError(f"{name}: JSON nested too deep to read; an ADK session dump is one JSON object") from None
     if not looks_like_dump(obj):
         raise LoadError(
             f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
         )
-    diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
+    lines = _event_lines(data, len(obj["events"]))
+    places: list[str] = []
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
             objs.append(e)
+            places.append(f"event {len(objs)} ({lines[i]})")
         else:
             diags.append(
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"{name}: events[{i}]: not a JSON object ({type(e).__name__}); skipped (the events after it are "
-                    "numbered without it)",
+                    f"{name}: event {i + 1} ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events "
+                    "after it are numbered without it)",
                 )
             )
-    check_events(objs, name, diags, upto)
+    check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, append_order(objs), name, meta, "json", diags, upto)
+    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
 
 
-def check_events(objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None) -> None:
-    """The shared field-type guard over the events read (`fields.ADK`)."""
+class _DumpEvents(msgspec.Struct):
+    events: list[msgspec.Raw] = []
+
+
+def _event_lines(data: bytes, n: int) -> list[str]:
+    """Where each event of a dump starts, as "line L" (its text found in order: msgspec leaves
+    each event raw); "line ?" when that cannot be told."""
+    try:
+        raws = msgspec.json.decode(data, type=_DumpEvents).events
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raws = []
+    out: list[str] = []
+    pos = 0
+    line = 1
+    for r in raws[:n]:
+        at = data.find(memoryview(r), pos)
+        if at < 0:
+            break
+        line += data.count(b"\n", pos, at)
+        out.append(f"line {line}")
+        pos = at
+    return out + ["line ?"] * (n - len(out))
+
+
+def check_events(
+    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: list[str]
+) -> None:
+    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
         wrong = fields.check_fields(o, fields.ADK)
         if wrong:
-            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: event {i + 1}"))
+            diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -139,9 +178,7 @@ def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as u:
-        line = data.count(b"\n", 0, u.start) + 1
-        col = u.start - (data.rfind(b"\n", 0, u.start) + 1) + 1
-        return f"line {line}, column {col}: invalid UTF-8 (byte {data[u.start]:#04x})"
+        return _utf8_problem(data, u)
     msg = str(e.msg) if hasattr(e, "msg") else str(e)
     if "depth limit" in msg:
         why = "JSON nested deeper than 1024 levels"
@@ -150,6 +187,41 @@ def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
     else:
         why = f"not valid JSON ({msg})"
     return f"line {e.lineno}, column {e.colno}: {why}"
+
+
+def _utf8_problem(data: bytes, u: UnicodeDecodeError) -> str:
+    line = data.count(b"\n", 0, u.start) + 1
+    col = u.start - (data.rfind(b"\n", 0, u.start) + 1) + 1
+    return f"line {line}, column {col}: invalid UTF-8 (byte {data[u.start]:#04x})"
+
+
+def _large_json_problem(data: bytes, why: str) -> str:
+    """`_json_problem` for a dump too big for orjson to build whole (msgspec checked it, and says
+    at which byte it stopped)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return _utf8_problem(data, u)
+    m = re.search(r"\(byte (\d+)\)", why)
+    if m is None:
+        return f"the JSON ends early, truncated ({why})" if "truncated" in why else f"not valid JSON ({why})"
+    at = int(m.group(1))
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return f"line {line}, column {col}: not valid JSON ({why})"
+
+
+def _cut_diagnostic(name: str, cut: Cut) -> Diagnostic:
+    """Items of a huge dump not read (`bounded`), named by the event they are in."""
+    m = re.match(r"events\[(\d+)\]", cut.path)
+    event = int(m.group(1)) + 1 if m else 0
+    where = f"event {event}" if m else "the dump"
+    return Diagnostic(
+        event,
+        "large_value",
+        f"{name}: {where}: {bounded.describe([cut], 'file')}",
+        recovered="the event, without what was not read",
+    )
 
 
 def _kind_rank(o: dict[str, Any]) -> int:
@@ -210,16 +282,47 @@ def _row_float(v: Any) -> float | None:
 
 
 def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    """Read-only, and nothing next to the database changes either: it is opened immutable (no
+    locks taken, no -shm written); a write-ahead log beside it is read from a private copy."""
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, name, notes) as con:
+        led = _load_sqlite(con, name, session_id, upto)
+    led.diagnostics[:0] = notes
+    return led
+
+
+def fetch_rows(
+    con: sqlite3.Connection,
+    ordered: str,
+    scan: str,
+    params: tuple[Any, ...],
+    key: Callable[[tuple[Any, ...]], Any],
+    name: str,
+    diags: list[Diagnostic],
+) -> list[tuple[Any, ...]]:
+    """The rows of `ordered`; if the database is damaged on the way, the rows a scan in table
+    order reads before the damage, sorted by `key` the same way, and a diagnostic."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error as e:
-        raise LoadError(f"{name}: cannot open as SQLite ({e})") from None
+        return con.execute(ordered, params).fetchall()
+    except sqlite_files.ERRORS as e:
+        first = e
+    rows: list[tuple[Any, ...]] = []
     try:
-        return _load_sqlite(con, name, session_id, upto)
-    except sqlite3.DatabaseError as e:
-        raise LoadError(f"{name}: SQLite database could not be read ({e})") from None
-    finally:
-        con.close()
+        for row in con.execute(scan, params):
+            rows.append(row)
+    except sqlite_files.ERRORS:
+        pass
+    diags.append(
+        Diagnostic(
+            len(rows) + 1,
+            "damaged_database",
+            f"{name}: row {len(rows) + 1}: the database is damaged ({escape(str(first))}); the {len(rows)} rows "
+            "before the damage are read",
+            severity="error",
+        )
+    )
+    rows.sort(key=key)
+    return rows
 
 
 def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
@@ -254,7 +357,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     if session_id is not None:
         pick = [s for s in sessions if s[2] == session_id]
         if not pick:
-            others = ", ".join(str(s[2]) for s in keyed[-10:])
+            others = ", ".join(escape(str(s[2]), 80) for s in keyed[-10:])
             raise LoadError(f"{name}: no session {session_id!r} in this database (sessions: {others})")
         chosen = pick[-1]
         why = "named in the path"
@@ -262,14 +365,14 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         chosen = keyed[-1]
         why = "the most recently updated"
     if len(sessions) > 1 or session_id is not None:
-        others = [str(s[2]) for s in reversed(keyed) if s is not chosen]
+        others = [escape(str(s[2]), 80) for s in reversed(keyed) if s is not chosen]
         listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
         diags.append(
             Diagnostic(
                 0,
                 "session_choice",
                 f"{name}: {len(sessions)} session{'s' if len(sessions) != 1 else ''} in this database; reading "
-                f"{chosen[2]!r} (app {chosen[0]!r}, user {chosen[1]!r}), {why}"
+                f"{quote(chosen[2])} (app {quote(chosen[0])}, user {quote(chosen[1])}), {why}"
                 + (f"; others: {listed} (pick one with FILE#SESSION_ID)" if others else ""),
                 severity="info",
             )
@@ -278,64 +381,80 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     where = "app_name=? AND user_id=? AND session_id=?"
     objs: list[dict[str, Any]] = []
     ranks: list[int] = []
-    if version == "sqlite":
-        # SqliteSessionService: ORDER BY timestamp DESC, rowid DESC, reversed.
-        rows = con.execute(
-            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, rowid",
-            (app, user, sid),
-        ).fetchall()
-    elif version == "v0":
-        rows = con.execute(
-            f"SELECT rowid, * FROM events WHERE {where} ORDER BY timestamp, id", (app, user, sid)
-        ).fetchall()
+    places: list[str] = []
+    params = (app, user, sid)
+    if version == "v0":
+        cols, names = "rowid, *", ["rowid", *ev_cols.keys()]
     else:
-        # DatabaseSessionService: ORDER BY timestamp DESC, id DESC, reversed.
-        rows = con.execute(
-            f"SELECT rowid, event_data, timestamp FROM events WHERE {where} ORDER BY timestamp, id",
-            (app, user, sid),
-        ).fetchall()
-    names = ["rowid", *ev_cols.keys()]
+        # The event's JSON as bytes: a row of invalid UTF-8 is reported on its own, not fatal.
+        cols, names = "rowid, CAST(event_data AS BLOB), timestamp, id", ["rowid", "event_data", "timestamp", "id"]
+    # SqliteSessionService: ORDER BY timestamp DESC, rowid DESC, reversed; DatabaseSessionService
+    # (and v0): ORDER BY timestamp DESC, id DESC, reversed.
+    tie = "rowid" if version == "sqlite" else "id"
+    at_ts, at_tie = names.index("timestamp") if "timestamp" in names else 0, names.index(tie) if tie in names else 0
+    rows = fetch_rows(
+        con,
+        f"SELECT {cols} FROM events WHERE {where} ORDER BY timestamp, {tie}",
+        f"SELECT {cols} FROM events WHERE {where}",
+        params,
+        lambda r: (_row_float(r[at_ts]) or 0.0, str(r[at_tie])),
+        name,
+        diags,
+    )
     for n, row in enumerate(rows, start=1):
+        fields_of = dict(zip(names, row, strict=False))
+        event_id = fields_of.get("id")
+        place = f"row {n} (rowid {row[0]}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
         if version == "v0":
-            obj, problem = _v0_event(dict(zip(names, row, strict=False)))
+            obj, problem = _v0_event(fields_of)
         else:
             obj, problem = _json_event(row[1], row[2])
         if obj is None:
-            diags.append(
-                Diagnostic(n, "malformed_row", f"{name}: row {n} (rowid {row[0]}): {problem}; event skipped")
-            )
+            diags.append(Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}; event skipped"))
             continue
         if problem:
             diags.append(
-                Diagnostic(
-                    n,
-                    "malformed_row",
-                    f"{name}: row {n} (rowid {row[0]}): {problem}",
-                    recovered="the rest of the event",
-                )
+                Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}", recovered="the rest of the event")
             )
         objs.append(obj)
-        ranks.append(int(row[0]))
-    check_events(objs, name, diags, upto)
+        ranks.append(int(row[0]) if isinstance(row[0], int) else n)
+        places.append(f"event {len(objs)} ({place})")
+    check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    return build(objs, ranks, name, meta, version, diags, upto)
+    return build(objs, ranks, name, meta, version, diags, upto, places)
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
+    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it."""
     if data is None:
         return None, "event_data is NULL"
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    elif not isinstance(data, bytes):
+        return None, f"event_data is {json_type(data)}, not JSON text"
+    notes: list[str] = []
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as u:
+            notes.append(f"invalid UTF-8 at byte {u.start} of event_data (byte {data[u.start]:#04x}), read with U+FFFD")
+            data = data.decode("utf-8", errors="replace").encode("utf-8")
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        return None, f"event_data is not valid JSON ({e})"
+        obj, cuts = bounded.loads(data)
+    except ValueError as e:
+        return None, "; ".join([*notes, f"event_data is not valid JSON ({escape(str(e))})"])
+    except RecursionError:
+        return None, "; ".join([*notes, "event_data nests too deep to read"])
+    if cuts:
+        notes.append(bounded.describe(cuts, "row"))
     if not isinstance(obj, dict):
-        return None, "event_data is not a JSON object"
+        return None, "; ".join([*notes, f"event_data is {json_type(obj)}, not a JSON object"])
     if not isinstance(obj.get("timestamp"), int | float):
         ts = _row_float(ts_col)
         if ts is None:
             return None, "no usable timestamp"
         obj["timestamp"] = ts
-    return obj, ""
+    return obj, "; ".join(notes)
 
 
 # ---------------------------------------------------------------------------------------- v0 pickles
@@ -566,7 +685,9 @@ def build(
     version: str,
     diags: list[Diagnostic],
     upto: int | None,
+    places: list[str],
 ) -> Ledger:
+    """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
     for i, o in enumerate(objs):
@@ -576,7 +697,7 @@ def build(
                 Diagnostic(
                     i + 1,
                     "invalid_field",
-                    f"{name}: event {i + 1}: timestamp {ts!r} is not epoch seconds; read as 0, so every "
+                    f"{name}: {places[i]}: timestamp {quote(ts)} is not epoch seconds; read as 0, so every "
                     "compaction range starting at 0 would cover it",
                     seqs=[i],
                 )
@@ -617,7 +738,7 @@ def build(
                     Diagnostic(
                         line,
                         "invalid_compaction",
-                        f"{name}: event {line}: compaction without start, end or summary; ADK ignores it",
+                        f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
                     )
                 )
             records.append(

@@ -37,11 +37,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import orjson
-
 from inspector.formats import fields
 from inspector.formats.base import Format, Runtime
-from inspector.formats.jsonl import RawLine, recover_line
+from inspector.formats.jsonl import RawLine, line_object
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -55,6 +53,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
     report_duplicate_ids,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "claude_code"
 
@@ -135,11 +134,7 @@ class _Source(RecordSource):
                 return None
         else:
             return None
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            rl = recover_line(raw, rec.line, rec.offset, False)
-            return rl.objects[0] if rl is not None and rl.objects else None
+        return line_object(raw, rec.line, rec.offset) or None
 
     def message(self, rec: Record) -> Message | None:  # messages are built eagerly
         return None
@@ -370,7 +365,7 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
                 records[0].line,
                 "not_this_format",
                 f"line {records[0].line}: no line of this file is a Claude Code transcript line "
-                f"(the first has type {objs[0].get('type')!r}); every line was kept as an unknown record",
+                f"(the first has type {quote(objs[0].get('type'))}); every line was kept as an unknown record",
                 severity="error",
             )
         )
@@ -579,7 +574,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
             Diagnostic(
                 r.line,
                 "dangling_parent",
-                f"line {r.line}: parentUuid {r.parent_id!r} {where}; the chain Claude Code "
+                f"line {r.line}: parentUuid {quote(r.parent_id)} {where}; the chain Claude Code "
                 f"sends stops here, so the {before:,} messages written before it are not sent",
                 severity="error",
                 seqs=[r.seq],
@@ -649,7 +644,7 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     why = ""
     if len(shared) > 1:
         why = (
-            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {r.parent_id!r} and a reference to it "
+            f"; {len(shared)} lines ({shared[0]}–{shared[-1]}) share the uuid {quote(r.parent_id)} and a reference to it "
             f"resolves to the last one written (line {shared[-1]})"
         )
     earlier = sum(1 for x in cands if x.seq < min(loop) and x.kind == "message")
@@ -657,7 +652,8 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     return Diagnostic(
         lines[0],  # the first line the message names
         "parent_cycle",
-        f"line{'s' if len(lines) > 1 else ''} {named}: parentUuid leads back into its own ancestry (a cycle){why}; "
+        f"line {r.line}: parentUuid leads back into its own ancestry (a cycle through line{'s' if len(lines) > 1 else ''} "
+        f"{named}){why}; "
         f"the parent links cannot be walked past it, so {rest}",
         severity="error",
         seqs=sorted(loop),

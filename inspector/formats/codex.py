@@ -32,6 +32,8 @@ from typing import Any
 
 from inspector.formats import fields
 from inspector.formats.base import Format, Runtime
+from inspector.formats.bounded import SMALL_VALUE_BYTES
+from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
     Block,
@@ -45,6 +47,7 @@ from inspector.ledger.model import (
     SessionSettings,
     Usage,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "codex"
 
@@ -72,6 +75,12 @@ NO_SUMMARY_TEXT = "(no summary available)"
 def looks_like(obj: Any) -> bool:
     """Content sniffing: a rollout line is `{type, payload}` with one of Codex's line types."""
     return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
+
+
+def looks_like_damaged(obj: Any) -> bool:
+    """A rollout line that lost its payload (or holds another type there): one of Codex's line
+    types (no other format writes them) and its `timestamp`; asked only when no line looks whole."""
+    return isinstance(obj, dict) and obj.get("type") in LINE_TYPES and "timestamp" in obj
 
 
 # ---------------------------------------------------------------------------------------- items
@@ -116,7 +125,9 @@ def _output_text(out: Any) -> tuple[str, bool]:
 
 
 def _args(raw: Any) -> Any:
-    if isinstance(raw, str):
+    """A call's arguments, parsed when they are a JSON text of sensible size (a huge one is kept
+    as the string it is: parsing it could cost many times its size, see `bounded`)."""
+    if isinstance(raw, str) and len(raw) <= SMALL_VALUE_BYTES:
         try:
             return json.loads(raw)
         except ValueError:
@@ -271,7 +282,8 @@ class _Builder:
         ts = o.get("timestamp")
         if not isinstance(p, dict):
             if t in LINE_TYPES:
-                self.diag(rl, "invalid_field", f"a {t!r} line whose payload is not an object; kept as an unknown record", seq)
+                lacks = "has no payload" if "payload" not in o else f"has {json_type(p)} for its payload, not an object"
+                self.diag(rl, "invalid_field", f"a {quote(t)} line that {lacks} (Codex writes {{timestamp, type, payload}}); kept as an unknown record", seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
         rid = self.rid(p, rl, k)
@@ -388,7 +400,7 @@ class _Builder:
         msg = p.get("message")
         if not isinstance(msg, str):
             if msg is not None:
-                self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({str(msg)[:40]!r}); read as empty", seq)
+                self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({quote(msg)}); read as empty", seq)
             msg = ""
         handoff = self._handoff(msg)
         usage: Usage | None = None
@@ -553,14 +565,14 @@ class _Builder:
 def _who(p: dict[str, Any]) -> str:
     """A session_meta payload named for a person: its session id, and whose sub-agent it is."""
     sid = p.get("id") or p.get("session_id")
-    who = f"session {sid!r}" if isinstance(sid, str) else "a session without an id"
+    who = f"session {quote(sid)}" if isinstance(sid, str) else "a session without an id"
     src = p.get("source")
     if isinstance(src, dict) and "subagent" in src:
         nick = p.get("agent_nickname")
         parent = p.get("parent_thread_id")
         who = "sub-agent " + who + (f" ({nick})" if isinstance(nick, str) else "")
         if isinstance(parent, str):
-            who += f", spawned by session {parent!r}"
+            who += f", spawned by session {quote(parent)}"
     return who
 
 

@@ -19,7 +19,15 @@ from typing import Any
 
 import orjson
 
+from inspector.formats.bounded import (
+    NotJson,
+    describe,
+    is_large,
+    loads_bounded,
+    mb,
+)
 from inspector.ledger.model import Diagnostic
+from inspector.ledger.quoting import escape
 
 
 class LoadError(Exception):
@@ -139,7 +147,6 @@ def parse_bytes(data: bytes, name: str = "<bytes>", upto_line: int | None = None
 def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLine], int, str]:
     h = hashlib.sha256()
     out: list[RawLine] = []
-    loads = orjson.loads
     offset = 0
     lineno = 0
     prev: bytes | None = None
@@ -147,7 +154,7 @@ def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLin
     # Process one line behind so we know which line is the last one (truncation diagnosis).
     for raw in f:
         if prev is not None:
-            _one(out, lineno, prev_offset, prev, False, loads)
+            _one(out, lineno, prev_offset, prev, False)
         lineno += 1
         if upto_line is not None and lineno > upto_line:
             prev = None
@@ -156,19 +163,67 @@ def _parse_stream(f: Any, name: str, upto_line: int | None) -> tuple[list[RawLin
         prev, prev_offset = raw, offset
         offset += len(raw)
     if prev is not None:
-        _one(out, lineno, prev_offset, prev, True, loads)
+        _one(out, lineno, prev_offset, prev, True)
     return out, offset, h.hexdigest()
 
 
-def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool, loads: Any) -> None:
-    try:
-        out.append(RawLine(lineno, offset, len(raw), [loads(raw)]))
-        return
-    except orjson.JSONDecodeError:
-        pass
-    rl = recover_line(raw, lineno, offset, is_last)
+def _one(out: list[RawLine], lineno: int, offset: int, raw: bytes, is_last: bool) -> None:
+    rl = parse_line(raw, lineno, offset, is_last)
     if rl is not None:
         out.append(rl)
+
+
+def parse_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine | None:
+    """One line of any JSONL format, parsed (None: a blank line). Every reader of a line, first
+    read or read again, goes through here, so a huge line costs what `bounded` allows everywhere."""
+    if is_large(raw):
+        return _large_line(raw, lineno, offset, is_last)
+    try:
+        return RawLine(lineno, offset, len(raw), [orjson.loads(raw)])
+    except orjson.JSONDecodeError:
+        return recover_line(raw, lineno, offset, is_last)
+
+
+def line_object(raw: bytes, lineno: int, offset: int) -> Any:
+    """A line read again (a lazily-read record's content): its first JSON value, {} if none."""
+    rl = parse_line(raw, lineno, offset, False)
+    return rl.objects[0] if rl is not None and rl.objects else {}
+
+
+def _large_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine | None:
+    """A line over `bounded.LARGE_LINE_BYTES`: read within bounded time and memory, what was left
+    unread said in a diagnostic. (Glued objects are not looked for in such a line.)"""
+    if raw.isspace():
+        return None
+    size = mb(len(raw))
+    data, bad_at = raw, -1
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad_at = e.start
+            data = raw.decode("utf-8", errors="replace").encode("utf-8")
+    notes = [f"invalid UTF-8 at byte {bad_at}, read with U+FFFD in its place"] if bad_at >= 0 else []
+    try:
+        value, cuts = loads_bounded(data)
+    except NotJson as e:
+        truncated = is_last and not raw.endswith(b"\n")
+        what = "truncated JSON" if truncated else "invalid JSON"
+        why = "; ".join([*notes, f"{what} ({e})"])
+        where = "last line" if is_last else "line"
+        problem = "truncated_line" if truncated else "malformed_json"
+        diag = Diagnostic(lineno, problem, f"{where} {lineno}: a line of {size}: {why}; skipped", recovered="nothing")
+        return RawLine(lineno, offset, len(raw), [], diag, runtime_skips=True)
+    except RecursionError:
+        return _too_deep_line(raw, lineno, offset)
+    if cuts:
+        notes.append(describe(cuts))
+    if not notes:
+        return RawLine(lineno, offset, len(raw), [value])
+    problem = "invalid_utf8" if bad_at >= 0 and not cuts else "large_line"
+    recovered = "the record, without what was not read" if cuts else "the record, with replacement characters"
+    diag = Diagnostic(lineno, problem, f"line {lineno}: a line of {size}: {'; '.join(notes)}", recovered=recovered)
+    return RawLine(lineno, offset, len(raw), [value], diag)
 
 
 # orjson reads at most this many levels of nesting; a deeper line is reported, never recursed into.
@@ -183,6 +238,10 @@ def recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine
             return _recover_line(raw, lineno, offset, is_last)
     except RecursionError:
         pass  # Python's json module recurses: a deep line that is also not clean UTF-8
+    return _too_deep_line(raw, lineno, offset)
+
+
+def _too_deep_line(raw: bytes, lineno: int, offset: int) -> RawLine:
     return RawLine(
         lineno,
         offset,
@@ -280,8 +339,11 @@ def mark_last_line_truncated(rl: RawLine, raw: bytes) -> None:
     d = rl.diagnostic
     if d is None or d.problem != "malformed_json" or raw.endswith(b"\n"):
         return
-    text = raw.strip().decode("utf-8", errors="replace")
     d.problem = "truncated_line"
+    if is_large(raw):  # (its reason is msgspec's, not re-parsed here)
+        d.message = "last " + d.message.replace("invalid JSON (", "truncated JSON (", 1)
+        return
+    text = raw.strip().decode("utf-8", errors="replace")
     d.message = f"last line {rl.line}: {_describe_json_error(text, True)}; skipped"
 
 
@@ -329,8 +391,8 @@ def _kind(o: Any) -> str:
     if isinstance(o, dict):
         t = o.get("type")
         if t == "message" and isinstance(o.get("message"), dict):
-            return f"message/{o['message'].get('role')}"
-        return str(t) if t is not None else "object"
+            return f"message/{escape(str(o['message'].get('role')), 40)}"
+        return escape(str(t), 40) if t is not None else "object"
     return type(o).__name__
 
 

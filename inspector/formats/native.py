@@ -38,6 +38,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
     report_duplicate_ids,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "native"
 FORMAT_NAME = "inspector-ledger"
@@ -133,8 +134,7 @@ def _extra(o: dict[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
 
 
 def _show(v: Any) -> str:
-    s = repr(v)
-    return s if len(s) <= 60 else s[:57] + "..."
+    return quote(v)
 
 
 class _Builder:
@@ -245,7 +245,7 @@ class _Builder:
 
     def run(self, o: dict[str, Any], rl: RawLine, seq: int) -> tuple[Record, Route]:
         rid = self._id(o, rl, seq, "run")
-        what = f"run {rid!r}" if rid else "run"
+        what = f"run {quote(rid)}" if rid else "run"
         ts = self._ts(o, rl, seq, what)
         ids: list[str | None] = []
         for k in ("model", "connection"):
@@ -262,7 +262,7 @@ class _Builder:
 
     def message(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
         rid = self._id(o, rl, seq, "message")
-        what = f"message {rid!r}" if rid else "message"
+        what = f"message {quote(rid)}" if rid else "message"
         ts = self._ts(o, rl, seq, what)
         role = o.get("role")
         never_sent = False
@@ -397,7 +397,7 @@ class _Builder:
 
     def checkpoint(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
         rid = self._id(o, rl, seq, "checkpoint")
-        what = f"checkpoint {rid!r}" if rid else "checkpoint"
+        what = f"checkpoint {quote(rid)}" if rid else "checkpoint"
         ts = self._ts(o, rl, seq, what)
         inv = self.invalid
 
@@ -687,7 +687,7 @@ def _resolve_runs(led: Ledger, b: _Builder) -> None:
                 Diagnostic(
                     r.line,
                     "invalid_field",
-                    f"line {r.line}: message {r.id!r}: field 'run' names {r.run_id!r}, which no run record defines; "
+                    f"line {r.line}: message {quote(r.id)}: field 'run' names {quote(r.run_id)}, which no run record defines; "
                     "record loaded without a route",
                     seqs=[r.seq],
                 )

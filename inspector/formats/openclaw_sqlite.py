@@ -46,10 +46,11 @@ from typing import Any
 import orjson
 import zstandard
 
-from inspector.formats import pi
+from inspector.formats import bounded, pi, sqlite_files
 from inspector.formats.base import Format, Runtime
-from inspector.formats.jsonl import LoadError, RawLine
+from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
+from inspector.ledger.quoting import escape, quote
 
 NAME = "openclaw"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -66,16 +67,6 @@ def _tables(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def _connect(path: str) -> tuple[sqlite3.Connection, bool]:
-    """A read-only connection; (connection, whether the -wal could be read)."""
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return con, True
-    except sqlite3.OperationalError:
-        return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True), False
-
-
 def looks_like_file(path: str) -> bool:
     """Is this an OpenClaw agent store (SQLite with `transcript_events`, `session_windows` and
     `session_nodes`; ADK's stores have `sessions`/`events` instead)? Reads the head and the table
@@ -84,12 +75,12 @@ def looks_like_file(path: str) -> bool:
         with open(path, "rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 return False
-        con, _ = _connect(path)
+        con = sqlite_files.immutable(path)
         try:
             return _tables(con) >= _TABLES
         finally:
             con.close()
-    except (OSError, sqlite3.Error):
+    except (OSError, *sqlite_files.ERRORS):
         return False
 
 
@@ -101,26 +92,12 @@ def load(path: str, session_id: str | None, upto: int | None) -> Ledger:
         with open(path, "rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not an OpenClaw agent store")
-        con, wal_read = _connect(path)
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
-    except sqlite3.Error as e:
-        raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
-    try:
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, path, notes) as con:
         led = _load(con, path, session_id, upto)
-    except sqlite3.DatabaseError as e:
-        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
-    finally:
-        con.close()
-    if not wal_read:
-        led.diagnostics.append(
-            Diagnostic(
-                0,
-                "wal_not_read",
-                f"{path}: could not be opened read-only with its -wal (the folder is read-only and has no -shm); "
-                "read without it: rows OpenClaw committed since its last checkpoint are missing",
-            )
-        )
+    led.diagnostics[:0] = notes
     return led
 
 
@@ -132,13 +109,14 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     diags: list[Diagnostic] = []
     sid, node_entry = _choose_session(con, name, session_id, diags)
     rows = con.execute(
-        "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id=?"
+        # The JSON as bytes: a row of invalid UTF-8 is that row's diagnostic.
+        "SELECT seq, CAST(event_json AS BLOB), event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id=?"
         + (" AND seq<=?" if upto is not None else "")
         + " ORDER BY seq",
         (sid, upto) if upto is not None else (sid,),
     ).fetchall()
     if not rows:
-        raise LoadError(f"{name}: session {sid!r} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
+        raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
     lines, data = _lines(rows, name, diags)
     led = pi.build(lines, name, data)
     rows = _Rows(data)
@@ -168,22 +146,22 @@ def _choose_session(
     entries = {r[1]: r[2] for r in nodes}
     if session_id is not None:
         if session_id not in stored:
-            raise LoadError(f"{name}: no session {session_id!r} in this store (sessions: {', '.join(stored[:10])})")
+            raise LoadError(f"{name}: no session {session_id!r} in this store (sessions: {', '.join(escape(str(s), 80) for s in stored[:10])})")
         chosen, why = session_id, "named in the path"
     else:
         current = [r for r in nodes if r[1] in stored]
         if current:
-            chosen, why = current[-1][1], f"the current session of {current[-1][0]!r}"
+            chosen, why = current[-1][1], f"the current session of {quote(current[-1][0])}"
         else:
             chosen, why = stored[-1], "no session_nodes row names a stored session: the last by id"
     others = [s for s in stored if s != chosen]
     if others or session_id is not None:
-        listed = ", ".join(others[:10]) + (" …" if len(others) > 10 else "")
+        listed = ", ".join(escape(str(s), 80) for s in others[:10]) + (" …" if len(others) > 10 else "")
         diags.append(
             Diagnostic(
                 0,
                 "session_choice",
-                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {chosen!r}, {why}"
+                f"{name}: {len(stored)} session{'s' if len(stored) != 1 else ''} in this store; reading {quote(chosen)}, {why}"
                 + (f"; others: {listed} (pick one with FILE#SESSION)" if others else ""),
                 severity="info",
             )
@@ -206,7 +184,7 @@ def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None,
     if blob is None:
         return None, "neither event_json nor event_zstd is set"
     if not isinstance(size, int) or not 0 < size <= MAX_ROW_BYTES:
-        return None, f"event_zstd without a usable event_utf8_bytes ({size!r})"
+        return None, f"event_zstd without a usable event_utf8_bytes ({quote(size)})"
     try:
         out = zstandard.ZstdDecompressor().decompress(bytes(blob), max_output_size=size)
     except zstandard.ZstdError as e:
@@ -222,22 +200,43 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> t
     lines: list[RawLine] = []
     for seq, text, blob, size in rows:
         raw, problem = _row_bytes(seq, text, blob, size)
+        place = f"{name}: row {quote(seq)} of transcript_events"
         obj: Any = None
+        notes: list[str] = []
         if raw is not None:
+            if not raw.isascii():
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as u:
+                    notes.append(f"invalid UTF-8 at byte {u.start} (byte {raw[u.start]:#04x}), read with U+FFFD")
+                    raw = raw.decode("utf-8", errors="replace").encode("utf-8")
             try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as e:
-                problem = f"not valid JSON ({e})"
+                obj, cuts = bounded.loads(raw)
+            except ValueError as e:
+                problem = f"not valid JSON ({escape(str(e))})"
+            except RecursionError:
+                problem = "JSON nested too deep to read"
             else:
+                if cuts:
+                    notes.append(bounded.describe(cuts, "row"))
                 if not isinstance(obj, dict):
                     problem = f"a JSON {type(obj).__name__}, not an entry object"
         if problem:
-            diags.append(Diagnostic(seq, "malformed_row", f"{name}: row seq {seq}: {problem}; entry skipped"))
+            diags.append(Diagnostic(_line(seq), "malformed_row", f"{place}: {'; '.join([*notes, problem])}; entry skipped"))
             continue
         assert raw is not None
+        if notes:
+            diags.append(
+                Diagnostic(_line(seq), "malformed_row", f"{place}: {'; '.join(notes)}", recovered="the rest of the entry")
+            )
         lines.append(RawLine(seq, len(buf), len(raw) + 1, [obj]))
         buf += raw + b"\n"
     return lines, bytes(buf)
+
+
+def _line(seq: Any) -> int:
+    """A row's `seq` as the line diagnostics name (it is the row's line in pi's terms)."""
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
 
 
 class _Rows(RecordSource):
@@ -250,7 +249,7 @@ class _Rows(RecordSource):
         self.data = data
 
     def obj(self, rec: Record) -> Any:
-        return orjson.loads(self.data[rec.offset : rec.offset + rec.length])
+        return line_object(self.data[rec.offset : rec.offset + rec.length], rec.line, rec.offset)
 
     def message(self, rec: Record) -> Message | None:
         return rec._message
@@ -342,7 +341,7 @@ def _describe_windows(con: sqlite3.Connection, led: Ledger, name: str, sid: str)
         Diagnostic(
             0,
             "previous_session",
-            f"{name}: session {sid!r} continues session {prev!r} (session_windows.reason={reason!r}): {prev!r} was {how}; "
+            f"{name}: session {quote(sid)} continues session {quote(prev)} (session_windows.reason={quote(reason)}): {quote(prev)} was {how}; "
             f"its history is not in this transcript (open FILE#{prev} to read it)",
             severity="info",
         )

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from inspector.ledger.quoting import quote
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
@@ -504,7 +506,7 @@ def report_duplicate_ids(led: Ledger, resolution: str, *, word: str = "id", visi
                 Diagnostic(
                     r.line,
                     "duplicate_id",
-                    f"line {r.line}: {word} {rid!r} was already used on line {first.line}" + resolution.format(line=r.line),
+                    f"line {r.line}: {word} {quote(rid)} was already used on line {first.line}" + resolution.format(line=r.line),
                     seqs=[first.seq, r.seq],
                 )
             )

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz import mutations
-from tests.fuzz.corpus import KINDS, REPO, SPECIALS, Seed, load_corpus
+from tests.fuzz.corpus import KINDS, REPO, SPECIALS, SQLITE_KINDS, Seed, load_corpus
 from tests.fuzz.runner import APP_KEYS, materialize, out_target
 
 RSS_LIMIT_KB = 1 << 20  # no case above 1 GB
@@ -334,7 +334,7 @@ def minimize(f: Finding, scratch: Path, budget: int) -> Probe:
         if _reproduces((yield cand), f.key):
             muts, case = cand["mutations"], cand
         i -= 1
-    if case["special"] or case["kind"] == "adk_db" or tries >= budget:
+    if case["special"] or case["kind"] in SQLITE_KINDS or tries >= budget:
         return case
     # Lines: materialize the input once, then remove chunks of lines while it still reproduces.
     base = scratch / "base"

@@ -9,9 +9,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
 
-# The kinds of input a case starts from. `adk_db` and `adk_json` are the two ADK stores;
-# `special` is a non-regular input (a FIFO, a device, a directory, a symlink loop).
-KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json")
+# The kinds of input a case starts from. `adk_db` and `adk_json` are the two ADK stores,
+# `openclaw_db` OpenClaw's SQLite agent store; `special` is a non-regular input (a FIFO, a device,
+# a directory, a symlink loop).
+KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json", "openclaw_db")
+SQLITE_KINDS: frozenset[str] = frozenset({"adk_db", "openclaw_db"})  # the SQLite mutations apply
 SPECIALS: tuple[str, ...] = ("fifo", "dev_null", "directory", "symlink_loop")
 
 
@@ -27,7 +29,7 @@ class Seed:
 
     @property
     def is_sqlite(self) -> bool:
-        return self.kind == "adk_db"
+        return self.kind in SQLITE_KINDS
 
 
 def shared_dir() -> Path:
@@ -42,14 +44,15 @@ def shared_dir() -> Path:
 
 
 def candidate_files() -> list[Path]:
-    """Every file that may be a session: the samples, the real sessions, the peers' corpora."""
+    """Every file that may be a session: the samples, the real sessions, the peers' corpora (and
+    the OpenClaw store the repository's own harness made)."""
     shared = shared_dir()
-    roots = [SAMPLES, shared / "real_sessions", *sorted((shared / "peers").glob("*/corpus"))]
+    roots = [SAMPLES, shared / "real_sessions", *sorted((shared / "peers").glob("*/corpus")), REPO / "tests" / "peers" / "openclaw" / "corpus"]
     out: list[Path] = []
     for root in roots:
         if not root.is_dir():
             raise CorpusError(f"{root} is missing: the fuzzer's corpus expects it")
-        out += sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db"))
+        out += sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db", ".sqlite"))
     return out
 
 
@@ -64,6 +67,8 @@ def kind_of(path: Path) -> str | None:
         return None
     if led.format == "adk":
         return "adk_db" if path.suffix == ".db" else "adk_json"
+    if led.format == "openclaw":
+        return "openclaw_db"
     return led.format if led.format in KINDS else None
 
 
@@ -75,7 +80,7 @@ def load_corpus() -> dict[str, list[Seed]]:
         kind = kind_of(p)
         if kind is None:
             continue
-        base = SAMPLES.parent if p.is_relative_to(SAMPLES) else shared
+        base = REPO if p.is_relative_to(REPO) else shared
         by_kind[kind].append(Seed(kind, str(p), str(p.relative_to(base))))
     empty = [k for k, seeds in by_kind.items() if not seeds]
     if empty:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz import corpus
+
 # The keys the adapters read: a substitution lands on one of these most of the time.
 ADAPTER_KEYS: frozenset[str] = frozenset(
     {
@@ -60,7 +62,9 @@ class Mutation:
 
 TEXT_KINDS = frozenset({"pi", "native", "claude_code", "codex", "adk_json"})
 JSONL_KINDS = frozenset({"pi", "native", "claude_code", "codex"})
-SQLITE_KINDS = frozenset({"adk_db"})
+SQLITE_KINDS = corpus.SQLITE_KINDS
+# The table of each SQLite store that holds one event's JSON per row, and that column.
+JSON_COLUMNS = {"events": "event_data", "transcript_events": "event_json"}
 ALL_KINDS = TEXT_KINDS | SQLITE_KINDS
 REGISTRY: dict[str, Mutation] = {}
 
@@ -329,10 +333,10 @@ def m_huge_line(path: Path, rng: random.Random, ctx: Context) -> None:
 def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
     """One event row's JSON gets a field of the wrong type (or loses one)."""
     with _db(path) as con:
-        cols = _columns(con, "events")
-        if "event_data" not in cols:
+        table, col = next(((t, c) for t, c in JSON_COLUMNS.items() if c in _columns(con, t)), (None, None))
+        if table is None:
             return
-        rows = con.execute("SELECT rowid, event_data FROM events WHERE event_data IS NOT NULL").fetchall()
+        rows = con.execute(f'SELECT rowid, "{col}" FROM "{table}" WHERE "{col}" IS NOT NULL').fetchall()
         if not rows:
             return
         rowid, text = rng.choice(rows)
@@ -346,7 +350,7 @@ def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
             del _get(value, p[:-1])[p[-1]]
         else:
             _set(value, p, rng.choice(SUBSTITUTES))
-        con.execute("UPDATE events SET event_data = ? WHERE rowid = ?", (_dumps(value, None, ascii_only=True).decode(), rowid))
+        con.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE rowid = ?', (_dumps(value, None, ascii_only=True).decode(), rowid))
 
 
 # ---------------------------------------------------------------------------------------- SQLite
@@ -381,7 +385,7 @@ def _sqlite_ok(path: Path) -> bool:
     try:
         with _db(path) as con:
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeDecodeError):  # (a damaged schema text)
         return False
     return True
 
@@ -422,7 +426,7 @@ def m_wrong_column_type(path: Path, rng: random.Random, ctx: Context) -> None:
     if not _sqlite_ok(path):
         return
     with _db(path) as con:
-        tables = [t for t in _tables(con) if t in ("events", "sessions")] or _tables(con)
+        tables = [t for t in _tables(con) if t in ("events", "sessions", *JSON_COLUMNS)] or _tables(con)
         if not tables:
             return
         table = rng.choice(tables)
@@ -443,10 +447,10 @@ def m_invalid_utf8_row(path: Path, rng: random.Random, ctx: Context) -> None:
     if not _sqlite_ok(path):
         return
     with _db(path) as con:
-        table = "events" if "events" in _tables(con) else None
+        table = next((t for t in JSON_COLUMNS if t in _tables(con)), None)
         if table is None:
             return
-        cols = [c for c in _columns(con, table) if c in ("event_data", "id", "invocation_id", "author", "content")] or _columns(con, table)
+        cols = [c for c in _columns(con, table) if c in ("event_data", "event_json", "id", "invocation_id", "author", "content")] or _columns(con, table)
         col = rng.choice(cols)
         rows = con.execute(f'SELECT rowid, CAST("{col}" AS BLOB) FROM "{table}"').fetchall()
         if not rows:
@@ -467,7 +471,7 @@ def m_wal(path: Path, rng: random.Random, ctx: Context) -> None:
     try:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA wal_autocheckpoint=0")
-        tables = [t for t in _tables(con) if t in ("sessions", "events")]
+        tables = [t for t in _tables(con) if t in ("sessions", "session_nodes", *JSON_COLUMNS)]
         if tables:
             t = rng.choice(tables)
             cols = _columns(con, t)

@@ -1,0 +1,93 @@
+"""Reading a SQLite store without changing it (issue 11), for every SQLite adapter: no locks
+taken, nothing written beside it (-wal, -shm), every SQLite error a LoadError whose message
+escapes what the database holds."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import tempfile
+import urllib.parse
+from collections.abc import Iterator
+
+from inspector.formats.jsonl import LoadError
+from inspector.ledger.model import Diagnostic
+from inspector.ledger.quoting import escape
+
+# What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
+# cannot decode SQLite's message, which quotes the damaged schema.
+ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def immutable(path: str) -> sqlite3.Connection:
+    """The file alone as it is (no -wal read, no lock, no -shm): for a quick look (detection)."""
+    con = sqlite3.connect("file:" + urllib.parse.quote(path) + "?mode=ro&immutable=1", uri=True)
+    con.text_factory = _lenient_text
+    return con
+
+
+@contextlib.contextmanager
+def read_only(path: str, name: str, notes: list[Diagnostic]) -> Iterator[sqlite3.Connection]:
+    """A connection that reads `path` without changing it, its -wal or its -shm (shared with the
+    OpenClaw store). A non-empty -wal holds commits not yet in the file, which an immutable open
+    would not see: then the file and its log are copied aside and the copy is read. A -journal
+    means a write is under way: said in `notes`. Every SQLite error is a LoadError."""
+    with contextlib.ExitStack() as stack:
+        target = path
+        wal = _side_size(path + "-wal")
+        if wal:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="inspector-sqlite-"))
+            target = os.path.join(tmp, "copy.db")
+            try:
+                shutil.copyfile(path, target)
+                shutil.copyfile(path + "-wal", target + "-wal")
+            except OSError as e:
+                raise LoadError(f"{name}: cannot copy the database and its -wal aside to read them ({e.strerror})") from None
+            notes.append(
+                Diagnostic(
+                    0,
+                    "sqlite_wal",
+                    f"{name}: a write-ahead log of {wal:,} bytes is beside it; read together with the database "
+                    "from a private copy (neither is changed)",
+                    severity="info",
+                )
+            )
+        if _side_size(path + "-journal"):
+            notes.append(
+                Diagnostic(
+                    0,
+                    "sqlite_locked",
+                    f"{name}: locked: another process is writing to it (a -journal is beside it); read as it is "
+                    "on disk now, which may lack that write",
+                )
+            )
+        uri = "file:" + urllib.parse.quote(target) + ("?mode=ro" if wal else "?mode=ro&immutable=1")
+        try:
+            con = sqlite3.connect(uri, uri=True)
+        except sqlite3.Error as e:
+            raise LoadError(f"{name}: cannot open as SQLite ({escape(str(e))})") from None
+        stack.callback(con.close)
+        con.text_factory = _lenient_text
+        try:
+            yield con
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise LoadError(f"{name}: the database is locked by another process ({escape(str(e))}); try again") from None
+            raise LoadError(f"{name}: SQLite database could not be read ({escape(str(e))})") from None
+        except ERRORS as e:
+            raise LoadError(f"{name}: SQLite database could not be read ({escape(str(e))})") from None
+
+
+def _side_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _lenient_text(b: bytes) -> str:
+    """TEXT columns (names, ids): invalid UTF-8 read with U+FFFD rather than refusing the file;
+    event JSON is read as bytes and its bad bytes reported per row."""
+    return b.decode("utf-8", errors="replace")
