@@ -419,6 +419,7 @@ async def test_a_change_on_disk_is_announced_and_ctrl_r_reloads(tmp_path: Path, 
     app = create_app([str(f)])
     async with app.run_test(size=(140, 40)) as pilot:
         await _ready(app, pilot)
+        await pilot.press("F")  # follow off (the copy is fresh, so it was on): a change is announced, not read
         n = len(app.screen.ledger.records)
         last = json.loads(ADR.read_text().splitlines()[-1])
         extra = {"type": "message", "id": "appended1", "parentId": last["id"], "timestamp": "2026-01-01T00:00:00Z",

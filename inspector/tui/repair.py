@@ -264,6 +264,11 @@ def result_view(res: RepairResult) -> Group:
     return Group(*parts)
 
 
+def stale_words(how: str) -> str:
+    """What the repair screen says once its session changed on disk under its plan."""
+    return f"the session {how} since this plan: re-plan (p)"
+
+
 def install_refusal(report: Report, res: RepairResult | None) -> str | None:
     """Why the result cannot be installed now (None: it can)."""
     try:
@@ -482,12 +487,16 @@ class RepairScreen(Screen[None]):
         self._planning = False  # a plan is on its way
         self._run_when_planned = False  # `r` was pressed before it landed: run it then
         self._last_label = ""
+        # The session changed on disk since the read this plan was made from ("grew" or
+        # "changed"): Install refuses until `p` plans again from a newer read.
+        self.stale: str | None = None
+        self._newer: Report | None = None  # the session view's newer read, planned from on `p`
+        self._replan_when_read = False  # `p` asked the session view to read the file: plan then
 
     # -------------------------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        led = self.report.ledger
-        yield Static(f"[b]{led.path or '<input>'}[/b]  ·  {led.format}  ·  repair", id="repair-status")
+        yield Static(self._status_markup(), id="repair-status")
         with Horizontal(id="form"):
             yield Label("strategy")
             yield Select([(s, s) for s in STRATEGIES], value=self.strategy, allow_blank=False, id="strategy")
@@ -519,6 +528,52 @@ class RepairScreen(Screen[None]):
             yield Button("Install… (w)", variant="warning", id="install", disabled=True)
             yield Static("", id="install-why")
         yield Footer()
+
+    def _status_markup(self) -> str:
+        led = self.report.ledger
+        line = f"[b]{led.path or '<input>'}[/b]  ·  {led.format}  ·  repair"
+        if self.stale is not None:
+            line += f"  ·  [b yellow]{stale_words(self.stale)}[/]"
+        return line
+
+    # -------------------------------------------------------------------------------- stale
+
+    def session_changed(self, how: str = "grew") -> None:
+        """The session's file changed since this plan's read (its agent appended, another
+        inspector installed, `inspector undo` ran): the plan is stale, and Install says so before
+        the user tries (the store would refuse the changed file anyway)."""
+        if self.stale != "changed":  # "changed" (shrank or replaced) outranks "grew"
+            self.stale = how
+        self.query_one("#repair-status", Static).update(self._status_markup())
+        self._refresh_actions()
+
+    def session_read(self, report: Report) -> None:
+        """The session view read the file again: the next plan is made from this read."""
+        self._newer = report
+        if self._replan_when_read:
+            self._replan_when_read = False
+            self.replan()
+
+    def _plan_from_newest_read(self) -> bool:
+        """Before planning a stale screen: take the session view's newer read, or ask it for one
+        (False: planning waits for it)."""
+        if self._newer is not None:
+            self.report, self._newer = self._newer, None
+            self.stale = None
+            self.query_one("#repair-status", Static).update(self._status_markup())
+            before = self.query_one("#band-before", Minimap)
+            before.set_ledger(self.report.ledger)
+            before.set_report(self.report)
+            return True
+        if self.stale is None:
+            return True
+        session = self._session_below()
+        if session is None:
+            return True  # nothing to read it again: the plan stays stale, Install refuses
+        self._replan_when_read = True
+        self.query_one("#plan-view", Static).update(Text("reading the grown session, then planning…", style=DIM))
+        session.action_reload()
+        return False
 
     def on_mount(self) -> None:
         self.query_one("#band-before", Minimap).set_report(self.report)
@@ -561,6 +616,8 @@ class RepairScreen(Screen[None]):
             self._replan_timer = None
         if self.running or self.writing:
             return  # the form is disabled meanwhile; this is only a stray event
+        if not self._plan_from_newest_read():
+            return
         self._planned_form = self._form()
         self._planning = True
         self._run_when_planned = then_run
@@ -727,8 +784,18 @@ class RepairScreen(Screen[None]):
 
     # -------------------------------------------------------------------------------- installing
 
+    def _install_why(self) -> str | None:
+        """Why Install refuses now (None: it may ask)."""
+        if self.running:
+            return "a run is in progress"
+        if self.writing:
+            return "writing…"
+        if self.stale is not None:
+            return stale_words(self.stale)
+        return install_refusal(self.report, self.result)
+
     def action_install(self) -> None:
-        why = install_refusal(self.report, self.result) if not self.running else "a run is in progress"
+        why = self._install_why()
         if why is not None or self.result is None or self.plan is None:
             self.notify(f"Cannot install: {why}", severity="warning", timeout=4)
             return
@@ -752,6 +819,11 @@ class RepairScreen(Screen[None]):
     def _confirmed(self, yes: bool | None) -> None:
         if not yes or self.result is None:
             self.notify("Nothing written.", timeout=2)
+            return
+        if self.stale is not None:  # it changed while the confirm modal was open
+            self._set_progress(None, 1, "[red]nothing installed[/]")
+            self._refresh_actions()
+            self.notify(f"Nothing written: {stale_words(self.stale)}", severity="warning", timeout=6)
             return
         self.writing = True
         self._refresh_actions()
@@ -851,10 +923,11 @@ class RepairScreen(Screen[None]):
         self.query_one("#provider").disabled = busy
         self.query_one("#run", Button).disabled = busy or self.plan is None
         self.query_one("#cancel-run", Button).disabled = not self.running
-        why = install_refusal(self.report, self.result) if not busy else ("a run is in progress" if self.running else "writing…")
+        why = self._install_why()
         self.query_one("#install", Button).disabled = why is not None
+        loud = why is not None and (self.result is not None or self.stale is not None)
         self.query_one("#install-why", Static).update(
-            Text("" if why is None else f"install: {why}", style="yellow" if why and self.result is not None else DIM)
+            Text("" if why is None else f"install: {why}", style="yellow" if loud else DIM)
         )
 
     @on(Button.Pressed, "#run")

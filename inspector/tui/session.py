@@ -2,13 +2,21 @@
 
 The file is indexed first and shown at once; the analysis runs in a worker thread and the view
 fills in the coverage colours, findings and next request when it lands. Scrolling works meanwhile.
+
+Follow mode (issue 17.2): while the file grows the view re-reads it in a worker and shows the new
+records, keeping the user's cursor and scroll (a cursor on the last record follows the end); a
+finding new since the previous read is announced once. File events come from `watchfiles` (the
+session's folder, so a replace by rename or a deletion is seen too); a stat poll is the fallback.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import orjson
 from rich.markup import escape
@@ -24,8 +32,18 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.analysis.export import context_json
+from inspector.analysis.findings import plural
 from inspector.formats import LoadError, load
 from inspector.ledger.model import Ledger
+from inspector.live.sessions import (
+    DELETED,
+    UNREADABLE,
+    FindingKey,
+    SessionState,
+    changes,
+    finding_key,
+    summary_of,
+)
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
@@ -34,6 +52,7 @@ from inspector.tui.help import key_label
 from inspector.tui.minimap import Minimap
 from inspector.tui.model import (
     STATE_COLORS,
+    finding_phrase,
     header_line,
     hole_ranges,
     item_full_text,
@@ -41,6 +60,9 @@ from inspector.tui.model import (
     record_full_text,
 )
 from inspector.tui.timeline import Timeline
+
+if TYPE_CHECKING:
+    from inspector.tui.repair import RepairScreen
 
 # (key, action, description): the session view's keys, shown in the footer (the description up to
 # its first " ("), the help screen and the command palette from this one list.
@@ -66,6 +88,7 @@ SESSION_KEYS: list[tuple[str, str, str]] = [
     ("J", "copy_request", "Copy the next request as JSON"),
     ("m", "maximize", "Maximize / restore the pane"),
     ("ctrl+r", "reload", "Reload the file"),
+    ("F", "toggle_follow", "Follow the file as it grows (tail mode)"),
     ("o", "open", "Open another file…"),
     ("r", "repair", "Repair… (plan, run, install)"),
     ("s", "simulate", "Simulate… (what-if compaction policy, plotted)"),
@@ -77,11 +100,17 @@ FOOTER_KEYS: tuple[str, ...] = ("n", "f", "r", "s", "t", "c", "slash", "f1")
 # What works before (or without) a session: a load error leaves a screen where these still do.
 WITHOUT_SESSION = {"open", "reload", "back"}
 WATCH_SECONDS = 2.0  # how often the file is checked for changes on disk
+FALLBACK_POLL_SECONDS = 0.25  # ... and how often while following without file events
+FRESH_SECONDS = 5.0  # a file written this recently when opened is still growing: followed
+WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view hears of them
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
 
 
-def disk_stamp(path: str) -> tuple[int, int, int] | None:
+Stamp = tuple[int, int, int]
+
+
+def disk_stamp(path: str) -> Stamp | None:
     """What says the file changed on disk: its size, modification time and inode (a rewrite by
     rename, as `inspector undo` does, changes the inode)."""
     try:
@@ -89,6 +118,48 @@ def disk_stamp(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def disk_problem(path: str) -> tuple[str, str] | None:
+    """Why the file can no longer be read, as (status, reason) in `inspector watch`'s terms
+    (deleted | unreadable); None when it can."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return (DELETED, "the file was deleted")
+    except OSError as e:
+        return (UNREADABLE, e.strerror or str(e))
+    if not os.access(path, os.R_OK):
+        return (UNREADABLE, "permission denied")
+    return None
+
+
+REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
+
+
+def replaced(old: Stamp, new: Stamp) -> bool:
+    """The file is not the one read plus appended bytes: it shrank or is another file (a rename
+    over it, as `inspector undo` and rotations do)."""
+    return new[2] != old[2] or new[0] < old[0]
+
+
+TOAST_SEVERITY = {"error": "error", "warning": "warning"}  # info findings: an information toast
+
+
+def new_finding_words(event: dict[str, object]) -> str:
+    """A new finding as a notification names it: `hole: 40 messages … left the request at
+    checkpoint 2 (line 812)` (the first clause of its message, and its first line)."""
+    code = str(event["code"])
+    phrase = finding_phrase(str(event["message"]).removeprefix(code + ": "), 120)
+    return f"{code}: {phrase} · from line {event['line']:,}"
+
+
+def mid_write(report: Report) -> set[FindingKey]:
+    """The findings about a last line without its newline: the agent is writing it, and the next
+    read completes it. Shown, never announced."""
+    return {
+        finding_key(report, f) for f in report.findings if f.data is not None and f.data.get("problem") == "truncated_line"
+    }
 
 
 class SessionScreen(Screen[None]):
@@ -137,6 +208,29 @@ class SessionScreen(Screen[None]):
             self.error = error
             self.stage = stage  # load | analysis
 
+    class DiskEvent(Message):
+        """The file watcher saw the file change (or vanish): look at it."""
+
+    class WatchUnavailable(Message):
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    class Followed(Message):
+        """A follow read landed: the grown (or replaced) file, indexed and analysed, or why not."""
+
+        def __init__(
+            self, generation: int, ledger: Ledger | None, report: Report | None, stamp: Stamp | None,
+            whole: str, error: str = "",
+        ) -> None:  # fmt: skip
+            super().__init__()
+            self.generation = generation
+            self.ledger = ledger
+            self.report = report
+            self.stamp = stamp
+            self.whole = whole  # why the file was read again from the start ("": it grew)
+            self.error = error
+
     def __init__(
         self,
         path: str,
@@ -162,9 +256,21 @@ class SessionScreen(Screen[None]):
         self.index_seconds = 0.0
         self._finding_index = -1
         self._generation = 0
-        self._stamp: tuple[int, int, int] | None = None
+        self._stamp: Stamp | None = None
         self.changed_on_disk = False
         self._status_text = ""
+        # Follow mode. `follow_choice`: the user's F (None: not chosen, growth decides).
+        self.following = False
+        self.follow_choice: bool | None = None
+        self.follow_reads = 0  # follow reads started (a burst of appends is a few, not one per event)
+        self._follow_gen = 0  # a newer read, or our own write, makes an older read's answer stale
+        self._follow_busy = False  # one read in flight at most
+        self._follow_again = False  # the file changed while it was read: look again once it lands
+        self._disk_problem: tuple[str, str] | None = None  # deleted | unreadable, and why
+        self._seen: SessionState | None = None  # the findings of the last read, in `inspector watch`'s terms
+        self._watch_stop: threading.Event | None = None
+        self._poll_timer: object | None = None
+        self._next_request_behind = False  # the next-request view shows an older read than self.report
 
     # -------------------------------------------------------------------------------- layout
 
@@ -180,6 +286,7 @@ class SessionScreen(Screen[None]):
         self.set_interval(WATCH_SECONDS, self.check_disk)
         if self.ledger is not None:
             self._stamp = disk_stamp(self.path)
+            self._start_following(self._stamp)
             await self._show_ledger(self.ledger, 0.0)
             if self.report is not None:
                 self._show_report(self.report, 0.0)
@@ -249,16 +356,25 @@ class SessionScreen(Screen[None]):
         if self.at_line:
             fmt += f" · as of line {self.at_line}"
         parts = [f"[b]{escape(self.path)}[/b]", fmt, self._status_text]
-        if self.changed_on_disk:
+        if self.following:
+            parts.insert(0, "[b reverse green] following [/]")
+        if self._disk_problem is not None:
+            parts.append(f"[b red]{escape(self._disk_problem[1])}: showing the last read[/]")
+        elif self.changed_on_disk:
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float) -> None:
+    def _show_report(self, report: Report, seconds: float, followed: bool = False) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
         self.query_one(Minimap).set_report(report)
         self.query_one(FindingsList).set_report(report)
-        self.query_one(NextRequestView).set_report(report)
+        # The next request is one table row per item (thousands in a long session): a follow
+        # read refills it only when it is on screen, else once its tab is opened.
+        if followed and not self._side_shows("next"):
+            self._next_request_behind = True
+        else:
+            self._show_next_request(report)
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
@@ -272,6 +388,10 @@ class SessionScreen(Screen[None]):
         self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
         self.refresh_bindings()
         self._refresh_detail()
+        self._seen = self._findings_seen(report)
+        repair = self._repair_above()
+        if repair is not None and repair.report.ledger is not report.ledger:
+            repair.session_read(report)
 
     # -------------------------------------------------------------------------------- workers
 
@@ -320,6 +440,7 @@ class SessionScreen(Screen[None]):
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
         if not msg.preview:
             self._stamp = msg.stamp
+            self._start_following(msg.stamp)
             # Analyse once the index is on screen, so the first paint never waits for it.
             self.call_after_refresh(self._analyze, msg.ledger)
 
@@ -366,22 +487,239 @@ class SessionScreen(Screen[None]):
     # -------------------------------------------------------------------------------- disk
 
     def check_disk(self) -> None:
-        """An agent appended, or `inspector undo` ran in another shell: say so, once per change."""
-        if self._stamp is None or self.changed_on_disk:
+        """An agent appended, or `inspector undo` ran in another shell: follow it, or say so once
+        per change. A deleted or unreadable file keeps the last view and says why."""
+        if self._stamp is None or not self.shows_session:
+            return  # being read (its own stamp follows), or never read
+        if self._disk_changed_problem():
             return
-        if disk_stamp(self.path) != self._stamp:
+        stamp = disk_stamp(self.path)
+        if stamp is None or stamp == self._stamp:
+            return
+        self._disk_changed(REPLACED if replaced(self._stamp, stamp) else "")
+
+    def _disk_changed(self, whole: str) -> None:
+        """The file differs from the last read: grew (`whole` empty), or must be read from the
+        top (`whole` says why). Read it when following; else say so once."""
+        repair = self._repair_above()
+        if repair is not None:
+            if repair.writing:
+                return  # our own install: the repair screen hands the view its result
+            repair.session_changed("changed" if whole else "grew")
+        if not self.following and self.follow_choice is None and not whole and self.at_line is None:
+            self._set_following(True)  # it grows while open: follow it (F turns it off)
+        if self.following:
+            self._follow_read(whole)
+        elif not self.changed_on_disk:
             self.changed_on_disk = True
             self._status()
             self.notify(f"{self.path} changed on disk: ctrl+r reloads it.", timeout=8)
 
+    def _disk_changed_problem(self) -> bool:
+        """Note the file becoming deleted or unreadable (said once), or readable again (read
+        again); True while it cannot be read."""
+        problem = disk_problem(self.path)
+        if problem == self._disk_problem:
+            return problem is not None
+        was, self._disk_problem = self._disk_problem, problem
+        if self._seen is not None:
+            old = self._seen if was is None else replace(self._seen, status=was[0], error=was[1])
+            new = self._seen if problem is None else replace(self._seen, status=problem[0], error=problem[1])
+            for ev in changes(old, new, "error"):
+                self.notify(ev["message"], severity="warning" if problem is not None else "information", timeout=8)
+        self._status()
+        if problem is None and was is not None:  # what is there now is read from the top
+            self._disk_changed("readable again" if was[0] == UNREADABLE else "the file was created again")
+        return problem is not None
+
+    def _repair_above(self) -> RepairScreen | None:
+        """The repair screen opened from this view, if it is open."""
+        from inspector.tui.repair import RepairScreen
+
+        stack = self.app.screen_stack
+        if self not in stack:
+            return None
+        above = stack[stack.index(self) + 1 :]
+        return next((s for s in above if isinstance(s, RepairScreen) and s.report.ledger.path == self.path), None)
+
+    # -------------------------------------------------------------------------------- follow
+
+    def _start_following(self, stamp: Stamp | None) -> None:
+        """After the first read: follow a file that was still being written when opened, and
+        watch it either way (it may start growing)."""
+        if stamp is None or self.at_line is not None or self._watch_stop is not None:
+            return
+        if self.follow_choice is None and time.time() - stamp[1] / 1e9 < FRESH_SECONDS:
+            self.following = True
+            self._status()
+        self._watch_stop = threading.Event()
+        self._watch_file(self._watch_stop)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch_file(self, stop: threading.Event) -> None:
+        """File events for this file, from its folder (a rename over it and a deletion are events
+        of the folder). Ends when the screen goes; a watcher that cannot start says so."""
+        target = os.path.abspath(self.path)
+        try:
+            import watchfiles
+
+            for _batch in watchfiles.watch(
+                os.path.dirname(target),
+                watch_filter=lambda _change, p: os.path.abspath(p) == target,
+                debounce=WATCH_DEBOUNCE_MS,
+                step=20,
+                stop_event=stop,
+                rust_timeout=500,
+                yield_on_timeout=True,
+                recursive=False,
+                raise_interrupt=False,
+            ):
+                if stop.is_set():
+                    return
+                if _batch:
+                    self.post_message(self.DiskEvent())
+        except Exception as e:  # no inotify, too many watches, a folder gone: poll instead
+            if not stop.is_set():
+                self.post_message(self.WatchUnavailable(f"{type(e).__name__}: {e}"))
+
+    def on_session_screen_disk_event(self, _msg: DiskEvent) -> None:
+        self.check_disk()
+
+    def on_session_screen_watch_unavailable(self, _msg: WatchUnavailable) -> None:
+        if self._poll_timer is None:
+            self._poll_timer = self.set_interval(FALLBACK_POLL_SECONDS, self.check_disk)
+
+    def on_unmount(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+
+    def _set_following(self, on: bool) -> None:
+        self.following = on
+        if on:
+            self.changed_on_disk = False
+        self._status()
+
+    def action_toggle_follow(self) -> None:
+        if self.at_line is not None:
+            self.notify("Viewing the file as of a line: nothing to follow.", timeout=3)
+            return
+        self.follow_choice = not self.following
+        self._set_following(self.follow_choice)
+        if not self.following:
+            self.notify("Follow off: a change on disk is announced, ctrl+r reloads.", timeout=3)
+            return
+        tl = self.query_one(Timeline)
+        tl.action_edge(1)  # tail mode: on the last record, which follows the end
+        self.notify("Following the file: new records appear as they are written.", timeout=3)
+        if self._stamp is not None and disk_stamp(self.path) != self._stamp:
+            self.check_disk()
+        elif self._watch_stop is None:
+            self._start_following(self._stamp)
+
+    def _follow_read(self, whole: str) -> None:
+        """Read the grown file in a worker; while one read is in flight, the changes meanwhile
+        are gathered into one read after it (a burst of appends costs a few reads, not one per
+        event, and the newest read is the one left on screen)."""
+        if self._follow_busy:
+            self._follow_again = True
+            return
+        self._follow_busy = True
+        self.follow_reads += 1
+        self._follow_gen += 1
+        self._follow_worker(self._follow_gen, whole, self.window, self.reserve)
+
+    @work(thread=True, group="follow", exit_on_error=False)
+    def _follow_worker(self, generation: int, whole: str, window: int | None, reserve: int | None) -> None:
+        stamp = disk_stamp(self.path)
+        try:
+            ledger = load(self.path)
+            report = analyze(ledger, window=window, reserve=reserve)
+            report.ensure_tokens()
+        except LoadError as e:
+            self.post_message(self.Followed(generation, None, None, stamp, whole, str(e)))
+            return
+        except OSError as e:
+            self.post_message(self.Followed(generation, None, None, stamp, whole, f"{self.path}: {e.strerror or e}"))
+            return
+        except Exception as e:  # a core bug on a grown file must not stop the follow
+            msg = f"{self.path}: the follow read failed: {type(e).__name__}: {e}"
+            self.post_message(self.Followed(generation, None, None, stamp, whole, msg))
+            return
+        self.post_message(self.Followed(generation, ledger, report, stamp, whole))
+
+    async def on_session_screen_followed(self, msg: Followed) -> None:
+        if msg.generation != self._follow_gen:
+            return  # our own install, or ctrl+r, replaced the view since this read began
+        self._follow_busy = False
+        if msg.ledger is None or msg.report is None:
+            if not self._disk_changed_problem():
+                self._stamp = msg.stamp  # announced once; the next change is read again
+                self._status(f"[red]reading the grown file failed: {escape(msg.error)}[/]")
+        elif self.shows_session:
+            self._stamp = msg.stamp
+            await self._show_followed(msg.ledger, msg.report, msg.whole)
+        if self._follow_again:
+            self._follow_again = False
+            self.check_disk()
+
+    async def _show_followed(self, ledger: Ledger, report: Report, whole: str) -> None:
+        """The grown file on screen: the cursor stays where the user put it (on the last record, it
+        follows the end), the scroll position is kept; each finding new since the last read is
+        announced once."""
+        tl = self.query_one(Timeline)
+        at_end = bool(tl.rows) and tl.cursor >= len(tl.rows) - 1
+        before = len(self.ledger.records) if self.ledger is not None else 0
+        seen = self._seen
+        self._generation += 1  # an analysis under way is of the file before it grew
+        await self._show_ledger(ledger, 0.0)
+        self._show_report(report, 0.0, followed=True)
+        if at_end or tl.cursor >= len(tl.rows):  # (past the end: the file shrank under it)
+            tl.action_edge(1)  # else the timeline kept the cursor's record and the scroll
+        self._announce(seen, report)
+        n = len(ledger.records)
+        what = f"reloaded in full: {whole}" if whole else f"+{plural(n - before, 'record')}"
+        m = sum(1 for r in ledger.records if r.kind == "message")
+        self._status(f"{n:,} records, {m:,} messages · {what}")
+        if whole == REPLACED:
+            self.notify(f"{self.path}: {whole}: reloaded in full.", timeout=6)
+
+    def _show_next_request(self, report: Report | None) -> None:
+        self._next_request_behind = False
+        self.query_one(NextRequestView).set_report(report)
+
+    def _next_request_catch_up(self) -> None:
+        """The next-request view came on screen: refill it if a follow read left it behind."""
+        if self._next_request_behind and self.report is not None and self._side_shows("next"):
+            self._show_next_request(self.report)
+
+    def on_tabbed_content_tab_activated(self, _event: TabbedContent.TabActivated) -> None:
+        self.call_after_refresh(self._next_request_catch_up)  # `active` is set by then
+
+    def _findings_seen(self, report: Report) -> SessionState:
+        stamp = self._stamp or (-1, -1, -1)
+        return summary_of(self.path, report, stamp[0], stamp[1])
+
+    def _announce(self, seen: SessionState | None, report: Report) -> None:
+        """A notification for each finding the last read did not have (its identity: code and
+        first line, as `inspector watch` tells them)."""
+        if seen is None or self._seen is None:
+            return
+        writing = mid_write(report)
+        for ev in changes(seen, self._seen, "info"):
+            if ev["event"] != "finding" or FindingKey(ev["code"], ev["line"]) in writing:
+                continue
+            self.notify(new_finding_words(ev), title=f"new {ev['severity']}", severity=TOAST_SEVERITY.get(ev["severity"], "information"), timeout=10)
+
     def action_reload(self) -> None:
         self.changed_on_disk = False
+        self._follow_gen += 1  # a follow read under way is of an older file
+        self._follow_busy = self._follow_again = False
         self._stamp = None  # not watched while it is read: the read's own stamp follows
         self.started = time.perf_counter()
         if self.shows_session:
             self.report = None
             self.query_one(FindingsList).set_report(None)
-            self.query_one(NextRequestView).set_report(None)
+            self._show_next_request(None)
         self._status("reloading…")
         self._load()
 
@@ -554,6 +892,7 @@ class SessionScreen(Screen[None]):
         """The timeline, or the side pane when the focus is in it, fills the screen; again restores."""
         if self.maximized is not None:
             self.minimize()
+            self._next_request_catch_up()
             return
         side = self.query_one("#side", TabbedContent)
         focused = self.focused
@@ -599,6 +938,7 @@ class SessionScreen(Screen[None]):
     def action_back(self) -> None:
         if self.maximized is not None:
             self.minimize()
+            self._next_request_catch_up()
         elif len(self.app.screen_stack) > 2:
             self.app.pop_screen()
 
@@ -719,6 +1059,8 @@ class SessionScreen(Screen[None]):
         checkpoint."""
         self._stamp = disk_stamp(self.path)  # our own write is no change on disk to announce
         self.changed_on_disk = False
+        self._follow_gen += 1  # a follow read under way is of the file before the write
+        self._follow_busy = self._follow_again = False
         await self._show_ledger(report.ledger, 0.0)
         self._show_report(report, 0.0)
         seq = next((r.seq for r in reversed(report.ledger.records) if entry_id is not None and r.id == entry_id), None)
