@@ -1,4 +1,5 @@
-"""`inspector hook claude-code`: the session check run by Claude Code itself, where the compaction happens.
+"""`inspector hook claude-code` and `inspector hook pi`: the session check run by the agent runtime
+itself, where the compaction happens.
 
 Claude Code (2.1.328) runs a command hook with the event as JSON on stdin (`session_id`,
 `transcript_path`, `cwd`, `hook_event_name`, and `source` for SessionStart / `trigger` for
@@ -24,6 +25,14 @@ boundary yet: Claude Code writes it, and the hooks' output, after the hooks retu
 real CLI, tests/peers/claude_code_hook/). The transcript then shows the session just before the
 compaction, so only what no compaction brings back is reported then: holes. Orphans and the
 budget are about the request the compaction rebuilds; they are checked at the next `resume`.
+
+pi (0.73.1) has no command hooks: its extensions are TypeScript modules. The one we ship
+(inspector/hooks/pi-extension.ts) runs `inspector hook pi --event E --session FILE` at
+`session_compact` (emitted after the compaction entry is appended to the file, so everything is
+checked then) and `session_start`, and gets one JSON object on stdout (PI_SCHEMA, see
+`pi_answer`): what to notify the user (`ctx.ui.notify`) and what to tell the model (a message it
+injects at the next `before_agent_start`). The check could not run (a usage error, a session that
+cannot be read, a bug): one line on stderr and exit 2; the extension notifies it as an error.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any, NoReturn
 
 import orjson
@@ -47,10 +58,19 @@ HOOK_CODES: tuple[str, ...] = ("hole", "orphan_tool_result", "unanswered_tool_ca
 SURVIVES_COMPACTION: tuple[str, ...] = ("hole",)
 # SessionStart sources the check runs for (startup and clear begin with an empty context).
 CHECKED_SOURCES = ("compact", "resume")
+# pi: the events the extension reports, and the session_start reasons that open a session with a
+# history (`new` opens an empty one; `reload` reopens the one already checked).
+PI_EVENTS = ("session_compact", "session_start")
+PI_CHECKED_REASONS = ("startup", "resume", "fork")
+PI_SCHEMA = "inspector.hook.pi/1"
+PI_EXTENSION = "hooks/pi-extension.ts"  # in the package
 LOST_PROMPTS_SHOWN = 5  # user messages of a hole quoted to the model
 PROMPT_CHARS = 200
 EXIT_OK = 0
 EXIT_NOT_BLOCKING = 1  # Claude Code: a non-blocking error (2 would block a compaction)
+EXIT_CANNOT_CHECK = 2  # pi: the check could not run (pi gives exit codes no meaning: the project's rule)
+# The exit code of our own trouble, per runtime.
+ERROR_EXIT = {"claude-code": EXIT_NOT_BLOCKING, "pi": EXIT_CANNOT_CHECK}
 
 
 class HookInputError(Exception):
@@ -174,59 +194,163 @@ def answer(event: HookEvent, report: Report) -> str | None:
     return orjson.dumps(out).decode()
 
 
-def check(event: HookEvent, window: int | None, reserve: int | None) -> str | None:
-    """Analyse the event's transcript and answer it (HookInputError when it cannot be read)."""
+def session_report(path: str, fmt: str, window: int | None, reserve: int | None) -> Report:
+    """The analysis of the session file a hook was given (HookInputError when it cannot be read)."""
     try:
-        led = load(event.transcript_path, fmt="claude_code")
+        led = load(path, fmt=fmt)
     except LoadError as e:
         raise HookInputError(str(e)) from None
     except OSError as e:
-        raise HookInputError(f"{event.transcript_path}: {e.strerror or e}") from None
-    return answer(event, analyze(led, window=window, reserve=reserve))
+        raise HookInputError(f"{path}: {e.strerror or e}") from None
+    return analyze(led, window=window, reserve=reserve)
 
 
-class _NonBlockingParser(argparse.ArgumentParser):
-    """A usage error exits 1 (non-blocking for Claude Code), not argparse's 2 (blocking)."""
+def check(event: HookEvent, window: int | None, reserve: int | None) -> str | None:
+    """Analyse the event's transcript and answer it (HookInputError when it cannot be read)."""
+    return answer(event, session_report(event.transcript_path, "claude_code", window, reserve))
+
+
+# ------------------------------------------------------------------------------------------ pi
+
+
+@dataclass(frozen=True, slots=True)
+class PiEvent:
+    """The pi extension event the check runs for, and the session file it is about."""
+
+    name: str  # session_compact | session_start
+    session_path: str
+    reason: str | None = None  # session_start: startup | reload | new | resume | fork
+
+
+def pi_checked(event: PiEvent) -> bool:
+    """Whether the check runs for this pi event (session_compact: the entry is in the file)."""
+    if event.name == "session_compact":
+        return True
+    return event.name == "session_start" and event.reason in PI_CHECKED_REASONS
+
+
+def already_in_request(report: Report, text: str) -> bool:
+    """Whether a message of the next request already says exactly this (told at an earlier check)."""
+    for item in report.context:
+        message = report.ledger.records[item.seq].message if item.seq is not None else None
+        if message is not None and message.text().strip() == text:
+            return True
+    return False
+
+
+def notify_type(findings: Sequence[Finding]) -> str:
+    """pi's notify level for these findings."""
+    return "error" if any(f.severity == "error" for f in findings) else "warning"
+
+
+def pi_answer(event: PiEvent, report: Report | None) -> dict[str, Any]:
+    """The JSON object `inspector hook pi` prints (report None: the event is not checked).
+
+    `notify` (with `notify_type`) is for `ctx.ui.notify`, `context` for the message the extension
+    injects before the next agent turn; both null when there is nothing to say. `context` is also
+    null when the next request already carries that very text (the model was told at an earlier
+    check, and the message is still in its request).
+    """
+    found = losses(report, HOOK_CODES) if report is not None else []
+    context = model_context(report, found, event.session_path) if report is not None and found else None
+    if context is not None and report is not None and already_in_request(report, context):
+        context = None
+    return {
+        "schema": PI_SCHEMA,
+        "event": event.name,
+        "reason": event.reason,
+        "session": event.session_path,
+        "checked": report is not None,
+        "findings": [{"code": f.code, "severity": f.severity, "message": f.message} for f in found],
+        "notify": warning_text(found) if found else None,
+        "notify_type": notify_type(found) if found else None,
+        "context": context,
+    }
+
+
+def pi_event(args: argparse.Namespace) -> PiEvent:
+    if not args.event or not args.session:
+        raise HookInputError("pi needs --event (session_compact or session_start) and --session FILE")
+    if args.event == "session_start" and not args.reason:
+        raise HookInputError("--event session_start needs --reason (pi's event.reason)")
+    return PiEvent(args.event, args.session, args.reason)
+
+
+def check_pi(event: PiEvent, window: int | None, reserve: int | None) -> str:
+    report = session_report(event.session_path, "pi", window, reserve) if pi_checked(event) else None
+    return orjson.dumps(pi_answer(event, report)).decode()
+
+
+class _HookParser(argparse.ArgumentParser):
+    """A usage error exits with the runtime's error code (1 for Claude Code, where argparse's 2
+    would block a compaction)."""
+
+    usage_exit = EXIT_NOT_BLOCKING
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_NOT_BLOCKING, f"{self.prog}: error: {message}\n")
+        self.exit(self.usage_exit, f"{self.prog}: error: {message}\n")
 
 
-HELP = "run as a Claude Code hook: warn when a compaction or resume finds holes, orphans or an over-budget request"
+HELP = "run as a Claude Code hook or from the pi extension: warn when a compaction or resume finds holes, orphans or an over-budget request"
 DESCRIPTION = (
-    "Run as a Claude Code hook (SessionStart with matcher compact|resume, and PreCompact): read the hook event "
-    "on stdin, analyse its transcript, and answer in Claude Code's hook output format: a warning for the user "
-    "and, at SessionStart, context for the model naming what it lost. Silent when the session is sound. Exit 0; "
-    "1 (a non-blocking error for Claude Code) when the event or the transcript cannot be read. Settings: "
-    "docs/hooks.md."
+    "claude-code: run as a Claude Code hook (SessionStart with matcher compact|resume, and PreCompact): read the "
+    "hook event on stdin, analyse its transcript, and answer in Claude Code's hook output format: a warning for "
+    "the user and, at SessionStart, context for the model naming what it lost. Silent when the session is sound. "
+    "Exit 0; 1 (a non-blocking error for Claude Code) when the event or the transcript cannot be read. "
+    "pi: run by the pi extension (inspector/hooks/pi-extension.ts) with --event and --session; prints one JSON "
+    "object (notify, notify_type, context, findings); exit 0, or 2 when the session cannot be read. docs/hooks.md."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("runtime", choices=("claude-code",), help="the runtime whose hook event is on stdin")
+    p.add_argument("runtime", choices=tuple(ERROR_EXIT), help="the runtime that runs the hook")
     p.add_argument("--window", type=argtypes.tokens, metavar="N", help="context window in tokens (enables the budget check)")
     p.add_argument("--reserve", type=argtypes.tokens, metavar="N", help="tokens reserved for the reply")
+    p.add_argument("--event", choices=PI_EVENTS, help="pi: the extension event the check runs for")
+    p.add_argument("--session", metavar="FILE", help="pi: the session file (ctx.sessionManager.getSessionFile())")
+    p.add_argument("--reason", metavar="REASON", help="pi: session_start's event.reason (startup, resume, fork, new, reload)")
+    p.add_argument("--extension-path", action="store_true", help="pi: print the path of the pi extension to install, and exit")
 
 
-def parser() -> argparse.ArgumentParser:
-    p = _NonBlockingParser(prog="inspector hook", description=DESCRIPTION)
+def parser(usage_exit: int = EXIT_NOT_BLOCKING) -> argparse.ArgumentParser:
+    p = _HookParser(prog="inspector hook", description=DESCRIPTION)
+    p.usage_exit = usage_exit
     add_arguments(p)
     return p
 
 
+def pi_extension_path() -> str:
+    """The pi extension shipped in the package (the file `pi -e` or settings' "extensions" loads)."""
+    path = Path(str(resources.files("inspector"))) / PI_EXTENSION
+    if not path.is_file():
+        raise HookInputError(f"{path} is missing from this installation of inspector")
+    return str(path)
+
+
+def answer_for(runtime: str, args: argparse.Namespace, stdin: bytes | None) -> str | None:
+    """What the hook prints for this runtime (HookInputError when it cannot check)."""
+    if runtime == "pi":
+        return pi_extension_path() if args.extension_path else check_pi(pi_event(args), args.window, args.reserve)
+    given = [f"--{name.replace('_', '-')}" for name in ("event", "session", "reason", "extension_path") if getattr(args, name)]
+    if given:
+        raise HookInputError(f"{', '.join(given)} is for pi: Claude Code writes its event on stdin")
+    event = parse_event(sys.stdin.buffer.read() if stdin is None else stdin)
+    return check(event, args.window, args.reserve) if checked(event) else None
+
+
 def run(argv: Sequence[str], stdin: bytes | None = None) -> int:
-    args = parser().parse_args(list(argv))
-    raw = sys.stdin.buffer.read() if stdin is None else stdin
+    argv = list(argv)
+    args = parser(ERROR_EXIT.get(argv[0] if argv else "", EXIT_NOT_BLOCKING)).parse_args(argv)
+    fail = ERROR_EXIT[args.runtime]
     try:
-        event = parse_event(raw)
-        out = check(event, args.window, args.reserve) if checked(event) else None
+        out = answer_for(args.runtime, args, stdin)
     except HookInputError as e:
         print(f"inspector hook {args.runtime}: {e}", file=sys.stderr)
-        return EXIT_NOT_BLOCKING
+        return fail
     except Exception as e:  # a bug of ours must not fail the agent: say it, do not block
         print(f"inspector hook {args.runtime}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_NOT_BLOCKING
+        return fail
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
