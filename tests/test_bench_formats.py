@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_generated_file_loads_clean_with_its_compactions(tmp_path, fmt):
     path = generate(fmt, 1.0, seed=7, path=str(tmp_path / f"a.{SPECS[fmt].ext}"))
     again = generate(fmt, 1.0, seed=7, path=str(tmp_path / f"b.{SPECS[fmt].ext}"))
     if SPECS[fmt].writer == "jsonl":
-        assert open(path, "rb").read() == open(again, "rb").read()
+        assert Path(path).read_bytes() == Path(again).read_bytes()
     led = load(path)
     assert [d for d in led.diagnostics if d.severity != "info"] == []
     assert sum(1 for r in led.records if r.checkpoint is not None) == COMPACTIONS
