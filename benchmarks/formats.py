@@ -1,0 +1,257 @@
+"""Every format against its parse floor (issue 15, target 1). A report, not a test: always exits 0.
+
+    python -m benchmarks.formats                       # every format, 100 MB files
+    python -m benchmarks.formats --mb 20 --formats pi,codex
+    python -m benchmarks.formats --json
+
+Per format, on a file from `benchmarks.gen_formats` (generated into benchmarks/out/ when missing),
+each measurement in a fresh interpreter, best of `--repeat` (3):
+
+  floor          the parse floor of the same bytes: orjson.loads of every line (JSONL), of the whole
+                 document (ADK's JSON dump), or of every row's JSON read with sqlite3 (SQLite stores;
+                 OpenClaw's zstd rows decompressed first)
+  load           inspector.formats.load(path)
+  load+analyze   the same, then inspector.analysis.analyze(ledger)
+
+CPU is the process's own (all its threads) plus its children's: a forked helper's CPU counts, and
+is shown on its own too. Peak RSS is ru_maxrss of the measuring process (its helper's shown apart).
+Targets: load+analyze CPU <= 1.5x the floor's CPU (the figure of merit), peak RSS <= 2.5x the file.
+The wall ratio is printed beside the CPU ratio, against the same 1.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+if __package__ in (None, ""):  # `python benchmarks/formats.py`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CPU_TARGET = 1.5
+WALL_TARGET = 1.5
+RSS_TARGET = 2.5
+MB = 1_000_000
+KINDS = ("floor", "load", "pipeline")
+
+
+# ------------------------------------------------------------------------- in the fresh process
+
+
+def _maxrss(who: int = resource.RUSAGE_SELF) -> int:
+    r = resource.getrusage(who).ru_maxrss
+    return r if sys.platform == "darwin" else r * 1024  # Linux reports KiB
+
+
+def _cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def floor(fmt: str, path: str) -> int:
+    """The parse floor: every record's JSON decoded, nothing kept. Returns the records decoded."""
+    import orjson
+
+    loads = orjson.loads
+    n = 0
+    if fmt in ("adk_sqlite", "openclaw"):
+        import sqlite3
+
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        if fmt == "adk_sqlite":
+            for (data,) in con.execute("SELECT event_data FROM events"):
+                loads(data)
+                n += 1
+        else:
+            import zstandard
+
+            unzip = zstandard.ZstdDecompressor().decompress
+            for ej, z, size in con.execute("SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events"):
+                loads(ej if ej is not None else unzip(z, max_output_size=size))
+                n += 1
+        con.close()
+    elif fmt == "adk_json":
+        with open(path, "rb") as f:
+            n = len(loads(f.read()).get("events", []))
+    else:
+        with open(path, "rb") as f:
+            for line in f:
+                if not line.isspace():
+                    loads(line)
+                    n += 1
+    return n
+
+
+def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": kind}
+    if kind == "floor":
+        import orjson  # noqa: F401 - imported before the clock starts
+    else:
+        from inspector.analysis import analyze
+        from inspector.formats import load
+    c0, h0, t0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
+    if kind == "floor":
+        out["records"] = floor(fmt, path)
+    else:
+        led = load(path)
+        out["records"] = len(led.records)
+        if kind == "pipeline":
+            out["load_wall"] = time.perf_counter() - t0
+            report = analyze(led)
+            out["findings"] = len(report.findings)
+    t1 = time.perf_counter()
+    out["wall"] = t1 - t0
+    out["self_cpu"] = _cpu(resource.RUSAGE_SELF) - c0
+    out["helper_cpu"] = _cpu(resource.RUSAGE_CHILDREN) - h0
+    out["cpu"] = out["self_cpu"] + out["helper_cpu"]
+    out["peak_rss"] = _maxrss()
+    out["helper_peak_rss"] = _maxrss(resource.RUSAGE_CHILDREN)
+    return out
+
+
+# ----------------------------------------------------------------------------------- the harness
+
+
+def fresh(kind: str, fmt: str, path: str, timeout: float) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("PYTHONTRACEMALLOC", None)
+    cmd = [sys.executable, "-m", "benchmarks.formats", "--worker", kind, "--formats", fmt, "--file", path]
+    try:
+        p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"kind": kind, "error": f"timed out after {timeout:.0f} s"}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"kind": kind, "error": f"exit {p.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def _best(runs: list[dict[str, Any]], key: str) -> float | None:
+    vals = [r[key] for r in runs if key in r]
+    return min(vals) if vals else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def measure_format(fmt: str, path: str, repeat: int, timeout: float, say: Any) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+    for i in range(repeat):  # interleaved, so a noisy neighbour hurts every kind alike
+        for kind in KINDS:
+            say(f"  {fmt}: {kind} {i + 1}/{repeat} ...")
+            runs[kind].append(fresh(kind, fmt, path, timeout))
+    ok = {k: [r for r in v if "error" not in r] for k, v in runs.items()}
+    size = os.path.getsize(path)
+    floor_cpu, floor_wall = _best(ok["floor"], "cpu"), _best(ok["floor"], "wall")
+    pipe_cpu, pipe_wall = _best(ok["pipeline"], "cpu"), _best(ok["pipeline"], "wall")
+    peak = max((r["peak_rss"] for r in ok["pipeline"]), default=None)
+    res = {
+        "format": fmt,
+        "file": os.path.relpath(path, REPO),
+        "file_bytes": size,
+        "records": next((r["records"] for r in ok["pipeline"]), None),
+        "findings": next((r["findings"] for r in ok["pipeline"]), None),
+        "floor_cpu": floor_cpu,
+        "floor_wall": floor_wall,
+        "load_cpu": _best(ok["load"], "cpu"),
+        "load_wall": _best(ok["load"], "wall"),
+        "pipeline_cpu": pipe_cpu,
+        "pipeline_wall": pipe_wall,
+        "pipeline_helper_cpu": _best(ok["pipeline"], "helper_cpu"),
+        "peak_rss": peak,
+        "helper_peak_rss": max((r["helper_peak_rss"] for r in ok["pipeline"]), default=None) or None,
+        "cpu_ratio": _ratio(pipe_cpu, floor_cpu),
+        "wall_ratio": _ratio(pipe_wall, floor_wall),
+        "rss_ratio": _ratio(peak, size),
+        "errors": [f"{r['kind']}: {r['error']}" for v in runs.values() for r in v if "error" in r],
+    }
+    res["cpu_pass"] = res["cpu_ratio"] is not None and res["cpu_ratio"] <= CPU_TARGET
+    res["wall_pass"] = res["wall_ratio"] is not None and res["wall_ratio"] <= WALL_TARGET
+    res["rss_pass"] = res["rss_ratio"] is not None and res["rss_ratio"] <= RSS_TARGET
+    return res
+
+
+def _s(x: float | None) -> str:
+    return "    n/a" if x is None else f"{x:7.2f}"
+
+
+def _x(x: float | None, ok: bool) -> str:
+    return "   n/a     " if x is None else f"{x:5.2f}x {'PASS' if ok else 'MISS'}"
+
+
+def render(results: list[dict[str, Any]], repeat: int) -> str:
+    rows = [
+        f"formats benchmark: CPU and wall seconds, best of {repeat} fresh processes; "
+        f"targets CPU <= {CPU_TARGET}x floor, RSS <= {RSS_TARGET}x file (wall against {WALL_TARGET}x, for reference)",
+        f"{'format':<12}{'MB':>7}{'records':>9}  {'floor cpu':>9}{'wall':>7}  {'load cpu':>8}{'wall':>7}  "
+        f"{'load+an cpu':>11}{'helper':>7}{'wall':>7}  {'CPU ratio':<11}  {'wall ratio':<11}  {'peak RSS':>8}  {'RSS/file':<11}",
+    ]
+    for r in results:
+        peak = "n/a" if r["peak_rss"] is None else f"{r['peak_rss'] / MB:.0f} MB"
+        rows.append(
+            f"{r['format']:<12}{r['file_bytes'] / MB:7.1f}{r['records'] or 0:9,}  {_s(r['floor_cpu']):>9}{_s(r['floor_wall'])}  "
+            f"{_s(r['load_cpu']):>8}{_s(r['load_wall'])}  {_s(r['pipeline_cpu']):>11}{_s(r['pipeline_helper_cpu'])}"
+            f"{_s(r['pipeline_wall'])}  {_x(r['cpu_ratio'], r['cpu_pass']):<11}  {_x(r['wall_ratio'], r['wall_pass']):<11}  "
+            f"{peak:>8}  {_x(r['rss_ratio'], r['rss_pass']):<11}"
+        )
+        if r["helper_peak_rss"]:
+            rows.append(f"{'':<12}forked helper peaked at {r['helper_peak_rss'] / MB:.0f} MB (not in the RSS ratio)")
+        rows += [f"{'':<12}error: {e}" for e in r["errors"]]
+    rows.append(f"python {platform.python_version()}, {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.gen_formats import DEFAULT_MB, DEFAULT_SEED, SPECS, default_path, generate
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=DEFAULT_MB, help=f"size of each generated file (default {DEFAULT_MB:g})")
+    ap.add_argument("--formats", default=",".join(SPECS), help=f"comma list (default all: {','.join(SPECS)})")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per measurement process")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--worker", choices=KINDS, help=argparse.SUPPRESS)
+    ap.add_argument("--file", help=argparse.SUPPRESS)
+    ns = ap.parse_args(argv)
+    if ns.worker:
+        sys.stdout.write(json.dumps(measure_here(ns.worker, ns.formats, ns.file)) + "\n")
+        sys.stdout.flush()
+        os._exit(0)  # freeing the ledger is no part of any measurement
+    fmts = [f for f in ns.formats.split(",") if f]
+    unknown = [f for f in fmts if f not in SPECS]
+    if unknown:
+        print(f"unknown format {', '.join(unknown)}; formats: {', '.join(SPECS)} (nothing measured)", file=sys.stderr)
+        return 0
+
+    def say(msg: str) -> None:
+        if not ns.json:
+            print(msg, file=sys.stderr, flush=True)
+
+    results = []
+    for fmt in fmts:
+        path = default_path(fmt, ns.mb, ns.seed)
+        if not os.path.exists(path):
+            say(f"generating {os.path.relpath(path, REPO)} ...")
+            try:
+                generate(fmt, ns.mb, ns.seed)
+            except SystemExit as e:  # a missing source: report it, measure the rest
+                say(f"  {fmt}: not generated: {e}")
+                continue
+        results.append(measure_format(fmt, path, max(1, ns.repeat), ns.timeout, say))
+    print(json.dumps(results, indent=2) if ns.json else render(results, max(1, ns.repeat)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

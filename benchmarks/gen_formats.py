@@ -1,0 +1,738 @@
+"""Benchmark files for every format, replicated from real lines (issue 15, point 5). Deterministic by seed.
+
+    python -m benchmarks.gen_formats --format claude_code --mb 100      # -> benchmarks/out/claude_code-100mb-s1.jsonl
+    python -m benchmarks.gen_formats --format all --mb 20
+
+The records are the ones real producers wrote: `../shared/real_sessions/` (pi, Claude Code, Codex), the
+peer corpora (`../shared/peers/*/corpus/`, `tests/peers/openclaw/corpus/`) and `sample_sessions/native/`.
+The body of each source is cut into turns (a user prompt and everything up to the next one); the
+turns are written out in source order, round and round, until the file reaches its size. Every copy
+of a turn gets fresh ids (entry ids, tool-call ids, invocation ids: the same shape as the original,
+consistent inside the copy), fresh timestamps from one monotonic clock, and its parent links point at
+the previous record written, so the chain runs unbroken from the header to the last record. The
+sources' own compactions are taken out of the body; a few (`COMPACTIONS`) are put back at even
+intervals, each built from a real compaction record of that format with its references (parent,
+first kept entry, covered range) pointing at records of the generated file, keeping the last
+`KEEP_TURNS` turns.
+
+pi's real sessions are v1 files (no ids): their entries are given v3 ids and parent links the way
+pi's own migration does, under a v3 header copied from the pi peer corpus. OpenClaw rows are
+written into a copy of the corpus store; rows above `OPENCLAW_ZSTD_ABOVE` bytes are zstd frames as
+OpenClaw stores its big rows (the corpus has plain rows up to 796 bytes, frames from 3,396). ADK's
+SQLite file has the v1 `DatabaseSessionService` schema copied from a corpus database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import re
+import shutil
+import sqlite3
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+if __package__ in (None, ""):  # `python benchmarks/gen_formats.py`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.environ.get("INSPECTOR_SHARED", os.path.join(os.path.dirname(REPO), "shared"))
+OUT = os.path.join(REPO, "benchmarks", "out")
+GENERATOR_VERSION = 1  # bump when the output for a given (format, size, seed) changes
+DEFAULT_MB = 100
+DEFAULT_SEED = 1
+MB = 1_000_000
+COMPACTIONS = 4
+KEEP_TURNS = 2
+OPENCLAW_ZSTD_ABOVE = 2048
+START_MS = 1_767_603_600_000  # 2026-01-05T09:00:00Z
+
+# --------------------------------------------------------------------------------------- fresh ids
+
+_UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_PREFIX = re.compile(r"[A-Za-z]+[_-]?")
+_HEX = set("0123456789abcdefABCDEF")
+
+
+class Ids:
+    """Fresh ids in the shape of the originals: a uuid stays a uuid, `toolu_…` keeps its prefix and
+    length; short ids (`m0002`, pi's 8 hex) become a scrambled counter, so they never collide."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.n = 0
+
+    def _digest(self) -> str:
+        self.n += 1
+        return hashlib.blake2b(f"{self.seed}:{self.n}".encode(), digest_size=32).hexdigest()
+
+    def fresh(self, orig: str) -> str:
+        if _UUID.fullmatch(orig.encode()):
+            return self._shape(orig)
+        m = _PREFIX.match(orig)
+        prefix = m.group() if m and m.end() < len(orig) else ""
+        rest = orig[len(prefix) :]
+        if len(rest) >= 16:
+            return prefix + self._shape(rest)
+        self.n += 1
+        width = max(len(rest), 8)
+        space = 16**width
+        return prefix + f"{(self.n * 0x9E3779B97F4A7C15 + self.seed) % space:0{width}x}"
+
+    def _shape(self, orig: str) -> str:
+        digest = self._digest()
+        while len(digest) < len(orig):
+            digest += self._digest()
+        out = [digest[i] if (c in _HEX or c.isalnum()) else c for i, c in enumerate(orig)]
+        return "".join(out)
+
+    def uuid(self) -> str:
+        return self._shape("00000000-0000-0000-0000-000000000000")
+
+
+# ----------------------------------------------------------------------------- compiled templates
+
+# `"key":value` where value is a plain string (no escapes) or a number: where ids and timestamps live.
+_SLOT = re.compile(rb'"(\w+)":("[^"\\]*"|-?\d+(?:\.\d+)?)')
+_ISO = re.compile(rb'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"')
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Which keys of a format hold what."""
+
+    ids: frozenset[str]  # values are ids: fresh in every copy
+    parents: frozenset[str] = frozenset()  # values name the previous record: the chain
+    primary: str | None = None  # the record's own id
+    session: frozenset[str] = frozenset()  # values are the session id
+    times: frozenset[str] = frozenset({"timestamp"})
+
+
+@dataclass
+class Template:
+    """One record as literal bytes and slots: ('id'|'parent'|'session'|'iso'|'ms'|'sec', original)."""
+
+    parts: list[bytes | tuple[str, str]]
+    primary: str | None
+
+
+PREVIOUS = "00000000-0000-0000-0000-0000000000ff"  # a body record's null parent: the record before it
+
+
+def compile_record(obj: dict[str, Any], keys: Keys, body: bool = False) -> Template:
+    """`body`: a null parent link (a source file's first record) becomes a link to the previous record."""
+    if body and any(obj.get(k, 0) is None for k in keys.parents):
+        obj = obj | {k: PREVIOUS for k in keys.parents if k in obj and obj[k] is None}
+    raw = orjson.dumps(obj)
+    parts: list[bytes | tuple[str, str]] = []
+    pos = 0
+    for m in _SLOT.finditer(raw):
+        key, val = m.group(1).decode(), m.group(2)
+        kind = _slot_kind(key, val, keys)
+        if kind is None:
+            continue
+        parts.append(raw[pos : m.start(2)])
+        parts.append((kind, val.decode().strip('"')))
+        pos = m.end(2)
+    parts.append(raw[pos:])
+    primary = obj.get(keys.primary) if keys.primary else None
+    return Template(parts, primary if isinstance(primary, str) else None)
+
+
+def _slot_kind(key: str, val: bytes, keys: Keys) -> str | None:
+    if val.startswith(b'"'):
+        if val == b'""':
+            return None
+        if key in keys.session:
+            return "session"
+        if key in keys.parents:
+            return "parent"
+        if key in keys.ids:
+            return "id"
+        if key in keys.times and _ISO.fullmatch(val):
+            return "iso"
+        return None
+    if key in keys.times:
+        x = float(val)
+        if x > 1e12:
+            return "ms"
+        if 1e9 < x < 1e10:
+            return "sec"
+    return None
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+@dataclass
+class State:
+    rng: random.Random
+    ids: Ids
+    session: str
+    clock: int = START_MS  # ms
+    last: str | None = None  # primary id of the last record written
+    first: str | None = None  # primary id of the first body record
+    turn_starts: deque[tuple[str | None, int]] = field(default_factory=lambda: deque(maxlen=KEEP_TURNS))
+    covered_until: int | None = None  # ms of the last record a compaction covered
+    turn_boundary: str | None = None  # primary id of the last record before the kept turns
+    compaction_no: int = 0
+
+    def tick(self) -> int:
+        self.clock += 50 + int(self.rng.random() * 8000)
+        return self.clock
+
+
+def emit_turn(turn: list[Template], st: State, keep: frozenset[str] | set[str] = frozenset()) -> list[bytes]:
+    """One fresh copy of a turn: new ids, new times, its first parent link on the record before it.
+    Values in `keep` are ids of records already written (a compaction's references): left as they are."""
+    defined = {t.primary for t in turn if t.primary}
+    mapping: dict[str, str] = {}
+    out: list[bytes] = []
+    for i, t in enumerate(turn):
+        ms = st.tick()
+        buf: list[bytes] = []
+        for p in t.parts:
+            if isinstance(p, bytes):
+                buf.append(p)
+                continue
+            kind, orig = p
+            if orig in keep:
+                buf.append(b'"' + orig.encode() + b'"')
+            elif kind == "id" or (kind == "parent" and orig in defined):
+                v = mapping.get(orig)
+                if v is None:
+                    v = mapping[orig] = st.ids.fresh(orig)
+                buf.append(b'"' + v.encode() + b'"')
+            elif kind == "parent":
+                buf.append(orjson.dumps(st.last))
+            elif kind == "session":
+                buf.append(b'"' + st.session.encode() + b'"')
+            elif kind == "iso":
+                buf.append(b'"' + iso(ms).encode() + b'"')
+            elif kind == "ms":
+                buf.append(str(ms).encode())
+            else:
+                buf.append(f"{ms / 1000:.3f}".encode())
+        out.append(b"".join(buf))
+        if t.primary:
+            new = mapping.get(t.primary) or t.primary
+            if i == 0:
+                st.turn_starts.append((new, ms))
+            if st.first is None:
+                st.first = new
+            st.last = new
+        elif i == 0:
+            st.turn_starts.append((None, ms))
+    return out
+
+
+def split_turns(records: list[dict[str, Any]], starts: Callable[[dict[str, Any]], bool]) -> list[list[dict[str, Any]]]:
+    turns: list[list[dict[str, Any]]] = []
+    for r in records:
+        if starts(r) or not turns:
+            turns.append([])
+        turns[-1].append(r)
+    return turns
+
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    """The objects of a JSONL file; lines that are not one JSON object (a glued line) are left out."""
+    out = []
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def unique_ids(recs: list[dict[str, Any]], key: str) -> bool:
+    ids = [r[key] for r in recs if isinstance(r.get(key), str)]
+    return len(ids) == len(set(ids))
+
+
+def kept_start(st: State) -> tuple[str | None, int]:
+    """The first record of the oldest of the last KEEP_TURNS turns: where a compaction's kept tail starts."""
+    return st.turn_starts[0] if st.turn_starts else (st.last, st.clock)
+
+
+# ------------------------------------------------------------------------------------ the formats
+
+
+@dataclass
+class Spec:
+    """A format's benchmark file: its header, turns and compaction, and how the file is written."""
+
+    name: str
+    ext: str
+    keys: Keys
+    load: Callable[[], tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]]  # header, turns
+    compaction: Callable[[State], list[dict[str, Any]]]
+    writer: str = "jsonl"  # jsonl | adk_json | adk_sqlite | openclaw
+    fixed_ids: Callable[[], frozenset[str]] = frozenset  # ids never renamed (OpenClaw's session id, native run ids)
+
+
+def _p(*parts: str) -> str:
+    return os.path.join(*parts)
+
+
+def _real(kind: str) -> list[str]:
+    d = _p(SHARED, "real_sessions", kind)
+    return sorted(_p(d, f) for f in os.listdir(d) if f.endswith(".jsonl")) if os.path.isdir(d) else []
+
+
+def _require(paths: list[str], what: str) -> list[str]:
+    found = [p for p in paths if os.path.exists(p)]
+    if not found:
+        raise SystemExit(f"no source for {what}: looked for {', '.join(paths) or 'files'}")
+    return found
+
+
+# pi ------------------------------------------------------------------------------------------------
+
+PI_CORPUS = _p(SHARED, "peers", "pi", "corpus", "normal.jsonl")
+PI_KEYS = Keys(ids=frozenset({"id", "toolCallId", "firstKeptEntryId"}), parents=frozenset({"parentId"}), primary="id")
+
+
+def _pi_summaries() -> list[str]:
+    out = []
+    for path in _real("pi"):
+        out += [r["summary"] for r in read_jsonl(path) if r.get("type") == "compaction" and isinstance(r.get("summary"), str)]
+    return out or ["## Goal\n(no summary in the sources)"]
+
+
+def _pi_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    corpus = read_jsonl(_require([PI_CORPUS], "pi's v3 header")[0])
+    header = [r for r in corpus if r.get("type") in ("session", "model_change", "thinking_level_change")][:3]
+    body: list[dict[str, Any]] = []
+    for path in _require(_real("pi"), "pi (real_sessions/pi)"):
+        for r in read_jsonl(path):
+            if r.get("type") in ("session", "compaction"):
+                continue
+            # pi's v1 -> v3 migration: every entry gets an id and the previous entry as parent.
+            body.append({"type": r.get("type"), "id": f"{len(body):08x}", "parentId": f"{len(body) - 1:08x}"}
+                        | {k: v for k, v in r.items() if k not in ("type", "id", "parentId")})
+    return header, split_turns(body, lambda r: r.get("type") == "message" and r.get("message", {}).get("role") == "user")
+
+
+def _pi_compaction(st: State) -> list[dict[str, Any]]:
+    tmpl = next(r for r in read_jsonl(PI_CORPUS) if r.get("type") == "compaction")
+    summaries = _pi_summaries()
+    kept, _ = kept_start(st)
+    return [tmpl | {"id": "cmp00000", "parentId": st.last, "firstKeptEntryId": kept,
+                    "summary": summaries[st.compaction_no % len(summaries)],
+                    "tokensBefore": 120_000 + int(st.rng.random() * 60_000)}]
+
+
+# Claude Code --------------------------------------------------------------------------------------
+
+CC_CORPUS = _p(SHARED, "peers", "claude_code", "corpus", "manual_compact.jsonl")
+CC_KEYS = Keys(
+    ids=frozenset({"uuid", "id", "tool_use_id", "toolUseID", "parentToolUseID", "sourceToolAssistantUUID",
+                   "promptId", "requestId", "messageId", "leafUuid"}),
+    parents=frozenset({"parentUuid", "logicalParentUuid"}),
+    primary="uuid",
+    session=frozenset({"sessionId", "session_id"}),
+)
+
+
+def _cc_prompt(r: dict[str, Any]) -> bool:
+    if r.get("type") != "user" or r.get("isMeta") or r.get("isCompactSummary"):
+        return False
+    content = (r.get("message") or {}).get("content")
+    return isinstance(content, str) or (isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
+
+
+def _cc_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    body: list[dict[str, Any]] = []
+    for path in _require([*_real("claude_code"), CC_CORPUS], "Claude Code"):
+        if not unique_ids(read_jsonl(path), "uuid"):
+            continue  # a fixture with trimmed ids (one uuid on many lines), not a transcript's shape
+        body += [r for r in read_jsonl(path) if r.get("subtype") != "compact_boundary" and not r.get("isCompactSummary")]
+    return [], split_turns(body, _cc_prompt)
+
+
+def _cc_compaction(st: State) -> list[dict[str, Any]]:
+    recs = read_jsonl(CC_CORPUS)
+    boundary = dict(next(r for r in recs if r.get("subtype") == "compact_boundary"))
+    summary = next(r for r in recs if r.get("isCompactSummary"))
+    meta = {k: v for k, v in boundary["compactMetadata"].items() if k not in ("preservedSegment", "preservedMessages")}
+    boundary |= {"compactMetadata": meta | {"trigger": "auto", "preTokens": 150_000 + int(st.rng.random() * 30_000)},
+                 "logicalParentUuid": st.last, "uuid": "b0000000-0000-4000-8000-000000000000"}
+    text = summary["message"]["content"]
+    text = text + f"\n\n(compaction {st.compaction_no + 1} of this session)" if isinstance(text, str) else text
+    return [boundary, summary | {"parentUuid": boundary["uuid"], "uuid": "c0000000-0000-4000-8000-000000000000",
+                                 "message": summary["message"] | {"content": text}}]
+
+
+# Codex --------------------------------------------------------------------------------------------
+
+CODEX_CORPUS = _p(SHARED, "peers", "codex", "corpus", "auto_compact.jsonl")
+CODEX_KEYS = Keys(ids=frozenset({"call_id", "turn_id", "id"}), session=frozenset())
+
+
+def _codex_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    paths = _require(_real("codex"), "Codex (real_sessions/codex)")
+    biggest = max(paths, key=os.path.getsize)
+    header = [r for r in read_jsonl(biggest) if r.get("type") == "session_meta"][:1]
+    body: list[dict[str, Any]] = []
+    for path in paths:
+        body += [r for r in read_jsonl(path) if r.get("type") not in ("session_meta", "compacted")
+                 and (r.get("payload") or {}).get("type") != "context_compacted"]
+    return header, split_turns(body, lambda r: (r.get("payload") or {}).get("type") == "task_started")
+
+
+def _codex_compaction(st: State) -> list[dict[str, Any]]:
+    src = max(_real("codex"), key=os.path.getsize)
+    recs = read_jsonl(src)
+    compacted = next((r for r in recs if r.get("type") == "compacted"), None) or next(
+        r for r in read_jsonl(CODEX_CORPUS) if r.get("type") == "compacted")
+    marker = next((r for r in recs if (r.get("payload") or {}).get("type") == "context_compacted"),
+                  {"timestamp": "", "type": "event_msg", "payload": {"type": "context_compacted"}})
+    return [compacted, marker]
+
+
+# native -------------------------------------------------------------------------------------------
+
+NATIVE_DIR = _p(REPO, "sample_sessions", "native")
+NATIVE_KEYS = Keys(ids=frozenset({"id", "call_id", "boundary"}), primary="id", times=frozenset({"ts"}))
+
+
+def _native_sources() -> list[str]:
+    return sorted(_p(NATIVE_DIR, f) for f in os.listdir(NATIVE_DIR) if f.endswith(".jsonl")) if os.path.isdir(NATIVE_DIR) else []
+
+
+def _native_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    paths = _require(_native_sources(), "native (sample_sessions/native)")
+    header: list[dict[str, Any]] = []
+    runs: dict[str, dict[str, Any]] = {}
+    body: list[dict[str, Any]] = []
+    for path in paths:
+        for r in read_jsonl(path):
+            if r.get("type") == "ledger" and not header:
+                header.append(r)
+            elif r.get("type") == "run":
+                runs.setdefault(str(r.get("id")), r)
+            elif r.get("type") == "message":
+                body.append(r)
+    return header + list(runs.values()), split_turns(body, lambda r: r.get("role") == "user")
+
+
+def _native_run_ids() -> frozenset[str]:
+    """Run ids stay: messages name their run, and the header holds each run once."""
+    return frozenset(str(r.get("id")) for p in _native_sources() for r in read_jsonl(p) if r.get("type") == "run")
+
+
+def _native_compaction(st: State) -> list[dict[str, Any]]:
+    path = _p(NATIVE_DIR, "healthy_chained.jsonl")
+    tmpl = next(r for r in read_jsonl(path) if r.get("type") == "checkpoint")
+    boundary = st.turn_boundary or st.last
+    return [tmpl | {"id": f"cp-{st.compaction_no:04d}", "boundary": boundary, "represents": [[st.first, boundary]],
+                    "retains": [], "tokens_before": 120_000 + int(st.rng.random() * 60_000)}]
+
+
+# ADK ------------------------------------------------------------------------------------------------
+
+ADK_DIR = _p(SHARED, "peers", "adk", "corpus")
+ADK_KEYS = Keys(ids=frozenset({"id", "invocation_id"}), primary="id")
+
+
+def _adk_user_prompt(e: dict[str, Any]) -> bool:
+    parts = ((e.get("content") or {}).get("parts")) or []
+    return e.get("author") == "user" and any(isinstance(p, dict) and p.get("text") for p in parts)
+
+
+def _adk_is_compaction(e: dict[str, Any]) -> bool:
+    return bool((e.get("actions") or {}).get("compaction"))
+
+
+def _adk_dump_events() -> list[list[dict[str, Any]]]:
+    return [_read_json(p).get("events", []) for p in _require(_adk_json_paths(), "ADK JSON dumps")]
+
+
+def _read_json(path: str) -> Any:
+    with open(path, "rb") as f:
+        return orjson.loads(f.read())
+
+
+def _adk_v1_events() -> list[list[dict[str, Any]]]:
+    paths = sorted(_p(ADK_DIR, f) for f in os.listdir(ADK_DIR) if f.endswith(".v1.db"))
+    out = []
+    for p in _require(paths, "ADK v1 databases"):
+        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        out.append([orjson.loads(r[0]) for r in con.execute("SELECT event_data FROM events ORDER BY timestamp, id")])
+        con.close()
+    return out
+
+
+def _adk_load(source: Callable[[], list[list[dict[str, Any]]]]) -> Callable[[], tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]]:
+    def load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+        body = [e for events in source() for e in events if not _adk_is_compaction(e)]
+        return [], split_turns(body, _adk_user_prompt)
+
+    return load
+
+
+def _adk_compaction(source: Callable[[], list[list[dict[str, Any]]]]) -> Callable[[State], list[dict[str, Any]]]:
+    def build(st: State) -> list[dict[str, Any]]:
+        tmpl = next(e for events in source() for e in events if _adk_is_compaction(e))
+        start = (st.covered_until + 1) if st.covered_until is not None else START_MS
+        _, kept_ms = kept_start(st)
+        end = max(start, kept_ms - 1)
+        st.covered_until = end
+        comp = tmpl["actions"]["compaction"] | {"start_timestamp": start / 1000, "end_timestamp": end / 1000}
+        return [tmpl | {"id": "00000000-0000-4000-8000-00000000c0c0", "invocation_id": "00000000-0000-4000-8000-00000000c1c1",
+                        "actions": tmpl["actions"] | {"compaction": comp}}]
+
+    return build
+
+
+# OpenClaw -----------------------------------------------------------------------------------------
+
+OPENCLAW_DB = _p(REPO, "tests", "peers", "openclaw", "corpus", "s1.sqlite")
+OPENCLAW_KEYS = Keys(ids=frozenset({"id", "toolCallId", "runId", "idempotencyKey", "itemId", "firstKeptEntryId"}),
+                     parents=frozenset({"parentId"}), primary="id")
+
+
+def _openclaw_rows() -> list[dict[str, Any]]:
+    import zstandard
+
+    con = sqlite3.connect(f"file:{_require([OPENCLAW_DB], 'OpenClaw')[0]}?mode=ro", uri=True)
+    out = []
+    for ej, z, n in con.execute("SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events ORDER BY seq"):
+        raw = ej.encode() if ej is not None else zstandard.ZstdDecompressor().decompress(z, max_output_size=n)
+        out.append(orjson.loads(raw))
+    con.close()
+    return out
+
+
+def _openclaw_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    rows = _openclaw_rows()
+    header = [r for r in rows if r.get("type") in ("session", "model_change", "thinking_level_change")]
+    body = [r for r in rows if r not in header and r.get("type") != "compaction"]
+    return header, split_turns(body, lambda r: r.get("type") == "message" and (r.get("message") or {}).get("role") == "user")
+
+
+def _openclaw_compaction(st: State) -> list[dict[str, Any]]:
+    tmpl = next(r for r in _openclaw_rows() if r.get("type") == "compaction")
+    kept, _ = kept_start(st)
+    return [tmpl | {"id": "c0000000-0000-4000-8000-000000000000", "parentId": st.last, "firstKeptEntryId": kept}]
+
+
+SPECS: dict[str, Spec] = {
+    s.name: s
+    for s in (
+        Spec("pi", "jsonl", PI_KEYS, _pi_load, _pi_compaction),
+        Spec("native", "jsonl", NATIVE_KEYS, _native_load, _native_compaction, fixed_ids=_native_run_ids),
+        Spec("claude_code", "jsonl", CC_KEYS, _cc_load, _cc_compaction),
+        Spec("codex", "jsonl", CODEX_KEYS, _codex_load, _codex_compaction),
+        Spec("adk_json", "json", ADK_KEYS, _adk_load(_adk_dump_events), _adk_compaction(_adk_dump_events), "adk_json"),
+        Spec("adk_sqlite", "db", ADK_KEYS, _adk_load(_adk_v1_events), _adk_compaction(_adk_v1_events), "adk_sqlite"),
+        Spec("openclaw", "sqlite", OPENCLAW_KEYS, _openclaw_load, _openclaw_compaction, "openclaw", lambda: frozenset({"s1"})),
+    )
+}
+
+
+# -------------------------------------------------------------------------------------- the stream
+
+
+def records(spec: Spec, target_bytes: int, seed: int) -> Iterator[bytes]:
+    """The file's records, header first, about `target_bytes` of JSON, ending on a complete turn."""
+    rng = random.Random(seed)
+    ids = Ids(seed)
+    st = State(rng=rng, ids=ids, session=ids.uuid())
+    header, turns = spec.load()
+    fixed = spec.fixed_ids()
+    if not turns:
+        raise SystemExit(f"{spec.name}: the sources hold no turns")
+    yield from emit_turn([compile_record(r, spec.keys) for r in header], st, fixed)
+    st.first = None
+    compiled = [[compile_record(r, spec.keys, body=True) for r in turn] for turn in turns]
+    written = 0
+    marks = [target_bytes * (i + 1) // (COMPACTIONS + 1) for i in range(COMPACTIONS)]
+    i = rng.randrange(len(compiled))
+    prev_last: deque[str | None] = deque(maxlen=KEEP_TURNS)
+    while written < target_bytes:
+        if marks and written >= marks[0]:
+            marks.pop(0)
+            st.turn_boundary = prev_last[0] if prev_last else st.last
+            keep = {v for v in (st.last, st.first, st.turn_boundary, *(s for s, _ in st.turn_starts)) if v} | fixed
+            group = [compile_record(numbered(r, st.compaction_no), spec.keys) for r in spec.compaction(st)]
+            for line in emit_turn(group, st, keep):
+                written += len(line) + 1
+                yield line
+            st.compaction_no += 1
+        prev_last.append(st.last)
+        for line in emit_turn(compiled[i % len(compiled)], st, fixed):
+            written += len(line) + 1
+            yield line
+        i += 1
+
+
+def numbered(obj: Any, n: int) -> Any:
+    """A compaction record whose summary texts end with its number: a summary repeated word for word
+    would be a summary carried forward (a finding), which these are not."""
+    if isinstance(obj, dict):
+        return {k: (v + f"\n\n(compaction {n + 1} of this session)" if k in _SUMMARY_KEYS and isinstance(v, str) and v
+                    else numbered(v, n)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [numbered(v, n) for v in obj]
+    return obj
+
+
+_SUMMARY_KEYS = frozenset({"summary", "text"})  # pi/OpenClaw/native summary; ADK's part text; Claude's below
+# Claude Code's summary is the user message's string content; Codex's compacted message is `message`.
+
+
+def default_path(fmt: str, mb: float, seed: int = DEFAULT_SEED) -> str:
+    spec = SPECS[fmt]
+    return _p(OUT, f"{fmt}-{mb:g}mb-s{seed}-v{GENERATOR_VERSION}.{spec.ext}")
+
+
+def generate(fmt: str, mb: float, seed: int = DEFAULT_SEED, path: str | None = None) -> str:
+    spec = SPECS[fmt]
+    path = path or default_path(fmt, mb, seed)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp"
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    stream = records(spec, int(mb * MB), seed)
+    {"jsonl": _write_jsonl, "adk_json": _write_adk_json, "adk_sqlite": _write_adk_sqlite, "openclaw": _write_openclaw}[
+        spec.writer
+    ](tmp, stream, seed)
+    os.replace(tmp, path)
+    return path
+
+
+def _write_jsonl(path: str, stream: Iterator[bytes], seed: int) -> None:
+    with open(path, "wb") as f:
+        for line in stream:
+            f.write(line + b"\n")
+
+
+def _write_adk_json(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """ADK's session dump (Session.model_dump_json): one object, its events one per line."""
+    head = _read_json(_adk_json_paths()[0])
+    ev = b"{}"
+    with open(path, "wb") as f:
+        f.write(b'{"app_name":' + orjson.dumps(head["app_name"]) + b',"events":[\n')
+        for n, ev in enumerate(stream):
+            f.write((b",\n" if n else b"") + ev)
+        last = orjson.loads(ev).get("timestamp", START_MS / 1000)
+        f.write(b"\n],\"id\":\"bench-session-" + str(seed).encode() + b'","last_update_time":' + orjson.dumps(last)
+                + b',"state":{},"user_id":' + orjson.dumps(head["user_id"]) + b"}\n")
+
+
+def _adk_json_paths() -> list[str]:
+    """The corpus's session dumps (`NAME.json`; not INDEX.json, the oracles or the request logs)."""
+    names = os.listdir(ADK_DIR) if os.path.isdir(ADK_DIR) else []
+    return sorted(_p(ADK_DIR, f) for f in names if f.endswith(".json") and f.count(".") == 1 and f != "INDEX.json")
+
+
+def _write_adk_sqlite(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """ADK's DatabaseSessionService v1 schema, copied from a corpus database."""
+    src_path = sorted(_p(ADK_DIR, f) for f in os.listdir(ADK_DIR) if f.endswith(".v1.db"))[0]
+    src = sqlite3.connect(f"file:{src_path}?mode=ro", uri=True)
+    ddl = [r[0] for r in src.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")]
+    app, user, state, created = src.execute("SELECT app_name, user_id, state, create_time FROM sessions").fetchone()
+    meta = src.execute("SELECT key, value FROM adk_internal_metadata").fetchall()
+    src.close()
+    sid = f"bench-session-{seed}"
+    con = sqlite3.connect(path)
+    for sql in ddl:
+        con.execute(sql)
+    con.executemany("INSERT INTO adk_internal_metadata VALUES (?, ?)", meta)
+    con.execute("INSERT INTO app_states VALUES (?, '{}', ?)", (app, created))
+    con.execute("INSERT INTO user_states VALUES (?, ?, '{}', ?)", (app, user, created))
+    last = created
+    batch: list[tuple[Any, ...]] = []
+    for line in stream:
+        ev = orjson.loads(line)
+        ts = datetime.fromtimestamp(ev["timestamp"], UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        batch.append((ev["id"], app, user, sid, ev.get("invocation_id") or "", ts, line.decode()))
+        last = ts
+        if len(batch) >= 2000:
+            con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
+            batch.clear()
+    con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
+    con.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)", (app, user, sid, state, created, last))
+    con.commit()
+    con.close()
+
+
+def _octet_length(v: object) -> int | None:
+    if isinstance(v, str):
+        return len(v.encode())
+    return len(v) if isinstance(v, bytes) else None
+
+
+def _write_openclaw(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """Rows into a copy of the corpus store, its transcript tables emptied first."""
+    import zstandard
+
+    shutil.copyfile(OPENCLAW_DB, path)
+    con = sqlite3.connect(path)
+    # The store's triggers call octet_length() (SQLite 3.43); an older SQLite gets it from here.
+    con.create_function("octet_length", 1, _octet_length, deterministic=True)
+    sid = con.execute("SELECT DISTINCT session_id FROM transcript_events").fetchone()[0]
+    # OpenClaw requires navigation_json on a zstd row; the corpus's first one stands for all (not read here).
+    nav = con.execute("SELECT navigation_json FROM transcript_events WHERE event_zstd IS NOT NULL LIMIT 1").fetchone()[0]
+    for table in ("transcript_events", "transcript_event_identities", "session_transcript_active_events"):
+        con.execute(f"DELETE FROM {table}")
+    cz = zstandard.ZstdCompressor()
+    seq = -1
+    leaf = None
+    batch: list[tuple[Any, ...]] = []
+    created = 0
+    for seq, line in enumerate(stream):
+        ev = orjson.loads(line)
+        leaf = ev.get("id", leaf)
+        created = int(datetime.fromisoformat(ev["timestamp"].replace("Z", "+00:00")).timestamp() * 1000)
+        if len(line) > OPENCLAW_ZSTD_ABOVE:
+            batch.append((sid, seq, None, created, cz.compress(line), len(line), nav))
+        else:
+            batch.append((sid, seq, line.decode(), created, None, len(line), None))
+        if len(batch) >= 2000:
+            con.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
+            batch.clear()
+    con.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
+    con.execute("UPDATE session_transcript_index_state SET indexed_seq=?, leaf_event_id=?, updated_at=? WHERE session_id=?",
+                (seq, leaf, created, sid))
+    con.commit()
+    con.execute("VACUUM")
+    con.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--format", default="all", help=f"one of {', '.join(SPECS)}, a comma list, or all")
+    ap.add_argument("--mb", type=float, default=DEFAULT_MB)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--out", help="output path (one format only)")
+    ns = ap.parse_args(argv)
+    fmts = list(SPECS) if ns.format == "all" else ns.format.split(",")
+    bad = [f for f in fmts if f not in SPECS]
+    if bad:
+        print(f"unknown format {', '.join(bad)}; formats: {', '.join(SPECS)}", file=sys.stderr)
+        return 2
+    for fmt in fmts:
+        path = generate(fmt, ns.mb, ns.seed, ns.out if len(fmts) == 1 else None)
+        print(f"{fmt}: {os.path.relpath(path)} ({os.path.getsize(path) / MB:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
