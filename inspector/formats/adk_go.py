@@ -69,7 +69,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats import adk, fields
+from inspector.formats import adk, fields, sqlite_files
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
@@ -121,13 +121,13 @@ def _sqlite_shape(path: str) -> tuple[set[str], set[str]] | None:
         with open(path, "rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 return None
-        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        con = sqlite_files.immutable(path)
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
         finally:
             con.close()
-    except (OSError, sqlite3.Error):
+    except (OSError, *sqlite_files.ERRORS):
         return None
     return tables, cols
 
@@ -657,20 +657,12 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
                 return load_json(head + f.read(), path, upto)
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.Error:
-        try:
-            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        except sqlite3.Error as e:
-            raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
-    try:
-        return _load_sqlite(con, path, selector, upto)
-    except sqlite3.DatabaseError as e:
-        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
-    finally:
-        con.close()
+    notes: list[Diagnostic] = []
+    # The shared read-only opener: a -wal's commits are read from a private copy, nothing changes.
+    with sqlite_files.read_only(path, path, notes) as con:
+        led = _load_sqlite(con, path, selector, upto)
+    led.diagnostics[:0] = notes
+    return led
 
 
 _JSON_COLUMNS = (

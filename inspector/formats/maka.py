@@ -80,7 +80,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats import fields
+from inspector.formats import fields, sqlite_files
 from inspector.formats.base import Format, Runtime
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
@@ -201,7 +201,8 @@ def _is_maka(con: sqlite3.Connection) -> bool:
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    """The file alone, without locks or a -shm (detection must change nothing beside it)."""
+    return sqlite_files.immutable(path)
 
 
 def looks_like_file(path: str) -> bool:
@@ -217,7 +218,7 @@ def looks_like_file(path: str) -> bool:
             return _is_maka(con)
         finally:
             con.close()
-    except (OSError, sqlite3.Error):
+    except (OSError, *sqlite_files.ERRORS):
         return False
 
 
@@ -507,17 +508,14 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
         with open(path, "rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not a maka runtime.sqlite")
-        con = _connect(path)
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
-    except sqlite3.Error as e:
-        raise LoadError(f"{path}: cannot open as SQLite ({e})") from None
-    try:
-        return _load(con, path, selector, upto)
-    except sqlite3.DatabaseError as e:
-        raise LoadError(f"{path}: SQLite database could not be read ({e})") from None
-    finally:
-        con.close()
+    notes: list[Diagnostic] = []
+    # The shared read-only opener: a -wal's commits are read from a private copy, nothing changes.
+    with sqlite_files.read_only(path, path, notes) as con:
+        led = _load(con, path, selector, upto)
+    led.diagnostics[:0] = notes
+    return led
 
 
 def _json_row(raw: Any, where: str, diags: list[Diagnostic], line: int) -> dict[str, Any] | None:
