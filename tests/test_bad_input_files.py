@@ -119,3 +119,19 @@ def test_a_truncated_adk_dump_says_so_at_its_end(tmp_path: Path) -> None:
         load(str(f))
     last = data[: len(data) // 2].count(b"\n") + 1
     assert f"line {last}, column" in str(e.value) and "truncated" in str(e.value) and "line 1 " not in str(e.value)
+
+
+@pytest.mark.parametrize("parts", [True, 3, "x", {"text": "y"}])
+def test_an_adk_dump_whose_parts_is_no_list_is_a_diagnostic(parts: object, tmp_path: Path) -> None:
+    """Found by the fuzzer: the dump's append order was worked out from `content.parts` before the
+    field guard, so a `parts` of another type past `--at` crashed."""
+    import orjson
+
+    doc = orjson.loads(_adk_dump())
+    doc["events"][-1]["content"]["parts"] = parts
+    f = tmp_path / "s.json"
+    f.write_bytes(orjson.dumps(doc))
+    led = load(str(f))
+    assert any("content.parts" in d.message for d in led.diagnostics)
+    exercise(led)
+    exercise(load(str(f), upto_line=1))  # --at 1: the later events are not field-checked

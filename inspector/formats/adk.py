@@ -595,9 +595,10 @@ def _v0_event(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
-    if not isinstance(content, dict):
-        return []
-    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+    """The parts of a content, read defensively: the dump's append order is worked out before the
+    field guard has looked at the events (a `parts` of another type has none)."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
 
 
 def _result_text(resp: Any) -> str:
