@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the pinned google-adk 2.13 (the peers' runtime) into ./.adk-venv for the differential tests
 # (tests/differential, tests/test_differential.py), the way ../shared/peers/adk/README.md says.
-# Idempotent; without the package index it says so (those tests then skip, printing why).
+# Idempotent; without the package index it says so (those tests then fail, naming the cause).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ADK_VERSION="2.13.0"
@@ -17,7 +17,7 @@ if [ "$have" != "$ADK_VERSION" ]; then
   cons=()
   if [ -f "$PEERS/constraints.txt" ]; then cons=(-c "$PEERS/constraints.txt"); fi
   if ! .adk-venv/bin/pip install -q "${pins[@]}" "${cons[@]}" >/dev/null 2>&1; then
-    echo "install_adk: pip could not install google-adk==$ADK_VERSION (no index?): the differential ADK tests will skip" >&2
+    echo "install_adk: pip could not install google-adk==$ADK_VERSION (no index?): the differential test against the real ADK will fail, naming this" >&2
     exit 0
   fi
 fi

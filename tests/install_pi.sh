@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Install the pinned pi coding agent (the peers' runtime) into ./.pi for the pi acceptance tests
 # (tests/test_pi_accepts.py), the way ../shared/peers/README.md says. Idempotent; without node it
-# says so and does nothing (those tests then skip, printing why).
+# says so and does nothing (those tests then fail, naming the cause).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PI_VERSION="0.73.1"
 PKG="@mariozechner/pi-coding-agent"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "install_pi: node/npm not found: the pi acceptance tests will be skipped"
+  echo "install_pi: node/npm not found: the pi acceptance tests will fail, naming this"
   exit 0
 fi
 have=""

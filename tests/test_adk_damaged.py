@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need_shared
+
 from inspector.formats import LoadError, load
 from tests.bad_input_seeds import SEEDS
 
@@ -22,9 +24,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "peers" / "adk" / "cor
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    src = CORPUS / "token_threshold.db"
-    if not src.exists():
-        pytest.skip(f"{src} is missing")
+    src = need_shared(CORPUS / "token_threshold.db")
     out = tmp_path / "session.db"
     shutil.copyfile(src, out)
     out.chmod(0o644)
@@ -166,9 +166,7 @@ def test_a_schema_python_cannot_decode_is_a_load_error(tmp_path: Path) -> None:
     and Python raised UnicodeDecodeError instead of a database error."""
     from tests.fuzz import mutations
 
-    src = CORPUS / "retention_zero.v1.db"
-    if not src.exists():
-        pytest.skip(f"{src} is missing")
+    src = need_shared(CORPUS / "retention_zero.v1.db")
     db = tmp_path / "retention_zero.v1.db"
     shutil.copyfile(src, db)
     db.chmod(0o644)

@@ -80,7 +80,7 @@ def _repaired(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, 
 def node() -> str:
     exe = shutil.which("node")
     if exe is None:
-        pytest.skip("node is not installed: pi's own context builder cannot run, so pi's acceptance is not checked")
+        pytest.fail("node is not installed: pi's own context builder cannot run, so pi's acceptance cannot be checked (install Node.js, then tests/install_pi.sh)", pytrace=False)
     if not CONTEXT_MJS.exists():
         pytest.fail(f"pi's context builder is missing: {CONTEXT_MJS} (the checkout expects ../shared next to it)")
     if not (PI_PKG / "package.json").exists():
