@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_shared
-
 from inspector.formats import LoadError, load
 from tests.bad_input_seeds import SEEDS
+from tests.conftest import need_shared
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "peers" / "adk" / "corpus"
 
