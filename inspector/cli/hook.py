@@ -49,7 +49,7 @@ import orjson
 
 from inspector.analysis import Finding, Report, analyze
 from inspector.cli import args as argtypes
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError, claude_code, load, pi
 
 # The findings the hook speaks about: history the model lost, tool pairs the request breaks, and a
 # request too large for the window.
@@ -207,7 +207,7 @@ def session_report(path: str, fmt: str, window: int | None, reserve: int | None)
 
 def check(event: HookEvent, window: int | None, reserve: int | None) -> str | None:
     """Analyse the event's transcript and answer it (HookInputError when it cannot be read)."""
-    return answer(event, session_report(event.transcript_path, "claude_code", window, reserve))
+    return answer(event, session_report(event.transcript_path, claude_code.NAME, window, reserve))
 
 
 # ------------------------------------------------------------------------------------------ pi
@@ -277,7 +277,7 @@ def pi_event(args: argparse.Namespace) -> PiEvent:
 
 
 def check_pi(event: PiEvent, window: int | None, reserve: int | None) -> str:
-    report = session_report(event.session_path, "pi", window, reserve) if pi_checked(event) else None
+    report = session_report(event.session_path, pi.NAME, window, reserve) if pi_checked(event) else None
     return orjson.dumps(pi_answer(event, report)).decode()
 
 
@@ -330,13 +330,25 @@ def pi_extension_path() -> str:
 
 def answer_for(runtime: str, args: argparse.Namespace, stdin: bytes | None) -> str | None:
     """What the hook prints for this runtime (HookInputError when it cannot check)."""
-    if runtime == "pi":
-        return pi_extension_path() if args.extension_path else check_pi(pi_event(args), args.window, args.reserve)
+    return ANSWERS[runtime](args, stdin)
+
+
+def answer_pi(args: argparse.Namespace, _stdin: bytes | None) -> str | None:
+    """pi's extension passes the session and event as flags."""
+    return pi_extension_path() if args.extension_path else check_pi(pi_event(args), args.window, args.reserve)
+
+
+def answer_claude_code(args: argparse.Namespace, stdin: bytes | None) -> str | None:
+    """Claude Code writes its hook event as JSON on stdin."""
     given = [f"--{name.replace('_', '-')}" for name in ("event", "session", "reason", "extension_path") if getattr(args, name)]
     if given:
         raise HookInputError(f"{', '.join(given)} is for pi: Claude Code writes its event on stdin")
     event = parse_event(sys.stdin.buffer.read() if stdin is None else stdin)
     return check(event, args.window, args.reserve) if checked(event) else None
+
+
+# The hook's runtimes (the `runtime` argument), each answered its own way.
+ANSWERS = {"claude-code": answer_claude_code, "pi": answer_pi}
 
 
 def run(argv: Sequence[str], stdin: bytes | None = None) -> int:

@@ -98,7 +98,7 @@ def policy_from_args(
     name = args.policy
     if name == "recorded":
         return sim.recorded_policy(led, sess)  # type: ignore[arg-type]
-    if name == "pi":
+    if name == sim.PiPolicy.name:
         st = sess.settings
         # The window the repair plan and the app use (inspector.analysis.window), else pi's default.
         window = ledger_window(led, args.context_window or None)  # type: ignore[arg-type]

@@ -105,7 +105,7 @@ def policy_of(
 
     if name == "recorded":
         return sim.recorded_policy(led, sess)
-    if name == "pi":
+    if name == sim.PiPolicy.name:
         return sim.PiPolicy(
             v("context_window", 200_000), v("reserve_tokens", 16_384), v("keep_recent_tokens", 20_000)
         ), ""
@@ -339,7 +339,7 @@ def limit_lines(r: sim.Simulation, window: ContextWindow | None) -> list[tuple[s
         cw = window.tokens
     if cw:
         out.append((f"context window {cw:,}", cw, "white"))
-    if r.whatif.label == "pi" and pol.get("context_window") is not None:
+    if r.whatif.label == sim.PiPolicy.name and pol.get("context_window") is not None:
         t = pol["context_window"] - pol["reserve_tokens"]
         out.append((f"compaction threshold {t:,}", t, "yellow"))
     elif pol.get("token_threshold") is not None:
