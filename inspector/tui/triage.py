@@ -34,7 +34,7 @@ from inspector.analysis import analyze
 from inspector.formats import LoadError, load, registry
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
-from inspector.store.places import is_session_file
+from inspector.store.places import session_files
 from inspector.tui.model import SEVERITY_COLORS
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -165,43 +165,13 @@ def summarize_session(path: str, rel: str) -> SessionRow:
 def discover(
     paths: Iterable[str], cancelled: Callable[[], bool] = lambda: False
 ) -> tuple[str, list[str], list[str]]:
-    """(common base, session files, paths that do not exist). Directories are searched recursively
-    for every registered format's files (`*.jsonl`; SQLite stores and JSON dumps whose content is a
-    store's), leaving out what a format names as not sessions; files are taken as given, whatever
-    their name."""
-    files: list[str] = []
-    missing: list[str] = []
-    roots: list[str] = []
-    seen: set[str] = set()
-
-    def add(p: str) -> None:
-        real = os.path.realpath(p)
-        if real not in seen:
-            seen.add(real)
-            files.append(os.path.abspath(p))
-
-    for p in paths:
-        p = os.path.abspath(os.path.expanduser(p))
-        if os.path.isdir(p):
-            roots.append(p)
-            for dirpath, dirnames, filenames in os.walk(p):
-                if cancelled():
-                    return _base(roots), files, missing
-                dirnames.sort()
-                for name in sorted(filenames):
-                    # Stores (ADK's `.adk/session.db`, OpenClaw's agent store) are taken when their
-                    # content says so. Files a runtime names as not sessions (OpenClaw's
-                    # pre-compaction copies, trajectories) are left out.
-                    full = os.path.join(dirpath, name)
-                    if is_session_file(full, name):
-                        add(full)
-        elif os.path.exists(p):
-            roots.append(os.path.dirname(p))
-            add(p)
-        else:
-            roots.append(os.path.dirname(p))
-            missing.append(p)
-    return _base(roots), files, missing
+    """(common base, session files, paths that do not exist), by the walk `inspector scan` and
+    `watch` use (`store.places.session_files`): every registered format's files, what a format names
+    as not sessions left out, files given by name taken whatever their name."""
+    paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
+    found = list(session_files(paths, cancelled))
+    roots = [p if os.path.isdir(p) else os.path.dirname(p) for p in paths]
+    return _base(roots), [f.path for f in found if not f.missing], [f.path for f in found if f.missing]
 
 
 def _base(roots: list[str]) -> str:
