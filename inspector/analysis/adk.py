@@ -169,16 +169,33 @@ def _in_scope(rec: Record) -> bool:
 
 def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set[int]]:
     """The contents ADK sends on `agent`'s next model call, and the seqs it re-injected."""
-    recs = led.records
-    filt = [
+    filt = _sendable_events(led)
+    seq_list = _compacted_timeline(filt)
+    seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list)
+    rows = _rows_for_agent(seq_list, agent)
+    rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
+    ctx = _context_items(rows)
+    for i, it in enumerate(ctx):
+        it.index = i
+    return ctx, reinjected
+
+
+def _sendable_events(led: Ledger) -> list[Record]:
+    """The in-scope events ADK reads: messages that were sent, and checkpoints."""
+    return [
         r
-        for r in recs
+        for r in led.records
         if _in_scope(r)
         and (
             (r.kind == "message" and not r.never_sent)
             or (r.kind == "checkpoint" and r.checkpoint is not None)
         )
     ]
+
+
+def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
+    """(record, is_summary) in send order: each surviving summary at its range's end, and every
+    message no surviving range covers, by timestamp."""
     evs = []
     for i, r in enumerate(filt):
         d = (
@@ -201,11 +218,40 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
         if r.kind == "message" and not rules.in_ranges(float(r.timestamp or 0.0), cover):
             items.append((float(r.timestamp or 0.0), i, r, False))
     items.sort(key=lambda t: (t[0], t[1]))
-    seq_list: list[tuple[Record, bool]] = [(r, summ) for _, _, r, summ in items]
+    return [(r, summ) for _, _, r, summ in items]
 
-    # _recover_compacted_function_calls: a surviving response whose call was compacted away gets
-    # its call (and the call's other compacted responses) back, just before it.
+
+def _recover_compacted_function_calls(
+    filt: list[Record], seq_list: list[tuple[Record, bool]]
+) -> tuple[list[tuple[Record, bool]], set[int]]:
+    """`_recover_compacted_function_calls`: a surviving response whose call was compacted away gets
+    its call (and the call's other compacted responses) back, just before it. Also the seqs re-injected."""
     present = {r.seq for r, s in seq_list if not s}
+    owner, resp_by_call = _call_owners(filt)
+    reinjected: set[int] = set()
+    out: list[tuple[Record, bool]] = []
+    for r, summ in seq_list:
+        if not summ:
+            for rid in _responses(r):
+                call = owner.get((r.seq, rid))
+                if call is None or call.seq in present or call.seq in reinjected:
+                    continue
+                out.append((call, False))
+                reinjected.add(call.seq)
+                for sib in _calls(call):
+                    sr = resp_by_call.get((call.seq, sib))
+                    if sr is not None and sr.seq not in present and sr.seq not in reinjected:
+                        out.append((sr, False))
+                        reinjected.add(sr.seq)
+        out.append((r, summ))
+    return out, reinjected
+
+
+def _call_owners(
+    filt: list[Record],
+) -> tuple[dict[tuple[int, str], Record], dict[tuple[int, str], Record]]:
+    """Over every message: (response seq, call id) -> the latest earlier event making that call,
+    and (call seq, call id) -> the latest response to it."""
     latest_call: dict[str, Record] = {}
     owner: dict[tuple[int, str], Record] = {}
     resp_by_call: dict[tuple[int, str], Record] = {}
@@ -223,24 +269,12 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
             prev = resp_by_call.get(key)
             if prev is None or float(r.timestamp or 0) >= float(prev.timestamp or 0):
                 resp_by_call[key] = r
-    reinjected: set[int] = set()
-    out: list[tuple[Record, bool]] = []
-    for r, summ in seq_list:
-        if not summ:
-            for rid in _responses(r):
-                call = owner.get((r.seq, rid))
-                if call is None or call.seq in present or call.seq in reinjected:
-                    continue
-                out.append((call, False))
-                reinjected.add(call.seq)
-                for sib in _calls(call):
-                    sr = resp_by_call.get((call.seq, sib))
-                    if sr is not None and sr.seq not in present and sr.seq not in reinjected:
-                        out.append((sr, False))
-                        reinjected.add(sr.seq)
-        out.append((r, summ))
-    seq_list = out
+    return owner, resp_by_call
 
+
+def _rows_for_agent(seq_list: list[tuple[Record, bool]], agent: str | None) -> list[Row]:
+    """One row per event: other agents' events marked for conversion to context, responses kept
+    only to calls seen before them (`_drop_orphaned_function_responses`)."""
     # Whose calls are these (other agents' responses are presented as context too).
     call_author: dict[str, str] = {}
     for r, summ in seq_list:
@@ -256,8 +290,7 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
             return True
         return any(call_author.get(rid) not in (None, agent, "user") for rid in _responses(r))
 
-    # (record, summary?, converted?, kept call ids, kept response ids)
-    rows: list[tuple[Record, bool, bool, list[str], list[str]]] = []
+    rows: list[Row] = []
     seen_calls: set[str] = set()
     for r, summ in seq_list:
         conv = other(r, summ)
@@ -269,7 +302,12 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
             resps = kept
         seen_calls.update(calls)
         rows.append((r, summ, conv, calls, resps))
-    rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
+    return rows
+
+
+def _context_items(rows: list[Row]) -> list[ContextItem]:
+    """The request's contents from the rows (unindexed): calls without a response are dropped,
+    except long-running ones (`drop_orphaned_function_calls`)."""
     all_resps = {x for _, _, _, _, rs in rows for x in rs}
     long_running: set[str] = set()
     for r, summ, _conv, _, _ in rows:
@@ -296,9 +334,7 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
         elif role == "tool":
             it.tool_result_id = resps[0] if resps else None
         ctx.append(it)
-    for i, it in enumerate(ctx):
-        it.index = i
-    return ctx, reinjected
+    return ctx
 
 
 Row = tuple[Record, bool, bool, list[str], list[str]]  # record, summary?, converted?, calls, responses

@@ -399,127 +399,35 @@ class _Builder:
         rid = self._id(o, rl, seq, "checkpoint")
         what = f"checkpoint {quote(rid)}" if rid else "checkpoint"
         ts = self._ts(o, rl, seq, what)
-        inv = self.invalid
-
-        summary = o.get("summary")
-        if not isinstance(summary, str):
-            inv(
-                rl,
-                seq,
-                what,
-                "summary",
-                "is missing" if summary is None else f"is not a string ({_show(summary)})",
-            )
-            summary = ""
-
-        if "boundary" not in o:
-            inv(rl, seq, what, "boundary", "is missing (read as null: removes nothing)")
-        boundary = o.get("boundary")
-        if boundary is not None and not _is_id(boundary):
-            inv(rl, seq, what, "boundary", f"is neither a record id nor null ({_show(boundary)})")
-            boundary = None
-
-        represents: list[tuple[str, str]] | None = None
-        rep = o.get("represents")
-        if isinstance(rep, list):
-            represents = []
-            for i, pair in enumerate(rep):
-                if isinstance(pair, list) and len(pair) == 2 and _is_id(pair[0]) and _is_id(pair[1]):
-                    represents.append((pair[0], pair[1]))
-                else:
-                    inv(
-                        rl,
-                        seq,
-                        what,
-                        f"represents[{i}]",
-                        f"is not a [from_id, to_id] pair ({_show(pair)}); ignored",
-                    )
-        else:
-            inv(
-                rl,
-                seq,
-                what,
-                "represents",
-                "is missing" if rep is None else f"is not a list of ranges ({_show(rep)})",
-            )
-
-        retains: list[str] | None = None
-        ret = o.get("retains")
-        if isinstance(ret, list):
-            retains = []
-            for i, x in enumerate(ret):
-                if _is_id(x):
-                    retains.append(x)
-                else:
-                    inv(rl, seq, what, f"retains[{i}]", f"is not a record id ({_show(x)}); ignored")
-        else:
-            inv(
-                rl,
-                seq,
-                what,
-                "retains",
-                "is missing" if ret is None else f"is not a list of record ids ({_show(ret)})",
-            )
-
-        def one_of(value: Any, allowed: tuple[str, ...], field: str) -> str | None:
-            """A closed-vocabulary field: an unknown value is reported and kept when it is text."""
-            if value is not None and value not in allowed:
-                inv(rl, seq, what, field, f"is {_show(value)}, not one of {'/'.join(allowed)} or null")
-            return value if isinstance(value, str) else None
-
-        shape = one_of(o.get("retained_tail_shape"), TAIL_SHAPES, "retained_tail_shape")
-
-        tokens_before = o.get("tokens_before")
-        if tokens_before is not None and (not _is_int(tokens_before) or tokens_before < 0):
-            inv(
-                rl,
-                seq,
-                what,
-                "tokens_before",
-                f"is not a non-negative integer or null ({_show(tokens_before)})",
-            )
-            tokens_before = None
-
-        trigger = one_of(o.get("trigger"), TRIGGERS, "trigger")
-
+        summary = self._summary(o, rl, seq, what)
+        boundary = self._boundary(o, rl, seq, what)
+        represents = self._represents(o, rl, seq, what)
+        retains = self._retains(o, rl, seq, what)
+        shape = self._one_of(o.get("retained_tail_shape"), TAIL_SHAPES, rl, seq, what, "retained_tail_shape")
+        tokens_before = self._tokens_before(o, rl, seq, what)
+        trigger = self._one_of(o.get("trigger"), TRIGGERS, rl, seq, what, "trigger")
         details = o.get("details")
-        d: dict[str, Any] = {}
-        if isinstance(details, dict):
-            d = details
-        elif details is not None:
-            inv(rl, seq, what, "details", f"is not an object ({_show(details)})")
-
-        fr = one_of(d.get("failure_reason"), FAILURE_REASONS, "details.failure_reason")
+        d = self._details(details, rl, seq, what)
+        fr = self._one_of(d.get("failure_reason"), FAILURE_REASONS, rl, seq, what, "details.failure_reason")
         # `usage: null` (present) and usage absent both give None here; `details` keeps the difference.
         u = d.get("usage")
         usage = self.usage(u, rl, seq, what, "details.usage") if u is not None else None
-        flags: list[bool | None] = []
-        for k in ("truncated", "essential_complete"):
-            x = d.get(k)
-            if x is not None and not isinstance(x, bool):
-                inv(rl, seq, what, f"details.{k}", f"is not a boolean ({_show(x)})")
-                x = None
-            flags.append(x)
-        for k in ("requests", "budget_tokens"):
-            x = d.get(k)
-            if x is not None and (not _is_int(x) or x < 0):
-                inv(rl, seq, what, f"details.{k}", f"is not a non-negative integer ({_show(x)})")
-        budget = d.get("budget_tokens")
-
+        truncated, essential_complete = self._details_flags(d, rl, seq, what)
+        budget = self._details_budget(d, rl, seq, what)
         cp = Checkpoint(
             summary=summary,
             tokens_before=tokens_before,
             trigger=trigger,
             failure_reason=fr,
             usage=usage,
-            truncated=flags[0],
-            essential_complete=flags[1],
+            truncated=truncated,
+            essential_complete=essential_complete,
             retained_tail_shape=shape,
             details=details,
             explicit_boundary=boundary,
             explicit_represents=represents,
             explicit_retains=retains,
-            budget_tokens=budget if _is_int(budget) and budget >= 0 else None,
+            budget_tokens=budget,
         )
         rec = Record(
             seq,
@@ -535,6 +443,130 @@ class _Builder:
         )
         rec.extra = _extra(o, _CHECKPOINT_KEYS)
         return rec
+
+    def _summary(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str:
+        """The checkpoint's summary text; missing or not text reads as ""."""
+        summary = o.get("summary")
+        if isinstance(summary, str):
+            return summary
+        self.invalid(
+            rl,
+            seq,
+            what,
+            "summary",
+            "is missing" if summary is None else f"is not a string ({_show(summary)})",
+        )
+        return ""
+
+    def _boundary(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str | None:
+        """The explicit boundary id; missing or not an id reads as null (removes nothing)."""
+        if "boundary" not in o:
+            self.invalid(rl, seq, what, "boundary", "is missing (read as null: removes nothing)")
+        boundary = o.get("boundary")
+        if boundary is not None and not _is_id(boundary):
+            self.invalid(rl, seq, what, "boundary", f"is neither a record id nor null ({_show(boundary)})")
+            return None
+        return boundary
+
+    def _represents(
+        self, o: dict[str, Any], rl: RawLine, seq: int, what: str
+    ) -> list[tuple[str, str]] | None:
+        """The explicit [from_id, to_id] ranges; a bad pair is ignored, a non-list reads as None."""
+        rep = o.get("represents")
+        if not isinstance(rep, list):
+            self.invalid(
+                rl,
+                seq,
+                what,
+                "represents",
+                "is missing" if rep is None else f"is not a list of ranges ({_show(rep)})",
+            )
+            return None
+        represents: list[tuple[str, str]] = []
+        for i, pair in enumerate(rep):
+            if isinstance(pair, list) and len(pair) == 2 and _is_id(pair[0]) and _is_id(pair[1]):
+                represents.append((pair[0], pair[1]))
+            else:
+                self.invalid(
+                    rl,
+                    seq,
+                    what,
+                    f"represents[{i}]",
+                    f"is not a [from_id, to_id] pair ({_show(pair)}); ignored",
+                )
+        return represents
+
+    def _retains(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> list[str] | None:
+        """The explicit retained record ids; a bad id is ignored, a non-list reads as None."""
+        ret = o.get("retains")
+        if not isinstance(ret, list):
+            self.invalid(
+                rl,
+                seq,
+                what,
+                "retains",
+                "is missing" if ret is None else f"is not a list of record ids ({_show(ret)})",
+            )
+            return None
+        retains: list[str] = []
+        for i, x in enumerate(ret):
+            if _is_id(x):
+                retains.append(x)
+            else:
+                self.invalid(rl, seq, what, f"retains[{i}]", f"is not a record id ({_show(x)}); ignored")
+        return retains
+
+    def _one_of(
+        self, value: Any, allowed: tuple[str, ...], rl: RawLine, seq: int, what: str, field: str
+    ) -> str | None:
+        """A closed-vocabulary field: an unknown value is reported and kept when it is text."""
+        if value is not None and value not in allowed:
+            self.invalid(rl, seq, what, field, f"is {_show(value)}, not one of {'/'.join(allowed)} or null")
+        return value if isinstance(value, str) else None
+
+    def _tokens_before(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> int | None:
+        """The context size before compacting; anything but a non-negative integer reads as None."""
+        tokens_before = o.get("tokens_before")
+        if tokens_before is not None and (not _is_int(tokens_before) or tokens_before < 0):
+            self.invalid(
+                rl,
+                seq,
+                what,
+                "tokens_before",
+                f"is not a non-negative integer or null ({_show(tokens_before)})",
+            )
+            return None
+        return tokens_before
+
+    def _details(self, details: Any, rl: RawLine, seq: int, what: str) -> dict[str, Any]:
+        """The details object to read the optional fields from ({} when absent or not an object)."""
+        if isinstance(details, dict):
+            return details
+        if details is not None:
+            self.invalid(rl, seq, what, "details", f"is not an object ({_show(details)})")
+        return {}
+
+    def _details_flags(
+        self, d: dict[str, Any], rl: RawLine, seq: int, what: str
+    ) -> tuple[bool | None, bool | None]:
+        """details.truncated and details.essential_complete; a non-boolean reads as None."""
+        flags: list[bool | None] = []
+        for k in ("truncated", "essential_complete"):
+            x = d.get(k)
+            if x is not None and not isinstance(x, bool):
+                self.invalid(rl, seq, what, f"details.{k}", f"is not a boolean ({_show(x)})")
+                x = None
+            flags.append(x)
+        return flags[0], flags[1]
+
+    def _details_budget(self, d: dict[str, Any], rl: RawLine, seq: int, what: str) -> int | None:
+        """Checks details.requests and details.budget_tokens; the budget when it is valid."""
+        for k in ("requests", "budget_tokens"):
+            x = d.get(k)
+            if x is not None and (not _is_int(x) or x < 0):
+                self.invalid(rl, seq, what, f"details.{k}", f"is not a non-negative integer ({_show(x)})")
+        budget = d.get("budget_tokens")
+        return budget if _is_int(budget) and budget >= 0 else None
 
 
 # ---------------------------------------------------------------------------------------- load
