@@ -524,7 +524,7 @@ _Head = tuple[int, int, str, str | None, Any, int, int, str, str | None, str, tu
 def _line_head(raw: bytes, offset: int) -> _Head | None:
     """A message entry's index fields, decoded without materializing its content; None when the
     line needs the general path (another entry type, an odd message, not clean JSON, ...). The
-    loading process inlines the same steps in `_stream`."""
+    loading process inlines the same steps in `_read_own_lines`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
         e = _ENTRY_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or _valid_utf8(raw)) else None
@@ -617,195 +617,231 @@ def load_stream(
             helper.release()
 
 
+class _StreamState:
+    """What the steps of `_stream` share while they append one file's lines in order: the builder,
+    the position reached (byte offset, line number), the index kept on the way and what the
+    general path found (a recovered line, the header's version)."""
+
+    __slots__ = (
+        "b", "by_id", "id_count", "last", "limit", "line", "max_line", "offset", "prev_id",
+        "records", "recovered_any", "source", "upto_line", "v1",
+    )  # fmt: skip
+
+    def __init__(self, path: str, *, limit: int, upto_line: int | None) -> None:
+        self.source = _Source(path)
+        self.b = _Builder(path, self.source)
+        self.records = self.b.records
+        self.by_id: dict[str, int] = {}
+        self.b.by_id = self.by_id
+        self.limit = limit
+        self.upto_line = upto_line
+        self.max_line = upto_line if upto_line is not None else 1 << 62
+        self.offset = 0
+        self.line = 0
+        self.last: tuple[RawLine, bytes, int] | None = None  # a recovered line, and its line number
+        self.v1: bool | None = None  # None until the header is seen
+        self.id_count = 0
+        self.prev_id: str | None = None
+        self.recovered_any = False
+
+
 def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: parallel.Helper | None) -> tuple[Ledger, int]:
-    source = _Source(path)
-    b = _Builder(path, source)
-    records = b.records
-    pi_entries = b.pi_entries
-    append = records.append
-    append_entry = pi_entries.append
-    loads = orjson.loads
-    decode = _ENTRY_DECODER.decode
-    valid_utf8 = _valid_utf8
-    large = bounded.LARGE_LINE_BYTES  # a longer line takes the general path: `bounded` reads it
-    decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles = _HEAD_ROLES
-    stops = _STOP_MAP
-    add_obj = b.add_obj
-    new = record_from_fields
-    Rec = Record
-    offset = 0
-    line = 0
-    last: tuple[RawLine, bytes, int] | None = None  # a recovered line, and its line number
-    max_line = upto_line if upto_line is not None else 1 << 62
-    v1: bool | None = None
-    by_id: dict[str, int] = {}
-    b.by_id = by_id
-    id_count = 0
-    prev_id: str | None = None
-    recovered_any = False
-
-    def general(raw: bytes, n: int) -> None:
-        """Any line the fast paths do not take: parsed whole, recovered if need be."""
-        nonlocal last, recovered_any, v1, id_count, prev_id
-        try:
-            o = loads(raw) if n <= large else None
-        except orjson.JSONDecodeError:
-            o = None
-        if o is None:
-            rl = parse_line(raw, line, offset, False)
-            if rl is None:
-                return
-            if rl.diagnostic is not None or len(rl.objects) != 1:
-                if b.first_line is None:
-                    b.first_line = line
-                b.add_line(rl)
-                recovered_any = True
-                last = (rl, raw, line)
-                return
-            o = rl.objects[0]
-        if b.first_line is None:
-            b.first_line = line
-        if type(o) is not dict:
-            b.diagnostics.append(
-                Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
-            )
-            return
-        rec = add_obj(o, line, offset, n, True)
-        if rec is not None and rec.id is not None:
-            by_id[rec.id] = rec.seq
-            id_count += 1
-            prev_id = rec.id
-        if v1 is None and b.first_obj_seen:
-            # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
-            h = b.header
-            v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
-
-    stop = limit
-    if helper is not None:
-        step = helper.step(0)  # chunk 0: normally ours
-        if type(step) is int:
-            stop = step
-        else:
-            helper = None  # (cannot happen: the helper starts further on)
+    st = _StreamState(path, limit=limit, upto_line=upto_line)
+    helper, stop = _first_chunk_end(helper, limit=limit)
     fd = f.fileno() if helper is not None else -1
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
     try:
         while True:
-            # Lines read here: the whole file, or our chunks.
-            for raw in f:
-                line += 1
-                if line > max_line:
-                    break
-                n = len(raw)
-                if offset + n > limit:  # appended while we read: stop at the size we started with
-                    raw = raw[: limit - offset]
-                    n = len(raw)
-                    if not n:
-                        break
-                # The common case first: a message entry, decoded without materializing its
-                # content (`_line_head`, inlined: this loop runs once per line).
-                try:
-                    # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-                    e = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
-                except decode_errors:
-                    e = None
-                if e is not None and e.type == "message" and v1 is not None:
-                    m = e.message
-                    roles = head_roles.get(type(m))
-                    rid = e.id
-                    if roles is not None and rid is not None:
-                        role, llm_role = roles
-                        calls: tuple[str, ...] = ()
-                        result = None
-                        if llm_role == "assistant":
-                            c = m.content  # type: ignore[union-attr]
-                            if type(c) is list:
-                                calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
-                        elif llm_role == "tool":
-                            result = m.toolCallId  # type: ignore[union-attr]
-                        elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
-                            roles = None  # never sent: the general path
-                        if roles is not None:
-                            stop_reason = m.stopReason  # type: ignore[union-attr]
-                            if stop_reason is not None:  # (a list or an object is not a key)
-                                stop_reason = (type(stop_reason) is str and stops.get(stop_reason)) or normalize_stop_reason(stop_reason)
-                            pid = e.parentId
-                            if pid == prev_id:
-                                pid = prev_id  # share the parent's id string (the linear common case)
-                            seq = len(records)
-                            rec = new(
-                                Rec, seq, line, rid, pid, e.timestamp, offset, n, llm_role, stop_reason, role,
-                                calls, result, source,
-                            )  # fmt: skip
-                            append(rec)
-                            if v1:
-                                append_entry(rec)
-                            by_id[rid] = seq
-                            id_count += 1
-                            prev_id = rid
-                            offset += n
-                            if offset >= stop:
-                                break
-                            continue
-                general(raw, n)
-                offset += n
-                if offset >= stop:
-                    break
-            if helper is None or offset >= limit or line >= max_line:
+            _read_own_lines(st, f, stop=stop)  # the whole file, or our chunks
+            if helper is None or st.offset >= limit or st.line >= st.max_line:
                 break
-            # The next chunk: ours to read (back to the loop above), or decoded ahead: records
-            # (`_line_head`'s, numbered here) or the length of a line to read again for the
-            # general path.
-            while True:
-                step = helper.step(offset)
-                if step is None or type(step) is int:
-                    break
-                for rec in step:
-                    line += 1
-                    if type(rec) is int:
-                        general(os.pread(fd, rec, offset), rec)
-                        offset += rec
-                        continue
-                    n = rec.length
-                    if v1 is None:  # no header yet: this line takes the general path, as above
-                        general(os.pread(fd, n, offset), n)
-                        offset += n
-                        continue
-                    seq = len(records)
-                    rec.seq = seq
-                    rec.line = line
-                    rec._source = source
-                    if rec.parent_id == prev_id:
-                        rec.parent_id = prev_id  # share the parent's id string, as above
-                    append(rec)
-                    if v1:
-                        append_entry(rec)
-                    prev_id = rec.id
-                    by_id[prev_id] = seq  # type: ignore[index]
-                    id_count += 1
-                    offset += n
-                if offset >= limit:
-                    break
-            if offset >= limit:
+            step = _append_decoded_chunks(st, helper, fd=fd)
+            if st.offset >= limit:
                 break
             if step is None:
                 helper = None  # the helper failed: read the rest here
                 stop = limit
             else:
                 stop = step
-            f.seek(offset)
+            f.seek(st.offset)
     finally:
         if gc_was:
             gc.enable()
-    if last is not None and last[2] == line and upto_line is None:
-        mark_last_line_truncated(last[0], last[1])
-    # Records from recovered lines go through add_line and are not indexed here: full pass then.
-    b.id_count = id_count
-    if recovered_any:
+    return _finish_stream(st), st.offset
+
+
+def _first_chunk_end(helper: parallel.Helper | None, *, limit: int) -> tuple[parallel.Helper | None, int]:
+    """The helper still in use and where the first lines we read ourselves end: chunk 0, normally
+    ours, or the whole file without a helper."""
+    if helper is None:
+        return None, limit
+    step = helper.step(0)
+    if type(step) is int:
+        return helper, step
+    return None, limit  # (cannot happen: the helper starts further on)
+
+
+def _general_line(st: _StreamState, raw: bytes, n: int) -> None:
+    """Any line the fast paths do not take (at `st.line`, `st.offset`): parsed whole, recovered if
+    need be."""
+    b = st.b
+    line = st.line
+    try:
+        o = orjson.loads(raw) if n <= bounded.LARGE_LINE_BYTES else None  # a longer line: `bounded` reads it
+    except orjson.JSONDecodeError:
+        o = None
+    if o is None:
+        rl = parse_line(raw, line, st.offset, False)
+        if rl is None:
+            return
+        if rl.diagnostic is not None or len(rl.objects) != 1:
+            if b.first_line is None:
+                b.first_line = line
+            b.add_line(rl)
+            st.recovered_any = True
+            st.last = (rl, raw, line)
+            return
+        o = rl.objects[0]
+    if b.first_line is None:
+        b.first_line = line
+    if type(o) is not dict:
+        b.diagnostics.append(
+            Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
+        )
+        return
+    rec = b.add_obj(o, line, st.offset, n, True)
+    if rec is not None and rec.id is not None:
+        st.by_id[rec.id] = rec.seq
+        st.id_count += 1
+        st.prev_id = rec.id
+    if st.v1 is None and b.first_obj_seen:
+        # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
+        h = b.header
+        st.v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
+
+
+def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
+    """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
+    decoded without materializing its content (`_line_head`, inlined: this loop runs once per
+    line), any other line through `_general_line`. Positions live in locals here, in `st` around
+    each general line and at the end."""
+    records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
+    decode, valid_utf8, large = _ENTRY_DECODER.decode, _valid_utf8, bounded.LARGE_LINE_BYTES
+    decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
+    limit, max_line = st.limit, st.max_line
+    offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
+    for raw in f:
+        line += 1
+        if line > max_line:
+            break
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                break
+        try:
+            # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+            e = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
+        except decode_errors:
+            e = None
+        if e is not None and e.type == "message" and v1 is not None:
+            m = e.message
+            roles = head_roles.get(type(m))
+            rid = e.id
+            if roles is not None and rid is not None:
+                role, llm_role = roles
+                calls: tuple[str, ...] = ()
+                result = None
+                if llm_role == "assistant":
+                    c = m.content  # type: ignore[union-attr]
+                    if type(c) is list:
+                        calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
+                elif llm_role == "tool":
+                    result = m.toolCallId  # type: ignore[union-attr]
+                elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
+                    roles = None  # never sent: the general path
+                if roles is not None:
+                    stop_reason = m.stopReason  # type: ignore[union-attr]
+                    if stop_reason is not None:  # (a list or an object is not a key)
+                        stop_reason = (type(stop_reason) is str and stops.get(stop_reason)) or normalize_stop_reason(stop_reason)
+                    pid = e.parentId
+                    if pid == prev_id:
+                        pid = prev_id  # share the parent's id string (the linear common case)
+                    seq = len(records)
+                    rec = new(
+                        Rec, seq, line, rid, pid, e.timestamp, offset, n, llm_role, stop_reason, role,
+                        calls, result, source,
+                    )  # fmt: skip
+                    append(rec)
+                    if v1:
+                        append_entry(rec)
+                    by_id[rid] = seq
+                    id_count += 1
+                    prev_id = rid
+                    offset += n
+                    if offset >= stop:
+                        break
+                    continue
+        st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
+        _general_line(st, raw, n)
+        prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
+        offset += n
+        if offset >= stop:
+            break
+    st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
+
+
+def _append_decoded_chunks(st: _StreamState, helper: parallel.Helper, *, fd: int) -> int | list[Any] | None:
+    """Append the chunks the helper decoded ahead, in file order: records (`_line_head`'s,
+    numbered here) or the length of a line to read again for the general path. Returns the last
+    step: the end of the next chunk, ours to read; None if the helper failed; or records, when
+    they reached `st.limit`."""
+    records, append, append_entry, by_id, source = st.records, st.records.append, st.b.pi_entries.append, st.by_id, st.source
+    while True:
+        step = helper.step(st.offset)
+        if step is None or type(step) is int:
+            return step
+        offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
+        for rec in step:
+            line += 1
+            n = rec if type(rec) is int else rec.length
+            if type(rec) is int or v1 is None:  # no header yet: this line takes the general path too
+                st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
+                _general_line(st, os.pread(fd, n, offset), n)
+                prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
+                offset += n
+                continue
+            seq = len(records)
+            rec.seq = seq
+            rec.line = line
+            rec._source = source
+            if rec.parent_id == prev_id:
+                rec.parent_id = prev_id  # share the parent's id string, as in `_read_own_lines`
+            append(rec)
+            if v1:
+                append_entry(rec)
+            prev_id = rec.id
+            by_id[prev_id] = seq  # type: ignore[index]
+            id_count += 1
+            offset += n
+        st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
+        if offset >= st.limit:
+            return step
+
+
+def _finish_stream(st: _StreamState) -> Ledger:
+    """The ledger of the lines appended: a recovered last line marked truncated if the file ends
+    there; records from recovered lines went through add_line, not the index: a full pass then."""
+    b = st.b
+    if st.last is not None and st.last[2] == st.line and st.upto_line is None:
+        mark_last_line_truncated(st.last[0], st.last[1])
+    b.id_count = st.id_count
+    if st.recovered_any:
         b.by_id = None
-    return b.finish(), offset
+    return b.finish()
 
 
 def entry_record(o: dict[str, Any], seq: int, line: int, offset: int, length: int) -> Record:
