@@ -56,7 +56,7 @@ from inspector.compaction.prompts import (
     quoted_request,
 )
 from inspector.compaction.recovery import Recovery, plan_recovery
-from inspector.formats.base import template_incomplete
+from inspector.formats.base import Runtime, template_incomplete
 from inspector.ledger.model import Route, Usage
 
 STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
@@ -356,6 +356,51 @@ def placeholder_summary(tokens: int, tok: Tokenizer) -> str:
 # ---------------------------------------------------------------------------------------- plan
 
 
+@dataclass
+class _Draft:
+    """What every step of one plan shares: its inputs, the summary it builds on and its notes."""
+
+    report: Report
+    strategy: str
+    tok: Tokenizer
+    rb: ResolvedBudgets
+    ix: PathIndex
+    active: int | None
+    carry: Carry | None
+    simulate: bool
+    before: Outlook
+    notes: list[str]
+    lo: int = 0
+    use_carry: Carry | None = None
+    base: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rt(self) -> Runtime:
+        return self.report.runtime
+
+    @property
+    def last(self) -> CheckpointView | None:
+        return self.report.checkpoints[-1] if self.report.checkpoints else None
+
+    @property
+    def carried_text(self) -> str:
+        return self.use_carry.text if self.use_carry is not None else ""
+
+    @property
+    def carried_rep(self) -> list[Interval]:
+        return self.use_carry.represents if self.use_carry is not None else []
+
+    @property
+    def prev_files(self) -> tuple[list[str], list[str]]:
+        """Files are cumulative over checkpoints, as pi keeps them."""
+        return (self.carry.read_files, self.carry.modified_files) if self.carry is not None else ([], [])
+
+    @property
+    def current_first_raw(self) -> int:
+        last = self.last
+        return 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
+
+
 def plan(
     report: Report,
     strategy: str,
@@ -374,212 +419,223 @@ def plan(
     if ix.last_message() is None:
         raise PlanError("the active path holds no message: there is nothing to compact")
     active = active_user(ix)
-    carry = carried_summary(report, ix, active)
-    last = report.checkpoints[-1] if report.checkpoints else None
-    notes: list[str] = []
-    rt = report.runtime
-    contiguous = rt.contiguous_tail
-    before = Outlook.of(report)
+    d = _Draft(report=report, strategy=strategy, tok=tok, rb=rb, ix=ix, active=active,
+               carry=carried_summary(report, ix, active), simulate=simulate, before=Outlook.of(report), notes=[])
+    d.lo, d.use_carry = _range_start(d)
+    d.base = dict(
+        strategy=strategy, budgets=rb, report=report, index=ix, active=active,
+        carry=d.use_carry if strategy != "recover" else d.carry, route=route,
+        proven=proven_reply(ix, route), notes=d.notes, before=d.before,
+    )
+    if strategy == "recover":
+        return _recovery_plan(d, _recover_reason(report))
+    tail, cap = _retained_tail(d)
+    # The active request kept raw ahead of the tail (native) is never summarized.
+    summarize = [i for i in ix.messages_in(d.lo, tail.cut) if not ix.excluded[i] and i not in tail.keep]
+    read, modified = _files_for(d, d.lo, tail.cut) if summarize else d.prev_files
+    if not summarize:
+        return _plan_without_new_history(d, tail=tail, cap=cap, read=read, modified=modified)
+    return _summary_plan(d, tail=tail, cap=cap, summarize=summarize, read=read, modified=modified)
 
-    # Where the range starts, and which summary it builds on.
-    if strategy == "compact":
-        lo = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
+
+def _range_start(d: _Draft) -> tuple[int, Carry | None]:
+    """Where the range starts, and which summary it builds on."""
+    carry, ix = d.carry, d.ix
+    if d.strategy == "compact":
+        lo = d.current_first_raw
         use_carry = carry if carry is not None and carry.text else None
         if carry is not None and not carry.trusted:
-            notes.append(f"the latest checkpoint is not a sound base ({carry.why_not}); compact rolls it forward anyway: resummarize rebuilds from source")
-        holes_before = [i for i in ix.msg_pos[: _bisect(ix.msg_pos, lo)] if report.states[ix.path[i]] == HOLE]
+            d.notes.append(f"the latest checkpoint is not a sound base ({carry.why_not}); compact rolls it forward anyway: resummarize rebuilds from source")
+        holes_before = [i for i in ix.msg_pos[: _bisect(ix.msg_pos, lo)] if d.report.states[ix.path[i]] == HOLE]
         if holes_before:
-            notes.append(f"{len(holes_before)} messages before the previous boundary are holes; compact starts at that boundary and leaves them: resummarize fills them from source")
-    else:
-        use_carry = carry if carry is not None and carry.trusted else None
-        if carry is not None and not carry.trusted:
-            notes.append(f"the latest summary is not built on ({carry.why_not}): the range is summarized from source")
-        lo = _first_unrepresented(ix, use_carry.represents) if use_carry is not None else 0
-    carried_text = use_carry.text if use_carry is not None else ""
-    carried_rep = use_carry.represents if use_carry is not None else []
+            d.notes.append(f"{len(holes_before)} messages before the previous boundary are holes; compact starts at that boundary and leaves them: resummarize fills them from source")
+        return lo, use_carry
+    use_carry = carry if carry is not None and carry.trusted else None
+    if carry is not None and not carry.trusted:
+        d.notes.append(f"the latest summary is not built on ({carry.why_not}): the range is summarized from source")
+    return (_first_unrepresented(ix, use_carry.represents) if use_carry is not None else 0), use_carry
 
-    # Files: cumulative over checkpoints, as pi keeps them.
-    prev_read, prev_mod = (carry.read_files, carry.modified_files) if carry is not None else ([], [])
 
-    def files_for(lo_: int, hi_: int) -> tuple[list[str], list[str]]:
-        pos = ix.messages_in(lo_, hi_)
-        ix.load(pos)
-        msgs = [ix.rec(i).message for i in pos]
-        r, m = file_operations(x for x in msgs if x is not None)
-        return merge_file_lists(prev_read, prev_mod, r, m)
+def _files_for(d: _Draft, lo: int, hi: int) -> tuple[list[str], list[str]]:
+    """The files read and modified up to `hi`, merged into the carried lists."""
+    pos = d.ix.messages_in(lo, hi)
+    d.ix.load(pos)
+    msgs = [d.ix.rec(i).message for i in pos]
+    r, m = file_operations(x for x in msgs if x is not None)
+    return merge_file_lists(*d.prev_files, r, m)
 
-    tokens_before = report.context_tokens
-    current_first_raw = 0 if last is None else (last.cut if last.first_kept_found is not False else last.pos + 1)
 
-    def recovery(reason: str, chosen: bool = True) -> Recovery:
-        r, m = files_for(current_first_raw, ix.end) if rt.summary_format is not None else (prev_read, prev_mod)
-        rec = plan_recovery(
-            ix,
-            reason=reason,
-            carried_text=carried_text if strategy != "recover" else (carry.text if carry is not None else ""),
-            carried_represents=carried_rep if strategy != "recover" else (carry.represents if carry is not None and carry.text else []),
-            available=rb.available,
-            keep_recent=rb.keep_recent,
-            active=active,
-            tokens_before=tokens_before,
-            read_files=r,
-            modified_files=m,
-        )
-        if rec is None:
-            raise PlanError("no message on the active path can start a retained window")
-        if not chosen:  # a preview of the fallback: its notes would only repeat the plan's
-            return rec
-        if rec.over_budget:
-            notes.append("even the smallest safe window is larger than the budget leaves: the recovery keeps it anyway")
-        if rec.spec.quote_active is not None:
-            notes.append(f"the active request (line {ix.rec(rec.spec.quote_active).line}) does not fit {rt.name}'s contiguous window: it is quoted verbatim in the checkpoint")
-        return rec
-
-    def finish(p: RepairPlan) -> RepairPlan:
-        if simulate:
-            simulate_plan(p)
-        return p
-
-    base = dict(
-        strategy=strategy,
-        budgets=rb,
-        report=report,
-        index=ix,
-        active=active,
-        carry=use_carry if strategy != "recover" else carry,
-        route=route,
-        proven=proven_reply(ix, route),
-        notes=notes,
-        before=before,
+def _recovery(d: _Draft, reason: str, *, chosen: bool = True) -> Recovery:
+    """The deterministic recovery checkpoint; `chosen=False` previews it as the fallback."""
+    carry, recover = d.carry, d.strategy == "recover"
+    r, m = _files_for(d, d.current_first_raw, d.ix.end) if d.rt.summary_format is not None else d.prev_files
+    rec = plan_recovery(
+        d.ix,
+        reason=reason,
+        carried_text=d.carried_text if not recover else (carry.text if carry is not None else ""),
+        carried_represents=d.carried_rep if not recover else (carry.represents if carry is not None and carry.text else []),
+        available=d.rb.available,
+        keep_recent=d.rb.keep_recent,
+        active=d.active,
+        tokens_before=d.report.context_tokens,
+        read_files=r,
+        modified_files=m,
     )
+    if rec is None:
+        raise PlanError("no message on the active path can start a retained window")
+    if not chosen:  # a preview of the fallback: its notes would only repeat the plan's
+        return rec
+    if rec.over_budget:
+        d.notes.append("even the smallest safe window is larger than the budget leaves: the recovery keeps it anyway")
+    if rec.spec.quote_active is not None:
+        d.notes.append(f"the active request (line {d.ix.rec(rec.spec.quote_active).line}) does not fit {d.rt.name}'s contiguous window: it is quoted verbatim in the checkpoint")
+    return rec
 
-    if strategy == "recover":
-        reason = _recover_reason(report)
-        rec = recovery(reason)
-        return finish(
-            RepairPlan(action="recover", reason=reason, range=None, requests=[], target_tokens=0, max_output_tokens=0,
-                       installable_tokens=0, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
-        )
 
-    # The retained tail: recent messages within keep-recent and what the summary leaves.
+def _finish(d: _Draft, p: RepairPlan) -> RepairPlan:
+    if d.simulate:
+        simulate_plan(p)
+    return p
+
+
+def _recovery_plan(
+    d: _Draft,
+    reason: str,
+    *,
+    range_: tuple[int, int] | None = None,
+    requests: list[Chunk] | None = None,
+    target: int = 0,
+    max_output: int = 0,
+    installable: int = 0,
+) -> RepairPlan:
+    """The plan that installs the recovery checkpoint instead of a summary."""
+    rec = _recovery(d, reason)
+    return _finish(d, RepairPlan(
+        action="recover", reason=reason, range=range_, requests=requests or [], target_tokens=target,
+        max_output_tokens=max_output, installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary,
+        recovery=rec, **d.base))  # type: ignore[arg-type]
+
+
+def _retained_tail(d: _Draft) -> tuple[Tail, int]:
+    """The retained tail: recent messages within keep-recent and what the summary leaves."""
+    rb, ix = d.rb, d.ix
     target_max = min(SUMMARY_TARGET_MAX, rb.available // 2)
     cap = max(0, min(rb.keep_recent, rb.available - target_max))
-    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, active, contiguous_only=contiguous, floor=ix.tail_floor)
+    tail = choose_tail(ix, cap, rb.available - MIN_SUMMARY_TOKENS, d.active, contiguous_only=d.rt.contiguous_tail, floor=ix.tail_floor)
     if tail is None:
         raise PlanError("no message on the active path can start a retained tail (only tool results?)")
     if tail.over_cap:
-        notes.append(f"the retained tail ({tail.tokens:,} tokens) is larger than the {cap:,} it was allowed: the active turn is kept raw")
-    c = tail.cut
-    # The active request kept raw ahead of the tail (native) is never summarized.
-    summarize = [i for i in ix.messages_in(lo, c) if not ix.excluded[i] and i not in tail.keep]
-    read, modified = files_for(lo, c) if summarize else (prev_read, prev_mod)
+        d.notes.append(f"the retained tail ({tail.tokens:,} tokens) is larger than the {cap:,} it was allowed: the active turn is kept raw")
+    return tail, cap
 
-    # Moving the boundary back is a repair of its own only when the current checkpoint removed
-    # what must be raw: the active request, everything (a boundary not on the path), the call of a
-    # tool result it kept (an orphan; the new tail starts at a safe cut), holes, or what a summary that
-    # cannot be trusted stands for (resummarize: raw is better than a broken summary).
-    must_restore = last is not None and (
+
+def _boundary_must_move_back(d: _Draft, cut: int) -> bool:
+    """Moving the boundary back is a repair of its own only when the current checkpoint removed
+    what must be raw: the active request, everything (a boundary not on the path), the call of a
+    tool result it kept (an orphan; the new tail starts at a safe cut), holes, or what a summary that
+    cannot be trusted stands for (resummarize: raw is better than a broken summary)."""
+    last, active, carry = d.last, d.active, d.carry
+    return last is not None and (
         last.first_kept_found is False
-        or (active is not None and last.is_removed(active) and c <= active)
-        or before.orphans > 0
-        or before.holes > 0
-        or (strategy == "resummarize" and carry is not None and not carry.trusted)
+        or (active is not None and last.is_removed(active) and cut <= active)
+        or d.before.orphans > 0
+        or d.before.holes > 0
+        or (d.strategy == "resummarize" and carry is not None and not carry.trusted)
     )
-    if not summarize:
-        if must_restore and c < current_first_raw:
-            # Nothing new to summarize, but the boundary moves back (the active request, or a
-            # dangling boundary's lost tail, comes back raw): roll the summary forward unchanged.
-            text = carried_text or "No earlier history was removed from this conversation: every message follows verbatim."
-            # Not a failed summary (no failure_reason): a boundary move that made no request.
-            spec = tail_spec(ix, "carry", tail, carried_rep, None, cap, tokens_before, read, modified)
-            text = "\n\n".join(x for x in (text, rt.file_lists(read, modified)) if x)
-            return finish(
-                RepairPlan(action="carry", reason="no_new_history", range=(lo, max(lo, c)), requests=[], target_tokens=0,
-                           max_output_tokens=0, installable_tokens=0, checkpoint=spec, summary=text, recovery=None, **base)  # type: ignore[arg-type]
-            )
-        if report.context_tokens > rb.window - rb.reserve:
-            notes.append("nothing before the retained tail can be summarized and the next request is over budget")
-            rec = recovery("summary_budget")
-            return finish(
-                RepairPlan(action="recover", reason="summary_budget", range=None, requests=[], target_tokens=0, max_output_tokens=0,
-                           installable_tokens=0, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
-            )
-        notes.append("the retained tail already holds everything after the previous boundary: nothing to summarize")
-        return finish(
-            RepairPlan(action="noop", reason="no_new_history", range=None, requests=[], target_tokens=0, max_output_tokens=0,
-                       installable_tokens=0, checkpoint=None, summary=None, recovery=None, **base)  # type: ignore[arg-type]
-        )
 
-    # Output budget from the installable space (seed 004).
-    quote_text = ""
-    if tail.quote_active is not None:
-        m = ix.rec(tail.quote_active).message
-        quote_text = quoted_request(m.text() if m is not None else "", ix.rec(tail.quote_active).line)
-        notes.append(f"the active turn does not fit the window and {rt.name} keeps a contiguous tail: its request (line {ix.rec(tail.quote_active).line}) is quoted verbatim in the summary")
-    files_text = rt.file_lists(read, modified)
-    installable = rb.available - tail.tokens - tok.count(quote_text) - tok.count(files_text)
-    target = min(SUMMARY_TARGET_MAX, installable)
-    if target < MIN_SUMMARY_TOKENS:
-        notes.append(f"only {max(installable, 0):,} tokens are left for a summary after the retained tail")
-        rec = recovery("checkpoint_oversized")
-        return finish(
-            RepairPlan(action="recover", reason="checkpoint_oversized", range=None, requests=[], target_tokens=0, max_output_tokens=0,
-                       installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
-        )
-    max_output = target + int(target * OUTPUT_HEADROOM)
-    request = rb.window - max_output
-    if "request" not in rb.sources:
-        rb.sources["request"] = "window − output budget"
 
-    # A smaller summary leaves later requests more room for messages: when the range does not go
-    # into 16 requests at the full target, smaller targets are tried.
-    # A range far past 16 requests is not tokenized to find that out: its file bytes bound its
-    # tokens from below (a token is rarely more than 16 bytes of JSON).
-    at_least = sum(ix.rec(i).length for i in summarize) // 16
-    if at_least > MAX_REQUESTS * (rb.request if rb.request is not None else rb.window):
-        notes.append(f"the range holds at least ~{at_least:,} tokens, more than {MAX_REQUESTS} requests can carry")
-        rec = recovery("summary_budget")
-        return finish(
-            RepairPlan(action="recover", reason="summary_budget", range=(lo, c), requests=[], target_tokens=target,
-                       max_output_tokens=target + int(target * OUTPUT_HEADROOM), installable_tokens=installable,
-                       checkpoint=rec.spec, summary=rec.summary, recovery=rec, **base)  # type: ignore[arg-type]
-        )
-    # When nothing fits, the attempt with the fewest requests is what the plan shows.
+def _plan_without_new_history(d: _Draft, *, tail: Tail, cap: int, read: list[str], modified: list[str]) -> RepairPlan:
+    """Nothing before the retained tail is new: move the boundary back, recover, or do nothing."""
+    c, lo = tail.cut, d.lo
+    if _boundary_must_move_back(d, c) and c < d.current_first_raw:
+        # Nothing new to summarize, but the boundary moves back (the active request, or a
+        # dangling boundary's lost tail, comes back raw): roll the summary forward unchanged.
+        text = d.carried_text or "No earlier history was removed from this conversation: every message follows verbatim."
+        # Not a failed summary (no failure_reason): a boundary move that made no request.
+        spec = tail_spec(d.ix, "carry", tail, d.carried_rep, None, cap, d.report.context_tokens, read, modified)
+        text = "\n\n".join(x for x in (text, d.rt.file_lists(read, modified)) if x)
+        return _finish(d, RepairPlan(
+            action="carry", reason="no_new_history", range=(lo, max(lo, c)), requests=[], target_tokens=0,
+            max_output_tokens=0, installable_tokens=0, checkpoint=spec, summary=text, recovery=None, **d.base))  # type: ignore[arg-type]
+    if d.report.context_tokens > d.rb.window - d.rb.reserve:
+        d.notes.append("nothing before the retained tail can be summarized and the next request is over budget")
+        return _recovery_plan(d, "summary_budget")
+    d.notes.append("the retained tail already holds everything after the previous boundary: nothing to summarize")
+    return _finish(d, RepairPlan(
+        action="noop", reason="no_new_history", range=None, requests=[], target_tokens=0, max_output_tokens=0,
+        installable_tokens=0, checkpoint=None, summary=None, recovery=None, **d.base))  # type: ignore[arg-type]
+
+
+def _quoted_active_text(d: _Draft, tail: Tail) -> str:
+    """The active request quoted verbatim in the summary when a contiguous tail cannot keep it."""
+    if tail.quote_active is None:
+        return ""
+    rec = d.ix.rec(tail.quote_active)
+    m = rec.message
+    d.notes.append(f"the active turn does not fit the window and {d.rt.name} keeps a contiguous tail: its request (line {rec.line}) is quoted verbatim in the summary")
+    return quoted_request(m.text() if m is not None else "", rec.line)
+
+
+def _fewest_chunks(
+    d: _Draft, *, tail: Tail, target: int, read: list[str], modified: list[str]
+) -> tuple[int, int, int, list[Chunk] | None]:
+    """A smaller summary leaves later requests more room for messages: when the range does not go
+    into 16 requests at the full target, smaller targets are tried. When nothing fits, the attempt
+    with the fewest requests is what the plan shows. Returns (target, max output, request, chunks)."""
+    rb = d.rb
     best: tuple[int, int, int, list[Chunk] | None] | None = None
     for t in _targets(target):
         mo = t + int(t * OUTPUT_HEADROOM)
         req = rb.request if rb.request is not None else rb.window - mo
-        got = chunk_range(ix, lo, c, carried_text, req, t, mo, read, modified, skip=set(tail.keep))
+        got = chunk_range(d.ix, d.lo, tail.cut, d.carried_text, req, t, mo, read, modified, skip=set(tail.keep))
         if best is None or (got is not None and (best[3] is None or len(got) < len(best[3]))):
             best = (t, mo, req, got)
         if got is not None and len(got) <= MAX_REQUESTS:
             best = (t, mo, req, got)
             break
     assert best is not None
-    target, max_output, request, chunks = best
-    rb.request = request
-    represents = merge([*carried_rep, *message_intervals(ix, lo, c, set(tail.keep))])
-    spec = tail_spec(ix, "summary", tail, represents, None, cap, tokens_before, read, modified)
+    return best
+
+
+def _summary_plan(
+    d: _Draft, *, tail: Tail, cap: int, summarize: list[int], read: list[str], modified: list[str]
+) -> RepairPlan:
+    """The summarizer requests for the range before the tail, or the recovery when they cannot fit."""
+    rb, ix, lo, c = d.rb, d.ix, d.lo, tail.cut
+    # Output budget from the installable space (seed 004).
+    quote_text = _quoted_active_text(d, tail)
+    files_text = d.rt.file_lists(read, modified)
+    installable = rb.available - tail.tokens - d.tok.count(quote_text) - d.tok.count(files_text)
+    target = min(SUMMARY_TARGET_MAX, installable)
+    if target < MIN_SUMMARY_TOKENS:
+        d.notes.append(f"only {max(installable, 0):,} tokens are left for a summary after the retained tail")
+        return _recovery_plan(d, "checkpoint_oversized", installable=installable)
+    if "request" not in rb.sources:
+        rb.sources["request"] = "window − output budget"
+    # A range far past 16 requests is not tokenized to find that out: its file bytes bound its
+    # tokens from below (a token is rarely more than 16 bytes of JSON).
+    at_least = sum(ix.rec(i).length for i in summarize) // 16
+    if at_least > MAX_REQUESTS * (rb.request if rb.request is not None else rb.window):
+        d.notes.append(f"the range holds at least ~{at_least:,} tokens, more than {MAX_REQUESTS} requests can carry")
+        return _recovery_plan(d, "summary_budget", range_=(lo, c), target=target,
+                              max_output=target + int(target * OUTPUT_HEADROOM), installable=installable)
+    target, max_output, rb.request, chunks = _fewest_chunks(d, tail=tail, target=target, read=read, modified=modified)
+    represents = merge([*d.carried_rep, *message_intervals(ix, lo, c, set(tail.keep))])
+    spec = tail_spec(ix, "summary", tail, represents, None, cap, d.report.context_tokens, read, modified)
     if chunks is None or len(chunks) > MAX_REQUESTS:
-        why = (
+        d.notes.append(
             f"the range needs {len(chunks)} requests, more than {MAX_REQUESTS}" if chunks
             else "no request can hold even one message next to the carried summary and the instructions"
         )
-        notes.append(why)
-        rec = recovery("summary_budget")
-        return finish(
-            RepairPlan(action="recover", reason="summary_budget", range=(lo, c), requests=chunks or [], target_tokens=target,
-                       max_output_tokens=max_output, installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary,
-                       recovery=rec, **base)  # type: ignore[arg-type]
-        )
+        return _recovery_plan(d, "summary_budget", range_=(lo, c), requests=chunks or [], target=target,
+                              max_output=max_output, installable=installable)
     clipped = sum(len(ch.clipped) for ch in chunks)
     if clipped:
-        notes.append(f"{clipped} message(s) larger than one request are clipped in the prompt (head and tail kept)")
-    return finish(
-        RepairPlan(action="summarize", reason=None, range=(lo, c), requests=chunks, target_tokens=target,
-                   max_output_tokens=max_output, installable_tokens=installable, checkpoint=spec, summary=None,
-                   recovery=recovery("summary_provider", chosen=False), **base)  # type: ignore[arg-type]
-    )
+        d.notes.append(f"{clipped} message(s) larger than one request are clipped in the prompt (head and tail kept)")
+    return _finish(d, RepairPlan(
+        action="summarize", reason=None, range=(lo, c), requests=chunks, target_tokens=target,
+        max_output_tokens=max_output, installable_tokens=installable, checkpoint=spec, summary=None,
+        recovery=_recovery(d, "summary_provider", chosen=False), **d.base))  # type: ignore[arg-type]
 
 
 def _targets(target: int) -> list[int]:
