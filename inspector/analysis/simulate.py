@@ -242,142 +242,14 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     fmt = registry.get(led.format)
     rt = fmt.runtime
     adk = fmt.simulator == "event_ranges"
-    ranks: list[int] = []
-    if adk:
-        # Replayed in append order (what the runtime held in memory when it compacted), which is
-        # not the reload order when timestamps tie (DatabaseSessionService orders ties by id).
-        hdr = led.header or {}
-        ranks = hdr.get("append_ranks") if isinstance(hdr.get("append_ranks"), list) else []
-        if len(ranks) != len(led.records):
-            ranks = list(range(len(led.records)))
-        path = sorted((r.seq for r in led.records), key=lambda s: (ranks[s], s))
-    else:
-        from inspector.analysis.engine import active_path
-
-        path, _ = active_path(led, rt)
+    path, ranks = _replay_order(led, rt=rt, adk=adk)
     records = led.records
     led.load_messages([s for s in path if records[s].kind == "message"])
     keep = [records[s] for s in path if records[s].kind == "message" or (adk and records[s].kind == "meta")]
-    texts = [message_text_for_tokens(r) for r in keep]
-    sizes = count(texts)
-    times = [_ts(r.timestamp) for r in keep]
-    use_ts = all(t is not None for t in times)
-    events: list[SimEvent] = []
-    inv_turn: dict[str, int] = {}
-    for pos, (r, n) in enumerate(zip(keep, sizes, strict=True)):
-        m = r.message
-        extra = (r.extra or {}) if adk else {}  # a lazily read record would read its line again
-        author = str(extra.get("author") or (r.role or ""))
-        role = r.role if m is not None else None
-        is_question = role == "user" and (not adk or author == "user") and not r.never_sent
-        if adk:
-            inv = str(r.run_id or f"#{pos}")
-            # Every `Runner.run_async` starts with the user's event: a question, or the answer to a
-            # long-running call, which resumes an earlier invocation (same invocation id). A run is
-            # a turn: its input is its live question, and post-invocation compaction follows it.
-            is_question = author == "user" and m is not None and not r.never_sent
-            if is_question or not inv_turn:
-                inv_turn[f"run-{len(inv_turn) + 1}"] = len(inv_turn) + 1
-            turn = len(inv_turn)
-        else:
-            if is_question or not inv_turn:
-                inv = f"turn-{len(inv_turn) + 1}"
-            else:
-                inv = f"turn-{len(inv_turn)}"
-            if inv not in inv_turn:
-                inv_turn[inv] = len(inv_turn) + 1
-            turn = inv_turn[inv]
-        calls = frozenset(b.call_id for b in (m.blocks if m else []) if b.type == "tool_call" and b.call_id)
-        results = frozenset(
-            b.call_id for b in (m.blocks if m else []) if b.type == "tool_result" and b.call_id
-        )
-        lr = extra.get("long_running_tool_ids")
-        usage = m.usage if m is not None else None
-        out = usage.output if usage is not None else 0
-        tokens = out if role == "assistant" and out > 0 else n
-        sent = not r.never_sent and not (role == "assistant" and r.stop_reason in rt.drop_stop_reasons)
-        events.append(
-            SimEvent(
-                pos,
-                r.seq,
-                r.line,
-                (times[pos] or 0.0) if use_ts else float(pos),
-                inv,
-                turn,
-                author,
-                role,
-                tokens if sent else 0,
-                calls,
-                results,
-                frozenset(x for x in lr if isinstance(x, str)) if isinstance(lr, list) else frozenset(),
-                is_call=role == "assistant",
-                question=is_question,
-                sent=sent,
-                prompt=usage.prompt if usage is not None and usage.prompt > 0 else None,
-                output=out,
-                chars4=_pi_estimate(r),
-                failed=adk and m is None and bool(extra.get("error_code")),
-                # (another runtime's session replayed under ADK's policy: its text size)
-                chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
-            )
-        )
-    by_seq = {e.seq: e for e in events}
-    recorded: list[Any] = []
-    summary_tokens: list[int] = []
-    cps = [records[s] for s in path if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
-    cp_sizes = count([r.checkpoint.summary if r.checkpoint else "" for r in cps])
-    after = 0
-    if adk:
-        by_id = {e_rec.id: e.pos for e_rec, e in zip(keep, events, strict=True) if e_rec.id is not None}
-        seq_of = {r.id: r.seq for r in records if r.id is not None}
-        for r, size in zip(cps, cp_sizes, strict=True):
-            d = r.checkpoint.details if r.checkpoint and isinstance(r.checkpoint.details, dict) else {}
-            start, end = d.get("start_timestamp"), d.get("end_timestamp")
-            if (
-                not isinstance(start, int | float)
-                or not isinstance(end, int | float)
-                or not r.checkpoint.summary
-            ):
-                continue
-            after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
-            inputs = [by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id]
-            rep = {by_id[i] for i in d.get("represents_ids", []) if i in by_id}
-            for lo_hi in d.get("represents") or []:
-                # [first id, last id] ranges over the session's events (reload order)
-                if isinstance(lo_hi, list) and len(lo_hi) == 2 and lo_hi[0] in seq_of and lo_hi[1] in seq_of:
-                    lo, hi = seq_of[lo_hi[0]], seq_of[lo_hi[1]]
-                    rep |= {e.pos for e in events if lo <= e.seq <= hi}
-            seed_id = d.get("seed_compaction_id")
-            extra = r.extra or {}
-            recorded.append(
-                _AdkComp(
-                    after,
-                    float(start),
-                    float(end),
-                    inputs,
-                    rep,
-                    size,
-                    "recorded",
-                    "recorded",
-                    seed=seed_id,
-                    seq=r.seq,
-                    chars=int(extra.get("content_chars") or 0),
-                )
-            )
-            summary_tokens.append(size)
-    else:
-        from inspector.analysis.engine import checkpoint_views
-
-        views = checkpoint_views(led, path, rt)
-        for v in views:
-            after = sum(1 for e in events if e.seq < v.seq)
-            retained = set(v.retains)
-            # The first replayed event the checkpoint keeps (retains or what came after it).
-            cut = next((e.pos for e in events if e.seq in retained or e.seq > v.seq), len(events))
-            rep = {by_seq[s].pos for s in v.represents if s in by_seq}
-            size = count([v.checkpoint.summary])[0] if v.checkpoint.summary else 0
-            recorded.append(_CutComp(after, cut, rep, size, "recorded", "recorded", seq=v.seq))
-            summary_tokens.append(size)
+    sizes = count([message_text_for_tokens(r) for r in keep])
+    events = _sim_events(keep, sizes, rt=rt, adk=adk)
+    recorded = _recorded_compactions(led, path, keep, events, ranks, count=count, rt=rt, adk=adk)
+    summary_tokens = [c.tokens for c in recorded]
     ratio = _calibrate(events, [c.after for c in recorded])
     if ratio != 1.0:
         summary_tokens = [round(x * ratio) for x in summary_tokens]
@@ -391,14 +263,215 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
         "reserve": led.settings.reserve,
         "keep_recent": led.settings.keep_recent,
     }
-    # Overhead: recorded prompt minus the recorded context's messages, typical over the calls.
+    sess.overhead = _typical_overhead(sess)
+    return sess
+
+
+def _replay_order(led: Ledger, *, rt: Any, adk: bool) -> tuple[list[int], list[int]]:
+    """The seqs the replay walks, in order, and (ADK) every record's append rank."""
+    if not adk:
+        from inspector.analysis.engine import active_path
+
+        path, _ = active_path(led, rt)
+        return path, []
+    # Replayed in append order (what the runtime held in memory when it compacted), which is
+    # not the reload order when timestamps tie (DatabaseSessionService orders ties by id).
+    hdr = led.header or {}
+    ranks = hdr.get("append_ranks") if isinstance(hdr.get("append_ranks"), list) else []
+    if len(ranks) != len(led.records):
+        ranks = list(range(len(led.records)))
+    return sorted((r.seq for r in led.records), key=lambda s: (ranks[s], s)), ranks
+
+
+def _sim_events(keep: list[Record], sizes: list[int], *, rt: Any, adk: bool) -> list[SimEvent]:
+    """The replayed events, each assigned its invocation and turn."""
+    times = [_ts(r.timestamp) for r in keep]
+    use_ts = all(t is not None for t in times)
+    events: list[SimEvent] = []
+    inv_turn: dict[str, int] = {}
+    for pos, (r, n) in enumerate(zip(keep, sizes, strict=True)):
+        extra = (r.extra or {}) if adk else {}  # a lazily read record would read its line again
+        author = str(extra.get("author") or (r.role or ""))
+        question = _is_question(r, author=author, adk=adk)
+        inv, turn = _turn_of(r, pos=pos, question=question, inv_turn=inv_turn, adk=adk)
+        ts = (times[pos] or 0.0) if use_ts else float(pos)
+        events.append(
+            _sim_event(
+                r,
+                n,
+                pos=pos,
+                ts=ts,
+                inv=inv,
+                turn=turn,
+                author=author,
+                question=question,
+                rt=rt,
+                extra=extra,
+                adk=adk,
+            )
+        )
+    return events
+
+
+def _is_question(r: Record, *, author: str, adk: bool) -> bool:
+    """A turn's live question: a user message that was sent (ADK: the user's event opening a run)."""
+    if adk:
+        return author == "user" and r.message is not None and not r.never_sent
+    return r.message is not None and r.role == "user" and not r.never_sent
+
+
+def _turn_of(r: Record, *, pos: int, question: bool, inv_turn: dict[str, int], adk: bool) -> tuple[str, int]:
+    """The event's invocation key and 1-based turn; a question opens a new turn (in `inv_turn`)."""
+    if adk:
+        # Every `Runner.run_async` starts with the user's event: a question, or the answer to a
+        # long-running call, which resumes an earlier invocation (same invocation id). A run is
+        # a turn: its input is its live question, and post-invocation compaction follows it.
+        if question or not inv_turn:
+            inv_turn[f"run-{len(inv_turn) + 1}"] = len(inv_turn) + 1
+        return str(r.run_id or f"#{pos}"), len(inv_turn)
+    if question or not inv_turn:
+        inv = f"turn-{len(inv_turn) + 1}"
+    else:
+        inv = f"turn-{len(inv_turn)}"
+    if inv not in inv_turn:
+        inv_turn[inv] = len(inv_turn) + 1
+    return inv, inv_turn[inv]
+
+
+def _sim_event(
+    r: Record,
+    n: int,
+    *,
+    pos: int,
+    ts: float,
+    inv: str,
+    turn: int,
+    author: str,
+    question: bool,
+    rt: Any,
+    extra: dict[str, Any],
+    adk: bool,
+) -> SimEvent:
+    """One record as the replay sees it: its size (`n`, or its recorded output), calls and usage."""
+    m = r.message
+    role = r.role if m is not None else None
+    blocks = m.blocks if m else []
+    calls = frozenset(b.call_id for b in blocks if b.type == "tool_call" and b.call_id)
+    results = frozenset(b.call_id for b in blocks if b.type == "tool_result" and b.call_id)
+    lr = extra.get("long_running_tool_ids")
+    usage = m.usage if m is not None else None
+    out = usage.output if usage is not None else 0
+    tokens = out if role == "assistant" and out > 0 else n
+    sent = not r.never_sent and not (role == "assistant" and r.stop_reason in rt.drop_stop_reasons)
+    return SimEvent(
+        pos,
+        r.seq,
+        r.line,
+        ts,
+        inv,
+        turn,
+        author,
+        role,
+        tokens if sent else 0,
+        calls,
+        results,
+        frozenset(x for x in lr if isinstance(x, str)) if isinstance(lr, list) else frozenset(),
+        is_call=role == "assistant",
+        question=question,
+        sent=sent,
+        prompt=usage.prompt if usage is not None and usage.prompt > 0 else None,
+        output=out,
+        chars4=_pi_estimate(r),
+        failed=adk and m is None and bool(extra.get("error_code")),
+        # (another runtime's session replayed under ADK's policy: its text size)
+        chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
+    )
+
+
+def _recorded_compactions(
+    led: Ledger,
+    path: list[int],
+    keep: list[Record],
+    events: list[SimEvent],
+    ranks: list[int],
+    *,
+    count: Callable[[list[str]], list[int]],
+    rt: Any,
+    adk: bool,
+) -> list[Any]:
+    """The session's own compactions, as _AdkComp (ADK) or _CutComp, in stream order."""
+    records = led.records
+    cps = [records[s] for s in path if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
+    cp_sizes = count([r.checkpoint.summary if r.checkpoint else "" for r in cps])
+    if adk:
+        return _recorded_adk(records, cps, cp_sizes, keep, events, ranks)
+    from inspector.analysis.engine import checkpoint_views
+
+    by_seq = {e.seq: e for e in events}
+    recorded: list[Any] = []
+    for v in checkpoint_views(led, path, rt):
+        after = sum(1 for e in events if e.seq < v.seq)
+        retained = set(v.retains)
+        # The first replayed event the checkpoint keeps (retains or what came after it).
+        cut = next((e.pos for e in events if e.seq in retained or e.seq > v.seq), len(events))
+        rep = {by_seq[s].pos for s in v.represents if s in by_seq}
+        size = count([v.checkpoint.summary])[0] if v.checkpoint.summary else 0
+        recorded.append(_CutComp(after, cut, rep, size, "recorded", "recorded", seq=v.seq))
+    return recorded
+
+
+def _recorded_adk(
+    records: list[Record],
+    cps: list[Record],
+    cp_sizes: list[int],
+    keep: list[Record],
+    events: list[SimEvent],
+    ranks: list[int],
+) -> list[Any]:
+    """ADK's recorded compactions: their timestamp ranges, summarizer inputs and what they represent."""
+    by_id = {e_rec.id: e.pos for e_rec, e in zip(keep, events, strict=True) if e_rec.id is not None}
+    seq_of = {r.id: r.seq for r in records if r.id is not None}
+    recorded: list[Any] = []
+    for r, size in zip(cps, cp_sizes, strict=True):
+        d = r.checkpoint.details if r.checkpoint and isinstance(r.checkpoint.details, dict) else {}
+        start, end = d.get("start_timestamp"), d.get("end_timestamp")
+        if not isinstance(start, int | float) or not isinstance(end, int | float) or not r.checkpoint.summary:
+            continue
+        after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
+        inputs = [by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id]
+        rep = {by_id[i] for i in d.get("represents_ids", []) if i in by_id}
+        for lo_hi in d.get("represents") or []:
+            # [first id, last id] ranges over the session's events (reload order)
+            if isinstance(lo_hi, list) and len(lo_hi) == 2 and lo_hi[0] in seq_of and lo_hi[1] in seq_of:
+                lo, hi = seq_of[lo_hi[0]], seq_of[lo_hi[1]]
+                rep |= {e.pos for e in events if lo <= e.seq <= hi}
+        extra = r.extra or {}
+        recorded.append(
+            _AdkComp(
+                after,
+                float(start),
+                float(end),
+                inputs,
+                rep,
+                size,
+                "recorded",
+                "recorded",
+                seed=d.get("seed_compaction_id"),
+                seq=r.seq,
+                chars=int(extra.get("content_chars") or 0),
+            )
+        )
+    return recorded
+
+
+def _typical_overhead(sess: Session) -> int:
+    """Recorded prompt minus the recorded context's messages, typical (median) over the calls."""
     diffs = []
-    for e in events:
+    for e in sess.events:
         if e.is_call and e.prompt is not None and sess.modelled(e.pos):
             ctx = _recorded_context(sess, e.pos)
             diffs.append(e.prompt - ctx.content_tokens)
-    sess.overhead = max(0, int(statistics.median(diffs))) if diffs else 0
-    return sess
+    return max(0, int(statistics.median(diffs))) if diffs else 0
 
 
 def _calibrate(events: list[SimEvent], compaction_points: list[int]) -> float:
@@ -1048,62 +1121,99 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
 
 def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     ev = sess.events
-    comps: list[_AdkComp] = []
-    points: list[CompactionPoint] = []
-    calls: list[CallPoint] = []
-    sim_prompt: dict[int, int] = {}
-    pricer = _Pricer(sess, lambda i: comps[i].tokens)
-    rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
-    # A simulated summary's serialized size: its tokens at the session's own characters per token.
-    sized = [e for e in ev if e.chars > 0 and e.tokens > 0]
-    chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
+    replay = _AdkReplay(sess, pol, size)
+    run_failed = False  # the current run of the invocation ended in a node failure
+    for e in ev:
+        if e.pos == 0 or ev[e.pos - 1].inv != e.inv:
+            run_failed = False
+        run_failed = run_failed or e.failed
+        if e.failed and pol.token:
+            replay.token_pass(e.pos, agent=e.author, when="pre_request")  # the failed call ran it first
+        if e.is_call:
+            if pol.token:
+                replay.token_pass(e.pos, agent=e.author, when="pre_request")
+            replay.model_call(e.pos)
+        if _ends_invocation(ev, e.pos) and not run_failed:
+            # A failed run raises out of `Runner.run_async` before its post-invocation compaction
+            # (google/adk/runners.py, `run_async`: `_run_post_invocation_compaction` follows the
+            # event loop; a node failure is an error event without content, `_node_runner.py`).
+            upto = e.pos + 1
+            fired = pol.token and replay.token_pass(upto, agent=None, when="post_invocation")
+            if not fired and pol.sliding:
+                replay.sliding_pass(upto)
+    end = replay.context(len(ev))
+    return Series(
+        pol.name, pol.params(), replay.calls, replay.points, next_holes=[ev[p].seq for p in end.holes]
+    )
 
-    # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
-    track = [_AdkTracker(ev, comps)]
 
-    def now(upto: int) -> _Context:
-        if upto < track[0].upto:
-            return _adk_context(ev, comps, upto)
-        return track[0].at(upto)
+class _AdkReplay:
+    """One ADK replay: the simulated compactions so far, the calls priced and the points taken."""
 
-    def skey(i: int) -> Any:
-        return comps[i].key()
+    def __init__(self, sess: Session, pol: AdkPolicy, size: SummarySize) -> None:
+        self.sess, self.pol, self.size = sess, pol, size
+        self.ev = sess.events
+        self.comps: list[_AdkComp] = []
+        self.points: list[CompactionPoint] = []
+        self.calls: list[CallPoint] = []
+        self.sim_prompt: dict[int, int] = {}
+        self.pricer = _Pricer(sess, lambda i: self.comps[i].tokens)
+        self.rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
+        # A simulated summary's serialized size: its tokens at the session's own characters per token.
+        sized = [e for e in self.ev if e.chars > 0 and e.tokens > 0]
+        self.chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
+        # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
+        self.tracker = _AdkTracker(self.ev, self.comps)
 
-    def rkey(i: int) -> Any:
-        return sess.recorded[i].key()
+    def context(self, upto: int) -> _Context:
+        if upto < self.tracker.upto:
+            return _adk_context(self.ev, self.comps, upto)
+        return self.tracker.at(upto)
 
-    def signal(upto: int, agent: str | None) -> int:
+    def summary_key(self, i: int) -> Any:
+        return self.comps[i].key()
+
+    def recorded_key(self, i: int) -> Any:
+        return self.sess.recorded[i].key()
+
+    def model_call(self, pos: int) -> None:
+        ctx = self.context(pos)
+        prompt = self.pricer.price(pos, ctx, self.summary_key, self.recorded_key)
+        self.sim_prompt[pos] = prompt
+        self.calls.append(_call_point(self.sess, pos, ctx, prompt, None))
+
+    def signal(self, upto: int, *, agent: str | None) -> int:
         # The latest prompt count recorded (by this agent) since the latest compaction, else an
         # estimate of the contents (ADK's chars/4 over the assembled contents).
-        since = comps[-1].after if comps else 0
+        since = self.comps[-1].after if self.comps else 0
         for p in range(upto - 1, since - 1, -1):
-            e = ev[p]
-            if e.is_call and p in sim_prompt and (agent is None or e.author == agent):
-                return sim_prompt[p]
-        return now(upto).content_tokens
+            e = self.ev[p]
+            if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
+                return self.sim_prompt[p]
+        return self.context(upto).content_tokens
 
-    def at(upto: int, ctx: _Context) -> int:
+    def prompt_at(self, upto: int, ctx: _Context) -> int:
         # Priced against the next call's recorded prompt: its recorded context minus what was
         # appended after `upto` (see _Pricer).
-        q = next((e.pos for e in ev[upto:] if e.is_call), None)
-        return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
+        q = next((e.pos for e in self.ev[upto:] if e.is_call), None)
+        if q is None:
+            return self.sess.overhead + ctx.content_tokens
+        return self.pricer.price(q, ctx, self.summary_key, self.recorded_key)
 
-    def add(c: _AdkComp, upto: int, turn: int) -> None:
-        before = now(upto)
-        p_before = at(upto, before)
-        comps.append(c)
-        track[0] = _AdkTracker(ev, comps)
-        after = now(upto)
-        p_after = at(upto, after)
-        seed_point = c.seed
-        points.append(
+    def add(self, c: _AdkComp, upto: int) -> None:
+        ev = self.ev
+        p_before = self.prompt_at(upto, self.context(upto))
+        self.comps.append(c)
+        self.tracker = _AdkTracker(ev, self.comps)
+        p_after = self.prompt_at(upto, self.context(upto))
+        self.points.append(
             CompactionPoint(
                 ev[upto - 1].seq if upto else None,
-                turn,
+                ev[upto - 1].turn,
                 c.trigger,
                 c.when,
                 [ev[p].seq for p in c.inputs],
-                seed_point,
+                c.seed,
                 sorted(ev[p].seq for p in range(upto) if c.start <= ev[p].ts <= c.end),
                 p_before,
                 p_after,
@@ -1111,41 +1221,48 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             )
         )
 
-    def make(inputs: list[SimEvent], seed: int | None, upto: int, trigger: str, when: str) -> _AdkComp:
+    def make(
+        self, inputs: list[SimEvent], *, seed: int | None, upto: int, trigger: str, when: str
+    ) -> _AdkComp:
+        comps, sess = self.comps, self.sess
         start = comps[seed].start if seed is not None else inputs[0].ts
         end = inputs[-1].ts
         rep = {e.pos for e in inputs} | (comps[seed].represents if seed is not None else set())
         summarized = sum(e.tokens for e in inputs) + (comps[seed].tokens if seed is not None else 0)
-        tokens = _summary_tokens(size, sess, summarized)
-        chars = round(tokens * chars_per_token)
-        if size.tokens is None and size.ratio is None and (start, end) in rec_by_key:
-            match = sess.recorded[rec_by_key[(start, end)]]
+        tokens = _summary_tokens(self.size, sess, summarized)
+        chars = round(tokens * self.chars_per_token)
+        if self.size.tokens is None and self.size.ratio is None and (start, end) in self.rec_by_key:
+            match = sess.recorded[self.rec_by_key[(start, end)]]
             tokens, chars = match.tokens, match.chars or chars
         return _AdkComp(
             upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars
         )
 
-    def worth(c: _AdkComp, upto: int) -> bool:
+    def worth(self, c: _AdkComp, upto: int) -> bool:
         # ADK's `_is_range_worth_compacting` (apps/compaction.py), in its own unit: what the range
         # would remove from `_process_compaction_events` (serialized content sizes), priced with an
         # empty summary, must exceed the latest surviving summary's size.
-        if not pol.progress_gate:
+        if not self.pol.progress_gate:
             return True
+        comps = self.comps
         weightless = _AdkComp(
             upto, c.start, c.end, c.inputs, c.represents, 0, "", "", chars=_EMPTY_SUMMARY_CHARS
         )
-        removable = _compacted_chars(ev, comps, upto) - _compacted_chars(ev, [*comps, weightless], upto)
+        removable = _compacted_chars(self.ev, comps, upto) - _compacted_chars(
+            self.ev, [*comps, weightless], upto
+        )
         alive = _surviving(comps)
         prev = comps[alive[-1]].chars if alive else 0
         return removable > prev
 
-    def token_pass(upto: int, agent: str | None, when: str) -> bool:
+    def token_pass(self, upto: int, *, agent: str | None, when: str) -> bool:
+        pol, ev = self.pol, self.ev
         assert pol.token_threshold is not None and pol.event_retention_size is not None
-        if signal(upto, agent) < pol.token_threshold:
+        if self.signal(upto, agent=agent) < pol.token_threshold:
             return False
-        alive = _surviving(comps)
+        alive = _surviving(self.comps)
         latest = alive[-1] if alive else None
-        last_end = comps[latest].end if latest is not None else 0.0
+        last_end = self.comps[latest].end if latest is not None else 0.0
         cands = [e for e in ev[:upto] if e.ts > last_end]
         if len(cands) <= pol.event_retention_size:
             return False
@@ -1156,16 +1273,13 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         chosen = _self_contained(chosen, ev[:upto])
         if not chosen:
             return False
-        c = make(chosen, latest, upto, "token_threshold", when)
-        if not worth(c, upto):
-            return False
-        add(c, upto, ev[upto - 1].turn)
-        return True
+        return self.compact(chosen, seed=latest, upto=upto, trigger="token_threshold", when=when)
 
-    def sliding_pass(upto: int) -> bool:
+    def sliding_pass(self, upto: int) -> bool:
+        pol = self.pol
         assert pol.compaction_interval is not None and pol.overlap_size is not None
-        present = ev[:upto]
-        last_end = comps[-1].end if comps else 0.0
+        present = self.ev[:upto]
+        last_end = self.comps[-1].end if self.comps else 0.0
         latest_ts: dict[str, float] = {}
         for e in present:
             latest_ts[e.inv] = max(latest_ts.get(e.inv, 0.0), e.ts)
@@ -1180,36 +1294,17 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         window = _self_contained(present[first : last + 1], present)
         if not window:
             return False
-        c = make(window, None, upto, "sliding_window", "post_invocation")
-        if not worth(c, upto):
-            return False
-        add(c, upto, ev[upto - 1].turn)
-        return True
+        return self.compact(window, seed=None, upto=upto, trigger="sliding_window", when="post_invocation")
 
-    run_failed = False  # the current run of the invocation ended in a node failure
-    for e in ev:
-        if e.pos == 0 or ev[e.pos - 1].inv != e.inv:
-            run_failed = False
-        run_failed = run_failed or e.failed
-        if e.failed and pol.token:
-            token_pass(e.pos, e.author, "pre_request")  # the model call that failed ran it first
-        if e.is_call:
-            if pol.token:
-                token_pass(e.pos, e.author, "pre_request")
-            ctx = now(e.pos)
-            prompt = pricer.price(e.pos, ctx, skey, rkey)
-            sim_prompt[e.pos] = prompt
-            calls.append(_call_point(sess, e.pos, ctx, prompt, None))
-        if _ends_invocation(ev, e.pos) and not run_failed:
-            # A failed run raises out of `Runner.run_async` before its post-invocation compaction
-            # (google/adk/runners.py, `run_async`: `_run_post_invocation_compaction` follows the
-            # event loop; a node failure is an error event without content, `_node_runner.py`).
-            upto = e.pos + 1
-            fired = pol.token and token_pass(upto, None, "post_invocation")
-            if not fired and pol.sliding:
-                sliding_pass(upto)
-    end = now(len(ev))
-    return Series(pol.name, pol.params(), calls, points, next_holes=[ev[p].seq for p in end.holes])
+    def compact(
+        self, inputs: list[SimEvent], *, seed: int | None, upto: int, trigger: str, when: str
+    ) -> bool:
+        """Summarize `inputs` (folding in `seed`) when the range is worth compacting."""
+        c = self.make(inputs, seed=seed, upto=upto, trigger=trigger, when=when)
+        if not self.worth(c, upto):
+            return False
+        self.add(c, upto)
+        return True
 
 
 # ---------------------------------------------------------------------------------------- warnings
