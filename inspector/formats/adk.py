@@ -330,6 +330,18 @@ def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+    ev_cols, version = _store_schema(con, name)
+    diags: list[Diagnostic] = []
+    app, user, sid, upd = _choose_session(con, name, session_id, diags)
+    rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
+    objs, ranks, places = _row_events(rows, names, name, version, diags)
+    check_events(objs, name, diags, upto, places)
+    meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
+    return build(objs, ranks, name, meta, version, diags, upto, places)
+
+
+def _store_schema(con: sqlite3.Connection, name: str) -> tuple[dict[str, str], str]:
+    """The events table's columns and the storage version, or why this is not an adk-python store."""
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "events" not in tables or "sessions" not in tables:
         raise LoadError(
@@ -349,10 +361,16 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         version = "v0"
     elif "event_data" not in ev_cols:
         raise LoadError(f"{name}: an ADK-like database whose events table has neither event_data nor actions")
+    return ev_cols, version
+
+
+def _choose_session(
+    con: sqlite3.Connection, name: str, session_id: str | None, diags: list[Diagnostic]
+) -> tuple[Any, ...]:
+    """The session to read: the one named in the path, else the most recently updated."""
     sessions = con.execute("SELECT app_name, user_id, id, update_time FROM sessions").fetchall()
     if not sessions:
         raise LoadError(f"{name}: row 1: the database holds no session")
-    diags: list[Diagnostic] = []
     keyed = sorted(sessions, key=lambda s: (_row_float(s[3]) or 0.0, str(s[2])))
     if session_id is not None:
         pick = [s for s in sessions if s[2] == session_id]
@@ -377,12 +395,19 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
                 severity="info",
             )
         )
-    app, user, sid, upd = chosen
+    return tuple(chosen)
+
+
+def _session_rows(
+    con: sqlite3.Connection,
+    name: str,
+    version: str,
+    ev_cols: dict[str, str],
+    params: tuple[Any, Any, Any],
+    diags: list[Diagnostic],
+) -> tuple[list[Any], list[str]]:
+    """The session's event rows in the order ADK reads them, and the name of each selected column."""
     where = "app_name=? AND user_id=? AND session_id=?"
-    objs: list[dict[str, Any]] = []
-    ranks: list[int] = []
-    places: list[str] = []
-    params = (app, user, sid)
     if version == "v0":
         cols, names = "rowid, *", ["rowid", *ev_cols.keys()]
     else:
@@ -401,6 +426,16 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         name,
         diags,
     )
+    return rows, names
+
+
+def _row_events(
+    rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic]
+) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+    """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped."""
+    objs: list[dict[str, Any]] = []
+    ranks: list[int] = []
+    places: list[str] = []
     for n, row in enumerate(rows, start=1):
         fields_of = dict(zip(names, row, strict=False))
         event_id = fields_of.get("id")
@@ -419,9 +454,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         objs.append(obj)
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
         places.append(f"event {len(objs)} ({place})")
-    check_events(objs, name, diags, upto, places)
-    meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    return build(objs, ranks, name, meta, version, diags, upto, places)
+    return objs, ranks, places
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
@@ -691,6 +724,33 @@ def build(
     """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
+    _flag_bad_timestamps(objs, name, places, diags)
+    events = rules.make_events(objs, ranks)
+    facts = rules.analyze_compactions(events)
+    by_index = {e.index: e.id for e in events}
+    records: list[Record] = []
+    for e in events:
+        extra = _record_extra(e.obj, e.summary_content)
+        if e.index in facts:
+            records.append(_checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags))
+        else:
+            records.append(_event_record(e, extra))
+    led = Ledger(
+        path=name,
+        format=NAME,
+        session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
+        header=_ledger_header(meta, version, ranks, events),
+        records=records,
+        diagnostics=diags,
+        version=1 if version == "v1" else 0 if version == "v0" else None,
+    )
+    led.leaf_seq = len(records) - 1 if records else None
+    return led
+
+
+def _flag_bad_timestamps(
+    objs: list[dict[str, Any]], name: str, places: list[str], diags: list[Diagnostic]
+) -> None:
     for i, o in enumerate(objs):
         ts = o.get("timestamp")
         if isinstance(ts, bool) or not isinstance(ts, int | float):
@@ -703,89 +763,82 @@ def build(
                     seqs=[i],
                 )
             )
-    events = rules.make_events(objs, ranks)
-    facts = rules.analyze_compactions(events)
-    by_index = {e.index: e.id for e in events}
-    records: list[Record] = []
-    for e in events:
-        o = e.obj
-        extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in (None, {}, [], "")}
-        for k in ("author", "branch", "invocation_id"):
-            if o.get(k) is not None:
-                extra[k] = o[k]
-        sized = e.summary_content if e.summary_content is not None else o.get("content")
-        if isinstance(sized, dict):
-            extra["content_chars"] = _serialized_chars(sized)
-        actions = o.get("actions")
-        if isinstance(actions, dict):
-            acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
-            if acts:
-                extra["actions"] = acts
-        line = e.index + 1
-        if e.index in facts:
-            f = facts[e.index]
-            usage = None
-            um = o.get("usage_metadata")
-            if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
-                usage = Usage(um.get("prompt_token_count") or 0, um.get("candidates_token_count") or 0)
-            cp = Checkpoint(
-                summary=_summary_text(e.summary_content),
-                trigger="token_threshold" if f.seed is not None else None,
-                usage=usage,
-                details=f.details(by_index),
-            )
-            if not e.valid_compaction:
-                diags.append(
-                    Diagnostic(
-                        line,
-                        "invalid_compaction",
-                        f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
-                    )
-                )
-            records.append(
-                Record(
-                    e.index,
-                    line,
-                    "checkpoint",
-                    "compaction",
-                    e.id,
-                    None,
-                    e.ts,
-                    checkpoint=cp,
-                    run_id=e.invocation_id,
-                    extra=extra,
-                )
-            )
-            continue
-        m = event_message(o)
-        kind = "message" if m is not None else "meta"
-        records.append(
-            Record(
-                e.index, line, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
+
+
+def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
+    """The event's fields the record does not model, kept for display."""
+    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in (None, {}, [], "")}
+    for k in ("author", "branch", "invocation_id"):
+        if o.get(k) is not None:
+            extra[k] = o[k]
+    sized = summary_content if summary_content is not None else o.get("content")
+    if isinstance(sized, dict):
+        extra["content_chars"] = _serialized_chars(sized)
+    actions = o.get("actions")
+    if isinstance(actions, dict):
+        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
+        if acts:
+            extra["actions"] = acts
+    return extra
+
+
+def _checkpoint_record(
+    e: rules.Ev,
+    fact: rules.CompactionFacts,
+    by_index: dict[int, Any],
+    extra: dict[str, Any],
+    name: str,
+    places: list[str],
+    diags: list[Diagnostic],
+) -> Record:
+    """A compaction event as a checkpoint; one ADK ignores is reported."""
+    o = e.obj
+    line = e.index + 1
+    usage = None
+    um = o.get("usage_metadata")
+    if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
+        usage = Usage(um.get("prompt_token_count") or 0, um.get("candidates_token_count") or 0)
+    cp = Checkpoint(
+        summary=_summary_text(e.summary_content),
+        trigger="token_threshold" if fact.seed is not None else None,
+        usage=usage,
+        details=fact.details(by_index),
+    )
+    if not e.valid_compaction:
+        diags.append(
+            Diagnostic(
+                line,
+                "invalid_compaction",
+                f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
             )
         )
-    header = {
+    return Record(
+        e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, extra=extra
+    )
+
+
+def _event_record(e: rules.Ev, extra: dict[str, Any]) -> Record:
+    m = event_message(e.obj)
+    kind = "message" if m is not None else "meta"
+    return Record(
+        e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
+    )
+
+
+def _ledger_header(
+    meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
+) -> dict[str, Any]:
+    agent, why = next_agent(events)
+    return {
         "app_name": meta.get("app_name"),
         "user_id": meta.get("user_id"),
         "session_id": meta.get("id"),
         "last_update_time": meta.get("last_update_time"),
         "storage": version,
         "append_ranks": ranks,
+        "next_agent": agent,
+        "next_agent_reason": why,
     }
-    agent, why = next_agent(events)
-    header["next_agent"] = agent
-    header["next_agent_reason"] = why
-    led = Ledger(
-        path=name,
-        format=NAME,
-        session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
-        header=header,
-        records=records,
-        diagnostics=diags,
-        version=1 if version == "v1" else 0 if version == "v0" else None,
-    )
-    led.leaf_seq = len(records) - 1 if records else None
-    return led
 
 
 def next_agent(events: list[rules.Ev]) -> tuple[str | None, str]:
