@@ -35,6 +35,7 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.formats import fields
@@ -254,127 +255,173 @@ def _group_key(o: dict[str, Any], m: dict[str, Any]) -> tuple[Any, ...] | None:
     return (o.get("isSidechain") is True, o.get("agentId"), mid)
 
 
-def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
-    """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
-    diags: list[Diagnostic] = []
-    records: list[Record] = []
-    objs: list[dict[str, Any]] = []  # per seq, the line's object
-    source = _Source(path, data)
+@dataclass(slots=True)
+class _Reading:
+    """What reading a transcript's lines in file order has gathered so far."""
+
+    source: _Source
+    diags: list[Diagnostic] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    objs: list[dict[str, Any]] = field(default_factory=list)  # per seq, the line's object
     session_id: str | None = None
     # assistant reply groups: key -> seqs in file order
-    groups: dict[tuple[Any, ...], list[int]] = {}
+    groups: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
     # The reply the newest assistant line belongs to (None after a user line): a line without
     # message.id chained onto it continues it.
     run_key: tuple[Any, ...] | None = None
     run_uuid: str | None = None
     run_seq: int | None = None
-    by_uuid: dict[str, int] = {}
+    by_uuid: dict[str, int] = field(default_factory=dict)
 
-    seq = 0
-    for rl in lines:
-        if rl.diagnostic is not None:
-            diags.append(rl.diagnostic)
-        for o in rl.objects:
-            if not isinstance(o, dict):
-                diags.append(
-                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
-                )
-                continue
-            wrong = fields.check_fields(o, fields.CLAUDE_CODE)
-            if wrong:
-                diags.extend(fields.line_diagnostics(rl.line, wrong))
-            t = o.get("type")
-            uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
-            pid = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) and o.get("parentUuid") else None
-            ts = o.get("timestamp")
-            if session_id is None and isinstance(o.get("sessionId"), str):
-                session_id = o["sessionId"]
-            m = o.get("message")
-            if t in ("user", "assistant"):
-                if not isinstance(m, dict):
-                    run_key = run_uuid = run_seq = None
-                    diags.append(
-                        Diagnostic(
-                            rl.line,
-                            "invalid_field",
-                            f"line {rl.line}: {t} line: field 'message' is {'missing' if m is None else 'not an object (' + _show(m) + ')'}; "
-                            "kept as a record no request carries",
-                            seqs=[seq],
-                        )
-                    )
-                    rec = Record(seq, rl.line, "unknown", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
-                else:
-                    rec = Record(
-                        seq, rl.line, "message", str(t), uuid, pid, ts, message=_message(o, m),
-                        extra=_extra(o, m), offset=rl.offset, length=rl.length,
-                    )
-                    if t == "assistant":
-                        key = _group_key(o, m)
-                        if key is None and run_key is not None and _continues(pid, run_uuid, records, by_uuid, run_seq):
-                            # No message.id (a transcript re-extracted by another tool): a line chained
-                            # straight onto the previous assistant line is the next block of that reply,
-                            # as Claude Code merges them into one API message when it builds the request.
-                            key = run_key
-                        if key is None:
-                            key = ("line", seq)
-                        groups.setdefault(key, []).append(seq)
-                        run_key, run_uuid, run_seq = key, uuid, seq
-                    else:
-                        run_key = run_uuid = run_seq = None
-            elif t == "system":
-                sub = o.get("subtype")
-                if sub == "compact_boundary":
-                    rec = _boundary(o, rl, seq, uuid, ts, diags)
-                else:
-                    rec = Record(
-                        seq, rl.line, "meta", f"system:{sub}" if isinstance(sub, str) else "system", uuid, pid, ts,
-                        extra=_extra(o, None), offset=rl.offset, length=rl.length,
-                    )
-            elif t in _BOOKKEEPING:
-                rec = Record(seq, rl.line, "meta", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
-            else:
-                # Unknown line type: kept whole and shown, never fatal.
-                rec = Record(
-                    seq, rl.line, "unknown", t if isinstance(t, str) else str(t), uuid, pid, ts,
-                    extra=_extra(o, None), offset=rl.offset, length=rl.length,
-                )
-            rec._source = source
-            if rl.runtime_skips:
-                # Claude Code parses each line whole and skips one that does not parse: what we
-                # recovered from it never reaches the model.
-                rec.runtime_visible = False
-            records.append(rec)
-            objs.append(o)
-            if uuid is not None:
-                by_uuid[uuid] = seq
-            if rl.diagnostic is not None:
-                rl.diagnostic.seqs.append(seq)
-            seq += 1
+    def end_run(self) -> None:
+        self.run_key = self.run_uuid = self.run_seq = None
 
-    led = Ledger(path=path, format=NAME, session_id=session_id, header=None, records=records, diagnostics=diags)
+
+def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
+    """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
+    st = _read_lines(lines, source=_Source(path, data))
+    records, objs, diags = st.records, st.objs, st.diags
+    led = Ledger(path=path, format=NAME, session_id=st.session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
-    for d in diags:
-        if d.problem == "glued_objects" and any(records[x].kind in ("message", "checkpoint") for x in d.seqs):
-            d.message += "; we recovered them, but Claude Code skips the whole line, so they never reach the model"
-            d.severity = "error"
-    if not any(looks_like(o) for o in objs):
-        # Forced with --format onto another producer's file: say so instead of looking healthy.
-        diags.append(
-            Diagnostic(
-                records[0].line,
-                "not_this_format",
-                f"line {records[0].line}: no line of this file is a Claude Code transcript line "
-                f"(the first has type {quote(objs[0].get('type'))}); every line was kept as an unknown record",
-                severity="error",
-            )
-        )
+    _escalate_glued_messages(records=records, diags=diags)
+    _report_not_this_format(records=records, objs=objs, diags=diags)
     _link_subagents(records, path)
-    merged = _merge_replies(records, groups)
+    merged = _merge_replies(records, st.groups)
     _attach_summaries(records, objs)
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
     return led
+
+
+def _read_lines(lines: list[RawLine], *, source: _Source) -> _Reading:
+    """One record per JSON object on the lines, in file order; a non-object is a diagnostic."""
+    st = _Reading(source)
+    for rl in lines:
+        if rl.diagnostic is not None:
+            st.diags.append(rl.diagnostic)
+        for o in rl.objects:
+            if not isinstance(o, dict):
+                st.diags.append(
+                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
+                )
+                continue
+            _read_object(o, rl=rl, st=st)
+    return st
+
+
+def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
+    """Check one line object's fields, map it to its record and index it."""
+    seq = len(st.records)
+    wrong = fields.check_fields(o, fields.CLAUDE_CODE)
+    if wrong:
+        st.diags.extend(fields.line_diagnostics(rl.line, wrong))
+    uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+    if st.session_id is None and isinstance(o.get("sessionId"), str):
+        st.session_id = o["sessionId"]
+    rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
+    rec._source = st.source
+    if rl.runtime_skips:
+        # Claude Code parses each line whole and skips one that does not parse: what we
+        # recovered from it never reaches the model.
+        rec.runtime_visible = False
+    st.records.append(rec)
+    st.objs.append(o)
+    if uuid is not None:
+        st.by_uuid[uuid] = seq
+    if rl.diagnostic is not None:
+        rl.diagnostic.seqs.append(seq)
+
+
+def _record_of(o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, st: _Reading) -> Record:
+    """The record a line's type makes: a message, a compact boundary, a meta or an unknown record."""
+    t = o.get("type")
+    pid = o.get("parentUuid") if isinstance(o.get("parentUuid"), str) and o.get("parentUuid") else None
+    ts = o.get("timestamp")
+    if t in ("user", "assistant"):
+        return _conversation_record(o, rl=rl, seq=seq, uuid=uuid, pid=pid, st=st)
+    if t == "system":
+        sub = o.get("subtype")
+        if sub == "compact_boundary":
+            return _boundary(o, rl, seq, uuid, ts, st.diags)
+        return Record(
+            seq, rl.line, "meta", f"system:{sub}" if isinstance(sub, str) else "system", uuid, pid, ts,
+            extra=_extra(o, None), offset=rl.offset, length=rl.length,
+        )
+    if t in _BOOKKEEPING:
+        return Record(seq, rl.line, "meta", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
+    # Unknown line type: kept whole and shown, never fatal.
+    return Record(
+        seq, rl.line, "unknown", t if isinstance(t, str) else str(t), uuid, pid, ts,
+        extra=_extra(o, None), offset=rl.offset, length=rl.length,
+    )
+
+
+def _conversation_record(
+    o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, pid: str | None, st: _Reading
+) -> Record:
+    """A user or assistant line: a message record, or (no message object) one no request carries."""
+    t = o.get("type")
+    ts = o.get("timestamp")
+    m = o.get("message")
+    if not isinstance(m, dict):
+        st.end_run()
+        st.diags.append(
+            Diagnostic(
+                rl.line,
+                "invalid_field",
+                f"line {rl.line}: {t} line: field 'message' is {'missing' if m is None else 'not an object (' + _show(m) + ')'}; "
+                "kept as a record no request carries",
+                seqs=[seq],
+            )
+        )
+        return Record(seq, rl.line, "unknown", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
+    rec = Record(
+        seq, rl.line, "message", str(t), uuid, pid, ts, message=_message(o, m),
+        extra=_extra(o, m), offset=rl.offset, length=rl.length,
+    )
+    if t == "assistant":
+        _join_reply(o, m, seq=seq, uuid=uuid, pid=pid, st=st)
+    else:
+        st.end_run()
+    return rec
+
+
+def _join_reply(o: dict[str, Any], m: dict[str, Any], *, seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
+    """Put an assistant line into the reply group it is a block of (by message.id, or by chaining)."""
+    key = _group_key(o, m)
+    if key is None and st.run_key is not None and _continues(pid, st.run_uuid, st.records, st.by_uuid, st.run_seq):
+        # No message.id (a transcript re-extracted by another tool): a line chained
+        # straight onto the previous assistant line is the next block of that reply,
+        # as Claude Code merges them into one API message when it builds the request.
+        key = st.run_key
+    if key is None:
+        key = ("line", seq)
+    st.groups.setdefault(key, []).append(seq)
+    st.run_key, st.run_uuid, st.run_seq = key, uuid, seq
+
+
+def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) -> None:
+    """Glued objects that hold a message or checkpoint: Claude Code skips the line, so it is an error."""
+    for d in diags:
+        if d.problem == "glued_objects" and any(records[x].kind in ("message", "checkpoint") for x in d.seqs):
+            d.message += "; we recovered them, but Claude Code skips the whole line, so they never reach the model"
+            d.severity = "error"
+
+
+def _report_not_this_format(*, records: list[Record], objs: list[dict[str, Any]], diags: list[Diagnostic]) -> None:
+    """Forced with --format onto another producer's file: say so instead of looking healthy."""
+    if any(looks_like(o) for o in objs):
+        return
+    diags.append(
+        Diagnostic(
+            records[0].line,
+            "not_this_format",
+            f"line {records[0].line}: no line of this file is a Claude Code transcript line "
+            f"(the first has type {quote(objs[0].get('type'))}); every line was kept as an unknown record",
+            severity="error",
+        )
+    )
 
 
 def _continues(pid: str | None, prev_uuid: str | None, records: list[Record], by_uuid: dict[str, int], prev_seq: int | None) -> bool:
