@@ -355,6 +355,15 @@ def test_zstd_rows_read_and_bad_rows_named_by_seq(tmp_path: Path) -> None:
     led = load(str(p))
     assert any(d.line == 3 and "event_zstd" in d.message for d in led.diagnostics)
     assert led.records  # the rest loads
+    # A seq that is no row position (found by the fuzzer: -1) names no line: the row is skipped and
+    # said so, never a record or a diagnostic on "line -1".
+    con = sqlite3.connect(p)
+    con.execute("UPDATE transcript_events SET seq=-1 WHERE seq=0")
+    con.commit()
+    con.close()
+    led = load(str(p))
+    assert all(r.line >= 0 for r in led.records) and all(d.line >= 0 for d in led.diagnostics)
+    assert any("seq -1 is not a row position" in d.message for d in led.diagnostics)
 
 
 def test_reset_keeps_only_messages_and_paired_results_from_first_kept(tmp_path: Path) -> None:

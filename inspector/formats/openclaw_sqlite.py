@@ -201,6 +201,9 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> t
     for seq, text, blob, size in rows:
         raw, problem = _row_bytes(seq, text, blob, size)
         place = f"{name}: row {quote(seq)} of transcript_events"
+        if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0):
+            # A record's line is its row's seq: a seq that is no row position names no line.
+            problem, raw = f"its seq {quote(seq)} is not a row position (a whole number from 0)", None
         obj: Any = None
         notes: list[str] = []
         if raw is not None:
@@ -236,7 +239,7 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> t
 
 def _line(seq: Any) -> int:
     """A row's `seq` as the line diagnostics name (it is the row's line in pi's terms)."""
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 else 0
 
 
 class _Rows(RecordSource):
