@@ -121,6 +121,23 @@ def test_a_truncated_adk_dump_says_so_at_its_end(tmp_path: Path) -> None:
     assert f"line {last}, column" in str(e.value) and "truncated" in str(e.value) and "line 1 " not in str(e.value)
 
 
+def test_a_large_truncated_adk_dump_names_its_last_line(tmp_path: Path) -> None:
+    """Found by the fuzzer: a dump over 4 MB is read bounded, and its decoder names no byte for a
+    truncation, so the message named no line."""
+    import orjson
+
+    doc = orjson.loads(_adk_dump())
+    doc["events"][-1]["content"]["parts"][0]["text"] = "lorem ipsum " * 500_000  # 6 MB
+    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    cut = data[: len(data) - 200]
+    f = tmp_path / "s.json"
+    f.write_bytes(cut)
+    with pytest.raises(LoadError) as e:
+        load(str(f))
+    last = cut.count(b"\n") + 1
+    assert f"line {last}, column" in str(e.value) and "truncated" in str(e.value), str(e.value)
+
+
 @pytest.mark.parametrize("parts", [True, 3, "x", {"text": "y"}])
 def test_an_adk_dump_whose_parts_is_no_list_is_a_diagnostic(parts: object, tmp_path: Path) -> None:
     """Found by the fuzzer: the dump's append order was worked out from `content.parts` before the

@@ -203,12 +203,14 @@ def _large_json_problem(data: bytes, why: str) -> str:
     except UnicodeDecodeError as u:
         return _utf8_problem(data, u)
     m = re.search(r"\(byte (\d+)\)", why)
-    if m is None:
-        return f"the JSON ends early, truncated ({why})" if "truncated" in why else f"not valid JSON ({why})"
-    at = int(m.group(1))
+    if m is None and "truncated" not in why:
+        return f"not valid JSON ({why})"
+    # msgspec names no byte for a truncation: the dump stops at its last byte.
+    at = int(m.group(1)) if m is not None else len(data.rstrip())
     line = data.count(b"\n", 0, at) + 1
     col = at - (data.rfind(b"\n", 0, at) + 1) + 1
-    return f"line {line}, column {col}: not valid JSON ({why})"
+    what = f"not valid JSON ({why})" if m is not None else f"the JSON ends early, truncated ({why})"
+    return f"line {line}, column {col}: {what}"
 
 
 def _cut_diagnostic(name: str, cut: Cut) -> Diagnostic:
