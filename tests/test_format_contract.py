@@ -90,10 +90,10 @@ def test_a_registered_format_is_offered_by_the_cli(toy: Format, tmp_path: Path, 
     assert orjson.loads(capsys.readouterr().out)["format"] == "toy"
     help_text = " ".join((build_parser().format_help() + _sub_help("analyze")).split())  # unwrapped
     assert "Toy chat log" in help_text and "~/.toy/logs" in help_text and "toy}" in help_text
-    # read only: no writer, so no plan or repair
+    # read only: no writer, so a repair is refused before anything runs (a plan writes nothing)
     assert "toy" not in registry.writable()
-    assert main(["plan", str(p), "--strategy", "compact"]) == 2
-    assert "not available for toy sessions" in capsys.readouterr().err
+    assert main(["repair", str(p), "--strategy", "compact", "--window", "8000", "--write"]) == 2
+    assert "toy sessions are read only" in capsys.readouterr().err
 
 
 def _sub_help(cmd: str) -> str:

@@ -316,13 +316,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("plan", "repair"):
         from inspector.cli import repair as repair_cli
-        if ledger.format not in registry.writable():  # read only for now (DESIGN §3 "later")
-            print(
-                f"inspector: {args.session}: {args.command} is not available for {ledger.format} sessions yet: "
-                f"this tool cannot write a checkpoint {ledger.format} would read (analyze and context work)",
-                file=sys.stderr,
-            )
-            return 2
         if args.command == "plan":
             return repair_cli.run_plan(args, report)
         return repair_cli.run_repair(args, report)

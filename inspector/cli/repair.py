@@ -109,7 +109,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
         from inspector.store.copy import write_copy
 
         try:
-            write_copy(report.ledger, res.entry, args.out)
+            write_copy(report.ledger, res.entry, args.out, res.lines)
         except WriteError as e:
             return _err(str(e))
         except OSError as e:
@@ -129,7 +129,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
 
         try:
             kind = res.checkpoint.kind if res.checkpoint is not None else "summary"
-            installed = install(report, res.entry, what=repair_what(p.strategy, kind), expect=expect)
+            installed = install(report, res.entry, lines=res.lines, what=repair_what(p.strategy, kind), expect=expect)
         except WriteError as e:
             return _err(str(e))
         except OSError as e:
@@ -328,8 +328,9 @@ def render_plan(p: RepairPlan) -> Group:
     if p.recovery is not None and p.action == "summarize":
         parts.append(Text(f"If the summary fails: recovery keeping {len(p.recovery.spec.retains)} recent messages "
                           f"({p.recovery.spec.tail_tokens:,} tokens).", style="dim"))
-    parts.append(_compare(p.before, p.after, "after (simulated)"))
-    parts.append(_findings(p.after, "Findings after"))
+    if p.after is not None or p.checkpoint is None:
+        parts.append(_compare(p.before, p.after, "after (simulated)"))
+        parts.append(_findings(p.after, "Findings after"))
     for n in p.notes:
         parts.append(Text(f"note: {n}", style="yellow"))
     return Group(*parts)

@@ -109,9 +109,9 @@ def build_entry(
     requests: int,
     truncated: bool,
     essential_complete: bool | None,
-) -> dict[str, Any]:
-    """The JSON object to append, for the ledger's format. `ix` is the PathIndex of the report
-    the spec was planned on."""
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the checkpoint entry, every line to append with it) for the ledger's format. `ix` is the
+    PathIndex of the report the spec was planned on."""
     led: Ledger = ix.report.ledger
     rt = ix.report.runtime
     if spec.keep and rt.contiguous_tail:
@@ -140,17 +140,29 @@ def build_entry(
         essential_complete=essential_complete,
         producer=PRODUCER,
     )
-    return writer_of(led).entry(draft)
+    return spell(led, draft)
+
+
+def spell(led: Ledger, draft: CheckpointDraft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the checkpoint entry, every line appended with it, in order) in the format's words."""
+    w = writer_of(led)
+    entry = w.entry(draft)
+    return entry, (w.lines(entry, draft, led) if w.lines is not None else [entry])
 
 
 def entry_line(entry: dict[str, Any]) -> bytes:
     return orjson.dumps(entry) + b"\n"
 
 
-def appended_bytes(original: bytes, entry: dict[str, Any]) -> bytes:
-    """What the session file becomes: its bytes, a newline if the last line lacks one, the entry."""
+def lines_bytes(lines: list[dict[str, Any]]) -> bytes:
+    return b"".join(entry_line(o) for o in lines)
+
+
+def appended_bytes(original: bytes, entry: dict[str, Any], lines: list[dict[str, Any]] | None = None) -> bytes:
+    """What the session file becomes: its bytes, a newline if the last line lacks one, the lines
+    written with the checkpoint (the entry alone by default)."""
     sep = b"" if not original or original.endswith(b"\n") else b"\n"
-    return original + sep + entry_line(entry)
+    return original + sep + lines_bytes(lines if lines is not None else [entry])
 
 
 def _next_line(led: Ledger) -> int:
@@ -161,20 +173,30 @@ def _next_line(led: Ledger) -> int:
 
 def entry_record(led: Ledger, entry: dict[str, Any]) -> Record:
     """The entry read back by the format's own mapping, as the record it will be once written."""
-    seq = len(led.records)
-    line = _next_line(led)
-    length = len(entry_line(entry))
-    return writer_of(led).read_back(entry, RawLine(line, led.size, length, [entry]), seq)
+    return appended_records(led, [entry])[0]
 
 
-def with_entry(led: Ledger, entry: dict[str, Any]) -> Ledger:
-    """An in-memory copy of the ledger with the entry appended (records are shared, not copied)."""
-    rec = entry_record(led, entry)
+def appended_records(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
+    """The lines read back by the format's own mapping, as the records they will be once written."""
+    w = writer_of(led)
+    seq, line, offset = len(led.records), _next_line(led), led.size
+    out: list[Record] = []
+    for o in lines:
+        length = len(entry_line(o))
+        out.append(w.read_back(o, RawLine(line, offset, length, [o]), seq))
+        seq, line, offset = seq + 1, line + 1, offset + length
+    return out
+
+
+def with_entry(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]] | None = None) -> Ledger:
+    """An in-memory copy of the ledger with the checkpoint's lines appended (records are shared,
+    not copied)."""
+    recs = appended_records(led, lines if lines is not None else [entry])
     return dataclasses.replace(
         led,
-        records=[*led.records, rec],
+        records=[*led.records, *recs],
         diagnostics=list(led.diagnostics),
         runs=dict(led.runs),
-        leaf_seq=rec.seq,
+        leaf_seq=recs[-1].seq,
         _by_id=None,
     )

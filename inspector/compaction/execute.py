@@ -82,6 +82,7 @@ class RepairResult:
     checkpoint: CheckpointSpec | None = None
     summary: str | None = None
     entry: dict[str, Any] | None = None
+    lines: list[dict[str, Any]] | None = None  # every line appended with the entry, in order
     calls: list[CallRecord] = field(default_factory=list)
     usage: Usage | None = None
     dropped: list[int] = field(default_factory=list)  # positions left out after a truncation
@@ -386,7 +387,7 @@ def _install(res: RepairResult, entry_id: str | None, timestamp: str | None, req
     plan = res.plan
     assert res.checkpoint is not None and res.summary is not None
     led = plan.report.ledger
-    res.entry = build_entry(
+    res.entry, res.lines = build_entry(
         plan.index,
         res.checkpoint,
         res.summary,
@@ -397,6 +398,6 @@ def _install(res: RepairResult, entry_id: str | None, timestamp: str | None, req
         truncated=res.truncated,
         essential_complete=res.essential_complete if res.checkpoint.kind == "summary" else None,
     )
-    after = analyze(with_entry(led, res.entry), window=plan.budgets.window, reserve=plan.budgets.reserve, tokenizer=plan.index.tok)
+    after = analyze(with_entry(led, res.entry, res.lines), window=plan.budgets.window, reserve=plan.budgets.reserve, tokenizer=plan.index.tok)
     res.after = Outlook.of(after)
     return res

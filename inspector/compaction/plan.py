@@ -56,6 +56,7 @@ from inspector.compaction.prompts import (
     quoted_request,
 )
 from inspector.compaction.recovery import Recovery, plan_recovery
+from inspector.formats import registry
 from inspector.formats.base import Runtime, template_incomplete
 from inspector.ledger.model import Route, Usage
 
@@ -215,6 +216,7 @@ class RepairPlan:
     before: Outlook
     after: Outlook | None = None
     entry: dict[str, Any] | None = None  # the record the simulation appended
+    lines: list[dict[str, Any]] | None = None  # every line appended with it (the entry among them)
 
     @property
     def tail(self) -> Tail | None:
@@ -747,6 +749,11 @@ def simulate_plan(p: RepairPlan) -> None:
     if p.checkpoint is None:
         p.after = p.before
         return
+    if registry.get(p.report.ledger.format).writer is None:
+        # No writer: no record this runtime reads can be spelled, so none is read back; the plan
+        # says what it would summarize and keep, not the coverage after.
+        p.notes.append(f"{p.report.ledger.format} sessions are read only for now: the coverage after is not shown")
+        return
     ix = p.index
     if p.summary is not None:
         text = p.summary
@@ -757,7 +764,7 @@ def simulate_plan(p: RepairPlan) -> None:
             text = quoted_request(m.text() if m is not None else "", ix.rec(p.checkpoint.quote_active).line) + "\n\n" + text
         files = p.report.runtime.file_lists(p.checkpoint.read_files, p.checkpoint.modified_files)
         text = "\n\n".join(x for x in (text, files) if x)
-    entry = build_entry(
+    entry, lines = build_entry(
         ix,
         p.checkpoint,
         text,
@@ -770,6 +777,6 @@ def simulate_plan(p: RepairPlan) -> None:
         truncated=False,
         essential_complete=True if p.checkpoint.kind == "summary" else None,
     )
-    p.entry = entry
-    led = with_entry(p.report.ledger, entry)
+    p.entry, p.lines = entry, lines
+    led = with_entry(p.report.ledger, entry, lines)
     p.after = Outlook.of(analyze(led, window=p.budgets.window, reserve=p.budgets.reserve, tokenizer=ix.tok))

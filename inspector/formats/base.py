@@ -152,6 +152,10 @@ class Writer:
     entry: Callable[[CheckpointDraft], dict[str, Any]]  # the JSON object to append
     # The entry read back by the format's own mapping: (entry, its line, seq) -> the record.
     read_back: Callable[[dict[str, Any], RawLine, int], Record]
+    # Where the checkpoint is more than one line (Claude Code's boundary and summary lines, Codex's
+    # `compacted` line and its event): (the entry, the draft, the session) -> every line appended,
+    # in order, the entry among them. None: the entry alone. Each is read back with `read_back`.
+    lines: Callable[[dict[str, Any], CheckpointDraft, Ledger], list[dict[str, Any]]] | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format

@@ -33,12 +33,12 @@ def read_unchanged(led: Ledger) -> bytes:
     return data
 
 
-def write_copy(led: Ledger, entry: dict[str, Any], out: str) -> int:
+def write_copy(led: Ledger, entry: dict[str, Any], out: str, lines: list[dict[str, Any]] | None = None) -> int:
     """Write the session plus `entry` to `out`; returns the bytes written. Never touches the
     session file. `out` must be a new path in an existing writable folder or a writable regular
     file (never a link, a folder or a device: inspector.store.files.check_destination)."""
     check_copy_target(led, out)
-    data = appended_bytes(read_unchanged(led), entry)
+    data = appended_bytes(read_unchanged(led), entry, lines)
     write_atomic(out, data, label="--out")
     return len(data)
 

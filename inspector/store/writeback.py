@@ -265,6 +265,7 @@ def install(
     report: Report,
     entry: dict[str, Any],
     *,
+    lines: list[dict[str, Any]] | None = None,
     what: str = "repair",
     expect: Callable[[Report], list[str]] | None = None,
     step: Step = _no_step,
@@ -281,7 +282,7 @@ def install(
         step("locked")
         before = read_all(fd)
         _check_unchanged(path, before, led.size, led.sha256, "analysed")
-        after = appended_bytes(before, entry)
+        after = appended_bytes(before, entry, lines)
         added = after[len(before) :]
         d = backup_dir(path)
         try:

@@ -28,7 +28,7 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK, plural
-from inspector.compaction.entries import WriteError, check_writable, entry_line, writer_of
+from inspector.compaction.entries import WriteError, check_writable, lines_bytes, writer_of
 from inspector.compaction.execute import STATUS_STYLE, RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
@@ -809,7 +809,7 @@ class RepairScreen(Screen[None]):
             size=led.size,
             record=writer_of(led).record_name,
             entry_id=self.result.entry.get("id"),
-            entry_bytes=len(entry_line(self.result.entry)),
+            entry_bytes=len(lines_bytes(self.result.lines or [self.result.entry])),
             backup_dir=str(backup_dir(path)),
             strategy=self.plan.strategy,
             status=self.result.status,
@@ -842,7 +842,7 @@ class RepairScreen(Screen[None]):
         assert res.entry is not None
         try:
             with self._lock:
-                done = install(self.report, res.entry, what=repair_what(res.plan.strategy, res.checkpoint.kind if res.checkpoint is not None else "summary", "the app"), expect=expect)
+                done = install(self.report, res.entry, lines=res.lines, what=repair_what(res.plan.strategy, res.checkpoint.kind if res.checkpoint is not None else "summary", "the app"), expect=expect)
                 done.report.ensure_tokens()
         except (WriteError, OSError) as e:
             self.post_message(self.Written(None, str(e)))
