@@ -10,6 +10,7 @@ compaction code that plans what to write.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -142,6 +143,34 @@ class CheckpointDraft:
 
 
 @dataclass(frozen=True, slots=True)
+class Row:
+    """One row a store writer inserts: the table and its column values."""
+
+    table: str
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreWriter:
+    """How a repair inserts a checkpoint into a database store (ADK, adk-go, OpenClaw): rows
+    inserted in one transaction, never an existing row updated or deleted (DESIGN §5). The shell
+    (`inspector.store`) opens, locks, backs up (SQLite's online backup), inserts, verifies, takes
+    back and undoes; the format says only what its schema needs.
+
+    - `refusal(con, ledger)`: why this store cannot take the rows (a schema version we do not
+      know, a missing table), or None;
+    - `rows(entry, draft, ledger, con)`: the rows to insert, in order (the entry's own row among
+      them); `con` is read inside the write transaction (e.g. for the next sequence number);
+    - `state(con, ledger)`: a digest of the session's rows; the store is unchanged since it was
+      analysed when it equals `ledger.store_state` (taken the same way at load).
+    """
+
+    refusal: Callable[[sqlite3.Connection, Ledger], str | None]
+    rows: Callable[[dict[str, Any], CheckpointDraft, Ledger, sqlite3.Connection], list[Row]]
+    state: Callable[[sqlite3.Connection, Ledger], str]
+
+
+@dataclass(frozen=True, slots=True)
 class Writer:
     """How a repair appends a checkpoint the runtime itself will read (DESIGN §3, write-back)."""
 
@@ -156,6 +185,8 @@ class Writer:
     # `compacted` line and its event): (the entry, the draft, the session) -> every line appended,
     # in order, the entry among them. None: the entry alone. Each is read back with `read_back`.
     lines: Callable[[dict[str, Any], CheckpointDraft, Ledger], list[dict[str, Any]]] | None = None
+    # A database store inserts rows instead of appending lines (see StoreWriter).
+    store: StoreWriter | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format
