@@ -479,3 +479,29 @@ def test_help_and_readme_list_every_key_of_the_session_view() -> None:
     table = HelpScreen(session_mod.SESSION_KEYS)._keys_table()
     described = {str(c) for col in table.columns for c in col.cells}
     assert all(desc in described for _k, _a, desc in session_mod.SESSION_KEYS)
+
+
+# ------------------------------------------------------------------------------------ issue 11.5: a huge field
+
+
+async def test_a_huge_id_is_cut_in_the_detail_pane_and_the_app_stays_usable(tmp_path: Path) -> None:
+    """A record whose id is 2 MB (the fuzzer's `huge_line` made one 14 MB, and laying it out froze
+    the app for minutes): the detail pane shows its first characters and says how many are left."""
+    from inspector.tui.detail import FIELD_CHARS, DetailPane
+
+    src = (SAMPLES / "native" / "live_question_summarized.jsonl").read_text().splitlines()
+    run = json.loads(src[1])
+    assert run["type"] == "run"
+    run["id"] = "x" * 2_000_000
+    path = tmp_path / "huge_id.jsonl"
+    path.write_text("\n".join([src[0], json.dumps(run), *src[2:]]) + "\n")
+    app = create_app([str(path)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _ready(app, pilot)
+        seq = next(r.seq for r in app.screen.report.ledger.records if r.line == 2)
+        app.screen.query_one(Timeline).go_to(seq)
+        pane = app.screen.query_one(DetailPane)
+        await _settle(pilot, lambda: pane.seq == seq, tries=500)
+        row = next(ln for ln in pane.plain.splitlines() if "xxxx" in ln)
+        assert len(row) < FIELD_CHARS + 60 and f"{2_000_000 - FIELD_CHARS:,} more characters" in pane.plain
+        await pilot.press("q")

@@ -85,6 +85,20 @@ def clip(text: str, limit: int = MAX_CHARS, max_lines: int = MAX_LINES) -> tuple
     return text[:cut], f"… {len(text) - cut:,} more characters{lines}"
 
 
+FIELD_CHARS = 400  # an id, a trigger, a route: a value of one grid row, never a screenful
+
+
+def field_text(value: object, style: str = "") -> Text:
+    """A field's value for one grid row, cut to FIELD_CHARS (a file may hold a 14 MB id: laying
+    out all of it would freeze the app; DESIGN §4)."""
+    text = str(value)
+    if len(text) <= FIELD_CHARS:
+        return Text(text, style=style)
+    out = Text(text[:FIELD_CHARS], style=style)
+    out.append(f" … {len(text) - FIELD_CHARS:,} more characters", style=f"italic {DIM}")
+    return out
+
+
 def _json_view(value: Any) -> list[RenderableType]:
     text, note = clip(json_text(value))
     out: list[RenderableType] = [
@@ -417,7 +431,7 @@ class DetailPane(VerticalScroll):
         g = _grid()
         g.add_row("state", self._state_with_context(report, rec))
         if rec.id:
-            g.add_row("id", Text(str(rec.id)))
+            g.add_row("id", field_text(rec.id))
         if rec.timestamp is not None:
             g.add_row("time", Text(iso_time(rec.timestamp)))
         if m.stop_reason or m.stop_reason_raw is not None:
@@ -431,7 +445,7 @@ class DetailPane(VerticalScroll):
         if m.role == "assistant" or m.usage is not None:
             g.add_row("usage", _usage_text(m.usage))
         if m.route is not None:
-            g.add_row("route", Text(m.route.label()))
+            g.add_row("route", field_text(m.route.label()))
         if m.never_sent:
             g.add_row("sent", Text("never sent by design", style=DIM))
         out: list[Part] = [self._static(head, classes="head"), self._static(g)]
@@ -543,11 +557,11 @@ class DetailPane(VerticalScroll):
                 fr.append(f": {meaning}", style="#f85149")
             g.add_row("failure", fr)
         if rec.id:
-            g.add_row("id", Text(str(rec.id)))
+            g.add_row("id", field_text(rec.id))
         if rec.timestamp is not None:
             g.add_row("time", Text(iso_time(rec.timestamp)))
         if cp.trigger:
-            g.add_row("trigger", Text(cp.trigger))
+            g.add_row("trigger", field_text(cp.trigger))
         if cp.tokens_before is not None:
             g.add_row("before", Text(f"{cp.tokens_before:,} tokens"))
         g.add_row("usage", _usage_text(cp.usage))
@@ -645,12 +659,12 @@ class DetailPane(VerticalScroll):
         if target is None:
             return Text("none named", style=DIM)
         if view is None:
-            return Text(f"keeps from {target}")
+            return field_text(f"keeps from {target}")
         if view.first_kept_found is False:
-            return Text(f"{target}: not on the active path", style="bold #f85149")
+            return field_text(f"{target}: not on the active path", style="bold #f85149")
         if view.first_kept_seq is not None:
-            return Text(f"keeps from line {ledger.records[view.first_kept_seq].line} ({target})")
-        return Text(f"after {target}")
+            return field_text(f"keeps from line {ledger.records[view.first_kept_seq].line} ({target})")
+        return field_text(f"after {target}")
 
     def _ranges(self, report: Report, view: CheckpointView) -> RenderableType:
         j = checkpoint_json(report, view, self._path_counts(report))
@@ -701,9 +715,9 @@ class DetailPane(VerticalScroll):
         head.append(f" · seq {rec.seq}", style=DIM)
         g = _grid()
         if rec.id:
-            g.add_row("id", Text(str(rec.id)))
+            g.add_row("id", field_text(rec.id))
         if rec.parent_id:
-            g.add_row("parent", Text(str(rec.parent_id)))
+            g.add_row("parent", field_text(rec.parent_id))
         if rec.timestamp is not None:
             g.add_row("time", Text(iso_time(rec.timestamp)))
         if report is not None:
@@ -720,7 +734,7 @@ class DetailPane(VerticalScroll):
             )
         run = next((r for r in ledger.runs.values() if r.seq == rec.seq), None)
         if run is not None:
-            g.add_row("route", Text(run.route.label()))
+            g.add_row("route", field_text(run.route.label()))
         if rec.kind == "message":
             g.add_row("content", Text("could not be read", style="#f85149"))
         out: list[Part] = [self._static(head, classes="head"), self._static(g)]
