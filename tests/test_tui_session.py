@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -505,3 +506,33 @@ async def test_a_huge_id_is_cut_in_the_detail_pane_and_the_app_stays_usable(tmp_
         row = next(ln for ln in pane.plain.splitlines() if "xxxx" in ln)
         assert len(row) < FIELD_CHARS + 60 and f"{2_000_000 - FIELD_CHARS:,} more characters" in pane.plain
         await pilot.press("q")
+
+
+def test_a_huge_message_id_is_cut_in_the_next_request_and_the_repair_plan(tmp_path: Path) -> None:
+    """A message whose id is 200 KB of words: the next-request table's cells and the repair screen's plan
+    ("keeps from line N (id)") show it cut, so both lay out at once (a 3 MB one froze the app)."""
+    from rich.console import Console
+
+    from inspector.compaction.plan import Budgets, plan
+    from inspector.tui.context_view import NextRequestView
+    from inspector.tui.model import ROW_CHARS
+    from inspector.tui.repair import plan_view
+
+    src = (SAMPLES / "native" / "live_question_summarized.jsonl").read_text().splitlines()
+    huge = "lorem ipsum " * 18_000  # words: the layout wraps it (one long word is cropped)
+    lines = [json.loads(x) for x in src]
+    old = lines[2]["id"]
+    for o in lines:  # the id and every reference to it, so the session reads as before
+        for k in ("id", "parent", "boundary"):
+            if o.get(k) == old:
+                o[k] = huge
+    path = tmp_path / "huge_msg_id.jsonl"
+    path.write_text("\n".join(json.dumps(o) for o in lines) + "\n")
+    report = analyze(load(str(path)))
+    console = Console(width=120, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    p = plan(report, "compact", Budgets(keep_recent=20_000))
+    assert p.checkpoint is not None and report.ledger.records[p.index.rec(p.checkpoint.cut).seq].id == huge
+    console.print(plan_view(p))
+    assert len(console.export_text()) < ROW_CHARS * 10
+    rows = [NextRequestView._row(None, report, it) for it in report.context]  # type: ignore[arg-type]
+    assert max(len(c) for r in rows for c in r) <= ROW_CHARS

@@ -27,13 +27,16 @@ def epoch_seconds(v: Any) -> float | None:
     return None
 
 
+TIME_CHARS = 64  # no runtime writes a longer time; a damaged one is shown cut
+
+
 def iso_time(v: Any) -> str:
     """A record time as a person reads it: ISO-8601 UTC to the millisecond, like the formats that
     write strings ("2026-01-01T00:01:30.875Z"). A string is shown as written; "" when absent."""
     if v is None:
         return ""
     if isinstance(v, str):
-        return v
+        return v if len(v) <= TIME_CHARS else v[:TIME_CHARS] + "…"
     secs = epoch_seconds(v)
     if secs is None:
         return str(v)

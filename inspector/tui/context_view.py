@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
 
 from inspector.analysis.engine import ContextItem, Report
+from inspector.tui.model import ROW_CHARS
 
 ROLE_COLORS = {"user": "#e3b341", "assistant": "#79c0ff", "tool": "#a5d6ff", "system": "#d2a8ff"}
 # Gauge segments, in request order: what the tokens of the next request are spent on.
@@ -325,7 +326,7 @@ class NextRequestView(Vertical):
         kind = "synthetic" if it.synthetic else it.kind
         tokens = "…" if it.tokens is None else f"{it.tokens:,}"
         tok = Text(tokens + ("*" if it.tokens_from == "usage" else " "), justify="right")
-        role = Text(it.role, style=style or ROLE_COLORS.get(it.role, ""))
+        role = Text(it.role[:ROW_CHARS], style=style or ROLE_COLORS.get(it.role, ""))
         if it.kind == "summary":
             role.stylize("bold")
         return [
@@ -334,7 +335,7 @@ class NextRequestView(Vertical):
             Text(kind, style=style or ("bold #58a6ff" if it.kind == "summary" else DIM)),
             Text(str(it.line) if it.line is not None else "—", justify="right", style=style or DIM),
             tok,
-            text,
+            text[:ROW_CHARS],  # a cell shows one width at most: a 14 MB preview is cut before layout
         ]
 
     def focus_window(self) -> None:

@@ -99,6 +99,16 @@ def field_text(value: object, style: str = "") -> Text:
     return out
 
 
+def _bounded(r: RenderableType) -> RenderableType:
+    """Any text the pane lays out, cut to MAX_CHARS: the one guard behind every part (a record
+    type or a diagnostic quoting a field can be megabytes long; the body views cut their own)."""
+    if not isinstance(r, Text) or len(r) <= MAX_CHARS + FIELD_CHARS:
+        return r
+    cut = r[:MAX_CHARS]
+    cut.append(f" … {len(r) - MAX_CHARS:,} more characters", style=f"italic {DIM}")
+    return cut
+
+
 def _json_view(value: Any) -> list[RenderableType]:
     text, note = clip(json_text(value))
     out: list[RenderableType] = [
@@ -389,9 +399,10 @@ class DetailPane(VerticalScroll):
         return out
 
     def _static(self, *renderables: RenderableType, classes: str = "") -> Chunk:
-        for r in renderables:
+        parts = [_bounded(r) for r in renderables]
+        for r in parts:
             self._parts.append(_plain(r))
-        return Chunk(list(renderables), classes)
+        return Chunk(parts, classes)
 
     def _title(self, text: str | Text) -> Chunk:
         t = text if isinstance(text, Text) else Text(text, style=f"bold {DIM}")

@@ -24,6 +24,10 @@ STATE_COLORS: dict[str, str] = {
     "pending": "#484f58",  # analysis still running
     "checkpoint": "#d29922",
 }
+# A row or a cell shows one terminal width at most: a value from the file (a 14 MB record type,
+# id or preview) is cut to this before it is styled and laid out.
+ROW_CHARS = 1_000
+
 SEVERITY_COLORS = {"error": "#f85149", "warning": "#d29922", "info": "#58a6ff"}
 
 

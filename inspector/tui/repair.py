@@ -45,6 +45,7 @@ from inspector.compaction.plan import (
 from inspector.ledger.model import Usage
 from inspector.tui.fields import EDIT_DEBOUNCE, TokenField
 from inspector.tui.minimap import Minimap
+from inspector.tui.model import ROW_CHARS
 
 # (key, action, description): the repair screen's keys, for the footer, the help screen and the
 # command palette from this one list.
@@ -94,8 +95,16 @@ def _span(d: dict[str, Any]) -> str:
     return f"{d['count']:,}" + (f" ({inner}{lines})" if inner else "")
 
 
+class _CutTable(Table):
+    """A table whose cells are cut to ROW_CHARS: a value from the file (a 3 MB record id in
+    "keeps from line N (id)") is never laid out whole."""
+
+    def add_row(self, *cells: Any, **kw: Any) -> None:  # type: ignore[override]
+        super().add_row(*(c[:ROW_CHARS] if isinstance(c, str | Text) and len(c) > ROW_CHARS else c for c in cells), **kw)
+
+
 def _table(title: str, *columns: str) -> Table:
-    t = Table(title=title, title_justify="left", title_style="bold", expand=True, box=None, padding=(0, 1),
+    t = _CutTable(title=title, title_justify="left", title_style="bold", expand=True, box=None, padding=(0, 1),
               show_header=bool(columns), header_style=DIM)
     for c in columns:
         t.add_column(c)

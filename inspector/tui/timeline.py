@@ -23,7 +23,7 @@ from textual.strip import Strip
 from inspector.analysis.engine import Report
 from inspector.analysis.export import checkpoint_status
 from inspector.ledger.model import Ledger, Record
-from inspector.tui.model import STATE_COLORS, build_rows, state_of
+from inspector.tui.model import ROW_CHARS, STATE_COLORS, build_rows, state_of
 
 ROLE_STYLE = {
     "user": Style(color="#e3b341", bold=True),
@@ -291,7 +291,7 @@ class Timeline(ScrollView, can_focus=True):
                 state = "…"
         else:
             state = rec.kind
-        text = self._first_line(rec)
+        text = self._first_line(rec)[:ROW_CHARS]  # a row shows one screen width at most
         style = base + (DIM if dim else Style())
         stop_style = style + Style(color="#f85149")
         segs = [Segment(pos, style + DIM)]
