@@ -85,6 +85,11 @@ def check_writable(led: Ledger) -> None:
     why = w.refusal(led)
     if why is not None:
         raise WriteError(why)
+    if w.store is not None:  # until the database write-back (inspector/store/dbwrite.py) is in
+        raise WriteError(
+            f"{led.format} stores are written in one database transaction, which this build cannot do yet: "
+            "plan shows the rows it would insert"
+        )
     if led.upto_line is not None:
         raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
 
