@@ -18,6 +18,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.cli.main import main
+from inspector.compaction.entries import WriteError, check_writable
 from inspector.compaction.execute import RepairResult, repair
 from inspector.compaction.plan import Budgets, plan
 from inspector.formats import load, openclaw_writer, registry
@@ -163,3 +164,19 @@ def test_plan_shows_the_coverage_after_and_write_refuses_until_the_database_writ
     err = capsys.readouterr().err
     assert "written in one database transaction" in err
     assert f.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("fmt", "why"),
+    [
+        ("nextclaw", "metadata.checkpoint is version 1"),
+        ("maka", "history_compact_checkpoint_recorded"),
+        ("adk_go", "actions.compaction"),
+    ],
+)
+def test_read_only_runtimes_refuse_saying_what_they_would_read_and_why_not_proven(fmt: str, why: str) -> None:
+    name = registry.get(fmt).name
+    led = Ledger(path="x", format=name, session_id="s", header=None, records=[])
+    with pytest.raises(WriteError) as e:
+        check_writable(led)
+    assert why in str(e.value) and "here" in str(e.value) and "plan" in str(e.value)

@@ -76,11 +76,13 @@ def fresh_id(led: Ledger, rng: Any = None) -> str:
 
 def check_writable(led: Ledger) -> None:
     """Refuse what an appended record cannot express."""
-    w = registry.get(led.format).writer
+    fmt = registry.get(led.format)
+    w = fmt.writer
     if w is None:
         raise WriteError(
-            f"{led.format} sessions are read only for now: this tool cannot write a checkpoint {led.format} "
-            "would read (analyze, context and simulate work)"
+            f"{led.format} sessions are read only for now: "
+            + (fmt.read_only_reason or f"this tool cannot write a checkpoint {led.format} would read")
+            + " (plan, analyze, context and simulate work)"
         )
     why = w.refusal(led)
     if why is not None:
