@@ -250,7 +250,8 @@ def _store(
     for key, sid, updated in nodes:
         con.execute("INSERT INTO session_nodes VALUES(?,?,?,?)", (key, sid, json.dumps({"sessionId": sid}), updated))
     for sid, leaf_id in (leaf or {}).items():
-        con.execute("INSERT INTO session_transcript_index_state VALUES(?,?,?)", (sid, 0, leaf_id))
+        # A current index (OpenClaw's own, as it stands after its append): indexed up to the last row.
+        con.execute("INSERT INTO session_transcript_index_state VALUES(?,?,?)", (sid, len(sessions[sid]) - 1, leaf_id))
     con.commit()
     con.close()
     return path
@@ -324,6 +325,13 @@ def test_leaf_comes_from_the_index_state(tmp_path: Path) -> None:
     assert _context_texts(analyze(load(str(p)))) == ["question 0 in s1", "answer 0", "question 1 in s1", "answer 1"]
     p2 = _store(tmp_path / "b.sqlite", {"s1": entries})  # no index state: the last row
     assert _context_texts(analyze(load(str(p2)))) == ["question 0 in s1", "answer 0", "question 1 again"]
+    # An index behind the transcript (a row appended without it, as a repair does) is rebuilt by
+    # OpenClaw before use, from the tree: its stale leaf is not the leaf.
+    con = sqlite3.connect(p)
+    con.execute("UPDATE session_transcript_index_state SET indexed_seq=indexed_seq-1")
+    con.commit()
+    con.close()
+    assert _context_texts(analyze(load(str(p)))) == ["question 0 in s1", "answer 0", "question 1 again"]
 
 
 def test_exclude_from_context_custom_messages_are_shown_but_never_sent(tmp_path: Path) -> None:

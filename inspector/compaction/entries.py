@@ -76,15 +76,22 @@ def fresh_id(led: Ledger, rng: Any = None) -> str:
 
 def check_writable(led: Ledger) -> None:
     """Refuse what an appended record cannot express."""
-    w = registry.get(led.format).writer
+    fmt = registry.get(led.format)
+    w = fmt.writer
     if w is None:
         raise WriteError(
-            f"{led.format} sessions are read only for now: this tool cannot write a checkpoint {led.format} "
-            "would read (analyze, context and simulate work)"
+            f"{led.format} sessions are read only for now: "
+            + (fmt.read_only_reason or f"this tool cannot write a checkpoint {led.format} would read")
+            + " (plan, analyze, context and simulate work)"
         )
     why = w.refusal(led)
     if why is not None:
         raise WriteError(why)
+    if w.store is not None:  # until the database write-back (inspector/store/dbwrite.py) is in
+        raise WriteError(
+            f"{led.format} stores are written in one database transaction, which this build cannot do yet: "
+            "plan shows the rows it would insert"
+        )
     if led.upto_line is not None:
         raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
 

@@ -1026,6 +1026,11 @@ def _load_file(path: str, _f: Any, head: bytes, selector: str | None, upto: int 
 
 FORMAT = Format(
     name=NAME,
+    read_only_reason=(
+        "adk-go's GORM session service would read back an event whose actions.compaction is {startTimestamp, endTimestamp, "
+        "compactedContent} (session/session.go:275-364 on the compaction branch; main has no such field: "
+        "docs/runtimes/adk-go.md §2.2), but there is no Go toolchain here to run adk-go and prove it resumes from one"
+    ),
     label="adk-go (SQLite, JSON export)",
     runtime=Runtime(**RUNTIME_RULES),
     claims=lambda path, head: (adk.is_sqlite(head) and looks_like_file(path)) or sniff_export(head),

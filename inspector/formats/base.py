@@ -234,6 +234,9 @@ class Format:
     default_policy: str = "pi"  # the what-if policy the simulate screen starts on
     details_key: str | None = None  # the report JSON key a checkpoint's details go under
     writer: Writer | None = None
+    # Without a writer: why this tool writes nothing the runtime would read (what the runtime
+    # reads back, and why that is not proven here), as `repair --write` refuses.
+    read_only_reason: str | None = None
 
     @property
     def is_store(self) -> bool:

@@ -1044,6 +1044,11 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
 
 FORMAT = Format(
     name=NAME,
+    read_only_reason=(
+        "maka would apply a `history_compact_checkpoint_recorded` record only when its prefix match (coverage.eventCount, "
+        "through, sourceDigest) holds (history-compact-checkpoint.ts:537-619; docs/runtimes/maka.md §4), "
+        "but maka is not published, so it cannot be run here to prove it resumes from one this tool writes"
+    ),
     label="maka runtime.sqlite",
     runtime=Runtime(**RUNTIME_RULES),
     claims=lambda path, head: head.startswith(b"SQLite format 3\x00") and looks_like_file(path),

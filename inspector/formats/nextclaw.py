@@ -1366,6 +1366,11 @@ def _claims(path: str, head: bytes) -> bool:
 
 FORMAT = Format(
     name=NAME,
+    read_only_reason=(
+        "NextClaw would read back a `service` timeline message whose metadata.checkpoint is version 1, status "
+        "`compressed`, with a string summary (context-compaction.utils.ts:38-43, :185-231; docs/runtimes/nextclaw.md §4-5), "
+        "but NextClaw is not installable here to prove it resumes from one this tool writes"
+    ),
     label="NextClaw NCP journal",
     runtime=Runtime(**RUNTIME_RULES),
     claims=_claims,

@@ -46,8 +46,8 @@ from typing import Any
 import orjson
 import zstandard
 
-from inspector.formats import bounded, pi, sqlite_files
-from inspector.formats.base import Format, Runtime
+from inspector.formats import bounded, openclaw_writer, pi, sqlite_files
+from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
 from inspector.ledger.quoting import escape, quote
@@ -128,6 +128,7 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     _apply_openclaw_rules(led)
     if upto is None:
         _set_leaf(con, led, sid)
+    led.store_state = openclaw_writer.state(con, led)
     _describe_windows(con, led, name, sid)
     _describe_checkpoints(led, name, node_entry)
     return led
@@ -323,11 +324,20 @@ def _make_reset(led: Ledger, rec: Record, o: dict[str, Any], by_id: dict[str, in
 
 
 def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> None:
-    """OpenClaw's own leaf (`session_transcript_index_state.leaf_event_id`), when it names a read entry."""
+    """OpenClaw's own leaf (`session_transcript_index_state.leaf_event_id`), when it names a read
+    entry and the index is current. An index behind the transcript (its `indexed_seq` is not the
+    latest seq, or `needs_rebuild`) is rebuilt by OpenClaw before it is used, its leaf then the
+    transcript tree's (session-transcript-index-UaRlRUAw.mjs:403-406, :586-595, :122-175): the
+    last entry, as pi's builder has it (a repair's appended row leaves the index so)."""
     if "session_transcript_index_state" not in _tables(con):
         return
-    row = con.execute("SELECT leaf_event_id FROM session_transcript_index_state WHERE session_id=?", (sid,)).fetchone()
-    if row is None or not isinstance(row[0], str):
+    cols = {r[1] for r in con.execute("PRAGMA table_info(session_transcript_index_state)")}
+    rebuild = "needs_rebuild" if "needs_rebuild" in cols else "0"
+    row = con.execute(
+        f"SELECT leaf_event_id, indexed_seq, {rebuild} FROM session_transcript_index_state WHERE session_id=?", (sid,)
+    ).fetchone()
+    latest = con.execute("SELECT max(seq) FROM transcript_events WHERE session_id=?", (sid,)).fetchone()[0]
+    if row is None or not isinstance(row[0], str) or row[1] != latest or row[2] != 0:
         return
     seq = led.by_id().get(row[0])
     if seq is not None:
@@ -426,5 +436,16 @@ FORMAT = Format(
         "*.trajectory-path.json",
         "*.jsonl.zst",
         "*.jsonl.deleted.*",
+    ),
+    # OpenClaw's own compaction entry (pi's), inserted as the next transcript row
+    # (inspector/formats/openclaw_writer.py; docs/runtimes/openclaw.md §6).
+    writer=Writer(
+        record_name="compaction",
+        id_prefix="",
+        planned_id="planned0",
+        refusal=openclaw_writer.refusal,
+        entry=openclaw_writer.compaction_entry,
+        read_back=lambda o, rl, seq: pi.entry_record(o, seq, rl.line, rl.offset, rl.length),
+        store=openclaw_writer.STORE,
     ),
 )

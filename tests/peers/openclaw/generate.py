@@ -23,6 +23,7 @@ Paths of this machine are rewritten to `/home/user/openclaw-peer/...` in the req
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -31,6 +32,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +108,8 @@ def config(port: int, workspace: Path) -> dict[str, Any]:
     }
 
 
-def run_turn(env: dict[str, str], cwd: Path, message: str, log: Path) -> int:
-    cmd = [str(NODE), str(OPENCLAW), "agent", "--local", "--agent", "main", "--session-id", "s1", "--message", message, "--json"]
+def run_turn(env: dict[str, str], cwd: Path, message: str, log: Path, session_id: str = "s1") -> int:
+    cmd = [str(NODE), str(OPENCLAW), "agent", "--local", "--agent", "main", "--session-id", session_id, "--message", message, "--json"]
     with open(log, "ab") as err:
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         try:
@@ -164,21 +166,18 @@ def requests_file(raw: Path, scratch: Path) -> dict[str, Any]:
     return {"runtime": "openclaw 2026.9.6", "requests": reqs, "texts": texts}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(HERE / "corpus"))
-    ap.add_argument("--keep-scratch", action="store_true")
-    a = ap.parse_args()
-    if not NODE.exists() or not OPENCLAW.exists():
-        print("generate: OpenClaw is not installed: run ./install.sh first", file=sys.stderr)
-        return 2
-    scratch = HERE / "scratch"
-    shutil.rmtree(scratch, ignore_errors=True)
+STORE_IN_HOME = Path(".openclaw") / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+
+
+@contextlib.contextmanager
+def offline_openclaw(scratch: Path, script: dict[str, Any]) -> Iterator[tuple[dict[str, str], Path, Path]]:
+    """A throwaway HOME under `scratch` whose OpenClaw talks to fake_model.py (answering `script`):
+    yields (the environment to run OpenClaw in, the workspace, the server's raw request log)."""
     home, ws = scratch / "home", scratch / "ws"
     (home / ".openclaw").mkdir(parents=True)
     ws.mkdir(parents=True)
     (ws / "notes.txt").write_text("Ticket: FILE-42\nOwner: the storage team\n", encoding="utf-8")
-    (scratch / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
+    (scratch / "script.json").write_text(json.dumps(script), encoding="utf-8")
     raw, port_file = scratch / "requests.raw.jsonl", scratch / "port"
     server = subprocess.Popen(
         [sys.executable, str(HERE / "fake_model.py"), "--script", str(scratch / "script.json"), "--log", str(raw), "--port-file", str(port_file)]
@@ -193,6 +192,23 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW", "OPENAI", "ANTHROPIC"))}
         env.update({"HOME": str(home), "TMPDIR": str(scratch), "NO_COLOR": "1"})
         env["PATH"] = f"{NODE.parent}{os.pathsep}{env.get('PATH', '')}"
+        yield env, ws, raw
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(HERE / "corpus"))
+    ap.add_argument("--keep-scratch", action="store_true")
+    a = ap.parse_args()
+    if not NODE.exists() or not OPENCLAW.exists():
+        print("generate: OpenClaw is not installed: run ./install.sh first", file=sys.stderr)
+        return 2
+    scratch = HERE / "scratch"
+    shutil.rmtree(scratch, ignore_errors=True)
+    with offline_openclaw(scratch, SCRIPT) as (env, ws, raw):
         commands = []
         for tag, text in TURNS:
             message = f"[turn:{tag}] {text}"
@@ -200,12 +216,9 @@ def main() -> int:
             rc = run_turn(env, ws, message, scratch / "openclaw.stderr.log")
             commands.append({"turn": tag, "message": message, "exit_code": rc})
             print(f"generate: turn {tag}: exit {rc} in {time.time() - t0:.0f}s", file=sys.stderr)
-    finally:
-        server.terminate()
-        server.wait()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    store = home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    store = scratch / "home" / STORE_IN_HOME
     target = out / "s1.sqlite"
     target.unlink(missing_ok=True)
     # node's SQLite, not Python's: the schema's CHECKs use octet_length() (SQLite >= 3.43).

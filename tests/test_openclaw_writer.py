@@ -1,0 +1,182 @@
+"""OpenClaw's writer (issue 14): the rows a repair inserts into the real store OpenClaw 2026.9.6 wrote
+(tests/peers/openclaw/corpus/s1.sqlite), judged by OpenClaw's own schema (its CHECKs, foreign keys)
+and read back by our loader; the refusals; the unchanged-since-analysed state.
+
+Until the shared database write-back (inspector/store/dbwrite.py) is in, the rows are inserted here,
+in one transaction on a copy (`insert_checkpoint`), as that layer will.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.cli.main import main
+from inspector.compaction.entries import WriteError, check_writable
+from inspector.compaction.execute import RepairResult, repair
+from inspector.compaction.plan import Budgets, plan
+from inspector.formats import load, openclaw_writer, registry
+from inspector.ledger.model import Ledger
+from inspector.providers import make_provider
+
+CORPUS = Path(__file__).parent / "peers" / "openclaw" / "corpus"
+STORE = CORPUS / "s1.sqlite"
+BUDGETS = ["--window", "32768", "--reserve", "4096"]  # the harness's model (generate.py)
+
+
+def repaired(src: Path, dst: Path, strategy: str, keep_recent: int | None = None) -> tuple[Ledger, RepairResult]:
+    """A copy of `src` and the repair (the offline extractive summarizer) planned on it."""
+    shutil.copyfile(src, dst)
+    led = load(str(dst))
+    p = plan(analyze(led), strategy, Budgets(window=32768, reserve=4096, keep_recent=keep_recent))
+    return led, repair(p, make_provider("extractive", model=None, base_url=None))
+
+
+def insert_checkpoint(path: Path, led: Ledger, entry: dict[str, Any]) -> list[Any]:
+    """The writer's rows inserted into the store in one transaction, after its state and refusal
+    checks (what the shared write-back does)."""
+    store = registry.get(led.format).writer.store  # type: ignore[union-attr]
+    assert store is not None
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("PRAGMA foreign_keys=ON")
+        con.execute("BEGIN IMMEDIATE")
+        assert store.state(con, led) == led.store_state
+        assert store.refusal(con, led) is None
+        rows = store.rows(entry, None, led, con)  # type: ignore[arg-type]
+        for row in rows:
+            cols = list(row.values)
+            con.execute(
+                f"INSERT INTO {row.table}({', '.join(cols)}) VALUES({', '.join('?' * len(cols))})",
+                [row.values[c] for c in cols],
+            )
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    return rows
+
+
+def test_the_rows_pass_openclaws_schema_and_read_back_as_the_latest_checkpoint(tmp_path: Path) -> None:
+    f = tmp_path / "s1.sqlite"
+    led, res = repaired(STORE, f, "compact", 800)
+    assert res.entry is not None and res.lines == [res.entry]
+    last_seq = max(r.line for r in led.records)
+    rows = insert_checkpoint(f, led, res.entry)
+    assert [r.table for r in rows] == ["transcript_events", "transcript_event_identities"]
+    ev = rows[0].values
+    assert ev["seq"] == last_seq + 1 and ev["event_zstd"] is None and ev["navigation_json"] is None
+    assert json.loads(ev["event_json"]) == res.entry and ev["event_utf8_bytes"] == len(ev["event_json"].encode())
+    assert rows[1].values["event_id"] == res.entry["id"] and rows[1].values["parent_id"] == res.entry["parentId"]
+    after = analyze(load(str(f)))
+    # The index state still names the old leaf at the old indexed_seq: OpenClaw rebuilds such an
+    # index before using it, so the leaf is the new entry (without the loader's rule it is not).
+    assert after.ledger.records[after.ledger.leaf_seq].id == res.entry["id"]  # type: ignore[index]
+    assert after.checkpoints[-1].record.id == res.entry["id"]
+    assert after.context[0].kind == "summary" and res.summary is not None and res.summary in after.context[0].text
+    assert not any(it.orphan for it in after.context)
+
+
+def test_without_the_octet_length_shim_python_sqlite_cannot_insert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "s1.sqlite"
+    led, res = repaired(STORE, f, "recover")
+    assert res.entry is not None
+    con = sqlite3.connect(f)
+    try:
+        has = con.execute("SELECT sqlite_version()").fetchone()[0]
+        try:
+            con.execute("SELECT octet_length('x')")
+        except sqlite3.OperationalError:
+            pass
+        else:
+            pytest.skip(f"this SQLite ({has}) has octet_length(): the shim is not used")
+    finally:
+        con.close()
+    monkeypatch.setattr(openclaw_writer, "provide_octet_length", lambda con: None)
+    with pytest.raises(sqlite3.OperationalError, match="octet_length"):
+        insert_checkpoint(f, led, res.entry)
+
+
+def test_the_state_changes_with_any_row_of_the_session(tmp_path: Path) -> None:
+    f = tmp_path / "s1.sqlite"
+    shutil.copyfile(STORE, f)
+    led = load(str(f))
+    assert led.store_state is not None and led.store_state.startswith("36:")
+    con = sqlite3.connect(f)
+    try:
+        store = openclaw_writer.STORE
+        assert store.state(con, led) == led.store_state
+        openclaw_writer.provide_octet_length(con)
+        con.execute("UPDATE transcript_events SET event_json=replace(event_json, 'FILE-42', 'FILE-43') "
+                    "WHERE seq=(SELECT min(seq) FROM transcript_events WHERE event_json LIKE '%FILE-42%')")
+        assert con.total_changes == 1
+        assert store.state(con, led) != led.store_state
+    finally:
+        con.close()
+
+
+def _refusal(f: Path, sql: str) -> str | None:
+    led = load(str(f))
+    con = sqlite3.connect(f)
+    try:
+        openclaw_writer.provide_octet_length(con)
+        con.execute(sql)
+        con.commit()
+        return openclaw_writer.store_refusal(con, led)
+    finally:
+        con.close()
+
+
+def test_refused_an_unknown_schema_a_missing_window_and_a_cold_session(tmp_path: Path) -> None:
+    f = tmp_path / "s1.sqlite"
+    shutil.copyfile(STORE, f)
+    assert _refusal(f, "SELECT 1") is None
+    why = _refusal(f, "UPDATE schema_meta SET schema_version=24")
+    assert why is not None and "schema version 24" in why and "version 23" in why
+    shutil.copyfile(STORE, f)
+    why = _refusal(f, "DELETE FROM session_windows")
+    assert why is not None and "no session_windows row" in why
+    shutil.copyfile(STORE, f)
+    why = _refusal(
+        f,
+        "INSERT INTO session_transcript_cold_archives(session_id, generation, archive_name, archive_sha256, event_count, "
+        "raw_bytes, archive_bytes, last_seq, archived_at, storage) VALUES('s1', 'g', 'a.zst', '" + "0" * 64 + "', 1, 1, 1, 35, 0, 'file')",
+    )
+    assert why is not None and "cold storage" in why
+
+
+def test_plan_shows_the_coverage_after_and_write_refuses_until_the_database_write_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    f = tmp_path / "s1.sqlite"
+    shutil.copyfile(STORE, f)
+    before = f.read_bytes()
+    assert main(["plan", str(f), "--strategy", "compact", "--keep-recent", "800", *BUDGETS, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["action"] != "noop" and doc["after"] is not None and doc["after"]["holes"] == 0
+    assert main(["repair", str(f), "--strategy", "recover", *BUDGETS, "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "written in one database transaction" in err
+    assert f.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("fmt", "why"),
+    [
+        ("nextclaw", "metadata.checkpoint is version 1"),
+        ("maka", "history_compact_checkpoint_recorded"),
+        ("adk_go", "actions.compaction"),
+    ],
+)
+def test_read_only_runtimes_refuse_saying_what_they_would_read_and_why_not_proven(fmt: str, why: str) -> None:
+    name = registry.get(fmt).name
+    led = Ledger(path="x", format=name, session_id="s", header=None, records=[])
+    with pytest.raises(WriteError) as e:
+        check_writable(led)
+    assert why in str(e.value) and "here" in str(e.value) and "plan" in str(e.value)
