@@ -185,6 +185,10 @@ class Writer:
     # `compacted` line and its event): (the entry, the draft, the session) -> every line appended,
     # in order, the entry among them. None: the entry alone. Each is read back with `read_back`.
     lines: Callable[[dict[str, Any], CheckpointDraft, Ledger], list[dict[str, Any]]] | None = None
+    # Where one appended line's meaning depends on another (Claude Code's summary line is its
+    # boundary's summary): (the records read back, their line objects) -> None, joining them in
+    # place as the format's own reader does when it loads the file. None: each line stands alone.
+    fold: Callable[[list[Record], list[dict[str, Any]]], None] | None = None
     # A database store inserts rows instead of appending lines (see StoreWriter).
     store: StoreWriter | None = None
 
