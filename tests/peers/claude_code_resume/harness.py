@@ -25,23 +25,36 @@ what the runtime adds itself (system reminders it renders, the new prompt) and i
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HOOK_DIR = os.path.join(os.path.dirname(HERE), "claude_code_hook")
-sys.path.insert(0, HOOK_DIR)
-try:
-    import harness as cli  # the hook harness: check_installed, child_env, the CLI runner, the fake API
-finally:
-    sys.path.remove(HOOK_DIR)
+HOOK_HARNESS = os.path.join(os.path.dirname(HERE), "claude_code_hook", "harness.py")
+
+
+def _load(name: str, path: str) -> Any:
+    """A module by file, under its own name (both harnesses are called harness.py)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# The hook harness: check_installed, child_env, the CLI runner, the fake API.
+cli = _load("claude_code_hook_harness", HOOK_HARNESS)
 
 HarnessError = cli.HarnessError
 VERSION = cli.VERSION
@@ -156,6 +169,17 @@ def _index(transcript: str) -> dict[tuple[str, str], str]:
     return idx
 
 
+def _reminded(idx: dict[tuple[str, str], str], text: str) -> str | None:
+    """The line whose text Claude Code sends inside a system reminder of its own (a background
+    task's `<task-notification>` line ends one: "[SYSTEM NOTIFICATION - NOT USER INPUT] ...")."""
+    body = text.strip()
+    if not (body.startswith("<system-reminder>") and body.endswith("</system-reminder>")):
+        return None
+    inner = body.removesuffix("</system-reminder>").rstrip()
+    hits = [u for (kind, t), u in idx.items() if kind == "text" and len(t) > 40 and inner.endswith("\n" + t)]
+    return hits[-1] if hits else None
+
+
 @dataclass
 class Sent:
     """One content block of the request: the transcript line it came from (None: added by the runtime)."""
@@ -183,7 +207,7 @@ def request_blocks(body: dict[str, Any], transcript: str) -> list[Sent]:
                 out.append(Sent(role, "tool_result", idx.get(("tool_result", cid or "")), cid, text))
             elif t == "text":
                 text = b.get("text", "")
-                out.append(Sent(role, "text", idx.get(("text", text.strip())), None, text))
+                out.append(Sent(role, "text", idx.get(("text", text.strip())) or _reminded(idx, text), None, text))
             else:
                 out.append(Sent(role, str(t), None, None, json.dumps(b)[:200]))
     return out
@@ -273,15 +297,22 @@ def _script(fa: Any, spec: Scripted, work: str) -> Any:
 
 def generate(out_dir: str, names: list[str] | None = None) -> dict[str, str]:
     """Run each scripted session with the real CLI; returns name -> the transcript it wrote
-    (copied to OUT_DIR/<name>.jsonl, scratch paths rewritten to /home/user/claude_code-resume)."""
+    (copied to OUT_DIR/<name>.jsonl, scratch paths rewritten to /home/user/claude_code-resume/<name>)."""
     cli.check_installed()
     fa = cli._fake_anthropic()
     os.makedirs(out_dir, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="cc-resume-gen-")  # HOMEs and work dirs, removed at the end
+    try:
+        return _generate(fa, out_dir, scratch, names or list(SESSIONS))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _generate(fa: Any, out_dir: str, scratch: str, names: list[str]) -> dict[str, str]:
     done: dict[str, str] = {}
-    for name in names or list(SESSIONS):
+    for name in names:
         spec = SESSIONS[name]
-        base = os.path.join(out_dir, "scratch", name)
-        shutil.rmtree(base, ignore_errors=True)
+        base = os.path.join(scratch, name)
         home, work, tmp = _scratch(base)
         log = os.path.join(base, "requests.raw.jsonl")
         srv = fa.FakeServer(_script(fa, spec, work), log, keep_bodies=False)
@@ -308,8 +339,9 @@ def generate(out_dir: str, names: list[str] | None = None) -> dict[str, str]:
         found = glob.glob(os.path.join(home, ".claude", "projects", "*", f"{sid}.jsonl"))
         if not found:
             raise HarnessError(f"{name}: Claude Code wrote no transcript for session {sid}")
+        shown = "/home/user/claude_code-resume/" + name
         with open(found[0]) as f:
-            text = f.read().replace(base, "/home/user/claude_code-resume/" + name)
+            text = f.read().replace(base, shown).replace(project_slug(base), project_slug(shown))
         dest = os.path.join(out_dir, f"{name}.jsonl")
         with open(dest, "w") as f:
             f.write(text)
