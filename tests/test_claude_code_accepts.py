@@ -47,6 +47,12 @@ STRATEGIES: tuple[tuple[str, ...], ...] = (
 )
 
 
+# The incident each generated session shows before its repair (an error of that code), which
+# the repairs that rebuild or recover must heal.
+INCIDENT_CODES = {"incident-cc_amnesiac_compact": "hole", "incident-cc_live_question_summarized": "live_question_summarized"}
+HEALING = (".resummarize", ".recover")
+
+
 def _harness() -> Any:
     """tests/peers/claude_code_resume/harness.py, under its own module name."""
     name = "claude_code_resume_harness"
@@ -142,6 +148,7 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
     repaired = _repaired(tmp_path / "repaired", capsys)
     assert {n.split(".")[0] for n, _, _ in repaired} == {n for n, _ in SESSIONS}
     assert {n.split(".")[1] for n, _, _ in repaired} >= {"resummarize--keep-recent200", "compact--keep-recent200", "recover"}
+    assert len(repaired) >= 3 * len(SESSIONS)
     resumed = harness.resume_many([str(f) for _, f, _ in repaired], str(tmp_path / "resume"))
     for (name, f, src), run in zip(repaired, resumed, strict=True):
         assert run.rc == 0, (name, run.stderr)
@@ -159,7 +166,14 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
         assert summary["isCompactSummary"] is True and summary["parentUuid"] == boundary["uuid"], name
         assert report.checkpoints[-1].record.id == boundary["uuid"], name
         assert not any(it.orphan or it.unanswered for it in report.context), name
-        assert report.coverage_counts()["hole"] == 0 or ".recover" in name, name
+        holes_before = analyze(before).coverage_counts()["hole"]
+        assert report.coverage_counts()["hole"] <= holes_before, name
+        assert report.coverage_counts()["hole"] == 0 or ".compact" in name, name
+        code = INCIDENT_CODES.get(name.split(".")[0])
+        if code is not None:
+            assert any(x.code == code and x.severity == "error" for x in analyze(before).findings), name
+            if any(h in name for h in HEALING):
+                assert not any(x.code == code and x.severity == "error" for x in report.findings), name
 
         body = run.first_main()
         items, own, prompt = _sent_items(harness, body, run.transcript, led)

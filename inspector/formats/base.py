@@ -106,6 +106,13 @@ class Runtime:
     checkpoints_record_usage: bool = False  # every checkpoint states its usage (or why not)
     # Where the planner's reserve / keep-recent defaults come from, as the plan names it.
     budget_defaults_source: str = "default"
+    # A checkpoint's summary as written holds the runtime's own wrapper around it (Claude Code's
+    # summary line): the summary itself, out of that text. None: the text is the summary.
+    unwrap_summary: Callable[[str], str] | None = None
+
+    def summary_body(self, text: str) -> str:
+        """A checkpoint's summary without the wrapper the runtime writes around it."""
+        return self.unwrap_summary(text) if self.unwrap_summary is not None else text
 
     def file_lists(self, read: list[str], modified: list[str]) -> str:
         """What this runtime appends to a summary it writes for these files ("" for none)."""

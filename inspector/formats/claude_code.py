@@ -791,7 +791,23 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         path = rest + kept + path[pos:]
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
+        _release_taken_tails(records, rest, keep, r)
     return path
+
+
+def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int], later: Record) -> None:
+    """An earlier boundary whose preserved messages a later one keeps too: on resume Claude Code
+    relinks them after the later summary and drops every other line before the later boundary,
+    the earlier boundary among them (its `w_r`), so the earlier one keeps nothing raw any more."""
+    by_id = {records[x].id: x for x in kept if records[x].id is not None}
+    for x in rest:
+        cp = records[x].checkpoint
+        if records[x].kind != "checkpoint" or cp is None or cp.first_kept_id not in by_id:
+            continue
+        e = dict(records[x].extra or {})
+        e["preserved_taken_by_line"] = later.line
+        records[x].extra = e
+        cp.first_kept_id = None
 
 
 # ---------------------------------------------------------------------------------------- the format
@@ -817,6 +833,9 @@ FORMAT = Format(
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.
         contiguous_tail=True,
+        # The summary line holds Claude Code's wrapper ("This session is being continued ...
+        # Summary: ..."): what the summary says is the part after "Summary:".
+        unwrap_summary=claude_code_writer.summary_body,
     ),
     looks_like=looks_like,
     build=build,

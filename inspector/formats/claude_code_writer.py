@@ -57,6 +57,20 @@ KEPT_NOTE = (
 _SESSION_FIELDS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
 
 
+_BODY_START = "\nSummary:\n"
+_BODY_ENDS = (f"\n{TRANSCRIPT_NOTE}", "\nContinue the conversation from where it left off", f"\n{KEPT_NOTE}")
+
+
+def summary_body(text: str) -> str:
+    """The summary itself inside Claude Code's wrapper (the text after "Summary:" up to the notes
+    Claude Code appends); a text not in that wrapper is all summary."""
+    if SUMMARY_OPENING not in text or _BODY_START not in text:
+        return text
+    body = "\n" + text.split(_BODY_START, 1)[1]  # an empty summary: the first note follows at once
+    cuts = [body.find(end) for end in _BODY_ENDS if end in body]
+    return (body[: min(cuts)] if cuts else body).strip()
+
+
 def summary_uuid(boundary_uuid: str) -> str:
     return boundary_uuid.replace(*_SUMMARY_GROUP)
 
