@@ -12,7 +12,7 @@ with an environment built from nothing (tests/peers/claude_code_hook/harness.py'
 main-loop `/v1/messages` request the CLI sends is what it rebuilt from the file.
 
 `request_records` maps that request back to transcript lines: each tool_use block by its id, each
-tool_result by the call it answers, each text by the line that holds it; what maps to no line is
+tool_result by the call it answers, each text or thinking by the line that holds it; what maps to no line is
 what the runtime adds itself (system reminders it renders, the new prompt) and is returned apart.
 
 `generate` drives the CLI through the scripted incident sessions of SESSIONS (issue 14 §4), as
@@ -145,10 +145,32 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return [b for b in content or [] if isinstance(b, dict)]
 
 
-def _index(transcript: str) -> dict[tuple[str, str], str]:
-    """(kind, key) -> the uuid of the newest line holding it: ("tool_use", id), ("tool_result",
-    call id), ("text", the text stripped)."""
-    idx: dict[tuple[str, str], str] = {}
+class _Index:
+    """(kind, key) -> the uuids of the lines holding it, in file order: ("tool_use", id),
+    ("tool_result", call id), ("text", the text stripped), ("thinking", its text). Where several
+    lines hold the same text (a repeated "[Request interrupted by user]") the request cannot tell
+    them apart: each block takes the first of them, in `prefer` if any is, not taken yet."""
+
+    def __init__(self, prefer: set[str]) -> None:
+        self.lines: dict[tuple[str, str], list[str]] = {}
+        self.prefer = prefer
+        self.taken: set[str] = set()
+
+    def add(self, key: tuple[str, str], uuid: str) -> None:
+        self.lines.setdefault(key, []).append(uuid)
+
+    def get(self, key: tuple[str, str]) -> str | None:
+        found = self.lines.get(key)
+        if not found:
+            return None
+        pick = next((u for u in found if u in self.prefer and u not in self.taken), None)
+        pick = pick or next((u for u in found if u not in self.taken), found[-1])
+        self.taken.add(pick)
+        return pick
+
+
+def _index(transcript: str, prefer: set[str]) -> _Index:
+    idx = _Index(prefer)
     with open(transcript, "rb") as f:
         for raw in f:
             try:
@@ -161,23 +183,25 @@ def _index(transcript: str) -> dict[tuple[str, str], str]:
             for b in _blocks(m.get("content")):
                 t = b.get("type")
                 if t == "tool_use" and isinstance(b.get("id"), str):
-                    idx[("tool_use", b["id"])] = o["uuid"]
+                    idx.add(("tool_use", b["id"]), o["uuid"])
                 elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                    idx[("tool_result", b["tool_use_id"])] = o["uuid"]
+                    idx.add(("tool_result", b["tool_use_id"]), o["uuid"])
                 elif t == "text" and isinstance(b.get("text"), str):
-                    idx[("text", b["text"].strip())] = o["uuid"]
+                    idx.add(("text", b["text"].strip()), o["uuid"])
+                elif t == "thinking" and isinstance(b.get("thinking"), str):
+                    idx.add(("thinking", b["thinking"]), o["uuid"])
     return idx
 
 
-def _reminded(idx: dict[tuple[str, str], str], text: str) -> str | None:
+def _reminded(idx: _Index, text: str) -> str | None:
     """The line whose text Claude Code sends inside a system reminder of its own (a background
     task's `<task-notification>` line ends one: "[SYSTEM NOTIFICATION - NOT USER INPUT] ...")."""
     body = text.strip()
     if not (body.startswith("<system-reminder>") and body.endswith("</system-reminder>")):
         return None
     inner = body.removesuffix("</system-reminder>").rstrip()
-    hits = [u for (kind, t), u in idx.items() if kind == "text" and len(t) > 40 and inner.endswith("\n" + t)]
-    return hits[-1] if hits else None
+    hits = [key for key in idx.lines if key[0] == "text" and len(key[1]) > 40 and inner.endswith("\n" + key[1])]
+    return idx.get(hits[-1]) if hits else None
 
 
 @dataclass
@@ -185,14 +209,15 @@ class Sent:
     """One content block of the request: the transcript line it came from (None: added by the runtime)."""
 
     role: str
-    kind: str  # text | tool_use | tool_result | other
+    kind: str  # text | thinking | tool_use | tool_result | another block type
     line_uuid: str | None
     call_id: str | None
     text: str
 
 
-def request_blocks(body: dict[str, Any], transcript: str) -> list[Sent]:
-    idx = _index(transcript)
+def request_blocks(body: dict[str, Any], transcript: str, prefer: set[str] | None = None) -> list[Sent]:
+    """The request's content blocks, in order, each with the transcript line it came from."""
+    idx = _index(transcript, prefer or set())
     out: list[Sent] = []
     for m in body.get("messages") or []:
         role = str(m.get("role"))
@@ -208,6 +233,8 @@ def request_blocks(body: dict[str, Any], transcript: str) -> list[Sent]:
             elif t == "text":
                 text = b.get("text", "")
                 out.append(Sent(role, "text", idx.get(("text", text.strip())) or _reminded(idx, text), None, text))
+            elif t == "thinking":
+                out.append(Sent(role, "thinking", idx.get(("thinking", b.get("thinking", ""))), None, b.get("thinking", "")))
             else:
                 out.append(Sent(role, str(t), None, None, json.dumps(b)[:200]))
     return out
