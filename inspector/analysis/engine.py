@@ -362,9 +362,9 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 if found and k is not None:
                     cut = pos_of[k]
                     first_kept_seq = k
-            substance = summary_substance(cp.summary)
+            substance = summary_substance(rt.summary_body(cp.summary))
             empty = not substance
-            carried = prev is not None and bool(substance) and substance == summary_substance(prev.checkpoint.summary)
+            carried = prev is not None and bool(substance) and substance == summary_substance(rt.summary_body(prev.checkpoint.summary))
             own = [(prev_start, cut)] if cut > prev_start else []
             stated = _stated_represents(cp, by_id, pos_of, ci)
             if empty:

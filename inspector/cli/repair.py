@@ -13,6 +13,7 @@ installed: the summarizer's own reason is shown); 2 usage or configuration error
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -325,6 +326,8 @@ def render_plan(p: RepairPlan) -> Group:
     if p.checkpoint is not None:
         st = ix.tok.count(p.summary) if p.summary is not None else p.target_tokens
         parts.append(_checkpoint_table(ix, p.checkpoint, st, "Checkpoint it would install"))
+    if p.lines:
+        parts.append(appended_lines_view(p.lines, writer_of(led).record_name))
     if p.recovery is not None and p.action == "summarize":
         parts.append(Text(f"If the summary fails: recovery keeping {len(p.recovery.spec.retains)} recent messages "
                           f"({p.recovery.spec.tail_tokens:,} tokens).", style="dim"))
@@ -334,6 +337,25 @@ def render_plan(p: RepairPlan) -> Group:
     for n in p.notes:
         parts.append(Text(f"note: {n}", style="yellow"))
     return Group(*parts)
+
+
+def appended_lines_view(lines: list[dict[str, Any]], record: str) -> Group:
+    """The lines a repair appends, one JSON object each in the runtime's own shape, long texts
+    shortened (the full lines: `--json`)."""
+    out: list[Any] = [Text(f"Lines it would append ({plural(len(lines), 'line')}, the {record} record among them)", style="bold")]
+    for o in lines:
+        out.append(Text(json.dumps(_shortened(o), ensure_ascii=False), style="dim"))
+    return Group(*out)
+
+
+def _shortened(v: Any, limit: int = 100) -> Any:
+    if isinstance(v, str) and len(v) > limit:
+        return v[: limit - 1] + f"… ({len(v):,} characters)"
+    if isinstance(v, dict):
+        return {k: _shortened(x, limit) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shortened(x, limit) for x in v]
+    return v
 
 
 def render_result(res: RepairResult, out: str | None, written: Outlook | None, installed: Installed | None = None) -> Group:

@@ -157,6 +157,14 @@ def spell(led: Ledger, draft: CheckpointDraft) -> tuple[dict[str, Any], list[dic
     return entry, (w.lines(entry, draft, led) if w.lines is not None else [entry])
 
 
+def record_id(entry: dict[str, Any]) -> str | None:
+    """The id the appended checkpoint record carries: pi's and native's `id`, Claude Code's `uuid`."""
+    for key in ("id", "uuid"):
+        if isinstance(entry.get(key), str):
+            return entry[key]
+    return None
+
+
 def entry_line(entry: dict[str, Any]) -> bytes:
     return orjson.dumps(entry) + b"\n"
 
@@ -192,6 +200,8 @@ def appended_records(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
         length = len(entry_line(o))
         out.append(w.read_back(o, RawLine(line, offset, length, [o]), seq))
         seq, line, offset = seq + 1, line + 1, offset + length
+    if w.fold is not None:
+        w.fold(out, lines)
     return out
 
 

@@ -311,7 +311,8 @@ def carried_summary(report: Report, ix: PathIndex, active: int | None) -> Carry 
     if state is not None:
         text = installable_part(cp.summary) or ""
     else:
-        text = summary_substance(cp.summary) if sf is not None else cp.summary.strip()
+        body = report.runtime.summary_body(cp.summary)
+        text = summary_substance(body) if sf is not None else body.strip()
     why: str | None = None
     if not text.strip() or v.empty_summary:
         why = "its summary is empty"

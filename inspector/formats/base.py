@@ -106,6 +106,13 @@ class Runtime:
     checkpoints_record_usage: bool = False  # every checkpoint states its usage (or why not)
     # Where the planner's reserve / keep-recent defaults come from, as the plan names it.
     budget_defaults_source: str = "default"
+    # A checkpoint's summary as written holds the runtime's own wrapper around it (Claude Code's
+    # summary line): the summary itself, out of that text. None: the text is the summary.
+    unwrap_summary: Callable[[str], str] | None = None
+
+    def summary_body(self, text: str) -> str:
+        """A checkpoint's summary without the wrapper the runtime writes around it."""
+        return self.unwrap_summary(text) if self.unwrap_summary is not None else text
 
     def file_lists(self, read: list[str], modified: list[str]) -> str:
         """What this runtime appends to a summary it writes for these files ("" for none)."""
@@ -185,6 +192,10 @@ class Writer:
     # `compacted` line and its event): (the entry, the draft, the session) -> every line appended,
     # in order, the entry among them. None: the entry alone. Each is read back with `read_back`.
     lines: Callable[[dict[str, Any], CheckpointDraft, Ledger], list[dict[str, Any]]] | None = None
+    # Where one appended line's meaning depends on another (Claude Code's summary line is its
+    # boundary's summary): (the records read back, their line objects) -> None, joining them in
+    # place as the format's own reader does when it loads the file. None: each line stands alone.
+    fold: Callable[[list[Record], list[dict[str, Any]]], None] | None = None
     # A database store inserts rows instead of appending lines (see StoreWriter).
     store: StoreWriter | None = None
 

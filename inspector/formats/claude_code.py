@@ -1,6 +1,6 @@
 """Claude Code transcript JSONL (`~/.claude/projects/<project>/<session>.jsonl`; DESIGN §3).
 
-Read-only mapping into the ledger model, checked against what Claude Code 2.1.328 sent
+Mapping into the ledger model (the repair's write-back: `claude_code_writer`), checked against what Claude Code 2.1.328 sent
 (`../shared/peers/claude_code/`). What the runtime does, and so what we do:
 
 - Lines are `user`, `assistant`, `system`, `attachment`, `progress` records linked by
@@ -38,8 +38,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.formats import fields
-from inspector.formats.base import Format, Runtime
+from inspector.formats import claude_code_writer, fields
+from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine, line_object
 from inspector.ledger.model import (
     Block,
@@ -472,12 +472,18 @@ def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: An
     pre = meta.get("preTokens")
     seg = meta.get("preservedSegment")
     head = seg.get("headUuid") if isinstance(seg, dict) and isinstance(seg.get("headUuid"), str) else None
-    trigger = meta.get("trigger")
     cp = Checkpoint(
         summary="",
         first_kept_id=head,
         tokens_before=pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
-        trigger=trigger if isinstance(trigger, str) else None,
+        trigger=_typed(meta, "trigger", str),
+        # What this tool's repair records beside Claude Code's own fields (claude_code_writer).
+        failure_reason=_typed(meta, "failureReason", str),
+        usage=_usage(_named_usage(meta.get("usage"))),
+        truncated=_typed(meta, "truncated", bool),
+        essential_complete=_typed(meta, "essentialComplete", bool),
+        retained_tail_shape=_typed(meta, "retainedTailShape", str),
+        budget_tokens=_typed(meta, "retainedTailBudgetTokens", int),
         details=meta or None,
     )
     lp = o.get("logicalParentUuid")
@@ -488,6 +494,28 @@ def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: An
         seq, rl.line, "checkpoint", "system:compact_boundary", uuid, parent, ts, checkpoint=cp,
         extra=_extra(o, None), offset=rl.offset, length=rl.length,
     )
+
+
+def _typed(meta: dict[str, Any], key: str, kind: type) -> Any:
+    """meta[key] when it has that type (a bool is no int here), else None."""
+    v = meta.get(key)
+    return v if isinstance(v, kind) and (kind is bool or not isinstance(v, bool)) else None
+
+
+def _named_usage(u: Any) -> dict[str, Any] | None:
+    """A usage our writer recorded ({input, output, cacheRead, cacheWrite}) in the API's key names."""
+    if not isinstance(u, dict):
+        return None
+    return dict(zip(_USAGE_KEYS, (u.get("input"), u.get("output"), u.get("cacheRead"), u.get("cacheWrite")), strict=True))
+
+
+def appended_record(o: dict[str, Any], rl: RawLine, seq: int) -> Record:
+    """One line this tool appends (claude_code_writer), read by this module's own mapping."""
+    st = _Reading(_Source(None, None))
+    uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+    rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
+    rec._source = st.source
+    return rec
 
 
 def _merge_replies(records: list[Record], groups: dict[tuple[Any, ...], list[int]]) -> dict[int, list[int]]:
@@ -763,7 +791,23 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         path = rest + kept + path[pos:]
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
+        _release_taken_tails(records, rest, keep, r)
     return path
+
+
+def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int], later: Record) -> None:
+    """An earlier boundary whose preserved messages a later one keeps too: on resume Claude Code
+    relinks them after the later summary and drops every other line before the later boundary,
+    the earlier boundary among them (its `w_r`), so the earlier one keeps nothing raw any more."""
+    by_id = {records[x].id: x for x in kept if records[x].id is not None}
+    for x in rest:
+        cp = records[x].checkpoint
+        if records[x].kind != "checkpoint" or cp is None or cp.first_kept_id not in by_id:
+            continue
+        e = dict(records[x].extra or {})
+        e["preserved_taken_by_line"] = later.line
+        records[x].extra = e
+        cp.first_kept_id = None
 
 
 # ---------------------------------------------------------------------------------------- the format
@@ -786,8 +830,24 @@ FORMAT = Format(
         summary_prefix="",
         summary_suffix="",
         many_results_per_message=True,
+        # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
+        # Claude Code relinks after the summary on resume): nothing is kept ahead of it.
+        contiguous_tail=True,
+        # The summary line holds Claude Code's wrapper ("This session is being continued ...
+        # Summary: ..."): what the summary says is the part after "Summary:".
+        unwrap_summary=claude_code_writer.summary_body,
     ),
     looks_like=looks_like,
     build=build,
+    writer=Writer(
+        record_name="compact_boundary",
+        id_prefix=claude_code_writer.ID_PREFIX,
+        planned_id=claude_code_writer.PLANNED_ID,
+        refusal=claude_code_writer.refusal,
+        entry=claude_code_writer.boundary_entry,
+        read_back=appended_record,
+        lines=claude_code_writer.compaction_lines,
+        fold=lambda recs, objs: _attach_summaries(recs, objs),
+    ),
     default_places=("~/.claude/projects",),  # <project>/<session>.jsonl, sub-agents in <session>/subagents/
 )

@@ -43,7 +43,7 @@ import orjson
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso
+from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso, record_id
 from inspector.formats import LoadError, load
 from inspector.store.files import Step, _no_step, open_for_append, os_cause, read_all, write_atomic
 
@@ -290,7 +290,7 @@ def install(
         except OSError as e:
             raise WriteError(f"backup folder {d}: cannot create it ({os_cause(e)}); nothing written") from e
         stamp = now_iso().replace(":", "").replace("-", "")
-        name = f"{stamp}-{entry.get('id') or 'record'}.jsonl"
+        name = f"{stamp}-{record_id(entry) or 'record'}.jsonl"
         backup = Backup(
             path=str(d / name),
             session=path,
@@ -299,7 +299,7 @@ def install(
             sha256=hashlib.sha256(before).hexdigest(),
             written_size=len(after),
             written_sha256=hashlib.sha256(after).hexdigest(),
-            entry_id=entry.get("id"),
+            entry_id=record_id(entry),
             what=what,
         )
         write_atomic(Path(backup.path), before, step, "backup")
@@ -318,7 +318,7 @@ def install(
         step("verified")
     assert new_report is not None
     link = led.path if os.path.abspath(led.path) != path else None
-    return Installed(path, backup, entry.get("id"), len(before), len(after), new_report, link)
+    return Installed(path, backup, record_id(entry), len(before), len(after), new_report, link)
 
 
 def _verify(
@@ -338,7 +338,7 @@ def _verify(
     if led.size != backup.written_size or led.sha256 != backup.written_sha256:
         return f"the file holds {led.size:,} bytes, not the {backup.written_size:,} written: it changed while writing", None
     rep = analyze(led, window=report.window, reserve=report.reserve)
-    new_id = entry.get("id")
+    new_id = record_id(entry)
     last = rep.checkpoints[-1].record.id if rep.checkpoints else None
     if new_id is not None and last != new_id:
         return f"the new checkpoint {new_id} is not the latest on the active path", rep

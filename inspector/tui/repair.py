@@ -28,7 +28,7 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK, plural
-from inspector.compaction.entries import WriteError, check_writable, lines_bytes, writer_of
+from inspector.compaction.entries import WriteError, check_writable, lines_bytes, record_id, writer_of
 from inspector.compaction.execute import STATUS_STYLE, RepairResult, repair
 from inspector.compaction.export import checkpoint_json
 from inspector.compaction.plan import (
@@ -817,7 +817,7 @@ class RepairScreen(Screen[None]):
             path=path,
             size=led.size,
             record=writer_of(led).record_name,
-            entry_id=self.result.entry.get("id"),
+            entry_id=record_id(self.result.entry),
             entry_bytes=len(lines_bytes(self.result.lines or [self.result.entry])),
             backup_dir=str(backup_dir(path)),
             strategy=self.plan.strategy,
