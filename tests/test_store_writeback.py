@@ -218,7 +218,6 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
     "src",
     [
         "real_sessions/claude_code/spotter__tool_heavy.jsonl",
-        "real_sessions/codex/agent-sessions__codex_small.jsonl",
         "peers/adk/corpus/token_threshold.json",
     ],
 )

@@ -1,4 +1,5 @@
-"""Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), read only.
+"""Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`); a repair appends a `compacted`
+line and its event (inspector/formats/codex_writer.py, docs/runtimes/codex.md).
 
 Every line is `{timestamp, type, payload}`:
 
