@@ -217,7 +217,6 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
 @pytest.mark.parametrize(
     "src",
     [
-        "real_sessions/codex/agent-sessions__codex_small.jsonl",
         "peers/adk/corpus/token_threshold.json",
     ],
 )

@@ -198,6 +198,10 @@ class Writer:
     fold: Callable[[list[Record], list[dict[str, Any]]], None] | None = None
     # A database store inserts rows instead of appending lines (see StoreWriter).
     store: StoreWriter | None = None
+    # Where a checkpoint's meaning depends on the history before it (Codex matches its replacement
+    # history against the items already read): (the session, the lines appended) -> their records,
+    # read together with the session as a reload reads them. None: each line alone (`read_back`).
+    reread: Callable[[Ledger, list[dict[str, Any]]], list[Record]] | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format

@@ -1,4 +1,5 @@
-"""Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), read only.
+"""Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`); a repair appends a `compacted`
+line and its event (inspector/formats/codex_writer.py, docs/runtimes/codex.md).
 
 Every line is `{timestamp, type, payload}`:
 
@@ -30,8 +31,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.formats import fields
-from inspector.formats.base import Format, Runtime
+from inspector.formats import codex_writer, fields
+from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
@@ -286,7 +287,8 @@ class _Builder:
                 self.diag(rl, "invalid_field", f"a {quote(t)} line that {lacks} (Codex writes {{timestamp, type, payload}}); kept as an unknown record", seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
-        rid = self.rid(p, rl, k)
+        # A `compacted` line this tool appended names itself with a top-level `id` (codex_writer).
+        rid = self.rid(o if t == "compacted" and isinstance(o.get("id"), str) else p, rl, k)
         if t == "response_item":
             self.response_item(p, rl, seq, rid, ts, o.get("metadata"))
         elif t == "compacted":
@@ -636,6 +638,14 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
     return b.finish()
 
 
+def _line_alone(rl: RawLine, seq: int) -> Record:
+    """One line read by the mapping with no history before it (the writer reads its lines back
+    with the rollout instead: `codex_writer.reread`)."""
+    rec = build([rl], None).records[0]
+    rec.seq = seq
+    return rec
+
+
 # ---------------------------------------------------------------------------------------- the format
 
 FORMAT = Format(
@@ -658,4 +668,14 @@ FORMAT = Format(
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
+    writer=Writer(
+        record_name="compacted",
+        id_prefix=codex_writer.ID_PREFIX,
+        planned_id=codex_writer.ID_PREFIX + "planned",
+        refusal=codex_writer.refusal,
+        entry=codex_writer.compacted_entry,
+        read_back=lambda o, rl, seq: _line_alone(rl, seq),
+        lines=codex_writer.compacted_lines,
+        reread=codex_writer.reread,
+    ),
 )

@@ -1,0 +1,166 @@
+"""Codex's write-back (issue 14 §2; docs/runtimes/codex.md): a `compacted` line whose
+`replacement_history` is the whole next request's history (our summary as a user message, then
+every item the repair keeps, copied verbatim from the rollout), and the `event_msg` Codex writes
+beside its own compactions (`item_completed` of a `ContextCompaction` item).
+
+Codex 0.169 resumes a rollout by replaying it (codex-rs `core/src/session/rollout_reconstruction.rs`):
+the newest `compacted` line with a `replacement_history` becomes the history base (`history.replace`)
+and only the lines after it are replayed on top. Nothing follows ours, so the resumed request is
+exactly its replacement history (after the base instructions), then the new turn. Its resume
+loader refuses a rollout whose last line has no `ordinal` ("final paginated rollout record ... is
+missing an ordinal"), so where the rollout numbers its lines the appended ones continue the count.
+
+Where the kept items come from: a `compacted` line holds copies of them, so the writer reads the
+analysed file back (refused if its bytes are no longer those analysed) and copies each kept
+record's `payload` as it is. Reading back (`reread`) re-runs the Codex mapping over the whole
+file plus the appended lines: the checkpoint's replacement history is matched against the
+history before it (by item id, else by content), exactly as a reload does.
+
+Pure apart from reading the analysed session file again; writing is the store's job.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inspector.formats.base import CheckpointDraft
+from inspector.formats.jsonl import LoadError, RawLine, read_lines
+from inspector.ledger.model import Ledger, Record
+
+# codex-rs templates/compact/summary_prefix.md whole (the binary holds it verbatim; `codex.SUMMARY_PREFIX`
+# is its first sentence, what the reader recognises): Codex's own compaction sends `<prefix>\n<summary>` as the user message standing for what it replaced.
+SUMMARY_MESSAGE_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking process. "
+    "You also have access to the state of the tools that were used by that language model. Use this to build "
+    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
+    "other language model, use the information in this summary to assist with your own analysis:"
+)
+ID_PREFIX = "inspector-compaction-"
+
+
+def summary_message(summary: str) -> str:
+    """The text of the user message that carries the summary, in Codex's own shape."""
+    return f"{SUMMARY_MESSAGE_PREFIX}\n{summary}"
+
+
+def refusal(led: Ledger) -> str | None:
+    """What keeps an appended `compacted` line from being resumed by Codex, or None."""
+    if led.path is None:
+        return "the rollout was not read from a file: the kept items are copied from it"
+    if led.header is None or not isinstance(led.session_id, str):
+        return "the rollout has no session_meta line with a thread id: Codex resumes a rollout by its thread id"
+    if led.runtime_rejects_file:
+        return "Codex would not read this rollout: an appended checkpoint would be lost"
+    return None
+
+
+def compacted_entry(d: CheckpointDraft) -> dict[str, Any]:
+    """The `compacted` line before `lines` completes it (its ordinal and the kept items need the
+    rollout itself). `id` is this tool's own field (Codex writes none and ignores it): it names
+    the checkpoint in backups, `undo` and the re-read; `inspector` holds what the repair states."""
+    summary = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary_message(d.summary)}]}
+    return {
+        "timestamp": d.timestamp,
+        "type": "compacted",
+        "id": d.entry_id,
+        "payload": {
+            "message": summary_message(d.summary),
+            "replacement_history": [summary],
+            "inspector": {
+                "represents": d.represents,
+                "retains": d.retains,
+                "retainedTailShape": d.shape,
+                "failureReason": d.failure_reason,
+                "tokensBefore": d.tokens_before,
+                "requests": d.requests,
+                "truncated": d.truncated,
+                "producer": d.producer,
+            },
+        },
+    }
+
+
+def _analysed_lines(led: Ledger) -> list[RawLine]:
+    """The rollout's lines, provided its bytes are still the ones analysed."""
+    assert led.path is not None
+    lines, size, sha = read_lines(led.path)
+    if size != led.size or (led.sha256 is not None and sha != led.sha256):
+        raise LoadError(f"{led.path} changed since it was analysed ({led.size:,} → {size:,} bytes): analyse it again")
+    return lines
+
+
+def _kept_payloads(led: Ledger, lines: list[RawLine], ids: list[str]) -> list[dict[str, Any]]:
+    """Each kept record's `payload`, verbatim, in order."""
+    by_line = {rl.line: rl for rl in lines}
+    by_id = led.by_id()
+    out: list[dict[str, Any]] = []
+    for rid in ids:
+        rec = led.records[by_id[rid]]
+        rl = by_line.get(rec.line)
+        objs = [o for o in (rl.objects if rl is not None else []) if isinstance(o, dict)]
+        if len(objs) != 1 or objs[0].get("type") != "response_item" or not isinstance(objs[0].get("payload"), dict):
+            raise LoadError(
+                f"{led.path}: line {rec.line}: the record kept raw ({rec.type}) is not one response_item line: "
+                "Codex's replacement history can hold only response items"
+            )
+        out.append(objs[0]["payload"])
+    return out
+
+
+def _last_ordinal(lines: list[RawLine]) -> int | None:
+    for rl in reversed(lines):
+        for o in reversed(rl.objects):
+            if isinstance(o, dict):
+                n = o.get("ordinal")
+                return n if isinstance(n, int) and not isinstance(n, bool) else None
+    return None
+
+
+def _last_turn(led: Ledger) -> str | None:
+    """The turn id of the latest turn_context (Codex's item events name their turn)."""
+    for r in reversed(led.records):
+        if r.type == "turn_context" and isinstance(r.extra, dict) and isinstance(r.extra.get("turn_id"), str):
+            return r.extra["turn_id"]
+    return None
+
+
+def compacted_lines(entry: dict[str, Any], d: CheckpointDraft, led: Ledger) -> list[dict[str, Any]]:
+    """The `compacted` line (completed in place: the entry is the line written) and its event."""
+    lines = _analysed_lines(led)
+    payload = entry["payload"]
+    payload["replacement_history"] = [payload["replacement_history"][0], *_kept_payloads(led, lines, d.retains)]
+    n = _last_ordinal(lines)
+    head = {"timestamp": entry["timestamp"], **({"ordinal": n + 1} if n is not None else {})}
+    body = {k: v for k, v in entry.items() if k != "timestamp"}
+    entry.clear()
+    entry.update(head | body)
+    event = {
+        "timestamp": d.timestamp,
+        **({"ordinal": n + 2} if n is not None else {}),
+        "type": "event_msg",
+        "payload": {
+            "type": "item_completed",
+            "thread_id": led.session_id,
+            "turn_id": _last_turn(led),
+            "item": {"type": "ContextCompaction", "id": d.entry_id},
+        },
+    }
+    return [entry, event]
+
+
+def reread(led: Ledger, appended: list[dict[str, Any]]) -> list[Record]:
+    """The appended lines as the Codex mapping reads them after the rollout (a reload's records)."""
+    from inspector.formats.codex import build
+
+    lines = _analysed_lines(led)
+    nxt = max((rl.line for rl in lines), default=0) + 1
+    offset = led.size
+    for k, o in enumerate(appended):
+        length = len(json.dumps(o, ensure_ascii=False, separators=(",", ":")).encode()) + 1  # as entries.entry_line
+        lines.append(RawLine(nxt + k, offset, length, [o]))
+        offset += length
+    after = build(lines, led.path)
+    if len(after.records) != len(led.records) + len(appended):
+        raise LoadError(f"{led.path}: the rollout does not read back as analysed with the checkpoint appended")
+    return after.records[len(led.records) :]

@@ -1,0 +1,125 @@
+"""Resume a rollout with the real Codex CLI and capture the first request it sends.
+
+`resume(rollout, prompt, scratch)` copies the rollout into a scratch CODEX_HOME
+(`sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl`, where Codex looks sessions up), runs
+`codex exec --json --skip-git-repo-check resume <thread id> "<prompt>"` against `FakeModel` on
+127.0.0.1 with the environment built from nothing (as ../shared/peers/codex/generate.py does:
+plugins, apps, web search, updates, analytics and feedback off, so the CLI talks to nothing but the
+fake), and returns every request body the CLI sent, its exit code and stderr.
+
+The Codex binary is the one tests/install_codex.sh installs (pinned 0.169.0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.peers.codex_resume.fake_model import FakeModel
+
+HERE = Path(__file__).resolve().parent
+CODEX_VERSION = "0.169.0"
+CODEX = HERE / "runtime" / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / "x86_64-unknown-linux-musl" / "bin" / "codex"
+
+CONFIG = """model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+model_context_window = 100000
+check_for_update_on_startup = false
+web_search = "disabled"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+in_app_updates = false
+daemon_auto_start = false
+browser_use = false
+browser_use_external = false
+in_app_browser = false
+computer_use = false
+
+[model_providers.fake]
+name = "Fake"
+base_url = "{url}/v1"
+env_key = "FAKE_OPENAI_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+@dataclass
+class Resumed:
+    requests: list[dict[str, Any]]  # every /responses body, in order
+    returncode: int
+    stderr: str
+    stdout: str
+
+
+def installed_version() -> str | None:
+    """`codex --version`'s version, or None when the binary is missing or does not run."""
+    if not CODEX.exists():
+        return None
+    try:
+        out = subprocess.run([str(CODEX), "--version"], capture_output=True, text=True, timeout=60,
+                             env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}, check=False).stdout
+    except OSError:
+        return None
+    return out.split()[-1] if out.split() else None
+
+
+def thread_of(rollout: Path) -> tuple[str, str]:
+    """(thread id, the session_meta timestamp) of a rollout: its first line."""
+    with open(rollout, "rb") as f:
+        head = json.loads(f.readline())
+    p = head["payload"]
+    return p["id"], p.get("timestamp") or head["timestamp"]
+
+
+def resume(rollout: Path, prompt: str, scratch: Path, timeout: float = 120) -> Resumed:
+    thread, ts = thread_of(rollout)
+    home = scratch / "home"
+    chome = home / ".codex"
+    work = scratch / "work"
+    day = chome / "sessions" / ts[0:4] / ts[5:7] / ts[8:10]
+    day.mkdir(parents=True)
+    work.mkdir()
+    (scratch / "tmp").mkdir()
+    stamp = ts[:19].replace(":", "-")
+    shutil.copyfile(rollout, day / f"rollout-{stamp}-{thread}.jsonl")
+    subprocess.run(["git", "init", "-q", str(work)], check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
+    srv = FakeModel()
+    try:
+        (chome / "config.toml").write_text(CONFIG.format(url=srv.url))
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "CODEX_HOME": str(chome),
+               "LANG": "C.UTF-8", "TERM": "dumb", "FAKE_OPENAI_KEY": "sk-fake-local-000",
+               "NO_PROXY": "127.0.0.1,localhost", "RUST_LOG": "error", "TMPDIR": str(scratch / "tmp")}
+        args = [str(CODEX), "exec", "--json", "--skip-git-repo-check", "resume", thread, prompt]
+        p = subprocess.Popen(args, cwd=work, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate(timeout=30)
+            err += f"\n[harness] killed after {timeout:.0f} s"
+        with srv.lock:
+            bodies = list(srv.bodies)
+    finally:
+        srv.close()
+    return Resumed(bodies, p.returncode, err, out)

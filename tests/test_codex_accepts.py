@@ -1,0 +1,179 @@
+"""Codex resumes what we wrote (issue 14 §3): the real Codex CLI 0.169.0 rebuilds its history from
+the `compacted` line a repair appends.
+
+Every session is a rollout the real Codex wrote (`../shared/peers/codex/corpus/auto_compact.jsonl`)
+and that rollout as it stood at the end of each of its turns (the first N lines: what Codex had
+written then, one or two compactions of its own or none). Each is repaired in place
+(`inspector repair --write`, the extractive summarizer) with each strategy that has something to
+install; then `codex exec --json resume <thread id> "<prompt>"` runs on a scratch CODEX_HOME holding
+the repaired rollout against a fake Responses API on 127.0.0.1 (tests/peers/codex_resume), and the
+first request it sends must hold exactly what `inspector context --json` predicted on the repaired
+file, item for item (the base instructions, our summary text, the kept items in order, no orphaned
+output, no unanswered call), followed only by the new turn Codex adds (its re-injected context
+messages, then the prompt).
+
+The runtime is installed by tests/install_codex.sh; a missing one fails the test, naming the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.cli.main import main
+from inspector.formats import load
+from tests.conftest import SHARED
+from tests.peers.codex_resume import resume as harness
+
+PEER = SHARED / "peers" / "codex" / "corpus" / "auto_compact.jsonl"
+PROMPT = "[R1] Carry on from the checkpoint."
+STRATEGIES: tuple[tuple[str, ...], ...] = (
+    ("compact",),
+    ("resummarize",),
+    ("recover",),
+    ("compact", "--keep-recent", "100"),
+    ("resummarize", "--keep-recent", "100"),
+)
+# The new turn Codex adds after the resumed history: its context messages, re-injected because the
+# checkpoint cleared the reference context (rollout_reconstruction.rs), then the prompt.
+CONTEXT_PREFIXES = ("<environment_context>", "<skills_instructions>", "<permissions instructions>", "<user_instructions>", "<collaboration_mode>")
+
+
+def _turn_ends(path: Path) -> list[int]:
+    """The line counts at which the rollout ended a turn (`task_complete`)."""
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    return [i + 1 for i, o in enumerate(rows) if o.get("type") == "event_msg" and o["payload"].get("type") == "task_complete"]
+
+
+def _sessions(tmp: Path) -> list[tuple[str, Path]]:
+    out = []
+    lines = PEER.read_bytes().splitlines(keepends=True)
+    for n in _turn_ends(PEER):
+        f = tmp / "src" / f"peer-auto_compact-{n}.jsonl"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"".join(lines[:n]))
+        out.append((f.stem, f))
+    return out
+
+
+def _repaired(tmp: Path, sessions: list[tuple[str, Path]], capsys: pytest.CaptureFixture[str]) -> list[tuple[str, Path, Path]]:
+    done = []
+    for name, src in sessions:
+        for strategy, *opts in STRATEGIES:
+            args = ["--strategy", strategy, *opts]
+            assert main(["plan", str(src), *args, "--json"]) == 0, name
+            if json.loads(capsys.readouterr().out)["action"] == "noop":
+                continue
+            label = f"{name}.{strategy}{'-short' if opts else ''}"
+            f = tmp / "repaired" / f"{label}.jsonl"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, f)
+            code = main(["repair", str(f), *args, "--write", "--json"])
+            res = json.loads(capsys.readouterr().out)
+            assert code == 0, (label, res["reason"])
+            assert res["backup"] and Path(res["backup"]).read_bytes() == src.read_bytes()
+            done.append((label, src, f))
+    return done
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(c["text"] for c in content or [] if isinstance(c, dict) and isinstance(c.get("text"), str))
+
+
+def _sent(item: dict[str, Any]) -> tuple[Any, ...]:
+    """A request input item as the comparison sees it."""
+    t = item.get("type", "message")
+    if t == "message":
+        role = {"developer": "system"}.get(item["role"], item["role"])
+        return ("message", role, _text(item.get("content")))
+    if t.endswith("_output"):
+        return ("result", item.get("call_id"))
+    if t.endswith("_call"):
+        return ("call", item.get("call_id"))
+    return (t,)
+
+
+def _predicted(f: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[Any, ...]]:
+    """`inspector context --json` on the repaired file, each item with its full text."""
+    assert main(["context", str(f), "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)["messages"]
+    report = analyze(load(str(f)))
+    led = report.ledger
+    assert len(report.context) == len(predicted)
+    out: list[tuple[Any, ...]] = []
+    for m, it in zip(predicted, report.context, strict=True):
+        assert not m["synthetic"], (f.name, m)  # Codex would send an "aborted" output of its own
+        if m["role"] == "tool":
+            out.append(("result", m["tool_call_id"]))
+        elif m.get("tool_call_ids"):
+            out.append(("call", m["tool_call_ids"][0]))
+        elif it.seq is not None and it.kind == "message":
+            rec = led.records[it.seq]
+            assert rec.message is not None and rec.id == m["record_id"]
+            out.append(("message", m["role"], rec.message.text()))
+        else:
+            out.append(("message", m["role"], it.text))
+    return out
+
+
+@pytest.fixture(scope="module")
+def codex() -> Path:
+    if not PEER.exists():
+        pytest.fail(f"the Codex peer rollout is missing: {PEER} (the checkout expects ../shared next to it)")
+    have = harness.installed_version()
+    if have is None:
+        pytest.fail(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh (needs npm)", pytrace=False)
+    if have != harness.CODEX_VERSION:
+        pytest.fail(f"Codex {have} is installed, the judge is {harness.CODEX_VERSION}: run tests/install_codex.sh", pytrace=False)
+    return harness.CODEX
+
+
+def test_every_repaired_rollout_is_what_codex_resumes(
+    codex: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    sessions = _sessions(tmp_path)
+    assert len(sessions) == 4
+    repaired = _repaired(tmp_path, sessions, capsys)
+    assert {s for s, *_ in (n.split(".") for n, _, _ in repaired)} == {n for n, _ in sessions}
+    assert len(repaired) >= 10
+
+    def run(case: tuple[str, Path, Path]) -> harness.Resumed:
+        label, _, f = case
+        return harness.resume(f, PROMPT, tmp_path / "runs" / label)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = list(pool.map(run, repaired))
+    for (label, src, f), r in zip(repaired, runs, strict=True):
+        assert r.returncode == 0 and r.requests, (label, r.stderr[-1500:])
+        want = _predicted(f, capsys)
+        got = [_sent(it) for it in r.requests[0]["input"]]
+        # The base instructions: Codex sends its own model family's text, which is not the
+        # session_meta.base_instructions it recorded (16,979 vs 20,751 characters in the peer
+        # rollout, also before any repair: the reader's prediction, not the writer's record), so
+        # only their place and first line are compared.
+        assert want[0][:2] == got[0][:2] == ("message", "system"), label
+        assert want[0][2].splitlines()[0] == got[0][2].splitlines()[0], label
+        assert got[1 : len(want)] == want[1:], label
+        # Then only the new turn: Codex's context messages and the prompt.
+        turn = got[len(want) :]
+        assert turn[-1] == ("message", "user", PROMPT), label
+        assert all(t[0] == "message" and t[2].lstrip().startswith(CONTEXT_PREFIXES) for t in turn[:-1]), (label, turn)
+        # Our checkpoint is what Codex resumed from: its summary, with nothing it replaced.
+        report = analyze(load(str(f)))
+        cp = report.checkpoints[-1]
+        assert cp.record.type == "compacted" and cp.record.id == json.loads(f.read_bytes().splitlines()[-2])["id"], label
+        assert ("message", "user", report.context[1].text) == want[1] and report.context[1].kind == "summary", label
+        before = analyze(load(str(src)))
+        holes = report.coverage_counts()["hole"]
+        assert holes <= before.coverage_counts()["hole"] or ".recover" in label, label
+        assert holes == 0 or ".resummarize" not in label, label
+        assert not any(it.orphan for it in report.context), label
