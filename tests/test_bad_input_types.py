@@ -81,3 +81,23 @@ def test_pi_fast_path_reports_what_the_general_path_reports(tmp_path: Path) -> N
         a = [d.message for d in load(str(f)).diagnostics]
         b = [d.message for d in load_bytes(data, str(f)).diagnostics]
         assert a == b, label
+
+
+def test_an_adk_dump_read_up_to_an_event_orders_unchecked_events_without_crashing(tmp_path: Path) -> None:
+    """`--at N` type-checks only the first N events, but the append order is worked out over all of
+    them: a list where a later event's call id should be (found by the seed-6 campaign) was
+    unhashable there. A wrong-typed id counts as none, as the guard would make it."""
+    import json
+
+    from tests.bad_input_seeds import ADK
+
+    doc = json.loads(encode("adk", ADK))
+    late = doc["events"][-1]
+    late.setdefault("content", {"role": "user", "parts": []})
+    late["content"]["parts"] = [{"function_response": {"id": ["x", 1], "name": "read", "response": {}}}]
+    late["invocation_id"] = ["inv", 2]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    led = load(str(path), upto_line=2)
+    exercise(led)
+    assert len(load(str(path)).diagnostics) > 0  # read whole, the guard names the wrong types

@@ -247,8 +247,8 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
         for p in _parts(o.get("content")):
             fr, fc = p.get("function_response"), p.get("function_call")
             if isinstance(fc, dict):
-                seen_calls.add(fc.get("id"))
-            if isinstance(fr, dict) and fr.get("id") and fr.get("id") not in seen_calls:
+                seen_calls.add(_str_or_none(fc.get("id")))
+            if isinstance(fr, dict) and _str_or_none(fr.get("id")) and fr.get("id") not in seen_calls:
                 scrambled = True
     ranks = list(range(len(objs)))
     if not scrambled:
@@ -261,12 +261,18 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
         by_inv: dict[Any, list[int]] = {}
         for k in range(i, j + 1):
             if rules.compaction_of(objs[k]) is None:
-                by_inv.setdefault(objs[k].get("invocation_id"), []).append(k)
+                by_inv.setdefault(_str_or_none(objs[k].get("invocation_id")), []).append(k)
         for slots in by_inv.values():
             for slot, k in zip(slots, sorted(slots, key=lambda k: _kind_rank(objs[k])), strict=True):
                 ranks[k] = slot
         i = j + 1
     return ranks
+
+
+def _str_or_none(v: Any) -> str | None:
+    """An id as the ordering reads it: this runs before the type guard, and an id of another JSON
+    type (a list is not even hashable) counts as none, as the guard will make it."""
+    return v if isinstance(v, str) else None
 
 
 def _row_float(v: Any) -> float | None:
