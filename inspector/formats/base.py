@@ -159,14 +159,16 @@ class StoreWriter:
 
     - `refusal(con, ledger)`: why this store cannot take the rows (a schema version we do not
       know, a missing table), or None;
-    - `rows(entry, draft, ledger, con)`: the rows to insert, in order (the entry's own row among
-      them); `con` is read inside the write transaction (e.g. for the next sequence number);
+    - `rows(entry, lines, ledger, con)`: the rows to insert, in order (the entry's own row among
+      them), from the lines the `Writer` spelled (`Writer.lines`, else the entry alone: what a
+      repair result carries to the store); `con` is read inside the write transaction (e.g. for
+      the next sequence number);
     - `state(con, ledger)`: a digest of the session's rows; the store is unchanged since it was
       analysed when it equals `ledger.store_state` (taken the same way at load).
     """
 
     refusal: Callable[[sqlite3.Connection, Ledger], str | None]
-    rows: Callable[[dict[str, Any], CheckpointDraft, Ledger, sqlite3.Connection], list[Row]]
+    rows: Callable[[dict[str, Any], list[dict[str, Any]], Ledger, sqlite3.Connection], list[Row]]
     state: Callable[[sqlite3.Connection, Ledger], str]
 
 
@@ -187,6 +189,9 @@ class Writer:
     lines: Callable[[dict[str, Any], CheckpointDraft, Ledger], list[dict[str, Any]]] | None = None
     # A database store inserts rows instead of appending lines (see StoreWriter).
     store: StoreWriter | None = None
+    # A file that is not JSON lines (a JSON dump): (its bytes, the lines) -> the whole new file,
+    # written as a new file (`--out`) only. None: the lines are appended.
+    copy: Callable[[bytes, list[dict[str, Any]]], bytes] | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format
