@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import CheckpointDraft, Row
+from inspector.formats.base import CheckpointDraft, Row, Unwritable
 from inspector.ledger.model import Ledger
 
 SQLITE_COLUMNS = ("id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data")
@@ -51,10 +51,6 @@ KNOWN_SCHEMA_VERSIONS = frozenset({"1"})
 META_KEY = "inspector"  # the key of our facts in the event's custom_metadata
 # What `EventActions()` dumps with exclude_none (its dict fields default to {}), as ADK's own rows hold.
 _EMPTY_ACTIONS = {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}}
-
-
-class UnwritableRange(ValueError):
-    """The checkpoint cannot be expressed as one ADK timestamp range."""
 
 
 # ---------------------------------------------------------------------------------------- the event
@@ -142,19 +138,44 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
         and isinstance(r.checkpoint.details.get("start_timestamp"), int | float)
     ]
     if not stamps:
-        raise UnwritableRange("nothing before the retained tail has a timestamp: no ADK range can cover it")
+        raise Unwritable(
+            "the retained tail starts at the first event: an ADK compaction removes the events of its range, "
+            "and one that removes nothing cannot take the place of the compactions already there"
+        )
     start, end = min(stamps + starts), max(stamps)
     if cut is not None and isinstance(recs[cut].timestamp, int | float):
         tail_ts = float(recs[cut].timestamp)
         if end >= tail_ts:
             earlier = [t for t in stamps if t < tail_ts]
             if not earlier:
-                raise UnwritableRange(
+                raise Unwritable(
                     f"every event before the retained tail shares its first timestamp {tail_ts}: an ADK range "
                     "ending there would remove the tail too"
                 )
             end = max(earlier)
-    return start, end
+    return start, _past_overlaps(end, _ranges(led))
+
+
+def _ranges(led: Ledger) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for r in led.records:
+        d = r.checkpoint.details if r.checkpoint is not None else None
+        if isinstance(d, dict) and isinstance(d.get("start_timestamp"), int | float) and isinstance(d.get("end_timestamp"), int | float):
+            out.append((float(d["start_timestamp"]), float(d["end_timestamp"])))
+    return out
+
+
+def _past_overlaps(end: float, ranges: list[tuple[float, float]]) -> float:
+    """The end, moved to the end of every existing range it reaches into: a wider range would
+    subsume ours (ADK drops a range inside a wider one), and the events it removes are gone from
+    the request already."""
+    moved = True
+    while moved:
+        moved = False
+        for s, e in ranges:
+            if s <= end < e:
+                end, moved = e, True
+    return end
 
 
 def with_range(event: dict[str, Any], d: CheckpointDraft, led: Ledger) -> list[dict[str, Any]]:

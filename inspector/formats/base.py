@@ -23,6 +23,11 @@ class UnknownFormat(LoadError):
     """A format name no registered Format has (never a silent fallback to another's rules)."""
 
 
+class Unwritable(Exception):
+    """A writer cannot spell this checkpoint as a record its runtime reads (the repair is refused
+    with this reason; the plan says so)."""
+
+
 # ---------------------------------------------------------------------------------------- next request
 
 
