@@ -331,9 +331,32 @@ def render_plan(p: RepairPlan) -> Group:
     if p.after is not None or p.checkpoint is None:
         parts.append(_compare(p.before, p.after, "after (simulated)"))
         parts.append(_findings(p.after, "Findings after"))
+    if p.lines:
+        parts.append(_records_text(p))
     for n in p.notes:
         parts.append(Text(f"note: {n}", style="yellow"))
     return Group(*parts)
+
+
+def _shortened(v: Any, width: int = 100) -> Any:
+    if isinstance(v, str) and len(v) > width:
+        return v[:width] + f"… ({len(v):,} chars)"
+    if isinstance(v, dict):
+        return {k: _shortened(x, width) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shortened(x, width) for x in v[:8]] + ([f"… {len(v) - 8} more"] if len(v) > 8 else [])
+    return v
+
+
+def _records_text(p: RepairPlan) -> Text:
+    """The records the repair would write, in the runtime's own shape (long strings shortened)."""
+    import json
+
+    name = writer_of(p.report.ledger).record_name
+    t = Text(f"{name} it would write ({plural(len(p.lines or []), 'record')}):\n", style="bold")
+    for o in p.lines or []:
+        t.append(json.dumps(_shortened(o), indent=1, ensure_ascii=False) + "\n", style="dim")
+    return t
 
 
 def render_result(res: RepairResult, out: str | None, written: Outlook | None, installed: Installed | None = None) -> Group:

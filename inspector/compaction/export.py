@@ -157,6 +157,8 @@ def plan_json(p: RepairPlan) -> dict[str, Any]:
         "before": outlook_json(p.before),
         "after": outlook_json(p.after),
         "notes": p.notes,
+        # What would be appended (or inserted), in the runtime's own record shape.
+        "records": p.lines,
     }
 
 
