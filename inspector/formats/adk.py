@@ -340,7 +340,10 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
-    led.store_state = adk_writer.state_of(con, app, user, sid)  # what a repair checks before writing
+    try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
+        led.store_state = adk_writer.state_of(con, app, user, sid)
+    except sqlite_files.ERRORS:
+        led.store_state = None
     return led
 
 

@@ -279,13 +279,20 @@ def session_state(con: sqlite3.Connection, led: Ledger) -> str:
 
 
 def state_of(con: sqlite3.Connection, app: Any, user: Any, sid: Any) -> str:
+    """Every column of the session's rows, text read as its bytes (whatever the connection's
+    text factory), hashed: the loader's read-only connection and the writer's agree."""
     h = hashlib.sha256()
     where = "app_name=? AND user_id=? AND "
-    for row in con.execute(f"SELECT CAST(state AS BLOB), update_time FROM sessions WHERE {where}id=?", (app, user, sid)):
-        h.update(repr(row).encode())
-    q = f"SELECT rowid, id, timestamp, invocation_id, CAST(event_data AS BLOB) FROM events WHERE {where}session_id=? ORDER BY rowid"
-    for row in con.execute(q, (app, user, sid)):
-        h.update(repr(row).encode())
+    factory = con.text_factory
+    con.text_factory = bytes
+    try:
+        for row in con.execute(f"SELECT * FROM sessions WHERE {where}id=?", (app, user, sid)):
+            h.update(repr(row).encode())
+        q = f"SELECT rowid, * FROM events WHERE {where}session_id=? ORDER BY rowid"
+        for row in con.execute(q, (app, user, sid)):
+            h.update(repr(row).encode())
+    finally:
+        con.text_factory = factory
     return h.hexdigest()
 
 

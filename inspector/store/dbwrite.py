@@ -232,8 +232,10 @@ def _checked(con: sqlite3.Connection, path: str, store: StoreWriter, led: Ledger
     why = store.refusal(con, led)
     if why is not None:
         raise WriteError(f"{path}: {why}")
+    if led.store_state is None:
+        raise WriteError(f"{path}: the session's rows could not all be read when it was analysed (a damaged store?); nothing written")
     state = store.state(con, led)
-    if led.store_state is None or state != led.store_state:
+    if state != led.store_state:
         raise WriteError(
             f"{path}: the session changed since it was analysed (its rows differ: is the agent still running?); "
             "nothing written: analyse it again"
