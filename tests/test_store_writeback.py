@@ -219,7 +219,6 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
     [
         "real_sessions/claude_code/spotter__tool_heavy.jsonl",
         "real_sessions/codex/agent-sessions__codex_small.jsonl",
-        "peers/adk/corpus/token_threshold.json",
     ],
 )
 def test_read_only_formats_are_never_written(src: str, tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ Rules, each from google-adk 2.13.0 (paths under `google/adk/`):
   165-183): `author` "user", a fresh `invocation_id`, `actions.compaction` = `EventCompaction{
   start_timestamp, end_timestamp, compacted_content}` (events/event_actions.py:58-75) whose content
   has role "model" (llm_event_summarizer.py:165), the summarizer's usage as `usage_metadata`.
-- The range is inclusive (`_process_compaction_events` drops every raw event whose timestamp lies
-  in a surviving [start, end]); a range at least as wide and later subsumes older ones. So the
+- The range is inclusive (`_process_compaction_events`, flows/llm_flows/context/_compaction.py:68-130,
+  drops every raw event whose timestamp lies in a kept [start, end] and sends the summary at its
+  end); a range at least as wide and later subsumes older ones (`_get_compaction_ranges`). So the
   range runs from the session's first timestamp to the last event before the retained tail, and
   stops before a timestamp the tail's first event shares (a tie would swallow it: a hole).
 - `custom_metadata` (models/llm_response.py:131, inherited by Event) carries what the summary
@@ -17,8 +18,8 @@ Rules, each from google-adk 2.13.0 (paths under `google/adk/`):
 - SqliteSessionService (sessions/sqlite_session_service.py): the row is `INSERT INTO events (id,
   app_name, user_id, session_id, invocation_id, timestamp, event_data)` (:524-538) with
   `timestamp` the event's epoch float (REAL, :136) and `event_data` =
-  `event.model_dump_json(exclude_none=True)` (:535), read back `ORDER BY timestamp DESC, rowid DESC`
-  (:343) and reversed.
+  `event.model_dump_json(exclude_none=True)` (:536), read back `ORDER BY timestamp DESC, rowid DESC`
+  (:348) and reversed.
 - DatabaseSessionService schema v1 (sessions/schemas/v1.py:163-223, `StorageEvent.from_event`
   :213-223): the same columns; `timestamp` a naive UTC DATETIME (`timestamp_to_utc_datetime`,
   schemas/shared.py:37-41, stored by SQLAlchemy's SQLite DateTime as "YYYY-MM-DD HH:MM:SS.ffffff");
