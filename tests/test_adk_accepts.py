@@ -24,11 +24,16 @@ from typing import Any
 
 import pytest
 
+from inspector.analysis import analyze
 from inspector.cli.main import main
+from inspector.compaction.plan import Outlook
 from inspector.formats import load
 from tests.conftest import REPO, SHARED
 
 CORPUS = SHARED / "peers" / "adk" / "corpus"
+# Sessions the real ADK wrote for the differential campaign, kept because they hold incidents
+# (holes at a timestamp tie, a live question summarized) or disagreed once (tests/differential/).
+FIXTURES = Path(__file__).parent / "differential" / "fixtures"
 ADK_PYTHON = Path(os.environ.get("ADK_PYTHON") or REPO / ".adk-venv" / "bin" / "python")
 DRIVER = Path(__file__).with_name("adk_resume.py")
 JUDGE_MESSAGE = "[judge] please continue."
@@ -41,19 +46,21 @@ STRATEGIES: tuple[tuple[str, ...], ...] = (
 )
 _ROLE = {"assistant": "model", "user": "user", "tool": "user"}
 REFUSED: dict[str, str] = {}  # case -> why the plan says the checkpoint cannot be written
+HEALED: list[str] = []  # cases whose holes / orphans the plan promised to bring to 0
 
 
-def _sessions() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
-    return sorted(
-        p for p in CORPUS.iterdir()
-        if p.suffix in (".db", ".json") and not p.name.endswith(".oracle.json") and p.name != "INDEX.json"
-    )
-
-
-def _backend(p: Path) -> str:
-    return "json" if p.suffix == ".json" else ("v1" if p.name.endswith((".v1.db", "-v1-db")) or "-v1-db." in p.name else "sqlite")
+def _sessions() -> list[tuple[str, Path, str]]:
+    """(name, file, backend) of every session to repair."""
+    out: list[tuple[str, Path, str]] = []
+    if CORPUS.is_dir():
+        for p in sorted(CORPUS.iterdir()):
+            if p.suffix in (".db", ".json") and not p.name.endswith(".oracle.json") and p.name != "INDEX.json":
+                backend = "json" if p.suffix == ".json" else ("v1" if p.name.endswith(".v1.db") else "sqlite")
+                out.append((p.name.replace(".", "-"), p, backend))
+    for d in sorted(FIXTURES.glob("adk-*")):
+        backend = json.loads((d / "scenario.json").read_text()).get("backend")
+        out.append((d.name, d / "session.db", "v1" if backend == "database_v1" else "sqlite"))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +73,16 @@ def adk_python() -> str:
     return str(ADK_PYTHON)
 
 
-def _repair(src: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, Path]]:
-    """(case, repaired file) for each strategy with work on this session."""
-    out: list[tuple[str, Path]] = []
+def _repair(name: str, src: Path, backend: str, tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, Path, str]]:
+    """(case, repaired file, backend) for each strategy with work on this session."""
+    out: list[tuple[str, Path, str]] = []
     for strategy, *opts in STRATEGIES:
         args = ["--strategy", strategy, *opts, *BUDGETS]
         assert main(["plan", str(src), *args, "--json"]) == 0, src.name
         plan = json.loads(capsys.readouterr().out)
         if plan["action"] == "noop":
             continue
-        label = f"{src.name.replace('.', '-')}.{strategy}"
+        label = f"{name}.{strategy}"
         if any("cannot be written" in n for n in plan["notes"]):
             REFUSED[label] = next(n for n in plan["notes"] if "cannot be written" in n)
             continue
@@ -88,7 +95,9 @@ def _repair(src: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[tu
             code = main(["repair", str(f), *args, "--write", "--json"])
         io = capsys.readouterr()
         assert code == 0, (label, io.err)
-        out.append((label, f))
+        if plan["after"]["holes"] == 0 and plan["after"]["orphans"] == 0 and (plan["before"]["holes"] or plan["before"]["orphans"]):
+            HEALED.append(label)
+        out.append((label, f, backend))
     return out
 
 
@@ -142,10 +151,10 @@ def predicted(f: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, li
     return out
 
 
-def _job(label: str, f: Path) -> dict[str, Any]:
+def _job(label: str, f: Path, backend: str) -> dict[str, Any]:
     led = load(str(f))
     h = led.header or {}
-    return {"name": label, "path": str(f), "backend": _backend(f), "app": h["app_name"], "user": h["user_id"],
+    return {"name": label, "path": str(f), "backend": backend, "app": h["app_name"], "user": h["user_id"],
             "session": led.session_id, "agent": h.get("next_agent") or "assistant"}
 
 
@@ -154,10 +163,12 @@ def test_adk_resumes_every_repaired_session(adk_python: str, tmp_path: Path, cap
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
     sessions = _sessions()
     assert sessions, f"the ADK peer corpus is missing ({CORPUS})"
-    cases = [c for src in sessions for c in _repair(src, tmp_path, capsys)]
-    assert {_backend(f) for _, f in cases} == {"sqlite", "v1", "json"}
-    expected = {label: predicted(f, capsys) for label, f in cases}  # before ADK appends its turn
-    jobs = [_job(label, f) for label, f in cases]
+    cases = [c for name, src, backend in sessions for c in _repair(name, src, backend, tmp_path, capsys)]
+    assert {backend for _, _, backend in cases} == {"sqlite", "v1", "json"}
+    expected = {label: predicted(f, capsys) for label, f, _ in cases}  # before ADK appends its turn
+    healed = {label: Outlook.of(analyze(load(str(f)), window=8000, reserve=1000)) for label, f, _ in cases if label in HEALED}
+    assert HEALED and all(o.holes == 0 and o.orphans == 0 for o in healed.values()), HEALED
+    jobs = [_job(label, f, backend) for label, f, backend in cases]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
     r = subprocess.run([adk_python, str(DRIVER), str(tmp_path / "jobs.json"), str(tmp_path / "out.json")],
                        capture_output=True, text=True, timeout=300)
@@ -179,5 +190,6 @@ def test_adk_resumes_every_repaired_session(adk_python: str, tmp_path: Path, cap
         else:
             assert want[0][0] == "model" and want[0][1][0]["text"], label  # our summary leads
     assert not wrong, json.dumps(wrong, indent=1, default=str)[:6000]
-    print(f"google-adk 2.13.0 resumed {len(cases)} repaired sessions as predicted; refused: {REFUSED or 'none'}")
+    print(f"google-adk 2.13.0 resumed {len(cases)} repaired sessions as predicted; healed (holes/orphans to 0): "
+          f"{HEALED}; refused: {REFUSED or 'none'}")
     assert len(cases) >= 20, len(cases)

@@ -124,3 +124,34 @@ def test_a_v0_store_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert refusal(led) is None
     led.header = {**(led.header or {}), "storage": "v0"}
     assert "pickle" in (refusal(led) or "")
+
+
+def test_a_tail_inside_an_existing_range_is_refused_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ADK keeps no event of a surviving range raw: a tail planned to start inside one (the live
+    question a real ADK summarized, tests/differential/fixtures/adk-s1-0001) cannot be written."""
+    src = Path(__file__).parent / "differential" / "fixtures" / "adk-s1-0001" / "session.db"
+    f = tmp_path / "s.db"
+    shutil.copyfile(src, f)
+    os.chmod(f, 0o644)
+    args = ["--strategy", "resummarize", "--keep-recent", "400", "--window", "8000", "--reserve", "1000"]
+    assert main(["plan", str(f), *args, "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("inside an existing compaction range" in n for n in notes), notes
+    data = f.read_bytes()
+    assert main(["repair", str(f), *args, "--write"]) == 2
+    assert "inside an existing compaction range" in capsys.readouterr().err
+    assert f.read_bytes() == data and not (tmp_path / "data").exists()
+
+
+def test_the_plan_knows_our_range_subsumes_the_older_ones() -> None:
+    """ADK drops a range inside a wider, later one: the simulated session after the write must
+    say the older compactions no longer survive (decided over the records as they are then)."""
+    from inspector.analysis import analyze
+    from inspector.compaction.entries import with_entry
+    from inspector.compaction.plan import Budgets, plan
+
+    report = analyze(load(str(CORPUS / "token_threshold.db")), window=8000, reserve=1000)
+    p = plan(report, "compact", Budgets(window=8000, reserve=1000, keep_recent=400))
+    assert p.entry is not None
+    after = analyze(with_entry(report.ledger, p.entry, p.lines), window=8000, reserve=1000)
+    assert [v.surviving for v in after.checkpoints] == [False, False, True]  # type: ignore[attr-defined]

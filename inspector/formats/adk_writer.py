@@ -138,12 +138,14 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
         and isinstance(r.checkpoint.details, dict)
         and isinstance(r.checkpoint.details.get("start_timestamp"), int | float)
     ]
+    if not stamps and not _ranges(led):
+        raise Unwritable("nothing lies before the retained tail: a checkpoint that keeps every event raw has nothing to replace")
     if not stamps:
         raise Unwritable(
             "the retained tail starts at the first event: an ADK compaction removes the events of its range, "
             "and one that removes nothing cannot take the place of the compactions already there"
         )
-    start, end = min(stamps + starts), max(stamps)
+    start, end = _first_represented(d, led, min(stamps + starts)), max(stamps)
     if cut is not None and isinstance(recs[cut].timestamp, int | float):
         tail_ts = float(recs[cut].timestamp)
         if end >= tail_ts:
@@ -154,7 +156,39 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
                     "ending there would remove the tail too"
                 )
             end = max(earlier)
-    return start, _past_overlaps(end, _ranges(led))
+    wider = _past_overlaps(end, _ranges(led))
+    if wider > end:
+        _check_covered(d, led, end, wider)
+    return start, wider
+
+
+def _check_covered(d: CheckpointDraft, led: Ledger, end: float, wider: float) -> None:
+    """The range had to grow over an existing one (else ADK drops ours inside it): the messages it
+    then takes must be ones the summary stands for, or they would be holes."""
+    by_id = led.by_id()
+    represented = {s for a, b in d.represents if a in by_id and b in by_id for s in range(by_id[a], by_id[b] + 1)}
+    lost = [
+        r for r in led.records
+        if r.kind == "message" and isinstance(r.timestamp, int | float) and end < r.timestamp <= wider and r.seq not in represented
+    ]
+    if lost:
+        raise Unwritable(
+            f"the retained tail starts inside an existing compaction range (to {wider}): ADK keeps none of its "
+            f"{len(lost)} events raw, and a summary that does not stand for them would leave them holes; "
+            "resummarize with a shorter tail (--keep-recent) so that the summary covers that range"
+        )
+
+
+def _first_represented(d: CheckpointDraft, led: Ledger, session_start: float) -> float:
+    """Where the range starts: at the first event the summary stands for, so that an older
+    summary it does not fold in keeps its own range (ADK keeps partially overlapping summaries
+    both); at the session's start when it stands for the first event (it replaces them all)."""
+    by_id = led.by_id()
+    firsts = [by_id[a] for a, _b in d.represents if a in by_id]
+    if not firsts or min(firsts) == 0:
+        return session_start
+    ts = led.records[min(firsts)].timestamp
+    return float(ts) if isinstance(ts, int | float) else session_start
 
 
 def _ranges(led: Ledger) -> list[tuple[float, float]]:
