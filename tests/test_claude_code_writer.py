@@ -46,7 +46,7 @@ def test_plan_shows_the_boundary_and_summary_lines_in_claude_codes_shape(capsys:
     need_shared(MANUAL)
     p = _json(capsys, ["plan", str(MANUAL), *COMPACT, "--json"])
     assert p["action"] == "summarize"
-    boundary, summary = p["lines"]
+    boundary, summary = p["records"]
     leaf = load(str(MANUAL))
     assert boundary["type"] == "system" and boundary["subtype"] == "compact_boundary"
     assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == leaf.records[leaf.leaf_seq].id
@@ -59,7 +59,7 @@ def test_plan_shows_the_boundary_and_summary_lines_in_claude_codes_shape(capsys:
     assert boundary["sessionId"] == summary["sessionId"] == leaf.session_id and boundary["cwd"] == summary["cwd"]
     assert main(["plan", str(MANUAL), *COMPACT]) == 0
     shown = "".join(capsys.readouterr().out.split())  # the terminal wraps long lines
-    assert "Linesitwouldappend(2lines,thecompact_boundaryrecordamongthem)" in shown
+    assert "Linesitwouldappend(2records,thecompact_boundaryrecordamongthem)" in shown
     assert '"subtype":"compact_boundary"' in shown and '"isCompactSummary":true' in shown
 
 
@@ -68,8 +68,8 @@ def test_the_lines_read_back_as_one_checkpoint_whose_tail_is_what_was_kept(tmp_p
     out = tmp_path / "out.jsonl"
     res = _json(capsys, ["repair", str(src), *COMPACT, "--out", str(out), "--json"])
     assert src.read_bytes() == MANUAL.read_bytes()  # --out leaves the session alone
-    boundary, summary = res["lines"]
-    assert out.read_bytes() == MANUAL.read_bytes() + b"".join(json.dumps(o, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for o in res["lines"])
+    boundary, summary = res["records"]
+    assert out.read_bytes() == MANUAL.read_bytes() + b"".join(json.dumps(o, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for o in res["records"])
     report = analyze(load(str(out)))
     last = report.checkpoints[-1]
     assert last.record.id == boundary["uuid"]
@@ -93,7 +93,7 @@ def test_a_reply_written_one_block_per_line_is_kept_whole(tmp_path: Path, capsys
     out of the preserved segment is dropped on resume, so every line is named."""
     src = INCIDENTS / "cc_parallel_then_compact.jsonl"
     p = _json(capsys, ["plan", str(src), "--strategy", "compact", "--keep-recent", "400", "--window", "16000", "--reserve", "2000", "--json"])
-    uuids = p["lines"][0]["compactMetadata"]["preservedMessages"]["uuids"]
+    uuids = p["records"][0]["compactMetadata"]["preservedMessages"]["uuids"]
     led = load(str(src))
     merged = [r for r in led.records if (r.extra or {}).get("merged_into_line") and r.id in uuids]
     assert merged, "the kept window holds a reply written on two lines"
@@ -105,7 +105,7 @@ def test_a_reply_written_one_block_per_line_is_kept_whole(tmp_path: Path, capsys
 def test_write_then_undo_restores_the_exact_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = _copy(MANUAL, tmp_path)
     res = _json(capsys, ["repair", str(f), *COMPACT, "--write", "--json"])
-    boundary = res["lines"][0]
+    boundary = res["records"][0]
     assert res["backup"].endswith(f"-{boundary['uuid']}.jsonl")  # named after the record's uuid
     assert analyze(load(str(f))).checkpoints[-1].record.id == boundary["uuid"]
     assert main(["backups", str(f)]) == 0

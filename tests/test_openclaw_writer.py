@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from inspector.analysis import analyze
+from inspector.analysis.engine import written_by_repair
 from inspector.cli.main import main
 from inspector.compaction.entries import WriteError, check_writable
 from inspector.compaction.execute import RepairResult, repair
@@ -150,20 +151,35 @@ def test_refused_an_unknown_schema_a_missing_window_and_a_cold_session(tmp_path:
     assert why is not None and "cold storage" in why
 
 
-def test_plan_shows_the_coverage_after_and_write_refuses_until_the_database_write_back(
+def test_plan_shows_the_coverage_after_and_write_then_undo_restore_the_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Through the shared database write-back (inspector/store/dbwrite.py): one transaction adds
+    our rows, the store re-reads with our entry as its latest checkpoint, `undo` takes exactly
+    those rows out again."""
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
     f = tmp_path / "s1.sqlite"
     shutil.copyfile(STORE, f)
-    before = f.read_bytes()
+    state = load(str(f)).store_state
+
+    def count() -> int:
+        con = sqlite3.connect(f)
+        try:
+            return con.execute("SELECT count(*) FROM transcript_events").fetchone()[0]
+        finally:
+            con.close()
+
+    n = count()
     assert main(["plan", str(f), "--strategy", "compact", "--keep-recent", "800", *BUDGETS, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["action"] != "noop" and doc["after"] is not None and doc["after"]["holes"] == 0
-    assert main(["repair", str(f), "--strategy", "recover", *BUDGETS, "--write"]) == 2
-    err = capsys.readouterr().err
-    assert "written in one database transaction" in err
-    assert f.read_bytes() == before
+    assert main(["repair", str(f), "--strategy", "recover", *BUDGETS, "--write"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert count() == n + 1
+    led = load(str(f))
+    assert led.store_state != state and written_by_repair(analyze(led).checkpoints[-1].record.checkpoint)
+    assert main(["undo", str(f)]) == 0
+    assert count() == n and load(str(f)).store_state == state
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from inspector.compaction.execute import repair
 from inspector.compaction.plan import Budgets, plan
 from inspector.formats import load
 from inspector.store.writeback import VerifyError, backup_dir, install, list_backups, undo
-from tests.conftest import SAMPLES, SHARED, need_shared
+from tests.conftest import SAMPLES
 
 ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
 
@@ -214,19 +214,17 @@ def test_backups_of_a_session_never_written(tmp_path: Path, capsys: pytest.Captu
     assert "no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "src",
-    [
-        "peers/adk/corpus/token_threshold.json",
-    ],
-)
-def test_read_only_formats_are_never_written(src: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["adk_go", "maka", "nextclaw"])
+def test_read_only_formats_are_never_written(fmt: str, tmp_path: Path) -> None:
     """A native-shaped checkpoint appended to another runtime's file would be junk to it: the
     store itself refuses, whoever calls it."""
-    path = need_shared(SHARED / src)
-    f = _copy(path, tmp_path)
+    from tests.test_seed_runtimes import BUILDERS
+
+    (tmp_path / "src").mkdir()
+    f = BUILDERS[fmt](tmp_path / "src")
     original = f.read_bytes()
     report = analyze(load(str(f)))
+    assert report.ledger.format == fmt
     entry = {"type": "checkpoint", "id": "cp-00000001", "summary": "x"}
     with pytest.raises(WriteError, match="read only"):
         install(report, entry)

@@ -103,6 +103,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     out: list[CheckpointView] = []
     ranges: list[tuple[float, float]] = []
     rep: list[Interval] = []
+    alive = _surviving(recs, path)
     for s in path:
         r = recs[s]
         d = r.checkpoint.details if r.kind == "checkpoint" and r.checkpoint is not None else None
@@ -126,11 +127,28 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
             positions(ranges),
             rep,
             own,
-            bool(d.get("surviving")),
+            s in alive,
             bridged(mine),
         )
         out.append(view)
     return out
+
+
+def _surviving(recs: list[Record], path: list[int]) -> set[int]:
+    """The seqs of the compactions ADK keeps, decided over the records as they are now (a
+    compaction appended later, such as a repair's, can subsume one the loader saw surviving)."""
+    evs: list[rules.Ev] = []
+    for i, s in enumerate(path):
+        r = recs[s]
+        d = r.checkpoint.details if r.kind == "checkpoint" and r.checkpoint is not None else None
+        # Usable at load: it survived or was subsumed (an unusable one is neither).
+        if not isinstance(d, dict) or not (d.get("surviving") or d.get("subsumed_by") is not None):
+            continue
+        e = rules.Ev(i, i, r.id, float(r.timestamp or 0.0), "", r.run_id, {})
+        e.start, e.end, e.summary_content = d.get("start_timestamp"), d.get("end_timestamp"), r.checkpoint.summary
+        if e.start is not None and e.end is not None:
+            evs.append(e)
+    return {path[e.index] for e in rules.surviving_ranges(evs)}
 
 
 # ---------------------------------------------------------------------------------------- request

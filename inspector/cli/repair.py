@@ -38,6 +38,7 @@ from inspector.compaction.plan import (
     action_sentence,
     plan,
 )
+from inspector.formats.base import Writer
 from inspector.store.files import os_cause
 from inspector.store.writeback import Installed
 
@@ -327,7 +328,7 @@ def render_plan(p: RepairPlan) -> Group:
         st = ix.tok.count(p.summary) if p.summary is not None else p.target_tokens
         parts.append(_checkpoint_table(ix, p.checkpoint, st, "Checkpoint it would install"))
     if p.lines:
-        parts.append(appended_lines_view(p.lines, writer_of(led).record_name))
+        parts.append(appended_lines_view(p.lines, writer_of(led)))
     if p.recovery is not None and p.action == "summarize":
         parts.append(Text(f"If the summary fails: recovery keeping {len(p.recovery.spec.retains)} recent messages "
                           f"({p.recovery.spec.tail_tokens:,} tokens).", style="dim"))
@@ -339,10 +340,11 @@ def render_plan(p: RepairPlan) -> Group:
     return Group(*parts)
 
 
-def appended_lines_view(lines: list[dict[str, Any]], record: str) -> Group:
-    """The lines a repair appends, one JSON object each in the runtime's own shape, long texts
-    shortened (the full lines: `--json`)."""
-    out: list[Any] = [Text(f"Lines it would append ({plural(len(lines), 'line')}, the {record} record among them)", style="bold")]
+def appended_lines_view(lines: list[dict[str, Any]], w: Writer) -> Group:
+    """What a repair writes, one JSON object each in the runtime's own shape, long texts
+    shortened (the full records: `--json`): lines appended, rows inserted, or a new copy's records."""
+    what = "Rows it would insert" if w.store is not None else ("Records a new copy would add" if w.copy is not None else "Lines it would append")
+    out: list[Any] = [Text(f"{what} ({plural(len(lines), 'record')}, the {w.record_name} record among them)", style="bold")]
     for o in lines:
         out.append(Text(json.dumps(_shortened(o), ensure_ascii=False), style="dim"))
     return Group(*out)

@@ -29,7 +29,7 @@ def backups_text(session: str, entries: list[Backup | DamagedBackup]) -> Text:
             continue
         t.append(f"{k:>3}. {b.created}  {b.what}  record {b.entry_id or '—'}  ")
         t.append(f"undone {b.undone}" if b.undone else "applied", style="dim" if b.undone else "green")
-        t.append(f"\n     {b.size:,} → {b.written_size:,} bytes\n     {b.path}\n")
+        t.append(f"\n     {b.change}\n     {b.path}\n")
     return t
 
 
@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         emit_json({"session": done.session, "restored": asdict(done)})
+    elif not isinstance(done, Backup):  # a database store: our rows deleted
+        Console().print(Text(f"Restored {done.session}: deleted the rows of the write of {done.created} ({done.change}; "
+                             f"the record {done.entry_id} is gone). The backup stays at {done.path}.", style="green"))
     else:
         Console().print(
             Text(f"Restored {done.session} to the backup of {done.created} ({done.size:,} bytes; the record "

@@ -21,7 +21,7 @@ from inspector.analysis.engine import REPAIR_PRODUCER
 from inspector.analysis.intervals import Interval
 from inspector.formats import native as native_format
 from inspector.formats import registry
-from inspector.formats.base import CheckpointDraft, Writer
+from inspector.formats.base import CheckpointDraft, Unwritable, Writer
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import Ledger, Record, Usage
 
@@ -87,11 +87,6 @@ def check_writable(led: Ledger) -> None:
     why = w.refusal(led)
     if why is not None:
         raise WriteError(why)
-    if w.store is not None:  # until the database write-back (inspector/store/dbwrite.py) is in
-        raise WriteError(
-            f"{led.format} stores are written in one database transaction, which this build cannot do yet: "
-            "plan shows the rows it would insert"
-        )
     if led.upto_line is not None:
         raise WriteError("the session was read only up to a line (--at): a repair appends to the whole file")
 
@@ -153,8 +148,11 @@ def build_entry(
 def spell(led: Ledger, draft: CheckpointDraft) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the checkpoint entry, every line appended with it, in order) in the format's words."""
     w = writer_of(led)
-    entry = w.entry(draft)
-    return entry, (w.lines(entry, draft, led) if w.lines is not None else [entry])
+    try:
+        entry = w.entry(draft)
+        return entry, (w.lines(entry, draft, led) if w.lines is not None else [entry])
+    except Unwritable as e:
+        raise WriteError(f"{led.format} cannot read this checkpoint back: {e}") from None
 
 
 def record_id(entry: dict[str, Any]) -> str | None:

@@ -148,9 +148,6 @@ def plan_json(p: RepairPlan) -> dict[str, Any]:
             "installable_tokens": p.installable_tokens,
         },
         "checkpoint": checkpoint_json(ix, p.checkpoint, summary_tokens) if p.checkpoint is not None else None,
-        # The lines it would append, in the runtime's own record shape (the summary a placeholder
-        # until the summarizer has written it).
-        "lines": p.lines,
         "fallback": None
         if p.recovery is None or p.action == "recover"
         else checkpoint_json(ix, p.recovery.spec, ix.tok.count(p.recovery.summary)),
@@ -160,6 +157,9 @@ def plan_json(p: RepairPlan) -> dict[str, Any]:
         "before": outlook_json(p.before),
         "after": outlook_json(p.after),
         "notes": p.notes,
+        # What it would append (lines) or insert (rows), in the runtime's own record shape (the
+        # summary a placeholder until the summarizer has written it).
+        "records": p.lines,
     }
 
 
@@ -202,7 +202,7 @@ def result_json(res: RepairResult, out: str | None = None, written: Outlook | No
         "essential_complete": res.essential_complete,
         "checkpoint": checkpoint_json(ix, res.checkpoint, summary_tokens) if res.checkpoint is not None else None,
         "entry": res.entry,
-        "lines": res.lines,
+        "records": res.lines,
         "out": out,
         "before": outlook_json(p.before),
         "after": outlook_json(written or res.after),

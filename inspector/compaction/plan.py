@@ -45,7 +45,14 @@ from inspector.compaction.cut import (
     message_intervals,
     proven_reply,
 )
-from inspector.compaction.entries import CheckpointSpec, build_entry, now_iso, with_entry, writer_of
+from inspector.compaction.entries import (
+    CheckpointSpec,
+    WriteError,
+    build_entry,
+    now_iso,
+    with_entry,
+    writer_of,
+)
 from inspector.compaction.prompts import (
     SYSTEM_PROMPT,
     build_prompt,
@@ -765,7 +772,19 @@ def simulate_plan(p: RepairPlan) -> None:
             text = quoted_request(m.text() if m is not None else "", ix.rec(p.checkpoint.quote_active).line) + "\n\n" + text
         files = p.report.runtime.file_lists(p.checkpoint.read_files, p.checkpoint.modified_files)
         text = "\n\n".join(x for x in (text, files) if x)
-    entry, lines = build_entry(
+    try:
+        entry, lines = _planned_entry(p, ix, text)
+    except WriteError as e:  # the format cannot spell this checkpoint: repair refuses it the same way
+        p.notes.append(f"this checkpoint cannot be written: {e}")
+        return
+    p.entry, p.lines = entry, lines
+    led = with_entry(p.report.ledger, entry, lines)
+    p.after = Outlook.of(analyze(led, window=p.budgets.window, reserve=p.budgets.reserve, tokenizer=ix.tok))
+
+
+def _planned_entry(p: RepairPlan, ix: PathIndex, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    assert p.checkpoint is not None
+    return build_entry(
         ix,
         p.checkpoint,
         text,
@@ -778,6 +797,3 @@ def simulate_plan(p: RepairPlan) -> None:
         truncated=False,
         essential_complete=True if p.checkpoint.kind == "summary" else None,
     )
-    p.entry, p.lines = entry, lines
-    led = with_entry(p.report.ledger, entry, lines)
-    p.after = Outlook.of(analyze(led, window=p.budgets.window, reserve=p.budgets.reserve, tokenizer=ix.tok))

@@ -25,11 +25,11 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import bounded, fields, sqlite_files
-from inspector.formats.base import Format, Runtime
+from inspector.formats import adk_writer, bounded, fields, sqlite_files
+from inspector.formats.base import Format, Runtime, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import LoadError
+from inspector.formats.jsonl import LoadError, RawLine
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -345,7 +345,12 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     objs, ranks, places = _row_events(rows, names, name, version, diags)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    return build(objs, ranks, name, meta, version, diags, upto, places)
+    led = build(objs, ranks, name, meta, version, diags, upto, places)
+    try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
+        led.store_state = adk_writer.state_of(con, app, user, sid)
+    except sqlite_files.ERRORS:
+        led.store_state = None
+    return led
 
 
 def _store_schema(con: sqlite3.Connection, name: str) -> tuple[dict[str, str], str]:
@@ -806,11 +811,16 @@ def _checkpoint_record(
     um = o.get("usage_metadata")
     if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
         usage = Usage(um.get("prompt_token_count") or 0, um.get("candidates_token_count") or 0)
+    details = fact.details(by_index)
+    stated = _stated(o)
+    if stated is not None:  # written by this tool: the summary says what it stands for
+        details["represents"], details["summarizer_input_ids"] = stated
+        details["inference"] = "stated by the event (written by inspector's repair)"
     cp = Checkpoint(
         summary=_summary_text(e.summary_content),
-        trigger="token_threshold" if fact.seed is not None else None,
+        trigger="token_threshold" if fact.seed is not None else ("manual" if stated is not None else None),
         usage=usage,
-        details=fact.details(by_index),
+        details=details,
     )
     if not e.valid_compaction:
         diags.append(
@@ -823,6 +833,36 @@ def _checkpoint_record(
     return Record(
         e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, extra=extra
     )
+
+
+def _stated(o: dict[str, Any]) -> tuple[list[list[str]], list[str]] | None:
+    """What a compaction event written by this tool states its summary stands for
+    (`custom_metadata.inspector`, formats/adk_writer.py): [first id, last id] ranges and the ids
+    it was built from; None when the event states nothing usable."""
+    meta = o.get("custom_metadata")
+    ours = meta.get(adk_writer.META_KEY) if isinstance(meta, dict) else None
+    if not isinstance(ours, dict):
+        return None
+    rep, ids = ours.get("represents"), ours.get("input_ids")
+    if not isinstance(rep, list) or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return None
+    if not all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in rep):
+        return None
+    return rep, ids
+
+
+def read_back(entry: dict[str, Any], raw: RawLine, seq: int) -> Record:
+    """An event this tool writes, read as the loader reads it (alone: what it stands for is stated)."""
+    events = rules.make_events([entry], [seq])
+    facts = rules.analyze_compactions(events)
+    e = events[0]
+    extra = _record_extra(entry, e.summary_content)
+    if 0 in facts:
+        rec = _checkpoint_record(e, facts[0], {0: e.id}, extra, "", [f"event {raw.line}"], [])
+    else:
+        rec = _event_record(e, extra)
+    rec.seq, rec.line = seq, raw.line
+    return rec
 
 
 def _event_record(e: rules.Ev, extra: dict[str, Any]) -> Record:
@@ -921,6 +961,9 @@ FORMAT = Format(
         summary_prefix="",
         summary_suffix="",
         context_rule="timestamp_ranges",
+        # One compaction is one timestamp range: a message kept raw ahead of the retained tail
+        # cannot be expressed, so a repair quotes it in the summary (formats/adk_writer.py).
+        contiguous_tail=True,
     ),
     # Any SQLite file is claimed (a database without ADK's tables gets ADK's own error), so ADK
     # comes after the other SQLite stores in the registry.
@@ -937,4 +980,15 @@ FORMAT = Format(
     simulator="event_ranges",
     default_policy="adk-token",
     details_key="adk",  # the timestamp range, whether it survives, what its summarizer was handed
+    writer=Writer(
+        record_name="compaction event",
+        id_prefix="inspector-",
+        planned_id="inspector-planned",
+        refusal=adk_writer.refusal,
+        entry=adk_writer.compaction_event,
+        read_back=read_back,
+        lines=adk_writer.with_range,
+        store=StoreWriter(refusal=adk_writer.store_refusal, rows=adk_writer.rows, state=adk_writer.session_state),
+        copy=adk_writer.dump_copy,
+    ),
 )

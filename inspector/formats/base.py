@@ -23,6 +23,11 @@ class UnknownFormat(LoadError):
     """A format name no registered Format has (never a silent fallback to another's rules)."""
 
 
+class Unwritable(Exception):
+    """A writer cannot spell this checkpoint as a record its runtime reads (the repair is refused
+    with this reason; the plan says so)."""
+
+
 # ---------------------------------------------------------------------------------------- next request
 
 
@@ -166,14 +171,16 @@ class StoreWriter:
 
     - `refusal(con, ledger)`: why this store cannot take the rows (a schema version we do not
       know, a missing table), or None;
-    - `rows(entry, draft, ledger, con)`: the rows to insert, in order (the entry's own row among
-      them); `con` is read inside the write transaction (e.g. for the next sequence number);
+    - `rows(entry, lines, ledger, con)`: the rows to insert, in order (the entry's own row among
+      them), from the lines the `Writer` spelled (`Writer.lines`, else the entry alone: what a
+      repair result carries to the store); `con` is read inside the write transaction (e.g. for
+      the next sequence number);
     - `state(con, ledger)`: a digest of the session's rows; the store is unchanged since it was
       analysed when it equals `ledger.store_state` (taken the same way at load).
     """
 
     refusal: Callable[[sqlite3.Connection, Ledger], str | None]
-    rows: Callable[[dict[str, Any], CheckpointDraft, Ledger, sqlite3.Connection], list[Row]]
+    rows: Callable[[dict[str, Any], list[dict[str, Any]], Ledger, sqlite3.Connection], list[Row]]
     state: Callable[[sqlite3.Connection, Ledger], str]
 
 
@@ -202,6 +209,9 @@ class Writer:
     # history against the items already read): (the session, the lines appended) -> their records,
     # read together with the session as a reload reads them. None: each line alone (`read_back`).
     reread: Callable[[Ledger, list[dict[str, Any]]], list[Record]] | None = None
+    # A file that is not JSON lines (a JSON dump): (its bytes, the lines) -> the whole new file,
+    # written as a new file (`--out`) only. None: the lines are appended.
+    copy: Callable[[bytes, list[dict[str, Any]]], bytes] | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format

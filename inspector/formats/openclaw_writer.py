@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import pi_writer
-from inspector.formats.base import CheckpointDraft, Row, StoreWriter
+from inspector.formats.base import Row, StoreWriter
 from inspector.ledger.model import Ledger
 from inspector.ledger.quoting import quote
 
@@ -103,7 +103,7 @@ def next_seq(con: sqlite3.Connection, session_id: str | None) -> int:
     return (row[0] + 1) if row and row[0] is not None else 0
 
 
-def rows(entry: dict[str, Any], draft: CheckpointDraft, led: Ledger, con: sqlite3.Connection) -> list[Row]:
+def rows(entry: dict[str, Any], lines: list[dict[str, Any]], led: Ledger, con: sqlite3.Connection) -> list[Row]:
     """The entry's `transcript_events` row and its `transcript_event_identities` row."""
     provide_octet_length(con)
     text = orjson.dumps(entry).decode("utf-8")

@@ -454,8 +454,8 @@ class Ledger:
     # The byte size and sha256 of what was read: write-back refuses if the file changed since.
     size: int = 0
     sha256: str | None = None
-    # A database store's digest of the session's rows at load (StoreWriter.state): write-back
-    # refuses if the rows changed since.
+    # A database store's digest of the session's rows as they were read (the format's
+    # `StoreWriter.state`): write-back refuses if the rows changed since. None for files.
     store_state: str | None = None
     # Set when only the first N lines were read (`--at LINE`).
     upto_line: int | None = None

@@ -15,7 +15,9 @@ import os
 from typing import Any
 
 from inspector.compaction.entries import WriteError, appended_bytes
+from inspector.formats import registry
 from inspector.ledger.model import Ledger
+from inspector.store import dbwrite
 from inspector.store.files import check_destination, os_cause, write_atomic
 
 
@@ -38,7 +40,11 @@ def write_copy(led: Ledger, entry: dict[str, Any], out: str, lines: list[dict[st
     session file. `out` must be a new path in an existing writable folder or a writable regular
     file (never a link, a folder or a device: inspector.store.files.check_destination)."""
     check_copy_target(led, out)
-    data = appended_bytes(read_unchanged(led), entry, lines)
+    w = registry.get(led.format).writer
+    if w is not None and w.store is not None and led.path is not None and dbwrite.is_database(led.path):
+        return dbwrite.write_copy(led, entry, lines or [entry], out)
+    original = read_unchanged(led)
+    data = w.copy(original, lines or [entry]) if w is not None and w.copy is not None else appended_bytes(original, entry, lines)
     write_atomic(out, data, label="--out")
     return len(data)
 

@@ -18,6 +18,11 @@ The rules, in the order `install` follows them:
    new checkpoint is the latest on the active path, and the caller's own expectations), the
    appended bytes are cut off again (`ftruncate` to the old size) and the error says so.
 
+A database store (the format's `Writer.store`) is written by `inspector.store.dbwrite` instead:
+rows inserted in one transaction, with the same guarantees; `install`, `undo` and `backup_entries`
+are the one entry point for both, and dispatch on the store. A JSON dump (a store that is one JSON
+object, not lines) is never written in place: `--out` writes a repaired copy.
+
 `undo` restores the last backup after the same unchanged check (the file must be exactly what
 this tool wrote); as the write was an append, restoring is a truncation to the backup's size.
 
@@ -37,15 +42,18 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso, record_id
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError, load, registry
 from inspector.store.files import Step, _no_step, open_for_append, os_cause, read_all, write_atomic
+
+if TYPE_CHECKING:
+    from inspector.store.dbwrite import DbBackup
 
 BACKUP_SCHEMA = "inspector-backup/1"
 
@@ -83,13 +91,17 @@ class Backup:
     def meta_path(self) -> str:
         return self.path + ".json"
 
+    @property
+    def change(self) -> str:
+        return f"{self.size:,} → {self.written_size:,} bytes"
+
 
 @dataclass(slots=True)
 class Installed:
     """A write that landed and verified."""
 
     path: str
-    backup: Backup
+    backup: Backup | DbBackup
     entry_id: str | None
     size_before: int
     size_after: int
@@ -165,19 +177,25 @@ def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
     return Backup(path=path, **{k: obj.get(k) for k in _SIDECAR_FIELDS})
 
 
-def backup_entries(session: str) -> list[Backup | DamagedBackup]:
+def backup_entries(session: str) -> list[Backup | DbBackup | DamagedBackup]:
     """Every backup of this session, good or damaged, oldest first (backup files are named by the
-    time of the write). A crash while writing a sidecar leaves only a temporary file, ignored."""
+    time of the write): a file's (`*.jsonl`) and a database store's (`*.db`, dbwrite). A crash
+    while writing a sidecar leaves only a temporary file, ignored."""
+    from inspector.store import dbwrite
+
     d = backup_dir(session)
     if not d.is_dir():
         return []
-    found = [_read_sidecar(meta) for meta in d.glob("*.jsonl.json")]
+    found: list[Backup | DbBackup | DamagedBackup] = [_read_sidecar(meta) for meta in d.glob("*.jsonl.json")]
+    for meta in dbwrite.sidecars(d):
+        b = dbwrite.read_sidecar(meta)
+        found.append(b if not isinstance(b, str) else DamagedBackup(str(meta)[: -len(".json")], b))
     return sorted(found, key=lambda b: os.path.basename(b.path))
 
 
-def list_backups(session: str) -> list[Backup]:
+def list_backups(session: str) -> list[Backup | DbBackup]:
     """The usable backups of this session, oldest first."""
-    return [b for b in backup_entries(session) if isinstance(b, Backup)]
+    return [b for b in backup_entries(session) if not isinstance(b, DamagedBackup)]
 
 
 # ---------------------------------------------------------------------------------------- file ops
@@ -277,6 +295,11 @@ def install(
         raise WriteError("the session was not read from a file")
     check_writable(led)
     path = os.path.realpath(led.path)
+    w = registry.get(led.format).writer
+    if w is not None and w.store is not None:
+        return _install_in_store(report, entry, lines, what, expect, step)
+    if w is not None and w.copy is not None:
+        raise WriteError(f"{path} is one JSON document, never appended to in place: write a repaired copy with --out FILE")
     step("start")
     with _locked(path) as fd:
         step("locked")
@@ -321,6 +344,28 @@ def install(
     return Installed(path, backup, record_id(entry), len(before), len(after), new_report, link)
 
 
+def _install_in_store(
+    report: Report,
+    entry: dict[str, Any],
+    lines: list[dict[str, Any]] | None,
+    what: str,
+    expect: Callable[[Report], list[str]] | None,
+    step: Step,
+) -> Installed:
+    """A database store's install (inspector.store.dbwrite); a store's JSON dump is a copy only."""
+    from inspector.store import dbwrite
+
+    led = report.ledger
+    assert led.path is not None
+    path = os.path.realpath(led.path)
+    if not dbwrite.is_database(path):
+        raise WriteError(f"{path} is a JSON dump of the session, never written in place: write a repaired copy with --out FILE")
+    size_before = os.path.getsize(path)
+    backup, new_report = dbwrite.install(report, entry, lines or [entry], what, expect, step, backup_dir)
+    link = led.path if os.path.abspath(led.path) != path else None
+    return Installed(path, backup, record_id(entry), size_before, os.path.getsize(path), new_report, link)
+
+
 def _verify(
     path: str,
     fmt: str,
@@ -363,6 +408,10 @@ def _take_back(fd: int, path: str, b: Backup, problem: str) -> None:
 def damaged_advice(session: str, b: DamagedBackup) -> str:
     """What the user can do about a damaged sidecar: the backup file is the session's bytes before
     that write, so a session that still starts with them is restored by cutting it to their size."""
+    from inspector.store import dbwrite
+
+    if b.path.endswith(dbwrite.BACKUP_SUFFIX):
+        return dbwrite.restore_advice(session, b.path).capitalize() + "."
     try:
         n = os.path.getsize(b.path)
         fix = (
@@ -374,10 +423,10 @@ def damaged_advice(session: str, b: DamagedBackup) -> str:
     return f"{fix}; if that write was already undone, move the sidecar aside and undo the one before it."
 
 
-def _newest_to_undo(path: str) -> Backup:
+def _newest_to_undo(path: str) -> Backup | DbBackup:
     """The newest backup not undone yet; refused when there is none, or when the newest is damaged
     (it cannot say whether its write was undone, so an older one must not be restored over it)."""
-    open_ = [e for e in backup_entries(path) if not (isinstance(e, Backup) and e.undone is not None)]
+    open_ = [e for e in backup_entries(path) if isinstance(e, DamagedBackup) or e.undone is None]
     if not open_:
         raise WriteError(f"{path}: no backup to restore (inspector has not written to it, or every write was undone)")
     b = open_[-1]
@@ -389,11 +438,16 @@ def _newest_to_undo(path: str) -> Backup:
     return b
 
 
-def undo(session: str, step: Step = _no_step) -> Backup:
+def undo(session: str, step: Step = _no_step) -> Backup | DbBackup:
     """Restore the session to its newest backup that has not been undone yet. Refused (WriteError)
-    unless the file is exactly what inspector wrote after that backup."""
+    unless the file is exactly what inspector wrote after that backup (a database store: unless
+    the session's rows are exactly what that write left; then its rows are deleted)."""
     path = os.path.realpath(session)
     b = _newest_to_undo(path)
+    if not isinstance(b, Backup):
+        from inspector.store import dbwrite
+
+        return dbwrite.undo(b, step)
     try:
         with open(b.path, "rb") as f:
             saved = f.read()
