@@ -197,7 +197,7 @@ LineBuilder = Callable[[list[RawLine], str | None, bytes | None], Ledger]
 LineStreamer = Callable[[BinaryIO, str, int, "int | None", "Callable[[], None] | None"], tuple[Ledger, int]]
 # (the ledger read so far, the complete lines appended after it, each parsed clean: one object, no
 # diagnostic) -> the ledger a full build of all the lines would give, or None when that needs
-# the whole file (the caller reloads it in full). Never changes the ledger it is given.
+# the whole file (the caller reloads it in full). Leaves the given ledger's records as they were (appended.grown).
 LineExtender = Callable[[Ledger, list[RawLine]], "Ledger | None"]
 # (path, open file at 64 KiB, the first 64 KiB, FILE#SESSION selection, upto_line) -> ledger
 StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledger]
