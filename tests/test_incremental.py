@@ -303,3 +303,18 @@ def test_not_extendable_append_says_so(tmp_path):
         f.write(b'{"type": "message", "id": 5}\n')  # a field of the wrong type: the full build diagnoses it
     up = fol.poll()
     assert up is not None and up.whole == NOT_EXTENDABLE
+
+
+def test_watch_refresh_reads_only_the_appended_lines(tmp_path):
+    from inspector.live import sessions
+
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(data[: ends[3]])
+    st = sessions.refresh(None, str(path))
+    with open(path, "ab") as f:
+        f.write(data[ends[3] : ends[6]])
+    st2 = sessions.refresh(st, str(path))
+    assert st2.records == len(load(str(path)).records)
+    assert sessions.follower(str(path)).full_reads == 1  # the growth was read from the last offset
