@@ -85,6 +85,20 @@ def _cp_name(v: CheckpointView) -> str:
 
 
 def find_all(report: Report) -> list[Finding]:
+    return ordered([*find_history(report), *find_tail(report)])
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
+    """Findings in report order: by severity, then by their first record (a stable sort: rule
+    order breaks ties)."""
+    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], min(f.records) if f.records else -1))
+    return findings
+
+
+def find_history(report: Report) -> list[Finding]:
+    """The rules that read the diagnostics, the checkpoints and the path up to the latest
+    checkpoint: an append that adds neither a checkpoint nor a diagnostic, and only extends the
+    path past its end with live messages, leaves what they find unchanged."""
     out: list[Finding] = []
     out += _malformed(report)
     out += _broken_tree(report)
@@ -95,10 +109,19 @@ def find_all(report: Report) -> list[Finding]:
     out += _usage_missing(report)
     out += _loops(report)
     out += _storms(report)
+    return out
+
+
+# The codes only `find_tail` emits (an incremental update recomputes them, keeps the others).
+TAIL_CODES = frozenset({"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "over_budget"})
+
+
+def find_tail(report: Report) -> list[Finding]:
+    """The rules that read the end of the path and the next request: any append can change them."""
+    out: list[Finding] = []
     out += _live_question(report)
     out += _tool_pairing(report)
     out += _over_budget(report)
-    out.sort(key=lambda f: (SEVERITY_RANK[f.severity], min(f.records) if f.records else -1))
     return out
 
 

@@ -220,6 +220,10 @@ class Writer:
 LineBuilder = Callable[[list[RawLine], str | None, bytes | None], Ledger]
 # (open file at 0, path, size, upto_line, start the hasher) -> (ledger, bytes consumed)
 LineStreamer = Callable[[BinaryIO, str, int, "int | None", "Callable[[], None] | None"], tuple[Ledger, int]]
+# (the ledger read so far, the complete lines appended after it, each parsed clean: one object, no
+# diagnostic) -> the ledger a full build of all the lines would give, or None when that needs
+# the whole file (the caller reloads it in full). Leaves the given ledger's records as they were (appended.grown).
+LineExtender = Callable[[Ledger, list[RawLine]], "Ledger | None"]
 # (path, open file at 64 KiB, the first 64 KiB, FILE#SESSION selection, upto_line) -> ledger
 StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledger]
 
@@ -241,6 +245,7 @@ class Format:
     looks_like: Callable[[Any], bool] | None = None
     build: LineBuilder | None = None
     stream: LineStreamer | None = None
+    extend: LineExtender | None = None  # a line format that follows a growing file (issue 17.1)
     claims: Callable[[str, bytes], bool] | None = None
     load_file: StoreLoader | None = None
     looks_like_file: Callable[[str], bool] | None = None

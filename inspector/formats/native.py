@@ -18,6 +18,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from inspector.formats import appended
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine
 from inspector.ledger.model import (
@@ -705,6 +706,36 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
     return led
 
 
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender): messages and checkpoints with
+    fresh ids and no field to diagnose, a message's run one already defined. A run, a header or
+    an unknown record type needs the full build (a run resolves messages written before it)."""
+    if not appended.clean(lines):
+        return None
+    b = _Builder()
+    new: list[Record] = []
+    seq = len(led.records)
+    for rl in lines:
+        o = rl.objects[0]
+        t = o.get("type")
+        if t == "message":
+            rec = b.message(o, rl, seq)
+            run = led.runs.get(rec.run_id) if rec.run_id is not None else None
+            if rec.run_id is not None and run is None:
+                return None
+            if run is not None and rec.message is not None:
+                rec.message.route = run.route
+        elif t == "checkpoint":
+            rec = b.checkpoint(o, rl, seq)
+        else:
+            return None
+        new.append(rec)
+        seq += 1
+    if b.diagnostics or not appended.fresh_ids(led, new):
+        return None
+    return appended.grown(led, new)
+
+
 def _resolve_runs(led: Ledger, b: _Builder) -> None:
     """Message.route = the route of its run (a run may be written after its messages)."""
     runs = led.runs
@@ -787,6 +818,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
+    extend=extend,
     simulator="threshold",  # its header records window / reserve / keep_recent, pi's settings
     writer=WRITER,
 )

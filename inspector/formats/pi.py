@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import msgspec
 import orjson
 
-from inspector.formats import bounded, fields, parallel, pi_writer
+from inspector.formats import appended, bounded, fields, parallel, pi_writer
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, line_object, mark_last_line_truncated, parse_line
 from inspector.ledger.model import (
@@ -562,6 +562,25 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
     return b.finish()
 
 
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender): v3 entries with fresh ids, mapped
+    as the builder maps them. A file pi rejects, one read through a migration, a second header, a
+    field of the wrong type or a reused id needs the full build (its diagnostics and its index)."""
+    if led.version != CURRENT_VERSION or led.migrated or led.runtime_rejects_file or led.header is None:
+        return None
+    if not appended.clean(lines):
+        return None
+    new: list[Record] = []
+    seq = len(led.records)
+    for rl in lines:
+        o = rl.objects[0]
+        if o.get("type") == "session" or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
+            return None
+        new.append(entry_record(o, seq, rl.line, rl.offset, rl.length))
+        seq += 1
+    return appended.grown(led, new) if appended.fresh_ids(led, new) else None
+
+
 def _heads_of_range(fd: int, start: int, end: int) -> list[_Head | int]:
     """The head of every line from byte `start` to `end` (a chunk: it starts and ends at a line
     start, or at the end), or its length when it has none; read with pread (the file offset is
@@ -956,6 +975,7 @@ FORMAT = Format(
     looks_like=looks_like,
     build=build,
     stream=load_stream,
+    extend=extend,
     default_places=("~/.pi/agent/sessions",),
     simulator="threshold",
     writer=Writer(

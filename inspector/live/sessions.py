@@ -1,20 +1,34 @@
 """What `inspector watch` keeps about each session, and how a change of its file updates it.
 
-Only a small summary is kept per session (never the Ledger or the Report), so hundreds of watched
-sessions cost little memory. `refresh(state, path)` is the one seam between a file change and the
-new summary: today it re-reads and re-analyses the whole file; an incremental analysis (parse only
-the appended bytes) replaces its body later without touching its callers.
+A small summary is kept per session; the Ledger and Report only for the `FOLLOWED` sessions that
+changed last (`inspector.live.incremental.Follower`: a change parses only the appended bytes), so
+hundreds of watched sessions cost little memory. `refresh(state, path)` is the one seam between a
+file change and the new summary.
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.analysis import Finding, Report, analyze
+from inspector.analysis import Finding, Report
 from inspector.analysis.findings import SEVERITY_RANK
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError
+from inspector.live.incremental import Follower
+
+FOLLOWED = 8  # sessions whose ledger and report are kept between changes (the others re-read in full)
+_followers: OrderedDict[str, Follower] = OrderedDict()
+
+
+def follower(path: str) -> Follower:
+    """The session's Follower, the most recently changed `FOLLOWED` kept."""
+    f = _followers.pop(path, None) or Follower(path)
+    _followers[path] = f
+    while len(_followers) > FOLLOWED:
+        _followers.popitem(last=False)
+    return f
 
 OK = "ok"
 DELETED = "deleted"
@@ -92,12 +106,16 @@ def refresh(state: SessionState | None, path: str) -> SessionState:
     if state is not None and state.status == OK and (st.st_size, st.st_mtime_ns) == (state.size, state.mtime_ns):
         return state
     try:
-        report = analyze(load(path))
+        f = follower(path)
+        f.poll()
+        report = f.report
+        assert report is not None
     except LoadError as e:
         return _marked(state, path, UNREADABLE, str(e).removeprefix(path + ": "))
     except OSError as e:
         return _marked(state, path, UNREADABLE, e.strerror or str(e))
     except Exception as e:  # a core bug on one file must not stop the watch over the others
+        _followers.pop(path, None)
         return _marked(state, path, UNREADABLE, f"analysis failed: {type(e).__name__}: {e}")
     return summary_of(path, report, st.st_size, st.st_mtime_ns)
 

@@ -1,0 +1,69 @@
+"""Reading what was appended to a JSONL ledger, and the ledger it grows into (issue 17, point 1).
+
+`complete_lines(data, offset, first_line)` parses the whole lines of appended bytes (a partial
+last line, the agent mid-write, is left for the next read); `grown(led, new)` is the ledger with
+the new records appended (the old ledger keeps its records). A format's
+`extend` (base.LineExtender) maps the lines into records and refuses what only a full build gets
+right; both live here so every line format extends a ledger the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from inspector.formats.jsonl import RawLine, parse_line
+from inspector.ledger.model import Ledger, Record
+
+
+def complete_lines(data: bytes, offset: int, first_line: int) -> tuple[list[RawLine], int, int]:
+    """The lines of `data` (read from byte `offset`; its first line is line `first_line`) that end
+    with a newline: (parsed lines, blank ones left out; bytes they take; lines they count)."""
+    end = data.rfind(b"\n") + 1
+    out: list[RawLine] = []
+    pos = 0
+    n = 0
+    while pos < end:
+        nl = data.index(b"\n", pos) + 1
+        rl = parse_line(data[pos:nl], first_line + n, offset + pos, False)
+        if rl is not None:
+            out.append(rl)
+        n += 1
+        pos = nl
+    return out, end, n
+
+
+def clean(lines: list[RawLine]) -> bool:
+    """Every line read as one JSON object, nothing to diagnose: what `extend` can map alone."""
+    return all(
+        rl.diagnostic is None and len(rl.objects) == 1 and isinstance(rl.objects[0], dict) for rl in lines
+    )
+
+
+def fresh_ids(led: Ledger, new: list[Record]) -> bool:
+    """No new record reuses an id (a duplicate is diagnosed by the full build, naming both lines)."""
+    by_id = led.by_id()
+    seen: set[str] = set()
+    for r in new:
+        if r.id is None:
+            continue
+        if r.id in by_id or r.id in seen:
+            return False
+        seen.add(r.id)
+    return True
+
+
+def grown(led: Ledger, new: list[Record]) -> Ledger:
+    """`led` with `new` appended: its id index extended, the leaf the last new record that is no
+    header (every format's builder picks the leaf so). The old ledger keeps its records; its id
+    index is shared and gains the new ids (copying 100k ids would cost more than the rest of an
+    update; nothing asks the superseded ledger for an id only the new records have)."""
+    by_id = led.by_id()
+    for r in new:
+        if r.id is not None and r.runtime_visible:
+            by_id[r.id] = r.seq
+    out = replace(led, records=led.records + new, diagnostics=list(led.diagnostics), _by_id=by_id)
+    for r in reversed(new):
+        if r.kind != "header":
+            out.leaf_seq = r.seq
+            break
+    return out

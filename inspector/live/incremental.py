@@ -1,0 +1,216 @@
+"""Following one growing session file: parse only the appended bytes, update the report (issue 17.1).
+
+A `Follower` holds the ledger and report of the file's complete lines and where they end. `poll()`
+looks at the file again:
+
+- unchanged: None;
+- grown: the new complete lines are parsed (a partial last line, the agent mid-write, waits for
+  its newline: it is read with the line it becomes), the format's `extend` grows the ledger and
+  `analysis.incremental.extend_report` the report; where either needs the whole file (see them)
+  the file is read again in full;
+- shrunk or replaced (another inode, other bytes where the read ones were: `inspector undo`'s
+  rename, a rotation): read again in full, and the update says why;
+- a store (SQLite, a JSON dump) is read again in full on every change: its rows are not appended
+  bytes, and reading it from its last row needs each store's own sequence (not done yet).
+
+The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline
+(tests/test_incremental.py checks it byte for byte). Deleted, unreadable: `poll` raises what
+`load` raises (LoadError, OSError); the caller keeps its last view.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.analysis import Report, analyze
+from inspector.analysis.incremental import extend_report
+from inspector.formats import LoadError, load, load_bytes, registry
+from inspector.formats.appended import complete_lines
+from inspector.ledger.model import Ledger
+
+EDGE_BYTES = 4096  # the first and the last bytes read, compared on each look: a replaced file differs
+GROWN = ""  # Update.whole when the file grew and was read from where the last read ended
+FIRST = "first read"
+REPLACED = "the file shrank or was replaced"
+NOT_EXTENDABLE = "the append needs a full read"  # (a new checkpoint header, a diagnostic, a store, ...)
+
+
+@dataclass(slots=True)
+class Update:
+    """What one look at the file gave."""
+
+    ledger: Ledger
+    report: Report
+    added: int  # records appended since the last update (all of them after a full read)
+    whole: str  # GROWN, or why the file was read from the start
+    pending: int  # bytes of a last line still waiting for its newline
+
+
+@dataclass(slots=True)
+class _Read:
+    """Where the read part of the file ends, and what it looked like."""
+
+    dev: int
+    ino: int
+    offset: int  # bytes of complete lines read
+    lines: int  # lines they hold (blank ones included: line numbers go on from here)
+    head: bytes
+    tail: bytes
+    hasher: Any  # sha256 of the bytes read, to be continued
+
+
+class Follower:
+    def __init__(
+        self, path: str, *, fmt: str | None = None, window: int | None = None, reserve: int | None = None
+    ) -> None:
+        self.path = path
+        self.fmt = fmt
+        self.window = window
+        self.reserve = reserve
+        self.ledger: Ledger | None = None
+        self.report: Report | None = None
+        self._read: _Read | None = None
+        self._extendable = False
+        self.full_reads = 0  # how often the file was read from the start (tests, benchmark)
+
+    # ---------------------------------------------------------------------------------- looking
+
+    def poll(self) -> Update | None:
+        """The report after the file changed, or None when it did not. Raises LoadError/OSError."""
+        st = os.stat(self.path)
+        rd = self._read
+        if rd is None or self.ledger is None or self.report is None:
+            return self._full(FIRST)
+        if (st.st_dev, st.st_ino) != (rd.dev, rd.ino) or st.st_size < rd.offset:
+            return self._full(REPLACED)
+        with open(self.path, "rb") as f:
+            if not self._same_edges(f, rd):
+                return self._full(REPLACED)
+            if st.st_size == rd.offset:
+                return None
+            f.seek(rd.offset)
+            data = f.read(st.st_size - rd.offset)
+        lines, used, count = complete_lines(data, rd.offset, rd.lines + 1)
+        if used == 0:
+            return None  # only a partial line so far: it waits for its newline
+        return self._grow(lines, data[:used], count, pending=len(data) - used)
+
+    def adopt(self, ledger: Ledger, report: Report | None = None) -> Update:
+        """Follow from a ledger already read (the app's own load) when it is the file's complete
+        lines as they are now; else read the file in full."""
+        if ledger.upto_line is not None or registry.get(ledger.format).is_store:
+            return self._full(FIRST)
+        rd = self._verified(ledger)
+        if rd is None:
+            return self._full(FIRST)
+        return self._set(ledger, report or self._analyze(ledger), rd, len(ledger.records), FIRST, 0)
+
+    # ---------------------------------------------------------------------------------- growing
+
+    def _grow(self, lines: list[Any], data: bytes, count: int, *, pending: int) -> Update:
+        old_led, old_rep, rd = self.ledger, self.report, self._read
+        assert old_led is not None and old_rep is not None and rd is not None
+        fmt = registry.get(old_led.format)
+        led = fmt.extend(old_led, lines) if self._extendable and fmt.extend is not None and lines else None
+        if led is None and lines:
+            return self._full(NOT_EXTENDABLE)
+        hasher = rd.hasher.copy()
+        hasher.update(data)
+        offset = rd.offset + len(data)
+        tail = (rd.tail + data)[-EDGE_BYTES:]
+        head = rd.head if len(rd.head) >= EDGE_BYTES else (rd.head + data)[:EDGE_BYTES]
+        new_rd = _Read(rd.dev, rd.ino, offset, rd.lines + count, head, tail, hasher)
+        if led is None:  # blank lines only
+            led = old_led
+        led.size = offset
+        led.sha256 = hasher.hexdigest()
+        added = len(led.records) - len(old_led.records)
+        rep = (
+            old_rep
+            if added == 0
+            else extend_report(old_rep, led, len(old_led.records), self.window, self.reserve)
+        )
+        return self._set(led, rep, new_rd, added, GROWN, pending)
+
+    def _full(self, why: str) -> Update:
+        """Read the file from the start: its complete lines (a partial last line waits)."""
+        self.full_reads += 1
+        led = load(self.path, self.fmt)
+        size = os.stat(self.path).st_size
+        if registry.get(led.format).is_store:
+            st = os.stat(self.path)
+            rd = _Read(st.st_dev, st.st_ino, size, 0, b"", b"", hashlib.sha256())
+            self._extendable = False
+            return self._set(led, self._analyze(led), rd, len(led.records), why, 0)
+        rd = self._verified(led)
+        if rd is None:  # its last line is partial, or the file changed while it was read
+            led, rd = self._complete_lines_only()
+        pending = max(0, size - rd.offset)
+        return self._set(led, self._analyze(led), rd, len(led.records), why, pending)
+
+    def _complete_lines_only(self) -> tuple[Ledger, _Read]:
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            raise LoadError(f"{self.path}: line 1: no complete line yet (the first line has no newline)")
+        led = load_bytes(data[:end], self.path, self.fmt)
+        rd = _Read(
+            st.st_dev,
+            st.st_ino,
+            end,
+            data.count(b"\n", 0, end),
+            data[:EDGE_BYTES],
+            data[max(0, end - EDGE_BYTES) : end],
+            hashlib.sha256(data[:end]),
+        )
+        return led, rd
+
+    def _verified(self, led: Ledger) -> _Read | None:
+        """Where `led`'s bytes end in the file as it is now, when they are still there and end
+        with a newline; None when not (the caller reads the file again)."""
+        h = hashlib.sha256()
+        lines = 0
+        head = b""
+        last = b""
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            left = led.size
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk:
+                    return None
+                h.update(chunk)
+                lines += chunk.count(b"\n")
+                if len(head) < EDGE_BYTES:
+                    head += chunk[: EDGE_BYTES - len(head)]
+                last = (last + chunk)[-EDGE_BYTES:]
+                left -= len(chunk)
+        if led.size == 0 or not last.endswith(b"\n") or h.hexdigest() != led.sha256:
+            return None
+        return _Read(st.st_dev, st.st_ino, led.size, lines, head, last, h)
+
+    @staticmethod
+    def _same_edges(f: Any, rd: _Read) -> bool:
+        head = f.read(len(rd.head))
+        if head != rd.head:
+            return False
+        f.seek(rd.offset - len(rd.tail))
+        return bool(f.read(len(rd.tail)) == rd.tail)
+
+    def _analyze(self, led: Ledger) -> Report:
+        return analyze(led, window=self.window, reserve=self.reserve)
+
+    def _set(self, led: Ledger, rep: Report, rd: _Read, added: int, why: str, pending: int) -> Update:
+        if why != GROWN:
+            # Records the runtime cannot see (a line it skips) take part in the full build's
+            # duplicate-id and lost-record rules: such a file is read in full on every growth.
+            self._extendable = registry.get(led.format).extend is not None and all(
+                r.runtime_visible for r in led.records
+            )
+        self.ledger, self.report, self._read = led, rep, rd
+        return Update(led, rep, added, why, pending)

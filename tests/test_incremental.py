@@ -1,0 +1,320 @@
+"""Incremental analysis of a growing file (issue 17, point 1, and point 5's bad cases).
+
+THE test: for seeded random cuts of every JSONL session we have (samples, real sessions, peer
+corpora), grown again in random batches (some ending mid-line), the followed report equals a full
+analysis of the file's complete lines, byte for byte (analyze_json and context_json).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.analysis.incremental import extend_report
+from inspector.formats import load, registry
+from inspector.live.incremental import GROWN, NOT_EXTENDABLE, REPLACED, Follower
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(REPO), "shared")
+SMALL_BYTES = 200_000
+BATCHES_PER_FILE = 10  # about this many growths per cut file (each is compared with a full analysis)
+
+
+def corpus() -> list[str]:
+    pats = [
+        os.path.join(REPO, "sample_sessions", "**", "*.jsonl"),
+        os.path.join(SHARED, "real_sessions", "**", "*.jsonl"),
+        os.path.join(SHARED, "peers", "*", "corpus", "**", "*.jsonl"),
+        os.path.join(HERE, "peers", "*", "corpus", "**", "*.jsonl"),
+    ]
+    return sorted({p for pat in pats for p in glob.glob(pat, recursive=True)})
+
+
+def full_json(path: str, as_path: str) -> bytes:
+    """The full analysis of a file's complete lines, as `as_path` would show it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    src = path
+    if end != len(data):
+        src = path + ".complete"
+        with open(src, "wb") as f:
+            f.write(data[:end])
+    rep = analyze(load(src))
+    rep.ensure_tokens()
+    out = orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
+    return out.replace(orjson.dumps(src)[1:-1], orjson.dumps(as_path)[1:-1])
+
+
+def followed_json(f: Follower) -> bytes:
+    assert f.report is not None
+    f.report.ensure_tokens()
+    return orjson.dumps([analyze_json(f.report), context_json(f.report)], option=orjson.OPT_SORT_KEYS)
+
+
+SAMPLE = os.path.join(REPO, "sample_sessions", "pi", "healthy_chained.jsonl")
+
+
+def sample_bytes() -> bytes:
+    with open(SAMPLE, "rb") as f:
+        return f.read()
+
+
+def line_ends(data: bytes) -> list[int]:
+    return [i + 1 for i, b in enumerate(data) if b == 0x0A]
+
+
+def grow_and_compare(src: str, tmp: str, rng: random.Random) -> tuple[int, int]:
+    """Cut `src` at a random line, follow it, grow it back in random batches (some mid-line);
+    compare after every batch. Returns (batches, batches read incrementally)."""
+    with open(src, "rb") as f:
+        data = f.read()
+    ends = line_ends(data)
+    if len(ends) < 2:
+        return 0, 0
+    cut = ends[rng.randrange(0, len(ends) - 1)]
+    path = os.path.join(tmp, "grow-" + os.path.basename(src))
+    with open(path, "wb") as f:
+        f.write(data[:cut])
+    try:
+        fol = Follower(path)
+        fol.poll()
+    except Exception:
+        if full_loads_fail(path):
+            return 0, 0  # the prefix is no session yet (no record, no format): nothing to follow
+        raise
+    pos, batches, grown = cut, 0, 0
+    while pos < len(data):
+        left = sum(1 for e in ends if e > pos)
+        step = max(rng.choice((1, 1, 2, 3, 7, 40)), left // BATCHES_PER_FILE)
+        nxt = next((e for e in ends if e > pos), len(data))
+        for _ in range(step - 1):
+            nxt = next((e for e in ends if e > nxt), nxt)
+        if rng.random() < 0.25:  # stop mid-line: the agent is writing it
+            nxt = min(len(data), nxt + rng.randrange(1, 40))
+        with open(path, "ab") as f:
+            f.write(data[pos:nxt])
+        pos = nxt
+        up = fol.poll()
+        batches += 1
+        if up is not None and up.whole == GROWN:
+            grown += 1
+        assert followed_json(fol) == full_json(path, path), f"{src}: grown to byte {pos}"
+    return batches, grown
+
+
+def full_loads_fail(path: str) -> bool:
+    try:
+        analyze(load(path))
+    except Exception:
+        return True
+    return False
+
+
+def test_followed_report_equals_full_analysis(tmp_path):
+    files = corpus()
+    assert len(files) > 20
+    rng = random.Random(17)
+    total = grown = 0
+    for src in files:
+        small = os.path.getsize(src) < SMALL_BYTES
+        for _ in range(3 if small else 1):  # long files cost a full analysis per growth
+            b, g = grow_and_compare(src, str(tmp_path), rng)
+            total += b
+            grown += g
+    assert total > 200
+    assert grown > total // 4  # most growth is read from where the last read ended
+
+
+def test_growth_is_read_from_the_last_offset(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[3]])
+    fol = Follower(str(path))
+    fol.poll()
+    with open(path, "ab") as f:
+        f.write(data[ends[3] : ends[5]])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and up.added == 2 and fol.full_reads == 1
+    assert fol.poll() is None  # unchanged
+
+
+def test_partial_last_line_waits_for_its_newline(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[3] + 10])
+    fol = Follower(str(path))
+    up = fol.poll()
+    assert up is not None and up.pending == 10
+    n = len(up.ledger.records)
+    assert not any(d.problem == "truncated_line" for d in up.ledger.diagnostics)
+    with open(path, "ab") as f:
+        f.write(data[ends[3] + 10 : ends[4] - 1])
+    assert fol.poll() is None  # still no newline
+    with open(path, "ab") as f:
+        f.write(data[ends[4] - 1 : ends[4]])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and len(up.ledger.records) == n + 1 and up.pending == 0
+
+
+def test_shrunk_or_replaced_file_is_read_in_full(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[5]])
+    fol = Follower(str(path))
+    fol.poll()
+    path.write_bytes(data[: ends[3]])  # shrank (same inode)
+    up = fol.poll()
+    assert up is not None and up.whole == REPLACED
+    other = tmp_path / "o.jsonl"
+    other.write_bytes(data[: ends[6]])
+    os.replace(other, path)  # a rename over it (inspector undo, a rotation)
+    up = fol.poll()
+    assert up is not None and up.whole == REPLACED and len(up.ledger.records) == len(load(str(path)).records)
+    # Same inode, same size and more, other bytes where the read ones were: read in full too.
+    edited = bytearray(path.read_bytes())
+    edited[ends[6] - 5] = ord(" ")
+    with open(path, "r+b") as f:
+        f.write(bytes(edited) + data[ends[6] : ends[7]])
+    up = fol.poll()
+    assert up is not None and up.whole == REPLACED
+
+
+def test_a_new_checkpoint_falls_back_to_a_full_analysis(tmp_path):
+    led = load(SAMPLE)
+    cps = [r for r in led.records if r.kind == "checkpoint"]
+    assert cps
+    data = sample_bytes()
+    cut = cps[0].offset
+    old = analyze(load_prefix(tmp_path, data[:cut]))
+    grown_led = load_prefix(tmp_path, data[: cps[0].offset + cps[0].length])
+    # The ledger past the cut is the old one plus the checkpoint: the update is a full analysis.
+    new = extend_report(old, grown_led, len(old.ledger.records))
+    assert len(new.checkpoints) == len(old.checkpoints) + 1
+
+
+def load_prefix(tmp_path, data: bytes):
+    p = tmp_path / f"p{len(data)}.jsonl"
+    p.write_bytes(data)
+    return load(str(p))
+
+
+def test_every_line_format_with_a_tree_or_not_can_be_followed():
+    assert registry.get("pi").extend is not None and registry.get("native").extend is not None
+
+
+def test_adopting_the_apps_ledger(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[4]])
+    led = load(str(path))
+    fol = Follower(str(path))
+    up = fol.adopt(led, analyze(led))
+    assert up.ledger is led and fol.full_reads == 0
+    with open(path, "ab") as f:
+        f.write(data[ends[4] : ends[6]])
+    up2 = fol.poll()
+    assert up2 is not None and up2.whole == GROWN and fol.full_reads == 0
+
+
+@pytest.mark.parametrize("n", [10_000])
+def test_a_burst_of_lines_is_one_update(tmp_path, n):
+    """Point 5: 10,000 lines appended at once are read in one update, equal to a full analysis."""
+    path = tmp_path / "burst.jsonl"
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}
+    lines = [header]
+    parent = None
+    for i in range(n + 2):
+        rid = f"e{i:07d}"
+        role = "user" if i % 2 == 0 else "assistant"
+        msg = {"role": role, "content": [{"type": "text", "text": f"message {i}"}], "timestamp": 1}
+        if role == "assistant":
+            msg.update({"stopReason": "stop", "model": "m", "provider": "p", "api": "x"})
+        lines.append(
+            {
+                "type": "message",
+                "id": rid,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:01Z",
+                "message": msg,
+            }
+        )
+        parent = rid
+    raw = [orjson.dumps(o) + b"\n" for o in lines]
+    path.write_bytes(b"".join(raw[:3]))
+    fol = Follower(str(path))
+    fol.poll()
+    with open(path, "ab") as f:
+        f.write(b"".join(raw[3:]))
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and up.added == n
+    assert followed_json(fol) == full_json(str(path), str(path))
+
+
+def test_deleted_file_raises_and_keeps_the_last_report(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(sample_bytes())
+    fol = Follower(str(path))
+    fol.poll()
+    last = fol.report
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        fol.poll()
+    assert fol.report is last
+
+
+def test_two_followers_of_one_file_agree(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[2]])
+    a, b = Follower(str(path)), Follower(str(path))
+    a.poll()
+    b.poll()
+    for i in range(3, len(ends)):
+        with open(path, "ab") as f:
+            f.write(data[ends[i - 1] : ends[i]])
+        a.poll()
+        if i % 3 == 0:
+            b.poll()
+    b.poll()
+    assert followed_json(a) == followed_json(b) == full_json(str(path), str(path))
+
+
+def test_not_extendable_append_says_so(tmp_path):
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[: ends[3]])
+    fol = Follower(str(path))
+    fol.poll()
+    with open(path, "ab") as f:
+        f.write(b'{"type": "message", "id": 5}\n')  # a field of the wrong type: the full build diagnoses it
+    up = fol.poll()
+    assert up is not None and up.whole == NOT_EXTENDABLE
+
+
+def test_watch_refresh_reads_only_the_appended_lines(tmp_path):
+    from inspector.live import sessions
+
+    data = sample_bytes()
+    ends = line_ends(data)
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(data[: ends[3]])
+    st = sessions.refresh(None, str(path))
+    with open(path, "ab") as f:
+        f.write(data[ends[3] : ends[6]])
+    st2 = sessions.refresh(st, str(path))
+    assert st2.records == len(load(str(path)).records)
+    assert sessions.follower(str(path)).full_reads == 1  # the growth was read from the last offset
