@@ -13,7 +13,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.cli.main import main
 from inspector.formats import codex, codex_writer, load
-from tests.conftest import SHARED
+from tests.conftest import SHARED, need_shared
 
 PEER = SHARED / "peers" / "codex" / "corpus" / "auto_compact.jsonl"
 SHORT = ["--strategy", "compact", "--keep-recent", "100"]
@@ -94,3 +94,20 @@ def test_a_rollout_without_its_session_meta_is_refused(tmp_path: Path, capsys: p
     assert main(["repair", str(f), *SHORT, "--write"]) == 2
     assert "thread id" in capsys.readouterr().err
     assert f.read_bytes() == data
+
+
+def test_plan_on_a_prefix_and_on_an_unwritable_tail_says_so_instead_of_crashing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the seed-7 campaign: the writer re-reads the rollout to copy the kept items, and
+    (a) with `--at` it compared the whole file with the prefix analysed ("changed since"), (b) a
+    kept record that is not one response_item line raised a LoadError through `plan`."""
+    path = need_shared(PEER)
+    assert main(["plan", "--at", "40", "--strategy", "recover", str(path)]) == 0, capsys.readouterr().err
+    lines = path.read_text().splitlines()
+    last = max(i for i, ln in enumerate(lines) if '"type":"response_item"' in ln.replace(" ", ""))
+    glued = tmp_path / "glued.jsonl"  # the last response item glued to a copy of itself: two objects, one line
+    glued.write_text("\n".join([*lines[:last], lines[last] + lines[last], *lines[last + 1 :]]) + "\n")
+    code = main(["plan", "--strategy", "recover", str(glued)])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "Traceback" not in err

@@ -2,9 +2,8 @@
 repaired store, and the first request it sends is the one `inspector context --json` predicted.
 
 The store OpenClaw itself wrote (tests/peers/openclaw/corpus/s1.sqlite) is repaired on a copy with
-each strategy that has work (the extractive summarizer), the writer's rows inserted in one
-transaction (`insert_checkpoint`: until the shared database write-back is in, the test inserts
-them as that layer will); then `openclaw agent --local --session-id s1 --message …` runs one turn
+each strategy that has work (the extractive summarizer) and written through the shared database
+write-back (`install`: one transaction, backed up, verified); then `openclaw agent --local --session-id s1 --message …` runs one turn
 on it against the scripted model (tests/peers/openclaw/resume.py). Its first request, less what
 OpenClaw adds at send time (tests/test_openclaw.py's normalizations, each cited there), must be our
 prediction followed by the new message: our summary to the character, then the kept records in
@@ -26,9 +25,10 @@ import pytest
 from inspector.analysis import analyze
 from inspector.cli.main import main
 from inspector.formats import load
+from inspector.store.writeback import install
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.test_openclaw import _predicted, _sent, _strip_dates
-from tests.test_openclaw_writer import BUDGETS, STORE, insert_checkpoint, repaired
+from tests.test_openclaw_writer import BUDGETS, STORE, repaired
 
 # (label, strategy, keep-recent): each has work on the corpus store (checked below).
 CASES: tuple[tuple[str, str, int | None], ...] = (
@@ -57,9 +57,10 @@ def test_openclaw_resumes_every_repaired_store_as_predicted(
         assert main(["plan", str(STORE), "--strategy", strategy, *keep_args, *BUDGETS, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["action"] != "noop", label
         f = tmp_path / f"{label}.sqlite"
-        led, res = repaired(STORE, f, strategy, keep)
+        _led, res = repaired(STORE, f, strategy, keep)
         assert res.entry is not None, (label, res.status)
-        seq = insert_checkpoint(f, led, res.entry)[0].values["seq"]
+        install(res.plan.report, res.entry, lines=res.lines)  # the shared database write-back
+        seq = next(r.line for r in load(str(f)).records if r.id == res.entry["id"])
         assert main(["context", str(f), "--json"]) == 0
         predicted_ids = [m["record_id"] for m in json.loads(capsys.readouterr().out)["messages"]]
         report = analyze(load(str(f)))
@@ -74,8 +75,11 @@ def test_openclaw_resumes_every_repaired_store_as_predicted(
         return resume(f, "s1", MESSAGE, tmp_path / f"scratch-{label}")
 
     try:
+        # The first run alone: a fresh install settles OpenClaw's package lifecycle on first use
+        # (runs started together before that refuse: "package lifecycle is incomplete").
+        results = [run(cases[0])]
         with ThreadPoolExecutor(max_workers=len(cases)) as pool:
-            results = list(pool.map(run, cases))
+            results += list(pool.map(run, cases[1:]))
     except NotInstalled as e:
         pytest.fail(f"{e} (tests/install_runtimes.sh installs it): OpenClaw's acceptance cannot be checked", pytrace=False)
     for (label, _f, seq, entry, report), (rc, reqs) in zip(cases, results, strict=True):

@@ -264,7 +264,9 @@ async def test_a_burst_of_10000_lines_is_read_in_a_few_reads_without_freezing(tm
         assert inflight[1] == 1  # one read in flight at most
         print(f"reads {screen.follow_reads}, most in flight {inflight[1]}, longest UI gap {max(gaps):.2f} s")
         assert screen.follow_reads <= 8, screen.follow_reads  # coalesced: not one read per write
-        assert max(gaps) < 0.5, f"the UI stalled {max(gaps):.2f} s"
+        # A freeze is reading on the UI thread (seconds for 10,000 lines); a loaded 2-core CI machine
+        # shows gaps of up to ~0.7 s from scheduling alone.
+        assert max(gaps) < 1.5, f"the UI stalled {max(gaps):.2f} s"
         assert len(screen.query_one(Timeline).rows) == n + 10000 - 1
 
 

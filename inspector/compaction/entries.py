@@ -193,7 +193,10 @@ def appended_records(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
     """The lines read back by the format's own mapping, as the records they will be once written."""
     w = writer_of(led)
     if w.reread is not None:
-        return w.reread(led, lines)
+        try:
+            return w.reread(led, lines)
+        except Unwritable as e:
+            raise WriteError(f"{led.format} cannot read this checkpoint back: {e}") from None
     seq, line, offset = len(led.records), _next_line(led), led.size
     out: list[Record] = []
     for o in lines:

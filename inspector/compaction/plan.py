@@ -774,11 +774,11 @@ def simulate_plan(p: RepairPlan) -> None:
         text = "\n\n".join(x for x in (text, files) if x)
     try:
         entry, lines = _planned_entry(p, ix, text)
+        led = with_entry(p.report.ledger, entry, lines)
     except WriteError as e:  # the format cannot spell this checkpoint: repair refuses it the same way
         p.notes.append(f"this checkpoint cannot be written: {e}")
         return
     p.entry, p.lines = entry, lines
-    led = with_entry(p.report.ledger, entry, lines)
     p.after = Outlook.of(analyze(led, window=p.budgets.window, reserve=p.budgets.reserve, tokenizer=ix.tok))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspector.formats.base import CheckpointDraft
+from inspector.formats.base import CheckpointDraft, Unwritable
 from inspector.formats.jsonl import LoadError, RawLine, read_lines
 from inspector.ledger.model import Ledger, Record
 
@@ -84,9 +84,12 @@ def compacted_entry(d: CheckpointDraft) -> dict[str, Any]:
 def _analysed_lines(led: Ledger) -> list[RawLine]:
     """The rollout's lines, provided its bytes are still the ones analysed."""
     assert led.path is not None
-    lines, size, sha = read_lines(led.path)
+    try:
+        lines, size, sha = read_lines(led.path, led.upto_line)  # --at: the prefix that was analysed
+    except LoadError as e:
+        raise Unwritable(f"the rollout cannot be read again ({e})") from None
     if size != led.size or (led.sha256 is not None and sha != led.sha256):
-        raise LoadError(f"{led.path} changed since it was analysed ({led.size:,} → {size:,} bytes): analyse it again")
+        raise Unwritable(f"{led.path} changed since it was analysed ({led.size:,} → {size:,} bytes): analyse it again")
     return lines
 
 
@@ -100,7 +103,7 @@ def _kept_payloads(led: Ledger, lines: list[RawLine], ids: list[str]) -> list[di
         rl = by_line.get(rec.line)
         objs = [o for o in (rl.objects if rl is not None else []) if isinstance(o, dict)]
         if len(objs) != 1 or objs[0].get("type") != "response_item" or not isinstance(objs[0].get("payload"), dict):
-            raise LoadError(
+            raise Unwritable(
                 f"{led.path}: line {rec.line}: the record kept raw ({rec.type}) is not one response_item line: "
                 "Codex's replacement history can hold only response items"
             )
@@ -162,5 +165,5 @@ def reread(led: Ledger, appended: list[dict[str, Any]]) -> list[Record]:
         offset += length
     after = build(lines, led.path)
     if len(after.records) != len(led.records) + len(appended):
-        raise LoadError(f"{led.path}: the rollout does not read back as analysed with the checkpoint appended")
+        raise Unwritable(f"{led.path}: the rollout does not read back as analysed with the checkpoint appended")
     return after.records[len(led.records) :]

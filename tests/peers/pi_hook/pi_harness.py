@@ -24,6 +24,7 @@ One session, two pi processes:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -88,12 +89,20 @@ def _peer() -> Any:
     for f in ("generate.py", "fake_llm.py"):
         if not (PEER / f).is_file():
             raise HarnessError(f"{PEER / f} is missing: the harness uses the shared pi peer's {f}")
-    sys.path.insert(0, str(PEER))
+    # Under its own module name: another harness has a generate.py of its own
+    # (tests/peers/openclaw/), and whichever is imported first as `generate` would be the other's.
+    if "pi_peer_generate" in sys.modules:
+        return sys.modules["pi_peer_generate"]
+    spec = importlib.util.spec_from_file_location("pi_peer_generate", PEER / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(PEER))  # its own imports (fake_llm) are siblings
     try:
-        import generate
+        sys.modules["pi_peer_generate"] = module
+        spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(PEER))
-    return generate
+    return module
 
 
 def check_installed() -> None:
