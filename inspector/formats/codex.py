@@ -36,6 +36,7 @@ from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
+from inspector.formats.whole_lines import collector_paused, streamer
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -621,6 +622,11 @@ def _events_only(records: list[Record]) -> Diagnostic | None:
 
 def build(lines: list[RawLine], path: str | None) -> Ledger:
     """Map a rollout's lines into the model. Never raises on bad content."""
+    with collector_paused():  # (see whole_lines: nothing here makes cycles)
+        return _build(lines, path)
+
+
+def _build(lines: list[RawLine], path: str | None) -> Ledger:
     b = _Builder(path)
     for rl in lines:
         if rl.diagnostic is not None:
@@ -667,6 +673,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
+    stream=streamer(build),
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",
