@@ -41,6 +41,7 @@ from typing import Any
 from inspector.formats import claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine, line_object
+from inspector.formats.whole_lines import collector_paused, streamer
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -279,6 +280,11 @@ class _Reading:
 
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
     """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
+    with collector_paused():  # (see whole_lines: nothing here makes cycles)
+        return _build(lines, path, data)
+
+
+def _build(lines: list[RawLine], path: str | None, data: bytes | None) -> Ledger:
     st = _read_lines(lines, source=_Source(path, data))
     records, objs, diags = st.records, st.objs, st.diags
     led = Ledger(path=path, format=NAME, session_id=st.session_id, header=None, records=records, diagnostics=diags)
@@ -839,6 +845,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=build,
+    stream=streamer(build),
     writer=Writer(
         record_name="compact_boundary",
         id_prefix=claude_code_writer.ID_PREFIX,

@@ -31,11 +31,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from inspector.formats import codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
+from inspector.formats.whole_lines import collector_paused, streamer
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -183,18 +186,37 @@ def _session_prefix(text: str) -> bool:
     return text.lstrip().lower().startswith(_SESSION_PREFIXES)
 
 
-def _key(p: dict[str, Any]) -> str:
-    """What makes two history items the same item, ids and bookkeeping fields aside."""
+def _key(p: dict[str, Any]) -> str | bytes:
+    """What makes two history items the same item, ids and bookkeeping fields aside. Only ever
+    compared with another item's key: a message or call of plain strings is keyed by orjson's
+    bytes (one per history item of a big rollout), anything else by json's text; equal items take
+    the same path, so they get equal keys, and a bytes key never equals a text one."""
     t = p.get("type", "message")
     if t == "message":
         # Texts and the kinds of the other parts: an image Codex re-encoded is still the message.
         c = p.get("content")
         parts = [x.get("text") if isinstance(x, dict) and "text" in x else (x.get("type") if isinstance(x, dict) else x) for x in c] if isinstance(c, list) else c
+        role = p.get("role")
+        if _plain(role) and (_plain(parts) or (type(parts) is list and all(_plain(x) for x in parts))):
+            return _plain_key(["message", role, parts]) or json.dumps(["message", role, parts], sort_keys=True, ensure_ascii=False)
         return json.dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
-        return json.dumps([t, p.get("call_id")], ensure_ascii=False)
+        cid = p.get("call_id")
+        return (_plain(cid) and _plain_key([t, cid])) or json.dumps([t, cid], ensure_ascii=False)
     drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
     return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
+
+
+def _plain(v: Any) -> bool:
+    return v is None or type(v) is str
+
+
+def _plain_key(v: list[Any]) -> bytes | None:
+    """orjson's encoding of a list of strings and nulls; None when it refuses one (a lone surrogate)."""
+    try:
+        return orjson.dumps(v)
+    except orjson.JSONEncodeError:
+        return None
 
 
 def _history_item(p: dict[str, Any]) -> HistoryItem | None:
@@ -240,7 +262,7 @@ class _Entry:
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
 
     seq: int | None
-    key: str
+    key: str | bytes
     id: str | None
     item: HistoryItem
 
@@ -462,7 +484,7 @@ class _Builder:
         earliest not matched yet), or new content of this checkpoint."""
         used: set[int] = set()
         by_id: dict[str, int] = {}
-        by_key: dict[str, list[int]] = {}
+        by_key: dict[str | bytes, list[int]] = {}
         for i, e in enumerate(self.history):
             if e.id is not None:
                 by_id.setdefault(e.id, i)
@@ -621,6 +643,11 @@ def _events_only(records: list[Record]) -> Diagnostic | None:
 
 def build(lines: list[RawLine], path: str | None) -> Ledger:
     """Map a rollout's lines into the model. Never raises on bad content."""
+    with collector_paused():  # (see whole_lines: nothing here makes cycles)
+        return _build(lines, path)
+
+
+def _build(lines: list[RawLine], path: str | None) -> Ledger:
     b = _Builder(path)
     for rl in lines:
         if rl.diagnostic is not None:
@@ -667,6 +694,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
+    stream=streamer(build),
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",

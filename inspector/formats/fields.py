@@ -130,26 +130,67 @@ def _expected(types: tuple[type, ...]) -> str:
 
 def check_fields(obj: dict[str, Any], spec: dict[str, Field], prefix: str = "") -> list[WrongType]:
     """Remove every field of `obj` (nested ones too) whose type `spec` does not allow; return
-    what was removed. Fields `spec` does not name are left alone."""
+    what was removed, in the order `spec` names the fields. Fields `spec` does not name are left alone."""
     out: list[WrongType] = []
-    for key, f in spec.items():
-        if key not in obj:
-            continue
-        v = obj[key]
-        if v is None:
-            continue
-        path = f"{prefix}{key}"
-        if not any(_fits(v, t) for t in f.types):
-            out.append(WrongType(path, json_type(v), _expected(f.types)))
-            del obj[key]
-            continue
-        if f.fields is not None and type(v) is dict:
-            out += check_fields(v, f.fields, path + ".")
-        elif f.items is not None and type(v) is list:
-            for i, x in enumerate(v):
-                if type(x) is dict:
-                    out += check_fields(x, f.items, f"{path}[{i}].")
+    _checker(spec)(obj, prefix, out)
     return out
+
+
+# Every line of a big file goes through check_fields: each spec is compiled once into a function
+# that tests its fields inline, the common case (the exact type declared) with one `type(v) is T`,
+# anything else with `_fits` as before. Keyed by the spec's id, the spec kept alive beside it.
+_CHECKERS: dict[int, tuple[dict[str, Field], Any]] = {}
+_FAST_TEST = {str: "str", dict: "dict", list: "list", bool: "bool"}
+
+
+def _checker(spec: dict[str, Field]) -> Any:
+    hit = _CHECKERS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    fn = _compile(spec)
+    _CHECKERS[id(spec)] = (spec, fn)
+    return fn
+
+
+def _fast_test(types: tuple[type, ...]) -> str:
+    """An expression true for `v` of a declared type's common form (False: ask `_fits`)."""
+    tests = []
+    for t in types:
+        if t in _FAST_TEST:
+            tests.append(f"tv is {_FAST_TEST[t]}")
+        elif t is Int:
+            tests.append("(tv is int and -INT64 <= v < INT64)")
+        elif t is Number:
+            tests.append("((tv is int or tv is float) and -INT64 <= v < INT64)")
+    return " or ".join(tests) or "False"
+
+
+def _compile(spec: dict[str, Field]) -> Any:
+    env: dict[str, Any] = {"WrongType": WrongType, "json_type": json_type, "_fits": _fits, "INT64": INT64}
+    src = ["def check(obj, prefix, out):", "    get = obj.get"]
+    for i, (key, f) in enumerate(spec.items()):
+        env[f"T{i}"] = f.types
+        k = repr(key)
+        src += [
+            f"    v = get({k})",
+            "    if v is not None:",
+            "        tv = type(v)",
+            f"        if not ({_fast_test(f.types)}) and not any(_fits(v, t) for t in T{i}):",
+            f"            out.append(WrongType(prefix + {k}, json_type(v), {_expected(f.types)!r}))",
+            f"            del obj[{k}]",
+        ]
+        if f.fields:
+            env[f"C{i}"] = _checker(f.fields)
+            src.append(f"        elif tv is dict: C{i}(v, prefix + {key + '.'!r}, out)")
+        elif f.items:
+            env[f"C{i}"] = _checker(f.items)
+            src += [
+                "        elif tv is list:",
+                "            for j, x in enumerate(v):",
+                f"                if type(x) is dict: C{i}(x, prefix + {key + '['!r} + str(j) + '].', out)",
+            ]
+    exec(compile("\n".join(src) + "\n", f"<check_fields {', '.join(spec)[:60]}>", "exec"), env)
+    return env["check"]
 
 
 def line_diagnostics(line: int, wrong: list[WrongType], where: str | None = None) -> list[Diagnostic]:

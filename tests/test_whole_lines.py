@@ -1,0 +1,79 @@
+"""Claude Code and Codex load through `whole_lines` (issue 15): the lines split and parsed exactly as
+`jsonl.read_lines` does, never past the size the file had when the load started, and the garbage
+collector left as it was found."""
+
+from __future__ import annotations
+
+import gc
+import io
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import load, registry
+from inspector.formats.jsonl import parse_bytes
+from inspector.formats.whole_lines import collector_paused, read_lines_upto
+from tests.bad_input_seeds import SEEDS, encode
+
+GOOD = encode("codex", SEEDS["codex"])
+SHAPES = {
+    "clean": GOOD,
+    "blank lines": GOOD.replace(b"\n", b"\n\n  \n", 2),
+    "truncated last line": GOOD[:-9],
+    "no final newline": GOOD.rstrip(b"\n"),
+    "malformed middle line": GOOD.replace(b"\n", b"\n{oops\n", 1),
+    "glued objects": GOOD.replace(b"}\n", b"}", 1),
+}
+
+
+def _same(a: list, b: list) -> None:
+    assert [(r.line, r.offset, r.length, r.objects, r.runtime_skips) for r in a] == [
+        (r.line, r.offset, r.length, r.objects, r.runtime_skips) for r in b
+    ]
+    assert [(d.line, d.problem, d.message) for r in a if (d := r.diagnostic)] == [
+        (d.line, d.problem, d.message) for r in b if (d := r.diagnostic)
+    ]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("upto", [None, 1, 3])
+def test_lines_are_read_line_by_line_as_read_lines_reads_them(shape: str, upto: int | None) -> None:
+    data = SHAPES[shape]
+    got, consumed = read_lines_upto(io.BytesIO(data), len(data), upto)
+    want, size, _ = parse_bytes(data, "s", upto)
+    _same(got, want)
+    assert consumed == size
+
+
+def test_bytes_appended_after_the_load_started_are_not_read() -> None:
+    start = GOOD[: GOOD.index(b"\n", 200) + 1]
+    got, consumed = read_lines_upto(io.BytesIO(GOOD), len(start), None)
+    want, size, _ = parse_bytes(start, "s")
+    _same(got, want)
+    assert consumed == size == len(start)
+    # A line cut by the size the file had is its last line, as a truncated write would be.
+    cut, n = read_lines_upto(io.BytesIO(GOOD), len(start) + 10, None)
+    assert n == len(start) + 10 and cut[-1].diagnostic is not None and cut[-1].diagnostic.problem == "truncated_line"
+
+
+@pytest.mark.parametrize("fmt", ["claude_code", "codex"])
+def test_both_formats_stream_and_leave_the_collector_on(fmt: str, tmp_path: Path) -> None:
+    assert registry.get(fmt).stream is not None
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(encode(fmt, SEEDS[fmt]))
+    assert gc.isenabled()
+    led = load(str(f))
+    assert led.format == fmt and led.records and gc.isenabled()
+    gc.disable()
+    try:
+        load(str(f))
+        assert not gc.isenabled()  # off stays off
+    finally:
+        gc.enable()
+
+
+def test_collector_paused_restores_on_error() -> None:
+    with pytest.raises(RuntimeError), collector_paused(keep=True):
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
