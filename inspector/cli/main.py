@@ -6,6 +6,7 @@ Exit codes: 0 ok; 1 findings at or above `--fail-on`; 2 usage error or unreadabl
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -295,6 +296,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(importlib.import_module(f"inspector.cli.{args.command}").run(args))
     try:
         ledger = load(args.session, fmt=args.format, upto_line=args.at)
+        if _ONE_SHOT:
+            # One command, one session, then the process exits: what was loaded lives to the end,
+            # so the cyclic collector need not walk it again (the app and `watch` never do this,
+            # nor a caller of main() in a longer-lived process).
+            gc.freeze()
     except LoadError as e:
         print(f"inspector: {e}", file=sys.stderr)
         return 2
@@ -331,7 +337,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+_ONE_SHOT = False  # set by the console script only (`run`)
+
+
 def run() -> None:
+    global _ONE_SHOT
+    _ONE_SHOT = True
     try:
         code = main()
     except KeyboardInterrupt:

@@ -20,19 +20,16 @@ from inspector.ledger.model import Ledger
 
 
 @contextmanager
-def collector_paused(*, keep: bool = False) -> Iterator[None]:
-    """The cyclic garbage collector off for the block (as it was, after). `keep`: what the block
-    built is long-lived and acyclic (a loaded ledger): it is moved out of the collector's sight
-    (`gc.freeze`), or the first passes after the block walk all of it again (on a 100 MB Codex
-    rollout, 1 s of the analysis that follows). Reference counting still frees it; what the
-    freeze costs is that cyclic garbage among objects alive now is never collected."""
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (as it was, after). A long-lived process
+    (the app, `watch`) keeps collecting afterwards; a one-shot command moves what it loaded out of
+    the collector's sight itself (`inspector.cli.main`: `gc.freeze`), or the first passes after
+    the load walk all of it again (on a 100 MB Codex rollout, 1 s of the analysis)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if keep and was:
-            gc.freeze()
         if was:
             gc.enable()
 
@@ -79,7 +76,7 @@ def streamer(build: Callable[[list[RawLine], str | None], Ledger]) -> Callable[.
     ) -> tuple[Ledger, int]:
         if after_fork is not None:
             after_fork()  # (the hasher's thread: no helper process here)
-        with collector_paused(keep=True):
+        with collector_paused():
             lines, consumed = read_lines_upto(f, limit, upto_line)
             return build(lines, path), consumed
 
