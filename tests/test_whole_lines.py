@@ -73,7 +73,28 @@ def test_both_formats_stream_and_leave_the_collector_on(fmt: str, tmp_path: Path
 
 
 def test_collector_paused_restores_on_error() -> None:
-    with pytest.raises(RuntimeError), collector_paused(keep=True):
+    with pytest.raises(RuntimeError), collector_paused():
         assert not gc.isenabled()
         raise RuntimeError
     assert gc.isenabled()
+
+
+def test_only_the_console_script_freezes_what_it_loaded() -> None:
+    """`gc.freeze` hides what is alive from the cyclic collector for good: right for a one-shot
+    command, wrong for the app, `watch` or any caller of `main()` in a longer-lived process
+    (the fuzzer runs thousands of commands in one)."""
+    import gc
+    import subprocess
+    import sys
+
+    from inspector.cli.main import main
+    from tests.conftest import SAMPLES
+
+    sample = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
+    before = gc.get_freeze_count()
+    assert main(["analyze", sample, "--json"]) == 0
+    assert gc.get_freeze_count() == before
+    code = "import gc, sys; from inspector.cli import main as m; sys.argv = ['inspector', 'analyze', sys.argv[1]]; m.run()"
+    probe = f"import atexit, gc; atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0)); {code}"
+    out = subprocess.run([sys.executable, "-c", probe, sample], capture_output=True, text=True)
+    assert "frozen True" in out.stdout
