@@ -35,6 +35,7 @@ from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
 from inspector.formats import LoadError, load
 from inspector.ledger.model import Ledger
+from inspector.live.incremental import Follower
 from inspector.live.sessions import (
     DELETED,
     UNREADABLE,
@@ -266,6 +267,7 @@ class SessionScreen(Screen[None]):
         self._follow_gen = 0  # a newer read, or our own write, makes an older read's answer stale
         self._follow_busy = False  # one read in flight at most
         self._follow_again = False  # the file changed while it was read: look again once it lands
+        self._follower: Follower | None = None  # reads only what the file gained (live.incremental)
         self._disk_problem: tuple[str, str] | None = None  # deleted | unreadable, and why
         self._seen: SessionState | None = None  # the findings of the last read, in `inspector watch`'s terms
         self._watch_stop: threading.Event | None = None
@@ -630,28 +632,48 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, group="follow", exit_on_error=False)
     def _follow_worker(self, generation: int, whole: str, window: int | None, reserve: int | None) -> None:
+        """Read what the file gained (inspector.live.incremental: only the new complete lines, the
+        report extended; a partial last line waits for its newline; a file replaced or shrunk is
+        read from the start). One worker at a time (`_follow_busy`) uses the Follower."""
         stamp = disk_stamp(self.path)
         try:
-            ledger = load(self.path)
-            report = analyze(ledger, window=window, reserve=reserve)
-            report.ensure_tokens()
+            follower = self._follower
+            update = None
+            if follower is None or (follower.window, follower.reserve) != (window, reserve):
+                follower = Follower(self.path, window=window, reserve=reserve)
+                shown = self.ledger
+                if shown is not None and self.at_line is None:
+                    update = follower.adopt(shown, self.report)
+                    if update.ledger is shown:  # the view is the file as it was: look for what it gained
+                        update = None
+                self._follower = follower
+            update = update or follower.poll()
+            if update is None:  # nothing complete was added (a line still being written)
+                self.post_message(self.Followed(generation, None, None, stamp, whole))
+                return
+            update.report.ensure_tokens()
         except LoadError as e:
+            self._follower = None
             self.post_message(self.Followed(generation, None, None, stamp, whole, str(e)))
             return
         except OSError as e:
+            self._follower = None
             self.post_message(self.Followed(generation, None, None, stamp, whole, f"{self.path}: {e.strerror or e}"))
             return
         except Exception as e:  # a core bug on a grown file must not stop the follow
+            self._follower = None
             msg = f"{self.path}: the follow read failed: {type(e).__name__}: {e}"
             self.post_message(self.Followed(generation, None, None, stamp, whole, msg))
             return
-        self.post_message(self.Followed(generation, ledger, report, stamp, whole))
+        self.post_message(self.Followed(generation, update.ledger, update.report, stamp, whole))
 
     async def on_session_screen_followed(self, msg: Followed) -> None:
         if msg.generation != self._follow_gen:
             return  # our own install, or ctrl+r, replaced the view since this read began
         self._follow_busy = False
-        if msg.ledger is None or msg.report is None:
+        if (msg.ledger is None or msg.report is None) and not msg.error:
+            self._stamp = msg.stamp  # only a line still being written: it is read once complete
+        elif msg.ledger is None or msg.report is None:
             if not self._disk_changed_problem():
                 self._stamp = msg.stamp  # announced once; the next change is read again
                 self._status(f"[red]reading the grown file failed: {escape(msg.error)}[/]")
@@ -714,6 +736,7 @@ class SessionScreen(Screen[None]):
         self.changed_on_disk = False
         self._follow_gen += 1  # a follow read under way is of an older file
         self._follow_busy = self._follow_again = False
+        self._follower = None
         self._stamp = None  # not watched while it is read: the read's own stamp follows
         self.started = time.perf_counter()
         if self.shows_session:
