@@ -175,6 +175,66 @@ def item_message(p: dict[str, Any]) -> Message | None:
     return None
 
 
+# ---------------------------------------------------------------------------------- instructions
+
+# Codex 0.169 drops the update_plan tool's guidance from its own (model-provided) instructions
+# when that tool is off, its default (`tools.update_plan.enabled`): codex-rs
+# `Session::get_prompt_base_instructions` renders the recorded `base_instructions` through
+# `prompts/src/update_plan_instructions.rs` when the provenance is `model` and no custom model
+# catalog is set; custom instructions (`model_instructions_file`) are sent as recorded.
+PLAN_TOOL_HEADINGS = frozenset({"## Planning", "## `update_plan`", "## Plan tool", "## Plan Mode vs update_plan tool"})
+PLAN_TOOL_MARKERS = ("You have access to an `update_plan` tool", "When `update_plan` is available, follow this section")
+PLAN_TOOL_BULLETS = ("- Use the plan tool ", "- If you create a checklist or task list,")
+INSTRUCTIONS_NOTE = (
+    "base instructions: session_meta's, without the update_plan tool's sections, as Codex 0.169 sends its "
+    "model's own instructions when that tool is off (its default; the file does not record the setting)"
+)
+
+
+def without_plan_tool_guidance(text: str) -> str:
+    """Codex's instructions as it sends them with the update_plan tool off: each section under one
+    of the plan tool's headings (to the next `#`/`##` heading; a `## Planning` only when it names
+    the tool), the "Progress visibility:" note about it, and its bullets (with their indented
+    continuation) left out."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        head = lines[i].rstrip()
+        if head in PLAN_TOOL_HEADINGS:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(("# ", "## "))), len(lines))
+            if head != "## Planning" or any(x.startswith(PLAN_TOOL_MARKERS) for x in lines[i:end]):
+                i = end
+                continue
+        if head == "Progress visibility:" and i + 1 < len(lines) and lines[i + 1].startswith("If update_plan is available"):
+            i += 2
+            if i < len(lines) and not lines[i].strip():
+                i += 1
+            continue
+        if head.startswith(PLAN_TOOL_BULLETS):
+            i += 1
+            while i < len(lines) and lines[i].startswith((" ", "\t")):
+                i += 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "".join(out)
+
+
+def sent_instructions(bi: Any) -> tuple[str | None, str | None]:
+    """The base instructions Codex sends ahead of the history for a recorded
+    `session_meta.base_instructions` (`{text, provenance}`, or a bare text from older Codex),
+    and a note when they are not the recorded text."""
+    text = bi.get("text") if isinstance(bi, dict) else bi
+    if not isinstance(text, str) or not text:
+        return None, None
+    prov = bi.get("provenance") if isinstance(bi, dict) else None
+    if isinstance(prov, dict) and prov.get("type") == "model":
+        sent = without_plan_tool_guidance(text)
+        return sent, INSTRUCTIONS_NOTE if sent != text else None
+    return text, None
+
+
 def _summary_like(text: str) -> bool:
     return text.startswith(SUMMARY_PREFIX)
 
@@ -253,6 +313,7 @@ class _Builder:
         self.header: dict[str, Any] | None = None
         self.header_line = 0
         self.instructions: str | None = None
+        self.instructions_note: str | None = None
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
@@ -307,9 +368,7 @@ class _Builder:
                 kind = "header"
                 self.header = p
                 self.header_line = rl.line
-                bi = p.get("base_instructions")
-                text = bi.get("text") if isinstance(bi, dict) else bi
-                self.instructions = text if isinstance(text, str) and text else None
+                self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
                 if isinstance(p.get("model_provider"), str):
                     self.provider = p["model_provider"]
             elif t == "turn_context" and isinstance(p.get("model"), str):
@@ -550,6 +609,7 @@ class _Builder:
             version=None,
         )
         led.instructions = self.instructions
+        led.instructions_note = self.instructions_note
         if self.header is None and self.records:
             self.diags.append(
                 Diagnostic(1, "missing_header", "line 1: no session_meta line (Codex writes one first); the records were read anyway")
