@@ -319,6 +319,7 @@ class _Builder:
         self.provider: str | None = None
         self.seen_ids: set[str] = set()
         self.history: list[_Entry] = []
+        self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
         self.last_prompt: int | None = None  # prompt tokens of the last request (tokens_before)
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
@@ -422,7 +423,10 @@ class _Builder:
         if m.role == "assistant":
             self.usage_for = seq
         pid = p.get("id") if isinstance(p.get("id"), str) else None
-        self.history.append(_Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq)))
+        entry = _Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq))
+        self.history.append(entry)
+        if pid is not None:
+            self.written.setdefault(pid, entry)
 
     def roll_back(self, n: int) -> None:
         """`thread_rolled_back {num_turns}`: Codex drops the last n user turns from its history
@@ -452,6 +456,8 @@ class _Builder:
                 m = r.message
                 if m is not None and m.role == "assistant" and not m.never_sent:
                     text = m.text().strip()
+                    if not text and m.blocks and all(b.type == "text" for b in m.blocks):
+                        return r  # an empty reply: Codex took an earlier assistant message (see `compacted`)
                     if text and msg.strip().endswith(text):
                         return r
                 return r if m is not None and m.never_sent else None
@@ -464,6 +470,11 @@ class _Builder:
                 self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({quote(msg)}); read as empty", seq)
             msg = ""
         handoff = self._handoff(msg)
+        # Codex 0.169, when the summarizer replies with an empty text, takes the last assistant
+        # message it has (the previous turn's answer) as the summary (observed:
+        # tests/peers/codex_resume/sessions/codex_empty_summary.jsonl): a fallback that summarized
+        # nothing of what it removed.
+        stale = handoff is not None and handoff.message is not None and not handoff.message.text().strip()
         usage: Usage | None = None
         if handoff is not None:
             handoff.never_sent = True
@@ -484,8 +495,8 @@ class _Builder:
             summary = msg
         prev = self.prev_cp
         boundary = next((r.id for r in reversed(self.records) if r.runtime_visible), None)
-        if not summary.strip():
-            rep: list[tuple[str, str]] = []
+        if not summary.strip() or stale:
+            rep: list[tuple[str, str]] = list(self.rep) if stale else []
         elif prev is not None and summary == prev.summary:
             rep = list(self.rep)  # the previous summary carried forward: it stands for what it did
         else:
@@ -507,6 +518,7 @@ class _Builder:
             explicit_represents=rep,
             explicit_retains=retains,
             replacement=replacement,
+            failure_reason="summary_provider" if stale else None,
         )
         rec = Record(seq, rl.line, "checkpoint", "compacted", rid, None, ts, checkpoint=cp, offset=rl.offset, length=rl.length)
         self.records.append(rec)
@@ -550,6 +562,14 @@ class _Builder:
                 e = self.history[hit]
                 out.append(e.item)
                 entries.append(e)
+                continue
+            back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
+            if back is not None and back.key == key and back.seq is not None and not self.records[back.seq].never_sent \
+                    and all(x.seq != back.seq for x in entries):
+                # A record an earlier checkpoint removed, put back verbatim (a repair restoring
+                # what was lost): the record itself is sent again.
+                out.append(back.item)
+                entries.append(back)
                 continue
             h = _history_item(it)
             if h is None:
