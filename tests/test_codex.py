@@ -214,8 +214,9 @@ def _item(report: Report, seq: int) -> dict[str, Any]:
     return {"type": "message", "role": r.role, "text": text}
 
 
-def _same(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
-    """Is our item the input item Codex sent (its digest: type, role, text head and length, call id)?"""
+def _same(ours: dict[str, Any], theirs: dict[str, Any], first: bool = False) -> bool:
+    """Is our item the input item Codex sent (its digest: type, role, text head and length, call id)?
+    `first`: the base instructions, whose length is compared too."""
     if ours["type"] != theirs["type"]:
         return False
     if theirs["type"] == "function_call":
@@ -226,10 +227,10 @@ def _same(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
     text = ours["text"]
     if ours["role"] != role or not text.startswith(theirs["text_head"]):
         return False
-    if role == "system":
-        # Codex renders its developer instructions at send time from what the rollout records
-        # (0.169 sends the base instructions without their `## Planning` and `update_plan`
-        # sections when that tool is off): only their heads are compared.
+    if role == "system" and not first:
+        # Codex renders its developer messages at send time from what the rollout records: only
+        # their heads are compared. The base instructions (first) are predicted as sent (0.169
+        # leaves the update_plan tool's sections out when that tool is off), length and all.
         return True
     return theirs["len"] == len(text) + 13 * text.count(_PSEUDONYM)
 
@@ -237,7 +238,7 @@ def _same(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
 def _check(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], what: str) -> None:
     assert len(ours) == len(theirs), f"{what}: {len(ours)} items, Codex sent {len(theirs)}"
     for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-        assert _same(a, b), f"{what}, item {k}: ours {str(a)[:300]} != sent {b}"
+        assert _same(a, b, first=k == 0), f"{what}, item {k}: ours {str(a)[:300]} != sent {b}"
 
 
 def test_peer_corpus_present() -> None:
@@ -617,3 +618,54 @@ def test_a_sub_agents_file_with_its_parents_session_meta_says_what_each_is() -> 
         "(line 1, sub-agent session 'c1' (scout), spawned by session 'p1')"
     )
     assert [it.role for it in report.context][-2:] == ["user", "assistant"]
+
+
+# ------------------------------------------------------------------------------ base instructions
+
+_MODEL_TEXT = (
+    "You are a coding agent.\n\n"
+    "## Planning\n\nYou have access to an `update_plan` tool which tracks steps.\n\nUse a plan when:\n\n- it is long\n\n"
+    "## Sandbox\n\nRun commands.\n"
+    "- Use the plan tool to track\n  long work\n"
+    "- Keep going\n\n"
+    "Progress visibility:\nIf update_plan is available, keep it current.\n\n"
+    "## `update_plan`\n\nA tool named `update_plan` is available to you.\n"
+    "# Output\n\n## Planning\n\nThink before you act.\n"
+)
+_SENT_TEXT = (
+    "You are a coding agent.\n\n"
+    "## Sandbox\n\nRun commands.\n"
+    "- Keep going\n\n"
+    "# Output\n\n## Planning\n\nThink before you act.\n"
+)
+
+
+def _instructions_sent(bi: Any) -> dict[str, Any]:
+    meta = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w", "base_instructions": bi}}
+    report = analyze(load_bytes(_rollout(meta, _msg("user", "hi")), "r.jsonl"))
+    assert report.context[0].role == "system" and report.context[1].role == "user"
+    return {"text": report.context[0].text, "note": report.context[0].note}
+
+
+def test_model_instructions_are_sent_without_the_plan_tool_sections() -> None:
+    """Codex 0.169 sends its model's own instructions without the update_plan tool's guidance
+    (that tool is off by default): each such section, bullet and note goes; a `## Planning`
+    that does not name the tool stays. The context item says how it was derived."""
+    sent = _instructions_sent({"text": _MODEL_TEXT, "provenance": {"type": "model", "model": "gpt-x"}})
+    assert sent["text"] == _SENT_TEXT
+    assert sent["note"] and "update_plan" in sent["note"]
+
+
+def test_custom_or_bare_instructions_are_sent_as_recorded() -> None:
+    for bi in ({"text": _MODEL_TEXT, "provenance": {"type": "custom"}}, {"text": _MODEL_TEXT}, _MODEL_TEXT):
+        assert _instructions_sent(bi) == {"text": _MODEL_TEXT, "note": None}, bi
+
+
+def test_context_json_carries_the_instructions_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    meta = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w",
+            "base_instructions": {"text": _MODEL_TEXT, "provenance": {"type": "model", "model": "gpt-x"}}}}
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(_rollout(meta, _msg("user", "hi")))
+    assert main(["context", str(f), "--json"]) == 0
+    first, second = json.loads(capsys.readouterr().out)["messages"]
+    assert "update_plan" in first["note"] and "note" not in second

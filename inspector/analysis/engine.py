@@ -169,6 +169,7 @@ class ContextItem:
     tool_result_id: str | None = None
     orphan: bool = False  # a tool result whose call is not in the context
     unanswered: list[str] = field(default_factory=list)  # calls with no result in the context
+    note: str | None = None  # how the runtime derives this item from the file, when not as written
 
 
 @dataclass(slots=True)

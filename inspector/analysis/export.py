@@ -260,6 +260,8 @@ def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
         "tokens_from": it.tokens_from,
         "preview": item_preview(report, it),
     }
+    if it.note:
+        out["note"] = it.note
     if it.role == "assistant":
         out["tool_call_ids"] = it.tool_call_ids
         if it.unanswered:

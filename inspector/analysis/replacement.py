@@ -69,7 +69,7 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
 
     items: list[ContextItem] = []
     if led.instructions:
-        items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions))
+        items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions, note=led.instructions_note))
     for e in entries:
         if isinstance(e, int):
             rec = records[e]

@@ -178,6 +178,66 @@ def item_message(p: dict[str, Any]) -> Message | None:
     return None
 
 
+# ---------------------------------------------------------------------------------- instructions
+
+# Codex 0.169 drops the update_plan tool's guidance from its own (model-provided) instructions
+# when that tool is off, its default (`tools.update_plan.enabled`): codex-rs
+# `Session::get_prompt_base_instructions` renders the recorded `base_instructions` through
+# `prompts/src/update_plan_instructions.rs` when the provenance is `model` and no custom model
+# catalog is set; custom instructions (`model_instructions_file`) are sent as recorded.
+PLAN_TOOL_HEADINGS = frozenset({"## Planning", "## `update_plan`", "## Plan tool", "## Plan Mode vs update_plan tool"})
+PLAN_TOOL_MARKERS = ("You have access to an `update_plan` tool", "When `update_plan` is available, follow this section")
+PLAN_TOOL_BULLETS = ("- Use the plan tool ", "- If you create a checklist or task list,")
+INSTRUCTIONS_NOTE = (
+    "base instructions: session_meta's, without the update_plan tool's sections, as Codex 0.169 sends its "
+    "model's own instructions when that tool is off (its default; the file does not record the setting)"
+)
+
+
+def without_plan_tool_guidance(text: str) -> str:
+    """Codex's instructions as it sends them with the update_plan tool off: each section under one
+    of the plan tool's headings (to the next `#`/`##` heading; a `## Planning` only when it names
+    the tool), the "Progress visibility:" note about it, and its bullets (with their indented
+    continuation) left out."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        head = lines[i].rstrip()
+        if head in PLAN_TOOL_HEADINGS:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(("# ", "## "))), len(lines))
+            if head != "## Planning" or any(x.startswith(PLAN_TOOL_MARKERS) for x in lines[i:end]):
+                i = end
+                continue
+        if head == "Progress visibility:" and i + 1 < len(lines) and lines[i + 1].startswith("If update_plan is available"):
+            i += 2
+            if i < len(lines) and not lines[i].strip():
+                i += 1
+            continue
+        if head.startswith(PLAN_TOOL_BULLETS):
+            i += 1
+            while i < len(lines) and lines[i].startswith((" ", "\t")):
+                i += 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "".join(out)
+
+
+def sent_instructions(bi: Any) -> tuple[str | None, str | None]:
+    """The base instructions Codex sends ahead of the history for a recorded
+    `session_meta.base_instructions` (`{text, provenance}`, or a bare text from older Codex),
+    and a note when they are not the recorded text."""
+    text = bi.get("text") if isinstance(bi, dict) else bi
+    if not isinstance(text, str) or not text:
+        return None, None
+    prov = bi.get("provenance") if isinstance(bi, dict) else None
+    if isinstance(prov, dict) and prov.get("type") == "model":
+        sent = without_plan_tool_guidance(text)
+        return sent, INSTRUCTIONS_NOTE if sent != text else None
+    return text, None
+
+
 def _summary_like(text: str) -> bool:
     return text.startswith(SUMMARY_PREFIX)
 
@@ -275,11 +335,13 @@ class _Builder:
         self.header: dict[str, Any] | None = None
         self.header_line = 0
         self.instructions: str | None = None
+        self.instructions_note: str | None = None
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
         self.seen_ids: set[str] = set()
         self.history: list[_Entry] = []
+        self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
         self.last_prompt: int | None = None  # prompt tokens of the last request (tokens_before)
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
@@ -329,9 +391,7 @@ class _Builder:
                 kind = "header"
                 self.header = p
                 self.header_line = rl.line
-                bi = p.get("base_instructions")
-                text = bi.get("text") if isinstance(bi, dict) else bi
-                self.instructions = text if isinstance(text, str) and text else None
+                self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
                 if isinstance(p.get("model_provider"), str):
                     self.provider = p["model_provider"]
             elif t == "turn_context" and isinstance(p.get("model"), str):
@@ -385,7 +445,10 @@ class _Builder:
         if m.role == "assistant":
             self.usage_for = seq
         pid = p.get("id") if isinstance(p.get("id"), str) else None
-        self.history.append(_Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq)))
+        entry = _Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq))
+        self.history.append(entry)
+        if pid is not None:
+            self.written.setdefault(pid, entry)
 
     def roll_back(self, n: int) -> None:
         """`thread_rolled_back {num_turns}`: Codex drops the last n user turns from its history
@@ -415,6 +478,8 @@ class _Builder:
                 m = r.message
                 if m is not None and m.role == "assistant" and not m.never_sent:
                     text = m.text().strip()
+                    if not text and m.blocks and all(b.type == "text" for b in m.blocks):
+                        return r  # an empty reply: Codex took an earlier assistant message (see `compacted`)
                     if text and msg.strip().endswith(text):
                         return r
                 return r if m is not None and m.never_sent else None
@@ -427,6 +492,11 @@ class _Builder:
                 self.diag(rl, "invalid_field", f"compacted: field 'message' is not a string ({quote(msg)}); read as empty", seq)
             msg = ""
         handoff = self._handoff(msg)
+        # Codex 0.169, when the summarizer replies with an empty text, takes the last assistant
+        # message it has (the previous turn's answer) as the summary (observed:
+        # tests/peers/codex_resume/sessions/codex_empty_summary.jsonl): a fallback that summarized
+        # nothing of what it removed.
+        stale = handoff is not None and handoff.message is not None and not handoff.message.text().strip()
         usage: Usage | None = None
         if handoff is not None:
             handoff.never_sent = True
@@ -447,8 +517,8 @@ class _Builder:
             summary = msg
         prev = self.prev_cp
         boundary = next((r.id for r in reversed(self.records) if r.runtime_visible), None)
-        if not summary.strip():
-            rep: list[tuple[str, str]] = []
+        if not summary.strip() or stale:
+            rep: list[tuple[str, str]] = list(self.rep) if stale else []
         elif prev is not None and summary == prev.summary:
             rep = list(self.rep)  # the previous summary carried forward: it stands for what it did
         else:
@@ -470,6 +540,7 @@ class _Builder:
             explicit_represents=rep,
             explicit_retains=retains,
             replacement=replacement,
+            failure_reason="summary_provider" if stale else None,
         )
         rec = Record(seq, rl.line, "checkpoint", "compacted", rid, None, ts, checkpoint=cp, offset=rl.offset, length=rl.length)
         self.records.append(rec)
@@ -513,6 +584,14 @@ class _Builder:
                 e = self.history[hit]
                 out.append(e.item)
                 entries.append(e)
+                continue
+            back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
+            if back is not None and back.key == key and back.seq is not None and not self.records[back.seq].never_sent \
+                    and all(x.seq != back.seq for x in entries):
+                # A record an earlier checkpoint removed, put back verbatim (a repair restoring
+                # what was lost): the record itself is sent again.
+                out.append(back.item)
+                entries.append(back)
                 continue
             h = _history_item(it)
             if h is None:
@@ -572,6 +651,7 @@ class _Builder:
             version=None,
         )
         led.instructions = self.instructions
+        led.instructions_note = self.instructions_note
         if self.header is None and self.records:
             self.diags.append(
                 Diagnostic(1, "missing_header", "line 1: no session_meta line (Codex writes one first); the records were read anyway")

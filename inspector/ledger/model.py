@@ -466,8 +466,9 @@ class Ledger:
     resolved_path: list[int] | None = None
     _by_id: dict[str, int] | None = None
     # The instructions the runtime sends ahead of the history, when the file records them (Codex:
-    # `session_meta.base_instructions`).
+    # `session_meta.base_instructions`), and how they differ from what the file records, when they do.
     instructions: str | None = None
+    instructions_note: str | None = None
 
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""

@@ -1,8 +1,9 @@
 """A fake OpenAI Responses API on 127.0.0.1 (Python stdlib only) that records what the real Codex
 CLI sends: every POST .../responses body is kept, and answered with one streamed assistant text
-message (so a resumed turn ends after one request). Written for the Codex acceptance test
-(tests/test_codex_accepts.py); modelled on ../shared/peers/codex/fake_responses.py, which scripts
-tool calls as well.
+message (so a resumed turn ends after one request), or with what a script says (`Script`:
+text messages and function calls, and the usage to report, which is how Codex is made to compact).
+Written for the Codex acceptance test (tests/test_codex_accepts.py) and the incident generator
+(tests/peers/codex_resume/incidents.py); modelled on ../shared/peers/codex/fake_responses.py.
 """
 
 from __future__ import annotations
@@ -10,10 +11,38 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REPLY_TEXT = "Resumed (fake model): carrying on from the checkpoint."
+COMPACTION_PROMPT = "CONTEXT CHECKPOINT COMPACTION"  # in the last user input of Codex's summarizer request
+
+# A reply: output items ({"type": "message", "text"} or {"type": "function_call", "name",
+# "arguments"}) and the total tokens to report for the request (None: a small count).
+Reply = tuple[list[dict[str, Any]], int | None]
+Script = Callable[[dict[str, Any]], Reply]
+
+
+def input_text(item: dict[str, Any]) -> str:
+    c = item.get("content")
+    if isinstance(c, str):
+        return c
+    return "\n".join(x["text"] for x in c or [] if isinstance(x, dict) and isinstance(x.get("text"), str))
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    users = [it for it in body.get("input") or [] if it.get("type", "message") == "message" and it.get("role") == "user"]
+    return input_text(users[-1]) if users else ""
+
+
+def is_compaction(body: dict[str, Any]) -> bool:
+    """Codex's summarizer request: the history, then its compaction prompt."""
+    return COMPACTION_PROMPT in last_user_text(body)
+
+
+def text_reply(body: dict[str, Any]) -> Reply:
+    return [{"type": "message", "text": REPLY_TEXT}], None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -49,9 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"unparsed": raw.decode("utf-8", "replace")}
         with self.server.lock:
             self.server.bodies.append(body)
-        self._stream_text(REPLY_TEXT)
+            out, total = self.server.script(body)
+        self._stream(out, total)
 
-    def _stream_text(self, text: str) -> None:
+    def _stream(self, out: list[dict[str, Any]], total: int | None) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -65,17 +95,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         rid = "resp_fake_" + uuid.uuid4().hex[:16]
-        mid = "msg_fake_" + uuid.uuid4().hex[:12]
-        item = {"type": "message", "id": mid, "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}
         event("response.created", {"response": {"id": rid, "object": "response", "status": "in_progress", "output": []}})
-        event("response.output_item.added", {"output_index": 0, "item": {**item, "status": "in_progress", "content": []}})
-        event("response.output_text.delta", {"item_id": mid, "output_index": 0, "content_index": 0, "delta": text})
-        event("response.output_item.done", {"output_index": 0, "item": item})
-        usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
+        done = []
+        for i, o in enumerate(out):
+            if o["type"] == "message":
+                mid = "msg_fake_" + uuid.uuid4().hex[:12]
+                item = {"type": "message", "id": mid, "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": o["text"], "annotations": []}]}
+                event("response.output_item.added", {"output_index": i, "item": {**item, "status": "in_progress", "content": []}})
+                if o["text"]:
+                    event("response.output_text.delta", {"item_id": mid, "output_index": i, "content_index": 0, "delta": o["text"]})
+            else:
+                fid = "fc_fake_" + uuid.uuid4().hex[:12]
+                cid = o.get("call_id") or "call_fake_" + uuid.uuid4().hex[:10]
+                item = {"type": "function_call", "id": fid, "call_id": cid, "name": o["name"],
+                        "arguments": o["arguments"], "status": "completed"}
+                event("response.output_item.added", {"output_index": i, "item": {**item, "arguments": ""}})
+                event("response.function_call_arguments.delta", {"item_id": fid, "output_index": i, "delta": o["arguments"]})
+                event("response.function_call_arguments.done", {"item_id": fid, "output_index": i, "arguments": o["arguments"]})
+            event("response.output_item.done", {"output_index": i, "item": item})
+            done.append(item)
+        out_tokens = 10
+        in_tokens = max(1, (total or 110) - out_tokens)
+        usage = {"input_tokens": in_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": out_tokens,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": in_tokens + out_tokens}
         event("response.completed", {"response": {"id": rid, "object": "response", "status": "completed",
-                                                  "output": [item], "usage": usage}})
+                                                  "output": done, "usage": usage}})
 
 
 class FakeModel(ThreadingHTTPServer):
@@ -83,8 +128,9 @@ class FakeModel(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, script: Script = text_reply) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.script = script
         self.lock = threading.Lock()
         self.bodies: list[dict[str, Any]] = []
         threading.Thread(target=self.serve_forever, daemon=True).start()

@@ -17,11 +17,13 @@ import os
 import shutil
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.peers.codex_resume.fake_model import FakeModel
+from tests.peers.codex_resume.fake_model import FakeModel, Script, text_reply
 
 HERE = Path(__file__).resolve().parent
 CODEX_VERSION = "0.169.0"
@@ -91,7 +93,39 @@ def thread_of(rollout: Path) -> tuple[str, str]:
     return p["id"], p.get("timestamp") or head["timestamp"]
 
 
-def resume(rollout: Path, prompt: str, scratch: Path, timeout: float = 120) -> Resumed:
+def codex_env(home: Path, scratch: Path) -> dict[str, str]:
+    """The environment Codex runs in, built from nothing: the fake model is its only peer."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "CODEX_HOME": str(home / ".codex"),
+            "LANG": "C.UTF-8", "TERM": "dumb", "FAKE_OPENAI_KEY": "sk-fake-local-000",
+            "NO_PROXY": "127.0.0.1,localhost", "RUST_LOG": "error", "TMPDIR": str(scratch / "tmp")}
+
+
+def run_codex(args: list[str], work: Path, env: dict[str, str], timeout: float,
+              stop_when: Callable[[], bool] | None = None) -> tuple[int, str, str]:
+    """Run `codex ARGS` in WORK; killed (its whole process group, SIGKILL) after TIMEOUT seconds or
+    as soon as STOP_WHEN says so (checked every 50 ms). Its exit code, stdout and stderr."""
+    p = subprocess.Popen([str(CODEX), *args], cwd=work, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    note = ""
+    while stop_when is not None and p.poll() is None:
+        if stop_when():
+            os.killpg(p.pid, signal.SIGKILL)
+            note = "\n[harness] killed when asked"
+            break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    try:
+        out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=30)
+        note = f"\n[harness] killed after {timeout:.0f} s"
+    return p.returncode, out, err + note
+
+
+def resume(rollout: Path, prompt: str, scratch: Path, timeout: float = 120, script: Script = text_reply) -> Resumed:
     thread, ts = thread_of(rollout)
     home = scratch / "home"
     chome = home / ".codex"
@@ -103,23 +137,13 @@ def resume(rollout: Path, prompt: str, scratch: Path, timeout: float = 120) -> R
     stamp = ts[:19].replace(":", "-")
     shutil.copyfile(rollout, day / f"rollout-{stamp}-{thread}.jsonl")
     subprocess.run(["git", "init", "-q", str(work)], check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
-    srv = FakeModel()
+    srv = FakeModel(script)
     try:
         (chome / "config.toml").write_text(CONFIG.format(url=srv.url))
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "CODEX_HOME": str(chome),
-               "LANG": "C.UTF-8", "TERM": "dumb", "FAKE_OPENAI_KEY": "sk-fake-local-000",
-               "NO_PROXY": "127.0.0.1,localhost", "RUST_LOG": "error", "TMPDIR": str(scratch / "tmp")}
-        args = [str(CODEX), "exec", "--json", "--skip-git-repo-check", "resume", thread, prompt]
-        p = subprocess.Popen(args, cwd=work, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate(timeout=30)
-            err += f"\n[harness] killed after {timeout:.0f} s"
+        args = ["exec", "--json", "--skip-git-repo-check", "resume", thread, prompt]
+        code, out, err = run_codex(args, work, codex_env(home, scratch), timeout)
         with srv.lock:
             bodies = list(srv.bodies)
     finally:
         srv.close()
-    return Resumed(bodies, p.returncode, err, out)
+    return Resumed(bodies, code, err, out)
