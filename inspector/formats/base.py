@@ -114,6 +114,10 @@ class Runtime:
     # A checkpoint's summary as written holds the runtime's own wrapper around it (Claude Code's
     # summary line): the summary itself, out of that text. None: the text is the summary.
     unwrap_summary: Callable[[str], str] | None = None
+    # What the runtime itself appends when it resumes a conversation that ends inside a turn (the
+    # last thing sent is not a reply): (the session, the seqs of the messages sent, in order) -> the
+    # reply's text, or None when it appends none (Claude Code's `<synthetic>` "No response requested.").
+    resume_reply: Callable[[Ledger, list[int]], str | None] | None = None
 
     def summary_body(self, text: str) -> str:
         """A checkpoint's summary without the wrapper the runtime writes around it."""
