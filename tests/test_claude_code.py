@@ -270,6 +270,31 @@ def test_plan_works_and_a_repair_without_a_writer_refuses_clearly() -> None:
     assert not Path("/tmp/never-written.jsonl").exists()
 
 
+def test_the_planner_budgets_the_summary_wrapper_claude_code_sends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Claude Code summary is sent inside the wrapper the repair writes into the summary line
+    (its `xye`: the opening, the tools used, the transcript note, ...; about 150 tokens), not
+    around it at send time: the room the plan gives summary + tail leaves that wrapper out."""
+    from inspector.analysis.tokens import get_tokenizer
+    from inspector.cli.main import main
+    from inspector.formats.claude_code_writer import summary_body
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    src = REPO / "tests" / "peers" / "claude_code_resume" / "sessions" / "cc_parallel_then_compact.jsonl"
+    budgets = ["--strategy", "recover", "--window", "16000", "--reserve", "2000"]
+    assert main(["plan", str(src), *budgets, "--json"]) == 0
+    available = json.loads(capsys.readouterr().out)["budgets"]["available"]
+    out = tmp_path / "repaired.jsonl"
+    assert main(["repair", str(src), *budgets, "--out", str(out)]) == 0
+    capsys.readouterr()
+    sent = json.loads(out.read_bytes().splitlines()[-1])["message"]["content"]
+    tok = get_tokenizer()
+    wrapper = tok.count(sent) - tok.count(summary_body(sent))
+    assert wrapper > 100  # the wrapper is real text, not a rounding
+    assert available <= 16000 - 2000 - wrapper
+
+
 # ------------------------------------------------------------------------------------------ peers
 
 

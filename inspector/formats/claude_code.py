@@ -921,6 +921,8 @@ FORMAT = Format(
         # The summary line holds Claude Code's wrapper ("This session is being continued ...
         # Summary: ..."): what the summary says is the part after "Summary:".
         unwrap_summary=claude_code_writer.summary_body,
+        # ... which a repair writes around its summary (its `xye`): the planner budgets it.
+        written_wrapper=claude_code_writer.summary_wrapper,
         # A session that ends inside a turn gets Claude Code's own "No response requested." on resume.
         resume_reply=resume_reply,
     ),
