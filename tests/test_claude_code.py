@@ -211,7 +211,9 @@ def test_small_fixture_is_reported_not_fatal() -> None:
     (tree,) = [f for f in report.findings if f.code == "broken_tree"]
     assert tree.severity == "error" and "lines (42–89) share the uuid '[trimmed for fixture]'" in tree.message
     assert [v.record.line for v in report.checkpoints] == [21, 51]
-    assert report.context and report.context[-1].line == 87
+    # It ends on a user line (line 87), so Claude Code would append its "No response requested." on resume.
+    assert report.context and report.context[-2].line == 87
+    assert report.context[-1].synthetic and report.context[-1].text == "No response requested."
     cps = [r for r in report.ledger.records if r.kind == "checkpoint"]
     assert cps[0].line == 21 and cps[0].checkpoint.summary == "Summary of prior context."
     assert cps[1].checkpoint.details["preservedSegment"] and cps[1].checkpoint.trigger is not None
@@ -268,6 +270,31 @@ def test_plan_works_and_a_repair_without_a_writer_refuses_clearly() -> None:
     assert not Path("/tmp/never-written.jsonl").exists()
 
 
+def test_the_planner_budgets_the_summary_wrapper_claude_code_sends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Claude Code summary is sent inside the wrapper the repair writes into the summary line
+    (its `xye`: the opening, the tools used, the transcript note, ...; about 150 tokens), not
+    around it at send time: the room the plan gives summary + tail leaves that wrapper out."""
+    from inspector.analysis.tokens import get_tokenizer
+    from inspector.cli.main import main
+    from inspector.formats.claude_code_writer import summary_body
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    src = REPO / "tests" / "peers" / "claude_code_resume" / "sessions" / "cc_parallel_then_compact.jsonl"
+    budgets = ["--strategy", "recover", "--window", "16000", "--reserve", "2000"]
+    assert main(["plan", str(src), *budgets, "--json"]) == 0
+    available = json.loads(capsys.readouterr().out)["budgets"]["available"]
+    out = tmp_path / "repaired.jsonl"
+    assert main(["repair", str(src), *budgets, "--out", str(out)]) == 0
+    capsys.readouterr()
+    sent = json.loads(out.read_bytes().splitlines()[-1])["message"]["content"]
+    tok = get_tokenizer()
+    wrapper = tok.count(sent) - tok.count(summary_body(sent))
+    assert wrapper > 100  # the wrapper is real text, not a rounding
+    assert available <= 16000 - 2000 - wrapper
+
+
 # ------------------------------------------------------------------------------------------ peers
 
 
@@ -301,6 +328,8 @@ def _our_blocks(report: Report) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     led = report.ledger
     for it in report.context:
+        if it.on_resume:
+            continue  # these requests were sent while the CLI ran: what it appends on resume is not in them
         if it.kind == "summary":
             cp = led.records[it.seq]
             out.append(("text", it.text, cp.extra.get("summary_uuid")))
@@ -436,6 +465,10 @@ def test_compaction_represents_what_its_request_summarized_and_holes_are_what_wa
 # ------------------------------------------------------------------------------------------ constructed
 
 
+# What a constructed session ending on a user line gets last: Claude Code's reply on resume.
+RESUME_REPLY = ("message", None)
+
+
 def _line(kind: str, uuid: str, parent: str | None, content: Any = None, **kw: Any) -> dict[str, Any]:
     o: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": uuid, "sessionId": "s-1", "timestamp": "2026-01-01T00:00:00Z"}
     if kind in ("user", "assistant"):
@@ -505,7 +538,7 @@ def test_preserved_messages_are_retained_and_sent_right_after_the_summary() -> N
     ]
     report = analyze(load_bytes(_jsonl(objs)))
     assert report.ledger.format == "claude_code"
-    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "u2"), ("message", "u3")]
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "u2"), ("message", "u3"), RESUME_REPLY]
     assert report.context[0].text.startswith("Summary: the user asked")
     assert _states(report) == {"u1": "summarized", "a1": "summarized", "a2": "summarized", "u2": "retained", "u3": "live"}
     (v,) = report.checkpoints
@@ -528,7 +561,7 @@ def test_two_compactions_chain_their_summaries() -> None:
         _line("user", "u3", "s2", "q3"),
     ]
     report = analyze(load_bytes(_jsonl(objs)))
-    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b2"), ("message", "u3")]
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b2"), ("message", "u3"), RESUME_REPLY]
     assert report.context[0].text == "Summary two."
     assert _states(report) == {"u1": "summarized", "a1": "summarized", "u2": "summarized", "a2": "summarized", "u3": "live"}
     assert not [f for f in report.findings if f.code == "hole"]
@@ -563,8 +596,45 @@ def test_api_error_replies_are_excluded_and_a_dangling_call_gets_a_synthetic_res
         ("user", "u1", False),
         ("assistant", "a1", False),
         ("tool", None, True),
+        ("assistant", None, True),  # then, on resume, Claude Code's "No response requested." (the peer README, interrupted_tool)
     ]
-    assert report.context[-1].tool_result_id == "t1"
+    assert report.context[-2].tool_result_id == "t1"
+
+
+_CAVEAT = "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request.</local-command-caveat>"
+_COMMAND = "<command-name>/cost</command-name>\n<command-message>cost</command-message>\n<command-args></command-args>"
+_STDOUT = "<local-command-stdout>Total cost: $0.00</local-command-stdout>"
+
+
+@pytest.mark.parametrize(
+    ("tail", "replied"),
+    [
+        ([("a prompt never answered", {})], True),
+        ([(_CAVEAT, {"isMeta": True}), (_COMMAND, {}), (_STDOUT, {})], False),  # a local command: no turn open
+        ([(_COMMAND, {}), (_STDOUT, {})], True),  # no caveat, and not all meta lines: a turn
+        ([(_STDOUT, {"isMeta": True})], False),  # the command's output as a meta line alone
+        ([(_CAVEAT, {}), (_COMMAND, {}), (_STDOUT, {})], True),  # a caveat counts only as a meta line
+        ([(_CAVEAT, {"isMeta": True}), ("/cost", {})], False),  # the bare command, after its caveat
+        ([(_CAVEAT, {"isMeta": True, "timestamp": "2025-12-31T00:00:00Z"}), ("/cost", {})], True),  # caveat older
+        ([("/cost", {"promptSource": "sdk"})], True),  # a prompt from elsewhere is no local command
+        ([], False),  # ends on the reply
+    ],
+)
+def test_a_turn_left_open_gets_claude_codes_reply_on_resume(tail: list[tuple[str, dict[str, Any]]], replied: bool) -> None:
+    """Claude Code 2.1.328 appends a `<synthetic>` "No response requested." when it resumes a
+    conversation whose last line is a user line, unless those lines are a local command's (its
+    `L4`; docs/runtimes/claude_code.md §2): predicted as a synthetic item, on resume only."""
+    objs = [_line("user", "u0", None, "hello"), _line("assistant", "a0", "u0", [{"type": "text", "text": "hi"}])]
+    parent = "a0"
+    for i, (text, kw) in enumerate(tail):
+        objs.append(_line("user", f"t{i}", parent, text, **kw))
+        parent = f"t{i}"
+    report = analyze(load_bytes(_jsonl(objs)))
+    last = report.context[-1]
+    assert (last.synthetic and last.on_resume) is replied
+    if replied:
+        assert (last.role, last.text, last.seq) == ("assistant", "No response requested.", None)
+        assert [it.record_id for it in report.context[:-1]] == ["u0", "a0", *[f"t{i}" for i in range(len(tail))]]
 
 
 def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
@@ -631,7 +701,7 @@ def test_bad_lines_are_reported_by_line_and_the_rest_loads() -> None:
     kinds = {r.line: r.kind for r in led.records}
     assert kinds == {1: "message", 2: "message", 3: "unknown", 4: "unknown", 6: "message"}
     report = analyze(led)
-    assert [it.record_id for it in report.context] == ["u1", "a1", "u3"]
+    assert [it.record_id for it in report.context] == ["u1", "a1", "u3", None]  # None: the reply on resume
     assert {f.code for f in report.findings} >= {"malformed_line"}
 
 
@@ -687,7 +757,7 @@ def test_auto_compaction_mid_turn_keeps_the_pair_and_flags_the_summarized_live_q
         _summary("s1", "b1"),
     ]
     report = analyze(load_bytes(_jsonl(objs)))
-    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "a1"), ("message", "r1")]
+    assert [(it.kind, it.record_id) for it in report.context] == [("summary", "b1"), ("message", "a1"), ("message", "r1"), RESUME_REPLY]
     assert _states(report) == {"u0": "summarized", "a0": "summarized", "u1": "summarized", "a1": "retained", "r1": "retained"}
     (f,) = [f for f in report.findings if f.code == "live_question_summarized"]
     assert "[A2] Run two steps" in f.message

@@ -10,8 +10,9 @@ summarizer) with each strategy that has something to install. Then Claude Code 2
 resumes each repaired file (`claude --resume <id> -p ...`, offline against the scripted local
 Messages API) and the first request it sends must be exactly what `inspector context --json`
 predicted on the repaired file: our summary text to the character, then the kept records in
-order, then the new prompt; no orphaned result, no unanswered call. What the CLI adds of its own
-(the system reminders it renders, its environment note) is the only thing left over.
+order (Claude Code's own "No response requested." to a turn left unfinished among them, predicted
+as a synthetic item), then the new prompt; no orphaned result, no unanswered call. What the CLI
+adds of its own (the system reminders it renders, its environment note) is the only thing left over.
 
 The CLI is installed by tests/peers/claude_code_hook/install.sh (tests/install_runtimes.sh); when
 it is missing the test fails naming the cause.
@@ -37,7 +38,6 @@ from tests.conftest import REPO, SHARED
 PEERS = SHARED / "peers" / "claude_code" / "corpus"
 RESUME_DIR = REPO / "tests" / "peers" / "claude_code_resume"
 INCIDENTS = RESUME_DIR / "sessions"
-RESUME_REPLY = "No response requested."  # Claude Code's own reply to a turn it finds unfinished on resume
 REAL = SHARED / "real_sessions" / "claude_code"  # transcripts real users' Claude Code (2.1.x) wrote
 # Sessions a repair must refuse, and why (nothing is written).
 REFUSED = {
@@ -140,10 +140,13 @@ def _sent_items(
             if not items or items[-1][0] != rid:
                 items.append((rid, None))
         elif s.line_uuid is not None:
-            # A line the CLI appended on resume: the new prompt, or a result it made up for a call
-            # left unanswered (predicted as a synthetic result).
+            # A line the CLI appended on resume: the new prompt, a result it made up for a call
+            # left unanswered (predicted as a synthetic result), or its reply to the turn it found
+            # unfinished (predicted as a synthetic reply, on resume).
             if s.kind == "tool_result":
                 items.append((f"synthetic:{s.call_id}", s.call_id))
+            elif s.role == "assistant":
+                items.append((f"resume:{s.text}", None))
             elif s.text.startswith("<system-reminder>"):
                 own.append(s)  # e.g. a background task's notification the CLI writes on resume
             else:
@@ -151,6 +154,16 @@ def _sent_items(
         else:
             own.append(s)
     return items, own, prompt
+
+
+def _predicted_item(m: dict[str, Any]) -> tuple[str, str | None]:
+    """A predicted item as `_sent_items` names what was sent: a record by its id, a synthetic
+    result by its call, the reply Claude Code appends on resume by its text."""
+    if m.get("on_resume"):
+        return (f"resume:{m['preview']}", None)
+    if m["synthetic"]:
+        return (f"synthetic:{m['tool_call_id']}", m["tool_call_id"])
+    return (m["record_id"], None)
 
 
 def test_claude_code_resumes_every_repaired_session_as_predicted(
@@ -198,8 +211,7 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
 
         body = run.first_main()
         items, own, prompt = _sent_items(harness, body, run.transcript, led, predicted)
-        want = [(m["record_id"], None) if not m["synthetic"] else (f"synthetic:{m['tool_call_id']}", m["tool_call_id"]) for m in predicted]
-        assert items == want, name
+        assert items == [_predicted_item(m) for m in predicted], name
         # Our summary, to the character, is the first thing Claude Code sends. (Claude Code joins
         # consecutive user lines into one API message and ends each text but the last with a
         # newline: the peer corpus's requests show it for its own lines too.)
@@ -207,13 +219,74 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
         text = first if isinstance(first, str) else first[0]["text"]
         joined = not isinstance(first, str) and len(first) > 1
         assert text == report.context[0].text + ("\n" if joined else ""), name
-        # Then the new prompt (after the "<synthetic>" reply Claude Code appends on resume when the
-        # session ends inside a turn: ../shared/peers/claude_code/README.md, interrupted_tool), and
-        # nothing else but what the CLI renders itself.
-        ended_in_turn = report.context[-1].role != "assistant"
-        assert [s.text for s in prompt] == [*([RESUME_REPLY] if ended_in_turn else []), harness.NEXT_PROMPT], name
+        # Then the new prompt, and nothing else but what the CLI renders itself.
+        assert [s.text for s in prompt] == [harness.NEXT_PROMPT], name
         assert all(s.role == "system" or s.text.startswith("<system-reminder>") for s in own), (name, [s.text[:80] for s in own])
         # No orphaned result, no unanswered call in what was sent.
         calls = [s.call_id for s in harness.request_blocks(body, run.transcript) if s.kind == "tool_use"]
         results = [s.call_id for s in harness.request_blocks(body, run.transcript) if s.kind == "tool_result"]
         assert sorted(calls) == sorted(results), name
+
+
+# A local command's lines as Claude Code writes them (the incident session cc_amnesiac_compact,
+# lines 40-42): the caveat (a meta line), the command, its output.
+_CAVEAT = (
+    "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, "
+    "and its output goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>"
+)
+ENDINGS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    # A prompt never answered: Claude Code appends its "No response requested." on resume.
+    "unanswered_prompt": [("[Q9] A prompt the session stopped before answering.", {})],
+    # A local command (its output goes to the user, no turn is open): no reply appended.
+    "local_command": [
+        (_CAVEAT, {"isMeta": True}),
+        ("<command-name>/cost</command-name>\n            <command-message>cost</command-message>\n            <command-args></command-args>", {}),
+        ("<local-command-stdout>Total cost: $0.00</local-command-stdout>", {}),
+    ],
+}
+
+
+def _ending_on(src: Path, dst: Path, lines: list[tuple[str, dict[str, Any]]]) -> None:
+    """The session with user lines appended under its last reply, as Claude Code writes them."""
+    objs = [json.loads(x) for x in src.read_bytes().splitlines() if x.strip()]
+    leaf = [o for o in objs if o.get("type") == "assistant"][-1]
+    fields = {k: leaf[k] for k in ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch") if k in leaf}
+    parent = leaf["uuid"]
+    out = src.read_bytes()
+    for i, (text, extra) in enumerate(lines, 1):
+        uid = f"0e4d1a9e-0000-4000-8000-{i:012d}"
+        o = {"parentUuid": parent, **fields, "type": "user", "message": {"role": "user", "content": text},
+             "uuid": uid, "timestamp": "2026-11-30T14:00:00.000Z", **extra}  # fmt: skip
+        out += json.dumps(o).encode() + b"\n"
+        parent = uid
+    dst.write_bytes(out)
+
+
+def test_claude_code_replies_on_resume_exactly_when_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reply Claude Code appends to a turn it finds unfinished on resume is predicted as a
+    synthetic item at the end of the next request, and only where it appends one: not after a
+    local command, whose lines are user lines too (docs/runtimes/claude_code.md §2)."""
+    harness = _harness()
+    try:
+        harness.cli.check_installed()
+    except harness.HarnessError as e:
+        pytest.fail(f"Claude Code cannot be run, so its acceptance cannot be checked: {e}", pytrace=False)
+    if not PEERS.exists():
+        pytest.fail(f"{PEERS} is missing (the checkout expects ../shared next to it)", pytrace=False)
+    files = []
+    for name, lines in ENDINGS.items():
+        f = tmp_path / f"{name}.jsonl"
+        _ending_on(PEERS / "manual_compact.jsonl", f, lines)
+        files.append(f)
+    runs = harness.resume_many([str(f) for f in files], str(tmp_path / "resume"))
+    replied = {}
+    for f, run in zip(files, runs, strict=True):
+        assert run.rc == 0, (f.name, run.stderr)
+        assert main(["context", str(f), "--json"]) == 0
+        predicted = json.loads(capsys.readouterr().out)["messages"]
+        led = analyze(load(str(f))).ledger
+        items, _own, prompt = _sent_items(harness, run.first_main(), run.transcript, led, predicted)
+        assert items == [_predicted_item(m) for m in predicted], f.name
+        assert [s.text for s in prompt] == [harness.NEXT_PROMPT], f.name
+        replied[f.stem] = predicted[-1].get("on_resume", False)
+    assert replied == {"unanswered_prompt": True, "local_command": False}

@@ -170,6 +170,9 @@ class ContextItem:
     orphan: bool = False  # a tool result whose call is not in the context
     unanswered: list[str] = field(default_factory=list)  # calls with no result in the context
     note: str | None = None  # how the runtime derives this item from the file, when not as written
+    # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
+    # a turn it finds unfinished): a request sent before the session stopped does not hold it.
+    on_resume: bool = False
 
 
 @dataclass(slots=True)
@@ -504,9 +507,21 @@ def effective_context(
                 flush()
             items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     flush()
+    _append_resume_reply(led, items, rt)
     for i, it in enumerate(items):
         it.index = i
     return items
+
+
+def _append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:
+    """The reply the runtime appends itself on resume when what it sends ends inside a turn (the
+    last item is not a reply): a synthetic item, not in the file."""
+    if rt.resume_reply is None or not items or items[-1].role == "assistant":
+        return
+    reply = rt.resume_reply(led, [it.seq for it in items if it.seq is not None and it.kind == "message"])
+    if reply is not None:
+        note = f"{rt.name} appends this reply on resume: the conversation ends inside a turn"
+        items.append(ContextItem(0, "assistant", "message", None, None, None, True, reply, note=note, on_resume=True))
 
 
 def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:

@@ -262,6 +262,8 @@ def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
     }
     if it.note:
         out["note"] = it.note
+    if it.on_resume:
+        out["on_resume"] = True
     if it.role == "assistant":
         out["tool_call_ids"] = it.tool_call_ids
         if it.unanswered:

@@ -280,7 +280,7 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
             f"the reserve ({reserve:,} tokens, {sources['reserve']}) leaves nothing of the {window:,}-token window",
             field="reserve",
         )
-    wrapper = tok.count(rt.summary_prefix + rt.summary_suffix) + 8
+    wrapper = tok.count(rt.summary_wrapper(led)) + 8
     available = window - reserve - wrapper
     if available < 2 * MIN_SUMMARY_TOKENS:
         raise PlanError(f"window {window:,} − reserve {reserve:,} leaves {available:,} tokens: too little for a summary and a tail")

@@ -114,10 +114,23 @@ class Runtime:
     # A checkpoint's summary as written holds the runtime's own wrapper around it (Claude Code's
     # summary line): the summary itself, out of that text. None: the text is the summary.
     unwrap_summary: Callable[[str], str] | None = None
+    # The text of that wrapper as a repair writes it for this session (the summary left out): what
+    # the planner budgets beside the summary. None: only summary_prefix/suffix wrap it.
+    written_wrapper: Callable[[Ledger], str] | None = None
+    # What the runtime itself appends when it resumes a conversation that ends inside a turn (the
+    # last thing sent is not a reply): (the session, the seqs of the messages sent, in order) -> the
+    # reply's text, or None when it appends none (Claude Code's `<synthetic>` "No response requested.").
+    resume_reply: Callable[[Ledger, list[int]], str | None] | None = None
 
     def summary_body(self, text: str) -> str:
         """A checkpoint's summary without the wrapper the runtime writes around it."""
         return self.unwrap_summary(text) if self.unwrap_summary is not None else text
+
+    def summary_wrapper(self, led: Ledger) -> str:
+        """Everything the runtime sends around a summary in this session: the wrapper a repair
+        writes into the record, then what it adds at send time."""
+        written = self.written_wrapper(led) if self.written_wrapper is not None else ""
+        return self.summary_prefix + written + self.summary_suffix
 
     def file_lists(self, read: list[str], modified: list[str]) -> str:
         """What this runtime appends to a summary it writes for these files ("" for none)."""

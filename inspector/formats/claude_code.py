@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from inspector.formats import claude_code_writer, fields
@@ -816,6 +817,84 @@ def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int],
         cp.first_kept_id = None
 
 
+# ---------------------------------------------------------------------------------------- resume
+
+# Claude Code 2.1.328's own reply to a conversation it resumes inside a turn (its `w2`, offset
+# 305859308, a `<synthetic>` assistant line). Loading the transcript on resume (`iKn`, offset
+# 319235030) splices it in (offset 319247653) right after the last line that is not a system or
+# progress line when that one is a user line (a prompt, a tool result, the summary), unless those
+# last lines are a local command's (`L4`, offset 319254069); the line is written to the file.
+RESUME_REPLY = "No response requested."
+# The first words of a local command's lines (its `nM`, offset 308147108): the command itself,
+# its output, and the caveat Claude Code writes ahead of them.
+_LOCAL_COMMAND_PARTS = (
+    ("<command-name>", "record"),
+    ("<local-command-stdout>", "output"),
+    ("<local-command-stderr>", "output"),
+    ("<local-command-caveat>", "caveat"),
+)
+
+
+def _last_text(m: Message) -> str | None:
+    return next((b.text for b in reversed(m.blocks) if b.type == "text" and b.text is not None), None)
+
+
+def _local_command_part(rec: Record) -> str | None:
+    """What part of a local command a user line is (`Gqn`, offset 319255074): "record" (the
+    command), "bareRecord" (a line that is the bare "/command"), "output", "caveat" (only as a
+    meta line), or None for any other line."""
+    m = rec.message
+    e = rec.extra or {}
+    if m is None or m.source_role != "user" or e.get("promptSource") is not None:
+        return None
+    meta = e.get("isMeta") is True
+    text = _last_text(m)
+    part = next((p for tag, p in _LOCAL_COMMAND_PARTS if text is not None and text.startswith(tag)), None)
+    if part == "caveat" and not meta:
+        return None
+    if part is None and not meta and m.blocks and m.blocks[-1].type == "text" and (m.blocks[-1].text or "").strip().startswith("/"):
+        return "bareRecord"
+    return part
+
+
+def _instant(ts: str | None) -> float | None:
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() if ts else None
+    except ValueError:
+        return None
+
+
+def _ends_on_local_command(led: Ledger, sent: list[int]) -> bool:
+    """Are the last lines sent a local command's (its caveat, the command, its output)? Claude
+    Code's `L4`: walking back from the last line, a caveat ends the command (written no earlier
+    than a bare "/command" line seen on the way); otherwise only when every line of it is a meta line."""
+    records = led.records
+    if not sent or _local_command_part(records[sent[-1]]) is None:
+        return False
+    seen_record = False
+    bare_at: float | None = None
+    all_meta = True
+    for s in reversed(sent):
+        rec = records[s]
+        part = _local_command_part(rec)
+        if part == "caveat":
+            at = _instant(rec.timestamp)
+            return bare_at is None or (at is not None and at >= bare_at)
+        if part is None or seen_record:
+            break
+        seen_record = part in ("record", "bareRecord")
+        if part == "bareRecord":
+            at = _instant(rec.timestamp)
+            bare_at = at if at is not None else float("nan")  # compares as no caveat after it
+        all_meta = all_meta and (rec.extra or {}).get("isMeta") is True
+    return all_meta
+
+
+def resume_reply(led: Ledger, sent: list[int]) -> str | None:
+    """The reply Claude Code appends on resume to a conversation that ends inside a turn."""
+    return None if _ends_on_local_command(led, sent) else RESUME_REPLY
+
+
 # ---------------------------------------------------------------------------------------- the format
 
 FORMAT = Format(
@@ -842,6 +921,10 @@ FORMAT = Format(
         # The summary line holds Claude Code's wrapper ("This session is being continued ...
         # Summary: ..."): what the summary says is the part after "Summary:".
         unwrap_summary=claude_code_writer.summary_body,
+        # ... which a repair writes around its summary (its `xye`): the planner budgets it.
+        written_wrapper=claude_code_writer.summary_wrapper,
+        # A session that ends inside a turn gets Claude Code's own "No response requested." on resume.
+        resume_reply=resume_reply,
     ),
     looks_like=looks_like,
     build=build,

@@ -149,6 +149,12 @@ def summary_text(summary: str, tools: list[str], transcript: str | None, kept: b
     return text
 
 
+def summary_wrapper(led: Ledger) -> str:
+    """The wrapper a repair writes around its summary in this session, the summary left out, at
+    its longest: every tool the session called named, the transcript note, the kept-messages note."""
+    return summary_text("", _tools_before(led, set()), led.path, kept=True)
+
+
 def compaction_lines(entry: dict[str, Any], d: CheckpointDraft, led: Ledger) -> list[dict[str, Any]]:
     """The boundary (completed in place: the kept messages' continuation lines, the session's
     fields) and the summary line after it."""
