@@ -357,7 +357,8 @@ class InstallTarget:
         if self.into_store:
             what = named if self.records == 1 else f"{self.records} records, {named},"
             return ("inserts", f"{what} as rows, in one transaction; no existing row is updated or deleted")
-        return ("appends", f"{plural(self.records, 'JSON line')}, {named}, {self.entry_bytes:,} bytes, "
+        count = "one JSON line" if self.records == 1 else f"{self.records} JSON lines"
+        return ("appends", f"{count}, {named}, {self.entry_bytes:,} bytes, "
                            "at its end; no existing byte is rewritten")
 
     def backup_words(self) -> str:
