@@ -241,12 +241,13 @@ async def test_install_is_disabled_with_the_reason_when_the_session_cannot_be_wr
     app = create_app([str(session)], window=32_000, at_line=200)  # --at: a repair appends to the whole file
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_repair(app, pilot)
-        assert "read only up to a line" in _text(screen, "#install-why")  # said before running
+        assert "read only up to a line" in _text(screen, "#write-note")  # said before running, in full
         await pilot.press("r")
         await _ran(pilot, screen)
         assert screen.result.entry is not None  # the repair itself ran
         assert screen.query_one("#install", Button).disabled
-        assert "read only up to a line" in _text(screen, "#install-why")
+        assert "read only up to a line" in _text(screen, "#write-note")
+        assert "not offered" in _text(screen, "#install-why")
         await pilot.press("w")
         await pilot.pause(0.1)
         assert app.screen is screen

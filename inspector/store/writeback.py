@@ -53,6 +53,7 @@ from inspector.formats import LoadError, load, registry
 from inspector.store.files import Step, _no_step, open_for_append, os_cause, read_all, write_atomic
 
 if TYPE_CHECKING:
+    from inspector.ledger.model import Ledger
     from inspector.store.dbwrite import DbBackup
 
 BACKUP_SCHEMA = "inspector-backup/1"
@@ -279,6 +280,21 @@ def _save_meta(b: Backup, step: Step, label: str) -> None:
 # ---------------------------------------------------------------------------------------- install
 
 
+def check_in_place(led: Ledger) -> None:
+    """Refuse a session that is never written in place: a store that is one JSON document (a JSON
+    dump) is only ever written as a repaired copy (`--out`). Databases and JSON lines pass."""
+    from inspector.store import dbwrite
+
+    w = registry.get(led.format).writer
+    if w is None or led.path is None:
+        return
+    path = os.path.realpath(led.path)
+    if w.store is not None and not dbwrite.is_database(path):
+        raise WriteError(f"{path} is a JSON dump of the session, never written in place: write a repaired copy with --out FILE")
+    if w.store is None and w.copy is not None:
+        raise WriteError(f"{path} is one JSON document, never appended to in place: write a repaired copy with --out FILE")
+
+
 def install(
     report: Report,
     entry: dict[str, Any],
@@ -294,12 +310,11 @@ def install(
     if led.path is None:
         raise WriteError("the session was not read from a file")
     check_writable(led)
+    check_in_place(led)
     path = os.path.realpath(led.path)
     w = registry.get(led.format).writer
     if w is not None and w.store is not None:
         return _install_in_store(report, entry, lines, what, expect, step)
-    if w is not None and w.copy is not None:
-        raise WriteError(f"{path} is one JSON document, never appended to in place: write a repaired copy with --out FILE")
     step("start")
     with _locked(path) as fd:
         step("locked")
@@ -358,8 +373,6 @@ def _install_in_store(
     led = report.ledger
     assert led.path is not None
     path = os.path.realpath(led.path)
-    if not dbwrite.is_database(path):
-        raise WriteError(f"{path} is a JSON dump of the session, never written in place: write a repaired copy with --out FILE")
     size_before = os.path.getsize(path)
     backup, new_report = dbwrite.install(report, entry, lines or [entry], what, expect, step, backup_dir)
     link = led.path if os.path.abspath(led.path) != path else None

@@ -64,8 +64,10 @@ REPAIR_HELP = (
     "came from), runs it "
     "with the chosen summarizer (extractive: offline, deterministic) and compares the session before, "
     "as planned and after the run. Running writes nothing. Install asks first, naming the file and "
-    "where its backup goes; the record is then appended under a lock, read back and verified, and "
-    "taken back if it is not what the plan promised. `inspector undo SESSION` restores the backup."
+    "where its backup goes; the record is then appended under a lock (a database's rows: inserted in "
+    "one transaction), read back and verified, and taken back if it is not what the plan promised. A JSON "
+    "dump is never written in place (`inspector repair --out` writes a repaired copy); a read-only format "
+    "says why beside Install. `inspector undo SESSION` restores the backup."
 )
 
 STRATEGY_HELP = {
@@ -235,18 +237,31 @@ def findings_view(o: Outlook | None, title: str) -> RenderableType:
 
 
 _DONE_WORDS = {
-    "built": "checkpoint built: not installed yet (w installs it)",
-    "recovered": "fallback recovery built: not installed yet (w installs it)",
+    "built": "checkpoint built",
+    "recovered": "fallback recovery built",
     "failed": "failed: nothing to install",
     "noop": "nothing to do",
 }
 
 
-def result_view(res: RepairResult) -> Group:
+def not_installed_words(installable: bool) -> str:
+    """What a built result is, where Install is offered or not (the reason is beside Install)."""
+    return "not installed yet (w installs it)" if installable else "not installable here (see beside Install)"
+
+
+def done_words(res: RepairResult, installable: bool) -> str:
+    """The progress line once a run ended."""
+    if res.cancelled:
+        return "cancelled: nothing to install"
+    word = _DONE_WORDS.get(res.status, res.status)
+    return f"{word}: {not_installed_words(installable)}" if res.entry is not None else word
+
+
+def result_view(res: RepairResult, installable: bool = True) -> Group:
     style = STATUS_STYLE[res.status]
     head = Text("cancelled" if res.cancelled else res.status, style=style)
     if res.entry is not None:
-        head.append("  (not installed yet: w installs it)", style=DIM)
+        head.append(f"  ({not_installed_words(installable)})", style=DIM)
     if res.failure_reason:
         head.append(f"  ·  failure_reason {res.failure_reason}", style="")
     if res.outcome:
@@ -278,14 +293,27 @@ def stale_words(how: str) -> str:
     return f"the session {how} since this plan: re-plan (p)"
 
 
-def install_refusal(report: Report, res: RepairResult | None) -> str | None:
-    """Why the result cannot be installed now (None: it can)."""
-    try:
-        check_writable(report.ledger)
-    except WriteError as e:
-        return str(e)
+def session_refusal(report: Report) -> str | None:
+    """Why no repair can be installed into this session in place, whatever is run (None: one can):
+    a read-only format, a partial read, a JSON dump (only ever written as a copy). The store's
+    own guards, asked before anything is offered."""
+    from inspector.store.writeback import check_in_place
+
     if report.ledger.path is None:
         return "the session was not read from a file"
+    try:
+        check_writable(report.ledger)
+        check_in_place(report.ledger)
+    except WriteError as e:
+        return str(e)
+    return None
+
+
+def install_refusal(report: Report, res: RepairResult | None) -> str | None:
+    """Why the result cannot be installed now (None: it can)."""
+    why = session_refusal(report)
+    if why is not None:
+        return why
     if res is None:
         return "run the repair first"
     if res.cancelled:
@@ -300,18 +328,51 @@ def install_refusal(report: Report, res: RepairResult | None) -> str | None:
 # ---------------------------------------------------------------------------------------- confirm
 
 
+def write_verb(led: Any) -> str:
+    """What an install does to this session's store: a database's rows are inserted, a JSON
+    lines file's lines appended."""
+    return "inserted" if writer_of(led).store is not None else "appended"
+
+
 @dataclass(frozen=True, slots=True)
 class InstallTarget:
-    """What the confirm modal names: the file, the record, where its backup goes."""
+    """What the confirm modal names: the file, the record(s), where its backup goes."""
 
     path: str
     size: int
-    record: str  # compaction | checkpoint
+    record: str  # compaction | checkpoint | compact_boundary | …
     entry_id: str | None
-    entry_bytes: int
+    records: int  # the records written with it (the entry among them)
+    entry_bytes: int  # their bytes, as JSON lines (a database: as the rows' JSON)
+    into_store: bool  # rows inserted into a database, not lines appended to a file
     backup_dir: str
     strategy: str
     status: str
+
+    def write_row(self) -> tuple[str, str]:
+        """(the verb, what is written and how): lines appended, or rows in one transaction."""
+        named = f"the {self.record} record ({self.entry_id})"
+        if self.records > 1:
+            named += " among them"
+        if self.into_store:
+            what = named if self.records == 1 else f"{self.records} records, {named},"
+            return ("inserts", f"{what} as rows, in one transaction; no existing row is updated or deleted")
+        count = "one JSON line" if self.records == 1 else f"{self.records} JSON lines"
+        return ("appends", f"{count}, {named}, {self.entry_bytes:,} bytes, "
+                           "at its end; no existing byte is rewritten")
+
+    def backup_words(self) -> str:
+        if self.into_store:
+            return f"a copy of the store ({self.size:,} bytes, SQLite's online backup) goes first to {self.backup_dir}/"
+        return f"a copy of the {self.size:,} bytes goes first to {self.backup_dir}/"
+
+    def guarantee(self) -> str:
+        if self.into_store:
+            return ("The store's write lock is taken at once (a store being written is refused), the session's rows are "
+                    "checked unchanged since they were analysed, the new rows inserted in one transaction, read back and "
+                    "verified; if it is not what the plan promised, exactly those rows are deleted again.")
+        return ("The file is locked, checked unchanged since it was analysed, appended to in one write, read back "
+                "and verified; if it is not what the plan promised, what was appended is cut off again.")
 
 
 class ConfirmInstall(ModalScreen[bool]):
@@ -350,10 +411,9 @@ class ConfirmInstall(ModalScreen[bool]):
     def _text(self) -> Group:
         t = self.target
         rows = [
-            ("file", f"{t.path}  ({t.size:,} bytes)"),
-            ("appends", f"one {t.record} record ({t.entry_id}, {t.entry_bytes:,} bytes) at its end; "
-                        "no existing byte is rewritten"),
-            ("backup", f"a copy of the {t.size:,} bytes goes first to {t.backup_dir}/"),
+            ("store" if t.into_store else "file", f"{t.path}  ({t.size:,} bytes)"),
+            t.write_row(),
+            ("backup", t.backup_words()),
             ("undo", f"inspector undo {t.path}"),
             ("repair", f"{t.strategy} ({t.status})"),
         ]
@@ -368,10 +428,9 @@ class ConfirmInstall(ModalScreen[bool]):
         for k, v in rows:
             grid.add_row(k, v)
         return Group(
-            Text("Install the repair into the session file?\n", style="bold"),
+            Text(f"Install the repair into the session {'store' if t.into_store else 'file'}?\n", style="bold"),
             grid,
-            Text("\nThe file is locked, checked unchanged since it was analysed, appended to in one write, read back "
-                 "and verified; if it is not what the plan promised, the record is taken back.", style=DIM),
+            Text("\n" + t.guarantee(), style=DIM),
         )
 
     def action_confirm(self) -> None:
@@ -411,6 +470,7 @@ class RepairScreen(Screen[None]):
     RepairScreen #form Label { padding: 1 0 0 1; }
     RepairScreen #form #strategy { width: 20; }
     RepairScreen #strategy-help { height: 1; padding: 0 2; color: $text-muted; }
+    RepairScreen #write-note { height: auto; padding: 0 2; color: $warning; }
     RepairScreen #run-row { height: 1; padding: 0 2; }
     RepairScreen #bar { width: 40; }
     RepairScreen #progress-label { width: 1fr; padding: 0 1; }
@@ -514,6 +574,9 @@ class RepairScreen(Screen[None]):
                 v = self.initial.get(name)
                 yield TokenField(str(v) if v is not None else "", id=name, placeholder="session")
         yield Static(STRATEGY_HELP.get(self.strategy, ""), id="strategy-help")
+        # Why no repair can be installed into this session (a read-only format, a JSON dump, --at):
+        # the whole reason, full width, before anything is run.
+        yield Static("", id="write-note")
         with Horizontal(id="run-row"):
             yield ProgressBar(total=1, show_eta=False, id="bar")
             yield Static("", id="progress-label")
@@ -779,7 +842,7 @@ class RepairScreen(Screen[None]):
         else:
             r = msg.result
             n = max(len(self.plan.requests) if self.plan else 0, 1)
-            word = "cancelled: nothing to install" if r.cancelled else _DONE_WORDS.get(r.status, r.status)
+            word = done_words(r, session_refusal(self.report) is None)
             self._set_progress(n if not r.cancelled else None, n, f"{word} · {len(r.calls)} call(s)")
         self._show_result()
         self._refresh_actions()
@@ -813,12 +876,15 @@ class RepairScreen(Screen[None]):
         led = self.report.ledger
         assert led.path is not None and self.result.entry is not None
         path = os.path.abspath(led.path)
+        lines = self.result.lines or [self.result.entry]
         target = InstallTarget(
             path=path,
             size=led.size,
             record=writer_of(led).record_name,
             entry_id=record_id(self.result.entry),
-            entry_bytes=len(lines_bytes(self.result.lines or [self.result.entry])),
+            records=len(lines),
+            entry_bytes=len(lines_bytes(lines)),
+            into_store=writer_of(led).store is not None,
             backup_dir=str(backup_dir(path)),
             strategy=self.plan.strategy,
             status=self.result.status,
@@ -870,7 +936,9 @@ class RepairScreen(Screen[None]):
         done = msg.installed
         session = self._session_below()
         self.app.pop_screen()
-        self.app.notify(f"Appended {done.entry_id} to {done.path}; backup: {done.backup.path}", timeout=8)
+        verb = write_verb(done.report.ledger)
+        self.app.notify(f"{verb.capitalize()} {done.entry_id} {'into' if verb == 'inserted' else 'to'} {done.path}; "
+                        f"backup: {done.backup.path}", timeout=8)
         if session is not None:
             await session.show_installed(done.report, done.entry_id, done.backup.path)
 
@@ -905,7 +973,7 @@ class RepairScreen(Screen[None]):
         which = "after the run" if r is not None and r.after is not None else "after (planned)"
         self.query_one("#band-after-title", Static).update(Text(f"coverage {which}", style=DIM))
         cmp_.update(compare_view(p.before, p.after, r.after if r is not None else None))
-        res_.update(result_view(r) if r is not None else Text("Not run yet: r runs it (writes nothing).", style=DIM))
+        res_.update(result_view(r, session_refusal(self.report) is None) if r is not None else Text("Not run yet: r runs it (writes nothing).", style=DIM))
         after = r.after if r is not None and r.after is not None else p.after
         fnd.update(findings_view(after, "Findings after" + (" the run" if r is not None and r.after is not None else " (planned)")))
 
@@ -934,6 +1002,12 @@ class RepairScreen(Screen[None]):
         self.query_one("#cancel-run", Button).disabled = not self.running
         why = self._install_why()
         self.query_one("#install", Button).disabled = why is not None
+        never = session_refusal(self.report)
+        note = self.query_one("#write-note", Static)
+        note.display = never is not None
+        note.update(Text(f"Install is not offered for this session: {never}" if never is not None else ""))
+        if never is not None and why == never:
+            why = "not offered for this session (why: above)"
         loud = why is not None and (self.result is not None or self.stale is not None)
         self.query_one("#install-why", Static).update(
             Text("" if why is None else f"install: {why}", style="yellow" if loud else DIM)

@@ -1089,9 +1089,11 @@ class SessionScreen(Screen[None]):
         seq = next((r.seq for r in reversed(report.ledger.records) if entry_id is not None and r.id == entry_id), None)
         if seq is not None:
             self.go_to(seq)
+        from inspector.tui.repair import write_verb
+
         led = report.ledger
         n = sum(1 for r in led.records if r.kind == "message")
-        self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} appended "
+        self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} {write_verb(led)} "
                      f"(backup {backup})")
 
 
