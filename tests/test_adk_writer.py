@@ -155,3 +155,22 @@ def test_the_plan_knows_our_range_subsumes_the_older_ones() -> None:
     assert p.entry is not None
     after = analyze(with_entry(report.ledger, p.entry, p.lines), window=8000, reserve=1000)
     assert [v.surviving for v in after.checkpoints] == [False, False, True]  # type: ignore[attr-defined]
+
+
+def test_write_on_a_json_dump_is_refused_before_the_summarizer_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dump is only ever written as a new copy: `--write` says so at once, not after a summary."""
+    from inspector.cli import repair as repair_cli
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    f = tmp_path / "dump.json"
+    shutil.copyfile(CORPUS / "token_threshold.json", f)
+    before = f.read_bytes()
+
+    def never(*a: Any, **k: Any) -> Any:
+        raise AssertionError("the summarizer was made for a write that cannot happen")
+
+    monkeypatch.setattr(repair_cli, "make_summarizer", never)
+    assert main(["repair", str(f), *ARGS, "--write"]) == 2
+    assert "never written in place" in capsys.readouterr().err and f.read_bytes() == before

@@ -155,10 +155,12 @@ def _check_target(args: argparse.Namespace, report: Report) -> None:
 
     from inspector.store.copy import check_copy_target
     from inspector.store.files import check_appendable
+    from inspector.store.writeback import check_in_place
 
     if args.out is not None:
         check_copy_target(report.ledger, args.out)
     elif report.ledger.path is not None:
+        check_in_place(report.ledger)  # a JSON dump: refused before the summarizer runs, not after
         check_appendable(os.path.realpath(report.ledger.path))
 
 
