@@ -83,24 +83,28 @@ def test_the_rows_pass_openclaws_schema_and_read_back_as_the_latest_checkpoint(t
     assert not any(it.orphan for it in after.context)
 
 
-def test_without_the_octet_length_shim_python_sqlite_cannot_insert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_octet_length_shim_counts_bytes_as_sqlite_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenClaw's CHECKs call octet_length() (SQLite 3.43+); on an older SQLite the writer gives
+    its connection this shim. It must count what SQLite counts (the UTF-8 bytes of a value's text,
+    a blob's bytes: SQLite's own `length(CAST(x AS BLOB))` on any version), and with it in place,
+    forced even where SQLite has its own, the rows pass the schema's CHECKs."""
+    con = sqlite3.connect(":memory:")
+    try:
+        for v in ["", "x", "é", "日本語", "a\u0000b", 123, 2.5, b"\x00\xff", None]:
+            (want,) = con.execute("SELECT length(CAST(? AS BLOB))", (v,)).fetchone()
+            assert openclaw_writer._octet_length(v) == want, v
+    finally:
+        con.close()
     f = tmp_path / "s1.sqlite"
     led, res = repaired(STORE, f, "recover")
     assert res.entry is not None
-    con = sqlite3.connect(f)
-    try:
-        has = con.execute("SELECT sqlite_version()").fetchone()[0]
-        try:
-            con.execute("SELECT octet_length('x')")
-        except sqlite3.OperationalError:
-            pass
-        else:
-            pytest.skip(f"this SQLite ({has}) has octet_length(): the shim is not used")
-    finally:
-        con.close()
-    monkeypatch.setattr(openclaw_writer, "provide_octet_length", lambda con: None)
-    with pytest.raises(sqlite3.OperationalError, match="octet_length"):
-        insert_checkpoint(f, led, res.entry)
+    monkeypatch.setattr(
+        openclaw_writer,
+        "provide_octet_length",
+        lambda con: con.create_function("octet_length", 1, openclaw_writer._octet_length, deterministic=True),
+    )
+    insert_checkpoint(f, led, res.entry)
+    assert analyze(load(str(f))).checkpoints[-1].record.id == res.entry["id"]
 
 
 def test_the_state_changes_with_any_row_of_the_session(tmp_path: Path) -> None:

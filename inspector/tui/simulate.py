@@ -205,7 +205,8 @@ class SimulateScreen(Screen[None]):
             hide = self._policy not in policies
             self.query_one(f"#{fid}", Input).set_class(hide, "-irrelevant")
             self.query_one(f"#label-{fid}", Label).set_class(hide, "-irrelevant")
-        self.query_one("#source-context_window", Static).set_class(self._policy != "pi", "-irrelevant")
+            if fid == "context_window":  # where the window came from: shown with its field
+                self.query_one("#source-context_window", Static).set_class(hide, "-irrelevant")
         self.query_one("#progress_gate", Checkbox).display = self._policy.startswith("adk")
 
     @on(Select.Changed, "#policy")
