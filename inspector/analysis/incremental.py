@@ -22,6 +22,8 @@ history (Codex: the replacement pairs calls across the whole request) or follows
 
 from __future__ import annotations
 
+import dataclasses
+
 from inspector.analysis.engine import (
     EXCLUDED,
     LIVE,
@@ -70,25 +72,19 @@ def extend_report(
     ctx = effective_context(led, path, views, rt, tok)
     reuse_tokens(old.context, ctx)
     total, source = context_total(led, ctx, views, tok)
-    report = Report(
+    report = dataclasses.replace(  # what the append cannot change is the old report's
+        old,
         ledger=led,
-        runtime=rt,
         path=path,
         on_path=on_path,
         states=states,
         summarized_by=summarized_by,
-        checkpoints=views,
         context=ctx,
         context_tokens=total,
         tokens_source=source,
-        tokenizer=old.tokenizer,
-        tokenizer_offline=old.tokenizer_offline,
         window=win,
         reserve=res,
         findings=[],
-        lost_to_runtime=old.lost_to_runtime,
-        broken_tree=old.broken_tree,
-        _tokenizer=tok,
     )
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
