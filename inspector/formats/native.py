@@ -624,47 +624,9 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
                 rec, settings = b.header(o, rl, seq)
                 header, header_line = o, rl.line
             elif t == "ledger":
-                diags.append(
-                    Diagnostic(
-                        rl.line,
-                        "duplicate_header",
-                        f"line {rl.line}: a second ledger header (the first is on line {header_line}); kept as a meta record",
-                        seqs=[seq],
-                    )
-                )
-                rec = Record(
-                    seq,
-                    rl.line,
-                    "meta",
-                    "ledger",
-                    timestamp=o.get("created"),
-                    extra=o,
-                    offset=rl.offset,
-                    length=rl.length,
-                )
+                rec = _second_header(diags, o, rl, seq, header_line)
             else:
-                # Unknown record type: kept whole and shown, never fatal.
-                if not isinstance(t, str):
-                    b.invalid(
-                        rl,
-                        seq,
-                        "record",
-                        "type",
-                        "is missing" if t is None else f"is not a string ({_show(t)})",
-                    )
-                rid = o.get("id")
-                rec = Record(
-                    seq,
-                    rl.line,
-                    "unknown",
-                    t if isinstance(t, str) else str(t),
-                    rid if _is_id(rid) else None,
-                    None,
-                    o.get("ts"),
-                    extra=o,
-                    offset=rl.offset,
-                    length=rl.length,
-                )
+                rec = _unknown_record(b, o, rl, seq)
             records.append(rec)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
@@ -686,17 +648,7 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
     if not records:
         return led
     if not first_is_header:
-        where = f"; a header was found on line {header_line} and used" if header_line is not None else ""
-        diags.append(
-            Diagnostic(
-                1,
-                "missing_header",
-                f"line 1: no ledger header (a first line like "
-                f'{{"type":"ledger","format":"{FORMAT_NAME}","version":1,"id":...}}){where}; '
-                "the records were read anyway",
-                severity="error",
-            )
-        )
+        diags.append(_missing_header(header_line))
     _resolve_runs(led, b)
     report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
     for r in reversed(records):
@@ -704,6 +656,51 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
             led.leaf_seq = r.seq
             break
     return led
+
+
+def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:
+    """A second ledger header: said, and kept as a meta record."""
+    diags.append(
+        Diagnostic(
+            rl.line,
+            "duplicate_header",
+            f"line {rl.line}: a second ledger header (the first is on line {first}); kept as a meta record",
+            seqs=[seq],
+        )
+    )
+    return Record(seq, rl.line, "meta", "ledger", timestamp=o.get("created"), extra=o, offset=rl.offset, length=rl.length)
+
+
+def _unknown_record(b: _Builder, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
+    """A record of a type this format does not define: kept whole and shown, never fatal."""
+    t = o.get("type")
+    if not isinstance(t, str):
+        b.invalid(rl, seq, "record", "type", "is missing" if t is None else f"is not a string ({_show(t)})")
+    rid = o.get("id")
+    return Record(
+        seq,
+        rl.line,
+        "unknown",
+        t if isinstance(t, str) else str(t),
+        rid if _is_id(rid) else None,
+        None,
+        o.get("ts"),
+        extra=o,
+        offset=rl.offset,
+        length=rl.length,
+    )
+
+
+def _missing_header(header_line: int | None) -> Diagnostic:
+    where = f"; a header was found on line {header_line} and used" if header_line is not None else ""
+    return Diagnostic(
+        1,
+        "missing_header",
+        f"line 1: no ledger header (a first line like "
+        f'{{"type":"ledger","format":"{FORMAT_NAME}","version":1,"id":...}}){where}; '
+        "the records were read anyway",
+        severity="error",
+    )
 
 
 def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
