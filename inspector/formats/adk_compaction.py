@@ -286,13 +286,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     by_rank = sorted(events, key=lambda e: e.rank)
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
-    # The first event of each invocation in append order: where a sliding window can start.
-    first_of_inv: set[int] = set()
-    seen_inv: set[Any] = set()
-    for e in by_rank:
-        if not e.is_compaction and e.invocation_id not in seen_inv:
-            seen_inv.add(e.invocation_id)
-            first_of_inv.add(e.index)
+    first_of_inv = _first_events_of_invocations(by_rank)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
@@ -320,62 +314,92 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         usage = c.obj.get("usage_metadata")
         ptc = usage.get("prompt_token_count") if isinstance(usage, dict) else None
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
-        candidates: list[tuple[Ev | None, list[Ev]]] = []
         in_range = sorted((e for e in span if e.rank < c.rank), key=lambda e: e.rank)
-        # Sliding window (or a first token compaction): the in-range events from the first event
-        # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
-        # either end, each possible window.
-        starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
-        for j in starts:
-            for k in range(len(in_range), j, -1):
-                if in_range[k - 1].ts == c.end:
-                    candidates.append((None, in_range[j:k]))
-        if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
-            # Token threshold: the previous summary as a seed, plus events newer than its end.
-            newer = [e for e in in_range if e.ts > prev.end]
-            for k in range(len(newer), 0, -1):
-                if newer[k - 1].ts == c.end:
-                    candidates.append((prev, newer[:k]))
+        candidates = _selections(c, in_range, first_of_inv, prev, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
         f.hypotheses = len(candidates)
-
-        def rep_of(cand: tuple[Ev | None, list[Ev]]) -> Ivs:
-            seed, inputs = cand
-            own = ivs_of([e.index for e in inputs])
-            return merge_ivs(facts[seed.index].represents, own) if seed is not None else own
-
-        if len(candidates) == 1:
-            chosen = candidates[0]
-            f.inference = "unambiguous: one selection ADK could have made ends at end_timestamp"
-        elif f.usage_prompt_tokens is not None:
-            est = [
-                (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
-                for n, (seed, inp) in enumerate(candidates)
-            ]
-            chosen = candidates[min(est)[1]]
-            f.inference = (
-                f"{len(candidates)} selections fit the timestamps (ties at start or end, or a possible seed); "
-                "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
-            )
-        else:
-            # No evidence: what may not have been seen counts as not seen (a hole is reported
-            # rather than hidden).
-            chosen = min(candidates, key=lambda cand: ivs_size(rep_of(cand)))
-            f.inference = (
-                f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
-                "assumed the smallest (events it may not have seen count as not summarized)"
-            )
+        chosen = _choose(f, candidates, facts)
         seed, inputs = chosen
         f.seed = seed.index if seed is not None else None
         f.inputs = [e.index for e in inputs]
-        f.represents = rep_of(chosen)
+        f.represents = _represents(chosen, facts)
         f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
-    # Which later range drops each dropped one.
+    _name_subsumers(facts, surviving_now)
+    return facts
+
+
+Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed, the events summarized)
+
+
+def _first_events_of_invocations(by_rank: list[Ev]) -> set[int]:
+    """The first event of each invocation in append order: where a sliding window can start."""
+    first: set[int] = set()
+    seen: set[Any] = set()
+    for e in by_rank:
+        if not e.is_compaction and e.invocation_id not in seen:
+            seen.add(e.invocation_id)
+            first.add(e.index)
+    return first
+
+
+def _selections(
+    c: Ev, in_range: list[Ev], first_of_inv: set[int], prev: Ev | None, facts: dict[int, CompactionFacts]
+) -> list[Selection]:
+    """Every selection ADK could have summarized for compaction `c` (its in-range events, in append order)."""
+    out: list[Selection] = []
+    # Sliding window (or a first token compaction): the in-range events from the first event
+    # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
+    # either end, each possible window.
+    starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
+    for j in starts:
+        for k in range(len(in_range), j, -1):
+            if in_range[k - 1].ts == c.end:
+                out.append((None, in_range[j:k]))
+    if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
+        # Token threshold: the previous summary as a seed, plus events newer than its end.
+        newer = [e for e in in_range if e.ts > prev.end]
+        for k in range(len(newer), 0, -1):
+            if newer[k - 1].ts == c.end:
+                out.append((prev, newer[:k]))
+    return out
+
+
+def _represents(cand: Selection, facts: dict[int, CompactionFacts]) -> Ivs:
+    seed, inputs = cand
+    own = ivs_of([e.index for e in inputs])
+    return merge_ivs(facts[seed.index].represents, own) if seed is not None else own
+
+
+def _choose(f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts]) -> Selection:
+    """The selection taken as what the summarizer saw, and why (`f.inference`)."""
+    if len(candidates) == 1:
+        f.inference = "unambiguous: one selection ADK could have made ends at end_timestamp"
+        return candidates[0]
+    if f.usage_prompt_tokens is not None:
+        est = [
+            (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
+            for n, (seed, inp) in enumerate(candidates)
+        ]
+        f.inference = (
+            f"{len(candidates)} selections fit the timestamps (ties at start or end, or a possible seed); "
+            "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
+        )
+        return candidates[min(est)[1]]
+    # No evidence: what may not have been seen counts as not seen (a hole is reported rather
+    # than hidden).
+    f.inference = (
+        f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
+        "assumed the smallest (events it may not have seen count as not summarized)"
+    )
+    return min(candidates, key=lambda cand: ivs_size(_represents(cand, facts)))
+
+
+def _name_subsumers(facts: dict[int, CompactionFacts], surviving_now: set[int]) -> None:
+    """Which later range drops each dropped one."""
     alive = sorted((facts[i] for i in surviving_now if i in facts), key=lambda g: g.ev.index)
     for f in facts.values():
         if f.surviving or not f.ev.valid_compaction:
             continue
         f.subsumed_by = next((g.ev.index for g in alive if _contains(g.ev, f.ev)), None)
-    return facts
