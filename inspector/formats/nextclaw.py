@@ -460,17 +460,7 @@ class _Replay:
         if t == "message.tool-call-start":
             m = self._target(sid, call, p.get("messageId"), line, ts)
             self.call_args[call] = ""
-            _upsert_call(
-                m.parts,
-                {
-                    "type": "tool-invocation",
-                    "toolCallId": call,
-                    "toolName": p.get("toolName"),
-                    "state": "partial-call",
-                    "args": "",
-                },
-                m,
-            )
+            _upsert_call(m.parts, _invocation(call, p.get("toolName"), "partial-call", args=""), m)
         elif t in ("message.tool-call-args", "message.tool-call-args-delta"):
             args = (
                 p.get("args")
@@ -479,75 +469,32 @@ class _Replay:
             )
             self.call_args[call] = args
             m = self._target(sid, call, p.get("messageId") if t.endswith("delta") else None, line, ts)
-            name = (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
-            _upsert_call(
-                m.parts,
-                {
-                    "type": "tool-invocation",
-                    "toolCallId": call,
-                    "toolName": name,
-                    "state": "partial-call",
-                    "args": args,
-                },
-                m,
-            )
+            _upsert_call(m.parts, _invocation(call, _called(m, call), "partial-call", args=args), m)
         elif t == "message.tool-call-end":
             m = self._target(sid, call, None, line, ts)
-            name = (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
-            _upsert_call(
-                m.parts,
-                {
-                    "type": "tool-invocation",
-                    "toolCallId": call,
-                    "toolName": name,
-                    "state": "call",
-                    "args": self.call_args.get(call) or "",
-                },
-                m,
-            )
+            _upsert_call(m.parts, _invocation(call, _called(m, call), "call", args=self.call_args.get(call) or ""), m)
         elif t == "message.tool-execution-started":
             if self._holder(call) is None:
                 m = self._target(sid, call, p.get("messageId"), line, ts)
-                _upsert_call(
-                    m.parts,
-                    {"type": "tool-invocation", "toolCallId": call, "toolName": "unknown", "state": "call"},
-                    m,
-                )
+                _upsert_call(m.parts, _invocation(call, "unknown", "call"), m)
         elif t == "message.tool-call-result":
-            final = p.get("final") is not False
-            found = self._holder(call)
-            if found is not None:
-                m, part = found
-                if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
-                    return
-                _upsert_call(
-                    m.parts,
-                    {
-                        "type": "tool-invocation",
-                        "toolCallId": call,
-                        "toolName": part.get("toolName"),
-                        "state": "result" if final else "call",
-                        "args": part.get("args"),
-                        "result": p.get("content"),
-                    },
-                    m,
-                )
-                m.line = line
-            else:
-                m = self._target(sid, call, None, line, ts)
-                _upsert_call(
-                    m.parts,
-                    {
-                        "type": "tool-invocation",
-                        "toolCallId": call,
-                        "toolName": "unknown",
-                        "state": "result" if final else "call",
-                        "result": p.get("content"),
-                    },
-                    m,
-                )
-            if final:
-                self.results[call] = p
+            self._tool_result(call, p, sid, line, ts)
+
+    def _tool_result(self, call: str, p: dict[str, Any], sid: Any, line: int, ts: Any) -> None:
+        final = p.get("final") is not False
+        state = "result" if final else "call"
+        found = self._holder(call)
+        if found is not None:
+            m, part = found
+            if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
+                return
+            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=p.get("content")), m)
+            m.line = line
+        else:
+            m = self._target(sid, call, None, line, ts)
+            _upsert_call(m.parts, _invocation(call, "unknown", state, result=p.get("content")), m)
+        if final:
+            self.results[call] = p
 
     # ------------------------------------------------------------------ one event
     def event(self, ev: dict[str, Any], line: int, ts: str) -> None:
@@ -597,33 +544,8 @@ class _Replay:
                 self.terminal.add(str(message.get("id")))
             return
         sid = p.get("sessionId")
-        if (
-            t
-            in (
-                "message.text-start",
-                "message.text-delta",
-                "message.reasoning-start",
-                "message.reasoning-delta",
-            )
-            and sm
-        ):
-            kind = "text" if t.startswith("message.text") else "reasoning"
-            m = self.ensure_streaming(sid, sm, line, ts)
-            delta = p.get("delta")
-            if t.endswith("delta") and isinstance(delta, str) and delta:
-                last = m.parts[-1] if m.parts else None
-                if isinstance(last, dict) and last.get("type") == kind:
-                    last["text"] = f"{last.get('text') or ''}{delta}"
-                else:
-                    m.obj.setdefault("parts", []).append({"type": kind, "text": delta})
-            elif (
-                t == "message.text-start"
-                and m.parts
-                and isinstance(m.parts[-1], dict)
-                and m.parts[-1].get("type") == "text"
-                and m.parts[-1].get("text")
-            ):
-                m.parts.append({"type": "text", "text": ""})
+        if t in _TEXT_EVENTS and sm:
+            self._text_event(t, p, sid, sm, line, ts)
         elif t is not None and t.startswith("message.tool-"):
             self.tool_event(t, p, line, ts)
         elif t == "message.abort":
@@ -644,6 +566,26 @@ class _Replay:
             self.active_run = None
             if t == "run.error" and isinstance(p.get("messageId"), str):
                 self.terminal.add(p["messageId"])
+
+    def _text_event(self, t: str, p: dict[str, Any], sid: Any, sm: str, line: int, ts: str) -> None:
+        """A streamed text or reasoning start or delta of message `sm`."""
+        kind = "text" if t.startswith("message.text") else "reasoning"
+        m = self.ensure_streaming(sid, sm, line, ts)
+        delta = p.get("delta")
+        if t.endswith("delta") and isinstance(delta, str) and delta:
+            last = m.parts[-1] if m.parts else None
+            if isinstance(last, dict) and last.get("type") == kind:
+                last["text"] = f"{last.get('text') or ''}{delta}"
+            else:
+                m.obj.setdefault("parts", []).append({"type": kind, "text": delta})
+        elif (
+            t == "message.text-start"
+            and m.parts
+            and isinstance(m.parts[-1], dict)
+            and m.parts[-1].get("type") == "text"
+            and m.parts[-1].get("text")
+        ):
+            m.parts.append({"type": "text", "text": ""})
 
     def abort(self, target: Any, line: int) -> None:
         s = self.streaming
@@ -704,6 +646,19 @@ class _Replay:
                     "checkpoint": {**cp, "status": ended[0], "updatedAt": ended[1]},
                 }
         return msgs
+
+
+_TEXT_EVENTS = ("message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta")
+
+
+def _invocation(call: str, name: Any, state: str, **more: Any) -> dict[str, Any]:
+    """A tool-invocation part as the replay writes it (args, result: only where given)."""
+    return {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state, **more}
+
+
+def _called(m: _Msg, call: str) -> Any:
+    """The tool name a call's part already has in `m` ("unknown" if none)."""
+    return (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
 
 
 def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
