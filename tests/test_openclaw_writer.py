@@ -2,8 +2,9 @@
 (tests/peers/openclaw/corpus/s1.sqlite), judged by OpenClaw's own schema (its CHECKs, foreign keys)
 and read back by our loader; the refusals; the unchanged-since-analysed state.
 
-Until the shared database write-back (inspector/store/dbwrite.py) is in, the rows are inserted here,
-in one transaction on a copy (`insert_checkpoint`), as that layer will.
+The writer's rows on their own are inserted here (`insert_checkpoint`, one transaction with foreign
+keys on), so the schema judges exactly them; the write through the shared database write-back
+(inspector/store/dbwrite.py: `repair --write`, `undo`) is tested below and in test_dbwrite.py.
 """
 
 from __future__ import annotations
