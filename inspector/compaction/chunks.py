@@ -71,55 +71,10 @@ def split_range(
     per_message = min(room_first, room_later) - budget.file_list - 2
     if per_message <= 0:
         return None
-    texts: list[str] = []
-    tokens: list[int] = []
-    clipped: set[int] = set()
-    for p, (t, n) in zip(positions, parts, strict=True):
-        if n > per_message:
-            t = clip(t, per_message)
-            n = count(t)
-            clipped.add(p)
-        texts.append(t)
-        tokens.append(n)
-
-    def cost(j: int) -> int:
-        return tokens[j] + 1 if texts[j] else 0  # + the blank-line separator
-
-    # Greedy packing on estimates; a chunk closes at a natural boundary (a safe cut) if it can.
-    starts: list[int] = [0] if positions else []
-    used = 0
-    room = room_first
-    j = 0
-    start = 0
-    while j < len(positions):
-        c = cost(j)
-        if used + c <= room or j == start:
-            used += c
-            j += 1
-            continue
-        k = j
-        while k > start + 1 and not is_boundary(positions[k]):
-            k -= 1
-        if k == start + 1 and not is_boundary(positions[k]):
-            k = j
-        starts.append(k)
-        start = k
-        used = sum(cost(x) for x in range(k, j))
-        room = room_later
-    # The last chunk also carries the file list.
-    while starts and len(positions) - starts[-1] > 1:
-        last_room = (room_first if len(starts) == 1 else room_later) - budget.file_list
-        if sum(cost(x) for x in range(starts[-1], len(positions))) <= last_room:
-            break
-        acc = 0
-        k = len(positions)
-        while k - 1 > starts[-1] and acc + cost(k - 1) <= room_later - budget.file_list:
-            acc += cost(k - 1)
-            k -= 1
-        if k == len(positions):
-            break
-        starts.append(k)
-
+    texts, tokens, clipped = _clip_to(positions, parts, per_message, clip, count)
+    costs = [n + 1 if t else 0 for t, n in zip(texts, tokens, strict=True)]  # + the blank-line separator
+    starts = _greedy_starts(positions, costs, room_first, room_later, is_boundary)
+    _split_last(starts, costs, room_first, room_later, budget.file_list)
     chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
     # Exact check: estimates add a separator per message, so this rarely moves anything.
     guard = 0
@@ -133,6 +88,71 @@ def split_range(
         starts.insert(s + 1, end - 1)
         chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
     return chunks  # more than `max_requests` of them: the caller reports the bound
+
+
+def _clip_to(
+    positions: list[int],
+    parts: list[tuple[str, int]],
+    per_message: int,
+    clip: Callable[[str, int], str],
+    count: Callable[[str], int],
+) -> tuple[list[str], list[int], set[int]]:
+    """Each message's text and tokens, a message above `per_message` clipped to it (and named)."""
+    texts: list[str] = []
+    tokens: list[int] = []
+    clipped: set[int] = set()
+    for p, (t, n) in zip(positions, parts, strict=True):
+        if n > per_message:
+            t = clip(t, per_message)
+            n = count(t)
+            clipped.add(p)
+        texts.append(t)
+        tokens.append(n)
+    return texts, tokens, clipped
+
+
+def _greedy_starts(
+    positions: list[int], costs: list[int], room_first: int, room_later: int, is_boundary: Callable[[int], bool]
+) -> list[int]:
+    """Chunk starts packed greedily on estimates; a chunk closes at a natural boundary (a safe cut) if it can."""
+    starts: list[int] = [0] if positions else []
+    used = 0
+    room = room_first
+    j = 0
+    start = 0
+    while j < len(positions):
+        c = costs[j]
+        if used + c <= room or j == start:
+            used += c
+            j += 1
+            continue
+        k = j
+        while k > start + 1 and not is_boundary(positions[k]):
+            k -= 1
+        if k == start + 1 and not is_boundary(positions[k]):
+            k = j
+        starts.append(k)
+        start = k
+        used = sum(costs[k:j])
+        room = room_later
+    return starts
+
+
+def _split_last(starts: list[int], costs: list[int], room_first: int, room_later: int, file_list: int) -> None:
+    """The last chunk also carries the file list: split its tail off until it fits (in place)."""
+    n = len(costs)
+    while starts and n - starts[-1] > 1:
+        last_room = (room_first if len(starts) == 1 else room_later) - file_list
+        if sum(costs[starts[-1]:n]) <= last_room:
+            break
+        acc = 0
+        k = n
+        while k - 1 > starts[-1] and acc + costs[k - 1] <= room_later - file_list:
+            acc += costs[k - 1]
+            k -= 1
+        if k == n:
+            break
+        starts.append(k)
 
 
 def _index_of(positions: list[int], p: int) -> int:
