@@ -41,15 +41,56 @@ class SummaryFormat:
     split_turn_separator: str  # joins the history summary and the split turn's prefix summary
     sections: tuple[str, ...]  # the history part's headings, first to last
     split_turn_sections: tuple[str, str]  # the split-turn part's first and closing heading
+    # A bound on each file-list block, in UTF-16 code units (a JavaScript string's length), the
+    # paths past it named as "...and N more" (OpenClaw's `formatBoundedFileList`); None: unbounded.
+    file_list_chars: int | None = None
 
     def file_lists(self, read: list[str], modified: list[str]) -> str:
         """The file-list blocks the runtime appends to a summary it writes."""
         parts = [
-            f"<{tag}>\n" + "\n".join(paths) + f"\n</{tag}>"
+            self._file_list(tag, paths)
             for tag, paths in zip(self.file_list_tags, (read, modified), strict=True)
             if paths
         ]
-        return "\n\n".join(parts)
+        return "\n\n".join(p for p in parts if p)
+
+    def _file_list(self, tag: str, paths: list[str]) -> str:
+        if self.file_list_chars is None:
+            return f"<{tag}>\n" + "\n".join(paths) + f"\n</{tag}>"
+        return bounded_file_list(tag, paths, self.file_list_chars)
+
+
+def _js_length(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def bounded_file_list(tag: str, paths: list[str], max_chars: int) -> str:
+    """`<tag>` block of the paths that fit `max_chars`, then "...and N more" for the rest where
+    that still fits; "" when none fits (OpenClaw 2026.9.6 `formatBoundedFileList`,
+    dist/compaction-CAzwgOuQ.mjs:145-163). OpenClaw also cuts the two blocks together at 2,000
+    characters (:168-170), which two blocks of at most 900 never reach."""
+    if not paths or max_chars <= 0:
+        return ""
+    open_tag, close_tag = f"<{tag}>\n", f"\n</{tag}>"
+    used = _js_length(open_tag) + _js_length(close_tag)
+    lines: list[str] = []
+    for i, path in enumerate(paths):
+        line = path + "\n"
+        remaining = len(paths) - i - 1
+        overflow_line = f"...and {remaining} more\n" if remaining > 0 else ""
+        if used + _js_length(line) + _js_length(overflow_line) > max_chars:
+            overflow = f"...and {len(paths) - i} more\n"
+            if used + _js_length(overflow) <= max_chars:
+                lines.append(overflow)
+            break
+        lines.append(line)
+        used += _js_length(line)
+    # JavaScript's trimEnd: every trailing whitespace character, a path's own included.
+    return f"{open_tag}{''.join(lines).rstrip(_JS_WHITESPACE)}{close_tag}" if lines else ""
+
+
+# String.prototype.trimEnd's WhiteSpace and LineTerminator code points (ECMA-262 §12.2, §12.3).
+_JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def _headings(text: str) -> list[str]:

@@ -38,6 +38,7 @@ and a diagnostic says the -wal was not read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -402,6 +403,8 @@ def _describe_checkpoints(led: Ledger, name: str, node_entry: dict[str, Any] | N
 
 # ---------------------------------------------------------------------------------------- the format
 
+SUMMARY_FORMAT = dataclasses.replace(pi.SUMMARY_FORMAT, file_list_chars=900)
+
 FORMAT = Format(
     name=NAME,
     label="OpenClaw SQLite store",
@@ -416,6 +419,12 @@ FORMAT = Format(
         synthetic_result_text="[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
         summary_prefix=pi.COMPACTION_SUMMARY_PREFIX,
         summary_suffix=pi.COMPACTION_SUMMARY_SUFFIX,
+        # pi's template, tags and split-turn separator (dist/compaction-CAzwgOuQ.mjs:349, :601-628,
+        # :771-783), each file list bounded at 900 characters (:167).
+        summary_format=SUMMARY_FORMAT,
+        # The window is kept from the compaction's `firstKeptEntryId` on (pi's entry, written by
+        # openclaw_writer): a repair cannot keep a message ahead of it, so it quotes it instead.
+        contiguous_tail=True,
     ),
     claims=lambda path, head: head.startswith(SQLITE_MAGIC) and looks_like_file(path),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
