@@ -794,3 +794,40 @@ def test_a_glued_line_is_recovered_but_claude_code_skips_it_and_the_chain_breaks
     (d,) = [d for d in led.diagnostics if d.problem == "dangling_parent"]
     assert "names line 22, which Claude Code skips" in d.message
     assert all(it.line is None or it.line > 22 for it in report.context)
+
+
+def test_the_next_request_view_names_the_reply_added_on_resume(tmp_path: Path) -> None:
+    """The reply Claude Code appends on resume is shown as that, not as a synthetic tool result."""
+    import asyncio
+
+    from rich.console import Console
+
+    from inspector.cli.render import render_context
+    from inspector.tui.app import create_app
+    from inspector.tui.context_view import NextRequestView
+
+    objs = [_line("user", "u0", None, "hello"), _line("assistant", "a0", "u0", [{"type": "text", "text": "hi"}])]
+    objs.append(_line("user", "u1", "a0", "still there?"))
+    f = tmp_path / "open_turn.jsonl"
+    f.write_bytes(_jsonl(objs))
+    console = Console(record=True, width=160)
+    console.print(render_context(analyze(load(str(f)))))
+    assert "added on resume" in console.export_text()
+    app = create_app([str(f)])
+
+    async def body() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if getattr(app.screen, "report", None) is not None:
+                    break
+            await pilot.press("3")  # the next request
+            await pilot.pause(0.1)
+            view = app.screen.query_one(NextRequestView)
+            assert view.items[-1].on_resume
+            head = str(view.query_one("#next-head").render())
+            assert "adds on resume" in head and "synthetic result" not in head
+            row = [str(c) for c in view.table.get_row_at(len(view.items) - 1)]
+            assert "on resume" in row and any(c.startswith("added on resume: ") for c in row)
+
+    asyncio.run(body())

@@ -151,7 +151,7 @@ def render_context(report: Report) -> Group:
     for it in report.ensure_tokens():
         flags = []
         if it.synthetic:
-            flags.append("synthetic")
+            flags.append("added on resume" if it.on_resume else "synthetic")
         if it.orphan:
             flags.append("ORPHAN")
         if it.unanswered:

@@ -64,6 +64,8 @@ def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW) -> str:
     return " ".join(text[: chars * 4].split())[:chars]
 
 
+_NOT_IN_FILE = "A synthetic item: the runtime adds it at send time, it is not in the file."
+
 class Gauge(Widget):
     """The next request's tokens against the window: a bar split by what the tokens are spent on,
     the reserve marked at the end, and one line of numbers."""
@@ -280,7 +282,8 @@ class NextRequestView(Vertical):
         self.query_one(Gauge).set_report(report)
         orphans = sum(1 for it in self.items if it.orphan)
         unanswered = sum(len(it.unanswered) for it in self.items)
-        synthetic = sum(1 for it in self.items if it.synthetic)
+        synthetic = sum(1 for it in self.items if it.synthetic and not it.on_resume)
+        on_resume = sum(1 for it in self.items if it.on_resume)
         h = Text(f"tokens from {report.tokens_source}", style=DIM)
         if orphans:
             h.append(
@@ -292,6 +295,8 @@ class NextRequestView(Vertical):
             )
         if synthetic:
             h.append(f" · {synthetic} synthetic result{'s' if synthetic != 1 else ''}", style=f"italic {DIM}")
+        if on_resume:
+            h.append(" · a reply the runtime adds on resume", style=f"italic {DIM}")
         head.update(h)
         table.clear(columns=True)
         for label, key in (
@@ -321,9 +326,9 @@ class NextRequestView(Vertical):
             text.append(f"⚠ unanswered{f' ×{n}' if n > 1 else ''} ", style=f"bold {UNANSWERED}")
         elif it.synthetic:
             style = f"italic {DIM}"
-            text.append("added at send time: ", style=f"italic {DIM}")
+            text.append("added on resume: " if it.on_resume else "added at send time: ", style=f"italic {DIM}")
         text.append(item_preview(report, it), style=style)
-        kind = "synthetic" if it.synthetic else it.kind
+        kind = ("on resume" if it.on_resume else "synthetic") if it.synthetic else it.kind
         tokens = "…" if it.tokens is None else f"{it.tokens:,}"
         tok = Text(tokens + ("*" if it.tokens_from == "usage" else " "), justify="right")
         role = Text(it.role[:ROW_CHARS], style=style or ROLE_COLORS.get(it.role, ""))
@@ -378,8 +383,6 @@ class NextRequestView(Vertical):
                 self.post_message(self.Jump(at))
                 return
         if it.seq is None:
-            self.notify(
-                "A synthetic item: the runtime adds it at send time, it is not in the file.", timeout=4
-            )
+            self.notify(it.note if it.on_resume and it.note else _NOT_IN_FILE, timeout=4)
             return
         self.post_message(self.Jump(it.seq))
