@@ -138,6 +138,23 @@ def _show(v: Any) -> str:
     return quote(v)
 
 
+class _Named:
+    """How a diagnostic names a record ("message 'm1'"): its id quoted only when a diagnostic is
+    written, not for every record loaded."""
+
+    __slots__ = ("kind", "rid")
+
+    def __init__(self, kind: str, rid: str | None) -> None:
+        self.kind = kind
+        self.rid = rid
+
+    def __str__(self) -> str:
+        return f"{self.kind} {quote(self.rid)}" if self.rid else self.kind
+
+
+What = str | _Named  # a record's name in a diagnostic
+
+
 class _Builder:
     """Holds the diagnostics while one file is mapped; one method per record type."""
 
@@ -146,7 +163,7 @@ class _Builder:
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
 
-    def invalid(self, rl: RawLine, seq: int, what: str, field: str, why: str) -> None:
+    def invalid(self, rl: RawLine, seq: int, what: What, field: str, why: str) -> None:
         self.diagnostics.append(
             Diagnostic(
                 rl.line,
@@ -159,7 +176,7 @@ class _Builder:
 
     # ------------------------------------------------------------------------------ shared fields
 
-    def _id(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str | None:
+    def _id(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> str | None:
         rid = o.get("id")
         if _is_id(rid):
             return rid
@@ -168,7 +185,7 @@ class _Builder:
         )
         return None
 
-    def _ts(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> Any:
+    def _ts(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> Any:
         ts = o.get("ts")
         if not _is_ts(ts):
             why = (
@@ -179,7 +196,7 @@ class _Builder:
             self.invalid(rl, seq, what, "ts", why)
         return ts
 
-    def usage(self, u: Any, rl: RawLine, seq: int, what: str, field: str) -> Usage | None:
+    def usage(self, u: Any, rl: RawLine, seq: int, what: What, field: str) -> Usage | None:
         if not isinstance(u, dict):
             self.invalid(rl, seq, what, field, f"is not an object ({_show(u)})")
             return None
@@ -246,7 +263,7 @@ class _Builder:
 
     def run(self, o: dict[str, Any], rl: RawLine, seq: int) -> tuple[Record, Route]:
         rid = self._id(o, rl, seq, "run")
-        what = f"run {quote(rid)}" if rid else "run"
+        what = _Named("run", rid)
         ts = self._ts(o, rl, seq, what)
         ids: list[str | None] = []
         for k in ("model", "connection"):
@@ -263,7 +280,7 @@ class _Builder:
 
     def message(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
         rid = self._id(o, rl, seq, "message")
-        what = f"message {quote(rid)}" if rid else "message"
+        what = _Named("message", rid)
         ts = self._ts(o, rl, seq, what)
         role = o.get("role")
         never_sent = False
@@ -327,7 +344,7 @@ class _Builder:
         rec.extra = _extra(o, _MESSAGE_KEYS)
         return rec
 
-    def blocks(self, content: Any, rl: RawLine, seq: int, what: str) -> list[Block]:
+    def blocks(self, content: Any, rl: RawLine, seq: int, what: What) -> list[Block]:
         if isinstance(content, str):
             return [Block("text", content)]
         if not isinstance(content, list):
@@ -398,7 +415,7 @@ class _Builder:
 
     def checkpoint(self, o: dict[str, Any], rl: RawLine, seq: int) -> Record:
         rid = self._id(o, rl, seq, "checkpoint")
-        what = f"checkpoint {quote(rid)}" if rid else "checkpoint"
+        what = _Named("checkpoint", rid)
         ts = self._ts(o, rl, seq, what)
         summary = self._summary(o, rl, seq, what)
         boundary = self._boundary(o, rl, seq, what)
@@ -445,7 +462,7 @@ class _Builder:
         rec.extra = _extra(o, _CHECKPOINT_KEYS)
         return rec
 
-    def _summary(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str:
+    def _summary(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> str:
         """The checkpoint's summary text; missing or not text reads as ""."""
         summary = o.get("summary")
         if isinstance(summary, str):
@@ -459,7 +476,7 @@ class _Builder:
         )
         return ""
 
-    def _boundary(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> str | None:
+    def _boundary(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> str | None:
         """The explicit boundary id; missing or not an id reads as null (removes nothing)."""
         if "boundary" not in o:
             self.invalid(rl, seq, what, "boundary", "is missing (read as null: removes nothing)")
@@ -470,7 +487,7 @@ class _Builder:
         return boundary
 
     def _represents(
-        self, o: dict[str, Any], rl: RawLine, seq: int, what: str
+        self, o: dict[str, Any], rl: RawLine, seq: int, what: What
     ) -> list[tuple[str, str]] | None:
         """The explicit [from_id, to_id] ranges; a bad pair is ignored, a non-list reads as None."""
         rep = o.get("represents")
@@ -497,7 +514,7 @@ class _Builder:
                 )
         return represents
 
-    def _retains(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> list[str] | None:
+    def _retains(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> list[str] | None:
         """The explicit retained record ids; a bad id is ignored, a non-list reads as None."""
         ret = o.get("retains")
         if not isinstance(ret, list):
@@ -518,14 +535,14 @@ class _Builder:
         return retains
 
     def _one_of(
-        self, value: Any, allowed: tuple[str, ...], rl: RawLine, seq: int, what: str, field: str
+        self, value: Any, allowed: tuple[str, ...], rl: RawLine, seq: int, what: What, field: str
     ) -> str | None:
         """A closed-vocabulary field: an unknown value is reported and kept when it is text."""
         if value is not None and value not in allowed:
             self.invalid(rl, seq, what, field, f"is {_show(value)}, not one of {'/'.join(allowed)} or null")
         return value if isinstance(value, str) else None
 
-    def _tokens_before(self, o: dict[str, Any], rl: RawLine, seq: int, what: str) -> int | None:
+    def _tokens_before(self, o: dict[str, Any], rl: RawLine, seq: int, what: What) -> int | None:
         """The context size before compacting; anything but a non-negative integer reads as None."""
         tokens_before = o.get("tokens_before")
         if tokens_before is not None and (not _is_int(tokens_before) or tokens_before < 0):
@@ -539,7 +556,7 @@ class _Builder:
             return None
         return tokens_before
 
-    def _details(self, details: Any, rl: RawLine, seq: int, what: str) -> dict[str, Any]:
+    def _details(self, details: Any, rl: RawLine, seq: int, what: What) -> dict[str, Any]:
         """The details object to read the optional fields from ({} when absent or not an object)."""
         if isinstance(details, dict):
             return details
@@ -548,7 +565,7 @@ class _Builder:
         return {}
 
     def _details_flags(
-        self, d: dict[str, Any], rl: RawLine, seq: int, what: str
+        self, d: dict[str, Any], rl: RawLine, seq: int, what: What
     ) -> tuple[bool | None, bool | None]:
         """details.truncated and details.essential_complete; a non-boolean reads as None."""
         flags: list[bool | None] = []
@@ -560,7 +577,7 @@ class _Builder:
             flags.append(x)
         return flags[0], flags[1]
 
-    def _details_budget(self, d: dict[str, Any], rl: RawLine, seq: int, what: str) -> int | None:
+    def _details_budget(self, d: dict[str, Any], rl: RawLine, seq: int, what: What) -> int | None:
         """Checks details.requests and details.budget_tokens; the budget when it is valid."""
         for k in ("requests", "budget_tokens"):
             x = d.get(k)
