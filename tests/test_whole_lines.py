@@ -98,3 +98,25 @@ def test_only_the_console_script_freezes_what_it_loaded() -> None:
     probe = f"import atexit, gc; atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0)); {code}"
     out = subprocess.run([sys.executable, "-c", probe, sample], capture_output=True, text=True)
     assert "frozen True" in out.stdout
+
+
+def test_a_one_shot_process_freezes_what_a_paused_block_made_before_collecting_again() -> None:
+    """In the console script the collector never walks a load's objects: they are frozen as the
+    pause ends, before the collector's first pass could walk them all (a long-lived process is
+    left collecting as before: the test above)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc\n"
+        "from inspector.formats import whole_lines as w\n"
+        "with w.collector_paused():\n"
+        "    kept = [[i] for i in range(50000)]\n"
+        "plain = gc.get_freeze_count()\n"
+        "w.freeze_what_loads()\n"
+        "with w.collector_paused():\n"
+        "    kept2 = [[i] for i in range(50000)]\n"
+        "print(plain, gc.get_freeze_count() >= 50000, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "True", "True"]

@@ -17,6 +17,7 @@ from inspector.analysis.findings import SEVERITY_RANK
 from inspector.cli import args as argtypes
 from inspector.cli.output import emit_json
 from inspector.formats import LoadError, load, registry
+from inspector.formats.whole_lines import freeze_what_loads
 
 _EXAMPLES = """\
 examples:
@@ -343,6 +344,7 @@ _ONE_SHOT = False  # set by the console script only (`run`)
 def run() -> None:
     global _ONE_SHOT
     _ONE_SHOT = True
+    freeze_what_loads()
     try:
         code = main()
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ from inspector.formats.jsonl import (
     parse_bytes,
     read_lines,
 )
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
 from inspector.ledger.quoting import quote
 
@@ -143,8 +144,9 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
             led.sha256 = hasher.result() if hasher is not None else hash_prefix(path, consumed)
             led.upto_line = upto_line
             return led
-    lines, size, digest = read_lines(path, upto_line)
-    led = _build(lines, path, name, size, digest)
+    with collector_paused():  # (see whole_lines: parsing and mapping make no cycles)
+        lines, size, digest = read_lines(path, upto_line)
+        led = _build(lines, path, name, size, digest)
     led.upto_line = upto_line
     return led
 

@@ -9,7 +9,6 @@ while the analysis can say what pi lost.
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 from collections.abc import Callable
@@ -21,6 +20,7 @@ import orjson
 from inspector.formats import appended, bounded, fields, parallel, pi_writer
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, line_object, mark_last_line_truncated, parse_line
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -668,9 +668,8 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: parall
     st = _StreamState(path, limit=limit, upto_line=upto_line)
     helper, stop = _first_chunk_end(helper, limit=limit)
     fd = f.fileno() if helper is not None else -1
-    gc_was = gc.isenabled()
-    gc.disable()  # hundreds of thousands of small objects, no cycles: the collector only costs
-    try:
+    # Hundreds of thousands of small objects, no cycles: the collector only costs.
+    with collector_paused():
         while True:
             _read_own_lines(st, f, stop=stop)  # the whole file, or our chunks
             if helper is None or st.offset >= limit or st.line >= st.max_line:
@@ -684,9 +683,6 @@ def _stream(f: Any, path: str, limit: int, upto_line: int | None, helper: parall
             else:
                 stop = step
             f.seek(st.offset)
-    finally:
-        if gc_was:
-            gc.enable()
     return _finish_stream(st), st.offset
 
 
