@@ -920,67 +920,9 @@ def _message_records(m: _Msg, seq: int) -> list[Record]:
     o = m.obj
     role = o.get("role")
     parts = m.parts
-    mid = m.id
     ts = o.get("timestamp")
-    status = o.get("status")
     if role == "assistant":
-        blocks: list[Block] = []
-        for p in parts:
-            if not isinstance(p, dict):
-                continue
-            if p.get("type") == "text":
-                blocks.append(Block("text", str(p.get("text") or "")))
-            elif p.get("type") == "reasoning":
-                blocks.append(Block("thinking", str(p.get("text") or "")))
-            elif _sent_call(p):
-                blocks.append(
-                    Block(
-                        "tool_call",
-                        call_id=str(p.get("toolCallId") or ""),
-                        name=p.get("toolName"),
-                        args=_args(p.get("args")),
-                    )
-                )
-            else:
-                blocks.append(
-                    Block(
-                        "other", name=p.get("toolName") if p.get("type") == "tool-invocation" else None, raw=p
-                    )
-                )
-        stop = "error" if status == "error" else None
-        out = [
-            Record(
-                seq,
-                m.line,
-                "message",
-                "message",
-                mid,
-                None,
-                ts,
-                message=Message("assistant", blocks, stop, status, source_role="assistant"),
-            )
-        ]
-        for p in parts:
-            if _sent_call(p):
-                call = str(p.get("toolCallId") or "")
-                tm = Message(
-                    "tool",
-                    [Block("tool_result", _as_text(p["result"]), call_id=call, name=p.get("toolName"))],
-                    source_role="tool-invocation",
-                )
-                out.append(
-                    Record(
-                        seq + len(out),
-                        m.line,
-                        "message",
-                        "tool_result",
-                        f"{mid}#{call}",
-                        None,
-                        ts,
-                        message=tm,
-                    )
-                )
-        return out
+        return _assistant_records(m, seq)
     if role == "user":
         blocks = [
             Block("text", str(p.get("text") or ""))
@@ -993,10 +935,41 @@ def _message_records(m: _Msg, seq: int) -> list[Record]:
     elif role in ("system", "service"):
         msg = Message("system", [Block("text", _text(parts))], source_role=role)
     elif role == "tool":
-        msg = Message("tool", [Block("tool_result", _text(parts), call_id=mid)], source_role="tool")
+        msg = Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
     else:
-        return [Record(seq, m.line, "unknown", str(role), mid, None, ts, extra={"message": o})]
-    return [Record(seq, m.line, "message", "message", mid, None, ts, message=msg)]
+        return [Record(seq, m.line, "unknown", str(role), m.id, None, ts, extra={"message": o})]
+    return [Record(seq, m.line, "message", "message", m.id, None, ts, message=msg)]
+
+
+def _assistant_block(p: dict[str, Any]) -> Block:
+    """One part of an assistant message as the model said it (a sent call's result is a record of its own)."""
+    if p.get("type") == "text":
+        return Block("text", str(p.get("text") or ""))
+    if p.get("type") == "reasoning":
+        return Block("thinking", str(p.get("text") or ""))
+    if _sent_call(p):
+        return Block("tool_call", call_id=str(p.get("toolCallId") or ""), name=p.get("toolName"), args=_args(p.get("args")))
+    return Block("other", name=p.get("toolName") if p.get("type") == "tool-invocation" else None, raw=p)
+
+
+def _assistant_records(m: _Msg, seq: int) -> list[Record]:
+    """The assistant message, then one tool-result record per call it sent with a result."""
+    ts = m.obj.get("timestamp")
+    status = m.obj.get("status")
+    blocks = [_assistant_block(p) for p in m.parts if isinstance(p, dict)]
+    stop = "error" if status == "error" else None
+    msg = Message("assistant", blocks, stop, status, source_role="assistant")
+    out = [Record(seq, m.line, "message", "message", m.id, None, ts, message=msg)]
+    for p in m.parts:
+        if _sent_call(p):
+            call = str(p.get("toolCallId") or "")
+            tm = Message(
+                "tool",
+                [Block("tool_result", _as_text(p["result"]), call_id=call, name=p.get("toolName"))],
+                source_role="tool-invocation",
+            )
+            out.append(Record(seq + len(out), m.line, "message", "tool_result", f"{m.id}#{call}", None, ts, message=tm))
+    return out
 
 
 def _records(led: Ledger, msgs: list[_Msg]) -> None:
