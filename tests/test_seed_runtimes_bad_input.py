@@ -1,0 +1,52 @@
+"""What the fuzz campaign over the seeds' runtimes (tests/fuzz/seeds.py) found, one test per root
+cause: every diagnostic names the line, row or event it is about (issue 11's contract)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from inspector.formats import load
+from tests.adk_go_store import export
+from tests.fuzz.seeds import go_events
+
+
+def _named(message: str, line: int) -> bool:
+    return re.search(rf"\b(line|row|event)s? {line}\b", message) is not None
+
+
+def test_adk_go_export_diagnostics_name_the_event_and_its_line(tmp_path: Path) -> None:
+    events = json.loads(export(go_events("camel")))
+    events.insert(1, 7)  # a non-object: every later event is one further on
+    events[3]["timestamp"] = [1, "a"]  # not a time: skipped
+    events[5]["content"]["parts"][0]["text"] = 12  # a wrong type: read without it
+    p = tmp_path / "export.json"
+    p.write_text(json.dumps(events, indent=1))
+    led = load(str(p))
+    diags = [d for d in led.diagnostics if d.line]
+    assert {2, 4, 6} <= {d.line for d in diags}, [d.message for d in diags]
+    for d in diags:
+        assert _named(d.message, d.line), d.message
+    text_lines = p.read_text().splitlines()
+    bad_time = next(d for d in diags if d.line == 4)
+    line = int(re.search(r"\(line (\d+)\)", bad_time.message).group(1))
+    assert text_lines[line - 1].strip() == "{", (line, bad_time.message)  # where event 4 starts
+    assert '"timestamp": [' in "\n".join(text_lines[line - 1 : line + 12])
+    # The records keep their place in the export (what `--at N` counts), not their place among
+    # the events read: the one after the skipped event 4 is event 5.
+    assert [r.line for r in led.records][:3] == [1, 3, 5], [r.line for r in led.records]
+
+
+def test_adk_go_refused_request_names_the_last_event(tmp_path: Path) -> None:
+    from tests.adk_go_store import ev, response, store, t, text
+
+    rows = [
+        ev("u1", "inv-1", "user", t(1), text("user", "x")),
+        ev("bad", "inv-1", "coder", t(1.5), None, raw_actions=b"\x80pickle"),  # its row stays, its actions not
+        ev("r1", "inv-1", "coder", t(3), response("zz", "ls", {})),
+    ]
+    led = load(store(str(tmp_path / "s.db"), {"s1": rows}))
+    refused = next(d for d in led.diagnostics if d.problem == "request_refused")
+    assert refused.line == 3 and _named(refused.message, 3), refused.message
+
