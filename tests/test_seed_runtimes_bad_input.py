@@ -50,3 +50,19 @@ def test_adk_go_refused_request_names_the_last_event(tmp_path: Path) -> None:
     refused = next(d for d in led.diagnostics if d.problem == "request_refused")
     assert refused.line == 3 and _named(refused.message, 3), refused.message
 
+
+def test_maka_checkpoint_row_with_a_text_sequence_is_read(tmp_path: Path) -> None:
+    import sqlite3
+
+    from inspector.analysis import analyze
+    from tests.fuzz.seeds import _maka_two_turns
+    from tests.maka_store import write
+
+    p = write(str(tmp_path / "runtime.sqlite"), _maka_two_turns(2))
+    con = sqlite3.connect(p)
+    con.execute("UPDATE core_agent_run_events SET sequence = '{}'")  # the CHECK (sequence >= 0) lets text in
+    con.commit()
+    con.close()
+    led = load(p)
+    assert any(d.problem == "malformed_row" and "sequence is a string" in d.message for d in led.diagnostics)
+    assert analyze(led).checkpoints  # the checkpoint is still read

@@ -631,8 +631,11 @@ def _checkpoint_rows(con: sqlite3.Connection, name: str, sid: str, diags: list[D
         if obj is None:
             continue
         diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, CHECKPOINT_ROW), where))
+        if not isinstance(seq, int):  # a damaged store: the column's CHECK lets text through
+            diags.append(Diagnostic(0, "malformed_row", f"{where}: sequence is {fields.json_type(seq)}, not an integer; the row is read in its stored order"))
+            seq = -1
         data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-        out.append(_CkptRow(str(run_id), int(seq), str(eid), ts, obj, data.get("checkpoint"), where))
+        out.append(_CkptRow(str(run_id), seq, str(eid), ts, obj, data.get("checkpoint"), where))
     return out
 
 
