@@ -66,3 +66,40 @@ def test_maka_checkpoint_row_with_a_text_sequence_is_read(tmp_path: Path) -> Non
     led = load(p)
     assert any(d.problem == "malformed_row" and "sequence is a string" in d.message for d in led.diagnostics)
     assert analyze(led).checkpoints  # the checkpoint is still read
+
+
+def test_maka_event_rows_without_a_text_session_id_are_named_and_skipped(tmp_path: Path) -> None:
+    import sqlite3
+
+    from tests.fuzz.seeds import _maka_two_turns
+    from tests.maka_store import write
+
+    p = write(str(tmp_path / "runtime.sqlite"), _maka_two_turns(2))
+    con = sqlite3.connect(p)
+    con.execute("PRAGMA ignore_check_constraints = 1")
+    con.execute("PRAGMA writable_schema = 1")  # NOT NULL holds in a healthy store; a damaged page does not
+    con.execute("UPDATE sqlite_master SET sql = replace(sql, 'session_id TEXT NOT NULL', 'session_id TEXT') WHERE name = 'runtime_events'")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(p)
+    con.execute("UPDATE runtime_events SET session_id = NULL WHERE event_id = 'u2'")
+    con.execute("UPDATE runtime_events SET session_id = 7 WHERE event_id = 'a2'")
+    con.commit()
+    con.close()
+    led = load(p)
+    bad = next(d for d in led.diagnostics if d.problem == "malformed_row")
+    assert "have no text session_id" in bad.message and "rowid" in bad.message, bad.message
+    assert "u1" in {r.id for r in led.records} and not {"u2", "a2"} & {r.id for r in led.records}
+
+
+def test_a_record_type_that_is_an_object_names_no_format(tmp_path: Path) -> None:
+    """NextClaw's legacy store line with `type` an object went to Codex's damaged-line test (a set
+    lookup of a dict); it is refused as an unknown format, naming the line."""
+    import pytest
+
+    from inspector.formats import LoadError
+
+    p = tmp_path / "legacy.jsonl"
+    p.write_text('{"_type": "event", "seq": 2, "type": {"type": "x"}, "timestamp": "2026-08-20T09:00:02.000Z", "data": {}}\n')
+    with pytest.raises(LoadError, match=r"line 1: not a session ledger"):
+        load(str(p))
