@@ -103,3 +103,35 @@ def test_a_record_type_that_is_an_object_names_no_format(tmp_path: Path) -> None
     p.write_text('{"_type": "event", "seq": 2, "type": {"type": "x"}, "timestamp": "2026-08-20T09:00:02.000Z", "data": {}}\n')
     with pytest.raises(LoadError, match=r"line 1: not a session ledger"):
         load(str(p))
+
+
+def test_maka_stale_session_index_is_named_not_a_crash(tmp_path: Path) -> None:
+    """The session index says NULL where the table says 's1' (a damaged store, as a flipped byte
+    left one): the session choice reads only text ids and says so."""
+    import sqlite3
+
+    from tests.fuzz.seeds import _maka_two_turns
+    from tests.maka_store import write
+
+    p = write(str(tmp_path / "runtime.sqlite"), _maka_two_turns(2))
+    con = sqlite3.connect(p)
+    con.execute("PRAGMA writable_schema = 1")
+    con.execute("UPDATE sqlite_master SET sql = replace(sql, 'session_id TEXT NOT NULL', 'session_id TEXT') WHERE name = 'runtime_events'")
+    con.commit()
+    con.close()
+    con = sqlite3.connect(p)
+    con.execute("UPDATE runtime_events SET session_id = NULL WHERE event_id = 'u2'")  # the index holds NULL
+    con.commit()
+    index = con.execute("SELECT * FROM sqlite_master WHERE name = 'runtime_events_by_session'").fetchone()
+    con.execute("PRAGMA writable_schema = 1")
+    con.execute("DELETE FROM sqlite_master WHERE name = 'runtime_events_by_session'")  # hidden: not updated
+    con.commit()
+    con.close()
+    con = sqlite3.connect(p)
+    con.execute("UPDATE runtime_events SET session_id = 's1' WHERE event_id = 'u2'")
+    con.execute("PRAGMA writable_schema = 1")
+    con.execute("INSERT INTO sqlite_master VALUES (?,?,?,?,?)", index)
+    con.commit()
+    con.close()
+    led = load(p)
+    assert any(d.problem == "malformed_row" and "no text session_id" in d.message for d in led.diagnostics)
