@@ -171,13 +171,20 @@ def _nextclaw(folder: Path) -> list[Path]:
             "metadata": {"last_context_compaction": {"id": "ctx-other", "status": cp["status"]}}}  # fmt: skip
     (p2.parent / "agent_main_s1.metadata.json").write_text(json.dumps(side) + "\n", encoding="utf-8")
 
-    # core's SessionStore lines (C/features/session/stores/session.store.ts:372-389, as
-    # tests/test_nextclaw.py writes them): not an NCP journal, so no adapter may claim it.
+    # core's SessionStore lines (C/features/session/stores/session.store.ts at 001fb682: the metadata
+    # line :369-380, an event per message `{_type, seq, type, timestamp, data: {message}}` :255-263,
+    # :381-389, the type from the role :323-341): not an NCP journal, so no adapter may claim it.
     legacy = folder / "nextclaw-legacy" / "agent_main_s1.jsonl"
     legacy.parent.mkdir(parents=True, exist_ok=True)
-    lines = [{"_type": "metadata", "created_at": nc.ts(0), "metadata": {}}]
-    lines += [{"_type": "event", "seq": i, "type": t, "timestamp": nc.ts(0, i), "data": {"content": f"line {i}"}}
-              for i, t in enumerate(("message.user", "message.assistant", "message.user"), start=1)]  # fmt: skip
+    lines: list[dict[str, object]] = [
+        {"_type": "metadata", "created_at": nc.ts(0), "updated_at": nc.ts(0, 3), "agent_id": "main", "message_count": 3,
+         "last_message_at": nc.ts(0, 3), "metadata": {}},
+    ]  # fmt: skip
+    said = [("message.user", {"role": "user", "content": "Summarise the report"}),
+            ("assistant.tool_call", {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}),
+            ("tool.result", {"role": "tool", "tool_call_id": "c1", "content": "X"})]  # fmt: skip
+    lines += [{"_type": "event", "seq": i, "type": t, "timestamp": nc.ts(0, i), "data": {"message": m | {"timestamp": nc.ts(0, i)}}}
+              for i, (t, m) in enumerate(said, start=1)]  # fmt: skip
     legacy.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
     return [p1, p2, legacy]
 
