@@ -1,4 +1,6 @@
-"""The fuzzer in CI (issue 11): a fixed seed, a few hundred cases and 20 app runs (tests/fuzz/).
+"""The fuzzer in CI (issue 11): a fixed seed, a few hundred cases and 20 app runs (tests/fuzz/),
+over every seed kind: the files found on disk and the stores built from adk-go's, maka's and
+NextClaw's own types (tests/fuzz/seeds.py).
 
 One campaign runs once for the module; each `test_no_violations[CLASS]` then fails listing the
 distinct violations of its class that remain (location, count, formats, the command that
@@ -20,11 +22,12 @@ from hypothesis import strategies as st
 from tests.conftest import SAMPLES, SHARED, need_shared
 from tests.fuzz import mutations
 from tests.fuzz.campaign import Summary, commands, make_cases, run_campaign
-from tests.fuzz.corpus import KINDS, Seed
+from tests.fuzz.corpus import BUILT_KINDS, KINDS, Seed, kind_of, side_files
 from tests.fuzz.runner import run_cli
+from tests.fuzz.seeds import build_seeds
 
 SEED = 11
-CASES = 300
+CASES = 380  # 300 before adk-go, maka and NextClaw joined (their cases are cheap)
 APP_RUNS = 20
 
 CLASSES: dict[str, tuple[str, ...]] = {
@@ -115,3 +118,23 @@ def test_the_runner_reports_a_crash_at_its_project_frame(monkeypatch: pytest.Mon
     assert [v.kind for v in res.violations] == ["crash"]
     assert res.violations[0].key.startswith("ValueError at inspector/cli/main.py:")
     assert "boom" in res.violations[0].trace
+
+
+def test_built_seeds_are_read_as_their_runtime(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every built kind has seeds its adapter reads (the legacy NextClaw store excepted: no adapter
+    may claim it), and a journal's metadata sidecar is one of the files the runner keeps unchanged."""
+    built = build_seeds(tmp_path_factory.mktemp("seeds"))
+    assert {k for k, _ in built} == set(BUILT_KINDS)
+    read = {k for k, p in built if kind_of(p) == k}
+    assert read == set(BUILT_KINDS), built
+    refused = [p for k, p in built if kind_of(p) is None]
+    assert [p.parent.name for p in refused] == ["nextclaw-legacy"]
+    journal = next(p for k, p in built if k == "nextclaw" and p.parent.name == "nextclaw-seed004")
+    assert journal.with_name("agent_main_s1.metadata.json") in [p for p in side_files(journal) if p.exists()]
+    assert build_seeds(tmp_path_factory.mktemp("again"))[0][1].read_bytes() == built[0][1].read_bytes()
+
+
+def test_a_campaign_can_be_restricted_to_some_formats() -> None:
+    corpus = {k: v for k, v in _corpus().items() if k in ("maka_db", "nextclaw")}
+    cases = make_cases(1, 60, 2, corpus, allow_huge=False, app_wait=5, specials=False)
+    assert {c["kind"] for c in cases} == {"maka_db", "nextclaw"}

@@ -87,3 +87,31 @@ def test_every_finding_code_is_in_the_code_table_the_docs_and_the_readme(tmp_pat
         (tmp_path / fmt).mkdir()
         emitted |= {f.code for f in analyze(load(str(build(tmp_path / fmt)))).findings}
     assert emitted and emitted <= set(CODES), emitted - set(CODES)
+
+
+def test_default_places_find_the_stores_and_skip_their_side_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bare `inspector`, `scan` and `watch` look in each format's default places: maka's workspaces
+    (the desktop app's userData, maka.DEFAULT_PLACES) and NextClaw's journal folder; what those
+    formats name as not sessions (SQLite side files, maka's policy file, NextClaw's metadata sidecar
+    and session index) is left out. adk-go has no default place (an app opens any GORM file)."""
+    import os
+
+    from inspector.formats import adk_go
+    from inspector.store.places import default_places
+    from inspector.tui.triage import discover
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    work = tmp_path / ".config" / "Maka" / "workspaces" / "w1"
+    work.mkdir(parents=True)
+    maka_store = _maka(work)
+    for side in ("runtime.sqlite-wal", "runtime-policy.json"):
+        (work / side).write_bytes(b"")
+    journals = tmp_path / ".nextclaw" / "sessions" / ".ncp-agent-journal"
+    journal = _nextclaw(journals)
+    (journals / "agent_main_s1.metadata.json").write_text(json.dumps({"_type": "metadata", "version": 1, "metadata": {}}))
+    (journals / ".ncp-agent-session-index.json").write_text("{}")
+    _, files, _ = discover(default_places())
+    assert sorted(os.path.relpath(f, tmp_path) for f in files) == sorted(
+        os.path.relpath(p, tmp_path) for p in (maka_store, journal)
+    )
+    assert adk_go.DEFAULT_PLACES == ()

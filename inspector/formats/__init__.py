@@ -28,16 +28,20 @@ def detect(lines: list[RawLine]) -> str | None:
     """Which producer wrote these lines, judged by content (never by file name): the first line
     format in registry order whose object test takes one of the first 50 lines' objects."""
     tests = [(f.name, f.looks_like) for f in registry.line_formats() if f.looks_like is not None]
-    for rl in lines[:50]:
-        for o in rl.objects:
-            if not isinstance(o, dict) or not isinstance(o.get("type"), str | None):
-                continue  # a record type that is no string names no format
-            for name, looks_like in tests:
-                if looks_like(o):
-                    return name
-    if any(codex.looks_like_damaged(o) for rl in lines[:50] for o in rl.objects):
+    heads = _typed_heads(lines)
+    for o in heads:
+        for name, looks_like in tests:
+            if looks_like(o):
+                return name
+    if any(codex.looks_like_damaged(o) for o in heads):
         return codex.NAME  # its lines' payloads are missing: read it, and say so line by line
     return None
+
+
+def _typed_heads(lines: list[RawLine]) -> list[dict[str, Any]]:
+    """The objects of the first 50 lines that a format test may look at: a record type that is no
+    string names no format (and would not even hash)."""
+    return [o for rl in lines[:50] for o in rl.objects if isinstance(o, dict) and isinstance(o.get("type"), str | None)]
 
 
 def _named(fmt: str, name: str | None) -> Format:

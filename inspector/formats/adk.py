@@ -118,7 +118,7 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         )
     diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
-    lines = _event_lines(data, len(obj["events"]))
+    lines = event_lines(data, len(obj["events"]))
     places: list[str] = []
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
@@ -142,13 +142,15 @@ class _DumpEvents(msgspec.Struct):
     events: list[msgspec.Raw] = []
 
 
-def _event_lines(data: bytes, n: int) -> list[str]:
-    """Where each event of a dump starts, as "line L" (its text found in order: msgspec leaves
-    each event raw); "line ?" when that cannot be told."""
+def event_lines(data: bytes, n: int) -> list[str]:
+    """Where each event of a dump (an object with `events`, or a bare list of events as adk-go
+    exports them) starts, as "line L" (its text found in order: msgspec leaves each event raw);
+    "line ?" when that cannot be told."""
     try:
-        raws = msgspec.json.decode(data, type=_DumpEvents).events
+        top = msgspec.json.decode(data, type=list[msgspec.Raw] | _DumpEvents)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        raws = []
+        top = []
+    raws = top if isinstance(top, list) else top.events
     out: list[str] = []
     pos = 0
     line = 1

@@ -268,7 +268,8 @@ class Compaction:
 
 @dataclass(slots=True)
 class GoEvent:
-    """One session event as adk-go's rules see it (stream position = `index`)."""
+    """One session event as adk-go's rules see it (stream position = `index`; `line` = its place in
+    the store, the session's row or the export's event, 1-based, which `--at` and diagnostics name)."""
 
     index: int
     rowid: int | None
@@ -282,6 +283,7 @@ class GoEvent:
     long_running: list[str]
     compaction: Compaction | None = None
     transfer_to: str | None = None
+    line: int = 0
 
 
 def _str(v: Any) -> str:
@@ -358,6 +360,7 @@ def make_event(index: int, rowid: int | None, src: dict[str, Any], where: str, d
         [x for x in lr if isinstance(x, str)] if isinstance(lr, list) else [],
         _compaction(acts["compaction"], where, line, diags) if isinstance(acts.get("compaction"), dict) else None,
         acts.get("transfertoagent") if isinstance(acts.get("transfertoagent"), str) and acts.get("transfertoagent") else None,
+        line,
     )
     if e.compaction is None and acts.get("compaction") is not None:
         diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
@@ -635,10 +638,10 @@ def next_agent(events: list[GoEvent]) -> tuple[str | None, str, str, str]:
         if e.compaction is not None:
             continue
         if e.transfer_to:
-            agent, why = e.transfer_to, f"event {e.index + 1} transfers to it"
+            agent, why = e.transfer_to, f"event {e.line} transfers to it"
             break
         if e.author and e.author != "user":
-            agent, why = e.author, f"event {e.index + 1} is its latest"
+            agent, why = e.author, f"event {e.line} is its latest"
             break
     own = [e for e in events if agent is not None and e.author == agent and e.compaction is None]
     last = own[-1] if own else None
@@ -765,13 +768,17 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         raise LoadError(f"{name}: line 1: a JSON value, but not an adk-go export (no list of events)")
     diags: list[Diagnostic] = []
     events: list[GoEvent] = []
-    for i, o in enumerate(obj[:upto] if upto is not None else obj):
-        where = f"{name}: events[{i}]"
+    kept = obj[:upto] if upto is not None else obj
+    lines = adk.event_lines(data, len(kept))
+    for i, o in enumerate(kept):
+        # Diagnostics name the event by its place in the export and the line it starts on.
+        where = f"{name}: event {i + 1} ({lines[i]})"
         if not isinstance(o, dict):
             diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
             continue
-        e = make_event(len(events), None, o, where, diags)
+        e = make_event(i, None, o, where, diags)
         if e is not None:
+            e.index = len(events)
             events.append(e)
     return build(events, name, meta, diags)
 
@@ -851,15 +858,15 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
             if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
                 usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
             cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
-            records.append(Record(e.index, e.index + 1, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
+            records.append(Record(e.index, e.line, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
             continue
         m = adk.event_message(e.obj)
         if m is None:
-            records.append(Record(e.index, e.index + 1, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
+            records.append(Record(e.index, e.line, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
             continue
         # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
         m.never_sent = e.index not in visible or all(_zero(p) for p in _parts(e))
-        records.append(Record(e.index, e.index + 1, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
+        records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
     full = build_request(events, agent, branch, scope)
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
@@ -945,9 +952,9 @@ def _unmatched_exclusions(
             )
             diags.append(
                 Diagnostic(
-                    e.index + 1,
+                    e.line,
                     "exclusion_unmatched",
-                    f"{name}: event {e.index + 1}: compaction excludedEvents names invocation {ref.invocation_id!r} at "
+                    f"{name}: event {e.line}: compaction excludedEvents names invocation {ref.invocation_id!r} at "
                     f"{_fmt(ref.ts)}, which matches no stored event; {what}",
                     seqs=sorted(near),
                 )
@@ -966,7 +973,7 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
         c = e.compaction
         if c is None:
             continue
-        line = e.index + 1
+        line = e.line
         if c.content is None:
             diags.append(
                 Diagnostic(
@@ -984,9 +991,9 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
         if it.reinjected and it.seq is not None and records[it.seq].call_ids:
             diags.append(
                 Diagnostic(
-                    it.seq + 1,
+                    records[it.seq].line,
                     "call_reinjected",
-                    f"{name}: event {it.seq + 1}: a long-running call a summary covered is sent again, next to the response "
+                    f"{name}: event {records[it.seq].line}: a long-running call a summary covered is sent again, next to the response "
                     "that came after it (recoverCompactedFunctionCalls, apply.go:208-291)",
                     severity="info",
                     seqs=[it.seq],
@@ -995,9 +1002,9 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
     for s in req.dropped_orphans:
         diags.append(
             Diagnostic(
-                s + 1,
+                records[s].line,
                 "response_without_call",
-                f"{name}: event {s + 1}: a function response whose call is not in the request: adk-go drops it from the "
+                f"{name}: event {records[s].line}: a function response whose call is not in the request: adk-go drops it from the "
                 "history silently (contents_processor.go:397-402)",
                 seqs=[s],
             )
@@ -1005,9 +1012,9 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
     if req.error is not None:
         diags.append(
             Diagnostic(
-                len(events),
+                events[-1].line if events else 0,
                 "request_refused",
-                f"{name}: the last event is a function response adk-go cannot pair with a call ({req.error}): it sends no "
+                f"{name}: event {events[-1].line if events else 0}, the last, is a function response adk-go cannot pair with a call ({req.error}): it sends no "
                 "request and the run fails (contents_processor.go:314-319)",
                 severity="error",
             )

@@ -538,7 +538,12 @@ def _json_row(raw: Any, where: str, diags: list[Diagnostic], line: int) -> dict[
 
 
 def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, diags: list[Diagnostic]) -> str:
-    stored = [r[0] for r in con.execute("SELECT session_id FROM runtime_events GROUP BY session_id ORDER BY MAX(committed_at), session_id")]
+    grouped = [r[0] for r in con.execute("SELECT session_id FROM runtime_events GROUP BY session_id ORDER BY MAX(committed_at), session_id")]
+    stored = [s for s in grouped if isinstance(s, str)]
+    if len(stored) != len(grouped):  # a damaged store (the column is TEXT NOT NULL): rows no session can own
+        untyped = [r[0] for r in con.execute("SELECT rowid FROM runtime_events WHERE typeof(session_id) != 'text' ORDER BY rowid LIMIT 11")]
+        shown = ", ".join(map(str, untyped[:10])) + (" …" if len(untyped) > 10 else "") if untyped else "not told: the table's pages disagree"
+        diags.append(Diagnostic(0, "malformed_row", f"{name}: runtime_events rows (rowid {shown}) have no text session_id; not read"))
     if not stored:
         raise LoadError(f"{name}: a maka runtime.sqlite, but runtime_events holds no session's events")
     if selector is not None:
@@ -631,8 +636,11 @@ def _checkpoint_rows(con: sqlite3.Connection, name: str, sid: str, diags: list[D
         if obj is None:
             continue
         diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, CHECKPOINT_ROW), where))
+        if not isinstance(seq, int):  # a damaged store: the column's CHECK lets text through
+            diags.append(Diagnostic(0, "malformed_row", f"{where}: sequence is {fields.json_type(seq)}, not an integer; the row is read in its stored order"))
+            seq = -1
         data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-        out.append(_CkptRow(str(run_id), int(seq), str(eid), ts, obj, data.get("checkpoint"), where))
+        out.append(_CkptRow(str(run_id), seq, str(eid), ts, obj, data.get("checkpoint"), where))
     return out
 
 

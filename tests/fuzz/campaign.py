@@ -33,6 +33,7 @@ SPECIAL_RATE = 0.02
 STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
 POLICIES: tuple[str, ...] = ("pi", "adk-sliding", "adk-token", "adk-both", "recorded")
 OUT_TARGETS: tuple[str, ...] = ("device", "directory", "missing_dir", "existing")  # besides a new path
+FORMAT_CHOICES: tuple[str, ...] = (*KINDS, "special")  # what --formats may name
 NUMBERS: tuple[str, ...] = ("1", "100", "4096", "2147483648", "9223372036854775808", "99999999999999999999")
 
 
@@ -69,18 +70,27 @@ def _argv(rng: random.Random) -> tuple[str, list[str]]:
 
 
 def make_cases(
-    seed: int, n: int, n_app: int, corpus: dict[str, list[Seed]], *, allow_huge: bool, app_wait: float
+    seed: int,
+    n: int,
+    n_app: int,
+    corpus: dict[str, list[Seed]],
+    *,
+    allow_huge: bool,
+    app_wait: float,
+    specials: bool = True,
 ) -> list[dict[str, Any]]:
-    """The campaign's cases: a function of the seed alone."""
+    """The campaign's cases: a function of the seed and the corpus's kinds alone (specials: the
+    non-regular inputs too)."""
+    kinds = [k for k in KINDS if k in corpus]
     out: list[dict[str, Any]] = []
     for i in range(n + n_app):
         app = i >= n
         rng = random.Random(f"{'app' if app else 'case'}:{seed}:{i}")
         case: dict[str, Any] = {"id": i, "raw": None, "special": None, "app": app, "app_wait": app_wait}
-        if rng.random() < SPECIAL_RATE * (0 if app else 1):
+        if rng.random() < SPECIAL_RATE * (0 if app or not specials else 1):
             case |= {"kind": "special", "special": rng.choice(SPECIALS), "seed": "special", "mutations": []}
         else:
-            kind = rng.choice(KINDS)
+            kind = rng.choice(kinds)
             s = rng.choice(corpus[kind])
             case |= {"kind": kind, "seed": s.path, "seed_name": s.name, "mutations": mutations.choose(rng, kind, allow_huge=allow_huge)}
         if app:
@@ -461,13 +471,18 @@ def run_campaign(
     timeout: float = 30.0,
     allow_huge: bool = True,
     minimize_budget: int = 150,
+    formats: tuple[str, ...] | None = None,
     log: Callable[[str], None] = print,
 ) -> Summary:
+    """`formats`: the seed kinds to fuzz (and "special" for the non-regular inputs); all by default."""
     t0 = time.monotonic()
-    corpus = load_corpus()
-    n_app = max(1, cases // 40) if app_cases is None else app_cases
-    all_cases = make_cases(seed, cases, n_app, corpus, allow_huge=allow_huge, app_wait=max(5.0, timeout - 10))
+    wanted = FORMAT_CHOICES if formats is None else formats
     out.mkdir(parents=True, exist_ok=True)
+    corpus = load_corpus(out / "seeds", tuple(k for k in KINDS if k in wanted))
+    n_app = max(1, cases // 40) if app_cases is None else app_cases
+    all_cases = make_cases(
+        seed, cases, n_app, corpus, allow_huge=allow_huge, app_wait=max(5.0, timeout - 10), specials="special" in wanted
+    )  # fmt: skip
     findings_dir = out / "findings"
     if findings_dir.exists():
         shutil.rmtree(findings_dir)

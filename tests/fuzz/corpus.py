@@ -11,9 +11,25 @@ SAMPLES = REPO / "sample_sessions"
 
 # The kinds of input a case starts from. `adk_db` and `adk_json` are the two ADK stores,
 # `openclaw_db` OpenClaw's SQLite agent store; `special` is a non-regular input (a FIFO, a device,
-# a directory, a symlink loop).
-KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json", "openclaw_db")
-SQLITE_KINDS: frozenset[str] = frozenset({"adk_db", "openclaw_db"})  # the SQLite mutations apply
+# a directory, a symlink loop). The seeds of BUILT_KINDS (the runtimes that cannot be run here)
+# are built from their own types by tests/fuzz/seeds.py; the others are files found on disk.
+FOUND_KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json", "openclaw_db")
+BUILT_KINDS: tuple[str, ...] = ("adk_go_db", "adk_go_json", "maka_db", "nextclaw")
+KINDS: tuple[str, ...] = FOUND_KINDS + BUILT_KINDS
+SQLITE_KINDS: frozenset[str] = frozenset({"adk_db", "openclaw_db", "adk_go_db", "maka_db"})  # the SQLite mutations apply
+# Files a format reads beside its input (suffixes appended to the input's path, or replacing
+# `.jsonl`): they are copied with the seed and must be unchanged after a run like the input itself.
+SIDE_SUFFIXES: tuple[str, ...] = ("-wal", "-shm", "-journal")
+SIDECAR_SUFFIXES: dict[str, str] = {".jsonl": ".metadata.json"}  # NextClaw's <id>.metadata.json
+
+
+def side_files(path: Path) -> list[Path]:
+    """The files beside `path` that a format reads with it (existing or not)."""
+    out = [Path(f"{path}{s}") for s in SIDE_SUFFIXES]
+    for suffix, sidecar in SIDECAR_SUFFIXES.items():
+        if path.name.endswith(suffix):
+            out.append(path.with_name(path.name[: -len(suffix)] + sidecar))
+    return out
 SPECIALS: tuple[str, ...] = ("fifo", "dev_null", "directory", "symlink_loop")
 
 
@@ -69,19 +85,30 @@ def kind_of(path: Path) -> str | None:
         return "adk_db" if path.suffix == ".db" else "adk_json"
     if led.format == "openclaw":
         return "openclaw_db"
+    if led.format == "adk_go":
+        return "adk_go_db" if path.suffix == ".db" else "adk_go_json"
+    if led.format == "maka":
+        return "maka_db"
     return led.format if led.format in KINDS else None
 
 
-def load_corpus() -> dict[str, list[Seed]]:
-    """The seeds by kind; every kind must have at least one."""
-    by_kind: dict[str, list[Seed]] = {k: [] for k in KINDS}
-    shared = shared_dir()
-    for p in candidate_files():
-        kind = kind_of(p)
-        if kind is None:
-            continue
-        base = REPO if p.is_relative_to(REPO) else shared
-        by_kind[kind].append(Seed(kind, str(p), str(p.relative_to(base))))
+def load_corpus(built: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, list[Seed]]:
+    """The seeds by kind (of `kinds`); every kind must have at least one. The built seeds are
+    written under `built`."""
+    from tests.fuzz.seeds import build_seeds
+
+    by_kind: dict[str, list[Seed]] = {k: [] for k in kinds}
+    if any(k in FOUND_KINDS for k in kinds):
+        shared = shared_dir()
+        for p in candidate_files():
+            kind = kind_of(p)
+            if kind in by_kind:
+                base = REPO if p.is_relative_to(REPO) else shared
+                by_kind[kind].append(Seed(kind, str(p), str(p.relative_to(base))))
+    if any(k in BUILT_KINDS for k in kinds):
+        for kind, p in build_seeds(built):
+            if kind in by_kind:
+                by_kind[kind].append(Seed(kind, str(p), f"built:{p.relative_to(built)}"))
     empty = [k for k, seeds in by_kind.items() if not seeds]
     if empty:
         raise CorpusError(f"no seed file of kind {', '.join(empty)} in the corpus")

@@ -35,6 +35,18 @@ ADAPTER_KEYS: frozenset[str] = frozenset(
         "function_response", "invocation_id", "tokensBefore", "input_tokens", "output_tokens", "model",
         "subtype", "isCompactSummary", "compactMetadata", "replacement_history", "start_timestamp",
         "end_timestamp", "compacted_content", "state", "seq", "boundary", "represents", "retains",
+        # adk-go (camelCase JSON, PascalCase or camelCase actions)
+        "functionCall", "functionResponse", "invocationId", "startTimestamp", "endTimestamp",
+        "compactedContent", "excludedEvents", "promptTokenCount", "candidatesTokenCount", "Compaction",
+        "longRunningToolIds", "branch",
+        # maka (RuntimeEvent, AgentRunHeader, the history-compact checkpoint)
+        "kind", "runId", "turnId", "ts", "modelId", "llmConnectionSlug", "checkpoint", "checkpointId",
+        "coverage", "through", "runtimeEventId", "eventCount", "sourceDigest", "providerState",
+        "summaryFormat", "headAnchor", "phase", "modelVisibility", "data", "result", "args",
+        # NextClaw (journal entries, NCP events and messages, ContextCompactionCheckpoint)
+        "_type", "event", "messageId", "delta", "toolName", "status", "metadata", "nextclaw_timeline_kind",
+        "coveredUntil", "updatedAt", "retainedMessageIds", "preservedUserMessageIds", "summaryDiagnostics",
+        "recovery", "finishReason", "attemptCount", "continuationMessageId", "last_context_compaction",
     }
 )  # fmt: skip
 ID_PARENT: tuple[tuple[str, str], ...] = (("id", "parentId"), ("uuid", "parentUuid"), ("id", "parent"))
@@ -60,11 +72,19 @@ class Mutation:
     run: Mutator
 
 
-TEXT_KINDS = frozenset({"pi", "native", "claude_code", "codex", "adk_json"})
-JSONL_KINDS = frozenset({"pi", "native", "claude_code", "codex"})
+TEXT_KINDS = frozenset({"pi", "native", "claude_code", "codex", "adk_json", "adk_go_json", "nextclaw"})
+JSONL_KINDS = frozenset({"pi", "native", "claude_code", "codex", "nextclaw"})
 SQLITE_KINDS = corpus.SQLITE_KINDS
-# The table of each SQLite store that holds one event's JSON per row, and that column.
-JSON_COLUMNS = {"events": "event_data", "transcript_events": "event_json"}
+# The columns of each SQLite store that hold a record's JSON per row: ADK Python's events
+# (v1), OpenClaw's transcript, adk-go's events (content, actions, usage), maka's runtime events,
+# run headers, run ledger and projection.
+JSON_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("events", "event_data"), ("transcript_events", "event_json"),
+    ("events", "content"), ("events", "actions"), ("events", "usage_metadata"),
+    ("runtime_events", "payload_json"), ("core_agent_runs", "record_json"),
+    ("core_agent_run_events", "record_json"), ("core_agent_run_projections", "event_json"),
+)  # fmt: skip
+JSON_TABLES: tuple[str, ...] = tuple(dict.fromkeys(t for t, _ in JSON_COLUMNS))
 ALL_KINDS = TEXT_KINDS | SQLITE_KINDS
 REGISTRY: dict[str, Mutation] = {}
 
@@ -333,9 +353,11 @@ def m_huge_line(path: Path, rng: random.Random, ctx: Context) -> None:
 def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
     """One event row's JSON gets a field of the wrong type (or loses one)."""
     with _db(path) as con:
-        table, col = next(((t, c) for t, c in JSON_COLUMNS.items() if c in _columns(con, t)), (None, None))
-        if table is None:
+        present = [(t, c) for t, c in JSON_COLUMNS if c in _columns(con, t)]
+        if not present:
             return
+        # One store's one JSON column keeps its draws as before; several: pick one.
+        table, col = present[0] if len(present) == 1 else rng.choice(present)
         rows = con.execute(f'SELECT rowid, "{col}" FROM "{table}" WHERE "{col}" IS NOT NULL').fetchall()
         if not rows:
             return
@@ -351,6 +373,42 @@ def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
         else:
             _set(value, p, rng.choice(SUBSTITUTES))
         con.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE rowid = ?', (_dumps(value, None, ascii_only=True).decode(), rowid))
+
+
+SIDECAR_KINDS = frozenset({"nextclaw"})
+SIDECAR_DAMAGE: tuple[str, ...] = ("wrong_type", "missing_field", "truncate", "not_json", "not_an_object", "invalid_utf8", "deep", "absent", "new")
+
+
+@mutation(0, SIDECAR_KINDS, weight=2)
+def m_sidecar(path: Path, rng: random.Random, ctx: Context) -> None:
+    """The file read beside the input (NextClaw's <id>.metadata.json) is damaged, removed or
+    written where there was none."""
+    side = next((p for p in corpus.side_files(path) if p.suffix == ".json"), None)
+    if side is None:
+        return
+    how = rng.choice(SIDECAR_DAMAGE)
+    if how == "new" or not side.exists():
+        meta = {"_type": "metadata", "version": 1, "created_at": "2026-08-20T09:00:00.000Z", "metadata": {}}
+        if rng.random() < 0.5:
+            meta["metadata"]["last_context_compaction"] = {"id": rng.choice(("ctx-x", None, 7)), "status": "compressed"}
+        side.write_text(json.dumps(meta) + "\n", encoding="utf-8")
+        return
+    if how == "absent":
+        side.unlink()
+    elif how == "wrong_type":
+        m_wrong_type(side, rng, ctx)
+    elif how == "missing_field":
+        m_missing_field(side, rng, ctx)
+    elif how == "truncate":
+        m_truncate(side, rng, ctx)
+    elif how == "not_json":
+        side.write_bytes(side.read_bytes()[: rng.randrange(1, 40)] + b"\x00{not json")
+    elif how == "not_an_object":
+        side.write_text(rng.choice(("[]", "null", "7", '"metadata"', '{"_type": "metadata", "metadata": []}')))
+    elif how == "invalid_utf8":
+        m_invalid_utf8(side, rng, ctx)
+    else:
+        side.write_text('{"_type": "metadata", "metadata": ' + _Deep(rng.choice(DEEP_DEPTHS), rng.random() < 0.5).text() + "}")
 
 
 # ---------------------------------------------------------------------------------------- SQLite
@@ -426,7 +484,7 @@ def m_wrong_column_type(path: Path, rng: random.Random, ctx: Context) -> None:
     if not _sqlite_ok(path):
         return
     with _db(path) as con:
-        tables = [t for t in _tables(con) if t in ("events", "sessions", *JSON_COLUMNS)] or _tables(con)
+        tables = [t for t in _tables(con) if t in ("events", "sessions", *JSON_TABLES)] or _tables(con)
         if not tables:
             return
         table = rng.choice(tables)
@@ -447,10 +505,12 @@ def m_invalid_utf8_row(path: Path, rng: random.Random, ctx: Context) -> None:
     if not _sqlite_ok(path):
         return
     with _db(path) as con:
-        table = next((t for t in JSON_COLUMNS if t in _tables(con)), None)
-        if table is None:
+        tables = [t for t in JSON_TABLES if t in _tables(con)]
+        if not tables:
             return
-        cols = [c for c in _columns(con, table) if c in ("event_data", "event_json", "id", "invocation_id", "author", "content")] or _columns(con, table)
+        table = tables[0] if len(tables) == 1 else rng.choice(tables)
+        text_cols = ("event_data", "event_json", "id", "invocation_id", "author", "content", "actions", "payload_json", "event_id", "record_json")
+        cols = [c for c in _columns(con, table) if c in text_cols] or _columns(con, table)
         col = rng.choice(cols)
         rows = con.execute(f'SELECT rowid, CAST("{col}" AS BLOB) FROM "{table}"').fetchall()
         if not rows:
@@ -471,7 +531,7 @@ def m_wal(path: Path, rng: random.Random, ctx: Context) -> None:
     try:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA wal_autocheckpoint=0")
-        tables = [t for t in _tables(con) if t in ("sessions", "session_nodes", *JSON_COLUMNS)]
+        tables = [t for t in _tables(con) if t in ("sessions", "session_nodes", *JSON_TABLES)]
         if tables:
             t = rng.choice(tables)
             cols = _columns(con, t)

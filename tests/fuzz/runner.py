@@ -30,13 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz import mutations
-from tests.fuzz.corpus import REPO, SQLITE_KINDS
+from tests.fuzz.corpus import REPO, SIDECAR_SUFFIXES, SQLITE_KINDS, side_files
 
 PROJECT = str(REPO / "inspector") + os.sep
 APP_KEYS: tuple[str, ...] = ("n", "f", "t", "c", "3", "r", "escape", "s", "escape")
 LINE_REF = re.compile(r"\b(line|row|event) \d+\b")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 @dataclass(slots=True)
@@ -97,6 +96,7 @@ def materialize(case: dict[str, Any], folder: Path) -> tuple[Path, mutations.Con
     src = Path(case["raw"] or case["seed"])
     target = folder / Path(case["seed"]).name
     shutil.copyfile(src, target)
+    _copy_sidecars(Path(case["seed"]), target)
     if case["raw"] is None:
         mutations.apply(target, [tuple(m) for m in case["mutations"]], ctx)
     elif case["kind"] in SQLITE_KINDS:
@@ -104,10 +104,19 @@ def materialize(case: dict[str, Any], folder: Path) -> tuple[Path, mutations.Con
     return target, ctx
 
 
+def _copy_sidecars(seed: Path, target: Path) -> None:
+    """The seed's sidecars (NextClaw's <id>.metadata.json) go with it; the minimizer's raw input keeps
+    its seed's."""
+    for src, dst in zip(side_files(seed), side_files(target), strict=True):
+        if src.is_file() and any(src.name.endswith(s) for s in SIDECAR_SUFFIXES.values()):
+            shutil.copyfile(src, dst)
+
+
 def snapshot(path: Path) -> dict[str, Any]:
-    """What must not change: the input's bytes and mtime (and a database's side files)."""
+    """What must not change: the input's bytes and mtime (and the files read beside it: a
+    database's -wal/-shm/-journal, a journal's metadata sidecar)."""
     out: dict[str, Any] = {}
-    for p in (path, *(Path(f"{path}{s}") for s in SIDE_FILES)):
+    for p in (path, *side_files(path)):
         try:
             st = os.lstat(p)
         except OSError:
