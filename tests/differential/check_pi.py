@@ -1,0 +1,278 @@
+"""Compare our reading of a generated pi session with what pi 0.73.1 did (issue 16, point 2).
+
+For every agent model call: the session file as it was when pi sent it (the lines appended before
+the request, by their timestamps) gives our next request (`context --at N`, in-process), compared
+with the messages pi sent (role, which entry, summary or synthetic result each is, tool-call ids,
+text digests, order); every earlier message entry's state (live/retained, summarized, hole)
+against what the request and pi's summarizer requests show; the live question. For the whole
+session: the simulator replaying the scenario's own settings must make pi's own compactions
+(moment, summarizer input, range).
+
+Which entries a summarizer saw is read from its request: pi serializes each message as
+`[User]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`, `[Tool result]: …` (pi-coding-agent
+dist/core/compaction/utils.js:93-141), and every text the scenario's model writes carries a marker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from inspector.analysis import analyze
+from inspector.analysis import simulate as sim
+from inspector.formats import load
+from tests.differential.check_adk import Outcome, _lines
+
+SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
+TOOL_RESULT_MAX_CHARS = 2000  # utils.js:74: longer tool results are cut for the summarizer
+HISTORY_KINDS = ("summary_initial", "summary_update")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _ms(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def _texts(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(c.get("text", "") for c in content or [] if c.get("type") == "text")
+
+
+class Facts:
+    """The session pi wrote and what its requests show."""
+
+    def __init__(self, d: Path) -> None:
+        self.path = d / "session.jsonl"
+        self.entries = [json.loads(x) for x in self.path.read_text().splitlines() if x.strip()]
+        self.requests = _lines(d / "requests.jsonl")
+        self.scenario = json.loads((d / "scenario.json").read_text())
+        self.by_id = {e.get("id"): i for i, e in enumerate(self.entries) if e.get("id")}
+        self.ms = [_ms(e["timestamp"]) for e in self.entries]
+        self.compactions = [i for i, e in enumerate(self.entries) if e["type"] == "compaction"]
+        self.summarizer_inputs = {c: self._summarizer_input(c) for c in self.compactions}
+
+    def message(self, i: int) -> dict[str, Any] | None:
+        e = self.entries[i]
+        return e["message"] if e["type"] == "message" else None
+
+    def path_to(self, i: int) -> list[int]:
+        """Entries from the root to entry i (pi's branch)."""
+        out = []
+        cur: int | None = i
+        while cur is not None:
+            out.append(cur)
+            pid = self.entries[cur].get("parentId")
+            cur = self.by_id.get(pid) if pid else None
+        return out[::-1]
+
+    def lines_at(self, req: dict[str, Any]) -> int:
+        """How many lines the file had when pi sent the request."""
+        t = req["time"] * 1000
+        return sum(1 for m in self.ms if m <= t)
+
+    def serialized(self, i: int) -> str | None:
+        """The start of entry i's text in a summarization request (utils.js:93-141), None if none."""
+        m = self.message(i)
+        if m is None:
+            return None
+        if m["role"] == "user":
+            t = _texts(m["content"])
+            return f"[User]: {t}"[:300] if t else None
+        if m["role"] == "assistant":
+            texts = [b["text"] for b in m["content"] if b.get("type") == "text"]
+            if texts:
+                return f"[Assistant]: {chr(10).join(texts)}"[:300]
+            calls = [b for b in m["content"] if b.get("type") == "toolCall"]
+            if calls:
+                args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in calls[0]["arguments"].items())
+                return f"[Assistant tool calls]: {calls[0]['name']}({args})"[:300]
+            return None
+        if m["role"] == "toolResult":
+            t = _texts(m["content"])
+            return f"[Tool result]: {t[:TOOL_RESULT_MAX_CHARS]}"[:300] if t else None
+        return None
+
+    def _summarizer_requests(self, c: int) -> list[dict[str, Any]]:
+        """The summarization requests of the attempt that made compaction c: the last answered
+        ones before it was written, after the compaction before it."""
+        prev = max((p for p in self.compactions if p < c), default=None)
+        lo = self.ms[prev] if prev is not None else 0.0
+        hi = self.ms[c]
+        ok = [r for r in self.requests if r["kind"] != "agent" and r["status"] == 200 and lo < r["time"] * 1000 <= hi]
+        if not ok:
+            return []
+        last = ok[-1]["time"]
+        return [r for r in ok if last - r["time"] < 0.3]
+
+    def _summarizer_input(self, c: int) -> list[int]:
+        text = "".join(_texts(r["messages"][0]["content"]).split("</conversation>")[0]
+                       for r in self._summarizer_requests(c) if r["messages"])
+        return [i for i in range(c) if (s := self.serialized(i)) is not None and s in text]
+
+
+def _wire_item(facts: Facts, upto: int, msg: dict[str, Any]) -> tuple[str, Any, str]:
+    """A message pi sent as (role, what it is, text digest)."""
+    role = msg["role"]
+    text = _texts(msg.get("content"))
+    if role == "user" and text.startswith(SUMMARY_PREFIX):
+        for c in reversed([c for c in facts.compactions if c < upto]):
+            if facts.entries[c]["summary"] in text:
+                return role, ("summary", c), _sha(text)
+        return role, ("summary", None), _sha(text)
+    if role == "tool":
+        for i in range(upto):
+            m = facts.message(i)
+            if m and m["role"] == "toolResult" and m["toolCallId"] == msg["tool_call_id"]:
+                return role, ("entry", i), _sha(text)
+        return role, ("synthetic", msg["tool_call_id"]), _sha(text)
+    ids = [tc["id"] for tc in msg.get("tool_calls") or []]
+    for i in range(upto):
+        m = facts.message(i)
+        if m is None or {"user": "user", "assistant": "assistant"}.get(m["role"]) != role:
+            continue
+        if ids:
+            if [b["id"] for b in m["content"] if b.get("type") == "toolCall"][:1] == ids[:1]:
+                return role, ("entry", i), _sha(text)
+        elif _texts(m["content"]) == text and not any(b.get("type") == "toolCall" for b in m["content"]):
+            return role, ("entry", i), _sha(text)
+    return role, ("unknown", None), _sha(text)
+
+
+def _ours(led: Any, rep: Any) -> list[tuple[str, Any, str]]:
+    out: list[tuple[str, Any, str]] = []
+    for it in rep.context:
+        if it.kind == "summary":
+            out.append((it.role, ("summary", it.seq), _sha(it.text)))
+        elif it.synthetic:
+            out.append((it.role, ("synthetic", it.tool_result_id), ""))
+        else:
+            rec = led.records[it.seq]
+            text = "".join(b.text or "" for b in rec.message.blocks if b.type in ("text", "tool_result"))
+            out.append((it.role, ("entry", it.seq), _sha(text)))
+    return out
+
+
+def _calls(msg: dict[str, Any]) -> list[str]:
+    return [tc["id"] for tc in msg.get("tool_calls") or []]
+
+
+def check_requests(facts: Facts, out: Outcome) -> None:
+    for req in facts.requests:
+        if req["kind"] != "agent":
+            continue
+        at = facts.lines_at(req)
+        led = load(str(facts.path), upto_line=at)
+        rep = analyze(led)
+        theirs = [_wire_item(facts, at, m) for m in req["messages"]]
+        ours = _ours(led, rep)
+        where = {"request": req["seq"], "at": at, "turn": req["turn"], "step": req["step"]}
+        if [(r, w) for r, w, _ in ours] != [(r, w) for r, w, _ in theirs]:
+            out.disagree("next request", **where, ours=_show(ours), theirs=_show(theirs))
+        else:
+            for o, t, m in zip(ours, theirs, req["messages"], strict=True):
+                if o[2] and o[2] != t[2]:
+                    out.disagree("text", **where, item=_show([o])[0])
+                if o[1][0] == "entry" and m["role"] == "assistant":
+                    seq = o[1][1]
+                    mine = next((it.tool_call_ids for it in rep.context if it.seq == seq), [])
+                    if mine != _calls(m):
+                        out.disagree("tool calls", **where, entry=seq, ours=mine, theirs=_calls(m))
+        check_coverage(facts, rep, at, theirs, where, out)
+        out.calls_checked += 1
+
+
+def check_coverage(facts: Facts, rep: Any, at: int, theirs: list[tuple[str, Any, str]], where: dict[str, Any],
+                   out: Outcome) -> None:
+    """Every earlier message entry on the path: sent (live/retained), seen by the summarizer of a
+    compaction in effect (summarized) or neither (a hole); and the live question."""
+    raw = {w[1] for _, w, _ in theirs if w[0] == "entry"}
+    summaries = [w[1] for _, w, _ in theirs if w[0] == "summary" and w[1] is not None]
+    path = facts.path_to(at - 1)
+    summarized: set[int] = set()
+    for c in summaries:  # a summary stands for what its summarizer saw, and the summaries before it
+        for p in path:
+            if p in facts.summarizer_inputs and p <= c:
+                summarized |= set(facts.summarizer_inputs[p])
+    for i in path:
+        m = facts.message(i)
+        if m is None or facts.serialized(i) is None:
+            continue
+        if i in raw:
+            want: tuple[str, ...] = ("live", "retained")
+        elif i in summarized:
+            want = ("summarized",)
+        elif m["role"] == "assistant" and m.get("stopReason") in ("error", "aborted"):
+            continue  # dropped at send time (pi-ai transform-messages.js), a state of its own
+        else:
+            want = ("hole",)
+        if rep.states[i] not in want:
+            out.disagree("coverage", **where, entry=i, ours=rep.states[i], theirs=want[0])
+    question = next((i for i in reversed(path) if (m := facts.message(i)) and m["role"] == "user"), None)
+    lost = question is not None and question not in raw
+    fired = any(f.code == "live_question_summarized" and question in f.records for f in rep.findings)
+    if lost != fired:
+        out.disagree("live question", **where, question=question, pi_lost=lost, we_report=fired)
+
+
+def _show(items: list[tuple[str, Any, str]]) -> list[str]:
+    return [f"{r}:{w[0]}{'' if w[1] is None else w[1]}" for r, w, _ in items]
+
+
+def recorded_compactions(facts: Facts) -> list[dict[str, Any]]:
+    """pi's compactions as the simulator reports its own: moment (the entry it hangs under),
+    summarizer input, range (the message entries it takes out of the context)."""
+    out = []
+    start: int | None = None  # where the context began: the previous compaction's first kept entry
+    for c in facts.compactions:
+        e = facts.entries[c]
+        path = facts.path_to(c)
+        kept = facts.by_id.get(e["firstKeptEntryId"])
+        lo = path.index(start) if start in path else 0
+        hi = path.index(kept) if kept in path else len(path) - 1
+        out.append(
+            {
+                "after": facts.by_id.get(e["parentId"]),
+                "inputs": facts.summarizer_inputs[c],
+                "range": [p for p in path[lo:hi] if facts.message(p) is not None],
+            }
+        )
+        start = kept
+    return out
+
+
+def check_replay(facts: Facts, out: Outcome) -> None:
+    want = recorded_compactions(facts)
+    out.compactions = len(want)
+    if any(r["kind"] != "agent" and r["status"] != 200 for r in facts.requests):
+        return  # a failed summarizer call writes nothing: the replay cannot know it happened
+    if any("compact" in t for t in facts.scenario["turns"]):
+        return  # a manual /compact is no policy's decision
+    cfg = facts.scenario["pi"]
+    pol = sim.PiPolicy(cfg["contextWindow"], cfg["reserveTokens"], cfg["keepRecentTokens"])
+    led = load(str(facts.path))
+    got = [
+        {
+            "after": c.after_seq,
+            "inputs": sorted(s for s in c.summarized_seqs if facts.serialized(s) is not None),
+            "range": sorted(c.range_seqs),
+        }
+        for c in sim.simulate(led, pol).whatif.compactions
+    ]
+    out.replay_checked = True
+    if got != want:
+        out.disagree("replay (known settings)", policy=pol.params(), ours=got, theirs=want)
+
+
+def check(d: Path) -> Outcome:
+    facts = Facts(d)
+    out = Outcome(d.name)
+    check_requests(facts, out)
+    check_replay(facts, out)
+    return out
