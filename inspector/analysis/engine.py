@@ -618,7 +618,8 @@ def coverage(
             if r.kind != "message":
                 continue
             n_msgs += 1
-            if r.never_sent or (r.stop_reason in drop and r.role == "assistant"):
+            dropped = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
+            if dropped and (r.never_sent or not rt.summarizes_dropped or i > pos or i >= cut or s in keep):
                 states[s] = EXCLUDED
             elif i > pos:
                 states[s] = LIVE
@@ -631,7 +632,7 @@ def coverage(
                     states[s] = SUMMARIZED
                     summarized_by[s] = first_rep[i] or last.index
                 else:
-                    states[s] = HOLE
+                    states[s] = EXCLUDED if dropped else HOLE
     # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
     if lost or len(path) < len(records) - 1:
         for r in records:
