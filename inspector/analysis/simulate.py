@@ -986,6 +986,14 @@ def simulate(
     )
 
 
+def _valid_cut(ev: list[SimEvent], cut: int, upto: int) -> int:
+    """The first valid cut point at or after `cut`: a user or assistant message, never a tool
+    result (compaction.js findValidCutPoints); `upto` when there is none before it."""
+    while cut < upto and ev[cut].role not in ("user", "assistant"):
+        cut += 1
+    return cut
+
+
 def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     ev = sess.events
     comps: list[_CutComp] = []
@@ -1022,12 +1030,18 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
                 break
         else:
             cut = prev_cut
-        # Move forward to a valid cut point: a user or assistant message, never a tool result.
-        while cut < upto and ev[cut].role not in ("user", "assistant"):
-            cut += 1
-        if cut <= prev_cut or cut >= upto:
-            nothing_to_cut.append(e.turn)  # nothing new to summarize ("Already compacted")
-            continue
+        cut = _valid_cut(ev, cut, upto)
+        if cut >= upto:
+            # No valid cut point at or after the budget: pi keeps its default, the first valid cut
+            # point from the previous boundary on (compaction.js:311), else that boundary (:307).
+            cut = _valid_cut(ev, prev_cut, upto)
+            cut = prev_cut if cut >= upto else cut
+        if cut <= prev_cut:
+            # Nothing new before the cut: pi compacts all the same, its summarizer handed only the
+            # previous summary (compaction.js:499-503 summarizes nothing; agent-session.js:1476-1487
+            # gives up only when prepareCompaction returns nothing).
+            nothing_to_cut.append(e.turn)
+            cut = prev_cut
         q = next((x.pos for x in ev[upto:] if x.is_call), None)
 
         def at(ctx: _Context, q: int | None = q) -> int:
@@ -1039,7 +1053,9 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
         if rec_match is not None and size.tokens is None and size.ratio is None:
             tokens = rec_match.tokens
-        split = not ev[cut].question
+        # A split turn: the cut is not at a question and the turn's question is after the previous
+        # boundary (findTurnStartIndex searches back to it only, compaction.js:348).
+        split = not ev[cut].question and any(ev[p].question for p in range(prev_cut, cut))
         comps.append(_CutComp(upto, cut, set(), tokens, "threshold", "turn_end", split, rep_all=True))
         after = _cut_context(sess, comps, upto)
         points.append(
@@ -1476,22 +1492,19 @@ def pi_warnings(s: Series, pol: PiPolicy) -> list[SimWarning]:
                 SimWarning(
                     "keep_recent_over_threshold",
                     f"{head}: what a compaction keeps raw is already at the threshold, so the next turn ends over it "
-                    f"again: the replay compacts at the end of {run} turns in a row (turns {first}–{last}), a storm",
+                    f"again: the replay compacts at the end of {run} turns in a row (turns {first}–{last}), a storm"
+                    + (f", {idle} of its compactions summarizing nothing new (only the previous summary)" if idle else ""),
                 )
             )
         elif idle:
             turns = ", ".join(map(str, s.nothing_to_cut[:8])) + (" …" if idle > 8 else "")
-            made = (
-                f"no compaction at those turns ({len(s.compactions)} at others)"
-                if s.compactions
-                else "the replay makes no compaction and nothing bounds the prompt"
-            )
             out.append(
                 SimWarning(
                     "keep_recent_over_threshold",
                     f"{head}: {idle} turn(s) ended over the threshold (turn {turns}) with everything not yet "
                     f"summarized inside the {k:,} recent tokens pi keeps raw (by pi's chars/4 estimate), so there was "
-                    f"nothing to summarize: {made}",
+                    "nothing new to summarize: pi compacts there all the same, its summarizer handed only the "
+                    "previous summary, and nothing bounds the prompt",
                 )
             )
     over = [c for c in s.calls if c.over_window]

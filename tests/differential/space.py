@@ -153,9 +153,12 @@ def _pi_turn(rng: random.Random, tag: str) -> tuple[dict[str, Any], tuple[Any, .
     turn: dict[str, Any] = {"steps": steps}
     r = rng.random()
     if r < 0.05 and len(steps) > 1:
-        at = rng.randrange(len(steps))  # pi is aborted while the model streams this step
+        # pi is aborted while the model streams this step (the driver waits for its request, so
+        # no failed call may end the turn before it)
+        at = rng.randrange(min(2, len(steps)))
+        for st in steps:
+            st.pop("fail", None)
         steps[at] = dict(steps[at], chunk_delay_s=0.4, pad_chars=max(steps[at].get("pad_chars", 0), 400))
-        steps[at].pop("fail", None)
         return turn, ("prompt_abort", ask, {"turn": tag, "step": at})
     return turn, ("prompt", ask)
 
