@@ -37,6 +37,7 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
+import re
 import statistics
 from bisect import bisect_right
 from collections.abc import Callable
@@ -180,6 +181,24 @@ class SimEvent:
     # ADK: a node failure (an event with `error_code` and no content): the invocation raised
     failed: bool = False
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
+    errored: bool = False  # an answer that failed (stopReason error)
+    overflow: bool = False  # pi: that failure was the model refusing a context over its window
+
+
+# The model's refusals of a context over its window, as pi-ai's isContextOverflow reads an error
+# message (utils/overflow.js:29-50, 113-121); rate limits are not overflows (:60-64).
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length is \d+|exceeds the context window|prompt is too long"
+    r"|reduce the length of the messages|too many tokens|token limit exceeded|request_too_large",
+    re.IGNORECASE,
+)
+_NOT_OVERFLOW = re.compile(r"rate limit|too many requests", re.IGNORECASE)
+
+
+def is_context_overflow(error_message: str | None) -> bool:
+    return bool(error_message) and bool(_OVERFLOW.search(error_message or "")) and not _NOT_OVERFLOW.search(
+        error_message or ""
+    )
 
 
 @dataclass(slots=True)
@@ -385,6 +404,8 @@ def _sim_event(
         failed=adk and m is None and bool(extra.get("error_code")),
         # (another runtime's session replayed under ADK's policy: its text size)
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
+        errored=m is not None and m.stop_reason == "error",
+        overflow=m is not None and m.stop_reason == "error" and is_context_overflow(m.error_message),
     )
 
 
@@ -1009,6 +1030,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
 
     last_total = 0
     nothing_to_cut: list[int] = []
+    recovering = False  # an overflow compaction was made for this prompt (_overflowRecoveryAttempted)
     for e in ev:
         if e.is_call:
             ctx = _cut_context(sess, comps, e.pos)
@@ -1016,9 +1038,19 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             calls.append(_call_point(sess, e.pos, ctx, prompt, pol.context_window))
             e_out = e.output or e.tokens
             last_total = prompt + e_out
-        if not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
+        if e.role == "user" or (e.role == "assistant" and not e.errored):
+            recovering = False  # agent-session.js:273-274, 314-315
+        if e.overflow:
+            # The refusal ends the run: pi compacts at once and retries, once per prompt; a second
+            # refusal gets no compaction, nor a threshold check (agent-session.js:1398-1416).
+            if recovering:
+                continue
+            recovering = True
+            trigger, when = "overflow", "overflow"
+        elif not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
             continue
-        # After agent_end: the last reply's total is over the threshold.
+        else:
+            trigger, when = "threshold", "turn_end"  # after agent_end: the last reply is over the threshold
         upto = e.pos + 1
         prev_cut = comps[-1].cut if comps else 0
         acc = 0
@@ -1056,14 +1088,14 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         # A split turn: the cut is not at a question and the turn's question is after the previous
         # boundary (findTurnStartIndex searches back to it only, compaction.js:348).
         split = not ev[cut].question and any(ev[p].question for p in range(prev_cut, cut))
-        comps.append(_CutComp(upto, cut, set(), tokens, "threshold", "turn_end", split, rep_all=True))
+        comps.append(_CutComp(upto, cut, set(), tokens, trigger, when, split, rep_all=True))
         after = _cut_context(sess, comps, upto)
         points.append(
             CompactionPoint(
                 e.seq,
                 e.turn,
-                "threshold",
-                "turn_end",
+                trigger,
+                when,
                 [ev[p].seq for p in range(prev_cut, cut)],
                 len(points) - 1 if len(points) else None,
                 [ev[p].seq for p in range(prev_cut, cut)],
