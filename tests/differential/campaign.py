@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,26 @@ REPO = HERE.parents[1]
 FIXTURES = HERE / "fixtures"
 ADK_PYTHON = Path(os.environ.get("INSPECTOR_ADK_PYTHON", REPO / ".adk-venv" / "bin" / "python"))
 FIXTURE_FILES = ("scenario.json", "session.db", "session.jsonl", "events.json", "requests.jsonl", "compactions.jsonl")
+
+
+@dataclass
+class Outcome:
+    """What a runtime's checker found in one scenario's session (check_adk, check_pi)."""
+
+    name: str
+    calls_checked: int = 0
+    calls_skipped: int = 0  # tied events reloaded in another order: no prefix is the session then
+    compactions: int = 0
+    replay_checked: bool = False
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def disagree(self, what: str, **detail: Any) -> None:
+        self.disagreements.append({"what": what, **detail})
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """A JSON-lines file the driver wrote (requests, compaction attempts)."""
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 def adk_available() -> str | None:

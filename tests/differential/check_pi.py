@@ -24,7 +24,7 @@ from typing import Any
 from inspector.analysis import analyze
 from inspector.analysis import simulate as sim
 from inspector.formats import load
-from tests.differential.check_adk import Outcome, _lines
+from tests.differential.campaign import Outcome, read_lines
 
 SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
 TOOL_RESULT_MAX_CHARS = 2000  # utils.js:74: longer tool results are cut for the summarizer
@@ -51,7 +51,7 @@ class Facts:
     def __init__(self, d: Path) -> None:
         self.path = d / "session.jsonl"
         self.entries = [json.loads(x) for x in self.path.read_text().splitlines() if x.strip()]
-        self.requests = _lines(d / "requests.jsonl")
+        self.requests = read_lines(d / "requests.jsonl")
         self.scenario = json.loads((d / "scenario.json").read_text())
         self.by_id = {e.get("id"): i for i, e in enumerate(self.entries) if e.get("id")}
         self.ms = [_ms(e["timestamp"]) for e in self.entries]

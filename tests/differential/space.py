@@ -163,11 +163,13 @@ def _pi_turn(rng: random.Random, tag: str) -> tuple[dict[str, Any], tuple[Any, .
     return turn, ("prompt", ask)
 
 
-def _pi_summary_mode(rng: random.Random) -> Any:
+def _pi_summary_mode(rng: random.Random, failures: bool) -> Any:
+    """How the summarizer answers: a summary, cut (finish_reason length) or empty; in a scenario
+    with failures, also errors (a failed compaction writes nothing, so its replay is not checked)."""
     r = rng.random()
     if r < 0.75:
         return "good"
-    if r < 0.85:
+    if r < 0.87 or not failures:
         return rng.choice(["length", "empty"])
     return rng.choice([["http500", "good"], "http500", "http401", ["http401", "good"]])
 
@@ -177,17 +179,19 @@ def pi_scenario(seed: int, index: int) -> dict[str, Any]:
     window = rng.choice([4096, 6144, 8192, 12288])
     reserve = rng.choice([512, 1024, 2048])
     keep = rng.choice([200, 600, 1200, 2500, 4000])
+    failures = rng.random() < 0.3
+    manual = rng.random() < 0.3
     turns: list[dict[str, Any]] = []
     for i in range(rng.randint(3, 9)):
         tag = f"t{i:02d}"
         script, action = _pi_turn(rng, tag)
-        script["summary"] = _pi_summary_mode(rng)
+        script["summary"] = _pi_summary_mode(rng, failures)
         if rng.random() < 0.8:
             script["summary_prefix"] = script["summary"]
         else:
-            script["summary_prefix"] = _pi_summary_mode(rng)
+            script["summary_prefix"] = _pi_summary_mode(rng, failures)
         turn: dict[str, Any] = {"tag": tag, "script": script, "action": list(action)}
-        if rng.random() < 0.12:  # a manual /compact after the prompt, sometimes with instructions
+        if manual and rng.random() < 0.3:  # a manual /compact after the prompt, sometimes with instructions
             turn["compact"] = rng.choice([None, f"Keep {tag} in focus."])
         turns.append(turn)
     return {
