@@ -29,6 +29,7 @@ from tests.differential.campaign import Outcome, read_lines
 SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
 TOOL_RESULT_MAX_CHARS = 2000  # utils.js:74: longer tool results are cut for the summarizer
 HISTORY_KINDS = ("summary_initial", "summary_update")
+SPLIT_TURN = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 
 
 def _sha(text: str) -> str:
@@ -57,6 +58,9 @@ class Facts:
         self.ms = [_ms(e["timestamp"]) for e in self.entries]
         self.compactions = [i for i, e in enumerate(self.entries) if e["type"] == "compaction"]
         self.summarizer_inputs = {c: self._summarizer_input(c) for c in self.compactions}
+        self.represented: dict[int, set[int]] = {}
+        for c in self.compactions:
+            self.represented[c] = self._represented(c)
 
     def message(self, i: int) -> dict[str, Any] | None:
         e = self.entries[i]
@@ -111,10 +115,41 @@ class Facts:
         last = ok[-1]["time"]
         return [r for r in ok if last - r["time"] < 0.3]
 
-    def _summarizer_input(self, c: int) -> list[int]:
+    def previous(self, c: int) -> int | None:
+        """The compaction before c on its path."""
+        return next((p for p in reversed(self.path_to(c)[:-1]) if p in self.compactions), None)
+
+    def _summarizer_input(self, c: int, kinds: tuple[str, ...] = (*HISTORY_KINDS, "turn_prefix")) -> list[int]:
+        """The entries whose text the summarizers of compaction c were handed: from the previous
+        compaction's first kept entry on (boundaryStart, compaction.js:481-486)."""
         text = "".join(_texts(r["messages"][0]["content"]).split("</conversation>")[0]
-                       for r in self._summarizer_requests(c) if r["messages"])
-        return [i for i in range(c) if (s := self.serialized(i)) is not None and s in text]
+                       for r in self._summarizer_requests(c) if r["messages"] and r["kind"] in kinds)
+        path = self.path_to(c)
+        prev = self.previous(c)
+        start = self.by_id.get(self.entries[prev]["firstKeptEntryId"]) if prev is not None else None
+        lo = path.index(start) if start in path else 0
+        return [i for i in path[lo:-1] if (s := self.serialized(i)) is not None and s in text]
+
+    def _represented(self, c: int) -> set[int]:
+        """What compaction c's summary stands for: what each of its summarizers saw, unless that one
+        answered nothing, and what the previous summary stood for when the history summarizer was
+        handed it (`<previous-summary>`) and answered. The summary is the history answer, for a
+        split turn the separator and the turn-prefix answer, then the file lists (compaction.js:
+        562-576); with nothing new before the split turn there is no history request and the
+        previous summary is handed to no one (:564-566, "No prior history.")."""
+        summary = self.entries[c]["summary"]
+        answer = summary.split("\n\n<read-files>")[0].split("\n\n<modified-files>")[0]
+        history, _, prefix = answer.partition(SPLIT_TURN)
+        out: set[int] = set()
+        asked = [r for r in self._summarizer_requests(c) if r["kind"] in HISTORY_KINDS and r["messages"]]
+        if history.strip() and asked:
+            out |= set(self._summarizer_input(c, HISTORY_KINDS))
+            prev = self.previous(c)
+            if prev is not None and any("<previous-summary>" in _texts(r["messages"][0]["content"]) for r in asked):
+                out |= self.represented.get(prev, set())
+        if prefix.strip():
+            out |= set(self._summarizer_input(c, ("turn_prefix",)))
+        return out
 
 
 def _wire_item(facts: Facts, upto: int, msg: dict[str, Any]) -> tuple[str, Any, str]:
@@ -196,10 +231,8 @@ def check_coverage(facts: Facts, rep: Any, at: int, theirs: list[tuple[str, Any,
     summaries = [w[1] for _, w, _ in theirs if w[0] == "summary" and w[1] is not None]
     path = facts.path_to(at - 1)
     summarized: set[int] = set()
-    for c in summaries:  # a summary stands for what its summarizer saw, and the summaries before it
-        for p in path:
-            if p in facts.summarizer_inputs and p <= c:
-                summarized |= set(facts.summarizer_inputs[p])
+    for c in summaries:
+        summarized |= facts.represented[c]
     for i in path:
         m = facts.message(i)
         if m is None or facts.serialized(i) is None:

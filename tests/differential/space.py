@@ -131,7 +131,8 @@ def _pi_call(rng: random.Random, mark: str) -> dict[str, Any]:
         return {"name": "bash", "arguments": {"command": f"echo {mark} && cat no_such_{mark}.txt"}}
     if kind == "write":
         return {"name": "write", "arguments": {"path": f"out/{mark}.md", "content": f"# {mark}\n" + "x" * rng.choice([10, 400])}}
-    return {"name": "bash", "arguments": {"command": f"echo {mark} && seq 1 {rng.choice([200, 800, 2000])}"}}
+    # (pi keeps the tail of a long output: the marker goes last)
+    return {"name": "bash", "arguments": {"command": f"seq 1 {rng.choice([200, 800, 2000])} && echo {mark}"}}
 
 
 def _pi_turn(rng: random.Random, tag: str) -> tuple[dict[str, Any], tuple[Any, ...]]:
