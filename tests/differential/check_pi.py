@@ -152,32 +152,46 @@ class Facts:
         return out
 
 
-def _wire_item(facts: Facts, upto: int, msg: dict[str, Any]) -> tuple[str, Any, str]:
-    """A message pi sent as (role, what it is, text digest)."""
-    role = msg["role"]
-    text = _texts(msg.get("content"))
-    if role == "user" and text.startswith(SUMMARY_PREFIX):
-        for c in reversed([c for c in facts.compactions if c < upto]):
-            if facts.entries[c]["summary"] in text:
-                return role, ("summary", c), _sha(text)
-        return role, ("summary", None), _sha(text)
+def _wire_items(facts: Facts, upto: int, msgs: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
+    """The messages pi sent, each as (role, what it is, text digest): the summary, an entry of the
+    path (matched in path order: the same text can be answered twice), or a synthetic result."""
+    path = facts.path_to(upto - 1) if upto > 0 else []
+    out: list[tuple[str, Any, str]] = []
+    at = 0  # where in the path the next match may start
+    for msg in msgs:
+        role = msg["role"]
+        text = _texts(msg.get("content"))
+        what: tuple[str, Any] = ("unknown", None)
+        if role == "user" and text.startswith(SUMMARY_PREFIX):
+            c = next((c for c in reversed(path) if c in facts.compactions and facts.entries[c]["summary"] in text), None)
+            what = ("summary", c)
+            kept = facts.by_id.get(facts.entries[c]["firstKeptEntryId"]) if c is not None else None
+            at = path.index(kept) if kept in path else at  # what follows it is kept from there on
+        else:
+            for k in range(at, len(path)):
+                if _same(facts.message(path[k]), role, msg, text):
+                    what, at = ("entry", path[k]), k + 1
+                    break
+            else:
+                if role == "tool":
+                    what = ("synthetic", msg["tool_call_id"])
+        out.append((role, what, _sha(text)))
+    return out
+
+
+def _same(m: dict[str, Any] | None, role: str, msg: dict[str, Any], text: str) -> bool:
+    """Is the session message `m` the one sent as `msg`?"""
+    if m is None:
+        return False
     if role == "tool":
-        for i in range(upto):
-            m = facts.message(i)
-            if m and m["role"] == "toolResult" and m["toolCallId"] == msg["tool_call_id"]:
-                return role, ("entry", i), _sha(text)
-        return role, ("synthetic", msg["tool_call_id"]), _sha(text)
+        return m["role"] == "toolResult" and m["toolCallId"] == msg["tool_call_id"]
+    if m["role"] != role:
+        return False
     ids = [tc["id"] for tc in msg.get("tool_calls") or []]
-    for i in range(upto):
-        m = facts.message(i)
-        if m is None or {"user": "user", "assistant": "assistant"}.get(m["role"]) != role:
-            continue
-        if ids:
-            if [b["id"] for b in m["content"] if b.get("type") == "toolCall"][:1] == ids[:1]:
-                return role, ("entry", i), _sha(text)
-        elif _texts(m["content"]) == text and not any(b.get("type") == "toolCall" for b in m["content"]):
-            return role, ("entry", i), _sha(text)
-    return role, ("unknown", None), _sha(text)
+    mine = [b["id"] for b in m["content"] if b.get("type") == "toolCall"] if isinstance(m["content"], list) else []
+    if ids or mine:
+        return mine[:1] == ids[:1]
+    return _texts(m["content"]) == text
 
 
 def _ours(led: Any, rep: Any) -> list[tuple[str, Any, str]]:
@@ -205,7 +219,7 @@ def check_requests(facts: Facts, out: Outcome) -> None:
         at = facts.lines_at(req)
         led = load(str(facts.path), upto_line=at)
         rep = analyze(led)
-        theirs = [_wire_item(facts, at, m) for m in req["messages"]]
+        theirs = _wire_items(facts, at, req["messages"])
         ours = _ours(led, rep)
         where = {"request": req["seq"], "at": at, "turn": req["turn"], "step": req["step"]}
         if [(r, w) for r, w, _ in ours] != [(r, w) for r, w, _ in theirs]:
