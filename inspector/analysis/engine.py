@@ -299,13 +299,19 @@ def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
 
 _FILE_LISTS = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.S)
 _SPLIT_SEP = "---\n\n**Turn Context (split turn):**"
+# What pi writes as the history part of a split turn with nothing before it, asking no summarizer
+# (compaction.js:564-566).
+_NO_PRIOR_HISTORY = "No prior history."
 
 
 def summary_substance(summary: str) -> str:
-    """The summary text with pi's own additions (file lists, split-turn separator) removed."""
+    """The summary text with pi's own additions (file lists, split-turn separator, the history
+    part it writes itself) removed."""
     s = _FILE_LISTS.sub("", summary)
-    s = s.replace(_SPLIT_SEP, "")
-    return s.strip()
+    head, sep, tail = s.partition(_SPLIT_SEP)
+    if sep and head.strip() == _NO_PRIOR_HISTORY:
+        head = ""
+    return (head + tail).strip()
 
 
 def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
