@@ -121,14 +121,25 @@ class Facts:
 
     def _summarizer_input(self, c: int, kinds: tuple[str, ...] = (*HISTORY_KINDS, "turn_prefix")) -> list[int]:
         """The entries whose text the summarizers of compaction c were handed: from the previous
-        compaction's first kept entry on (boundaryStart, compaction.js:481-486)."""
-        text = "".join(_texts(r["messages"][0]["content"]).split("</conversation>")[0]
-                       for r in self._summarizer_requests(c) if r["messages"] and r["kind"] in kinds)
+        compaction's first kept entry on (boundaryStart, compaction.js:481-486), serialized in
+        path order, so each is looked for after the one before it in the same request."""
         path = self.path_to(c)
         prev = self.previous(c)
         start = self.by_id.get(self.entries[prev]["firstKeptEntryId"]) if prev is not None else None
         lo = path.index(start) if start in path else 0
-        return [i for i in path[lo:-1] if (s := self.serialized(i)) is not None and s in text]
+        seen: set[int] = set()
+        for r in self._summarizer_requests(c):
+            if not r["messages"] or r["kind"] not in kinds:
+                continue
+            text = _texts(r["messages"][0]["content"]).split("</conversation>")[0]
+            at = 0
+            for i in path[lo:-1]:
+                s = self.serialized(i)
+                k = text.find(s, at) if s is not None else -1
+                if k >= 0:
+                    seen.add(i)
+                    at = k + len(s)
+        return sorted(seen)
 
     def _represented(self, c: int) -> set[int]:
         """What compaction c's summary stands for: what each of its summarizers saw, unless that one

@@ -131,8 +131,8 @@ def _pi_call(rng: random.Random, mark: str) -> dict[str, Any]:
         return {"name": "bash", "arguments": {"command": f"echo {mark} && cat no_such_{mark}.txt"}}
     if kind == "write":
         return {"name": "write", "arguments": {"path": f"out/{mark}.md", "content": f"# {mark}\n" + "x" * rng.choice([10, 400])}}
-    # (pi keeps the tail of a long output: the marker goes last)
-    return {"name": "bash", "arguments": {"command": f"seq 1 {rng.choice([200, 800, 2000])} && echo {mark}"}}
+    # (under pi's 2000-line cut of a bash output, which keeps the tail; the summarizer sees the head)
+    return {"name": "bash", "arguments": {"command": f"echo {mark} && seq 1 {rng.choice([200, 800, 1500])} && echo {mark}"}}
 
 
 def _pi_turn(rng: random.Random, tag: str) -> tuple[dict[str, Any], tuple[Any, ...]]:
