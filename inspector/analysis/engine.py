@@ -304,12 +304,19 @@ _SPLIT_SEP = "---\n\n**Turn Context (split turn):**"
 _NO_PRIOR_HISTORY = "No prior history."
 
 
+def no_prior_history(summary: str) -> bool:
+    """A split-turn summary whose history part pi wrote itself: no summarizer was asked for it,
+    and so none was handed the previous summary (compaction.js:562-566)."""
+    head, sep, _ = summary.partition(_SPLIT_SEP)
+    return bool(sep) and head.strip() == _NO_PRIOR_HISTORY
+
+
 def summary_substance(summary: str) -> str:
     """The summary text with pi's own additions (file lists, split-turn separator, the history
     part it writes itself) removed."""
     s = _FILE_LISTS.sub("", summary)
-    head, sep, tail = s.partition(_SPLIT_SEP)
-    if sep and head.strip() == _NO_PRIOR_HISTORY:
+    head, _, tail = s.partition(_SPLIT_SEP)
+    if no_prior_history(s):
         head = ""
     return (head + tail).strip()
 
@@ -386,6 +393,8 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 own = [part for iv in rep for part in subtract(iv, prev_rep)]
             elif carried or cp.failure_reason is not None:
                 rep = list(prev_rep)
+            elif no_prior_history(rt.summary_body(cp.summary)):
+                rep = merge(own)  # the previous summary went to no summarizer: what it stood for is lost
             else:
                 rep = merge([*prev_rep, *own])
             start_next = cut if found else ci + 1
