@@ -195,6 +195,13 @@ def pi_scenario(seed: int, index: int) -> dict[str, Any]:
         if manual and rng.random() < 0.3:  # a manual /compact after the prompt, sometimes with instructions
             turn["compact"] = rng.choice([None, f"Keep {tag} in focus."])
         turns.append(turn)
+    overflow = rng.random() < 0.3  # the model refuses a request above the window (400)
+    if overflow:
+        for t in turns:  # a refused step may never be streamed: nothing to abort then
+            if t["action"][0] == "prompt_abort":
+                t["action"] = ["prompt", t["action"][1]]
+                for st in t["script"]["steps"]:
+                    st.pop("chunk_delay_s", None)
     return {
         "runtime": "pi",
         "name": f"pi-s{seed}-{index:04d}",
@@ -202,6 +209,6 @@ def pi_scenario(seed: int, index: int) -> dict[str, Any]:
         "index": index,
         "pi": {"contextWindow": window, "maxTokens": min(4096, window // 2), "reserveTokens": reserve,
                "keepRecentTokens": keep},
-        "overflow_errors": rng.random() < 0.3,  # the model refuses a request above the window (400)
+        "overflow_errors": overflow,
         "turns": turns,
     }
