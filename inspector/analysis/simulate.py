@@ -182,6 +182,7 @@ class SimEvent:
     failed: bool = False
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
     errored: bool = False  # an answer that failed (stopReason error)
+    aborted: bool = False  # an answer the user aborted (stopReason aborted)
     overflow: bool = False  # pi: that failure was the model refusing a context over its window
 
 
@@ -405,6 +406,7 @@ def _sim_event(
         # (another runtime's session replayed under ADK's policy: its text size)
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
         errored=m is not None and m.stop_reason == "error",
+        aborted=m is not None and m.stop_reason == "aborted",
         overflow=m is not None and m.stop_reason == "error" and is_context_overflow(m.error_message),
     )
 
@@ -1048,6 +1050,10 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             recovering = True
             trigger, when = "overflow", "overflow"
         elif not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
+            continue
+        elif e.aborted:
+            # An aborted run is not checked (agent-session.js:1381-1382), and the check before the
+            # next prompt reads the aborted answer's usage, which is zero (:755-757, :1440-1443).
             continue
         else:
             trigger, when = "threshold", "turn_end"  # after agent_end: the last reply is over the threshold
