@@ -1,10 +1,11 @@
 """Differential testing against the real runtimes (issue 16): our next request, coverage, live
-questions and simulated compactions against what google-adk 2.13 did on generated scenarios.
+questions and simulated compactions against what google-adk 2.13 and pi 0.73.1 did on generated
+scenarios.
 
 Every regression fixture under tests/differential/fixtures/ (a minimized scenario that once
-disagreed, with the session ADK wrote and every request it sent) must now agree; a few fixed seeds
-are run live through the real ADK when tests/install_adk.sh has installed it. A campaign:
-`python -m tests.differential --runtime adk --scenarios 300 --seed 7`.
+disagreed, with the session the runtime wrote and every request it sent) must now agree; a few
+fixed seeds are run live through the real ADK (tests/install_adk.sh) and the real pi
+(tests/install_pi.sh). A campaign: `python -m tests.differential --runtime adk|pi --scenarios 300 --seed 7`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.differential import campaign
 from tests.differential.check_adk import check
 
 FIXTURES = sorted(p for p in campaign.FIXTURES.glob("adk-*") if (p / "session.db").exists())
+PI_FIXTURES = sorted(p for p in campaign.FIXTURES.glob("pi-*") if (p / "session.jsonl").exists())
 
 # Disagreements found and kept, whose rule is not fixed yet (see each fixture's disagreements.json).
 OPEN = {
@@ -53,3 +55,30 @@ def test_fixed_seeds_against_the_real_adk(tmp_path: Path) -> None:
         assert o.disagreements == [], (res["name"], json.dumps(o.disagreements, indent=1)[:3000])
         checked += o.calls_checked
     assert checked >= 50
+
+
+@pytest.mark.parametrize("fixture", PI_FIXTURES, ids=[p.name for p in PI_FIXTURES])
+def test_fixture_agrees_with_what_pi_did(fixture: Path) -> None:
+    outcome = campaign.check_dir("pi", fixture)
+    assert outcome.calls_checked > 0
+    assert outcome.disagreements == [], json.dumps(outcome.disagreements, indent=1)[:3000]
+
+
+# pi seeds (about 10 s each): 0 the model refusing contexts over a 4096 window (overflow
+# compactions), cut and empty summaries, a split turn with no history dropping the previous
+# summary, 12 compactions; 1 an aborted answer and a manual /compact; 3 failed model calls retried.
+PI_SEED, PI_LIVE = 4, [0, 1, 3]
+
+
+def test_fixed_seeds_against_the_real_pi(tmp_path: Path) -> None:
+    if why := campaign.runtime_available("pi"):
+        pytest.fail(f"the real pi cannot run, so nothing is checked against it: {why}", pytrace=False)
+    scs = [campaign.space.pi_scenario(PI_SEED, i) for i in PI_LIVE]
+    checked = compactions = 0
+    for res in campaign.runner("pi")(scs, tmp_path):
+        assert "crash" not in res, res
+        o = campaign.check_dir("pi", tmp_path / res["name"])
+        assert o.disagreements == [], (res["name"], json.dumps(o.disagreements, indent=1)[:3000])
+        checked += o.calls_checked
+        compactions += o.compactions
+    assert checked >= 30 and compactions >= 1

@@ -299,13 +299,26 @@ def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
 
 _FILE_LISTS = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.S)
 _SPLIT_SEP = "---\n\n**Turn Context (split turn):**"
+# What pi writes as the history part of a split turn with nothing before it, asking no summarizer
+# (compaction.js:564-566).
+_NO_PRIOR_HISTORY = "No prior history."
+
+
+def no_prior_history(summary: str) -> bool:
+    """A split-turn summary whose history part pi wrote itself: no summarizer was asked for it,
+    and so none was handed the previous summary (compaction.js:562-566)."""
+    head, sep, _ = summary.partition(_SPLIT_SEP)
+    return bool(sep) and head.strip() == _NO_PRIOR_HISTORY
 
 
 def summary_substance(summary: str) -> str:
-    """The summary text with pi's own additions (file lists, split-turn separator) removed."""
+    """The summary text with pi's own additions (file lists, split-turn separator, the history
+    part it writes itself) removed."""
     s = _FILE_LISTS.sub("", summary)
-    s = s.replace(_SPLIT_SEP, "")
-    return s.strip()
+    head, _, tail = s.partition(_SPLIT_SEP)
+    if no_prior_history(s):
+        head = ""
+    return (head + tail).strip()
 
 
 def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
@@ -380,6 +393,8 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 own = [part for iv in rep for part in subtract(iv, prev_rep)]
             elif carried or cp.failure_reason is not None:
                 rep = list(prev_rep)
+            elif no_prior_history(rt.summary_body(cp.summary)):
+                rep = merge(own)  # the previous summary went to no summarizer: what it stood for is lost
             else:
                 rep = merge([*prev_rep, *own])
             start_next = cut if found else ci + 1
@@ -618,7 +633,8 @@ def coverage(
             if r.kind != "message":
                 continue
             n_msgs += 1
-            if r.never_sent or (r.stop_reason in drop and r.role == "assistant"):
+            dropped = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
+            if dropped and (r.never_sent or not rt.summarizes_dropped or i > pos or i >= cut or s in keep):
                 states[s] = EXCLUDED
             elif i > pos:
                 states[s] = LIVE
@@ -631,7 +647,7 @@ def coverage(
                     states[s] = SUMMARIZED
                     summarized_by[s] = first_rep[i] or last.index
                 else:
-                    states[s] = HOLE
+                    states[s] = EXCLUDED if dropped else HOLE
     # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
     if lost or len(path) < len(records) - 1:
         for r in records:

@@ -37,6 +37,7 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
+import re
 import statistics
 from bisect import bisect_right
 from collections.abc import Callable
@@ -180,6 +181,25 @@ class SimEvent:
     # ADK: a node failure (an event with `error_code` and no content): the invocation raised
     failed: bool = False
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
+    errored: bool = False  # an answer that failed (stopReason error)
+    aborted: bool = False  # an answer the user aborted (stopReason aborted)
+    overflow: bool = False  # pi: that failure was the model refusing a context over its window
+
+
+# The model's refusals of a context over its window, as pi-ai's isContextOverflow reads an error
+# message (utils/overflow.js:29-50, 113-121); rate limits are not overflows (:60-64).
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length is \d+|exceeds the context window|prompt is too long"
+    r"|reduce the length of the messages|too many tokens|token limit exceeded|request_too_large",
+    re.IGNORECASE,
+)
+_NOT_OVERFLOW = re.compile(r"rate limit|too many requests", re.IGNORECASE)
+
+
+def is_context_overflow(error_message: str | None) -> bool:
+    return bool(error_message) and bool(_OVERFLOW.search(error_message or "")) and not _NOT_OVERFLOW.search(
+        error_message or ""
+    )
 
 
 @dataclass(slots=True)
@@ -385,6 +405,9 @@ def _sim_event(
         failed=adk and m is None and bool(extra.get("error_code")),
         # (another runtime's session replayed under ADK's policy: its text size)
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
+        errored=m is not None and m.stop_reason == "error",
+        aborted=m is not None and m.stop_reason == "aborted",
+        overflow=m is not None and m.stop_reason == "error" and is_context_overflow(m.error_message),
     )
 
 
@@ -986,6 +1009,14 @@ def simulate(
     )
 
 
+def _valid_cut(ev: list[SimEvent], cut: int, upto: int) -> int:
+    """The first valid cut point at or after `cut`: a user or assistant message, never a tool
+    result (compaction.js findValidCutPoints); `upto` when there is none before it."""
+    while cut < upto and ev[cut].role not in ("user", "assistant"):
+        cut += 1
+    return cut
+
+
 def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     ev = sess.events
     comps: list[_CutComp] = []
@@ -1001,6 +1032,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
 
     last_total = 0
     nothing_to_cut: list[int] = []
+    recovering = False  # an overflow compaction was made for this prompt (_overflowRecoveryAttempted)
     for e in ev:
         if e.is_call:
             ctx = _cut_context(sess, comps, e.pos)
@@ -1008,9 +1040,23 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             calls.append(_call_point(sess, e.pos, ctx, prompt, pol.context_window))
             e_out = e.output or e.tokens
             last_total = prompt + e_out
-        if not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
+        if e.role == "user" or (e.role == "assistant" and not e.errored):
+            recovering = False  # agent-session.js:273-274, 314-315
+        if e.overflow:
+            # The refusal ends the run: pi compacts at once and retries, once per prompt; a second
+            # refusal gets no compaction, nor a threshold check (agent-session.js:1398-1416).
+            if recovering:
+                continue
+            recovering = True
+            trigger, when = "overflow", "overflow"
+        elif not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
             continue
-        # After agent_end: the last reply's total is over the threshold.
+        elif e.aborted:
+            # An aborted run is not checked (agent-session.js:1381-1382), and the check before the
+            # next prompt reads the aborted answer's usage, which is zero (:755-757, :1440-1443).
+            continue
+        else:
+            trigger, when = "threshold", "turn_end"  # after agent_end: the last reply is over the threshold
         upto = e.pos + 1
         prev_cut = comps[-1].cut if comps else 0
         acc = 0
@@ -1022,12 +1068,18 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
                 break
         else:
             cut = prev_cut
-        # Move forward to a valid cut point: a user or assistant message, never a tool result.
-        while cut < upto and ev[cut].role not in ("user", "assistant"):
-            cut += 1
-        if cut <= prev_cut or cut >= upto:
-            nothing_to_cut.append(e.turn)  # nothing new to summarize ("Already compacted")
-            continue
+        cut = _valid_cut(ev, cut, upto)
+        if cut >= upto:
+            # No valid cut point at or after the budget: pi keeps its default, the first valid cut
+            # point from the previous boundary on (compaction.js:311), else that boundary (:307).
+            cut = _valid_cut(ev, prev_cut, upto)
+            cut = prev_cut if cut >= upto else cut
+        if cut <= prev_cut:
+            # Nothing new before the cut: pi compacts all the same, its summarizer handed only the
+            # previous summary (compaction.js:499-503 summarizes nothing; agent-session.js:1476-1487
+            # gives up only when prepareCompaction returns nothing).
+            nothing_to_cut.append(e.turn)
+            cut = prev_cut
         q = next((x.pos for x in ev[upto:] if x.is_call), None)
 
         def at(ctx: _Context, q: int | None = q) -> int:
@@ -1039,15 +1091,17 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
         if rec_match is not None and size.tokens is None and size.ratio is None:
             tokens = rec_match.tokens
-        split = not ev[cut].question
-        comps.append(_CutComp(upto, cut, set(), tokens, "threshold", "turn_end", split, rep_all=True))
+        # A split turn: the cut is not at a question and the turn's question is after the previous
+        # boundary (findTurnStartIndex searches back to it only, compaction.js:348).
+        split = not ev[cut].question and any(ev[p].question for p in range(prev_cut, cut))
+        comps.append(_CutComp(upto, cut, set(), tokens, trigger, when, split, rep_all=True))
         after = _cut_context(sess, comps, upto)
         points.append(
             CompactionPoint(
                 e.seq,
                 e.turn,
-                "threshold",
-                "turn_end",
+                trigger,
+                when,
                 [ev[p].seq for p in range(prev_cut, cut)],
                 len(points) - 1 if len(points) else None,
                 [ev[p].seq for p in range(prev_cut, cut)],
@@ -1476,22 +1530,19 @@ def pi_warnings(s: Series, pol: PiPolicy) -> list[SimWarning]:
                 SimWarning(
                     "keep_recent_over_threshold",
                     f"{head}: what a compaction keeps raw is already at the threshold, so the next turn ends over it "
-                    f"again: the replay compacts at the end of {run} turns in a row (turns {first}–{last}), a storm",
+                    f"again: the replay compacts at the end of {run} turns in a row (turns {first}–{last}), a storm"
+                    + (f", {idle} of its compactions summarizing nothing new (only the previous summary)" if idle else ""),
                 )
             )
         elif idle:
             turns = ", ".join(map(str, s.nothing_to_cut[:8])) + (" …" if idle > 8 else "")
-            made = (
-                f"no compaction at those turns ({len(s.compactions)} at others)"
-                if s.compactions
-                else "the replay makes no compaction and nothing bounds the prompt"
-            )
             out.append(
                 SimWarning(
                     "keep_recent_over_threshold",
                     f"{head}: {idle} turn(s) ended over the threshold (turn {turns}) with everything not yet "
                     f"summarized inside the {k:,} recent tokens pi keeps raw (by pi's chars/4 estimate), so there was "
-                    f"nothing to summarize: {made}",
+                    "nothing new to summarize: pi compacts there all the same, its summarizer handed only the "
+                    "previous summary, and nothing bounds the prompt",
                 )
             )
     over = [c for c in s.calls if c.over_window]

@@ -142,6 +142,9 @@ class Runtime:
     # summary is free text).
     summary_format: SummaryFormat | None = None
     sends_empty_summary: bool = False  # the wrapper is sent even around an empty summary
+    # The summarizer is handed the assistant messages dropped at send time too (pi), so one in a
+    # summarized range is represented by the summary, not only excluded.
+    summarizes_dropped: bool = False
     # The retained tail is the path from the checkpoint's boundary on (pi's firstKeptEntryId): a
     # message kept ahead of it cannot be expressed, so a repair quotes it in the summary instead.
     contiguous_tail: bool = False

@@ -957,6 +957,9 @@ RUNTIME = Runtime(
     summary_suffix=COMPACTION_SUMMARY_SUFFIX,
     summary_format=SUMMARY_FORMAT,
     sends_empty_summary=True,
+    # compaction.js:499-503 hands every message entry before the cut to the summarizer, errored
+    # and aborted answers included (serialized by utils.js:106-133); only sending drops them.
+    summarizes_dropped=True,
     contiguous_tail=True,
     missing_boundary_keeps_nothing=True,
     skips_glued_lines=True,

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,27 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = HERE / "fixtures"
 ADK_PYTHON = Path(os.environ.get("INSPECTOR_ADK_PYTHON", REPO / ".adk-venv" / "bin" / "python"))
-FIXTURE_FILES = ("scenario.json", "session.db", "events.json", "requests.jsonl", "compactions.jsonl")
+FIXTURE_FILES = ("scenario.json", "session.db", "session.jsonl", "events.json", "requests.jsonl", "compactions.jsonl")
+
+
+@dataclass
+class Outcome:
+    """What a runtime's checker found in one scenario's session (check_adk, check_pi)."""
+
+    name: str
+    calls_checked: int = 0
+    calls_skipped: int = 0  # tied events reloaded in another order: no prefix is the session then
+    compactions: int = 0
+    replay_checked: bool = False
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def disagree(self, what: str, **detail: Any) -> None:
+        self.disagreements.append({"what": what, **detail})
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """A JSON-lines file the driver wrote (requests, compaction attempts)."""
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 def adk_available() -> str | None:
@@ -57,6 +78,23 @@ def run_adk(scenarios: list[dict[str, Any]], out: Path) -> Iterator[dict[str, An
     finally:
         proc.stdout.close()
         proc.wait(timeout=60)
+
+
+def runner(runtime: str) -> Callable[[list[dict[str, Any]], Path], Iterator[dict[str, Any]]]:
+    """The runtime's driver: scenarios in, one result line per scenario out."""
+    if runtime == "adk":
+        return run_adk
+    from tests.differential.pi_driver import run_pi
+
+    return run_pi
+
+
+def runtime_available(runtime: str) -> str | None:
+    if runtime == "adk":
+        return adk_available()
+    from tests.differential.pi_driver import pi_available
+
+    return pi_available()
 
 
 def check_dir(runtime: str, d: Path) -> Any:
@@ -120,7 +158,7 @@ def scenarios_for(runtime: str, seed: int, n: int, start: int = 0) -> list[dict[
 def campaign(
     runtime: str, n: int, seed: int, out: Path, keep: bool = True, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    run = run_adk
+    run = runner(runtime)
     scs = scenarios_for(runtime, seed, n)
     by_name = {s["name"]: s for s in scs}
     totals = {
@@ -167,14 +205,13 @@ def campaign(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.differential", description=__doc__.split("\n")[0])
-    # Only ADK's driver exists: pi's scenarios are not built yet (issue 16), so it is not offered.
-    ap.add_argument("--runtime", choices=("adk",), required=True)
+    ap.add_argument("--runtime", choices=("adk", "pi"), required=True)
     ap.add_argument("--scenarios", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="where the sessions go (default: a temporary folder, removed)")
     ap.add_argument("--no-fixtures", action="store_true", help="do not minimize and keep disagreements")
     args = ap.parse_args(argv)
-    if args.runtime == "adk" and (why := adk_available()):
+    if why := runtime_available(args.runtime):
         print(f"differential: {why}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="differential-"))

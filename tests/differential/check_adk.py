@@ -12,34 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspector.analysis import analyze
 from inspector.analysis import simulate as sim
 from inspector.formats import load
+from tests.differential.campaign import Outcome
+from tests.differential.campaign import read_lines as _lines
 
 
 def _sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-
-
-@dataclass
-class Outcome:
-    name: str
-    calls_checked: int = 0
-    calls_skipped: int = 0  # tied events reloaded in another order: no prefix is the session then
-    compactions: int = 0
-    replay_checked: bool = False
-    disagreements: list[dict[str, Any]] = field(default_factory=list)
-
-    def disagree(self, what: str, **detail: Any) -> None:
-        self.disagreements.append({"what": what, **detail})
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 class Facts:

@@ -114,3 +114,101 @@ def adk_scenario(seed: int, index: int) -> dict[str, Any]:
         "summarizer": summarizer,
         "turns": turns,
     }
+
+
+# ---------------------------------------------------------------------------------------------- pi
+# Every text the scripted model writes and every tool result carries a marker (turn, step, call)
+# so that each message's serialization in a summarization request names one session entry.
+
+
+def _pi_call(rng: random.Random, mark: str) -> dict[str, Any]:
+    kind = rng.choice(["echo", "echo", "read", "missing", "write", "big"])
+    if kind == "echo":
+        return {"name": "bash", "arguments": {"command": f"echo {mark} && wc -l src/mod0{rng.randint(1, 9)}.py"}}
+    if kind == "read":  # a file's whole text: a large result
+        return {"name": "bash", "arguments": {"command": f"echo {mark} && head -n {rng.choice([5, 20, 44])} src/mod1{rng.randint(0, 9)}.py"}}
+    if kind == "missing":  # an error result (exit code 1)
+        return {"name": "bash", "arguments": {"command": f"echo {mark} && cat no_such_{mark}.txt"}}
+    if kind == "write":
+        return {"name": "write", "arguments": {"path": f"out/{mark}.md", "content": f"# {mark}\n" + "x" * rng.choice([10, 400])}}
+    # (under pi's 2000-line cut of a bash output, which keeps the tail; the summarizer sees the head)
+    return {"name": "bash", "arguments": {"command": f"echo {mark} && seq 1 {rng.choice([200, 800, 1500])} && echo {mark}"}}
+
+
+def _pi_turn(rng: random.Random, tag: str) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """One prompt: its script (steps the model takes) and the driver's action."""
+    steps: list[dict[str, Any]] = []
+    for s in range(rng.choice([0, 1, 1, 2, 2, 3, 4])):
+        calls = [_pi_call(rng, f"{tag}s{s}k{k}") for k in range(rng.choice([1, 1, 1, 2, 3]))]
+        step: dict[str, Any] = {"text": f"{tag} step {s}: running {len(calls)} tool(s).", "tool_calls": calls}
+        if rng.random() < 0.3:
+            step["pad_chars"] = rng.choice([100, 600, 2000])
+        if rng.random() < 0.06:  # the model call fails, pi retries (maxRetries 2): 1..3 failed attempts
+            step["fail"] = ["http500"] * rng.choice([1, 1, 3])
+        steps.append(step)
+    final: dict[str, Any] = {"text": f"{tag} finished.", "pad_chars": rng.choice([0, 80, 400, 1500, 3000])}
+    if rng.random() < 0.05:
+        final["fail"] = ["http500"] * rng.choice([1, 3])
+    steps.append(final)
+    ask = f"[turn:{tag}] Work on {tag}." + (" Please be thorough." * rng.choice([0, 2, 30, 120]))
+    turn: dict[str, Any] = {"steps": steps}
+    r = rng.random()
+    if r < 0.05 and len(steps) > 1:
+        # pi is aborted while the model streams this step (the driver waits for its request, so
+        # no failed call may end the turn before it)
+        at = rng.randrange(min(2, len(steps)))
+        for st in steps:
+            st.pop("fail", None)
+        steps[at] = dict(steps[at], chunk_delay_s=0.4, pad_chars=max(steps[at].get("pad_chars", 0), 400))
+        return turn, ("prompt_abort", ask, {"turn": tag, "step": at})
+    return turn, ("prompt", ask)
+
+
+def _pi_summary_mode(rng: random.Random, failures: bool) -> Any:
+    """How the summarizer answers: a summary, cut (finish_reason length) or empty; in a scenario
+    with failures, also errors (a failed compaction writes nothing, so its replay is not checked)."""
+    r = rng.random()
+    if r < 0.75:
+        return "good"
+    if r < 0.87 or not failures:
+        return rng.choice(["length", "empty"])
+    return rng.choice([["http500", "good"], "http500", "http401", ["http401", "good"]])
+
+
+def pi_scenario(seed: int, index: int) -> dict[str, Any]:
+    rng = random.Random(f"pi/{seed}/{index}")
+    window = rng.choice([4096, 6144, 8192, 12288])
+    reserve = rng.choice([512, 1024, 2048])
+    keep = rng.choice([200, 600, 1200, 2500, 4000])
+    failures = rng.random() < 0.3
+    manual = rng.random() < 0.3
+    turns: list[dict[str, Any]] = []
+    for i in range(rng.randint(3, 9)):
+        tag = f"t{i:02d}"
+        script, action = _pi_turn(rng, tag)
+        script["summary"] = _pi_summary_mode(rng, failures)
+        if rng.random() < 0.8:
+            script["summary_prefix"] = script["summary"]
+        else:
+            script["summary_prefix"] = _pi_summary_mode(rng, failures)
+        turn: dict[str, Any] = {"tag": tag, "script": script, "action": list(action)}
+        if manual and rng.random() < 0.3:  # a manual /compact after the prompt, sometimes with instructions
+            turn["compact"] = rng.choice([None, f"Keep {tag} in focus."])
+        turns.append(turn)
+    overflow = rng.random() < 0.3  # the model refuses a request above the window (400)
+    if overflow:
+        for t in turns:  # a refused step may never be streamed: nothing to abort then
+            if t["action"][0] == "prompt_abort":
+                t["action"] = ["prompt", t["action"][1]]
+                for st in t["script"]["steps"]:
+                    st.pop("chunk_delay_s", None)
+    return {
+        "runtime": "pi",
+        "name": f"pi-s{seed}-{index:04d}",
+        "seed": seed,
+        "index": index,
+        "pi": {"contextWindow": window, "maxTokens": min(4096, window // 2), "reserveTokens": reserve,
+               "keepRecentTokens": keep},
+        "overflow_errors": overflow,
+        "turns": turns,
+    }
