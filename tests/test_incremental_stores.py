@@ -116,3 +116,197 @@ def test_followed_adk_store_equals_full_analysis(src: str, tmp_path, monkeypatch
         extended += g - (len(analyses) - before)
     assert grown > 0, "every growth was read in full"
     assert extended > 0, "every growth was analysed in full"
+
+
+# ---------------------------------------------------------------------------------------- the real ADK
+
+ADK_PYTHON = os.environ.get("ADK_PYTHON") or os.path.join(REPO, ".adk-venv", "bin", "python")
+
+
+def _text(author: str, inv: str, ts: float, text: str) -> dict[str, Any]:
+    role = "user" if author == "user" else "model"
+    return {"author": author, "invocation_id": inv, "timestamp": ts, "content": {"role": role, "parts": [{"text": text}]}}
+
+
+def _call(inv: str, ts: float, cid: str, long_running: bool = False) -> dict[str, Any]:
+    e: dict[str, Any] = {
+        "author": "helper",
+        "invocation_id": inv,
+        "timestamp": ts,
+        "content": {"role": "model", "parts": [{"function_call": {"id": cid, "name": "job", "args": {"n": 1}}}]},
+    }
+    if long_running:
+        e["long_running_tool_ids"] = [cid]
+    return e
+
+
+def _response(inv: str, ts: float, cid: str, status: str) -> dict[str, Any]:
+    part = {"function_response": {"id": cid, "name": "job", "response": {"status": status}}}
+    return {"author": "helper", "invocation_id": inv, "timestamp": ts, "content": {"role": "user", "parts": [part]}}
+
+
+def adk_turns() -> list[list[dict[str, Any]]]:
+    """Batches of events: turns with calls answered in the turn, and a long-running call
+    answered two turns later (its id crosses the turn starts in between)."""
+    t = 1_767_000_000.0
+    b: list[list[dict[str, Any]]] = [
+        [_text("user", "i1", t + 1, "start the long job")],
+        [_call("i1", t + 2, "lr-1", long_running=True), _response("i1", t + 3, "lr-1", "pending")],
+        [_text("helper", "i1", t + 4, "started")],
+        [_text("user", "i2", t + 5, "meanwhile, count to three")],
+        [_call("i2", t + 6, "c-2")],
+        [_response("i2", t + 7, "c-2", "3")],
+        [_text("helper", "i2", t + 8, "three")],
+        [_text("user", "i3", t + 9, "and now?")],
+        [_response("i1", t + 10, "lr-1", "done")],
+        [_text("helper", "i1", t + 11, "the long job is done")],
+        [_text("user", "i4", t + 12, "thanks")],
+        [_text("helper", "i4", t + 13, "you are welcome")],
+    ]
+    return b
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "v1"])
+def test_real_adk_appends_are_followed(backend: str, tmp_path, monkeypatch) -> None:
+    """google-adk's own session service appends each batch; the follower reads the new rows
+    and its report equals a full analysis every time, a late long-running answer included."""
+    import subprocess
+
+    if not os.path.exists(ADK_PYTHON):
+        pytest.fail(f"google-adk is not installed at {ADK_PYTHON}: run tests/install_adk.sh")
+    analyses = []
+    real = incr.analyze
+    monkeypatch.setattr(incr, "analyze", lambda *a, **k: analyses.append(1) or real(*a, **k))
+    db = str(tmp_path / "session.db")
+    helper = os.path.join(HERE, "adk_append.py")
+    proc = subprocess.Popen(
+        [ADK_PYTHON, helper, db, backend, "app", "u", "s1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "ok"
+        fol: Follower | None = None
+        grown = 0
+        for batch in adk_turns():
+            proc.stdin.write(orjson.dumps(batch).decode() + "\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "ok"
+            if fol is None:
+                fol = Follower(db)
+            up = fol.poll()
+            assert up is not None
+            grown += up.whole == GROWN
+            assert as_json(fol.report) == full_json(db), f"after {batch}"
+        assert fol is not None and fol.full_reads == 1 and grown == len(adk_turns()) - 1
+        assert len(analyses) < grown, "every growth was analysed in full"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+# ---------------------------------------------------------------------------------------- reloads
+
+V1 = os.path.join(SHARED, "peers", "adk", "corpus", "token_threshold.v1.db")
+
+
+def followed_cut(tmp_path, keep: int = 10) -> tuple[str, list[str], list[tuple[Any, ...]], Follower]:
+    path, cols, rest = cut_copy(V1, str(tmp_path), keep)
+    fol = Follower(path)
+    fol.poll()
+    return path, cols, rest, fol
+
+
+def test_growth_reads_only_the_new_rows(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    assert fol.poll() is None  # nothing changed
+    insert_rows(path, cols, rest[:2])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and up.added == 2 and fol.full_reads == 1
+    assert fol.poll() is None
+
+
+def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
+    path, _, _, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE rowid = (SELECT min(rowid) FROM events)")  # an undo, a take-back
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_the_last_event_rewritten_reloads(tmp_path) -> None:
+    path, _, _, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    last = con.execute("SELECT max(rowid) FROM events").fetchone()[0]
+    data = orjson.loads(con.execute("SELECT event_data FROM events WHERE rowid=?", (last,)).fetchone()[0])
+    data["content"] = {"role": "model", "parts": [{"text": "rewritten"}]}
+    con.execute("UPDATE events SET event_data=? WHERE rowid=?", (orjson.dumps(data).decode(), last))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and "rewritten" in up.whole
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_a_row_sorting_before_the_last_event_reloads(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    early = list(rest[0])
+    early[cols.index("timestamp")] = "2000-01-01 00:00:00.000000"
+    insert_rows(path, cols, [tuple(early)])
+    up = fol.poll()
+    assert up is not None and "sorts before" in up.whole
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_another_session_updated_later_reloads(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    sid = fol.ledger.session_id if fol.ledger else None
+    con = sqlite3.connect(path)
+    app, user, create = con.execute("SELECT app_name, user_id, create_time FROM sessions").fetchone()
+    con.execute("INSERT INTO sessions VALUES (?, ?, 'other', '{}', ?, '2999-01-01 00:00:00.000000')", (app, user, create))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and "'other' is now the most recently updated" in up.whole
+    # Named in the path, the session is followed whatever else is updated.
+    named = Follower(f"{path}#{sid}")
+    named.poll()
+    insert_rows(path, cols, rest[:1])
+    assert named.poll() is not None and named.full_reads == 1
+    assert as_json(named.report) == full_json(f"{path}#{sid}")
+
+
+def _side_files(path: str) -> dict[str, tuple[int, int, bytes]]:
+    out = {}
+    for p in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(p):
+            st = os.stat(p)
+            with open(p, "rb") as f:
+                out[p] = (st.st_size, st.st_mtime_ns, f.read())
+    return out
+
+
+def test_a_wal_being_written_is_read_without_changing_anything(tmp_path) -> None:
+    """A writer in WAL mode keeps its connection open (its commits sit in the -wal): the follower
+    sees them, and neither the database, its -wal nor its -shm changes by being read."""
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)
+    w = sqlite3.connect(path)
+    w.execute("PRAGMA journal_mode=WAL")
+    fol = Follower(path)
+    fol.poll()
+    names = ", ".join(["rowid", *cols[1:]])
+    for batch in (rest[:1], rest[1:4]):
+        w.executemany(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", batch)
+        w.commit()
+        before = _side_files(path)
+        assert os.path.getsize(path + "-wal") > 0
+        up = fol.poll()
+        assert _side_files(path) == before
+        assert up is not None and up.whole == GROWN and up.added == len(batch)
+        assert as_json(fol.report) == full_json(path)
+    w.close()

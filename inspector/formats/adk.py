@@ -388,11 +388,14 @@ def _tail_of(led: Ledger) -> SqliteTail | None:
 
 
 def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail | None) -> StoreGrowth:
-    """The rows one session of an ADK SQLite store gained past `led` (Format.follow). A row read
-    before that is gone or differs (an `inspector undo`, a take-back, a rewrite: fewer rows up to
-    the last read rowid, or the last event in order no longer the one read), another session now
-    the most recently updated, a new row sorting before the last read event, a new compaction
-    event or a new row with a diagnostic: read again in full, with the reason."""
+    """The rows one session of an ADK SQLite store gained past `led` (Format.follow): those with
+    a rowid above the last read one. Read again in full, with the reason, when a row read before
+    went (an `inspector undo`, a take-back: fewer rows up to the last read rowid, counted on the
+    session's index) or the last event in order was rewritten (its id, timestamp or content),
+    another session is now the most recently updated, a new row sorts before the last read
+    event, or a new row is a compaction event or has a diagnostic. A row before the last one
+    rewritten in place (same rowid, same count) is not seen until the next full read: telling it
+    would mean reading every row on every look."""
     storage = (led.header or {}).get("storage")
     if storage not in ("sqlite", "v0", "v1"):
         return StoreGrowth(None, tail, reload="a JSON dump is rewritten whole, not appended to")
@@ -431,6 +434,8 @@ def _grown(
     rows, names = _session_rows(con, name, version, ev_cols, key, [], since=(tail.last_rowid, last))
     if ranks and (not rows or rows[0][0] != last):
         return StoreGrowth(None, tail, reload="a new row sorts before the last event read (an earlier timestamp)")
+    if ranks and not _same_event(rows[0], names, version, led.records[-1]):
+        return StoreGrowth(None, tail, reload=f"the last event read (rowid {last}) was rewritten")
     new_rows = rows[1:] if ranks else rows
     store_notes = [*notes, *choice]
     notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
@@ -472,6 +477,16 @@ def _grown(
     )
     new_tail = SqliteTail(max([tail.last_rowid, *new_ranks]), tail.count + len(new_rows), len(store_notes))
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _same_event(row: Any, names: list[str], version: str, rec: Record) -> bool:
+    """Is this row still the event `rec` was read from (its id, timestamp and content)?"""
+    objs, _, _ = _row_events([row], names, "", version, [])
+    if not objs:
+        return False
+    e = rules.make_events(objs, [0])[0]
+    m = event_message(objs[0])
+    return e.id == rec.id and e.ts == rec.timestamp and m == rec.message
 
 
 def _store_schema(con: sqlite3.Connection, name: str) -> tuple[dict[str, str], str]:
