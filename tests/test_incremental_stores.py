@@ -310,3 +310,39 @@ def test_a_wal_being_written_is_read_without_changing_anything(tmp_path) -> None
         assert up is not None and up.whole == GROWN and up.added == len(batch)
         assert as_json(fol.report) == full_json(path)
     w.close()
+
+
+# ---------------------------------------------------------------------------------------- the app
+
+
+@pytest.mark.anyio
+async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) -> None:
+    import time
+
+    from inspector.tui.app import create_app
+    from inspector.tui.session import SessionScreen
+
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)  # just written: still growing as it opens
+    app = create_app([path])
+    async with app.run_test(size=(140, 40)) as pilot:
+
+        def screen() -> SessionScreen:
+            return next(s for s in app.screen_stack if isinstance(s, SessionScreen))
+
+        async def until(pred: Any, what: str) -> None:
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                if pred():
+                    return
+                await pilot.pause(0.01)
+            raise AssertionError(f"never: {what}")
+
+        await until(lambda: screen().report is not None, "the first analysis")
+        assert screen().following
+        n = len(screen().report.ledger.records)  # type: ignore[union-attr]
+        insert_rows(path, cols, rest[:1])
+        await until(lambda: len(screen().report.ledger.records) == n + 1, "the appended event analysed")  # type: ignore[union-attr]
+        s = screen()
+        assert s._follower is not None and s._follower.full_reads == 1  # read from its last row
+        assert as_json(s.report) == full_json(path)
+        assert s.report is not None and s.report.ledger.records[-1].id == orjson.loads(rest[0][cols.index("event_data")])["id"]
