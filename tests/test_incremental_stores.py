@@ -22,7 +22,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.analysis import incremental as incr
 from inspector.analysis.export import analyze_json, context_json
-from inspector.formats import load
+from inspector.formats import load, openclaw_writer
 from inspector.live.incremental import GROWN, Follower
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -348,3 +348,86 @@ async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) 
         assert s._follower is not None and s._follower.full_reads == 1
         assert as_json(s.report) == full_json(path)
         assert s.report is not None and s.report.ledger.records[-1].id == orjson.loads(rest[1][cols.index("event_data")])["id"]
+
+
+# ---------------------------------------------------------------------------------------- OpenClaw
+
+OPENCLAW = os.path.join(HERE, "peers", "openclaw", "corpus", "s1.sqlite")
+
+
+def openclaw_stores(tmp: str) -> list[str]:
+    """The corpus store, and a generated one whose big rows are zstd frames (as OpenClaw 2026.9.6
+    stores them: benchmarks.gen_formats)."""
+    from benchmarks import gen_formats
+
+    gen = gen_formats.generate("openclaw", 0.25, path=os.path.join(tmp, "generated.sqlite"))
+    return [OPENCLAW, gen]
+
+
+def transcript_rows(path: str, sid: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    con = sqlite3.connect(path)
+    cur = con.execute("SELECT * FROM transcript_events WHERE session_id=? ORDER BY seq", (sid,))
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    return cols, rows
+
+
+def test_followed_openclaw_store_equals_full_analysis(tmp_path) -> None:
+    zstd = grown_total = total = 0
+    for src in openclaw_stores(str(tmp_path)):
+        sid = load(src).session_id
+        assert sid is not None
+        cols, rows = transcript_rows(src, sid)
+        zstd += sum(1 for r in rows if r[cols.index("event_zstd")] is not None)
+        for seed in range(3):
+            rng = random.Random(f"{seed}:{os.path.basename(src)}")
+            path = str(tmp_path / f"{seed}-{os.path.basename(src)}")
+            shutil.copyfile(src, path)
+            keep = rng.randrange(2, len(rows))
+            con = sqlite3.connect(path)
+            con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq>?", (sid, rows[keep - 1][cols.index("seq")]))
+            con.commit()
+            con.close()
+            fol = Follower(path)
+            fol.poll()
+            assert as_json(fol.report) == full_json(path)
+            rest = rows[keep:]
+            while rest:
+                n = rng.choice((1, 1, 2, 5))
+                con = sqlite3.connect(path)  # OpenClaw appends the next transcript rows
+                openclaw_writer.provide_octet_length(con)  # its CHECKs' function (SQLite < 3.43)
+                con.executemany(f"INSERT INTO transcript_events VALUES ({', '.join('?' * len(cols))})", rest[:n])
+                con.commit()
+                con.close()
+                rest = rest[n:]
+                up = fol.poll()
+                assert up is not None
+                total += 1
+                grown_total += up.whole == GROWN
+
+                assert as_json(fol.report) == full_json(path), f"{src}: {len(rest)} rows left"
+                assert fol.ledger is not None and fol.ledger.store_state == load(path).store_state
+    assert zstd > 0 and grown_total > total // 2
+
+
+def test_openclaw_index_naming_another_leaf_is_followed(tmp_path) -> None:
+    """OpenClaw's transcript index moves the leaf (a branch) without a new transcript row."""
+    path = str(tmp_path / "s1.sqlite")
+    shutil.copyfile(OPENCLAW, path)
+    fol = Follower(path)
+    fol.poll()
+    led = fol.ledger
+    assert led is not None and led.leaf_seq is not None
+    other = next(r for r in reversed(led.records[: led.leaf_seq]) if r.kind == "message" and r.id)
+    con = sqlite3.connect(path)
+    top = con.execute("SELECT max(seq) FROM transcript_events WHERE session_id=?", (led.session_id,)).fetchone()[0]
+    con.execute(
+        "UPDATE session_transcript_index_state SET leaf_event_id=?, indexed_seq=? WHERE session_id=?",
+        (other.id, top, led.session_id),
+    )
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and fol.ledger is not None and fol.ledger.leaf_seq == other.seq
+    assert as_json(fol.report) == full_json(path) and fol.full_reads == 1

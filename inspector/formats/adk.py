@@ -358,11 +358,6 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
 # ---------------------------------------------------------------------------------------- following
 
 
-# Diagnostics of the whole store rather than of a row: what was read beside it (its -wal, a
-# -journal) and which session was chosen. They lead the ledger's diagnostics, in that order.
-_STORE_NOTES = ("sqlite_wal", "sqlite_locked")
-
-
 @dataclass(frozen=True, slots=True)
 class SqliteTail:
     """Where the last read of one session's rows ended: the highest rowid read, how many rows of
@@ -379,12 +374,7 @@ def _tail_of(led: Ledger) -> SqliteTail | None:
     ranks = (led.header or {}).get("append_ranks")
     if not isinstance(ranks, list) or any(d.problem == "malformed_row" for d in led.diagnostics):
         return None
-    notes = 0
-    while notes < len(led.diagnostics) and led.diagnostics[notes].problem in _STORE_NOTES:
-        notes += 1
-    if notes < len(led.diagnostics) and led.diagnostics[notes].problem == "session_choice":
-        notes += 1
-    return SqliteTail(max(ranks, default=0), len(ranks), notes)
+    return SqliteTail(max(ranks, default=0), len(ranks), sqlite_files.leading_notes(led.diagnostics))
 
 
 def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail | None) -> StoreGrowth:
