@@ -431,3 +431,27 @@ def test_openclaw_index_naming_another_leaf_is_followed(tmp_path) -> None:
     up = fol.poll()
     assert up is not None and fol.ledger is not None and fol.ledger.leaf_seq == other.seq
     assert as_json(fol.report) == full_json(path) and fol.full_reads == 1
+
+
+# ---------------------------------------------------------------------------------------- inspector watch
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["journal", "wal"])
+def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
+    """`inspector watch`'s refresh sees each insert (in WAL mode, only the -wal changes) and
+    reads it from the last row."""
+    from inspector.live import sessions
+
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)
+    w = sqlite3.connect(path)
+    if wal:
+        w.execute("PRAGMA journal_mode=WAL")
+    st = sessions.refresh(None, path)
+    names = ", ".join(["rowid", *cols[1:]])
+    for k in (1, 2):
+        w.execute(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", rest[k - 1])
+        w.commit()
+        st = sessions.refresh(st, path)
+        assert st.records == len(load(path).records) == 10 + k
+    assert sessions.follower(path).full_reads == 1
+    w.close()
