@@ -97,6 +97,8 @@ def grow_and_compare(src: str, tmp: str, rng: random.Random) -> tuple[int, int]:
         batches += 1
         grown += up.whole == GROWN
         assert as_json(fol.report) == full_json(path), f"{src}: {len(rest)} rows left"
+        # What a repair compares before it writes: the digest of the rows, continued row by row.
+        assert fol.ledger is not None and fol.ledger.store_state == load(path).store_state
     return batches, grown
 
 
@@ -200,6 +202,7 @@ def test_real_adk_appends_are_followed(backend: str, tmp_path, monkeypatch) -> N
             assert up is not None
             grown += up.whole == GROWN
             assert as_json(fol.report) == full_json(db), f"after {batch}"
+            assert fol.ledger is not None and fol.ledger.store_state == load(db).store_state
         assert fol is not None and fol.full_reads == 1 and grown == len(adk_turns()) - 1
         assert len(analyses) < grown, "every growth was analysed in full"
     finally:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 import io
 import pickle
 import pickletools
@@ -361,20 +362,30 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
 @dataclass(frozen=True, slots=True)
 class SqliteTail:
     """Where the last read of one session's rows ended: the highest rowid read, how many rows of
-    the session lay up to it, and how many leading diagnostics were the store's notes."""
+    the session lay up to it, how many leading diagnostics were the store's notes, and the digest
+    of its event rows so far (`adk_writer.events_digest`, continued with each new row)."""
 
     last_rowid: int
     count: int
-    notes: int  # leading diagnostics about the store (_STORE_NOTES, then session_choice)
+    notes: int  # leading diagnostics about the store (sqlite_files.leading_notes)
+    events: Any
 
 
-def _tail_of(led: Ledger) -> SqliteTail | None:
-    """The tail of a ledger just loaded in full, from what it read; None when not every row of the
-    session became an event (a malformed row was skipped: the count would not tell new rows)."""
-    ranks = (led.header or {}).get("append_ranks")
+def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
+    """The tail of a ledger just loaded in full, from what it read (its rows hashed once); None
+    when not every row of the session became an event (a malformed row was skipped: the count
+    would not tell new rows)."""
+    header = led.header or {}
+    ranks = header.get("append_ranks")
     if not isinstance(ranks, list) or any(d.problem == "malformed_row" for d in led.diagnostics):
         return None
-    return SqliteTail(max(ranks, default=0), len(ranks), sqlite_files.leading_notes(led.diagnostics))
+    last = max(ranks, default=0)
+    key = (header.get("app_name"), header.get("user_id"), header.get("session_id"))
+    try:
+        events = adk_writer.events_digest(con, *key, hashlib.sha256(), upto=last)
+    except sqlite_files.ERRORS:
+        return None
+    return SqliteTail(last, len(ranks), sqlite_files.leading_notes(led.diagnostics), events)
 
 
 def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail | None) -> StoreGrowth:
@@ -389,11 +400,11 @@ def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail
     storage = (led.header or {}).get("storage")
     if storage not in ("sqlite", "v0", "v1"):
         return StoreGrowth(None, tail, reload="a JSON dump is rewritten whole, not appended to")
-    tail = tail if tail is not None else _tail_of(led)
-    if tail is None:
-        return StoreGrowth(None, tail, reload="a row of the session could not be read: every read is a full one")
     notes: list[Diagnostic] = []
     with sqlite_files.read_only(path, path, notes) as con:
+        tail = tail if tail is not None else _tail_of(con, led)
+        if tail is None:
+            return StoreGrowth(None, tail, reload="a row of the session could not be read: every read is a full one")
         return _grown(con, path, selector, led, tail, notes)
 
 
@@ -461,11 +472,11 @@ def _grown(
         records=records,
         diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
         leaf_seq=len(records) - 1 if records else None,
-        # The digest a repair compares covers every row: taken again by a full read (the app's
-        # repair reads the store again), not on each growth.
-        store_state=None,
     )
-    new_tail = SqliteTail(max([tail.last_rowid, *new_ranks]), tail.count + len(new_rows), len(store_notes))
+    last_rowid = max([tail.last_rowid, *new_ranks])
+    digest = adk_writer.events_digest(con, *key, tail.events.copy(), after=tail.last_rowid, upto=last_rowid)
+    grown.store_state = adk_writer.state_with(con, *key, digest)  # what a repair compares
+    new_tail = SqliteTail(last_rowid, tail.count + len(new_rows), len(store_notes), digest)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
 
 

@@ -147,7 +147,7 @@ class Follower:
         led, rep = self.ledger, self.report
         assert led is not None and rep is not None and self._read is not None
         sides = self._store_sides()
-        if sides == self._sides:
+        if sides == self._sides and self._tail is not None:
             return None
         fmt = registry.get(led.format)
         assert fmt.follow is not None
@@ -168,6 +168,21 @@ class Follower:
         self.ledger, self.report = new, new_rep
         return Update(new, new_rep, got.added, GROWN, 0)
 
+    def _prime(self) -> None:
+        """Right after a full read of a followed store: the format notes where its rows end (its
+        digest of them: one pass, part of the first read), so the next look reads only new rows.
+        Rows it finds added meanwhile are left for that look; a reason to read again, too."""
+        assert self.ledger is not None
+        fmt = registry.get(self.ledger.format)
+        assert fmt.follow is not None
+        base, selector = split_selector(self.path)
+        try:
+            got = fmt.follow(base, selector, self.ledger, None)
+        except (LoadError, OSError):
+            return  # the next look tries again, and says why if it fails
+        if got.reload is None and got.ledger is None:
+            self._tail = got.tail
+
     def _store_sides(self) -> tuple[tuple[int, ...], ...]:
         """The database file, its -wal and its -journal as stat sees them (absent: empty)."""
         base, _ = split_selector(self.path)
@@ -187,12 +202,16 @@ class Follower:
         sides = self._store_sides()  # before the read: a change while it reads is looked at again
         led = load(self.path, self.fmt)
         size = os.stat(split_selector(self.path)[0]).st_size
-        if registry.get(led.format).is_store:
+        fmt = registry.get(led.format)
+        if fmt.is_store:
             st = os.stat(split_selector(self.path)[0])
             rd = _Read(st.st_dev, st.st_ino, size, 0, b"", b"", hashlib.sha256())
             self._extendable = False
             self._tail, self._sides = None, sides
-            return self._set(led, self._analyze(led), rd, len(led.records), why, 0)
+            up = self._set(led, self._analyze(led), rd, len(led.records), why, 0)
+            if fmt.follow is not None:
+                self._prime()
+            return up
         rd = self._verified(led)
         if rd is None:  # its last line is partial, or the file changed while it was read
             led, rd = self._complete_lines_only()
