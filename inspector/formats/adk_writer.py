@@ -325,7 +325,8 @@ def state_of(con: sqlite3.Connection, app: Any, user: Any, sid: Any) -> str:
 
 def events_digest(con: sqlite3.Connection, app: Any, user: Any, sid: Any, h: Any, after: int = 0, upto: int | None = None) -> Any:
     """`h` continued with the session's event rows whose rowid is in (after, upto], by rowid."""
-    q = "SELECT rowid, * FROM events WHERE app_name=? AND user_id=? AND session_id=? AND rowid>?"
+    # By rowid (the unary + keeps SQLite off the session's index, which would visit every row).
+    q = "SELECT rowid, * FROM events WHERE +app_name=? AND +user_id=? AND +session_id=? AND rowid>?"
     args: tuple[Any, ...] = (app, user, sid, after)
     if upto is not None:
         q, args = q + " AND rowid<=?", (*args, upto)
