@@ -10,14 +10,17 @@ looks at the file again:
   the file is read again in full;
 - shrunk or replaced (another inode, other bytes where the read ones were: `inspector undo`'s
   rename, a rotation): read again in full, and the update says why;
-- a store whose Format can `follow` (a SQLite store: its rows' own sequence) is looked at when the
-  database, its -wal or its -journal changed (size, time, inode): the format reads only the rows
-  after the last seen one, and says when it must be read again in full instead (a row read before
-  changed or went: `inspector undo`, a take-back; another session chosen; see the format's
-  follow), which the update names; other stores (a JSON dump) are read again in full on every change.
+- a store whose Format can `follow` (the ADK and OpenClaw SQLite stores: their rows' own rowid or
+  seq) is looked at when the database, its -wal or its -journal changed (size, time, inode): the
+  format reads only the rows after the last seen one (its note of them is taken right after each
+  full read), and says when it must be read again in full instead (a row read before went or the
+  last one was rewritten: `inspector undo`, a take-back; another session chosen; see the
+  format's follow), which the update names. Other stores (a JSON dump; maka and adk-go, whose
+  ledgers are built across all their rows) are read again in full on every change.
 
-The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline
-(tests/test_incremental.py checks it byte for byte). Deleted, unreadable: `poll` raises what
+The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline,
+or the store as it is (tests/test_incremental.py, tests/test_incremental_stores.py check it byte
+for byte). Deleted, unreadable: `poll` raises what
 `load` raises (LoadError, OSError); the caller keeps its last view.
 """
 
@@ -160,7 +163,9 @@ class Follower:
             return None
         new = got.ledger
         new.size = os.stat(base).st_size
-        new.sha256 = led.sha256  # (of a database file: not a digest of what the rows say)
+        # A full read hashes the whole database file; a growth does not (a store's repair
+        # compares the format's digest of the rows, `store_state`, which the format kept).
+        new.sha256 = None
         if got.notes_changed or got.added == 0:
             new_rep = self._analyze(new)
         else:
