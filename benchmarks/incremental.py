@@ -1,14 +1,19 @@
 """Incremental analysis of a growing ledger against a full analysis (issue 17, point 1). A report,
 not a test: exits 0 when the targets are met, 1 when not.
 
-    python -m benchmarks.incremental                 # pi, 100,000 records (benchmarks.gen_pi_ledger)
+    python -m benchmarks.incremental                 # pi, 100,000 records; then an ADK SQLite store
     python -m benchmarks.incremental --records 20000
+    python -m benchmarks.incremental --only store    # the store case alone (--only pi: the ledger)
 
 The ledger (generated into benchmarks/out/ when missing) is cut 1,001 lines before its end and
 followed (`inspector.live.incremental.Follower`); then one line is appended and the report
 updated, then 1,000 lines. Each update is timed (best of `--repeat`, every repeat from the same
 cut), beside a full load+analyze of the grown file, and its analyze_json/context_json is checked
 equal to that full analysis. Targets: one record <= 20 ms, 1,000 records <= 1 s.
+
+The store case: an ADK SQLite store (DatabaseSessionService v1 schema, `benchmarks.gen_formats`)
+of about `--records` events, its last 1,001 event rows taken out and inserted again as the
+runtime inserts them (the row, then the session's update_time): one, then 1,000. Same targets.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -25,11 +31,13 @@ import orjson
 if __package__ in (None, ""):  # `python benchmarks/incremental.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import gen_pi_ledger
+from benchmarks import gen_formats, gen_pi_ledger
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load
 from inspector.live.incremental import GROWN, Follower
+
+ADK_EVENTS_PER_MB = 1220  # what benchmarks.gen_formats writes (102,638 events in 84 MB)
 
 ONE_MS = 20.0
 THOUSAND_MS = 1000.0
@@ -104,19 +112,68 @@ def measure(src: str, repeat: int) -> dict[str, float | int | bool]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=int, default=gen_pi_ledger.DEFAULT_RECORDS)
-    ap.add_argument("--repeat", type=int, default=3)
-    ns = ap.parse_args(argv)
-    src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
-    if not os.path.exists(src):
-        gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
-    r = measure(src, ns.repeat)
-    full = float(r["full_ms"])
-    print(
-        f"pi ledger, {int(r['records']):,} records ({os.path.getsize(src) / 1e6:.1f} MB): {os.path.relpath(src)}"
+def _event_rows(path: str, last: int) -> tuple[list[str], list[tuple[object, ...]]]:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    cur = con.execute("SELECT rowid, * FROM events ORDER BY rowid DESC LIMIT ?", (last,))
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()[::-1]
+    con.close()
+    return cols, rows
+
+
+def insert_events(path: str, cols: list[str], rows: list[tuple[object, ...]]) -> None:
+    """As ADK's DatabaseSessionService appends: the event rows, then the session's update_time."""
+    con = sqlite3.connect(path)
+    names = ", ".join(["rowid", *cols[1:]])
+    con.executemany(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", rows)
+    last = dict(zip(cols, rows[-1], strict=True))
+    con.execute(
+        "UPDATE sessions SET update_time=? WHERE app_name=? AND user_id=? AND id=?",
+        (last["timestamp"], last["app_name"], last["user_id"], last["session_id"]),
     )
+    con.commit()
+    con.close()
+
+
+def measure_store(src: str, repeat: int) -> dict[str, float | int | bool]:
+    cols, tail = _event_rows(src, 1001)
+    tmp = tempfile.mkdtemp(prefix="inspector-incr-")
+    path = os.path.join(tmp, os.path.basename(src))
+    best = {"one_ms": float("inf"), "thousand_ms": float("inf")}
+    grown = True
+    try:
+        for _ in range(repeat):
+            shutil.copyfile(src, path)
+            con = sqlite3.connect(path)
+            con.execute("DELETE FROM events WHERE rowid >= ?", (tail[0][0],))
+            con.commit()
+            con.close()
+            fol = Follower(path)
+            t0 = time.perf_counter()
+            fol.poll()
+            first_s = time.perf_counter() - t0
+            insert_events(path, cols, tail[:1])
+            t0 = time.perf_counter()
+            up1 = fol.poll()
+            best["one_ms"] = min(best["one_ms"], (time.perf_counter() - t0) * 1000)
+            insert_events(path, cols, tail[1:])
+            t0 = time.perf_counter()
+            up2 = fol.poll()
+            best["thousand_ms"] = min(best["thousand_ms"], (time.perf_counter() - t0) * 1000)
+            grown = grown and up1 is not None and up2 is not None and up1.whole == up2.whole == GROWN
+        t0 = time.perf_counter()
+        full = analyze(load(path))
+        full_ms = (time.perf_counter() - t0) * 1000
+        equal = fol.report is not None and as_json(fol.report) == as_json(full)
+        records = len(full.ledger.records)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"records": records, "first_read_s": first_s, "full_ms": full_ms, "equal": equal, "incremental": grown, **best}
+
+
+def report(title: str, r: dict[str, float | int | bool]) -> bool:
+    full = float(r["full_ms"])
+    print(title)
     print(f"  first read (full load + analysis + follow state)  {float(r['first_read_s']):8.2f} s")
     print(f"  full load + analyze of the grown file              {full:8.1f} ms")
     ok1 = float(r["one_ms"]) <= ONE_MS
@@ -131,7 +188,32 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  equal to a full analysis (analyze_json + context_json, byte for byte): {'yes' if r['equal'] else 'NO'}"
     )
-    return 0 if ok1 and ok1000 and r["equal"] and r["incremental"] else 1
+    return bool(ok1 and ok1000 and r["equal"] and r["incremental"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=gen_pi_ledger.DEFAULT_RECORDS)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", choices=("pi", "store"))
+    ns = ap.parse_args(argv)
+    ok = True
+    if ns.only != "store":
+        src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
+        if not os.path.exists(src):
+            gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
+        r = measure(src, ns.repeat)
+        mb = os.path.getsize(src) / 1e6
+        ok = report(f"pi ledger, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
+    if ns.only != "pi":
+        mb_target = max(1, round(ns.records / ADK_EVENTS_PER_MB))
+        db = gen_formats.default_path("adk_sqlite", mb_target)
+        if not os.path.exists(db):
+            gen_formats.generate("adk_sqlite", mb_target)
+        r = measure_store(db, ns.repeat)
+        mb = os.path.getsize(db) / 1e6
+        ok = report(f"ADK SQLite store (v1), {int(r['records']):,} events ({mb:.1f} MB): {os.path.relpath(db)}", r) and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

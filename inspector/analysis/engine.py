@@ -205,6 +205,9 @@ class Report:
     lost_to_runtime: list[int]  # seqs on the recovered path the runtime cannot reach
     broken_tree: list[Diagnostic]
     _tokenizer: Tokenizer
+    # What extending this report after an append needs beyond it (analysis.incremental), built on
+    # the first extension; None until then.
+    _growth: Any = None
 
     def coverage_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATES, 0)

@@ -12,17 +12,32 @@
   token counts of the items it shares with the old one reused; the tail rules
   (`findings.find_tail`: live question, tool pairing, over budget) run again.
 
+ADK (timestamp ranges, `extend_adk`): its request pairs calls and responses across the whole
+history (re-injected calls, merged and rearranged responses, calls dropped for want of a response,
+other agents' events turned into context). The report keeps a cut (`AdkGrowth`): the start of a
+turn (a user's own message) after every compaction, before which no call, response or
+long-running id reappears, where timestamps only grow and no range reaches. The request is the
+old one's items from before the cut, then `analysis.adk.next_request` of the records after it
+(the turn in progress) alone; the cut moves on to the latest such turn start as turns end.
+An ADK append falls back to a full analysis when: there is no such cut; a new record is a
+compaction, is not a message or meta event, comes with a diagnostic, has an earlier timestamp
+than one before it or falls in a compaction range; it names an id used before the cut (a
+response to an older call, a reused id); the next agent changes (other agents' events read
+differently); the tail re-injects a call; or the settings change.
+
 Everything else falls back to a full `analyze` of the grown ledger, because a rule then needs the
 whole path: a new checkpoint (every view after it and the coverage of all it removes change), a
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
 lost records), records the runtime cannot see, a header, a format whose next request replaces its
-history (Codex: the replacement pairs calls across the whole request) or follows timestamp ranges
-(ADK), or changed session settings (window, reserve).
+history (Codex: the replacement pairs calls across the whole request), or changed session
+settings (window, reserve).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from itertools import accumulate
 
 from inspector.analysis.engine import (
     EXCLUDED,
@@ -35,6 +50,7 @@ from inspector.analysis.engine import (
 )
 from inspector.analysis.findings import TAIL_CODES, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
+from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger, Record
 
 
@@ -48,10 +64,14 @@ def extend_report(
 ) -> Report:
     """The report of `led`, a ledger that grew from `old.ledger` (its first `added` records are
     the old ones, the rest were appended). Equal to `analyze(led, window, reserve)`."""
-    grown = path_growth(old, led, added)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
-    if grown is None or (win, res) != (old.window, old.reserve):
+    if (win, res) != (old.window, old.reserve):
+        return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
+    if old.runtime.context_rule == "timestamp_ranges":
+        return extend_adk(old, led, added) or analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
+    grown = path_growth(old, led, added)
+    if grown is None:
         return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     records = led.records
     rt = old.runtime
@@ -142,3 +162,194 @@ def reuse_tokens(old: list[ContextItem], new: list[ContextItem]) -> None:
         got = counted.get(_token_key(it))
         if got is not None:
             it.tokens, it.tokens_from = got
+
+
+# ---------------------------------------------------------------------------------------- ADK
+
+
+@dataclass(slots=True)
+class AdkGrowth:
+    """Where an ADK report's settled history ends (see the module's ADK paragraph)."""
+
+    cut: int  # seq of the first record of the turn in progress
+    prefix_items: int  # items of the next request that come from the records before `cut`
+    prefix_ids: set[str]  # call, response and long-running ids of the records before `cut`
+    latest_ts: float  # the greatest timestamp of any record (or range end) so far
+    prefix_ts: float  # the greatest timestamp (or range end) before `cut`
+    cover: list[tuple[float, float]]  # the surviving compaction ranges
+
+
+def _ids(r: Record) -> list[str]:
+    """The call, response and long-running ids a record names (what ADK pairs across history)."""
+    m = r.message
+    out = [b.call_id for b in m.blocks if b.call_id and b.type in ("tool_call", "tool_result")] if m else []
+    lr = (r.extra or {}).get("long_running_tool_ids")
+    if isinstance(lr, list):
+        out += [x for x in lr if isinstance(x, str)]
+    return out
+
+
+def _ts(r: Record) -> float:
+    return float(r.timestamp or 0.0)
+
+
+def _turn_start(r: Record) -> bool:
+    """A user's own message ADK sends: where a turn starts."""
+    m = r.message
+    return (
+        r.kind == "message"
+        and m is not None
+        and not r.never_sent
+        and r.role == "user"
+        and (r.extra or {}).get("author") == "user"
+        and (r.extra or {}).get("isolation_scope") is None
+        and not any(b.type == "tool_result" for b in m.blocks)
+    )
+
+
+def _adk_cover(rep: Report) -> list[tuple[float, float]]:
+    return rules.union(
+        [
+            (v.checkpoint.details["start_timestamp"], v.checkpoint.details["end_timestamp"])
+            for v in rep.checkpoints
+            if getattr(v, "surviving", False) and isinstance(v.checkpoint.details, dict)
+        ]
+    )
+
+
+def _latest_cut(
+    recs: list[Record], lo: int, prior: set[str], cover: list[tuple[float, float]], floor_ts: float
+) -> int | None:
+    """The latest turn start j >= lo such that no id of records[j:] is in `prior` or in
+    records[lo:j], timestamps grow from j on and from `floor_ts` (the greatest before lo), and no
+    compaction or covered record lies at or after j; None when there is none."""
+    first: dict[str, int] = {}
+    ts = [_ts(r) for r in recs[lo:]]
+    before = list(accumulate(ts, max, initial=floor_ts))  # before[k]: greatest timestamp before lo+k
+    for k, r in enumerate(recs[lo:]):
+        for x in _ids(r):
+            first.setdefault(x, k)
+    best = None
+    min_first = len(ts)
+    growing = True
+    for k in range(len(ts) - 1, -1, -1):
+        r = recs[lo + k]
+        if r.kind == "checkpoint" or rules.in_ranges(ts[k], cover):
+            break
+        ids = _ids(r)
+        if any(x in prior for x in ids):
+            break
+        for x in ids:
+            min_first = min(min_first, first[x])
+        if k + 1 < len(ts) and ts[k] > ts[k + 1]:
+            growing = False
+        if not growing:
+            break
+        if min_first >= k and _turn_start(r) and ts[k] >= before[k]:
+            best = lo + k
+            break
+    return best
+
+
+def _prefix_items(ctx: list[ContextItem], cut: int) -> int | None:
+    """How many leading items come from records before `cut` (None when items of both interleave)."""
+    n = 0
+    while n < len(ctx) and ctx[n].seq is not None and ctx[n].seq < cut:  # type: ignore[operator]
+        n += 1
+    if any(it.seq is None or it.seq < cut for it in ctx[n:]):
+        return None
+    return n
+
+
+def adk_growth(rep: Report) -> AdkGrowth | None:
+    """The cut of a fully analysed ADK report (O(records), once per full analysis), or None."""
+    recs = rep.ledger.records
+    cover = _adk_cover(rep)
+    ends = max((b for _, b in cover), default=float("-inf"))
+    cut = _latest_cut(recs, 0, set(), cover, ends)
+    if cut is None:
+        return None
+    n = _prefix_items(rep.context, cut)
+    if n is None:
+        return None
+    ids = {x for r in recs[:cut] for x in _ids(r)}
+    before = max((_ts(r) for r in recs[:cut]), default=ends)
+    latest = max(ends, *(_ts(r) for r in recs))
+    return AdkGrowth(cut=cut, prefix_items=n, prefix_ids=ids, latest_ts=latest, prefix_ts=max(before, ends), cover=cover)
+
+
+def prepare(rep: Report) -> None:
+    """Build what the next extension of `rep` needs now (a follower's first read), where it needs any."""
+    if rep.runtime.context_rule == "timestamp_ranges" and rep._growth is None:
+        rep._growth = adk_growth(rep)
+
+
+def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
+    """`extend_report` for ADK's timestamp-range rule; None when it needs a full analysis."""
+    from inspector.analysis import adk
+
+    st: AdkGrowth | None = old._growth if old._growth is not None else adk_growth(old)
+    old._growth = None  # handed on to the new report (it is changed in place)
+    o_led = old.ledger
+    if st is None or old.lost_to_runtime or old.broken_tree or led.runtime_rejects_file:
+        return None
+    if len(led.diagnostics) != len(o_led.diagnostics):
+        return None
+    if (led.header or {}).get("next_agent") != (o_led.header or {}).get("next_agent"):
+        return None
+    new = led.records[added:]
+    latest = st.latest_ts
+    for r in new:
+        if not r.runtime_visible or r.kind not in ("message", "meta"):
+            return None
+        t = _ts(r)
+        if t < latest or rules.in_ranges(t, st.cover) or any(x in st.prefix_ids for x in _ids(r)):
+            return None
+        latest = t
+    recs = led.records
+    tail = dataclasses.replace(led, records=recs[st.cut :], diagnostics=[])
+    agent = (led.header or {}).get("next_agent")
+    tail_ctx, reinjected = adk.next_request(tail, agent)
+    if reinjected:
+        return None
+    old_tail = old.context[st.prefix_items :]
+    for i, it in enumerate(tail_ctx):
+        it.index = st.prefix_items + i
+    reuse_tokens(old_tail, tail_ctx)
+    ctx = [*old.context[: st.prefix_items], *tail_ctx]
+    states = list(old.states)
+    for r in new:
+        if r.kind == "message":
+            out = r.never_sent or (r.extra or {}).get("isolation_scope") is not None
+            states.append(EXCLUDED if out else LIVE)
+        else:
+            states.append(None)
+    tok = old._tokenizer
+    total, source = context_total(led, ctx, old.checkpoints, tok)
+    report = dataclasses.replace(
+        old,
+        ledger=led,
+        path=old.path + [r.seq for r in new],
+        on_path=old.on_path + bytearray(b"\x01" * len(new)),
+        states=states,
+        summarized_by=old.summarized_by + [0] * len(new),
+        context=ctx,
+        context_tokens=total,
+        tokens_source=source,
+        findings=[],
+        _growth=None,
+    )
+    history = [f for f in old.findings if f.code not in TAIL_CODES]
+    report.findings = ordered([*history, *find_tail(report)])
+    # Move the cut on to the latest turn start the tail settled.
+    st.latest_ts = latest
+    nxt = _latest_cut(recs, st.cut, st.prefix_ids, st.cover, st.prefix_ts)
+    if nxt is not None and nxt > st.cut:
+        n = _prefix_items(ctx, nxt)
+        if n is not None:
+            settled = recs[st.cut : nxt]
+            st.prefix_ids.update(x for r in settled for x in _ids(r))
+            st.prefix_ts = max(st.prefix_ts, *(_ts(r) for r in settled))
+            st.cut, st.prefix_items = nxt, n
+    report._growth = st
+    return report

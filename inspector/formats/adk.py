@@ -12,13 +12,16 @@ one as `FILE.db#SESSION_ID`; a diagnostic says which was chosen and lists the ot
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import hashlib
 import io
 import pickle
 import pickletools
 import re
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -26,7 +29,7 @@ import orjson
 
 from inspector.formats import adk_compaction as rules
 from inspector.formats import adk_writer, bounded, fields, sqlite_files
-from inspector.formats.base import Format, Runtime, StoreWriter, Writer
+from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError, RawLine
@@ -355,6 +358,140 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     return led
 
 
+# ---------------------------------------------------------------------------------------- following
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteTail:
+    """Where the last read of one session's rows ended: the highest rowid read, how many rows of
+    the session lay up to it, how many leading diagnostics were the store's notes, and the digest
+    of its event rows so far (`adk_writer.events_digest`, continued with each new row)."""
+
+    last_rowid: int
+    count: int
+    notes: int  # leading diagnostics about the store (sqlite_files.leading_notes)
+    events: Any
+
+
+def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
+    """The tail of a ledger just loaded in full, from what it read (its rows hashed once); None
+    when not every row of the session became an event (a malformed row was skipped: the count
+    would not tell new rows)."""
+    header = led.header or {}
+    ranks = header.get("append_ranks")
+    if not isinstance(ranks, list) or any(d.problem == "malformed_row" for d in led.diagnostics):
+        return None
+    last = max(ranks, default=0)
+    key = (header.get("app_name"), header.get("user_id"), header.get("session_id"))
+    try:
+        events = adk_writer.events_digest(con, *key, hashlib.sha256(), upto=last)
+    except sqlite_files.ERRORS:
+        return None
+    return SqliteTail(last, len(ranks), sqlite_files.leading_notes(led.diagnostics), events)
+
+
+def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail | None) -> StoreGrowth:
+    """The rows one session of an ADK SQLite store gained past `led` (Format.follow): those with
+    a rowid above the last read one. Read again in full, with the reason, when a row read before
+    went (an `inspector undo`, a take-back: fewer rows up to the last read rowid, counted on the
+    session's index) or the last event in order was rewritten (its id, timestamp or content),
+    another session is now the most recently updated, a new row sorts before the last read
+    event, or a new row is a compaction event or has a diagnostic. A row before the last one
+    rewritten in place (same rowid, same count) is not seen until the next full read: telling it
+    would mean reading every row on every look."""
+    storage = (led.header or {}).get("storage")
+    if storage not in ("sqlite", "v0", "v1"):
+        return StoreGrowth(None, tail, reload="a JSON dump is rewritten whole, not appended to")
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, path, notes) as con:
+        tail = tail if tail is not None else _tail_of(con, led)
+        if tail is None:
+            return StoreGrowth(None, tail, reload="a row of the session could not be read: every read is a full one")
+        return _grown(con, path, selector, led, tail, notes)
+
+
+def _grown(
+    con: sqlite3.Connection, name: str, selector: str | None, led: Ledger, tail: SqliteTail, notes: list[Diagnostic]
+) -> StoreGrowth:
+    header = led.header or {}
+    ev_cols, version = _store_schema(con, name)
+    if version != header.get("storage"):
+        return StoreGrowth(None, tail, reload=f"the store's schema is now {version}, was {header.get('storage')}")
+    choice: list[Diagnostic] = []
+    app, user, sid, upd = _choose_session(con, name, selector, choice)
+    if (app, user, sid) != (header.get("app_name"), header.get("user_id"), header.get("session_id")):
+        return StoreGrowth(None, tail, reload=f"session {quote(sid)} is now the most recently updated one")
+    key = (app, user, sid)
+    count, top = con.execute(
+        "SELECT count(*), max(rowid) FROM events WHERE app_name=? AND user_id=? AND session_id=? AND rowid<=?",
+        (*key, tail.last_rowid),
+    ).fetchone()
+    if count != tail.count or (top or 0) != tail.last_rowid:
+        return StoreGrowth(
+            None,
+            tail,
+            reload=f"a row read before changed or went ({count:,} rows up to rowid {tail.last_rowid}, were {tail.count:,})",
+        )
+    ranks: list[int] = header["append_ranks"]
+    last = ranks[-1] if ranks else -1
+    rows, names = _session_rows(con, name, version, ev_cols, key, [], since=(tail.last_rowid, last))
+    if ranks and (not rows or rows[0][0] != last):
+        return StoreGrowth(None, tail, reload="a new row sorts before the last event read (an earlier timestamp)")
+    if ranks and not _same_event(rows[0], names, version, led.records[-1]):
+        return StoreGrowth(None, tail, reload=f"the last event read (rowid {last}) was rewritten")
+    new_rows = rows[1:] if ranks else rows
+    store_notes = [*notes, *choice]
+    notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
+    update_time = _row_float(upd)
+    if not new_rows and not notes_changed and update_time == header.get("last_update_time"):
+        return StoreGrowth(None, tail)
+    diags: list[Diagnostic] = []
+    objs, new_ranks, places = _row_events(new_rows, names, name, version, diags)
+    check_events(objs, name, diags, None, places)
+    _flag_bad_timestamps(objs, name, places, diags)
+    if diags:
+        return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
+    events = rules.make_events(objs, new_ranks)
+    if any(e.is_compaction for e in events):
+        return StoreGrowth(None, tail, reload="a compaction event came: every view after it changes")
+    base = len(led.records)
+    records = list(led.records)
+    for i, e in enumerate(events):
+        e.index = base + i
+        records.append(_event_record(e, _record_extra(e.obj, e.summary_content)))
+    agent, why = next_agent(events)
+    if agent is None:  # none of the new events says: the agent is the one before them
+        agent, why = header.get("next_agent"), str(header.get("next_agent_reason"))
+    grown = dataclasses.replace(
+        led,
+        header={
+            **header,
+            "last_update_time": update_time,
+            "append_ranks": [*ranks, *new_ranks],
+            "next_agent": agent,
+            "next_agent_reason": why,
+        },
+        records=records,
+        diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
+        leaf_seq=len(records) - 1 if records else None,
+    )
+    last_rowid = max([tail.last_rowid, *new_ranks])
+    digest = adk_writer.events_digest(con, *key, tail.events.copy(), after=tail.last_rowid, upto=last_rowid)
+    grown.store_state = adk_writer.state_with(con, *key, digest)  # what a repair compares
+    new_tail = SqliteTail(last_rowid, tail.count + len(new_rows), len(store_notes), digest)
+    return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _same_event(row: Any, names: list[str], version: str, rec: Record) -> bool:
+    """Is this row still the event `rec` was read from (its id, timestamp and content)?"""
+    objs, _, _ = _row_events([row], names, "", version, [])
+    if not objs:
+        return False
+    e = rules.make_events(objs, [0])[0]
+    m = event_message(objs[0])
+    return e.id == rec.id and e.ts == rec.timestamp and m == rec.message
+
+
 def _store_schema(con: sqlite3.Connection, name: str) -> tuple[dict[str, str], str]:
     """The events table's columns and the storage version, or why this is not an adk-python store."""
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -418,11 +555,17 @@ def _session_rows(
     name: str,
     version: str,
     ev_cols: dict[str, str],
-    params: tuple[Any, Any, Any],
+    params: tuple[Any, ...],
     diags: list[Diagnostic],
+    since: tuple[int, int] | None = None,
 ) -> tuple[list[Any], list[str]]:
-    """The session's event rows in the order ADK reads them, and the name of each selected column."""
+    """The session's event rows in the order ADK reads them, and the name of each selected column.
+    `since` (last rowid read, rowid of the last event in order): only the rows after the last read
+    one, and that last event (to tell where the new rows sort)."""
     where = "app_name=? AND user_id=? AND session_id=?"
+    if since is not None:  # by rowid: the session's index (unary + keeps SQLite off it) would scan every row
+        where = "+app_name=? AND +user_id=? AND +session_id=? AND (rowid > ? OR rowid = ?)"
+        params = (*params, *since)
     if version == "v0":
         cols, names = "rowid, *", ["rowid", *ev_cols.keys()]
     else:
@@ -972,6 +1115,7 @@ FORMAT = Format(
     claims=lambda _path, head: is_sqlite(head) or sniff_dump(head),
     load_file=_load_file,
     looks_like_file=looks_like_file,
+    follow=follow_sqlite,
     claims_data=sniff_dump,
     load_data=load_json,
     sessions_by_selector=True,  # FILE.db#SESSION_ID; default: the most recently updated session

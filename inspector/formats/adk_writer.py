@@ -35,10 +35,12 @@ Pure apart from reading the store inside the write transaction (`sqlite3` connec
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -315,20 +317,42 @@ def session_state(con: sqlite3.Connection, led: Ledger) -> str:
 
 def state_of(con: sqlite3.Connection, app: Any, user: Any, sid: Any) -> str:
     """Every column of the session's rows, text read as its bytes (whatever the connection's
-    text factory), hashed: the loader's read-only connection and the writer's agree."""
-    h = hashlib.sha256()
-    where = "app_name=? AND user_id=? AND "
+    text factory), hashed: the loader's read-only connection and the writer's agree. The event
+    rows come first, in append order, so a follower continues the digest with each new row
+    (`events_digest`, `state_with`)."""
+    return state_with(con, app, user, sid, events_digest(con, app, user, sid, hashlib.sha256()))
+
+
+def events_digest(con: sqlite3.Connection, app: Any, user: Any, sid: Any, h: Any, after: int = 0, upto: int | None = None) -> Any:
+    """`h` continued with the session's event rows whose rowid is in (after, upto], by rowid."""
+    # By rowid (the unary + keeps SQLite off the session's index, which would visit every row).
+    q = "SELECT rowid, * FROM events WHERE +app_name=? AND +user_id=? AND +session_id=? AND rowid>?"
+    args: tuple[Any, ...] = (app, user, sid, after)
+    if upto is not None:
+        q, args = q + " AND rowid<=?", (*args, upto)
+    with _as_bytes(con):
+        for row in con.execute(q + " ORDER BY rowid", args):
+            h.update(repr(row).encode())
+    return h
+
+
+def state_with(con: sqlite3.Connection, app: Any, user: Any, sid: Any, events: Any) -> str:
+    """The digest of the events rows (`events_digest`, left as it is) and then the sessions row."""
+    h = events.copy()
+    with _as_bytes(con):
+        for row in con.execute("SELECT * FROM sessions WHERE app_name=? AND user_id=? AND id=?", (app, user, sid)):
+            h.update(repr(row).encode())
+    return str(h.hexdigest())
+
+
+@contextlib.contextmanager
+def _as_bytes(con: sqlite3.Connection) -> Iterator[None]:
     factory = con.text_factory
     con.text_factory = bytes
     try:
-        for row in con.execute(f"SELECT * FROM sessions WHERE {where}id=?", (app, user, sid)):
-            h.update(repr(row).encode())
-        q = f"SELECT rowid, * FROM events WHERE {where}session_id=? ORDER BY rowid"
-        for row in con.execute(q, (app, user, sid)):
-            h.update(repr(row).encode())
+        yield
     finally:
         con.text_factory = factory
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- a JSON dump

@@ -286,6 +286,32 @@ StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledge
 
 
 @dataclass(frozen=True, slots=True)
+class StoreGrowth:
+    """What a store gained past the rows a ledger was read from (issue 17.1), one of:
+
+    - `reload` set: why the store must be read again in full (a row read before changed or went,
+      another session is now the one read, a new row needs the whole build);
+    - `ledger` None: nothing changed;
+    - `ledger` set: the grown ledger (the given one's records unchanged, the new ones appended),
+      `added` of them new; `notes_changed` when a diagnostic of the whole store (its -wal, which
+      session was chosen) reads differently now, so the report is analysed again in full.
+
+    `tail` is the store's own note of where the read ended, handed back on the next look.
+    """
+
+    ledger: Ledger | None
+    tail: Any
+    added: int = 0
+    reload: str | None = None
+    notes_changed: bool = False
+
+
+# (the store's path, FILE#SESSION selection, the ledger read so far, the tail the last look
+# returned or None right after a full load) -> StoreGrowth. Reads only the rows after the last seen.
+StoreFollower = Callable[[str, "str | None", Ledger, Any], StoreGrowth]
+
+
+@dataclass(frozen=True, slots=True)
 class Format:
     """One producer's format. Exactly one of the two reading families is filled in:
 
@@ -306,6 +332,7 @@ class Format:
     claims: Callable[[str, bytes], bool] | None = None
     load_file: StoreLoader | None = None
     looks_like_file: Callable[[str], bool] | None = None
+    follow: StoreFollower | None = None  # a store read on from its last seen row (issue 17.1)
     claims_data: Callable[[bytes], bool] | None = None
     load_data: Callable[[bytes, str, int | None], Ledger] | None = None
     sessions_by_selector: bool = False  # FILE#SESSION picks one session of a multi-session store

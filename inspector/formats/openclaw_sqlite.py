@@ -39,16 +39,18 @@ and a diagnostic says the -wal was not read.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import zstandard
 
-from inspector.formats import bounded, openclaw_writer, pi, sqlite_files
-from inspector.formats.base import Format, Runtime, Writer
+from inspector.formats import appended, bounded, fields, openclaw_writer, pi, sqlite_files
+from inspector.formats.base import Format, Runtime, StoreGrowth, Writer
 from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
 from inspector.ledger.quoting import escape, quote
@@ -263,6 +265,145 @@ class _Rows(RecordSource):
         return None if rec._extra is UNREAD else rec._extra
 
 
+# ---------------------------------------------------------------------------------------- following
+
+# What the store says of the session's windows and checkpoints: the ledger's last diagnostics.
+_SESSION_NOTES = frozenset({"previous_session", "compaction_checkpoint"})
+_ROWS = "SELECT seq, CAST(event_json AS BLOB), event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id=?"
+
+
+@dataclass(slots=True)
+class RowsTail:
+    """Where the last read of a session's transcript rows ended: its last seq, how many rows lie
+    up to it, the last row as stored, how many leading diagnostics are the store's notes, and the
+    digest of the rows so far as `openclaw_writer.state` takes it (continued with each new row)."""
+
+    last_seq: int
+    count: int
+    last_row: tuple[Any, Any]
+    notes: int
+    hasher: Any
+
+
+def _hash_row(h: Any, seq: Any, text: Any, blob: Any) -> None:
+    """One row into the digest, exactly as `openclaw_writer.state` adds it."""
+    h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
+    h.update(bytes(text) if text is not None else b"")
+    h.update(bytes(blob) if blob is not None else b"")
+
+
+def _first_tail(con: sqlite3.Connection, led: Ledger) -> RowsTail | None:
+    """The tail of a ledger just loaded in full: every row hashed once; None when they are not
+    the rows it was read from (its digest differs) or a row was skipped."""
+    if any(d.problem == "malformed_row" for d in led.diagnostics) or not led.store_state or not led.records:
+        return None
+    read = max(r.line for r in led.records)  # a record's line is its row's seq
+    h = hashlib.sha256()
+    n, last = 0, None
+    for seq, text, blob, _size in con.execute(_ROWS + " AND seq<=? ORDER BY seq", (led.session_id, read)):
+        n += 1
+        _hash_row(h, seq, text, blob)
+        last = (seq, text, blob)
+    if last is None or f"{n}:{h.hexdigest()}" != led.store_state:
+        return None
+    return RowsTail(last[0], n, (last[1], last[2]), sqlite_files.leading_notes(led.diagnostics), h)
+
+
+def follow(path: str, selector: str | None, led: Ledger, tail: RowsTail | None) -> StoreGrowth:
+    """The transcript rows the session gained past `led` (Format.follow): those with a seq above
+    the last read one, mapped as pi's builder maps appended lines. Read again in full, with the
+    reason, when a row read before went (fewer rows up to the last read seq) or the last one was
+    rewritten, another session is now the current one, what its windows or checkpoints say
+    changed, or a new row is a reset, a second header, has a diagnostic or reuses an id. A row
+    before the last one rewritten in place is seen by the next full read (or a repair's check of
+    the digest), not on each look."""
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, path, notes) as con:
+        return _grown(con, path, selector, led, tail, notes)
+
+
+def _grown(
+    con: sqlite3.Connection, name: str, selector: str | None, led: Ledger, tail: RowsTail | None, notes: list[Diagnostic]
+) -> StoreGrowth:
+    choice: list[Diagnostic] = []
+    sid, node_entry = _choose_session(con, name, selector, choice)
+    if sid != led.session_id:
+        return StoreGrowth(None, tail, reload=f"session {quote(sid)} is now the current one")
+    tail = tail if tail is not None else _first_tail(con, led)
+    if tail is None:
+        return StoreGrowth(None, tail, reload="the rows differ from those read (or one could not be read)")
+    count, top = con.execute(
+        "SELECT count(*), max(seq) FROM transcript_events WHERE session_id=? AND seq<=?", (sid, tail.last_seq)
+    ).fetchone()
+    if count != tail.count or top != tail.last_seq:
+        return StoreGrowth(
+            None, tail, reload=f"a row read before changed or went ({count:,} rows up to seq {tail.last_seq}, were {tail.count:,})"
+        )
+    rows = con.execute(_ROWS + " AND seq>=? ORDER BY seq", (sid, tail.last_seq)).fetchall()
+    if not rows or (rows[0][1], rows[0][2]) != tail.last_row:
+        return StoreGrowth(None, tail, reload=f"the last row read (seq {tail.last_seq}) was rewritten")
+    scratch = Ledger(path=led.path, format=NAME, session_id=sid, header=None, records=[])
+    _describe_windows(con, scratch, name, sid)
+    _describe_checkpoints(scratch, name, node_entry)
+    said = [d.message for d in led.diagnostics if d.problem in _SESSION_NOTES]
+    if [d.message for d in scratch.diagnostics] != said:
+        return StoreGrowth(None, tail, reload="what the store says of the session's windows or checkpoints changed")
+    store_notes = [*notes, *choice]
+    notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
+    new_rows = rows[1:]
+    if not new_rows:
+        # OpenClaw's index may name another leaf without a new row: the ledger as a full read
+        # would have it (the index's leaf when current, else the last entry's).
+        probe = dataclasses.replace(led, diagnostics=[*store_notes, *led.diagnostics[tail.notes :]])
+        probe.leaf_seq = next((r.seq for r in reversed(led.records) if r.kind != "header"), None)
+        _set_leaf(con, probe, sid)
+        if probe.leaf_seq == led.leaf_seq and not notes_changed:
+            return StoreGrowth(None, tail)
+        return StoreGrowth(probe, tail, notes_changed=True)
+    diags: list[Diagnostic] = []
+    lines, data = _lines(new_rows, name, diags)
+    if diags:
+        return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
+    new = _new_records(led, lines, data)
+    if new is None:
+        return StoreGrowth(None, tail, reload="a new row needs the full build (a reset, a header, a reused id or a field's type)")
+    grown = appended.grown(led, new)
+    grown.diagnostics = [*store_notes, *led.diagnostics[tail.notes :]]
+    _set_leaf(con, grown, sid)
+    h = tail.hasher.copy()
+    for seq, text, blob, _size in new_rows:
+        _hash_row(h, seq, text, blob)
+    n = tail.count + len(new_rows)
+    grown.store_state = f"{n}:{h.hexdigest()}"
+    last = new_rows[-1] if new_rows else rows[0]
+    new_tail = RowsTail(last[0], n, (last[1], last[2]), len(store_notes), h)
+    return StoreGrowth(grown, new_tail, added=len(new), notes_changed=notes_changed)
+
+
+def _new_records(led: Ledger, lines: list[RawLine], data: bytes) -> list[Record] | None:
+    """The new rows' records, as the full build and OpenClaw's rules make them; None when that
+    needs the whole transcript (see `follow`)."""
+    if led.runtime_rejects_file or led.header is None:
+        return None
+    source = _Rows(data)
+    new: list[Record] = []
+    seq = len(led.records)
+    for rl in lines:
+        o = rl.objects[0]
+        if o.get("type") in ("session", "reset") or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
+            return None
+        rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
+        rec._source = source
+        m = o.get("message")
+        if rec.type == "message" and rec.kind == "message" and isinstance(m, dict) and m.get("excludeFromContext") is True:
+            rec.never_sent = True
+            if rec.message is not None:
+                rec.message.never_sent = True
+        new.append(rec)
+        seq += 1
+    return new if appended.fresh_ids(led, new) else None
+
+
 # ---------------------------------------------------------------------------------------- OpenClaw's rules
 
 
@@ -429,6 +570,7 @@ FORMAT = Format(
     claims=lambda path, head: head.startswith(SQLITE_MAGIC) and looks_like_file(path),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
     looks_like_file=looks_like_file,
+    follow=follow,
     sessions_by_selector=True,  # FILE.sqlite#SESSION; default: the current session of the newest key
     suffixes=(".db", ".sqlite", ".sqlite3"),
     # Where OpenClaw keeps its sessions (docs/runtimes/openclaw.md §1): the legacy JSONL layout

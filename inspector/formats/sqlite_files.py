@@ -80,6 +80,20 @@ def read_only(path: str, name: str, notes: list[Diagnostic]) -> Iterator[sqlite3
             raise LoadError(f"{name}: SQLite database could not be read ({escape(str(e))})") from None
 
 
+# What `read_only` says of the files beside a database: the store's own notes, ahead of every
+# other diagnostic of a ledger read from it (then, where the store holds several, which session).
+NOTES = frozenset({"sqlite_wal", "sqlite_locked"})
+
+
+def leading_notes(diags: list[Diagnostic]) -> int:
+    """How many of a store's ledger's first diagnostics are about the store, not a row: the
+    `read_only` notes, then the session choice (what a follower reads again on each look)."""
+    n = 0
+    while n < len(diags) and diags[n].problem in NOTES:
+        n += 1
+    return n + (n < len(diags) and diags[n].problem == "session_choice")
+
+
 def _side_size(path: str) -> int:
     try:
         return os.stat(path).st_size

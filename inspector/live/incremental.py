@@ -10,11 +10,17 @@ looks at the file again:
   the file is read again in full;
 - shrunk or replaced (another inode, other bytes where the read ones were: `inspector undo`'s
   rename, a rotation): read again in full, and the update says why;
-- a store (SQLite, a JSON dump) is read again in full on every change: its rows are not appended
-  bytes, and reading it from its last row needs each store's own sequence (not done yet).
+- a store whose Format can `follow` (the ADK and OpenClaw SQLite stores: their rows' own rowid or
+  seq) is looked at when the database, its -wal or its -journal changed (size, time, inode): the
+  format reads only the rows after the last seen one (its note of them is taken right after each
+  full read), and says when it must be read again in full instead (a row read before went or the
+  last one was rewritten: `inspector undo`, a take-back; another session chosen; see the
+  format's follow), which the update names. Other stores (a JSON dump; maka and adk-go, whose
+  ledgers are built across all their rows) are read again in full on every change.
 
-The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline
-(tests/test_incremental.py checks it byte for byte). Deleted, unreadable: `poll` raises what
+The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline,
+or the store as it is (tests/test_incremental.py, tests/test_incremental_stores.py check it byte
+for byte). Deleted, unreadable: `poll` raises what
 `load` raises (LoadError, OSError); the caller keeps its last view.
 """
 
@@ -26,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.analysis import Report, analyze
-from inspector.analysis.incremental import extend_report
-from inspector.formats import LoadError, load, load_bytes, registry
+from inspector.analysis.incremental import extend_report, prepare
+from inspector.formats import LoadError, load, load_bytes, registry, split_selector
 from inspector.formats.appended import complete_lines
 from inspector.ledger.model import Ledger
 
@@ -74,16 +80,20 @@ class Follower:
         self.report: Report | None = None
         self._read: _Read | None = None
         self._extendable = False
+        self._tail: Any = None  # a followed store's own note of its last read row (Format.follow)
+        self._sides: tuple[tuple[int, ...], ...] | None = None  # the store's files as last looked at
         self.full_reads = 0  # how often the file was read from the start (tests, benchmark)
 
     # ---------------------------------------------------------------------------------- looking
 
     def poll(self) -> Update | None:
         """The report after the file changed, or None when it did not. Raises LoadError/OSError."""
-        st = os.stat(self.path)
+        st = os.stat(split_selector(self.path)[0])
         rd = self._read
         if rd is None or self.ledger is None or self.report is None:
             return self._full(FIRST)
+        if registry.get(self.ledger.format).follow is not None:
+            return self._store_poll()
         if (st.st_dev, st.st_ino) != (rd.dev, rd.ino) or st.st_size < rd.offset:
             return self._full(REPLACED)
         with open(self.path, "rb") as f:
@@ -135,16 +145,78 @@ class Follower:
         )
         return self._set(led, rep, new_rd, added, GROWN, pending)
 
+    def _store_poll(self) -> Update | None:
+        """A followed store: the rows after the last seen one, when its files changed."""
+        led, rep = self.ledger, self.report
+        assert led is not None and rep is not None and self._read is not None
+        sides = self._store_sides()
+        if sides == self._sides and self._tail is not None:
+            return None
+        fmt = registry.get(led.format)
+        assert fmt.follow is not None
+        base, selector = split_selector(self.path)
+        got = fmt.follow(base, selector, led, self._tail)
+        if got.reload is not None:
+            return self._full(got.reload)
+        self._sides, self._tail = sides, got.tail
+        if got.ledger is None:
+            return None
+        new = got.ledger
+        new.size = os.stat(base).st_size
+        # A full read hashes the whole database file; a growth does not (a store's repair
+        # compares the format's digest of the rows, `store_state`, which the format kept).
+        new.sha256 = None
+        if got.notes_changed or got.added == 0:
+            new_rep = self._analyze(new)
+        else:
+            new_rep = extend_report(rep, new, len(led.records), self.window, self.reserve)
+        self.ledger, self.report = new, new_rep
+        return Update(new, new_rep, got.added, GROWN, 0)
+
+    def _prime(self) -> None:
+        """Right after a full read of a followed store: the format notes where its rows end (its
+        digest of them: one pass, part of the first read), so the next look reads only new rows.
+        Rows it finds added meanwhile are left for that look; a reason to read again, too."""
+        assert self.ledger is not None
+        fmt = registry.get(self.ledger.format)
+        assert fmt.follow is not None
+        base, selector = split_selector(self.path)
+        try:
+            got = fmt.follow(base, selector, self.ledger, None)
+        except (LoadError, OSError):
+            return  # the next look tries again, and says why if it fails
+        if got.reload is None and got.ledger is None:
+            self._tail = got.tail
+
+    def _store_sides(self) -> tuple[tuple[int, ...], ...]:
+        """The database file, its -wal and its -journal as stat sees them (absent: empty)."""
+        base, _ = split_selector(self.path)
+        out: list[tuple[int, ...]] = []
+        for p in (base, base + "-wal", base + "-journal"):
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                out.append(())
+                continue
+            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
     def _full(self, why: str) -> Update:
         """Read the file from the start: its complete lines (a partial last line waits)."""
         self.full_reads += 1
+        sides = self._store_sides()  # before the read: a change while it reads is looked at again
         led = load(self.path, self.fmt)
-        size = os.stat(self.path).st_size
-        if registry.get(led.format).is_store:
-            st = os.stat(self.path)
+        size = os.stat(split_selector(self.path)[0]).st_size
+        fmt = registry.get(led.format)
+        if fmt.is_store:
+            st = os.stat(split_selector(self.path)[0])
             rd = _Read(st.st_dev, st.st_ino, size, 0, b"", b"", hashlib.sha256())
             self._extendable = False
-            return self._set(led, self._analyze(led), rd, len(led.records), why, 0)
+            self._tail, self._sides = None, sides
+            up = self._set(led, self._analyze(led), rd, len(led.records), why, 0)
+            if fmt.follow is not None:
+                self._prime()
+            return up
         rd = self._verified(led)
         if rd is None:  # its last line is partial, or the file changed while it was read
             led, rd = self._complete_lines_only()
@@ -212,5 +284,7 @@ class Follower:
             self._extendable = registry.get(led.format).extend is not None and all(
                 r.runtime_visible for r in led.records
             )
+        if why != GROWN:
+            prepare(rep)  # what extending the report needs, built with the full read
         self.ledger, self.report, self._read = led, rep, rd
         return Update(led, rep, added, why, pending)

@@ -103,7 +103,8 @@ def refresh(state: SessionState | None, path: str) -> SessionState:
         return _marked(state, path, UNREADABLE, e.strerror or str(e))
     if not os.access(path, os.R_OK):
         return _marked(state, path, UNREADABLE, "permission denied")
-    if state is not None and state.status == OK and (st.st_size, st.st_mtime_ns) == (state.size, state.mtime_ns):
+    mtime = _changed_ns(path, st)
+    if state is not None and state.status == OK and (st.st_size, mtime) == (state.size, state.mtime_ns):
         return state
     try:
         f = follower(path)
@@ -117,7 +118,16 @@ def refresh(state: SessionState | None, path: str) -> SessionState:
     except Exception as e:  # a core bug on one file must not stop the watch over the others
         _followers.pop(path, None)
         return _marked(state, path, UNREADABLE, f"analysis failed: {type(e).__name__}: {e}")
-    return summary_of(path, report, st.st_size, st.st_mtime_ns)
+    return summary_of(path, report, st.st_size, mtime)
+
+
+def _changed_ns(path: str, st: os.stat_result) -> int:
+    """When the session last changed: the file's time, or a database's -wal's when later (a
+    SQLite store in WAL mode gains its rows there, the database file untouched until a checkpoint)."""
+    try:
+        return max(st.st_mtime_ns, os.stat(path + "-wal").st_mtime_ns)
+    except OSError:
+        return st.st_mtime_ns
 
 
 def _marked(state: SessionState | None, path: str, status: str, error: str) -> SessionState:

@@ -1,0 +1,460 @@
+"""Following a database store from its last row (issue 17.1, the stores).
+
+THE test: for seeded random cuts of every ADK SQLite store we have (SqliteSessionService,
+DatabaseSessionService v1, the legacy v0 schema), the rows after the cut are inserted again in
+random batches, as the runtime's own rows (every column, its rowid), and after every batch the
+followed report equals a full analysis of the grown store, byte for byte (analyze_json and
+context_json). Rows changed or deleted before the last seen one reload in full, with the reason.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import shutil
+import sqlite3
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis import incremental as incr
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import load, openclaw_writer
+from inspector.live.incremental import GROWN, Follower
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(REPO), "shared")
+ADK_STORES = sorted(
+    [*glob.glob(os.path.join(SHARED, "peers", "adk", "corpus", "*.db")), os.path.join(HERE, "data", "adk", "token_threshold.v0.db")]
+)
+
+
+def as_json(rep: Any) -> bytes:
+    rep.ensure_tokens()
+    return orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
+
+
+def full_json(path: str) -> bytes:
+    return as_json(analyze(load(path)))
+
+
+def event_rows(path: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    con = sqlite3.connect(path)
+    cur = con.execute("SELECT rowid, * FROM events ORDER BY rowid")
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    return cols, rows
+
+
+def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """The runtime's own rows, as its session service writes them: the event rows, then the
+    session's update_time set to the last one's timestamp."""
+    con = sqlite3.connect(path)
+    names = ", ".join(["rowid", *cols[1:]])
+    marks = ", ".join("?" * len(cols))
+    con.executemany(f"INSERT INTO events ({names}) VALUES ({marks})", rows)
+    ts = rows[-1][cols.index("timestamp")]
+    at = dict(zip(cols, rows[-1], strict=True))
+    con.execute(
+        "UPDATE sessions SET update_time=? WHERE app_name=? AND user_id=? AND id=?",
+        (ts, at["app_name"], at["user_id"], at["session_id"]),
+    )
+    con.commit()
+    con.close()
+
+
+def cut_copy(src: str, tmp: str, keep: int) -> tuple[str, list[str], list[tuple[Any, ...]]]:
+    """A copy of `src` holding its first `keep` event rows (by rowid); the rest returned."""
+    path = os.path.join(tmp, os.path.basename(src))
+    shutil.copyfile(src, path)
+    cols, rows = event_rows(path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE rowid > ?", (rows[keep - 1][0],))
+    con.commit()
+    con.close()
+    return path, cols, rows[keep:]
+
+
+def grow_and_compare(src: str, tmp: str, rng: random.Random) -> tuple[int, int]:
+    _, rows = event_rows(src)
+    keep = rng.randrange(1, len(rows))
+    path, cols, rest = cut_copy(src, tmp, keep)
+    fol = Follower(path)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    batches = grown = 0
+    while rest:
+        n = rng.choice((1, 1, 1, 2, 3, 7))
+        insert_rows(path, cols, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None, f"{src}: {len(rest)} rows left: the insert was not seen"
+        batches += 1
+        grown += up.whole == GROWN
+        assert as_json(fol.report) == full_json(path), f"{src}: {len(rest)} rows left"
+        # What a repair compares before it writes: the digest of the rows, continued row by row.
+        assert fol.ledger is not None and fol.ledger.store_state == load(path).store_state
+    return batches, grown
+
+
+@pytest.mark.parametrize("src", ADK_STORES, ids=os.path.basename)
+def test_followed_adk_store_equals_full_analysis(src: str, tmp_path, monkeypatch) -> None:
+    analyses = []
+    real = incr.analyze
+    monkeypatch.setattr(incr, "analyze", lambda *a, **k: analyses.append(1) or real(*a, **k))
+    extended = 0
+    total = grown = 0
+    for seed in range(4):
+        d = tmp_path / str(seed)
+        d.mkdir()
+        before = len(analyses)
+        b, g = grow_and_compare(src, str(d), random.Random(f"{seed}:{os.path.basename(src)}"))
+        total, grown = total + b, grown + g
+        extended += g - (len(analyses) - before)
+    assert grown > 0, "every growth was read in full"
+    assert extended > 0, "every growth was analysed in full"
+
+
+# ---------------------------------------------------------------------------------------- the real ADK
+
+ADK_PYTHON = os.environ.get("ADK_PYTHON") or os.path.join(REPO, ".adk-venv", "bin", "python")
+
+
+def _text(author: str, inv: str, ts: float, text: str) -> dict[str, Any]:
+    role = "user" if author == "user" else "model"
+    return {"author": author, "invocation_id": inv, "timestamp": ts, "content": {"role": role, "parts": [{"text": text}]}}
+
+
+def _call(inv: str, ts: float, cid: str, long_running: bool = False) -> dict[str, Any]:
+    e: dict[str, Any] = {
+        "author": "helper",
+        "invocation_id": inv,
+        "timestamp": ts,
+        "content": {"role": "model", "parts": [{"function_call": {"id": cid, "name": "job", "args": {"n": 1}}}]},
+    }
+    if long_running:
+        e["long_running_tool_ids"] = [cid]
+    return e
+
+
+def _response(inv: str, ts: float, cid: str, status: str) -> dict[str, Any]:
+    part = {"function_response": {"id": cid, "name": "job", "response": {"status": status}}}
+    return {"author": "helper", "invocation_id": inv, "timestamp": ts, "content": {"role": "user", "parts": [part]}}
+
+
+def adk_turns() -> list[list[dict[str, Any]]]:
+    """Batches of events: turns with calls answered in the turn, and a long-running call
+    answered two turns later (its id crosses the turn starts in between)."""
+    t = 1_767_000_000.0
+    b: list[list[dict[str, Any]]] = [
+        [_text("user", "i1", t + 1, "start the long job")],
+        [_call("i1", t + 2, "lr-1", long_running=True), _response("i1", t + 3, "lr-1", "pending")],
+        [_text("helper", "i1", t + 4, "started")],
+        [_text("user", "i2", t + 5, "meanwhile, count to three")],
+        [_call("i2", t + 6, "c-2")],
+        [_response("i2", t + 7, "c-2", "3")],
+        [_text("helper", "i2", t + 8, "three")],
+        [_text("user", "i3", t + 9, "and now?")],
+        [_response("i1", t + 10, "lr-1", "done")],
+        [_text("helper", "i1", t + 11, "the long job is done")],
+        [_text("user", "i4", t + 12, "thanks")],
+        [_text("helper", "i4", t + 13, "you are welcome")],
+    ]
+    return b
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "v1"])
+def test_real_adk_appends_are_followed(backend: str, tmp_path, monkeypatch) -> None:
+    """google-adk's own session service appends each batch; the follower reads the new rows
+    and its report equals a full analysis every time, a late long-running answer included."""
+    import subprocess
+
+    if not os.path.exists(ADK_PYTHON):
+        pytest.fail(f"google-adk is not installed at {ADK_PYTHON}: run tests/install_adk.sh")
+    analyses = []
+    real = incr.analyze
+    monkeypatch.setattr(incr, "analyze", lambda *a, **k: analyses.append(1) or real(*a, **k))
+    db = str(tmp_path / "session.db")
+    helper = os.path.join(HERE, "adk_append.py")
+    proc = subprocess.Popen(
+        [ADK_PYTHON, helper, db, backend, "app", "u", "s1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "ok"
+        fol: Follower | None = None
+        grown = 0
+        for batch in adk_turns():
+            proc.stdin.write(orjson.dumps(batch).decode() + "\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "ok"
+            if fol is None:
+                fol = Follower(db)
+            up = fol.poll()
+            assert up is not None
+            grown += up.whole == GROWN
+            assert as_json(fol.report) == full_json(db), f"after {batch}"
+            assert fol.ledger is not None and fol.ledger.store_state == load(db).store_state
+        assert fol is not None and fol.full_reads == 1 and grown == len(adk_turns()) - 1
+        assert len(analyses) < grown, "every growth was analysed in full"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+# ---------------------------------------------------------------------------------------- reloads
+
+V1 = os.path.join(SHARED, "peers", "adk", "corpus", "token_threshold.v1.db")
+
+
+def followed_cut(tmp_path, keep: int = 10) -> tuple[str, list[str], list[tuple[Any, ...]], Follower]:
+    path, cols, rest = cut_copy(V1, str(tmp_path), keep)
+    fol = Follower(path)
+    fol.poll()
+    return path, cols, rest, fol
+
+
+def test_growth_reads_only_the_new_rows(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    assert fol.poll() is None  # nothing changed
+    insert_rows(path, cols, rest[:2])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and up.added == 2 and fol.full_reads == 1
+    assert fol.poll() is None
+
+
+def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
+    path, _, _, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE rowid = (SELECT min(rowid) FROM events)")  # an undo, a take-back
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_the_last_event_rewritten_reloads(tmp_path) -> None:
+    path, _, _, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    last = con.execute("SELECT max(rowid) FROM events").fetchone()[0]
+    data = orjson.loads(con.execute("SELECT event_data FROM events WHERE rowid=?", (last,)).fetchone()[0])
+    data["content"] = {"role": "model", "parts": [{"text": "rewritten"}]}
+    con.execute("UPDATE events SET event_data=? WHERE rowid=?", (orjson.dumps(data).decode(), last))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and "rewritten" in up.whole
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_a_row_sorting_before_the_last_event_reloads(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    early = list(rest[0])
+    early[cols.index("timestamp")] = "2000-01-01 00:00:00.000000"
+    insert_rows(path, cols, [tuple(early)])
+    up = fol.poll()
+    assert up is not None and "sorts before" in up.whole
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_another_session_updated_later_reloads(tmp_path) -> None:
+    path, cols, rest, fol = followed_cut(tmp_path)
+    sid = fol.ledger.session_id if fol.ledger else None
+    con = sqlite3.connect(path)
+    app, user, create = con.execute("SELECT app_name, user_id, create_time FROM sessions").fetchone()
+    con.execute("INSERT INTO sessions VALUES (?, ?, 'other', '{}', ?, '2999-01-01 00:00:00.000000')", (app, user, create))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and "'other' is now the most recently updated" in up.whole
+    # Named in the path, the session is followed whatever else is updated.
+    named = Follower(f"{path}#{sid}")
+    named.poll()
+    insert_rows(path, cols, rest[:1])
+    assert named.poll() is not None and named.full_reads == 1
+    assert as_json(named.report) == full_json(f"{path}#{sid}")
+
+
+def _side_files(path: str) -> dict[str, tuple[int, int, bytes]]:
+    out = {}
+    for p in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(p):
+            st = os.stat(p)
+            with open(p, "rb") as f:
+                out[p] = (st.st_size, st.st_mtime_ns, f.read())
+    return out
+
+
+def test_a_wal_being_written_is_read_without_changing_anything(tmp_path) -> None:
+    """A writer in WAL mode keeps its connection open (its commits sit in the -wal): the follower
+    sees them, and neither the database, its -wal nor its -shm changes by being read."""
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)
+    w = sqlite3.connect(path)
+    w.execute("PRAGMA journal_mode=WAL")
+    fol = Follower(path)
+    fol.poll()
+    names = ", ".join(["rowid", *cols[1:]])
+    for batch in (rest[:1], rest[1:4]):
+        w.executemany(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", batch)
+        w.commit()
+        before = _side_files(path)
+        assert os.path.getsize(path + "-wal") > 0
+        up = fol.poll()
+        assert _side_files(path) == before
+        assert up is not None and up.whole == GROWN and up.added == len(batch)
+        assert as_json(fol.report) == full_json(path)
+    w.close()
+
+
+# ---------------------------------------------------------------------------------------- the app
+
+
+@pytest.mark.anyio
+async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) -> None:
+    import time
+
+    from inspector.tui.app import create_app
+    from inspector.tui.session import SessionScreen
+
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)  # just written: still growing as it opens
+    app = create_app([path])
+    async with app.run_test(size=(140, 40)) as pilot:
+
+        def screen() -> SessionScreen:
+            return next(s for s in app.screen_stack if isinstance(s, SessionScreen))
+
+        async def until(pred: Any, what: str) -> None:
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                if pred():
+                    return
+                await pilot.pause(0.01)
+            raise AssertionError(f"never: {what}")
+
+        await until(lambda: screen().report is not None, "the first analysis")
+        assert screen().following
+        n = len(screen().report.ledger.records)  # type: ignore[union-attr]
+        for k in (1, 2):
+            insert_rows(path, cols, rest[k - 1 : k])
+            await until(lambda k=k: len(screen().report.ledger.records) == n + k, f"appended event {k} analysed")  # type: ignore[union-attr]
+        s = screen()
+        # The first follow read is a full one (the view's ledger is a store's), the next from the last row.
+        assert s._follower is not None and s._follower.full_reads == 1
+        assert as_json(s.report) == full_json(path)
+        assert s.report is not None and s.report.ledger.records[-1].id == orjson.loads(rest[1][cols.index("event_data")])["id"]
+
+
+# ---------------------------------------------------------------------------------------- OpenClaw
+
+OPENCLAW = os.path.join(HERE, "peers", "openclaw", "corpus", "s1.sqlite")
+
+
+def openclaw_stores(tmp: str) -> list[str]:
+    """The corpus store, and a generated one whose big rows are zstd frames (as OpenClaw 2026.9.6
+    stores them: benchmarks.gen_formats)."""
+    from benchmarks import gen_formats
+
+    gen = gen_formats.generate("openclaw", 0.25, path=os.path.join(tmp, "generated.sqlite"))
+    return [OPENCLAW, gen]
+
+
+def transcript_rows(path: str, sid: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    con = sqlite3.connect(path)
+    cur = con.execute("SELECT * FROM transcript_events WHERE session_id=? ORDER BY seq", (sid,))
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    return cols, rows
+
+
+def test_followed_openclaw_store_equals_full_analysis(tmp_path) -> None:
+    zstd = grown_total = total = 0
+    for src in openclaw_stores(str(tmp_path)):
+        sid = load(src).session_id
+        assert sid is not None
+        cols, rows = transcript_rows(src, sid)
+        zstd += sum(1 for r in rows if r[cols.index("event_zstd")] is not None)
+        for seed in range(3):
+            rng = random.Random(f"{seed}:{os.path.basename(src)}")
+            path = str(tmp_path / f"{seed}-{os.path.basename(src)}")
+            shutil.copyfile(src, path)
+            keep = rng.randrange(2, len(rows))
+            con = sqlite3.connect(path)
+            con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq>?", (sid, rows[keep - 1][cols.index("seq")]))
+            con.commit()
+            con.close()
+            fol = Follower(path)
+            fol.poll()
+            assert as_json(fol.report) == full_json(path)
+            rest = rows[keep:]
+            while rest:
+                n = rng.choice((1, 1, 2, 5))
+                con = sqlite3.connect(path)  # OpenClaw appends the next transcript rows
+                openclaw_writer.provide_octet_length(con)  # its CHECKs' function (SQLite < 3.43)
+                con.executemany(f"INSERT INTO transcript_events VALUES ({', '.join('?' * len(cols))})", rest[:n])
+                con.commit()
+                con.close()
+                rest = rest[n:]
+                up = fol.poll()
+                assert up is not None
+                total += 1
+                grown_total += up.whole == GROWN
+
+                assert as_json(fol.report) == full_json(path), f"{src}: {len(rest)} rows left"
+                assert fol.ledger is not None and fol.ledger.store_state == load(path).store_state
+    assert zstd > 0 and grown_total > total // 2
+
+
+def test_openclaw_index_naming_another_leaf_is_followed(tmp_path) -> None:
+    """OpenClaw's transcript index moves the leaf (a branch) without a new transcript row."""
+    path = str(tmp_path / "s1.sqlite")
+    shutil.copyfile(OPENCLAW, path)
+    fol = Follower(path)
+    fol.poll()
+    led = fol.ledger
+    assert led is not None and led.leaf_seq is not None
+    other = next(r for r in reversed(led.records[: led.leaf_seq]) if r.kind == "message" and r.id)
+    con = sqlite3.connect(path)
+    top = con.execute("SELECT max(seq) FROM transcript_events WHERE session_id=?", (led.session_id,)).fetchone()[0]
+    con.execute(
+        "UPDATE session_transcript_index_state SET leaf_event_id=?, indexed_seq=? WHERE session_id=?",
+        (other.id, top, led.session_id),
+    )
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and fol.ledger is not None and fol.ledger.leaf_seq == other.seq
+    assert as_json(fol.report) == full_json(path) and fol.full_reads == 1
+
+
+# ---------------------------------------------------------------------------------------- inspector watch
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["journal", "wal"])
+def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
+    """`inspector watch`'s refresh sees each insert (in WAL mode, only the -wal changes) and
+    reads it from the last row."""
+    from inspector.live import sessions
+
+    path, cols, rest = cut_copy(V1, str(tmp_path), 10)
+    w = sqlite3.connect(path)
+    if wal:
+        w.execute("PRAGMA journal_mode=WAL")
+    st = sessions.refresh(None, path)
+    names = ", ".join(["rowid", *cols[1:]])
+    for k in (1, 2):
+        w.execute(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", rest[k - 1])
+        w.commit()
+        st = sessions.refresh(st, path)
+        assert st.records == len(load(path).records) == 10 + k
+    assert sessions.follower(path).full_reads == 1
+    w.close()
