@@ -28,8 +28,9 @@ Unknown line and item types are kept and shown, never fatal.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -37,8 +38,8 @@ from inspector.formats import codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import RawLine
-from inspector.formats.whole_lines import collector_paused, streamer
+from inspector.formats.jsonl import RawLine, line_object
+from inspector.formats.whole_lines import collector_paused, iter_lines_upto
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -47,6 +48,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordSource,
     Route,
     SessionSettings,
     Usage,
@@ -317,6 +319,36 @@ def _usage(u: Any) -> Usage | None:
 # ---------------------------------------------------------------------------------------- build
 
 
+class _Fields(RecordSource):
+    """A meta record's fields (an event, a turn context: half a rollout's lines, most of its
+    bytes), read again from the file when asked for instead of kept parsed for the whole session
+    (issue 15: the parsed payloads were most of the peak RSS). Only a line read clean (one object,
+    nothing diagnosed) is left to it; it is read as the build read it (`fields.check_fields`
+    removes the same fields). `raw()` stays None, as for every Codex record: the detail pane
+    shows the fields."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def obj(self, rec: Record) -> Any:
+        return None
+
+    def message(self, rec: Record) -> Message | None:
+        return None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        with open(self.path, "rb") as f:
+            f.seek(rec.offset)
+            o = line_object(f.read(rec.length), rec.line, rec.offset)
+        if not isinstance(o, dict):
+            return None
+        fields.check_fields(o, fields.CODEX)
+        p = o.get("payload")
+        return p if isinstance(p, dict) else None
+
+
 @dataclass(slots=True)
 class _Entry:
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
@@ -330,6 +362,7 @@ class _Entry:
 class _Builder:
     def __init__(self, path: str | None) -> None:
         self.path = path
+        self.fields = _Fields(path) if path is not None else None  # None: read from memory, kept
         self.records: list[Record] = []
         self.diags: list[Diagnostic] = []
         self.header: dict[str, Any] | None = None
@@ -410,10 +443,17 @@ class _Builder:
             elif t == "token_usage_record":
                 self.usage(p.get("usage"))
             typ = f"event_msg:{sub}" if t == "event_msg" else str(t)
-            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+            self.records.append(self._payload_record(rl, seq, kind, typ, rid, ts, p))
         else:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
+
+    def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
+        """A record whose fields are its line's payload: read again when asked for (`_Fields`)
+        when the line is clean and in a file, else kept (the header, a glued or recovered line)."""
+        if kind == "header" or self.fields is None or rl.diagnostic is not None or len(rl.objects) != 1:
+            return Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length)
+        return Record(seq, rl.line, kind, typ, rid, None, ts, offset=rl.offset, length=rl.length, source=self.fields, lazy_extra=True)
 
     def usage(self, u: Any) -> None:
         usage = _usage(u)
@@ -432,7 +472,7 @@ class _Builder:
         m = item_message(p)
         if m is None:
             kind = "meta" if t == "ghost_snapshot" else "unknown"
-            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+            self.records.append(self._payload_record(rl, seq, kind, typ, rid, ts, p))
             return
         # Newer Codex marks the summarizer's reply on the line (`metadata.compaction_output`).
         if isinstance(meta, dict) and meta.get("compaction_output") is True:
@@ -721,13 +761,26 @@ def _events_only(records: list[Record]) -> Diagnostic | None:
     )
 
 
-def build(lines: list[RawLine], path: str | None) -> Ledger:
+def build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     """Map a rollout's lines into the model. Never raises on bad content."""
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
         return _build(lines, path)
 
 
-def _build(lines: list[RawLine], path: str | None) -> Ledger:
+def stream(
+    f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
+) -> tuple[Ledger, int]:
+    """A rollout read from disk (`base.LineStreamer`): each line mapped as it is parsed, so only
+    what the mapping keeps stays in memory (a meta line's payload is read again when asked for:
+    `_Fields`)."""
+    if after_fork is not None:
+        after_fork()  # (the hasher's thread: no helper process here)
+    consumed: list[int] = []
+    led = build(iter_lines_upto(f, limit, upto_line, consumed), path)
+    return led, consumed[0]
+
+
+def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     b = _Builder(path)
     for rl in lines:
         if rl.diagnostic is not None:
@@ -774,7 +827,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
-    stream=streamer(build),
+    stream=stream,
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",

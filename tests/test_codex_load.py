@@ -1,0 +1,59 @@
+"""Codex loading at the parse floor's side (issue 15): a rollout read from disk maps each line as it
+is parsed and keeps a meta line's payload unparsed until asked for; what it gives is what the
+whole build of the same lines gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import codex, load
+from inspector.formats.jsonl import parse_bytes
+from inspector.ledger.model import UNREAD
+from tests.conftest import SHARED, need_shared
+
+REAL = SHARED / "real_sessions" / "codex"
+PEERS = SHARED / "peers" / "codex" / "corpus"
+
+
+def _rollouts() -> list[Path]:
+    need_shared(REAL)
+    peers = [p for p in sorted(PEERS.glob("*.jsonl")) if not p.name.endswith((".requests.jsonl", ".stream.jsonl"))]
+    return sorted(REAL.glob("*.jsonl")) + peers
+
+
+def _meta_line(payload: object, ts: str = "2026-01-01T00:00:00Z") -> str:
+    return json.dumps({"timestamp": ts, "type": "event_msg", "payload": payload})
+
+
+def test_a_meta_lines_payload_is_read_when_asked_for_and_equals_the_whole_build(tmp_path: Path) -> None:
+    f = tmp_path / "rollout.jsonl"
+    lines = [
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "s1", "cwd": "/x"}}),
+        _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": "many"}}}),  # wrong type
+        _meta_line({"type": "agent_reasoning", "text": "thinking"}),
+        json.dumps({"timestamp": "t", "type": "response_item", "payload": {"type": "ghost_snapshot", "ghost_commit": {"id": "c"}}}),
+        json.dumps({"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ]
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    whole = codex.build(parse_bytes(f.read_bytes())[0], None)
+    meta = [r for r in led.records if r.kind == "meta"]
+    assert len(meta) == 3 and all(r._extra is UNREAD for r in meta)  # nothing parsed kept
+    assert [r.extra for r in led.records] == [r.extra for r in whole.records]
+    assert led.records[1].extra == {"type": "token_count", "info": {"last_token_usage": {}}}  # as the build removed it
+    assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]
+    assert led.records[0].extra == {"id": "s1", "cwd": "/x"} and led.records[0]._extra is not UNREAD  # the header kept
+
+
+@pytest.mark.parametrize("path", _rollouts(), ids=lambda p: p.name[:40])
+def test_a_real_rollout_streamed_equals_its_whole_build(path: Path) -> None:
+    led = load(str(path))
+    whole = codex.build(parse_bytes(path.read_bytes())[0], None)
+    assert [(r.kind, r.type, r.id, r.line, r.runtime_visible, r.never_sent) for r in led.records] == [
+        (r.kind, r.type, r.id, r.line, r.runtime_visible, r.never_sent) for r in whole.records
+    ]
+    assert [r.extra for r in led.records] == [r.extra for r in whole.records]
+    assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]
