@@ -52,6 +52,7 @@ from inspector.ledger.model import (
     Route,
     SessionSettings,
     Usage,
+    record_from_fields,
 )
 from inspector.ledger.quoting import quote
 
@@ -141,13 +142,18 @@ def _args(raw: Any) -> Any:
     return raw
 
 
+_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+# A message record's fields the mapping reads; the others are kept as its extra fields.
+_ITEM_KEYS = frozenset({"type", "role", "content", "id", "call_id", "name", "arguments", "input", "output", "summary"})
+
+
 def item_message(p: dict[str, Any]) -> Message | None:
     """A response item as a message; None for items the model is never sent (ghost snapshots)
     and for item types this tool does not know (kept as unknown records)."""
     t = p.get("type", "message")
     if t == "message":
         role = p.get("role")
-        mapped = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}.get(role)  # type: ignore[arg-type]
+        mapped = _ROLES.get(role) if type(role) is str else None
         if mapped is None:
             return None
         return Message(
@@ -453,7 +459,11 @@ class _Builder:
         when the line is clean and in a file, else kept (the header, a glued or recovered line)."""
         if kind == "header" or self.fields is None or rl.diagnostic is not None or len(rl.objects) != 1:
             return Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length)
-        return Record(seq, rl.line, kind, typ, rid, None, ts, offset=rl.offset, length=rl.length, source=self.fields, lazy_extra=True)
+        # (the fields in Record's declaration order, as `Record(..., source=, lazy_extra=True)`
+        # builds them, without its keyword mapping: one record in two of a rollout is one of these)
+        return record_from_fields(
+            Record, seq, rl.line, rid, None, ts, rl.offset, rl.length, None, None, None, (), None, self.fields, kind, typ
+        )
 
     def usage(self, u: Any) -> None:
         usage = _usage(u)
@@ -479,7 +489,7 @@ class _Builder:
             m.never_sent = True  # the summarizer's reply: the checkpoint after it holds it
         m.route = Route(self.model, self.provider) if m.role == "assistant" else None
         rec = Record(seq, rl.line, "message", typ, rid, None, ts, message=m, offset=rl.offset, length=rl.length)
-        extra = {k: v for k, v in p.items() if k not in ("type", "role", "content", "id", "call_id", "name", "arguments", "input", "output", "summary")}
+        extra = {k: v for k, v in p.items() if k not in _ITEM_KEYS}
         rec.extra = extra or None
         self.records.append(rec)
         if m.role == "assistant":
@@ -780,8 +790,12 @@ def stream(
     return led, consumed[0]
 
 
+_CHECK = fields.checker(fields.CODEX)
+
+
 def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     b = _Builder(path)
+    check = _CHECK
     for rl in lines:
         if rl.diagnostic is not None:
             b.diags.append(rl.diagnostic)
@@ -789,7 +803,8 @@ def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
             if not isinstance(o, dict):
                 b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
                 continue
-            wrong = fields.check_fields(o, fields.CODEX)
+            wrong: list[fields.WrongType] = []
+            check(o, "", wrong)
             if wrong:
                 b.diags.extend(fields.line_diagnostics(rl.line, wrong))
             b.add(rl, o, k)
