@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.formats import codex, load
+from inspector.formats import appended, codex, load
 from inspector.formats.jsonl import parse_bytes
 from inspector.ledger.model import UNREAD
 from tests.conftest import SHARED, need_shared
@@ -57,3 +57,54 @@ def test_a_real_rollout_streamed_equals_its_whole_build(path: Path) -> None:
     ]
     assert [r.extra for r in led.records] == [r.extra for r in whole.records]
     assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]
+
+
+def _line(t: str, payload: dict[str, object]) -> str:
+    return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": t, "payload": payload})
+
+
+HEAD = [
+    _line("session_meta", {"id": "s1", "cwd": "/x"}),
+    _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "hi"}]}),
+    _line("response_item", {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "hello"}]}),
+]
+USAGE = _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}, "model_context_window": 9000}})
+
+
+def _grown(tmp_path: Path, more: list[str]) -> tuple[object, object, object]:
+    """(the ledger of HEAD, it extended by `more`, the full build of both)."""
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(HEAD) + "\n")
+    led = load(str(f))
+    start = f.stat().st_size
+    with open(f, "a") as out:
+        out.write("\n".join(more) + "\n")
+    lines, _, _ = appended.complete_lines(f.read_bytes()[start:], start, len(HEAD) + 1)
+    return led, codex.extend(led, lines), load(str(f))
+
+
+def test_an_appended_usage_line_updates_a_copy_of_the_reply_it_reports(tmp_path: Path) -> None:
+    dup = _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "again"}]})
+    led, grown, full = _grown(tmp_path, [USAGE, dup])
+    assert grown is not None
+    assert led.records[2].message.usage is None and len(led.records) == 3  # the given ledger as it was
+    assert grown.records[2].message.usage == full.records[2].message.usage is not None
+    assert grown.settings.window == full.settings.window == 9000 and led.settings.window is None
+    assert [r.id for r in grown.records] == [r.id for r in full.records]  # the reused id: its line's
+    assert grown.records[-1].id == "L5" and grown.leaf_seq == full.leaf_seq
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _line("compacted", {"message": "summary"}),
+        _meta_line({"type": "thread_rolled_back", "num_turns": 1}),
+        _line("session_meta", {"id": "s2"}),
+        _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": "many"}}}),
+        json.dumps({"timestamp": "t", "type": "event_msg"}),
+    ],
+    ids=["checkpoint", "rollback", "second header", "wrong type", "no payload"],
+)
+def test_an_append_that_changes_what_came_before_needs_the_full_build(tmp_path: Path, line: str) -> None:
+    led, grown, _ = _grown(tmp_path, [line])
+    assert grown is None and len(led.records) == 3

@@ -27,6 +27,8 @@ Unknown line and item types are kept and shown, never fatal.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,7 +36,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from inspector.formats import codex_writer, fields
+from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
@@ -713,7 +715,91 @@ class _Builder:
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
+        led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider)
         return led
+
+
+# ---------------------------------------------------------------------------------------- extend
+
+
+@dataclass(frozen=True, slots=True)
+class _Resume:
+    """What mapping lines appended to a ledger needs beyond its records (`Ledger.extension`): the
+    ids taken (a reused one gets its line's id), the model record still awaiting its usage, the
+    route of the turns. Valid only for the records list it was taken with."""
+
+    records: list[Record]
+    seen_ids: set[str]
+    usage_for: int | None
+    model: str | None
+    provider: str | None
+
+
+def _needs_full_build(o: dict[str, Any]) -> bool:
+    """An appended line that changes what came before it, or is diagnosed: a checkpoint (it
+    replaces the history, matched against every earlier item), a rollback (earlier records leave
+    the path), a second session_meta, a line that lost its payload, a field of the wrong type."""
+    t = o.get("type")
+    p = o.get("payload")
+    if t in ("compacted", "session_meta") or (t in LINE_TYPES and not isinstance(p, dict)):
+        return True
+    if t == "event_msg" and p.get("type") == "thread_rolled_back":  # type: ignore[union-attr]
+        return True
+    wrong: list[fields.WrongType] = []
+    _CHECK(o, "", wrong)
+    return bool(wrong)
+
+
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender), mapped by the builder as the full
+    build maps them, from where it stopped (`_Resume`). The one earlier record an append can
+    change, the model reply a `token_count` line gives its usage, is copied first: the given
+    ledger keeps its records as they were. What changes more than that needs the full build
+    (`_needs_full_build`), as does a session without its header or a diagnostic the append would
+    bring or take away."""
+    st = led.extension
+    if not isinstance(st, _Resume) or st.records is not led.records or led.header is None:
+        return None
+    if not appended.clean(lines) or any(_needs_full_build(rl.objects[0]) for rl in lines):
+        return None
+    if any(d.problem == "events_only" for d in led.diagnostics):
+        return None
+    b = _Builder(led.path)
+    b.records = list(led.records)
+    b.seen_ids = set(st.seen_ids)
+    b.header = led.header
+    b.settings = dataclasses.replace(led.settings)
+    b.model, b.provider = st.model, st.provider
+    if st.usage_for is not None:
+        b.usage_for = st.usage_for
+        b.records[st.usage_for] = _copied(b.records[st.usage_for])
+    n = len(b.records)
+    with collector_paused():
+        for rl in lines:
+            b.add(rl, rl.objects[0], 0)
+    if b.diags or _events_only(b.records) is not None:
+        return None
+    new = b.records[n:]
+    by_id = led.by_id()
+    for r in new:
+        if r.id is not None and r.runtime_visible:
+            by_id[r.id] = r.seq
+    out = dataclasses.replace(led, records=b.records, diagnostics=list(led.diagnostics), settings=b.settings, _by_id=by_id)
+    for r in reversed(new):
+        if r.kind != "header":
+            out.leaf_seq = r.seq
+            break
+    out.extension = _Resume(b.records, b.seen_ids, b.usage_for, b.model, b.provider)
+    return out
+
+
+def _copied(rec: Record) -> Record:
+    """A record the grown ledger may change (its message's usage), apart from the given ledger's."""
+    out = copy.copy(rec)
+    m = rec._message
+    if m is not None:
+        out._message = copy.copy(m)
+    return out
 
 
 def _who(p: dict[str, Any]) -> str:
@@ -843,6 +929,7 @@ FORMAT = Format(
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
     stream=stream,
+    extend=extend,
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",
