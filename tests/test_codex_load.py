@@ -108,3 +108,26 @@ def test_an_appended_usage_line_updates_a_copy_of_the_reply_it_reports(tmp_path:
 def test_an_append_that_changes_what_came_before_needs_the_full_build(tmp_path: Path, line: str) -> None:
     led, grown, _ = _grown(tmp_path, [line])
     assert grown is None and len(led.records) == 3
+
+
+def test_a_report_grows_with_the_rollout_without_a_full_analysis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.analysis import analyze
+    from inspector.analysis import incremental as incr
+    from inspector.analysis.export import analyze_json, context_json
+
+    call = _line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{}", "id": "f1"})
+    out = _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"})
+    usage = _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}}})
+    led, grown, full = _grown(tmp_path, [usage, call, out])  # (a new window would need the full analysis)
+    assert grown is not None
+    old = analyze(led)
+
+    def no_full_analysis(*_a: object, **_k: object) -> None:
+        raise AssertionError("a full analysis")
+
+    monkeypatch.setattr(incr, "analyze", no_full_analysis)
+    rep = incr.extend_report(old, grown, len(led.records))
+    want = analyze(full)
+    for r in (rep, want):
+        r.ensure_tokens()
+    assert (analyze_json(rep), context_json(rep)) == (analyze_json(want), context_json(want))
