@@ -131,3 +131,11 @@ def test_a_report_grows_with_the_rollout_without_a_full_analysis(tmp_path: Path,
     for r in (rep, want):
         r.ensure_tokens()
     assert (analyze_json(rep), context_json(rep)) == (analyze_json(want), context_json(want))
+
+
+def test_a_rollout_read_from_bytes_keeps_its_payloads() -> None:
+    from inspector.formats import load_bytes
+
+    led = load_bytes(("\n".join([*HEAD, USAGE]) + "\n").encode(), "not-a-file.jsonl")
+    assert led.records[3]._extra is not UNREAD  # nothing to read it again from
+    assert led.records[3].extra == {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}, "model_context_window": 9000}}

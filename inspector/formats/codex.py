@@ -368,9 +368,9 @@ class _Entry:
 
 
 class _Builder:
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, source: _Fields | None = None) -> None:
         self.path = path
-        self.fields = _Fields(path) if path is not None else None  # None: read from memory, kept
+        self.fields = source  # where a meta line's payload is read again; None: kept (read from memory)
         self.records: list[Record] = []
         self.diags: list[Diagnostic] = []
         self.header: dict[str, Any] | None = None
@@ -715,7 +715,7 @@ class _Builder:
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
-        led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider)
+        led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         return led
 
 
@@ -733,6 +733,7 @@ class _Resume:
     usage_for: int | None
     model: str | None
     provider: str | None
+    source: _Fields | None  # the file the records' payloads are read again from, if any
 
 
 def _needs_full_build(o: dict[str, Any]) -> bool:
@@ -764,7 +765,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None
     if any(d.problem == "events_only" for d in led.diagnostics):
         return None
-    b = _Builder(led.path)
+    b = _Builder(led.path, st.source)
     b.records = list(led.records)
     b.seen_ids = set(st.seen_ids)
     b.header = led.header
@@ -789,7 +790,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         if r.kind != "header":
             out.leaf_seq = r.seq
             break
-    out.extension = _Resume(b.records, b.seen_ids, b.usage_for, b.model, b.provider)
+    out.extension = _Resume(b.records, b.seen_ids, b.usage_for, b.model, b.provider, st.source)
     return out
 
 
@@ -857,10 +858,12 @@ def _events_only(records: list[Record]) -> Diagnostic | None:
     )
 
 
-def build(lines: Iterable[RawLine], path: str | None) -> Ledger:
-    """Map a rollout's lines into the model. Never raises on bad content."""
+def build(lines: Iterable[RawLine], path: str | None, source: _Fields | None = None) -> Ledger:
+    """Map a rollout's lines into the model. Never raises on bad content. `source`: the file the
+    lines are read from (`stream`), where a meta line's payload is read again when asked for;
+    without it (bytes, a name that is no file) every payload is kept."""
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
-        return _build(lines, path)
+        return _build(lines, path, source)
 
 
 def stream(
@@ -872,15 +875,15 @@ def stream(
     if after_fork is not None:
         after_fork()  # (the hasher's thread: no helper process here)
     consumed: list[int] = []
-    led = build(iter_lines_upto(f, limit, upto_line, consumed), path)
+    led = build(iter_lines_upto(f, limit, upto_line, consumed), path, _Fields(path))
     return led, consumed[0]
 
 
 _CHECK = fields.checker(fields.CODEX)
 
 
-def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
-    b = _Builder(path)
+def _build(lines: Iterable[RawLine], path: str | None, source: _Fields | None) -> Ledger:
+    b = _Builder(path, source)
     check = _CHECK
     for rl in lines:
         if rl.diagnostic is not None:
