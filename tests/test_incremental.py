@@ -318,3 +318,27 @@ def test_watch_refresh_reads_only_the_appended_lines(tmp_path):
     st2 = sessions.refresh(st, str(path))
     assert st2.records == len(load(str(path)).records)
     assert sessions.follower(str(path)).full_reads == 1  # the growth was read from the last offset
+
+
+def test_codex_rollouts_grow_from_where_the_last_read_ended(tmp_path):
+    """Codex rollouts (real and peer corpus) cut and grown back: every growth equals a full
+    analysis, and growth without a checkpoint or rollback is mapped from the appended lines only
+    (codex.extend), not read again in full."""
+    files = [p for p in corpus() if _is_codex(p)]
+    assert len(files) >= 3
+    rng = random.Random(23)
+    total = grown = 0
+    for src in files:
+        for _ in range(2):
+            b, g = grow_and_compare(src, str(tmp_path), rng)
+            total += b
+            grown += g
+    assert total > 20
+    assert grown > total // 4
+
+
+def _is_codex(path: str) -> bool:
+    try:
+        return load(path).format == "codex"
+    except Exception:
+        return False

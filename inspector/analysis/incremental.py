@@ -28,9 +28,11 @@ differently); the tail re-injects a call; or the settings change.
 Everything else falls back to a full `analyze` of the grown ledger, because a rule then needs the
 whole path: a new checkpoint (every view after it and the coverage of all it removes change), a
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
-lost records), records the runtime cannot see, a header, a format whose next request replaces its
-history (Codex: the replacement pairs calls across the whole request), or changed session
-settings (window, reserve).
+lost records), records the runtime cannot see, a header, or changed session settings (window,
+reserve). A format whose checkpoint replaces the history (Codex) extends like the others between
+checkpoints: its next request is rebuilt whole (`replacement_context` pairs calls across all of
+it) from the same views. An earlier record the append changed (Codex: the reply a `token_count`
+line gives its usage, a copy in the grown ledger) is counted again, not given its old count.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def extend_report(
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
     ctx = effective_context(led, path, views, rt, tok)
-    reuse_tokens(old.context, ctx)
+    reuse_tokens(old.context, ctx, old.ledger.records, records)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,
@@ -115,7 +117,7 @@ def path_growth(old: Report, led: Ledger, added: int) -> list[int] | None:
     """The seqs the append adds to the end of the active path, in order; None when the append
     does more than extend the path with messages and meta records (see the module's list)."""
     rt = old.runtime
-    if rt.context_rule != "boundary" or rt.replaces_history:
+    if rt.context_rule != "boundary":
         return None
     if led.runtime_rejects_file or led.resolved_path is not None or old.lost_to_runtime or old.broken_tree:
         return None
@@ -151,14 +153,25 @@ def _tree_growth(old: Report, led: Ledger, new: list[Record]) -> list[int] | Non
 
 def _token_key(it: ContextItem) -> tuple[object, ...]:
     # What an item's count is a function of: its record (usage, or the text of its content), or
-    # for a synthetic result the call it answers (its text is the runtime's constant).
+    # for a synthetic result the call it answers (its text is the runtime's constant); an item no
+    # record holds (a Codex checkpoint's own replacement items, the instructions) by its text.
+    if it.seq is None and not it.synthetic:
+        return (None, it.kind, it.role, it.text)
     return (it.seq, it.kind, it.synthetic, it.tool_result_id if it.synthetic else None)
 
 
-def reuse_tokens(old: list[ContextItem], new: list[ContextItem]) -> None:
-    """Give the items of the new next request the counts their twins in the old one had."""
+def reuse_tokens(
+    old: list[ContextItem], new: list[ContextItem], old_records: list[Record] | None = None, records: list[Record] | None = None
+) -> None:
+    """Give the items of the new next request the counts their twins in the old one had (given
+    both ledgers' records: only where the item's record is the same record in both)."""
     counted = {_token_key(it): (it.tokens, it.tokens_from) for it in old if it.tokens is not None}
     for it in new:
+        seq = it.seq
+        if records is not None and old_records is not None and seq is not None and (
+            seq >= len(old_records) or old_records[seq] is not records[seq]
+        ):
+            continue
         got = counted.get(_token_key(it))
         if got is not None:
             it.tokens, it.tokens_from = got

@@ -27,18 +27,21 @@ Unknown line and item types are kept and shown, never fatal.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
-from inspector.formats import codex_writer, fields
+from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import RawLine
-from inspector.formats.whole_lines import collector_paused, streamer
+from inspector.formats.jsonl import RawLine, line_object
+from inspector.formats.whole_lines import collector_paused, iter_lines_upto
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -47,9 +50,11 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordSource,
     Route,
     SessionSettings,
     Usage,
+    record_from_fields,
 )
 from inspector.ledger.quoting import quote
 
@@ -139,13 +144,18 @@ def _args(raw: Any) -> Any:
     return raw
 
 
+_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+# A message record's fields the mapping reads; the others are kept as its extra fields.
+_ITEM_KEYS = frozenset({"type", "role", "content", "id", "call_id", "name", "arguments", "input", "output", "summary"})
+
+
 def item_message(p: dict[str, Any]) -> Message | None:
     """A response item as a message; None for items the model is never sent (ghost snapshots)
     and for item types this tool does not know (kept as unknown records)."""
     t = p.get("type", "message")
     if t == "message":
         role = p.get("role")
-        mapped = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}.get(role)  # type: ignore[arg-type]
+        mapped = _ROLES.get(role) if type(role) is str else None
         if mapped is None:
             return None
         return Message(
@@ -317,6 +327,36 @@ def _usage(u: Any) -> Usage | None:
 # ---------------------------------------------------------------------------------------- build
 
 
+class _Fields(RecordSource):
+    """A meta record's fields (an event, a turn context: half a rollout's lines, most of its
+    bytes), read again from the file when asked for instead of kept parsed for the whole session
+    (issue 15: the parsed payloads were most of the peak RSS). Only a line read clean (one object,
+    nothing diagnosed) is left to it; it is read as the build read it (`fields.check_fields`
+    removes the same fields). `raw()` stays None, as for every Codex record: the detail pane
+    shows the fields."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def obj(self, rec: Record) -> Any:
+        return None
+
+    def message(self, rec: Record) -> Message | None:
+        return None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        with open(self.path, "rb") as f:
+            f.seek(rec.offset)
+            o = line_object(f.read(rec.length), rec.line, rec.offset)
+        if not isinstance(o, dict):
+            return None
+        fields.check_fields(o, fields.CODEX)
+        p = o.get("payload")
+        return p if isinstance(p, dict) else None
+
+
 @dataclass(slots=True)
 class _Entry:
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
@@ -328,8 +368,9 @@ class _Entry:
 
 
 class _Builder:
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, source: _Fields | None = None) -> None:
         self.path = path
+        self.fields = source  # where a meta line's payload is read again; None: kept (read from memory)
         self.records: list[Record] = []
         self.diags: list[Diagnostic] = []
         self.header: dict[str, Any] | None = None
@@ -410,10 +451,21 @@ class _Builder:
             elif t == "token_usage_record":
                 self.usage(p.get("usage"))
             typ = f"event_msg:{sub}" if t == "event_msg" else str(t)
-            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+            self.records.append(self._payload_record(rl, seq, kind, typ, rid, ts, p))
         else:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
+
+    def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
+        """A record whose fields are its line's payload: read again when asked for (`_Fields`)
+        when the line is clean and in a file, else kept (the header, a glued or recovered line)."""
+        if kind == "header" or self.fields is None or rl.diagnostic is not None or len(rl.objects) != 1:
+            return Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length)
+        # (the fields in Record's declaration order, as `Record(..., source=, lazy_extra=True)`
+        # builds them, without its keyword mapping: one record in two of a rollout is one of these)
+        return record_from_fields(
+            Record, seq, rl.line, rid, None, ts, rl.offset, rl.length, None, None, None, (), None, self.fields, kind, typ
+        )
 
     def usage(self, u: Any) -> None:
         usage = _usage(u)
@@ -432,14 +484,14 @@ class _Builder:
         m = item_message(p)
         if m is None:
             kind = "meta" if t == "ghost_snapshot" else "unknown"
-            self.records.append(Record(seq, rl.line, kind, typ, rid, None, ts, extra=p, offset=rl.offset, length=rl.length))
+            self.records.append(self._payload_record(rl, seq, kind, typ, rid, ts, p))
             return
         # Newer Codex marks the summarizer's reply on the line (`metadata.compaction_output`).
         if isinstance(meta, dict) and meta.get("compaction_output") is True:
             m.never_sent = True  # the summarizer's reply: the checkpoint after it holds it
         m.route = Route(self.model, self.provider) if m.role == "assistant" else None
         rec = Record(seq, rl.line, "message", typ, rid, None, ts, message=m, offset=rl.offset, length=rl.length)
-        extra = {k: v for k, v in p.items() if k not in ("type", "role", "content", "id", "call_id", "name", "arguments", "input", "output", "summary")}
+        extra = {k: v for k, v in p.items() if k not in _ITEM_KEYS}
         rec.extra = extra or None
         self.records.append(rec)
         if m.role == "assistant":
@@ -663,7 +715,92 @@ class _Builder:
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
+        led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         return led
+
+
+# ---------------------------------------------------------------------------------------- extend
+
+
+@dataclass(frozen=True, slots=True)
+class _Resume:
+    """What mapping lines appended to a ledger needs beyond its records (`Ledger.extension`): the
+    ids taken (a reused one gets its line's id), the model record still awaiting its usage, the
+    route of the turns. Valid only for the records list it was taken with."""
+
+    records: list[Record]
+    seen_ids: set[str]
+    usage_for: int | None
+    model: str | None
+    provider: str | None
+    source: _Fields | None  # the file the records' payloads are read again from, if any
+
+
+def _needs_full_build(o: dict[str, Any]) -> bool:
+    """An appended line that changes what came before it, or is diagnosed: a checkpoint (it
+    replaces the history, matched against every earlier item), a rollback (earlier records leave
+    the path), a second session_meta, a line that lost its payload, a field of the wrong type."""
+    t = o.get("type")
+    p = o.get("payload")
+    if t in ("compacted", "session_meta") or (t in LINE_TYPES and not isinstance(p, dict)):
+        return True
+    if t == "event_msg" and p.get("type") == "thread_rolled_back":  # type: ignore[union-attr]
+        return True
+    wrong: list[fields.WrongType] = []
+    _CHECK(o, "", wrong)
+    return bool(wrong)
+
+
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender), mapped by the builder as the full
+    build maps them, from where it stopped (`_Resume`). The one earlier record an append can
+    change, the model reply a `token_count` line gives its usage, is copied first: the given
+    ledger keeps its records as they were. What changes more than that needs the full build
+    (`_needs_full_build`), as does a session without its header or a diagnostic the append would
+    bring or take away."""
+    st = led.extension
+    if not isinstance(st, _Resume) or st.records is not led.records or led.header is None:
+        return None
+    if not appended.clean(lines) or any(_needs_full_build(rl.objects[0]) for rl in lines):
+        return None
+    if any(d.problem == "events_only" for d in led.diagnostics):
+        return None
+    b = _Builder(led.path, st.source)
+    b.records = list(led.records)
+    b.seen_ids = set(st.seen_ids)
+    b.header = led.header
+    b.settings = dataclasses.replace(led.settings)
+    b.model, b.provider = st.model, st.provider
+    if st.usage_for is not None:
+        b.usage_for = st.usage_for
+        b.records[st.usage_for] = _copied(b.records[st.usage_for])
+    n = len(b.records)
+    with collector_paused():
+        for rl in lines:
+            b.add(rl, rl.objects[0], 0)
+    if b.diags or _events_only(b.records) is not None:
+        return None
+    new = b.records[n:]
+    by_id = led.by_id()
+    for r in new:
+        if r.id is not None and r.runtime_visible:
+            by_id[r.id] = r.seq
+    out = dataclasses.replace(led, records=b.records, diagnostics=list(led.diagnostics), settings=b.settings, _by_id=by_id)
+    for r in reversed(new):
+        if r.kind != "header":
+            out.leaf_seq = r.seq
+            break
+    out.extension = _Resume(b.records, b.seen_ids, b.usage_for, b.model, b.provider, st.source)
+    return out
+
+
+def _copied(rec: Record) -> Record:
+    """A record the grown ledger may change (its message's usage), apart from the given ledger's."""
+    out = copy.copy(rec)
+    m = rec._message
+    if m is not None:
+        out._message = copy.copy(m)
+    return out
 
 
 def _who(p: dict[str, Any]) -> str:
@@ -721,14 +858,33 @@ def _events_only(records: list[Record]) -> Diagnostic | None:
     )
 
 
-def build(lines: list[RawLine], path: str | None) -> Ledger:
-    """Map a rollout's lines into the model. Never raises on bad content."""
+def build(lines: Iterable[RawLine], path: str | None, source: _Fields | None = None) -> Ledger:
+    """Map a rollout's lines into the model. Never raises on bad content. `source`: the file the
+    lines are read from (`stream`), where a meta line's payload is read again when asked for;
+    without it (bytes, a name that is no file) every payload is kept."""
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
-        return _build(lines, path)
+        return _build(lines, path, source)
 
 
-def _build(lines: list[RawLine], path: str | None) -> Ledger:
-    b = _Builder(path)
+def stream(
+    f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
+) -> tuple[Ledger, int]:
+    """A rollout read from disk (`base.LineStreamer`): each line mapped as it is parsed, so only
+    what the mapping keeps stays in memory (a meta line's payload is read again when asked for:
+    `_Fields`)."""
+    if after_fork is not None:
+        after_fork()  # (the hasher's thread: no helper process here)
+    consumed: list[int] = []
+    led = build(iter_lines_upto(f, limit, upto_line, consumed), path, _Fields(path))
+    return led, consumed[0]
+
+
+_CHECK = fields.checker(fields.CODEX)
+
+
+def _build(lines: Iterable[RawLine], path: str | None, source: _Fields | None) -> Ledger:
+    b = _Builder(path, source)
+    check = _CHECK
     for rl in lines:
         if rl.diagnostic is not None:
             b.diags.append(rl.diagnostic)
@@ -736,7 +892,8 @@ def _build(lines: list[RawLine], path: str | None) -> Ledger:
             if not isinstance(o, dict):
                 b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
                 continue
-            wrong = fields.check_fields(o, fields.CODEX)
+            wrong: list[fields.WrongType] = []
+            check(o, "", wrong)
             if wrong:
                 b.diags.extend(fields.line_diagnostics(rl.line, wrong))
             b.add(rl, o, k)
@@ -774,7 +931,8 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
-    stream=streamer(build),
+    stream=stream,
+    extend=extend,
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",

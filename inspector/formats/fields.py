@@ -13,6 +13,7 @@ fatal. So an adapter only ever hands the ledger model values of the declared typ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +135,12 @@ def check_fields(obj: dict[str, Any], spec: dict[str, Field], prefix: str = "") 
     out: list[WrongType] = []
     _checker(spec)(obj, prefix, out)
     return out
+
+
+def checker(spec: dict[str, Field]) -> Callable[[dict[str, Any], str, list[WrongType]], None]:
+    """`check_fields` for `spec` as its compiled test `(obj, prefix, out)`: what a loader's
+    per-line loop calls, without a lookup and a list per line."""
+    return _checker(spec)  # type: ignore[no-any-return]
 
 
 # Every line of a big file goes through check_fields: each spec is compiled once into a function

@@ -51,8 +51,15 @@ def collector_paused() -> Iterator[None]:
 def read_lines_upto(f: BinaryIO, limit: int, upto_line: int | None) -> tuple[list[RawLine], int]:
     """Every line of `f` (at its start) within its first `limit` bytes, parsed (or `upto_line`
     lines); returns them and the bytes consumed."""
-    out: list[RawLine] = []
-    append = out.append
+    consumed: list[int] = []
+    out = list(iter_lines_upto(f, limit, upto_line, consumed))
+    return out, consumed[0]
+
+
+def iter_lines_upto(f: BinaryIO, limit: int, upto_line: int | None, consumed: list[int]) -> Iterator[RawLine]:
+    """`read_lines_upto` one line at a time, for a builder that keeps no line once it has mapped
+    it (each line's parsed objects freed before the next is parsed: the peak memory is what the
+    mapping keeps, not every line at once); the bytes consumed are appended to `consumed` at the end."""
     offset = 0
     lineno = 0
     prev: bytes | None = None
@@ -61,7 +68,7 @@ def read_lines_upto(f: BinaryIO, limit: int, upto_line: int | None) -> tuple[lis
         if prev is not None:
             rl = parse_line(prev, lineno, prev_offset, False)
             if rl is not None:
-                append(rl)
+                yield rl
         lineno += 1
         if upto_line is not None and lineno > upto_line:
             prev = None
@@ -78,8 +85,8 @@ def read_lines_upto(f: BinaryIO, limit: int, upto_line: int | None) -> tuple[lis
     if prev is not None:
         rl = parse_line(prev, lineno, prev_offset, True)
         if rl is not None:
-            append(rl)
-    return out, offset
+            yield rl
+    consumed.append(offset)
 
 
 def streamer(build: Callable[[list[RawLine], str | None], Ledger]) -> Callable[..., tuple[Ledger, int]]:

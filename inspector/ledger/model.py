@@ -469,6 +469,10 @@ class Ledger:
     # `session_meta.base_instructions`), and how they differ from what the file records, when they do.
     instructions: str | None = None
     instructions_note: str | None = None
+    # What a format's `extend` (formats.base.LineExtender) needs to map lines appended to this
+    # ledger as its full build would, when more than the records (Codex: the ids taken, the
+    # record awaiting its usage); None: nothing, or a full build is needed.
+    extension: Any = field(default=None, repr=False, compare=False)
 
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""

@@ -273,6 +273,7 @@ class SessionScreen(Screen[None]):
         self._watch_stop: threading.Event | None = None
         self._poll_timer: object | None = None
         self._next_request_behind = False  # the next-request view shows an older read than self.report
+        self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
 
     # -------------------------------------------------------------------------------- layout
 
@@ -305,8 +306,11 @@ class SessionScreen(Screen[None]):
 
     @property
     def shows_session(self) -> bool:
-        """The timeline and its panes are on screen (not before the index, not after a load error)."""
-        return bool(self.query("#timeline"))
+        """The timeline and its panes are on screen (not before the index, not after a load error).
+        A flag set where they are mounted and removed, not a DOM query: `check_action` asks it for
+        every binding at every footer refresh, and a query walks the whole screen (on a big session,
+        a third of a second of the main thread while the worker loads; issue 15.3)."""
+        return self._timeline_mounted
 
     async def _show_ledger(self, ledger: Ledger, seconds: float, preview: bool = False) -> None:
         had = self.ledger is not None and self.shows_session
@@ -326,6 +330,7 @@ class SessionScreen(Screen[None]):
             await side.add_pane(TabPane("Detail", DetailPane(id="detail-pane"), id="detail"))
             await side.add_pane(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
             await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
+            self._timeline_mounted = True
             timeline.focus()
             self.call_after_refresh(self._painted)
         self.refresh_bindings()
@@ -366,14 +371,15 @@ class SessionScreen(Screen[None]):
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float, followed: bool = False) -> None:
+    def _show_report(self, report: Report, seconds: float) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
         self.query_one(Minimap).set_report(report)
         self.query_one(FindingsList).set_report(report)
-        # The next request is one table row per item (thousands in a long session): a follow
-        # read refills it only when it is on screen, else once its tab is opened.
-        if followed and not self._side_shows("next"):
+        # The next request is one table row per item (thousands in a long session, more to build
+        # than the whole analysis): filled only when it is on screen, else once its tab is opened,
+        # so neither the first landing nor a follow read waits for rows nobody sees (issue 15.3).
+        if not self._side_shows("next"):
             self._next_request_behind = True
         else:
             self._show_next_request(report)
@@ -475,6 +481,7 @@ class SessionScreen(Screen[None]):
             text.append(key, style="bold #e3b341")
             text.append(f" {what}")
         body = self.query_one("#body", Vertical)
+        self._timeline_mounted = False
         await body.remove_children()
         await body.mount(Static(text, id="load-error"))
         self.refresh_bindings()
@@ -694,7 +701,7 @@ class SessionScreen(Screen[None]):
         seen = self._seen
         self._generation += 1  # an analysis under way is of the file before it grew
         await self._show_ledger(ledger, 0.0)
-        self._show_report(report, 0.0, followed=True)
+        self._show_report(report, 0.0)
         if at_end or tl.cursor >= len(tl.rows):  # (past the end: the file shrank under it)
             tl.action_edge(1)  # else the timeline kept the cursor's record and the scroll
         self._announce(seen, report)

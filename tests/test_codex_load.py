@@ -1,0 +1,141 @@
+"""Codex loading at the parse floor's side (issue 15): a rollout read from disk maps each line as it
+is parsed and keeps a meta line's payload unparsed until asked for; what it gives is what the
+whole build of the same lines gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.formats import appended, codex, load
+from inspector.formats.jsonl import parse_bytes
+from inspector.ledger.model import UNREAD
+from tests.conftest import SHARED, need_shared
+
+REAL = SHARED / "real_sessions" / "codex"
+PEERS = SHARED / "peers" / "codex" / "corpus"
+
+
+def _rollouts() -> list[Path]:
+    need_shared(REAL)
+    peers = [p for p in sorted(PEERS.glob("*.jsonl")) if not p.name.endswith((".requests.jsonl", ".stream.jsonl"))]
+    return sorted(REAL.glob("*.jsonl")) + peers
+
+
+def _meta_line(payload: object, ts: str = "2026-01-01T00:00:00Z") -> str:
+    return json.dumps({"timestamp": ts, "type": "event_msg", "payload": payload})
+
+
+def test_a_meta_lines_payload_is_read_when_asked_for_and_equals_the_whole_build(tmp_path: Path) -> None:
+    f = tmp_path / "rollout.jsonl"
+    lines = [
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "s1", "cwd": "/x"}}),
+        _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": "many"}}}),  # wrong type
+        _meta_line({"type": "agent_reasoning", "text": "thinking"}),
+        json.dumps({"timestamp": "t", "type": "response_item", "payload": {"type": "ghost_snapshot", "ghost_commit": {"id": "c"}}}),
+        json.dumps({"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ]
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    whole = codex.build(parse_bytes(f.read_bytes())[0], None)
+    meta = [r for r in led.records if r.kind == "meta"]
+    assert len(meta) == 3 and all(r._extra is UNREAD for r in meta)  # nothing parsed kept
+    assert [r.extra for r in led.records] == [r.extra for r in whole.records]
+    assert led.records[1].extra == {"type": "token_count", "info": {"last_token_usage": {}}}  # as the build removed it
+    assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]
+    assert led.records[0].extra == {"id": "s1", "cwd": "/x"} and led.records[0]._extra is not UNREAD  # the header kept
+
+
+@pytest.mark.parametrize("path", _rollouts(), ids=lambda p: p.name[:40])
+def test_a_real_rollout_streamed_equals_its_whole_build(path: Path) -> None:
+    led = load(str(path))
+    whole = codex.build(parse_bytes(path.read_bytes())[0], None)
+    assert [(r.kind, r.type, r.id, r.line, r.runtime_visible, r.never_sent) for r in led.records] == [
+        (r.kind, r.type, r.id, r.line, r.runtime_visible, r.never_sent) for r in whole.records
+    ]
+    assert [r.extra for r in led.records] == [r.extra for r in whole.records]
+    assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]
+
+
+def _line(t: str, payload: dict[str, object]) -> str:
+    return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": t, "payload": payload})
+
+
+HEAD = [
+    _line("session_meta", {"id": "s1", "cwd": "/x"}),
+    _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "hi"}]}),
+    _line("response_item", {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "hello"}]}),
+]
+USAGE = _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}, "model_context_window": 9000}})
+
+
+def _grown(tmp_path: Path, more: list[str]) -> tuple[object, object, object]:
+    """(the ledger of HEAD, it extended by `more`, the full build of both)."""
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(HEAD) + "\n")
+    led = load(str(f))
+    start = f.stat().st_size
+    with open(f, "a") as out:
+        out.write("\n".join(more) + "\n")
+    lines, _, _ = appended.complete_lines(f.read_bytes()[start:], start, len(HEAD) + 1)
+    return led, codex.extend(led, lines), load(str(f))
+
+
+def test_an_appended_usage_line_updates_a_copy_of_the_reply_it_reports(tmp_path: Path) -> None:
+    dup = _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "again"}]})
+    led, grown, full = _grown(tmp_path, [USAGE, dup])
+    assert grown is not None
+    assert led.records[2].message.usage is None and len(led.records) == 3  # the given ledger as it was
+    assert grown.records[2].message.usage == full.records[2].message.usage is not None
+    assert grown.settings.window == full.settings.window == 9000 and led.settings.window is None
+    assert [r.id for r in grown.records] == [r.id for r in full.records]  # the reused id: its line's
+    assert grown.records[-1].id == "L5" and grown.leaf_seq == full.leaf_seq
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _line("compacted", {"message": "summary"}),
+        _meta_line({"type": "thread_rolled_back", "num_turns": 1}),
+        _line("session_meta", {"id": "s2"}),
+        _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": "many"}}}),
+        json.dumps({"timestamp": "t", "type": "event_msg"}),
+    ],
+    ids=["checkpoint", "rollback", "second header", "wrong type", "no payload"],
+)
+def test_an_append_that_changes_what_came_before_needs_the_full_build(tmp_path: Path, line: str) -> None:
+    led, grown, _ = _grown(tmp_path, [line])
+    assert grown is None and len(led.records) == 3
+
+
+def test_a_report_grows_with_the_rollout_without_a_full_analysis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.analysis import analyze
+    from inspector.analysis import incremental as incr
+    from inspector.analysis.export import analyze_json, context_json
+
+    call = _line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{}", "id": "f1"})
+    out = _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"})
+    usage = _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}}})
+    led, grown, full = _grown(tmp_path, [usage, call, out])  # (a new window would need the full analysis)
+    assert grown is not None
+    old = analyze(led)
+
+    def no_full_analysis(*_a: object, **_k: object) -> None:
+        raise AssertionError("a full analysis")
+
+    monkeypatch.setattr(incr, "analyze", no_full_analysis)
+    rep = incr.extend_report(old, grown, len(led.records))
+    want = analyze(full)
+    for r in (rep, want):
+        r.ensure_tokens()
+    assert (analyze_json(rep), context_json(rep)) == (analyze_json(want), context_json(want))
+
+
+def test_a_rollout_read_from_bytes_keeps_its_payloads() -> None:
+    from inspector.formats import load_bytes
+
+    led = load_bytes(("\n".join([*HEAD, USAGE]) + "\n").encode(), "not-a-file.jsonl")
+    assert led.records[3]._extra is not UNREAD  # nothing to read it again from
+    assert led.records[3].extra == {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}, "model_context_window": 9000}}
