@@ -367,9 +367,16 @@ def _selections(
 
 
 def _represents(cand: Selection, facts: dict[int, CompactionFacts]) -> Ivs:
+    """The summarizer's inputs, plus what the seed stood for when the summarizer was shown any of
+    it: `LlmEventSummarizer._format_events_for_prompt` (apps/llm_event_summarizer.py:98-120) writes
+    a line only for a part with text, a call or a response, so an empty seed summary hands over
+    nothing of what it was made from (and a seed prompt is built from `compacted_content`,
+    apps/compaction.py:470-478)."""
     seed, inputs = cand
     own = ivs_of([e.index for e in inputs])
-    return merge_ivs(facts[seed.index].represents, own) if seed is not None else own
+    if seed is None or not _format_lines("model", seed.summary_content):
+        return own
+    return merge_ivs(facts[seed.index].represents, own)
 
 
 def _choose(f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts]) -> Selection:

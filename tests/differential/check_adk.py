@@ -76,10 +76,14 @@ class Facts:
         for a in self.made:
             ci = self.index[a["event_id"]]
             cov = {self.index[i] for i in a["input_ids"] if i in self.index}
-            for s in a["seed_texts"]:
-                for cj, h in sha_of.items():
-                    if h == s and cj in self.covered:
-                        cov |= self.covered[cj]
+            if "seed_id" in a:  # recorded by ADK's own code (older fixtures: by the seed's text)
+                if a["seed_shown"] and self.index.get(a["seed_id"]) in self.covered:
+                    cov |= self.covered[self.index[a["seed_id"]]]
+            else:
+                for s in a["seed_texts"]:
+                    for cj, h in sha_of.items():
+                        if h == s and cj in self.covered:
+                            cov |= self.covered[cj]
             self.covered[ci] = cov
 
     def sent(self, req: dict[str, Any]) -> tuple[list[tuple[str, Any, list[Any]]], list[int], list[int]]:
@@ -95,6 +99,9 @@ class Facts:
                 k = json.dumps(p)
                 if k in self.summary_key:
                     cands = [i for i in self.summary_key[k] if i in existing and i not in summaries]
+                    # Summaries sharing one text (empty ones): the one ADK's own ranges kept.
+                    kept = {self.index[i] for i in req.get("surviving_ids", []) if i in self.index}
+                    cands = [i for i in cands if i in kept] or cands
                     what = ("summary", (cands or self.summary_key[k])[0])
                     summaries.append(what[1])
                     break
@@ -223,11 +230,14 @@ def recorded_compactions(facts: Facts) -> list[dict[str, Any]]:
             for eid in facts.appended[:r]
             if eid in facts.index and facts.events[facts.index[eid]]["compaction"] is None
         ]
-        seeds = [
-            made_index[cj]
-            for cj in made_index
-            if cj != ci and facts.covered.get(cj) and _is_seed(facts, a, cj)
-        ]
+        if "seed_id" in a:
+            seeds = [made_index[cj] for cj in made_index if facts.events[cj]["id"] == a["seed_id"]]
+        else:
+            seeds = [
+                made_index[cj]
+                for cj in made_index
+                if cj != ci and facts.covered.get(cj) and _is_seed(facts, a, cj)
+            ]
         out.append(
             {
                 "after": facts.index[before[-1]] if before else None,
