@@ -23,7 +23,6 @@ FIXTURES = sorted(p for p in campaign.FIXTURES.glob("adk-*") if (p / "session.db
 OPEN = {
     "adk-s1-0029": "multi-agent token threshold: ADK's estimate for an agent without its own count is "
     "chars/4 of that agent's view, not our calibrated tokens",
-    "adk-s1-0037": "multi-agent: the agent predicted at --at is the last author, not the one ADK routes to",
 }
 
 

@@ -876,7 +876,7 @@ def _event_record(e: rules.Ev, extra: dict[str, Any]) -> Record:
 def _ledger_header(
     meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
 ) -> dict[str, Any]:
-    agent, why = next_agent(events)
+    agent, branch, why = next_agent(events)
     return {
         "app_name": meta.get("app_name"),
         "user_id": meta.get("user_id"),
@@ -885,26 +885,109 @@ def _ledger_header(
         "storage": version,
         "append_ranks": ranks,
         "next_agent": agent,
+        "next_agent_branch": branch,
         "next_agent_reason": why,
     }
 
 
-def next_agent(events: list[rules.Ev]) -> tuple[str | None, str]:
-    """Which agent makes the next model call (ADK's runner: the agent of the turn in progress, or
-    after a transfer the agent transferred to; for a new turn the last agent that spoke, skipping
-    agents inside a workflow branch, which the runner does not resume)."""
-    for e in reversed(events):
-        if e.is_compaction:
+def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
+    """(agent, branch, why): which agent makes the next model call, on which branch. Inside a run:
+    the agent a transfer hands over to (the flow runs it, whatever it is; a workflow agent runs its
+    sub-agents, each on its own branch), else the agent whose tool round it is. After the user's
+    input or a final reply: ADK's router (agents/_agent_router.py:186-266, `find_agent_to_run`): a
+    function response the user sent goes back to the agent that made the call (:191-223);
+    otherwise the newest event that is not the user's, an aborted invocation's seal, an
+    agent-state change or a contentless error (:225-236) names the agent, or hands over through
+    its transfer, provided the agent can transfer across the agent tree (:238-264,
+    `is_transferable_across_agent_tree`: not inside a workflow agent, which the session shows by
+    the branch its sub-agents' events carry)."""
+    evs = [e for e in events if not e.is_compaction]
+    if not evs:
+        return None, None, "no agent has spoken yet"
+    last = evs[-1]
+    if last.author != "user":
+        target = _transfer_target(last)
+        if target:
+            return (*_entered(target, evs), f"event {last.index + 1} transfers to it")
+        if _call_ids(last.obj) or _response_ids(last.obj):
+            return last.author, _branch(last), f"event {last.index + 1} is its tool round, in the run in progress"
+    elif answered := _response_ids(last.obj):
+        call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e.obj)), None)
+        if call is not None and call.author != "user":
+            return call.author, _branch(call), f"event {last.index + 1} answers its call in event {call.index + 1}"
+    workflows = _workflow_agents(evs)
+    for e in reversed(evs):
+        if e.author == "user" or not _routable(e):
             continue
-        o = e.obj
-        actions = o.get("actions") if isinstance(o.get("actions"), dict) else {}
-        target = actions.get("transfer_to_agent") if actions else None
-        if isinstance(target, str) and target:
-            return target, f"event {e.index + 1} transfers to it"
-        if e.author == "user" or o.get("branch"):
-            continue
-        return e.author, f"event {e.index + 1} is its latest"
-    return None, "no agent has spoken yet"
+        target = _transfer_target(e)
+        if target and target not in workflows:
+            return target, None, f"event {e.index + 1} transfers to it"
+        if e.author in workflows:
+            continue  # inside a workflow agent: not resumed by the router
+        return e.author, None, f"event {e.index + 1} is its latest"
+    return None, None, "no agent has spoken yet"
+
+
+def _branch(e: rules.Ev) -> str | None:
+    b = e.obj.get("branch")
+    return b if isinstance(b, str) and b else None
+
+
+def _entered(target: str, evs: list[rules.Ev]) -> tuple[str, str | None]:
+    """The agent that calls the model once `target` runs, and its branch: a workflow agent's first
+    sub-agent the session has seen run (`panel` -> `critic_a` on `panel.critic_a`), else `target`
+    itself on no branch."""
+    for e in evs:
+        b = _branch(e)
+        if b is not None and b.split(".")[0].split("@", 1)[0] == target:
+            return e.author, b
+    return target, None
+
+
+def _transfer_target(e: rules.Ev) -> str | None:
+    actions = e.obj.get("actions")
+    target = actions.get("transfer_to_agent") if isinstance(actions, dict) else None
+    return target if isinstance(target, str) and target else None
+
+
+def _routable(e: rules.Ev) -> bool:
+    """`_event_filter` of ADK's router: not an abort seal, an agent-state change, or an error
+    without content."""
+    o = e.obj
+    actions = o.get("actions") if isinstance(o.get("actions"), dict) else {}
+    if o.get("error_code") == "INVOCATION_ABORTED":
+        return False
+    if actions.get("agent_state") is not None or actions.get("end_of_agent"):
+        return False
+    return not (o.get("error_code") and not _parts(o.get("content")))
+
+
+def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
+    """Agents the session shows inside a workflow agent, or being one: the authors of events on a
+    branch, and every branch segment above them (`panel.critic_a`: panel and critic_a)."""
+    out: set[str] = set()
+    for e in evs:
+        b = e.obj.get("branch")
+        if isinstance(b, str) and b:
+            out.add(e.author)
+            out.update(seg.split("@", 1)[0] for seg in b.split("."))
+    return out
+
+
+def _call_ids(o: dict[str, Any]) -> list[str]:
+    return [
+        str(p["function_call"].get("id"))
+        for p in _parts(o.get("content"))
+        if isinstance(p.get("function_call"), dict) and p["function_call"].get("id")
+    ]
+
+
+def _response_ids(o: dict[str, Any]) -> list[str]:
+    return [
+        str(p["function_response"].get("id"))
+        for p in _parts(o.get("content"))
+        if isinstance(p.get("function_response"), dict) and p["function_response"].get("id")
+    ]
 
 
 def looks_like_file(path: str) -> bool:

@@ -107,8 +107,11 @@ class Facts:
                     break
                 cands = [i for i in self.by_key.get(k, []) if i in existing]
                 if cands:
+                    # Events sharing a payload (every transfer's response): the first one not
+                    # shown yet that follows the previous content shown.
                     free = [i for i in cands if i not in raw]
-                    what = ("event", (free or cands)[0])
+                    later = [i for i in free if not raw or i > raw[-1]]
+                    what = ("event", (later or free or cands)[0])
                     raw.append(what[1])
                     break
             if what is None:
@@ -173,6 +176,7 @@ def check_requests(d: Path, facts: Facts, out: Outcome) -> None:
             out.calls_skipped += 1
             continue
         led = load(db, upto_line=at)
+        _as_parallel_sibling(led, req, facts.requests)
         rep = analyze(led)
         theirs, raw, summaries = facts.sent(req)
         ours = _ours(led, rep)
@@ -210,6 +214,24 @@ def check_requests(d: Path, facts: Facts, out: Outcome) -> None:
         if lost != fired:
             out.disagree("live question", **where, question=q, adk_lost=lost, we_report=fired)
         out.calls_checked += 1
+
+
+def _as_parallel_sibling(led: Any, req: dict[str, Any], requests: list[dict[str, Any]]) -> None:
+    """A parallel agent's sub-agents call the model at one prefix, each on its own branch: one
+    next request is predicted there (for the agent the loader names, which must be one of them);
+    each other sub-agent's request is compared with the prediction for that agent and branch."""
+    hdr = led.header if isinstance(led.header, dict) else None
+    if hdr is None or hdr.get("next_agent") == req["agent"]:
+        return
+    siblings = {
+        r["agent"]
+        for r in requests
+        if r["kind"] == "agent"
+        and r["invocation_id"] == req["invocation_id"]
+        and len(r["event_ids"]) == len(req["event_ids"])
+    }
+    if hdr.get("next_agent") in siblings:
+        hdr["next_agent"], hdr["next_agent_branch"] = req["agent"], req["branch"]
 
 
 def _show(items: list[tuple[str, Any, list[Any]]]) -> list[str]:
