@@ -216,18 +216,26 @@ def _memory_order(led: Ledger) -> list[Record]:
     reloads the session when a run starts (runners.py:992, `get_session`: by timestamp, ties by
     rowid or, DatabaseSessionService, by event id, sessions/database_session_service.py:776) and
     appends the run's events to that list as they come (the run starts with the user's input), so
-    the run's own events follow in append order."""
+    the run's own events follow in append order. Once the run has ended (its last event is a
+    final reply), the next call belongs to a new run, which reloads everything."""
     recs = _sendable_events(led)
     hdr = led.header or {}
     ranks = hdr.get("append_ranks")
     if not isinstance(ranks, list) or len(ranks) != len(led.records):
         return recs
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and _author(r) == "user"]
-    if not inputs:
+    msgs = [r for r in recs if r.kind == "message"]
+    if not inputs or _final_reply(max(msgs, key=lambda r: ranks[r.seq])):
         return recs
     start = max(inputs)
     before = [r for r in recs if ranks[r.seq] < start]
     return before + sorted((r for r in recs if ranks[r.seq] >= start), key=lambda r: ranks[r.seq])
+
+
+def _final_reply(rec: Record) -> bool:
+    """An agent's reply that ends its run: model text without a function call."""
+    m = rec.message
+    return _author(rec) != "user" and rec.role == "assistant" and m is not None and not _calls(rec)
 
 
 def _sendable_events(led: Ledger) -> list[Record]:

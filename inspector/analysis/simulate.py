@@ -1164,6 +1164,18 @@ class _AdkReplay:
         self.chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
         # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
         self.tracker = _AdkTracker(self.ev, self.comps)
+        self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
+
+    def present(self, upto: int) -> list[SimEvent]:
+        """The session's events as ADK holds them once `upto` events were appended: a run starts
+        by reloading the session (runners.py:992, `get_session`: by timestamp, ties by rowid or by
+        event id, sessions/database_session_service.py:776), which is the ledger's order, and
+        appends its own events to that list as they come (`self.ev` is the append order)."""
+        ev = self.ev
+        q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
+        if q not in self.reloaded:
+            self.reloaded[q] = sorted(ev[:q], key=lambda e: e.seq)
+        return self.reloaded[q] + ev[q:upto]
 
     def context(self, upto: int) -> _Context:
         if upto < self.tracker.upto:
@@ -1256,21 +1268,22 @@ class _AdkReplay:
         return removable > prev
 
     def token_pass(self, upto: int, *, agent: str | None, when: str) -> bool:
-        pol, ev = self.pol, self.ev
+        pol = self.pol
         assert pol.token_threshold is not None and pol.event_retention_size is not None
         if self.signal(upto, agent=agent) < pol.token_threshold:
             return False
         alive = _surviving(self.comps)
         latest = alive[-1] if alive else None
         last_end = self.comps[latest].end if latest is not None else 0.0
-        cands = [e for e in ev[:upto] if e.ts > last_end]
+        present = self.present(upto)
+        cands = [e for e in present if e.ts > last_end]
         if len(cands) <= pol.event_retention_size:
             return False
         if pol.event_retention_size == 0:
             chosen = cands
         else:
             chosen = cands[: _safe_split(cands, pol.event_retention_size)]
-        chosen = _self_contained(chosen, ev[:upto])
+        chosen = _self_contained(chosen, present)
         if not chosen:
             return False
         return self.compact(chosen, seed=latest, upto=upto, trigger="token_threshold", when=when)
@@ -1278,7 +1291,7 @@ class _AdkReplay:
     def sliding_pass(self, upto: int) -> bool:
         pol = self.pol
         assert pol.compaction_interval is not None and pol.overlap_size is not None
-        present = self.ev[:upto]
+        present = self.present(upto)
         last_end = self.comps[-1].end if self.comps else 0.0
         latest_ts: dict[str, float] = {}
         for e in present:
@@ -1289,8 +1302,8 @@ class _AdkReplay:
             return False
         start_inv = invs[max(0, invs.index(new[0]) - pol.overlap_size)]
         end_inv = new[-1]
-        last = max(e.pos for e in present if e.inv == end_inv)
-        first = min(e.pos for e in present if e.inv == start_inv)
+        last = max(i for i, e in enumerate(present) if e.inv == end_inv)
+        first = min(i for i, e in enumerate(present) if e.inv == start_inv)
         window = _self_contained(present[first : last + 1], present)
         if not window:
             return False
