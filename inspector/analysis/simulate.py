@@ -435,7 +435,10 @@ def _recorded_adk(
     for r, size in zip(cps, cp_sizes, strict=True):
         d = r.checkpoint.details if r.checkpoint and isinstance(r.checkpoint.details, dict) else {}
         start, end = d.get("start_timestamp"), d.get("end_timestamp")
-        if not isinstance(start, int | float) or not isinstance(end, int | float) or not r.checkpoint.summary:
+        # An empty summary is a compaction all the same: ADK drops what its range spans
+        # (`_get_compaction_ranges` needs only a compacted_content, apps/compaction.py:220-226).
+        usable = d.get("surviving") or d.get("subsumed_by") is not None
+        if not isinstance(start, int | float) or not isinstance(end, int | float) or not usable:
             continue
         after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
         inputs = [by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id]
@@ -1121,6 +1124,15 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
 
 def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     ev = sess.events
+    replay = _replay_adk_run(sess, pol, size)
+    end = replay.context(len(ev))
+    return Series(
+        pol.name, pol.params(), replay.calls, replay.points, next_holes=[ev[p].seq for p in end.holes]
+    )
+
+
+def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkReplay:
+    ev = sess.events
     replay = _AdkReplay(sess, pol, size)
     run_failed = False  # the current run of the invocation ended in a node failure
     for e in ev:
@@ -1141,10 +1153,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             fired = pol.token and replay.token_pass(upto, agent=None, when="post_invocation")
             if not fired and pol.sliding:
                 replay.sliding_pass(upto)
-    end = replay.context(len(ev))
-    return Series(
-        pol.name, pol.params(), replay.calls, replay.points, next_holes=[ev[p].seq for p in end.holes]
-    )
+    return replay
 
 
 class _AdkReplay:
@@ -1530,18 +1539,26 @@ def pi_warnings(s: Series, pol: PiPolicy) -> list[SimWarning]:
 INFER_MAX_EVENTS = 2000  # inferring a token-threshold policy replays the session many times
 
 
-def _reproduces(sess: Session, pol: AdkPolicy, want: list[tuple[int | None, list[int]]]) -> bool:
-    """Does the replay make the recorded compactions: same moment, same summarizer input?"""
-    got = _replay_adk(sess, pol, SummarySize())
-    return [(c.after_seq, sorted(c.summarized_seqs)) for c in got.compactions] == want
+Made = tuple[int | None, list[int], float, float]  # moment, summarizer input, timestamp range
 
 
-def _wanted(sess: Session, rec: list[_AdkComp]) -> list[tuple[int | None, list[int]]]:
+def _reproduces(sess: Session, pol: AdkPolicy, want: list[Made]) -> bool:
+    """Does the replay make the recorded compactions: same moment, same summarizer input, same
+    range (which a seed widens to the seed's start, apps/compaction.py:470-478)?"""
+    replay = _replay_adk_run(sess, pol, SummarySize())
+    return _made(sess, replay.comps) == want
+
+
+def _made(sess: Session, comps: list[_AdkComp]) -> list[Made]:
     ev = sess.events
     return [
-        (ev[c.after - 1].seq if c.after else None, sorted(ev[p].seq for p in c.inputs))
-        for c in sorted(rec, key=lambda c: c.after)
+        (ev[c.after - 1].seq if c.after else None, sorted(ev[p].seq for p in c.inputs), c.start, c.end)
+        for c in sorted(comps, key=lambda c: c.after)
     ]
+
+
+def _wanted(sess: Session, rec: list[_AdkComp]) -> list[Made]:
+    return _made(sess, rec)
 
 
 def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None, str]:
@@ -1578,6 +1595,48 @@ def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None,
     return None, "no token-threshold setting tried reproduces the recorded compactions; pass them"
 
 
+SLIDING_MAX_INTERVAL = 10  # the sliding windows tried when the recorded ranges do not say one
+
+
+def _infer_adk_sliding(sess: Session, rec: list[_AdkComp]) -> tuple[Policy, str] | None:
+    """A sliding window whose replay makes exactly the recorded compactions, when one does. The
+    ranges suggest one (the invocations the first summarizer saw, those the second saw again), but
+    a window is trimmed to its longest self-contained prefix (apps/compaction.py:877), so an open
+    long-running call can hide invocations it spanned: then every interval up to the invocations
+    completed by the first compaction is tried, each overlap up to the interval."""
+    ev = sess.events
+    if len(ev) > INFER_MAX_EVENTS:
+        return None
+
+    def invs_of(c: _AdkComp) -> list[str]:
+        out: list[str] = []
+        for p in c.inputs:
+            if ev[p].inv not in out:
+                out.append(ev[p].inv)
+        return out
+
+    ordered = sorted(rec, key=lambda c: c.after)
+    first = invs_of(ordered[0])
+    guess = (len(first), len([i for i in invs_of(ordered[1]) if i in first]) if len(rec) > 1 else 0)
+    done = len({e.inv for e in ev[: ordered[0].after]})
+    tries = [guess] + [
+        (i, o) for i in range(1, min(done, SLIDING_MAX_INTERVAL) + 1) for o in range(i + 1) if (i, o) != guess
+    ]
+    want = _wanted(sess, rec)
+    for interval, overlap in tries:
+        if _reproduces(sess, adk_sliding(interval, overlap), want):
+            how = (
+                "from the recorded ranges"
+                if (interval, overlap) == guess
+                else "by replay (the ranges alone do not say it: a window was trimmed)"
+            )
+            return adk_sliding(interval, overlap), (
+                f"sliding window (interval {interval}, overlap {overlap}) inferred {how}: it makes exactly "
+                f"the {len(rec)} recorded compactions (others may too; ADK does not store its config)"
+            )
+    return None
+
+
 def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | None, str]:
     """The policy the session was recorded with, when it can be inferred, and how."""
     if sess is not None and sess.inferred is not None:
@@ -1605,35 +1664,7 @@ def _recorded_policy(led: Ledger, sess: Session | None) -> tuple[Policy | None, 
             return None, "no compaction recorded: ADK stores no policy in the session"
         if any(c.seed for c in rec):
             return _infer_adk_token(sess, rec)
-        ev = sess.events
-        invs: list[str] = []
-        for e in ev:
-            if e.inv not in invs:
-                invs.append(e.inv)
-
-        def invs_of(c: _AdkComp) -> list[str]:
-            out: list[str] = []
-            for p in c.inputs:
-                if ev[p].inv not in out:
-                    out.append(ev[p].inv)
-            return out
-
-        first = invs_of(rec[0])
-        interval = len(first)
-        overlap = 0
-        if len(rec) > 1:
-            second = invs_of(rec[1])
-            overlap = len([i for i in second if i in first])
-        if len(ev) <= INFER_MAX_EVENTS and not _reproduces(
-            sess, adk_sliding(interval, overlap), _wanted(sess, rec)
-        ):
-            # Not a sliding window after all (a first token-threshold compaction has no seed).
-            return _infer_adk_token(sess, rec)
-        return adk_sliding(interval, overlap), (
-            f"sliding window inferred from the recorded ranges (first covers {interval} invocations"
-            + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
-            + ")"
-        )
+        return _infer_adk_sliding(sess, rec) or _infer_adk_token(sess, rec)
     if simulator == "threshold":
         return None, (
             "the session records no compaction settings (pi keeps them in settings.json): use --policy pi "
