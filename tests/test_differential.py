@@ -20,10 +20,7 @@ from tests.differential.check_adk import check
 FIXTURES = sorted(p for p in campaign.FIXTURES.glob("adk-*") if (p / "session.db").exists())
 
 # Disagreements found and kept, whose rule is not fixed yet (see each fixture's disagreements.json).
-OPEN = {
-    "adk-s1-0029": "multi-agent token threshold: ADK's estimate for an agent without its own count is "
-    "chars/4 of that agent's view, not our calibrated tokens",
-}
+OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])

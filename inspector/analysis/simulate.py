@@ -180,6 +180,7 @@ class SimEvent:
     # ADK: a node failure (an event with `error_code` and no content): the invocation raised
     failed: bool = False
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
+    counted: int = 0  # ADK: the characters its token estimate counts (`_count_chars_in_content`)
 
 
 @dataclass(slots=True)
@@ -385,6 +386,7 @@ def _sim_event(
         failed=adk and m is None and bool(extra.get("error_code")),
         # (another runtime's session replayed under ADK's policy: its text size)
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
+        counted=int(extra.get("counted_chars") or 0) if adk else 4 * _pi_estimate(r),
     )
 
 
@@ -462,6 +464,7 @@ def _recorded_adk(
                 seed=d.get("seed_compaction_id"),
                 seq=r.seq,
                 chars=int(extra.get("content_chars") or 0),
+                counted=int(extra.get("counted_chars") or 0),
             )
         )
     return recorded
@@ -534,6 +537,7 @@ class _AdkComp:
     seed: Any = None  # the compaction folded in as the seed (index into the list), when any
     seq: int | None = None  # recorded compactions: the record's seq
     chars: int = 0  # the summary's serialized size (ADK's unit for the "worth compacting" gate)
+    counted: int = 0  # the summary's characters as ADK's token estimate counts them
 
     def key(self) -> tuple[float, float]:
         return (self.start, self.end)
@@ -1211,7 +1215,16 @@ class _AdkReplay:
             e = self.ev[p]
             if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
                 return self.sim_prompt[p]
-        return self.context(upto).content_tokens
+        return self.estimate(upto)
+
+    def estimate(self, upto: int) -> int:
+        """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
+        `_count_chars_in_content` counts over the contents the next request carries (raw events
+        and summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
+        ctx = self.context(upto)
+        chars = sum(self.ev[p].counted for p in ctx.raw_set(self.ev))
+        chars += sum(self.comps[i].counted for i in ctx.summaries)
+        return chars // 4
 
     def prompt_at(self, upto: int, ctx: _Context) -> int:
         # Priced against the next call's recorded prompt: its recorded context minus what was
@@ -1252,11 +1265,12 @@ class _AdkReplay:
         summarized = sum(e.tokens for e in inputs) + (comps[seed].tokens if seed is not None else 0)
         tokens = _summary_tokens(self.size, sess, summarized)
         chars = round(tokens * self.chars_per_token)
+        counted = 4 * tokens
         if self.size.tokens is None and self.size.ratio is None and (start, end) in self.rec_by_key:
             match = sess.recorded[self.rec_by_key[(start, end)]]
-            tokens, chars = match.tokens, match.chars or chars
+            tokens, chars, counted = match.tokens, match.chars or chars, match.counted
         return _AdkComp(
-            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars
+            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars, counted=counted
         )
 
     def worth(self, c: _AdkComp, upto: int) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
+import json
 import pickle
 import pickletools
 import re
@@ -82,6 +83,26 @@ def _serialized_chars(content: dict[str, Any]) -> int:
         return v
 
     return len(orjson.dumps(strip(content)).decode())
+
+
+def _counted_chars(content: dict[str, Any]) -> int:
+    """ADK's `_count_chars_in_content` (apps/compaction.py:169-199), what its token estimate
+    divides by 4: text, each call's name and `json.dumps` of its arguments, each response's name
+    and `json.dumps` of its response."""
+    total = 0
+    for p in _parts(content):
+        if isinstance(p.get("text"), str):
+            total += len(p["text"])
+        for key, payload in (("function_call", "args"), ("function_response", "response")):
+            f = p.get(key)
+            if isinstance(f, dict):
+                total += len(f.get("name") or "")
+                if f.get(payload):
+                    try:
+                        total += len(json.dumps(f[payload]))
+                    except (TypeError, ValueError):
+                        total += len(str(f[payload]))
+    return total
 
 
 def looks_like_dump(obj: Any) -> bool:
@@ -787,6 +808,7 @@ def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
     sized = summary_content if summary_content is not None else o.get("content")
     if isinstance(sized, dict):
         extra["content_chars"] = _serialized_chars(sized)
+        extra["counted_chars"] = _counted_chars(sized)
     actions = o.get("actions")
     if isinstance(actions, dict):
         acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
