@@ -933,6 +933,8 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
             return (*_entered(target, evs), f"event {last.index + 1} transfers to it")
         if _call_ids(last.obj) or _response_ids(last.obj):
             return last.author, _branch(last), f"event {last.index + 1} is its tool round, in the run in progress"
+        if (sibling := _pending_sibling(last, evs)) is not None:
+            return (*sibling, f"a parallel agent's sub-agent that has not replied in event {last.index + 1}'s run")
     elif answered := _response_ids(last.obj):
         call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e.obj)), None)
         if call is not None and call.author != "user":
@@ -948,6 +950,25 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
             continue  # inside a workflow agent: not resumed by the router
         return e.author, None, f"event {e.index + 1} is its latest"
     return None, None, "no agent has spoken yet"
+
+
+def _pending_sibling(last: rules.Ev, evs: list[rules.Ev]) -> tuple[str, str] | None:
+    """After one sub-agent of a parallel agent replied, another that has not replied in this run
+    calls the model (agents/parallel_agent.py runs them all): the first such sibling the session
+    has seen run before, with its branch."""
+    b = _branch(last)
+    if b is None or "." not in b:
+        return None
+    parent = b.rsplit(".", 1)[0]
+    seen: dict[str, str] = {}  # sibling branch -> its author, in first-seen order
+    spoken: set[str] = set()
+    for e in evs:
+        eb = _branch(e)
+        if eb is not None and eb.rsplit(".", 1)[0] == parent and "." in eb:
+            seen.setdefault(eb, e.author)
+            if e.invocation_id == last.invocation_id:
+                spoken.add(eb)
+    return next(((a, sb) for sb, a in seen.items() if sb not in spoken), None)
 
 
 def _branch(e: rules.Ev) -> str | None:
