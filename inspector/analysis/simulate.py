@@ -181,6 +181,7 @@ class SimEvent:
     failed: bool = False
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
     counted: int = 0  # ADK: the characters its token estimate counts (`_count_chars_in_content`)
+    counted_as_context: int = 0  # the same, of the user-role text another agent reads it as
 
 
 @dataclass(slots=True)
@@ -387,6 +388,7 @@ def _sim_event(
         # (another runtime's session replayed under ADK's policy: its text size)
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
         counted=int(extra.get("counted_chars") or 0) if adk else 4 * _pi_estimate(r),
+        counted_as_context=int(extra.get("counted_chars_as_context") or 0),
     )
 
 
@@ -1215,14 +1217,19 @@ class _AdkReplay:
             e = self.ev[p]
             if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
                 return self.sim_prompt[p]
-        return self.estimate(upto)
+        return self.estimate(upto, agent)
 
-    def estimate(self, upto: int) -> int:
+    def estimate(self, upto: int, agent: str | None) -> int:
         """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
-        `_count_chars_in_content` counts over the contents the next request carries (raw events
-        and summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
+        `_count_chars_in_content` counts over the contents `agent`'s next request carries (raw
+        events, another agent's as the context text it reads them as, `_contents.py:607-629`, and
+        summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
         ctx = self.context(upto)
-        chars = sum(self.ev[p].counted for p in ctx.raw_set(self.ev))
+        ev = self.ev
+        chars = sum(
+            ev[p].counted_as_context if agent and ev[p].author not in (agent, "user") else ev[p].counted
+            for p in ctx.raw_set(ev)
+        )
         chars += sum(self.comps[i].counted for i in ctx.summaries)
         return chars // 4
 
