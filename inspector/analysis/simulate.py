@@ -179,6 +179,7 @@ class SimEvent:
     chars4: int = 0  # pi's own estimate (`estimateTokens`: ceil(chars / 4)), which its cut walks
     # ADK: a node failure (an event with `error_code` and no content): the invocation raised
     failed: bool = False
+    branch: str | None = None  # ADK: the branch of the agent that wrote it (a parallel sub-agent's own)
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
     counted: int = 0  # ADK: the characters its token estimate counts (`_count_chars_in_content`)
     counted_as_context: int = 0  # the same, of the user-role text another agent reads it as
@@ -389,6 +390,7 @@ def _sim_event(
         chars=int(extra.get("content_chars") or 0) if adk else 4 * _pi_estimate(r),
         counted=int(extra.get("counted_chars") or 0) if adk else 4 * _pi_estimate(r),
         counted_as_context=int(extra.get("counted_chars_as_context") or 0),
+        branch=extra.get("branch") if isinstance(extra.get("branch"), str) else None,
     )
 
 
@@ -1137,10 +1139,34 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     )
 
 
+def _parallel_first_calls(ev: list[SimEvent], pos: int) -> list[int]:
+    """The model calls a parallel agent's sub-agents start together (agents/parallel_agent.py):
+    from `pos`, the consecutive calls of one invocation on distinct sibling branches, each the
+    first of its branch in the run. Each ran its request processors before any of them was
+    appended, so none saw another's pre-request compaction (an awaited session append yields)."""
+    e = ev[pos]
+    if e.branch is None or "." not in e.branch:
+        return [pos]
+    parent = e.branch.rsplit(".", 1)[0]
+    in_run = {x.branch for x in ev[:pos] if x.inv == e.inv and x.branch}
+    out: list[int] = []
+    seen: set[str] = set()
+    for x in ev[pos:]:
+        b = x.branch
+        if not x.is_call or x.inv != e.inv or b is None or "." not in b or b.rsplit(".", 1)[0] != parent:
+            break
+        if b in seen or b in in_run:
+            break
+        seen.add(b)
+        out.append(x.pos)
+    return out or [pos]
+
+
 def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkReplay:
     ev = sess.events
     replay = _AdkReplay(sess, pol, size)
     run_failed = False  # the current run of the invocation ended in a node failure
+    checked: set[int] = set()  # calls whose pre-request pass already ran (parallel siblings)
     for e in ev:
         if e.pos == 0 or ev[e.pos - 1].inv != e.inv:
             run_failed = False
@@ -1148,8 +1174,13 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
         if e.failed and pol.token:
             replay.token_pass(e.pos, agent=e.author, when="pre_request")  # the failed call ran it first
         if e.is_call:
-            if pol.token:
-                replay.token_pass(e.pos, agent=e.author, when="pre_request")
+            if pol.token and e.pos not in checked:
+                group = _parallel_first_calls(ev, e.pos)
+                if len(group) > 1:
+                    replay.concurrent_token_passes(e.pos, group)
+                    checked.update(group)
+                else:
+                    replay.token_pass(e.pos, agent=e.author, when="pre_request")
             replay.model_call(e.pos)
         if _ends_invocation(ev, e.pos) and not run_failed:
             # A failed run raises out of `Runner.run_async` before its post-invocation compaction
@@ -1317,6 +1348,19 @@ class _AdkReplay:
         if not chosen:
             return False
         return self.compact(chosen, seed=latest, upto=upto, trigger="token_threshold", when=when)
+
+    def concurrent_token_passes(self, upto: int, calls: list[int]) -> None:
+        """Each parallel sub-agent's pre-request token pass over the session as it was before any
+        of them compacted; every compaction they make is appended (in their order)."""
+        n = len(self.comps)
+        made: list[_AdkComp] = []
+        for p in calls:
+            self.comps[n:] = []
+            self.tracker = _AdkTracker(self.ev, self.comps)
+            if self.token_pass(upto, agent=self.ev[p].author, when="pre_request"):
+                made.append(self.comps[-1])
+        self.comps[n:] = made
+        self.tracker = _AdkTracker(self.ev, self.comps)
 
     def sliding_pass(self, upto: int) -> bool:
         pol = self.pol
