@@ -92,6 +92,11 @@ class Facts:
         out: list[tuple[str, Any, list[Any]]] = []
         raw: list[int] = []
         summaries: list[int] = []
+        kept_ranges = [
+            (self.events[self.index[i]]["compaction"]["start"], self.events[self.index[i]]["compaction"]["end"])
+            for i in req.get("surviving_ids", [])
+            if i in self.index and self.events[self.index[i]]["compaction"] is not None
+        ]
         for c in req["contents"]:
             parts = [p for p in c["parts"] if p is not None]
             what: Any = None
@@ -107,11 +112,13 @@ class Facts:
                     break
                 cands = [i for i in self.by_key.get(k, []) if i in existing]
                 if cands:
-                    # Events sharing a payload (every transfer's response): the first one not
-                    # shown yet that follows the previous content shown.
+                    # Events sharing a payload (every transfer's call and response): one outside
+                    # the ranges of the summaries ADK kept (its own choice, recorded), not shown
+                    # yet, following the previous content shown.
                     free = [i for i in cands if i not in raw]
                     later = [i for i in free if not raw or i > raw[-1]]
-                    what = ("event", (later or free or cands)[0])
+                    outside = [i for i in later if not any(a <= self.events[i]["timestamp"] <= b for a, b in kept_ranges)]
+                    what = ("event", (outside or later or free or cands)[0])
                     raw.append(what[1])
                     break
             if what is None:
