@@ -119,7 +119,16 @@ def _block_parts(rec: Any) -> list[dict[str, Any]]:
     return out
 
 
+OTHER_AGENT_PREAMBLE = "For context:"  # ADK's OTHER_AGENT_CONTEXT_PREAMBLE opens it (_fencing.py)
+
+
 def _adk_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One content's parts; another agent's event presented as user context (flows/llm_flows/
+    context/_fencing.py `_present_other_agent_message`) as the agent it quotes."""
+    texts = [p.get("text") or "" for p in parts]
+    if texts and texts[0].startswith(OTHER_AGENT_PREAMBLE):
+        authors = {t[1 : t.index("]")] for t in texts[1:] if t.startswith("[") and "]" in t}
+        return [{"other_agent": sorted(authors)}]
     out: list[dict[str, Any]] = []
     for p in parts:
         if "function_call" in p:
@@ -145,6 +154,8 @@ def predicted(f: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, li
         if it["kind"] == "summary":
             assert rec.checkpoint is not None
             out.append(("model", [{"text": rec.checkpoint.summary}]))
+        elif it["role"] == "user" and rec.role != "user":  # another agent's turn, as context
+            out.append(("user", [{"other_agent": [str((rec.extra or {}).get("author"))]}]))
         else:
             assert rec.message is not None, it
             out.append((_ROLE[it["role"]], _block_parts(rec)))

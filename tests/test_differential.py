@@ -22,12 +22,7 @@ FIXTURES = sorted(p for p in campaign.FIXTURES.glob("adk-*") if (p / "session.db
 PI_FIXTURES = sorted(p for p in campaign.FIXTURES.glob("pi-*") if (p / "session.jsonl").exists())
 
 # Disagreements found and kept, whose rule is not fixed yet (see each fixture's disagreements.json).
-OPEN = {
-    "adk-s1-0005": "multi-agent: a summarized event of another agent's branch reads as summarized, ADK drops it",
-    "adk-s1-0029": "multi-agent token threshold: ADK's estimate for an agent without its own count is "
-    "chars/4 of that agent's view, not our calibrated tokens",
-    "adk-s1-0037": "multi-agent: the agent predicted at --at is the last author, not the one ADK routes to",
-}
+OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])

@@ -180,14 +180,27 @@ def _responses(rec: Record) -> list[str]:
 
 def _in_scope(rec: Record) -> bool:
     o = _obj(rec)
-    # The agent is unscoped and on the root branch (what the session can tell): it sees unscoped
-    # events of every branch (ADK's _is_event_belongs_to_branch with no invocation branch).
+    # The agent is unscoped (what the session can tell): it sees unscoped events only.
     return o.get("isolation_scope") is None
 
 
-def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set[int]]:
-    """The contents ADK sends on `agent`'s next model call, and the seqs it re-injected."""
-    filt = _sendable_events(led)
+def _on_branch(rec: Record, branch: str | None) -> bool:
+    """ADK's `_is_event_belongs_to_branch` (flows/llm_flows/context/_contents.py:768-781): an agent
+    on `branch` sees events of no branch, of its own, and of the branches it descends from (a
+    parallel agent's sub-agent does not see its siblings')."""
+    b = _obj(rec).get("branch")
+    if not branch or not isinstance(b, str) or not b:
+        return True
+    mine, theirs = branch.split("."), b.split(".")
+    return mine[: len(theirs)] == theirs
+
+
+def next_request(
+    led: Ledger, agent: str | None, branch: str | None = None
+) -> tuple[list[ContextItem], set[int]]:
+    """The contents ADK sends on the next model call of `agent` running on `branch`, and the seqs
+    it re-injected."""
+    filt = [r for r in _memory_order(led) if _on_branch(r, branch)]
     seq_list = _compacted_timeline(filt)
     seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list)
     rows = _rows_for_agent(seq_list, agent)
@@ -196,6 +209,33 @@ def next_request(led: Ledger, agent: str | None) -> tuple[list[ContextItem], set
     for i, it in enumerate(ctx):
         it.index = i
     return ctx, reinjected
+
+
+def _memory_order(led: Ledger) -> list[Record]:
+    """The sendable events in the order ADK holds them at the next model call: `Runner.run_async`
+    reloads the session when a run starts (runners.py:992, `get_session`: by timestamp, ties by
+    rowid or, DatabaseSessionService, by event id, sessions/database_session_service.py:776) and
+    appends the run's events to that list as they come (the run starts with the user's input), so
+    the run's own events follow in append order. Once the run has ended (its last event is a
+    final reply), the next call belongs to a new run, which reloads everything."""
+    recs = _sendable_events(led)
+    hdr = led.header or {}
+    ranks = hdr.get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(led.records):
+        return recs
+    inputs = [ranks[r.seq] for r in recs if r.kind == "message" and _author(r) == "user"]
+    msgs = [r for r in recs if r.kind == "message"]
+    if not inputs or _final_reply(max(msgs, key=lambda r: ranks[r.seq])):
+        return recs
+    start = max(inputs)
+    before = [r for r in recs if ranks[r.seq] < start]
+    return before + sorted((r for r in recs if ranks[r.seq] >= start), key=lambda r: ranks[r.seq])
+
+
+def _final_reply(rec: Record) -> bool:
+    """An agent's reply that ends its run: model text without a function call."""
+    m = rec.message
+    return _author(rec) != "user" and rec.role == "assistant" and m is not None and not _calls(rec)
 
 
 def _sendable_events(led: Ledger) -> list[Record]:
@@ -235,7 +275,10 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     for i, r in enumerate(filt):
         if r.kind == "message" and not rules.in_ranges(float(r.timestamp or 0.0), cover):
             items.append((float(r.timestamp or 0.0), i, r, False))
-    items.sort(key=lambda t: (t[0], t[1]))
+    # `_process_compaction_events` sorts by (timestamp, position), when any compaction event is
+    # there (flows/llm_flows/context/_contents.py:541-556); else the list's own order.
+    if any(r.kind == "checkpoint" for r in filt):
+        items.sort(key=lambda t: (t[0], t[1]))
     return [(r, summ) for _, _, r, summ in items]
 
 

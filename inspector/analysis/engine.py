@@ -690,7 +690,8 @@ def analyze(
 
         views = adk.views(led, path)
         agent = led.header.get("next_agent") if led.header else None
-        ctx, reinjected = adk.next_request(led, agent)
+        branch = led.header.get("next_agent_branch") if led.header else None
+        ctx, reinjected = adk.next_request(led, agent, branch)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:

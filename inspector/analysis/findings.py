@@ -537,11 +537,22 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
     return out
 
 
+def _appended_order(report: Report) -> list[int]:
+    """The path in the order its records were appended, where the ledger records one that differs
+    from the stored order (ADK: a reload orders timestamp ties by event id; the turn in progress
+    is the one whose input was appended last)."""
+    hdr = report.ledger.header or {}
+    ranks = hdr.get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(report.ledger.records):
+        return report.path
+    return sorted(report.path, key=lambda s: (ranks[s], s))
+
+
 def _active_user(report: Report) -> int | None:
     """The user message of the turn in progress: the last real user message on the path, when no
     final answer (an assistant message that stopped normally) came after it."""
     records = report.ledger.records
-    for s in reversed(report.path):
+    for s in reversed(_appended_order(report)):
         r = records[s]
         if r.kind != "message":
             continue

@@ -180,10 +180,13 @@ class SimEvent:
     chars4: int = 0  # pi's own estimate (`estimateTokens`: ceil(chars / 4)), which its cut walks
     # ADK: a node failure (an event with `error_code` and no content): the invocation raised
     failed: bool = False
+    branch: str | None = None  # ADK: the branch of the agent that wrote it (a parallel sub-agent's own)
     chars: int = 0  # ADK: the serialized size of its content (what the "worth compacting" gate sums)
     errored: bool = False  # an answer that failed (stopReason error)
     aborted: bool = False  # an answer the user aborted (stopReason aborted)
     overflow: bool = False  # pi: that failure was the model refusing a context over its window
+    counted: int = 0  # ADK: the characters its token estimate counts (`_count_chars_in_content`)
+    counted_as_context: int = 0  # the same, of the user-role text another agent reads it as
 
 
 # The model's refusals of a context over its window, as pi-ai's isContextOverflow reads an error
@@ -408,6 +411,9 @@ def _sim_event(
         errored=m is not None and m.stop_reason == "error",
         aborted=m is not None and m.stop_reason == "aborted",
         overflow=m is not None and m.stop_reason == "error" and is_context_overflow(m.error_message),
+        counted=int(extra.get("counted_chars") or 0) if adk else 4 * _pi_estimate(r),
+        counted_as_context=int(extra.get("counted_chars_as_context") or 0),
+        branch=extra.get("branch") if isinstance(extra.get("branch"), str) else None,
     )
 
 
@@ -458,7 +464,10 @@ def _recorded_adk(
     for r, size in zip(cps, cp_sizes, strict=True):
         d = r.checkpoint.details if r.checkpoint and isinstance(r.checkpoint.details, dict) else {}
         start, end = d.get("start_timestamp"), d.get("end_timestamp")
-        if not isinstance(start, int | float) or not isinstance(end, int | float) or not r.checkpoint.summary:
+        # An empty summary is a compaction all the same: ADK drops what its range spans
+        # (`_get_compaction_ranges` needs only a compacted_content, apps/compaction.py:220-226).
+        usable = d.get("surviving") or d.get("subsumed_by") is not None
+        if not isinstance(start, int | float) or not isinstance(end, int | float) or not usable:
             continue
         after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
         inputs = [by_id[i] for i in d.get("summarizer_input_ids", []) if i in by_id]
@@ -482,6 +491,7 @@ def _recorded_adk(
                 seed=d.get("seed_compaction_id"),
                 seq=r.seq,
                 chars=int(extra.get("content_chars") or 0),
+                counted=int(extra.get("counted_chars") or 0),
             )
         )
     return recorded
@@ -554,6 +564,7 @@ class _AdkComp:
     seed: Any = None  # the compaction folded in as the seed (index into the list), when any
     seq: int | None = None  # recorded compactions: the record's seq
     chars: int = 0  # the summary's serialized size (ADK's unit for the "worth compacting" gate)
+    counted: int = 0  # the summary's characters as ADK's token estimate counts them
 
     def key(self) -> tuple[float, float]:
         return (self.start, self.end)
@@ -1175,8 +1186,41 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
 
 def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     ev = sess.events
+    replay = _replay_adk_run(sess, pol, size)
+    end = replay.context(len(ev))
+    return Series(
+        pol.name, pol.params(), replay.calls, replay.points, next_holes=[ev[p].seq for p in end.holes]
+    )
+
+
+def _parallel_first_calls(ev: list[SimEvent], pos: int) -> list[int]:
+    """The model calls a parallel agent's sub-agents start together (agents/parallel_agent.py):
+    from `pos`, the consecutive calls of one invocation on distinct sibling branches, each the
+    first of its branch in the run. Each ran its request processors before any of them was
+    appended, so none saw another's pre-request compaction (an awaited session append yields)."""
+    e = ev[pos]
+    if e.branch is None or "." not in e.branch:
+        return [pos]
+    parent = e.branch.rsplit(".", 1)[0]
+    in_run = {x.branch for x in ev[:pos] if x.inv == e.inv and x.branch}
+    out: list[int] = []
+    seen: set[str] = set()
+    for x in ev[pos:]:
+        b = x.branch
+        if not x.is_call or x.inv != e.inv or b is None or "." not in b or b.rsplit(".", 1)[0] != parent:
+            break
+        if b in seen or b in in_run:
+            break
+        seen.add(b)
+        out.append(x.pos)
+    return out or [pos]
+
+
+def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkReplay:
+    ev = sess.events
     replay = _AdkReplay(sess, pol, size)
     run_failed = False  # the current run of the invocation ended in a node failure
+    checked: set[int] = set()  # calls whose pre-request pass already ran (parallel siblings)
     for e in ev:
         if e.pos == 0 or ev[e.pos - 1].inv != e.inv:
             run_failed = False
@@ -1184,8 +1228,13 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
         if e.failed and pol.token:
             replay.token_pass(e.pos, agent=e.author, when="pre_request")  # the failed call ran it first
         if e.is_call:
-            if pol.token:
-                replay.token_pass(e.pos, agent=e.author, when="pre_request")
+            if pol.token and e.pos not in checked:
+                group = _parallel_first_calls(ev, e.pos)
+                if len(group) > 1:
+                    replay.concurrent_token_passes(e.pos, group)
+                    checked.update(group)
+                else:
+                    replay.token_pass(e.pos, agent=e.author, when="pre_request")
             replay.model_call(e.pos)
         if _ends_invocation(ev, e.pos) and not run_failed:
             # A failed run raises out of `Runner.run_async` before its post-invocation compaction
@@ -1195,10 +1244,7 @@ def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
             fired = pol.token and replay.token_pass(upto, agent=None, when="post_invocation")
             if not fired and pol.sliding:
                 replay.sliding_pass(upto)
-    end = replay.context(len(ev))
-    return Series(
-        pol.name, pol.params(), replay.calls, replay.points, next_holes=[ev[p].seq for p in end.holes]
-    )
+    return replay
 
 
 class _AdkReplay:
@@ -1218,6 +1264,18 @@ class _AdkReplay:
         self.chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
         # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
         self.tracker = _AdkTracker(self.ev, self.comps)
+        self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
+
+    def present(self, upto: int) -> list[SimEvent]:
+        """The session's events as ADK holds them once `upto` events were appended: a run starts
+        by reloading the session (runners.py:992, `get_session`: by timestamp, ties by rowid or by
+        event id, sessions/database_session_service.py:776), which is the ledger's order, and
+        appends its own events to that list as they come (`self.ev` is the append order)."""
+        ev = self.ev
+        q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
+        if q not in self.reloaded:
+            self.reloaded[q] = sorted(ev[:q], key=lambda e: e.seq)
+        return self.reloaded[q] + ev[q:upto]
 
     def context(self, upto: int) -> _Context:
         if upto < self.tracker.upto:
@@ -1244,7 +1302,21 @@ class _AdkReplay:
             e = self.ev[p]
             if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
                 return self.sim_prompt[p]
-        return self.context(upto).content_tokens
+        return self.estimate(upto, agent)
+
+    def estimate(self, upto: int, agent: str | None) -> int:
+        """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
+        `_count_chars_in_content` counts over the contents `agent`'s next request carries (raw
+        events, another agent's as the context text it reads them as, `_contents.py:607-629`, and
+        summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
+        ctx = self.context(upto)
+        ev = self.ev
+        chars = sum(
+            ev[p].counted_as_context if agent and ev[p].author not in (agent, "user") else ev[p].counted
+            for p in ctx.raw_set(ev)
+        )
+        chars += sum(self.comps[i].counted for i in ctx.summaries)
+        return chars // 4
 
     def prompt_at(self, upto: int, ctx: _Context) -> int:
         # Priced against the next call's recorded prompt: its recorded context minus what was
@@ -1285,11 +1357,12 @@ class _AdkReplay:
         summarized = sum(e.tokens for e in inputs) + (comps[seed].tokens if seed is not None else 0)
         tokens = _summary_tokens(self.size, sess, summarized)
         chars = round(tokens * self.chars_per_token)
+        counted = 4 * tokens
         if self.size.tokens is None and self.size.ratio is None and (start, end) in self.rec_by_key:
             match = sess.recorded[self.rec_by_key[(start, end)]]
-            tokens, chars = match.tokens, match.chars or chars
+            tokens, chars, counted = match.tokens, match.chars or chars, match.counted
         return _AdkComp(
-            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars
+            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars, counted=counted
         )
 
     def worth(self, c: _AdkComp, upto: int) -> bool:
@@ -1310,29 +1383,43 @@ class _AdkReplay:
         return removable > prev
 
     def token_pass(self, upto: int, *, agent: str | None, when: str) -> bool:
-        pol, ev = self.pol, self.ev
+        pol = self.pol
         assert pol.token_threshold is not None and pol.event_retention_size is not None
         if self.signal(upto, agent=agent) < pol.token_threshold:
             return False
         alive = _surviving(self.comps)
         latest = alive[-1] if alive else None
         last_end = self.comps[latest].end if latest is not None else 0.0
-        cands = [e for e in ev[:upto] if e.ts > last_end]
+        present = self.present(upto)
+        cands = [e for e in present if e.ts > last_end]
         if len(cands) <= pol.event_retention_size:
             return False
         if pol.event_retention_size == 0:
             chosen = cands
         else:
             chosen = cands[: _safe_split(cands, pol.event_retention_size)]
-        chosen = _self_contained(chosen, ev[:upto])
+        chosen = _self_contained(chosen, present)
         if not chosen:
             return False
         return self.compact(chosen, seed=latest, upto=upto, trigger="token_threshold", when=when)
 
+    def concurrent_token_passes(self, upto: int, calls: list[int]) -> None:
+        """Each parallel sub-agent's pre-request token pass over the session as it was before any
+        of them compacted; every compaction they make is appended (in their order)."""
+        n = len(self.comps)
+        made: list[_AdkComp] = []
+        for p in calls:
+            self.comps[n:] = []
+            self.tracker = _AdkTracker(self.ev, self.comps)
+            if self.token_pass(upto, agent=self.ev[p].author, when="pre_request"):
+                made.append(self.comps[-1])
+        self.comps[n:] = made
+        self.tracker = _AdkTracker(self.ev, self.comps)
+
     def sliding_pass(self, upto: int) -> bool:
         pol = self.pol
         assert pol.compaction_interval is not None and pol.overlap_size is not None
-        present = self.ev[:upto]
+        present = self.present(upto)
         last_end = self.comps[-1].end if self.comps else 0.0
         latest_ts: dict[str, float] = {}
         for e in present:
@@ -1343,8 +1430,8 @@ class _AdkReplay:
             return False
         start_inv = invs[max(0, invs.index(new[0]) - pol.overlap_size)]
         end_inv = new[-1]
-        last = max(e.pos for e in present if e.inv == end_inv)
-        first = min(e.pos for e in present if e.inv == start_inv)
+        last = max(i for i, e in enumerate(present) if e.inv == end_inv)
+        first = min(i for i, e in enumerate(present) if e.inv == start_inv)
         window = _self_contained(present[first : last + 1], present)
         if not window:
             return False
@@ -1568,18 +1655,26 @@ def pi_warnings(s: Series, pol: PiPolicy) -> list[SimWarning]:
 INFER_MAX_EVENTS = 2000  # inferring a token-threshold policy replays the session many times
 
 
-def _reproduces(sess: Session, pol: AdkPolicy, want: list[tuple[int | None, list[int]]]) -> bool:
-    """Does the replay make the recorded compactions: same moment, same summarizer input?"""
-    got = _replay_adk(sess, pol, SummarySize())
-    return [(c.after_seq, sorted(c.summarized_seqs)) for c in got.compactions] == want
+Made = tuple[int | None, list[int], float, float]  # moment, summarizer input, timestamp range
 
 
-def _wanted(sess: Session, rec: list[_AdkComp]) -> list[tuple[int | None, list[int]]]:
+def _reproduces(sess: Session, pol: AdkPolicy, want: list[Made]) -> bool:
+    """Does the replay make the recorded compactions: same moment, same summarizer input, same
+    range (which a seed widens to the seed's start, apps/compaction.py:470-478)?"""
+    replay = _replay_adk_run(sess, pol, SummarySize())
+    return _made(sess, replay.comps) == want
+
+
+def _made(sess: Session, comps: list[_AdkComp]) -> list[Made]:
     ev = sess.events
     return [
-        (ev[c.after - 1].seq if c.after else None, sorted(ev[p].seq for p in c.inputs))
-        for c in sorted(rec, key=lambda c: c.after)
+        (ev[c.after - 1].seq if c.after else None, sorted(ev[p].seq for p in c.inputs), c.start, c.end)
+        for c in sorted(comps, key=lambda c: c.after)
     ]
+
+
+def _wanted(sess: Session, rec: list[_AdkComp]) -> list[Made]:
+    return _made(sess, rec)
 
 
 def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None, str]:
@@ -1616,6 +1711,48 @@ def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None,
     return None, "no token-threshold setting tried reproduces the recorded compactions; pass them"
 
 
+SLIDING_MAX_INTERVAL = 10  # the sliding windows tried when the recorded ranges do not say one
+
+
+def _infer_adk_sliding(sess: Session, rec: list[_AdkComp]) -> tuple[Policy, str] | None:
+    """A sliding window whose replay makes exactly the recorded compactions, when one does. The
+    ranges suggest one (the invocations the first summarizer saw, those the second saw again), but
+    a window is trimmed to its longest self-contained prefix (apps/compaction.py:877), so an open
+    long-running call can hide invocations it spanned: then every interval up to the invocations
+    completed by the first compaction is tried, each overlap up to the interval."""
+    ev = sess.events
+    if len(ev) > INFER_MAX_EVENTS:
+        return None
+
+    def invs_of(c: _AdkComp) -> list[str]:
+        out: list[str] = []
+        for p in c.inputs:
+            if ev[p].inv not in out:
+                out.append(ev[p].inv)
+        return out
+
+    ordered = sorted(rec, key=lambda c: c.after)
+    first = invs_of(ordered[0])
+    guess = (len(first), len([i for i in invs_of(ordered[1]) if i in first]) if len(rec) > 1 else 0)
+    done = len({e.inv for e in ev[: ordered[0].after]})
+    tries = [guess] + [
+        (i, o) for i in range(1, min(done, SLIDING_MAX_INTERVAL) + 1) for o in range(i + 1) if (i, o) != guess
+    ]
+    want = _wanted(sess, rec)
+    for interval, overlap in tries:
+        if _reproduces(sess, adk_sliding(interval, overlap), want):
+            how = (
+                "from the recorded ranges"
+                if (interval, overlap) == guess
+                else "by replay (the ranges alone do not say it: a window was trimmed)"
+            )
+            return adk_sliding(interval, overlap), (
+                f"sliding window (interval {interval}, overlap {overlap}) inferred {how}: it makes exactly "
+                f"the {len(rec)} recorded compactions (others may too; ADK does not store its config)"
+            )
+    return None
+
+
 def recorded_policy(led: Ledger, sess: Session | None = None) -> tuple[Policy | None, str]:
     """The policy the session was recorded with, when it can be inferred, and how."""
     if sess is not None and sess.inferred is not None:
@@ -1643,35 +1780,7 @@ def _recorded_policy(led: Ledger, sess: Session | None) -> tuple[Policy | None, 
             return None, "no compaction recorded: ADK stores no policy in the session"
         if any(c.seed for c in rec):
             return _infer_adk_token(sess, rec)
-        ev = sess.events
-        invs: list[str] = []
-        for e in ev:
-            if e.inv not in invs:
-                invs.append(e.inv)
-
-        def invs_of(c: _AdkComp) -> list[str]:
-            out: list[str] = []
-            for p in c.inputs:
-                if ev[p].inv not in out:
-                    out.append(ev[p].inv)
-            return out
-
-        first = invs_of(rec[0])
-        interval = len(first)
-        overlap = 0
-        if len(rec) > 1:
-            second = invs_of(rec[1])
-            overlap = len([i for i in second if i in first])
-        if len(ev) <= INFER_MAX_EVENTS and not _reproduces(
-            sess, adk_sliding(interval, overlap), _wanted(sess, rec)
-        ):
-            # Not a sliding window after all (a first token-threshold compaction has no seed).
-            return _infer_adk_token(sess, rec)
-        return adk_sliding(interval, overlap), (
-            f"sliding window inferred from the recorded ranges (first covers {interval} invocations"
-            + (f", the second re-covers {overlap}" if len(rec) > 1 else "")
-            + ")"
-        )
+        return _infer_adk_sliding(sess, rec) or _infer_adk_token(sess, rec)
     if simulator == "threshold":
         return None, (
             "the session records no compaction settings (pi keeps them in settings.json): use --policy pi "

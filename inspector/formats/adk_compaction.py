@@ -286,7 +286,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     by_rank = sorted(events, key=lambda e: e.rank)
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
-    first_of_inv = _first_events_of_invocations(by_rank)
+    input_ranks = sorted(e.rank for e in events if _is_run_input(e))
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
@@ -314,7 +314,9 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         usage = c.obj.get("usage_metadata")
         ptc = usage.get("prompt_token_count") if isinstance(usage, dict) else None
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
-        in_range = sorted((e for e in span if e.rank < c.rank), key=lambda e: e.rank)
+        held = _held_order(c, input_ranks)
+        in_range = sorted((e for e in span if e.rank < c.rank), key=held)
+        first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
         candidates = _selections(c, in_range, first_of_inv, prev, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
@@ -333,11 +335,32 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
 Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed, the events summarized)
 
 
-def _first_events_of_invocations(by_rank: list[Ev]) -> set[int]:
-    """The first event of each invocation in append order: where a sliding window can start."""
+def _is_run_input(e: Ev) -> bool:
+    """The user's event that starts a `Runner.run_async` (a question, or the answer to a
+    long-running call): the only user-authored events that are not compactions."""
+    return e.author == "user" and not e.is_compaction
+
+
+def _held_order(c: Ev, input_ranks: list[int]) -> Any:
+    """The order of the session's events in ADK's memory when compaction `c` was made: the run
+    in progress started by reloading the session (runners.py:992, `get_session`: the service's
+    order, which is the ledger's, `index`), then appended its own events (`rank`) to that list;
+    the compaction selections run over that list (apps/compaction.py:789-879, 686-701)."""
+    k = bisect_left(input_ranks, c.rank) - 1
+    start = input_ranks[k] if k >= 0 else -1
+
+    def key(e: Ev) -> tuple[int, int]:
+        return (0, e.index) if e.rank < start else (1, e.rank)
+
+    return key
+
+
+def _first_events_of_invocations(held: list[Ev]) -> set[int]:
+    """The first event of each invocation in the order ADK held them: where a sliding window can
+    start."""
     first: set[int] = set()
     seen: set[Any] = set()
-    for e in by_rank:
+    for e in held:
         if not e.is_compaction and e.invocation_id not in seen:
             seen.add(e.invocation_id)
             first.add(e.index)
@@ -367,9 +390,16 @@ def _selections(
 
 
 def _represents(cand: Selection, facts: dict[int, CompactionFacts]) -> Ivs:
+    """The summarizer's inputs, plus what the seed stood for when the summarizer was shown any of
+    it: `LlmEventSummarizer._format_events_for_prompt` (apps/llm_event_summarizer.py:98-120) writes
+    a line only for a part with text, a call or a response, so an empty seed summary hands over
+    nothing of what it was made from (and a seed prompt is built from `compacted_content`,
+    apps/compaction.py:470-478)."""
     seed, inputs = cand
     own = ivs_of([e.index for e in inputs])
-    return merge_ivs(facts[seed.index].represents, own) if seed is not None else own
+    if seed is None or not _format_lines("model", seed.summary_content):
+        return own
+    return merge_ivs(facts[seed.index].represents, own)
 
 
 def _choose(f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts]) -> Selection:

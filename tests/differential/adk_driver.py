@@ -37,6 +37,7 @@ from google.adk.agents.llm_agent import LlmAgent  # noqa: E402
 from google.adk.agents.parallel_agent import ParallelAgent  # noqa: E402
 from google.adk.apps.app import App, EventsCompactionConfig  # noqa: E402
 from google.adk.apps.base_events_summarizer import BaseEventsSummarizer  # noqa: E402
+from google.adk.apps.compaction import _get_compaction_ranges, _latest_compaction_event  # noqa: E402
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer  # noqa: E402
 from google.adk.events.event import Event  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
@@ -109,6 +110,11 @@ class Watch(BasePlugin):
 
     def __init__(self) -> None:
         super().__init__(name="differential_watch")
+        self.session: Any = None  # the session the current run appends to
+
+    async def before_run_callback(self, *, invocation_context: Any) -> None:
+        self.session = invocation_context.session
+        return None
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         ic = callback_context._invocation_context
@@ -118,6 +124,8 @@ class Watch(BasePlugin):
                 "invocation_id": callback_context.invocation_id,
                 "branch": ic.branch,
                 "event_ids": [e.id for e in ic.session.events],
+                # ADK's own choice of the summaries it sends (several can share one text)
+                "surviving_ids": [ic.session.events[i].id for i, _, _ in _get_compaction_ranges(ic.session.events)],
             }
         )
         return None
@@ -206,6 +214,7 @@ class ScriptedModel(BaseLlm):
                 "invocation_id": who.get("invocation_id"),
                 "branch": who.get("branch"),
                 "event_ids": who.get("event_ids", []),
+                "surviving_ids": who.get("surviving_ids", []),
                 "contents": contents,
             }
         )
@@ -291,13 +300,29 @@ def trigger_now() -> dict[str, str]:
 class Recording(BaseEventsSummarizer):
     """ADK's LlmEventSummarizer, wrapped to record what it was handed."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, watch: Watch) -> None:
         self.run = run
+        self.watch = watch
         self.inner = LlmEventSummarizer(llm=SummaryModel(model="scripted-summarizer", run=run))
+
+    def seed(self, events: list[Event]) -> dict[str, Any]:
+        """The summary folded in as the seed (ADK's own `_latest_compaction_event` over the session
+        then) and whether the summarizer's prompt shows any of it (ADK's own formatter)."""
+        session = self.watch.session
+        known = {e.id for e in session.events} if session is not None else set()
+        if not events or events[0].id in known or session is None:
+            return {"seed_id": None, "seed_shown": None}
+        scoped = [e for e in session.events if e.isolation_scope == events[0].isolation_scope]
+        latest = _latest_compaction_event(scoped)
+        return {
+            "seed_id": latest.id if latest is not None else None,
+            "seed_shown": bool(self.inner._format_events_for_prompt(events[:1])),
+        }
 
     async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
         info = trigger_now()
         who = CALLER.get() or {}
+        seed = self.seed(events)
         failed = None
         try:
             out = await self.inner.maybe_summarize_events(events=events)
@@ -316,6 +341,7 @@ class Recording(BaseEventsSummarizer):
                     for p in e.content.parts
                     if p.text and p.text.startswith("[SUMMARY")
                 ],
+                **seed,
                 "event_id": out.id if out is not None else None,
                 "start": out.actions.compaction.start_timestamp if out is not None else None,
                 "end": out.actions.compaction.end_timestamp if out is not None else None,
@@ -400,12 +426,13 @@ async def run_one(sc: dict[str, Any], out: Path) -> dict[str, Any]:
     adk_uuid.set_id_provider(Ids(sc["name"]))
     run = Run(sc, clock)
     model = ScriptedModel(model="scripted-agent", run=run)
-    cfg = EventsCompactionConfig(summarizer=Recording(run), **sc["compaction"])
+    watch = Watch()
+    cfg = EventsCompactionConfig(summarizer=Recording(run, watch), **sc["compaction"])
     app = App(
         name="differential",
         root_agent=build_agents(sc, model),
         events_compaction_config=cfg,
-        plugins=[Watch()],
+        plugins=[watch],
     )
     db = out / "session.db"
     if db.exists():
