@@ -35,15 +35,27 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from inspector.formats import claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
-from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import collector_paused, streamer
+from inspector.formats.claude_code_heads import (
+    LineHead,
+    MessageHead,
+    ToolUseResultHead,
+    blocks_of,
+    line_head,
+    present,
+    value,
+)
+from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
+from inspector.formats.jsonl import RawLine, line_object, parse_line
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
@@ -117,33 +129,101 @@ def looks_like(obj: Any) -> bool:
 
 
 class _Source(RecordSource):
-    """Re-reads a record's line as written (for the detail pane's "as written")."""
+    """Re-reads a record's line as written (the detail pane's "as written"), and the content and
+    unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
-    __slots__ = ("data", "path")
+    __slots__ = ("added", "agents", "data", "groups", "path", "records", "results")
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
         self.path = path
         self.data = data
+        self.records: list[Record] = []
+        # Lazily-read records only, by seq: a merged reply's lines, a tool line's result ids
+        # (where they are not just `result_id`), a sub-agent's id, fields the mapping added.
+        self.groups: dict[int, list[int]] = {}
+        self.results: dict[int, list[str]] = {}
+        self.agents: dict[int, str] = {}
+        self.added: dict[int, dict[str, Any]] = {}
+
+    def _raw(self, rec: Record) -> bytes | None:
+        if self.data is not None:
+            return self.data[rec.offset : rec.offset + rec.length]
+        if self.path is None:
+            return None
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(rec.offset)
+                return f.read(rec.length)
+        except OSError:
+            return None
 
     def obj(self, rec: Record) -> Any:
-        if self.data is not None:
-            raw = self.data[rec.offset : rec.offset + rec.length]
-        elif self.path is not None:
-            try:
-                with open(self.path, "rb") as f:
-                    f.seek(rec.offset)
-                    raw = f.read(rec.length)
-            except OSError:
-                return None
-        else:
-            return None
-        return line_object(raw, rec.line, rec.offset) or None
+        raw = self._raw(rec)
+        return None if raw is None else line_object(raw, rec.line, rec.offset) or None
 
-    def message(self, rec: Record) -> Message | None:  # messages are built eagerly
-        return None
+    def _line(self, rec: Record) -> dict[str, Any]:
+        o = self.obj(rec)
+        return o if isinstance(o, dict) else {}
+
+    def message(self, rec: Record) -> Message | None:
+        seqs = self.groups.get(rec.seq)
+        if seqs is not None:
+            return _merged_message([self._own_message(self.records[s]) for s in seqs])
+        return self._own_message(rec)[0]
+
+    def _own_message(self, rec: Record) -> tuple[Message, Any]:
+        """The message one line holds, and its requestId."""
+        o = self._line(rec)
+        m = o.get("message")
+        msg = _message(o, m if isinstance(m, dict) else {})
+        return msg, o.get("requestId")
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
-        return None
+        o = self._line(rec)
+        # (a user or assistant line read from its head is a message line, merged into another or not)
+        m = o.get("message") if rec.type in ("user", "assistant") else None
+        base = _extra(o, m if isinstance(m, dict) else None)
+        add = self.added.get(rec.seq)
+        if add:
+            base = {**(base or {}), **add}
+        return base
+
+    def result_ids(self, rec: Record) -> list[str] | None:
+        if rec._message is not None:
+            return None
+        got = self.results.get(rec.seq)
+        if got is not None:
+            return got
+        return [rec.result_id] if rec.result_id else []
+
+
+def _add_extra(r: Record, key: str, value: Any, *, keep: bool = False) -> None:
+    """Note a field the mapping adds to a record's `extra` (`keep`: unless it is there already);
+    a lazily-read record's own fields are not read for it."""
+    src = r._source
+    if r._extra is UNREAD and isinstance(src, _Source):
+        add = src.added.setdefault(r.seq, {})
+        if keep:
+            add.setdefault(key, value)
+        else:
+            add[key] = value
+        return
+    e = dict(r.extra or {})
+    if keep:
+        e.setdefault(key, value)
+    else:
+        e[key] = value
+    r.extra = e
+
+
+def _result_ids(r: Record) -> list[str]:
+    """Every call a tool line answers (a Claude Code user line may carry several results)."""
+    src = r._source
+    ids = src.result_ids(r) if isinstance(src, _Source) else None
+    if ids is not None:
+        return ids
+    m = r.message
+    return m.tool_result_ids() if m is not None else []
 
 
 def _show(v: Any) -> str:
@@ -282,12 +362,141 @@ class _Reading:
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
     """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
-        return _build(lines, path, data)
+        return _build(_read_lines(lines, source=_Source(path, data)), path)
 
 
-def _build(lines: list[RawLine], path: str | None, data: bytes | None) -> Ledger:
-    st = _read_lines(lines, source=_Source(path, data))
+def stream(
+    f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
+) -> tuple[Ledger, int]:
+    """The file read from disk (`base.LineStreamer`): a line whose head decodes clean
+    (`claude_code_heads`) becomes its record from the head alone, its content and unknown fields
+    read again when asked for; any other line is parsed whole, as `build` reads it."""
+    if after_fork is not None:
+        after_fork()  # (the hasher's thread: no helper process here)
+    with collector_paused():
+        st = _Reading(_Source(path, None))
+        consumed = _read_file(f, st, limit=limit, upto_line=upto_line)
+        return _build(st, path), consumed
+
+
+def _read_file(f: BinaryIO, st: _Reading, *, limit: int, upto_line: int | None) -> int:
+    """Read `f`'s lines into `st` up to `limit` bytes (or `upto_line` lines), split and cut as
+    `whole_lines.read_lines_upto` splits them; returns the bytes consumed."""
+    head, offset, lineno = line_head, 0, 0
+    prev: bytes | None = None
+    prev_offset = 0
+    for raw in f:
+        if prev is not None:
+            _read_raw(prev, lineno, prev_offset, False, st)
+        lineno += 1
+        if upto_line is not None and lineno > upto_line:
+            prev = None
+            break
+        if offset + len(raw) > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            if not raw:
+                prev = None
+                break
+        h = head(raw)
+        if h is not None and _read_head(h, raw, lineno, offset, st):
+            prev = None
+        else:
+            prev, prev_offset = raw, offset
+        offset += len(raw)
+        if offset >= limit:
+            break
+    if prev is not None:
+        _read_raw(prev, lineno, prev_offset, True, st)
+    return offset
+
+
+def _read_raw(raw: bytes, lineno: int, offset: int, is_last: bool, st: _Reading) -> None:
+    rl = parse_line(raw, lineno, offset, is_last)
+    if rl is not None:
+        _read_line(rl, st)
+
+
+def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) -> bool:
+    """A user, assistant or bookkeeping line's record from its head (False: the line takes the
+    general path: a compact summary, an API-error reply, a line type with rules of its own)."""
+    t = h.type
+    m = h.message
+    if present(h.compactMetadata) or h.isCompactSummary is True:
+        return False
+    conversation = t in ("user", "assistant")
+    if conversation:
+        if m is None or h.isApiErrorMessage is True or not (present(h.parentUuid) or present(h.sessionId)):
+            return False
+    elif t not in _BOOKKEEPING:
+        return False
+    seq = len(st.records)
+    uuid = value(h.uuid) or None
+    raw_pid = value(h.parentUuid)
+    pid = raw_pid or None
+    sid = value(h.sessionId)
+    if st.session_id is None and sid is not None:
+        st.session_id = sid
+    src = st.source
+    if conversation:
+        assert m is not None
+        rec = _head_message_record(h, m, seq=seq, line=line, offset=offset, length=len(raw), src=src)
+        if rec is None:
+            return False
+    else:
+        rec = Record(seq, line, "meta", t, uuid, pid, h.timestamp, offset=offset, length=len(raw), source=src, lazy_extra=True)  # type: ignore[arg-type]
+    rec.id = uuid
+    rec.parent_id = pid
+    light = {"type": t, "parentUuid": raw_pid, "isSidechain": h.isSidechain, "agentId": h.agentId}
+    for key in ("uuid", "sessionId", "messageId", "snapshot", "leafUuid"):
+        if present(getattr(h, key)):
+            light[key] = True  # (only `looks_like` reads these: whether the key is there)
+    if not present(h.parentUuid):
+        del light["parentUuid"]
+    if m is not None:
+        light["message"] = {"id": m.id}
+    st.records.append(rec)
+    st.objs.append(light)
+    if uuid is not None:
+        st.by_uuid[uuid] = seq
+    if conversation:
+        tur = h.toolUseResult
+        if isinstance(tur, ToolUseResultHead) and tur.agentId is not None:
+            src.agents[seq] = tur.agentId
+        if t == "assistant":
+            _join_reply(light, light["message"], seq=seq, uuid=uuid, pid=pid, st=st)
+        else:
+            st.end_run()
+    return True
+
+
+def _head_message_record(
+    h: LineHead, m: MessageHead, *, seq: int, line: int, offset: int, length: int, src: _Source
+) -> Record | None:
+    """A message record from a line's head, its index fields as `_message` would give them."""
+    blocks = blocks_of(m)
+    if h.type == "assistant":
+        if any(b.type == "tool_result" for b in blocks):
+            return None  # (a result inside a reply: the general path)
+        calls = tuple([b.id for b in blocks if b.type == "tool_use" and b.id])
+        return Record(
+            seq, line, "message", "assistant", None, None, h.timestamp, offset=offset, length=length,
+            role="assistant", stop_reason=head_stop_reason(m.stop_reason), source_role="assistant",
+            source=src, lazy_extra=True, call_ids=calls,
+        )  # fmt: skip
+    results = [b for b in blocks if b.type == "tool_result"]
+    first = results[0].tool_use_id if results else None
+    ids = [b.tool_use_id for b in results if b.tool_use_id]
+    if ids != ([first] if first else []):
+        src.results[seq] = ids
+    return Record(
+        seq, line, "message", "user", None, None, h.timestamp, offset=offset, length=length,
+        role="tool" if results else "user", source_role="user", source=src, lazy_extra=True, result_id=first,
+    )  # fmt: skip
+
+
+def _build(st: _Reading, path: str | None) -> Ledger:
     records, objs, diags = st.records, st.objs, st.diags
+    st.source.records = records
     led = Ledger(path=path, format=NAME, session_id=st.session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
@@ -305,16 +514,20 @@ def _read_lines(lines: list[RawLine], *, source: _Source) -> _Reading:
     """One record per JSON object on the lines, in file order; a non-object is a diagnostic."""
     st = _Reading(source)
     for rl in lines:
-        if rl.diagnostic is not None:
-            st.diags.append(rl.diagnostic)
-        for o in rl.objects:
-            if not isinstance(o, dict):
-                st.diags.append(
-                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
-                )
-                continue
-            _read_object(o, rl=rl, st=st)
+        _read_line(rl, st)
     return st
+
+
+def _read_line(rl: RawLine, st: _Reading) -> None:
+    if rl.diagnostic is not None:
+        st.diags.append(rl.diagnostic)
+    for o in rl.objects:
+        if not isinstance(o, dict):
+            st.diags.append(
+                Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
+            )
+            continue
+        _read_object(o, rl=rl, st=st)
 
 
 def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
@@ -458,14 +671,20 @@ def _link_subagents(records: list[Record], path: str | None) -> None:
     if not os.path.isdir(base):
         return
     for r in records:
-        tur = (r.extra or {}).get("toolUseResult") if r.kind == "message" else None
-        aid = tur.get("agentId") if isinstance(tur, dict) else None
+        aid = _subagent_id(r) if r.kind == "message" else None
         if isinstance(aid, str) and aid:
             f = os.path.join(base, f"agent-{aid}.jsonl")
             if os.path.isfile(f):
-                e = dict(r.extra or {})
-                e["subagent_transcript"] = f
-                r.extra = e
+                _add_extra(r, "subagent_transcript", f)
+
+
+def _subagent_id(r: Record) -> Any:
+    """The `toolUseResult.agentId` of a message line (from the index when read from its head)."""
+    src = r._source
+    if r._extra is UNREAD and isinstance(src, _Source):
+        return src.agents.get(r.seq)
+    tur = (r.extra or {}).get("toolUseResult")
+    return tur.get("agentId") if isinstance(tur, dict) else None
 
 
 def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: Any, diags: list[Diagnostic]) -> Record:
@@ -535,57 +754,75 @@ def _merge_replies(records: list[Record], groups: dict[tuple[Any, ...], list[int
             continue
         first = records[seqs[0]]
         merged[first.seq] = seqs
-        m = first.message
-        assert m is not None
-        blocks: list[Block] = []
-        seen_calls: set[str] = set()
-        stop_raw: Any = None
-        stop: str | None = None
-        usage_by_request: dict[Any, Usage] = {}
-        err: str | None = None
-        for s in seqs:
-            r = records[s]
-            rm = r.message
-            assert rm is not None
-            for b in rm.blocks:
-                if b.type == "tool_call" and b.call_id is not None:
-                    if b.call_id in seen_calls:
-                        continue  # a line repeating an earlier block: once is what was sent
-                    seen_calls.add(b.call_id)
-                blocks.append(b)
-            if rm.stop_reason is not None:
-                stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
-            err = rm.error_message or err
-            if rm.usage is not None:
-                rid = (r.extra or {}).get("requestId")
-                usage_by_request[rid] = rm.usage  # the last line's count is the final one
-        total: Usage | None = None
-        for u in usage_by_request.values():
-            total = u if total is None else total + u
-        first.message = Message(
-            "assistant",
-            blocks,
-            stop_reason=stop,
-            stop_reason_raw=stop_raw,
-            usage=total,
-            route=m.route,
-            error_message=err,
-            source_role="assistant",
-        )
-        extra = dict(first.extra or {})
-        extra["merged_lines"] = [records[s].line for s in seqs]
-        first.extra = extra
-        for s in seqs[1:]:
-            r = records[s]
+        lines = [records[s] for s in seqs]
+        src = first._source
+        if isinstance(src, _Source) and all(r._message is None for r in lines):
+            _merge_lazily(first, lines, src)
+        else:
+            first.message = _merged_message([(r.message, (r.extra or {}).get("requestId")) for r in lines])  # type: ignore[misc]
+        _add_extra(first, "merged_lines", [r.line for r in lines])
+        for r in lines[1:]:
             r._message = None
             r.kind = "meta"
             r.role = None
             r.stop_reason = None
             r.call_ids = ()
-            e = dict(r.extra or {})
-            e["merged_into_line"] = first.line
-            r.extra = e
+            _add_extra(r, "merged_into_line", first.line)
     return merged
+
+
+def _merge_lazily(first: Record, lines: list[Record], src: _Source) -> None:
+    """A reply whose lines were all read from their heads: its index fields now, as
+    `_merged_message` gives them; its content when asked for (`_Source.message`)."""
+    stop = None
+    calls: list[str] = []
+    seen: set[str] = set()
+    for r in lines:
+        if r.stop_reason is not None:
+            stop = r.stop_reason
+        for c in r.call_ids:
+            if c not in seen:
+                seen.add(c)
+                calls.append(c)
+    first.stop_reason = stop
+    first.call_ids = tuple(calls)
+    src.groups[first.seq] = [r.seq for r in lines]
+
+
+def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
+    """One reply's message from its lines' (message, requestId), in file order."""
+    m = parts[0][0]
+    blocks: list[Block] = []
+    seen_calls: set[str] = set()
+    stop_raw: Any = None
+    stop: str | None = None
+    usage_by_request: dict[Any, Usage] = {}
+    err: str | None = None
+    for rm, rid in parts:
+        for b in rm.blocks:
+            if b.type == "tool_call" and b.call_id is not None:
+                if b.call_id in seen_calls:
+                    continue  # a line repeating an earlier block: once is what was sent
+                seen_calls.add(b.call_id)
+            blocks.append(b)
+        if rm.stop_reason is not None:
+            stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
+        err = rm.error_message or err
+        if rm.usage is not None:
+            usage_by_request[rid] = rm.usage  # the last line's count is the final one
+    total: Usage | None = None
+    for u in usage_by_request.values():
+        total = u if total is None else total + u
+    return Message(
+        "assistant",
+        blocks,
+        stop_reason=stop,
+        stop_reason_raw=stop_raw,
+        usage=total,
+        route=m.route,
+        error_message=err,
+        source_role="assistant",
+    )
 
 
 def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None:
@@ -605,13 +842,9 @@ def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None
             r._message = None
             r.kind = "meta"
             r.role = None
-            e = dict(r.extra or {})
-            e["summary_of_line"] = pending.line
-            r.extra = e
-            ce = dict(pending.extra or {})
-            ce["summary_line"] = r.line
-            ce["summary_uuid"] = r.id
-            pending.extra = ce
+            _add_extra(r, "summary_of_line", pending.line)
+            _add_extra(pending, "summary_line", r.line)
+            _add_extra(pending, "summary_uuid", r.id)
         pending = None
 
 
@@ -676,9 +909,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     for s in path:
         r = records[s]
         if r.parent_id != prev_id:
-            e = dict(r.extra or {})
-            e.setdefault("parentUuid", objs[s].get("parentUuid"))
-            r.extra = e
+            _add_extra(r, "parentUuid", objs[s].get("parentUuid"), keep=True)
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
@@ -749,16 +980,16 @@ def _with_parallel_results(records: list[Record], chain: list[int], merged: dict
     # call id -> seqs of result lines answering it (any branch)
     results: dict[str, list[int]] = {}
     for r in records:
-        if r.kind == "message" and r.role == "tool" and r.message is not None:
-            for cid in r.message.tool_result_ids():
+        if r.kind == "message" and r.role == "tool":
+            for cid in _result_ids(r):
                 results.setdefault(cid, []).append(r.seq)
     path = list(chain)
     for s in chain:
         r = records[s]
-        if r.kind != "message" or r.role != "assistant" or r.message is None:
+        if r.kind != "message" or r.role != "assistant":
             continue
         family = set(merged.get(s, (s,)))
-        for cid in r.message.tool_call_ids():
+        for cid in r.call_ids:
             family |= set(results.get(cid, ()))
         missing = sorted(x for x in family if x not in on)
         for x in missing:
@@ -928,7 +1159,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=build,
-    stream=streamer(build),
+    stream=stream,
     writer=Writer(
         record_name="compact_boundary",
         id_prefix=claude_code_writer.ID_PREFIX,
