@@ -40,16 +40,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
 
+from msgspec import UNSET
+
 from inspector.formats import claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import (
     LineHead,
     MessageHead,
     ToolUseResultHead,
-    blocks_of,
     line_head,
-    present,
-    value,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
 from inspector.formats.jsonl import RawLine, line_object, parse_line
@@ -67,6 +66,9 @@ from inspector.ledger.model import (
     Usage,
     normalize_stop_reason,
     report_duplicate_ids,
+)
+from inspector.ledger.model import (
+    record_from_fields as new_record,
 )
 from inspector.ledger.quoting import quote
 
@@ -354,6 +356,7 @@ class _Reading:
     run_uuid: str | None = None
     run_seq: int | None = None
     by_uuid: dict[str, int] = field(default_factory=dict)
+    looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
 
     def end_run(self) -> None:
         self.run_key = self.run_uuid = self.run_seq = None
@@ -421,46 +424,49 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
     general path: a compact summary, an API-error reply, a line type with rules of its own)."""
     t = h.type
     m = h.message
-    if present(h.compactMetadata) or h.isCompactSummary is True:
+    if h.compactMetadata or h.isCompactSummary is True:
         return False
-    conversation = t in ("user", "assistant")
+    raw_pid = h.parentUuid
+    sid = h.sessionId
+    conversation = t == "user" or t == "assistant"
     if conversation:
-        if m is None or h.isApiErrorMessage is True or not (present(h.parentUuid) or present(h.sessionId)):
+        if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
             return False
     elif t not in _BOOKKEEPING:
         return False
     seq = len(st.records)
-    uuid = value(h.uuid) or None
-    raw_pid = value(h.parentUuid)
+    uuid = h.uuid or None
     pid = raw_pid or None
-    sid = value(h.sessionId)
-    if st.session_id is None and sid is not None:
+    if sid is not UNSET and sid is not None and st.session_id is None:
         st.session_id = sid
     src = st.source
+    # What the mapping reads of a line's object: its type, parent, sidechain and agent, message id.
+    light: dict[str, Any] = {"type": t, "isSidechain": h.isSidechain, "agentId": h.agentId}
+    if raw_pid is not UNSET:
+        light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
         rec = _head_message_record(h, m, seq=seq, line=line, offset=offset, length=len(raw), src=src)
         if rec is None:
             return False
+        light["message"] = {"id": m.id}
+        st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
     else:
-        rec = Record(seq, line, "meta", t, uuid, pid, h.timestamp, offset=offset, length=len(raw), source=src, lazy_extra=True)  # type: ignore[arg-type]
+        rec = new_record(
+            Record, seq, line, uuid, pid, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", t, True,
+            False, None, None, None, UNREAD,
+        )  # fmt: skip
+        if not st.looks and _bookkeeping_looks_like(h, t):
+            st.looks = True
     rec.id = uuid
     rec.parent_id = pid
-    light = {"type": t, "parentUuid": raw_pid, "isSidechain": h.isSidechain, "agentId": h.agentId}
-    for key in ("uuid", "sessionId", "messageId", "snapshot", "leafUuid"):
-        if present(getattr(h, key)):
-            light[key] = True  # (only `looks_like` reads these: whether the key is there)
-    if not present(h.parentUuid):
-        del light["parentUuid"]
-    if m is not None:
-        light["message"] = {"id": m.id}
     st.records.append(rec)
     st.objs.append(light)
     if uuid is not None:
         st.by_uuid[uuid] = seq
     if conversation:
         tur = h.toolUseResult
-        if isinstance(tur, ToolUseResultHead) and tur.agentId is not None:
+        if type(tur) is ToolUseResultHead and tur.agentId is not None:
             src.agents[seq] = tur.agentId
         if t == "assistant":
             _join_reply(light, light["message"], seq=seq, uuid=uuid, pid=pid, st=st)
@@ -469,28 +475,45 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
     return True
 
 
+def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
+    """`looks_like` of a bookkeeping line, from its head."""
+    if t in ("attachment", "progress"):
+        return h.parentUuid is not UNSET and (h.uuid is not UNSET or h.sessionId is not UNSET)
+    if t in ("file-history-snapshot", "queue-operation", "last-prompt"):
+        return h.sessionId is not UNSET or bool(h.messageId) or bool(h.snapshot) or bool(h.leafUuid)
+    if t == "summary":
+        return bool(h.leafUuid)
+    return False
+
+
 def _head_message_record(
     h: LineHead, m: MessageHead, *, seq: int, line: int, offset: int, length: int, src: _Source
 ) -> Record | None:
     """A message record from a line's head, its index fields as `_message` would give them."""
-    blocks = blocks_of(m)
+    c = m.content
+    blocks = c if type(c) is list else ()
     if h.type == "assistant":
-        if any(b.type == "tool_result" for b in blocks):
-            return None  # (a result inside a reply: the general path)
-        calls = tuple([b.id for b in blocks if b.type == "tool_use" and b.id])
-        return Record(
-            seq, line, "message", "assistant", None, None, h.timestamp, offset=offset, length=length,
-            role="assistant", stop_reason=head_stop_reason(m.stop_reason), source_role="assistant",
-            source=src, lazy_extra=True, call_ids=calls,
+        calls: tuple[str, ...] = ()
+        for b in blocks:
+            bt = b.type
+            if bt == "tool_result":
+                return None  # (a result inside a reply: the general path)
+            if bt == "tool_use" and b.id:
+                calls += (b.id,)
+        return new_record(
+            Record, seq, line, None, None, h.timestamp, offset, length, "assistant", head_stop_reason(m.stop_reason),
+            "assistant", calls, None, src, "message", "assistant", True, False, None, None, None, UNREAD,
         )  # fmt: skip
     results = [b for b in blocks if b.type == "tool_result"]
-    first = results[0].tool_use_id if results else None
-    ids = [b.tool_use_id for b in results if b.tool_use_id]
-    if ids != ([first] if first else []):
-        src.results[seq] = ids
-    return Record(
-        seq, line, "message", "user", None, None, h.timestamp, offset=offset, length=length,
-        role="tool" if results else "user", source_role="user", source=src, lazy_extra=True, result_id=first,
+    first = None
+    if results:
+        first = results[0].tool_use_id
+        ids = [b.tool_use_id for b in results if b.tool_use_id]
+        if ids != ([first] if first else []):
+            src.results[seq] = ids
+    return new_record(
+        Record, seq, line, None, None, h.timestamp, offset, length, "tool" if results else "user", None,
+        "user", (), first, src, "message", "user", True, False, None, None, None, UNREAD,
     )  # fmt: skip
 
 
@@ -501,7 +524,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     if not records:
         return led
     _escalate_glued_messages(records=records, diags=diags)
-    _report_not_this_format(records=records, objs=objs, diags=diags)
+    _report_not_this_format(records=records, objs=objs, diags=diags, looks=st.looks)
     _link_subagents(records, path)
     merged = _merge_replies(records, st.groups)
     _attach_summaries(records, objs)
@@ -629,9 +652,11 @@ def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) 
             d.severity = "error"
 
 
-def _report_not_this_format(*, records: list[Record], objs: list[dict[str, Any]], diags: list[Diagnostic]) -> None:
+def _report_not_this_format(
+    *, records: list[Record], objs: list[dict[str, Any]], diags: list[Diagnostic], looks: bool = False
+) -> None:
     """Forced with --format onto another producer's file: say so instead of looking healthy."""
-    if any(looks_like(o) for o in objs):
+    if looks or any(looks_like(o) for o in objs):
         return
     diags.append(
         Diagnostic(
@@ -983,7 +1008,10 @@ def _with_parallel_results(records: list[Record], chain: list[int], merged: dict
         if r.kind == "message" and r.role == "tool":
             for cid in _result_ids(r):
                 results.setdefault(cid, []).append(r.seq)
-    path = list(chain)
+    if not chain:
+        return []
+    # The path as a linked list (seq -> the next one): a line goes in right after its anchor.
+    after: dict[int, int | None] = dict(zip(chain, [*chain[1:], None], strict=True))
     for s in chain:
         r = records[s]
         if r.kind != "message" or r.role != "assistant":
@@ -995,8 +1023,14 @@ def _with_parallel_results(records: list[Record], chain: list[int], merged: dict
         for x in missing:
             before = [p for p in family if p < x and (p in on)]
             anchor = max(before) if before else s
-            path.insert(path.index(anchor) + 1, x)
+            after[x] = after[anchor]
+            after[anchor] = x
             on.add(x)
+    path = []
+    cur: int | None = chain[0]
+    while cur is not None:
+        path.append(cur)
+        cur = after[cur]
     return path
 
 
