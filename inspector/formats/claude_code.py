@@ -42,7 +42,7 @@ from typing import Any, BinaryIO
 
 from msgspec import UNSET
 
-from inspector.formats import claude_code_writer, fields
+from inspector.formats import appended, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import (
     LineHead,
@@ -134,7 +134,7 @@ class _Source(RecordSource):
     """Re-reads a record's line as written (the detail pane's "as written"), and the content and
     unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
-    __slots__ = ("added", "agents", "data", "groups", "path", "records", "results")
+    __slots__ = ("added", "agents", "answered", "bridged", "chain_leaf", "data", "groups", "path", "records", "reply_keys", "results")
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
         self.path = path
@@ -146,6 +146,12 @@ class _Source(RecordSource):
         self.results: dict[int, list[str]] = {}
         self.agents: dict[int, str] = {}
         self.added: dict[int, dict[str, Any]] = {}
+        # What `extend` needs of the whole file: every reply's key, the logicalParentUuid values
+        # boundaries name, the main thread's newest line (None: no main thread).
+        self.reply_keys: set[tuple[Any, ...]] = set()
+        self.bridged: frozenset[str] = frozenset()
+        self.chain_leaf: int | None = None
+        self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
 
     def _raw(self, rec: Record) -> bytes | None:
         if self.data is not None:
@@ -527,6 +533,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     _report_not_this_format(records=records, objs=objs, diags=diags, looks=st.looks)
     _link_subagents(records, path)
     merged = _merge_replies(records, st.groups)
+    st.source.reply_keys = set(st.groups)
     _attach_summaries(records, objs)
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
@@ -886,6 +893,10 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         return
     leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
     bridged = _boundaries_by_logical_parent(records, objs)
+    src = records[0]._source
+    if isinstance(src, _Source):
+        src.bridged = frozenset(bridged)
+        src.chain_leaf = leaf if main else None
     chain: list[int] = []
     seen: set[int] = set()
     cur: int | None = leaf
@@ -1082,6 +1093,119 @@ def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int],
         cp.first_kept_id = None
 
 
+# ---------------------------------------------------------------------------------------- following
+
+
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender): new main-thread lines, each a
+    message or bookkeeping line of its own (a reply's lines may come together), that continue the
+    chain from the newest line, so the path only grows at its end. Anything that changes what was
+    read before needs the full build: a block of a reply begun earlier (it merges into that reply's
+    first line), a compaction, a sub-agent line, a result or parent the path would place earlier,
+    a field of the wrong type, a reused uuid."""
+    records = led.records
+    src = records[0]._source if records else None
+    leaf = led.leaf_seq
+    if not isinstance(src, _Source) or leaf is None or src.chain_leaf != leaf or led.resolved_path is not None:
+        return None
+    if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
+        return None
+    st = _Reading(src)
+    st.records = list(records)  # (seq numbering and parent lookups run on): the new ones appended
+    st.by_uuid = {}
+    for rl in lines:
+        o = rl.objects[0]
+        if not _extends_alone(o, src, led):
+            return None
+        seq = len(st.records)
+        uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+        rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
+        rec._source = src
+        st.records.append(rec)
+        st.objs.append(o)
+        if uuid is not None:
+            st.by_uuid[uuid] = seq
+    new = st.records[len(records) :]
+    if st.diags or not appended.fresh_ids(led, new) or any(k in src.reply_keys for k in st.groups):
+        return None
+    segment = _new_chain(records, new, st.objs, src)
+    if segment is None:
+        return None
+    answered = _answered(src, records)
+    if any(c in answered for r in new for c in r.call_ids):
+        return None  # (a result written before its call: the path would place it earlier)
+    merged = _merge_replies(st.records, st.groups)
+    if merged and any(s not in segment for seqs in merged.values() for s in seqs):
+        return None
+    _link_subagents(new, led.path)
+    prev_id = records[leaf].id
+    for s in segment:
+        r = st.records[s]
+        if r.parent_id != prev_id:
+            _add_extra(r, "parentUuid", st.objs[s - len(records)].get("parentUuid"), keep=True)
+            r.parent_id = prev_id
+        prev_id = r.id
+    out = appended.grown(led, new)
+    out.leaf_seq = segment[-1] if segment else leaf
+    src.reply_keys.update(st.groups)
+    answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
+    if segment:
+        src.chain_leaf = segment[-1]
+    return out
+
+
+def _answered(src: _Source, records: list[Record]) -> set[str]:
+    if src.answered is None:
+        src.answered = {c for r in records if r.kind == "message" and r.role == "tool" for c in _result_ids(r)}
+    return src.answered
+
+
+def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
+    """Can this appended line be mapped without the lines before it (see `extend`)?"""
+    if fields.check_fields(o, fields.CLAUDE_CODE) or o.get("isSidechain") is True or o.get("isCompactSummary") is True:
+        return False
+    t = o.get("type")
+    if isinstance(o.get("sessionId"), str) and led.session_id is None:
+        return False
+    pid = o.get("parentUuid")
+    if isinstance(pid, str) and pid in src.bridged:
+        return False  # (the walk may cross a boundary there)
+    if t in ("user", "assistant"):
+        m = o.get("message")
+        if not isinstance(m, dict):
+            return False
+        mid = m.get("id")
+        return t == "user" or (isinstance(mid, str) and bool(mid))  # (a reply's block without an id may join the one before)
+    if t == "system":
+        return o.get("subtype") != "compact_boundary"
+    return t in _BOOKKEEPING
+
+
+def _new_chain(records: list[Record], new: list[Record], objs: list[dict[str, Any]], src: _Source) -> list[int] | None:
+    """The new records the path gains, in order: the chain from the newest new main-thread line
+    back to the old newest one. None when a new message is off that chain, or the chain reaches
+    the old lines anywhere else."""
+    chained = [r for r, o in zip(new, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED]
+    segment: list[int] = []
+    if chained:
+        by_uuid = {r.id: r.seq for r in new if r.id is not None}
+        old_leaf = records[src.chain_leaf].id if src.chain_leaf is not None else None
+        cur: int | None = chained[-1].seq
+        while cur is not None:
+            segment.append(cur)
+            r = new[cur - len(records)]
+            if r.parent_id == old_leaf:
+                break
+            cur = by_uuid.get(r.parent_id) if r.parent_id is not None else None
+            if cur is None or cur in segment:
+                return None
+        segment.reverse()
+    on = set(segment)
+    if any(r.kind in ("message", "unknown") and r.seq not in on for r in new):
+        return None
+    return segment
+
+
 # ---------------------------------------------------------------------------------------- resume
 
 # Claude Code 2.1.328's own reply to a conversation it resumes inside a turn (its `w2`, offset
@@ -1194,6 +1318,7 @@ FORMAT = Format(
     looks_like=looks_like,
     build=build,
     stream=stream,
+    extend=extend,
     writer=Writer(
         record_name="compact_boundary",
         id_prefix=claude_code_writer.ID_PREFIX,
