@@ -3,6 +3,7 @@ not a test: exits 0 when the targets are met, 1 when not.
 
     python -m benchmarks.incremental                 # pi, 100,000 records (benchmarks.gen_pi_ledger)
     python -m benchmarks.incremental --records 20000
+    python -m benchmarks.incremental --format claude_code   # a Claude Code transcript of about 100,000 records (benchmarks.gen_formats)
 
 The ledger (generated into benchmarks/out/ when missing) is cut 1,001 lines before its end and
 followed (`inspector.live.incremental.Follower`); then one line is appended and the report
@@ -25,7 +26,7 @@ import orjson
 if __package__ in (None, ""):  # `python benchmarks/incremental.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import gen_pi_ledger
+from benchmarks import gen_formats, gen_pi_ledger
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load
@@ -33,6 +34,8 @@ from inspector.live.incremental import GROWN, Follower
 
 ONE_MS = 20.0
 THOUSAND_MS = 1000.0
+# What a generated Claude Code transcript takes per record (gen_formats: 100.1 MB hold 36,639).
+CC_BYTES_PER_RECORD = 2_732
 
 
 def as_json(rep: object) -> bytes:
@@ -104,18 +107,29 @@ def measure(src: str, repeat: int) -> dict[str, float | int | bool]:
     }
 
 
+def ledger_path(fmt: str, records: int) -> str:
+    """The benchmark's ledger of about `records` records, generated when missing."""
+    if fmt == "claude_code":
+        mb = round(records * CC_BYTES_PER_RECORD / 1e6)
+        path = gen_formats.default_path(fmt, mb)
+        return path if os.path.exists(path) else gen_formats.generate(fmt, mb)
+    path = gen_pi_ledger.default_path(records, gen_pi_ledger.DEFAULT_SEED)
+    if not os.path.exists(path):
+        gen_pi_ledger.generate(path, records, gen_pi_ledger.DEFAULT_SEED)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=gen_pi_ledger.DEFAULT_RECORDS)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--format", choices=("pi", "claude_code"), default="pi")
     ns = ap.parse_args(argv)
-    src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
-    if not os.path.exists(src):
-        gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
+    src = ledger_path(ns.format, ns.records)
     r = measure(src, ns.repeat)
     full = float(r["full_ms"])
     print(
-        f"pi ledger, {int(r['records']):,} records ({os.path.getsize(src) / 1e6:.1f} MB): {os.path.relpath(src)}"
+        f"{ns.format} ledger, {int(r['records']):,} records ({os.path.getsize(src) / 1e6:.1f} MB): {os.path.relpath(src)}"
     )
     print(f"  first read (full load + analysis + follow state)  {float(r['first_read_s']):8.2f} s")
     print(f"  full load + analyze of the grown file              {full:8.1f} ms")

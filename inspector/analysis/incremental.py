@@ -70,7 +70,7 @@ def extend_report(
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
     ctx = effective_context(led, path, views, rt, tok)
-    reuse_tokens(old.context, ctx)
+    reuse_tokens(old.context, ctx, old.ledger.records, records)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,
@@ -135,10 +135,14 @@ def _token_key(it: ContextItem) -> tuple[object, ...]:
     return (it.seq, it.kind, it.synthetic, it.tool_result_id if it.synthetic else None)
 
 
-def reuse_tokens(old: list[ContextItem], new: list[ContextItem]) -> None:
-    """Give the items of the new next request the counts their twins in the old one had."""
+def reuse_tokens(
+    old: list[ContextItem], new: list[ContextItem], old_records: list[Record], records: list[Record]
+) -> None:
+    """Give the items of the new next request the counts their twins in the old one had, where
+    their record is the same one (an append may give an earlier record a new one: Claude Code's
+    reply that gains a block)."""
     counted = {_token_key(it): (it.tokens, it.tokens_from) for it in old if it.tokens is not None}
     for it in new:
         got = counted.get(_token_key(it))
-        if got is not None:
+        if got is not None and (it.seq is None or old_records[it.seq] is records[it.seq]):
             it.tokens, it.tokens_from = got

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
 
+import msgspec
 from msgspec import UNSET
 
 from inspector.formats import appended, claude_code_writer, fields
@@ -134,7 +135,10 @@ class _Source(RecordSource):
     """Re-reads a record's line as written (the detail pane's "as written"), and the content and
     unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
-    __slots__ = ("added", "agents", "answered", "bridged", "chain_leaf", "data", "groups", "path", "records", "reply_keys", "results")
+    __slots__ = (
+        "added", "agents", "answered", "bridged", "chain_leaf", "data", "groups", "last_checkpoint", "path",
+        "records", "replies", "results",
+    )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
         self.path = path
@@ -146,9 +150,11 @@ class _Source(RecordSource):
         self.results: dict[int, list[str]] = {}
         self.agents: dict[int, str] = {}
         self.added: dict[int, dict[str, Any]] = {}
-        # What `extend` needs of the whole file: every reply's key, the logicalParentUuid values
-        # boundaries name, the main thread's newest line (None: no main thread).
-        self.reply_keys: set[tuple[Any, ...]] = set()
+        # What `extend` needs of the whole file: every reply's lines by its key, the
+        # logicalParentUuid values boundaries name, the main thread's newest line (None: no main
+        # thread), the newest checkpoint (-1: none).
+        self.replies: dict[tuple[Any, ...], list[int]] = {}
+        self.last_checkpoint = -1
         self.bridged: frozenset[str] = frozenset()
         self.chain_leaf: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
@@ -170,8 +176,12 @@ class _Source(RecordSource):
         return None if raw is None else line_object(raw, rec.line, rec.offset) or None
 
     def _line(self, rec: Record) -> dict[str, Any]:
+        """A line's object read again, its fields checked as the first read checked them."""
         o = self.obj(rec)
-        return o if isinstance(o, dict) else {}
+        if not isinstance(o, dict):
+            return {}
+        fields.check_fields(o, fields.CLAUDE_CODE)
+        return o
 
     def message(self, rec: Record) -> Message | None:
         seqs = self.groups.get(rec.seq)
@@ -533,7 +543,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     _report_not_this_format(records=records, objs=objs, diags=diags, looks=st.looks)
     _link_subagents(records, path)
     merged = _merge_replies(records, st.groups)
-    st.source.reply_keys = set(st.groups)
+    st.source.replies = st.groups
     _attach_summaries(records, objs)
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
@@ -897,6 +907,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     if isinstance(src, _Source):
         src.bridged = frozenset(bridged)
         src.chain_leaf = leaf if main else None
+        src.last_checkpoint = max((r.seq for r in records if r.kind == "checkpoint"), default=-1)
     chain: list[int] = []
     seen: set[int] = set()
     cur: int | None = leaf
@@ -1126,7 +1137,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         if uuid is not None:
             st.by_uuid[uuid] = seq
     new = st.records[len(records) :]
-    if st.diags or not appended.fresh_ids(led, new) or any(k in src.reply_keys for k in st.groups):
+    if st.diags or not appended.fresh_ids(led, new):
         return None
     segment = _new_chain(records, new, st.objs, src)
     if segment is None:
@@ -1134,9 +1145,12 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     answered = _answered(src, records)
     if any(c in answered for r in new for c in r.call_ids):
         return None  # (a result written before its call: the path would place it earlier)
-    merged = _merge_replies(st.records, st.groups)
-    if merged and any(s not in segment for seqs in merged.values() for s in seqs):
+    earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
+    continued = {k: v for k, v in earlier.items() if v}
+    replaced = _continue_replies(led, continued, st)
+    if replaced is None:
         return None
+    _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
     for s in segment:
@@ -1146,12 +1160,59 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
             r.parent_id = prev_id
         prev_id = r.id
     out = appended.grown(led, new)
+    for r in replaced:
+        out.records[r.seq] = r
     out.leaf_seq = segment[-1] if segment else leaf
-    src.reply_keys.update(st.groups)
+    for k, seqs in st.groups.items():
+        src.replies[k] = [*earlier[k], *seqs]
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
     if segment:
         src.chain_leaf = segment[-1]
     return out
+
+
+def _continue_replies(led: Ledger, continued: dict[tuple[Any, ...], list[int]], st: _Reading) -> list[Record] | None:
+    """Appended blocks of replies begun before the append, merged as `_merge_replies` merges them:
+    each reply's first line as a new record (the old ledger keeps its own), the appended lines
+    meta records. None when the full build is needed: the reply is before the newest checkpoint,
+    a line of it was diagnosed, or it was or becomes a reply the runtime drops."""
+    if not continued:
+        return []
+    src = st.source
+    records = st.records
+    diagnosed = {x for d in led.diagnostics for x in d.seqs}
+    drop = FORMAT.runtime.drop_stop_reasons
+    out: list[Record] = []
+    for k, old in continued.items():
+        first = records[old[0]]
+        new = st.groups[k]
+        if old[0] <= src.last_checkpoint or first.kind != "message" or any(x in diagnosed for x in old):
+            return None
+        parts = [src._own_message(records[x]) for x in old]
+        parts += [(records[x].message, (records[x].extra or {}).get("requestId")) for x in new]  # type: ignore[misc]
+        grown_first = msgspec.structs.replace(first)
+        grown_first.message = _merged_message(parts)  # type: ignore[arg-type]
+        if first.stop_reason in drop or grown_first.stop_reason in drop:
+            return None
+        extra = dict(first.extra or {})
+        relinked = extra.pop("parentUuid", _NOT_ADDED)  # (added after the merge by the path's links)
+        extra["merged_lines"] = [records[x].line for x in [*old, *new]]
+        if relinked is not _NOT_ADDED:
+            extra["parentUuid"] = relinked
+        grown_first.extra = extra
+        for x in new:
+            r = records[x]
+            r._message = None
+            r.kind = "meta"
+            r.role = None
+            r.stop_reason = None
+            r.call_ids = ()
+            _add_extra(r, "merged_into_line", first.line)
+        out.append(grown_first)
+    return out
+
+
+_NOT_ADDED = object()
 
 
 def _answered(src: _Source, records: list[Record]) -> set[str]:
