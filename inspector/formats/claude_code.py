@@ -1030,6 +1030,9 @@ def _with_parallel_results(records: list[Record], chain: list[int], merged: dict
         if r.kind == "message" and r.role == "tool":
             for cid in _result_ids(r):
                 results.setdefault(cid, []).append(r.seq)
+    src = records[0]._source if records else None
+    if isinstance(src, _Source):
+        src.answered = set(results)  # (what `extend` checks a new call against)
     if not chain:
         return []
     # The path as a linked list (seq -> the next one): a line goes in right after its anchor.
