@@ -159,9 +159,12 @@ class _Source(RecordSource):
         self.chain_leaf: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
 
-    def _raw(self, rec: Record) -> bytes | None:
+    def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         if self.data is not None:
             return self.data[rec.offset : rec.offset + rec.length]
+        if f is not None:
+            f.seek(rec.offset)
+            return f.read(rec.length)
         if self.path is None:
             return None
         try:
@@ -171,27 +174,43 @@ class _Source(RecordSource):
         except OSError:
             return None
 
-    def obj(self, rec: Record) -> Any:
-        raw = self._raw(rec)
+    def obj(self, rec: Record, f: BinaryIO | None = None) -> Any:
+        raw = self._raw(rec, f)
         return None if raw is None else line_object(raw, rec.line, rec.offset) or None
 
-    def _line(self, rec: Record) -> dict[str, Any]:
-        """A line's object read again, its fields checked as the first read checked them."""
-        o = self.obj(rec)
+    def _line(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> dict[str, Any]:
+        """A line's object read again (`check`: its fields checked as the first read checked them;
+        a line read from its head has none of a wrong type)."""
+        o = self.obj(rec, f)
         if not isinstance(o, dict):
             return {}
-        fields.check_fields(o, fields.CLAUDE_CODE)
+        if check:
+            fields.check_fields(o, fields.CLAUDE_CODE)
         return o
 
-    def message(self, rec: Record) -> Message | None:
+    def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
         seqs = self.groups.get(rec.seq)
         if seqs is not None:
-            return _merged_message([self._own_message(self.records[s]) for s in seqs])
-        return self._own_message(rec)[0]
+            return _merged_message([self._own_message(self.records[s], f) for s in seqs])
+        return self._own_message(rec, f)[0]
 
-    def _own_message(self, rec: Record) -> tuple[Message, Any]:
+    def load_many(self, recs: list[Record]) -> None:
+        """Many records' messages read through one open file, in file order."""
+        if self.data is not None or self.path is None:
+            super().load_many(recs)
+            return
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            super().load_many(recs)
+            return
+        with f:
+            for r in sorted(recs, key=lambda r: r.offset):
+                r._message = self.message(r, f)
+
+    def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> tuple[Message, Any]:
         """The message one line holds, and its requestId."""
-        o = self._line(rec)
+        o = self._line(rec, f, check=check)
         m = o.get("message")
         msg = _message(o, m if isinstance(m, dict) else {})
         return msg, o.get("requestId")
@@ -1191,7 +1210,7 @@ def _continue_replies(led: Ledger, continued: dict[tuple[Any, ...], list[int]], 
         new = st.groups[k]
         if old[0] <= src.last_checkpoint or first.kind != "message" or any(x in diagnosed for x in old):
             return None
-        parts = [src._own_message(records[x]) for x in old]
+        parts = [src._own_message(records[x], check=True) for x in old]
         parts += [(records[x].message, (records[x].extra or {}).get("requestId")) for x in new]  # type: ignore[misc]
         grown_first = msgspec.structs.replace(first)
         grown_first.message = _merged_message(parts)  # type: ignore[arg-type]
