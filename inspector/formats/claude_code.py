@@ -43,15 +43,17 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET
 
-from inspector.formats import appended, claude_code_writer, fields
+from inspector.formats import appended, bounded, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
+from inspector.formats.claude_code_heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
+from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
     LineHead,
     MessageHead,
     ToolUseResultHead,
-    line_head,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
+from inspector.formats.claude_code_heads import valid_utf8 as valid_utf8_line
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
@@ -420,7 +422,9 @@ def stream(
 def _read_file(f: BinaryIO, st: _Reading, *, limit: int, upto_line: int | None) -> int:
     """Read `f`'s lines into `st` up to `limit` bytes (or `upto_line` lines), split and cut as
     `whole_lines.read_lines_upto` splits them; returns the bytes consumed."""
-    head, offset, lineno = line_head, 0, 0
+    decode, decode_errors, large, valid_utf8 = HEAD_DECODER.decode, HEAD_DECODE_ERRORS, bounded.LARGE_LINE_BYTES, valid_utf8_line
+    read_head = _read_head
+    offset, lineno = 0, 0
     prev: bytes | None = None
     prev_offset = 0
     for raw in f:
@@ -430,13 +434,21 @@ def _read_file(f: BinaryIO, st: _Reading, *, limit: int, upto_line: int | None) 
         if upto_line is not None and lineno > upto_line:
             prev = None
             break
-        if offset + len(raw) > limit:  # appended while we read: stop at the size we started with
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
-            if not raw:
+            n = len(raw)
+            if not n:
                 prev = None
                 break
-        h = head(raw)
-        if h is not None and _read_head(h, raw, lineno, offset, st):
+        # The head of a clean line (msgspec does not check the UTF-8 of what it skips: we do).
+        h = None
+        if n <= large and (raw.isascii() or valid_utf8(raw)):
+            try:
+                h = decode(raw)
+            except decode_errors:
+                h = None
+        if h is not None and read_head(h, raw, lineno, offset, st):
             prev = None
         else:
             prev, prev_offset = raw, offset
@@ -935,7 +947,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         chain.append(cur)
         pid = records[cur].parent_id
         nxt = by_id.get(pid) if pid is not None else None
-        cur = _across_boundary(cands, bridged.get(pid or ""), cur, nxt)
+        cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
     cycle = cur is not None
     if cycle:
         assert cur is not None

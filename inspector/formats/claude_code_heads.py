@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import msgspec
 
-from inspector.formats import bounded
 from inspector.ledger.model import normalize_stop_reason
 
 _Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
@@ -63,7 +62,7 @@ class ToolUseResultHead(msgspec.Struct, gc=False):
 
 class LineHead(msgspec.Struct, gc=False):
     """The fields of a line the mapping reads before any content (see the module docstring).
-    `*_present` fields tell a key that is there (even null) from one that is not."""
+    An `UNSET` default or an empty `Raw` tells a key that is not there from one that is null."""
 
     type: str | None = None
     subtype: str | None = None
@@ -85,41 +84,16 @@ class LineHead(msgspec.Struct, gc=False):
     leafUuid: msgspec.Raw = msgspec.Raw(b"")
 
 
-_DECODER = msgspec.json.Decoder(LineHead)
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+DECODER = msgspec.json.Decoder(LineHead)
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
-def _valid_utf8(raw: bytes) -> bool:
+def valid_utf8(raw: bytes) -> bool:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
         return False
     return True
-
-
-def line_head(raw: bytes) -> LineHead | None:
-    """The head of a clean line, or None (the general path)."""
-    if bounded.is_large(raw):
-        return None
-    # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-    if not (raw.isascii() or _valid_utf8(raw)):
-        return None
-    try:
-        return _DECODER.decode(raw)
-    except _DECODE_ERRORS:
-        return None
-
-
-def present(v: Any) -> bool:
-    """Was the key on the line (an `UNSET`-defaulted field, or a `Raw` one)?"""
-    if isinstance(v, msgspec.Raw):
-        return len(v) > 0
-    return v is not _UNSET
-
-
-def value(v: Any) -> Any:
-    """An `UNSET`-defaulted field's value as `dict.get` reads it."""
-    return None if v is _UNSET else v
 
 
 _STOPS: dict[Any, str | None] = {}
@@ -131,10 +105,7 @@ def stop_reason(raw: Any) -> str | None:
         return normalize_stop_reason(raw)
     hit = _STOPS.get(raw, _STOPS)
     if hit is _STOPS:
-        hit = _STOPS[raw] = normalize_stop_reason(raw)
+        hit = normalize_stop_reason(raw)
+        if len(_STOPS) < 64:  # (a file of made-up stop reasons does not grow it without bound)
+            _STOPS[raw] = hit
     return hit  # type: ignore[return-value]
-
-
-def blocks_of(m: MessageHead) -> list[_BlockHead]:
-    c = m.content
-    return c if type(c) is list else []
