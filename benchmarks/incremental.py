@@ -5,6 +5,7 @@ not a test: exits 0 when the targets are met, 1 when not.
     python -m benchmarks.incremental --records 20000
     python -m benchmarks.incremental --only store    # the store case alone (--only pi: the ledger)
     python -m benchmarks.incremental --only codex    # a Codex rollout of ~100,000 records (benchmarks.gen_formats, 40 MB)
+    python -m benchmarks.incremental --only claude_code   # a Claude Code transcript of about 100,000 records (benchmarks.gen_formats)
 
 The ledger (generated into benchmarks/out/ when missing) is cut 1,001 lines before its end and
 followed (`inspector.live.incremental.Follower`); then one line is appended and the report
@@ -44,6 +45,8 @@ ADK_EVENTS_PER_MB = 1220  # what benchmarks.gen_formats writes (102,638 events i
 ONE_MS = 20.0
 THOUSAND_MS = 1000.0
 CODEX_MB = 40  # gen_formats' Codex rollout: about 2,570 records a MB
+# What a generated Claude Code transcript takes per record (gen_formats: 100.1 MB hold 36,639).
+CC_BYTES_PER_RECORD = 2_732
 
 
 def as_json(rep: object) -> bytes:
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=gen_pi_ledger.DEFAULT_RECORDS)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", choices=("pi", "codex", "store"), help="one case (default: all three)")
+    ap.add_argument("--only", choices=("pi", "claude_code", "codex", "store"), help="one case (default: all four)")
     ap.add_argument("--mb", type=float, default=CODEX_MB, help=f"the Codex rollout's size (default {CODEX_MB} MB)")
     ns = ap.parse_args(argv)
     ok = True
@@ -212,6 +215,14 @@ def main(argv: list[str] | None = None) -> int:
         r = measure(src, ns.repeat)
         mb = os.path.getsize(src) / 1e6
         ok = report(f"pi ledger, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
+    if ns.only in (None, "claude_code"):
+        mb_cc = round(ns.records * CC_BYTES_PER_RECORD / 1e6)
+        src = gen_formats.default_path("claude_code", mb_cc)
+        if not os.path.exists(src):
+            gen_formats.generate("claude_code", mb_cc)
+        r = measure(src, ns.repeat)
+        mb = os.path.getsize(src) / 1e6
+        ok = report(f"Claude Code transcript, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
     if ns.only in (None, "codex"):
         src = gen_formats.default_path("codex", ns.mb)
         if not os.path.exists(src):

@@ -213,6 +213,30 @@ def test_every_line_format_with_a_tree_or_not_can_be_followed():
     assert registry.get("pi").extend is not None and registry.get("native").extend is not None
 
 
+def format_of(path: str) -> str | None:
+    try:
+        return load(path).format
+    except Exception:
+        return None
+
+
+def test_claude_code_transcripts_grow_from_the_last_offset(tmp_path):
+    """Claude Code's `extend`: its transcripts (samples, real sessions, peer corpora), cut and grown
+    again, are mostly read from where the last read ended, and equal a full analysis each time (a
+    block of a reply begun before the cut, a compaction, ... reload in full)."""
+    files = [f for f in corpus() if format_of(f) == "claude_code"]
+    assert len(files) >= 5
+    rng = random.Random(15)
+    total = grown = 0
+    for src in files:
+        for _ in range(4):
+            b, g = grow_and_compare(src, str(tmp_path), rng)
+            total += b
+            grown += g
+    assert total > 40
+    assert grown > total // 3
+
+
 def test_adopting_the_apps_ledger(tmp_path):
     data = sample_bytes()
     ends = line_ends(data)

@@ -35,15 +35,29 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
-from inspector.formats import claude_code_writer, fields
+import msgspec
+from msgspec import UNSET
+
+from inspector.formats import appended, bounded, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
-from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import collector_paused, streamer
+from inspector.formats.claude_code_heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
+from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
+from inspector.formats.claude_code_heads import (
+    LineHead,
+    MessageHead,
+    ToolUseResultHead,
+)
+from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
+from inspector.formats.claude_code_heads import valid_utf8 as valid_utf8_line
+from inspector.formats.jsonl import RawLine, line_object, parse_line
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
@@ -55,6 +69,9 @@ from inspector.ledger.model import (
     Usage,
     normalize_stop_reason,
     report_duplicate_ids,
+)
+from inspector.ledger.model import (
+    record_from_fields as new_record,
 )
 from inspector.ledger.quoting import quote
 
@@ -117,33 +134,135 @@ def looks_like(obj: Any) -> bool:
 
 
 class _Source(RecordSource):
-    """Re-reads a record's line as written (for the detail pane's "as written")."""
+    """Re-reads a record's line as written (the detail pane's "as written"), and the content and
+    unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
-    __slots__ = ("data", "path")
+    __slots__ = (
+        "added", "agents", "answered", "bridged", "chain_leaf", "data", "groups", "last_checkpoint", "path",
+        "records", "replies", "results",
+    )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
         self.path = path
         self.data = data
+        self.records: list[Record] = []
+        # Lazily-read records only, by seq: a merged reply's lines, a tool line's result ids
+        # (where they are not just `result_id`), a sub-agent's id, fields the mapping added.
+        self.groups: dict[int, list[int]] = {}
+        self.results: dict[int, list[str]] = {}
+        self.agents: dict[int, str] = {}
+        self.added: dict[int, dict[str, Any]] = {}
+        # What `extend` needs of the whole file: every reply's lines by its key, the
+        # logicalParentUuid values boundaries name, the main thread's newest line (None: no main
+        # thread), the newest checkpoint (-1: none).
+        self.replies: dict[tuple[Any, ...], list[int]] = {}
+        self.last_checkpoint = -1
+        self.bridged: frozenset[str] = frozenset()
+        self.chain_leaf: int | None = None
+        self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
 
-    def obj(self, rec: Record) -> Any:
+    def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         if self.data is not None:
-            raw = self.data[rec.offset : rec.offset + rec.length]
-        elif self.path is not None:
-            try:
-                with open(self.path, "rb") as f:
-                    f.seek(rec.offset)
-                    raw = f.read(rec.length)
-            except OSError:
-                return None
-        else:
+            return self.data[rec.offset : rec.offset + rec.length]
+        if f is not None:
+            f.seek(rec.offset)
+            return f.read(rec.length)
+        if self.path is None:
             return None
-        return line_object(raw, rec.line, rec.offset) or None
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(rec.offset)
+                return f.read(rec.length)
+        except OSError:
+            return None
 
-    def message(self, rec: Record) -> Message | None:  # messages are built eagerly
-        return None
+    def obj(self, rec: Record, f: BinaryIO | None = None) -> Any:
+        raw = self._raw(rec, f)
+        return None if raw is None else line_object(raw, rec.line, rec.offset) or None
+
+    def _line(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> dict[str, Any]:
+        """A line's object read again (`check`: its fields checked as the first read checked them;
+        a line read from its head has none of a wrong type)."""
+        o = self.obj(rec, f)
+        if not isinstance(o, dict):
+            return {}
+        if check:
+            fields.check_fields(o, fields.CLAUDE_CODE)
+        return o
+
+    def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
+        seqs = self.groups.get(rec.seq)
+        if seqs is not None:
+            return _merged_message([self._own_message(self.records[s], f) for s in seqs])
+        return self._own_message(rec, f)[0]
+
+    def load_many(self, recs: list[Record]) -> None:
+        """Many records' messages read through one open file, in file order."""
+        if self.data is not None or self.path is None:
+            super().load_many(recs)
+            return
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            super().load_many(recs)
+            return
+        with f:
+            for r in sorted(recs, key=lambda r: r.offset):
+                r._message = self.message(r, f)
+
+    def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> tuple[Message, Any]:
+        """The message one line holds, and its requestId."""
+        o = self._line(rec, f, check=check)
+        m = o.get("message")
+        msg = _message(o, m if isinstance(m, dict) else {})
+        return msg, o.get("requestId")
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
-        return None
+        o = self._line(rec)
+        # (a user or assistant line read from its head is a message line, merged into another or not)
+        m = o.get("message") if rec.type in ("user", "assistant") else None
+        base = _extra(o, m if isinstance(m, dict) else None)
+        add = self.added.get(rec.seq)
+        if add:
+            base = {**(base or {}), **add}
+        return base
+
+    def result_ids(self, rec: Record) -> list[str] | None:
+        if rec._message is not None:
+            return None
+        got = self.results.get(rec.seq)
+        if got is not None:
+            return got
+        return [rec.result_id] if rec.result_id else []
+
+
+def _add_extra(r: Record, key: str, value: Any, *, keep: bool = False) -> None:
+    """Note a field the mapping adds to a record's `extra` (`keep`: unless it is there already);
+    a lazily-read record's own fields are not read for it."""
+    src = r._source
+    if r._extra is UNREAD and isinstance(src, _Source):
+        add = src.added.setdefault(r.seq, {})
+        if keep:
+            add.setdefault(key, value)
+        else:
+            add[key] = value
+        return
+    e = dict(r.extra or {})
+    if keep:
+        e.setdefault(key, value)
+    else:
+        e[key] = value
+    r.extra = e
+
+
+def _result_ids(r: Record) -> list[str]:
+    """Every call a tool line answers (a Claude Code user line may carry several results)."""
+    src = r._source
+    ids = src.result_ids(r) if isinstance(src, _Source) else None
+    if ids is not None:
+        return ids
+    m = r.message
+    return m.tool_result_ids() if m is not None else []
 
 
 def _show(v: Any) -> str:
@@ -274,6 +393,7 @@ class _Reading:
     run_uuid: str | None = None
     run_seq: int | None = None
     by_uuid: dict[str, int] = field(default_factory=dict)
+    looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
 
     def end_run(self) -> None:
         self.run_key = self.run_uuid = self.run_seq = None
@@ -282,19 +402,179 @@ class _Reading:
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
     """Map a Claude Code transcript's lines into the model. Never raises on bad content."""
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
-        return _build(lines, path, data)
+        return _build(_read_lines(lines, source=_Source(path, data)), path)
 
 
-def _build(lines: list[RawLine], path: str | None, data: bytes | None) -> Ledger:
-    st = _read_lines(lines, source=_Source(path, data))
+def stream(
+    f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
+) -> tuple[Ledger, int]:
+    """The file read from disk (`base.LineStreamer`): a line whose head decodes clean
+    (`claude_code_heads`) becomes its record from the head alone, its content and unknown fields
+    read again when asked for; any other line is parsed whole, as `build` reads it."""
+    if after_fork is not None:
+        after_fork()  # (the hasher's thread: no helper process here)
+    with collector_paused():
+        st = _Reading(_Source(path, None))
+        consumed = _read_file(f, st, limit=limit, upto_line=upto_line)
+        return _build(st, path), consumed
+
+
+def _read_file(f: BinaryIO, st: _Reading, *, limit: int, upto_line: int | None) -> int:
+    """Read `f`'s lines into `st` up to `limit` bytes (or `upto_line` lines), split and cut as
+    `whole_lines.read_lines_upto` splits them; returns the bytes consumed."""
+    decode, decode_errors, large, valid_utf8 = HEAD_DECODER.decode, HEAD_DECODE_ERRORS, bounded.LARGE_LINE_BYTES, valid_utf8_line
+    read_head = _read_head
+    offset, lineno = 0, 0
+    prev: bytes | None = None
+    prev_offset = 0
+    for raw in f:
+        if prev is not None:
+            _read_raw(prev, lineno, prev_offset, False, st)
+        lineno += 1
+        if upto_line is not None and lineno > upto_line:
+            prev = None
+            break
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                prev = None
+                break
+        # The head of a clean line (msgspec does not check the UTF-8 of what it skips: we do).
+        h = None
+        if n <= large and (raw.isascii() or valid_utf8(raw)):
+            try:
+                h = decode(raw)
+            except decode_errors:
+                h = None
+        if h is not None and read_head(h, raw, lineno, offset, st):
+            prev = None
+        else:
+            prev, prev_offset = raw, offset
+        offset += len(raw)
+        if offset >= limit:
+            break
+    if prev is not None:
+        _read_raw(prev, lineno, prev_offset, True, st)
+    return offset
+
+
+def _read_raw(raw: bytes, lineno: int, offset: int, is_last: bool, st: _Reading) -> None:
+    rl = parse_line(raw, lineno, offset, is_last)
+    if rl is not None:
+        _read_line(rl, st)
+
+
+def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) -> bool:
+    """A user, assistant or bookkeeping line's record from its head (False: the line takes the
+    general path: a compact summary, an API-error reply, a line type with rules of its own)."""
+    t = h.type
+    m = h.message
+    if h.compactMetadata or h.isCompactSummary is True:
+        return False
+    raw_pid = h.parentUuid
+    sid = h.sessionId
+    conversation = t == "user" or t == "assistant"
+    if conversation:
+        if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
+            return False
+    elif t not in _BOOKKEEPING:
+        return False
+    seq = len(st.records)
+    uuid = h.uuid or None
+    pid = raw_pid or None
+    if sid is not UNSET and sid is not None and st.session_id is None:
+        st.session_id = sid
+    src = st.source
+    # What the mapping reads of a line's object: its type, parent, sidechain and agent, message id.
+    light: dict[str, Any] = {"type": t, "isSidechain": h.isSidechain, "agentId": h.agentId}
+    if raw_pid is not UNSET:
+        light["parentUuid"] = raw_pid
+    if conversation:
+        assert m is not None
+        rec = _head_message_record(h, m, seq=seq, line=line, offset=offset, length=len(raw), src=src)
+        if rec is None:
+            return False
+        light["message"] = {"id": m.id}
+        st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
+    else:
+        rec = new_record(
+            Record, seq, line, uuid, pid, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", t, True,
+            False, None, None, None, UNREAD,
+        )  # fmt: skip
+        if not st.looks and _bookkeeping_looks_like(h, t):
+            st.looks = True
+    rec.id = uuid
+    rec.parent_id = pid
+    st.records.append(rec)
+    st.objs.append(light)
+    if uuid is not None:
+        st.by_uuid[uuid] = seq
+    if conversation:
+        tur = h.toolUseResult
+        if type(tur) is ToolUseResultHead and tur.agentId is not None:
+            src.agents[seq] = tur.agentId
+        if t == "assistant":
+            _join_reply(light, light["message"], seq=seq, uuid=uuid, pid=pid, st=st)
+        else:
+            st.end_run()
+    return True
+
+
+def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
+    """`looks_like` of a bookkeeping line, from its head."""
+    if t in ("attachment", "progress"):
+        return h.parentUuid is not UNSET and (h.uuid is not UNSET or h.sessionId is not UNSET)
+    if t in ("file-history-snapshot", "queue-operation", "last-prompt"):
+        return h.sessionId is not UNSET or bool(h.messageId) or bool(h.snapshot) or bool(h.leafUuid)
+    if t == "summary":
+        return bool(h.leafUuid)
+    return False
+
+
+def _head_message_record(
+    h: LineHead, m: MessageHead, *, seq: int, line: int, offset: int, length: int, src: _Source
+) -> Record | None:
+    """A message record from a line's head, its index fields as `_message` would give them."""
+    c = m.content
+    blocks = c if type(c) is list else ()
+    if h.type == "assistant":
+        calls: tuple[str, ...] = ()
+        for b in blocks:
+            bt = b.type
+            if bt == "tool_result":
+                return None  # (a result inside a reply: the general path)
+            if bt == "tool_use" and b.id:
+                calls += (b.id,)
+        return new_record(
+            Record, seq, line, None, None, h.timestamp, offset, length, "assistant", head_stop_reason(m.stop_reason),
+            "assistant", calls, None, src, "message", "assistant", True, False, None, None, None, UNREAD,
+        )  # fmt: skip
+    results = [b for b in blocks if b.type == "tool_result"]
+    first = None
+    if results:
+        first = results[0].tool_use_id
+        ids = [b.tool_use_id for b in results if b.tool_use_id]
+        if ids != ([first] if first else []):
+            src.results[seq] = ids
+    return new_record(
+        Record, seq, line, None, None, h.timestamp, offset, length, "tool" if results else "user", None,
+        "user", (), first, src, "message", "user", True, False, None, None, None, UNREAD,
+    )  # fmt: skip
+
+
+def _build(st: _Reading, path: str | None) -> Ledger:
     records, objs, diags = st.records, st.objs, st.diags
+    st.source.records = records
     led = Ledger(path=path, format=NAME, session_id=st.session_id, header=None, records=records, diagnostics=diags)
     if not records:
         return led
     _escalate_glued_messages(records=records, diags=diags)
-    _report_not_this_format(records=records, objs=objs, diags=diags)
+    _report_not_this_format(records=records, objs=objs, diags=diags, looks=st.looks)
     _link_subagents(records, path)
     merged = _merge_replies(records, st.groups)
+    st.source.replies = st.groups
     _attach_summaries(records, objs)
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
@@ -305,16 +585,20 @@ def _read_lines(lines: list[RawLine], *, source: _Source) -> _Reading:
     """One record per JSON object on the lines, in file order; a non-object is a diagnostic."""
     st = _Reading(source)
     for rl in lines:
-        if rl.diagnostic is not None:
-            st.diags.append(rl.diagnostic)
-        for o in rl.objects:
-            if not isinstance(o, dict):
-                st.diags.append(
-                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
-                )
-                continue
-            _read_object(o, rl=rl, st=st)
+        _read_line(rl, st)
     return st
+
+
+def _read_line(rl: RawLine, st: _Reading) -> None:
+    if rl.diagnostic is not None:
+        st.diags.append(rl.diagnostic)
+    for o in rl.objects:
+        if not isinstance(o, dict):
+            st.diags.append(
+                Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
+            )
+            continue
+        _read_object(o, rl=rl, st=st)
 
 
 def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
@@ -416,9 +700,11 @@ def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) 
             d.severity = "error"
 
 
-def _report_not_this_format(*, records: list[Record], objs: list[dict[str, Any]], diags: list[Diagnostic]) -> None:
+def _report_not_this_format(
+    *, records: list[Record], objs: list[dict[str, Any]], diags: list[Diagnostic], looks: bool = False
+) -> None:
     """Forced with --format onto another producer's file: say so instead of looking healthy."""
-    if any(looks_like(o) for o in objs):
+    if looks or any(looks_like(o) for o in objs):
         return
     diags.append(
         Diagnostic(
@@ -458,14 +744,20 @@ def _link_subagents(records: list[Record], path: str | None) -> None:
     if not os.path.isdir(base):
         return
     for r in records:
-        tur = (r.extra or {}).get("toolUseResult") if r.kind == "message" else None
-        aid = tur.get("agentId") if isinstance(tur, dict) else None
+        aid = _subagent_id(r) if r.kind == "message" else None
         if isinstance(aid, str) and aid:
             f = os.path.join(base, f"agent-{aid}.jsonl")
             if os.path.isfile(f):
-                e = dict(r.extra or {})
-                e["subagent_transcript"] = f
-                r.extra = e
+                _add_extra(r, "subagent_transcript", f)
+
+
+def _subagent_id(r: Record) -> Any:
+    """The `toolUseResult.agentId` of a message line (from the index when read from its head)."""
+    src = r._source
+    if r._extra is UNREAD and isinstance(src, _Source):
+        return src.agents.get(r.seq)
+    tur = (r.extra or {}).get("toolUseResult")
+    return tur.get("agentId") if isinstance(tur, dict) else None
 
 
 def _boundary(o: dict[str, Any], rl: RawLine, seq: int, uuid: str | None, ts: Any, diags: list[Diagnostic]) -> Record:
@@ -535,57 +827,75 @@ def _merge_replies(records: list[Record], groups: dict[tuple[Any, ...], list[int
             continue
         first = records[seqs[0]]
         merged[first.seq] = seqs
-        m = first.message
-        assert m is not None
-        blocks: list[Block] = []
-        seen_calls: set[str] = set()
-        stop_raw: Any = None
-        stop: str | None = None
-        usage_by_request: dict[Any, Usage] = {}
-        err: str | None = None
-        for s in seqs:
-            r = records[s]
-            rm = r.message
-            assert rm is not None
-            for b in rm.blocks:
-                if b.type == "tool_call" and b.call_id is not None:
-                    if b.call_id in seen_calls:
-                        continue  # a line repeating an earlier block: once is what was sent
-                    seen_calls.add(b.call_id)
-                blocks.append(b)
-            if rm.stop_reason is not None:
-                stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
-            err = rm.error_message or err
-            if rm.usage is not None:
-                rid = (r.extra or {}).get("requestId")
-                usage_by_request[rid] = rm.usage  # the last line's count is the final one
-        total: Usage | None = None
-        for u in usage_by_request.values():
-            total = u if total is None else total + u
-        first.message = Message(
-            "assistant",
-            blocks,
-            stop_reason=stop,
-            stop_reason_raw=stop_raw,
-            usage=total,
-            route=m.route,
-            error_message=err,
-            source_role="assistant",
-        )
-        extra = dict(first.extra or {})
-        extra["merged_lines"] = [records[s].line for s in seqs]
-        first.extra = extra
-        for s in seqs[1:]:
-            r = records[s]
+        lines = [records[s] for s in seqs]
+        src = first._source
+        if isinstance(src, _Source) and all(r._message is None for r in lines):
+            _merge_lazily(first, lines, src)
+        else:
+            first.message = _merged_message([(r.message, (r.extra or {}).get("requestId")) for r in lines])  # type: ignore[misc]
+        _add_extra(first, "merged_lines", [r.line for r in lines])
+        for r in lines[1:]:
             r._message = None
             r.kind = "meta"
             r.role = None
             r.stop_reason = None
             r.call_ids = ()
-            e = dict(r.extra or {})
-            e["merged_into_line"] = first.line
-            r.extra = e
+            _add_extra(r, "merged_into_line", first.line)
     return merged
+
+
+def _merge_lazily(first: Record, lines: list[Record], src: _Source) -> None:
+    """A reply whose lines were all read from their heads: its index fields now, as
+    `_merged_message` gives them; its content when asked for (`_Source.message`)."""
+    stop = None
+    calls: list[str] = []
+    seen: set[str] = set()
+    for r in lines:
+        if r.stop_reason is not None:
+            stop = r.stop_reason
+        for c in r.call_ids:
+            if c not in seen:
+                seen.add(c)
+                calls.append(c)
+    first.stop_reason = stop
+    first.call_ids = tuple(calls)
+    src.groups[first.seq] = [r.seq for r in lines]
+
+
+def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
+    """One reply's message from its lines' (message, requestId), in file order."""
+    m = parts[0][0]
+    blocks: list[Block] = []
+    seen_calls: set[str] = set()
+    stop_raw: Any = None
+    stop: str | None = None
+    usage_by_request: dict[Any, Usage] = {}
+    err: str | None = None
+    for rm, rid in parts:
+        for b in rm.blocks:
+            if b.type == "tool_call" and b.call_id is not None:
+                if b.call_id in seen_calls:
+                    continue  # a line repeating an earlier block: once is what was sent
+                seen_calls.add(b.call_id)
+            blocks.append(b)
+        if rm.stop_reason is not None:
+            stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
+        err = rm.error_message or err
+        if rm.usage is not None:
+            usage_by_request[rid] = rm.usage  # the last line's count is the final one
+    total: Usage | None = None
+    for u in usage_by_request.values():
+        total = u if total is None else total + u
+    return Message(
+        "assistant",
+        blocks,
+        stop_reason=stop,
+        stop_reason_raw=stop_raw,
+        usage=total,
+        route=m.route,
+        error_message=err,
+        source_role="assistant",
+    )
 
 
 def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None:
@@ -605,13 +915,9 @@ def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None
             r._message = None
             r.kind = "meta"
             r.role = None
-            e = dict(r.extra or {})
-            e["summary_of_line"] = pending.line
-            r.extra = e
-            ce = dict(pending.extra or {})
-            ce["summary_line"] = r.line
-            ce["summary_uuid"] = r.id
-            pending.extra = ce
+            _add_extra(r, "summary_of_line", pending.line)
+            _add_extra(pending, "summary_line", r.line)
+            _add_extra(pending, "summary_uuid", r.id)
         pending = None
 
 
@@ -628,6 +934,11 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         return
     leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
     bridged = _boundaries_by_logical_parent(records, objs)
+    src = records[0]._source
+    if isinstance(src, _Source):
+        src.bridged = frozenset(bridged)
+        src.chain_leaf = leaf if main else None
+        src.last_checkpoint = max((r.seq for r in records if r.kind == "checkpoint"), default=-1)
     chain: list[int] = []
     seen: set[int] = set()
     cur: int | None = leaf
@@ -636,7 +947,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         chain.append(cur)
         pid = records[cur].parent_id
         nxt = by_id.get(pid) if pid is not None else None
-        cur = _across_boundary(cands, bridged.get(pid or ""), cur, nxt)
+        cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
     cycle = cur is not None
     if cycle:
         assert cur is not None
@@ -676,9 +987,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     for s in path:
         r = records[s]
         if r.parent_id != prev_id:
-            e = dict(r.extra or {})
-            e.setdefault("parentUuid", objs[s].get("parentUuid"))
-            r.extra = e
+            _add_extra(r, "parentUuid", objs[s].get("parentUuid"), keep=True)
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
@@ -749,23 +1058,35 @@ def _with_parallel_results(records: list[Record], chain: list[int], merged: dict
     # call id -> seqs of result lines answering it (any branch)
     results: dict[str, list[int]] = {}
     for r in records:
-        if r.kind == "message" and r.role == "tool" and r.message is not None:
-            for cid in r.message.tool_result_ids():
+        if r.kind == "message" and r.role == "tool":
+            for cid in _result_ids(r):
                 results.setdefault(cid, []).append(r.seq)
-    path = list(chain)
+    src = records[0]._source if records else None
+    if isinstance(src, _Source):
+        src.answered = set(results)  # (what `extend` checks a new call against)
+    if not chain:
+        return []
+    # The path as a linked list (seq -> the next one): a line goes in right after its anchor.
+    after: dict[int, int | None] = dict(zip(chain, [*chain[1:], None], strict=True))
     for s in chain:
         r = records[s]
-        if r.kind != "message" or r.role != "assistant" or r.message is None:
+        if r.kind != "message" or r.role != "assistant":
             continue
         family = set(merged.get(s, (s,)))
-        for cid in r.message.tool_call_ids():
+        for cid in r.call_ids:
             family |= set(results.get(cid, ()))
         missing = sorted(x for x in family if x not in on)
         for x in missing:
             before = [p for p in family if p < x and (p in on)]
             anchor = max(before) if before else s
-            path.insert(path.index(anchor) + 1, x)
+            after[x] = after[anchor]
+            after[anchor] = x
             on.add(x)
+    path = []
+    cur: int | None = chain[0]
+    while cur is not None:
+        path.append(cur)
+        cur = after[cur]
     return path
 
 
@@ -815,6 +1136,169 @@ def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int],
         e["preserved_taken_by_line"] = later.line
         records[x].extra = e
         cp.first_kept_id = None
+
+
+# ---------------------------------------------------------------------------------------- following
+
+
+def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
+    """The ledger grown by appended lines (base.LineExtender): new main-thread lines, each a
+    message or bookkeeping line of its own (a reply's lines may come together), that continue the
+    chain from the newest line, so the path only grows at its end. Anything that changes what was
+    read before needs the full build: a block of a reply begun earlier (it merges into that reply's
+    first line), a compaction, a sub-agent line, a result or parent the path would place earlier,
+    a field of the wrong type, a reused uuid."""
+    records = led.records
+    src = records[0]._source if records else None
+    leaf = led.leaf_seq
+    if not isinstance(src, _Source) or leaf is None or src.chain_leaf != leaf or led.resolved_path is not None:
+        return None
+    if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
+        return None
+    st = _Reading(src)
+    st.records = list(records)  # (seq numbering and parent lookups run on): the new ones appended
+    st.by_uuid = {}
+    for rl in lines:
+        o = rl.objects[0]
+        if not _extends_alone(o, src, led):
+            return None
+        seq = len(st.records)
+        uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+        rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
+        rec._source = src
+        st.records.append(rec)
+        st.objs.append(o)
+        if uuid is not None:
+            st.by_uuid[uuid] = seq
+    new = st.records[len(records) :]
+    if st.diags or not appended.fresh_ids(led, new):
+        return None
+    segment = _new_chain(records, new, st.objs, src)
+    if segment is None:
+        return None
+    answered = _answered(src, records)
+    if any(c in answered for r in new for c in r.call_ids):
+        return None  # (a result written before its call: the path would place it earlier)
+    earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
+    continued = {k: v for k, v in earlier.items() if v}
+    replaced = _continue_replies(led, continued, st)
+    if replaced is None:
+        return None
+    _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
+    _link_subagents(new, led.path)
+    prev_id = records[leaf].id
+    for s in segment:
+        r = st.records[s]
+        if r.parent_id != prev_id:
+            _add_extra(r, "parentUuid", st.objs[s - len(records)].get("parentUuid"), keep=True)
+            r.parent_id = prev_id
+        prev_id = r.id
+    out = appended.grown(led, new)
+    for r in replaced:
+        out.records[r.seq] = r
+    out.leaf_seq = segment[-1] if segment else leaf
+    for k, seqs in st.groups.items():
+        src.replies[k] = [*earlier[k], *seqs]
+    answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
+    if segment:
+        src.chain_leaf = segment[-1]
+    return out
+
+
+def _continue_replies(led: Ledger, continued: dict[tuple[Any, ...], list[int]], st: _Reading) -> list[Record] | None:
+    """Appended blocks of replies begun before the append, merged as `_merge_replies` merges them:
+    each reply's first line as a new record (the old ledger keeps its own), the appended lines
+    meta records. None when the full build is needed: the reply is before the newest checkpoint,
+    a line of it was diagnosed, or it was or becomes a reply the runtime drops."""
+    if not continued:
+        return []
+    src = st.source
+    records = st.records
+    diagnosed = {x for d in led.diagnostics for x in d.seqs}
+    drop = FORMAT.runtime.drop_stop_reasons
+    out: list[Record] = []
+    for k, old in continued.items():
+        first = records[old[0]]
+        new = st.groups[k]
+        if old[0] <= src.last_checkpoint or first.kind != "message" or any(x in diagnosed for x in old):
+            return None
+        parts = [src._own_message(records[x], check=True) for x in old]
+        parts += [(records[x].message, (records[x].extra or {}).get("requestId")) for x in new]  # type: ignore[misc]
+        grown_first = msgspec.structs.replace(first)
+        grown_first.message = _merged_message(parts)  # type: ignore[arg-type]
+        if first.stop_reason in drop or grown_first.stop_reason in drop:
+            return None
+        extra = dict(first.extra or {})
+        relinked = extra.pop("parentUuid", _NOT_ADDED)  # (added after the merge by the path's links)
+        extra["merged_lines"] = [records[x].line for x in [*old, *new]]
+        if relinked is not _NOT_ADDED:
+            extra["parentUuid"] = relinked
+        grown_first.extra = extra
+        for x in new:
+            r = records[x]
+            r._message = None
+            r.kind = "meta"
+            r.role = None
+            r.stop_reason = None
+            r.call_ids = ()
+            _add_extra(r, "merged_into_line", first.line)
+        out.append(grown_first)
+    return out
+
+
+_NOT_ADDED = object()
+
+
+def _answered(src: _Source, records: list[Record]) -> set[str]:
+    if src.answered is None:
+        src.answered = {c for r in records if r.kind == "message" and r.role == "tool" for c in _result_ids(r)}
+    return src.answered
+
+
+def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
+    """Can this appended line be mapped without the lines before it (see `extend`)?"""
+    if fields.check_fields(o, fields.CLAUDE_CODE) or o.get("isSidechain") is True or o.get("isCompactSummary") is True:
+        return False
+    t = o.get("type")
+    if isinstance(o.get("sessionId"), str) and led.session_id is None:
+        return False
+    pid = o.get("parentUuid")
+    if isinstance(pid, str) and pid in src.bridged:
+        return False  # (the walk may cross a boundary there)
+    if t in ("user", "assistant"):
+        m = o.get("message")
+        if not isinstance(m, dict):
+            return False
+        mid = m.get("id")
+        return t == "user" or (isinstance(mid, str) and bool(mid))  # (a reply's block without an id may join the one before)
+    if t == "system":
+        return o.get("subtype") != "compact_boundary"
+    return t in _BOOKKEEPING
+
+
+def _new_chain(records: list[Record], new: list[Record], objs: list[dict[str, Any]], src: _Source) -> list[int] | None:
+    """The new records the path gains, in order: the chain from the newest new main-thread line
+    back to the old newest one. None when a new message is off that chain, or the chain reaches
+    the old lines anywhere else."""
+    chained = [r for r, o in zip(new, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED]
+    segment: list[int] = []
+    if chained:
+        by_uuid = {r.id: r.seq for r in new if r.id is not None}
+        old_leaf = records[src.chain_leaf].id if src.chain_leaf is not None else None
+        cur: int | None = chained[-1].seq
+        while cur is not None:
+            segment.append(cur)
+            r = new[cur - len(records)]
+            if r.parent_id == old_leaf:
+                break
+            cur = by_uuid.get(r.parent_id) if r.parent_id is not None else None
+            if cur is None or cur in segment:
+                return None
+        segment.reverse()
+    on = set(segment)
+    if any(r.kind in ("message", "unknown") and r.seq not in on for r in new):
+        return None
+    return segment
 
 
 # ---------------------------------------------------------------------------------------- resume
@@ -928,7 +1412,8 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=build,
-    stream=streamer(build),
+    stream=stream,
+    extend=extend,
     writer=Writer(
         record_name="compact_boundary",
         id_prefix=claude_code_writer.ID_PREFIX,

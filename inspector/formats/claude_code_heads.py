@@ -1,0 +1,111 @@
+"""The index fields of a Claude Code transcript line, decoded without materializing the rest
+(issue 15: index first, content on demand, as pi's loader does).
+
+A line's head is decoded with msgspec against types that accept exactly what `fields.CLAUDE_CODE`
+lets through unchanged: a line whose head decodes holds no field of a wrong type, so the
+full mapping of that line would report nothing and remove nothing. Anything else (a wrong type,
+an odd shape, a line that is not clean JSON, a compact boundary or its summary, an API-error
+reply, a line type with its own rules) is left to the general path, which parses the line whole.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from inspector.ledger.model import normalize_stop_reason
+
+_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_Num = _Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
+_UNSET = msgspec.UNSET
+
+
+class _PartHead(msgspec.Struct, gc=False):
+    """One part of a tool result's content (`fields._CC_BLOCK["content"]`)."""
+
+    type: str | None = None
+    text: str | None = None
+
+
+class _BlockHead(msgspec.Struct, gc=False):
+    """One content block (`fields._CC_BLOCK`)."""
+
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    id: str | None = None
+    name: str | None = None
+    tool_use_id: str | None = None
+    content: str | list[_PartHead] | None = None
+
+
+class _UsageHead(msgspec.Struct, gc=False):
+    input_tokens: _Int64 | None = None
+    output_tokens: _Int64 | None = None
+    cache_read_input_tokens: _Int64 | None = None
+    cache_creation_input_tokens: _Int64 | None = None
+
+
+class MessageHead(msgspec.Struct, gc=False):
+    id: str | None = None
+    role: str | None = None
+    model: str | None = None
+    content: str | list[_BlockHead] | None = None
+    usage: _UsageHead | None = None
+    stop_reason: Any = None
+
+
+class ToolUseResultHead(msgspec.Struct, gc=False):
+    agentId: str | None = None
+
+
+class LineHead(msgspec.Struct, gc=False):
+    """The fields of a line the mapping reads before any content (see the module docstring).
+    An `UNSET` default or an empty `Raw` tells a key that is not there from one that is null."""
+
+    type: str | None = None
+    subtype: str | None = None
+    uuid: str | msgspec.UnsetType | None = _UNSET
+    parentUuid: str | msgspec.UnsetType | None = _UNSET
+    logicalParentUuid: str | None = None
+    sessionId: str | msgspec.UnsetType | None = _UNSET
+    agentId: str | None = None
+    requestId: str | None = None
+    timestamp: str | _Num | None = None
+    message: MessageHead | None = None
+    compactMetadata: msgspec.Raw = msgspec.Raw(b"")
+    toolUseResult: ToolUseResultHead | str | bool | _Num | list[Any] | None = None
+    isSidechain: Any = None
+    isCompactSummary: Any = None
+    isApiErrorMessage: Any = None
+    messageId: msgspec.Raw = msgspec.Raw(b"")
+    snapshot: msgspec.Raw = msgspec.Raw(b"")
+    leafUuid: msgspec.Raw = msgspec.Raw(b"")
+
+
+DECODER = msgspec.json.Decoder(LineHead)
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+def valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_STOPS: dict[Any, str | None] = {}
+
+
+def stop_reason(raw: Any) -> str | None:
+    """`normalize_stop_reason`, remembered for the few strings a transcript uses."""
+    if type(raw) is not str:
+        return normalize_stop_reason(raw)
+    hit = _STOPS.get(raw, _STOPS)
+    if hit is _STOPS:
+        hit = normalize_stop_reason(raw)
+        if len(_STOPS) < 64:  # (a file of made-up stop reasons does not grow it without bound)
+            _STOPS[raw] = hit
+    return hit  # type: ignore[return-value]
