@@ -520,9 +520,9 @@ def _grown(
     for i, e in enumerate(events):
         e.index = base + i
         records.append(_event_record(e, _record_extra(e.obj, e.summary_content)))
-    agent, why = next_agent(events)
-    if agent is None:  # none of the new events says: the agent is the one before them
-        agent, why = header.get("next_agent"), str(header.get("next_agent_reason"))
+    # Which agent calls next reads the whole session (the router, workflow agents, parallel
+    # siblings, a response to an older call): the events read before, as it reads them, then the new.
+    agent, branch, why = next_agent([*map(_router_event, led.records), *events])
     grown = dataclasses.replace(
         led,
         header={
@@ -530,6 +530,7 @@ def _grown(
             "last_update_time": update_time,
             "append_ranks": [*ranks, *new_ranks],
             "next_agent": agent,
+            "next_agent_branch": branch,
             "next_agent_reason": why,
         },
         records=records,
@@ -1137,6 +1138,25 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
             continue  # inside a workflow agent: not resumed by the router
         return e.author, None, f"event {e.index + 1} is its latest"
     return None, None, "no agent has spoken yet"
+
+
+def _router_event(r: Record) -> rules.Ev:
+    """An event read before, as `next_agent` reads it, rebuilt from its record: who wrote it, on
+    which branch, in which run, its actions and error code, and the call and response ids (or
+    other parts) of its content; a checkpoint stays a compaction."""
+    extra = r.extra or {}
+    parts: list[dict[str, Any]] = []
+    for b in r.message.blocks if r.message is not None else ():
+        if b.type == "tool_call":
+            parts.append({"function_call": {"id": b.call_id}})
+        elif b.type == "tool_result":
+            parts.append({"function_response": {"id": b.call_id}})
+        else:
+            parts.append({})
+    obj = {k: extra[k] for k in ("author", "branch", "invocation_id", "actions", "error_code") if k in extra}
+    obj["content"] = {"parts": parts} if parts else None
+    start = 0.0 if r.kind == "checkpoint" else None
+    return rules.Ev(r.seq, 0, r.id, 0.0, str(extra.get("author") or ""), extra.get("invocation_id"), obj, start=start)
 
 
 def _pending_sibling(last: rules.Ev, evs: list[rules.Ev]) -> tuple[str, str] | None:
