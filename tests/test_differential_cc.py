@@ -29,9 +29,9 @@ def test_fixture_agrees_with_what_claude_code_did(fixture: Path) -> None:
     assert outcome.disagreements == [], json.dumps(outcome.disagreements, indent=1)[:3000]
 
 
-# Seeds covering an auto-compaction mid tool loop at a turn's first round, one before a new
-# prompt, a manual /compact, parallel calls and failing commands.
-LIVE = [("claude_code", 1, i) for i in (3, 5, 8)]
+# Seeds covering an auto-compaction mid tool loop at a turn's first round (and before a new prompt),
+# a /compact after a turn --max-turns stopped, parallel calls and failing commands.
+LIVE = [("claude_code", 3, i) for i in (4, 6, 18)]
 
 
 def test_fixed_seeds_against_the_real_claude_code(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ first) against the scripted local Messages API of `../shared/peers/claude_code/f
 harness runs it: a scratch HOME, an environment built from nothing, 127.0.0.1 only. What the
 scenario varies: turns; per turn its tool rounds, parallel calls, failing commands and text size;
 which model reply reports a context near the 1M window (Claude Code auto-compacts before its next
-request: mid tool loop, or before the next prompt); manual `/compact`; what the summarizer answers.
+request: mid tool loop, or before the next prompt); manual `/compact`; what the summarizer answers
+(a summary, an empty one, an untagged reply); a turn stopped by `--max-turns` before its answer.
 
 Every request the CLI sends is logged with its body and the number of transcript lines written when
 it arrived (`transcript_lines`), so the check can open the transcript as it stood
@@ -87,6 +88,8 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         }
         if rng.random() < 0.3:  # this reply reports a context near the window: auto-compaction next
             turn["near_window_step"] = rng.randrange(len(steps))
+        if len(steps) > 2 and rng.random() < 0.2:  # --max-turns stops the turn before its answer
+            turn["max_turns"] = rng.randint(1, len(steps) - 2)
         turns.append(turn)
     return {
         "runtime": "claude_code",
@@ -198,6 +201,8 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
             args = ["-p", prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", ALLOWED]
             if sid:
                 args += ["--resume", sid]
+            if "max_turns" in t:
+                args += ["--max-turns", str(t["max_turns"])]
             rc, stdout, err = h._run_cli(args, work, env)
             for line in stdout.splitlines():
                 try:
