@@ -824,7 +824,7 @@ def _preserved_seen_by_summarizer(records: list[Record], rest: list[int], kept: 
     pending = _is_prompt(records[msgs[-1]])
     if not (pending or (prior and _is_prompt(records[prior[-1]]))):
         return None
-    seen = []
+    seen: list[int] = []
     for x in msgs:
         if _is_prompt(records[x]):
             break
