@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from inspector.analysis.intervals import Interval, contains, merge, subtract
+from inspector.analysis.intervals import Interval, clip, contains, merge, subtract
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.formats import registry
 from inspector.formats.base import Runtime
@@ -136,6 +136,12 @@ class CheckpointView:
         return out
 
     @property
+    def represented_and_retained(self) -> list[Interval]:
+        """Path intervals of the messages it keeps raw that its summary stands for too (the
+        summarizer was given them: Claude Code's auto-compaction mid turn, issue 16 point 4)."""
+        return clip(self.rep, self.cut, self.pos)
+
+    @property
     def own_range(self) -> list[int]:
         """Seqs its own summarizer call covered (empty for a fallback or an empty summary)."""
         out: list[int] = []
@@ -192,7 +198,7 @@ class Report:
     path: list[int]  # seqs root..leaf (the runtime's view)
     on_path: bytearray  # per seq: 1 when on the active path
     states: list[str | None]  # per seq: coverage state for messages, None otherwise
-    summarized_by: list[int]  # per seq: checkpoint index that represents it (0 = none)
+    summarized_by: list[int]  # per seq: checkpoint index that represents it (0 = none), retained ones too
     checkpoints: list[CheckpointView]
     context: list[ContextItem]
     context_tokens: int
@@ -385,7 +391,13 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
             substance = summary_substance(rt.summary_body(cp.summary))
             empty = not substance
             carried = prev is not None and bool(substance) and substance == summary_substance(rt.summary_body(prev.checkpoint.summary))
-            own = [(prev_start, cut)] if cut > prev_start else []
+            # Its summarizer call covered what came after the previous one up to the messages
+            # it keeps raw, or up to itself when it was given those too (they are then both
+            # represented and retained: DESIGN §2, issue 16 point 4).
+            end = cut
+            if cp.summarized_through_id is not None and by_id.get(cp.summarized_through_id) in pos_of:
+                end = max(cut, min(ci, pos_of[by_id[cp.summarized_through_id]] + 1))
+            own = [(prev_start, end)] if end > prev_start else []
             stated = _stated_represents(cp, by_id, pos_of, ci)
             if empty:
                 rep = []
@@ -643,6 +655,8 @@ def coverage(
                 states[s] = LIVE
             elif i >= cut or s in keep:
                 states[s] = RETAINED
+                if contains(rep, i):  # kept raw and given to its summarizer too: both (DESIGN §2)
+                    summarized_by[s] = first_rep[i] or last.index
             else:
                 while ri < n_rep and rep[ri][1] <= i:
                     ri += 1

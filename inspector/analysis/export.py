@@ -146,6 +146,8 @@ def checkpoint_json(report: Report, v: CheckpointView, counts: PathCounts | None
         "essential_complete": cp.essential_complete,
         "from_hook": cp.from_hook,
     }
+    if both := v.represented_and_retained:
+        out["represented_and_retained"] = counts.span(both)  # the sets overlap (DESIGN §2)
     details_key = registry.get(report.ledger.format).details_key
     if details_key is not None:
         # ADK: the timestamp range, whether it survives, what its summarizer was handed (inferred).
@@ -264,6 +266,8 @@ def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
         out["note"] = it.note
     if it.on_resume:
         out["on_resume"] = True
+    if it.seq is not None and report.states[it.seq] == "retained" and report.summarized_by[it.seq]:
+        out["also_summarized_by"] = report.summarized_by[it.seq]  # kept raw and represented too
     if it.role == "assistant":
         out["tool_call_ids"] = it.tool_call_ids
         if it.unanswered:

@@ -1119,8 +1119,38 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         path = rest + kept + path[pos:]
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
+        if meta.get("producer") != "inspector":  # a repair states what its summary represents
+            cp.summarized_through_id = _preserved_seen_by_summarizer(records, rest, kept)
         _release_taken_tails(records, rest, keep, r)
     return path
+
+
+def _is_prompt(r: Record) -> bool:
+    return r.kind == "message" and r.role == "user" and r.message is not None and not r.message.tool_result_ids()
+
+
+def _preserved_seen_by_summarizer(records: list[Record], rest: list[int], kept: list[int]) -> str | None:
+    """The id of the last preserved message Claude Code 2.1.328's summarizer was also given, or
+    None. It keeps the latest round raw (`K7n`, offset 319528852, decides by API-round groups) and,
+    observed in every compaction of the differential campaigns (tests/differential, check_cc, the
+    summarizer requests against the boundaries written after them): a round kept mid turn is shown
+    to the summarizer when it is the turn's first (the message before it is the turn's prompt), and
+    not when earlier rounds of the turn were (nor by a `/compact` between turns, which keeps the
+    last reply unseen); at a compaction before a new prompt the kept last reply was shown, the
+    pending prompt not. (Its summary says "written without seeing them" in every case.)"""
+    msgs = [x for x in kept if records[x].kind == "message"]
+    prior = [x for x in rest if records[x].kind == "message"]
+    if not msgs or records[msgs[0]].role != "assistant":
+        return None  # not a round as it keeps one (a reply first): nothing observed to go by
+    pending = _is_prompt(records[msgs[-1]])
+    if not (pending or (prior and _is_prompt(records[prior[-1]]))):
+        return None
+    seen: list[int] = []
+    for x in msgs:
+        if _is_prompt(records[x]):
+            break
+        seen.append(x)
+    return records[seen[-1]].id if seen else None
 
 
 def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int], later: Record) -> None:

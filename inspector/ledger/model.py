@@ -176,6 +176,9 @@ class Checkpoint:
     essential_complete: bool | None = None
     retained_tail_shape: str | None = None  # TAIL_SHAPES
     from_hook: bool | None = None
+    # The last of the messages it keeps raw that its summarizer was given too (they are then both
+    # represented and retained, DESIGN §2: Claude Code's auto-compaction and its preserved segment).
+    summarized_through_id: str | None = None
     details: Any = None  # the producer's details object, kept verbatim
     # Native ledgers only: explicit boundary (id of the last removed record), represents (list of
     # inclusive [from_id, to_id] ranges) and retains (record ids kept raw).

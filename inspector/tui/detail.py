@@ -693,6 +693,9 @@ class DetailPane(VerticalScroll):
             ),
             ("new here", j["summarized_here"], "#a5d6ff", "what its own summarizer call covered"),
         ]
+        if "represented_and_retained" in j:
+            both = ("both", j["represented_and_retained"], STATE_COLORS["retained"], "kept raw and represented: its summarizer saw them")
+            rows.insert(3, both)
         for name, span, color, meaning in rows:
             g.add_row(Text(name, style=f"bold {color}"), _span_text(span, meaning))
         for f in report.findings:

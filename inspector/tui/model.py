@@ -59,6 +59,8 @@ def state_label(report: Report | None, rec: Record) -> str:
     s = state_of(report, rec)
     if s == "summarized" and report is not None and report.summarized_by[rec.seq]:
         return f"summarized by checkpoint {report.summarized_by[rec.seq]}"
+    if s == "retained" and report is not None and report.summarized_by[rec.seq]:
+        return f"retained, and summarized by checkpoint {report.summarized_by[rec.seq]}"
     return s
 
 

@@ -287,6 +287,8 @@ class Timeline(ScrollView, can_focus=True):
                 state = report.states[rec.seq] or ""
                 if state == "summarized" and report.summarized_by[rec.seq]:
                     state = f"sum·{report.summarized_by[rec.seq]}"
+                elif state == "retained" and report.summarized_by[rec.seq]:
+                    state = f"ret·sum{report.summarized_by[rec.seq]}"  # kept raw and represented
             else:
                 state = "…"
         else:

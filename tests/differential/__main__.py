@@ -1,4 +1,4 @@
-"""`python -m tests.differential --runtime adk|pi --scenarios N --seed S`: a differential campaign."""
+"""`python -m tests.differential --runtime adk|claude_code --scenarios N --seed S`: a differential campaign."""
 
 import sys
 

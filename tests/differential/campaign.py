@@ -1,6 +1,6 @@
 """Run generated scenarios through a real runtime and check every model call (issue 16).
 
-    python -m tests.differential --runtime adk|pi --scenarios N --seed S [--out DIR]
+    python -m tests.differential --runtime adk|claude_code --scenarios N --seed S [--out DIR]
 
 Prints, per runtime, the scenarios run and the model calls checked, and every disagreement; a
 disagreement's scenario is minimized (turns dropped while the same disagreement remains) and kept
@@ -80,24 +80,51 @@ def run_adk(scenarios: list[dict[str, Any]], out: Path) -> Iterator[dict[str, An
         proc.wait(timeout=60)
 
 
-def runner(runtime: str) -> Callable[[list[dict[str, Any]], Path], Iterator[dict[str, Any]]]:
-    """The runtime's driver: scenarios in, one result line per scenario out."""
-    if runtime == "adk":
-        return run_adk
-    from tests.differential.pi_driver import run_pi
+def run_pi(scenarios: list[dict[str, Any]], out: Path) -> Iterator[dict[str, Any]]:
+    from tests.differential.pi_driver import run_pi as run
 
-    return run_pi
+    return run(scenarios, out)
+
+
+def run_claude_code(scenarios: list[dict[str, Any]], out: Path) -> Iterator[dict[str, Any]]:
+    """Drive Claude Code through the scenarios (its CLI runs per turn), yielding each one's result line."""
+    import traceback
+
+    from tests.differential import cc_driver
+
+    for sc in scenarios:
+        try:
+            yield cc_driver.run(sc, out)
+        except Exception:
+            yield {"name": sc["name"], "crash": traceback.format_exc()}
+
+
+# Each runtime's driver: scenarios in, one result line per scenario out.
+RUNNERS: dict[str, Callable[[list[dict[str, Any]], Path], Iterator[dict[str, Any]]]] = {
+    "adk": run_adk,
+    "pi": run_pi,
+    "claude_code": run_claude_code,
+}
 
 
 def runtime_available(runtime: str) -> str | None:
+    """Why the runtime cannot be driven here, or None."""
     if runtime == "adk":
         return adk_available()
-    from tests.differential.pi_driver import pi_available
+    if runtime == "pi":
+        from tests.differential.pi_driver import pi_available
 
-    return pi_available()
+        return pi_available()
+    from tests.differential import cc_driver
+
+    return cc_driver.available()
 
 
 def check_dir(runtime: str, d: Path) -> Any:
+    if runtime == "claude_code":
+        from tests.differential.check_cc import check as check_cc
+
+        return check_cc(d)
     if runtime == "adk":
         from tests.differential.check_adk import check
 
@@ -146,11 +173,19 @@ def keep_fixture(src: Path, outcome: Any) -> Path:
     for f in src.iterdir():  # pi: the session file and the raw request log
         if f.suffix in (".jsonl",) and not (dst / f.name).exists():
             shutil.copyfile(f, dst / f.name)
+    if src.name.startswith("cc-"):  # Claude Code's transcript: its bulky request records cut
+        from tests.differential.cc_driver import trim_for_fixture
+
+        trim_for_fixture(dst / "session.jsonl")
     (dst / "disagreements.json").write_text(json.dumps(outcome.disagreements, indent=1) + "\n")
     return dst
 
 
 def scenarios_for(runtime: str, seed: int, n: int, start: int = 0) -> list[dict[str, Any]]:
+    if runtime == "claude_code":
+        from tests.differential import cc_driver
+
+        return [cc_driver.scenario(seed, i) for i in range(start, start + n)]
     make = space.adk_scenario if runtime == "adk" else space.pi_scenario
     return [make(seed, i) for i in range(start, start + n)]
 
@@ -158,7 +193,7 @@ def scenarios_for(runtime: str, seed: int, n: int, start: int = 0) -> list[dict[
 def campaign(
     runtime: str, n: int, seed: int, out: Path, keep: bool = True, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    run = runner(runtime)
+    run = RUNNERS[runtime]
     scs = scenarios_for(runtime, seed, n)
     by_name = {s["name"]: s for s in scs}
     totals = {
@@ -205,7 +240,7 @@ def campaign(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.differential", description=__doc__.split("\n")[0])
-    ap.add_argument("--runtime", choices=("adk", "pi"), required=True)
+    ap.add_argument("--runtime", choices=tuple(RUNNERS), required=True)
     ap.add_argument("--scenarios", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="where the sessions go (default: a temporary folder, removed)")

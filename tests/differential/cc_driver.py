@@ -1,0 +1,257 @@
+"""Drive the real Claude Code 2.1.328 through generated scenarios (issue 16, point 1).
+
+Each scenario is a sequence of CLI runs in print mode (`claude -p PROMPT`, `--resume` after the
+first) against the scripted local Messages API of `../shared/peers/claude_code/fake_anthropic.py`
+(the peer's `Script`, its replies drawn from the scenario), as tests/peers/claude_code_hook's
+harness runs it: a scratch HOME, an environment built from nothing, 127.0.0.1 only. What the
+scenario varies: turns; per turn its tool rounds, parallel calls, failing commands and text size;
+which model reply reports a context near the 1M window (Claude Code auto-compacts before its next
+request: mid tool loop, or before the next prompt); manual `/compact`; what the summarizer answers
+(a summary, an empty one, an untagged reply); a turn stopped by `--max-turns` before its answer.
+
+Every request the CLI sends is logged with its body and the number of transcript lines written when
+it arrived (`transcript_lines`), so the check can open the transcript as it stood
+(`load(..., upto_line=N)`). Per scenario the folder holds scenario.json, session.jsonl (the
+transcript), requests.jsonl, result.json.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+HOOK_HARNESS = REPO / "tests" / "peers" / "claude_code_hook" / "harness.py"
+ALLOWED = "Bash Read Write Edit"
+NEAR_WINDOW = 990_000  # input tokens reported to make the CLI auto-compact (its window is 1M)
+WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma"]
+
+
+def _hook_harness() -> Any:
+    name = "claude_code_hook_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HOOK_HARNESS)
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+def available() -> str | None:
+    """None when the pinned CLI and the peer's fake API are here, else why not."""
+    h = _hook_harness()
+    try:
+        h.check_installed()
+        h._fake_anthropic()
+    except h.HarnessError as e:
+        return str(e)
+    return None
+
+
+# ------------------------------------------------------------------------------------ the space
+
+
+def _round(rng: random.Random, turn: int, k: int) -> list[list[Any]]:
+    calls: list[list[Any]] = []
+    for j in range(rng.choice([1, 1, 1, 2, 2, 3])):
+        word = rng.choice(WORDS)
+        if rng.random() < 0.2:  # a failing command: an is_error result
+            cmd = f"ls /nonexistent-{word}-{turn}-{k}-{j}"
+        else:
+            cmd = f"echo {word}-{turn}-{k}-{j}"
+        calls.append(["Bash", {"command": cmd, "description": f"step {turn}.{k}.{j}"}])
+    return calls
+
+
+def scenario(seed: int, index: int) -> dict[str, Any]:
+    """The same (seed, index) always gives the same scenario."""
+    rng = random.Random(f"claude_code/{seed}/{index}")
+    turns: list[dict[str, Any]] = []
+    for i in range(rng.randint(1, 4)):
+        if turns and rng.random() < 0.15:
+            turns.append({"compact": True})
+            continue
+        steps: list[list[Any]] = [["tool", _round(rng, i, k)] for k in range(rng.choice([0, 1, 1, 2, 3]))]
+        steps.append(["text", rng.choice([40, 200, 600, 1500])])
+        turn: dict[str, Any] = {
+            "marker": f"[P{i}]",
+            "ask": f"[P{i}] Task {i}: " + "detail " * rng.choice([0, 3, 30]),
+            "steps": steps,
+        }
+        if rng.random() < 0.3:  # this reply reports a context near the window: auto-compaction next
+            turn["near_window_step"] = rng.randrange(len(steps))
+        if len(steps) > 2 and rng.random() < 0.2:  # --max-turns stops the turn before its answer
+            turn["max_turns"] = rng.randint(1, len(steps) - 2)
+        turns.append(turn)
+    return {
+        "runtime": "claude_code",
+        "name": f"cc-s{seed}-{index:04d}",
+        "seed": seed,
+        "index": index,
+        "summarizer": rng.choice(["good", "good", "good", "empty", "plain"]),
+        "turns": turns,
+    }
+
+
+# ------------------------------------------------------------------------------------ the model
+
+
+def _summary(kind: str, marker: str, k: int) -> str:
+    """The summarizer's k-th reply (numbered: two summaries never read alike)."""
+    if kind == "empty":
+        return "<analysis>\n</analysis>\n<summary>\n</summary>"
+    if kind == "plain":  # no tags: the reply as it is
+        return f"Summary {k}: the conversation so far ran scripted prompts up to {marker}."
+    return (
+        "<analysis>\nThe fake model reviewed the conversation.\n</analysis>\n<summary>\n"
+        f"1. Primary Request and Intent (summary {k}): scripted prompts; the latest one was {marker}.\n</summary>"
+    )
+
+
+def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0) -> int:
+    """The transcript's line count once it has not grown for quiet_s: Claude Code flushes its
+    transcript writes a moment after it sends the request they precede (observed: the boundary and
+    summary of an auto-compaction, the tool result of a tool round, arrive after the request)."""
+    n, since, start = count(), time.monotonic(), time.monotonic()
+    while time.monotonic() - since < quiet_s and time.monotonic() - start < limit_s:
+        time.sleep(0.05)
+        m = count()
+        if m != n:
+            n, since = m, time.monotonic()
+    return n
+
+
+def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> Any:
+    """The peer's Script with the scenario's plans, usage and summaries; every request is stamped
+    with how many transcript lines were written when it arrived."""
+    plans = {
+        t["marker"]: [(s[0], [tuple(c) for c in s[1]] if s[0] == "tool" else s[1]) for s in t["steps"]]
+        for t in sc["turns"]
+        if "marker" in t
+    }
+    near = {t["marker"]: t["near_window_step"] for t in sc["turns"] if "near_window_step" in t}
+    script = fa.Script(plans, work)
+    own = script.reply
+    summaries: list[str] = []
+
+    def reply(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str, int]:
+        # logged with the body (the server logs the same object)
+        body["transcript_lines_at_arrival"] = _settled(transcript_lines)
+        kind, blocks, stop, tokens = own(body)
+        msgs = body.get("messages") or []
+        if kind == "compact":
+            marker, _ = script.current_prompt(msgs[:-1])
+            summaries.append(marker)
+            blocks = [{"type": "text", "text": _summary(sc["summarizer"], marker, len(summaries))}]
+        elif kind == "main":
+            marker, step = script.current_prompt(msgs)
+            if near.get(marker) == step:
+                tokens = NEAR_WINDOW
+        return kind, blocks, stop, tokens
+
+    script.reply = reply
+    return script
+
+
+# ------------------------------------------------------------------------------------ one scenario
+
+
+def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Run one scenario into out/<name>/; returns its result line."""
+    h = _hook_harness()
+    fa = h._fake_anthropic()
+    d = out / sc["name"]
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "scenario.json").write_text(json.dumps(sc, indent=1) + "\n")
+    home, work, tmp = (str(d / x) for x in ("home", "work", "tmp"))
+    for x in (home, work, tmp):
+        os.makedirs(x, exist_ok=True)
+    os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
+    subprocess.run(["git", "init", "-q", work], check=True, env={"PATH": "/usr/bin:/bin", "HOME": home})
+
+    def transcript() -> str | None:
+        found = [f for f in glob.glob(os.path.join(home, ".claude", "projects", "*", "*.jsonl"))]
+        return found[0] if found else None
+
+    def transcript_lines() -> int:
+        f = transcript()
+        if f is None:
+            return 0
+        with open(f, "rb") as fh:
+            return sum(1 for line in fh if line.endswith(b"\n"))
+
+    log = d / "requests.raw.jsonl"
+    script = _script(fa, sc, work, transcript_lines)
+    srv = fa.FakeServer(script, str(log), keep_bodies=True)
+    srv.start()
+    env = h.child_env(home, srv.url, tmp)
+    sid: str | None = None
+    runs = []
+    try:
+        for t in sc["turns"]:
+            prompt = "/compact" if t.get("compact") else t["ask"]
+            args = ["-p", prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", ALLOWED]
+            if sid:
+                args += ["--resume", sid]
+            if "max_turns" in t:
+                args += ["--max-turns", str(t["max_turns"])]
+            rc, stdout, err = h._run_cli(args, work, env)
+            for line in stdout.splitlines():
+                try:
+                    sid = json.loads(line).get("session_id") or sid
+                except (ValueError, AttributeError):
+                    continue
+            runs.append({"prompt": prompt[:60], "rc": rc, "stderr": err[-300:]})
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    f = transcript()
+    if f is None:
+        raise RuntimeError(f"{sc['name']}: Claude Code wrote no transcript under {home}")
+    (d / "session.jsonl").write_bytes(Path(f).read_bytes())
+    reqs = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    with open(d / "requests.jsonl", "w") as fh:
+        for r in reqs:
+            if r.get("kind") in ("main", "compact", "side"):
+                r["transcript_lines"] = r["body"].pop("transcript_lines_at_arrival")
+                r["body"] = {"messages": r["body"].get("messages") or []}  # the check reads only these
+                fh.write(json.dumps(r) + "\n")
+    log.unlink(missing_ok=True)
+    res = {"name": sc["name"], "runs": runs, "requests": len(reqs)}
+    (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
+    return res
+
+
+# Lines our reader does not interpret and that make a transcript large: Claude Code's record of
+# each request's shape and blobs, and the prompt snapshot it attaches (the system prompt, verbatim).
+_BULKY = ("api-request-shape", "api-request-blob", "api-request")
+_KEEP_KEYS = ("type", "subtype", "uuid", "parentUuid", "isSidechain", "timestamp", "sessionId")
+
+
+def trim_for_fixture(session: Path) -> None:
+    """Cut the bulky lines of a kept transcript to their type and links, line for line (the
+    requests name lines by number), so a fixture stays small; every other line is as written."""
+    out = []
+    for raw in session.read_bytes().splitlines(keepends=True):
+        try:
+            o = json.loads(raw)
+        except ValueError:
+            out.append(raw)
+            continue
+        att = o.get("attachment") if isinstance(o, dict) else None
+        if isinstance(o, dict) and (
+            o.get("type") in _BULKY or (isinstance(att, dict) and att.get("type") == "prompt_snapshot")
+        ):
+            small = {k: o[k] for k in _KEEP_KEYS if k in o}
+            small["trimmed_for_fixture"] = True
+            raw = json.dumps(small).encode() + b"\n"
+        out.append(raw)
+    session.write_bytes(b"".join(out))
