@@ -70,7 +70,7 @@ def test_fixed_seeds_against_the_real_pi(tmp_path: Path) -> None:
         pytest.fail(f"the real pi cannot run, so nothing is checked against it: {why}", pytrace=False)
     scs = [campaign.space.pi_scenario(PI_SEED, i) for i in PI_LIVE]
     checked = compactions = 0
-    for res in campaign.runner("pi")(scs, tmp_path):
+    for res in campaign.RUNNERS["pi"](scs, tmp_path):
         assert "crash" not in res, res
         o = campaign.check_dir("pi", tmp_path / res["name"])
         assert o.disagreements == [], (res["name"], json.dumps(o.disagreements, indent=1)[:3000])
