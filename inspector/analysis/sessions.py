@@ -43,6 +43,15 @@ class FindingCounts(BaseModel):
     info: int = 0
 
 
+class CodeCount(BaseModel):
+    """How many findings of one code a session has."""
+
+    model_config = ConfigDict(extra="forbid")
+    severity: Severity
+    code: str
+    count: int
+
+
 class ScanRow(BaseModel):
     """One session as `inspector scan` reports it. Fields are added, never renamed or removed.
     Everything but `path`, `parent`, `size` and `error` is null when the file could not be read."""
@@ -69,6 +78,7 @@ class ScanRow(BaseModel):
     worst_code: str | None = Field(None, description="the code of the most severe finding")
     worst_message: str | None = None
     findings: FindingCounts | None = None
+    codes: list[CodeCount] | None = Field(None, description="findings by code, most severe first")
     usage: TokenUsage | None = Field(None, description="tokens the runtime recorded for this session's own requests")
     models: list[str] | None = Field(None, description="models that answered, by first use")
     size: int | None = Field(None, description="bytes of the file")
@@ -208,8 +218,13 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
             if mid and mid not in models:
                 models.append(mid)
     findings = FindingCounts()
+    by_code: dict[tuple[str, str], int] = {}
     for f in report.findings:
         setattr(findings, f.severity, getattr(findings, f.severity) + 1)
+        by_code[(f.severity, f.code)] = by_code.get((f.severity, f.code), 0) + 1
+    # The report lists findings most important first within a severity: keep that order.
+    ranked = sorted(by_code.items(), key=lambda kv: SEVERITY_RANK[kv[0][0]])
+    codes = [CodeCount(severity=sev, code=code, count=n) for (sev, code), n in ranked]  # type: ignore[arg-type]
     return ScanRow(
         path=path,
         format=led.format,
@@ -230,6 +245,7 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
         worst_code=worst.code if worst else None,
         worst_message=worst.message if worst else None,
         findings=findings,
+        codes=codes,
         usage=TokenUsage(**total.to_dict()),
         models=models,
         size=size if size is not None else led.size,

@@ -7,15 +7,14 @@ import argparse
 import datetime as _dt
 import os
 import sys
-from importlib import resources
 
 from inspector.analysis.usage import (
     GROUPINGS,
-    PriceTable,
     PriceTableError,
     UsageGroup,
+    cost_text,
     group_usage,
-    parse_price_table,
+    load_prices,
 )
 from inspector.cli.output import emit_json
 from inspector.cli.scan import (
@@ -59,29 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_common(p)
 
 
-def load_prices(path: str | None) -> PriceTable:
-    if path is None:
-        data = resources.files("inspector").joinpath("prices.json").read_bytes()
-        return parse_price_table(data, "inspector/prices.json")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise PriceTableError(f"{path}: cannot read ({e.strerror or e})") from None
-    return parse_price_table(data, path)
-
-
 def _day(secs: float | None) -> str | None:
     return _dt.datetime.fromtimestamp(secs, _dt.UTC).date().isoformat() if secs is not None else None
-
-
-def cost_words(g: UsageGroup, currency: str) -> str:
-    sign = "$" if currency == "USD" else currency + " "
-    if not g.unpriced_models:
-        return f"{sign}{g.cost_known:,.2f}"
-    if g.cost_known == 0:
-        return "unknown"
-    return f"{sign}{g.cost_known:,.2f} + unknown"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         every = {"sessions": f"{len(g.sessions):,}", "sub-agents": f"{len(g.subagents):,}" if g.subagents else "–",
                  "requests": f"{g.requests:,}", "input": short(u.input), "output": short(u.output),
                  "cache read": short(u.cache_read), "cache write": short(u.cache_write)}
-        return [every[c] for c in cols] + [cost_words(g, prices.currency)]
+        return [every[c] for c in cols] + [cost_text(g, prices.currency)]
 
     for g in groups:
         t.add_row(g.key if args.by != "session" else os.path.basename(g.key), *cells(g))

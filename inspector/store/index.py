@@ -26,7 +26,7 @@ from inspector.analysis.usage import UsageItem
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rows carry their findings by code
 INDEX_FILE = "index.sqlite"
 HEAD_BYTES = 4096
 BUSY_TIMEOUT_MS = 30_000

@@ -9,7 +9,10 @@ cannot be read is a row with the reason, never a failed scan.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+import re
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,6 +33,67 @@ from inspector.store.places import Found, parent_session, session_files
 
 IN_PROCESS_BELOW = 8  # fewer files than this: no worker processes (starting them costs more)
 IN_FLIGHT_PER_WORKER = 4
+
+
+_AGO = re.compile(r"(\d+)\s*([dhm])")
+
+
+def when(value: str) -> float:
+    """Epoch seconds of a date, an ISO time (naive: UTC), or `7d` / `12h` / `30m` ago (ValueError
+    naming what was expected otherwise)."""
+    m = _AGO.fullmatch(value.strip().lower())
+    try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2)
+            return time.time() - n * {"d": 86400, "h": 3600, "m": 60}[unit]
+        d = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)
+        return d.timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(
+            f"expected a date (2026-01-31), an ISO time (2026-01-31T12:00) or an age (7d, 12h, 30m), got {value[:40]!r}"
+        ) from None
+
+
+def iso_seconds(iso: str | None) -> float | None:
+    """Epoch seconds of a row's ISO-8601 time."""
+    if iso is None:
+        return None
+    return _dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(slots=True, frozen=True)
+class SessionFilter:
+    """What `--since/--until`, `--project` and `--format` keep, for `scan`, `search`, `usage` and
+    the triage browser alike. A file that could not be read is always kept: a scan never hides a
+    session it failed on. A filter on times drops sessions with no record time."""
+
+    since: float | None = None
+    until: float | None = None
+    project: str | None = None
+    format: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.since, self.until, self.project, self.format))
+
+    def keeps(self, row: ScanRow) -> bool:
+        if row.error is not None:
+            return True
+        if self.format is not None and (row.format or "").lower() != self.format.lower():
+            return False
+        if self.project is not None and self.project.lower() not in (row.project or "").lower():
+            return False
+        if self.since is not None:
+            last = iso_seconds(row.last_activity)
+            if last is None or last < self.since:
+                return False
+        if self.until is not None:
+            first = iso_seconds(row.first_activity)
+            if first is None or first > self.until:
+                return False
+        return True
 
 
 @dataclass(slots=True)
@@ -96,7 +160,8 @@ def _worker_count(requested: int | None) -> int:
 class Scanner:
     """Rows for every session under some paths, through one index.
 
-    `progress(done, total)` is called as rows come out (total: the files found)."""
+    `found(total)` is called once the walk is over; `progress(done, total)` as rows come out
+    (total: the files found)."""
 
     def __init__(
         self,
@@ -104,11 +169,13 @@ class Scanner:
         workers: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        found: Callable[[int], None] | None = None,
     ) -> None:
         self.index = index
         self.workers = _worker_count(workers)
         self.progress = progress
         self.cancelled = cancelled
+        self.found = found
         self.stats = ScanStats()
         self.most_in_flight = 0  # the largest number of files pending at once (bounded memory)
         self._pool: ProcessPoolExecutor | None = None
@@ -127,6 +194,8 @@ class Scanner:
         # bar knows its total; then the rows, with at most `window` files pending at once.
         found: list[Found] = list(session_files(paths, self.cancelled))
         total = self.stats.found = len(found)
+        if self.found is not None:
+            self.found(total)
         use_pool = self.workers > 1 and total >= IN_PROCESS_BELOW  # the pool starts at its first file
         window = max(1, self.workers * IN_FLIGHT_PER_WORKER)
         pending: deque[_Pending] = deque()
