@@ -247,10 +247,12 @@ SCAN_FILTER_KEYS = ("since", "until", "project", "format", "fmt")
 def scan_filter_term(key: str, value: str) -> SessionFilter:
     """`since:7d`, `until:2026-01-31`, `project:text`, `format:pi`: the filters of `inspector scan`.
     Raises ValueError on a time it cannot read."""
-    if key == "since":
-        return SessionFilter(since=when(value))
-    if key == "until":
-        return SessionFilter(until=when(value))
+    if key in ("since", "until"):
+        try:
+            secs = when(value)
+        except ValueError as e:
+            raise ValueError(f"{key}:{value}: {e}") from None
+        return SessionFilter(since=secs) if key == "since" else SessionFilter(until=secs)
     if key == "project":
         return SessionFilter(project=value)
     return SessionFilter(format=value)
