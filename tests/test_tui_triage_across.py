@@ -18,6 +18,8 @@ from inspector.analysis.usage import cost_text, load_prices, session_costs
 from inspector.cli.main import main
 from inspector.store.index import SessionIndex
 from inspector.tui.app import InspectorApp
+from inspector.tui.session import SessionScreen
+from inspector.tui.timeline import Timeline
 from inspector.tui.triage import TriageScreen
 from tests.test_scan import tree
 
@@ -136,5 +138,57 @@ def test_the_scan_filters_narrow_the_table_as_scan_does_and_the_header_names_the
         await filter_by("")
         assert table.row_count == len(screen.rows)
         assert "since" not in str(title.render())
+
+    run(InspectorApp([str(sessions)]), body)
+
+
+def test_slash_searches_every_session_and_enter_opens_the_session_at_the_hit(
+    sessions: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "bash", str(sessions), "--json", "--no-progress", "--limit", "200"]) == 0
+    want = [(h["path"], h["line"], h["role"]) for h in json.loads(capsys.readouterr().out)["hits"]]
+    assert want
+
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        screen = await filled(pilot)
+        await pilot.press("slash")
+        box = screen.query_one("#search", Input)
+        assert box.has_focus and screen.has_class("searching")
+        await pilot.press(*"bash", "enter")
+        hits_table = screen.query_one("#hits", DataTable)
+        await until(pilot, lambda: hits_table.row_count > 0)
+        # the hits `inspector search` prints, from the same index and query code
+        assert [(h.path, h.line, h.role) for h in screen.hits] == want
+        assert hits_table.has_focus
+        status = str(screen.query_one("#status", Static).render())
+        assert f"{len(want)} hits for 'bash'" in status
+        first = screen.hits[0]
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        view = pilot.app.screen
+        assert isinstance(view, SessionScreen) and view.path == first.path
+        await until(pilot, lambda: view.query_one(Timeline).current_seq is not None)
+        await pilot.pause(0.1)
+        seq = view.query_one(Timeline).current_seq
+        record = next(r for r in view.ledger.records if r.seq == seq)  # type: ignore[union-attr]
+        assert record.line == first.line  # the cursor is on the record the hit names
+        await pilot.press("escape")
+        await until(pilot, lambda: pilot.app.screen is screen)
+        assert screen.has_class("searching")  # back on the hits, as they were
+        await pilot.press("escape")
+        assert not screen.has_class("searching") and screen.query_one("#sessions", DataTable).has_focus
+
+    run(InspectorApp([str(sessions)]), body)
+
+
+def test_a_search_covers_only_the_sessions_the_filter_shows(sessions: Path) -> None:
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        screen = await filled(pilot)
+        await pilot.press("f")
+        screen.query_one("#filter", Input).value = "format:pi"
+        await pilot.press("enter")
+        await pilot.press("slash", *"bash", "enter")
+        await pilot.pause(0.5)
+        assert all("/pi/" in h.path for h in screen.hits)
 
     run(InspectorApp([str(sessions)]), body)

@@ -250,6 +250,7 @@ class SessionScreen(Screen[None]):
         self.window = window
         self.reserve = reserve
         self.at_line = at_line
+        self.focus_line: int | None = None  # put the cursor on the record at this line once loaded (a search hit)
         # When the user started waiting (the app's launch for the first screen): the header reports
         # the time they waited, not only the analysis's share of it.
         self.started = started if started is not None else time.perf_counter()
@@ -440,6 +441,9 @@ class SessionScreen(Screen[None]):
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
+        if not msg.preview and self.focus_line is not None:
+            self._go_to_record_at(msg.ledger, self.focus_line)
+            self.focus_line = None
         if not msg.preview:
             self._stamp = msg.stamp
             self._start_following(msg.stamp)
@@ -776,6 +780,13 @@ class SessionScreen(Screen[None]):
             return
         self._status("analysing with the new window and reserve…")
         self._analyze(self.report.ledger)
+
+    def _go_to_record_at(self, ledger: Ledger, line: int) -> None:
+        """The cursor on the record written at `line` (the last one before it, for a line that is
+        no record of its own)."""
+        seqs = [r.seq for r in ledger.records if r.line <= line]
+        if seqs:
+            self.go_to(seqs[-1])
 
     def go_to(self, seq: int) -> None:
         tl = self.query_one(Timeline)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from inspector.analysis.usage import (
 from inspector.formats import registry
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
-from inspector.store.index import IndexUnavailable, SessionIndex
+from inspector.store.index import IndexUnavailable, SearchHit, SessionIndex, match_expression
 from inspector.store.places import parent_session, session_files
 from inspector.store.scan import Scanner, SessionFilter, iso_seconds, read_session, when
 from inspector.tui.model import SEVERITY_COLORS
@@ -94,6 +95,7 @@ FILTER_HELP = (
     " · unreadable · code:hole · tokens>50000 · !text"
 )
 SEARCH_HELP = "search every session's text, tool names and summaries (Enter: search; Escape: close)"
+SEARCH_LIMIT = 200  # hits shown, best first
 # Workers reading sessions (None: one per core, as `inspector scan`).
 WORKERS: int | None = None
 
@@ -496,6 +498,10 @@ class TriageScreen(Screen[None]):
     TriageScreen #progress { width: auto; margin-right: 2; }
     TriageScreen #status { width: 1fr; }
     TriageScreen.done #progress { display: none; }
+    TriageScreen #search, TriageScreen #hits { display: none; }
+    TriageScreen.searching #search, TriageScreen.searching #hits { display: block; }
+    TriageScreen.searching #sessions, TriageScreen.searching #filter { display: none; }
+    TriageScreen #hits { height: 1fr; }
     """
 
     BINDINGS = [
@@ -519,6 +525,15 @@ class TriageScreen(Screen[None]):
             self.generation = generation
             self.base = base
             self.total = total
+
+    class Hits(Message):
+        """What a search across the sessions found (or why it could not run)."""
+
+        def __init__(self, query: str, hits: list[SearchHit], error: str | None = None) -> None:
+            super().__init__()
+            self.query = query
+            self.hits = hits
+            self.error = error
 
     class Broken(Message):
         """The index cannot be opened: nothing to scan into."""
@@ -563,6 +578,7 @@ class TriageScreen(Screen[None]):
         self.sort_descending = True
         self.predicate: Predicate | None = None
         self.filter_text = ""  # what the predicate was made from (the header names its scan filters)
+        self.hits: list[SearchHit] = []  # the last search's hits, in the hits table's order
         self._file_width = 0
         self._widths: dict[str, int] = {}
         self._generation = 0
@@ -576,6 +592,9 @@ class TriageScreen(Screen[None]):
         yield Static(self._title(), id="title")
         yield Input(placeholder=FILTER_HELP, id="filter")
         yield SessionTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        # Disabled while hidden: a hidden box that takes the focus would swallow every key.
+        yield Input(placeholder=SEARCH_HELP, id="search", disabled=True)
+        yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty")
         yield Static("", id="detail")
         with Horizontal(id="progress-row"):
@@ -916,11 +935,15 @@ class TriageScreen(Screen[None]):
 
     # -------------------------------------------------------------------------------- events
 
-    def on_data_table_row_highlighted(self, _msg: DataTable.RowHighlighted) -> None:
-        self._show_detail()
+    def on_data_table_row_highlighted(self, msg: DataTable.RowHighlighted) -> None:
+        if msg.data_table.id == "sessions":
+            self._show_detail()
 
     def on_data_table_row_selected(self, msg: DataTable.RowSelected) -> None:
         msg.stop()
+        if msg.data_table.id == "hits":
+            self._open_hit(msg.cursor_row)
+            return
         self._open(msg.row_key.value)
 
     def on_data_table_header_selected(self, msg: DataTable.HeaderSelected) -> None:
@@ -950,6 +973,9 @@ class TriageScreen(Screen[None]):
         self._rebuild()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "search":
+            self._search(event.value)
+            return
         if event.input.id == "filter":
             if self._filter_timer is not None:  # Enter applies it at once
                 self._filter_timer.stop()
@@ -973,7 +999,80 @@ class TriageScreen(Screen[None]):
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        self.add_class("searching")
+        box.disabled = False
+        box.focus()
+
+    def _leave_search(self) -> None:
+        self.remove_class("searching")
+        self.query_one("#search", Input).disabled = True
+        self.query_one("#sessions", DataTable).focus()
+        self._show_detail()
+        self._status()
+
+    def _search(self, query: str) -> None:
+        match = match_expression(query)
+        if not match:
+            return
+        # The sessions the table shows (the filter applies), as the index knows them.
+        table = self.query_one("#sessions", DataTable)
+        scope = [self.rows[str(k.value)].path for k in table.rows if self.rows[str(k.value)].error is None]
+        self.query_one("#status", Static).update(f"searching {len(scope):,} sessions for {query!r}…")
+        self._search_in_thread(query, match, scope)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search_in_thread(self, query: str, match: str, scope: list[str]) -> None:
+        """`inspector search`'s query (`SessionIndex.search`) over the index the scan filled."""
+        try:
+            with SessionIndex() as index:
+                hits = index.search(match, [os.path.realpath(p) for p in scope], limit=SEARCH_LIMIT)
+        except (IndexUnavailable, sqlite3.Error) as e:
+            self.post_message(self.Hits(query, [], f"search failed: {e}"))
+            return
+        self.post_message(self.Hits(query, hits))
+
+    def on_triage_screen_hits(self, msg: Hits) -> None:
+        table = self.query_one("#hits", DataTable)
+        table.clear(columns=True)
+        for label, width in (("session", max(20, self._file_width)), ("line", 7), ("role", 10), ("match", None)):
+            table.add_column(label, key=label, width=width)
+        self.hits = msg.hits
+        for i, h in enumerate(msg.hits):
+            snippet = Text(h.snippet, no_wrap=True, overflow="ellipsis")
+            for a, b in h.marks:
+                snippet.stylize("bold yellow", a, b)
+            folder, name = fit_path(relative(h.path, self.base), max(20, self._file_width))
+            session = Text.assemble((folder, "dim"), name)
+            role = f"{h.role} {h.kind}" if h.kind != "text" else h.role
+            table.add_row(session, Text(f"{h.line:,}", justify="right"), role, snippet, key=str(i))
+        if msg.error is not None:
+            self.query_one("#status", Static).update(Text(msg.error, style="bold #f85149"))
+        else:
+            many = f"the first {len(msg.hits):,}" if len(msg.hits) >= SEARCH_LIMIT else f"{len(msg.hits):,}"
+            self.query_one("#status", Static).update(
+                f"{many} hits for {msg.query!r} · Enter opens the session at the hit · Escape: back to the sessions"
+            )
+        if msg.hits:
+            table.focus()
+
+    def _open_hit(self, index: int) -> None:
+        if not 0 <= index < len(self.hits):
+            return
+        hit = self.hits[index]
+        screen = self.app.session_screen(hit.path)  # type: ignore[attr-defined]
+        screen.focus_line = hit.line
+        self.app.push_screen(screen)
+
     def action_clear_filter(self) -> None:
+        if self.has_class("searching"):
+            box = self.query_one("#search", Input)
+            if box.has_focus and self.hits:
+                self.query_one("#hits", DataTable).focus()
+            else:
+                self._leave_search()
+            return
         box = self.query_one("#filter", Input)
         if box.has_focus:
             self.query_one(DataTable).focus()
