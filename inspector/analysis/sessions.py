@@ -65,6 +65,9 @@ class ScanRow(BaseModel):
     session_id: str | None = None
     project: str | None = Field(None, description="the working directory the session ran in (or its app), when recorded")
     parent: str | None = Field(None, description="a sub-agent transcript's parent session file")
+    parent_session_id: str | None = Field(
+        None, description="the session id of the session that spawned this one (a Codex child rollout's session_meta)"
+    )
     first_activity: str | None = Field(None, description="the session's oldest record time, ISO-8601 UTC (not the file's mtime)")
     last_activity: str | None = Field(None, description="the session's newest record time, ISO-8601 UTC")
     records: int | None = None
@@ -137,6 +140,25 @@ def session_project(led: Ledger) -> str | None:
                 if isinstance(v, str) and v:
                     return v
     return None
+
+
+def spawning_session_id(led: Ledger) -> str | None:
+    """The id of the session that spawned this one: a Codex child rollout's session_meta names it
+    as `source.subagent.thread_spawn.parent_thread_id` (older builds: `sub_agent`; some also write
+    a top-level `parent_thread_id`)."""
+    h = led.header
+    if not isinstance(h, dict):
+        return None
+    src = h.get("source")
+    if isinstance(src, dict):
+        for key in ("subagent", "sub_agent"):
+            sub = src.get(key)
+            spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+            pid = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+            if isinstance(pid, str) and pid:
+                return pid
+    pid = h.get("parent_thread_id")
+    return pid if isinstance(pid, str) and pid and pid != led.session_id else None
 
 
 @dataclass(slots=True)
@@ -232,6 +254,7 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
         session_id=led.session_id,
         project=session_project(led),
         parent=parent,
+        parent_session_id=spawning_session_id(led),
         first_activity=iso_utc(first),
         last_activity=iso_utc(last),
         records=len(led.records),

@@ -38,9 +38,11 @@ CREATE TABLE sessions (
     real_path TEXT NOT NULL UNIQUE,
     dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     head TEXT NOT NULL,
+    session_id TEXT,
     row TEXT NOT NULL,
     indexed_at REAL NOT NULL
 );
+CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE TABLE usage (
     session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     day TEXT, model TEXT,
@@ -249,6 +251,21 @@ class SessionIndex:
         except ValueError:
             return None  # a row an older build wrote differently: read the file again
 
+    def path_of_session(self, session_id: str) -> str | None:
+        """The file of the session with this id (a parent a child rollout names), when indexed."""
+        self.commit()
+        got = self.db.execute(
+            "SELECT real_path FROM sessions WHERE session_id = ? ORDER BY indexed_at LIMIT 1", (session_id,)
+        ).fetchone()
+        return got[0] if got else None
+
+    def update_row(self, real_path: str, row: ScanRow) -> None:
+        """Replace a stored row (a child's parent found after it was read), the rest as it is."""
+        if self._pending == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("UPDATE sessions SET row = ? WHERE real_path = ?", (row.model_dump_json(by_alias=True), real_path))
+        self._pending += 1
+
     def session_id_of(self, real_path: str) -> int | None:
         got = self.db.execute("SELECT id FROM sessions WHERE real_path = ?", (real_path,)).fetchone()
         return got[0] if got else None
@@ -271,8 +288,9 @@ class SessionIndex:
             db.execute("DELETE FROM usage WHERE session = ?", (old,))
             db.execute("DELETE FROM sessions WHERE id = ?", (old,))
         cur = db.execute(
-            "INSERT INTO sessions(real_path, dev, ino, size, mtime_ns, head, row, indexed_at) VALUES (?,?,?,?,?,?,?,?)",
-            (ident.real_path, ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.head,
+            "INSERT INTO sessions(real_path, dev, ino, size, mtime_ns, head, session_id, row, indexed_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (ident.real_path, ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.head, row.session_id,
              row.model_dump_json(by_alias=True), time.time()),
         )
         sid = cur.lastrowid

@@ -179,6 +179,7 @@ class Scanner:
         self.stats = ScanStats()
         self.most_in_flight = 0  # the largest number of files pending at once (bounded memory)
         self._pool: ProcessPoolExecutor | None = None
+        self._by_session_id: dict[str, str] = {}  # top-level sessions read so far: a child names its parent by id
 
     def rows(self, paths: Iterable[str]) -> Iterator[ScanRow]:
         try:
@@ -225,6 +226,11 @@ class Scanner:
         except OSError as e:
             return _Pending(f.path, row=ScanRow(path=f.path, error=f"cannot read ({e.strerror or e})"))
         row = self.index.cached_row(ident)
+        if row is not None and row.parent is None and row.parent_session_id is not None:
+            parent = self._spawner(row.parent_session_id)
+            if parent is not None:  # read before its parent was: name it now, in the index too
+                row = row.model_copy(update={"parent": parent})
+                self.index.update_row(ident.real_path, row)
         if row is not None:
             self.stats.from_index += 1
             return _Pending(f.path, ident, row=row if row.path == f.path else row.model_copy(update={"path": f.path}))
@@ -238,10 +244,19 @@ class Scanner:
             return _Pending(f.path, ident, future=self._pool.submit(read_session, f.path, parent, ident.size))
         return _Pending(f.path, ident, read=read_session(f.path, parent, ident.size))
 
+    def _spawner(self, session_id: str) -> str | None:
+        """The file of the session that spawned a child (Codex): one read in this scan, or one the
+        index holds from an earlier scan."""
+        path = self._by_session_id.get(session_id)
+        if path is None:
+            path = self.index.path_of_session(session_id)
+        return path
+
     def _finish(self, item: _Pending) -> ScanRow:
         if item.row is not None:
             if item.row.error is not None:
                 self.stats.unreadable += 1
+            self._remember(item.row)
             return item.row
         if item.future is not None:
             try:
@@ -253,6 +268,15 @@ class Scanner:
             got = item.read
         if got.row.error is not None:
             self.stats.unreadable += 1
+        if got.row.parent is None and got.row.parent_session_id is not None:
+            parent = self._spawner(got.row.parent_session_id)
+            if parent is not None:
+                got.row = got.row.model_copy(update={"parent": parent})
         if item.ident is not None:
             self.index.store(item.ident, got.row, got.usage, got.docs)
+        self._remember(got.row)
         return got.row
+
+    def _remember(self, row: ScanRow) -> None:
+        if row.session_id is not None and row.parent_session_id is None:
+            self._by_session_id.setdefault(row.session_id, row.path)
