@@ -71,3 +71,24 @@ def test_usage_rolls_a_codex_child_into_its_parent(tmp_path: Path, capsys: pytes
     (g,) = json.loads(capsys.readouterr().out)["groups"]  # one session: the child is inside its parent
     assert g["key"] == str(parent) and g["subagents"] == 1 and g["sessions"] == 1
     assert g["subagent_usage"]["output"] > 0 and g["usage"]["output"] == 2 * g["subagent_usage"]["output"]
+
+
+def test_adk_sub_agents_are_shown_apart_inside_their_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ADK's multi-agent peer session: a coordinator (the agent the user talks to) hands over to
+    weather_agent, math_agent and two critics; their replies are the session's sub-agents."""
+    src = need_shared(SHARED / "peers" / "adk" / "corpus" / "multi_agent.json")
+    session = tmp_path / "multi_agent.json"
+    session.write_bytes(src.read_bytes())
+    events = json.loads(src.read_text())["events"]
+
+    def tokens(author: str) -> int:
+        return sum((e.get("usage_metadata") or {}).get("candidates_token_count") or 0 for e in events
+                   if e.get("author") == author and e.get("usage_metadata"))
+
+    assert main(["usage", str(session), "--json", "--no-progress"]) == 0
+    (g,) = json.loads(capsys.readouterr().out)["groups"]
+    assert g["key"] == str(session) and g["sessions"] == 1
+    assert g["subagent_names"] == sorted(f"{session}#{a}" for a in ("weather_agent", "math_agent", "critic_a", "critic_b"))
+    subs = sum(tokens(a) for a in ("weather_agent", "math_agent", "critic_a", "critic_b"))
+    assert subs > 0 and g["subagent_usage"]["output"] >= subs  # thoughts count as output too
+    assert g["usage"]["output"] > g["subagent_usage"]["output"]  # the coordinator's own replies are in the total

@@ -169,12 +169,30 @@ class UsageEntry:
     model: str | None
     usage: Usage
     requests: int
+    agent: str | None = None  # a sub-agent of the session that answered (ADK); None: the session's own agent
+
+
+def _author(extra: object) -> str | None:
+    a = extra.get("author") if isinstance(extra, dict) else None
+    return a if isinstance(a, str) and a else None
+
+
+def root_agent(led: Ledger) -> str | None:
+    """The agent a session's user talks to (ADK: the author of the first event not the user's);
+    an event another agent authored is a sub-agent's. None when the records name no author."""
+    for r in led.records:
+        a = _author(r.extra)
+        if a is not None and a != "user":
+            return a
+    return None
 
 
 def usage_entries(led: Ledger) -> list[UsageEntry]:
-    """The session's recorded usage by (day, model): each message's Usage as the adapter gave it
-    (already de-duplicated where a runtime writes one reply over several lines)."""
-    out: dict[tuple[str | None, str | None], UsageEntry] = {}
+    """The session's recorded usage by (day, model, sub-agent): each message's Usage as the adapter
+    gave it (already de-duplicated where a runtime writes one reply over several lines); a reply
+    another agent of the session authored (ADK sub-agents) is that agent's."""
+    root = root_agent(led)
+    out: dict[tuple[str | None, str | None, str | None], UsageEntry] = {}
     for r in led.records:
         if r.kind != "message" or r.role != "assistant":
             continue
@@ -184,10 +202,12 @@ def usage_entries(led: Ledger) -> list[UsageEntry]:
         stamp = iso_utc(epoch_seconds(r.timestamp))
         day = stamp[:10] if stamp else None
         model = m.route.model_id if m.route is not None else None
-        key = (day, model)
+        author = _author(r.extra)
+        agent = author if root is not None and author not in (None, root, "user") else None
+        key = (day, model, agent)
         e = out.get(key)
         if e is None:
-            out[key] = UsageEntry(day, model, Usage() + m.usage, 1)
+            out[key] = UsageEntry(day, model, Usage() + m.usage, 1, agent)
         else:
             e.usage = e.usage + m.usage
             e.requests += 1

@@ -3,7 +3,8 @@
 A price table (the pinned `inspector/prices.json`, or the user's) gives each model's price per
 million tokens of fresh input, output, cache reads and cache writes. A model the table does not
 price has an unknown cost, never a cost of 0: a group holding any of its tokens says so.
-Sub-agent transcripts count towards their parent session.
+Sub-agents count towards their parent session and are shown apart too: a transcript of their own
+(Claude Code `subagents/`, a Codex child rollout) or an agent inside the session (ADK).
 """
 
 from __future__ import annotations
@@ -107,6 +108,15 @@ class UsageItem:
     model: str | None
     usage: Usage
     requests: int
+    agent: str | None = None  # a sub-agent inside the session (ADK); None: the session's own agent
+
+    @property
+    def subagent(self) -> str | None:
+        """The sub-agent this usage is, by name: a transcript of its own (its file), or an agent
+        inside the session (`FILE#agent`); None for the session's own agent."""
+        if self.agent is not None:
+            return f"{self.session}#{self.agent}"
+        return self.session if self.parent is not None else None
 
 
 @dataclass(slots=True)
@@ -163,8 +173,9 @@ def group_usage(items: Iterable[UsageItem], by: Grouping, prices: PriceTable) ->
         g.usage = g.usage + it.usage
         g.requests += it.requests
         g.sessions.add(top)
-        if it.parent is not None:
-            g.subagents.add(it.session)
+        sub = it.subagent
+        if sub is not None:
+            g.subagents.add(sub)
             g.subagent_usage = g.subagent_usage + it.usage
         price = table.get(model_key(it.model)) if it.model else None
         if price is None:

@@ -36,8 +36,10 @@ examples:
   inspector usage DIR --by model --prices my-prices.json --json
 
 Tokens are what each runtime recorded for its requests (de-duplicated where a reply spans several
-lines). A Claude Code sub-agent's transcript (<session>/subagents/agent-*.jsonl) counts towards its
-parent session and the parent's project. Cost comes from the price table shipped with inspector
+lines). A sub-agent counts towards its parent session and the parent's project, and is shown apart
+(`sub-agents`; --json: `subagent_usage` and `subagent_names`): a Claude Code transcript
+(<session>/subagents/agent-*.jsonl), a Codex child rollout (its session_meta names the session that
+spawned it), an ADK sub-agent (events another agent of the session authored: SESSION#agent). Cost comes from the price table shipped with inspector
 (its source and date are printed) or --prices FILE (the same JSON shape); a model the table does not
 price has an unknown cost, never 0. --since/--until select the days the tokens were used on.
 """
@@ -98,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
             "prices": {"source": prices.source, "date": prices.date, "currency": prices.currency, "file": args.prices},
             "groups": [
                 {
-                    "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents), "requests": g.requests,
+                    "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents),
+                    "subagent_names": sorted(g.subagents), "requests": g.requests,
                     "usage": g.usage.to_dict(), "subagent_usage": g.subagent_usage.to_dict(),
                     "cost": g.cost, "cost_known": round(g.cost_known, 6), "unpriced_models": sorted(g.unpriced_models),
                 }

@@ -26,7 +26,7 @@ from inspector.analysis.usage import UsageItem
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
-SCHEMA_VERSION = 2  # 2: rows carry their findings by code
+SCHEMA_VERSION = 2  # 2: rows carry their findings by code, usage its sub-agent, sessions their id
 INDEX_FILE = "index.sqlite"
 HEAD_BYTES = 4096
 BUSY_TIMEOUT_MS = 30_000
@@ -45,7 +45,7 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE TABLE usage (
     session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    day TEXT, model TEXT,
+    day TEXT, model TEXT, agent TEXT,
     input INTEGER NOT NULL, output INTEGER NOT NULL, cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,
     requests INTEGER NOT NULL
 );
@@ -295,9 +295,10 @@ class SessionIndex:
         )
         sid = cur.lastrowid
         db.executemany(
-            "INSERT INTO usage(session, day, model, input, output, cache_read, cache_write, requests) VALUES (?,?,?,?,?,?,?,?)",
-            [(sid, e.day, e.model, e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write, e.requests)
-             for e in usage],
+            "INSERT INTO usage(session, day, model, agent, input, output, cache_read, cache_write, requests)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            [(sid, e.day, e.model, e.agent, e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write,
+              e.requests) for e in usage],
         )
         for d in docs:
             rid = db.execute(
@@ -346,16 +347,16 @@ class SessionIndex:
     def usage_items(self, real_paths: Iterable[str] | None = None) -> list[UsageItem]:
         where = self._scope(real_paths)
         got = self.db.execute(
-            "SELECT s.row, u.day, u.model, u.input, u.output, u.cache_read, u.cache_write, u.requests"
+            "SELECT s.row, u.day, u.model, u.input, u.output, u.cache_read, u.cache_write, u.requests, u.agent"
             f" FROM usage u JOIN sessions s ON s.id = u.session WHERE 1{where}"
         ).fetchall()
         rows_by_json: dict[str, ScanRow] = {}
         out: list[UsageItem] = []
-        for row_json, day, model, i, o, cr, cw, n in got:
+        for row_json, day, model, i, o, cr, cw, n, agent in got:
             row = rows_by_json.get(row_json)
             if row is None:
                 row = rows_by_json[row_json] = ScanRow.model_validate_json(row_json)
-            out.append(UsageItem(row.path, row.parent, row.project, day, model, Usage(i, o, cr, cw), n))
+            out.append(UsageItem(row.path, row.parent, row.project, day, model, Usage(i, o, cr, cw), n, agent))
         return out
 
 
