@@ -92,3 +92,14 @@ def test_adk_sub_agents_are_shown_apart_inside_their_session(tmp_path: Path, cap
     subs = sum(tokens(a) for a in ("weather_agent", "math_agent", "critic_a", "critic_b"))
     assert subs > 0 and g["subagent_usage"]["output"] >= subs  # thoughts count as output too
     assert g["usage"]["output"] > g["subagent_usage"]["output"]  # the coordinator's own replies are in the total
+
+
+def test_the_index_lists_a_parents_child_rollouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the session view's `a` key opens for a Codex parent (and `a` in the child, back)."""
+    from inspector.store.index import SessionIndex
+
+    root, parent, child = codex_tree(tmp_path)
+    rows(capsys, str(root))
+    with SessionIndex() as index:
+        assert index.children_of(str(parent)) == [str(child)]
+        assert index.path_of_session(PARENT_ID) == str(parent)

@@ -192,3 +192,36 @@ def test_a_search_covers_only_the_sessions_the_filter_shows(sessions: Path) -> N
         assert all("/pi/" in h.path for h in screen.hits)
 
     run(InspectorApp([str(sessions)]), body)
+
+
+def test_a_in_the_session_view_goes_to_the_sub_agent_and_back(sessions: Path) -> None:
+    parent = sessions / "claude" / "proj" / "sess.jsonl"
+    child = sessions / "claude" / "proj" / "sess" / "subagents" / "agent-acompact-1.jsonl"
+
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        top = pilot.app.screen
+        assert isinstance(top, SessionScreen) and top.sub_agent_paths() == [str(child)]
+        await pilot.press("a")
+        await until(pilot, lambda: pilot.app.screen is not top and pilot.app.screen.shows_session)  # type: ignore[attr-defined]
+        sub = pilot.app.screen
+        assert isinstance(sub, SessionScreen) and sub.path == str(child)
+        assert sub.parent_session_path() == str(parent)
+        await pilot.press("a")  # in the sub-agent: back to the parent it came from
+        await until(pilot, lambda: pilot.app.screen is top)
+
+    run(InspectorApp([str(parent)]), body)
+
+
+def test_a_in_a_sub_agent_opened_alone_opens_its_parent(sessions: Path) -> None:
+    parent = sessions / "claude" / "proj" / "sess.jsonl"
+    child = sessions / "claude" / "proj" / "sess" / "subagents" / "agent-acompact-1.jsonl"
+
+    async def body(pilot) -> None:  # type: ignore[no-untyped-def]
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        sub = pilot.app.screen
+        await pilot.press("a")
+        await until(pilot, lambda: pilot.app.screen is not sub and isinstance(pilot.app.screen, SessionScreen))
+        assert pilot.app.screen.path == str(parent)  # type: ignore[attr-defined]
+
+    run(InspectorApp([str(child)]), body)

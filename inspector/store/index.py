@@ -259,6 +259,16 @@ class SessionIndex:
         ).fetchone()
         return got[0] if got else None
 
+    def children_of(self, parent: str) -> list[str]:
+        """The sub-agent transcripts the index names `parent` as the parent of, by path."""
+        self.commit()
+        got = self.db.execute(
+            "SELECT json_extract(row, '$.path') FROM sessions WHERE json_extract(row, '$.parent') IN (?, ?)"
+            " ORDER BY real_path",
+            (parent, os.path.realpath(parent)),
+        ).fetchall()
+        return [g[0] for g in got if g[0]]
+
     def update_row(self, real_path: str, row: ScanRow) -> None:
         """Replace a stored row (a child's parent found after it was read), the rest as it is."""
         if self._pending == 0:
