@@ -164,7 +164,7 @@ def test_slash_searches_every_session_and_enter_opens_the_session_at_the_hit(
         assert f"{len(want)} hits for 'bash'" in status
         first = screen.hits[0]
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.report is not None)
         view = pilot.app.screen
         assert isinstance(view, SessionScreen) and view.path == first.path
         await until(pilot, lambda: view.query_one(Timeline).current_seq is not None)
@@ -199,11 +199,11 @@ def test_a_in_the_session_view_goes_to_the_sub_agent_and_back(sessions: Path) ->
     child = sessions / "claude" / "proj" / "sess" / "subagents" / "agent-acompact-1.jsonl"
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.report is not None)
         top = pilot.app.screen
         assert isinstance(top, SessionScreen) and top.sub_agent_paths() == [str(child)]
         await pilot.press("a")
-        await until(pilot, lambda: pilot.app.screen is not top and pilot.app.screen.shows_session)  # type: ignore[attr-defined]
+        await until(pilot, lambda: pilot.app.screen is not top and pilot.app.screen.report is not None)  # type: ignore[attr-defined]
         sub = pilot.app.screen
         assert isinstance(sub, SessionScreen) and sub.path == str(child)
         assert sub.parent_session_path() == str(parent)
@@ -218,7 +218,7 @@ def test_a_in_a_sub_agent_opened_alone_opens_its_parent(sessions: Path) -> None:
     child = sessions / "claude" / "proj" / "sess" / "subagents" / "agent-acompact-1.jsonl"
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.shows_session)
+        await until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.report is not None)
         sub = pilot.app.screen
         await pilot.press("a")
         await until(pilot, lambda: pilot.app.screen is not sub and isinstance(pilot.app.screen, SessionScreen))

@@ -26,6 +26,7 @@ from inspector.cli.scan import (
     row_filter,
     scanned_rows,
 )
+from inspector.store.index import index_key
 from inspector.store.places import subagent_files
 
 EPILOG = """\
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     keep = row_filter(argparse.Namespace(**{**vars(args), "since": None, "until": None}))
     with index:
-        scope = [os.path.realpath(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
+        scope = [index_key(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
         items = index.usage_items(scope)
     since, until = _day(args.since), _day(args.until)
     items = [

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from inspector.analysis.sessions import ScanRow, SearchDocument, UsageEntry
 from inspector.analysis.usage import UsageItem
+from inspector.formats import split_selector
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
@@ -85,9 +86,19 @@ class FileIdentity:
     head: str  # sha256 of the first HEAD_BYTES (and a database's -wal file's size and mtime)
 
 
+def index_key(path: str) -> str:
+    """What the index files a session under: its file's real path; a session of a
+    multi-session store (`FILE#SESSION`) as `REAL_FILE#SESSION`."""
+    base, session = split_selector(path)
+    real = os.path.realpath(base)
+    return real if session is None else f"{real}#{session}"
+
+
 def file_identity(path: str) -> FileIdentity:
-    """The identity of the file at `path` now. Raises OSError when it cannot be read."""
-    real = os.path.realpath(path)
+    """The identity of the file at `path` now (`FILE#SESSION`: the store file's, filed under
+    the session's key). Raises OSError when it cannot be read."""
+    base, _session = split_selector(path)
+    real = os.path.realpath(base)
     st = os.stat(real)
     h = hashlib.sha256()
     with open(real, "rb") as f:
@@ -95,7 +106,7 @@ def file_identity(path: str) -> FileIdentity:
     with contextlib.suppress(OSError):  # a SQLite store in WAL mode changes in its -wal file first
         wal = os.stat(real + "-wal")
         h.update(f"wal:{wal.st_size}:{wal.st_mtime_ns}".encode())
-    return FileIdentity(real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, h.hexdigest())
+    return FileIdentity(index_key(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, h.hexdigest())
 
 
 class IndexUnavailable(Exception):
@@ -265,7 +276,7 @@ class SessionIndex:
         got = self.db.execute(
             "SELECT json_extract(row, '$.path') FROM sessions WHERE json_extract(row, '$.parent') IN (?, ?)"
             " ORDER BY real_path",
-            (parent, os.path.realpath(parent)),
+            (parent, index_key(parent)),
         ).fetchall()
         return [g[0] for g in got if g[0]]
 

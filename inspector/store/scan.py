@@ -27,7 +27,7 @@ from inspector.analysis.sessions import (
     search_documents,
     usage_entries,
 )
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError, load, store_sessions
 from inspector.store.index import FileIdentity, SessionIndex, file_identity
 from inspector.store.places import Found, parent_session, session_files
 
@@ -146,6 +146,18 @@ class _Pending:
     row: ScanRow | None = None  # known already (from the index, or an error)
     future: Future[ReadSession] | None = None
     read: ReadSession | None = None  # read in this process
+    last_of_file: bool = True  # the progress bar counts files: a store's last session ends its file
+
+
+def sessions_of(f: Found) -> list[Found]:
+    """What one found file gives the scan a row each for: itself, or each session of a
+    multi-session store (ADK SQLite, OpenClaw SQLite, maka) as `FILE#SESSION`."""
+    if f.missing:
+        return [f]
+    ids = store_sessions(f.path)
+    if len(ids) < 2:
+        return [f]
+    return [Found(f"{f.path}#{sid}") for sid in ids]
 
 
 def _worker_count(requested: int | None) -> int:
@@ -202,20 +214,28 @@ class Scanner:
         pending: deque[_Pending] = deque()
         done = 0
         for f in found:
-            if self.cancelled():
-                return
-            pending.append(self._start(f, use_pool))
-            self.most_in_flight = max(self.most_in_flight, len(pending))
-            while pending and (len(pending) >= window or pending[0].future is None or pending[0].future.done()):
-                yield self._finish(pending.popleft())
+            units = sessions_of(f)
+            for i, unit in enumerate(units):
+                if self.cancelled():
+                    return
+                started = self._start(unit, use_pool)
+                started.last_of_file = i == len(units) - 1
+                pending.append(started)
+                self.most_in_flight = max(self.most_in_flight, len(pending))
+                while pending and (len(pending) >= window or pending[0].future is None or pending[0].future.done()):
+                    item = pending.popleft()
+                    yield self._finish(item)
+                    if item.last_of_file:
+                        done += 1
+                        if self.progress:
+                            self.progress(done, total)
+        while pending:
+            item = pending.popleft()
+            yield self._finish(item)
+            if item.last_of_file:
                 done += 1
                 if self.progress:
                     self.progress(done, total)
-        while pending:
-            yield self._finish(pending.popleft())
-            done += 1
-            if self.progress:
-                self.progress(done, total)
 
     def _start(self, f: Found, use_pool: bool) -> _Pending:
         if f.missing:

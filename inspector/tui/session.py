@@ -35,7 +35,7 @@ from inspector.analysis.engine import Report
 from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
 from inspector.analysis.sessions import spawning_session_id
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError, load, split_selector
 from inspector.ledger.model import Ledger
 from inspector.live.incremental import Follower
 from inspector.live.sessions import (
@@ -118,9 +118,9 @@ Stamp = tuple[int, int, int]
 
 def disk_stamp(path: str) -> Stamp | None:
     """What says the file changed on disk: its size, modification time and inode (a rewrite by
-    rename, as `inspector undo` does, changes the inode)."""
+    rename, as `inspector undo` does, changes the inode). `FILE#SESSION`: the store file's."""
     try:
-        st = os.stat(path)
+        st = os.stat(split_selector(path)[0])
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -128,7 +128,8 @@ def disk_stamp(path: str) -> Stamp | None:
 
 def disk_problem(path: str) -> tuple[str, str] | None:
     """Why the file can no longer be read, as (status, reason) in `inspector watch`'s terms
-    (deleted | unreadable); None when it can."""
+    (deleted | unreadable); None when it can. `FILE#SESSION`: the store file's."""
+    path = split_selector(path)[0]
     try:
         os.stat(path)
     except FileNotFoundError:
@@ -410,7 +411,7 @@ class SessionScreen(Screen[None]):
         stamp = disk_stamp(self.path)
         try:
             # A big file: show its first screen at once, then index the whole of it.
-            big = self.at_line is None and os.path.getsize(self.path) > PREVIEW_ABOVE_BYTES
+            big = self.at_line is None and os.path.getsize(split_selector(self.path)[0]) > PREVIEW_ABOVE_BYTES
             if big:
                 preview = load(self.path, upto_line=PREVIEW_LINES)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))

@@ -42,7 +42,7 @@ from inspector.analysis.usage import (
 from inspector.formats import registry
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
-from inspector.store.index import IndexUnavailable, SearchHit, SessionIndex, match_expression
+from inspector.store.index import IndexUnavailable, SearchHit, SessionIndex, index_key, match_expression
 from inspector.store.places import parent_session, session_files
 from inspector.store.scan import Scanner, SessionFilter, iso_seconds, read_session, when
 from inspector.tui.model import SEVERITY_COLORS
@@ -720,9 +720,9 @@ class TriageScreen(Screen[None]):
     @staticmethod
     def _costs(index: SessionIndex, prices: PriceTable, paths: Iterable[str]) -> dict[str, UsageGroup]:
         """Usage and cost by session path, from the index (the arithmetic of `inspector usage`)."""
-        real = {os.path.realpath(p): p for p in paths}
+        real = {index_key(p): p for p in paths}
         got = session_costs(index.usage_items(list(real)), prices)
-        return {real.get(os.path.realpath(k), k): g for k, g in got.items()}
+        return {real.get(index_key(k), k): g for k, g in got.items()}
 
     def _price(self, index: SessionIndex, prices: PriceTable | None, rows: list[SessionRow]) -> None:
         if prices is None or not rows:
@@ -1027,7 +1027,7 @@ class TriageScreen(Screen[None]):
         """`inspector search`'s query (`SessionIndex.search`) over the index the scan filled."""
         try:
             with SessionIndex() as index:
-                hits = index.search(match, [os.path.realpath(p) for p in scope], limit=SEARCH_LIMIT)
+                hits = index.search(match, [index_key(p) for p in scope], limit=SEARCH_LIMIT)
         except (IndexUnavailable, sqlite3.Error) as e:
             self.post_message(self.Hits(query, [], f"search failed: {e}"))
             return
