@@ -94,3 +94,23 @@ def test_the_triage_browser_lists_and_opens_each_session_of_a_store(tmp_path: Pa
             assert view.ledger is not None and view.ledger.session_id == SECOND  # type: ignore[attr-defined]
 
     asyncio.run(body())
+
+
+def test_openclaw_and_maka_stores_list_each_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.maka_store import Session, write
+    from tests.test_maka import two_turns
+    from tests.test_openclaw import _chat, _store
+
+    (tmp_path / "claw").mkdir()
+    claw = _store(tmp_path / "claw" / "openclaw-agent.sqlite", {"s1": _chat("s1"), "s2": _chat("s2", 3)})
+    assert store_sessions(str(claw)) == ["s1", "s2"]
+    (tmp_path / "maka").mkdir()
+    a, p = two_turns(tmp_path / "maka")
+    b = Session(sid="s2", t=a.t + 10_000)
+    b.run("rb", "tb")
+    b.user("ub", "rb", "other session")
+    write(p, a, b)
+    assert store_sessions(p) == ["s1", "s2"]
+    assert main(["scan", str(claw), p, "--json", "--no-progress"]) in (0, 1)
+    paths = [json.loads(line)["path"] for line in capsys.readouterr().out.splitlines()]
+    assert paths == [f"{claw}#s1", f"{claw}#s2", f"{p}#s1", f"{p}#s2"]
