@@ -59,7 +59,7 @@ class ScanRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_: Literal["inspector.scan/1"] = Field(SCAN_SCHEMA, alias="schema", description="this contract's name and version")
-    path: str = Field(description="the session file, absolute (ADK / OpenClaw stores: the database file)")
+    path: str = Field(description="the session file, absolute (a store of several sessions, ADK / OpenClaw SQLite / maka: FILE#SESSION, one row each)")
     format: str | None = Field(None, description="the producer's format (native, pi, claude_code, codex, adk, openclaw)")
     format_version: int | None = Field(None, description="the format version the file was written in, when it says")
     session_id: str | None = None

@@ -673,14 +673,19 @@ class TriageScreen(Screen[None]):
             return
         prices = self._prices()
         with index:
+            files_done = [0]  # the progress is in files (a store of many sessions is one)
+
+            def progress(done: int, _total: int) -> None:
+                files_done[0] = done
+
             scanner = Scanner(
                 index,
                 workers=WORKERS,
+                progress=progress,
                 found=lambda total: self.post_message(self.Found(generation, base, total)),
                 cancelled=lambda: worker.is_cancelled,
             )
             batch: list[SessionRow] = []
-            done = 0
             started = last = time.monotonic()
             parents: set[str] = set()
             children: set[str] = set()
@@ -691,12 +696,11 @@ class TriageScreen(Screen[None]):
                 if scan.parent:
                     parents.add(scan.parent)
                     children.add(scan.path)
-                done += 1
                 now = time.monotonic()
                 every = BATCH_FIRST_SECONDS if now - started < 1.0 else BATCH_SECONDS
                 if now - last >= every or len(batch) >= BATCH_MAX:
                     self._price(index, prices, batch)
-                    self.post_message(self.Batch(generation, batch, done))
+                    self.post_message(self.Batch(generation, batch, files_done[0]))
                     batch = []
                     last = now
             if worker.is_cancelled:
@@ -704,7 +708,7 @@ class TriageScreen(Screen[None]):
             if scanner.stats.found == 0:
                 self.post_message(self.Found(generation, base, 0))
             self._price(index, prices, batch)
-            self.post_message(self.Batch(generation, batch, done, final=True))
+            self.post_message(self.Batch(generation, batch, files_done[0], final=True))
             if parents and prices is not None:
                 # A parent's row came before its sub-agents were read: its cost again, rolled up.
                 rolled = self._costs(index, prices, parents | children)
