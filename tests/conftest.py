@@ -25,6 +25,13 @@ def _offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECTOR_FORCE_OFFLINE_TOKENIZER", "1")
 
 
+@pytest.fixture(autouse=True)
+def _own_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's scans (the CLI's, the triage browser's) go to an index of its own, never the
+    user's cache dir."""
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "inspector-cache"))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (Textual's Pilot) run on asyncio through anyio's pytest plugin (anyio comes

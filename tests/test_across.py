@@ -130,6 +130,10 @@ def test_model_names_normalize() -> None:
 def test_the_shipped_price_table_names_its_source_and_date() -> None:
     t = load_prices(None)
     assert t.source and t.date and "claude-sonnet-4-5" in t.models
+    # every figure says where it was read (issue 18 point 4: the table was typed in from memory)
+    assert all(p.source for p in t.models.values()), [m for m, p in t.models.items() if not p.source]
+    # the models Claude Code records in the real sessions are priced
+    assert {"claude-opus-4-6", "claude-haiku-4-5"} <= set(t.lookup())
 
 
 def test_a_bad_price_table_is_refused_with_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,8 +153,13 @@ def test_usage_command_rolls_up_a_claude_code_session(tmp_path: Path, capsys: py
     (g,) = doc["groups"]
     assert g["key"] == str(session) and g["subagents"] == 1
     assert g["subagent_usage"]["cache_read"] == 167_093  # the compaction sub-agent's recorded usage
-    assert g["cost"] is None and g["unpriced_models"] == ["claude-opus-4-6"]  # not in the table: unknown
+    assert g["cost"] is not None and g["unpriced_models"] == []  # claude-opus-4-6 is in the shipped table
     assert doc["prices"]["date"]
+    other = tmp_path / "other-prices.json"
+    other.write_text('{"source": "x", "date": "2026-01-01", "models": {"m": {"input": 1, "output": 1, "cache_read": 0, "cache_write": 0}}}')
+    assert main(["usage", str(session), "--json", "--no-progress", "--prices", str(other)]) == 0
+    (g,) = json.loads(capsys.readouterr().out)["groups"]
+    assert g["cost"] is None and g["unpriced_models"] == ["claude-opus-4-6"]  # not in that table: unknown, never 0
     assert main(["usage", str(root), "--by", "day", "--since", "2026-02-11", "--json", "--no-progress"]) == 0
     days = [g["key"] for g in json.loads(capsys.readouterr().out)["groups"]]
     assert days and all(d >= "2026-02-11" for d in days)

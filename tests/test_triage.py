@@ -19,6 +19,7 @@ from inspector.analysis import analyze
 from inspector.formats import load
 from inspector.formats.registry import places
 from inspector.ledger.model import Ledger
+from inspector.store import scan
 from inspector.tui import triage
 from inspector.tui.app import InspectorApp
 from inspector.tui.session import SessionScreen
@@ -36,6 +37,14 @@ from .conftest import SAMPLES
 PI_SAMPLES = sorted((SAMPLES / "pi").glob("*.jsonl"))
 SIZE = (140, 40)
 GARBAGE = 'this is not a session\n{"neither": "is this"}\n'
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The index `inspector scan` and the browser share, in the test's own folder."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(d))
+    return d
 
 
 @pytest.fixture
@@ -210,12 +219,12 @@ def test_sorting_by_holes_puts_the_amnesiac_session_first(folder: Path) -> None:
         assert order(screen)[0] != "adr0302_amnesiac_fallback"
         assert rels(screen) == sorted(rels(screen), reverse=True)
 
-        await pilot.press("7")  # holes, most first
+        await pilot.press("8")  # holes, most first
         assert screen.sort_column == "holes" and screen.sort_descending
         assert order(screen)[0] == "adr0302_amnesiac_fallback"
         assert order(screen)[-1] == "garbage"  # unreadable files after every session
 
-        await pilot.press("7")  # again: fewest first, unreadable still last
+        await pilot.press("8")  # again: fewest first, unreadable still last
         assert order(screen)[-2:] == ["adr0302_amnesiac_fallback", "garbage"]
 
     run(InspectorApp([str(folder)]), body)
@@ -263,7 +272,7 @@ def test_the_filter_narrows_the_rows(folder: Path) -> None:
         box = screen.query_one("#filter", Input)
 
         async def filter_by(text: str, typed: bool = False) -> list[str]:
-            await pilot.press("slash")
+            await pilot.press("f")
             assert box.has_focus
             if typed:
                 box.value = ""
@@ -280,7 +289,8 @@ def test_the_filter_narrows_the_rows(folder: Path) -> None:
             "compaction_loop_nothing_summarized",
             "truncated_summary_loop",
         ]
-        assert await filter_by("format:pi") == sorted(p.stem for p in PI_SAMPLES)
+        # as `inspector scan --format pi`: an unreadable file is never hidden by a scan filter
+        assert await filter_by("format:pi") == sorted([*(p.stem for p in PI_SAMPLES), "garbage"])
         assert await filter_by("unreadable") == ["garbage"]
         assert await filter_by("error !garbage") == sorted(
             p.stem for p in PI_SAMPLES if p.stem != "healthy_chained"
@@ -325,7 +335,7 @@ def test_parse_filter_terms() -> None:
     assert matches("error") == ["a", "c"]
     assert matches("warning") == ["a"]
     assert matches("healthy") == ["b"]
-    assert matches("format:native") == ["b"]
+    assert matches("format:native") == ["b", "c"]  # as scan --format: an unreadable file stays
     assert matches("code:usage") == ["a"]
     assert matches("PROJ/") == ["a", "b"]
     assert matches("!proj") == ["c"]
@@ -339,7 +349,7 @@ def test_enter_opens_the_session_view_and_escape_returns_to_the_same_table(folde
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
         screen = await filled(pilot)
         table = screen.query_one(DataTable)
-        await pilot.press("7")
+        await pilot.press("8")
         await pilot.press("down", "down")
         await pilot.press("up", "up")  # back on the amnesiac session
         target = next(p for p in screen.rows if Path(p).stem == "adr0302_amnesiac_fallback")
@@ -386,20 +396,21 @@ def test_a_big_folder_fills_in_batches_and_sorting_and_filtering_work_mid_fill(
 ) -> None:
     n = 210
     root = many(tmp_path / "many", n)
-    real = triage.summarize_session
+    real = scan.read_session
     calls: list[str] = []
     gate = threading.Event()
 
-    def slow(path: str, rel: str) -> SessionRow:
+    def slow(path: str, parent: str | None = None, size: int | None = None) -> scan.ReadSession:
         # a steady pace, and a pause at file 120 until the test has done its part: "mid-fill"
         # is certain however loaded the machine is
         calls.append(path)
         if len(calls) == 120:
             gate.wait(30)
         time.sleep(0.005)
-        return real(path, rel)
+        return real(path, parent, size)
 
-    monkeypatch.setattr(triage, "summarize_session", slow)
+    monkeypatch.setattr(scan, "read_session", slow)
+    monkeypatch.setattr(triage, "WORKERS", 1)  # read in this process, where the patch is
     batches: list[int] = []
     handler = TriageScreen.on_triage_screen_batch
 
@@ -427,7 +438,7 @@ def test_a_big_folder_fills_in_batches_and_sorting_and_filtering_work_mid_fill(
         assert shown == sorted(shown, reverse=True) and shown[0] == 229
 
         box = screen.query_one("#filter", Input)
-        await keys_now(pilot, "slash")
+        await keys_now(pilot, "f")
         await until(pilot, lambda: box.has_focus, timeout=5.0)
         await keys_now(pilot, *"holes>0", "enter")
         # Enter applied the whole filter and went back to the table
@@ -463,14 +474,15 @@ def test_a_big_folder_fills_in_batches_and_sorting_and_filtering_work_mid_fill(
 def test_dismissing_the_screen_cancels_the_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = many(tmp_path / "many", 200)
     calls: list[str] = []
-    real = triage.summarize_session
+    real = scan.read_session
 
-    def slow(path: str, rel: str) -> SessionRow:
+    def slow(path: str, parent: str | None = None, size: int | None = None) -> scan.ReadSession:
         calls.append(path)
         time.sleep(0.01)
-        return real(path, rel)
+        return real(path, parent, size)
 
-    monkeypatch.setattr(triage, "summarize_session", slow)
+    monkeypatch.setattr(scan, "read_session", slow)
+    monkeypatch.setattr(triage, "WORKERS", 1)  # read in this process, where the patch is
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
         await until(pilot, lambda: len(calls) >= 5)

@@ -43,6 +43,15 @@ class FindingCounts(BaseModel):
     info: int = 0
 
 
+class CodeCount(BaseModel):
+    """How many findings of one code a session has."""
+
+    model_config = ConfigDict(extra="forbid")
+    severity: Severity
+    code: str
+    count: int
+
+
 class ScanRow(BaseModel):
     """One session as `inspector scan` reports it. Fields are added, never renamed or removed.
     Everything but `path`, `parent`, `size` and `error` is null when the file could not be read."""
@@ -50,12 +59,15 @@ class ScanRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_: Literal["inspector.scan/1"] = Field(SCAN_SCHEMA, alias="schema", description="this contract's name and version")
-    path: str = Field(description="the session file, absolute (ADK / OpenClaw stores: the database file)")
+    path: str = Field(description="the session file, absolute (a store of several sessions, ADK / OpenClaw SQLite / maka: FILE#SESSION, one row each)")
     format: str | None = Field(None, description="the producer's format (native, pi, claude_code, codex, adk, openclaw)")
     format_version: int | None = Field(None, description="the format version the file was written in, when it says")
     session_id: str | None = None
     project: str | None = Field(None, description="the working directory the session ran in (or its app), when recorded")
     parent: str | None = Field(None, description="a sub-agent transcript's parent session file")
+    parent_session_id: str | None = Field(
+        None, description="the session id of the session that spawned this one (a Codex child rollout's session_meta)"
+    )
     first_activity: str | None = Field(None, description="the session's oldest record time, ISO-8601 UTC (not the file's mtime)")
     last_activity: str | None = Field(None, description="the session's newest record time, ISO-8601 UTC")
     records: int | None = None
@@ -69,6 +81,7 @@ class ScanRow(BaseModel):
     worst_code: str | None = Field(None, description="the code of the most severe finding")
     worst_message: str | None = None
     findings: FindingCounts | None = None
+    codes: list[CodeCount] | None = Field(None, description="findings by code, most severe first")
     usage: TokenUsage | None = Field(None, description="tokens the runtime recorded for this session's own requests")
     models: list[str] | None = Field(None, description="models that answered, by first use")
     size: int | None = Field(None, description="bytes of the file")
@@ -129,6 +142,25 @@ def session_project(led: Ledger) -> str | None:
     return None
 
 
+def spawning_session_id(led: Ledger) -> str | None:
+    """The id of the session that spawned this one: a Codex child rollout's session_meta names it
+    as `source.subagent.thread_spawn.parent_thread_id` (older builds: `sub_agent`; some also write
+    a top-level `parent_thread_id`)."""
+    h = led.header
+    if not isinstance(h, dict):
+        return None
+    src = h.get("source")
+    if isinstance(src, dict):
+        for key in ("subagent", "sub_agent"):
+            sub = src.get(key)
+            spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+            pid = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+            if isinstance(pid, str) and pid:
+                return pid
+    pid = h.get("parent_thread_id")
+    return pid if isinstance(pid, str) and pid and pid != led.session_id else None
+
+
 @dataclass(slots=True)
 class UsageEntry:
     """Usage recorded on one day (UTC) by one model in one session."""
@@ -137,12 +169,30 @@ class UsageEntry:
     model: str | None
     usage: Usage
     requests: int
+    agent: str | None = None  # a sub-agent of the session that answered (ADK); None: the session's own agent
+
+
+def _author(extra: object) -> str | None:
+    a = extra.get("author") if isinstance(extra, dict) else None
+    return a if isinstance(a, str) and a else None
+
+
+def root_agent(led: Ledger) -> str | None:
+    """The agent a session's user talks to (ADK: the author of the first event not the user's);
+    an event another agent authored is a sub-agent's. None when the records name no author."""
+    for r in led.records:
+        a = _author(r.extra)
+        if a is not None and a != "user":
+            return a
+    return None
 
 
 def usage_entries(led: Ledger) -> list[UsageEntry]:
-    """The session's recorded usage by (day, model): each message's Usage as the adapter gave it
-    (already de-duplicated where a runtime writes one reply over several lines)."""
-    out: dict[tuple[str | None, str | None], UsageEntry] = {}
+    """The session's recorded usage by (day, model, sub-agent): each message's Usage as the adapter
+    gave it (already de-duplicated where a runtime writes one reply over several lines); a reply
+    another agent of the session authored (ADK sub-agents) is that agent's."""
+    root = root_agent(led)
+    out: dict[tuple[str | None, str | None, str | None], UsageEntry] = {}
     for r in led.records:
         if r.kind != "message" or r.role != "assistant":
             continue
@@ -152,10 +202,12 @@ def usage_entries(led: Ledger) -> list[UsageEntry]:
         stamp = iso_utc(epoch_seconds(r.timestamp))
         day = stamp[:10] if stamp else None
         model = m.route.model_id if m.route is not None else None
-        key = (day, model)
+        author = _author(r.extra)
+        agent = author if root is not None and author not in (None, root, "user") else None
+        key = (day, model, agent)
         e = out.get(key)
         if e is None:
-            out[key] = UsageEntry(day, model, Usage() + m.usage, 1)
+            out[key] = UsageEntry(day, model, Usage() + m.usage, 1, agent)
         else:
             e.usage = e.usage + m.usage
             e.requests += 1
@@ -208,8 +260,13 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
             if mid and mid not in models:
                 models.append(mid)
     findings = FindingCounts()
+    by_code: dict[tuple[str, str], int] = {}
     for f in report.findings:
         setattr(findings, f.severity, getattr(findings, f.severity) + 1)
+        by_code[(f.severity, f.code)] = by_code.get((f.severity, f.code), 0) + 1
+    # The report lists findings most important first within a severity: keep that order.
+    ranked = sorted(by_code.items(), key=lambda kv: SEVERITY_RANK[kv[0][0]])
+    codes = [CodeCount(severity=sev, code=code, count=n) for (sev, code), n in ranked]  # type: ignore[arg-type]
     return ScanRow(
         path=path,
         format=led.format,
@@ -217,6 +274,7 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
         session_id=led.session_id,
         project=session_project(led),
         parent=parent,
+        parent_session_id=spawning_session_id(led),
         first_activity=iso_utc(first),
         last_activity=iso_utc(last),
         records=len(led.records),
@@ -230,6 +288,7 @@ def scan_row(report: Report, path: str, size: int | None = None, parent: str | N
         worst_code=worst.code if worst else None,
         worst_message=worst.message if worst else None,
         findings=findings,
+        codes=codes,
         usage=TokenUsage(**total.to_dict()),
         models=models,
         size=size if size is not None else led.size,

@@ -3,14 +3,17 @@
 A price table (the pinned `inspector/prices.json`, or the user's) gives each model's price per
 million tokens of fresh input, output, cache reads and cache writes. A model the table does not
 price has an unknown cost, never a cost of 0: a group holding any of its tokens says so.
-Sub-agent transcripts count towards their parent session.
+Sub-agents count towards their parent session and are shown apart too: a transcript of their own
+(Claude Code `subagents/`, a Codex child rollout) or an agent inside the session (ADK).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -29,6 +32,7 @@ class ModelPrice(BaseModel):
     cache_read: float = Field(ge=0, description="per million tokens read from the prompt cache")
     cache_write: float = Field(ge=0, description="per million tokens written to the prompt cache")
     aliases: list[str] = Field(default_factory=list, description="other names the same model is recorded under")
+    source: str | None = Field(None, description="where these figures were read, and when")
 
 
 class PriceTable(BaseModel):
@@ -58,6 +62,20 @@ def parse_price_table(data: bytes | str, name: str) -> PriceTable:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise PriceTableError(f"{name}: {where}: {first['msg']}") from None
+
+
+def load_prices(path: str | None = None) -> PriceTable:
+    """The price table shipped with the package (`inspector/prices.json`), or the one at `path`.
+    Raises PriceTableError naming the file."""
+    if path is None:
+        data = resources.files("inspector").joinpath("prices.json").read_bytes()
+        return parse_price_table(data, "inspector/prices.json")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise PriceTableError(f"{path}: cannot read ({e.strerror or e})") from None
+    return parse_price_table(data, path)
 
 
 _DATED = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-latest)$")
@@ -90,6 +108,15 @@ class UsageItem:
     model: str | None
     usage: Usage
     requests: int
+    agent: str | None = None  # a sub-agent inside the session (ADK); None: the session's own agent
+
+    @property
+    def subagent(self) -> str | None:
+        """The sub-agent this usage is, by name: a transcript of its own (its file), or an agent
+        inside the session (`FILE#agent`); None for the session's own agent."""
+        if self.agent is not None:
+            return f"{self.session}#{self.agent}"
+        return self.session if self.parent is not None else None
 
 
 @dataclass(slots=True)
@@ -110,6 +137,17 @@ class UsageGroup:
 
 
 UNKNOWN = "(unknown)"
+
+
+def cost_text(g: UsageGroup, currency: str) -> str:
+    """A group's cost in words: `$1.23`; `unknown` when no token of it is priced; `$1.23 +
+    unknown` when some are not (never 0 for a model the table does not price)."""
+    sign = "$" if currency == "USD" else currency + " "
+    if not g.unpriced_models:
+        return f"{sign}{g.cost_known:,.2f}"
+    if g.cost_known == 0:
+        return "unknown"
+    return f"{sign}{g.cost_known:,.2f} + unknown"
 
 
 def group_usage(items: Iterable[UsageItem], by: Grouping, prices: PriceTable) -> list[UsageGroup]:
@@ -135,8 +173,9 @@ def group_usage(items: Iterable[UsageItem], by: Grouping, prices: PriceTable) ->
         g.usage = g.usage + it.usage
         g.requests += it.requests
         g.sessions.add(top)
-        if it.parent is not None:
-            g.subagents.add(it.session)
+        sub = it.subagent
+        if sub is not None:
+            g.subagents.add(sub)
             g.subagent_usage = g.subagent_usage + it.usage
         price = table.get(model_key(it.model)) if it.model else None
         if price is None:
@@ -149,4 +188,14 @@ def group_usage(items: Iterable[UsageItem], by: Grouping, prices: PriceTable) ->
         out.sort(key=lambda g: g.key)
     else:
         out.sort(key=lambda g: (-g.usage.total, g.key))
+    return out
+
+
+def session_costs(items: Iterable[UsageItem], prices: PriceTable) -> dict[str, UsageGroup]:
+    """Each session file's usage and cost, by its path: a parent session's includes its
+    sub-agents' (as `group_usage(by="session")` rolls them up), a sub-agent transcript's is its own."""
+    items = list(items)
+    out = {g.key: g for g in group_usage(items, "session", prices)}
+    own = [dataclasses.replace(i, parent=None) for i in items if i.parent is not None]
+    out.update((g.key, g) for g in group_usage(own, "session", prices))
     return out

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as _dt
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +19,7 @@ from inspector.analysis.sessions import ScanRow
 from inspector.cli import args as argtypes
 from inspector.store.index import IndexUnavailable, SessionIndex
 from inspector.store.places import default_place_patterns, default_places
-from inspector.store.scan import Scanner
+from inspector.store.scan import Scanner, SessionFilter, when
 
 EPILOG = """\
 examples:
@@ -82,27 +80,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 # ------------------------------------------------------------------------------------ arguments
 
-_AGO = re.compile(r"(\d+)\s*([dhm])")
-
-
-def when(value: str) -> float:
-    """Epoch seconds of a date, an ISO time (naive: UTC), or `7d` / `12h` / `30m` ago (ValueError
-    naming what was expected otherwise)."""
-    m = _AGO.fullmatch(value.strip().lower())
-    try:
-        if m:
-            n, unit = int(m.group(1)), m.group(2)
-            return time.time() - n * {"d": 86400, "h": 3600, "m": 60}[unit]
-        d = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=_dt.UTC)
-        return d.timestamp()
-    except (ValueError, OverflowError, OSError):
-        raise ValueError(
-            f"expected a date (2026-01-31), an ISO time (2026-01-31T12:00) or an age (7d, 12h, 30m), got {value[:40]!r}"
-        ) from None
-
-
 def read_times(args: argparse.Namespace) -> str | None:
     """Turn --since / --until into epoch seconds in place; the usage problem, if any."""
     for flag in ("since", "until"):
@@ -145,37 +122,9 @@ def open_index() -> SessionIndex | None:
 # ------------------------------------------------------------------------------------ filters
 
 
-def _secs(iso: str | None) -> float | None:
-    if iso is None:
-        return None
-    return _dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-
-
 def row_filter(args: argparse.Namespace) -> Callable[[ScanRow], bool]:
-    """The rows the filters keep. A file that could not be read is always kept: a scan never
-    hides a session it failed on. A filter on times drops sessions with no record time."""
-    since, until = args.since, args.until
-    project = args.project.lower() if args.project else None
-    fmt = args.format_name.lower() if args.format_name else None
-
-    def keep(row: ScanRow) -> bool:
-        if row.error is not None:
-            return True
-        if fmt is not None and (row.format or "").lower() != fmt:
-            return False
-        if project is not None and project not in (row.project or "").lower():
-            return False
-        if since is not None:
-            last = _secs(row.last_activity)
-            if last is None or last < since:
-                return False
-        if until is not None:
-            first = _secs(row.first_activity)
-            if first is None or first > until:
-                return False
-        return True
-
-    return keep
+    """The rows the filters keep (`store.scan.SessionFilter`, shared with the triage browser)."""
+    return SessionFilter(args.since, args.until, args.project, args.format_name).keeps
 
 
 # ------------------------------------------------------------------------------------ scanning

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import sys
 
@@ -18,7 +17,7 @@ from inspector.cli.scan import (
     row_filter,
     scanned_rows,
 )
-from inspector.store.index import match_expression
+from inspector.store.index import index_key, match_expression
 
 EPILOG = """\
 examples:
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     keep = row_filter(args)
     with index:
-        scope = [os.path.realpath(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
+        scope = [index_key(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
         try:
             hits = index.search(match, scope, limit=max(1, args.limit))
         except sqlite3.OperationalError as e:

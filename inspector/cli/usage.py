@@ -7,15 +7,14 @@ import argparse
 import datetime as _dt
 import os
 import sys
-from importlib import resources
 
 from inspector.analysis.usage import (
     GROUPINGS,
-    PriceTable,
     PriceTableError,
     UsageGroup,
+    cost_text,
     group_usage,
-    parse_price_table,
+    load_prices,
 )
 from inspector.cli.output import emit_json
 from inspector.cli.scan import (
@@ -27,6 +26,7 @@ from inspector.cli.scan import (
     row_filter,
     scanned_rows,
 )
+from inspector.store.index import index_key
 from inspector.store.places import subagent_files
 
 EPILOG = """\
@@ -37,8 +37,10 @@ examples:
   inspector usage DIR --by model --prices my-prices.json --json
 
 Tokens are what each runtime recorded for its requests (de-duplicated where a reply spans several
-lines). A Claude Code sub-agent's transcript (<session>/subagents/agent-*.jsonl) counts towards its
-parent session and the parent's project. Cost comes from the price table shipped with inspector
+lines). A sub-agent counts towards its parent session and the parent's project, and is shown apart
+(`sub-agents`; --json: `subagent_usage` and `subagent_names`): a Claude Code transcript
+(<session>/subagents/agent-*.jsonl), a Codex child rollout (its session_meta names the session that
+spawned it), an ADK sub-agent (events another agent of the session authored: SESSION#agent). Cost comes from the price table shipped with inspector
 (its source and date are printed) or --prices FILE (the same JSON shape); a model the table does not
 price has an unknown cost, never 0. --since/--until select the days the tokens were used on.
 """
@@ -59,29 +61,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_common(p)
 
 
-def load_prices(path: str | None) -> PriceTable:
-    if path is None:
-        data = resources.files("inspector").joinpath("prices.json").read_bytes()
-        return parse_price_table(data, "inspector/prices.json")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise PriceTableError(f"{path}: cannot read ({e.strerror or e})") from None
-    return parse_price_table(data, path)
-
-
 def _day(secs: float | None) -> str | None:
     return _dt.datetime.fromtimestamp(secs, _dt.UTC).date().isoformat() if secs is not None else None
-
-
-def cost_words(g: UsageGroup, currency: str) -> str:
-    sign = "$" if currency == "USD" else currency + " "
-    if not g.unpriced_models:
-        return f"{sign}{g.cost_known:,.2f}"
-    if g.cost_known == 0:
-        return "unknown"
-    return f"{sign}{g.cost_known:,.2f} + unknown"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     keep = row_filter(argparse.Namespace(**{**vars(args), "since": None, "until": None}))
     with index:
-        scope = [os.path.realpath(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
+        scope = [index_key(r.path) for r in scanned_rows(index, paths, args) if r.error is None and keep(r)]
         items = index.usage_items(scope)
     since, until = _day(args.since), _day(args.until)
     items = [
@@ -120,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
             "prices": {"source": prices.source, "date": prices.date, "currency": prices.currency, "file": args.prices},
             "groups": [
                 {
-                    "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents), "requests": g.requests,
+                    "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents),
+                    "subagent_names": sorted(g.subagents), "requests": g.requests,
                     "usage": g.usage.to_dict(), "subagent_usage": g.subagent_usage.to_dict(),
                     "cost": g.cost, "cost_known": round(g.cost_known, 6), "unpriced_models": sorted(g.unpriced_models),
                 }
@@ -145,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         every = {"sessions": f"{len(g.sessions):,}", "sub-agents": f"{len(g.subagents):,}" if g.subagents else "–",
                  "requests": f"{g.requests:,}", "input": short(u.input), "output": short(u.output),
                  "cache read": short(u.cache_read), "cache write": short(u.cache_write)}
-        return [every[c] for c in cols] + [cost_words(g, prices.currency)]
+        return [every[c] for c in cols] + [cost_text(g, prices.currency)]
 
     for g in groups:
         t.add_row(g.key if args.by != "session" else os.path.basename(g.key), *cells(g))

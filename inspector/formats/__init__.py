@@ -21,7 +21,7 @@ from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
 from inspector.ledger.quoting import quote
 
-__all__ = ["LoadError", "UnknownFormat", "detect", "load", "load_bytes"]
+__all__ = ["LoadError", "UnknownFormat", "detect", "load", "load_bytes", "store_sessions"]
 
 
 def detect(lines: list[RawLine]) -> str | None:
@@ -101,6 +101,20 @@ def _claimed_store(path: str, head: bytes) -> Format | None:
         if f.claims is not None and f.claims(path, head):
             return f
     return None
+
+
+def store_sessions(path: str) -> list[str]:
+    """The sessions of a multi-session store at `path`, as `FILE#SESSION` selects them (a
+    format's `session_ids`); [] for a line file, a one-session store or one it cannot read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return []
+    store = _claimed_store(path, head)
+    if store is None or store.session_ids is None:
+        return []
+    return store.session_ids(path)
 
 
 def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:

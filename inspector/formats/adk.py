@@ -1280,6 +1280,18 @@ def _load_file(path: str, f: Any, head: bytes, session_id: str | None, upto: int
     return load_json(head + f.read(), path, upto)
 
 
+def _session_ids(path: str) -> list[str]:
+    """A database's sessions (a JSON dump is one session: [])."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return []
+    if not is_sqlite(head):
+        return []
+    return sqlite_files.store_session_ids(path, "SELECT id FROM sessions ORDER BY update_time, id")
+
+
 FORMAT = Format(
     name=NAME,
     label="Google ADK (SQLite, JSON dump)",
@@ -1307,6 +1319,7 @@ FORMAT = Format(
     claims_data=sniff_dump,
     load_data=load_json,
     sessions_by_selector=True,  # FILE.db#SESSION_ID; default: the most recently updated session
+    session_ids=_session_ids,
     suffixes=(".db", ".sqlite", ".sqlite3", ".json"),
     # adk web / adk run: .adk/session.db under the agents folder (the cwd), or under each agent's
     # own folder (per-agent session stores).

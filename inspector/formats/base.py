@@ -336,6 +336,9 @@ class Format:
     claims_data: Callable[[bytes], bool] | None = None
     load_data: Callable[[bytes, str, int | None], Ledger] | None = None
     sessions_by_selector: bool = False  # FILE#SESSION picks one session of a multi-session store
+    # A multi-session store's sessions, as FILE#SESSION selectors take them ([] when it cannot
+    # say): `inspector scan` and the triage browser give each its own row.
+    session_ids: Callable[[str], list[str]] | None = None
     # File name endings the folder walk takes: a line format's are taken as sessions, a store's
     # only when `looks_like_file` says so.
     suffixes: tuple[str, ...] = (".jsonl",)

@@ -1063,6 +1063,9 @@ FORMAT = Format(
     load_file=lambda path, _f, _head, selector, upto: load(path, selector, upto),
     looks_like_file=looks_like_file,
     sessions_by_selector=True,  # FILE#SESSION
+    session_ids=lambda path: sqlite_files.store_session_ids(
+        path, "SELECT session_id FROM runtime_events GROUP BY session_id ORDER BY MAX(committed_at), session_id"
+    ),
     suffixes=(".sqlite", ".sqlite3", ".db"),
     default_places=DEFAULT_PLACES,
     not_session_files=NOT_SESSION_FILES,

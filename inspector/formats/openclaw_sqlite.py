@@ -572,6 +572,7 @@ FORMAT = Format(
     looks_like_file=looks_like_file,
     follow=follow,
     sessions_by_selector=True,  # FILE.sqlite#SESSION; default: the current session of the newest key
+    session_ids=lambda path: sqlite_files.store_session_ids(path, "SELECT DISTINCT session_id FROM transcript_events ORDER BY session_id"),
     suffixes=(".db", ".sqlite", ".sqlite3"),
     # Where OpenClaw keeps its sessions (docs/runtimes/openclaw.md §1): the legacy JSONL layout
     # (pi's format) and, since 2026.8, agents/<agent>/agent/openclaw-agent.sqlite.

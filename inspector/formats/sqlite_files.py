@@ -28,6 +28,16 @@ def immutable(path: str) -> sqlite3.Connection:
     return con
 
 
+def store_session_ids(path: str, query: str) -> list[str]:
+    """The session ids `query` lists in the store at `path` (read as `read_only` reads it);
+    [] when it cannot be read: loading the file then says why."""
+    try:
+        with read_only(path, path, []) as con:
+            return [str(r[0]) for r in con.execute(query) if r[0] is not None]
+    except (LoadError, *ERRORS):
+        return []
+
+
 @contextlib.contextmanager
 def read_only(path: str, name: str, notes: list[Diagnostic]) -> Iterator[sqlite3.Connection]:
     """A connection that reads `path` without changing it, its -wal or its -shm (shared with the

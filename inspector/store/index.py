@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 from inspector.analysis.sessions import ScanRow, SearchDocument, UsageEntry
 from inspector.analysis.usage import UsageItem
+from inspector.formats import split_selector
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rows carry their findings by code, usage its sub-agent, sessions their id
 INDEX_FILE = "index.sqlite"
 HEAD_BYTES = 4096
 BUSY_TIMEOUT_MS = 30_000
@@ -38,12 +39,14 @@ CREATE TABLE sessions (
     real_path TEXT NOT NULL UNIQUE,
     dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     head TEXT NOT NULL,
+    session_id TEXT,
     row TEXT NOT NULL,
     indexed_at REAL NOT NULL
 );
+CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE TABLE usage (
     session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    day TEXT, model TEXT,
+    day TEXT, model TEXT, agent TEXT,
     input INTEGER NOT NULL, output INTEGER NOT NULL, cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,
     requests INTEGER NOT NULL
 );
@@ -83,9 +86,19 @@ class FileIdentity:
     head: str  # sha256 of the first HEAD_BYTES (and a database's -wal file's size and mtime)
 
 
+def index_key(path: str) -> str:
+    """What the index files a session under: its file's real path; a session of a
+    multi-session store (`FILE#SESSION`) as `REAL_FILE#SESSION`."""
+    base, session = split_selector(path)
+    real = os.path.realpath(base)
+    return real if session is None else f"{real}#{session}"
+
+
 def file_identity(path: str) -> FileIdentity:
-    """The identity of the file at `path` now. Raises OSError when it cannot be read."""
-    real = os.path.realpath(path)
+    """The identity of the file at `path` now (`FILE#SESSION`: the store file's, filed under
+    the session's key). Raises OSError when it cannot be read."""
+    base, _session = split_selector(path)
+    real = os.path.realpath(base)
     st = os.stat(real)
     h = hashlib.sha256()
     with open(real, "rb") as f:
@@ -93,7 +106,7 @@ def file_identity(path: str) -> FileIdentity:
     with contextlib.suppress(OSError):  # a SQLite store in WAL mode changes in its -wal file first
         wal = os.stat(real + "-wal")
         h.update(f"wal:{wal.st_size}:{wal.st_mtime_ns}".encode())
-    return FileIdentity(real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, h.hexdigest())
+    return FileIdentity(index_key(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, h.hexdigest())
 
 
 class IndexUnavailable(Exception):
@@ -249,6 +262,31 @@ class SessionIndex:
         except ValueError:
             return None  # a row an older build wrote differently: read the file again
 
+    def path_of_session(self, session_id: str) -> str | None:
+        """The file of the session with this id (a parent a child rollout names), when indexed."""
+        self.commit()
+        got = self.db.execute(
+            "SELECT real_path FROM sessions WHERE session_id = ? ORDER BY indexed_at LIMIT 1", (session_id,)
+        ).fetchone()
+        return got[0] if got else None
+
+    def children_of(self, parent: str) -> list[str]:
+        """The sub-agent transcripts the index names `parent` as the parent of, by path."""
+        self.commit()
+        got = self.db.execute(
+            "SELECT json_extract(row, '$.path') FROM sessions WHERE json_extract(row, '$.parent') IN (?, ?)"
+            " ORDER BY real_path",
+            (parent, index_key(parent)),
+        ).fetchall()
+        return [g[0] for g in got if g[0]]
+
+    def update_row(self, real_path: str, row: ScanRow) -> None:
+        """Replace a stored row (a child's parent found after it was read), the rest as it is."""
+        if self._pending == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("UPDATE sessions SET row = ? WHERE real_path = ?", (row.model_dump_json(by_alias=True), real_path))
+        self._pending += 1
+
     def session_id_of(self, real_path: str) -> int | None:
         got = self.db.execute("SELECT id FROM sessions WHERE real_path = ?", (real_path,)).fetchone()
         return got[0] if got else None
@@ -271,15 +309,17 @@ class SessionIndex:
             db.execute("DELETE FROM usage WHERE session = ?", (old,))
             db.execute("DELETE FROM sessions WHERE id = ?", (old,))
         cur = db.execute(
-            "INSERT INTO sessions(real_path, dev, ino, size, mtime_ns, head, row, indexed_at) VALUES (?,?,?,?,?,?,?,?)",
-            (ident.real_path, ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.head,
+            "INSERT INTO sessions(real_path, dev, ino, size, mtime_ns, head, session_id, row, indexed_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (ident.real_path, ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.head, row.session_id,
              row.model_dump_json(by_alias=True), time.time()),
         )
         sid = cur.lastrowid
         db.executemany(
-            "INSERT INTO usage(session, day, model, input, output, cache_read, cache_write, requests) VALUES (?,?,?,?,?,?,?,?)",
-            [(sid, e.day, e.model, e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write, e.requests)
-             for e in usage],
+            "INSERT INTO usage(session, day, model, agent, input, output, cache_read, cache_write, requests)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            [(sid, e.day, e.model, e.agent, e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write,
+              e.requests) for e in usage],
         )
         for d in docs:
             rid = db.execute(
@@ -328,16 +368,16 @@ class SessionIndex:
     def usage_items(self, real_paths: Iterable[str] | None = None) -> list[UsageItem]:
         where = self._scope(real_paths)
         got = self.db.execute(
-            "SELECT s.row, u.day, u.model, u.input, u.output, u.cache_read, u.cache_write, u.requests"
+            "SELECT s.row, u.day, u.model, u.input, u.output, u.cache_read, u.cache_write, u.requests, u.agent"
             f" FROM usage u JOIN sessions s ON s.id = u.session WHERE 1{where}"
         ).fetchall()
         rows_by_json: dict[str, ScanRow] = {}
         out: list[UsageItem] = []
-        for row_json, day, model, i, o, cr, cw, n in got:
+        for row_json, day, model, i, o, cr, cw, n, agent in got:
             row = rows_by_json.get(row_json)
             if row is None:
                 row = rows_by_json[row_json] = ScanRow.model_validate_json(row_json)
-            out.append(UsageItem(row.path, row.parent, row.project, day, model, Usage(i, o, cr, cw), n))
+            out.append(UsageItem(row.path, row.parent, row.project, day, model, Usage(i, o, cr, cw), n, agent))
         return out
 
 

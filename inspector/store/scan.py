@@ -9,7 +9,10 @@ cannot be read is a row with the reason, never a failed scan.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+import re
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -24,12 +27,73 @@ from inspector.analysis.sessions import (
     search_documents,
     usage_entries,
 )
-from inspector.formats import LoadError, load
+from inspector.formats import LoadError, load, store_sessions
 from inspector.store.index import FileIdentity, SessionIndex, file_identity
 from inspector.store.places import Found, parent_session, session_files
 
 IN_PROCESS_BELOW = 8  # fewer files than this: no worker processes (starting them costs more)
 IN_FLIGHT_PER_WORKER = 4
+
+
+_AGO = re.compile(r"(\d+)\s*([dhm])")
+
+
+def when(value: str) -> float:
+    """Epoch seconds of a date, an ISO time (naive: UTC), or `7d` / `12h` / `30m` ago (ValueError
+    naming what was expected otherwise)."""
+    m = _AGO.fullmatch(value.strip().lower())
+    try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2)
+            return time.time() - n * {"d": 86400, "h": 3600, "m": 60}[unit]
+        d = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)
+        return d.timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(
+            f"expected a date (2026-01-31), an ISO time (2026-01-31T12:00) or an age (7d, 12h, 30m), got {value[:40]!r}"
+        ) from None
+
+
+def iso_seconds(iso: str | None) -> float | None:
+    """Epoch seconds of a row's ISO-8601 time."""
+    if iso is None:
+        return None
+    return _dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(slots=True, frozen=True)
+class SessionFilter:
+    """What `--since/--until`, `--project` and `--format` keep, for `scan`, `search`, `usage` and
+    the triage browser alike. A file that could not be read is always kept: a scan never hides a
+    session it failed on. A filter on times drops sessions with no record time."""
+
+    since: float | None = None
+    until: float | None = None
+    project: str | None = None
+    format: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.since, self.until, self.project, self.format))
+
+    def keeps(self, row: ScanRow) -> bool:
+        if row.error is not None:
+            return True
+        if self.format is not None and (row.format or "").lower() != self.format.lower():
+            return False
+        if self.project is not None and self.project.lower() not in (row.project or "").lower():
+            return False
+        if self.since is not None:
+            last = iso_seconds(row.last_activity)
+            if last is None or last < self.since:
+                return False
+        if self.until is not None:
+            first = iso_seconds(row.first_activity)
+            if first is None or first > self.until:
+                return False
+        return True
 
 
 @dataclass(slots=True)
@@ -82,6 +146,18 @@ class _Pending:
     row: ScanRow | None = None  # known already (from the index, or an error)
     future: Future[ReadSession] | None = None
     read: ReadSession | None = None  # read in this process
+    last_of_file: bool = True  # the progress bar counts files: a store's last session ends its file
+
+
+def sessions_of(f: Found) -> list[Found]:
+    """What one found file gives the scan a row each for: itself, or each session of a
+    multi-session store (ADK SQLite, OpenClaw SQLite, maka) as `FILE#SESSION`."""
+    if f.missing:
+        return [f]
+    ids = store_sessions(f.path)
+    if len(ids) < 2:
+        return [f]
+    return [Found(f"{f.path}#{sid}") for sid in ids]
 
 
 def _worker_count(requested: int | None) -> int:
@@ -96,7 +172,8 @@ def _worker_count(requested: int | None) -> int:
 class Scanner:
     """Rows for every session under some paths, through one index.
 
-    `progress(done, total)` is called as rows come out (total: the files found)."""
+    `found(total)` is called once the walk is over; `progress(done, total)` as rows come out
+    (total: the files found)."""
 
     def __init__(
         self,
@@ -104,14 +181,17 @@ class Scanner:
         workers: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        found: Callable[[int], None] | None = None,
     ) -> None:
         self.index = index
         self.workers = _worker_count(workers)
         self.progress = progress
         self.cancelled = cancelled
+        self.found = found
         self.stats = ScanStats()
         self.most_in_flight = 0  # the largest number of files pending at once (bounded memory)
         self._pool: ProcessPoolExecutor | None = None
+        self._by_session_id: dict[str, str] = {}  # top-level sessions read so far: a child names its parent by id
 
     def rows(self, paths: Iterable[str]) -> Iterator[ScanRow]:
         try:
@@ -127,25 +207,35 @@ class Scanner:
         # bar knows its total; then the rows, with at most `window` files pending at once.
         found: list[Found] = list(session_files(paths, self.cancelled))
         total = self.stats.found = len(found)
+        if self.found is not None:
+            self.found(total)
         use_pool = self.workers > 1 and total >= IN_PROCESS_BELOW  # the pool starts at its first file
         window = max(1, self.workers * IN_FLIGHT_PER_WORKER)
         pending: deque[_Pending] = deque()
         done = 0
         for f in found:
-            if self.cancelled():
-                return
-            pending.append(self._start(f, use_pool))
-            self.most_in_flight = max(self.most_in_flight, len(pending))
-            while pending and (len(pending) >= window or pending[0].future is None or pending[0].future.done()):
-                yield self._finish(pending.popleft())
+            units = sessions_of(f)
+            for i, unit in enumerate(units):
+                if self.cancelled():
+                    return
+                started = self._start(unit, use_pool)
+                started.last_of_file = i == len(units) - 1
+                pending.append(started)
+                self.most_in_flight = max(self.most_in_flight, len(pending))
+                while pending and (len(pending) >= window or pending[0].future is None or pending[0].future.done()):
+                    item = pending.popleft()
+                    yield self._finish(item)
+                    if item.last_of_file:
+                        done += 1
+                        if self.progress:
+                            self.progress(done, total)
+        while pending:
+            item = pending.popleft()
+            yield self._finish(item)
+            if item.last_of_file:
                 done += 1
                 if self.progress:
                     self.progress(done, total)
-        while pending:
-            yield self._finish(pending.popleft())
-            done += 1
-            if self.progress:
-                self.progress(done, total)
 
     def _start(self, f: Found, use_pool: bool) -> _Pending:
         if f.missing:
@@ -156,6 +246,11 @@ class Scanner:
         except OSError as e:
             return _Pending(f.path, row=ScanRow(path=f.path, error=f"cannot read ({e.strerror or e})"))
         row = self.index.cached_row(ident)
+        if row is not None and row.parent is None and row.parent_session_id is not None:
+            parent = self._spawner(row.parent_session_id)
+            if parent is not None:  # read before its parent was: name it now, in the index too
+                row = row.model_copy(update={"parent": parent})
+                self.index.update_row(ident.real_path, row)
         if row is not None:
             self.stats.from_index += 1
             return _Pending(f.path, ident, row=row if row.path == f.path else row.model_copy(update={"path": f.path}))
@@ -169,10 +264,19 @@ class Scanner:
             return _Pending(f.path, ident, future=self._pool.submit(read_session, f.path, parent, ident.size))
         return _Pending(f.path, ident, read=read_session(f.path, parent, ident.size))
 
+    def _spawner(self, session_id: str) -> str | None:
+        """The file of the session that spawned a child (Codex): one read in this scan, or one the
+        index holds from an earlier scan."""
+        path = self._by_session_id.get(session_id)
+        if path is None:
+            path = self.index.path_of_session(session_id)
+        return path
+
     def _finish(self, item: _Pending) -> ScanRow:
         if item.row is not None:
             if item.row.error is not None:
                 self.stats.unreadable += 1
+            self._remember(item.row)
             return item.row
         if item.future is not None:
             try:
@@ -184,6 +288,15 @@ class Scanner:
             got = item.read
         if got.row.error is not None:
             self.stats.unreadable += 1
+        if got.row.parent is None and got.row.parent_session_id is not None:
+            parent = self._spawner(got.row.parent_session_id)
+            if parent is not None:
+                got.row = got.row.model_copy(update={"parent": parent})
         if item.ident is not None:
             self.index.store(item.ident, got.row, got.usage, got.docs)
+        self._remember(got.row)
         return got.row
+
+    def _remember(self, row: ScanRow) -> None:
+        if row.session_id is not None and row.parent_session_id is None:
+            self._by_session_id.setdefault(row.session_id, row.path)

@@ -12,6 +12,7 @@ session's folder, so a replace by rename or a deletion is seen too); a stat poll
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +34,8 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
-from inspector.formats import LoadError, load
+from inspector.analysis.sessions import spawning_session_id
+from inspector.formats import LoadError, load, split_selector
 from inspector.ledger.model import Ledger
 from inspector.live.incremental import Follower
 from inspector.live.sessions import (
@@ -45,6 +47,8 @@ from inspector.live.sessions import (
     finding_key,
     summary_of,
 )
+from inspector.store.index import IndexUnavailable, SessionIndex
+from inspector.store.places import parent_session, subagent_files
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
@@ -90,6 +94,7 @@ SESSION_KEYS: list[tuple[str, str, str]] = [
     ("m", "maximize", "Maximize / restore the pane"),
     ("ctrl+r", "reload", "Reload the file"),
     ("F", "toggle_follow", "Follow the file as it grows (tail mode)"),
+    ("a", "sub_agents", "Sub-agents: open the next sub-agent's transcript; in one, back to its parent"),
     ("o", "open", "Open another file…"),
     ("r", "repair", "Repair… (plan, run, install)"),
     ("s", "simulate", "Simulate… (what-if compaction policy, plotted)"),
@@ -113,9 +118,9 @@ Stamp = tuple[int, int, int]
 
 def disk_stamp(path: str) -> Stamp | None:
     """What says the file changed on disk: its size, modification time and inode (a rewrite by
-    rename, as `inspector undo` does, changes the inode)."""
+    rename, as `inspector undo` does, changes the inode). `FILE#SESSION`: the store file's."""
     try:
-        st = os.stat(path)
+        st = os.stat(split_selector(path)[0])
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -123,7 +128,8 @@ def disk_stamp(path: str) -> Stamp | None:
 
 def disk_problem(path: str) -> tuple[str, str] | None:
     """Why the file can no longer be read, as (status, reason) in `inspector watch`'s terms
-    (deleted | unreadable); None when it can."""
+    (deleted | unreadable); None when it can. `FILE#SESSION`: the store file's."""
+    path = split_selector(path)[0]
     try:
         os.stat(path)
     except FileNotFoundError:
@@ -250,6 +256,8 @@ class SessionScreen(Screen[None]):
         self.window = window
         self.reserve = reserve
         self.at_line = at_line
+        self.focus_line: int | None = None  # put the cursor on the record at this line once loaded (a search hit)
+        self._sub_agent_turn = -1  # the sub-agent `a` opened last
         # When the user started waiting (the app's launch for the first screen): the header reports
         # the time they waited, not only the analysis's share of it.
         self.started = started if started is not None else time.perf_counter()
@@ -409,7 +417,7 @@ class SessionScreen(Screen[None]):
         stamp = disk_stamp(self.path)
         try:
             # A big file: show its first screen at once, then index the whole of it.
-            big = self.at_line is None and os.path.getsize(self.path) > PREVIEW_ABOVE_BYTES
+            big = self.at_line is None and os.path.getsize(split_selector(self.path)[0]) > PREVIEW_ABOVE_BYTES
             if big:
                 preview = load(self.path, upto_line=PREVIEW_LINES)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
@@ -446,6 +454,9 @@ class SessionScreen(Screen[None]):
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
+        if not msg.preview and self.focus_line is not None:
+            self._go_to_record_at(msg.ledger, self.focus_line)
+            self.focus_line = None
         if not msg.preview:
             self._stamp = msg.stamp
             self._start_following(msg.stamp)
@@ -784,6 +795,13 @@ class SessionScreen(Screen[None]):
         self._status("analysing with the new window and reserve…")
         self._analyze(self.report.ledger)
 
+    def _go_to_record_at(self, ledger: Ledger, line: int) -> None:
+        """The cursor on the record written at `line` (the last one before it, for a line that is
+        no record of its own)."""
+        seqs = [r.seq for r in ledger.records if r.line <= line]
+        if seqs:
+            self.go_to(seqs[-1])
+
     def go_to(self, seq: int) -> None:
         tl = self.query_one(Timeline)
         tl.go_to(seq)
@@ -964,6 +982,53 @@ class SessionScreen(Screen[None]):
             box.disabled = True
             self.query_one(Timeline).focus()
             getattr(event, "stop", lambda: None)()
+
+    # -------------------------------------------------------------------------------- sub-agents
+
+    def parent_session_path(self) -> str | None:
+        """The session that spawned this one: a Claude Code transcript's `<session>.jsonl`, or a
+        Codex child rollout's parent as the index `inspector scan` keeps knows it."""
+        parent = parent_session(self.path)
+        if parent is not None and os.path.exists(parent):
+            return parent
+        spawner = spawning_session_id(self.ledger) if self.ledger is not None else None
+        if spawner is None:
+            return None
+        try:
+            with SessionIndex() as index:
+                return index.path_of_session(spawner)
+        except (IndexUnavailable, sqlite3.Error):
+            return None
+
+    def sub_agent_paths(self) -> list[str]:
+        """This session's sub-agent transcripts: Claude Code's `<session>/subagents/`, and the
+        child rollouts the index names this session as the parent of."""
+        subs = subagent_files(self.path)
+        try:
+            with SessionIndex() as index:
+                subs += [p for p in index.children_of(self.path) if p not in subs]
+        except (IndexUnavailable, sqlite3.Error):
+            pass
+        return subs
+
+    def action_sub_agents(self) -> None:
+        parent = self.parent_session_path()
+        if parent is not None:
+            stack = self.app.screen_stack
+            below = stack[-2] if len(stack) >= 2 else None
+            if isinstance(below, SessionScreen) and os.path.realpath(below.path) == os.path.realpath(parent):
+                self.app.pop_screen()  # came here from the parent: back to it, as it was
+            else:
+                self.app.open_session(parent)  # type: ignore[attr-defined]
+            return
+        subs = self.sub_agent_paths()
+        if not subs:
+            self.notify("This session has no sub-agent transcripts.", timeout=3)
+            return
+        self._sub_agent_turn = (self._sub_agent_turn + 1) % len(subs)
+        path = subs[self._sub_agent_turn]
+        self.notify(f"sub-agent {self._sub_agent_turn + 1} of {len(subs)}: {os.path.basename(path)} (a: back to the parent)", timeout=4)
+        self.app.open_session(path)  # type: ignore[attr-defined]
 
     def action_back(self) -> None:
         if self.maximized is not None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from glob import glob
@@ -30,11 +30,21 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.analysis import analyze
-from inspector.formats import LoadError, load, registry
+from inspector.analysis.sessions import ScanRow
+from inspector.analysis.usage import (
+    PriceTable,
+    PriceTableError,
+    UsageGroup,
+    cost_text,
+    load_prices,
+    session_costs,
+)
+from inspector.formats import registry
 from inspector.ledger.model import Ledger
 from inspector.ledger.times import epoch_seconds
-from inspector.store.places import session_files
+from inspector.store.index import IndexUnavailable, SearchHit, SessionIndex, index_key, match_expression
+from inspector.store.places import parent_session, session_files
+from inspector.store.scan import Scanner, SessionFilter, iso_seconds, read_session, when
 from inspector.tui.model import SEVERITY_COLORS
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -59,6 +69,7 @@ COLUMNS: list[tuple[str, str, bool, int | None, bool]] = [
     ("records", "records", True, 9, True),
     ("activity", "last activity", True, 15, False),
     ("tokens", "context tokens", True, 16, True),
+    ("cost", "cost", True, 14, True),
     ("worst", "worst finding", True, None, False),
     ("holes", "holes", True, 7, True),
 ]
@@ -69,16 +80,24 @@ SORTABLE = [c[0] for c in COLUMNS]
 # (key, action, description): the triage browser's keys (footer, help screen).
 TRIAGE_KEYS: list[tuple[str, str, str]] = [
     ("enter", "open", "Open session"),
-    ("slash", "filter", "Filter"),
+    ("f", "filter", "Filter (also since:7d until:DATE project:TEXT format:NAME)"),
+    ("slash", "search", "Search the text of every session (Enter on a hit opens it there)"),
     ("s", "sort_next", "Sort by next column"),
     ("S", "sort_reverse", "Reverse sort"),
-    ("1-7", "sort_column", "Sort by column 1-7 (again: reverse)"),
+    ("1-8", "sort_column", "Sort by column 1-8 (again: reverse)"),
     ("r", "rescan", "Rescan"),
     ("escape", "clear_filter", "Leave / clear the filter"),
     ("f1", "app.help", "Help"),
 ]
 
-FILTER_HELP = "filter: text in file name · holes>0 · error · warning · unreadable · format:pi · code:hole · tokens>50000 · !text"
+FILTER_HELP = (
+    "filter: text in file name · since:7d · until:2026-01-31 · project:text · format:pi · holes>0 · error"
+    " · unreadable · code:hole · tokens>50000 · !text"
+)
+SEARCH_HELP = "search every session's text, tool names and summaries (Enter: search; Escape: close)"
+SEARCH_LIMIT = 200  # hits shown, best first
+# Workers reading sessions (None: one per core, as `inspector scan`).
+WORKERS: int | None = None
 
 
 # ------------------------------------------------------------------------------------ row data
@@ -99,6 +118,13 @@ class SessionRow:
     findings: tuple[tuple[str, str, int], ...] = ()  # (severity, code, count), worst first
     worst_message: str = ""
     error: str | None = None  # could not be read or analysed: why
+    scan: ScanRow | None = None  # the row `inspector scan` has for it (what the scan filters read)
+    cost: UsageGroup | None = None  # recorded usage and its cost, sub-agents included (None: no usage recorded)
+    currency: str = "USD"
+
+    @property
+    def parent(self) -> str | None:
+        return self.scan.parent if self.scan is not None else None
 
     @property
     def worst(self) -> tuple[str, str] | None:
@@ -106,14 +132,6 @@ class SessionRow:
 
     def severities(self) -> set[str]:
         return {s for s, _c, _n in self.findings}
-
-
-def _strip_path(message: str, path: str) -> str:
-    """Errors from the core start with the file's path; the row already says which file."""
-    for prefix in (path + ": ", os.path.basename(path) + ": "):
-        if message.startswith(prefix):
-            return message[len(prefix) :]
-    return message
 
 
 def format_label(led: Ledger) -> str:
@@ -127,39 +145,32 @@ def last_record_time(led: Ledger) -> float | None:
     return max(times) if times else None
 
 
-def summarize_session(path: str, rel: str) -> SessionRow:
-    """Load and analyse one file into its row. Never raises: a failure becomes the row's error."""
-    row = SessionRow(path=path, rel=rel)
-    try:
-        row.mtime = os.stat(path).st_mtime
-    except OSError as e:
-        row.error = f"cannot stat ({e.strerror or e})"
+def session_row(scan: ScanRow, rel: str, mtime: float | None = None) -> SessionRow:
+    """The table's row of a session from the row `inspector scan` has for it (`store.scan`)."""
+    row = SessionRow(path=scan.path, rel=rel, scan=scan)
+    if mtime is None:
+        try:
+            mtime = os.stat(scan.path).st_mtime
+        except OSError:
+            mtime = 0.0
+    row.mtime = mtime
+    if scan.error is not None:
+        row.error = scan.error
         return row
-    try:
-        led = load(path)
-        row.format = format_label(led)
-        row.records = len(led.records)
-        row.last_activity = last_record_time(led) or row.mtime
-        report = analyze(led)
-    except LoadError as e:
-        row.error = _strip_path(str(e), path)
-        return row
-    except OSError as e:
-        row.error = f"cannot read ({e.strerror or e})"
-        return row
-    except Exception as e:  # a core bug on one file must not take the whole browser down
-        row.error = f"analysis failed: {type(e).__name__}: {e}"
-        return row
-    row.context_tokens = report.context_tokens
-    row.holes = report.coverage_counts()["hole"]
-    # The report lists findings most important first within a severity: keep that order.
-    counts = Counter((f.severity, f.code) for f in report.findings)
-    ranked = sorted(counts.items(), key=lambda kv: SEVERITY_RANK.get(kv[0][0], 3))
-    row.findings = tuple((sev, code, n) for (sev, code), n in ranked)
-    if report.findings:
-        worst = min(report.findings, key=lambda f: SEVERITY_RANK.get(f.severity, 3))
-        row.worst_message = worst.message
+    row.format = f"{scan.format} v{scan.format_version}" if scan.format_version is not None else scan.format or ""
+    row.records = scan.records or 0
+    row.last_activity = iso_seconds(scan.last_activity) or row.mtime
+    row.context_tokens = scan.context_tokens or 0
+    row.holes = scan.holes or 0
+    row.findings = tuple((c.severity, c.code, c.count) for c in scan.codes or ())
+    row.worst_message = scan.worst_message or ""
     return row
+
+
+def summarize_session(path: str, rel: str) -> SessionRow:
+    """One file's row, read the way `inspector scan` reads it (no index). Never raises."""
+    parent = parent_session(path)
+    return session_row(read_session(path, parent if parent and os.path.exists(parent) else None).row, rel)
 
 
 def discover(
@@ -181,6 +192,10 @@ def _base(roots: list[str]) -> str:
         return os.path.commonpath(roots)
     except ValueError:  # different drives
         return ""
+
+
+def _full(path: str) -> str:
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def relative(path: str, base: str) -> str:
@@ -228,8 +243,45 @@ _OPS: dict[str, Callable[[int, int], bool]] = {
 Predicate = Callable[[SessionRow], bool]
 
 
+SCAN_FILTER_KEYS = ("since", "until", "project", "format", "fmt")
+
+
+def scan_filter_term(key: str, value: str) -> SessionFilter:
+    """`since:7d`, `until:2026-01-31`, `project:text`, `format:pi`: the filters of `inspector scan`.
+    Raises ValueError on a time it cannot read."""
+    if key in ("since", "until"):
+        try:
+            secs = when(value)
+        except ValueError as e:
+            raise ValueError(f"{key}:{value}: {e}") from None
+        return SessionFilter(since=secs) if key == "since" else SessionFilter(until=secs)
+    if key == "project":
+        return SessionFilter(project=value)
+    return SessionFilter(format=value)
+
+
+def _scan_of(r: SessionRow) -> ScanRow:
+    if r.scan is not None:
+        return r.scan
+    return ScanRow(path=r.path, format=r.format.split(" ")[0] or None, error=r.error)
+
+
+def scan_filters(text: str) -> list[str]:
+    """The `scan` filters a filter text holds, in words for the header (`since 7d`)."""
+    out = []
+    for tok in text.split():
+        key, sep, val = tok.partition(":")
+        if sep and val and key.lower() in SCAN_FILTER_KEYS:
+            out.append(f"{'format' if key.lower() == 'fmt' else key.lower()} {val}")
+    return out
+
+
 def _term(tok: str) -> Predicate:
     low = tok.lower()
+    key, sep, val = tok.partition(":")
+    if sep and val and key.lower() in SCAN_FILTER_KEYS:
+        keep = scan_filter_term(key.lower(), val).keeps
+        return lambda r: keep(_scan_of(r))
     m = _COMPARE.fullmatch(low)
     if m:
         field, op, num, unit = m.groups()
@@ -238,8 +290,6 @@ def _term(tok: str) -> Predicate:
         return lambda r: r.error is None and cmp(get(r), value)
     if ":" in low:
         key, _, val = low.partition(":")
-        if key in ("format", "fmt"):
-            return lambda r: val in r.format.lower()
         if key == "code":
             return lambda r: any(val in c for _s, c, _n in r.findings)
         if key in ("sev", "severity"):
@@ -263,8 +313,9 @@ def _term(tok: str) -> Predicate:
 def parse_filter(text: str) -> Predicate | None:
     """Every word must match. `holes>0`, `tokens>=50k`, `records<100`, `findings>2`; `error`
     (an error finding or an unreadable file), `warning`, `info`, `unreadable`, `healthy`, `holes`;
-    `format:pi`, `code:hole`, `file:text`; `!word` negates; anything else is a substring of the
-    file name. None: no filter."""
+    `code:hole`, `file:text`; `since:7d`, `until:2026-01-31`, `project:text`, `format:pi` (the
+    filters of `inspector scan`, by the same code); `!word` negates; anything else is a substring
+    of the file name. None: no filter. Raises ValueError on a time it cannot read."""
     terms: list[Predicate] = []
     for tok in text.split():
         if tok.startswith("!") and len(tok) > 1:
@@ -289,6 +340,13 @@ def _worst_rank(r: SessionRow) -> int:
     return {"error": 0, "warning": 1}.get(r.findings[0][0], 3)
 
 
+def _cost_rank(r: SessionRow) -> float:
+    """Known costs by amount; an unknown one above every known (it may be any amount), no usage last."""
+    if r.cost is None:
+        return -1.0
+    return float("inf") if r.cost.cost is None else r.cost.cost_known
+
+
 def sort_key(column: str, descending: bool) -> tuple[Callable[[SessionRow], object], bool]:
     """(key function, reverse flag). Numbers are negated for descending order so ties stay in
     file-name order; unreadable files sort after every session on the numeric columns."""
@@ -307,9 +365,12 @@ def sort_key(column: str, descending: bool) -> tuple[Callable[[SessionRow], obje
             return (sign * -_worst_rank(r), sign * max(r.holes, 0), sign * n, r.rel.lower())
 
         return worst, False
-    get = {"records": lambda r: r.records, "tokens": lambda r: r.context_tokens, "holes": lambda r: r.holes}[
-        column
-    ]
+    get = {
+        "records": lambda r: r.records,
+        "tokens": lambda r: r.context_tokens,
+        "holes": lambda r: r.holes,
+        "cost": _cost_rank,
+    }[column]
     return (lambda r: (r.error is not None, sign * get(r), r.rel.lower())), False
 
 
@@ -396,9 +457,19 @@ def cells(row: SessionRow, now: float, file_width: int = 60) -> tuple[Text, ...]
         _num(row.records),
         Text(ago(row.last_activity or row.mtime, now)),
         _num(row.context_tokens),
+        cost_cell(row),
         worst,
         holes,
     )
+
+
+def cost_cell(row: SessionRow) -> Text:
+    """The session's cost from the price table: `unknown` for a model it does not price (never
+    $0.00), `–` when the runtime recorded no usage."""
+    if row.cost is None:
+        return Text("–", style="dim", justify="right")
+    words = cost_text(row.cost, row.currency).replace(" + ", "+")
+    return Text(words, style="yellow" if row.cost.cost is None else "", justify="right")
 
 
 # ------------------------------------------------------------------------------------ screen
@@ -427,10 +498,15 @@ class TriageScreen(Screen[None]):
     TriageScreen #progress { width: auto; margin-right: 2; }
     TriageScreen #status { width: 1fr; }
     TriageScreen.done #progress { display: none; }
+    TriageScreen #search, TriageScreen #hits { display: none; }
+    TriageScreen.searching #search, TriageScreen.searching #hits { display: block; }
+    TriageScreen.searching #sessions, TriageScreen.searching #filter { display: none; }
+    TriageScreen #hits { height: 1fr; }
     """
 
     BINDINGS = [
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("f", "filter", "Filter"),
+        Binding("slash", "search", "Search", key_display="/"),
         Binding("s", "sort_next", "Sort"),
         Binding("S", "sort_reverse", "Reverse"),
         Binding("r", "rescan", "Rescan"),
@@ -449,6 +525,31 @@ class TriageScreen(Screen[None]):
             self.generation = generation
             self.base = base
             self.total = total
+
+    class Hits(Message):
+        """What a search across the sessions found (or why it could not run)."""
+
+        def __init__(self, query: str, hits: list[SearchHit], error: str | None = None) -> None:
+            super().__init__()
+            self.query = query
+            self.hits = hits
+            self.error = error
+
+    class Broken(Message):
+        """The index cannot be opened: nothing to scan into."""
+
+        def __init__(self, generation: int, error: str) -> None:
+            super().__init__()
+            self.generation = generation
+            self.error = error
+
+    class Costs(Message):
+        """Parents' costs with their sub-agents rolled up, once every row is in."""
+
+        def __init__(self, generation: int, costs: dict[str, UsageGroup]) -> None:
+            super().__init__()
+            self.generation = generation
+            self.costs = costs
 
     class Batch(Message):
         """Rows for some files; `done` files analysed so far; `final` on the last one."""
@@ -476,6 +577,8 @@ class TriageScreen(Screen[None]):
         self.sort_column = "worst"
         self.sort_descending = True
         self.predicate: Predicate | None = None
+        self.filter_text = ""  # what the predicate was made from (the header names its scan filters)
+        self.hits: list[SearchHit] = []  # the last search's hits, in the hits table's order
         self._file_width = 0
         self._widths: dict[str, int] = {}
         self._generation = 0
@@ -489,6 +592,9 @@ class TriageScreen(Screen[None]):
         yield Static(self._title(), id="title")
         yield Input(placeholder=FILTER_HELP, id="filter")
         yield SessionTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        # Disabled while hidden: a hidden box that takes the focus would swallow every key.
+        yield Input(placeholder=SEARCH_HELP, id="search", disabled=True)
+        yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty")
         yield Static("", id="detail")
         with Horizontal(id="progress-row"):
@@ -520,6 +626,11 @@ class TriageScreen(Screen[None]):
         return [p for p in self.searched or () if not any(os.path.isdir(d) for d in glob(os.path.expanduser(p)))]
 
     def _title(self) -> str:
+        """Where the sessions come from, and the `scan` filters in force."""
+        active = scan_filters(self.filter_text)
+        return self._places_title() + (f"  ·  [b]{' · '.join(active)}[/b]" if active else "")
+
+    def _places_title(self) -> str:
         if not self.paths:
             return "[b]Sessions[/b]  ·  nothing in the default places"
         if self.searched is not None:
@@ -551,29 +662,78 @@ class TriageScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="triage", exit_on_error=False)
     def _scan(self, generation: int) -> None:
+        """The rows of `inspector scan` (`store.scan.Scanner`, through the same index), posted in
+        batches with their cost."""
         worker = get_current_worker()
-        base, files, missing = discover(self.paths, lambda: worker.is_cancelled)
-        if worker.is_cancelled:
+        base = _base([p if os.path.isdir(p) else os.path.dirname(p) for p in map(_full, self.paths)])
+        try:
+            index = SessionIndex()
+        except IndexUnavailable as e:
+            self.post_message(self.Broken(generation, str(e)))
             return
-        self.post_message(self.Found(generation, base, len(files) + len(missing)))
-        batch = [
-            SessionRow(path=p, rel=relative(p, base), error="no such file or directory") for p in missing
-        ]
-        done = len(batch)
-        started = last = time.monotonic()
-        for path in files:
+        prices = self._prices()
+        with index:
+            files_done = [0]  # the progress is in files (a store of many sessions is one)
+
+            def progress(done: int, _total: int) -> None:
+                files_done[0] = done
+
+            scanner = Scanner(
+                index,
+                workers=WORKERS,
+                progress=progress,
+                found=lambda total: self.post_message(self.Found(generation, base, total)),
+                cancelled=lambda: worker.is_cancelled,
+            )
+            batch: list[SessionRow] = []
+            started = last = time.monotonic()
+            parents: set[str] = set()
+            children: set[str] = set()
+            for scan in scanner.rows(self.paths):
+                if worker.is_cancelled:
+                    return
+                batch.append(session_row(scan, relative(scan.path, base)))
+                if scan.parent:
+                    parents.add(scan.parent)
+                    children.add(scan.path)
+                now = time.monotonic()
+                every = BATCH_FIRST_SECONDS if now - started < 1.0 else BATCH_SECONDS
+                if now - last >= every or len(batch) >= BATCH_MAX:
+                    self._price(index, prices, batch)
+                    self.post_message(self.Batch(generation, batch, files_done[0]))
+                    batch = []
+                    last = now
             if worker.is_cancelled:
                 return
-            batch.append(summarize_session(path, relative(path, base)))
-            done += 1
-            now = time.monotonic()
-            every = BATCH_FIRST_SECONDS if now - started < 1.0 else BATCH_SECONDS
-            if now - last >= every or len(batch) >= BATCH_MAX:
-                self.post_message(self.Batch(generation, batch, done))
-                batch = []
-                last = now
-        if not worker.is_cancelled:
-            self.post_message(self.Batch(generation, batch, done, final=True))
+            if scanner.stats.found == 0:
+                self.post_message(self.Found(generation, base, 0))
+            self._price(index, prices, batch)
+            self.post_message(self.Batch(generation, batch, files_done[0], final=True))
+            if parents and prices is not None:
+                # A parent's row came before its sub-agents were read: its cost again, rolled up.
+                rolled = self._costs(index, prices, parents | children)
+                self.post_message(self.Costs(generation, {p: rolled[p] for p in parents if p in rolled}))
+
+    def _prices(self) -> PriceTable | None:
+        try:
+            return load_prices()
+        except PriceTableError as e:
+            self.app.call_from_thread(self.notify, str(e), title="No cost column", severity="error", timeout=8)
+            return None
+
+    @staticmethod
+    def _costs(index: SessionIndex, prices: PriceTable, paths: Iterable[str]) -> dict[str, UsageGroup]:
+        """Usage and cost by session path, from the index (the arithmetic of `inspector usage`)."""
+        real = {index_key(p): p for p in paths}
+        got = session_costs(index.usage_items(list(real)), prices)
+        return {real.get(index_key(k), k): g for k, g in got.items()}
+
+    def _price(self, index: SessionIndex, prices: PriceTable | None, rows: list[SessionRow]) -> None:
+        if prices is None or not rows:
+            return
+        costs = self._costs(index, prices, [r.path for r in rows if r.error is None])
+        for r in rows:
+            r.cost, r.currency = costs.get(r.path), prices.currency
 
     def on_unmount(self) -> None:
         # Dismissed: stop the walk (the thread checks between files) and drop late batches.
@@ -601,6 +761,25 @@ class TriageScreen(Screen[None]):
             return
         self.query_one(ProgressBar).update(total=msg.total, progress=0)
         self._status()
+
+    def on_triage_screen_broken(self, msg: Broken) -> None:
+        if msg.generation != self._generation:
+            return
+        self.finished = True
+        self.add_class("done")
+        self.query_one("#status", Static).update(Text(msg.error, style="bold #f85149"))
+        self.notify(msg.error, title="No index", severity="error", timeout=10)
+
+    def on_triage_screen_costs(self, msg: Costs) -> None:
+        if msg.generation != self._generation:
+            return
+        now = time.time()
+        for path, group in msg.costs.items():
+            row = self.rows.get(path)
+            if row is not None:
+                row.cost = group
+                self._cells[path] = cells(row, now, self._file_width)
+        self._rebuild()
 
     def on_triage_screen_batch(self, msg: Batch) -> None:
         if msg.generation != self._generation:
@@ -760,11 +939,15 @@ class TriageScreen(Screen[None]):
 
     # -------------------------------------------------------------------------------- events
 
-    def on_data_table_row_highlighted(self, _msg: DataTable.RowHighlighted) -> None:
-        self._show_detail()
+    def on_data_table_row_highlighted(self, msg: DataTable.RowHighlighted) -> None:
+        if msg.data_table.id == "sessions":
+            self._show_detail()
 
     def on_data_table_row_selected(self, msg: DataTable.RowSelected) -> None:
         msg.stop()
+        if msg.data_table.id == "hits":
+            self._open_hit(msg.cursor_row)
+            return
         self._open(msg.row_key.value)
 
     def on_data_table_header_selected(self, msg: DataTable.HeaderSelected) -> None:
@@ -781,13 +964,22 @@ class TriageScreen(Screen[None]):
 
     def apply_filter(self, text: str) -> None:
         self._filter_timer = None
-        predicate = parse_filter(text)
+        try:
+            predicate = parse_filter(text)
+        except ValueError as e:
+            self.query_one("#status", Static).update(Text(f"filter: {e}", style="bold #f85149"))
+            return
+        self.filter_text = text
+        self.query_one("#title", Static).update(self._title())
         if predicate is None and self.predicate is None:
             return
         self.predicate = predicate
         self._rebuild()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "search":
+            self._search(event.value)
+            return
         if event.input.id == "filter":
             if self._filter_timer is not None:  # Enter applies it at once
                 self._filter_timer.stop()
@@ -811,7 +1003,80 @@ class TriageScreen(Screen[None]):
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        self.add_class("searching")
+        box.disabled = False
+        box.focus()
+
+    def _leave_search(self) -> None:
+        self.remove_class("searching")
+        self.query_one("#search", Input).disabled = True
+        self.query_one("#sessions", DataTable).focus()
+        self._show_detail()
+        self._status()
+
+    def _search(self, query: str) -> None:
+        match = match_expression(query)
+        if not match:
+            return
+        # The sessions the table shows (the filter applies), as the index knows them.
+        table = self.query_one("#sessions", DataTable)
+        scope = [self.rows[str(k.value)].path for k in table.rows if self.rows[str(k.value)].error is None]
+        self.query_one("#status", Static).update(f"searching {len(scope):,} sessions for {query!r}…")
+        self._search_in_thread(query, match, scope)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search_in_thread(self, query: str, match: str, scope: list[str]) -> None:
+        """`inspector search`'s query (`SessionIndex.search`) over the index the scan filled."""
+        try:
+            with SessionIndex() as index:
+                hits = index.search(match, [index_key(p) for p in scope], limit=SEARCH_LIMIT)
+        except (IndexUnavailable, sqlite3.Error) as e:
+            self.post_message(self.Hits(query, [], f"search failed: {e}"))
+            return
+        self.post_message(self.Hits(query, hits))
+
+    def on_triage_screen_hits(self, msg: Hits) -> None:
+        table = self.query_one("#hits", DataTable)
+        table.clear(columns=True)
+        for label, width in (("session", max(20, self._file_width)), ("line", 7), ("role", 10), ("match", None)):
+            table.add_column(label, key=label, width=width)
+        self.hits = msg.hits
+        for i, h in enumerate(msg.hits):
+            snippet = Text(h.snippet, no_wrap=True, overflow="ellipsis")
+            for a, b in h.marks:
+                snippet.stylize("bold yellow", a, b)
+            folder, name = fit_path(relative(h.path, self.base), max(20, self._file_width))
+            session = Text.assemble((folder, "dim"), name)
+            role = f"{h.role} {h.kind}" if h.kind != "text" else h.role
+            table.add_row(session, Text(f"{h.line:,}", justify="right"), role, snippet, key=str(i))
+        if msg.error is not None:
+            self.query_one("#status", Static).update(Text(msg.error, style="bold #f85149"))
+        else:
+            many = f"the first {len(msg.hits):,}" if len(msg.hits) >= SEARCH_LIMIT else f"{len(msg.hits):,}"
+            self.query_one("#status", Static).update(
+                f"{many} hits for {msg.query!r} · Enter opens the session at the hit · Escape: back to the sessions"
+            )
+        if msg.hits:
+            table.focus()
+
+    def _open_hit(self, index: int) -> None:
+        if not 0 <= index < len(self.hits):
+            return
+        hit = self.hits[index]
+        screen = self.app.session_screen(hit.path)  # type: ignore[attr-defined]
+        screen.focus_line = hit.line
+        self.app.push_screen(screen)
+
     def action_clear_filter(self) -> None:
+        if self.has_class("searching"):
+            box = self.query_one("#search", Input)
+            if box.has_focus and self.hits:
+                self.query_one("#hits", DataTable).focus()
+            else:
+                self._leave_search()
+            return
         box = self.query_one("#filter", Input)
         if box.has_focus:
             self.query_one(DataTable).focus()

@@ -1,0 +1,65 @@
+"""Bad cases of a scan (issue 18 point 6) not covered in tests/test_scan.py: a session written while
+the scan reads it, and the progress a long scan reports."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inspector.store import scan
+from inspector.store.index import SessionIndex
+from inspector.store.scan import Scanner
+from tests.conftest import SAMPLES
+from tests.test_scan_stores import two_session_store
+
+PI = SAMPLES / "pi" / "healthy_chained.jsonl"
+
+
+def test_a_session_written_during_the_scan_is_read_again_next_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent appends (half a line, then the rest) while the scan reads the file: the row is
+    the file as read, never an error, and the next scan reads the file again (the index keeps
+    the identity taken before the read, so a write during it is never mistaken for unchanged)."""
+    root = tmp_path / "s"
+    root.mkdir()
+    live = root / "live.jsonl"
+    shutil.copyfile(PI, live)
+    lines = PI.read_text().splitlines(keepends=True)
+    real = scan.read_session
+
+    def reading_while_written(path: str, parent: str | None = None, size: int | None = None) -> scan.ReadSession:
+        with open(path, "a") as f:  # the agent writes while the scan has the file
+            f.write(lines[-1][: len(lines[-1]) // 2])
+        return real(path, parent, size)
+
+    monkeypatch.setattr(scan, "read_session", reading_while_written)
+    with SessionIndex() as index:
+        first = Scanner(index, workers=1)
+        (row,) = list(first.rows([str(root)]))
+    assert row.error is None and row.records is not None
+    monkeypatch.setattr(scan, "read_session", real)
+    with SessionIndex() as index:  # nothing written since: still read again, it changed during the read
+        again = Scanner(index, workers=1)
+        (row2,) = list(again.rows([str(root)]))
+        assert again.stats.read == 1 and again.stats.from_index == 0
+        assert row2.error is None and row2.size == live.stat().st_size
+        third = Scanner(index, workers=1)
+        list(third.rows([str(root)]))
+        assert third.stats.read == 0  # settled: from the index
+
+
+def test_progress_counts_files_up_to_the_total_stores_included(tmp_path: Path) -> None:
+    """The progress bar moves: one call per file, done rising by one to the total, a store of
+    two sessions counted once (after its last session)."""
+    db = two_session_store(tmp_path)
+    for i in range(12):
+        shutil.copyfile(PI, db.parent / f"p{i:02}.jsonl")
+    calls: list[tuple[int, int]] = []
+    found: list[int] = []
+    with SessionIndex() as index:
+        s = Scanner(index, workers=2, progress=lambda d, t: calls.append((d, t)), found=found.append)
+        rows = list(s.rows([str(db.parent)]))
+    assert len(rows) == 14 and found == [13]
+    assert [d for d, _t in calls] == list(range(1, 14)) and {t for _d, t in calls} == {13}
+    assert s.most_in_flight <= s.workers * scan.IN_FLIGHT_PER_WORKER  # bounded, however big the tree
