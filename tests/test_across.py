@@ -172,6 +172,24 @@ def test_usage_of_the_real_sessions_prices_what_it_knows(capsys: pytest.CaptureF
     assert groups["claude-opus-4-5"]["cost"] > 0 and groups["claude-sonnet-4-5"]["cost"] > 0
 
 
+
+def test_a_table_printed_into_a_pipe_keeps_its_names(tmp_path: Path) -> None:
+    """Into a pipe or a file (no terminal width), `usage` and `scan` tables are wide enough for
+    their names: rich's 80 columns cut every model and session name to a character or two."""
+    import os
+    import sys
+
+    pi = need_shared(SHARED / "real_sessions" / "pi")
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"XDG_CACHE_HOME": str(tmp_path)}
+    for argv in (["usage", str(pi), "--by", "model", "--no-progress"], ["scan", str(pi), "--no-progress"]):
+        out = subprocess.run([sys.executable, "-m", "inspector", *argv], capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode in (0, 1), out.stderr
+        if argv[0] == "usage":
+            assert "claude-opus-4-5" in out.stdout and "claude-sonnet-4-5" in out.stdout, out.stdout
+        else:
+            assert any(p.name[:24] in out.stdout for p in pi.glob("*.jsonl")), out.stdout
+
+
 # ------------------------------------------------------------------------------------ export
 
 AMNESIA = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"

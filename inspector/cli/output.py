@@ -49,3 +49,19 @@ def json_bytes(obj: Any) -> bytes:
 def emit_json(obj: Any) -> None:
     sys.stdout.buffer.write(json_bytes(obj))
     sys.stdout.flush()
+
+
+PIPED_WIDTH = 160  # a table printed into a pipe or a file: no terminal says how wide
+
+
+def table_console() -> Any:
+    """The console a table is printed on: the terminal's width, or `PIPED_WIDTH` columns when the
+    output is a pipe or a file (rich would take 80 and cut every name to a few characters);
+    `COLUMNS` overrides both."""
+    import os
+
+    from rich.console import Console
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=PIPED_WIDTH)

@@ -17,6 +17,7 @@ from typing import Any
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.analysis.sessions import ScanRow
 from inspector.cli import args as argtypes
+from inspector.cli.output import table_console
 from inspector.store.index import IndexUnavailable, SessionIndex
 from inspector.store.places import default_place_patterns, default_places
 from inspector.store.scan import Scanner, SessionFilter, when
@@ -215,12 +216,11 @@ def _short_time(iso: str | None) -> str:
 
 
 def print_table(rows: list[ScanRow], base: str) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     style = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-    console = Console()
+    console = table_console()
     # A narrower terminal drops columns: first the project and first activity, then more.
     wide, narrow = console.width >= 130, console.width < 100
     t = Table(expand=True, show_lines=False, pad_edge=False, box=None, header_style="bold")

@@ -16,7 +16,7 @@ from inspector.analysis.usage import (
     group_usage,
     load_prices,
 )
-from inspector.cli.output import emit_json
+from inspector.cli.output import emit_json, table_console
 from inspector.cli.scan import (
     add_common,
     add_paths_argument,
@@ -110,7 +110,6 @@ def run(args: argparse.Namespace) -> int:
             ],
         })
         return 0
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(expand=True, box=None, header_style="bold", pad_edge=False)
@@ -141,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         all_.subagents |= g.subagents
     if groups:
         t.add_row("total", *cells(all_), style="bold")
-    console = Console()
+    console = table_console()
     console.print(t)
     note = f"prices: {args.prices or 'inspector/prices.json'} ({prices.date})"
     if all_.unpriced_models:
