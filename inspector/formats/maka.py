@@ -1036,6 +1036,7 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
         explicit_represents=[(first, through)],
         explicit_retains=[anchor] if anchor else [],
         replacement=replacement,
+        opaque_summary="encrypted provider state" if v3 else None,
     )
     if v3:
         led.diagnostics.append(
