@@ -81,7 +81,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import fields, sqlite_files
-from inspector.formats.base import Format, Runtime
+from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
@@ -1066,5 +1066,9 @@ FORMAT = Format(
     sessions_by_selector=True,  # FILE#SESSION
     suffixes=(".sqlite", ".sqlite3", ".db"),
     default_places=DEFAULT_PLACES,
+    # Electron's appData on Linux, under which userData `Maka` lives: `$XDG_CONFIG_HOME`, else
+    # ~/.config (Electron's app.getPath("appData")). maka sets userData itself only for its isolated
+    # E2E runs (`MAKA_E2E_USER_DATA_DIR`, apps/desktop/src/main/main.ts:49-50), not a user's home.
+    homes=(Home("~/.config", (HomeOverride("XDG_CONFIG_HOME"),)),),
     not_session_files=NOT_SESSION_FILES,
 )

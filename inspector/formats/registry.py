@@ -47,8 +47,9 @@ def writable() -> tuple[str, ...]:
 
 
 def places() -> tuple[str, ...]:
-    """Every format's default places (glob patterns of folders), in registry order."""
-    return tuple(dict.fromkeys(p for f in REGISTRY for p in f.default_places))
+    """Every format's default places (glob patterns of folders), in registry order, each under
+    its runtime's home as the environment sets it now (`Format.homes`)."""
+    return tuple(dict.fromkeys(p for f in REGISTRY for p in f.places()))
 
 
 def not_session_files() -> tuple[str, ...]:
