@@ -150,6 +150,12 @@ class Runtime:
     # A boundary that is not on the path keeps nothing raw, silently (pi; DESIGN §3).
     missing_boundary_keeps_nothing: bool = False
     skips_glued_lines: bool = False  # a line holding two glued JSON objects is skipped whole
+    # What findings call a record's place (`Record.line`): "line" in a JSONL file, "event" where
+    # the number counts a store's events (adk-go's event stream, what `--at` counts).
+    record_place: str = "line"
+    # What the runtime does with a tool call left without a result, when it synthesizes none (the
+    # end of the unanswered-call finding). None: providers reject such a request.
+    unanswered_call: str | None = None
     needs_header: bool = False  # a file without its session header is ignored whole
     checkpoints_record_usage: bool = False  # every checkpoint states its usage (or why not)
     # Where the planner's reserve / keep-recent defaults come from, as the plan names it.
