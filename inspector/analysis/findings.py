@@ -35,6 +35,7 @@ CODES: dict[str, str] = {
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
+    "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
     "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
 }
 
@@ -44,6 +45,7 @@ RUNTIME_PROBLEMS: dict[str, str] = {
     "checkpoint_unused": "checkpoint_not_replayed",
     "checkpoint_route_scoped": "checkpoint_not_replayed",
     "unmatched_tool_call": "dropped_tool_call",
+    "outside_history_window": "history_window",
 }
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
@@ -235,7 +237,7 @@ def _holes(report: Report) -> list[Finding]:
         n = len(seqs)
         if key == "lost":
             if report.ledger.runtime_rejects_file:
-                why = "pi rejects this file (no valid header) and would start an empty session"
+                why = report.runtime.file_rejected or "pi rejects this file (no valid header) and would start an empty session"
             else:
                 why = "the runtime cannot read or reach them (see the malformed-line finding)"
             msg = f"{plural(n, 'message')} ({fmt_roles(by_role)}) never {'reaches' if n == 1 else 'reach'} the model: {why}."

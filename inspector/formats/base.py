@@ -153,6 +153,9 @@ class Runtime:
     # What findings call a record's place (`Record.line`): "line" in a JSONL file, "event" where
     # the number counts a store's events (adk-go's event stream, what `--at` counts).
     record_place: str = "line"
+    # Why the runtime reads none of a file it rejects whole (`Ledger.runtime_rejects_file`), as the
+    # hole finding says it. None: pi's reason (no valid header).
+    file_rejected: str | None = None
     # What the runtime does with a tool call left without a result, when it synthesizes none (the
     # end of the unanswered-call finding). None: providers reject such a request.
     unanswered_call: str | None = None
