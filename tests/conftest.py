@@ -32,6 +32,18 @@ def _own_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "inspector-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _runtime_homes_at_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that points HOME at a scratch folder finds each runtime's default places there,
+    whatever `$NEXTCLAW_HOME`, `$OPENCLAW_STATE_DIR`, ... the machine sets (`Format.homes`)."""
+    from inspector.formats import registry
+
+    for f in registry.REGISTRY:
+        for home in f.homes:
+            for o in home.overrides:
+                monkeypatch.delenv(o.variable, raising=False)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests (Textual's Pilot) run on asyncio through anyio's pytest plugin (anyio comes

@@ -138,3 +138,52 @@ class Journal:
         p = folder / f"{stem}.jsonl"
         p.write_text(self.text(), encoding="utf-8")
         return p
+
+
+# ---------------------------------------------------------------------------------------- the legacy store
+
+
+class LegacyStore:
+    """A `sessions/<key>.jsonl` file of core's `SessionStore` (Peiiii/nextclaw 001fb682,
+    packages/nextclaw-core/src/features/session/stores/session.store.ts): `SessionMessage` (:8-13)
+    in `SessionEvent`s (:15-20) as `addMessage` makes them (:250-264, the type from the role
+    :323-341), written as `save` writes them (:369-394): the metadata line, then one line per event."""
+
+    def __init__(self, agent_id: str = "main") -> None:
+        self.agent_id = agent_id
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, role: str, content: Any = "", **extra: Any) -> dict[str, Any]:
+        seq = len(self.events) + 1
+        at = ts(seq // 60, seq % 60)
+        msg: dict[str, Any] = {"role": role, "content": content, "timestamp": at, **extra}
+        if role == "assistant" and extra.get("tool_calls"):
+            kind = "assistant.tool_call"
+        elif role == "tool":
+            kind = "tool.result"
+        else:
+            kind = f"message.{role}"
+        ev = {"seq": seq, "type": kind, "timestamp": at, "data": {"message": msg}}
+        self.events.append(ev)
+        return ev
+
+    def call(self, cid: str, name: str, args: dict[str, Any], content: str = "") -> dict[str, Any]:
+        fn = {"name": name, "arguments": json.dumps(args)}
+        return self.add("assistant", content, tool_calls=[{"id": cid, "type": "function", "function": fn}])
+
+    def result(self, cid: str, name: str, content: str) -> dict[str, Any]:
+        return self.add("tool", content, tool_call_id=cid, name=name)
+
+    def lines(self) -> list[str]:
+        messages = [e["data"]["message"] for e in self.events]
+        meta: dict[str, Any] = {"_type": "metadata", "created_at": ts(0), "updated_at": ts(0), "agent_id": self.agent_id,
+                                "message_count": len(messages), "metadata": {}}  # fmt: skip
+        if messages:
+            meta["last_message_at"] = messages[-1]["timestamp"]
+        return [json.dumps(meta)] + [json.dumps({"_type": "event", **e}) for e in self.events]
+
+    def write(self, folder: Path, key: str = "agent_main_s1") -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        p = folder / f"{key}.jsonl"
+        p.write_text("\n".join(self.lines()) + "\n", encoding="utf-8")
+        return p

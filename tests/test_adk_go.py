@@ -109,6 +109,18 @@ def test_notes_example_request(tmp_path: Path, casing: str) -> None:
     assert states(r) == {"e1": SUMMARIZED, "e2": RETAINED, "e3": SUMMARIZED}
 
 
+def test_findings_name_events_and_say_what_adk_go_sends(tmp_path: Path) -> None:
+    """The notes example's unanswered call, in adk-go's terms: the finding names the event (not a
+    "line" of a database) and says adk-go sends the call as is (contents_processor.go:389-408),
+    not that providers reject it; the checkpoint is named by its event too."""
+    r = analyze(load(tmp_path, notes_example()))
+    by_code = {f.code: f.message for f in r.findings}
+    msg = by_code["unanswered_tool_call"]
+    assert "'c1' on event 2 has no result" in msg and "adk-go sends the call as is" in msg
+    assert "providers reject" not in msg
+    assert not any("line" in m for m in by_code.values()), by_code
+
+
 def test_export_gives_the_same_request(tmp_path: Path) -> None:
     f = tmp_path / "export.json"
     f.write_bytes(export(notes_example("camel")))

@@ -121,14 +121,13 @@ def test_the_runner_reports_a_crash_at_its_project_frame(monkeypatch: pytest.Mon
 
 
 def test_built_seeds_are_read_as_their_runtime(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Every built kind has seeds its adapter reads (the legacy NextClaw store excepted: no adapter
-    may claim it), and a journal's metadata sidecar is one of the files the runner keeps unchanged."""
+    """Every built kind has seeds its adapter reads, every seed is read as its kind, and a
+    journal's metadata sidecar is one of the files the runner keeps unchanged."""
     built = build_seeds(tmp_path_factory.mktemp("seeds"))
     assert {k for k, _ in built} == set(BUILT_KINDS)
     read = {k for k, p in built if kind_of(p) == k}
     assert read == set(BUILT_KINDS), built
-    refused = [p for k, p in built if kind_of(p) is None]
-    assert [p.parent.name for p in refused] == ["nextclaw-legacy"]
+    assert [p for k, p in built if kind_of(p) != k] == []
     journal = next(p for k, p in built if k == "nextclaw" and p.parent.name == "nextclaw-seed004")
     assert journal.with_name("agent_main_s1.metadata.json") in [p for p in side_files(journal) if p.exists()]
     assert build_seeds(tmp_path_factory.mktemp("again"))[0][1].read_bytes() == built[0][1].read_bytes()

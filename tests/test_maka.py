@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from inspector.analysis import analyze
+from inspector.analysis.export import checkpoint_json, checkpoint_status
 from inspector.formats import adk, maka, openclaw_sqlite
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Route
@@ -137,6 +138,21 @@ def test_v3_checkpoint_is_an_opaque_assistant_item_on_its_own_route(tmp_path: Pa
     assert "encrypted" in rep.context[0].text
     assert led.records[rep.checkpoints[-1].seq].checkpoint.summary == ""  # opaque: represents known, content not
     assert rep.coverage_counts()["summarized"] == 4
+
+
+def test_v3_checkpoint_states_an_opaque_summary_not_an_empty_one(tmp_path: Path) -> None:
+    """A v3 checkpoint carries encrypted provider state: its summary is opaque, not empty (issue 13).
+    It keeps its coverage, is no hole's cause, and its status says what it is, in a neutral tone."""
+    s, p = two_turns(tmp_path, version=3)
+    write(p, s)
+    rep = analyze(maka.load(p, None, None))
+    v = rep.checkpoints[-1]
+    assert not v.empty_summary and v.checkpoint.opaque_summary == "encrypted provider state"
+    status = checkpoint_status(rep, v)
+    assert (status.words, status.tone) == ("opaque summary (encrypted provider state)", "neutral")
+    out = checkpoint_json(rep, v)
+    assert (out["status"], out["status_tone"], out["empty_summary"]) == (status.words, "neutral", False)
+    assert not [f for f in rep.findings if f.severity == "error"]
 
 
 def test_v3_checkpoint_on_another_route_is_not_replayed(tmp_path: Path) -> None:

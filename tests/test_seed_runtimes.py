@@ -89,6 +89,41 @@ def test_every_finding_code_is_in_the_code_table_the_docs_and_the_readme(tmp_pat
     assert emitted and emitted <= set(CODES), emitted - set(CODES)
 
 
+def test_default_places_follow_the_runtimes_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each runtime's default places move with the home its environment names, as the runtime
+    resolves it (`Format.homes`): `$NEXTCLAW_HOME` (no `~` expansion, relative to the working
+    directory), OpenClaw's `$OPENCLAW_STATE_DIR` over `$OPENCLAW_HOME/.openclaw`, maka's Electron
+    appData `$XDG_CONFIG_HOME`; the help text lists the moved places."""
+    import os
+
+    from inspector.formats import registry
+    from inspector.store.places import default_places
+    from inspector.tui.triage import discover
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NEXTCLAW_HOME", " nc[1] ")  # trimmed; glob characters are the folder's own
+    journal = _nextclaw(tmp_path / "nc[1]" / "sessions" / ".ncp-agent-journal")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    work = tmp_path / "xdg" / "Maka" / "workspaces" / "w1"
+    work.mkdir(parents=True)
+    maka_store = _maka(work)
+    monkeypatch.setenv("OPENCLAW_HOME", str(tmp_path / "oc-home"))
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "oc-state"))
+    for root in ("oc-home/.openclaw", "oc-state"):
+        (tmp_path / root / "agents" / "main" / "agent").mkdir(parents=True)
+    _, files, _ = discover(default_places())
+    assert sorted(os.path.relpath(f, tmp_path) for f in files) == sorted(
+        os.path.relpath(p, tmp_path) for p in (maka_store, journal)
+    )
+    places = registry.places()
+    assert str(tmp_path / "oc-state" / "agents" / "main" / "agent") in default_places()
+    assert not any("oc-home" in p for p in places)  # the state dir wins over the home
+    assert not any(p.startswith(("~/.nextclaw", "~/.openclaw", "~/.config/")) for p in places)
+    monkeypatch.delenv("OPENCLAW_STATE_DIR")
+    assert str(tmp_path / "oc-home" / ".openclaw" / "agents" / "main" / "agent") in default_places()
+
+
 def test_default_places_find_the_stores_and_skip_their_side_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bare `inspector`, `scan` and `watch` look in each format's default places: maka's workspaces
     (the desktop app's userData, maka.DEFAULT_PLACES) and NextClaw's journal folder; what those

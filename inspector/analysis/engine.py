@@ -377,7 +377,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
             for iv in rep:
                 own.extend(subtract(iv, prev_rep))
             carried = prev is not None and bool(cp.summary) and cp.summary == prev.checkpoint.summary
-            empty = not cp.summary.strip()
+            empty = not cp.summary.strip() and cp.opaque_summary is None
             start_next = cut
         else:
             # pi: summary, then entries from firstKeptEntryId up to the compaction, then after it.

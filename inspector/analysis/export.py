@@ -78,7 +78,7 @@ class CheckpointStatus:
     and its tone: `error` when it left a hole or failed, `warning` when its summary is cut, `ok`."""
 
     words: str
-    tone: str  # ok | warning | error
+    tone: str  # ok | neutral (stated, nothing wrong: an opaque summary) | warning | error
 
 
 def checkpoint_status(report: Report, v: CheckpointView) -> CheckpointStatus:
@@ -103,6 +103,8 @@ def checkpoint_status(report: Report, v: CheckpointView) -> CheckpointStatus:
         tone = "error" if holes else "ok"
     elif v.empty_summary:
         words, tone = "empty summary", "error"
+    elif cp.opaque_summary is not None:
+        words, tone = f"opaque summary ({cp.opaque_summary})", "neutral"
     elif v.carried_forward:
         words, tone = "fallback: carried the previous summary forward (summarized nothing new)", "error"
     elif cp.failure_reason:

@@ -35,6 +35,7 @@ CODES: dict[str, str] = {
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
+    "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
     "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
 }
 
@@ -44,6 +45,7 @@ RUNTIME_PROBLEMS: dict[str, str] = {
     "checkpoint_unused": "checkpoint_not_replayed",
     "checkpoint_route_scoped": "checkpoint_not_replayed",
     "unmatched_tool_call": "dropped_tool_call",
+    "outside_history_window": "history_window",
 }
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
@@ -73,15 +75,20 @@ def fmt_roles(by_role: dict[str, int]) -> str:
     return " / ".join(f"{count(n)} {role}" for role, n in by_role.items()) or "0"
 
 
+def _at(report: Report, line: int) -> str:
+    """A record's place as its runtime names it (`Runtime.record_place`): "line 12", "event 12"."""
+    return f"{report.runtime.record_place} {line}"
+
+
 def _lines(report: Report, seqs: list[int]) -> str:
     if not seqs:
         return ""
     ls = sorted(report.ledger.records[s].line for s in seqs)
-    return f"line {ls[0]}" if ls[0] == ls[-1] else f"lines {ls[0]}–{ls[-1]}"
+    return _at(report, ls[0]) if ls[0] == ls[-1] else f"{report.runtime.record_place}s {ls[0]}–{ls[-1]}"
 
 
-def _cp_name(v: CheckpointView) -> str:
-    return f"checkpoint {v.index} (line {v.record.line})"
+def _cp_name(report: Report, v: CheckpointView) -> str:
+    return f"checkpoint {v.index} ({_at(report, v.record.line)})"
 
 
 def find_all(report: Report) -> list[Finding]:
@@ -230,7 +237,7 @@ def _holes(report: Report) -> list[Finding]:
         n = len(seqs)
         if key == "lost":
             if report.ledger.runtime_rejects_file:
-                why = "pi rejects this file (no valid header) and would start an empty session"
+                why = report.runtime.file_rejected or "pi rejects this file (no valid header) and would start an empty session"
             else:
                 why = "the runtime cannot read or reach them (see the malformed-line finding)"
             msg = f"{plural(n, 'message')} ({fmt_roles(by_role)}) never {'reaches' if n == 1 else 'reach'} the model: {why}."
@@ -255,7 +262,7 @@ def _holes(report: Report) -> list[Finding]:
                 how = "no summary covers them"
             msg = (
                 f"{plural(n, 'message')} ({fmt_roles(by_role)}, {_lines(report, seqs)}) left the request at "
-                f"{_cp_name(v)} without being represented: {how}."
+                f"{_cp_name(report, v)} without being represented: {how}."
             )
         data = {"checkpoint": by_index[key].index if key in by_index else None}
         out.append(Finding("hole", "error", msg, seqs, by_role=by_role, data=data))
@@ -286,7 +293,7 @@ def _fallbacks(report: Report) -> list[Finding]:
         else:
             tail = f"{len(kept)} messages ({tokens_kept} tokens of a {budget}-token budget)"
         lost = f"; {plural(len(holes_here), 'message')} ({fmt_roles(role_counts(report, holes_here))}) it removed are represented by no summary" if holes_here else ""
-        msg = f"{_cp_name(v)} is a fallback that kept {tail} raw{lost}."
+        msg = f"{_cp_name(report, v)} is a fallback that kept {tail} raw{lost}."
         sev = "error" if holes_here or v is report.checkpoints[-1] else "warning"
         out.append(Finding("amnesiac_fallback", sev, msg, [v.seq, *kept], data={"checkpoint": v.index}))
     return out
@@ -346,12 +353,12 @@ def _dangling(report: Report) -> list[Finding]:
                 )
             later = superseded_by(report, v)
             if later is not None:
-                unverified = f" (history: {_cp_name(later)} supersedes it)"
+                unverified = f" (history: {_cp_name(report, later)} supersedes it)"
             out.append(
                 Finding(
                     "dangling_first_kept",
                     "error" if later is None else "warning",
-                    f"{_cp_name(v)} keeps from {target!r}, which is not on the active path; {effect}.{unverified}",
+                    f"{_cp_name(report, v)} keeps from {target!r}, which is not on the active path; {effect}.{unverified}",
                     [v.seq],
                     data={"checkpoint": v.index, "first_kept": target},
                 )
@@ -385,12 +392,12 @@ def _truncated(report: Report) -> list[Finding]:
         sev = "error" if incomplete and later is None else "warning"
         effect = "the essential sections are incomplete" if incomplete else "what it stands for is partly lost"
         if later is not None:
-            effect += f" (history: {_cp_name(later)} supersedes it)"
+            effect += f" (history: {_cp_name(report, later)} supersedes it)"
         out.append(
             Finding(
                 "truncated_summary",
                 sev,
-                f"{_cp_name(v)}'s summary looks cut at the output limit: {'; '.join(reasons)}; {effect}.",
+                f"{_cp_name(report, v)}'s summary looks cut at the output limit: {'; '.join(reasons)}; {effect}.",
                 [v.seq],
                 data={"checkpoint": v.index},
             )
@@ -409,7 +416,7 @@ def _usage_missing(report: Report) -> list[Finding]:
                 Finding(
                     "usage_missing",
                     "warning",
-                    f"{_cp_name(v)} records no usage and no failure reason: a budget failure and a provider failure look the same.",
+                    f"{_cp_name(report, v)} records no usage and no failure reason: a budget failure and a provider failure look the same.",
                     [v.seq],
                     data={"checkpoint": v.index},
                 )
@@ -466,7 +473,7 @@ def _loops(report: Report) -> list[Finding]:
             # checkpoint is the state the session is stuck in.
             ended = run[-1][0] is not cps[-1]
             sev = "error" if n >= 3 and not ended else "warning"
-            tail = f"; {_cp_name(cps[cps.index(run[-1][0]) + 1])} broke out of it" if ended else ""
+            tail = f"; {_cp_name(report, cps[cps.index(run[-1][0]) + 1])} broke out of it" if ended else ""
             seqs = [first.seq] + [v.seq for v, _ in run]
             seqs = sorted(set(seqs))
             # include the predecessor of the first looping checkpoint
@@ -478,7 +485,7 @@ def _loops(report: Report) -> list[Finding]:
                     "compaction_loop",
                     sev,
                     f"{n} checkpoints in a row make no progress ({', '.join(reasons)}), "
-                    f"from line {report.ledger.records[seqs[0]].line} to line {report.ledger.records[seqs[-1]].line}{tail}.",
+                    f"from {_at(report, report.ledger.records[seqs[0]].line)} to {_at(report, report.ledger.records[seqs[-1]].line)}{tail}.",
                     seqs,
                 )
             )
@@ -499,7 +506,7 @@ def _loops(report: Report) -> list[Finding]:
                 Finding(
                     "compaction_loop",
                     "warning",
-                    f"{_cp_name(first)} summarized nothing: it removes no message, so the next threshold check fires again.",
+                    f"{_cp_name(report, first)} summarized nothing: it removes no message, so the next threshold check fires again.",
                     [first.seq],
                 )
             )
@@ -519,7 +526,7 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
                     "compaction_storm",
                     "warning",
                     f"{len(current)} checkpoints within one turn"
-                    + (f" (the turn started at line {user_line})" if user_line else "")
+                    + (f" (the turn started at {_at(report, user_line)})" if user_line else "")
                     + ": the summarizer ran again and again with no new user input.",
                     list(current),
                 )
@@ -587,8 +594,8 @@ def _live_question(report: Report) -> list[Finding]:
             Finding(
                 "live_question_summarized",
                 "warning",
-                f"The active turn's own request (line {r.line}: {text!r}) is not raw in the next request: "
-                f"{_cp_name(last)} quotes it verbatim in its summary, so the model reads it as history.",
+                f"The active turn's own request ({_at(report, r.line)}: {text!r}) is not raw in the next request: "
+                f"{_cp_name(report, last)} quotes it verbatim in its summary, so the model reads it as history.",
                 [s, last.seq],
             )
         ]
@@ -596,8 +603,8 @@ def _live_question(report: Report) -> list[Finding]:
         Finding(
             "live_question_summarized",
             "error",
-            f"The active turn's own request (line {r.line}: {text!r}) was {how} out of the next request by "
-            f"{_cp_name(last)}: the model continues a task whose instruction it can no longer read.",
+            f"The active turn's own request ({_at(report, r.line)}: {text!r}) was {how} out of the next request by "
+            f"{_cp_name(report, last)}: the model continues a task whose instruction it can no longer read.",
             [s, last.seq],
         )
     ]
@@ -612,7 +619,7 @@ def _tool_pairing(report: Report) -> list[Finding]:
                 Finding(
                     "orphan_tool_result",
                     "error",
-                    f"The tool result on line {r.line} (call {it.tool_result_id!r}) is sent without its tool call; "
+                    f"The tool result on {_at(report, r.line)} (call {it.tool_result_id!r}) is sent without its tool call; "
                     "providers reject such a request.",
                     [it.seq],
                 )
@@ -623,14 +630,14 @@ def _tool_pairing(report: Report) -> list[Finding]:
                 tail = f'{report.runtime.name} sends a synthetic "{report.runtime.synthetic_result_text}" error result in its place'
                 sev = "warning"
             else:
-                tail = "providers reject such a request"
+                tail = report.runtime.unanswered_call or "providers reject such a request"
                 sev = "error"
             calls = ", ".join(repr(c) for c in it.unanswered)
             out.append(
                 Finding(
                     "unanswered_tool_call",
                     sev,
-                    f"The tool call{'s' if len(it.unanswered) > 1 else ''} {calls} on line {r.line} "
+                    f"The tool call{'s' if len(it.unanswered) > 1 else ''} {calls} on {_at(report, r.line)} "
                     f"{'have' if len(it.unanswered) > 1 else 'has'} no result in the next request; {tail}.",
                     [it.seq],
                 )

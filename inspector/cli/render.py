@@ -19,7 +19,7 @@ from inspector.analysis.findings import SEVERITY_RANK, fmt_roles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # A checkpoint's status tone (analysis.export.checkpoint_status).
-TONE_STYLE = {"ok": "green", "warning": "yellow", "error": "red"}
+TONE_STYLE = {"ok": "green", "neutral": "cyan", "warning": "yellow", "error": "red"}
 STATE_STYLE = {
     "live": "green",
     "retained": "bright_green",

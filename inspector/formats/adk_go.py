@@ -101,6 +101,12 @@ RUNTIME_RULES: dict[str, Any] = {
     "context_rule": "boundary",
     "replaces_history": True,
     "many_results_per_message": True,
+    # Records count the session's events in stream order (a store's event N, an export's events[N-1]).
+    "record_place": "event",
+    "unanswered_call": (
+        "adk-go sends the call as is, without a response after it (internal/llminternal/contents_processor.go:389-408 "
+        "at 0a51e153), so the model reads a call that never returned"
+    ),
 }
 ADK_GO_RULES = RUNTIME_RULES
 

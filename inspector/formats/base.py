@@ -10,8 +10,10 @@ compaction code that plans what to write.
 
 from __future__ import annotations
 
+import glob
+import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -151,6 +153,15 @@ class Runtime:
     # A boundary that is not on the path keeps nothing raw, silently (pi; DESIGN §3).
     missing_boundary_keeps_nothing: bool = False
     skips_glued_lines: bool = False  # a line holding two glued JSON objects is skipped whole
+    # What findings call a record's place (`Record.line`): "line" in a JSONL file, "event" where
+    # the number counts a store's events (adk-go's event stream, what `--at` counts).
+    record_place: str = "line"
+    # Why the runtime reads none of a file it rejects whole (`Ledger.runtime_rejects_file`), as the
+    # hole finding says it. None: pi's reason (no valid header).
+    file_rejected: str | None = None
+    # What the runtime does with a tool call left without a result, when it synthesizes none (the
+    # end of the unanswered-call finding). None: providers reject such a request.
+    unanswered_call: str | None = None
     needs_header: bool = False  # a file without its session header is ignored whole
     checkpoints_record_usage: bool = False  # every checkpoint states its usage (or why not)
     # Where the planner's reserve / keep-recent defaults come from, as the plan names it.
@@ -274,6 +285,42 @@ class Writer:
 # ---------------------------------------------------------------------------------------- the format
 
 
+@dataclass(frozen=True, slots=True)
+class HomeOverride:
+    """An environment variable that moves a runtime's home: the home is `below` under its value;
+    `tilde`: a leading `~` in the value means the user's home (else it is a folder named `~`)."""
+
+    variable: str
+    below: str = ""
+    tilde: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """A folder a runtime finds through its environment (NextClaw's `$NEXTCLAW_HOME`, OpenClaw's
+    `$OPENCLAW_STATE_DIR` / `$OPENCLAW_HOME`): the first override set wins, else `default`, as
+    the default places spell it ("~/.nextclaw"). A default place under `default` is looked for
+    under the resolved home instead."""
+
+    default: str
+    overrides: tuple[HomeOverride, ...]
+
+    def resolve(self, env: Mapping[str, str]) -> str:
+        """The home as the runtime resolves it: a glob pattern that matches that folder only."""
+        for o in self.overrides:
+            value = env.get(o.variable, "").strip()
+            if value:
+                folder = os.path.abspath(os.path.expanduser(value) if o.tilde else value)
+                return glob.escape(os.path.join(folder, o.below) if o.below else folder)
+        return self.default
+
+    def place(self, pattern: str, env: Mapping[str, str]) -> str:
+        """A default place with this home resolved (a pattern outside it unchanged)."""
+        if pattern == self.default or pattern.startswith(self.default + "/"):
+            return self.resolve(env) + pattern[len(self.default) :]
+        return pattern
+
+
 LineBuilder = Callable[[list[RawLine], str | None, bytes | None], Ledger]
 # (open file at 0, path, size, upto_line, start the hasher) -> (ledger, bytes consumed)
 LineStreamer = Callable[[BinaryIO, str, int, "int | None", "Callable[[], None] | None"], tuple[Ledger, int]]
@@ -343,6 +390,8 @@ class Format:
     # only when `looks_like_file` says so.
     suffixes: tuple[str, ...] = (".jsonl",)
     default_places: tuple[str, ...] = ()  # glob patterns of folders (triage, bare `inspector`)
+    # Homes the runtime resolves from its environment; default places under one move with it.
+    homes: tuple[Home, ...] = ()
     not_session_files: tuple[str, ...] = ()  # fnmatch patterns of names there that are not sessions
     # The simulator's compaction model of this runtime: "threshold" (pi's: compact past window −
     # reserve, keep the recent tokens; window / reserve / keep-recent settings may be recorded),
@@ -354,6 +403,16 @@ class Format:
     # Without a writer: why this tool writes nothing the runtime would read (what the runtime
     # reads back, and why that is not proven here), as `repair --write` refuses.
     read_only_reason: str | None = None
+
+    def places(self, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """Its default places with its homes resolved from `env` (the process environment)."""
+        env = os.environ if env is None else env
+        out = []
+        for pattern in self.default_places:
+            for home in self.homes:
+                pattern = home.place(pattern, env)
+            out.append(pattern)
+        return tuple(out)
 
     @property
     def is_store(self) -> bool:

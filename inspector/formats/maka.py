@@ -81,7 +81,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import fields, sqlite_files
-from inspector.formats.base import Format, Runtime
+from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
@@ -1036,6 +1036,7 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
         explicit_represents=[(first, through)],
         explicit_retains=[anchor] if anchor else [],
         replacement=replacement,
+        opaque_summary="encrypted provider state" if v3 else None,
     )
     if v3:
         led.diagnostics.append(
@@ -1068,5 +1069,9 @@ FORMAT = Format(
     ),
     suffixes=(".sqlite", ".sqlite3", ".db"),
     default_places=DEFAULT_PLACES,
+    # Electron's appData on Linux, under which userData `Maka` lives: `$XDG_CONFIG_HOME`, else
+    # ~/.config (Electron's app.getPath("appData")). maka sets userData itself only for its isolated
+    # E2E runs (`MAKA_E2E_USER_DATA_DIR`, apps/desktop/src/main/main.ts:49-50), not a user's home.
+    homes=(Home("~/.config", (HomeOverride("XDG_CONFIG_HOME"),)),),
     not_session_files=NOT_SESSION_FILES,
 )

@@ -91,15 +91,19 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import Format, Runtime
+from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, check_fields, line_diagnostics
 from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
 from inspector.ledger.model import Block, Checkpoint, Diagnostic, HistoryItem, Ledger, Message, Record, Usage
 
 NAME = "nextclaw"
 
-# Where NextClaw keeps its journals ($NEXTCLAW_HOME defaults to ~/.nextclaw,
-# C/features/config/configs/brand.config.ts:7-8; sessions dir K/app/kernel-storage-paths.ts:21).
+# NextClaw's home: `$NEXTCLAW_HOME` (trimmed, resolved against the working directory, no `~`
+# expansion), else ~/.nextclaw (`getDataPath`, C/shared/lib/core-utils/utils/helpers.utils.ts:14-20;
+# ENV_HOME_KEY / DEFAULT_HOME_DIR, C/features/config/configs/brand.config.ts:7-8).
+HOME = Home("~/.nextclaw", (HomeOverride("NEXTCLAW_HOME", tilde=False),))
+# Where NextClaw keeps its journals: <home>/sessions (`getSessionsPath`, helpers.utils.ts:42-44, which
+# the kernel uses without its own homeDir option, K/app/kernel-storage-paths.ts:18-23).
 DEFAULT_PLACES: tuple[str, ...] = ("~/.nextclaw/sessions/.ncp-agent-journal",)
 # Files in those folders that are not sessions (fnmatch patterns on the file name): the metadata
 # sidecars, the summary indexes, the UI page cache under .message-projections/<id>/, the search db.
@@ -1307,5 +1311,6 @@ FORMAT = Format(
     sessions_by_selector=False,
     suffixes=(".jsonl",),
     default_places=DEFAULT_PLACES,
+    homes=(HOME,),
     not_session_files=NOT_SESSION_FILES,
 )

@@ -50,7 +50,7 @@ import orjson
 import zstandard
 
 from inspector.formats import appended, bounded, fields, openclaw_writer, pi, sqlite_files
-from inspector.formats.base import Format, Runtime, StoreGrowth, Writer
+from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth, Writer
 from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
 from inspector.ledger.quoting import escape, quote
@@ -577,6 +577,12 @@ FORMAT = Format(
     # Where OpenClaw keeps its sessions (docs/runtimes/openclaw.md §1): the legacy JSONL layout
     # (pi's format) and, since 2026.8, agents/<agent>/agent/openclaw-agent.sqlite.
     default_places=("~/.openclaw/agents/*/sessions", "~/.openclaw/agents/*/agent"),
+    # OpenClaw's state dir: `$OPENCLAW_STATE_DIR`, else `.openclaw` under `$OPENCLAW_HOME` (which
+    # stands for the user's home), else ~/.openclaw (`resolveStateDir`, 2026.9.6
+    # dist/paths-DehQwyE0.mjs:27-34, region src/config/state-dir.ts; `resolveEffectiveHomeDir`,
+    # dist/managed-handoff-runtime.mjs:4728-4737). Not modelled: its fallback to an existing
+    # ~/.clawdbot when ~/.openclaw is absent (:37-48).
+    homes=(Home("~/.openclaw", (HomeOverride("OPENCLAW_STATE_DIR"), HomeOverride("OPENCLAW_HOME", ".openclaw"))),),
     # Files in OpenClaw's folders that are not sessions (fnmatch patterns on the file name): the
     # store's lock and memory-index scratch files, and in the legacy JSONL layout
     # (`agents/*/sessions/`) the pre-compaction copies `<id>.checkpoint.<uuid>.jsonl`,

@@ -7,7 +7,18 @@ line here and a `FORMAT = Format(...)` in its module.
 
 from __future__ import annotations
 
-from inspector.formats import adk, adk_go, claude_code, codex, maka, native, nextclaw, openclaw_sqlite, pi
+from inspector.formats import (
+    adk,
+    adk_go,
+    claude_code,
+    codex,
+    maka,
+    native,
+    nextclaw,
+    nextclaw_legacy,
+    openclaw_sqlite,
+    pi,
+)
 from inspector.formats.base import Format, UnknownFormat
 
 # Line formats are tested object by object in this order; stores by their file head, in this order.
@@ -18,6 +29,7 @@ REGISTRY: tuple[Format, ...] = (
     claude_code.FORMAT,
     codex.FORMAT,
     nextclaw.FORMAT,
+    nextclaw_legacy.FORMAT,  # core's SessionStore files, beside the journal folder
     adk_go.FORMAT,  # before ADK: adk-go's GORM tables look like ADK's v0 schema
     maka.FORMAT,
     adk.FORMAT,  # the last store: it claims any SQLite file
@@ -47,8 +59,9 @@ def writable() -> tuple[str, ...]:
 
 
 def places() -> tuple[str, ...]:
-    """Every format's default places (glob patterns of folders), in registry order."""
-    return tuple(dict.fromkeys(p for f in REGISTRY for p in f.default_places))
+    """Every format's default places (glob patterns of folders), in registry order, each under
+    its runtime's home as the environment sets it now (`Format.homes`)."""
+    return tuple(dict.fromkeys(p for f in REGISTRY for p in f.places()))
 
 
 def not_session_files() -> tuple[str, ...]:

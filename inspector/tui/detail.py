@@ -44,7 +44,7 @@ from inspector.ledger.times import iso_time
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
 
 # A checkpoint status's tone (analysis.export.checkpoint_status).
-TONE_COLORS = {"ok": "#3fb950", "warning": "#d29922", "error": "#f85149"}
+TONE_COLORS = {"ok": "#3fb950", "neutral": "#58a6ff", "warning": "#d29922", "error": "#f85149"}
 
 MAX_CHARS = 12_000  # per block: more than a screenful many times over, cheap to lay out
 MAX_LINES = 400
@@ -624,6 +624,8 @@ class DetailPane(VerticalScroll):
             if note:
                 parts.append(Text(note, style=f"italic {DIM}"))
             out.append(self._static(*parts, classes="summary"))
+        elif cp.opaque_summary is not None:
+            out.append(self._static(Text(f"(opaque summary: {cp.opaque_summary}; what it represents is known, its text is not)", style=DIM)))
         else:
             out.append(self._static(Text("(empty summary: it represents nothing)", style="bold #f85149")))
         if cp.details is not None:

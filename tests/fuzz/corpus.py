@@ -14,7 +14,7 @@ SAMPLES = REPO / "sample_sessions"
 # a directory, a symlink loop). The seeds of BUILT_KINDS (the runtimes that cannot be run here)
 # are built from their own types by tests/fuzz/seeds.py; the others are files found on disk.
 FOUND_KINDS: tuple[str, ...] = ("pi", "native", "claude_code", "codex", "adk_db", "adk_json", "openclaw_db")
-BUILT_KINDS: tuple[str, ...] = ("adk_go_db", "adk_go_json", "maka_db", "nextclaw")
+BUILT_KINDS: tuple[str, ...] = ("adk_go_db", "adk_go_json", "maka_db", "nextclaw", "nextclaw_legacy")
 KINDS: tuple[str, ...] = FOUND_KINDS + BUILT_KINDS
 SQLITE_KINDS: frozenset[str] = frozenset({"adk_db", "openclaw_db", "adk_go_db", "maka_db"})  # the SQLite mutations apply
 # Files a format reads beside its input (suffixes appended to the input's path, or replacing

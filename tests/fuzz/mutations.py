@@ -47,6 +47,8 @@ ADAPTER_KEYS: frozenset[str] = frozenset(
         "_type", "event", "messageId", "delta", "toolName", "status", "metadata", "nextclaw_timeline_kind",
         "coveredUntil", "updatedAt", "retainedMessageIds", "preservedUserMessageIds", "summaryDiagnostics",
         "recovery", "finishReason", "attemptCount", "continuationMessageId", "last_context_compaction",
+        # NextClaw's legacy store (SessionStore events, OpenAI-style messages)
+        "tool_calls", "tool_call_id", "function", "reasoning_content", "message_count",
     }
 )  # fmt: skip
 ID_PARENT: tuple[tuple[str, str], ...] = (("id", "parentId"), ("uuid", "parentUuid"), ("id", "parent"))
@@ -72,8 +74,8 @@ class Mutation:
     run: Mutator
 
 
-TEXT_KINDS = frozenset({"pi", "native", "claude_code", "codex", "adk_json", "adk_go_json", "nextclaw"})
-JSONL_KINDS = frozenset({"pi", "native", "claude_code", "codex", "nextclaw"})
+TEXT_KINDS = frozenset({"pi", "native", "claude_code", "codex", "adk_json", "adk_go_json", "nextclaw", "nextclaw_legacy"})
+JSONL_KINDS = frozenset({"pi", "native", "claude_code", "codex", "nextclaw", "nextclaw_legacy"})
 SQLITE_KINDS = corpus.SQLITE_KINDS
 # The columns of each SQLite store that hold a record's JSON per row: ADK Python's events
 # (v1), OpenClaw's transcript, adk-go's events (content, actions, usage), maka's runtime events,

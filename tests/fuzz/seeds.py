@@ -12,8 +12,10 @@ Each seed is small but walks the adapter's main paths:
   own route), a mid-turn one with a head anchor, routes from the run headers;
 - NextClaw: NCP journals (deltas, tool-call events, a checkpoint as a `service` timeline message,
   seed 004's deterministic recovery, a failed compaction), one with its `<id>.metadata.json`
-  sidecar naming another checkpoint, and a file of the legacy `sessions/<key>.jsonl` store
-  (core's SessionStore lines, which inspector must refuse cleanly, naming the line).
+  sidecar naming another checkpoint;
+- NextClaw's legacy `sessions/<key>.jsonl` store (core's SessionStore): answered and interrupted
+  tool-call blocks, a result answering no open call, a message line from before events, events
+  out of seq order, more than getHistory's 50 messages.
 
 `build_seeds(folder)` writes them (the same bytes every time) and returns (kind, path) pairs.
 """
@@ -171,22 +173,29 @@ def _nextclaw(folder: Path) -> list[Path]:
             "metadata": {"last_context_compaction": {"id": "ctx-other", "status": cp["status"]}}}  # fmt: skip
     (p2.parent / "agent_main_s1.metadata.json").write_text(json.dumps(side) + "\n", encoding="utf-8")
 
-    # core's SessionStore lines (C/features/session/stores/session.store.ts at 001fb682: the metadata
-    # line :369-380, an event per message `{_type, seq, type, timestamp, data: {message}}` :255-263,
-    # :381-389, the type from the role :323-341): not an NCP journal, so no adapter may claim it.
-    legacy = folder / "nextclaw-legacy" / "agent_main_s1.jsonl"
-    legacy.parent.mkdir(parents=True, exist_ok=True)
-    lines: list[dict[str, object]] = [
-        {"_type": "metadata", "created_at": nc.ts(0), "updated_at": nc.ts(0, 3), "agent_id": "main", "message_count": 3,
-         "last_message_at": nc.ts(0, 3), "metadata": {}},
-    ]  # fmt: skip
-    said = [("message.user", {"role": "user", "content": "Summarise the report"}),
-            ("assistant.tool_call", {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}),
-            ("tool.result", {"role": "tool", "tool_call_id": "c1", "content": "X"})]  # fmt: skip
-    lines += [{"_type": "event", "seq": i, "type": t, "timestamp": nc.ts(0, i), "data": {"message": m | {"timestamp": nc.ts(0, i)}}}
-              for i, (t, m) in enumerate(said, start=1)]  # fmt: skip
-    legacy.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
-    return [p1, p2, legacy]
+    return [p1, p2]
+
+
+def _nextclaw_legacy(folder: Path) -> list[Path]:
+    """core's SessionStore files (nc.LegacyStore, session.store.ts at 001fb682)."""
+    s = nc.LegacyStore()
+    s.add("user", "Summarise the report")
+    s.call("c1", "read_file", {"path": "report.md"})
+    s.result("c1", "read_file", "X")
+    s.call("c2", "grep", {"q": "Y"})
+    s.add("user", "never mind")  # interrupts c2's block: getHistory drops it
+    s.result("c2", "grep", "late")  # answers no open call
+    for i in range(48):
+        s.add("assistant" if i % 2 else "user", f"turn {i}", **({"reasoning_content": "why"} if i == 7 else {}))
+    s.call("c3", "ls", {})  # still open at the end
+    p1 = s.write(folder / "nextclaw-legacy")
+    lines = [*s.lines()[:3], json.dumps({"role": "user", "content": [{"type": "text", "text": "old line"}]})]
+    lines.append(json.dumps({"_type": "event", "seq": 2, "type": "message.assistant", "timestamp": nc.ts(0, 30),
+                             "data": {"message": {"role": "assistant", "content": "same seq, later"}}}))  # fmt: skip
+    p2 = folder / "nextclaw-legacy-mixed" / "agent_main_s2.jsonl"
+    p2.parent.mkdir(parents=True, exist_ok=True)
+    p2.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [p1, p2]
 
 
 BUILDERS: dict[str, Callable[[Path], list[Path]]] = {
@@ -194,6 +203,7 @@ BUILDERS: dict[str, Callable[[Path], list[Path]]] = {
     "adk_go_json": _adk_go_json,
     "maka_db": _maka_db,
     "nextclaw": _nextclaw,
+    "nextclaw_legacy": _nextclaw_legacy,
 }
 
 

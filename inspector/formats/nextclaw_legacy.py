@@ -1,0 +1,368 @@
+"""NextClaw's legacy session store: `<home>/sessions/<key>.jsonl`, core's `SessionStore` (github
+Peiiii/nextclaw at `001fb682`; C = packages/nextclaw-core/src, the store is
+C/features/session/stores/session.store.ts). Not the NCP journal (formats/nextclaw.py).
+
+The file, as `save` writes it (:369-394): a `{"_type":"metadata", created_at, updated_at,
+agent_id?, message_count, last_message_at?, metadata}` line, then one line per event
+`{"_type":"event", seq, type, timestamp, data}`; a message event's `data` is `{message}`
+(`addMessage`, :250-264), an OpenAI-style message (`role`, `content`, `tool_calls`,
+`tool_call_id`, `name`, `reasoning_content`, `timestamp`).
+
+Read as `load` reads it (:343-367):
+- every non-empty line is `JSON.parse`d; one that fails makes the whole load fail, and the
+  store then treats the session as absent (`catch { return null }`, :364-366): `getOrCreate`
+  starts an empty session under the key (:192-209) and its next `save` overwrites the file. Such a
+  file is read here as far as it parses, and every message is a hole (the runtime rejects it);
+- a metadata line sets the session's metadata (`applyMetadataLine`, :84-97); an event line is
+  taken with its `seq` (a positive number, truncated; else the next free one), `type` (default
+  `message.other`) and `data` (an object, else `{}`) (`applyEventLine`, :99-110); any other object
+  is a message written before events existed, taken whole as a message event (role `assistant`
+  when it names none; `applyLegacyLine`, :112-135);
+- events are sorted by `seq`, then timestamp (:137-144), and projected to messages: the event's
+  `data.message`, else `data` itself, when it has a string role (`projectMessageFromEvent`,
+  :299-321); other events carry no message.
+
+The next request is core's `getHistory` (:266-288): the last 50 messages (`maxMessages = 50`),
+then `normalizeSessionHistoryWindow` (C/features/session/utils/session-history-window.utils.ts:
+60-84): an assistant message with tool calls opens a block that its tool results must close, in
+order; a non-tool message before the block is closed drops the whole block (:22-32), a tool
+result that answers no pending call is dropped (:43-58), and an unclosed block at the end is
+dropped (:81-83). Each message is sent as role, content, name, tool_call_id, tool_calls and
+reasoning_content. In this snapshot no caller of `getHistory` is left in the repository (the NCP
+agent runtime builds its own context, formats/nextclaw.py); this is the store's own rule.
+The legacy store has no compaction: no checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from inspector.formats import nextclaw
+from inspector.formats.base import Format, Runtime
+from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
+from inspector.ledger.model import Block, Diagnostic, Ledger, Message, Record
+
+NAME = "nextclaw_legacy"
+HISTORY_MESSAGES = 50  # getHistory's maxMessages default (session.store.ts:266)
+# The legacy store's folder (`getSessionsPath`, C/shared/lib/core-utils/utils/helpers.utils.ts:42-44),
+# under NextClaw's home; the walk goes down into the journal folder below it too.
+DEFAULT_PLACES: tuple[str, ...] = ("~/.nextclaw/sessions",)
+# Not sessions there: the store's list index (C/features/session/stores/session-list-index.store.ts).
+NOT_SESSION_FILES: tuple[str, ...] = (".session-list-index.json",)
+_HEAD_LINES = 20
+_LAST = "\uffff"  # an unparsable timestamp: NextClaw takes "now", later than any written one
+
+
+def _is_metadata(o: Any) -> bool:
+    """`save`'s first line (:372-380); the journal's sidecar has `version` instead."""
+    return isinstance(o, dict) and o.get("_type") == "metadata" and "version" not in o and (
+        "created_at" in o or "updated_at" in o or "message_count" in o
+    )
+
+
+def _is_event(o: Any) -> bool:
+    """A store event line (:381-389); a journal line has `event` instead of `type`/`data`."""
+    return isinstance(o, dict) and o.get("_type") == "event" and "event" not in o and isinstance(o.get("type"), str)
+
+
+def looks_like_file(path: str) -> bool:
+    """Its first object is the store's metadata line or one of its event lines, and no journal
+    event is among the first lines. Reads the head only; never raises."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    first = None
+    for raw in head.split(b"\n")[:_HEAD_LINES]:
+        if not raw.strip():
+            continue
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(o, dict) and o.get("_type") == "event" and isinstance(o.get("event"), dict):
+            return False
+        if first is None:
+            first = o
+    return _is_metadata(first) or _is_event(first)
+
+
+def _claims(path: str, head: bytes) -> bool:
+    return b'"_type"' in head[:4096] and looks_like_file(path)
+
+
+@dataclass(slots=True)
+class _Event:
+    line: int
+    seq: int
+    type: str
+    timestamp: str
+    data: dict[str, Any]
+
+
+def _iso(value: Any) -> str | None:
+    """`toIsoString` (:41-50): a parsable string as an ISO time, else None (NextClaw: a fallback)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return t.isoformat()
+
+
+def _event_type(msg: dict[str, Any]) -> str:
+    """`resolveMessageEventType` (:323-341)."""
+    role = msg["role"].strip().lower() if isinstance(msg.get("role"), str) else ""
+    if role == "assistant" and isinstance(msg.get("tool_calls"), list) and msg["tool_calls"]:
+        return "assistant.tool_call"
+    if role == "tool":
+        return "tool.result"
+    return f"message.{role or 'other'}"
+
+
+def _read_events(data: bytes, name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
+    """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
+    events: list[_Event] = []
+    meta: dict[str, Any] | None = None
+    fallback_seq = 1
+    broken: int | None = None
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        if upto is not None and i > upto:
+            break
+        if not raw.strip():
+            continue  # `.filter(Boolean)` drops empty lines (a blank one JSON.parse would fail on)
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            diags.append(
+                Diagnostic(
+                    i,
+                    "invalid_json",
+                    f"{name}: line {i}: not JSON ({e}): NextClaw's SessionStore.load fails on it and treats the session "
+                    "as absent (session.store.ts:364-366): it starts an empty one under this key, and its next save "
+                    "overwrites this file",
+                    severity="error",
+                )
+            )
+            broken = i
+            break
+        if o is None:  # `data._type` on null throws: the same failed load
+            diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
+            broken = i
+            break
+        if _is_metadata(o) or (isinstance(o, dict) and o.get("_type") == "metadata"):
+            meta = o
+            continue
+        if isinstance(o, dict) and o.get("_type") == "event":
+            raw_seq = o.get("seq")
+            seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
+            kind = o["type"].strip() if isinstance(o.get("type"), str) and o["type"].strip() else "message.other"
+            payload = o["data"] if isinstance(o.get("data"), dict) else {}
+            ev = _Event(i, seq, kind, _iso(o.get("timestamp")) or _LAST, payload)
+        else:
+            msg = dict(o) if isinstance(o, dict) else {}
+            msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
+            msg.setdefault("content", "")
+            ev = _Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg})
+        events.append(ev)
+        fallback_seq = max(fallback_seq, ev.seq + 1)
+    events.sort(key=lambda e: (e.seq, e.timestamp))
+    return events, meta, broken
+
+
+def _projected(ev: _Event) -> dict[str, Any] | None:
+    """`projectMessageFromEvent` (:299-321): the message an event carries, or None."""
+    src = ev.data["message"] if isinstance(ev.data.get("message"), dict) else ev.data
+    role = src.get("role")
+    return src if isinstance(role, str) and role else None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "" if content is None else orjson.dumps(content).decode()
+
+
+def _args(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+    return arguments
+
+
+def _call_ids(msg: dict[str, Any]) -> list[str]:
+    """`collectExpectedToolCallIds` (session-history-window.utils.ts:8-20)."""
+    calls = msg.get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    return [c["id"].strip() for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"].strip()]
+
+
+def _message(msg: dict[str, Any], sent: bool) -> Message | None:
+    """The message as this tool models it (None: a role it has no place for, kept as unknown)."""
+    role = msg["role"]
+    if role not in ("system", "user", "assistant", "tool"):
+        return None
+    content = msg.get("content", "")
+    if role == "tool":
+        cid = msg["tool_call_id"].strip() if isinstance(msg.get("tool_call_id"), str) else ""
+        name = msg.get("name") if isinstance(msg.get("name"), str) else None
+        return Message("tool", [Block("tool_result", _text(content), call_id=cid or None, name=name)], source_role=role, never_sent=not sent)
+    blocks: list[Block] = []
+    if role == "assistant" and isinstance(msg.get("reasoning_content"), str) and msg["reasoning_content"]:
+        blocks.append(Block("thinking", msg["reasoning_content"]))
+    if isinstance(content, list):
+        for p in content:
+            if isinstance(p, dict) and p.get("type") == "text":
+                blocks.append(Block("text", str(p.get("text") or "")))
+            else:
+                blocks.append(Block("other", raw=p))
+    elif _text(content):
+        blocks.append(Block("text", _text(content)))
+    if role == "assistant":
+        for c in msg.get("tool_calls") or []:
+            if isinstance(c, dict):
+                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+                cid = c["id"].strip() if isinstance(c.get("id"), str) else ""
+                blocks.append(Block("tool_call", call_id=cid or None, name=fn.get("name"), args=_args(fn.get("arguments"))))
+    return Message(role, blocks, source_role=role, never_sent=not sent)
+
+
+def history_window(messages: list[dict[str, Any]]) -> tuple[set[int], list[tuple[int, str]]]:
+    """core's getHistory: the indexes of the messages sent, and (index, why) for each of the last
+    50 it drops (session-history-window.utils.ts:60-84)."""
+    start = max(0, len(messages) - HISTORY_MESSAGES)
+    kept: list[int] = []
+    dropped: list[tuple[int, str]] = []
+    pending: set[str] = set()
+    block = 0  # position in `kept` of the open block's assistant message
+
+    def close(why: str) -> None:
+        nonlocal kept, pending
+        if pending:
+            dropped.extend((i, why) for i in kept[block:])
+            kept = kept[:block]
+        pending = set()
+
+    for i in range(start, len(messages)):
+        m = messages[i]
+        role = m["role"]
+        if pending and role != "tool":
+            close("its tool calls are not all answered before the next message")
+        if role == "assistant":
+            kept.append(i)
+            pending, block = set(_call_ids(m)), len(kept) - 1
+        elif role == "tool":
+            cid = m["tool_call_id"].strip() if isinstance(m.get("tool_call_id"), str) else ""
+            if not pending or cid not in pending:
+                dropped.append((i, "it answers no call still open"))
+                continue
+            kept.append(i)
+            pending.discard(cid)
+        else:
+            kept.append(i)
+    close("its tool calls are still unanswered at the end")
+    return set(kept), dropped
+
+
+def build(data: bytes, path: str, upto: int | None) -> Ledger:
+    name = os.path.basename(path)
+    diags: list[Diagnostic] = []
+    events, meta, broken = _read_events(data, name, upto, diags)
+    projected = [(ev, _projected(ev)) for ev in events]
+    messages = [m for _, m in projected if m is not None]
+    sent, dropped = history_window(messages)
+    records: list[Record] = []
+    message_records: list[Record] = []  # one per projected message, in order
+    for ev, msg in projected:
+        seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
+        if msg is None:
+            records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
+            continue
+        m = _message(msg, len(message_records) in sent)
+        if m is None:
+            rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": msg})
+        else:
+            rec = Record(seq, ev.line, "message", ev.type, rid, None, ts, message=m)
+        records.append(rec)
+        message_records.append(rec)
+    older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
+    if older:
+        diags.append(
+            Diagnostic(
+                older[0].line,
+                "outside_history_window",
+                f"{name}: {len(older)} messages (lines {min(r.line for r in older)}–{max(r.line for r in older)}) are older "
+                f"than the last {HISTORY_MESSAGES} that NextClaw's getHistory sends (session.store.ts:266-267): they never "
+                "reach the model, and no summary stands for them",
+                severity="warning",
+                seqs=[r.seq for r in older],
+            )
+        )
+    for i, why in dropped:
+        r = message_records[i]
+        diags.append(
+            Diagnostic(
+                r.line,
+                "unmatched_tool_call",
+                f"{name}: line {r.line}: NextClaw's getHistory drops this {messages[i]['role']} message: {why} "
+                "(normalizeSessionHistoryWindow, session-history-window.utils.ts:22-58, :81-83)",
+                severity="warning",
+                seqs=[r.seq],
+            )
+        )
+    led = Ledger(path, NAME, os.path.splitext(name)[0], meta, records, diags)
+    led.runtime_rejects_file = broken is not None
+    return led
+
+
+def load(path: str, upto: int | None) -> Ledger:
+    size = check_openable(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LoadError(f"{path}: {os_problem(e)}") from None
+    led = build(data, path, upto)
+    led.size = size
+    led.sha256 = hash_prefix(path, size)
+    led.upto_line = upto
+    return led
+
+
+FORMAT = Format(
+    name=NAME,
+    label="NextClaw legacy session store",
+    read_only_reason=(
+        "core's SessionStore has no compaction record to write (session.store.ts), and NextClaw is not installable "
+        "here to prove it reads back a file this tool writes"
+    ),
+    runtime=Runtime(
+        name="nextclaw",
+        tree=False,
+        drop_stop_reasons=frozenset(),
+        synthesize_missing_results=False,
+        synthetic_result_text="",
+        summary_prefix="",
+        summary_suffix="",
+        file_rejected="NextClaw fails to load this file and starts an empty session under its key (session.store.ts:364-366)",
+    ),
+    claims=_claims,
+    load_file=lambda path, _f, _head, _selector, upto: load(path, upto),
+    looks_like_file=looks_like_file,
+    suffixes=(".jsonl",),
+    default_places=DEFAULT_PLACES,
+    homes=(nextclaw.HOME,),
+    not_session_files=NOT_SESSION_FILES,
+)

@@ -1,0 +1,139 @@
+"""NextClaw's legacy `sessions/<key>.jsonl` store (core's SessionStore, inspector/formats/
+nextclaw_legacy.py), on files built from its own types (tests/nextclaw_store.py `LegacyStore`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import EXCLUDED, HOLE, LIVE
+from inspector.formats import load, nextclaw, nextclaw_legacy
+from tests.nextclaw_store import Journal, LegacyStore
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def request(p: Path) -> list[tuple[str, str | None]]:
+    rep = analyze(load(str(p)))
+    return [(it.role, it.record_id) for it in rep.context]
+
+
+def test_detected_by_content_and_only_the_legacy_store(tmp_path: Path) -> None:
+    s = LegacyStore()
+    s.add("user", "Summarise the report")
+    p = s.write(tmp_path / "sessions")
+    assert nextclaw_legacy.looks_like_file(str(p)) and not nextclaw.looks_like_file(str(p))
+    assert load(str(p)).format == "nextclaw_legacy"
+    journal = Journal().write(tmp_path / "journal")  # the NCP journal and its sidecar are not it
+    side = tmp_path / "x.metadata.json"
+    side.write_text(Journal().lines[0] + "\n")
+    assert not nextclaw_legacy.looks_like_file(str(journal)) and not nextclaw_legacy.looks_like_file(str(side))
+    others = [o for o in sorted((ROOT / "sample_sessions").rglob("*.jsonl")) if nextclaw_legacy.looks_like_file(str(o))]
+    assert others == []
+
+
+def test_next_request_is_get_history_with_its_tool_call_blocks(tmp_path: Path) -> None:
+    """getHistory (session.store.ts:266-288): a block whose calls are all answered is sent; one
+    interrupted by another message is dropped whole, a result answering no open call is dropped,
+    and so is a block still open at the end (session-history-window.utils.ts)."""
+    s = LegacyStore()
+    s.add("user", "Read r.md")  # event-1
+    s.call("c1", "read_file", {"p": "r.md"})  # event-2
+    s.result("c1", "read_file", "X")  # event-3
+    s.call("c2", "grep", {"q": "y"})  # event-4: interrupted by event-5
+    s.add("user", "never mind")  # event-5
+    s.result("c2", "grep", "late")  # event-6: answers no open call
+    s.add("assistant", "ok", reasoning_content="thinking")  # event-7
+    s.call("c3", "ls", {})  # event-8: open at the end
+    p = s.write(tmp_path)
+    assert request(p) == [
+        ("user", "event-1"),
+        ("assistant", "event-2"),
+        ("tool", "event-3"),
+        ("user", "event-5"),
+        ("assistant", "event-7"),
+    ]
+    rep = analyze(load(str(p)))
+    dropped = [f for f in rep.findings if f.code == "dropped_tool_call"]
+    assert [rep.ledger.records[f.records[0]].id for f in dropped] == ["event-4", "event-6", "event-8"]
+    assert all("NextClaw's getHistory drops" in f.message for f in dropped)
+    assert not [f for f in rep.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
+    assert rep.context and rep.ledger.records[6].message is not None
+    assert [b.type for b in rep.ledger.records[6].message.blocks] == ["thinking", "text"]
+
+
+def test_only_the_last_50_messages_are_sent(tmp_path: Path) -> None:
+    s = LegacyStore()
+    for i in range(53):
+        s.add("user" if i % 2 == 0 else "assistant", f"m{i}")
+    rep = analyze(load(str(s.write(tmp_path))))
+    assert len(rep.context) == 50 and rep.context[0].record_id == "event-4"
+    states = {rep.ledger.records[i].id: st for i, st in enumerate(rep.states)}
+    assert [states[f"event-{n}"] for n in (1, 2, 3, 4)] == [EXCLUDED, EXCLUDED, EXCLUDED, LIVE]
+    (window,) = [f for f in rep.findings if f.code == "history_window"]
+    assert "3 messages (lines 2–4)" in window.message and "last 50" in window.message
+
+
+def test_events_are_sent_in_seq_order_and_old_message_lines_are_read(tmp_path: Path) -> None:
+    """Events sort by seq (session.store.ts:137-144); a line with no `_type` is a message written
+    before events, role `assistant` when it names none (:112-135)."""
+    meta = {"_type": "metadata", "created_at": "2026-08-20T09:00:00.000Z", "metadata": {}}
+    lines = [
+        meta,
+        {"_type": "event", "seq": 2, "type": "message.assistant", "timestamp": "2026-08-20T09:00:02.000Z", "data": {"message": {"role": "assistant", "content": "two"}}},
+        {"_type": "event", "seq": 1, "type": "message.user", "timestamp": "2026-08-20T09:00:01.000Z", "data": {"message": {"role": "user", "content": "one"}}},
+        {"_type": "event", "seq": 3, "type": "session.renamed", "timestamp": "2026-08-20T09:00:03.000Z", "data": {"title": "x"}},
+        {"content": [{"type": "text", "text": "three"}]},
+    ]
+    p = tmp_path / "k.jsonl"
+    p.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    rep = analyze(load(str(p)))
+    assert [(it.role, rep.ledger.records[it.seq].line) for it in rep.context if it.seq is not None] == [
+        ("user", 3),
+        ("assistant", 2),
+        ("assistant", 5),
+    ]
+
+
+def test_a_line_that_does_not_parse_loses_the_session_as_nextclaw_does(tmp_path: Path) -> None:
+    """One bad line makes SessionStore.load fail whole (:364-366): NextClaw starts an empty
+    session under the key. Named with the file and line; every message is a hole; no traceback."""
+    s = LegacyStore()
+    s.add("user", "one")
+    s.add("assistant", "two")
+    lines = s.lines()
+    lines.insert(2, '{"_type": "event", "seq": ')
+    p = tmp_path / "k.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    rep = analyze(load(str(p)))
+    assert rep.context == []
+    assert [st for st in rep.states if st is not None and st == HOLE]
+    msgs = {f.code: f.message for f in rep.findings}
+    assert "k.jsonl: line 3: not JSON" in msgs["malformed_line"]
+    assert "NextClaw fails to load this file" in msgs["hole"]
+    out = subprocess.run([sys.executable, "-m", "inspector", "analyze", "--fail-on", "error", str(p)], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+
+
+def test_default_places_take_the_store_and_skip_its_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.store.places import default_places
+    from inspector.tui.triage import discover
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    sessions = tmp_path / ".nextclaw" / "sessions"
+    s = LegacyStore()
+    s.add("user", "hi")
+    p = s.write(sessions)
+    (sessions / ".session-list-index.json").write_text("{}")
+    _, files, _ = discover(default_places())
+    assert [os.path.relpath(f, tmp_path) for f in files] == [os.path.relpath(p, tmp_path)]
+    monkeypatch.setenv("NEXTCLAW_HOME", str(tmp_path / "elsewhere"))
+    moved = LegacyStore().write(tmp_path / "elsewhere" / "sessions", "agent_main_s2")
+    _, files, _ = discover(default_places())
+    assert [os.path.relpath(f, tmp_path) for f in files] == [os.path.relpath(moved, tmp_path)]
