@@ -194,3 +194,19 @@ async def test_the_plot_draws_the_window_the_threshold_and_both_kinds_of_compact
         assert by_label["compaction threshold 12,000"][1] == [12_000, 12_000]
         assert len(by_label["recorded compaction"][0]) == len(r.baseline.compactions)
         assert len(by_label["what-if compaction"][0]) == len(r.whatif.compactions)
+
+
+@pytest.mark.anyio
+async def test_a_replay_landing_after_the_screen_closed_is_dropped() -> None:
+    """The replay runs on a worker thread; a result that lands once the user closed the screen
+    went to a screen whose widgets were gone (NoMatches '#sim-title', found by the fuzzer)."""
+    app = create_app([str(ADR)], show_timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_simulate(pilot)
+        result = screen.result
+        assert result is not None
+        await pilot.press("escape")
+        await _wait(pilot, lambda: isinstance(app.screen, SessionScreen) and not screen.is_mounted)
+        screen._if_open(screen._show, result, "")  # what the worker's call_from_thread runs
+        screen._if_open(screen._show_error, "late")
+        assert isinstance(app.screen, SessionScreen)

@@ -8,6 +8,7 @@ textual-plotext.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Group
@@ -182,7 +183,7 @@ class SimulateScreen(Screen[None]):
         sess = sim.prepare(self.ledger)
         window = ledger_window(self.ledger, self.given_window)
         name, vals = initial_values(self.ledger, sess, window)
-        self.app.call_from_thread(self._prepared, sess, name, vals, window)
+        self._land(self._prepared, sess, name, vals, window)
 
     def _prepared(
         self, sess: sim.Session, name: str, vals: dict[str, int | None], window: ContextWindow
@@ -265,11 +266,20 @@ class SimulateScreen(Screen[None]):
         assert self.session is not None
         pol, why = policy_of(name, vals, gate, self.ledger, self.session)
         if pol is None:
-            self.app.call_from_thread(self._show_error, why)
+            self._land(self._show_error, why)
             return
         st = vals.get("summary_tokens")
         result = sim.simulate(self.ledger, pol, sim.SummarySize(tokens=st), session=self.session)
-        self.app.call_from_thread(self._show, result, why)
+        self._land(self._show, result, why)
+
+    def _land(self, show: Callable[..., None], *args: Any) -> None:
+        """From a worker thread: show its result on this screen, if the screen is still open (the
+        user may have closed it while the replay ran: its widgets are gone then)."""
+        self.app.call_from_thread(self._if_open, show, *args)
+
+    def _if_open(self, show: Callable[..., None], *args: Any) -> None:
+        if self in self.app.screen_stack:
+            show(*args)
 
     def _show_error(self, why: str) -> None:
         self.query_one("#sim-stats", Static).update(Text(f"No replay: {why}", style="yellow"))
