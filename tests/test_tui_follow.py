@@ -458,17 +458,14 @@ async def test_a_session_of_a_store_is_followed_as_its_database_changes(tmp_path
     added to its session."""
     import sqlite3
 
-    from inspector.tui.triage import TriageScreen
     from tests.test_scan_stores import FIRST, SECOND, two_session_store
 
     monkeypatch.setattr(session_mod, "WATCH_SECONDS", 3600.0)
 
     db = two_session_store(tmp_path)
     selected = f"{db}#{SECOND}"
-    app = create_app([str(db.parent)])  # the store's sessions are opened from the triage browser
+    app = create_app([selected])  # `inspector FILE#SESSION` opens that session's view
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, TriageScreen) and app.screen.finished, "the store listed")
-        app.screen._open(selected)
         await until(pilot, lambda: isinstance(app.screen, session_mod.SessionScreen) and analysed(app), "the first analysis")
         screen = screen_of(app)
         assert screen.following  # just written
