@@ -27,7 +27,8 @@ from inspector.formats import split_selector
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
-SCHEMA_VERSION = 2  # 2: rows carry their findings by code, usage its sub-agent, sessions their id
+SCHEMA_VERSION = 3  # 2: rows carry their findings by code, usage its sub-agent, sessions their id; 3: a forked
+# Codex child's usage leaves out its copy of the parent's history (rows an older build stored counted it)
 INDEX_FILE = "index.sqlite"
 HEAD_BYTES = 4096
 BUSY_TIMEOUT_MS = 30_000
