@@ -458,3 +458,32 @@ def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
         assert st.records == len(load(path).records) == 10 + k
     assert sessions.follower(path).full_reads == 1
     w.close()
+
+
+def test_a_session_of_a_store_its_format_cannot_follow_is_read_again_in_full(tmp_path) -> None:
+    """maka's runtime.sqlite, `FILE#SESSION`: no format follow, so each change reads it in full
+    (the selector names no file to read appended lines from)."""
+    from tests.maka_store import Session, write
+    from tests.test_maka import two_turns
+
+    (tmp_path / "maka").mkdir()
+    a, path = two_turns(tmp_path / "maka")
+    b = Session(sid="s2", t=a.t + 10_000)
+    b.run("rb", "tb")
+    b.user("ub", "rb", "other session")
+    write(path, a, b)
+    selected = f"{path}#s2"
+    fol = Follower(selected)
+    fol.poll()
+    assert fol.poll() is None  # unchanged
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT * FROM runtime_events WHERE session_id = 's1'").fetchall()
+    for i in range(50):  # enough rows that the database file grows
+        con.executemany("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
+                        [(r[0] + f"-{i}", "s2", r[2] + f"-{i}", *r[3:]) for r in rows])
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.added > 0
+    assert as_json(up.report) == full_json(selected)
+    assert fol.poll() is None

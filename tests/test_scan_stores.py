@@ -114,3 +114,55 @@ def test_openclaw_and_maka_stores_list_each_session(tmp_path: Path, capsys: pyte
     assert main(["scan", str(claw), p, "--json", "--no-progress"]) in (0, 1)
     paths = [json.loads(line)["path"] for line in capsys.readouterr().out.splitlines()]
     assert paths == [f"{claw}#s1", f"{claw}#s2", f"{p}#s1", f"{p}#s2"]
+
+
+def _indexed_keys() -> set[str]:
+    from inspector.store.index import SessionIndex
+
+    with SessionIndex() as index:
+        return {k for (k,) in index.db.execute("SELECT real_path FROM sessions")}
+
+
+def _orphans() -> int:
+    """Usage and search rows whose session row is gone."""
+    from inspector.store.index import SessionIndex
+
+    with SessionIndex() as index:
+        u = index.db.execute("SELECT count(*) FROM usage WHERE session NOT IN (SELECT id FROM sessions)").fetchone()[0]
+        d = index.db.execute("SELECT count(*) FROM doc_meta WHERE session NOT IN (SELECT id FROM sessions)").fetchone()[0]
+        return u + d
+
+
+def test_sessions_deleted_from_a_store_leave_the_index_when_it_is_read_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    db = two_session_store(tmp_path)
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO sessions SELECT app_name, user_id, 'third', state, create_time, update_time + 2 FROM sessions"
+                " WHERE id = ?", (SECOND,))
+    con.execute("INSERT INTO events SELECT id, app_name, user_id, 'third', invocation_id, timestamp, event_data FROM events"
+                " WHERE session_id = ?", (SECOND,))
+    con.commit()
+    assert main(["scan", str(db), "--json", "--no-progress"]) in (0, 1)
+    capsys.readouterr()
+    real = str(db.resolve())
+    assert _indexed_keys() == {f"{real}#{FIRST}", f"{real}#{SECOND}", f"{real}#third"}
+
+    con.execute("DELETE FROM events WHERE session_id = ?", (SECOND,))
+    con.execute("DELETE FROM sessions WHERE id = ?", (SECOND,))
+    con.commit()
+    assert main(["scan", str(db), "--json", "--no-progress"]) in (0, 1)
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    assert _indexed_keys() == {f"{real}#{FIRST}", f"{real}#third"}  # the deleted session's row is gone
+    assert _orphans() == 0  # and its usage and searchable text with it
+
+    con.execute("DELETE FROM events WHERE session_id = 'third'")
+    con.execute("DELETE FROM sessions WHERE id = 'third'")
+    con.commit()
+    con.close()
+    assert main(["scan", str(db), "--json", "--no-progress"]) in (0, 1)
+    (row,) = map(json.loads, capsys.readouterr().out.splitlines())
+    assert row["path"] == str(db)  # one session left: the store is one row named by its file
+    assert _indexed_keys() == {real}
+    assert _orphans() == 0

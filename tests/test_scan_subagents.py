@@ -73,6 +73,57 @@ def test_usage_rolls_a_codex_child_into_its_parent(tmp_path: Path, capsys: pytes
     assert g["subagent_usage"]["output"] > 0 and g["usage"]["output"] == 2 * g["subagent_usage"]["output"]
 
 
+FORKED_OUTPUT = ("You are the newly spawned agent. The prior conversation history was forked from your parent agent. "
+                 "Treat the next user message as your new task, and use the forked history only as background context.")
+
+
+def forked_child(tmp_path: Path, marker: bool) -> tuple[Path, Path, Path]:
+    """A child Codex forked from the real parent: as codex-rs writes it (`InitialHistory::Forked`),
+    its own session_meta (`forked_from_id`), then the parent's whole rollout copied in, its
+    session_meta and token_count lines included, then the spawn output that ends the copy (or,
+    `marker=False`, a fork without one: the copy written in one instant), then its own turn."""
+    root, parent, child = codex_tree(tmp_path)
+    lines = parent.read_text().splitlines()
+    meta = json.loads(lines[0])
+    meta["payload"].update(id=CHILD_ID, forked_from_id=PARENT_ID,
+                           source={"subagent": {"thread_spawn": {"parent_thread_id": PARENT_ID, "depth": 1}}})
+    at = "2026-02-24T09:00:00.123Z"
+    copied = [json.loads(line) for line in lines]
+    for o in copied:
+        o["timestamp"] = at
+    if marker:
+        copied.append({"timestamp": at, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "call_spawn", "output": FORKED_OUTPUT}})
+    own = [
+        {"timestamp": "2026-02-24T09:00:05.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "child: do work"}]}},
+        {"timestamp": "2026-02-24T09:00:09.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        {"timestamp": "2026-02-24T09:00:09.001Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "last_token_usage": {"input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 7,
+                                 "reasoning_output_tokens": 0, "total_tokens": 1007},
+            "model_context_window": 258400}}},
+    ]
+    child.write_text("\n".join(json.dumps(o) for o in [meta, *copied, *own]) + "\n")
+    return root, parent, child
+
+
+@pytest.mark.parametrize("marker", [True, False], ids=["spawn-output", "one-instant"])
+def test_a_forked_childs_copy_of_its_parents_history_is_not_counted_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], marker: bool
+) -> None:
+    root, parent, child = forked_child(tmp_path, marker)
+    assert main(["usage", str(parent), "--json", "--no-progress"]) == 0
+    (alone,) = json.loads(capsys.readouterr().out)["groups"]
+    assert main(["usage", str(root), "--json", "--no-progress"]) == 0
+    (g,) = json.loads(capsys.readouterr().out)["groups"]
+    assert g["key"] == str(parent) and g["subagents"] == 1
+    assert g["subagent_usage"]["output"] == 7 and g["subagent_usage"]["input"] == 1000  # the child's own turn only
+    assert g["usage"]["output"] == alone["usage"]["output"] + 7
+    assert rows(capsys, str(child))[child.name]["usage"]["output"] == 7
+
+
 def test_adk_sub_agents_are_shown_apart_inside_their_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ADK's multi-agent peer session: a coordinator (the agent the user talks to) hands over to
     weather_agent, math_agent and two critics; their replies are the session's sub-agents."""

@@ -450,3 +450,34 @@ async def test_a_session_that_grows_under_the_confirm_modal_is_not_written(tmp_p
         assert "grew since this plan" in str(repair.query_one("#install-why").render())
         assert not repair.writing
     assert f.read_bytes() == grown
+
+
+async def test_a_session_of_a_store_is_followed_as_its_database_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`FILE#SESSION` (a multi-session ADK store): the view watches the database file itself (its
+    file events, not the slow stamp check, bring the change) and the follow read takes the rows
+    added to its session."""
+    import sqlite3
+
+    from tests.test_scan_stores import FIRST, SECOND, two_session_store
+
+    monkeypatch.setattr(session_mod, "WATCH_SECONDS", 3600.0)
+
+    db = two_session_store(tmp_path)
+    selected = f"{db}#{SECOND}"
+    app = create_app([selected])  # `inspector FILE#SESSION` opens that session's view
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, session_mod.SessionScreen) and analysed(app), "the first analysis")
+        screen = screen_of(app)
+        assert screen.following  # just written
+        n = records(app)
+        con = sqlite3.connect(db)
+        con.execute(
+            "INSERT INTO events SELECT id || '-more', app_name, user_id, ?, invocation_id, timestamp + 100, event_data"
+            " FROM events WHERE session_id = ? ORDER BY timestamp LIMIT 2 OFFSET 6",
+            (SECOND, FIRST),
+        )
+        con.commit()
+        con.close()
+        await until(pilot, lambda: analysed(app, n + 2), "the rows added to the session analysed")
+        assert screen.ledger is not None and screen.ledger.session_id == SECOND
+        assert analyze_json(screen.report) == analyze_json(analyze(load(selected)))

@@ -161,6 +161,55 @@ def spawning_session_id(led: Ledger) -> str | None:
     return pid if isinstance(pid, str) and pid and pid != led.session_id else None
 
 
+# The tool output Codex writes after the copy of a parent's history when it spawns a forked
+# sub-agent (codex-rs core `agent/control.rs`, FORKED_SPAWN_AGENT_OUTPUT_MESSAGE): it ends the copy.
+_FORKED_OUTPUT_START = "You are the newly spawned agent. The prior conversation history was forked from your parent agent."
+
+
+def _meta_id(extra: object) -> str | None:
+    if not isinstance(extra, dict):
+        return None
+    sid = extra.get("id") or extra.get("session_id")
+    return sid if isinstance(sid, str) and sid else None
+
+
+def forked_from_parent(led: Ledger) -> set[int]:
+    """The records of a Codex child rollout that are its parent's history, copied in when the
+    child was forked from it: from the parent's own session_meta line (the header names the
+    parent as `forked_from_id` or its spawner) through the spawn output that ends the copy, or,
+    without one, the lines written in the same instant as that session_meta (Codex persists the
+    copy in one batch at the child's start). Their usage is the parent's: Codex seeds the child's
+    token totals with the copy's last `token_count` and counts only what follows as the child's
+    (codex-rs core `record_initial_history`, `InitialHistory::Forked`)."""
+    h = led.header
+    if led.format != "codex" or not isinstance(h, dict):
+        return set()
+    parents = {p for p in (h.get("forked_from_id"), spawning_session_id(led)) if isinstance(p, str) and p}
+    if not parents:
+        return set()
+    start = next(
+        (i for i, r in enumerate(led.records) if r.kind == "meta" and r.type == "session_meta" and _meta_id(r.extra) in parents),
+        None,
+    )
+    if start is None:
+        return set()
+    rest = led.records[start:]
+    end = next(
+        (i for i, r in enumerate(rest) if r.kind == "message" and r.message is not None and r.message.role == "tool"
+         and r.message.text().startswith(_FORKED_OUTPUT_START)),
+        None,
+    )
+    if end is not None:
+        return {r.seq for r in rest[: end + 1]}
+    stamp = rest[0].timestamp
+    copied: set[int] = set()
+    for r in rest:
+        if stamp is None or r.timestamp != stamp:
+            break
+        copied.add(r.seq)
+    return copied
+
+
 @dataclass(slots=True)
 class UsageEntry:
     """Usage recorded on one day (UTC) by one model in one session."""
@@ -190,11 +239,13 @@ def root_agent(led: Ledger) -> str | None:
 def usage_entries(led: Ledger) -> list[UsageEntry]:
     """The session's recorded usage by (day, model, sub-agent): each message's Usage as the adapter
     gave it (already de-duplicated where a runtime writes one reply over several lines); a reply
-    another agent of the session authored (ADK sub-agents) is that agent's."""
+    another agent of the session authored (ADK sub-agents) is that agent's. A Codex child's copy of
+    its parent's history is the parent's usage, not the child's (`forked_from_parent`)."""
     root = root_agent(led)
+    copied = forked_from_parent(led)
     out: dict[tuple[str | None, str | None, str | None], UsageEntry] = {}
     for r in led.records:
-        if r.kind != "message" or r.role != "assistant":
+        if r.kind != "message" or r.role != "assistant" or r.seq in copied:
             continue
         m = r.message
         if m is None or m.usage is None:

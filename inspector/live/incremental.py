@@ -92,8 +92,8 @@ class Follower:
         rd = self._read
         if rd is None or self.ledger is None or self.report is None:
             return self._full(FIRST)
-        if registry.get(self.ledger.format).follow is not None:
-            return self._store_poll()
+        if registry.get(self.ledger.format).is_store:
+            return self._store_poll()  # (FILE#SESSION names no file to read lines from)
         if (st.st_dev, st.st_ino) != (rd.dev, rd.ino) or st.st_size < rd.offset:
             return self._full(REPLACED)
         with open(self.path, "rb") as f:
@@ -146,14 +146,16 @@ class Follower:
         return self._set(led, rep, new_rd, added, GROWN, pending)
 
     def _store_poll(self) -> Update | None:
-        """A followed store: the rows after the last seen one, when its files changed."""
+        """A followed store: the rows after the last seen one, when its files changed; a store
+        whose format cannot follow it is read again in full."""
         led, rep = self.ledger, self.report
         assert led is not None and rep is not None and self._read is not None
         sides = self._store_sides()
+        fmt = registry.get(led.format)
+        if fmt.follow is None:
+            return None if sides == self._sides else self._full(NOT_EXTENDABLE)
         if sides == self._sides and self._tail is not None:
             return None
-        fmt = registry.get(led.format)
-        assert fmt.follow is not None
         base, selector = split_selector(self.path)
         got = fmt.follow(base, selector, led, self._tail)
         if got.reload is not None:

@@ -27,7 +27,8 @@ from inspector.formats import split_selector
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
-SCHEMA_VERSION = 2  # 2: rows carry their findings by code, usage its sub-agent, sessions their id
+SCHEMA_VERSION = 3  # 2: rows carry their findings by code, usage its sub-agent, sessions their id; 3: a forked
+# Codex child's usage leaves out its copy of the parent's history (rows an older build stored counted it)
 INDEX_FILE = "index.sqlite"
 HEAD_BYTES = 4096
 BUSY_TIMEOUT_MS = 30_000
@@ -304,10 +305,7 @@ class SessionIndex:
             db.execute("BEGIN IMMEDIATE")
         old = self.session_id_of(ident.real_path)
         if old is not None:
-            db.execute("DELETE FROM docs WHERE rowid IN (SELECT rowid FROM doc_meta WHERE session = ?)", (old,))
-            db.execute("DELETE FROM doc_meta WHERE session = ?", (old,))
-            db.execute("DELETE FROM usage WHERE session = ?", (old,))
-            db.execute("DELETE FROM sessions WHERE id = ?", (old,))
+            self._delete(old)
         cur = db.execute(
             "INSERT INTO sessions(real_path, dev, ino, size, mtime_ns, head, session_id, row, indexed_at)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
@@ -329,6 +327,35 @@ class SessionIndex:
         self._pending += 1
         if self._pending >= 200 or time.monotonic() - self._last_commit > 1.0:
             self.commit()
+
+    def _delete(self, sid: int) -> None:
+        """Drop one session and what the index holds of it (inside the open batch)."""
+        db = self.db
+        db.execute("DELETE FROM docs WHERE rowid IN (SELECT rowid FROM doc_meta WHERE session = ?)", (sid,))
+        db.execute("DELETE FROM doc_meta WHERE session = ?", (sid,))
+        db.execute("DELETE FROM usage WHERE session = ?", (sid,))
+        db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+
+    def forget_gone_sessions(self, store_file: str, present: Iterable[str]) -> int:
+        """Drop the rows filed under a file that it no longer gives: a store's sessions deleted
+        since it was read (`FILE#SESSION`), its own row when it now holds several sessions, or
+        its sessions' rows when it now holds one. `present`: what the file gives now. Returns
+        how many rows went."""
+        real = os.path.realpath(split_selector(store_file)[0])
+        keep = {index_key(p) for p in present}
+        got = self.db.execute(
+            "SELECT id, real_path FROM sessions WHERE real_path = ? OR (real_path > ? AND real_path < ?)",
+            (real, real + "#", real + "$"),  # `$` follows `#`: every `REAL#…` key, by the unique index
+        ).fetchall()
+        gone = [sid for sid, key in got if key not in keep]
+        if not gone:
+            return 0
+        if self._pending == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+        for sid in gone:
+            self._delete(sid)
+        self._pending += 1
+        return len(gone)
 
     def commit(self) -> None:
         if self._pending:

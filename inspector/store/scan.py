@@ -215,6 +215,8 @@ class Scanner:
         done = 0
         for f in found:
             units = sessions_of(f)
+            if not f.missing:  # a store re-read: sessions deleted from it leave the index
+                self.index.forget_gone_sessions(f.path, [u.path for u in units])
             for i, unit in enumerate(units):
                 if self.cancelled():
                     return

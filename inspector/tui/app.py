@@ -16,6 +16,7 @@ from textual.system_commands import SystemCommandsProvider
 
 # Where each format keeps its sessions by default (the triage browser looks here): one list with
 # `inspector scan`, in the store layer, read from the formats registry.
+from inspector.formats import split_selector
 from inspector.store.places import default_place_patterns, default_places
 from inspector.tui.help import HelpScreen, key_label
 from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
@@ -69,7 +70,7 @@ class InspectorApp(App[None]):
 
     def on_mount(self) -> None:
         targets = self.targets or default_places()
-        if len(targets) == 1 and os.path.isfile(targets[0]):
+        if len(targets) == 1 and os.path.isfile(split_selector(targets[0])[0]):  # FILE#SESSION: a store's session
             self.push_screen(self.session_screen(targets[0], started=self.launched))
         else:
             self.push_screen(TriageScreen(targets, searched=None if self.targets else default_place_patterns()))

@@ -579,7 +579,7 @@ class SessionScreen(Screen[None]):
     def _watch_file(self, stop: threading.Event) -> None:
         """File events for this file, from its folder (a rename over it and a deletion are events
         of the folder). Ends when the screen goes; a watcher that cannot start says so."""
-        target = os.path.abspath(self.path)
+        target = os.path.abspath(split_selector(self.path)[0])  # FILE#SESSION: the store's file
         try:
             import watchfiles
 
