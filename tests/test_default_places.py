@@ -22,7 +22,7 @@ def scratch_home(home: Path) -> dict[str, Path]:
     """One session per format with a default place, by format name; built from the samples, the
     peer corpora and the test builders."""
     from tests.maka_store import write as write_maka
-    from tests.nextclaw_store import Journal, message, ts
+    from tests.nextclaw_store import Journal, LegacyStore, message, ts
     from tests.test_maka import two_turns
     from tests.test_openclaw import _chat, _store
 
@@ -49,6 +49,10 @@ def scratch_home(home: Path) -> dict[str, Path]:
         .completed(message("m2", "assistant", "nextclaw answer", ts(2)))
         .write(home / ".nextclaw" / "sessions" / ".ncp-agent-journal")
     )
+    legacy = LegacyStore()
+    legacy.add("user", "nextclaw_legacy question")
+    legacy.add("assistant", "nextclaw_legacy answer")
+    out["nextclaw_legacy"] = legacy.write(home / ".nextclaw" / "sessions")
     ws = home / ".config" / "Maka" / "workspaces" / "w1"
     ws.mkdir(parents=True)
     session, maka = two_turns(ws)
@@ -72,7 +76,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_every_format_with_a_default_place_is_in_the_scratch_home() -> None:
     """The scratch home covers every format that names a default place (a new one must be added)."""
     assert {f.name for f in registry.REGISTRY if f.default_places} == {
-        "pi", "openclaw", "claude_code", "codex", "nextclaw", "maka", "adk"}
+        "pi", "openclaw", "claude_code", "codex", "nextclaw", "nextclaw_legacy", "maka", "adk"}
 
 
 def test_scan_on_the_default_places_finds_one_row_per_format(home: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
