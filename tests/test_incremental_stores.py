@@ -51,10 +51,11 @@ def event_rows(path: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     return cols, rows
 
 
-def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]], con: sqlite3.Connection | None = None) -> None:
     """The runtime's own rows, as its session service writes them: the event rows, then the
-    session's update_time set to the last one's timestamp."""
-    con = sqlite3.connect(path)
+    session's update_time set to the last one's timestamp (on `con`, left open, when given)."""
+    own = con is None
+    con = sqlite3.connect(path) if con is None else con
     names = ", ".join(["rowid", *cols[1:]])
     marks = ", ".join("?" * len(cols))
     con.executemany(f"INSERT INTO events ({names}) VALUES ({marks})", rows)
@@ -65,7 +66,8 @@ def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None
         (ts, at["app_name"], at["user_id"], at["session_id"]),
     )
     con.commit()
-    con.close()
+    if own:
+        con.close()
 
 
 def cut_copy(src: str, tmp: str, keep: int) -> tuple[str, list[str], list[tuple[Any, ...]]]:
@@ -231,6 +233,24 @@ def test_growth_reads_only_the_new_rows(tmp_path) -> None:
     assert fol.poll() is None
 
 
+def test_a_look_does_not_rebuild_the_router_view_of_earlier_events(tmp_path, monkeypatch) -> None:
+    """Which agent calls next reads the whole session; the follower keeps the router's view of the
+    events read before (built once, with the first read) and adds only the new ones to it."""
+    from inspector.formats import adk
+
+    path, cols, rest, fol = followed_cut(tmp_path)
+    rebuilt: list[int] = []
+    real = adk._router_event
+    monkeypatch.setattr(adk, "_router_event", lambda r: rebuilt.append(r.seq) or real(r))
+    for n in (1, 2, 1):
+        insert_rows(path, cols, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN
+        assert as_json(fol.report) == full_json(path)
+    assert rebuilt == []
+
+
 def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
     path, _, _, fol = followed_cut(tmp_path)
     con = sqlite3.connect(path)
@@ -318,14 +338,26 @@ def test_a_wal_being_written_is_read_without_changing_anything(tmp_path) -> None
 # ---------------------------------------------------------------------------------------- the app
 
 
+def wal_writer(path: str) -> sqlite3.Connection:
+    """A WAL-mode store's writer that never checkpoints (as a long-running runtime's connection
+    between checkpoints): its commits land in the -wal, the database file stays as it was."""
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    return con
+
+
 @pytest.mark.anyio
-async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) -> None:
+@pytest.mark.parametrize("wal", [False, True], ids=["rollback-journal", "wal"])
+async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path, wal: bool) -> None:
     import time
 
     from inspector.tui.app import create_app
     from inspector.tui.session import SessionScreen
 
     path, cols, rest = cut_copy(V1, str(tmp_path), 10)  # just written: still growing as it opens
+    writer = wal_writer(path) if wal else None
+    db_before = os.stat(path)
     app = create_app([path])
     async with app.run_test(size=(140, 40)) as pilot:
 
@@ -344,13 +376,19 @@ async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) 
         assert screen().following
         n = len(screen().report.ledger.records)  # type: ignore[union-attr]
         for k in (1, 2):
-            insert_rows(path, cols, rest[k - 1 : k])
+            insert_rows(path, cols, rest[k - 1 : k], writer)
             await until(lambda k=k: len(screen().report.ledger.records) == n + k, f"appended event {k} analysed")  # type: ignore[union-attr]
+        if wal:  # only the -wal told of the appends
+            db_now = os.stat(path)
+            assert (db_now.st_size, db_now.st_mtime_ns) == (db_before.st_size, db_before.st_mtime_ns)
+            assert os.path.getsize(path + "-wal") > 0
         s = screen()
         # The first follow read is a full one (the view's ledger is a store's), the next from the last row.
         assert s._follower is not None and s._follower.full_reads == 1
         assert as_json(s.report) == full_json(path)
         assert s.report is not None and s.report.ledger.records[-1].id == orjson.loads(rest[1][cols.index("event_data")])["id"]
+    if writer is not None:
+        writer.close()
 
 
 # ---------------------------------------------------------------------------------------- OpenClaw
