@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import sqlite3
+import sys
 from typing import Any
 
 import orjson
@@ -496,3 +497,107 @@ def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
         assert st.records == len(load(path).records) == 10 + k
     assert sessions.follower(path).full_reads == 1
     w.close()
+
+
+# ---------------------------------------------------------------------------------------- adk-go
+
+sys.path.insert(0, HERE)
+import adk_go_store as go  # noqa: E402
+
+
+def go_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """A seeded adk-go session: the user's turns, two agents' calls and replies (a transfer, a
+    branch now and then), and compactions over earlier stretches; every timestamp later than the
+    one before (a tie or an earlier one is a case of its own, below)."""
+    rows: list[dict[str, Any]] = []
+    sec, agent, inv, k = 0.0, "coder", "inv-0", 0
+    while len(rows) < n:
+        sec += rng.choice((0.25, 0.5, 1.0))
+        k += 1
+        pick = rng.random()
+        eid = f"e{k}"
+        if pick < 0.2:
+            inv = f"inv-{k}"
+            rows.append(go.ev(eid, inv, "user", go.t(sec), go.text("user", f"question {k}")))
+        elif pick < 0.45:
+            cid = f"c{k}"
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.call(cid, "ls", {"dir": str(k)}), usage={"promptTokenCount": 100 + k, "candidatesTokenCount": 5}))
+            sec += 0.25
+            rows.append(go.ev(f"{eid}r", inv, agent, go.t(sec), go.response(cid, "ls", {"out": f"f{k}.py"})))
+        elif pick < 0.55:
+            other = "helper" if agent == "coder" else "coder"
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.text("model", f"over to {other}"), transfer=other))
+            agent = other
+        elif pick < 0.7 and sec > 4:
+            lo = rng.uniform(0.0, sec / 2)
+            rows.append(go.ev(eid, f"inv-c{k}", "user", go.t(sec), None, comp=go.compaction(go.rfc(lo), go.rfc(lo + sec / 4), f"summary {k}")))
+        else:
+            branch = "root.helper" if agent == "helper" and rng.random() < 0.3 else None
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.text("model", f"answer {k}"), branch=branch))
+    return rows
+
+
+def go_insert(path: str, rows: list[dict[str, Any]], sid: str = "s1") -> None:
+    """As adk-go's GORM service appends: the event rows, then the session's update_time."""
+    con = sqlite3.connect(path)
+    for r in rows:
+        cols = ["app_name", "user_id", "session_id", *r]
+        con.execute(f"INSERT INTO events ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", ("app", "u1", sid, *r.values()))
+    con.execute("UPDATE sessions SET update_time=? WHERE id=?", (rows[-1]["timestamp"], sid))
+    con.commit()
+    con.close()
+
+
+def go_followed(tmp_path, rows: list[dict[str, Any]], keep: int) -> tuple[str, Follower]:
+    path = go.store(str(tmp_path / "go.db"), {"s1": rows[:keep]})
+    fol = Follower(path)
+    fol.poll()
+    return path, fol
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_followed_adk_go_store_equals_full_analysis(tmp_path, seed: int) -> None:
+    rng = random.Random(seed)
+    rows = go_session(rng, rng.randrange(20, 60))
+    keep = rng.randrange(1, len(rows))
+    path, fol = go_followed(tmp_path, rows, keep)
+    assert as_json(fol.report) == full_json(path)
+    rest = rows[keep:]
+    while rest:
+        n = rng.choice((1, 1, 2, 3, 5))
+        go_insert(path, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN, up and up.whole
+        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
+    assert fol.full_reads == 1
+
+
+def test_adk_go_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
+    rows = go_session(random.Random(7), 30)
+    path, fol = go_followed(tmp_path, rows, 20)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE id = ?", (rows[3]["id"],))  # a take-back, an undo
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+    last = fol.ledger.records[-1].id  # type: ignore[union-attr]
+    con = sqlite3.connect(path)
+    con.execute("UPDATE events SET content=? WHERE id=?", (orjson.dumps(go.text("model", "rewritten")).decode(), last))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("the last event read") and fol.full_reads == 3
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_adk_go_row_sorting_before_the_last_reloads(tmp_path) -> None:
+    rows = go_session(random.Random(8), 30)
+    path, fol = go_followed(tmp_path, rows, 20)
+    early = dict(rows[20], timestamp=rows[5]["timestamp"])  # an earlier timestamp: it sorts inside the stream
+    go_insert(path, [early])
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a new row sorts at or before") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
