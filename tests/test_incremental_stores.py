@@ -503,6 +503,7 @@ def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
 
 sys.path.insert(0, HERE)
 import adk_go_store as go  # noqa: E402
+import maka_store as mk  # noqa: E402
 
 
 def go_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
@@ -600,4 +601,101 @@ def test_adk_go_row_sorting_before_the_last_reloads(tmp_path) -> None:
     go_insert(path, [early])
     up = fol.poll()
     assert up is not None and up.whole.startswith("a new row sorts at or before") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
+# ---------------------------------------------------------------------------------------- maka
+
+
+def maka_session(rng: random.Random, n: int) -> mk.Session:
+    """A seeded maka session: runs of a user's turn, the agent's calls and their results, replies,
+    and now and then a checkpoint over the compactable events so far."""
+    s = mk.Session()
+    k = 0
+    while len(s.events) < n:
+        k += 1
+        run = f"r{k}"
+        s.run(run, f"t{k}")
+        s.user(f"u{k}", run, f"question {k}")
+        for j in range(rng.randrange(0, 3)):
+            s.call(f"c{k}.{j}", run, f"call-{k}-{j}")
+            if rng.random() < 0.9:  # now and then a call the replay never answers
+                s.result(f"x{k}.{j}", run, f"call-{k}-{j}")
+        s.reply(f"a{k}", run, f"answer {k}")
+        if rng.random() < 0.25 and len(s.compactable()) > 3:
+            s.checkpoint(f"cp{k}", run, rng.randrange(1, len(s.compactable())))
+    return s
+
+
+def maka_rows(path: str) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT * FROM runtime_events ORDER BY committed_at, event_id").fetchall()
+    con.close()
+    return rows
+
+
+def maka_cut(path: str, keep_events: int) -> list[tuple[Any, ...]]:
+    """Take the session's events after the first `keep_events` out (to be inserted again), and
+    the runs and checkpoint rows after the last kept event's time (maka writes them as it goes)."""
+    rows = maka_rows(path)
+    kept_at = rows[keep_events - 1][8]
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM runtime_events WHERE committed_at > ?", (kept_at,))
+    con.commit()
+    con.close()
+    return rows[keep_events:]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_followed_maka_store_equals_full_analysis(tmp_path, seed: int) -> None:
+    rng = random.Random(seed)
+    s = maka_session(rng, rng.randrange(15, 50))
+    path = mk.write(str(tmp_path / "runtime.sqlite"), s)
+    rest = maka_cut(path, rng.randrange(1, len(s.events)))
+    fol = Follower(path)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    while rest:
+        n = rng.choice((1, 1, 2, 3, 5))
+        con = sqlite3.connect(path)
+        con.executemany("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", rest[:n])
+        con.commit()
+        con.close()
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN, up and up.whole
+        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
+    assert fol.full_reads == 1
+
+
+def test_maka_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
+    s = maka_session(random.Random(3), 30)
+    path = mk.write(str(tmp_path / "runtime.sqlite"), s)
+    rest = maka_cut(path, 20)
+    fol = Follower(path)
+    fol.poll()
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM runtime_events WHERE event_id = ?", (s.events[2]["id"],))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+    con = sqlite3.connect(path)
+    last = maka_rows(path)[-1]
+    payload = orjson.loads(last[7])
+    payload["content"] = {"kind": "text", "text": "rewritten"}
+    con.execute("UPDATE runtime_events SET payload_json=? WHERE event_id=?", (orjson.dumps(payload).decode(), last[0]))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("the last event read") and fol.full_reads == 3
+    assert as_json(fol.report) == full_json(path)
+    early = (*rest[0][:8], maka_rows(path)[0][8])  # a new row sorting among those read
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", early)
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went, or a new one sorts") and fol.full_reads == 4
     assert as_json(fol.report) == full_json(path)
