@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import sqlite3
+import sys
 from typing import Any
 
 import orjson
@@ -51,10 +52,11 @@ def event_rows(path: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     return cols, rows
 
 
-def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]], con: sqlite3.Connection | None = None) -> None:
     """The runtime's own rows, as its session service writes them: the event rows, then the
-    session's update_time set to the last one's timestamp."""
-    con = sqlite3.connect(path)
+    session's update_time set to the last one's timestamp (on `con`, left open, when given)."""
+    own = con is None
+    con = sqlite3.connect(path) if con is None else con
     names = ", ".join(["rowid", *cols[1:]])
     marks = ", ".join("?" * len(cols))
     con.executemany(f"INSERT INTO events ({names}) VALUES ({marks})", rows)
@@ -65,7 +67,8 @@ def insert_rows(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None
         (ts, at["app_name"], at["user_id"], at["session_id"]),
     )
     con.commit()
-    con.close()
+    if own:
+        con.close()
 
 
 def cut_copy(src: str, tmp: str, keep: int) -> tuple[str, list[str], list[tuple[Any, ...]]]:
@@ -231,6 +234,24 @@ def test_growth_reads_only_the_new_rows(tmp_path) -> None:
     assert fol.poll() is None
 
 
+def test_a_look_does_not_rebuild_the_router_view_of_earlier_events(tmp_path, monkeypatch) -> None:
+    """Which agent calls next reads the whole session; the follower keeps the router's view of the
+    events read before (built once, with the first read) and adds only the new ones to it."""
+    from inspector.formats import adk
+
+    path, cols, rest, fol = followed_cut(tmp_path)
+    rebuilt: list[int] = []
+    real = adk._router_event
+    monkeypatch.setattr(adk, "_router_event", lambda r: rebuilt.append(r.seq) or real(r))
+    for n in (1, 2, 1):
+        insert_rows(path, cols, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN
+        assert as_json(fol.report) == full_json(path)
+    assert rebuilt == []
+
+
 def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
     path, _, _, fol = followed_cut(tmp_path)
     con = sqlite3.connect(path)
@@ -318,14 +339,26 @@ def test_a_wal_being_written_is_read_without_changing_anything(tmp_path) -> None
 # ---------------------------------------------------------------------------------------- the app
 
 
+def wal_writer(path: str) -> sqlite3.Connection:
+    """A WAL-mode store's writer that never checkpoints (as a long-running runtime's connection
+    between checkpoints): its commits land in the -wal, the database file stays as it was."""
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    return con
+
+
 @pytest.mark.anyio
-async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) -> None:
+@pytest.mark.parametrize("wal", [False, True], ids=["rollback-journal", "wal"])
+async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path, wal: bool) -> None:
     import time
 
     from inspector.tui.app import create_app
     from inspector.tui.session import SessionScreen
 
     path, cols, rest = cut_copy(V1, str(tmp_path), 10)  # just written: still growing as it opens
+    writer = wal_writer(path) if wal else None
+    db_before = os.stat(path)
     app = create_app([path])
     async with app.run_test(size=(140, 40)) as pilot:
 
@@ -344,13 +377,19 @@ async def test_the_app_following_an_adk_store_shows_an_appended_event(tmp_path) 
         assert screen().following
         n = len(screen().report.ledger.records)  # type: ignore[union-attr]
         for k in (1, 2):
-            insert_rows(path, cols, rest[k - 1 : k])
+            insert_rows(path, cols, rest[k - 1 : k], writer)
             await until(lambda k=k: len(screen().report.ledger.records) == n + k, f"appended event {k} analysed")  # type: ignore[union-attr]
+        if wal:  # only the -wal told of the appends
+            db_now = os.stat(path)
+            assert (db_now.st_size, db_now.st_mtime_ns) == (db_before.st_size, db_before.st_mtime_ns)
+            assert os.path.getsize(path + "-wal") > 0
         s = screen()
         # The first follow read is a full one (the view's ledger is a store's), the next from the last row.
         assert s._follower is not None and s._follower.full_reads == 1
         assert as_json(s.report) == full_json(path)
         assert s.report is not None and s.report.ledger.records[-1].id == orjson.loads(rest[1][cols.index("event_data")])["id"]
+    if writer is not None:
+        writer.close()
 
 
 # ---------------------------------------------------------------------------------------- OpenClaw
@@ -460,9 +499,9 @@ def test_watch_refresh_follows_an_adk_store(tmp_path, wal: bool) -> None:
     w.close()
 
 
-def test_a_session_of_a_store_its_format_cannot_follow_is_read_again_in_full(tmp_path) -> None:
-    """maka's runtime.sqlite, `FILE#SESSION`: no format follow, so each change reads it in full
-    (the selector names no file to read appended lines from)."""
+def test_a_selected_session_of_a_maka_store_follows_its_changes(tmp_path) -> None:
+    """maka's runtime.sqlite, `FILE#SESSION`: the selected session's new rows are read and the
+    report equals a full analysis (the selector names the store's file, not a file of its own)."""
     from tests.maka_store import Session, write
     from tests.test_maka import two_turns
 
@@ -487,3 +526,205 @@ def test_a_session_of_a_store_its_format_cannot_follow_is_read_again_in_full(tmp
     assert up is not None and up.added > 0
     assert as_json(up.report) == full_json(selected)
     assert fol.poll() is None
+
+
+# ---------------------------------------------------------------------------------------- adk-go
+
+sys.path.insert(0, HERE)
+import adk_go_store as go  # noqa: E402
+import maka_store as mk  # noqa: E402
+
+
+def go_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """A seeded adk-go session: the user's turns, two agents' calls and replies (a transfer, a
+    branch now and then), and compactions over earlier stretches; every timestamp later than the
+    one before (a tie or an earlier one is a case of its own, below)."""
+    rows: list[dict[str, Any]] = []
+    sec, agent, inv, k = 0.0, "coder", "inv-0", 0
+    while len(rows) < n:
+        sec += rng.choice((0.25, 0.5, 1.0))
+        k += 1
+        pick = rng.random()
+        eid = f"e{k}"
+        if pick < 0.2:
+            inv = f"inv-{k}"
+            rows.append(go.ev(eid, inv, "user", go.t(sec), go.text("user", f"question {k}")))
+        elif pick < 0.45:
+            cid = f"c{k}"
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.call(cid, "ls", {"dir": str(k)}), usage={"promptTokenCount": 100 + k, "candidatesTokenCount": 5}))
+            sec += 0.25
+            rows.append(go.ev(f"{eid}r", inv, agent, go.t(sec), go.response(cid, "ls", {"out": f"f{k}.py"})))
+        elif pick < 0.55:
+            other = "helper" if agent == "coder" else "coder"
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.text("model", f"over to {other}"), transfer=other))
+            agent = other
+        elif pick < 0.7 and sec > 4:
+            lo = rng.uniform(0.0, sec / 2)
+            rows.append(go.ev(eid, f"inv-c{k}", "user", go.t(sec), None, comp=go.compaction(go.rfc(lo), go.rfc(lo + sec / 4), f"summary {k}")))
+        else:
+            branch = "root.helper" if agent == "helper" and rng.random() < 0.3 else None
+            rows.append(go.ev(eid, inv, agent, go.t(sec), go.text("model", f"answer {k}"), branch=branch))
+    return rows
+
+
+def go_insert(path: str, rows: list[dict[str, Any]], sid: str = "s1") -> None:
+    """As adk-go's GORM service appends: the event rows, then the session's update_time."""
+    con = sqlite3.connect(path)
+    for r in rows:
+        cols = ["app_name", "user_id", "session_id", *r]
+        con.execute(f"INSERT INTO events ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", ("app", "u1", sid, *r.values()))
+    con.execute("UPDATE sessions SET update_time=? WHERE id=?", (rows[-1]["timestamp"], sid))
+    con.commit()
+    con.close()
+
+
+def go_followed(tmp_path, rows: list[dict[str, Any]], keep: int) -> tuple[str, Follower]:
+    path = go.store(str(tmp_path / "go.db"), {"s1": rows[:keep]})
+    fol = Follower(path)
+    fol.poll()
+    return path, fol
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_followed_adk_go_store_equals_full_analysis(tmp_path, seed: int) -> None:
+    rng = random.Random(seed)
+    rows = go_session(rng, rng.randrange(20, 60))
+    keep = rng.randrange(1, len(rows))
+    path, fol = go_followed(tmp_path, rows, keep)
+    assert as_json(fol.report) == full_json(path)
+    rest = rows[keep:]
+    while rest:
+        n = rng.choice((1, 1, 2, 3, 5))
+        go_insert(path, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN, up and up.whole
+        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
+    assert fol.full_reads == 1
+
+
+def test_adk_go_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
+    rows = go_session(random.Random(7), 30)
+    path, fol = go_followed(tmp_path, rows, 20)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE id = ?", (rows[3]["id"],))  # a take-back, an undo
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+    last = fol.ledger.records[-1].id  # type: ignore[union-attr]
+    con = sqlite3.connect(path)
+    con.execute("UPDATE events SET content=? WHERE id=?", (orjson.dumps(go.text("model", "rewritten")).decode(), last))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("the last event read") and fol.full_reads == 3
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_adk_go_row_sorting_before_the_last_reloads(tmp_path) -> None:
+    rows = go_session(random.Random(8), 30)
+    path, fol = go_followed(tmp_path, rows, 20)
+    early = dict(rows[20], timestamp=rows[5]["timestamp"])  # an earlier timestamp: it sorts inside the stream
+    go_insert(path, [early])
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a new row sorts at or before") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
+# ---------------------------------------------------------------------------------------- maka
+
+
+def maka_session(rng: random.Random, n: int) -> mk.Session:
+    """A seeded maka session: runs of a user's turn, the agent's calls and their results, replies,
+    and now and then a checkpoint over the compactable events so far."""
+    s = mk.Session()
+    k = 0
+    while len(s.events) < n:
+        k += 1
+        run = f"r{k}"
+        s.run(run, f"t{k}")
+        s.user(f"u{k}", run, f"question {k}")
+        for j in range(rng.randrange(0, 3)):
+            s.call(f"c{k}.{j}", run, f"call-{k}-{j}")
+            if rng.random() < 0.9:  # now and then a call the replay never answers
+                s.result(f"x{k}.{j}", run, f"call-{k}-{j}")
+        s.reply(f"a{k}", run, f"answer {k}")
+        if rng.random() < 0.25 and len(s.compactable()) > 3:
+            s.checkpoint(f"cp{k}", run, rng.randrange(1, len(s.compactable())))
+    return s
+
+
+def maka_rows(path: str) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT * FROM runtime_events ORDER BY committed_at, event_id").fetchall()
+    con.close()
+    return rows
+
+
+def maka_cut(path: str, keep_events: int) -> list[tuple[Any, ...]]:
+    """Take the session's events after the first `keep_events` out (to be inserted again), and
+    the runs and checkpoint rows after the last kept event's time (maka writes them as it goes)."""
+    rows = maka_rows(path)
+    kept_at = rows[keep_events - 1][8]
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM runtime_events WHERE committed_at > ?", (kept_at,))
+    con.commit()
+    con.close()
+    return rows[keep_events:]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_followed_maka_store_equals_full_analysis(tmp_path, seed: int) -> None:
+    rng = random.Random(seed)
+    s = maka_session(rng, rng.randrange(15, 50))
+    path = mk.write(str(tmp_path / "runtime.sqlite"), s)
+    rest = maka_cut(path, rng.randrange(1, len(s.events)))
+    fol = Follower(path)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    while rest:
+        n = rng.choice((1, 1, 2, 3, 5))
+        con = sqlite3.connect(path)
+        con.executemany("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", rest[:n])
+        con.commit()
+        con.close()
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN, up and up.whole
+        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
+    assert fol.full_reads == 1
+
+
+def test_maka_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
+    s = maka_session(random.Random(3), 30)
+    path = mk.write(str(tmp_path / "runtime.sqlite"), s)
+    rest = maka_cut(path, 20)
+    fol = Follower(path)
+    fol.poll()
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM runtime_events WHERE event_id = ?", (s.events[2]["id"],))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+    con = sqlite3.connect(path)
+    last = maka_rows(path)[-1]
+    payload = orjson.loads(last[7])
+    payload["content"] = {"kind": "text", "text": "rewritten"}
+    con.execute("UPDATE runtime_events SET payload_json=? WHERE event_id=?", (orjson.dumps(payload).decode(), last[0]))
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("the last event read") and fol.full_reads == 3
+    assert as_json(fol.report) == full_json(path)
+    early = (*rest[0][:8], maka_rows(path)[0][8])  # a new row sorting among those read
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", early)
+    con.commit()
+    con.close()
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went, or a new one sorts") and fol.full_reads == 4
+    assert as_json(fol.report) == full_json(path)

@@ -552,7 +552,8 @@ def _appended_order(report: Report) -> list[int]:
     ranks = hdr.get("append_ranks")
     if not isinstance(ranks, list) or len(ranks) != len(report.ledger.records):
         return report.path
-    return sorted(report.path, key=lambda s: (ranks[s], s))
+    # By (rank, seq): by seq, then stably by rank (two sorts at C speed, not a key tuple per record).
+    return sorted(sorted(report.path), key=ranks.__getitem__)
 
 
 def _active_user(report: Report) -> int | None:

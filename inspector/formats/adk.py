@@ -21,7 +21,7 @@ import pickle
 import pickletools
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -426,12 +426,14 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
 class SqliteTail:
     """Where the last read of one session's rows ended: the highest rowid read, how many rows of
     the session lay up to it, how many leading diagnostics were the store's notes, and the digest
-    of its event rows so far (`adk_writer.events_digest`, continued with each new row)."""
+    of its event rows so far (`adk_writer.events_digest`, continued with each new row), and the
+    session as ADK's router reads it (`RouterView`, grown with each new event)."""
 
     last_rowid: int
     count: int
     notes: int  # leading diagnostics about the store (sqlite_files.leading_notes)
     events: Any
+    router: RouterView
 
 
 def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
@@ -448,7 +450,8 @@ def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
         events = adk_writer.events_digest(con, *key, hashlib.sha256(), upto=last)
     except sqlite_files.ERRORS:
         return None
-    return SqliteTail(last, len(ranks), sqlite_files.leading_notes(led.diagnostics), events)
+    router = RouterView.of(map(_router_event, led.records))  # once per full read
+    return SqliteTail(last, len(ranks), sqlite_files.leading_notes(led.diagnostics), events, router)
 
 
 def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail | None) -> StoreGrowth:
@@ -520,9 +523,14 @@ def _grown(
     for i, e in enumerate(events):
         e.index = base + i
         records.append(_event_record(e, _record_extra(e.obj, e.summary_content)))
+    last_rowid = max([tail.last_rowid, *new_ranks])
+    digest = adk_writer.events_digest(con, *key, tail.events.copy(), after=tail.last_rowid, upto=last_rowid)
+    state = adk_writer.state_with(con, *key, digest)  # what a repair compares
     # Which agent calls next reads the whole session (the router, workflow agents, parallel
-    # siblings, a response to an older call): the events read before, as it reads them, then the new.
-    agent, branch, why = next_agent([*map(_router_event, led.records), *events])
+    # siblings, a response to an older call): the events read before, as it reads them (kept in
+    # the tail since the full read), then the new. Grown in place: nothing after this can fail.
+    tail.router.extend(events)
+    agent, branch, why = tail.router.next_agent()
     grown = dataclasses.replace(
         led,
         header={
@@ -537,10 +545,8 @@ def _grown(
         diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
         leaf_seq=len(records) - 1 if records else None,
     )
-    last_rowid = max([tail.last_rowid, *new_ranks])
-    digest = adk_writer.events_digest(con, *key, tail.events.copy(), after=tail.last_rowid, upto=last_rowid)
-    grown.store_state = adk_writer.state_with(con, *key, digest)  # what a repair compares
-    new_tail = SqliteTail(last_rowid, tail.count + len(new_rows), len(store_notes), digest)
+    grown.store_state = state
+    new_tail = SqliteTail(last_rowid, tail.count + len(new_rows), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
 
 
@@ -1100,6 +1106,30 @@ def _ledger_header(
     }
 
 
+@dataclass(slots=True)
+class RouterView:
+    """The session as `next_agent` reads it, kept as it grows (a followed store): its events but
+    compactions, and the agents its branches show inside a workflow agent (`_workflow_agents`),
+    so a look adds only the new events instead of rebuilding every earlier one."""
+
+    events: list[rules.Ev]
+    workflows: set[str]
+
+    @classmethod
+    def of(cls, events: Iterable[rules.Ev]) -> RouterView:
+        view = cls([], set())
+        view.extend(events)
+        return view
+
+    def extend(self, events: Iterable[rules.Ev]) -> None:
+        new = [e for e in events if not e.is_compaction]
+        self.events.extend(new)
+        self.workflows |= _workflow_agents(new)
+
+    def next_agent(self) -> tuple[str | None, str | None, str]:
+        return _next_agent(self.events, self.workflows)
+
+
 def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
     """(agent, branch, why): which agent makes the next model call, on which branch. Inside a run:
     the agent a transfer hands over to (the flow runs it, whatever it is; a workflow agent runs its
@@ -1112,6 +1142,11 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
     `is_transferable_across_agent_tree`: not inside a workflow agent, which the session shows by
     the branch its sub-agents' events carry)."""
     evs = [e for e in events if not e.is_compaction]
+    return _next_agent(evs, _workflow_agents(evs))
+
+
+def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, str | None, str]:
+    """`next_agent` of the events but compactions, with the agents `_workflow_agents` finds in them."""
     if not evs:
         return None, None, "no agent has spoken yet"
     last = evs[-1]
@@ -1127,7 +1162,6 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
         call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e.obj)), None)
         if call is not None and call.author != "user":
             return call.author, _branch(call), f"event {last.index + 1} answers its call in event {call.index + 1}"
-    workflows = _workflow_agents(evs)
     for e in reversed(evs):
         if e.author == "user" or not _routable(e):
             continue

@@ -70,7 +70,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import adk, fields, sqlite_files
-from inspector.formats.base import Format, Runtime
+from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
 
@@ -708,15 +708,51 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) 
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
+    cols = _event_columns(con, name)
+    diags: list[Diagnostic] = []
+    app, user, sid, upd = _choose_session(con, name, selector, diags)
+    rows = _stream_rows(con, (app, user, sid))
+    names = ["rowid", *cols]
+    events: list[GoEvent] = []
+    for n, row in enumerate(rows, start=1):
+        if upto is not None and n > upto:
+            break
+        e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+    meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
+    return build(events, name, meta, diags)
+
+
+def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:
+    """The events table's columns, or why this is not an adk-go store."""
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     cols = [r[1] for r in con.execute("PRAGMA table_info(events)")] if "events" in tables else []
     if not is_go_store(tables, set(cols)):
         raise LoadError(f"{name}: a SQLite database, but not an adk-go session store (needs sessions/events/app_states/user_states and adk-go's events columns)")
+    return cols
+
+
+def _stream_rows(con: sqlite3.Connection, key: tuple[Any, Any, Any], after: int | None = None) -> list[Any]:
+    """The session's rows in stream order, by the service's own query: ORDER BY timestamp DESC,
+    then reversed (service.go:174-214); `after`: only those with a higher rowid."""
+    where, args = "app_name=? AND user_id=? AND session_id=?", list(key)
+    if after is not None:
+        where += " AND rowid>?"
+        args.append(after)
+    rows = con.execute(f"SELECT rowid, * FROM events WHERE {where} ORDER BY timestamp DESC", args).fetchall()
+    rows.reverse()
+    return rows
+
+
+def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, diags: list[Diagnostic]) -> tuple[Any, Any, Any, Any]:
+    """(app, user, session id, update_time) of the session read: the selected one, else the most
+    recently updated; a store of several says which (a `session_choice` note)."""
     sessions = con.execute("SELECT app_name, user_id, id, update_time FROM sessions").fetchall()
     if not sessions:
         raise LoadError(f"{name}: row 1: the store holds no session")
     keyed = sorted(sessions, key=lambda s: (parse_time(s[3]) or 0, str(s[2])))
-    diags: list[Diagnostic] = []
     if selector is not None:
         pick = [s for s in keyed if s[2] == selector]
         if not pick:
@@ -737,22 +773,126 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
             )
         )
     app, user, sid, upd = chosen
-    # The service's own query: ORDER BY timestamp DESC, then reversed (service.go:174-214).
-    rows = con.execute(
-        "SELECT rowid, * FROM events WHERE app_name=? AND user_id=? AND session_id=? ORDER BY timestamp DESC", (app, user, sid)
-    ).fetchall()
-    rows.reverse()
+    return app, user, sid, upd
+
+
+# ---------------------------------------------------------------------------------------- following
+
+
+@dataclass(frozen=True, slots=True)
+class GoTail:
+    """Where the last read of one session's rows ended: the highest rowid read, how many rows of
+    the session lay up to it, the greatest timestamp read (as stored: the stream sorts on it),
+    and the events read, in stream order (the ledger is built across all of them)."""
+
+    key: tuple[Any, Any, Any]
+    last_rowid: int
+    count: int
+    last_ts: Any
+    events: list[GoEvent]
+
+
+def follow(path: str, selector: str | None, led: Ledger, tail: GoTail | None) -> StoreGrowth:
+    """The rows one session of an adk-go store gained past `led` (Format.follow): those with a
+    rowid above the last read one, parsed alone; the ledger is then built again from the events
+    (`build`: which agent speaks next decides what every earlier event's visibility and the
+    request are), so the report is analysed again in full (`notes_changed`). Read again in full,
+    with the reason, when a row read before went (fewer rows up to the last read rowid) or the
+    last one in the stream was rewritten, another session is now the most recently updated, a
+    new row sorts at or before the last read one (its timestamp), or a row has a diagnostic. A
+    row before the last one rewritten in place is not seen until the next full read."""
+    if (led.header or {}).get("storage") != "sqlite":
+        return StoreGrowth(None, tail, reload="a JSON export is rewritten whole, not appended to")
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, path, notes) as con:
+        cols = _event_columns(con, path)
+        choice: list[Diagnostic] = []
+        app, user, sid, upd = _choose_session(con, path, selector, choice)
+        key = (app, user, sid)
+        if tail is None:
+            tail, why = _tail_of(con, path, cols, led, key)
+            if tail is None:
+                return StoreGrowth(None, tail, reload=why)
+        if key != tail.key:
+            return StoreGrowth(None, tail, reload=f"session {sid!r} is now the one read, was {tail.key[2]!r}")
+        return _grown(con, path, cols, led, tail, notes, choice, upd)
+
+
+def _tail_of(
+    con: sqlite3.Connection, name: str, cols: list[str], led: Ledger, key: tuple[Any, Any, Any]
+) -> tuple[GoTail | None, str]:
+    """The tail of a ledger just read in full: its events parsed again from the rows it was read
+    from (the first ones of the stream, by event id), or None and why not."""
+    hdr = led.header or {}
+    if (hdr.get("app_name"), hdr.get("user_id"), hdr.get("session_id")) != key:
+        return None, f"session {key[2]!r} is now the one read"
+    rows = _stream_rows(con, key)[: len(led.records)]
+    diags: list[Diagnostic] = []
+    events = _parsed(rows, cols, name, 1, diags)
+    if diags or any(d.problem == "malformed_row" for d in led.diagnostics):
+        return None, "a row of the session could not be read whole: every read is a full one"
+    if [e.id for e in events] != [r.id for r in led.records]:
+        return None, "the store changed while it was read"
+    if not rows:
+        return GoTail(key, 0, 0, None, []), ""
+    return GoTail(key, max(r[0] for r in rows), len(rows), max(r[1 + cols.index("timestamp")] for r in rows), events), ""
+
+
+def _parsed(rows: list[Any], cols: list[str], name: str, first: int, diags: list[Diagnostic]) -> list[GoEvent]:
     names = ["rowid", *cols]
-    events: list[GoEvent] = []
-    for n, row in enumerate(rows, start=1):
-        if upto is not None and n > upto:
-            break
+    out: list[GoEvent] = []
+    for n, row in enumerate(rows, start=first):
         e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
         if e is not None:
-            e.index = len(events)
-            events.append(e)
-    meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
-    return build(events, name, meta, diags)
+            out.append(e)
+    return out
+
+
+def _grown(
+    con: sqlite3.Connection,
+    name: str,
+    cols: list[str],
+    led: Ledger,
+    tail: GoTail,
+    notes: list[Diagnostic],
+    choice: list[Diagnostic],
+    upd: Any,
+) -> StoreGrowth:
+    count, top = con.execute(
+        "SELECT count(*), max(rowid) FROM events WHERE app_name=? AND user_id=? AND session_id=? AND rowid<=?",
+        (*tail.key, tail.last_rowid),
+    ).fetchone()
+    if count != tail.count or (top or 0) != tail.last_rowid:
+        return StoreGrowth(
+            None, tail, reload=f"a row read before changed or went ({count:,} rows up to rowid {tail.last_rowid}, were {tail.count:,})"
+        )
+    if tail.events:
+        last = tail.events[-1]
+        row = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (last.rowid,)).fetchone()
+        again = _parsed([row], cols, name, last.line, []) if row is not None else []
+        if not again or again[0].obj != last.obj or again[0].ts != last.ts:
+            return StoreGrowth(None, tail, reload=f"the last event read (rowid {last.rowid}) was rewritten")
+    rows = _stream_rows(con, tail.key, after=tail.last_rowid)
+    ts_at = 1 + cols.index("timestamp")
+    if tail.events and any(not r[ts_at] > tail.last_ts for r in rows):
+        return StoreGrowth(None, tail, reload="a new row sorts at or before the last event read (its timestamp)")
+    hdr = led.header or {}
+    store_notes = [d.message for d in led.diagnostics[: sqlite_files.leading_notes(led.diagnostics)]]
+    if not rows and upd == hdr.get("update_time") and [d.message for d in (*notes, *choice)] == store_notes:
+        return StoreGrowth(None, tail)
+    diags: list[Diagnostic] = []
+    new = _parsed(rows, cols, name, tail.count + 1, diags)
+    if diags:
+        return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
+    events = [*tail.events, *new]
+    for i, e in enumerate(new, start=len(tail.events)):
+        e.index = i
+    meta = {"app_name": tail.key[0], "user_id": tail.key[1], "session_id": tail.key[2], "update_time": upd, "storage": "sqlite"}
+    grown = build(events, name, meta, list(choice))  # as `load`: the choice, then what the build finds
+    grown.diagnostics[:0] = notes  # ... after the store's own notes
+    if rows:
+        tail = GoTail(tail.key, max(tail.last_rowid, *(r[0] for r in rows)), tail.count + len(rows), max(r[ts_at] for r in rows), events)
+    return StoreGrowth(grown, tail, added=len(new), notes_changed=True)
 
 
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
@@ -1055,4 +1195,5 @@ FORMAT = Format(
     suffixes=(".db", ".sqlite", ".sqlite3", ".json"),
     default_places=DEFAULT_PLACES,
     not_session_files=NOT_SESSION_FILES,
+    follow=follow,
 )

@@ -81,7 +81,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import fields, sqlite_files
-from inspector.formats.base import Format, Home, HomeOverride, Runtime
+from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
@@ -574,14 +574,21 @@ def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, di
     return chosen
 
 
+_EVENT_COLUMNS = "event_id, session_id, invocation_id, run_id, turn_id, payload_json, committed_at"
+
+
 def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_Event]:
-    out: list[_Event] = []
     rows = con.execute(
-        "SELECT event_id, session_id, invocation_id, run_id, turn_id, payload_json, committed_at "
-        "FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id",
+        f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id",
         (sid,),
     ).fetchall()
-    for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=1):
+    return _row_events(rows, name, 1, diags)
+
+
+def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic]) -> list[_Event]:
+    """The session's runtime_events rows as events; `first`: the first one's place in the session order."""
+    out: list[_Event] = []
+    for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
         where = f"{name}: runtime_events row {eid!r} (line {i})"
         obj = _json_row(payload, where, diags, i)
         if obj is None:
@@ -807,6 +814,13 @@ def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | 
     diags: list[Diagnostic] = []
     sid = _choose_session(con, name, selector, diags)
     events = _events(con, name, sid, diags)
+    return _assemble(con, name, sid, events, diags, upto)
+
+
+def _assemble(
+    con: sqlite3.Connection, name: str, sid: str, events: list[_Event], diags: list[Diagnostic], upto: int | None
+) -> Ledger:
+    """The ledger of the session's events (in session order), its runs and checkpoint rows."""
     runs = _runs(con, name, sid, diags)
     rows = _checkpoint_rows(con, name, sid, diags)
     pos_of = {e.event_id: k for k, e in enumerate(events)}
@@ -877,6 +891,116 @@ def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | 
     sent = compactable if applied is None else _replayed(applied, compactable)
     _drop_unpaired_calls(led, sent, by_event, name)
     return led
+
+
+# ---------------------------------------------------------------------------------------- following
+
+
+@dataclass(frozen=True, slots=True)
+class MakaTail:
+    """Where the last read of one session's runtime_events ended, in the session order
+    (committed_at, event_id): the last key, how many rows lay up to it, the last row's payload as
+    stored, and the events read (the ledger is built across all of them)."""
+
+    sid: str
+    last: tuple[Any, str] | None
+    count: int
+    last_payload: Any
+    events: list[_Event]
+
+
+def follow(path: str, selector: str | None, led: Ledger, tail: MakaTail | None) -> StoreGrowth:
+    """The runtime_events one maka session gained past `led` (Format.follow): the rows after the
+    last read one in the session order, parsed alone; the ledger is then assembled again from the
+    kept events and the runs and checkpoint rows as they are now (a checkpoint applies across
+    every event, a later response pairs an earlier call), so the report is analysed again in full
+    (`notes_changed`). Read again in full, with the reason, when a row read before went or a new
+    one sorts among them (the count up to the last read key), the last one was rewritten, another
+    session is now the one read, or a new row has a diagnostic. A row before the last one
+    rewritten in place is not seen until the next full read."""
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(path, path, notes) as con:
+        if not _is_maka(con):
+            return StoreGrowth(None, tail, reload="the file is no longer a maka runtime.sqlite")
+        choice: list[Diagnostic] = []
+        sid = _choose_session(con, path, selector, choice)
+        if tail is None:
+            tail, why = _tail_of(con, path, led, sid)
+            if tail is None:
+                return StoreGrowth(None, tail, reload=why)
+        if sid != tail.sid:
+            return StoreGrowth(None, tail, reload=f"session {sid!r} is now the one read, was {tail.sid!r}")
+        return _grown(con, path, led, tail, notes, choice)
+
+
+def _tail_of(con: sqlite3.Connection, name: str, led: Ledger, sid: str) -> tuple[MakaTail | None, str]:
+    """The tail of a ledger just read in full: its events parsed again from the rows it was read
+    from (the first ones of the session, by event id), or None and why not."""
+    if led.session_id != sid:
+        return None, f"session {sid!r} is now the one read"
+    if any(d.problem in ("malformed_row", "row_identity_mismatch") for d in led.diagnostics):
+        return None, "a row of the session could not be read whole: every read is a full one"
+    read = [r.id for r in led.records if r.type != CHECKPOINT_EVENT]
+    rows = con.execute(
+        f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id LIMIT ?",
+        (sid, len(read)),
+    ).fetchall()
+    diags: list[Diagnostic] = []
+    events = _row_events(rows, name, 1, diags)
+    if diags or [e.event_id for e in events] != read:
+        return None, "the store changed while it was read"
+    last = rows[-1] if rows else None
+    return MakaTail(sid, (last[6], last[0]) if last else None, len(rows), last[5] if last else None, events), ""
+
+
+def _grown(
+    con: sqlite3.Connection, name: str, led: Ledger, tail: MakaTail, notes: list[Diagnostic], choice: list[Diagnostic]
+) -> StoreGrowth:
+    after = ""
+    args: list[Any] = [tail.sid]
+    if tail.last is not None:
+        (count,) = con.execute(
+            "SELECT count(*) FROM runtime_events WHERE session_id=? AND (committed_at<? OR (committed_at=? AND event_id<=?))",
+            (tail.sid, tail.last[0], tail.last[0], tail.last[1]),
+        ).fetchone()
+        if count != tail.count:
+            return StoreGrowth(
+                None, tail, reload=f"a row read before changed or went, or a new one sorts among them ({count:,} rows up to the last read, were {tail.count:,})"
+            )
+        now = con.execute("SELECT payload_json FROM runtime_events WHERE event_id=?", (tail.last[1],)).fetchone()
+        if now is None or now[0] != tail.last_payload:
+            return StoreGrowth(None, tail, reload=f"the last event read ({tail.last[1]!r}) was rewritten")
+        after = " AND (committed_at>? OR (committed_at=? AND event_id>?))"
+        args += [tail.last[0], tail.last[0], tail.last[1]]
+    rows = con.execute(
+        f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=?{after} ORDER BY committed_at, event_id", args
+    ).fetchall()
+    diags: list[Diagnostic] = []
+    new = _row_events(rows, name, tail.count + 1, diags)
+    if diags:
+        return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
+    events = [*tail.events, *new]
+    grown = _assemble(con, name, tail.sid, events, list(choice), None)  # as `load`: the choice first ...
+    grown.diagnostics[:0] = notes  # ... after the store's own notes
+    if not new and _same_reading(grown, led):
+        return StoreGrowth(None, tail)
+    if rows:
+        last = rows[-1]
+        tail = MakaTail(tail.sid, (last[6], last[0]), tail.count + len(rows), last[5], events)
+    return StoreGrowth(grown, tail, added=len(grown.records) - len(led.records), notes_changed=True)
+
+
+def _same_reading(a: Ledger, b: Ledger) -> bool:
+    """Do two ledgers of one session's events read the same (no new run or checkpoint row either)?"""
+    def reading(led: Ledger) -> list[Any]:
+        return [(r.id, r.kind, r.never_sent, r.checkpoint, r.extra) for r in led.records]
+
+    return (
+        reading(a) == reading(b)
+        and [d.message for d in a.diagnostics] == [d.message for d in b.diagnostics]
+        and a.header == b.header
+        and a.runs == b.runs
+    )
 
 
 def _skip_signed_thinking(events: list[_Event], by_event: dict[str, Record]) -> None:
@@ -1074,4 +1198,5 @@ FORMAT = Format(
     # E2E runs (`MAKA_E2E_USER_DATA_DIR`, apps/desktop/src/main/main.ts:49-50), not a user's home.
     homes=(Home("~/.config", (HomeOverride("XDG_CONFIG_HOME"),)),),
     not_session_files=NOT_SESSION_FILES,
+    follow=follow,
 )

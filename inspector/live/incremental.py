@@ -10,13 +10,15 @@ looks at the file again:
   the file is read again in full;
 - shrunk or replaced (another inode, other bytes where the read ones were: `inspector undo`'s
   rename, a rotation): read again in full, and the update says why;
-- a store whose Format can `follow` (the ADK and OpenClaw SQLite stores: their rows' own rowid or
-  seq) is looked at when the database, its -wal or its -journal changed (size, time, inode): the
-  format reads only the rows after the last seen one (its note of them is taken right after each
-  full read), and says when it must be read again in full instead (a row read before went or the
-  last one was rewritten: `inspector undo`, a take-back; another session chosen; see the
-  format's follow), which the update names. Other stores (a JSON dump; maka and adk-go, whose
-  ledgers are built across all their rows) are read again in full on every change.
+- a store whose Format can `follow` (the ADK, OpenClaw, adk-go and maka SQLite stores: their
+  rows' own rowid, seq or session order) is looked at when the database, its -wal or its -journal
+  changed (size, time, inode): the format reads only the rows after the last seen one (its note
+  of them is taken right after each full read), and says when it must be read again in full
+  instead (a row read before went or the last one was rewritten: `inspector undo`, a take-back;
+  another session chosen; see the format's follow), which the update names. adk-go and maka
+  build their ledgers across all their rows: they parse only the new rows, build the ledger
+  again from the kept events, and the report is analysed again in full (`notes_changed`). Other
+  stores (a JSON dump) are read again in full on every change.
 
 The result always equals `analyze(load(prefix))` where prefix is the file up to its last newline,
 or the store as it is (tests/test_incremental.py, tests/test_incremental_stores.py check it byte
@@ -152,10 +154,10 @@ class Follower:
         assert led is not None and rep is not None and self._read is not None
         sides = self._store_sides()
         fmt = registry.get(led.format)
+        if sides == self._sides:
+            return None  # (a store whose tail could not be noted is read in full on its next change)
         if fmt.follow is None:
-            return None if sides == self._sides else self._full(NOT_EXTENDABLE)
-        if sides == self._sides and self._tail is not None:
-            return None
+            return self._full(NOT_EXTENDABLE)
         base, selector = split_selector(self.path)
         got = fmt.follow(base, selector, led, self._tail)
         if got.reload is not None:

@@ -113,17 +113,33 @@ PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while the
 PREVIEW_LINES = 400
 
 
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int, int]
+STORE_SIDES = ("-wal", "-journal")  # a SQLite store's files beside it that a write changes first
 
 
 def disk_stamp(path: str) -> Stamp | None:
     """What says the file changed on disk: its size, modification time and inode (a rewrite by
-    rename, as `inspector undo` does, changes the inode). `FILE#SESSION`: the store file's."""
+    rename, as `inspector undo` does, changes the inode), then the size and time of its -wal (a
+    WAL-mode store's commits land there, the database file unchanged until a checkpoint; absent:
+    0, 0). `FILE#SESSION`: the store file's."""
+    base = split_selector(path)[0]
     try:
-        st = os.stat(split_selector(path)[0])
+        st = os.stat(base)
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    try:
+        wal = os.stat(base + "-wal")
+        wal_size, wal_time = wal.st_size, wal.st_mtime_ns
+    except OSError:
+        wal_size = wal_time = 0
+    return (st.st_size, st.st_mtime_ns, st.st_ino, wal_size, wal_time)
+
+
+def watched_files(path: str) -> frozenset[str]:
+    """The files whose events say `path` changed: the file (a store's, for `FILE#SESSION`) and a
+    store's -wal and -journal."""
+    base = os.path.abspath(split_selector(path)[0])
+    return frozenset([base, *(base + side for side in STORE_SIDES)])
 
 
 def disk_problem(path: str) -> tuple[str, str] | None:
@@ -569,7 +585,7 @@ class SessionScreen(Screen[None]):
         watch it either way (it may start growing)."""
         if stamp is None or self.at_line is not None or self._watch_stop is not None:
             return
-        if self.follow_choice is None and time.time() - stamp[1] / 1e9 < FRESH_SECONDS:
+        if self.follow_choice is None and time.time() - max(stamp[1], stamp[4]) / 1e9 < FRESH_SECONDS:
             self.following = True
             self._status()
         self._watch_stop = threading.Event()
@@ -577,15 +593,15 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch_file(self, stop: threading.Event) -> None:
-        """File events for this file, from its folder (a rename over it and a deletion are events
-        of the folder). Ends when the screen goes; a watcher that cannot start says so."""
-        target = os.path.abspath(split_selector(self.path)[0])  # FILE#SESSION: the store's file
+        """File events for this file (a store's -wal and -journal too), from its folder (a rename
+        over it and a deletion are events of the folder). Ends when the screen goes; a watcher that cannot start says so."""
+        targets = watched_files(self.path)
         try:
             import watchfiles
 
             for _batch in watchfiles.watch(
-                os.path.dirname(target),
-                watch_filter=lambda _change, p: os.path.abspath(p) == target,
+                os.path.dirname(os.path.abspath(split_selector(self.path)[0])),
+                watch_filter=lambda _change, p: os.path.abspath(p) in targets,
                 debounce=WATCH_DEBOUNCE_MS,
                 step=20,
                 stop_event=stop,
@@ -736,7 +752,7 @@ class SessionScreen(Screen[None]):
         self.call_after_refresh(self._next_request_catch_up)  # `active` is set by then
 
     def _findings_seen(self, report: Report) -> SessionState:
-        stamp = self._stamp or (-1, -1, -1)
+        stamp = self._stamp or (-1, -1, -1, -1, -1)
         return summary_of(self.path, report, stamp[0], stamp[1])
 
     def _announce(self, seen: SessionState | None, report: Report) -> None:
