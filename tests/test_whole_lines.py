@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,19 @@ def test_a_one_shot_process_freezes_what_a_paused_block_made_before_collecting_a
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "True", "True"]
+
+
+def test_a_store_loads_with_the_collector_paused_and_leaves_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.formats import adk
+    from tests.conftest import need_shared
+
+    db = need_shared(Path(__file__).resolve().parents[2] / "shared" / "peers" / "adk" / "corpus" / "token_threshold.db")
+    seen: list[bool] = []
+    real = adk._load_sqlite
+
+    def watched(*a: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*a)
+
+    monkeypatch.setattr(adk, "_load_sqlite", watched)
+    assert load(str(db)).records and seen == [False] and gc.isenabled()
