@@ -469,3 +469,13 @@ def test_v0_hostile_pickle_is_a_diagnostic(tmp_path: Path) -> None:
     assert len(d) == 1 and "refused global" in d[0].message and "row 15" in d[0].message
     assert len(led.records) == 30  # the event itself (its content) still loads
     analyze(led)
+
+
+def test_content_chars_is_the_json_of_the_content_without_its_nulls() -> None:
+    from inspector.formats.adk import _serialized_chars
+
+    bare = {"role": "model", "parts": [{"text": "null é"}]}
+    assert _serialized_chars(bare) == len('{"role":"model","parts":[{"text":"null é"}]}')
+    nulls = {"role": "model", "parts": [{"text": "hi", "thought": None, "function_call": {"args": {"a": None}}}]}
+    assert _serialized_chars(nulls) == len('{"role":"model","parts":[{"text":"hi","function_call":{"args":{}}}]}')
+    assert _serialized_chars({"parts": [None, {"text": None}]}) == len('{"parts":[null,{}]}')

@@ -21,7 +21,7 @@ import pickle
 import pickletools
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +85,9 @@ def _serialized_chars(content: dict[str, Any]) -> int:
             return [strip(x) for x in v]
         return v
 
+    whole = orjson.dumps(content)
+    if b"null" not in whole:  # no null to leave out (the common case): the JSON as it is
+        return len(whole.decode())
     return len(orjson.dumps(strip(content)).decode())
 
 
@@ -229,7 +232,7 @@ def event_lines(data: bytes, n: int) -> list[str]:
 
 
 def check_events(
-    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: list[str]
+    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> None:
     """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
@@ -651,30 +654,58 @@ def _session_rows(
 
 def _row_events(
     rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic]
-) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+) -> tuple[list[dict[str, Any]], list[int], Sequence[str]]:
     """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped."""
     objs: list[dict[str, Any]] = []
     ranks: list[int] = []
-    places: list[str] = []
+    places = _RowPlaces()
+    at_id = names.index("id") if "id" in names else None
     for n, row in enumerate(rows, start=1):
-        fields_of = dict(zip(names, row, strict=False))
-        event_id = fields_of.get("id")
-        place = f"row {n} (rowid {row[0]}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
+        event_id = row[at_id] if at_id is not None and at_id < len(row) else None
         if version == "v0":
-            obj, problem = _v0_event(fields_of)
+            obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
             obj, problem = _json_event(row[1], row[2])
         if obj is None:
-            diags.append(Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}; event skipped"))
+            diags.append(Diagnostic(n, "malformed_row", f"{name}: {_row_place(n, row[0], event_id)}: {problem}; event skipped"))
             continue
         if problem:
             diags.append(
-                Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}", recovered="the rest of the event")
+                Diagnostic(
+                    n,
+                    "malformed_row",
+                    f"{name}: {_row_place(n, row[0], event_id)}: {problem}",
+                    recovered="the rest of the event",
+                )
             )
         objs.append(obj)
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
-        places.append(f"event {len(objs)} ({place})")
+        places.where.append((n, row[0], event_id))
     return objs, ranks, places
+
+
+def _row_place(n: int, rowid: Any, event_id: Any) -> str:
+    return f"row {n} (rowid {rowid}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
+
+
+class _RowPlaces(Sequence[str]):
+    """Each event's place in the store ("event 3 (row 4 (rowid 4, event id 'e3'))"), worded only
+    when a diagnostic names it: most loads name none, and the wording (the id quoted) costs more
+    than reading the row."""
+
+    __slots__ = ("where",)
+
+    def __init__(self) -> None:
+        self.where: list[tuple[int, Any, Any]] = []  # (row number, rowid, event id) of each event
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.where)))]
+        n, rowid, event_id = self.where[i]
+        return f"event {(i if i >= 0 else len(self.where) + i) + 1} ({_row_place(n, rowid, event_id)})"
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
@@ -939,7 +970,7 @@ def build(
     version: str,
     diags: list[Diagnostic],
     upto: int | None,
-    places: list[str],
+    places: Sequence[str],
 ) -> Ledger:
     """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
@@ -969,7 +1000,7 @@ def build(
 
 
 def _flag_bad_timestamps(
-    objs: list[dict[str, Any]], name: str, places: list[str], diags: list[Diagnostic]
+    objs: list[dict[str, Any]], name: str, places: Sequence[str], diags: list[Diagnostic]
 ) -> None:
     for i, o in enumerate(objs):
         ts = o.get("timestamp")
@@ -1011,7 +1042,7 @@ def _checkpoint_record(
     by_index: dict[int, Any],
     extra: dict[str, Any],
     name: str,
-    places: list[str],
+    places: Sequence[str],
     diags: list[Diagnostic],
 ) -> Record:
     """A compaction event as a checkpoint; one ADK ignores is reported."""
