@@ -78,12 +78,10 @@ def _serialized_chars(content: dict[str, Any]) -> int:
     """ADK's `_serialized_size` of one content (apps/compaction.py: the JSON of the content without
     nulls), which its "worth compacting" gate compares."""
 
-    def strip(v: Any) -> Any:
+    def strip(v: Any) -> Any:  # a dict's or list's items; a leaf is taken as it is, not called on
         if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if x is not None}
-        if isinstance(v, list):
-            return [strip(x) for x in v]
-        return v
+            return {k: strip(x) if isinstance(x, dict | list) else x for k, x in v.items() if x is not None}
+        return [strip(x) if isinstance(x, dict | list) else x for x in v]
 
     whole = orjson.dumps(content)
     if b"null" not in whole:  # no null to leave out (the common case): the JSON as it is
@@ -1016,9 +1014,13 @@ def _flag_bad_timestamps(
             )
 
 
+# What a record's extra leaves out (one tuple, not an empty dict and list made for every field).
+_BLANK: tuple[Any, ...] = (None, {}, [], "")
+
+
 def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
     """The event's fields the record does not model, kept for display."""
-    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in (None, {}, [], "")}
+    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
     for k in ("author", "branch", "invocation_id"):
         if o.get(k) is not None:
             extra[k] = o[k]
@@ -1030,7 +1032,7 @@ def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
             extra["counted_chars_as_context"] = _counted_chars_as_context(str(o.get("author") or ""), sized)
     actions = o.get("actions")
     if isinstance(actions, dict):
-        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
+        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in _BLANK}
         if acts:
             extra["actions"] = acts
     return extra
