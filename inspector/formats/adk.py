@@ -121,32 +121,42 @@ _OTHER_AGENT_PREAMBLE = (
 )
 
 
-def _quoted(text: str) -> str:
-    """`quote_untrusted` (_fencing.py:206-221)."""
-    elided = text.replace(_QUOTE_BEGIN, "<<<ELIDED_MARKER>>>").replace(_QUOTE_END, "<<<ELIDED_MARKER>>>")
-    return f"{_QUOTE_BEGIN}\n{elided}\n{_QUOTE_END}"
+def _elided_chars(text: str) -> int:
+    """The length of `text` with the quote markers elided: what `quote_untrusted` (_fencing.py:206-221)
+    puts between its markers."""
+    if "<<<" not in text:
+        return len(text)
+    return len(text.replace(_QUOTE_BEGIN, "<<<ELIDED_MARKER>>>").replace(_QUOTE_END, "<<<ELIDED_MARKER>>>"))
+
+
+_QUOTED_FRAME = len(_QUOTE_BEGIN) + len(_QUOTE_END) + 2  # the markers and their newlines
+_SAID, _CALLED, _RETURNED = len("[] said:\n"), len("[] called tool `` with parameters:\n"), len("[] `` tool returned result:\n")
 
 
 def _counted_chars_as_context(author: str, content: dict[str, Any]) -> int:
     """`_count_chars_in_content` of the event as another agent reads it: the user-role text
     `_present_other_agent_message` makes of it (_fencing.py:255-355; thoughts left out); 0 when
-    nothing but the preamble would remain (the event is dropped)."""
-    texts: list[str] = []
+    nothing but the preamble would remain (the event is dropped). Counted, not built: each part is
+    "[author] said:\n" and its text quoted (`quote_untrusted`), or the call's or result's line and its
+    arguments or response quoted, the name inside with the markers elided."""
+    total = 0
+    parts = 0
     for p in _parts(content):
         fc, fr = p.get("function_call"), p.get("function_response")
         if p.get("thought"):
             continue
         if isinstance(p.get("text"), str) and p["text"].strip():
-            texts.append(f"[{author}] said:\n{_quoted(p['text'])}")
+            total += _SAID + _QUOTED_FRAME + _elided_chars(p["text"])
         elif isinstance(fc, dict):
             args = fc.get("args")
             args = dict(sorted(args.items())) if isinstance(args, dict) and args else args
-            name = _quoted(str(fc.get("name")))[len(_QUOTE_BEGIN) + 1 : -len(_QUOTE_END) - 1]
-            texts.append(f"[{author}] called tool `{name}` with parameters:\n" + _quoted(str(args)))
+            total += _CALLED + _elided_chars(str(fc.get("name"))) + _QUOTED_FRAME + _elided_chars(str(args))
         elif isinstance(fr, dict):
-            name = _quoted(str(fr.get("name")))[len(_QUOTE_BEGIN) + 1 : -len(_QUOTE_END) - 1]
-            texts.append(f"[{author}] `{name}` tool returned result:\n" + _quoted(str(fr.get("response"))))
-    return len(_OTHER_AGENT_PREAMBLE) + sum(len(t) for t in texts) if texts else 0
+            total += _RETURNED + _elided_chars(str(fr.get("name"))) + _QUOTED_FRAME + _elided_chars(str(fr.get("response")))
+        else:
+            continue
+        parts += 1
+    return len(_OTHER_AGENT_PREAMBLE) + total + parts * len(author) if parts else 0
 
 
 def looks_like_dump(obj: Any) -> bool:
