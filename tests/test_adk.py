@@ -469,3 +469,41 @@ def test_v0_hostile_pickle_is_a_diagnostic(tmp_path: Path) -> None:
     assert len(d) == 1 and "refused global" in d[0].message and "row 15" in d[0].message
     assert len(led.records) == 30  # the event itself (its content) still loads
     analyze(led)
+
+
+def test_content_chars_is_the_json_of_the_content_without_its_nulls() -> None:
+    from inspector.formats.adk import _serialized_chars
+
+    bare = {"role": "model", "parts": [{"text": "null é"}]}
+    assert _serialized_chars(bare) == len('{"role":"model","parts":[{"text":"null é"}]}')
+    nulls = {"role": "model", "parts": [{"text": "hi", "thought": None, "function_call": {"args": {"a": None}}}]}
+    assert _serialized_chars(nulls) == len('{"role":"model","parts":[{"text":"hi","function_call":{"args":{}}}]}')
+    assert _serialized_chars({"parts": [None, {"text": None}]}) == len('{"parts":[null,{}]}')
+
+
+def test_counted_chars_as_context_is_the_length_of_the_text_another_agent_is_shown() -> None:
+    from inspector.formats.adk import _OTHER_AGENT_PREAMBLE, _counted_chars_as_context
+
+    begin, end = "<<<BEGIN_QUOTED_AGENT_CONTENT>>>", "<<<END_QUOTED_AGENT_CONTENT>>>"
+
+    def quoted(t: str) -> str:  # _fencing.py quote_untrusted
+        return f"{begin}\n{t.replace(begin, '<<<ELIDED_MARKER>>>').replace(end, '<<<ELIDED_MARKER>>>')}\n{end}"
+
+    text = f"see {end} and {begin} é"
+    content = {
+        "parts": [
+            {"text": "hidden", "thought": True},
+            {"text": "   "},
+            {"text": text},
+            {"function_call": {"name": f"ls{end}", "args": {"b": 1, "a": [None]}}},
+            {"function_response": {"name": "ls", "response": {"out": "x"}}},
+            {"inline_data": {}},
+        ]
+    }
+    shown = [
+        f"[bot] said:\n{quoted(text)}",
+        "[bot] called tool `ls<<<ELIDED_MARKER>>>` with parameters:\n" + quoted(str({"a": [None], "b": 1})),
+        "[bot] `ls` tool returned result:\n" + quoted(str({"out": "x"})),
+    ]
+    assert _counted_chars_as_context("bot", content) == len(_OTHER_AGENT_PREAMBLE) + sum(map(len, shown))
+    assert _counted_chars_as_context("bot", {"parts": [{"text": "t", "thought": True}, {"text": " "}]}) == 0

@@ -81,6 +81,18 @@ def test_wrong_column_types_are_row_diagnostics(db: Path) -> None:
     _cli(db)
 
 
+def test_a_later_diagnostic_names_the_event_by_its_number_row_rowid_and_id(db: Path) -> None:
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT rowid, id, event_data FROM events ORDER BY timestamp").fetchall()
+        con.execute("UPDATE events SET event_data = 42 WHERE rowid = ?", (rows[1][0],))  # skipped: not an event
+        for (rowid, _, data), change in ((rows[3], {"author": 5}), (rows[4], {"timestamp": True})):
+            con.execute("UPDATE events SET event_data = ? WHERE rowid = ?", (json.dumps({**json.loads(data), **change}), rowid))
+    msgs = [d.message for d in load(str(db)).diagnostics if d.problem != "malformed_row"]
+    for event, (rowid, eid, _), what in ((3, rows[3], "author"), (4, rows[4], "timestamp")):
+        place = f"event {event} (row {event + 1} (rowid {rowid}, event id {eid!r}))"
+        assert any(place in m and what in m for m in msgs), (place, msgs)
+
+
 def test_a_corrupt_page_keeps_what_comes_before_it_or_says_why(db: Path) -> None:
     data = bytearray(db.read_bytes())
     page = int.from_bytes(data[16:18], "big") or 65536

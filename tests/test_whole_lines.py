@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,8 +57,8 @@ def test_bytes_appended_after_the_load_started_are_not_read() -> None:
     assert n == len(start) + 10 and cut[-1].diagnostic is not None and cut[-1].diagnostic.problem == "truncated_line"
 
 
-@pytest.mark.parametrize("fmt", ["claude_code", "codex"])
-def test_both_formats_stream_and_leave_the_collector_on(fmt: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["claude_code", "codex", "native"])
+def test_the_line_formats_stream_and_leave_the_collector_on(fmt: str, tmp_path: Path) -> None:
     assert registry.get(fmt).stream is not None
     f = tmp_path / "s.jsonl"
     f.write_bytes(encode(fmt, SEEDS[fmt]))
@@ -120,3 +121,34 @@ def test_a_one_shot_process_freezes_what_a_paused_block_made_before_collecting_a
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "True", "True"]
+
+
+def test_a_store_loads_with_the_collector_paused_and_leaves_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.formats import adk
+    from tests.conftest import need_shared
+
+    db = need_shared(Path(__file__).resolve().parents[2] / "shared" / "peers" / "adk" / "corpus" / "token_threshold.db")
+    seen: list[bool] = []
+    real = adk._load_sqlite
+
+    def watched(*a: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*a)
+
+    monkeypatch.setattr(adk, "_load_sqlite", watched)
+    assert load(str(db)).records and seen == [False] and gc.isenabled()
+
+
+def test_a_native_ledger_streams_up_to_the_size_it_had_when_the_load_started(tmp_path: Path) -> None:
+    from inspector.formats import native
+
+    data = encode("native", SEEDS["native"])
+    cut = data.index(b"\n", len(data) // 2) + 1
+    with io.BytesIO(data) as f:
+        led, consumed = native.stream(f, "s", cut, None)
+    want = native.build(parse_bytes(data[:cut], "s")[0], "s")
+    assert consumed == cut and 0 < len(led.records) == len(want.records) < len(native.build(parse_bytes(data, "s")[0], "s").records)
+    assert [(r.seq, r.line, r.id, r.offset, r.length) for r in led.records] == [
+        (r.seq, r.line, r.id, r.offset, r.length) for r in want.records
+    ]
+    assert [d.message for d in led.diagnostics] == [d.message for d in want.diagnostics]

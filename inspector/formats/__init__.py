@@ -139,7 +139,8 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
         if forced is None:
             store = _claimed_store(path, head)
         if store is not None and store.load_file is not None:
-            led = store.load_file(path, f, head, selector, upto_line)
+            with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
+                led = store.load_file(path, f, head, selector, upto_line)
             led.size = size
             led.sha256 = hash_prefix(path, size)
             led.upto_line = upto_line

@@ -21,7 +21,7 @@ import pickle
 import pickletools
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,13 +78,14 @@ def _serialized_chars(content: dict[str, Any]) -> int:
     """ADK's `_serialized_size` of one content (apps/compaction.py: the JSON of the content without
     nulls), which its "worth compacting" gate compares."""
 
-    def strip(v: Any) -> Any:
+    def strip(v: Any) -> Any:  # a dict's or list's items; a leaf is taken as it is, not called on
         if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if x is not None}
-        if isinstance(v, list):
-            return [strip(x) for x in v]
-        return v
+            return {k: strip(x) if isinstance(x, dict | list) else x for k, x in v.items() if x is not None}
+        return [strip(x) if isinstance(x, dict | list) else x for x in v]
 
+    whole = orjson.dumps(content)
+    if b"null" not in whole:  # no null to leave out (the common case): the JSON as it is
+        return len(whole.decode())
     return len(orjson.dumps(strip(content)).decode())
 
 
@@ -120,32 +121,42 @@ _OTHER_AGENT_PREAMBLE = (
 )
 
 
-def _quoted(text: str) -> str:
-    """`quote_untrusted` (_fencing.py:206-221)."""
-    elided = text.replace(_QUOTE_BEGIN, "<<<ELIDED_MARKER>>>").replace(_QUOTE_END, "<<<ELIDED_MARKER>>>")
-    return f"{_QUOTE_BEGIN}\n{elided}\n{_QUOTE_END}"
+def _elided_chars(text: str) -> int:
+    """The length of `text` with the quote markers elided: what `quote_untrusted` (_fencing.py:206-221)
+    puts between its markers."""
+    if "<<<" not in text:
+        return len(text)
+    return len(text.replace(_QUOTE_BEGIN, "<<<ELIDED_MARKER>>>").replace(_QUOTE_END, "<<<ELIDED_MARKER>>>"))
+
+
+_QUOTED_FRAME = len(_QUOTE_BEGIN) + len(_QUOTE_END) + 2  # the markers and their newlines
+_SAID, _CALLED, _RETURNED = len("[] said:\n"), len("[] called tool `` with parameters:\n"), len("[] `` tool returned result:\n")
 
 
 def _counted_chars_as_context(author: str, content: dict[str, Any]) -> int:
     """`_count_chars_in_content` of the event as another agent reads it: the user-role text
     `_present_other_agent_message` makes of it (_fencing.py:255-355; thoughts left out); 0 when
-    nothing but the preamble would remain (the event is dropped)."""
-    texts: list[str] = []
+    nothing but the preamble would remain (the event is dropped). Counted, not built: each part is
+    "[author] said:\n" and its text quoted (`quote_untrusted`), or the call's or result's line and its
+    arguments or response quoted, the name inside with the markers elided."""
+    total = 0
+    parts = 0
     for p in _parts(content):
         fc, fr = p.get("function_call"), p.get("function_response")
         if p.get("thought"):
             continue
         if isinstance(p.get("text"), str) and p["text"].strip():
-            texts.append(f"[{author}] said:\n{_quoted(p['text'])}")
+            total += _SAID + _QUOTED_FRAME + _elided_chars(p["text"])
         elif isinstance(fc, dict):
             args = fc.get("args")
             args = dict(sorted(args.items())) if isinstance(args, dict) and args else args
-            name = _quoted(str(fc.get("name")))[len(_QUOTE_BEGIN) + 1 : -len(_QUOTE_END) - 1]
-            texts.append(f"[{author}] called tool `{name}` with parameters:\n" + _quoted(str(args)))
+            total += _CALLED + _elided_chars(str(fc.get("name"))) + _QUOTED_FRAME + _elided_chars(str(args))
         elif isinstance(fr, dict):
-            name = _quoted(str(fr.get("name")))[len(_QUOTE_BEGIN) + 1 : -len(_QUOTE_END) - 1]
-            texts.append(f"[{author}] `{name}` tool returned result:\n" + _quoted(str(fr.get("response"))))
-    return len(_OTHER_AGENT_PREAMBLE) + sum(len(t) for t in texts) if texts else 0
+            total += _RETURNED + _elided_chars(str(fr.get("name"))) + _QUOTED_FRAME + _elided_chars(str(fr.get("response")))
+        else:
+            continue
+        parts += 1
+    return len(_OTHER_AGENT_PREAMBLE) + total + parts * len(author) if parts else 0
 
 
 def looks_like_dump(obj: Any) -> bool:
@@ -229,7 +240,7 @@ def event_lines(data: bytes, n: int) -> list[str]:
 
 
 def check_events(
-    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: list[str]
+    objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> None:
     """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
@@ -657,30 +668,58 @@ def _session_rows(
 
 def _row_events(
     rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic]
-) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+) -> tuple[list[dict[str, Any]], list[int], Sequence[str]]:
     """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped."""
     objs: list[dict[str, Any]] = []
     ranks: list[int] = []
-    places: list[str] = []
+    places = _RowPlaces()
+    at_id = names.index("id") if "id" in names else None
     for n, row in enumerate(rows, start=1):
-        fields_of = dict(zip(names, row, strict=False))
-        event_id = fields_of.get("id")
-        place = f"row {n} (rowid {row[0]}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
+        event_id = row[at_id] if at_id is not None and at_id < len(row) else None
         if version == "v0":
-            obj, problem = _v0_event(fields_of)
+            obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
             obj, problem = _json_event(row[1], row[2])
         if obj is None:
-            diags.append(Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}; event skipped"))
+            diags.append(Diagnostic(n, "malformed_row", f"{name}: {_row_place(n, row[0], event_id)}: {problem}; event skipped"))
             continue
         if problem:
             diags.append(
-                Diagnostic(n, "malformed_row", f"{name}: {place}: {problem}", recovered="the rest of the event")
+                Diagnostic(
+                    n,
+                    "malformed_row",
+                    f"{name}: {_row_place(n, row[0], event_id)}: {problem}",
+                    recovered="the rest of the event",
+                )
             )
         objs.append(obj)
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
-        places.append(f"event {len(objs)} ({place})")
+        places.where.append((n, row[0], event_id))
     return objs, ranks, places
+
+
+def _row_place(n: int, rowid: Any, event_id: Any) -> str:
+    return f"row {n} (rowid {rowid}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
+
+
+class _RowPlaces(Sequence[str]):
+    """Each event's place in the store ("event 3 (row 4 (rowid 4, event id 'e3'))"), worded only
+    when a diagnostic names it: most loads name none, and the wording (the id quoted) costs more
+    than reading the row."""
+
+    __slots__ = ("where",)
+
+    def __init__(self) -> None:
+        self.where: list[tuple[int, Any, Any]] = []  # (row number, rowid, event id) of each event
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.where)))]
+        n, rowid, event_id = self.where[i]
+        return f"event {(i if i >= 0 else len(self.where) + i) + 1} ({_row_place(n, rowid, event_id)})"
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
@@ -945,7 +984,7 @@ def build(
     version: str,
     diags: list[Diagnostic],
     upto: int | None,
-    places: list[str],
+    places: Sequence[str],
 ) -> Ledger:
     """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
@@ -975,7 +1014,7 @@ def build(
 
 
 def _flag_bad_timestamps(
-    objs: list[dict[str, Any]], name: str, places: list[str], diags: list[Diagnostic]
+    objs: list[dict[str, Any]], name: str, places: Sequence[str], diags: list[Diagnostic]
 ) -> None:
     for i, o in enumerate(objs):
         ts = o.get("timestamp")
@@ -991,9 +1030,13 @@ def _flag_bad_timestamps(
             )
 
 
+# What a record's extra leaves out (one tuple, not an empty dict and list made for every field).
+_BLANK: tuple[Any, ...] = (None, {}, [], "")
+
+
 def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
     """The event's fields the record does not model, kept for display."""
-    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in (None, {}, [], "")}
+    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
     for k in ("author", "branch", "invocation_id"):
         if o.get(k) is not None:
             extra[k] = o[k]
@@ -1005,7 +1048,7 @@ def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
             extra["counted_chars_as_context"] = _counted_chars_as_context(str(o.get("author") or ""), sized)
     actions = o.get("actions")
     if isinstance(actions, dict):
-        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in (None, {}, [], "")}
+        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in _BLANK}
         if acts:
             extra["actions"] = acts
     return extra
@@ -1017,7 +1060,7 @@ def _checkpoint_record(
     by_index: dict[int, Any],
     extra: dict[str, Any],
     name: str,
-    places: list[str],
+    places: Sequence[str],
     diags: list[Diagnostic],
 ) -> Record:
     """A compaction event as a checkpoint; one ADK ignores is reported."""

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from importlib import resources
-from typing import Any
+from typing import Any, BinaryIO
 
 from inspector.formats import appended
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine
-from inspector.formats.whole_lines import collector_paused
+from inspector.formats.whole_lines import collector_paused, iter_lines_upto
 from inspector.ledger.model import (
     FAILURE_REASONS,
     ROLES,
@@ -598,7 +599,22 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
         return _build(lines, path)
 
 
-def _build(lines: list[RawLine], path: str | None) -> Ledger:
+def stream(
+    f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
+) -> tuple[Ledger, int]:
+    """The file read from disk (`base.LineStreamer`) up to the size it had when the load started,
+    each line mapped as it is parsed, so its parsed objects are freed before the next line is read
+    (the peak memory is the records, not every parsed line as well); the file hashed on another
+    thread meanwhile (`after_fork` starts it)."""
+    if after_fork is not None:
+        after_fork()  # (no helper process here)
+    consumed: list[int] = []
+    with collector_paused():
+        led = _build(iter_lines_upto(f, limit, upto_line, consumed), path)
+    return led, consumed[0]
+
+
+def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     b = _Builder()
     diags = b.diagnostics
     records: list[Record] = []
@@ -827,6 +843,7 @@ FORMAT = Format(
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),
+    stream=stream,
     extend=extend,
     simulator="threshold",  # its header records window / reserve / keep_recent, pi's settings
     writer=WRITER,
