@@ -1,0 +1,243 @@
+"""Drive the real Codex 0.169.0 through generated scenarios (issue 16, point 1).
+
+Each scenario is a sequence of `codex exec --json` runs (`resume <thread>` after the first) against
+the scripted local Responses API of tests/peers/codex_resume/fake_model.py on 127.0.0.1, in a
+scratch CODEX_HOME with the environment built from nothing, as tests/peers/codex_resume/resume.py
+runs it. What the scenario varies: turns; per turn its tool rounds, parallel calls, failing commands
+and text sizes; the auto-compaction window (`model_auto_compact_token_limit`) and which reply
+reports a usage over it (Codex compacts before its next request: mid tool loop, or before the next
+prompt); what the summarizer answers (a summary, an empty text). `codex exec` has no `/compact`:
+the prompt is sent to the model as it is, so manual compactions are not in the space.
+
+Every request the CLI sends is logged with its body and the number of rollout lines written when it
+arrived (`rollout_lines`), so the check can open the rollout as it stood (`load(..., upto_line=N)`).
+Per scenario the folder holds scenario.json, session.jsonl (the rollout), requests.jsonl,
+result.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import subprocess
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.peers.codex_resume import resume as harness
+from tests.peers.codex_resume.fake_model import FakeModel, Reply, input_text, is_compaction
+
+WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma"]
+OVER = 90_000  # reported total tokens that put Codex over any window the space draws
+
+
+def available() -> str | None:
+    """None when the pinned Codex runs here, else why not."""
+    have = harness.installed_version()
+    if have is None:
+        return f"Codex {harness.CODEX_VERSION} not found at {harness.CODEX}: run tests/install_codex.sh"
+    if have != harness.CODEX_VERSION:
+        return f"Codex {have} is installed, the judge is {harness.CODEX_VERSION}: run tests/install_codex.sh"
+    return None
+
+
+def digest(text: str) -> str:
+    """A text as the check compares it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+# ------------------------------------------------------------------------------------ the space
+
+
+def _round(rng: random.Random, turn: int, k: int) -> list[str]:
+    cmds = []
+    for j in range(rng.choice([1, 1, 1, 2, 2, 3])):
+        word = rng.choice(WORDS)
+        if rng.random() < 0.2:  # a failing command: a non-zero exit in the output
+            cmds.append(f"ls /nonexistent-{word}-{turn}-{k}-{j}")
+        else:
+            cmds.append(f"echo {word}-{turn}-{k}-{j}")
+    return cmds
+
+
+def scenario(seed: int, index: int) -> dict[str, Any]:
+    """The same (seed, index) always gives the same scenario."""
+    rng = random.Random(f"codex/{seed}/{index}")
+    turns: list[dict[str, Any]] = []
+    for i in range(rng.randint(1, 4)):
+        steps: list[list[Any]] = [["tool", _round(rng, i, k)] for k in range(rng.choice([0, 1, 1, 2, 3]))]
+        steps.append(["text", rng.choice([40, 200, 600, 1500])])
+        turn: dict[str, Any] = {
+            "marker": f"[P{i}]",
+            "ask": f"[P{i}] Task {i}: " + "detail " * rng.choice([0, 3, 30]),
+            "steps": steps,
+        }
+        if rng.random() < 0.35:  # this reply reports a usage over the window: Codex compacts next
+            turn["over_window_step"] = rng.randrange(len(steps))
+        turns.append(turn)
+    return {
+        "runtime": "codex",
+        "name": f"codex-s{seed}-{index:04d}",
+        "seed": seed,
+        "index": index,
+        "auto_compact_limit": rng.choice([15_000, 30_000, 60_000]),
+        "summarizer": rng.choice(["good", "good", "good", "empty"]),
+        "turns": turns,
+    }
+
+
+# ------------------------------------------------------------------------------------ the model
+
+
+def _summary(kind: str, prompt: str, k: int) -> str:
+    """The summarizer's k-th reply (numbered: two summaries never read alike; no marker in it, so
+    the script never takes a summary for a prompt)."""
+    if kind == "empty":
+        return ""
+    return f"Handoff notes {k} (fake model): scripted prompts ran, the latest was {prompt.strip('[]')}."
+
+
+def _marker(body: dict[str, Any]) -> str:
+    """The newest `[Pn]` user prompt of the request."""
+    for it in reversed(body.get("input") or []):
+        if it.get("type", "message") == "message" and it.get("role") == "user":
+            t = input_text(it)
+            if t.startswith("[P") and "]" in t:
+                return t[: t.index("]") + 1]
+    return "[?]"
+
+
+class Script:
+    """The scenario's replies: per prompt its steps in order (a counter per prompt, so a turn goes on
+    where it was after a mid-turn compaction), the summarizer's replies, the usage to report; every
+    request is stamped with the rollout lines written when it arrived."""
+
+    def __init__(self, sc: dict[str, Any], rollout_lines: Any) -> None:
+        self.plans = {t["marker"]: t["steps"] for t in sc["turns"]}
+        self.over = {t["marker"]: t["over_window_step"] for t in sc["turns"] if "over_window_step" in t}
+        self.summarizer = sc["summarizer"]
+        self.rollout_lines = rollout_lines
+        self.done: dict[str, int] = {}
+        self.summaries = 0
+        self.log: list[dict[str, Any]] = []
+        self.calls = 0
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        n = _settled(self.rollout_lines)
+        marker = _marker(body)
+        if is_compaction(body):
+            self.summaries += 1
+            self.log.append({"kind": "compact", "rollout_lines": n, "body": body})
+            return [{"type": "message", "text": _summary(self.summarizer, marker, self.summaries)}], None
+        self.log.append({"kind": "main", "rollout_lines": n, "body": body})
+        steps = self.plans.get(marker, [["text", 100]])
+        k = self.done.get(marker, 0)
+        self.done[marker] = k + 1
+        total = OVER if self.over.get(marker) == k else None
+        step = steps[k] if k < len(steps) else ["text", 100]
+        if step[0] == "tool":
+            out = []
+            for cmd in step[1]:
+                self.calls += 1
+                out.append({"type": "function_call", "name": "exec_command", "call_id": f"call_d{self.calls:03d}",
+                            "arguments": json.dumps({"cmd": cmd})})
+            return out, total
+        text = f"{marker} step {k}: " + " ".join(random.Random(f"{marker}{k}").choice(WORDS) for _ in range(step[1] // 6))
+        return [{"type": "message", "text": text}], total
+
+
+def _settled(count: Any, quiet_s: float = 0.2, limit_s: float = 3.0) -> int:
+    """The rollout's line count once it has not grown for quiet_s (Codex writes its rollout from
+    another task: a line can land a moment after the request it precedes)."""
+    n, since, start = count(), time.monotonic(), time.monotonic()
+    while time.monotonic() - since < quiet_s and time.monotonic() - start < limit_s:
+        time.sleep(0.03)
+        m = count()
+        if m != n:
+            n, since = m, time.monotonic()
+    return n
+
+
+# ------------------------------------------------------------------------------------ one scenario
+
+
+def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Run one scenario into out/<name>/; returns its result line."""
+    d = out / sc["name"]
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "scenario.json").write_text(json.dumps(sc, indent=1) + "\n")
+    home, work, tmp = d / "home", d / "work", d / "tmp"
+    chome = home / ".codex"
+    for x in (chome, work, tmp):
+        x.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(work)], check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
+
+    def rollout() -> Path | None:
+        found = sorted((chome / "sessions").rglob("rollout-*.jsonl")) if (chome / "sessions").exists() else []
+        return found[0] if found else None
+
+    def rollout_lines() -> int:
+        f = rollout()
+        if f is None:
+            return 0
+        return f.read_bytes().count(b"\n")
+
+    script = Script(sc, rollout_lines)
+    lock = threading.Lock()
+
+    def reply(body: dict[str, Any]) -> Reply:
+        with lock:
+            return script(body)
+
+    srv = FakeModel(reply)
+    config = harness.CONFIG.replace(
+        "model_context_window = 100000", f"model_auto_compact_token_limit = {sc['auto_compact_limit']}\nmodel_context_window = 100000"
+    )
+    (chome / "config.toml").write_text(config.format(url=srv.url))
+    env = harness.codex_env(home, d)
+    thread: str | None = None
+    runs = []
+    try:
+        for t in sc["turns"]:
+            args = ["exec", "--json", "--skip-git-repo-check"]
+            if thread:
+                args += ["resume", thread]
+            args.append(t["ask"])
+            rc, stdout, err = harness.run_codex(args, work, env, timeout=120)
+            for line in stdout.splitlines():
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(o, dict) and o.get("type") == "thread.started":
+                    thread = o.get("thread_id") or thread
+            runs.append({"prompt": t["ask"][:60], "rc": rc, "stderr": err[-300:]})
+    finally:
+        srv.close()
+    f = rollout()
+    if f is None:
+        raise RuntimeError(f"{sc['name']}: Codex wrote no rollout under {chome}")
+    (d / "session.jsonl").write_bytes(f.read_bytes())
+    with open(d / "requests.jsonl", "w") as fh:
+        for r in script.log:
+            # the check reads the input and the base instructions' digest (20k characters a request)
+            instructions = r["body"].get("instructions")
+            r["body"] = {"input": r["body"].get("input") or [],
+                         "instructions_digest": digest(instructions) if instructions else None}
+            fh.write(json.dumps(r) + "\n")
+    res = {"name": sc["name"], "runs": runs, "requests": len(script.log)}
+    (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
+    return res
+
+
+def run_all(scenarios: list[dict[str, Any]], out: Path) -> Iterator[dict[str, Any]]:
+    """Drive Codex through the scenarios (its CLI runs per turn), yielding each one's result line."""
+    for sc in scenarios:
+        try:
+            yield run(sc, out)
+        except Exception:
+            yield {"name": sc["name"], "crash": traceback.format_exc()}
