@@ -4,7 +4,7 @@ Each scenario is a sequence of `codex exec --json` runs (`resume <thread>` after
 the scripted local Responses API of tests/peers/codex_resume/fake_model.py on 127.0.0.1, in a
 scratch CODEX_HOME with the environment built from nothing, as tests/peers/codex_resume/resume.py
 runs it. What the scenario varies: turns; per turn its tool rounds, parallel calls, failing commands
-and text sizes; the auto-compaction window (`model_auto_compact_token_limit`) and which reply
+and text sizes; a kill mid-tool (the next run resumes); the auto-compaction window (`model_auto_compact_token_limit`) and which reply
 reports a usage over it (Codex compacts before its next request: mid tool loop, or before the next
 prompt); what the summarizer answers (a summary, an empty text). `codex exec` has no `/compact`:
 the prompt is sent to the model as it is, so manual compactions are not in the space.
@@ -32,6 +32,7 @@ from tests.peers.codex_resume import resume as harness
 from tests.peers.codex_resume.fake_model import FakeModel, Reply, input_text, is_compaction
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma"]
+KILLED = "sleep 30"  # the command Codex is killed in
 OVER = 90_000  # reported total tokens that put Codex over any window the space draws
 
 
@@ -79,6 +80,18 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         if rng.random() < 0.35:  # this reply reports a usage over the window: Codex compacts next
             turn["over_window_step"] = rng.randrange(len(steps))
         turns.append(turn)
+    # Codex killed mid-tool (its command still running): the call has no output in the rollout;
+    # the next run resumes the thread. Drawn apart, so the rest of the space stays as it was.
+    kill = random.Random(f"codex/{seed}/{index}/kill")
+    for turn in turns:
+        tools = [k for k, s in enumerate(turn["steps"]) if s[0] == "tool"]
+        if tools and kill.random() < 0.15:
+            k = kill.choice(tools)
+            turn["steps"][k][1][-1] = KILLED
+            turn["kill_at_step"] = k
+            turn["steps"] = turn["steps"][: k + 1]
+            if turn.get("over_window_step", 0) > k:
+                del turn["over_window_step"]
     return {
         "runtime": "codex",
         "name": f"codex-s{seed}-{index:04d}",
@@ -207,7 +220,12 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
             if thread:
                 args += ["resume", thread]
             args.append(t["ask"])
-            rc, stdout, err = harness.run_codex(args, work, env, timeout=120)
+            stop = None
+            if "kill_at_step" in t:
+                def stop() -> bool:
+                    f = rollout()
+                    return f is not None and KILLED.encode() in f.read_bytes()
+            rc, stdout, err = harness.run_codex(args, work, env, timeout=120, stop_when=stop)
             for line in stdout.splitlines():
                 try:
                     o = json.loads(line)
