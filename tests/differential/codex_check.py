@@ -6,7 +6,8 @@ For every request: our next request on the rollout as it stood when the request 
 in order; and no message our analysis calls a hole may be in it. A summarizer request is Codex's
 history followed by its compaction prompt: the history is checked the same way, and the messages it
 gave the summarizer against what the checkpoint Codex then wrote represents by its own call
-(`own_range`, DESIGN §2; the user messages Codex keeps verbatim included, issue 16 point 4).
+(`own_range`, DESIGN §2; the user messages Codex keeps verbatim included, issue 16 point 4); a
+summarizer request that failed must leave no checkpoint.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _prefix(session: Path, n: int, tmp: Path) -> Path:
 def check_request(o: Outcome, k: int, req: dict[str, Any], session: Path, tmp: Path) -> None:
     n = req["rollout_lines"]
     got = sent(req["body"])
-    if req["kind"] == "compact":
+    if req["kind"] != "main":
         got = got[:-1]  # Codex's compaction prompt, no line of the rollout
     want, holes, _ = predicted(_prefix(session, n, tmp))
     where = {"request": k, "kind": req["kind"], "at_line": n}
@@ -126,6 +127,15 @@ def check_summarizer(o: Outcome, k: int, req: dict[str, Any], session: Path, tmp
                    represented_not_given=sorted(_show(by_key, x) for x in ours - given))
 
 
+def check_failed_summarizer(o: Outcome, k: int, at: int, upto: int | None, session: Path) -> None:
+    """A summarizer request that failed makes no checkpoint: none may be written before the
+    next request (or the end of the rollout)."""
+    rows = session.read_bytes().splitlines()[at:upto]
+    made = [at + i + 1 for i, raw in enumerate(rows) if json.loads(raw).get("type") == "compacted"]
+    if made:
+        o.disagree("checkpoint_of_failed_summarizer", request=k, at_line=at, compacted_lines=made)
+
+
 def _show(by_key: dict[Key, Record], k: Key) -> str:
     r = by_key.get(k)
     return f"line {r.line} {r.role}:{'/'.join(k)}" if r is not None else "/".join(k)
@@ -138,9 +148,12 @@ def check(d: Path) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="check-codex-") as t:
         tmp = Path(t)
         for k, req in enumerate(reqs, 1):
-            assert (req["kind"] == "compact") == is_compaction(req["body"])
+            assert (req["kind"] != "main") == is_compaction(req["body"])
             o.calls_checked += 1
             check_request(o, k, req, session, tmp)
             if req["kind"] == "compact":
                 check_summarizer(o, k, req, session, tmp)
+            elif req["kind"] == "compact_failed":
+                upto = reqs[k]["rollout_lines"] if k < len(reqs) else None
+                check_failed_summarizer(o, k, req["rollout_lines"], upto, session)
     return o

@@ -6,7 +6,7 @@ scratch CODEX_HOME with the environment built from nothing, as tests/peers/codex
 runs it. What the scenario varies: turns; per turn its tool rounds, parallel calls, failing commands
 and text sizes; a kill mid-tool (the next run resumes); the auto-compaction window (`model_auto_compact_token_limit`) and which reply
 reports a usage over it (Codex compacts before its next request: mid tool loop, or before the next
-prompt); what the summarizer answers (a summary, an empty text). `codex exec` has no `/compact`:
+prompt); what the summarizer answers (a summary, an empty text, an HTTP 500, a stream cut short). `codex exec` has no `/compact`:
 the prompt is sent to the model as it is, so manual compactions are not in the space.
 
 Every request the CLI sends is logged with its body and the number of rollout lines written when it
@@ -25,15 +25,17 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from tests.peers.codex_resume import resume as harness
-from tests.peers.codex_resume.fake_model import FakeModel, Reply, input_text, is_compaction
+from tests.peers.codex_resume.fake_model import FakeModel, Reply, _Handler, input_text, is_compaction
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma"]
 KILLED = "sleep 30"  # the command Codex is killed in
-OVER = 90_000  # reported total tokens that put Codex over any window the space draws
+OVER = 90_000
+FAIL = "fail"  # a reply item: the request fails (its "how")  # reported total tokens that put Codex over any window the space draws
 
 
 def available() -> str | None:
@@ -100,7 +102,17 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         "auto_compact_limit": rng.choice([15_000, 30_000, 60_000]),
         "summarizer": rng.choice(["good", "good", "good", "empty"]),
         "turns": turns,
+        **_summarizer_failure(seed, index),
     }
+
+
+def _summarizer_failure(seed: int, index: int) -> dict[str, Any]:
+    """Which summarizer request fails and how (an HTTP 500, a stream cut before its end), or
+    nothing; drawn apart, so the rest of the space stays as it was."""
+    rng = random.Random(f"codex/{seed}/{index}/summarizer-failure")
+    if rng.random() >= 0.2:
+        return {}
+    return {"summarizer_fails": {"request": rng.choice([1, 1, 2]), "how": rng.choice(["http_500", "cut_stream"])}}
 
 
 # ------------------------------------------------------------------------------------ the model
@@ -133,6 +145,7 @@ class Script:
         self.plans = {t["marker"]: t["steps"] for t in sc["turns"]}
         self.over = {t["marker"]: t["over_window_step"] for t in sc["turns"] if "over_window_step" in t}
         self.summarizer = sc["summarizer"]
+        self.fails: dict[str, Any] = sc.get("summarizer_fails") or {}
         self.rollout_lines = rollout_lines
         self.done: dict[str, int] = {}
         self.summaries = 0
@@ -144,6 +157,9 @@ class Script:
         marker = _marker(body)
         if is_compaction(body):
             self.summaries += 1
+            if self.fails.get("request") == self.summaries:
+                self.log.append({"kind": "compact_failed", "rollout_lines": n, "body": body})
+                return [{"type": FAIL, "how": self.fails["how"]}], None
             self.log.append({"kind": "compact", "rollout_lines": n, "body": body})
             return [{"type": "message", "text": _summary(self.summarizer, marker, self.summaries)}], None
         self.log.append({"kind": "main", "rollout_lines": n, "body": body})
@@ -173,6 +189,38 @@ def _settled(count: Any, quiet_s: float = 0.2, limit_s: float = 3.0) -> int:
         if m != n:
             n, since = m, time.monotonic()
     return n
+
+
+class _FailingHandler(_Handler):
+    """The fake model's handler, that can also fail a request: an HTTP 500, or a stream cut
+    after its first event (no `response.completed`)."""
+
+    def _stream(self, out: list[dict[str, Any]], total: int | None) -> None:
+        if not (out and out[0]["type"] == FAIL):
+            super()._stream(out, total)
+            return
+        if out[0]["how"] == "http_500":
+            self._json(500, {"error": {"message": "fake summarizer failure", "type": "server_error"}})
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        created = {"type": "response.created", "response": {"id": "resp_cut", "object": "response", "status": "in_progress", "output": []}}
+        self.wfile.write(f"event: response.created\ndata: {json.dumps(created)}\n\n".encode())
+        self.wfile.flush()
+
+
+class _Model(FakeModel):
+    """FakeModel served by _FailingHandler."""
+
+    def __init__(self, script: Any) -> None:
+        ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), _FailingHandler)
+        self.script = script
+        self.lock = threading.Lock()
+        self.bodies: list[dict[str, Any]] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
 # ------------------------------------------------------------------------------------ one scenario
@@ -206,7 +254,7 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
         with lock:
             return script(body)
 
-    srv = FakeModel(reply)
+    srv = _Model(reply)
     config = harness.CONFIG.replace(
         "model_context_window = 100000", f"model_auto_compact_token_limit = {sc['auto_compact_limit']}\nmodel_context_window = 100000"
     )
