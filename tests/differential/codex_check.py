@@ -12,6 +12,7 @@ summarizer request that failed must leave no checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -34,10 +35,19 @@ def sent_key(item: dict[str, Any]) -> Key:
         role = {"developer": "system"}.get(item.get("role", ""), item.get("role", ""))
         return ("message", role, _digest(input_text(item)))
     if t.endswith("_output"):
-        return ("result", str(item.get("call_id")))
+        out = item.get("output")
+        text = out if isinstance(out, str) else input_text({"content": out})
+        return ("result", str(item.get("call_id")), _digest(text))
     if t.endswith("_call"):
-        return ("call", str(item.get("call_id")))
+        args: Any = item.get("arguments")
+        with contextlib.suppress(ValueError):
+            args = json.loads(args) if isinstance(args, str) else args
+        return ("call", str(item.get("call_id")), str(item.get("name")), _args_digest(args))
     return (t,)
+
+
+def _args_digest(args: Any) -> str:
+    return _digest(args if isinstance(args, str) else json.dumps(args, sort_keys=True))
 
 
 def record_key(rec: Record) -> Key | None:
@@ -46,8 +56,10 @@ def record_key(rec: Record) -> Key | None:
     if m is None:
         return None
     for b in m.blocks:
-        if b.type in ("tool_call", "tool_result") and b.call_id:
-            return ("call" if b.type == "tool_call" else "result", b.call_id)
+        if b.type == "tool_call" and b.call_id:
+            return ("call", b.call_id, str(b.name), _args_digest(b.args))
+        if b.type == "tool_result" and b.call_id:
+            return ("result", b.call_id, _digest(b.text))
     role = "user" if m.role == "tool" else m.role
     return ("message", role, _digest(m.text()))
 
@@ -60,10 +72,8 @@ def predicted(rollout: Path) -> tuple[list[Key], list[Key], Any]:
     for it in rep.context:
         if it.on_resume:
             continue
-        if it.role == "tool" and it.tool_result_id:
-            out.append(("result", it.tool_result_id))
-        elif it.tool_call_ids:
-            out.extend(("call", c) for c in it.tool_call_ids)
+        if it.synthetic and it.tool_result_id:
+            out.append(("result", it.tool_result_id, _digest(it.text)))  # Codex's own "aborted"
         elif it.seq is not None and it.kind == "message" and led.records[it.seq].message is not None:
             k = record_key(led.records[it.seq])
             out.append(k if k is not None else ("message", it.role, _digest(it.text)))
