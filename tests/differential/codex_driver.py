@@ -94,6 +94,17 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
             turn["steps"] = turn["steps"][: k + 1]
             if turn.get("over_window_step", 0) > k:
                 del turn["over_window_step"]
+    # Rounds that say something before their calls (one reply: a message, then the calls), and
+    # commands with a long output (Codex cuts what it sends of it). Drawn apart, as the kill is.
+    extra = random.Random(f"codex/{seed}/{index}/rounds")
+    for turn in turns:
+        for step in turn["steps"]:
+            if step[0] != "tool":
+                continue
+            if extra.random() < 0.25:
+                step.append(f"Running {len(step[1])} command(s) " + "now " * extra.choice([1, 20]))
+            if extra.random() < 0.15 and step[1][-1] != KILLED:
+                step[1][0] = f"seq 1 {extra.choice([2_000, 20_000, 60_000])}"
     return {
         "runtime": "codex",
         "name": f"codex-s{seed}-{index:04d}",
@@ -174,6 +185,8 @@ class Script:
                 self.calls += 1
                 out.append({"type": "function_call", "name": "exec_command", "call_id": f"call_d{self.calls:03d}",
                             "arguments": json.dumps({"cmd": cmd})})
+            if len(step) > 2:  # a preamble message before the calls
+                out.insert(0, {"type": "message", "text": f"{marker} {step[2]}"})
             return out, total
         text = f"{marker} step {k}: " + " ".join(random.Random(f"{marker}{k}").choice(WORDS) for _ in range(step[1] // 6))
         return [{"type": "message", "text": text}], total
@@ -189,6 +202,10 @@ def _settled(count: Any, quiet_s: float = 0.2, limit_s: float = 3.0) -> int:
         if m != n:
             n, since = m, time.monotonic()
     return n
+
+
+def _size(f: Path | None) -> int:
+    return f.stat().st_size if f is not None else 0
 
 
 class _FailingHandler(_Handler):
@@ -270,9 +287,12 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
             args.append(t["ask"])
             stop = None
             if "kill_at_step" in t:
-                def stop() -> bool:
+                before = _size(rollout())
+
+                def stop(before: int = before) -> bool:  # this run's call, not an earlier kill's
                     f = rollout()
-                    return f is not None and KILLED.encode() in f.read_bytes()
+                    return f is not None and KILLED.encode() in f.read_bytes()[before:]
+
             rc, stdout, err = harness.run_codex(args, work, env, timeout=120, stop_when=stop)
             for line in stdout.splitlines():
                 try:
