@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from inspector.analysis import analyze
+from inspector.analysis.export import checkpoint_json
+from inspector.formats import load
 from tests.differential import campaign, codex_driver
 from tests.differential.codex_check import check
 
@@ -28,9 +31,29 @@ def test_fixture_agrees_with_what_codex_did(fixture: Path) -> None:
     assert outcome.disagreements == [], json.dumps(outcome.disagreements, indent=1)[:3000]
 
 
+TWO_COMPACTIONS = campaign.FIXTURES / "codex-s1-0004" / "session.jsonl"
+
+
+def test_the_messages_codex_keeps_and_summarizes_again_are_represented_and_retained() -> None:
+    """Codex keeps the developer, context and user messages in its replacement history and gives
+    them, with the summary, to its next summarizer: each checkpoint represents them and keeps them,
+    and the second one's own call covers them again (lines 3, 4, 8 of the fixture)."""
+    report = analyze(load(str(TWO_COMPACTIONS)))
+    led = report.ledger
+    first, second = report.checkpoints
+    kept = [3, 4, 8]
+    assert [led.records[s].line for s in first.retains] == kept
+    assert set(first.retains) <= first.represents
+    assert checkpoint_json(report, first)["represented_and_retained"]["count"] == 3
+    assert set(kept) <= {led.records[s].line for s in second.own_range}
+    assert checkpoint_json(report, second)["represented_and_retained"]["count"] == 4  # and [P1]
+    assert all(report.states[s] == "retained" and report.summarized_by[s] == 1 for s in first.retains)
+
+
 # Seeds covering an auto-compaction mid tool loop and before a new prompt, two compactions in a
-# row (the second summarizer given the user messages the first kept), an empty summarizer reply,
-# parallel calls and failing commands.
+# row (the second summarizer given the user messages the first kept), an empty summarizer reply
+# and a kill mid-tool (seed 1/6), a summarizer stream cut short (1/8), parallel calls and failing
+# commands.
 LIVE = [("codex", 1, i) for i in (4, 6, 8)]
 
 

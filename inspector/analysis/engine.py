@@ -138,8 +138,13 @@ class CheckpointView:
     @property
     def represented_and_retained(self) -> list[Interval]:
         """Path intervals of the messages it keeps raw that its summary stands for too (the
-        summarizer was given them: Claude Code's auto-compaction mid turn, issue 16 point 4)."""
-        return clip(self.rep, self.cut, self.pos)
+        summarizer was given them: Claude Code's auto-compaction mid turn; the earlier user
+        messages Codex keeps in its replacement history, issue 16 point 4)."""
+        both = clip(self.rep, self.cut, self.pos)
+        if self.keep:
+            path = self._path
+            both += [(i, i + 1) for i in range(self.cut) if path[i] in self.keep and contains(self.rep, i)]
+        return merge(both)
 
     @property
     def own_range(self) -> list[int]:
