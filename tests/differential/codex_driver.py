@@ -105,6 +105,11 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
                 step.append(f"Running {len(step[1])} command(s) " + "now " * extra.choice([1, 20]))
             if extra.random() < 0.15 and step[1][-1] != KILLED:
                 step[1][0] = f"seq 1 {extra.choice([2_000, 20_000, 60_000])}"
+    # Prompts past Codex's budget for the user messages a compaction keeps, long summaries.
+    big = random.Random(f"codex/{seed}/{index}/sizes")
+    for turn in turns:
+        if big.random() < 0.15:
+            turn["ask"] += " ".join(f"w{j}" for j in range(big.choice([3_000, 8_000, 15_000])))
     return {
         "runtime": "codex",
         "name": f"codex-s{seed}-{index:04d}",
@@ -113,6 +118,7 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         "auto_compact_limit": rng.choice([15_000, 30_000, 60_000]),
         "summarizer": rng.choice(["good", "good", "good", "empty"]),
         "turns": turns,
+        "summary_words": big.choice([0, 0, 0, 2_000, 10_000]),
         **_summarizer_failure(seed, index),
     }
 
@@ -129,12 +135,13 @@ def _summarizer_failure(seed: int, index: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ the model
 
 
-def _summary(kind: str, prompt: str, k: int) -> str:
+def _summary(kind: str, prompt: str, k: int, words: int = 0) -> str:
     """The summarizer's k-th reply (numbered: two summaries never read alike; no marker in it, so
-    the script never takes a summary for a prompt)."""
+    the script never takes a summary for a prompt), WORDS words longer."""
     if kind == "empty":
         return ""
-    return f"Handoff notes {k} (fake model): scripted prompts ran, the latest was {prompt.strip('[]')}."
+    pad = "".join(f" s{j}" for j in range(words))
+    return f"Handoff notes {k} (fake model): scripted prompts ran, the latest was {prompt.strip('[]')}.{pad}"
 
 
 def _marker(body: dict[str, Any]) -> str:
@@ -156,6 +163,7 @@ class Script:
         self.plans = {t["marker"]: t["steps"] for t in sc["turns"]}
         self.over = {t["marker"]: t["over_window_step"] for t in sc["turns"] if "over_window_step" in t}
         self.summarizer = sc["summarizer"]
+        self.summary_words = sc.get("summary_words", 0)
         self.fails: dict[str, Any] = sc.get("summarizer_fails") or {}
         self.rollout_lines = rollout_lines
         self.done: dict[str, int] = {}
@@ -172,7 +180,7 @@ class Script:
                 self.log.append({"kind": "compact_failed", "rollout_lines": n, "body": body})
                 return [{"type": FAIL, "how": self.fails["how"]}], None
             self.log.append({"kind": "compact", "rollout_lines": n, "body": body})
-            return [{"type": "message", "text": _summary(self.summarizer, marker, self.summaries)}], None
+            return [{"type": "message", "text": _summary(self.summarizer, marker, self.summaries, self.summary_words)}], None
         self.log.append({"kind": "main", "rollout_lines": n, "body": body})
         steps = self.plans.get(marker, [["text", 100]])
         k = self.done.get(marker, 0)
