@@ -138,8 +138,13 @@ class CheckpointView:
     @property
     def represented_and_retained(self) -> list[Interval]:
         """Path intervals of the messages it keeps raw that its summary stands for too (the
-        summarizer was given them: Claude Code's auto-compaction mid turn, issue 16 point 4)."""
-        return clip(self.rep, self.cut, self.pos)
+        summarizer was given them: Claude Code's auto-compaction mid turn; the earlier user
+        messages Codex keeps in its replacement history, issue 16 point 4)."""
+        both = clip(self.rep, self.cut, self.pos)
+        if self.keep:
+            path = self._path
+            both += [(i, i + 1) for i in range(self.cut) if path[i] in self.keep and contains(self.rep, i)]
+        return merge(both)
 
     @property
     def own_range(self) -> list[int]:
@@ -373,9 +378,11 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 lo, hi = sorted((pos_of[sa], pos_of[sb]))
                 ivs.append((lo, hi + 1))
             rep = merge(ivs)
-            own: list[Interval] = []
-            for iv in rep:
-                own.extend(subtract(iv, prev_rep))
+            # Its summarizer call was given what came after the previous checkpoint and what that
+            # one kept raw (Codex sends the replacement history whole, the kept user messages
+            # among it): only what reached it through the previous summary is not its own.
+            prev_gone = _represented_only(prev, pos_of)
+            own: list[Interval] = [part for iv in rep for part in subtract(iv, prev_gone)]
             carried = prev is not None and bool(cp.summary) and cp.summary == prev.checkpoint.summary
             empty = not cp.summary.strip() and cp.opaque_summary is None
             start_next = cut
@@ -422,6 +429,14 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
         prev = view
         prev_start = start_next
     return views
+
+
+def _represented_only(v: CheckpointView | None, pos_of: dict[int, int]) -> list[Interval]:
+    """Path intervals V's summary stands for that it took out of the request (not kept raw)."""
+    if v is None:
+        return []
+    kept = merge([(pos_of[s], pos_of[s] + 1) for s in v.keep if s in pos_of] + [(v.cut, v.pos)])
+    return merge([part for iv in v.rep for part in subtract(iv, kept)])
 
 
 def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int) -> list[Interval] | None:

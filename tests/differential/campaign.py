@@ -1,6 +1,6 @@
 """Run generated scenarios through a real runtime and check every model call (issue 16).
 
-    python -m tests.differential --runtime adk|claude_code --scenarios N --seed S [--out DIR]
+    python -m tests.differential --runtime adk|pi|claude_code|codex --scenarios N --seed S [--out DIR]
 
 Prints, per runtime, the scenarios run and the model calls checked, and every disagreement; a
 disagreement's scenario is minimized (turns dropped while the same disagreement remains) and kept
@@ -104,7 +104,14 @@ RUNNERS: dict[str, Callable[[list[dict[str, Any]], Path], Iterator[dict[str, Any
     "adk": run_adk,
     "pi": run_pi,
     "claude_code": run_claude_code,
+    "codex": lambda scs, out: _codex().run_all(scs, out),
 }
+
+
+def _codex() -> Any:
+    from tests.differential import codex_driver
+
+    return codex_driver
 
 
 def runtime_available(runtime: str) -> str | None:
@@ -115,12 +122,18 @@ def runtime_available(runtime: str) -> str | None:
         from tests.differential.pi_driver import pi_available
 
         return pi_available()
+    if runtime == "codex":
+        return _codex().available()
     from tests.differential import cc_driver
 
     return cc_driver.available()
 
 
 def check_dir(runtime: str, d: Path) -> Any:
+    if runtime == "codex":
+        from tests.differential.codex_check import check as check_codex
+
+        return check_codex(d)
     if runtime == "claude_code":
         from tests.differential.check_cc import check as check_cc
 
@@ -186,6 +199,8 @@ def scenarios_for(runtime: str, seed: int, n: int, start: int = 0) -> list[dict[
         from tests.differential import cc_driver
 
         return [cc_driver.scenario(seed, i) for i in range(start, start + n)]
+    if runtime == "codex":
+        return [_codex().scenario(seed, i) for i in range(start, start + n)]
     make = space.adk_scenario if runtime == "adk" else space.pi_scenario
     return [make(seed, i) for i in range(start, start + n)]
 
