@@ -135,3 +135,56 @@ def test_maka_stale_session_index_is_named_not_a_crash(tmp_path: Path) -> None:
     con.close()
     led = load(p)
     assert any(d.problem == "malformed_row" and "no text session_id" in d.message for d in led.diagnostics)
+
+
+# ---------------------------------------------------------------------------------------- fuzz seed 10
+
+
+def _legacy_lines(n: int, name: object = "ls") -> list[str]:
+    from tests.nextclaw_store import LegacyStore
+
+    s = LegacyStore()
+    s.call("c1", name, {})  # type: ignore[arg-type]
+    s.result("c1", "ls", "a b")
+    for i in range(n):
+        s.add("assistant" if i % 2 else "user", f"turn {i}")
+    return s.lines()
+
+
+def test_a_legacy_tool_call_whose_name_is_not_text_is_no_crash(tmp_path: Path) -> None:
+    """A NextClaw legacy store's tool call named by a number crashed `simulate` (len of a float)."""
+    from inspector.cli.main import main
+
+    f = tmp_path / "agent_main_s1.jsonl"
+    f.write_text("\n".join(_legacy_lines(4, name=3.5)) + "\n")
+    led = load(str(f))
+    calls = [b for r in led.records if r.message for b in r.message.blocks if b.type == "tool_call"]
+    assert calls and calls[0].name is None
+    assert main(["simulate", "--policy", "recorded", "--json", str(f)]) == 2  # no policy recorded, said so
+    assert main(["simulate", "--policy", "pi", "--json", str(f)]) in (0, 1, 2)
+
+
+def test_messages_outside_the_history_window_are_placed_at_their_first_line(tmp_path: Path) -> None:
+    """Events are sent in seq order, not file order: the diagnostic's line is the first line of
+    the messages it names (it named the first by seq, outside the range its text gave)."""
+    lines = _legacy_lines(60)
+    f = tmp_path / "agent_main_s1.jsonl"
+    f.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    d = next(d for d in load(str(f)).diagnostics if d.problem == "outside_history_window")
+    assert _named(d.message, d.line) and f"(lines {d.line}–" in d.message
+
+
+def test_a_journal_cut_before_its_first_event_names_one_line(tmp_path: Path) -> None:
+    """`--at 2` on a journal whose events start later: "line 1: ... up to line 2" named two lines."""
+    from inspector.formats import LoadError
+    from tests.nextclaw_store import Journal, message, ts
+
+    f = Journal().sent(message("m1", "user", "question", ts(1))).write(tmp_path)
+    lines = f.read_text().splitlines()
+    f.write_text("\n".join([lines[0], '{"_type": "note"}', *lines[1:]]) + "\n")
+    try:
+        load(str(f), fmt="nextclaw", upto_line=2)
+    except LoadError as e:
+        assert len(set(re.findall(r"\bline (\d+)", str(e)))) == 1 and "line 2" in str(e), str(e)
+    else:
+        raise AssertionError("a journal with no events up to line 2 loaded")

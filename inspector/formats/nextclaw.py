@@ -849,8 +849,9 @@ def build(
         if data.strip() and meta is None and not any(d.problem == "malformed_json" for d in diags):
             raise LoadError(f"{name}: line 1: not a NextClaw NCP journal (no '_type': 'event' lines)")
         raise LoadError(
-            f"{name}: line 1: the journal holds no events"
-            + (f" up to line {upto}" if upto is not None else "")
+            f"{name}: line {upto}: the journal holds no events up to this line"
+            if upto is not None
+            else f"{name}: line 1: the journal holds no events"
         )
     side, problem = _sidecar(name)
     if problem:

@@ -235,7 +235,8 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
             if isinstance(c, dict):
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
                 cid = c["id"].strip() if isinstance(c.get("id"), str) else ""
-                blocks.append(Block("tool_call", call_id=cid or None, name=fn.get("name"), args=_args(fn.get("arguments"))))
+                name = fn.get("name") if isinstance(fn.get("name"), str) else None
+                blocks.append(Block("tool_call", call_id=cid or None, name=name, args=_args(fn.get("arguments"))))
     return Message(role, blocks, source_role=role, never_sent=not sent)
 
 
@@ -301,7 +302,7 @@ def build(data: bytes, path: str, upto: int | None) -> Ledger:
     if older:
         diags.append(
             Diagnostic(
-                older[0].line,
+                min(r.line for r in older),  # (events are sent in seq order, not file order)
                 "outside_history_window",
                 f"{name}: {len(older)} messages (lines {min(r.line for r in older)}–{max(r.line for r in older)}) are older "
                 f"than the last {HISTORY_MESSAGES} that NextClaw's getHistory sends (session.store.ts:266-267): they never "
