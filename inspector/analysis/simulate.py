@@ -1028,6 +1028,43 @@ def _valid_cut(ev: list[SimEvent], cut: int, upto: int) -> int:
     return cut
 
 
+def _pi_trigger(
+    ev: list[SimEvent], e: SimEvent, last_total: int, threshold: int, recovering: bool
+) -> tuple[tuple[str, str] | None, bool]:
+    """Whether pi compacts after this event, as (trigger, when) or None, and whether an overflow
+    compaction was made for this prompt (`_overflowRecoveryAttempted`) from then on."""
+    if e.overflow:
+        # The refusal ends the run: pi compacts at once and retries, once per prompt; a second
+        # refusal gets no compaction, nor a threshold check (agent-session.js:1398-1416).
+        return (None if recovering else ("overflow", "overflow")), True
+    if not _ends_invocation(ev, e.pos) or last_total <= threshold:
+        return None, recovering
+    if e.aborted:
+        # An aborted run is not checked (agent-session.js:1381-1382), and the check before the
+        # next prompt reads the aborted answer's usage, which is zero (:755-757, :1440-1443).
+        return None, recovering
+    return ("threshold", "turn_end"), recovering  # after agent_end: the last reply is over the threshold
+
+
+def _pi_cut(ev: list[SimEvent], prev_cut: int, upto: int, keep_recent: int) -> int:
+    """Where pi cuts: the newest events whose own chars/4 estimates reach `keep_recent` are kept
+    (pi walks its estimates, not a tokenizer's), moved to a valid cut point."""
+    acc = 0
+    cut = prev_cut
+    for p in range(upto - 1, prev_cut - 1, -1):
+        acc += ev[p].chars4
+        if acc >= keep_recent:
+            cut = p
+            break
+    cut = _valid_cut(ev, cut, upto)
+    if cut >= upto:
+        # No valid cut point at or after the budget: pi keeps its default, the first valid cut
+        # point from the previous boundary on (compaction.js:311), else that boundary (:307).
+        cut = _valid_cut(ev, prev_cut, upto)
+        cut = prev_cut if cut >= upto else cut
+    return cut
+
+
 def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     ev = sess.events
     comps: list[_CutComp] = []
@@ -1053,38 +1090,13 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             last_total = prompt + e_out
         if e.role == "user" or (e.role == "assistant" and not e.errored):
             recovering = False  # agent-session.js:273-274, 314-315
-        if e.overflow:
-            # The refusal ends the run: pi compacts at once and retries, once per prompt; a second
-            # refusal gets no compaction, nor a threshold check (agent-session.js:1398-1416).
-            if recovering:
-                continue
-            recovering = True
-            trigger, when = "overflow", "overflow"
-        elif not _ends_invocation(ev, e.pos) or last_total <= pol.threshold:
+        fired, recovering = _pi_trigger(ev, e, last_total, pol.threshold, recovering)
+        if fired is None:
             continue
-        elif e.aborted:
-            # An aborted run is not checked (agent-session.js:1381-1382), and the check before the
-            # next prompt reads the aborted answer's usage, which is zero (:755-757, :1440-1443).
-            continue
-        else:
-            trigger, when = "threshold", "turn_end"  # after agent_end: the last reply is over the threshold
+        trigger, when = fired
         upto = e.pos + 1
         prev_cut = comps[-1].cut if comps else 0
-        acc = 0
-        cut = prev_cut
-        for p in range(upto - 1, prev_cut - 1, -1):
-            acc += ev[p].chars4  # pi walks its own chars/4 estimates, not a tokenizer's
-            if acc >= pol.keep_recent_tokens:
-                cut = p
-                break
-        else:
-            cut = prev_cut
-        cut = _valid_cut(ev, cut, upto)
-        if cut >= upto:
-            # No valid cut point at or after the budget: pi keeps its default, the first valid cut
-            # point from the previous boundary on (compaction.js:311), else that boundary (:307).
-            cut = _valid_cut(ev, prev_cut, upto)
-            cut = prev_cut if cut >= upto else cut
+        cut = _pi_cut(ev, prev_cut, upto, pol.keep_recent_tokens)
         if cut <= prev_cut:
             # Nothing new before the cut: pi compacts all the same, its summarizer handed only the
             # previous summary (compaction.js:499-503 summarizes nothing; agent-session.js:1476-1487
