@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK
+from inspector.formats import registry
 from inspector.ledger.model import Ledger, Usage
 from inspector.ledger.times import epoch_seconds
 
@@ -182,7 +183,7 @@ def forked_from_parent(led: Ledger) -> set[int]:
     token totals with the copy's last `token_count` and counts only what follows as the child's
     (codex-rs core `record_initial_history`, `InitialHistory::Forked`)."""
     h = led.header
-    if led.format != "codex" or not isinstance(h, dict):
+    if not registry.get(led.format).forks_copy_parent_history or not isinstance(h, dict):
         return set()
     parents = {p for p in (h.get("forked_from_id"), spawning_session_id(led)) if isinstance(p, str) and p}
     if not parents:

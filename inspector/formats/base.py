@@ -376,6 +376,9 @@ class Format:
     build: LineBuilder | None = None
     stream: LineStreamer | None = None
     extend: LineExtender | None = None  # a line format that follows a growing file (issue 17.1)
+    # A sub-agent forked from a session starts with a copy of its parent's history (Codex's
+    # `InitialHistory::Forked`): its usage is the parent's, not the child's (analysis/sessions.py).
+    forks_copy_parent_history: bool = False
     claims: Callable[[str, bytes], bool] | None = None
     load_file: StoreLoader | None = None
     looks_like_file: Callable[[str], bool] | None = None

@@ -915,6 +915,7 @@ def _line_alone(rl: RawLine, seq: int) -> Record:
 FORMAT = Format(
     name=NAME,
     label="Codex rollout JSONL",
+    forks_copy_parent_history=True,
     # `compacted` replaces all earlier history with its replacement history (server-side
     # compaction: an encrypted `compaction` item stands for the summary); at send time a call
     # without an output gets a synthetic "aborted" output right after it and an output without its
