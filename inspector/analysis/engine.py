@@ -344,6 +344,29 @@ def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
 # ---------------------------------------------------------------------------------------- checkpoints
 
 
+def _explicit_sets(
+    cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int
+) -> tuple[int, bool | None, frozenset[int], list[Interval]]:
+    """A checkpoint that states its sets (native, Codex, maka): where its boundary cuts the path,
+    whether the boundary was found on it, the records it retains ahead of the cut, and the path
+    ranges it represents."""
+    cut = 0
+    found: bool | None = None
+    if cp.explicit_boundary is not None:
+        b = by_id.get(cp.explicit_boundary)
+        found = b is not None and b in pos_of and pos_of[b] < ci
+        cut = pos_of[b] + 1 if found and b is not None else ci
+    keep = frozenset(by_id[i] for i in (cp.explicit_retains or []) if i in by_id and by_id[i] in pos_of and pos_of[by_id[i]] < cut)
+    ivs: list[Interval] = []
+    for a, b2 in cp.explicit_represents or []:
+        sa, sb = by_id.get(a), by_id.get(b2)
+        if sa is None or sb is None or sa not in pos_of or sb not in pos_of:
+            continue
+        lo, hi = sorted((pos_of[sa], pos_of[sb]))
+        ivs.append((lo, hi + 1))
+    return cut, found, keep, merge(ivs)
+
+
 def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
     records = led.records
     cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
@@ -364,20 +387,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
         prev_rep = prev.rep if prev is not None else []
         if cp.explicit_boundary is not None or cp.explicit_retains is not None or cp.explicit_represents is not None:
             # Native: explicit boundary (last removed record), retains and represents.
-            cut = 0
-            if cp.explicit_boundary is not None:
-                b = by_id.get(cp.explicit_boundary)
-                found = b is not None and b in pos_of and pos_of[b] < ci
-                cut = pos_of[b] + 1 if found and b is not None else ci
-            keep = frozenset(by_id[i] for i in (cp.explicit_retains or []) if i in by_id and by_id[i] in pos_of and pos_of[by_id[i]] < cut)
-            ivs: list[Interval] = []
-            for a, b2 in cp.explicit_represents or []:
-                sa, sb = by_id.get(a), by_id.get(b2)
-                if sa is None or sb is None or sa not in pos_of or sb not in pos_of:
-                    continue
-                lo, hi = sorted((pos_of[sa], pos_of[sb]))
-                ivs.append((lo, hi + 1))
-            rep = merge(ivs)
+            cut, found, keep, rep = _explicit_sets(cp, by_id, pos_of, ci)
             # Its summarizer call was given what came after the previous checkpoint and what that
             # one kept raw (Codex sends the replacement history whole, the kept user messages
             # among it): only what reached it through the previous summary is not its own.
