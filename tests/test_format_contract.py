@@ -44,12 +44,6 @@ TOY = Format(
     label="Toy chat log",
     runtime=Runtime(
         name=TOY_NAME,
-        tree=False,
-        drop_stop_reasons=frozenset(),
-        synthesize_missing_results=False,
-        synthetic_result_text="",
-        summary_prefix="",
-        summary_suffix="",
     ),
     looks_like=_looks_like,
     build=_build,

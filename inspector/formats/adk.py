@@ -1376,12 +1376,6 @@ FORMAT = Format(
     # sent at its end_timestamp as the agent's own turn (inspector/analysis/adk.py).
     runtime=Runtime(
         name=NAME,
-        tree=False,
-        drop_stop_reasons=frozenset(),
-        synthesize_missing_results=False,
-        synthetic_result_text="",
-        summary_prefix="",
-        summary_suffix="",
         context_rule="timestamp_ranges",
         # One compaction is one timestamp range: a message kept raw ahead of the retained tail
         # cannot be expressed, so a repair quotes it in the summary (formats/adk_writer.py).

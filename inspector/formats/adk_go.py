@@ -92,12 +92,6 @@ CONTINUE_TEXT = "Continue processing previous requests as instructed. Exit or pr
 # holds Go's request up to it (see the module docstring); a Go event can answer several calls.
 RUNTIME_RULES: dict[str, Any] = {
     "name": NAME,
-    "tree": False,
-    "drop_stop_reasons": frozenset(),
-    "synthesize_missing_results": False,
-    "synthetic_result_text": "",
-    "summary_prefix": "",
-    "summary_suffix": "",
     "context_rule": "boundary",
     "replaces_history": True,
     "many_results_per_message": True,

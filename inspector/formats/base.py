@@ -124,12 +124,14 @@ class Runtime:
     format-independent; where runtimes differ it asks the ledger's Runtime."""
 
     name: str  # the runtime as findings name it ("pi sends a synthetic ... result")
-    tree: bool  # history is a tree (parent ids) and only the active path is sent
-    drop_stop_reasons: frozenset[str]  # assistant messages dropped at send time
-    synthesize_missing_results: bool  # a call with no result gets a synthetic error result
-    synthetic_result_text: str
-    summary_prefix: str
-    summary_suffix: str
+    # A runtime states only where it differs from these: a flat history, every assistant message
+    # sent, no synthetic results, no wrapper around a summary.
+    tree: bool = False  # history is a tree (parent ids) and only the active path is sent
+    drop_stop_reasons: frozenset[str] = frozenset()  # assistant messages dropped at send time
+    synthesize_missing_results: bool = False  # a call with no result gets a synthetic error result
+    synthetic_result_text: str = ""
+    summary_prefix: str = ""
+    summary_suffix: str = ""
     # "boundary": the latest checkpoint's cut (pi, native); "timestamp_ranges": ADK's surviving
     # compaction ranges (inspector/analysis/adk.py).
     context_rule: str = "boundary"

@@ -1426,8 +1426,6 @@ FORMAT = Format(
         # What Claude Code writes for a call whose result never came (seen on resume; the peer
         # README quotes only its beginning).
         synthetic_result_text="[Tool call interrupted: the session ended before this call's result was recorded]",
-        summary_prefix="",
-        summary_suffix="",
         many_results_per_message=True,
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.

@@ -922,12 +922,8 @@ FORMAT = Format(
     # call is removed (codex-rs context_manager normalize); base instructions go first.
     runtime=Runtime(
         name=NAME,
-        tree=False,
-        drop_stop_reasons=frozenset(),
         synthesize_missing_results=True,
         synthetic_result_text="aborted",
-        summary_prefix="",
-        summary_suffix="",
         replaces_history=True,
     ),
     looks_like=looks_like,

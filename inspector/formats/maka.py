@@ -122,12 +122,6 @@ NOT_SESSION_FILES: tuple[str, ...] = (
 # items (a user text for v2, an assistant provider item for v3: `Checkpoint.replacement`).
 RUNTIME_RULES: dict[str, Any] = {
     "name": NAME,
-    "tree": False,
-    "drop_stop_reasons": frozenset(),
-    "synthesize_missing_results": False,
-    "synthetic_result_text": "",
-    "summary_prefix": "",
-    "summary_suffix": "",
     "replaces_history": True,
 }
 

@@ -833,12 +833,7 @@ FORMAT = Format(
     label="native ledger",
     runtime=Runtime(
         name=NAME,
-        tree=False,
         drop_stop_reasons=frozenset({"error", "aborted", "deferred"}),
-        synthesize_missing_results=False,
-        synthetic_result_text="",
-        summary_prefix="",
-        summary_suffix="",
         checkpoints_record_usage=True,  # a native checkpoint has a usage field (or a failure reason)
     ),
     looks_like=looks_like,

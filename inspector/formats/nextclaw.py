@@ -135,12 +135,7 @@ MAX_ATTEMPTS = 3  # SUMMARY_ATTEMPT_SOURCE_MAX_CHARS has three entries (generati
 # readers of the rules.
 RUNTIME_RULES: dict[str, Any] = {
     "name": NAME,
-    "tree": False,
-    "drop_stop_reasons": frozenset(),
-    "synthesize_missing_results": False,
-    "synthetic_result_text": "",
     "summary_prefix": PREAMBLE + "\n\n",
-    "summary_suffix": "",
     "replaces_history": True,
 }
 
@@ -902,7 +897,8 @@ def _as_text(v: Any) -> str:
         return str(v)
 
 
-def _args(v: Any) -> Any:
+def tool_arguments(v: Any) -> Any:
+    """A tool call's arguments: a JSON string parsed, anything else (or a string that is not JSON) as is."""
     if isinstance(v, str):
         try:
             return orjson.loads(v)
@@ -953,7 +949,7 @@ def _assistant_block(p: dict[str, Any]) -> Block:
     if p.get("type") == "reasoning":
         return Block("thinking", str(p.get("text") or ""))
     if _sent_call(p):
-        return Block("tool_call", call_id=str(p.get("toolCallId") or ""), name=p.get("toolName"), args=_args(p.get("args")))
+        return Block("tool_call", call_id=str(p.get("toolCallId") or ""), name=p.get("toolName"), args=tool_arguments(p.get("args")))
     return Block("other", name=p.get("toolName") if p.get("type") == "tool-invocation" else None, raw=p)
 
 

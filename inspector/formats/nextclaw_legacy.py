@@ -192,15 +192,6 @@ def _text(content: Any) -> str:
     return "" if content is None else orjson.dumps(content).decode()
 
 
-def _args(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            return orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            return arguments
-    return arguments
-
-
 def _call_ids(msg: dict[str, Any]) -> list[str]:
     """`collectExpectedToolCallIds` (session-history-window.utils.ts:8-20)."""
     calls = msg.get("tool_calls")
@@ -236,7 +227,7 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
                 cid = c["id"].strip() if isinstance(c.get("id"), str) else ""
                 name = fn.get("name") if isinstance(fn.get("name"), str) else None
-                blocks.append(Block("tool_call", call_id=cid or None, name=name, args=_args(fn.get("arguments"))))
+                blocks.append(Block("tool_call", call_id=cid or None, name=name, args=nextclaw.tool_arguments(fn.get("arguments"))))
     return Message(role, blocks, source_role=role, never_sent=not sent)
 
 
@@ -351,12 +342,6 @@ FORMAT = Format(
     ),
     runtime=Runtime(
         name="nextclaw",
-        tree=False,
-        drop_stop_reasons=frozenset(),
-        synthesize_missing_results=False,
-        synthetic_result_text="",
-        summary_prefix="",
-        summary_suffix="",
         file_rejected="NextClaw fails to load this file and starts an empty session under its key (session.store.ts:364-366)",
     ),
     claims=_claims,
