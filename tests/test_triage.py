@@ -33,10 +33,16 @@ from inspector.tui.triage import (
 )
 
 from .conftest import SAMPLES
+from .triage_pilot import filled, until
+from .triage_pilot import run as run_at
 
 PI_SAMPLES = sorted((SAMPLES / "pi").glob("*.jsonl"))
 SIZE = (140, 40)
 GARBAGE = 'this is not a session\n{"neither": "is this"}\n'
+
+
+def run(app: InspectorApp, body: Callable[..., Awaitable[None]]) -> None:
+    run_at(app, body, SIZE)
 
 
 @pytest.fixture(autouse=True)
@@ -59,29 +65,6 @@ def folder(tmp_path: Path) -> Path:
     (root / "garbage.jsonl").write_text(GARBAGE)
     (root / "notes.txt").write_text("not a session\n")
     return root
-
-
-def run(app: InspectorApp, body: Callable[..., Awaitable[None]]) -> None:
-    async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await body(pilot)
-
-    asyncio.run(main())
-
-
-async def until(pilot, cond: Callable[[], bool], timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.02)
-
-
-async def filled(pilot) -> TriageScreen:  # type: ignore[no-untyped-def]
-    await until(pilot, lambda: isinstance(pilot.app.screen, TriageScreen) and pilot.app.screen.finished)
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, TriageScreen)
-    return screen
 
 
 async def keys_now(pilot, *keys: str) -> None:  # type: ignore[no-untyped-def]

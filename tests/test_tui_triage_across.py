@@ -5,9 +5,7 @@ scan` keeps, shows each session's cost (sub-agents rolled into their parent; an 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -22,8 +20,14 @@ from inspector.tui.session import SessionScreen
 from inspector.tui.timeline import Timeline
 from inspector.tui.triage import TriageScreen
 from tests.test_scan import tree
+from tests.triage_pilot import filled, until
+from tests.triage_pilot import run as run_at
 
 SIZE = (160, 40)
+
+
+def run(app: InspectorApp, body: Callable[..., Awaitable[None]]) -> None:
+    run_at(app, body, SIZE)
 
 
 @pytest.fixture(autouse=True)
@@ -42,29 +46,6 @@ def sessions(tmp_path: Path) -> Path:
     return root
 
 
-def run(app: InspectorApp, body: Callable[..., Awaitable[None]]) -> None:
-    async def main_() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await body(pilot)
-
-    asyncio.run(main_())
-
-
-async def until(pilot, cond: Callable[[], bool], timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.02)
-
-
-async def filled(pilot) -> TriageScreen:  # type: ignore[no-untyped-def]
-    await until(pilot, lambda: isinstance(pilot.app.screen, TriageScreen) and pilot.app.screen.finished)
-    await pilot.pause(0.1)
-    screen = pilot.app.screen
-    assert isinstance(screen, TriageScreen)
-    return screen
-
-
 def by_name(screen: TriageScreen) -> dict[str, object]:
     return {Path(p).name: r for p, r in screen.rows.items()}
 
@@ -80,7 +61,7 @@ def test_cost_column_rolls_sub_agents_into_their_parent_and_unknown_is_never_zer
     prices = load_prices()
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        screen = await filled(pilot)
+        screen = await filled(pilot, 0.1)
         await until(pilot, lambda: screen.rows[str(parent)].cost is not None and screen.rows[str(parent)].cost.subagents)
         rows = by_name(screen)
         table = screen.query_one(DataTable)
@@ -110,7 +91,7 @@ def test_the_scan_filters_narrow_the_table_as_scan_does_and_the_header_names_the
     by_scan = {Path(json.loads(line)["path"]).name for line in capsys.readouterr().out.splitlines()}
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        screen = await filled(pilot)
+        screen = await filled(pilot, 0.1)
         table = screen.query_one(DataTable)
         box = screen.query_one("#filter", Input)
         title = screen.query_one("#title", Static)
@@ -150,7 +131,7 @@ def test_slash_searches_every_session_and_enter_opens_the_session_at_the_hit(
     assert want
 
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        screen = await filled(pilot)
+        screen = await filled(pilot, 0.1)
         await pilot.press("slash")
         box = screen.query_one("#search", Input)
         assert box.has_focus and screen.has_class("searching")
@@ -183,7 +164,7 @@ def test_slash_searches_every_session_and_enter_opens_the_session_at_the_hit(
 
 def test_a_search_covers_only_the_sessions_the_filter_shows(sessions: Path) -> None:
     async def body(pilot) -> None:  # type: ignore[no-untyped-def]
-        screen = await filled(pilot)
+        screen = await filled(pilot, 0.1)
         await pilot.press("f")
         screen.query_one("#filter", Input).value = "format:pi"
         await pilot.press("enter")
