@@ -39,7 +39,7 @@ from inspector.analysis.findings import fmt_roles, plural
 from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.formats import registry
 from inspector.formats.base import SummaryFormat, template_incomplete
-from inspector.ledger.model import Block, HistoryItem, Ledger, Message, Record, Usage
+from inspector.ledger.model import Block, Checkpoint, HistoryItem, Ledger, Message, Record, Usage
 from inspector.ledger.times import iso_time
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
 
@@ -549,6 +549,37 @@ class DetailPane(VerticalScroll):
         view: CheckpointView | None = None
         if report is not None:
             view = next((v for v in report.checkpoints if v.seq == rec.seq), None)
+        out: list[Part] = [self._static(self._checkpoint_head(report, view, rec), classes="head")]
+        out.append(self._static(self._checkpoint_grid(ledger, report, view, rec)))
+        out += self._findings_here(report, rec.seq)
+        out += self._diagnostics_here(ledger, rec)
+
+        if report is not None and view is not None:
+            out.append(self._title("Ranges"))
+            out.append(self._static(self._ranges(report, view)))
+        if cp.replacement is not None:
+            out.append(
+                self._title(
+                    Text.assemble(
+                        ("Replacement history ", "bold"),
+                        (f"· {plural(len(cp.replacement), 'item')}, all the history sent after it, in this order", DIM),
+                    )
+                )
+            )
+            out.append(self._static(self._replacement(ledger, cp.replacement)))
+        out += self._checkpoint_summary(cp)
+        if cp.details is not None:
+            out.append(self._title("details (as written)"))
+            out.append(self._static(*_json_view(cp.details)))
+        extra = rec.extra
+        if extra:
+            out.append(self._title("Fields the model does not know"))
+            out.append(self._static(*_json_view(extra)))
+        return out
+
+    @staticmethod
+    def _checkpoint_head(report: Report | None, view: CheckpointView | None, rec: Record) -> Text:
+        """Which checkpoint, where, and whether it is on the active path."""
         head = Text()
         head.append(
             f"checkpoint {view.index}" if view else "compaction", style=f"bold {STATE_COLORS['checkpoint']}"
@@ -557,8 +588,14 @@ class DetailPane(VerticalScroll):
         head.append(f" · seq {rec.seq} · {rec.type}", style=DIM)
         if report is not None and view is None:
             head.append("  not on the active path", style="bold #6e7681")
-        out: list[Part] = [self._static(head, classes="head")]
+        return head
 
+    def _checkpoint_grid(
+        self, ledger: Ledger, report: Report | None, view: CheckpointView | None, rec: Record
+    ) -> RenderableType:
+        """The checkpoint's fields: status, failure, id, time, trigger, size, usage, boundary, shape, flags."""
+        cp = rec.checkpoint
+        assert cp is not None
         g = _grid()
         g.add_row("status", self._cp_status(report, view, cp.failure_reason, bool(cp.summary.strip())))
         if cp.failure_reason:
@@ -592,30 +629,14 @@ class DetailPane(VerticalScroll):
             flags.append("written by a hook")
         if flags:
             g.add_row("flags", Text(" · ".join(flags)))
-        out.append(self._static(g))
-        out += self._findings_here(report, rec.seq)
-        out += self._diagnostics_here(ledger, rec)
+        return g
 
-        if report is not None and view is not None:
-            out.append(self._title("Ranges"))
-            out.append(self._static(self._ranges(report, view)))
-        if cp.replacement is not None:
-            out.append(
-                self._title(
-                    Text.assemble(
-                        ("Replacement history ", "bold"),
-                        (f"· {plural(len(cp.replacement), 'item')}, all the history sent after it, in this order", DIM),
-                    )
-                )
-            )
-            out.append(self._static(self._replacement(ledger, cp.replacement)))
-
+    def _checkpoint_summary(self, cp: Checkpoint) -> list[Part]:
+        """The summary's title (size, template), its sections, and its text (or why there is none)."""
         template, rows, why = summary_sections(cp.summary)
-        out.append(
-            self._title(
-                Text.assemble(("Summary ", "bold"), (f"· {len(cp.summary):,} characters · {template}", DIM))
-            )
-        )
+        out: list[Part] = [
+            self._title(Text.assemble(("Summary ", "bold"), (f"· {len(cp.summary):,} characters · {template}", DIM)))
+        ]
         if rows:
             out.append(self._static(self._sections_table(rows, why)))
         if cp.summary:
@@ -628,13 +649,6 @@ class DetailPane(VerticalScroll):
             out.append(self._static(Text(f"(opaque summary: {cp.opaque_summary}; what it represents is known, its text is not)", style=DIM)))
         else:
             out.append(self._static(Text("(empty summary: it represents nothing)", style="bold #f85149")))
-        if cp.details is not None:
-            out.append(self._title("details (as written)"))
-            out.append(self._static(*_json_view(cp.details)))
-        extra = rec.extra
-        if extra:
-            out.append(self._title("Fields the model does not know"))
-            out.append(self._static(*_json_view(extra)))
         return out
 
     def _replacement(self, ledger: Ledger, items: list[HistoryItem], limit: int = 80) -> RenderableType:
