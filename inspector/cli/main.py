@@ -75,6 +75,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _version_flag(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_reading_commands(sub)
+    _add_repair_commands(sub)
+    from inspector.cli import export as export_cli
+    from inspector.cli import scan as scan_cli
+    from inspector.cli import search as search_cli
+    from inspector.cli import simulate as simulate_cli
+    from inspector.cli import usage as usage_cli
+
+    simulate_cli.add_parser(sub)
+    from inspector.cli import hook as hook_cli
+    from inspector.cli import watch as watch_cli
+
+    for across in (scan_cli, search_cli, usage_cli, export_cli):  # across sessions (issue 18)
+        across.add_parser(sub)
+    watch_cli.add_parser(sub)
+    # Listed for --help; `main` hands `hook` to its own parser (a usage error must not exit 2).
+    hook_cli.add_arguments(sub.add_parser("hook", help=hook_cli.HELP, description=hook_cli.DESCRIPTION))
+    return parser
+
+
+def _add_reading_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """`analyze` and `context`: what a session holds and what its runtime sends next."""
     a = sub.add_parser(
         "analyze",
         help="diagnose a session: checkpoints, coverage, holes, orphans, findings",
@@ -98,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(c)
+
+
+def _add_repair_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """`plan`, `repair`, `backups` and `undo`: a repair planned, carried out, listed and taken back."""
     pl = sub.add_parser(
         "plan",
         help="dry run of a repair: the requests, the checkpoint and the session after it (calls and writes nothing)",
@@ -137,22 +163,6 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=text, description=desc)
         sp.add_argument("session", metavar="SESSION", help="the session file")
         sp.add_argument("--json", action="store_true", help="emit JSON")
-    from inspector.cli import export as export_cli
-    from inspector.cli import scan as scan_cli
-    from inspector.cli import search as search_cli
-    from inspector.cli import simulate as simulate_cli
-    from inspector.cli import usage as usage_cli
-
-    simulate_cli.add_parser(sub)
-    from inspector.cli import hook as hook_cli
-    from inspector.cli import watch as watch_cli
-
-    for across in (scan_cli, search_cli, usage_cli, export_cli):  # across sessions (issue 18)
-        across.add_parser(sub)
-    watch_cli.add_parser(sub)
-    # Listed for --help; `main` hands `hook` to its own parser (a usage error must not exit 2).
-    hook_cli.add_arguments(sub.add_parser("hook", help=hook_cli.HELP, description=hook_cli.DESCRIPTION))
-    return parser
 
 
 REPAIR_EPILOG = """\
