@@ -10,6 +10,7 @@ import sys
 
 from inspector.analysis.usage import (
     GROUPINGS,
+    PriceTable,
     PriceTableError,
     UsageGroup,
     cost_text,
@@ -95,21 +96,32 @@ def run(args: argparse.Namespace) -> int:
     ]
     groups = group_usage(items, args.by, prices)
     if args.json:
-        emit_json({
-            "schema": "inspector.usage/1",
-            "by": args.by,
-            "prices": {"source": prices.source, "date": prices.date, "currency": prices.currency, "file": args.prices},
-            "groups": [
-                {
-                    "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents),
-                    "subagent_names": sorted(g.subagents), "requests": g.requests,
-                    "usage": g.usage.to_dict(), "subagent_usage": g.subagent_usage.to_dict(),
-                    "cost": g.cost, "cost_known": round(g.cost_known, 6), "unpriced_models": sorted(g.unpriced_models),
-                }
-                for g in groups
-            ],
-        })
+        emit_json(_usage_json(args, groups, prices))
         return 0
+    _print_table(args, groups, prices)
+    return 0
+
+
+def _usage_json(args: argparse.Namespace, groups: list[UsageGroup], prices: PriceTable) -> dict[str, object]:
+    """`usage --json` (inspector.usage/1)."""
+    return {
+        "schema": "inspector.usage/1",
+        "by": args.by,
+        "prices": {"source": prices.source, "date": prices.date, "currency": prices.currency, "file": args.prices},
+        "groups": [
+            {
+                "key": g.key, "sessions": len(g.sessions), "subagents": len(g.subagents),
+                "subagent_names": sorted(g.subagents), "requests": g.requests,
+                "usage": g.usage.to_dict(), "subagent_usage": g.subagent_usage.to_dict(),
+                "cost": g.cost, "cost_known": round(g.cost_known, 6), "unpriced_models": sorted(g.unpriced_models),
+            }
+            for g in groups
+        ],
+    }
+
+
+def _print_table(args: argparse.Namespace, groups: list[UsageGroup], prices: PriceTable) -> None:
+    """The usage table, a total row under it, and the price table's name (and unpriced models) on stderr."""
     from rich.table import Table
 
     t = Table(expand=True, box=None, header_style="bold", pad_edge=False)
@@ -146,7 +158,6 @@ def run(args: argparse.Namespace) -> int:
     if all_.unpriced_models:
         note += " · no price for " + ", ".join(sorted(all_.unpriced_models))
     print(note, file=sys.stderr)
-    return 0
 
 
 def short(n: int) -> str:
