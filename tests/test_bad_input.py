@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.analysis import analyze
+from inspector.analysis import analyze, findings
 from inspector.formats import LoadError, load
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
@@ -116,7 +117,19 @@ def test_missing_header(tmp_path: Path) -> None:
     assert report.context == []  # pi discards the whole file and starts an empty session
     holes = [x for x in report.findings if x.code == "hole"]
     assert holes and holes[0].by_role == {"user": 2, "assistant": 1}
+    # The hole says why in pi's own terms (its Runtime's reason, not a fallback naming pi).
+    assert "pi rejects this file (no valid header)" in holes[0].message
     _no_traceback(_cli(f))
+
+
+def test_a_rejected_file_without_a_stated_reason_names_its_runtime(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text(_lines(*GOOD[1:]))
+    led = load(str(f))
+    report = analyze(led)
+    report.runtime = dataclasses.replace(report.runtime, name="toy", file_rejected=None)
+    (hole,) = [x for x in findings.find_history(report) if x.code == "hole"]
+    assert "toy rejects this file whole" in hole.message and "pi" not in hole.message
 
 
 def test_parent_cycle(tmp_path: Path) -> None:

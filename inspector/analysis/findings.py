@@ -237,7 +237,7 @@ def _holes(report: Report) -> list[Finding]:
         n = len(seqs)
         if key == "lost":
             if report.ledger.runtime_rejects_file:
-                why = report.runtime.file_rejected or "pi rejects this file (no valid header) and would start an empty session"
+                why = report.runtime.file_rejected or f"{report.runtime.name} rejects this file whole and would start an empty session"
             else:
                 why = "the runtime cannot read or reach them (see the malformed-line finding)"
             msg = f"{plural(n, 'message')} ({fmt_roles(by_role)}) never {'reaches' if n == 1 else 'reach'} the model: {why}."

@@ -964,6 +964,9 @@ RUNTIME = Runtime(
     missing_boundary_keeps_nothing=True,
     skips_glued_lines=True,
     needs_header=True,
+    # loadEntriesFromFile returns no entries when the first parsed line is not a session header
+    # (session-manager.js:238-244), and the session manager then starts a new session.
+    file_rejected="pi rejects this file (no valid header) and would start an empty session",
     budget_defaults_source="pi default",
 )
 
