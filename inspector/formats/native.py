@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any, BinaryIO
 
-from inspector.formats import appended
+from inspector.formats import appended, native_heads
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
-from inspector.formats.jsonl import RawLine
+from inspector.formats.jsonl import RawLine, parse_line
 from inspector.formats.whole_lines import collector_paused, iter_lines_upto
 from inspector.ledger.model import (
     FAILURE_REASONS,
@@ -33,6 +33,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordSource,
     Route,
     RunHeader,
     SessionSettings,
@@ -82,7 +83,7 @@ _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 _SETTINGS_KEYS = ("window", "reserve", "keep_recent")
 
 # ISO-8601 date or date-time, the same pattern the schema uses.
-_ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$")
+_ISO_TS = re.compile(native_heads.ISO_TS_PATTERN)
 
 
 def load_schema() -> dict[str, Any]:
@@ -609,12 +610,80 @@ def stream(
     if after_fork is not None:
         after_fork()  # (no helper process here)
     consumed: list[int] = []
+    source = _Source(path)
     with collector_paused():
-        led = _build(iter_lines_upto(f, limit, upto_line, consumed), path)
+        led = _build(iter_lines_upto(f, limit, upto_line, consumed, native_heads.message_head), path, source)
+    source.runs = led.runs
     return led, consumed[0]
 
 
-def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
+class _Source(RecordSource):
+    """A message loaded from its head (`native_heads`): its content read again from the file, by
+    the same builder as a whole-line load, with its run's route."""
+
+    __slots__ = ("path", "runs")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.runs: dict[str, RunHeader] = {}
+
+    def _line(self, f: BinaryIO, rec: Record) -> RawLine | None:
+        f.seek(rec.offset)
+        return parse_line(f.read(rec.length), rec.line, rec.offset, False)
+
+    def _message_of(self, rl: RawLine | None, rec: Record) -> Message | None:
+        o = rl.objects[0] if rl is not None and rl.objects else None
+        if not isinstance(o, dict):
+            return None
+        m = _Builder().message(o, rl, rec.seq).message  # type: ignore[arg-type]
+        run = self.runs.get(rec.run_id) if rec.run_id is not None else None
+        if m is not None and run is not None:
+            m.route = run.route
+        return m
+
+    def obj(self, rec: Record) -> Any:
+        with open(self.path, "rb") as f:
+            rl = self._line(f, rec)
+        return rl.objects[0] if rl is not None and rl.objects else {}
+
+    def message(self, rec: Record) -> Message | None:
+        with open(self.path, "rb") as f:
+            return self._message_of(self._line(f, rec), rec)
+
+    def load_many(self, recs: list[Record]) -> None:
+        with open(self.path, "rb") as f:
+            for r in sorted(recs, key=lambda r: r.offset):
+                r._message = self._message_of(self._line(f, r), r)
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None  # a line read from its head has no field the format does not know
+
+
+def _head_record(h: native_heads.MessageHead, line: int, offset: int, length: int, seq: int, source: _Source) -> Record:
+    """A clean message line's record, its content left in the file (`_Source`)."""
+    return Record(
+        seq,
+        line,
+        "message",
+        "message",
+        h.id,
+        None,
+        h.ts,
+        run_id=h.run,
+        offset=offset,
+        length=length,
+        role=h.role,
+        stop_reason=h.stop_reason,
+        never_sent=h.meta is True,
+        source_role=h.role,
+        source=source,
+        call_ids=native_heads.call_ids(h),
+        result_id=native_heads.result_id(h),
+    )
+
+
+def _build(lines: Iterable[Any], path: str | None, source: _Source | None = None) -> Ledger:
+    """The records of every line: a `whole_lines.HeadLine` (with `source`) or a parsed RawLine."""
     b = _Builder()
     diags = b.diagnostics
     records: list[Record] = []
@@ -625,6 +694,12 @@ def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     first_is_header: bool | None = None
     seq = 0
     for rl in lines:
+        if type(rl) is tuple:
+            records.append(_head_record(*rl, seq, source))  # type: ignore[arg-type]
+            if first_is_header is None:
+                first_is_header = False
+            seq += 1
+            continue
         if rl.diagnostic is not None:
             diags.append(rl.diagnostic)
         for o in rl.objects:
@@ -765,11 +840,13 @@ def _resolve_runs(led: Ledger, b: _Builder) -> None:
     """Message.route = the route of its run (a run may be written after its messages)."""
     runs = led.runs
     for r in led.records:
-        if r.run_id is None or r.message is None:
+        m = r._message  # a message read from its head takes its route when it is read (`_Source`)
+        if r.run_id is None or (m is None and r._source is None):
             continue
         run = runs.get(r.run_id)
         if run is not None:
-            r.message.route = run.route
+            if m is not None:
+                m.route = run.route
         else:
             b.diagnostics.append(
                 Diagnostic(

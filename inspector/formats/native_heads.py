@@ -1,0 +1,121 @@
+"""The index fields of a native `message` line, decoded without building its content (issue 15:
+index first, content on demand, as the pi and Claude Code loaders do).
+
+A line's head is decoded with msgspec against types that accept exactly the message lines
+`native._Builder.message` maps without a single diagnostic: every field of its right type, no
+field it does not know, every block of a known type with no field of its own type unknown. Such a
+line loads as a record whose content is read again from the file when it is asked for (through
+the same builder, so the content is what a whole-line load gives). Anything else (a wrong type, a
+missing field, an unknown key or block type, a line that is not clean JSON, another record type)
+is left to the general path, which parses the line whole and says what is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from inspector.formats import bounded
+from inspector.ledger.model import Role, StopReason
+
+# The JSON values the builder accepts, as msgspec types. msgspec takes no bool for an int and no
+# float for an int, as `_is_int` does; ints past 64 bits fail here and take the general path.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_Count = Annotated[int, msgspec.Meta(ge=0, le=(1 << 63) - 1)]  # `_is_int(v) and v >= 0`
+_Id = Annotated[str, msgspec.Meta(min_length=1)]  # `_is_id`
+# `_ISO_TS` (native.py), matched as `re.match` matches it (msgspec searches with the same anchors).
+ISO_TS_PATTERN = r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$"
+_Ts = Annotated[str, msgspec.Meta(pattern=ISO_TS_PATTERN)] | _Int64 | float  # `_is_ts`
+
+
+class _Text(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="text"):
+    text: str
+
+
+class _Thinking(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="thinking"):
+    text: str
+
+
+class _ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_call"):
+    id: _Id
+    name: str
+    args: msgspec.Raw  # required (any JSON value, null included), not built
+
+
+class _ToolResult(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_result"):
+    call_id: _Id
+    text: str
+    is_error: bool = False
+
+
+class _Image(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="image"):
+    media_type: str
+
+
+_Block = _Text | _Thinking | _ToolCall | _ToolResult | _Image
+
+
+class _Usage(msgspec.Struct, gc=False):
+    """`_Builder.usage`: input and output present, every count a non-negative integer; other keys
+    are not read (and not diagnosed)."""
+
+    input: _Count
+    output: _Count
+    cache_read: _Count = 0
+    cache_write: _Count = 0
+
+
+class MessageHead(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A message line as `_Builder.message` reads it without a diagnostic (`_MESSAGE_KEYS`)."""
+
+    type: Literal["message"]
+    id: _Id
+    ts: _Ts
+    role: Role
+    content: str | list[_Block]
+    stop_reason: StopReason | None = None
+    stop_reason_raw: msgspec.Raw = msgspec.Raw(b"")
+    usage: _Usage | None = None
+    error: str | None = None
+    meta: bool | None = None
+    run: _Id | None = None
+
+
+_DECODER = msgspec.json.Decoder(MessageHead)
+_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def message_head(raw: bytes) -> MessageHead | None:
+    """The head of a clean message line; None when the line needs the general path. msgspec does
+    not check the UTF-8 of what it skips (`args`, `stop_reason_raw`): that is checked here."""
+    if bounded.is_large(raw) or not (raw.isascii() or _valid_utf8(raw)):
+        return None
+    try:
+        return _DECODER.decode(raw)
+    except _ERRORS:
+        return None
+
+
+def call_ids(h: MessageHead) -> tuple[str, ...]:
+    """The tool calls the message makes (`Message.tool_call_ids`)."""
+    c = h.content
+    if type(c) is str:
+        return ()
+    return tuple([b.id for b in c if type(b) is _ToolCall])
+
+
+def result_id(h: MessageHead) -> str | None:
+    """The call its first tool result answers."""
+    c = h.content
+    if type(c) is str:
+        return None
+    return next((b.call_id for b in c if type(b) is _ToolResult), None)

@@ -1,0 +1,129 @@
+"""A native ledger read index-first (`native_heads`: a clean message line's head decoded, its content
+read again on demand) is the ledger a whole-line load builds: the same records, messages (routes
+included) and diagnostics, line for line, for every field of a message set to every JSON type,
+removed, or joined by an unknown key, and for every field of every block the same (issue 15)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import load, native
+from inspector.formats.jsonl import read_lines
+
+from .test_native_format import ASSISTANT, HEADER, RUN, SAMPLES, TOOL, USER
+
+# One value of every JSON type, and the edges the head decoder must judge as the builder does.
+VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "stop", "user", "2025-03-01",
+    "2025-03-01T10:00:00Z\n", "r1", "call-1", [], [1], {}, {"a": 1},
+]
+MESSAGES = [USER, ASSISTANT, TOOL]
+SEED = 20261201
+
+
+def _mutations(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every field of the message, and of each of its blocks and its usage, set to every value in
+    VALUES, removed, or beside an unknown key."""
+    out: list[dict[str, Any]] = []
+    places: list[tuple[dict[str, Any], ...]] = []
+
+    def visit(path: tuple[Any, ...], obj: dict[str, Any]) -> None:
+        keys = sorted(native._MESSAGE_KEYS) if not path else list(obj)  # every field a message may have
+        for k in [*keys, "unknown_key"]:
+            places.append((path, k))  # type: ignore[arg-type]
+            v = obj.get(k)
+            if isinstance(v, dict):
+                visit((*path, k), v)
+            elif isinstance(v, list):
+                for i, b in enumerate(v):
+                    if isinstance(b, dict):
+                        visit((*path, k, i), b)
+
+    visit((), msg)
+    for path, key in places:  # type: ignore[misc]
+        for value in [*VALUES, "REMOVE"]:
+            m = copy.deepcopy(msg)
+            target: Any = m
+            for p in path:
+                target = target[p]
+            if value == "REMOVE":
+                if key not in target:
+                    continue
+                del target[key]
+            else:
+                target[key] = value
+            out.append(m)
+    return out
+
+
+def _fields(led) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+    return [
+        (r.seq, r.line, r.kind, r.type, r.id, r.parent_id, r.timestamp, r.offset, r.length, r.role,
+         r.stop_reason, r.source_role, tuple(r.call_ids), r.result_id, r.never_sent, r.run_id,
+         r.runtime_visible, r.message, r.checkpoint, r.extra)
+        for r in led.records
+    ]
+
+
+def _diags(led) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+    return [(d.line, d.problem, d.message, d.severity, d.recovered, list(d.seqs)) for d in led.diagnostics]
+
+
+def _same_both_ways(path: Path) -> None:
+    lazy = load(str(path))
+    lines, _, _ = read_lines(str(path))
+    whole = native.build(lines, str(path))
+    assert _diags(lazy) == _diags(whole), path.read_text()[:2000]
+    assert _fields(lazy) == _fields(whole), path.read_text()[:2000]
+
+
+def test_the_head_path_reads_clean_lines_and_only_those(tmp_path: Path) -> None:
+    """The clean examples load from their heads (content left in the file until asked for), and
+    a line with a wrong-typed field does not."""
+    f = tmp_path / "s.jsonl"
+    bad = {**USER, "id": "m9", "ts": True}
+    f.write_text("".join(json.dumps(o) + "\n" for o in [HEADER, RUN, USER, ASSISTANT, TOOL, bad]))
+    led = load(str(f))
+    lazy = {r.id for r in led.records if r._message is None and r._source is not None}
+    assert lazy == {"m1", "m2", "m3"}
+    assert led.records[3].message is not None and led.records[3].message.route is not None  # its run's route
+    _same_both_ways(f)
+
+
+@pytest.mark.parametrize("base", MESSAGES, ids=lambda m: m["role"])
+def test_every_mutation_of_a_message_loads_as_the_whole_line_load_builds_it(tmp_path: Path, base: dict[str, Any]) -> None:
+    muts = _mutations(base)
+    assert len(muts) > 200
+    # Many mutated lines to a file (each its own id, so a duplicate id is not what differs), then
+    # one line per file for a seeded sample (where the line's neighbours do not hide a difference).
+    f = tmp_path / "all.jsonl"
+    body = []
+    for i, m in enumerate(muts):
+        if isinstance(m.get("id"), str) and m["id"]:
+            m["id"] = f"{m['id']}-{i}"
+        body.append(json.dumps(m))
+    f.write_text("\n".join([json.dumps(HEADER), json.dumps(RUN), *body]) + "\n")
+    _same_both_ways(f)
+    for i, m in enumerate(random.Random(SEED).sample(muts, 60)):
+        g = tmp_path / f"one-{i}.jsonl"
+        g.write_text(json.dumps(m) + "\n" + json.dumps(RUN))  # headerless, run after it, no final newline
+        _same_both_ways(g)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_every_sample_reads_the_same_both_ways(path: Path) -> None:
+    _same_both_ways(path)
+    lines, _, _ = read_lines(str(path))
+    whole = analyze(native.build(lines, str(path)))
+    lazy = analyze(load(str(path)))
+    for doc in (analyze_json, context_json):
+        a, b = doc(lazy), doc(whole)
+        assert a == b
