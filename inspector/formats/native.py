@@ -39,6 +39,7 @@ from inspector.ledger.model import (
     SessionSettings,
     Usage,
     normalize_stop_reason,
+    record_from_fields,
     report_duplicate_ids,
 )
 from inspector.ledger.quoting import quote
@@ -660,25 +661,13 @@ class _Source(RecordSource):
 
 
 def _head_record(h: native_heads.MessageHead, line: int, offset: int, length: int, seq: int, source: _Source) -> Record:
-    """A clean message line's record, its content left in the file (`_Source`)."""
-    return Record(
-        seq,
-        line,
-        "message",
-        "message",
-        h.id,
-        None,
-        h.ts,
-        run_id=h.run,
-        offset=offset,
-        length=length,
-        role=h.role,
-        stop_reason=h.stop_reason,
-        never_sent=h.meta is True,
-        source_role=h.role,
-        source=source,
-        call_ids=native_heads.call_ids(h),
-        result_id=native_heads.result_id(h),
+    """A clean message line's record, its content left in the file (`_Source`): the fields in
+    `Record`'s declaration order (`record_from_fields`, the loaders' hot path)."""
+    calls, result = native_heads.pairing(h)
+    role = h.role
+    return record_from_fields(
+        Record, seq, line, h.id, None, h.ts, offset, length, role, h.stop_reason, role, calls, result, source,
+        "message", "message", True, h.meta is True, None, None, h.run, None,
     )
 
 

@@ -105,17 +105,14 @@ def message_head(raw: bytes) -> MessageHead | None:
         return None
 
 
-def call_ids(h: MessageHead) -> tuple[str, ...]:
-    """The tool calls the message makes (`Message.tool_call_ids`)."""
+def pairing(h: MessageHead) -> tuple[tuple[str, ...], str | None]:
+    """The tool calls the message makes (`Message.tool_call_ids`) and the call its first tool result
+    answers (`Record.result_id`)."""
     c = h.content
     if type(c) is str:
-        return ()
-    return tuple([b.id for b in c if type(b) is _ToolCall])
-
-
-def result_id(h: MessageHead) -> str | None:
-    """The call its first tool result answers."""
-    c = h.content
-    if type(c) is str:
-        return None
-    return next((b.call_id for b in c if type(b) is _ToolResult), None)
+        return (), None
+    calls = tuple([b.id for b in c if type(b) is _ToolCall])
+    for b in c:
+        if type(b) is _ToolResult:
+            return calls, b.call_id
+    return calls, None
