@@ -328,3 +328,39 @@ def test_the_hook_answers_match_the_schemas(capsys: pytest.CaptureFixture[str]) 
                 valid("hook-pi.schema.json", doc)
                 assert rejected("hook-pi.schema.json", {**doc, "checked": "yes"})
     assert answered, "no Claude Code session gave the hook something to say"
+
+
+# ------------------------------------------------------------------------------ backups and undo
+
+
+def test_backups_and_undo_output_matches_the_schemas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = tmp_path / "s.jsonl"
+    shutil.copy(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl", session)
+    repair = ("repair", str(session), "--strategy", "resummarize", "--window", "64000", "--write", "--json")
+    cli_json(capsys, *repair)
+    listed = cli_json(capsys, "backups", str(session), "--json")
+    assert len(listed["backups"]) == 1 and listed["backups"][0]["undone"] is None
+    valid("backups.schema.json", listed)
+    undone = cli_json(capsys, "undo", str(session), "--json")
+    valid("undo.schema.json", undone)
+    cli_json(capsys, *repair)
+    (Path(listed["folder"]) / "broken.jsonl.json").write_text("{not json")
+    listed = cli_json(capsys, "backups", str(session), "--json")
+    assert listed["damaged"] and any(b["undone"] for b in listed["backups"])
+    valid("backups.schema.json", listed)
+    assert rejected("backups.schema.json", _mutated(listed, lambda d: d["backups"][0].update(size="12")))
+    assert rejected("backups.schema.json", _mutated(listed, lambda d: d["damaged"][0].update(unexpected=1)))
+    assert rejected("undo.schema.json", _mutated(undone, lambda d: d["restored"].pop("sha256")))
+
+
+def test_undo_of_a_database_store_matches_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "token_threshold.db"
+    shutil.copyfile(need_shared(SHARED / "peers" / "adk/corpus/token_threshold.db"), store)
+    store.chmod(0o644)
+    cli_json(capsys, "repair", str(store), "--strategy", "compact", "--keep-recent", "400", "--window", "8000",
+             "--reserve", "1000", "--write", "--json")  # fmt: skip
+    valid("backups.schema.json", cli_json(capsys, "backups", str(store), "--json"))
+    undone = cli_json(capsys, "undo", str(store), "--json")
+    assert undone["restored"]["rows"]
+    valid("undo.schema.json", undone)
+    assert rejected("undo.schema.json", _mutated(undone, lambda d: d["restored"]["rows"][0].update(rowid="7")))

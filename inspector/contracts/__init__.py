@@ -40,13 +40,15 @@ class Contract:
 def contracts() -> list[Contract]:
     """Every contract, in the order the docs present them (imported here, not at module load)."""
     from inspector.analysis.sessions import ScanRow
-    from inspector.contracts import across, hooks, live, repair, report, simulate
+    from inspector.contracts import across, backups, hooks, live, repair, report, simulate
 
     return [
         Contract("analyze.schema.json", report.AnalyzeDocument, "inspector analyze --json (inspector.analyze/1)"),
         Contract("context.schema.json", report.ContextDocument, "inspector context --json (inspector.context/1)"),
         Contract("plan.schema.json", repair.PlanDocument, "inspector plan --json (inspector.plan/1)"),
         Contract("repair.schema.json", repair.RepairDocument, "inspector repair --json (inspector.repair/1)"),
+        Contract("backups.schema.json", backups.BackupsDocument, "inspector backups --json"),
+        Contract("undo.schema.json", backups.UndoDocument, "inspector undo --json"),
         Contract("simulate.schema.json", simulate.SimulationDocument, "inspector simulate --json"),
         Contract("scan-row.schema.json", ScanRow, "inspector scan --json line (inspector.scan/1)"),
         Contract("usage.schema.json", across.UsageDocument, "inspector usage --json (inspector.usage/1)"),
