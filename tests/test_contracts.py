@@ -158,14 +158,15 @@ REPAIRABLE = [SAMPLES / f for f in ("pi/adr0302_amnesiac_fallback.jsonl", "pi/tr
 
 def repairable() -> list[Path]:
     real = need_shared(SHARED / "real_sessions")
-    return [*REPAIRABLE, real / "pi" / "pi-mono__compact@705ba5d4.jsonl", real / "claude_code" / "spotter__tool_heavy.jsonl",
+    pi = [real / "pi" / n for n in ("pi-mono__compact@705ba5d4.jsonl", "pi-mono__session@d5dde00d.jsonl", "pi-mono__large-session.jsonl")]
+    return [*REPAIRABLE, *pi, real / "claude_code" / "spotter__tool_heavy.jsonl",
             real / "codex" / "agent-sessions__codex_small.jsonl", need_shared(SHARED / "peers" / "adk/corpus/sliding_window.json")]  # fmt: skip
 
 
 @pytest.mark.parametrize("strategy", ["compact", "resummarize", "recover"])
 @pytest.mark.parametrize("path", repairable(), ids=ids(repairable()))
 def test_plan_and_repair_output_matches_the_schemas(path: Path, strategy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    flags = ("--strategy", strategy, "--window", "64000", "--json")
+    flags = ("--strategy", strategy, "--window", "32000", "--json")  # small enough that the real sessions summarize
     valid("plan.schema.json", cli_json(capsys, "plan", str(path), *flags))
     for write in ((), ("--out", str(tmp_path / ("copy" + path.suffix)))):
         doc = cli_json(capsys, "repair", str(path), *flags, *write, refusal=True)
@@ -182,16 +183,17 @@ def test_a_repair_written_in_place_names_its_backup(tmp_path: Path, capsys: pyte
 
 
 def test_the_plan_and_repair_schemas_reject_what_the_contracts_do_not_allow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
-    flags = ("--strategy", "resummarize", "--window", "64000", "--json")
+    path = str(need_shared(SHARED / "real_sessions" / "pi" / "pi-mono__session@d5dde00d.jsonl"))
+    flags = ("--strategy", "compact", "--window", "32000", "--json")
     plan = cli_json(capsys, "plan", path, *flags)
     repair = cli_json(capsys, "repair", path, *flags)
     valid("repair.schema.json", repair)
-    assert plan["checkpoint"] is not None and repair["calls"]
+    assert plan["checkpoint"] is not None and plan["requests"] and repair["calls"]
     for bad in (
         lambda d: d.update(action="explode"),
         lambda d: d["checkpoint"]["boundary"].update(first_kept=3),
         lambda d: d["budgets"]["window"].update(unit="tokens"),
+        lambda d: d["requests"][0].update(kind="final"),
     ):
         assert rejected("plan.schema.json", _mutated(plan, bad))
     for bad in (
