@@ -361,7 +361,10 @@ def test_undo_of_a_database_store_matches_the_schema(tmp_path: Path, capsys: pyt
     store.chmod(0o644)
     cli_json(capsys, "repair", str(store), "--strategy", "compact", "--keep-recent", "400", "--window", "8000",
              "--reserve", "1000", "--write", "--json")  # fmt: skip
-    valid("backups.schema.json", cli_json(capsys, "backups", str(store), "--json"))
+    listed = cli_json(capsys, "backups", str(store), "--json")
+    (backup,) = listed["backups"]  # the store's backup is listed, with the rows the write inserted
+    assert backup["rows"] and backup["state_before"] != backup["state_after"] and backup["undone"] is None
+    valid("backups.schema.json", listed)
     undone = cli_json(capsys, "undo", str(store), "--json")
     assert undone["restored"]["rows"]
     valid("undo.schema.json", undone)

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.command == "backups":
         entries = backup_entries(session)
-        found = [b for b in entries if isinstance(b, Backup)]
+        found = [b for b in entries if not isinstance(b, DamagedBackup)]  # a file's and a database store's
         if args.json:
             damaged = [{"backup": b.path, "sidecar": b.meta_path, "problem": b.problem}
                        for b in entries if isinstance(b, DamagedBackup)]

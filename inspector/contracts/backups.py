@@ -56,7 +56,7 @@ class BackupsDocument(Closed):
     session: str = Field(description="the session, absolute")
     folder: str = Field(description="where its backups are kept")
     backups: list[FileBackup | StoreBackup] = Field(
-        description="its backups, oldest first (a database store's are left out today: the text lists them, the JSON does not)"
+        description="its backups, oldest first: a session file's, or a database store's"
     )
     damaged: list[DamagedBackup] = Field(description="backups whose sidecar does not say what inspector wrote: listed, never used")
 
