@@ -283,14 +283,42 @@ def _key(p: dict[str, Any]) -> str | bytes:
     return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
 
 
+# A record's type by its line type and subtype, one string each (a rollout has a few dozen).
+_EVENT_TYPES: dict[str | None, str] = {}
+_ITEM_TYPES: dict[str | None, str] = {}
+
+
+def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
+    hit = names.get(sub)
+    if hit is None:
+        hit = f"{line_type}:{sub}"
+        if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
+            names[sub] = hit
+    return hit
+
+
+def _head_key(t: str, p: PayloadHead) -> str | bytes | None:
+    """`_key` of a message, call or output item from its head (its parts are strings or nulls);
+    None for another item (reasoning: keyed by all its fields, read when a checkpoint asks)."""
+    if t == "message":
+        c = p.content
+        parts = [x.text if x.text is not _UNSET else x.type for x in c] if type(c) is list else c
+        return _plain_key(["message", p.role, parts]) or json.dumps(["message", p.role, parts], sort_keys=True, ensure_ascii=False)
+    if t in CALL_TYPES or t in OUTPUT_TYPES:
+        return _plain_key([t, p.call_id]) or json.dumps([t, p.call_id], ensure_ascii=False)
+    return None
+
+
 def _plain(v: Any) -> bool:
     return v is None or type(v) is str
 
 
 def _plain_key(v: list[Any]) -> bytes | None:
-    """orjson's encoding of a list of strings and nulls; None when it refuses one (a lone surrogate)."""
+    """orjson's encoding of a list of strings and nulls; None when it refuses one (a lone surrogate).
+    Copied to a bytes object of its own size: the one orjson returns keeps the ~4 KB buffer it
+    wrote into (a key per history item: 80 MB of a 100 MB rollout's peak)."""
     try:
-        return orjson.dumps(v)
+        return bytes(memoryview(orjson.dumps(v)))
     except orjson.JSONEncodeError:
         return None
 
@@ -548,7 +576,7 @@ class _Builder:
                     w = info.model_context_window
                     if w is not None and w > 0:
                         self.settings.window = w
-            typ = f"event_msg:{sub}"
+            typ = _type_name(_EVENT_TYPES, "event_msg", sub)
         else:
             if t == "turn_context" and p.model is not None:
                 self.model = p.model
@@ -607,13 +635,13 @@ class _Builder:
         never_sent = meta is not None and meta.compaction_output is True
         rec = record_from_fields(
             Record, seq, line, rid, None, h.timestamp, offset, length, mapped, stop, source_role, calls, result, src, "message",
-            f"response_item:{it}", True, never_sent,
+            _type_name(_ITEM_TYPES, "response_item", it), True, never_sent,
         )  # fmt: skip
         self.records.append(rec)
         if mapped == "assistant":
             src.note_route(seq, self.model, self.provider)
             self.usage_for = seq
-        entry = _Entry(seq, None, p.id, HistoryItem(mapped, seq=seq))
+        entry = _Entry(seq, _head_key(it, p), p.id, HistoryItem(mapped, seq=seq))
         self.history.append(entry)
         if p.id is not None:
             self.written.setdefault(p.id, entry)
@@ -784,12 +812,16 @@ class _Builder:
         earliest not matched yet), or new content of this checkpoint."""
         used: set[int] = set()
         by_id: dict[str, int] = {}
-        by_key: dict[str | bytes | None, list[int]] = {}
-        self._keys(self.history)
+        by_key: dict[str | bytes, list[int]] = {}
+        # Only an item of the same type has the same key: the keys not read yet are read for the
+        # types the replacement history holds (an entry left unread never equals its items).
+        kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
+        self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
         for i, e in enumerate(self.history):
             if e.id is not None:
                 by_id.setdefault(e.id, i)
-            by_key.setdefault(e.key, []).append(i)
+            if e.key is not None:
+                by_key.setdefault(e.key, []).append(i)
         out: list[HistoryItem] = []
         own: list[HistoryItem] = []
         entries: list[_Entry] = []

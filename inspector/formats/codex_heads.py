@@ -24,10 +24,11 @@ _UNSET = msgspec.UNSET
 
 
 class _PartHead(msgspec.Struct, gc=False):
-    """One part of a content list (`fields._CODEX_CONTENT`'s items)."""
+    """One part of a content list (`fields._CODEX_CONTENT`'s items; `text` UNSET when the key
+    is not there: a history key tells a part without a text from one whose text is null)."""
 
     type: str | None = None
-    text: str | None = None
+    text: str | msgspec.UnsetType | None = _UNSET
 
 
 _Content = str | list[_PartHead] | None
