@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import msgspec
-import orjson
 
 from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
@@ -262,23 +261,29 @@ def _session_prefix(text: str) -> bool:
     return text.lstrip().lower().startswith(_SESSION_PREFIXES)
 
 
-def _key(p: dict[str, Any]) -> str | bytes:
+HistoryKey = str | tuple[Any, ...]
+
+
+def _key(p: dict[str, Any]) -> HistoryKey:
     """What makes two history items the same item, ids and bookkeeping fields aside. Only ever
-    compared with another item's key: a message or call of plain strings is keyed by orjson's
-    bytes (one per history item of a big rollout), anything else by json's text; equal items take
-    the same path, so they get equal keys, and a bytes key never equals a text one."""
+    compared with another item's key: a message or call of plain strings is keyed by a tuple of
+    them (one per history item of a big rollout: no encoding, and nothing kept but the strings),
+    anything else by json's text; equal items take the same path, so they get equal keys, and a
+    tuple key never equals a text one."""
     t = p.get("type", "message")
     if t == "message":
         # Texts and the kinds of the other parts: an image Codex re-encoded is still the message.
         c = p.get("content")
         parts = [x.get("text") if isinstance(x, dict) and "text" in x else (x.get("type") if isinstance(x, dict) else x) for x in c] if isinstance(c, list) else c
         role = p.get("role")
-        if _plain(role) and (_plain(parts) or (type(parts) is list and all(_plain(x) for x in parts))):
-            return _plain_key(["message", role, parts]) or json.dumps(["message", role, parts], sort_keys=True, ensure_ascii=False)
+        if _plain(role) and _plain(parts):
+            return ("message", role, parts)
+        if _plain(role) and type(parts) is list and all(_plain(x) for x in parts):
+            return ("message", role, tuple(parts))
         return json.dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
         cid = p.get("call_id")
-        return (_plain(cid) and _plain_key([t, cid])) or json.dumps([t, cid], ensure_ascii=False)
+        return (t, cid) if _plain(cid) else json.dumps([t, cid], ensure_ascii=False)
     drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
     return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
 
@@ -297,30 +302,20 @@ def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) ->
     return hit
 
 
-def _head_key(t: str, p: PayloadHead) -> str | bytes | None:
+def _head_key(t: str, p: PayloadHead) -> HistoryKey | None:
     """`_key` of a message, call or output item from its head (its parts are strings or nulls);
     None for another item (reasoning: keyed by all its fields, read when a checkpoint asks)."""
     if t == "message":
         c = p.content
-        parts = [x.text if x.text is not _UNSET else x.type for x in c] if type(c) is list else c
-        return _plain_key(["message", p.role, parts]) or json.dumps(["message", p.role, parts], sort_keys=True, ensure_ascii=False)
+        parts = tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c
+        return ("message", p.role, parts)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
-        return _plain_key([t, p.call_id]) or json.dumps([t, p.call_id], ensure_ascii=False)
+        return (t, p.call_id)
     return None
 
 
 def _plain(v: Any) -> bool:
     return v is None or type(v) is str
-
-
-def _plain_key(v: list[Any]) -> bytes | None:
-    """orjson's encoding of a list of strings and nulls; None when it refuses one (a lone surrogate).
-    Copied to a bytes object of its own size: the one orjson returns keeps the ~4 KB buffer it
-    wrote into (a key per history item: 80 MB of a 100 MB rollout's peak)."""
-    try:
-        return bytes(memoryview(orjson.dumps(v)))
-    except orjson.JSONEncodeError:
-        return None
 
 
 def _history_item(p: dict[str, Any]) -> HistoryItem | None:
@@ -349,12 +344,10 @@ def _head_usage(u: TokensHead | None) -> Usage | None:
     """`_usage` of a head's token counts."""
     if u is None:
         return None
-
-    def n(v: int | None) -> int:
-        return v if v is not None and v > 0 else 0
-
-    cached, written = n(u.cached_input_tokens), n(u.cache_write_input_tokens)
-    return Usage(max(0, n(u.input_tokens) - cached - written), n(u.output_tokens), cached, written)
+    fresh, cached, written, out = u.input_tokens or 0, u.cached_input_tokens or 0, u.cache_write_input_tokens or 0, u.output_tokens or 0
+    cached = cached if cached > 0 else 0
+    written = written if written > 0 else 0
+    return Usage(max(0, fresh - cached - written) if fresh > 0 else 0, out if out > 0 else 0, cached, written)
 
 
 def _usage(u: Any) -> Usage | None:
@@ -453,7 +446,7 @@ class _Entry:
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
 
     seq: int | None
-    key: str | bytes | None  # None: not read yet (a line read from its head: `_Fields.keys`)
+    key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
     id: str | None
     item: HistoryItem
 
@@ -562,7 +555,11 @@ class _Builder:
             return self._head_item(h, p, src, seq, line, offset, len(raw))
         if t not in META_TYPES or t == "session_meta":
             return False  # the header, a checkpoint, another agent's message, an unknown type
-        rid = self._head_rid(p.id, line)
+        rid = p.id  # (`rid`, inline: one call less per line)
+        seen = self.seen_ids
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
         if t == "event_msg":
             sub = p.type if type(p.type) is str else None
             if sub == "thread_rolled_back":
@@ -588,16 +585,6 @@ class _Builder:
         )
         return True
 
-    def _head_rid(self, pid: str | None, line: int) -> str:
-        """`rid` of a line's first object, from its payload's id."""
-        seen = self.seen_ids
-        if pid and pid not in seen:
-            seen.add(pid)
-            return pid
-        rid = f"L{line}"
-        seen.add(rid)
-        return rid
-
     def _head_item(self, h: LineHead, p: PayloadHead, src: _Fields, seq: int, line: int, offset: int, length: int) -> bool:
         """A response item's record from its head: what `response_item` makes of it, with the
         message's content and the item's unknown fields read when asked for."""
@@ -621,16 +608,21 @@ class _Builder:
         elif it in OUTPUT_TYPES:
             mapped, source_role, stop, calls, result = "tool", it, None, (), p.call_id  # type: ignore[assignment]
         elif it == "ghost_snapshot":
-            rid = self._head_rid(p.id, line)
+            mapped = None  # type: ignore[assignment]
+        else:
+            return False  # an opaque or unknown item, another agent's message: the general path
+        rid = pid = p.id  # (`rid`, inline: one call less per line)
+        seen = self.seen_ids
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
+        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
             self.records.append(
                 record_from_fields(
                     Record, seq, line, rid, None, h.timestamp, offset, length, None, None, None, (), None, src, "meta", "response_item:ghost_snapshot"
                 )
             )
             return True
-        else:
-            return False  # an opaque or unknown item, another agent's message: the general path
-        rid = self._head_rid(p.id, line)
         meta = h.metadata
         never_sent = meta is not None and meta.compaction_output is True
         rec = record_from_fields(
@@ -641,10 +633,10 @@ class _Builder:
         if mapped == "assistant":
             src.note_route(seq, self.model, self.provider)
             self.usage_for = seq
-        entry = _Entry(seq, _head_key(it, p), p.id, HistoryItem(mapped, seq=seq))
+        entry = _Entry(seq, _head_key(it, p), pid, HistoryItem(mapped, "", seq))
         self.history.append(entry)
-        if p.id is not None:
-            self.written.setdefault(p.id, entry)
+        if pid is not None:
+            self.written.setdefault(pid, entry)
         return True
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
@@ -812,7 +804,7 @@ class _Builder:
         earliest not matched yet), or new content of this checkpoint."""
         used: set[int] = set()
         by_id: dict[str, int] = {}
-        by_key: dict[str | bytes, list[int]] = {}
+        by_key: dict[HistoryKey, list[int]] = {}
         # Only an item of the same type has the same key: the keys not read yet are read for the
         # types the replacement history holds (an entry left unread never equals its items).
         kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
