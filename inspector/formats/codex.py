@@ -1074,9 +1074,10 @@ def build(lines: Iterable[RawLine], path: str | None, source: _Fields | None = N
 def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
-    """A rollout read from disk (`base.LineStreamer`): each line mapped as it is parsed, so only
-    what the mapping keeps stays in memory (a meta line's payload is read again when asked for:
-    `_Fields`)."""
+    """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
+    (`codex_heads`) becomes its record from the head (`_Builder.add_head`), its payload, message
+    and history key read again from the file when asked for (`_Fields`); any other line is parsed
+    whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
     if after_fork is not None:
         after_fork()  # (the hasher's thread: no helper process here)
     source = _Fields(path)
