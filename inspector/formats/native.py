@@ -20,10 +20,8 @@ from typing import Any, BinaryIO
 
 from inspector.formats import appended
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
-from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.native_heads import DECODER as HEAD_DECODER
-from inspector.formats.native_heads import MessageHead, clean_message
-from inspector.formats.whole_lines import collector_paused, read_heads_upto
+from inspector.formats.jsonl import RawLine
+from inspector.formats.whole_lines import collector_paused, iter_lines_upto
 from inspector.ledger.model import (
     FAILURE_REASONS,
     ROLES,
@@ -35,13 +33,11 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
-    RecordSource,
     Route,
     RunHeader,
     SessionSettings,
     Usage,
     normalize_stop_reason,
-    record_from_fields,
     report_duplicate_ids,
 )
 from inspector.ledger.quoting import quote
@@ -606,108 +602,32 @@ def build(lines: list[RawLine], path: str | None) -> Ledger:
 def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
-    """The file read from disk (`base.LineStreamer`) up to the size it had when the load started:
-    a message line whose head decodes clean (`native_heads`) becomes its record from the head, its
-    content and unknown fields read again when asked for (`_Source`); any other line is parsed
-    whole and mapped as `build` maps it, its parsed objects freed before the next line is read
-    (the peak memory is the records); the file hashed on another thread meanwhile (`after_fork`
-    starts it)."""
+    """The file read from disk (`base.LineStreamer`) up to the size it had when the load started,
+    each line mapped as it is parsed, so its parsed objects are freed before the next line is read
+    (the peak memory is the records, not every parsed line as well); the file hashed on another
+    thread meanwhile (`after_fork` starts it)."""
     if after_fork is not None:
         after_fork()  # (no helper process here)
+    consumed: list[int] = []
     with collector_paused():
-        st = _Reading(_Source(path))
-        consumed = read_heads_upto(f, limit, upto_line, HEAD_DECODER.decode, st.add_head, st.add_line)
-        return st.finish(path), consumed
+        led = _build(iter_lines_upto(f, limit, upto_line, consumed), path)
+    return led, consumed[0]
 
 
-class _Source(RecordSource):
-    """A message line read from its head: its message and unknown fields read again from the
-    file when asked for, as the full mapping reads them (its route from the run it names).
-    `raw()` stays None, as for every native record."""
-
-    __slots__ = ("path", "runs")
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.runs: dict[str, RunHeader] = {}  # the ledger's, once it is built
-
-    def obj(self, rec: Record) -> Any:
-        return None
-
-    def _object(self, rec: Record, f: BinaryIO | None = None) -> dict[str, Any]:
-        if f is None:
-            with open(self.path, "rb") as g:
-                return self._object(rec, g)
-        f.seek(rec.offset)
-        o = line_object(f.read(rec.length), rec.line, rec.offset)
-        return o if isinstance(o, dict) else {}
-
-    def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
-        o = self._object(rec, f)
-        m = _Builder().message(o, RawLine(rec.line, rec.offset, rec.length, [o]), rec.seq).message
-        run = self.runs.get(rec.run_id) if rec.run_id is not None else None
-        if m is not None and run is not None:
-            m.route = run.route
-        return m
-
-    def load_many(self, recs: list[Record]) -> None:
-        """Many records' messages read through one open file, in file order."""
-        with open(self.path, "rb") as f:
-            for r in sorted(recs, key=lambda r: r.offset):
-                r._message = self.message(r, f)
-
-    def extra(self, rec: Record) -> dict[str, Any] | None:
-        return _extra(self._object(rec), _MESSAGE_KEYS)
-
-
-class _Reading:
-    """One file being mapped: the records so far and what the whole file decides (the header,
-    the runs); a line is given whole (`add_line`) or as its head (`add_head`)."""
-
-    __slots__ = ("b", "first_is_header", "header", "header_line", "records", "runs", "settings", "source")
-
-    def __init__(self, source: _Source | None) -> None:
-        self.b = _Builder()
-        self.records: list[Record] = []
-        self.header: dict[str, Any] | None = None
-        self.header_line: int | None = None
-        self.settings = SessionSettings()
-        self.runs: dict[str, RunHeader] = {}
-        self.first_is_header: bool | None = None
-        self.source = source
-
-    def add_head(self, h: MessageHead, raw: bytes, line: int, offset: int) -> bool:
-        """A message line's record from its head (False: the line is parsed whole)."""
-        if not clean_message(h, _is_ts):
-            return False
-        if self.first_is_header is None:
-            self.first_is_header = False
-        calls: list[str] = []
-        result: str | None = None
-        c = h.content
-        if type(c) is list:
-            for blk in c:
-                if blk.type == "tool_call":
-                    calls.append(blk.id)  # type: ignore[arg-type]
-                elif blk.type == "tool_result" and result is None:
-                    result = blk.call_id  # type: ignore[assignment]
-        records = self.records
-        records.append(
-            record_from_fields(
-                Record, len(records), line, h.id, None, h.ts, offset, len(raw), h.role, h.stop_reason, h.role, tuple(calls),
-                result, self.source, "message", "message", True, h.meta is True, None, None, h.run,
-            )
-        )  # fmt: skip
-        return True
-
-    def add_line(self, rl: RawLine) -> None:
-        diags = self.b.diagnostics
-        b = self.b
-        records = self.records
+def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
+    b = _Builder()
+    diags = b.diagnostics
+    records: list[Record] = []
+    header: dict[str, Any] | None = None
+    header_line: int | None = None
+    settings = SessionSettings()
+    runs: dict[str, RunHeader] = {}
+    first_is_header: bool | None = None
+    seq = 0
+    for rl in lines:
         if rl.diagnostic is not None:
             diags.append(rl.diagnostic)
         for o in rl.objects:
-            seq = len(records)
             if not isinstance(o, dict):
                 diags.append(
                     Diagnostic(
@@ -718,8 +638,8 @@ class _Reading:
                 )
                 continue
             t = o.get("type")
-            if self.first_is_header is None:
-                self.first_is_header = t == "ledger"
+            if first_is_header is None:
+                first_is_header = t == "ledger"
             if t == "message":
                 rec = b.message(o, rl, seq)
             elif t == "checkpoint":
@@ -727,53 +647,43 @@ class _Reading:
             elif t == "run":
                 rec, route = b.run(o, rl, seq)
                 if rec.id is not None:
-                    self.runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
-            elif t == "ledger" and self.header is None:
-                rec, self.settings = b.header(o, rl, seq)
-                self.header, self.header_line = o, rl.line
+                    runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
+            elif t == "ledger" and header is None:
+                rec, settings = b.header(o, rl, seq)
+                header, header_line = o, rl.line
             elif t == "ledger":
-                rec = _second_header(diags, o, rl, seq, self.header_line)
+                rec = _second_header(diags, o, rl, seq, header_line)
             else:
                 rec = _unknown_record(b, o, rl, seq)
             records.append(rec)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
+            seq += 1
 
-    def finish(self, path: str | None) -> Ledger:
-        header, records, diags = self.header, self.records, self.b.diagnostics
-        version = header.get("version") if header is not None else None
-        sid = header.get("id") if header is not None else None
-        led = Ledger(
-            path=path,
-            format=NAME,
-            session_id=sid if _is_id(sid) else None,
-            header=header,
-            records=records,
-            diagnostics=diags,
-            settings=self.settings,
-            runs=self.runs,
-            version=version if _is_int(version) else None,
-        )
-        if self.source is not None:
-            self.source.runs = self.runs
-        if not records:
-            return led
-        if not self.first_is_header:
-            diags.append(_missing_header(self.header_line))
-        _resolve_runs(led, self.b)
-        report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
-        for r in reversed(records):
-            if r.kind != "header":
-                led.leaf_seq = r.seq
-                break
+    version = header.get("version") if header is not None else None
+    sid = header.get("id") if header is not None else None
+    led = Ledger(
+        path=path,
+        format=NAME,
+        session_id=sid if _is_id(sid) else None,
+        header=header,
+        records=records,
+        diagnostics=diags,
+        settings=settings,
+        runs=runs,
+        version=version if _is_int(version) else None,
+    )
+    if not records:
         return led
-
-
-def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
-    st = _Reading(None)
-    for rl in lines:
-        st.add_line(rl)
-    return st.finish(path)
+    if not first_is_header:
+        diags.append(_missing_header(header_line))
+    _resolve_runs(led, b)
+    report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+    for r in reversed(records):
+        if r.kind != "header":
+            led.leaf_seq = r.seq
+            break
+    return led
 
 
 def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:
@@ -855,15 +765,11 @@ def _resolve_runs(led: Ledger, b: _Builder) -> None:
     """Message.route = the route of its run (a run may be written after its messages)."""
     runs = led.runs
     for r in led.records:
-        if r.run_id is None:
-            continue
-        m = r._message  # (a message read from its head gets its route when it is read: `_Source`)
-        if m is None and r._source is None:
+        if r.run_id is None or r.message is None:
             continue
         run = runs.get(r.run_id)
         if run is not None:
-            if m is not None:
-                m.route = run.route
+            r.message.route = run.route
         else:
             b.diagnostics.append(
                 Diagnostic(
