@@ -34,7 +34,7 @@ def _read_bytes(path: str) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "bytes": n}
 
 
-def _paint(path: str, spawned: float | None = None) -> dict[str, float | None]:
+def _paint(path: str, spawned: float | None = None, deadline_s: float = 120) -> dict[str, float | None]:
     import asyncio
 
     from inspector.tui.app import create_app
@@ -45,7 +45,7 @@ def _paint(path: str, spawned: float | None = None) -> dict[str, float | None]:
         t0 = time.perf_counter()
         app = create_app([path])
         async with app.run_test(size=(160, 50)) as pilot:
-            deadline = t0 + 120
+            deadline = t0 + deadline_s
             while time.perf_counter() < deadline:
                 screen = app.screen
                 fp = getattr(screen, "first_paint", None)
@@ -68,7 +68,7 @@ def _cli(path: str) -> dict[str, float]:
     t0 = time.time()
     c0 = _children_cpu()
     p = subprocess.run(
-        [sys.executable, "-m", "inspector", "analyze", path, "--json"], capture_output=True, cwd=REPO, check=False, timeout=300
+        [sys.executable, "-m", "inspector", "analyze", path, "--json"], capture_output=True, cwd=REPO, check=False, timeout=600
     )
     if p.returncode not in (0, 1):
         return {"error": (p.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]}  # type: ignore[dict-item]
@@ -80,14 +80,15 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _fresh(kind: str, path: str) -> dict:
+def _fresh(kind: str, path: str, deadline_s: float) -> dict:
     p = subprocess.run(
-        [sys.executable, "-m", "benchmarks.first_paint", "--worker", kind, "--file", path, "--spawned", repr(time.time())],
+        [sys.executable, "-m", "benchmarks.first_paint", "--worker", kind, "--file", path, "--spawned", repr(time.time()),
+         "--deadline", repr(deadline_s)],
         capture_output=True,
         text=True,
         cwd=REPO,
         check=False,
-        timeout=300,
+        timeout=deadline_s + 180,
     )
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
@@ -99,11 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", help="ledger to open (default: the 100k-record benchmark ledger, generated if missing)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--deadline", type=float, default=120, help="seconds the app is given to land its analysis (a loaded machine, a 500 MB file)")
     ap.add_argument("--worker", choices=("read", "paint"), help=argparse.SUPPRESS)
     ap.add_argument("--spawned", type=float, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        res = _read_bytes(args.file) if args.worker == "read" else _paint(args.file, args.spawned)
+        res = _read_bytes(args.file) if args.worker == "read" else _paint(args.file, args.spawned, args.deadline)
         print(json.dumps(res))
         sys.stdout.flush()
         os._exit(0)
@@ -115,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.exists(path):
             print(f"generating {path} ...", file=sys.stderr)
             generate(path, DEFAULT_RECORDS, DEFAULT_SEED)
-    reads = [_fresh("read", path) for _ in range(args.repeat)]
-    paints = [_fresh("paint", path) for _ in range(args.repeat)]
+    reads = [_fresh("read", path, args.deadline) for _ in range(args.repeat)]
+    paints = [_fresh("paint", path, args.deadline) for _ in range(args.repeat)]
     clis = [_cli(path) for _ in range(args.repeat)]
     read_s = min((r["seconds"] for r in reads if "seconds" in r), default=None)
     fps = [r["first_paint"] for r in paints if r.get("first_paint") is not None]

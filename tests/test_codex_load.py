@@ -139,3 +139,90 @@ def test_a_rollout_read_from_bytes_keeps_its_payloads() -> None:
     led = load_bytes(("\n".join([*HEAD, USAGE]) + "\n").encode(), "not-a-file.jsonl")
     assert led.records[3]._extra is not UNREAD  # nothing to read it again from
     assert led.records[3].extra == {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 120, "output_tokens": 7}, "model_context_window": 9000}}
+
+
+# ------------------------------------------------------------------ index first (codex_heads)
+
+
+def _fields_of(led: object) -> list[tuple[object, ...]]:
+    """Every record as the analysis sees it: its index fields, message, unknown fields, checkpoint."""
+    out = []
+    for r in led.records:  # type: ignore[attr-defined]
+        own = tuple(getattr(r, f) for f in r.__struct_fields__ if f not in ("_source", "_message", "_extra"))
+        out.append((*own, r.message, r.extra))
+    return out
+
+
+def _same_as_whole_build(path: Path) -> object:
+    led = load(str(path))
+    whole = codex.build(parse_bytes(path.read_bytes())[0], None)
+    assert _fields_of(led) == _fields_of(whole)
+    assert [(d.line, d.problem, d.message, d.seqs) for d in led.diagnostics] == [
+        (d.line, d.problem, d.message, d.seqs) for d in whole.diagnostics
+    ]
+    assert (led.header, led.settings, led.instructions, led.leaf_seq) == (whole.header, whole.settings, whole.instructions, whole.leaf_seq)
+    return led
+
+
+@pytest.mark.parametrize(
+    "path", [*_rollouts(), *sorted((Path(__file__).parent / "peers" / "codex_resume" / "sessions").glob("*.jsonl"))], ids=lambda p: p.name[:40]
+)
+def test_every_field_of_a_rollout_read_from_its_heads_is_the_whole_builds(path: Path) -> None:
+    _same_as_whole_build(path)
+
+
+def _item(payload: dict[str, object], **top: object) -> str:
+    return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": payload, **top}, ensure_ascii=False)
+
+
+EDGES = [
+    _line("session_meta", {"id": "s1", "cwd": "/x", "model_provider": "openai"}),
+    _line("turn_context", {"model": "gpt-a", "summary": "auto"}),
+    _item({"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "first ✓"}]}),
+    _item({"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "e"}),
+    _item({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{\"cmd\": [\"ls\"]}", "status": "done"}),
+    _item({"type": "function_call_output", "call_id": "c1", "output": {"content": "oops", "success": False}}),
+    _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 50, "cached_input_tokens": 10, "output_tokens": 5}}}),
+    _line("turn_context", {"model": "gpt-b"}),
+    _item({"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "done"}], "phase": "final"}),
+    _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 70, "output_tokens": 9}, "model_context_window": 1000}}),
+    _item({"type": "message", "role": "user", "content": [{"type": "input_text"}, {"type": "input_text", "text": None}]}),
+    _item({"type": "message", "role": "user", "content": "second"}),
+    _item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": 7}]}),  # wrong type: whole line
+    _item({"type": "ghost_snapshot", "ghost_commit": {"id": "g"}}),
+    _item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "third"}]}),
+    _item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "bye"}]}),
+    _meta_line({"type": "thread_rolled_back", "num_turns": 1}),
+    _item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "SUM"}]}, metadata={"compaction_output": True}),
+    _line(
+        "compacted",
+        {
+            "message": "SUM",
+            "replacement_history": [
+                {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "first ✓"}]},
+                {"type": "reasoning", "id": "r9", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "e"},
+                {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{}"},
+                {"type": "message", "role": "user", "content": [{"type": "input_text"}, {"type": "input_text", "text": None}]},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUM"}]},
+            ],
+        },
+    ),
+    _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 90, "output_tokens": 1}}}),
+    _item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "after"}]}),
+    _meta_line({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 95, "output_tokens": 2}}}),
+    "{\"timestamp\": \"t\", \"type\": \"event_msg\", \"payload\": {\"type\": \"agent_message\", \"message\": \"caf\xe9\"}}",
+    _line("compacted", {"message": "again"}),
+    _item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "last"}]}),
+]
+
+
+def test_a_rollout_read_from_its_heads_maps_as_the_whole_build_does(tmp_path: Path) -> None:
+    f = tmp_path / "rollout.jsonl"
+    data = ("\n".join(EDGES) + "\n").encode()
+    f.write_bytes(data.replace("caf\xe9".encode(), b"caf\xe9"))  # one line of invalid UTF-8
+    led = _same_as_whole_build(f)
+    items = [r for r in led.records if r.type.startswith("response_item:")]  # type: ignore[attr-defined]
+    assert sum(r._message is None for r in load(str(f)).records if r.kind == "message") == 6  # read from the head
+    assert items[0].extra is None and items[2].extra == {"status": "done"}
+    cp = next(r.checkpoint for r in led.records if r.kind == "checkpoint")  # type: ignore[attr-defined]
+    assert [h.seq for h in cp.replacement if h.seq is not None] == [2, 3, 4, 10]  # reasoning matched by its content

@@ -27,21 +27,25 @@ Unknown line and item types are kept and shown, never fatal.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import orjson
+import msgspec
 
 from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
+from inspector.formats.codex_heads import DECODER as HEAD_DECODER
+from inspector.formats.codex_heads import LineHead, PayloadHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import collector_paused, iter_lines_upto
+from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -59,6 +63,7 @@ from inspector.ledger.model import (
 from inspector.ledger.quoting import quote
 
 NAME = "codex"
+_UNSET = msgspec.UNSET  # (a head field whose key is not there)
 
 # Top-level line types that identify a rollout (with a `payload` object).
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -256,37 +261,61 @@ def _session_prefix(text: str) -> bool:
     return text.lstrip().lower().startswith(_SESSION_PREFIXES)
 
 
-def _key(p: dict[str, Any]) -> str | bytes:
+HistoryKey = str | tuple[Any, ...]
+
+
+def _key(p: dict[str, Any]) -> HistoryKey:
     """What makes two history items the same item, ids and bookkeeping fields aside. Only ever
-    compared with another item's key: a message or call of plain strings is keyed by orjson's
-    bytes (one per history item of a big rollout), anything else by json's text; equal items take
-    the same path, so they get equal keys, and a bytes key never equals a text one."""
+    compared with another item's key: a message or call of plain strings is keyed by a tuple of
+    them (one per history item of a big rollout: no encoding, and nothing kept but the strings),
+    anything else by json's text; equal items take the same path, so they get equal keys, and a
+    tuple key never equals a text one."""
     t = p.get("type", "message")
     if t == "message":
         # Texts and the kinds of the other parts: an image Codex re-encoded is still the message.
         c = p.get("content")
         parts = [x.get("text") if isinstance(x, dict) and "text" in x else (x.get("type") if isinstance(x, dict) else x) for x in c] if isinstance(c, list) else c
         role = p.get("role")
-        if _plain(role) and (_plain(parts) or (type(parts) is list and all(_plain(x) for x in parts))):
-            return _plain_key(["message", role, parts]) or json.dumps(["message", role, parts], sort_keys=True, ensure_ascii=False)
+        if _plain(role) and _plain(parts):
+            return ("message", role, parts)
+        if _plain(role) and type(parts) is list and all(_plain(x) for x in parts):
+            return ("message", role, tuple(parts))
         return json.dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
         cid = p.get("call_id")
-        return (_plain(cid) and _plain_key([t, cid])) or json.dumps([t, cid], ensure_ascii=False)
+        return (t, cid) if _plain(cid) else json.dumps([t, cid], ensure_ascii=False)
     drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
     return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
 
 
+# A record's type by its line type and subtype, one string each (a rollout has a few dozen).
+_EVENT_TYPES: dict[str | None, str] = {}
+_ITEM_TYPES: dict[str | None, str] = {}
+
+
+def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
+    hit = names.get(sub)
+    if hit is None:
+        hit = f"{line_type}:{sub}"
+        if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
+            names[sub] = hit
+    return hit
+
+
+def _head_key(t: str, p: PayloadHead) -> HistoryKey | None:
+    """`_key` of a message, call or output item from its head (its parts are strings or nulls);
+    None for another item (reasoning: keyed by all its fields, read when a checkpoint asks)."""
+    if t == "message":
+        c = p.content
+        parts = tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c
+        return ("message", p.role, parts)
+    if t in CALL_TYPES or t in OUTPUT_TYPES:
+        return (t, p.call_id)
+    return None
+
+
 def _plain(v: Any) -> bool:
     return v is None or type(v) is str
-
-
-def _plain_key(v: list[Any]) -> bytes | None:
-    """orjson's encoding of a list of strings and nulls; None when it refuses one (a lone surrogate)."""
-    try:
-        return orjson.dumps(v)
-    except orjson.JSONEncodeError:
-        return None
 
 
 def _history_item(p: dict[str, Any]) -> HistoryItem | None:
@@ -311,6 +340,16 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     return HistoryItem(m.role, text, id=iid, call_id=call_id)
 
 
+def _head_usage(u: TokensHead | None) -> Usage | None:
+    """`_usage` of a head's token counts."""
+    if u is None:
+        return None
+    fresh, cached, written, out = u.input_tokens or 0, u.cached_input_tokens or 0, u.cache_write_input_tokens or 0, u.output_tokens or 0
+    cached = cached if cached > 0 else 0
+    written = written if written > 0 else 0
+    return Usage(max(0, fresh - cached - written) if fresh > 0 else 0, out if out > 0 else 0, cached, written)
+
+
 def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
@@ -328,33 +367,78 @@ def _usage(u: Any) -> Usage | None:
 
 
 class _Fields(RecordSource):
-    """A meta record's fields (an event, a turn context: half a rollout's lines, most of its
-    bytes), read again from the file when asked for instead of kept parsed for the whole session
-    (issue 15: the parsed payloads were most of the peak RSS). Only a line read clean (one object,
-    nothing diagnosed) is left to it; it is read as the build read it (`fields.check_fields`
-    removes the same fields). `raw()` stays None, as for every Codex record: the detail pane
-    shows the fields."""
+    """A record's fields read again from the file when asked for instead of kept parsed for the
+    whole session (issue 15): a meta record's (an event, a turn context: half a rollout's lines,
+    most of its bytes; the parsed payloads were most of the peak RSS), and a response item's
+    message and unknown fields when its line was read from its head (`codex_heads`). Only a line
+    read clean (one object, nothing diagnosed) is left to it; it is read as the build read it
+    (`fields.check_fields` removes the same fields). What the build gave such a message beyond its
+    line is kept here: the usage a later `token_count` reported, the route of its turn. `raw()`
+    stays None, as for every Codex record: the detail pane shows the fields."""
 
-    __slots__ = ("path",)
+    __slots__ = ("path", "route_seqs", "routes", "usages")
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.usages: dict[int, Usage] = {}  # a lazily-read reply's usage, by seq
+        # The route of the turns from each seq on (a new entry where the model or provider changes).
+        self.route_seqs: list[int] = []
+        self.routes: list[tuple[str | None, str | None]] = []
 
     def obj(self, rec: Record) -> Any:
         return None
 
-    def message(self, rec: Record) -> Message | None:
-        return None
-
-    def extra(self, rec: Record) -> dict[str, Any] | None:
-        with open(self.path, "rb") as f:
-            f.seek(rec.offset)
-            o = line_object(f.read(rec.length), rec.line, rec.offset)
+    def payload(self, rec: Record, f: BinaryIO | None = None) -> dict[str, Any] | None:
+        """The record's payload as the build read it (its fields checked)."""
+        if f is None:
+            with open(self.path, "rb") as g:
+                return self.payload(rec, g)
+        f.seek(rec.offset)
+        o = line_object(f.read(rec.length), rec.line, rec.offset)
         if not isinstance(o, dict):
             return None
         fields.check_fields(o, fields.CODEX)
         p = o.get("payload")
         return p if isinstance(p, dict) else None
+
+    def note_route(self, seq: int, model: str | None, provider: str | None) -> None:
+        if not self.routes or self.routes[-1] != (model, provider):
+            self.route_seqs.append(seq)
+            self.routes.append((model, provider))
+
+    def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
+        p = self.payload(rec, f)
+        m = item_message(p) if p is not None else None
+        if m is None:
+            return None
+        m.never_sent = rec.never_sent
+        if m.role == "assistant":
+            i = bisect.bisect_right(self.route_seqs, rec.seq) - 1
+            m.route = Route(*self.routes[i]) if i >= 0 else Route(None, None)
+        m.usage = self.usages.get(rec.seq)
+        return m
+
+    def load_many(self, recs: list[Record]) -> None:
+        """Many records' messages read through one open file, in file order."""
+        with open(self.path, "rb") as f:
+            for r in sorted(recs, key=lambda r: r.offset):
+                r._message = self.message(r, f)
+
+    def keys(self, entries: list[_Entry], records: list[Record]) -> None:
+        """The history keys of entries read from their heads (`_Entry.key` None), through one
+        open file, in file order."""
+        todo = sorted((e for e in entries if e.key is None), key=lambda e: records[e.seq].offset)  # type: ignore[index]
+        if not todo:
+            return
+        with open(self.path, "rb") as f:
+            for e in todo:
+                e.key = _key(self.payload(records[e.seq], f) or {})  # type: ignore[index]
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        p = self.payload(rec)
+        if p is not None and rec.kind == "message":  # a response item read from its head
+            return {k: v for k, v in p.items() if k not in _ITEM_KEYS} or None
+        return p
 
 
 @dataclass(slots=True)
@@ -362,7 +446,7 @@ class _Entry:
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
 
     seq: int | None
-    key: str | bytes
+    key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
     id: str | None
     item: HistoryItem
 
@@ -456,6 +540,105 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
+    def add_head(self, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
+        """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
+        a response item of a kind `item_message` maps as a message (a message of a known role,
+        reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
+        header. False: the line takes the general path (`add`), parsed whole."""
+        p = h.payload
+        t = h.type
+        src = self.fields
+        if p is None or src is None or p.replacement_history:
+            return False
+        seq = len(self.records)
+        if t == "response_item":
+            return self._head_item(h, p, src, seq, line, offset, len(raw))
+        if t not in META_TYPES or t == "session_meta":
+            return False  # the header, a checkpoint, another agent's message, an unknown type
+        rid = p.id  # (`rid`, inline: one call less per line)
+        seen = self.seen_ids
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
+        if t == "event_msg":
+            sub = p.type if type(p.type) is str else None
+            if sub == "thread_rolled_back":
+                n = p.num_turns
+                if n is not None and n > 0:
+                    self.roll_back(n)
+            elif sub == "token_count":
+                info = p.info
+                if info is not None:
+                    self._give_usage(_head_usage(info.last_token_usage))
+                    w = info.model_context_window
+                    if w is not None and w > 0:
+                        self.settings.window = w
+            typ = _type_name(_EVENT_TYPES, "event_msg", sub)
+        else:
+            if t == "turn_context" and p.model is not None:
+                self.model = p.model
+            elif t == "token_usage_record":
+                self._give_usage(_head_usage(p.usage))
+            typ = t
+        self.records.append(
+            record_from_fields(Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
+        )
+        return True
+
+    def _head_item(self, h: LineHead, p: PayloadHead, src: _Fields, seq: int, line: int, offset: int, length: int) -> bool:
+        """A response item's record from its head: what `response_item` makes of it, with the
+        message's content and the item's unknown fields read when asked for."""
+        it = p.type
+        if it is _UNSET:
+            it = "message"
+        if it == "message":
+            role = p.role
+            mapped = _ROLES.get(role) if role is not None else None
+            if mapped is None:
+                return False
+            source_role: str = role  # type: ignore[assignment]
+            stop = "stop" if mapped == "assistant" else None
+            calls: tuple[str, ...] = ()
+            result = None
+        elif it == "reasoning":
+            mapped, source_role, stop, calls, result = "assistant", "reasoning", None, (), None
+        elif it in CALL_TYPES:
+            mapped, source_role, stop, result = "assistant", it, "tool_use", None  # type: ignore[assignment]
+            calls = (p.call_id,) if p.call_id else ()
+        elif it in OUTPUT_TYPES:
+            mapped, source_role, stop, calls, result = "tool", it, None, (), p.call_id  # type: ignore[assignment]
+        elif it == "ghost_snapshot":
+            mapped = None  # type: ignore[assignment]
+        else:
+            return False  # an opaque or unknown item, another agent's message: the general path
+        rid = pid = p.id  # (`rid`, inline: one call less per line)
+        seen = self.seen_ids
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
+        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
+            self.records.append(
+                record_from_fields(
+                    Record, seq, line, rid, None, h.timestamp, offset, length, None, None, None, (), None, src, "meta", "response_item:ghost_snapshot"
+                )
+            )
+            return True
+        meta = h.metadata
+        never_sent = meta is not None and meta.compaction_output is True
+        rec = record_from_fields(
+            Record, seq, line, rid, None, h.timestamp, offset, length, mapped, stop, source_role, calls, result, src, "message",
+            _type_name(_ITEM_TYPES, "response_item", it), True, never_sent,
+        )  # fmt: skip
+        self.records.append(rec)
+        if mapped == "assistant":
+            src.note_route(seq, self.model, self.provider)
+            self.usage_for = seq
+        entry = _Entry(seq, _head_key(it, p), pid, HistoryItem(mapped, "", seq))
+        self.history.append(entry)
+        if pid is not None:
+            self.written.setdefault(pid, entry)
+        return True
+
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
         when the line is clean and in a file, else kept (the header, a glued or recovered line)."""
@@ -468,11 +651,20 @@ class _Builder:
         )
 
     def usage(self, u: Any) -> None:
-        usage = _usage(u)
+        self._give_usage(_usage(u))
+
+    def _give_usage(self, usage: Usage | None) -> None:
+        """The usage of the request the newest model-produced record answered (kept by the source
+        for a record whose message is not read yet)."""
         if usage is None or self.usage_for is None:
             return  # a repeated report of a request already counted
-        m = self.records[self.usage_for].message
-        if m is not None:
+        rec = self.records[self.usage_for]
+        m = rec._message
+        if m is None and rec.kind == "message" and isinstance(rec._source, _Fields):
+            rec._source.usages[rec.seq] = usage
+            if not rec.never_sent:
+                self.last_prompt = usage.prompt
+        elif m is not None:
             m.usage = usage
             if not m.never_sent:
                 self.last_prompt = usage.prompt
@@ -518,6 +710,11 @@ class _Builder:
             if e.seq is not None:
                 self.records[e.seq].runtime_visible = False
         del self.history[cut:]
+
+    def _keys(self, entries: list[_Entry]) -> None:
+        """The keys of entries read from their heads, read now (a checkpoint compares them)."""
+        if self.fields is not None:
+            self.fields.keys(entries, self.records)
 
     def _text(self, e: _Entry) -> str:
         m = self.records[e.seq].message if e.seq is not None else None
@@ -607,11 +804,16 @@ class _Builder:
         earliest not matched yet), or new content of this checkpoint."""
         used: set[int] = set()
         by_id: dict[str, int] = {}
-        by_key: dict[str | bytes, list[int]] = {}
+        by_key: dict[HistoryKey, list[int]] = {}
+        # Only an item of the same type has the same key: the keys not read yet are read for the
+        # types the replacement history holds (an entry left unread never equals its items).
+        kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
+        self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
         for i, e in enumerate(self.history):
             if e.id is not None:
                 by_id.setdefault(e.id, i)
-            by_key.setdefault(e.key, []).append(i)
+            if e.key is not None:
+                by_key.setdefault(e.key, []).append(i)
         out: list[HistoryItem] = []
         own: list[HistoryItem] = []
         entries: list[_Entry] = []
@@ -638,6 +840,8 @@ class _Builder:
                 entries.append(e)
                 continue
             back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
+            if back is not None:
+                self._keys([back])
             if back is not None and back.key == key and back.seq is not None and not self.records[back.seq].never_sent \
                     and all(x.seq != back.seq for x in entries):
                 # A record an earlier checkpoint removed, put back verbatim (a repair restoring
@@ -685,6 +889,7 @@ class _Builder:
                 kept.append(_Entry(None, e.key, e.id, cut))
                 break
         kept.reverse()
+        self._keys(kept)
         summary = HistoryItem("user", msg or NO_SUMMARY_TEXT, kind="summary")
         entries = [*kept, _Entry(None, "", None, summary)]
         return [e.item for e in entries], entries
@@ -797,7 +1002,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
 def _copied(rec: Record) -> Record:
     """A record the grown ledger may change (its message's usage), apart from the given ledger's."""
     out = copy.copy(rec)
-    m = rec._message
+    m = rec.message  # (read now if it was not: its usage is then the copy's own, not the source's)
     if m is not None:
         out._message = copy.copy(m)
     return out
@@ -869,14 +1074,17 @@ def build(lines: Iterable[RawLine], path: str | None, source: _Fields | None = N
 def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
-    """A rollout read from disk (`base.LineStreamer`): each line mapped as it is parsed, so only
-    what the mapping keeps stays in memory (a meta line's payload is read again when asked for:
-    `_Fields`)."""
+    """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
+    (`codex_heads`) becomes its record from the head (`_Builder.add_head`), its payload, message
+    and history key read again from the file when asked for (`_Fields`); any other line is parsed
+    whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
     if after_fork is not None:
         after_fork()  # (the hasher's thread: no helper process here)
-    consumed: list[int] = []
-    led = build(iter_lines_upto(f, limit, upto_line, consumed), path, _Fields(path))
-    return led, consumed[0]
+    source = _Fields(path)
+    with collector_paused():  # (see whole_lines: nothing here makes cycles)
+        b = _Builder(path, source)
+        consumed = read_heads_upto(f, limit, upto_line, HEAD_DECODER.decode, b.add_head, functools.partial(_add_line, b))
+        return b.finish(), consumed
 
 
 _CHECK = fields.checker(fields.CODEX)
@@ -884,22 +1092,26 @@ _CHECK = fields.checker(fields.CODEX)
 
 def _build(lines: Iterable[RawLine], path: str | None, source: _Fields | None) -> Ledger:
     b = _Builder(path, source)
-    check = _CHECK
     for rl in lines:
-        if rl.diagnostic is not None:
-            b.diags.append(rl.diagnostic)
-        for k, o in enumerate(rl.objects):
-            if not isinstance(o, dict):
-                b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
-                continue
-            wrong: list[fields.WrongType] = []
-            check(o, "", wrong)
-            if wrong:
-                b.diags.extend(fields.line_diagnostics(rl.line, wrong))
-            b.add(rl, o, k)
-            if rl.diagnostic is not None:
-                rl.diagnostic.seqs.append(len(b.records) - 1)
+        _add_line(b, rl)
     return b.finish()
+
+
+def _add_line(b: _Builder, rl: RawLine) -> None:
+    """A line parsed whole: its objects' fields checked, each mapped (`_Builder.add`)."""
+    if rl.diagnostic is not None:
+        b.diags.append(rl.diagnostic)
+    for k, o in enumerate(rl.objects):
+        if not isinstance(o, dict):
+            b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
+            continue
+        wrong: list[fields.WrongType] = []
+        _CHECK(o, "", wrong)
+        if wrong:
+            b.diags.extend(fields.line_diagnostics(rl.line, wrong))
+        b.add(rl, o, k)
+        if rl.diagnostic is not None:
+            rl.diagnostic.seqs.append(len(b.records) - 1)
 
 
 def _line_alone(rl: RawLine, seq: int) -> Record:

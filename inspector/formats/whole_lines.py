@@ -121,3 +121,61 @@ def streamer(build: Callable[[list[RawLine], str | None], Ledger]) -> Callable[.
             return build(lines, path), consumed
 
     return stream
+
+
+def read_heads_upto(
+    f: BinaryIO,
+    limit: int,
+    upto_line: int | None,
+    decode: Callable[[bytes], Any],
+    on_head: Callable[[Any, bytes, int, int], bool],
+    on_line: Callable[[RawLine], None],
+) -> int:
+    """`iter_lines_upto` for an index-first loader (issue 15): each clean line's head decoded
+    (`decode`, a msgspec decoder of the fields the mapping reads) and given to `on_head(head, raw,
+    line, offset)`; a line whose head does not decode, or that `on_head` declines (False), is
+    parsed whole, as `read_lines_upto` parses it, and given to `on_line`. Returns the bytes consumed.
+
+    msgspec is as strict as orjson about what is JSON but does not check the UTF-8 of what it
+    skips, so a line that is not ASCII is checked first; a line over `bounded.LARGE_LINE_BYTES`
+    is always parsed whole (its bounded read says what it left unread)."""
+    from inspector.formats.bounded import LARGE_LINE_BYTES
+    from inspector.formats.claude_code_heads import DECODE_ERRORS, valid_utf8
+
+    offset, lineno = 0, 0
+    prev: bytes | None = None
+    prev_offset = 0
+    for raw in f:
+        if prev is not None:
+            rl = parse_line(prev, lineno, prev_offset, False)
+            if rl is not None:
+                on_line(rl)
+        lineno += 1
+        if upto_line is not None and lineno > upto_line:
+            prev = None
+            break
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                prev = None
+                break
+        h = None
+        if n <= LARGE_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
+            try:
+                h = decode(raw)
+            except DECODE_ERRORS:
+                h = None
+        if h is not None and on_head(h, raw, lineno, offset):
+            prev = None
+        else:
+            prev, prev_offset = raw, offset
+        offset += n
+        if offset >= limit:
+            break
+    if prev is not None:
+        rl = parse_line(prev, lineno, prev_offset, True)
+        if rl is not None:
+            on_line(rl)
+    return offset

@@ -1,0 +1,100 @@
+"""The index fields of a Codex rollout line, decoded without materializing the rest (issue 15:
+index first, content on demand, as pi's and Claude Code's loaders do).
+
+A line's head is decoded with msgspec against types that accept exactly what `fields.CODEX` lets
+through unchanged: a line whose head decodes holds no field of a wrong type, so the full mapping
+of that line would report nothing and remove nothing. A field the mapping only meets on lines
+the general path reads (a replacement history) is decoded raw: when present, the line takes that
+path. Anything else (a wrong type, an odd shape, a line that is not clean JSON, a header, a
+checkpoint, an item type with rules of its own) is left to the general path, which parses the
+line whole (`codex._Builder.add_head` says which lines a head maps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from inspector.formats.claude_code_heads import DECODE_ERRORS, _Int64, _Num
+
+__all__ = ["DECODER", "DECODE_ERRORS", "LineHead", "PayloadHead", "TokensHead"]
+
+_UNSET = msgspec.UNSET
+
+
+class _PartHead(msgspec.Struct, gc=False):
+    """One part of a content list (`fields._CODEX_CONTENT`'s items; `text` UNSET when the key
+    is not there: a history key tells a part without a text from one whose text is null)."""
+
+    type: str | None = None
+    text: str | msgspec.UnsetType | None = _UNSET
+
+
+_Content = str | list[_PartHead] | None
+
+
+class TokensHead(msgspec.Struct, gc=False):
+    """`fields._CODEX_TOKENS`."""
+
+    input_tokens: _Int64 | None = None
+    cached_input_tokens: _Int64 | None = None
+    cache_write_input_tokens: _Int64 | None = None
+    output_tokens: _Int64 | None = None
+
+
+class _InfoHead(msgspec.Struct, gc=False):
+    last_token_usage: TokensHead | None = None
+    model_context_window: _Int64 | None = None
+
+
+class _OutputHead(msgspec.Struct, gc=False):
+    content: _Content = None
+    text: str | None = None
+
+
+class _InstructionsHead(msgspec.Struct, gc=False):
+    text: str | None = None
+
+
+class PayloadHead(msgspec.Struct, gc=False):
+    """A line's payload: every field `fields._CODEX_PAYLOAD` declares, typed as it allows them
+    (`type` UNSET when the key is not there: an item without one is a message)."""
+
+    type: str | msgspec.UnsetType | None = _UNSET
+    role: str | None = None
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    phase: str | None = None
+    content: _Content = None
+    summary: list[_PartHead] | str | None = None
+    encrypted_content: str | None = None
+    output: str | _OutputHead | list[Any] | bool | _Num | None = None
+    model: str | None = None
+    model_provider: str | None = None
+    session_id: str | None = None
+    base_instructions: str | _InstructionsHead | None = None
+    num_turns: _Int64 | None = None
+    message: str | dict[str, Any] | list[Any] | bool | _Num | None = None
+    replacement_history: msgspec.Raw = msgspec.Raw(b"")
+    info: _InfoHead | None = None
+    usage: TokensHead | None = None
+
+
+class _MetadataHead(msgspec.Struct, gc=False):
+    compaction_output: Any = None
+
+
+class LineHead(msgspec.Struct, gc=False):
+    """`fields.CODEX`: a line's type, timestamp, payload and metadata (a top-level `id`, which
+    only a `compacted` line this tool wrote has, decoded raw)."""
+
+    type: str | None = None
+    timestamp: str | _Num | None = None
+    payload: PayloadHead | None = None
+    metadata: _MetadataHead | None = None
+    id: msgspec.Raw = msgspec.Raw(b"")
+
+
+DECODER = msgspec.json.Decoder(LineHead)
