@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from inspector.formats import appended, native_heads
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine, parse_line
-from inspector.formats.whole_lines import collector_paused, iter_lines_upto
+from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     FAILURE_REASONS,
     ROLES,
@@ -610,12 +610,10 @@ def stream(
     thread meanwhile (`after_fork` starts it)."""
     if after_fork is not None:
         after_fork()  # (no helper process here)
-    consumed: list[int] = []
-    source = _Source(path)
+    reading = _Reading(path, _Source(path))
     with collector_paused():
-        led = _build(iter_lines_upto(f, limit, upto_line, consumed, native_heads.message_head), path, source)
-    source.runs = led.runs
-    return led, consumed[0]
+        consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
+        return reading.finish(), consumed
 
 
 class _Source(RecordSource):
@@ -671,24 +669,37 @@ def _head_record(h: native_heads.MessageHead, line: int, offset: int, length: in
     )
 
 
-def _build(lines: Iterable[Any], path: str | None, source: _Source | None = None) -> Ledger:
-    """The records of every line: a `whole_lines.HeadLine` (with `source`) or a parsed RawLine."""
-    b = _Builder()
-    diags = b.diagnostics
-    records: list[Record] = []
-    header: dict[str, Any] | None = None
-    header_line: int | None = None
-    settings = SessionSettings()
-    runs: dict[str, RunHeader] = {}
-    first_is_header: bool | None = None
-    seq = 0
+def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
+    r = _Reading(path, None)
     for rl in lines:
-        if type(rl) is tuple:
-            records.append(_head_record(*rl, seq, source))  # type: ignore[arg-type]
-            if first_is_header is None:
-                first_is_header = False
-            seq += 1
-            continue
+        r.add_line(rl)
+    return r.finish()
+
+
+class _Reading:
+    """One file's records as its lines are read, in file order: a clean message line from its
+    head (`add_head`, `native_heads`), any other line parsed whole (`add_line`)."""
+
+    def __init__(self, path: str | None, source: _Source | None) -> None:
+        self.path = path
+        self.source = source
+        self.b = _Builder()
+        self.records: list[Record] = []
+        self.header: dict[str, Any] | None = None
+        self.header_line: int | None = None
+        self.settings = SessionSettings()
+        self.runs: dict[str, RunHeader] = {}
+        self.first_is_header: bool | None = None
+
+    def add_head(self, h: native_heads.MessageHead, raw: bytes, line: int, offset: int) -> bool:
+        assert self.source is not None
+        self.records.append(_head_record(h, line, offset, len(raw), len(self.records), self.source))
+        if self.first_is_header is None:
+            self.first_is_header = False
+        return True
+
+    def add_line(self, rl: RawLine) -> None:
+        b, diags = self.b, self.b.diagnostics
         if rl.diagnostic is not None:
             diags.append(rl.diagnostic)
         for o in rl.objects:
@@ -701,9 +712,10 @@ def _build(lines: Iterable[Any], path: str | None, source: _Source | None = None
                     )
                 )
                 continue
+            seq = len(self.records)
             t = o.get("type")
-            if first_is_header is None:
-                first_is_header = t == "ledger"
+            if self.first_is_header is None:
+                self.first_is_header = t == "ledger"
             if t == "message":
                 rec = b.message(o, rl, seq)
             elif t == "checkpoint":
@@ -711,43 +723,46 @@ def _build(lines: Iterable[Any], path: str | None, source: _Source | None = None
             elif t == "run":
                 rec, route = b.run(o, rl, seq)
                 if rec.id is not None:
-                    runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
-            elif t == "ledger" and header is None:
-                rec, settings = b.header(o, rl, seq)
-                header, header_line = o, rl.line
+                    self.runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
+            elif t == "ledger" and self.header is None:
+                rec, self.settings = b.header(o, rl, seq)
+                self.header, self.header_line = o, rl.line
             elif t == "ledger":
-                rec = _second_header(diags, o, rl, seq, header_line)
+                rec = _second_header(diags, o, rl, seq, self.header_line)
             else:
                 rec = _unknown_record(b, o, rl, seq)
-            records.append(rec)
+            self.records.append(rec)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
-            seq += 1
 
-    version = header.get("version") if header is not None else None
-    sid = header.get("id") if header is not None else None
-    led = Ledger(
-        path=path,
-        format=NAME,
-        session_id=sid if _is_id(sid) else None,
-        header=header,
-        records=records,
-        diagnostics=diags,
-        settings=settings,
-        runs=runs,
-        version=version if _is_int(version) else None,
-    )
-    if not records:
+    def finish(self) -> Ledger:
+        header, records, diags = self.header, self.records, self.b.diagnostics
+        version = header.get("version") if header is not None else None
+        sid = header.get("id") if header is not None else None
+        led = Ledger(
+            path=self.path,
+            format=NAME,
+            session_id=sid if _is_id(sid) else None,
+            header=header,
+            records=records,
+            diagnostics=diags,
+            settings=self.settings,
+            runs=self.runs,
+            version=version if _is_int(version) else None,
+        )
+        if self.source is not None:
+            self.source.runs = self.runs
+        if not records:
+            return led
+        if not self.first_is_header:
+            diags.append(_missing_header(self.header_line))
+        _resolve_runs(led, self.b)
+        report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+        for r in reversed(records):
+            if r.kind != "header":
+                led.leaf_seq = r.seq
+                break
         return led
-    if not first_is_header:
-        diags.append(_missing_header(header_line))
-    _resolve_runs(led, b)
-    report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
-    for r in reversed(records):
-        if r.kind != "header":
-            led.leaf_seq = r.seq
-            break
-    return led
 
 
 def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:

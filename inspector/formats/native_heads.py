@@ -16,7 +16,6 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from inspector.formats import bounded
 from inspector.ledger.model import Role, StopReason
 
 # The JSON values the builder accepts, as msgspec types. msgspec takes no bool for an int and no
@@ -82,27 +81,9 @@ class MessageHead(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     run: _Id | None = None
 
 
-_DECODER = msgspec.json.Decoder(MessageHead)
-_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-
-
-def _valid_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def message_head(raw: bytes) -> MessageHead | None:
-    """The head of a clean message line; None when the line needs the general path. msgspec does
-    not check the UTF-8 of what it skips (`args`, `stop_reason_raw`): that is checked here."""
-    if bounded.is_large(raw) or not (raw.isascii() or _valid_utf8(raw)):
-        return None
-    try:
-        return _DECODER.decode(raw)
-    except _ERRORS:
-        return None
+# `whole_lines.read_heads_upto` checks a line's UTF-8 and size before it decodes it (msgspec does
+# not check the UTF-8 of what it skips: `args`, `stop_reason_raw`).
+DECODER = msgspec.json.Decoder(MessageHead)
 
 
 def pairing(h: MessageHead) -> tuple[tuple[str, ...], str | None]:

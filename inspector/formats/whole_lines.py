@@ -56,24 +56,10 @@ def read_lines_upto(f: BinaryIO, limit: int, upto_line: int | None) -> tuple[lis
     return out, consumed[0]
 
 
-# A line its format's head decoder read: (the head, line number, byte offset, byte length).
-HeadLine = tuple[Any, int, int, int]
-
-
-def iter_lines_upto(
-    f: BinaryIO,
-    limit: int,
-    upto_line: int | None,
-    consumed: list[int],
-    head: Callable[[bytes], Any] | None = None,
-) -> Iterator[Any]:
+def iter_lines_upto(f: BinaryIO, limit: int, upto_line: int | None, consumed: list[int]) -> Iterator[RawLine]:
     """`read_lines_upto` one line at a time, for a builder that keeps no line once it has mapped
     it (each line's parsed objects freed before the next is parsed: the peak memory is what the
-    mapping keeps, not every line at once); the bytes consumed are appended to `consumed` at the end.
-
-    With `head`, a format's decoder of a clean line's index fields: a line it reads (not None) is
-    yielded as a `HeadLine` instead of being parsed whole (index first, content on demand); every
-    other line as its RawLine."""
+    mapping keeps, not every line at once); the bytes consumed are appended to `consumed` at the end."""
     offset = 0
     lineno = 0
     prev: bytes | None = None
@@ -92,12 +78,7 @@ def iter_lines_upto(
             if not raw:
                 prev = None
                 break
-        h = head(raw) if head is not None else None
-        if h is not None:
-            yield h, lineno, offset, len(raw)
-            prev = None
-        else:
-            prev, prev_offset = raw, offset
+        prev, prev_offset = raw, offset
         offset += len(raw)
         if offset >= limit:
             break
