@@ -45,7 +45,6 @@ from msgspec import UNSET
 
 from inspector.formats import appended, bounded, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
-from inspector.formats.claude_code_heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
     LineHead,
@@ -53,7 +52,8 @@ from inspector.formats.claude_code_heads import (
     ToolUseResultHead,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
-from inspector.formats.claude_code_heads import valid_utf8 as valid_utf8_line
+from inspector.formats.heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
+from inspector.formats.heads import valid_utf8 as valid_utf8_line
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (

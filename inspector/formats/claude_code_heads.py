@@ -10,14 +10,14 @@ reply, a line type with its own rules) is left to the general path, which parses
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
+from inspector.formats.heads import Int64, Num
 from inspector.ledger.model import normalize_stop_reason
 
-_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
-_Num = _Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
+_Int64, _Num = Int64, Num
 _UNSET = msgspec.UNSET
 
 
@@ -85,15 +85,6 @@ class LineHead(msgspec.Struct, gc=False):
 
 
 DECODER = msgspec.json.Decoder(LineHead)
-DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-
-
-def valid_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 _STOPS: dict[Any, str | None] = {}

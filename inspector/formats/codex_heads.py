@@ -16,7 +16,9 @@ from typing import Any
 
 import msgspec
 
-from inspector.formats.claude_code_heads import DECODE_ERRORS, _Int64, _Num
+from inspector.formats.heads import DECODE_ERRORS
+from inspector.formats.heads import Int64 as _Int64
+from inspector.formats.heads import Num as _Num
 
 __all__ = ["DECODER", "DECODE_ERRORS", "LineHead", "PayloadHead", "TokensHead"]
 

@@ -16,11 +16,12 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from inspector.formats.heads import Int64
 from inspector.ledger.model import Role, StopReason
 
 # The JSON values the builder accepts, as msgspec types. msgspec takes no bool for an int and no
 # float for an int, as `_is_int` does; ints past 64 bits fail here and take the general path.
-_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+_Int64 = Int64
 _Count = Annotated[int, msgspec.Meta(ge=0, le=(1 << 63) - 1)]  # `_is_int(v) and v >= 0`
 _Id = Annotated[str, msgspec.Meta(min_length=1)]  # `_is_id`
 # `_ISO_TS` (native.py), matched as `re.match` matches it (msgspec searches with the same anchors).

@@ -12,12 +12,12 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 import orjson
 
-from inspector.formats import appended, bounded, fields, parallel, pi_writer
+from inspector.formats import appended, bounded, fields, heads, parallel, pi_writer
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, line_object, mark_last_line_truncated, parse_line
 from inspector.formats.whole_lines import collector_paused
@@ -429,8 +429,7 @@ class _Builder:
 # it would anyway). A field of another type fails the decode too: the general path then reports
 # it (the shared guard), so a lazily-read message never holds a value of the wrong type. The rest
 # of a line is skipped, not materialized.
-_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
-_Num = _Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
+_Int64, _Num = heads.Int64, heads.Num
 
 
 class _BlockHead(msgspec.Struct, gc=False):
@@ -504,14 +503,6 @@ assert all(_SOURCE_ROLE[r] == llm for r, llm in _HEAD_ROLES.values()) and len(_H
 _ENTRY_DECODER = msgspec.json.Decoder(_EntryHead)
 
 
-def _valid_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
 
 # A plain message line's record, as the first fields of `Record` (the rest take the defaults of
@@ -527,7 +518,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     loading process inlines the same steps in `_read_own_lines`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-        e = _ENTRY_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or _valid_utf8(raw)) else None
+        e = _ENTRY_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or heads.valid_utf8(raw)) else None
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if e is None or e.type != "message":
@@ -742,7 +733,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     line), any other line through `_general_line`. Positions live in locals here, in `st` around
     each general line and at the end."""
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
-    decode, valid_utf8, large = _ENTRY_DECODER.decode, _valid_utf8, bounded.LARGE_LINE_BYTES
+    decode, valid_utf8, large = _ENTRY_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
     head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
     limit, max_line = st.limit, st.max_line

@@ -121,7 +121,7 @@ def read_heads_upto(
     skips, so a line that is not ASCII is checked first; a line over `bounded.LARGE_LINE_BYTES`
     is always parsed whole (its bounded read says what it left unread)."""
     from inspector.formats.bounded import LARGE_LINE_BYTES
-    from inspector.formats.claude_code_heads import DECODE_ERRORS, valid_utf8
+    from inspector.formats.heads import DECODE_ERRORS, valid_utf8
 
     offset, lineno = 0, 0
     prev: bytes | None = None

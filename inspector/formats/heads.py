@@ -1,0 +1,23 @@
+"""What the index-first loaders share (pi, Claude Code, Codex, native; issue 15): the msgspec types
+of the numbers a line's head may hold, the errors a head decode raises, and the UTF-8 check msgspec
+leaves to us (it does not check the UTF-8 of what it skips)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+# What orjson reads as an int (a 64-bit one) and as a float; a head that holds anything wider
+# fails to decode and the line takes its format's general path.
+Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+Num = Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+def valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
