@@ -290,8 +290,10 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
+    run = 0  # usable compactions appended since the last other event
     for c in by_rank:
         if not c.is_compaction:
+            run = 0
             continue
         f = CompactionFacts(c)
         facts[c.index] = f
@@ -305,10 +307,12 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
-        prev = None
+        seeds: list[Ev] = []
         if c.start in by_start:
             prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
+            seeds = [p for p in [prev, *_seeds_before_concurrent(prior_comps, run)] if p is not None]
         prior_comps.append(c)
+        run += 1
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
         usage = c.obj.get("usage_metadata")
@@ -317,7 +321,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
         first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
-        candidates = _selections(c, in_range, first_of_inv, prev, facts)
+        candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
@@ -367,8 +371,22 @@ def _first_events_of_invocations(held: list[Ev]) -> set[int]:
     return first
 
 
+def _seeds_before_concurrent(prior_comps: list[Ev], run: int) -> list[Ev | None]:
+    """The seeds a compaction would have taken had the last `run` compactions (appended just
+    before it, no other event between) not been in the session yet. A `ParallelAgent`'s
+    sub-agents each run the token-threshold check before their first model call
+    (flows/llm_flows/context/_compaction.py:40-61) concurrently, over the one shared session:
+    each selects its seed and events (apps/compaction.py:686-712), awaits its summarizer, and
+    only then appends (:723), so a sibling's compaction appended in between is one it never saw."""
+    out: list[Ev | None] = []
+    for k in range(1, min(run, len(prior_comps)) + 1):
+        alive = surviving_ranges(prior_comps[:-k])
+        out.append(max(alive, key=lambda e: e.rank) if alive else None)
+    return out
+
+
 def _selections(
-    c: Ev, in_range: list[Ev], first_of_inv: set[int], prev: Ev | None, facts: dict[int, CompactionFacts]
+    c: Ev, in_range: list[Ev], first_of_inv: set[int], seeds: list[Ev], facts: dict[int, CompactionFacts]
 ) -> list[Selection]:
     """Every selection ADK could have summarized for compaction `c` (its in-range events, in append order)."""
     out: list[Selection] = []
@@ -380,7 +398,14 @@ def _selections(
         for k in range(len(in_range), j, -1):
             if in_range[k - 1].ts == c.end:
                 out.append((None, in_range[j:k]))
-    if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
+    for n, prev in enumerate(seeds):
+        if (
+            any(p is prev for p in seeds[:n])
+            or prev.start != c.start
+            or prev.end is None
+            or prev.index not in facts
+        ):
+            continue
         # Token threshold: the previous summary as a seed, plus events newer than its end.
         newer = [e for e in in_range if e.ts > prev.end]
         for k in range(len(newer), 0, -1):
