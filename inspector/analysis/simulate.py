@@ -37,6 +37,7 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from bisect import bisect_right
@@ -1307,14 +1308,35 @@ class _AdkReplay:
         self.calls.append(_call_point(self.sess, pos, ctx, prompt, None))
 
     def signal(self, upto: int, *, agent: str | None) -> int:
-        # The latest prompt count recorded (by this agent) since the latest compaction, else an
-        # estimate of the contents (ADK's chars/4 over the assembled contents).
-        since = self.comps[-1].after if self.comps else 0
-        for p in range(upto - 1, since - 1, -1):
-            e = self.ev[p]
-            if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
-                return self.sim_prompt[p]
+        """ADK's `_latest_prompt_token_count` (apps/compaction.py:277-308): the latest prompt count
+        (by this agent) among the events held after the last compaction in the list ADK holds
+        (`present`), else an estimate of the contents (chars/4 over the assembled contents)."""
+        for e in reversed(self.held_since_compaction(upto)):
+            if e.is_call and e.pos in self.sim_prompt and (agent is None or e.author == agent):
+                return self.sim_prompt[e.pos]
         return self.estimate(upto, agent)
+
+    def held_since_compaction(self, upto: int) -> list[SimEvent]:
+        """The events `present(upto)` holds after its last compaction event. A compaction made
+        in the run in progress sits where it was appended; one made before was reloaded with the
+        rest, in the service's order (a recorded one: its own place; a simulated one: after the
+        event appended just before it), so events tied with it may come after it in that list."""
+        ev = self.ev
+        q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
+        in_run = [c.after for c in self.comps if q < c.after <= upto]
+        if in_run:
+            return ev[max(in_run) : upto]
+        held = [self.held_seq(c) for c in self.comps if c.after <= q]
+        last = max(held, default=-math.inf)
+        return [e for e in self.present(upto)[:q] if e.seq > last] + ev[q:upto]
+
+    def held_seq(self, c: _AdkComp) -> float:
+        """Where a compaction sits among reloaded events (by their seqs)."""
+        k = self.rec_by_key.get(c.key())
+        rec = self.sess.recorded[k] if k is not None else None
+        if rec is not None and rec.seq is not None:
+            return float(rec.seq)
+        return self.ev[c.after - 1].seq + 0.5 if c.after else -1.0
 
     def estimate(self, upto: int, agent: str | None) -> int:
         """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
