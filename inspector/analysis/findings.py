@@ -558,13 +558,19 @@ def _appended_order(report: Report) -> list[int]:
 
 def _active_user(report: Report) -> int | None:
     """The user message of the turn in progress: the last real user message on the path, when no
-    final answer (an assistant message that stopped normally) came after it."""
+    final answer (an assistant message that stopped normally) came after it, other than one of
+    the run the ledger says the next model call continues (ADK: a parallel agent's sub-agent
+    replied, another is still to)."""
     records = report.ledger.records
+    in_run = None
+    if (report.ledger.header or {}).get("next_call_in_run") is True:
+        last = next((records[s] for s in reversed(_appended_order(report)) if records[s].kind == "message"), None)
+        in_run = last.run_id if last is not None else None
     for s in reversed(_appended_order(report)):
         r = records[s]
         if r.kind != "message":
             continue
-        if r.role == "assistant" and r.stop_reason in ("stop", "length"):
+        if r.role == "assistant" and r.stop_reason in ("stop", "length") and (in_run is None or r.run_id != in_run):
             m = r.message
             if m is not None and not m.tool_call_ids():
                 return None

@@ -291,6 +291,7 @@ def _as_parallel_sibling(led: Any, req: dict[str, Any], seen: bool) -> None:
     mine = _parallel_parent(req.get("branch"))
     if mine is not None and (not seen or _parallel_parent(hdr.get("next_agent_branch")) == mine):
         hdr["next_agent"], hdr["next_agent_branch"] = req["agent"], req["branch"]
+        hdr["next_call_in_run"] = True  # that sub-agent's call: the parallel agent's run goes on
 
 
 def _parallel_parent(branch: Any) -> str | None:
