@@ -1278,6 +1278,7 @@ class _AdkReplay:
         # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
         self.tracker = _AdkTracker(self.ev, self.comps)
         self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
+        self.reloaded_seqs: dict[int, list[int]] = {}  # the same, their seqs
 
     def present(self, upto: int) -> list[SimEvent]:
         """The session's events as ADK holds them once `upto` events were appended: a run starts
@@ -1326,9 +1327,12 @@ class _AdkReplay:
         in_run = [c.after for c in self.comps if q < c.after <= upto]
         if in_run:
             return ev[max(in_run) : upto]
-        held = [self.held_seq(c) for c in self.comps if c.after <= q]
-        last = max(held, default=-math.inf)
-        return [e for e in self.present(upto)[:q] if e.seq > last] + ev[q:upto]
+        last = max((self.held_seq(c) for c in self.comps if c.after <= q), default=-math.inf)
+        self.present(upto)
+        reloaded = self.reloaded[q]  # by seq
+        if q not in self.reloaded_seqs:
+            self.reloaded_seqs[q] = [e.seq for e in reloaded]
+        return reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
 
     def held_seq(self, c: _AdkComp) -> float:
         """Where a compaction sits among reloaded events (by their seqs)."""

@@ -290,10 +290,8 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
-    run = 0  # usable compactions appended since the last other event
-    for c in by_rank:
+    for pos, c in enumerate(by_rank):
         if not c.is_compaction:
-            run = 0
             continue
         f = CompactionFacts(c)
         facts[c.index] = f
@@ -310,9 +308,9 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         seeds: list[Ev] = []
         if c.start in by_start:
             prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
+            run = _compactions_just_before(by_rank, pos)
             seeds = [p for p in [prev, *_seeds_before_concurrent(prior_comps, run)] if p is not None]
         prior_comps.append(c)
-        run += 1
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
         usage = c.obj.get("usage_metadata")
@@ -371,10 +369,25 @@ def _first_events_of_invocations(held: list[Ev]) -> set[int]:
     return first
 
 
+def _compactions_just_before(by_rank: list[Ev], pos: int) -> int:
+    """How many usable compactions were stored just before `by_rank[pos]` (a compaction) with no
+    other event between that existed before it: an event stamped after it was made while its
+    summarizer ran (concurrent appends interleave their inserts, sessions/
+    sqlite_session_service.py:461-556), so it does not show its selection came later."""
+    c, run = by_rank[pos], 0
+    for j in range(pos - 1, -1, -1):
+        e = by_rank[j]
+        if e.is_compaction:
+            run += e.valid_compaction
+        elif e.ts <= c.ts:
+            break
+    return run
+
+
 def _seeds_before_concurrent(prior_comps: list[Ev], run: int) -> list[Ev | None]:
-    """The seeds a compaction would have taken had the last `run` compactions (appended just
-    before it, no other event between) not been in the session yet. A `ParallelAgent`'s
-    sub-agents each run the token-threshold check before their first model call
+    """The seeds a compaction would have taken had the last `run` compactions (stored just before
+    it, `_compactions_just_before`) not been in the session yet. A `ParallelAgent`'s sub-agents
+    each run the token-threshold check before their first model call
     (flows/llm_flows/context/_compaction.py:40-61) concurrently, over the one shared session:
     each selects its seed and events (apps/compaction.py:686-712), awaits its summarizer, and
     only then appends (:723), so a sibling's compaction appended in between is one it never saw."""
