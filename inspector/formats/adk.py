@@ -552,6 +552,7 @@ def _grown(
             "next_agent_branch": branch,
             "next_agent_reason": why,
             "next_call_in_run": next_call_in_run(tail.router.events),
+            "run_input_seq": run_input_seq(events, header.get("run_input_seq")),
         },
         records=records,
         diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
@@ -1148,6 +1149,7 @@ def _ledger_header(
         "next_agent_branch": branch,
         "next_agent_reason": why,
         "next_call_in_run": next_call_in_run(events),
+        "run_input_seq": run_input_seq(events, None),
     }
 
 
@@ -1217,6 +1219,14 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
             continue  # inside a workflow agent: not resumed by the router
         return e.author, None, f"event {e.index + 1} is its latest"
     return None, None, "no agent has spoken yet"
+
+
+def run_input_seq(events: list[rules.Ev], before: int | None) -> int | None:
+    """The seq of the user's event that started the newest run (`Runner.run_async`'s new message:
+    a question, or the answer to a long-running call, which is the run's own input although it is
+    a function response), by append order; `before` where these events hold none."""
+    inputs = [e for e in events if rules.is_run_input(e)]
+    return max(inputs, key=lambda e: e.rank).index if inputs else before
 
 
 def next_call_in_run(events: list[rules.Ev]) -> bool:

@@ -286,7 +286,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     by_rank = sorted(events, key=lambda e: e.rank)
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
-    input_ranks = sorted(e.rank for e in events if _is_run_input(e))
+    input_ranks = sorted(e.rank for e in events if is_run_input(e))
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
@@ -337,7 +337,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
 Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed, the events summarized)
 
 
-def _is_run_input(e: Ev) -> bool:
+def is_run_input(e: Ev) -> bool:
     """The user's event that starts a `Runner.run_async` (a question, or the answer to a
     long-running call): the only user-authored events that are not compactions."""
     return e.author == "user" and not e.is_compaction
