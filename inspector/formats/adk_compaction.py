@@ -309,7 +309,9 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         if c.start in by_start:
             prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
             run = _compactions_just_before(by_rank, pos)
-            seeds = [p for p in [prev, *_seeds_before_concurrent(prior_comps, run)] if p is not None]
+            seeds = _with_twins(
+                [p for p in [prev, *_seeds_before_concurrent(prior_comps, run)] if p is not None], by_start
+            )
         prior_comps.append(c)
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
@@ -382,6 +384,19 @@ def _compactions_just_before(by_rank: list[Ev], pos: int) -> int:
         elif e.ts <= c.ts:
             break
     return run
+
+
+def _with_twins(seeds: list[Ev], by_start: dict[float, list[Ev]]) -> list[Ev]:
+    """Each seed and every earlier compaction with its very range: of identical ranges ADK keeps
+    (and seeds from) the one latest in the list it holds (apps/compaction.py:202-241), and
+    concurrent appends join that list in the order they finish, not the order they were stored
+    (sessions/sqlite_session_service.py:461-556), so any of them may be the one."""
+    out: list[Ev] = []
+    for p in seeds:
+        for q in [p, *(q for q in by_start.get(p.start or 0.0, []) if q.end == p.end)]:
+            if not any(q is o for o in out):
+                out.append(q)
+    return out
 
 
 def _seeds_before_concurrent(prior_comps: list[Ev], run: int) -> list[Ev | None]:
