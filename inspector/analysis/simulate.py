@@ -1197,6 +1197,15 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
     return window[: max(safe, run(dead))]
 
 
+def _on_branch(event_branch: str | None, branch: str | None) -> bool:
+    """ADK's `_is_event_belongs_to_branch` (flows/llm_flows/context/_contents.py:768-781): an
+    agent on `branch` reads events of no branch, of its own, and of those it descends from."""
+    if not branch or not event_branch:
+        return True
+    mine, theirs = branch.split("."), event_branch.split(".")
+    return mine[: len(theirs)] == theirs
+
+
 def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     ev = sess.events
     replay = _replay_adk_run(sess, pol, size)
@@ -1239,7 +1248,8 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
             run_failed = False
         run_failed = run_failed or e.failed
         if e.failed and pol.token:
-            replay.token_pass(e.pos, agent=e.author, when="pre_request")  # the failed call ran it first
+            # the failed call ran it first
+            replay.token_pass(e.pos, agent=e.author, branch=e.branch, when="pre_request")
         if e.is_call:
             if pol.token and e.pos not in checked:
                 group = _parallel_first_calls(ev, e.pos)
@@ -1247,7 +1257,7 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
                     replay.concurrent_token_passes(e.pos, group)
                     checked.update(group)
                 else:
-                    replay.token_pass(e.pos, agent=e.author, when="pre_request")
+                    replay.token_pass(e.pos, agent=e.author, branch=e.branch, when="pre_request")
             replay.model_call(e.pos)
         if _ends_invocation(ev, e.pos) and not run_failed:
             # A failed run raises out of `Runner.run_async` before its post-invocation compaction
@@ -1308,14 +1318,14 @@ class _AdkReplay:
         self.sim_prompt[pos] = prompt
         self.calls.append(_call_point(self.sess, pos, ctx, prompt, None))
 
-    def signal(self, upto: int, *, agent: str | None) -> int:
+    def signal(self, upto: int, *, agent: str | None, branch: str | None = None) -> int:
         """ADK's `_latest_prompt_token_count` (apps/compaction.py:277-308): the latest prompt count
         (by this agent) among the events held after the last compaction in the list ADK holds
         (`present`), else an estimate of the contents (chars/4 over the assembled contents)."""
         for e in reversed(self.held_since_compaction(upto)):
             if e.is_call and e.pos in self.sim_prompt and (agent is None or e.author == agent):
                 return self.sim_prompt[e.pos]
-        return self.estimate(upto, agent)
+        return self.estimate(upto, agent, branch)
 
     def held_since_compaction(self, upto: int) -> list[SimEvent]:
         """The events `present(upto)` holds after its last compaction event. A compaction made
@@ -1342,16 +1352,18 @@ class _AdkReplay:
             return float(rec.seq)
         return self.ev[c.after - 1].seq + 0.5 if c.after else -1.0
 
-    def estimate(self, upto: int, agent: str | None) -> int:
+    def estimate(self, upto: int, agent: str | None, branch: str | None = None) -> int:
         """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
-        `_count_chars_in_content` counts over the contents `agent`'s next request carries (raw
-        events, another agent's as the context text it reads them as, `_contents.py:607-629`, and
+        `_count_chars_in_content` counts over the contents `agent`'s next request carries on its
+        `branch` (raw events of its branch and those it descends from, `_contents.py:768-781`;
+        another agent's as the context text it reads them as, `_contents.py:607-629`; and
         summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
         ctx = self.context(upto)
         ev = self.ev
         chars = sum(
             ev[p].counted_as_context if agent and ev[p].author not in (agent, "user") else ev[p].counted
             for p in ctx.raw_set(ev)
+            if _on_branch(ev[p].branch, branch)
         )
         chars += sum(self.comps[i].counted for i in ctx.summaries)
         return chars // 4
@@ -1420,10 +1432,10 @@ class _AdkReplay:
         prev = comps[alive[-1]].chars if alive else 0
         return removable > prev
 
-    def token_pass(self, upto: int, *, agent: str | None, when: str) -> bool:
+    def token_pass(self, upto: int, *, agent: str | None, when: str, branch: str | None = None) -> bool:
         pol = self.pol
         assert pol.token_threshold is not None and pol.event_retention_size is not None
-        if self.signal(upto, agent=agent) < pol.token_threshold:
+        if self.signal(upto, agent=agent, branch=branch) < pol.token_threshold:
             return False
         alive = _surviving(self.comps)
         latest = alive[-1] if alive else None
@@ -1449,7 +1461,7 @@ class _AdkReplay:
         for p in calls:
             self.comps[n:] = []
             self.tracker = _AdkTracker(self.ev, self.comps)
-            if self.token_pass(upto, agent=self.ev[p].author, when="pre_request"):
+            if self.token_pass(upto, agent=self.ev[p].author, branch=self.ev[p].branch, when="pre_request"):
                 made.append(self.comps[-1])
         self.comps[n:] = made
         self.tracker = _AdkTracker(self.ev, self.comps)
