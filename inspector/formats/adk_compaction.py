@@ -306,12 +306,13 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
         seeds: list[Ev] = []
+        run_seeds_all_known = False
         if c.start in by_start:
             prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
             run = _compactions_just_before(by_rank, pos)
-            seeds = _with_twins(
-                [p for p in [prev, *_seeds_before_concurrent(prior_comps, run)] if p is not None], by_start
-            )
+            concurrent = _seeds_before_concurrent(prior_comps, run)
+            run_seeds_all_known = prev is not None and all(p is not None for p in concurrent)
+            seeds = _with_twins([p for p in [prev, *concurrent] if p is not None], by_start)
         prior_comps.append(c)
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
@@ -321,7 +322,10 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
         first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
-        candidates = _selections(c, in_range, first_of_inv, seeds, facts)
+        must_seed = bool(seeds) and run_seeds_all_known and _made_mid_run(by_rank, pos)
+        candidates = _selections(c, in_range, first_of_inv, seeds, facts, must_seed) or _selections(
+            c, in_range, first_of_inv, seeds, facts
+        )
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
@@ -386,6 +390,34 @@ def _compactions_just_before(by_rank: list[Ev], pos: int) -> int:
     return run
 
 
+def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
+    """Was the compaction at `by_rank[pos]` stored inside a run (the events stored just before and
+    after it, compactions aside, are of one invocation and the later is no run input)? Then it is
+    a token-threshold compaction before a model call (a sliding window runs after the
+    invocation, runners.py `_run_post_invocation_compaction`), and with a summary before it
+    that one is its seed (apps/compaction.py:427-480: `_events_to_compact_for_token_threshold`
+    always folds the latest summary in)."""
+    before = next((by_rank[j] for j in range(pos - 1, -1, -1) if not by_rank[j].is_compaction), None)
+    after = next((by_rank[j] for j in range(pos + 1, len(by_rank)) if not by_rank[j].is_compaction), None)
+    if before is None:
+        return False
+    if after is None:  # the newest event: inside a run when a model call must follow what came before
+        return is_run_input(before) or _has_tool_parts(before)
+    return (
+        before.invocation_id is not None
+        and before.invocation_id == after.invocation_id
+        and not is_run_input(after)
+    )
+
+
+def _has_tool_parts(e: Ev) -> bool:
+    content = e.obj.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return any(
+        isinstance(p, dict) and (p.get("function_call") or p.get("function_response")) for p in parts or []
+    )
+
+
 def _with_twins(seeds: list[Ev], by_start: dict[float, list[Ev]]) -> list[Ev]:
     """Each seed and every earlier compaction with its very range: of identical ranges ADK keeps
     (and seeds from) the one latest in the list it holds (apps/compaction.py:202-241), and
@@ -414,15 +446,21 @@ def _seeds_before_concurrent(prior_comps: list[Ev], run: int) -> list[Ev | None]
 
 
 def _selections(
-    c: Ev, in_range: list[Ev], first_of_inv: set[int], seeds: list[Ev], facts: dict[int, CompactionFacts]
+    c: Ev,
+    in_range: list[Ev],
+    first_of_inv: set[int],
+    seeds: list[Ev],
+    facts: dict[int, CompactionFacts],
+    must_seed: bool = False,
 ) -> list[Selection]:
-    """Every selection ADK could have summarized for compaction `c` (its in-range events, in append order)."""
+    """Every selection ADK could have summarized for compaction `c` (its in-range events, in
+    append order); only seeded ones when `must_seed` (`_made_mid_run`)."""
     out: list[Selection] = []
     # Sliding window (or a first token compaction): the in-range events from the first event
     # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
     # either end, each possible window.
     starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
-    for j in starts:
+    for j in starts if not must_seed else []:
         for k in range(len(in_range), j, -1):
             if in_range[k - 1].ts == c.end:
                 out.append((None, in_range[j:k]))
