@@ -1197,6 +1197,15 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
     return window[: max(safe, run(dead))]
 
 
+def _latest_response_cut(ev: list[SimEvent], raw: list[int]) -> int | None:
+    """Where the contents end once the last one answers a call made before the one just before
+    it: the index in `raw` of the call's event (None: no such cut)."""
+    if len(raw) < 2 or not ev[raw[-1]].results:
+        return None
+    k = next((k for k in range(len(raw) - 2, -1, -1) if ev[raw[k]].calls & ev[raw[-1]].results), None)
+    return k if k is not None and k != len(raw) - 2 else None
+
+
 def _on_branch(event_branch: str | None, branch: str | None) -> bool:
     """ADK's `_is_event_belongs_to_branch` (flows/llm_flows/context/_contents.py:768-781): an
     agent on `branch` reads events of no branch, of its own, and of those it descends from."""
@@ -1360,12 +1369,21 @@ class _AdkReplay:
         summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
         ctx = self.context(upto)
         ev = self.ev
+        raw = sorted(
+            (p for p in ctx.raw_set(ev) if _on_branch(ev[p].branch, branch)), key=lambda p: (ev[p].ts, p)
+        )
+        summaries = ctx.summaries
+        cut = _latest_response_cut(ev, raw)
+        if cut is not None:
+            # `_rearrange_events_for_latest_function_response` (tools/_rearranger.py:378-440): a
+            # request ending in the answer to an older call drops what came between them.
+            raw = [*raw[: cut + 1], raw[-1]]
+            summaries = [i for i in summaries if self.comps[i].end <= ev[raw[cut]].ts]
         chars = sum(
             ev[p].counted_as_context if agent and ev[p].author not in (agent, "user") else ev[p].counted
-            for p in ctx.raw_set(ev)
-            if _on_branch(ev[p].branch, branch)
+            for p in raw
         )
-        chars += sum(self.comps[i].counted for i in ctx.summaries)
+        chars += sum(self.comps[i].counted for i in summaries)
         return chars // 4
 
     def prompt_at(self, upto: int, ctx: _Context) -> int:
