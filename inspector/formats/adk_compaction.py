@@ -322,15 +322,14 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
         first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
-        must_seed = bool(seeds) and run_seeds_all_known and _made_mid_run(by_rank, pos)
-        candidates = _selections(c, in_range, first_of_inv, seeds, facts, must_seed) or _selections(
-            c, in_range, first_of_inv, seeds, facts
-        )
+        candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
         f.hypotheses = len(candidates)
-        chosen = _choose(f, candidates, facts)
+        chosen = _choose(
+            f, candidates, facts, bool(seeds) and run_seeds_all_known and _made_mid_run(by_rank, pos)
+        )
         seed, inputs = chosen
         f.seed = seed.index if seed is not None else None
         f.inputs = [e.index for e in inputs]
@@ -392,7 +391,8 @@ def _compactions_just_before(by_rank: list[Ev], pos: int) -> int:
 
 def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
     """Was the compaction at `by_rank[pos]` stored inside a run (the events stored just before and
-    after it, compactions aside, are of one invocation and the later is no run input)? Then it is
+    after it, compactions aside, are of one invocation and the later is no run input; the newest
+    event: after a run input or a tool round that is not a long-running call's pause)? Then it is
     a token-threshold compaction before a model call (a sliding window runs after the
     invocation, runners.py `_run_post_invocation_compaction`), and with a summary before it
     that one is its seed (apps/compaction.py:427-480: `_events_to_compact_for_token_threshold`
@@ -402,7 +402,9 @@ def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
     if before is None:
         return False
     if after is None:  # the newest event: inside a run when a model call must follow what came before
-        return is_run_input(before) or _has_tool_parts(before)
+        return is_run_input(before) or (
+            _has_tool_parts(before) and not before.obj.get("long_running_tool_ids")
+        )
     return (
         before.invocation_id is not None
         and before.invocation_id == after.invocation_id
@@ -451,16 +453,14 @@ def _selections(
     first_of_inv: set[int],
     seeds: list[Ev],
     facts: dict[int, CompactionFacts],
-    must_seed: bool = False,
 ) -> list[Selection]:
-    """Every selection ADK could have summarized for compaction `c` (its in-range events, in
-    append order); only seeded ones when `must_seed` (`_made_mid_run`)."""
+    """Every selection ADK could have summarized for compaction `c` (its in-range events, in append order)."""
     out: list[Selection] = []
     # Sliding window (or a first token compaction): the in-range events from the first event
     # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
     # either end, each possible window.
     starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
-    for j in starts if not must_seed else []:
+    for j in starts:
         for k in range(len(in_range), j, -1):
             if in_range[k - 1].ts == c.end:
                 out.append((None, in_range[j:k]))
@@ -493,28 +493,31 @@ def _represents(cand: Selection, facts: dict[int, CompactionFacts]) -> Ivs:
     return merge_ivs(facts[seed.index].represents, own)
 
 
-def _choose(f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts]) -> Selection:
-    """The selection taken as what the summarizer saw, and why (`f.inference`)."""
+def _choose(
+    f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts], seeded: bool = False
+) -> Selection:
+    """The selection taken as what the summarizer saw, and why (`f.inference`); where the
+    evidence ties, a seeded one when the compaction must have been seeded (`_made_mid_run`)."""
     if len(candidates) == 1:
         f.inference = "unambiguous: one selection ADK could have made ends at end_timestamp"
         return candidates[0]
     if f.usage_prompt_tokens is not None:
         est = [
-            (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
+            (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), seeded and seed is None, n)
             for n, (seed, inp) in enumerate(candidates)
         ]
         f.inference = (
             f"{len(candidates)} selections fit the timestamps (ties at start or end, or a possible seed); "
             "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
         )
-        return candidates[min(est)[1]]
+        return candidates[min(est)[2]]
     # No evidence: what may not have been seen counts as not seen (a hole is reported rather
     # than hidden).
     f.inference = (
         f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
         "assumed the smallest (events it may not have seen count as not summarized)"
     )
-    return min(candidates, key=lambda cand: ivs_size(_represents(cand, facts)))
+    return min(candidates, key=lambda cand: (ivs_size(_represents(cand, facts)), seeded and cand[0] is None))
 
 
 def _name_subsumers(facts: dict[int, CompactionFacts], surviving_now: set[int]) -> None:
