@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import next_agent
+from inspector.formats.adk import next_agent, next_call_in_run
 
 
 def _ev(author: str, inv: str, *, text: str | None = None, call: str | None = None, resp: str | None = None,
@@ -69,3 +69,14 @@ def test_a_long_running_answer_goes_back_to_the_agent_that_made_the_call() -> No
            _ev("weather_agent", "i2", text="other"), _ev("user", "i1", resp="lr")]
     agent, _, why = next_agent(_events(run))
     assert agent == "math_agent", why
+
+
+def test_a_sub_agent_still_to_reply_keeps_the_run_going() -> None:
+    # critic_b replied in run i2; critic_a (seen in i1) has not: the next call is in the same run,
+    # so critic_b's final reply does not end the turn (its live question is still the run's).
+    run = [*PANEL_RUN, _ev("user", "i2", text="q2"), _ev("coordinator", "i2", call="c2"),
+           _ev("coordinator", "i2", resp="c2", transfer="panel"), _ev("critic_b", "i2", text="b2", branch="panel.critic_b")]
+    assert next_call_in_run(_events(run))
+    assert next_call_in_run(_events(run[:-1]))  # the transfer: the panel runs next, in this run
+    assert not next_call_in_run(_events(PANEL_RUN))  # both replied: the run is over
+    assert not next_call_in_run(_events([*PANEL_RUN, _ev("user", "i2", text="q2")]))

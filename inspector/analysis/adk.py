@@ -225,7 +225,7 @@ def _memory_order(led: Ledger) -> list[Record]:
         return recs
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and _author(r) == "user"]
     msgs = [r for r in recs if r.kind == "message"]
-    if not inputs or _final_reply(max(msgs, key=lambda r: ranks[r.seq])):
+    if not inputs or (_final_reply(max(msgs, key=lambda r: ranks[r.seq])) and hdr.get("next_call_in_run") is not True):
         return recs
     start = max(inputs)
     before = [r for r in recs if ranks[r.seq] < start]

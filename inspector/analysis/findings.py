@@ -557,18 +557,27 @@ def _appended_order(report: Report) -> list[int]:
 
 
 def _active_user(report: Report) -> int | None:
-    """The user message of the turn in progress: the last real user message on the path, when no
-    final answer (an assistant message that stopped normally) came after it."""
+    """The user message of the turn in progress: the last real user message on the path (or the
+    record the ledger names as the run's input: ADK's answer to a long-running call), when no
+    final answer (an assistant message that stopped normally) came after it, other than one of
+    the run the ledger says the next model call continues (ADK: a parallel agent's sub-agent
+    replied, another is still to)."""
     records = report.ledger.records
+    hdr = report.ledger.header or {}
+    run_input = hdr.get("run_input_seq")
+    in_run = None
+    if hdr.get("next_call_in_run") is True:
+        last = next((records[s] for s in reversed(_appended_order(report)) if records[s].kind == "message"), None)
+        in_run = last.run_id if last is not None else None
     for s in reversed(_appended_order(report)):
         r = records[s]
         if r.kind != "message":
             continue
-        if r.role == "assistant" and r.stop_reason in ("stop", "length"):
+        if r.role == "assistant" and r.stop_reason in ("stop", "length") and (in_run is None or r.run_id != in_run):
             m = r.message
             if m is not None and not m.tool_call_ids():
                 return None
-        if r.role == "user" and r.source_role in ("user", None):
+        if (r.role == "user" and r.source_role in ("user", None)) or s == run_input:
             return s
     return None
 

@@ -37,6 +37,7 @@ Runtime rules replayed:
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from bisect import bisect_right
@@ -1196,6 +1197,24 @@ def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[Sim
     return window[: max(safe, run(dead))]
 
 
+def _latest_response_cut(ev: list[SimEvent], raw: list[int]) -> int | None:
+    """Where the contents end once the last one answers a call made before the one just before
+    it: the index in `raw` of the call's event (None: no such cut)."""
+    if len(raw) < 2 or not ev[raw[-1]].results:
+        return None
+    k = next((k for k in range(len(raw) - 2, -1, -1) if ev[raw[k]].calls & ev[raw[-1]].results), None)
+    return k if k is not None and k != len(raw) - 2 else None
+
+
+def _on_branch(event_branch: str | None, branch: str | None) -> bool:
+    """ADK's `_is_event_belongs_to_branch` (flows/llm_flows/context/_contents.py:768-781): an
+    agent on `branch` reads events of no branch, of its own, and of those it descends from."""
+    if not branch or not event_branch:
+        return True
+    mine, theirs = branch.split("."), event_branch.split(".")
+    return mine[: len(theirs)] == theirs
+
+
 def _replay_adk(sess: Session, pol: AdkPolicy, size: SummarySize) -> Series:
     ev = sess.events
     replay = _replay_adk_run(sess, pol, size)
@@ -1238,7 +1257,8 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
             run_failed = False
         run_failed = run_failed or e.failed
         if e.failed and pol.token:
-            replay.token_pass(e.pos, agent=e.author, when="pre_request")  # the failed call ran it first
+            # the failed call ran it first
+            replay.token_pass(e.pos, agent=e.author, branch=e.branch, when="pre_request")
         if e.is_call:
             if pol.token and e.pos not in checked:
                 group = _parallel_first_calls(ev, e.pos)
@@ -1246,7 +1266,7 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
                     replay.concurrent_token_passes(e.pos, group)
                     checked.update(group)
                 else:
-                    replay.token_pass(e.pos, agent=e.author, when="pre_request")
+                    replay.token_pass(e.pos, agent=e.author, branch=e.branch, when="pre_request")
             replay.model_call(e.pos)
         if _ends_invocation(ev, e.pos) and not run_failed:
             # A failed run raises out of `Runner.run_async` before its post-invocation compaction
@@ -1277,6 +1297,7 @@ class _AdkReplay:
         # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
         self.tracker = _AdkTracker(self.ev, self.comps)
         self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
+        self.reloaded_seqs: dict[int, list[int]] = {}  # the same, their seqs
 
     def present(self, upto: int) -> list[SimEvent]:
         """The session's events as ADK holds them once `upto` events were appended: a run starts
@@ -1306,28 +1327,63 @@ class _AdkReplay:
         self.sim_prompt[pos] = prompt
         self.calls.append(_call_point(self.sess, pos, ctx, prompt, None))
 
-    def signal(self, upto: int, *, agent: str | None) -> int:
-        # The latest prompt count recorded (by this agent) since the latest compaction, else an
-        # estimate of the contents (ADK's chars/4 over the assembled contents).
-        since = self.comps[-1].after if self.comps else 0
-        for p in range(upto - 1, since - 1, -1):
-            e = self.ev[p]
-            if e.is_call and p in self.sim_prompt and (agent is None or e.author == agent):
-                return self.sim_prompt[p]
-        return self.estimate(upto, agent)
+    def signal(self, upto: int, *, agent: str | None, branch: str | None = None) -> int:
+        """ADK's `_latest_prompt_token_count` (apps/compaction.py:277-308): the latest prompt count
+        (by this agent) among the events held after the last compaction in the list ADK holds
+        (`present`), else an estimate of the contents (chars/4 over the assembled contents)."""
+        for e in reversed(self.held_since_compaction(upto)):
+            if e.is_call and e.pos in self.sim_prompt and (agent is None or e.author == agent):
+                return self.sim_prompt[e.pos]
+        return self.estimate(upto, agent, branch)
 
-    def estimate(self, upto: int, agent: str | None) -> int:
+    def held_since_compaction(self, upto: int) -> list[SimEvent]:
+        """The events `present(upto)` holds after its last compaction event. A compaction made
+        in the run in progress sits where it was appended; one made before was reloaded with the
+        rest, in the service's order (a recorded one: its own place; a simulated one: after the
+        event appended just before it), so events tied with it may come after it in that list."""
+        ev = self.ev
+        q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
+        in_run = [c.after for c in self.comps if q < c.after <= upto]
+        if in_run:
+            return ev[max(in_run) : upto]
+        last = max((self.held_seq(c) for c in self.comps if c.after <= q), default=-math.inf)
+        self.present(upto)
+        reloaded = self.reloaded[q]  # by seq
+        if q not in self.reloaded_seqs:
+            self.reloaded_seqs[q] = [e.seq for e in reloaded]
+        return reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
+
+    def held_seq(self, c: _AdkComp) -> float:
+        """Where a compaction sits among reloaded events (by their seqs)."""
+        k = self.rec_by_key.get(c.key())
+        rec = self.sess.recorded[k] if k is not None else None
+        if rec is not None and rec.seq is not None:
+            return float(rec.seq)
+        return self.ev[c.after - 1].seq + 0.5 if c.after else -1.0
+
+    def estimate(self, upto: int, agent: str | None, branch: str | None = None) -> int:
         """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
-        `_count_chars_in_content` counts over the contents `agent`'s next request carries (raw
-        events, another agent's as the context text it reads them as, `_contents.py:607-629`, and
+        `_count_chars_in_content` counts over the contents `agent`'s next request carries on its
+        `branch` (raw events of its branch and those it descends from, `_contents.py:768-781`;
+        another agent's as the context text it reads them as, `_contents.py:607-629`; and
         summaries), floor-divided by 4; 0 (no count, no compaction) when there are none."""
         ctx = self.context(upto)
         ev = self.ev
+        raw = sorted(
+            (p for p in ctx.raw_set(ev) if _on_branch(ev[p].branch, branch)), key=lambda p: (ev[p].ts, p)
+        )
+        summaries = ctx.summaries
+        cut = _latest_response_cut(ev, raw)
+        if cut is not None:
+            # `_rearrange_events_for_latest_function_response` (tools/_rearranger.py:378-440): a
+            # request ending in the answer to an older call drops what came between them.
+            raw = [*raw[: cut + 1], raw[-1]]
+            summaries = [i for i in summaries if self.comps[i].end <= ev[raw[cut]].ts]
         chars = sum(
             ev[p].counted_as_context if agent and ev[p].author not in (agent, "user") else ev[p].counted
-            for p in ctx.raw_set(ev)
+            for p in raw
         )
-        chars += sum(self.comps[i].counted for i in ctx.summaries)
+        chars += sum(self.comps[i].counted for i in summaries)
         return chars // 4
 
     def prompt_at(self, upto: int, ctx: _Context) -> int:
@@ -1394,10 +1450,10 @@ class _AdkReplay:
         prev = comps[alive[-1]].chars if alive else 0
         return removable > prev
 
-    def token_pass(self, upto: int, *, agent: str | None, when: str) -> bool:
+    def token_pass(self, upto: int, *, agent: str | None, when: str, branch: str | None = None) -> bool:
         pol = self.pol
         assert pol.token_threshold is not None and pol.event_retention_size is not None
-        if self.signal(upto, agent=agent) < pol.token_threshold:
+        if self.signal(upto, agent=agent, branch=branch) < pol.token_threshold:
             return False
         alive = _surviving(self.comps)
         latest = alive[-1] if alive else None
@@ -1423,7 +1479,7 @@ class _AdkReplay:
         for p in calls:
             self.comps[n:] = []
             self.tracker = _AdkTracker(self.ev, self.comps)
-            if self.token_pass(upto, agent=self.ev[p].author, when="pre_request"):
+            if self.token_pass(upto, agent=self.ev[p].author, branch=self.ev[p].branch, when="pre_request"):
                 made.append(self.comps[-1])
         self.comps[n:] = made
         self.tracker = _AdkTracker(self.ev, self.comps)

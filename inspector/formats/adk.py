@@ -551,6 +551,8 @@ def _grown(
             "next_agent": agent,
             "next_agent_branch": branch,
             "next_agent_reason": why,
+            "next_call_in_run": next_call_in_run(tail.router.events),
+            "run_input_seq": run_input_seq(events, header.get("run_input_seq")),
         },
         records=records,
         diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
@@ -1146,6 +1148,8 @@ def _ledger_header(
         "next_agent": agent,
         "next_agent_branch": branch,
         "next_agent_reason": why,
+        "next_call_in_run": next_call_in_run(events),
+        "run_input_seq": run_input_seq(events, None),
     }
 
 
@@ -1215,6 +1219,28 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
             continue  # inside a workflow agent: not resumed by the router
         return e.author, None, f"event {e.index + 1} is its latest"
     return None, None, "no agent has spoken yet"
+
+
+def run_input_seq(events: list[rules.Ev], before: int | None) -> int | None:
+    """The seq of the user's event that started the newest run (`Runner.run_async`'s new message:
+    a question, or the answer to a long-running call, which is the run's own input although it is
+    a function response), by append order; `before` where these events hold none."""
+    inputs = [e for e in events if rules.is_run_input(e)]
+    return max(inputs, key=lambda e: e.rank).index if inputs else before
+
+
+def next_call_in_run(events: list[rules.Ev]) -> bool:
+    """Whether the next model call belongs to the run in progress, where `next_agent` finds it
+    inside the run (a transfer, a tool round, a parallel agent's sub-agent still to reply:
+    agents/parallel_agent.py runs them all before the run ends), so a sub-agent's final reply
+    does not end the turn."""
+    evs = [e for e in events if not e.is_compaction]
+    if not evs or evs[-1].author == "user":
+        return False
+    last = evs[-1]
+    return bool(
+        _transfer_target(last) or _call_ids(last.obj) or _response_ids(last.obj) or _pending_sibling(last, evs)
+    )
 
 
 def _router_event(r: Record) -> rules.Ev:

@@ -286,11 +286,11 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     by_rank = sorted(events, key=lambda e: e.rank)
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
-    input_ranks = sorted(e.rank for e in events if _is_run_input(e))
+    input_ranks = sorted(e.rank for e in events if is_run_input(e))
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
-    for c in by_rank:
+    for pos, c in enumerate(by_rank):
         if not c.is_compaction:
             continue
         f = CompactionFacts(c)
@@ -305,9 +305,14 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
-        prev = None
+        seeds: list[Ev] = []
+        run_seeds_all_known = False
         if c.start in by_start:
             prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
+            run = _compactions_just_before(by_rank, pos)
+            concurrent = _seeds_before_concurrent(prior_comps, run)
+            run_seeds_all_known = prev is not None and all(p is not None for p in concurrent)
+            seeds = _with_twins([p for p in [prev, *concurrent] if p is not None], by_start)
         prior_comps.append(c)
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
@@ -317,12 +322,14 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
         first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
-        candidates = _selections(c, in_range, first_of_inv, prev, facts)
+        candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
             continue
         f.hypotheses = len(candidates)
-        chosen = _choose(f, candidates, facts)
+        chosen = _choose(
+            f, candidates, facts, bool(seeds) and run_seeds_all_known and _made_mid_run(by_rank, pos)
+        )
         seed, inputs = chosen
         f.seed = seed.index if seed is not None else None
         f.inputs = [e.index for e in inputs]
@@ -335,7 +342,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
 Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed, the events summarized)
 
 
-def _is_run_input(e: Ev) -> bool:
+def is_run_input(e: Ev) -> bool:
     """The user's event that starts a `Runner.run_async` (a question, or the answer to a
     long-running call): the only user-authored events that are not compactions."""
     return e.author == "user" and not e.is_compaction
@@ -367,8 +374,85 @@ def _first_events_of_invocations(held: list[Ev]) -> set[int]:
     return first
 
 
+def _compactions_just_before(by_rank: list[Ev], pos: int) -> int:
+    """How many usable compactions were stored just before `by_rank[pos]` (a compaction) with no
+    other event between that existed before it: an event stamped after it was made while its
+    summarizer ran (concurrent appends interleave their inserts, sessions/
+    sqlite_session_service.py:461-556), so it does not show its selection came later."""
+    c, run = by_rank[pos], 0
+    for j in range(pos - 1, -1, -1):
+        e = by_rank[j]
+        if e.is_compaction:
+            run += e.valid_compaction
+        elif e.ts <= c.ts:
+            break
+    return run
+
+
+def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
+    """Was the compaction at `by_rank[pos]` stored inside a run (the events stored just before and
+    after it, compactions aside, are of one invocation and the later is no run input; the newest
+    event: after a run input or a tool round that is not a long-running call's pause)? Then it is
+    a token-threshold compaction before a model call (a sliding window runs after the
+    invocation, runners.py `_run_post_invocation_compaction`), and with a summary before it
+    that one is its seed (apps/compaction.py:427-480: `_events_to_compact_for_token_threshold`
+    always folds the latest summary in)."""
+    before = next((by_rank[j] for j in range(pos - 1, -1, -1) if not by_rank[j].is_compaction), None)
+    after = next((by_rank[j] for j in range(pos + 1, len(by_rank)) if not by_rank[j].is_compaction), None)
+    if before is None:
+        return False
+    if after is None:  # the newest event: inside a run when a model call must follow what came before
+        return is_run_input(before) or (
+            _has_tool_parts(before) and not before.obj.get("long_running_tool_ids")
+        )
+    return (
+        before.invocation_id is not None
+        and before.invocation_id == after.invocation_id
+        and not is_run_input(after)
+    )
+
+
+def _has_tool_parts(e: Ev) -> bool:
+    content = e.obj.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return any(
+        isinstance(p, dict) and (p.get("function_call") or p.get("function_response")) for p in parts or []
+    )
+
+
+def _with_twins(seeds: list[Ev], by_start: dict[float, list[Ev]]) -> list[Ev]:
+    """Each seed and every earlier compaction with its very range: of identical ranges ADK keeps
+    (and seeds from) the one latest in the list it holds (apps/compaction.py:202-241), and
+    concurrent appends join that list in the order they finish, not the order they were stored
+    (sessions/sqlite_session_service.py:461-556), so any of them may be the one."""
+    out: list[Ev] = []
+    for p in seeds:
+        for q in [p, *(q for q in by_start.get(p.start or 0.0, []) if q.end == p.end)]:
+            if not any(q is o for o in out):
+                out.append(q)
+    return out
+
+
+def _seeds_before_concurrent(prior_comps: list[Ev], run: int) -> list[Ev | None]:
+    """The seeds a compaction would have taken had the last `run` compactions (stored just before
+    it, `_compactions_just_before`) not been in the session yet. A `ParallelAgent`'s sub-agents
+    each run the token-threshold check before their first model call
+    (flows/llm_flows/context/_compaction.py:40-61) concurrently, over the one shared session:
+    each selects its seed and events (apps/compaction.py:686-712), awaits its summarizer, and
+    only then appends (:723), so a sibling's compaction appended in between is one it never saw."""
+    out: list[Ev | None] = []
+    for k in range(1, min(run, len(prior_comps)) + 1):
+        alive = surviving_ranges(prior_comps[:-k])
+        out.append(max(alive, key=lambda e: e.rank) if alive else None)
+    return out
+
+
 def _selections(
-    c: Ev, in_range: list[Ev], first_of_inv: set[int], prev: Ev | None, facts: dict[int, CompactionFacts]
+    c: Ev,
+    in_range: list[Ev],
+    first_of_inv: set[int],
+    seeds: list[Ev],
+    facts: dict[int, CompactionFacts],
 ) -> list[Selection]:
     """Every selection ADK could have summarized for compaction `c` (its in-range events, in append order)."""
     out: list[Selection] = []
@@ -380,7 +464,14 @@ def _selections(
         for k in range(len(in_range), j, -1):
             if in_range[k - 1].ts == c.end:
                 out.append((None, in_range[j:k]))
-    if prev is not None and prev.start == c.start and prev.end is not None and prev.index in facts:
+    for n, prev in enumerate(seeds):
+        if (
+            any(p is prev for p in seeds[:n])
+            or prev.start != c.start
+            or prev.end is None
+            or prev.index not in facts
+        ):
+            continue
         # Token threshold: the previous summary as a seed, plus events newer than its end.
         newer = [e for e in in_range if e.ts > prev.end]
         for k in range(len(newer), 0, -1):
@@ -402,28 +493,31 @@ def _represents(cand: Selection, facts: dict[int, CompactionFacts]) -> Ivs:
     return merge_ivs(facts[seed.index].represents, own)
 
 
-def _choose(f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts]) -> Selection:
-    """The selection taken as what the summarizer saw, and why (`f.inference`)."""
+def _choose(
+    f: CompactionFacts, candidates: list[Selection], facts: dict[int, CompactionFacts], seeded: bool = False
+) -> Selection:
+    """The selection taken as what the summarizer saw, and why (`f.inference`); where the
+    evidence ties, a seeded one when the compaction must have been seeded (`_made_mid_run`)."""
     if len(candidates) == 1:
         f.inference = "unambiguous: one selection ADK could have made ends at end_timestamp"
         return candidates[0]
     if f.usage_prompt_tokens is not None:
         est = [
-            (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), n)
+            (abs(prompt_chars(inp, seed) / 4 - f.usage_prompt_tokens), seeded and seed is None, n)
             for n, (seed, inp) in enumerate(candidates)
         ]
         f.inference = (
             f"{len(candidates)} selections fit the timestamps (ties at start or end, or a possible seed); "
             "chose the one whose prompt size is nearest the summarizer's recorded prompt_token_count"
         )
-        return candidates[min(est)[1]]
+        return candidates[min(est)[2]]
     # No evidence: what may not have been seen counts as not seen (a hole is reported rather
     # than hidden).
     f.inference = (
         f"{len(candidates)} selections fit the timestamps and the summarizer's usage is not recorded; "
         "assumed the smallest (events it may not have seen count as not summarized)"
     )
-    return min(candidates, key=lambda cand: ivs_size(_represents(cand, facts)))
+    return min(candidates, key=lambda cand: (ivs_size(_represents(cand, facts)), seeded and cand[0] is None))
 
 
 def _name_subsumers(facts: dict[int, CompactionFacts], surviving_now: set[int]) -> None:

@@ -40,6 +40,7 @@ from google.adk.apps.base_events_summarizer import BaseEventsSummarizer  # noqa:
 from google.adk.apps.compaction import _get_compaction_ranges, _latest_compaction_event  # noqa: E402
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer  # noqa: E402
 from google.adk.events.event import Event  # noqa: E402
+from google.adk.flows.llm_flows.context import _contents as adk_contents  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_request import LlmRequest  # noqa: E402
 from google.adk.models.llm_response import LlmResponse  # noqa: E402
@@ -102,6 +103,68 @@ class Ids:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
 
+# Another agent's events reach a model as new "For context" text (`_present_other_agent_message`,
+# flows/llm_flows/context/_fencing.py): ADK's own function, wrapped to note which event each
+# presented text stands for (the text objects are kept until the next model call reads them).
+PRESENTED: dict[int, tuple[str, str]] = {}  # id(text) -> (text, event id)
+_present_other_agent_message = adk_contents._present_other_agent_message
+
+
+def _noting_presentation(event: Event, **kw: Any) -> Event | None:
+    shown = _present_other_agent_message(event, **kw)
+    if shown is not None and shown.content is not None:
+        for p in (shown.content.parts or [])[1:]:  # the first is the shared preamble
+            if p.text is not None:
+                PRESENTED[id(p.text)] = (p.text, event.id)
+    return shown
+
+
+adk_contents._present_other_agent_message = _noting_presentation
+
+
+def _payload(part: types.Part) -> Any:
+    """The object a request part shares with the session event it was copied from
+    (`_copy_content_for_request` copies parts shallowly: payloads are shared by reference)."""
+    if part.text is not None:
+        return part.text
+    if part.function_call is not None:
+        return part.function_call.args
+    if part.function_response is not None:
+        return part.function_response.response
+    return None
+
+
+def content_sources(events: list[Event], contents: list[types.Content]) -> list[list[Any]]:
+    """Which session event each part of each request content came from, by identity:
+    ["event", id] (the event's own part, or a compaction's summary), ["context", id] (another
+    agent's event as "For context" text), or null (the preamble, or a payload several events share)."""
+    owners: dict[int, set[str]] = {}
+    keep: list[Any] = []
+    for e in events:
+        comp = e.actions.compaction if e.actions else None
+        content = comp.compacted_content if comp is not None else e.content
+        for p in content.parts if content and content.parts else []:
+            obj = _payload(p)
+            if obj is not None:
+                keep.append(obj)
+                owners.setdefault(id(obj), set()).add(e.id)
+    out = []
+    for c in contents:
+        row: list[Any] = []
+        for p in c.parts or []:
+            obj = _payload(p)
+            shown = PRESENTED.get(id(obj)) if obj is not None else None
+            if shown is not None and shown[0] is obj:
+                row.append(["context", shown[1]])
+            elif obj is not None and len(owners.get(id(obj), ())) == 1:
+                row.append(["event", next(iter(owners[id(obj)]))])
+            else:
+                row.append(None)
+        out.append(row)
+    PRESENTED.clear()
+    return out
+
+
 CALLER: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("caller", default=None)
 
 
@@ -125,7 +188,10 @@ class Watch(BasePlugin):
                 "branch": ic.branch,
                 "event_ids": [e.id for e in ic.session.events],
                 # ADK's own choice of the summaries it sends (several can share one text)
-                "surviving_ids": [ic.session.events[i].id for i, _, _ in _get_compaction_ranges(ic.session.events)],
+                "surviving_ids": [
+                    ic.session.events[i].id for i, _, _ in _get_compaction_ranges(ic.session.events)
+                ],
+                "sources": content_sources(ic.session.events, llm_request.contents),
             }
         )
         return None
@@ -215,6 +281,7 @@ class ScriptedModel(BaseLlm):
                 "branch": who.get("branch"),
                 "event_ids": who.get("event_ids", []),
                 "surviving_ids": who.get("surviving_ids", []),
+                "sources": who.get("sources"),
                 "contents": contents,
             }
         )

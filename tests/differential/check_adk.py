@@ -49,6 +49,7 @@ class Facts:
             for k in e["keys"]:
                 if k is not None:
                     self.by_key.setdefault(json.dumps(k), []).append(i)
+        self.twin = self._twins()
         # Made compactions (in creation order) and what each stands for, through its seed.
         self.made = [a for a in self.attempts if a["event_id"] in self.index]
         self.covered: dict[int, set[int]] = {}
@@ -70,6 +71,60 @@ class Facts:
                             cov |= self.covered[cj]
             self.covered[ci] = cov
 
+    def _twins(self) -> dict[int, int]:
+        """Compactions with one range appended back to back (a parallel agent's sub-agents
+        compact concurrently, over the same events): each to the first of them. Which one ADK
+        then holds last in memory, so keeps (apps/compaction.py:202-241: identical ranges keep
+        the latest) and seeds from, is the order their appends finished (sessions/
+        sqlite_session_service.py:461-556: the event joins the session's list after its insert
+        commits), which the session does not hold: the checks take twins as one summary."""
+        out: dict[int, int] = {}
+        run: list[int] = []
+        for eid in self.appended:
+            i = self.index.get(eid)
+            if i is None:
+                continue
+            c = self.events[i]["compaction"]
+            if c is None:
+                run = []
+                continue
+            out[i] = next(
+                (
+                    j
+                    for j in run
+                    if (self.events[j]["compaction"]["start"], self.events[j]["compaction"]["end"])
+                    == (c["start"], c["end"])
+                ),
+                i,
+            )
+            run.append(i)
+        return out
+
+    def as_one_summary(self, items: list[tuple[str, Any, list[Any]]]) -> list[tuple[str, Any, list[Any]]]:
+        return [
+            (r, ("summary", self.twin.get(w[1], w[1])) if w[0] == "summary" else w, p) for r, w, p in items
+        ]
+
+    def _source(
+        self, parts: list[Any], existing: set[int], raw: list[int], summaries: list[int]
+    ) -> tuple[str, int] | None:
+        """What a content is, from the driver's record of the event each part came from (by
+        identity): a summary, an event (every part's event counts as shown: a merged content of
+        several responses), or another agent's event as context. None: not recorded."""
+        known = [
+            (k, self.index[i])
+            for k, i in (p for p in parts if p)
+            if i in self.index and self.index[i] in existing
+        ]
+        if not known:
+            return None
+        kind, first = known[0]
+        if self.events[first]["compaction"] is not None:
+            summaries.append(first)
+            return ("summary", first)
+        raw.extend(i for _, i in known if i not in raw)
+        return ("context" if kind == "context" else "event", first)
+
     def sent(self, req: dict[str, Any]) -> tuple[list[tuple[str, Any, list[Any]]], list[int], list[int]]:
         """Each content as (role, what it is, part digests); raw event indexes; summary indexes."""
         existing = {self.index[i] for i in req["event_ids"] if i in self.index}
@@ -77,11 +132,21 @@ class Facts:
         raw: list[int] = []
         summaries: list[int] = []
         kept_ranges = [
-            (self.events[self.index[i]]["compaction"]["start"], self.events[self.index[i]]["compaction"]["end"])
+            (
+                self.events[self.index[i]]["compaction"]["start"],
+                self.events[self.index[i]]["compaction"]["end"],
+            )
             for i in req.get("surviving_ids", [])
             if i in self.index and self.events[self.index[i]]["compaction"] is not None
         ]
-        for c in req["contents"]:
+        sources = req.get("sources")
+        for n, c in enumerate(req["contents"]):
+            if sources is not None:
+                what = self._source(sources[n], existing, raw, summaries)
+                if what is not None:
+                    parts = [p for p in c["parts"] if p is not None]
+                    out.append((c["role"], what, [_digest(p) for p in parts] if what[0] == "event" else []))
+                    continue
             parts = [p for p in c["parts"] if p is not None]
             what: Any = None
             for p in parts:
@@ -101,7 +166,11 @@ class Facts:
                     # yet, following the previous content shown.
                     free = [i for i in cands if i not in raw]
                     later = [i for i in free if not raw or i > raw[-1]]
-                    outside = [i for i in later if not any(a <= self.events[i]["timestamp"] <= b for a, b in kept_ranges)]
+                    outside = [
+                        i
+                        for i in later
+                        if not any(a <= self.events[i]["timestamp"] <= b for a, b in kept_ranges)
+                    ]
                     what = ("event", (outside or later or free or cands)[0])
                     raw.append(what[1])
                     break
@@ -115,7 +184,7 @@ def _digest(p: list[Any]) -> tuple[Any, ...]:
     return (p[0], p[1]) if p[0] != "text" else ("text", p[1])
 
 
-def _ours(led: Any, rep: Any) -> list[tuple[str, Any, list[Any]]]:
+def _ours(led: Any, rep: Any, context_events: bool) -> list[tuple[str, Any, list[Any]]]:
     out: list[tuple[str, Any, list[Any]]] = []
     for it in rep.context:
         rec = led.records[it.seq] if it.seq is not None else None
@@ -127,7 +196,7 @@ def _ours(led: Any, rep: Any) -> list[tuple[str, Any, list[Any]]]:
             out.append((role, ("unknown", it.seq), []))
             continue
         if it.role == "user" and rec.role != "user":
-            out.append((role, ("context", None), []))
+            out.append((role, ("context", it.seq if context_events else None), []))
             continue
         parts: list[Any] = []
         for b in rec.message.blocks:
@@ -167,11 +236,12 @@ def check_requests(d: Path, facts: Facts, out: Outcome) -> None:
             out.calls_skipped += 1
             continue
         led = load(db, upto_line=at)
-        _as_parallel_sibling(led, req, facts.requests)
+        _as_parallel_sibling(led, req, any(e["author"] == req["agent"] for e in facts.events[:at]))
         rep = analyze(led)
         theirs, raw, summaries = facts.sent(req)
-        ours = _ours(led, rep)
+        ours = _ours(led, rep, "sources" in req)
         where = {"request": n, "at": at, "turn": req["turn"], "agent": req["agent"]}
+        ours, theirs = facts.as_one_summary(ours), facts.as_one_summary(theirs)
         if [(r, w) for r, w, _ in ours] != [(r, w) for r, w, _ in theirs]:
             out.disagree("next request", **where, ours=_show(ours), theirs=_show(theirs))
         else:
@@ -207,22 +277,26 @@ def check_requests(d: Path, facts: Facts, out: Outcome) -> None:
         out.calls_checked += 1
 
 
-def _as_parallel_sibling(led: Any, req: dict[str, Any], requests: list[dict[str, Any]]) -> None:
-    """A parallel agent's sub-agents call the model at one prefix, each on its own branch: one
-    next request is predicted there (for the agent the loader names, which must be one of them);
-    each other sub-agent's request is compared with the prediction for that agent and branch."""
+def _as_parallel_sibling(led: Any, req: dict[str, Any], seen: bool) -> None:
+    """A parallel agent's sub-agents run concurrently (agents/parallel_agent.py), each on its own
+    branch: which of those that have not replied calls the model first is decided by the event
+    loop (each awaits its compaction check and the session service first), not by anything the
+    session holds; nor does the session name a sub-agent before its first event (`seen`: the
+    caller has an event in the prefix). Where we predict one sub-agent and another of the same
+    parallel agent made this call, or the caller is a sub-agent the session has not seen yet, the
+    call is compared with our prediction for that sub-agent and branch."""
     hdr = led.header if isinstance(led.header, dict) else None
     if hdr is None or hdr.get("next_agent") == req["agent"]:
         return
-    siblings = {
-        r["agent"]
-        for r in requests
-        if r["kind"] == "agent"
-        and r["invocation_id"] == req["invocation_id"]
-        and len(r["event_ids"]) == len(req["event_ids"])
-    }
-    if hdr.get("next_agent") in siblings:
+    mine = _parallel_parent(req.get("branch"))
+    if mine is not None and (not seen or _parallel_parent(hdr.get("next_agent_branch")) == mine):
         hdr["next_agent"], hdr["next_agent_branch"] = req["agent"], req["branch"]
+        hdr["next_call_in_run"] = True  # that sub-agent's call: the parallel agent's run goes on
+
+
+def _parallel_parent(branch: Any) -> str | None:
+    """The parallel agent's branch a sub-agent's branch lies under (None: not a sub-branch)."""
+    return branch.rsplit(".", 1)[0] if isinstance(branch, str) and "." in branch else None
 
 
 def _show(items: list[tuple[str, Any, list[Any]]]) -> list[str]:
@@ -268,6 +342,19 @@ def recorded_compactions(facts: Facts) -> list[dict[str, Any]]:
     return out
 
 
+def _one_seed(facts: Facts, series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The series with each seed named by the first of its twins (`Facts._twins`)."""
+    made = [facts.index[a["event_id"]] for a in facts.made]
+    first = {ci: k for k, ci in reversed(list(enumerate(made)))}
+    out = []
+    for c in series:
+        s = c["seed"]
+        if isinstance(s, int) and 0 <= s < len(made):
+            c = dict(c, seed=first.get(facts.twin.get(made[s], made[s]), s))
+        out.append(c)
+    return out
+
+
 def _is_seed(facts: Facts, a: dict[str, Any], cj: int) -> bool:
     keys = facts.events[cj]["compaction"]["keys"]
     h = next((k[1] for k in keys if k and k[0] == "text"), None)
@@ -289,14 +376,14 @@ def _replayed(series: Any) -> list[dict[str, Any]]:
 
 
 def check_replay(d: Path, facts: Facts, out: Outcome) -> None:
-    want = recorded_compactions(facts)
+    want = _one_seed(facts, recorded_compactions(facts))
     out.compactions = len(want)
     if any(a["failed"] for a in facts.attempts):
         return  # a failed summarizer call: the replay does not model the summarizer's failures
     led = load(str(d / "session.db"))
     known = sim.AdkPolicy(**facts.scenario["compaction"])
     result = sim.simulate(led, known)
-    got = _replayed(result.whatif)
+    got = _one_seed(facts, _replayed(result.whatif))
     out.replay_checked = True
     if got != want:
         out.disagree("replay (known settings)", policy=known.params(), ours=got, theirs=want)
@@ -305,7 +392,7 @@ def check_replay(d: Path, facts: Facts, out: Outcome) -> None:
         # The session does not say which trigger made a compaction (an unseeded one can be either
         # a sliding window's or a first token threshold's): the inferred settings must make the
         # same compactions (moment, summarizer input, seed, range), whichever trigger fires.
-        rec = [dict(c, trigger=None) for c in _replayed(sim.simulate(led, pol).whatif)]
+        rec = [dict(c, trigger=None) for c in _one_seed(facts, _replayed(sim.simulate(led, pol).whatif))]
         if rec != [dict(c, trigger=None) for c in want]:
             out.disagree("replay (recorded policy)", policy=pol.params(), why=why, ours=rec, theirs=want)
 
