@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import sys
 
 import orjson
 import pytest
@@ -366,3 +367,26 @@ def _is_codex(path: str) -> bool:
         return load(path).format == "codex"
     except Exception:
         return False
+
+
+def test_codex_next_request_grows_without_being_rebuilt(tmp_path, monkeypatch):
+    """Between checkpoints a Codex request gains the appended entries' items (an earlier call the
+    append answers loses its synthetic output, the items after it renumbered) instead of being
+    rebuilt whole: seeded cuts of the Codex rollouts grown back in small batches rebuild it only
+    where the rules need it (extend_replacement), and every growth equals a full analysis."""
+    from inspector.analysis import incremental
+
+    rebuilt = []
+    whole = incremental.effective_context
+    monkeypatch.setattr(incremental, "effective_context", lambda *a: rebuilt.append(1) or whole(*a))
+    monkeypatch.setattr(sys.modules[__name__], "BATCHES_PER_FILE", 40)
+    files = [p for p in corpus() if _is_codex(p)]
+    rng = random.Random(171)
+    total = grown = 0
+    for src in files:
+        for _ in range(2):
+            b, g = grow_and_compare(src, str(tmp_path), rng)
+            total += b
+            grown += g
+    assert grown > 40
+    assert len(rebuilt) <= grown // 10, (len(rebuilt), grown)

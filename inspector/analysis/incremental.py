@@ -30,9 +30,13 @@ whole path: a new checkpoint (every view after it and the coverage of all it rem
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
 lost records), records the runtime cannot see, a header, or changed session settings (window,
 reserve). A format whose checkpoint replaces the history (Codex) extends like the others between
-checkpoints: its next request is rebuilt whole (`replacement_context` pairs calls across all of
-it) from the same views. An earlier record the append changed (Codex: the reply a `token_count`
-line gives its usage, a copy in the grown ledger) is counted again, not given its old count.
+checkpoints. Its request pairs calls and outputs across all of it (`analysis.replacement`), so the
+report keeps that pairing (`ReplacementGrowth`: every call and result id, the outputs removed for
+want of a call, the calls still waiting) and `extend_replacement` adds the new entries' items to
+the old ones; an earlier call the append answers loses its synthetic output. An earlier record
+the append changed (Codex: the reply a `token_count` line gives its usage, a copy in the grown
+ledger) is counted again, not given its old count. The request is rebuilt whole when the
+instructions change or a new call is one whose output was removed before.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import dataclasses
 from dataclasses import dataclass
 from itertools import accumulate
 
+from inspector.analysis import replacement
 from inspector.analysis.engine import (
     EXCLUDED,
     LIVE,
@@ -91,8 +96,10 @@ def extend_report(
             excluded = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
-    ctx = effective_context(led, path, views, rt, tok)
-    reuse_tokens(old.context, ctx, old.ledger.records, records)
+    ctx = extend_replacement(old, led, grown) if rt.replaces_history else None
+    if ctx is None:
+        ctx = effective_context(led, path, views, rt, tok)
+        reuse_tokens(old.context, ctx, old.ledger.records, records)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,
@@ -107,7 +114,9 @@ def extend_report(
         window=win,
         reserve=res,
         findings=[],
+        _growth=old._growth if rt.replaces_history else None,
     )
+    old._growth = None  # (handed on: it is changed in place)
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
     return report
@@ -175,6 +184,115 @@ def reuse_tokens(
         got = counted.get(_token_key(it))
         if got is not None:
             it.tokens, it.tokens_from = got
+
+
+# --------------------------------------------------------------------- a history replaced (Codex)
+
+
+@dataclass(slots=True)
+class ReplacementGrowth:
+    """What extending a request whose pairing spans all of it (`Runtime.replaces_history`,
+    `analysis.replacement`) needs to know of it, kept up to date as it grows."""
+
+    calls: set[str]  # the call ids of every entry
+    answered: set[str]  # the result ids of every entry (its output kept or removed)
+    removed: set[str]  # the result ids of outputs removed for want of their call
+    waiting: dict[str, int]  # an unanswered call's id -> the index of the first item making it
+
+
+def replacement_growth(rep: Report) -> ReplacementGrowth:
+    """The pairing of a report's request from its entries (O(request), once per full analysis)."""
+    led = rep.ledger
+    records = led.records
+    entries = replacement.history_entries(led, rep.path, rep.checkpoints)
+    calls, answered = replacement.paired_ids(records, entries, rep.runtime)
+    removed = {rid for e in entries if (rid := _entry_result(records, e)) is not None and rid not in calls}
+    waiting: dict[str, int] = {}
+    for it in rep.context:
+        for c in it.unanswered:
+            waiting.setdefault(c, it.index)
+    return ReplacementGrowth(calls, answered, removed, waiting)
+
+
+def _entry_result(records: list[Record], e: int | ContextItem) -> str | None:
+    return replacement.result_id(records[e]) if isinstance(e, int) else e.tool_result_id if e.role == "tool" else None
+
+
+def extend_replacement(old: Report, led: Ledger, grown: list[int]) -> list[ContextItem] | None:
+    """The next request of `old` grown by the path's new seqs `grown`, for a runtime whose request
+    pairs calls and outputs across all of it: the old items, then the new entries' items; an
+    earlier call the append answers loses its synthetic output (the items after it renumbered);
+    an earlier record the append replaced (Codex: the reply a `token_count` line gives its usage)
+    is counted again. None when it needs the whole request rebuilt: the instructions changed, a
+    replaced record pairs differently, or a new call is one whose output was removed before."""
+    st = old._growth if isinstance(old._growth, ReplacementGrowth) else replacement_growth(old)
+    old._growth = None
+    o_led = old.ledger
+    if (led.instructions, led.instructions_note) != (o_led.instructions, o_led.instructions_note):
+        return None
+    records, o_recs = led.records, o_led.records
+    ctx = list(old.context)
+    for i, it in enumerate(ctx):
+        s = it.seq
+        if s is None or records[s] is o_recs[s]:
+            continue
+        if it.kind != "message" or not _pairs_alike(o_recs[s], records[s]):
+            return None
+        ctx[i] = dataclasses.replace(it, tokens=None, tokens_from="tiktoken")
+    rt = old.runtime
+    new_entries = replacement.sent_messages(records, grown)
+    new_calls, new_answered = replacement.paired_ids(records, new_entries, rt)
+    if not new_calls.isdisjoint(st.removed):
+        return None
+    st.calls |= new_calls
+    st.answered |= new_answered
+    settled = {c for c in new_answered if c in st.waiting}
+    if settled:
+        _settle_calls(ctx, st, settled)
+    for rid in (_entry_result(records, e) for e in new_entries):
+        if rid is not None and rid not in st.calls:
+            st.removed.add(rid)
+    for it in replacement.request_items(records, new_entries, st.calls, st.answered, rt):
+        it.index = len(ctx)
+        ctx.append(it)
+        for c in it.unanswered:
+            st.waiting.setdefault(c, it.index)
+    old._growth = st  # (extend_report hands it on to the new report)
+    return ctx
+
+
+def _pairs_alike(a: Record, b: Record) -> bool:
+    """Two versions of a record that the request holds and pairs alike."""
+    return (a.role, a.id, a.line, a.call_ids, a.result_id, a.never_sent, a.runtime_visible, a.kind) == (
+        b.role,
+        b.id,
+        b.line,
+        b.call_ids,
+        b.result_id,
+        b.never_sent,
+        b.runtime_visible,
+        b.kind,
+    )
+
+
+def _settle_calls(ctx: list[ContextItem], st: ReplacementGrowth, settled: set[str]) -> None:
+    """Earlier calls the append answered: their synthetic outputs leave the request, their items
+    no longer wait, and the items after the first of them are renumbered (copies: the old report
+    keeps its own)."""
+    start = min(st.waiting[c] for c in settled)
+    st.waiting = {c: i for c, i in st.waiting.items() if i < start}
+    rest: list[ContextItem] = []
+    for it in ctx[start:]:
+        if it.synthetic and it.tool_result_id in settled and it.seq is None:
+            continue
+        pos = start + len(rest)
+        left = [c for c in it.unanswered if c not in settled]
+        if pos != it.index or len(left) != len(it.unanswered):
+            it = dataclasses.replace(it, index=pos, unanswered=left)
+        for c in left:
+            st.waiting.setdefault(c, pos)
+        rest.append(it)
+    ctx[start:] = rest
 
 
 # ---------------------------------------------------------------------------------------- ADK
@@ -293,8 +411,12 @@ def adk_growth(rep: Report) -> AdkGrowth | None:
 
 def prepare(rep: Report) -> None:
     """Build what the next extension of `rep` needs now (a follower's first read), where it needs any."""
-    if rep.runtime.context_rule == "timestamp_ranges" and rep._growth is None:
+    if rep._growth is not None:
+        return
+    if rep.runtime.context_rule == "timestamp_ranges":
         rep._growth = adk_growth(rep)
+    elif rep.runtime.replaces_history:
+        rep._growth = replacement_growth(rep)
 
 
 def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
