@@ -8,7 +8,8 @@
 - the checkpoint views, the coverage of every earlier record and the findings of the history
   rules (`findings.find_history`) are the old ones: no checkpoint and no diagnostic came, and
   the new messages are live (after the latest checkpoint) or excluded by the runtime's rules;
-- the next request is rebuilt from the latest checkpoint on (that is what it holds), with the
+- the next request keeps the old items before its latest user or assistant item (pairing has
+  settled before it: `SentGrowth`) and is built again from there (`extend_sent`), with the
   token counts of the items it shares with the old one reused; the tail rules
   (`findings.find_tail`: live question, tool pairing, over budget) run again.
 
@@ -52,8 +53,10 @@ from inspector.analysis.engine import (
     ContextItem,
     Report,
     analyze,
+    append_resume_reply,
     context_total,
     effective_context,
+    sent_items,
 )
 from inspector.analysis.findings import TAIL_CODES, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
@@ -96,7 +99,7 @@ def extend_report(
             excluded = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
-    ctx = extend_replacement(old, led, grown) if rt.replaces_history else None
+    ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path)
     if ctx is None:
         ctx = effective_context(led, path, views, rt, tok)
         reuse_tokens(old.context, ctx, old.ledger.records, records)
@@ -114,7 +117,7 @@ def extend_report(
         window=win,
         reserve=res,
         findings=[],
-        _growth=old._growth if rt.replaces_history else None,
+        _growth=old._growth,
     )
     old._growth = None  # (handed on: it is changed in place)
     history = [f for f in old.findings if f.code not in TAIL_CODES]
@@ -184,6 +187,81 @@ def reuse_tokens(
         got = counted.get(_token_key(it))
         if got is not None:
             it.tokens, it.tokens_from = got
+
+
+# ------------------------------------------------------------------- the boundary rule (pi, CC)
+
+
+@dataclass(slots=True)
+class SentGrowth:
+    """Where the next request of a boundary-rule report can be built on from (`extend_sent`): the
+    latest user or assistant item, before which pairing has settled (each assistant's calls are
+    paired with the results up to the next such message)."""
+
+    item: int  # its index in the request
+    pos: int  # the position of its record on the path
+    calls: set[str]  # the calls of the items before it
+
+
+def sent_growth(rep: Report) -> SentGrowth | None:
+    """The latest user or assistant item after the latest checkpoint of a report (None when there is none)."""
+    ctx, path = rep.context, rep.path
+    floor = rep.checkpoints[-1].pos if rep.checkpoints else -1
+    for it in reversed(ctx):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+            continue
+        pos = _path_pos(path, it.seq, floor)
+        if pos is None:
+            return None
+        return SentGrowth(it.index, pos, {c for x in ctx[: it.index] if x.role == "assistant" for c in x.tool_call_ids})
+    return None
+
+
+def _path_pos(path: list[int], seq: int, floor: int) -> int | None:
+    """The position of `seq` on the path after position `floor`, looked for from the end."""
+    for i in range(len(path) - 1, floor, -1):
+        if path[i] == seq:
+            return i
+    return None
+
+
+def extend_sent(old: Report, led: Ledger, path: list[int]) -> list[ContextItem] | None:
+    """The next request of `old` grown along `path` (the old path and what the append added), for
+    the boundary rule: the old items before its latest user or assistant item are kept, the rest
+    built again from there (`engine.sent_items`, the runtime's reply on resume after them). None
+    when it needs building whole: no such item after the latest checkpoint, or a record before
+    it was replaced by the append."""
+    st = old._growth if isinstance(old._growth, SentGrowth) else sent_growth(old)
+    old._growth = None
+    if st is None:
+        return None
+    records, o_recs = led.records, old.ledger.records
+    keep = old.context[: st.item]
+    if any(it.seq is not None and records[it.seq] is not o_recs[it.seq] for it in keep):
+        return None
+    sources = [s for s in path[st.pos :] if records[s].kind == "message"]
+    rest = sent_items(records, sources, old.runtime, set(st.calls))
+    reuse_tokens(old.context[st.item :], rest, o_recs, records)
+    ctx = keep + rest
+    append_resume_reply(led, ctx, old.runtime)
+    for i in range(st.item, len(ctx)):
+        ctx[i].index = i
+    _advance_sent(st, ctx, path)
+    old._growth = st  # (extend_report hands it on to the new report)
+    return ctx
+
+
+def _advance_sent(st: SentGrowth, ctx: list[ContextItem], path: list[int]) -> None:
+    """Move the point the next extension builds from to the request's latest user or assistant item."""
+    for it in reversed(ctx[st.item + 1 :]):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+            continue
+        pos = _path_pos(path, it.seq, st.pos)
+        if pos is None:
+            return
+        st.calls.update(c for x in ctx[st.item : it.index] if x.role == "assistant" for c in x.tool_call_ids)
+        st.item, st.pos = it.index, pos
+        return
 
 
 # --------------------------------------------------------------------- a history replaced (Codex)
@@ -417,6 +495,8 @@ def prepare(rep: Report) -> None:
         rep._growth = adk_growth(rep)
     elif rep.runtime.replaces_history:
         rep._growth = replacement_growth(rep)
+    elif rep.runtime.context_rule == "boundary":
+        rep._growth = sent_growth(rep)
 
 
 def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
