@@ -452,3 +452,47 @@ def test_requests_built_on_from_their_latest_prompt_or_reply(tmp_path, monkeypat
             grown += g
     assert grown > total * 3 // 4 and grown > 60
     assert not rebuilt
+
+
+def _lines_to_follow_from(data: bytes) -> list[int]:
+    """The lines (0-based) of a Claude Code transcript that the chain does not reach from the line
+    before: a tool result hanging off an earlier call line of its reply, a sub-agent's line."""
+    out = []
+    prev = None
+    for i, raw in enumerate(data.splitlines()):
+        o = orjson.loads(raw)
+        if o.get("isSidechain") is True or (o.get("type") == "user" and prev is not None and o.get("parentUuid") not in (prev, None)):
+            out.append(i)
+        prev = o.get("uuid")
+    return out
+
+
+def test_claude_code_parallel_results_and_sidechain_lines_grow(tmp_path):
+    """Claude Code's `extend` places what the full build places: parallel tool results hanging
+    off earlier call lines of their reply, sub-agent (isSidechain) lines in the main file. A
+    transcript generated from the real sessions (benchmarks.gen_formats, as the benchmark's), cut
+    just before seeded such lines and grown back one line at a time, equals a full analysis after
+    every growth, and is read from where the last read ended, not in full."""
+    from benchmarks import gen_formats
+
+    src = gen_formats.generate("claude_code", 0.4, path=str(tmp_path / "cc.jsonl"))
+    with open(src, "rb") as f:
+        data = f.read()
+    ends = line_ends(data)
+    starts = _lines_to_follow_from(data)
+    assert len(starts) > 12
+    rng = random.Random(1717)
+    total = grown = 0
+    path = tmp_path / "grow.jsonl"
+    for i in sorted(rng.sample(starts, 12)):
+        path.write_bytes(data[: ends[i - 2]])
+        fol = Follower(str(path))
+        fol.poll()
+        for j in range(i - 1, min(i + 4, len(ends))):
+            with open(path, "ab") as f:
+                f.write(data[ends[j - 1] : ends[j]])
+            up = fol.poll()
+            total += 1
+            grown += up is not None and up.whole == GROWN
+            assert followed_json(fol) == full_json(str(path), str(path)), f"line {j + 1}"
+    assert grown >= total * 9 // 10, (grown, total)

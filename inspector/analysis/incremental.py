@@ -49,6 +49,7 @@ from itertools import accumulate
 from inspector.analysis import replacement
 from inspector.analysis.engine import (
     EXCLUDED,
+    INACTIVE,
     LIVE,
     ContextItem,
     Report,
@@ -87,15 +88,25 @@ def extend_report(
     rt = old.runtime
     tok = old._tokenizer
     path = old.path + grown
+    # Messages off the path are inactive once more than one record is (engine.coverage): an
+    # append that crosses that line changes an earlier record's state.
+    inactive = len(path) < len(records) - 1
+    if inactive and len(old.path) >= len(old.ledger.records) - 1 and len(old.path) < len(old.ledger.records):
+        return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     states = list(old.states)
     summarized_by = list(old.summarized_by)
     on_path = bytearray(old.on_path)
     drop = rt.drop_stop_reasons
+    on = set(grown)
     for r in records[added:]:
         states.append(None)
         summarized_by.append(0)
-        on_path.append(1)
-        if r.kind == "message":
+        on_path.append(r.seq in on)
+        if r.kind != "message":
+            continue
+        if r.seq not in on:
+            states[r.seq] = INACTIVE if inactive else None
+        else:
             excluded = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
@@ -144,23 +155,30 @@ def path_growth(old: Report, led: Ledger, added: int) -> list[int] | None:
 
 
 def _tree_growth(old: Report, led: Ledger, new: list[Record]) -> list[int] | None:
-    """A tree format: each new record hangs under the one before it, the first under the old leaf
-    (the end of the old path), and the last is the new leaf."""
-    if not new or led.leaf_seq != new[-1].seq:
+    """A tree format: the new leaf's chain back to the old leaf (the end of the old path), all of
+    it new records; the other new records are off the path (another branch, a sub-agent's lines)."""
+    if not new:
         return None
     by_id = led.by_id()
     prev = old.path[-1] if old.path else None
     if prev is not None and old.ledger.leaf_seq != prev:
         return None
-    for r in new:
+    n = len(old.ledger.records)
+    out: list[int] = []
+    cur = led.leaf_seq
+    while cur is not None and cur != prev:
+        r = led.records[cur]
+        if cur < n or len(out) > len(new) or (r.id is not None and by_id.get(r.id) != cur):
+            return None
+        out.append(cur)
         pid = r.parent_id
-        parent = by_id.get(pid) if pid is not None else None
-        if parent != prev:
+        cur = by_id.get(pid) if pid is not None else None
+        if pid is not None and cur is None:
             return None
-        if r.id is not None and by_id.get(r.id) != r.seq:
-            return None
-        prev = r.seq
-    return [r.seq for r in new]
+    if cur != prev:
+        return None
+    out.reverse()
+    return out
 
 
 def _token_key(it: ContextItem) -> tuple[object, ...]:
