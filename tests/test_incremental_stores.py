@@ -263,6 +263,20 @@ def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
     assert as_json(fol.report) == full_json(path)
 
 
+def test_a_deleted_row_hidden_by_rows_appended_in_the_same_look_reloads(tmp_path) -> None:
+    """The deleted-row check counts the rows up to the last seen rowid, not all of them: an
+    earlier row taken back while as many new rows were appended is still seen."""
+    path, cols, rest, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE rowid = (SELECT min(rowid) FROM events)")
+    con.commit()
+    con.close()
+    insert_rows(path, cols, rest[:1])
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
 def test_the_last_event_rewritten_reloads(tmp_path) -> None:
     path, _, _, fol = followed_cut(tmp_path)
     con = sqlite3.connect(path)
