@@ -59,7 +59,7 @@ from inspector.analysis.engine import (
     effective_context,
     sent_items,
 )
-from inspector.analysis.findings import TAIL_CODES, find_tail, ordered
+from inspector.analysis.findings import TAIL_CODES, appended_order, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
 from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger, Record
@@ -404,6 +404,7 @@ class AdkGrowth:
     latest_ts: float  # the greatest timestamp of any record (or range end) so far
     prefix_ts: float  # the greatest timestamp (or range end) before `cut`
     cover: list[tuple[float, float]]  # the surviving compaction ranges
+    appended_order: list[int]  # the path in the order its records were appended (findings._appended_order)
 
 
 def _ids(r: Record) -> list[str]:
@@ -502,7 +503,20 @@ def adk_growth(rep: Report) -> AdkGrowth | None:
     ids = {x for r in recs[:cut] for x in _ids(r)}
     before = max((_ts(r) for r in recs[:cut]), default=ends)
     latest = max(ends, *(_ts(r) for r in recs))
-    return AdkGrowth(cut=cut, prefix_items=n, prefix_ids=ids, latest_ts=latest, prefix_ts=max(before, ends), cover=cover)
+    order = appended_order(rep)
+    return AdkGrowth(cut, n, ids, latest, max(before, ends), cover, order)
+
+
+def _appended_after(order: list[int], rep: Report, new: list[int]) -> list[int]:
+    """The appended order of a path grown by `new`: the old order, then the new records by rank
+    when they rank after every old one (as the rows a follow reads do); else sorted whole."""
+    ranks = (rep.ledger.header or {}).get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(rep.ledger.records):
+        return rep.path
+    grown = sorted(new, key=ranks.__getitem__)
+    if order and grown and ranks[grown[0]] <= ranks[order[-1]]:
+        return sorted(sorted(rep.path), key=ranks.__getitem__)
+    return order + grown
 
 
 def prepare(rep: Report) -> None:
@@ -572,6 +586,8 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
         findings=[],
         _growth=None,
     )
+    st.appended_order = _appended_after(st.appended_order, report, [r.seq for r in new])
+    report._growth = st  # (the turn in progress goes by the appended order: find_tail reads it)
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
     # Move the cut on to the latest turn start the tail settled.
