@@ -556,7 +556,10 @@ def _grown(
         leaf_seq=len(records) - 1 if records else None,
     )
     grown.store_state = state
-    new_tail = SqliteTail(last_rowid, _rows_upto(con, last_rowid), len(store_notes), digest, tail.router)
+    # The rows up to the new last rowid: those just counted, and the ones after them (a rowid
+    # range): a row taken back meanwhile shows on the next look.
+    above = con.execute("SELECT count(*) FROM events WHERE rowid > ? AND rowid <= ?", (tail.last_rowid, last_rowid)).fetchone()[0]
+    new_tail = SqliteTail(last_rowid, count + int(above), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
 
 

@@ -1253,7 +1253,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         src.replies[k] = [*earlier[k], *seqs]
     src.merged.update(merged)
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
-    _called(src, records).update(c for r in new if r.kind == "message" for c in r.call_ids)
+    if src.called is not None:  # (built when a result first needs it)
+        src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
     src.chain_leaf = chain_leaf
     return out
 
@@ -1292,9 +1293,11 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
     region = recs[start:]
     results = _results_by_call(region)
     calls = {c for r in region if r.kind == "message" for c in r.call_ids}
-    before = _called(src, led.records)
     for r in new:
-        if r.kind == "message" and r.role == "tool" and any(c not in calls and c in before for c in _result_ids(r)):
+        if r.kind != "message" or r.role != "tool":
+            continue
+        outside = [c for c in _result_ids(r) if c not in calls]
+        if outside and not _called(src, led.records).isdisjoint(outside):
             return None  # (it answers a reply before the turn: the full build places it there)
     if any(first < start for first in merged):
         return None  # (a reply begun before the turn goes on: the full build places its lines there)
