@@ -28,6 +28,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import orjson
 
@@ -74,20 +75,37 @@ def append(path: str, src: str, lo: int, hi: int) -> None:
 
 
 def measure(src: str, repeat: int) -> dict[str, float | int | bool]:
+    """A JSONL ledger cut 1,001 lines before its end, followed, grown by one line then 1,000."""
     starts = line_starts(src)
     lines = len(starts) - 1
-    cut = starts[lines - 1001]
-    one = starts[lines - 1000]
-    end = starts[lines]
+    cut, one, end = starts[lines - 1001], starts[lines - 1000], starts[lines]
+
+    def cut_copy(path: str) -> None:
+        with open(src, "rb") as f, open(path, "wb") as out:
+            out.write(f.read(cut))
+
+    return timed_growth(
+        os.path.basename(src), repeat, cut_copy, lambda p: append(p, src, cut, one), lambda p: append(p, src, one, end)
+    )
+
+
+def timed_growth(
+    name: str,
+    repeat: int,
+    cut_copy: Callable[[str], None],
+    grow_one: Callable[[str], None],
+    grow_rest: Callable[[str], None],
+) -> dict[str, float | int | bool]:
+    """Follow a cut copy of a session (`cut_copy` writes it), grow it by one record then by 1,000
+    (best of `repeat`, every repeat from the same cut), and compare the followed report with a
+    full load + analysis of the grown file."""
     tmp = tempfile.mkdtemp(prefix="inspector-incr-")
-    path = os.path.join(tmp, os.path.basename(src))
+    path = os.path.join(tmp, name)
     best = {"one_ms": float("inf"), "thousand_ms": float("inf")}
-    equal = True
     grown = True
     try:
         for _ in range(repeat):
-            with open(src, "rb") as f, open(path, "wb") as out:
-                out.write(f.read(cut))
+            cut_copy(path)
             fol = Follower(path)
             t0 = time.perf_counter()
             fol.poll()
@@ -95,15 +113,13 @@ def measure(src: str, repeat: int) -> dict[str, float | int | bool]:
             # once after any load, whenever the next allocations trigger it: part of the first read.
             gc.collect()
             first_s = time.perf_counter() - t0
-            append(path, src, cut, one)
-            t0 = time.perf_counter()
-            up1 = fol.poll()
-            best["one_ms"] = min(best["one_ms"], (time.perf_counter() - t0) * 1000)
-            append(path, src, one, end)
-            t0 = time.perf_counter()
-            up2 = fol.poll()
-            best["thousand_ms"] = min(best["thousand_ms"], (time.perf_counter() - t0) * 1000)
-            grown = grown and up1 is not None and up2 is not None and up1.whole == up2.whole == GROWN
+            ups = []
+            for key, grow in (("one_ms", grow_one), ("thousand_ms", grow_rest)):
+                grow(path)
+                t0 = time.perf_counter()
+                ups.append(fol.poll())
+                best[key] = min(best[key], (time.perf_counter() - t0) * 1000)
+            grown = grown and all(up is not None and up.whole == GROWN for up in ups)
         t0 = time.perf_counter()
         full = analyze(load(path))
         full_ms = (time.perf_counter() - t0) * 1000
@@ -111,14 +127,7 @@ def measure(src: str, repeat: int) -> dict[str, float | int | bool]:
         records = len(full.ledger.records)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {
-        "records": records,
-        "first_read_s": first_s,
-        "full_ms": full_ms,
-        "equal": equal,
-        "incremental": grown,
-        **best,
-    }
+    return {"records": records, "first_read_s": first_s, "full_ms": full_ms, "equal": equal, "incremental": grown, **best}
 
 
 def _event_rows(path: str, last: int) -> tuple[list[str], list[tuple[object, ...]]]:
@@ -145,39 +154,19 @@ def insert_events(path: str, cols: list[str], rows: list[tuple[object, ...]]) ->
 
 
 def measure_store(src: str, repeat: int) -> dict[str, float | int | bool]:
+    """An ADK store without its last 1,001 event rows, followed, given back one row then 1,000."""
     cols, tail = _event_rows(src, 1001)
-    tmp = tempfile.mkdtemp(prefix="inspector-incr-")
-    path = os.path.join(tmp, os.path.basename(src))
-    best = {"one_ms": float("inf"), "thousand_ms": float("inf")}
-    grown = True
-    try:
-        for _ in range(repeat):
-            shutil.copyfile(src, path)
-            con = sqlite3.connect(path)
-            con.execute("DELETE FROM events WHERE rowid >= ?", (tail[0][0],))
-            con.commit()
-            con.close()
-            fol = Follower(path)
-            t0 = time.perf_counter()
-            fol.poll()
-            first_s = time.perf_counter() - t0
-            insert_events(path, cols, tail[:1])
-            t0 = time.perf_counter()
-            up1 = fol.poll()
-            best["one_ms"] = min(best["one_ms"], (time.perf_counter() - t0) * 1000)
-            insert_events(path, cols, tail[1:])
-            t0 = time.perf_counter()
-            up2 = fol.poll()
-            best["thousand_ms"] = min(best["thousand_ms"], (time.perf_counter() - t0) * 1000)
-            grown = grown and up1 is not None and up2 is not None and up1.whole == up2.whole == GROWN
-        t0 = time.perf_counter()
-        full = analyze(load(path))
-        full_ms = (time.perf_counter() - t0) * 1000
-        equal = fol.report is not None and as_json(fol.report) == as_json(full)
-        records = len(full.ledger.records)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return {"records": records, "first_read_s": first_s, "full_ms": full_ms, "equal": equal, "incremental": grown, **best}
+
+    def cut_copy(path: str) -> None:
+        shutil.copyfile(src, path)
+        con = sqlite3.connect(path)
+        con.execute("DELETE FROM events WHERE rowid >= ?", (tail[0][0],))
+        con.commit()
+        con.close()
+
+    return timed_growth(
+        os.path.basename(src), repeat, cut_copy, lambda p: insert_events(p, cols, tail[:1]), lambda p: insert_events(p, cols, tail[1:])
+    )
 
 
 def report(title: str, r: dict[str, float | int | bool]) -> bool:
@@ -200,6 +189,28 @@ def report(title: str, r: dict[str, float | int | bool]) -> bool:
     return bool(ok1 and ok1000 and r["equal"] and r["incremental"])
 
 
+def run_case(case: str, ns: argparse.Namespace) -> bool:
+    """Generate the case's file when missing, measure it and print the report; its targets met?"""
+    if case == "pi":
+        src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
+        if not os.path.exists(src):
+            gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
+    else:
+        fmt, mb = {
+            "claude_code": ("claude_code", round(ns.records * CC_BYTES_PER_RECORD / 1e6)),
+            "codex": ("codex", ns.mb),
+            "store": ("adk_sqlite", max(1, round(ns.records / ADK_EVENTS_PER_MB))),
+        }[case]
+        src = gen_formats.default_path(fmt, mb)
+        if not os.path.exists(src):
+            gen_formats.generate(fmt, mb)
+    r = measure_store(src, ns.repeat) if case == "store" else measure(src, ns.repeat)
+    what = {"pi": "pi ledger", "claude_code": "Claude Code transcript", "codex": "Codex rollout", "store": "ADK SQLite store (v1)"}[case]
+    unit = "events" if case == "store" else "records"
+    mb_now = os.path.getsize(src) / 1e6
+    return report(f"{what}, {int(r['records']):,} {unit} ({mb_now:.1f} MB): {os.path.relpath(src)}", r)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=gen_pi_ledger.DEFAULT_RECORDS)
@@ -208,36 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=float, default=CODEX_MB, help=f"the Codex rollout's size (default {CODEX_MB} MB)")
     ns = ap.parse_args(argv)
     ok = True
-    if ns.only in (None, "pi"):
-        src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
-        if not os.path.exists(src):
-            gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
-        r = measure(src, ns.repeat)
-        mb = os.path.getsize(src) / 1e6
-        ok = report(f"pi ledger, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
-    if ns.only in (None, "claude_code"):
-        mb_cc = round(ns.records * CC_BYTES_PER_RECORD / 1e6)
-        src = gen_formats.default_path("claude_code", mb_cc)
-        if not os.path.exists(src):
-            gen_formats.generate("claude_code", mb_cc)
-        r = measure(src, ns.repeat)
-        mb = os.path.getsize(src) / 1e6
-        ok = report(f"Claude Code transcript, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
-    if ns.only in (None, "codex"):
-        src = gen_formats.default_path("codex", ns.mb)
-        if not os.path.exists(src):
-            gen_formats.generate("codex", ns.mb)
-        r = measure(src, ns.repeat)
-        mb = os.path.getsize(src) / 1e6
-        ok = report(f"Codex rollout, {int(r['records']):,} records ({mb:.1f} MB): {os.path.relpath(src)}", r) and ok
-    if ns.only in (None, "store"):
-        mb_target = max(1, round(ns.records / ADK_EVENTS_PER_MB))
-        db = gen_formats.default_path("adk_sqlite", mb_target)
-        if not os.path.exists(db):
-            gen_formats.generate("adk_sqlite", mb_target)
-        r = measure_store(db, ns.repeat)
-        mb = os.path.getsize(db) / 1e6
-        ok = report(f"ADK SQLite store (v1), {int(r['records']):,} events ({mb:.1f} MB): {os.path.relpath(db)}", r) and ok
+    for case in ("pi", "claude_code", "codex", "store"):
+        if ns.only in (None, case):
+            ok = run_case(case, ns) and ok
     return 0 if ok else 1
 
 

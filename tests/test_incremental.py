@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import sys
 
 import orjson
 import pytest
@@ -366,3 +367,132 @@ def _is_codex(path: str) -> bool:
         return load(path).format == "codex"
     except Exception:
         return False
+
+
+def test_codex_next_request_grows_without_being_rebuilt(tmp_path, monkeypatch):
+    """Between checkpoints a Codex request gains the appended entries' items (an earlier call the
+    append answers loses its synthetic output, the items after it renumbered) instead of being
+    rebuilt whole: seeded cuts of the Codex rollouts grown back in small batches rebuild it only
+    where the rules need it (extend_replacement), and every growth equals a full analysis."""
+    from inspector.analysis import incremental
+
+    rebuilt = []
+    whole = incremental.effective_context
+    monkeypatch.setattr(incremental, "effective_context", lambda *a: rebuilt.append(1) or whole(*a))
+    monkeypatch.setattr(sys.modules[__name__], "BATCHES_PER_FILE", 40)
+    files = [p for p in corpus() if _is_codex(p)]
+    rng = random.Random(171)
+    total = grown = 0
+    for src in files:
+        for _ in range(2):
+            b, g = grow_and_compare(src, str(tmp_path), rng)
+            total += b
+            grown += g
+    assert grown > 40
+    assert len(rebuilt) <= grown // 10, (len(rebuilt), grown)
+
+
+def _paired_session(rng: random.Random, turns: int) -> bytes:
+    """A pi session whose tool results come in every order the pairing rule tells apart: with
+    their call, after the next prompt (a late result), never (an unanswered call), or answering
+    no call at all (an orphan); assistants with usage or without."""
+    lines = [{"type": "session", "version": 3, "id": "0d1e2f3a-0000-4000-8000-000000000017", "timestamp": "2026-10-02T11:00:00.000Z", "cwd": "/w"}]
+    late: list[str] = []
+    n = 0
+
+    def add(message: dict) -> None:
+        nonlocal n
+        n += 1
+        parent = lines[-1].get("id") if n > 1 else None
+        lines.append({"type": "message", "id": f"{n:08x}", "parentId": parent, "timestamp": f"2026-10-02T11:{n // 60 % 60:02d}:{n % 60:02d}.000Z", "message": message})
+
+    def result(cid: str) -> None:
+        add({"role": "toolResult", "toolCallId": cid, "toolName": "read", "content": [{"type": "text", "text": f"out {cid}"}], "isError": False, "timestamp": n})
+
+    for t in range(turns):
+        add({"role": "user", "content": [{"type": "text", "text": f"prompt {t}"}], "timestamp": n})
+        for cid in late:
+            result(cid)
+        late = []
+        for k in range(rng.randrange(1, 4)):
+            calls = [f"c{t}_{k}_{j}" for j in range(rng.randrange(0, 4))]
+            content = [{"type": "text", "text": f"reply {t}.{k}"}] + [{"type": "toolCall", "id": c, "name": "read", "arguments": {"p": c}} for c in calls]
+            msg = {"role": "assistant", "content": content, "stopReason": "toolUse" if calls else "stop", "timestamp": n}
+            if rng.random() < 0.5:
+                msg["usage"] = {"input": 100 * n, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 100 * n + 10}
+            add(msg)
+            for c in calls:
+                fate = rng.random()
+                if fate < 0.6:
+                    result(c)
+                elif fate < 0.8:
+                    late.append(c)
+            if rng.random() < 0.15:
+                result(f"nobody_{t}_{k}")
+    return b"".join(orjson.dumps(o) + b"\n" for o in lines)
+
+
+def test_requests_built_on_from_their_latest_prompt_or_reply(tmp_path, monkeypatch):
+    """The boundary rule's request is built on from its latest user or assistant item
+    (extend_sent): seeded sessions whose results come late, never or for no call, cut at random
+    lines and grown back, equal a full analysis after every growth, and are grown, not reloaded."""
+    from inspector.analysis import incremental
+
+    rebuilt = []
+    whole = incremental.effective_context
+    monkeypatch.setattr(incremental, "effective_context", lambda *a: rebuilt.append(1) or whole(*a))
+    total = grown = 0
+    for seed in range(6):
+        rng = random.Random(1700 + seed)
+        src = tmp_path / f"paired{seed}.jsonl"
+        src.write_bytes(_paired_session(rng, 12))
+        for _ in range(3):
+            b, g = grow_and_compare(str(src), str(tmp_path), rng)
+            total += b
+            grown += g
+    assert grown > total * 3 // 4 and grown > 60
+    assert not rebuilt
+
+
+def _lines_to_follow_from(data: bytes) -> list[int]:
+    """The lines (0-based) of a Claude Code transcript that the chain does not reach from the line
+    before: a tool result hanging off an earlier call line of its reply, a sub-agent's line."""
+    out = []
+    prev = None
+    for i, raw in enumerate(data.splitlines()):
+        o = orjson.loads(raw)
+        if o.get("isSidechain") is True or (o.get("type") == "user" and prev is not None and o.get("parentUuid") not in (prev, None)):
+            out.append(i)
+        prev = o.get("uuid")
+    return out
+
+
+def test_claude_code_parallel_results_and_sidechain_lines_grow(tmp_path):
+    """Claude Code's `extend` places what the full build places: parallel tool results hanging
+    off earlier call lines of their reply, sub-agent (isSidechain) lines in the main file. A
+    transcript generated from the real sessions (benchmarks.gen_formats, as the benchmark's), cut
+    just before seeded such lines and grown back one line at a time, equals a full analysis after
+    every growth, and is read from where the last read ended, not in full."""
+    from benchmarks import gen_formats
+
+    src = gen_formats.generate("claude_code", 0.4, path=str(tmp_path / "cc.jsonl"))
+    with open(src, "rb") as f:
+        data = f.read()
+    ends = line_ends(data)
+    starts = _lines_to_follow_from(data)
+    assert len(starts) > 12
+    rng = random.Random(1717)
+    total = grown = 0
+    path = tmp_path / "grow.jsonl"
+    for i in sorted(rng.sample(starts, 12)):
+        path.write_bytes(data[: ends[i - 2]])
+        fol = Follower(str(path))
+        fol.poll()
+        for j in range(i - 1, min(i + 4, len(ends))):
+            with open(path, "ab") as f:
+                f.write(data[ends[j - 1] : ends[j]])
+            up = fol.poll()
+            total += 1
+            grown += up is not None and up.whole == GROWN
+            assert followed_json(fol) == full_json(str(path), str(path)), f"line {j + 1}"
+    assert grown >= total * 9 // 10, (grown, total)

@@ -263,6 +263,46 @@ def test_a_deleted_row_before_the_last_seen_reloads(tmp_path) -> None:
     assert as_json(fol.report) == full_json(path)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_appended_order_grows_with_the_report(tmp_path, seed: int) -> None:
+    """The turn in progress goes by the order the rows were appended (findings.appended_order):
+    a grown ADK report keeps that order and places only the new rows (no sort of the whole path
+    per look), equal to sorting the grown path by its ranks, at every seeded growth."""
+    from inspector.analysis.findings import appended_order
+
+    rng = random.Random(4170 + seed)
+    src = ADK_STORES[seed % len(ADK_STORES)]
+    _, rows = event_rows(src)
+    path, cols, rest = cut_copy(src, str(tmp_path), rng.randrange(1, len(rows)))
+    fol = Follower(path)
+    fol.poll()
+    kept = 0
+    while rest:
+        n = rng.choice((1, 1, 2, 5))
+        insert_rows(path, cols, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and fol.report is not None
+        ranks = fol.report.ledger.header["append_ranks"]
+        assert appended_order(fol.report) == sorted(sorted(fol.report.path), key=ranks.__getitem__)
+        kept += getattr(fol.report._growth, "appended_order", None) is appended_order(fol.report)
+    assert kept > 0
+
+
+def test_a_deleted_row_hidden_by_rows_appended_in_the_same_look_reloads(tmp_path) -> None:
+    """The deleted-row check counts the rows up to the last seen rowid, not all of them: an
+    earlier row taken back while as many new rows were appended is still seen."""
+    path, cols, rest, fol = followed_cut(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM events WHERE rowid = (SELECT min(rowid) FROM events)")
+    con.commit()
+    con.close()
+    insert_rows(path, cols, rest[:1])
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a row read before changed or went") and fol.full_reads == 2
+    assert as_json(fol.report) == full_json(path)
+
+
 def test_the_last_event_rewritten_reloads(tmp_path) -> None:
     path, _, _, fol = followed_cut(tmp_path)
     con = sqlite3.connect(path)

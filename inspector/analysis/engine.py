@@ -513,6 +513,19 @@ def effective_context(
     else:
         sources = [s for s in path if records[s].kind == "message"]
 
+    items += sent_items(records, sources, rt, set())
+    append_resume_reply(led, items, rt)
+    for i, it in enumerate(items):
+        it.index = i
+    return items
+
+
+def sent_items(records: list[Record], sources: list[int], rt: Runtime, in_context_calls: set[str]) -> list[ContextItem]:
+    """The items the runtime sends for `sources` (messages in request order), each assistant's
+    calls paired with the results after it up to the next assistant or user message (a call left
+    without one flagged, and given the runtime's synthetic result). `in_context_calls`: the calls
+    of the items before them (updated): a result whose call is not among them is an orphan."""
+    items: list[ContextItem] = []
     pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
     answered: set[str] = set()
     pending_item: ContextItem | None = None
@@ -531,7 +544,6 @@ def effective_context(
         answered = set()
         pending_item = None
 
-    in_context_calls: set[str] = set()
     for s in sources:
         rec = records[s]
         if rec.never_sent:
@@ -562,13 +574,10 @@ def effective_context(
                 flush()
             items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     flush()
-    _append_resume_reply(led, items, rt)
-    for i, it in enumerate(items):
-        it.index = i
     return items
 
 
-def _append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:
+def append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:
     """The reply the runtime appends itself on resume when what it sends ends inside a turn (the
     last item is not a reply): a synthetic item, not in the file."""
     if rt.resume_reply is None or not items or items[-1].role == "assistant":

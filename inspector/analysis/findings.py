@@ -544,14 +544,18 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
     return out
 
 
-def _appended_order(report: Report) -> list[int]:
+def appended_order(report: Report) -> list[int]:
     """The path in the order its records were appended, where the ledger records one that differs
     from the stored order (ADK: a reload orders timestamp ties by event id; the turn in progress
-    is the one whose input was appended last)."""
+    is the one whose input was appended last). A report grown from another keeps it up to date
+    (`analysis.incremental`, its `appended_order`): only the new records are placed."""
     hdr = report.ledger.header or {}
     ranks = hdr.get("append_ranks")
     if not isinstance(ranks, list) or len(ranks) != len(report.ledger.records):
         return report.path
+    kept = getattr(report._growth, "appended_order", None)
+    if isinstance(kept, list) and len(kept) == len(report.path):
+        return kept
     # By (rank, seq): by seq, then stably by rank (two sorts at C speed, not a key tuple per record).
     return sorted(sorted(report.path), key=ranks.__getitem__)
 
@@ -567,9 +571,9 @@ def _active_user(report: Report) -> int | None:
     run_input = hdr.get("run_input_seq")
     in_run = None
     if hdr.get("next_call_in_run") is True:
-        last = next((records[s] for s in reversed(_appended_order(report)) if records[s].kind == "message"), None)
+        last = next((records[s] for s in reversed(appended_order(report)) if records[s].kind == "message"), None)
         in_run = last.run_id if last is not None else None
-    for s in reversed(_appended_order(report)):
+    for s in reversed(appended_order(report)):
         r = records[s]
         if r.kind != "message":
             continue

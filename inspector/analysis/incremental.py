@@ -8,7 +8,8 @@
 - the checkpoint views, the coverage of every earlier record and the findings of the history
   rules (`findings.find_history`) are the old ones: no checkpoint and no diagnostic came, and
   the new messages are live (after the latest checkpoint) or excluded by the runtime's rules;
-- the next request is rebuilt from the latest checkpoint on (that is what it holds), with the
+- the next request keeps the old items before its latest user or assistant item (pairing has
+  settled before it: `SentGrowth`) and is built again from there (`extend_sent`), with the
   token counts of the items it shares with the old one reused; the tail rules
   (`findings.find_tail`: live question, tool pairing, over budget) run again.
 
@@ -30,9 +31,13 @@ whole path: a new checkpoint (every view after it and the coverage of all it rem
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
 lost records), records the runtime cannot see, a header, or changed session settings (window,
 reserve). A format whose checkpoint replaces the history (Codex) extends like the others between
-checkpoints: its next request is rebuilt whole (`replacement_context` pairs calls across all of
-it) from the same views. An earlier record the append changed (Codex: the reply a `token_count`
-line gives its usage, a copy in the grown ledger) is counted again, not given its old count.
+checkpoints. Its request pairs calls and outputs across all of it (`analysis.replacement`), so the
+report keeps that pairing (`ReplacementGrowth`: every call and result id, the outputs removed for
+want of a call, the calls still waiting) and `extend_replacement` adds the new entries' items to
+the old ones; an earlier call the append answers loses its synthetic output. An earlier record
+the append changed (Codex: the reply a `token_count` line gives its usage, a copy in the grown
+ledger) is counted again, not given its old count. The request is rebuilt whole when the
+instructions change or a new call is one whose output was removed before.
 """
 
 from __future__ import annotations
@@ -41,16 +46,20 @@ import dataclasses
 from dataclasses import dataclass
 from itertools import accumulate
 
+from inspector.analysis import replacement
 from inspector.analysis.engine import (
     EXCLUDED,
+    INACTIVE,
     LIVE,
     ContextItem,
     Report,
     analyze,
+    append_resume_reply,
     context_total,
     effective_context,
+    sent_items,
 )
-from inspector.analysis.findings import TAIL_CODES, find_tail, ordered
+from inspector.analysis.findings import TAIL_CODES, appended_order, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
 from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger, Record
@@ -79,20 +88,32 @@ def extend_report(
     rt = old.runtime
     tok = old._tokenizer
     path = old.path + grown
+    # Messages off the path are inactive once more than one record is (engine.coverage): an
+    # append that crosses that line changes an earlier record's state.
+    inactive = len(path) < len(records) - 1
+    if inactive and len(old.path) >= len(old.ledger.records) - 1 and len(old.path) < len(old.ledger.records):
+        return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     states = list(old.states)
     summarized_by = list(old.summarized_by)
     on_path = bytearray(old.on_path)
     drop = rt.drop_stop_reasons
+    on = set(grown)
     for r in records[added:]:
         states.append(None)
         summarized_by.append(0)
-        on_path.append(1)
-        if r.kind == "message":
+        on_path.append(r.seq in on)
+        if r.kind != "message":
+            continue
+        if r.seq not in on:
+            states[r.seq] = INACTIVE if inactive else None
+        else:
             excluded = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
-    ctx = effective_context(led, path, views, rt, tok)
-    reuse_tokens(old.context, ctx, old.ledger.records, records)
+    ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path)
+    if ctx is None:
+        ctx = effective_context(led, path, views, rt, tok)
+        reuse_tokens(old.context, ctx, old.ledger.records, records)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,
@@ -107,7 +128,9 @@ def extend_report(
         window=win,
         reserve=res,
         findings=[],
+        _growth=old._growth,
     )
+    old._growth = None  # (handed on: it is changed in place)
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
     return report
@@ -132,23 +155,30 @@ def path_growth(old: Report, led: Ledger, added: int) -> list[int] | None:
 
 
 def _tree_growth(old: Report, led: Ledger, new: list[Record]) -> list[int] | None:
-    """A tree format: each new record hangs under the one before it, the first under the old leaf
-    (the end of the old path), and the last is the new leaf."""
-    if not new or led.leaf_seq != new[-1].seq:
+    """A tree format: the new leaf's chain back to the old leaf (the end of the old path), all of
+    it new records; the other new records are off the path (another branch, a sub-agent's lines)."""
+    if not new:
         return None
     by_id = led.by_id()
     prev = old.path[-1] if old.path else None
     if prev is not None and old.ledger.leaf_seq != prev:
         return None
-    for r in new:
+    n = len(old.ledger.records)
+    out: list[int] = []
+    cur = led.leaf_seq
+    while cur is not None and cur != prev:
+        r = led.records[cur]
+        if cur < n or len(out) > len(new) or (r.id is not None and by_id.get(r.id) != cur):
+            return None
+        out.append(cur)
         pid = r.parent_id
-        parent = by_id.get(pid) if pid is not None else None
-        if parent != prev:
+        cur = by_id.get(pid) if pid is not None else None
+        if pid is not None and cur is None:
             return None
-        if r.id is not None and by_id.get(r.id) != r.seq:
-            return None
-        prev = r.seq
-    return [r.seq for r in new]
+    if cur != prev:
+        return None
+    out.reverse()
+    return out
 
 
 def _token_key(it: ContextItem) -> tuple[object, ...]:
@@ -177,6 +207,190 @@ def reuse_tokens(
             it.tokens, it.tokens_from = got
 
 
+# ------------------------------------------------------------------- the boundary rule (pi, CC)
+
+
+@dataclass(slots=True)
+class SentGrowth:
+    """Where the next request of a boundary-rule report can be built on from (`extend_sent`): the
+    latest user or assistant item, before which pairing has settled (each assistant's calls are
+    paired with the results up to the next such message)."""
+
+    item: int  # its index in the request
+    pos: int  # the position of its record on the path
+    calls: set[str]  # the calls of the items before it
+
+
+def sent_growth(rep: Report) -> SentGrowth | None:
+    """The latest user or assistant item after the latest checkpoint of a report (None when there is none)."""
+    ctx, path = rep.context, rep.path
+    floor = rep.checkpoints[-1].pos if rep.checkpoints else -1
+    for it in reversed(ctx):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+            continue
+        pos = _path_pos(path, it.seq, floor)
+        if pos is None:
+            return None
+        return SentGrowth(it.index, pos, {c for x in ctx[: it.index] if x.role == "assistant" for c in x.tool_call_ids})
+    return None
+
+
+def _path_pos(path: list[int], seq: int, floor: int) -> int | None:
+    """The position of `seq` on the path after position `floor`, looked for from the end."""
+    for i in range(len(path) - 1, floor, -1):
+        if path[i] == seq:
+            return i
+    return None
+
+
+def extend_sent(old: Report, led: Ledger, path: list[int]) -> list[ContextItem] | None:
+    """The next request of `old` grown along `path` (the old path and what the append added), for
+    the boundary rule: the old items before its latest user or assistant item are kept, the rest
+    built again from there (`engine.sent_items`, the runtime's reply on resume after them). None
+    when it needs building whole: no such item after the latest checkpoint, or a record before
+    it was replaced by the append."""
+    st = old._growth if isinstance(old._growth, SentGrowth) else sent_growth(old)
+    old._growth = None
+    if st is None:
+        return None
+    records, o_recs = led.records, old.ledger.records
+    keep = old.context[: st.item]
+    if any(it.seq is not None and records[it.seq] is not o_recs[it.seq] for it in keep):
+        return None
+    sources = [s for s in path[st.pos :] if records[s].kind == "message"]
+    rest = sent_items(records, sources, old.runtime, set(st.calls))
+    reuse_tokens(old.context[st.item :], rest, o_recs, records)
+    ctx = keep + rest
+    append_resume_reply(led, ctx, old.runtime)
+    for i in range(st.item, len(ctx)):
+        ctx[i].index = i
+    _advance_sent(st, ctx, path)
+    old._growth = st  # (extend_report hands it on to the new report)
+    return ctx
+
+
+def _advance_sent(st: SentGrowth, ctx: list[ContextItem], path: list[int]) -> None:
+    """Move the point the next extension builds from to the request's latest user or assistant item."""
+    for it in reversed(ctx[st.item + 1 :]):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+            continue
+        pos = _path_pos(path, it.seq, st.pos)
+        if pos is None:
+            return
+        st.calls.update(c for x in ctx[st.item : it.index] if x.role == "assistant" for c in x.tool_call_ids)
+        st.item, st.pos = it.index, pos
+        return
+
+
+# --------------------------------------------------------------------- a history replaced (Codex)
+
+
+@dataclass(slots=True)
+class ReplacementGrowth:
+    """What extending a request whose pairing spans all of it (`Runtime.replaces_history`,
+    `analysis.replacement`) needs to know of it, kept up to date as it grows."""
+
+    calls: set[str]  # the call ids of every entry
+    answered: set[str]  # the result ids of every entry (its output kept or removed)
+    removed: set[str]  # the result ids of outputs removed for want of their call
+    waiting: dict[str, int]  # an unanswered call's id -> the index of the first item making it
+
+
+def replacement_growth(rep: Report) -> ReplacementGrowth:
+    """The pairing of a report's request from its entries (O(request), once per full analysis)."""
+    led = rep.ledger
+    records = led.records
+    entries = replacement.history_entries(led, rep.path, rep.checkpoints)
+    calls, answered = replacement.paired_ids(records, entries, rep.runtime)
+    removed = {rid for e in entries if (rid := _entry_result(records, e)) is not None and rid not in calls}
+    waiting: dict[str, int] = {}
+    for it in rep.context:
+        for c in it.unanswered:
+            waiting.setdefault(c, it.index)
+    return ReplacementGrowth(calls, answered, removed, waiting)
+
+
+def _entry_result(records: list[Record], e: int | ContextItem) -> str | None:
+    return replacement.result_id(records[e]) if isinstance(e, int) else e.tool_result_id if e.role == "tool" else None
+
+
+def extend_replacement(old: Report, led: Ledger, grown: list[int]) -> list[ContextItem] | None:
+    """The next request of `old` grown by the path's new seqs `grown`, for a runtime whose request
+    pairs calls and outputs across all of it: the old items, then the new entries' items; an
+    earlier call the append answers loses its synthetic output (the items after it renumbered);
+    an earlier record the append replaced (Codex: the reply a `token_count` line gives its usage)
+    is counted again. None when it needs the whole request rebuilt: the instructions changed, a
+    replaced record pairs differently, or a new call is one whose output was removed before."""
+    st = old._growth if isinstance(old._growth, ReplacementGrowth) else replacement_growth(old)
+    old._growth = None
+    o_led = old.ledger
+    if (led.instructions, led.instructions_note) != (o_led.instructions, o_led.instructions_note):
+        return None
+    records, o_recs = led.records, o_led.records
+    ctx = list(old.context)
+    for i, it in enumerate(ctx):
+        s = it.seq
+        if s is None or records[s] is o_recs[s]:
+            continue
+        if it.kind != "message" or not _pairs_alike(o_recs[s], records[s]):
+            return None
+        ctx[i] = dataclasses.replace(it, tokens=None, tokens_from="tiktoken")
+    rt = old.runtime
+    new_entries = replacement.sent_messages(records, grown)
+    new_calls, new_answered = replacement.paired_ids(records, new_entries, rt)
+    if not new_calls.isdisjoint(st.removed):
+        return None
+    st.calls |= new_calls
+    st.answered |= new_answered
+    settled = {c for c in new_answered if c in st.waiting}
+    if settled:
+        _settle_calls(ctx, st, settled)
+    for rid in (_entry_result(records, e) for e in new_entries):
+        if rid is not None and rid not in st.calls:
+            st.removed.add(rid)
+    for it in replacement.request_items(records, new_entries, st.calls, st.answered, rt):
+        it.index = len(ctx)
+        ctx.append(it)
+        for c in it.unanswered:
+            st.waiting.setdefault(c, it.index)
+    old._growth = st  # (extend_report hands it on to the new report)
+    return ctx
+
+
+def _pairs_alike(a: Record, b: Record) -> bool:
+    """Two versions of a record that the request holds and pairs alike."""
+    return (a.role, a.id, a.line, a.call_ids, a.result_id, a.never_sent, a.runtime_visible, a.kind) == (
+        b.role,
+        b.id,
+        b.line,
+        b.call_ids,
+        b.result_id,
+        b.never_sent,
+        b.runtime_visible,
+        b.kind,
+    )
+
+
+def _settle_calls(ctx: list[ContextItem], st: ReplacementGrowth, settled: set[str]) -> None:
+    """Earlier calls the append answered: their synthetic outputs leave the request, their items
+    no longer wait, and the items after the first of them are renumbered (copies: the old report
+    keeps its own)."""
+    start = min(st.waiting[c] for c in settled)
+    st.waiting = {c: i for c, i in st.waiting.items() if i < start}
+    rest: list[ContextItem] = []
+    for it in ctx[start:]:
+        if it.synthetic and it.tool_result_id in settled and it.seq is None:
+            continue
+        pos = start + len(rest)
+        left = [c for c in it.unanswered if c not in settled]
+        if pos != it.index or len(left) != len(it.unanswered):
+            it = dataclasses.replace(it, index=pos, unanswered=left)
+        for c in left:
+            st.waiting.setdefault(c, pos)
+        rest.append(it)
+    ctx[start:] = rest
+
+
 # ---------------------------------------------------------------------------------------- ADK
 
 
@@ -190,6 +404,7 @@ class AdkGrowth:
     latest_ts: float  # the greatest timestamp of any record (or range end) so far
     prefix_ts: float  # the greatest timestamp (or range end) before `cut`
     cover: list[tuple[float, float]]  # the surviving compaction ranges
+    appended_order: list[int]  # the path in the order its records were appended (findings.appended_order)
 
 
 def _ids(r: Record) -> list[str]:
@@ -288,13 +503,32 @@ def adk_growth(rep: Report) -> AdkGrowth | None:
     ids = {x for r in recs[:cut] for x in _ids(r)}
     before = max((_ts(r) for r in recs[:cut]), default=ends)
     latest = max(ends, *(_ts(r) for r in recs))
-    return AdkGrowth(cut=cut, prefix_items=n, prefix_ids=ids, latest_ts=latest, prefix_ts=max(before, ends), cover=cover)
+    order = appended_order(rep)
+    return AdkGrowth(cut, n, ids, latest, max(before, ends), cover, order)
+
+
+def _appended_after(order: list[int], rep: Report, new: list[int]) -> list[int]:
+    """The appended order of a path grown by `new`: the old order, then the new records by rank
+    when they rank after every old one (as the rows a follow reads do); else sorted whole."""
+    ranks = (rep.ledger.header or {}).get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(rep.ledger.records):
+        return rep.path
+    grown = sorted(new, key=ranks.__getitem__)
+    if order and grown and ranks[grown[0]] <= ranks[order[-1]]:
+        return sorted(sorted(rep.path), key=ranks.__getitem__)
+    return order + grown
 
 
 def prepare(rep: Report) -> None:
     """Build what the next extension of `rep` needs now (a follower's first read), where it needs any."""
-    if rep.runtime.context_rule == "timestamp_ranges" and rep._growth is None:
+    if rep._growth is not None:
+        return
+    if rep.runtime.context_rule == "timestamp_ranges":
         rep._growth = adk_growth(rep)
+    elif rep.runtime.replaces_history:
+        rep._growth = replacement_growth(rep)
+    elif rep.runtime.context_rule == "boundary":
+        rep._growth = sent_growth(rep)
 
 
 def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
@@ -352,6 +586,8 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
         findings=[],
         _growth=None,
     )
+    st.appended_order = _appended_after(st.appended_order, report, [r.seq for r in new])
+    report._growth = st  # (the turn in progress goes by the appended order: find_tail reads it)
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
     # Move the cut on to the latest turn start the tail settled.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspector.formats.base import Runtime
-from inspector.ledger.model import Ledger
+from inspector.ledger.model import Ledger, Record
 
 if TYPE_CHECKING:
     from inspector.analysis.engine import CheckpointView, ContextItem
@@ -25,40 +25,65 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
 
     records = led.records
     header_line = next((r.line for r in records if r.kind == "header"), None)
-    entries: list[int | ContextItem] = []
-    if views:
-        last = views[-1]
-        for h in last.checkpoint.replacement or []:
-            if h.seq is not None:
-                if records[h.seq].runtime_visible:  # not rolled back since
-                    entries.append(h.seq)
-                continue
-            is_summary = h.kind == "summary"
-            entries.append(
-                ContextItem(
-                    0,
-                    h.role,
-                    "summary" if is_summary else "message",
-                    last.seq if is_summary else None,
-                    h.id,
-                    last.record.line,
-                    False,
-                    h.text,
-                    tool_call_ids=[h.call_id] if h.role == "assistant" and h.call_id else [],
-                    tool_result_id=h.call_id if h.role == "tool" else None,
-                )
-            )
-        entries += [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
-    else:
-        entries = [s for s in path if records[s].kind == "message"]
-    entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
+    entries = history_entries(led, path, views)
+    calls, answered = paired_ids(records, entries, rt)
+    items: list[ContextItem] = []
+    if led.instructions:
+        items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions, note=led.instructions_note))
+    items += request_items(records, entries, calls, answered, rt)
+    for i, it in enumerate(items):
+        it.index = i
+    return items
 
+
+def history_entries(led: Ledger, path: list[int], views: list[CheckpointView]) -> list[int | ContextItem]:
+    """What the request holds after the instructions, before pairing: the latest checkpoint's
+    replacement history (its kept records still visible, and its own items), then the messages
+    on the path after it; the records never sent left out."""
+    from inspector.analysis.engine import ContextItem
+
+    records = led.records
+    if not views:
+        return sent_messages(records, path)
+    last = views[-1]
+    entries: list[int | ContextItem] = []
+    for h in last.checkpoint.replacement or []:
+        if h.seq is not None:
+            if records[h.seq].runtime_visible:  # not rolled back since
+                entries.append(h.seq)
+            continue
+        is_summary = h.kind == "summary"
+        entries.append(
+            ContextItem(
+                0,
+                h.role,
+                "summary" if is_summary else "message",
+                last.seq if is_summary else None,
+                h.id,
+                last.record.line,
+                False,
+                h.text,
+                tool_call_ids=[h.call_id] if h.role == "assistant" and h.call_id else [],
+                tool_result_id=h.call_id if h.role == "tool" else None,
+            )
+        )
+    entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
+    return entries + sent_messages(records, path[last.pos + 1 :])  # type: ignore[operator]
+
+
+def sent_messages(records: list[Record], seqs: list[int]) -> list[int | ContextItem]:
+    """The messages among `seqs` the runtime sends (in order)."""
+    return [s for s in seqs if records[s].kind == "message" and not records[s].never_sent]
+
+
+def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runtime) -> tuple[set[str], set[str]]:
+    """The call ids and the result ids the entries hold (pairing spans the whole request)."""
     calls: set[str] = set()
     answered: set[str] = set()
     for e in entries:
         if isinstance(e, int):
             calls.update(records[e].call_ids)
-            rid = records[e].result_id if records[e].role == "tool" else None
+            rid = result_id(records[e])
             m = records[e].message if rt.many_results_per_message and rid is not None else None
             answered.update(m.tool_result_ids() if m is not None else ())
         else:
@@ -66,10 +91,23 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
             rid = e.tool_result_id
         if rid is not None:
             answered.add(rid)
+    return calls, answered
+
+
+def result_id(rec: Record) -> str | None:
+    """The call a record answers, when it is a tool output."""
+    return rec.result_id if rec.role == "tool" else None
+
+
+def request_items(
+    records: list[Record], entries: list[int | ContextItem], calls: set[str], answered: set[str], rt: Runtime
+) -> list[ContextItem]:
+    """The items of `entries` as the runtime sends them, given every call and result id of the
+    request: an output whose call is not in it removed, a call with no output anywhere followed
+    by the runtime's synthetic one (indexes not set)."""
+    from inspector.analysis.engine import ContextItem
 
     items: list[ContextItem] = []
-    if led.instructions:
-        items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions, note=led.instructions_note))
     for e in entries:
         if isinstance(e, int):
             rec = records[e]
@@ -92,7 +130,12 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
         if missing:
             item.unanswered = missing
             for c in missing if rt.synthesize_missing_results else ():
-                items.append(ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c))
-    for i, it in enumerate(items):
-        it.index = i
+                items.append(synthetic_result(c, rt))
     return items
+
+
+def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:
+    """The output the runtime adds after a call that has none."""
+    from inspector.analysis.engine import ContextItem
+
+    return ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=call_id)

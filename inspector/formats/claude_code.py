@@ -35,7 +35,8 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -138,8 +139,8 @@ class _Source(RecordSource):
     unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
     __slots__ = (
-        "added", "agents", "answered", "bridged", "chain_leaf", "data", "groups", "last_checkpoint", "path",
-        "records", "replies", "results",
+        "added", "agents", "answered", "bridged", "called", "chain_leaf", "data", "groups", "last_checkpoint", "merged",
+        "path", "records", "replies", "results",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -156,10 +157,12 @@ class _Source(RecordSource):
         # logicalParentUuid values boundaries name, the main thread's newest line (None: no main
         # thread), the newest checkpoint (-1: none).
         self.replies: dict[tuple[Any, ...], list[int]] = {}
+        self.merged: dict[int, list[int]] = {}  # a reply written on several lines: first seq -> its lines
         self.last_checkpoint = -1
         self.bridged: frozenset[str] = frozenset()
         self.chain_leaf: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
+        self.called: set[str] | None = None  # every call a reply makes (built by `extend`)
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         if self.data is not None:
@@ -575,6 +578,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     _link_subagents(records, path)
     merged = _merge_replies(records, st.groups)
     st.source.replies = st.groups
+    st.source.merged = merged
     _attach_summaries(records, objs)
     report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     _active_path(led, objs, merged)
@@ -1054,16 +1058,28 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
 def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]]) -> list[int]:
     """The chain plus every line of each reply on it and every result answering that reply,
     each placed after the newest line of the same reply/results before it in file order."""
-    on = set(chain)
-    # call id -> seqs of result lines answering it (any branch)
+    results = _results_by_call(records)
+    src = records[0]._source if records else None
+    if isinstance(src, _Source):
+        src.answered = set(results)  # (what `extend` checks a new call against)
+    return _placed_families(records, chain, merged, results)
+
+
+def _results_by_call(records: list[Record]) -> dict[str, list[int]]:
+    """Call id -> the seqs of the result lines answering it (any branch)."""
     results: dict[str, list[int]] = {}
     for r in records:
         if r.kind == "message" and r.role == "tool":
             for cid in _result_ids(r):
                 results.setdefault(cid, []).append(r.seq)
-    src = records[0]._source if records else None
-    if isinstance(src, _Source):
-        src.answered = set(results)  # (what `extend` checks a new call against)
+    return results
+
+
+def _placed_families(
+    records: list[Record], chain: list[int], merged: Mapping[int, list[int]], results: dict[str, list[int]]
+) -> list[int]:
+    """`_with_parallel_results` given the result lines by call."""
+    on = set(chain)
     if not chain:
         return []
     # The path as a linked list (seq -> the next one): a line goes in right after its anchor.
@@ -1172,16 +1188,18 @@ def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int],
 
 
 def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
-    """The ledger grown by appended lines (base.LineExtender): new main-thread lines, each a
-    message or bookkeeping line of its own (a reply's lines may come together), that continue the
-    chain from the newest line, so the path only grows at its end. Anything that changes what was
-    read before needs the full build: a block of a reply begun earlier (it merges into that reply's
-    first line), a compaction, a sub-agent line, a result or parent the path would place earlier,
-    a field of the wrong type, a reused uuid."""
+    """The ledger grown by appended lines (base.LineExtender): new lines, each a message or
+    bookkeeping line of its own (a reply's lines may come together, or continue a reply begun
+    before), whose path (`_grown_path`) only grows at its end: the chain from the newest
+    main-thread line, with the lines of every reply on it and the results answering them
+    (parallel results hanging off earlier call lines), as the full build places them; lines off
+    it (a sub-agent's, a branch's) are off the path. Anything that changes what was read before
+    needs the full build: a compaction, a result or line the path would place earlier, a reply
+    begun before the newest checkpoint, a field of the wrong type, a reused uuid."""
     records = led.records
     src = records[0]._source if records else None
     leaf = led.leaf_seq
-    if not isinstance(src, _Source) or leaf is None or src.chain_leaf != leaf or led.resolved_path is not None:
+    if not isinstance(src, _Source) or leaf is None or src.chain_leaf is None or led.resolved_path is not None:
         return None
     if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
         return None
@@ -1203,9 +1221,6 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     new = st.records[len(records) :]
     if st.diags or not appended.fresh_ids(led, new):
         return None
-    segment = _new_chain(records, new, st.objs, src)
-    if segment is None:
-        return None
     answered = _answered(src, records)
     if any(c in answered for r in new for c in r.call_ids):
         return None  # (a result written before its call: the path would place it earlier)
@@ -1214,7 +1229,14 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     replaced = _continue_replies(led, continued, st)
     if replaced is None:
         return None
-    _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
+    merged = _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
+    merged.update({v[0]: [*v, *st.groups[k]] for k, v in continued.items()})
+    for r in replaced:
+        st.records[r.seq] = r
+    grown_path = _grown_path(led, st, merged)
+    if grown_path is None:
+        return None
+    segment, chain_leaf = grown_path
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
     for s in segment:
@@ -1229,9 +1251,108 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     out.leaf_seq = segment[-1] if segment else leaf
     for k, seqs in st.groups.items():
         src.replies[k] = [*earlier[k], *seqs]
+    src.merged.update(merged)
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
-    if segment:
-        src.chain_leaf = segment[-1]
+    if src.called is not None:  # (built when a result first needs it)
+        src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
+    src.chain_leaf = chain_leaf
+    return out
+
+
+def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tuple[list[int], int] | None:
+    """The seqs the path gains at its end, in order, and the new chain leaf (the newest
+    main-thread line): the path of the turn in progress (from the latest prompt or checkpoint on
+    the old path) placed again as the full build places it (`_placed_families`). None when the path changes
+    before its end, a new call or result pairs with a line before that prompt, or the walk meets
+    what only the full build reads (a checkpoint, a line of no known parent)."""
+    src = st.source
+    recs = st.records
+    n = len(led.records)
+    new = recs[n:]
+    assert src.chain_leaf is not None and led.leaf_seq is not None
+    main = [r for r, o in zip(new, st.objs, strict=True) if r.id is not None and r.runtime_visible and o.get("type") in _CHAINED and o.get("isSidechain") is not True]
+    leaf = main[-1].seq if main else src.chain_leaf
+    by_id = led.by_id()
+    seg: list[int] = []
+    cur = leaf
+    while cur >= n:  # the chain from the newest main-thread line back to the first old line on it
+        seg.append(cur)
+        pid = recs[cur].parent_id
+        nxt = st.by_uuid.get(pid, by_id.get(pid)) if pid is not None else None
+        if nxt is None or nxt in seg:
+            return None
+        cur = nxt
+    seg.reverse()
+    turn = _turn_path(led, recs)
+    if turn is None:
+        return None
+    start = turn[0]
+    joined = _chain_to(recs, by_id, cur, start, set(turn))  # the old chain from the turn's prompt to the junction
+    if joined is None:
+        return None
+    region = recs[start:]
+    results = _results_by_call(region)
+    calls = {c for r in region if r.kind == "message" for c in r.call_ids}
+    for r in new:
+        if r.kind != "message" or r.role != "tool":
+            continue
+        outside = [c for c in _result_ids(r) if c not in calls]
+        if outside and not _called(src, led.records).isdisjoint(outside):
+            return None  # (it answers a reply before the turn: the full build places it there)
+    if any(first < start for first in merged):
+        return None  # (a reply begun before the turn goes on: the full build places its lines there)
+    placed = _placed_families(recs, joined + seg, ChainMap(merged, src.merged), results)
+    if placed[: len(turn)] != turn or any(x < n for x in placed[len(turn) :]):
+        return None
+    return placed[len(turn) :], leaf
+
+
+def _turn_path(led: Ledger, recs: list[Record]) -> list[int] | None:
+    """The old path from its latest prompt, or the newest checkpoint when that comes later (the
+    messages it keeps are placed before it), to its end, walked back along the path's own links;
+    None when there is neither."""
+    by_id = led.by_id()
+    out: list[int] = []
+    cur: int | None = led.leaf_seq
+    while cur is not None:
+        r = recs[cur]
+        out.append(cur)
+        if r.kind == "checkpoint" or (r.kind == "message" and r.role == "user" and not _result_ids(r)):
+            out.reverse()
+            return out
+        cur = by_id.get(r.parent_id) if r.parent_id is not None else None
+    return None
+
+
+_NO_PARENT = object()
+
+
+def _bridged(r: Record) -> frozenset[str]:
+    src = r._source
+    return src.bridged if isinstance(src, _Source) else frozenset()
+
+
+def _line_parent(r: Record) -> Any:
+    """The parentUuid a line was written with (the path's link replaced it where they differ)."""
+    src = r._source
+    e = (src.added.get(r.seq) or {}) if r._extra is UNREAD and isinstance(src, _Source) else (r.extra or {})
+    got = e.get("parentUuid", _NO_PARENT)
+    return r.parent_id if got is _NO_PARENT else got
+
+
+def _chain_to(recs: list[Record], by_id: dict[str, int], junction: int, start: int, turn: set[int]) -> list[int] | None:
+    """The chain as written from the turn's prompt `start` to `junction`, every line of it on the
+    turn's path; None when it leaves the turn."""
+    out = [junction]
+    cur = junction
+    while cur != start:
+        pid = _line_parent(recs[cur])
+        nxt = by_id.get(pid) if isinstance(pid, str) and pid not in _bridged(recs[cur]) else None
+        if nxt is None or nxt not in turn or nxt in out:
+            return None
+        out.append(nxt)
+        cur = nxt
+    out.reverse()
     return out
 
 
@@ -1285,9 +1406,15 @@ def _answered(src: _Source, records: list[Record]) -> set[str]:
     return src.answered
 
 
+def _called(src: _Source, records: list[Record]) -> set[str]:
+    if src.called is None:
+        src.called = {c for r in records if r.kind == "message" for c in r.call_ids}
+    return src.called
+
+
 def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
     """Can this appended line be mapped without the lines before it (see `extend`)?"""
-    if fields.check_fields(o, fields.CLAUDE_CODE) or o.get("isSidechain") is True or o.get("isCompactSummary") is True:
+    if fields.check_fields(o, fields.CLAUDE_CODE) or o.get("isCompactSummary") is True:
         return False
     t = o.get("type")
     if isinstance(o.get("sessionId"), str) and led.session_id is None:
@@ -1304,31 +1431,6 @@ def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
     if t == "system":
         return o.get("subtype") != "compact_boundary"
     return t in _BOOKKEEPING
-
-
-def _new_chain(records: list[Record], new: list[Record], objs: list[dict[str, Any]], src: _Source) -> list[int] | None:
-    """The new records the path gains, in order: the chain from the newest new main-thread line
-    back to the old newest one. None when a new message is off that chain, or the chain reaches
-    the old lines anywhere else."""
-    chained = [r for r, o in zip(new, objs, strict=True) if r.id is not None and o.get("type") in _CHAINED]
-    segment: list[int] = []
-    if chained:
-        by_uuid = {r.id: r.seq for r in new if r.id is not None}
-        old_leaf = records[src.chain_leaf].id if src.chain_leaf is not None else None
-        cur: int | None = chained[-1].seq
-        while cur is not None:
-            segment.append(cur)
-            r = new[cur - len(records)]
-            if r.parent_id == old_leaf:
-                break
-            cur = by_uuid.get(r.parent_id) if r.parent_id is not None else None
-            if cur is None or cur in segment:
-                return None
-        segment.reverse()
-    on = set(segment)
-    if any(r.kind in ("message", "unknown") and r.seq not in on for r in new):
-        return None
-    return segment
 
 
 # ---------------------------------------------------------------------------------------- resume
