@@ -34,6 +34,7 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import ChainMap
 from collections.abc import Callable, Mapping
@@ -44,7 +45,7 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET
 
-from inspector.formats import appended, bounded, claude_code_writer, fields
+from inspector.formats import appended, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
@@ -53,10 +54,8 @@ from inspector.formats.claude_code_heads import (
     ToolUseResultHead,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
-from inspector.formats.heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
-from inspector.formats.heads import valid_utf8 as valid_utf8_line
-from inspector.formats.jsonl import RawLine, line_object, parse_line
-from inspector.formats.whole_lines import collector_paused
+from inspector.formats.jsonl import RawLine, line_object
+from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -418,55 +417,10 @@ def stream(
         after_fork()  # (the hasher's thread: no helper process here)
     with collector_paused():
         st = _Reading(_Source(path, None))
-        consumed = _read_file(f, st, limit=limit, upto_line=upto_line)
+        consumed = read_heads_upto(
+            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st=st), functools.partial(_read_line, st=st)
+        )
         return _build(st, path), consumed
-
-
-def _read_file(f: BinaryIO, st: _Reading, *, limit: int, upto_line: int | None) -> int:
-    """Read `f`'s lines into `st` up to `limit` bytes (or `upto_line` lines), split and cut as
-    `whole_lines.read_lines_upto` splits them; returns the bytes consumed."""
-    decode, decode_errors, large, valid_utf8 = HEAD_DECODER.decode, HEAD_DECODE_ERRORS, bounded.LARGE_LINE_BYTES, valid_utf8_line
-    read_head = _read_head
-    offset, lineno = 0, 0
-    prev: bytes | None = None
-    prev_offset = 0
-    for raw in f:
-        if prev is not None:
-            _read_raw(prev, lineno, prev_offset, False, st)
-        lineno += 1
-        if upto_line is not None and lineno > upto_line:
-            prev = None
-            break
-        n = len(raw)
-        if offset + n > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
-            n = len(raw)
-            if not n:
-                prev = None
-                break
-        # The head of a clean line (msgspec does not check the UTF-8 of what it skips: we do).
-        h = None
-        if n <= large and (raw.isascii() or valid_utf8(raw)):
-            try:
-                h = decode(raw)
-            except decode_errors:
-                h = None
-        if h is not None and read_head(h, raw, lineno, offset, st):
-            prev = None
-        else:
-            prev, prev_offset = raw, offset
-        offset += len(raw)
-        if offset >= limit:
-            break
-    if prev is not None:
-        _read_raw(prev, lineno, prev_offset, True, st)
-    return offset
-
-
-def _read_raw(raw: bytes, lineno: int, offset: int, is_last: bool, st: _Reading) -> None:
-    rl = parse_line(raw, lineno, offset, is_last)
-    if rl is not None:
-        _read_line(rl, st)
 
 
 def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) -> bool:
