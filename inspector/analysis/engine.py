@@ -325,6 +325,46 @@ def no_prior_history(summary: str) -> bool:
     return bool(sep) and head.strip() == _NO_PRIOR_HISTORY
 
 
+def split_turn_answers(summary: str) -> tuple[bool, bool] | None:
+    """Whether each half of a split-turn summary holds an answer: (history, turn prefix), None when
+    the summary is not split. pi joins the history summarizer's answer, the separator and the
+    turn-prefix summarizer's answer, then appends the file lists (compaction.js:561-576); either
+    summarizer may answer nothing, and a history part pi wrote itself asked no one (:566)."""
+    s = _FILE_LISTS.sub("", summary)
+    head, sep, tail = s.partition(_SPLIT_SEP)
+    if not sep:
+        return None
+    return bool(head.strip()) and not no_prior_history(s), bool(tail.strip())
+
+
+def _starts_turn(rec: Record) -> bool:
+    """pi's turn start: a user or `!command` message, a custom message or a branch summary
+    (findTurnStartIndex, compaction.js:272-289)."""
+    if rec.type in ("branch_summary", "custom_message"):
+        return True
+    return rec.type == "message" and rec.source_role in ("user", "bashExecution")
+
+
+def _summarizer_ranges(
+    summary: str, path: list[int], records: list[Record], start: int, cut: int, end: int
+) -> tuple[list[Interval], bool]:
+    """The path ranges a boundary summary's answers stand for, and whether it stands for the
+    previous summary too. One summarizer was handed [start, end) and the previous summary. When
+    the cut splits a turn (a split-turn summary) two were asked at once (compaction.js:561-570):
+    the history one [start, turn start) with the previous summary (prepareCompaction :497-503),
+    the turn-prefix one [turn start, cut) without it (:506-513, :592-596); each half stands for
+    its own input only when it answered (issue 16: seed 5's split turns)."""
+    answers = split_turn_answers(summary)
+    turn = next((i for i in range(cut, start - 1, -1) if _starts_turn(records[path[i]])), None) if answers else None
+    if answers is None or turn is None:
+        return ([(start, end)] if end > start else []), True
+    history, prefix = answers
+    out = [(start, turn)] if history and turn > start else []
+    if prefix and end > turn:
+        out.append((turn, end))
+    return out, history
+
+
 def summary_substance(summary: str) -> str:
     """The summary text with pi's own additions (file lists, split-turn separator, the history
     part it writes itself) removed."""
@@ -414,7 +454,8 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
             end = cut
             if cp.summarized_through_id is not None and by_id.get(cp.summarized_through_id) in pos_of:
                 end = max(cut, min(ci, pos_of[by_id[cp.summarized_through_id]] + 1))
-            own = [(prev_start, end)] if end > prev_start else []
+            body = rt.summary_body(cp.summary)
+            own, inherits = _summarizer_ranges(body, path, records, prev_start, cut, end)
             stated = _stated_represents(cp, by_id, pos_of, ci)
             if empty:
                 rep = []
@@ -425,10 +466,9 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 own = [part for iv in rep for part in subtract(iv, prev_rep)]
             elif carried or cp.failure_reason is not None:
                 rep = list(prev_rep)
-            elif no_prior_history(rt.summary_body(cp.summary)):
-                rep = merge(own)  # the previous summary went to no summarizer: what it stood for is lost
             else:
-                rep = merge([*prev_rep, *own])
+                # What the previous summary stood for is lost when no answering summarizer had it.
+                rep = merge([*(prev_rep if inherits else []), *own])
             start_next = cut if found else ci + 1
         if carried or empty or cp.failure_reason is not None:
             own = []
