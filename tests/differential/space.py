@@ -175,7 +175,43 @@ def _pi_summary_mode(rng: random.Random, failures: bool) -> Any:
     return rng.choice([["http500", "good"], "http500", "http401", ["http401", "good"]])
 
 
+KILL_SLEEP_S = 4  # the killed tool's own run time: pi is SIGKILLed 0.5 s after it starts
+
+
+def _pi_kill(turn: dict[str, Any], rng: random.Random) -> None:
+    """pi is SIGKILLed while the turn's first tool call runs, then restarted on the session
+    (`--session`): the assistant's call is in the file with no result. The first step makes that
+    one slow bash call alone (the harness kills at the first bash start) and nothing before it may
+    fail or be aborted."""
+    tag = turn["tag"]
+    steps = turn["script"]["steps"]
+    for st in steps:
+        st.pop("fail", None)
+        st.pop("chunk_delay_s", None)
+    first = steps[0] if len(steps) > 1 else None
+    call = {"name": "bash", "arguments": {"command": f"echo {tag}s0k0 && sleep {KILL_SLEEP_S} && echo {tag}s0k0"}}
+    killed = {"text": f"{tag} step 0: running 1 tool(s).", "tool_calls": [call]}
+    if first is not None and rng.random() < 0.5:
+        killed["pad_chars"] = first.get("pad_chars", 0)
+    if first is None:
+        steps.insert(0, killed)
+    else:
+        steps[0] = killed
+    turn["action"] = ["prompt_kill", turn["action"][1], {"tool": "bash"}]
+
+
 def pi_scenario(seed: int, index: int) -> dict[str, Any]:
+    sc = _pi_base_scenario(seed, index)
+    # Kills mid-tool (issue 16 point 1) are drawn apart, so that the rest of a seed's scenarios
+    # stay what they were before kills were added.
+    rng = random.Random(f"pi-kill/{seed}/{index}")
+    for t in sc["turns"]:
+        if rng.random() < 0.04 and not sc["overflow_errors"]:
+            _pi_kill(t, rng)
+    return sc
+
+
+def _pi_base_scenario(seed: int, index: int) -> dict[str, Any]:
     rng = random.Random(f"pi/{seed}/{index}")
     window = rng.choice([4096, 6144, 8192, 12288])
     reserve = rng.choice([512, 1024, 2048])
