@@ -375,6 +375,33 @@ def summary_substance(summary: str) -> str:
     return (head + tail).strip()
 
 
+def forgotten_overflows(led: Ledger, path: list[int], rt: Runtime, window: int | None) -> frozenset[int]:
+    """The answers the running pi took out of its messages as a context overflow and never got
+    back. pi checks a run's last answer at agent_end (agent-session.js:327-341): one that succeeded
+    while its usage shows its request's input and cache reads over the model's window, or was cut
+    with no output at 99% of it, is an overflow (pi-ai utils/overflow.js:114-135); pi removes it
+    from the agent's messages (it stays in the file) and compacts (agent-session.js:1397-1417).
+    Only a written compaction rebuilds the messages from the file (:1544-1546): after a failed
+    one the process never sends the answer again (a restarted pi reads it back). The window is
+    the model's, which a pi session does not record: nothing is forgotten when it is not known."""
+    if not rt.forgets_silent_overflow or window is None:
+        return frozenset()
+    records = led.records
+    last_cp = max((i for i, s in enumerate(path) if records[s].kind == "checkpoint"), default=-1)
+    out: set[int] = set()
+    for s in path[last_cp + 1 :]:
+        r = records[s]
+        if r.kind != "message" or r.role != "assistant" or r.stop_reason not in ("stop", "length"):
+            continue
+        u = r.message.usage if r.message is not None else None
+        if u is None:
+            continue
+        seen = u.input + u.cache_read
+        if seen > window if r.stop_reason == "stop" else (u.output == 0 and seen >= 0.99 * window):
+            out.add(s)
+    return frozenset(out)
+
+
 def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
     if rec.kind != "message" or rec.never_sent:
         return True
@@ -532,7 +559,12 @@ def message_text_for_tokens(rec: Record) -> str:
 
 
 def effective_context(
-    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, tok: Tokenizer
+    led: Ledger,
+    path: list[int],
+    views: list[CheckpointView],
+    rt: Runtime,
+    tok: Tokenizer,
+    forgotten: frozenset[int] = frozenset(),
 ) -> list[ContextItem]:
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
@@ -579,7 +611,7 @@ def effective_context(
         role = rec.role
         if role == "assistant":
             flush()
-            if rec.stop_reason in rt.drop_stop_reasons:
+            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
                 continue
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
@@ -675,7 +707,12 @@ def context_total(
 
 
 def coverage(
-    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, lost: set[int]
+    led: Ledger,
+    path: list[int],
+    views: list[CheckpointView],
+    rt: Runtime,
+    lost: set[int],
+    forgotten: frozenset[int] = frozenset(),
 ) -> tuple[list[str | None], list[int], bytearray]:
     records = led.records
     n = len(records)
@@ -739,6 +776,8 @@ def coverage(
         for r in records:
             if r.kind == "message" and not (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)):
                 states[r.seq] = HOLE
+    for s in forgotten:  # after the latest checkpoint, sent by no one and summarized by none
+        states[s] = HOLE
     return states, summarized_by, on_path
 
 
@@ -775,9 +814,10 @@ def analyze(
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
         views = checkpoint_views(led, path, rt)
-        ctx = effective_context(led, path, views, rt, tok)
+        forgotten = forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
+        ctx = effective_context(led, path, views, rt, tok, forgotten)
         total, source = context_total(led, ctx, views, tok)
-        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
+        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(

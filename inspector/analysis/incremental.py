@@ -28,8 +28,8 @@ differently); the tail re-injects a call; or the settings change.
 Everything else falls back to a full `analyze` of the grown ledger, because a rule then needs the
 whole path: a new checkpoint (every view after it and the coverage of all it removes change), a
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
-lost records), records the runtime cannot see, a header, or changed session settings (window,
-reserve). A format whose checkpoint replaces the history (Codex) extends like the others between
+lost records), records the runtime cannot see, a header, changed session settings (window,
+reserve), or an answer the running pi forgot as an overflow (`engine.forgotten_overflows`). A format whose checkpoint replaces the history (Codex) extends like the others between
 checkpoints: its next request is rebuilt whole (`replacement_context` pairs calls across all of
 it) from the same views. An earlier record the append changed (Codex: the reply a `token_count`
 line gives its usage, a copy in the grown ledger) is counted again, not given its old count.
@@ -49,6 +49,7 @@ from inspector.analysis.engine import (
     analyze,
     context_total,
     effective_context,
+    forgotten_overflows,
 )
 from inspector.analysis.findings import TAIL_CODES, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
@@ -73,7 +74,7 @@ def extend_report(
     if old.runtime.context_rule == "timestamp_ranges":
         return extend_adk(old, led, added) or analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     grown = path_growth(old, led, added)
-    if grown is None:
+    if grown is None or forgotten_overflows(led, old.path + grown, old.runtime, win):
         return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     records = led.records
     rt = old.runtime

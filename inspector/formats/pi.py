@@ -963,6 +963,7 @@ RUNTIME = Runtime(
     contiguous_tail=True,
     missing_boundary_keeps_nothing=True,
     skips_glued_lines=True,
+    forgets_silent_overflow=True,
     needs_header=True,
     budget_defaults_source="pi default",
 )

@@ -229,7 +229,7 @@ def check_requests(facts: Facts, out: Outcome) -> None:
             continue
         at = facts.lines_at(req)
         led = load(str(facts.path), upto_line=at)
-        rep = analyze(led)
+        rep = analyze(led, window=facts.scenario["pi"]["contextWindow"])  # the model's: not in the file
         theirs = _wire_items(facts, at, req["messages"])
         ours = _ours(led, rep)
         where = {"request": req["seq"], "at": at, "turn": req["turn"], "step": req["step"]}
