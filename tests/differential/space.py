@@ -175,7 +175,7 @@ def _pi_summary_mode(rng: random.Random, failures: bool) -> Any:
     return rng.choice([["http500", "good"], "http500", "http401", ["http401", "good"]])
 
 
-KILL_SLEEP_S = 4  # the killed tool's own run time: pi is SIGKILLed 0.5 s after it starts
+KILL_SLEEP_S = 4  # a slow tool's run time: pi is killed 0.5 s, aborted about 1 s after it starts
 
 
 def _pi_kill(turn: dict[str, Any], rng: random.Random) -> None:
@@ -189,8 +189,7 @@ def _pi_kill(turn: dict[str, Any], rng: random.Random) -> None:
         st.pop("fail", None)
         st.pop("chunk_delay_s", None)
     first = steps[0] if len(steps) > 1 else None
-    call = {"name": "bash", "arguments": {"command": f"echo {tag}s0k0 && sleep {KILL_SLEEP_S} && echo {tag}s0k0"}}
-    killed = {"text": f"{tag} step 0: running 1 tool(s).", "tool_calls": [call]}
+    killed = {"text": f"{tag} step 0: running 1 tool(s).", "tool_calls": [_slow_call(f"{tag}s0k0")]}
     if first is not None and rng.random() < 0.5:
         killed["pad_chars"] = first.get("pad_chars", 0)
     if first is None:
@@ -200,14 +199,38 @@ def _pi_kill(turn: dict[str, Any], rng: random.Random) -> None:
     turn["action"] = ["prompt_kill", turn["action"][1], {"tool": "bash"}]
 
 
+def _slow_call(mark: str) -> dict[str, Any]:
+    return {"name": "bash", "arguments": {"command": f"echo {mark} && sleep {KILL_SLEEP_S} && echo {mark}"}}
+
+
+def _pi_abort_tool(turn: dict[str, Any], rng: random.Random) -> None:
+    """pi is aborted while a tool call of one of the turn's first two steps runs: that step's first
+    call is slow, and the harness aborts a second after the model was asked for the step."""
+    tag = turn["tag"]
+    steps = turn["script"]["steps"]
+    at = rng.randrange(min(2, len(steps) - 1))
+    for st in steps:
+        st.pop("fail", None)
+        st.pop("chunk_delay_s", None)
+    calls = steps[at]["tool_calls"]
+    steps[at] = dict(steps[at], tool_calls=[_slow_call(f"{tag}s{at}k0"), *calls[1:]])
+    turn["action"] = ["prompt_abort", turn["action"][1], {"turn": tag, "step": at}]
+
+
 def pi_scenario(seed: int, index: int) -> dict[str, Any]:
     sc = _pi_base_scenario(seed, index)
-    # Kills mid-tool (issue 16 point 1) are drawn apart, so that the rest of a seed's scenarios
-    # stay what they were before kills were added.
-    rng = random.Random(f"pi-kill/{seed}/{index}")
+    # Kills and aborts mid-tool (issue 16 point 1) are drawn apart, so that the rest of a seed's
+    # scenarios stay what they were before they were added. A refused request could end the turn
+    # before its tool runs: not with overflow errors.
+    if sc["overflow_errors"]:
+        return sc
+    kills = random.Random(f"pi-kill/{seed}/{index}")
+    aborts = random.Random(f"pi-abort-tool/{seed}/{index}")
     for t in sc["turns"]:
-        if rng.random() < 0.04 and not sc["overflow_errors"]:
-            _pi_kill(t, rng)
+        if kills.random() < 0.04:
+            _pi_kill(t, kills)
+        elif aborts.random() < 0.06 and t["action"][0] == "prompt" and len(t["script"]["steps"]) > 1:
+            _pi_abort_tool(t, aborts)
     return sc
 
 
