@@ -74,3 +74,10 @@ def test_a_followed_session_forgets_it_as_a_full_analysis_does(tmp_path: Path) -
     rep = extend_report(old, grown, len(old.ledger.records), window=WINDOW)
     assert _sent(rep) == _sent(analyze(grown, window=WINDOW))
     assert _answer(grown).seq not in _sent(rep)
+
+
+def test_a_pi_that_reads_the_file_afresh_sends_it_again(tmp_path: Path) -> None:
+    # A resume (the hook's session_start) rebuilds the messages from the file, the answer with them.
+    led = load(_write(tmp_path, _lines()[:17]))
+    rep = analyze(led, window=WINDOW, reloaded=True)
+    assert _answer(led).seq in _sent(rep)

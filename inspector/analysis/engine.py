@@ -789,7 +789,11 @@ def analyze(
     window: int | None = None,
     reserve: int | None = None,
     tokenizer: Tokenizer | None = None,
+    reloaded: bool = False,
 ) -> Report:
+    """The report of the session; its next request is what the process that wrote the file sends
+    next, or with `reloaded` what a runtime that reads the file afresh (a resume) sends: that
+    one forgets nothing a running process had only in memory (`forgotten_overflows`)."""
     from inspector.analysis.findings import find_all
 
     rt = registry.get(led.format).runtime
@@ -814,7 +818,7 @@ def analyze(
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
         views = checkpoint_views(led, path, rt)
-        forgotten = forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
+        forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
         ctx = effective_context(led, path, views, rt, tok, forgotten)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten)
