@@ -62,13 +62,14 @@ def test_fixture_agrees_with_what_pi_did(fixture: Path) -> None:
 # pi seeds (about 10 s each): 0 the model refusing contexts over a 4096 window (overflow
 # compactions), cut and empty summaries, a split turn with no history dropping the previous
 # summary, 12 compactions; 1 an aborted answer and a manual /compact; 3 failed model calls retried.
-PI_SEED, PI_LIVE = 4, [0, 1, 3]
+# Seed 20's 24: pi killed mid-tool in its first and last turns and restarted on the session file.
+PI_LIVE = [(4, 0), (4, 1), (4, 3), (20, 24)]
 
 
 def test_fixed_seeds_against_the_real_pi(tmp_path: Path) -> None:
     if why := campaign.runtime_available("pi"):
         pytest.fail(f"the real pi cannot run, so nothing is checked against it: {why}", pytrace=False)
-    scs = [campaign.space.pi_scenario(PI_SEED, i) for i in PI_LIVE]
+    scs = [campaign.space.pi_scenario(seed, i) for seed, i in PI_LIVE]
     checked = compactions = 0
     for res in campaign.RUNNERS["pi"](scs, tmp_path):
         assert "crash" not in res, res

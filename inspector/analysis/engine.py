@@ -325,6 +325,46 @@ def no_prior_history(summary: str) -> bool:
     return bool(sep) and head.strip() == _NO_PRIOR_HISTORY
 
 
+def split_turn_answers(summary: str) -> tuple[bool, bool] | None:
+    """Whether each half of a split-turn summary holds an answer: (history, turn prefix), None when
+    the summary is not split. pi joins the history summarizer's answer, the separator and the
+    turn-prefix summarizer's answer, then appends the file lists (compaction.js:561-576); either
+    summarizer may answer nothing, and a history part pi wrote itself asked no one (:566)."""
+    s = _FILE_LISTS.sub("", summary)
+    head, sep, tail = s.partition(_SPLIT_SEP)
+    if not sep:
+        return None
+    return bool(head.strip()) and not no_prior_history(s), bool(tail.strip())
+
+
+def _starts_turn(rec: Record) -> bool:
+    """pi's turn start: a user or `!command` message, a custom message or a branch summary
+    (findTurnStartIndex, compaction.js:272-289)."""
+    if rec.type in ("branch_summary", "custom_message"):
+        return True
+    return rec.type == "message" and rec.source_role in ("user", "bashExecution")
+
+
+def _summarizer_ranges(
+    summary: str, path: list[int], records: list[Record], start: int, cut: int, end: int
+) -> tuple[list[Interval], bool]:
+    """The path ranges a boundary summary's answers stand for, and whether it stands for the
+    previous summary too. One summarizer was handed [start, end) and the previous summary. When
+    the cut splits a turn (a split-turn summary) two were asked at once (compaction.js:561-570):
+    the history one [start, turn start) with the previous summary (prepareCompaction :497-503),
+    the turn-prefix one [turn start, cut) without it (:506-513, :592-596); each half stands for
+    its own input only when it answered (issue 16: seed 5's split turns)."""
+    answers = split_turn_answers(summary)
+    turn = next((i for i in range(cut, start - 1, -1) if _starts_turn(records[path[i]])), None) if answers else None
+    if answers is None or turn is None:
+        return ([(start, end)] if end > start else []), True
+    history, prefix = answers
+    out = [(start, turn)] if history and turn > start else []
+    if prefix and end > turn:
+        out.append((turn, end))
+    return out, history
+
+
 def summary_substance(summary: str) -> str:
     """The summary text with pi's own additions (file lists, split-turn separator, the history
     part it writes itself) removed."""
@@ -333,6 +373,33 @@ def summary_substance(summary: str) -> str:
     if no_prior_history(s):
         head = ""
     return (head + tail).strip()
+
+
+def forgotten_overflows(led: Ledger, path: list[int], rt: Runtime, window: int | None) -> frozenset[int]:
+    """The answers the running pi took out of its messages as a context overflow and never got
+    back. pi checks a run's last answer at agent_end (agent-session.js:327-341): one that succeeded
+    while its usage shows its request's input and cache reads over the model's window, or was cut
+    with no output at 99% of it, is an overflow (pi-ai utils/overflow.js:114-135); pi removes it
+    from the agent's messages (it stays in the file) and compacts (agent-session.js:1397-1417).
+    Only a written compaction rebuilds the messages from the file (:1544-1546): after a failed
+    one the process never sends the answer again (a restarted pi reads it back). The window is
+    the model's, which a pi session does not record: nothing is forgotten when it is not known."""
+    if not rt.forgets_silent_overflow or window is None:
+        return frozenset()
+    records = led.records
+    last_cp = max((i for i, s in enumerate(path) if records[s].kind == "checkpoint"), default=-1)
+    out: set[int] = set()
+    for s in path[last_cp + 1 :]:
+        r = records[s]
+        if r.kind != "message" or r.role != "assistant" or r.stop_reason not in ("stop", "length"):
+            continue
+        u = r.message.usage if r.message is not None else None
+        if u is None:
+            continue
+        seen = u.input + u.cache_read
+        if seen > window if r.stop_reason == "stop" else (u.output == 0 and seen >= 0.99 * window):
+            out.add(s)
+    return frozenset(out)
 
 
 def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
@@ -414,7 +481,8 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
             end = cut
             if cp.summarized_through_id is not None and by_id.get(cp.summarized_through_id) in pos_of:
                 end = max(cut, min(ci, pos_of[by_id[cp.summarized_through_id]] + 1))
-            own = [(prev_start, end)] if end > prev_start else []
+            body = rt.summary_body(cp.summary)
+            own, inherits = _summarizer_ranges(body, path, records, prev_start, cut, end)
             stated = _stated_represents(cp, by_id, pos_of, ci)
             if empty:
                 rep = []
@@ -425,10 +493,9 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
                 own = [part for iv in rep for part in subtract(iv, prev_rep)]
             elif carried or cp.failure_reason is not None:
                 rep = list(prev_rep)
-            elif no_prior_history(rt.summary_body(cp.summary)):
-                rep = merge(own)  # the previous summary went to no summarizer: what it stood for is lost
             else:
-                rep = merge([*prev_rep, *own])
+                # What the previous summary stood for is lost when no answering summarizer had it.
+                rep = merge([*(prev_rep if inherits else []), *own])
             start_next = cut if found else ci + 1
         if carried or empty or cp.failure_reason is not None:
             own = []
@@ -492,7 +559,12 @@ def message_text_for_tokens(rec: Record) -> str:
 
 
 def effective_context(
-    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, tok: Tokenizer
+    led: Ledger,
+    path: list[int],
+    views: list[CheckpointView],
+    rt: Runtime,
+    tok: Tokenizer,
+    forgotten: frozenset[int] = frozenset(),
 ) -> list[ContextItem]:
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
@@ -513,18 +585,26 @@ def effective_context(
     else:
         sources = [s for s in path if records[s].kind == "message"]
 
-    items += sent_items(records, sources, rt, set())
+    items += sent_items(records, sources, rt, set(), forgotten)
     append_resume_reply(led, items, rt)
     for i, it in enumerate(items):
         it.index = i
     return items
 
 
-def sent_items(records: list[Record], sources: list[int], rt: Runtime, in_context_calls: set[str]) -> list[ContextItem]:
+def sent_items(
+    records: list[Record],
+    sources: list[int],
+    rt: Runtime,
+    in_context_calls: set[str],
+    forgotten: frozenset[int] = frozenset(),
+) -> list[ContextItem]:
     """The items the runtime sends for `sources` (messages in request order), each assistant's
     calls paired with the results after it up to the next assistant or user message (a call left
     without one flagged, and given the runtime's synthetic result). `in_context_calls`: the calls
-    of the items before them (updated): a result whose call is not among them is an orphan."""
+    of the items before them (updated): a result whose call is not among them is an orphan.
+    `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as the
+    runtime's dropped stop reasons are."""
     items: list[ContextItem] = []
     pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
     answered: set[str] = set()
@@ -551,7 +631,7 @@ def sent_items(records: list[Record], sources: list[int], rt: Runtime, in_contex
         role = rec.role
         if role == "assistant":
             flush()
-            if rec.stop_reason in rt.drop_stop_reasons:
+            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
                 continue
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
@@ -644,7 +724,12 @@ def context_total(
 
 
 def coverage(
-    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, lost: set[int]
+    led: Ledger,
+    path: list[int],
+    views: list[CheckpointView],
+    rt: Runtime,
+    lost: set[int],
+    forgotten: frozenset[int] = frozenset(),
 ) -> tuple[list[str | None], list[int], bytearray]:
     records = led.records
     n = len(records)
@@ -708,6 +793,8 @@ def coverage(
         for r in records:
             if r.kind == "message" and not (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)):
                 states[r.seq] = HOLE
+    for s in forgotten:  # after the latest checkpoint, sent by no one and summarized by none
+        states[s] = HOLE
     return states, summarized_by, on_path
 
 
@@ -719,7 +806,11 @@ def analyze(
     window: int | None = None,
     reserve: int | None = None,
     tokenizer: Tokenizer | None = None,
+    reloaded: bool = False,
 ) -> Report:
+    """The report of the session; its next request is what the process that wrote the file sends
+    next, or with `reloaded` what a runtime that reads the file afresh (a resume) sends: that
+    one forgets nothing a running process had only in memory (`forgotten_overflows`)."""
     from inspector.analysis.findings import find_all
 
     rt = registry.get(led.format).runtime
@@ -744,9 +835,10 @@ def analyze(
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
         views = checkpoint_views(led, path, rt)
-        ctx = effective_context(led, path, views, rt, tok)
+        forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
+        ctx = effective_context(led, path, views, rt, tok, forgotten)
         total, source = context_total(led, ctx, views, tok)
-        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost))
+        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(

@@ -29,8 +29,8 @@ differently); the tail re-injects a call; or the settings change.
 Everything else falls back to a full `analyze` of the grown ledger, because a rule then needs the
 whole path: a new checkpoint (every view after it and the coverage of all it removes change), a
 branch or a re-parented record (the path itself changes), a diagnostic (malformed-line findings,
-lost records), records the runtime cannot see, a header, or changed session settings (window,
-reserve). A format whose checkpoint replaces the history (Codex) extends like the others between
+lost records), records the runtime cannot see, a header, changed session settings (window,
+reserve), or an answer the running pi forgot as an overflow (`engine.forgotten_overflows`). A format whose checkpoint replaces the history (Codex) extends like the others between
 checkpoints. Its request pairs calls and outputs across all of it (`analysis.replacement`), so the
 report keeps that pairing (`ReplacementGrowth`: every call and result id, the outputs removed for
 want of a call, the calls still waiting) and `extend_replacement` adds the new entries' items to
@@ -57,6 +57,7 @@ from inspector.analysis.engine import (
     append_resume_reply,
     context_total,
     effective_context,
+    forgotten_overflows,
     sent_items,
 )
 from inspector.analysis.findings import TAIL_CODES, appended_order, find_tail, ordered
@@ -82,7 +83,7 @@ def extend_report(
     if old.runtime.context_rule == "timestamp_ranges":
         return extend_adk(old, led, added) or analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     grown = path_growth(old, led, added)
-    if grown is None:
+    if grown is None or forgotten_overflows(led, old.path + grown, old.runtime, win):
         return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     records = led.records
     rt = old.runtime

@@ -1040,11 +1040,27 @@ def _pi_trigger(
         return (None if recovering else ("overflow", "overflow")), True
     if not _ends_invocation(ev, e.pos) or last_total <= threshold:
         return None, recovering
+    if e.calls and e.pos == len(ev) - 1:
+        # The session ends on a call whose tools never answered: pi was stopped while they ran,
+        # so its run had no agent_end (agent-session.js:327-341); a restarted pi checks the same
+        # answer only before its next prompt (:755-757), and none came.
+        return None, recovering
     if e.aborted:
         # An aborted run is not checked (agent-session.js:1381-1382), and the check before the
         # next prompt reads the aborted answer's usage, which is zero (:755-757, :1440-1443).
         return None, recovering
     return ("threshold", "turn_end"), recovering  # after agent_end: the last reply is over the threshold
+
+
+def _pi_failed_total(ev: list[SimEvent], e: SimEvent, answered: tuple[int, int] | None, compacted_at: int) -> int:
+    """What pi reads as the context after a failed answer, which has no usage of its own: the last
+    answer's usage and pi's own estimates of the messages after it (compaction.js:120-146; the
+    failed attempts it retried are gone from its messages, agent-session.js:1971-1975); 0 (no
+    compaction) when no answer has usage since the latest compaction (:1421-1438)."""
+    if answered is None or answered[0] < compacted_at:
+        return 0
+    pos, total = answered
+    return total + sum(ev[p].chars4 for p in range(pos + 1, e.pos) if not ev[p].errored) + e.chars4
 
 
 def _pi_cut(ev: list[SimEvent], prev_cut: int, upto: int, keep_recent: int) -> int:
@@ -1080,6 +1096,7 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
         return sess.recorded[i].key()
 
     last_total = 0
+    answered: tuple[int, int] | None = None  # the last answer with usage: (position, its total)
     nothing_to_cut: list[int] = []
     recovering = False  # an overflow compaction was made for this prompt (_overflowRecoveryAttempted)
     for e in ev:
@@ -1089,6 +1106,10 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             calls.append(_call_point(sess, e.pos, ctx, prompt, pol.context_window))
             e_out = e.output or e.tokens
             last_total = prompt + e_out
+            if e.errored:
+                last_total = _pi_failed_total(ev, e, answered, comps[-1].after if comps else 0)
+            elif not e.aborted:
+                answered = (e.pos, last_total)
         if e.role == "user" or (e.role == "assistant" and not e.errored):
             recovering = False  # agent-session.js:273-274, 314-315
         fired, recovering = _pi_trigger(ev, e, last_total, pol.threshold, recovering)

@@ -195,14 +195,15 @@ def answer(event: HookEvent, report: Report) -> str | None:
 
 
 def session_report(path: str, fmt: str, window: int | None, reserve: int | None) -> Report:
-    """The analysis of the session file a hook was given (HookInputError when it cannot be read)."""
+    """The analysis of the session file a hook was given (HookInputError when it cannot be read),
+    as the runtime reads it on the start, resume or compaction the hook reports: afresh."""
     try:
         led = load(path, fmt=fmt)
     except LoadError as e:
         raise HookInputError(str(e)) from None
     except OSError as e:
         raise HookInputError(f"{path}: {e.strerror or e}") from None
-    return analyze(led, window=window, reserve=reserve)
+    return analyze(led, window=window, reserve=reserve, reloaded=True)
 
 
 def check(event: HookEvent, window: int | None, reserve: int | None) -> str | None:

@@ -155,6 +155,10 @@ class Runtime:
     # A boundary that is not on the path keeps nothing raw, silently (pi; DESIGN §3).
     missing_boundary_keeps_nothing: bool = False
     skips_glued_lines: bool = False  # a line holding two glued JSON objects is skipped whole
+    # An answer whose own usage shows its request over the context window (a "silent overflow")
+    # is taken out of the running process's messages to compact; when no compaction is written,
+    # the process never sends it again (pi; `analysis.engine.forgotten_overflows`).
+    forgets_silent_overflow: bool = False
     # What findings call a record's place (`Record.line`): "line" in a JSONL file, "event" where
     # the number counts a store's events (adk-go's event stream, what `--at` counts).
     record_place: str = "line"

@@ -954,6 +954,7 @@ RUNTIME = Runtime(
     contiguous_tail=True,
     missing_boundary_keeps_nothing=True,
     skips_glued_lines=True,
+    forgets_silent_overflow=True,
     needs_header=True,
     # loadEntriesFromFile returns no entries when the first parsed line is not a session header
     # (session-manager.js:238-244), and the session manager then starts a new session.

@@ -1,7 +1,8 @@
 """Compare our reading of a generated pi session with what pi 0.73.1 did (issue 16, point 2).
 
 For every agent model call: the session file as it was when pi sent it (the lines appended before
-the request, by their timestamps) gives our next request (`context --at N`, in-process), compared
+the request, by their timestamps) gives our next request (`context --at N --window W`, in-process;
+W the scenario's contextWindow, which the session does not record), compared
 with the messages pi sent (role, which entry, summary or synthetic result each is, tool-call ids,
 text digests, order); every earlier message entry's state (live/retained, summarized, hole)
 against what the request and pi's summarizer requests show; the live question. For the whole
@@ -229,7 +230,7 @@ def check_requests(facts: Facts, out: Outcome) -> None:
             continue
         at = facts.lines_at(req)
         led = load(str(facts.path), upto_line=at)
-        rep = analyze(led)
+        rep = analyze(led, window=facts.scenario["pi"]["contextWindow"])  # the model's: not in the file
         theirs = _wire_items(facts, at, req["messages"])
         ours = _ours(led, rep)
         where = {"request": req["seq"], "at": at, "turn": req["turn"], "step": req["step"]}

@@ -94,6 +94,8 @@ def peer_scenario(sc: dict[str, Any]) -> dict[str, Any]:
     actions: list[tuple[Any, ...]] = []
     for t in sc["turns"]:
         actions.append(tuple(t["action"]))
+        if t["action"][0] == "prompt_kill":  # pi starts again on the same session file
+            actions.append(("resume", None))
         if "compact" in t:
             actions.append(("compact", t["compact"]))
     return {"description": sc["name"], "pi": sc["pi"], "script": script, "actions": actions}

@@ -175,7 +175,66 @@ def _pi_summary_mode(rng: random.Random, failures: bool) -> Any:
     return rng.choice([["http500", "good"], "http500", "http401", ["http401", "good"]])
 
 
+KILL_SLEEP_S = 4  # a slow tool's run time: pi is killed 0.5 s, aborted about 1 s after it starts
+
+
+def _pi_kill(turn: dict[str, Any], rng: random.Random) -> None:
+    """pi is SIGKILLed while the turn's first tool call runs, then restarted on the session
+    (`--session`): the assistant's call is in the file with no result. The first step makes that
+    one slow bash call alone (the harness kills at the first bash start) and nothing before it may
+    fail or be aborted."""
+    tag = turn["tag"]
+    steps = turn["script"]["steps"]
+    for st in steps:
+        st.pop("fail", None)
+        st.pop("chunk_delay_s", None)
+    first = steps[0] if len(steps) > 1 else None
+    killed = {"text": f"{tag} step 0: running 1 tool(s).", "tool_calls": [_slow_call(f"{tag}s0k0")]}
+    if first is not None and rng.random() < 0.5:
+        killed["pad_chars"] = first.get("pad_chars", 0)
+    if first is None:
+        steps.insert(0, killed)
+    else:
+        steps[0] = killed
+    turn["action"] = ["prompt_kill", turn["action"][1], {"tool": "bash"}]
+
+
+def _slow_call(mark: str) -> dict[str, Any]:
+    return {"name": "bash", "arguments": {"command": f"echo {mark} && sleep {KILL_SLEEP_S} && echo {mark}"}}
+
+
+def _pi_abort_tool(turn: dict[str, Any], rng: random.Random) -> None:
+    """pi is aborted while a tool call of one of the turn's first two steps runs: that step's first
+    call is slow, and the harness aborts a second after the model was asked for the step."""
+    tag = turn["tag"]
+    steps = turn["script"]["steps"]
+    at = rng.randrange(min(2, len(steps) - 1))
+    for st in steps:
+        st.pop("fail", None)
+        st.pop("chunk_delay_s", None)
+    calls = steps[at]["tool_calls"]
+    steps[at] = dict(steps[at], tool_calls=[_slow_call(f"{tag}s{at}k0"), *calls[1:]])
+    turn["action"] = ["prompt_abort", turn["action"][1], {"turn": tag, "step": at}]
+
+
 def pi_scenario(seed: int, index: int) -> dict[str, Any]:
+    sc = _pi_base_scenario(seed, index)
+    # Kills and aborts mid-tool (issue 16 point 1) are drawn apart, so that the rest of a seed's
+    # scenarios stay what they were before they were added. A refused request could end the turn
+    # before its tool runs: not with overflow errors.
+    if sc["overflow_errors"]:
+        return sc
+    kills = random.Random(f"pi-kill/{seed}/{index}")
+    aborts = random.Random(f"pi-abort-tool/{seed}/{index}")
+    for t in sc["turns"]:
+        if kills.random() < 0.04:
+            _pi_kill(t, kills)
+        elif aborts.random() < 0.06 and t["action"][0] == "prompt" and len(t["script"]["steps"]) > 1:
+            _pi_abort_tool(t, aborts)
+    return sc
+
+
+def _pi_base_scenario(seed: int, index: int) -> dict[str, Any]:
     rng = random.Random(f"pi/{seed}/{index}")
     window = rng.choice([4096, 6144, 8192, 12288])
     reserve = rng.choice([512, 1024, 2048])
