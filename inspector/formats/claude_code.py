@@ -43,7 +43,7 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET
 
-from inspector.formats import appended, bounded, claude_code_writer, fields
+from inspector.formats import appended, bounded, claude_code_compact, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import DECODE_ERRORS as HEAD_DECODE_ERRORS
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
@@ -1120,37 +1120,20 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
         if meta.get("producer") != "inspector":  # a repair states what its summary represents
-            cp.summarized_through_id = _preserved_seen_by_summarizer(records, rest, kept)
+            cp.summarized_through_id = claude_code_compact.kept_round_shown(records, rest, kept, _line_content)
         _release_taken_tails(records, rest, keep, r)
     return path
 
 
-def _is_prompt(r: Record) -> bool:
-    return r.kind == "message" and r.role == "user" and r.message is not None and not r.message.tool_result_ids()
-
-
-def _preserved_seen_by_summarizer(records: list[Record], rest: list[int], kept: list[int]) -> str | None:
-    """The id of the last preserved message Claude Code 2.1.328's summarizer was also given, or
-    None. It keeps the latest round raw (`K7n`, offset 319528852, decides by API-round groups) and,
-    observed in every compaction of the differential campaigns (tests/differential, check_cc, the
-    summarizer requests against the boundaries written after them): a round kept mid turn is shown
-    to the summarizer when it is the turn's first (the message before it is the turn's prompt), and
-    not when earlier rounds of the turn were (nor by a `/compact` between turns, which keeps the
-    last reply unseen); at a compaction before a new prompt the kept last reply was shown, the
-    pending prompt not. (Its summary says "written without seeing them" in every case.)"""
-    msgs = [x for x in kept if records[x].kind == "message"]
-    prior = [x for x in rest if records[x].kind == "message"]
-    if not msgs or records[msgs[0]].role != "assistant":
-        return None  # not a round as it keeps one (a reply first): nothing observed to go by
-    pending = _is_prompt(records[msgs[-1]])
-    if not (pending or (prior and _is_prompt(records[prior[-1]]))):
-        return None
-    seen: list[int] = []
-    for x in msgs:
-        if _is_prompt(records[x]):
-            break
-        seen.append(x)
-    return records[seen[-1]].id if seen else None
+def _line_content(r: Record) -> Any:
+    """A line's `message.content` as written (the merged reply's for an in-memory record)."""
+    src = r._source
+    o = src.obj(r) if isinstance(src, _Source) else None
+    m = o.get("message") if isinstance(o, dict) else None
+    if isinstance(m, dict):
+        return m.get("content")
+    msg = r.message if r.kind == "message" else None
+    return claude_code_compact.api_content(msg) if msg is not None else None
 
 
 def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int], later: Record) -> None:
@@ -1338,7 +1321,7 @@ def _new_chain(records: list[Record], new: list[Record], objs: list[dict[str, An
 # 319235030) splices it in (offset 319247653) right after the last line that is not a system or
 # progress line when that one is a user line (a prompt, a tool result, the summary), unless those
 # last lines are a local command's (`L4`, offset 319254069); the line is written to the file.
-RESUME_REPLY = "No response requested."
+RESUME_REPLY = claude_code_compact.RESUME_REPLY
 # The first words of a local command's lines (its `nM`, offset 308147108): the command itself,
 # its output, and the caveat Claude Code writes ahead of them.
 _LOCAL_COMMAND_PARTS = (
