@@ -49,7 +49,7 @@ RESUME_REPLY = "No response requested."
 # `eft` (offset 322717436): texts Claude Code writes itself; a line starting with one is no real
 # reply (`PO`). The other two members are a tool-use refusal's texts, never a reply's.
 STOCK_TEXTS = frozenset({RESUME_REPLY, "[Request interrupted by user]", "[Request interrupted by user for tool use]"})
-KEPT_ROUND_SHOWN_MAX_TOKENS = 15_000  # `UEt`, offset 319528173
+KEPT_ROUND_SHOWN_MAX_TOKENS = 15_000  # `UEt`, offset 319528204
 _IMAGE_TOKENS = 2_000  # `S`, an image or document block
 
 
