@@ -181,10 +181,15 @@ def _summary(kind: str, marker: str, k: int) -> str:
     )
 
 
-def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0) -> int:
+def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0, written: Any = None) -> int:
     """The transcript's line count once it has not grown for quiet_s: Claude Code flushes its
     transcript writes a moment after it sends the request they precede (observed: the boundary and
-    summary of an auto-compaction, the tool result of a tool round, arrive after the request)."""
+    summary of an auto-compaction, the tool result of a tool round, arrive after the request).
+    `written`: says when the request's own last line is in the file, waited for first (up to 10 s:
+    on a loaded machine the flush can come later than any quiet spell)."""
+    start = time.monotonic()
+    while written is not None and not written() and time.monotonic() - start < 10.0:
+        time.sleep(0.05)
     n, since, start = count(), time.monotonic(), time.monotonic()
     while time.monotonic() - since < quiet_s and time.monotonic() - start < limit_s:
         time.sleep(0.05)
@@ -192,6 +197,25 @@ def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0) -> int:
         if m != n:
             n, since = m, time.monotonic()
     return n
+
+
+def _last_line_mark(fa: Any, body: dict[str, Any]) -> bytes | None:
+    """What the transcript holds once the line with the request's newest message is written: the
+    id its last tool result answers, or the start of its last prompt text, as the line writes them
+    (a queued prompt's own bookkeeping line, written first, holds the text too, but not so); None
+    for what the CLI adds itself (the summarizer prompt, system reminders)."""
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    for b in reversed(blocks):
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+            return b'"tool_use_id":' + json.dumps(b["tool_use_id"]).encode()
+        t = b.get("text")
+        if b.get("type") == "text" and isinstance(t, str) and t.startswith("[P"):
+            return b'"role":"user","content":' + json.dumps(t[:40])[:-1].encode()
+    return None
 
 
 def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> Any:
@@ -211,7 +235,9 @@ def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> An
 
     def reply(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str, int]:
         # logged with the body (the server logs the same object)
-        body["transcript_lines_at_arrival"] = _settled(transcript_lines)
+        mark = _last_line_mark(fa, body)
+        written = (lambda: script.transcript_holds(mark)) if mark else None
+        body["transcript_lines_at_arrival"] = _settled(transcript_lines, written=written)
         kind, blocks, stop, tokens = own(body)
         msgs = body.get("messages") or []
         if kind == "compact":
@@ -265,7 +291,9 @@ def _refusing_handler(fa: Any, sc: dict[str, Any]) -> type:
             if self.path.split("?")[0].endswith("/v1/messages") and script.classify(body) == "compact":
                 seen[0] += 1
                 if fails.get("how") == "http_400" and fails["request"] <= seen[0] < fails["request"] + fails.get("times", 1):
-                    body["transcript_lines_at_arrival"] = _settled(script.transcript_lines)
+                    mark = _last_line_mark(fa, body)
+                    written = (lambda: script.transcript_holds(mark)) if mark else None
+                    body["transcript_lines_at_arrival"] = _settled(script.transcript_lines, written=written)
                     body["summarizer_failed"] = "http_400"
                     self._log({"method": "POST", "path": self.path, "kind": "compact", "body": body})
                     error = {"type": "invalid_request_error", "message": "fake: the summarizer refuses"}
@@ -304,8 +332,13 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
         with open(f, "rb") as fh:
             return sum(1 for line in fh if line.endswith(b"\n"))
 
+    def transcript_holds(mark: bytes) -> bool:
+        f = transcript()
+        return f is not None and mark in Path(f).read_bytes()
+
     log = d / "requests.raw.jsonl"
     script = _script(fa, sc, work, transcript_lines)
+    script.transcript_holds = transcript_holds
     srv = fa.FakeServer(script, str(log), keep_bodies=True)
     srv.RequestHandlerClass = _refusing_handler(fa, sc)
     srv.start()

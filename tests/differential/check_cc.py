@@ -105,6 +105,9 @@ def _prefix(session: Path, n: int, tmp: Path) -> Path:
 
 def check_request(o: Outcome, k: int, req: dict[str, Any], session: Path, tmp: Path) -> None:
     n = req["transcript_lines"]
+    if n == 0:  # the driver saw no transcript yet: nothing to predict from
+        o.disagree("no_transcript_yet", request=k)
+        return
     prefix = _prefix(session, n, tmp)
     led = load(str(prefix))
     rep = analyze(led)
