@@ -213,6 +213,9 @@ class _Source(RecordSource):
     def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> tuple[Message, Any]:
         """The message one line holds, and its requestId."""
         o = self._line(rec, f, check=check)
+        note = _local_command_note(o)
+        if note is not None:
+            return note, None
         m = o.get("message")
         msg = _message(o, m if isinstance(m, dict) else {})
         return msg, o.get("requestId")
@@ -329,6 +332,19 @@ def _usage(u: Any) -> Usage | None:
         return None
     n = [v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0 for v in vals]
     return Usage(input=n[0], output=n[1], cache_read=n[2], cache_write=n[3])
+
+
+# A `system` line of subtype `local_command` (a local command's output Claude Code writes itself,
+# as "Error during compaction: ..." when `/compact` fails, `Yb`, offset 322901492) is sent as a user
+# message, joined to a user message just before it: its API conversion (offset 322778400,
+# `case"system":{if(!aO(ts))continue; ... He({content:ts.content, ...})`) skips every other system line.
+LOCAL_COMMAND_NOTE = "system:local_command"
+
+
+def _local_command_note(o: dict[str, Any]) -> Message | None:
+    if o.get("type") != "system" or o.get("subtype") != "local_command" or not isinstance(o.get("content"), str):
+        return None
+    return Message("user", _blocks(o["content"]), source_role="system")
 
 
 def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
@@ -635,6 +651,13 @@ def _record_of(o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, st
         sub = o.get("subtype")
         if sub == "compact_boundary":
             return _boundary(o, rl, seq, uuid, ts, st.diags)
+        note = _local_command_note(o)
+        if note is not None:
+            st.end_run()
+            return Record(
+                seq, rl.line, "message", LOCAL_COMMAND_NOTE, uuid, pid, ts, message=note,
+                extra=_extra(o, None), offset=rl.offset, length=rl.length,
+            )
         return Record(
             seq, rl.line, "meta", f"system:{sub}" if isinstance(sub, str) else "system", uuid, pid, ts,
             extra=_extra(o, None), offset=rl.offset, length=rl.length,
@@ -1388,8 +1411,14 @@ def _ends_on_local_command(led: Ledger, sent: list[int]) -> bool:
 
 
 def resume_reply(led: Ledger, sent: list[int]) -> str | None:
-    """The reply Claude Code appends on resume to a conversation that ends inside a turn."""
-    return None if _ends_on_local_command(led, sent) else RESUME_REPLY
+    """The reply Claude Code appends on resume to a conversation that ends inside a turn: it
+    looks at the last line that is not a system line (`iKn`), so a local command's note is passed."""
+    lines = list(sent)
+    while lines and led.records[lines[-1]].type == LOCAL_COMMAND_NOTE:
+        lines.pop()
+    if len(lines) < len(sent) and (not lines or led.records[lines[-1]].role == "assistant"):
+        return None  # the notes followed a reply
+    return None if _ends_on_local_command(led, lines) else RESUME_REPLY
 
 
 # ---------------------------------------------------------------------------------------- the format
