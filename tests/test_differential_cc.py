@@ -46,3 +46,14 @@ def test_fixed_seeds_against_the_real_claude_code(tmp_path: Path) -> None:
         checked += o.calls_checked
         compactions += o.compactions
     assert checked >= 8 and compactions >= 3
+
+
+def test_a_refused_summarizer_request_is_no_compaction() -> None:
+    """Claude Code refused by its summarizer (HTTP 400) twelve times: an auto-compaction's attempts
+    all fail, then a `/compact` succeeds on its fifth try. Only that one made a checkpoint; the
+    refused requests are not compared with a boundary written after a later request."""
+    fixture = campaign.FIXTURES / "cc-summarizer-refused-12-times"
+    reqs = [json.loads(x) for x in (fixture / "requests.jsonl").read_text().splitlines()]
+    assert sum(1 for r in reqs if r.get("summarizer_failed") == "http_400") == 12
+    outcome = check(fixture)
+    assert (outcome.compactions, outcome.disagreements) == (1, [])

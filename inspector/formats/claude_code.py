@@ -45,7 +45,7 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET
 
-from inspector.formats import appended, claude_code_writer, fields
+from inspector.formats import appended, claude_code_compact, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
@@ -215,6 +215,9 @@ class _Source(RecordSource):
     def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> tuple[Message, Any]:
         """The message one line holds, and its requestId."""
         o = self._line(rec, f, check=check)
+        note = _local_command_note(o)
+        if note is not None:
+            return note, None
         m = o.get("message")
         msg = _message(o, m if isinstance(m, dict) else {})
         return msg, o.get("requestId")
@@ -331,6 +334,19 @@ def _usage(u: Any) -> Usage | None:
         return None
     n = [v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0 for v in vals]
     return Usage(input=n[0], output=n[1], cache_read=n[2], cache_write=n[3])
+
+
+# A `system` line of subtype `local_command` (a local command's output Claude Code writes itself,
+# as "Error during compaction: ..." when `/compact` fails, `Yb`, offset 322901492) is sent as a user
+# message, joined to a user message just before it: its API conversion (offset 322778400,
+# `case"system":{if(!aO(ts))continue; ... He({content:ts.content, ...})`) skips every other system line.
+LOCAL_COMMAND_NOTE = "system:local_command"
+
+
+def _local_command_note(o: dict[str, Any]) -> Message | None:
+    if o.get("type") != "system" or o.get("subtype") != "local_command" or not isinstance(o.get("content"), str):
+        return None
+    return Message("user", _blocks(o["content"]), source_role="system")
 
 
 def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
@@ -593,6 +609,13 @@ def _record_of(o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, st
         sub = o.get("subtype")
         if sub == "compact_boundary":
             return _boundary(o, rl, seq, uuid, ts, st.diags)
+        note = _local_command_note(o)
+        if note is not None:
+            st.end_run()
+            return Record(
+                seq, rl.line, "message", LOCAL_COMMAND_NOTE, uuid, pid, ts, message=note,
+                extra=_extra(o, None), offset=rl.offset, length=rl.length,
+            )
         return Record(
             seq, rl.line, "meta", f"system:{sub}" if isinstance(sub, str) else "system", uuid, pid, ts,
             extra=_extra(o, None), offset=rl.offset, length=rl.length,
@@ -1090,37 +1113,20 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         first_msg = next((x for x in kept if records[x].kind == "message"), None)
         cp.first_kept_id = records[first_msg].id if first_msg is not None else cp.first_kept_id
         if meta.get("producer") != "inspector":  # a repair states what its summary represents
-            cp.summarized_through_id = _preserved_seen_by_summarizer(records, rest, kept)
+            cp.summarized_through_id = claude_code_compact.kept_round_shown(records, rest, kept, _line_content)
         _release_taken_tails(records, rest, keep, r)
     return path
 
 
-def _is_prompt(r: Record) -> bool:
-    return r.kind == "message" and r.role == "user" and r.message is not None and not r.message.tool_result_ids()
-
-
-def _preserved_seen_by_summarizer(records: list[Record], rest: list[int], kept: list[int]) -> str | None:
-    """The id of the last preserved message Claude Code 2.1.328's summarizer was also given, or
-    None. It keeps the latest round raw (`K7n`, offset 319528852, decides by API-round groups) and,
-    observed in every compaction of the differential campaigns (tests/differential, check_cc, the
-    summarizer requests against the boundaries written after them): a round kept mid turn is shown
-    to the summarizer when it is the turn's first (the message before it is the turn's prompt), and
-    not when earlier rounds of the turn were (nor by a `/compact` between turns, which keeps the
-    last reply unseen); at a compaction before a new prompt the kept last reply was shown, the
-    pending prompt not. (Its summary says "written without seeing them" in every case.)"""
-    msgs = [x for x in kept if records[x].kind == "message"]
-    prior = [x for x in rest if records[x].kind == "message"]
-    if not msgs or records[msgs[0]].role != "assistant":
-        return None  # not a round as it keeps one (a reply first): nothing observed to go by
-    pending = _is_prompt(records[msgs[-1]])
-    if not (pending or (prior and _is_prompt(records[prior[-1]]))):
-        return None
-    seen: list[int] = []
-    for x in msgs:
-        if _is_prompt(records[x]):
-            break
-        seen.append(x)
-    return records[seen[-1]].id if seen else None
+def _line_content(r: Record) -> Any:
+    """A line's `message.content` as written (the merged reply's for an in-memory record)."""
+    src = r._source
+    o = src.obj(r) if isinstance(src, _Source) else None
+    m = o.get("message") if isinstance(o, dict) else None
+    if isinstance(m, dict):
+        return m.get("content")
+    msg = r.message if r.kind == "message" else None
+    return claude_code_compact.api_content(msg) if msg is not None else None
 
 
 def _release_taken_tails(records: list[Record], rest: list[int], kept: set[int], later: Record) -> None:
@@ -1394,7 +1400,7 @@ def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
 # 319235030) splices it in (offset 319247653) right after the last line that is not a system or
 # progress line when that one is a user line (a prompt, a tool result, the summary), unless those
 # last lines are a local command's (`L4`, offset 319254069); the line is written to the file.
-RESUME_REPLY = "No response requested."
+RESUME_REPLY = claude_code_compact.RESUME_REPLY
 # The first words of a local command's lines (its `nM`, offset 308147108): the command itself,
 # its output, and the caveat Claude Code writes ahead of them.
 _LOCAL_COMMAND_PARTS = (
@@ -1461,8 +1467,14 @@ def _ends_on_local_command(led: Ledger, sent: list[int]) -> bool:
 
 
 def resume_reply(led: Ledger, sent: list[int]) -> str | None:
-    """The reply Claude Code appends on resume to a conversation that ends inside a turn."""
-    return None if _ends_on_local_command(led, sent) else RESUME_REPLY
+    """The reply Claude Code appends on resume to a conversation that ends inside a turn: it
+    looks at the last line that is not a system line (`iKn`), so a local command's note is passed."""
+    lines = list(sent)
+    while lines and led.records[lines[-1]].type == LOCAL_COMMAND_NOTE:
+        lines.pop()
+    if len(lines) < len(sent) and (not lines or led.records[lines[-1]].role == "assistant"):
+        return None  # the notes followed a reply
+    return None if _ends_on_local_command(led, lines) else RESUME_REPLY
 
 
 # ---------------------------------------------------------------------------------------- the format

@@ -227,7 +227,14 @@ def campaign(
             totals["crashed"].append(name)
             log(f"{name}: the driver crashed:\n{res['crash']}")
             continue
-        o = check_dir(runtime, out / name)
+        try:
+            o = check_dir(runtime, out / name)
+        except Exception:  # the check itself failed: reported, and the campaign goes on
+            import traceback
+
+            totals["crashed"].append(name)
+            log(f"{name}: the check crashed:\n{traceback.format_exc()}")
+            continue
         totals["scenarios"] += 1
         totals["model_calls"] += o.calls_checked
         totals["skipped_calls"] += o.calls_skipped

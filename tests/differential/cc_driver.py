@@ -4,10 +4,13 @@ Each scenario is a sequence of CLI runs in print mode (`claude -p PROMPT`, `--re
 first) against the scripted local Messages API of `../shared/peers/claude_code/fake_anthropic.py`
 (the peer's `Script`, its replies drawn from the scenario), as tests/peers/claude_code_hook's
 harness runs it: a scratch HOME, an environment built from nothing, 127.0.0.1 only. What the
-scenario varies: turns; per turn its tool rounds, parallel calls, failing commands and text size;
-which model reply reports a context near the 1M window (Claude Code auto-compacts before its next
-request: mid tool loop, or before the next prompt); manual `/compact`; what the summarizer answers
-(a summary, an empty one, an untagged reply); a turn stopped by `--max-turns` before its answer.
+scenario varies: turns; per turn its tool rounds, parallel calls, failing commands and text size,
+a round writing a file of 20-100 KB; the window auto-compaction works to (the model's 1M, or
+`CLAUDE_CODE_AUTO_COMPACT_WINDOW` 200k / 400k) and which model reply reports a context near it
+(Claude Code auto-compacts before its next request: mid tool loop, or before the next prompt);
+manual `/compact`; what the summarizer answers (a summary, an empty one, an untagged reply, a reply
+cut at max_tokens, an HTTP 400 once, for one attempt's retries or for all of them); a turn stopped
+by `--max-turns` before its answer; the CLI killed while a command runs (the next run resumes).
 
 Every request the CLI sends is logged with its body and the number of transcript lines written when
 it arrived (`transcript_lines`), so the check can open the transcript as it stood
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import io
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -31,7 +36,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 HOOK_HARNESS = REPO / "tests" / "peers" / "claude_code_hook" / "harness.py"
 ALLOWED = "Bash Read Write Edit"
-NEAR_WINDOW = 990_000  # input tokens reported to make the CLI auto-compact (its window is 1M)
+KILLED = "timeout 30 tail -f /dev/null"  # the command the CLI is killed in (a bare `sleep 30` it refuses)
+WINDOW = 1_000_000  # the model's context window as Claude Code takes it
+NEAR_WINDOW = 990_000
+SUMMARIZER_PROMPT = "CRITICAL: Respond with TEXT ONLY"  # the head of Claude Code's summarizer prompt  # input tokens reported to make the CLI auto-compact (its window is 1M)
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma"]
 
 
@@ -97,8 +105,65 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         "seed": seed,
         "index": index,
         "summarizer": rng.choice(["good", "good", "good", "empty", "plain"]),
-        "turns": turns,
+        "turns": _widened(seed, index, turns),
+        **_summarizer_failure(seed, index),
+        **_window(seed, index),
     }
+
+
+def _widened(seed: int, index: int, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Kills mid-tool and large rounds, each drawn apart (so the rest of the space stays as it
+    was): the CLI killed while a command runs (the call has no result; the next run resumes), and
+    a round writing a file of 20-100 KB (a kept round past the 15,000 tokens Claude Code lets its
+    summarizer see of it, or not)."""
+    kill = random.Random(f"claude_code/{seed}/{index}/kill")
+    big = random.Random(f"claude_code/{seed}/{index}/sizes")
+    for i, turn in enumerate(turns):
+        tools = [k for k, s in enumerate(turn.get("steps", [])) if s[0] == "tool"]
+        if tools and big.random() < 0.2:
+            k = big.choice(tools)
+            size = big.choice([20_000, 55_000, 62_000, 100_000])
+            path = f"{{WORKDIR}}/big-{i}-{k}.txt"
+            turn["steps"][k][1][0] = ["Write", {"file_path": path, "content": _filler(f"{seed}/{index}/{i}", size)}]
+        if tools and kill.random() < 0.12:
+            k = kill.choice(tools)
+            turn["steps"][k][1][-1] = ["Bash", {"command": KILLED, "description": f"step {i}.{k} (killed)"}]
+            turn["kill_at_step"] = k
+            turn["steps"] = turn["steps"][: k + 1]
+            turn.pop("max_turns", None)
+            if turn.get("near_window_step", 0) > k:
+                del turn["near_window_step"]
+    return turns
+
+
+def _window(seed: int, index: int) -> dict[str, Any]:
+    """The window auto-compaction works to (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`), or the model's
+    1M; drawn apart."""
+    rng = random.Random(f"claude_code/{seed}/{index}/window")
+    w = rng.choice([None, None, 200_000, 400_000])
+    return {} if w is None else {"auto_compact_window": w}
+
+
+def _filler(tag: str, n: int) -> str:
+    rng = random.Random(tag)
+    words: list[str] = []
+    size = 0
+    while size < n:
+        w = rng.choice(WORDS)
+        words.append(w)
+        size += len(w) + 1
+    return " ".join(words)
+
+
+def _summarizer_failure(seed: int, index: int) -> dict[str, Any]:
+    """Which summarizer request fails and how (an HTTP 400 refusal, a reply cut at max_tokens),
+    or nothing; drawn apart."""
+    rng = random.Random(f"claude_code/{seed}/{index}/summarizer-failure")
+    if rng.random() >= 0.2:
+        return {}
+    how = rng.choice(["http_400", "max_tokens"])
+    times = rng.choice([1, 1, 4, 12]) if how == "http_400" else 1  # refused once (retried), an attempt's retries, all
+    return {"summarizer_fails": {"request": rng.choice([1, 1, 2]), "how": how, "times": times}}
 
 
 # ------------------------------------------------------------------------------------ the model
@@ -116,10 +181,15 @@ def _summary(kind: str, marker: str, k: int) -> str:
     )
 
 
-def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0) -> int:
+def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0, written: Any = None) -> int:
     """The transcript's line count once it has not grown for quiet_s: Claude Code flushes its
     transcript writes a moment after it sends the request they precede (observed: the boundary and
-    summary of an auto-compaction, the tool result of a tool round, arrive after the request)."""
+    summary of an auto-compaction, the tool result of a tool round, arrive after the request).
+    `written`: says when the request's own last line is in the file, waited for first (up to 10 s:
+    on a loaded machine the flush can come later than any quiet spell)."""
+    start = time.monotonic()
+    while written is not None and not written() and time.monotonic() - start < 10.0:
+        time.sleep(0.05)
     n, since, start = count(), time.monotonic(), time.monotonic()
     while time.monotonic() - since < quiet_s and time.monotonic() - start < limit_s:
         time.sleep(0.05)
@@ -127,6 +197,25 @@ def _settled(count: Any, quiet_s: float = 0.25, limit_s: float = 3.0) -> int:
         if m != n:
             n, since = m, time.monotonic()
     return n
+
+
+def _last_line_mark(fa: Any, body: dict[str, Any]) -> bytes | None:
+    """What the transcript holds once the line with the request's newest message is written: the
+    id its last tool result answers, or the start of its last prompt text, as the line writes them
+    (a queued prompt's own bookkeeping line, written first, holds the text too, but not so); None
+    for what the CLI adds itself (the summarizer prompt, system reminders)."""
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    for b in reversed(blocks):
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+            return b'"tool_use_id":' + json.dumps(b["tool_use_id"]).encode()
+        t = b.get("text")
+        if b.get("type") == "text" and isinstance(t, str) and t.startswith("[P"):
+            return b'"role":"user","content":' + json.dumps(t[:40])[:-1].encode()
+    return None
 
 
 def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> Any:
@@ -142,23 +231,78 @@ def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> An
     own = script.reply
     summaries: list[str] = []
 
+    fails = sc.get("summarizer_fails") or {}
+
     def reply(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str, int]:
         # logged with the body (the server logs the same object)
-        body["transcript_lines_at_arrival"] = _settled(transcript_lines)
+        mark = _last_line_mark(fa, body)
+        written = (lambda: script.transcript_holds(mark)) if mark else None
+        body["transcript_lines_at_arrival"] = _settled(transcript_lines, written=written)
         kind, blocks, stop, tokens = own(body)
         msgs = body.get("messages") or []
         if kind == "compact":
             marker, _ = script.current_prompt(msgs[:-1])
             summaries.append(marker)
-            blocks = [{"type": "text", "text": _summary(sc["summarizer"], marker, len(summaries))}]
+            text = _summary(sc["summarizer"], marker, len(summaries))
+            if fails.get("how") == "max_tokens" and fails.get("request") == len(summaries):
+                body["summarizer_failed"] = "max_tokens"  # cut mid summary: no closing tag
+                text, stop = text[: max(20, len(text) * 2 // 3)], "max_tokens"
+            blocks = [{"type": "text", "text": text}]
         elif kind == "main":
             marker, step = script.current_prompt(msgs)
             if near.get(marker) == step:
-                tokens = NEAR_WINDOW
+                tokens = sc.get("auto_compact_window", WINDOW) - (WINDOW - NEAR_WINDOW)
+            if any(b.get("type") == "tool_use" and (b.get("input") or {}).get("command") == KILLED for b in blocks):
+                script.kill_pending = True
         return kind, blocks, stop, tokens
 
+    classify = script.classify
+
+    def classify_continued(body: dict[str, Any]) -> str:
+        """A summarizer request continued after its reply hit max_tokens ends with Claude Code's
+        own "Output token limit hit" prompt: still the summarizer's."""
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        if any(SUMMARIZER_PROMPT in fa._text_of(m.get("content")) for m in users[-2:-1]):
+            return "compact"
+        return classify(body)
+
+    script.classify = classify_continued
     script.reply = reply
+    script.kill_pending = False
+    script.transcript_lines = transcript_lines
     return script
+
+
+def _refusing_handler(fa: Any, sc: dict[str, Any]) -> type:
+    """The peer's request handler, answering the summarizer request the scenario fails with an
+    HTTP 400 (Claude Code does not retry it), logged as the peer logs the others."""
+    fails = sc.get("summarizer_fails") or {}
+    seen = [0]
+
+    class Refusing(fa.Handler):  # type: ignore[misc, name-defined]
+        def do_POST(self) -> None:
+            n = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(n) if n else b""
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {}
+            script = self.server.script
+            if self.path.split("?")[0].endswith("/v1/messages") and script.classify(body) == "compact":
+                seen[0] += 1
+                if fails.get("how") == "http_400" and fails["request"] <= seen[0] < fails["request"] + fails.get("times", 1):
+                    mark = _last_line_mark(fa, body)
+                    written = (lambda: script.transcript_holds(mark)) if mark else None
+                    body["transcript_lines_at_arrival"] = _settled(script.transcript_lines, written=written)
+                    body["summarizer_failed"] = "http_400"
+                    self._log({"method": "POST", "path": self.path, "kind": "compact", "body": body})
+                    error = {"type": "invalid_request_error", "message": "fake: the summarizer refuses"}
+                    self._send_json(400, {"type": "error", "error": error})
+                    return
+            self.rfile = io.BytesIO(raw)
+            super().do_POST()
+
+    return Refusing
 
 
 # ------------------------------------------------------------------------------------ one scenario
@@ -188,11 +332,19 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
         with open(f, "rb") as fh:
             return sum(1 for line in fh if line.endswith(b"\n"))
 
+    def transcript_holds(mark: bytes) -> bool:
+        f = transcript()
+        return f is not None and mark in Path(f).read_bytes()
+
     log = d / "requests.raw.jsonl"
     script = _script(fa, sc, work, transcript_lines)
+    script.transcript_holds = transcript_holds
     srv = fa.FakeServer(script, str(log), keep_bodies=True)
+    srv.RequestHandlerClass = _refusing_handler(fa, sc)
     srv.start()
     env = h.child_env(home, srv.url, tmp)
+    if "auto_compact_window" in sc:
+        env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(sc["auto_compact_window"])
     sid: str | None = None
     runs = []
     try:
@@ -203,7 +355,7 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
                 args += ["--resume", sid]
             if "max_turns" in t:
                 args += ["--max-turns", str(t["max_turns"])]
-            rc, stdout, err = h._run_cli(args, work, env)
+            rc, stdout, err = _run_cli(h, script, args, work, env)
             for line in stdout.splitlines():
                 try:
                     sid = json.loads(line).get("session_id") or sid
@@ -222,12 +374,36 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
         for r in reqs:
             if r.get("kind") in ("main", "compact", "side"):
                 r["transcript_lines"] = r["body"].pop("transcript_lines_at_arrival")
+                if r["body"].get("summarizer_failed"):
+                    r["summarizer_failed"] = r["body"]["summarizer_failed"]
                 r["body"] = {"messages": r["body"].get("messages") or []}  # the check reads only these
                 fh.write(json.dumps(r) + "\n")
     log.unlink(missing_ok=True)
     res = {"name": sc["name"], "runs": runs, "requests": len(reqs)}
     (d / "result.json").write_text(json.dumps(res, indent=1) + "\n")
     return res
+
+
+def _run_cli(h: Any, script: Any, args: list[str], cwd: str, env: dict[str, str]) -> tuple[int, str, str]:
+    """One CLI run, as the hook harness runs it; killed (its process group, which this started)
+    a moment after the model asked for the command the scenario kills it in, while it runs."""
+    p = subprocess.Popen(
+        [h.CLAUDE, *args], cwd=cwd, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    script.kill_pending = False
+    deadline = time.monotonic() + h.RUN_TIMEOUT_S
+    while p.poll() is None and time.monotonic() < deadline:
+        if script.kill_pending:
+            time.sleep(1.5)  # the command has started (and the call's line is written)
+            os.killpg(p.pid, signal.SIGKILL)
+            script.kill_pending = False
+            break
+        time.sleep(0.05)
+    if p.poll() is None and not script.kill_pending and time.monotonic() >= deadline:
+        os.killpg(p.pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=30)
+    return p.returncode, out, err
 
 
 # Lines our reader does not interpret and that make a transcript large: Claude Code's record of

@@ -105,6 +105,9 @@ def _prefix(session: Path, n: int, tmp: Path) -> Path:
 
 def check_request(o: Outcome, k: int, req: dict[str, Any], session: Path, tmp: Path) -> None:
     n = req["transcript_lines"]
+    if n == 0:  # the driver saw no transcript yet: nothing to predict from
+        o.disagree("no_transcript_yet", request=k)
+        return
     prefix = _prefix(session, n, tmp)
     led = load(str(prefix))
     rep = analyze(led)
@@ -153,14 +156,23 @@ def _show(by_id: dict[str, Any], rid: str) -> str:
     return f"line {r.line} {r.kind}:{r.role or ''}"
 
 
-def check_summarizer(o: Outcome, k: int, req: dict[str, Any], session: Path, tmp: Path) -> None:
+def check_summarizer(
+    o: Outcome, k: int, req: dict[str, Any], session: Path, tmp: Path, until: int | None = None
+) -> None:
     """The messages the summarizer was given against what the checkpoint it made represents by its
-    own call (the earlier summary it was given stands for what that one represents)."""
+    own call (the earlier summary it was given stands for what that one represents). A request the
+    scenario failed (`summarizer_failed`: refused, or cut at max_tokens) may make no checkpoint
+    before the next request (at line `until`): then nothing is represented by it."""
     n = req["transcript_lines"]
     full = load(str(session))
-    boundary = next((r for r in full.records if r.kind == "checkpoint" and r.line > n), None)
+    failed = req.get("summarizer_failed")
+    boundary = next(
+        (r for r in full.records if r.kind == "checkpoint" and r.line > n and not (failed and until and r.line > until)),
+        None,
+    )
     if boundary is None:
-        o.disagree("summary_not_written", request=k, at_line=n)  # the CLI made no checkpoint of it
+        if not failed:
+            o.disagree("summary_not_written", request=k, at_line=n)  # the CLI made no checkpoint of it
         return
     summary_line = (boundary.extra or {}).get("summary_line", boundary.line)
     prefix = _prefix(session, summary_line, tmp)
@@ -199,5 +211,6 @@ def check(d: Path) -> Outcome:
                 o.calls_checked += 1
                 check_request(o, k, req, session, tmp)
             elif req["kind"] == "compact":
-                check_summarizer(o, k, req, session, tmp)
+                later = next((r["transcript_lines"] for r in reqs[k:] if r["kind"] in ("main", "compact")), None)
+                check_summarizer(o, k, req, session, tmp, later)
     return o

@@ -6,8 +6,9 @@ scratch CODEX_HOME with the environment built from nothing, as tests/peers/codex
 runs it. What the scenario varies: turns; per turn its tool rounds, parallel calls, failing commands
 and text sizes; a kill mid-tool (the next run resumes); the auto-compaction window (`model_auto_compact_token_limit`) and which reply
 reports a usage over it (Codex compacts before its next request: mid tool loop, or before the next
-prompt); what the summarizer answers (a summary, an empty text, an HTTP 500, a stream cut short). `codex exec` has no `/compact`:
-the prompt is sent to the model as it is, so manual compactions are not in the space.
+prompt); what the summarizer answers (a summary, an empty text, an HTTP 500, a stream cut short);
+manual compactions between turns (`codex exec` sends a `/compact` prompt to the model as it is, so
+they go through `codex app-server`'s `thread/compact/start`, what the TUI's `/compact` asks).
 
 Every request the CLI sends is logged with its body and the number of rollout lines written when it
 arrived (`rollout_lines`), so the check can open the rollout as it stood (`load(..., upto_line=N)`).
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
+import signal
 import subprocess
 import threading
 import time
@@ -110,6 +113,9 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
     for turn in turns:
         if big.random() < 0.15:
             turn["ask"] += " ".join(f"w{j}" for j in range(big.choice([3_000, 8_000, 15_000])))
+    # Manual compactions between turns (`thread/compact/start` through the app server), drawn apart.
+    manual = random.Random(f"codex/{seed}/{index}/manual")
+    turns = [x for t in turns for x in ([t, {"compact": True}] if manual.random() < 0.15 else [t])]
     return {
         "runtime": "codex",
         "name": f"codex-s{seed}-{index:04d}",
@@ -160,7 +166,7 @@ class Script:
     request is stamped with the rollout lines written when it arrived."""
 
     def __init__(self, sc: dict[str, Any], rollout_lines: Any) -> None:
-        self.plans = {t["marker"]: t["steps"] for t in sc["turns"]}
+        self.plans = {t["marker"]: t["steps"] for t in sc["turns"] if "marker" in t}
         self.over = {t["marker"]: t["over_window_step"] for t in sc["turns"] if "over_window_step" in t}
         self.summarizer = sc["summarizer"]
         self.summary_words = sc.get("summary_words", 0)
@@ -251,6 +257,46 @@ class _Model(FakeModel):
 # ------------------------------------------------------------------------------------ one scenario
 
 
+def compact_thread(thread: str, work: Path, env: dict[str, str], timeout: float = 60) -> tuple[int, str, str]:
+    """A manual compaction: `codex app-server` over stdio (JSON-RPC lines), the thread resumed and
+    `thread/compact/start` asked, until Codex notifies `thread/compacted` or the turn ends (what
+    the TUI's `/compact` asks; `codex exec` sends a `/compact` prompt to the model as it is)."""
+    p = subprocess.Popen([str(harness.CODEX), "app-server"], cwd=work, env=env, start_new_session=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert p.stdin is not None and p.stdout is not None
+    lines: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        assert p.stdout is not None
+        for line in p.stdout:
+            lines.append(line)
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and (o.get("method") in ("thread/compacted", "turn/completed") or ("error" in o and "id" in o)):
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(o: dict[str, Any]) -> None:
+        assert p.stdin is not None
+        p.stdin.write(json.dumps(o) + "\n")
+        p.stdin.flush()
+
+    send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "inspector-differential", "version": "0"}}})
+    send({"method": "initialized"})
+    send({"id": 2, "method": "thread/resume", "params": {"threadId": thread}})
+    send({"id": 3, "method": "thread/compact/start", "params": {"threadId": thread}})
+    done.wait(timeout)
+    time.sleep(0.5)  # the rollout's last lines
+    os.killpg(p.pid, signal.SIGKILL)
+    _, err = p.communicate(timeout=30)
+    return p.returncode, "".join(lines), err
+
+
 def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
     """Run one scenario into out/<name>/; returns its result line."""
     d = out / sc["name"]
@@ -289,6 +335,11 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
     runs = []
     try:
         for t in sc["turns"]:
+            if t.get("compact"):
+                if thread is not None:
+                    rc, stdout, err = compact_thread(thread, work, env)
+                    runs.append({"prompt": "thread/compact/start", "rc": rc, "stderr": err[-300:], "stdout": stdout[-600:]})
+                continue
             args = ["exec", "--json", "--skip-git-repo-check"]
             if thread:
                 args += ["resume", thread]

@@ -178,6 +178,8 @@ def _index(transcript: str, prefer: set[str]) -> _Index:
             except ValueError:
                 continue
             m = o.get("message") if isinstance(o, dict) else None
+            if isinstance(o, dict) and o.get("type") == "system" and o.get("subtype") == "local_command":
+                m = {"content": o.get("content")}  # a local command's note, sent as a user text
             if not isinstance(m, dict) or not isinstance(o.get("uuid"), str):
                 continue
             for b in _blocks(m.get("content")):
