@@ -1082,6 +1082,25 @@ def _pi_cut(ev: list[SimEvent], prev_cut: int, upto: int, keep_recent: int) -> i
     return cut
 
 
+def _pi_summary_tokens(sess: Session, comps: list[_CutComp], prev_cut: int, cut: int, size: SummarySize) -> int:
+    """The size of the summary pi writes at `cut`: the one it recorded there when the policy sets
+    none, else the policy's size of what it summarizes (the events since the previous cut and the
+    previous summary)."""
+    ev = sess.events
+    summarized = sum(ev[p].tokens for p in range(prev_cut, cut)) + (comps[-1].tokens if comps else 0)
+    tokens = _summary_tokens(size, sess, summarized)
+    rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
+    if rec_match is not None and size.tokens is None and size.ratio is None:
+        tokens = rec_match.tokens
+    return tokens
+
+
+def _pi_splits_turn(ev: list[SimEvent], prev_cut: int, cut: int) -> bool:
+    """A split turn: the cut is not at a question and the turn's question is after the previous
+    boundary (findTurnStartIndex searches back to it only, compaction.js:348)."""
+    return not ev[cut].question and any(ev[p].question for p in range(prev_cut, cut))
+
+
 def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
     ev = sess.events
     comps: list[_CutComp] = []
@@ -1131,14 +1150,8 @@ def _replay_pi(sess: Session, pol: PiPolicy, size: SummarySize) -> Series:
             return pricer.price(q, ctx, skey, rkey) if q is not None else sess.overhead + ctx.content_tokens
 
         before = _cut_context(sess, comps, upto)
-        summarized = sum(ev[p].tokens for p in range(prev_cut, cut)) + (comps[-1].tokens if comps else 0)
-        tokens = _summary_tokens(size, sess, summarized)
-        rec_match = next((r for r in sess.recorded if isinstance(r, _CutComp) and r.cut == cut), None)
-        if rec_match is not None and size.tokens is None and size.ratio is None:
-            tokens = rec_match.tokens
-        # A split turn: the cut is not at a question and the turn's question is after the previous
-        # boundary (findTurnStartIndex searches back to it only, compaction.js:348).
-        split = not ev[cut].question and any(ev[p].question for p in range(prev_cut, cut))
+        tokens = _pi_summary_tokens(sess, comps, prev_cut, cut, size)
+        split = _pi_splits_turn(ev, prev_cut, cut)
         comps.append(_CutComp(upto, cut, set(), tokens, trigger, when, split, rep_all=True))
         after = _cut_context(sess, comps, upto)
         points.append(
