@@ -51,42 +51,13 @@ def collector_paused() -> Iterator[None]:
 def read_lines_upto(f: BinaryIO, limit: int, upto_line: int | None) -> tuple[list[RawLine], int]:
     """Every line of `f` (at its start) within its first `limit` bytes, parsed (or `upto_line`
     lines); returns them and the bytes consumed."""
-    consumed: list[int] = []
-    out = list(iter_lines_upto(f, limit, upto_line, consumed))
-    return out, consumed[0]
+    out: list[RawLine] = []
+    consumed = read_heads_upto(f, limit, upto_line, None, _no_head, out.append)
+    return out, consumed
 
 
-def iter_lines_upto(f: BinaryIO, limit: int, upto_line: int | None, consumed: list[int]) -> Iterator[RawLine]:
-    """`read_lines_upto` one line at a time, for a builder that keeps no line once it has mapped
-    it (each line's parsed objects freed before the next is parsed: the peak memory is what the
-    mapping keeps, not every line at once); the bytes consumed are appended to `consumed` at the end."""
-    offset = 0
-    lineno = 0
-    prev: bytes | None = None
-    prev_offset = 0
-    for raw in f:
-        if prev is not None:
-            rl = parse_line(prev, lineno, prev_offset, False)
-            if rl is not None:
-                yield rl
-        lineno += 1
-        if upto_line is not None and lineno > upto_line:
-            prev = None
-            break
-        if offset + len(raw) > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
-            if not raw:
-                prev = None
-                break
-        prev, prev_offset = raw, offset
-        offset += len(raw)
-        if offset >= limit:
-            break
-    if prev is not None:
-        rl = parse_line(prev, lineno, prev_offset, True)
-        if rl is not None:
-            yield rl
-    consumed.append(offset)
+def _no_head(_h: Any, _raw: bytes, _line: int, _offset: int) -> bool:
+    return False
 
 
 def streamer(build: Callable[[list[RawLine], str | None], Ledger]) -> Callable[..., tuple[Ledger, int]]:
@@ -108,14 +79,18 @@ def read_heads_upto(
     f: BinaryIO,
     limit: int,
     upto_line: int | None,
-    decode: Callable[[bytes], Any],
+    decode: Callable[[bytes], Any] | None,
     on_head: Callable[[Any, bytes, int, int], bool],
     on_line: Callable[[RawLine], None],
 ) -> int:
-    """`iter_lines_upto` for an index-first loader (issue 15): each clean line's head decoded
+    """The lines of `f` within its first `limit` bytes (or `upto_line` lines), for an index-first
+    loader (issue 15): each clean line's head decoded
     (`decode`, a msgspec decoder of the fields the mapping reads) and given to `on_head(head, raw,
     line, offset)`; a line whose head does not decode, or that `on_head` declines (False), is
-    parsed whole, as `read_lines_upto` parses it, and given to `on_line`. Returns the bytes consumed.
+    parsed whole and given to `on_line` (every line, when `decode` is None: `read_lines_upto`), each
+    line's parsed objects freed before the next is read. Returns the bytes consumed. The lines are
+    split as `jsonl.read_lines` splits them, one line behind, so the last line is known for the
+    truncation diagnosis.
 
     msgspec is as strict as orjson about what is JSON but does not check the UTF-8 of what it
     skips, so a line that is not ASCII is checked first; a line over `bounded.LARGE_LINE_BYTES`
@@ -143,7 +118,7 @@ def read_heads_upto(
                 prev = None
                 break
         h = None
-        if n <= LARGE_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
+        if decode is not None and n <= LARGE_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
             try:
                 h = decode(raw)
             except DECODE_ERRORS:
