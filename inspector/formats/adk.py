@@ -1246,13 +1246,14 @@ def next_call_in_run(events: list[rules.Ev]) -> bool:
     inside the run (a transfer, a tool round, a parallel agent's sub-agent still to reply:
     agents/parallel_agent.py runs them all before the run ends), so a sub-agent's final reply
     does not end the turn."""
-    evs = [e for e in events if not e.is_compaction]
-    if not evs or evs[-1].author == "user":
+    last = next((e for e in reversed(events) if not e.is_compaction), None)
+    if last is None or last.author == "user":
         return False
-    last = evs[-1]
-    return bool(
-        _transfer_target(last) or _call_ids(last.obj) or _response_ids(last.obj) or _pending_sibling(last, evs)
-    )
+    if _transfer_target(last) or _call_ids(last.obj) or _response_ids(last.obj):
+        return True
+    # Only a sub-agent's event (a dotted branch) has siblings to look for: the whole session is
+    # read then, not on every look of a followed store.
+    return _pending_sibling(last, (e for e in events if not e.is_compaction)) is not None
 
 
 def _router_event(r: Record) -> rules.Ev:
@@ -1274,7 +1275,7 @@ def _router_event(r: Record) -> rules.Ev:
     return rules.Ev(r.seq, 0, r.id, 0.0, str(extra.get("author") or ""), extra.get("invocation_id"), obj, start=start)
 
 
-def _pending_sibling(last: rules.Ev, evs: list[rules.Ev]) -> tuple[str, str] | None:
+def _pending_sibling(last: rules.Ev, evs: Iterable[rules.Ev]) -> tuple[str, str] | None:
     """After one sub-agent of a parallel agent replied, another that has not replied in this run
     calls the model (agents/parallel_agent.py runs them all): the first such sibling the session
     has seen run before, with its branch."""
