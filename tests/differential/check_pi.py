@@ -37,8 +37,9 @@ def _sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _ms(iso: str) -> float:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
+def _ms(iso: str) -> int:
+    """An entry's time in whole milliseconds (pi writes milliseconds: no float noise in a tie)."""
+    return round(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def _texts(content: Any) -> str:
@@ -78,9 +79,18 @@ class Facts:
         return out[::-1]
 
     def lines_at(self, req: dict[str, Any]) -> int:
-        """How many lines the file had when pi sent the request."""
-        t = req["time"] * 1000
-        return sum(1 for m in self.ms if m <= t)
+        """How many lines the file had when pi sent the request. Both times are whole milliseconds,
+        and the scripted model can answer within the millisecond its request came in: a reply
+        stamped with the request's own millisecond is that request's answer, written after it (a
+        loaded machine showed it: the answer counted into its own request's prefix)."""
+        t = round(req["time"] * 1000)
+        n = sum(1 for m in self.ms if m < t)
+        for i in range(n, len(self.ms)):
+            m = self.message(i)
+            if self.ms[i] != t or (m is not None and m.get("role") == "assistant"):
+                break
+            n += 1
+        return n
 
     def serialized(self, i: int) -> str | None:
         """The start of entry i's text in a summarization request (utils.js:93-141), None if none."""
