@@ -140,7 +140,11 @@ ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
 async def test_typing_a_number_replays_once_after_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 12 point 4: every keystroke re-ran the replay ("1", "16", "160", ...)."""
     from inspector.analysis import simulate as sim
+    from inspector.tui import simulate as sim_screen
 
+    # The pause is the screen's: a longer one here, so that a loaded machine's slow keystrokes
+    # (one was 0.5 s apart in a CI run) are still one burst of typing.
+    monkeypatch.setattr(sim_screen, "EDIT_DEBOUNCE", 3.0)
     app = create_app([str(ADR)], show_timings=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_simulate(pilot)
