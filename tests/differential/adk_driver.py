@@ -53,6 +53,8 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService  # n
 from google.adk.tools.long_running_tool import LongRunningFunctionTool  # noqa: E402
 from google.genai import types  # noqa: E402
 
+from tests.differential import space  # noqa: E402
+
 USER = "user-1"
 BASE_TS = 1767225600.0
 TICK = 0.125  # a power of two: every timestamp is exact in binary
@@ -239,14 +241,7 @@ WORDS = [
 
 
 def prose(tag: str, n: int) -> str:
-    rng = random.Random(tag)
-    words: list[str] = []
-    size = 0
-    while size < n:
-        w = rng.choice(WORDS)
-        words.append(w)
-        size += len(w) + 1
-    return " ".join(words)
+    return space.prose(tag, n, WORDS)
 
 
 class ScriptedModel(BaseLlm):

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.differential import space
+
 REPO = Path(__file__).resolve().parents[2]
 HOOK_HARNESS = REPO / "tests" / "peers" / "claude_code_hook" / "harness.py"
 ALLOWED = "Bash Read Write Edit"
@@ -145,14 +147,7 @@ def _window(seed: int, index: int) -> dict[str, Any]:
 
 
 def _filler(tag: str, n: int) -> str:
-    rng = random.Random(tag)
-    words: list[str] = []
-    size = 0
-    while size < n:
-        w = rng.choice(WORDS)
-        words.append(w)
-        size += len(w) + 1
-    return " ".join(words)
+    return space.prose(tag, n, WORDS)
 
 
 def _summarizer_failure(seed: int, index: int) -> dict[str, Any]:

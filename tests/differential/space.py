@@ -271,3 +271,16 @@ def _pi_base_scenario(seed: int, index: int) -> dict[str, Any]:
         "overflow_errors": overflow,
         "turns": turns,
     }
+
+
+def prose(tag: str, n: int, words: list[str]) -> str:
+    """About n characters of words drawn from `words`, the same for the same tag (a scripted
+    model's text, a file's content)."""
+    rng = random.Random(tag)
+    out: list[str] = []
+    size = 0
+    while size < n:
+        w = rng.choice(words)
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)
