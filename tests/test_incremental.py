@@ -72,6 +72,17 @@ def line_ends(data: bytes) -> list[int]:
     return [i + 1 for i, b in enumerate(data) if b == 0x0A]
 
 
+def grow_each(files: list[str], tmp: str, rng: random.Random, times: int) -> tuple[int, int]:
+    """`grow_and_compare` `times` over for each file: the growths made and those read incrementally."""
+    total = grown = 0
+    for src in files:
+        for _ in range(times):
+            b, g = grow_and_compare(src, tmp, rng)
+            total += b
+            grown += g
+    return total, grown
+
+
 def grow_and_compare(src: str, tmp: str, rng: random.Random) -> tuple[int, int]:
     """Cut `src` at a random line, follow it, grow it back in random batches (some mid-line);
     compare after every batch. Returns (batches, batches read incrementally)."""
@@ -228,12 +239,7 @@ def test_claude_code_transcripts_grow_from_the_last_offset(tmp_path):
     files = [f for f in corpus() if format_of(f) == "claude_code"]
     assert len(files) >= 5
     rng = random.Random(15)
-    total = grown = 0
-    for src in files:
-        for _ in range(4):
-            b, g = grow_and_compare(src, str(tmp_path), rng)
-            total += b
-            grown += g
+    total, grown = grow_each(files, str(tmp_path), rng, 4)
     assert total > 40
     assert grown > total // 3
 
@@ -352,12 +358,7 @@ def test_codex_rollouts_grow_from_where_the_last_read_ended(tmp_path):
     files = [p for p in corpus() if _is_codex(p)]
     assert len(files) >= 3
     rng = random.Random(23)
-    total = grown = 0
-    for src in files:
-        for _ in range(2):
-            b, g = grow_and_compare(src, str(tmp_path), rng)
-            total += b
-            grown += g
+    total, grown = grow_each(files, str(tmp_path), rng, 2)
     assert total > 20
     assert grown > total // 4
 
@@ -382,12 +383,7 @@ def test_codex_next_request_grows_without_being_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "BATCHES_PER_FILE", 40)
     files = [p for p in corpus() if _is_codex(p)]
     rng = random.Random(171)
-    total = grown = 0
-    for src in files:
-        for _ in range(2):
-            b, g = grow_and_compare(src, str(tmp_path), rng)
-            total += b
-            grown += g
+    _, grown = grow_each(files, str(tmp_path), rng, 2)
     assert grown > 40
     assert len(rebuilt) <= grown // 10, (len(rebuilt), grown)
 

@@ -625,6 +625,26 @@ def go_followed(tmp_path, rows: list[dict[str, Any]], keep: int) -> tuple[str, F
     return path, fol
 
 
+def grow_in_batches(path: str, fol: Follower, rest: list, rng: random.Random, insert) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """Append `rest` to the store in random batches (`insert(path, rows)`): each look reads only
+    the new rows and equals a full analysis; the store was read in full once, at the start."""
+    while rest:
+        n = rng.choice((1, 1, 2, 3, 5))
+        insert(path, rest[:n])
+        rest = rest[n:]
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN, up and up.whole
+        assert as_json(fol.report) == full_json(path), f"{len(rest)} rows left"
+    assert fol.full_reads == 1
+
+
+def maka_insert(path: str, rows: list) -> None:  # type: ignore[type-arg]
+    con = sqlite3.connect(path)
+    con.executemany("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", rows)
+    con.commit()
+    con.close()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_followed_adk_go_store_equals_full_analysis(tmp_path, seed: int) -> None:
     rng = random.Random(seed)
@@ -632,15 +652,7 @@ def test_followed_adk_go_store_equals_full_analysis(tmp_path, seed: int) -> None
     keep = rng.randrange(1, len(rows))
     path, fol = go_followed(tmp_path, rows, keep)
     assert as_json(fol.report) == full_json(path)
-    rest = rows[keep:]
-    while rest:
-        n = rng.choice((1, 1, 2, 3, 5))
-        go_insert(path, rest[:n])
-        rest = rest[n:]
-        up = fol.poll()
-        assert up is not None and up.whole == GROWN, up and up.whole
-        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
-    assert fol.full_reads == 1
+    grow_in_batches(path, fol, rows[keep:], rng, go_insert)
 
 
 def test_adk_go_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
@@ -724,17 +736,7 @@ def test_followed_maka_store_equals_full_analysis(tmp_path, seed: int) -> None:
     fol = Follower(path)
     fol.poll()
     assert as_json(fol.report) == full_json(path)
-    while rest:
-        n = rng.choice((1, 1, 2, 3, 5))
-        con = sqlite3.connect(path)
-        con.executemany("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)", rest[:n])
-        con.commit()
-        con.close()
-        rest = rest[n:]
-        up = fol.poll()
-        assert up is not None and up.whole == GROWN, up and up.whole
-        assert as_json(fol.report) == full_json(path), f"seed {seed}: {len(rest)} rows left"
-    assert fol.full_reads == 1
+    grow_in_batches(path, fol, rest, rng, maka_insert)
 
 
 def test_maka_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:

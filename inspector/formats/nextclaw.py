@@ -197,22 +197,29 @@ def _is_event_line(o: Any) -> bool:
     )
 
 
-def looks_like_file(path: str) -> bool:
-    """Is this a NextClaw NCP journal (JSON lines with `_type: "event"` and an `event{type}` among
-    the first ones)? The metadata sidecar (one metadata object) and the legacy store (events with
-    `type`/`data` at top level) are not. Reads the head only; never raises."""
+def head_objects(path: str, lines: int) -> list[Any]:
+    """The JSON values of a file's first `lines` lines (within its first 64 KB), blank lines and
+    lines that are not JSON left out; none when it cannot be read."""
     try:
         with open(path, "rb") as f:
             head = f.read(65536)
     except OSError:
-        return False
-    for raw in head.split(b"\n")[:20]:
-        if not raw.strip():
-            continue
-        try:
-            o = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
+        return []
+    out = []
+    for raw in head.split(b"\n")[:lines]:
+        if raw.strip():
+            try:
+                out.append(orjson.loads(raw))
+            except orjson.JSONDecodeError:
+                continue
+    return out
+
+
+def looks_like_file(path: str) -> bool:
+    """Is this a NextClaw NCP journal (JSON lines with `_type: "event"` and an `event{type}` among
+    the first ones)? The metadata sidecar (one metadata object) and the legacy store (events with
+    `type`/`data` at top level) are not. Reads the head only; never raises."""
+    for o in head_objects(path, 20):
         if _is_event_line(o):
             return True
         if not (isinstance(o, dict) and o.get("_type") == "metadata" and o.get("version") == 1):

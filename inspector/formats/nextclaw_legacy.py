@@ -73,19 +73,8 @@ def _is_event(o: Any) -> bool:
 def looks_like_file(path: str) -> bool:
     """Its first object is the store's metadata line or one of its event lines, and no journal
     event is among the first lines. Reads the head only; never raises."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(65536)
-    except OSError:
-        return False
     first = None
-    for raw in head.split(b"\n")[:_HEAD_LINES]:
-        if not raw.strip():
-            continue
-        try:
-            o = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
+    for o in nextclaw.head_objects(path, _HEAD_LINES):
         if isinstance(o, dict) and o.get("_type") == "event" and isinstance(o.get("event"), dict):
             return False
         if first is None:
