@@ -46,13 +46,22 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 import zstandard
 
-from inspector.formats import appended, bounded, fields, openclaw_writer, pi, sqlite_files
+from inspector.formats import appended, bounded, fields, heads, openclaw_writer, pi, sqlite_files
 from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth, Writer
 from inspector.formats.jsonl import LoadError, RawLine, line_object
-from inspector.ledger.model import UNREAD, Checkpoint, Diagnostic, Ledger, Message, Record, RecordSource
+from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.model import (
+    Checkpoint,
+    Diagnostic,
+    Ledger,
+    Record,
+    normalize_stop_reason,
+    record_from_fields,
+)
 from inspector.ledger.quoting import escape, quote
 
 NAME = "openclaw"
@@ -111,27 +120,18 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
         raise LoadError(f"{name}: a SQLite database, but not an OpenClaw agent store (no {missing} table)")
     diags: list[Diagnostic] = []
     sid, node_entry = _choose_session(con, name, session_id, diags)
-    rows = con.execute(
-        # The JSON as bytes: a row of invalid UTF-8 is that row's diagnostic.
-        "SELECT seq, CAST(event_json AS BLOB), event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id=?"
-        + (" AND seq<=?" if upto is not None else "")
-        + " ORDER BY seq",
-        (sid, upto) if upto is not None else (sid,),
-    ).fetchall()
-    if not rows:
+    rows = con.execute(_ROWS + (" AND seq<=?" if upto is not None else "") + " ORDER BY seq", (sid, upto) if upto is not None else (sid,))
+    # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is read.
+    digest = hashlib.sha256() if upto is None else None
+    led, read = _build(rows, name, _Rows(name, sid), diags, digest)
+    if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
-    lines, data = _lines(rows, name, diags)
-    led = pi.build(lines, name, data)
-    rows = _Rows(data)
-    for rec in led.records:
-        rec._source = rows
     led.format = NAME
     led.session_id = sid
     led.diagnostics[:0] = diags
-    _apply_openclaw_rules(led)
     if upto is None:
         _set_leaf(con, led, sid)
-    led.store_state = openclaw_writer.state(con, led)
+    led.store_state = f"{read}:{digest.hexdigest()}" if digest is not None else openclaw_writer.state(con, led)
     _describe_windows(con, led, name, sid)
     _describe_checkpoints(led, name, node_entry)
     return led
@@ -198,49 +198,181 @@ def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None,
     return out, ""
 
 
-def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> tuple[list[RawLine], bytes]:
-    """The rows as pi JSONL lines (line = seq) over one buffer, for pi's builder and its re-reads."""
-    buf = bytearray()
-    lines: list[RawLine] = []
-    for seq, text, blob, size in rows:
-        raw, problem = _row_bytes(seq, text, blob, size)
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0):
-            # A record's line is its row's seq: a seq that is no row position names no line.
-            problem, raw = f"its seq {quote(seq)} is not a row position (a whole number from 0)", None
-        obj: Any = None
-        notes: list[str] = []
-        if raw is not None:
-            if not raw.isascii():
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError as u:
-                    notes.append(f"invalid UTF-8 at byte {u.start} (byte {raw[u.start]:#04x}), read with U+FFFD")
-                    raw = raw.decode("utf-8", errors="replace").encode("utf-8")
+def _row_object(
+    seq: Any, raw: bytes | None, problem: str, name: str, diags: list[Diagnostic]
+) -> tuple[dict[str, Any], bytes] | None:
+    """A row's entry object and its UTF-8 JSON (invalid UTF-8 replaced), parsed whole, from its
+    bytes and what `_row_bytes` found wrong; None when it holds none. What is wrong with it is its
+    diagnostic."""
+    if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0):
+        # A record's line is its row's seq: a seq that is no row position names no line.
+        problem, raw = f"its seq {quote(seq)} is not a row position (a whole number from 0)", None
+    obj: Any = None
+    notes: list[str] = []
+    if raw is not None:
+        if not raw.isascii():
             try:
-                obj, cuts = bounded.loads(raw)
-            except ValueError as e:
-                problem = f"not valid JSON ({escape(str(e))})"
-            except RecursionError:
-                problem = "JSON nested too deep to read"
-            else:
-                if cuts:
-                    notes.append(bounded.describe(cuts, "row"))
-                if not isinstance(obj, dict):
-                    problem = f"a JSON {type(obj).__name__}, not an entry object"
-        if problem:
-            place = _row_place(name, seq)
-            diags.append(Diagnostic(_line(seq), "malformed_row", f"{place}: {'; '.join([*notes, problem])}; entry skipped"))
-            continue
-        assert raw is not None
-        if notes:
-            diags.append(
-                Diagnostic(
-                    _line(seq), "malformed_row", f"{_row_place(name, seq)}: {'; '.join(notes)}", recovered="the rest of the entry"
-                )
-            )
-        lines.append(RawLine(seq, len(buf), len(raw) + 1, [obj]))
-        buf += raw + b"\n"
-    return lines, bytes(buf)
+                raw.decode("utf-8")
+            except UnicodeDecodeError as u:
+                notes.append(f"invalid UTF-8 at byte {u.start} (byte {raw[u.start]:#04x}), read with U+FFFD")
+                raw = raw.decode("utf-8", errors="replace").encode("utf-8")
+        try:
+            obj, cuts = bounded.loads(raw)
+        except ValueError as e:
+            problem = f"not valid JSON ({escape(str(e))})"
+        except RecursionError:
+            problem = "JSON nested too deep to read"
+        else:
+            if cuts:
+                notes.append(bounded.describe(cuts, "row"))
+            if not isinstance(obj, dict):
+                problem = f"a JSON {type(obj).__name__}, not an entry object"
+    if problem:
+        place = _row_place(name, seq)
+        diags.append(Diagnostic(_line(seq), "malformed_row", f"{place}: {'; '.join([*notes, problem])}; entry skipped"))
+        return None
+    assert raw is not None
+    if notes:
+        diags.append(
+            Diagnostic(_line(seq), "malformed_row", f"{_row_place(name, seq)}: {'; '.join(notes)}", recovered="the rest of the entry")
+        )
+    return obj, raw
+
+
+def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> list[RawLine]:
+    """The rows as pi JSONL lines (line = seq), each parsed whole (new rows, for `follow`); the
+    offsets count the rows' bytes as the full load does, from 0."""
+    lines: list[RawLine] = []
+    offset = 0
+    for seq, text, blob, size in rows:
+        got = _row_object(seq, *_row_bytes(seq, text, blob, size), name, diags)
+        if got is not None:
+            lines.append(RawLine(seq, offset, len(got[1]) + 1, [got[0]]))
+            offset += len(got[1]) + 1
+    return lines
+
+
+# A message row's index fields as pi's head decode takes them (`pi._line_head`), with OpenClaw's
+# `excludeFromContext` on every role: a row that has one is parsed whole (the general path), where
+# OpenClaw's rule is applied to the object.
+class _UserHead(pi._UserHead, tag="user"):
+    excludeFromContext: Any = None
+
+
+class _AssistantHead(pi._AssistantHead, tag="assistant"):
+    excludeFromContext: Any = None
+
+
+class _ToolResultHead(pi._ToolResultHead, tag="toolResult"):
+    excludeFromContext: Any = None
+
+
+class _BashHead(pi._BashHead, tag="bashExecution"):
+    pass
+
+
+class _CustomHead(pi._CustomHead, tag="custom"):
+    excludeFromContext: Any = None
+
+
+class _EntryHead(pi._EntryHead):
+    message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
+
+
+_HEAD_ROLES: dict[type, tuple[str, str]] = {
+    _UserHead: pi._HEAD_ROLES[pi._UserHead],
+    _AssistantHead: pi._HEAD_ROLES[pi._AssistantHead],
+    _ToolResultHead: pi._HEAD_ROLES[pi._ToolResultHead],
+    _BashHead: pi._HEAD_ROLES[pi._BashHead],
+    _CustomHead: pi._HEAD_ROLES[pi._CustomHead],
+}
+_HEAD_DECODER = msgspec.json.Decoder(_EntryHead)
+_HEAD_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+def _build(
+    rows: Any, name: str, source: _Rows, diags: list[Diagnostic], digest: Any
+) -> tuple[Ledger, int]:
+    """The ledger of the session's rows (pi's builder over them, line = seq) and how many rows
+    were read, index first: a plain message row (clean UTF-8 JSON whose fields have the types
+    `fields.PI` gives them, no `excludeFromContext`) becomes its record from a head decode of the
+    fields the index needs, its content read back from the store when asked for (`_Rows`); any
+    other row is parsed whole (`_row_object`, the same diagnostics) and mapped by pi's builder,
+    with OpenClaw's rules. Each row goes into `digest` (when given) as `openclaw_writer.state`
+    adds it."""
+    b = pi._Builder(name, source)
+    records, entries, by_id = b.records, b.pi_entries, {}
+    b.by_id = by_id
+    resets: list[tuple[Record, dict[str, Any]]] = []
+    decode, new, valid_utf8, large, hash_row = _HEAD_DECODER.decode, record_from_fields, heads.valid_utf8, bounded.is_large, openclaw_writer.hash_row
+    offset = read = 0
+    prev_id: str | None = None
+    with collector_paused():
+        for seq, text, blob, size in rows:
+            read += 1
+            if digest is not None:
+                hash_row(digest, seq, text, blob)
+            raw, problem = _row_bytes(seq, text, blob, size)
+            e = None
+            if raw is not None and b.first_obj_seen and type(seq) is int and seq >= 0 and not large(raw):
+                # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+                try:
+                    e = decode(raw) if raw.isascii() or valid_utf8(raw) else None
+                except _HEAD_ERRORS:
+                    e = None
+            if e is not None and e.type == "message":
+                m = e.message
+                roles = _HEAD_ROLES.get(type(m))
+                rid = e.id
+                if roles is not None and rid is not None and m.excludeFromContext is None:  # type: ignore[union-attr]
+                    role, llm_role = roles
+                    calls: tuple[str, ...] = ()
+                    result = None
+                    if llm_role == "assistant":
+                        c = m.content  # type: ignore[union-attr]
+                        if type(c) is list:
+                            calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
+                    elif llm_role == "tool":
+                        result = m.toolCallId  # type: ignore[union-attr]
+                    stop = m.stopReason  # type: ignore[union-attr]
+                    if stop is not None:
+                        stop = (type(stop) is str and pi._STOP_MAP.get(stop)) or normalize_stop_reason(stop)
+                    pid = e.parentId
+                    if pid == prev_id:
+                        pid = prev_id  # share the parent's id string (the linear common case)
+                    n = len(raw) + 1  # type: ignore[arg-type]
+                    rec = new(Record, len(records), seq, rid, pid, e.timestamp, offset, n, llm_role, stop, role, calls, result, source)
+                    records.append(rec)
+                    entries.append(rec)
+                    by_id[rid] = rec.seq
+                    b.id_count += 1
+                    prev_id = rid
+                    offset += n
+                    continue
+            got = _row_object(seq, raw, problem, name, diags)
+            if got is None:
+                continue
+            o, raw = got
+            if b.first_line is None:
+                b.first_line = seq
+            rec = b.add_obj(o, seq, offset, len(raw) + 1, True)
+            offset += len(raw) + 1
+            if rec is None:
+                continue
+            rec._source = source
+            if rec.id is not None:
+                by_id[rec.id] = rec.seq
+                b.id_count += 1
+                prev_id = rec.id
+            if rec.type == "message" and rec.kind == "message":
+                _exclude_from_context(rec, o)
+            elif rec.type == "reset":
+                resets.append((rec, o))
+    led = b.finish()
+    index = led.by_id()
+    for rec, o in resets:
+        _make_reset(led, rec, o, index)
+    return led, read
 
 
 def _row_place(name: str, seq: Any) -> str:
@@ -254,23 +386,38 @@ def _line(seq: Any) -> int:
     return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 else 0
 
 
-class _Rows(RecordSource):
-    """A record's entry object, read again from the rows' buffer (`Record.raw`); pi's builder
-    made every message and unknown-field set eagerly."""
+class _Rows(pi._Source):
+    """A record's entry, read back from its row (`line` = seq) of the store, decompressed again
+    and mapped as pi's source maps a line read again; {} when the row is no longer there."""
 
-    __slots__ = ("data",)
+    __slots__ = ("session_id",)
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, path: str, session_id: str) -> None:
+        super().__init__(path)
+        self.session_id = session_id
 
     def obj(self, rec: Record) -> Any:
-        return line_object(self.data[rec.offset : rec.offset + rec.length], rec.line, rec.offset)
+        return self._objects([rec])[0]
 
-    def message(self, rec: Record) -> Message | None:
-        return rec._message
+    def load_many(self, recs: list[Record]) -> None:
+        for r, o in zip(recs, self._objects(recs), strict=True):
+            r._message = self._message_of(o)
 
-    def extra(self, rec: Record) -> dict[str, Any] | None:
-        return None if rec._extra is UNREAD else rec._extra
+    def _objects(self, recs: list[Record]) -> list[Any]:
+        assert self.path is not None
+        try:
+            with sqlite_files.read_only(self.path, self.path, []) as con:
+                return [self._read_back(con, r) for r in recs]
+        except (LoadError, *sqlite_files.ERRORS):
+            return [{} for _ in recs]
+
+    def _read_back(self, con: sqlite3.Connection, rec: Record) -> Any:
+        row = con.execute(_ROWS + " AND seq=?", (self.session_id, rec.line)).fetchone()
+        got = _row_object(row[0], *_row_bytes(*row), "", []) if row is not None else None
+        return line_object(got[1] + b"\n", rec.line, rec.offset) if got is not None else {}
+
+    def __reduce__(self) -> Any:
+        return _Rows, (self.path, self.session_id)
 
 
 # ---------------------------------------------------------------------------------------- following
@@ -293,13 +440,6 @@ class RowsTail:
     hasher: Any
 
 
-def _hash_row(h: Any, seq: Any, text: Any, blob: Any) -> None:
-    """One row into the digest, exactly as `openclaw_writer.state` adds it."""
-    h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
-    h.update(bytes(text) if text is not None else b"")
-    h.update(bytes(blob) if blob is not None else b"")
-
-
 def _first_tail(con: sqlite3.Connection, led: Ledger) -> RowsTail | None:
     """The tail of a ledger just loaded in full: every row hashed once; None when they are not
     the rows it was read from (its digest differs) or a row was skipped."""
@@ -310,7 +450,7 @@ def _first_tail(con: sqlite3.Connection, led: Ledger) -> RowsTail | None:
     n, last = 0, None
     for seq, text, blob, _size in con.execute(_ROWS + " AND seq<=? ORDER BY seq", (led.session_id, read)):
         n += 1
-        _hash_row(h, seq, text, blob)
+        openclaw_writer.hash_row(h, seq, text, blob)
         last = (seq, text, blob)
     if last is None or f"{n}:{h.hexdigest()}" != led.store_state:
         return None
@@ -369,10 +509,10 @@ def _grown(
             return StoreGrowth(None, tail)
         return StoreGrowth(probe, tail, notes_changed=True)
     diags: list[Diagnostic] = []
-    lines, data = _lines(new_rows, name, diags)
+    lines = _lines(new_rows, name, diags)
     if diags:
         return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
-    new = _new_records(led, lines, data)
+    new = _new_records(led, lines)
     if new is None:
         return StoreGrowth(None, tail, reload="a new row needs the full build (a reset, a header, a reused id or a field's type)")
     grown = appended.grown(led, new)
@@ -380,7 +520,7 @@ def _grown(
     _set_leaf(con, grown, sid)
     h = tail.hasher.copy()
     for seq, text, blob, _size in new_rows:
-        _hash_row(h, seq, text, blob)
+        openclaw_writer.hash_row(h, seq, text, blob)
     n = tail.count + len(new_rows)
     grown.store_state = f"{n}:{h.hexdigest()}"
     last = new_rows[-1] if new_rows else rows[0]
@@ -388,12 +528,12 @@ def _grown(
     return StoreGrowth(grown, new_tail, added=len(new), notes_changed=notes_changed)
 
 
-def _new_records(led: Ledger, lines: list[RawLine], data: bytes) -> list[Record] | None:
+def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
     """The new rows' records, as the full build and OpenClaw's rules make them; None when that
     needs the whole transcript (see `follow`)."""
     if led.runtime_rejects_file or led.header is None:
         return None
-    source = _Rows(data)
+    source = next((r._source for r in led.records if isinstance(r._source, _Rows)), None) or _Rows(led.path or "", led.session_id or "")
     new: list[Record] = []
     seq = len(led.records)
     for rl in lines:
@@ -402,11 +542,8 @@ def _new_records(led: Ledger, lines: list[RawLine], data: bytes) -> list[Record]
             return None
         rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
         rec._source = source
-        m = o.get("message")
-        if rec.type == "message" and rec.kind == "message" and isinstance(m, dict) and m.get("excludeFromContext") is True:
-            rec.never_sent = True
-            if rec.message is not None:
-                rec.message.never_sent = True
+        if rec.type == "message" and rec.kind == "message":
+            _exclude_from_context(rec, o)
         new.append(rec)
         seq += 1
     return new if appended.fresh_ids(led, new) else None
@@ -415,19 +552,13 @@ def _new_records(led: Ledger, lines: list[RawLine], data: bytes) -> list[Record]
 # ---------------------------------------------------------------------------------------- OpenClaw's rules
 
 
-def _apply_openclaw_rules(led: Ledger) -> None:
-    by_id = led.by_id()
-    for rec in led.records:
-        if rec.type == "message" and rec.kind == "message":
-            o = rec.raw()
-            m = o.get("message") if isinstance(o, dict) else None
-            if isinstance(m, dict) and m.get("excludeFromContext") is True:
-                rec.never_sent = True
-                if rec.message is not None:
-                    rec.message.never_sent = True
-        elif rec.type == "reset":
-            o = rec.raw()
-            _make_reset(led, rec, o if isinstance(o, dict) else {}, by_id)
+def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
+    """A message entry whose message has `excludeFromContext: true` is never sent (any role)."""
+    m = o.get("message")
+    if isinstance(m, dict) and m.get("excludeFromContext") is True:
+        rec.never_sent = True
+        if rec.message is not None:
+            rec.message.never_sent = True
 
 
 def _ancestors(led: Ledger, rec: Record, by_id: dict[str, int]) -> list[Record]:

@@ -147,10 +147,16 @@ def state(con: sqlite3.Connection, led: Ledger) -> str:
         (led.session_id,),
     ):
         n += 1
-        h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
-        h.update(bytes(text) if text is not None else b"")
-        h.update(bytes(blob) if blob is not None else b"")
+        hash_row(h, seq, text, blob)
     return f"{n}:{h.hexdigest()}"
+
+
+def hash_row(h: Any, seq: Any, text: bytes | None, blob: bytes | None) -> None:
+    """One row (seq, `event_json` as bytes, `event_zstd`) into the digest `state` takes: the
+    loader takes it on its own pass over the rows, and a follower continues it with new rows."""
+    h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
+    h.update(bytes(text) if text is not None else b"")
+    h.update(bytes(blob) if blob is not None else b"")
 
 
 STORE = StoreWriter(refusal=store_refusal, rows=rows, state=state)
