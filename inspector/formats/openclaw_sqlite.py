@@ -99,7 +99,9 @@ def looks_like_file(path: str) -> bool:
 # ---------------------------------------------------------------------------------------- reading
 
 
-def load(path: str, session_id: str | None, upto: int | None) -> Ledger:
+def load(path: str, session_id: str | None, upto: int | None, *, index: bool = True) -> Ledger:
+    """The session's ledger; `index=False` parses every row whole (the reference the index-first
+    load is held to in the tests)."""
     try:
         with open(path, "rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
@@ -108,12 +110,12 @@ def load(path: str, session_id: str | None, upto: int | None) -> Ledger:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
     with sqlite_files.read_only(path, path, notes) as con:
-        led = _load(con, path, session_id, upto)
+        led = _load(con, path, session_id, upto, index)
     led.diagnostics[:0] = notes
     return led
 
 
-def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, index: bool) -> Ledger:
     tables = _tables(con)
     if not tables >= _TABLES:
         missing = ", ".join(sorted(_TABLES - tables))
@@ -123,7 +125,7 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     rows = con.execute(_ROWS + (" AND seq<=?" if upto is not None else "") + " ORDER BY seq", (sid, upto) if upto is not None else (sid,))
     # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is read.
     digest = hashlib.sha256() if upto is None else None
-    led, read = _build(rows, name, _Rows(name, sid), diags, digest)
+    led, read = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
     if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
     led.format = NAME
@@ -181,8 +183,10 @@ def _choose_session(
     return chosen, entry
 
 
-def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None, str]:
-    """A row's UTF-8 JSON, or None and what is wrong with it."""
+def _row_bytes(text: Any, blob: Any, size: Any, unzip: Any) -> tuple[bytes | None, str]:
+    """A row's UTF-8 JSON, or None and what is wrong with it; `unzip` is a
+    `zstandard.ZstdDecompressor`'s `decompress` (one per pass: making one costs as much as
+    decompressing a row)."""
     if text is not None:
         return (text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)), ""
     if blob is None:
@@ -190,7 +194,7 @@ def _row_bytes(seq: int, text: Any, blob: Any, size: Any) -> tuple[bytes | None,
     if not isinstance(size, int) or not 0 < size <= MAX_ROW_BYTES:
         return None, f"event_zstd without a usable event_utf8_bytes ({quote(size)})"
     try:
-        out = zstandard.ZstdDecompressor().decompress(bytes(blob), max_output_size=size)
+        out = unzip(bytes(blob), max_output_size=size)
     except zstandard.ZstdError as e:
         return None, f"event_zstd is not a zstd frame of at most {size} bytes ({e})"
     if len(out) != size:
@@ -244,41 +248,88 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> l
     offsets count the rows' bytes as the full load does, from 0."""
     lines: list[RawLine] = []
     offset = 0
+    unzip = zstandard.ZstdDecompressor().decompress
     for seq, text, blob, size in rows:
-        got = _row_object(seq, *_row_bytes(seq, text, blob, size), name, diags)
+        got = _row_object(seq, *_row_bytes(text, blob, size, unzip), name, diags)
         if got is not None:
             lines.append(RawLine(seq, offset, len(got[1]) + 1, [got[0]]))
             offset += len(got[1]) + 1
     return lines
 
 
-# A message row's index fields as pi's head decode takes them (`pi._line_head`), with OpenClaw's
-# `excludeFromContext` on every role: a row that has one is parsed whole (the general path), where
-# OpenClaw's rule is applied to the object.
-class _UserHead(pi._UserHead, tag="user"):
+# A row's index fields, decoded without materializing its content, for a message entry (pi's head
+# decode, `pi._line_head`) or a `custom` entry. Every field `fields.PI` types is typed here too, on
+# every role (a message's `summary`, a user message's `model`, ...), and every top-level field it
+# types but the index does not read must be absent (`UNSET`): a row whose field has another type,
+# or that has such a field, fails to decode or is left to the general path, which reports it (the
+# shared guard), so a record read lazily never holds a value of the wrong type. OpenClaw's
+# `excludeFromContext` sends a message to the general path too, where OpenClaw's rule reads it.
+class _MessageHead(msgspec.Struct, gc=False, tag_field="role"):
+    stopReason: Any = None
+    content: list[pi._BlockHead] | str | None = None
+    model: str | None = None
+    provider: str | None = None
+    errorMessage: str | None = None
+    usage: pi._UsageHead | None = None
+    toolCallId: str | None = None
+    toolName: str | None = None
+    summary: str | None = None
     excludeFromContext: Any = None
 
 
-class _AssistantHead(pi._AssistantHead, tag="assistant"):
-    excludeFromContext: Any = None
-
-
-class _ToolResultHead(pi._ToolResultHead, tag="toolResult"):
-    excludeFromContext: Any = None
-
-
-class _BashHead(pi._BashHead, tag="bashExecution"):
+class _UserHead(_MessageHead, tag="user"):
     pass
 
 
-class _CustomHead(pi._CustomHead, tag="custom"):
-    excludeFromContext: Any = None
+class _AssistantHead(_MessageHead, tag="assistant"):
+    pass
 
 
-class _EntryHead(pi._EntryHead):
+class _ToolResultHead(_MessageHead, tag="toolResult"):
+    pass
+
+
+class _BashHead(_MessageHead, tag="bashExecution"):
+    pass
+
+
+class _CustomHead(_MessageHead, tag="custom"):
+    pass
+
+
+_UNSET: Any = msgspec.UNSET
+
+
+class _EntryHead(msgspec.Struct, gc=False):
+    type: Any = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | heads.Num | None = None
     message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
+    version: Any = _UNSET
+    content: Any = _UNSET
+    summary: Any = _UNSET
+    firstKeptEntryId: Any = _UNSET
+    firstKeptEntryIndex: Any = _UNSET
+    tokensBefore: Any = _UNSET
+    details: Any = _UNSET
+    provider: Any = _UNSET
+    modelId: Any = _UNSET
+
+    def plain(self) -> bool:
+        """No top-level field the index leaves to the general path."""
+        u = _UNSET
+        return (
+            self.version is u and self.content is u and self.summary is u and self.firstKeptEntryId is u
+            and self.firstKeptEntryIndex is u and self.tokensBefore is u and self.details is u
+            and self.provider is u and self.modelId is u
+        )  # fmt: skip
 
 
+assert {f for f in fields.PI if f != "message"} <= set(_EntryHead.__struct_fields__)
+assert set(fields.PI["message"].fields or {}) - {"role"} <= set(_MessageHead.__struct_fields__)
+
+# pi's role name and the role it has in a request, by head type (pi's own table).
 _HEAD_ROLES: dict[type, tuple[str, str]] = {
     _UserHead: pi._HEAD_ROLES[pi._UserHead],
     _AssistantHead: pi._HEAD_ROLES[pi._AssistantHead],
@@ -288,66 +339,82 @@ _HEAD_ROLES: dict[type, tuple[str, str]] = {
 }
 _HEAD_DECODER = msgspec.json.Decoder(_EntryHead)
 _HEAD_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_Fields = tuple[Any, ...]  # a record's leading fields, as `record_from_fields` takes them after seq and line
+
+
+def _head_fields(e: _EntryHead, offset: int, n: int, source: _Rows) -> _Fields | None:
+    """The record of a row from its head: (id, parent, timestamp, offset, length, role, stop
+    reason, pi's role name, call ids, result id, source, kind, type) as pi's builder maps the
+    entry (`pi.entry_record`); None when the row needs the general path."""
+    if not e.plain():
+        return None
+    if e.type == "custom":  # a meta record; its fields (`extra`) read back when asked for
+        return e.id, e.parentId, e.timestamp, offset, n, None, None, None, (), None, source, "meta", "custom"
+    m = e.message
+    roles = _HEAD_ROLES.get(type(m))
+    if e.type != "message" or roles is None or m is None or m.excludeFromContext is not None:
+        return None
+    role, llm_role = roles
+    calls: tuple[str, ...] = ()
+    result = stop = None
+    if llm_role == "tool":
+        result = m.toolCallId
+    elif role != "bashExecution":  # `pi._blocks_from_content`: a call in any role's content
+        c = m.content
+        if type(c) is list:
+            calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
+    if llm_role == "assistant" and m.stopReason is not None:  # (no other role keeps one)
+        s = m.stopReason
+        stop = (type(s) is str and pi._STOP_MAP.get(s)) or normalize_stop_reason(s)
+    return e.id, e.parentId, e.timestamp, offset, n, llm_role, stop, role, calls, result, source, "message", "message"
 
 
 def _build(
-    rows: Any, name: str, source: _Rows, diags: list[Diagnostic], digest: Any
+    rows: Any, name: str, source: _Rows, diags: list[Diagnostic], digest: Any, *, index: bool = True
 ) -> tuple[Ledger, int]:
     """The ledger of the session's rows (pi's builder over them, line = seq) and how many rows
-    were read, index first: a plain message row (clean UTF-8 JSON whose fields have the types
-    `fields.PI` gives them, no `excludeFromContext`) becomes its record from a head decode of the
-    fields the index needs, its content read back from the store when asked for (`_Rows`); any
-    other row is parsed whole (`_row_object`, the same diagnostics) and mapped by pi's builder,
-    with OpenClaw's rules. Each row goes into `digest` (when given) as `openclaw_writer.state`
-    adds it."""
+    were read, index first: a plain message or custom row (clean UTF-8 JSON whose fields have
+    the types `fields.PI` gives them) becomes its record from a head decode (`_head_fields`), its
+    content read back from the store when asked for (`_Rows`); any other row (every row, with
+    `index=False`: the reference the tests hold the index to) is parsed whole (`_row_object`, the
+    same diagnostics) and mapped by pi's builder, with OpenClaw's rules. Each row goes into
+    `digest` (when given) as `openclaw_writer.state` adds it."""
     b = pi._Builder(name, source)
     records, entries, by_id = b.records, b.pi_entries, {}
     b.by_id = by_id
     resets: list[tuple[Record, dict[str, Any]]] = []
-    decode, new, valid_utf8, large, hash_row = _HEAD_DECODER.decode, record_from_fields, heads.valid_utf8, bounded.is_large, openclaw_writer.hash_row
+    decode, new, valid_utf8, large = _HEAD_DECODER.decode, record_from_fields, heads.valid_utf8, bounded.is_large
+    unzip = zstandard.ZstdDecompressor().decompress
+    update, header = (digest.update, openclaw_writer.row_header) if digest is not None else (None, None)
     offset = read = 0
     prev_id: str | None = None
     with collector_paused():
         for seq, text, blob, size in rows:
             read += 1
-            if digest is not None:
-                hash_row(digest, seq, text, blob)
-            raw, problem = _row_bytes(seq, text, blob, size)
-            e = None
-            if raw is not None and b.first_obj_seen and type(seq) is int and seq >= 0 and not large(raw):
+            if update is not None:  # openclaw_writer.hash_row, inlined
+                update(header(seq, text, blob))  # type: ignore[misc]
+                update(bytes(text) if text is not None else b"")
+                update(bytes(blob) if blob is not None else b"")
+            raw, problem = _row_bytes(text, blob, size, unzip)
+            if raw is not None and index and b.first_obj_seen and type(seq) is int and seq >= 0 and not large(raw):
                 # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
                 try:
                     e = decode(raw) if raw.isascii() or valid_utf8(raw) else None
                 except _HEAD_ERRORS:
                     e = None
-            if e is not None and e.type == "message":
-                m = e.message
-                roles = _HEAD_ROLES.get(type(m))
-                rid = e.id
-                if roles is not None and rid is not None and m.excludeFromContext is None:  # type: ignore[union-attr]
-                    role, llm_role = roles
-                    calls: tuple[str, ...] = ()
-                    result = None
-                    if llm_role == "assistant":
-                        c = m.content  # type: ignore[union-attr]
-                        if type(c) is list:
-                            calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
-                    elif llm_role == "tool":
-                        result = m.toolCallId  # type: ignore[union-attr]
-                    stop = m.stopReason  # type: ignore[union-attr]
-                    if stop is not None:
-                        stop = (type(stop) is str and pi._STOP_MAP.get(stop)) or normalize_stop_reason(stop)
-                    pid = e.parentId
-                    if pid == prev_id:
+                got_head = _head_fields(e, offset, len(raw) + 1, source) if e is not None else None
+                if got_head is not None:
+                    rid, pid = got_head[0], got_head[1]
+                    if pid == prev_id and pid is not None:
                         pid = prev_id  # share the parent's id string (the linear common case)
-                    n = len(raw) + 1  # type: ignore[arg-type]
-                    rec = new(Record, len(records), seq, rid, pid, e.timestamp, offset, n, llm_role, stop, role, calls, result, source)
+                    rec = new(Record, len(records), seq, rid, pid, *got_head[2:])
                     records.append(rec)
                     entries.append(rec)
-                    by_id[rid] = rec.seq
-                    b.id_count += 1
-                    prev_id = rid
-                    offset += n
+                    if rid is not None:
+                        by_id[rid] = rec.seq
+                        b.id_count += 1
+                        prev_id = rid
+                    offset += len(raw) + 1
                     continue
             got = _row_object(seq, raw, problem, name, diags)
             if got is None:
@@ -403,17 +470,24 @@ class _Rows(pi._Source):
         for r, o in zip(recs, self._objects(recs), strict=True):
             r._message = self._message_of(o)
 
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        if rec.type == "message":
+            return super().extra(rec)
+        o = self.obj(rec)  # a `custom` entry's fields, as `pi.entry_record` keeps them
+        return pi._extra(o, pi._BASE_KEYS) if isinstance(o, dict) else None
+
     def _objects(self, recs: list[Record]) -> list[Any]:
         assert self.path is not None
+        unzip = zstandard.ZstdDecompressor().decompress
         try:
             with sqlite_files.read_only(self.path, self.path, []) as con:
-                return [self._read_back(con, r) for r in recs]
+                return [self._read_back(con, r, unzip) for r in recs]
         except (LoadError, *sqlite_files.ERRORS):
             return [{} for _ in recs]
 
-    def _read_back(self, con: sqlite3.Connection, rec: Record) -> Any:
+    def _read_back(self, con: sqlite3.Connection, rec: Record, unzip: Any) -> Any:
         row = con.execute(_ROWS + " AND seq=?", (self.session_id, rec.line)).fetchone()
-        got = _row_object(row[0], *_row_bytes(*row), "", []) if row is not None else None
+        got = _row_object(row[0], *_row_bytes(*row[1:], unzip), "", []) if row is not None else None
         return line_object(got[1] + b"\n", rec.line, rec.offset) if got is not None else {}
 
     def __reduce__(self) -> Any:
