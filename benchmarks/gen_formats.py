@@ -282,6 +282,9 @@ class Spec:
     compaction: Callable[[State], list[dict[str, Any]]]
     writer: str = "jsonl"  # jsonl | adk_json | adk_sqlite | openclaw
     fixed_ids: Callable[[], frozenset[str]] = frozenset  # ids never renamed (OpenClaw's session id, native run ids)
+    # What `--mb` measures: the JSON written ("json"), or the file on disk ("file": a store that
+    # compresses its rows is as big as users see it in their folder, not as its JSON).
+    size_of: str = "json"
 
 
 def _p(*parts: str) -> str:
@@ -541,7 +544,10 @@ SPECS: dict[str, Spec] = {
         Spec("codex", "jsonl", CODEX_KEYS, _codex_load, _codex_compaction),
         Spec("adk_json", "json", ADK_KEYS, _adk_load(_adk_dump_events), _adk_compaction(_adk_dump_events), "adk_json"),
         Spec("adk_sqlite", "db", ADK_KEYS, _adk_load(_adk_v1_events), _adk_compaction(_adk_v1_events), "adk_sqlite"),
-        Spec("openclaw", "sqlite", OPENCLAW_KEYS, _openclaw_load, _openclaw_compaction, "openclaw", lambda: frozenset({"s1"})),
+        # OpenClaw stores its big rows compressed (about a quarter of their JSON here): `--mb 100`
+        # is a 100 MB database, as a user's is, holding some 400 MB of JSON.
+        Spec("openclaw", "sqlite", OPENCLAW_KEYS, _openclaw_load, _openclaw_compaction, "openclaw", lambda: frozenset({"s1"}),
+             size_of="file"),
     )
 }
 
@@ -599,7 +605,8 @@ _SUMMARY_KEYS = frozenset({"summary", "text"})  # pi/OpenClaw/native summary; AD
 
 def default_path(fmt: str, mb: float, seed: int = DEFAULT_SEED) -> str:
     spec = SPECS[fmt]
-    return _p(OUT, f"{fmt}-{mb:g}mb-s{seed}-v{GENERATOR_VERSION}.{spec.ext}")
+    size = f"{mb:g}mb" + ("-on-disk" if spec.size_of == "file" else "")
+    return _p(OUT, f"{fmt}-{size}-s{seed}-v{GENERATOR_VERSION}.{spec.ext}")
 
 
 def generate(fmt: str, mb: float, seed: int = DEFAULT_SEED, path: str | None = None) -> str:
@@ -609,12 +616,33 @@ def generate(fmt: str, mb: float, seed: int = DEFAULT_SEED, path: str | None = N
     tmp = path + ".tmp"
     if os.path.exists(tmp):
         os.remove(tmp)
-    stream = records(spec, int(mb * MB), seed)
-    {"jsonl": _write_jsonl, "adk_json": _write_adk_json, "adk_sqlite": _write_adk_sqlite, "openclaw": _write_openclaw}[
-        spec.writer
-    ](tmp, stream, seed)
+    target = int(mb * MB)
+    if spec.size_of == "file":
+        target = _json_for_file_bytes(spec, target, seed, tmp)
+    _write(spec, tmp, records(spec, target, seed), seed)
     os.replace(tmp, path)
     return path
+
+
+def _write(spec: Spec, path: str, stream: Iterator[bytes], seed: int) -> None:
+    {"jsonl": _write_jsonl, "adk_json": _write_adk_json, "adk_sqlite": _write_adk_sqlite, "openclaw": _write_openclaw}[
+        spec.writer
+    ](path, stream, seed)
+
+
+def _json_for_file_bytes(spec: Spec, file_bytes: int, seed: int, scratch: str) -> int:
+    """The JSON to write for a file of about `file_bytes` on disk: two smaller files written first
+    give the file's bytes per byte of JSON and its fixed part (the same turns, round and round,
+    so the ratio holds for the big one)."""
+    small = max(2 * MB, file_bytes // 16)
+    sizes = []
+    for json_bytes in (small, 2 * small):
+        _write(spec, scratch, records(spec, json_bytes, seed), seed)
+        sizes.append(os.path.getsize(scratch))
+        os.remove(scratch)
+    per_byte = (sizes[1] - sizes[0]) / small
+    fixed = sizes[0] - per_byte * small
+    return max(small, int((file_bytes - fixed) / per_byte))
 
 
 def _write_jsonl(path: str, stream: Iterator[bytes], seed: int) -> None:
