@@ -339,17 +339,17 @@ _HEAD_ROLES: dict[type, tuple[str, str]] = {
 }
 _HEAD_DECODER = msgspec.json.Decoder(_EntryHead)
 _HEAD_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-_Fields = tuple[Any, ...]  # a record's leading fields, as `record_from_fields` takes them after seq and line
 
 
-def _head_fields(e: _EntryHead, offset: int, n: int, source: _Rows) -> _Fields | None:
-    """The record of a row from its head: (id, parent, timestamp, offset, length, role, stop
-    reason, pi's role name, call ids, result id, source, kind, type) as pi's builder maps the
-    entry (`pi.entry_record`); None when the row needs the general path."""
+def _head_record(e: _EntryHead, seq: int, line: int, offset: int, n: int, source: _Rows) -> Record | None:
+    """The record of a row from its head, as pi's builder maps the entry (`pi.entry_record`),
+    its content left to `source`; None when the row needs the general path."""
     if not e.plain():
         return None
     if e.type == "custom":  # a meta record; its fields (`extra`) read back when asked for
-        return e.id, e.parentId, e.timestamp, offset, n, None, None, None, (), None, source, "meta", "custom"
+        return record_from_fields(
+            Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, None, None, None, (), None, source, "meta", "custom"
+        )
     m = e.message
     roles = _HEAD_ROLES.get(type(m))
     if e.type != "message" or roles is None or m is None or m.excludeFromContext is not None:
@@ -366,7 +366,9 @@ def _head_fields(e: _EntryHead, offset: int, n: int, source: _Rows) -> _Fields |
     if llm_role == "assistant" and m.stopReason is not None:  # (no other role keeps one)
         s = m.stopReason
         stop = (type(s) is str and pi._STOP_MAP.get(s)) or normalize_stop_reason(s)
-    return e.id, e.parentId, e.timestamp, offset, n, llm_role, stop, role, calls, result, source, "message", "message"
+    return record_from_fields(
+        Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, llm_role, stop, role, calls, result, source
+    )
 
 
 def _build(
@@ -383,38 +385,36 @@ def _build(
     records, entries, by_id = b.records, b.pi_entries, {}
     b.by_id = by_id
     resets: list[tuple[Record, dict[str, Any]]] = []
-    decode, new, valid_utf8, large = _HEAD_DECODER.decode, record_from_fields, heads.valid_utf8, bounded.is_large
+    decode, valid_utf8, large = _HEAD_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     unzip = zstandard.ZstdDecompressor().decompress
-    update, header = (digest.update, openclaw_writer.row_header) if digest is not None else (None, None)
+    hash_row = openclaw_writer.hash_row
     offset = read = 0
     prev_id: str | None = None
     with collector_paused():
         for seq, text, blob, size in rows:
             read += 1
-            if update is not None:  # openclaw_writer.hash_row, inlined
-                update(header(seq, text, blob))  # type: ignore[misc]
-                update(bytes(text) if text is not None else b"")
-                update(bytes(blob) if blob is not None else b"")
-            raw, problem = _row_bytes(text, blob, size, unzip)
-            if raw is not None and index and b.first_obj_seen and type(seq) is int and seq >= 0 and not large(raw):
+            if digest is not None:
+                hash_row(digest, seq, text, blob)
+            raw, problem = (text, "") if type(text) is bytes else _row_bytes(text, blob, size, unzip)
+            if raw is not None and index and b.first_obj_seen and type(seq) is int and seq >= 0 and len(raw) <= large:
                 # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
                 try:
                     e = decode(raw) if raw.isascii() or valid_utf8(raw) else None
                 except _HEAD_ERRORS:
                     e = None
-                got_head = _head_fields(e, offset, len(raw) + 1, source) if e is not None else None
-                if got_head is not None:
-                    rid, pid = got_head[0], got_head[1]
-                    if pid == prev_id and pid is not None:
-                        pid = prev_id  # share the parent's id string (the linear common case)
-                    rec = new(Record, len(records), seq, rid, pid, *got_head[2:])
+                n = len(raw) + 1
+                rec = _head_record(e, len(records), seq, offset, n, source) if e is not None else None
+                if rec is not None:
                     records.append(rec)
                     entries.append(rec)
+                    rid = rec.id
                     if rid is not None:
+                        if rec.parent_id == prev_id:
+                            rec.parent_id = prev_id  # share the parent's id string (the linear common case)
                         by_id[rid] = rec.seq
                         b.id_count += 1
                         prev_id = rid
-                    offset += len(raw) + 1
+                    offset += n
                     continue
             got = _row_object(seq, raw, problem, name, diags)
             if got is None:

@@ -153,16 +153,10 @@ def state(con: sqlite3.Connection, led: Ledger) -> str:
 
 def hash_row(h: Any, seq: Any, text: bytes | None, blob: bytes | None) -> None:
     """One row (seq, `event_json` as bytes, `event_zstd`) into the digest `state` takes: the
-    loader takes it on its own pass over the rows (inlined there), and a follower continues it
-    with new rows."""
-    h.update(row_header(seq, text, blob))
+    loader takes it on its own pass over the rows, and a follower continues it with new rows."""
+    h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
     h.update(bytes(text) if text is not None else b"")
     h.update(bytes(blob) if blob is not None else b"")
-
-
-def row_header(seq: Any, text: bytes | None, blob: bytes | None) -> bytes:
-    """What the digest takes of a row ahead of its payload: its seq and the payload's lengths."""
-    return orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None])
 
 
 STORE = StoreWriter(refusal=store_refusal, rows=rows, state=state)
