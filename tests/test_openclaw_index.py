@@ -151,3 +151,16 @@ def test_the_digest_taken_while_loading_is_the_writers(tmp_path: Path) -> None:
     finally:
         con.close()
     assert load(path + "#s1").store_state == led.store_state
+
+
+def test_a_reset_keeps_its_entry_as_written(tmp_path: Path) -> None:
+    """A reset's checkpoint details are its row's JSON as stored, a field of another type too
+    (the builder's check takes such a field out of the object it maps, not out of the row)."""
+    reset = {"type": "reset", "id": "r1", "parentId": "m2", "timestamp": "t", "firstKeptEntryId": "m1", "summary": 5}
+    rows: list[dict[str, Any] | bytes] = [
+        _header("s1"), _msg("m1", None, "user", "q"), _msg("m2", "m1", "assistant", "a", stopReason="stop"), reset,
+    ]
+    led = load(str(_store(tmp_path / "a.sqlite", {"s1": rows})))
+    rec = next(r for r in led.records if r.id == "r1")
+    assert rec.checkpoint is not None and rec.checkpoint.details == reset
+    assert any(d.problem == "wrong_type" and "summary" in d.message for d in led.diagnostics)

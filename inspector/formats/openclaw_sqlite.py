@@ -433,8 +433,9 @@ def _build(
                 prev_id = rec.id
             if rec.type == "message" and rec.kind == "message":
                 _exclude_from_context(rec, o)
-            elif rec.type == "reset":
-                resets.append((rec, o))
+            elif rec.type == "reset":  # its entry as stored (the builder's check took fields out of `o`)
+                written = line_object(raw + b"\n", seq, rec.offset)
+                resets.append((rec, written if isinstance(written, dict) else {}))
     led = b.finish()
     index = led.by_id()
     for rec, o in resets:
