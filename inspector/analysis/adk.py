@@ -20,6 +20,7 @@ from typing import Any
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
+from inspector.formats.adk import event_fields
 from inspector.ledger.model import Ledger, Record
 
 
@@ -155,8 +156,7 @@ def _surviving(recs: list[Record], path: list[int]) -> set[int]:
 
 
 def _obj(rec: Record) -> dict[str, Any]:
-    e = rec.extra or {}
-    return e
+    return event_fields(rec)
 
 
 def _author(rec: Record) -> str:

@@ -35,12 +35,14 @@ from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError, RawLine
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
     Ledger,
     Message,
     Record,
+    RecordSource,
     Usage,
     normalize_stop_reason,
 )
@@ -1009,7 +1011,7 @@ def build(
     by_index = {e.index: e.id for e in events}
     records: list[Record] = []
     for e in events:
-        extra = _record_extra(e.obj, e.summary_content)
+        extra = _SizedLater(_event_fields(e.obj), *_sized(e.obj, e.summary_content))
         if e.index in facts:
             records.append(_checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags))
         else:
@@ -1049,30 +1051,87 @@ _BLANK: tuple[Any, ...] = (None, {}, [], "")
 
 
 def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
-    """The event's fields the record does not model, kept for display."""
-    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
+    """The event's fields the record does not model, kept for display, with its content's sizes."""
+    return _with_sizes(_event_fields(o), *_sized(o, summary_content))
+
+
+def _event_fields(o: dict[str, Any]) -> dict[str, Any]:
+    """A record's extra without the content's sizes: the event's fields the record does not model
+    (what the analysis reads of every event: its author, branch, scope, long-running calls)."""
+    fields = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
     for k in ("author", "branch", "invocation_id"):
         if o.get(k) is not None:
-            extra[k] = o[k]
-    sized = summary_content if summary_content is not None else o.get("content")
-    if isinstance(sized, dict):
-        extra["content_chars"] = _serialized_chars(sized)
-        extra["counted_chars"] = _counted_chars(sized)
-        if summary_content is None:
-            extra["counted_chars_as_context"] = _counted_chars_as_context(str(o.get("author") or ""), sized)
+            fields[k] = o[k]
     actions = o.get("actions")
     if isinstance(actions, dict):
         acts = {k: v for k, v in actions.items() if k != "compaction" and v not in _BLANK}
         if acts:
-            extra["actions"] = acts
+            fields["actions"] = acts
+    return fields
+
+
+def _sized(o: dict[str, Any], summary_content: Any) -> tuple[Any, str | None]:
+    """What an event's sizes are counted from: its content (its summary, for a compaction), and the
+    author another agent reads it from (None for a summary, which is not read that way)."""
+    if summary_content is not None:
+        return summary_content, None
+    return o.get("content"), str(o.get("author") or "")
+
+
+def _with_sizes(fields: dict[str, Any], sized: Any, author: str | None) -> dict[str, Any]:
+    """`fields` with the sizes of the content `sized` in their place, ahead of its actions: ADK's
+    serialized size, its counted characters, and (`author` given) those counted as another agent
+    reads the event."""
+    if not isinstance(sized, dict):
+        return fields
+    extra = {k: v for k, v in fields.items() if k != "actions"}
+    extra["content_chars"] = _serialized_chars(sized)
+    extra["counted_chars"] = _counted_chars(sized)
+    if author is not None:
+        extra["counted_chars_as_context"] = _counted_chars_as_context(author, sized)
+    if "actions" in fields:
+        extra["actions"] = fields["actions"]
     return extra
+
+
+class _SizedLater(RecordSource):
+    """One loaded event's record extra, its content's sizes counted the first time the extra is
+    read (`Record.extra`): only the policy simulator and the detail view read them, and counting
+    them (ADK's serialized size, `json.dumps` of every call's arguments) cost more than reading the
+    event. The analysis reads `event_fields`, which counts nothing."""
+
+    __slots__ = ("author", "fields", "sized")
+
+    def __init__(self, fields: dict[str, Any], sized: Any, author: str | None) -> None:
+        self.fields, self.sized, self.author = fields, sized, author
+
+    def obj(self, rec: Record) -> Any:
+        return None  # as an eagerly built record has none
+
+    def message(self, rec: Record) -> Message | None:
+        return None  # every message record is built with its message
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        extra = _with_sizes(self.fields, self.sized, self.author)
+        self.sized = None  # counted once: the content is let go
+        return extra
+
+
+def event_fields(rec: Record) -> dict[str, Any]:
+    """The event's fields a record keeps, as the analysis reads them for every event (author,
+    branch, isolation scope, long-running calls, actions): its extra, without counting its
+    content's sizes where they are still to be counted."""
+    src = rec._source
+    if type(src) is _SizedLater and rec._extra is UNREAD:
+        return src.fields
+    return rec.extra or {}
 
 
 def _checkpoint_record(
     e: rules.Ev,
     fact: rules.CompactionFacts,
     by_index: dict[int, Any],
-    extra: dict[str, Any],
+    extra: dict[str, Any] | _SizedLater,
     name: str,
     places: Sequence[str],
     diags: list[Diagnostic],
@@ -1102,6 +1161,10 @@ def _checkpoint_record(
                 "invalid_compaction",
                 f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
             )
+        )
+    if isinstance(extra, _SizedLater):
+        return Record(
+            e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, source=extra, lazy_extra=True
         )
     return Record(
         e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, extra=extra
@@ -1138,9 +1201,13 @@ def read_back(entry: dict[str, Any], raw: RawLine, seq: int) -> Record:
     return rec
 
 
-def _event_record(e: rules.Ev, extra: dict[str, Any]) -> Record:
+def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
     m = event_message(e.obj)
     kind = "message" if m is not None else "meta"
+    if isinstance(extra, _SizedLater):
+        return Record(
+            e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, source=extra, lazy_extra=True
+        )
     return Record(
         e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
     )
@@ -1260,7 +1327,7 @@ def _router_event(r: Record) -> rules.Ev:
     """An event read before, as `next_agent` reads it, rebuilt from its record: who wrote it, on
     which branch, in which run, its actions and error code, and the call and response ids (or
     other parts) of its content; a checkpoint stays a compaction."""
-    extra = r.extra or {}
+    extra = event_fields(r)
     parts: list[dict[str, Any]] = []
     for b in r.message.blocks if r.message is not None else ():
         if b.type == "tool_call":
