@@ -422,6 +422,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
     rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
     objs, ranks, places = _row_events(rows, names, name, version, diags)
+    del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
