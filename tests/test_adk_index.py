@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from inspector.analysis import analyze
-from inspector.formats import adk, adk_writer, load
+from inspector.formats import adk, adk_writer, bounded, load
 from tests.conftest import SHARED, need_shared
 
 CORPUS = SHARED / "peers" / "adk" / "corpus"
@@ -78,3 +78,68 @@ def test_store_digest_tells_a_changed_row_and_not_a_reread(tmp_path: Path) -> No
         assert adk_writer.state_of(con, *key) != led.store_state
     finally:
         con.close()
+
+
+def _big_dump(tmp_path: Path, extra_event: dict[str, Any] | None = None) -> Path:
+    """The multi_agent dump with its events repeated past `bounded.LARGE_LINE_BYTES`."""
+    dump = json.loads((CORPUS / "multi_agent.json").read_text())
+    events = dump["events"]
+    size = len(orjson.dumps(events))
+    dump["events"] = [dict(e, id=f"{e.get('id')}-{n}") for n in range(bounded.LARGE_LINE_BYTES // size + 1) for e in events]
+    if extra_event is not None:
+        dump["events"].append(extra_event)
+    path = tmp_path / "big.json"
+    path.write_bytes(orjson.dumps(dump, option=orjson.OPT_INDENT_2))
+    assert bounded.is_large(path.read_bytes())
+    return path
+
+
+def test_a_big_dump_nothing_would_cut_is_read_in_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dump over the large-line size whose events are all small is what bounding would read, read
+    without bounding's passes (which found nothing to cut)."""
+    need_shared(CORPUS)
+    path = _big_dump(tmp_path)
+    data = path.read_bytes()
+    assert adk._dump_loads(data) == bounded.loads(data)
+
+    def no_bounding(raw: Any) -> Any:
+        raise AssertionError("bounded read")
+
+    monkeypatch.setattr(bounded, "loads_bounded", no_bounding)
+    led = load(str(path))
+    assert len(led.records) == len(json.loads(data)["events"])
+
+
+def test_a_big_dump_with_a_list_to_cut_is_still_cut(tmp_path: Path) -> None:
+    need_shared(CORPUS)
+    many = {"id": "many", "author": "user", "timestamp": 1e9, "content": {"role": "user", "parts": [{"text": "x"}] * (bounded.MAX_ITEMS + 5)}}
+    path = _big_dump(tmp_path, many)
+    data = path.read_bytes()
+    got, cuts = adk._dump_loads(data)
+    assert (got, cuts) == bounded.loads(data) and cuts
+    led = load(str(path))
+    assert any(d.problem == "large_value" for d in led.diagnostics)
+
+
+def test_a_dump_finds_an_events_line_only_for_a_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where each event of a dump starts is looked for only when a diagnostic names one, and then
+    the line is the event's own."""
+    need_shared(CORPUS)
+    looked: list[int] = []
+    real = adk.event_lines
+    monkeypatch.setattr(adk, "event_lines", lambda data, n: looked.append(n) or real(data, n))
+    dump = json.loads((CORPUS / "multi_agent.json").read_text())
+    path = tmp_path / "clean.json"
+    path.write_text(json.dumps(dump, indent=1))
+    load(str(path))
+    assert looked == []
+    dump["events"][3]["author"] = 7
+    dump["events"].insert(5, "not an event")
+    path.write_text(json.dumps(dump, indent=1))
+    led = load(str(path))
+    assert looked == [len(dump["events"])]
+    lines = path.read_text().splitlines()
+    for d in led.diagnostics:
+        line = int(d.message.split("(line ", 1)[1].split(")", 1)[0])
+        assert lines[line - 1].strip() in ("{", '"not an event",'), d.message
+    assert {d.problem for d in led.diagnostics} >= {"malformed_event", "wrong_type"}

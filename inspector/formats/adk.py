@@ -182,7 +182,7 @@ def is_sqlite(head: bytes) -> bool:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj, cuts = bounded.loads(data)
+        obj, cuts = _dump_loads(data)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
     except NotJson as e:
@@ -195,24 +195,84 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         )
     diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
-    lines = event_lines(data, len(obj["events"]))
-    places: list[str] = []
+    places = _DumpPlaces(data, len(obj["events"]))
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
             objs.append(e)
-            places.append(f"event {len(objs)} ({lines[i]})")
+            places.kept.append(i)
         else:
             diags.append(
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"{name}: event {i + 1} ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events "
+                    f"{name}: event {i + 1} ({places.line(i)}): not a JSON object ({json_type(e)}); skipped (the events "
                     "after it are numbered without it)",
                 )
             )
     check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
     return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+
+
+_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
+    """`bounded.loads` of a dump: in one orjson decode where bounding could change nothing (a
+    session object none of whose members, and none of whose events, is big enough to be split,
+    and fewer events than a list is cut at); else bounded, member by member. A big dump is read
+    that way once instead of counting its commas twice and decoding its first megabytes twice
+    in Python, to find that nothing needed cutting."""
+    if bounded.is_large(data):
+        try:
+            members = _MEMBERS.decode(data)
+            events = _ITEMS.decode(members["events"]) if "events" in members else []
+        except msgspec.DecodeError:
+            events = None
+        small = bounded.SMALL_VALUE_BYTES
+        if (
+            events is not None
+            and len(events) < bounded.MAX_ITEMS
+            and len(members) < bounded.MAX_ITEMS
+            and all(len(r) <= small for r in events)
+            and all(len(r) <= small for k, r in members.items() if k != "events")
+        ):
+            try:  # member by member: orjson's whole-document buffer would double the peak
+                loads = orjson.loads
+                listed = [loads(memoryview(r)) for r in events]
+                return {k: listed if k == "events" else loads(memoryview(r)) for k, r in members.items()}, []
+            except orjson.JSONDecodeError:
+                pass  # (what bounded reads its own way: lone surrogates)
+    return bounded.loads(data)
+
+
+class _DumpPlaces(Sequence[str]):
+    """Each event's place in a dump ("event 3 (line 12)"), its line found only when a diagnostic
+    names one (`event_lines`, looked for once): most loads name none, and finding every event's
+    text in the dump cost a third of reading it."""
+
+    __slots__ = ("data", "kept", "lines", "n")
+
+    def __init__(self, data: bytes, n: int) -> None:
+        self.data, self.n = data, n
+        self.kept: list[int] = []  # the index in the dump's events of each event read
+        self.lines: list[str] | None = None
+
+    def line(self, i: int) -> str:
+        """"line L" of the dump's event `i` (0-based, among all its events)."""
+        if self.lines is None:
+            self.lines = event_lines(self.data, self.n)
+        return self.lines[i]
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.kept)))]
+        j = i if i >= 0 else len(self.kept) + i
+        return f"event {j + 1} ({self.line(self.kept[j])})"
 
 
 class _DumpEvents(msgspec.Struct):
