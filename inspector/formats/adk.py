@@ -45,6 +45,7 @@ from inspector.ledger.model import (
     RecordSource,
     Usage,
     normalize_stop_reason,
+    record_from_fields,
 )
 from inspector.ledger.quoting import escape, quote
 
@@ -987,31 +988,49 @@ def _result_text(resp: Any) -> str:
 
 def event_message(o: dict[str, Any]) -> Message | None:
     """The message an event carries, or None for an event with no content."""
+    got = _message_of(o)
+    return got[0] if got is not None else None
+
+
+def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None] | None:
+    """`event_message`, with what a record keeps of it in its index: its tool-call ids and the call
+    its first tool result answers (`Record._take`), gathered as its blocks are made."""
     content = o.get("content")
     parts = _parts(content)
     if not parts:
         return None
     blocks: list[Block] = []
+    call_ids: list[str] = []
+    result_id = None
     calls = results = 0
+    never = visible = False  # a framework call or response in it; a block ADK would send
     for p in parts:
         fc, fr = p.get("function_call"), p.get("function_response")
         if isinstance(fc, dict):
             calls += 1
-            blocks.append(Block("tool_call", call_id=fc.get("id"), name=fc.get("name"), args=fc.get("args")))
+            cid, name = fc.get("id"), fc.get("name")
+            blocks.append(Block("tool_call", "", cid, name, fc.get("args")))
+            if cid:
+                call_ids.append(cid)
+            never = never or name in _FRAMEWORK_CALLS
+            visible = True
         elif isinstance(fr, dict):
+            cid, name = fr.get("id"), fr.get("name")
+            blocks.append(Block("tool_result", _result_text(fr.get("response")), cid, name))
+            if not results:
+                result_id = cid
             results += 1
-            blocks.append(
-                Block(
-                    "tool_result",
-                    text=_result_text(fr.get("response")),
-                    call_id=fr.get("id"),
-                    name=fr.get("name"),
-                )
-            )
-        elif isinstance(p.get("text"), str):
-            blocks.append(Block("thinking" if p.get("thought") else "text", text=p["text"]))
+            never = never or name in _FRAMEWORK_CALLS
+            visible = True
+        elif isinstance(text := p.get("text"), str):
+            if p.get("thought"):
+                blocks.append(Block("thinking", text))
+            else:
+                blocks.append(Block("text", text))
+                visible = visible or bool(text)
         else:
             blocks.append(Block("other", raw=p))
+            visible = True
     author = str(o.get("author") or "")
     role_raw = content.get("role") if isinstance(content, dict) else None
     if results and not calls:
@@ -1042,11 +1061,10 @@ def event_message(o: dict[str, Any]) -> Message | None:
     source = (
         "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
     )
-    never = any(b.name in _FRAMEWORK_CALLS for b in blocks if b.type in ("tool_call", "tool_result"))
-    visible = [b for b in blocks if b.type != "thinking" and not (b.type == "text" and not b.text)]
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
-    return Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
+    m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
+    return m, tuple(call_ids), result_id
 
 
 def _summary_text(content: Any) -> str:
@@ -1263,15 +1281,20 @@ def read_back(entry: dict[str, Any], raw: RawLine, seq: int) -> Record:
 
 
 def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
-    m = event_message(e.obj)
-    kind = "message" if m is not None else "meta"
-    if isinstance(extra, _SizedLater):
-        return Record(
-            e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, source=extra, lazy_extra=True
-        )
-    return Record(
-        e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
-    )
+    """The record of an event that is not a compaction, built straight from its fields (what
+    `Record(..., message=m)` sets from the message, taken as the message is made)."""
+    source, kept = (extra, UNREAD) if isinstance(extra, _SizedLater) else (None, extra)
+    got = _message_of(e.obj)
+    if got is None:
+        return record_from_fields(
+            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, None, None, None, (), None, source,
+            "meta", "event", True, False, None, None, e.invocation_id, kept,
+        )  # fmt: skip
+    m, call_ids, result_id = got
+    return record_from_fields(
+        Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, m.role, m.stop_reason, m.source_role, call_ids,
+        result_id, source, "message", "event", True, m.never_sent, m, None, e.invocation_id, kept,
+    )  # fmt: skip
 
 
 def _ledger_header(
