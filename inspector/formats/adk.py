@@ -306,10 +306,13 @@ def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> None:
     """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
+    check = fields.checker(fields.ADK)
+    wrong: list[fields.WrongType] = []
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
-        wrong = fields.check_fields(o, fields.ADK)
+        check(o, "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
+            wrong = []
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -381,17 +384,8 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
     function response comes before its call). Then, within each such tie, one invocation's events
     are put back in the order an invocation makes them (question, calls, responses, answer) in the
     slots they occupy; nothing can tell the order of different invocations or compactions there."""
-    seen_calls: set[Any] = set()
-    scrambled = False
-    for o in objs:
-        for p in _parts(o.get("content")):
-            fr, fc = p.get("function_response"), p.get("function_call")
-            if isinstance(fc, dict):
-                seen_calls.add(_str_or_none(fc.get("id")))
-            if isinstance(fr, dict) and _str_or_none(fr.get("id")) and fr.get("id") not in seen_calls:
-                scrambled = True
     ranks = list(range(len(objs)))
-    if not scrambled:
+    if not _response_before_call(objs):
         return ranks
     i = 0
     while i < len(objs):
@@ -407,6 +401,26 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
                 ranks[k] = slot
         i = j + 1
     return ranks
+
+
+def _response_before_call(objs: list[dict[str, Any]]) -> bool:
+    """Does a function response (with a string id) come before any call with that id? (`_parts`
+    inline: this reads every event's parts.)"""
+    seen_calls: set[Any] = set()
+    for o in objs:
+        content = o.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(parts, list):
+            continue
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            fr, fc = p.get("function_response"), p.get("function_call")
+            if isinstance(fc, dict):
+                seen_calls.add(_str_or_none(fc.get("id")))
+            if isinstance(fr, dict) and _str_or_none(fr.get("id")) and fr.get("id") not in seen_calls:
+                return True
+    return False
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -1137,13 +1151,14 @@ def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
 def _event_fields(o: dict[str, Any]) -> dict[str, Any]:
     """A record's extra without the content's sizes: the event's fields the record does not model
     (what the analysis reads of every event: its author, branch, scope, long-running calls)."""
-    fields = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
+    # (None first: a model_dump writes every field, most of them null)
+    fields = {k: v for k, v in o.items() if v is not None and k not in _KNOWN and v not in _BLANK}
     for k in ("author", "branch", "invocation_id"):
         if o.get(k) is not None:
             fields[k] = o[k]
     actions = o.get("actions")
     if isinstance(actions, dict):
-        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in _BLANK}
+        acts = {k: v for k, v in actions.items() if v is not None and k != "compaction" and v not in _BLANK}
         if acts:
             fields["actions"] = acts
     return fields
