@@ -1104,7 +1104,11 @@ def build(
     by_index = {e.index: e.id for e in events}
     records: list[Record] = []
     for e in events:
-        extra = _SizedLater(_event_fields(e.obj), *_sized(e.obj, e.summary_content))
+        o, summary = e.obj, e.summary_content
+        if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
+            extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
+        else:
+            extra = _SizedLater(_event_fields(o), summary, None)
         if e.index in facts:
             records.append(_checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags))
         else:
@@ -1188,16 +1192,16 @@ def _with_sizes(fields: dict[str, Any], sized: Any, author: str | None) -> dict[
     return extra
 
 
-class _SizedLater(RecordSource):
-    """One loaded event's record extra, its content's sizes counted the first time the extra is
-    read (`Record.extra`): only the policy simulator and the detail view read them, and counting
-    them (ADK's serialized size, `json.dumps` of every call's arguments) cost more than reading the
-    event. The analysis reads `event_fields`, which counts nothing."""
+class _SizedLater(msgspec.Struct, gc=False):
+    """One loaded event's record extra (its `RecordSource`), its content's sizes counted the first
+    time the extra is read (`Record.extra`): only the policy simulator and the detail view read
+    them, and counting them (ADK's serialized size, `json.dumps` of every call's arguments) cost
+    more than reading the event. The analysis reads `event_fields`, which counts nothing. A Struct
+    (made in C, one per record; nothing it holds refers back to it)."""
 
-    __slots__ = ("author", "fields", "sized")
-
-    def __init__(self, fields: dict[str, Any], sized: Any, author: str | None) -> None:
-        self.fields, self.sized, self.author = fields, sized, author
+    fields: dict[str, Any]
+    sized: Any  # the content (a compaction's summary) the sizes are counted from
+    author: str | None  # who another agent reads it from (None: a summary, not read that way)
 
     def obj(self, rec: Record) -> Any:
         return None  # as an eagerly built record has none
@@ -1209,6 +1213,9 @@ class _SizedLater(RecordSource):
         extra = _with_sizes(self.fields, self.sized, self.author)
         self.sized = None  # counted once: the content is let go
         return extra
+
+    def load_many(self, recs: list[Record]) -> None:
+        RecordSource.load_many(self, recs)  # type: ignore[arg-type]
 
 
 def event_fields(rec: Record) -> dict[str, Any]:
