@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from itertools import pairwise
-from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
+from inspector.formats.adk import event_fields
 from inspector.ledger.model import Ledger, Record
 
 
@@ -154,9 +154,7 @@ def _surviving(recs: list[Record], path: list[int]) -> set[int]:
 # ---------------------------------------------------------------------------------------- request
 
 
-def _obj(rec: Record) -> dict[str, Any]:
-    e = rec.extra or {}
-    return e
+_obj = event_fields  # the event's fields, its content's sizes left uncounted
 
 
 def _author(rec: Record) -> str:
@@ -169,8 +167,7 @@ def _long_running(rec: Record) -> set[str]:
 
 
 def _calls(rec: Record) -> list[str]:
-    m = rec.message
-    return [b.call_id for b in m.blocks if b.type == "tool_call" and b.call_id] if m is not None else []
+    return list(rec.call_ids)  # (the message's tool-call ids, kept in the record's index)
 
 
 def _responses(rec: Record) -> list[str]:
@@ -254,17 +251,18 @@ def _sendable_events(led: Ledger) -> list[Record]:
 def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
     message no surviving range covers, by timestamp."""
-    evs = []
+    evs = []  # the compactions (only they can survive), each at its index in `filt`
     for i, r in enumerate(filt):
+        if r.kind != "checkpoint":
+            continue
         d = (
             r.checkpoint.details
             if r.checkpoint is not None and isinstance(r.checkpoint.details, dict)
             else {}
         )
         e = rules.Ev(i, i, r.id, float(r.timestamp or 0.0), _author(r), r.run_id, {})
-        if r.kind == "checkpoint":
-            e.start, e.end = d.get("start_timestamp"), d.get("end_timestamp")
-            e.summary_content = r.checkpoint.summary if r.checkpoint is not None else None
+        e.start, e.end = d.get("start_timestamp"), d.get("end_timestamp")
+        e.summary_content = r.checkpoint.summary if r.checkpoint is not None else None
         evs.append(e)
     alive = rules.surviving_ranges(evs)
     cover = rules.union([(e.start, e.end) for e in alive if e.start is not None and e.end is not None])

@@ -35,14 +35,17 @@ from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError, RawLine
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
     Ledger,
     Message,
     Record,
+    RecordSource,
     Usage,
     normalize_stop_reason,
+    record_from_fields,
 )
 from inspector.ledger.quoting import escape, quote
 
@@ -180,7 +183,7 @@ def is_sqlite(head: bytes) -> bool:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj, cuts = bounded.loads(data)
+        obj, cuts = _dump_loads(data)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
     except NotJson as e:
@@ -193,24 +196,84 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         )
     diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
     objs: list[dict[str, Any]] = []
-    lines = event_lines(data, len(obj["events"]))
-    places: list[str] = []
+    places = _DumpPlaces(data, len(obj["events"]))
     for i, e in enumerate(obj["events"]):
         if isinstance(e, dict):
             objs.append(e)
-            places.append(f"event {len(objs)} ({lines[i]})")
+            places.kept.append(i)
         else:
             diags.append(
                 Diagnostic(
                     i + 1,
                     "malformed_event",
-                    f"{name}: event {i + 1} ({lines[i]}): not a JSON object ({json_type(e)}); skipped (the events "
+                    f"{name}: event {i + 1} ({places.line(i)}): not a JSON object ({json_type(e)}); skipped (the events "
                     "after it are numbered without it)",
                 )
             )
     check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
     return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+
+
+_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
+    """`bounded.loads` of a dump: in one orjson decode where bounding could change nothing (a
+    session object none of whose members, and none of whose events, is big enough to be split,
+    and fewer events than a list is cut at); else bounded, member by member. A big dump is read
+    that way once instead of counting its commas twice and decoding its first megabytes twice
+    in Python, to find that nothing needed cutting."""
+    if bounded.is_large(data):
+        try:
+            members = _MEMBERS.decode(data)
+            events = _ITEMS.decode(members["events"]) if "events" in members else []
+        except msgspec.DecodeError:
+            events = None
+        small = bounded.SMALL_VALUE_BYTES
+        if (
+            events is not None
+            and len(events) < bounded.MAX_ITEMS
+            and len(members) < bounded.MAX_ITEMS
+            and all(len(r) <= small for r in events)
+            and all(len(r) <= small for k, r in members.items() if k != "events")
+        ):
+            try:  # member by member: orjson's whole-document buffer would double the peak
+                loads = orjson.loads
+                listed = [loads(memoryview(r)) for r in events]
+                return {k: listed if k == "events" else loads(memoryview(r)) for k, r in members.items()}, []
+            except orjson.JSONDecodeError:
+                pass  # (what bounded reads its own way: lone surrogates)
+    return bounded.loads(data)
+
+
+class _DumpPlaces(Sequence[str]):
+    """Each event's place in a dump ("event 3 (line 12)"), its line found only when a diagnostic
+    names one (`event_lines`, looked for once): most loads name none, and finding every event's
+    text in the dump cost a third of reading it."""
+
+    __slots__ = ("data", "kept", "lines", "n")
+
+    def __init__(self, data: bytes, n: int) -> None:
+        self.data, self.n = data, n
+        self.kept: list[int] = []  # the index in the dump's events of each event read
+        self.lines: list[str] | None = None
+
+    def line(self, i: int) -> str:
+        """"line L" of the dump's event `i` (0-based, among all its events)."""
+        if self.lines is None:
+            self.lines = event_lines(self.data, self.n)
+        return self.lines[i]
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.kept)))]
+        j = i if i >= 0 else len(self.kept) + i
+        return f"event {j + 1} ({self.line(self.kept[j])})"
 
 
 class _DumpEvents(msgspec.Struct):
@@ -243,10 +306,13 @@ def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> None:
     """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
+    check = fields.checker(fields.ADK)
+    wrong: list[fields.WrongType] = []
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
-        wrong = fields.check_fields(o, fields.ADK)
+        check(o, "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
+            wrong = []
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -318,17 +384,8 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
     function response comes before its call). Then, within each such tie, one invocation's events
     are put back in the order an invocation makes them (question, calls, responses, answer) in the
     slots they occupy; nothing can tell the order of different invocations or compactions there."""
-    seen_calls: set[Any] = set()
-    scrambled = False
-    for o in objs:
-        for p in _parts(o.get("content")):
-            fr, fc = p.get("function_response"), p.get("function_call")
-            if isinstance(fc, dict):
-                seen_calls.add(_str_or_none(fc.get("id")))
-            if isinstance(fr, dict) and _str_or_none(fr.get("id")) and fr.get("id") not in seen_calls:
-                scrambled = True
     ranks = list(range(len(objs)))
-    if not scrambled:
+    if not _response_before_call(objs):
         return ranks
     i = 0
     while i < len(objs):
@@ -344,6 +401,26 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
                 ranks[k] = slot
         i = j + 1
     return ranks
+
+
+def _response_before_call(objs: list[dict[str, Any]]) -> bool:
+    """Does a function response (with a string id) come before any call with that id? (`_parts`
+    inline: this reads every event's parts.)"""
+    seen_calls: set[Any] = set()
+    for o in objs:
+        content = o.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(parts, list):
+            continue
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            fr, fc = p.get("function_response"), p.get("function_call")
+            if isinstance(fc, dict):
+                seen_calls.add(_str_or_none(fc.get("id")))
+            if isinstance(fr, dict) and _str_or_none(fr.get("id")) and fr.get("id") not in seen_calls:
+                return True
+    return False
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -420,6 +497,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
     rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
     objs, ranks, places = _row_events(rows, names, name, version, diags)
+    del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
@@ -924,31 +1002,49 @@ def _result_text(resp: Any) -> str:
 
 def event_message(o: dict[str, Any]) -> Message | None:
     """The message an event carries, or None for an event with no content."""
+    got = _message_of(o)
+    return got[0] if got is not None else None
+
+
+def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None] | None:
+    """`event_message`, with what a record keeps of it in its index: its tool-call ids and the call
+    its first tool result answers (`Record._take`), gathered as its blocks are made."""
     content = o.get("content")
     parts = _parts(content)
     if not parts:
         return None
     blocks: list[Block] = []
+    call_ids: list[str] = []
+    result_id = None
     calls = results = 0
+    never = visible = False  # a framework call or response in it; a block ADK would send
     for p in parts:
         fc, fr = p.get("function_call"), p.get("function_response")
         if isinstance(fc, dict):
             calls += 1
-            blocks.append(Block("tool_call", call_id=fc.get("id"), name=fc.get("name"), args=fc.get("args")))
+            cid, name = fc.get("id"), fc.get("name")
+            blocks.append(Block("tool_call", "", cid, name, fc.get("args")))
+            if cid:
+                call_ids.append(cid)
+            never = never or name in _FRAMEWORK_CALLS
+            visible = True
         elif isinstance(fr, dict):
+            cid, name = fr.get("id"), fr.get("name")
+            blocks.append(Block("tool_result", _result_text(fr.get("response")), cid, name))
+            if not results:
+                result_id = cid
             results += 1
-            blocks.append(
-                Block(
-                    "tool_result",
-                    text=_result_text(fr.get("response")),
-                    call_id=fr.get("id"),
-                    name=fr.get("name"),
-                )
-            )
-        elif isinstance(p.get("text"), str):
-            blocks.append(Block("thinking" if p.get("thought") else "text", text=p["text"]))
+            never = never or name in _FRAMEWORK_CALLS
+            visible = True
+        elif isinstance(text := p.get("text"), str):
+            if p.get("thought"):
+                blocks.append(Block("thinking", text))
+            else:
+                blocks.append(Block("text", text))
+                visible = visible or bool(text)
         else:
             blocks.append(Block("other", raw=p))
+            visible = True
     author = str(o.get("author") or "")
     role_raw = content.get("role") if isinstance(content, dict) else None
     if results and not calls:
@@ -979,11 +1075,10 @@ def event_message(o: dict[str, Any]) -> Message | None:
     source = (
         "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
     )
-    never = any(b.name in _FRAMEWORK_CALLS for b in blocks if b.type in ("tool_call", "tool_result"))
-    visible = [b for b in blocks if b.type != "thinking" and not (b.type == "text" and not b.text)]
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
-    return Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
+    m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
+    return m, tuple(call_ids), result_id
 
 
 def _summary_text(content: Any) -> str:
@@ -1009,7 +1104,11 @@ def build(
     by_index = {e.index: e.id for e in events}
     records: list[Record] = []
     for e in events:
-        extra = _record_extra(e.obj, e.summary_content)
+        o, summary = e.obj, e.summary_content
+        if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
+            extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
+        else:
+            extra = _SizedLater(_event_fields(o), summary, None)
         if e.index in facts:
             records.append(_checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags))
         else:
@@ -1049,30 +1148,91 @@ _BLANK: tuple[Any, ...] = (None, {}, [], "")
 
 
 def _record_extra(o: dict[str, Any], summary_content: Any) -> dict[str, Any]:
-    """The event's fields the record does not model, kept for display."""
-    extra = {k: v for k, v in o.items() if k not in _KNOWN and v not in _BLANK}
+    """The event's fields the record does not model, kept for display, with its content's sizes."""
+    return _with_sizes(_event_fields(o), *_sized(o, summary_content))
+
+
+def _event_fields(o: dict[str, Any]) -> dict[str, Any]:
+    """A record's extra without the content's sizes: the event's fields the record does not model
+    (what the analysis reads of every event: its author, branch, scope, long-running calls)."""
+    # (None first: a model_dump writes every field, most of them null)
+    fields = {k: v for k, v in o.items() if v is not None and k not in _KNOWN and v not in _BLANK}
     for k in ("author", "branch", "invocation_id"):
         if o.get(k) is not None:
-            extra[k] = o[k]
-    sized = summary_content if summary_content is not None else o.get("content")
-    if isinstance(sized, dict):
-        extra["content_chars"] = _serialized_chars(sized)
-        extra["counted_chars"] = _counted_chars(sized)
-        if summary_content is None:
-            extra["counted_chars_as_context"] = _counted_chars_as_context(str(o.get("author") or ""), sized)
+            fields[k] = o[k]
     actions = o.get("actions")
     if isinstance(actions, dict):
-        acts = {k: v for k, v in actions.items() if k != "compaction" and v not in _BLANK}
+        acts = {k: v for k, v in actions.items() if v is not None and k != "compaction" and v not in _BLANK}
         if acts:
-            extra["actions"] = acts
+            fields["actions"] = acts
+    return fields
+
+
+def _sized(o: dict[str, Any], summary_content: Any) -> tuple[Any, str | None]:
+    """What an event's sizes are counted from: its content (its summary, for a compaction), and the
+    author another agent reads it from (None for a summary, which is not read that way)."""
+    if summary_content is not None:
+        return summary_content, None
+    return o.get("content"), str(o.get("author") or "")
+
+
+def _with_sizes(fields: dict[str, Any], sized: Any, author: str | None) -> dict[str, Any]:
+    """`fields` with the sizes of the content `sized` in their place, ahead of its actions: ADK's
+    serialized size, its counted characters, and (`author` given) those counted as another agent
+    reads the event."""
+    if not isinstance(sized, dict):
+        return fields
+    extra = {k: v for k, v in fields.items() if k != "actions"}
+    extra["content_chars"] = _serialized_chars(sized)
+    extra["counted_chars"] = _counted_chars(sized)
+    if author is not None:
+        extra["counted_chars_as_context"] = _counted_chars_as_context(author, sized)
+    if "actions" in fields:
+        extra["actions"] = fields["actions"]
     return extra
+
+
+class _SizedLater(msgspec.Struct, gc=False):
+    """One loaded event's record extra (its `RecordSource`), its content's sizes counted the first
+    time the extra is read (`Record.extra`): only the policy simulator and the detail view read
+    them, and counting them (ADK's serialized size, `json.dumps` of every call's arguments) cost
+    more than reading the event. The analysis reads `event_fields`, which counts nothing. A Struct
+    (made in C, one per record; nothing it holds refers back to it)."""
+
+    fields: dict[str, Any]
+    sized: Any  # the content (a compaction's summary) the sizes are counted from
+    author: str | None  # who another agent reads it from (None: a summary, not read that way)
+
+    def obj(self, rec: Record) -> Any:
+        return None  # as an eagerly built record has none
+
+    def message(self, rec: Record) -> Message | None:
+        return None  # every message record is built with its message
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        extra = _with_sizes(self.fields, self.sized, self.author)
+        self.sized = None  # counted once: the content is let go
+        return extra
+
+    def load_many(self, recs: list[Record]) -> None:
+        RecordSource.load_many(self, recs)  # type: ignore[arg-type]
+
+
+def event_fields(rec: Record) -> dict[str, Any]:
+    """The event's fields a record keeps, as the analysis reads them for every event (author,
+    branch, isolation scope, long-running calls, actions): its extra, without counting its
+    content's sizes where they are still to be counted."""
+    src = rec._source
+    if type(src) is _SizedLater and rec._extra is UNREAD:
+        return src.fields
+    return rec.extra or {}
 
 
 def _checkpoint_record(
     e: rules.Ev,
     fact: rules.CompactionFacts,
     by_index: dict[int, Any],
-    extra: dict[str, Any],
+    extra: dict[str, Any] | _SizedLater,
     name: str,
     places: Sequence[str],
     diags: list[Diagnostic],
@@ -1102,6 +1262,10 @@ def _checkpoint_record(
                 "invalid_compaction",
                 f"{name}: {places[e.index]}: compaction without start, end or summary; ADK ignores it",
             )
+        )
+    if isinstance(extra, _SizedLater):
+        return Record(
+            e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, source=extra, lazy_extra=True
         )
     return Record(
         e.index, line, "checkpoint", "compaction", e.id, None, e.ts, checkpoint=cp, run_id=e.invocation_id, extra=extra
@@ -1138,12 +1302,21 @@ def read_back(entry: dict[str, Any], raw: RawLine, seq: int) -> Record:
     return rec
 
 
-def _event_record(e: rules.Ev, extra: dict[str, Any]) -> Record:
-    m = event_message(e.obj)
-    kind = "message" if m is not None else "meta"
-    return Record(
-        e.index, e.index + 1, kind, "event", e.id, None, e.ts, message=m, run_id=e.invocation_id, extra=extra
-    )
+def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
+    """The record of an event that is not a compaction, built straight from its fields (what
+    `Record(..., message=m)` sets from the message, taken as the message is made)."""
+    source, kept = (extra, UNREAD) if isinstance(extra, _SizedLater) else (None, extra)
+    got = _message_of(e.obj)
+    if got is None:
+        return record_from_fields(
+            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, None, None, None, (), None, source,
+            "meta", "event", True, False, None, None, e.invocation_id, kept,
+        )  # fmt: skip
+    m, call_ids, result_id = got
+    return record_from_fields(
+        Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, m.role, m.stop_reason, m.source_role, call_ids,
+        result_id, source, "message", "event", True, m.never_sent, m, None, e.invocation_id, kept,
+    )  # fmt: skip
 
 
 def _ledger_header(
@@ -1260,7 +1433,7 @@ def _router_event(r: Record) -> rules.Ev:
     """An event read before, as `next_agent` reads it, rebuilt from its record: who wrote it, on
     which branch, in which run, its actions and error code, and the call and response ids (or
     other parts) of its content; a checkpoint stays a compaction."""
-    extra = r.extra or {}
+    extra = event_fields(r)
     parts: list[dict[str, Any]] = []
     for b in r.message.blocks if r.message is not None else ():
         if b.type == "tool_call":
