@@ -343,3 +343,23 @@ def test_read_only(tmp_path: Path) -> None:
     _analyze(p)
     nextclaw.load(str(tmp_path), None, None)
     assert {q: hashlib.sha256(q.read_bytes()).hexdigest() for q in tmp_path.iterdir()} == before
+
+
+def test_replay_places_messages_by_time_without_rescanning_the_timeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state manager puts a new message after every one later than it (by Date.parse) and replaces
+    one it holds in place; a journal in time order needs no scan of what it already holds (issue 15:
+    the scan made a 20 MB journal take 34 s), and a message that arrives late still goes to its time."""
+    j = Journal()
+    n = 400
+    for k in range(n):
+        j.sent(message(f"u{k}", "user", f"question {k}", ts(1 + k // 60, k % 60)))
+    j.sent(message("late", "user", "sent late, stamped early", ts(0, 30)))
+    j.sent(message("u7", "user", "question 7, edited", ts(1, 7)))  # the same id: replaced where it is
+    parsed = []
+    real = nextclaw._ms
+    monkeypatch.setattr(nextclaw, "_ms", lambda v: parsed.append(v) or real(v))
+    led = nextclaw.load(str(j.write(tmp_path)), None, None)
+    ids = [r.id for r in led.records if r.role == "user"]
+    assert ids == ["late"] + [f"u{k}" for k in range(n)]
+    assert led.records[led.by_id()["u7"]].message.blocks[0].text == "question 7, edited"
+    assert len(parsed) < 10 * n  # linear: the old scan parsed every held message's time per insert

@@ -87,6 +87,7 @@ import os
 from calendar import timegm
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -315,6 +316,12 @@ def _ms(ts: Any) -> float:
     """Date.parse of an ISO string in milliseconds; NaN when it does not parse."""
     if not isinstance(ts, str) or not ts:
         return float("nan")
+    return _parsed_ms(ts)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parsed_ms(ts: str) -> float:
+    """`_ms` of a non-empty string, remembered: a replay compares each message's time many times."""
     try:
         d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
@@ -360,17 +367,39 @@ class _Replay:
     settled_run: str | None = None
     pending_compactions: set[str] = field(default_factory=set)
     ended_compactions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # What `messages` holds, so the common cases need no scan of it: how many messages have each
+    # id, and an upper bound of their times (a message is put after every one later than it).
+    held: dict[str, int] = field(default_factory=dict)
+    latest: float = float("-inf")
 
     # ------------------------------------------------------------------ messages
     def _index(self, mid: str) -> int:
+        if mid not in self.held:
+            return -1
         return next((i for i, m in enumerate(self.messages) if m.id == mid), -1)
+
+    def _hold(self, m: _Msg) -> None:
+        self.held[m.id] = self.held.get(m.id, 0) + 1
+        t = _ms(m.obj.get("timestamp"))
+        if t > self.latest:
+            self.latest = t
+
+    def _release(self, i: int) -> _Msg:
+        m = self.messages.pop(i)
+        n = self.held[m.id] - 1
+        if n:
+            self.held[m.id] = n
+        else:
+            del self.held[m.id]
+        return m
 
     def _insert_by_timeline(self, m: _Msg) -> None:
         t = _ms(m.obj.get("timestamp"))
         at = len(self.messages)
-        if t == t:  # not NaN
+        if t == t and t < self.latest:  # not NaN, and some message may be later
             at = next((i for i, x in enumerate(self.messages) if _ms(x.obj.get("timestamp")) > t), at)
         self.messages.insert(at, m)
+        self._hold(m)
 
     def upsert(self, m: _Msg) -> None:
         if self.streaming is not None and self.streaming.id == m.id:
@@ -379,7 +408,9 @@ class _Replay:
         if i < 0:
             self._insert_by_timeline(m)
         else:
-            self.messages[i] = m
+            self._release(i)
+            self.messages.insert(i, m)
+            self._hold(m)
 
     def ensure_streaming(self, sid: Any, mid: str, line: int, ts: Any) -> _Msg:
         s = self.streaming
@@ -389,7 +420,7 @@ class _Replay:
             return s
         i = self._index(mid)
         if i >= 0:
-            m = self.messages.pop(i)
+            m = self._release(i)
             m.obj["status"] = "streaming"
             m.line = line
             self.streaming = m
