@@ -374,8 +374,14 @@ class _Replay:
 
     # ------------------------------------------------------------------ messages
     def _index(self, mid: str) -> int:
-        if mid not in self.held:
+        """Where the first message with this id is, or -1. One held message of an id is looked for
+        from the end: it is most often the newest (a streamed message's bootstrap, just put there)."""
+        n = self.held.get(mid)
+        if n is None:
             return -1
+        if n == 1:
+            msgs = self.messages
+            return next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].id == mid), -1)
         return next((i for i, m in enumerate(self.messages) if m.id == mid), -1)
 
     def _hold(self, m: _Msg) -> None:
