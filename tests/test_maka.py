@@ -367,6 +367,15 @@ def test_stable_stringify_matches_javascript() -> None:
         {"b": 1, "a": [3, 1], "10": "x", "9": "y", "é": "ü\n\t\"\\", "Z": None},
         {"n": [1.0, 1.5, 1e21, 1e-7, 0.000001, 123456789012.25, -0.5, 2**53], "required": ["b", "a"]},
         {"s": "\u2028 \x7f \x01 😀", "nested": {"y": True, "x": False}},
+        # UTF-16 order puts an astral key before U+FFFF (code-point order would not); every control character
+        {"a\uffff": 1, "a😀": 2, "\x00\x1f": "".join(map(chr, range(32))) + "\u00ad\ufeff"},
+        [{"a\uffff": 1, "a😀": 2}, {"a😀": 3, "a\uffff": 4}],  # one shape twice, in two key orders
     ]
     out = subprocess.run(["node", "-e", JS], input=json.dumps(values), capture_output=True, text=True, check=True).stdout
     assert [maka.stable_stringify(v) for v in values] == json.loads(out)
+
+
+def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
+    """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
+    before, by Python's encoder, not an error."""
+    assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\ud800b"}'
