@@ -200,11 +200,14 @@ def _lower(obj: Any) -> dict[str, Any]:
     key wins when two differ only by case; both spellings lower-case the same, so either is read)."""
     if not isinstance(obj, dict):
         return {}
-    out: dict[str, Any] = {}
-    for k, v in obj.items():
-        if isinstance(k, str):
-            out.setdefault(k.lower(), v)
-    return out
+    try:  # from the last key to the first, so the first of two spellings is the one left
+        return {k.lower(): v for k, v in reversed(obj.items())}
+    except AttributeError:  # a key that is not a string (a dict not from JSON): skipped
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if isinstance(k, str):
+                out.setdefault(k.lower(), v)
+        return out
 
 
 _PART_KEYS = {"functioncall": "function_call", "functionresponse": "function_response", "thoughtsignature": "thought_signature"}
