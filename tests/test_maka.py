@@ -225,6 +225,23 @@ def test_changed_history_makes_maka_skip_the_checkpoint(tmp_path: Path) -> None:
     assert "source_hash_mismatch" in analyze(led).findings[0].message
 
 
+def test_a_field_the_guard_drops_is_still_hashed_as_stored(tmp_path: Path) -> None:
+    """A wrong-typed field is read without (the field guard) but the digest is over the payload as
+    maka stored it: the checkpoint over that event is still the one replayed."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo", status=7)  # status is a string in RuntimeEvent
+    s.reply("a1", "run1", "Renamed")
+    s.run("run2", "turn2")
+    s.checkpoint("cp1", "run2", 2)
+    s.user("u2", "run2", "Now bar")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    assert any("status" in d.message and d.line == 1 for d in led.diagnostics)
+    assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2"]
+    assert codes(led) == [("malformed_line", "wrong_type")]  # the guard's own finding, nothing else
+
+
 def test_coverage_miss(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path)
     s.run_events[0][1]["data"]["checkpoint"]["coverage"]["through"]["runtimeEventId"] = "r1"

@@ -603,8 +603,12 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic])
         obj = _json_row(payload, where, diags, i)
         if obj is None:
             continue
-        ev = orjson.loads(payload)  # a copy of its own (obj is kept as the record's raw fields)
+        # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
+        # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
+        ev = obj
         wrong = fields.check_fields(ev, EVENT)
+        if wrong:
+            obj = orjson.loads(payload)
         diags.extend(fields.line_diagnostics(i, wrong, where))
         clash = [
             f"{k} {ev.get(k)!r} (column {col!r})"
