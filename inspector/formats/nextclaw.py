@@ -488,8 +488,13 @@ class _Replay:
         return self.ensure_streaming(sid, want, line, ts)
 
     def _holder(self, call: str) -> tuple[_Msg, dict[str, Any]] | None:
-        cands = ([self.streaming] if self.streaming is not None else []) + list(reversed(self.messages))
-        for m in cands:
+        """The message holding this call: the streaming one, else the newest held (no copy of the
+        timeline: a tool result is most often its own message's, the newest)."""
+        if self.streaming is not None:
+            p = _find_call(self.streaming.parts, call)
+            if p is not None:
+                return self.streaming, p
+        for m in reversed(self.messages):
             p = _find_call(m.parts, call)
             if p is not None:
                 return m, p
