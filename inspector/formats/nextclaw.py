@@ -841,12 +841,15 @@ def _parse(
                 )
             )
             continue
-        diags += line_diagnostics(n, check_fields(o, SPEC), f"{name}: line {n}")
+        wrong = check_fields(o, SPEC)
+        if wrong:
+            diags += line_diagnostics(n, wrong, f"{name}: line {n}")
         kind = o.get("_type")
         if kind == "metadata":
             meta = o
         elif kind == "event" and isinstance(o.get("event"), dict):
-            ts = o.get("timestamp") if _ms(o.get("timestamp")) == _ms(o.get("timestamp")) else last_ts
+            t = _ms(o.get("timestamp"))
+            ts = o.get("timestamp") if t == t else last_ts  # not NaN
             last_ts = ts or last_ts
             ev = o["event"]
             if isinstance(ev.get("payload"), dict):
