@@ -8,8 +8,9 @@ Per format, on a file from `benchmarks.gen_formats` (generated into benchmarks/o
 each measurement in a fresh interpreter, best of `--repeat` (3):
 
   floor          the parse floor of the same bytes: orjson.loads of every line (JSONL), of the whole
-                 document (ADK's JSON dump), or of every row's JSON read with sqlite3 (SQLite stores;
-                 OpenClaw's zstd rows decompressed first)
+                 document (ADK's and adk-go's JSON dumps), or of every row's JSON read with sqlite3
+                 (SQLite stores: every JSON column of adk-go's events, every JSON column of maka's
+                 event, run and ledger tables; OpenClaw's zstd rows decompressed first)
   load           inspector.formats.load(path)
   load+analyze   the same, then inspector.analysis.analyze(ledger)
 
@@ -60,17 +61,39 @@ def _cpu(who: int) -> float:
     return r.ru_utime + r.ru_stime
 
 
+# The SQLite stores whose rows hold JSON in several columns (or tables): what each row's JSON is.
+SQLITE_JSON = {
+    "adk_go_sqlite": (  # the events table's JSON columns (storage_session.go:73-113)
+        "SELECT actions, content, usage_metadata, long_running_tool_ids_json, routes_json, output_json, node_info_json, "
+        "requested_input_json, grounding_metadata, custom_metadata, citation_metadata FROM events",
+    ),
+    "maka": (  # the runtime events, the run headers, the run ledgers, the projections
+        "SELECT payload_json FROM runtime_events",
+        "SELECT record_json FROM core_agent_runs",
+        "SELECT record_json FROM core_agent_run_events",
+        "SELECT event_json FROM core_agent_run_projections",
+    ),
+}
+
+
 def floor(fmt: str, path: str) -> int:
     """The parse floor: every record's JSON decoded, nothing kept. Returns the records decoded."""
     import orjson
 
     loads = orjson.loads
     n = 0
-    if fmt in ("adk_sqlite", "openclaw"):
+    if fmt in ("adk_sqlite", "openclaw", "adk_go_sqlite", "maka"):
         import sqlite3
 
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        if fmt == "adk_sqlite":
+        if fmt in SQLITE_JSON:  # every JSON column of every row, the NULLs skipped
+            for sql in SQLITE_JSON[fmt]:
+                for row in con.execute(sql):
+                    for v in row:
+                        if v is not None:
+                            loads(v)
+                    n += 1
+        elif fmt == "adk_sqlite":
             for (data,) in con.execute("SELECT event_data FROM events"):
                 loads(data)
                 n += 1
@@ -85,6 +108,9 @@ def floor(fmt: str, path: str) -> int:
     elif fmt == "adk_json":
         with open(path, "rb") as f:
             n = len(loads(f.read()).get("events", []))
+    elif fmt == "adk_go_json":  # one JSON document, a list of events
+        with open(path, "rb") as f:
+            n = len(loads(f.read()))
     else:
         with open(path, "rb") as f:
             for line in f:

@@ -280,11 +280,13 @@ class Spec:
     keys: Keys
     load: Callable[[], tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]]  # header, turns
     compaction: Callable[[State], list[dict[str, Any]]]
-    writer: str = "jsonl"  # jsonl | adk_json | adk_sqlite | openclaw
+    writer: str = "jsonl"  # jsonl | adk_json | adk_sqlite | openclaw | adk_go_sqlite | adk_go_json | maka | journal
     fixed_ids: Callable[[], frozenset[str]] = frozenset  # ids never renamed (OpenClaw's session id, native run ids)
     # What `--mb` measures: the JSON written ("json"), or the file on disk ("file": a store that
     # compresses its rows is as big as users see it in their folder, not as its JSON).
     size_of: str = "json"
+    compactions: int = COMPACTIONS  # how many are written (0: the format has none, NextClaw's legacy store)
+    in_force: int | None = None  # how many the loader holds as checkpoints, when not all (maka: the store's one)
 
 
 def _p(*parts: str) -> str:
@@ -535,6 +537,256 @@ def _openclaw_compaction(st: State) -> list[dict[str, Any]]:
     return [tmpl | {"id": "c0000000-0000-4000-8000-000000000000", "parentId": st.last, "firstKeptEntryId": kept}]
 
 
+# The seed runtimes (issue 13): adk-go, maka, NextClaw -----------------------------------------------
+#
+# None of them can be run here and none has a real session file in ../shared: the line shapes are
+# those of the store builders the adapters' own tests use, each written from the runtime's types
+# (tests/adk_go_store.py: google/adk-go 2918701f storage_session.go and session.go; tests/maka_store.py:
+# apache/maka f19eede0 runtime-event.ts, agent-run.ts, history-compact-checkpoint.ts;
+# tests/nextclaw_store.py: Peiiii/nextclaw 001fb682 journal utils, NcpMessage, SessionStore). What
+# fills them is real: the conversation of pi's real sessions (`real_sessions/pi`), message by message
+# (user prompts, assistant text, thinking and tool calls with their arguments, tool results with their
+# output and error flag, the provider's usage), put into each runtime's own shapes.
+
+SEED_TOOLS = ("call", "result")
+
+
+def _pi_conversation() -> list[list[dict[str, Any]]]:
+    """pi's real sessions as turns of runtime-neutral messages: {"role": "user", "text"},
+    {"role": "assistant", "blocks": [("text"|"thinking", text) | ("call", id, name, args)], "usage"},
+    {"role": "tool", "id", "name", "text", "error"}."""
+    msgs: list[dict[str, Any]] = []
+    for path in _require(_real("pi"), "pi (real_sessions/pi)"):
+        for r in read_jsonl(path):
+            m = r.get("message") if r.get("type") == "message" else None
+            if isinstance(m, dict):
+                msgs += _neutral(m)
+    return split_turns(msgs, lambda m: m["role"] == "user")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _neutral(m: dict[str, Any]) -> list[dict[str, Any]]:
+    role = m.get("role")
+    if role == "user":
+        text = _text_of(m.get("content"))
+        return [{"role": "user", "text": text}] if text else []
+    if role == "toolResult" and isinstance(m.get("toolCallId"), str):
+        return [{"role": "tool", "id": m["toolCallId"], "name": m.get("toolName") or "tool",
+                 "text": _text_of(m.get("content")), "error": m.get("isError") is True}]
+    if role != "assistant":
+        return []
+    blocks: list[tuple[Any, ...]] = []
+    for b in m.get("content") or []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") in ("text", "thinking") and b.get(b["type"]):
+            blocks.append((b["type"], b[b["type"]]))
+        elif b.get("type") == "toolCall" and isinstance(b.get("id"), str):
+            blocks.append(("call", b["id"], b.get("name") or "tool", b.get("arguments") or {}))
+    u = m.get("usage") or {}
+    usage = {"input": int(u.get("input") or 0) + int(u.get("cacheRead") or 0), "output": int(u.get("output") or 0)}
+    return [{"role": "assistant", "blocks": blocks, "usage": usage}] if blocks else []
+
+
+def _seed_summary(n: int) -> str:
+    """A sectioned summary (the template maka admits and NextClaw's compaction asks for), from pi's."""
+    body = re.sub(r"(?m)^\s*#+\s*", "- ", _pi_summaries()[n % len(_pi_summaries())])  # its headings as items
+    return f"## Goal\n{body}\n\n## Progress\n### Done\n- (see above)\n\n## Next Steps\n1. Continue\n\n## Critical Context\n- (none)"
+
+
+# adk-go: the events of its GORM store, as its JSON export spells them (camelCase, tests/adk_go_store.export)
+
+ADK_GO_KEYS = Keys(ids=frozenset({"id", "invocationId"}), primary="id")
+_GO_UUID = "00000000-0000-4000-8000-{:012x}"
+
+
+def _adk_go_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    from tests import adk_go_store as go
+
+    actions = orjson.loads(go.actions("pascal"))  # the compaction stack's casing (session.go:245-273)
+    turns = []
+    n = 0
+    for k, turn in enumerate(_pi_conversation()):
+        inv = f"e-{k:08x}"
+        events = []
+        for m in turn:
+            n += 1
+            e: dict[str, Any] = {"id": _GO_UUID.format(n), "timestamp": START_MS / 1000, "invocationId": inv, "actions": actions}
+            if m["role"] == "user":
+                e |= {"author": "user", "content": go.text("user", m["text"])}
+            elif m["role"] == "tool":
+                out = go.response(m["id"], m["name"], {"error" if m["error"] else "output": m["text"]})
+                e |= {"author": "coder", "content": out}
+            else:
+                parts = [{"functionCall": {"id": b[1], "name": b[2], "args": b[3]}} if b[0] == "call"
+                         else {"text": b[1], "thought": True} if b[0] == "thinking" else {"text": b[1]} for b in m["blocks"]]
+                u = m["usage"]
+                e |= {"author": "coder", "content": {"role": "model", "parts": parts},
+                      "usageMetadata": {"promptTokenCount": u["input"], "candidatesTokenCount": u["output"],
+                                        "totalTokenCount": u["input"] + u["output"]}}
+            events.append(e)
+        turns.append(events)
+    return [], turns
+
+
+def _adk_go_compaction(st: State) -> list[dict[str, Any]]:
+    """An event carrying actions.compaction over the events before the kept turns (summary_event.go:196-212:
+    author user, no content, a fresh invocation id), its range inclusive RFC 3339 (session.go:275-364)."""
+    from tests import adk_go_store as go
+
+    start = (st.covered_until + 1) if st.covered_until is not None else START_MS
+    _, kept_ms = kept_start(st)
+    end = max(start, kept_ms - 1)
+    st.covered_until = end
+    comp = go.compaction(iso(start), iso(end), _seed_summary(st.compaction_no))
+    return [{"id": _GO_UUID.format(0xC0C0), "timestamp": START_MS / 1000, "invocationId": "e-c0c0c0c0", "author": "user",
+             "actions": orjson.loads(go.actions("pascal", comp))}]
+
+
+# maka: RuntimeEvents (runtime_events.payload_json), one run per turn, checkpoints in the run ledger
+
+MAKA_KEYS = Keys(ids=frozenset({"id", "invocationId", "runId", "turnId"}), primary="id", times=frozenset({"ts"}))
+
+
+def _maka_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    turns = []
+    n = 0
+    for k, turn in enumerate(_pi_conversation()):
+        head = {"invocationId": f"inv{k:08x}", "runId": f"run{k:08x}", "sessionId": "s1", "turnId": f"turn{k:08x}", "ts": START_MS, "partial": False}
+        events = []
+        for m in turn:
+            if m["role"] == "user":
+                contents = [("user", "user", {"kind": "text", "text": m["text"]})]
+            elif m["role"] == "tool":
+                res = {"kind": "function_response", "id": m["id"], "name": m["name"], "result": m["text"]}
+                contents = [("tool", "tool", res | ({"isError": True} if m["error"] else {}))]
+            else:
+                contents = [("model", "agent", {"kind": "function_call", "id": b[1], "name": b[2], "args": b[3]} if b[0] == "call"
+                             else {"kind": b[0], "text": b[1]}) for b in m["blocks"]]
+            for role, author, content in contents:
+                n += 1
+                events.append({"id": f"ev{n:010x}", **head, "role": role, "author": author, "content": content})
+        turns.append(events)
+    return [], turns
+
+
+def _maka_compaction(st: State) -> list[dict[str, Any]]:
+    """A checkpoint over the compactable events before the kept turns; its coverage, digest and run are
+    filled by the writer, which holds the events (tests/maka_store.Session.checkpoint)."""
+    kept, _ = kept_start(st)
+    return [{"type": "history_compact_checkpoint_recorded", "id": f"cp{st.compaction_no:010x}", "ts": START_MS,
+             "keptFrom": kept, "summary": _seed_summary(st.compaction_no)}]
+
+
+# NextClaw: the NCP journal (tests/nextclaw_store.Journal), each assistant message streamed then completed
+
+NEXTCLAW_KEYS = Keys(ids=frozenset({"id", "toolCallId", "messageId", "runId"}), times=frozenset({"timestamp", "endedAt"}))
+NEXTCLAW_DELTA = 160  # characters per text delta
+
+
+def _nextclaw_line(etype: str, **payload: Any) -> dict[str, Any]:
+    from tests import nextclaw_store as nc
+
+    return {"_type": "event", "version": 1, "seq": 0, "timestamp": iso(START_MS), "event": {"type": etype, "payload": {"sessionId": nc.SID, **payload}}}
+
+
+def _nextclaw_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    from tests import nextclaw_store as nc
+
+    at = iso(START_MS)
+    header = [orjson.loads(nc.Journal().lines[0])]
+    turns = []
+    n = 0
+    for k, turn in enumerate(_pi_conversation()):
+        lines: list[dict[str, Any]] = []
+        run = f"run-{k:08x}"
+        results = {m["id"]: m for m in turn if m["role"] == "tool"}
+        done: list[dict[str, Any]] = []  # the streamed message's completion, after its tools' results
+        for m in turn:
+            if m["role"] == "tool":
+                lines.append(_nextclaw_line("message.tool-call-result", toolCallId=m["id"], content=m["text"]))
+                continue
+            lines += done
+            done = []
+            n += 1
+            mid = f"msg-{n:08x}"
+            if m["role"] == "user":
+                lines.append(_nextclaw_line("message.sent", message=nc.message(mid, "user", m["text"], at)))
+                lines.append(_nextclaw_line("run.started", runId=run, messageId=f"msg-{n + 1:08x}"))
+                continue
+            parts = []
+            for b in m["blocks"]:
+                if b[0] == "call":
+                    args = orjson.dumps(b[3]).decode()
+                    lines += [_nextclaw_line("message.tool-call-start", messageId=mid, toolCallId=b[1], toolName=b[2]),
+                              _nextclaw_line("message.tool-call-args", toolCallId=b[1], args=args),
+                              _nextclaw_line("message.tool-call-end", toolCallId=b[1])]
+                    r = results.get(b[1])
+                    parts.append(nc.tool_part(b[1], b[2], b[3], r["text"] if r else None, "result" if r else "call"))
+                    continue
+                kind = "text" if b[0] == "text" else "reasoning"
+                lines.append(_nextclaw_line(f"message.{kind}-start", messageId=mid))
+                lines += [_nextclaw_line(f"message.{kind}-delta", messageId=mid, delta=b[1][i : i + NEXTCLAW_DELTA])
+                          for i in range(0, len(b[1]), NEXTCLAW_DELTA)]
+                parts.append({"type": kind, "text": b[1]})
+            done = [_nextclaw_line("message.completed", message=nc.message(mid, "assistant", None, at, parts=parts))]
+        lines += done
+        lines.append(_nextclaw_line("run.finished", runId=run, endedAt=at))
+        turns.append(lines)
+    return header, turns
+
+
+def _nextclaw_compaction(st: State) -> list[dict[str, Any]]:
+    """The compaction timeline message (context-compaction.utils.ts:147-166, tests/nextclaw_store.timeline):
+    covered until the record before the kept turns."""
+    from tests import nextclaw_store as nc
+
+    _, kept_ms = kept_start(st)
+    cp = nc.checkpoint(f"ctx-{st.compaction_no:08x}", _seed_summary(st.compaction_no), iso(kept_ms - 1), iso(st.clock + 1),
+                       coveredMessageCount=0, coveredSessionMessageCount=0)
+    return [_nextclaw_line("message.sent", message=nc.timeline(cp))]
+
+
+# NextClaw's legacy SessionStore: a metadata line, then one event per message (tests/nextclaw_store.LegacyStore)
+
+NEXTCLAW_LEGACY_KEYS = Keys(ids=frozenset({"id", "tool_call_id"}))
+
+
+def _nextclaw_legacy_load() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    from tests import nextclaw_store as nc
+
+    turns = []
+    for turn in _pi_conversation():
+        store = nc.LegacyStore()
+        for m in turn:
+            if m["role"] == "user":
+                store.add("user", m["text"])
+            elif m["role"] == "tool":
+                store.result(m["id"], m["name"], m["text"])
+            else:
+                text = "\n".join(b[1] for b in m["blocks"] if b[0] == "text")
+                calls = [b for b in m["blocks"] if b[0] == "call"]
+                if calls:
+                    store.call(calls[0][1], calls[0][2], calls[0][3], text)
+                    msg = store.events[-1]["data"]["message"]
+                    msg["tool_calls"] += [{"id": c[1], "type": "function", "function": {"name": c[2], "arguments": orjson.dumps(c[3]).decode()}}
+                                          for c in calls[1:]]
+                else:
+                    store.add("assistant", text)
+        turns.append([{"_type": "event", **e} for e in store.events])
+    header = [orjson.loads(nc.LegacyStore().lines()[0])]
+    return header, turns
+
+
+def _no_compaction(st: State) -> list[dict[str, Any]]:
+    return []  # core's SessionStore has no compaction record (nextclaw_legacy.py)
+
+
 SPECS: dict[str, Spec] = {
     s.name: s
     for s in (
@@ -548,6 +800,11 @@ SPECS: dict[str, Spec] = {
         # is a 100 MB database, as a user's is, holding some 400 MB of JSON.
         Spec("openclaw", "sqlite", OPENCLAW_KEYS, _openclaw_load, _openclaw_compaction, "openclaw", lambda: frozenset({"s1"}),
              size_of="file"),
+        Spec("adk_go_sqlite", "db", ADK_GO_KEYS, _adk_go_load, _adk_go_compaction, "adk_go_sqlite"),
+        Spec("adk_go_json", "json", ADK_GO_KEYS, _adk_go_load, _adk_go_compaction, "adk_go_json"),
+        Spec("maka", "sqlite", MAKA_KEYS, _maka_load, _maka_compaction, "maka", in_force=1),
+        Spec("nextclaw", "jsonl", NEXTCLAW_KEYS, _nextclaw_load, _nextclaw_compaction, "journal"),
+        Spec("nextclaw_legacy", "jsonl", NEXTCLAW_LEGACY_KEYS, _nextclaw_legacy_load, _no_compaction, "journal", compactions=0),
     )
 }
 
@@ -568,7 +825,7 @@ def records(spec: Spec, target_bytes: int, seed: int) -> Iterator[bytes]:
     st.first = None
     compiled = [[compile_record(r, spec.keys, body=True) for r in turn] for turn in turns]
     written = 0
-    marks = [target_bytes * (i + 1) // (COMPACTIONS + 1) for i in range(COMPACTIONS)]
+    marks = [target_bytes * (i + 1) // (spec.compactions + 1) for i in range(spec.compactions)]
     i = rng.randrange(len(compiled))
     prev_last: deque[str | None] = deque(maxlen=KEEP_TURNS)
     while written < target_bytes:
@@ -625,7 +882,8 @@ def generate(fmt: str, mb: float, seed: int = DEFAULT_SEED, path: str | None = N
 
 
 def _write(spec: Spec, path: str, stream: Iterator[bytes], seed: int) -> None:
-    {"jsonl": _write_jsonl, "adk_json": _write_adk_json, "adk_sqlite": _write_adk_sqlite, "openclaw": _write_openclaw}[
+    {"jsonl": _write_jsonl, "adk_json": _write_adk_json, "adk_sqlite": _write_adk_sqlite, "openclaw": _write_openclaw,
+     "adk_go_sqlite": _write_adk_go_sqlite, "adk_go_json": _write_adk_go_json, "maka": _write_maka, "journal": _write_journal}[
         spec.writer
     ](path, stream, seed)
 
@@ -742,6 +1000,75 @@ def _write_openclaw(path: str, stream: Iterator[bytes], seed: int) -> None:
     con.commit()
     con.execute("VACUUM")
     con.close()
+
+
+def _go_time(sec: float) -> str:
+    """GORM's SQLite text of a time.Time (tests/adk_go_store.t: microseconds, +00:00)."""
+    return datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%d %H:%M:%S.%f") + "+00:00"
+
+
+def _write_adk_go_sqlite(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """adk-go's GORM tables (tests/adk_go_store.store), one row per event as createStorageEvent writes it."""
+    from tests import adk_go_store as go
+
+    rows = []
+    for line in stream:
+        e = orjson.loads(line)
+        rows.append(go.ev(e["id"], e["invocationId"], e["author"], _go_time(e["timestamp"]), e.get("content"),
+                          usage=e.get("usageMetadata"), raw_actions=orjson.dumps(e["actions"])))
+    go.store(path, {f"bench-session-{seed}": rows})
+
+
+def _write_adk_go_json(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """adk-go's JSON export on main (tests/adk_go_store.export): a list of events, RFC 3339 times."""
+    with open(path, "wb") as f:
+        f.write(b"[")
+        for n, line in enumerate(stream):
+            e = orjson.loads(line)
+            e["timestamp"] = iso(round(e["timestamp"] * 1000))
+            f.write((b",\n" if n else b"\n") + orjson.dumps(e))
+        f.write(b"\n]\n")
+
+
+def _write_maka(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """maka's runtime.sqlite (tests/maka_store.write): the events, one run header per run, and each
+    checkpoint recorded in the run after it (as test_maka.two_turns does), over the compactable events
+    before its kept turns, with the digest buildHistoryCompactCheckpoint gives them."""
+    from tests import maka_store as mk
+
+    s = mk.Session(sid="s1")
+    pending: list[dict[str, Any]] = []
+    for line in stream:
+        e = orjson.loads(line)
+        if e.get("type") == "history_compact_checkpoint_recorded":
+            pending.append(e)
+            continue
+        rid = e["runId"]
+        if rid not in s.runs:
+            s.run(rid, e["turnId"])
+            s.runs[rid] |= {"invocationId": e["invocationId"], "createdAt": e["ts"], "updatedAt": e["ts"]}
+        for cp in pending:
+            covered = [x["id"] for x in s.compactable()]
+            count = covered.index(cp["keptFrom"]) if cp["keptFrom"] in covered else len(covered)
+            s.t = cp["ts"] - 500
+            s.checkpoint(cp["id"], rid, count, summary=cp["summary"])
+            s.projection = cp["id"]
+        pending.clear()
+        s.events.append(e)
+    mk.write(path, s)
+
+
+def _write_journal(path: str, stream: Iterator[bytes], seed: int) -> None:
+    """NextClaw's JSONL stores: event lines numbered by `seq` from 1, as the store appends them."""
+    seq = 0
+    with open(path, "wb") as f:
+        for line in stream:
+            obj = orjson.loads(line)
+            if obj.get("_type") == "event":
+                seq += 1
+                obj["seq"] = seq
+                line = orjson.dumps(obj)
+            f.write(line + b"\n")
 
 
 def main(argv: list[str] | None = None) -> int:

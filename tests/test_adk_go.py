@@ -271,3 +271,11 @@ def test_read_only(tmp_path: Path) -> None:
     analyze(adk_go.load(p, None, None))
     assert hashlib.sha256(Path(p).read_bytes()).hexdigest() == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_keys_lower_cased_keep_the_first_of_two_spellings() -> None:
+    """`_lower` (Go's case-insensitive match, as read here): of two keys that differ only by case the
+    first one's value is kept; a key that is not a string is skipped."""
+    assert adk_go._lower({"Author": "a", "author": "b", "ID": "x"}) == {"author": "a", "id": "x"}
+    assert adk_go._lower({1: "n", "Author": "a", "AUTHOR": "b"}) == {"author": "a"}
+    assert adk_go._lower(["not", "an", "object"]) == {}

@@ -225,6 +225,23 @@ def test_changed_history_makes_maka_skip_the_checkpoint(tmp_path: Path) -> None:
     assert "source_hash_mismatch" in analyze(led).findings[0].message
 
 
+def test_a_field_the_guard_drops_is_still_hashed_as_stored(tmp_path: Path) -> None:
+    """A wrong-typed field is read without (the field guard) but the digest is over the payload as
+    maka stored it: the checkpoint over that event is still the one replayed."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo", status=7)  # status is a string in RuntimeEvent
+    s.reply("a1", "run1", "Renamed")
+    s.run("run2", "turn2")
+    s.checkpoint("cp1", "run2", 2)
+    s.user("u2", "run2", "Now bar")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    led = maka.load(p, None, None)
+    assert any("status" in d.message and d.line == 1 for d in led.diagnostics)
+    assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2"]
+    assert codes(led) == [("malformed_line", "wrong_type")]  # the guard's own finding, nothing else
+
+
 def test_coverage_miss(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path)
     s.run_events[0][1]["data"]["checkpoint"]["coverage"]["through"]["runtimeEventId"] = "r1"
@@ -367,6 +384,15 @@ def test_stable_stringify_matches_javascript() -> None:
         {"b": 1, "a": [3, 1], "10": "x", "9": "y", "é": "ü\n\t\"\\", "Z": None},
         {"n": [1.0, 1.5, 1e21, 1e-7, 0.000001, 123456789012.25, -0.5, 2**53], "required": ["b", "a"]},
         {"s": "\u2028 \x7f \x01 😀", "nested": {"y": True, "x": False}},
+        # UTF-16 order puts an astral key before U+FFFF (code-point order would not); every control character
+        {"a\uffff": 1, "a😀": 2, "\x00\x1f": "".join(map(chr, range(32))) + "\u00ad\ufeff"},
+        [{"a\uffff": 1, "a😀": 2}, {"a😀": 3, "a\uffff": 4}],  # one shape twice, in two key orders
     ]
     out = subprocess.run(["node", "-e", JS], input=json.dumps(values), capture_output=True, text=True, check=True).stdout
     assert [maka.stable_stringify(v) for v in values] == json.loads(out)
+
+
+def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
+    """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
+    before, by Python's encoder, not an error."""
+    assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\ud800b"}'

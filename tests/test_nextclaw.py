@@ -343,3 +343,29 @@ def test_read_only(tmp_path: Path) -> None:
     _analyze(p)
     nextclaw.load(str(tmp_path), None, None)
     assert {q: hashlib.sha256(q.read_bytes()).hexdigest() for q in tmp_path.iterdir()} == before
+
+
+def test_replay_places_messages_by_time_without_rescanning_the_timeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state manager puts a new message after every one later than it (by Date.parse) and replaces
+    one it holds in place; a journal in time order needs no scan of what it already holds (issue 15:
+    the scans made a 20 MB journal take 34 s), and a message that arrives late still goes to its time."""
+    j = Journal()
+    n = 300
+    for k in range(n):
+        at = ts(1 + k // 30, k % 30 * 2)
+        j.sent(message(f"u{k}", "user", f"question {k}", at))
+        j.event("message.text-start", at, messageId=f"a{k}")  # a streamed reply: bootstrapped, then completed
+        j.event("message.text-delta", at, messageId=f"a{k}", delta="answer")
+        j.completed(message(f"a{k}", "assistant", f"answer {k}", ts(1 + k // 30, k % 30 * 2 + 1)))
+    j.sent(message("late", "user", "sent late, stamped early", ts(0, 30)))
+    j.sent(message("u7", "user", "question 7, edited", ts(1, 14)))  # the same id: replaced where it is
+    parsed, compared = [], []
+    real_ms, real_id = nextclaw._ms, nextclaw._Msg.id
+    monkeypatch.setattr(nextclaw, "_ms", lambda v: parsed.append(v) or real_ms(v))
+    monkeypatch.setattr(nextclaw._Msg, "id", property(lambda m: compared.append(1) or real_id.fget(m)))
+    led = nextclaw.load(str(j.write(tmp_path)), None, None)
+    ids = [r.id for r in led.records if r.role in ("user", "assistant")]
+    assert ids == ["late"] + [x for k in range(n) for x in (f"u{k}", f"a{k}")]
+    assert led.records[led.by_id()["u7"]].message.blocks[0].text == "question 7, edited"
+    # linear: the old scans read every held message's time per insert, and its id per lookup
+    assert len(parsed) < 20 * n and len(compared) < 50 * n

@@ -200,11 +200,14 @@ def _lower(obj: Any) -> dict[str, Any]:
     key wins when two differ only by case; both spellings lower-case the same, so either is read)."""
     if not isinstance(obj, dict):
         return {}
-    out: dict[str, Any] = {}
-    for k, v in obj.items():
-        if isinstance(k, str):
-            out.setdefault(k.lower(), v)
-    return out
+    try:  # from the last key to the first, so the first of two spellings is the one left
+        return {k.lower(): v for k, v in reversed(obj.items())}
+    except AttributeError:  # a key that is not a string (a dict not from JSON): skipped
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if isinstance(k, str):
+                out.setdefault(k.lower(), v)
+        return out
 
 
 _PART_KEYS = {"functioncall": "function_call", "functionresponse": "function_response", "thoughtsignature": "thought_signature"}
@@ -478,9 +481,16 @@ def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
     return True
 
 
-def build_request(events: list[GoEvent], agent: str | None, branch: str, scope: str) -> Request:
-    """What adk-go sends on `agent`'s next model call, built from these events in stream order."""
-    flow = [e for e in events if visible_to(e, branch, scope)]
+def build_request(
+    events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None
+) -> Request:
+    """What adk-go sends on `agent`'s next model call, built from these events in stream order.
+    `visible`: the indexes of the events `visible_to(e, branch, scope)` already found (the ledger
+    builds a request per record, over one filter)."""
+    if visible is None:
+        flow = [e for e in events if visible_to(e, branch, scope)]
+    else:
+        flow = [e for e in events if e.index in visible]
     foreign = {e.index for e in flow if agent is not None and e.author not in (agent, "user") and e.compaction is None}
     # substituteSummaries (apply.go:66-134), over the filtered events' positions.
     kept: list[tuple[int, Compaction]] = []
@@ -1007,13 +1017,13 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
         m.never_sent = e.index not in visible or all(_zero(p) for p in _parts(e))
         records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
-    full = build_request(events, agent, branch, scope)
+    full = build_request(events, agent, branch, scope, visible)
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
-        req = full if last else build_request(events[: i + 1], agent, branch, scope)
+        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible)
         cp = records[i].checkpoint
         assert cp is not None
         c = events[i].compaction

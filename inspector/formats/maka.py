@@ -69,13 +69,13 @@ item per event. The database is opened read-only (`mode=ro`).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -260,6 +260,22 @@ def _js_key_order(keys: list[str]) -> list[str]:
     return idx + [k for k in utf16 if _array_index(k) is None]
 
 
+def _js_string(s: str) -> str:
+    """JSON.stringify of a string: orjson's escaping is Python's `ensure_ascii=False` one for every
+    string orjson can encode (a lone surrogate it cannot: Python's then)."""
+    try:
+        return orjson.dumps(s).decode()
+    except TypeError:
+        return json.dumps(s, ensure_ascii=False)
+
+
+@lru_cache(maxsize=4096)
+def _object_keys(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each key of an object in `_js_key_order`, with its JSON and the colon: objects of one shape
+    (every event's, every content's) are ordered once."""
+    return tuple((k, _js_string(k) + ":") for k in _js_key_order(list(keys)))
+
+
 def stable_stringify(value: Any, parent_key: str | None = None) -> str:
     """maka's `stableStringify` (request-shape.ts:510-512, 684-710) over parsed JSON: keys
     sorted, arrays under `required`/`enum` sorted (by code point here; maka uses localeCompare)."""
@@ -270,14 +286,14 @@ def stable_stringify(value: Any, parent_key: str | None = None) -> str:
     if isinstance(value, int | float):
         return js_number(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _js_string(value)
     if isinstance(value, list):
         items = [stable_stringify(v) for v in value]
         if parent_key in ("required", "enum"):
             items.sort()
         return "[" + ",".join(items) + "]"
     if isinstance(value, dict):
-        parts = [json.dumps(k, ensure_ascii=False) + ":" + stable_stringify(value[k], k) for k in _js_key_order(list(value))]
+        parts = [jk + stable_stringify(value[k], k) for k, jk in _object_keys(tuple(value))]
         return "{" + ",".join(parts) + "}"
     return json.dumps(str(value), ensure_ascii=False)
 
@@ -587,8 +603,12 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic])
         obj = _json_row(payload, where, diags, i)
         if obj is None:
             continue
-        ev = copy.deepcopy(obj)
+        # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
+        # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
+        ev = obj
         wrong = fields.check_fields(ev, EVENT)
+        if wrong:
+            obj = orjson.loads(payload)
         diags.extend(fields.line_diagnostics(i, wrong, where))
         clash = [
             f"{k} {ev.get(k)!r} (column {col!r})"
@@ -873,9 +893,12 @@ def _assemble(
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
+    first_of: dict[str | None, int] = {}
+    for r in records:
+        first_of.setdefault(r.run_id, r.seq)
     for run_id, h in runs.items():
         route = _route_of(h)
-        first = next((r.seq for r in records if r.run_id == run_id), None)
+        first = first_of.get(run_id)
         if route is not None and first is not None:
             led.runs[run_id] = RunHeader(run_id, route, first)
     _skip_signed_thinking(events, by_event)

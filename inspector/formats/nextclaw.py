@@ -87,6 +87,7 @@ import os
 from calendar import timegm
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -315,6 +316,12 @@ def _ms(ts: Any) -> float:
     """Date.parse of an ISO string in milliseconds; NaN when it does not parse."""
     if not isinstance(ts, str) or not ts:
         return float("nan")
+    return _parsed_ms(ts)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parsed_ms(ts: str) -> float:
+    """`_ms` of a non-empty string, remembered: a replay compares each message's time many times."""
     try:
         d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
@@ -360,17 +367,45 @@ class _Replay:
     settled_run: str | None = None
     pending_compactions: set[str] = field(default_factory=set)
     ended_compactions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # What `messages` holds, so the common cases need no scan of it: how many messages have each
+    # id, and an upper bound of their times (a message is put after every one later than it).
+    held: dict[str, int] = field(default_factory=dict)
+    latest: float = float("-inf")
 
     # ------------------------------------------------------------------ messages
     def _index(self, mid: str) -> int:
+        """Where the first message with this id is, or -1. One held message of an id is looked for
+        from the end: it is most often the newest (a streamed message's bootstrap, just put there)."""
+        n = self.held.get(mid)
+        if n is None:
+            return -1
+        if n == 1:
+            msgs = self.messages
+            return next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].id == mid), -1)
         return next((i for i, m in enumerate(self.messages) if m.id == mid), -1)
+
+    def _hold(self, m: _Msg) -> None:
+        self.held[m.id] = self.held.get(m.id, 0) + 1
+        t = _ms(m.obj.get("timestamp"))
+        if t > self.latest:
+            self.latest = t
+
+    def _release(self, i: int) -> _Msg:
+        m = self.messages.pop(i)
+        n = self.held[m.id] - 1
+        if n:
+            self.held[m.id] = n
+        else:
+            del self.held[m.id]
+        return m
 
     def _insert_by_timeline(self, m: _Msg) -> None:
         t = _ms(m.obj.get("timestamp"))
         at = len(self.messages)
-        if t == t:  # not NaN
+        if t == t and t < self.latest:  # not NaN, and some message may be later
             at = next((i for i, x in enumerate(self.messages) if _ms(x.obj.get("timestamp")) > t), at)
         self.messages.insert(at, m)
+        self._hold(m)
 
     def upsert(self, m: _Msg) -> None:
         if self.streaming is not None and self.streaming.id == m.id:
@@ -379,7 +414,9 @@ class _Replay:
         if i < 0:
             self._insert_by_timeline(m)
         else:
-            self.messages[i] = m
+            self._release(i)
+            self.messages.insert(i, m)
+            self._hold(m)
 
     def ensure_streaming(self, sid: Any, mid: str, line: int, ts: Any) -> _Msg:
         s = self.streaming
@@ -389,7 +426,7 @@ class _Replay:
             return s
         i = self._index(mid)
         if i >= 0:
-            m = self.messages.pop(i)
+            m = self._release(i)
             m.obj["status"] = "streaming"
             m.line = line
             self.streaming = m
@@ -451,8 +488,13 @@ class _Replay:
         return self.ensure_streaming(sid, want, line, ts)
 
     def _holder(self, call: str) -> tuple[_Msg, dict[str, Any]] | None:
-        cands = ([self.streaming] if self.streaming is not None else []) + list(reversed(self.messages))
-        for m in cands:
+        """The message holding this call: the streaming one, else the newest held (no copy of the
+        timeline: a tool result is most often its own message's, the newest)."""
+        if self.streaming is not None:
+            p = _find_call(self.streaming.parts, call)
+            if p is not None:
+                return self.streaming, p
+        for m in reversed(self.messages):
             p = _find_call(m.parts, call)
             if p is not None:
                 return m, p
@@ -799,12 +841,15 @@ def _parse(
                 )
             )
             continue
-        diags += line_diagnostics(n, check_fields(o, SPEC), f"{name}: line {n}")
+        wrong = check_fields(o, SPEC)
+        if wrong:
+            diags += line_diagnostics(n, wrong, f"{name}: line {n}")
         kind = o.get("_type")
         if kind == "metadata":
             meta = o
         elif kind == "event" and isinstance(o.get("event"), dict):
-            ts = o.get("timestamp") if _ms(o.get("timestamp")) == _ms(o.get("timestamp")) else last_ts
+            t = _ms(o.get("timestamp"))
+            ts = o.get("timestamp") if t == t else last_ts  # not NaN
             last_ts = ts or last_ts
             ev = o["event"]
             if isinstance(ev.get("payload"), dict):
