@@ -184,3 +184,25 @@ def test_damaged_sidecar_is_listed_and_blocks_undo(store: Path, capsys: pytest.C
     assert isinstance(d, DamagedBackup) and "not valid JSON" in d.problem
     with pytest.raises(WriteError, match="damaged"):
         undo(str(store))
+
+
+def test_a_database_is_not_hashed_whole_at_load_and_its_write_back_still_checks_rows(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store's state is its rows' digest: the load does not read the database's bytes a second
+    time to hash them (issue 15: 0.03 s of a 20 MB ADK store's 0.6), and a row changed since the
+    analysis is still refused."""
+    import inspector.formats as formats
+
+    def no_whole_hash(path: str, size: int) -> str:
+        raise AssertionError(f"{path} was hashed whole")
+
+    monkeypatch.setattr(formats, "hash_prefix", no_whole_hash)
+    report, res = _built(store)
+    assert report.ledger.sha256 is None and report.ledger.store_state is not None
+    con = sqlite3.connect(store)
+    con.execute("UPDATE events SET timestamp = timestamp + 1 WHERE rowid = (SELECT MAX(rowid) FROM events)")
+    con.commit()
+    con.close()
+    with pytest.raises(WriteError, match="changed since it was analysed"):
+        install(report, res.entry, lines=res.lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inspector.formats import codex, registry
+from inspector.formats import codex, registry, sqlite_files
 from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
     LoadError,
@@ -142,7 +142,10 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
             with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
                 led = store.load_file(path, f, head, selector, upto_line)
             led.size = size
-            led.sha256 = hash_prefix(path, size)
+            # A database's state is its rows' digest (`store_state`, which its write-back checks);
+            # its file's bytes change with every checkpoint of its -wal, and nothing reads a hash
+            # of them. A JSON dump is its bytes: `repair --out` copies them only if unchanged.
+            led.sha256 = None if head.startswith(sqlite_files.SQLITE_MAGIC) else hash_prefix(path, size)
             led.upto_line = upto_line
             return led
         if b"\x00" in head[:8192]:

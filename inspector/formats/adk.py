@@ -50,7 +50,6 @@ from inspector.ledger.model import (
 from inspector.ledger.quoting import escape, quote
 
 NAME = "adk"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _BOM = b"\xef\xbb\xbf"
 
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
@@ -174,7 +173,7 @@ def looks_like_dump(obj: Any) -> bool:
 
 
 def is_sqlite(head: bytes) -> bool:
-    return head.startswith(SQLITE_MAGIC)
+    return head.startswith(sqlite_files.SQLITE_MAGIC)
 
 
 # ---------------------------------------------------------------------------------------- reading

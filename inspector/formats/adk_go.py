@@ -75,7 +75,6 @@ from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
 
 NAME = "adk_go"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # adk-go has no default location: `database.NewSessionService` takes any GORM dialector and the
 # application opens the file (session/database/service.go:44). Found by content wherever it is.
@@ -118,9 +117,8 @@ _US = 1000  # refResolution: a microsecond, in nanoseconds (apply.go:392)
 def _sqlite_shape(path: str) -> tuple[set[str], set[str]] | None:
     """(table names, events columns) of a SQLite file, or None when it is not one."""
     try:
-        with open(path, "rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return None
+        if not sqlite_files.has_magic(path):
+            return None
         con = sqlite_files.immutable(path)
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -665,8 +663,8 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     """An adk-go SQLite store (`FILE.db#SESSION_ID` selects a session) or JSON export."""
     try:
         with open(path, "rb") as f:
-            head = f.read(len(SQLITE_MAGIC))
-            if head != SQLITE_MAGIC:
+            head = f.read(len(sqlite_files.SQLITE_MAGIC))
+            if head != sqlite_files.SQLITE_MAGIC:
                 return load_json(head + f.read(), path, upto)
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None

@@ -98,7 +98,6 @@ from inspector.ledger.model import (
 )
 
 NAME = "maka"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Where maka keeps its stores: the Electron userData of app `Maka` (`Maka Dev` unpackaged),
 # workspaces under it (apps/desktop/src/main/main.ts:42, :88).
@@ -204,9 +203,8 @@ def looks_like_file(path: str) -> bool:
     `core_agent_runs`, and none of ADK's `sessions`/`events` or OpenClaw's `transcript_events`)?
     Reads the head and the schema only; never raises."""
     try:
-        with open(path, "rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
+        if not sqlite_files.has_magic(path):
+            return False
         con = _connect(path)
         try:
             return _is_maka(con)
@@ -515,9 +513,8 @@ class _CkptRow:
 
 def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     try:
-        with open(path, "rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not a maka runtime.sqlite")
+        if not sqlite_files.has_magic(path):
+            raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not a maka runtime.sqlite")
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
@@ -1201,7 +1198,7 @@ FORMAT = Format(
     ),
     label="maka runtime.sqlite",
     runtime=Runtime(**RUNTIME_RULES),
-    claims=lambda path, head: head.startswith(b"SQLite format 3\x00") and looks_like_file(path),
+    claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and looks_like_file(path),
     load_file=lambda path, _f, _head, selector, upto: load(path, selector, upto),
     looks_like_file=looks_like_file,
     sessions_by_selector=True,  # FILE#SESSION

@@ -65,7 +65,6 @@ from inspector.ledger.model import (
 from inspector.ledger.quoting import escape, quote
 
 NAME = "openclaw"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # transcript_events' CHECK caps a compressed row at 4 MiB of UTF-8.
 MAX_ROW_BYTES = 4 << 20
@@ -84,9 +83,8 @@ def looks_like_file(path: str) -> bool:
     `session_nodes`; ADK's stores have `sessions`/`events` instead)? Reads the head and the table
     names only; never raises."""
     try:
-        with open(path, "rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
+        if not sqlite_files.has_magic(path):
+            return False
         con = sqlite_files.immutable(path)
         try:
             return _tables(con) >= _TABLES
@@ -103,9 +101,8 @@ def load(path: str, session_id: str | None, upto: int | None, *, index: bool = T
     """The session's ledger; `index=False` parses every row whole (the reference the index-first
     load is held to in the tests)."""
     try:
-        with open(path, "rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not an OpenClaw agent store")
+        if not sqlite_files.has_magic(path):
+            raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not an OpenClaw agent store")
     except OSError as e:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
@@ -781,7 +778,7 @@ FORMAT = Format(
         # openclaw_writer): a repair cannot keep a message ahead of it, so it quotes it instead.
         contiguous_tail=True,
     ),
-    claims=lambda path, head: head.startswith(SQLITE_MAGIC) and looks_like_file(path),
+    claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and looks_like_file(path),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
     looks_like_file=looks_like_file,
     follow=follow,

@@ -18,7 +18,16 @@ from inspector.ledger.quoting import escape
 
 # What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
 # cannot decode SQLite's message, which quotes the damaged schema.
+# Every SQLite database file begins with these 16 bytes (sqlite.org/fileformat.html, 1.3.1).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
 ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def has_magic(path: str) -> bool:
+    """Does the file begin as a SQLite database does? Raises OSError when it cannot be read."""
+    with open(path, "rb") as f:
+        return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
 def immutable(path: str) -> sqlite3.Connection:

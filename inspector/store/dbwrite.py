@@ -39,12 +39,11 @@ import orjson
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, check_writable, now_iso
-from inspector.formats import LoadError, load, registry
+from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
 from inspector.ledger.model import Ledger
 from inspector.store.files import Step, _no_step, os_cause, write_atomic
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 BACKUP_SCHEMA = "inspector-db-backup/1"
 BACKUP_SUFFIX = ".db"
 
@@ -52,8 +51,7 @@ BACKUP_SUFFIX = ".db"
 def is_database(path: str) -> bool:
     """Is this file a SQLite database (its first 16 bytes)?"""
     try:
-        with open(path, "rb") as f:
-            return f.read(16) == SQLITE_MAGIC
+        return sqlite_files.has_magic(path)
     except OSError:
         return False
 
