@@ -37,13 +37,13 @@ class _Thinking(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field=
     text: str
 
 
-class _ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_call"):
+class ToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_call"):
     id: _Id
     name: str
     args: msgspec.Raw  # required (any JSON value, null included), not built
 
 
-class _ToolResult(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_result"):
+class ToolResult(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="type", tag="tool_result"):
     call_id: _Id
     text: str
     is_error: bool = False
@@ -53,7 +53,7 @@ class _Image(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="ty
     media_type: str
 
 
-_Block = _Text | _Thinking | _ToolCall | _ToolResult | _Image
+_Block = _Text | _Thinking | ToolCall | ToolResult | _Image
 
 
 class _Usage(msgspec.Struct, gc=False):
@@ -82,19 +82,6 @@ class MessageHead(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     run: _Id | None = None
 
 
-# `whole_lines.read_heads_upto` checks a line's UTF-8 and size before it decodes it (msgspec does
+# `whole_lines.head_blocks` checks a line's UTF-8 and size before it decodes it (msgspec does
 # not check the UTF-8 of what it skips: `args`, `stop_reason_raw`).
 DECODER = msgspec.json.Decoder(MessageHead)
-
-
-def pairing(h: MessageHead) -> tuple[tuple[str, ...], str | None]:
-    """The tool calls the message makes (`Message.tool_call_ids`) and the call its first tool result
-    answers (`Record.result_id`)."""
-    c = h.content
-    if type(c) is str:
-        return (), None
-    calls = tuple([b.id for b in c if type(b) is _ToolCall])
-    for b in c:
-        if type(b) is _ToolResult:
-            return calls, b.call_id
-    return calls, None
