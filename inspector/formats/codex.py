@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
-import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from inspector.formats.codex_heads import DECODER as HEAD_DECODER
 from inspector.formats.codex_heads import LineHead, PayloadHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import collector_paused, read_heads_upto
+from inspector.formats.whole_lines import HeadBlock, collector_paused, head_blocks
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -540,50 +539,71 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def add_head(self, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
-        """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
-        a response item of a kind `item_message` maps as a message (a message of a known role,
-        reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
-        header. False: the line takes the general path (`add`), parsed whole."""
-        p = h.payload
-        t = h.type
+    def add_block(self, blk: HeadBlock) -> None:
+        """A block of lines (`whole_lines.head_blocks`), each line's record from its head where it
+        maps from one (`codex_heads`), content left in the file (`_Fields`): a response item of a
+        kind `item_message` maps as a message (a message of a known role, reasoning, a call or its
+        output) or a ghost snapshot (`_head_item`), and a meta line other than the header (here,
+        inline: half a rollout's lines). Any other line takes the general path (`_add_line`),
+        parsed whole."""
         src = self.fields
-        if p is None or src is None or p.replacement_history:
-            return False
-        seq = len(self.records)
-        if t == "response_item":
-            return self._head_item(h, p, src, seq, line, offset, len(raw))
-        if t not in META_TYPES or t == "session_meta":
-            return False  # the header, a checkpoint, another agent's message, an unknown type
-        rid = p.id  # (`rid`, inline: one call less per line)
+        assert src is not None
+        records = self.records
+        append = records.append
         seen = self.seen_ids
-        if not rid or rid in seen:
-            rid = f"L{line}"
-        seen.add(rid)
-        if t == "event_msg":
-            sub = p.type if type(p.type) is str else None
-            if sub == "thread_rolled_back":
-                n = p.num_turns
-                if n is not None and n > 0:
-                    self.roll_back(n)
-            elif sub == "token_count":
-                info = p.info
-                if info is not None:
-                    self._give_usage(_head_usage(info.last_token_usage))
-                    w = info.model_context_window
-                    if w is not None and w > 0:
-                        self.settings.window = w
-            typ = _type_name(_EVENT_TYPES, "event_msg", sub)
-        else:
-            if t == "turn_context" and p.model is not None:
-                self.model = p.model
-            elif t == "token_usage_record":
-                self._give_usage(_head_usage(p.usage))
-            typ = t
-        self.records.append(
-            record_from_fields(Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
-        )
-        return True
+        offsets = blk.offsets
+        event_types = _EVENT_TYPES
+        line = blk.line0
+        for i, h in enumerate(blk.heads):
+            line += 1
+            p = h.payload if h is not None else None
+            if p is None or p.replacement_history:
+                rl = blk.whole(i)
+                if rl is not None:
+                    _add_line(self, rl)
+                continue
+            t = h.type
+            at = offsets[i]
+            if t == "response_item":
+                if not self._head_item(h, p, src, len(records), line, at, offsets[i + 1] - at):
+                    rl = blk.whole(i)
+                    if rl is not None:
+                        _add_line(self, rl)
+                continue
+            if t not in META_TYPES or t == "session_meta":  # the header, a checkpoint, another agent's message, an unknown type
+                rl = blk.whole(i)
+                if rl is not None:
+                    _add_line(self, rl)
+                continue
+            rid = p.id  # (`rid`, inline)
+            if not rid or rid in seen:
+                rid = f"L{line}"
+            seen.add(rid)
+            if t == "event_msg":
+                sub = p.type if type(p.type) is str else None
+                if sub == "token_count":
+                    info = p.info
+                    if info is not None:
+                        self._give_usage(_head_usage(info.last_token_usage))
+                        w = info.model_context_window
+                        if w is not None and w > 0:
+                            self.settings.window = w
+                elif sub == "thread_rolled_back":
+                    n = p.num_turns
+                    if n is not None and n > 0:
+                        self.roll_back(n)
+                typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
+            else:
+                if t == "turn_context" and p.model is not None:
+                    self.model = p.model
+                elif t == "token_usage_record":
+                    self._give_usage(_head_usage(p.usage))
+                typ = t
+            append(
+                record_from_fields(
+                    Record, len(records), line, rid, None, h.timestamp, at, offsets[i + 1] - at, None, None, None, (), None, src, "meta", typ
+                )
+            )
 
     def _head_item(self, h: LineHead, p: PayloadHead, src: _Fields, seq: int, line: int, offset: int, length: int) -> bool:
         """A response item's record from its head: what `response_item` makes of it, with the
@@ -1075,7 +1095,7 @@ def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
     """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
-    (`codex_heads`) becomes its record from the head (`_Builder.add_head`), its payload, message
+    (`codex_heads`) becomes its record from the head (`_Builder.add_block`), its payload, message
     and history key read again from the file when asked for (`_Fields`); any other line is parsed
     whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
     if after_fork is not None:
@@ -1083,8 +1103,10 @@ def stream(
     source = _Fields(path)
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
         b = _Builder(path, source)
-        consumed = read_heads_upto(f, limit, upto_line, HEAD_DECODER.decode, b.add_head, functools.partial(_add_line, b))
-        return b.finish(), consumed
+        blocks = head_blocks(f, limit, upto_line, HEAD_DECODER.decode)
+        for blk in blocks:
+            b.add_block(blk)
+        return b.finish(), blocks.consumed
 
 
 _CHECK = fields.checker(fields.CODEX)
