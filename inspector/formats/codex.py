@@ -41,7 +41,7 @@ from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
-from inspector.formats.codex_heads import LineHead, PayloadHead, TokensHead
+from inspector.formats.codex_heads import TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object
 from inspector.formats.whole_lines import HeadBlock, collector_paused, head_blocks
@@ -290,6 +290,14 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
 _ITEM_TYPES: dict[str | None, str] = {}
+# An item type other than a message that a head maps (`_Builder.add_block`): its record's role and
+# stop reason (a ghost snapshot: no role, a meta record).
+_ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
+    "reasoning": ("assistant", None),
+    **{t: ("assistant", "tool_use") for t in CALL_TYPES},
+    **{t: ("tool", None) for t in OUTPUT_TYPES},
+    "ghost_snapshot": (None, None),
+}
 
 
 def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
@@ -299,18 +307,6 @@ def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) ->
         if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
             names[sub] = hit
     return hit
-
-
-def _head_key(t: str, p: PayloadHead) -> HistoryKey | None:
-    """`_key` of a message, call or output item from its head (its parts are strings or nulls);
-    None for another item (reasoning: keyed by all its fields, read when a checkpoint asks)."""
-    if t == "message":
-        c = p.content
-        parts = tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c
-        return ("message", p.role, parts)
-    if t in CALL_TYPES or t in OUTPUT_TYPES:
-        return (t, p.call_id)
-    return None
 
 
 def _plain(v: Any) -> bool:
@@ -400,11 +396,6 @@ class _Fields(RecordSource):
         p = o.get("payload")
         return p if isinstance(p, dict) else None
 
-    def note_route(self, seq: int, model: str | None, provider: str | None) -> None:
-        if not self.routes or self.routes[-1] != (model, provider):
-            self.route_seqs.append(seq)
-            self.routes.append((model, provider))
-
     def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
         p = self.payload(rec, f)
         m = item_message(p) if p is not None else None
@@ -440,9 +431,9 @@ class _Fields(RecordSource):
         return p
 
 
-@dataclass(slots=True)
-class _Entry:
-    """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
+class _Entry(msgspec.Struct, gc=False):
+    """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own (a
+    Struct: built in C, one per response item)."""
 
     seq: int | None
     key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
@@ -543,8 +534,8 @@ class _Builder:
         """A block of lines (`whole_lines.head_blocks`), each line's record from its head where it
         maps from one (`codex_heads`), content left in the file (`_Fields`): a response item of a
         kind `item_message` maps as a message (a message of a known role, reasoning, a call or its
-        output) or a ghost snapshot (`_head_item`), and a meta line other than the header (here,
-        inline: half a rollout's lines). Any other line takes the general path (`_add_line`),
+        output) or a ghost snapshot, and a meta line other than the header (both inline: this loop
+        runs once per line). Any other line takes the general path (`_add_line`),
         parsed whole."""
         src = self.fields
         assert src is not None
@@ -552,7 +543,8 @@ class _Builder:
         append = records.append
         seen = self.seen_ids
         offsets = blk.offsets
-        event_types = _EVENT_TYPES
+        event_types, item_types, roles, item_shapes = _EVENT_TYPES, _ITEM_TYPES, _ROLES, _ITEM_SHAPES
+        history, written, routes, route_seqs = self.history, self.written, src.routes, src.route_seqs
         line = blk.line0
         for i, h in enumerate(blk.heads):
             line += 1
@@ -564,11 +556,73 @@ class _Builder:
                 continue
             t = h.type
             at = offsets[i]
-            if t == "response_item":
-                if not self._head_item(h, p, src, len(records), line, at, offsets[i + 1] - at):
-                    rl = blk.whole(i)
-                    if rl is not None:
-                        _add_line(self, rl)
+            if t == "response_item":  # (what `response_item` makes of it, the message's content and the item's unknown fields read when asked for)
+                it = p.type
+                if it is _UNSET:
+                    it = "message"
+                calls: tuple[str, ...] = ()
+                result = None
+                if it == "message":
+                    role = p.role
+                    mapped = roles.get(role) if role is not None else None
+                    if mapped is None:
+                        rl = blk.whole(i)
+                        if rl is not None:
+                            _add_line(self, rl)
+                        continue
+                    source_role: str = role  # type: ignore[assignment]
+                    stop = "stop" if mapped == "assistant" else None
+                    c = p.content  # (`_key` of a message whose parts are strings or nulls)
+                    key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
+                else:
+                    shape = item_shapes.get(it)
+                    if shape is None:  # an opaque or unknown item, another agent's message: the general path
+                        rl = blk.whole(i)
+                        if rl is not None:
+                            _add_line(self, rl)
+                        continue
+                    mapped, stop = shape
+                    source_role = it
+                    key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+                    if stop is not None:  # a call
+                        cid = p.call_id
+                        if cid:
+                            calls = (cid,)
+                        key = (it, cid)
+                    elif mapped == "tool":  # its output
+                        result = p.call_id
+                        key = (it, result)
+                rid = pid = p.id  # (`rid`, inline)
+                if not rid or rid in seen:
+                    rid = f"L{line}"
+                seen.add(rid)
+                seq = len(records)
+                if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
+                    append(
+                        record_from_fields(
+                            Record, seq, line, rid, None, h.timestamp, at, offsets[i + 1] - at, None, None, None, (), None, src, "meta",
+                            "response_item:ghost_snapshot",
+                        )
+                    )  # fmt: skip
+                    continue
+                meta = h.metadata
+                append(
+                    record_from_fields(
+                        Record, seq, line, rid, None, h.timestamp, at, offsets[i + 1] - at, mapped, stop, source_role, calls, result,
+                        src, "message", item_types.get(it) or _type_name(item_types, "response_item", it), True,
+                        meta is not None and meta.compaction_output is True,
+                    )
+                )  # fmt: skip
+                if mapped == "assistant":
+                    route = (self.model, self.provider)  # (a new route where the model or provider changes)
+                    if not routes or routes[-1] != route:
+                        route_seqs.append(seq)
+                        routes.append(route)
+                    self.usage_for = seq
+                entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+                history.append(entry)
+                if pid is not None:
+                    written.setdefault(pid, entry)
                 continue
             if t not in META_TYPES or t == "session_meta":  # the header, a checkpoint, another agent's message, an unknown type
                 rl = blk.whole(i)
@@ -604,60 +658,6 @@ class _Builder:
                     Record, len(records), line, rid, None, h.timestamp, at, offsets[i + 1] - at, None, None, None, (), None, src, "meta", typ
                 )
             )
-
-    def _head_item(self, h: LineHead, p: PayloadHead, src: _Fields, seq: int, line: int, offset: int, length: int) -> bool:
-        """A response item's record from its head: what `response_item` makes of it, with the
-        message's content and the item's unknown fields read when asked for."""
-        it = p.type
-        if it is _UNSET:
-            it = "message"
-        if it == "message":
-            role = p.role
-            mapped = _ROLES.get(role) if role is not None else None
-            if mapped is None:
-                return False
-            source_role: str = role  # type: ignore[assignment]
-            stop = "stop" if mapped == "assistant" else None
-            calls: tuple[str, ...] = ()
-            result = None
-        elif it == "reasoning":
-            mapped, source_role, stop, calls, result = "assistant", "reasoning", None, (), None
-        elif it in CALL_TYPES:
-            mapped, source_role, stop, result = "assistant", it, "tool_use", None  # type: ignore[assignment]
-            calls = (p.call_id,) if p.call_id else ()
-        elif it in OUTPUT_TYPES:
-            mapped, source_role, stop, calls, result = "tool", it, None, (), p.call_id  # type: ignore[assignment]
-        elif it == "ghost_snapshot":
-            mapped = None  # type: ignore[assignment]
-        else:
-            return False  # an opaque or unknown item, another agent's message: the general path
-        rid = pid = p.id  # (`rid`, inline: one call less per line)
-        seen = self.seen_ids
-        if not rid or rid in seen:
-            rid = f"L{line}"
-        seen.add(rid)
-        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
-            self.records.append(
-                record_from_fields(
-                    Record, seq, line, rid, None, h.timestamp, offset, length, None, None, None, (), None, src, "meta", "response_item:ghost_snapshot"
-                )
-            )
-            return True
-        meta = h.metadata
-        never_sent = meta is not None and meta.compaction_output is True
-        rec = record_from_fields(
-            Record, seq, line, rid, None, h.timestamp, offset, length, mapped, stop, source_role, calls, result, src, "message",
-            _type_name(_ITEM_TYPES, "response_item", it), True, never_sent,
-        )  # fmt: skip
-        self.records.append(rec)
-        if mapped == "assistant":
-            src.note_route(seq, self.model, self.provider)
-            self.usage_for = seq
-        entry = _Entry(seq, _head_key(it, p), pid, HistoryItem(mapped, "", seq))
-        self.history.append(entry)
-        if pid is not None:
-            self.written.setdefault(pid, entry)
-        return True
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
