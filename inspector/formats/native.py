@@ -669,7 +669,7 @@ def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
 
 class _Reading:
     """One file's records as its lines are read, in file order: a clean message line from its
-    head (`add_head`, `native_heads`), any other line parsed whole (`add_line`)."""
+    head (`add_block`, `native_heads`), any other line parsed whole (`add_line`)."""
 
     def __init__(self, path: str | None, source: _Source | None) -> None:
         self.path = path

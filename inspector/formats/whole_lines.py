@@ -1,11 +1,11 @@
-"""Loading a JSONL format whose adapter maps every line as it is read (Claude Code, Codex): the file
+"""Loading a JSONL format whose adapter maps every line as it is read (Claude Code, Codex, native): the file
 read from the open handle `load` already has, up to the size it had when we started, and parsed and
 mapped with the cyclic garbage collector paused (issue 15).
 
 Parsing a 100 MB transcript makes millions of dicts, lists and strings, none in a cycle; each one
 counts towards the collector's next pass, and each full pass walks everything parsed so far: on a
 100 MB Codex rollout that was half the load time. The lines are split exactly as `jsonl.read_lines`
-splits them (one line behind, so the last line is known for the truncation diagnosis).
+splits them (the last line known for the truncation diagnosis), a block at a time (`head_blocks`).
 """
 
 from __future__ import annotations
