@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from inspector.formats import bounded, load, registry, whole_lines
+from inspector.formats import load, registry
 from inspector.formats.jsonl import parse_bytes
 from inspector.formats.whole_lines import collector_paused, read_lines_upto
 from tests.bad_input_seeds import SEEDS, encode
@@ -152,74 +152,3 @@ def test_a_native_ledger_streams_up_to_the_size_it_had_when_the_load_started(tmp
         (r.seq, r.line, r.id, r.offset, r.length) for r in want.records
     ]
     assert [d.message for d in led.diagnostics] == [d.message for d in want.diagnostics]
-
-
-BLOCK_SHAPES = {
-    **SHAPES,
-    "carriage returns": GOOD.replace(b"\n", b"\r\n", 3).replace(b'"', b'"\r', 0),
-    "a bare carriage return": GOOD.replace(b",", b",\r", 1),
-    "invalid UTF-8": GOOD.replace(b"\n", b'\n{"type": "\xff"}\n', 1),
-    "form feed": GOOD.replace(b",", b",\x0c", 1),
-}
-
-
-@pytest.mark.parametrize("block", [1, 7, 64, 300])
-@pytest.mark.parametrize("shape", list(BLOCK_SHAPES))
-@pytest.mark.parametrize("upto", [None, 2])
-def test_lines_read_a_block_at_a_time_are_the_lines_read_one_by_one(
-    block: int, shape: str, upto: int | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A block boundary anywhere (inside a line, at its newline, a line longer than the block),
-    # and the bytes `bytes.splitlines` would also split at: the same lines, offsets, last line.
-    monkeypatch.setattr(whole_lines, "BLOCK_BYTES", block)
-    data = BLOCK_SHAPES[shape]
-    got, consumed = read_lines_upto(io.BytesIO(data), len(data), upto)
-    want, size, _ = parse_bytes(data, "s", upto)
-    _same(got, want)
-    assert consumed == size
-    cut = len(data) - 5  # the size the file had: its last line cut there
-    got, consumed = read_lines_upto(io.BytesIO(data), cut, upto)
-    want, size, _ = parse_bytes(data[:cut], "s", upto)
-    _same(got, want)
-    assert consumed == size
-
-
-@pytest.mark.parametrize("fmt", ["claude_code", "codex", "native"])
-@pytest.mark.parametrize("block", [5, 100])
-def test_heads_read_a_block_at_a_time_load_as_one_block(fmt: str, block: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Lines that decode and lines that do not, in every block position: the same ledger.
-    from tests.bad_input_seeds import SEEDS as seeds
-
-    data = encode(fmt, seeds[fmt])
-    data = data.replace(b"\n", b"\n{oops\n\n", 2) + b'{"type": "\xff"}\n' + data.split(b"\n", 1)[1]
-    f = tmp_path / "s.jsonl"
-    f.write_bytes(data)
-    want = _ledger_figures(load(str(f)))
-    monkeypatch.setattr(whole_lines, "BLOCK_BYTES", block)
-    assert _ledger_figures(load(str(f))) == want
-
-
-def _ledger_figures(led: Any) -> Any:
-    return (
-        [(r.seq, r.line, r.offset, r.length, r.kind, r.type, r.id, r.role, r.call_ids, r.result_id) for r in led.records],
-        [(d.line, d.problem, d.message) for d in led.diagnostics],
-        led.sha256,
-    )
-
-
-def test_a_head_is_decoded_only_from_a_line_of_valid_utf8_and_sensible_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    # msgspec does not check the UTF-8 of what it skips: such a line is parsed whole, as is a
-    # line over LARGE_LINE_BYTES; every other line of the block keeps its head.
-    import msgspec
-
-    class Nothing(msgspec.Struct):
-        pass
-
-    monkeypatch.setattr(bounded, "LARGE_LINE_BYTES", 40)
-    data = b'{"a": "\xc3\xa9"}\n{"a": "\xff"}\n{"a": 1}\n{"a": "' + b"x" * 40 + b'"}\n[1]\n{"a": 2}'
-    blocks = list(whole_lines.head_blocks(io.BytesIO(data), len(data), None, msgspec.json.Decoder(Nothing).decode))
-    assert [h is not None for b in blocks for h in b.heads] == [True, False, True, False, False, True]
-    assert [b.last for b in blocks] == [5]
-    monkeypatch.setattr(bounded, "LARGE_LINE_BYTES", 4_000_000)
-    blocks = list(whole_lines.head_blocks(io.BytesIO(data), len(data), None, msgspec.json.Decoder(Nothing).decode))
-    assert [h is not None for b in blocks for h in b.heads] == [True, False, True, True, False, True]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,10 +42,10 @@ from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
-from inspector.formats.codex_heads import TokensHead
+from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import HeadBlock, collector_paused, head_blocks
+from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -290,7 +291,7 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
 _ITEM_TYPES: dict[str | None, str] = {}
-# An item type other than a message that a head maps (`_Builder.add_block`): its record's role and
+# An item type other than a message that a head maps (`_Builder.add_head`): its record's role and
 # stop reason (a ghost snapshot: no role, a meta record).
 _ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
     "reasoning": ("assistant", None),
@@ -530,134 +531,112 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def add_block(self, blk: HeadBlock) -> None:
-        """A block of lines (`whole_lines.head_blocks`), each line's record from its head where it
-        maps from one (`codex_heads`), content left in the file (`_Fields`): a response item of a
-        kind `item_message` maps as a message (a message of a known role, reasoning, a call or its
-        output) or a ghost snapshot, and a meta line other than the header (both inline: this loop
-        runs once per line). Any other line takes the general path (`_add_line`),
-        parsed whole."""
+    def add_head(self, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
+        """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
+        a response item of a kind `item_message` maps as a message (a message of a known role,
+        reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
+        header. False: the line takes the general path (`add`), parsed whole. (Everything inline:
+        this runs once per line.)"""
+        p = h.payload
         src = self.fields
-        assert src is not None
+        if p is None or src is None or p.replacement_history:
+            return False
+        t = h.type
         records = self.records
-        append = records.append
         seen = self.seen_ids
-        offsets = blk.offsets
-        event_types, item_types, roles, item_shapes = _EVENT_TYPES, _ITEM_TYPES, _ROLES, _ITEM_SHAPES
-        history, written, routes, route_seqs = self.history, self.written, src.routes, src.route_seqs
-        line = blk.line0
-        for i, h in enumerate(blk.heads):
-            line += 1
-            p = h.payload if h is not None else None
-            if p is None or p.replacement_history:
-                rl = blk.whole(i)
-                if rl is not None:
-                    _add_line(self, rl)
-                continue
-            t = h.type
-            at = offsets[i]
-            if t == "response_item":  # (what `response_item` makes of it, the message's content and the item's unknown fields read when asked for)
-                it = p.type
-                if it is _UNSET:
-                    it = "message"
-                calls: tuple[str, ...] = ()
-                result = None
-                if it == "message":
-                    role = p.role
-                    mapped = roles.get(role) if role is not None else None
-                    if mapped is None:
-                        rl = blk.whole(i)
-                        if rl is not None:
-                            _add_line(self, rl)
-                        continue
-                    source_role: str = role  # type: ignore[assignment]
-                    stop = "stop" if mapped == "assistant" else None
-                    c = p.content  # (`_key` of a message whose parts are strings or nulls)
-                    key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
-                else:
-                    shape = item_shapes.get(it)
-                    if shape is None:  # an opaque or unknown item, another agent's message: the general path
-                        rl = blk.whole(i)
-                        if rl is not None:
-                            _add_line(self, rl)
-                        continue
-                    mapped, stop = shape
-                    source_role = it
-                    key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
-                    if stop is not None:  # a call
-                        cid = p.call_id
-                        if cid:
-                            calls = (cid,)
-                        key = (it, cid)
-                    elif mapped == "tool":  # its output
-                        result = p.call_id
-                        key = (it, result)
-                rid = pid = p.id  # (`rid`, inline)
-                if not rid or rid in seen:
-                    rid = f"L{line}"
-                seen.add(rid)
-                seq = len(records)
-                if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
-                    append(
-                        record_from_fields(
-                            Record, seq, line, rid, None, h.timestamp, at, offsets[i + 1] - at, None, None, None, (), None, src, "meta",
-                            "response_item:ghost_snapshot",
-                        )
-                    )  # fmt: skip
-                    continue
-                meta = h.metadata
-                append(
-                    record_from_fields(
-                        Record, seq, line, rid, None, h.timestamp, at, offsets[i + 1] - at, mapped, stop, source_role, calls, result,
-                        src, "message", item_types.get(it) or _type_name(item_types, "response_item", it), True,
-                        meta is not None and meta.compaction_output is True,
-                    )
-                )  # fmt: skip
-                if mapped == "assistant":
-                    route = (self.model, self.provider)  # (a new route where the model or provider changes)
-                    if not routes or routes[-1] != route:
-                        route_seqs.append(seq)
-                        routes.append(route)
-                    self.usage_for = seq
-                entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
-                history.append(entry)
-                if pid is not None:
-                    written.setdefault(pid, entry)
-                continue
-            if t not in META_TYPES or t == "session_meta":  # the header, a checkpoint, another agent's message, an unknown type
-                rl = blk.whole(i)
-                if rl is not None:
-                    _add_line(self, rl)
-                continue
-            rid = p.id  # (`rid`, inline)
+        if t == "response_item":  # (what `response_item` makes of it, content read when asked for)
+            it = p.type
+            if it is _UNSET:
+                it = "message"
+            calls: tuple[str, ...] = ()
+            result = None
+            if it == "message":
+                role = p.role
+                mapped = _ROLES.get(role) if role is not None else None
+                if mapped is None:
+                    return False
+                source_role: str = role  # type: ignore[assignment]
+                stop = "stop" if mapped == "assistant" else None
+                c = p.content  # (`_key` of a message whose parts are strings or nulls)
+                key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
+            else:
+                shape = _ITEM_SHAPES.get(it)
+                if shape is None:
+                    return False  # an opaque or unknown item, another agent's message: the general path
+                mapped, stop = shape
+                source_role = it
+                key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+                if stop is not None:  # a call
+                    cid = p.call_id
+                    if cid:
+                        calls = (cid,)
+                    key = (it, cid)
+                elif mapped == "tool":  # its output
+                    result = p.call_id
+                    key = (it, result)
+            rid = pid = p.id  # (`rid`, inline)
             if not rid or rid in seen:
                 rid = f"L{line}"
             seen.add(rid)
-            if t == "event_msg":
-                sub = p.type if type(p.type) is str else None
-                if sub == "token_count":
-                    info = p.info
-                    if info is not None:
-                        self._give_usage(_head_usage(info.last_token_usage))
-                        w = info.model_context_window
-                        if w is not None and w > 0:
-                            self.settings.window = w
-                elif sub == "thread_rolled_back":
-                    n = p.num_turns
-                    if n is not None and n > 0:
-                        self.roll_back(n)
-                typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
-            else:
-                if t == "turn_context" and p.model is not None:
-                    self.model = p.model
-                elif t == "token_usage_record":
-                    self._give_usage(_head_usage(p.usage))
-                typ = t
-            append(
+            seq = len(records)
+            if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
+                records.append(
+                    record_from_fields(
+                        Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta",
+                        "response_item:ghost_snapshot",
+                    )
+                )  # fmt: skip
+                return True
+            meta = h.metadata
+            records.append(
                 record_from_fields(
-                    Record, len(records), line, rid, None, h.timestamp, at, offsets[i + 1] - at, None, None, None, (), None, src, "meta", typ
+                    Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
+                    src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
+                    meta is not None and meta.compaction_output is True,
                 )
-            )
+            )  # fmt: skip
+            if mapped == "assistant":
+                route = (self.model, self.provider)  # (a new route where the model or provider changes)
+                routes = src.routes
+                if not routes or routes[-1] != route:
+                    src.route_seqs.append(seq)
+                    routes.append(route)
+                self.usage_for = seq
+            entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+            self.history.append(entry)
+            if pid is not None:
+                self.written.setdefault(pid, entry)
+            return True
+        if t not in META_TYPES or t == "session_meta":
+            return False  # the header, a checkpoint, another agent's message, an unknown type
+        rid = p.id  # (`rid`, inline)
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
+        if t == "event_msg":
+            sub = p.type if type(p.type) is str else None
+            if sub == "token_count":
+                info = p.info
+                if info is not None:
+                    self._give_usage(_head_usage(info.last_token_usage))
+                    w = info.model_context_window
+                    if w is not None and w > 0:
+                        self.settings.window = w
+            elif sub == "thread_rolled_back":
+                n = p.num_turns
+                if n is not None and n > 0:
+                    self.roll_back(n)
+            typ = _EVENT_TYPES.get(sub) or _type_name(_EVENT_TYPES, "event_msg", sub)
+        else:
+            if t == "turn_context" and p.model is not None:
+                self.model = p.model
+            elif t == "token_usage_record":
+                self._give_usage(_head_usage(p.usage))
+            typ = t
+        records.append(
+            record_from_fields(Record, len(records), line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
+        )
+        return True
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
@@ -1095,7 +1074,7 @@ def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
     """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
-    (`codex_heads`) becomes its record from the head (`_Builder.add_block`), its payload, message
+    (`codex_heads`) becomes its record from the head (`_Builder.add_head`), its payload, message
     and history key read again from the file when asked for (`_Fields`); any other line is parsed
     whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
     if after_fork is not None:
@@ -1103,10 +1082,8 @@ def stream(
     source = _Fields(path)
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
         b = _Builder(path, source)
-        blocks = head_blocks(f, limit, upto_line, HEAD_DECODER.decode)
-        for blk in blocks:
-            b.add_block(blk)
-        return b.finish(), blocks.consumed
+        consumed = read_heads_upto(f, limit, upto_line, HEAD_DECODER.decode, b.add_head, functools.partial(_add_line, b))
+        return b.finish(), consumed
 
 
 _CHECK = fields.checker(fields.CODEX)

@@ -7,7 +7,7 @@ of that line would report nothing and remove nothing. A field the mapping only m
 the general path reads (a replacement history) is decoded raw: when present, the line takes that
 path. Anything else (a wrong type, an odd shape, a line that is not clean JSON, a header, a
 checkpoint, an item type with rules of its own) is left to the general path, which parses the
-line whole (`codex._Builder.add_block` says which lines a head maps).
+line whole (`codex._Builder.add_head` says which lines a head maps).
 """
 
 from __future__ import annotations

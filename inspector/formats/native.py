@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from inspector.formats import appended, native_heads
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.jsonl import RawLine, parse_line
-from inspector.formats.whole_lines import HeadBlock, collector_paused, head_blocks
+from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     FAILURE_REASONS,
     ROLES,
@@ -612,10 +612,8 @@ def stream(
         after_fork()  # (no helper process here)
     reading = _Reading(path, _Source(path))
     with collector_paused():
-        blocks = head_blocks(f, limit, upto_line, native_heads.DECODER.decode)
-        for blk in blocks:
-            reading.add_block(blk)
-        return reading.finish(), blocks.consumed
+        consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
+        return reading.finish(), consumed
 
 
 class _Source(RecordSource):
@@ -667,9 +665,12 @@ def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     return r.finish()
 
 
+_TOOL_CALL, _TOOL_RESULT = native_heads.ToolCall, native_heads.ToolResult
+
+
 class _Reading:
     """One file's records as its lines are read, in file order: a clean message line from its
-    head (`add_block`, `native_heads`), any other line parsed whole (`add_line`)."""
+    head (`add_head`, `native_heads`), any other line parsed whole (`add_line`)."""
 
     def __init__(self, path: str | None, source: _Source | None) -> None:
         self.path = path
@@ -682,44 +683,33 @@ class _Reading:
         self.runs: dict[str, RunHeader] = {}
         self.first_is_header: bool | None = None
 
-    def add_block(self, blk: HeadBlock) -> None:
-        """A block of lines: each clean message line's record from its head (the fields in
-        `Record`'s declaration order, `record_from_fields`: the loaders' hot path), any other line parsed whole (`add_line`)."""
+    def add_head(self, h: native_heads.MessageHead, raw: bytes, line: int, offset: int) -> bool:
+        """A clean message line's record, its content left in the file (`_Source`): the fields in
+        `Record`'s declaration order (`record_from_fields`, inline: the loaders' hot path)."""
         src = self.source
         assert src is not None
+        if self.first_is_header is None:
+            self.first_is_header = False
+        c = h.content
+        calls: tuple[str, ...] = ()
+        result = None
+        if type(c) is not str:  # the calls it makes, the call its first result answers
+            ids = [b.id for b in c if type(b) is _TOOL_CALL]
+            if ids:
+                calls = tuple(ids)
+            for b in c:
+                if type(b) is _TOOL_RESULT:
+                    result = b.call_id
+                    break
         records = self.records
-        append = records.append
-        offsets = blk.offsets
-        line = blk.line0
-        tool_call, tool_result = native_heads.ToolCall, native_heads.ToolResult
-        for i, h in enumerate(blk.heads):
-            line += 1
-            if h is None:
-                rl = blk.whole(i)
-                if rl is not None:
-                    self.add_line(rl)
-                continue
-            if self.first_is_header is None:
-                self.first_is_header = False
-            c = h.content
-            calls: tuple[str, ...] = ()
-            result = None
-            if type(c) is not str:  # the calls it makes, the call its first result answers
-                ids = [b.id for b in c if type(b) is tool_call]
-                if ids:
-                    calls = tuple(ids)
-                for b in c:
-                    if type(b) is tool_result:
-                        result = b.call_id
-                        break
-            at = offsets[i]
-            role = h.role
-            append(
-                record_from_fields(
-                    Record, len(records), line, h.id, None, h.ts, at, offsets[i + 1] - at, role, h.stop_reason, role, calls,
-                    result, src, "message", "message", True, h.meta is True, None, None, h.run, None,
-                )
-            )  # fmt: skip
+        role = h.role
+        records.append(
+            record_from_fields(
+                Record, len(records), line, h.id, None, h.ts, offset, len(raw), role, h.stop_reason, role, calls, result, src,
+                "message", "message", True, h.meta is True, None, None, h.run, None,
+            )
+        )  # fmt: skip
+        return True
 
     def add_line(self, rl: RawLine) -> None:
         b, diags = self.b, self.b.diagnostics

@@ -82,6 +82,6 @@ class MessageHead(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     run: _Id | None = None
 
 
-# `whole_lines.head_blocks` checks a line's UTF-8 and size before it decodes it (msgspec does
+# `whole_lines.read_heads_upto` checks a line's UTF-8 and size before it decodes it (msgspec does
 # not check the UTF-8 of what it skips: `args`, `stop_reason_raw`).
 DECODER = msgspec.json.Decoder(MessageHead)
