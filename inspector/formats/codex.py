@@ -618,7 +618,8 @@ class _Builder:
             if sub == "token_count":
                 info = p.info
                 if info is not None:
-                    self._give_usage(_head_usage(info.last_token_usage))
+                    if self.usage_for is not None:  # (else a repeated report: nothing to give)
+                        self._give_usage(_head_usage(info.last_token_usage))
                     w = info.model_context_window
                     if w is not None and w > 0:
                         self.settings.window = w
@@ -630,7 +631,7 @@ class _Builder:
         else:
             if t == "turn_context" and p.model is not None:
                 self.model = p.model
-            elif t == "token_usage_record":
+            elif t == "token_usage_record" and self.usage_for is not None:
                 self._give_usage(_head_usage(p.usage))
             typ = t
         records.append(
