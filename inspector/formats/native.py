@@ -610,9 +610,15 @@ def stream(
     thread meanwhile (`after_fork` starts it)."""
     if after_fork is not None:
         after_fork()  # (no helper process here)
-    reading = _Reading(path, _Source(path))
     with collector_paused():
-        consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
+        reading = _Reading(path, _Source(path))
+        decode = native_heads.UNCHECKED_TIME_DECODER.decode
+        consumed = read_heads_upto(f, limit, upto_line, decode, reading.add_head, reading.add_line)
+        if not native_heads.all_times_valid(reading.head_times):
+            # A head's time is not one: read the file again, each head's time checked as it is decoded.
+            f.seek(0)
+            reading = _Reading(path, _Source(path))
+            consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
         return reading.finish(), consumed
 
 
@@ -682,6 +688,7 @@ class _Reading:
         self.settings = SessionSettings()
         self.runs: dict[str, RunHeader] = {}
         self.first_is_header: bool | None = None
+        self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
 
     def add_head(self, h: native_heads.MessageHead, raw: bytes, line: int, offset: int) -> bool:
         """A clean message line's record, its content left in the file (`_Source`): the fields in
@@ -703,9 +710,12 @@ class _Reading:
                     break
         records = self.records
         role = h.role
+        ts = h.ts
+        if type(ts) is str:
+            self.head_times.append(ts)
         records.append(
             record_from_fields(
-                Record, len(records), line, h.id, None, h.ts, offset, len(raw), role, h.stop_reason, role, calls, result, src,
+                Record, len(records), line, h.id, None, ts, offset, len(raw), role, h.stop_reason, role, calls, result, src,
                 "message", "message", True, h.meta is True, None, None, h.run, None,
             )
         )  # fmt: skip
