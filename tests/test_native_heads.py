@@ -154,3 +154,14 @@ def test_times_are_checked_all_at_once_and_the_file_read_again_when_one_is_not(
     f.write_text("".join(json.dumps(o) + "\n" for o in [HEADER, RUN, *msgs]))
     _same_both_ways(f)
     assert bool(checked) == (bad_time is not None)
+
+
+def test_times_are_checked_a_thousand_at_a_time_every_one_of_them() -> None:
+    # (one regex call over all of a big ledger's times took 200 MB: the engine keeps a frame per
+    # repetition) every part is checked, the last one too.
+    from inspector.formats import native_heads
+
+    times = [f"2025-03-01T10:{i % 60:02d}:00Z" for i in range(3000)]
+    assert native_heads.all_times_valid(times) and native_heads.all_times_valid([])
+    for bad in (0, 1023, 1024, 2500, 2999):
+        assert not native_heads.all_times_valid([*times[:bad], "10:00", *times[bad + 1 :]])

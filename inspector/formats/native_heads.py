@@ -98,14 +98,21 @@ _TIMES = re.compile(rf"(?:{_TIME}\n)*{_TIME}")
 
 
 def all_times_valid(times: list[str]) -> bool:
-    """Whether each of `times` matches `ISO_TS_PATTERN` as `re.match` matches it, checked in one
-    regex call. The pattern never matches a newline, so with no newline inside a time the lines of
+    """Whether each of `times` matches `ISO_TS_PATTERN` as `re.match` matches it, checked a
+    thousand at a time in one regex call. The pattern never matches a newline, so with no newline inside a time the lines of
     the joined text are the times (a time ending in a newline, which `$` lets through, is counted
     invalid here: the caller then checks the slow way)."""
-    if not times:
-        return True
-    joined = "\n".join(times)
-    return joined.count("\n") == len(times) - 1 and _TIMES.fullmatch(joined) is not None
+    for i in range(0, len(times), _TIMES_AT_ONCE):
+        part = times[i : i + _TIMES_AT_ONCE]
+        joined = "\n".join(part)
+        if joined.count("\n") != len(part) - 1 or _TIMES.fullmatch(joined) is None:
+            return False
+    return True
+
+
+# Times per regex call: the regex engine keeps a backtracking frame per repetition, so one call
+# over all of a 100 MB ledger's 160k times took 200 MB.
+_TIMES_AT_ONCE = 1024
 
 
 # `whole_lines.read_heads_upto` checks a line's UTF-8 and size before it decodes it (msgspec does
