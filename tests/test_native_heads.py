@@ -127,3 +127,41 @@ def test_every_sample_reads_the_same_both_ways(path: Path) -> None:
     for doc in (analyze_json, context_json):
         a, b = doc(lazy), doc(whole)
         assert a == b
+
+
+@pytest.mark.parametrize("bad_time", [None, "yesterday", "2025-03-01T10:00:00Z\n", "2025-03-01\n2025-03-02"])
+def test_times_are_checked_all_at_once_and_the_file_read_again_when_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad_time: str | None
+) -> None:
+    """A head's time is taken unchecked and every head's time checked at the end in one regex call
+    (`native_heads.all_times_valid`): all valid, the file is read once; one not (a word, a time
+    with the newline `$` lets through, two times on two lines), it is read again with each time
+    checked, and the ledger is the whole-line load's."""
+    from inspector.formats import native_heads
+
+    checked: list[bytes] = []
+
+    class Counting:
+        def decode(self, raw: bytes) -> Any:
+            checked.append(raw)
+            return native_heads.msgspec.json.Decoder(native_heads.MessageHead).decode(raw)
+
+    monkeypatch.setattr(native_heads, "DECODER", Counting())
+    msgs = [{**USER, "ts": "2025-03-01 10:00"}, ASSISTANT, {**TOOL, "ts": 1740823200}]
+    if bad_time is not None:
+        msgs.append({**USER, "id": "m9", "ts": bad_time})
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(json.dumps(o) + "\n" for o in [HEADER, RUN, *msgs]))
+    _same_both_ways(f)
+    assert bool(checked) == (bad_time is not None)
+
+
+def test_times_are_checked_a_thousand_at_a_time_every_one_of_them() -> None:
+    # (one regex call over all of a big ledger's times took 200 MB: the engine keeps a frame per
+    # repetition) every part is checked, the last one too.
+    from inspector.formats import native_heads
+
+    times = [f"2025-03-01T10:{i % 60:02d}:00Z" for i in range(3000)]
+    assert native_heads.all_times_valid(times) and native_heads.all_times_valid([])
+    for bad in (0, 1023, 1024, 2500, 2999):
+        assert not native_heads.all_times_valid([*times[:bad], "10:00", *times[bad + 1 :]])

@@ -8,6 +8,7 @@ from typing import Any
 from inspector.formats import codex, registry, sqlite_files
 from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
+    READ_BUFFER_BYTES,
     LoadError,
     PrefixHasher,
     RawLine,
@@ -129,7 +130,7 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
     path, selector = split_selector(path)
     size = check_openable(path)
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
+        f = open(path, "rb", buffering=READ_BUFFER_BYTES)  # noqa: SIM115 - closed below
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     with f:

@@ -42,7 +42,7 @@ from inspector.formats import appended, codex_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
-from inspector.formats.codex_heads import LineHead, PayloadHead, TokensHead
+from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
@@ -291,6 +291,14 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
 _ITEM_TYPES: dict[str | None, str] = {}
+# An item type other than a message that a head maps (`_Builder.add_head`): its record's role and
+# stop reason (a ghost snapshot: no role, a meta record).
+_ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
+    "reasoning": ("assistant", None),
+    **{t: ("assistant", "tool_use") for t in CALL_TYPES},
+    **{t: ("tool", None) for t in OUTPUT_TYPES},
+    "ghost_snapshot": (None, None),
+}
 
 
 def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
@@ -300,18 +308,6 @@ def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) ->
         if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
             names[sub] = hit
     return hit
-
-
-def _head_key(t: str, p: PayloadHead) -> HistoryKey | None:
-    """`_key` of a message, call or output item from its head (its parts are strings or nulls);
-    None for another item (reasoning: keyed by all its fields, read when a checkpoint asks)."""
-    if t == "message":
-        c = p.content
-        parts = tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c
-        return ("message", p.role, parts)
-    if t in CALL_TYPES or t in OUTPUT_TYPES:
-        return (t, p.call_id)
-    return None
 
 
 def _plain(v: Any) -> bool:
@@ -401,11 +397,6 @@ class _Fields(RecordSource):
         p = o.get("payload")
         return p if isinstance(p, dict) else None
 
-    def note_route(self, seq: int, model: str | None, provider: str | None) -> None:
-        if not self.routes or self.routes[-1] != (model, provider):
-            self.route_seqs.append(seq)
-            self.routes.append((model, provider))
-
     def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
         p = self.payload(rec, f)
         m = item_message(p) if p is not None else None
@@ -441,9 +432,9 @@ class _Fields(RecordSource):
         return p
 
 
-@dataclass(slots=True)
-class _Entry:
-    """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own."""
+class _Entry(msgspec.Struct, gc=False):
+    """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own (a
+    Struct: built in C, one per response item)."""
 
     seq: int | None
     key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
@@ -544,99 +535,108 @@ class _Builder:
         """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
         a response item of a kind `item_message` maps as a message (a message of a known role,
         reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
-        header. False: the line takes the general path (`add`), parsed whole."""
+        header. False: the line takes the general path (`add`), parsed whole. (Everything inline:
+        this runs once per line.)"""
         p = h.payload
-        t = h.type
         src = self.fields
         if p is None or src is None or p.replacement_history:
             return False
-        seq = len(self.records)
-        if t == "response_item":
-            return self._head_item(h, p, src, seq, line, offset, len(raw))
+        t = h.type
+        records = self.records
+        seen = self.seen_ids
+        if t == "response_item":  # (what `response_item` makes of it, content read when asked for)
+            it = p.type
+            if it is _UNSET:
+                it = "message"
+            calls: tuple[str, ...] = ()
+            result = None
+            if it == "message":
+                role = p.role
+                mapped = _ROLES.get(role) if role is not None else None
+                if mapped is None:
+                    return False
+                source_role: str = role  # type: ignore[assignment]
+                stop = "stop" if mapped == "assistant" else None
+                c = p.content  # (`_key` of a message whose parts are strings or nulls)
+                key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
+            else:
+                shape = _ITEM_SHAPES.get(it)
+                if shape is None:
+                    return False  # an opaque or unknown item, another agent's message: the general path
+                mapped, stop = shape
+                source_role = it
+                key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+                if stop is not None:  # a call
+                    cid = p.call_id
+                    if cid:
+                        calls = (cid,)
+                    key = (it, cid)
+                elif mapped == "tool":  # its output
+                    result = p.call_id
+                    key = (it, result)
+            rid = pid = p.id  # (`rid`, inline)
+            if not rid or rid in seen:
+                rid = f"L{line}"
+            seen.add(rid)
+            seq = len(records)
+            if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
+                records.append(
+                    record_from_fields(
+                        Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta",
+                        "response_item:ghost_snapshot",
+                    )
+                )  # fmt: skip
+                return True
+            meta = h.metadata
+            records.append(
+                record_from_fields(
+                    Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
+                    src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
+                    meta is not None and meta.compaction_output is True,
+                )
+            )  # fmt: skip
+            if mapped == "assistant":
+                route = (self.model, self.provider)  # (a new route where the model or provider changes)
+                routes = src.routes
+                if not routes or routes[-1] != route:
+                    src.route_seqs.append(seq)
+                    routes.append(route)
+                self.usage_for = seq
+            entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+            self.history.append(entry)
+            if pid is not None:
+                self.written.setdefault(pid, entry)
+            return True
         if t not in META_TYPES or t == "session_meta":
             return False  # the header, a checkpoint, another agent's message, an unknown type
-        rid = p.id  # (`rid`, inline: one call less per line)
-        seen = self.seen_ids
+        rid = p.id  # (`rid`, inline)
         if not rid or rid in seen:
             rid = f"L{line}"
         seen.add(rid)
         if t == "event_msg":
             sub = p.type if type(p.type) is str else None
-            if sub == "thread_rolled_back":
-                n = p.num_turns
-                if n is not None and n > 0:
-                    self.roll_back(n)
-            elif sub == "token_count":
+            if sub == "token_count":
                 info = p.info
                 if info is not None:
-                    self._give_usage(_head_usage(info.last_token_usage))
+                    if self.usage_for is not None:  # (else a repeated report: nothing to give)
+                        self._give_usage(_head_usage(info.last_token_usage))
                     w = info.model_context_window
                     if w is not None and w > 0:
                         self.settings.window = w
-            typ = _type_name(_EVENT_TYPES, "event_msg", sub)
+            elif sub == "thread_rolled_back":
+                n = p.num_turns
+                if n is not None and n > 0:
+                    self.roll_back(n)
+            typ = _EVENT_TYPES.get(sub) or _type_name(_EVENT_TYPES, "event_msg", sub)
         else:
             if t == "turn_context" and p.model is not None:
                 self.model = p.model
-            elif t == "token_usage_record":
+            elif t == "token_usage_record" and self.usage_for is not None:
                 self._give_usage(_head_usage(p.usage))
             typ = t
-        self.records.append(
-            record_from_fields(Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
+        records.append(
+            record_from_fields(Record, len(records), line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
         )
-        return True
-
-    def _head_item(self, h: LineHead, p: PayloadHead, src: _Fields, seq: int, line: int, offset: int, length: int) -> bool:
-        """A response item's record from its head: what `response_item` makes of it, with the
-        message's content and the item's unknown fields read when asked for."""
-        it = p.type
-        if it is _UNSET:
-            it = "message"
-        if it == "message":
-            role = p.role
-            mapped = _ROLES.get(role) if role is not None else None
-            if mapped is None:
-                return False
-            source_role: str = role  # type: ignore[assignment]
-            stop = "stop" if mapped == "assistant" else None
-            calls: tuple[str, ...] = ()
-            result = None
-        elif it == "reasoning":
-            mapped, source_role, stop, calls, result = "assistant", "reasoning", None, (), None
-        elif it in CALL_TYPES:
-            mapped, source_role, stop, result = "assistant", it, "tool_use", None  # type: ignore[assignment]
-            calls = (p.call_id,) if p.call_id else ()
-        elif it in OUTPUT_TYPES:
-            mapped, source_role, stop, calls, result = "tool", it, None, (), p.call_id  # type: ignore[assignment]
-        elif it == "ghost_snapshot":
-            mapped = None  # type: ignore[assignment]
-        else:
-            return False  # an opaque or unknown item, another agent's message: the general path
-        rid = pid = p.id  # (`rid`, inline: one call less per line)
-        seen = self.seen_ids
-        if not rid or rid in seen:
-            rid = f"L{line}"
-        seen.add(rid)
-        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
-            self.records.append(
-                record_from_fields(
-                    Record, seq, line, rid, None, h.timestamp, offset, length, None, None, None, (), None, src, "meta", "response_item:ghost_snapshot"
-                )
-            )
-            return True
-        meta = h.metadata
-        never_sent = meta is not None and meta.compaction_output is True
-        rec = record_from_fields(
-            Record, seq, line, rid, None, h.timestamp, offset, length, mapped, stop, source_role, calls, result, src, "message",
-            _type_name(_ITEM_TYPES, "response_item", it), True, never_sent,
-        )  # fmt: skip
-        self.records.append(rec)
-        if mapped == "assistant":
-            src.note_route(seq, self.model, self.provider)
-            self.usage_for = seq
-        entry = _Entry(seq, _head_key(it, p), pid, HistoryItem(mapped, "", seq))
-        self.history.append(entry)
-        if pid is not None:
-            self.written.setdefault(pid, entry)
         return True
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:

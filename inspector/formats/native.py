@@ -610,9 +610,15 @@ def stream(
     thread meanwhile (`after_fork` starts it)."""
     if after_fork is not None:
         after_fork()  # (no helper process here)
-    reading = _Reading(path, _Source(path))
     with collector_paused():
-        consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
+        reading = _Reading(path, _Source(path))
+        decode = native_heads.UNCHECKED_TIME_DECODER.decode
+        consumed = read_heads_upto(f, limit, upto_line, decode, reading.add_head, reading.add_line)
+        if not native_heads.all_times_valid(reading.head_times):
+            # A head's time is not one: read the file again, each head's time checked as it is decoded.
+            f.seek(0)
+            reading = _Reading(path, _Source(path))
+            consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
         return reading.finish(), consumed
 
 
@@ -658,22 +664,14 @@ class _Source(RecordSource):
         return None  # a line read from its head has no field the format does not know
 
 
-def _head_record(h: native_heads.MessageHead, line: int, offset: int, length: int, seq: int, source: _Source) -> Record:
-    """A clean message line's record, its content left in the file (`_Source`): the fields in
-    `Record`'s declaration order (`record_from_fields`, the loaders' hot path)."""
-    calls, result = native_heads.pairing(h)
-    role = h.role
-    return record_from_fields(
-        Record, seq, line, h.id, None, h.ts, offset, length, role, h.stop_reason, role, calls, result, source,
-        "message", "message", True, h.meta is True, None, None, h.run, None,
-    )
-
-
 def _build(lines: Iterable[RawLine], path: str | None) -> Ledger:
     r = _Reading(path, None)
     for rl in lines:
         r.add_line(rl)
     return r.finish()
+
+
+_TOOL_CALL, _TOOL_RESULT = native_heads.ToolCall, native_heads.ToolResult
 
 
 class _Reading:
@@ -690,12 +688,37 @@ class _Reading:
         self.settings = SessionSettings()
         self.runs: dict[str, RunHeader] = {}
         self.first_is_header: bool | None = None
+        self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
 
     def add_head(self, h: native_heads.MessageHead, raw: bytes, line: int, offset: int) -> bool:
-        assert self.source is not None
-        self.records.append(_head_record(h, line, offset, len(raw), len(self.records), self.source))
+        """A clean message line's record, its content left in the file (`_Source`): the fields in
+        `Record`'s declaration order (`record_from_fields`, inline: the loaders' hot path)."""
+        src = self.source
+        assert src is not None
         if self.first_is_header is None:
             self.first_is_header = False
+        c = h.content
+        calls: tuple[str, ...] = ()
+        result = None
+        if type(c) is not str:  # the calls it makes, the call its first result answers
+            ids = [b.id for b in c if type(b) is _TOOL_CALL]
+            if ids:
+                calls = tuple(ids)
+            for b in c:
+                if type(b) is _TOOL_RESULT:
+                    result = b.call_id
+                    break
+        records = self.records
+        role = h.role
+        ts = h.ts
+        if type(ts) is str:
+            self.head_times.append(ts)
+        records.append(
+            record_from_fields(
+                Record, len(records), line, h.id, None, ts, offset, len(raw), role, h.stop_reason, role, calls, result, src,
+                "message", "message", True, h.meta is True, None, None, h.run, None,
+            )
+        )  # fmt: skip
         return True
 
     def add_line(self, rl: RawLine) -> None:

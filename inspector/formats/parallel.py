@@ -51,8 +51,12 @@ def read_range(fd: int, start: int, end: int) -> bytes:
 # Files at least this big are read by two processes, a chunk of about CHUNK_BYTES at a time: this
 # one appends every chunk's records in file order, and a forked helper decodes chunks ahead of it.
 # Whoever is free takes the next free chunk, so a core that is slower or busier simply does less
-# (see `Helper`).
-PARALLEL_MIN_BYTES = 16 << 20
+# (see `Helper`). The helper buys wall time with CPU: its chunks are decoded once there, sent as
+# msgpack and decoded again here, so a load with it costs more CPU than one without (a 20 MB pi
+# session 87-92 ms against 74-78, 100 MB 420 against 378; issue 15 measures CPU), and on a busy
+# machine it buys no wall time either. Only a session this big, whose wait the user would feel,
+# is worth it.
+PARALLEL_MIN_BYTES = 256 << 20
 CHUNK_BYTES = 1 << 20
 # Where the helper starts, as a share of the chunks: the loader reads the ones before itself
 # meanwhile, then appends the helper's (far cheaper than decoding them).
