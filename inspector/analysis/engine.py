@@ -8,6 +8,7 @@ send-time rules; token counts; findings (in `findings.py`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +161,35 @@ class CheckpointView:
 
     def is_represented(self, i: int) -> bool:
         return contains(self.rep, i)
+
+    def split_unrepresented(self, positions: list[int]) -> tuple[list[int], list[int]]:
+        """Of these sorted path positions, (those it removes and does not represent, the others),
+        both sorted: `is_removed and not is_represented` for each, a slice of them at a time."""
+        if type(self).is_removed is not CheckpointView.is_removed:  # its own removal rule (ADK)
+            gone: list[int] = []
+            rest: list[int] = []
+            for i in positions:
+                (gone if self.is_removed(i) and not self.is_represented(i) else rest).append(i)
+            return gone, rest
+        below = bisect_left(positions, self.cut)
+        gone, rest = [], []
+        j = 0
+        for lo, hi in self.rep:  # merged and sorted: the represented runs below the cut
+            if j >= below:
+                break
+            a = bisect_left(positions, lo, j, below)
+            b = bisect_left(positions, hi, a, below)
+            gone += positions[j:a]
+            rest += positions[a:b]
+            j = b
+        gone += positions[j:below]
+        if self.keep:
+            path, keep = self._path, self.keep
+            kept = [i for i in gone if path[i] in keep]
+            if kept:
+                gone = [i for i in gone if path[i] not in keep]
+                rest = sorted(rest + kept)
+        return gone, rest + positions[below:]
 
 
 @dataclass(slots=True)

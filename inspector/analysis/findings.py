@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
@@ -58,13 +60,13 @@ RUNTIME_REPORTS = frozenset({"compaction_report"})
 
 
 def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
-    c: Counter[str] = Counter()
-    for s in seqs:
-        r = report.ledger.records[s].role
-        if r is not None:
-            c[r] += 1
+    c: Counter[str | None] = Counter(map(_ROLE, map(report.ledger.records.__getitem__, seqs)))
     order = ("system", "user", "assistant", "tool")
     return {k: c[k] for k in order if c[k]}
+
+
+_ROLE = operator.attrgetter("role")
+_LINE = operator.attrgetter("line")
 
 
 def plural(n: int, word: str) -> str:
@@ -83,8 +85,9 @@ def _at(report: Report, line: int) -> str:
 def _lines(report: Report, seqs: list[int]) -> str:
     if not seqs:
         return ""
-    ls = sorted(report.ledger.records[s].line for s in seqs)
-    return _at(report, ls[0]) if ls[0] == ls[-1] else f"{report.runtime.record_place}s {ls[0]}–{ls[-1]}"
+    ls = list(map(_LINE, map(report.ledger.records.__getitem__, seqs)))
+    first, last = min(ls), max(ls)
+    return _at(report, first) if first == last else f"{report.runtime.record_place}s {first}–{last}"
 
 
 def _cp_name(report: Report, v: CheckpointView) -> str:
@@ -107,10 +110,11 @@ def find_history(report: Report) -> list[Finding]:
     checkpoint: an append that adds neither a checkpoint nor a diagnostic, and only extends the
     path past its end with live messages, leaves what they find unchanged."""
     out: list[Finding] = []
+    causes = functools.cache(functools.partial(hole_causes, report))  # for both rules, once
     out += _malformed(report)
     out += _broken_tree(report)
-    out += _holes(report)
-    out += _fallbacks(report)
+    out += _holes(report, causes)
+    out += _fallbacks(report, causes)
     out += _dangling(report)
     out += _truncated(report)
     out += _usage_missing(report)
@@ -197,39 +201,43 @@ def _broken_tree(report: Report) -> list[Finding]:
 def hole_causes(report: Report) -> dict[int, CheckpointView]:
     """For each hole on the path, the first checkpoint that removed it without representing it."""
     path = report.path
-    holes = sorted(i for i, s in enumerate(path) if report.states[s] == HOLE)
+    states = report.states
+    holes = [i for i, s in enumerate(path) if states[s] == HOLE]  # in path order: sorted
     cause: dict[int, CheckpointView] = {}
     for v in report.checkpoints:
         if not holes:
             break
-        left: list[int] = []
-        for i in holes:
-            # Removed (ADK: by a timestamp range, not a prefix) and not represented.
-            if v.is_removed(i) and not v.is_represented(i):
-                cause[path[i]] = v
-            else:
-                left.append(i)
-        holes = left
+        # Removed (ADK: by a timestamp range, not a prefix) and not represented.
+        gone, holes = v.split_unrepresented(holes)
+        for i in gone:
+            cause[path[i]] = v
     return cause
 
 
-def _holes(report: Report) -> list[Finding]:
-    holes = [s for s in report.path if report.states[s] == HOLE]
+def _holes(report: Report, causes: Callable[[], dict[int, CheckpointView]]) -> list[Finding]:
+    states = report.states
+    holes = [s for s in report.path if states[s] == HOLE]
     lost = set(report.lost_to_runtime)
-    on_path = set(holes)
-    holes += [s for s in lost if s not in on_path]
+    if lost:
+        on_path = set(holes)
+        holes += [s for s in lost if s not in on_path]
     if not holes:
         return []
-    cause = hole_causes(report)
+    cause = causes().get
+    key_of = {v.index: f"cp{v.index}" for v in report.checkpoints}
+    default = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
     groups: dict[str, list[int]] = {}
     for s in sorted(holes):
         if s in lost:
             key = "lost"
-        elif s in cause:
-            key = f"cp{cause[s].index}"
         else:
-            key = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
-        groups.setdefault(key, []).append(s)
+            v = cause(s)
+            key = default if v is None else key_of[v.index]
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [s]
+        else:
+            group.append(s)
     out: list[Finding] = []
     by_index = {f"cp{v.index}": v for v in report.checkpoints}
     for key, seqs in groups.items():
@@ -269,10 +277,10 @@ def _holes(report: Report) -> list[Finding]:
     return out
 
 
-def _fallbacks(report: Report) -> list[Finding]:
+def _fallbacks(report: Report, hole_causes: Callable[[], dict[int, CheckpointView]]) -> list[Finding]:
     out: list[Finding] = []
     records = report.ledger.records
-    causes = hole_causes(report) if any(v.fallback for v in report.checkpoints) else {}
+    causes = hole_causes() if any(v.fallback for v in report.checkpoints) else {}
     for v in report.checkpoints:
         if not v.fallback:
             continue

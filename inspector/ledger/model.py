@@ -483,11 +483,7 @@ class Ledger:
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""
         if self._by_id is None:
-            m: dict[str, int] = {}
-            for r in self.records:
-                if r.id is not None and r.runtime_visible:
-                    m[r.id] = r.seq
-            self._by_id = m
+            self._by_id = {r.id: r.seq for r in self.records if r.id is not None and r.runtime_visible}
         return self._by_id
 
     def load_messages(self, seqs: list[int]) -> None:
