@@ -110,7 +110,7 @@ def find_history(report: Report) -> list[Finding]:
     checkpoint: an append that adds neither a checkpoint nor a diagnostic, and only extends the
     path past its end with live messages, leaves what they find unchanged."""
     out: list[Finding] = []
-    causes = functools.cache(functools.partial(hole_causes, report))  # for both rules, once
+    causes = functools.cache(functools.partial(holes_by_cause, report))  # for both rules, once
     out += _malformed(report)
     out += _broken_tree(report)
     out += _holes(report, causes)
@@ -198,46 +198,52 @@ def _broken_tree(report: Report) -> list[Finding]:
 # ---------------------------------------------------------------------------------------- coverage
 
 
-def hole_causes(report: Report) -> dict[int, CheckpointView]:
-    """For each hole on the path, the first checkpoint that removed it without representing it."""
+def holes_by_cause(report: Report) -> list[tuple[CheckpointView, list[int]]]:
+    """The holes on the path (seqs, in path order) by the first checkpoint that removed them
+    without representing them, in checkpoint order; holes no checkpoint caused are left out."""
     path = report.path
     states = report.states
     holes = [i for i, s in enumerate(path) if states[s] == HOLE]  # in path order: sorted
-    cause: dict[int, CheckpointView] = {}
+    out: list[tuple[CheckpointView, list[int]]] = []
     for v in report.checkpoints:
         if not holes:
             break
         # Removed (ADK: by a timestamp range, not a prefix) and not represented.
         gone, holes = v.split_unrepresented(holes)
-        for i in gone:
-            cause[path[i]] = v
+        if gone:
+            out.append((v, list(map(path.__getitem__, gone))))
+    return out
+
+
+def hole_causes(report: Report) -> dict[int, CheckpointView]:
+    """For each hole on the path, the first checkpoint that removed it without representing it."""
+    cause: dict[int, CheckpointView] = {}
+    for v, seqs in holes_by_cause(report):
+        cause.update(dict.fromkeys(seqs, v))
     return cause
 
 
-def _holes(report: Report, causes: Callable[[], dict[int, CheckpointView]]) -> list[Finding]:
+def _holes(report: Report, causes: Callable[[], list[tuple[CheckpointView, list[int]]]]) -> list[Finding]:
     states = report.states
     holes = [s for s in report.path if states[s] == HOLE]
-    lost = set(report.lost_to_runtime)
+    lost = set(report.lost_to_runtime)  # off the path: holes the runtime cannot reach
     if lost:
         on_path = set(holes)
         holes += [s for s in lost if s not in on_path]
     if not holes:
         return []
-    cause = causes().get
-    key_of = {v.index: f"cp{v.index}" for v in report.checkpoints}
-    default = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
-    groups: dict[str, list[int]] = {}
-    for s in sorted(holes):
-        if s in lost:
-            key = "lost"
-        else:
-            v = cause(s)
-            key = default if v is None else key_of[v.index]
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [s]
-        else:
-            group.append(s)
+    # Each group's seqs in order, the groups in the order of their first seq.
+    by_key: dict[str, list[int]] = {"lost": sorted(lost)} if lost else {}
+    placed: set[int] = set(lost)
+    for v, seqs in causes():
+        by_key[f"cp{v.index}"] = seqs
+        placed.update(seqs)
+    rest = set(holes) - placed
+    if rest:  # the latest checkpoint removed them (or nothing did: the runtime cannot reach them)
+        key = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
+        by_key[key] = [*by_key.get(key, []), *rest]
+    ordered_groups = sorted((sorted(seqs), key) for key, seqs in by_key.items() if seqs)
+    groups = {key: seqs for seqs, key in ordered_groups}
     out: list[Finding] = []
     by_index = {f"cp{v.index}": v for v in report.checkpoints}
     for key, seqs in groups.items():
@@ -277,16 +283,16 @@ def _holes(report: Report, causes: Callable[[], dict[int, CheckpointView]]) -> l
     return out
 
 
-def _fallbacks(report: Report, hole_causes: Callable[[], dict[int, CheckpointView]]) -> list[Finding]:
+def _fallbacks(report: Report, hole_causes: Callable[[], list[tuple[CheckpointView, list[int]]]]) -> list[Finding]:
     out: list[Finding] = []
     records = report.ledger.records
-    causes = hole_causes() if any(v.fallback for v in report.checkpoints) else {}
+    causes = dict((id(v), seqs) for v, seqs in hole_causes()) if any(v.fallback for v in report.checkpoints) else {}
     for v in report.checkpoints:
         if not v.fallback:
             continue
         kept = v.retains
         users = [s for s in kept if records[s].role == "user"]
-        holes_here = [s for s, c in causes.items() if c is v]
+        holes_here = causes.get(id(v), [])
         tokens_kept = None
         budget = v.checkpoint.budget_tokens
         too_small = False
