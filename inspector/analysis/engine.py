@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import lt
 from typing import Any
 
 import orjson
@@ -441,8 +443,37 @@ def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
 # ---------------------------------------------------------------------------------------- checkpoints
 
 
+class PathPositions:
+    """Where each seq on the path is: `seq in pos`, `pos[seq]`. A path in file order (every
+    runtime that is not a tree, and most trees) is searched by bisection: no 100k-entry dict for
+    the few boundaries and ranges the checkpoints name."""
+
+    __slots__ = ("_at", "_path")
+
+    def __init__(self, path: list[int]) -> None:
+        self._path = path
+        in_order = all(map(lt, path, islice(path, 1, None)))
+        self._at: dict[int, int] | None = None if in_order else {s: i for i, s in enumerate(path)}
+
+    def __contains__(self, seq: object) -> bool:
+        if self._at is not None:
+            return seq in self._at
+        if not isinstance(seq, int):
+            return False
+        i = bisect_left(self._path, seq)
+        return i < len(self._path) and self._path[i] == seq
+
+    def __getitem__(self, seq: int) -> int:
+        if self._at is not None:
+            return self._at[seq]
+        i = bisect_left(self._path, seq)
+        if i < len(self._path) and self._path[i] == seq:
+            return i
+        raise KeyError(seq)
+
+
 def _explicit_sets(
-    cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int
+    cp: Checkpoint, by_id: dict[str, int], pos_of: PathPositions, ci: int
 ) -> tuple[int, bool | None, frozenset[int], list[Interval]]:
     """A checkpoint that states its sets (native, Codex, maka): where its boundary cuts the path,
     whether the boundary was found on it, the records it retains ahead of the cut, and the path
@@ -469,7 +500,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
     cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     if not cps:
         return []
-    pos_of = {s: i for i, s in enumerate(path)}
+    pos_of = PathPositions(path)
     by_id = led.by_id()
     views: list[CheckpointView] = []
     prev: CheckpointView | None = None
@@ -538,7 +569,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
     return views
 
 
-def _represented_only(v: CheckpointView | None, pos_of: dict[int, int]) -> list[Interval]:
+def _represented_only(v: CheckpointView | None, pos_of: PathPositions) -> list[Interval]:
     """Path intervals V's summary stands for that it took out of the request (not kept raw)."""
     if v is None:
         return []
@@ -546,7 +577,7 @@ def _represented_only(v: CheckpointView | None, pos_of: dict[int, int]) -> list[
     return merge([part for iv in v.rep for part in subtract(iv, kept)])
 
 
-def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int) -> list[Interval] | None:
+def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: PathPositions, ci: int) -> list[Interval] | None:
     """A pi compaction's own statement of what its summary stands for (`details.represents`, a
     list of [first id, last id] ranges), as path intervals before it; None when it states none.
     pi itself ignores the field; ranges whose ends are not on the path before it are dropped."""
