@@ -495,13 +495,32 @@ def _explicit_sets(
     return cut, found, keep, merge(ivs)
 
 
+def named_ids(cps: list[Checkpoint | None]) -> set[str]:
+    """Every record id these checkpoints name (boundaries, what they keep and represent): all
+    `checkpoint_views` looks up."""
+    out: set[str] = set()
+    for cp in cps:
+        if cp is None:
+            continue
+        out.update((cp.explicit_boundary, cp.first_kept_id, cp.summarized_through_id))
+        out.update(cp.explicit_retains or ())
+        for pair in cp.explicit_represents or ():
+            out.update(pair)
+        d = cp.details
+        if isinstance(d, dict) and isinstance(d.get("represents"), list):
+            for pair in d["represents"]:
+                if isinstance(pair, list):
+                    out.update(x for x in pair if isinstance(x, str))
+    return {i for i in out if isinstance(i, str)}
+
+
 def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
     records = led.records
     cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     if not cps:
         return []
     pos_of = PathPositions(path)
-    by_id = led.by_id()
+    by_id = led.ids_to_seqs(named_ids([records[path[ci]].checkpoint for ci in cps]))
     views: list[CheckpointView] = []
     prev: CheckpointView | None = None
     prev_start = 0  # path position where the next summarizer range starts

@@ -486,6 +486,20 @@ class Ledger:
             self._by_id = {r.id: r.seq for r in self.records if r.id is not None and r.runtime_visible}
         return self._by_id
 
+    def ids_to_seqs(self, ids: set[str]) -> dict[str, int]:
+        """`by_id` for these ids only (an id no record has is left out): the index when it is
+        built, else one pass that builds no entry for the other records' ids."""
+        if self._by_id is not None:
+            by_id = self._by_id
+            return {i: by_id[i] for i in ids if i in by_id}
+        if not ids:
+            return {}
+        m: dict[str, int] = {}
+        for r in self.records:
+            if r.id in ids and r.runtime_visible:
+                m[r.id] = r.seq
+        return m
+
     def load_messages(self, seqs: list[int]) -> None:
         """Read the content of many lazily-read records in one pass (fewer opens and seeks)."""
         todo = [self.records[s] for s in seqs]
