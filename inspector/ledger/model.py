@@ -483,12 +483,22 @@ class Ledger:
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""
         if self._by_id is None:
-            m: dict[str, int] = {}
-            for r in self.records:
-                if r.id is not None and r.runtime_visible:
-                    m[r.id] = r.seq
-            self._by_id = m
+            self._by_id = {r.id: r.seq for r in self.records if r.id is not None and r.runtime_visible}
         return self._by_id
+
+    def ids_to_seqs(self, ids: set[str]) -> dict[str, int]:
+        """`by_id` for these ids only (an id no record has is left out): the index when it is
+        built, else one pass that builds no entry for the other records' ids."""
+        if self._by_id is not None:
+            by_id = self._by_id
+            return {i: by_id[i] for i in ids if i in by_id}
+        if not ids:
+            return {}
+        m: dict[str, int] = {}
+        for r in self.records:
+            if r.id in ids and r.runtime_visible:
+                m[r.id] = r.seq
+        return m
 
     def load_messages(self, seqs: list[int]) -> None:
         """Read the content of many lazily-read records in one pass (fewer opens and seeks)."""
