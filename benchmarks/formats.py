@@ -134,7 +134,7 @@ def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
     if kind == "floor":
         out["records"] = floor(fmt, path)
     else:
-        led = load(path)
+        led = load(path, fingerprint=False)  # as `inspector analyze` reads it: a read-only command hashes nothing
         gc.freeze()  # as cli.main does once a one-shot command has loaded its session
         out["records"] = len(led.records)
         if kind == "pipeline":

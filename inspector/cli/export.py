@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.cli.main import version_line
 
     try:
-        led = load(args.session, fmt=args.format)
+        led = load(args.session, fmt=args.format, fingerprint=False)  # read only: no write-back hash
     except LoadError as e:
         print(f"inspector: {e}", file=sys.stderr)
         return 2

@@ -306,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(importlib.import_module(f"inspector.cli.{args.command}").run(args))
     try:
-        ledger = load(args.session, fmt=args.format, upto_line=args.at)
+        # Only `repair` writes: the other commands need no hash of the file's bytes.
+        ledger = load(args.session, fmt=args.format, upto_line=args.at, fingerprint=args.command == "repair")
         if _ONE_SHOT:
             # One command, one session, then the process exits: what was loaded lives to the end,
             # so the cyclic collector need not walk it again (the app and `watch` never do this,

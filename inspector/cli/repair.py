@@ -117,7 +117,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
         except OSError as e:
             return _err(f"--out {args.out}: {os_cause(e)}")
         try:
-            written = Outlook.of(analyze(load(args.out), window=p.budgets.window, reserve=p.budgets.reserve))
+            written = Outlook.of(analyze(load(args.out, fingerprint=False), window=p.budgets.window, reserve=p.budgets.reserve))
         except LoadError as e:  # pragma: no cover - we just wrote it
             return _err(f"{args.out}: the copy does not read back: {e}")
     elif args.write and res.entry is not None:

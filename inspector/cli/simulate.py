@@ -227,7 +227,7 @@ def render(s: sim.Simulation) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        led = load(args.session, fmt=args.format)
+        led = load(args.session, fmt=args.format, fingerprint=False)  # read only: no write-back hash
     except LoadError as e:
         print(f"inspector: {e}", file=sys.stderr)
         return 2

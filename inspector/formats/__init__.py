@@ -118,13 +118,16 @@ def store_sessions(path: str) -> list[str]:
     return store.session_ids(path)
 
 
-def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Ledger:
+def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fingerprint: bool = True) -> Ledger:
     """Read a session file. `upto_line`: the file as it stood when that line was the last written.
     `FILE#SESSION` picks one session of a multi-session store.
 
     A store (SQLite, a JSON dump) is recognised by its head; a line format with a streaming loader
     (pi) reads the file index first, content on demand (a big file's chunks decoded by a forked
     helper too), and is hashed on another thread meanwhile; other line formats are parsed whole.
+
+    `fingerprint=False`: the file's bytes are not hashed (`Ledger.sha256` stays None), for a
+    command that only reads: the hash is what a write-back compares before it touches the file.
     """
     forced = _named(fmt, path) if fmt is not None else None
     path, selector = split_selector(path)
@@ -146,7 +149,8 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
             # A database's state is its rows' digest (`store_state`, which its write-back checks);
             # its file's bytes change with every checkpoint of its -wal, and nothing reads a hash
             # of them. A JSON dump is its bytes: `repair --out` copies them only if unchanged.
-            led.sha256 = None if head.startswith(sqlite_files.SQLITE_MAGIC) else hash_prefix(path, size)
+            if fingerprint and led.sha256 is None and not head.startswith(sqlite_files.SQLITE_MAGIC):
+                led.sha256 = hash_prefix(path, size)
             led.upto_line = upto_line
             return led
         if b"\x00" in head[:8192]:
@@ -157,14 +161,17 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None) -> Led
             raise LoadError(f"{path}: a {chosen.name} file holds one session: #{selector} selects nothing")
         if chosen is not None and chosen.stream is not None:
             f.seek(0)
-            hasher = PrefixHasher(path, size) if upto_line is None else None
+            hasher = PrefixHasher(path, size) if upto_line is None and fingerprint else None
             # The hashing thread starts only once any helper process is forked (a fork copies
             # just the calling thread).
             led, consumed = chosen.stream(f, path, size, upto_line, hasher.start if hasher is not None else None)
             if not led.records and not led.diagnostics:
                 raise LoadError(f"{path}: line 1: the file is empty (no records)")
             led.size = consumed
-            led.sha256 = hasher.result() if hasher is not None else hash_prefix(path, consumed)
+            if hasher is not None:
+                led.sha256 = hasher.result()
+            elif fingerprint:
+                led.sha256 = hash_prefix(path, consumed)
             led.upto_line = upto_line
             return led
     with collector_paused():  # (see whole_lines: parsing and mapping make no cycles)
