@@ -24,3 +24,19 @@ async def test_the_next_request_table_is_filled_when_its_tab_is_opened() -> None
         await pilot.press("3")
         await until(pilot, lambda: view.report is screen.report, "the table filled")
         assert len(view.items) == len(screen.report.context) > 0
+
+
+async def test_no_worker_reprs_the_session_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker given the ledger (the analysis) is described by its name: Textual's default
+    description is the repr of every argument, and a ledger's repr is every record's (on a 500 MB
+    rollout 1.3 s of the main thread and a 100 MB string before the analysis starts)."""
+    from inspector.ledger.model import Ledger
+
+    reprs: list[int] = []
+    monkeypatch.setattr(Ledger, "__repr__", lambda self: reprs.append(len(self.records)) or "Ledger(...)")
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        await pilot.press("ctrl+r")  # a reload analyses again
+        await until(pilot, lambda: analysed(app), "the second analysis")
+    assert reprs == []
