@@ -40,3 +40,78 @@ async def test_no_worker_reprs_the_session_it_is_given(monkeypatch: pytest.Monke
         await pilot.press("ctrl+r")  # a reload analyses again
         await until(pilot, lambda: analysed(app), "the second analysis")
     assert reprs == []
+
+
+async def test_the_analysis_lands_before_the_next_requests_tokens_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each item's tokens are counted after the landing (only the next-request table shows them,
+    and on a big rollout counting them is as long again as the analysis); opening that tab waits
+    for the count and shows them."""
+    import threading
+
+    from inspector.analysis.engine import Report
+
+    release = threading.Event()
+    count = Report.ensure_tokens
+
+    def slow_count(self: Report) -> Any:
+        release.wait(20)
+        return count(self)
+
+    monkeypatch.setattr(Report, "ensure_tokens", slow_count)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the analysis, its tokens still uncounted")
+        screen: Any = app.screen
+        assert not release.is_set()  # landed while the count waits
+        release.set()
+        await pilot.press("3")
+        view = screen.query_one(NextRequestView)
+        await until(pilot, lambda: view.report is screen.report, "the table filled")
+        assert all(it.tokens is not None for it in view.items)
+
+
+async def test_the_session_view_keeps_what_it_read_out_of_the_collectors_sight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis runs with the cyclic collector paused, and what the view read and analysed is
+    frozen (`gc.freeze`, as the one-shot CLI does after its load): on a 500 MB rollout a million
+    tracked objects each collection walked again. Closing the view unfreezes it all."""
+    import gc
+
+    from inspector.tui import session as session_mod
+
+    collecting: list[bool] = []
+    analyze = session_mod.analyze
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return analyze(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "analyze", watched)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        assert collecting == [False]
+        tracked = {id(o) for o in gc.get_objects()}
+        assert id(screen.report.states) not in tracked and id(screen.ledger.records) not in tracked
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0  # the app closed: its screen unmounted
+
+
+def test_the_cli_analyses_with_the_collector_paused_as_the_app_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from inspector.cli import main as cli_main
+
+    collecting: list[bool] = []
+    analyze = cli_main.analyze
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return analyze(*args, **kwargs)
+
+    monkeypatch.setattr(cli_main, "analyze", watched)
+    assert cli_main.main(["analyze", str(ADR), "--json"]) in (0, 1)
+    assert collecting == [False] and gc.isenabled()
+    assert capsys.readouterr().out.startswith("{")

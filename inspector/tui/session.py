@@ -11,6 +11,7 @@ session's folder, so a replace by rename or a deletion is seen too); a stat poll
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
 from inspector.analysis.sessions import spawning_session_id
 from inspector.formats import LoadError, load, split_selector
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
 from inspector.live.incremental import Follower
 from inspector.live.sessions import (
@@ -157,6 +159,22 @@ def disk_problem(path: str) -> tuple[str, str] | None:
     return None
 
 
+def tokens_counted(report: Report) -> bool:
+    """Every item of the next request has its tokens counted (`Report.ensure_tokens`)."""
+    return all(it.tokens is not None for it in report.context)
+
+
+def keep_out_of_collector() -> None:
+    """What a session view read or analysed lives as long as the view: moved out of the cyclic
+    collector's sight (`gc.freeze`), as the one-shot CLI does after its load (issue 15.3). A 500 MB
+    rollout's index and report are a million tracked objects, none in a cycle; each collection
+    walked them again (the analysis 7.7 s CPU, 3.5 s with the collector paused and the result
+    frozen), and a full pass after the landing stalled the main thread 0.8 s. Whatever else was
+    alive is frozen too: the view's unmount unfreezes all, so a cycle frozen meanwhile is collected
+    then, never lost."""
+    gc.freeze()
+
+
 REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
 
 
@@ -225,6 +243,13 @@ class SessionScreen(Screen[None]):
             self.seconds = seconds
             self.generation = generation
 
+    class Counted(Message):
+        """The worker counted the tokens of every item of the analysis's next request."""
+
+        def __init__(self, generation: int) -> None:
+            super().__init__()
+            self.generation = generation
+
     class Failed(Message):
         def __init__(self, error: str, stage: str = "load") -> None:
             super().__init__()
@@ -278,6 +303,7 @@ class SessionScreen(Screen[None]):
         # the time they waited, not only the analysis's share of it.
         self.started = started if started is not None else time.perf_counter()
         self.first_paint: float | None = None
+        self.ready_seconds: float | None = None  # from `started` until the analysis was on screen (the header's "ready in")
         self.index_seconds = 0.0
         self._finding_index = -1
         self._generation = 0
@@ -297,6 +323,7 @@ class SessionScreen(Screen[None]):
         self._watch_stop: threading.Event | None = None
         self._poll_timer: object | None = None
         self._next_request_behind = False  # the next-request view shows an older read than self.report
+        self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
 
     # -------------------------------------------------------------------------------- layout
@@ -403,8 +430,8 @@ class SessionScreen(Screen[None]):
         # The next request is one table row per item (thousands in a long session, more to build
         # than the whole analysis): filled only when it is on screen, else once its tab is opened,
         # so neither the first landing nor a follow read waits for rows nobody sees (issue 15.3).
-        if not self._side_shows("next"):
-            self._next_request_behind = True
+        if not self._side_shows("next") or not tokens_counted(report):
+            self._next_request_behind = True  # (filled when its tab opens, or its tokens are counted)
         else:
             self._show_next_request(report)
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
@@ -414,8 +441,8 @@ class SessionScreen(Screen[None]):
         led = report.ledger
         n = sum(1 for r in led.records if r.kind == "message")
         took = ""
+        waited = self.ready_seconds = time.perf_counter() - self.started
         if self.app_timings:
-            waited = time.perf_counter() - self.started
             took = f" · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)"
         self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
         self.refresh_bindings()
@@ -438,6 +465,7 @@ class SessionScreen(Screen[None]):
                 preview = load(self.path, upto_line=PREVIEW_LINES)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
             ledger = load(self.path, upto_line=self.at_line)
+            keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
             return
@@ -465,12 +493,28 @@ class SessionScreen(Screen[None]):
     def _analyze_now(self, ledger: Ledger, generation: int = 0) -> None:
         t0 = time.perf_counter()
         try:
-            report = analyze(ledger, window=self.window, reserve=self.reserve)
-            report.ensure_tokens()
+            with collector_paused():  # (see keep_out_of_collector)
+                report = analyze(ledger, window=self.window, reserve=self.reserve)
+            keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
         self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation))
+        # The tokens of each item of the next request: only its table shows them (the analysis
+        # counted what the total needs), and counting them is as long again as the analysis on a
+        # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
+        try:
+            self._count_tokens(report)
+            keep_out_of_collector()
+        except Exception as e:
+            self.post_message(self.Failed(f"counting the next request's tokens failed: {type(e).__name__}: {e}", stage="analysis"))
+            return
+        self.post_message(self.Counted(generation))
+
+    def _count_tokens(self, report: Report) -> None:
+        """Every item's tokens; a second caller waits for the first rather than counting again."""
+        with self._tokens_lock, collector_paused():
+            report.ensure_tokens()
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
@@ -486,6 +530,10 @@ class SessionScreen(Screen[None]):
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
             self._show_report(msg.report, msg.seconds)
+
+    def on_session_screen_counted(self, msg: Counted) -> None:
+        if msg.generation == self._generation:
+            self._next_request_catch_up()
 
     async def on_session_screen_failed(self, msg: Failed) -> None:
         if msg.stage == "load":
@@ -632,6 +680,7 @@ class SessionScreen(Screen[None]):
     def on_unmount(self) -> None:
         if self._watch_stop is not None:
             self._watch_stop.set()
+        gc.unfreeze()  # what the view kept out of the collector's sight is collectable again
 
     def _set_following(self, on: bool) -> None:
         self.following = on
@@ -745,6 +794,8 @@ class SessionScreen(Screen[None]):
 
     def _show_next_request(self, report: Report | None) -> None:
         self._next_request_behind = False
+        if report is not None:
+            self._count_tokens(report)  # (waits for the worker's count, if it is under way)
         self.query_one(NextRequestView).set_report(report)
 
     def _next_request_catch_up(self) -> None:
@@ -1133,6 +1184,7 @@ class SessionScreen(Screen[None]):
         if self.report is None:
             self.notify("The analysis is still running: nothing to copy yet.", timeout=3)
             return
+        self._count_tokens(self.report)
         text = orjson.dumps(context_json(self.report), option=orjson.OPT_INDENT_2).decode()
         self._copy(text, "the next request as JSON")
 
