@@ -324,6 +324,7 @@ class SessionScreen(Screen[None]):
         self._poll_timer: object | None = None
         self._next_request_behind = False  # the next-request view shows an older read than self.report
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
+        self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
 
     # -------------------------------------------------------------------------------- layout
@@ -389,9 +390,17 @@ class SessionScreen(Screen[None]):
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
             self.index_seconds = seconds
-            n = sum(1 for r in ledger.records if r.kind == "message")
+            n = self._messages_in(ledger)
             took = f" in {seconds:.2f} s" if self.app_timings else ""
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
+
+    def _messages_in(self, ledger: Ledger) -> int:
+        """How many message records the status line counts: once per ledger (the index, then the
+        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread)."""
+        known = self._message_count
+        if known is None or known[0] is not ledger or known[1] != len(ledger.records):
+            known = self._message_count = (ledger, len(ledger.records), sum(1 for r in ledger.records if r.kind == "message"))
+        return known[2]
 
     @property
     def app_timings(self) -> bool:
@@ -439,7 +448,7 @@ class SessionScreen(Screen[None]):
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
         self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
         led = report.ledger
-        n = sum(1 for r in led.records if r.kind == "message")
+        n = self._messages_in(led)
         took = ""
         waited = self.ready_seconds = time.perf_counter() - self.started
         if self.app_timings:
@@ -787,7 +796,7 @@ class SessionScreen(Screen[None]):
         self._announce(seen, report)
         n = len(ledger.records)
         what = f"reloaded in full: {whole}" if whole else f"+{plural(n - before, 'record')}"
-        m = sum(1 for r in ledger.records if r.kind == "message")
+        m = self._messages_in(ledger)
         self._status(f"{n:,} records, {m:,} messages · {what}")
         if whole == REPLACED:
             self.notify(f"{self.path}: {whole}: reloaded in full.", timeout=6)
@@ -1236,7 +1245,7 @@ class SessionScreen(Screen[None]):
         from inspector.tui.repair import write_verb
 
         led = report.ledger
-        n = sum(1 for r in led.records if r.kind == "message")
+        n = self._messages_in(led)
         self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} {write_verb(led)} "
                      f"(backup {backup})")
 
