@@ -115,3 +115,30 @@ def test_the_cli_analyses_with_the_collector_paused_as_the_app_does(
     assert cli_main.main(["analyze", str(ADR), "--json"]) in (0, 1)
     assert collecting == [False] and gc.isenabled()
     assert capsys.readouterr().out.startswith("{")
+
+
+async def test_the_header_counts_the_wait_until_the_analysis_is_painted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait the status line reports ends once the analysis is on screen: the paint after the
+    landing computes the minimap's colours (0.2 s of a 500 MB rollout), and that is waited for too."""
+    import time
+
+    from inspector.tui import minimap as minimap_mod
+
+    compute = minimap_mod.Minimap._compute
+
+    def slow_colours(self: Any, width: int) -> Any:
+        if self.report is not None:
+            time.sleep(0.4)
+        return compute(self, width)
+
+    monkeypatch.setattr(minimap_mod.Minimap, "_compute", slow_colours)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: "ready in" in str(screen.query_one("#status").render()), "the wait said")
+        status = str(screen.query_one("#status").render())
+        waited = float(status.split("ready in ")[1].split(" s")[0])
+        index = float(status.split("(index ")[1].split(" s")[0])
+        analysis = float(status.split("analysis ")[1].split(" s")[0])
+        assert waited >= index + analysis + 0.4 - 0.02
+        assert screen.ready_seconds is not None and abs(screen.ready_seconds - waited) < 0.01

@@ -449,17 +449,23 @@ class SessionScreen(Screen[None]):
         self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = self._messages_in(led)
-        took = ""
-        waited = self.ready_seconds = time.perf_counter() - self.started
-        if self.app_timings:
-            took = f" · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)"
-        self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
+        analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
+        self._status(analysed)
+        self.call_after_refresh(self._landed, analysed, seconds)
         self.refresh_bindings()
         self._refresh_detail()
         self._seen = self._findings_seen(report)
         repair = self._repair_above()
         if repair is not None and repair.report.ledger is not report.ledger:
             repair.session_read(report)
+
+    def _landed(self, analysed: str, seconds: float) -> None:
+        """The analysis is on screen (the paint after `_show_report`, the minimap's colours and the
+        rows' states drawn): the header says how long the user waited for it, from the launch (or
+        ctrl+r), unless the status line moved on meanwhile (a follow read says what it added)."""
+        waited = self.ready_seconds = time.perf_counter() - self.started
+        if self.app_timings and self._status_text == analysed:
+            self._status(f"{analysed} · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)")
 
     # -------------------------------------------------------------------------------- workers
 
