@@ -637,11 +637,11 @@ class SessionScreen(Screen[None]):
 
     def _repair_above(self) -> RepairScreen | None:
         """The repair screen opened from this view, if it is open."""
+        stack = self.app.screen_stack
+        if self not in stack or stack[-1] is self:
+            return None  # (nothing above: the repair screen's module need not be imported to say so)
         from inspector.tui.repair import RepairScreen
 
-        stack = self.app.screen_stack
-        if self not in stack:
-            return None
         above = stack[stack.index(self) + 1 :]
         return next((s for s in above if isinstance(s, RepairScreen) and s.report.ledger.path == self.path), None)
 
