@@ -56,7 +56,7 @@ from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
 from inspector.tui.help import key_label
-from inspector.tui.minimap import Minimap
+from inspector.tui.minimap import Cell, Minimap, coverage_cells
 from inspector.tui.model import (
     STATE_COLORS,
     finding_phrase,
@@ -237,11 +237,14 @@ class SessionScreen(Screen[None]):
             self.stamp = stamp  # the file as it was when the read began
 
     class Analyzed(Message):
-        def __init__(self, report: Report, seconds: float, generation: int = 0) -> None:
+        def __init__(
+            self, report: Report, seconds: float, generation: int = 0, cells: tuple[int, list[Cell]] | None = None
+        ) -> None:
             super().__init__()
             self.report = report
             self.seconds = seconds
             self.generation = generation
+            self.cells = cells  # the minimap's, at its width then (see minimap.coverage_cells)
 
     class Counted(Message):
         """The worker counted the tokens of every item of the analysis's next request."""
@@ -431,10 +434,10 @@ class SessionScreen(Screen[None]):
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float) -> None:
+    def _show_report(self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
-        self.query_one(Minimap).set_report(report)
+        self.query_one(Minimap).set_report(report, cells)
         self.query_one(FindingsList).set_report(report)
         # The next request is one table row per item (thousands in a long session, more to build
         # than the whole analysis): filled only when it is on screen, else once its tab is opened,
@@ -495,26 +498,31 @@ class SessionScreen(Screen[None]):
     def _analyze(self, ledger: Ledger) -> None:
         """Analyse in a worker thread; a newer request makes the answer of an older one stale."""
         self._generation += 1
-        self._analyze_in_thread(ledger, self._generation)
+        minimap = self.query(Minimap)
+        width = minimap.first().size.width if minimap else 0
+        self._analyze_in_thread(ledger, self._generation, width)
 
     # A worker's description is its name, never Textual's default (the repr of every argument): the
     # repr of a ledger is every record's, 1.3 s of the main thread and a 100 MB string on a 500 MB
     # rollout, before the analysis starts (issue 15.3). The same for every worker given a ledger,
     # a report or what holds one.
     @work(thread=True, exclusive=True, group="analyze", description="analyze")
-    def _analyze_in_thread(self, ledger: Ledger, generation: int) -> None:
-        self._analyze_now(ledger, generation)
+    def _analyze_in_thread(self, ledger: Ledger, generation: int, width: int) -> None:
+        self._analyze_now(ledger, generation, width)
 
-    def _analyze_now(self, ledger: Ledger, generation: int = 0) -> None:
+    def _analyze_now(self, ledger: Ledger, generation: int = 0, width: int = 0) -> None:
+        """The analysis, and the minimap's colours at `width` (its own pass over every record:
+        here, not in the main thread's paint after the landing)."""
         t0 = time.perf_counter()
         try:
             with collector_paused():  # (see keep_out_of_collector)
                 report = analyze(ledger, window=self.window, reserve=self.reserve)
+                cells = (width, coverage_cells(ledger, report, width)) if width > 0 else None
             keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
-        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation))
+        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells))
         # The tokens of each item of the next request: only its table shows them (the analysis
         # counted what the total needs), and counting them is as long again as the analysis on a
         # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
@@ -544,7 +552,7 @@ class SessionScreen(Screen[None]):
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
-            self._show_report(msg.report, msg.seconds)
+            self._show_report(msg.report, msg.seconds, msg.cells)
 
     def on_session_screen_counted(self, msg: Counted) -> None:
         if msg.generation == self._generation:
