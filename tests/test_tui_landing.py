@@ -119,19 +119,21 @@ def test_the_cli_analyses_with_the_collector_paused_as_the_app_does(
 
 async def test_the_header_counts_the_wait_until_the_analysis_is_painted(monkeypatch: pytest.MonkeyPatch) -> None:
     """The wait the status line reports ends once the analysis is on screen: the paint after the
-    landing computes the minimap's colours (0.2 s of a 500 MB rollout), and that is waited for too."""
+    landing draws the rows with their states (and the minimap's colours), and that is waited for too."""
     import time
 
-    from inspector.tui import minimap as minimap_mod
+    from inspector.tui.timeline import Timeline
 
-    compute = minimap_mod.Minimap._compute
+    render_row = Timeline._render_row
+    slowed: list[bool] = []
 
-    def slow_colours(self: Any, width: int) -> Any:
-        if self.report is not None:
+    def slow_first_row_with_states(self: Any, seq: int, width: int, selected: bool) -> Any:
+        if self.report is not None and not slowed:
+            slowed.append(True)
             time.sleep(0.4)
-        return compute(self, width)
+        return render_row(self, seq, width, selected)
 
-    monkeypatch.setattr(minimap_mod.Minimap, "_compute", slow_colours)
+    monkeypatch.setattr(Timeline, "_render_row", slow_first_row_with_states)
     app = create_app([str(ADR)])
     async with app.run_test(size=(140, 40)) as pilot:
         screen: Any = app.screen
@@ -140,7 +142,7 @@ async def test_the_header_counts_the_wait_until_the_analysis_is_painted(monkeypa
         waited = float(status.split("ready in ")[1].split(" s")[0])
         index = float(status.split("(index ")[1].split(" s")[0])
         analysis = float(status.split("analysis ")[1].split(" s")[0])
-        assert waited >= index + analysis + 0.4 - 0.02
+        assert slowed and waited >= index + analysis + 0.4 - 0.02
         assert screen.ready_seconds is not None and abs(screen.ready_seconds - waited) < 0.01
 
 
