@@ -24,3 +24,146 @@ async def test_the_next_request_table_is_filled_when_its_tab_is_opened() -> None
         await pilot.press("3")
         await until(pilot, lambda: view.report is screen.report, "the table filled")
         assert len(view.items) == len(screen.report.context) > 0
+
+
+async def test_no_worker_reprs_the_session_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker given the ledger (the analysis) is described by its name: Textual's default
+    description is the repr of every argument, and a ledger's repr is every record's (on a 500 MB
+    rollout 1.3 s of the main thread and a 100 MB string before the analysis starts)."""
+    from inspector.ledger.model import Ledger
+
+    reprs: list[int] = []
+    monkeypatch.setattr(Ledger, "__repr__", lambda self: reprs.append(len(self.records)) or "Ledger(...)")
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        await pilot.press("ctrl+r")  # a reload analyses again
+        await until(pilot, lambda: analysed(app), "the second analysis")
+    assert reprs == []
+
+
+async def test_the_analysis_lands_before_the_next_requests_tokens_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each item's tokens are counted after the landing (only the next-request table shows them,
+    and on a big rollout counting them is as long again as the analysis); opening that tab waits
+    for the count and shows them."""
+    import threading
+
+    from inspector.analysis.engine import Report
+
+    release = threading.Event()
+    count = Report.ensure_tokens
+
+    def slow_count(self: Report) -> Any:
+        release.wait(20)
+        return count(self)
+
+    monkeypatch.setattr(Report, "ensure_tokens", slow_count)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the analysis, its tokens still uncounted")
+        screen: Any = app.screen
+        assert not release.is_set()  # landed while the count waits
+        release.set()
+        await pilot.press("3")
+        view = screen.query_one(NextRequestView)
+        await until(pilot, lambda: view.report is screen.report, "the table filled")
+        assert all(it.tokens is not None for it in view.items)
+
+
+async def test_the_session_view_keeps_what_it_read_out_of_the_collectors_sight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis runs with the cyclic collector paused, and what the view read and analysed is
+    frozen (`gc.freeze`, as the one-shot CLI does after its load): on a 500 MB rollout a million
+    tracked objects each collection walked again. Closing the view unfreezes it all."""
+    import gc
+
+    from inspector.tui import session as session_mod
+
+    collecting: list[bool] = []
+    analyze = session_mod.analyze
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return analyze(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "analyze", watched)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        assert collecting == [False]
+        tracked = {id(o) for o in gc.get_objects()}
+        assert id(screen.report.states) not in tracked and id(screen.ledger.records) not in tracked
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0  # the app closed: its screen unmounted
+
+
+def test_the_cli_analyses_with_the_collector_paused_as_the_app_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from inspector.cli import main as cli_main
+
+    collecting: list[bool] = []
+    analyze = cli_main.analyze
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        collecting.append(gc.isenabled())
+        return analyze(*args, **kwargs)
+
+    monkeypatch.setattr(cli_main, "analyze", watched)
+    assert cli_main.main(["analyze", str(ADR), "--json"]) in (0, 1)
+    assert collecting == [False] and gc.isenabled()
+    assert capsys.readouterr().out.startswith("{")
+
+
+async def test_the_header_counts_the_wait_until_the_analysis_is_painted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait the status line reports ends once the analysis is on screen: the paint after the
+    landing draws the rows with their states (and the minimap's colours), and that is waited for too."""
+    import time
+
+    from inspector.tui.timeline import Timeline
+
+    render_row = Timeline._render_row
+    slowed: list[bool] = []
+
+    def slow_first_row_with_states(self: Any, seq: int, width: int, selected: bool) -> Any:
+        if self.report is not None and not slowed:
+            slowed.append(True)
+            time.sleep(0.4)
+        return render_row(self, seq, width, selected)
+
+    monkeypatch.setattr(Timeline, "_render_row", slow_first_row_with_states)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: "ready in" in str(screen.query_one("#status").render()), "the wait said")
+        status = str(screen.query_one("#status").render())
+        waited = float(status.split("ready in ")[1].split(" s")[0])
+        index = float(status.split("(index ")[1].split(" s")[0])
+        analysis = float(status.split("analysis ")[1].split(" s")[0])
+        assert slowed and waited >= index + analysis + 0.4 - 0.02
+        assert screen.ready_seconds is not None and abs(screen.ready_seconds - waited) < 0.01
+
+
+async def test_the_minimaps_colours_at_the_landing_are_computed_by_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The minimap's pass over every record for the report's colours runs in the analysis worker
+    (a third of a second of the main thread on a 500 MB rollout, in the paint after the landing)."""
+    from inspector.tui import minimap as minimap_mod
+
+    on_main: list[int] = []
+    cells = minimap_mod.coverage_cells
+
+    def watched(ledger: Any, report: Any, width: int) -> Any:
+        if report is not None:
+            on_main.append(width)
+        return cells(ledger, report, width)
+
+    monkeypatch.setattr(minimap_mod, "coverage_cells", watched)  # what the widget itself would call
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: screen.ready_seconds is not None, "the analysis painted")
+        mm = screen.query_one(minimap_mod.Minimap)
+        assert on_main == []
+        assert mm._cells == cells(screen.ledger, screen.report, mm.size.width)

@@ -309,6 +309,7 @@ async def test_header_names_the_worst_finding_and_the_status_the_time_waited(mon
         await _ready(app, pilot)
         summary = str(app.screen.query_one("#summary").render())
         assert "1 error" in summary and "worst: orphan_tool_result: The tool result on line 26" in summary
+        await _settle(pilot, lambda: "ready in" in _status(app))  # said once the analysis is painted
         status = _status(app)
         waited = float(status.split("ready in ")[1].split(" s")[0])
         index = float(status.split("(index ")[1].split(" s")[0])

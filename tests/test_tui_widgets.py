@@ -44,6 +44,15 @@ def run_app(path: str, body: Callable[[Any, Pilot[Any]], Coroutine[Any, Any, Non
     asyncio.run(main())
 
 
+async def _next_request(app: Any, pilot: Pilot[Any]) -> NextRequestView:
+    """The next-request tab opened, its table filled: once the tab is on screen and the worker
+    has counted the items' tokens (after the landing; the first count loads the tokenizer)."""
+    app.screen.action_tab("next")
+    view = app.screen.query_one(NextRequestView)
+    await _until(pilot, lambda: view.report is app.screen.report)
+    return view
+
+
 async def _detail_of(app: Any, pilot: Pilot[Any], seq: int) -> DetailPane:
     app.screen.go_to(seq)
     pane = app.screen.query_one(DetailPane)
@@ -80,9 +89,7 @@ def test_findings_list_shows_the_hole_and_enter_jumps_to_its_first_record() -> N
 
 def test_next_request_view_lists_the_summary_and_the_one_kept_message() -> None:
     async def body(app: Any, pilot: Pilot[Any]) -> None:
-        app.screen.action_tab("next")  # (the table is filled when its tab opens)
-        await pilot.pause(0.1)
-        view = app.screen.query_one(NextRequestView)
+        view = await _next_request(app, pilot)
         assert len(view.items) == 2
         assert view.items[0].kind == "summary"
         table = view.table
@@ -105,8 +112,7 @@ def test_next_request_view_lists_the_summary_and_the_one_kept_message() -> None:
 
 def test_the_window_and_reserve_are_set_from_the_next_request_view() -> None:
     async def body(app: Any, pilot: Pilot[Any]) -> None:
-        app.screen.action_tab("next")  # (the view is filled when its tab opens)
-        await pilot.pause(0.1)
+        await _next_request(app, pilot)
         gauge = app.screen.query_one("#next-gauge")
         words = gauge.render().plain
         assert "window unknown" in words and "--window" not in words and "window field" in words
@@ -168,9 +174,7 @@ def test_repeated_findings_of_one_code_are_one_row_that_unfolds(tmp_path: Path) 
 
 def test_next_request_gauge_against_a_window_and_orphan_marked() -> None:
     async def body(app: Any, pilot: Pilot[Any]) -> None:
-        app.screen.action_tab("next")  # (the view is filled when its tab opens)
-        await pilot.pause(0.1)
-        view = app.screen.query_one(NextRequestView)
+        view = await _next_request(app, pilot)
         gauge = app.screen.query_one("#next-gauge").render().plain
         assert "of 4,000 tokens" in gauge and "reserve 500" in gauge
         orphan = next(i for i, it in enumerate(view.items) if it.orphan)

@@ -17,7 +17,7 @@ from inspector.analysis.findings import SEVERITY_RANK
 from inspector.cli import args as argtypes
 from inspector.cli.output import emit_json
 from inspector.formats import LoadError, load, registry
-from inspector.formats.whole_lines import freeze_what_loads
+from inspector.formats.whole_lines import collector_paused, freeze_what_loads
 
 _EXAMPLES = """\
 examples:
@@ -319,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"inspector: {args.session}: {e.strerror or e}", file=sys.stderr)
         return 2
-    report = analyze(ledger, window=args.window, reserve=args.reserve)
+    with collector_paused():  # (the analysis makes no cycles either; frozen after, in a one-shot process)
+        report = analyze(ledger, window=args.window, reserve=args.reserve)
     if args.command == "analyze":
         if args.json:
             emit_json(analyze_json(report))

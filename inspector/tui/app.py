@@ -19,16 +19,20 @@ from textual.system_commands import SystemCommandsProvider
 from inspector.formats import split_selector
 from inspector.store.places import default_place_patterns, default_places
 from inspector.tui.help import HelpScreen, key_label
-from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
 from inspector.tui.session import SESSION_KEYS, SessionScreen
-from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
-from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
+
+# The repair, simulate and triage screens are imported when first needed: `inspector FILE` opens
+# the session view only, and their modules (the compaction and simulation cores among them) were
+# a quarter of a second of its start, before the file was read (issue 15.3).
 
 
 def screen_keys(screen: Screen[object]) -> list[tuple[str, str, str]]:
     """The (key, action, description) list of the screen the palette was opened on."""
     if isinstance(screen, SessionScreen):
         return SESSION_KEYS
+    from inspector.tui.repair import REPAIR_KEYS, RepairScreen
+    from inspector.tui.simulate import SIMULATE_KEYS, SimulateScreen
+
     if isinstance(screen, RepairScreen):
         return REPAIR_KEYS
     if isinstance(screen, SimulateScreen):
@@ -73,6 +77,8 @@ class InspectorApp(App[None]):
         if len(targets) == 1 and os.path.isfile(split_selector(targets[0])[0]):  # FILE#SESSION: a store's session
             self.push_screen(self.session_screen(targets[0], started=self.launched))
         else:
+            from inspector.tui.triage import TriageScreen
+
             self.push_screen(TriageScreen(targets, searched=None if self.targets else default_place_patterns()))
 
     def session_screen(self, path: str, started: float | None = None) -> SessionScreen:
@@ -85,6 +91,8 @@ class InspectorApp(App[None]):
         """Open what the user typed: a file in the session view, a folder in the triage browser."""
         full = os.path.expanduser(path)
         if os.path.isdir(full):
+            from inspector.tui.triage import TriageScreen
+
             self.push_screen(TriageScreen([full]))
         elif os.path.exists(full):
             self.open_session(full)
@@ -102,6 +110,10 @@ class InspectorApp(App[None]):
         yield from super().get_system_commands(screen)
 
     def action_help(self) -> None:
+        from inspector.tui.repair import REPAIR_HELP, REPAIR_KEYS, RepairScreen
+        from inspector.tui.simulate import SIMULATE_HELP, SIMULATE_KEYS, SimulateScreen
+        from inspector.tui.triage import TRIAGE_KEYS, TriageScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         if isinstance(self.screen, RepairScreen):

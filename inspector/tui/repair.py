@@ -707,7 +707,7 @@ class RepairScreen(Screen[None]):
             return
         self._plan_worker(self._gen, self.strategy, budgets, self.provider)
 
-    @work(thread=True, exclusive=True, group="plan")
+    @work(thread=True, exclusive=True, group="plan", description="repair plan")
     def _plan_worker(self, gen: int, strategy: str, budgets: Budgets, provider: str) -> None:
         try:
             summarizer = self.given_summarizer or _make_summarizer(provider)
@@ -804,7 +804,7 @@ class RepairScreen(Screen[None]):
         self._refresh_actions()
         self._run_worker(self._gen, self.plan, self.summarizer, self._cancel)
 
-    @work(thread=True, exclusive=True, group="run")
+    @work(thread=True, exclusive=True, group="run", description="repair run")  # (see session._analyze_in_thread)
     def _run_worker(self, gen: int, p: RepairPlan, summarizer: Any, cancel: threading.Event) -> None:
         watched = _Watched(summarizer, lambda u: self.post_message(self.Used(u))) if summarizer is not None else None
         try:
@@ -905,7 +905,7 @@ class RepairScreen(Screen[None]):
         self._set_progress(None, 1, "writing: lock, unchanged check, backup, append, verify…")
         self._write_worker(self.result)
 
-    @work(thread=True, exclusive=True, group="write")
+    @work(thread=True, exclusive=True, group="write", description="repair write")
     def _write_worker(self, res: RepairResult) -> None:
         from inspector.store.writeback import install, repair_what
 

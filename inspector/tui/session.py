@@ -11,6 +11,7 @@ session's folder, so a replace by rename or a deletion is seen too); a stat poll
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
 from inspector.analysis.sessions import spawning_session_id
 from inspector.formats import LoadError, load, split_selector
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
 from inspector.live.incremental import Follower
 from inspector.live.sessions import (
@@ -54,7 +56,7 @@ from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
 from inspector.tui.help import key_label
-from inspector.tui.minimap import Minimap
+from inspector.tui.minimap import Cell, Minimap, coverage_cells
 from inspector.tui.model import (
     STATE_COLORS,
     finding_phrase,
@@ -157,6 +159,22 @@ def disk_problem(path: str) -> tuple[str, str] | None:
     return None
 
 
+def tokens_counted(report: Report) -> bool:
+    """Every item of the next request has its tokens counted (`Report.ensure_tokens`)."""
+    return all(it.tokens is not None for it in report.context)
+
+
+def keep_out_of_collector() -> None:
+    """What a session view read or analysed lives as long as the view: moved out of the cyclic
+    collector's sight (`gc.freeze`), as the one-shot CLI does after its load (issue 15.3). A 500 MB
+    rollout's index and report are a million tracked objects, none in a cycle; each collection
+    walked them again (the analysis 7.7 s CPU, 3.5 s with the collector paused and the result
+    frozen), and a full pass after the landing stalled the main thread 0.8 s. Whatever else was
+    alive is frozen too: the view's unmount unfreezes all, so a cycle frozen meanwhile is collected
+    then, never lost."""
+    gc.freeze()
+
+
 REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
 
 
@@ -219,10 +237,20 @@ class SessionScreen(Screen[None]):
             self.stamp = stamp  # the file as it was when the read began
 
     class Analyzed(Message):
-        def __init__(self, report: Report, seconds: float, generation: int = 0) -> None:
+        def __init__(
+            self, report: Report, seconds: float, generation: int = 0, cells: tuple[int, list[Cell]] | None = None
+        ) -> None:
             super().__init__()
             self.report = report
             self.seconds = seconds
+            self.generation = generation
+            self.cells = cells  # the minimap's, at its width then (see minimap.coverage_cells)
+
+    class Counted(Message):
+        """The worker counted the tokens of every item of the analysis's next request."""
+
+        def __init__(self, generation: int) -> None:
+            super().__init__()
             self.generation = generation
 
     class Failed(Message):
@@ -278,6 +306,7 @@ class SessionScreen(Screen[None]):
         # the time they waited, not only the analysis's share of it.
         self.started = started if started is not None else time.perf_counter()
         self.first_paint: float | None = None
+        self.ready_seconds: float | None = None  # from `started` until the analysis was on screen (the header's "ready in")
         self.index_seconds = 0.0
         self._finding_index = -1
         self._generation = 0
@@ -297,6 +326,8 @@ class SessionScreen(Screen[None]):
         self._watch_stop: threading.Event | None = None
         self._poll_timer: object | None = None
         self._next_request_behind = False  # the next-request view shows an older read than self.report
+        self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
+        self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
 
     # -------------------------------------------------------------------------------- layout
@@ -362,9 +393,17 @@ class SessionScreen(Screen[None]):
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
             self.index_seconds = seconds
-            n = sum(1 for r in ledger.records if r.kind == "message")
+            n = self._messages_in(ledger)
             took = f" in {seconds:.2f} s" if self.app_timings else ""
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
+
+    def _messages_in(self, ledger: Ledger) -> int:
+        """How many message records the status line counts: once per ledger (the index, then the
+        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread)."""
+        known = self._message_count
+        if known is None or known[0] is not ledger or known[1] != len(ledger.records):
+            known = self._message_count = (ledger, len(ledger.records), sum(1 for r in ledger.records if r.kind == "message"))
+        return known[2]
 
     @property
     def app_timings(self) -> bool:
@@ -395,16 +434,16 @@ class SessionScreen(Screen[None]):
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float) -> None:
+    def _show_report(self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
-        self.query_one(Minimap).set_report(report)
+        self.query_one(Minimap).set_report(report, cells)
         self.query_one(FindingsList).set_report(report)
         # The next request is one table row per item (thousands in a long session, more to build
         # than the whole analysis): filled only when it is on screen, else once its tab is opened,
         # so neither the first landing nor a follow read waits for rows nobody sees (issue 15.3).
-        if not self._side_shows("next"):
-            self._next_request_behind = True
+        if not self._side_shows("next") or not tokens_counted(report):
+            self._next_request_behind = True  # (filled when its tab opens, or its tokens are counted)
         else:
             self._show_next_request(report)
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
@@ -412,18 +451,24 @@ class SessionScreen(Screen[None]):
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
         self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
         led = report.ledger
-        n = sum(1 for r in led.records if r.kind == "message")
-        took = ""
-        if self.app_timings:
-            waited = time.perf_counter() - self.started
-            took = f" · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)"
-        self._status(f"{len(led.records):,} records, {n:,} messages · analysed{took}")
+        n = self._messages_in(led)
+        analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
+        self._status(analysed)
+        self.call_after_refresh(self._landed, analysed, seconds)
         self.refresh_bindings()
         self._refresh_detail()
         self._seen = self._findings_seen(report)
         repair = self._repair_above()
         if repair is not None and repair.report.ledger is not report.ledger:
             repair.session_read(report)
+
+    def _landed(self, analysed: str, seconds: float) -> None:
+        """The analysis is on screen (the paint after `_show_report`, the minimap's colours and the
+        rows' states drawn): the header says how long the user waited for it, from the launch (or
+        ctrl+r), unless the status line moved on meanwhile (a follow read says what it added)."""
+        waited = self.ready_seconds = time.perf_counter() - self.started
+        if self.app_timings and self._status_text == analysed:
+            self._status(f"{analysed} · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)")
 
     # -------------------------------------------------------------------------------- workers
 
@@ -438,6 +483,7 @@ class SessionScreen(Screen[None]):
                 preview = load(self.path, upto_line=PREVIEW_LINES)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
             ledger = load(self.path, upto_line=self.at_line)
+            keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
             return
@@ -452,21 +498,46 @@ class SessionScreen(Screen[None]):
     def _analyze(self, ledger: Ledger) -> None:
         """Analyse in a worker thread; a newer request makes the answer of an older one stale."""
         self._generation += 1
-        self._analyze_in_thread(ledger, self._generation)
+        minimap = self.query(Minimap)
+        width = minimap.first().size.width if minimap else 0
+        self._analyze_in_thread(ledger, self._generation, width)
 
-    @work(thread=True, exclusive=True, group="analyze")
-    def _analyze_in_thread(self, ledger: Ledger, generation: int) -> None:
-        self._analyze_now(ledger, generation)
+    # A worker's description is its name, never Textual's default (the repr of every argument): the
+    # repr of a ledger is every record's, 1.3 s of the main thread and a 100 MB string on a 500 MB
+    # rollout, before the analysis starts (issue 15.3). The same for every worker given a ledger,
+    # a report or what holds one.
+    @work(thread=True, exclusive=True, group="analyze", description="analyze")
+    def _analyze_in_thread(self, ledger: Ledger, generation: int, width: int) -> None:
+        self._analyze_now(ledger, generation, width)
 
-    def _analyze_now(self, ledger: Ledger, generation: int = 0) -> None:
+    def _analyze_now(self, ledger: Ledger, generation: int = 0, width: int = 0) -> None:
+        """The analysis, and the minimap's colours at `width` (its own pass over every record:
+        here, not in the main thread's paint after the landing)."""
         t0 = time.perf_counter()
         try:
-            report = analyze(ledger, window=self.window, reserve=self.reserve)
-            report.ensure_tokens()
+            with collector_paused():  # (see keep_out_of_collector)
+                report = analyze(ledger, window=self.window, reserve=self.reserve)
+                cells = (width, coverage_cells(ledger, report, width)) if width > 0 else None
+            keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
-        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation))
+        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells))
+        # The tokens of each item of the next request: only its table shows them (the analysis
+        # counted what the total needs), and counting them is as long again as the analysis on a
+        # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
+        try:
+            self._count_tokens(report)
+            keep_out_of_collector()
+        except Exception as e:
+            self.post_message(self.Failed(f"counting the next request's tokens failed: {type(e).__name__}: {e}", stage="analysis"))
+            return
+        self.post_message(self.Counted(generation))
+
+    def _count_tokens(self, report: Report) -> None:
+        """Every item's tokens; a second caller waits for the first rather than counting again."""
+        with self._tokens_lock, collector_paused():
+            report.ensure_tokens()
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
@@ -481,7 +552,11 @@ class SessionScreen(Screen[None]):
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
-            self._show_report(msg.report, msg.seconds)
+            self._show_report(msg.report, msg.seconds, msg.cells)
+
+    def on_session_screen_counted(self, msg: Counted) -> None:
+        if msg.generation == self._generation:
+            self._next_request_catch_up()
 
     async def on_session_screen_failed(self, msg: Failed) -> None:
         if msg.stage == "load":
@@ -570,11 +645,11 @@ class SessionScreen(Screen[None]):
 
     def _repair_above(self) -> RepairScreen | None:
         """The repair screen opened from this view, if it is open."""
+        stack = self.app.screen_stack
+        if self not in stack or stack[-1] is self:
+            return None  # (nothing above: the repair screen's module need not be imported to say so)
         from inspector.tui.repair import RepairScreen
 
-        stack = self.app.screen_stack
-        if self not in stack:
-            return None
         above = stack[stack.index(self) + 1 :]
         return next((s for s in above if isinstance(s, RepairScreen) and s.report.ledger.path == self.path), None)
 
@@ -628,6 +703,7 @@ class SessionScreen(Screen[None]):
     def on_unmount(self) -> None:
         if self._watch_stop is not None:
             self._watch_stop.set()
+        gc.unfreeze()  # what the view kept out of the collector's sight is collectable again
 
     def _set_following(self, on: bool) -> None:
         self.following = on
@@ -734,13 +810,15 @@ class SessionScreen(Screen[None]):
         self._announce(seen, report)
         n = len(ledger.records)
         what = f"reloaded in full: {whole}" if whole else f"+{plural(n - before, 'record')}"
-        m = sum(1 for r in ledger.records if r.kind == "message")
+        m = self._messages_in(ledger)
         self._status(f"{n:,} records, {m:,} messages · {what}")
         if whole == REPLACED:
             self.notify(f"{self.path}: {whole}: reloaded in full.", timeout=6)
 
     def _show_next_request(self, report: Report | None) -> None:
         self._next_request_behind = False
+        if report is not None:
+            self._count_tokens(report)  # (waits for the worker's count, if it is under way)
         self.query_one(NextRequestView).set_report(report)
 
     def _next_request_catch_up(self) -> None:
@@ -1129,6 +1207,7 @@ class SessionScreen(Screen[None]):
         if self.report is None:
             self.notify("The analysis is still running: nothing to copy yet.", timeout=3)
             return
+        self._count_tokens(self.report)
         text = orjson.dumps(context_json(self.report), option=orjson.OPT_INDENT_2).decode()
         self._copy(text, "the next request as JSON")
 
@@ -1180,7 +1259,7 @@ class SessionScreen(Screen[None]):
         from inspector.tui.repair import write_verb
 
         led = report.ledger
-        n = sum(1 for r in led.records if r.kind == "message")
+        n = self._messages_in(led)
         self._status(f"{len(led.records):,} records, {n:,} messages · repaired: checkpoint {entry_id} {write_verb(led)} "
                      f"(backup {backup})")
 

@@ -7,6 +7,7 @@ session scrolls as fast as a 100-record one.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -103,7 +104,6 @@ class Timeline(ScrollView, can_focus=True):
         self.report: Report | None = None
         self.show_inactive = True
         self.rows: list[int] = build_rows(ledger, None)
-        self._row_of: dict[int, int] | None = None
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self.matches: set[int] = set()  # seqs matching the current search
         self._update_size()
@@ -129,7 +129,6 @@ class Timeline(ScrollView, can_focus=True):
 
     def _rebuild(self, keep_seq: int | None) -> None:
         self.rows = build_rows(self.ledger, self.report, self.show_inactive)
-        self._row_of = None
         self._cache.clear()
         self._update_size()
         if keep_seq is not None:
@@ -140,9 +139,11 @@ class Timeline(ScrollView, can_focus=True):
         self.virtual_size = Size(max(self.size.width, 40), len(self.rows))
 
     def row_of(self, seq: int) -> int | None:
-        if self._row_of is None:
-            self._row_of = {s: i for i, s in enumerate(self.rows)}
-        return self._row_of.get(seq)
+        """The row showing `seq`, None if it is hidden. The rows are seqs in file order: a binary
+        search, never a seq -> row dict (a million-entry dict built on the main thread each time
+        the report lands: 0.1 s and 100 MB on a 500 MB rollout; issue 15.2)."""
+        i = bisect_left(self.rows, seq)
+        return i if i < len(self.rows) and self.rows[i] == seq else None
 
     @property
     def current_seq(self) -> int | None:
@@ -156,8 +157,6 @@ class Timeline(ScrollView, can_focus=True):
         """Put the cursor on a record (the nearest shown one after it if it is hidden)."""
         i = self.row_of(seq)
         if i is None:
-            from bisect import bisect_left
-
             i = bisect_left(self.rows, seq)
             if i >= len(self.rows):
                 return False
