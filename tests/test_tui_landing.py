@@ -167,3 +167,14 @@ async def test_the_minimaps_colours_at_the_landing_are_computed_by_the_worker(mo
         mm = screen.query_one(minimap_mod.Minimap)
         assert on_main == []
         assert mm._cells == cells(screen.ledger, screen.report, mm.size.width)
+
+
+def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
+    """Whatever shows a ledger (a log line, a traceback's locals, a worker's name) gets one short
+    line, not every record's repr (a 500 MB rollout's would be some 100 MB of text)."""
+    from inspector.formats import load
+    from tests.conftest import SAMPLES
+
+    led = load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))
+    text = repr(led)
+    assert text.startswith("Ledger(pi, ") and f"{len(led.records):,} records" in text and len(text) < 200

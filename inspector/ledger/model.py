@@ -443,7 +443,7 @@ class SessionSettings:
     keep_recent: int | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Ledger:
     path: str | None
     format: str  # native | pi
@@ -479,6 +479,11 @@ class Ledger:
     # ledger as its full build would, when more than the records (Codex: the ids taken, the
     # record awaiting its usage); None: nothing, or a full build is needed.
     extension: Any = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        # Not every record's repr: a worker's name, a log line or a traceback that shows a ledger
+        # would build a string as big as the session (a 500 MB file's, in the app's worker name).
+        return f"Ledger({self.format}, {self.path!r}, {len(self.records):,} records, {len(self.diagnostics):,} diagnostics)"
 
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""
