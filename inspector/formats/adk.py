@@ -29,7 +29,7 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import adk_writer, bounded, fields, sqlite_files
+from inspector.formats import adk_writer, bounded, fields, heads, sqlite_files
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
@@ -822,12 +822,9 @@ def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
     elif not isinstance(data, bytes):
         return None, f"event_data is {json_type(data)}, not JSON text"
     notes: list[str] = []
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as u:
-            notes.append(f"invalid UTF-8 at byte {u.start} of event_data (byte {data[u.start]:#04x}), read with U+FFFD")
-            data = data.decode("utf-8", errors="replace").encode("utf-8")
+    data, bad_at = heads.utf8_replaced(original := data)
+    if bad_at >= 0:
+        notes.append(f"invalid UTF-8 at byte {bad_at} of event_data (byte {original[bad_at]:#04x}), read with U+FFFD")
     try:
         obj, cuts = bounded.loads(data)
     except ValueError as e:

@@ -21,3 +21,15 @@ def valid_utf8(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def utf8_replaced(raw: bytes) -> tuple[bytes, int]:
+    """`raw` as it is when it is valid UTF-8, else with each invalid sequence read as U+FFFD; and
+    the offset of the first invalid byte (-1 when there is none), for the diagnostic to name."""
+    if raw.isascii():
+        return raw, -1
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return raw.decode("utf-8", errors="replace").encode("utf-8"), u.start
+    return raw, -1

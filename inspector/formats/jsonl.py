@@ -26,6 +26,7 @@ from inspector.formats.bounded import (
     loads_bounded,
     mb,
 )
+from inspector.formats.heads import utf8_replaced
 from inspector.ledger.model import Diagnostic
 from inspector.ledger.quoting import escape
 
@@ -203,13 +204,7 @@ def _large_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine 
     if raw.isspace():
         return None
     size = mb(len(raw))
-    data, bad_at = raw, -1
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            bad_at = e.start
-            data = raw.decode("utf-8", errors="replace").encode("utf-8")
+    data, bad_at = utf8_replaced(raw)
     notes = [f"invalid UTF-8 at byte {bad_at}, read with U+FFFD in its place"] if bad_at >= 0 else []
     try:
         value, cuts = loads_bounded(data)

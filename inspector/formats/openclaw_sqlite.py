@@ -211,12 +211,9 @@ def _row_object(
     obj: Any = None
     notes: list[str] = []
     if raw is not None:
-        if not raw.isascii():
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as u:
-                notes.append(f"invalid UTF-8 at byte {u.start} (byte {raw[u.start]:#04x}), read with U+FFFD")
-                raw = raw.decode("utf-8", errors="replace").encode("utf-8")
+        raw, bad_at = heads.utf8_replaced(original := raw)
+        if bad_at >= 0:
+            notes.append(f"invalid UTF-8 at byte {bad_at} (byte {original[bad_at]:#04x}), read with U+FFFD")
         try:
             obj, cuts = bounded.loads(raw)
         except ValueError as e:
