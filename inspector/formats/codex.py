@@ -535,80 +535,91 @@ class _Builder:
         """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
         a response item of a kind `item_message` maps as a message (a message of a known role,
         reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
-        header. False: the line takes the general path (`add`), parsed whole. (Everything inline:
-        this runs once per line.)"""
+        header. False: the line takes the general path (`add`), parsed whole. (Inline within each
+        kind: this runs once per line.)"""
         p = h.payload
-        src = self.fields
-        if p is None or src is None or p.replacement_history:
+        if p is None or self.fields is None or p.replacement_history:
             return False
         t = h.type
-        records = self.records
-        seen = self.seen_ids
         if t == "response_item":  # (what `response_item` makes of it, content read when asked for)
-            it = p.type
-            if it is _UNSET:
-                it = "message"
-            calls: tuple[str, ...] = ()
-            result = None
-            if it == "message":
-                role = p.role
-                mapped = _ROLES.get(role) if role is not None else None
-                if mapped is None:
-                    return False
-                source_role: str = role  # type: ignore[assignment]
-                stop = "stop" if mapped == "assistant" else None
-                c = p.content  # (`_key` of a message whose parts are strings or nulls)
-                key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
-            else:
-                shape = _ITEM_SHAPES.get(it)
-                if shape is None:
-                    return False  # an opaque or unknown item, another agent's message: the general path
-                mapped, stop = shape
-                source_role = it
-                key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
-                if stop is not None:  # a call
-                    cid = p.call_id
-                    if cid:
-                        calls = (cid,)
-                    key = (it, cid)
-                elif mapped == "tool":  # its output
-                    result = p.call_id
-                    key = (it, result)
-            rid = pid = p.id  # (`rid`, inline)
-            if not rid or rid in seen:
-                rid = f"L{line}"
-            seen.add(rid)
-            seq = len(records)
-            if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
-                records.append(
-                    record_from_fields(
-                        Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta",
-                        "response_item:ghost_snapshot",
-                    )
-                )  # fmt: skip
-                return True
-            meta = h.metadata
-            records.append(
-                record_from_fields(
-                    Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
-                    src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
-                    meta is not None and meta.compaction_output is True,
-                )
-            )  # fmt: skip
-            if mapped == "assistant":
-                route = (self.model, self.provider)  # (a new route where the model or provider changes)
-                routes = src.routes
-                if not routes or routes[-1] != route:
-                    src.route_seqs.append(seq)
-                    routes.append(route)
-                self.usage_for = seq
-            entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
-            self.history.append(entry)
-            if pid is not None:
-                self.written.setdefault(pid, entry)
-            return True
+            return self._head_item(h, p, raw, line, offset)
         if t not in META_TYPES or t == "session_meta":
             return False  # the header, a checkpoint, another agent's message, an unknown type
+        self._head_meta(h, p, t, raw, line, offset)
+        return True
+
+    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int) -> bool:
+        """A response item's record from its head (see `add_head`)."""
+        src = self.fields
+        assert src is not None
+        records = self.records
+        seen = self.seen_ids
+        it = p.type
+        if it is _UNSET:
+            it = "message"
+        calls: tuple[str, ...] = ()
+        result = None
+        if it == "message":
+            role = p.role
+            mapped = _ROLES.get(role) if role is not None else None
+            if mapped is None:
+                return False
+            source_role: str = role  # type: ignore[assignment]
+            stop = "stop" if mapped == "assistant" else None
+            c = p.content  # (`_key` of a message whose parts are strings or nulls)
+            key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
+        else:
+            shape = _ITEM_SHAPES.get(it)
+            if shape is None:
+                return False  # an opaque or unknown item, another agent's message: the general path
+            mapped, stop = shape
+            source_role = it
+            key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+            if stop is not None:  # a call
+                cid = p.call_id
+                if cid:
+                    calls = (cid,)
+                key = (it, cid)
+            elif mapped == "tool":  # its output
+                result = p.call_id
+                key = (it, result)
+        rid = pid = p.id  # (`rid`, inline)
+        if not rid or rid in seen:
+            rid = f"L{line}"
+        seen.add(rid)
+        seq = len(records)
+        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
+            records.append(
+                record_from_fields(
+                    Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta",
+                    "response_item:ghost_snapshot",
+                )
+            )  # fmt: skip
+            return True
+        meta = h.metadata
+        records.append(
+            record_from_fields(
+                Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
+                src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
+                meta is not None and meta.compaction_output is True,
+            )
+        )  # fmt: skip
+        if mapped == "assistant":
+            route = (self.model, self.provider)  # (a new route where the model or provider changes)
+            routes = src.routes
+            if not routes or routes[-1] != route:
+                src.route_seqs.append(seq)
+                routes.append(route)
+            self.usage_for = seq
+        entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+        self.history.append(entry)
+        if pid is not None:
+            self.written.setdefault(pid, entry)
+        return True
+
+    def _head_meta(self, h: LineHead, p: Any, t: str, raw: bytes, line: int, offset: int) -> None:
+        """A meta line's record from its head (see `add_head`): a token count, a roll-back, a turn's context."""
+        seen = self.seen_ids
         rid = p.id  # (`rid`, inline)
         if not rid or rid in seen:
             rid = f"L{line}"
@@ -634,10 +645,12 @@ class _Builder:
             elif t == "token_usage_record" and self.usage_for is not None:
                 self._give_usage(_head_usage(p.usage))
             typ = t
+        records = self.records
         records.append(
-            record_from_fields(Record, len(records), line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", typ)
+            record_from_fields(
+                Record, len(records), line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, self.fields, "meta", typ
+            )
         )
-        return True
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
