@@ -46,7 +46,6 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import orjson
 import zstandard
 
@@ -59,7 +58,6 @@ from inspector.ledger.model import (
     Diagnostic,
     Ledger,
     Record,
-    normalize_stop_reason,
     record_from_fields,
 )
 from inspector.ledger.quoting import escape, quote
@@ -251,115 +249,29 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> l
     return lines
 
 
-# A row's index fields, decoded without materializing its content, for a message entry (pi's head
-# decode, `pi._line_head`) or a `custom` entry. Every field `fields.PI` types is typed here too, on
-# every role (a message's `summary`, a user message's `model`, ...), and every top-level field it
-# types but the index does not read must be absent (`UNSET`): a row whose field has another type,
-# or that has such a field, fails to decode or is left to the general path, which reports it (the
-# shared guard), so a record read lazily never holds a value of the wrong type. OpenClaw's
-# `excludeFromContext` sends a message to the general path too, where OpenClaw's rule reads it.
-class _MessageHead(msgspec.Struct, gc=False, tag_field="role"):
-    stopReason: Any = None
-    content: list[pi._BlockHead] | str | None = None
-    model: str | None = None
-    provider: str | None = None
-    errorMessage: str | None = None
-    usage: pi._UsageHead | None = None
-    toolCallId: str | None = None
-    toolName: str | None = None
-    summary: str | None = None
-    excludeFromContext: Any = None
+# A row's index fields, decoded without materializing its content, for a message entry or a
+# `custom` entry: pi's head (`pi._EntryHead`, the one definition: every field `fields.PI` types
+# typed on every role, the top-level ones the index does not read absent). A row whose head does
+# not decode is left to the general path, which reports it (the shared guard), so a record read
+# lazily never holds a value of the wrong type. OpenClaw's `excludeFromContext` sends a message
+# to the general path too, where OpenClaw's rule reads it.
+_HEAD_DECODER = pi._ENTRY_DECODER
+_HEAD_ERRORS = heads.DECODE_ERRORS
 
 
-class _UserHead(_MessageHead, tag="user"):
-    pass
-
-
-class _AssistantHead(_MessageHead, tag="assistant"):
-    pass
-
-
-class _ToolResultHead(_MessageHead, tag="toolResult"):
-    pass
-
-
-class _BashHead(_MessageHead, tag="bashExecution"):
-    pass
-
-
-class _CustomHead(_MessageHead, tag="custom"):
-    pass
-
-
-_UNSET: Any = msgspec.UNSET
-
-
-class _EntryHead(msgspec.Struct, gc=False):
-    type: Any = None
-    id: str | None = None
-    parentId: str | None = None
-    timestamp: str | heads.Num | None = None
-    message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
-    version: Any = _UNSET
-    content: Any = _UNSET
-    summary: Any = _UNSET
-    firstKeptEntryId: Any = _UNSET
-    firstKeptEntryIndex: Any = _UNSET
-    tokensBefore: Any = _UNSET
-    details: Any = _UNSET
-    provider: Any = _UNSET
-    modelId: Any = _UNSET
-
-    def plain(self) -> bool:
-        """No top-level field the index leaves to the general path."""
-        u = _UNSET
-        return (
-            self.version is u and self.content is u and self.summary is u and self.firstKeptEntryId is u
-            and self.firstKeptEntryIndex is u and self.tokensBefore is u and self.details is u
-            and self.provider is u and self.modelId is u
-        )  # fmt: skip
-
-
-assert {f for f in fields.PI if f != "message"} <= set(_EntryHead.__struct_fields__)
-assert set(fields.PI["message"].fields or {}) - {"role"} <= set(_MessageHead.__struct_fields__)
-
-# pi's role name and the role it has in a request, by head type (pi's own table).
-_HEAD_ROLES: dict[type, tuple[str, str]] = {
-    _UserHead: pi._HEAD_ROLES[pi._UserHead],
-    _AssistantHead: pi._HEAD_ROLES[pi._AssistantHead],
-    _ToolResultHead: pi._HEAD_ROLES[pi._ToolResultHead],
-    _BashHead: pi._HEAD_ROLES[pi._BashHead],
-    _CustomHead: pi._HEAD_ROLES[pi._CustomHead],
-}
-_HEAD_DECODER = msgspec.json.Decoder(_EntryHead)
-_HEAD_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-
-
-def _head_record(e: _EntryHead, seq: int, line: int, offset: int, n: int, source: _Rows) -> Record | None:
+def _head_record(e: pi._EntryHead, seq: int, line: int, offset: int, n: int, source: _Rows) -> Record | None:
     """The record of a row from its head, as pi's builder maps the entry (`pi.entry_record`),
     its content left to `source`; None when the row needs the general path."""
-    if not e.plain():
-        return None
     if e.type == "custom":  # a meta record; its fields (`extra`) read back when asked for
         return record_from_fields(
             Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, None, None, None, (), None, source, "meta", "custom"
         )
     m = e.message
-    roles = _HEAD_ROLES.get(type(m))
+    roles = pi._HEAD_ROLES.get(type(m))
     if e.type != "message" or roles is None or m is None or m.excludeFromContext is not None:
         return None
     role, llm_role = roles
-    calls: tuple[str, ...] = ()
-    result = stop = None
-    if llm_role == "tool":
-        result = m.toolCallId
-    elif role != "bashExecution":  # `pi._blocks_from_content`: a call in any role's content
-        c = m.content
-        if type(c) is list:
-            calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
-    if llm_role == "assistant" and m.stopReason is not None:  # (no other role keeps one)
-        s = m.stopReason
-        stop = (type(s) is str and pi._STOP_MAP.get(s)) or normalize_stop_reason(s)
+    stop, calls, result = pi.head_links(m, role, llm_role)
     return record_from_fields(
         Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, llm_role, stop, role, calls, result, source
     )

@@ -424,11 +424,15 @@ class _Builder:
         return led
 
 
-# The fields of a pi message line the index needs, and every field `fields.PI` types, by role (a
-# tagged union: an unknown role, or none, fails to decode and the line takes the general path, as
-# it would anyway). A field of another type fails the decode too: the general path then reports
-# it (the shared guard), so a lazily-read message never holds a value of the wrong type. The rest
-# of a line is skipped, not materialized.
+# The fields of a pi message line the index needs (its head), decoded without materializing the
+# rest of the line; pi's loader and OpenClaw's index (`openclaw_sqlite`) share them. A tagged union
+# by role: an unknown role, or none, fails to decode and the line takes the general path, as it
+# would anyway. Every field `fields.PI` types is typed here on every role (a tool result's
+# `errorMessage`, a user message's `toolName`, ...), and every top-level field it types that a
+# message head does not read must be absent (`UnsetType`): a line with a field of another type, or
+# with such a field, fails to decode and the general path reports it (the shared guard), so the
+# head maps exactly the lines the builder maps without a diagnostic, and a lazily-read message
+# never holds a value of the wrong type. OpenClaw's `excludeFromContext` is read on every role.
 _Int64, _Num = heads.Int64, heads.Num
 
 
@@ -450,36 +454,41 @@ class _UsageHead(msgspec.Struct, gc=False):
     outputTokens: _Num | None = None
 
 
-class _UserHead(msgspec.Struct, gc=False, tag_field="role", tag="user"):
-    stopReason: Any = None
-    content: list[_BlockHead] | str | None = None
-
-
-class _AssistantHead(msgspec.Struct, gc=False, tag_field="role", tag="assistant"):
+class _MessageHead(msgspec.Struct, gc=False, tag_field="role"):
     stopReason: Any = None
     content: list[_BlockHead] | str | None = None
     model: str | None = None
     provider: str | None = None
     errorMessage: str | None = None
     usage: _UsageHead | None = None
-
-
-class _ToolResultHead(msgspec.Struct, gc=False, tag_field="role", tag="toolResult"):
-    stopReason: Any = None
     toolCallId: str | None = None
     toolName: str | None = None
-    content: list[_BlockHead] | str | None = None
-
-
-class _BashHead(msgspec.Struct, gc=False, tag_field="role", tag="bashExecution"):
-    stopReason: Any = None
+    summary: str | None = None
     excludeFromContext: Any = None
-    content: list[_BlockHead] | str | None = None
 
 
-class _CustomHead(msgspec.Struct, gc=False, tag_field="role", tag="custom"):
-    stopReason: Any = None
-    content: list[_BlockHead] | str | None = None
+class _UserHead(_MessageHead, tag="user"):
+    pass
+
+
+class _AssistantHead(_MessageHead, tag="assistant"):
+    pass
+
+
+class _ToolResultHead(_MessageHead, tag="toolResult"):
+    pass
+
+
+class _BashHead(_MessageHead, tag="bashExecution"):
+    pass
+
+
+class _CustomHead(_MessageHead, tag="custom"):
+    pass
+
+
+_Absent = msgspec.UnsetType  # a field a head must not have: present (even null), the line fails to decode
+_ABSENT: Any = msgspec.UNSET
 
 
 class _EntryHead(msgspec.Struct, gc=False):
@@ -488,6 +497,21 @@ class _EntryHead(msgspec.Struct, gc=False):
     parentId: str | None = None
     timestamp: str | _Num | None = None
     message: _UserHead | _AssistantHead | _ToolResultHead | _BashHead | _CustomHead | None = None
+    version: _Absent = _ABSENT
+    content: _Absent = _ABSENT
+    summary: _Absent = _ABSENT
+    firstKeptEntryId: _Absent = _ABSENT
+    firstKeptEntryIndex: _Absent = _ABSENT
+    tokensBefore: _Absent = _ABSENT
+    details: _Absent = _ABSENT
+    provider: _Absent = _ABSENT
+    modelId: _Absent = _ABSENT
+
+
+assert {f for f in fields.PI if f != "message"} <= set(_EntryHead.__struct_fields__)
+assert set(fields.PI["message"].fields or {}) - {"role"} <= set(_MessageHead.__struct_fields__)
+assert set(fields.PI["message"].fields["content"].items or {}) == set(_BlockHead.__struct_fields__)  # type: ignore[index]
+assert set(fields.PI["message"].fields["usage"].fields or {}) == set(_UsageHead.__struct_fields__)  # type: ignore[index]
 
 
 # pi's role name and the role it has in a request, by head type.
@@ -512,6 +536,22 @@ _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", 
 _Head = tuple[int, int, str, str | None, Any, int, int, str, str | None, str, tuple[str, ...], str | None]
 
 
+def head_links(m: _MessageHead, role: str, llm_role: str) -> tuple[str | None, tuple[str, ...], str | None]:
+    """A message head's normalized stop reason, the tool calls it makes and the call it answers,
+    as `_message` maps them: a call in any role's content but a tool result's or a command's, a
+    stop reason on an assistant message only. (`_read_own_lines` inlines the same steps.)"""
+    if llm_role == "tool":
+        return None, (), m.toolCallId
+    if role == "bashExecution":
+        return None, (), None
+    c = m.content
+    calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id]) if type(c) is list else ()
+    s = m.stopReason if llm_role == "assistant" else None
+    if s is not None:  # (a list or an object is not a key)
+        s = (type(s) is str and _STOP_MAP.get(s)) or normalize_stop_reason(s)
+    return s, calls, None
+
+
 def _line_head(raw: bytes, offset: int) -> _Head | None:
     """A message entry's index fields, decoded without materializing its content; None when the
     line needs the general path (another entry type, an odd message, not clean JSON, ...). The
@@ -529,19 +569,9 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     if roles is None or rid is None:
         return None
     role, llm_role = roles
-    calls: tuple[str, ...] = ()
-    result = None
-    if llm_role == "assistant":
-        c = m.content  # type: ignore[union-attr]
-        if type(c) is list:
-            calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id])
-    elif llm_role == "tool":
-        result = m.toolCallId  # type: ignore[union-attr]
-    elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
-        return None
-    stop = m.stopReason  # type: ignore[union-attr]
-    if stop is not None:
-        stop = (type(stop) is str and _STOP_MAP.get(stop)) or normalize_stop_reason(stop)
+    if role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
+        return None  # never sent: the general path
+    stop, calls, result = head_links(m, role, llm_role)  # type: ignore[arg-type]
     return 0, 0, rid, e.parentId, e.timestamp, offset, len(raw), llm_role, stop, role, calls, result
 
 
@@ -760,19 +790,19 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
             if roles is not None and rid is not None:
                 role, llm_role = roles
                 calls: tuple[str, ...] = ()
-                result = None
-                if llm_role == "assistant":
+                result = stop_reason = None
+                if llm_role == "tool":
+                    result = m.toolCallId  # type: ignore[union-attr]
+                elif role != "bashExecution":
                     c = m.content  # type: ignore[union-attr]
                     if type(c) is list:
                         calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
-                elif llm_role == "tool":
-                    result = m.toolCallId  # type: ignore[union-attr]
-                elif role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
+                    if llm_role == "assistant" and m.stopReason is not None:  # type: ignore[union-attr]
+                        s = m.stopReason  # type: ignore[union-attr]  (a list or an object is not a key)
+                        stop_reason = (type(s) is str and stops.get(s)) or normalize_stop_reason(s)
+                elif m.excludeFromContext:  # type: ignore[union-attr]
                     roles = None  # never sent: the general path
                 if roles is not None:
-                    stop_reason = m.stopReason  # type: ignore[union-attr]
-                    if stop_reason is not None:  # (a list or an object is not a key)
-                        stop_reason = (type(stop_reason) is str and stops.get(stop_reason)) or normalize_stop_reason(stop_reason)
                     pid = e.parentId
                     if pid == prev_id:
                         pid = prev_id  # share the parent's id string (the linear common case)
