@@ -917,18 +917,30 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     diags: list[Diagnostic] = []
     events: list[GoEvent] = []
     kept = obj[:upto] if upto is not None else obj
-    lines = adk.event_lines(data, len(kept))
+    # Diagnostics name the event by its place in the export and the line it starts on; where each
+    # event starts is found only once an event has a diagnostic (a second parse of the document).
+    lines: list[str] = []
     for i, o in enumerate(kept):
-        # Diagnostics name the event by its place in the export and the line it starts on.
-        where = f"{name}: event {i + 1} ({lines[i]})"
+        mark = len(diags)
+        where = f"{name}: event {i + 1} (\0)"
         if not isinstance(o, dict):
             diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
-            continue
-        e = make_event(i, None, o, where, diags)
-        if e is not None:
-            e.index = len(events)
-            events.append(e)
+        else:
+            e = make_event(i, None, o, where, diags)
+            if e is not None:
+                e.index = len(events)
+                events.append(e)
+        if len(diags) > mark:
+            lines = lines or adk.event_lines(data, len(kept))
+            _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
     return build(events, name, meta, diags)
+
+
+def _name_place(diags: list[Diagnostic], placeholder: str, where: str) -> None:
+    """Diagnostics written with `placeholder` as their leading place, given `where` instead."""
+    for d in diags:
+        if d.message.startswith(placeholder):
+            d.message = where + d.message[len(placeholder) :]
 
 
 # ---------------------------------------------------------------------------------------- ledger
