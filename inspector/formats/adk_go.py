@@ -62,6 +62,7 @@ request is also kept in `header["next_request"]`.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -163,6 +164,7 @@ _TIME = re.compile(
     r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\s*(Z|[+-]\d\d:?\d\d)?(?: [+-]\d{4} [A-Z]+)?$"
 )
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
 
 
 def parse_time(v: Any) -> int | None:
@@ -181,16 +183,25 @@ def parse_time(v: Any) -> int | None:
     if m is None:
         return None
     y, mo, d, hh, mi, ss, frac, zone = m.groups()
-    try:
-        base = _dt.datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss), tzinfo=_dt.UTC)
-    except ValueError:
+    day = _epoch_day(y, mo, d)
+    h, mn, sc = int(hh), int(mi), int(ss)
+    if day is None or h > 23 or mn > 59 or sc > 59:  # what datetime refuses
         return None
-    secs = int((base - _EPOCH).total_seconds())
+    secs = day * 86400 + h * 3600 + mn * 60 + sc
     if zone and zone != "Z":
         z = zone.replace(":", "")
         off = int(z[1:3]) * 3600 + int(z[3:5]) * 60
         secs -= off if z[0] == "+" else -off
     return secs * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _epoch_day(y: str, mo: str, d: str) -> int | None:
+    """Days from the epoch to a calendar date (a session's events share a few), None for no such date."""
+    try:
+        return _dt.date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
 
 
 def _lower(obj: Any) -> dict[str, Any]:
