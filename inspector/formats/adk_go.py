@@ -334,9 +334,12 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
     return Compaction(start, end, _content(content) if isinstance(content, dict) else None, refs)
 
 
-def make_event(index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic]) -> GoEvent | None:
-    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing."""
-    o = _lower(src)
+def make_event(
+    index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic], lowered: bool = False
+) -> GoEvent | None:
+    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
+    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
+    o = src if lowered else _lower(src)
     line = index + 1
     ts = parse_time(o.get("timestamp"))
     if ts is None:
@@ -689,18 +692,19 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
 
 _JSON_COLUMNS = (
     ("content", "content"),
-    ("usage_metadata", "usageMetadata"),
-    ("long_running_tool_ids_json", "longRunningToolIds"),
+    ("usage_metadata", "usagemetadata"),
+    ("long_running_tool_ids_json", "longrunningtoolids"),
 )
 
 
 def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) -> GoEvent | None:
     """createEventFromStorageEvent (storage_session.go:245-363), from one row's columns."""
     where = f"{name}: row {n} (rowid {row.get('rowid')}, event {row.get('id')!r})"
+    # The keys as `make_event` reads them (lower-case: a row's columns need no casing pass).
     src: dict[str, Any] = {k: row.get(k) for k in ("id", "author", "branch", "timestamp")}
-    src["invocationId"] = row.get("invocation_id")
-    src["isolationScope"] = row.get("isolation_scope")
-    src["errorCode"], src["errorMessage"] = row.get("error_code"), row.get("error_message")
+    src["invocationid"] = row.get("invocation_id")
+    src["isolationscope"] = row.get("isolation_scope")
+    src["errorcode"], src["errormessage"] = row.get("error_code"), row.get("error_message")
     for col, key in _JSON_COLUMNS:
         v = row.get(col)
         if v is None:
@@ -717,7 +721,7 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) 
         except orjson.JSONDecodeError:
             what = "a pickle (adk-python's), not adk-go's JSON" if raw[:1] == b"\x80" else "not valid JSON"
             diags.append(Diagnostic(n, "malformed_row", f"{where}: actions is {what}; read without it (a compaction in it would be missed)", recovered="the rest of the event"))
-    return make_event(n - 1, row.get("rowid"), src, where, diags)
+    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True)
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
