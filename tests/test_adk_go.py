@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from inspector.analysis import analyze
@@ -126,6 +127,21 @@ def test_export_gives_the_same_request(tmp_path: Path) -> None:
     f.write_bytes(export(notes_example("camel")))
     r = analyze(adk_go.load(str(f), None, None))
     assert request(r) == [("assistant", "summary", "S1"), ("assistant", "message", "e2"), CONT]
+
+
+def test_export_diagnostics_name_the_event_and_its_line(tmp_path: Path) -> None:
+    """Each diagnostic of an export names the event's place and the line it starts on, for every
+    kind of problem (not an object, a bad time, a wrong-typed field), and only those events."""
+    good = orjson.loads(export(notes_example("camel")))
+    bad_time = {**good[1], "timestamp": "yesterday"}
+    bad_type = {**good[2], "author": 7}
+    doc = b"[\n" + b",\n".join(orjson.dumps(o, option=orjson.OPT_INDENT_2) for o in [good[0], 5, bad_time, bad_type, good[3]]) + b"\n]\n"
+    f = tmp_path / "export.json"
+    f.write_bytes(doc)
+    starts = {i + 1: doc[: doc.index(orjson.dumps(o, option=orjson.OPT_INDENT_2))].count(b"\n") + 1 for i, o in enumerate([good[0], 5, bad_time, bad_type]) if i}
+    msgs = [d.message for d in adk_go.load(str(f), None, None).diagnostics if d.problem != "exclusion_unmatched"]
+    assert [m.split(":")[1] for m in msgs] == [f" event {n} (line {starts[n]})" for n in (2, 3, 4)]
+    assert "not a JSON object" in msgs[0] and "is not a time" in msgs[1] and "author" in msgs[2]
 
 
 def _turn(n: int, sec: float) -> list[dict[str, Any]]:

@@ -62,6 +62,7 @@ request is also kept in `header["next_request"]`.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -163,6 +164,7 @@ _TIME = re.compile(
     r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\s*(Z|[+-]\d\d:?\d\d)?(?: [+-]\d{4} [A-Z]+)?$"
 )
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
 
 
 def parse_time(v: Any) -> int | None:
@@ -181,16 +183,25 @@ def parse_time(v: Any) -> int | None:
     if m is None:
         return None
     y, mo, d, hh, mi, ss, frac, zone = m.groups()
-    try:
-        base = _dt.datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss), tzinfo=_dt.UTC)
-    except ValueError:
+    day = _epoch_day(y, mo, d)
+    h, mn, sc = int(hh), int(mi), int(ss)
+    if day is None or h > 23 or mn > 59 or sc > 59:  # what datetime refuses
         return None
-    secs = int((base - _EPOCH).total_seconds())
+    secs = day * 86400 + h * 3600 + mn * 60 + sc
     if zone and zone != "Z":
         z = zone.replace(":", "")
         off = int(z[1:3]) * 3600 + int(z[3:5]) * 60
         secs -= off if z[0] == "+" else -off
     return secs * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _epoch_day(y: str, mo: str, d: str) -> int | None:
+    """Days from the epoch to a calendar date (a session's events share a few), None for no such date."""
+    try:
+        return _dt.date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
 
 
 def _lower(obj: Any) -> dict[str, Any]:
@@ -323,9 +334,12 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
     return Compaction(start, end, _content(content) if isinstance(content, dict) else None, refs)
 
 
-def make_event(index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic]) -> GoEvent | None:
-    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing."""
-    o = _lower(src)
+def make_event(
+    index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic], lowered: bool = False
+) -> GoEvent | None:
+    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
+    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
+    o = src if lowered else _lower(src)
     line = index + 1
     ts = parse_time(o.get("timestamp"))
     if ts is None:
@@ -678,18 +692,19 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
 
 _JSON_COLUMNS = (
     ("content", "content"),
-    ("usage_metadata", "usageMetadata"),
-    ("long_running_tool_ids_json", "longRunningToolIds"),
+    ("usage_metadata", "usagemetadata"),
+    ("long_running_tool_ids_json", "longrunningtoolids"),
 )
 
 
 def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) -> GoEvent | None:
     """createEventFromStorageEvent (storage_session.go:245-363), from one row's columns."""
     where = f"{name}: row {n} (rowid {row.get('rowid')}, event {row.get('id')!r})"
+    # The keys as `make_event` reads them (lower-case: a row's columns need no casing pass).
     src: dict[str, Any] = {k: row.get(k) for k in ("id", "author", "branch", "timestamp")}
-    src["invocationId"] = row.get("invocation_id")
-    src["isolationScope"] = row.get("isolation_scope")
-    src["errorCode"], src["errorMessage"] = row.get("error_code"), row.get("error_message")
+    src["invocationid"] = row.get("invocation_id")
+    src["isolationscope"] = row.get("isolation_scope")
+    src["errorcode"], src["errormessage"] = row.get("error_code"), row.get("error_message")
     for col, key in _JSON_COLUMNS:
         v = row.get(col)
         if v is None:
@@ -706,7 +721,7 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) 
         except orjson.JSONDecodeError:
             what = "a pickle (adk-python's), not adk-go's JSON" if raw[:1] == b"\x80" else "not valid JSON"
             diags.append(Diagnostic(n, "malformed_row", f"{where}: actions is {what}; read without it (a compaction in it would be missed)", recovered="the rest of the event"))
-    return make_event(n - 1, row.get("rowid"), src, where, diags)
+    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True)
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
@@ -917,18 +932,30 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     diags: list[Diagnostic] = []
     events: list[GoEvent] = []
     kept = obj[:upto] if upto is not None else obj
-    lines = adk.event_lines(data, len(kept))
+    # Diagnostics name the event by its place in the export and the line it starts on; where each
+    # event starts is found only once an event has a diagnostic (a second parse of the document).
+    lines: list[str] = []
     for i, o in enumerate(kept):
-        # Diagnostics name the event by its place in the export and the line it starts on.
-        where = f"{name}: event {i + 1} ({lines[i]})"
+        mark = len(diags)
+        where = f"{name}: event {i + 1} (\0)"
         if not isinstance(o, dict):
             diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
-            continue
-        e = make_event(i, None, o, where, diags)
-        if e is not None:
-            e.index = len(events)
-            events.append(e)
+        else:
+            e = make_event(i, None, o, where, diags)
+            if e is not None:
+                e.index = len(events)
+                events.append(e)
+        if len(diags) > mark:
+            lines = lines or adk.event_lines(data, len(kept))
+            _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
     return build(events, name, meta, diags)
+
+
+def _name_place(diags: list[Diagnostic], placeholder: str, where: str) -> None:
+    """Diagnostics written with `placeholder` as their leading place, given `where` instead."""
+    for d in diags:
+        if d.message.startswith(placeholder):
+            d.message = where + d.message[len(placeholder) :]
 
 
 # ---------------------------------------------------------------------------------------- ledger
