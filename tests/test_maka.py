@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from inspector.analysis import analyze
@@ -390,6 +391,37 @@ def test_stable_stringify_matches_javascript() -> None:
     ]
     out = subprocess.run(["node", "-e", JS], input=json.dumps(values), capture_output=True, text=True, check=True).stdout
     assert [maka.stable_stringify(v) for v in values] == json.loads(out)
+
+
+def test_stable_json_is_stable_stringify_where_orjson_would_write_another_text() -> None:
+    """The digest's serializer writes with orjson only where orjson's sorted output is maka's:
+    each of these orjson writes otherwise (a float, an array-index key, a sorted array, UTF-16 key
+    order, an integer past 64 bits), and each is still written as `stable_stringify` does."""
+    differ: list[Any] = [
+        {"ts": 1.0},
+        {"a": [{"x": [2.0]}]},
+        {"10": 1, "9": 2},
+        {"-b": 1, "1": 2},
+        {"required": ["b", "a"]},
+        {"args": {"enum": ["z", "y"]}},
+        {"a\uffff": 1, "a😀": 2},
+        {"n": 2**70},
+    ]
+    for v in differ:
+        try:
+            fast: bytes | None = orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            fast = None
+        exact = maka.stable_stringify(v).encode()
+        assert fast != exact, v
+        assert maka.stable_json(v) == exact, v
+    plain: list[Any] = [
+        {"id": "e1", "ts": 17, "partial": False, "content": {"kind": "text", "text": "é \u2028 😀\n"}, "x": None},
+        [{"b": [1, "2", True], "a": {}}, []],
+        {"required": "a string: not sorted", "9": "one index key alone"},
+    ]
+    for v in plain:
+        assert maka.stable_json(v) == maka.stable_stringify(v).encode() == orjson.dumps(v, option=orjson.OPT_SORT_KEYS), v
 
 
 def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:

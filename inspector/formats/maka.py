@@ -69,6 +69,7 @@ item per event. The database is opened read-only (`mode=ro`).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -276,31 +277,69 @@ def _object_keys(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def stable_stringify(value: Any, parent_key: str | None = None) -> str:
     """maka's `stableStringify` (request-shape.ts:510-512, 684-710) over parsed JSON: keys
-    sorted, arrays under `required`/`enum` sorted (by code point here; maka uses localeCompare)."""
+    sorted, arrays under `required`/`enum` sorted (by code point here; maka uses localeCompare).
+    The kinds are tried most common first (an event is mostly strings and objects)."""
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, dict):
+        parts = [jk + stable_stringify(value[k], k) for k, jk in _object_keys(tuple(value))]
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, list):
+        items = [stable_stringify(v) for v in value]
+        if parent_key in ("required", "enum"):
+            items.sort()
+        return "[" + ",".join(items) + "]"
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return js_number(value)
-    if isinstance(value, str):
-        return _js_string(value)
-    if isinstance(value, list):
-        items = [stable_stringify(v) for v in value]
-        if parent_key in ("required", "enum"):
-            items.sort()
-        return "[" + ",".join(items) + "]"
-    if isinstance(value, dict):
-        parts = [jk + stable_stringify(value[k], k) for k, jk in _object_keys(tuple(value))]
-        return "{" + ",".join(parts) + "}"
     return json.dumps(str(value), ensure_ascii=False)
+
+
+# The values orjson writes as `stable_stringify` does (a float it may not: JS writes `1` for 1.0).
+_PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+@lru_cache(maxsize=4096)
+def _keys_agree(keys: tuple[str, ...]) -> bool:
+    """Does orjson's sorted key order (by code point) agree with `_js_key_order` for an object of
+    these keys, none of which holds an array maka sorts (`required`, `enum`)?"""
+    return "required" not in keys and "enum" not in keys and [k for k, _ in _object_keys(keys)] == sorted(keys)
+
+
+def _orjson_agrees(value: Any) -> bool:
+    """Is orjson's sorted output of this parsed JSON `stable_stringify`'s (no float, no object
+    whose key order or arrays part from maka's)? An integer past 64 bits or a lone surrogate
+    orjson refuses: `stable_json` then takes the exact path too."""
+    t = type(value)
+    if t is dict:
+        if not _keys_agree(tuple(value)):
+            return False
+        values: Any = value.values()
+    elif t is list:
+        values = value
+    else:
+        return t in _PLAIN_LEAVES
+    return _PLAIN_LEAVES.issuperset(map(type, values)) or all(_orjson_agrees(v) for v in values if type(v) not in _PLAIN_LEAVES)
+
+
+def stable_json(value: Any) -> bytes:
+    """`stable_stringify(value)` as UTF-8: written by orjson where its output is the same."""
+    if _orjson_agrees(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            pass
+    return stable_stringify(value).encode("utf-8")
 
 
 def source_digest(events: list[dict[str, Any]]) -> str:
     """`historyCompactSourceDigest` (history-compact-checkpoint.ts:728-738)."""
     h = hashlib.sha256()
     for ev in events:
-        s = stable_stringify(ev).encode("utf-8")
+        s = stable_json(ev)
         h.update(str(len(s)).encode() + b":" + s + b";")
     return "sha256:" + h.hexdigest()
 
@@ -592,6 +631,10 @@ def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic
     return _row_events(rows, name, 1, diags)
 
 
+# The payload fields maka checks against the row's columns (event_id, session_id, invocation_id, run_id, turn_id).
+_IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
+
+
 def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic]) -> list[_Event]:
     """The session's runtime_events rows as events; `first`: the first one's place in the session order."""
     out: list[_Event] = []
@@ -607,12 +650,9 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic])
         if wrong:
             obj = orjson.loads(payload)
         diags.extend(fields.line_diagnostics(i, wrong, where))
-        clash = [
-            f"{k} {ev.get(k)!r} (column {col!r})"
-            for k, col in (("id", eid), ("sessionId", rsid), ("invocationId", inv), ("runId", run), ("turnId", turn))
-            if ev.get(k) != col
-        ]
-        if clash:
+        columns = (eid, rsid, inv, run, turn)
+        if tuple(map(ev.get, _IDENTITY)) != columns:
+            clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
             diags.append(
                 Diagnostic(
                     i,
@@ -840,9 +880,10 @@ def _assemble(
     # event its coverage runs through.
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
+    committed = sorted(e.committed_at for e in events if _finite(e.committed_at)) if rows else []
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
-        at = sum(1 for e in events if _finite(e.committed_at) and e.committed_at <= ts)
+        at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
         if isinstance(thr, dict) and thr.get("runtimeEventId") in pos_of:
             at = max(at, pos_of[thr["runtimeEventId"]] + 1)
