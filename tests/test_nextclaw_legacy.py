@@ -137,3 +137,18 @@ def test_default_places_take_the_store_and_skip_its_index(tmp_path: Path, monkey
     moved = LegacyStore().write(tmp_path / "elsewhere" / "sessions", "agent_main_s2")
     _, files, _ = discover(default_places())
     assert [os.path.relpath(f, tmp_path) for f in files] == [os.path.relpath(moved, tmp_path)]
+
+
+def test_tool_calls_that_are_not_a_list_are_no_calls(tmp_path: Path) -> None:
+    """Fuzz seed 17: an assistant event whose `tool_calls` is a number crashed the mapping
+    (iterating a float); it is a message with no calls, and the rest loads."""
+    from inspector.cli.main import main
+
+    p = tmp_path / "agent_main_s1.jsonl"
+    p.write_text(
+        '{"_type": "event", "seq": 2, "type": "assistant.tool_call", "timestamp": "2026-08-20T09:00:02.000Z", '
+        '"data": {"message": {"role": "assistant", "content": "", "timestamp": "2026-08-20T09:00:02.000Z", '
+        '"tool_calls": 18446744073709551617}}}\n'
+    )
+    for argv in (["context", str(p), "--json"], ["analyze", str(p)]):
+        assert main(argv) in (0, 1)

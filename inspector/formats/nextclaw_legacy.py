@@ -211,7 +211,8 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
     elif _text(content):
         blocks.append(Block("text", _text(content)))
     if role == "assistant":
-        for c in msg.get("tool_calls") or []:
+        calls = msg.get("tool_calls")
+        for c in calls if isinstance(calls, list) else ():  # (any other value: no calls; the field check says so)
             if isinstance(c, dict):
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
                 cid = c["id"].strip() if isinstance(c.get("id"), str) else ""
