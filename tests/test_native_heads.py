@@ -5,7 +5,6 @@ removed, or joined by an unknown key, and for every field of every block the sam
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from pathlib import Path
@@ -17,6 +16,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load, native
 from inspector.formats.jsonl import read_lines
+from tests.field_mutations import mutated
 
 from .test_native_format import ASSISTANT, HEADER, RUN, SAMPLES, TOOL, USER
 
@@ -32,7 +32,6 @@ SEED = 20261201
 def _mutations(msg: dict[str, Any]) -> list[dict[str, Any]]:
     """Every field of the message, and of each of its blocks and its usage, set to every value in
     VALUES, removed, or beside an unknown key."""
-    out: list[dict[str, Any]] = []
     places: list[tuple[dict[str, Any], ...]] = []
 
     def visit(path: tuple[Any, ...], obj: dict[str, Any]) -> None:
@@ -48,20 +47,7 @@ def _mutations(msg: dict[str, Any]) -> list[dict[str, Any]]:
                         visit((*path, k, i), b)
 
     visit((), msg)
-    for path, key in places:  # type: ignore[misc]
-        for value in [*VALUES, "REMOVE"]:
-            m = copy.deepcopy(msg)
-            target: Any = m
-            for p in path:
-                target = target[p]
-            if value == "REMOVE":
-                if key not in target:
-                    continue
-                del target[key]
-            else:
-                target[key] = value
-            out.append(m)
-    return out
+    return mutated(msg, places, VALUES)
 
 
 def _fields(led) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]

@@ -7,7 +7,6 @@ every JSON type, removed, or joined by an unknown key, and for every field of it
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from pathlib import Path
@@ -19,6 +18,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import fields, load, load_bytes, pi
 from inspector.ledger.model import Ledger, Record
+from tests.field_mutations import mutated
 
 # One value of every JSON type, and the edges the head decoder must judge as the builder does.
 VALUES: list[Any] = [
@@ -77,21 +77,7 @@ def _mutations(entry: dict[str, Any]) -> list[dict[str, Any]]:
                         visit((*path, k, i), b)
 
     visit((), entry)
-    out: list[dict[str, Any]] = []
-    for path, key in places:
-        for value in [*VALUES, "REMOVE"]:
-            e = copy.deepcopy(entry)
-            target: Any = e
-            for p in path:
-                target = target[p]
-            if value == "REMOVE":
-                if key not in target:
-                    continue
-                del target[key]
-            else:
-                target[key] = value
-            out.append(e)
-    return out
+    return mutated(entry, places, VALUES)
 
 
 def _record(r: Record) -> tuple[Any, ...]:
