@@ -85,16 +85,17 @@ from __future__ import annotations
 import glob
 import os
 from calendar import timegm
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
-from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, check_fields, line_diagnostics
-from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
+from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
+from inspector.formats.jsonl import LoadError, check_openable, os_problem
 from inspector.ledger.model import Block, Checkpoint, Diagnostic, HistoryItem, Ledger, Message, Record, Usage
 
 NAME = "nextclaw"
@@ -271,7 +272,8 @@ def _choose_journal(folder: str, session: str | None, diags: list[Diagnostic]) -
 
 
 def load(path: str, selector: str | None, upto: int | None) -> Ledger:
-    """Read one session: a journal file, or a folder of journals (`DIR#SESSION`)."""
+    """Read one session: a journal file, or a folder of journals (`DIR#SESSION`). Its bytes are
+    not hashed here: `formats.load` hashes a file only for a command that writes."""
     diags: list[Diagnostic] = []
     if os.path.isdir(path):
         path = _choose_journal(path, selector, diags)
@@ -279,12 +281,10 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            led = _build(_file_lines(f), path, upto, diags, selector)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
-    led = build(data, path, upto, diags, selector)
     led.size = size
-    led.sha256 = hash_prefix(path, size)
     led.upto_line = upto
     return led
 
@@ -346,10 +346,6 @@ class _Msg:
     def parts(self) -> list[Any]:
         p = self.obj.get("parts")
         return p if isinstance(p, list) else []
-
-
-def _copy(o: Any) -> Any:
-    return orjson.loads(orjson.dumps(o))
 
 
 @dataclass
@@ -552,7 +548,6 @@ class _Replay:
         if t in ("message.sent", "message.completed", _SNAPSHOT) and message is None:
             return
         if message is not None and t in ("message.sent", "message.completed", _SNAPSHOT):
-            message = _copy(message)
             if message.get("role") == "assistant" and message.get("status") in ("pending", "streaming"):
                 message["status"] = "final"
             if t != "message.sent":
@@ -754,40 +749,6 @@ def _merge_results(message: dict[str, Any], results: dict[str, dict[str, Any]]) 
             p["result"] = results[p["toolCallId"]].get("content")
 
 
-def _superseded(events: list[tuple[int, dict[str, Any]]]) -> set[int]:
-    """Interrupted `run.error`s whose message or run continues later (replay-event :25-60)."""
-    out: set[int] = set()
-    msgs: set[str] = set()
-    runs: set[str] = set()
-    call_msgs: dict[str, str] = {}
-    for i in range(len(events) - 1, -1, -1):
-        ev = events[i][1]
-        t = ev.get("type")
-        if t in _JOURNAL_ONLY:
-            continue
-        p = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
-        if (
-            t == "run.error"
-            and p.get("interrupted") is True
-            and (p.get("messageId") in msgs or p.get("runId") in runs)
-        ):
-            out.add(i)
-        call = p.get("toolCallId") if isinstance(p.get("toolCallId"), str) else None
-        if call and call in call_msgs:
-            msgs.add(call_msgs[call])
-        streaming = isinstance(p.get("messageId"), str) and t in _STREAMING
-        if t == _SNAPSHOT or streaming or t in ("message.completed", "run.finished"):
-            message = p.get("message") if isinstance(p.get("message"), dict) else None
-            mid = message.get("id") if message else p.get("messageId") if t != _SNAPSHOT else None
-            if isinstance(mid, str):
-                msgs.add(mid)
-            if isinstance(p.get("runId"), str) and t != _SNAPSHOT:
-                runs.add(p["runId"])
-            if call and isinstance(mid, str):
-                call_msgs[call] = mid
-    return out
-
-
 def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
     md = message.get("metadata")
     if not isinstance(md, dict) or md.get(_TIMELINE_KIND) != _COMPACTION:
@@ -812,75 +773,163 @@ def _compressed(message: dict[str, Any]) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------------------- reading
 
 
-def _parse(
-    data: bytes, name: str, upto: int | None, diags: list[Diagnostic]
-) -> tuple[dict[str, Any] | None, list[tuple[int, dict[str, Any], str]]]:
-    meta: dict[str, Any] | None = None
-    events: list[tuple[int, dict[str, Any], str]] = []
-    last_ts = ""
-    for n, raw in enumerate(data.split(b"\n"), start=1):
-        if upto is not None and n > upto:
+def _lines(data: bytes) -> Iterator[bytes]:
+    """`data.split(b"\n")`, one line at a time (no copy of the whole file)."""
+    pos, end = 0, len(data)
+    while pos <= end:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            nl = end
+        yield data[pos:nl]
+        pos = nl + 1
+
+
+def _file_lines(f: BinaryIO) -> Iterator[bytes]:
+    """The file's lines as `_lines` gives them (without their newline), read as they come."""
+    last = b""
+    for raw in f:
+        if raw.endswith(b"\n"):
+            yield raw[:-1]
+        else:
+            last = raw
             break
-        if not raw.strip():
-            continue
-        try:
-            o = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            diags.append(
-                Diagnostic(
-                    n, "malformed_json", f"{name}: line {n}: not valid JSON ({e}); NextClaw skips it too"
+    yield last  # (what follows the last newline: as split gives it, maybe empty)
+
+
+@dataclass
+class _Reader:
+    """The journal read line by line, each event handed to the replay as it comes, except those
+    that follow an interrupted `run.error`: whether a later event supersedes it is known only at
+    the end (replay-event :25-60), so from the first one on the events wait in `held`."""
+
+    name: str
+    diags: list[Diagnostic]
+    replay: _Replay
+    meta: dict[str, Any] | None = None
+    events: int = 0
+    content: bool = False  # any line that is not blank
+    held: list[tuple[int, int, dict[str, Any], str]] | None = None
+    interrupted: list[tuple[int, Any, Any]] = field(default_factory=list)
+    # The last event (by index) naming each message / run, as `_superseded` collects them.
+    last_msg: dict[str, int] = field(default_factory=dict)
+    last_run: dict[str, int] = field(default_factory=dict)
+
+    def read(self, lines: Iterator[bytes], upto: int | None) -> None:
+        name, diags = self.name, self.diags
+        check = checker(SPEC)
+        last_ts = ""
+        for n, raw in enumerate(lines, start=1):
+            if upto is not None and n > upto:
+                if not self.events:  # (only "is the file blank?" is still asked: build's error)
+                    self.content = self.content or bool(raw.strip()) or any(r.strip() for r in lines)
+                break
+            if not raw.strip():
+                continue
+            self.content = True
+            try:
+                o = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                diags.append(
+                    Diagnostic(
+                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({e}); NextClaw skips it too"
+                    )
                 )
-            )
-            continue
-        if not isinstance(o, dict):
-            diags.append(
-                Diagnostic(
-                    n,
-                    "malformed_json",
-                    f"{name}: line {n}: a JSON {type(o).__name__}, not an entry object; NextClaw skips it too",
+                continue
+            if type(o) is not dict:
+                diags.append(
+                    Diagnostic(
+                        n,
+                        "malformed_json",
+                        f"{name}: line {n}: a JSON {type(o).__name__}, not an entry object; NextClaw skips it too",
+                    )
                 )
-            )
-            continue
-        wrong = check_fields(o, SPEC)
-        if wrong:
-            diags += line_diagnostics(n, wrong, f"{name}: line {n}")
-        kind = o.get("_type")
-        if kind == "metadata":
-            meta = o
-        elif kind == "event" and isinstance(o.get("event"), dict):
-            t = _ms(o.get("timestamp"))
-            ts = o.get("timestamp") if t == t else last_ts  # not NaN
-            last_ts = ts or last_ts
-            ev = o["event"]
-            if isinstance(ev.get("payload"), dict):
-                ev["payload"]["timestamp"] = ts
-            if not isinstance(ev.get("type"), str):
+                continue
+            wrong: list[WrongType] = []
+            check(o, "", wrong)
+            if wrong:
+                diags += line_diagnostics(n, wrong, f"{name}: line {n}")
+            kind = o.get("_type")
+            ev = o.get("event")
+            if kind == "event" and type(ev) is dict:
+                ts = o.get("timestamp")
+                if not (isinstance(ts, str) and ts and _parsed_ms(ts) == _parsed_ms(ts)):  # NaN: not a time
+                    ts = last_ts
+                last_ts = ts or last_ts
+                p = ev.get("payload")
+                if type(p) is dict:
+                    p["timestamp"] = ts
+                t = ev.get("type")
+                if type(t) is not str:
+                    diags.append(
+                        Diagnostic(
+                            n,
+                            "unknown_entry",
+                            f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
+                        )
+                    )
+                    continue
+                self._event(n, ev, t, p if type(p) is dict else _EMPTY, ts)
+            elif kind == "metadata":
+                self.meta = o
+            elif "type" in o and "data" in o and kind == "event":
                 diags.append(
                     Diagnostic(
                         n,
                         "unknown_entry",
-                        f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
+                        f"{name}: line {n}: a legacy session-store event (type/data), not an NCP journal event; skipped",
                     )
                 )
-                continue
-            events.append((n, ev, ts))
-        elif "type" in o and "data" in o and kind == "event":
-            diags.append(
-                Diagnostic(
-                    n,
-                    "unknown_entry",
-                    f"{name}: line {n}: a legacy session-store event (type/data), not an NCP journal event; skipped",
+            else:
+                diags.append(
+                    Diagnostic(
+                        n,
+                        "unknown_entry",
+                        f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
+                    )
                 )
-            )
+
+    def _event(self, n: int, ev: dict[str, Any], t: str, p: dict[str, Any], ts: str) -> None:
+        i = self.events
+        self.events += 1
+        if t in _JOURNAL_ONLY:
+            return
+        # `_superseded`'s bookkeeping, forward: the last event naming each message and run.
+        if t == "run.error" and p.get("interrupted") is True:
+            self.interrupted.append((i, p.get("messageId"), p.get("runId")))
+            if self.held is None:
+                self.held = []
+        elif t == _SNAPSHOT or t in _NAMING or (t in _STREAMING and isinstance(p.get("messageId"), str)):
+            message = p.get("message")
+            message = message if type(message) is dict else None
+            mid = message.get("id") if message else p.get("messageId") if t != _SNAPSHOT else None
+            if isinstance(mid, str):
+                self.last_msg[mid] = i
+            rid = p.get("runId")
+            if isinstance(rid, str) and t != _SNAPSHOT:
+                self.last_run[rid] = i
+        if self.held is None:
+            self.replay.event(ev, n, ts)
         else:
-            diags.append(
-                Diagnostic(
-                    n,
-                    "unknown_entry",
-                    f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
-                )
-            )
-    return meta, events
+            self.held.append((i, n, ev, ts))
+
+    def finish(self) -> None:
+        """Replay what waited, without the interrupted `run.error`s a later event supersedes."""
+        if self.held is None:
+            return
+        last_msg, last_run = self.last_msg, self.last_run
+        skip = {
+            i
+            for i, mid, rid in self.interrupted
+            if last_msg.get(mid, -1) > i or last_run.get(rid, -1) > i  # type: ignore[arg-type]
+        }
+        held, self.held = self.held, None
+        for i, n, ev, ts in held:
+            if i not in skip:
+                self.replay.event(ev, n, ts)
+
+
+_EMPTY: dict[str, Any] = {}
+_NAMING = frozenset({"message.completed", "run.finished"})
 
 
 def build(
@@ -890,10 +939,22 @@ def build(
     diags: list[Diagnostic] | None = None,
     selector: str | None = None,
 ) -> Ledger:
-    diags = diags if diags is not None else []
-    meta, events = _parse(data, name, upto, diags)
-    if not events:
-        if data.strip() and meta is None and not any(d.problem == "malformed_json" for d in diags):
+    return _build(_lines(data), name, upto, diags if diags is not None else [], selector)
+
+
+def _build(
+    lines: Iterator[bytes],
+    name: str,
+    upto: int | None,
+    diags: list[Diagnostic],
+    selector: str | None = None,
+) -> Ledger:
+    rp = _Replay()
+    reader = _Reader(name, diags, rp)
+    reader.read(lines, upto)
+    meta = reader.meta
+    if not reader.events:
+        if reader.content and meta is None and not any(d.problem == "malformed_json" for d in diags):
             raise LoadError(f"{name}: line 1: not a NextClaw NCP journal (no '_type': 'event' lines)")
         raise LoadError(
             f"{name}: line {upto}: the journal holds no events up to this line"
@@ -904,12 +965,7 @@ def build(
     if problem:
         diags.append(Diagnostic(0, "metadata_sidecar", problem, severity="error"))
     meta = side or meta
-    rp = _Replay()
-    skip = _superseded([(n, ev) for n, ev, _ in events])
-    for i, (n, ev, ts) in enumerate(events):
-        if ev.get("type") in _JOURNAL_ONLY or i in skip:
-            continue
-        rp.event(ev, n, ts)
+    reader.finish()
     msgs = rp.result()
     session_id = next((m.obj.get("sessionId") for m in msgs if isinstance(m.obj.get("sessionId"), str)), None)
     if selector is not None and selector not in (session_id, _safe_name(session_id or "")):
