@@ -369,3 +369,23 @@ def test_replay_places_messages_by_time_without_rescanning_the_timeline(tmp_path
     assert led.records[led.by_id()["u7"]].message.blocks[0].text == "question 7, edited"
     # linear: the old scans read every held message's time per insert, and its id per lookup
     assert len(parsed) < 20 * n and len(compared) < 50 * n
+
+
+def test_times_read_by_hand_equal_datetimes_reading() -> None:
+    """`_parsed_ms` reads NextClaw's ISO form by hand from a cached epoch day; every string, of that
+    form or near it, reads as datetime.fromisoformat reads it (`_iso_ms`), NaN where that refuses."""
+    import itertools
+
+    dates = ["1969-12-31", "1970-01-01", "2026-02-29", "2024-02-29", "0001-01-01", "9999-12-31", "2026-13-01", "0000-01-01"]
+    times = ["00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60"]
+    fracs = ["", ".5", ".12", ".123", ".1234", ".123456", ".1234567", ".999"]
+    zones = ["Z", "+00:00", "-00:00", "+05:30", "-12:45", "+24:00", "-01:60", "", "z", "+0530", "+05:30:15"]
+    n = 0
+    for d, sep, t, fr, z in itertools.product(dates, ["T", " "], times, fracs, zones):
+        ts = f"{d}{sep}{t}{fr}{z}"
+        fast, slow = nextclaw._parsed_ms.__wrapped__(ts), nextclaw._iso_ms(ts)
+        assert fast == slow or (fast != fast and slow != slow), ts
+        n += fast == fast
+    assert n > 500
+    # An offset past year 1 is a time (JS's Date.parse has one), not an OverflowError.
+    assert nextclaw._iso_ms("0001-01-01 00:00:00+05:30") == nextclaw._parsed_ms("0001-01-01T00:00:00+05:30") == -62135616600000.0

@@ -84,10 +84,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
+from bisect import bisect_left
 from calendar import timegm
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, BinaryIO
 
@@ -319,16 +321,59 @@ def _ms(ts: Any) -> float:
     return _parsed_ms(ts)
 
 
+# The form NextClaw writes (`new Date().toISOString()`, or an offset): read by hand, from a cached
+# epoch day; any other string as `_iso_ms` reads it.
+_ISO = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{3}|[0-9]{6}))?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_EPOCH = datetime(1970, 1, 1)
+
+
 @lru_cache(maxsize=1 << 16)
 def _parsed_ms(ts: str) -> float:
     """`_ms` of a non-empty string, remembered: a replay compares each message's time many times."""
+    m = _ISO.fullmatch(ts)
+    if m is None:
+        return _iso_ms(ts)
+    y, mo, d, hh, mi, ss, frac, zone = m.groups()
+    day = _epoch_day(y, mo, d)
+    h, mn, sc = int(hh), int(mi), int(ss)
+    if day is None or h > 23 or mn > 59 or sc > 59:
+        return _iso_ms(ts)
+    secs = day * 86400 + h * 3600 + mn * 60 + sc
+    if zone != "Z":
+        oh, om = int(zone[1:3]), int(zone[4:6])
+        if oh > 23 or om > 59:
+            return _iso_ms(ts)
+        off = oh * 3600 + om * 60
+        secs -= off if zone[0] == "+" else -off
+    return secs * 1000.0 + (int(frac[:3]) if frac else 0)
+
+
+@lru_cache(maxsize=1024)
+def _epoch_day(y: str, mo: str, d: str) -> int | None:
+    """Days from the epoch to a date (a journal's events share a few); None for no such date."""
+    try:
+        return date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+
+
+def _iso_ms(ts: str) -> float:
+    """Date.parse of any other string, by datetime.fromisoformat."""
     try:
         d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return float("nan")
     if d.tzinfo is None:
         return float("nan")
-    return timegm(d.utctimetuple()) * 1000.0 + d.microsecond // 1000
+    try:
+        secs = timegm(d.utctimetuple())
+    except OverflowError:  # an offset carries it past year 1 or 9999, where JS still has a time
+        utc = d.replace(tzinfo=None) - _EPOCH - d.utcoffset()  # type: ignore[operator]
+        secs = utc.days * 86400 + utc.seconds
+    return secs * 1000.0 + d.microsecond // 1000
 
 
 @dataclass
@@ -1164,11 +1209,26 @@ def _ranges(path: list[Record]) -> list[tuple[str, str]]:
     return out
 
 
+@dataclass
+class _Regular:
+    """The message records, each with its NCP message's id and its time (read once for every checkpoint)."""
+
+    records: list[Record]
+    owners: list[str | None]
+    times: list[float]
+
+    @classmethod
+    def of(cls, led: Ledger) -> _Regular:
+        regular = [r for r in led.records if r.kind == "message"]
+        return cls(regular, [_owner(r) for r in regular], [_ms(r.timestamp) for r in regular])
+
+
 def _apply_checkpoints(led: Ledger, msgs: list[_Msg]) -> None:
     latest = _latest(led)
     prev_rep: set[int] = set()
     prev_summary = ""
     by_seq_obj = {m.id: m for m in msgs}
+    regular = _Regular.of(led)
     for r in led.records:
         if r.kind != "checkpoint":
             continue
@@ -1186,7 +1246,7 @@ def _apply_checkpoints(led: Ledger, msgs: list[_Msg]) -> None:
                 )
             )
             continue
-        prev_rep = _make_checkpoint(led, r, cp, prev_rep, prev_summary, by_seq_obj, applied=r is latest)
+        prev_rep = _make_checkpoint(led, r, cp, prev_rep, prev_summary, by_seq_obj, regular, applied=r is latest)
         prev_summary = cp["summary"]
         _report(led, r, cp)
 
@@ -1198,30 +1258,34 @@ def _make_checkpoint(
     prev_rep: set[int],
     prev_summary: str,
     msgs: dict[str, _Msg],
+    regular: _Regular,
     applied: bool,
 ) -> set[int]:
-    before = [r for r in led.records[: rec.seq] if r.kind == "message"]
+    n_before = bisect_left(regular.records, rec.seq, key=lambda r: r.seq)
+    before = regular.records[:n_before]
     preserved, retained = _ids(cp.get("preservedUserMessageIds")), _ids(cp.get("retainedMessageIds"))
     until = _ms(cp.get("coveredUntil") if isinstance(cp.get("coveredUntil"), str) else cp.get("updatedAt"))
     cont_id = cp.get("continuationMessageId")
     cont_n = cp.get("continuationMessageCoveredPartCount")
     partial = isinstance(cont_n, int) and not isinstance(cont_n, bool) and cont_n >= 0
-    regular = [r for r in led.records if r.kind == "message"]
+    cont = msgs.get(cont_id or "") if partial and isinstance(cont_id, str) else None  # (ids are strings)
+    cont_fate = "after" if cont is not None and len(cont.parts) > cont_n else None  # type: ignore[operator]
 
-    def kept_as(r: Record) -> str | None:
-        own = _owner(r)
+    # Where each message record goes (preserved, retained, after coveredUntil, or dropped): every
+    # record for the applied checkpoint, the records before it for any other.
+    fate: dict[int, str | None] = {}
+    n = len(regular.records) if applied else n_before
+    for r, own, t in zip(regular.records[:n], regular.owners[:n], regular.times[:n], strict=True):
         if own in preserved and r.role == "user" and r.type == "message":
-            return "preserved"
-        if own in retained:
-            return "retained"
-        if own in preserved:
-            return None  # a preserved id that is no user message: neither list takes it
-        if partial and own == cont_id:
-            m = msgs.get(own or "")
-            return "after" if m is not None and len(m.parts) > cont_n else None  # type: ignore[operator]
-        return "after" if _ms(r.timestamp) > until else None
-
-    fate = {r.seq: kept_as(r) for r in regular}
+            fate[r.seq] = "preserved"
+        elif own in retained:
+            fate[r.seq] = "retained"
+        elif own in preserved:
+            fate[r.seq] = None  # a preserved id that is no user message: neither list takes it
+        elif partial and own == cont_id:
+            fate[r.seq] = cont_fate
+        else:
+            fate[r.seq] = "after" if t > until else None
     dropped = [r for r in before if fate[r.seq] is None]
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
@@ -1251,8 +1315,8 @@ def _make_checkpoint(
         explicit_represents=_ranges([r for r in before if r.seq in rep]),
     )
     if applied:
-        rec.checkpoint.replacement = _replacement(led, rec, cp, fate, msgs, partial, cont_id, cont_n)
-        _check_order(led, rec, fate)
+        rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular.records)
+        _check_order(led, rec, fate, regular.records)
     return rep
 
 
@@ -1266,7 +1330,6 @@ def _by_time(recs: list[Record]) -> list[Record]:
 
 
 def _replacement(
-    led: Ledger,
     rec: Record,
     cp: dict[str, Any],
     fate: dict[int, str | None],
@@ -1274,6 +1337,7 @@ def _replacement(
     partial: bool,
     cont_id: Any,
     cont_n: Any,
+    regular: list[Record],
 ) -> list[HistoryItem]:
     out = [
         HistoryItem(
@@ -1285,7 +1349,6 @@ def _replacement(
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
         else {}
     )
-    regular = [r for r in led.records if r.kind == "message"]
     for r in _by_time([r for r in regular if fate[r.seq] == "preserved"]):
         if trunc.get("messageId") == r.id and isinstance(trunc.get("text"), str) and trunc["text"]:
             out.append(HistoryItem("user", trunc["text"], id=r.id))
@@ -1314,11 +1377,10 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None]) -> None:
+def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None], regular: list[Record]) -> None:
     """Records after the checkpoint follow in file order; say where NextClaw would differ."""
-    after = [r for r in led.records[rec.seq + 1 :] if r.kind == "message"]
-    wrong = [r for r in after if fate[r.seq] != "after"]
-    tail = [r for r in led.records if r.kind == "message" and fate[r.seq] == "after"]
+    wrong = [r for r in regular if r.seq > rec.seq and fate[r.seq] != "after"]
+    tail = [r for r in regular if fate[r.seq] == "after"]
     if [r.seq for r in _by_time(tail)] != sorted(r.seq for r in tail) or wrong:
         led.diagnostics.append(
             Diagnostic(
