@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +154,64 @@ def test_tool_calls_that_are_not_a_list_are_no_calls(tmp_path: Path) -> None:
     )
     for argv in (["context", str(p), "--json"], ["analyze", str(p)]):
         assert main(argv) in (0, 1)
+
+
+# One value of every JSON type, and the edges the index must judge as the message does.
+VALUES: list[Any] = [None, True, False, 0, 7, 1.5, 2**70, "", " ", "x", " c1 ", "user", "assistant", "tool", "2026-08-20T09:00:01.120Z", [], [1], {}, {"a": 1}]
+CALL = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+LEGACY_MESSAGES: list[dict[str, Any]] = [
+    {"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "image"}], "timestamp": "2026-08-20T09:00:01.000Z"},
+    {"role": "assistant", "content": "a", "reasoning_content": "r", "tool_calls": [CALL, {"id": " c2 "}], "timestamp": "2026-08-20T09:00:02.000Z"},
+    {"role": "tool", "content": "ok", "tool_call_id": "c1", "name": "ls", "timestamp": "2026-08-20T09:00:03.000Z"},
+    {"role": "system", "content": None},
+]
+
+
+def test_the_index_holds_what_each_lazily_built_message_gives(tmp_path: Path) -> None:
+    """A message record's role, never-sent flag, tool-call ids and answered call are taken from the
+    stored message without building it (`_message_record`); its message is built on demand. For every
+    field of an event and of its message (and of a tool call) set to every JSON type, removed, or beside
+    an unknown key, the record holds what `Record._take` takes from the message built, and each
+    timestamp reads as datetime reads it (`_iso_datetime`)."""
+    from inspector.ledger.model import Record
+    from tests.field_mutations import mutated
+
+    lines: list[dict[str, Any]] = []
+    for i, msg in enumerate(LEGACY_MESSAGES):
+        event = {"_type": "event", "seq": i + 1, "type": "message.x", "timestamp": "2026-08-20T09:00:00.000Z", "data": {"message": msg}}
+        places = [((), k) for k in [*event, "unknown"]] + [(("data", "message"), k) for k in [*msg, "tool_calls", "tool_call_id", "unknown"]]
+        if "tool_calls" in msg:
+            places += [(("data", "message", "tool_calls", 0), k) for k in ("id", "function", "unknown")]
+        lines += mutated(event, places, VALUES)
+    rng = random.Random(15)
+    rng.shuffle(lines)
+    checked = 0
+    for start in range(0, len(lines), 40):  # 40 lines a file: some in getHistory's window, some not
+        p = tmp_path / f"k{start}.jsonl"
+        p.write_text("".join(json.dumps(o) + "\n" for o in lines[start : start + 40]))
+        led = load(str(p), fmt="nextclaw_legacy")
+        for r in led.records:
+            if r.kind != "message":
+                continue
+            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message)
+            assert (r.role, r.stop_reason, r.never_sent, r.source_role, r.call_ids, r.result_id) == (
+                ref.role, ref.stop_reason, ref.never_sent, ref.source_role, ref.call_ids, ref.result_id,
+            ), lines[start + r.line - 1]  # fmt: skip
+            checked += 1
+    assert checked > 800
+    for v in [*VALUES, " 2026-08-20T09:00:01.5+05:30 ", "2026-08-20T09:00:01-00:00", "2026-02-30T09:00:01Z", "2026-08-20T24:00:00Z"]:
+        assert nextclaw_legacy._iso(v) == (nextclaw_legacy._iso_datetime(v.strip()) if isinstance(v, str) else None), v
+
+
+def test_timestamps_written_by_hand_equal_datetimes_isoformat() -> None:
+    """`_iso` writes NextClaw's own form's isoformat() by hand; for every string of that form and
+    near it, what datetime.fromisoformat(...).isoformat() gives (None where it refuses)."""
+    import itertools
+
+    dates = ["1970-01-01", "2026-02-29", "2024-02-29", "0001-01-01", "9999-12-31", "2026-13-01", "0000-01-01", "2026-1-01"]
+    times = ["00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60"]
+    fracs = ["", ".5", ".123", ".000", ".1234", ".123456", ".000000", ".000100", ".1234567"]
+    zones = ["Z", "+00:00", "-00:00", "+05:30", "-12:45", "+24:00", "-01:60", "", "z", "+0530", "+05:30:15", "+23:59"]
+    for d, sep, t, fr, z, pad in itertools.product(dates, ["T", " "], times, fracs, zones, ["", " "]):
+        ts = f"{pad}{d}{sep}{t}{fr}{z}{pad}"
+        assert nextclaw_legacy._iso(ts) == nextclaw_legacy._iso_datetime(ts.strip()), ts

@@ -283,7 +283,7 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            led = _build(_file_lines(f), path, upto, diags, selector)
+            led = _build(file_lines(f), path, upto, diags, selector)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
@@ -829,7 +829,7 @@ def _lines(data: bytes) -> Iterator[bytes]:
         pos = nl + 1
 
 
-def _file_lines(f: BinaryIO) -> Iterator[bytes]:
+def file_lines(f: BinaryIO) -> Iterator[bytes]:
     """The file's lines as `_lines` gives them (without their newline), read as they come."""
     last = b""
     for raw in f:

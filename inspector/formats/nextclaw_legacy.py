@@ -36,16 +36,19 @@ The legacy store has no compaction: no checkpoints.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
 
 from inspector.formats import nextclaw
 from inspector.formats.base import Format, Runtime
-from inspector.formats.jsonl import LoadError, check_openable, hash_prefix, os_problem
-from inspector.ledger.model import Block, Diagnostic, Ledger, Message, Record
+from inspector.formats.jsonl import LoadError, check_openable, os_problem
+from inspector.ledger.model import Block, Diagnostic, Ledger, Message, Record, RecordSource
 
 NAME = "nextclaw_legacy"
 HISTORY_MESSAGES = 50  # getHistory's maxMessages default (session.store.ts:266)
@@ -99,8 +102,41 @@ def _iso(value: Any) -> str | None:
     """`toIsoString` (:41-50): a parsable string as an ISO time, else None (NextClaw: a fallback)."""
     if not isinstance(value, str):
         return None
+    text = value.strip()
+    m = _ISO.fullmatch(text)
+    if m is not None:
+        day, hh, mi, ss, frac, zone = m.groups()
+        if int(hh) <= 23 and int(mi) <= 59 and int(ss) <= 59 and _is_date(day):
+            if not zone:
+                tail = ""
+            elif zone in _UTC:
+                tail = "+00:00"
+            elif int(zone[1:3]) <= 23 and int(zone[4:6]) <= 59:
+                tail = zone
+            else:
+                return _iso_datetime(text)
+            return f"{day}T{hh}:{mi}:{ss}{f'.{frac:0<6}' if frac and int(frac) else ''}{tail}"
+    return _iso_datetime(text)
+
+
+# The form NextClaw writes (`toISOString()`): its isoformat() written by hand; any other string
+# through datetime (what `_iso_datetime` does).
+_ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{3}|[0-9]{6}))?(Z|[+-][0-9]{2}:[0-9]{2})?")
+_UTC = frozenset({"Z", "+00:00", "-00:00"})
+
+
+@lru_cache(maxsize=1024)
+def _is_date(day: str) -> bool:
     try:
-        t = datetime.fromisoformat(value.strip())
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
+def _iso_datetime(text: str) -> str | None:
+    try:
+        t = datetime.fromisoformat(text)
     except ValueError:
         return None
     return t.isoformat()
@@ -116,13 +152,13 @@ def _event_type(msg: dict[str, Any]) -> str:
     return f"message.{role or 'other'}"
 
 
-def _read_events(data: bytes, name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
+def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
     """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
     events: list[_Event] = []
     meta: dict[str, Any] | None = None
     fallback_seq = 1
     broken: int | None = None
-    for i, raw in enumerate(data.split(b"\n"), 1):
+    for i, raw in enumerate(lines, 1):
         if upto is not None and i > upto:
             break
         if not raw.strip():
@@ -258,25 +294,72 @@ def history_window(messages: list[dict[str, Any]]) -> tuple[set[int], list[tuple
     return set(kept), dropped
 
 
-def build(data: bytes, path: str, upto: int | None) -> Ledger:
+class _Source(RecordSource):
+    """The messages of a loaded file, each built the first time it is asked for (by its record's seq)."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self) -> None:
+        self.messages: dict[int, dict[str, Any]] = {}
+
+    def obj(self, rec: Record) -> Any:
+        return self.messages.get(rec.seq)
+
+    def message(self, rec: Record) -> Message | None:
+        msg = self.messages.get(rec.seq)
+        return _message(msg, not rec.never_sent) if msg is not None else None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None
+
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _message_record(seq: int, ev: _Event, ts: str | None, msg: dict[str, Any], sent: bool, source: _Source) -> Record:
+    """A message's record, its message built later (`_message`): what the index holds of it here
+    is what `Record._take` would take from that message."""
+    role = msg["role"]
+    call_ids: tuple[str, ...] = ()
+    result_id = None
+    if role == "assistant":
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list):
+            call_ids = tuple(cid for cid in map(_call_id, calls) if cid)
+    elif role == "tool":
+        result_id = (msg["tool_call_id"].strip() if isinstance(msg.get("tool_call_id"), str) else "") or None
+    source.messages[seq] = msg
+    return Record(
+        seq, ev.line, "message", ev.type, f"event-{ev.seq}", None, ts,
+        role=role, never_sent=not sent, source_role=role, call_ids=call_ids, result_id=result_id, source=source,
+    )  # fmt: skip
+
+
+def _call_id(c: Any) -> str:
+    """A tool call's id as `_message` reads it ("" for none)."""
+    return c["id"].strip() if isinstance(c, dict) and isinstance(c.get("id"), str) else ""
+
+
+def build(lines: Iterator[bytes], path: str, upto: int | None) -> Ledger:
     name = os.path.basename(path)
     diags: list[Diagnostic] = []
-    events, meta, broken = _read_events(data, name, upto, diags)
+    events, meta, broken = _read_events(lines, name, upto, diags)
     projected = [(ev, _projected(ev)) for ev in events]
+    del events
     messages = [m for _, m in projected if m is not None]
     sent, dropped = history_window(messages)
     records: list[Record] = []
     message_records: list[Record] = []  # one per projected message, in order
+    source = _Source()
     for ev, msg in projected:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if msg is None:
             records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
             continue
-        m = _message(msg, len(message_records) in sent)
-        if m is None:
+        if msg["role"] not in _ROLES:
             rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": msg})
         else:
-            rec = Record(seq, ev.line, "message", ev.type, rid, None, ts, message=m)
+            rec = _message_record(seq, ev, ts, msg, len(message_records) in sent, source)
         records.append(rec)
         message_records.append(rec)
     older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
@@ -310,15 +393,15 @@ def build(data: bytes, path: str, upto: int | None) -> Ledger:
 
 
 def load(path: str, upto: int | None) -> Ledger:
+    """Read the store's file. Its bytes are not hashed here: `formats.load` hashes a file only for
+    a command that writes."""
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            led = build(nextclaw.file_lines(f), path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
-    led = build(data, path, upto)
     led.size = size
-    led.sha256 = hash_prefix(path, size)
     led.upto_line = upto
     return led
 
