@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -95,7 +95,37 @@ class _Event:
     seq: int
     type: str
     timestamp: str
-    data: dict[str, Any]
+    data: dict[str, Any] | None  # (None for a message read again from `raw`)
+    role: str | None = None  # the message's role: None when the event carries no message
+    msg: dict[str, Any] | None = None  # the message, when it is kept as an object
+    offset: int = -1  # else where its line is in the file (read again when the message is asked for)
+    length: int = 0
+    nested: bool = True  # in that line, the message is data.message (else data itself)
+    calls: tuple[str, ...] = ()  # `_call_ids` of an assistant message
+    answers: str = ""  # a tool message's tool_call_id, stripped
+
+
+def _with_message(ev: _Event, offset: int, length: int) -> _Event:
+    """The event with what `projectMessageFromEvent` (:299-321) finds in its data: the message's role,
+    its calls and answer; the message itself is kept, or where its line is (`offset` >= 0)."""
+    data = ev.data
+    assert data is not None
+    m = data.get("message")
+    nested = type(m) is dict
+    src = m if nested else data
+    role = src.get("role")
+    if not (isinstance(role, str) and role):
+        return ev  # no message: the event's data is its record's extra
+    ev.role = role
+    if role == "assistant":
+        ev.calls = tuple(_call_ids(src))
+    elif role == "tool":
+        ev.answers = src["tool_call_id"].strip() if isinstance(src.get("tool_call_id"), str) else ""
+    if offset >= 0 and role in _ROLES:
+        ev.offset, ev.length, ev.nested, ev.data = offset, length, nested, None
+    else:
+        ev.msg = src
+    return ev
 
 
 def _iso(value: Any) -> str | None:
@@ -158,7 +188,9 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
     meta: dict[str, Any] | None = None
     fallback_seq = 1
     broken: int | None = None
+    end = 0  # where the next line starts
     for i, raw in enumerate(lines, 1):
+        offset, end = end, end + len(raw) + 1
         if upto is not None and i > upto:
             break
         if not raw.strip():
@@ -190,23 +222,25 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
             kind = o["type"].strip() if isinstance(o.get("type"), str) and o["type"].strip() else "message.other"
             payload = o["data"] if isinstance(o.get("data"), dict) else {}
-            ev = _Event(i, seq, kind, _iso(o.get("timestamp")) or _LAST, payload)
+            ev = _with_message(_Event(i, seq, kind, _iso(o.get("timestamp")) or _LAST, payload), offset, len(raw))
         else:
             msg = dict(o) if isinstance(o, dict) else {}
             msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
             msg.setdefault("content", "")
-            ev = _Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg})
+            ev = _with_message(_Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}), -1, 0)
         events.append(ev)
         fallback_seq = max(fallback_seq, ev.seq + 1)
     events.sort(key=lambda e: (e.seq, e.timestamp))
     return events, meta, broken
 
 
-def _projected(ev: _Event) -> dict[str, Any] | None:
-    """`projectMessageFromEvent` (:299-321): the message an event carries, or None."""
-    src = ev.data["message"] if isinstance(ev.data.get("message"), dict) else ev.data
-    role = src.get("role")
-    return src if isinstance(role, str) and role else None
+def _message_of(ev: _Event, f: BinaryIO) -> dict[str, Any]:
+    """The message an event carries (`_with_message` found one), read again from its line in `f`."""
+    if ev.msg is not None:
+        return ev.msg
+    f.seek(ev.offset)
+    data = orjson.loads(f.read(ev.length))["data"]
+    return data["message"] if ev.nested else data  # type: ignore[no-any-return]
 
 
 def _text(content: Any) -> str:
@@ -257,7 +291,7 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
     return Message(role, blocks, source_role=role, never_sent=not sent)
 
 
-def history_window(messages: list[dict[str, Any]]) -> tuple[set[int], list[tuple[int, str]]]:
+def history_window(messages: list[_Event]) -> tuple[set[int], list[tuple[int, str]]]:
     """core's getHistory: the indexes of the messages sent, and (index, why) for each of the last
     50 it drops (session-history-window.utils.ts:60-84)."""
     start = max(0, len(messages) - HISTORY_MESSAGES)
@@ -275,14 +309,14 @@ def history_window(messages: list[dict[str, Any]]) -> tuple[set[int], list[tuple
 
     for i in range(start, len(messages)):
         m = messages[i]
-        role = m["role"]
+        role = m.role
         if pending and role != "tool":
             close("its tool calls are not all answered before the next message")
         if role == "assistant":
             kept.append(i)
-            pending, block = set(_call_ids(m)), len(kept) - 1
+            pending, block = set(m.calls), len(kept) - 1
         elif role == "tool":
-            cid = m["tool_call_id"].strip() if isinstance(m.get("tool_call_id"), str) else ""
+            cid = m.answers
             if not pending or cid not in pending:
                 dropped.append((i, "it answers no call still open"))
                 continue
@@ -297,17 +331,27 @@ def history_window(messages: list[dict[str, Any]]) -> tuple[set[int], list[tuple
 class _Source(RecordSource):
     """The messages of a loaded file, each built the first time it is asked for (by its record's seq)."""
 
-    __slots__ = ("messages",)
+    __slots__ = ("events", "path")
 
-    def __init__(self) -> None:
-        self.messages: dict[int, dict[str, Any]] = {}
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.events: dict[int, _Event] = {}
 
     def obj(self, rec: Record) -> Any:
-        return self.messages.get(rec.seq)
+        return None  # (no "as written" view: what the eager build showed, none)
 
     def message(self, rec: Record) -> Message | None:
-        msg = self.messages.get(rec.seq)
-        return _message(msg, not rec.never_sent) if msg is not None else None
+        ev = self.events.get(rec.seq)
+        if ev is None:
+            return None
+        with open(self.path, "rb") as f:
+            return _message(_message_of(ev, f), not rec.never_sent)
+
+    def load_many(self, recs: list[Record]) -> None:
+        todo = sorted((r for r in recs if r.seq in self.events), key=lambda r: self.events[r.seq].offset)
+        with open(self.path, "rb") as f:
+            for r in todo:
+                r._message = _message(_message_of(self.events[r.seq], f), not r.never_sent)
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
         return None
@@ -316,50 +360,35 @@ class _Source(RecordSource):
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
-def _message_record(seq: int, ev: _Event, ts: str | None, msg: dict[str, Any], sent: bool, source: _Source) -> Record:
+def _message_record(seq: int, ev: _Event, ts: str | None, sent: bool, source: _Source) -> Record:
     """A message's record, its message built later (`_message`): what the index holds of it here
-    is what `Record._take` would take from that message."""
-    role = msg["role"]
-    call_ids: tuple[str, ...] = ()
-    result_id = None
-    if role == "assistant":
-        calls = msg.get("tool_calls")
-        if isinstance(calls, list):
-            call_ids = tuple(cid for cid in map(_call_id, calls) if cid)
-    elif role == "tool":
-        result_id = (msg["tool_call_id"].strip() if isinstance(msg.get("tool_call_id"), str) else "") or None
-    source.messages[seq] = msg
+    is what `Record._take` would take from that message (its calls' ids, the call it answers)."""
+    role = ev.role
+    source.events[seq] = ev
     return Record(
         seq, ev.line, "message", ev.type, f"event-{ev.seq}", None, ts,
-        role=role, never_sent=not sent, source_role=role, call_ids=call_ids, result_id=result_id, source=source,
+        role=role, never_sent=not sent, source_role=role, call_ids=ev.calls, result_id=ev.answers or None, source=source,
     )  # fmt: skip
-
-
-def _call_id(c: Any) -> str:
-    """A tool call's id as `_message` reads it ("" for none)."""
-    return c["id"].strip() if isinstance(c, dict) and isinstance(c.get("id"), str) else ""
 
 
 def build(lines: Iterator[bytes], path: str, upto: int | None) -> Ledger:
     name = os.path.basename(path)
     diags: list[Diagnostic] = []
     events, meta, broken = _read_events(lines, name, upto, diags)
-    projected = [(ev, _projected(ev)) for ev in events]
-    del events
-    messages = [m for _, m in projected if m is not None]
+    messages = [ev for ev in events if ev.role is not None]
     sent, dropped = history_window(messages)
     records: list[Record] = []
     message_records: list[Record] = []  # one per projected message, in order
-    source = _Source()
-    for ev, msg in projected:
+    source = _Source(path)
+    for ev in events:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
-        if msg is None:
+        if ev.role is None:
             records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
             continue
-        if msg["role"] not in _ROLES:
-            rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": msg})
+        if ev.role not in _ROLES:
+            rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": ev.msg})
         else:
-            rec = _message_record(seq, ev, ts, msg, len(message_records) in sent, source)
+            rec = _message_record(seq, ev, ts, len(message_records) in sent, source)
         records.append(rec)
         message_records.append(rec)
     older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
@@ -381,7 +410,7 @@ def build(lines: Iterator[bytes], path: str, upto: int | None) -> Ledger:
             Diagnostic(
                 r.line,
                 "unmatched_tool_call",
-                f"{name}: line {r.line}: NextClaw's getHistory drops this {messages[i]['role']} message: {why} "
+                f"{name}: line {r.line}: NextClaw's getHistory drops this {messages[i].role} message: {why} "
                 "(normalizeSessionHistoryWindow, session-history-window.utils.ts:22-58, :81-83)",
                 severity="warning",
                 seqs=[r.seq],
