@@ -389,3 +389,47 @@ def test_times_read_by_hand_equal_datetimes_reading() -> None:
     assert n > 500
     # An offset past year 1 is a time (JS's Date.parse has one), not an OverflowError.
     assert nextclaw._iso_ms("0001-01-01 00:00:00+05:30") == nextclaw._parsed_ms("0001-01-01T00:00:00+05:30") == -62135616600000.0
+
+
+# One value of every JSON type, and the edges the index must judge as the message does.
+VALUES: list[Any] = [None, True, False, 0, 7, 1.5, 2**70, "", "x", "c1", "user", "assistant", "tool", "service", "error", "result", "tool-invocation", "text", "reasoning", [], [1], {}, {"a": 1}]
+
+
+def test_each_record_holds_what_its_lazily_built_message_gives(tmp_path: Path) -> None:
+    """A replayed message's records carry role, stop reason, tool-call ids and answered call without
+    their Message, which is built on demand (`_Source`). For every field of a sent message of every
+    role, and of each of its parts, set to every JSON type, removed, or beside an unknown key, each
+    record holds what `Record._take` takes from the Message built for it."""
+    import random
+
+    from inspector.ledger.model import Record
+    from tests.field_mutations import mutated
+
+    parts = [
+        {"type": "text", "text": "t"},
+        {"type": "reasoning", "text": "r"},
+        {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "result", "args": "{}", "result": "ok"},
+        {"type": "tool-invocation", "toolCallId": "c2", "toolName": "ls", "state": "call", "args": {}},
+        {"type": "file", "url": "u"},
+    ]
+    base = [message("m", role, None, ts(0, 1), parts=[dict(p) for p in parts]) for role in ("user", "assistant", "tool", "system", "service", "x")]
+    variants: list[dict[str, Any]] = []
+    for m in base:
+        places = [((), k) for k in [*m, "unknown"]] + [(("parts", i), k) for i in range(len(parts)) for k in [*parts[i], "unknown"]]
+        variants += mutated(m, places, VALUES)
+    random.Random(15).shuffle(variants)
+    checked = 0
+    for start in range(0, len(variants), 50):
+        j = Journal()
+        for i, m in enumerate(variants[start : start + 50]):
+            j.sent(m | {"id": f"m{i}", "timestamp": ts(1, i % 60)})
+        led = nextclaw.load(str(j.write(tmp_path, f"s{start}")), None, None)
+        for r in led.records:
+            if r.kind != "message":
+                continue
+            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message)
+            assert (r.role, r.stop_reason, r.never_sent, r.source_role, r.call_ids, r.result_id) == (
+                ref.role, ref.stop_reason, ref.never_sent, ref.source_role, ref.call_ids, ref.result_id,
+            ), j.lines[r.line - 1]  # fmt: skip
+            checked += 1
+    assert checked > 3000

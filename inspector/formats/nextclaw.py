@@ -98,7 +98,17 @@ import orjson
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import LoadError, check_openable, os_problem
-from inspector.ledger.model import Block, Checkpoint, Diagnostic, HistoryItem, Ledger, Message, Record, Usage
+from inspector.ledger.model import (
+    Block,
+    Checkpoint,
+    Diagnostic,
+    HistoryItem,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    Usage,
+)
 
 NAME = "nextclaw"
 
@@ -1070,13 +1080,35 @@ def _sent_call(p: Any) -> bool:
     )
 
 
-def _message_records(m: _Msg, seq: int) -> list[Record]:
+class _Source(RecordSource):
+    """The replayed messages, each record's Message built the first time it is asked for."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        # By record seq: the NCP message, and for a tool-result record the part of its call.
+        self.entries: dict[int, tuple[_Msg, dict[str, Any] | None]] = {}
+
+    def obj(self, rec: Record) -> Any:
+        return None  # (no "as written" view: what the eager build showed, none)
+
+    def message(self, rec: Record) -> Message | None:
+        m, part = self.entries[rec.seq]
+        return _message_of(m) if part is None else _result_message(part)
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None
+
+
+def _message_of(m: _Msg) -> Message:
+    """An NCP message of a role this tool models, as its Message (a sent call's result is a record of its own)."""
     o = m.obj
     role = o.get("role")
     parts = m.parts
-    ts = o.get("timestamp")
     if role == "assistant":
-        return _assistant_records(m, seq)
+        blocks = [_assistant_block(p) for p in parts if isinstance(p, dict)]
+        status = o.get("status")
+        return Message("assistant", blocks, "error" if status == "error" else None, status, source_role="assistant")
     if role == "user":
         blocks = [
             Block("text", str(p.get("text") or ""))
@@ -1085,14 +1117,43 @@ def _message_records(m: _Msg, seq: int) -> list[Record]:
             for p in parts
             if isinstance(p, dict)
         ]
-        msg = Message("user", blocks, source_role="user")
-    elif role in ("system", "service"):
-        msg = Message("system", [Block("text", _text(parts))], source_role=role)
-    elif role == "tool":
-        msg = Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
-    else:
+        return Message("user", blocks, source_role="user")
+    if role == "tool":
+        return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
+    return Message("system", [Block("text", _text(parts))], source_role=role)  # system, service
+
+
+def _result_message(p: dict[str, Any]) -> Message:
+    """A sent call's result, the tool message NextClaw sends after its assistant message."""
+    call = str(p.get("toolCallId") or "")
+    return Message(
+        "tool",
+        [Block("tool_result", _as_text(p["result"]), call_id=call, name=p.get("toolName"))],
+        source_role="tool-invocation",
+    )
+
+
+_MODELLED = {"user": ("user", "user"), "system": ("system", "system"), "service": ("system", "service"), "tool": ("tool", "tool")}
+
+
+def _message_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
+    """The records of one NCP message, their content left to `source`: what each holds here is
+    what `Record._take` would take from its Message."""
+    o = m.obj
+    role = o.get("role")
+    ts = o.get("timestamp")
+    if role == "assistant":
+        return _assistant_records(m, seq, source)
+    modelled = _MODELLED.get(role) if isinstance(role, str) else None
+    if modelled is None:
         return [Record(seq, m.line, "unknown", str(role), m.id, None, ts, extra={"message": o})]
-    return [Record(seq, m.line, "message", "message", m.id, None, ts, message=msg)]
+    source.entries[seq] = (m, None)
+    return [
+        Record(
+            seq, m.line, "message", "message", m.id, None, ts,
+            role=modelled[0], source_role=modelled[1], result_id=m.id if role == "tool" else None, source=source,
+        )
+    ]  # fmt: skip
 
 
 def _assistant_block(p: dict[str, Any]) -> Block:
@@ -1106,27 +1167,33 @@ def _assistant_block(p: dict[str, Any]) -> Block:
     return Block("other", name=p.get("toolName") if p.get("type") == "tool-invocation" else None, raw=p)
 
 
-def _assistant_records(m: _Msg, seq: int) -> list[Record]:
+def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     """The assistant message, then one tool-result record per call it sent with a result."""
     ts = m.obj.get("timestamp")
-    status = m.obj.get("status")
-    blocks = [_assistant_block(p) for p in m.parts if isinstance(p, dict)]
-    stop = "error" if status == "error" else None
-    msg = Message("assistant", blocks, stop, status, source_role="assistant")
-    out = [Record(seq, m.line, "message", "message", m.id, None, ts, message=msg)]
-    for p in m.parts:
-        if _sent_call(p):
-            call = str(p.get("toolCallId") or "")
-            tm = Message(
-                "tool",
-                [Block("tool_result", _as_text(p["result"]), call_id=call, name=p.get("toolName"))],
-                source_role="tool-invocation",
+    sent = [p for p in m.parts if _sent_call(p)]
+    calls = [str(p.get("toolCallId") or "") for p in sent]
+    source.entries[seq] = (m, None)
+    out = [
+        Record(
+            seq, m.line, "message", "message", m.id, None, ts,
+            role="assistant", stop_reason="error" if m.obj.get("status") == "error" else None, source_role="assistant",
+            call_ids=tuple(c for c in calls if c), source=source,
+        )
+    ]  # fmt: skip
+    for p, call in zip(sent, calls, strict=True):
+        k = seq + len(out)
+        source.entries[k] = (m, p)
+        out.append(
+            Record(
+                k, m.line, "message", "tool_result", f"{m.id}#{call}", None, ts,
+                role="tool", source_role="tool-invocation", result_id=call, source=source,
             )
-            out.append(Record(seq + len(out), m.line, "message", "tool_result", f"{m.id}#{call}", None, ts, message=tm))
+        )  # fmt: skip
     return out
 
 
 def _records(led: Ledger, msgs: list[_Msg]) -> None:
+    source = _Source()
     for m in msgs:
         cp = _compressed(m.obj)
         seq = len(led.records)
@@ -1157,7 +1224,7 @@ def _records(led: Ledger, msgs: list[_Msg]) -> None:
                     seqs=[seq],
                 )
             )
-        led.records.extend(_message_records(m, seq))
+        led.records.extend(_message_records(m, seq, source))
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
