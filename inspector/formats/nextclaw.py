@@ -598,20 +598,27 @@ class _Replay:
     # ------------------------------------------------------------------ one event
     def event(self, ev: dict[str, Any], line: int, ts: str) -> None:
         t = ev.get("type")
-        p = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
-        message = p.get("message") if isinstance(p.get("message"), dict) else None
-        if t in ("message.sent", "message.completed", _SNAPSHOT) and message is None:
-            return
-        if message is not None and t in ("message.sent", "message.completed", _SNAPSHOT):
+        p = ev.get("payload")
+        if not isinstance(p, dict):
+            p = {}
+        message = p.get("message")
+        if not isinstance(message, dict):
+            message = None
+        if t in _MESSAGE_EVENTS:
+            if message is None:
+                return
             if message.get("role") == "assistant" and message.get("status") in ("pending", "streaming"):
                 message["status"] = "final"
             if t != "message.sent":
                 _merge_results(message, self.results)
             t = "message.sent"
-        sm = p.get("messageId").strip() if t in _STREAMING and isinstance(p.get("messageId"), str) else None
-        if sm and sm in self.terminal:
-            return
-        if t in ("run.started",):
+        sm = None
+        if t in _STREAMING:
+            sm = p.get("messageId")
+            sm = sm.strip() if isinstance(sm, str) else None
+            if sm and sm in self.terminal:
+                return
+        if t == "run.started":
             rid = p.get("runId")
             if (rid and rid == self.settled_run) or (rid and rid == self.active_run):
                 return
@@ -619,7 +626,8 @@ class _Replay:
                 self.abort(self.streaming.id, line)
             self.active_run = rid if isinstance(rid, str) else None
             return
-        self._track_compaction(t, p, message, ts)
+        if message is not None or t in _ENDING:
+            self._track_compaction(t, p, message, ts)
         if sm and sm not in self.known:  # the replay's streaming bootstrap
             self.known.add(sm)
             self.upsert(
@@ -746,6 +754,8 @@ class _Replay:
         return msgs
 
 
+_MESSAGE_EVENTS = frozenset({"message.sent", "message.completed", _SNAPSHOT})
+_ENDING = frozenset({"message.abort", "run.error", "run.finished"})  # (what settles a pending compaction)
 _TEXT_EVENTS = ("message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta")
 
 
