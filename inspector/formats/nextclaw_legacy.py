@@ -134,24 +134,21 @@ def _iso(value: Any) -> str | None:
         return None
     text = value.strip()
     m = _ISO.fullmatch(text)
-    if m is not None:
-        day, hh, mi, ss, frac, zone = m.groups()
-        if int(hh) <= 23 and int(mi) <= 59 and int(ss) <= 59 and _is_date(day):
-            if not zone:
-                tail = ""
-            elif zone in _UTC:
-                tail = "+00:00"
-            elif int(zone[1:3]) <= 23 and int(zone[4:6]) <= 59:
-                tail = zone
-            else:
-                return _iso_datetime(text)
-            return f"{day}T{hh}:{mi}:{ss}{f'.{frac:0<6}' if frac and int(frac) else ''}{tail}"
-    return _iso_datetime(text)
+    if m is None:
+        return _iso_datetime(text)
+    day, hms, frac, zone = m.groups()
+    if not _is_date(day):
+        return _iso_datetime(text)
+    tail = "" if not zone else "+00:00" if zone in _UTC else zone
+    return f"{day}T{hms}.{frac:0<6}{tail}" if frac and frac.strip("0") else f"{day}T{hms}{tail}"
 
 
-# The form NextClaw writes (`toISOString()`): its isoformat() written by hand; any other string
-# through datetime (what `_iso_datetime` does).
-_ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{3}|[0-9]{6}))?(Z|[+-][0-9]{2}:[0-9]{2})?")
+# The form NextClaw writes (`toISOString()`, or with an offset), its fields within range: its
+# isoformat() written by hand; any other string through datetime (what `_iso_datetime` does).
+_ISO = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T((?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])(?:\.([0-9]{3}|[0-9]{6}))?"
+    r"(Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
+)
 _UTC = frozenset({"Z", "+00:00", "-00:00"})
 
 
@@ -214,7 +211,7 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
             broken = i
             break
-        if _is_metadata(o) or (isinstance(o, dict) and o.get("_type") == "metadata"):
+        if isinstance(o, dict) and o.get("_type") == "metadata":  # (`_is_metadata` or not: the metadata)
             meta = o
             continue
         if isinstance(o, dict) and o.get("_type") == "event":
@@ -229,7 +226,8 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             msg.setdefault("content", "")
             ev = _with_message(_Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}), -1, 0)
         events.append(ev)
-        fallback_seq = max(fallback_seq, ev.seq + 1)
+        if ev.seq >= fallback_seq:
+            fallback_seq = ev.seq + 1
     events.sort(key=lambda e: (e.seq, e.timestamp))
     return events, meta, broken
 
