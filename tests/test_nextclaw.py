@@ -433,3 +433,28 @@ def test_each_record_holds_what_its_lazily_built_message_gives(tmp_path: Path) -
             ), j.lines[r.line - 1]  # fmt: skip
             checked += 1
     assert checked > 3000
+
+
+def test_an_interrupted_run_error_is_skipped_when_its_message_goes_on(tmp_path: Path) -> None:
+    """replay-event :25-60: an interrupted `run.error` whose message (or run) has a later event is
+    skipped; the events after it wait until the end of the journal, where that is known. Without a
+    later event it settles the message as an error."""
+
+    def journal(resumed: bool) -> Path:
+        j = Journal()
+        j.sent(message("u1", "user", "go", ts(0, 1)))
+        j.event("run.started", ts(0, 2), runId="r1", messageId="a1")
+        j.event("message.text-delta", ts(0, 3), messageId="a1", delta="Part one. ")
+        j.event("run.error", ts(0, 4), runId="r1", messageId="a1", interrupted=True)
+        if resumed:
+            j.event("message.text-delta", ts(0, 5), messageId="a1", delta="Part two.")
+            j.event("run.finished", ts(0, 6), runId="r1", messageId="a1")
+        return j.write(tmp_path, f"resumed-{resumed}")
+
+    resumed = nextclaw.load(str(journal(True)), None, None)
+    a1 = resumed.records[resumed.by_id()["a1"]]
+    assert a1.stop_reason is None and a1.message is not None and a1.message.text("") == "Part one. Part two."
+    assert a1.line == 7  # the run.finished line settled it
+    cut = nextclaw.load(str(journal(False)), None, None)
+    a1 = cut.records[cut.by_id()["a1"]]
+    assert a1.stop_reason == "error" and a1.message is not None and a1.message.text("") == "Part one. "
