@@ -71,9 +71,21 @@ from typing import Any
 import orjson
 
 from inspector.formats import adk, fields, sqlite_files
+from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.jsonl import LoadError
-from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
+from inspector.ledger.model import (
+    Checkpoint,
+    Diagnostic,
+    HistoryItem,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    Usage,
+    normalize_stop_reason,
+    record_from_fields,
+)
 
 NAME = "adk_go"
 
@@ -195,6 +207,45 @@ def parse_time(v: Any) -> int | None:
     return secs * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
+_MINUTES: dict[str, int | None] = {}
+_ZONES: dict[str, int | None] = {"Z": 0, "+00:00": 0}
+
+
+def fast_time(v: Any) -> int | None:
+    """`parse_time`, without its pattern for the two spellings a store and an export write
+    (`YYYY-MM-DD HH:MM:SS.f+HH:MM`, `YYYY-MM-DDTHH:MM:SS.fZ`, 1-9 fractional digits): the minute
+    and the zone are looked up once, read by `parse_time` itself; anything else is `parse_time`'s."""
+    if type(v) is not str or len(v) < 22 or v[16] != ":" or v[19] != ".":
+        return parse_time(v)
+    if v[-1] == "Z":
+        zone, frac = "Z", v[20:-1]
+    else:
+        zone, frac = v[-6:], v[20:-6]
+    off = _ZONES.get(zone, -1)
+    if off == -1:
+        off = _ZONES[zone] = _zone(zone)
+    minute = v[:16]
+    base = _MINUTES.get(minute, -1)
+    if base == -1:
+        t = parse_time(minute + ":00Z")
+        base = _MINUTES[minute] = None if t is None else t // 1_000_000_000
+    sec = v[17:19]
+    if off is None or base is None or not (0 < len(frac) <= 9 and frac.isdigit() and frac.isascii() and sec.isdigit() and sec.isascii()):
+        return parse_time(v)
+    s = int(sec)
+    if s > 59:
+        return None
+    return (base + s - off) * 1_000_000_000 + int(frac.ljust(9, "0"))
+
+
+def _zone(z: str) -> int | None:
+    """A `+HH:MM` zone's offset in seconds, as `parse_time` reads it; None for anything else."""
+    if len(z) != 6 or z[0] not in "+-" or z[3] != ":" or not (z[1:3] + z[4:]).isdigit() or not z.isascii():
+        return None
+    t = parse_time("1970-01-01T00:00:00" + z)
+    return None if t is None else -t // 1_000_000_000
+
+
 @functools.lru_cache(maxsize=1024)
 def _epoch_day(y: str, mo: str, d: str) -> int | None:
     """Days from the epoch to a calendar date (a session's events share a few), None for no such date."""
@@ -291,27 +342,68 @@ class GoEvent:
     branch: str
     scope: str
     ts: int
-    obj: dict[str, Any]  # ADK-shaped (snake_case) event for adk.event_message
+    obj: dict[str, Any] | None  # ADK-shaped (snake_case) event for adk.event_message; None: read again from `raw`
     long_running: list[str]
     compaction: Compaction | None = None
     transfer_to: str | None = None
     line: int = 0
+    # Its content as the rules read it (`_shape` from `obj`, or `adk_go_heads.shape` from a head):
+    # the genai role, content at all, call and response ids, a framework call or response in it,
+    # every part zero-valued, and its message's index fields (None: it carries no message).
+    role: str = ""
+    has_content: bool = False
+    calls: list[str] = field(default_factory=list)
+    responses: list[str] = field(default_factory=list)
+    excluded_call: bool = False
+    zero: bool = True
+    head: tuple[str, str | None, str, tuple[str, ...], str | None] | None = None
+    raw: Any = None  # a head's event: what `full` parses again (the row, or the export's event)
+    foreign: str | None = None  # its "For context" text, once made
 
 
 def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
+def whole(e: GoEvent) -> dict[str, Any]:
+    """The event's ADK-shaped object: kept, or parsed again from what its head was decoded from."""
+    if e.obj is not None:
+        return e.obj
+    o = e.raw.full()
+    assert o is not None, "a head is taken only where the whole parse reads the event"
+    return o.obj  # type: ignore[no-any-return]
+
+
 def _parts(e: GoEvent) -> list[dict[str, Any]]:
-    return adk._parts(e.obj.get("content"))
+    return adk._parts(whole(e).get("content"))
 
 
 def calls_of(e: GoEvent) -> list[str]:
-    return [_str(p["function_call"].get("id")) for p in _parts(e) if isinstance(p.get("function_call"), dict)]
+    return e.calls
 
 
 def responses_of(e: GoEvent) -> list[str]:
-    return [_str(p["function_response"].get("id")) for p in _parts(e) if isinstance(p.get("function_response"), dict)]
+    return e.responses
+
+
+def _shape(e: GoEvent) -> None:
+    """The content fields of an event read whole, from its object (`adk_go_heads.shape` gives the
+    same from a head)."""
+    assert e.obj is not None
+    c = e.obj.get("content")
+    parts = adk._parts(c)
+    e.role = _str(c.get("role")) if isinstance(c, dict) else ""
+    e.has_content = isinstance(c, dict) and bool(c.get("role")) and bool(c.get("parts"))
+    e.calls = [_str(p["function_call"].get("id")) for p in parts if isinstance(p.get("function_call"), dict)]
+    e.responses = [_str(p["function_response"].get("id")) for p in parts if isinstance(p.get("function_response"), dict)]
+    e.excluded_call = any(
+        isinstance(p.get(k), dict) and p[k].get("name") in _EXCLUDED_CALLS for p in parts for k in ("function_call", "function_response")
+    )
+    e.zero = all(_zero(p) for p in parts)
+    got = adk._message_of(e.obj)
+    if got is not None:
+        m, call_ids, result_id = got
+        e.head = (m.role, m.stop_reason, m.source_role or "", call_ids, result_id)
 
 
 def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compaction | None:
@@ -379,6 +471,7 @@ def make_event(
     )
     if e.compaction is None and acts.get("compaction") is not None:
         diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
+    _shape(e)
     return e
 
 
@@ -455,7 +548,13 @@ def _stringify(v: Any) -> str:
 
 
 def _foreign_text(e: GoEvent) -> str:
-    """ConvertForeignEvent's text (contents_processor.go:575-602)."""
+    """ConvertForeignEvent's text (contents_processor.go:575-602), made once per event."""
+    if e.foreign is None:
+        e.foreign = _make_foreign_text(e)
+    return e.foreign
+
+
+def _make_foreign_text(e: GoEvent) -> str:
     lines = ["For context:"]
     for p in _parts(e):
         fc, fr = p.get("function_call"), p.get("function_response")
@@ -473,8 +572,7 @@ def _zero(p: Any) -> bool:
 
 
 def has_content(e: GoEvent) -> bool:
-    c = e.obj.get("content")
-    return isinstance(c, dict) and bool(c.get("role")) and bool(c.get("parts"))
+    return e.has_content
 
 
 def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
@@ -484,13 +582,7 @@ def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
         return False
     if branch and e.branch and e.branch != branch and not branch.startswith(e.branch + "."):
         return False
-    if e.scope != scope:
-        return False
-    for p in _parts(e):
-        for k in ("function_call", "function_response"):
-            if isinstance(p.get(k), dict) and p[k].get("name") in _EXCLUDED_CALLS:
-                return False
-    return True
+    return e.scope == scope and not e.excluded_call
 
 
 def build_request(
@@ -548,16 +640,12 @@ def build_request(
         elif x.index in foreign:
             items.append(Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id))
         else:
-            role = _str(_lower(x.obj.get("content")).get("role"))
-            items.append(Sent("event", x.index, role, calls=calls_of(x), responses=responses_of(x), ts=x.ts, invocation_id=x.invocation_id))
+            items.append(Sent("event", x.index, x.role, calls=x.calls, responses=x.responses, ts=x.ts, invocation_id=x.invocation_id))
     if kept:
         items = _recover_calls(items, flow, foreign)
     req = Request(items, covered, {flow[i].index for i, _ in kept}, subsumed, [])
     _rearrange(req)
-    by_index = {e.index: e for e in events}
-    req.items = [
-        it for it in req.items if it.kind != "event" or not all(_zero(p) for p in _parts(by_index[it.seq]))  # type: ignore[index]
-    ]
+    req.items = [it for it in req.items if it.kind != "event" or not events[it.seq].zero]  # type: ignore[index]
     if req.error is None and req.items and req.items[-1].role != "user":
         req.items.append(Sent("continue", None, "user", CONTINUE_TEXT))
     return req
@@ -586,8 +674,7 @@ def _recover_calls(items: list[Sent], flow: list[GoEvent], foreign: set[int]) ->
     def sent(e: GoEvent) -> Sent:
         if e.index in foreign:
             return Sent("foreign", e.index, "user", _foreign_text(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
-        role = _str(_lower(e.obj.get("content")).get("role"))
-        return Sent("event", e.index, role, calls=calls_of(e), responses=responses_of(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
+        return Sent("event", e.index, e.role, calls=e.calls, responses=e.responses, ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
 
     out: list[Sent] = []
     done: set[str] = set()
@@ -728,18 +815,129 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
     cols = _event_columns(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, selector, diags)
-    rows = _stream_rows(con, (app, user, sid))
-    names = ["rowid", *cols]
-    events: list[GoEvent] = []
-    for n, row in enumerate(rows, start=1):
-        if upto is not None and n > upto:
-            break
-        e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
-        if e is not None:
-            e.index = len(events)
-            events.append(e)
+    events = _head_events(con, cols, (app, user, sid), name, upto, diags)
+    if events is None:
+        events = []
+        rows = _stream_rows(con, (app, user, sid))
+        names = ["rowid", *cols]
+        for n, row in enumerate(rows, start=1):
+            if upto is not None and n > upto:
+                break
+            e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
+            if e is not None:
+                e.index = len(events)
+                events.append(e)
     meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
     return build(events, name, meta, diags)
+
+
+# The columns a head reads (the JSON ones as stored, bytes), and those its row keeps to be read
+# whole again (`_Row.full`: every column `make_event` puts into the event's object).
+_HEAD_COLUMNS = (
+    "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
+    "isolation_scope", "actions", "long_running_tool_ids_json",
+)  # fmt: skip
+_KEPT = 9
+_HEAD_SQL = (
+    "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
+    "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
+    "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
+)
+
+
+class _Row:
+    """A store row read by its head: the columns its event's object is made of, to read it whole again."""
+
+    __slots__ = ("cols", "n")
+
+    def __init__(self, n: int, cols: tuple[Any, ...]) -> None:
+        self.n = n
+        self.cols = cols
+
+    def full(self) -> GoEvent | None:
+        return _row_event(self.n, dict(zip(_HEAD_COLUMNS, self.cols, strict=False)), "", [])
+
+
+def _head_events(
+    con: sqlite3.Connection, cols: list[str], key: tuple[Any, Any, Any], name: str, upto: int | None, diags: list[Diagnostic]
+) -> list[GoEvent] | None:
+    """The session's events, a head per row where one can be taken (`_row_head`), the row read whole
+    otherwise; None when the store cannot be read so (another layout, a text that is not UTF-8):
+    the caller then reads every row whole. The stream order is the service's (ORDER BY timestamp
+    DESC, reversed) from the sort of the keys alone: SQLite's sorter keeps ties in scan order
+    whatever else a row holds, so the rows come back in the order of `SELECT *` (checked on a
+    100 MB store with 634 tied groups)."""
+    if not set(_HEAD_COLUMNS) <= set(cols):
+        return None
+    where = "app_name=? AND user_id=? AND session_id=?"
+    lenient = con.text_factory
+    con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
+    try:
+        rows = {r[0]: r for r in con.execute(_HEAD_SQL, key)}
+        order = [r[0] for r in con.execute(f"SELECT rowid FROM events WHERE {where} ORDER BY timestamp DESC", key)]
+    except sqlite_files.ERRORS:
+        return None
+    finally:
+        con.text_factory = lenient
+    order.reverse()
+    if upto is not None:
+        del order[upto:]
+    names = ["rowid", *cols]
+    events: list[GoEvent] = []
+    for n, rowid in enumerate(order, start=1):
+        row = rows.pop(rowid)
+        e = _row_head(n, row)
+        if e is None:
+            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
+            e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
+            if e is None:
+                continue
+        e.index = len(events)
+        events.append(e)
+    return events
+
+
+def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
+    """A row's event from its head, or None when it must be read whole (`adk_go_heads`)."""
+    rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
+    for v in (eid, inv, author, branch, message):
+        if v is not None and type(v) is not str:
+            return None
+    ts = fast_time(ts_text)
+    if ts is None:
+        return None
+    try:
+        c = None
+        if content is not None:
+            if not H.utf8_ok(content):
+                return None
+            c = H.CONTENT.decode(content)
+        if usage is not None and not (H.utf8_ok(usage) and H.raw_ok(H.USAGE.decode(usage).totalTokenCount)):
+            return None
+        acts = None
+        if actions is not None:
+            if not H.utf8_ok(actions):
+                return None
+            acts = H.ACTIONS.decode(actions)
+            if not H.actions_ok(acts):
+                return None
+        ids = H.IDS.decode(lr) if lr is not None and H.utf8_ok(lr) else ([] if lr is None else None)
+    except H.ERRORS:
+        return None
+    if ids is None:
+        return None
+    au = author or ""
+    sh = H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish)
+    if sh is None:
+        return None
+    e = GoEvent(n - 1, rowid, eid, inv or "", au, branch or "", _str(scope), ts, None, ids, None, H.transfer(acts), n)
+    e.role, e.has_content, e.calls, e.responses, e.excluded_call, e.zero, e.head = sh
+    e.raw = _Row(n, row[1:1 + _KEPT])
+    return e
+
+
+def _finish(raw: str) -> str | None:
+    return adk._FINISH.get(raw) or normalize_stop_reason(raw)
 
 
 def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:
@@ -915,6 +1113,10 @@ def _grown(
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     """The JSON export: a list of `session.Event`s, or an object with an `events` list."""
     data = data.removeprefix(b"\xef\xbb\xbf")
+    if upto is None:
+        led = _load_json_heads(data, name)
+        if led is not None:
+            return led
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -932,23 +1134,103 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     diags: list[Diagnostic] = []
     events: list[GoEvent] = []
     kept = obj[:upto] if upto is not None else obj
-    # Diagnostics name the event by its place in the export and the line it starts on; where each
-    # event starts is found only once an event has a diagnostic (a second parse of the document).
     lines: list[str] = []
     for i, o in enumerate(kept):
-        mark = len(diags)
-        where = f"{name}: event {i + 1} (\0)"
-        if not isinstance(o, dict):
-            diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
-        else:
-            e = make_event(i, None, o, where, diags)
-            if e is not None:
-                e.index = len(events)
-                events.append(e)
-        if len(diags) > mark:
-            lines = lines or adk.event_lines(data, len(kept))
-            _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
+        lines = _export_event(i, o, events, data, len(kept), name, diags, lines)
     return build(events, name, meta, diags)
+
+
+def _export_event(
+    i: int, o: Any, events: list[GoEvent], data: bytes, count: int, name: str, diags: list[Diagnostic], lines: list[str]
+) -> list[str]:
+    """The export's event `i` read whole into `events`. Diagnostics name the event by its place in
+    the export and the line it starts on; where each event starts (`lines`, returned) is found only
+    once an event has a diagnostic (a second parse of the document)."""
+    mark = len(diags)
+    where = f"{name}: event {i + 1} (\0)"
+    if not isinstance(o, dict):
+        diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
+    else:
+        e = make_event(i, None, o, where, diags)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+    if len(diags) > mark:
+        lines = lines or adk.event_lines(data, count)
+        _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
+    return lines
+
+
+class _Exported:
+    """An export's event read by its head: its text in the document, to read it whole again."""
+
+    __slots__ = ("i", "raw")
+
+    def __init__(self, i: int, raw: Any) -> None:
+        self.i = i
+        self.raw = raw
+
+    def full(self) -> GoEvent | None:
+        o = orjson.loads(memoryview(self.raw))
+        return make_event(self.i, None, o, "", []) if isinstance(o, dict) else None
+
+
+def _load_json_heads(data: bytes, name: str) -> Ledger | None:
+    """A bare list of events (adk-go's export), each event from its head where one can be taken
+    (`_export_head`), read whole otherwise; None when the document is not such a list, or not one
+    orjson reads (the whole parse then says why)."""
+    start = len(data) - len(data.lstrip(b" \t\r\n")) if data[:1].isspace() else 0
+    if data[start : start + 1] != b"[":
+        return None
+    try:
+        raws = H.LIST.decode(data)
+    except H.ERRORS:
+        return None
+    diags: list[Diagnostic] = []
+    events: list[GoEvent] = []
+    lines: list[str] = []
+    for i, r in enumerate(raws):
+        e = _export_head(i, r)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+            continue
+        try:
+            o = orjson.loads(memoryview(r))
+        except orjson.JSONDecodeError:
+            return None
+        lines = _export_event(i, o, events, data, len(raws), name, diags, lines)
+    return build(events, name, {"storage": "json"}, diags)
+
+
+def _export_head(i: int, r: Any) -> GoEvent | None:
+    """An export's event from its head, or None when it must be read whole (`adk_go_heads`)."""
+    b = bytes(r)
+    if not H.utf8_ok(b):
+        return None
+    try:
+        h = H.EVENT.decode(b)
+    except H.ERRORS:
+        return None
+    ts = fast_time(h.timestamp)
+    if ts is None:
+        return None
+    u, a, code = h.usageMetadata, h.actions, h.errorCode
+    if (u is not None and not H.raw_ok(u.totalTokenCount)) or (a is not None and not H.actions_ok(a)):
+        return None
+    if not (H.raw_ok(h.partial) and H.raw_ok(h.turnComplete) and H.raw_ok(h.interrupted)):
+        return None
+    if code is not H.UNSET and bytes(code) not in H.FALSY:
+        return None  # (an error code other than null, false, 0 or "": read whole)
+    author = h.author or ""
+    sh = H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish)
+    if sh is None:
+        return None
+    e = GoEvent(i, None, h.id, h.invocationId or "", author, h.branch or "", h.isolationScope or "", ts, None,
+                h.longRunningToolIds or [], None, H.transfer(a), i + 1)  # fmt: skip
+    e.role, e.has_content, e.calls, e.responses, e.excluded_call, e.zero, e.head = sh
+    e.raw = _Exported(i, r)
+    return e
 
 
 def _name_place(diags: list[Diagnostic], placeholder: str, where: str) -> None:
@@ -1019,6 +1301,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     agent, branch, scope, why = next_agent(events)
     visible = {e.index for e in events if visible_to(e, branch, scope)}
     records: list[Record] = []
+    source = _Source()
     for e in events:
         ts = e.ts / 1e9
         extra: dict[str, Any] = {k: v for k, v in (("author", e.author), ("branch", e.branch), ("invocation_id", e.invocation_id)) if v}
@@ -1028,19 +1311,31 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
             extra["long_running_tool_ids"] = e.long_running
         if e.compaction is not None:
             c = e.compaction
-            um = e.obj.get("usage_metadata")
+            um = whole(e).get("usage_metadata")
             usage = None
             if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
                 usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
             cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
             records.append(Record(e.index, e.line, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
             continue
-        m = adk.event_message(e.obj)
-        if m is None:
+        h = e.head
+        if h is None:
             records.append(Record(e.index, e.line, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
             continue
         # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
-        m.never_sent = e.index not in visible or all(_zero(p) for p in _parts(e))
+        never = e.index not in visible or e.zero
+        if e.obj is None:  # a head: the message is read again when asked for (`_Source`)
+            records.append(
+                record_from_fields(
+                    Record, e.index, e.line, e.id, None, ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source,
+                    "message", "event", True, never, None, None, e.invocation_id, extra,
+                )
+            )  # fmt: skip
+            source.raws[e.index] = e.raw
+            continue
+        m = adk.event_message(e.obj)
+        assert m is not None
+        m.never_sent = never
         records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
     full = build_request(events, agent, branch, scope, visible)
     _describe(events, full, records, name, diags)
@@ -1087,6 +1382,29 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     led = Ledger(path=name, format=NAME, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
     led.leaf_seq = len(records) - 1 if records else None
     return led
+
+
+class _Source(RecordSource):
+    """Reads a head's message again, through the whole parse of what its head was decoded from
+    (a store row's columns, kept as read; an export's event, a slice of the document)."""
+
+    __slots__ = ("raws",)
+
+    def __init__(self) -> None:
+        self.raws: dict[int, Any] = {}
+
+    def obj(self, rec: Record) -> Any:
+        return None  # (as a record read whole: the TUI shows its fields)
+
+    def message(self, rec: Record) -> Message | None:
+        got = self.raws[rec.seq].full()
+        m = adk.event_message(got.obj) if got is not None else None
+        if m is not None:
+            m.never_sent = rec.never_sent
+        return m
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None  # (every record's extra is made when it is)
 
 
 def _without_continue(req: Request) -> Request:
