@@ -134,7 +134,7 @@ FIELDS = ("index", "rowid", "id", "invocation_id", "author", "branch", "scope", 
 def _same(head: adk_go.GoEvent, whole: adk_go.GoEvent | None, diags: list[Diagnostic]) -> None:
     assert whole is not None and not diags, [d.message for d in diags]
     assert {f: getattr(head, f) for f in FIELDS} == {f: getattr(whole, f) for f in FIELDS}
-    again = head.raw.full()
+    again = adk_go._full(head.raw)
     assert again is not None and again.obj == whole.obj
     from inspector.formats import adk
 
@@ -272,7 +272,8 @@ def test_values_orjson_refuses_take_the_whole_parse(bad: bytes) -> None:
         ((), "errorCode"),
         (("content", "parts", 1), "text"),
     ]
-    for path, key in spots:
+    nested = [(path, key, True) for path, key in spots[:2]]
+    for path, key, deep in [*((p, k, False) for p, k in spots), *nested]:
         o = json.loads(json.dumps(EVENT))
         target = o
         for p in path:
@@ -280,7 +281,7 @@ def test_values_orjson_refuses_take_the_whole_parse(bad: bytes) -> None:
         if key == "stateDelta":
             target[key] = {"k": "MARK"}
         else:
-            target[key] = "MARK"
+            target[key] = [1, {"a": "MARK"}] if deep else "MARK"
         data = _dumps([o]).replace(b'"MARK"', bad)
         assert adk_go._export_head(0, adk_go.H.LIST.decode(data)[0]) is None, (path, key)
         with pytest.raises(adk_go.LoadError):

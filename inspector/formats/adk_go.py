@@ -68,6 +68,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.formats import adk, fields, sqlite_files
@@ -329,10 +330,10 @@ class Compaction:
         return self.content is not None and self.start is not None and self.end is not None
 
 
-@dataclass(slots=True)
-class GoEvent:
+class GoEvent(msgspec.Struct, gc=False):
     """One session event as adk-go's rules see it (stream position = `index`; `line` = its place in
-    the store, the session's row or the export's event, 1-based, which `--at` and diagnostics name)."""
+    the store, the session's row or the export's event, 1-based, which `--at` and diagnostics name).
+    A msgspec Struct: built in C (a head per row), never tracked by the cyclic collector."""
 
     index: int
     rowid: int | None
@@ -352,12 +353,12 @@ class GoEvent:
     # every part zero-valued, and its message's index fields (None: it carries no message).
     role: str = ""
     has_content: bool = False
-    calls: list[str] = field(default_factory=list)
-    responses: list[str] = field(default_factory=list)
+    calls: list[str] = msgspec.field(default_factory=list)
+    responses: list[str] = msgspec.field(default_factory=list)
     excluded_call: bool = False
     zero: bool = True
     head: tuple[str, str | None, str, tuple[str, ...], str | None] | None = None
-    raw: Any = None  # a head's event: what `full` parses again (the row, or the export's event)
+    raw: Any = None  # a head's event: what `_full` parses again (its row's columns, or its text in the export)
     foreign: str | None = None  # its "For context" text, once made
 
 
@@ -369,9 +370,17 @@ def whole(e: GoEvent) -> dict[str, Any]:
     """The event's ADK-shaped object: kept, or parsed again from what its head was decoded from."""
     if e.obj is not None:
         return e.obj
-    o = e.raw.full()
-    assert o is not None, "a head is taken only where the whole parse reads the event"
-    return o.obj  # type: ignore[no-any-return]
+    o = _full(e.raw)
+    assert o is not None and o.obj is not None, "a head is taken only where the whole parse reads the event"
+    return o.obj
+
+
+def _full(raw: Any) -> GoEvent | None:
+    """A head's event read whole again: from its row's columns (`_HEAD_SQL`'s), or its text in the export."""
+    if type(raw) is tuple:
+        return _row_event(1, dict(zip(_HEAD_NAMES, raw, strict=True)), "", [])
+    o = orjson.loads(memoryview(raw))
+    return make_event(0, None, o, "", []) if isinstance(o, dict) else None
 
 
 def _parts(e: GoEvent) -> list[dict[str, Any]]:
@@ -831,31 +840,18 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
     return build(events, name, meta, diags)
 
 
-# The columns a head reads (the JSON ones as stored, bytes), and those its row keeps to be read
-# whole again (`_Row.full`: every column `make_event` puts into the event's object).
+# The columns a head reads (the JSON ones as stored, bytes), kept to read the row whole again
+# (`_full`: every column `make_event` reads).
 _HEAD_COLUMNS = (
     "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
     "isolation_scope", "actions", "long_running_tool_ids_json",
 )  # fmt: skip
-_KEPT = 9
+_HEAD_NAMES = ("rowid", *_HEAD_COLUMNS)
 _HEAD_SQL = (
     "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
     "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
     "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
 )
-
-
-class _Row:
-    """A store row read by its head: the columns its event's object is made of, to read it whole again."""
-
-    __slots__ = ("cols", "n")
-
-    def __init__(self, n: int, cols: tuple[Any, ...]) -> None:
-        self.n = n
-        self.cols = cols
-
-    def full(self) -> GoEvent | None:
-        return _row_event(self.n, dict(zip(_HEAD_COLUMNS, self.cols, strict=False)), "", [])
 
 
 def _head_events(
@@ -906,34 +902,47 @@ def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
     ts = fast_time(ts_text)
     if ts is None:
         return None
+    transfer = None
     try:
         c = None
         if content is not None:
-            if not H.utf8_ok(content):
+            if not (content.isascii() or H.utf8_ok(content)):
                 return None
-            c = H.CONTENT.decode(content)
+            c = H.content(content)
         if usage is not None and not (H.utf8_ok(usage) and H.raw_ok(H.USAGE.decode(usage).totalTokenCount)):
             return None
-        acts = None
         if actions is not None:
-            if not H.utf8_ok(actions):
+            got = _ACTIONS.get(actions, False)
+            if got is False:
+                got = _actions(actions)
+                if len(_ACTIONS) < 256:
+                    _ACTIONS[actions] = got
+            if got is None:
                 return None
-            acts = H.ACTIONS.decode(actions)
-            if not H.actions_ok(acts):
-                return None
-        ids = H.IDS.decode(lr) if lr is not None and H.utf8_ok(lr) else ([] if lr is None else None)
+            transfer = got[0]
+        ids = [] if lr is None else H.IDS.decode(lr) if H.utf8_ok(lr) else None
     except H.ERRORS:
         return None
     if ids is None:
         return None
     au = author or ""
-    sh = H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish)
-    if sh is None:
+    return GoEvent(n - 1, rowid, eid, inv or "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
+                   *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
+
+
+# An `actions` column as its head reads it, by its bytes (a session's rows repeat a few): (the
+# agent it transfers to,), or None when the row must be read whole.
+_ACTIONS: dict[bytes, tuple[str | None] | None] = {}
+
+
+def _actions(b: bytes) -> tuple[str | None] | None:
+    if not H.utf8_ok(b):
         return None
-    e = GoEvent(n - 1, rowid, eid, inv or "", au, branch or "", _str(scope), ts, None, ids, None, H.transfer(acts), n)
-    e.role, e.has_content, e.calls, e.responses, e.excluded_call, e.zero, e.head = sh
-    e.raw = _Row(n, row[1:1 + _KEPT])
-    return e
+    try:
+        a = H.ACTIONS.decode(b)
+    except H.ERRORS:
+        return None
+    return (H.transfer(a),) if H.actions_ok(a) else None
 
 
 def _finish(raw: str) -> str | None:
@@ -1161,20 +1170,6 @@ def _export_event(
     return lines
 
 
-class _Exported:
-    """An export's event read by its head: its text in the document, to read it whole again."""
-
-    __slots__ = ("i", "raw")
-
-    def __init__(self, i: int, raw: Any) -> None:
-        self.i = i
-        self.raw = raw
-
-    def full(self) -> GoEvent | None:
-        o = orjson.loads(memoryview(self.raw))
-        return make_event(self.i, None, o, "", []) if isinstance(o, dict) else None
-
-
 def _load_json_heads(data: bytes, name: str) -> Ledger | None:
     """A bare list of events (adk-go's export), each event from its head where one can be taken
     (`_export_head`), read whole otherwise; None when the document is not such a list, or not one
@@ -1209,7 +1204,7 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
     if not H.utf8_ok(b):
         return None
     try:
-        h = H.EVENT.decode(b)
+        h = H.event(b)
     except H.ERRORS:
         return None
     ts = fast_time(h.timestamp)
@@ -1223,14 +1218,9 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
     if code is not H.UNSET and bytes(code) not in H.FALSY:
         return None  # (an error code other than null, false, 0 or "": read whole)
     author = h.author or ""
-    sh = H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish)
-    if sh is None:
-        return None
-    e = GoEvent(i, None, h.id, h.invocationId or "", author, h.branch or "", h.isolationScope or "", ts, None,
-                h.longRunningToolIds or [], None, H.transfer(a), i + 1)  # fmt: skip
-    e.role, e.has_content, e.calls, e.responses, e.excluded_call, e.zero, e.head = sh
-    e.raw = _Exported(i, r)
-    return e
+    return GoEvent(i, None, h.id, h.invocationId or "", author, h.branch or "", h.isolationScope or "", ts, None,
+                   h.longRunningToolIds or [], None, H.transfer(a), i + 1,
+                   *H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish), r)  # fmt: skip
 
 
 def _name_place(diags: list[Diagnostic], placeholder: str, where: str) -> None:
@@ -1397,7 +1387,7 @@ class _Source(RecordSource):
         return None  # (as a record read whole: the TUI shows its fields)
 
     def message(self, rec: Record) -> Message | None:
-        got = self.raws[rec.seq].full()
+        got = _full(self.raws[rec.seq])
         m = adk.event_message(got.obj) if got is not None else None
         if m is not None:
             m.never_sent = rec.never_sent

@@ -12,7 +12,7 @@ its diagnostics. tests/test_adk_go_heads.py holds the two paths equal on mutated
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import orjson
@@ -26,29 +26,42 @@ _Int64 = heads.Int64
 _LITERALS = frozenset({b"true", b"false", b"null", b"{}", b"[]", b'""'})
 
 
-class FnCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+# A call's arguments and a response's fields: flat values, decoded (a number past a double's range
+# or past 64 bits fails, as it should: orjson refuses the one, reads the other as a float, which
+# the whole parse then judges). Nested values take the second decoder (`_NESTED`), whose nested
+# numbers are judged after it (`nested_ok`).
+_Flat = dict[str, str | _Int64 | float | bool | None]
+
+
+V = TypeVar("V")
+
+
+class FnCall(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=False):
     id: str | _Unset | None = _UNSET
     name: str | _Unset | None = _UNSET
-    args: dict[str, _Raw] | _Unset | None = _UNSET
+    args: V | _Unset | None = _UNSET
 
 
-class FnResponse(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class FnResponse(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=False):
     id: str | _Unset | None = _UNSET
     name: str | _Unset | None = _UNSET
-    response: dict[str, _Raw] | _Unset | None = _UNSET
+    response: V | _Unset | None = _UNSET
 
 
-class Part(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class Part(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=False):
     text: str | None = None
     thought: bool | None = None
     thoughtSignature: str | None = None
-    functionCall: FnCall | None = None
-    functionResponse: FnResponse | None = None
+    functionCall: FnCall[V] | None = None
+    functionResponse: FnResponse[V] | None = None
 
 
-class Content(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class Content(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=False):
     role: str | None = None
-    parts: list[Part] | None = None
+    parts: list[Part[V]] | None = None
+
+
+_Nested = dict[str, str | _Int64 | float | bool | list[Any] | dict[str, Any] | None]
 
 
 class Usage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -78,7 +91,7 @@ class Actions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     compaction: None = None
 
 
-class ExportEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class ExportEvent(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=False):
     """`session.Event` as main's MarshalJSON writes it (camelCase)."""
 
     id: str | None = None
@@ -87,7 +100,7 @@ class ExportEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     author: str | None = None
     branch: str | None = None
     isolationScope: str | None = None
-    content: Content | None = None
+    content: Content[V] | None = None
     usageMetadata: Usage | None = None
     finishReason: str | None = None
     errorCode: _Raw = _UNSET
@@ -99,11 +112,13 @@ class ExportEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     interrupted: _Raw = _UNSET
 
 
-CONTENT = msgspec.json.Decoder(Content)
+CONTENT = msgspec.json.Decoder(Content[_Flat])
+NESTED = msgspec.json.Decoder(Content[_Nested])
 USAGE = msgspec.json.Decoder(Usage)
 ACTIONS = msgspec.json.Decoder(Actions)
 IDS = msgspec.json.Decoder(list[str])
-EVENT = msgspec.json.Decoder(ExportEvent)
+EVENT = msgspec.json.Decoder(ExportEvent[_Flat])
+NESTED_EVENT = msgspec.json.Decoder(ExportEvent[_Nested])
 LIST = msgspec.json.Decoder(list[_Raw])
 UNSET: Any = _UNSET
 FALSY = frozenset({b"null", b"false", b"0", b'""'})  # an error code these spell sets no error
@@ -124,8 +139,43 @@ def raw_ok(r: Any) -> bool:
     return True
 
 
-def _values_ok(d: dict[str, Any] | Any | None) -> bool:
-    return type(d) is not dict or all(raw_ok(v) for v in d.values())
+def content(b: bytes) -> Any:
+    """A content's head: flat call arguments and response fields, else nested ones whose numbers
+    orjson reads; raises a decode error (the whole parse then) otherwise."""
+    try:
+        return CONTENT.decode(b)
+    except msgspec.ValidationError:
+        return nested_checked(NESTED.decode(b))
+
+
+def event(b: bytes) -> Any:
+    """An export event's head, as `content` reads its content."""
+    try:
+        return EVENT.decode(b)
+    except msgspec.ValidationError:
+        e = NESTED_EVENT.decode(b)
+    nested_checked(e.content)
+    return e
+
+
+def nested_checked(c: Any) -> Any:
+    for p in (c.parts or ()) if c is not None else ():
+        for d in (p.functionCall.args if p.functionCall else None, p.functionResponse.response if p.functionResponse else None):
+            if type(d) is dict and not all(_nested_ok(x) for x in d.values()):
+                raise msgspec.ValidationError("a nested number orjson would not read")
+    return c
+
+
+def _nested_ok(v: Any) -> bool:
+    """A nested value decoded as Any: orjson writes it back only when every integer fits 64 bits
+    (msgspec refuses a float past a double's range itself)."""
+    if type(v) is not dict and type(v) is not list:
+        return True
+    try:
+        orjson.dumps(v)
+    except TypeError:
+        return False
+    return True
 
 
 def actions_ok(a: Actions) -> bool:
@@ -155,9 +205,8 @@ def utf8_ok(b: bytes) -> bool:
 # whether every part is zero-valued, and its message's index fields (None: no message).
 Shape = tuple[str, bool, list[str], list[str], bool, bool, tuple[str, str | None, str, tuple[str, ...], str | None] | None]
 
-def shape(c: Content | None, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape | None:
-    """`c`'s shape as `adk_go._shape` reads it from the whole event; None when a skipped value
-    is one orjson would refuse."""
+def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape:
+    """`c`'s shape, as `adk_go._shape` reads it from the whole event."""
     if c is None:
         return "", False, [], [], False, True, None
     role_raw = c.role
@@ -169,33 +218,35 @@ def shape(c: Content | None, author: str, error_code: bool, finish: str | None, 
     resps: list[str] = []
     call_ids: list[str] = []
     result_id: str | None = None
-    ncalls = nresults = 0
+    nresults = 0
     excl = False
     zero = True
     for p in parts:
-        fc, fr = p.functionCall, p.functionResponse
-        if zero:
-            zero = _zero_part(p)
+        fc = p.functionCall
+        fr = p.functionResponse
+        if zero and (p.text or p.thought or p.thoughtSignature or (fc is not None and _set(fc)) or (fr is not None and _set(fr))):
+            zero = False
         if fc is not None:
-            if not _values_ok(fc.args):
-                return None
-            cid = fc.id if fc.id is not _UNSET else None
-            calls.append(cid or "")
-            ncalls += 1
+            cid = fc.id
             if cid:
+                calls.append(cid)  # (an id that is UNSET is falsy)
                 call_ids.append(cid)
-            excl = excl or (fc.name is not _UNSET and fc.name in excluded)
+            else:
+                calls.append("")
+            if fc.name in excluded:
+                excl = True
         if fr is not None:
-            if not _values_ok(fr.response):
-                return None
-            rid = fr.id if fr.id is not _UNSET else None
+            rid = fr.id
+            if rid is _UNSET:
+                rid = None
             resps.append(rid or "")
-            excl = excl or (fr.name is not _UNSET and fr.name in excluded)
+            if fr.name in excluded:
+                excl = True
             if fc is None:
                 if not nresults:
                     result_id = rid
                 nresults += 1
-    if nresults and not ncalls:
+    if nresults and not calls:
         mrole = "tool"
     elif role_raw == "model" or (author != "user" and role_raw != "user"):
         mrole = "assistant"
@@ -205,23 +256,19 @@ def shape(c: Content | None, author: str, error_code: bool, finish: str | None, 
     if mrole == "assistant":
         if error_code:
             stop = "error"
-        elif ncalls:
+        elif calls:
             stop = "tool_use"
         elif finish is not None:
             stop = finish_map(finish)
         else:
             stop = "stop"
-    source = "user" if mrole == "user" and author == "user" else ("function_response" if mrole == "tool" else author)
-    has = bool(role)
-    return role, has, calls, resps, excl, zero, (mrole, stop, source, tuple(call_ids), result_id)
+    if mrole == "user":
+        source = "user" if author == "user" else author
+    else:
+        source = "function_response" if mrole == "tool" else author
+    return role, bool(role), calls, resps, excl, zero, (mrole, stop, source, tuple(call_ids), result_id)
 
 
-def _zero_part(p: Part) -> bool:
-    """`adk_go._zero` of the part as the whole parse renames it: every value None, "", False, {}."""
-    fc, fr = p.functionCall, p.functionResponse
-    return not (p.text or p.thought or p.thoughtSignature or (fc is not None and _set(fc)) or (fr is not None and _set(fr)))
-
-
-def _set(o: FnCall | FnResponse) -> bool:
-    """Is the object not `{}`?"""
-    return any(getattr(o, f) is not _UNSET for f in o.__struct_fields__)
+def _set(o: Any) -> bool:
+    """Is the call or response object not `{}`?"""
+    return o.id is not _UNSET or o.name is not _UNSET or getattr(o, o.__struct_fields__[2]) is not _UNSET
