@@ -64,6 +64,7 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import functools
+import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -1415,7 +1416,7 @@ def _covers(events: list[GoEvent], covered: set[int], records: list[Record]) -> 
     timestamp order (a store's always is, as its timestamps sort), the events inside a range are
     found by bisection instead of testing every covered event against every record."""
     times = [e.ts for e in events]
-    if any(a > b for a, b in zip(times, times[1:], strict=False)):
+    if any(a > b for a, b in itertools.pairwise(times)):
         ordered = sorted(covered)
         return lambda i: [records[s].id for s in ordered if _covered_by_record(events, s, i)]
 
