@@ -380,9 +380,9 @@ def whole(e: GoEvent) -> dict[str, Any]:
 def _full(raw: Any) -> GoEvent | None:
     """A head's event read whole again: from its row's columns (`_HEAD_SQL`'s), or its text in the export."""
     if type(raw) is tuple:
-        return _row_event(1, dict(zip(_HEAD_NAMES, raw, strict=True)), "", [])
+        return _row_event(1, dict(zip(_HEAD_NAMES, raw, strict=True)), "", [], shaped=False)
     o = orjson.loads(memoryview(raw))
-    return make_event(0, None, o, "", []) if isinstance(o, dict) else None
+    return make_event(0, None, o, "", [], shaped=False) if isinstance(o, dict) else None
 
 
 def _parts(e: GoEvent) -> list[dict[str, Any]]:
@@ -438,10 +438,17 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
 
 
 def make_event(
-    index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic], lowered: bool = False
+    index: int,
+    rowid: int | None,
+    src: dict[str, Any],
+    where: str,
+    diags: list[Diagnostic],
+    lowered: bool = False,
+    shaped: bool = True,
 ) -> GoEvent | None:
     """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
-    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
+    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are; `shaped`:
+    its content fields read too, which a head's event read again for its object needs not)."""
     o = src if lowered else _lower(src)
     line = index + 1
     ts = parse_time(o.get("timestamp"))
@@ -482,7 +489,8 @@ def make_event(
     )
     if e.compaction is None and acts.get("compaction") is not None:
         diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
-    _shape(e)
+    if shaped:
+        _shape(e)
     return e
 
 
@@ -795,7 +803,7 @@ _JSON_COLUMNS = (
 )
 
 
-def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) -> GoEvent | None:
+def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic], shaped: bool = True) -> GoEvent | None:
     """createEventFromStorageEvent (storage_session.go:245-363), from one row's columns."""
     where = f"{name}: row {n} (rowid {row.get('rowid')}, event {row.get('id')!r})"
     # The keys as `make_event` reads them (lower-case: a row's columns need no casing pass).
@@ -819,7 +827,7 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) 
         except orjson.JSONDecodeError:
             what = "a pickle (adk-python's), not adk-go's JSON" if raw[:1] == b"\x80" else "not valid JSON"
             diags.append(Diagnostic(n, "malformed_row", f"{where}: actions is {what}; read without it (a compaction in it would be missed)", recovered="the rest of the event"))
-    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True)
+    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True, shaped=shaped)
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
