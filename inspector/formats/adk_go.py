@@ -605,11 +605,12 @@ def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
 
 
 def build_request(
-    events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None
+    events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None, ordered: bool = False
 ) -> Request:
     """What adk-go sends on `agent`'s next model call, built from these events in stream order.
     `visible`: the indexes of the events `visible_to(e, branch, scope)` already found (the ledger
-    builds a request per record, over one filter)."""
+    builds a request per record, over one filter); `ordered`: the events' timestamps do not
+    decrease (each record's covered events are then found by bisection, `_stream_ordered`)."""
     if visible is None:
         flow = [e for e in events if visible_to(e, branch, scope)]
     else:
@@ -631,24 +632,7 @@ def build_request(
             continue
         kept.append((i, c))
 
-    def covered_by(i: int, k: tuple[int, Compaction]) -> bool:
-        return i < k[0] and flow[i].compaction is None and _in_range(flow[i], k[1])
-
-    at: dict[int, list[tuple[int, Compaction]]] = {}
-    for k in kept:
-        pos = next((i for i in range(len(flow)) if covered_by(i, k)), k[0])
-        at.setdefault(pos, []).append(k)
-    stream: list[GoEvent | tuple[GoEvent, Compaction]] = []
-    covered: set[int] = set()
-    for i, e in enumerate(flow):
-        for k in at.get(i, []):
-            stream.append((flow[k[0]], k[1]))
-        if e.compaction is not None:
-            continue
-        if any(covered_by(i, k) for k in kept):
-            covered.add(e.index)
-            continue
-        stream.append(e)
+    stream, covered = _stream_ordered(flow, kept) if ordered else _stream(flow, kept)
     items: list[Sent] = []
     for x in stream:
         if isinstance(x, tuple):
@@ -668,6 +652,85 @@ def build_request(
     if req.error is None and req.items and req.items[-1].role != "user":
         req.items.append(Sent("continue", None, "user", CONTINUE_TEXT))
     return req
+
+
+_Kept = tuple[int, Compaction]  # a surviving record: its flow position, its compaction
+_Stream = list[GoEvent | tuple[GoEvent, Compaction]]  # events sent raw, and (record, compaction) for summaries
+
+
+def _stream(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
+    """The events sent raw and the summaries at their places (each at the first event its record
+    covers, else at the record), and the indexes of the covered events."""
+
+    def covered_by(i: int, k: _Kept) -> bool:
+        return i < k[0] and flow[i].compaction is None and _in_range(flow[i], k[1])
+
+    at: dict[int, list[_Kept]] = {}
+    for k in kept:
+        pos = next((i for i in range(len(flow)) if covered_by(i, k)), k[0])
+        at.setdefault(pos, []).append(k)
+    stream: _Stream = []
+    covered: set[int] = set()
+    for i, e in enumerate(flow):
+        for k in at.get(i, []):
+            stream.append((flow[k[0]], k[1]))
+        if e.compaction is not None:
+            continue
+        if any(covered_by(i, k) for k in kept):
+            covered.add(e.index)
+            continue
+        stream.append(e)
+    return stream, covered
+
+
+def _stream_ordered(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
+    """`_stream` where the flow's timestamps do not decrease: a record covers the positions its
+    range spans by bisection (before its own), but records and its holes; the stream is then
+    walked by runs, so a request costs what it sends, not every event before it."""
+    n = len(flow)
+    ts = [e.ts for e in flow]
+    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    cov = bytearray(n)
+    at: dict[int, list[_Kept]] = {}
+    for k in kept:
+        kp, c = k
+        assert c.start is not None and c.end is not None
+        lo, hi = bisect.bisect_left(ts, c.start, 0, kp), bisect.bisect_right(ts, c.end, 0, kp)
+        skip = set(records[bisect.bisect_left(records, lo) : bisect.bisect_left(records, hi)])
+        for r in c.excluded:  # a hole by record: the events of that invocation in that microsecond
+            q = r.ts // _US
+            a, b = bisect.bisect_left(ts, q * _US, lo, hi), bisect.bisect_left(ts, (q + 1) * _US, lo, hi)
+            skip.update(i for i in range(a, b) if flow[i].invocation_id == r.invocation_id)
+        first = -1
+        start = lo
+        for stop in [*sorted(skip), hi]:
+            if stop > start:
+                cov[start:stop] = b"\x01" * (stop - start)
+                first = start if first < 0 else first
+            start = stop + 1
+        at.setdefault(first if first >= 0 else kp, []).append(k)
+    places = sorted(at)
+    idx = [e.index for e in flow]
+    stream: _Stream = []
+    covered: set[int] = set()
+    i = 0
+    while i < n:
+        j = cov.find(1, i)
+        j = n if j < 0 else j
+        for p in range(i, j):  # nothing covered: summaries placed here, then the event unless a record
+            for k in at.get(p, ()):
+                stream.append((flow[k[0]], k[1]))
+            if flow[p].compaction is None:
+                stream.append(flow[p])
+        if j == n:
+            break
+        r = cov.find(0, j)
+        r = n if r < 0 else r
+        for p in places[bisect.bisect_left(places, j) : bisect.bisect_left(places, r)]:
+            stream.extend((flow[k[0]], k[1]) for k in at[p])
+        covered.update(idx[j:r])
+        i = r
+    return stream, covered
 
 
 def _recover_calls(items: list[Sent], flow: list[GoEvent], foreign: set[int]) -> list[Sent]:
@@ -1343,14 +1406,15 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         assert m is not None
         m.never_sent = never
         records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
-    full = build_request(events, agent, branch, scope, visible)
+    ordered = not any(a.ts > b.ts for a, b in itertools.pairwise(events))
+    full = build_request(events, agent, branch, scope, visible, ordered)
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
     covers = _covers(events, full.covered, records)
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
-        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible)
+        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible, ordered)
         cp = records[i].checkpoint
         assert cp is not None
         c = events[i].compaction
