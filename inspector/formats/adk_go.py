@@ -68,6 +68,7 @@ import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -998,8 +999,8 @@ def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
         return None
     if ids is None:
         return None
-    au = author or ""
-    return GoEvent(n - 1, rowid, eid, inv or "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
+    au = intern(author) if author else ""
+    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
                    *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
 
 
@@ -1290,8 +1291,9 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
         return None
     if code is not H.UNSET and bytes(code) not in H.FALSY:
         return None  # (an error code other than null, false, 0 or "": read whole)
-    author = h.author or ""
-    return GoEvent(i, None, h.id, h.invocationId or "", author, h.branch or "", h.isolationScope or "", ts, None,
+    author = intern(h.author) if h.author else ""
+    inv = h.invocationId
+    return GoEvent(i, None, h.id, intern(inv) if inv else "", author, h.branch or "", h.isolationScope or "", ts, None,
                    h.longRunningToolIds or [], None, H.transfer(a), i + 1,
                    *H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish), r)  # fmt: skip
 
@@ -1365,19 +1367,15 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     visible = {e.index for e in events if visible_to(e, branch, scope)}
     records: list[Record] = []
     source = _Source()
+    extras: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in events:
         ts = e.ts / 1e9
-        extra: dict[str, Any] = {}
-        if e.author:
-            extra["author"] = e.author
-        if e.branch:
-            extra["branch"] = e.branch
-        if e.invocation_id:
-            extra["invocation_id"] = e.invocation_id
-        if e.scope:
-            extra["isolation_scope"] = e.scope
-        if e.long_running:
-            extra["long_running_tool_ids"] = e.long_running
+        key = (e.author, e.branch, e.invocation_id, e.scope)
+        extra = None if e.long_running else extras.get(key)
+        if extra is None:
+            extra = _extra(e)
+            if not e.long_running:  # (records with the same fields share one: nothing changes a record's extra)
+                extras[key] = extra
         if e.compaction is not None:
             c = e.compaction
             um = whole(e).get("usage_metadata")
@@ -1453,6 +1451,21 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     led = Ledger(path=name, format=NAME, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
     led.leaf_seq = len(records) - 1 if records else None
     return led
+
+
+def _extra(e: GoEvent) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if e.author:
+        extra["author"] = e.author
+    if e.branch:
+        extra["branch"] = e.branch
+    if e.invocation_id:
+        extra["invocation_id"] = e.invocation_id
+    if e.scope:
+        extra["isolation_scope"] = e.scope
+    if e.long_running:
+        extra["long_running_tool_ids"] = e.long_running
+    return extra
 
 
 class _Source(RecordSource):
