@@ -21,7 +21,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
-from inspector.formats import adk_go
+from inspector.formats import adk, adk_go
 from inspector.ledger.model import Diagnostic
 from tests.field_mutations import mutated
 
@@ -134,11 +134,9 @@ FIELDS = ("index", "rowid", "id", "invocation_id", "author", "branch", "scope", 
 def _same(head: adk_go.GoEvent, whole: adk_go.GoEvent | None, diags: list[Diagnostic]) -> None:
     assert whole is not None and not diags, [d.message for d in diags]
     assert {f: getattr(head, f) for f in FIELDS} == {f: getattr(whole, f) for f in FIELDS}
-    again = adk_go._full(head.raw)
-    assert again is not None and again.obj == whole.obj
-    from inspector.formats import adk
-
-    assert adk.event_message(again.obj) == adk.event_message(whole.obj)
+    again = adk_go._obj(head.raw)
+    assert again == whole.obj
+    assert adk.event_message(again) == adk.event_message(whole.obj)
 
 
 def test_export_heads_equal_the_whole_parse() -> None:

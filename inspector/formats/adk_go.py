@@ -361,7 +361,7 @@ class GoEvent(msgspec.Struct, gc=False):
     excluded_call: bool = False
     zero: bool = True
     head: tuple[str, str | None, str, tuple[str, ...], str | None] | None = None
-    raw: Any = None  # a head's event: what `_full` parses again (its row's columns, or its text in the export)
+    raw: Any = None  # a head's event: what `_obj` parses again (its row's columns, or its text in the export)
     foreign: str | None = None  # its "For context" text, once made
 
 
@@ -371,19 +371,22 @@ def _str(v: Any) -> str:
 
 def whole(e: GoEvent) -> dict[str, Any]:
     """The event's ADK-shaped object: kept, or parsed again from what its head was decoded from."""
-    if e.obj is not None:
-        return e.obj
-    o = _full(e.raw)
-    assert o is not None and o.obj is not None, "a head is taken only where the whole parse reads the event"
-    return o.obj
+    return e.obj if e.obj is not None else _obj(e.raw)
 
 
-def _full(raw: Any) -> GoEvent | None:
-    """A head's event read whole again: from its row's columns (`_HEAD_SQL`'s), or its text in the export."""
+def _obj(raw: Any) -> dict[str, Any]:
+    """A head's event's object, from its row's columns (`_HEAD_SQL`'s) or its text in the export,
+    as `make_event` makes it: a head is taken only where the whole parse finds nothing to remove
+    or report (tests/test_adk_go_heads.py holds the two equal)."""
     if type(raw) is tuple:
-        return _row_event(1, dict(zip(_HEAD_NAMES, raw, strict=True)), "", [], shaped=False)
-    o = orjson.loads(memoryview(raw))
-    return make_event(0, None, o, "", [], shaped=False) if isinstance(o, dict) else None
+        _, eid, inv, author, branch, _, code, message, content, usage = raw[:10]
+        o = {"id": eid, "invocationid": inv, "author": author, "branch": branch, "errorcode": code, "errormessage": message}
+        if content is not None:
+            o["content"] = orjson.loads(content)
+        if usage is not None:
+            o["usagemetadata"] = orjson.loads(usage)
+        return _event_obj(o)
+    return _event_obj(_lower(orjson.loads(memoryview(raw))))
 
 
 def _parts(e: GoEvent) -> list[dict[str, Any]]:
@@ -438,24 +441,8 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
     return Compaction(start, end, _content(content) if isinstance(content, dict) else None, refs)
 
 
-def make_event(
-    index: int,
-    rowid: int | None,
-    src: dict[str, Any],
-    where: str,
-    diags: list[Diagnostic],
-    lowered: bool = False,
-    shaped: bool = True,
-) -> GoEvent | None:
-    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
-    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are; `shaped`:
-    its content fields read too, which a head's event read again for its object needs not)."""
-    o = src if lowered else _lower(src)
-    line = index + 1
-    ts = parse_time(o.get("timestamp"))
-    if ts is None:
-        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
-        return None
+def _event_obj(o: dict[str, Any]) -> dict[str, Any]:
+    """The ADK-shaped object of an event's lower-cased keys (before the field guard)."""
     obj: dict[str, Any] = {
         "id": o.get("id"),
         "invocation_id": o.get("invocationid"),
@@ -467,7 +454,26 @@ def make_event(
         "error_code": o.get("errorcode"),
         "error_message": o.get("errormessage"),
     }
-    obj = {k: v for k, v in obj.items() if v is not None}
+    return {k: v for k, v in obj.items() if v is not None}
+
+
+def make_event(
+    index: int,
+    rowid: int | None,
+    src: dict[str, Any],
+    where: str,
+    diags: list[Diagnostic],
+    lowered: bool = False,
+) -> GoEvent | None:
+    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
+    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
+    o = src if lowered else _lower(src)
+    line = index + 1
+    ts = fast_time(o.get("timestamp"))
+    if ts is None:
+        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
+        return None
+    obj = _event_obj(o)
     wrong = fields.check_fields(obj, fields.ADK)  # the shared guard: removes wrong-typed fields
     if wrong:
         diags.extend(fields.line_diagnostics(line, wrong, where))
@@ -490,8 +496,7 @@ def make_event(
     )
     if e.compaction is None and acts.get("compaction") is not None:
         diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
-    if shaped:
-        _shape(e)
+    _shape(e)
     return e
 
 
@@ -867,7 +872,7 @@ _JSON_COLUMNS = (
 )
 
 
-def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic], shaped: bool = True) -> GoEvent | None:
+def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) -> GoEvent | None:
     """createEventFromStorageEvent (storage_session.go:245-363), from one row's columns."""
     where = f"{name}: row {n} (rowid {row.get('rowid')}, event {row.get('id')!r})"
     # The keys as `make_event` reads them (lower-case: a row's columns need no casing pass).
@@ -891,7 +896,7 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic], 
         except orjson.JSONDecodeError:
             what = "a pickle (adk-python's), not adk-go's JSON" if raw[:1] == b"\x80" else "not valid JSON"
             diags.append(Diagnostic(n, "malformed_row", f"{where}: actions is {what}; read without it (a compaction in it would be missed)", recovered="the rest of the event"))
-    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True, shaped=shaped)
+    return make_event(n - 1, row.get("rowid"), src, where, diags, lowered=True)
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
@@ -915,12 +920,11 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
 
 
 # The columns a head reads (the JSON ones as stored, bytes), kept to read the row whole again
-# (`_full`: every column `make_event` reads).
+# (`_obj`: the columns of the event's object).
 _HEAD_COLUMNS = (
     "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
     "isolation_scope", "actions", "long_running_tool_ids_json",
 )  # fmt: skip
-_HEAD_NAMES = ("rowid", *_HEAD_COLUMNS)
 _HEAD_SQL = (
     "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
     "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
@@ -1481,8 +1485,7 @@ class _Source(RecordSource):
         return None  # (as a record read whole: the TUI shows its fields)
 
     def message(self, rec: Record) -> Message | None:
-        got = _full(self.raws[rec.seq])
-        m = adk.event_message(got.obj) if got is not None else None
+        m = adk.event_message(_obj(self.raws[rec.seq]))
         if m is not None:
             m.never_sent = rec.never_sent
         return m
