@@ -326,3 +326,22 @@ def test_the_ordered_stream_equals_the_scan(seed: int) -> None:
     want, want_covered = adk_go._stream(flow, kept)  # type: ignore[arg-type]
     got, got_covered = adk_go._stream_ordered(flow, kept)  # type: ignore[arg-type]
     assert shown(got) == shown(want) and got_covered == want_covered
+
+
+def test_fast_time_reads_as_parse_time() -> None:
+    """`adk_go.fast_time` (the minute looked up once; GORM's seconds and microseconds as one
+    number) gives `parse_time`'s value, or None, for dates, times, digits, zones and separators
+    right and wrong, Unicode digits and `int`'s spellings (`_`, spaces) included."""
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    parts = [
+        ["2026", "1970", "0001", "9999"], ["01", "02", "12", "13", "00"], ["01", "28", "29", "31", "00"], [" ", "T", "x"],
+        ["00", "23", "24"], ["00", "59", "60"], ["00", "59", "60", "5x", "٤٤", " 5"],
+        ["603000", "000000", "999999", "6030001", "60300", "٤٤٤٤٤٤", "12 456", "1_3456", "603"], ["+00:00", "Z", "+02:30", "-00:00", "+0000", ""],
+    ]  # fmt: skip
+    values: list[Any] = [f"{y}-{mo}-{d}{sep}{h}:{mi}:{s}.{f}{z}" for y, mo, d, sep, h, mi, s, f, z in itertools.product(*parts)]
+    values = [*rng.sample(values, 4000), " 2026-01-05 09:00:04.603000+00:00", "2026-01-05 09:00:04.603000+00:00 +0000 UTC", 5, 1.5, None, True]
+    for v in values:
+        assert adk_go.fast_time(v) == adk_go.parse_time(v), v

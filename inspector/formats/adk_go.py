@@ -221,6 +221,12 @@ def fast_time(v: Any) -> int | None:
     and the zone are looked up once, read by `parse_time` itself; anything else is `parse_time`'s."""
     if type(v) is not str or len(v) < 22 or v[16] != ":" or v[19] != ".":
         return parse_time(v)
+    if len(v) == 32 and v[26:] == "+00:00":  # GORM's: seconds and microseconds as one number
+        tail = v[17:19] + v[20:26]
+        base = _MINUTES.get(v[:16])
+        if base is not None and tail.isdigit() and tail.isascii():
+            us = int(tail)
+            return None if us >= 60_000_000 else (base * 1_000_000 + us) * 1000
     if v[-1] == "Z":
         zone, frac = "Z", v[20:-1]
     else:
@@ -525,12 +531,13 @@ def covers_all_of(a: Compaction, b: Compaction) -> bool:
     return all(_names_hole(b, r) for r in a.excluded if b.start <= r.ts <= b.end)
 
 
-def subsumed_by(i: int, events: list[GoEvent]) -> int | None:
-    """isCompactionSubsumed (window.go:130-155): the index of a record that subsumes events[i]'s."""
+def subsumed_by(i: int, events: list[GoEvent], records: list[int] | None = None) -> int | None:
+    """isCompactionSubsumed (window.go:130-155): the index of a record that subsumes events[i]'s
+    (`records`: the indexes of the events that are records, when known)."""
     c = events[i].compaction
     assert c is not None
-    for j, other in enumerate(events):
-        o = other.compaction
+    for j in range(len(events)) if records is None else records:
+        o = events[j].compaction
         if j == i or o is None or not o.usable or not covers_all_of(o, c):
             continue
         assert o.start is not None and o.end is not None and c.start is not None and c.end is not None
@@ -625,14 +632,16 @@ def build_request(
     # substituteSummaries (apply.go:66-134), over the filtered events' positions.
     kept: list[tuple[int, Compaction]] = []
     subsumed: dict[int, int] = {}
-    for i, e in enumerate(flow):
+    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    for i in records:
+        e = flow[i]
         c = e.compaction
         if c is None or not c.usable:
             continue
         assert c.start is not None and c.end is not None
         if c.end < c.start:
             continue
-        j = subsumed_by(i, flow)
+        j = subsumed_by(i, flow, records)
         if j is not None:
             subsumed[e.index] = flow[j].index
             continue
@@ -1338,17 +1347,21 @@ def _history(req: Request, records: list[Record], after: int) -> list[HistoryIte
 def _runs(seqs: set[int], records: list[Record]) -> list[tuple[str, str]]:
     """Covered messages as [first id, last id] runs, broken by any message not covered."""
     out: list[tuple[str, str]] = []
-    cur: list[str] = []
-    for r in records:
+    if not seqs:
+        return out
+    first = last = None
+    for r in records[min(seqs) : max(seqs) + 1]:  # (no run begins before the first or goes on past the last)
         if r.kind != "message":
             continue
         if r.seq in seqs and r.id is not None:
-            cur.append(r.id)
-        elif cur:
-            out.append((cur[0], cur[-1]))
-            cur = []
-    if cur:
-        out.append((cur[0], cur[-1]))
+            if first is None:
+                first = r.id
+            last = r.id
+        elif first is not None:
+            out.append((first, last))  # type: ignore[arg-type]
+            first = None
+    if first is not None:
+        out.append((first, last))  # type: ignore[arg-type]
     return out
 
 
