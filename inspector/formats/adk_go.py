@@ -980,12 +980,15 @@ def _head_events(
     return events
 
 
+_STR_OR_NONE = frozenset({str, type(None)})
+
+
 def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
     """A row's event from its head, or None when it must be read whole (`adk_go_heads`)."""
     rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
-    for v in (eid, inv, author, branch, message):
-        if v is not None and type(v) is not str:
-            return None
+    sn = _STR_OR_NONE
+    if not (type(eid) in sn and type(inv) in sn and type(author) in sn and type(branch) in sn and type(message) in sn):
+        return None
     ts = fast_time(ts_text)
     if ts is None:
         return None
@@ -996,8 +999,12 @@ def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
             if not (content.isascii() or H.utf8_ok(content)):
                 return None
             c = H.content(content)
-        if usage is not None and not (H.utf8_ok(usage) and H.raw_ok(H.USAGE.decode(usage).totalTokenCount)):
-            return None
+        if usage is not None:
+            if not (usage.isascii() or H.utf8_ok(usage)):
+                return None
+            total = H.USAGE.decode(usage).totalTokenCount
+            if total is not H.UNSET and not H.raw_ok(total):
+                return None
         if actions is not None:
             got = _ACTIONS.get(actions, False)
             if got is False:
@@ -1007,10 +1014,13 @@ def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
             if got is None:
                 return None
             transfer = got[0]
-        ids = [] if lr is None else H.IDS.decode(lr) if H.utf8_ok(lr) else None
+        if lr is None:
+            ids = []
+        elif H.utf8_ok(lr):
+            ids = H.IDS.decode(lr)
+        else:
+            return None
     except H.ERRORS:
-        return None
-    if ids is None:
         return None
     au = intern(author) if author else ""
     return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
