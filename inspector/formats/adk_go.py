@@ -1395,9 +1395,9 @@ def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[in
     cp.explicit_retains = [r.id for r in records[:last] if r.kind == "message" and r.seq in sent and r.id is not None]
 
 
-def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
-    agent, branch, scope, why = next_agent(events)
-    visible = {e.index for e in events if visible_to(e, branch, scope)}
+def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
+    """The ledger's records, one per event: a checkpoint per compaction record, a message per
+    event with content (read again on demand where its head was taken), meta otherwise."""
     records: list[Record] = []
     source = _Source()
     extras: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -1437,6 +1437,13 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         assert m is not None
         m.never_sent = never
         records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
+    return records
+
+
+def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
+    agent, branch, scope, why = next_agent(events)
+    visible = {e.index for e in events if visible_to(e, branch, scope)}
+    records = _records(events, visible)
     ordered = not any(a.ts > b.ts for a, b in itertools.pairwise(events))
     full = build_request(events, agent, branch, scope, visible, ordered)
     _describe(events, full, records, name, diags)
