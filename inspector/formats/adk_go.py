@@ -243,6 +243,8 @@ def fast_time(v: Any) -> int | None:
     minute = v[:16]
     base = _MINUTES.get(minute, -1)
     if base == -1:
+        if len(_MINUTES) >= 100_000:  # (a long-lived process reading many sessions: kept bounded)
+            _MINUTES.clear()
         t = parse_time(minute + ":00Z")
         base = _MINUTES[minute] = None if t is None else t // 1_000_000_000
     sec = v[17:19]
