@@ -1571,18 +1571,21 @@ def _unmatched_exclusions(
     (session.go:311-322). The covered events of that invocation within a millisecond of the entry
     are those candidates: holes, not represented."""
     lost: set[int] = set()
+    stored: set[tuple[str, int]] | None = None  # (invocation, microsecond) of every raw event
+    covered: dict[str, list[GoEvent]] = {}  # the covered events by invocation, in stream order
     for e in events:
         c = e.compaction
         if c is None or e.index not in req.surviving:
             continue
         for ref in c.excluded:
-            if any(x.compaction is None and x.invocation_id == ref.invocation_id and x.ts // _US == ref.ts // _US for x in events):
+            if stored is None:  # (made once, when a surviving record names a hole)
+                stored = {(x.invocation_id, x.ts // _US) for x in events if x.compaction is None}
+                for x in events:
+                    if x.index in req.covered:
+                        covered.setdefault(x.invocation_id, []).append(x)
+            if (ref.invocation_id, ref.ts // _US) in stored:
                 continue
-            near = [
-                x.index
-                for x in events
-                if x.index in req.covered and x.invocation_id == ref.invocation_id and abs(x.ts - ref.ts) < 1_000_000
-            ]
+            near = [x.index for x in covered.get(ref.invocation_id, ()) if abs(x.ts - ref.ts) < 1_000_000]
             lost.update(near)
             what = (
                 f"so adk-go dropped event{'s' if len(near) != 1 else ''} {', '.join(repr(records[s].id) for s in near)} "
