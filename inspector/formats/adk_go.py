@@ -1023,9 +1023,9 @@ def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
                 return None
             transfer = got[0]
         if lr is None:
-            ids = []
+            ids = H.NONE
         elif H.utf8_ok(lr):
-            ids = H.IDS.decode(lr)
+            ids = H.IDS.decode(lr) or H.NONE
         else:
             return None
     except H.ERRORS:
@@ -1325,7 +1325,7 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
     author = intern(h.author) if h.author else ""
     inv = h.invocationId
     return GoEvent(i, None, h.id, intern(inv) if inv else "", author, h.branch or "", h.isolationScope or "", ts, None,
-                   h.longRunningToolIds or [], None, H.transfer(a), i + 1,
+                   h.longRunningToolIds or H.NONE, None, H.transfer(a), i + 1,
                    *H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish), r)  # fmt: skip
 
 
@@ -1401,7 +1401,7 @@ def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
     """The ledger's records, one per event: a checkpoint per compaction record, a message per
     event with content (read again on demand where its head was taken), meta otherwise."""
     records: list[Record] = []
-    source = _Source()
+    source = _Source(len(events))
     extras: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in events:
         ts = e.ts / 1e9
@@ -1516,8 +1516,8 @@ class _Source(RecordSource):
 
     __slots__ = ("raws",)
 
-    def __init__(self) -> None:
-        self.raws: dict[int, Any] = {}
+    def __init__(self, n: int) -> None:
+        self.raws: list[Any] = [None] * n  # by record seq
 
     def obj(self, rec: Record) -> Any:
         return None  # (as a record read whole: the TUI shows its fields)

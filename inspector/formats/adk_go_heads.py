@@ -205,15 +205,20 @@ def utf8_ok(b: bytes) -> bool:
 # whether every part is zero-valued, and its message's index fields (None: no message).
 Shape = tuple[str, bool, list[str], list[str], bool, bool, tuple[str, str | None, str, tuple[str, ...], str | None] | None]
 
+# The empty id list every head without calls, responses or long-running ids shares (the rules
+# only read an event's lists; a session's events hold tens of thousands of them).
+NONE: list[str] = []
+
+
 def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape:
     """`c`'s shape, as `adk_go._shape` reads it from the whole event."""
     if c is None:
-        return "", False, [], [], False, True, None
+        return "", False, NONE, NONE, False, True, None
     role_raw = c.role
     parts = c.parts
     role = role_raw if role_raw is not None else ""
     if not parts:
-        return role, False, [], [], False, True, None
+        return role, False, NONE, NONE, False, True, None
     calls: list[str] = []
     resps: list[str] = []
     call_ids: list[str] = []
@@ -266,7 +271,7 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
         source = "user" if author == "user" else author
     else:
         source = "function_response" if mrole == "tool" else author
-    return role, bool(role), calls, resps, excl, zero, (mrole, stop, source, tuple(call_ids), result_id)
+    return role, bool(role), calls or NONE, resps or NONE, excl, zero, (mrole, stop, source, tuple(call_ids), result_id)
 
 
 def _set(o: Any) -> bool:
