@@ -61,19 +61,35 @@ request is also kept in `header["next_request"]`.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import functools
+import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.formats import adk, fields, sqlite_files
+from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.jsonl import LoadError
-from inspector.ledger.model import Checkpoint, Diagnostic, HistoryItem, Ledger, Record, Usage
+from inspector.ledger.model import (
+    Checkpoint,
+    Diagnostic,
+    HistoryItem,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    Usage,
+    normalize_stop_reason,
+    record_from_fields,
+)
 
 NAME = "adk_go"
 
@@ -195,6 +211,59 @@ def parse_time(v: Any) -> int | None:
     return secs * 1_000_000_000 + int((frac or "0").ljust(9, "0"))
 
 
+_MINUTES: dict[str, int | None] = {}
+_ZONES: dict[str, int | None] = {"Z": 0, "+00:00": 0}
+
+
+def fast_time(v: Any) -> int | None:
+    """`parse_time`, without its pattern for the two spellings a store and an export write
+    (`YYYY-MM-DD HH:MM:SS.f+HH:MM`, `YYYY-MM-DDTHH:MM:SS.fZ`, 1-9 fractional digits): the minute
+    and the zone are looked up once, read by `parse_time` itself; anything else is `parse_time`'s."""
+    if type(v) is not str or len(v) < 22 or v[16] != ":" or v[19] != ".":
+        return parse_time(v)
+    if len(v) == 32 and v[26:] == "+00:00":  # GORM's: seconds and microseconds as one number
+        tail = v[17:19] + v[20:26]
+        base = _MINUTES.get(v[:16])
+        if base is not None and tail.isdigit() and tail.isascii():
+            us = int(tail)
+            return None if us >= 60_000_000 else (base * 1_000_000 + us) * 1000
+    elif len(v) == 24 and v[23] == "Z":  # Go's RFC 3339 with milliseconds: the same, in ms
+        tail = v[17:19] + v[20:23]
+        base = _MINUTES.get(v[:16])
+        if base is not None and tail.isdigit() and tail.isascii():
+            ms = int(tail)
+            return None if ms >= 60_000 else (base * 1000 + ms) * 1_000_000
+    if v[-1] == "Z":
+        zone, frac = "Z", v[20:-1]
+    else:
+        zone, frac = v[-6:], v[20:-6]
+    off = _ZONES.get(zone, -1)
+    if off == -1:
+        off = _ZONES[zone] = _zone(zone)
+    minute = v[:16]
+    base = _MINUTES.get(minute, -1)
+    if base == -1:
+        if len(_MINUTES) >= 100_000:  # (a long-lived process reading many sessions: kept bounded)
+            _MINUTES.clear()
+        t = parse_time(minute + ":00Z")
+        base = _MINUTES[minute] = None if t is None else t // 1_000_000_000
+    sec = v[17:19]
+    if off is None or base is None or not (0 < len(frac) <= 9 and frac.isdigit() and frac.isascii() and sec.isdigit() and sec.isascii()):
+        return parse_time(v)
+    s = int(sec)
+    if s > 59:
+        return None
+    return (base + s - off) * 1_000_000_000 + int(frac.ljust(9, "0"))
+
+
+def _zone(z: str) -> int | None:
+    """A `+HH:MM` zone's offset in seconds, as `parse_time` reads it; None for anything else."""
+    if len(z) != 6 or z[0] not in "+-" or z[3] != ":" or not (z[1:3] + z[4:]).isdigit() or not z.isascii():
+        return None
+    t = parse_time("1970-01-01T00:00:00" + z)
+    return None if t is None else -t // 1_000_000_000
+
+
 @functools.lru_cache(maxsize=1024)
 def _epoch_day(y: str, mo: str, d: str) -> int | None:
     """Days from the epoch to a calendar date (a session's events share a few), None for no such date."""
@@ -278,10 +347,10 @@ class Compaction:
         return self.content is not None and self.start is not None and self.end is not None
 
 
-@dataclass(slots=True)
-class GoEvent:
+class GoEvent(msgspec.Struct, gc=False):
     """One session event as adk-go's rules see it (stream position = `index`; `line` = its place in
-    the store, the session's row or the export's event, 1-based, which `--at` and diagnostics name)."""
+    the store, the session's row or the export's event, 1-based, which `--at` and diagnostics name).
+    A msgspec Struct: built in C (a head per row), never tracked by the cyclic collector."""
 
     index: int
     rowid: int | None
@@ -291,27 +360,79 @@ class GoEvent:
     branch: str
     scope: str
     ts: int
-    obj: dict[str, Any]  # ADK-shaped (snake_case) event for adk.event_message
+    obj: dict[str, Any] | None  # ADK-shaped (snake_case) event for adk.event_message; None: read again from `raw`
     long_running: list[str]
     compaction: Compaction | None = None
     transfer_to: str | None = None
     line: int = 0
+    # Its content as the rules read it (`_shape` from `obj`, or `adk_go_heads.shape` from a head):
+    # the genai role, content at all, call and response ids, a framework call or response in it,
+    # every part zero-valued, and its message's index fields (None: it carries no message).
+    role: str = ""
+    has_content: bool = False
+    calls: list[str] = msgspec.field(default_factory=list)
+    responses: list[str] = msgspec.field(default_factory=list)
+    excluded_call: bool = False
+    zero: bool = True
+    head: tuple[str, str | None, str, tuple[str, ...], str | None] | None = None
+    raw: Any = None  # a head's event: what `_obj` parses again (its row's columns, or its text in the export)
+    foreign: str | None = None  # its "For context" text, once made
 
 
 def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
+def whole(e: GoEvent) -> dict[str, Any]:
+    """The event's ADK-shaped object: kept, or parsed again from what its head was decoded from."""
+    return e.obj if e.obj is not None else _obj(e.raw)
+
+
+def _obj(raw: Any) -> dict[str, Any]:
+    """A head's event's object, from its row's columns (`_HEAD_SQL`'s) or its text in the export,
+    as `make_event` makes it: a head is taken only where the whole parse finds nothing to remove
+    or report (tests/test_adk_go_heads.py holds the two equal)."""
+    if type(raw) is tuple:
+        _, eid, inv, author, branch, _, code, message, content, usage = raw[:10]
+        o = {"id": eid, "invocationid": inv, "author": author, "branch": branch, "errorcode": code, "errormessage": message}
+        if content is not None:
+            o["content"] = orjson.loads(content)
+        if usage is not None:
+            o["usagemetadata"] = orjson.loads(usage)
+        return _event_obj(o)
+    return _event_obj(_lower(orjson.loads(memoryview(raw))))
+
+
 def _parts(e: GoEvent) -> list[dict[str, Any]]:
-    return adk._parts(e.obj.get("content"))
+    return adk._parts(whole(e).get("content"))
 
 
 def calls_of(e: GoEvent) -> list[str]:
-    return [_str(p["function_call"].get("id")) for p in _parts(e) if isinstance(p.get("function_call"), dict)]
+    return e.calls
 
 
 def responses_of(e: GoEvent) -> list[str]:
-    return [_str(p["function_response"].get("id")) for p in _parts(e) if isinstance(p.get("function_response"), dict)]
+    return e.responses
+
+
+def _shape(e: GoEvent) -> None:
+    """The content fields of an event read whole, from its object (`adk_go_heads.shape` gives the
+    same from a head)."""
+    assert e.obj is not None
+    c = e.obj.get("content")
+    parts = adk._parts(c)
+    e.role = _str(c.get("role")) if isinstance(c, dict) else ""
+    e.has_content = isinstance(c, dict) and bool(c.get("role")) and bool(c.get("parts"))
+    e.calls = [_str(p["function_call"].get("id")) for p in parts if isinstance(p.get("function_call"), dict)]
+    e.responses = [_str(p["function_response"].get("id")) for p in parts if isinstance(p.get("function_response"), dict)]
+    e.excluded_call = any(
+        isinstance(p.get(k), dict) and p[k].get("name") in _EXCLUDED_CALLS for p in parts for k in ("function_call", "function_response")
+    )
+    e.zero = all(_zero(p) for p in parts)
+    got = adk._message_of(e.obj)
+    if got is not None:
+        m, call_ids, result_id = got
+        e.head = (m.role, m.stop_reason, m.source_role or "", call_ids, result_id)
 
 
 def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compaction | None:
@@ -334,17 +455,8 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
     return Compaction(start, end, _content(content) if isinstance(content, dict) else None, refs)
 
 
-def make_event(
-    index: int, rowid: int | None, src: dict[str, Any], where: str, diags: list[Diagnostic], lowered: bool = False
-) -> GoEvent | None:
-    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
-    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
-    o = src if lowered else _lower(src)
-    line = index + 1
-    ts = parse_time(o.get("timestamp"))
-    if ts is None:
-        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
-        return None
+def _event_obj(o: dict[str, Any]) -> dict[str, Any]:
+    """The ADK-shaped object of an event's lower-cased keys (before the field guard)."""
     obj: dict[str, Any] = {
         "id": o.get("id"),
         "invocation_id": o.get("invocationid"),
@@ -356,7 +468,26 @@ def make_event(
         "error_code": o.get("errorcode"),
         "error_message": o.get("errormessage"),
     }
-    obj = {k: v for k, v in obj.items() if v is not None}
+    return {k: v for k, v in obj.items() if v is not None}
+
+
+def make_event(
+    index: int,
+    rowid: int | None,
+    src: dict[str, Any],
+    where: str,
+    diags: list[Diagnostic],
+    lowered: bool = False,
+) -> GoEvent | None:
+    """An event from its Go JSON (export) or its row's decoded columns, keys in any casing
+    (`lowered`: `src`'s own keys are already lower-case and distinct, as a row's are)."""
+    o = src if lowered else _lower(src)
+    line = index + 1
+    ts = fast_time(o.get("timestamp"))
+    if ts is None:
+        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
+        return None
+    obj = _event_obj(o)
     wrong = fields.check_fields(obj, fields.ADK)  # the shared guard: removes wrong-typed fields
     if wrong:
         diags.extend(fields.line_diagnostics(line, wrong, where))
@@ -379,6 +510,7 @@ def make_event(
     )
     if e.compaction is None and acts.get("compaction") is not None:
         diags.append(Diagnostic(line, "invalid_field", f"{where}: actions.compaction is not an object; ignored"))
+    _shape(e)
     return e
 
 
@@ -407,12 +539,13 @@ def covers_all_of(a: Compaction, b: Compaction) -> bool:
     return all(_names_hole(b, r) for r in a.excluded if b.start <= r.ts <= b.end)
 
 
-def subsumed_by(i: int, events: list[GoEvent]) -> int | None:
-    """isCompactionSubsumed (window.go:130-155): the index of a record that subsumes events[i]'s."""
+def subsumed_by(i: int, events: list[GoEvent], records: list[int] | None = None) -> int | None:
+    """isCompactionSubsumed (window.go:130-155): the index of a record that subsumes events[i]'s
+    (`records`: the indexes of the events that are records, when known)."""
     c = events[i].compaction
     assert c is not None
-    for j, other in enumerate(events):
-        o = other.compaction
+    for j in range(len(events)) if records is None else records:
+        o = events[j].compaction
         if j == i or o is None or not o.usable or not covers_all_of(o, c):
             continue
         assert o.start is not None and o.end is not None and c.start is not None and c.end is not None
@@ -455,7 +588,13 @@ def _stringify(v: Any) -> str:
 
 
 def _foreign_text(e: GoEvent) -> str:
-    """ConvertForeignEvent's text (contents_processor.go:575-602)."""
+    """ConvertForeignEvent's text (contents_processor.go:575-602), made once per event."""
+    if e.foreign is None:
+        e.foreign = _make_foreign_text(e)
+    return e.foreign
+
+
+def _make_foreign_text(e: GoEvent) -> str:
     lines = ["For context:"]
     for p in _parts(e):
         fc, fr = p.get("function_call"), p.get("function_response")
@@ -473,8 +612,7 @@ def _zero(p: Any) -> bool:
 
 
 def has_content(e: GoEvent) -> bool:
-    c = e.obj.get("content")
-    return isinstance(c, dict) and bool(c.get("role")) and bool(c.get("parts"))
+    return e.has_content
 
 
 def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
@@ -484,21 +622,16 @@ def visible_to(e: GoEvent, branch: str, scope: str) -> bool:
         return False
     if branch and e.branch and e.branch != branch and not branch.startswith(e.branch + "."):
         return False
-    if e.scope != scope:
-        return False
-    for p in _parts(e):
-        for k in ("function_call", "function_response"):
-            if isinstance(p.get(k), dict) and p[k].get("name") in _EXCLUDED_CALLS:
-                return False
-    return True
+    return e.scope == scope and not e.excluded_call
 
 
 def build_request(
-    events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None
+    events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None, ordered: bool = False
 ) -> Request:
     """What adk-go sends on `agent`'s next model call, built from these events in stream order.
     `visible`: the indexes of the events `visible_to(e, branch, scope)` already found (the ledger
-    builds a request per record, over one filter)."""
+    builds a request per record, over one filter); `ordered`: the events' timestamps do not
+    decrease (each record's covered events are then found by bisection, `_stream_ordered`)."""
     if visible is None:
         flow = [e for e in events if visible_to(e, branch, scope)]
     else:
@@ -507,37 +640,22 @@ def build_request(
     # substituteSummaries (apply.go:66-134), over the filtered events' positions.
     kept: list[tuple[int, Compaction]] = []
     subsumed: dict[int, int] = {}
-    for i, e in enumerate(flow):
+    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    for i in records:
+        e = flow[i]
         c = e.compaction
         if c is None or not c.usable:
             continue
         assert c.start is not None and c.end is not None
         if c.end < c.start:
             continue
-        j = subsumed_by(i, flow)
+        j = subsumed_by(i, flow, records)
         if j is not None:
             subsumed[e.index] = flow[j].index
             continue
         kept.append((i, c))
 
-    def covered_by(i: int, k: tuple[int, Compaction]) -> bool:
-        return i < k[0] and flow[i].compaction is None and _in_range(flow[i], k[1])
-
-    at: dict[int, list[tuple[int, Compaction]]] = {}
-    for k in kept:
-        pos = next((i for i in range(len(flow)) if covered_by(i, k)), k[0])
-        at.setdefault(pos, []).append(k)
-    stream: list[GoEvent | tuple[GoEvent, Compaction]] = []
-    covered: set[int] = set()
-    for i, e in enumerate(flow):
-        for k in at.get(i, []):
-            stream.append((flow[k[0]], k[1]))
-        if e.compaction is not None:
-            continue
-        if any(covered_by(i, k) for k in kept):
-            covered.add(e.index)
-            continue
-        stream.append(e)
+    stream, covered = _stream_ordered(flow, kept) if ordered else _stream(flow, kept)
     items: list[Sent] = []
     for x in stream:
         if isinstance(x, tuple):
@@ -548,19 +666,94 @@ def build_request(
         elif x.index in foreign:
             items.append(Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id))
         else:
-            role = _str(_lower(x.obj.get("content")).get("role"))
-            items.append(Sent("event", x.index, role, calls=calls_of(x), responses=responses_of(x), ts=x.ts, invocation_id=x.invocation_id))
+            items.append(Sent("event", x.index, x.role, calls=x.calls, responses=x.responses, ts=x.ts, invocation_id=x.invocation_id))
     if kept:
         items = _recover_calls(items, flow, foreign)
     req = Request(items, covered, {flow[i].index for i, _ in kept}, subsumed, [])
     _rearrange(req)
-    by_index = {e.index: e for e in events}
-    req.items = [
-        it for it in req.items if it.kind != "event" or not all(_zero(p) for p in _parts(by_index[it.seq]))  # type: ignore[index]
-    ]
+    req.items = [it for it in req.items if it.kind != "event" or not events[it.seq].zero]  # type: ignore[index]
     if req.error is None and req.items and req.items[-1].role != "user":
         req.items.append(Sent("continue", None, "user", CONTINUE_TEXT))
     return req
+
+
+_Kept = tuple[int, Compaction]  # a surviving record: its flow position, its compaction
+_Stream = list[GoEvent | tuple[GoEvent, Compaction]]  # events sent raw, and (record, compaction) for summaries
+
+
+def _stream(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
+    """The events sent raw and the summaries at their places (each at the first event its record
+    covers, else at the record), and the indexes of the covered events."""
+
+    def covered_by(i: int, k: _Kept) -> bool:
+        return i < k[0] and flow[i].compaction is None and _in_range(flow[i], k[1])
+
+    at: dict[int, list[_Kept]] = {}
+    for k in kept:
+        pos = next((i for i in range(len(flow)) if covered_by(i, k)), k[0])
+        at.setdefault(pos, []).append(k)
+    stream: _Stream = []
+    covered: set[int] = set()
+    for i, e in enumerate(flow):
+        for k in at.get(i, []):
+            stream.append((flow[k[0]], k[1]))
+        if e.compaction is not None:
+            continue
+        if any(covered_by(i, k) for k in kept):
+            covered.add(e.index)
+            continue
+        stream.append(e)
+    return stream, covered
+
+
+def _stream_ordered(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
+    """`_stream` where the flow's timestamps do not decrease: a record covers the positions its
+    range spans by bisection (before its own), but records and its holes; the stream is then
+    walked by runs, so a request costs what it sends, not every event before it."""
+    n = len(flow)
+    ts = [e.ts for e in flow]
+    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    cov = bytearray(n)
+    at: dict[int, list[_Kept]] = {}
+    for k in kept:
+        kp, c = k
+        assert c.start is not None and c.end is not None
+        lo, hi = bisect.bisect_left(ts, c.start, 0, kp), bisect.bisect_right(ts, c.end, 0, kp)
+        skip = set(records[bisect.bisect_left(records, lo) : bisect.bisect_left(records, hi)])
+        for r in c.excluded:  # a hole by record: the events of that invocation in that microsecond
+            q = r.ts // _US
+            a, b = bisect.bisect_left(ts, q * _US, lo, hi), bisect.bisect_left(ts, (q + 1) * _US, lo, hi)
+            skip.update(i for i in range(a, b) if flow[i].invocation_id == r.invocation_id)
+        first = -1
+        start = lo
+        for stop in [*sorted(skip), hi]:
+            if stop > start:
+                cov[start:stop] = b"\x01" * (stop - start)
+                first = start if first < 0 else first
+            start = stop + 1
+        at.setdefault(first if first >= 0 else kp, []).append(k)
+    places = sorted(at)
+    idx = [e.index for e in flow]
+    stream: _Stream = []
+    covered: set[int] = set()
+    i = 0
+    while i < n:
+        j = cov.find(1, i)
+        j = n if j < 0 else j
+        for p in range(i, j):  # nothing covered: summaries placed here, then the event unless a record
+            for k in at.get(p, ()):
+                stream.append((flow[k[0]], k[1]))
+            if flow[p].compaction is None:
+                stream.append(flow[p])
+        if j == n:
+            break
+        r = cov.find(0, j)
+        r = n if r < 0 else r
+        for p in places[bisect.bisect_left(places, j) : bisect.bisect_left(places, r)]:
+            stream.extend((flow[k[0]], k[1]) for k in at[p])
+        covered.update(idx[j:r])
+        i = r
+    return stream, covered
 
 
 def _recover_calls(items: list[Sent], flow: list[GoEvent], foreign: set[int]) -> list[Sent]:
@@ -586,8 +779,7 @@ def _recover_calls(items: list[Sent], flow: list[GoEvent], foreign: set[int]) ->
     def sent(e: GoEvent) -> Sent:
         if e.index in foreign:
             return Sent("foreign", e.index, "user", _foreign_text(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
-        role = _str(_lower(e.obj.get("content")).get("role"))
-        return Sent("event", e.index, role, calls=calls_of(e), responses=responses_of(e), ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
+        return Sent("event", e.index, e.role, calls=e.calls, responses=e.responses, ts=e.ts, invocation_id=e.invocation_id, reinjected=True)
 
     out: list[Sent] = []
     done: set[str] = set()
@@ -728,18 +920,138 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
     cols = _event_columns(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, selector, diags)
-    rows = _stream_rows(con, (app, user, sid))
-    names = ["rowid", *cols]
-    events: list[GoEvent] = []
-    for n, row in enumerate(rows, start=1):
-        if upto is not None and n > upto:
-            break
-        e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
-        if e is not None:
-            e.index = len(events)
-            events.append(e)
+    events = _head_events(con, cols, (app, user, sid), name, upto, diags)
+    if events is None:
+        events = []
+        rows = _stream_rows(con, (app, user, sid))
+        names = ["rowid", *cols]
+        for n, row in enumerate(rows, start=1):
+            if upto is not None and n > upto:
+                break
+            e = _row_event(n, dict(zip(names, row, strict=False)), name, diags)
+            if e is not None:
+                e.index = len(events)
+                events.append(e)
     meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
     return build(events, name, meta, diags)
+
+
+# The columns a head reads (the JSON ones as stored, bytes), kept to read the row whole again
+# (`_obj`: the columns of the event's object).
+_HEAD_COLUMNS = (
+    "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
+    "isolation_scope", "actions", "long_running_tool_ids_json",
+)  # fmt: skip
+_HEAD_SQL = (
+    "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
+    "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
+    "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
+)
+
+
+def _head_events(
+    con: sqlite3.Connection, cols: list[str], key: tuple[Any, Any, Any], name: str, upto: int | None, diags: list[Diagnostic]
+) -> list[GoEvent] | None:
+    """The session's events, a head per row where one can be taken (`_row_head`), the row read whole
+    otherwise; None when the store cannot be read so (another layout, a text that is not UTF-8):
+    the caller then reads every row whole. The stream order is the service's (ORDER BY timestamp
+    DESC, reversed) from the sort of the keys alone: SQLite's sorter keeps ties in scan order
+    whatever else a row holds, so the rows come back in the order of `SELECT *` (checked on a
+    100 MB store with 634 tied groups)."""
+    if not set(_HEAD_COLUMNS) <= set(cols):
+        return None
+    where = "app_name=? AND user_id=? AND session_id=?"
+    lenient = con.text_factory
+    con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
+    try:
+        rows = {r[0]: r for r in con.execute(_HEAD_SQL, key)}
+        order = [r[0] for r in con.execute(f"SELECT rowid FROM events WHERE {where} ORDER BY timestamp DESC", key)]
+    except sqlite_files.ERRORS:
+        return None
+    finally:
+        con.text_factory = lenient
+    order.reverse()
+    if upto is not None:
+        del order[upto:]
+    names = ["rowid", *cols]
+    events: list[GoEvent] = []
+    for n, rowid in enumerate(order, start=1):
+        row = rows.pop(rowid)
+        e = _row_head(n, row)
+        if e is None:
+            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
+            e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
+            if e is None:
+                continue
+        e.index = len(events)
+        events.append(e)
+    return events
+
+
+_STR_OR_NONE = frozenset({str, type(None)})
+
+
+def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
+    """A row's event from its head, or None when it must be read whole (`adk_go_heads`)."""
+    rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
+    sn = _STR_OR_NONE
+    if not (type(eid) in sn and type(inv) in sn and type(author) in sn and type(branch) in sn and type(message) in sn):
+        return None
+    ts = fast_time(ts_text)
+    if ts is None:
+        return None
+    transfer = None
+    try:
+        c = None
+        if content is not None:
+            if not (content.isascii() or H.utf8_ok(content)):
+                return None
+            c = H.content(content)
+        if usage is not None:
+            if not (usage.isascii() or H.utf8_ok(usage)):
+                return None
+            total = H.USAGE.decode(usage).totalTokenCount
+            if total is not H.UNSET and not H.raw_ok(total):
+                return None
+        if actions is not None:
+            got = _ACTIONS.get(actions, False)
+            if got is False:
+                got = _actions(actions)
+                if len(_ACTIONS) < 256:
+                    _ACTIONS[actions] = got
+            if got is None:
+                return None
+            transfer = got[0]
+        if lr is None:
+            ids = H.NONE
+        elif H.utf8_ok(lr):
+            ids = H.IDS.decode(lr) or H.NONE
+        else:
+            return None
+    except H.ERRORS:
+        return None
+    au = intern(author) if author else ""
+    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
+                   *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
+
+
+# An `actions` column as its head reads it, by its bytes (a session's rows repeat a few): (the
+# agent it transfers to,), or None when the row must be read whole.
+_ACTIONS: dict[bytes, tuple[str | None] | None] = {}
+
+
+def _actions(b: bytes) -> tuple[str | None] | None:
+    if not H.utf8_ok(b):
+        return None
+    try:
+        a = H.ACTIONS.decode(b)
+    except H.ERRORS:
+        return None
+    return (H.transfer(a),) if H.actions_ok(a) else None
+
+
+def _finish(raw: str) -> str | None:
+    return adk._FINISH.get(raw) or normalize_stop_reason(raw)
 
 
 def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:
@@ -915,6 +1227,10 @@ def _grown(
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     """The JSON export: a list of `session.Event`s, or an object with an `events` list."""
     data = data.removeprefix(b"\xef\xbb\xbf")
+    if upto is None:
+        led = _load_json_heads(data, name)
+        if led is not None:
+            return led
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -932,23 +1248,85 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     diags: list[Diagnostic] = []
     events: list[GoEvent] = []
     kept = obj[:upto] if upto is not None else obj
-    # Diagnostics name the event by its place in the export and the line it starts on; where each
-    # event starts is found only once an event has a diagnostic (a second parse of the document).
     lines: list[str] = []
     for i, o in enumerate(kept):
-        mark = len(diags)
-        where = f"{name}: event {i + 1} (\0)"
-        if not isinstance(o, dict):
-            diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
-        else:
-            e = make_event(i, None, o, where, diags)
-            if e is not None:
-                e.index = len(events)
-                events.append(e)
-        if len(diags) > mark:
-            lines = lines or adk.event_lines(data, len(kept))
-            _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
+        lines = _export_event(i, o, events, data, len(kept), name, diags, lines)
     return build(events, name, meta, diags)
+
+
+def _export_event(
+    i: int, o: Any, events: list[GoEvent], data: bytes, count: int, name: str, diags: list[Diagnostic], lines: list[str]
+) -> list[str]:
+    """The export's event `i` read whole into `events`. Diagnostics name the event by its place in
+    the export and the line it starts on; where each event starts (`lines`, returned) is found only
+    once an event has a diagnostic (a second parse of the document)."""
+    mark = len(diags)
+    where = f"{name}: event {i + 1} (\0)"
+    if not isinstance(o, dict):
+        diags.append(Diagnostic(i + 1, "malformed_event", f"{where}: not a JSON object ({type(o).__name__}); skipped"))
+    else:
+        e = make_event(i, None, o, where, diags)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+    if len(diags) > mark:
+        lines = lines or adk.event_lines(data, count)
+        _name_place(diags[mark:], where, f"{name}: event {i + 1} ({lines[i]})")
+    return lines
+
+
+def _load_json_heads(data: bytes, name: str) -> Ledger | None:
+    """A bare list of events (adk-go's export), each event from its head where one can be taken
+    (`_export_head`), read whole otherwise; None when the document is not such a list, or not one
+    orjson reads (the whole parse then says why)."""
+    start = len(data) - len(data.lstrip(b" \t\r\n")) if data[:1].isspace() else 0
+    if data[start : start + 1] != b"[":
+        return None
+    try:
+        raws = H.LIST.decode(data)
+    except H.ERRORS:
+        return None
+    diags: list[Diagnostic] = []
+    events: list[GoEvent] = []
+    lines: list[str] = []
+    for i, r in enumerate(raws):
+        e = _export_head(i, r)
+        if e is not None:
+            e.index = len(events)
+            events.append(e)
+            continue
+        try:
+            o = orjson.loads(memoryview(r))
+        except orjson.JSONDecodeError:
+            return None
+        lines = _export_event(i, o, events, data, len(raws), name, diags, lines)
+    return build(events, name, {"storage": "json"}, diags)
+
+
+def _export_head(i: int, r: Any) -> GoEvent | None:
+    """An export's event from its head, or None when it must be read whole (`adk_go_heads`)."""
+    b = bytes(r)
+    if not H.utf8_ok(b):
+        return None
+    try:
+        h = H.event(b)
+    except H.ERRORS:
+        return None
+    ts = fast_time(h.timestamp)
+    if ts is None:
+        return None
+    u, a, code = h.usageMetadata, h.actions, h.errorCode
+    if (u is not None and not H.raw_ok(u.totalTokenCount)) or (a is not None and not H.actions_ok(a)):
+        return None
+    if not (H.raw_ok(h.partial) and H.raw_ok(h.turnComplete) and H.raw_ok(h.interrupted)):
+        return None
+    if code is not H.UNSET and bytes(code) not in H.FALSY:
+        return None  # (an error code other than null, false, 0 or "": read whole)
+    author = intern(h.author) if h.author else ""
+    inv = h.invocationId
+    return GoEvent(i, None, h.id, intern(inv) if inv else "", author, h.branch or "", h.isolationScope or "", ts, None,
+                   h.longRunningToolIds or H.NONE, None, H.transfer(a), i + 1,
+                   *H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish), r)  # fmt: skip
 
 
 def _name_place(diags: list[Diagnostic], placeholder: str, where: str) -> None:
@@ -987,17 +1365,21 @@ def _history(req: Request, records: list[Record], after: int) -> list[HistoryIte
 def _runs(seqs: set[int], records: list[Record]) -> list[tuple[str, str]]:
     """Covered messages as [first id, last id] runs, broken by any message not covered."""
     out: list[tuple[str, str]] = []
-    cur: list[str] = []
-    for r in records:
+    if not seqs:
+        return out
+    first = last = None
+    for r in records[min(seqs) : max(seqs) + 1]:  # (no run begins before the first or goes on past the last)
         if r.kind != "message":
             continue
         if r.seq in seqs and r.id is not None:
-            cur.append(r.id)
-        elif cur:
-            out.append((cur[0], cur[-1]))
-            cur = []
-    if cur:
-        out.append((cur[0], cur[-1]))
+            if first is None:
+                first = r.id
+            last = r.id
+        elif first is not None:
+            out.append((first, last))  # type: ignore[arg-type]
+            first = None
+    if first is not None:
+        out.append((first, last))  # type: ignore[arg-type]
     return out
 
 
@@ -1015,40 +1397,64 @@ def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[in
     cp.explicit_retains = [r.id for r in records[:last] if r.kind == "message" and r.seq in sent and r.id is not None]
 
 
-def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
-    agent, branch, scope, why = next_agent(events)
-    visible = {e.index for e in events if visible_to(e, branch, scope)}
+def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
+    """The ledger's records, one per event: a checkpoint per compaction record, a message per
+    event with content (read again on demand where its head was taken), meta otherwise."""
     records: list[Record] = []
+    source = _Source(len(events))
+    extras: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in events:
         ts = e.ts / 1e9
-        extra: dict[str, Any] = {k: v for k, v in (("author", e.author), ("branch", e.branch), ("invocation_id", e.invocation_id)) if v}
-        if e.scope:
-            extra["isolation_scope"] = e.scope
-        if e.long_running:
-            extra["long_running_tool_ids"] = e.long_running
+        key = (e.author, e.branch, e.invocation_id, e.scope)
+        extra = None if e.long_running else extras.get(key)
+        if extra is None:
+            extra = _extra(e)
+            if not e.long_running:  # (records with the same fields share one: nothing changes a record's extra)
+                extras[key] = extra
         if e.compaction is not None:
             c = e.compaction
-            um = e.obj.get("usage_metadata")
+            um = whole(e).get("usage_metadata")
             usage = None
             if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
                 usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
             cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
             records.append(Record(e.index, e.line, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
             continue
-        m = adk.event_message(e.obj)
-        if m is None:
+        h = e.head
+        if h is None:
             records.append(Record(e.index, e.line, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
             continue
         # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
-        m.never_sent = e.index not in visible or all(_zero(p) for p in _parts(e))
+        never = e.index not in visible or e.zero
+        if e.obj is None:  # a head: the message is read again when asked for (`_Source`)
+            records.append(
+                record_from_fields(
+                    Record, e.index, e.line, e.id, None, ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source,
+                    "message", "event", True, never, None, None, e.invocation_id, extra,
+                )
+            )  # fmt: skip
+            source.raws[e.index] = e.raw
+            continue
+        m = adk.event_message(e.obj)
+        assert m is not None
+        m.never_sent = never
         records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
-    full = build_request(events, agent, branch, scope, visible)
+    return records
+
+
+def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
+    agent, branch, scope, why = next_agent(events)
+    visible = {e.index for e in events if visible_to(e, branch, scope)}
+    records = _records(events, visible)
+    ordered = not any(a.ts > b.ts for a, b in itertools.pairwise(events))
+    full = build_request(events, agent, branch, scope, visible, ordered)
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
+    covers = _covers(events, full.covered, records)
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
-        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible)
+        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible, ordered)
         cp = records[i].checkpoint
         assert cp is not None
         c = events[i].compaction
@@ -1065,7 +1471,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
             "usable": c.usable,
             "surviving": i in full.surviving,
             "subsumed_by": records[full.subsumed[i]].id if i in full.subsumed else None,
-            "covers_ids": [records[s].id for s in sorted(full.covered) if _covered_by_record(events, s, i)],
+            "covers_ids": covers(i),
         }
     header = {
         "app_name": meta.get("app_name"),
@@ -1089,8 +1495,67 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     return led
 
 
+def _extra(e: GoEvent) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if e.author:
+        extra["author"] = e.author
+    if e.branch:
+        extra["branch"] = e.branch
+    if e.invocation_id:
+        extra["invocation_id"] = e.invocation_id
+    if e.scope:
+        extra["isolation_scope"] = e.scope
+    if e.long_running:
+        extra["long_running_tool_ids"] = e.long_running
+    return extra
+
+
+class _Source(RecordSource):
+    """Reads a head's message again, through the whole parse of what its head was decoded from
+    (a store row's columns, kept as read; an export's event, a slice of the document)."""
+
+    __slots__ = ("raws",)
+
+    def __init__(self, n: int) -> None:
+        self.raws: list[Any] = [None] * n  # by record seq
+
+    def obj(self, rec: Record) -> Any:
+        return None  # (as a record read whole: the TUI shows its fields)
+
+    def message(self, rec: Record) -> Message | None:
+        m = adk.event_message(_obj(self.raws[rec.seq]))
+        if m is not None:
+            m.never_sent = rec.never_sent
+        return m
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        return None  # (every record's extra is made when it is)
+
+
 def _without_continue(req: Request) -> Request:
     return Request([it for it in req.items if it.kind != "continue"], req.covered, req.surviving, req.subsumed, req.dropped_orphans, req.error)
+
+
+def _covers(events: list[GoEvent], covered: set[int], records: list[Record]) -> Any:
+    """`covers(i)`: the ids of the events covered in the request that record `i` covers itself
+    (earlier, inside its range, not named as a hole), in stream order. Where the stream is in
+    timestamp order (a store's always is, as its timestamps sort), the events inside a range are
+    found by bisection instead of testing every covered event against every record."""
+    times = [e.ts for e in events]
+    if any(a > b for a, b in itertools.pairwise(times)):
+        ordered = sorted(covered)
+        return lambda i: [records[s].id for s in ordered if _covered_by_record(events, s, i)]
+
+    def covers(i: int) -> list[str | None]:
+        c = events[i].compaction
+        if c is None or c.start is None or c.end is None:
+            return []
+        lo, hi = bisect.bisect_left(times, c.start, 0, i), bisect.bisect_right(times, c.end, 0, i)
+        if c.excluded:
+            return [records[s].id for s in range(lo, hi) if s in covered and _in_range(events[s], c)]
+        return [records[s].id for s in range(lo, hi) if s in covered]
+
+    return covers
 
 
 def _covered_by_record(events: list[GoEvent], s: int, i: int) -> bool:
@@ -1106,18 +1571,21 @@ def _unmatched_exclusions(
     (session.go:311-322). The covered events of that invocation within a millisecond of the entry
     are those candidates: holes, not represented."""
     lost: set[int] = set()
+    stored: set[tuple[str, int]] | None = None  # (invocation, microsecond) of every raw event
+    covered: dict[str, list[GoEvent]] = {}  # the covered events by invocation, in stream order
     for e in events:
         c = e.compaction
         if c is None or e.index not in req.surviving:
             continue
         for ref in c.excluded:
-            if any(x.compaction is None and x.invocation_id == ref.invocation_id and x.ts // _US == ref.ts // _US for x in events):
+            if stored is None:  # (made once, when a surviving record names a hole)
+                stored = {(x.invocation_id, x.ts // _US) for x in events if x.compaction is None}
+                for x in events:
+                    if x.index in req.covered:
+                        covered.setdefault(x.invocation_id, []).append(x)
+            if (ref.invocation_id, ref.ts // _US) in stored:
                 continue
-            near = [
-                x.index
-                for x in events
-                if x.index in req.covered and x.invocation_id == ref.invocation_id and abs(x.ts - ref.ts) < 1_000_000
-            ]
+            near = [x.index for x in covered.get(ref.invocation_id, ()) if abs(x.ts - ref.ts) < 1_000_000]
             lost.update(near)
             what = (
                 f"so adk-go dropped event{'s' if len(near) != 1 else ''} {', '.join(repr(records[s].id) for s in near)} "

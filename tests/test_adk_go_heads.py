@@ -1,0 +1,347 @@
+"""adk-go's index-first load (issue 15: "speed must not cost a diagnostic"): a store row or an export
+event becomes its event from a msgspec head (`adk_go._row_head`, `adk_go._export_head`), its message
+read again through the whole parse on demand. Where a head is taken it must give exactly what the
+whole parse (`adk_go._row_event`, `adk_go.make_event`) gives, with no diagnostic lost: the same
+event fields, the same message, and a head only where the whole parse finds nothing to say. Checked
+for every field of the event, its content, parts, calls, responses, usage and actions (both
+casings) set to every JSON type, removed, beside an unknown key, or spelled in another case (adk-go
+matches keys case-insensitively); and the two loads of whole files compared report for report."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import adk, adk_go
+from inspector.ledger.model import Diagnostic
+from tests.field_mutations import mutated
+
+sys.path.insert(0, str(Path(__file__).parent))
+from adk_go_store import actions, ev, export, rfc, store, t
+
+VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "user", "model", "STOP", "adk_request_credential",
+    "2026-08-20T10:00:01.5Z", "2026-08-20 10:00:01.500000+00:00", "c1", [], [1], ["c1"], {}, {"a": 1}, {"text": "x"},
+]  # fmt: skip
+CALL = {"id": "c1", "name": "ls", "args": {"dir": ".", "n": 3}}
+RESP = {"id": "c1", "name": "ls", "response": {"out": "a.py", "size": 12}}
+CONTENT = {
+    "role": "model",
+    "parts": [
+        {"text": "thinking", "thought": True, "thoughtSignature": "c2ln"},
+        {"text": "a"},
+        {"functionCall": CALL},
+        {"functionResponse": RESP},
+    ],
+}
+USAGE = {"promptTokenCount": 812, "candidatesTokenCount": 12, "cachedContentTokenCount": 4, "thoughtsTokenCount": 2, "totalTokenCount": 830}
+EVENT: dict[str, Any] = {
+    "id": "e1", "timestamp": "2026-08-20T10:00:01.5Z", "invocationId": "inv-1", "author": "coder", "branch": "root",
+    "isolationScope": "", "content": CONTENT, "usageMetadata": USAGE, "finishReason": "STOP", "errorCode": None,
+    "errorMessage": "oops", "actions": json.loads(actions("camel", transfer="helper")), "longRunningToolIds": ["c1"],
+    "partial": False, "turnComplete": True, "interrupted": False,
+}  # fmt: skip
+PASCAL = json.loads(actions("pascal", transfer="helper"))
+
+
+def _dumps(v: Any) -> bytes:
+    return json.dumps(v).encode()  # (orjson refuses the integer past 64 bits)
+
+
+def _places(e: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    places: list[tuple[tuple[Any, ...], str]] = [((), k) for k in [*e, "unknown", "Author", "ID", "compaction"]]
+    places += [(("content",), k) for k in ["role", "parts", "Role", "extra"]]
+    for i in range(len(CONTENT["parts"])):
+        places += [(("content", "parts", i), k) for k in [*PART_KEYS, "FunctionCall", "functioncall", "Text", "inlineData"]]
+    places += [(("content", "parts", 2, "functionCall"), k) for k in ["id", "name", "args", "ID", "partialArgs"]]
+    places += [(("content", "parts", 3, "functionResponse"), k) for k in ["id", "name", "response", "Name", "willContinue"]]
+    places += [(("content", "parts", 2, "functionCall", "args"), k) for k in ["dir", "n"]]
+    places += [(("content", "parts", 3, "functionResponse", "response"), k) for k in ["out", "size"]]
+    places += [(("usageMetadata",), k) for k in [*USAGE, "PromptTokenCount", "trafficType"]]
+    places += [(("actions",), k) for k in [*e["actions"], "TransferToAgent", "compaction", "Compaction", "stateDelta", "requestedAuthConfigs"]]
+    return places
+
+
+PART_KEYS = ("text", "thought", "thoughtSignature", "functionCall", "functionResponse")
+# Parts alone, for what makes a part zero-valued, a call, a response or a message's role.
+PARTS: list[dict[str, Any]] = [
+    {}, {"text": ""}, {"text": "", "thought": False}, {"thought": True}, {"thoughtSignature": "c2ln"}, {"thoughtSignature": ""},
+    {"functionCall": {}}, {"functionResponse": {}}, {"functionCall": {"id": None}}, {"functionCall": CALL, "functionResponse": RESP},
+    {"functionResponse": RESP, "functionCall": {}}, {"functionCall": {"name": "adk_request_confirmation"}},
+    {"functionResponse": {"id": "", "name": "adk_request_credential"}}, {"text": None, "functionCall": None},
+    {"functionCall": {"ID": "c1"}}, {"functionResponse": {"Name": "ls"}}, {"text": "", "thoughtSignature": "c2ln"},
+]  # fmt: skip
+
+
+def _respelled(o: dict[str, Any], places: list[tuple[tuple[Any, ...], str]]) -> list[dict[str, Any]]:
+    """For each present key: renamed to its upper case, and preceded by its capitalized spelling
+    holding another value (Go's decoder, and `adk_go._lower`, keep the one written first)."""
+    out: list[dict[str, Any]] = []
+    for path, key in places:
+        for how in ("rename", "before"):
+            c = json.loads(json.dumps(o))
+            target = c
+            for p in path:
+                target = target[p]
+            if key not in target:
+                continue
+            items = list(target.items())
+            target.clear()
+            for k, v in items:
+                if k == key and how == "before":
+                    target[k[:1].upper() + k[1:] if k[:1].islower() else k.lower()] = "other"
+                target[k.upper() if k == key and how == "rename" else k] = v
+            out.append(c)
+    return out
+
+
+def _events() -> list[dict[str, Any]]:
+    places = _places(EVENT)
+    out = mutated(EVENT, places, VALUES)
+    out += _respelled(EVENT, places)
+    for part in PARTS:
+        for role in ("model", "user", None):
+            for author in ("user", "coder"):
+                out.append({**EVENT, "author": author, "content": {"role": role, "parts": [part]}})
+                out.append({**EVENT, "author": author, "content": {"role": role, "parts": [part, *CONTENT["parts"][3:]]}})
+    pascal = {**EVENT, "actions": PASCAL}
+    out += mutated(pascal, [(("actions",), k) for k in [*PASCAL, "transferToAgent"]], VALUES)
+    # Keys spelled in another case, in either order beside the declared one.
+    for k in ("author", "invocationId", "timestamp", "content", "actions", "usageMetadata", "id"):
+        out.append({k.upper(): EVENT[k], **EVENT})
+        out.append({**EVENT, k.capitalize(): "other"})
+        renamed = {(k.upper() if key == k else key): v for key, v in EVENT.items()}
+        out.append(renamed)
+    out.append({**EVENT, "content": {**CONTENT, "parts": [{"FunctionCall": CALL, "functionCall": {"id": "c2"}}]}})
+    out.append({**EVENT, "content": {"parts": CONTENT["parts"], "role": "user", "ROLE": "model"}})
+    return out
+
+
+# Everything `build` reads of an event (its object aside: a head's is read again on demand).
+FIELDS = ("index", "rowid", "id", "invocation_id", "author", "branch", "scope", "ts", "long_running", "compaction",
+          "transfer_to", "line", "role", "has_content", "calls", "responses", "excluded_call", "zero", "head")  # fmt: skip
+
+
+def _same(head: adk_go.GoEvent, whole: adk_go.GoEvent | None, diags: list[Diagnostic]) -> None:
+    assert whole is not None and not diags, [d.message for d in diags]
+    assert {f: getattr(head, f) for f in FIELDS} == {f: getattr(whole, f) for f in FIELDS}
+    again = adk_go._obj(head.raw)
+    assert again == whole.obj
+    assert adk.event_message(again) == adk.event_message(whole.obj)
+
+
+def test_export_heads_equal_the_whole_parse() -> None:
+    events = _events()
+    taken = 0
+    for i, o in enumerate(events):
+        data = _dumps([o])
+        head = adk_go._export_head(i, adk_go.H.LIST.decode(data)[0])
+        parsed = orjson.loads(data)[0]  # the whole parse reads the bytes (a 70-bit integer as a float)
+        diags: list[Diagnostic] = []
+        whole = adk_go.make_event(i, None, parsed, "x", diags)
+        if head is None:
+            continue
+        taken += 1
+        _same(head, whole, diags)
+    assert len(events) > 1500 and taken > 300, (len(events), taken)
+
+
+def _row(o: dict[str, Any]) -> dict[str, Any]:
+    """The export event as a store row: its JSON columns as text (`actions` as bytes)."""
+    row: dict[str, Any] = {"rowid": 1, "id": o.get("id"), "invocation_id": o.get("invocationId"), "author": o.get("author"),
+                           "branch": o.get("branch"), "isolation_scope": o.get("isolationScope"), "error_code": o.get("errorCode"),
+                           "error_message": o.get("errorMessage")}  # fmt: skip
+    ts = o.get("timestamp")
+    row["timestamp"] = ts.replace("T", " ").replace("Z", "+00:00") if isinstance(ts, str) else ts
+    for col, key in (("content", "content"), ("usage_metadata", "usageMetadata"), ("long_running_tool_ids_json", "longRunningToolIds")):
+        row[col] = _dumps(o[key]).decode() if key in o else None
+    row["actions"] = _dumps(o["actions"]) if "actions" in o else None
+    return row
+
+
+def _sql_value(v: Any) -> Any:
+    """A value as SQLite hands it back (a column holds a scalar: other JSON values are stored as text)."""
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+        return str(v)
+    return v if v is None or (isinstance(v, str | int | float | bytes) and not isinstance(v, bool)) else _dumps(v).decode()
+
+
+def test_row_heads_equal_the_whole_parse() -> None:
+    taken = 0
+    for n, o in enumerate(_events(), start=1):
+        row = {k: _sql_value(v) for k, v in _row(o).items()}
+        cols = tuple(row[c] for c in adk_go._HEAD_COLUMNS)
+        blobs = tuple(v.encode() if isinstance(v, str) and c in ("content", "usage_metadata", "actions", "long_running_tool_ids_json") else v
+                      for c, v in zip(adk_go._HEAD_COLUMNS, cols, strict=True))  # fmt: skip
+        head = adk_go._row_head(n, (1, *blobs))
+        diags: list[Diagnostic] = []
+        whole = adk_go._row_event(n, row, "x", diags)
+        if head is None:
+            continue
+        taken += 1
+        _same(head, whole, diags)
+    assert taken > 300
+
+
+def _reports(path: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """analyze --json and context --json of the file by heads, and read whole (no head taken)."""
+    fast = _outputs(adk_go.load(path, None, None))
+    with monkeypatch.context() as m:
+        m.setattr(adk_go, "_row_head", lambda n, row: None)
+        m.setattr(adk_go, "_export_head", lambda i, raw: None)
+        slow = _outputs(adk_go.load(path, None, None))
+    return fast, slow
+
+
+def _outputs(led: Any) -> str:
+    r = analyze(led)
+    records = [(repr(x), x.never_sent, x.call_ids, x.result_id, x.stop_reason, x.source_role, x.extra, repr(x.message)) for x in led.records]
+    return json.dumps([analyze_json(r), context_json(r), [asdict(d) for d in led.diagnostics], records], default=str)
+
+
+def _stream(n: int) -> list[dict[str, Any]]:
+    """Mutated events as one session: each a second later than the one before."""
+    out = []
+    for k, o in enumerate(_events()[:n]):
+        o = dict(o)
+        if "timestamp" in o and isinstance(o["timestamp"], str):
+            o["timestamp"] = rfc(1 + k * 0.01)
+        o["id"] = o.get("id") if not isinstance(o.get("id"), str) else f"e{k}"
+        out.append(o)
+    return out
+
+
+def test_whole_files_by_heads_equal_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _stream(600)
+    f = tmp_path / "export.json"
+    f.write_bytes(_dumps(events))
+    fast, slow = _reports(str(f), monkeypatch)
+    assert fast == slow
+    p = store(str(tmp_path / "s.db"), {"s1": [ev("u1", "inv-1", "user", t(0.5), {"role": "user", "parts": [{"text": "hi"}]})]})
+    con = sqlite3.connect(p)
+    for k, o in enumerate(events):
+        row = {c: _sql_value(v) for c, v in _row(o).items() if c != "rowid"}
+        if isinstance(row["timestamp"], str):
+            row["timestamp"] = t(1 + k * 0.01)
+        row["id"] = f"r{k}"
+        cols = ["app_name", "user_id", "session_id", *row]
+        con.execute(f"INSERT INTO events ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", ("app", "u1", "s1", *row.values()))
+    con.commit()
+    con.close()
+    fast, slow = _reports(p, monkeypatch)
+    assert fast == slow
+
+
+def test_the_notes_example_loads_by_heads(tmp_path: Path) -> None:
+    """The test stores' clean events take heads (the index-first path is the one exercised)."""
+    from tests.test_adk_go import notes_example
+
+    rows = notes_example("camel")
+    f = tmp_path / "export.json"
+    f.write_bytes(export(rows))
+    led = adk_go.load(str(f), None, None)
+    assert [r._source is not None and r._message is None for r in led.records] == [True, True, True, False]
+    assert led.records[1].message is not None and led.records[1].call_ids == ("c1",)
+
+
+# Values msgspec skips unread but orjson refuses: a number past a double's range, bytes that are not UTF-8.
+UNREADABLE = [b"1e400", b"-1e400", b"1" + b"0" * 400, b'"\xff"']
+
+
+@pytest.mark.parametrize("bad", UNREADABLE)
+def test_values_orjson_refuses_take_the_whole_parse(bad: bytes) -> None:
+    """A head is never taken for an event the whole parse cannot read: in an export the whole
+    document fails; in a store the column is read without (a `malformed_row` diagnostic)."""
+    spots = [
+        (("content", "parts", 2, "functionCall", "args"), "n"),
+        (("content", "parts", 3, "functionResponse", "response"), "size"),
+        (("usageMetadata",), "totalTokenCount"),
+        (("actions",), "stateDelta"),
+        ((), "partial"),
+        ((), "errorCode"),
+        (("content", "parts", 1), "text"),
+    ]
+    nested = [(path, key, True) for path, key in spots[:2]]
+    for path, key, deep in [*((p, k, False) for p, k in spots), *nested]:
+        o = json.loads(json.dumps(EVENT))
+        target = o
+        for p in path:
+            target = target[p]
+        if key == "stateDelta":
+            target[key] = {"k": "MARK"}
+        else:
+            target[key] = [1, {"a": "MARK"}] if deep else "MARK"
+        data = _dumps([o]).replace(b'"MARK"', bad)
+        assert adk_go._export_head(0, adk_go.H.LIST.decode(data)[0]) is None, (path, key)
+        with pytest.raises(adk_go.LoadError):
+            adk_go.load_json(data, "x", None)
+        row = {k: _sql_value(v) for k, v in _row(o).items()}
+        blobs = tuple(
+            (_dumps(o[{"content": "content", "usage_metadata": "usageMetadata", "actions": "actions"}[c]]).replace(b'"MARK"', bad) if v is not None else None)
+            if c in ("content", "usage_metadata", "actions") else v
+            for c, v in zip(adk_go._HEAD_COLUMNS, (row[c] for c in adk_go._HEAD_COLUMNS), strict=True)
+        )  # fmt: skip
+        if (path, key) in (((), "partial"), ((), "errorCode")):
+            continue  # (a store has no such JSON)
+        assert adk_go._row_head(1, (1, *blobs)) is None, (path, key)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_ordered_stream_equals_the_scan(seed: int) -> None:
+    """`adk_go._stream_ordered` (bisection and runs, where timestamps do not decrease) gives what
+    `adk_go._stream` (every event tested against every surviving record) gives: the same stream,
+    summaries at the same places, the same covered events; with tied timestamps, records inside
+    others' ranges, holes by record that name an event and ones that name none."""
+    import random
+
+    rng = random.Random(seed)
+    flow: list[adk_go.GoEvent] = []
+    ts = 1_000_000_000
+    for i in range(rng.randrange(1, 80)):
+        ts += rng.choice((0, 0, 1, 999, 1000, 250_000))
+        inv = f"inv-{rng.randrange(4)}"
+        e = adk_go.GoEvent(i, None, f"e{i}", inv, "coder", "", "", ts, None, [])
+        if rng.random() < 0.15:
+            lo = rng.randrange(1_000_000_000, ts + 1)
+            hi = rng.randrange(lo - 10_000, ts + 2_000_000) if rng.random() < 0.9 else lo
+            picks = [x for x in flow if rng.random() < 0.1]
+            refs = [adk_go.Ref(x.invocation_id, x.ts + rng.choice((0, 1, 500))) for x in picks]
+            refs += [adk_go.Ref("inv-none", ts)] if rng.random() < 0.2 else []
+            e.compaction = adk_go.Compaction(lo, hi, {"role": "model", "parts": [{"text": "s"}]}, refs)
+        flow.append(e)
+    kept = [(i, e.compaction) for i, e in enumerate(flow) if e.compaction is not None and rng.random() < 0.8]
+
+    def shown(s: adk_go._Stream) -> list[Any]:
+        return [("summary", x[0].index) if isinstance(x, tuple) else x.index for x in s]
+
+    want, want_covered = adk_go._stream(flow, kept)  # type: ignore[arg-type]
+    got, got_covered = adk_go._stream_ordered(flow, kept)  # type: ignore[arg-type]
+    assert shown(got) == shown(want) and got_covered == want_covered
+
+
+def test_fast_time_reads_as_parse_time() -> None:
+    """`adk_go.fast_time` (the minute looked up once; GORM's seconds and microseconds as one
+    number) gives `parse_time`'s value, or None, for dates, times, digits, zones and separators
+    right and wrong, Unicode digits and `int`'s spellings (`_`, spaces) included."""
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    parts = [
+        ["2026", "1970", "0001", "9999"], ["01", "02", "12", "13", "00"], ["01", "28", "29", "31", "00"], [" ", "T", "x"],
+        ["00", "23", "24"], ["00", "59", "60"], ["00", "59", "60", "5x", "٤٤", " 5"],
+        ["603000", "000000", "999999", "6030001", "60300", "٤٤٤٤٤٤", "12 456", "1_3456", "603", "999", "1_3", " 12", "٤٤٤"], ["+00:00", "Z", "+02:30", "-00:00", "+0000", ""],
+    ]  # fmt: skip
+    values: list[Any] = [f"{y}-{mo}-{d}{sep}{h}:{mi}:{s}.{f}{z}" for y, mo, d, sep, h, mi, s, f, z in itertools.product(*parts)]
+    values = [*rng.sample(values, 4000), " 2026-01-05 09:00:04.603000+00:00", "2026-01-05 09:00:04.603000+00:00 +0000 UTC", 5, 1.5, None, True]
+    for v in values:
+        assert adk_go.fast_time(v) == adk_go.parse_time(v), v
