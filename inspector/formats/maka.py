@@ -583,6 +583,7 @@ class _Event:
     stored_session: Any
     call_unstepped: bool  # a function_call maka replays with no step id (`_skip_signed_thinking`)
     signed_thinking: bool
+    guarded: bool  # the field guard removed a field: the payload as stored is not the one read
 
     def stored(self) -> dict[str, Any]:
         """The payload as stored, parsed again."""
@@ -767,7 +768,7 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic],
         else:
             head, unstepped, signed = None, False, False
         out.append(
-            new(i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable, obj.get("id"), obj.get("sessionId"), unstepped, signed)
+            new(i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable, obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong))
         )
     return out
 
@@ -986,10 +987,11 @@ class _Source(RecordSource):
     (kept by seq); its route from the run headers, its never-sent flag from the record (the
     replay rules may set it after the head). `obj` gives nothing, as for a record read whole."""
 
-    __slots__ = ("payloads", "runs")
+    __slots__ = ("guarded", "payloads", "runs")
 
     def __init__(self, runs: dict[str, dict[str, Any]]) -> None:
         self.payloads: dict[int, Any] = {}
+        self.guarded: set[int] = set()  # the records whose payload the guard changed
         self.runs = runs
 
     def obj(self, rec: Record) -> Any:
@@ -997,7 +999,8 @@ class _Source(RecordSource):
 
     def message(self, rec: Record) -> Message | None:
         ev = orjson.loads(self.payloads[rec.seq])
-        fields.check_fields(ev, EVENT)
+        if rec.seq in self.guarded:  # (the guard leaves every other payload as it is)
+            fields.check_fields(ev, EVENT)
         m, _why = _message(ev)
         if m is not None:
             m.never_sent = rec.never_sent
@@ -1074,6 +1077,8 @@ def _assemble(
             continue
         x.row = line
         payloads[seq] = x.raw
+        if x.guarded:
+            source.guarded.add(seq)
         h = x.head
         # Record's fields in declaration order (`record_from_fields`): its message and extra fields lazy.
         if h is None:
