@@ -1042,7 +1042,7 @@ def _assemble(
     # event its coverage runs through.
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
-    committed = sorted(e.committed_at for e in events if _finite(e.committed_at)) if rows else []
+    committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
@@ -1050,14 +1050,17 @@ def _assemble(
         if isinstance(thr, dict) and thr.get("runtimeEventId") in pos_of:
             at = max(at, pos_of[thr["runtimeEventId"]] + 1)
         slots.setdefault(at, []).append(c)
-    for k in range(len(events) + 1):
-        timeline += slots.get(k, [])
-        if k < len(events):
-            timeline.append(events[k])
+    done = 0
+    for at in sorted(slots):  # each slot's rows before the event at its place
+        timeline += events[done:at]
+        timeline += slots[at]
+        done = at
+    timeline += events[done:]
+    rows = [c for at in sorted(slots) for c in slots[at]]
     if upto is not None:
         timeline = timeline[:upto]
-    events = [x for x in timeline if isinstance(x, _Event)]
-    rows = [x for x in timeline if isinstance(x, _CkptRow)]
+        events = [x for x in timeline if isinstance(x, _Event)]
+        rows = [x for x in timeline if isinstance(x, _CkptRow)]
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
 
