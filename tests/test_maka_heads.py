@@ -4,7 +4,8 @@ fields read again from the payload on demand, and the source digest of every sta
 while the rows are read (`maka.PrefixDigests`). They must give exactly what the whole parse gives:
 the message `maka._message` builds from the guarded payload, the payload as stored for extra fields,
 and `maka.source_digest` over the stored payloads, for every field of an event and of its content
-set to every JSON type, removed, or joined by an unknown key."""
+set to every JSON type, removed, or joined by an unknown key. (The msgspec types `maka._EventTypes`
+decide which payloads the guard looks at: one they take must be one it leaves whole.)"""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from tests.maka_store import DDL, Session
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "user", "model", "tool", "system", "hidden",
     "failed", "aborted", "text", "thinking", "function_call", "function_response", "error", "call_1",
-    [], [1], {}, {"a": 1}, {"stepId": "s1"},
+    [], [1], {}, {"a": 1}, {"stepId": "s1"}, -(2**63) - 1, -(2**63), 2**63 - 1, 2**63, 9.3e18, -9.3e18,
 ]  # fmt: skip
 
 
