@@ -424,6 +424,18 @@ def test_stable_json_is_stable_stringify_where_orjson_would_write_another_text()
         assert maka.stable_json(v) == maka.stable_stringify(v).encode() == orjson.dumps(v, option=orjson.OPT_SORT_KEYS), v
 
 
+def test_the_sorted_encoder_writes_what_orjson_writes() -> None:
+    """`stable_json` writes with msgspec's sorted encoder: byte for byte orjson's sorted output for
+    every code point in a key and in a string, keys of every plane sorted alike, 64-bit integers."""
+    for start in range(0, 0x110000, 0x1000):
+        chars = [chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c < 0xE000]
+        if not chars:
+            continue
+        v = {"k" + c: [c, 1, True, None] for c in chars} | {"".join(chars): {"": "x", "\uffff": 0, "😀": -(2**63)}}
+        assert maka._SORTED_JSON(v) == orjson.dumps(v, option=orjson.OPT_SORT_KEYS), hex(start)
+    assert maka.stable_json({"n": 2**70}) == maka.stable_stringify({"n": 2**70}).encode()
+
+
 def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
     """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
     before, by Python's encoder, not an error."""

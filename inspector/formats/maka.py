@@ -372,12 +372,18 @@ def _orjson_agrees(value: Any) -> bool:
     return _PLAIN_LEAVES.issuperset(map(type, values)) or all(_orjson_agrees(v) for v in values if type(v) not in _PLAIN_LEAVES)
 
 
+# Writes orjson's sorted output a third faster (the same bytes: every string and key escaped alike,
+# keys in code point order, tests/test_maka.py); an integer past 64 bits it writes as Python does,
+# as `stable_stringify` does, and a lone surrogate it refuses.
+_SORTED_JSON = msgspec.json.Encoder(order="sorted").encode
+
+
 def stable_json(value: Any) -> bytes:
-    """`stable_stringify(value)` as UTF-8: written by orjson where its output is the same."""
+    """`stable_stringify(value)` as UTF-8: orjson's sorted output (as msgspec writes it) where it is the same."""
     if _orjson_agrees(value):
         try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except TypeError:
+            return _SORTED_JSON(value)
+        except (TypeError, UnicodeEncodeError):
             pass
     return stable_stringify(value).encode("utf-8")
 
