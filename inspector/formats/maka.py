@@ -86,6 +86,7 @@ from inspector.formats import fields, heads, sqlite_files
 from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -615,10 +616,10 @@ def provider_item_text(cp: dict[str, Any]) -> str:
 _MessageHead = tuple[str, str | None, str, tuple[str, ...], str | None, str | None]
 
 
-@dataclass(slots=True)
-class _Event:
+class _Event(msgspec.Struct, gc=False):
     """One runtime event, indexed: what the session's assembly reads of it, its payload kept as
-    stored (its message and extra fields are read again from it on demand, `_Source`)."""
+    stored (its message and extra fields are read again from it on demand, `_Source`). A msgspec
+    Struct: built in C, and never tracked by the collector (it holds no container of its own)."""
 
     row: int  # position in the session order, 1-based
     event_id: str
@@ -664,7 +665,8 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
     # The shared read-only opener: a -wal's commits are read from a private copy, nothing changes.
-    with sqlite_files.read_only(path, path, notes) as con:
+    # The collector is paused (nothing here makes a cycle), or its passes walk every parsed payload.
+    with collector_paused(), sqlite_files.read_only(path, path, notes) as con:
         led = _load(con, path, selector, upto)
     led.diagnostics[:0] = notes
     return led
