@@ -110,7 +110,7 @@ def _head(r: Record) -> tuple[Any, ...]:
     return (r.kind, r.type, r.timestamp, r.run_id, r.role, r.stop_reason, r.source_role, tuple(r.call_ids), r.result_id)
 
 
-def _check_heads(path: str) -> int:
+def _check_heads(path: str, built: str) -> int:
     led = maka.load(path, None, None)
     rows = dict(_stored_rows(path))
     wrong_type = {d.line: 0 for d in led.diagnostics}
@@ -128,6 +128,7 @@ def _check_heads(path: str) -> int:
         assert r.extra == orjson.loads(payload), payload
         assert wrong_type.get(r.line, 0) == len(diags), payload
         if r.kind == "message":
+            assert (r._message is not None) == (built == "as read"), payload
             m, w = r.message, whole.message
             assert m is not None and w is not None
             assert m.never_sent == r.never_sent, payload
@@ -138,13 +139,18 @@ def _check_heads(path: str) -> int:
     return n
 
 
-def test_every_mutation_of_an_event_gets_the_whole_parse_record(tmp_path: Path) -> None:
+@pytest.mark.parametrize("built", ["as read", "on demand"])
+def test_every_mutation_of_an_event_gets_the_whole_parse_record(tmp_path: Path, built: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past every stated coverage (here: no checkpoint) a message is built as its row is read;
+    before it (here: a coverage no store reaches), read again on demand."""
+    if built == "on demand":
+        monkeypatch.setattr(maka, "_stated_counts", lambda con, sid: {10**9})
     muts = _mutated_events()
     assert len(muts) > 1500
     # A mutation that names another id is a row whose payload does not name its own: said apart.
-    assert _check_heads(_store(tmp_path / "all.sqlite", muts)) == len(muts)
+    assert _check_heads(_store(tmp_path / "all.sqlite", muts), built) == len(muts)
     for i in range(0, len(muts), 97):  # one mutated event beside the clean ones, where neighbours hide nothing
-        assert _check_heads(_store(tmp_path / f"one{i}.sqlite", [*_base().events, muts[i]])) == len(_base().events) + 1
+        assert _check_heads(_store(tmp_path / f"one{i}.sqlite", [*_base().events, muts[i]]), built) == len(_base().events) + 1
 
 
 def test_prefix_digests_are_the_digests_of_the_stored_payloads(tmp_path: Path) -> None:

@@ -635,6 +635,9 @@ class _Event(msgspec.Struct, gc=False):
     call_unstepped: bool  # a function_call maka replays with no step id (`_skip_signed_thinking`)
     signed_thinking: bool
     guarded: bool  # the field guard removed a field: the payload as stored is not the one read
+    # Its message, built as it was read when it comes after every stated coverage (what the next
+    # request sends, read there anyway); handed to its record, without its route.
+    message: Message | None = None
 
     def stored(self) -> dict[str, Any]:
         """The payload as stored, parsed again."""
@@ -812,19 +815,26 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic],
                 )
             )
         compactable = _compactable(obj)
+        past = digests is not None and digests.count >= digests.last  # after every stated coverage
         if compactable and digests is not None:
             digests.feed(obj)
         content = ev.get("content")
         run_id = ev.get("runId")
+        message = None
         if type(content) is dict:
             kind = content.get("kind")
             head = _head(ev, content, kind)
             unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
             signed = kind == "thinking" and bool(content.get("signature"))
+            if past:
+                message = _message_of(ev, content, kind, head)
         else:
             head, unstepped, signed = None, False, False
         out.append(
-            new(i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable, obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong))
+            new(
+                i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
+                obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
+            )
         )
     return out
 
@@ -1018,7 +1028,13 @@ def _message(ev: dict[str, Any]) -> tuple[Message | None, str | None]:
     if content is None:
         return None, "no content (a runtime fact)"
     kind = content.get("kind")
-    role, stop, source_role, _calls, _result, why = _head(ev, content, kind)
+    head = _head(ev, content, kind)
+    return _message_of(ev, content, kind, head), head[5]
+
+
+def _message_of(ev: dict[str, Any], content: dict[str, Any], kind: Any, head: _MessageHead) -> Message:
+    """`_message` of an event with content, its head known."""
+    role, stop, source_role, _calls, _result, why = head
     blocks: list[Block] = []
     err: str | None = None
     if kind in ("text", "thinking"):
@@ -1034,8 +1050,7 @@ def _message(ev: dict[str, Any]) -> tuple[Message | None, str | None]:
         blocks.append(Block("text", text=err))
     else:
         blocks.append(Block("other", raw=content))
-    m = Message(role, blocks, stop_reason=stop, stop_reason_raw=ev.get("status"), error_message=err, source_role=source_role, never_sent=why is not None)
-    return m, why
+    return Message(role, blocks, stop_reason=stop, stop_reason_raw=ev.get("status"), error_message=err, source_role=source_role, never_sent=why is not None)
 
 
 class _Source(RecordSource):
@@ -1143,7 +1158,10 @@ def _assemble(
         if h is None:
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, None, None, None, (), None, source, "meta", "runtime_fact", True, False, None, None, x.run_id, UNREAD)
         else:
-            rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, None, None, x.run_id, UNREAD)
+            m, x.message = x.message, None
+            if m is not None and m.role == "assistant":
+                m.route = _route_of(runs.get(x.run_id or ""))
+            rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
 
