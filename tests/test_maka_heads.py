@@ -186,3 +186,32 @@ def test_a_checkpoint_reads_the_same_with_its_digest_found_ahead_or_hashed_after
     assert ahead[3] == 1 and "checkpoint_unused" not in [p for p, _ in ahead[2]]
     monkeypatch.setattr(maka, "_stated_counts", lambda con, sid: set())
     assert _outputs(path) == ahead
+
+
+def test_a_row_of_invalid_utf8_reads_every_row_again_leniently(tmp_path: Path) -> None:
+    """Rows are read with SQLite's own UTF-8 decoding, one at a time; a row it refuses (here after
+    a wrong-typed one was said and events were hashed) makes the whole read start again as every
+    other query reads the store (U+FFFD for bad bytes): nothing said twice, the digests restarted."""
+    from inspector.formats import sqlite_files
+
+    s = _base()
+    muts = _mutated_events()[:60]
+    path = _store(tmp_path / "u.sqlite", [*s.events, *muts], checkpoint_over=5)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE runtime_events SET payload_json = CAST(replace(payload_json, 'Rename', x'52ff65') AS TEXT) WHERE event_id='row8'")
+    con.commit()
+    con.close()
+    wanted = {1, 3, 5, 20}
+    with sqlite_files.read_only(path, path, []) as con:
+        lenient_rows = con.execute(f"SELECT {maka._EVENT_COLUMNS} FROM runtime_events WHERE session_id='s1' ORDER BY committed_at, event_id").fetchall()
+        assert "\ufffd" in lenient_rows[8][5]
+        want_diags: list[Diagnostic] = []
+        want = maka.PrefixDigests(wanted)
+        want_events = maka._row_events(lenient_rows, "u", 1, want_diags, want)
+        diags: list[Diagnostic] = [Diagnostic(0, "before", "said before")]
+        got = maka.PrefixDigests(wanted)
+        events = maka._events(con, "u", "s1", diags, got)
+    assert [(e.event_id, e.raw, e.head, e.stored_id) for e in events] == [(e.event_id, e.raw, e.head, e.stored_id) for e in want_events]
+    assert [d.message for d in diags] == ["said before", *(d.message for d in want_diags)]
+    assert any(d.problem == "wrong_type" for d in want_diags)
+    assert got.found == want.found and set(got.found) == wanted

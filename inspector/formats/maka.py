@@ -74,6 +74,7 @@ import hashlib
 import json
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -418,6 +419,12 @@ class PrefixDigests:
         self.count = 0
         self.found: dict[int, str] = {}
 
+    def restart(self) -> None:
+        """Forget every event fed."""
+        self.h = hashlib.sha256()
+        self.count = 0
+        self.found = {}
+
     def feed(self, ev: dict[str, Any]) -> None:
         """The next compactable event, as stored."""
         if self.count >= self.last:
@@ -736,20 +743,22 @@ _EVENT_COLUMNS = "event_id, session_id, invocation_id, run_id, turn_id, payload_
 
 def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
     sql = f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id"
-    # Text decoded by SQLite's module itself (no call per column); a row of invalid UTF-8 makes
-    # it refuse, and the rows are read again as every other query reads them (U+FFFD for bad bytes).
+    # Rows taken one at a time (only the payload is kept), their text decoded by SQLite's module
+    # itself (no call per column); a row of invalid UTF-8 makes it refuse, and the rows are read
+    # again from the first as every other query reads them (U+FFFD for bad bytes).
+    said = len(diags)
     lenient, con.text_factory = con.text_factory, str
     try:
-        rows = con.execute(sql, (sid,)).fetchall()
+        return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
     except sqlite3.OperationalError as e:
         if not str(e).startswith("Could not decode to UTF-8"):
             raise
-        rows = None
     finally:
         con.text_factory = lenient
-    if rows is None:
-        rows = con.execute(sql, (sid,)).fetchall()
-    return _row_events(rows, name, 1, diags, digests)
+    del diags[said:]
+    if digests is not None:
+        digests.restart()
+    return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
 
 
 def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
@@ -776,7 +785,7 @@ def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
 _IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
 
 
-def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
+def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
     """The session's runtime_events rows as events; `first`: the first one's place in the session
     order; `digests`, when given, is fed every compactable event from the first in the session."""
     out: list[_Event] = []
