@@ -1115,11 +1115,35 @@ def _assemble(
     """The ledger of the session's events (in session order), its runs and checkpoint rows;
     `digests`: source digests of the events' prefixes, found as they were read (`PrefixDigests`)."""
     runs = _runs(con, name, sid, diags)
-    rows = _checkpoint_rows(con, name, sid, diags)
-    pos_of = {e.event_id: k for k, e in enumerate(events)}
+    timeline, events, rows = _timeline(events, _checkpoint_rows(con, name, sid, diags), upto)
+    if not events:
+        raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
+    records, by_event = _records(timeline, runs)
 
-    # The timeline: each checkpoint row after the events committed by its time, and after the
-    # event its coverage runs through.
+    led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
+    led.diagnostics = diags
+    led.leaf_seq = records[-1].seq
+    first_of: dict[str | None, int] = {}
+    for r in records:
+        first_of.setdefault(r.run_id, r.seq)
+    for run_id, h in runs.items():
+        route = _route_of(h)
+        first = first_of.get(run_id)
+        if route is not None and first is not None:
+            led.runs[run_id] = RunHeader(run_id, route, first)
+    _skip_signed_thinking(events, by_event)
+
+    compactable = [e for e in events if e.compactable]
+    applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name, digests)
+    sent = compactable if applied is None else _replayed(applied, compactable)
+    _drop_unpaired_calls(led, sent, by_event, name)
+    return led
+
+
+def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
+    """The timeline: each checkpoint row after the events committed by its time, and after the
+    event its coverage runs through; its first `upto` entries. With the events and rows in it."""
+    pos_of = {e.event_id: k for k, e in enumerate(events)}
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
     committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
@@ -1141,9 +1165,12 @@ def _assemble(
         timeline = timeline[:upto]
         events = [x for x in timeline if isinstance(x, _Event)]
         rows = [x for x in timeline if isinstance(x, _CkptRow)]
-    if not events:
-        raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
+    return timeline, events, rows
 
+
+def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]]) -> tuple[list[Record], dict[str, Record]]:
+    """The timeline's records (an event's message and extra fields read on demand, a message built
+    as it was read handed over) and each event's record by its id."""
     records: list[Record] = []
     by_event: dict[str, Record] = {}
     source = _Source(runs)
@@ -1173,25 +1200,7 @@ def _assemble(
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
-
-    led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
-    led.diagnostics = diags
-    led.leaf_seq = records[-1].seq
-    first_of: dict[str | None, int] = {}
-    for r in records:
-        first_of.setdefault(r.run_id, r.seq)
-    for run_id, h in runs.items():
-        route = _route_of(h)
-        first = first_of.get(run_id)
-        if route is not None and first is not None:
-            led.runs[run_id] = RunHeader(run_id, route, first)
-    _skip_signed_thinking(events, by_event)
-
-    compactable = [e for e in events if e.compactable]
-    applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name, digests)
-    sent = compactable if applied is None else _replayed(applied, compactable)
-    _drop_unpaired_calls(led, sent, by_event, name)
-    return led
+    return records, by_event
 
 
 # ---------------------------------------------------------------------------------------- following
