@@ -440,3 +440,18 @@ def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
     """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
     before, by Python's encoder, not an error."""
     assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\ud800b"}'
+
+
+def test_source_digest_is_pinned() -> None:
+    """The digest as this adapter computed it before it was made faster (a store's checkpoints were
+    written with it): a float, an array-index key, a sorted array, non-ASCII text, a big integer."""
+    events = [
+        {"id": "e1", "ts": 1787000000000, "content": {"kind": "text", "text": "héllo 😀 \u2028"}, "partial": False},
+        {"id": "e2", "args": {"10": 1, "9": [2.0, 1.5e21]}, "required": ["b", "a"]},
+        {"n": 2**70, "x": None},
+    ]
+    assert maka.source_digest(events) == "sha256:46187c2ff25a5acd90e3d8f0414071481f3490b5e525f3a590363e74066df60e"
+    digests = maka.PrefixDigests({1, 3})
+    for ev in events:
+        digests.feed(ev)
+    assert digests.found == {1: maka.source_digest(events[:1]), 3: maka.source_digest(events)}
