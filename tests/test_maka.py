@@ -347,6 +347,19 @@ def test_bad_rows_are_named_and_the_rest_loads(tmp_path: Path) -> None:
     assert [x[2] for x in context(led)][:3] == ["history-compact:cp1", "u2", "a2"]
 
 
+@pytest.mark.parametrize("through", [["u1"], {"id": "u1"}, 7, None])
+def test_a_checkpoint_through_no_event_id_is_refused_not_a_crash(tmp_path: Path, through: Any) -> None:
+    """A checkpoint row whose coverage.through.runtimeEventId is no string (a list made the
+    timeline's placement raise) is placed by its time and refused by the shape check."""
+    s, p = two_turns(tmp_path)
+    s.run_events[0][1]["data"]["checkpoint"]["coverage"]["through"]["runtimeEventId"] = through
+    write(p, s)
+    led = maka.load(p, None, None)
+    refused = [d.message for d in led.diagnostics if d.problem == "checkpoint_refused"]
+    assert len(refused) == 1 and "coverage.through is incomplete" in refused[0]
+    assert [x[2] for x in context(led)][:2] == ["u1", "c1"]
+
+
 def test_at_line_reads_the_timeline_prefix(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path)
     write(p, s)

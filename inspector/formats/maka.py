@@ -1153,8 +1153,9 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
         ts = c.ts if _finite(c.ts) else 0
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
-        if isinstance(thr, dict) and thr.get("runtimeEventId") in pos_of:
-            at = max(at, pos_of[thr["runtimeEventId"]] + 1)
+        through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
+        if isinstance(through, str) and through in pos_of:  # (an event id is a string: a list is no key)
+            at = max(at, pos_of[through] + 1)
         slots.setdefault(at, []).append(c)
     done = 0
     for at in sorted(slots):  # each slot's rows before the event at its place
