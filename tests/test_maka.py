@@ -347,6 +347,19 @@ def test_bad_rows_are_named_and_the_rest_loads(tmp_path: Path) -> None:
     assert [x[2] for x in context(led)][:3] == ["history-compact:cp1", "u2", "a2"]
 
 
+@pytest.mark.parametrize("through", [["u1"], {"id": "u1"}, 7, None])
+def test_a_checkpoint_through_no_event_id_is_refused_not_a_crash(tmp_path: Path, through: Any) -> None:
+    """A checkpoint row whose coverage.through.runtimeEventId is no string (a list made the
+    timeline's placement raise) is placed by its time and refused by the shape check."""
+    s, p = two_turns(tmp_path)
+    s.run_events[0][1]["data"]["checkpoint"]["coverage"]["through"]["runtimeEventId"] = through
+    write(p, s)
+    led = maka.load(p, None, None)
+    refused = [d.message for d in led.diagnostics if d.problem == "checkpoint_refused"]
+    assert len(refused) == 1 and "coverage.through is incomplete" in refused[0]
+    assert [x[2] for x in context(led)][:2] == ["u1", "c1"]
+
+
 def test_at_line_reads_the_timeline_prefix(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path)
     write(p, s)
@@ -424,7 +437,34 @@ def test_stable_json_is_stable_stringify_where_orjson_would_write_another_text()
         assert maka.stable_json(v) == maka.stable_stringify(v).encode() == orjson.dumps(v, option=orjson.OPT_SORT_KEYS), v
 
 
+def test_the_sorted_encoder_writes_what_orjson_writes() -> None:
+    """`stable_json` writes with msgspec's sorted encoder: byte for byte orjson's sorted output for
+    every code point in a key and in a string, keys of every plane sorted alike, 64-bit integers."""
+    for start in range(0, 0x110000, 0x1000):
+        chars = [chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c < 0xE000]
+        if not chars:
+            continue
+        v = {"k" + c: [c, 1, True, None] for c in chars} | {"".join(chars): {"": "x", "\uffff": 0, "😀": -(2**63)}}
+        assert maka._SORTED_JSON(v) == orjson.dumps(v, option=orjson.OPT_SORT_KEYS), hex(start)
+    assert maka.stable_json({"n": 2**70}) == maka.stable_stringify({"n": 2**70}).encode()
+
+
 def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
     """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
     before, by Python's encoder, not an error."""
     assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\ud800b"}'
+
+
+def test_source_digest_is_pinned() -> None:
+    """The digest as this adapter computed it before it was made faster (a store's checkpoints were
+    written with it): a float, an array-index key, a sorted array, non-ASCII text, a big integer."""
+    events = [
+        {"id": "e1", "ts": 1787000000000, "content": {"kind": "text", "text": "héllo 😀 \u2028"}, "partial": False},
+        {"id": "e2", "args": {"10": 1, "9": [2.0, 1.5e21]}, "required": ["b", "a"]},
+        {"n": 2**70, "x": None},
+    ]
+    assert maka.source_digest(events) == "sha256:46187c2ff25a5acd90e3d8f0414071481f3490b5e525f3a590363e74066df60e"
+    digests = maka.PrefixDigests({1, 3})
+    for ev in events:
+        digests.feed(ev)
+    assert digests.found == {1: maka.source_digest(events[:1]), 3: maka.source_digest(events)}

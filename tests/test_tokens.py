@@ -45,3 +45,9 @@ def test_report_says_which_tokenizer_and_source() -> None:
     assert all(it.tokens is not None for it in r.context)
     assert any(it.tokens_from == "usage" for it in r.context)
     assert any(it.tokens_from == "tiktoken" for it in r.context)
+
+
+def test_a_batch_counts_a_repeated_text_as_often_as_it_comes() -> None:
+    tok = tk.get_tokenizer()
+    texts = ["hello world", "", "x" * 40_000, "hello world", "naïve café", "x" * 40_000, "", "hello world", "a b c"]
+    assert tok.count_many(texts) == [tk.encoded_len(tok.encoding, t) if t else 0 for t in texts]

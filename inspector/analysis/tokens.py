@@ -75,7 +75,16 @@ class Tokenizer:
         if len(texts) < 8:
             return [self.count(t) for t in texts]
         enc = self.encoding
-        return [encoded_len(enc, t) if t else 0 for t in texts]
+        # A text met again is not encoded again (a session repeats tool outputs, instructions, files
+        # read twice): the count of a text is the same each time.
+        seen: dict[str, int] = {}
+        out: list[int] = []
+        for t in texts:
+            n = seen.get(t)
+            if n is None:
+                n = seen[t] = encoded_len(enc, t) if t else 0
+            out.append(n)
+        return out
 
 
 # A text longer than this is counted a piece at a time (cut before a space, where tiktoken's

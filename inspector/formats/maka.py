@@ -74,18 +74,22 @@ import hashlib
 import json
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 import orjson
 
-from inspector.formats import fields, sqlite_files
+from inspector.formats import fields, heads, sqlite_files
 from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
+    UNREAD,
     Block,
     Checkpoint,
     Diagnostic,
@@ -93,9 +97,11 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordSource,
     Route,
     RunHeader,
     normalize_stop_reason,
+    record_from_fields,
 )
 
 NAME = "maka"
@@ -176,6 +182,49 @@ CHECKPOINT_ROW: dict[str, Field] = {
     "ts": NUM(),
     "data": ANY(checkpoint=OBJ(limitations=LIST(), coverage=OBJ(eventCount=INT(), turnCount=INT()))),
 }
+
+
+
+
+# The guard's EVENT as msgspec types: a payload these take has no field `check_fields` removes
+# (msgspec takes no bool for a number or a string, no int for a bool, no number past 64 bits), so
+# the loader calls the guard itself only on a payload they refuse (tests/test_maka_heads.py).
+class _ContentTypes(msgspec.Struct, gc=False):
+    kind: str | None = None
+    text: str | None = None
+    signature: str | None = None
+    id: str | None = None
+    name: str | None = None
+    isError: bool | None = None
+    providerExecuted: bool | None = None
+    message: str | None = None
+    code: str | None = None
+    reason: str | None = None
+
+
+class _RefsTypes(msgspec.Struct, gc=False):
+    stepId: str | None = None
+
+
+class _EventTypes(msgspec.Struct, gc=False):
+    id: str | None = None
+    invocationId: str | None = None
+    runId: str | None = None
+    sessionId: str | None = None
+    turnId: str | None = None
+    ts: heads.Num | None = None
+    partial: bool | None = None
+    role: str | None = None
+    author: str | None = None
+    modelVisibility: str | None = None
+    status: str | None = None
+    content: _ContentTypes | None = None
+    refs: _RefsTypes | None = None
+
+
+assert set(_EventTypes.__struct_fields__) == set(EVENT)
+assert set(_ContentTypes.__struct_fields__) == set(_CONTENT.fields or {})
+assert set(_RefsTypes.__struct_fields__) == set(EVENT["refs"].fields or {})
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -325,23 +374,67 @@ def _orjson_agrees(value: Any) -> bool:
     return _PLAIN_LEAVES.issuperset(map(type, values)) or all(_orjson_agrees(v) for v in values if type(v) not in _PLAIN_LEAVES)
 
 
+# Writes orjson's sorted output a third faster (the same bytes: every string and key escaped alike,
+# keys in code point order, tests/test_maka.py); an integer past 64 bits it writes as Python does,
+# as `stable_stringify` does, and a lone surrogate it refuses.
+_SORTED_JSON = msgspec.json.Encoder(order="sorted").encode
+
+
 def stable_json(value: Any) -> bytes:
-    """`stable_stringify(value)` as UTF-8: written by orjson where its output is the same."""
+    """`stable_stringify(value)` as UTF-8: orjson's sorted output (as msgspec writes it) where it is the same."""
     if _orjson_agrees(value):
         try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except TypeError:
+            return _SORTED_JSON(value)
+        except (TypeError, UnicodeEncodeError):
             pass
     return stable_stringify(value).encode("utf-8")
+
+
+def _digest_update(h: Any, ev: Any) -> None:
+    """One event's part of the source digest: its stable JSON, length-prefixed."""
+    s = stable_json(ev)
+    h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
+    h.update(s)
+    h.update(b";")
 
 
 def source_digest(events: list[dict[str, Any]]) -> str:
     """`historyCompactSourceDigest` (history-compact-checkpoint.ts:728-738)."""
     h = hashlib.sha256()
     for ev in events:
-        s = stable_json(ev)
-        h.update(str(len(s)).encode() + b":" + s + b";")
+        _digest_update(h, ev)
     return "sha256:" + h.hexdigest()
+
+
+class PrefixDigests:
+    """`source_digest` of the first n compactable events for each n a checkpoint row of the session
+    states, found in the one pass that reads the events (a digest is a hash over the events in
+    order, so every prefix's is a copy of the running hash); the pass stops hashing past the widest.
+    The prefix match takes the digest from here, or hashes the events it covers itself."""
+
+    __slots__ = ("count", "found", "h", "last", "wanted")
+
+    def __init__(self, wanted: set[int]) -> None:
+        self.wanted = wanted
+        self.last = max(wanted, default=0)
+        self.h = hashlib.sha256()
+        self.count = 0
+        self.found: dict[int, str] = {}
+
+    def restart(self) -> None:
+        """Forget every event fed."""
+        self.h = hashlib.sha256()
+        self.count = 0
+        self.found = {}
+
+    def feed(self, ev: dict[str, Any]) -> None:
+        """The next compactable event, as stored."""
+        if self.count >= self.last:
+            return
+        _digest_update(self.h, ev)
+        self.count += 1
+        if self.count in self.wanted:
+            self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- summary admission
@@ -526,13 +619,39 @@ def provider_item_text(cp: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------- reading
 
 
-@dataclass(slots=True)
-class _Event:
+# An event's head as its record needs it: the role the model sees, the normalized stop reason,
+# maka's role/content kind, the tool call it makes, the call it answers, and why maka never sends
+# it (None: sent), as `_message` maps the same event; None for an event with no content.
+_MessageHead = tuple[str, str | None, str, tuple[str, ...], str | None, str | None]
+
+
+class _Event(msgspec.Struct, gc=False):
+    """One runtime event, indexed: what the session's assembly reads of it, its payload kept as
+    stored (its message and extra fields are read again from it on demand, `_Source`). A msgspec
+    Struct: built in C, and never tracked by the collector (it holds no container of its own)."""
+
     row: int  # position in the session order, 1-based
     event_id: str
-    obj: dict[str, Any]  # the payload as stored (hashed by the digest)
-    ev: dict[str, Any]  # the payload after the field guard (read by the adapter)
+    raw: Any  # the payload as stored (text)
     committed_at: Any
+    ts: Any  # after the field guard, as every field below but the stored ones
+    run_id: str | None
+    turn: Any
+    head: _MessageHead | None
+    compactable: bool  # of the payload as stored (`_compactable`)
+    stored_id: Any  # the stored payload's id and sessionId (the prefix match reads them)
+    stored_session: Any
+    call_unstepped: bool  # a function_call maka replays with no step id (`_skip_signed_thinking`)
+    signed_thinking: bool
+    guarded: bool  # the field guard removed a field: the payload as stored is not the one read
+    # Its message, built as it was read when it comes after every stated coverage (what the next
+    # request sends, read there anyway); handed to its record, without its route.
+    message: Message | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """The payload as stored, parsed again."""
+        obj: dict[str, Any] = orjson.loads(self.raw)
+        return obj
 
 
 @dataclass(slots=True)
@@ -558,7 +677,8 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
     # The shared read-only opener: a -wal's commits are read from a private copy, nothing changes.
-    with sqlite_files.read_only(path, path, notes) as con:
+    # The collector is paused (nothing here makes a cycle), or its passes walk every parsed payload.
+    with collector_paused(), sqlite_files.read_only(path, path, notes) as con:
         led = _load(con, path, selector, upto)
     led.diagnostics[:0] = notes
     return led
@@ -623,33 +743,76 @@ def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, di
 _EVENT_COLUMNS = "event_id, session_id, invocation_id, run_id, turn_id, payload_json, committed_at"
 
 
-def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_Event]:
-    rows = con.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id",
-        (sid,),
-    ).fetchall()
-    return _row_events(rows, name, 1, diags)
+def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
+    sql = f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id"
+    # Rows taken one at a time (only the payload is kept), their text decoded by SQLite's module
+    # itself (no call per column); a row of invalid UTF-8 makes it refuse, and the rows are read
+    # again from the first as every other query reads them (U+FFFD for bad bytes).
+    said = len(diags)
+    lenient, con.text_factory = con.text_factory, str
+    try:
+        return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
+    except sqlite3.OperationalError as e:
+        if not str(e).startswith("Could not decode to UTF-8"):
+            raise
+    finally:
+        con.text_factory = lenient
+    del diags[said:]
+    if digests is not None:
+        digests.restart()
+    return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
+
+
+def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
+    """The coverage.eventCount of every checkpoint row of the session that states one (the prefixes
+    whose source digest the prefix match may ask for)."""
+    if "core_agent_run_events" not in _tables(con):
+        return set()
+    out: set[int] = set()
+    for (raw,) in con.execute("SELECT record_json FROM core_agent_run_events WHERE session_id=? AND event_type=?", (sid, CHECKPOINT_EVENT)):
+        try:
+            obj = orjson.loads(raw)
+        except (orjson.JSONDecodeError, TypeError):
+            continue
+        data = obj.get("data") if isinstance(obj, dict) else None
+        cp = data.get("checkpoint") if isinstance(data, dict) else None
+        cov = cp.get("coverage") if isinstance(cp, dict) else None
+        n = cov.get("eventCount") if isinstance(cov, dict) else None
+        if type(n) is int and n > 0:
+            out.add(n)
+    return out
 
 
 # The payload fields maka checks against the row's columns (event_id, session_id, invocation_id, run_id, turn_id).
 _IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
 
 
-def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic]) -> list[_Event]:
-    """The session's runtime_events rows as events; `first`: the first one's place in the session order."""
+def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
+    """The session's runtime_events rows as events; `first`: the first one's place in the session
+    order; `digests`, when given, is fed every compactable event from the first in the session."""
     out: list[_Event] = []
+    loads, check, new = orjson.loads, fields.checker(EVENT), _Event
+    convert, types, refused = msgspec.convert, _EventTypes, msgspec.ValidationError
     for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
-        where = f"{name}: runtime_events row {eid!r} (line {i})"
-        obj = _json_row(payload, where, diags, i)
-        if obj is None:
-            continue
+        try:
+            obj = loads(payload)
+        except (orjson.JSONDecodeError, TypeError):
+            obj = None
+        if type(obj) is not dict:  # said as `_json_row` says it
+            obj = _json_row(payload, _where(name, eid, i), diags, i)
+            if obj is None:
+                continue
         # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
         # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
         ev = obj
-        wrong = fields.check_fields(ev, EVENT)
+        wrong: list[fields.WrongType] = []
+        try:
+            convert(ev, types)
+        except refused:
+            check(ev, "", wrong)
         if wrong:
-            obj = orjson.loads(payload)
-        diags.extend(fields.line_diagnostics(i, wrong, where))
+            obj = loads(payload)
+            diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
         columns = (eid, rsid, inv, run, turn)
         if tuple(map(ev.get, _IDENTITY)) != columns:
             clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
@@ -657,13 +820,38 @@ def _row_events(rows: list[Any], name: str, first: int, diags: list[Diagnostic])
                 Diagnostic(
                     i,
                     "row_identity_mismatch",
-                    f"{where}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
+                    f"{_where(name, eid, i)}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
                     "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
                     severity="error",
                 )
             )
-        out.append(_Event(i, str(eid), obj, ev, committed))
+        compactable = _compactable(obj)
+        past = digests is not None and digests.count >= digests.last  # after every stated coverage
+        if compactable and digests is not None:
+            digests.feed(obj)
+        content = ev.get("content")
+        run_id = ev.get("runId")
+        message = None
+        if type(content) is dict:
+            kind = content.get("kind")
+            head = _head(ev, content, kind)
+            unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
+            signed = kind == "thinking" and bool(content.get("signature"))
+            if past:
+                message = _message_of(ev, content, kind, head)
+        else:
+            head, unstepped, signed = None, False, False
+        out.append(
+            new(
+                i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
+                obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
+            )
+        )
     return out
+
+
+def _where(name: str, eid: Any, line: int) -> str:
+    return f"{name}: runtime_events row {eid!r} (line {line})"
 
 
 def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> dict[str, dict[str, Any]]:
@@ -734,11 +922,12 @@ def _recover(cands: list[_CkptRow]) -> _CkptRow | None:
     return max(tips, key=lambda c: (c.obj.get("ts") if _finite(c.obj.get("ts")) else 0, str(c.obj.get("id"))))
 
 
-def _compactable(e: _Event) -> bool:
-    """`isHistoryCompactContentEvent` (history-compact.ts:1011-1013; chars: context-budget-helpers.ts:46-62)."""
-    if e.obj.get("modelVisibility") == "hidden":
+def _compactable(obj: dict[str, Any]) -> bool:
+    """`isHistoryCompactContentEvent` (history-compact.ts:1011-1013; chars: context-budget-helpers.ts:46-62)
+    of an event as stored."""
+    if obj.get("modelVisibility") == "hidden":
         return False
-    c = e.obj.get("content")
+    c = obj.get("content")
     if not isinstance(c, dict):
         return False
     kind = c.get("kind")
@@ -751,33 +940,33 @@ def _compactable(e: _Event) -> bool:
     return False
 
 
-def match_prefix(cp: dict[str, Any], compactable: list[_Event]) -> str | None:
+def match_prefix(cp: dict[str, Any], compactable: list[_Event], digests: dict[int, str] | None = None) -> str | None:
     """Why `matchHistoryCompactCheckpointPrefix` (history-compact-checkpoint.ts:537-619) fails
-    for this (shape-valid) checkpoint, or None when it matches."""
+    for this (shape-valid) checkpoint, or None when it matches. `digests`: the source digests of
+    prefixes found while the events were read (`PrefixDigests`); others are hashed here."""
     cov = cp["coverage"]
     n = cov["eventCount"]
     covered = compactable[:n]
     thr = cov["through"]
-    last = covered[-1].obj if covered else {}
-    if (
-        len(covered) != n
-        or any(e.obj.get("sessionId") != cp["sessionId"] for e in covered)
-        or last.get("runId") != thr["runId"]
-        or last.get("turnId") != thr["turnId"]
-        or last.get("id") != thr["runtimeEventId"]
-    ):
+    if len(covered) != n or any(e.stored_session != cp["sessionId"] for e in covered):
+        return "coverage_miss"
+    last = covered[-1].stored()
+    if last.get("runId") != thr["runId"] or last.get("turnId") != thr["turnId"] or covered[-1].stored_id != thr["runtimeEventId"]:
         return "coverage_miss"
     src = cp.get("source")
     if isinstance(src, dict):
         c = src["coverage"]
-        if (c.get("lowWater") or {}).get("eventId") != covered[0].obj.get("id") or c["highWater"].get("eventId") != last.get("id"):
+        if (c.get("lowWater") or {}).get("eventId") != covered[0].stored_id or c["highWater"].get("eventId") != covered[-1].stored_id:
             return "coverage_miss"
     if cp.get("phase") == "mid_turn":
         a = cp["headAnchor"]
-        anchor = next((e.obj for e in covered if e.obj.get("id") == a["runtimeEventId"]), None)
+        anchor = next((e.stored() for e in covered if e.stored_id == a["runtimeEventId"]), None)
         if anchor is None or anchor.get("turnId") != a["turnId"] or anchor.get("turnId") != thr["turnId"] or anchor.get("role") != "user" or anchor.get("author") != "user":
             return "coverage_miss"
-    if source_digest([e.obj for e in covered]) != cov["sourceDigest"]:
+    digest = (digests or {}).get(n)
+    if digest is None:
+        digest = source_digest([e.stored() for e in covered])
+    if digest != cov["sourceDigest"]:
         return "source_hash_mismatch"
     return None
 
@@ -806,15 +995,57 @@ def _next_route(con: sqlite3.Connection, sid: str, runs: dict[str, dict[str, Any
     return None, ""
 
 
+_ROLES = {"user": "user", "model": "assistant", "tool": "tool", "system": "system"}
+_REPLAYABLE = ("text", "thinking", "function_call", "function_response")
+
+
+def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHead:
+    """The head of an event with content (after the field guard): what its record holds without
+    its message, as `_message` maps it (model-history.ts:367-466 for why it is never sent)."""
+    role_raw = ev.get("role")
+    status = ev.get("status")
+    cid = content.get("id")
+    why: str | None = None
+    if ev.get("partial") is True:
+        why = "a partial event (partial_skipped)"
+    elif ev.get("modelVisibility") == "hidden":
+        why = "model-hidden (model_hidden_skipped)"
+    elif kind == "error":
+        why = "error content is diagnostic only (error_content_diagnostic_only)"
+    elif kind in ("text", "thinking") and not content.get("text"):
+        why = "empty text (empty_text_skipped)"
+    elif role_raw == "system":
+        why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
+    elif kind not in _REPLAYABLE:
+        why = f"content kind {kind!r} is not replayable (unsupported_content)"
+    elif (kind == "text" and role_raw not in ("user", "model", "system")) or (kind in ("thinking", "function_call") and role_raw != "model") or (
+        kind == "function_response" and role_raw != "tool"
+    ):
+        why = f"a {kind} event with role {role_raw!r} (unsupported_role)"
+    return (
+        _ROLES.get(str(role_raw), "system"),
+        normalize_stop_reason(status) if status in ("failed", "aborted", "cancelled") else None,
+        f"{role_raw}/{kind}",
+        (cid,) if kind == "function_call" and cid else (),
+        cid if kind == "function_response" else None,
+        why,
+    )
+
+
 def _message(ev: dict[str, Any]) -> tuple[Message | None, str | None]:
     """The event as a message, and why maka never sends it (model-history.ts:367-466), or
     (None, why) for an event with no content."""
     content = ev.get("content") if isinstance(ev.get("content"), dict) else None
-    role_raw = ev.get("role")
     if content is None:
         return None, "no content (a runtime fact)"
     kind = content.get("kind")
-    role = {"user": "user", "model": "assistant", "tool": "tool", "system": "system"}.get(str(role_raw), "system")
+    head = _head(ev, content, kind)
+    return _message_of(ev, content, kind, head), head[5]
+
+
+def _message_of(ev: dict[str, Any], content: dict[str, Any], kind: Any, head: _MessageHead) -> Message:
+    """`_message` of an event with content, its head known."""
+    role, stop, source_role, _calls, _result, why = head
     blocks: list[Block] = []
     err: str | None = None
     if kind in ("text", "thinking"):
@@ -830,33 +1061,38 @@ def _message(ev: dict[str, Any]) -> tuple[Message | None, str | None]:
         blocks.append(Block("text", text=err))
     else:
         blocks.append(Block("other", raw=content))
-    status = ev.get("status")
-    m = Message(
-        role,
-        blocks,
-        stop_reason=normalize_stop_reason(status) if status in ("failed", "aborted", "cancelled") else None,
-        stop_reason_raw=status,
-        error_message=err,
-        source_role=f"{role_raw}/{kind}",
-    )
-    why: str | None = None
-    if ev.get("partial") is True:
-        why = "a partial event (partial_skipped)"
-    elif ev.get("modelVisibility") == "hidden":
-        why = "model-hidden (model_hidden_skipped)"
-    elif kind == "error":
-        why = "error content is diagnostic only (error_content_diagnostic_only)"
-    elif kind in ("text", "thinking") and not content.get("text"):
-        why = "empty text (empty_text_skipped)"
-    elif role_raw == "system":
-        why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
-    elif kind not in ("text", "thinking", "function_call", "function_response"):
-        why = f"content kind {kind!r} is not replayable (unsupported_content)"
-    elif (kind == "text" and role_raw not in ("user", "model", "system")) or (kind in ("thinking", "function_call") and role_raw != "model") or (
-        kind == "function_response" and role_raw != "tool"
-    ):
-        why = f"a {kind} event with role {role_raw!r} (unsupported_role)"
-    return m, why
+    return Message(role, blocks, stop_reason=stop, stop_reason_raw=ev.get("status"), error_message=err, source_role=source_role, never_sent=why is not None)
+
+
+class _Source(RecordSource):
+    """A runtime event record's message and extra fields, read again from its payload as stored
+    (kept by seq); its route from the run headers, its never-sent flag from the record (the
+    replay rules may set it after the head). `obj` gives nothing, as for a record read whole."""
+
+    __slots__ = ("guarded", "payloads", "runs")
+
+    def __init__(self, runs: dict[str, dict[str, Any]]) -> None:
+        self.payloads: dict[int, Any] = {}
+        self.guarded: set[int] = set()  # the records whose payload the guard changed
+        self.runs = runs
+
+    def obj(self, rec: Record) -> Any:
+        return None
+
+    def message(self, rec: Record) -> Message | None:
+        ev = orjson.loads(self.payloads[rec.seq])
+        if rec.seq in self.guarded:  # (the guard leaves every other payload as it is)
+            fields.check_fields(ev, EVENT)
+        m, _why = _message(ev)
+        if m is not None:
+            m.never_sent = rec.never_sent
+            if m.role == "assistant":
+                m.route = _route_of(self.runs.get(rec.run_id or ""))
+        return m
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        obj: dict[str, Any] = orjson.loads(self.payloads[rec.seq])
+        return obj
 
 
 def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
@@ -864,69 +1100,27 @@ def _load(con: sqlite3.Connection, name: str, selector: str | None, upto: int | 
         raise LoadError(f"{name}: a SQLite database, but not a maka runtime.sqlite (no runtime_events.payload_json and core_agent_runs)")
     diags: list[Diagnostic] = []
     sid = _choose_session(con, name, selector, diags)
-    events = _events(con, name, sid, diags)
-    return _assemble(con, name, sid, events, diags, upto)
+    digests = PrefixDigests(_stated_counts(con, sid))
+    events = _events(con, name, sid, diags, digests)
+    return _assemble(con, name, sid, events, diags, upto, digests.found)
 
 
 def _assemble(
-    con: sqlite3.Connection, name: str, sid: str, events: list[_Event], diags: list[Diagnostic], upto: int | None
+    con: sqlite3.Connection,
+    name: str,
+    sid: str,
+    events: list[_Event],
+    diags: list[Diagnostic],
+    upto: int | None,
+    digests: dict[int, str] | None = None,
 ) -> Ledger:
-    """The ledger of the session's events (in session order), its runs and checkpoint rows."""
+    """The ledger of the session's events (in session order), its runs and checkpoint rows;
+    `digests`: source digests of the events' prefixes, found as they were read (`PrefixDigests`)."""
     runs = _runs(con, name, sid, diags)
-    rows = _checkpoint_rows(con, name, sid, diags)
-    pos_of = {e.event_id: k for k, e in enumerate(events)}
-
-    # The timeline: each checkpoint row after the events committed by its time, and after the
-    # event its coverage runs through.
-    timeline: list[_Event | _CkptRow] = []
-    slots: dict[int, list[_CkptRow]] = {}
-    committed = sorted(e.committed_at for e in events if _finite(e.committed_at)) if rows else []
-    for c in rows:
-        ts = c.ts if _finite(c.ts) else 0
-        at = bisect.bisect_right(committed, ts)  # the events committed by its time
-        thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
-        if isinstance(thr, dict) and thr.get("runtimeEventId") in pos_of:
-            at = max(at, pos_of[thr["runtimeEventId"]] + 1)
-        slots.setdefault(at, []).append(c)
-    for k in range(len(events) + 1):
-        timeline += slots.get(k, [])
-        if k < len(events):
-            timeline.append(events[k])
-    if upto is not None:
-        timeline = timeline[:upto]
-    events = [x for x in timeline if isinstance(x, _Event)]
-    rows = [x for x in timeline if isinstance(x, _CkptRow)]
+    timeline, events, rows = _timeline(events, _checkpoint_rows(con, name, sid, diags), upto)
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
-
-    records: list[Record] = []
-    by_event: dict[str, Record] = {}
-    ev_of: dict[int, _Event] = {}
-    for line, x in enumerate(timeline, start=1):
-        seq = len(records)
-        if isinstance(x, _CkptRow):
-            x.line = line
-            x.where = x.where.replace("(run", f"(line {line}, run", 1)
-            rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
-            x.record = rec
-            records.append(rec)
-            continue
-        x.row = line
-        ev = x.ev
-        m, why = _message(ev)
-        run_id = ev.get("runId") if isinstance(ev.get("runId"), str) else None
-        if m is not None and m.role == "assistant":
-            m.route = _route_of(runs.get(run_id or ""))
-        if m is None:
-            rec = Record(seq, line, "meta", "runtime_fact", id=x.event_id, timestamp=ev.get("ts"), run_id=run_id, extra=x.obj)
-        else:
-            m.never_sent = why is not None
-            rec = Record(seq, line, "message", "runtime_event", id=x.event_id, timestamp=ev.get("ts"), message=m, run_id=run_id, extra=x.obj)
-            if why is not None:
-                rec.never_sent = True
-        records.append(rec)
-        by_event[x.event_id] = rec
-        ev_of[rec.seq] = x
+    records, by_event = _records(timeline, runs)
 
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
@@ -941,11 +1135,75 @@ def _assemble(
             led.runs[run_id] = RunHeader(run_id, route, first)
     _skip_signed_thinking(events, by_event)
 
-    compactable = [e for e in events if _compactable(e)]
-    applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name)
+    compactable = [e for e in events if e.compactable]
+    applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name, digests)
     sent = compactable if applied is None else _replayed(applied, compactable)
     _drop_unpaired_calls(led, sent, by_event, name)
     return led
+
+
+def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
+    """The timeline: each checkpoint row after the events committed by its time, and after the
+    event its coverage runs through; its first `upto` entries. With the events and rows in it."""
+    pos_of = {e.event_id: k for k, e in enumerate(events)}
+    timeline: list[_Event | _CkptRow] = []
+    slots: dict[int, list[_CkptRow]] = {}
+    committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
+    for c in rows:
+        ts = c.ts if _finite(c.ts) else 0
+        at = bisect.bisect_right(committed, ts)  # the events committed by its time
+        thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
+        through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
+        if isinstance(through, str) and through in pos_of:  # (an event id is a string: a list is no key)
+            at = max(at, pos_of[through] + 1)
+        slots.setdefault(at, []).append(c)
+    done = 0
+    for at in sorted(slots):  # each slot's rows before the event at its place
+        timeline += events[done:at]
+        timeline += slots[at]
+        done = at
+    timeline += events[done:]
+    rows = [c for at in sorted(slots) for c in slots[at]]
+    if upto is not None:
+        timeline = timeline[:upto]
+        events = [x for x in timeline if isinstance(x, _Event)]
+        rows = [x for x in timeline if isinstance(x, _CkptRow)]
+    return timeline, events, rows
+
+
+def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]]) -> tuple[list[Record], dict[str, Record]]:
+    """The timeline's records (an event's message and extra fields read on demand, a message built
+    as it was read handed over) and each event's record by its id."""
+    records: list[Record] = []
+    by_event: dict[str, Record] = {}
+    source = _Source(runs)
+    payloads = source.payloads
+    new = record_from_fields
+    for line, x in enumerate(timeline, start=1):
+        seq = len(records)
+        if isinstance(x, _CkptRow):
+            x.line = line
+            x.where = x.where.replace("(run", f"(line {line}, run", 1)
+            rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
+            x.record = rec
+            records.append(rec)
+            continue
+        x.row = line
+        payloads[seq] = x.raw
+        if x.guarded:
+            source.guarded.add(seq)
+        h = x.head
+        # Record's fields in declaration order (`record_from_fields`): its message and extra fields lazy.
+        if h is None:
+            rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, None, None, None, (), None, source, "meta", "runtime_fact", True, False, None, None, x.run_id, UNREAD)
+        else:
+            m, x.message = x.message, None
+            if m is not None and m.role == "assistant":
+                m.route = _route_of(runs.get(x.run_id or ""))
+            rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
+        records.append(rec)
+        by_event[x.event_id] = rec
+    return records, by_event
 
 
 # ---------------------------------------------------------------------------------------- following
@@ -1048,37 +1306,36 @@ def _grown(
 def _same_reading(a: Ledger, b: Ledger) -> bool:
     """Do two ledgers of one session's events read the same (no new run or checkpoint row either)?"""
     def reading(led: Ledger) -> list[Any]:
-        return [(r.id, r.kind, r.never_sent, r.checkpoint, r.extra) for r in led.records]
+        return [(r.id, r.kind, r.never_sent, r.checkpoint) for r in led.records]
 
     return (
         reading(a) == reading(b)
+        and all(_same_extra(x, y) for x, y in zip(a.records, b.records, strict=True))
         and [d.message for d in a.diagnostics] == [d.message for d in b.diagnostics]
         and a.header == b.header
         and a.runs == b.runs
     )
 
 
+def _same_extra(a: Record, b: Record) -> bool:
+    """Do two records hold the same extra fields? Payloads stored alike do, unread."""
+    pa = a._source.payloads.get(a.seq) if isinstance(a._source, _Source) else None
+    pb = b._source.payloads.get(b.seq) if isinstance(b._source, _Source) else None
+    return (pa is not None and pa == pb) or a.extra == b.extra
+
+
 def _skip_signed_thinking(events: list[_Event], by_event: dict[str, Record]) -> None:
     """Signed thinking in a turn whose calls carry no step id is not replayed (model-history.ts:353-362, 520-535)."""
-    unpaired = {
-        e.ev.get("turnId")
-        for e in events
-        if isinstance(e.ev.get("content"), dict)
-        and e.ev["content"].get("kind") == "function_call"
-        and e.ev.get("partial") is not True
-        and e.ev.get("modelVisibility") != "hidden"
-        and not (e.ev.get("refs") or {}).get("stepId")
-    }
+    unpaired = {e.turn for e in events if e.call_unstepped}
     for e in events:
-        c = e.ev.get("content")
-        if isinstance(c, dict) and c.get("kind") == "thinking" and c.get("signature") and e.ev.get("turnId") in unpaired:
+        if e.signed_thinking and e.turn in unpaired:
             _never_sent(by_event[e.event_id])
 
 
 def _never_sent(rec: Record) -> None:
     rec.never_sent = True
-    if rec.message is not None:
-        rec.message.never_sent = True
+    if rec._message is not None:  # a message not read yet takes the flag from its record when it is
+        rec._message.never_sent = True
 
 
 def _replayed(c: _CkptRow, compactable: list[_Event]) -> list[_Event]:
@@ -1092,7 +1349,7 @@ def _drop_unpaired_calls(led: Ledger, sent: list[_Event], by_event: dict[str, Re
     answered: set[str] = set()
     for e in reversed(sent):
         rec = by_event[e.event_id]
-        if rec.never_sent or rec.message is None:
+        if rec.never_sent or rec.kind != "message":  # (an event with no content has no message)
             continue
         if rec.role == "tool" and rec.result_id:
             answered.add(rec.result_id)
@@ -1121,6 +1378,7 @@ def _apply_checkpoint(
     runs: dict[str, dict[str, Any]],
     upto: int | None,
     name: str,
+    digests: dict[int, str] | None,
 ) -> _CkptRow | None:
     """Decide which checkpoint row maka replays through, make it the ledger's checkpoint and say
     why every other one is not used. Returns the applied row."""
@@ -1152,7 +1410,7 @@ def _apply_checkpoint(
             )
     cp = chosen.cp
     assert chosen.record is not None
-    miss = match_prefix(cp, compactable)
+    miss = match_prefix(cp, compactable, digests)
     if miss is not None:
         led.diagnostics.append(
             Diagnostic(

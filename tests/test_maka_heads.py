@@ -1,0 +1,217 @@
+"""maka's index-first load (issue 15: "speed must not cost a diagnostic"): each runtime event's record
+is built from a head (`maka._head`, read from the payload as it is parsed), its message and extra
+fields read again from the payload on demand, and the source digest of every stated prefix is found
+while the rows are read (`maka.PrefixDigests`). They must give exactly what the whole parse gives:
+the message `maka._message` builds from the guarded payload, the payload as stored for extra fields,
+and `maka.source_digest` over the stored payloads, for every field of an event and of its content
+set to every JSON type, removed, or joined by an unknown key. (The msgspec types `maka._EventTypes`
+decide which payloads the guard looks at: one they take must be one it leaves whole.)"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import fields, maka
+from inspector.ledger.model import Diagnostic, Record
+from tests.field_mutations import mutated
+from tests.maka_store import DDL, Session
+
+VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "user", "model", "tool", "system", "hidden",
+    "failed", "aborted", "text", "thinking", "function_call", "function_response", "error", "call_1",
+    [], [1], {}, {"a": 1}, {"stepId": "s1"}, -(2**63) - 1, -(2**63), 2**63 - 1, 2**63, 9.3e18, -9.3e18,
+]  # fmt: skip
+
+
+def _base() -> Session:
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.event("t1", "run1", "model", {"kind": "thinking", "text": "hm", "signature": "sig"})
+    s.event("c1", "run1", "model", {"kind": "function_call", "id": "call_1", "name": "apply_patch", "args": {"p": 1.5}}, refs={"stepId": "s1"})
+    s.result("r1", "run1", "call_1", result={"ok": True})
+    s.event("e1", "run1", "model", {"kind": "error", "message": "boom", "code": "x", "reason": "y"}, status="failed")
+    s.event("p1", "run1", "tool", {"kind": "function_response", "id": "call_2", "name": "n", "providerExecuted": True, "providerOutput": "o", "isError": True})
+    s.event("f1", "run1", "system", None, status="completed", modelVisibility="hidden")
+    s.reply("a1", "run1", "Renamed")
+    return s
+
+
+def _places(ev: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    places: list[tuple[tuple[Any, ...], str]] = [((), k) for k in [*sorted(set(maka.EVENT) | set(ev)), "unknown_key"]]
+    content = ev.get("content")
+    if isinstance(content, dict):
+        keys = set(maka.EVENT["content"].fields or {}) | set(content) | {"args", "result", "providerOutput"}
+        places += [(("content",), k) for k in [*sorted(keys), "unknown_key"]]
+    if isinstance(ev.get("refs"), dict):
+        places += [(("refs",), "stepId"), (("refs",), "unknown_key")]
+    return places
+
+
+def _mutated_events() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for ev in _base().events:
+        out += mutated(ev, _places(ev), VALUES)
+    return out
+
+
+def _store(path: Path, payloads: list[dict[str, Any]], checkpoint_over: int = 0) -> str:
+    """One session of these payloads (each row's columns its own, the payload's where it names
+    them, so only a mutated identity differs), then a checkpoint over the first compactable ones."""
+    con = sqlite3.connect(path)
+    con.executescript(DDL)
+    s = _base()
+    h = s.runs["run1"]
+    con.execute("INSERT INTO core_agent_runs VALUES (?,?,?,?,?)", (s.sid, "run1", h["createdAt"], json.dumps(h), None))
+    for i, ev in enumerate(payloads):
+        con.execute(
+            "INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
+            (f"row{i}", s.sid, h["invocationId"], "run1", h["turnId"], i + 1, "k", json.dumps(ev), 1_000 + i),
+        )
+    if checkpoint_over:  # over clean events that come first
+        s.checkpoint("cp1", "run1", checkpoint_over)
+        rid, rec = s.run_events[0]
+        con.execute("INSERT INTO core_agent_run_events VALUES (?,?,?,?,?,?,?)", (s.sid, rid, 0, rec["id"], rec["type"], 10**9, json.dumps(rec)))
+    con.commit()
+    con.close()
+    return str(path)
+
+
+def _stored_rows(path: str) -> list[Any]:
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT event_id, payload_json FROM runtime_events ORDER BY committed_at, event_id").fetchall()
+    con.close()
+    return rows
+
+
+def _whole(payload: str) -> tuple[Record, str | None, list[Diagnostic]]:
+    """The record the whole parse builds from a payload (guarded, then `_message`), before the
+    replay rules; why maka never sends it; the guard's diagnostics."""
+    ev = orjson.loads(payload)
+    wrong = fields.check_fields(ev, maka.EVENT)
+    m, why = maka._message(ev)
+    run_id = ev.get("runId") if isinstance(ev.get("runId"), str) else None
+    kind, rtype = ("meta", "runtime_fact") if m is None else ("message", "runtime_event")
+    rec = Record(0, 0, kind, rtype, timestamp=ev.get("ts"), message=m, run_id=run_id)
+    if m is None:
+        why = None
+    return rec, why, fields.line_diagnostics(0, wrong)
+
+
+def _head(r: Record) -> tuple[Any, ...]:
+    return (r.kind, r.type, r.timestamp, r.run_id, r.role, r.stop_reason, r.source_role, tuple(r.call_ids), r.result_id)
+
+
+def _check_heads(path: str, built: str) -> int:
+    led = maka.load(path, None, None)
+    rows = dict(_stored_rows(path))
+    wrong_type = {d.line: 0 for d in led.diagnostics}
+    for d in led.diagnostics:
+        if d.problem == "wrong_type":
+            wrong_type[d.line] += 1
+    n = 0
+    for r in led.records:
+        if r.type == maka.CHECKPOINT_EVENT:
+            continue
+        payload = rows[r.id]
+        whole, why, diags = _whole(payload)
+        assert _head(r) == _head(whole), payload
+        assert r.never_sent >= (why is not None), payload  # the replay rules may drop more
+        assert r.extra == orjson.loads(payload), payload
+        assert wrong_type.get(r.line, 0) == len(diags), payload
+        if r.kind == "message":
+            assert (r._message is not None) == (built == "as read"), payload
+            m, w = r.message, whole.message
+            assert m is not None and w is not None
+            assert m.never_sent == r.never_sent, payload
+            w.never_sent = r.never_sent
+            w.route = m.route  # the run header's, set the same way for every assistant message
+            assert m == w, payload
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("built", ["as read", "on demand"])
+def test_every_mutation_of_an_event_gets_the_whole_parse_record(tmp_path: Path, built: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past every stated coverage (here: no checkpoint) a message is built as its row is read;
+    before it (here: a coverage no store reaches), read again on demand."""
+    if built == "on demand":
+        monkeypatch.setattr(maka, "_stated_counts", lambda con, sid: {10**9})
+    muts = _mutated_events()
+    assert len(muts) > 1500
+    # A mutation that names another id is a row whose payload does not name its own: said apart.
+    assert _check_heads(_store(tmp_path / "all.sqlite", muts), built) == len(muts)
+    for i in range(0, len(muts), 97):  # one mutated event beside the clean ones, where neighbours hide nothing
+        assert _check_heads(_store(tmp_path / f"one{i}.sqlite", [*_base().events, muts[i]]), built) == len(_base().events) + 1
+
+
+def test_prefix_digests_are_the_digests_of_the_stored_payloads(tmp_path: Path) -> None:
+    muts = _mutated_events()
+    path = _store(tmp_path / "d.sqlite", muts)
+    con = sqlite3.connect(path)
+    rows = con.execute(f"SELECT {maka._EVENT_COLUMNS} FROM runtime_events ORDER BY committed_at, event_id").fetchall()
+    con.close()
+    stored = [orjson.loads(r[5]) for r in rows]
+    compactable = [o for o in stored if maka._compactable(o)]
+    wanted = {1, 2, 3, 50, 333, len(compactable) - 1, len(compactable), len(compactable) + 5}
+    digests = maka.PrefixDigests(wanted)
+    maka._row_events(rows, "d", 1, [], digests)
+    assert set(digests.found) == {n for n in wanted if n <= len(compactable)}
+    for n, d in digests.found.items():
+        assert d == maka.source_digest(compactable[:n]), n
+
+
+def _outputs(path: str) -> tuple[str, str, list[Any], int]:
+    led = maka.load(path, None, None)
+    rep = analyze(led)
+    applied = sum(r.kind == "checkpoint" for r in led.records)
+    return json.dumps(analyze_json(rep)), json.dumps(context_json(rep)), [(d.problem, d.message) for d in led.diagnostics], applied
+
+
+@pytest.mark.parametrize("over", [4, 7])
+def test_a_checkpoint_reads_the_same_with_its_digest_found_ahead_or_hashed_after(tmp_path: Path, over: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint over clean events and then every mutation (its digest found while reading), and
+    one whose digest is hashed when the prefix is matched: the same reading, the checkpoint applied."""
+    s = _base()
+    path = _store(tmp_path / "c.sqlite", [*s.events, *_mutated_events()[:400]], checkpoint_over=over)
+    ahead = _outputs(path)
+    assert ahead[3] == 1 and "checkpoint_unused" not in [p for p, _ in ahead[2]]
+    monkeypatch.setattr(maka, "_stated_counts", lambda con, sid: set())
+    assert _outputs(path) == ahead
+
+
+def test_a_row_of_invalid_utf8_reads_every_row_again_leniently(tmp_path: Path) -> None:
+    """Rows are read with SQLite's own UTF-8 decoding, one at a time; a row it refuses (here after
+    a wrong-typed one was said and events were hashed) makes the whole read start again as every
+    other query reads the store (U+FFFD for bad bytes): nothing said twice, the digests restarted."""
+    from inspector.formats import sqlite_files
+
+    s = _base()
+    muts = _mutated_events()[:60]
+    path = _store(tmp_path / "u.sqlite", [*s.events, *muts], checkpoint_over=5)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE runtime_events SET payload_json = CAST(replace(payload_json, 'Rename', x'52ff65') AS TEXT) WHERE event_id='row8'")
+    con.commit()
+    con.close()
+    wanted = {1, 3, 5, 20}
+    with sqlite_files.read_only(path, path, []) as con:
+        lenient_rows = con.execute(f"SELECT {maka._EVENT_COLUMNS} FROM runtime_events WHERE session_id='s1' ORDER BY committed_at, event_id").fetchall()
+        assert "\ufffd" in lenient_rows[8][5]
+        want_diags: list[Diagnostic] = []
+        want = maka.PrefixDigests(wanted)
+        want_events = maka._row_events(lenient_rows, "u", 1, want_diags, want)
+        diags: list[Diagnostic] = [Diagnostic(0, "before", "said before")]
+        got = maka.PrefixDigests(wanted)
+        events = maka._events(con, "u", "s1", diags, got)
+    assert [(e.event_id, e.raw, e.head, e.stored_id) for e in events] == [(e.event_id, e.raw, e.head, e.stored_id) for e in want_events]
+    assert [d.message for d in diags] == ["said before", *(d.message for d in want_diags)]
+    assert any(d.problem == "wrong_type" for d in want_diags)
+    assert got.found == want.found and set(got.found) == wanted
