@@ -442,12 +442,14 @@ def _row_float(v: Any) -> float | None:
     return None
 
 
-def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None) -> Ledger:
+def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None, *, digest: bool = True) -> Ledger:
     """Read-only, and nothing next to the database changes either: it is opened immutable (no
-    locks taken, no -shm written); a write-ahead log beside it is read from a private copy."""
+    locks taken, no -shm written); a write-ahead log beside it is read from a private copy.
+    `digest=False`: the rows' digest a repair compares (`store_state`) is not taken (a read-only
+    command's load: it cost as much as reading the rows)."""
     notes: list[Diagnostic] = []
     with sqlite_files.read_only(path, name, notes) as con:
-        led = _load_sqlite(con, name, session_id, upto)
+        led = _load_sqlite(con, name, session_id, upto, digest)
     led.diagnostics[:0] = notes
     return led
 
@@ -490,7 +492,7 @@ def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
     return {r[1]: (r[2] or "").upper() for r in con.execute(f"PRAGMA table_info({table})")}
 
 
-def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, digest: bool) -> Ledger:
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
@@ -500,6 +502,8 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
+    if not digest:
+        return led
     try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
         led.store_state = adk_writer.state_of(con, app, user, sid)
     except sqlite_files.ERRORS:
@@ -1565,6 +1569,13 @@ def _load_file(path: str, f: Any, head: bytes, session_id: str | None, upto: int
     return load_json(head + f.read(), path, upto)
 
 
+def _load_file_read_only(path: str, f: Any, head: bytes, session_id: str | None, upto: int | None) -> Ledger:
+    """`_load_file` for a command that writes nothing: a database's rows are not digested."""
+    if is_sqlite(head):
+        return load_sqlite(path, path, session_id, upto, digest=False)
+    return load_json(head + f.read(), path, upto)
+
+
 def _session_ids(path: str) -> list[str]:
     """A database's sessions (a JSON dump is one session: [])."""
     try:
@@ -1593,6 +1604,7 @@ FORMAT = Format(
     # comes after the other SQLite stores in the registry.
     claims=lambda _path, head: is_sqlite(head) or sniff_dump(head),
     load_file=_load_file,
+    load_file_read_only=_load_file_read_only,
     looks_like_file=looks_like_file,
     follow=follow_sqlite,
     claims_data=sniff_dump,
