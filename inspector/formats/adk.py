@@ -29,7 +29,7 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import adk_writer, bounded, fields, heads, sqlite_files
+from inspector.formats import adk_heads, adk_writer, bounded, fields, heads, sqlite_files
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
@@ -308,6 +308,8 @@ def check_events(
     check = fields.checker(fields.ADK)
     wrong: list[fields.WrongType] = []
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
+        if type(o) is not dict:
+            continue  # read from its head, which had every guarded field of its type (`adk_heads`)
         check(o, "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
@@ -497,7 +499,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
     rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
-    objs, ranks, places = _row_events(rows, names, name, version, diags)
+    objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
     del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
@@ -762,15 +764,23 @@ def _session_rows(
 
 
 def _row_events(
-    rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic]
-) -> tuple[list[dict[str, Any]], list[int], Sequence[str]]:
-    """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped."""
-    objs: list[dict[str, Any]] = []
+    rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic], by_head: bool = False
+) -> tuple[list[Any], list[int], Sequence[str]]:
+    """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped.
+    `by_head`: an event whose head tells its record (`adk_heads.head`) is that head (`_RowLater`),
+    its content read again from the row's bytes on demand; any other is its parsed JSON object."""
+    objs: list[Any] = []
     ranks: list[int] = []
     places = _RowPlaces()
     at_id = names.index("id") if "id" in names else None
+    head = adk_heads.head
     for n, row in enumerate(rows, start=1):
         event_id = row[at_id] if at_id is not None and at_id < len(row) else None
+        if by_head and version != "v0" and (h := head(row[1])) is not None:
+            objs.append(_RowLater(row[1], h))
+            ranks.append(int(row[0]) if isinstance(row[0], int) else n)
+            places.where.append((n, row[0], event_id))
+            continue
         if version == "v0":
             obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
@@ -1099,11 +1109,14 @@ def build(
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
     _flag_bad_timestamps(objs, name, places, diags)
-    events = rules.make_events(objs, ranks)
+    events = _events_of(objs, ranks)
     facts = rules.analyze_compactions(events)
     by_index = {e.index: e.id for e in events}
     records: list[Record] = []
     for e in events:
+        if e.later is not None:
+            records.append(_head_record(e, e.later))
+            continue
         o, summary = e.obj, e.summary_content
         if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
             extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
@@ -1130,6 +1143,8 @@ def _flag_bad_timestamps(
     objs: list[dict[str, Any]], name: str, places: Sequence[str], diags: list[Diagnostic]
 ) -> None:
     for i, o in enumerate(objs):
+        if type(o) is not dict:
+            continue  # a head's timestamp is a number
         ts = o.get("timestamp")
         if isinstance(ts, bool) or not isinstance(ts, int | float):
             diags.append(
@@ -1223,10 +1238,71 @@ def event_fields(rec: Record) -> dict[str, Any]:
     branch, isolation scope, long-running calls, actions): its extra, without counting its
     content's sizes where they are still to be counted."""
     src = rec._source
-    if type(src) is _SizedLater and rec._extra is UNREAD:
-        return src.fields
+    if rec._extra is UNREAD:
+        if type(src) is _SizedLater:
+            return src.fields
+        if type(src) is _RowLater:
+            return _event_fields(src.whole())
     return rec.extra or {}
 
+
+
+class _RowLater(msgspec.Struct, gc=False):
+    """One event read from its head (`adk_heads`): its record's `RecordSource`, the row's bytes
+    read whole again for its message, its extra (with its content's sizes) and its content, each
+    time one is first asked for (the record keeps what it is given). Only the rows whose head had
+    every guarded field of its type get one, so that whole read is the load's own: same values,
+    no diagnostic."""
+
+    data: bytes
+    head: adk_heads.Head
+
+    def whole(self) -> dict[str, Any]:
+        o: dict[str, Any] = orjson.loads(self.data)
+        _CHECK(o, "", [])  # (removes nothing: see above)
+        return o
+
+    def content(self) -> Any:
+        return self.whole().get("content")
+
+    def obj(self, rec: Record) -> Any:
+        return None  # as an eagerly built record has none
+
+    def message(self, rec: Record) -> Message | None:
+        got = _message_of(self.whole())
+        return got[0] if got is not None else None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        o = self.whole()
+        return _with_sizes(_event_fields(o), o.get("content"), str(o.get("author") or ""))
+
+    def load_many(self, recs: list[Record]) -> None:
+        for r in recs:  # each record its own row
+            r._message = r._source.message(r)
+
+
+_CHECK = fields.checker(fields.ADK)
+
+
+def event_head(rec: Record) -> dict[str, Any]:
+    """What the analysis reads of every event's fields (author, branch, isolation scope, long-running
+    calls): `event_fields`, or for an event read from its head those fields of its head, the same
+    values, without reading the event again."""
+    src = rec._source
+    if type(src) is _RowLater:
+        return src.head.fields
+    return event_fields(rec)
+
+
+def response_ids(rec: Record) -> list[str]:
+    """The call ids of a message's tool results (from its head while its message is unread)."""
+    m = rec._message
+    if m is None:
+        src = rec._source
+        if type(src) is _RowLater:
+            return list(src.head.response_ids)
+        m = rec.message
+    return [b.call_id for b in m.blocks if b.type == "tool_result" and b.call_id] if m is not None else []
 
 def _checkpoint_record(
     e: rules.Ev,
@@ -1319,6 +1395,37 @@ def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
     )  # fmt: skip
 
 
+
+def _events_of(objs: list[Any], ranks: list[int]) -> list[rules.Ev]:
+    """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`)."""
+    if all(type(o) is dict for o in objs):
+        return rules.make_events(objs, ranks)
+    out: list[rules.Ev] = []
+    for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
+        if type(o) is dict:
+            e = rules.make_events([o], [rank])[0]
+            e.index = i
+        else:
+            h = o.head
+            e = rules.Ev(i, rank, h.id, h.ts, str(h.author or ""), h.invocation_id, h.fields, later=o)
+        out.append(e)
+    return out
+
+
+def _head_record(e: rules.Ev, src: _RowLater) -> Record:
+    """`_event_record` of an event read from its head: the same index, its message and extra read
+    from `src` when first asked for."""
+    h = src.head
+    if not h.message:
+        return record_from_fields(
+            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, None, None, None, (), None, src,
+            "meta", "event", True, False, None, None, e.invocation_id, UNREAD,
+        )  # fmt: skip
+    return record_from_fields(
+        Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, h.role, h.stop_reason, h.source_role, h.call_ids,
+        h.result_id, src, "message", "event", True, h.never_sent, None, None, e.invocation_id, UNREAD,
+    )  # fmt: skip
+
 def _ledger_header(
     meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
 ) -> dict[str, Any]:
@@ -1386,12 +1493,12 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
         target = _transfer_target(last)
         if target:
             return (*_entered(target, evs), f"event {last.index + 1} transfers to it")
-        if _call_ids(last.obj) or _response_ids(last.obj):
+        if _call_ids(last) or _response_ids(last):
             return last.author, _branch(last), f"event {last.index + 1} is its tool round, in the run in progress"
         if (sibling := _pending_sibling(last, evs)) is not None:
             return (*sibling, f"a parallel agent's sub-agent that has not replied in event {last.index + 1}'s run")
-    elif answered := _response_ids(last.obj):
-        call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e.obj)), None)
+    elif answered := _response_ids(last):
+        call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e)), None)
         if call is not None and call.author != "user":
             return call.author, _branch(call), f"event {last.index + 1} answers its call in event {call.index + 1}"
     for e in reversed(evs):
@@ -1422,7 +1529,7 @@ def next_call_in_run(events: list[rules.Ev]) -> bool:
     last = next((e for e in reversed(events) if not e.is_compaction), None)
     if last is None or last.author == "user":
         return False
-    if _transfer_target(last) or _call_ids(last.obj) or _response_ids(last.obj):
+    if _transfer_target(last) or _call_ids(last) or _response_ids(last):
         return True
     # Only a sub-agent's event (a dotted branch) has siblings to look for: the whole session is
     # read then, not on every look of a followed store.
@@ -1498,7 +1605,7 @@ def _routable(e: rules.Ev) -> bool:
         return False
     if actions.get("agent_state") is not None or actions.get("end_of_agent"):
         return False
-    return not (o.get("error_code") and not _parts(o.get("content")))
+    return not (o.get("error_code") and not _parts(e.content()))
 
 
 def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
@@ -1513,18 +1620,18 @@ def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
     return out
 
 
-def _call_ids(o: dict[str, Any]) -> list[str]:
+def _call_ids(e: rules.Ev) -> list[str]:
     return [
         str(p["function_call"].get("id"))
-        for p in _parts(o.get("content"))
+        for p in _parts(e.content())
         if isinstance(p.get("function_call"), dict) and p["function_call"].get("id")
     ]
 
 
-def _response_ids(o: dict[str, Any]) -> list[str]:
+def _response_ids(e: rules.Ev) -> list[str]:
     return [
         str(p["function_response"].get("id"))
-        for p in _parts(o.get("content"))
+        for p in _parts(e.content())
         if isinstance(p.get("function_response"), dict) and p["function_response"].get("id")
     ]
 

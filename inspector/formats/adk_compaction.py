@@ -54,6 +54,13 @@ class Ev:
     start: float | None = None  # compaction events only
     end: float | None = None
     summary_content: Any = None
+    # An event read index first (formats/adk.py `_RowLater`): `obj` holds only the fields these
+    # rules and the router read but its content, which this reads again on demand.
+    later: Any = None
+
+    def content(self) -> Any:
+        """The event's `content`, read again from its row when it was loaded index first."""
+        return self.obj.get("content") if self.later is None else self.later.content()
 
     @property
     def is_compaction(self) -> bool:
@@ -181,7 +188,7 @@ def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
     if seed is not None:
         lines += _format_lines("model", seed.summary_content)
     for e in inputs:
-        lines += _format_lines(e.author, e.obj.get("content"))
+        lines += _format_lines(e.author, e.content())
     return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
 
 
@@ -413,7 +420,7 @@ def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
 
 
 def _has_tool_parts(e: Ev) -> bool:
-    content = e.obj.get("content")
+    content = e.content()
     parts = content.get("parts") if isinstance(content, dict) else None
     return any(
         isinstance(p, dict) and (p.get("function_call") or p.get("function_response")) for p in parts or []
