@@ -19,7 +19,7 @@ from itertools import pairwise
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import event_fields
+from inspector.formats.adk import event_head, response_ids
 from inspector.ledger.model import Ledger, Record
 
 
@@ -154,7 +154,7 @@ def _surviving(recs: list[Record], path: list[int]) -> set[int]:
 # ---------------------------------------------------------------------------------------- request
 
 
-_obj = event_fields  # the event's fields, its content's sizes left uncounted
+_obj = event_head  # the event's fields the analysis reads (its content's sizes left uncounted, its content unread)
 
 
 def _author(rec: Record) -> str:
@@ -171,8 +171,7 @@ def _calls(rec: Record) -> list[str]:
 
 
 def _responses(rec: Record) -> list[str]:
-    m = rec.message
-    return [b.call_id for b in m.blocks if b.type == "tool_result" and b.call_id] if m is not None else []
+    return response_ids(rec)  # (from the record's index where its message is still unread)
 
 
 def _in_scope(rec: Record) -> bool:
