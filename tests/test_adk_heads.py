@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from inspector.analysis import analyze
@@ -225,3 +226,57 @@ def test_many_messages_read_in_one_pass_are_each_their_own(tmp_path: Path, monke
     fast, whole = _both(db, monkeypatch)
     fast.load_messages([r.seq for r in fast.records if r.kind == "message"])
     assert [r._message for r in fast.records] == [r.message for r in whole.records]
+
+
+def _dump(tmp_path: Path, events: list[str]) -> Path:
+    """A `session.model_dump()` file of these events (JSON texts), padded past the size at which a
+    dump is read event by event (`bounded.LARGE_LINE_BYTES`) by events of long text."""
+    pad = json.dumps({"id": "pad", "author": "helper", "timestamp": 9.0, "content": {"role": "model", "parts": [{"text": "p" * 400_000}]}})
+    body = ",\n".join([*events, *[pad.replace('"pad"', f'"pad{n}"') for n in range(bounded.LARGE_LINE_BYTES // 400_000 + 1)]])
+    path = tmp_path / "dump.json"
+    path.write_text('{"app_name": "a", "events": [\n' + body + '\n], "id": "s", "last_update_time": 9.5, "state": {}, "user_id": "u"}')
+    assert bounded.is_large(path.read_bytes())
+    return path
+
+
+def test_a_big_dumps_events_read_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a dump's events (sliced from the dump), ties of timestamps reordered where a
+    response comes before its call (`append_order`), events of calls and responses both among them."""
+    texts = [r.decode() for r in _events_rows()]
+    texts += [c.decode() for c in _byte_cases() if _is_json(c)]  # (one that is not would fail the whole dump)
+    both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
+        {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
+    ]}}  # fmt: skip
+    texts.insert(0, json.dumps(both))
+    path = _dump(tmp_path, texts)
+    fast, whole = _both(path, monkeypatch)
+    heads = sum(type(r._source).__name__ == "_RowLater" for r in fast.records)
+    assert heads > len(texts) // 3, f"only {heads} of {len(texts)} events read from their head"
+    assert fast.header is not None and fast.header["append_ranks"] != sorted(fast.header["append_ranks"])
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    assert context_json(analyze(fast)) == context_json(analyze(whole))
+    fast, whole = _both(path, monkeypatch)
+    _assert_same(fast, whole)
+
+
+def _is_json(data: bytes) -> bool:
+    """An object orjson reads, small enough not to be cut, not nested deeper than a dump can hold."""
+    if b"[" * 100 in data:
+        return False
+    try:
+        return isinstance(orjson.loads(data), dict) and not bounded.is_large(data)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def test_a_response_before_its_call_in_one_event_reorders_a_dumps_ties(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one event only its parts tell whether a response came before its call: such an event
+    is read whole for the dump's append order."""
+    both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
+        {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
+    ]}}  # fmt: skip
+    user = dict(EVENTS[0], timestamp=3.0)
+    path = _dump(tmp_path, [json.dumps(both), json.dumps(user)])
+    fast, whole = _both(path, monkeypatch)
+    assert fast.header is not None and whole.header is not None
+    assert fast.header["append_ranks"][:2] == whole.header["append_ranks"][:2] == [1, 0]

@@ -182,7 +182,7 @@ def is_sqlite(head: bytes) -> bool:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj, cuts = _dump_loads(data)
+        obj, cuts = _dump_loads(data, by_head=True)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
     except NotJson as e:
@@ -197,7 +197,7 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     objs: list[dict[str, Any]] = []
     places = _DumpPlaces(data, len(obj["events"]))
     for i, e in enumerate(obj["events"]):
-        if isinstance(e, dict):
+        if isinstance(e, dict) or type(e) is _RowLater:
             objs.append(e)
             places.kept.append(i)
         else:
@@ -218,12 +218,13 @@ _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
-def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
+def _dump_loads(data: bytes, by_head: bool = False) -> tuple[Any, list[Cut]]:
     """`bounded.loads` of a dump: in one orjson decode where bounding could change nothing (a
     session object none of whose members, and none of whose events, is big enough to be split,
     and fewer events than a list is cut at); else bounded, member by member. A big dump is read
     that way once instead of counting its commas twice and decoding its first megabytes twice
-    in Python, to find that nothing needed cutting."""
+    in Python, to find that nothing needed cutting. `by_head`: there, an event whose head tells
+    its record (`adk_heads.head`) is that head (`_RowLater` over its slice of `data`)."""
     if bounded.is_large(data):
         try:
             members = _MEMBERS.decode(data)
@@ -240,12 +241,24 @@ def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
         ):
             try:  # member by member: orjson's whole-document buffer would double the peak
                 loads = orjson.loads
-                listed = [loads(memoryview(r)) for r in events]
+                listed = _dump_heads(events) if by_head else [loads(memoryview(r)) for r in events]
                 return {k: listed if k == "events" else loads(memoryview(r)) for k, r in members.items()}, []
             except orjson.JSONDecodeError:
                 pass  # (what bounded reads its own way: lone surrogates)
     return bounded.loads(data)
 
+
+
+def _dump_heads(events: list[msgspec.Raw]) -> list[Any]:
+    """Each event of a dump: its head (`_RowLater`, read again from its slice of the dump on
+    demand), else its parsed JSON value. Raises orjson's error where an event is not JSON."""
+    head, loads = adk_heads.head, orjson.loads
+    out: list[Any] = []
+    for r in events:
+        mv = memoryview(r)
+        h = head(mv)
+        out.append(_RowLater(mv, h) if h is not None else loads(mv))
+    return out
 
 class _DumpPlaces(Sequence[str]):
     """Each event's place in a dump ("event 3 (line 12)"), its line found only when a diagnostic
@@ -370,7 +383,10 @@ def _cut_diagnostic(name: str, cut: Cut) -> Diagnostic:
     )
 
 
-def _kind_rank(o: dict[str, Any]) -> int:
+def _kind_rank(o: Any) -> int:
+    if type(o) is _RowLater:
+        h = o.head
+        return 2 if h.any_response else 1 if h.any_call else 0 if h.author == "user" else 3
     parts = _parts(o.get("content"))
     if any(isinstance(p.get("function_response"), dict) for p in parts):
         return 2
@@ -379,24 +395,32 @@ def _kind_rank(o: dict[str, Any]) -> int:
     return 0 if o.get("author") == "user" else 3
 
 
-def append_order(objs: list[dict[str, Any]]) -> list[int]:
+def _stored_ts(o: Any) -> Any:
+    return o.head.raw_ts if type(o) is _RowLater else o.get("timestamp")
+
+
+def append_order(objs: list[Any]) -> list[int]:
     """The append order of a JSON dump's events, as well as it can be told: the list order, except
     where a DatabaseSessionService dump sorted events with equal timestamps by id (seen when a
     function response comes before its call). Then, within each such tie, one invocation's events
     are put back in the order an invocation makes them (question, calls, responses, answer) in the
-    slots they occupy; nothing can tell the order of different invocations or compactions there."""
+    slots they occupy; nothing can tell the order of different invocations or compactions there.
+    (An event read from its head, `_RowLater`, is neither a compaction nor of a mistyped field.)"""
     ranks = list(range(len(objs)))
     if not _response_before_call(objs):
         return ranks
     i = 0
     while i < len(objs):
         j = i
-        while j + 1 < len(objs) and objs[j + 1].get("timestamp") == objs[i].get("timestamp"):
+        while j + 1 < len(objs) and _stored_ts(objs[j + 1]) == _stored_ts(objs[i]):
             j += 1
         by_inv: dict[Any, list[int]] = {}
         for k in range(i, j + 1):
-            if rules.compaction_of(objs[k]) is None:
-                by_inv.setdefault(_str_or_none(objs[k].get("invocation_id")), []).append(k)
+            o = objs[k]
+            if type(o) is _RowLater:
+                by_inv.setdefault(o.head.invocation_id, []).append(k)
+            elif rules.compaction_of(o) is None:
+                by_inv.setdefault(_str_or_none(o.get("invocation_id")), []).append(k)
         for slots in by_inv.values():
             for slot, k in zip(slots, sorted(slots, key=lambda k: _kind_rank(objs[k])), strict=True):
                 ranks[k] = slot
@@ -404,11 +428,20 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
     return ranks
 
 
-def _response_before_call(objs: list[dict[str, Any]]) -> bool:
+def _response_before_call(objs: list[Any]) -> bool:
     """Does a function response (with a string id) come before any call with that id? (`_parts`
-    inline: this reads every event's parts.)"""
+    inline: this reads every event's parts; of an event read from its head, its ids, unless it
+    holds both calls and responses, whose order only its parts tell.)"""
     seen_calls: set[Any] = set()
     for o in objs:
+        if type(o) is _RowLater:
+            h = o.head
+            if not (h.any_call and h.any_response):
+                seen_calls.update(h.call_ids)  # (a call without an id answers no response)
+                if any(rid not in seen_calls for rid in h.response_ids):
+                    return True
+                continue
+            o = o.whole()
         content = o.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):

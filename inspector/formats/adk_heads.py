@@ -104,6 +104,7 @@ class Head(msgspec.Struct, gc=False):
 
     id: str | None
     ts: float
+    raw_ts: int | float  # the timestamp as orjson reads it (`ts` is its float)
     author: str | None
     invocation_id: str | None
     fields: dict[str, Any]
@@ -115,11 +116,15 @@ class Head(msgspec.Struct, gc=False):
     result_id: str | None = None
     response_ids: tuple[str, ...] = ()
     never_sent: bool = False
+    # Whether any part holds a function call / response (whatever else it holds: a dump's append
+    # order ranks events by them, `adk._kind_rank`).
+    any_call: bool = False
+    any_response: bool = False
 
 
 def head(data: Any) -> Head | None:
-    """The head of one event's JSON (bytes), or None when it must be read whole."""
-    if type(data) is not bytes or bounded.is_large(data):
+    """The head of one event's JSON (bytes, or a dump's slice), or None when it must be read whole."""
+    if (type(data) is not bytes and type(data) is not memoryview) or bounded.is_large(data):
         return None
     try:
         # The record reads these bytes whole again on demand: orjson must read them as the whole
@@ -127,7 +132,7 @@ def head(data: Any) -> Head | None:
         # number out of a double's range, a lone surrogate, invalid UTF-8): such a row is read
         # whole now, its diagnostic and all. (Thrown away at once, this costs little: keeping
         # every event's objects was the expense.)
-        orjson.loads(data)
+        whole = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
     try:
@@ -141,9 +146,10 @@ def head(data: Any) -> Head | None:
     fields = _fields(h)
     content = h.content
     parts = content.parts if content is not None else None
+    raw_ts = whole["timestamp"]  # (as stored: a dump's ties compare it)
     if not parts:
-        return Head(h.id, float(ts), h.author, h.invocation_id, fields, False)
-    return _message_head(h, float(ts), fields, content, parts)  # type: ignore[arg-type]
+        return Head(h.id, float(ts), raw_ts, h.author, h.invocation_id, fields, False)
+    return _message_head(h, float(ts), raw_ts, fields, content, parts)  # type: ignore[arg-type]
 
 
 def _fields(h: _Event) -> dict[str, Any]:
@@ -174,13 +180,15 @@ def _fields(h: _Event) -> dict[str, Any]:
     return out
 
 
-def _message_head(h: _Event, ts: float, fields: dict[str, Any], content: _Content, parts: list[_Part]) -> Head | None:
+def _message_head(
+    h: _Event, ts: float, raw_ts: Any, fields: dict[str, Any], content: _Content, parts: list[_Part]
+) -> Head | None:
     """`adk._message_of`'s index, from the parts' heads (None: a text that is neither a string nor null)."""
     call_ids: list[str] = []
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
-    never = visible = signed = False
+    never = visible = signed = any_call = any_response = False
     for p in parts:
         text = p.text
         is_text = False
@@ -192,6 +200,8 @@ def _message_head(h: _Event, ts: float, fields: dict[str, Any], content: _Conten
                 return None  # another type: the guard's diagnostic, from the whole parse
         signed = signed or _truthy(p.thought_signature)
         fc, fr = p.function_call, p.function_response
+        any_call = any_call or fc is not None
+        any_response = any_response or fr is not None
         if fc is not None:
             calls += 1
             if fc.id:
@@ -233,6 +243,6 @@ def _message_head(h: _Event, ts: float, fields: dict[str, Any], content: _Conten
     if not visible and not signed:
         never = True
     return Head(
-        h.id, ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
-        tuple(response_ids), never,
+        h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
+        tuple(response_ids), never, any_call, any_response,
     )  # fmt: skip
