@@ -280,3 +280,26 @@ def test_a_response_before_its_call_in_one_event_reorders_a_dumps_ties(tmp_path:
     fast, whole = _both(path, monkeypatch)
     assert fast.header is not None and whole.header is not None
     assert fast.header["append_ranks"][:2] == whole.header["append_ranks"][:2] == [1, 0]
+
+
+def test_holes_are_split_by_intervals_as_position_by_position() -> None:
+    """`AdkCheckpointView.split_unrepresented` (intervals) against its definition, one position at a time."""
+    import random
+
+    from inspector.analysis.adk import AdkCheckpointView
+    from inspector.analysis.intervals import contains, merge
+
+    rng = random.Random(15)
+
+    class View:
+        pass
+
+    for _ in range(2000):
+        n = rng.randrange(1, 60)
+        v = View()
+        v.removed = merge([(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))])  # type: ignore[attr-defined]
+        v.rep = merge([(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))])  # type: ignore[attr-defined]
+        positions = sorted(rng.sample(range(n + 5), rng.randrange(0, n)))
+        want = [i for i in positions if contains(v.removed, i) and not contains(v.rep, i)]  # type: ignore[attr-defined]
+        got = AdkCheckpointView.split_unrepresented(v, positions)  # type: ignore[arg-type]
+        assert got == (want, [i for i in positions if i not in want])
