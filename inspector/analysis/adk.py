@@ -72,6 +72,21 @@ class AdkCheckpointView(CheckpointView):
     def is_removed(self, i: int) -> bool:
         return contains(self.removed, i)
 
+    def split_unrepresented(self, positions: list[int]) -> tuple[list[int], list[int]]:
+        """`is_removed and not is_represented` of each sorted position, by intervals (the removed
+        ranges less the represented runs) rather than two bisections per position."""
+        gone: list[int] = []
+        rest: list[int] = []
+        j = 0
+        for lo, hi in (iv for r in self.removed for iv in subtract(r, self.rep)):
+            a = bisect_left(positions, lo, j)
+            b = bisect_left(positions, hi, a)
+            rest += positions[j:a]
+            gone += positions[a:b]
+            j = b
+        rest += positions[j:]
+        return gone, rest
+
 
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
