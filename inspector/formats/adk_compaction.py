@@ -294,6 +294,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
     input_ranks = sorted(e.rank for e in events if is_run_input(e))
+    by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
@@ -328,7 +329,15 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
-        first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
+        # Where a window can start: which of the events stamped start_timestamp opens its
+        # invocation (in the order ADK held the events then); only their invocations are looked at.
+        if by_invocation is None:
+            by_invocation = {}
+            for e in raw_by_ts:
+                by_invocation.setdefault(e.invocation_id, []).append(e)
+        opening = {e.invocation_id for e in in_range if e.ts == c.start}
+        held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank)
+        first_of_inv = _first_events_of_invocations(sorted(held_then, key=held))
         candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"

@@ -25,6 +25,7 @@ from inspector.ledger.model import normalize_stop_reason
 _NULL = msgspec.Raw(b"null")  # a field left out reads as this very object
 _I64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]  # `fields.INT`: 64 bits, not a boolean
 _QUOTE = 0x22
+_LARGE = bounded.LARGE_LINE_BYTES  # (`bounded.is_large`)
 
 # (formats/adk.py's, repeated here: this module is imported by it)
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
@@ -124,7 +125,7 @@ class Head(msgspec.Struct, gc=False):
 
 def head(data: Any) -> Head | None:
     """The head of one event's JSON (bytes, or a dump's slice), or None when it must be read whole."""
-    if (type(data) is not bytes and type(data) is not memoryview) or bounded.is_large(data):
+    if (type(data) is not bytes and type(data) is not memoryview) or len(data) > _LARGE:
         return None
     try:
         # The record reads these bytes whole again on demand: orjson must read them as the whole
@@ -198,7 +199,8 @@ def _message_head(
                 is_text = True
             elif mv != b"null":
                 return None  # another type: the guard's diagnostic, from the whole parse
-        signed = signed or _truthy(p.thought_signature)
+        if not signed and p.thought_signature is not _NULL:
+            signed = _truthy(p.thought_signature)
         fc, fr = p.function_call, p.function_response
         any_call = any_call or fc is not None
         any_response = any_response or fr is not None
@@ -217,8 +219,8 @@ def _message_head(
             never = never or fr.name in FRAMEWORK_CALLS
             visible = True
         elif is_text:
-            if not _truthy(p.thought):
-                visible = visible or len(mv) > 2
+            if not visible and (p.thought is _NULL or not _truthy(p.thought)):
+                visible = len(mv) > 2
         else:
             visible = True  # an `other` block
     author = str(h.author or "")
