@@ -32,7 +32,12 @@ VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**63 - 1, 2**63, -(2**63) - 1, 2**64, 2**70, "", "x", "user", "model",
     "STOP", "MAX_TOKENS", "c1", "adk_framework", "INVOCATION_ABORTED", [], [1], ["c1"], {}, {"a": 1},
 ]  # fmt: skip
-_EMPTY_ACTIONS = {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}}
+_EMPTY_ACTIONS = {
+    "state_delta": {},
+    "artifact_delta": {},
+    "requested_auth_configs": {},
+    "requested_tool_confirmations": {},
+}
 EVENTS: list[dict[str, Any]] = [
     {"id": "u", "invocation_id": "i1", "author": "user", "content": {"role": "user", "parts": [{"text": "q"}]},
      "actions": dict(_EMPTY_ACTIONS), "timestamp": 1.0},
@@ -72,7 +77,11 @@ def _places(event: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
                 visit((*path, k), v, {"role", "parts"})
             elif k == "parts" and isinstance(v, list):
                 for i, p in enumerate(v):
-                    visit((*path, k, i), p, {"text", "thought", "thought_signature", "function_call", "function_response"})
+                    visit(
+                        (*path, k, i),
+                        p,
+                        {"text", "thought", "thought_signature", "function_call", "function_response"},
+                    )
             elif k in ("function_call", "function_response") and isinstance(v, dict):
                 visit((*path, k), v, {"id", "name"})
             elif k == "usage_metadata" and isinstance(v, dict):
@@ -87,19 +96,25 @@ def _places(event: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
 def _byte_cases() -> list[bytes]:
     """Rows the head must leave to the whole parse, or read exactly as it does."""
     text = json.dumps(EVENTS[3])
-    big = dict(EVENTS[3], content={"role": "model", "parts": [{"text": "y" * (bounded.LARGE_LINE_BYTES + 10)}]})
+    big = dict(
+        EVENTS[3], content={"role": "model", "parts": [{"text": "y" * (bounded.LARGE_LINE_BYTES + 10)}]}
+    )
     return [
         text.replace('"done"', '"\\ud800"').encode(),  # a lone surrogate: orjson refuses it
         text.replace('"done"', '"\\ud83d\\ude00"').encode(),  # a pair: read by both
         text.replace('"done"', '"\\uD7FF \\u00e9"').encode(),
         text.replace('"done"', '"d\xffne"').encode("latin-1"),  # invalid UTF-8
         text.replace('"done"', '"d\xe9ne"').encode(),  # valid UTF-8, not ASCII
-        text.replace('"node_info"', '"bad": "\xed\xa0\x80", "node_info"').encode("latin-1"),  # a surrogate's bytes, skipped field
+        text.replace('"node_info"', '"bad": "\xed\xa0\x80", "node_info"').encode(
+            "latin-1"
+        ),  # a surrogate's bytes, skipped field
         text.replace('"author"', '"au\\u0074hor"').encode(),  # a key spelled with an escape
         text.replace('"author": "helper"', '"author": "helper", "author": 5').encode(),  # repeated keys
         text.replace('"author": "helper"', '"author": 5, "author": "helper"').encode(),
         text.replace('"author": "helper"', '"author": "a", "author": "b"').encode(),
-        text.replace('"turn_complete": true', '"turn_complete": ' + "[" * 1010 + "]" * 1010).encode(),  # deep, skipped
+        text.replace(
+            '"turn_complete": true', '"turn_complete": ' + "[" * 1010 + "]" * 1010
+        ).encode(),  # deep, skipped
         text.replace('"turn_complete": true', '"turn_complete": ' + "[" * 1030 + "]" * 1030).encode(),
         text.replace('"turn_complete": true', '"turn_complete": 1e400').encode(),
         text.replace('"turn_complete": true', '"turn_complete": 123456789012345678901234567890').encode(),
@@ -186,7 +201,9 @@ def _assert_same(fast: Ledger, whole: Ledger) -> None:
         sys.setrecursionlimit(depth)
 
 
-def test_every_field_mutation_reads_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_field_mutation_reads_as_the_whole_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rows = _events_rows()
     rows += [_compaction(1000.0 + len(rows) // 2, 4000), _compaction(1000.0 + len(rows) // 3, 100)]
     db = _store(tmp_path, rows)
@@ -200,8 +217,14 @@ def test_every_field_mutation_reads_as_the_whole_parse(tmp_path: Path, monkeypat
 
 
 @pytest.mark.parametrize("case", range(len(_byte_cases())))
-def test_byte_level_cases_read_as_the_whole_parse(case: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [json.dumps(e).encode() for e in EVENTS[:3]] + [_byte_cases()[case]] + [json.dumps(EVENTS[3]).encode()]
+def test_byte_level_cases_read_as_the_whole_parse(
+    case: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = (
+        [json.dumps(e).encode() for e in EVENTS[:3]]
+        + [_byte_cases()[case]]
+        + [json.dumps(EVENTS[3]).encode()]
+    )
     db = _store(tmp_path, rows)
     fast, whole = _both(db, monkeypatch)
     assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
@@ -220,7 +243,9 @@ def test_a_message_is_read_once_its_index_is_not_enough(tmp_path: Path) -> None:
     assert {r.seq for r in led.records if r._message is not None} <= sent
 
 
-def test_many_messages_read_in_one_pass_are_each_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_many_messages_read_in_one_pass_are_each_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`Ledger.load_messages` (the token count's one pass) gives each record its own row's message."""
     db = _store(tmp_path, [json.dumps(e).encode() for e in EVENTS])
     fast, whole = _both(db, monkeypatch)
@@ -231,10 +256,26 @@ def test_many_messages_read_in_one_pass_are_each_their_own(tmp_path: Path, monke
 def _dump(tmp_path: Path, events: list[str]) -> Path:
     """A `session.model_dump()` file of these events (JSON texts), padded past the size at which a
     dump is read event by event (`bounded.LARGE_LINE_BYTES`) by events of long text."""
-    pad = json.dumps({"id": "pad", "author": "helper", "timestamp": 9.0, "content": {"role": "model", "parts": [{"text": "p" * 400_000}]}})
-    body = ",\n".join([*events, *[pad.replace('"pad"', f'"pad{n}"') for n in range(bounded.LARGE_LINE_BYTES // 400_000 + 1)]])
+    pad = json.dumps(
+        {
+            "id": "pad",
+            "author": "helper",
+            "timestamp": 9.0,
+            "content": {"role": "model", "parts": [{"text": "p" * 400_000}]},
+        }
+    )
+    body = ",\n".join(
+        [
+            *events,
+            *[pad.replace('"pad"', f'"pad{n}"') for n in range(bounded.LARGE_LINE_BYTES // 400_000 + 1)],
+        ]
+    )
     path = tmp_path / "dump.json"
-    path.write_text('{"app_name": "a", "events": [\n' + body + '\n], "id": "s", "last_update_time": 9.5, "state": {}, "user_id": "u"}')
+    path.write_text(
+        '{"app_name": "a", "events": [\n'
+        + body
+        + '\n], "id": "s", "last_update_time": 9.5, "state": {}, "user_id": "u"}'
+    )
     assert bounded.is_large(path.read_bytes())
     return path
 
@@ -269,7 +310,9 @@ def _is_json(data: bytes) -> bool:
         return False
 
 
-def test_a_response_before_its_call_in_one_event_reorders_a_dumps_ties(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_response_before_its_call_in_one_event_reorders_a_dumps_ties(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Within one event only its parts tell whether a response came before its call: such an event
     is read whole for the dump's append order."""
     both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
@@ -297,8 +340,12 @@ def test_holes_are_split_by_intervals_as_position_by_position() -> None:
     for _ in range(2000):
         n = rng.randrange(1, 60)
         v = View()
-        v.removed = merge([(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))])  # type: ignore[attr-defined]
-        v.rep = merge([(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))])  # type: ignore[attr-defined]
+        v.removed = merge(
+            [(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))]
+        )  # type: ignore[attr-defined]
+        v.rep = merge(
+            [(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))]
+        )  # type: ignore[attr-defined]
         positions = sorted(rng.sample(range(n + 5), rng.randrange(0, n)))
         want = [i for i in positions if contains(v.removed, i) and not contains(v.rep, i)]  # type: ignore[attr-defined]
         got = AdkCheckpointView.split_unrepresented(v, positions)  # type: ignore[arg-type]

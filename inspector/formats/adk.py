@@ -44,7 +44,6 @@ from inspector.ledger.model import (
     Record,
     RecordSource,
     Usage,
-    normalize_stop_reason,
     record_from_fields,
 )
 from inspector.ledger.quoting import escape, quote
@@ -52,7 +51,6 @@ from inspector.ledger.quoting import escape, quote
 NAME = "adk"
 _BOM = b"\xef\xbb\xbf"
 
-_FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
 _KNOWN = frozenset(
     {
         "id",
@@ -70,7 +68,7 @@ _KNOWN = frozenset(
 # such a store is adk-go's, whose `actions` is JSON, not adk-python's v0 pickle (formats/adk_go.py).
 ADK_GO_COLUMNS = frozenset({"routes_json", "output_json", "node_info_json", "requested_input_json", "isolation_scope"})
 # Events ADK never puts in a request (`_is_auth_event` and friends).
-_FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
+_FRAMEWORK_CALLS = adk_heads.FRAMEWORK_CALLS
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -1090,23 +1088,9 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
             visible = True
     author = str(o.get("author") or "")
     role_raw = content.get("role") if isinstance(content, dict) else None
-    if results and not calls:
-        role = "tool"
-    elif role_raw == "model" or (author != "user" and role_raw != "user"):
-        role = "assistant"
-    else:
-        role = "user"
-    stop = None
-    stop_raw = o.get("finish_reason")
-    if role == "assistant":
-        if o.get("error_code"):
-            stop, stop_raw = "error", o.get("error_code")
-        elif calls:
-            stop = "tool_use"
-        elif isinstance(stop_raw, str):
-            stop = _FINISH.get(stop_raw) or normalize_stop_reason(stop_raw)
-        else:
-            stop = "stop"
+    role, stop, stop_raw, source = adk_heads.role_and_stop(
+        author, role_raw, calls, results, o.get("error_code"), o.get("finish_reason")
+    )
     usage = None
     um = o.get("usage_metadata")
     if isinstance(um, dict):
@@ -1115,9 +1099,6 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
         out = (um.get("candidates_token_count") or 0) + (um.get("thoughts_token_count") or 0)
         if isinstance(prompt, int) and isinstance(cached, int) and isinstance(out, int):
             usage = Usage(max(prompt - cached, 0), out, cached, 0)
-    source = (
-        "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
-    )
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)

@@ -27,8 +27,8 @@ _I64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]  # `fields.INT`: 
 _QUOTE = 0x22
 _LARGE = bounded.LARGE_LINE_BYTES  # (`bounded.is_large`)
 
-# (formats/adk.py's, repeated here: this module is imported by it)
-FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
+# Events ADK never puts in a request (`_is_auth_event` and friends).
 FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
 
 
@@ -142,7 +142,9 @@ def head(data: Any) -> Head | None:
         return None
     ts = h.timestamp
     actions = h.actions
-    if ts is None or (actions is not None and actions.compaction is not _NULL and _value(actions.compaction) is not None):
+    if ts is None or (
+        actions is not None and actions.compaction is not _NULL and _value(actions.compaction) is not None
+    ):
         return None
     fields = _fields(h)
     content = h.content
@@ -161,7 +163,10 @@ def _fields(h: _Event) -> dict[str, Any]:
         out["author"] = h.author
     if h.branch is not None:
         out["branch"] = h.branch
-    for key, raw in (("isolation_scope", h.isolation_scope), ("long_running_tool_ids", h.long_running_tool_ids)):
+    for key, raw in (
+        ("isolation_scope", h.isolation_scope),
+        ("long_running_tool_ids", h.long_running_tool_ids),
+    ):
         if raw is not _NULL:
             v = orjson.loads(memoryview(raw))
             if v is not None and v not in _BLANK:
@@ -223,8 +228,23 @@ def _message_head(
                 visible = len(mv) > 2
         else:
             visible = True  # an `other` block
-    author = str(h.author or "")
-    role_raw = content.role
+    role, stop, _, source = role_and_stop(
+        str(h.author or ""), content.role, calls, results, fields.get("error_code"), h.finish_reason
+    )
+    if not visible and not signed:
+        never = True
+    return Head(
+        h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
+        tuple(response_ids), never, any_call, any_response,
+    )  # fmt: skip
+
+
+def role_and_stop(
+    author: str, role_raw: Any, calls: int, results: int, error_code: Any, finish_reason: Any
+) -> tuple[str, str | None, Any, str]:
+    """An event's message's role, stop reason (normalized, and as stored) and source role, from its
+    author, its content's role, how many calls and responses it makes and its error code and finish
+    reason (`adk._message_of` and the head alike)."""
     if results and not calls:
         role = "tool"
     elif role_raw == "model" or (author != "user" and role_raw != "user"):
@@ -232,19 +252,17 @@ def _message_head(
     else:
         role = "user"
     stop = None
+    stop_raw = finish_reason
     if role == "assistant":
-        if fields.get("error_code"):
-            stop = "error"
+        if error_code:
+            stop, stop_raw = "error", error_code
         elif calls:
             stop = "tool_use"
-        elif isinstance(h.finish_reason, str):
-            stop = FINISH.get(h.finish_reason) or normalize_stop_reason(h.finish_reason)
+        elif isinstance(finish_reason, str):
+            stop = _FINISH.get(finish_reason) or normalize_stop_reason(finish_reason)
         else:
             stop = "stop"
-    source = "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
-    if not visible and not signed:
-        never = True
-    return Head(
-        h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
-        tuple(response_ids), never, any_call, any_response,
-    )  # fmt: skip
+    source = (
+        "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
+    )
+    return role, stop, stop_raw, source
