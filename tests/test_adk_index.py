@@ -80,6 +80,32 @@ def test_store_digest_tells_a_changed_row_and_not_a_reread(tmp_path: Path) -> No
         con.close()
 
 
+
+def test_only_repair_digests_the_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows' digest is what a repair compares (issue 15: it cost as much as reading the rows):
+    a read-only command (analyze, context, plan) does not take it, `repair` does and still
+    refuses a store whose rows changed since."""
+    from inspector.cli.main import main
+
+    need_shared(CORPUS)
+    db = tmp_path / "s.db"
+    db.write_bytes((CORPUS / "multi_agent.db").read_bytes())
+    digested: list[Any] = []
+    real = adk_writer.state_of
+    monkeypatch.setattr(adk_writer, "state_of", lambda *a: (digested.append(a[1:]), real(*a))[1])
+    assert load(str(db), fingerprint=False).store_state is None
+    for argv in (["analyze", str(db)], ["analyze", str(db), "--json"], ["context", str(db), "--json"]):
+        main(argv)
+    main(["plan", str(db), "--strategy", "recover"])
+    assert digested == []
+    led = load(str(db))
+    assert led.store_state is not None and len(digested) == 1
+    con = sqlite3.connect(db)
+    try:
+        assert adk_writer.state_of(con, *digested[0]) == led.store_state
+    finally:
+        con.close()
+
 def _big_dump(tmp_path: Path, extra_event: dict[str, Any] | None = None) -> Path:
     """The multi_agent dump with its events repeated past `bounded.LARGE_LINE_BYTES`."""
     dump = json.loads((CORPUS / "multi_agent.json").read_text())

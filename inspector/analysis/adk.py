@@ -19,7 +19,7 @@ from itertools import pairwise
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import event_fields
+from inspector.formats.adk import event_head, response_ids
 from inspector.ledger.model import Ledger, Record
 
 
@@ -71,6 +71,21 @@ class AdkCheckpointView(CheckpointView):
 
     def is_removed(self, i: int) -> bool:
         return contains(self.removed, i)
+
+    def split_unrepresented(self, positions: list[int]) -> tuple[list[int], list[int]]:
+        """`is_removed and not is_represented` of each sorted position, by intervals (the removed
+        ranges less the represented runs) rather than two bisections per position."""
+        gone: list[int] = []
+        rest: list[int] = []
+        j = 0
+        for lo, hi in (iv for r in self.removed for iv in subtract(r, self.rep)):
+            a = bisect_left(positions, lo, j)
+            b = bisect_left(positions, hi, a)
+            rest += positions[j:a]
+            gone += positions[a:b]
+            j = b
+        rest += positions[j:]
+        return gone, rest
 
 
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
@@ -154,7 +169,7 @@ def _surviving(recs: list[Record], path: list[int]) -> set[int]:
 # ---------------------------------------------------------------------------------------- request
 
 
-_obj = event_fields  # the event's fields, its content's sizes left uncounted
+_obj = event_head  # the event's fields the analysis reads (its content's sizes left uncounted, its content unread)
 
 
 def _author(rec: Record) -> str:
@@ -171,8 +186,7 @@ def _calls(rec: Record) -> list[str]:
 
 
 def _responses(rec: Record) -> list[str]:
-    m = rec.message
-    return [b.call_id for b in m.blocks if b.type == "tool_result" and b.call_id] if m is not None else []
+    return response_ids(rec)  # (from the record's index where its message is still unread)
 
 
 def _in_scope(rec: Record) -> bool:

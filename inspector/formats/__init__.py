@@ -126,8 +126,10 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fin
     (pi) reads the file index first, content on demand (a big file's chunks decoded by a forked
     helper too), and is hashed on another thread meanwhile; other line formats are parsed whole.
 
-    `fingerprint=False`: the file's bytes are not hashed (`Ledger.sha256` stays None), for a
-    command that only reads: the hash is what a write-back compares before it touches the file.
+    `fingerprint=False`: the file's bytes are not hashed (`Ledger.sha256` stays None), nor a
+    store's rows digested where its format can skip that (`Format.load_file_read_only`:
+    `Ledger.store_state` stays None), for a command that only reads: the hash and the digest are
+    what a write-back compares before it touches the file.
     """
     forced = _named(fmt, path) if fmt is not None else None
     path, selector = split_selector(path)
@@ -143,8 +145,9 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fin
         if forced is None:
             store = _claimed_store(path, head)
         if store is not None and store.load_file is not None:
+            loader = store.load_file_read_only if not fingerprint and store.load_file_read_only else store.load_file
             with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
-                led = store.load_file(path, f, head, selector, upto_line)
+                led = loader(path, f, head, selector, upto_line)
             led.size = size
             # A database's state is its rows' digest (`store_state`, which its write-back checks);
             # its file's bytes change with every checkpoint of its -wal, and nothing reads a hash

@@ -29,7 +29,7 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import adk_writer, bounded, fields, heads, sqlite_files
+from inspector.formats import adk_heads, adk_writer, bounded, fields, heads, sqlite_files
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
@@ -44,7 +44,6 @@ from inspector.ledger.model import (
     Record,
     RecordSource,
     Usage,
-    normalize_stop_reason,
     record_from_fields,
 )
 from inspector.ledger.quoting import escape, quote
@@ -52,7 +51,6 @@ from inspector.ledger.quoting import escape, quote
 NAME = "adk"
 _BOM = b"\xef\xbb\xbf"
 
-_FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
 _KNOWN = frozenset(
     {
         "id",
@@ -70,7 +68,7 @@ _KNOWN = frozenset(
 # such a store is adk-go's, whose `actions` is JSON, not adk-python's v0 pickle (formats/adk_go.py).
 ADK_GO_COLUMNS = frozenset({"routes_json", "output_json", "node_info_json", "requested_input_json", "isolation_scope"})
 # Events ADK never puts in a request (`_is_auth_event` and friends).
-_FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
+_FRAMEWORK_CALLS = adk_heads.FRAMEWORK_CALLS
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -182,7 +180,7 @@ def is_sqlite(head: bytes) -> bool:
 def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     data = data.removeprefix(_BOM)  # accepted, as the JSONL formats accept it
     try:
-        obj, cuts = _dump_loads(data)
+        obj, cuts = _dump_loads(data, by_head=True)
     except orjson.JSONDecodeError as e:
         raise LoadError(f"{name}: {_json_problem(data, e)}; an ADK session dump is one JSON object") from None
     except NotJson as e:
@@ -197,7 +195,7 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     objs: list[dict[str, Any]] = []
     places = _DumpPlaces(data, len(obj["events"]))
     for i, e in enumerate(obj["events"]):
-        if isinstance(e, dict):
+        if isinstance(e, dict) or type(e) is _RowLater:
             objs.append(e)
             places.kept.append(i)
         else:
@@ -218,12 +216,13 @@ _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
-def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
+def _dump_loads(data: bytes, by_head: bool = False) -> tuple[Any, list[Cut]]:
     """`bounded.loads` of a dump: in one orjson decode where bounding could change nothing (a
     session object none of whose members, and none of whose events, is big enough to be split,
     and fewer events than a list is cut at); else bounded, member by member. A big dump is read
     that way once instead of counting its commas twice and decoding its first megabytes twice
-    in Python, to find that nothing needed cutting."""
+    in Python, to find that nothing needed cutting. `by_head`: there, an event whose head tells
+    its record (`adk_heads.head`) is that head (`_RowLater` over its slice of `data`)."""
     if bounded.is_large(data):
         try:
             members = _MEMBERS.decode(data)
@@ -240,12 +239,24 @@ def _dump_loads(data: bytes) -> tuple[Any, list[Cut]]:
         ):
             try:  # member by member: orjson's whole-document buffer would double the peak
                 loads = orjson.loads
-                listed = [loads(memoryview(r)) for r in events]
+                listed = _dump_heads(events) if by_head else [loads(memoryview(r)) for r in events]
                 return {k: listed if k == "events" else loads(memoryview(r)) for k, r in members.items()}, []
             except orjson.JSONDecodeError:
                 pass  # (what bounded reads its own way: lone surrogates)
     return bounded.loads(data)
 
+
+
+def _dump_heads(events: list[msgspec.Raw]) -> list[Any]:
+    """Each event of a dump: its head (`_RowLater`, read again from its slice of the dump on
+    demand), else its parsed JSON value. Raises orjson's error where an event is not JSON."""
+    head, loads = adk_heads.head, orjson.loads
+    out: list[Any] = []
+    for r in events:
+        mv = memoryview(r)
+        h = head(mv)
+        out.append(_RowLater(mv, h) if h is not None else loads(mv))
+    return out
 
 class _DumpPlaces(Sequence[str]):
     """Each event's place in a dump ("event 3 (line 12)"), its line found only when a diagnostic
@@ -308,6 +319,8 @@ def check_events(
     check = fields.checker(fields.ADK)
     wrong: list[fields.WrongType] = []
     for i, o in enumerate(objs[:upto] if upto is not None else objs):
+        if type(o) is not dict:
+            continue  # read from its head, which had every guarded field of its type (`adk_heads`)
         check(o, "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
@@ -368,7 +381,10 @@ def _cut_diagnostic(name: str, cut: Cut) -> Diagnostic:
     )
 
 
-def _kind_rank(o: dict[str, Any]) -> int:
+def _kind_rank(o: Any) -> int:
+    if type(o) is _RowLater:
+        h = o.head
+        return 2 if h.any_response else 1 if h.any_call else 0 if h.author == "user" else 3
     parts = _parts(o.get("content"))
     if any(isinstance(p.get("function_response"), dict) for p in parts):
         return 2
@@ -377,24 +393,32 @@ def _kind_rank(o: dict[str, Any]) -> int:
     return 0 if o.get("author") == "user" else 3
 
 
-def append_order(objs: list[dict[str, Any]]) -> list[int]:
+def _stored_ts(o: Any) -> Any:
+    return o.head.raw_ts if type(o) is _RowLater else o.get("timestamp")
+
+
+def append_order(objs: list[Any]) -> list[int]:
     """The append order of a JSON dump's events, as well as it can be told: the list order, except
     where a DatabaseSessionService dump sorted events with equal timestamps by id (seen when a
     function response comes before its call). Then, within each such tie, one invocation's events
     are put back in the order an invocation makes them (question, calls, responses, answer) in the
-    slots they occupy; nothing can tell the order of different invocations or compactions there."""
+    slots they occupy; nothing can tell the order of different invocations or compactions there.
+    (An event read from its head, `_RowLater`, is neither a compaction nor of a mistyped field.)"""
     ranks = list(range(len(objs)))
     if not _response_before_call(objs):
         return ranks
     i = 0
     while i < len(objs):
         j = i
-        while j + 1 < len(objs) and objs[j + 1].get("timestamp") == objs[i].get("timestamp"):
+        while j + 1 < len(objs) and _stored_ts(objs[j + 1]) == _stored_ts(objs[i]):
             j += 1
         by_inv: dict[Any, list[int]] = {}
         for k in range(i, j + 1):
-            if rules.compaction_of(objs[k]) is None:
-                by_inv.setdefault(_str_or_none(objs[k].get("invocation_id")), []).append(k)
+            o = objs[k]
+            if type(o) is _RowLater:
+                by_inv.setdefault(o.head.invocation_id, []).append(k)
+            elif rules.compaction_of(o) is None:
+                by_inv.setdefault(_str_or_none(o.get("invocation_id")), []).append(k)
         for slots in by_inv.values():
             for slot, k in zip(slots, sorted(slots, key=lambda k: _kind_rank(objs[k])), strict=True):
                 ranks[k] = slot
@@ -402,11 +426,20 @@ def append_order(objs: list[dict[str, Any]]) -> list[int]:
     return ranks
 
 
-def _response_before_call(objs: list[dict[str, Any]]) -> bool:
+def _response_before_call(objs: list[Any]) -> bool:
     """Does a function response (with a string id) come before any call with that id? (`_parts`
-    inline: this reads every event's parts.)"""
+    inline: this reads every event's parts; of an event read from its head, its ids, unless it
+    holds both calls and responses, whose order only its parts tell.)"""
     seen_calls: set[Any] = set()
     for o in objs:
+        if type(o) is _RowLater:
+            h = o.head
+            if not (h.any_call and h.any_response):
+                seen_calls.update(h.call_ids)  # (a call without an id answers no response)
+                if any(rid not in seen_calls for rid in h.response_ids):
+                    return True
+                continue
+            o = o.whole()
         content = o.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
@@ -442,12 +475,14 @@ def _row_float(v: Any) -> float | None:
     return None
 
 
-def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None) -> Ledger:
+def load_sqlite(path: str, name: str, session_id: str | None, upto: int | None, *, digest: bool = True) -> Ledger:
     """Read-only, and nothing next to the database changes either: it is opened immutable (no
-    locks taken, no -shm written); a write-ahead log beside it is read from a private copy."""
+    locks taken, no -shm written); a write-ahead log beside it is read from a private copy.
+    `digest=False`: the rows' digest a repair compares (`store_state`) is not taken (a read-only
+    command's load: it cost as much as reading the rows)."""
     notes: list[Diagnostic] = []
     with sqlite_files.read_only(path, name, notes) as con:
-        led = _load_sqlite(con, name, session_id, upto)
+        led = _load_sqlite(con, name, session_id, upto, digest)
     led.diagnostics[:0] = notes
     return led
 
@@ -490,16 +525,18 @@ def _columns(con: sqlite3.Connection, table: str) -> dict[str, str]:
     return {r[1]: (r[2] or "").upper() for r in con.execute(f"PRAGMA table_info({table})")}
 
 
-def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None) -> Ledger:
+def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, digest: bool) -> Ledger:
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
     rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
-    objs, ranks, places = _row_events(rows, names, name, version, diags)
+    objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
     del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
+    if not digest:
+        return led
     try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
         led.store_state = adk_writer.state_of(con, app, user, sid)
     except sqlite_files.ERRORS:
@@ -758,15 +795,23 @@ def _session_rows(
 
 
 def _row_events(
-    rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic]
-) -> tuple[list[dict[str, Any]], list[int], Sequence[str]]:
-    """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped."""
-    objs: list[dict[str, Any]] = []
+    rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic], by_head: bool = False
+) -> tuple[list[Any], list[int], Sequence[str]]:
+    """Each readable row's event, its append rank and its place; an unreadable row is reported and skipped.
+    `by_head`: an event whose head tells its record (`adk_heads.head`) is that head (`_RowLater`),
+    its content read again from the row's bytes on demand; any other is its parsed JSON object."""
+    objs: list[Any] = []
     ranks: list[int] = []
     places = _RowPlaces()
     at_id = names.index("id") if "id" in names else None
+    head = adk_heads.head
     for n, row in enumerate(rows, start=1):
         event_id = row[at_id] if at_id is not None and at_id < len(row) else None
+        if by_head and version != "v0" and (h := head(row[1])) is not None:
+            objs.append(_RowLater(row[1], h))
+            ranks.append(int(row[0]) if isinstance(row[0], int) else n)
+            places.where.append((n, row[0], event_id))
+            continue
         if version == "v0":
             obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
@@ -1043,23 +1088,9 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
             visible = True
     author = str(o.get("author") or "")
     role_raw = content.get("role") if isinstance(content, dict) else None
-    if results and not calls:
-        role = "tool"
-    elif role_raw == "model" or (author != "user" and role_raw != "user"):
-        role = "assistant"
-    else:
-        role = "user"
-    stop = None
-    stop_raw = o.get("finish_reason")
-    if role == "assistant":
-        if o.get("error_code"):
-            stop, stop_raw = "error", o.get("error_code")
-        elif calls:
-            stop = "tool_use"
-        elif isinstance(stop_raw, str):
-            stop = _FINISH.get(stop_raw) or normalize_stop_reason(stop_raw)
-        else:
-            stop = "stop"
+    role, stop, stop_raw, source = adk_heads.role_and_stop(
+        author, role_raw, calls, results, o.get("error_code"), o.get("finish_reason")
+    )
     usage = None
     um = o.get("usage_metadata")
     if isinstance(um, dict):
@@ -1068,9 +1099,6 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
         out = (um.get("candidates_token_count") or 0) + (um.get("thoughts_token_count") or 0)
         if isinstance(prompt, int) and isinstance(cached, int) and isinstance(out, int):
             usage = Usage(max(prompt - cached, 0), out, cached, 0)
-    source = (
-        "user" if role == "user" and author == "user" else ("function_response" if role == "tool" else author)
-    )
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
@@ -1095,11 +1123,14 @@ def build(
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
     _flag_bad_timestamps(objs, name, places, diags)
-    events = rules.make_events(objs, ranks)
+    events = _events_of(objs, ranks)
     facts = rules.analyze_compactions(events)
     by_index = {e.index: e.id for e in events}
     records: list[Record] = []
     for e in events:
+        if e.later is not None:
+            records.append(_head_record(e, e.later))
+            continue
         o, summary = e.obj, e.summary_content
         if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
             extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
@@ -1126,6 +1157,8 @@ def _flag_bad_timestamps(
     objs: list[dict[str, Any]], name: str, places: Sequence[str], diags: list[Diagnostic]
 ) -> None:
     for i, o in enumerate(objs):
+        if type(o) is not dict:
+            continue  # a head's timestamp is a number
         ts = o.get("timestamp")
         if isinstance(ts, bool) or not isinstance(ts, int | float):
             diags.append(
@@ -1219,10 +1252,69 @@ def event_fields(rec: Record) -> dict[str, Any]:
     branch, isolation scope, long-running calls, actions): its extra, without counting its
     content's sizes where they are still to be counted."""
     src = rec._source
-    if type(src) is _SizedLater and rec._extra is UNREAD:
-        return src.fields
+    if rec._extra is UNREAD:
+        if type(src) is _SizedLater:
+            return src.fields
+        if type(src) is _RowLater:
+            return _event_fields(src.whole())
     return rec.extra or {}
 
+
+
+class _RowLater(msgspec.Struct, gc=False):
+    """One event read from its head (`adk_heads`): its record's `RecordSource`, the row's bytes
+    read whole again for its message, its extra (with its content's sizes) and its content, each
+    time one is first asked for (the record keeps what it is given). Only the rows whose head had
+    every guarded field of its type get one, so that whole read is the load's own: same values,
+    no diagnostic."""
+
+    data: bytes
+    head: adk_heads.Head
+
+    def whole(self) -> dict[str, Any]:
+        # (What the guard would check it has checked already: see above, and tests/test_adk_heads.py.)
+        o: dict[str, Any] = orjson.loads(self.data)
+        return o
+
+    def content(self) -> Any:
+        return self.whole().get("content")
+
+    def obj(self, rec: Record) -> Any:
+        return None  # as an eagerly built record has none
+
+    def message(self, rec: Record) -> Message | None:
+        got = _message_of(self.whole())
+        return got[0] if got is not None else None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        o = self.whole()
+        return _with_sizes(_event_fields(o), o.get("content"), str(o.get("author") or ""))
+
+    def load_many(self, recs: list[Record]) -> None:
+        for r in recs:  # each record its own row
+            r._message = r._source.message(r)
+
+
+
+def event_head(rec: Record) -> dict[str, Any]:
+    """What the analysis reads of every event's fields (author, branch, isolation scope, long-running
+    calls): `event_fields`, or for an event read from its head those fields of its head, the same
+    values, without reading the event again."""
+    src = rec._source
+    if type(src) is _RowLater:
+        return src.head.fields
+    return event_fields(rec)
+
+
+def response_ids(rec: Record) -> list[str]:
+    """The call ids of a message's tool results (from its head while its message is unread)."""
+    m = rec._message
+    if m is None:
+        src = rec._source
+        if type(src) is _RowLater:
+            return list(src.head.response_ids)
+        m = rec.message
+    return [b.call_id for b in m.blocks if b.type == "tool_result" and b.call_id] if m is not None else []
 
 def _checkpoint_record(
     e: rules.Ev,
@@ -1315,6 +1407,37 @@ def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
     )  # fmt: skip
 
 
+
+def _events_of(objs: list[Any], ranks: list[int]) -> list[rules.Ev]:
+    """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`)."""
+    if all(type(o) is dict for o in objs):
+        return rules.make_events(objs, ranks)
+    out: list[rules.Ev] = []
+    for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
+        if type(o) is dict:
+            e = rules.make_events([o], [rank])[0]
+            e.index = i
+        else:
+            h = o.head
+            e = rules.Ev(i, rank, h.id, h.ts, str(h.author or ""), h.invocation_id, h.fields, later=o)
+        out.append(e)
+    return out
+
+
+def _head_record(e: rules.Ev, src: _RowLater) -> Record:
+    """`_event_record` of an event read from its head: the same index, its message and extra read
+    from `src` when first asked for."""
+    h = src.head
+    if not h.message:
+        return record_from_fields(
+            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, None, None, None, (), None, src,
+            "meta", "event", True, False, None, None, e.invocation_id, UNREAD,
+        )  # fmt: skip
+    return record_from_fields(
+        Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, h.role, h.stop_reason, h.source_role, h.call_ids,
+        h.result_id, src, "message", "event", True, h.never_sent, None, None, e.invocation_id, UNREAD,
+    )  # fmt: skip
+
 def _ledger_header(
     meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
 ) -> dict[str, Any]:
@@ -1382,12 +1505,12 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
         target = _transfer_target(last)
         if target:
             return (*_entered(target, evs), f"event {last.index + 1} transfers to it")
-        if _call_ids(last.obj) or _response_ids(last.obj):
+        if _call_ids(last) or _response_ids(last):
             return last.author, _branch(last), f"event {last.index + 1} is its tool round, in the run in progress"
         if (sibling := _pending_sibling(last, evs)) is not None:
             return (*sibling, f"a parallel agent's sub-agent that has not replied in event {last.index + 1}'s run")
-    elif answered := _response_ids(last.obj):
-        call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e.obj)), None)
+    elif answered := _response_ids(last):
+        call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e)), None)
         if call is not None and call.author != "user":
             return call.author, _branch(call), f"event {last.index + 1} answers its call in event {call.index + 1}"
     for e in reversed(evs):
@@ -1418,7 +1541,7 @@ def next_call_in_run(events: list[rules.Ev]) -> bool:
     last = next((e for e in reversed(events) if not e.is_compaction), None)
     if last is None or last.author == "user":
         return False
-    if _transfer_target(last) or _call_ids(last.obj) or _response_ids(last.obj):
+    if _transfer_target(last) or _call_ids(last) or _response_ids(last):
         return True
     # Only a sub-agent's event (a dotted branch) has siblings to look for: the whole session is
     # read then, not on every look of a followed store.
@@ -1494,7 +1617,7 @@ def _routable(e: rules.Ev) -> bool:
         return False
     if actions.get("agent_state") is not None or actions.get("end_of_agent"):
         return False
-    return not (o.get("error_code") and not _parts(o.get("content")))
+    return not (o.get("error_code") and not _parts(e.content()))
 
 
 def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
@@ -1509,18 +1632,18 @@ def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
     return out
 
 
-def _call_ids(o: dict[str, Any]) -> list[str]:
+def _call_ids(e: rules.Ev) -> list[str]:
     return [
         str(p["function_call"].get("id"))
-        for p in _parts(o.get("content"))
+        for p in _parts(e.content())
         if isinstance(p.get("function_call"), dict) and p["function_call"].get("id")
     ]
 
 
-def _response_ids(o: dict[str, Any]) -> list[str]:
+def _response_ids(e: rules.Ev) -> list[str]:
     return [
         str(p["function_response"].get("id"))
-        for p in _parts(o.get("content"))
+        for p in _parts(e.content())
         if isinstance(p.get("function_response"), dict) and p["function_response"].get("id")
     ]
 
@@ -1565,6 +1688,13 @@ def _load_file(path: str, f: Any, head: bytes, session_id: str | None, upto: int
     return load_json(head + f.read(), path, upto)
 
 
+def _load_file_read_only(path: str, f: Any, head: bytes, session_id: str | None, upto: int | None) -> Ledger:
+    """`_load_file` for a command that writes nothing: a database's rows are not digested."""
+    if is_sqlite(head):
+        return load_sqlite(path, path, session_id, upto, digest=False)
+    return load_json(head + f.read(), path, upto)
+
+
 def _session_ids(path: str) -> list[str]:
     """A database's sessions (a JSON dump is one session: [])."""
     try:
@@ -1593,6 +1723,7 @@ FORMAT = Format(
     # comes after the other SQLite stores in the registry.
     claims=lambda _path, head: is_sqlite(head) or sniff_dump(head),
     load_file=_load_file,
+    load_file_read_only=_load_file_read_only,
     looks_like_file=looks_like_file,
     follow=follow_sqlite,
     claims_data=sniff_dump,

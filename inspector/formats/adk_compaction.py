@@ -54,6 +54,13 @@ class Ev:
     start: float | None = None  # compaction events only
     end: float | None = None
     summary_content: Any = None
+    # An event read index first (formats/adk.py `_RowLater`): `obj` holds only the fields these
+    # rules and the router read but its content, which this reads again on demand.
+    later: Any = None
+
+    def content(self) -> Any:
+        """The event's `content`, read again from its row when it was loaded index first."""
+        return self.obj.get("content") if self.later is None else self.later.content()
 
     @property
     def is_compaction(self) -> bool:
@@ -181,7 +188,7 @@ def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
     if seed is not None:
         lines += _format_lines("model", seed.summary_content)
     for e in inputs:
-        lines += _format_lines(e.author, e.obj.get("content"))
+        lines += _format_lines(e.author, e.content())
     return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
 
 
@@ -287,6 +294,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
     raw_ts = [e.ts for e in raw_by_ts]
     input_ranks = sorted(e.rank for e in events if is_run_input(e))
+    by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
@@ -321,7 +329,15 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
         held = _held_order(c, input_ranks)
         in_range = sorted((e for e in span if e.rank < c.rank), key=held)
-        first_of_inv = _first_events_of_invocations(sorted((e for e in by_rank if e.rank < c.rank), key=held))
+        # Where a window can start: which of the events stamped start_timestamp opens its
+        # invocation (in the order ADK held the events then); only their invocations are looked at.
+        if by_invocation is None:
+            by_invocation = {}
+            for e in raw_by_ts:
+                by_invocation.setdefault(e.invocation_id, []).append(e)
+        opening = {e.invocation_id for e in in_range if e.ts == c.start}
+        held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank)
+        first_of_inv = _first_events_of_invocations(sorted(held_then, key=held))
         candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
@@ -413,7 +429,7 @@ def _made_mid_run(by_rank: list[Ev], pos: int) -> bool:
 
 
 def _has_tool_parts(e: Ev) -> bool:
-    content = e.obj.get("content")
+    content = e.content()
     parts = content.get("parts") if isinstance(content, dict) else None
     return any(
         isinstance(p, dict) and (p.get("function_call") or p.get("function_response")) for p in parts or []

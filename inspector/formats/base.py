@@ -387,6 +387,9 @@ class Format:
     forks_copy_parent_history: bool = False
     claims: Callable[[str, bytes], bool] | None = None
     load_file: StoreLoader | None = None
+    # The loader of a read-only command (`load(..., fingerprint=False)`), for a store whose full
+    # load also takes what only its write-back compares (its rows' digest); None: `load_file`.
+    load_file_read_only: StoreLoader | None = None
     looks_like_file: Callable[[str], bool] | None = None
     follow: StoreFollower | None = None  # a store read on from its last seen row (issue 17.1)
     claims_data: Callable[[bytes], bool] | None = None

@@ -1,0 +1,352 @@
+"""ADK's index-first row load (issue 15: "speed must not cost a diagnostic"): a clean event row becomes
+its record from a head decode (`adk_heads.head`), its message, extra and content read again from the
+row's bytes on demand. It must give exactly what the whole parse of the same rows gives (the same
+load with no head taken, the reference): the same records, messages, extra fields, diagnostics,
+header, analysis and next request, for every field of an event, of its content, parts, calls,
+usage and actions, set to every JSON type, removed, or joined by an unknown key, and for the byte
+level cases the head decoder must leave to the whole parse (invalid UTF-8, lone surrogates, keys
+spelled with escapes, repeated keys, deep nesting, a row large enough to be cut)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import adk, adk_heads, bounded, fields, load
+from inspector.ledger.model import Ledger
+from tests.conftest import SHARED, need_shared
+from tests.field_mutations import mutated
+
+CORPUS = SHARED / "peers" / "adk" / "corpus"
+# One value of every JSON type, and the edges the head decoder must judge as the guard and the
+# record builder do (64-bit bounds, framework call names, ADK's own words).
+VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 1.5, -0.0, 2**63 - 1, 2**63, -(2**63) - 1, 2**64, 2**70, "", "x", "user", "model",
+    "STOP", "MAX_TOKENS", "c1", "adk_framework", "INVOCATION_ABORTED", [], [1], ["c1"], {}, {"a": 1},
+]  # fmt: skip
+_EMPTY_ACTIONS = {
+    "state_delta": {},
+    "artifact_delta": {},
+    "requested_auth_configs": {},
+    "requested_tool_confirmations": {},
+}
+EVENTS: list[dict[str, Any]] = [
+    {"id": "u", "invocation_id": "i1", "author": "user", "content": {"role": "user", "parts": [{"text": "q"}]},
+     "actions": dict(_EMPTY_ACTIONS), "timestamp": 1.0},
+    {"id": "m", "invocation_id": "i1", "author": "helper", "branch": "root.helper", "finish_reason": "STOP",
+     "content": {"role": "model", "parts": [
+         {"text": "t", "thought": True, "thought_signature": "c2ln"},
+         {"function_call": {"id": "c1", "name": "add", "args": {"a": 1}}},
+     ]},
+     "usage_metadata": {"prompt_token_count": 9, "candidates_token_count": 3, "cached_content_token_count": 1,
+                        "thoughts_token_count": 2, "total_token_count": 15},
+     "long_running_tool_ids": ["c1"], "isolation_scope": None, "error_code": None, "error_message": None,
+     "actions": {**_EMPTY_ACTIONS, "transfer_to_agent": "x", "agent_state": None, "end_of_agent": None},
+     "model_version": "v", "timestamp": 2.0},
+    {"id": "r", "invocation_id": "i1", "author": "helper", "content": {"role": "user", "parts": [
+        {"function_response": {"id": "c1", "name": "add", "response": {"sum": 2}}},
+        {"function_response": {"id": "c2", "name": "adk_framework", "response": "ok"}},
+    ]}, "timestamp": 3.0},
+    {"id": "a", "invocation_id": "i1", "author": "helper", "content": {"role": "model", "parts": [{"text": "done"}, {"inline_data": {}}]},
+     "turn_complete": True, "node_info": {"path": "helper@1"}, "timestamp": 4.0},
+    {"id": "t", "invocation_id": "i2", "author": "helper", "error_code": "E", "content": {"role": "model", "parts": [
+        {"text": "t", "thought": True, "thought_signature": "c2ln"}, {"text": ""},
+    ]}, "timestamp": 5.0},
+]  # fmt: skip
+
+
+def _places(event: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    """Every field of the event (those it has, those the guard types, those the head reads), of
+    its content, each part, each call and response, its usage and actions, and an unknown key."""
+    spec = fields.ADK
+    out: list[tuple[tuple[Any, ...], str]] = []
+
+    def visit(path: tuple[Any, ...], obj: dict[str, Any], extra_keys: set[str]) -> None:
+        for k in [*sorted(set(obj) | extra_keys), "unknown_key"]:
+            out.append((path, k))
+            v = obj.get(k)
+            if k == "content" and isinstance(v, dict):
+                visit((*path, k), v, {"role", "parts"})
+            elif k == "parts" and isinstance(v, list):
+                for i, p in enumerate(v):
+                    visit(
+                        (*path, k, i),
+                        p,
+                        {"text", "thought", "thought_signature", "function_call", "function_response"},
+                    )
+            elif k in ("function_call", "function_response") and isinstance(v, dict):
+                visit((*path, k), v, {"id", "name"})
+            elif k == "usage_metadata" and isinstance(v, dict):
+                visit((*path, k), v, set(spec["usage_metadata"].fields or {}))
+            elif k == "actions" and isinstance(v, dict):
+                visit((*path, k), v, {"transfer_to_agent", "compaction", "agent_state", "end_of_agent"})
+
+    visit((), event, set(spec) | {"timestamp", "isolation_scope", "long_running_tool_ids", "error_code"})
+    return out
+
+
+def _byte_cases() -> list[bytes]:
+    """Rows the head must leave to the whole parse, or read exactly as it does."""
+    text = json.dumps(EVENTS[3])
+    big = dict(
+        EVENTS[3], content={"role": "model", "parts": [{"text": "y" * (bounded.LARGE_LINE_BYTES + 10)}]}
+    )
+    return [
+        text.replace('"done"', '"\\ud800"').encode(),  # a lone surrogate: orjson refuses it
+        text.replace('"done"', '"\\ud83d\\ude00"').encode(),  # a pair: read by both
+        text.replace('"done"', '"\\uD7FF \\u00e9"').encode(),
+        text.replace('"done"', '"d\xffne"').encode("latin-1"),  # invalid UTF-8
+        text.replace('"done"', '"d\xe9ne"').encode(),  # valid UTF-8, not ASCII
+        text.replace('"node_info"', '"bad": "\xed\xa0\x80", "node_info"').encode(
+            "latin-1"
+        ),  # a surrogate's bytes, skipped field
+        text.replace('"author"', '"au\\u0074hor"').encode(),  # a key spelled with an escape
+        text.replace('"author": "helper"', '"author": "helper", "author": 5').encode(),  # repeated keys
+        text.replace('"author": "helper"', '"author": 5, "author": "helper"').encode(),
+        text.replace('"author": "helper"', '"author": "a", "author": "b"').encode(),
+        text.replace(
+            '"turn_complete": true', '"turn_complete": ' + "[" * 1010 + "]" * 1010
+        ).encode(),  # deep, skipped
+        text.replace('"turn_complete": true', '"turn_complete": ' + "[" * 1030 + "]" * 1030).encode(),
+        text.replace('"turn_complete": true', '"turn_complete": 1e400').encode(),
+        text.replace('"turn_complete": true', '"turn_complete": 123456789012345678901234567890').encode(),
+        text.replace('"timestamp": 4.0', '"timestamp": "4"').encode(),  # the column's timestamp is read
+        text.replace('"timestamp": 4.0', '"timestamp": 1e20').encode(),
+        (" " + text + "\n").encode(),
+        text.encode() + b"x",
+        b"[1, 2]",
+        b"",
+        json.dumps(big).encode(),
+    ]
+
+
+def _store(tmp_path: Path, rows: list[bytes]) -> Path:
+    """The corpus's SqliteSessionService store with its session's events replaced by `rows`."""
+    need_shared(CORPUS)
+    db = tmp_path / "heads.db"
+    db.write_bytes((CORPUS / "multi_agent.db").read_bytes())
+    con = sqlite3.connect(db)
+    try:
+        app, user, sid = con.execute("SELECT app_name, user_id, id FROM sessions").fetchone()
+        con.execute("DELETE FROM events")
+        for n, data in enumerate(rows):
+            con.execute(
+                "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (f"row{n}", app, user, sid, "i", 1000.0 + n, data),
+            )
+        con.commit()
+    finally:
+        con.close()
+    return db
+
+
+def _events_rows() -> list[bytes]:
+    rows: list[bytes] = []
+    for base in EVENTS:
+        for o in mutated(base, _places(base), VALUES):
+            rows.append(json.dumps(o).encode())
+    return rows
+
+
+def _compaction(end: float, prompt: int) -> bytes:
+    return json.dumps(
+        {"id": f"cmp{end}", "invocation_id": "ic", "author": "user", "timestamp": 5000.0 + end,
+         "usage_metadata": {"prompt_token_count": prompt},
+         "actions": {"compaction": {"start_timestamp": 0.0, "end_timestamp": end,
+                                    "compacted_content": {"role": "model", "parts": [{"text": "s"}]}}}}
+    ).encode()  # fmt: skip
+
+
+def _record_state(led: Ledger) -> list[Any]:
+    out = []
+    for r in led.records:
+        own = {f: getattr(r, f) for f in r.__struct_fields__ if f not in ("_source", "_message", "_extra")}
+        # What the analysis reads before anything else (from the head where there is one).
+        head = adk.event_head(r)
+        seen = {k: head.get(k) for k in ("author", "branch", "isolation_scope", "long_running_tool_ids")}
+        out.append((own, seen, adk.response_ids(r), r.message, r.extra, adk.event_fields(r)))
+    return out
+
+
+def _both(db: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Ledger, Ledger]:
+    fast = load(str(db))
+    with monkeypatch.context() as m:
+        m.setattr(adk_heads, "head", lambda data: None)
+        whole = load(str(db))
+    return fast, whole
+
+
+def _assert_same(fast: Ledger, whole: Ledger) -> None:
+    assert [(d.line, d.problem, d.message, d.recovered, d.severity, d.seqs) for d in fast.diagnostics] == [
+        (d.line, d.problem, d.message, d.recovered, d.severity, d.seqs) for d in whole.diagnostics
+    ]
+    assert fast.header == whole.header
+    assert fast.store_state == whole.store_state
+    a, b = _record_state(fast), _record_state(whole)
+    assert len(a) == len(b)
+    depth = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # (a nested case's extra is deeper than the default to compare)
+    try:
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert x == y, f"record {i} differs"
+    finally:
+        sys.setrecursionlimit(depth)
+
+
+def test_every_field_mutation_reads_as_the_whole_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = _events_rows()
+    rows += [_compaction(1000.0 + len(rows) // 2, 4000), _compaction(1000.0 + len(rows) // 3, 100)]
+    db = _store(tmp_path, rows)
+    fast, whole = _both(db, monkeypatch)
+    heads = sum(type(r._source).__name__ == "_RowLater" for r in fast.records)
+    assert heads > len(rows) // 3, f"only {heads} of {len(rows)} events read from their head"
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    assert context_json(analyze(fast)) == context_json(analyze(whole))
+    fast, whole = _both(db, monkeypatch)  # every record's message and extra, read after the analysis
+    _assert_same(fast, whole)
+
+
+@pytest.mark.parametrize("case", range(len(_byte_cases())))
+def test_byte_level_cases_read_as_the_whole_parse(
+    case: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = (
+        [json.dumps(e).encode() for e in EVENTS[:3]]
+        + [_byte_cases()[case]]
+        + [json.dumps(EVENTS[3]).encode()]
+    )
+    db = _store(tmp_path, rows)
+    fast, whole = _both(db, monkeypatch)
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    assert context_json(analyze(fast)) == context_json(analyze(whole))
+    fast, whole = _both(db, monkeypatch)
+    _assert_same(fast, whole)
+
+
+def test_a_message_is_read_once_its_index_is_not_enough(tmp_path: Path) -> None:
+    """Loading builds no message: the analysis reads only the ones the next request sends."""
+    db = _store(tmp_path, [json.dumps(e).encode() for e in EVENTS])
+    led = load(str(db), fingerprint=False)
+    assert all(r._message is None for r in led.records)
+    report = analyze(led)
+    sent = {it.seq for it in report.context}
+    assert {r.seq for r in led.records if r._message is not None} <= sent
+
+
+def test_many_messages_read_in_one_pass_are_each_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Ledger.load_messages` (the token count's one pass) gives each record its own row's message."""
+    db = _store(tmp_path, [json.dumps(e).encode() for e in EVENTS])
+    fast, whole = _both(db, monkeypatch)
+    fast.load_messages([r.seq for r in fast.records if r.kind == "message"])
+    assert [r._message for r in fast.records] == [r.message for r in whole.records]
+
+
+def _dump(tmp_path: Path, events: list[str]) -> Path:
+    """A `session.model_dump()` file of these events (JSON texts), padded past the size at which a
+    dump is read event by event (`bounded.LARGE_LINE_BYTES`) by events of long text."""
+    pad = json.dumps(
+        {
+            "id": "pad",
+            "author": "helper",
+            "timestamp": 9.0,
+            "content": {"role": "model", "parts": [{"text": "p" * 400_000}]},
+        }
+    )
+    body = ",\n".join(
+        [
+            *events,
+            *[pad.replace('"pad"', f'"pad{n}"') for n in range(bounded.LARGE_LINE_BYTES // 400_000 + 1)],
+        ]
+    )
+    path = tmp_path / "dump.json"
+    path.write_text(
+        '{"app_name": "a", "events": [\n'
+        + body
+        + '\n], "id": "s", "last_update_time": 9.5, "state": {}, "user_id": "u"}'
+    )
+    assert bounded.is_large(path.read_bytes())
+    return path
+
+
+def test_a_big_dumps_events_read_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a dump's events (sliced from the dump), ties of timestamps reordered where a
+    response comes before its call (`append_order`), events of calls and responses both among them."""
+    texts = [r.decode() for r in _events_rows()]
+    texts += [c.decode() for c in _byte_cases() if _is_json(c)]  # (one that is not would fail the whole dump)
+    both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
+        {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
+    ]}}  # fmt: skip
+    texts.insert(0, json.dumps(both))
+    path = _dump(tmp_path, texts)
+    fast, whole = _both(path, monkeypatch)
+    heads = sum(type(r._source).__name__ == "_RowLater" for r in fast.records)
+    assert heads > len(texts) // 3, f"only {heads} of {len(texts)} events read from their head"
+    assert fast.header is not None and fast.header["append_ranks"] != sorted(fast.header["append_ranks"])
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    assert context_json(analyze(fast)) == context_json(analyze(whole))
+    fast, whole = _both(path, monkeypatch)
+    _assert_same(fast, whole)
+
+
+def _is_json(data: bytes) -> bool:
+    """An object orjson reads, small enough not to be cut, not nested deeper than a dump can hold."""
+    if b"[" * 100 in data:
+        return False
+    try:
+        return isinstance(orjson.loads(data), dict) and not bounded.is_large(data)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def test_a_response_before_its_call_in_one_event_reorders_a_dumps_ties(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within one event only its parts tell whether a response came before its call: such an event
+    is read whole for the dump's append order."""
+    both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
+        {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
+    ]}}  # fmt: skip
+    user = dict(EVENTS[0], timestamp=3.0)
+    path = _dump(tmp_path, [json.dumps(both), json.dumps(user)])
+    fast, whole = _both(path, monkeypatch)
+    assert fast.header is not None and whole.header is not None
+    assert fast.header["append_ranks"][:2] == whole.header["append_ranks"][:2] == [1, 0]
+
+
+def test_holes_are_split_by_intervals_as_position_by_position() -> None:
+    """`AdkCheckpointView.split_unrepresented` (intervals) against its definition, one position at a time."""
+    import random
+
+    from inspector.analysis.adk import AdkCheckpointView
+    from inspector.analysis.intervals import contains, merge
+
+    rng = random.Random(15)
+
+    class View:
+        pass
+
+    for _ in range(2000):
+        n = rng.randrange(1, 60)
+        v = View()
+        v.removed = merge(
+            [(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))]
+        )  # type: ignore[attr-defined]
+        v.rep = merge(
+            [(a, a + rng.randrange(0, 12)) for a in rng.sample(range(n), rng.randrange(0, min(n, 5) + 1))]
+        )  # type: ignore[attr-defined]
+        positions = sorted(rng.sample(range(n + 5), rng.randrange(0, n)))
+        want = [i for i in positions if contains(v.removed, i) and not contains(v.rep, i)]  # type: ignore[attr-defined]
+        got = AdkCheckpointView.split_unrepresented(v, positions)  # type: ignore[arg-type]
+        assert got == (want, [i for i in positions if i not in want])
