@@ -434,12 +434,24 @@ class _Fields(RecordSource):
 
 class _Entry(msgspec.Struct, gc=False):
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own (a
-    Struct: built in C, one per response item)."""
+    Struct: built in C, one per response item). A record's item is made when a checkpoint keeps
+    it (`hist`): most records' never is."""
 
     seq: int | None
     key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
     id: str | None
-    item: HistoryItem
+    role: str  # the role the model sees
+    item: HistoryItem | None = None  # None: a record's, not made yet
+
+    def hist(self) -> HistoryItem:
+        """The entry as a replacement-history item (one object per entry, made once)."""
+        it = self.item
+        if it is None:
+            it = self.item = HistoryItem(self.role, "", self.seq)
+        return it
+
+    def is_user_message(self) -> bool:
+        return self.role == "user" and (self.item is None or self.item.kind == "message")
 
 
 class _Builder:
@@ -497,7 +509,7 @@ class _Builder:
             # Another agent's message: Codex replays it into the history as model input.
             m = Message("user", [Block("text", p["content"])], source_role=t)
             self.records.append(Record(seq, rl.line, "message", t, rid, None, ts, message=m, extra=p, offset=rl.offset, length=rl.length))
-            self.history.append(_Entry(seq, _key({"type": t, **p}), None, HistoryItem("user", seq=seq)))
+            self.history.append(_Entry(seq, _key({"type": t, **p}), None, "user"))
         elif t in META_TYPES:
             sub = p.get("type") if t == "event_msg" else None
             kind = "meta"
@@ -611,7 +623,7 @@ class _Builder:
                 src.route_seqs.append(seq)
                 routes.append(route)
             self.usage_for = seq
-        entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+        entry = _Entry(seq, key, pid, mapped)
         self.history.append(entry)
         if pid is not None:
             self.written.setdefault(pid, entry)
@@ -702,7 +714,7 @@ class _Builder:
         if m.role == "assistant":
             self.usage_for = seq
         pid = p.get("id") if isinstance(p.get("id"), str) else None
-        entry = _Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq))
+        entry = _Entry(seq, _key(p), pid, m.role)
         self.history.append(entry)
         if pid is not None:
             self.written.setdefault(pid, entry)
@@ -714,7 +726,7 @@ class _Builder:
         starts = [
             i
             for i, e in enumerate(self.history)
-            if e.item.role == "user" and e.item.kind == "message" and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
+            if e.is_user_message() and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
         ]
         if not starts:
             return
@@ -731,7 +743,7 @@ class _Builder:
 
     def _text(self, e: _Entry) -> str:
         m = self.records[e.seq].message if e.seq is not None else None
-        return m.text() if m is not None else e.item.text
+        return m.text() if m is not None else e.hist().text
 
     def _handoff(self, msg: str) -> Record | None:
         """The summarizer's reply written just before `compacted` (older Codex marks it no way)."""
@@ -849,7 +861,7 @@ class _Builder:
             if hit is not None:
                 used.add(hit)
                 e = self.history[hit]
-                out.append(e.item)
+                out.append(e.hist())
                 entries.append(e)
                 continue
             back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
@@ -859,7 +871,7 @@ class _Builder:
                     and all(x.seq != back.seq for x in entries):
                 # A record an earlier checkpoint removed, put back verbatim (a repair restoring
                 # what was lost): the record itself is sent again.
-                out.append(back.item)
+                out.append(back.hist())
                 entries.append(back)
                 continue
             h = _history_item(it)
@@ -867,7 +879,7 @@ class _Builder:
                 continue
             out.append(h)
             own.append(h)
-            entries.append(_Entry(None, key, iid, h))
+            entries.append(_Entry(None, key, iid, h.role, h))
         if not any(h.kind == "summary" for h in own):
             # Client-side compaction: the summary is the user message holding `message` (or
             # Codex's summary prefix), the last one when several do.
@@ -881,7 +893,7 @@ class _Builder:
         newest first within ~20k tokens (4 bytes a token), then the summary message."""
         users: list[_Entry] = []
         for e in self.history:
-            if e.item.role != "user" or e.item.kind == "summary":
+            if not e.is_user_message():
                 continue
             text = self._text(e)
             if not text or _summary_like(text) or _session_prefix(text):
@@ -899,13 +911,13 @@ class _Builder:
                 left -= n
             else:
                 cut = HistoryItem("user", text[: left * 4] + "\n[...truncated]", id=e.id)
-                kept.append(_Entry(None, e.key, e.id, cut))
+                kept.append(_Entry(None, e.key, e.id, "user", cut))
                 break
         kept.reverse()
         self._keys(kept)
         summary = HistoryItem("user", msg or NO_SUMMARY_TEXT, kind="summary")
-        entries = [*kept, _Entry(None, "", None, summary)]
-        return [e.item for e in entries], entries
+        entries = [*kept, _Entry(None, "", None, "user", summary)]
+        return [e.hist() for e in entries], entries
 
     def finish(self) -> Ledger:
         h = self.header or {}
