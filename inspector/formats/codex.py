@@ -32,6 +32,7 @@ import copy
 import dataclasses
 import functools
 import json
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -64,6 +65,7 @@ from inspector.ledger.quoting import quote
 
 NAME = "codex"
 _UNSET = msgspec.UNSET  # (a head field whose key is not there)
+_LINE = operator.attrgetter("line")
 
 # Top-level line types that identify a rollout (with a `payload` object).
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -467,7 +469,7 @@ class _Builder:
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
-        self.seen_ids: set[str] = set()
+        self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
         self.history: list[_Entry] = []
         self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
@@ -480,13 +482,32 @@ class _Builder:
         self.diags.append(Diagnostic(rl.line, problem, f"line {rl.line}: {text}", seqs=[seq] if seq is not None else []))
 
     def rid(self, p: Any, rl: RawLine, k: int) -> str:
+        """A record's id: its item's own when no earlier record has it, else its line's."""
         pid = p.get("id") if isinstance(p, dict) else None
-        if isinstance(pid, str) and pid and pid not in self.seen_ids:
+        if isinstance(pid, str) and pid and not self.taken(pid):
             self.seen_ids.add(pid)
             return pid
-        rid = f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
-        self.seen_ids.add(rid)
-        return rid
+        return f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
+
+    def taken(self, pid: str) -> bool:
+        """Whether an earlier record has this id: an item's own (`seen_ids`), or one made for a
+        line (`L12`, `L12.1`: looked up among that line's records, not kept in a set of one entry
+        per line)."""
+        if pid in self.seen_ids:
+            return True
+        if pid[0] != "L":
+            return False
+        try:
+            line = int(pid[1:].partition(".")[0])
+        except ValueError:
+            return False
+        recs = self.records
+        i = bisect.bisect_left(recs, line, key=_LINE)
+        while i < len(recs) and recs[i].line == line:
+            if recs[i].id == pid:
+                return True
+            i += 1
+        return False
 
     def add(self, rl: RawLine, o: dict[str, Any], k: int) -> None:
         seq = len(self.records)
@@ -596,9 +617,10 @@ class _Builder:
                 result = p.call_id
                 key = (it, result)
         rid = pid = p.id  # (`rid`, inline)
-        if not rid or rid in seen:
+        if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = f"L{line}"
-        seen.add(rid)
+        else:
+            seen.add(rid)
         seq = len(records)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
             records.append(
@@ -631,11 +653,11 @@ class _Builder:
 
     def _head_meta(self, h: LineHead, p: Any, t: str, raw: bytes, line: int, offset: int) -> None:
         """A meta line's record from its head (see `add_head`): a token count, a roll-back, a turn's context."""
-        seen = self.seen_ids
         rid = p.id  # (`rid`, inline)
-        if not rid or rid in seen:
+        if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
             rid = f"L{line}"
-        seen.add(rid)
+        else:
+            self.seen_ids.add(rid)
         if t == "event_msg":
             sub = p.type if type(p.type) is str else None
             if sub == "token_count":
