@@ -29,7 +29,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
@@ -55,6 +55,7 @@ from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
+from inspector.tui.footer import SteadyFooter
 from inspector.tui.help import key_label
 from inspector.tui.minimap import Cell, Minimap, coverage_cells
 from inspector.tui.model import (
@@ -338,7 +339,7 @@ class SessionScreen(Screen[None]):
         yield Vertical(id="body")
         # Disabled while hidden: a hidden box that takes the focus would swallow q and every key.
         yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search", disabled=True)
-        yield Footer()
+        yield SteadyFooter()
 
     async def on_mount(self) -> None:
         self.set_interval(WATCH_SECONDS, self.check_disk)
@@ -388,7 +389,10 @@ class SessionScreen(Screen[None]):
             self._timeline_mounted = True
             timeline.focus()
             self.call_after_refresh(self._painted)
-        self.refresh_bindings()
+            # The keys that need a session now work (`check_action`): the footer shows them. Only
+            # here: a footer rebuilds every key's widget (0.1 s of the main thread), and nothing
+            # else it shows changes with the index or the report (issue 15.2-3).
+            self.refresh_bindings()
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
@@ -455,7 +459,6 @@ class SessionScreen(Screen[None]):
         analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
         self._status(analysed)
         self.call_after_refresh(self._landed, analysed, seconds)
-        self.refresh_bindings()
         self._refresh_detail()
         self._seen = self._findings_seen(report)
         repair = self._repair_above()
