@@ -178,3 +178,60 @@ def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
     led = load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))
     text = repr(led)
     assert text.startswith("Ledger(pi, ") and f"{len(led.records):,} records" in text and len(text) < 200
+
+
+async def test_the_session_file_is_hashed_after_the_landing_not_during_the_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The app loads without hashing the file (only a write-back reads the hash) and takes the
+    sha256 of the same bytes once its analysis is on screen; the ledger then holds what `load`
+    would have given it."""
+    import hashlib
+    import shutil
+
+    from inspector.formats import load
+    from inspector.tui import session as session_mod
+
+    f = tmp_path / ADR.name
+    shutil.copy(ADR, f)
+    asked: list[bool] = []
+
+    def recording_load(*a: Any, **k: Any) -> Any:
+        asked.append(k.get("fingerprint", True))
+        return load(*a, **k)
+
+    monkeypatch.setattr(session_mod, "load", recording_load)
+    app = create_app([str(f)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        led = screen.report.ledger
+        screen.ensure_fingerprint(led)
+        assert asked and not any(asked)  # no load hashed
+        assert led.sha256 == hashlib.sha256(f.read_bytes()).hexdigest() == load(str(f)).sha256
+
+
+def test_a_file_changed_before_its_late_hash_gets_a_digest_no_write_back_accepts(tmp_path: Any) -> None:
+    """Appended, rewritten or replaced between the load and the hash: the prefix hashed then may not
+    be what was analysed, so the ledger gets a digest no file has and an install refuses."""
+    import shutil
+
+    from inspector.compaction.entries import WriteError
+    from inspector.formats import load
+    from inspector.store.writeback import _check_unchanged
+    from inspector.tui.fingerprint import CHANGED, LateFingerprint
+    from inspector.tui.session import disk_stamp
+
+    f = tmp_path / ADR.name
+    shutil.copy(ADR, f)
+    stamp = disk_stamp(str(f))
+    led = load(str(f), fingerprint=False)
+    data = f.read_bytes()
+    with open(f, "ab") as out:
+        out.write(b"\n")
+    late = LateFingerprint(led, stamp, disk_stamp)
+    late.ensure()
+    assert led.sha256 == CHANGED
+    with pytest.raises(WriteError):
+        _check_unchanged(str(f), data, led.size, led.sha256, "analysed")
+    unchanged = load(str(f), fingerprint=False)
+    LateFingerprint(unchanged, disk_stamp(str(f)), disk_stamp).ensure()
+    assert unchanged.sha256 == load(str(f)).sha256

@@ -55,6 +55,7 @@ from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
+from inspector.tui.fingerprint import LateFingerprint
 from inspector.tui.footer import SteadyFooter
 from inspector.tui.help import key_label
 from inspector.tui.minimap import Cell, Minimap, coverage_cells
@@ -330,6 +331,7 @@ class SessionScreen(Screen[None]):
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
+        self._fingerprint: LateFingerprint | None = None  # the loaded ledger's sha256, taken after the landing
 
     # -------------------------------------------------------------------------------- layout
 
@@ -483,9 +485,10 @@ class SessionScreen(Screen[None]):
             # A big file: show its first screen at once, then index the whole of it.
             big = self.at_line is None and os.path.getsize(split_selector(self.path)[0]) > PREVIEW_ABOVE_BYTES
             if big:
-                preview = load(self.path, upto_line=PREVIEW_LINES)
+                preview = load(self.path, upto_line=PREVIEW_LINES, fingerprint=False)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
-            ledger = load(self.path, upto_line=self.at_line)
+            # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it.
+            ledger = load(self.path, upto_line=self.at_line, fingerprint=False)
             keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
@@ -526,6 +529,9 @@ class SessionScreen(Screen[None]):
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
         self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells))
+        late = self._fingerprint
+        if late is not None and late.ledger is ledger:
+            late.start()  # (the file's sha256, for a write-back: see LateFingerprint)
         # The tokens of each item of the next request: only its table shows them (the analysis
         # counted what the total needs), and counting them is as long again as the analysis on a
         # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
@@ -536,6 +542,13 @@ class SessionScreen(Screen[None]):
             self.post_message(self.Failed(f"counting the next request's tokens failed: {type(e).__name__}: {e}", stage="analysis"))
             return
         self.post_message(self.Counted(generation))
+
+    def ensure_fingerprint(self, ledger: Ledger) -> None:
+        """The ledger's sha256 as its load would have taken it, before a write-back compares it
+        (taken now, or waited for, when the thread the landing started has not finished)."""
+        late = self._fingerprint
+        if late is not None and late.ledger is ledger:
+            late.ensure()
 
     def _count_tokens(self, report: Report) -> None:
         """Every item's tokens; a second caller waits for the first rather than counting again."""
@@ -549,6 +562,7 @@ class SessionScreen(Screen[None]):
             self.focus_line = None
         if not msg.preview:
             self._stamp = msg.stamp
+            self._fingerprint = LateFingerprint(msg.ledger, msg.stamp, disk_stamp)
             self._start_following(msg.stamp)
             # Analyse once the index is on screen, so the first paint never waits for it.
             self.call_after_refresh(self._analyze, msg.ledger)
@@ -1237,7 +1251,7 @@ class SessionScreen(Screen[None]):
             return
         from inspector.tui.repair import RepairScreen
 
-        self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve))
+        self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve, fingerprint=self.ensure_fingerprint))
 
     def action_simulate(self) -> None:
         if self.report is None:  # the whole session (not a preview) is read by then
