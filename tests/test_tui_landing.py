@@ -169,6 +169,42 @@ async def test_the_minimaps_colours_at_the_landing_are_computed_by_the_worker(mo
         assert mm._cells == cells(screen.ledger, screen.report, mm.size.width)
 
 
+async def test_the_header_and_the_message_count_are_computed_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's summary (coverage counts, hole roles: passes over every record) is made by
+    the analysis worker and the index's message count by the loading one; the main thread shows
+    what they made, the same text it would have made."""
+    import threading
+
+    from inspector.tui import session as session_mod
+    from inspector.tui.model import header_line
+
+    main = threading.main_thread()
+    made_on_main: list[str] = []
+
+    def watched(report: Any) -> str:
+        if threading.current_thread() is main:
+            made_on_main.append("header")
+        return header_line(report)
+
+    monkeypatch.setattr(session_mod, "header_line", watched)
+    counted = session_mod.SessionScreen._counted
+
+    def count_watched(ledger: Any) -> Any:
+        if threading.current_thread() is main and len(ledger.records) > 10:
+            made_on_main.append("count")
+        return counted(ledger)
+
+    monkeypatch.setattr(session_mod.SessionScreen, "_counted", staticmethod(count_watched))
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: screen.ready_seconds is not None, "the analysis painted")
+        assert made_on_main == []
+        assert header_line(screen.report) in str(screen.query_one("#summary").render())
+        n = sum(r.kind == "message" for r in screen.ledger.records)
+        assert f"{n:,} messages" in str(screen.query_one("#status").render())
+
+
 def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
     """Whatever shows a ledger (a log line, a traceback's locals, a worker's name) gets one short
     line, not every record's repr (a 500 MB rollout's would be some 100 MB of text)."""

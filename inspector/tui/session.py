@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import orjson
@@ -177,6 +178,7 @@ def keep_out_of_collector() -> None:
     gc.freeze()
 
 
+_KIND = attrgetter("kind")
 REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
 
 
@@ -240,13 +242,19 @@ class SessionScreen(Screen[None]):
 
     class Analyzed(Message):
         def __init__(
-            self, report: Report, seconds: float, generation: int = 0, cells: tuple[int, list[Cell]] | None = None
+            self,
+            report: Report,
+            seconds: float,
+            generation: int = 0,
+            cells: tuple[int, list[Cell]] | None = None,
+            header: str | None = None,
         ) -> None:
             super().__init__()
             self.report = report
             self.seconds = seconds
             self.generation = generation
             self.cells = cells  # the minimap's, at its width then (see minimap.coverage_cells)
+            self.header = header  # the header's summary (`header_line`), also computed by the worker
 
     class Counted(Message):
         """The worker counted the tokens of every item of the analysis's next request."""
@@ -330,6 +338,7 @@ class SessionScreen(Screen[None]):
         self._next_request_behind = False  # the next-request view shows an older read than self.report
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
+        self._loaded_count: tuple[Ledger, int, int] | None = None  # the same, set by the loading worker
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
         self._fingerprint: LateFingerprint | None = None  # the loaded ledger's sha256, taken after the landing
 
@@ -403,13 +412,19 @@ class SessionScreen(Screen[None]):
             took = f" in {seconds:.2f} s" if self.app_timings else ""
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
 
+    @staticmethod
+    def _counted(ledger: Ledger) -> tuple[Ledger, int, int]:
+        return (ledger, len(ledger.records), sum(map("message".__eq__, map(_KIND, ledger.records))))
+
     def _messages_in(self, ledger: Ledger) -> int:
         """How many message records the status line counts: once per ledger (the index, then the
-        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread)."""
-        known = self._message_count
-        if known is None or known[0] is not ledger or known[1] != len(ledger.records):
-            known = self._message_count = (ledger, len(ledger.records), sum(1 for r in ledger.records if r.kind == "message"))
-        return known[2]
+        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread;
+        the loading worker counts the index it read, `_loaded_count`)."""
+        for known in (self._message_count, self._loaded_count):
+            if known is not None and known[0] is ledger and known[1] == len(ledger.records):
+                return known[2]
+        self._message_count = self._counted(ledger)
+        return self._message_count[2]
 
     @property
     def app_timings(self) -> bool:
@@ -440,7 +455,9 @@ class SessionScreen(Screen[None]):
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None) -> None:
+    def _show_report(
+        self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None, header: str | None = None
+    ) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
         self.query_one(Minimap).set_report(report, cells)
@@ -455,7 +472,8 @@ class SessionScreen(Screen[None]):
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
-        self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
+        header = header if header is not None else header_line(report)
+        self.query_one("#summary", Static).update(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = self._messages_in(led)
         analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
@@ -489,6 +507,7 @@ class SessionScreen(Screen[None]):
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
             # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it.
             ledger = load(self.path, upto_line=self.at_line, fingerprint=False)
+            self._loaded_count = self._counted(ledger)  # (here, not in the main thread's paint of it)
             keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
@@ -524,11 +543,12 @@ class SessionScreen(Screen[None]):
             with collector_paused():  # (see keep_out_of_collector)
                 report = analyze(ledger, window=self.window, reserve=self.reserve)
                 cells = (width, coverage_cells(ledger, report, width)) if width > 0 else None
+                header = header_line(report)  # (its counts are passes over every record, as the cells)
             keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
-        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells))
+        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells, header))
         late = self._fingerprint
         if late is not None and late.ledger is ledger:
             late.start()  # (the file's sha256, for a write-back: see LateFingerprint)
@@ -569,7 +589,7 @@ class SessionScreen(Screen[None]):
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
-            self._show_report(msg.report, msg.seconds, msg.cells)
+            self._show_report(msg.report, msg.seconds, msg.cells, msg.header)
 
     def on_session_screen_counted(self, msg: Counted) -> None:
         if msg.generation == self._generation:
