@@ -205,6 +205,42 @@ async def test_the_header_and_the_message_count_are_computed_off_the_main_thread
         assert f"{n:,} messages" in str(screen.query_one("#status").render())
 
 
+async def test_the_workers_token_count_steps_aside_while_the_cursor_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the landing the worker counts the next request's tokens a part at a time and waits
+    while the timeline's cursor moves (each key's repaint then has the GIL to itself); it counts
+    every item once the cursor rests, the same counts as the whole count."""
+    import threading
+    import time
+
+    from inspector.analysis import analyze
+    from inspector.formats import load
+    from inspector.tui import session as session_mod
+
+    monkeypatch.setattr(session_mod, "TOKEN_CHUNK", 1)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        report = analyze(screen.ledger)  # a report of its own, its items' counts cleared
+        for it in report.context:
+            it.tokens = None
+        uncounted = list(report.context)
+        assert uncounted
+        screen._last_move = time.monotonic() + 3600  # the cursor "keeps moving"
+        t = threading.Thread(target=screen._count_tokens, args=(report, True), daemon=True)
+        t.start()
+        time.sleep(0.3)
+        assert all(it.tokens is None for it in uncounted)  # stepped aside
+        await pilot.press("down")  # a real move: the cursor moved just now
+        assert time.monotonic() - screen._last_move < 5
+        screen._last_move = 0.0
+        t.join(20)
+        assert not t.is_alive()
+        whole = analyze(load(str(ADR)))
+        whole.ensure_tokens()
+        assert [it.tokens for it in report.context] == [it.tokens for it in whole.context]
+
+
 def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
     """Whatever shows a ledger (a log line, a traceback's locals, a worker's name) gets one short
     line, not every record's repr (a 500 MB rollout's would be some 100 MB of text)."""

@@ -116,6 +116,8 @@ FRESH_SECONDS = 5.0  # a file written this recently when opened is still growing
 WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view hears of them
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
+TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
+STEP_ASIDE_S = 0.3  # the worker's count waits until the cursor has not moved for this long
 
 
 Stamp = tuple[int, int, int, int, int]
@@ -339,6 +341,7 @@ class SessionScreen(Screen[None]):
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
         self._loaded_count: tuple[Ledger, int, int] | None = None  # the same, set by the loading worker
+        self._last_move = 0.0  # when the timeline's cursor last moved (monotonic)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
         self._fingerprint: LateFingerprint | None = None  # the loaded ledger's sha256, taken after the landing
 
@@ -556,7 +559,7 @@ class SessionScreen(Screen[None]):
         # counted what the total needs), and counting them is as long again as the analysis on a
         # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
         try:
-            self._count_tokens(report)
+            self._count_tokens(report, yielding=True)
             keep_out_of_collector()
         except Exception as e:
             self.post_message(self.Failed(f"counting the next request's tokens failed: {type(e).__name__}: {e}", stage="analysis"))
@@ -570,10 +573,20 @@ class SessionScreen(Screen[None]):
         if late is not None and late.ledger is ledger:
             late.ensure()
 
-    def _count_tokens(self, report: Report) -> None:
-        """Every item's tokens; a second caller waits for the first rather than counting again."""
+    def _count_tokens(self, report: Report, yielding: bool = False) -> None:
+        """Every item's tokens; a second caller waits for the first rather than counting again.
+        `yielding` (the worker's count after the landing): a part at a time, waiting while the
+        user moves through the timeline, so that each key's repaint has the GIL to itself (with
+        the count beside it a key took three to ten times its own CPU; issue 15.2)."""
         with self._tokens_lock, collector_paused():
-            report.ensure_tokens()
+            if not yielding:
+                report.ensure_tokens()
+                return
+            items = report.context
+            for i in range(0, len(items), TOKEN_CHUNK):
+                while time.monotonic() - self._last_move < STEP_ASIDE_S:
+                    time.sleep(STEP_ASIDE_S / 4)
+                report.ensure_tokens(items[i : i + TOKEN_CHUNK])
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
@@ -898,6 +911,7 @@ class SessionScreen(Screen[None]):
     # -------------------------------------------------------------------------------- selection
 
     def on_timeline_selected(self, msg: Timeline.Selected) -> None:
+        self._last_move = time.monotonic()  # (the worker's token count steps aside meanwhile)
         self.query_one(Minimap).set_cursor(msg.seq)
         self._refresh_detail(msg.seq)
 
