@@ -856,11 +856,15 @@ class _Builder:
         # types the replacement history holds (an entry left unread never equals its items).
         kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
         self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
+        # Only the keys of the replacement's items are ever looked up: the others are not indexed
+        # (a history of 25k items between two checkpoints of a 100 MB rollout).
+        wanted = {_key(it) for it in rh if isinstance(it, dict)}
         for i, e in enumerate(self.history):
             if e.id is not None:
                 by_id.setdefault(e.id, i)
-            if e.key is not None:
-                by_key.setdefault(e.key, []).append(i)
+            k = e.key
+            if k is not None and k in wanted:
+                by_key.setdefault(k, []).append(i)
         out: list[HistoryItem] = []
         own: list[HistoryItem] = []
         entries: list[_Entry] = []
