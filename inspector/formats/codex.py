@@ -470,6 +470,10 @@ class _Builder:
         self.model: str | None = None
         self.provider: str | None = None
         self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
+        # The record types some history entry of has no key yet (read from its head: `_keys`), and
+        # their item types.
+        self.unkeyed: set[str] = set()
+        self.unkeyed_items: set[str] = set()
         self.history: list[_Entry] = []
         self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
@@ -645,6 +649,9 @@ class _Builder:
                 src.route_seqs.append(seq)
                 routes.append(route)
             self.usage_for = seq
+        if key is None and it not in self.unkeyed_items:
+            self.unkeyed_items.add(it)
+            self.unkeyed.add(records[seq].type)
         entry = _Entry(seq, key, pid, mapped)
         self.history.append(entry)
         if pid is not None:
@@ -855,7 +862,8 @@ class _Builder:
         # Only an item of the same type has the same key: the keys not read yet are read for the
         # types the replacement history holds (an entry left unread never equals its items).
         kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
-        self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
+        if not kinds.isdisjoint(self.unkeyed):
+            self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
         # Only the keys of the replacement's items are ever looked up: the others are not indexed
         # (a history of 25k items between two checkpoints of a 100 MB rollout).
         wanted = {_key(it) for it in rh if isinstance(it, dict)}
