@@ -226,3 +226,29 @@ def test_a_rollout_read_from_its_heads_maps_as_the_whole_build_does(tmp_path: Pa
     assert items[0].extra is None and items[2].extra == {"status": "done"}
     cp = next(r.checkpoint for r in led.records if r.kind == "checkpoint")  # type: ignore[attr-defined]
     assert [h.seq for h in cp.replacement if h.seq is not None] == [2, 3, 4, 10]  # reasoning matched by its content
+
+
+def test_an_item_id_another_record_already_has_gives_its_line_id_on_both_paths(tmp_path: Path) -> None:
+    """A record's id is its item's own unless an earlier record has it: an item's id, or the id
+    made for an earlier line without one (`L3`, `L7.1` of a glued second object), found without a
+    set of every line's id; a later line's id taken early is still made for that line."""
+    lines = [
+        _line("session_meta", {"id": "s1", "cwd": "/x"}),
+        _item({"type": "message", "role": "user", "id": "u1", "content": "a"}),
+        _meta_line({"type": "agent_message", "message": "no id: L3"}),
+        _item({"type": "message", "role": "user", "id": "L3", "content": "b"}),  # L3 taken: L4
+        _item({"type": "message", "role": "user", "id": "u1", "content": "c"}),  # u1 taken: L5
+        _item({"type": "message", "role": "user", "id": "L9", "content": "d"}),  # L9 free yet
+        _item({"type": "message", "role": "user", "id": "L03", "content": "e"}) + _item({"type": "message", "role": "user", "content": "f"}),
+        _item({"type": "message", "role": "assistant", "id": "L7.1", "content": "g"}),  # L7.1 taken: L8
+        _item({"type": "message", "role": "assistant", "content": "h"}),  # L9 (again)
+        _meta_line({"type": "agent_message", "message": "x", "id": "L9"}),  # taken: L10
+        _item({"type": "reasoning", "id": "L1x", "summary": []}),
+        _item({"type": "reasoning", "id": "L", "summary": []}),
+        _meta_line({"type": "agent_message", "message": "x", "id": "L12"}),  # L12 free: line 12 has its own
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = _same_as_whole_build(f)
+    ids = [r.id for r in led.records]  # type: ignore[attr-defined]
+    assert ids == ["s1", "u1", "L3", "L4", "L5", "L9", "L03", "L7.1", "L8", "L9", "L10", "L1x", "L", "L12"]

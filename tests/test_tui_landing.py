@@ -169,6 +169,78 @@ async def test_the_minimaps_colours_at_the_landing_are_computed_by_the_worker(mo
         assert mm._cells == cells(screen.ledger, screen.report, mm.size.width)
 
 
+async def test_the_header_and_the_message_count_are_computed_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's summary (coverage counts, hole roles: passes over every record) is made by
+    the analysis worker and the index's message count by the loading one; the main thread shows
+    what they made, the same text it would have made."""
+    import threading
+
+    from inspector.tui import session as session_mod
+    from inspector.tui.model import header_line
+
+    main = threading.main_thread()
+    made_on_main: list[str] = []
+
+    def watched(report: Any) -> str:
+        if threading.current_thread() is main:
+            made_on_main.append("header")
+        return header_line(report)
+
+    monkeypatch.setattr(session_mod, "header_line", watched)
+    counted = session_mod.SessionScreen._counted
+
+    def count_watched(ledger: Any) -> Any:
+        if threading.current_thread() is main and len(ledger.records) > 10:
+            made_on_main.append("count")
+        return counted(ledger)
+
+    monkeypatch.setattr(session_mod.SessionScreen, "_counted", staticmethod(count_watched))
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: screen.ready_seconds is not None, "the analysis painted")
+        assert made_on_main == []
+        assert header_line(screen.report) in str(screen.query_one("#summary").render())
+        n = sum(r.kind == "message" for r in screen.ledger.records)
+        assert f"{n:,} messages" in str(screen.query_one("#status").render())
+
+
+async def test_the_workers_token_count_steps_aside_while_the_cursor_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the landing the worker counts the next request's tokens a part at a time and waits
+    while the timeline's cursor moves (each key's repaint then has the GIL to itself); it counts
+    every item once the cursor rests, the same counts as the whole count."""
+    import threading
+    import time
+
+    from inspector.analysis import analyze
+    from inspector.formats import load
+    from inspector.tui import session as session_mod
+
+    monkeypatch.setattr(session_mod, "TOKEN_CHUNK", 1)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        report = analyze(screen.ledger)  # a report of its own, its items' counts cleared
+        for it in report.context:
+            it.tokens = None
+        uncounted = list(report.context)
+        assert uncounted
+        screen._last_move = time.monotonic() + 3600  # the cursor "keeps moving"
+        t = threading.Thread(target=screen._count_tokens, args=(report, True), daemon=True)
+        t.start()
+        time.sleep(0.3)
+        assert all(it.tokens is None for it in uncounted)  # stepped aside
+        await pilot.press("down")  # a real move: the cursor moved just now
+        assert time.monotonic() - screen._last_move < 5
+        screen._last_move = 0.0
+        t.join(20)
+        assert not t.is_alive()
+        whole = analyze(load(str(ADR)))
+        whole.ensure_tokens()
+        assert [it.tokens for it in report.context] == [it.tokens for it in whole.context]
+
+
 def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
     """Whatever shows a ledger (a log line, a traceback's locals, a worker's name) gets one short
     line, not every record's repr (a 500 MB rollout's would be some 100 MB of text)."""
@@ -178,3 +250,60 @@ def test_a_ledgers_repr_is_a_line_not_its_records() -> None:
     led = load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))
     text = repr(led)
     assert text.startswith("Ledger(pi, ") and f"{len(led.records):,} records" in text and len(text) < 200
+
+
+async def test_the_session_file_is_hashed_after_the_landing_not_during_the_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The app loads without hashing the file (only a write-back reads the hash) and takes the
+    sha256 of the same bytes once its analysis is on screen; the ledger then holds what `load`
+    would have given it."""
+    import hashlib
+    import shutil
+
+    from inspector.formats import load
+    from inspector.tui import session as session_mod
+
+    f = tmp_path / ADR.name
+    shutil.copy(ADR, f)
+    asked: list[bool] = []
+
+    def recording_load(*a: Any, **k: Any) -> Any:
+        asked.append(k.get("fingerprint", True))
+        return load(*a, **k)
+
+    monkeypatch.setattr(session_mod, "load", recording_load)
+    app = create_app([str(f)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: analysed(app), "the first analysis")
+        screen: Any = app.screen
+        led = screen.report.ledger
+        screen.ensure_fingerprint(led)
+        assert asked and not any(asked)  # no load hashed
+        assert led.sha256 == hashlib.sha256(f.read_bytes()).hexdigest() == load(str(f)).sha256
+
+
+def test_a_file_changed_before_its_late_hash_gets_a_digest_no_write_back_accepts(tmp_path: Any) -> None:
+    """Appended, rewritten or replaced between the load and the hash: the prefix hashed then may not
+    be what was analysed, so the ledger gets a digest no file has and an install refuses."""
+    import shutil
+
+    from inspector.compaction.entries import WriteError
+    from inspector.formats import load
+    from inspector.store.writeback import _check_unchanged
+    from inspector.tui.fingerprint import CHANGED, LateFingerprint
+    from inspector.tui.session import disk_stamp
+
+    f = tmp_path / ADR.name
+    shutil.copy(ADR, f)
+    stamp = disk_stamp(str(f))
+    led = load(str(f), fingerprint=False)
+    data = f.read_bytes()
+    with open(f, "ab") as out:
+        out.write(b"\n")
+    late = LateFingerprint(led, stamp, disk_stamp)
+    late.ensure()
+    assert led.sha256 == CHANGED
+    with pytest.raises(WriteError):
+        _check_unchanged(str(f), data, led.size, led.sha256, "analysed")
+    unchanged = load(str(f), fingerprint=False)
+    LateFingerprint(unchanged, disk_stamp(str(f)), disk_stamp).ensure()
+    assert unchanged.sha256 == load(str(f)).sha256

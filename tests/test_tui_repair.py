@@ -321,6 +321,34 @@ async def test_a_refused_write_is_shown_and_nothing_is_installed(session: Path) 
     assert list_backups(str(session)) == []
 
 
+async def test_an_install_waits_for_the_sessions_late_hash_and_refuses_a_rewritten_file(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session view hashes the file after its landing (tui/fingerprint.py); an install before
+    that hash was taken takes it first. A rewrite of the same size after the analysis (the view
+    not watching) is refused as a changed file, not written over."""
+    from inspector.tui.fingerprint import LateFingerprint
+
+    monkeypatch.setattr(LateFingerprint, "start", lambda self: None)  # not taken yet at the install
+    monkeypatch.setattr(SessionScreen, "check_disk", lambda self: None)  # the view sees nothing
+    app = create_app([str(session)], window=32_000)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_repair(app, pilot)
+        assert screen.report.ledger.sha256 is None
+        await _run_to_confirm(app, pilot, screen)
+        data = session.read_bytes()
+        i = data.index(b'"timestamp"')
+        session.write_bytes(data[:i] + data[i:].replace(b"2026", b"2027", 1))  # same size, other bytes
+        changed = session.read_bytes()
+        assert len(changed) == len(data) and changed != data
+        await pilot.press("y")
+        await _until(pilot, lambda: app.screen is screen and not screen.writing and "changed since" in _text(screen, "#install-why"),
+                     "the refusal")  # fmt: skip
+        assert "nothing installed" in _text(screen, "#progress-label")
+    assert session.read_bytes() == changed
+    assert list_backups(str(session)) == []
+
+
 async def test_a_summarizer_that_cannot_be_configured_is_said_and_cannot_run(
     session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -262,10 +262,11 @@ class Report:
     def record(self, seq: int) -> Record:
         return self.ledger.records[seq]
 
-    def ensure_tokens(self) -> list[ContextItem]:
+    def ensure_tokens(self, items: list[ContextItem] | None = None) -> list[ContextItem]:
         """Count the tokens of every item of the next request (analysis counts only what the
-        total needs); returns the items."""
-        count_tokens(self.ledger, self.context, self._tokenizer)
+        total needs), or of `items`, some of them (a caller counting a part at a time); returns
+        the items."""
+        count_tokens(self.ledger, self.context if items is None else items, self._tokenizer)
         return self.context
 
 

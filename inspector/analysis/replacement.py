@@ -80,15 +80,21 @@ def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runt
     """The call ids and the result ids the entries hold (pairing spans the whole request)."""
     calls: set[str] = set()
     answered: set[str] = set()
+    many = rt.many_results_per_message
     for e in entries:
-        if isinstance(e, int):
-            calls.update(records[e].call_ids)
-            rid = result_id(records[e])
-            m = records[e].message if rt.many_results_per_message and rid is not None else None
-            answered.update(m.tool_result_ids() if m is not None else ())
-        else:
-            calls.update(e.tool_call_ids)
-            rid = e.tool_result_id
+        if type(e) is int:  # (a record: one per message of the request, read from the index)
+            rec = records[e]
+            if rec.call_ids:
+                calls.update(rec.call_ids)
+            rid = rec.result_id if rec.role == "tool" else None
+            if rid is not None:
+                m = rec.message if many else None
+                if m is not None:
+                    answered.update(m.tool_result_ids())
+                answered.add(rid)
+            continue
+        calls.update(e.tool_call_ids)  # type: ignore[union-attr]
+        rid = e.tool_result_id  # type: ignore[union-attr]
         if rid is not None:
             answered.add(rid)
     return calls, answered
@@ -109,7 +115,7 @@ def request_items(
 
     items: list[ContextItem] = []
     for e in entries:
-        if isinstance(e, int):
+        if type(e) is int:
             rec = records[e]
             if rec.role == "tool":
                 if rec.result_id is None or rec.result_id not in calls:
@@ -126,7 +132,7 @@ def request_items(
             if item.role == "tool" and (item.tool_result_id is None or item.tool_result_id not in calls):
                 continue
         items.append(item)
-        missing = [c for c in item.tool_call_ids if c not in answered]
+        missing = [c for c in item.tool_call_ids if c not in answered] if item.tool_call_ids else None
         if missing:
             item.unanswered = missing
             for c in missing if rt.synthesize_missing_results else ():

@@ -32,6 +32,7 @@ import copy
 import dataclasses
 import functools
 import json
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -64,6 +65,7 @@ from inspector.ledger.quoting import quote
 
 NAME = "codex"
 _UNSET = msgspec.UNSET  # (a head field whose key is not there)
+_LINE = operator.attrgetter("line")
 
 # Top-level line types that identify a rollout (with a `payload` object).
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -434,12 +436,24 @@ class _Fields(RecordSource):
 
 class _Entry(msgspec.Struct, gc=False):
     """One item of Codex's history as replayed so far: a record's (seq) or a checkpoint's own (a
-    Struct: built in C, one per response item)."""
+    Struct: built in C, one per response item). A record's item is made when a checkpoint keeps
+    it (`hist`): most records' never is."""
 
     seq: int | None
     key: HistoryKey | None  # None: not read yet (a line read from its head: `_Fields.keys`)
     id: str | None
-    item: HistoryItem
+    role: str  # the role the model sees
+    item: HistoryItem | None = None  # None: a record's, not made yet
+
+    def hist(self) -> HistoryItem:
+        """The entry as a replacement-history item (one object per entry, made once)."""
+        it = self.item
+        if it is None:
+            it = self.item = HistoryItem(self.role, "", self.seq)
+        return it
+
+    def is_user_message(self) -> bool:
+        return self.role == "user" and (self.item is None or self.item.kind == "message")
 
 
 class _Builder:
@@ -455,7 +469,11 @@ class _Builder:
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
-        self.seen_ids: set[str] = set()
+        self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
+        # The record types some history entry of has no key yet (read from its head: `_keys`), and
+        # their item types.
+        self.unkeyed: set[str] = set()
+        self.unkeyed_items: set[str] = set()
         self.history: list[_Entry] = []
         self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
@@ -468,13 +486,32 @@ class _Builder:
         self.diags.append(Diagnostic(rl.line, problem, f"line {rl.line}: {text}", seqs=[seq] if seq is not None else []))
 
     def rid(self, p: Any, rl: RawLine, k: int) -> str:
+        """A record's id: its item's own when no earlier record has it, else its line's."""
         pid = p.get("id") if isinstance(p, dict) else None
-        if isinstance(pid, str) and pid and pid not in self.seen_ids:
+        if isinstance(pid, str) and pid and not self.taken(pid):
             self.seen_ids.add(pid)
             return pid
-        rid = f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
-        self.seen_ids.add(rid)
-        return rid
+        return f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
+
+    def taken(self, pid: str) -> bool:
+        """Whether an earlier record has this id: an item's own (`seen_ids`), or one made for a
+        line (`L12`, `L12.1`: looked up among that line's records, not kept in a set of one entry
+        per line)."""
+        if pid in self.seen_ids:
+            return True
+        if pid[0] != "L":
+            return False
+        try:
+            line = int(pid[1:].partition(".")[0])
+        except ValueError:
+            return False
+        recs = self.records
+        i = bisect.bisect_left(recs, line, key=_LINE)
+        while i < len(recs) and recs[i].line == line:
+            if recs[i].id == pid:
+                return True
+            i += 1
+        return False
 
     def add(self, rl: RawLine, o: dict[str, Any], k: int) -> None:
         seq = len(self.records)
@@ -497,7 +534,7 @@ class _Builder:
             # Another agent's message: Codex replays it into the history as model input.
             m = Message("user", [Block("text", p["content"])], source_role=t)
             self.records.append(Record(seq, rl.line, "message", t, rid, None, ts, message=m, extra=p, offset=rl.offset, length=rl.length))
-            self.history.append(_Entry(seq, _key({"type": t, **p}), None, HistoryItem("user", seq=seq)))
+            self.history.append(_Entry(seq, _key({"type": t, **p}), None, "user"))
         elif t in META_TYPES:
             sub = p.get("type") if t == "event_msg" else None
             kind = "meta"
@@ -584,9 +621,10 @@ class _Builder:
                 result = p.call_id
                 key = (it, result)
         rid = pid = p.id  # (`rid`, inline)
-        if not rid or rid in seen:
+        if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = f"L{line}"
-        seen.add(rid)
+        else:
+            seen.add(rid)
         seq = len(records)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
             records.append(
@@ -611,7 +649,10 @@ class _Builder:
                 src.route_seqs.append(seq)
                 routes.append(route)
             self.usage_for = seq
-        entry = _Entry(seq, key, pid, HistoryItem(mapped, "", seq))
+        if key is None and it not in self.unkeyed_items:
+            self.unkeyed_items.add(it)
+            self.unkeyed.add(records[seq].type)
+        entry = _Entry(seq, key, pid, mapped)
         self.history.append(entry)
         if pid is not None:
             self.written.setdefault(pid, entry)
@@ -619,11 +660,11 @@ class _Builder:
 
     def _head_meta(self, h: LineHead, p: Any, t: str, raw: bytes, line: int, offset: int) -> None:
         """A meta line's record from its head (see `add_head`): a token count, a roll-back, a turn's context."""
-        seen = self.seen_ids
         rid = p.id  # (`rid`, inline)
-        if not rid or rid in seen:
+        if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
             rid = f"L{line}"
-        seen.add(rid)
+        else:
+            self.seen_ids.add(rid)
         if t == "event_msg":
             sub = p.type if type(p.type) is str else None
             if sub == "token_count":
@@ -702,7 +743,7 @@ class _Builder:
         if m.role == "assistant":
             self.usage_for = seq
         pid = p.get("id") if isinstance(p.get("id"), str) else None
-        entry = _Entry(seq, _key(p), pid, HistoryItem(m.role, seq=seq))
+        entry = _Entry(seq, _key(p), pid, m.role)
         self.history.append(entry)
         if pid is not None:
             self.written.setdefault(pid, entry)
@@ -714,7 +755,7 @@ class _Builder:
         starts = [
             i
             for i, e in enumerate(self.history)
-            if e.item.role == "user" and e.item.kind == "message" and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
+            if e.is_user_message() and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
         ]
         if not starts:
             return
@@ -731,7 +772,7 @@ class _Builder:
 
     def _text(self, e: _Entry) -> str:
         m = self.records[e.seq].message if e.seq is not None else None
-        return m.text() if m is not None else e.item.text
+        return m.text() if m is not None else e.hist().text
 
     def _handoff(self, msg: str) -> Record | None:
         """The summarizer's reply written just before `compacted` (older Codex marks it no way)."""
@@ -821,12 +862,17 @@ class _Builder:
         # Only an item of the same type has the same key: the keys not read yet are read for the
         # types the replacement history holds (an entry left unread never equals its items).
         kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
-        self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
+        if not kinds.isdisjoint(self.unkeyed):
+            self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
+        # Only the keys of the replacement's items are ever looked up: the others are not indexed
+        # (a history of 25k items between two checkpoints of a 100 MB rollout).
+        wanted = {_key(it) for it in rh if isinstance(it, dict)}
         for i, e in enumerate(self.history):
             if e.id is not None:
                 by_id.setdefault(e.id, i)
-            if e.key is not None:
-                by_key.setdefault(e.key, []).append(i)
+            k = e.key
+            if k is not None and k in wanted:
+                by_key.setdefault(k, []).append(i)
         out: list[HistoryItem] = []
         own: list[HistoryItem] = []
         entries: list[_Entry] = []
@@ -849,7 +895,7 @@ class _Builder:
             if hit is not None:
                 used.add(hit)
                 e = self.history[hit]
-                out.append(e.item)
+                out.append(e.hist())
                 entries.append(e)
                 continue
             back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
@@ -859,7 +905,7 @@ class _Builder:
                     and all(x.seq != back.seq for x in entries):
                 # A record an earlier checkpoint removed, put back verbatim (a repair restoring
                 # what was lost): the record itself is sent again.
-                out.append(back.item)
+                out.append(back.hist())
                 entries.append(back)
                 continue
             h = _history_item(it)
@@ -867,7 +913,7 @@ class _Builder:
                 continue
             out.append(h)
             own.append(h)
-            entries.append(_Entry(None, key, iid, h))
+            entries.append(_Entry(None, key, iid, h.role, h))
         if not any(h.kind == "summary" for h in own):
             # Client-side compaction: the summary is the user message holding `message` (or
             # Codex's summary prefix), the last one when several do.
@@ -881,7 +927,7 @@ class _Builder:
         newest first within ~20k tokens (4 bytes a token), then the summary message."""
         users: list[_Entry] = []
         for e in self.history:
-            if e.item.role != "user" or e.item.kind == "summary":
+            if not e.is_user_message():
                 continue
             text = self._text(e)
             if not text or _summary_like(text) or _session_prefix(text):
@@ -899,13 +945,13 @@ class _Builder:
                 left -= n
             else:
                 cut = HistoryItem("user", text[: left * 4] + "\n[...truncated]", id=e.id)
-                kept.append(_Entry(None, e.key, e.id, cut))
+                kept.append(_Entry(None, e.key, e.id, "user", cut))
                 break
         kept.reverse()
         self._keys(kept)
         summary = HistoryItem("user", msg or NO_SUMMARY_TEXT, kind="summary")
-        entries = [*kept, _Entry(None, "", None, summary)]
-        return [e.item for e in entries], entries
+        entries = [*kept, _Entry(None, "", None, "user", summary)]
+        return [e.hist() for e in entries], entries
 
     def finish(self) -> Ledger:
         h = self.header or {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from inspector.analysis import Finding, Report
@@ -72,9 +73,13 @@ class SessionState:
         return min(self.findings, key=lambda f: SEVERITY_RANK.get(f.severity, 3)) if self.findings else None
 
 
+_LINE = attrgetter("line")
+
+
 def finding_key(report: Report, f: Finding) -> FindingKey:
-    lines = [report.ledger.records[s].line for s in f.records]
-    return FindingKey(f.code, min(lines) if lines else 0)
+    # (in C: a hole finding of a big session names hundreds of thousands of records)
+    lines = map(_LINE, map(report.ledger.records.__getitem__, f.records))
+    return FindingKey(f.code, min(lines, default=0))
 
 
 def summary_of(path: str, report: Report, size: int, mtime_ns: int) -> SessionState:

@@ -79,11 +79,11 @@ def group_prompt(report: Report, group: list[Finding], unfolded: bool) -> Group:
     head.append(f" ×{len(group):,}", style="bold")
     first = Text("first: ", style=DIM)
     first.append(f.message)
-    seqs = [s for g in group for s in g.records]
+    named = [g.records for g in group if g.records]  # (each finding's min and max, not one list of them all)
     where = Text("→ ", style="#d2a8ff")
-    if seqs:
+    if named:
         records = report.ledger.records
-        lo, hi = records[min(seqs)].line, records[max(seqs)].line
+        lo, hi = records[min(map(min, named))].line, records[max(map(max, named))].line
         where.append(f"line {lo}" if lo == hi else f"lines {lo}–{hi}", style="bold")
         where.append(" · ", style=DIM)
     where.append("Enter to fold" if unfolded else f"Enter to show all {len(group):,}", style=f"italic {DIM}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ from inspector.compaction.plan import (
     broken_promises,
     plan,
 )
-from inspector.ledger.model import Usage
+from inspector.ledger.model import Ledger, Usage
 from inspector.tui.fields import EDIT_DEBOUNCE, TokenField
 from inspector.tui.minimap import Minimap
 from inspector.tui.model import ROW_CHARS
@@ -533,9 +534,13 @@ class RepairScreen(Screen[None]):
         summarizer: Any = None,
         entry_id: str | None = None,
         timestamp: str | None = None,
+        fingerprint: Callable[[Ledger], None] | None = None,
     ) -> None:
         super().__init__()
         self.report = report
+        # Sets the session's sha256 before an install compares it (the session view takes it
+        # after its landing: tui/fingerprint.py).
+        self.fingerprint = fingerprint
         self.initial = {"window": window, "reserve": reserve}
         self.strategy = strategy
         self.provider = provider
@@ -917,6 +922,8 @@ class RepairScreen(Screen[None]):
         assert res.entry is not None
         try:
             with self._lock:
+                if self.fingerprint is not None:
+                    self.fingerprint(self.report.ledger)
                 done = install(self.report, res.entry, lines=res.lines, what=repair_what(res.plan.strategy, res.checkpoint.kind if res.checkpoint is not None else "summary", "the app"), expect=expect)
                 done.report.ensure_tokens()
         except (WriteError, OSError) as e:

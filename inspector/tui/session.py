@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import orjson
@@ -29,7 +30,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
@@ -55,6 +56,8 @@ from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
 from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
+from inspector.tui.fingerprint import LateFingerprint
+from inspector.tui.footer import SteadyFooter
 from inspector.tui.help import key_label
 from inspector.tui.minimap import Cell, Minimap, coverage_cells
 from inspector.tui.model import (
@@ -113,6 +116,8 @@ FRESH_SECONDS = 5.0  # a file written this recently when opened is still growing
 WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view hears of them
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
+TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
+STEP_ASIDE_S = 0.3  # the worker's count waits until the cursor has not moved for this long
 
 
 Stamp = tuple[int, int, int, int, int]
@@ -175,6 +180,7 @@ def keep_out_of_collector() -> None:
     gc.freeze()
 
 
+_KIND = attrgetter("kind")
 REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
 
 
@@ -238,13 +244,19 @@ class SessionScreen(Screen[None]):
 
     class Analyzed(Message):
         def __init__(
-            self, report: Report, seconds: float, generation: int = 0, cells: tuple[int, list[Cell]] | None = None
+            self,
+            report: Report,
+            seconds: float,
+            generation: int = 0,
+            cells: tuple[int, list[Cell]] | None = None,
+            header: str | None = None,
         ) -> None:
             super().__init__()
             self.report = report
             self.seconds = seconds
             self.generation = generation
             self.cells = cells  # the minimap's, at its width then (see minimap.coverage_cells)
+            self.header = header  # the header's summary (`header_line`), also computed by the worker
 
     class Counted(Message):
         """The worker counted the tokens of every item of the analysis's next request."""
@@ -328,7 +340,10 @@ class SessionScreen(Screen[None]):
         self._next_request_behind = False  # the next-request view shows an older read than self.report
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
+        self._loaded_count: tuple[Ledger, int, int] | None = None  # the same, set by the loading worker
+        self._last_move = 0.0  # when the timeline's cursor last moved (monotonic)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
+        self._fingerprint: LateFingerprint | None = None  # the loaded ledger's sha256, taken after the landing
 
     # -------------------------------------------------------------------------------- layout
 
@@ -338,7 +353,7 @@ class SessionScreen(Screen[None]):
         yield Vertical(id="body")
         # Disabled while hidden: a hidden box that takes the focus would swallow q and every key.
         yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search", disabled=True)
-        yield Footer()
+        yield SteadyFooter()
 
     async def on_mount(self) -> None:
         self.set_interval(WATCH_SECONDS, self.check_disk)
@@ -388,7 +403,10 @@ class SessionScreen(Screen[None]):
             self._timeline_mounted = True
             timeline.focus()
             self.call_after_refresh(self._painted)
-        self.refresh_bindings()
+            # The keys that need a session now work (`check_action`): the footer shows them. Only
+            # here: a footer rebuilds every key's widget (0.1 s of the main thread), and nothing
+            # else it shows changes with the index or the report (issue 15.2-3).
+            self.refresh_bindings()
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
@@ -397,13 +415,19 @@ class SessionScreen(Screen[None]):
             took = f" in {seconds:.2f} s" if self.app_timings else ""
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
 
+    @staticmethod
+    def _counted(ledger: Ledger) -> tuple[Ledger, int, int]:
+        return (ledger, len(ledger.records), sum(map("message".__eq__, map(_KIND, ledger.records))))
+
     def _messages_in(self, ledger: Ledger) -> int:
         """How many message records the status line counts: once per ledger (the index, then the
-        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread)."""
-        known = self._message_count
-        if known is None or known[0] is not ledger or known[1] != len(ledger.records):
-            known = self._message_count = (ledger, len(ledger.records), sum(1 for r in ledger.records if r.kind == "message"))
-        return known[2]
+        landing, of a 500 MB rollout's 1.3 million records each counted them on the main thread;
+        the loading worker counts the index it read, `_loaded_count`)."""
+        for known in (self._message_count, self._loaded_count):
+            if known is not None and known[0] is ledger and known[1] == len(ledger.records):
+                return known[2]
+        self._message_count = self._counted(ledger)
+        return self._message_count[2]
 
     @property
     def app_timings(self) -> bool:
@@ -434,7 +458,9 @@ class SessionScreen(Screen[None]):
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
         self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
 
-    def _show_report(self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None) -> None:
+    def _show_report(
+        self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None, header: str | None = None
+    ) -> None:
         self.report = report
         self.query_one(Timeline).set_report(report)
         self.query_one(Minimap).set_report(report, cells)
@@ -449,13 +475,13 @@ class SessionScreen(Screen[None]):
         worst = min((f.severity for f in report.findings), key=lambda s: ("error", "warning", "info").index(s), default=None)
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
-        self.query_one("#summary", Static).update(f"[{color}]{escape(header_line(report))}[/]  [dim]({tok})[/]")
+        header = header if header is not None else header_line(report)
+        self.query_one("#summary", Static).update(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = self._messages_in(led)
         analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
         self._status(analysed)
         self.call_after_refresh(self._landed, analysed, seconds)
-        self.refresh_bindings()
         self._refresh_detail()
         self._seen = self._findings_seen(report)
         repair = self._repair_above()
@@ -480,9 +506,11 @@ class SessionScreen(Screen[None]):
             # A big file: show its first screen at once, then index the whole of it.
             big = self.at_line is None and os.path.getsize(split_selector(self.path)[0]) > PREVIEW_ABOVE_BYTES
             if big:
-                preview = load(self.path, upto_line=PREVIEW_LINES)
+                preview = load(self.path, upto_line=PREVIEW_LINES, fingerprint=False)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
-            ledger = load(self.path, upto_line=self.at_line)
+            # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it.
+            ledger = load(self.path, upto_line=self.at_line, fingerprint=False)
+            self._loaded_count = self._counted(ledger)  # (here, not in the main thread's paint of it)
             keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
@@ -518,26 +546,47 @@ class SessionScreen(Screen[None]):
             with collector_paused():  # (see keep_out_of_collector)
                 report = analyze(ledger, window=self.window, reserve=self.reserve)
                 cells = (width, coverage_cells(ledger, report, width)) if width > 0 else None
+                header = header_line(report)  # (its counts are passes over every record, as the cells)
             keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
-        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells))
+        self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells, header))
+        late = self._fingerprint
+        if late is not None and late.ledger is ledger:
+            late.start()  # (the file's sha256, for a write-back: see LateFingerprint)
         # The tokens of each item of the next request: only its table shows them (the analysis
         # counted what the total needs), and counting them is as long again as the analysis on a
         # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
         try:
-            self._count_tokens(report)
+            self._count_tokens(report, yielding=True)
             keep_out_of_collector()
         except Exception as e:
             self.post_message(self.Failed(f"counting the next request's tokens failed: {type(e).__name__}: {e}", stage="analysis"))
             return
         self.post_message(self.Counted(generation))
 
-    def _count_tokens(self, report: Report) -> None:
-        """Every item's tokens; a second caller waits for the first rather than counting again."""
+    def ensure_fingerprint(self, ledger: Ledger) -> None:
+        """The ledger's sha256 as its load would have taken it, before a write-back compares it
+        (taken now, or waited for, when the thread the landing started has not finished)."""
+        late = self._fingerprint
+        if late is not None and late.ledger is ledger:
+            late.ensure()
+
+    def _count_tokens(self, report: Report, yielding: bool = False) -> None:
+        """Every item's tokens; a second caller waits for the first rather than counting again.
+        `yielding` (the worker's count after the landing): a part at a time, waiting while the
+        user moves through the timeline, so that each key's repaint has the GIL to itself (with
+        the count beside it a key took three to ten times its own CPU; issue 15.2)."""
         with self._tokens_lock, collector_paused():
-            report.ensure_tokens()
+            if not yielding:
+                report.ensure_tokens()
+                return
+            items = report.context
+            for i in range(0, len(items), TOKEN_CHUNK):
+                while time.monotonic() - self._last_move < STEP_ASIDE_S:
+                    time.sleep(STEP_ASIDE_S / 4)
+                report.ensure_tokens(items[i : i + TOKEN_CHUNK])
 
     async def on_session_screen_loaded(self, msg: Loaded) -> None:
         await self._show_ledger(msg.ledger, msg.seconds, msg.preview)
@@ -546,13 +595,14 @@ class SessionScreen(Screen[None]):
             self.focus_line = None
         if not msg.preview:
             self._stamp = msg.stamp
+            self._fingerprint = LateFingerprint(msg.ledger, msg.stamp, disk_stamp)
             self._start_following(msg.stamp)
             # Analyse once the index is on screen, so the first paint never waits for it.
             self.call_after_refresh(self._analyze, msg.ledger)
 
     def on_session_screen_analyzed(self, msg: Analyzed) -> None:
         if msg.generation == self._generation:  # an earlier window's analysis, landing late, is dropped
-            self._show_report(msg.report, msg.seconds, msg.cells)
+            self._show_report(msg.report, msg.seconds, msg.cells, msg.header)
 
     def on_session_screen_counted(self, msg: Counted) -> None:
         if msg.generation == self._generation:
@@ -861,6 +911,7 @@ class SessionScreen(Screen[None]):
     # -------------------------------------------------------------------------------- selection
 
     def on_timeline_selected(self, msg: Timeline.Selected) -> None:
+        self._last_move = time.monotonic()  # (the worker's token count steps aside meanwhile)
         self.query_one(Minimap).set_cursor(msg.seq)
         self._refresh_detail(msg.seq)
 
@@ -1234,7 +1285,7 @@ class SessionScreen(Screen[None]):
             return
         from inspector.tui.repair import RepairScreen
 
-        self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve))
+        self.app.push_screen(RepairScreen(self.report, window=self.window, reserve=self.reserve, fingerprint=self.ensure_fingerprint))
 
     def action_simulate(self) -> None:
         if self.report is None:  # the whole session (not a preview) is read by then

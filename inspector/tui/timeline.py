@@ -220,6 +220,12 @@ class Timeline(ScrollView, can_focus=True):
         cached = self._cache.get(key)
         if cached is not None:
             return cached
+        rec = self.ledger.records[self.rows[row_index]]
+        if rec._message is None and rec.kind == "message":
+            # The rows on screen read from the file in one pass, not one open and read each: a
+            # page of a big session drawn while a worker holds the GIL waited for it at each read.
+            top = int(self.scroll_offset.y)
+            self.ledger.load_messages(self.rows[top : top + max(self.size.height, y + 1)])
         strip = self._render_row(self.rows[row_index], width, row_index == self.cursor)
         self._cache[key] = strip
         return strip
