@@ -181,7 +181,8 @@ def test_the_usual_time_shape_is_taken_without_the_regex_and_only_it() -> None:
 def test_duplicate_ids_and_undefined_runs_read_the_same_both_ways(tmp_path: Path) -> None:
     """The loader's one-pass checks (no id repeated, every run named defined) decide only whether
     the record-by-record passes run: repeated ids and undefined runs, on lines read from their heads
-    and on lines parsed whole, give the whole-line load's diagnostics and routes."""
+    and on lines parsed whole, give the whole-line load's diagnostics and routes, and the id index
+    it keeps is `Ledger.by_id`'s."""
     parsed = {**USER, "id": "p1", "run": "r1", "extra_key": 1}  # parsed whole (an unknown key), naming a run
     cases = {
         "clean": [HEADER, RUN, USER, {**ASSISTANT, "run": "r1"}, TOOL],
@@ -198,6 +199,7 @@ def test_duplicate_ids_and_undefined_runs_read_the_same_both_ways(tmp_path: Path
         codes = {d.problem for d in led.diagnostics}
         assert ("duplicate_id" in codes) == (name == "ids"), name
         assert any("which no run record defines" in d.message for d in led.diagnostics) == (name == "runs"), name
+        assert led._by_id == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, name
         for r in led.records:
             if r.run_id is not None and r.run_id in led.runs:
                 assert r.message is not None and r.message.route == led.runs[r.run_id].route, name

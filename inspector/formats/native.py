@@ -752,6 +752,7 @@ class _Reading:
         self.header_line: int | None = None
         self.settings = SessionSettings()
         self.runs: dict[str, RunHeader] = {}
+        self.parsed_without_id = 0  # records parsed whole that have no id (a head always has one)
         self.run_messages: list[Record] = []  # the messages parsed whole that name a run
         self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
 
@@ -789,6 +790,8 @@ class _Reading:
             else:
                 rec = _unknown_record(b, o, rl, seq)
             self.records.append(rec)
+            if rec.id is None:
+                self.parsed_without_id += 1
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
 
@@ -814,9 +817,12 @@ class _Reading:
         if records[0].kind != "header":  # (only the first "ledger" object is read as the header)
             diags.append(_missing_header(self.header_line))
         _resolve_runs(led, self.b, self.run_messages)
-        ids = [r.id for r in records if r.id is not None]
-        if len(set(ids)) != len(ids):  # (one pass in C when no id repeats, the common case)
-            report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+        # The id index (`Ledger.by_id`: every native record is runtime-visible) in one pass in C; a
+        # record-by-record pass only when it holds fewer ids than the records (every head has one).
+        by_id = {r.id: r.seq for r in records if r.id is not None}
+        if len(by_id) != len(records) - self.parsed_without_id:
+            by_id = report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+        led._by_id = by_id
         for r in reversed(records):
             if r.kind != "header":
                 led.leaf_seq = r.seq
