@@ -80,3 +80,31 @@ def test_the_results_a_tool_line_answers_are_indexed_as_its_message_gives_them(t
         whole = claude_code.build(read_lines(path)[0], path)
         assert context_json(rep) == context_json(analyze(whole)), path
     assert checked > 20
+
+
+def test_uuid_checks_in_one_pass_give_the_record_by_record_pass_and_the_index(tmp_path: Path) -> None:
+    """The loader runs `report_duplicate_ids` only when a uuid repeats (its count of uuids beside
+    its index), and keeps its uuid index as `Ledger.by_id` only when every record is runtime-visible:
+    the duplicates said are the record-by-record pass's, the index is `by_id`'s definition."""
+    from inspector.ledger.model import Ledger, report_duplicate_ids
+
+    lines = _result_lines()
+    cases = {
+        "clean": lines,
+        "head repeats": [*lines, {**lines[2], "parentUuid": "u5"}],
+        "parsed repeats": [*lines, {**lines[3], "uuid": "a1", "parentUuid": "u5", "unknownField": {"x": 1}}],
+        # two objects glued on one line, the first reusing a uuid: both recovered, Claude Code skips them
+        "skipped line": [*lines[:3], json.dumps({**lines[2], "uuid": "g1"}).encode() + json.dumps(lines[1]).encode(), *lines[3:]],
+    }
+    for name, objs in cases.items():
+        f = tmp_path / f"{name}.jsonl"
+        f.write_bytes(b"".join((o if isinstance(o, bytes) else json.dumps(o).encode()) + b"\n" for o in objs))
+        for led in (load(str(f)), claude_code.build(read_lines(str(f))[0], str(f))):
+            said = [d.message for d in led.diagnostics if d.problem == "duplicate_id"]
+            again = Ledger(path=None, format="claude_code", session_id=None, header=None, records=led.records, diagnostics=[])
+            report_duplicate_ids(again, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
+            assert said == [d.message for d in again.diagnostics], name
+            assert bool(said) == (name != "clean"), name
+            assert led.by_id() == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, name
+        if name == "skipped line":
+            assert any(not r.runtime_visible for r in led.records)
