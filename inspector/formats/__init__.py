@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inspector.formats import codex, registry, sqlite_files
+from inspector.formats import base, codex, registry, sqlite_files
 from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
     READ_BUFFER_BYTES,
@@ -143,8 +143,12 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fin
         if forced is None:
             store = _claimed_store(path, head)
         if store is not None and store.load_file is not None:
-            with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
-                led = store.load_file(path, f, head, selector, upto_line)
+            digest = base._ROWS_DIGEST.set(fingerprint)  # (a read-only command needs no rows' digest either)
+            try:
+                with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
+                    led = store.load_file(path, f, head, selector, upto_line)
+            finally:
+                base._ROWS_DIGEST.reset(digest)
             led.size = size
             # A database's state is its rows' digest (`store_state`, which its write-back checks);
             # its file's bytes change with every checkpoint of its -wal, and nothing reads a hash

@@ -14,6 +14,7 @@ import glob
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -336,6 +337,17 @@ LineStreamer = Callable[[BinaryIO, str, int, "int | None", "Callable[[], None] |
 LineExtender = Callable[[Ledger, list[RawLine]], "Ledger | None"]
 # (path, open file at 64 KiB, the first 64 KiB, FILE#SESSION selection, upto_line) -> ledger
 StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledger]
+
+# False while `formats.load(..., fingerprint=False)` runs a store's loader: a command that only
+# reads, so no write-back will compare the rows with what was analysed, and a loader may leave
+# `Ledger.store_state` None instead of hashing every row (`rows_digest_wanted`).
+_ROWS_DIGEST: ContextVar[bool] = ContextVar("rows_digest", default=True)
+
+
+def rows_digest_wanted() -> bool:
+    """Whether the store being loaded needs its rows' digest (`Ledger.store_state`), which only a
+    write-back compares: False for a command that only reads (`formats.load(fingerprint=False)`)."""
+    return _ROWS_DIGEST.get()
 
 
 @dataclass(frozen=True, slots=True)

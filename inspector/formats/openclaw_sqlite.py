@@ -50,7 +50,15 @@ import orjson
 import zstandard
 
 from inspector.formats import appended, bounded, fields, heads, openclaw_writer, pi, sqlite_files
-from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth, Writer
+from inspector.formats.base import (
+    Format,
+    Home,
+    HomeOverride,
+    Runtime,
+    StoreGrowth,
+    Writer,
+    rows_digest_wanted,
+)
 from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
@@ -118,8 +126,10 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     diags: list[Diagnostic] = []
     sid, node_entry = _choose_session(con, name, session_id, diags)
     rows = con.execute(_ROWS + (" AND seq<=?" if upto is not None else "") + " ORDER BY seq", (sid, upto) if upto is not None else (sid,))
-    # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is read.
-    digest = hashlib.sha256() if upto is None else None
+    # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is
+    # read, unless the command only reads (no write-back compares it: `store_state` stays None).
+    wanted = rows_digest_wanted()
+    digest = hashlib.sha256() if upto is None and wanted else None
     led, read = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
     if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
@@ -128,7 +138,10 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     led.diagnostics[:0] = diags
     if upto is None:
         _set_leaf(con, led, sid)
-    led.store_state = f"{read}:{digest.hexdigest()}" if digest is not None else openclaw_writer.state(con, led)
+    if digest is not None:
+        led.store_state = f"{read}:{digest.hexdigest()}"
+    elif wanted:
+        led.store_state = openclaw_writer.state(con, led)
     _describe_windows(con, led, name, sid)
     _describe_checkpoints(led, name, node_entry)
     return led
