@@ -1074,7 +1074,9 @@ def _placed_families(
             continue
         family = set(merged.get(s, (s,)))
         for cid in r.call_ids:
-            family |= set(results.get(cid, ()))
+            family.update(results.get(cid, ()))
+        if family <= on:  # (the common case: the reply's lines and results are on the chain already)
+            continue
         missing = sorted(x for x in family if x not in on)
         for x in missing:
             before = [p for p in family if p < x and (p in on)]
