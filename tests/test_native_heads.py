@@ -203,3 +203,27 @@ def test_duplicate_ids_and_undefined_runs_read_the_same_both_ways(tmp_path: Path
         for r in led.records:
             if r.run_id is not None and r.run_id in led.runs:
                 assert r.message is not None and r.message.route == led.runs[r.run_id].route, name
+
+
+def test_the_line_loop_stops_where_the_whole_line_load_stops(tmp_path: Path) -> None:
+    """`native._read` (the head step inlined in its own loop) read up to a line (`--at`) or up to
+    a size (a file appended to while it is read): the ledger is the whole-line load's of that prefix,
+    a cut last line included (said truncated, as the whole-line reader says it)."""
+    from inspector.formats.jsonl import parse_bytes
+
+    f = tmp_path / "s.jsonl"
+    objs = [HEADER, RUN, USER, ASSISTANT, TOOL, {**USER, "id": "m9", "extra_key": 1}, {**ASSISTANT, "id": "m10"}]
+    data = "".join(json.dumps(o) + "\n" for o in objs).encode()
+    f.write_bytes(data)
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    for k in range(1, len(objs) + 1):
+        lazy = load(str(f), upto_line=k)
+        whole = native.build(parse_bytes(data[: ends[k - 1]])[0], str(f))
+        assert _diags(lazy) == _diags(whole) and _fields(lazy) == _fields(whole), k
+    for limit in sorted({*ends, *(e - 7 for e in ends), 5, len(data) - 1}):
+        with open(f, "rb") as fh:
+            led, consumed = native.stream(fh, str(f), limit, None)
+        whole = native.build(parse_bytes(data[:limit])[0], str(f))
+        assert consumed == limit
+        assert _diags(led) == _diags(whole), limit
+        assert _fields(led) == _fields(whole), limit
