@@ -16,7 +16,8 @@ each measurement in a fresh interpreter, best of `--repeat` (3):
 
 Both as `inspector analyze FILE` runs them: a one-shot process, whose loaded ledger is moved out
 of the cyclic collector's sight (`whole_lines.freeze_what_loads`, then `gc.freeze()` after the
-load, as `cli.main` does), so analysis does not pay for the collector walking the ledger again.
+load, as `cli.main` does), so analysis does not pay for the collector walking the ledger again; and
+the analysis runs with the collector paused, as `cli.main` runs it (`whole_lines.collector_paused`).
 
 CPU is the process's own (all its threads) plus its children's: a forked helper's CPU counts, and
 is shown on its own too. Peak RSS is ru_maxrss of the measuring process (its helper's shown apart).
@@ -127,7 +128,7 @@ def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
     else:
         from inspector.analysis import analyze
         from inspector.formats import load
-        from inspector.formats.whole_lines import freeze_what_loads
+        from inspector.formats.whole_lines import collector_paused, freeze_what_loads
 
         freeze_what_loads()  # a one-shot process, as the console script is
     c0, h0, t0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -139,7 +140,8 @@ def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
         out["records"] = len(led.records)
         if kind == "pipeline":
             out["load_wall"] = time.perf_counter() - t0
-            report = analyze(led)
+            with collector_paused():  # as cli.main runs the analysis
+                report = analyze(led)
             out["findings"] = len(report.findings)
     t1 = time.perf_counter()
     out["wall"] = t1 - t0

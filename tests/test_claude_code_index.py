@@ -4,6 +4,12 @@ again when asked for; what it then gives is what parsing every line whole (`buil
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+from inspector.analysis import analyze
+from inspector.analysis.export import context_json
 from inspector.formats import claude_code, load
 from inspector.formats.jsonl import read_lines
 from tests.test_incremental import corpus, format_of
@@ -33,3 +39,72 @@ def test_stream_reads_content_on_demand_and_equals_the_whole_parse():
             assert r.extra == w.extra, (path, r.line)
             assert r.checkpoint == w.checkpoint, (path, r.line)
     assert lazy > messages // 2  # most messages were not materialized by the load
+
+
+def _result_lines() -> list[dict[str, Any]]:
+    """Tool lines with several results, an empty or missing tool_use_id first, text beside them."""
+    base = {"type": "user", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    call = {"type": "assistant", "uuid": "a1", "parentUuid": None, "sessionId": "s1", "timestamp": base["timestamp"],
+            "message": {"id": "msg1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": c, "name": "read", "input": {}} for c in ("t1", "t2", "t3")]}}
+    contents = [
+        [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}, {"type": "tool_result", "tool_use_id": "t2", "content": "b"}],
+        [{"type": "tool_result", "tool_use_id": "", "content": "a"}, {"type": "tool_result", "tool_use_id": "t3", "content": "b"}],
+        [{"type": "tool_result", "content": "a"}, {"type": "tool_result", "tool_use_id": "t1", "content": "b"}],
+        [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t2", "content": "b"}],
+        [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}],
+        [{"type": "tool_result", "tool_use_id": 5, "content": "a"}, {"type": "tool_result", "tool_use_id": "t2"}],
+    ]
+    out: list[dict[str, Any]] = [call]
+    for i, c in enumerate(contents):
+        out.append({**base, "uuid": f"u{i}", "parentUuid": out[-1]["uuid"], "message": {"role": "user", "content": c}})
+    return out
+
+
+def test_the_results_a_tool_line_answers_are_indexed_as_its_message_gives_them(tmp_path: Path) -> None:
+    """`_Source.result_ids` (what the analysis asks instead of reading a tool line's message,
+    `RecordSource.result_ids`) is the message's `tool_result_ids()`, line by line, and the next
+    request is what reading every message gives."""
+    extra = tmp_path / "results.jsonl"
+    extra.write_text("".join(json.dumps(o) + "\n" for o in _result_lines()))
+    checked = 0
+    for path in [*transcripts(), str(extra)]:
+        led = load(path)
+        indexed = {r.seq: r._source.result_ids(r) for r in led.records if r.role == "tool" and r._source is not None}
+        rep = analyze(led)
+        for seq, ids in indexed.items():
+            m = led.records[seq].message
+            if ids is not None:
+                assert ids == (m.tool_result_ids() if m is not None else []), (path, seq)
+                checked += 1
+        whole = claude_code.build(read_lines(path)[0], path)
+        assert context_json(rep) == context_json(analyze(whole)), path
+    assert checked > 20
+
+
+def test_uuid_checks_in_one_pass_give_the_record_by_record_pass_and_the_index(tmp_path: Path) -> None:
+    """The loader runs `report_duplicate_ids` only when a uuid repeats (its count of uuids beside
+    its index), and keeps its uuid index as `Ledger.by_id` only when every record is runtime-visible:
+    the duplicates said are the record-by-record pass's, the index is `by_id`'s definition."""
+    from inspector.ledger.model import Ledger, report_duplicate_ids
+
+    lines = _result_lines()
+    cases = {
+        "clean": lines,
+        "head repeats": [*lines, {**lines[2], "parentUuid": "u5"}],
+        "parsed repeats": [*lines, {**lines[3], "uuid": "a1", "parentUuid": "u5", "unknownField": {"x": 1}}],
+        # two objects glued on one line, the first reusing a uuid: both recovered, Claude Code skips them
+        "skipped line": [*lines[:3], json.dumps({**lines[2], "uuid": "g1"}).encode() + json.dumps(lines[1]).encode(), *lines[3:]],
+    }
+    for name, objs in cases.items():
+        f = tmp_path / f"{name}.jsonl"
+        f.write_bytes(b"".join((o if isinstance(o, bytes) else json.dumps(o).encode()) + b"\n" for o in objs))
+        for led in (load(str(f)), claude_code.build(read_lines(str(f))[0], str(f))):
+            said = [d.message for d in led.diagnostics if d.problem == "duplicate_id"]
+            again = Ledger(path=None, format="claude_code", session_id=None, header=None, records=led.records, diagnostics=[])
+            report_duplicate_ids(again, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
+            assert said == [d.message for d in again.diagnostics], name
+            assert bool(said) == (name != "clean"), name
+            assert led.by_id() == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, name
+        if name == "skipped line":
+            assert any(not r.runtime_visible for r in led.records)

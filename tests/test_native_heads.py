@@ -151,3 +151,79 @@ def test_times_are_checked_a_thousand_at_a_time_every_one_of_them() -> None:
     assert native_heads.all_times_valid(times) and native_heads.all_times_valid([])
     for bad in (0, 1023, 1024, 2500, 2999):
         assert not native_heads.all_times_valid([*times[:bad], "10:00", *times[bad + 1 :]])
+
+
+def test_the_usual_time_shape_is_taken_without_the_regex_and_only_it() -> None:
+    """`_all_in_the_usual_shape` (toISOString's shape, checked with no regex) says yes only where
+    the regex does; whatever it declines, the regex decides: the answer is each time's `re.match`."""
+    import re
+
+    from inspector.formats import native_heads
+
+    usual = [f"2026-01-05T09:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z" for i in range(9000)]
+    one_time = re.compile(native_heads.ISO_TS_PATTERN)
+    cases = [
+        [], usual, usual[:1], usual[:8192], usual[:8193],
+        [*usual[:8192], "x"], [*usual[:8191], "2026-01-05T09:00:00Z"],  # the last of a part, the first of the next
+        ["2026-01-05T09:00:10.043Z\n2026-01-05T09:00:10.043Z"],  # two in one: as many newlines as a join of two
+        ["\u0662\u0660\u0662\u0666-01-05T09:00:10.043Z"],  # digits `\d` takes, not ASCII ones
+        ["2026-01-05t09:00:10.043Z"], ["2026-0a-05T09:00:10.043Z"], ["2026-01-05T09:00:10.043+01:00"],
+        ["2026-01-05T09:00:10.043ZZ"], ["2026-01-05T09:00:10.04Z"], ["2026-01-05T09:00:10.0433"],
+    ]  # fmt: skip
+    for times in cases:
+        each = all(one_time.match(t) for t in times)
+        assert native_heads.all_times_valid(times) == each, times[-1:]
+        if native_heads._all_in_the_usual_shape(times):
+            assert each, times[-1:]
+    assert native_heads._all_in_the_usual_shape(usual)  # the shape the fast path is for
+
+
+def test_duplicate_ids_and_undefined_runs_read_the_same_both_ways(tmp_path: Path) -> None:
+    """The loader's one-pass checks (no id repeated, every run named defined) decide only whether
+    the record-by-record passes run: repeated ids and undefined runs, on lines read from their heads
+    and on lines parsed whole, give the whole-line load's diagnostics and routes, and the id index
+    it keeps is `Ledger.by_id`'s."""
+    parsed = {**USER, "id": "p1", "run": "r1", "extra_key": 1}  # parsed whole (an unknown key), naming a run
+    cases = {
+        "clean": [HEADER, RUN, USER, {**ASSISTANT, "run": "r1"}, TOOL],
+        "ids": [HEADER, RUN, USER, ASSISTANT, {**TOOL, "id": USER["id"]}, {**parsed, "id": ASSISTANT["id"]}],
+        "runs": [HEADER, {**ASSISTANT, "run": "nowhere"}, {**parsed, "id": "p0", "run": "gone"}, RUN, parsed],
+        "run after": [HEADER, {**ASSISTANT, "run": "r1"}, parsed, RUN],
+        "header late": [USER, HEADER, HEADER, {**USER, "id": "m0"}],
+    }
+    for name, objs in cases.items():
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(o) + "\n" for o in objs))
+        _same_both_ways(f)
+        led = load(str(f))
+        codes = {d.problem for d in led.diagnostics}
+        assert ("duplicate_id" in codes) == (name == "ids"), name
+        assert any("which no run record defines" in d.message for d in led.diagnostics) == (name == "runs"), name
+        assert led._by_id == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, name
+        for r in led.records:
+            if r.run_id is not None and r.run_id in led.runs:
+                assert r.message is not None and r.message.route == led.runs[r.run_id].route, name
+
+
+def test_the_line_loop_stops_where_the_whole_line_load_stops(tmp_path: Path) -> None:
+    """`native._read` (the head step inlined in its own loop) read up to a line (`--at`) or up to
+    a size (a file appended to while it is read): the ledger is the whole-line load's of that prefix,
+    a cut last line included (said truncated, as the whole-line reader says it)."""
+    from inspector.formats.jsonl import parse_bytes
+
+    f = tmp_path / "s.jsonl"
+    objs = [HEADER, RUN, USER, ASSISTANT, TOOL, {**USER, "id": "m9", "extra_key": 1}, {**ASSISTANT, "id": "m10"}]
+    data = "".join(json.dumps(o) + "\n" for o in objs).encode()
+    f.write_bytes(data)
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    for k in range(1, len(objs) + 1):
+        lazy = load(str(f), upto_line=k)
+        whole = native.build(parse_bytes(data[: ends[k - 1]])[0], str(f))
+        assert _diags(lazy) == _diags(whole) and _fields(lazy) == _fields(whole), k
+    for limit in sorted({*ends, *(e - 7 for e in ends), 5, len(data) - 1}):
+        with open(f, "rb") as fh:
+            led, consumed = native.stream(fh, str(f), limit, None)
+        whole = native.build(parse_bytes(data[:limit])[0], str(f))
+        assert consumed == limit
+        assert _diags(led) == _diags(whole), limit
+        assert _fields(led) == _fields(whole), limit

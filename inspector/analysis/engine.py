@@ -724,8 +724,12 @@ def sent_items(
         elif role == "tool":
             rid = rec.result_id
             rids = [rid] if rid is not None else []
-            if rt.many_results_per_message and rec.message is not None:
-                rids = rec.message.tool_result_ids() or rids
+            if rt.many_results_per_message:
+                src = rec._source
+                many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
+                if many is None and rec.message is not None:
+                    many = rec.message.tool_result_ids()
+                rids = many or rids
             answered.update(rids)
             item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
             item.orphan = not rids or any(r not in in_context_calls for r in rids)

@@ -338,6 +338,7 @@ LineExtender = Callable[[Ledger, list[RawLine]], "Ledger | None"]
 StoreLoader = Callable[[str, BinaryIO, bytes, "str | None", "int | None"], Ledger]
 
 
+
 @dataclass(frozen=True, slots=True)
 class StoreGrowth:
     """What a store gained past the rows a ledger was read from (issue 17.1), one of:

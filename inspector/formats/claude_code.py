@@ -411,6 +411,8 @@ class _Reading:
     run_uuid: str | None = None
     run_seq: int | None = None
     by_uuid: dict[str, int] = field(default_factory=dict)
+    uuids: int = 0  # records with a uuid: more than `by_uuid` holds when one repeats
+    invisible: int = 0  # records Claude Code skips (not runtime-visible)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
 
     def end_run(self) -> None:
@@ -484,6 +486,7 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
     st.objs.append(light)
     if uuid is not None:
         st.by_uuid[uuid] = seq
+        st.uuids += 1
     if conversation:
         tur = h.toolUseResult
         if type(tur) is ToolUseResultHead and tur.agentId is not None:
@@ -550,7 +553,10 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     st.source.replies = st.groups
     st.source.merged = merged
     _attach_summaries(records, objs)
-    report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
+    if st.uuids != len(st.by_uuid):  # (a uuid repeats: the record-by-record pass says where)
+        report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
+    if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
+        led._by_id = st.by_uuid
     _active_path(led, objs, merged)
     return led
 
@@ -590,10 +596,12 @@ def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
         # Claude Code parses each line whole and skips one that does not parse: what we
         # recovered from it never reaches the model.
         rec.runtime_visible = False
+        st.invisible += 1
     st.records.append(rec)
     st.objs.append(o)
     if uuid is not None:
         st.by_uuid[uuid] = seq
+        st.uuids += 1
     if rl.diagnostic is not None:
         rl.diagnostic.seqs.append(seq)
 
@@ -972,7 +980,6 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
-    led._by_id = None
     if cycle or len({records[s].id for s in path}) < len(path):
         # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
         led.resolved_path = path
@@ -1067,7 +1074,9 @@ def _placed_families(
             continue
         family = set(merged.get(s, (s,)))
         for cid in r.call_ids:
-            family |= set(results.get(cid, ()))
+            family.update(results.get(cid, ()))
+        if family <= on:  # (the common case: the reply's lines and results are on the chain already)
+            continue
         missing = sorted(x for x in family if x not in on)
         for x in missing:
             before = [p for p in family if p < x and (p in on)]

@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any, BinaryIO
 
-from inspector.formats import appended, native_heads
+from inspector.formats import appended, heads, native_heads
 from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
+from inspector.formats.bounded import LARGE_LINE_BYTES
 from inspector.formats.jsonl import RawLine, parse_line
-from inspector.formats.whole_lines import collector_paused, read_heads_upto
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     FAILURE_REASONS,
     ROLES,
@@ -612,14 +613,78 @@ def stream(
         after_fork()  # (no helper process here)
     with collector_paused():
         reading = _Reading(path, _Source(path))
-        decode = native_heads.UNCHECKED_TIME_DECODER.decode
-        consumed = read_heads_upto(f, limit, upto_line, decode, reading.add_head, reading.add_line)
+        consumed = _read(f, limit, upto_line, native_heads.UNCHECKED_TIME_DECODER.decode, reading)
         if not native_heads.all_times_valid(reading.head_times):
             # A head's time is not one: read the file again, each head's time checked as it is decoded.
             f.seek(0)
             reading = _Reading(path, _Source(path))
-            consumed = read_heads_upto(f, limit, upto_line, native_heads.DECODER.decode, reading.add_head, reading.add_line)
+            consumed = _read(f, limit, upto_line, native_heads.DECODER.decode, reading)
         return reading.finish(), consumed
+
+
+def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[bytes], Any], reading: _Reading) -> int:
+    """`whole_lines.read_heads_upto` with `reading`'s head step inlined (this loop runs once per
+    line: a call and a comprehension per line were a fifth of the load): a clean message line's
+    record from its head (`native_heads`), its content left in the file (`_Source`), its fields in
+    `Record`'s declaration order (`record_from_fields`); any other line parsed whole, one line
+    behind (so the last line is known for the truncation diagnosis), and given to
+    `reading.add_line`. Returns the bytes consumed."""
+    records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
+    src, new, rec_type, call_type, result_type = reading.source, record_from_fields, Record, _TOOL_CALL, _TOOL_RESULT
+    large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
+    max_line = upto_line if upto_line is not None else 1 << 62
+    offset = lineno = prev_offset = 0
+    prev: bytes | None = None
+    for raw in f:
+        if prev is not None:
+            rl = parse_line(prev, lineno, prev_offset, False)
+            if rl is not None:
+                add_line(rl)
+            prev = None
+        lineno += 1
+        if lineno > max_line:
+            break
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                break
+        # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
+        try:
+            h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
+        except decode_errors:
+            h = None
+        if h is None:
+            prev, prev_offset = raw, offset
+        else:
+            c = h.content
+            calls: tuple[str, ...] = ()
+            result = None
+            if type(c) is not str:  # the calls it makes, the call its first result answers
+                for b in c:
+                    t = type(b)
+                    if t is call_type:
+                        calls += (b.id,)
+                    elif t is result_type and result is None:
+                        result = b.call_id
+            ts, role = h.ts, h.role
+            if type(ts) is str:
+                add_time(ts)
+            rec = new(rec_type, len(records), lineno, h.id, None, ts, offset, n, role, h.stop_reason, role, calls, result, src)
+            if h.run is not None:
+                rec.run_id = h.run
+            if h.meta is True:
+                rec.never_sent = True
+            append(rec)
+        offset += n
+        if offset >= limit:
+            break
+    if prev is not None:
+        rl = parse_line(prev, lineno, prev_offset, True)
+        if rl is not None:
+            add_line(rl)
+    return offset
 
 
 class _Source(RecordSource):
@@ -676,7 +741,7 @@ _TOOL_CALL, _TOOL_RESULT = native_heads.ToolCall, native_heads.ToolResult
 
 class _Reading:
     """One file's records as its lines are read, in file order: a clean message line from its
-    head (`add_head`, `native_heads`), any other line parsed whole (`add_line`)."""
+    head (`_read`, `native_heads`), any other line parsed whole (`add_line`)."""
 
     def __init__(self, path: str | None, source: _Source | None) -> None:
         self.path = path
@@ -687,39 +752,9 @@ class _Reading:
         self.header_line: int | None = None
         self.settings = SessionSettings()
         self.runs: dict[str, RunHeader] = {}
-        self.first_is_header: bool | None = None
+        self.parsed_without_id = 0  # records parsed whole that have no id (a head always has one)
+        self.run_messages: list[Record] = []  # the messages parsed whole that name a run
         self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
-
-    def add_head(self, h: native_heads.MessageHead, raw: bytes, line: int, offset: int) -> bool:
-        """A clean message line's record, its content left in the file (`_Source`): the fields in
-        `Record`'s declaration order (`record_from_fields`, inline: the loaders' hot path)."""
-        src = self.source
-        assert src is not None
-        if self.first_is_header is None:
-            self.first_is_header = False
-        c = h.content
-        calls: tuple[str, ...] = ()
-        result = None
-        if type(c) is not str:  # the calls it makes, the call its first result answers
-            ids = [b.id for b in c if type(b) is _TOOL_CALL]
-            if ids:
-                calls = tuple(ids)
-            for b in c:
-                if type(b) is _TOOL_RESULT:
-                    result = b.call_id
-                    break
-        records = self.records
-        role = h.role
-        ts = h.ts
-        if type(ts) is str:
-            self.head_times.append(ts)
-        records.append(
-            record_from_fields(
-                Record, len(records), line, h.id, None, ts, offset, len(raw), role, h.stop_reason, role, calls, result, src,
-                "message", "message", True, h.meta is True, None, None, h.run, None,
-            )
-        )  # fmt: skip
-        return True
 
     def add_line(self, rl: RawLine) -> None:
         b, diags = self.b, self.b.diagnostics
@@ -737,10 +772,10 @@ class _Reading:
                 continue
             seq = len(self.records)
             t = o.get("type")
-            if self.first_is_header is None:
-                self.first_is_header = t == "ledger"
             if t == "message":
                 rec = b.message(o, rl, seq)
+                if rec.run_id is not None:
+                    self.run_messages.append(rec)
             elif t == "checkpoint":
                 rec = b.checkpoint(o, rl, seq)
             elif t == "run":
@@ -755,6 +790,8 @@ class _Reading:
             else:
                 rec = _unknown_record(b, o, rl, seq)
             self.records.append(rec)
+            if rec.id is None:
+                self.parsed_without_id += 1
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
 
@@ -777,10 +814,15 @@ class _Reading:
             self.source.runs = self.runs
         if not records:
             return led
-        if not self.first_is_header:
+        if records[0].kind != "header":  # (only the first "ledger" object is read as the header)
             diags.append(_missing_header(self.header_line))
-        _resolve_runs(led, self.b)
-        report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+        _resolve_runs(led, self.b, self.run_messages)
+        # The id index (`Ledger.by_id`: every native record is runtime-visible) in one pass in C; a
+        # record-by-record pass only when it holds fewer ids than the records (every head has one).
+        by_id = {r.id: r.seq for r in records if r.id is not None}
+        if len(by_id) != len(records) - self.parsed_without_id:
+            by_id = report_duplicate_ids(led, " (references to it resolve to the last record written with it)")
+        led._by_id = by_id
         for r in reversed(records):
             if r.kind != "header":
                 led.leaf_seq = r.seq
@@ -863,11 +905,20 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     return appended.grown(led, new)
 
 
-def _resolve_runs(led: Ledger, b: _Builder) -> None:
-    """Message.route = the route of its run (a run may be written after its messages)."""
+def _resolve_runs(led: Ledger, b: _Builder, parsed: list[Record]) -> None:
+    """Message.route = the route of its run (a run may be written after its messages); a run no
+    run record defines is said for each message that names it. `parsed`: the messages parsed
+    whole that name a run (a message read from its head takes its route when it is read, `_Source`)."""
     runs = led.runs
+    named = {r.run_id for r in led.records}
+    named.discard(None)
+    if named <= runs.keys():  # every run named is defined (one pass in C): only routes to set
+        for r in parsed:
+            if r._message is not None:
+                r._message.route = runs[r.run_id].route  # type: ignore[index]
+        return
     for r in led.records:
-        m = r._message  # a message read from its head takes its route when it is read (`_Source`)
+        m = r._message
         if r.run_id is None or (m is None and r._source is None):
             continue
         run = runs.get(r.run_id)

@@ -99,13 +99,37 @@ _TIMES = re.compile(rf"(?:{_TIME}\n)*{_TIME}")
 
 def all_times_valid(times: list[str]) -> bool:
     """Whether each of `times` matches `ISO_TS_PATTERN` as `re.match` matches it, checked a
-    thousand at a time in one regex call. The pattern never matches a newline, so with no newline inside a time the lines of
+    thousand at a time in one regex call (after `_all_in_the_usual_shape`, which answers for most
+    files with no regex at all). The pattern never matches a newline, so with no newline inside a time the lines of
     the joined text are the times (a time ending in a newline, which `$` lets through, is counted
     invalid here: the caller then checks the slow way)."""
+    if _all_in_the_usual_shape(times):
+        return True
     for i in range(0, len(times), _TIMES_AT_ONCE):
         part = times[i : i + _TIMES_AT_ONCE]
         joined = "\n".join(part)
         if joined.count("\n") != len(part) - 1 or _TIMES.fullmatch(joined) is None:
+            return False
+    return True
+
+
+# The shape JavaScript's `Date.toISOString` writes, its digits read as 0 (`_DIGITS_AS_0`), once
+# per time of a part of `_SHAPES_AT_ONCE` times (a part's transient copies stay small).
+_USUAL_SHAPE = "0000-00-00T00:00:00.000Z"
+_DIGITS_AS_0 = bytes.maketrans(b"0123456789", b"0000000000")
+_SHAPES_AT_ONCE = 8192
+_USUAL_LINES = ((_USUAL_SHAPE + "\n") * _SHAPES_AT_ONCE).encode()
+
+
+def _all_in_the_usual_shape(times: list[str]) -> bool:
+    """Whether every one of `times` is `YYYY-MM-DDTHH:MM:SS.mmmZ` in ASCII digits, a shape
+    `ISO_TS_PATTERN` matches: the joined times, each ASCII digit read as 0, are that shape once per
+    time with a newline between (as many newlines as the join put in, so no time holds one). A
+    fifth of the regex's cost; False sends the caller to the regex, which decides."""
+    for i in range(0, len(times), _SHAPES_AT_ONCE):
+        part = times[i : i + _SHAPES_AT_ONCE]
+        # (a character past ASCII is two bytes or more past 0x7f in UTF-8: never the shape's)
+        if "\n".join(part).encode().translate(_DIGITS_AS_0) != _USUAL_LINES[: len(part) * (len(_USUAL_SHAPE) + 1) - 1]:
             return False
     return True
 

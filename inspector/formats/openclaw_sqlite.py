@@ -50,7 +50,14 @@ import orjson
 import zstandard
 
 from inspector.formats import appended, bounded, fields, heads, openclaw_writer, pi, sqlite_files
-from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGrowth, Writer
+from inspector.formats.base import (
+    Format,
+    Home,
+    HomeOverride,
+    Runtime,
+    StoreGrowth,
+    Writer,
+)
 from inspector.formats.jsonl import LoadError, RawLine, line_object
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
@@ -95,9 +102,10 @@ def looks_like_file(path: str) -> bool:
 # ---------------------------------------------------------------------------------------- reading
 
 
-def load(path: str, session_id: str | None, upto: int | None, *, index: bool = True) -> Ledger:
+def load(path: str, session_id: str | None, upto: int | None, *, index: bool = True, digest: bool = True) -> Ledger:
     """The session's ledger; `index=False` parses every row whole (the reference the index-first
-    load is held to in the tests)."""
+    load is held to in the tests); `digest=False`, for a command that writes nothing, leaves the
+    rows' digest (`Ledger.store_state`, which only a write-back compares) untaken."""
     try:
         if not sqlite_files.has_magic(path):
             raise LoadError(f"{path}: not a SQLite database (no SQLite header), so not an OpenClaw agent store")
@@ -105,12 +113,12 @@ def load(path: str, session_id: str | None, upto: int | None, *, index: bool = T
         raise LoadError(f"{path}: cannot open ({e.strerror})") from None
     notes: list[Diagnostic] = []
     with sqlite_files.read_only(path, path, notes) as con:
-        led = _load(con, path, session_id, upto, index)
+        led = _load(con, path, session_id, upto, index, digest)
     led.diagnostics[:0] = notes
     return led
 
 
-def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, index: bool) -> Ledger:
+def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, index: bool, wanted: bool) -> Ledger:
     tables = _tables(con)
     if not tables >= _TABLES:
         missing = ", ".join(sorted(_TABLES - tables))
@@ -118,8 +126,9 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     diags: list[Diagnostic] = []
     sid, node_entry = _choose_session(con, name, session_id, diags)
     rows = con.execute(_ROWS + (" AND seq<=?" if upto is not None else "") + " ORDER BY seq", (sid, upto) if upto is not None else (sid,))
-    # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is read.
-    digest = hashlib.sha256() if upto is None else None
+    # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is
+    # read, unless the command only reads (no write-back compares it: `store_state` stays None).
+    digest = hashlib.sha256() if upto is None and wanted else None
     led, read = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
     if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
@@ -128,7 +137,10 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     led.diagnostics[:0] = diags
     if upto is None:
         _set_leaf(con, led, sid)
-    led.store_state = f"{read}:{digest.hexdigest()}" if digest is not None else openclaw_writer.state(con, led)
+    if digest is not None:
+        led.store_state = f"{read}:{digest.hexdigest()}"
+    elif wanted:
+        led.store_state = openclaw_writer.state(con, led)
     _describe_windows(con, led, name, sid)
     _describe_checkpoints(led, name, node_entry)
     return led
@@ -689,6 +701,7 @@ FORMAT = Format(
     ),
     claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and looks_like_file(path),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
+    load_file_read_only=lambda path, _f, _head, session_id, upto: load(path, session_id, upto, digest=False),
     looks_like_file=looks_like_file,
     follow=follow,
     sessions_by_selector=True,  # FILE.sqlite#SESSION; default: the current session of the newest key

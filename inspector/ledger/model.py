@@ -227,6 +227,11 @@ class RecordSource:
         for r in recs:
             r._message = self.message(r)
 
+    def result_ids(self, rec: Record) -> list[str] | None:
+        """Every call a tool message answers (its message's `tool_result_ids()`) when the source
+        indexed them at load, so the message need not be read for them; None: read it."""
+        return None
+
 
 class _Unread:
     """`Record._extra` before a lazily-read record's unknown fields are read (one instance)."""
