@@ -74,7 +74,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from inspector.formats import adk, fields, sqlite_files
+from inspector.formats import adk, adk_heads, fields, sqlite_files
 from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.jsonl import LoadError
@@ -87,7 +87,6 @@ from inspector.ledger.model import (
     Record,
     RecordSource,
     Usage,
-    normalize_stop_reason,
     record_from_fields,
 )
 
@@ -1050,8 +1049,7 @@ def _actions(b: bytes) -> tuple[str | None] | None:
     return (H.transfer(a),) if H.actions_ok(a) else None
 
 
-def _finish(raw: str) -> str | None:
-    return adk._FINISH.get(raw) or normalize_stop_reason(raw)
+_finish = adk_heads.finish_stop
 
 
 def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:

@@ -28,6 +28,13 @@ _QUOTE = 0x22
 _LARGE = bounded.LARGE_LINE_BYTES  # (`bounded.is_large`)
 
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "other", "MALFORMED_FUNCTION_CALL": "error"}
+
+
+def finish_stop(finish_reason: str) -> str | None:
+    """A model reply's stored finish reason as a normalized stop reason (adk-go's too)."""
+    return _FINISH.get(finish_reason) or normalize_stop_reason(finish_reason)
+
+
 # Events ADK never puts in a request (`_is_auth_event` and friends).
 FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
 
@@ -259,7 +266,7 @@ def role_and_stop(
         elif calls:
             stop = "tool_use"
         elif isinstance(finish_reason, str):
-            stop = _FINISH.get(finish_reason) or normalize_stop_reason(finish_reason)
+            stop = finish_stop(finish_reason)
         else:
             stop = "stop"
     source = (
