@@ -118,7 +118,9 @@ def store_sessions(path: str) -> list[str]:
     return store.session_ids(path)
 
 
-def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fingerprint: bool = True) -> Ledger:
+def load(
+    path: str, fmt: str | None = None, upto_line: int | None = None, *, fingerprint: bool = True, digest: bool | None = None
+) -> Ledger:
     """Read a session file. `upto_line`: the file as it stood when that line was the last written.
     `FILE#SESSION` picks one session of a multi-session store.
 
@@ -129,7 +131,9 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fin
     `fingerprint=False`: the file's bytes are not hashed (`Ledger.sha256` stays None), nor a
     store's rows digested where its format can skip that (`Format.load_file_read_only`:
     `Ledger.store_state` stays None), for a command that only reads: the hash and the digest are
-    what a write-back compares before it touches the file.
+    what a write-back compares before it touches the file. `digest` (default: as `fingerprint`) says
+    apart whether a store's rows are digested: the app hashes a file after its analysis landed
+    (tui/fingerprint.py) but has no such late step for a database's rows, so it asks for them here.
     """
     forced = _named(fmt, path) if fmt is not None else None
     path, selector = split_selector(path)
@@ -145,7 +149,8 @@ def load(path: str, fmt: str | None = None, upto_line: int | None = None, *, fin
         if forced is None:
             store = _claimed_store(path, head)
         if store is not None and store.load_file is not None:
-            loader = store.load_file_read_only if not fingerprint and store.load_file_read_only else store.load_file
+            rows_digest = fingerprint if digest is None else digest
+            loader = store.load_file_read_only if not rows_digest and store.load_file_read_only else store.load_file
             with collector_paused():  # (see whole_lines: a store's rows make no cycles either)
                 led = loader(path, f, head, selector, upto_line)
             led.size = size

@@ -508,8 +508,9 @@ class SessionScreen(Screen[None]):
             if big:
                 preview = load(self.path, upto_line=PREVIEW_LINES, fingerprint=False)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
-            # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it.
-            ledger = load(self.path, upto_line=self.at_line, fingerprint=False)
+            # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it;
+            # a database's rows are digested as they are read (no later step takes their digest).
+            ledger = load(self.path, upto_line=self.at_line, fingerprint=False, digest=True)
             self._loaded_count = self._counted(ledger)  # (here, not in the main thread's paint of it)
             keep_out_of_collector()
         except LoadError as e:
