@@ -114,6 +114,10 @@ WATCH_SECONDS = 2.0  # how often the file is checked for changes on disk
 FALLBACK_POLL_SECONDS = 0.25  # ... and how often while following without file events
 FRESH_SECONDS = 5.0  # a file written this recently when opened is still growing: followed
 WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view hears of them
+# ... unless the file is quiet this long first: longer than an agent's pause between the writes of
+# one burst, so a burst is one batch per WATCH_DEBOUNCE_MS (at 20 ms, writes 25 ms apart were a
+# batch each, and a fast follow read took nearly one read per write)
+WATCH_QUIET_MS = 50
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
 TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
@@ -729,7 +733,7 @@ class SessionScreen(Screen[None]):
                 os.path.dirname(os.path.abspath(split_selector(self.path)[0])),
                 watch_filter=lambda _change, p: os.path.abspath(p) in targets,
                 debounce=WATCH_DEBOUNCE_MS,
-                step=20,
+                step=WATCH_QUIET_MS,
                 stop_event=stop,
                 rust_timeout=500,
                 yield_on_timeout=True,
