@@ -456,16 +456,13 @@ def test_garbage_never_raises() -> None:
     assert [r.kind for r in led.records] == ["header", "unknown", "message", "checkpoint", "run", "meta"]
 
 
-def test_a_large_file_loads_quickly() -> None:
-    import time
-
+def test_a_large_file_builds_every_record() -> None:
+    """50k records, every one built, nothing to report. (How fast: `python -m benchmarks.formats
+    --formats native`, never a timed unit test: these machines are noisy.)"""
     objs: list[Any] = [HEADER, RUN]
     for i in range(50_000):
         objs.append({**ASSISTANT, "id": f"a{i}"} if i % 2 else {**USER, "id": f"u{i}"})
-    data = jsonl(objs)
-    lines, _, _ = parse_bytes(data)
-    t0 = time.perf_counter()
+    lines, _, _ = parse_bytes(jsonl(objs))
     led = native.build(lines, None)
-    elapsed = time.perf_counter() - t0
     assert len(led.records) == 50_002 and led.diagnostics == []
-    assert elapsed < 5.0, f"build took {elapsed:.2f}s for 50k records"
+    assert [r.id for r in led.records[2:6]] == ["u0", "a1", "u2", "a3"]
