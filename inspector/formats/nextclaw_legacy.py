@@ -48,7 +48,15 @@ import orjson
 from inspector.formats import nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError, check_openable, os_problem
-from inspector.ledger.model import Block, Diagnostic, Ledger, Message, Record, RecordSource
+from inspector.ledger.model import (
+    Block,
+    Diagnostic,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    record_from_fields,
+)
 
 NAME = "nextclaw_legacy"
 HISTORY_MESSAGES = 50  # getHistory's maxMessages default (session.store.ts:266)
@@ -130,8 +138,33 @@ def _with_message(ev: _Event, offset: int, length: int) -> _Event:
 
 def _iso(value: Any) -> str | None:
     """`toIsoString` (:41-50): a parsable string as an ISO time, else None (NextClaw: a fallback)."""
-    if not isinstance(value, str):
-        return None
+    if type(value) is not str:
+        return None if not isinstance(value, str) else _iso_text(value)
+    if len(value) == 24 and value[23] == "Z" and value[19] == ".":  # toISOString(), from a cached minute
+        ok = _MINUTES.get(value[:17])
+        if ok is None:
+            ok = _minute_ok(value[:17])
+        rest = value[17:19] + value[20:23]  # seconds and milliseconds
+        if ok and rest.isdigit() and rest.isascii() and rest < "60000":
+            frac = value[20:23]
+            return f"{value[:19]}.{frac}000+00:00" if frac != "000" else f"{value[:19]}+00:00"
+    return _iso_text(value)
+
+
+# The minutes met (`YYYY-MM-DDTHH:MM:` -> whether `_ISO` reads it as a valid date, hour and minute).
+_MINUTES: dict[str, bool] = {}
+_MINUTE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:")
+
+
+def _minute_ok(prefix: str) -> bool:
+    ok = _MINUTE.fullmatch(prefix) is not None and _is_date(prefix[:10])
+    if len(_MINUTES) < 1 << 16:
+        _MINUTES[prefix] = ok
+    return ok
+
+
+def _iso_text(value: str) -> str | None:
+    """`_iso` of any string."""
     text = value.strip()
     m = _ISO.fullmatch(text)
     if m is None:
@@ -211,15 +244,24 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
             broken = i
             break
-        if isinstance(o, dict) and o.get("_type") == "metadata":  # (`_is_metadata` or not: the metadata)
+        mark = o.get("_type") if type(o) is dict else None
+        if mark == "metadata":  # (`_is_metadata` or not: the metadata)
             meta = o
             continue
-        if isinstance(o, dict) and o.get("_type") == "event":
+        if mark == "event":
             raw_seq = o.get("seq")
-            seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
-            kind = o["type"].strip() if isinstance(o.get("type"), str) and o["type"].strip() else "message.other"
-            payload = o["data"] if isinstance(o.get("data"), dict) else {}
-            ev = _with_message(_Event(i, seq, kind, _iso(o.get("timestamp")) or _LAST, payload), offset, len(raw))
+            if type(raw_seq) is int and raw_seq >= 1:
+                seq = raw_seq
+            else:
+                seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
+            kind = o.get("type")
+            kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
+            payload = o.get("data")
+            ev = _with_message(
+                _Event(i, seq, kind or "message.other", _iso(o.get("timestamp")) or _LAST, payload if type(payload) is dict else {}),
+                offset,
+                len(raw),
+            )
         else:
             msg = dict(o) if isinstance(o, dict) else {}
             msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
@@ -363,9 +405,9 @@ def _message_record(seq: int, ev: _Event, ts: str | None, sent: bool, source: _S
     is what `Record._take` would take from that message (its calls' ids, the call it answers)."""
     role = ev.role
     source.events[seq] = ev
-    return Record(
-        seq, ev.line, "message", ev.type, f"event-{ev.seq}", None, ts,
-        role=role, never_sent=not sent, source_role=role, call_ids=ev.calls, result_id=ev.answers or None, source=source,
+    return record_from_fields(  # (Record's field order: model.py)
+        Record, seq, ev.line, f"event-{ev.seq}", None, ts, 0, 0, role, None, role, ev.calls, ev.answers or None, source,
+        "message", ev.type, True, not sent, None, None, None, None,
     )  # fmt: skip
 
 
