@@ -113,27 +113,24 @@ class _Event:
     answers: str = ""  # a tool message's tool_call_id, stripped
 
 
-def _with_message(ev: _Event, offset: int, length: int) -> _Event:
-    """The event with what `projectMessageFromEvent` (:299-321) finds in its data: the message's role,
-    its calls and answer; the message itself is kept, or where its line is (`offset` >= 0)."""
-    data = ev.data
-    assert data is not None
+def _with_message(line: int, seq: int, kind: str, ts: str, data: dict[str, Any], offset: int, length: int) -> _Event:
+    """The event, with what `projectMessageFromEvent` (:299-321) finds in its data: the message's
+    role, its calls and answer; the message itself is kept, or where its line is (`offset` >= 0)."""
     m = data.get("message")
     nested = type(m) is dict
     src = m if nested else data
     role = src.get("role")
     if not (isinstance(role, str) and role):
-        return ev  # no message: the event's data is its record's extra
-    ev.role = role
+        return _Event(line, seq, kind, ts, data)  # no message: the event's data is its record's extra
+    calls: tuple[str, ...] = ()
+    answers = ""
     if role == "assistant":
-        ev.calls = tuple(_call_ids(src))
+        calls = tuple(_call_ids(src))
     elif role == "tool":
-        ev.answers = src["tool_call_id"].strip() if isinstance(src.get("tool_call_id"), str) else ""
+        answers = src["tool_call_id"].strip() if isinstance(src.get("tool_call_id"), str) else ""
     if offset >= 0 and role in _ROLES:
-        ev.offset, ev.length, ev.nested, ev.data = offset, length, nested, None
-    else:
-        ev.msg = src
-    return ev
+        return _Event(line, seq, kind, ts, None, role, None, offset, length, nested, calls, answers)
+    return _Event(line, seq, kind, ts, data, role, src, -1, 0, True, calls, answers)
 
 
 def _iso(value: Any) -> str | None:
@@ -217,6 +214,7 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
     events: list[_Event] = []
     meta: dict[str, Any] | None = None
     fallback_seq = 1
+    in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
     for i, raw in enumerate(lines, 1):
@@ -257,20 +255,20 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             kind = o.get("type")
             kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
             payload = o.get("data")
-            ev = _with_message(
-                _Event(i, seq, kind or "message.other", _iso(o.get("timestamp")) or _LAST, payload if type(payload) is dict else {}),
-                offset,
-                len(raw),
-            )
+            ts = _iso(o.get("timestamp")) or _LAST
+            ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, len(raw))
         else:
             msg = dict(o) if isinstance(o, dict) else {}
             msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
             msg.setdefault("content", "")
-            ev = _with_message(_Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}), -1, 0)
+            ev = _with_message(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}, -1, 0)
         events.append(ev)
         if ev.seq >= fallback_seq:
             fallback_seq = ev.seq + 1
-    events.sort(key=lambda e: (e.seq, e.timestamp))
+        else:
+            in_order = False  # (a seq at or below one before it: fallback_seq is the highest + 1)
+    if not in_order:  # (each seq above all before it: the sort would keep this order)
+        events.sort(key=lambda e: (e.seq, e.timestamp))
     return events, meta, broken
 
 
