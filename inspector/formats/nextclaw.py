@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
@@ -295,7 +295,7 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            led = _build(file_lines(f), path, upto, diags, selector)
+            led = _build(f, path, upto, diags, selector)  # (each line with its newline: JSON's whitespace)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
@@ -735,10 +735,10 @@ class _Replay:
 
     def _streams_next(self, t: str, p: dict[str, Any], sm: str) -> bool:
         """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
-        bootstrapped that the timeline held under no other copy of its id, while no message of
-        that id streams? Then the bootstrap's insert and ensure_streaming's release cancel out: the
-        bootstrapped message is the streaming one."""
-        if sm in self.held or (self.streaming is not None and self.streaming.id == sm):
+        bootstrapped that the timeline holds under no other copy of its id? Then the bootstrap's
+        insert and ensure_streaming's release cancel out: the bootstrapped message is the streaming
+        one (a message streaming under that id is dropped either way: upsert lets it go)."""
+        if sm in self.held:
             return False
         if t in _TEXT_EVENTS:
             return True
@@ -921,16 +921,14 @@ def _lines(data: bytes) -> Iterator[bytes]:
         pos = nl + 1
 
 
-def file_lines(f: BinaryIO) -> Iterator[bytes]:
-    """The file's lines as `_lines` gives them (without their newline), read as they come."""
-    last = b""
-    for raw in f:
-        if raw.endswith(b"\n"):
-            yield raw[:-1]
-        else:
-            last = raw
-            break
-    yield last  # (what follows the last newline: as split gives it, maybe empty)
+def _line_error(raw: bytes, e: orjson.JSONDecodeError) -> orjson.JSONDecodeError:
+    """The error orjson gives a line without its newline (the file is read with them)."""
+    if raw.endswith(b"\n"):
+        try:
+            orjson.loads(raw[:-1])
+        except orjson.JSONDecodeError as bare:
+            return bare
+    return e
 
 
 @dataclass
@@ -968,7 +966,7 @@ class _Reader:
             except orjson.JSONDecodeError as e:
                 diags.append(
                     Diagnostic(
-                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({e}); NextClaw skips it too"
+                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
                     )
                 )
                 continue

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -209,7 +209,7 @@ def _event_type(msg: dict[str, Any]) -> str:
     return f"message.{role or 'other'}"
 
 
-def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
+def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
     """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
     events: list[_Event] = []
     meta: dict[str, Any] | None = None
@@ -217,15 +217,25 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
     in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
+    # The file's lines as `split("\n")` gives them, each read with its newline (JSON allows the
+    # trailing whitespace; no copy of the line without it): its length without it.
     for i, raw in enumerate(lines, 1):
-        offset, end = end, end + len(raw) + 1
+        size = len(raw)
+        offset, end = end, end + size
         if upto is not None and i > upto:
             break
         if not raw.strip():
             continue  # `.filter(Boolean)` drops empty lines (a blank one JSON.parse would fail on)
+        if raw[-1] == 10:  # b"\n"
+            size -= 1
         try:
             o = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
+        except orjson.JSONDecodeError as e_raw:
+            e = e_raw
+            try:  # (the error as the line without its newline gives it)
+                orjson.loads(raw[:size])
+            except orjson.JSONDecodeError as e_line:
+                e = e_line
             diags.append(
                 Diagnostic(
                     i,
@@ -256,7 +266,7 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
             payload = o.get("data")
             ts = _iso(o.get("timestamp")) or _LAST
-            ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, len(raw))
+            ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, size)
         else:
             msg = dict(o) if isinstance(o, dict) else {}
             msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
@@ -409,7 +419,7 @@ def _message_record(seq: int, ev: _Event, ts: str | None, sent: bool, source: _S
     )  # fmt: skip
 
 
-def build(lines: Iterator[bytes], path: str, upto: int | None) -> Ledger:
+def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
     name = os.path.basename(path)
     diags: list[Diagnostic] = []
     events, meta, broken = _read_events(lines, name, upto, diags)
@@ -465,7 +475,7 @@ def load(path: str, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            led = build(nextclaw.file_lines(f), path, upto)
+            led = build(f, path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
