@@ -91,7 +91,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, BinaryIO
+from operator import attrgetter
+from typing import Any
 
 import orjson
 
@@ -108,6 +109,7 @@ from inspector.ledger.model import (
     Record,
     RecordSource,
     Usage,
+    record_from_fields,
 )
 
 NAME = "nextclaw"
@@ -293,7 +295,7 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            led = _build(file_lines(f), path, upto, diags, selector)
+            led = _build(f, path, upto, diags, selector)  # (each line with its newline: JSON's whitespace)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
@@ -340,14 +342,36 @@ _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _EPOCH = datetime(1970, 1, 1)
 
 
-@lru_cache(maxsize=1 << 16)
 def _parsed_ms(ts: str) -> float:
-    """`_ms` of a non-empty string, remembered: a replay compares each message's time many times."""
-    if len(ts) == 24 and ts[23] == "Z" and ts[19] == "." and ts[16] == ":" and ts.isascii():  # toISOString()
-        hour = _hour_ms(ts[:14])
-        mi, sc, ms = ts[14:16], ts[17:19], ts[20:23]
-        if hour is not None and mi.isdigit() and sc.isdigit() and ms.isdigit() and mi < "60" and sc < "60":
-            return hour + (int(mi) * 60 + int(sc)) * 1000 + int(ms)
+    """`_ms` of a non-empty string. NextClaw's own form (`toISOString()`) is read from a cached
+    minute; any other string as `_other_ms` reads it."""
+    if len(ts) == 24 and ts[23] == "Z" and ts[19] == ".":  # toISOString()
+        minute = _MINUTES.get(ts[:17])
+        if minute is None:
+            minute = _minute_ms(ts[:17])
+        rest = ts[17:19] + ts[20:23]  # seconds and milliseconds: "SSmmm"
+        if minute == minute and rest.isdigit() and rest.isascii() and rest < "60000":
+            return minute + int(rest)
+    return _other_ms(ts)
+
+
+# The minutes met (`YYYY-MM-DDTHH:MM:` -> its time in ms, NaN when it is no valid minute): a journal's
+# events share a few thousand.
+_MINUTES: dict[str, float] = {}
+
+
+def _minute_ms(prefix: str) -> float:
+    hour = _hour_ms(prefix[:14]) if prefix.isascii() else None
+    mi = prefix[14:16]
+    t = hour + int(mi) * 60_000 if hour is not None and mi.isdigit() and mi < "60" and prefix[16] == ":" else float("nan")
+    if len(_MINUTES) < 1 << 16:
+        _MINUTES[prefix] = t
+    return t
+
+
+@lru_cache(maxsize=1 << 16)
+def _other_ms(ts: str) -> float:
+    """`_ms` of a string not in the form NextClaw writes, remembered."""
     m = _ISO.fullmatch(ts)
     if m is None:
         return _iso_ms(ts)
@@ -364,6 +388,12 @@ def _parsed_ms(ts: str) -> float:
         off = oh * 3600 + om * 60
         secs -= off if zone[0] == "+" else -off
     return secs * 1000.0 + (int(frac[:3]) if frac else 0)
+
+
+def _is_time(ts: str) -> bool:
+    """Does Date.parse read this non-empty string as a time (not NaN)?"""
+    t = _parsed_ms(ts)
+    return t == t
 
 
 @lru_cache(maxsize=4096)
@@ -402,16 +432,32 @@ def _iso_ms(ts: str) -> float:
     return secs * 1000.0 + d.microsecond // 1000
 
 
-@dataclass
 class _Msg:
-    """An NcpMessage as the state manager holds it, plus the journal line that last wrote it."""
+    """An NcpMessage as the state manager holds it, plus the journal line that last wrote it. Its
+    id (as a string) and its time are read once: the replay compares them on every event, and
+    only `rename` changes the id (the message's timestamp never changes)."""
 
-    obj: dict[str, Any]
-    line: int
+    __slots__ = ("_id", "_t", "line", "obj")
+
+    def __init__(self, obj: dict[str, Any], line: int) -> None:
+        self.obj = obj
+        self.line = line
+        self._id = str(obj.get("id"))
+        self._t: float | None = None
+
+    id = property(attrgetter("_id"))
+
+    def rename(self, mid: str) -> None:
+        self.obj["id"] = mid
+        self._id = mid
 
     @property
-    def id(self) -> str:
-        return str(self.obj.get("id"))
+    def t(self) -> float:
+        """Date.parse of its timestamp (NaN when none parses)."""
+        t = self._t
+        if t is None:
+            t = self._t = _ms(self.obj.get("timestamp"))
+        return t
 
     @property
     def parts(self) -> list[Any]:
@@ -453,7 +499,7 @@ class _Replay:
 
     def _hold(self, m: _Msg) -> None:
         self.held[m.id] = self.held.get(m.id, 0) + 1
-        t = _ms(m.obj.get("timestamp"))
+        t = m.t
         if t > self.latest:
             self.latest = t
 
@@ -467,10 +513,10 @@ class _Replay:
         return m
 
     def _insert_by_timeline(self, m: _Msg) -> None:
-        t = _ms(m.obj.get("timestamp"))
+        t = m.t
         at = len(self.messages)
         if t == t and t < self.latest:  # not NaN, and some message may be later
-            at = next((i for i, x in enumerate(self.messages) if _ms(x.obj.get("timestamp")) > t), at)
+            at = next((i for i, x in enumerate(self.messages) if x.t > t), at)
         self.messages.insert(at, m)
         self._hold(m)
 
@@ -509,7 +555,7 @@ class _Replay:
             for c, owner in self.call_message.items():
                 if owner == s.id:
                     self.call_message[c] = mid
-            s.obj["id"] = mid
+            s.rename(mid)
             s.line = line
             return s
         # (The toolkit stamps a new message with the current time; the event's time stands in.)
@@ -584,10 +630,15 @@ class _Replay:
             )
             self.call_args[call] = args
             m = self._target(sid, call, p.get("messageId") if t.endswith("delta") else None, line, ts)
-            _upsert_call(m.parts, _invocation(call, _called(m, call), "partial-call", args=args), m)
+            parts = m.parts
+            old = _find_call(parts, call)
+            _upsert_call(parts, _invocation(call, (old or {}).get("toolName") or "unknown", "partial-call", args=args), m, old)
         elif t == "message.tool-call-end":
             m = self._target(sid, call, None, line, ts)
-            _upsert_call(m.parts, _invocation(call, _called(m, call), "call", args=self.call_args.get(call) or ""), m)
+            parts = m.parts
+            old = _find_call(parts, call)
+            new = _invocation(call, (old or {}).get("toolName") or "unknown", "call", args=self.call_args.get(call) or "")
+            _upsert_call(parts, new, m, old)
         elif t == "message.tool-execution-started":
             if self._holder(call) is None:
                 m = self._target(sid, call, p.get("messageId"), line, ts)
@@ -612,13 +663,10 @@ class _Replay:
             self.results[call] = p
 
     # ------------------------------------------------------------------ one event
-    def event(self, ev: dict[str, Any], line: int, ts: str) -> None:
-        t = ev.get("type")
-        p = ev.get("payload")
-        if not isinstance(p, dict):
-            p = {}
+    def event(self, ev: dict[str, Any], t: str, p: dict[str, Any], line: int, ts: str) -> None:
+        """One event of type `t` and payload `p` (`{}` when it has none), written at `line`."""
         message = p.get("message")
-        if not isinstance(message, dict):
+        if type(message) is not dict:
             message = None
         if t in _MESSAGE_EVENTS:
             if message is None:
@@ -631,10 +679,10 @@ class _Replay:
         sm = None
         if t in _STREAMING:
             sm = p.get("messageId")
-            sm = sm.strip() if isinstance(sm, str) else None
+            sm = sm.strip() if type(sm) is str else None
             if sm and sm in self.terminal:
                 return
-        if t == "run.started":
+        elif t == "run.started":
             rid = p.get("runId")
             if (rid and rid == self.settled_run) or (rid and rid == self.active_run):
                 return
@@ -646,19 +694,15 @@ class _Replay:
             self._track_compaction(t, p, message, ts)
         if sm and sm not in self.known:  # the replay's streaming bootstrap
             self.known.add(sm)
-            self.upsert(
-                _Msg(
-                    {
-                        "id": sm,
-                        "sessionId": p.get("sessionId"),
-                        "role": "assistant",
-                        "status": "streaming",
-                        "parts": [],
-                        "timestamp": ts,
-                    },
-                    line,
-                )
+            boot = _Msg(
+                {"id": sm, "sessionId": p.get("sessionId"), "role": "assistant", "status": "streaming", "parts": [], "timestamp": ts},
+                line,
             )
+            if message is None and self._streams_next(t, p, sm):
+                # Put in the timeline, then taken out of it again by ensure_streaming: it streams.
+                self.streaming = boot
+            else:
+                self.upsert(boot)
         if message is not None:
             self.known.add(str(message.get("id")))
             self.upsert(_Msg(message, line))
@@ -688,6 +732,20 @@ class _Replay:
             self.active_run = None
             if t == "run.error" and isinstance(p.get("messageId"), str):
                 self.terminal.add(p["messageId"])
+
+    def _streams_next(self, t: str, p: dict[str, Any], sm: str) -> bool:
+        """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
+        bootstrapped that the timeline holds under no other copy of its id? Then the bootstrap's
+        insert and ensure_streaming's release cancel out: the bootstrapped message is the streaming
+        one (a message streaming under that id is dropped either way: upsert lets it go)."""
+        if sm in self.held:
+            return False
+        if t in _TEXT_EVENTS:
+            return True
+        if t in ("message.tool-call-start", "message.tool-call-args-delta"):
+            call = p.get("toolCallId")
+            return isinstance(call, str) and self.call_args.get(call) is not _ABORTED
+        return False
 
     def _text_event(self, t: str, p: dict[str, Any], sid: Any, sm: str, line: int, ts: str) -> None:
         """A streamed text or reasoning start or delta of message `sm`."""
@@ -746,10 +804,10 @@ class _Replay:
     def result(self) -> list[_Msg]:
         msgs = list(self.messages)
         if self.streaming is not None:
-            t = _ms(self.streaming.obj.get("timestamp"))
+            t = self.streaming.t
             at = len(msgs)
             if t == t:
-                at = next((i for i, x in enumerate(msgs) if _ms(x.obj.get("timestamp")) > t), at)
+                at = next((i for i, x in enumerate(msgs) if x.t > t), at)
             msgs.insert(at, self.streaming)
         for m in msgs:
             ended = self.ended_compactions.get(m.id)
@@ -780,11 +838,6 @@ def _invocation(call: str, name: Any, state: str, **more: Any) -> dict[str, Any]
     return {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state, **more}
 
 
-def _called(m: _Msg, call: str) -> Any:
-    """The tool name a call's part already has in `m` ("unknown" if none)."""
-    return (_find_call(m.parts, call) or {}).get("toolName") or "unknown"
-
-
 def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
     for p in reversed(parts):
         if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") == call:
@@ -792,8 +845,11 @@ def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
     return None
 
 
-def _upsert_call(parts: list[Any], new: dict[str, Any], m: _Msg) -> None:
-    old = _find_call(parts, new["toolCallId"])
+def _upsert_call(parts: list[Any], new: dict[str, Any], m: _Msg, old: Any = False) -> None:
+    """Put the call's part in `parts` (m's): into its part there (`old`, when the caller has looked
+    it up), else appended."""
+    if old is False:
+        old = _find_call(parts, new["toolCallId"])
     if old is not None:
         old.update(new)
     else:
@@ -865,16 +921,14 @@ def _lines(data: bytes) -> Iterator[bytes]:
         pos = nl + 1
 
 
-def file_lines(f: BinaryIO) -> Iterator[bytes]:
-    """The file's lines as `_lines` gives them (without their newline), read as they come."""
-    last = b""
-    for raw in f:
-        if raw.endswith(b"\n"):
-            yield raw[:-1]
-        else:
-            last = raw
-            break
-    yield last  # (what follows the last newline: as split gives it, maybe empty)
+def _line_error(raw: bytes, e: orjson.JSONDecodeError) -> orjson.JSONDecodeError:
+    """The error orjson gives a line without its newline (the file is read with them)."""
+    if raw.endswith(b"\n"):
+        try:
+            orjson.loads(raw[:-1])
+        except orjson.JSONDecodeError as bare:
+            return bare
+    return e
 
 
 @dataclass
@@ -889,7 +943,7 @@ class _Reader:
     meta: dict[str, Any] | None = None
     events: int = 0
     content: bool = False  # any line that is not blank
-    held: list[tuple[int, int, dict[str, Any], str]] | None = None
+    held: list[tuple[int, int, dict[str, Any], str, dict[str, Any], str]] | None = None
     interrupted: list[tuple[int, Any, Any]] = field(default_factory=list)
     # The last event (by index) naming each message / run, as `_superseded` collects them.
     last_msg: dict[str, int] = field(default_factory=dict)
@@ -912,7 +966,7 @@ class _Reader:
             except orjson.JSONDecodeError as e:
                 diags.append(
                     Diagnostic(
-                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({e}); NextClaw skips it too"
+                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
                     )
                 )
                 continue
@@ -933,7 +987,7 @@ class _Reader:
             ev = o.get("event")
             if kind == "event" and type(ev) is dict:
                 ts = o.get("timestamp")
-                if not (isinstance(ts, str) and ts and _parsed_ms(ts) == _parsed_ms(ts)):  # NaN: not a time
+                if not (type(ts) is str and ts and _is_time(ts)):
                     ts = last_ts
                 last_ts = ts or last_ts
                 p = ev.get("payload")
@@ -974,12 +1028,18 @@ class _Reader:
         self.events += 1
         if t in _JOURNAL_ONLY:
             return
-        # `_superseded`'s bookkeeping, forward: the last event naming each message and run.
-        if t == "run.error" and p.get("interrupted") is True:
+        interrupted = t == "run.error" and p.get("interrupted") is True
+        if self.held is None and not interrupted:
+            # No interrupted run.error yet: nothing can supersede one (only a later event does), so
+            # `_superseded`'s bookkeeping starts with the first.
+            self.replay.event(ev, t, p, n, ts)
+            return
+        if interrupted:
             self.interrupted.append((i, p.get("messageId"), p.get("runId")))
             if self.held is None:
                 self.held = []
         elif t == _SNAPSHOT or t in _NAMING or (t in _STREAMING and isinstance(p.get("messageId"), str)):
+            # The last event (by index) naming each message and run.
             message = p.get("message")
             message = message if type(message) is dict else None
             mid = message.get("id") if message else p.get("messageId") if t != _SNAPSHOT else None
@@ -988,10 +1048,7 @@ class _Reader:
             rid = p.get("runId")
             if isinstance(rid, str) and t != _SNAPSHOT:
                 self.last_run[rid] = i
-        if self.held is None:
-            self.replay.event(ev, n, ts)
-        else:
-            self.held.append((i, n, ev, ts))
+        self.held.append((i, n, ev, t, p, ts))  # type: ignore[union-attr]
 
     def finish(self) -> None:
         """Replay what waited, without the interrupted `run.error`s a later event supersedes."""
@@ -1004,9 +1061,9 @@ class _Reader:
             if last_msg.get(mid, -1) > i or last_run.get(rid, -1) > i  # type: ignore[arg-type]
         }
         held, self.held = self.held, None
-        for i, n, ev, ts in held:
+        for i, n, ev, t, p, ts in held:
             if i not in skip:
-                self.replay.event(ev, n, ts)
+                self.replay.event(ev, t, p, n, ts)
 
 
 _EMPTY: dict[str, Any] = {}
@@ -1059,9 +1116,9 @@ def _build(
         "created_at": meta.get("created_at") if meta else None,
         "metadata": meta.get("metadata") if meta else None,
     }
-    _records(led, msgs)
+    source = _records(led, msgs)
     led.leaf_seq = len(led.records) - 1 if led.records else None
-    _apply_checkpoints(led, msgs)
+    _apply_checkpoints(led, msgs, source)
     _compare_metadata(led, meta)
     return led
 
@@ -1162,6 +1219,13 @@ def _result_message(p: dict[str, Any]) -> Message:
 _MODELLED = {"user": ("user", "user"), "system": ("system", "system"), "service": ("system", "service"), "tool": ("tool", "tool")}
 
 
+# A message record built straight from its fields (no constructor call per record), in Record's
+# field order: seq, line, id, parent_id, timestamp, offset, length, role, stop_reason, source_role,
+# call_ids, result_id, source, kind, type, runtime_visible, never_sent, message, checkpoint, run_id,
+# extra (None: it has none, as `Record(...)` without `extra` gives).
+_new = record_from_fields
+
+
 def _message_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     """The records of one NCP message, their content left to `source`: what each holds here is
     what `Record._take` would take from its Message."""
@@ -1175,9 +1239,9 @@ def _message_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
         return [Record(seq, m.line, "unknown", str(role), m.id, None, ts, extra={"message": o})]
     source.entries[seq] = (m, None)
     return [
-        Record(
-            seq, m.line, "message", "message", m.id, None, ts,
-            role=modelled[0], source_role=modelled[1], result_id=m.id if role == "tool" else None, source=source,
+        _new(
+            Record, seq, m.line, m.id, None, ts, 0, 0, modelled[0], None, modelled[1], (),
+            m.id if role == "tool" else None, source, "message", "message", True, False, None, None, None, None,
         )
     ]  # fmt: skip
 
@@ -1200,25 +1264,24 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     calls = [str(p.get("toolCallId") or "") for p in sent]
     source.entries[seq] = (m, None)
     out = [
-        Record(
-            seq, m.line, "message", "message", m.id, None, ts,
-            role="assistant", stop_reason="error" if m.obj.get("status") == "error" else None, source_role="assistant",
-            call_ids=tuple(c for c in calls if c), source=source,
+        _new(
+            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if m.obj.get("status") == "error" else None,
+            "assistant", tuple(c for c in calls if c), None, source, "message", "message", True, False, None, None, None, None,
         )
     ]  # fmt: skip
     for p, call in zip(sent, calls, strict=True):
         k = seq + len(out)
         source.entries[k] = (m, p)
         out.append(
-            Record(
-                k, m.line, "message", "tool_result", f"{m.id}#{call}", None, ts,
-                role="tool", source_role="tool-invocation", result_id=call, source=source,
+            _new(
+                Record, k, m.line, f"{m.id}#{call}", None, ts, 0, 0, "tool", None, "tool-invocation", (), call, source,
+                "message", "tool_result", True, False, None, None, None, None,
             )
         )  # fmt: skip
     return out
 
 
-def _records(led: Ledger, msgs: list[_Msg]) -> None:
+def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
     source = _Source()
     for m in msgs:
         cp = _compressed(m.obj)
@@ -1251,6 +1314,7 @@ def _records(led: Ledger, msgs: list[_Msg]) -> None:
                 )
             )
         led.records.extend(_message_records(m, seq, source))
+    return source
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
@@ -1311,17 +1375,19 @@ class _Regular:
     times: list[float]
 
     @classmethod
-    def of(cls, led: Ledger) -> _Regular:
+    def of(cls, led: Ledger, source: _Source) -> _Regular:
         regular = [r for r in led.records if r.kind == "message"]
-        return cls(regular, [_owner(r) for r in regular], [_ms(r.timestamp) for r in regular])
+        # (a message record's timestamp is its NCP message's: the time the replay read once)
+        entries = source.entries
+        return cls(regular, [_owner(r) for r in regular], [entries[r.seq][0].t for r in regular])
 
 
-def _apply_checkpoints(led: Ledger, msgs: list[_Msg]) -> None:
+def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
     latest = _latest(led)
     prev_rep: set[int] = set()
     prev_summary = ""
     by_seq_obj = {m.id: m for m in msgs}
-    regular = _Regular.of(led)
+    regular = _Regular.of(led, source)
     for r in led.records:
         if r.kind != "checkpoint":
             continue
@@ -1419,7 +1485,11 @@ def _int(v: Any) -> int:
 
 def _by_time(recs: list[Record]) -> list[Record]:
     """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals)."""
-    return sorted(recs, key=lambda r: _ms(r.timestamp) if _ms(r.timestamp) == _ms(r.timestamp) else 0.0)
+    return sorted(recs, key=lambda r: _sort_key(_ms(r.timestamp)))
+
+
+def _sort_key(t: float) -> float:
+    return t if t == t else 0.0
 
 
 def _replacement(

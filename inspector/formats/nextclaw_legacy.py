@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -48,7 +48,15 @@ import orjson
 from inspector.formats import nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import LoadError, check_openable, os_problem
-from inspector.ledger.model import Block, Diagnostic, Ledger, Message, Record, RecordSource
+from inspector.ledger.model import (
+    Block,
+    Diagnostic,
+    Ledger,
+    Message,
+    Record,
+    RecordSource,
+    record_from_fields,
+)
 
 NAME = "nextclaw_legacy"
 HISTORY_MESSAGES = 50  # getHistory's maxMessages default (session.store.ts:266)
@@ -105,33 +113,55 @@ class _Event:
     answers: str = ""  # a tool message's tool_call_id, stripped
 
 
-def _with_message(ev: _Event, offset: int, length: int) -> _Event:
-    """The event with what `projectMessageFromEvent` (:299-321) finds in its data: the message's role,
-    its calls and answer; the message itself is kept, or where its line is (`offset` >= 0)."""
-    data = ev.data
-    assert data is not None
+def _with_message(line: int, seq: int, kind: str, ts: str, data: dict[str, Any], offset: int, length: int) -> _Event:
+    """The event, with what `projectMessageFromEvent` (:299-321) finds in its data: the message's
+    role, its calls and answer; the message itself is kept, or where its line is (`offset` >= 0)."""
     m = data.get("message")
     nested = type(m) is dict
     src = m if nested else data
     role = src.get("role")
     if not (isinstance(role, str) and role):
-        return ev  # no message: the event's data is its record's extra
-    ev.role = role
+        return _Event(line, seq, kind, ts, data)  # no message: the event's data is its record's extra
+    calls: tuple[str, ...] = ()
+    answers = ""
     if role == "assistant":
-        ev.calls = tuple(_call_ids(src))
+        calls = tuple(_call_ids(src))
     elif role == "tool":
-        ev.answers = src["tool_call_id"].strip() if isinstance(src.get("tool_call_id"), str) else ""
+        answers = src["tool_call_id"].strip() if isinstance(src.get("tool_call_id"), str) else ""
     if offset >= 0 and role in _ROLES:
-        ev.offset, ev.length, ev.nested, ev.data = offset, length, nested, None
-    else:
-        ev.msg = src
-    return ev
+        return _Event(line, seq, kind, ts, None, role, None, offset, length, nested, calls, answers)
+    return _Event(line, seq, kind, ts, data, role, src, -1, 0, True, calls, answers)
 
 
 def _iso(value: Any) -> str | None:
     """`toIsoString` (:41-50): a parsable string as an ISO time, else None (NextClaw: a fallback)."""
-    if not isinstance(value, str):
-        return None
+    if type(value) is not str:
+        return None if not isinstance(value, str) else _iso_text(value)
+    if len(value) == 24 and value[23] == "Z" and value[19] == ".":  # toISOString(), from a cached minute
+        ok = _MINUTES.get(value[:17])
+        if ok is None:
+            ok = _minute_ok(value[:17])
+        rest = value[17:19] + value[20:23]  # seconds and milliseconds
+        if ok and rest.isdigit() and rest.isascii() and rest < "60000":
+            frac = value[20:23]
+            return f"{value[:19]}.{frac}000+00:00" if frac != "000" else f"{value[:19]}+00:00"
+    return _iso_text(value)
+
+
+# The minutes met (`YYYY-MM-DDTHH:MM:` -> whether `_ISO` reads it as a valid date, hour and minute).
+_MINUTES: dict[str, bool] = {}
+_MINUTE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:")
+
+
+def _minute_ok(prefix: str) -> bool:
+    ok = _MINUTE.fullmatch(prefix) is not None and _is_date(prefix[:10])
+    if len(_MINUTES) < 1 << 16:
+        _MINUTES[prefix] = ok
+    return ok
+
+
+def _iso_text(value: str) -> str | None:
+    """`_iso` of any string."""
     text = value.strip()
     m = _ISO.fullmatch(text)
     if m is None:
@@ -179,22 +209,33 @@ def _event_type(msg: dict[str, Any]) -> str:
     return f"message.{role or 'other'}"
 
 
-def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
+def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
     """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
     events: list[_Event] = []
     meta: dict[str, Any] | None = None
     fallback_seq = 1
+    in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
+    # The file's lines as `split("\n")` gives them, each read with its newline (JSON allows the
+    # trailing whitespace; no copy of the line without it): its length without it.
     for i, raw in enumerate(lines, 1):
-        offset, end = end, end + len(raw) + 1
+        size = len(raw)
+        offset, end = end, end + size
         if upto is not None and i > upto:
             break
         if not raw.strip():
             continue  # `.filter(Boolean)` drops empty lines (a blank one JSON.parse would fail on)
+        if raw[-1] == 10:  # b"\n"
+            size -= 1
         try:
             o = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
+        except orjson.JSONDecodeError as e_raw:
+            e = e_raw
+            try:  # (the error as the line without its newline gives it)
+                orjson.loads(raw[:size])
+            except orjson.JSONDecodeError as e_line:
+                e = e_line
             diags.append(
                 Diagnostic(
                     i,
@@ -211,24 +252,33 @@ def _read_events(lines: Iterator[bytes], name: str, upto: int | None, diags: lis
             diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
             broken = i
             break
-        if isinstance(o, dict) and o.get("_type") == "metadata":  # (`_is_metadata` or not: the metadata)
+        mark = o.get("_type") if type(o) is dict else None
+        if mark == "metadata":  # (`_is_metadata` or not: the metadata)
             meta = o
             continue
-        if isinstance(o, dict) and o.get("_type") == "event":
+        if mark == "event":
             raw_seq = o.get("seq")
-            seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
-            kind = o["type"].strip() if isinstance(o.get("type"), str) and o["type"].strip() else "message.other"
-            payload = o["data"] if isinstance(o.get("data"), dict) else {}
-            ev = _with_message(_Event(i, seq, kind, _iso(o.get("timestamp")) or _LAST, payload), offset, len(raw))
+            if type(raw_seq) is int and raw_seq >= 1:
+                seq = raw_seq
+            else:
+                seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
+            kind = o.get("type")
+            kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
+            payload = o.get("data")
+            ts = _iso(o.get("timestamp")) or _LAST
+            ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, size)
         else:
             msg = dict(o) if isinstance(o, dict) else {}
             msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
             msg.setdefault("content", "")
-            ev = _with_message(_Event(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}), -1, 0)
+            ev = _with_message(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}, -1, 0)
         events.append(ev)
         if ev.seq >= fallback_seq:
             fallback_seq = ev.seq + 1
-    events.sort(key=lambda e: (e.seq, e.timestamp))
+        else:
+            in_order = False  # (a seq at or below one before it: fallback_seq is the highest + 1)
+    if not in_order:  # (each seq above all before it: the sort would keep this order)
+        events.sort(key=lambda e: (e.seq, e.timestamp))
     return events, meta, broken
 
 
@@ -363,13 +413,13 @@ def _message_record(seq: int, ev: _Event, ts: str | None, sent: bool, source: _S
     is what `Record._take` would take from that message (its calls' ids, the call it answers)."""
     role = ev.role
     source.events[seq] = ev
-    return Record(
-        seq, ev.line, "message", ev.type, f"event-{ev.seq}", None, ts,
-        role=role, never_sent=not sent, source_role=role, call_ids=ev.calls, result_id=ev.answers or None, source=source,
+    return record_from_fields(  # (Record's field order: model.py)
+        Record, seq, ev.line, f"event-{ev.seq}", None, ts, 0, 0, role, None, role, ev.calls, ev.answers or None, source,
+        "message", ev.type, True, not sent, None, None, None, None,
     )  # fmt: skip
 
 
-def build(lines: Iterator[bytes], path: str, upto: int | None) -> Ledger:
+def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
     name = os.path.basename(path)
     diags: list[Diagnostic] = []
     events, meta, broken = _read_events(lines, name, upto, diags)
@@ -425,7 +475,7 @@ def load(path: str, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb") as f:
-            led = build(nextclaw.file_lines(f), path, upto)
+            led = build(f, path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
