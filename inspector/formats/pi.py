@@ -316,6 +316,27 @@ class _Source(RecordSource):
         return extra
 
 
+class _MetaSource(RecordSource):
+    """The source of a meta entry mapped from its head (`_read_own_lines`: a thinking-level
+    change): its fields beyond the base ones (`extra`) read from its line when asked for. It has
+    no message, and no object as written, as a meta record of the general path has none."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: _Source) -> None:
+        self.lines = lines
+
+    def obj(self, rec: Record) -> Any:
+        return None
+
+    def message(self, rec: Record) -> Message | None:
+        return None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        o = self.lines.obj(rec)
+        return _extra(o, _BASE_KEYS) if isinstance(o, dict) else None
+
+
 _SOURCE_ROLE = {"toolResult": "tool", "user": "user", "assistant": "assistant", "bashExecution": "user", "custom": "user"}
 
 
@@ -663,12 +684,13 @@ class _StreamState:
     general path found (a recovered line, the header's version)."""
 
     __slots__ = (
-        "b", "by_id", "id_count", "last", "limit", "line", "max_line", "offset", "prev_id",
-        "records", "recovered_any", "source", "upto_line", "v1",
+        "b", "by_id", "id_count", "last", "limit", "line", "max_line", "meta_source", "offset",
+        "prev_id", "records", "recovered_any", "source", "upto_line", "v1",
     )  # fmt: skip
 
     def __init__(self, path: str, *, limit: int, upto_line: int | None) -> None:
         self.source = _Source(path)
+        self.meta_source = _MetaSource(self.source)
         self.b = _Builder(path, self.source)
         self.records = self.b.records
         self.by_id: dict[str, int] = {}
@@ -765,7 +787,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large = _ENTRY_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
+    head_roles, stops, new, Rec, source, meta = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source, st.meta_source
     limit, max_line = st.limit, st.max_line
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
     for raw in f:
@@ -821,6 +843,26 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     if offset >= stop:
                         break
                     continue
+        elif e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
+            # A meta entry whose fields hold nothing of a wrong type (it decoded): what
+            # `entry_record` maps, its extra fields read when asked for.
+            rid = e.id
+            pid = e.parentId
+            if pid == prev_id:
+                pid = prev_id
+            seq = len(records)
+            rec = new(Rec, seq, line, rid, pid, e.timestamp, offset, n, None, None, None, (), None, meta, "meta", e.type)
+            append(rec)
+            if v1:
+                append_entry(rec)
+            if rid is not None:
+                by_id[rid] = seq
+                id_count += 1
+                prev_id = rid
+            offset += n
+            if offset >= stop:
+                break
+            continue
         st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
         _general_line(st, raw, n)
         prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
