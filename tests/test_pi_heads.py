@@ -185,3 +185,29 @@ def test_a_sample_session_analyzes_the_same_both_ways() -> None:
     whole = load_bytes(path.read_bytes(), str(path), fmt="pi")
     for doc in (analyze_json, context_json):
         assert doc(analyze(load(str(path)))) == doc(analyze(whole))
+
+
+THINKING = {"type": "thinking_level_change", "id": "t0", "parentId": None, "timestamp": "2026-03-01T10:00:02Z", "thinkingLevel": "high"}
+
+
+def test_every_mutation_of_a_thinking_level_line_loads_as_the_whole_parse_builds_it(tmp_path: Path) -> None:
+    """A thinking-level change is mapped from its head too (`pi._MetaSource`: its extra fields read
+    on demand): every field of it, and every field `fields.PI` types, set to every JSON type,
+    removed, or beside an unknown key, loads as the whole parse builds it."""
+    muts = _mutations(dict(THINKING))
+    assert len(muts) > 300
+    for i, e in enumerate(muts):
+        if isinstance(e.get("id"), str) and e["id"]:
+            e["id"] = f"{e['id']}-{i}"
+    _same_both_ways(_file(tmp_path / "all.jsonl", muts))
+    for i, e in enumerate(random.Random(SEED).sample(muts, 40)):
+        _same_both_ways(_file(tmp_path / f"one-{i}.jsonl", [_entry(MESSAGES["user"], 99), e]))
+
+
+def test_a_clean_thinking_level_line_is_mapped_from_its_head(tmp_path: Path) -> None:
+    path = _file(tmp_path / "s.jsonl", [_entry(MESSAGES["user"], 1), {**THINKING, "parentId": "e1", "extra": [1]}])
+    led = _same_both_ways(path)
+    r = led.records[2]
+    assert isinstance(r._source, pi._MetaSource) and r.kind == "meta"
+    assert r.raw() is None  # shown as the general path's meta records are: by its fields
+    assert r.extra == {"thinkingLevel": "high", "extra": [1]}

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from operator import lt
 from typing import Any
 
+import msgspec
 import orjson
 
 from inspector.analysis.intervals import Interval, clip, contains, merge, subtract
@@ -194,9 +195,10 @@ class CheckpointView:
         return gone, rest + positions[below:]
 
 
-@dataclass(slots=True)
-class ContextItem:
-    """One item of what the runtime sends next."""
+class ContextItem(msgspec.Struct, gc=False):
+    """One item of what the runtime sends next. (A msgspec Struct, not a dataclass: built in C,
+    at a third of the cost, once per message of the next request: 66k of them on a 100 MB pi
+    session. Nothing it holds refers back to it: untracked by the cyclic collector.)"""
 
     index: int
     role: str  # the role the model sees: system | user | assistant | tool
@@ -208,10 +210,10 @@ class ContextItem:
     text: str
     tokens: int | None = None  # None until counted (Report.ensure_tokens)
     tokens_from: str = "tiktoken"  # usage | tiktoken
-    tool_call_ids: list[str] = field(default_factory=list)
+    tool_call_ids: list[str] = msgspec.field(default_factory=list)
     tool_result_id: str | None = None
     orphan: bool = False  # a tool result whose call is not in the context
-    unanswered: list[str] = field(default_factory=list)  # calls with no result in the context
+    unanswered: list[str] = msgspec.field(default_factory=list)  # calls with no result in the context
     note: str | None = None  # how the runtime derives this item from the file, when not as written
     # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
     # a turn it finds unfinished): a request sent before the session stopped does not hold it.

@@ -46,6 +46,8 @@ import dataclasses
 from dataclasses import dataclass
 from itertools import accumulate
 
+import msgspec
+
 from inspector.analysis import replacement
 from inspector.analysis.engine import (
     EXCLUDED,
@@ -335,7 +337,7 @@ def extend_replacement(old: Report, led: Ledger, grown: list[int]) -> list[Conte
             continue
         if it.kind != "message" or not _pairs_alike(o_recs[s], records[s]):
             return None
-        ctx[i] = dataclasses.replace(it, tokens=None, tokens_from="tiktoken")
+        ctx[i] = msgspec.structs.replace(it, tokens=None, tokens_from="tiktoken")
     rt = old.runtime
     new_entries = replacement.sent_messages(records, grown)
     new_calls, new_answered = replacement.paired_ids(records, new_entries, rt)
@@ -385,7 +387,7 @@ def _settle_calls(ctx: list[ContextItem], st: ReplacementGrowth, settled: set[st
         pos = start + len(rest)
         left = [c for c in it.unanswered if c not in settled]
         if pos != it.index or len(left) != len(it.unanswered):
-            it = dataclasses.replace(it, index=pos, unanswered=left)
+            it = msgspec.structs.replace(it, index=pos, unanswered=left)
         for c in left:
             st.waiting.setdefault(c, pos)
         rest.append(it)

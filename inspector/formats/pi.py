@@ -316,6 +316,27 @@ class _Source(RecordSource):
         return extra
 
 
+class _MetaSource(RecordSource):
+    """The source of a meta entry mapped from its head (`_read_own_lines`: a thinking-level
+    change): its fields beyond the base ones (`extra`) read from its line when asked for. It has
+    no message, and no object as written, as a meta record of the general path has none."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: _Source) -> None:
+        self.lines = lines
+
+    def obj(self, rec: Record) -> Any:
+        return None
+
+    def message(self, rec: Record) -> Message | None:
+        return None
+
+    def extra(self, rec: Record) -> dict[str, Any] | None:
+        o = self.lines.obj(rec)
+        return _extra(o, _BASE_KEYS) if isinstance(o, dict) else None
+
+
 _SOURCE_ROLE = {"toolResult": "tool", "user": "user", "assistant": "assistant", "bashExecution": "user", "custom": "user"}
 
 
@@ -527,6 +548,70 @@ assert all(_SOURCE_ROLE[r] == llm for r, llm in _HEAD_ROLES.values()) and len(_H
 _ENTRY_DECODER = msgspec.json.Decoder(_EntryHead)
 
 
+# pi's own loader decodes the same head with each block's `text` and `thinking` left in the line
+# (`msgspec.Raw`: checked JSON, not built as a string, the bulk of a line), then checks that each
+# is a string or null (`_texts_ok`), as `fields.PI` types them: a third less decode time. (The
+# helper's `_line_head` shares it; OpenClaw's index keeps `_ENTRY_DECODER`.)
+_NO_TEXT = msgspec.Raw(b"")
+_NULL = msgspec.Raw(b"null")
+
+
+class _RawTextBlockHead(_BlockHead):
+    text: msgspec.Raw = _NO_TEXT  # type: ignore[assignment]
+    thinking: msgspec.Raw = _NO_TEXT  # type: ignore[assignment]
+
+
+class _RawTextMessageHead(_MessageHead):
+    content: list[_RawTextBlockHead] | str | None = None  # type: ignore[assignment]
+
+
+class _RawUserHead(_RawTextMessageHead, tag="user"):
+    pass
+
+
+class _RawAssistantHead(_RawTextMessageHead, tag="assistant"):
+    pass
+
+
+class _RawToolResultHead(_RawTextMessageHead, tag="toolResult"):
+    pass
+
+
+class _RawBashHead(_RawTextMessageHead, tag="bashExecution"):
+    pass
+
+
+class _RawCustomHead(_RawTextMessageHead, tag="custom"):
+    pass
+
+
+class _RawTextEntryHead(_EntryHead):
+    message: _RawUserHead | _RawAssistantHead | _RawToolResultHead | _RawBashHead | _RawCustomHead | None = None  # type: ignore[assignment]
+
+
+assert _RawTextEntryHead.__struct_fields__ == _EntryHead.__struct_fields__
+assert _RawTextMessageHead.__struct_fields__ == _MessageHead.__struct_fields__
+assert _RawTextBlockHead.__struct_fields__ == _BlockHead.__struct_fields__
+_HEAD_ROLES.update(
+    {_RawUserHead: _HEAD_ROLES[_UserHead], _RawAssistantHead: _HEAD_ROLES[_AssistantHead], _RawToolResultHead: _HEAD_ROLES[_ToolResultHead],
+     _RawBashHead: _HEAD_ROLES[_BashHead], _RawCustomHead: _HEAD_ROLES[_CustomHead]}
+)  # fmt: skip
+_RAW_TEXT_DECODER = msgspec.json.Decoder(_RawTextEntryHead)
+
+
+def _texts_ok(blocks: list[_RawTextBlockHead]) -> bool:
+    """Whether every block's text and thinking is absent, a string or null (the JSON value left
+    raw: checked by its first byte)."""
+    for b in blocks:
+        t = b.text
+        if t and memoryview(t)[0] != 34 and t != _NULL:  # (34: a quote)
+            return False
+        t = b.thinking
+        if t and memoryview(t)[0] != 34 and t != _NULL:
+            return False
+    return True
+
+
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
 
 # A plain message line's record, as the first fields of `Record` (the rest take the defaults of
@@ -558,7 +643,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     loading process inlines the same steps in `_read_own_lines`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
-        e = _ENTRY_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or heads.valid_utf8(raw)) else None
+        e = _RAW_TEXT_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or heads.valid_utf8(raw)) else None
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if e is None or e.type != "message":
@@ -566,7 +651,7 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     m = e.message
     roles = _HEAD_ROLES.get(type(m))
     rid = e.id
-    if roles is None or rid is None:
+    if roles is None or rid is None or (type(m.content) is list and not _texts_ok(m.content)):  # type: ignore[union-attr]
         return None
     role, llm_role = roles
     if role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
@@ -663,12 +748,13 @@ class _StreamState:
     general path found (a recovered line, the header's version)."""
 
     __slots__ = (
-        "b", "by_id", "id_count", "last", "limit", "line", "max_line", "offset", "prev_id",
-        "records", "recovered_any", "source", "upto_line", "v1",
+        "b", "by_id", "id_count", "last", "limit", "line", "max_line", "meta_source", "offset",
+        "prev_id", "records", "recovered_any", "source", "upto_line", "v1",
     )  # fmt: skip
 
     def __init__(self, path: str, *, limit: int, upto_line: int | None) -> None:
         self.source = _Source(path)
+        self.meta_source = _MetaSource(self.source)
         self.b = _Builder(path, self.source)
         self.records = self.b.records
         self.by_id: dict[str, int] = {}
@@ -763,9 +849,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     line), any other line through `_general_line`. Positions live in locals here, in `st` around
     each general line and at the end."""
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
-    decode, valid_utf8, large = _ENTRY_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
+    decode, valid_utf8, large, texts_ok = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _texts_ok
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
+    head_roles, stops, new, Rec, source, meta = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source, st.meta_source
     limit, max_line = st.limit, st.max_line
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
     for raw in f:
@@ -791,10 +877,12 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                 role, llm_role = roles
                 calls: tuple[str, ...] = ()
                 result = stop_reason = None
-                if llm_role == "tool":
+                c = m.content  # type: ignore[union-attr]
+                if type(c) is list and not texts_ok(c):
+                    roles = None  # a text of another type: the general path says so
+                elif llm_role == "tool":
                     result = m.toolCallId  # type: ignore[union-attr]
                 elif role != "bashExecution":
-                    c = m.content  # type: ignore[union-attr]
                     if type(c) is list:
                         calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
                     if llm_role == "assistant" and m.stopReason is not None:  # type: ignore[union-attr]
@@ -821,6 +909,26 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     if offset >= stop:
                         break
                     continue
+        elif e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
+            # A meta entry whose fields hold nothing of a wrong type (it decoded): what
+            # `entry_record` maps, its extra fields read when asked for.
+            rid = e.id
+            pid = e.parentId
+            if pid == prev_id:
+                pid = prev_id
+            seq = len(records)
+            rec = new(Rec, seq, line, rid, pid, e.timestamp, offset, n, None, None, None, (), None, meta, "meta", e.type)
+            append(rec)
+            if v1:
+                append_entry(rec)
+            if rid is not None:
+                by_id[rid] = seq
+                id_count += 1
+                prev_id = rid
+            offset += n
+            if offset >= stop:
+                break
+            continue
         st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
         _general_line(st, raw, n)
         prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
