@@ -68,8 +68,8 @@ import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from sys import intern
 from operator import itemgetter
+from sys import intern
 from typing import Any
 
 import msgspec
