@@ -170,9 +170,17 @@ def _fields(h: _Event) -> dict[str, Any]:
         out["author"] = h.author
     if h.branch is not None:
         out["branch"] = h.branch
-    if (raw := h.isolation_scope) is not _NULL and (v := orjson.loads(memoryview(raw))) is not None and v not in _BLANK:
+    if (
+        (raw := h.isolation_scope) is not _NULL
+        and (v := orjson.loads(memoryview(raw))) is not None
+        and v not in _BLANK
+    ):
         out["isolation_scope"] = v
-    if (raw := h.long_running_tool_ids) is not _NULL and (v := orjson.loads(memoryview(raw))) is not None and v not in _BLANK:
+    if (
+        (raw := h.long_running_tool_ids) is not _NULL
+        and (v := orjson.loads(memoryview(raw))) is not None
+        and v not in _BLANK
+    ):
         out["long_running_tool_ids"] = v
     if h.error_code is not _NULL:
         out["error_code"] = orjson.loads(memoryview(h.error_code))
