@@ -26,7 +26,7 @@ from inspector.ledger.model import Diagnostic
 from tests.field_mutations import mutated
 
 sys.path.insert(0, str(Path(__file__).parent))
-from adk_go_store import actions, ev, export, rfc, store, t
+from adk_go_store import actions, ev, export, rfc, store, t, text
 
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "user", "model", "STOP", "adk_request_credential",
@@ -345,3 +345,36 @@ def test_fast_time_reads_as_parse_time() -> None:
     values = [*rng.sample(values, 4000), " 2026-01-05 09:00:04.603000+00:00", "2026-01-05 09:00:04.603000+00:00 +0000 UTC", 5, 1.5, None, True]
     for v in values:
         assert adk_go.fast_time(v) == adk_go.parse_time(v), v
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_head_rows_in_the_order_sqlite_sorts_them(tmp_path: Path, seed: int) -> None:
+    """`adk_go._head_events` sorts the rows itself where every timestamp is a distinct text
+    (`_by_text_time`), else SQLite does: the order is the service's (ORDER BY timestamp DESC,
+    reversed) either way, for texts of every shape (zones, Unicode, prefixes of each other, upper
+    and lower case), ties, numbers, NULLs and blobs among them."""
+    import random
+
+    rng = random.Random(seed)
+    n = rng.randrange(2, 60)
+    path = store(str(tmp_path / "s.db"), {"s1": [ev(f"e{i}", "inv", "coder", t(i % 50), text("model", f"m{i}")) for i in range(n)]})
+    pool: list[Any] = [t(rng.randrange(60) + rng.random()) for _ in range(8)] + [
+        "2026-08-20T10:00:01Z", "2026-08-20 10:00:01", "2026-08-20 10:00:01.5+00:00", "2026-08-20 10:00:01.500000+00:00",
+        "2026-08-20 10:00:01.500000+02:00", "2026-08-20t10:00:01.5z", "é", "",
+    ]  # fmt: skip
+    if seed % 3 == 1:
+        pool += [5, 1.5, None, b"\x00\x01", -3]  # other types: SQLite's own order across types
+    con = sqlite3.connect(path)
+    for rowid in range(1, n + 1):
+        v = rng.choice(pool) if seed % 3 else t(rng.randrange(50) + rowid / 1000)  # seed % 3 == 0: no tie
+        if seed % 6 == 0 and rng.random() < 0.25:  # no tie either, but numbers, a NULL, blobs among the texts
+            v = rng.choice((rowid * 7, rowid + 0.5, None if rowid == 1 else f"x{rowid}".encode()))
+        con.execute("UPDATE events SET timestamp=? WHERE rowid=?", (v, rowid))
+    con.commit()
+    want = [r[0] for r in con.execute("SELECT rowid FROM events ORDER BY timestamp DESC")][::-1]
+    cols = adk_go._event_columns(con, path)
+    got = adk_go._head_events(con, cols, ("app", "u1", "s1"), path, None, [])
+    con.close()
+    assert got is not None
+    rowids = [e.rowid for e in got]
+    assert rowids == [r for r in want if r in set(rowids)] and len(rowids) >= n // 2

@@ -23,6 +23,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -804,10 +805,17 @@ def _row_events(
     ranks: list[int] = []
     places = _RowPlaces()
     at_id = names.index("id") if "id" in names else None
-    head = adk_heads.head
+    heads_of: list[Any] = []
+    if by_head and version != "v0":
+        datas = list(map(itemgetter(1), rows))
+        heads_of = list(map(adk_heads.head, datas))
+        if all(heads_of) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
+            # Every row read from its head, its rowid its rank (in C, no loop over the rows).
+            places.where = list(zip(range(1, len(rows) + 1), map(itemgetter(0), rows), map(itemgetter(at_id), rows), strict=True))  # type: ignore[arg-type]
+            return list(map(_RowLater, datas, heads_of)), list(map(itemgetter(0), rows)), places
     for n, row in enumerate(rows, start=1):
         event_id = row[at_id] if at_id is not None and at_id < len(row) else None
-        if by_head and version != "v0" and (h := head(row[1])) is not None:
+        if heads_of and (h := heads_of[n - 1]) is not None:
             objs.append(_RowLater(row[1], h))
             ranks.append(int(row[0]) if isinstance(row[0], int) else n)
             places.where.append((n, row[0], event_id))
@@ -1122,10 +1130,12 @@ def build(
     """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
-    _flag_bad_timestamps(objs, name, places, diags)
-    events = _events_of(objs, ranks)
+    kinds = set(map(type, objs))
+    if dict in kinds:  # (a head's timestamp is a number)
+        _flag_bad_timestamps(objs, name, places, diags)
+    events = _events_of(objs, ranks, kinds)
     facts = rules.analyze_compactions(events)
-    by_index = {e.index: e.id for e in events}
+    by_index = {e.index: e.id for e in events} if facts else {}
     records: list[Record] = []
     for e in events:
         if e.later is not None:
@@ -1408,10 +1418,18 @@ def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
 
 
 
-def _events_of(objs: list[Any], ranks: list[int]) -> list[rules.Ev]:
-    """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`)."""
-    if all(type(o) is dict for o in objs):
+def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rules.Ev]:
+    """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`);
+    `kinds`: the types in `objs`."""
+    if _RowLater not in kinds:
         return rules.make_events(objs, ranks)
+    if dict not in kinds:  # every event from its head (`str(h.author or "")`: the author is a str or None)
+        ev = rules.Ev
+        return [
+            ev(i, rank, h.id, h.ts, h.author or "", h.invocation_id, h.fields, None, None, None, o)
+            for i, o, rank in zip(range(len(objs)), objs, ranks, strict=True)
+            for h in (o.head,)
+        ]
     out: list[rules.Ev] = []
     for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
         if type(o) is dict:
@@ -1529,8 +1547,11 @@ def run_input_seq(events: list[rules.Ev], before: int | None) -> int | None:
     """The seq of the user's event that started the newest run (`Runner.run_async`'s new message:
     a question, or the answer to a long-running call, which is the run's own input although it is
     a function response), by append order; `before` where these events hold none."""
-    inputs = [e for e in events if rules.is_run_input(e)]
-    return max(inputs, key=lambda e: e.rank).index if inputs else before
+    inputs = [e for e in events if e.author == "user" and not e.is_compaction]  # (`rules.is_run_input`, inline)
+    return max(inputs, key=_RANK).index if inputs else before
+
+
+_RANK = attrgetter("rank")
 
 
 def next_call_in_run(events: list[rules.Ev]) -> bool:

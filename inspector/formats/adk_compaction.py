@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 # LlmEventSummarizer._DEFAULT_PROMPT_TEMPLATE (google-adk 2.13): only its length matters here.
 SUMMARIZER_TEMPLATE = (
@@ -40,9 +43,9 @@ SUMMARIZER_TEMPLATE = (
 _MAX_TOOL_CONTENT_CHARS = 2000
 
 
-@dataclass(slots=True)
-class Ev:
-    """One session event as the compaction rules see it."""
+class Ev(msgspec.Struct, gc=False):
+    """One session event as the compaction rules see it. (A Struct: made in C, one per event; it
+    holds the event's fields and its row, which never refer back to it.)"""
 
     index: int  # position in the order the session service returns (the ledger's seq)
     rank: int  # append order (SQLite rowid; list position for a JSON dump)
@@ -286,14 +289,18 @@ def _dropped(p: Ev, by_start: dict[float, list[Ev]], max_end: dict[float, float]
     return False
 
 
+_RANK = attrgetter("rank")
+_TS_RANK = attrgetter("ts", "rank")
+
+
 def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     """Facts for every compaction event, in append order (each can depend on earlier ones)."""
     facts: dict[int, CompactionFacts] = {}
     surviving_now = {e.index for e in surviving_ranges(events)}
-    by_rank = sorted(events, key=lambda e: e.rank)
-    raw_by_ts = sorted((e for e in events if not e.is_compaction), key=lambda e: (e.ts, e.rank))
+    by_rank = sorted(events, key=_RANK)
+    raw_by_ts = sorted((e for e in events if not e.is_compaction), key=_TS_RANK)
     raw_ts = [e.ts for e in raw_by_ts]
-    input_ranks = sorted(e.rank for e in events if is_run_input(e))
+    input_ranks = sorted(e.rank for e in raw_by_ts if e.author == "user")  # (`is_run_input`)
     by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}

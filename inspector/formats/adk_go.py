@@ -68,6 +68,7 @@ import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from operator import itemgetter
 from sys import intern
 from typing import Any
 
@@ -954,28 +955,34 @@ def _head_events(
     """The session's events, a head per row where one can be taken (`_row_head`), the row read whole
     otherwise; None when the store cannot be read so (another layout, a text that is not UTF-8):
     the caller then reads every row whole. The stream order is the service's (ORDER BY timestamp
-    DESC, reversed) from the sort of the keys alone: SQLite's sorter keeps ties in scan order
-    whatever else a row holds, so the rows come back in the order of `SELECT *` (checked on a
-    100 MB store with 634 tied groups)."""
+    DESC, reversed): sorted here where no two timestamps tie (`_by_text_time`), else from
+    SQLite's sort of the keys alone: SQLite's sorter keeps ties in scan order whatever else a row
+    holds, so the rows come back in the order of `SELECT *` (checked on a 100 MB store with 634
+    tied groups)."""
     if not set(_HEAD_COLUMNS) <= set(cols):
         return None
     where = "app_name=? AND user_id=? AND session_id=?"
     lenient = con.text_factory
     con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
     try:
-        rows = {r[0]: r for r in con.execute(_HEAD_SQL, key)}
-        order = [r[0] for r in con.execute(f"SELECT rowid FROM events WHERE {where} ORDER BY timestamp DESC", key)]
+        rows = con.execute(_HEAD_SQL, key).fetchall()
+        ordered = _by_text_time(rows)
+        if ordered is None:
+            by_rowid = {r[0]: r for r in rows}
+            sql = f"SELECT rowid FROM events WHERE {where} ORDER BY timestamp DESC"
+            ordered = [by_rowid[r[0]] for r in con.execute(sql, key)]
+            ordered.reverse()
     except sqlite_files.ERRORS:
         return None
     finally:
         con.text_factory = lenient
-    order.reverse()
+    del rows
     if upto is not None:
-        del order[upto:]
+        del ordered[upto:]
     names = ["rowid", *cols]
     events: list[GoEvent] = []
-    for n, rowid in enumerate(order, start=1):
-        row = rows.pop(rowid)
+    for n, row in enumerate(ordered, start=1):
+        rowid = row[0]
         e = _row_head(n, row)
         if e is None:
             whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
@@ -985,6 +992,23 @@ def _head_events(
         e.index = len(events)
         events.append(e)
     return events
+
+
+_HEAD_TIME = itemgetter(5)  # a head row's timestamp column
+
+
+def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
+    """The rows in the service's order (ORDER BY timestamp DESC, reversed), sorted here when every
+    timestamp is a text and no two are the same text: SQLite compares texts of this column by
+    their bytes (BINARY, the column declares no collation), which is the order of Python's str
+    comparison (UTF-8 keeps code point order), and without a tie the order is the one order
+    whatever the sort. None otherwise (a tie: SQLite's sorter decides it; another type: SQLite's
+    order across types), and SQLite sorts them."""
+    times = list(map(_HEAD_TIME, rows))
+    if not set(map(type, times)) <= {str} or len(set(times)) != len(times):
+        return None
+    ordered = sorted(rows, key=_HEAD_TIME)
+    return ordered
 
 
 _STR_OR_NONE = frozenset({str, type(None)})

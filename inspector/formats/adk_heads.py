@@ -170,14 +170,18 @@ def _fields(h: _Event) -> dict[str, Any]:
         out["author"] = h.author
     if h.branch is not None:
         out["branch"] = h.branch
-    for key, raw in (
-        ("isolation_scope", h.isolation_scope),
-        ("long_running_tool_ids", h.long_running_tool_ids),
+    if (
+        (raw := h.isolation_scope) is not _NULL
+        and (v := orjson.loads(memoryview(raw))) is not None
+        and v not in _BLANK
     ):
-        if raw is not _NULL:
-            v = orjson.loads(memoryview(raw))
-            if v is not None and v not in _BLANK:
-                out[key] = v
+        out["isolation_scope"] = v
+    if (
+        (raw := h.long_running_tool_ids) is not _NULL
+        and (v := orjson.loads(memoryview(raw))) is not None
+        and v not in _BLANK
+    ):
+        out["long_running_tool_ids"] = v
     if h.error_code is not _NULL:
         out["error_code"] = orjson.loads(memoryview(h.error_code))
     a = h.actions
