@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -754,7 +754,7 @@ def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
                 if ev[p].sent and ev[p].role is not None and p not in last.represents
             ]
         )
-    holes = [p for p in last.hole_list if p < upto]
+    holes = last.hole_list[: bisect_left(last.hole_list, upto)]  # (ascending: a prefix, not a pass per call)
     return _Context(None, [last_i], ix.tokens[upto] - ix.tokens[cut] + last.tokens, holes, cut, upto)
 
 
@@ -919,12 +919,16 @@ def _summary_tokens(size: SummarySize, sess: Session, summarized: int) -> int:
     return DEFAULT_SUMMARY_TOKENS
 
 
-def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int | None) -> CallPoint:
+def _call_point(
+    sess: Session, pos: int, ctx: _Context, prompt: int, window: int | None, *, modelled: bool = True
+) -> CallPoint:
+    """A model call's point; where the replay does not model the prompt (`Session.modelled`), no
+    holes and no lost question (not computed: a long session's holes per call are quadratic)."""
     ev = sess.events
     e = ev[pos]
     ix = _index(sess)
     qpos = ix.question.get(e.turn)
-    lost = ev[qpos].seq if qpos is not None and qpos < pos and not ctx.has_raw(qpos, ev) else None
+    lost = ev[qpos].seq if modelled and qpos is not None and qpos < pos and not ctx.has_raw(qpos, ev) else None
     return CallPoint(
         e.seq,
         e.line,
@@ -932,7 +936,7 @@ def _call_point(sess: Session, pos: int, ctx: _Context, prompt: int, window: int
         prompt,
         ctx.raw_count(ix),
         len(ctx.summaries),
-        [ev[p].seq for p in ctx.holes],
+        [ev[p].seq for p in ctx.holes] if modelled else [],
         lost,
         over_window=window is not None and prompt > window,
     )
@@ -956,10 +960,7 @@ def baseline(sess: Session, window: int | None = None) -> Series:
             continue
         ctx = _recorded_context(sess, e.pos)
         prompt = e.prompt if e.prompt is not None else sess.overhead + ctx.content_tokens
-        point = _call_point(sess, e.pos, ctx, prompt, window)
-        if not sess.modelled(e.pos):
-            point.holes, point.live_question_lost = [], None
-        calls.append(point)
+        calls.append(_call_point(sess, e.pos, ctx, prompt, window, modelled=sess.modelled(e.pos)))
     comps: list[CompactionPoint] = []
     for i, c in enumerate(sess.recorded):
         with_it = _recorded_context(sess, c.after)
