@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 
@@ -215,3 +216,50 @@ def test_a_row_of_invalid_utf8_reads_every_row_again_leniently(tmp_path: Path) -
     assert [d.message for d in diags] == ["said before", *(d.message for d in want_diags)]
     assert any(d.problem == "wrong_type" for d in want_diags)
     assert got.found == want.found and set(got.found) == wanted
+
+
+# Values a payload's free-form parts may hold where msgspec's sorted output and maka's
+# `stableStringify` part: floats (also an integer past 64 bits, which orjson reads as one),
+# array-index keys, the arrays maka sorts, UTF-16 key order, nesting past what `_SafeEvent` walks;
+# and ones where they agree (non-ASCII, a key with a digit, a lone index key, empty containers).
+_NESTED: list[Any] = [
+    1.5, -0.0, 1.0, 1e21, 2**64 - 1, 2**64, -(2**63) - 1, "é😀\u2028", {"b": 1, "a": 2, "B": 3, "_": 4, "~": 5},
+    {"10": 1, "9": 2}, {"0": "x"}, {"1a": 1, "a1": 2}, {"12\n": 1, "a": 2}, {"required": ["b", "a"]}, {"enum": ["z", "y"]},
+    {"required": "s"}, {"a\uffff": 1, "a😀": 2}, {"\ue000": 1}, {"é": 1, "e": 2}, [[[[1]]]], [[[[[1]]]]], {"a": {"b": {"c": {"d": 1}}}},
+    {"a": {"b": {"c": {"d": {"e": 1}}}}}, [{"x": [2.0]}], [{"y": [1, {"z": 1.25}]}], {"k": [True, None, "s", -3]}, {}, [],
+]  # fmt: skip
+
+
+def _digest_places(ev: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    places = [*_places(ev), ((), "actions"), ((), "branch"), ((), "origin")]
+    if isinstance(ev.get("content"), dict):
+        places += [(("content",), k) for k in ("providerOptions", "details", "displayText", "attachments", "steering")]
+    if isinstance(ev.get("refs"), dict):
+        places += [(("refs",), k) for k in ("toolCallId", "sourceRuntimeEventHighWater")]
+    return places
+
+
+def test_a_payload_safe_events_take_is_digested_as_stable_stringify_writes_it() -> None:
+    """The digest takes msgspec's sorted output of a payload `_SafeEvent` takes (no walk of it in
+    Python): for every field of an event, its content and refs set to every JSON type and to values
+    nested where the two serializers part, that is `stable_stringify`'s output byte for byte, and
+    the payload is one the field guard leaves whole; every other payload is written exactly too."""
+    taken = refused = 0
+    events = _base().events
+    events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
+    for ev in events:
+        for mut in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED]):
+            obj = orjson.loads(json.dumps(mut))  # as the loader reads it (orjson: a float past 64 bits)
+            exact = maka.stable_stringify(obj).encode()
+            assert maka.stable_json(obj) == exact, obj
+            try:
+                msgspec.convert(obj, maka._SafeEvent)
+            except msgspec.ValidationError:
+                refused += 1
+                continue
+            taken += 1
+            assert maka._SORTED_JSON(obj) == exact, obj
+            assert maka._orjson_agrees(obj), obj
+            msgspec.convert(obj, maka._EventTypes)
+            assert fields.check_fields(obj, maka.EVENT) == [], obj
+    assert taken > 1000 and refused > 1000, (taken, refused)

@@ -78,7 +78,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -225,6 +225,88 @@ class _EventTypes(msgspec.Struct, gc=False):
 assert set(_EventTypes.__struct_fields__) == set(EVENT)
 assert set(_ContentTypes.__struct_fields__) == set(_CONTENT.fields or {})
 assert set(_RefsTypes.__struct_fields__) == set(EVENT["refs"].fields or {})
+
+
+# The same payloads, narrower: a payload these take is one `_EventTypes` takes (every field of
+# `EVENT` typed as there, `ts` an integer only), and one whose `stable_stringify` msgspec's sorted
+# encoder writes byte for byte (`_orjson_agrees` holds): no float anywhere (orjson reads an integer
+# past 64 bits as one too), only RuntimeEvent's own keys (runtime-event.ts:470-500, :346-375) on the
+# event, its content and refs, and in what they hold no key maka orders otherwise (an array index,
+# a character past U+DFFF: UTF-16 order) or sorts the array of (`required`, `enum`), four levels
+# deep at most. One call in C where `_orjson_agrees` walks the payload in Python; a payload they
+# refuse takes that walk (tests/test_maka_heads.py holds the two equal).
+_Key = Annotated[str, msgspec.Meta(pattern=r"\A(?!\d+\Z|required\Z|enum\Z)[^\ue000-\U0010ffff]*\Z")]
+_Plain = str | int | bool | None
+_J1 = _Plain | list[_Plain] | dict[_Key, _Plain]
+_J2 = _Plain | list[_J1] | dict[_Key, _J1]
+_J3 = _Plain | list[_J2] | dict[_Key, _J2]
+_J4 = _Plain | list[_J3] | dict[_Key, _J3]
+
+
+class _SafeContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    kind: str | None = None
+    text: str | None = None
+    signature: str | None = None
+    id: str | None = None
+    name: str | None = None
+    isError: bool | None = None
+    providerExecuted: bool | None = None
+    message: str | None = None
+    code: str | None = None
+    reason: str | None = None
+    args: _J4 = None
+    result: _J4 = None
+    providerOptions: _J4 = None
+    providerOutput: _J4 = None
+    details: _J4 = None
+    displayText: _J4 = None
+    origin: _J4 = None
+    attachments: _J4 = None
+    quotes: _J4 = None
+    inlineReferences: _J4 = None
+    steering: _J4 = None
+
+
+class _SafeRefs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    stepId: str | None = None
+    storedMessageId: _J4 = None
+    traceEventId: _J4 = None
+    toolCallId: _J4 = None
+    providerEventId: _J4 = None
+    sourceMessageDigest: _J4 = None
+    providerRequestTraceId: _J4 = None
+    artifactId: _J4 = None
+    operationId: _J4 = None
+    parentToolCallId: _J4 = None
+    parentOperationId: _J4 = None
+    sourceInvocationId: _J4 = None
+    sourceRunId: _J4 = None
+    sourceTurnId: _J4 = None
+    sourceRuntimeEventHighWater: _J4 = None
+
+
+class _SafeEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | None = None
+    invocationId: str | None = None
+    runId: str | None = None
+    sessionId: str | None = None
+    turnId: str | None = None
+    ts: heads.Int64 | None = None
+    partial: bool | None = None
+    role: str | None = None
+    author: str | None = None
+    modelVisibility: str | None = None
+    status: str | None = None
+    content: _SafeContent | None = None
+    refs: _SafeRefs | None = None
+    branch: _J4 = None
+    origin: _J4 = None
+    actions: _J4 = None
+
+
+assert set(_EventTypes.__struct_fields__) <= set(_SafeEvent.__struct_fields__)
+assert set(_ContentTypes.__struct_fields__) <= set(_SafeContent.__struct_fields__)
+assert set(_RefsTypes.__struct_fields__) <= set(_SafeRefs.__struct_fields__)
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -390,9 +472,10 @@ def stable_json(value: Any) -> bytes:
     return stable_stringify(value).encode("utf-8")
 
 
-def _digest_update(h: Any, ev: Any) -> None:
-    """One event's part of the source digest: its stable JSON, length-prefixed."""
-    s = stable_json(ev)
+def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
+    """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
+    is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON)."""
+    s = _SORTED_JSON(ev) if safe else stable_json(ev)
     h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
     h.update(s)
     h.update(b";")
@@ -427,11 +510,11 @@ class PrefixDigests:
         self.count = 0
         self.found = {}
 
-    def feed(self, ev: dict[str, Any]) -> None:
-        """The next compactable event, as stored."""
+    def feed(self, ev: dict[str, Any], safe: bool = False) -> None:
+        """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        _digest_update(self.h, ev)
+        _digest_update(self.h, ev, safe)
         self.count += 1
         if self.count in self.wanted:
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
@@ -792,7 +875,7 @@ def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnost
     order; `digests`, when given, is fed every compactable event from the first in the session."""
     out: list[_Event] = []
     loads, check, new = orjson.loads, fields.checker(EVENT), _Event
-    convert, types, refused = msgspec.convert, _EventTypes, msgspec.ValidationError
+    convert, types, safe_types, refused = msgspec.convert, _EventTypes, _SafeEvent, msgspec.ValidationError
     for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
         try:
             obj = loads(payload)
@@ -806,10 +889,15 @@ def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnost
         # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
         ev = obj
         wrong: list[fields.WrongType] = []
+        safe = True  # taken by `_SafeEvent`: so by `_EventTypes` too, and digested as msgspec writes it
         try:
-            convert(ev, types)
+            convert(ev, safe_types)
         except refused:
-            check(ev, "", wrong)
+            safe = False
+            try:
+                convert(ev, types)
+            except refused:
+                check(ev, "", wrong)
         if wrong:
             obj = loads(payload)
             diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
@@ -828,7 +916,7 @@ def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnost
         compactable = _compactable(obj)
         past = digests is not None and digests.count >= digests.last  # after every stated coverage
         if compactable and digests is not None:
-            digests.feed(obj)
+            digests.feed(obj, safe)
         content = ev.get("content")
         run_id = ev.get("runId")
         message = None
