@@ -239,27 +239,81 @@ def _digest_places(ev: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
     return places
 
 
-def test_a_payload_safe_events_take_is_digested_as_stable_stringify_writes_it() -> None:
-    """The digest takes msgspec's sorted output of a payload `_SafeEvent` takes (no walk of it in
-    Python): for every field of an event, its content and refs set to every JSON type and to values
-    nested where the two serializers part, that is `stable_stringify`'s output byte for byte, and
-    the payload is one the field guard leaves whole; every other payload is written exactly too."""
+# Payload texts where a decoder may part from orjson: escapes, lone surrogates, duplicate keys,
+# integers at and past 64 bits, floats written as integers are not, control characters, whitespace.
+_TEXTS: list[str] = [
+    '{"id":"\\ud800"}', '{"id":"\\ud83d\\ude00"}', '{"id":"a\x01b"}', '{"id":"a\x7fb\u2028"}', '\ufeff{"id":"x"}',
+    '{"id":"x","id":"y"}', '{"content":{"args":{"b":1,"a":1,"b":2}}}', '{"content":{"kind":"text","kind":"error"}}', '{"id":"\\x"}',
+    '{"ts":01}', '{"ts":-0}', '{"ts":1E2}', '{"ts":1.0}', '{"ts":9223372036854775807}', '{"ts":9223372036854775808}', '{"ts":-9223372036854775808}',
+    '{"ts":-9223372036854775809}', '{"content":{"args":{"a":18446744073709551615}}}', '{"content":{"args":{"a":-9223372036854775809}}}',
+    '{"content":{"args":[1e400]}}', '{"ts":1} ', ' \t\n\r{"ts":1}', '{"ts":1}\x00', '{"id":"\\u0000\\/"}', '{"content":{"args":{"":1,"\\u0031":2}}}',
+    '{"content":{"args":{"\\u0031":2,"a":1}}}', '{"content":{"args":{"re\\u0071uired":[2,1]}}}', '{"refs":{"stepId":"s","stepId":null}}', '[]', '5',
+    '{"content":null,"refs":null,"actions":null}', '{"content":{"kind":"text","text":"\\ud83d\\ude00","args":{"\\ud83d\\ude00":1,"\\uffff":2}}}',
+]  # fmt: skip
+
+
+def _orjson_or_none(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stable_stringify_writes_it() -> None:
+    """A payload `_SafeEvent` takes (its text decoded straight into the Struct) is read as its record
+    and digested without the dict orjson makes of it: for every field of an event, its content and
+    refs set to every JSON type and to values nested where the serializers part, and for texts where
+    decoders part, orjson reads that payload too, to the same values (UNSET: the field absent), the
+    field guard leaves it whole, and msgspec's sorted output of the Struct is `stable_stringify`'s of
+    the dict, byte for byte; every other payload is written exactly too."""
     taken = refused = 0
     events = _base().events
     events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
-    for ev in events:
-        for mut in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED]):
-            obj = orjson.loads(json.dumps(mut))  # as the loader reads it (orjson: a float past 64 bits)
-            exact = maka.stable_stringify(obj).encode()
-            assert maka.stable_json(obj) == exact, obj
-            try:
-                msgspec.convert(obj, maka._SafeEvent)
-            except msgspec.ValidationError:
-                refused += 1
-                continue
-            taken += 1
-            assert maka._SORTED_JSON(obj) == exact, obj
-            assert maka._orjson_agrees(obj), obj
-            msgspec.convert(obj, maka._EventTypes)
-            assert fields.check_fields(obj, maka.EVENT) == [], obj
+    texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
+    for text in [*texts, *_TEXTS]:
+        obj = _orjson_or_none(text)
+        if isinstance(obj, dict):
+            assert maka.stable_json(obj) == maka.stable_stringify(obj).encode(), text
+        try:
+            st = maka._decode_safe(text)
+        except maka._UNSAFE:
+            refused += 1
+            continue
+        taken += 1
+        assert isinstance(obj, dict), text
+        assert msgspec.to_builtins(st) == obj, text  # (to_builtins leaves UNSET fields out)
+        assert maka._SORTED_JSON(st) == maka.stable_stringify(obj).encode(), text
+        assert maka._orjson_agrees(obj), text
+        msgspec.convert(obj, maka._EventTypes)
+        assert fields.check_fields(obj, maka.EVENT) == [], text
     assert taken > 1000 and refused > 1000, (taken, refused)
+
+
+def _refuse(text: Any) -> Any:
+    raise msgspec.ValidationError("the dict path")
+
+
+@pytest.mark.parametrize("past", [False, True])
+def test_an_event_read_from_its_struct_is_the_one_read_as_a_dict(past: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field of the event `_row_events` builds from a payload `_SafeEvent` takes (its head, the
+    flags the replay rules read, its ids, its message built as read past every coverage), the
+    diagnostics said and the digest fed: the same as when the payload is read as a dict."""
+    events = _base().events
+    calls = [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]
+    events += calls + [{k: v for k, v in e.items() if k != "refs"} for e in calls]  # (a call with no step id)
+    texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
+    rows = [(f"row{i}", "s1", "inv-run1", "run1", "turn1", t, 1000 + i) for i, t in enumerate([*texts, *_TEXTS])]
+
+    def read() -> tuple[list[Any], list[str], dict[int, str]]:
+        diags: list[Diagnostic] = []
+        digests = maka.PrefixDigests({0} if past else {1, 2, 3, 10, 100, 10**9})
+        out = maka._row_events(rows, "x", 1, diags, digests)
+        return [msgspec.structs.astuple(e) for e in out], [d.message for d in diags], digests.found
+
+    fast = read()
+    monkeypatch.setattr(maka, "_decode_safe", _refuse)
+    slow = read()
+    assert len(fast[0]) == len(slow[0]) > 1000
+    for a, b in zip(fast[0], slow[0], strict=True):
+        assert a == b, rows[a[0] - 1][5]
+    assert fast[1:] == slow[1:]

@@ -227,81 +227,87 @@ assert set(_ContentTypes.__struct_fields__) == set(_CONTENT.fields or {})
 assert set(_RefsTypes.__struct_fields__) == set(EVENT["refs"].fields or {})
 
 
-# The same payloads, narrower: a payload these take is one `_EventTypes` takes (every field of
-# `EVENT` typed as there, `ts` an integer only), and one whose `stable_stringify` msgspec's sorted
-# encoder writes byte for byte (`_orjson_agrees` holds): no float anywhere (orjson reads an integer
-# past 64 bits as one too), only RuntimeEvent's own keys (runtime-event.ts:470-500, :346-375) on the
-# event, its content and refs, and in what they hold no key maka orders otherwise (an array index,
-# a character past U+DFFF: UTF-16 order) or sorts the array of (`required`, `enum`), four levels
-# deep at most. One call in C where `_orjson_agrees` walks the payload in Python; a payload they
-# refuse takes that walk (tests/test_maka_heads.py holds the two equal).
+# The same payloads, narrower, decoded from the row's text in one pass (`_decode_safe`): a payload
+# these take is one orjson reads to the same values, one `_EventTypes` takes (every field of `EVENT`
+# typed as there, `ts` an integer only), and one whose `stable_stringify` msgspec's sorted encoder
+# writes byte for byte from the Struct (`_orjson_agrees` holds): no float anywhere, no integer orjson
+# reads as one (past 64 bits), only RuntimeEvent's own keys (runtime-event.ts:470-500, :346-375) on
+# the event, its content and refs (absent: UNSET, which the encoder leaves out; the fields sorted),
+# and in what they hold no key maka orders otherwise (an array index, a character past U+DFFF:
+# UTF-16 order) or sorts the array of (`required`, `enum`), four levels deep at most. A payload they
+# refuse is read by orjson, guarded and walked by `_orjson_agrees` (tests/test_maka_heads.py holds
+# the two ways equal).
 _Key = Annotated[str, msgspec.Meta(pattern=r"\A(?!\d+\Z|required\Z|enum\Z)[^\ue000-\U0010ffff]*\Z")]
-_Plain = str | int | bool | None
+_Plain = str | heads.Int64 | bool | None
 _J1 = _Plain | list[_Plain] | dict[_Key, _Plain]
 _J2 = _Plain | list[_J1] | dict[_Key, _J1]
 _J3 = _Plain | list[_J2] | dict[_Key, _J2]
 _J4 = _Plain | list[_J3] | dict[_Key, _J3]
+_Str = str | msgspec.UnsetType | None  # (UNSET: absent)
+_Bool = bool | msgspec.UnsetType | None
+_Any = _J4 | msgspec.UnsetType
+_U = msgspec.UNSET
 
 
 class _SafeContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    kind: str | None = None
-    text: str | None = None
-    signature: str | None = None
-    id: str | None = None
-    name: str | None = None
-    isError: bool | None = None
-    providerExecuted: bool | None = None
-    message: str | None = None
-    code: str | None = None
-    reason: str | None = None
-    args: _J4 = None
-    result: _J4 = None
-    providerOptions: _J4 = None
-    providerOutput: _J4 = None
-    details: _J4 = None
-    displayText: _J4 = None
-    origin: _J4 = None
-    attachments: _J4 = None
-    quotes: _J4 = None
-    inlineReferences: _J4 = None
-    steering: _J4 = None
+    kind: _Str = _U
+    text: _Str = _U
+    signature: _Str = _U
+    id: _Str = _U
+    name: _Str = _U
+    isError: _Bool = _U
+    providerExecuted: _Bool = _U
+    message: _Str = _U
+    code: _Str = _U
+    reason: _Str = _U
+    args: _Any = _U
+    result: _Any = _U
+    providerOptions: _Any = _U
+    providerOutput: _Any = _U
+    details: _Any = _U
+    displayText: _Any = _U
+    origin: _Any = _U
+    attachments: _Any = _U
+    quotes: _Any = _U
+    inlineReferences: _Any = _U
+    steering: _Any = _U
 
 
 class _SafeRefs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    stepId: str | None = None
-    storedMessageId: _J4 = None
-    traceEventId: _J4 = None
-    toolCallId: _J4 = None
-    providerEventId: _J4 = None
-    sourceMessageDigest: _J4 = None
-    providerRequestTraceId: _J4 = None
-    artifactId: _J4 = None
-    operationId: _J4 = None
-    parentToolCallId: _J4 = None
-    parentOperationId: _J4 = None
-    sourceInvocationId: _J4 = None
-    sourceRunId: _J4 = None
-    sourceTurnId: _J4 = None
-    sourceRuntimeEventHighWater: _J4 = None
+    stepId: _Str = _U
+    storedMessageId: _Any = _U
+    traceEventId: _Any = _U
+    toolCallId: _Any = _U
+    providerEventId: _Any = _U
+    sourceMessageDigest: _Any = _U
+    providerRequestTraceId: _Any = _U
+    artifactId: _Any = _U
+    operationId: _Any = _U
+    parentToolCallId: _Any = _U
+    parentOperationId: _Any = _U
+    sourceInvocationId: _Any = _U
+    sourceRunId: _Any = _U
+    sourceTurnId: _Any = _U
+    sourceRuntimeEventHighWater: _Any = _U
 
 
 class _SafeEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str | None = None
-    invocationId: str | None = None
-    runId: str | None = None
-    sessionId: str | None = None
-    turnId: str | None = None
-    ts: heads.Int64 | None = None
-    partial: bool | None = None
-    role: str | None = None
-    author: str | None = None
-    modelVisibility: str | None = None
-    status: str | None = None
-    content: _SafeContent | None = None
-    refs: _SafeRefs | None = None
-    branch: _J4 = None
-    origin: _J4 = None
-    actions: _J4 = None
+    id: _Str = _U
+    invocationId: _Str = _U
+    runId: _Str = _U
+    sessionId: _Str = _U
+    turnId: _Str = _U
+    ts: heads.Int64 | msgspec.UnsetType | None = _U
+    partial: _Bool = _U
+    role: _Str = _U
+    author: _Str = _U
+    modelVisibility: _Str = _U
+    status: _Str = _U
+    content: _SafeContent | msgspec.UnsetType | None = _U
+    refs: _SafeRefs | msgspec.UnsetType | None = _U
+    branch: _Any = _U
+    origin: _Any = _U
+    actions: _Any = _U
 
 
 assert set(_EventTypes.__struct_fields__) <= set(_SafeEvent.__struct_fields__)
@@ -872,70 +878,129 @@ _IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
 
 def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
     """The session's runtime_events rows as events; `first`: the first one's place in the session
-    order; `digests`, when given, is fed every compactable event from the first in the session."""
+    order; `digests`, when given, is fed every compactable event from the first in the session.
+    A payload `_SafeEvent` takes is read from its Struct (`_safe_event`), any other as a dict
+    (`_dict_event`): the same event either way (tests/test_maka_heads.py)."""
     out: list[_Event] = []
-    loads, check, new = orjson.loads, fields.checker(EVENT), _Event
-    convert, types, safe_types, refused = msgspec.convert, _EventTypes, _SafeEvent, msgspec.ValidationError
+    decode, unsafe, check = _decode_safe, _UNSAFE, fields.checker(EVENT)
     for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
-        try:
-            obj = loads(payload)
-        except (orjson.JSONDecodeError, TypeError):
-            obj = None
-        if type(obj) is not dict:  # said as `_json_row` says it
-            obj = _json_row(payload, _where(name, eid, i), diags, i)
-            if obj is None:
-                continue
-        # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
-        # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
-        ev = obj
-        wrong: list[fields.WrongType] = []
-        safe = True  # taken by `_SafeEvent`: so by `_EventTypes` too, and digested as msgspec writes it
-        try:
-            convert(ev, safe_types)
-        except refused:
-            safe = False
-            try:
-                convert(ev, types)
-            except refused:
-                check(ev, "", wrong)
-        if wrong:
-            obj = loads(payload)
-            diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
         columns = (eid, rsid, inv, run, turn)
-        if tuple(map(ev.get, _IDENTITY)) != columns:
-            clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
-            diags.append(
-                Diagnostic(
-                    i,
-                    "row_identity_mismatch",
-                    f"{_where(name, eid, i)}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
-                    "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
-                    severity="error",
-                )
-            )
-        compactable = _compactable(obj)
         past = digests is not None and digests.count >= digests.last  # after every stated coverage
-        if compactable and digests is not None:
-            digests.feed(obj, safe)
-        content = ev.get("content")
-        run_id = ev.get("runId")
-        message = None
-        if type(content) is dict:
-            kind = content.get("kind")
-            head = _head(ev, content, kind)
-            unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
-            signed = kind == "thinking" and bool(content.get("signature"))
-            if past:
-                message = _message_of(ev, content, kind, head)
-        else:
-            head, unstepped, signed = None, False, False
-        out.append(
-            new(
-                i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
-                obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
-            )
-        )
+        try:
+            ev = _safe_event(decode(payload), i, payload, committed, columns, name, diags, digests, past)
+        except unsafe:
+            ev = _dict_event(i, payload, committed, columns, name, diags, digests, past, check)
+        if ev is not None:
+            out.append(ev)
     return out
+
+
+_decode_safe = msgspec.json.Decoder(_SafeEvent).decode
+# What `_decode_safe` raises for a payload it does not take (a lone surrogate in a str: the encoding
+# error; a payload that is no str or bytes: TypeError).
+_UNSAFE = (msgspec.DecodeError, UnicodeError, RecursionError, TypeError)
+
+
+def _safe_event(
+    s: _SafeEvent, i: int, payload: Any, committed: Any, columns: tuple[Any, ...], name: str, diags: list[Diagnostic],
+    digests: PrefixDigests | None, past: bool,
+) -> _Event:
+    """A payload `_SafeEvent` took, as `_dict_event` reads the dict orjson makes of it (an absent
+    field, UNSET, read as None): no field the guard removes; digested as msgspec writes the Struct."""
+    ids = tuple(None if v is _U else v for v in (s.id, s.sessionId, s.invocationId, s.runId, s.turnId))
+    if ids != columns:
+        _identity_mismatch(dict(zip(_IDENTITY, ids, strict=True)), columns, name, i, diags)
+    c = s.content
+    if c is None or c is _U:
+        compactable, head, unstepped, signed, message = False, None, False, False, None
+    else:
+        kind = None if c.kind is _U else c.kind
+        compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
+        head = _head_of(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
+        refs = s.refs
+        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
+        signed = kind == "thinking" and bool(c.signature)
+        message = None
+        if past:  # (an unknown kind's content is shown as stored: read as a dict)
+            message = _message_of({"status": None if s.status is _U else s.status}, _content_dict(c), kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+    if compactable and digests is not None:
+        digests.feed(s, True)
+    run_id = s.runId
+    return _Event(
+        i, str(columns[0]), payload, committed, None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, ids[4], head,
+        compactable, ids[0], ids[1], unstepped, signed, False, message,
+    )
+
+
+_KINDS = ("text", "thinking", "function_call", "function_response", "error")
+_CONTENT_FIELDS = ("kind", "text", "id", "name", "args", "result", "isError", "providerExecuted", "providerOutput", "message")
+
+
+def _content_dict(c: _SafeContent) -> dict[str, Any]:
+    """The fields `_message_of` reads of a content, as the dict orjson makes of it holds them."""
+    return {k: v for k in _CONTENT_FIELDS if (v := getattr(c, k)) is not _U}
+
+
+def _dict_event(
+    i: int, payload: Any, committed: Any, columns: tuple[Any, ...], name: str, diags: list[Diagnostic],
+    digests: PrefixDigests | None, past: bool, check: Any,
+) -> _Event | None:
+    """A payload read by orjson (None: not an object, said), guarded, hashed as stored."""
+    eid = columns[0]
+    try:
+        obj = orjson.loads(payload)
+    except (orjson.JSONDecodeError, TypeError):
+        obj = None
+    if type(obj) is not dict:  # said as `_json_row` says it
+        obj = _json_row(payload, _where(name, eid, i), diags, i)
+        if obj is None:
+            return None
+    # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
+    # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
+    ev = obj
+    wrong: list[fields.WrongType] = []
+    try:
+        msgspec.convert(ev, _EventTypes)
+    except msgspec.ValidationError:
+        check(ev, "", wrong)
+    if wrong:
+        obj = orjson.loads(payload)
+        diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
+    if tuple(map(ev.get, _IDENTITY)) != columns:
+        _identity_mismatch(ev, columns, name, i, diags)
+    compactable = _compactable(obj)
+    if compactable and digests is not None:
+        digests.feed(obj)
+    content = ev.get("content")
+    run_id = ev.get("runId")
+    message = None
+    if type(content) is dict:
+        kind = content.get("kind")
+        head = _head(ev, content, kind)
+        unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
+        signed = kind == "thinking" and bool(content.get("signature"))
+        if past:
+            message = _message_of(ev, content, kind, head)
+    else:
+        head, unstepped, signed = None, False, False
+    return _Event(
+        i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
+        obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
+    )
+
+
+def _identity_mismatch(ev: dict[str, Any], columns: tuple[Any, ...], name: str, i: int, diags: list[Diagnostic]) -> None:
+    eid = columns[0]
+    clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
+    diags.append(
+        Diagnostic(
+            i,
+            "row_identity_mismatch",
+            f"{_where(name, eid, i)}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
+            "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
+            severity="error",
+        )
+    )
 
 
 def _where(name: str, eid: Any, line: int) -> str:
@@ -1013,18 +1078,22 @@ def _recover(cands: list[_CkptRow]) -> _CkptRow | None:
 def _compactable(obj: dict[str, Any]) -> bool:
     """`isHistoryCompactContentEvent` (history-compact.ts:1011-1013; chars: context-budget-helpers.ts:46-62)
     of an event as stored."""
-    if obj.get("modelVisibility") == "hidden":
-        return False
     c = obj.get("content")
     if not isinstance(c, dict):
         return False
-    kind = c.get("kind")
+    return _compactable_of(obj.get("modelVisibility"), c.get("kind"), c.get("text"), c.get("message"))
+
+
+def _compactable_of(visibility: Any, kind: Any, text: Any, message: Any) -> bool:
+    """`_compactable` of an event with content, from its fields (an absent one: None or UNSET)."""
+    if visibility == "hidden":
+        return False
     if kind in ("text", "thinking"):
-        return bool(c.get("text"))
+        return bool(text)
     if kind in ("function_call", "function_response"):
         return True  # a name plus the JSON of its arguments / result
     if kind == "error":
-        return bool(c.get("message"))
+        return bool(message)
     return False
 
 
@@ -1090,17 +1159,19 @@ _REPLAYABLE = ("text", "thinking", "function_call", "function_response")
 def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHead:
     """The head of an event with content (after the field guard): what its record holds without
     its message, as `_message` maps it (model-history.ts:367-466 for why it is never sent)."""
-    role_raw = ev.get("role")
-    status = ev.get("status")
-    cid = content.get("id")
+    return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
+
+
+def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
+    """`_head` from an event's fields (`partial`, `visibility` and `text` absent: None or UNSET)."""
     why: str | None = None
-    if ev.get("partial") is True:
+    if partial is True:
         why = "a partial event (partial_skipped)"
-    elif ev.get("modelVisibility") == "hidden":
+    elif visibility == "hidden":
         why = "model-hidden (model_hidden_skipped)"
     elif kind == "error":
         why = "error content is diagnostic only (error_content_diagnostic_only)"
-    elif kind in ("text", "thinking") and not content.get("text"):
+    elif kind in ("text", "thinking") and not text:
         why = "empty text (empty_text_skipped)"
     elif role_raw == "system":
         why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
