@@ -317,3 +317,22 @@ def test_an_event_read_from_its_struct_is_the_one_read_as_a_dict(past: bool, mon
     for a, b in zip(fast[0], slow[0], strict=True):
         assert a == b, rows[a[0] - 1][5]
     assert fast[1:] == slow[1:]
+
+
+def test_a_run_header_run_types_take_is_one_the_guard_leaves_whole() -> None:
+    """`_runs` calls the field guard only on a header `_RunTypes` refuses: every header it takes
+    (every field set to every JSON type, removed, beside an unknown key) is one the guard leaves
+    whole; every header it refuses is one the guard changes."""
+    header = _base().runs["run1"] | {"llmConnectionId": "conn-1", "modelId": "m"}
+    places = [((), k) for k in [*sorted(set(maka.RUN_HEADER) | set(header)), "unknown_key"]]
+    taken = 0
+    for h in mutated(header, places, VALUES):
+        obj = orjson.loads(json.dumps(h))
+        try:
+            msgspec.convert(obj, maka._RunTypes)
+        except msgspec.ValidationError:
+            assert fields.check_fields(orjson.loads(json.dumps(h)), maka.RUN_HEADER) != [], h
+            continue
+        taken += 1
+        assert fields.check_fields(obj, maka.RUN_HEADER) == [], h
+    assert taken > 100

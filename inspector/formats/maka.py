@@ -72,6 +72,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import operator
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -907,9 +908,11 @@ def _safe_event(
 ) -> _Event:
     """A payload `_SafeEvent` took, as `_dict_event` reads the dict orjson makes of it (an absent
     field, UNSET, read as None): no field the guard removes; digested as msgspec writes the Struct."""
-    ids = tuple(None if v is _U else v for v in (s.id, s.sessionId, s.invocationId, s.runId, s.turnId))
-    if ids != columns:
-        _identity_mismatch(dict(zip(_IDENTITY, ids, strict=True)), columns, name, i, diags)
+    ids = (s.id, s.sessionId, s.invocationId, s.runId, s.turnId)
+    if ids != columns:  # (the common row names its columns: no field UNSET)
+        ids = tuple(None if v is _U else v for v in ids)
+        if ids != columns:
+            _identity_mismatch(dict(zip(_IDENTITY, ids, strict=True)), columns, name, i, diags)
     c = s.content
     if c is None or c is _U:
         compactable, head, unstepped, signed, message = False, None, False, False, None
@@ -1008,15 +1011,40 @@ def _where(name: str, eid: Any, line: int) -> str:
 
 
 def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> dict[str, dict[str, Any]]:
+    """The session's run headers by run id, each field guarded (`RUN_HEADER`; the guard itself only
+    on a header `_RunTypes` refuses)."""
     out: dict[str, dict[str, Any]] = {}
     for run_id, raw in con.execute("SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
-        where = f"{name}: core_agent_runs row {run_id!r}"
-        obj = _json_row(raw, where, diags, 0)
-        if obj is None:
-            continue
-        diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), where))
+        try:
+            obj = orjson.loads(raw)
+        except (orjson.JSONDecodeError, TypeError):
+            obj = None
+        if type(obj) is not dict:  # said as `_json_row` says it
+            obj = _json_row(raw, f"{name}: core_agent_runs row {run_id!r}", diags, 0)
+            if obj is None:
+                continue
+        try:
+            msgspec.convert(obj, _RunTypes)
+        except msgspec.ValidationError:
+            diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), f"{name}: core_agent_runs row {run_id!r}"))
         out[str(run_id)] = obj
     return out
+
+
+class _RunTypes(msgspec.Struct, gc=False):
+    """`RUN_HEADER` as msgspec types: a header these take has no field the guard removes
+    (tests/test_maka_heads.py)."""
+
+    runId: str | None = None
+    sessionId: str | None = None
+    turnId: str | None = None
+    modelId: str | None = None
+    llmConnectionSlug: str | None = None
+    llmConnectionId: str | None = None
+    createdAt: heads.Num | None = None
+
+
+assert set(_RunTypes.__struct_fields__) == set(RUN_HEADER)
 
 
 def _checkpoint_rows(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_CkptRow]:
@@ -1097,6 +1125,9 @@ def _compactable_of(visibility: Any, kind: Any, text: Any, message: Any) -> bool
     return False
 
 
+_STORED_SESSION = operator.attrgetter("stored_session")
+
+
 def match_prefix(cp: dict[str, Any], compactable: list[_Event], digests: dict[int, str] | None = None) -> str | None:
     """Why `matchHistoryCompactCheckpointPrefix` (history-compact-checkpoint.ts:537-619) fails
     for this (shape-valid) checkpoint, or None when it matches. `digests`: the source digests of
@@ -1105,7 +1136,7 @@ def match_prefix(cp: dict[str, Any], compactable: list[_Event], digests: dict[in
     n = cov["eventCount"]
     covered = compactable[:n]
     thr = cov["through"]
-    if len(covered) != n or any(e.stored_session != cp["sessionId"] for e in covered):
+    if len(covered) != n or list(map(_STORED_SESSION, covered)).count(cp["sessionId"]) != n:
         return "coverage_miss"
     last = covered[-1].stored()
     if last.get("runId") != thr["runId"] or last.get("turnId") != thr["turnId"] or covered[-1].stored_id != thr["runtimeEventId"]:
@@ -1284,9 +1315,7 @@ def _assemble(
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
-    first_of: dict[str | None, int] = {}
-    for r in records:
-        first_of.setdefault(r.run_id, r.seq)
+    first_of = {r.run_id: r.seq for r in reversed(records)}  # each run's first record
     for run_id, h in runs.items():
         route = _route_of(h)
         first = first_of.get(run_id)
@@ -1304,17 +1333,17 @@ def _assemble(
 def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
     """The timeline: each checkpoint row after the events committed by its time, and after the
     event its coverage runs through; its first `upto` entries. With the events and rows in it."""
-    pos_of = {e.event_id: k for k, e in enumerate(events)}
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
     committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
+    ids_back = [e.event_id for e in reversed(events)] if rows else []  # (an id's last place: index from the end)
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
         through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
-        if isinstance(through, str) and through in pos_of:  # (an event id is a string: a list is no key)
-            at = max(at, pos_of[through] + 1)
+        if isinstance(through, str) and through in ids_back:  # (an event id is a string: a list is no key)
+            at = max(at, len(ids_back) - ids_back.index(through))
         slots.setdefault(at, []).append(c)
     done = 0
     for at in sorted(slots):  # each slot's rows before the event at its place
@@ -1338,16 +1367,16 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
-    for line, x in enumerate(timeline, start=1):
-        seq = len(records)
-        if isinstance(x, _CkptRow):
+    routes: dict[Any, Route | None] = {}  # each run's (one Route a run's messages share: frozen)
+    for seq, x in enumerate(timeline):
+        line = seq + 1  # (every entry one record)
+        if type(x) is _CkptRow:
             x.line = line
             x.where = x.where.replace("(run", f"(line {line}, run", 1)
             rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
             x.record = rec
             records.append(rec)
             continue
-        x.row = line
         payloads[seq] = x.raw
         if x.guarded:
             source.guarded.add(seq)
@@ -1358,7 +1387,10 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
         else:
             m, x.message = x.message, None
             if m is not None and m.role == "assistant":
-                m.route = _route_of(runs.get(x.run_id or ""))
+                run_id = x.run_id
+                if run_id not in routes:
+                    routes[run_id] = _route_of(runs.get(run_id or ""))
+                m.route = routes[run_id]
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
@@ -1500,6 +1532,8 @@ def _never_sent(rec: Record) -> None:
 def _replayed(c: _CkptRow, compactable: list[_Event]) -> list[_Event]:
     n = c.cp["coverage"]["eventCount"]
     anchor = c.cp.get("headAnchor", {}).get("runtimeEventId") if c.cp.get("phase") == "mid_turn" else None
+    if anchor is None:
+        return compactable[n:]
     return [e for e in compactable[:n] if e.event_id == anchor] + compactable[n:]
 
 
