@@ -252,7 +252,7 @@ _TEXTS: list[str] = [
 ]  # fmt: skip
 
 
-def _orjson_or_none(text: str) -> Any:
+def _orjson_or_none(text: str | bytes) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -270,7 +270,8 @@ def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stab
     events = _base().events
     events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
     texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
-    for text in [*texts, *_TEXTS]:
+    blobs = [b'{"id":"a\xffb"}', b'{"content":{"args":{"k\xff":1}}}', b'{"id":"\xed\xa0\x80"}', b'{"id":"ok","ts":1}']  # (a BLOB row)
+    for text in [*texts, *_TEXTS, *blobs]:
         obj = _orjson_or_none(text)
         if isinstance(obj, dict):
             assert maka.stable_json(obj) == maka.stable_stringify(obj).encode(), text
