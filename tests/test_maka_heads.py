@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 
@@ -215,3 +216,124 @@ def test_a_row_of_invalid_utf8_reads_every_row_again_leniently(tmp_path: Path) -
     assert [d.message for d in diags] == ["said before", *(d.message for d in want_diags)]
     assert any(d.problem == "wrong_type" for d in want_diags)
     assert got.found == want.found and set(got.found) == wanted
+
+
+# Values a payload's free-form parts may hold where msgspec's sorted output and maka's
+# `stableStringify` part: floats (also an integer past 64 bits, which orjson reads as one),
+# array-index keys, the arrays maka sorts, UTF-16 key order, nesting past what `_SafeEvent` walks;
+# and ones where they agree (non-ASCII, a key with a digit, a lone index key, empty containers).
+_NESTED: list[Any] = [
+    1.5, -0.0, 1.0, 1e21, 2**64 - 1, 2**64, -(2**63) - 1, "é😀\u2028", {"b": 1, "a": 2, "B": 3, "_": 4, "~": 5},
+    {"10": 1, "9": 2}, {"0": "x"}, {"1a": 1, "a1": 2}, {"12\n": 1, "a": 2}, {"required": ["b", "a"]}, {"enum": ["z", "y"]},
+    {"required": "s"}, {"a\uffff": 1, "a😀": 2}, {"\ue000": 1}, {"é": 1, "e": 2}, [[[[1]]]], [[[[[1]]]]], {"a": {"b": {"c": {"d": 1}}}},
+    {"a": {"b": {"c": {"d": {"e": 1}}}}}, [{"x": [2.0]}], [{"y": [1, {"z": 1.25}]}], {"k": [True, None, "s", -3]}, {}, [],
+]  # fmt: skip
+
+
+def _digest_places(ev: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    places = [*_places(ev), ((), "actions"), ((), "branch"), ((), "origin")]
+    if isinstance(ev.get("content"), dict):
+        places += [(("content",), k) for k in ("providerOptions", "details", "displayText", "attachments", "steering")]
+    if isinstance(ev.get("refs"), dict):
+        places += [(("refs",), k) for k in ("toolCallId", "sourceRuntimeEventHighWater")]
+    return places
+
+
+# Payload texts where a decoder may part from orjson: escapes, lone surrogates, duplicate keys,
+# integers at and past 64 bits, floats written as integers are not, control characters, whitespace.
+_TEXTS: list[str] = [
+    '{"id":"\\ud800"}', '{"id":"\\ud83d\\ude00"}', '{"id":"a\x01b"}', '{"id":"a\x7fb\u2028"}', '\ufeff{"id":"x"}',
+    '{"id":"x","id":"y"}', '{"content":{"args":{"b":1,"a":1,"b":2}}}', '{"content":{"kind":"text","kind":"error"}}', '{"id":"\\x"}',
+    '{"ts":01}', '{"ts":-0}', '{"ts":1E2}', '{"ts":1.0}', '{"ts":9223372036854775807}', '{"ts":9223372036854775808}', '{"ts":-9223372036854775808}',
+    '{"ts":-9223372036854775809}', '{"content":{"args":{"a":18446744073709551615}}}', '{"content":{"args":{"a":-9223372036854775809}}}',
+    '{"content":{"args":[1e400]}}', '{"ts":1} ', ' \t\n\r{"ts":1}', '{"ts":1}\x00', '{"id":"\\u0000\\/"}', '{"content":{"args":{"":1,"\\u0031":2}}}',
+    '{"content":{"args":{"\\u0031":2,"a":1}}}', '{"content":{"args":{"re\\u0071uired":[2,1]}}}', '{"refs":{"stepId":"s","stepId":null}}', '[]', '5',
+    '{"content":null,"refs":null,"actions":null}', '{"content":{"kind":"text","text":"\\ud83d\\ude00","args":{"\\ud83d\\ude00":1,"\\uffff":2}}}',
+]  # fmt: skip
+
+
+def _orjson_or_none(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stable_stringify_writes_it() -> None:
+    """A payload `_SafeEvent` takes (its text decoded straight into the Struct) is read as its record
+    and digested without the dict orjson makes of it: for every field of an event, its content and
+    refs set to every JSON type and to values nested where the serializers part, and for texts where
+    decoders part, orjson reads that payload too, to the same values (UNSET: the field absent), the
+    field guard leaves it whole, and msgspec's sorted output of the Struct is `stable_stringify`'s of
+    the dict, byte for byte; every other payload is written exactly too."""
+    taken = refused = 0
+    events = _base().events
+    events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
+    texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
+    blobs = [b'{"id":"a\xffb"}', b'{"content":{"args":{"k\xff":1}}}', b'{"id":"\xed\xa0\x80"}', b'{"id":"ok","ts":1}']  # (a BLOB row)
+    for text in [*texts, *_TEXTS, *blobs]:
+        obj = _orjson_or_none(text)
+        if isinstance(obj, dict):
+            assert maka.stable_json(obj) == maka.stable_stringify(obj).encode(), text
+        try:
+            st = maka._decode_safe(text)
+        except maka._UNSAFE:
+            refused += 1
+            continue
+        taken += 1
+        assert isinstance(obj, dict), text
+        assert msgspec.to_builtins(st) == obj, text  # (to_builtins leaves UNSET fields out)
+        assert maka._SORTED_JSON(st) == maka.stable_stringify(obj).encode(), text
+        assert maka._orjson_agrees(obj), text
+        msgspec.convert(obj, maka._EventTypes)
+        assert fields.check_fields(obj, maka.EVENT) == [], text
+    assert taken > 1000 and refused > 1000, (taken, refused)
+
+
+def _refuse(text: Any) -> Any:
+    raise msgspec.ValidationError("the dict path")
+
+
+@pytest.mark.parametrize("past", [False, True])
+def test_an_event_read_from_its_struct_is_the_one_read_as_a_dict(past: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field of the event `_row_events` builds from a payload `_SafeEvent` takes (its head, the
+    flags the replay rules read, its ids, its message built as read past every coverage), the
+    diagnostics said and the digest fed: the same as when the payload is read as a dict."""
+    events = _base().events
+    calls = [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]
+    events += calls + [{k: v for k, v in e.items() if k != "refs"} for e in calls]  # (a call with no step id)
+    texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
+    rows = [(f"row{i}", "s1", "inv-run1", "run1", "turn1", t, 1000 + i) for i, t in enumerate([*texts, *_TEXTS])]
+
+    def read() -> tuple[list[Any], list[str], dict[int, str]]:
+        diags: list[Diagnostic] = []
+        digests = maka.PrefixDigests({0} if past else {1, 2, 3, 10, 100, 10**9})
+        out = maka._row_events(rows, "x", 1, diags, digests)
+        return [msgspec.structs.astuple(e) for e in out], [d.message for d in diags], digests.found
+
+    fast = read()
+    monkeypatch.setattr(maka, "_decode_safe", _refuse)
+    slow = read()
+    assert len(fast[0]) == len(slow[0]) > 1000
+    for a, b in zip(fast[0], slow[0], strict=True):
+        assert a == b, rows[a[0] - 1][5]
+    assert fast[1:] == slow[1:]
+
+
+def test_a_run_header_run_types_take_is_one_the_guard_leaves_whole() -> None:
+    """`_runs` calls the field guard only on a header `_RunTypes` refuses: every header it takes
+    (every field set to every JSON type, removed, beside an unknown key) is one the guard leaves
+    whole; every header it refuses is one the guard changes."""
+    header = _base().runs["run1"] | {"llmConnectionId": "conn-1", "modelId": "m"}
+    places = [((), k) for k in [*sorted(set(maka.RUN_HEADER) | set(header)), "unknown_key"]]
+    taken = 0
+    for h in mutated(header, places, VALUES):
+        obj = orjson.loads(json.dumps(h))
+        try:
+            msgspec.convert(obj, maka._RunTypes)
+        except msgspec.ValidationError:
+            assert fields.check_fields(orjson.loads(json.dumps(h)), maka.RUN_HEADER) != [], h
+            continue
+        taken += 1
+        assert fields.check_fields(obj, maka.RUN_HEADER) == [], h
+    assert taken > 100

@@ -72,13 +72,14 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import operator
 import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -225,6 +226,94 @@ class _EventTypes(msgspec.Struct, gc=False):
 assert set(_EventTypes.__struct_fields__) == set(EVENT)
 assert set(_ContentTypes.__struct_fields__) == set(_CONTENT.fields or {})
 assert set(_RefsTypes.__struct_fields__) == set(EVENT["refs"].fields or {})
+
+
+# The same payloads, narrower, decoded from the row's text in one pass (`_decode_safe`): a payload
+# these take is one orjson reads to the same values, one `_EventTypes` takes (every field of `EVENT`
+# typed as there, `ts` an integer only), and one whose `stable_stringify` msgspec's sorted encoder
+# writes byte for byte from the Struct (`_orjson_agrees` holds): no float anywhere, no integer orjson
+# reads as one (past 64 bits), only RuntimeEvent's own keys (runtime-event.ts:470-500, :346-375) on
+# the event, its content and refs (absent: UNSET, which the encoder leaves out; the fields sorted),
+# and in what they hold no key maka orders otherwise (an array index, a character past U+DFFF:
+# UTF-16 order) or sorts the array of (`required`, `enum`), four levels deep at most. A payload they
+# refuse is read by orjson, guarded and walked by `_orjson_agrees` (tests/test_maka_heads.py holds
+# the two ways equal).
+_Key = Annotated[str, msgspec.Meta(pattern=r"\A(?!\d+\Z|required\Z|enum\Z)[^\ue000-\U0010ffff]*\Z")]
+_Plain = str | heads.Int64 | bool | None
+_J1 = _Plain | list[_Plain] | dict[_Key, _Plain]
+_J2 = _Plain | list[_J1] | dict[_Key, _J1]
+_J3 = _Plain | list[_J2] | dict[_Key, _J2]
+_J4 = _Plain | list[_J3] | dict[_Key, _J3]
+_Str = str | msgspec.UnsetType | None  # (UNSET: absent)
+_Bool = bool | msgspec.UnsetType | None
+_Any = _J4 | msgspec.UnsetType
+_U = msgspec.UNSET
+
+
+class _SafeContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    kind: _Str = _U
+    text: _Str = _U
+    signature: _Str = _U
+    id: _Str = _U
+    name: _Str = _U
+    isError: _Bool = _U
+    providerExecuted: _Bool = _U
+    message: _Str = _U
+    code: _Str = _U
+    reason: _Str = _U
+    args: _Any = _U
+    result: _Any = _U
+    providerOptions: _Any = _U
+    providerOutput: _Any = _U
+    details: _Any = _U
+    displayText: _Any = _U
+    origin: _Any = _U
+    attachments: _Any = _U
+    quotes: _Any = _U
+    inlineReferences: _Any = _U
+    steering: _Any = _U
+
+
+class _SafeRefs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    stepId: _Str = _U
+    storedMessageId: _Any = _U
+    traceEventId: _Any = _U
+    toolCallId: _Any = _U
+    providerEventId: _Any = _U
+    sourceMessageDigest: _Any = _U
+    providerRequestTraceId: _Any = _U
+    artifactId: _Any = _U
+    operationId: _Any = _U
+    parentToolCallId: _Any = _U
+    parentOperationId: _Any = _U
+    sourceInvocationId: _Any = _U
+    sourceRunId: _Any = _U
+    sourceTurnId: _Any = _U
+    sourceRuntimeEventHighWater: _Any = _U
+
+
+class _SafeEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: _Str = _U
+    invocationId: _Str = _U
+    runId: _Str = _U
+    sessionId: _Str = _U
+    turnId: _Str = _U
+    ts: heads.Int64 | msgspec.UnsetType | None = _U
+    partial: _Bool = _U
+    role: _Str = _U
+    author: _Str = _U
+    modelVisibility: _Str = _U
+    status: _Str = _U
+    content: _SafeContent | msgspec.UnsetType | None = _U
+    refs: _SafeRefs | msgspec.UnsetType | None = _U
+    branch: _Any = _U
+    origin: _Any = _U
+    actions: _Any = _U
+
+
+assert set(_EventTypes.__struct_fields__) <= set(_SafeEvent.__struct_fields__)
+assert set(_ContentTypes.__struct_fields__) <= set(_SafeContent.__struct_fields__)
+assert set(_RefsTypes.__struct_fields__) <= set(_SafeRefs.__struct_fields__)
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -390,9 +479,10 @@ def stable_json(value: Any) -> bytes:
     return stable_stringify(value).encode("utf-8")
 
 
-def _digest_update(h: Any, ev: Any) -> None:
-    """One event's part of the source digest: its stable JSON, length-prefixed."""
-    s = stable_json(ev)
+def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
+    """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
+    is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON)."""
+    s = _SORTED_JSON(ev) if safe else stable_json(ev)
     h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
     h.update(s)
     h.update(b";")
@@ -427,11 +517,11 @@ class PrefixDigests:
         self.count = 0
         self.found = {}
 
-    def feed(self, ev: dict[str, Any]) -> None:
-        """The next compactable event, as stored."""
+    def feed(self, ev: dict[str, Any], safe: bool = False) -> None:
+        """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        _digest_update(self.h, ev)
+        _digest_update(self.h, ev, safe)
         self.count += 1
         if self.count in self.wanted:
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
@@ -789,65 +879,131 @@ _IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
 
 def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
     """The session's runtime_events rows as events; `first`: the first one's place in the session
-    order; `digests`, when given, is fed every compactable event from the first in the session."""
+    order; `digests`, when given, is fed every compactable event from the first in the session.
+    A payload `_SafeEvent` takes is read from its Struct (`_safe_event`), any other as a dict
+    (`_dict_event`): the same event either way (tests/test_maka_heads.py)."""
     out: list[_Event] = []
-    loads, check, new = orjson.loads, fields.checker(EVENT), _Event
-    convert, types, refused = msgspec.convert, _EventTypes, msgspec.ValidationError
+    decode, unsafe, check = _decode_safe, _UNSAFE, fields.checker(EVENT)
     for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
-        try:
-            obj = loads(payload)
-        except (orjson.JSONDecodeError, TypeError):
-            obj = None
-        if type(obj) is not dict:  # said as `_json_row` says it
-            obj = _json_row(payload, _where(name, eid, i), diags, i)
-            if obj is None:
-                continue
-        # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
-        # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
-        ev = obj
-        wrong: list[fields.WrongType] = []
-        try:
-            convert(ev, types)
-        except refused:
-            check(ev, "", wrong)
-        if wrong:
-            obj = loads(payload)
-            diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
         columns = (eid, rsid, inv, run, turn)
-        if tuple(map(ev.get, _IDENTITY)) != columns:
-            clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
-            diags.append(
-                Diagnostic(
-                    i,
-                    "row_identity_mismatch",
-                    f"{_where(name, eid, i)}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
-                    "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
-                    severity="error",
-                )
-            )
-        compactable = _compactable(obj)
         past = digests is not None and digests.count >= digests.last  # after every stated coverage
-        if compactable and digests is not None:
-            digests.feed(obj)
-        content = ev.get("content")
-        run_id = ev.get("runId")
-        message = None
-        if type(content) is dict:
-            kind = content.get("kind")
-            head = _head(ev, content, kind)
-            unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
-            signed = kind == "thinking" and bool(content.get("signature"))
-            if past:
-                message = _message_of(ev, content, kind, head)
-        else:
-            head, unstepped, signed = None, False, False
-        out.append(
-            new(
-                i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
-                obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
-            )
-        )
+        try:
+            ev = _safe_event(decode(payload), i, payload, committed, columns, name, diags, digests, past)
+        except unsafe:
+            ev = _dict_event(i, payload, committed, columns, name, diags, digests, past, check)
+        if ev is not None:
+            out.append(ev)
     return out
+
+
+_decode_safe = msgspec.json.Decoder(_SafeEvent).decode
+# What `_decode_safe` raises for a payload it does not take (a lone surrogate in a str: the encoding
+# error; a payload that is no str or bytes: TypeError).
+_UNSAFE = (msgspec.DecodeError, UnicodeError, RecursionError, TypeError)
+
+
+def _safe_event(
+    s: _SafeEvent, i: int, payload: Any, committed: Any, columns: tuple[Any, ...], name: str, diags: list[Diagnostic],
+    digests: PrefixDigests | None, past: bool,
+) -> _Event:
+    """A payload `_SafeEvent` took, as `_dict_event` reads the dict orjson makes of it (an absent
+    field, UNSET, read as None): no field the guard removes; digested as msgspec writes the Struct."""
+    ids = (s.id, s.sessionId, s.invocationId, s.runId, s.turnId)
+    if ids != columns:  # (the common row names its columns: no field UNSET)
+        ids = tuple(None if v is _U else v for v in ids)
+        if ids != columns:
+            _identity_mismatch(dict(zip(_IDENTITY, ids, strict=True)), columns, name, i, diags)
+    c = s.content
+    if c is None or c is _U:
+        compactable, head, unstepped, signed, message = False, None, False, False, None
+    else:
+        kind = None if c.kind is _U else c.kind
+        compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
+        head = _head_of(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
+        refs = s.refs
+        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
+        signed = kind == "thinking" and bool(c.signature)
+        message = None
+        if past:  # (an unknown kind's content is shown as stored: read as a dict)
+            message = _message_of({"status": None if s.status is _U else s.status}, _content_dict(c), kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+    if compactable and digests is not None:
+        digests.feed(s, True)
+    run_id = s.runId
+    return _Event(
+        i, str(columns[0]), payload, committed, None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, ids[4], head,
+        compactable, ids[0], ids[1], unstepped, signed, False, message,
+    )
+
+
+_KINDS = ("text", "thinking", "function_call", "function_response", "error")
+_CONTENT_FIELDS = ("kind", "text", "id", "name", "args", "result", "isError", "providerExecuted", "providerOutput", "message")
+
+
+def _content_dict(c: _SafeContent) -> dict[str, Any]:
+    """The fields `_message_of` reads of a content, as the dict orjson makes of it holds them."""
+    return {k: v for k in _CONTENT_FIELDS if (v := getattr(c, k)) is not _U}
+
+
+def _dict_event(
+    i: int, payload: Any, committed: Any, columns: tuple[Any, ...], name: str, diags: list[Diagnostic],
+    digests: PrefixDigests | None, past: bool, check: Any,
+) -> _Event | None:
+    """A payload read by orjson (None: not an object, said), guarded, hashed as stored."""
+    eid = columns[0]
+    try:
+        obj = orjson.loads(payload)
+    except (orjson.JSONDecodeError, TypeError):
+        obj = None
+    if type(obj) is not dict:  # said as `_json_row` says it
+        obj = _json_row(payload, _where(name, eid, i), diags, i)
+        if obj is None:
+            return None
+    # The guard removes wrong-typed fields in place: an event it changes is parsed again, so the
+    # payload as stored stays whole (`obj`, hashed by the digest); the common one is shared.
+    ev = obj
+    wrong: list[fields.WrongType] = []
+    try:
+        msgspec.convert(ev, _EventTypes)
+    except msgspec.ValidationError:
+        check(ev, "", wrong)
+    if wrong:
+        obj = orjson.loads(payload)
+        diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
+    if tuple(map(ev.get, _IDENTITY)) != columns:
+        _identity_mismatch(ev, columns, name, i, diags)
+    compactable = _compactable(obj)
+    if compactable and digests is not None:
+        digests.feed(obj)
+    content = ev.get("content")
+    run_id = ev.get("runId")
+    message = None
+    if type(content) is dict:
+        kind = content.get("kind")
+        head = _head(ev, content, kind)
+        unstepped = kind == "function_call" and ev.get("partial") is not True and ev.get("modelVisibility") != "hidden" and not (ev.get("refs") or {}).get("stepId")
+        signed = kind == "thinking" and bool(content.get("signature"))
+        if past:
+            message = _message_of(ev, content, kind, head)
+    else:
+        head, unstepped, signed = None, False, False
+    return _Event(
+        i, str(eid), payload, committed, ev.get("ts"), run_id if type(run_id) is str else None, ev.get("turnId"), head, compactable,
+        obj.get("id"), obj.get("sessionId"), unstepped, signed, bool(wrong), message,
+    )
+
+
+def _identity_mismatch(ev: dict[str, Any], columns: tuple[Any, ...], name: str, i: int, diags: list[Diagnostic]) -> None:
+    eid = columns[0]
+    clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
+    diags.append(
+        Diagnostic(
+            i,
+            "row_identity_mismatch",
+            f"{_where(name, eid, i)}: its payload names {', '.join(clash)}; maka refuses to decode such a row "
+            "(RuntimeEvent row/payload identity mismatch), so its session does not load there",
+            severity="error",
+        )
+    )
 
 
 def _where(name: str, eid: Any, line: int) -> str:
@@ -855,15 +1011,40 @@ def _where(name: str, eid: Any, line: int) -> str:
 
 
 def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> dict[str, dict[str, Any]]:
+    """The session's run headers by run id, each field guarded (`RUN_HEADER`; the guard itself only
+    on a header `_RunTypes` refuses)."""
     out: dict[str, dict[str, Any]] = {}
     for run_id, raw in con.execute("SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
-        where = f"{name}: core_agent_runs row {run_id!r}"
-        obj = _json_row(raw, where, diags, 0)
-        if obj is None:
-            continue
-        diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), where))
+        try:
+            obj = orjson.loads(raw)
+        except (orjson.JSONDecodeError, TypeError):
+            obj = None
+        if type(obj) is not dict:  # said as `_json_row` says it
+            obj = _json_row(raw, f"{name}: core_agent_runs row {run_id!r}", diags, 0)
+            if obj is None:
+                continue
+        try:
+            msgspec.convert(obj, _RunTypes)
+        except msgspec.ValidationError:
+            diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), f"{name}: core_agent_runs row {run_id!r}"))
         out[str(run_id)] = obj
     return out
+
+
+class _RunTypes(msgspec.Struct, gc=False):
+    """`RUN_HEADER` as msgspec types: a header these take has no field the guard removes
+    (tests/test_maka_heads.py)."""
+
+    runId: str | None = None
+    sessionId: str | None = None
+    turnId: str | None = None
+    modelId: str | None = None
+    llmConnectionSlug: str | None = None
+    llmConnectionId: str | None = None
+    createdAt: heads.Num | None = None
+
+
+assert set(_RunTypes.__struct_fields__) == set(RUN_HEADER)
 
 
 def _checkpoint_rows(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic]) -> list[_CkptRow]:
@@ -925,19 +1106,26 @@ def _recover(cands: list[_CkptRow]) -> _CkptRow | None:
 def _compactable(obj: dict[str, Any]) -> bool:
     """`isHistoryCompactContentEvent` (history-compact.ts:1011-1013; chars: context-budget-helpers.ts:46-62)
     of an event as stored."""
-    if obj.get("modelVisibility") == "hidden":
-        return False
     c = obj.get("content")
     if not isinstance(c, dict):
         return False
-    kind = c.get("kind")
+    return _compactable_of(obj.get("modelVisibility"), c.get("kind"), c.get("text"), c.get("message"))
+
+
+def _compactable_of(visibility: Any, kind: Any, text: Any, message: Any) -> bool:
+    """`_compactable` of an event with content, from its fields (an absent one: None or UNSET)."""
+    if visibility == "hidden":
+        return False
     if kind in ("text", "thinking"):
-        return bool(c.get("text"))
+        return bool(text)
     if kind in ("function_call", "function_response"):
         return True  # a name plus the JSON of its arguments / result
     if kind == "error":
-        return bool(c.get("message"))
+        return bool(message)
     return False
+
+
+_STORED_SESSION = operator.attrgetter("stored_session")
 
 
 def match_prefix(cp: dict[str, Any], compactable: list[_Event], digests: dict[int, str] | None = None) -> str | None:
@@ -948,7 +1136,7 @@ def match_prefix(cp: dict[str, Any], compactable: list[_Event], digests: dict[in
     n = cov["eventCount"]
     covered = compactable[:n]
     thr = cov["through"]
-    if len(covered) != n or any(e.stored_session != cp["sessionId"] for e in covered):
+    if len(covered) != n or list(map(_STORED_SESSION, covered)).count(cp["sessionId"]) != n:
         return "coverage_miss"
     last = covered[-1].stored()
     if last.get("runId") != thr["runId"] or last.get("turnId") != thr["turnId"] or covered[-1].stored_id != thr["runtimeEventId"]:
@@ -1002,17 +1190,19 @@ _REPLAYABLE = ("text", "thinking", "function_call", "function_response")
 def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHead:
     """The head of an event with content (after the field guard): what its record holds without
     its message, as `_message` maps it (model-history.ts:367-466 for why it is never sent)."""
-    role_raw = ev.get("role")
-    status = ev.get("status")
-    cid = content.get("id")
+    return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
+
+
+def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
+    """`_head` from an event's fields (`partial`, `visibility` and `text` absent: None or UNSET)."""
     why: str | None = None
-    if ev.get("partial") is True:
+    if partial is True:
         why = "a partial event (partial_skipped)"
-    elif ev.get("modelVisibility") == "hidden":
+    elif visibility == "hidden":
         why = "model-hidden (model_hidden_skipped)"
     elif kind == "error":
         why = "error content is diagnostic only (error_content_diagnostic_only)"
-    elif kind in ("text", "thinking") and not content.get("text"):
+    elif kind in ("text", "thinking") and not text:
         why = "empty text (empty_text_skipped)"
     elif role_raw == "system":
         why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
@@ -1125,9 +1315,7 @@ def _assemble(
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
-    first_of: dict[str | None, int] = {}
-    for r in records:
-        first_of.setdefault(r.run_id, r.seq)
+    first_of = {r.run_id: r.seq for r in reversed(records)}  # each run's first record
     for run_id, h in runs.items():
         route = _route_of(h)
         first = first_of.get(run_id)
@@ -1145,17 +1333,17 @@ def _assemble(
 def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
     """The timeline: each checkpoint row after the events committed by its time, and after the
     event its coverage runs through; its first `upto` entries. With the events and rows in it."""
-    pos_of = {e.event_id: k for k, e in enumerate(events)}
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
     committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
+    ids_back = [e.event_id for e in reversed(events)] if rows else []  # (an id's last place: index from the end)
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
         through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
-        if isinstance(through, str) and through in pos_of:  # (an event id is a string: a list is no key)
-            at = max(at, pos_of[through] + 1)
+        if isinstance(through, str) and through in ids_back:  # (an event id is a string: a list is no key)
+            at = max(at, len(ids_back) - ids_back.index(through))
         slots.setdefault(at, []).append(c)
     done = 0
     for at in sorted(slots):  # each slot's rows before the event at its place
@@ -1179,16 +1367,16 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
-    for line, x in enumerate(timeline, start=1):
-        seq = len(records)
-        if isinstance(x, _CkptRow):
+    routes: dict[Any, Route | None] = {}  # each run's (one Route a run's messages share: frozen)
+    for seq, x in enumerate(timeline):
+        line = seq + 1  # (every entry one record)
+        if type(x) is _CkptRow:
             x.line = line
             x.where = x.where.replace("(run", f"(line {line}, run", 1)
             rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
             x.record = rec
             records.append(rec)
             continue
-        x.row = line
         payloads[seq] = x.raw
         if x.guarded:
             source.guarded.add(seq)
@@ -1199,7 +1387,10 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
         else:
             m, x.message = x.message, None
             if m is not None and m.role == "assistant":
-                m.route = _route_of(runs.get(x.run_id or ""))
+                run_id = x.run_id
+                if run_id not in routes:
+                    routes[run_id] = _route_of(runs.get(run_id or ""))
+                m.route = routes[run_id]
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
@@ -1341,6 +1532,8 @@ def _never_sent(rec: Record) -> None:
 def _replayed(c: _CkptRow, compactable: list[_Event]) -> list[_Event]:
     n = c.cp["coverage"]["eventCount"]
     anchor = c.cp.get("headAnchor", {}).get("runtimeEventId") if c.cp.get("phase") == "mid_turn" else None
+    if anchor is None:
+        return compactable[n:]
     return [e for e in compactable[:n] if e.event_id == anchor] + compactable[n:]
 
 
