@@ -287,6 +287,7 @@ class Spec:
     size_of: str = "json"
     compactions: int = COMPACTIONS  # how many are written (0: the format has none, NextClaw's legacy store)
     in_force: int | None = None  # how many the loader holds as checkpoints, when not all (maka: the store's one)
+    version: int = GENERATOR_VERSION  # in the file's name: bumped alone where only this format's output changed
 
 
 def _p(*parts: str) -> str:
@@ -802,7 +803,8 @@ SPECS: dict[str, Spec] = {
              size_of="file"),
         Spec("adk_go_sqlite", "db", ADK_GO_KEYS, _adk_go_load, _adk_go_compaction, "adk_go_sqlite"),
         Spec("adk_go_json", "json", ADK_GO_KEYS, _adk_go_load, _adk_go_compaction, "adk_go_json"),
-        Spec("maka", "sqlite", MAKA_KEYS, _maka_load, _maka_compaction, "maka", in_force=1),
+        Spec("maka", "sqlite", MAKA_KEYS, _maka_load, _maka_compaction, "maka", in_force=1,
+             version=2),  # v2: payload_json written as maka writes it (tests/maka_store.canonical)
         Spec("nextclaw", "jsonl", NEXTCLAW_KEYS, _nextclaw_load, _nextclaw_compaction, "journal"),
         Spec("nextclaw_legacy", "jsonl", NEXTCLAW_LEGACY_KEYS, _nextclaw_legacy_load, _no_compaction, "journal", compactions=0),
     )
@@ -863,7 +865,7 @@ _SUMMARY_KEYS = frozenset({"summary", "text"})  # pi/OpenClaw/native summary; AD
 def default_path(fmt: str, mb: float, seed: int = DEFAULT_SEED) -> str:
     spec = SPECS[fmt]
     size = f"{mb:g}mb" + ("-on-disk" if spec.size_of == "file" else "")
-    return _p(OUT, f"{fmt}-{size}-s{seed}-v{GENERATOR_VERSION}.{spec.ext}")
+    return _p(OUT, f"{fmt}-{size}-s{seed}-v{spec.version}.{spec.ext}")
 
 
 def generate(fmt: str, mb: float, seed: int = DEFAULT_SEED, path: str | None = None) -> str:

@@ -183,6 +183,13 @@ class Session:
         return cp
 
 
+def canonical(event: dict[str, Any]) -> str:
+    """A RuntimeEvent's `payload_json` as maka writes it: `stableJsonStringify` of the event, JSON.stringify
+    over sorted keys, compact, UTF-8 unescaped (apache/maka f19eede0 packages/core/src/canonical-runtime-event.ts:39-52,
+    tool-args-identity.ts:45-47; stored by packages/storage/src/sqlite-runtime-store.ts:2723-2765)."""
+    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def write(path: str, *sessions: Session, raw_rows: list[tuple[Any, ...]] = ()) -> str:
     con = sqlite3.connect(path)
     con.executescript(DDL)
@@ -193,7 +200,7 @@ def write(path: str, *sessions: Session, raw_rows: list[tuple[Any, ...]] = ()) -
             kind = (e.get("content") or {}).get("kind") or e.get("status") or "runtime_fact"
             con.execute(
                 "INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
-                (e["id"], s.sid, e["invocationId"], e["runId"], e["turnId"], seqs[e["invocationId"]], kind, json.dumps(e), e["ts"] + 1),
+                (e["id"], s.sid, e["invocationId"], e["runId"], e["turnId"], seqs[e["invocationId"]], kind, canonical(e), e["ts"] + 1),
             )
         for rid, h in s.runs.items():
             con.execute("INSERT INTO core_agent_runs VALUES (?,?,?,?,?)", (s.sid, rid, h["createdAt"], json.dumps(h), None))
