@@ -41,6 +41,7 @@ from inspector.formats import registry
 from inspector.formats.base import SummaryFormat, template_incomplete
 from inspector.ledger.model import Block, Checkpoint, HistoryItem, Ledger, Message, Record, Usage
 from inspector.ledger.times import iso_time
+from inspector.tui.lazy_static import LazyStatic
 from inspector.tui.model import SEVERITY_COLORS, STATE_COLORS, json_text, state_label, state_of
 
 # A checkpoint status's tone (analysis.export.checkpoint_status).
@@ -313,7 +314,7 @@ def _assemble(parts: list[Part]) -> list[Widget]:
     for p in parts:
         if isinstance(p, Widget):
             if run:
-                out.append(Static(Group(*run)))
+                out.append(LazyStatic(Group(*run)))
                 run = []
             out.append(p)
             continue
@@ -326,7 +327,7 @@ def _assemble(parts: list[Part]) -> list[Widget]:
         else:
             run += p.renderables
     if run or not out:
-        out.append(Static(Group(*run)))
+        out.append(LazyStatic(Group(*run)))
     return out
 
 
@@ -353,7 +354,7 @@ class DetailPane(VerticalScroll):
         self.seq: int | None = None
 
     def on_mount(self) -> None:
-        self.mount(Static(Text("Select a record in the timeline.", style=DIM)))
+        self.mount(LazyStatic(Text("Select a record in the timeline.", style=DIM)))
 
     def show(self, ledger: Ledger, report: Report | None, seq: int | None) -> None:
         """Show a record (rebuilt after a short debounce; the newest call wins, so holding a
@@ -375,7 +376,7 @@ class DetailPane(VerticalScroll):
                 return
             widgets = _assemble(self._build(ledger, report, seq))
             children = list(self.children)
-            if len(widgets) == 1 and len(children) == 1 and type(children[0]) is Static:
+            if len(widgets) == 1 and len(children) == 1 and type(children[0]) is LazyStatic:
                 # The common case (no collapsible block): one update, no widget churn.
                 children[0].update(widgets[0].content)
             else:

@@ -18,6 +18,9 @@ parse, had a window too, during the load).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +31,7 @@ from inspector.formats.sqlite_files import has_magic
 from inspector.ledger.model import Ledger
 
 CHANGED = "changed on disk before it was hashed"  # (never a sha256: every write-back check fails)
+BACKGROUND_NICE = 10  # the hashing thread's nice value (Linux)
 
 
 class LateFingerprint:
@@ -39,9 +43,23 @@ class LateFingerprint:
         self.stamp_of = stamp_of
         self._lock = threading.Lock()
         self._done = False
+        self._started = False
 
     def start(self) -> None:
-        threading.Thread(target=self.ensure, daemon=True, name="fingerprint").start()
+        """Hash in a thread of its own, once (a second call does nothing)."""
+        if self._started:
+            return
+        self._started = True
+        threading.Thread(target=self._background, daemon=True, name="fingerprint").start()
+
+    def _background(self) -> None:
+        # Behind the app's own threads for the CPU (Linux: a thread has its own nice value): on a
+        # busy machine the half second of hashing a 500 MB file must not delay a key's repaint. The
+        # hash and the reads hold no GIL, so a low priority here never stalls the other threads.
+        if sys.platform == "linux":
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        self.ensure()
 
     def ensure(self) -> None:
         with self._lock:

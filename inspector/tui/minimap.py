@@ -3,6 +3,8 @@ checkpoints marked. Clicking a cell (or the keys) moves the timeline there."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from functools import lru_cache
 from itertools import islice
 from operator import attrgetter
 
@@ -39,17 +41,21 @@ class Minimap(Widget):
         self.cursor_seq: int | None = None
         self._cells: list[tuple[str, bool, int]] | None = None  # (state, has checkpoint, first seq)
         self._width = 0
+        self._strips: tuple[tuple[int, int], tuple[Strip, Strip]] | None = None  # ((width, cursor cell), lines)
+        self._seq_starts: tuple[list[Cell] | None, list[int]] | None = None
 
     def set_ledger(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.report = None
         self._cells = None
+        self._strips = None
         self.refresh()
 
     def set_report(self, report: Report | None, cells: tuple[int, list[Cell]] | None = None) -> None:
         """`cells`: (width, coverage_cells at that width) already computed for this report."""
         self.report = report
         self._cells = None
+        self._strips = None
         if cells is not None:
             self._width, self._cells = cells
         self.refresh()
@@ -66,18 +72,36 @@ class Minimap(Widget):
         if self._cells is None or self._width != width:
             self._cells = self._compute(width)
             self._width = width
-        segs: list[Segment] = []
+            self._strips = None
+        cells = self._cells
         cur = self.cursor_seq
-        for i, (state, has_cp, seq) in enumerate(self._cells):
-            nxt = self._cells[i + 1][2] if i + 1 < len(self._cells) else 1 << 62
-            here = cur is not None and seq <= cur < nxt
-            if y == 0:
-                ch = "▼" if here else ("┃" if has_cp else "█")
-                color = "#ffffff" if here else (STATE_COLORS["checkpoint"] if has_cp else STATE_COLORS.get(state, "#484f58"))
-                segs.append(Segment(ch, Style(color=color, bgcolor=STATE_COLORS.get(state, "#484f58"))))
+        here = -1 if cur is None else bisect_right(self._starts(), cur) - 1
+        key = (width, here)
+        if self._strips is None or self._strips[0] != key:
+            self._strips = (key, self._draw(cells, here, width))
+        return self._strips[1][0 if y == 0 else 1]
+
+    def _starts(self) -> list[int]:
+        """Each cell's first seq, in order (the cells are in file order)."""
+        if self._seq_starts is None or self._seq_starts[0] is not self._cells:
+            self._seq_starts = (self._cells, [seq for _, _, seq in self._cells or ()])
+        return self._seq_starts[1]
+
+    @staticmethod
+    def _draw(cells: list[Cell], here: int, width: int) -> tuple[Strip, Strip]:
+        """Both lines, the cursor's cell marked: drawn once per cursor cell, not per line and key
+        (each key redraws the minimap; its 2 x 160 styled cells were a few ms of the key)."""
+        top: list[Segment] = []
+        bottom: list[Segment] = []
+        for i, (state, has_cp, _seq) in enumerate(cells):
+            bg = STATE_COLORS.get(state, "#484f58")
+            if i == here:
+                ch, color = "▼", "#ffffff"
             else:
-                segs.append(Segment("▀", Style(color=STATE_COLORS.get(state, "#484f58"))))
-        return Strip(segs).crop_extend(0, width, Style())
+                ch, color = ("┃", STATE_COLORS["checkpoint"]) if has_cp else ("█", bg)
+            top.append(Segment(ch, _style(color, bg)))
+            bottom.append(Segment("▀", _style(bg, None)))
+        return Strip(top).crop_extend(0, width, Style()), Strip(bottom).crop_extend(0, width, Style())
 
     def seq_at(self, x: int) -> int | None:
         if not self._cells or x < 0 or x >= len(self._cells):
@@ -124,3 +148,8 @@ def coverage_cells(ledger: Ledger, report: Report | None, width: int) -> list[Ce
 
 
 _KIND = attrgetter("kind")
+
+
+@lru_cache(maxsize=64)
+def _style(color: str, bgcolor: str | None) -> Style:
+    return Style(color=color, bgcolor=bgcolor)

@@ -36,7 +36,6 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
-from inspector.analysis.sessions import spawning_session_id
 from inspector.formats import LoadError, load, split_selector
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
@@ -50,7 +49,6 @@ from inspector.live.sessions import (
     finding_key,
     summary_of,
 )
-from inspector.store.index import IndexUnavailable, SessionIndex
 from inspector.store.places import parent_session, subagent_files
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
@@ -497,6 +495,12 @@ class SessionScreen(Screen[None]):
         rows' states drawn): the header says how long the user waited for it, from the launch (or
         ctrl+r), unless the status line moved on meanwhile (a follow read says what it added)."""
         waited = self.ready_seconds = time.perf_counter() - self.started
+        self._last_move = time.monotonic()  # (the worker's token count waits a little longer: see _analyze_now)
+        # Now, not beside the landing: the file's sha256 (for a write-back: see LateFingerprint)
+        # would share the cores with the landing's paint.
+        late = self._fingerprint
+        if late is not None and self.report is not None and late.ledger is self.report.ledger:
+            late.start()
         if self.app_timings and self._status_text == analysed:
             self._status(f"{analysed} · ready in {waited:.2f} s (index {self.index_seconds:.2f} s, analysis {seconds:.2f} s)")
 
@@ -556,10 +560,12 @@ class SessionScreen(Screen[None]):
         except Exception as e:  # the timeline stays usable: say what failed on the status line
             self.post_message(self.Failed(f"the analysis failed: {type(e).__name__}: {e}", stage="analysis"))
             return
+        # The landing counts as a move of the cursor: the count below steps aside for its paint and
+        # for the keys a user presses once the colours are there (building tiktoken's encoder, its
+        # first step, holds the GIL for a tenth of a second or more: the first key after the
+        # landing waited for it; issue 15.2).
+        self._last_move = time.monotonic()
         self.post_message(self.Analyzed(report, time.perf_counter() - t0, generation, cells, header))
-        late = self._fingerprint
-        if late is not None and late.ledger is ledger:
-            late.start()  # (the file's sha256, for a write-back: see LateFingerprint)
         # The tokens of each item of the next request: only its table shows them (the analysis
         # counted what the total needs), and counting them is as long again as the analysis on a
         # big rollout, so after the landing, as `inspector analyze` never counts them (issue 15.3).
@@ -1141,6 +1147,11 @@ class SessionScreen(Screen[None]):
         parent = parent_session(self.path)
         if parent is not None and os.path.exists(parent):
             return parent
+        # (imported here: the index and the scan's models are pydantic, a tenth of a second of the
+        # app's start that opening one file never needs; issue 15.3)
+        from inspector.analysis.sessions import spawning_session_id
+        from inspector.store.index import IndexUnavailable, SessionIndex
+
         spawner = spawning_session_id(self.ledger) if self.ledger is not None else None
         if spawner is None:
             return None
@@ -1153,6 +1164,8 @@ class SessionScreen(Screen[None]):
     def sub_agent_paths(self) -> list[str]:
         """This session's sub-agent transcripts: Claude Code's `<session>/subagents/`, and the
         child rollouts the index names this session as the parent of."""
+        from inspector.store.index import IndexUnavailable, SessionIndex
+
         subs = subagent_files(self.path)
         try:
             with SessionIndex() as index:
