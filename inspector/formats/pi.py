@@ -843,6 +843,26 @@ def _general_line(st: _StreamState, raw: bytes, n: int) -> None:
         st.v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
 
 
+def _thinking_level_line(st: _StreamState, e: Any, n: int) -> None:
+    """A thinking-level change (at `st.line`, `st.offset`) whose fields hold nothing of a wrong
+    type (its head decoded): what `entry_record` maps, its extra fields read when asked for."""
+    rid = e.id
+    pid = e.parentId
+    if pid == st.prev_id:
+        pid = st.prev_id  # share the parent's id string, as the message path does
+    seq = len(st.records)
+    rec = record_from_fields(
+        Record, seq, st.line, rid, pid, e.timestamp, st.offset, n, None, None, None, (), None, st.meta_source, "meta", e.type
+    )
+    st.records.append(rec)
+    if st.v1:
+        st.b.pi_entries.append(rec)
+    if rid is not None:
+        st.by_id[rid] = seq
+        st.id_count += 1
+        st.prev_id = rid
+
+
 def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
     decoded without materializing its content (`_line_head`, inlined: this loop runs once per
@@ -851,7 +871,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large, texts_ok = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _texts_ok
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, Rec, source, meta = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source, st.meta_source
+    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
     limit, max_line = st.limit, st.max_line
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
     for raw in f:
@@ -909,28 +929,11 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     if offset >= stop:
                         break
                     continue
-        elif e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
-            # A meta entry whose fields hold nothing of a wrong type (it decoded): what
-            # `entry_record` maps, its extra fields read when asked for.
-            rid = e.id
-            pid = e.parentId
-            if pid == prev_id:
-                pid = prev_id
-            seq = len(records)
-            rec = new(Rec, seq, line, rid, pid, e.timestamp, offset, n, None, None, None, (), None, meta, "meta", e.type)
-            append(rec)
-            if v1:
-                append_entry(rec)
-            if rid is not None:
-                by_id[rid] = seq
-                id_count += 1
-                prev_id = rid
-            offset += n
-            if offset >= stop:
-                break
-            continue
         st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
-        _general_line(st, raw, n)
+        if e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
+            _thinking_level_line(st, e, n)
+        else:
+            _general_line(st, raw, n)
         prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
         offset += n
         if offset >= stop:
