@@ -1942,8 +1942,12 @@ def series_json(s: Series) -> dict[str, Any]:
     }
 
 
+SIMULATE_SCHEMA = "inspector.simulate/1"
+
+
 def simulation_json(sim: Simulation) -> dict[str, Any]:
     return {
+        "schema": SIMULATE_SCHEMA,
         "session": sim.session,
         "format": sim.format,
         "events": sim.events,

@@ -16,6 +16,9 @@ from inspector.compaction.entries import WriteError
 from inspector.store.files import file_kind, os_cause
 from inspector.store.writeback import Backup, DamagedBackup, backup_dir, backup_entries, damaged_advice, undo
 
+BACKUPS_SCHEMA = "inspector.backups/1"  # `backups --json` (inspector/contracts/backups.py)
+UNDO_SCHEMA = "inspector.undo/1"  # `undo --json`
+
 
 def backups_text(session: str, entries: list[Backup | DamagedBackup]) -> Text:
     """One block per backup, oldest first (paths are long: they get a line of their own); a
@@ -55,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             damaged = [{"backup": b.path, "sidecar": b.meta_path, "problem": b.problem}
                        for b in entries if isinstance(b, DamagedBackup)]
-            emit_json({"session": os.path.abspath(session), "folder": str(backup_dir(session)),
+            emit_json({"schema": BACKUPS_SCHEMA, "session": os.path.abspath(session), "folder": str(backup_dir(session)),
                        "backups": [asdict(b) for b in found], "damaged": damaged})
             return 0
         if not entries:
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspector: {session}: {os_cause(e)}", file=sys.stderr)
         return 2
     if args.json:
-        emit_json({"session": done.session, "restored": asdict(done)})
+        emit_json({"schema": UNDO_SCHEMA, "session": done.session, "restored": asdict(done)})
     elif not isinstance(done, Backup):  # a database store: our rows deleted
         Console().print(Text(f"Restored {done.session}: deleted the rows of the write of {done.created} ({done.change}; "
                              f"the record {done.entry_id} is gone). The backup stays at {done.path}.", style="green"))

@@ -4,7 +4,9 @@ state their shape and generate their JSON Schemas."""
 
 from __future__ import annotations
 
-from inspector.contracts.fields import Closed, Field
+from typing import Literal
+
+from inspector.contracts.fields import Closed, Field, schema_key
 
 
 class FileBackup(Closed):
@@ -53,6 +55,7 @@ class DamagedBackup(Closed):
 class BackupsDocument(Closed):
     """`inspector backups SESSION --json`: oldest first."""
 
+    schema_: Literal["inspector.backups/1"] = schema_key("inspector.backups/1")
     session: str = Field(description="the session, absolute")
     folder: str = Field(description="where its backups are kept")
     backups: list[FileBackup | StoreBackup] = Field(
@@ -64,5 +67,6 @@ class BackupsDocument(Closed):
 class UndoDocument(Closed):
     """`inspector undo SESSION --json`."""
 
+    schema_: Literal["inspector.undo/1"] = schema_key("inspector.undo/1")
     session: str
     restored: FileBackup | StoreBackup = Field(description="the backup restored (a store's: its rows deleted), now marked undone")

@@ -8,10 +8,11 @@ from typing import Literal
 
 from pydantic import RootModel
 
-from inspector.contracts.fields import Closed, Field, Severity
+from inspector.contracts.fields import Closed, Field, Severity, schema_key
 
 
 class _Event(Closed):
+    schema_: Literal["inspector.watch/1"] = schema_key("inspector.watch/1")
     file: str = Field(description="the session file")
     format: str = Field(description="its format (empty when it was never read)")
     records: int = Field(description="its records at the last report")

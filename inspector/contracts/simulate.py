@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from inspector.contracts.fields import Absent, Closed, Field, omitted
+from inspector.contracts.fields import Absent, Closed, Field, omitted, schema_key
 
 
 class PiPolicy(Closed):
@@ -97,6 +97,7 @@ class Series(Closed):
 class SimulationDocument(Closed):
     """`inspector simulate SESSION --json`."""
 
+    schema_: Literal["inspector.simulate/1"] = schema_key("inspector.simulate/1")
     session: str = Field(description="the path")
     format: str
     events: int = Field(description="messages replayed (ADK: events, content-less ones included)")

@@ -19,6 +19,8 @@ from inspector.analysis.findings import SEVERITY_RANK
 from inspector.formats import LoadError
 from inspector.live.incremental import Follower
 
+WATCH_SCHEMA = "inspector.watch/1"  # a `watch --json` line (inspector/contracts/live.py)
+
 FOLLOWED = 8  # sessions whose ledger and report are kept between changes (the others re-read in full)
 _followers: OrderedDict[str, Follower] = OrderedDict()
 
@@ -169,4 +171,4 @@ def changes(old: SessionState | None, new: SessionState, fail_on: str) -> list[d
 
 
 def _event(kind: str, s: SessionState, **kw: Any) -> dict[str, Any]:
-    return {"event": kind, "file": s.path, "format": s.format, "records": s.records, **kw}
+    return {"schema": WATCH_SCHEMA, "event": kind, "file": s.path, "format": s.format, "records": s.records, **kw}
