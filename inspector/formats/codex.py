@@ -377,7 +377,9 @@ class _Fields(RecordSource):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.usages: dict[int, Usage] = {}  # a lazily-read reply's usage, by seq
+        # A lazily-read reply's usage, by seq (as its token count's head held it, when read from
+        # one: made a Usage when the message is read).
+        self.usages: dict[int, Usage | TokensHead] = {}
         # The route of the turns from each seq on (a new entry where the model or provider changes).
         self.route_seqs: list[int] = []
         self.routes: list[tuple[str | None, str | None]] = []
@@ -407,7 +409,8 @@ class _Fields(RecordSource):
         if m.role == "assistant":
             i = bisect.bisect_right(self.route_seqs, rec.seq) - 1
             m.route = Route(*self.routes[i]) if i >= 0 else Route(None, None)
-        m.usage = self.usages.get(rec.seq)
+        u = self.usages.get(rec.seq)
+        m.usage = _head_usage(u) if type(u) is TokensHead else u  # type: ignore[arg-type]
         return m
 
     def load_many(self, recs: list[Record]) -> None:
@@ -476,7 +479,8 @@ class _Builder:
         self.history: list[_Entry] = []
         self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
-        self.last_prompt: int | None = None  # prompt tokens of the last request (tokens_before)
+        # Prompt tokens of the last request (tokens_before; a token count's head until a checkpoint asks).
+        self.last_prompt: int | TokensHead | None = None
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
         self.prev_cp: Checkpoint | None = None
         self.since: int = 0  # seq of the first record after the latest checkpoint
@@ -648,7 +652,7 @@ class _Builder:
             info = p.info
             if info is not None:
                 if self.usage_for is not None:  # (else a repeated report: nothing to give)
-                    self._give_usage(_head_usage(info.last_token_usage))
+                    self._give_head_usage(info.last_token_usage)
                 w = info.model_context_window
                 if w is not None and w > 0:
                     self.settings.window = w
@@ -670,6 +674,25 @@ class _Builder:
 
     def usage(self, u: Any) -> None:
         self._give_usage(_usage(u))
+
+    def _give_head_usage(self, u: TokensHead | None) -> None:
+        """`_give_usage` of a token count read from its head: kept as the head until the message
+        (or a checkpoint's tokens_before) is read, for a reply read lazily (most are: a Usage made
+        per token count was a twentieth of the load)."""
+        if u is None or self.usage_for is None:
+            return
+        rec = self.records[self.usage_for]
+        if rec._message is None and rec.kind == "message" and isinstance(rec._source, _Fields):
+            rec._source.usages[rec.seq] = u
+            if not rec.never_sent:
+                self.last_prompt = u
+            self.usage_for = None
+        else:
+            self._give_usage(_head_usage(u))
+
+    def _last_prompt(self) -> int | None:
+        lp = self.last_prompt
+        return _head_usage(lp).prompt if type(lp) is TokensHead else lp  # type: ignore[union-attr, return-value]
 
     def _give_usage(self, usage: Usage | None) -> None:
         """The usage of the request the newest model-produced record answered (kept by the source
@@ -800,7 +823,7 @@ class _Builder:
         retains = [self.records[h.seq].id or "" for h in replacement if h.seq is not None]
         cp = Checkpoint(
             summary=summary,
-            tokens_before=self.last_prompt,
+            tokens_before=self._last_prompt(),
             usage=usage,
             details={k: v for k, v in p.items() if k not in ("message", "replacement_history")} or None,
             explicit_boundary=boundary,
@@ -1165,7 +1188,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                 if t == "turn_context" and p.model is not None:
                     b.model = p.model
                 elif t == "token_usage_record" and b.usage_for is not None:
-                    b._give_usage(_head_usage(p.usage))
+                    b._give_head_usage(p.usage)
                 typ = t
             append(new(rec_type, len(records), lineno, rid, None, h.timestamp, offset, n, None, None, None, (), None, src, "meta", typ))
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
