@@ -52,6 +52,8 @@ PLAIN_TOKENS = _line("event_msg", {"type": "token_count", "info": {"last_token_u
 ROLLBACK = _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1})
 USAGE_RECORD = _line("token_usage_record", {"usage": {"input_tokens": 5, "output_tokens": 1}})
 GHOST = _line("response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "g"}})
+WEB = _line("response_item", {"type": "web_search_call", "id": "ws1", "status": "completed", "action": {"type": "search", "query": "q"}})
+SUMMARY_ITEM = _line("response_item", {"type": "compaction", "encrypted_content": "enc"})
 # What follows each mutated line: a reply its usage goes to, the summarizer's reply (its usage is
 # not the checkpoint's tokens_before), and a checkpoint that matches the history by id and content
 # (so a mutated key or id that maps differently shows in its retains).
@@ -65,7 +67,7 @@ TAIL = [
         {
             "message": "SUM",
             "replacement_history": [
-                USER["payload"], REASONING["payload"], CALL["payload"], OUTPUT["payload"],
+                USER["payload"], REASONING["payload"], CALL["payload"], OUTPUT["payload"], WEB["payload"],
                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUM"}]},
             ],
         },
@@ -90,6 +92,8 @@ BASES: dict[str, tuple[dict[str, Any], list[tuple[tuple[Any, ...], str]]]] = {
     "turn": (TURN, [((), "type"), (_PAYLOAD, "model"), (_PAYLOAD, "model_provider"), (_PAYLOAD, "summary"), (_PAYLOAD, "base_instructions")]),
     "usage_record": (USAGE_RECORD, [(_PAYLOAD, "usage"), (("payload", "usage"), "input_tokens"), (("payload", "usage"), "output_tokens")]),
     "ghost": (GHOST, [(_PAYLOAD, "type"), (_PAYLOAD, "ghost_commit"), (_PAYLOAD, "role")]),
+    "web": (WEB, [(_PAYLOAD, k) for k in ("type", "id", "status", "action", "role", "content")] + [((), "metadata")]),
+    "summary_item": (SUMMARY_ITEM, [(_PAYLOAD, k) for k in ("type", "encrypted_content", "id", "summary")]),
 }  # fmt: skip
 
 
@@ -124,7 +128,7 @@ def test_the_head_path_takes_the_clean_lines(tmp_path: Path) -> None:
     reads the user message's)."""
     from inspector.formats import load
 
-    f = _write(tmp_path / "r.jsonl", [HEADER, TURN, USER, REASONING, CALL, OUTPUT, ASSISTANT, TOKENS, ROLLBACK, USAGE_RECORD, GHOST])
+    f = _write(tmp_path / "r.jsonl", [HEADER, TURN, USER, REASONING, CALL, OUTPUT, ASSISTANT, TOKENS, ROLLBACK, USAGE_RECORD, GHOST, WEB, SUMMARY_ITEM])
     led = load(str(f))
-    assert [r._source is not None for r in led.records] == [False, *[True] * 10]
+    assert [r._source is not None for r in led.records] == [False, *[True] * 12]
     _same_as_whole_build(f)

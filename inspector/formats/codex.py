@@ -298,6 +298,9 @@ _ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
     "reasoning": ("assistant", None),
     **{t: ("assistant", "tool_use") for t in CALL_TYPES},
     **{t: ("tool", None) for t in OUTPUT_TYPES},
+    # A server-side tool's item or a compaction's summary item: an assistant message holding the
+    # item (keyed by all its fields, read when a checkpoint asks).
+    **{t: ("assistant", None) for t in OPAQUE_ASSISTANT_TYPES},
     "ghost_snapshot": (None, None),
 }
 
@@ -573,8 +576,8 @@ class _Builder:
 
     def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int) -> bool:
         """A response item's record from its head (see `_read`): a message of a known role,
-        reasoning, a call or its output, as `item_message` maps them, or a ghost snapshot. False:
-        the line takes the general path (`add`)."""
+        reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
+        maps them, or a ghost snapshot. False: the line takes the general path (`add`)."""
         src = self.fields
         assert src is not None
         records = self.records
@@ -596,7 +599,7 @@ class _Builder:
         else:
             shape = _ITEM_SHAPES.get(it)
             if shape is None:
-                return False  # an opaque or unknown item, another agent's message: the general path
+                return False  # an unknown item, another agent's message: the general path
             mapped, stop = shape
             source_role = it
             key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
