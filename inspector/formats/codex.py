@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
-import functools
 import json
 import operator
 from collections.abc import Callable, Iterable
@@ -39,14 +38,14 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from inspector.formats import appended, codex_writer, fields
+from inspector.formats import appended, codex_writer, fields, heads
 from inspector.formats.base import Format, Runtime, Writer
-from inspector.formats.bounded import SMALL_VALUE_BYTES
+from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
 from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import RawLine, line_object
-from inspector.formats.whole_lines import collector_paused, read_heads_upto
+from inspector.formats.jsonl import RawLine, line_object, parse_line
+from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -293,12 +292,15 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
 _ITEM_TYPES: dict[str | None, str] = {}
-# An item type other than a message that a head maps (`_Builder.add_head`): its record's role and
+# An item type other than a message that a head maps (`_Builder._head_item`): its record's role and
 # stop reason (a ghost snapshot: no role, a meta record).
 _ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
     "reasoning": ("assistant", None),
     **{t: ("assistant", "tool_use") for t in CALL_TYPES},
     **{t: ("tool", None) for t in OUTPUT_TYPES},
+    # A server-side tool's item or a compaction's summary item: an assistant message holding the
+    # item (keyed by all its fields, read when a checkpoint asks).
+    **{t: ("assistant", None) for t in OPAQUE_ASSISTANT_TYPES},
     "ghost_snapshot": (None, None),
 }
 
@@ -378,7 +380,9 @@ class _Fields(RecordSource):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.usages: dict[int, Usage] = {}  # a lazily-read reply's usage, by seq
+        # A lazily-read reply's usage, by seq (as its token count's head held it, when read from
+        # one: made a Usage when the message is read).
+        self.usages: dict[int, Usage | TokensHead] = {}
         # The route of the turns from each seq on (a new entry where the model or provider changes).
         self.route_seqs: list[int] = []
         self.routes: list[tuple[str | None, str | None]] = []
@@ -408,7 +412,8 @@ class _Fields(RecordSource):
         if m.role == "assistant":
             i = bisect.bisect_right(self.route_seqs, rec.seq) - 1
             m.route = Route(*self.routes[i]) if i >= 0 else Route(None, None)
-        m.usage = self.usages.get(rec.seq)
+        u = self.usages.get(rec.seq)
+        m.usage = _head_usage(u) if type(u) is TokensHead else u  # type: ignore[arg-type]
         return m
 
     def load_many(self, recs: list[Record]) -> None:
@@ -477,7 +482,8 @@ class _Builder:
         self.history: list[_Entry] = []
         self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
-        self.last_prompt: int | None = None  # prompt tokens of the last request (tokens_before)
+        # Prompt tokens of the last request (tokens_before; a token count's head until a checkpoint asks).
+        self.last_prompt: int | TokensHead | None = None
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
         self.prev_cp: Checkpoint | None = None
         self.since: int = 0  # seq of the first record after the latest checkpoint
@@ -568,25 +574,10 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def add_head(self, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
-        """A line's record from its head (`codex_heads`), content left in the file (`_Fields`):
-        a response item of a kind `item_message` maps as a message (a message of a known role,
-        reasoning, a call or its output) or a ghost snapshot, and a meta line other than the
-        header. False: the line takes the general path (`add`), parsed whole. (Inline within each
-        kind: this runs once per line.)"""
-        p = h.payload
-        if p is None or self.fields is None or p.replacement_history:
-            return False
-        t = h.type
-        if t == "response_item":  # (what `response_item` makes of it, content read when asked for)
-            return self._head_item(h, p, raw, line, offset)
-        if t not in META_TYPES or t == "session_meta":
-            return False  # the header, a checkpoint, another agent's message, an unknown type
-        self._head_meta(h, p, t, raw, line, offset)
-        return True
-
     def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int) -> bool:
-        """A response item's record from its head (see `add_head`)."""
+        """A response item's record from its head (see `_read`): a message of a known role,
+        reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
+        maps them, or a ghost snapshot. False: the line takes the general path (`add`)."""
         src = self.fields
         assert src is not None
         records = self.records
@@ -608,7 +599,7 @@ class _Builder:
         else:
             shape = _ITEM_SHAPES.get(it)
             if shape is None:
-                return False  # an opaque or unknown item, another agent's message: the general path
+                return False  # an unknown item, another agent's message: the general path
             mapped, stop = shape
             source_role = it
             key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
@@ -658,40 +649,20 @@ class _Builder:
             self.written.setdefault(pid, entry)
         return True
 
-    def _head_meta(self, h: LineHead, p: Any, t: str, raw: bytes, line: int, offset: int) -> None:
-        """A meta line's record from its head (see `add_head`): a token count, a roll-back, a turn's context."""
-        rid = p.id  # (`rid`, inline)
-        if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
-            rid = f"L{line}"
-        else:
-            self.seen_ids.add(rid)
-        if t == "event_msg":
-            sub = p.type if type(p.type) is str else None
-            if sub == "token_count":
-                info = p.info
-                if info is not None:
-                    if self.usage_for is not None:  # (else a repeated report: nothing to give)
-                        self._give_usage(_head_usage(info.last_token_usage))
-                    w = info.model_context_window
-                    if w is not None and w > 0:
-                        self.settings.window = w
-            elif sub == "thread_rolled_back":
-                n = p.num_turns
-                if n is not None and n > 0:
-                    self.roll_back(n)
-            typ = _EVENT_TYPES.get(sub) or _type_name(_EVENT_TYPES, "event_msg", sub)
-        else:
-            if t == "turn_context" and p.model is not None:
-                self.model = p.model
-            elif t == "token_usage_record" and self.usage_for is not None:
-                self._give_usage(_head_usage(p.usage))
-            typ = t
-        records = self.records
-        records.append(
-            record_from_fields(
-                Record, len(records), line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, self.fields, "meta", typ
-            )
-        )
+    def _head_event(self, sub: str, p: Any) -> None:
+        """What a token count or a roll-back read from its head does to the build (`_read`)."""
+        if sub == "token_count":
+            info = p.info
+            if info is not None:
+                if self.usage_for is not None:  # (else a repeated report: nothing to give)
+                    self._give_head_usage(info.last_token_usage)
+                w = info.model_context_window
+                if w is not None and w > 0:
+                    self.settings.window = w
+        else:  # thread_rolled_back
+            n = p.num_turns
+            if n is not None and n > 0:
+                self.roll_back(n)
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
@@ -706,6 +677,25 @@ class _Builder:
 
     def usage(self, u: Any) -> None:
         self._give_usage(_usage(u))
+
+    def _give_head_usage(self, u: TokensHead | None) -> None:
+        """`_give_usage` of a token count read from its head: kept as the head until the message
+        (or a checkpoint's tokens_before) is read, for a reply read lazily (most are: a Usage made
+        per token count was a twentieth of the load)."""
+        if u is None or self.usage_for is None:
+            return
+        rec = self.records[self.usage_for]
+        if rec._message is None and rec.kind == "message" and isinstance(rec._source, _Fields):
+            rec._source.usages[rec.seq] = u
+            if not rec.never_sent:
+                self.last_prompt = u
+            self.usage_for = None
+        else:
+            self._give_usage(_head_usage(u))
+
+    def _last_prompt(self) -> int | None:
+        lp = self.last_prompt
+        return _head_usage(lp).prompt if type(lp) is TokensHead else lp  # type: ignore[union-attr, return-value]
 
     def _give_usage(self, usage: Usage | None) -> None:
         """The usage of the request the newest model-produced record answered (kept by the source
@@ -836,7 +826,7 @@ class _Builder:
         retains = [self.records[h.seq].id or "" for h in replacement if h.seq is not None]
         cp = Checkpoint(
             summary=summary,
-            tokens_before=self.last_prompt,
+            tokens_before=self._last_prompt(),
             usage=usage,
             details={k: v for k, v in p.items() if k not in ("message", "replacement_history")} or None,
             explicit_boundary=boundary,
@@ -1134,7 +1124,7 @@ def stream(
     f: BinaryIO, path: str, limit: int, upto_line: int | None, after_fork: Callable[[], Any] | None = None
 ) -> tuple[Ledger, int]:
     """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
-    (`codex_heads`) becomes its record from the head (`_Builder.add_head`), its payload, message
+    (`codex_heads`) becomes its record from the head (`_read`), its payload, message
     and history key read again from the file when asked for (`_Fields`); any other line is parsed
     whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
     if after_fork is not None:
@@ -1142,8 +1132,78 @@ def stream(
     source = _Fields(path)
     with collector_paused():  # (see whole_lines: nothing here makes cycles)
         b = _Builder(path, source)
-        consumed = read_heads_upto(f, limit, upto_line, HEAD_DECODER.decode, b.add_head, functools.partial(_add_line, b))
+        consumed = _read(f, limit, upto_line, b)
         return b.finish(), consumed
+
+
+def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
+    """`whole_lines.read_heads_upto` with the head step inlined (this loop runs once per line; the
+    calls per line were a fifth of the load): a clean line's head decoded (`codex_heads`); a meta
+    line other than the header (half a rollout's lines) made its record here, its payload left in
+    the file (`_Fields`), a response item by `_Builder._head_item`. Any other line (the header, a
+    checkpoint, another agent's message, an unknown type, one whose head does not decode or holds
+    a replacement history, or that `_head_item` declines) is parsed whole, one line behind (so the
+    last line is known for the truncation diagnosis), and mapped by `_add_line`. Returns the bytes
+    consumed."""
+    records, append, src, seen, taken = b.records, b.records.append, b.fields, b.seen_ids, b.taken
+    decode, new, rec_type, head_item, event_types = HEAD_DECODER.decode, record_from_fields, Record, b._head_item, _EVENT_TYPES
+    large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
+    max_line = upto_line if upto_line is not None else 1 << 62
+    offset = lineno = prev_offset = 0
+    prev: bytes | None = None
+    for raw in f:
+        if prev is not None:
+            rl = parse_line(prev, lineno, prev_offset, False)
+            if rl is not None:
+                _add_line(b, rl)
+            prev = None
+        lineno += 1
+        if lineno > max_line:
+            break
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                break
+        # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
+        try:
+            h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
+        except decode_errors:
+            h = None
+        p = h.payload if h is not None else None
+        t = h.type if p is not None and not p.replacement_history else None  # type: ignore[union-attr]
+        if t == "response_item":
+            if not head_item(h, p, raw, lineno, offset):
+                prev, prev_offset = raw, offset
+        elif t is not None and t in META_TYPES and t != "session_meta":
+            rid = p.id  # (`_Builder.rid`, inline)
+            if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
+                rid = f"L{lineno}"
+            else:
+                seen.add(rid)
+            if t == "event_msg":
+                sub = p.type if type(p.type) is str else None
+                if sub == "token_count" or sub == "thread_rolled_back":
+                    b._head_event(sub, p)
+                typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
+            else:
+                if t == "turn_context" and p.model is not None:
+                    b.model = p.model
+                elif t == "token_usage_record" and b.usage_for is not None:
+                    b._give_head_usage(p.usage)
+                typ = t
+            append(new(rec_type, len(records), lineno, rid, None, h.timestamp, offset, n, None, None, None, (), None, src, "meta", typ))
+        else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
+            prev, prev_offset = raw, offset
+        offset += n
+        if offset >= limit:
+            break
+    if prev is not None:
+        rl = parse_line(prev, lineno, prev_offset, True)
+        if rl is not None:
+            _add_line(b, rl)
+    return offset
 
 
 _CHECK = fields.checker(fields.CODEX)

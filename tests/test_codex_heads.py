@@ -1,0 +1,134 @@
+"""The Codex head path (`codex._read`: a line's record from its `codex_heads` head, its payload
+left in the file) against the whole build of the same lines, on every field of every line kind the
+heads map set to every JSON type, removed, and beside an unknown key: a line the head takes must
+map exactly as the whole line does (diagnostics, usage, ids, routes, history keys), and any other
+must be left to the whole-line path."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.field_mutations import mutated
+
+from .test_codex_load import _same_as_whole_build
+
+# One value of every JSON type, and the edges the head decoder must judge as the builder does.
+VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "L2", "L3", "message", "user", "assistant", "token_count",
+    "thread_rolled_back", "2026-01-01T00:00:00Z", [], [1], [{"type": "input_text", "text": "t"}], {}, {"a": 1},
+]
+SEED = 20261202
+TS = "2026-01-01T00:00:00Z"
+
+
+def _line(t: str, payload: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"timestamp": TS, "type": t, "payload": payload, **top}
+
+
+HEADER = _line("session_meta", {"id": "s1", "cwd": "/x", "model_provider": "openai"})
+TURN = _line("turn_context", {"model": "gpt-a", "summary": "auto"})
+USER = _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "hi"}]})
+REASONING = _line(
+    "response_item", {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "e"}
+)
+CALL = _line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{\"cmd\": 1}", "status": "done"})
+OUTPUT = _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": {"content": "oops", "success": False}})
+ASSISTANT = _line(
+    "response_item",
+    {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "done"}], "phase": "final"},
+    metadata={"compaction_output": False},
+)
+TOKENS = _line(
+    "event_msg",
+    {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 70, "cached_input_tokens": 10, "output_tokens": 9}, "model_context_window": 1000}},
+)
+# A token count without a window, after each mutant (the settings' window is the last one reported).
+PLAIN_TOKENS = _line("event_msg", {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 80, "output_tokens": 3}}})
+ROLLBACK = _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1})
+USAGE_RECORD = _line("token_usage_record", {"usage": {"input_tokens": 5, "output_tokens": 1}})
+GHOST = _line("response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "g"}})
+WEB = _line("response_item", {"type": "web_search_call", "id": "ws1", "status": "completed", "action": {"type": "search", "query": "q"}})
+SUMMARY_ITEM = _line("response_item", {"type": "compaction", "encrypted_content": "enc"})
+# What follows each mutated line: a reply its usage goes to, the summarizer's reply (its usage is
+# not the checkpoint's tokens_before), and a checkpoint that matches the history by id and content
+# (so a mutated key or id that maps differently shows in its retains).
+TAIL = [
+    ASSISTANT,
+    PLAIN_TOKENS,
+    _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "SUM"}]}, metadata={"compaction_output": True}),
+    _line("event_msg", {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 900, "output_tokens": 30}}}),
+    _line(
+        "compacted",
+        {
+            "message": "SUM",
+            "replacement_history": [
+                USER["payload"], REASONING["payload"], CALL["payload"], OUTPUT["payload"], WEB["payload"],
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUM"}]},
+            ],
+        },
+    ),
+    USER,
+]  # fmt: skip
+
+# Each line kind the heads map, and the places (path, key) of its fields.
+_PAYLOAD = ("payload",)
+BASES: dict[str, tuple[dict[str, Any], list[tuple[tuple[Any, ...], str]]]] = {
+    "user": (USER, [((), "type"), ((), "timestamp"), ((), "payload"), ((), "id"), *[(_PAYLOAD, k) for k in ("type", "role", "id", "content", "phase", "zz")],
+                    (("payload", "content", 0), "text"), (("payload", "content", 0), "type")]),
+    "reasoning": (REASONING, [(_PAYLOAD, k) for k in ("type", "id", "summary", "content", "encrypted_content", "zz")] + [(("payload", "summary", 0), "text")]),
+    "call": (CALL, [(_PAYLOAD, k) for k in ("type", "name", "call_id", "arguments", "id", "status", "replacement_history")]),
+    "output": (OUTPUT, [(_PAYLOAD, k) for k in ("type", "call_id", "output", "id")] + [(("payload", "output"), "content"), (("payload", "output"), "success")]),
+    "assistant": (ASSISTANT, [((), "metadata"), (("metadata",), "compaction_output"), *[(_PAYLOAD, k) for k in ("role", "phase", "content", "id")]]),
+    "tokens": (TOKENS, [((), "type"), (_PAYLOAD, "type"), (_PAYLOAD, "info"), (_PAYLOAD, "id"), (("payload", "info"), "last_token_usage"),
+                        (("payload", "info"), "model_context_window"), (("payload", "info", "last_token_usage"), "input_tokens"),
+                        (("payload", "info", "last_token_usage"), "cached_input_tokens"), (("payload", "info", "last_token_usage"), "output_tokens"),
+                        (("payload", "info", "last_token_usage"), "cache_write_input_tokens")]),
+    "rollback": (ROLLBACK, [(_PAYLOAD, "type"), (_PAYLOAD, "num_turns"), (_PAYLOAD, "message")]),
+    "turn": (TURN, [((), "type"), (_PAYLOAD, "model"), (_PAYLOAD, "model_provider"), (_PAYLOAD, "summary"), (_PAYLOAD, "base_instructions")]),
+    "usage_record": (USAGE_RECORD, [(_PAYLOAD, "usage"), (("payload", "usage"), "input_tokens"), (("payload", "usage"), "output_tokens")]),
+    "ghost": (GHOST, [(_PAYLOAD, "type"), (_PAYLOAD, "ghost_commit"), (_PAYLOAD, "role")]),
+    "web": (WEB, [(_PAYLOAD, k) for k in ("type", "id", "status", "action", "role", "content")] + [((), "metadata")]),
+    "summary_item": (SUMMARY_ITEM, [(_PAYLOAD, k) for k in ("type", "encrypted_content", "id", "summary")]),
+}  # fmt: skip
+
+
+def _mutations(base: dict[str, Any], places: list[tuple[tuple[Any, ...], str]]) -> list[dict[str, Any]]:
+    return mutated(base, places, VALUES)
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
+    return path
+
+
+@pytest.mark.parametrize("kind", sorted(BASES))
+def test_every_mutation_of_a_line_loads_as_the_whole_build_maps_it(tmp_path: Path, kind: str) -> None:
+    base, places = BASES[kind]
+    muts = _mutations(base, places)
+    assert len(muts) > 50
+    # Every mutant in one rollout (each after a reply its usage would go to, and followed by another
+    # and a token count; a checkpoint at the end), then each in a file of its own, where no
+    # neighbour hides a difference (in a seeded order).
+    body: list[dict[str, Any]] = [HEADER, TURN, USER, REASONING, CALL, OUTPUT]
+    for m in muts:
+        body += [ASSISTANT, m, ASSISTANT, PLAIN_TOKENS]
+    _same_as_whole_build(_write(tmp_path / "all.jsonl", [*body, *TAIL]))
+    random.Random(f"{SEED}-{kind}").shuffle(muts)
+    for i, m in enumerate(muts):
+        _same_as_whole_build(_write(tmp_path / f"one-{i}.jsonl", [HEADER, TURN, USER, REASONING, CALL, OUTPUT, ASSISTANT, m, *TAIL]))
+
+
+def test_the_head_path_takes_the_clean_lines(tmp_path: Path) -> None:
+    """The clean examples load from their heads (their payload left in the file: the roll-back
+    reads the user message's)."""
+    from inspector.formats import load
+
+    f = _write(tmp_path / "r.jsonl", [HEADER, TURN, USER, REASONING, CALL, OUTPUT, ASSISTANT, TOKENS, ROLLBACK, USAGE_RECORD, GHOST, WEB, SUMMARY_ITEM])
+    led = load(str(f))
+    assert [r._source is not None for r in led.records] == [False, *[True] * 12]
+    _same_as_whole_build(f)
