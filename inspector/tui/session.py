@@ -52,7 +52,6 @@ from inspector.live.sessions import (
 from inspector.store.places import parent_session, subagent_files
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
-from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
 from inspector.tui.fingerprint import LateFingerprint
 from inspector.tui.footer import SteadyFooter
@@ -355,7 +354,8 @@ class SessionScreen(Screen[None]):
         yield Vertical(id="body")
         # Disabled while hidden: a hidden box that takes the focus would swallow q and every key.
         yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search", disabled=True)
-        yield SteadyFooter()
+        # The footer comes with the view (or the load error): composed once, with the keys that
+        # work there (see _mount_footer).
 
     async def on_mount(self) -> None:
         self.set_interval(WATCH_SECONDS, self.check_disk)
@@ -393,22 +393,26 @@ class SessionScreen(Screen[None]):
             self.query_one(Minimap).set_ledger(ledger)
         else:
             body = self.query_one("#body", Vertical)
-            await body.remove_children()  # a load error's panel, when a reload succeeds
             timeline = Timeline(ledger, id="timeline")
-            await body.mount(Minimap(ledger, id="minimap"))
-            await body.mount(self._legend())
+            # The whole view in one mount, its panes composed with it (not added one by one: each
+            # `add_pane` and each awaited mount was a layout of the screen of its own, on the main
+            # thread while the worker indexes the file; issue 15.3).
             side = TabbedContent(id="side")
-            await body.mount(Horizontal(timeline, side, id="main"))
-            await side.add_pane(TabPane("Detail", DetailPane(id="detail-pane"), id="detail"))
-            await side.add_pane(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
-            await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
-            self._timeline_mounted = True
-            timeline.focus()
+            first = (ledger, timeline.current_seq)
+            side.compose_add_child(TabPane("Detail", DetailPane(id="detail-pane", first=first), id="detail"))
+            side.compose_add_child(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
+            side.compose_add_child(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
+            with self.app.batch_update():
+                await body.remove_children()  # a load error's panel, when a reload succeeds
+                await body.mount_all([Minimap(ledger, id="minimap"), self._legend(), Horizontal(timeline, side, id="main")])
+                self._timeline_mounted = True
+                timeline.focus()
+                # The keys that need a session now work (`check_action`): the footer shows them.
+                # Only here: a footer rebuilds every key's widget (0.1 s of the main thread), and
+                # nothing else it shows changes with the index or the report (issue 15.2-3).
+                self.refresh_bindings()
+                await self._mount_footer()
             self.call_after_refresh(self._painted)
-            # The keys that need a session now work (`check_action`): the footer shows them. Only
-            # here: a footer rebuilds every key's widget (0.1 s of the main thread), and nothing
-            # else it shows changes with the index or the report (issue 15.2-3).
-            self.refresh_bindings()
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
@@ -648,6 +652,15 @@ class SessionScreen(Screen[None]):
         await body.remove_children()
         await body.mount(Static(text, id="load-error"))
         self.refresh_bindings()
+        await self._mount_footer()
+
+    async def _mount_footer(self) -> None:
+        """The footer, once, after the keys it shows are set (`check_action`, the focus): its first
+        compose shows them. Composed with the screen, it was empty at first, then rebuilt every
+        key's widget and laid out the screen again after the first paint, while the worker indexes
+        the file (issue 15.3)."""
+        if not self.query(SteadyFooter):
+            await self.mount(SteadyFooter(ready=True))
 
     # -------------------------------------------------------------------------------- the one guard
 
@@ -1203,6 +1216,10 @@ class SessionScreen(Screen[None]):
     # -------------------------------------------------------------------------------- go to, view, copy
 
     def action_go_to_line(self) -> None:
+        # The dialogs (Textual's TextArea among them) are imported when first opened: a share of
+        # the app's start that opening a session never needs (issue 15.3).
+        from inspector.tui.dialogs import PromptScreen
+
         led = self.ledger
         assert led is not None
         last = led.records[-1].line if led.records else 0
@@ -1236,6 +1253,8 @@ class SessionScreen(Screen[None]):
         return view.table.cursor_row if 0 <= view.table.cursor_row < len(view.items) else None
 
     def action_view_full(self) -> None:
+        from inspector.tui.dialogs import FullTextScreen  # (see action_go_to_line)
+
         led = self.ledger
         assert led is not None
         i = self._next_item_selected()
@@ -1281,6 +1300,8 @@ class SessionScreen(Screen[None]):
         self._copy(text, "the next request as JSON")
 
     def action_open(self) -> None:
+        from inspector.tui.dialogs import PromptScreen  # (see action_go_to_line)
+
         folder = os.path.dirname(os.path.abspath(self.path))
         self.app.push_screen(
             PromptScreen(

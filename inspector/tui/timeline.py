@@ -136,7 +136,15 @@ class Timeline(ScrollView, can_focus=True):
         self.refresh()
 
     def _update_size(self) -> None:
-        self.virtual_size = Size(max(self.size.width, 40), len(self.rows))
+        size = Size(max(self.size.width, 40), len(self.rows))
+        old = self.virtual_size
+        if size.height == old.height and max(size.width, old.width) <= self.size.width:
+            # Only the width, and within the visible width before and after: no scrollbar comes or
+            # goes, so no layout of the screen (the first resize, after the first paint, made one
+            # while the worker indexes the file; issue 15.3).
+            self.set_reactive(Timeline.virtual_size, size)
+            return
+        self.virtual_size = size
 
     def row_of(self, seq: int) -> int | None:
         """The row showing `seq`, None if it is hidden. The rows are seqs in file order: a binary
