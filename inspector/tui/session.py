@@ -115,6 +115,9 @@ WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view he
 # one burst, so a burst is one batch per WATCH_DEBOUNCE_MS (at 20 ms, writes 25 ms apart were a
 # batch each, and a fast follow read took nearly one read per write)
 WATCH_QUIET_MS = 50
+# The summary's rows until the analysis lands: two, its most (see SessionScreen._summary; a header
+# naming the worst finding takes both at 160 columns, and most at 80).
+ANALYSING = "[dim]analysing…[/]\n"
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
 TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
@@ -412,6 +415,8 @@ class SessionScreen(Screen[None]):
                 # nothing else it shows changes with the index or the report (issue 15.2-3).
                 self.refresh_bindings()
                 await self._mount_footer()
+                if self.report is None:
+                    self.query_one("#summary", Static).update(ANALYSING)
             self.call_after_refresh(self._painted)
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
@@ -462,7 +467,9 @@ class SessionScreen(Screen[None]):
             parts.append(f"[b red]{escape(self._disk_problem[1])}: showing the last read[/]")
         elif self.changed_on_disk:
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
-        self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
+        # One line, its height fixed (DEFAULT_CSS): a new text never moves anything, so no layout
+        # of the screen (each was one while the worker indexes or analyses; issue 15.3).
+        self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p), layout=False)
 
     def _show_report(
         self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None, header: str | None = None
@@ -482,7 +489,7 @@ class SessionScreen(Screen[None]):
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
         header = header if header is not None else header_line(report)
-        self.query_one("#summary", Static).update(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
+        self._summary(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = self._messages_in(led)
         analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
@@ -493,6 +500,17 @@ class SessionScreen(Screen[None]):
         repair = self._repair_above()
         if repair is not None and repair.report.ledger is not report.ledger:
             repair.session_read(report)
+
+    def _summary(self, text: str) -> None:
+        """The header's summary. The screen is laid out again only when the summary's height
+        changes: its rows are there from the first screen on (`ANALYSING`), so the landing of a
+        summary of as many lines is a repaint, not a layout of the whole screen (issue 15.3)."""
+        box = self.query_one("#summary", Static)
+        before = box.size.height
+        box.update(text, layout=False)
+        width = box.content_region.width
+        if not before or not width or box.get_content_height(box.size, box.size, width) != before:
+            box.refresh(layout=True)
 
     def _landed(self, analysed: str, seconds: float) -> None:
         """The analysis is on screen (the paint after `_show_report`, the minimap's colours and the
@@ -624,6 +642,8 @@ class SessionScreen(Screen[None]):
             self._next_request_catch_up()
 
     async def on_session_screen_failed(self, msg: Failed) -> None:
+        if self.report is None:
+            self.query_one("#summary", Static).update("")  # no analysis is coming: not `ANALYSING`
         if msg.stage == "load":
             self._stamp = disk_stamp(self.path)  # watch on: a fixed file is announced
         if msg.stage == "load" and self.ledger is not None:

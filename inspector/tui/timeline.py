@@ -137,12 +137,16 @@ class Timeline(ScrollView, can_focus=True):
 
     def _update_size(self) -> None:
         size = Size(max(self.size.width, 40), len(self.rows))
-        old = self.virtual_size
-        if size.height == old.height and max(size.width, old.width) <= self.size.width:
-            # Only the width, and within the visible width before and after: no scrollbar comes or
-            # goes, so no layout of the screen (the first resize, after the first paint, made one
-            # while the worker indexes the file; issue 15.3).
+        if self.container_size and size != self.virtual_size:
+            # Laid out already: the new size is set without a layout of the screen (the timeline's
+            # own height is its share of the screen, never its rows), and Textual's own rule then
+            # shows or hides a scrollbar (`_scroll_update`), which asks for a layout only if one
+            # comes or goes. The first resize, after the first paint, and a big file's full index
+            # after its first screen's each made a layout of the screen while the worker indexes
+            # or analyses (issue 15.3).
             self.set_reactive(Timeline.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
             return
         self.virtual_size = size
 
