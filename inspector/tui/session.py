@@ -39,7 +39,6 @@ from inspector.analysis.findings import plural
 from inspector.formats import LoadError, load, split_selector
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
-from inspector.live.incremental import Follower
 from inspector.live.sessions import (
     DELETED,
     UNREADABLE,
@@ -69,7 +68,19 @@ from inspector.tui.model import (
 from inspector.tui.timeline import Timeline
 
 if TYPE_CHECKING:
+    from inspector.live.incremental import Follower
     from inspector.tui.repair import RepairScreen
+
+
+def __getattr__(name: str) -> object:
+    """`Follower` (the follow reads' incremental reader, with the incremental analysis under it)
+    is imported when first asked for: a follow read, never the first read of a session (a share
+    of the app's start; issue 15.3)."""
+    if name == "Follower":
+        from inspector.live.incremental import Follower
+
+        return Follower
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # (key, action, description): the session view's keys, shown in the footer (the description up to
 # its first " ("), the help screen and the command palette from this one list.
@@ -844,6 +855,8 @@ class SessionScreen(Screen[None]):
             follower = self._follower
             update = None
             if follower is None or (follower.window, follower.reserve) != (window, reserve):
+                from inspector.live.incremental import Follower
+
                 follower = Follower(self.path, window=window, reserve=reserve)
                 shown = self.ledger
                 if shown is not None and self.at_line is None:
