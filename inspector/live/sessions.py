@@ -12,12 +12,14 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.analysis import Finding, Report
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.formats import LoadError
-from inspector.live.incremental import Follower
+
+if TYPE_CHECKING:
+    from inspector.live.incremental import Follower
 
 WATCH_SCHEMA = "inspector.watch/1"  # a `watch --json` line (inspector/contracts/live.py)
 
@@ -27,6 +29,10 @@ _followers: OrderedDict[str, Follower] = OrderedDict()
 
 def follower(path: str) -> Follower:
     """The session's Follower, the most recently changed `FOLLOWED` kept."""
+    # (imported here: the app's session view reads this module's findings terms at its landing,
+    # and the incremental analysis under Follower was a share of the app's start; issue 15.3)
+    from inspector.live.incremental import Follower
+
     f = _followers.pop(path, None) or Follower(path)
     _followers[path] = f
     while len(_followers) > FOLLOWED:

@@ -24,7 +24,6 @@ import orjson
 from rich.box import ROUNDED
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.pretty import Pretty
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -341,8 +340,11 @@ class DetailPane(VerticalScroll):
     DetailPane Collapsible > Contents { padding: 0 0 0 2; }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, *, id: str | None = None, classes: str | None = None, first: tuple[Ledger, int | None] | None = None
+    ) -> None:
         super().__init__(id=id, classes=classes)
+        self._first = first  # the record shown from the start (the view's first paint draws it)
         self._pending: tuple[Ledger, Report | None, int | None] | None = None
         self._shown: tuple[int, int, int | None] | None = None
         self._timer: Timer | None = None
@@ -354,7 +356,16 @@ class DetailPane(VerticalScroll):
         self.seq: int | None = None
 
     def on_mount(self) -> None:
-        self.mount(LazyStatic(Text("Select a record in the timeline.", style=DIM)))
+        if self._first is None:
+            self.mount(LazyStatic(Text("Select a record in the timeline.", style=DIM)))
+            return
+        # Built now, not after the debounce that follows the cursor's first `show` (another layout
+        # of the screen after its first paint, while the worker indexes the file; issue 15.3).
+        ledger, seq = self._first
+        self._first = None
+        self.mount_all(_assemble(self._build(ledger, None, seq)))
+        self._shown = (id(ledger), id(None), seq)
+        self.seq = seq
 
     def show(self, ledger: Ledger, report: Report | None, seq: int | None) -> None:
         """Show a record (rebuilt after a short debounce; the newest call wins, so holding a
@@ -374,9 +385,16 @@ class DetailPane(VerticalScroll):
             key = (id(ledger), id(report), seq)
             if key == self._shown:
                 return
+            shown, plain = self._shown, self.plain
             widgets = _assemble(self._build(ledger, report, seq))
             children = list(self.children)
-            if len(widgets) == 1 and len(children) == 1 and type(children[0]) is LazyStatic:
+            single = len(widgets) == 1 and len(children) == 1 and type(children[0]) is LazyStatic
+            if single and report is None and shown is not None and shown[1:] == key[1:] and self.plain == plain:
+                # The same record, read again without an analysis (a big file's full index after
+                # its first screen's): the same text, no layout (issue 15.3).
+                self._shown = key
+                return
+            if single:
                 # The common case (no collapsible block): one update, no widget churn.
                 children[0].update(widgets[0].content)
             else:
@@ -548,6 +566,9 @@ class DetailPane(VerticalScroll):
             data = raw.get("data")
             size = f", {len(data):,} base64 characters" if isinstance(data, str) else ""
             return [self._title("image"), self._static(Text(f"[{mime}{size}]", style=DIM))]
+        from rich.pretty import Pretty  # (here: a block of a kind no format names is rare, and rich.pretty
+        # with the attrs it imports was a share of the app's start; issue 15.3)
+
         body = [Pretty(b.raw)] if b.raw is not None else [Text(b.text or "(empty)")]
         return [self._title(f"block {b.type!r} (kept as written)"), self._static(*body)]
 

@@ -12,11 +12,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.widgets import Footer
 
 
 class SteadyFooter(Footer):
     _shown: tuple[Any, ...] | None = None
+
+    def __init__(self, *, ready: bool = False) -> None:
+        """`ready`: the screen's bindings are already what the footer shows (mounted with the
+        view they belong to), so its first compose shows the keys, not an empty footer that the
+        bindings' signal recomposes after the next refresh (a second layout of the screen)."""
+        super().__init__()
+        if ready:
+            self.set_reactive(Footer._bindings_ready, True)
+
+    def compose(self) -> ComposeResult:
+        self._shown = self._keys()  # (a recompose for the same keys is skipped)
+        yield from super().compose()
 
     def _keys(self) -> tuple[Any, ...]:
         """What `Footer.compose` reads: every active binding it would show, enabled or not, and

@@ -39,7 +39,6 @@ from inspector.analysis.findings import plural
 from inspector.formats import LoadError, load, split_selector
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
-from inspector.live.incremental import Follower
 from inspector.live.sessions import (
     DELETED,
     UNREADABLE,
@@ -52,7 +51,6 @@ from inspector.live.sessions import (
 from inspector.store.places import parent_session, subagent_files
 from inspector.tui.context_view import NextRequestView
 from inspector.tui.detail import DetailPane
-from inspector.tui.dialogs import FullTextScreen, PromptScreen
 from inspector.tui.findings_list import FindingsList
 from inspector.tui.fingerprint import LateFingerprint
 from inspector.tui.footer import SteadyFooter
@@ -70,7 +68,19 @@ from inspector.tui.model import (
 from inspector.tui.timeline import Timeline
 
 if TYPE_CHECKING:
+    from inspector.live.incremental import Follower
     from inspector.tui.repair import RepairScreen
+
+
+def __getattr__(name: str) -> object:
+    """`Follower` (the follow reads' incremental reader, with the incremental analysis under it)
+    is imported when first asked for: a follow read, never the first read of a session (a share
+    of the app's start; issue 15.3)."""
+    if name == "Follower":
+        from inspector.live.incremental import Follower
+
+        return Follower
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # (key, action, description): the session view's keys, shown in the footer (the description up to
 # its first " ("), the help screen and the command palette from this one list.
@@ -116,6 +126,9 @@ WATCH_DEBOUNCE_MS = 100  # file events are gathered this long before the view he
 # one burst, so a burst is one batch per WATCH_DEBOUNCE_MS (at 20 ms, writes 25 ms apart were a
 # batch each, and a fast follow read took nearly one read per write)
 WATCH_QUIET_MS = 50
+# The summary's rows until the analysis lands: two, its most (see SessionScreen._summary; a header
+# naming the worst finding takes both at 160 columns, and most at 80).
+ANALYSING = "[dim]analysing…[/]\n"
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
 TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
@@ -355,7 +368,8 @@ class SessionScreen(Screen[None]):
         yield Vertical(id="body")
         # Disabled while hidden: a hidden box that takes the focus would swallow q and every key.
         yield Input(placeholder="search text (Enter: next match, Escape: close)", id="search", disabled=True)
-        yield SteadyFooter()
+        # The footer comes with the view (or the load error): composed once, with the keys that
+        # work there (see _mount_footer).
 
     async def on_mount(self) -> None:
         self.set_interval(WATCH_SECONDS, self.check_disk)
@@ -393,22 +407,28 @@ class SessionScreen(Screen[None]):
             self.query_one(Minimap).set_ledger(ledger)
         else:
             body = self.query_one("#body", Vertical)
-            await body.remove_children()  # a load error's panel, when a reload succeeds
             timeline = Timeline(ledger, id="timeline")
-            await body.mount(Minimap(ledger, id="minimap"))
-            await body.mount(self._legend())
+            # The whole view in one mount, its panes composed with it (not added one by one: each
+            # `add_pane` and each awaited mount was a layout of the screen of its own, on the main
+            # thread while the worker indexes the file; issue 15.3).
             side = TabbedContent(id="side")
-            await body.mount(Horizontal(timeline, side, id="main"))
-            await side.add_pane(TabPane("Detail", DetailPane(id="detail-pane"), id="detail"))
-            await side.add_pane(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
-            await side.add_pane(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
-            self._timeline_mounted = True
-            timeline.focus()
+            first = (ledger, timeline.current_seq)
+            side.compose_add_child(TabPane("Detail", DetailPane(id="detail-pane", first=first), id="detail"))
+            side.compose_add_child(TabPane("Findings", FindingsList(id="findings-list"), id="findings"))
+            side.compose_add_child(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
+            with self.app.batch_update():
+                await body.remove_children()  # a load error's panel, when a reload succeeds
+                await body.mount_all([Minimap(ledger, id="minimap"), self._legend(), Horizontal(timeline, side, id="main")])
+                self._timeline_mounted = True
+                timeline.focus()
+                # The keys that need a session now work (`check_action`): the footer shows them.
+                # Only here: a footer rebuilds every key's widget (0.1 s of the main thread), and
+                # nothing else it shows changes with the index or the report (issue 15.2-3).
+                self.refresh_bindings()
+                await self._mount_footer()
+                if self.report is None:
+                    self.query_one("#summary", Static).update(ANALYSING)
             self.call_after_refresh(self._painted)
-            # The keys that need a session now work (`check_action`): the footer shows them. Only
-            # here: a footer rebuilds every key's widget (0.1 s of the main thread), and nothing
-            # else it shows changes with the index or the report (issue 15.2-3).
-            self.refresh_bindings()
         if preview:
             self._status(f"first {len(ledger.records):,} records shown · indexing the rest…")
         else:
@@ -458,7 +478,9 @@ class SessionScreen(Screen[None]):
             parts.append(f"[b red]{escape(self._disk_problem[1])}: showing the last read[/]")
         elif self.changed_on_disk:
             parts.append("[b yellow]changed on disk: ctrl+r reloads[/]")
-        self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p))
+        # One line, its height fixed (DEFAULT_CSS): a new text never moves anything, so no layout
+        # of the screen (each was one while the worker indexes or analyses; issue 15.3).
+        self.query_one("#status", Static).update("  ·  ".join(p for p in parts if p), layout=False)
 
     def _show_report(
         self, report: Report, seconds: float, cells: tuple[int, list[Cell]] | None = None, header: str | None = None
@@ -478,7 +500,7 @@ class SessionScreen(Screen[None]):
         color = {"error": "red", "warning": "yellow", "info": "cyan"}.get(worst or "", "green")
         tok = "tokenizer: offline cl100k_base copy" if report.tokenizer_offline else "tokenizer: cl100k_base"
         header = header if header is not None else header_line(report)
-        self.query_one("#summary", Static).update(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
+        self._summary(f"[{color}]{escape(header)}[/]  [dim]({tok})[/]")
         led = report.ledger
         n = self._messages_in(led)
         analysed = f"{len(led.records):,} records, {n:,} messages · analysed"
@@ -489,6 +511,17 @@ class SessionScreen(Screen[None]):
         repair = self._repair_above()
         if repair is not None and repair.report.ledger is not report.ledger:
             repair.session_read(report)
+
+    def _summary(self, text: str) -> None:
+        """The header's summary. The screen is laid out again only when the summary's height
+        changes: its rows are there from the first screen on (`ANALYSING`), so the landing of a
+        summary of as many lines is a repaint, not a layout of the whole screen (issue 15.3)."""
+        box = self.query_one("#summary", Static)
+        before = box.size.height
+        box.update(text, layout=False)
+        width = box.content_region.width
+        if not before or not width or box.get_content_height(box.size, box.size, width) != before:
+            box.refresh(layout=True)
 
     def _landed(self, analysed: str, seconds: float) -> None:
         """The analysis is on screen (the paint after `_show_report`, the minimap's colours and the
@@ -620,6 +653,8 @@ class SessionScreen(Screen[None]):
             self._next_request_catch_up()
 
     async def on_session_screen_failed(self, msg: Failed) -> None:
+        if self.report is None:
+            self.query_one("#summary", Static).update("")  # no analysis is coming: not `ANALYSING`
         if msg.stage == "load":
             self._stamp = disk_stamp(self.path)  # watch on: a fixed file is announced
         if msg.stage == "load" and self.ledger is not None:
@@ -648,6 +683,15 @@ class SessionScreen(Screen[None]):
         await body.remove_children()
         await body.mount(Static(text, id="load-error"))
         self.refresh_bindings()
+        await self._mount_footer()
+
+    async def _mount_footer(self) -> None:
+        """The footer, once, after the keys it shows are set (`check_action`, the focus): its first
+        compose shows them. Composed with the screen, it was empty at first, then rebuilt every
+        key's widget and laid out the screen again after the first paint, while the worker indexes
+        the file (issue 15.3)."""
+        if not self.query(SteadyFooter):
+            await self.mount(SteadyFooter(ready=True))
 
     # -------------------------------------------------------------------------------- the one guard
 
@@ -811,6 +855,8 @@ class SessionScreen(Screen[None]):
             follower = self._follower
             update = None
             if follower is None or (follower.window, follower.reserve) != (window, reserve):
+                from inspector.live.incremental import Follower
+
                 follower = Follower(self.path, window=window, reserve=reserve)
                 shown = self.ledger
                 if shown is not None and self.at_line is None:
@@ -1203,6 +1249,10 @@ class SessionScreen(Screen[None]):
     # -------------------------------------------------------------------------------- go to, view, copy
 
     def action_go_to_line(self) -> None:
+        # The dialogs (Textual's TextArea among them) are imported when first opened: a share of
+        # the app's start that opening a session never needs (issue 15.3).
+        from inspector.tui.dialogs import PromptScreen
+
         led = self.ledger
         assert led is not None
         last = led.records[-1].line if led.records else 0
@@ -1236,6 +1286,8 @@ class SessionScreen(Screen[None]):
         return view.table.cursor_row if 0 <= view.table.cursor_row < len(view.items) else None
 
     def action_view_full(self) -> None:
+        from inspector.tui.dialogs import FullTextScreen  # (see action_go_to_line)
+
         led = self.ledger
         assert led is not None
         i = self._next_item_selected()
@@ -1281,6 +1333,8 @@ class SessionScreen(Screen[None]):
         self._copy(text, "the next request as JSON")
 
     def action_open(self) -> None:
+        from inspector.tui.dialogs import PromptScreen  # (see action_go_to_line)
+
         folder = os.path.dirname(os.path.abspath(self.path))
         self.app.push_screen(
             PromptScreen(

@@ -136,7 +136,19 @@ class Timeline(ScrollView, can_focus=True):
         self.refresh()
 
     def _update_size(self) -> None:
-        self.virtual_size = Size(max(self.size.width, 40), len(self.rows))
+        size = Size(max(self.size.width, 40), len(self.rows))
+        if self.container_size and size != self.virtual_size:
+            # Laid out already: the new size is set without a layout of the screen (the timeline's
+            # own height is its share of the screen, never its rows), and Textual's own rule then
+            # shows or hides a scrollbar (`_scroll_update`), which asks for a layout only if one
+            # comes or goes. The first resize, after the first paint, and a big file's full index
+            # after its first screen's each made a layout of the screen while the worker indexes
+            # or analyses (issue 15.3).
+            self.set_reactive(Timeline.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
+            return
+        self.virtual_size = size
 
     def row_of(self, seq: int) -> int | None:
         """The row showing `seq`, None if it is hidden. The rows are seqs in file order: a binary
