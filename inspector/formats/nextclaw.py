@@ -174,7 +174,7 @@ _STREAMING = frozenset(
         "message.tool-execution-started",
     }
 )
-_ABORTED = object()  # ABORTED_TOOL_CALL_SENTINEL
+_ABORTED = object()  # ABORTED_TOOL_CALL_SENTINEL (and `_invocation`'s "not given")
 
 _PART = {"type": STR(), "text": STR(), "toolName": STR(), "toolCallId": STR(), "state": STR()}
 _MESSAGE = OBJ(
@@ -279,9 +279,10 @@ def _line_head(o: Any) -> _Line:
 
 
 _CONVERT = msgspec.convert
-# What the reader tries first on every parsed line (the tests swap it for one that always refuses,
-# to hold the fast path against the check's path).
-_fast_head = _line_head
+# Whether the reader tries `_line_head` first on every parsed line (the tests turn it off, to hold
+# the fast path against the check's path).
+_TRY_FAST = True
+_REFUSED = msgspec.ValidationError("the check's path")
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -908,12 +909,17 @@ class _Replay:
 
 _MESSAGE_EVENTS = frozenset({"message.sent", "message.completed", _SNAPSHOT})
 _ENDING = frozenset({"message.abort", "run.error", "run.finished"})  # (what settles a pending compaction)
-_TEXT_EVENTS = ("message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta")
+_TEXT_EVENTS = frozenset({"message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta"})
 
 
-def _invocation(call: str, name: Any, state: str, **more: Any) -> dict[str, Any]:
+def _invocation(call: str, name: Any, state: str, args: Any = _ABORTED, result: Any = _ABORTED) -> dict[str, Any]:
     """A tool-invocation part as the replay writes it (args, result: only where given)."""
-    return {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state, **more}
+    p = {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state}
+    if args is not _ABORTED:
+        p["args"] = args
+    if result is not _ABORTED:
+        p["result"] = result
+    return p
 
 
 def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
@@ -1029,7 +1035,7 @@ class _Reader:
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         name, diags = self.name, self.diags
-        loads, head = orjson.loads, _fast_head
+        loads, convert, minutes, fast = orjson.loads, _CONVERT, _MINUTES, _TRY_FAST
         last_ts = ""
         for n, raw in enumerate(lines, start=1):
             if upto is not None and n > upto:
@@ -1048,16 +1054,28 @@ class _Reader:
                     )
                 )
                 continue
-            try:
-                h = head(o)
+            try:  # (`_line_head`, inlined)
+                if not fast:
+                    raise _REFUSED
+                h = convert(o, _Line)
+                ev = h.event
+                if ev is not None and ev.payload is not None and ev.payload.message is not None:
+                    convert(ev.payload.message, _MessageHead)
             except msgspec.ValidationError:
                 h = self._checked(n, o)
                 if h is None:
                     continue
-            ev = h.event
+                ev = h.event
             if h.kind == "event" and ev is not None:
                 ts = h.timestamp
-                if not (ts and _is_time(ts)):
+                if not ts or (not (  # (`_is_time`, a toISOString() of a minute met before read here)
+                    len(ts) == 24
+                    and ts[23] == "Z"
+                    and (minute := minutes.get(ts[:17])) is not None
+                    and minute == minute
+                    and ts[17:20] in _SECONDS
+                    and ts[20:23] in _MILLIS
+                ) and not _is_time(ts)):
                     ts = last_ts
                 last_ts = ts or last_ts
                 t = ev.type
