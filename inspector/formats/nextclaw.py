@@ -1542,19 +1542,11 @@ def _make_checkpoint(
 
     # Where each message record goes (preserved, retained, after coveredUntil, or dropped): every
     # record for the applied checkpoint, the records before it for any other.
-    fate: dict[int, str | None] = {}
     n = len(regular.records) if applied else n_before
-    for r, own, t in zip(regular.records[:n], regular.owners[:n], regular.times[:n], strict=True):
-        if own in preserved and r.role == "user" and r.type == "message":
-            fate[r.seq] = "preserved"
-        elif own in retained:
-            fate[r.seq] = "retained"
-        elif own in preserved:
-            fate[r.seq] = None  # a preserved id that is no user message: neither list takes it
-        elif partial and own == cont_id:
-            fate[r.seq] = cont_fate
-        else:
-            fate[r.seq] = "after" if t > until else None
+    if not preserved and not retained and not partial:  # (the common checkpoint: each record by its time alone)
+        fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+    else:
+        fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
     dropped = [r for r in before if fate[r.seq] is None]
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
@@ -1587,6 +1579,26 @@ def _make_checkpoint(
         rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular.records)
         _check_order(led, rec, fate, regular.records)
     return rep
+
+
+def _fates(
+    regular: _Regular, n: int, preserved: set[str], retained: set[str], until: float, cont_id: Any, cont_fate: str | None
+) -> dict[int, str | None]:
+    """Where each of the first n message records goes: preserved, retained, after coveredUntil, or
+    dropped (None); `cont_id`: the continuation message's id (`_ABORTED`: none is partial)."""
+    fate: dict[int, str | None] = {}
+    for r, own, t in zip(regular.records[:n], regular.owners[:n], regular.times[:n], strict=True):
+        if own in preserved and r.role == "user" and r.type == "message":
+            fate[r.seq] = "preserved"
+        elif own in retained:
+            fate[r.seq] = "retained"
+        elif own in preserved:
+            fate[r.seq] = None  # a preserved id that is no user message: neither list takes it
+        elif own == cont_id:
+            fate[r.seq] = cont_fate
+        else:
+            fate[r.seq] = "after" if t > until else None
+    return fate
 
 
 def _int(v: Any) -> int:
