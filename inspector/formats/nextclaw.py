@@ -94,8 +94,10 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
+import msgspec
 import orjson
 
+from inspector.formats import heads
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import LoadError, check_openable, os_problem
@@ -172,7 +174,7 @@ _STREAMING = frozenset(
         "message.tool-execution-started",
     }
 )
-_ABORTED = object()  # ABORTED_TOOL_CALL_SENTINEL
+_ABORTED = object()  # ABORTED_TOOL_CALL_SENTINEL (and `_invocation`'s "not given")
 
 _PART = {"type": STR(), "text": STR(), "toolName": STR(), "toolCallId": STR(), "state": STR()}
 _MESSAGE = OBJ(
@@ -199,6 +201,88 @@ SPEC: dict[str, Field] = {
         ),
     ),
 }
+
+
+
+# SPEC as msgspec types, for `msgspec.convert` of a parsed line (issue 15): the check done in C, and
+# the fields the replay reads as attributes. Each field admits exactly what SPEC admits (null
+# always, as the check does; a list's items: an object of the declared fields or any other value),
+# so a line converts exactly when `check_fields` would find nothing to remove. A line that does not
+# convert takes the check (its diagnostics), and then converts. The message of a payload stays the
+# parsed dict (the replay keeps and edits it): `_MessageHead` only checks it.
+class _PartHead(msgspec.Struct, gc=False):
+    type: str | None = None
+    text: str | None = None
+    toolName: str | None = None
+    toolCallId: str | None = None
+    state: str | None = None
+
+
+class _MessageHead(msgspec.Struct, gc=False):
+    id: str | None = None
+    sessionId: str | None = None
+    role: str | None = None
+    status: str | None = None
+    timestamp: str | None = None
+    parts: list[_PartHead | list[Any] | str | int | float | bool | None] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _Payload(msgspec.Struct, gc=False):
+    """An event's payload: SPEC's fields, then the others the replay reads (any JSON value)."""
+
+    sessionId: str | None = None
+    message: Any = None  # (an object: checked by `_MessageHead`)
+    messageId: str | None = None
+    toolCallId: str | None = None
+    toolName: str | None = None
+    delta: str | None = None
+    args: str | None = None
+    runId: str | None = None
+    endedAt: str | None = None
+    content: Any = None
+    final: Any = None
+    interrupted: Any = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    type: str | None = None
+    occurredAt: str | None = None
+    payload: _Payload | None = None
+
+
+class _Line(msgspec.Struct, gc=False):
+    kind: str | None = msgspec.field(default=None, name="_type")
+    timestamp: str | None = None
+    seq: heads.Num | None = None
+    metadata: dict[str, Any] | None = None
+    event: _Event | None = None
+
+
+_NO_PAYLOAD = _Payload()  # (an event without one: never written to)
+
+assert [f for f in SPEC] == [msgspec.structs.fields(_Line)[i].encode_name for i in range(len(SPEC))]
+assert list(SPEC["event"].fields or {}) == list(_Event.__struct_fields__)
+assert list(SPEC["event"].fields["payload"].fields or {}) == list(_Payload.__struct_fields__[:9])  # type: ignore[index]
+assert list(_MESSAGE.fields or {}) == list(_MessageHead.__struct_fields__)
+assert list(_PART) == list(_PartHead.__struct_fields__)
+
+
+def _line_head(o: Any) -> _Line:
+    """A parsed line as `_Line`, its payload's message checked; ValidationError when SPEC's check
+    would remove a field (or the line is no object)."""
+    h = _CONVERT(o, _Line)
+    ev = h.event
+    if ev is not None and ev.payload is not None and ev.payload.message is not None:
+        _CONVERT(ev.payload.message, _MessageHead)
+    return h
+
+
+_CONVERT = msgspec.convert
+# Whether the reader tries `_line_head` first on every parsed line (the tests turn it off, to hold
+# the fast path against the check's path).
+_TRY_FAST = True
+_REFUSED = msgspec.ValidationError("the check's path")
 
 
 # ---------------------------------------------------------------------------------------- detection
@@ -344,15 +428,21 @@ _EPOCH = datetime(1970, 1, 1)
 
 def _parsed_ms(ts: str) -> float:
     """`_ms` of a non-empty string. NextClaw's own form (`toISOString()`) is read from a cached
-    minute; any other string as `_other_ms` reads it."""
-    if len(ts) == 24 and ts[23] == "Z" and ts[19] == ".":  # toISOString()
+    minute and the seconds' and milliseconds' tables; any other string as `_other_ms` reads it."""
+    if len(ts) == 24 and ts[23] == "Z":  # toISOString()
         minute = _MINUTES.get(ts[:17])
         if minute is None:
             minute = _minute_ms(ts[:17])
-        rest = ts[17:19] + ts[20:23]  # seconds and milliseconds: "SSmmm"
-        if minute == minute and rest.isdigit() and rest.isascii() and rest < "60000":
-            return minute + int(rest)
+        sec = _SECONDS.get(ts[17:20])
+        milli = _MILLIS.get(ts[20:23])
+        if sec is not None and milli is not None and minute == minute:
+            return minute + sec + milli
     return _other_ms(ts)
+
+
+# "SS." (00-59) and "mmm" (000-999) -> milliseconds.
+_SECONDS = {f"{s:02d}.": s * 1000 for s in range(60)}
+_MILLIS = {f"{m:03d}": m for m in range(1000)}
 
 
 # The minutes met (`YYYY-MM-DDTHH:MM:` -> its time in ms, NaN when it is no valid minute): a journal's
@@ -473,7 +563,7 @@ class _Replay:
     streaming: _Msg | None = None
     known: set[str] = field(default_factory=set)
     terminal: set[str] = field(default_factory=set)
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # final tool results by call id
+    results: dict[str, Any] = field(default_factory=dict)  # final tool results' content by call id
     call_message: dict[str, str] = field(default_factory=dict)
     call_args: dict[str, Any] = field(default_factory=dict)
     active_run: str | None = None
@@ -613,23 +703,19 @@ class _Replay:
                 return m, p
         return None
 
-    def tool_event(self, t: str, p: dict[str, Any], line: int, ts: Any) -> None:
-        call = p.get("toolCallId")
-        if not isinstance(call, str) or self.call_args.get(call) is _ABORTED:
+    def tool_event(self, t: str, p: _Payload, line: int, ts: Any) -> None:
+        call = p.toolCallId
+        if call is None or self.call_args.get(call) is _ABORTED:
             return
-        sid = p.get("sessionId")
+        sid = p.sessionId
         if t == "message.tool-call-start":
-            m = self._target(sid, call, p.get("messageId"), line, ts)
+            m = self._target(sid, call, p.messageId, line, ts)
             self.call_args[call] = ""
-            _upsert_call(m.parts, _invocation(call, p.get("toolName"), "partial-call", args=""), m)
+            _upsert_call(m.parts, _invocation(call, p.toolName, "partial-call", args=""), m)
         elif t in ("message.tool-call-args", "message.tool-call-args-delta"):
-            args = (
-                p.get("args")
-                if t == "message.tool-call-args"
-                else f"{self.call_args.get(call) or ''}{p.get('delta') or ''}"
-            )
+            args = p.args if t == "message.tool-call-args" else f"{self.call_args.get(call) or ''}{p.delta or ''}"
             self.call_args[call] = args
-            m = self._target(sid, call, p.get("messageId") if t.endswith("delta") else None, line, ts)
+            m = self._target(sid, call, p.messageId if t.endswith("delta") else None, line, ts)
             parts = m.parts
             old = _find_call(parts, call)
             _upsert_call(parts, _invocation(call, (old or {}).get("toolName") or "unknown", "partial-call", args=args), m, old)
@@ -641,33 +727,31 @@ class _Replay:
             _upsert_call(parts, new, m, old)
         elif t == "message.tool-execution-started":
             if self._holder(call) is None:
-                m = self._target(sid, call, p.get("messageId"), line, ts)
+                m = self._target(sid, call, p.messageId, line, ts)
                 _upsert_call(m.parts, _invocation(call, "unknown", "call"), m)
         elif t == "message.tool-call-result":
             self._tool_result(call, p, sid, line, ts)
 
-    def _tool_result(self, call: str, p: dict[str, Any], sid: Any, line: int, ts: Any) -> None:
-        final = p.get("final") is not False
+    def _tool_result(self, call: str, p: _Payload, sid: Any, line: int, ts: Any) -> None:
+        final = p.final is not False
         state = "result" if final else "call"
         found = self._holder(call)
         if found is not None:
             m, part = found
             if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
                 return
-            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=p.get("content")), m)
+            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=p.content), m)
             m.line = line
         else:
             m = self._target(sid, call, None, line, ts)
-            _upsert_call(m.parts, _invocation(call, "unknown", state, result=p.get("content")), m)
+            _upsert_call(m.parts, _invocation(call, "unknown", state, result=p.content), m)
         if final:
-            self.results[call] = p
+            self.results[call] = p.content
 
     # ------------------------------------------------------------------ one event
-    def event(self, ev: dict[str, Any], t: str, p: dict[str, Any], line: int, ts: str) -> None:
-        """One event of type `t` and payload `p` (`{}` when it has none), written at `line`."""
-        message = p.get("message")
-        if type(message) is not dict:
-            message = None
+    def event(self, ev: _Event, t: str, p: _Payload, line: int, ts: str) -> None:
+        """One event of type `t` and payload `p` (`_NO_PAYLOAD` when it has none), written at `line`."""
+        message: dict[str, Any] | None = p.message  # (a dict or None: `_line_head` checked it)
         if t in _MESSAGE_EVENTS:
             if message is None:
                 return
@@ -678,24 +762,25 @@ class _Replay:
             t = "message.sent"
         sm = None
         if t in _STREAMING:
-            sm = p.get("messageId")
-            sm = sm.strip() if type(sm) is str else None
-            if sm and sm in self.terminal:
-                return
+            sm = p.messageId
+            if sm is not None:
+                sm = sm.strip()
+                if sm and sm in self.terminal:
+                    return
         elif t == "run.started":
-            rid = p.get("runId")
-            if (rid and rid == self.settled_run) or (rid and rid == self.active_run):
+            rid = p.runId
+            if rid and (rid == self.settled_run or rid == self.active_run):
                 return
             if self.streaming is not None and self.active_run != rid:
                 self.abort(self.streaming.id, line)
-            self.active_run = rid if isinstance(rid, str) else None
+            self.active_run = rid
             return
         if message is not None or t in _ENDING:
-            self._track_compaction(t, p, message, ts)
+            self._track_compaction(t, message, ts)
         if sm and sm not in self.known:  # the replay's streaming bootstrap
             self.known.add(sm)
             boot = _Msg(
-                {"id": sm, "sessionId": p.get("sessionId"), "role": "assistant", "status": "streaming", "parts": [], "timestamp": ts},
+                {"id": sm, "sessionId": p.sessionId, "role": "assistant", "status": "streaming", "parts": [], "timestamp": ts},
                 line,
             )
             if message is None and self._streams_next(t, p, sm):
@@ -709,31 +794,28 @@ class _Replay:
             if message.get("role") == "assistant" and message.get("status") in ("final", "error"):
                 self.terminal.add(str(message.get("id")))
             return
-        sid = p.get("sessionId")
-        if t in _TEXT_EVENTS and sm:
-            self._text_event(t, p, sid, sm, line, ts)
-        elif t is not None and t.startswith("message.tool-"):
+        if sm and t in _TEXT_EVENTS:
+            self._text_event(t, p, sm, line, ts)
+        elif t.startswith("message.tool-"):
             self.tool_event(t, p, line, ts)
         elif t == "message.abort":
-            self.abort(p.get("messageId"), line)
-            if isinstance(p.get("messageId"), str):
-                self.terminal.add(p["messageId"])
+            self.abort(p.messageId, line)
+            if p.messageId is not None:
+                self.terminal.add(p.messageId)
         elif t == "message.failed":
-            target = p.get("messageId")
+            target = p.messageId
             if self.streaming is not None and (not target or self.streaming.id == target):
-                self.settle("error", ev.get("occurredAt"), line)
+                self.settle("error", ev.occurredAt, line)
             self.active_run = None
         elif t in ("run.finished", "run.error"):
-            rid = p.get("runId") if isinstance(p.get("runId"), str) else self.active_run
+            rid = p.runId if p.runId is not None else self.active_run
             self.settled_run = rid
-            self.settle(
-                "final" if t == "run.finished" else "error", p.get("endedAt") or ev.get("occurredAt"), line
-            )
+            self.settle("final" if t == "run.finished" else "error", p.endedAt or ev.occurredAt, line)
             self.active_run = None
-            if t == "run.error" and isinstance(p.get("messageId"), str):
-                self.terminal.add(p["messageId"])
+            if t == "run.error" and p.messageId is not None:
+                self.terminal.add(p.messageId)
 
-    def _streams_next(self, t: str, p: dict[str, Any], sm: str) -> bool:
+    def _streams_next(self, t: str, p: _Payload, sm: str) -> bool:
         """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
         bootstrapped that the timeline holds under no other copy of its id? Then the bootstrap's
         insert and ensure_streaming's release cancel out: the bootstrapped message is the streaming
@@ -743,29 +825,26 @@ class _Replay:
         if t in _TEXT_EVENTS:
             return True
         if t in ("message.tool-call-start", "message.tool-call-args-delta"):
-            call = p.get("toolCallId")
-            return isinstance(call, str) and self.call_args.get(call) is not _ABORTED
+            call = p.toolCallId
+            return call is not None and self.call_args.get(call) is not _ABORTED
         return False
 
-    def _text_event(self, t: str, p: dict[str, Any], sid: Any, sm: str, line: int, ts: str) -> None:
+    def _text_event(self, t: str, p: _Payload, sm: str, line: int, ts: str) -> None:
         """A streamed text or reasoning start or delta of message `sm`."""
         kind = "text" if t.startswith("message.text") else "reasoning"
-        m = self.ensure_streaming(sid, sm, line, ts)
-        delta = p.get("delta")
-        if t.endswith("delta") and isinstance(delta, str) and delta:
-            last = m.parts[-1] if m.parts else None
+        m = self.ensure_streaming(p.sessionId, sm, line, ts)
+        delta = p.delta
+        if delta and t.endswith("delta"):
+            parts = m.parts
+            last = parts[-1] if parts else None
             if isinstance(last, dict) and last.get("type") == kind:
                 last["text"] = f"{last.get('text') or ''}{delta}"
             else:
                 m.obj.setdefault("parts", []).append({"type": kind, "text": delta})
-        elif (
-            t == "message.text-start"
-            and m.parts
-            and isinstance(m.parts[-1], dict)
-            and m.parts[-1].get("type") == "text"
-            and m.parts[-1].get("text")
-        ):
-            m.parts.append({"type": "text", "text": ""})
+        elif t == "message.text-start":
+            parts = m.parts
+            if parts and isinstance(parts[-1], dict) and parts[-1].get("type") == "text" and parts[-1].get("text"):
+                parts.append({"type": "text", "text": ""})
 
     def abort(self, target: Any, line: int) -> None:
         s = self.streaming
@@ -781,7 +860,7 @@ class _Replay:
         for c in cancelled:
             self.call_args[c] = _ABORTED
 
-    def _track_compaction(self, t: Any, p: dict[str, Any], message: dict[str, Any] | None, ts: str) -> None:
+    def _track_compaction(self, t: Any, message: dict[str, Any] | None, ts: str) -> None:
         if message is not None:
             cp = _timeline_checkpoint(message)
             if cp is not None:
@@ -830,12 +909,17 @@ class _Replay:
 
 _MESSAGE_EVENTS = frozenset({"message.sent", "message.completed", _SNAPSHOT})
 _ENDING = frozenset({"message.abort", "run.error", "run.finished"})  # (what settles a pending compaction)
-_TEXT_EVENTS = ("message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta")
+_TEXT_EVENTS = frozenset({"message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta"})
 
 
-def _invocation(call: str, name: Any, state: str, **more: Any) -> dict[str, Any]:
+def _invocation(call: str, name: Any, state: str, args: Any = _ABORTED, result: Any = _ABORTED) -> dict[str, Any]:
     """A tool-invocation part as the replay writes it (args, result: only where given)."""
-    return {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state, **more}
+    p = {"type": "tool-invocation", "toolCallId": call, "toolName": name, "state": state}
+    if args is not _ABORTED:
+        p["args"] = args
+    if result is not _ABORTED:
+        p["result"] = result
+    return p
 
 
 def _find_call(parts: list[Any], call: str) -> dict[str, Any] | None:
@@ -876,14 +960,14 @@ def _cancel_calls(parts: list[Any]) -> list[str]:
     return out
 
 
-def _merge_results(message: dict[str, Any], results: dict[str, dict[str, Any]]) -> None:
+def _merge_results(message: dict[str, Any], results: dict[str, Any]) -> None:
     parts = message.get("parts")
     if not isinstance(parts, list):
         return
     for p in parts:
         if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") in results:
             p["state"] = "result"
-            p["result"] = results[p["toolCallId"]].get("content")
+            p["result"] = results[p["toolCallId"]]
 
 
 def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -943,7 +1027,7 @@ class _Reader:
     meta: dict[str, Any] | None = None
     events: int = 0
     content: bool = False  # any line that is not blank
-    held: list[tuple[int, int, dict[str, Any], str, dict[str, Any], str]] | None = None
+    held: list[tuple[int, int, _Event, str, _Payload, str]] | None = None
     interrupted: list[tuple[int, Any, Any]] = field(default_factory=list)
     # The last event (by index) naming each message / run, as `_superseded` collects them.
     last_msg: dict[str, int] = field(default_factory=dict)
@@ -951,18 +1035,18 @@ class _Reader:
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         name, diags = self.name, self.diags
-        check = checker(SPEC)
+        loads, convert, minutes, fast = orjson.loads, _CONVERT, _MINUTES, _TRY_FAST
         last_ts = ""
         for n, raw in enumerate(lines, start=1):
             if upto is not None and n > upto:
                 if not self.events:  # (only "is the file blank?" is still asked: build's error)
                     self.content = self.content or bool(raw.strip()) or any(r.strip() for r in lines)
                 break
-            if not raw.strip():
+            if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
                 continue
             self.content = True
             try:
-                o = orjson.loads(raw)
+                o = loads(raw)
             except orjson.JSONDecodeError as e:
                 diags.append(
                     Diagnostic(
@@ -970,31 +1054,32 @@ class _Reader:
                     )
                 )
                 continue
-            if type(o) is not dict:
-                diags.append(
-                    Diagnostic(
-                        n,
-                        "malformed_json",
-                        f"{name}: line {n}: a JSON {type(o).__name__}, not an entry object; NextClaw skips it too",
-                    )
-                )
-                continue
-            wrong: list[WrongType] = []
-            check(o, "", wrong)
-            if wrong:
-                diags += line_diagnostics(n, wrong, f"{name}: line {n}")
-            kind = o.get("_type")
-            ev = o.get("event")
-            if kind == "event" and type(ev) is dict:
-                ts = o.get("timestamp")
-                if not (type(ts) is str and ts and _is_time(ts)):
+            try:  # (`_line_head`, inlined)
+                if not fast:
+                    raise _REFUSED
+                h = convert(o, _Line)
+                ev = h.event
+                if ev is not None and ev.payload is not None and ev.payload.message is not None:
+                    convert(ev.payload.message, _MessageHead)
+            except msgspec.ValidationError:
+                h = self._checked(n, o)
+                if h is None:
+                    continue
+                ev = h.event
+            if h.kind == "event" and ev is not None:
+                ts = h.timestamp
+                if not ts or (not (  # (`_is_time`, a toISOString() of a minute met before read here)
+                    len(ts) == 24
+                    and ts[23] == "Z"
+                    and (minute := minutes.get(ts[:17])) is not None
+                    and minute == minute
+                    and ts[17:20] in _SECONDS
+                    and ts[20:23] in _MILLIS
+                ) and not _is_time(ts)):
                     ts = last_ts
                 last_ts = ts or last_ts
-                p = ev.get("payload")
-                if type(p) is dict:
-                    p["timestamp"] = ts
-                t = ev.get("type")
-                if type(t) is not str:
+                t = ev.type
+                if t is None:
                     diags.append(
                         Diagnostic(
                             n,
@@ -1003,50 +1088,75 @@ class _Reader:
                         )
                     )
                     continue
-                self._event(n, ev, t, p if type(p) is dict else _EMPTY, ts)
-            elif kind == "metadata":
-                self.meta = o
-            elif "type" in o and "data" in o and kind == "event":
-                diags.append(
-                    Diagnostic(
-                        n,
-                        "unknown_entry",
-                        f"{name}: line {n}: a legacy session-store event (type/data), not an NCP journal event; skipped",
-                    )
-                )
+                p = ev.payload
+                self._event(n, ev, t, _NO_PAYLOAD if p is None else p, ts)
             else:
-                diags.append(
-                    Diagnostic(
-                        n,
-                        "unknown_entry",
-                        f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
-                    )
-                )
+                self._other(n, o, h)
 
-    def _event(self, n: int, ev: dict[str, Any], t: str, p: dict[str, Any], ts: str) -> None:
+    def _checked(self, n: int, o: Any) -> _Line | None:
+        """A line that `_line_head` refuses: SPEC's check says why (its fields of another type
+        removed), then it converts; None for a line that is no object."""
+        name = self.name
+        if type(o) is not dict:
+            self.diags.append(
+                Diagnostic(
+                    n,
+                    "malformed_json",
+                    f"{name}: line {n}: a JSON {type(o).__name__}, not an entry object; NextClaw skips it too",
+                )
+            )
+            return None
+        wrong: list[WrongType] = []
+        _CHECK(o, "", wrong)
+        if wrong:
+            self.diags += line_diagnostics(n, wrong, f"{name}: line {n}")
+        return _line_head(o)
+
+    def _other(self, n: int, o: dict[str, Any], h: _Line) -> None:
+        """A line that is no event with an event object: the metadata, or one NextClaw skips."""
+        name, kind = self.name, h.kind
+        if kind == "metadata":
+            self.meta = o
+        elif "type" in o and "data" in o and kind == "event":
+            self.diags.append(
+                Diagnostic(
+                    n,
+                    "unknown_entry",
+                    f"{name}: line {n}: a legacy session-store event (type/data), not an NCP journal event; skipped",
+                )
+            )
+        else:
+            self.diags.append(
+                Diagnostic(
+                    n,
+                    "unknown_entry",
+                    f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
+                )
+            )
+
+    def _event(self, n: int, ev: _Event, t: str, p: _Payload, ts: str) -> None:
         i = self.events
         self.events += 1
         if t in _JOURNAL_ONLY:
             return
-        interrupted = t == "run.error" and p.get("interrupted") is True
+        interrupted = t == "run.error" and p.interrupted is True
         if self.held is None and not interrupted:
             # No interrupted run.error yet: nothing can supersede one (only a later event does), so
             # `_superseded`'s bookkeeping starts with the first.
             self.replay.event(ev, t, p, n, ts)
             return
         if interrupted:
-            self.interrupted.append((i, p.get("messageId"), p.get("runId")))
+            self.interrupted.append((i, p.messageId, p.runId))
             if self.held is None:
                 self.held = []
-        elif t == _SNAPSHOT or t in _NAMING or (t in _STREAMING and isinstance(p.get("messageId"), str)):
+        elif t == _SNAPSHOT or t in _NAMING or (t in _STREAMING and p.messageId is not None):
             # The last event (by index) naming each message and run.
-            message = p.get("message")
-            message = message if type(message) is dict else None
-            mid = message.get("id") if message else p.get("messageId") if t != _SNAPSHOT else None
+            message = p.message
+            mid = message.get("id") if message else p.messageId if t != _SNAPSHOT else None
             if isinstance(mid, str):
                 self.last_msg[mid] = i
-            rid = p.get("runId")
-            if isinstance(rid, str) and t != _SNAPSHOT:
+            rid = p.runId
+            if rid is not None and t != _SNAPSHOT:
                 self.last_run[rid] = i
         self.held.append((i, n, ev, t, p, ts))  # type: ignore[union-attr]
 
@@ -1066,7 +1176,7 @@ class _Reader:
                 self.replay.event(ev, t, p, n, ts)
 
 
-_EMPTY: dict[str, Any] = {}
+_CHECK = checker(SPEC)
 _NAMING = frozenset({"message.completed", "run.finished"})
 
 
@@ -1432,19 +1542,11 @@ def _make_checkpoint(
 
     # Where each message record goes (preserved, retained, after coveredUntil, or dropped): every
     # record for the applied checkpoint, the records before it for any other.
-    fate: dict[int, str | None] = {}
     n = len(regular.records) if applied else n_before
-    for r, own, t in zip(regular.records[:n], regular.owners[:n], regular.times[:n], strict=True):
-        if own in preserved and r.role == "user" and r.type == "message":
-            fate[r.seq] = "preserved"
-        elif own in retained:
-            fate[r.seq] = "retained"
-        elif own in preserved:
-            fate[r.seq] = None  # a preserved id that is no user message: neither list takes it
-        elif partial and own == cont_id:
-            fate[r.seq] = cont_fate
-        else:
-            fate[r.seq] = "after" if t > until else None
+    if not preserved and not retained and not partial:  # (the common checkpoint: each record by its time alone)
+        fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+    else:
+        fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
     dropped = [r for r in before if fate[r.seq] is None]
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
@@ -1477,6 +1579,26 @@ def _make_checkpoint(
         rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular.records)
         _check_order(led, rec, fate, regular.records)
     return rep
+
+
+def _fates(
+    regular: _Regular, n: int, preserved: set[str], retained: set[str], until: float, cont_id: Any, cont_fate: str | None
+) -> dict[int, str | None]:
+    """Where each of the first n message records goes: preserved, retained, after coveredUntil, or
+    dropped (None); `cont_id`: the continuation message's id (`_ABORTED`: none is partial)."""
+    fate: dict[int, str | None] = {}
+    for r, own, t in zip(regular.records[:n], regular.owners[:n], regular.times[:n], strict=True):
+        if own in preserved and r.role == "user" and r.type == "message":
+            fate[r.seq] = "preserved"
+        elif own in retained:
+            fate[r.seq] = "retained"
+        elif own in preserved:
+            fate[r.seq] = None  # a preserved id that is no user message: neither list takes it
+        elif own == cont_id:
+            fate[r.seq] = cont_fate
+        else:
+            fate[r.seq] = "after" if t > until else None
+    return fate
 
 
 def _int(v: Any) -> int:
