@@ -218,6 +218,47 @@ def test_a_row_of_invalid_utf8_reads_every_row_again_leniently(tmp_path: Path) -
     assert got.found == want.found and set(got.found) == wanted
 
 
+@pytest.mark.parametrize("encoding", ["UTF-8", "UTF-16le"])
+def test_text_payloads_read_as_bytes_read_as_the_text_query_reads_them(tmp_path: Path, encoding: str) -> None:
+    """`_events` reads a text payload as its bytes (a UTF-8 database): the events, diagnostics and
+    digests are the ones the rows read as text give, with BLOB payloads beside them (JSON, not
+    UTF-8: the read starts again as text), and in a UTF-16 database (read as text)."""
+    from inspector.formats import sqlite_files
+
+    s = _base()
+    path = tmp_path / "b.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA encoding='{encoding}'")
+    con.execute("CREATE TABLE other (x)")  # (the encoding is fixed by the first write)
+    con.commit()
+    assert con.execute("PRAGMA encoding").fetchone()[0] == encoding
+    con.close()
+    _store(path, [*s.events, *_mutated_events()[:80], {"id": "é😀", "content": {"kind": "text", "text": "ü\n"}}], checkpoint_over=5)
+    wanted = {1, 3, 5, 20}
+    for blob in [None, b'{"id":"row3","content":{"kind":"text","text":"x"}}', b'{"id":"a\xffb"}', b"\xff"]:
+        con = sqlite3.connect(path)
+        if blob is not None:
+            con.execute("UPDATE runtime_events SET payload_json = ? WHERE event_id='row3'", (blob,))
+            con.commit()
+        con.close()
+        with sqlite_files.read_only(str(path), str(path), []) as con:
+            text_rows = con.execute(f"SELECT {maka._EVENT_COLUMNS} FROM runtime_events WHERE session_id='s1' ORDER BY committed_at, event_id").fetchall()
+            want_diags: list[Diagnostic] = []
+            want = maka.PrefixDigests(wanted)
+            want_events = maka._row_events(text_rows, "b", 1, want_diags, want)
+            diags: list[Diagnostic] = []
+            got = maka.PrefixDigests(wanted)
+            events = maka._events(con, "b", "s1", diags, got)
+        assert [msgspec.structs.astuple(e)[:2] + msgspec.structs.astuple(e)[3:] for e in events] == [
+            msgspec.structs.astuple(e)[:2] + msgspec.structs.astuple(e)[3:] for e in want_events
+        ], blob
+        assert [orjson.loads(e.raw) if isinstance(e.raw, str | bytes) and e.raw[:1] in ("{", b"{") else e.raw for e in events] == [
+            orjson.loads(e.raw) if isinstance(e.raw, str | bytes) and e.raw[:1] in ("{", b"{") else e.raw for e in want_events
+        ], blob
+        assert [d.message for d in diags] == [d.message for d in want_diags], blob
+        assert got.found == want.found and set(got.found) == wanted, blob
+
+
 # Values a payload's free-form parts may hold where msgspec's sorted output and maka's
 # `stableStringify` part: floats (also an integer past 64 bits, which orjson reads as one),
 # array-index keys, the arrays maka sorts, UTF-16 key order, nesting past what `_SafeEvent` walks;
@@ -252,6 +293,26 @@ _TEXTS: list[str] = [
 ]  # fmt: skip
 
 
+# A tool result's JSON text as stored (half the bytes of maka's events): every escape written the
+# short way, the long way, in upper case, needlessly; non-ASCII raw and escaped, a lone surrogate,
+# a pair; other types; whitespace; a duplicate key; and as bytes that are not UTF-8.
+_RESULTS: list[str] = [
+    '"plain"', '""', '"a\\nb\\t\\"q\\"\\\\"', '"\\u0001\\u001f\\u000b\\u000e\\u0007"', '"\\u001F"', '"\\u000a"', '"\\u0008"',
+    '"\\u0041"', '"\\/"', '"\\ud83d\\ude00"', '"\\ud800"', '"\\udc00x"', '"é€😀"', '"a\x7fb\u2028"', '"\\u00e9"', '"a\\\\u0041"',
+    '"\\b\\f\\r"', '"\\u007f"', '{"x":1}', '{"x":"\\n"}', '[1,2]', '1', '1.5', 'null', 'true', ' "spaced" ', '"\ufeff"',
+]  # fmt: skip
+_RESULT_TEXTS: list[str] = [
+    '{"content":{"kind":"function_response","id":"call_1","name":"n","result":' + r + '},"role":"tool"}' for r in _RESULTS
+] + [
+    '{"content":{"kind":"function_response","result":{"x":1.5},"result":"a"}}', '{"content":{"result":"a","result":{"x":1.5}}}',
+    '{"content":{"result":"a","result":"\\u0041"}}', '{"content":{"result":"a"},"content":{"result":"\\/"}}',
+]  # fmt: skip
+_RESULT_BLOBS: list[bytes] = [
+    b'{"content":{"kind":"function_response","result":"a\xffb"}}', b'{"content":{"result":"\xed\xa0\x80"}}',
+    b'{"content":{"result":"\xc0\x80"}}', b'{"content":{"result":"\xc3\xa9\\n"}}', b'{"content":{"result":"\xc3"}}',
+]  # fmt: skip
+
+
 def _orjson_or_none(text: str | bytes) -> Any:
     try:
         return orjson.loads(text)
@@ -271,7 +332,7 @@ def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stab
     events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
     texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
     blobs = [b'{"id":"a\xffb"}', b'{"content":{"args":{"k\xff":1}}}', b'{"id":"\xed\xa0\x80"}', b'{"id":"ok","ts":1}']  # (a BLOB row)
-    for text in [*texts, *_TEXTS, *blobs]:
+    for text in [*texts, *_TEXTS, *blobs, *_RESULT_TEXTS, *_RESULT_BLOBS]:
         obj = _orjson_or_none(text)
         if isinstance(obj, dict):
             assert maka.stable_json(obj) == maka.stable_stringify(obj).encode(), text
@@ -298,12 +359,15 @@ def _refuse(text: Any) -> Any:
 def test_an_event_read_from_its_struct_is_the_one_read_as_a_dict(past: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every field of the event `_row_events` builds from a payload `_SafeEvent` takes (its head, the
     flags the replay rules read, its ids, its message built as read past every coverage), the
-    diagnostics said and the digest fed: the same as when the payload is read as a dict."""
+    diagnostics said and the digest fed: the same as when the payload is read as a dict; the
+    payload as text and as the bytes the events query reads it as."""
     events = _base().events
     calls = [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]
     events += calls + [{k: v for k, v in e.items() if k != "refs"} for e in calls]  # (a call with no step id)
     texts = [json.dumps(m) for ev in events for m in mutated(ev, _digest_places(ev), [*VALUES, *_NESTED])]
-    rows = [(f"row{i}", "s1", "inv-run1", "run1", "turn1", t, 1000 + i) for i, t in enumerate([*texts, *_TEXTS])]
+    payloads: list[str | bytes] = [*texts, *_TEXTS, *_RESULT_TEXTS, *_RESULT_BLOBS[3:4]]
+    payloads += [t.encode() for t in payloads if isinstance(t, str)]  # (as the events query reads text)
+    rows = [(f"row{i}", "s1", "inv-run1", "run1", "turn1", t, 1000 + i) for i, t in enumerate(payloads)]
 
     def read() -> tuple[list[Any], list[str], dict[int, str]]:
         diags: list[Diagnostic] = []

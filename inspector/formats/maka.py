@@ -831,26 +831,46 @@ def _choose_session(con: sqlite3.Connection, name: str, selector: str | None, di
 
 
 _EVENT_COLUMNS = "event_id, session_id, invocation_id, run_id, turn_id, payload_json, committed_at"
+# The same, a text payload as its stored bytes (no str made of it: msgspec reads the UTF-8 itself and
+# refuses a string that is not, and the event keeps those bytes, `_kept`).
+_EVENT_BYTES_COLUMNS = _EVENT_COLUMNS.replace("payload_json", "CASE typeof(payload_json) WHEN 'text' THEN CAST(payload_json AS BLOB) ELSE payload_json END")
+
+
+class _NotUtf8(Exception):
+    """A payload read as bytes is not UTF-8: read the rows again as text (`_events`)."""
 
 
 def _events(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
-    sql = f"SELECT {_EVENT_COLUMNS} FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id"
+    order = " FROM runtime_events WHERE session_id=? ORDER BY committed_at, event_id"
     # Rows taken one at a time (only the payload is kept), their text decoded by SQLite's module
-    # itself (no call per column); a row of invalid UTF-8 makes it refuse, and the rows are read
-    # again from the first as every other query reads them (U+FFFD for bad bytes).
+    # itself (no call per column), a text payload read as its bytes (a CAST of UTF-16 text would
+    # give UTF-16); a row of invalid UTF-8 makes it refuse (a payload: `_NotUtf8`, a BLOB one too,
+    # the two are one type here), and the rows are read again from the first, as text, strictly
+    # and then as every other query reads them (U+FFFD for bad bytes).
     said = len(diags)
     lenient, con.text_factory = con.text_factory, str
     try:
-        return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
+        if con.execute("PRAGMA encoding").fetchone()[0] == "UTF-8":
+            try:
+                return _row_events(con.execute("SELECT " + _EVENT_BYTES_COLUMNS + order, (sid,)), name, 1, diags, digests, True)
+            except _NotUtf8:
+                pass
+            _restart(diags, said, digests)
+        return _row_events(con.execute("SELECT " + _EVENT_COLUMNS + order, (sid,)), name, 1, diags, digests)
     except sqlite3.OperationalError as e:
         if not str(e).startswith("Could not decode to UTF-8"):
             raise
     finally:
         con.text_factory = lenient
+    _restart(diags, said, digests)
+    return _row_events(con.execute("SELECT " + _EVENT_COLUMNS + order, (sid,)), name, 1, diags, digests)
+
+
+def _restart(diags: list[Diagnostic], said: int, digests: PrefixDigests | None) -> None:
+    """Forget what a read of the rows said and hashed, before reading them again."""
     del diags[said:]
     if digests is not None:
         digests.restart()
-    return _row_events(con.execute(sql, (sid,)), name, 1, diags, digests)
 
 
 def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
@@ -877,11 +897,15 @@ def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
 _IDENTITY = ("id", "sessionId", "invocationId", "runId", "turnId")
 
 
-def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None) -> list[_Event]:
+def _row_events(
+    rows: Iterable[Any], name: str, first: int, diags: list[Diagnostic], digests: PrefixDigests | None = None, text_bytes: bool = False
+) -> list[_Event]:
     """The session's runtime_events rows as events; `first`: the first one's place in the session
     order; `digests`, when given, is fed every compactable event from the first in the session.
     A payload `_SafeEvent` takes is read from its Struct (`_safe_event`), any other as a dict
-    (`_dict_event`): the same event either way (tests/test_maka_heads.py)."""
+    (`_dict_event`): the same event either way (tests/test_maka_heads.py). `text_bytes`: the rows
+    hold text payloads as bytes; one that is not UTF-8 raises `_NotUtf8` (a payload `_SafeEvent`
+    takes is: msgspec decodes every string of it)."""
     out: list[_Event] = []
     decode, unsafe, check = _decode_safe, _UNSAFE, fields.checker(EVENT)
     for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
@@ -890,6 +914,8 @@ def _row_events(rows: Iterable[Any], name: str, first: int, diags: list[Diagnost
         try:
             ev = _safe_event(decode(payload), i, payload, committed, columns, name, diags, digests, past)
         except unsafe:
+            if text_bytes and type(payload) is bytes and not _is_utf8(payload):
+                raise _NotUtf8 from None
             ev = _dict_event(i, payload, committed, columns, name, diags, digests, past, check)
         if ev is not None:
             out.append(ev)
@@ -900,6 +926,14 @@ _decode_safe = msgspec.json.Decoder(_SafeEvent).decode
 # What `_decode_safe` raises for a payload it does not take (a lone surrogate in a str: the encoding
 # error; a payload that is no str or bytes: TypeError).
 _UNSAFE = (msgspec.DecodeError, UnicodeError, RecursionError, TypeError)
+
+
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _kept(payload: Any) -> Any:
