@@ -397,8 +397,8 @@ def _context_items(rows: list[Row]) -> list[ContextItem]:
             ctx.append(ContextItem(0, "user", "message", r.seq, r.id, r.line, False, ""))
             continue
         kept_calls = [c for c in calls if c in all_resps or c in long_running]
-        m = r.message
-        if calls and not kept_calls and m is not None and all(b.type == "tool_call" for b in m.blocks):
+        # (its message read only where that can drop it: most are not read by the analysis at all)
+        if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" for b in m.blocks):
             continue  # drop_orphaned_function_calls removed every part
         role = r.role or "user"
         it = ContextItem(0, role, "message", r.seq, r.id, r.line, False, "")
