@@ -1393,6 +1393,28 @@ def event_head(rec: Record) -> dict[str, Any]:
     return event_fields(rec)
 
 
+def event_heads(recs: list[Record]) -> dict[int, dict[str, Any]]:
+    """`event_head` of each record, by seq, in one pass (the analysis reads them in several)."""
+    return dict(
+        zip(
+            map(_SEQ, recs),
+            [src.head.fields if type(src := r._source) is _RowLater else event_fields(r) for r in recs],
+            strict=True,
+        )
+    )
+
+
+_SEQ = attrgetter("seq")
+
+
+def message_response_ids(rec: Record) -> Sequence[str]:
+    """`response_ids`, as a tuple where the record's message is still unread (not copied)."""
+    src = rec._source
+    if rec._message is None and type(src) is _RowLater:
+        return src.head.response_ids
+    return response_ids(rec)
+
+
 def response_ids(rec: Record) -> list[str]:
     """The call ids of a message's tool results (from its head while its message is unread)."""
     m = rec._message
