@@ -177,9 +177,12 @@ def _record_state(led: Ledger) -> list[Any]:
 
 
 def _both(db: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Ledger, Ledger]:
+    """The store loaded index first, and read the ordinary way (every row's columns fetched in
+    one query, no head taken: `adk._indexed_events` not used)."""
     fast = load(str(db))
     with monkeypatch.context() as m:
         m.setattr(adk_heads, "head", lambda data: None)
+        m.setattr(adk, "_indexed_events", lambda *a: None)
         whole = load(str(db))
     return fast, whole
 
@@ -213,6 +216,38 @@ def test_every_field_mutation_reads_as_the_whole_parse(
     assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
     assert context_json(analyze(fast)) == context_json(analyze(whole))
     fast, whole = _both(db, monkeypatch)  # every record's message and extra, read after the analysis
+    _assert_same(fast, whole)
+
+
+def test_rows_without_a_head_fetched_again_read_as_the_whole_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`adk._indexed_events` fetches each row's rowid and JSON only, then every row without a head
+    (a compaction, a mutated field) again whole by rowid: the same ledger as the ordinary read."""
+    rows = _events_rows()
+    rows += [_compaction(1000.0 + len(rows) // 2, 4000), b"[1]", _compaction(1000.0 + len(rows) // 3, 100)]
+    db = _store(tmp_path, rows)
+    fetched: list[int] = []
+    real = adk._rows_by_rowid
+
+    def counted(con: sqlite3.Connection, rowids: list[int]) -> list[tuple[Any, ...]]:
+        fetched.extend(rowids)
+        return real(con, rowids)
+
+    monkeypatch.setattr(adk, "_MOST_READ_WHOLE", len(rows))
+    monkeypatch.setattr(adk, "_rows_by_rowid", counted)
+    fast, whole = _both(db, monkeypatch)
+    # (b"[1]" is not an event: that row's diagnostic sends the load the ordinary way)
+    assert not fetched or whole.diagnostics
+    _assert_same(fast, whole)
+    rows.remove(b"[1]")
+    db = _store(tmp_path, rows)
+    fetched.clear()
+    fast, whole = _both(db, monkeypatch)
+    assert len(fetched) > len(rows) // 3, "the rows without a head were not fetched again"
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    assert context_json(analyze(fast)) == context_json(analyze(whole))
+    fast, whole = _both(db, monkeypatch)
     _assert_same(fast, whole)
 
 

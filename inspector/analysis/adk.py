@@ -13,13 +13,15 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from itertools import pairwise
+from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import event_head, response_ids
+from inspector.formats.adk import event_head, event_heads, message_response_ids, response_ids
 from inspector.ledger.model import Ledger, Record
 
 
@@ -199,7 +201,11 @@ def _on_branch(rec: Record, branch: str | None) -> bool:
     """ADK's `_is_event_belongs_to_branch` (flows/llm_flows/context/_contents.py:768-781): an agent
     on `branch` sees events of no branch, of its own, and of the branches it descends from (a
     parallel agent's sub-agent does not see its siblings')."""
-    b = _obj(rec).get("branch")
+    return _on_branch_of(_obj(rec).get("branch"), branch)
+
+
+def _on_branch_of(b: object, branch: str | None) -> bool:
+    """`_on_branch` of an event whose `branch` field is `b`."""
     if not branch or not isinstance(b, str) or not b:
         return True
     mine, theirs = branch.split("."), b.split(".")
@@ -210,31 +216,35 @@ def next_request(
     led: Ledger, agent: str | None, branch: str | None = None
 ) -> tuple[list[ContextItem], set[int]]:
     """The contents ADK sends on the next model call of `agent` running on `branch`, and the seqs
-    it re-injected."""
-    filt = [r for r in _memory_order(led) if _on_branch(r, branch)]
+    it re-injected. (Each event's fields read once, `heads`, by seq: every pass reads them.)"""
+    heads = event_heads(led.records)
+    filt = _memory_order(led, heads)
+    if branch:
+        filt = [r for r in filt if _on_branch_of(heads[r.seq].get("branch"), branch)]
     seq_list = _compacted_timeline(filt)
     seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list)
-    rows = _rows_for_agent(seq_list, agent)
+    rows = _rows_for_agent(seq_list, agent, heads)
     rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
-    ctx = _context_items(rows)
+    ctx = _context_items(rows, heads)
     for i, it in enumerate(ctx):
         it.index = i
     return ctx, reinjected
 
 
-def _memory_order(led: Ledger) -> list[Record]:
+def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]:
     """The sendable events in the order ADK holds them at the next model call: `Runner.run_async`
     reloads the session when a run starts (runners.py:992, `get_session`: by timestamp, ties by
     rowid or, DatabaseSessionService, by event id, sessions/database_session_service.py:776) and
     appends the run's events to that list as they come (the run starts with the user's input), so
     the run's own events follow in append order. Once the run has ended (its last event is a
     final reply), the next call belongs to a new run, which reloads everything."""
-    recs = _sendable_events(led)
+    recs = _sendable_events(led, heads)
     hdr = led.header or {}
     ranks = hdr.get("append_ranks")
     if not isinstance(ranks, list) or len(ranks) != len(led.records):
         return recs
-    inputs = [ranks[r.seq] for r in recs if r.kind == "message" and _author(r) == "user"]
+    # (`_author(r) == "user"`: an author's str() is "user" only when it is that string)
+    inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
     msgs = [r for r in recs if r.kind == "message"]
     if not inputs or (_final_reply(max(msgs, key=lambda r: ranks[r.seq])) and hdr.get("next_call_in_run") is not True):
         return recs
@@ -249,12 +259,13 @@ def _final_reply(rec: Record) -> bool:
     return _author(rec) != "user" and rec.role == "assistant" and m is not None and not _calls(rec)
 
 
-def _sendable_events(led: Ledger) -> list[Record]:
-    """The in-scope events ADK reads: messages that were sent, and checkpoints."""
+def _sendable_events(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]:
+    """The in-scope events ADK reads: messages that were sent, and checkpoints (`_in_scope` of
+    each from `heads`)."""
     return [
         r
         for r in led.records
-        if _in_scope(r)
+        if heads[r.seq].get("isolation_scope") is None
         and (
             (r.kind == "message" and not r.never_sent)
             or (r.kind == "checkpoint" and r.checkpoint is not None)
@@ -284,13 +295,18 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     for e in alive:
         assert e.end is not None
         items.append((e.end, e.index, filt[e.index], True))
-    for i, r in enumerate(filt):
-        if r.kind == "message" and not rules.in_ranges(float(r.timestamp or 0.0), cover):
-            items.append((float(r.timestamp or 0.0), i, r, False))
+    # (`rules.in_ranges` inline: one bisection of the few covered ranges per message)
+    items += [
+        (t, i, r, False)
+        for i, r in enumerate(filt)
+        if r.kind == "message"
+        and not ((k := bisect_right(cover, ((t := float(r.timestamp or 0.0)), math.inf)) - 1) >= 0 and t <= cover[k][1])
+    ]
     # `_process_compaction_events` sorts by (timestamp, position), when any compaction event is
-    # there (flows/llm_flows/context/_contents.py:541-556); else the list's own order.
+    # there (flows/llm_flows/context/_contents.py:541-556); else the list's own order. (Sorted
+    # as tuples: the positions differ, so no record or flag is ever compared.)
     if any(r.kind == "checkpoint" for r in filt):
-        items.sort(key=lambda t: (t[0], t[1]))
+        items.sort()
     return [(r, summ) for _, _, r, summ in items]
 
 
@@ -305,13 +321,13 @@ def _recover_compacted_function_calls(
     out: list[tuple[Record, bool]] = []
     for r, summ in seq_list:
         if not summ:
-            for rid in _responses(r):
+            for rid in message_response_ids(r):
                 call = owner.get((r.seq, rid))
                 if call is None or call.seq in present or call.seq in reinjected:
                     continue
                 out.append((call, False))
                 reinjected.add(call.seq)
-                for sib in _calls(call):
+                for sib in call.call_ids:
                     sr = resp_by_call.get((call.seq, sib))
                     if sr is not None and sr.seq not in present and sr.seq not in reinjected:
                         out.append((sr, False))
@@ -331,9 +347,9 @@ def _call_owners(
     for r in filt:
         if r.kind != "message":
             continue
-        for c in _calls(r):
+        for c in r.call_ids:
             latest_call[c] = r
-        for rid in _responses(r):
+        for rid in message_response_ids(r):
             call = latest_call.get(rid)
             if call is None:
                 continue
@@ -345,23 +361,27 @@ def _call_owners(
     return owner, resp_by_call
 
 
-def _rows_for_agent(seq_list: list[tuple[Record, bool]], agent: str | None) -> list[Row]:
+def _rows_for_agent(
+    seq_list: list[tuple[Record, bool]], agent: str | None, heads: dict[int, dict[str, Any]]
+) -> list[Row]:
     """One row per event: other agents' events marked for conversion to context, responses kept
-    only to calls seen before them (`_drop_orphaned_function_responses`)."""
+    only to calls seen before them (`_drop_orphaned_function_responses`). (`_author` of each
+    from `heads`.)"""
     # Whose calls are these (other agents' responses are presented as context too).
     call_author: dict[str, str] = {}
     for r, summ in seq_list:
-        if not summ:
-            for c in _calls(r):
-                call_author[c] = _author(r)
+        if not summ and r.call_ids:
+            a = str(heads[r.seq].get("author") or "")
+            for c in r.call_ids:
+                call_author[c] = a
 
     def other(r: Record, summ: bool) -> bool:
         if summ or not agent:
             return False
-        a = _author(r)
+        a = str(heads[r.seq].get("author") or "")
         if a not in (agent, "user"):
             return True
-        return any(call_author.get(rid) not in (None, agent, "user") for rid in _responses(r))
+        return any(call_author.get(rid) not in (None, agent, "user") for rid in message_response_ids(r))
 
     rows: list[Row] = []
     seen_calls: set[str] = set()
@@ -378,14 +398,14 @@ def _rows_for_agent(seq_list: list[tuple[Record, bool]], agent: str | None) -> l
     return rows
 
 
-def _context_items(rows: list[Row]) -> list[ContextItem]:
+def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[ContextItem]:
     """The request's contents from the rows (unindexed): calls without a response are dropped,
     except long-running ones (`drop_orphaned_function_calls`)."""
     all_resps = {x for _, _, _, _, rs in rows for x in rs}
     long_running: set[str] = set()
     for r, summ, _conv, _, _ in rows:
-        if not summ:
-            long_running |= _long_running(r)
+        if not summ and isinstance(v := heads[r.seq].get("long_running_tool_ids"), list):
+            long_running.update(v)  # (`_long_running`, from `heads`)
     ctx: list[ContextItem] = []
     for r, summ, conv, calls, resps in rows:
         if summ:
@@ -397,8 +417,8 @@ def _context_items(rows: list[Row]) -> list[ContextItem]:
             ctx.append(ContextItem(0, "user", "message", r.seq, r.id, r.line, False, ""))
             continue
         kept_calls = [c for c in calls if c in all_resps or c in long_running]
-        m = r.message
-        if calls and not kept_calls and m is not None and all(b.type == "tool_call" for b in m.blocks):
+        # (its message read only where that can drop it: most are not read by the analysis at all)
+        if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" for b in m.blocks):
             continue  # drop_orphaned_function_calls removed every part
         role = r.role or "user"
         it = ContextItem(0, role, "message", r.seq, r.id, r.line, False, "")
@@ -559,14 +579,16 @@ def coverage(
     # What the summaries actually sent stand for (exactly: survivors only).
     represented = merge([iv for v in alive for iv in v.summary_rep])  # type: ignore[attr-defined]
     last_pos = vs[-1].pos if vs else -1
+    inf = math.inf
     for i, s in enumerate(path):
         on_path[s] = 1
         r = recs[s]
         if r.kind != "message":
             continue
-        if r.never_sent or not _in_scope(r):
+        if r.never_sent or _obj(r).get("isolation_scope") is not None:  # (`_in_scope`)
             states[s] = EXCLUDED
-        elif rules.in_ranges(float(r.timestamp or 0.0), cover):
+        elif (k := bisect_right(cover, ((t := float(r.timestamp or 0.0)), inf)) - 1) >= 0 and t <= cover[k][1]:
+            # (`rules.in_ranges`, inline)
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
             elif contains(represented, i):

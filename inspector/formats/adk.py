@@ -17,12 +17,14 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import operator
 import pickle
 import pickletools
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -530,9 +532,13 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
-    rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
-    objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
-    del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
+    got = _indexed_events(con, name, version, (app, user, sid), diags) if version != "v0" else None
+    if got is not None:
+        objs, ranks, places = got
+    else:
+        rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
+        objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
+        del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
     check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
     led = build(objs, ranks, name, meta, version, diags, upto, places)
@@ -795,6 +801,70 @@ def _session_rows(
     return rows, names
 
 
+# A store whose rows are mostly read whole (damaged, or written by something else) is read the
+# ordinary way: `_indexed_events` fetches such rows twice.
+_MOST_READ_WHOLE = 1000
+
+
+def _indexed_events(
+    con: sqlite3.Connection, name: str, version: str, params: tuple[Any, ...], diags: list[Diagnostic]
+) -> tuple[list[Any], list[int], Sequence[str]] | None:
+    """`_session_rows` then `_row_events(by_head=True)`, fetching only each row's rowid and event
+    JSON (the timestamp and id columns, decoded in Python by the lenient text factory, cost as
+    much again); the rows whose JSON has no head (compactions, rows with a diagnostic) are fetched
+    again whole by rowid and read as `_row_events` reads them. None (nothing added to `diags`):
+    read the ordinary way instead (the query failed: a damaged database; a rowid that is no
+    integer; too many rows without a head)."""
+    tie = "rowid" if version == "sqlite" else "id"
+    where = "app_name=? AND user_id=? AND session_id=?"
+    try:
+        rows = con.execute(
+            f"SELECT rowid, CAST(event_data AS BLOB) FROM events WHERE {where} ORDER BY timestamp, {tie}", params
+        ).fetchall()
+    except sqlite_files.ERRORS:
+        return None
+    rowids = list(map(itemgetter(0), rows))
+    datas = list(map(itemgetter(1), rows))
+    del rows
+    if not set(map(type, rowids)) <= {int}:
+        return None
+    heads_of = list(map(adk_heads.head, datas))
+    whole_at = list(compress(range(len(heads_of)), map(operator.not_, heads_of)))
+    if len(whole_at) > _MOST_READ_WHOLE:
+        return None
+    objs: list[Any] = list(map(_RowLater, datas, heads_of)) if not whole_at else []
+    places = _RowPlaces(con)
+    places.where = list(zip(range(1, len(rowids) + 1), rowids, repeat(_UNFETCHED)))  # type: ignore[arg-type]
+    if not whole_at:
+        return objs, rowids, places
+    try:
+        whole = _rows_by_rowid(con, [rowids[i] for i in whole_at])
+    except sqlite_files.ERRORS:
+        return None
+    if len(whole) != len(whole_at):
+        return None
+    problems: list[Diagnostic] = []
+    got, _, got_places = _row_events(whole, ["rowid", "event_data", "timestamp", "id"], name, version, problems)
+    if problems:
+        return None  # (a row skipped or read with a diagnostic: the ordinary read words it)
+    for k, i in enumerate(whole_at):
+        heads_of[i] = got[k]
+        places.where[i] = (i + 1, rowids[i], got_places.where[k][2])
+    objs = [o if type(o) is dict else _RowLater(d, o) for d, o in zip(datas, heads_of, strict=True)]
+    return objs, rowids, places
+
+
+def _rows_by_rowid(con: sqlite3.Connection, rowids: list[int]) -> list[tuple[Any, ...]]:
+    """The rows `_session_rows` selects, of these rowids, in this order."""
+    by_rowid: dict[int, tuple[Any, ...]] = {}
+    for at in range(0, len(rowids), 500):
+        chunk = rowids[at : at + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in con.execute(f"SELECT rowid, CAST(event_data AS BLOB), timestamp, id FROM events WHERE rowid IN ({marks})", chunk):
+            by_rowid[row[0]] = row
+    return [by_rowid[r] for r in rowids if r in by_rowid]
+
+
 def _row_events(
     rows: list[Any], names: list[str], name: str, version: str, diags: list[Diagnostic], by_head: bool = False
 ) -> tuple[list[Any], list[int], Sequence[str]]:
@@ -846,14 +916,19 @@ def _row_place(n: int, rowid: Any, event_id: Any) -> str:
     return f"row {n} (rowid {rowid}" + (f", event id {quote(event_id)})" if event_id is not None else ")")
 
 
+_UNFETCHED = object()  # an event id `_RowPlaces` reads from the store when first worded
+
+
 class _RowPlaces(Sequence[str]):
     """Each event's place in the store ("event 3 (row 4 (rowid 4, event id 'e3'))"), worded only
     when a diagnostic names it: most loads name none, and the wording (the id quoted) costs more
-    than reading the row."""
+    than reading the row. An event id not fetched with its row (`_indexed_events`) is read from
+    `con` by rowid then (places are worded only while the store is being loaded)."""
 
-    __slots__ = ("where",)
+    __slots__ = ("con", "where")
 
-    def __init__(self) -> None:
+    def __init__(self, con: sqlite3.Connection | None = None) -> None:
+        self.con = con
         self.where: list[tuple[int, Any, Any]] = []  # (row number, rowid, event id) of each event
 
     def __len__(self) -> int:
@@ -863,6 +938,8 @@ class _RowPlaces(Sequence[str]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self.where)))]
         n, rowid, event_id = self.where[i]
+        if event_id is _UNFETCHED and self.con is not None:
+            event_id = self.con.execute("SELECT id FROM events WHERE rowid=?", (rowid,)).fetchone()[0]
         return f"event {(i if i >= 0 else len(self.where) + i) + 1} ({_row_place(n, rowid, event_id)})"
 
 
@@ -1314,6 +1391,28 @@ def event_head(rec: Record) -> dict[str, Any]:
     if type(src) is _RowLater:
         return src.head.fields
     return event_fields(rec)
+
+
+def event_heads(recs: list[Record]) -> dict[int, dict[str, Any]]:
+    """`event_head` of each record, by seq, in one pass (the analysis reads them in several)."""
+    return dict(
+        zip(
+            map(_SEQ, recs),
+            [src.head.fields if type(src := r._source) is _RowLater else event_fields(r) for r in recs],
+            strict=True,
+        )
+    )
+
+
+_SEQ = attrgetter("seq")
+
+
+def message_response_ids(rec: Record) -> Sequence[str]:
+    """`response_ids`, as a tuple where the record's message is still unread (not copied)."""
+    src = rec._source
+    if rec._message is None and type(src) is _RowLater:
+        return src.head.response_ids
+    return response_ids(rec)
 
 
 def response_ids(rec: Record) -> list[str]:

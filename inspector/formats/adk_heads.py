@@ -178,7 +178,8 @@ def _fields(h: _Event) -> dict[str, Any]:
         out["isolation_scope"] = v
     if (
         (raw := h.long_running_tool_ids) is not _NULL
-        and (v := orjson.loads(memoryview(raw))) is not None
+        and (mv := memoryview(raw)) != b"[]"  # (most events hold []: blank, no parse)
+        and (v := orjson.loads(mv)) is not None
         and v not in _BLANK
     ):
         out["long_running_tool_ids"] = v
