@@ -296,12 +296,13 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(0)
     path = args.file
     if path is None:
-        from benchmarks.gen_pi_ledger import DEFAULT_RECORDS, DEFAULT_SEED, default_path, generate
+        from benchmarks import generate_apart
+        from benchmarks.gen_pi_ledger import DEFAULT_RECORDS, DEFAULT_SEED, default_path
 
         path = default_path(DEFAULT_RECORDS, DEFAULT_SEED)
         if not os.path.exists(path):
             print(f"generating {path} ...", file=sys.stderr)
-            generate(path, DEFAULT_RECORDS, DEFAULT_SEED)
+            generate_apart("gen_pi_ledger", "--records", str(DEFAULT_RECORDS), "--seed", str(DEFAULT_SEED))
     from benchmarks import precompile
 
     precompile(REPO)

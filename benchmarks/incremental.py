@@ -35,7 +35,7 @@ import orjson
 if __package__ in (None, ""):  # `python benchmarks/incremental.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import gen_formats, gen_pi_ledger
+from benchmarks import gen_formats, gen_pi_ledger, generate_apart
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load
@@ -194,7 +194,7 @@ def run_case(case: str, ns: argparse.Namespace) -> bool:
     if case == "pi":
         src = gen_pi_ledger.default_path(ns.records, gen_pi_ledger.DEFAULT_SEED)
         if not os.path.exists(src):
-            gen_pi_ledger.generate(src, ns.records, gen_pi_ledger.DEFAULT_SEED)
+            generate_apart("gen_pi_ledger", "--records", str(ns.records), "--out", src)  # (see generate_apart)
     else:
         fmt, mb = {
             "claude_code": ("claude_code", round(ns.records * CC_BYTES_PER_RECORD / 1e6)),
@@ -203,7 +203,7 @@ def run_case(case: str, ns: argparse.Namespace) -> bool:
         }[case]
         src = gen_formats.default_path(fmt, mb)
         if not os.path.exists(src):
-            gen_formats.generate(fmt, mb)
+            generate_apart("gen_formats", "--format", fmt, "--mb", str(mb))
     r = measure_store(src, ns.repeat) if case == "store" else measure(src, ns.repeat)
     what = {"pi": "pi ledger", "claude_code": "Claude Code transcript", "codex": "Codex rollout", "store": "ADK SQLite store (v1)"}[case]
     unit = "events" if case == "store" else "records"

@@ -30,7 +30,8 @@ from typing import Any
 if __package__ in (None, ""):  # `python benchmarks/run.py`: make the repo root importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.gen_pi_ledger import DEFAULT_RECORDS, DEFAULT_SEED, default_path, generate
+from benchmarks import generate_apart
+from benchmarks.gen_pi_ledger import DEFAULT_RECORDS, DEFAULT_SEED, default_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIME_TARGET = 1.5  # load+analysis seconds / baseline seconds
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     path = ns.file or default_path(ns.records, ns.seed)
     if ns.file is None and (ns.regen or not os.path.exists(path)):
         print(f"generating {os.path.relpath(path, REPO)} ...", file=sys.stderr, flush=True)
-        generate(path, ns.records, ns.seed)
+        generate_apart("gen_pi_ledger", "--records", str(ns.records), "--seed", str(ns.seed), "--out", path)  # (see generate_apart)
     if not os.path.exists(path):
         print(f"{path}: no such file", file=sys.stderr)
         return 0

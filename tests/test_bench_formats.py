@@ -66,3 +66,27 @@ def test_seed_runtime_files_carry_pi_real_conversation(tmp_path, fmt):
     prompts = [b.text for r in led.records if r.role == "user" and r.message for b in r.message.blocks if b.type == "text"]
     assert len(prompts) > 3 and all(p in real for p in prompts)
     assert bench.floor(fmt, path) >= len(led.records) // 2
+
+
+def test_missing_file_is_generated_in_a_process_of_its_own(tmp_path, monkeypatch, capsys):
+    """A child's peak RSS starts at its parent's high-water mark (Linux, through fork and exec): a
+    file generated in the measuring process made every later measurement report at least that
+    process's peak (600 MB for formats of a few MB). So the harness never generates in-process."""
+    import benchmarks.gen_formats as gen
+
+    def in_process(*a, **k):
+        raise AssertionError("generated in the measuring process")
+
+    monkeypatch.setattr(gen, "generate", in_process)
+    seed = 900_000 + os.getpid() % 1000
+    path = gen.default_path("claude_code", 0.2, seed)
+    try:
+        assert bench.main(["--mb", "0.2", "--formats", "claude_code", "--seed", str(seed), "--repeat", "1", "--json"]) == 0
+        import json
+
+        (res,) = json.loads(capsys.readouterr().out)
+        assert os.path.exists(path) and res["records"] > 0 and not res["errors"]
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+
