@@ -98,7 +98,8 @@ _DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # (a ValidationError is 
 # and nests no deeper than these structs. Such a row need not be parsed a second time to prove
 # it, and its head is read from these typed values (`_typed_head`). Anything else (an unknown
 # key, a nested call argument, a value of another type, a compaction) takes the ordinary way
-# above. tests/test_adk_heads.py holds both ways equal to the whole parse.
+# above. tests/test_adk_heads.py holds both ways equal to the whole parse. (Each struct's fields
+# in the order ADK writes them: msgspec matches a key against the next field first.)
 _Unset = msgspec.UnsetType
 _UNSET: Any = msgspec.UNSET
 _Scalars = dict[str, str | _I64 | float | bool | None]
@@ -106,8 +107,8 @@ _Scalars = dict[str, str | _I64 | float | bool | None]
 
 class _SCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str | None = None
-    name: str | None = None
     args: _Scalars | None = None
+    name: str | None = None
 
 
 class _SResponse(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -125,8 +126,8 @@ class _SPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _SContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    role: str | None = None
     parts: list[_SPart] | None = None
+    role: str | None = None
 
 
 class _SModality(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -135,54 +136,54 @@ class _SModality(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _SUsage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    prompt_token_count: _I64 | None = None
-    candidates_token_count: _I64 | None = None
-    cached_content_token_count: _I64 | None = None
-    thoughts_token_count: _I64 | None = None
-    total_token_count: _I64 | None = None
-    tool_use_prompt_token_count: _I64 | None = None
-    prompt_tokens_details: list[_SModality] | None = None
-    candidates_tokens_details: list[_SModality] | None = None
     cache_tokens_details: list[_SModality] | None = None
+    cached_content_token_count: _I64 | None = None
+    candidates_token_count: _I64 | None = None
+    candidates_tokens_details: list[_SModality] | None = None
+    prompt_token_count: _I64 | None = None
+    prompt_tokens_details: list[_SModality] | None = None
+    thoughts_token_count: _I64 | None = None
+    tool_use_prompt_token_count: _I64 | None = None
     tool_use_prompt_tokens_details: list[_SModality] | None = None
+    total_token_count: _I64 | None = None
     traffic_type: str | None = None
 
 
 class _SActions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    transfer_to_agent: str | None = None
-    compaction: None = None  # (a compaction is read whole)
-    agent_state: _Scalars | _Unset | None = _UNSET
-    end_of_agent: bool | _Unset | None = _UNSET
+    skip_summarization: bool | None = None
     state_delta: dict[str, msgspec.Raw] | None = None
     artifact_delta: dict[str, msgspec.Raw] | None = None
+    transfer_to_agent: str | None = None
+    escalate: bool | None = None
     requested_auth_configs: dict[str, msgspec.Raw] | None = None
     requested_tool_confirmations: dict[str, msgspec.Raw] | None = None
-    skip_summarization: bool | None = None
-    escalate: bool | None = None
+    compaction: None = None  # (a compaction is read whole)
+    end_of_agent: bool | _Unset | None = _UNSET
+    agent_state: _Scalars | _Unset | None = _UNSET
 
 
 class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str | None = None
-    invocation_id: str | None = None
-    author: str | None = None
-    branch: str | None = None
-    timestamp: _I64 | float | None = None
-    content: _SContent | None = None
-    finish_reason: str | None = None
-    error_message: str | None = None
-    error_code: str | _I64 | _Unset | None = _UNSET
-    usage_metadata: _SUsage | None = None
-    actions: _SActions | None = None
-    isolation_scope: str | _Unset | None = _UNSET
-    long_running_tool_ids: list[str] | _Unset | None = _UNSET
     model_version: str | None = None
-    turn_complete: bool | None = None
+    content: _SContent | None = None
     partial: bool | None = None
+    turn_complete: bool | None = None
+    finish_reason: str | None = None
+    error_code: str | _I64 | _Unset | None = _UNSET
+    error_message: str | None = None
     interrupted: bool | None = None
+    custom_metadata: _Scalars | None = None
+    usage_metadata: _SUsage | None = None
     avg_logprobs: float | None = None
     interaction_id: str | None = None
+    invocation_id: str | None = None
+    author: str | None = None
+    actions: _SActions | None = None
     node_info: _Scalars | None = None
-    custom_metadata: _Scalars | None = None
+    long_running_tool_ids: list[str] | _Unset | None = _UNSET
+    branch: str | None = None
+    id: str | None = None
+    timestamp: _I64 | float | None = None
+    isolation_scope: str | _Unset | None = _UNSET
 
 
 _STRICT = msgspec.json.Decoder(_SEvent).decode
