@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 
@@ -31,7 +32,26 @@ CORPUS = SHARED / "peers" / "adk" / "corpus"
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**63 - 1, 2**63, -(2**63) - 1, 2**64, 2**70, "", "x", "user", "model",
     "STOP", "MAX_TOKENS", "c1", "adk_framework", "INVOCATION_ABORTED", [], [1], ["c1"], {}, {"a": 1},
+    {"a": {"b": 1}}, {"a": [1]}, "@1e400@", "@-1e400@", "@1e-400@", "@past-max@", "@max@", "@digits@",
+    "@u64@", "@e@", "@xff@", "@surrogate@", "@utf8@",
 ]  # fmt: skip
+# Values JSON has but Python's json.dumps does not write (a number past a double's range either way,
+# or one that underflows, 400 digits, invalid UTF-8, a surrogate's bytes): written as these
+# strings, then replaced in the row's bytes (`_raw_values`). orjson refuses most of them; msgspec
+# skips or leaves raw what orjson refuses, so the strict decode must refuse them or check them.
+RAW_VALUES: dict[bytes, bytes] = {
+    b'"@1e400@"': b"1e400",
+    b'"@-1e400@"': b"-1e400",
+    b'"@1e-400@"': b"1e-400",
+    b'"@past-max@"': b"1.7976931348623159e308",
+    b'"@max@"': b"1.7976931348623157e308",
+    b'"@digits@"': b"9" * 400,
+    b'"@u64@"': b"18446744073709551615",
+    b'"@e@"': b"12E+2",
+    b'"@xff@"': b'"d\xffne"',
+    b'"@surrogate@"': b'"\xed\xa0\x80"',
+    b'"@utf8@"': b'"d\xc3\xa9ne"',
+}
 _EMPTY_ACTIONS = {
     "state_delta": {},
     "artifact_delta": {},
@@ -60,6 +80,16 @@ EVENTS: list[dict[str, Any]] = [
     {"id": "t", "invocation_id": "i2", "author": "helper", "error_code": "E", "content": {"role": "model", "parts": [
         {"text": "t", "thought": True, "thought_signature": "c2ln"}, {"text": ""},
     ]}, "timestamp": 5.0},
+    {"id": "g", "invocation_id": "i1", "author": "helper", "model_version": "gemini", "partial": False,
+     "interrupted": False, "avg_logprobs": -0.5, "interaction_id": "x", "custom_metadata": {"k": "v"},
+     "node_info": {"path": "helper@1", "n": 1}, "turn_complete": True,
+     "content": {"role": "model", "parts": [{"text": "hi", "thought_signature": "c2ln", "thought": False}]},
+     "usage_metadata": {"prompt_token_count": 9, "total_token_count": 15, "tool_use_prompt_token_count": 1,
+                        "traffic_type": "ON_DEMAND", "prompt_tokens_details": [{"modality": "TEXT", "token_count": 9}]},
+     "actions": {"state_delta": {"s": 1}, "artifact_delta": {"f.txt": 0}, "requested_auth_configs": {},
+                 "requested_tool_confirmations": {}, "skip_summarization": False, "escalate": False,
+                 "agent_state": {"step": 1}, "end_of_agent": False},
+     "timestamp": 2.5},
 ]  # fmt: skip
 
 
@@ -67,6 +97,14 @@ def _places(event: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
     """Every field of the event (those it has, those the guard types, those the head reads), of
     its content, each part, each call and response, its usage and actions, and an unknown key."""
     spec = fields.ADK
+    strict = {
+        "event": adk_heads._SEvent.__struct_fields__,
+        "usage_metadata": adk_heads._SUsage.__struct_fields__,
+        "actions": adk_heads._SActions.__struct_fields__,
+        "dicts": {"args", "response", "state_delta", "artifact_delta", "requested_auth_configs", "requested_tool_confirmations",
+                  "agent_state", "node_info", "custom_metadata"},
+        "lists": {"prompt_tokens_details", "candidates_tokens_details", "cache_tokens_details", "tool_use_prompt_tokens_details"},
+    }  # fmt: skip
     out: list[tuple[tuple[Any, ...], str]] = []
 
     def visit(path: tuple[Any, ...], obj: dict[str, Any], extra_keys: set[str]) -> None:
@@ -83,49 +121,61 @@ def _places(event: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
                         {"text", "thought", "thought_signature", "function_call", "function_response"},
                     )
             elif k in ("function_call", "function_response") and isinstance(v, dict):
-                visit((*path, k), v, {"id", "name"})
+                visit((*path, k), v, {"id", "name", "args" if k == "function_call" else "response"})
             elif k == "usage_metadata" and isinstance(v, dict):
-                visit((*path, k), v, set(spec["usage_metadata"].fields or {}))
+                visit((*path, k), v, set(spec["usage_metadata"].fields or {}) | set(strict["usage_metadata"]))
             elif k == "actions" and isinstance(v, dict):
-                visit((*path, k), v, {"transfer_to_agent", "compaction", "agent_state", "end_of_agent"})
+                visit((*path, k), v, set(strict["actions"]))
+            elif k in strict["dicts"] and isinstance(v, dict):  # call arguments, deltas, metadata
+                visit((*path, k), v, set())
+            elif k in strict["lists"] and isinstance(v, list):
+                for i, d in enumerate(v):
+                    visit((*path, k, i), d, {"modality", "token_count"})
 
-    visit((), event, set(spec) | {"timestamp", "isolation_scope", "long_running_tool_ids", "error_code"})
+    visit((), event, set(spec) | set(strict["event"]))
     return out
 
 
 def _byte_cases() -> list[bytes]:
-    """Rows the head must leave to the whole parse, or read exactly as it does."""
-    text = json.dumps(EVENTS[3])
+    """Rows the head must leave to the whole parse, or read exactly as it does: each from an event
+    the strict decode refuses (it holds an `inline_data` part) and from one it reads."""
     big = dict(
         EVENTS[3], content={"role": "model", "parts": [{"text": "y" * (bounded.LARGE_LINE_BYTES + 10)}]}
     )
-    return [
-        text.replace('"done"', '"\\ud800"').encode(),  # a lone surrogate: orjson refuses it
-        text.replace('"done"', '"\\ud83d\\ude00"').encode(),  # a pair: read by both
-        text.replace('"done"', '"\\uD7FF \\u00e9"').encode(),
-        text.replace('"done"', '"d\xffne"').encode("latin-1"),  # invalid UTF-8
-        text.replace('"done"', '"d\xe9ne"').encode(),  # valid UTF-8, not ASCII
-        text.replace('"node_info"', '"bad": "\xed\xa0\x80", "node_info"').encode(
-            "latin-1"
-        ),  # a surrogate's bytes, skipped field
-        text.replace('"author"', '"au\\u0074hor"').encode(),  # a key spelled with an escape
-        text.replace('"author": "helper"', '"author": "helper", "author": 5').encode(),  # repeated keys
-        text.replace('"author": "helper"', '"author": 5, "author": "helper"').encode(),
-        text.replace('"author": "helper"', '"author": "a", "author": "b"').encode(),
-        text.replace(
-            '"turn_complete": true', '"turn_complete": ' + "[" * 1010 + "]" * 1010
-        ).encode(),  # deep, skipped
-        text.replace('"turn_complete": true', '"turn_complete": ' + "[" * 1030 + "]" * 1030).encode(),
-        text.replace('"turn_complete": true', '"turn_complete": 1e400').encode(),
-        text.replace('"turn_complete": true', '"turn_complete": 123456789012345678901234567890').encode(),
-        text.replace('"timestamp": 4.0', '"timestamp": "4"').encode(),  # the column's timestamp is read
-        text.replace('"timestamp": 4.0', '"timestamp": 1e20').encode(),
-        (" " + text + "\n").encode(),
-        text.encode() + b"x",
-        b"[1, 2]",
-        b"",
-        json.dumps(big).encode(),
-    ]
+    out = [b"[1, 2]", b"", json.dumps(big).encode()]
+    for event, word in ((EVENTS[3], '"done"'), (EVENTS[5], '"hi"')):
+        text = json.dumps(event)
+        ts = f'"timestamp": {event["timestamp"]}'
+        out += [
+            text.replace(word, '"\\ud800"').encode(),  # a lone surrogate: orjson refuses it
+            text.replace(word, '"\\ud83d\\ude00"').encode(),  # a pair: read by both
+            text.replace(word, '"\\uD7FF \\u00e9"').encode(),
+            text.replace(word, '"d\xffne"').encode("latin-1"),  # invalid UTF-8
+            text.replace(word, '"d\xe9ne"').encode(),  # valid UTF-8, not ASCII
+            text.replace('"node_info"', '"bad": "\xed\xa0\x80", "node_info"').encode(
+                "latin-1"
+            ),  # a surrogate's bytes, skipped field
+            text.replace('"node_info": {', '"node_info": {"bad": "\xed\xa0\x80", ').encode("latin-1"),
+            text.replace('"author"', '"au\\u0074hor"').encode(),  # a key spelled with an escape
+            text.replace('"author": "helper"', '"author": "helper", "author": 5').encode(),  # repeated keys
+            text.replace('"author": "helper"', '"author": 5, "author": "helper"').encode(),
+            text.replace('"author": "helper"', '"author": "a", "author": "b"').encode(),
+            text.replace(ts, f"{ts}, {ts.replace(': ', ': 1')}").encode(),
+            text.replace(
+                '"turn_complete": true', '"turn_complete": ' + "[" * 1010 + "]" * 1010
+            ).encode(),  # deep, skipped
+            text.replace('"turn_complete": true', '"turn_complete": ' + "[" * 1030 + "]" * 1030).encode(),
+            text.replace('"turn_complete": true', '"turn_complete": 1e400').encode(),
+            text.replace('"turn_complete": true', '"turn_complete": 123456789012345678901234567890').encode(),
+            text.replace(ts, '"timestamp": "4"').encode(),  # the column's timestamp is read
+            text.replace(ts, '"timestamp": 1e20').encode(),
+            text.replace(ts, '"timestamp": 100000000000000000000').encode(),
+            text.replace(ts, '"timestamp": 18446744073709551615').encode(),
+            text.replace(ts, '"timestamp": 0.30000000000000004441').encode(),
+            (" " + text + "\n").encode(),
+            text.encode() + b"x",
+        ]
+    return out
 
 
 def _store(tmp_path: Path, rows: list[bytes]) -> Path:
@@ -152,8 +202,15 @@ def _events_rows() -> list[bytes]:
     rows: list[bytes] = []
     for base in EVENTS:
         for o in mutated(base, _places(base), VALUES):
-            rows.append(json.dumps(o).encode())
+            rows.append(_raw_values(json.dumps(o).encode()))
     return rows
+
+
+def _raw_values(row: bytes) -> bytes:
+    if b'"@' in row:
+        for mark, raw in RAW_VALUES.items():
+            row = row.replace(mark, raw)
+    return row
 
 
 def _compaction(end: float, prompt: int) -> bytes:
@@ -210,9 +267,14 @@ def test_every_field_mutation_reads_as_the_whole_parse(
     rows = _events_rows()
     rows += [_compaction(1000.0 + len(rows) // 2, 4000), _compaction(1000.0 + len(rows) // 3, 100)]
     db = _store(tmp_path, rows)
+    typed: list[int] = []
+    real = adk_heads._typed_head
+    monkeypatch.setattr(adk_heads, "_typed_head", lambda s: typed.append(1) or real(s))
     fast, whole = _both(db, monkeypatch)
     heads = sum(type(r._source).__name__ == "_RowLater" for r in fast.records)
     assert heads > len(rows) // 3, f"only {heads} of {len(rows)} events read from their head"
+    # Both ways taken: the strict decode's (`_typed_head`), and the ordinary one's for the rest.
+    assert len(rows) // 5 < len(typed) < heads, f"{len(typed)} of {heads} heads by the strict decode"
     assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
     assert context_json(analyze(fast)) == context_json(analyze(whole))
     fast, whole = _both(db, monkeypatch)  # every record's message and extra, read after the analysis
@@ -318,7 +380,7 @@ def _dump(tmp_path: Path, events: list[str]) -> Path:
 def test_a_big_dumps_events_read_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same for a dump's events (sliced from the dump), ties of timestamps reordered where a
     response comes before its call (`append_order`), events of calls and responses both among them."""
-    texts = [r.decode() for r in _events_rows()]
+    texts = [r.decode() for r in _events_rows() if _is_json(r)]  # (one orjson refuses fails the whole dump)
     texts += [c.decode() for c in _byte_cases() if _is_json(c)]  # (one that is not would fail the whole dump)
     both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
         {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
@@ -385,3 +447,56 @@ def test_holes_are_split_by_intervals_as_position_by_position() -> None:
         want = [i for i in positions if contains(v.removed, i) and not contains(v.rep, i)]  # type: ignore[attr-defined]
         got = AdkCheckpointView.split_unrepresented(v, positions)  # type: ignore[arg-type]
         assert got == (want, [i for i in positions if i not in want])
+
+
+def _deep_rows() -> list[bytes]:
+    """Values nested near orjson's limit (1024) and msgspec's (the recursion limit) in the places
+    the strict decode leaves raw (a delta's value) or types (a call's arguments, a flag)."""
+    text = json.dumps(EVENTS[5])  # (one the strict decode reads)
+    call = json.dumps(EVENTS[1])
+    out = []
+    for depth in (990, 1005, 1019, 1020, 1021, 1022, 1023, 1030):
+        deep = "[" * depth + "]" * depth
+        out.append(text.replace('"state_delta": {', f'"state_delta": {{"k": {deep}, ').encode())
+        out.append(call.replace('"args": {"a": 1}', f'"args": {{"a": {deep}}}').encode())
+        out.append(text.replace('"turn_complete": true', f'"turn_complete": {deep}').encode())
+    return out
+
+
+def test_no_head_where_orjson_refuses_the_row() -> None:
+    """The strict decode's guarantee, row by row: wherever orjson refuses a row (a number past a
+    double's range, invalid UTF-8, nesting past its limit), no head is taken, whatever the
+    recursion limit (msgspec's depth follows it, orjson's does not)."""
+    rows = _events_rows() + _byte_cases() + _deep_rows()
+    for limit in (sys.getrecursionlimit(), 5000):
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit)
+        try:
+            for row in rows:
+                try:
+                    orjson.loads(row)
+                except orjson.JSONDecodeError:
+                    assert adk_heads.head(row) is None, row[:200]
+        finally:
+            sys.setrecursionlimit(old)
+
+
+def test_the_strict_decodes_head_is_the_ordinary_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the strict decode takes a head, the ordinary decode (raw values, orjson's check) takes
+    the same one: every field of it, its stored timestamp of the same type."""
+    rows = _events_rows() + _byte_cases() + _deep_rows()
+    strict = [adk_heads.head(r) for r in rows]
+    heads = 0
+
+    def refuse(data: Any) -> Any:
+        raise msgspec.DecodeError("strict decode off")
+
+    monkeypatch.setattr(adk_heads, "_STRICT", refuse)
+    for row, h in zip(rows, strict, strict=True):
+        ordinary = adk_heads.head(row)
+        assert h == ordinary, row[:200]
+        if h is not None:
+            assert ordinary is not None and type(h.raw_ts) is type(ordinary.raw_ts)
+            assert list(h.fields) == list(ordinary.fields)
+            heads += 1
+    assert heads > len(rows) // 3

@@ -88,7 +88,128 @@ class _Event(msgspec.Struct):
 
 
 _DECODE = msgspec.json.Decoder(_Event).decode
+_DECODE_ERRORS = (msgspec.DecodeError, RecursionError)  # (a ValidationError is a DecodeError)
+
+# The strict decode, every row's first try: the fields above and every other key ADK writes,
+# each of one type and decoded (no key undeclared: `forbid_unknown_fields`; nothing skipped or
+# left raw but the values of the actions' deltas, which `_deltas_ok` checks). Where it decodes,
+# orjson reads the row too, as it would: msgspec checks each string's UTF-8 and escapes, each
+# number's syntax and range (an integer to 64 bits, where orjson would read a float past them),
+# and nests no deeper than these structs. Such a row need not be parsed a second time to prove
+# it, and its head is read from these typed values (`_typed_head`). Anything else (an unknown
+# key, a nested call argument, a value of another type, a compaction) takes the ordinary way
+# above. tests/test_adk_heads.py holds both ways equal to the whole parse. (Each struct's fields
+# in the order ADK writes them: msgspec matches a key against the next field first.)
+_Unset = msgspec.UnsetType
+_UNSET: Any = msgspec.UNSET
+_Scalars = dict[str, str | _I64 | float | bool | None]
+
+
+class _SCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | None = None
+    args: _Scalars | None = None
+    name: str | None = None
+
+
+class _SResponse(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | None = None
+    name: str | None = None
+    response: _Scalars | None = None
+
+
+class _SPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    text: str | None = None
+    thought: bool | None = None
+    thought_signature: str | None = None
+    function_call: _SCall | None = None
+    function_response: _SResponse | None = None
+
+
+class _SContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    parts: list[_SPart] | None = None
+    role: str | None = None
+
+
+class _SModality(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    modality: str | None = None
+    token_count: _I64 | None = None
+
+
+class _SUsage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    cache_tokens_details: list[_SModality] | None = None
+    cached_content_token_count: _I64 | None = None
+    candidates_token_count: _I64 | None = None
+    candidates_tokens_details: list[_SModality] | None = None
+    prompt_token_count: _I64 | None = None
+    prompt_tokens_details: list[_SModality] | None = None
+    thoughts_token_count: _I64 | None = None
+    tool_use_prompt_token_count: _I64 | None = None
+    tool_use_prompt_tokens_details: list[_SModality] | None = None
+    total_token_count: _I64 | None = None
+    traffic_type: str | None = None
+
+
+class _SActions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    skip_summarization: bool | None = None
+    state_delta: dict[str, msgspec.Raw] | None = None
+    artifact_delta: dict[str, msgspec.Raw] | None = None
+    transfer_to_agent: str | None = None
+    escalate: bool | None = None
+    requested_auth_configs: dict[str, msgspec.Raw] | None = None
+    requested_tool_confirmations: dict[str, msgspec.Raw] | None = None
+    compaction: None = None  # (a compaction is read whole)
+    end_of_agent: bool | _Unset | None = _UNSET
+    agent_state: _Scalars | _Unset | None = _UNSET
+
+
+class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    model_version: str | None = None
+    content: _SContent | None = None
+    partial: bool | None = None
+    turn_complete: bool | None = None
+    finish_reason: str | None = None
+    error_code: str | _I64 | _Unset | None = _UNSET
+    error_message: str | None = None
+    interrupted: bool | None = None
+    custom_metadata: _Scalars | None = None
+    usage_metadata: _SUsage | None = None
+    avg_logprobs: float | None = None
+    interaction_id: str | None = None
+    invocation_id: str | None = None
+    author: str | None = None
+    actions: _SActions | None = None
+    node_info: _Scalars | None = None
+    long_running_tool_ids: list[str] | _Unset | None = _UNSET
+    branch: str | None = None
+    id: str | None = None
+    timestamp: _I64 | float | None = None
+    isolation_scope: str | _Unset | None = _UNSET
+
+
+_STRICT = msgspec.json.Decoder(_SEvent).decode
 _BLANK: tuple[Any, ...] = (None, {}, [], "")
+_DEEP = 500  # brackets in a delta's value past which it is not judged here (orjson nests to 1024)
+
+
+def _delta_ok(raw: msgspec.Raw) -> bool:
+    """Does orjson read this raw value (a delta's: any JSON)?"""
+    b = bytes(raw)
+    if b.count(b"[") + b.count(b"{") > _DEEP:
+        return False
+    try:
+        orjson.loads(b)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _deltas_ok(a: _SActions | None) -> bool:
+    if a is None:
+        return True
+    for d in (a.state_delta, a.artifact_delta, a.requested_auth_configs, a.requested_tool_confirmations):
+        if d and not all(map(_delta_ok, d.values())):
+            return False
+    return True
 
 
 def _value(raw: msgspec.Raw) -> Any:
@@ -135,6 +256,12 @@ def head(data: Any) -> Head | None:
     if (type(data) is not bytes and type(data) is not memoryview) or len(data) > _LARGE:
         return None
     try:
+        s = _STRICT(data)
+    except _DECODE_ERRORS:
+        s = None
+    if s is not None and _deltas_ok(s.actions):
+        return _typed_head(s)
+    try:
         # The record reads these bytes whole again on demand: orjson must read them as the whole
         # parse does. msgspec does not check what it skips or leaves raw the way orjson does (a
         # number out of a double's range, a lone surrogate, invalid UTF-8): such a row is read
@@ -145,8 +272,12 @@ def head(data: Any) -> Head | None:
         return None
     try:
         h = _DECODE(data)
-    except (msgspec.DecodeError, RecursionError):  # (a ValidationError too: a field of another type)
+    except _DECODE_ERRORS:  # (a ValidationError too: a field of another type)
         return None
+    return _head_of(h, whole.get("timestamp") if type(whole) is dict else None)
+
+
+def _head_of(h: _Event, raw_ts: Any) -> Head | None:
     ts = h.timestamp
     actions = h.actions
     if ts is None or (
@@ -156,7 +287,6 @@ def head(data: Any) -> Head | None:
     fields = _fields(h)
     content = h.content
     parts = content.parts if content is not None else None
-    raw_ts = whole["timestamp"]  # (as stored: a dump's ties compare it)
     if not parts:
         return Head(h.id, float(ts), raw_ts, h.author, h.invocation_id, fields, False)
     return _message_head(h, float(ts), raw_ts, fields, content, parts)  # type: ignore[arg-type]
@@ -247,6 +377,84 @@ def _message_head(
         never = True
     return Head(
         h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
+        tuple(response_ids), never, any_call, any_response,
+    )  # fmt: skip
+
+
+def _typed_head(s: _SEvent) -> Head | None:
+    """`_head_of` for a strict decode: the same head, from typed values instead of raw ones."""
+    ts = s.timestamp
+    if ts is None:
+        return None
+    out: dict[str, Any] = {}  # (`_fields`, in its order)
+    if s.author is not None:
+        out["author"] = s.author
+    if s.branch is not None:
+        out["branch"] = s.branch
+    if s.isolation_scope:  # (a string: blank only when "")
+        out["isolation_scope"] = s.isolation_scope
+    if s.long_running_tool_ids:
+        out["long_running_tool_ids"] = s.long_running_tool_ids
+    if s.error_code is not _UNSET:
+        out["error_code"] = s.error_code
+    a = s.actions
+    if a is not None:
+        acts: dict[str, Any] = {}
+        if a.transfer_to_agent is not None:
+            acts["transfer_to_agent"] = a.transfer_to_agent
+        if a.agent_state is not _UNSET:
+            acts["agent_state"] = a.agent_state
+        if a.end_of_agent is not _UNSET:
+            acts["end_of_agent"] = a.end_of_agent
+        out["actions"] = acts
+    content = s.content
+    parts = content.parts if content is not None else None
+    if not parts:
+        return Head(s.id, float(ts), ts, s.author, s.invocation_id, out, False)
+    return _typed_message_head(s, float(ts), out, content, parts)  # type: ignore[arg-type]
+
+
+def _typed_message_head(
+    s: _SEvent, ts: float, fields: dict[str, Any], content: _SContent, parts: list[_SPart]
+) -> Head:
+    """`_message_head` from typed parts (a text is a string or null here)."""
+    call_ids: list[str] = []
+    response_ids: list[str] = []
+    result_id = None
+    calls = results = 0
+    never = visible = signed = any_call = any_response = False
+    for p in parts:
+        if not signed and p.thought_signature:
+            signed = True
+        fc, fr = p.function_call, p.function_response
+        any_call = any_call or fc is not None
+        any_response = any_response or fr is not None
+        if fc is not None:
+            calls += 1
+            if fc.id:
+                call_ids.append(fc.id)
+            never = never or fc.name in FRAMEWORK_CALLS
+            visible = True
+        elif fr is not None:
+            if not results:
+                result_id = fr.id
+            if fr.id:
+                response_ids.append(fr.id)
+            results += 1
+            never = never or fr.name in FRAMEWORK_CALLS
+            visible = True
+        elif p.text is not None:
+            if not visible and not p.thought:
+                visible = p.text != ""
+        else:
+            visible = True  # an `other` block
+    role, stop, _, source = role_and_stop(
+        str(s.author or ""), content.role, calls, results, fields.get("error_code"), s.finish_reason
+    )
+    if not visible and not signed:
+        never = True
+    return Head(
+        s.id, ts, s.timestamp, s.author, s.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
         tuple(response_ids), never, any_call, any_response,
     )  # fmt: skip
 
