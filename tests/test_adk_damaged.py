@@ -185,3 +185,28 @@ def test_a_schema_python_cannot_decode_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="could not be read"):
         load(str(db))
     _cli(db)
+
+
+@pytest.mark.parametrize("store", ["token_threshold.db", "tie_token.v1.db", "retention_zero.db"])
+def test_long_running_ids_that_are_not_strings_name_no_call(store: str, tmp_path: Path) -> None:
+    """`long_running_tool_ids` members that are not strings (a list, an object, a number, null) name
+    no call: the analysis reads the strings beside them, as if those were all (it raised
+    `TypeError: unhashable type: 'list'` in the next request's pass)."""
+    from inspector.analysis import analyze
+    from inspector.analysis.export import analyze_json, context_json
+
+    def with_ids(extra: list) -> bytes:
+        out = tmp_path / "session.db"  # (the same file each time: the outputs name it)
+        shutil.copyfile(need_shared(CORPUS / store), out)
+        with sqlite3.connect(out) as con:
+            for rowid, data in con.execute("SELECT rowid, event_data FROM events").fetchall():
+                o = json.loads(data)
+                o["long_running_tool_ids"] = ["lr-none", *extra]
+                con.execute("UPDATE events SET event_data = ? WHERE rowid = ?", (json.dumps(o), rowid))
+        rep = analyze(load(str(out)))
+        rep.ensure_tokens()
+        assert _cli(out).returncode in (0, 1)
+        return json.dumps([analyze_json(rep), context_json(rep)], sort_keys=True).encode()
+
+    plain = with_ids([])
+    assert with_ids([["c1"], {"a": 1}, 3, None, True]) == plain

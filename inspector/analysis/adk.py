@@ -178,9 +178,10 @@ def _author(rec: Record) -> str:
     return str(_obj(rec).get("author") or "")
 
 
-def _long_running(rec: Record) -> set[str]:
-    v = _obj(rec).get("long_running_tool_ids")
-    return set(v) if isinstance(v, list) else set()
+def _ids_in(v: Any) -> set[str]:
+    """An event's long-running call ids: its list's strings (an id is a string; another member,
+    a list say, names no call, as `simulate` and `incremental` read it)."""
+    return {x for x in v if isinstance(x, str)} if isinstance(v, list) else set()
 
 
 def _calls(rec: Record) -> list[str]:
@@ -405,7 +406,7 @@ def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[Co
     long_running: set[str] = set()
     for r, summ, _conv, _, _ in rows:
         if not summ and isinstance(v := heads[r.seq].get("long_running_tool_ids"), list):
-            long_running.update(v)  # (`_long_running`, from `heads`)
+            long_running |= _ids_in(v)
     ctx: list[ContextItem] = []
     for r, summ, conv, calls, resps in rows:
         if summ:
