@@ -132,6 +132,7 @@ def _same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _ledger(path)
     with monkeypatch.context() as m:
         m.setattr(nextclaw, "_TRY_FAST", False)
+        m.setattr(nextclaw, "_LAZY", False)  # (every event applied as it comes: `_Segment` below)
         slow = _ledger(path)
     assert fast == slow, path.read_text()[:3000]
 
@@ -154,3 +155,189 @@ def test_every_mutation_of_an_event_loads_as_the_check_path_loads_it(tmp_path: P
     for i, o in enumerate(random.Random(SEED + k).sample(muts, min(30, len(muts)))):
         after = [_line(t, p, seq=k + 2 + j) for j, (t, p) in enumerate(EVENTS[k + 1 :])]
         _same_both_ways(_journal(tmp_path / f"one-{i}.jsonl", [*before, o, *after]), monkeypatch)
+
+
+# ---------------------------------------------------------------------------------------- segments
+# `nextclaw._Segment`: the events of a freshly bootstrapped streaming message are kept, not applied,
+# and dropped when its whole copy (message.completed) comes next, only what outlives them applied;
+# any other event replays them first. Held against replaying every event as it comes (`_LAZY` off):
+# the records, their messages, the diagnostics and every map the replay keeps for later events.
+
+A1_PARTS = [
+    {"type": "reasoning", "text": "why"},
+    {"type": "text", "text": "Reading. "},
+    {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "call", "args": "{}"},
+    {"type": "tool-invocation", "toolCallId": "c2", "toolName": "cat", "state": "call", "args": "{}"},
+]
+SEGMENT: list[tuple[str, dict[str, Any]]] = [
+    ("message.sent", {"message": message("u1", "user", "hi", ts(0, 1))}),
+    ("run.started", {"runId": "r1", "messageId": "a1"}),
+    ("message.reasoning-start", {"messageId": "a1"}),
+    ("message.reasoning-delta", {"messageId": "a1", "delta": "why"}),
+    ("message.text-start", {"messageId": "a1"}),
+    ("message.text-delta", {"messageId": "a1", "delta": "Reading. "}),
+    ("message.text-end", {"messageId": "a1"}),
+    ("message.tool-call-start", {"messageId": "a1", "toolCallId": "c1", "toolName": "ls"}),
+    ("message.tool-call-args-delta", {"messageId": "a1", "toolCallId": "c1", "delta": "{"}),
+    ("message.tool-call-args-delta", {"toolCallId": "c1", "delta": "}"}),
+    ("message.tool-call-args", {"toolCallId": "c1", "args": "{}"}),
+    ("message.tool-call-end", {"toolCallId": "c1"}),
+    ("message.tool-execution-started", {"messageId": "a1", "toolCallId": "c1"}),
+    ("message.tool-call-result", {"toolCallId": "c1", "content": {"out": [1, 2]}, "final": False}),
+    ("message.tool-call-result", {"toolCallId": "c1", "content": "done"}),
+    ("message.tool-call-start", {"messageId": "a1", "toolCallId": "c2", "toolName": "cat"}),
+    ("message.completed", {"message": message("a1", "assistant", None, ts(0, 4), parts=copy.deepcopy(A1_PARTS), status="pending")}),
+    ("message.tool-call-result", {"toolCallId": "c2", "content": "late"}),
+    ("message.text-delta", {"messageId": "a2", "delta": "next"}),
+    ("message.tool-call-start", {"messageId": "a2", "toolCallId": "c1", "toolName": "ls"}),
+    ("message.tool-call-args", {"toolCallId": "c1", "args": "{\"a\": 1}"}),
+    ("run.finished", {"runId": "r1", "endedAt": ts(0, 8)}),
+    ("message.text-delta", {"messageId": "a1", "delta": "again"}),
+    ("message.tool-call-start", {"messageId": "a3", "toolCallId": "c3", "toolName": "ls"}),
+    ("message.tool-call-result", {"toolCallId": "c3", "content": "x"}),
+]  # fmt: skip
+TYPES = sorted({t for t, _ in [*EVENTS, *SEGMENT]} | {"message.reasoning-end", "session.request.accepted"})
+
+
+def _replay_state(text: str) -> tuple[Any, ...]:
+    """What the replay leaves: the messages (with their lines), the records and diagnostics built
+    from them, and the bookkeeping a later event would read."""
+    data = text.encode()
+    rp = nextclaw._Replay()
+    reader = nextclaw._Reader("x.jsonl", [], rp)
+    reader.read(nextclaw._lines(data), None)
+    reader.finish()
+    msgs = rp.result()
+    assert rp.seg is None
+    state = (
+        orjson.dumps([(m.id, m.line, m.obj) for m in msgs], default=repr),
+        _records(data),
+        [(d.line, d.problem, d.message) for d in reader.diags],
+        sorted(rp.known), sorted(rp.terminal), list(rp.call_message.items()),
+        [(c, a if a is not nextclaw._ABORTED else "ABORTED") for c, a in rp.call_args.items()],
+        orjson.dumps(list(rp.results.items()), default=repr), rp.active_run, rp.settled_run,
+        sorted(rp.pending_compactions), list(rp.ended_compactions.items()),
+    )  # fmt: skip
+    return state
+
+
+def _records(data: bytes) -> Any:
+    try:
+        led = nextclaw.build(data, "x.jsonl", None)
+    except nextclaw.LoadError as e:
+        return str(e)
+    return [(r.id, r.line, r.kind, r.type, repr(r.message), repr(r.checkpoint)) for r in led.records]
+
+
+def _lazy_equals_eager(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """Every journal replays the same with segments kept as applying every event; returns how many
+    segments were dropped (their message written whole) and how many journals there were."""
+    counts = [0]
+    collapse = nextclaw._Replay._collapse
+
+    def counted_collapse(self: Any, seg: Any) -> None:
+        counts[0] += 1
+        collapse(self, seg)
+
+    with monkeypatch.context() as m:
+        m.setattr(nextclaw._Replay, "_collapse", counted_collapse)
+        lazy = [_replay_state(t) for t in texts]
+    with monkeypatch.context() as m:
+        m.setattr(nextclaw, "_LAZY", False)
+        eager = [_replay_state(t) for t in texts]
+    differ = [t for t, a, b in zip(texts, lazy, eager, strict=True) if a != b]
+    assert not differ, differ[0]
+    return counts[0], len(texts)
+
+
+def _journal_text(lines: list[dict[str, Any]]) -> str:
+    meta = {"_type": "metadata", "version": 1, "created_at": ts(0), "agent_id": "main", "metadata": {}}
+    return "\n".join(json.dumps(o) for o in [meta, *lines]) + "\n"
+
+
+def test_a_kept_segment_replays_as_every_event_applied_on_mutated_journals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEGMENT (a message streamed, then written whole; a late result; a second streamed message
+    reusing a call; a terminal one; a third one never written whole) with one line changed at a
+    time: each payload field (and the message's id, role and status) set to every JSON type,
+    removed, or beside an unknown key, and each line's type swapped for every other type."""
+    base = [_line(t, p, seq=i + 1) for i, (t, p) in enumerate(SEGMENT)]
+    texts = [_journal_text(base)]
+    for i, line in enumerate(base):
+        payload = line["event"]["payload"]
+        places: list[tuple[tuple[Any, ...], str]] = [(("event", "payload"), k) for k in [*payload, "messageId", "toolCallId", "message", "final", "content", "unknown_key"]]
+        if "message" in payload:
+            places += [(("event", "payload", "message"), k) for k in ("id", "role", "status")]
+        for o in mutated(line, list(dict.fromkeys(places)), VALUES):
+            texts.append(_journal_text([*base[:i], o, *base[i + 1 :]]))
+        for t in TYPES:
+            o = copy.deepcopy(line)
+            o["event"]["type"] = t
+            texts.append(_journal_text([*base[:i], o, *base[i + 1 :]]))
+    dropped, n = _lazy_equals_eager(texts, monkeypatch)
+    assert n > 5000 and dropped > n // 2
+
+
+def _segment_journal(rng: random.Random) -> str:
+    """Streamed messages, most written whole at the end, with now and then an event of another
+    message, call or run among them, ids padded or missing, calls reused, results not final."""
+    from tests.nextclaw_store import Journal
+
+    mids = ["a1", "a2", "a3", " a2 ", "tool-c1", "u1"]
+    calls = ["c1", "c2", "c3", "c4"]
+    j = Journal()
+    for b in range(rng.randrange(1, 8)):
+        mid = f"m{b}" if rng.random() < 0.6 else rng.choice(mids)  # (mostly a message not met yet)
+        at = ts(b, rng.randrange(0, 3))
+        if rng.random() < 0.5:
+            j.event("run.started", at, runId=rng.choice(["r1", "r2"]), messageId=mid)
+        used: list[str] = []
+        for _ in range(rng.randrange(0, 10)):
+            m = {"messageId": rng.choice([*mids, "", "  "])} if rng.random() < 0.05 else {"messageId": mid}
+            if rng.random() < 0.05:
+                m = {}
+            call = rng.choice(used) if used and rng.random() < 0.85 else rng.choice(calls)
+            k = rng.randrange(11) if rng.random() > 0.06 else rng.randrange(11, 13)
+            if k < 4:
+                kind = rng.choice(["text-start", "text-delta", "reasoning-start", "reasoning-delta", "text-end", "reasoning-end"])
+                j.event(f"message.{kind}", at, **m, **({"delta": rng.choice(["x", "", "yz"])} if "delta" in kind else {}))
+            elif k < 6:
+                used.append(call)
+                j.event("message.tool-call-start", at, **m, toolCallId=call, toolName=rng.choice(["bash", "read"]))
+            elif k == 6:
+                j.event("message.tool-call-args-delta", at, **rng.choice([m, m, {}, {"messageId": " "}]), toolCallId=call, delta='{"a"')
+            elif k == 7:
+                j.event("message.tool-call-args", at, toolCallId=call, args=rng.choice(["{}", "{}", None]))
+            elif k == 8:
+                j.event("message.tool-call-end", at, toolCallId=call)
+            elif k == 9:
+                fin = rng.choice([{}, {}, {"final": False}, {"final": None}, {"final": True}])
+                j.event("message.tool-call-result", at, toolCallId=call, content=rng.choice(["out", {"o": 1}, None]), **fin)
+            elif k == 10:
+                j.event("message.tool-execution-started", at, **m, toolCallId=call)
+            elif k == 11:
+                j.sent(message(rng.choice(["u1", "u2", mid.strip() or "u3"]), "user", "hi", at))
+            else:
+                j.event(rng.choice(["message.abort", "message.failed", "run.error", "run.finished"]), at, **m,
+                        runId=rng.choice(["r1", "r2"]), **({"interrupted": True} if rng.random() < 0.3 else {}))  # fmt: skip
+        end = rng.choice(["whole", "whole", "whole", "other", "finished", "none"])
+        if end in ("whole", "other"):
+            parts = [{"type": "text", "text": "done"}] + [
+                {"type": "tool-invocation", "toolCallId": c, "toolName": "t", "state": "call", "args": "{}"}
+                for c in dict.fromkeys([*used, rng.choice(calls)]) if rng.random() < 0.8
+            ]  # fmt: skip
+            wid = mid.strip() if end == "whole" else rng.choice(mids).strip()
+            j.completed(message(wid or "a1", "assistant", None, at, parts=parts, status=rng.choice(["final", "pending", "error", "streaming"])))
+        elif end == "finished":
+            j.event("run.finished", at, runId=rng.choice(["r1", "r2"]))
+    return j.text()
+
+
+def test_a_kept_segment_replays_as_every_event_applied_on_random_journals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 journals of streamed messages (`_segment_journal`) and 2,000 of any NCP events
+    (tests/test_nextclaw.py's `_random_journal`)."""
+    from tests.test_nextclaw import _random_journal
+
+    rng = random.Random(SEED)
+    texts = [_segment_journal(rng) for _ in range(3000)] + [_random_journal(rng) for _ in range(2000)]
+    dropped, _ = _lazy_equals_eager(texts, monkeypatch)
+    assert dropped > 1000

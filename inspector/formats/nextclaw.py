@@ -555,6 +555,27 @@ class _Msg:
         return p if isinstance(p, list) else []
 
 
+class _Segment:
+    """The events of one streamed assistant message, kept instead of applied (`_Replay.event`).
+
+    NextClaw streams an assistant message as text, reasoning and tool-call events, then writes it
+    whole (`message.completed`), and the whole copy replaces the streamed one (`message.sent`
+    upserts, T/agent-conversation-state.manager.ts:523-537; replay-event :133-162). While the events
+    of a freshly bootstrapped streaming message come, they only build that message's parts and the
+    bookkeeping of its calls; when its whole copy comes next, the streamed copy is dropped unseen,
+    so only what outlives it is applied: its calls' owner and arguments, and its final tool results,
+    which the whole copy takes (`_merge_results`, replay-event :171-198). Any other event first
+    replays the kept ones as they came (tests/test_nextclaw_heads.py holds both equal)."""
+
+    __slots__ = ("calls", "events", "finals", "mid")
+
+    def __init__(self, mid: str) -> None:
+        self.mid = mid
+        self.events: list[tuple[_Event, str, _Payload, int, str]] = []
+        self.calls: dict[str, Any] = {}  # its calls' arguments as the replay holds them (call_args)
+        self.finals: dict[str, Any] = {}  # its final tool results (results)
+
+
 @dataclass
 class _Replay:
     """The toolkit's DefaultNcpAgentConversationStateManager and the replay's bookkeeping."""
@@ -574,6 +595,8 @@ class _Replay:
     # id, and an upper bound of their times (a message is put after every one later than it).
     held: dict[str, int] = field(default_factory=dict)
     latest: float = float("-inf")
+    # The streamed message whose events are kept, not applied yet (`_Segment`).
+    seg: _Segment | None = None
 
     # ------------------------------------------------------------------ messages
     def _index(self, mid: str) -> int:
@@ -750,7 +773,94 @@ class _Replay:
 
     # ------------------------------------------------------------------ one event
     def event(self, ev: _Event, t: str, p: _Payload, line: int, ts: str) -> None:
-        """One event of type `t` and payload `p` (`_NO_PAYLOAD` when it has none), written at `line`."""
+        """One event of type `t` and payload `p` (`_NO_PAYLOAD` when it has none), written at `line`:
+        kept while it goes on streaming the message of the open segment, else applied (`_Segment`)."""
+        seg = self.seg
+        if seg is not None:
+            if p.message is None and self._continues(seg, t, p):
+                seg.events.append((ev, t, p, line, ts))
+                return
+            self.seg = None
+            message = p.message
+            if t in _MESSAGE_EVENTS and message is not None and str(message.get("id")) == seg.mid:
+                self._collapse(seg)
+            else:
+                for e in seg.events:
+                    self._apply(*e)
+        elif self.streaming is None and p.message is None and t in _OPENS and _LAZY:
+            seg = self._opens(t, p)
+            if seg is not None:
+                seg.events.append((ev, t, p, line, ts))
+                self.seg = seg
+                return
+        self._apply(ev, t, p, line, ts)
+
+    def _opens(self, t: str, p: _Payload) -> _Segment | None:
+        """A segment for the message this event would bootstrap as the streaming one: an id not met
+        (so neither known, terminal nor in the timeline), and for a call's start a call not aborted."""
+        mid = p.messageId
+        if mid is None:
+            return None
+        mid = mid.strip()
+        if not mid or mid in self.known or mid in self.terminal or mid in self.held:
+            return None
+        seg = _Segment(mid)
+        if t == "message.tool-call-start":
+            call = p.toolCallId
+            if call is None or self.call_args.get(call) is _ABORTED:
+                return None
+            seg.calls[call] = ""
+        return seg
+
+    def _continues(self, seg: _Segment, t: str, p: _Payload) -> bool:
+        """Does this event (without a message) only stream the segment's message, as `_apply` would
+        replay it? Then what it leaves beside that message is noted in `seg`."""
+        mid = p.messageId
+        if t in _SEG_TEXT:
+            return mid is not None and mid.strip() == seg.mid
+        call = p.toolCallId
+        if call is None:
+            return False
+        calls = seg.calls
+        if t == "message.tool-call-start":
+            if mid is None or mid.strip() != seg.mid or (call not in calls and self.call_args.get(call) is _ABORTED):
+                return False
+            calls[call] = ""
+            return True
+        if call not in calls:  # (a call of another message, or none)
+            return False
+        if t == "message.tool-call-args":
+            calls[call] = p.args
+        elif t == "message.tool-call-result":
+            if p.final is not False:
+                seg.finals[call] = p.content
+        elif t in ("message.tool-call-args-delta", "message.tool-execution-started"):
+            if mid is not None and mid.strip() not in ("", seg.mid):
+                return False
+            if t == "message.tool-call-args-delta":
+                calls[call] = f"{calls[call] or ''}{p.delta or ''}"
+        elif t != "message.tool-call-end":
+            return False
+        return True
+
+    def _collapse(self, seg: _Segment) -> None:
+        """The segment's message is written whole now: what its events leave beside it (its id is
+        known: the message event adds it)."""
+        mid = seg.mid
+        for c, args in seg.calls.items():
+            self.call_message[c] = mid
+            self.call_args[c] = args
+        self.results.update(seg.finals)
+
+    def _flush(self) -> None:
+        """Apply the kept events of an open segment."""
+        seg, self.seg = self.seg, None
+        if seg is not None:
+            for e in seg.events:
+                self._apply(*e)
+
+    def _apply(self, ev: _Event, t: str, p: _Payload, line: int, ts: str) -> None:
+        """One event as the replay's rules apply it."""
         message: dict[str, Any] | None = p.message  # (a dict or None: `_line_head` checked it)
         if t in _MESSAGE_EVENTS:
             if message is None:
@@ -881,6 +991,7 @@ class _Replay:
         self.pending_compactions.clear()
 
     def result(self) -> list[_Msg]:
+        self._flush()
         msgs = list(self.messages)
         if self.streaming is not None:
             t = self.streaming.t
@@ -910,6 +1021,12 @@ class _Replay:
 _MESSAGE_EVENTS = frozenset({"message.sent", "message.completed", _SNAPSHOT})
 _ENDING = frozenset({"message.abort", "run.error", "run.finished"})  # (what settles a pending compaction)
 _TEXT_EVENTS = frozenset({"message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta"})
+# What may open a segment (an event that bootstraps its message as the streaming one) and the text
+# events that go on streaming it (`_Segment`).
+_OPENS = _TEXT_EVENTS | {"message.tool-call-start"}
+_SEG_TEXT = _TEXT_EVENTS | {"message.text-end", "message.reasoning-end"}
+# Whether segments are kept (the tests turn it off, to hold them against replaying every event).
+_LAZY = True
 
 
 def _invocation(call: str, name: Any, state: str, args: Any = _ABORTED, result: Any = _ABORTED) -> dict[str, Any]:
@@ -978,9 +1095,9 @@ def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
     return cp if isinstance(cp, dict) else None
 
 
-def _compressed(message: dict[str, Any]) -> dict[str, Any] | None:
-    """readCompressedContextCompactionCheckpoint: version 1, status compressed, a string summary."""
-    cp = _timeline_checkpoint(message)
+def _compressed_checkpoint(cp: dict[str, Any] | None) -> dict[str, Any] | None:
+    """readCompressedContextCompactionCheckpoint of a timeline message whose checkpoint
+    (`_timeline_checkpoint`) is this: version 1, status compressed, a string summary."""
     if (
         cp is not None
         and cp.get("version") == 1
@@ -1035,7 +1152,7 @@ class _Reader:
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         name, diags = self.name, self.diags
-        loads, convert, minutes, fast = orjson.loads, _CONVERT, _MINUTES, _TRY_FAST
+        loads, convert, minutes, fast, replay = orjson.loads, _CONVERT, _MINUTES, _TRY_FAST, self.replay.event
         last_ts = ""
         for n, raw in enumerate(lines, start=1):
             if upto is not None and n > upto:
@@ -1089,7 +1206,13 @@ class _Reader:
                     )
                     continue
                 p = ev.payload
-                self._event(n, ev, t, _NO_PAYLOAD if p is None else p, ts)
+                if p is None:
+                    p = _NO_PAYLOAD
+                if self.held is None and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
+                    self.events += 1
+                    replay(ev, t, p, n, ts)
+                else:
+                    self._event(n, ev, t, p, ts)
             else:
                 self._other(n, o, h)
 
@@ -1394,8 +1517,12 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
 def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
     source = _Source()
     for m in msgs:
-        cp = _compressed(m.obj)
+        tl = _timeline_checkpoint(m.obj)
         seq = len(led.records)
+        if tl is None:  # (most messages: no compaction to tell of)
+            led.records.extend(_message_records(m, seq, source))
+            continue
+        cp = _compressed_checkpoint(tl)
         if cp is not None:
             led.records.append(
                 Record(
@@ -1410,19 +1537,17 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
                 )
             )
             continue
-        tl = _timeline_checkpoint(m.obj)
-        if tl is not None:
-            led.diagnostics.append(
-                Diagnostic(
-                    m.line,
-                    "compaction_report",
-                    f"{led.path}: line {m.line}: context compaction {tl.get('id', '?')!r} ended {tl.get('status', '?')!r}: "
-                    "nothing was compacted (the previous checkpoint stays), and NextClaw sends its timeline text "
-                    f"{_text(m.parts)!r} to the model as a system message",
-                    severity="warning" if tl.get("status") in ("failed", "cancelled") else "info",
-                    seqs=[seq],
-                )
+        led.diagnostics.append(
+            Diagnostic(
+                m.line,
+                "compaction_report",
+                f"{led.path}: line {m.line}: context compaction {tl.get('id', '?')!r} ended {tl.get('status', '?')!r}: "
+                "nothing was compacted (the previous checkpoint stays), and NextClaw sends its timeline text "
+                f"{_text(m.parts)!r} to the model as a system message",
+                severity="warning" if tl.get("status") in ("failed", "cancelled") else "info",
+                seqs=[seq],
             )
+        )
         led.records.extend(_message_records(m, seq, source))
     return source
 
@@ -1489,7 +1614,8 @@ class _Regular:
         regular = [r for r in led.records if r.kind == "message"]
         # (a message record's timestamp is its NCP message's: the time the replay read once)
         entries = source.entries
-        return cls(regular, [_owner(r) for r in regular], [entries[r.seq][0].t for r in regular])
+        owners = [r.id.split("#", 1)[0] if r.type == "tool_result" and r.id else r.id for r in regular]  # (`_owner`)
+        return cls(regular, owners, [entries[r.seq][0].t for r in regular])
 
 
 def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
