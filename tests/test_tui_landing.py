@@ -154,10 +154,10 @@ async def test_the_minimaps_colours_at_the_landing_are_computed_by_the_worker(mo
     on_main: list[int] = []
     cells = minimap_mod.coverage_cells
 
-    def watched(ledger: Any, report: Any, width: int) -> Any:
+    def watched(ledger: Any, report: Any, width: int, kinds: Any = None) -> Any:
         if report is not None:
             on_main.append(width)
-        return cells(ledger, report, width)
+        return cells(ledger, report, width, kinds)
 
     monkeypatch.setattr(minimap_mod, "coverage_cells", watched)  # what the widget itself would call
     app = create_app([str(ADR)])
@@ -189,10 +189,10 @@ async def test_the_header_and_the_message_count_are_computed_off_the_main_thread
     monkeypatch.setattr(session_mod, "header_line", watched)
     counted = session_mod.SessionScreen._counted
 
-    def count_watched(ledger: Any) -> Any:
+    def count_watched(ledger: Any, kinds: Any = None) -> Any:
         if threading.current_thread() is main and len(ledger.records) > 10:
             made_on_main.append("count")
-        return counted(ledger)
+        return counted(ledger, kinds)
 
     monkeypatch.setattr(session_mod.SessionScreen, "_counted", staticmethod(count_watched))
     app = create_app([str(ADR)])

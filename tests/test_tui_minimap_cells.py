@@ -12,7 +12,7 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.formats import LoadError, load
 from inspector.ledger.model import Ledger
-from inspector.tui.minimap import PRIORITY, Cell, coverage_cells
+from inspector.tui.minimap import PRIORITY, Cell, coverage_cells, record_kinds
 from tests.conftest import SAMPLES, need_shared
 
 SHARED = need_shared(Path(__file__).resolve().parents[2] / "shared")
@@ -63,6 +63,18 @@ def test_the_cells_are_the_loops_over_every_record(path: Path) -> None:
         pytest.skip("not a session")
     report = analyze(led)
     n = len(led.records)
+    kinds = record_kinds(led)  # (as the loading worker reads them once for the view)
     for width in sorted({1, 2, 3, 7, 40, 160, max(1, n - 1), n, n + 5}):
         assert coverage_cells(led, None, width) == _loop_cells(led, None, width)
         assert coverage_cells(led, report, width) == _loop_cells(led, report, width)
+        assert coverage_cells(led, None, width, kinds) == _loop_cells(led, None, width)
+        assert coverage_cells(led, report, width, kinds) == _loop_cells(led, report, width)
+
+
+def test_kinds_of_another_length_are_read_again() -> None:
+    """Kinds read before the ledger grew (a follow read) are not used: the cells are the ledger's.
+    Kinds of its length are (they are the loading worker's, read once for the view)."""
+    led = load(str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"))
+    n = len(led.records)
+    assert coverage_cells(led, None, 40, ["checkpoint"] * (n - 1)) == _loop_cells(led, None, 40)
+    assert coverage_cells(led, None, 40, ["checkpoint"] * n) != _loop_cells(led, None, 40)

@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,6 +138,28 @@ async def test_toggle_inactive_branches(tmp_path: Path) -> None:
         assert tl.rows == [1, 2, 3]
 
 
+async def test_a_landing_keeps_the_rows_only_when_they_are_every_record(tmp_path: Path) -> None:
+    """The analysis landing on the ledger shown keeps the timeline's rows when inactive branches
+    are shown (every record, whatever the report); with them hidden the rows are the report's."""
+    app = create_app([str(_branching(tmp_path))])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _ready(app, pilot)
+        tl = app.screen.query_one(Timeline)
+        report = app.screen.report
+        rows = tl.rows
+        tl.set_report(report)
+        assert tl.rows is rows and rows == [1, 2, 3]
+        await pilot.press("i")
+        tl.set_report(None)  # (before an analysis: every record)
+        assert tl.rows == [1, 2, 3]
+        tl.set_report(report)
+        assert tl.rows == [1, 3]
+        await pilot.press("i")
+        tl.rows = [1, 2]  # (rows of fewer records: as if the ledger grew in place)
+        tl.set_report(report)
+        assert tl.rows == [1, 2, 3]
+
+
 async def test_big_file_shows_a_preview_then_the_full_index(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session_mod, "PREVIEW_ABOVE_BYTES", 1000)
     monkeypatch.setattr(session_mod, "PREVIEW_LINES", 20)
@@ -154,6 +177,26 @@ async def test_big_file_shows_a_preview_then_the_full_index(monkeypatch: pytest.
         assert seen == [(20, True), (229, False)]
         assert len(app.screen.query_one(Timeline).rows) == 228
         assert app.screen.first_paint is not None
+
+
+async def test_the_full_index_is_read_once_the_preview_is_painted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole file is read after the preview's first paint, not beside the main thread's mount
+    and paint of the view (the two threads took turns at the GIL)."""
+    monkeypatch.setattr(session_mod, "PREVIEW_ABOVE_BYTES", 1000)
+    monkeypatch.setattr(session_mod, "PREVIEW_LINES", 20)
+    painted_then: list[bool] = []
+    original = session_mod.load
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("upto_line") is None:
+            painted_then.append(app.screen.first_paint is not None)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "load", spy)
+    app = create_app([str(ADR)])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _ready(app, pilot)
+        assert painted_then == [True]
 
 
 async def test_unreadable_file_says_why(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from functools import lru_cache
-from itertools import islice
 from operator import attrgetter
 
 from rich.segment import Segment
@@ -34,9 +33,10 @@ class Minimap(Widget):
             super().__init__()
             self.seq = seq
 
-    def __init__(self, ledger: Ledger, *, id: str | None = None) -> None:
+    def __init__(self, ledger: Ledger, *, kinds: list[str] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.ledger = ledger
+        self.kinds = kinds  # record_kinds(ledger), when known
         self.report: Report | None = None
         self.cursor_seq: int | None = None
         self._cells: list[tuple[str, bool, int]] | None = None  # (state, has checkpoint, first seq)
@@ -44,8 +44,10 @@ class Minimap(Widget):
         self._strips: tuple[tuple[int, int], tuple[Strip, Strip]] | None = None  # ((width, cursor cell), lines)
         self._seq_starts: tuple[list[Cell] | None, list[int]] | None = None
 
-    def set_ledger(self, ledger: Ledger) -> None:
+    def set_ledger(self, ledger: Ledger, kinds: list[str] | None = None) -> None:
+        """`kinds`: `record_kinds(ledger)`, when the caller has them."""
         self.ledger = ledger
+        self.kinds = kinds
         self.report = None
         self._cells = None
         self._strips = None
@@ -65,7 +67,7 @@ class Minimap(Widget):
         self.refresh()
 
     def _compute(self, width: int) -> list[tuple[str, bool, int]]:
-        return coverage_cells(self.ledger, self.report, width)
+        return coverage_cells(self.ledger, self.report, width, self.kinds)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -114,35 +116,44 @@ class Minimap(Widget):
             self.post_message(self.Jump(seq))
 
 
-def coverage_cells(ledger: Ledger, report: Report | None, width: int) -> list[Cell]:
+def record_kinds(ledger: Ledger) -> list[str]:
+    """Every record's kind, in file order: read once per ledger by the loading worker, and shared
+    by the status line's count of messages and the minimap's cells, pending and after the analysis
+    (each was a pass of its own over a 500 MB rollout's 1.3 million records; issue 15.3)."""
+    return list(map(_KIND, ledger.records))
+
+
+def coverage_cells(ledger: Ledger, report: Report | None, width: int, kinds: list[str] | None = None) -> list[Cell]:
     """The minimap's cells at `width`: (state, has a checkpoint, first seq) each; a cell is the
     records `i * width // n == c` and keeps the most alarming state of its messages ("inactive"
     when none has a better one). Each cell's slice of the records' kinds and states is read in C
     (`in`, `set`): the analysis sets a state on messages only, so a cell's states are its
     messages'. A 500 MB rollout's 1.3 million records cost a third of a second as a Python loop
-    (in the analysis worker at the landing, and in the main thread's paint before it)."""
+    (in the analysis worker at the landing, and in the main thread's paint before it). `kinds`:
+    `record_kinds(ledger)` when known (read again when it is not that ledger's length)."""
     records = ledger.records
     start = 1 if records and records[0].kind == "header" else 0
     n = len(records) - start
     if n <= 0 or width <= 0:
         return []
     width = min(width, n)
-    kinds = list(map(_KIND, islice(records, start, None)))
+    if kinds is None or len(kinds) != len(records):
+        kinds = record_kinds(ledger)
     states = report.states if report is not None else None
     rank = {s: i for i, s in enumerate(PRIORITY)}
     out: list[Cell] = []
-    lo = 0
+    lo = start
     for c in range(width):
-        hi = -(-(c + 1) * n // width)  # the first i of the next cell (ceil)
+        hi = start - (-(c + 1) * n // width)  # the first seq of the next cell (ceil)
         ks = kinds[lo:hi]
         if states is None:
             state = "pending" if "message" in ks else "inactive"
         else:
-            present = set(states[start + lo : start + hi])
+            present = set(states[lo:hi])
             present.discard(None)
             best = min((rank.get(st, len(PRIORITY)) for st in present), default=len(PRIORITY))
             state = PRIORITY[best] if best < rank["inactive"] else "inactive"
-        out.append((state, "checkpoint" in ks, start + lo))
+        out.append((state, "checkpoint" in ks, lo))
         lo = hi
     return out
 

@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import orjson
@@ -55,7 +54,7 @@ from inspector.tui.findings_list import FindingsList
 from inspector.tui.fingerprint import LateFingerprint
 from inspector.tui.footer import SteadyFooter
 from inspector.tui.help import key_label
-from inspector.tui.minimap import Cell, Minimap, coverage_cells
+from inspector.tui.minimap import Cell, Minimap, coverage_cells, record_kinds
 from inspector.tui.model import (
     STATE_COLORS,
     finding_phrase,
@@ -131,6 +130,7 @@ WATCH_QUIET_MS = 50
 ANALYSING = "[dim]analysing…[/]\n"
 PREVIEW_ABOVE_BYTES = 8 << 20  # files bigger than this show a preview while they are indexed
 PREVIEW_LINES = 400
+FIRST_PAINT_WAIT_S = 1.0  # the full index's read waits at most this long for the preview's first paint
 TOKEN_CHUNK = 500  # items of the next request the worker counts between two looks at the cursor
 STEP_ASIDE_S = 0.3  # the worker's count waits until the cursor has not moved for this long
 
@@ -195,7 +195,6 @@ def keep_out_of_collector() -> None:
     gc.freeze()
 
 
-_KIND = attrgetter("kind")
 REPLACED = "the file shrank or was replaced"  # why a follow read starts from the top (else: it grew)
 
 
@@ -333,6 +332,7 @@ class SessionScreen(Screen[None]):
         # the time they waited, not only the analysis's share of it.
         self.started = started if started is not None else time.perf_counter()
         self.first_paint: float | None = None
+        self._first_painted = threading.Event()  # set with `first_paint`: the full index's read waits for it
         self.ready_seconds: float | None = None  # from `started` until the analysis was on screen (the header's "ready in")
         self.index_seconds = 0.0
         self._finding_index = -1
@@ -349,13 +349,15 @@ class SessionScreen(Screen[None]):
         self._follow_again = False  # the file changed while it was read: look again once it lands
         self._follower: Follower | None = None  # reads only what the file gained (live.incremental)
         self._disk_problem: tuple[str, str] | None = None  # deleted | unreadable, and why
-        self._seen: SessionState | None = None  # the findings of the last read, in `inspector watch`'s terms
+        self._seen_state: SessionState | None = None  # (see _seen)
+        self._seen_report: Report | None = None
         self._watch_stop: threading.Event | None = None
         self._poll_timer: object | None = None
         self._next_request_behind = False  # the next-request view shows an older read than self.report
         self._tokens_lock = threading.Lock()  # one thread at a time counts the next request's tokens
         self._message_count: tuple[Ledger, int, int] | None = None  # (see _messages_in)
         self._loaded_count: tuple[Ledger, int, int] | None = None  # the same, set by the loading worker
+        self._kinds: tuple[Ledger, list[str]] | None = None  # the loaded ledger's `record_kinds`, read by the loading worker
         self._last_move = 0.0  # when the timeline's cursor last moved (monotonic)
         self._timeline_mounted = False  # `shows_session`, kept as a flag: the footer asks it per binding
         self._fingerprint: LateFingerprint | None = None  # the loaded ledger's sha256, taken after the landing
@@ -404,7 +406,7 @@ class SessionScreen(Screen[None]):
         if had:
             # The complete index replaces the preview (or a reload the earlier read): same widgets.
             self.query_one(Timeline).set_ledger(ledger)
-            self.query_one(Minimap).set_ledger(ledger)
+            self.query_one(Minimap).set_ledger(ledger, self._kinds_of(ledger))
         else:
             body = self.query_one("#body", Vertical)
             timeline = Timeline(ledger, id="timeline")
@@ -418,7 +420,8 @@ class SessionScreen(Screen[None]):
             side.compose_add_child(TabPane("Next request", NextRequestView(id="next-view"), id="next"))
             with self.app.batch_update():
                 await body.remove_children()  # a load error's panel, when a reload succeeds
-                await body.mount_all([Minimap(ledger, id="minimap"), self._legend(), Horizontal(timeline, side, id="main")])
+                minimap = Minimap(ledger, kinds=self._kinds_of(ledger), id="minimap")
+                await body.mount_all([minimap, self._legend(), Horizontal(timeline, side, id="main")])
                 self._timeline_mounted = True
                 timeline.focus()
                 # The keys that need a session now work (`check_action`): the footer shows them.
@@ -438,8 +441,14 @@ class SessionScreen(Screen[None]):
             self._status(f"{len(ledger.records):,} records, {n:,} messages · indexed{took} · analysing…")
 
     @staticmethod
-    def _counted(ledger: Ledger) -> tuple[Ledger, int, int]:
-        return (ledger, len(ledger.records), sum(map("message".__eq__, map(_KIND, ledger.records))))
+    def _counted(ledger: Ledger, kinds: list[str] | None = None) -> tuple[Ledger, int, int]:
+        kinds = kinds if kinds is not None else record_kinds(ledger)
+        return (ledger, len(ledger.records), kinds.count("message"))
+
+    def _kinds_of(self, ledger: Ledger) -> list[str] | None:
+        """The loading worker's `record_kinds` of `ledger` (None: another ledger, or it grew)."""
+        known = self._kinds
+        return known[1] if known is not None and known[0] is ledger and len(known[1]) == len(ledger.records) else None
 
     def _messages_in(self, ledger: Ledger) -> int:
         """How many message records the status line counts: once per ledger (the index, then the
@@ -459,6 +468,7 @@ class SessionScreen(Screen[None]):
     def _painted(self) -> None:
         if self.first_paint is None:
             self.first_paint = time.perf_counter() - self.started
+        self._first_painted.set()
 
     def _status(self, text: str | None = None) -> None:
         if text is not None:
@@ -507,7 +517,7 @@ class SessionScreen(Screen[None]):
         self._status(analysed)
         self.call_after_refresh(self._landed, analysed, seconds)
         self._refresh_detail()
-        self._seen = self._findings_seen(report)
+        self._seen_report, self._seen_state = report, None  # (`_seen` reads it when first asked)
         repair = self._repair_above()
         if repair is not None and repair.report.ledger is not report.ledger:
             repair.session_read(report)
@@ -549,10 +559,17 @@ class SessionScreen(Screen[None]):
             if big:
                 preview = load(self.path, upto_line=PREVIEW_LINES, fingerprint=False)
                 self.post_message(self.Loaded(preview, time.perf_counter() - t0, preview=True))
+                # The whole file once the preview is on screen: read beside the main thread's mount
+                # and first paint of the view, the two threads took turns at the GIL, each switch
+                # a cost of both (issue 15.3).
+                self._first_painted.wait(FIRST_PAINT_WAIT_S)
             # Not hashed now: after the landing (`LateFingerprint`), as only a write-back reads it;
             # a database's rows are digested as they are read (no later step takes their digest).
             ledger = load(self.path, upto_line=self.at_line, fingerprint=False, digest=True)
-            self._loaded_count = self._counted(ledger)  # (here, not in the main thread's paint of it)
+            # (here, not in the main thread's paint of it; one pass for the count and the minimap)
+            kinds = record_kinds(ledger)
+            self._kinds = (ledger, kinds)
+            self._loaded_count = self._counted(ledger, kinds)
             keep_out_of_collector()
         except LoadError as e:
             self.post_message(self.Failed(str(e)))
@@ -587,7 +604,7 @@ class SessionScreen(Screen[None]):
         try:
             with collector_paused():  # (see keep_out_of_collector)
                 report = analyze(ledger, window=self.window, reserve=self.reserve)
-                cells = (width, coverage_cells(ledger, report, width)) if width > 0 else None
+                cells = (width, coverage_cells(ledger, report, width, self._kinds_of(ledger))) if width > 0 else None
                 header = header_line(report)  # (its counts are passes over every record, as the cells)
             keep_out_of_collector()
         except Exception as e:  # the timeline stays usable: say what failed on the status line
@@ -935,6 +952,15 @@ class SessionScreen(Screen[None]):
 
     def on_tabbed_content_tab_activated(self, _event: TabbedContent.TabActivated) -> None:
         self.call_after_refresh(self._next_request_catch_up)  # `active` is set by then
+
+    @property
+    def _seen(self) -> SessionState | None:
+        """The findings of the last read, in `inspector watch`'s terms: taken when first asked (a
+        follow read, the file's disappearance), not at the landing: each finding's first line is
+        a pass over the records it names (a 500 MB rollout's holes name 370k; issue 15.3)."""
+        if self._seen_state is None and self._seen_report is not None:
+            self._seen_state = self._findings_seen(self._seen_report)
+        return self._seen_state
 
     def _findings_seen(self, report: Report) -> SessionState:
         stamp = self._stamp or (-1, -1, -1, -1, -1)

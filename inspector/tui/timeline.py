@@ -113,7 +113,14 @@ class Timeline(ScrollView, can_focus=True):
     def set_report(self, report: Report | None) -> None:
         current = self.current_seq
         self.report = report
-        self._rebuild(current)
+        self._rebuild(current, new_report=True)
+
+    def _rows_are_all(self) -> bool:
+        """The rows are every record of the ledger (the header excepted), as `build_rows` shows
+        them with inactive branches (or before the analysis): increasing seqs, as many as that."""
+        records = self.ledger.records
+        start = 1 if records and records[0].kind == "header" else 0
+        return len(self.rows) == len(records) - start
 
     def set_ledger(self, ledger: Ledger) -> None:
         """The complete index replaces the preview (same file, more records)."""
@@ -127,8 +134,13 @@ class Timeline(ScrollView, can_focus=True):
         self.show_inactive = show
         self._rebuild(current)
 
-    def _rebuild(self, keep_seq: int | None) -> None:
-        self.rows = build_rows(self.ledger, self.report, self.show_inactive)
+    def _rebuild(self, keep_seq: int | None, new_report: bool = False) -> None:
+        # Only the report changed (the rows were built from this ledger): with inactive
+        # branches shown the rows stay every record, whatever the report, and are kept (a
+        # million-int list built again on the main thread at the landing of a 500 MB rollout;
+        # issue 15.3).
+        if not (new_report and self.show_inactive and self._rows_are_all()):
+            self.rows = build_rows(self.ledger, self.report, self.show_inactive)
         self._cache.clear()
         self._update_size()
         if keep_seq is not None:
