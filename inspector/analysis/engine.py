@@ -752,14 +752,18 @@ def sent_items(
         answered = set()
         pending_item = None
 
+    # (`flush` only when a reply's calls are pending: else it has nothing to do, the answers
+    # gathered since being read only against pending calls, and reset when a reply makes some)
+    drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
     for s in sources:
         rec = records[s]
         if rec.never_sent:
             continue
         role = rec.role
         if role == "assistant":
-            flush()
-            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
+            if pending:
+                flush()
+            if rec.stop_reason in drop or s in forgotten:
                 continue
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
@@ -771,7 +775,7 @@ def sent_items(
         elif role == "tool":
             rid = rec.result_id
             rids = [rid] if rid is not None else []
-            if rt.many_results_per_message:
+            if many_results:
                 src = rec._source
                 many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
                 if many is None and rec.message is not None:
@@ -782,7 +786,7 @@ def sent_items(
             item.orphan = not rids or any(r not in in_context_calls for r in rids)
             items.append(item)
         elif role is not None:
-            if role == "user":
+            if role == "user" and pending:
                 flush()
             items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     flush()
@@ -1007,6 +1011,7 @@ def analyze(
 
     rt = registry.get(led.format).runtime
     tok = tokenizer or get_tokenizer()
+    scan: PathScan | None = None
     path, cycle = active_path(led, rt)
     broken: list[Diagnostic] = [cycle] if cycle else []
     lost: list[int] = []
@@ -1016,7 +1021,6 @@ def analyze(
         lost = [s for s in rp if s not in on and led.records[s].kind == "message"]
     if led.runtime_rejects_file:
         lost = [r.seq for r in led.records if r.kind == "message"]
-    scan: PathScan | None = None
     if rt.context_rule == "timestamp_ranges":
         from inspector.analysis import adk
 
@@ -1027,7 +1031,8 @@ def analyze(
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
-        scan = PathScan(led.records, path, rt)
+        if scan is None:
+            scan = PathScan(led.records, path, rt)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan)
