@@ -440,12 +440,12 @@ def stream(
     with collector_paused():
         st = _Reading(_Source(path, None))
         consumed = read_heads_upto(
-            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st=st), functools.partial(_read_line, st=st)
+            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st), functools.partial(_read_line, st=st)
         )
         return _build(st, path), consumed
 
 
-def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) -> bool:
+def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
     """A user, assistant or bookkeeping line's record from its head (False: the line takes the
     general path: a compact summary, an API-error reply, a line type with rules of its own)."""
     t = h.type
@@ -472,7 +472,7 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
         light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
-        rec = _head_message_record(h, m, seq=seq, line=line, offset=offset, length=len(raw), src=src)
+        rec = _head_message_record(h, m, seq, line, offset, len(raw), src)
         if rec is None:
             return False
         light["message"] = {"id": m.id}
@@ -498,7 +498,7 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
         if type(tur) is ToolUseResultHead and tur.agentId is not None:
             src.agents[seq] = tur.agentId
         if t == "assistant":
-            _join_reply(light, light["message"], seq=seq, uuid=uuid, pid=pid, st=st)
+            _join_reply(light, light["message"], seq, uuid, pid, st)
         else:
             st.end_run()
     return True
@@ -516,7 +516,7 @@ def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
 
 
 def _head_message_record(
-    h: LineHead, m: MessageHead, *, seq: int, line: int, offset: int, length: int, src: _Source
+    h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, src: _Source
 ) -> Record | None:
     """A message record from a line's head, its index fields as `_message` would give them."""
     c = m.content
@@ -671,13 +671,13 @@ def _conversation_record(
         extra=_extra(o, m), offset=rl.offset, length=rl.length,
     )
     if t == "assistant":
-        _join_reply(o, m, seq=seq, uuid=uuid, pid=pid, st=st)
+        _join_reply(o, m, seq, uuid, pid, st)
     else:
         st.end_run()
     return rec
 
 
-def _join_reply(o: dict[str, Any], m: dict[str, Any], *, seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
+def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
     """Put an assistant line into the reply group it is a block of (by message.id, or by chaining)."""
     key = _group_key(o, m)
     if key is None and st.run_key is not None and _continues(pid, st.run_uuid, st.records, st.by_uuid, st.run_seq):
