@@ -937,13 +937,8 @@ def _active_path(
     last, main = _newest_chained(records, objs)
     if last is None:
         return
-    got: list[list[Record]] = []
-
-    def cands() -> list[Record]:  # the main thread's chained lines (a sub-agent's own file: all)
-        if not got:
-            got.append(_chained(records, objs, main))
-        return got[0]
-
+    # The main thread's chained lines (a sub-agent's own file: all), listed when first needed.
+    cands = functools.cache(functools.partial(_chained, records, objs, main))
     leaf = by_id.get(last.id or "", last.seq)
     bridged = _boundaries_by_logical_parent(records, objs, checkpoints)
     src = records[0]._source
