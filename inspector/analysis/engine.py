@@ -8,7 +8,7 @@ send-time rules; token counts; findings (in `findings.py`).
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import islice
 from operator import lt
@@ -253,6 +253,9 @@ class Report:
     # What extending this report after an append needs beyond it (analysis.incremental), built on
     # the first extension; None until then.
     _growth: Any = None
+    # What `analyze` read of the path's records (`PathScan`), for the rules that read them again
+    # (valid while its `path` is this report's path).
+    _scan: Any = None
 
     def coverage_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATES, 0)
@@ -342,6 +345,39 @@ def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
             break
     path, _ = walk_path(led, leaf, include_invisible=True)
     return path
+
+
+class PathScan:
+    """What the analysis reads of the path's records, read in one pass (issue 15: each pass over
+    every record of a 100 MB ledger costs its time in cache misses): the path positions of the
+    checkpoint records (`breaks`; `cps`: those with a checkpoint), of the messages (`msgs`, with
+    `codes`: 2 never sent, 1 a reply the runtime drops by its stop reason, 0 otherwise) and of the
+    user messages that start a turn (`turns`)."""
+
+    __slots__ = ("breaks", "codes", "cps", "msgs", "path", "turns")
+
+    def __init__(self, records: list[Record], path: list[int], rt: Runtime) -> None:
+        drop = rt.drop_stop_reasons
+        self.path = path
+        self.cps: list[int] = []
+        self.breaks: list[int] = []
+        self.msgs: list[int] = []
+        self.codes = bytearray()
+        self.turns: list[int] = []
+        msgs, codes, turns = self.msgs, self.codes, self.turns
+        for i, s in enumerate(path):
+            r = records[s]
+            k = r.kind
+            if k == "message":
+                msgs.append(i)
+                role = r.role
+                codes.append(2 if r.never_sent else 1 if role == "assistant" and r.stop_reason in drop else 0)
+                if role == "user" and r.source_role in (None, "user", "custom"):
+                    turns.append(i)
+            elif k == "checkpoint":
+                self.breaks.append(i)
+                if r.checkpoint is not None:
+                    self.cps.append(i)
 
 
 # ---------------------------------------------------------------------------------------- summaries
@@ -517,9 +553,12 @@ def named_ids(cps: list[Checkpoint | None]) -> set[str]:
     return {i for i in out if isinstance(i, str)}
 
 
-def checkpoint_views(led: Ledger, path: list[int], rt: Runtime) -> list[CheckpointView]:
+def checkpoint_views(led: Ledger, path: list[int], rt: Runtime, scan: PathScan | None = None) -> list[CheckpointView]:
     records = led.records
-    cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
+    if scan is not None:
+        cps = scan.cps
+    else:
+        cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     if not cps:
         return []
     pos_of = PathPositions(path)
@@ -648,6 +687,7 @@ def effective_context(
     rt: Runtime,
     tok: Tokenizer,
     forgotten: frozenset[int] = frozenset(),
+    scan: PathScan | None = None,
 ) -> list[ContextItem]:
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
@@ -664,7 +704,12 @@ def effective_context(
             items.append(
                 ContextItem(0, "user", "summary", last.seq, last.record.id, last.record.line, False, text)
             )
-        sources = list(last.retains) + [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
+        if scan is not None:
+            sources = list(last.retains) + [path[i] for i in scan.msgs[bisect_right(scan.msgs, last.pos) :]]
+        else:
+            sources = list(last.retains) + [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
+    elif scan is not None:
+        sources = [path[i] for i in scan.msgs]
     else:
         sources = [s for s in path if records[s].kind == "message"]
 
@@ -707,14 +752,18 @@ def sent_items(
         answered = set()
         pending_item = None
 
+    # (`flush` only when a reply's calls are pending: else it has nothing to do, the answers
+    # gathered since being read only against pending calls, and reset when a reply makes some)
+    drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
     for s in sources:
         rec = records[s]
         if rec.never_sent:
             continue
         role = rec.role
         if role == "assistant":
-            flush()
-            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
+            if pending:
+                flush()
+            if rec.stop_reason in drop or s in forgotten:
                 continue
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
@@ -726,7 +775,7 @@ def sent_items(
         elif role == "tool":
             rid = rec.result_id
             rids = [rid] if rid is not None else []
-            if rt.many_results_per_message:
+            if many_results:
                 src = rec._source
                 many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
                 if many is None and rec.message is not None:
@@ -737,7 +786,7 @@ def sent_items(
             item.orphan = not rids or any(r not in in_context_calls for r in rids)
             items.append(item)
         elif role is not None:
-            if role == "user":
+            if role == "user" and pending:
                 flush()
             items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     flush()
@@ -817,72 +866,132 @@ def coverage(
     rt: Runtime,
     lost: set[int],
     forgotten: frozenset[int] = frozenset(),
+    scan: PathScan | None = None,
 ) -> tuple[list[str | None], list[int], bytearray]:
     records = led.records
     n = len(records)
     states: list[str | None] = [None] * n
     summarized_by = [0] * n
     on_path = bytearray(n)
-    drop = rt.drop_stop_reasons
-    n_msgs = 0
-    if not views:
+    if scan is not None:
         for s in path:
             on_path[s] = 1
-            r = records[s]
-            if r.kind == "message":
-                n_msgs += 1
-                states[s] = EXCLUDED if (r.never_sent or (r.stop_reason in drop and r.role == "assistant")) else LIVE
+        _scanned_states(path, views, rt, scan, states, summarized_by)
     else:
-        last = views[-1]
-        # Which checkpoint first represented each position (its own summarizer range).
-        first_rep = [0] * len(path)
-        covered: list[Interval] = []
-        for v in views:
-            for iv in v.own or v.rep:
-                for lo, hi in subtract(iv, covered):
-                    first_rep[lo:hi] = [v.index] * (hi - lo)
-                covered = merge([*covered, iv])
-        rep = last.rep
-        n_rep = len(rep)
-        ri = 0
-        keep = last.keep
-        cut = last.cut
-        pos = last.pos
-        for i, s in enumerate(path):
-            on_path[s] = 1
-            r = records[s]
-            if r.kind != "message":
-                continue
-            n_msgs += 1
-            dropped = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
-            if dropped and (r.never_sent or not rt.summarizes_dropped or i > pos or i >= cut or s in keep):
-                states[s] = EXCLUDED
-            elif i > pos:
-                states[s] = LIVE
-            elif i >= cut or s in keep:
-                states[s] = RETAINED
-                if contains(rep, i):  # kept raw and given to its summarizer too: both (DESIGN §2)
-                    summarized_by[s] = first_rep[i] or last.index
-            else:
-                while ri < n_rep and rep[ri][1] <= i:
-                    ri += 1
-                if ri < n_rep and rep[ri][0] <= i:
-                    states[s] = SUMMARIZED
-                    summarized_by[s] = first_rep[i] or last.index
-                else:
-                    states[s] = EXCLUDED if dropped else HOLE
+        _path_states(records, path, views, rt, states, summarized_by, on_path)
     # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
     if lost or len(path) < len(records) - 1:
         for r in records:
             if r.kind == "message" and not on_path[r.seq]:
                 states[r.seq] = HOLE if r.seq in lost else INACTIVE
     if led.runtime_rejects_file:
+        drop = rt.drop_stop_reasons
         for r in records:
             if r.kind == "message" and not (r.never_sent or (r.role == "assistant" and r.stop_reason in drop)):
                 states[r.seq] = HOLE
     for s in forgotten:  # after the latest checkpoint, sent by no one and summarized by none
         states[s] = HOLE
     return states, summarized_by, on_path
+
+
+def _first_rep(views: list[CheckpointView], n: int) -> list[int]:
+    """Which checkpoint first represented each path position (its own summarizer range)."""
+    first_rep = [0] * n
+    covered: list[Interval] = []
+    for v in views:
+        for iv in v.own or v.rep:
+            for lo, hi in subtract(iv, covered):
+                first_rep[lo:hi] = [v.index] * (hi - lo)
+            covered = merge([*covered, iv])
+    return first_rep
+
+
+def _scanned_states(
+    path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan, states: list[str | None], summarized_by: list[int]
+) -> None:
+    """`_path_states` from the path's `PathScan`: the messages' states, no record read again."""
+    msgs, codes = scan.msgs, scan.codes
+    if not views:
+        for i, c in zip(msgs, codes, strict=True):
+            states[path[i]] = EXCLUDED if c else LIVE
+        return
+    last = views[-1]
+    first_rep = _first_rep(views, len(path))
+    rep = last.rep
+    n_rep = len(rep)
+    ri = 0
+    keep = last.keep
+    cut = last.cut
+    pos = last.pos
+    summarizes = rt.summarizes_dropped
+    for i, c in zip(msgs, codes, strict=True):  # (c: 2 never sent, 1 dropped by its stop reason)
+        s = path[i]
+        if c and (c == 2 or not summarizes or i > pos or i >= cut or s in keep):
+            states[s] = EXCLUDED
+        elif i > pos:
+            states[s] = LIVE
+        elif i >= cut or s in keep:
+            states[s] = RETAINED
+            if contains(rep, i):  # kept raw and given to its summarizer too: both (DESIGN §2)
+                summarized_by[s] = first_rep[i] or last.index
+        else:
+            while ri < n_rep and rep[ri][1] <= i:
+                ri += 1
+            if ri < n_rep and rep[ri][0] <= i:
+                states[s] = SUMMARIZED
+                summarized_by[s] = first_rep[i] or last.index
+            else:
+                states[s] = EXCLUDED if c else HOLE
+
+
+def _path_states(
+    records: list[Record],
+    path: list[int],
+    views: list[CheckpointView],
+    rt: Runtime,
+    states: list[str | None],
+    summarized_by: list[int],
+    on_path: bytearray,
+) -> None:
+    """The coverage state of each message on the path (and `on_path`), read from the records."""
+    drop = rt.drop_stop_reasons
+    if not views:
+        for s in path:
+            on_path[s] = 1
+            r = records[s]
+            if r.kind == "message":
+                states[s] = EXCLUDED if (r.never_sent or (r.stop_reason in drop and r.role == "assistant")) else LIVE
+        return
+    last = views[-1]
+    first_rep = _first_rep(views, len(path))
+    rep = last.rep
+    n_rep = len(rep)
+    ri = 0
+    keep = last.keep
+    cut = last.cut
+    pos = last.pos
+    for i, s in enumerate(path):
+        on_path[s] = 1
+        r = records[s]
+        if r.kind != "message":
+            continue
+        dropped = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
+        if dropped and (r.never_sent or not rt.summarizes_dropped or i > pos or i >= cut or s in keep):
+            states[s] = EXCLUDED
+        elif i > pos:
+            states[s] = LIVE
+        elif i >= cut or s in keep:
+            states[s] = RETAINED
+            if contains(rep, i):  # kept raw and given to its summarizer too: both (DESIGN §2)
+                summarized_by[s] = first_rep[i] or last.index
+        else:
+            while ri < n_rep and rep[ri][1] <= i:
+                ri += 1
+            if ri < n_rep and rep[ri][0] <= i:
+                states[s] = SUMMARIZED
+                summarized_by[s] = first_rep[i] or last.index
+            else:
+                states[s] = EXCLUDED if dropped else HOLE
 
 
 # ---------------------------------------------------------------------------------------- analyze
@@ -902,6 +1011,7 @@ def analyze(
 
     rt = registry.get(led.format).runtime
     tok = tokenizer or get_tokenizer()
+    scan: PathScan | None = None
     path, cycle = active_path(led, rt)
     broken: list[Diagnostic] = [cycle] if cycle else []
     lost: list[int] = []
@@ -921,11 +1031,13 @@ def analyze(
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
-        views = checkpoint_views(led, path, rt)
+        if scan is None:
+            scan = PathScan(led.records, path, rt)
+        views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
-        ctx = effective_context(led, path, views, rt, tok, forgotten)
+        ctx = effective_context(led, path, views, rt, tok, forgotten, scan)
         total, source = context_total(led, ctx, views, tok)
-        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten)
+        states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten, scan)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(
@@ -947,6 +1059,7 @@ def analyze(
         lost_to_runtime=lost,
         broken_tree=broken,
         _tokenizer=tok,
+        _scan=scan,
     )
     report.findings = find_all(report)
     return report

@@ -546,6 +546,21 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
                 )
             )
 
+    scan = report._scan
+    if scan is not None and scan.path is report.path:  # (what the analysis read of the path)
+        if len(scan.breaks) < threshold:
+            return out
+        path = report.path
+        events = sorted([(i, False) for i in scan.breaks] + [(i, True) for i in scan.turns])
+        for i, turn in events:
+            if turn:
+                close()
+                current = []
+                user_line = records[path[i]].line
+            else:
+                current.append(path[i])
+        close()
+        return out
     for s in report.path:
         r = records[s]
         if r.kind == "message" and r.role == "user" and r.source_role in (None, "user", "custom"):

@@ -413,6 +413,10 @@ class _Reading:
     by_uuid: dict[str, int] = field(default_factory=dict)
     uuids: int = 0  # records with a uuid: more than `by_uuid` holds when one repeats
     invisible: int = 0  # records Claude Code skips (not runtime-visible)
+    # The seqs of the checkpoints and of the tool lines read (in file order): the passes of
+    # `_build` that only concern those visit them alone. (No record becomes either later.)
+    checkpoints: list[int] = field(default_factory=list)
+    tools: list[int] = field(default_factory=list)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
 
     def end_run(self) -> None:
@@ -436,12 +440,12 @@ def stream(
     with collector_paused():
         st = _Reading(_Source(path, None))
         consumed = read_heads_upto(
-            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st=st), functools.partial(_read_line, st=st)
+            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st), functools.partial(_read_line, st=st)
         )
         return _build(st, path), consumed
 
 
-def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) -> bool:
+def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
     """A user, assistant or bookkeeping line's record from its head (False: the line takes the
     general path: a compact summary, an API-error reply, a line type with rules of its own)."""
     t = h.type
@@ -468,7 +472,7 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
         light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
-        rec = _head_message_record(h, m, seq=seq, line=line, offset=offset, length=len(raw), src=src)
+        rec = _head_message_record(h, m, seq, line, offset, len(raw), src)
         if rec is None:
             return False
         light["message"] = {"id": m.id}
@@ -482,6 +486,8 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
             st.looks = True
     rec.id = uuid
     rec.parent_id = pid
+    if rec.role == "tool":
+        st.tools.append(seq)
     st.records.append(rec)
     st.objs.append(light)
     if uuid is not None:
@@ -492,7 +498,7 @@ def _read_head(h: LineHead, raw: bytes, line: int, offset: int, st: _Reading) ->
         if type(tur) is ToolUseResultHead and tur.agentId is not None:
             src.agents[seq] = tur.agentId
         if t == "assistant":
-            _join_reply(light, light["message"], seq=seq, uuid=uuid, pid=pid, st=st)
+            _join_reply(light, light["message"], seq, uuid, pid, st)
         else:
             st.end_run()
     return True
@@ -510,7 +516,7 @@ def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
 
 
 def _head_message_record(
-    h: LineHead, m: MessageHead, *, seq: int, line: int, offset: int, length: int, src: _Source
+    h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, src: _Source
 ) -> Record | None:
     """A message record from a line's head, its index fields as `_message` would give them."""
     c = m.content
@@ -552,12 +558,12 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     merged = _merge_replies(records, st.groups)
     st.source.replies = st.groups
     st.source.merged = merged
-    _attach_summaries(records, objs)
+    _attach_summaries(records, objs, st.checkpoints)
     if st.uuids != len(st.by_uuid):  # (a uuid repeats: the record-by-record pass says where)
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
         led._by_id = st.by_uuid
-    _active_path(led, objs, merged)
+    _active_path(led, objs, merged, st.checkpoints, st.tools)
     return led
 
 
@@ -597,6 +603,10 @@ def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
         # recovered from it never reaches the model.
         rec.runtime_visible = False
         st.invisible += 1
+    if rec.kind == "checkpoint":
+        st.checkpoints.append(seq)
+    elif rec.kind == "message" and rec.role == "tool":
+        st.tools.append(seq)
     st.records.append(rec)
     st.objs.append(o)
     if uuid is not None:
@@ -661,13 +671,13 @@ def _conversation_record(
         extra=_extra(o, m), offset=rl.offset, length=rl.length,
     )
     if t == "assistant":
-        _join_reply(o, m, seq=seq, uuid=uuid, pid=pid, st=st)
+        _join_reply(o, m, seq, uuid, pid, st)
     else:
         st.end_run()
     return rec
 
 
-def _join_reply(o: dict[str, Any], m: dict[str, Any], *, seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
+def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
     """Put an assistant line into the reply group it is a block of (by message.id, or by chaining)."""
     key = _group_key(o, m)
     if key is None and st.run_key is not None and _continues(pid, st.run_uuid, st.records, st.by_uuid, st.run_seq):
@@ -887,47 +897,55 @@ def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
     )
 
 
-def _attach_summaries(records: list[Record], objs: list[dict[str, Any]]) -> None:
+def _attach_summaries(records: list[Record], objs: list[dict[str, Any]], checkpoints: list[int] | None = None) -> None:
     """The `isCompactSummary` user line after a boundary holds its summary: it becomes the
-    checkpoint's summary, and the line a meta record (the summary item stands for it)."""
-    pending: Record | None = None
-    for r, o in zip(records, objs, strict=True):
-        if r.kind == "checkpoint":
-            pending = r
-            continue
-        if pending is None or r.kind != "message":
-            continue
-        if o.get("type") == "user" and o.get("isCompactSummary") is True and r.message is not None:
-            cp = pending.checkpoint
-            assert cp is not None
-            cp.summary = r.message.text()
-            r._message = None
-            r.kind = "meta"
-            r.role = None
-            _add_extra(r, "summary_of_line", pending.line)
-            _add_extra(pending, "summary_line", r.line)
-            _add_extra(pending, "summary_uuid", r.id)
-        pending = None
+    checkpoint's summary, and the line a meta record (the summary item stands for it): the first
+    message after each boundary, unless another boundary comes first. `checkpoints`: the
+    boundaries' positions in `records`, when known (else every record is looked at)."""
+    if checkpoints is None:
+        checkpoints = [i for i, r in enumerate(records) if r.kind == "checkpoint"]
+    n = len(records)
+    for c in checkpoints:
+        i = c + 1
+        while i < n and records[i].kind not in ("message", "checkpoint"):
+            i += 1
+        if i < n and records[i].kind == "message":
+            _attach_summary(records[c], records[i], objs[i])
 
 
-def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list[int]]) -> None:
+def _attach_summary(pending: Record, r: Record, o: dict[str, Any]) -> None:
+    if o.get("type") == "user" and o.get("isCompactSummary") is True and r.message is not None:
+        cp = pending.checkpoint
+        assert cp is not None
+        cp.summary = r.message.text()
+        r._message = None
+        r.kind = "meta"
+        r.role = None
+        _add_extra(r, "summary_of_line", pending.line)
+        _add_extra(pending, "summary_line", r.line)
+        _add_extra(pending, "summary_uuid", r.id)
+
+
+def _active_path(
+    led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list[int]], checkpoints: list[int], tools: list[int]
+) -> None:
     """Find the leaf, walk to the root, put the off-chain lines the runtime still sends on the
-    path, and link the path's records to each other so the analysis walks exactly it."""
+    path, and link the path's records to each other so the analysis walks exactly it.
+    `checkpoints`, `tools`: the seqs of the checkpoints and of the tool lines."""
     records = led.records
     by_id = led.by_id()
-    chained = [r for r, o in zip(records, objs, strict=True) if r.id is not None and r.runtime_visible and o.get("type") in _CHAINED]
-    main = [r for r in chained if objs[r.seq].get("isSidechain") is not True]
-    # A sub-agent's own file is all sidechain: its newest line is its leaf.
-    cands = main or chained
-    if not cands:
+    last, main = _newest_chained(records, objs)
+    if last is None:
         return
-    leaf = by_id.get(cands[-1].id or "", cands[-1].seq)
-    bridged = _boundaries_by_logical_parent(records, objs)
+    # The main thread's chained lines (a sub-agent's own file: all), listed when first needed.
+    cands = functools.cache(functools.partial(_chained, records, objs, main))
+    leaf = by_id.get(last.id or "", last.seq)
+    bridged = _boundaries_by_logical_parent(records, objs, checkpoints)
     src = records[0]._source
     if isinstance(src, _Source):
         src.bridged = frozenset(bridged)
         src.chain_leaf = leaf if main else None
-        src.last_checkpoint = max((r.seq for r in records if r.kind == "checkpoint"), default=-1)
+        src.last_checkpoint = checkpoints[-1] if checkpoints else -1
     chain: list[int] = []
     seen: set[int] = set()
     cur: int | None = leaf
@@ -940,7 +958,7 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
     cycle = cur is not None
     if cycle:
         assert cur is not None
-        led.diagnostics.append(_cycle_diagnostic(records, chain, cur, cands))
+        led.diagnostics.append(_cycle_diagnostic(records, chain, cur, cands()))
     elif main and records[chain[-1]].parent_id is not None:
         # The chain ends at a parent no line of this file has: Claude Code stops there too, so
         # nothing written before it reaches the model.
@@ -967,9 +985,10 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         # The parent links give no order past the cycle; a transcript is written in order, so
         # the main thread's lines written before it stand in for the rest of the chain.
         start = chain[0]
-        chain = [r.seq for r in cands if r.seq < start and r.seq not in seen] + chain
-    path = _with_parallel_results(records, chain, merged)
-    path = _preserved_before_boundaries(records, path, by_id)
+        chain = [r.seq for r in cands() if r.seq < start and r.seq not in seen] + chain
+    path = _with_parallel_results(records, chain, merged, tools)
+    if checkpoints:
+        path = _preserved_before_boundaries(records, path, by_id)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
     # kept in `extra` where that differs).
     prev_id: str | None = None
@@ -985,17 +1004,41 @@ def _active_path(led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list
         led.resolved_path = path
 
 
-def _boundaries_by_logical_parent(records: list[Record], objs: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """logicalParentUuid -> the seqs of the compact boundaries that name it, in file order."""
+def _newest_chained(records: list[Record], objs: list[dict[str, Any]]) -> tuple[Record | None, bool]:
+    """The newest line of the main thread's chain (True), else of any chain (False: a sub-agent's
+    own file is all sidechain, its newest line its leaf); (None, False) when no line chains."""
+    any_chained: Record | None = None
+    for i in range(len(records) - 1, -1, -1):
+        r = records[i]
+        o = objs[i]
+        if r.id is not None and r.runtime_visible and o.get("type") in _CHAINED:
+            if o.get("isSidechain") is not True:
+                return r, True
+            if any_chained is None:
+                any_chained = r
+    return any_chained, False
+
+
+def _chained(records: list[Record], objs: list[dict[str, Any]], main: bool) -> list[Record]:
+    """The lines that chain (`main`: of the main thread only), in file order."""
+    return [
+        r
+        for r, o in zip(records, objs, strict=True)
+        if r.id is not None and r.runtime_visible and o.get("type") in _CHAINED and (not main or o.get("isSidechain") is not True)
+    ]
+
+
+def _boundaries_by_logical_parent(records: list[Record], objs: list[dict[str, Any]], checkpoints: list[int]) -> dict[str, list[int]]:
+    """logicalParentUuid -> the seqs of the compact boundaries (`checkpoints`) that name it, in file order."""
     out: dict[str, list[int]] = {}
-    for r, o in zip(records, objs, strict=True):
-        lp = o.get("logicalParentUuid")
-        if r.kind == "checkpoint" and isinstance(lp, str):
-            out.setdefault(lp, []).append(r.seq)
+    for s in checkpoints:
+        lp = objs[s].get("logicalParentUuid")
+        if records[s].kind == "checkpoint" and isinstance(lp, str):
+            out.setdefault(lp, []).append(s)
     return out
 
 
-def _across_boundary(cands: list[Record], boundaries: list[int] | None, child: int, parent: int | None) -> int | None:
+def _across_boundary(cands: Callable[[], list[Record]], boundaries: list[int] | None, child: int, parent: int | None) -> int | None:
     """The parent the runtime walks to from `child`. With a SessionStart hook configured, Claude
     Code 2.1.328 writes the hook's attachments before the boundary and hangs the first line after
     the summary (the /compact caveat) off the last of them, the line the boundary names as its
@@ -1008,7 +1051,7 @@ def _across_boundary(cands: list[Record], boundaries: list[int] | None, child: i
     if not crossed:
         return parent
     b = crossed[-1]
-    between = [r.seq for r in cands if b <= r.seq < child]
+    between = [r.seq for r in cands() if b <= r.seq < child]
     return between[-1] if between else parent
 
 
@@ -1039,10 +1082,11 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     )
 
 
-def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]]) -> list[int]:
+def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]], tools: list[int]) -> list[int]:
     """The chain plus every line of each reply on it and every result answering that reply,
-    each placed after the newest line of the same reply/results before it in file order."""
-    results = _results_by_call(records)
+    each placed after the newest line of the same reply/results before it in file order.
+    `tools`: the seqs of the tool lines."""
+    results = _results_by_call([records[s] for s in tools])
     src = records[0]._source if records else None
     if isinstance(src, _Source):
         src.answered = set(results)  # (what `extend` checks a new call against)
@@ -1066,24 +1110,28 @@ def _placed_families(
     on = set(chain)
     if not chain:
         return []
-    # The path as a linked list (seq -> the next one): a line goes in right after its anchor.
-    after: dict[int, int | None] = dict(zip(chain, [*chain[1:], None], strict=True))
+    # The path as a linked list (seq -> the next one), once a line goes in (right after its anchor).
+    after: dict[int, int | None] | None = None
     for s in chain:
         r = records[s]
-        if r.kind != "message" or r.role != "assistant":
-            continue
+        if r.kind != "message" or r.role != "assistant" or (not r.call_ids and s not in merged):
+            continue  # (a reply of one line and no call is its own family, on the chain)
         family = set(merged.get(s, (s,)))
         for cid in r.call_ids:
             family.update(results.get(cid, ()))
         if family <= on:  # (the common case: the reply's lines and results are on the chain already)
             continue
         missing = sorted(x for x in family if x not in on)
+        if after is None:
+            after = dict(zip(chain, [*chain[1:], None], strict=True))
         for x in missing:
             before = [p for p in family if p < x and (p in on)]
             anchor = max(before) if before else s
             after[x] = after[anchor]
             after[anchor] = x
             on.add(x)
+    if after is None:  # (nothing went in)
+        return list(chain)
     path = []
     cur: int | None = chain[0]
     while cur is not None:

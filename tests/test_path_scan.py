@@ -1,0 +1,104 @@
+"""The analysis reads the path's records once (`engine.PathScan`, issue 15) and the checkpoint
+views, the next request's sources, the coverage states and the compaction-storm rule then read that
+scan instead of the records: on every sample and real session of the formats that share the engine,
+and on mutants of them whose path records have every kind, role, source role, stop reason and
+never-sent flag those readers tell apart, each must give exactly what it gives reading the records."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.analysis import engine as E
+from inspector.analysis import findings as F
+from inspector.formats import load
+from tests.conftest import REPO
+
+SHARED = REPO.parent / "shared"
+FILES = sorted((REPO / "sample_sessions").glob("*/*.jsonl"))
+for _fmt in ("claude_code", "codex", "pi"):
+    FILES += sorted((SHARED / "real_sessions" / _fmt).glob("*.jsonl"))[:4]
+
+KINDS = ["message", "checkpoint", "meta", "header", "unknown"]
+ROLES = ["user", "assistant", "tool", "system", None]
+SOURCE_ROLES = [None, "user", "custom", "system", "developer"]
+STOPS = [None, "stop", "error", "aborted", "length", "tool_use"]
+SEED = 20261202
+
+
+def _views(views: list[E.CheckpointView]) -> list[tuple[Any, ...]]:
+    return [
+        (v.index, v.seq, v.pos, v.cut, sorted(v.keep), v.rep, v.own, v.first_kept_seq, v.first_kept_found, v.carried_forward, v.empty_summary)
+        for v in views
+    ]
+
+
+def _both(led: Any) -> None:
+    """Every reader of the scan against the same reader of the records, on this ledger."""
+    rt = E.registry.get(led.format).runtime
+    tok = E.get_tokenizer()
+    path, _ = E.active_path(led, rt)
+    scan = E.PathScan(led.records, path, rt)
+    views = E.checkpoint_views(led, path, rt)
+    assert _views(E.checkpoint_views(led, path, rt, scan)) == _views(views)
+    for forgotten in (frozenset(), frozenset(path[-3:])):
+        assert E.effective_context(led, path, views, rt, tok, forgotten, scan) == E.effective_context(led, path, views, rt, tok, forgotten)
+        lost = set(path[:2])
+        assert E.coverage(led, path, views, rt, lost, forgotten, scan) == E.coverage(led, path, views, rt, lost, forgotten)
+    report = analyze(led)
+    assert report._scan is not None and report._scan.path is report.path
+    slow = dataclasses.replace(report, _scan=None)
+    for threshold in (1, 2, 3):
+        assert _storm_data(F._storms(report, threshold)) == _storm_data(F._storms(slow, threshold))
+
+
+def _storm_data(found: list[F.Finding]) -> list[tuple[str, str, list[int]]]:
+    return [(f.code, f.message, f.records) for f in found]
+
+
+def _mutate(led: Any, rng: random.Random) -> None:
+    """Give records of the ledger (on its path or not) other index fields."""
+    records = led.records
+    for r in rng.sample(records, min(len(records), max(3, len(records) // 4))):
+        field = rng.choice(["kind", "role", "source_role", "stop_reason", "never_sent"])
+        if field == "kind":
+            r.kind = rng.choice(KINDS)
+        elif field == "role":
+            r.role = rng.choice(ROLES)
+        elif field == "source_role":
+            r.source_role = rng.choice(SOURCE_ROLES)
+        elif field == "stop_reason":
+            r.stop_reason = rng.choice(STOPS)
+        else:
+            r.never_sent = not r.never_sent
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_scan_reads_the_path_as_the_records_do(path: Path) -> None:
+    _both(load(str(path)))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_scan_reads_mutated_records_as_the_records_do(path: Path) -> None:
+    rng = random.Random(f"{SEED}:{path.name}")
+    for _ in range(6):
+        led = load(str(path))
+        _mutate(led, rng)
+        _both(led)
+
+
+def test_a_scan_of_another_path_is_not_read() -> None:
+    """A report grown from another (analysis.incremental: `dataclasses.replace` with a new path)
+    keeps the old scan: the storm rule reads the records then."""
+    reports = [analyze(load(str(p))) for p in FILES]
+    report = max(reports, key=lambda r: len(r.checkpoints))
+    assert report.checkpoints
+    cps = {v.seq for v in report.checkpoints}
+    other = dataclasses.replace(report, path=[s for s in report.path if s not in cps])
+    assert other._scan is report._scan and other._scan.path is not other.path
+    assert _storm_data(F._storms(other, 1)) == _storm_data(F._storms(dataclasses.replace(other, _scan=None), 1)) == []
