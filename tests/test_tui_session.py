@@ -184,6 +184,8 @@ async def test_the_full_index_is_read_once_the_preview_is_painted(monkeypatch: p
     and paint of the view (the two threads took turns at the GIL)."""
     monkeypatch.setattr(session_mod, "PREVIEW_ABOVE_BYTES", 1000)
     monkeypatch.setattr(session_mod, "PREVIEW_LINES", 20)
+    # (the wait's bound, 1 s, is for a paint that never comes; a loaded machine's paint may take longer)
+    monkeypatch.setattr(session_mod, "FIRST_PAINT_WAIT_S", 120.0)
     painted_then: list[bool] = []
     original = session_mod.load
 
