@@ -429,6 +429,7 @@ def _edit_row(path: Path, rng: random.Random, edit: Callable[[Any], bool]) -> No
         present = [(t, c) for t, c in JSON_COLUMNS if c in _columns(con, t)]
         if not present:
             return
+        # One store's one JSON column keeps its draws as before; several: pick one.
         table, col = present[0] if len(present) == 1 else rng.choice(present)
         rows = con.execute(f'SELECT rowid, "{col}" FROM "{table}" WHERE "{col}" IS NOT NULL').fetchall()
         if not rows:
@@ -449,27 +450,18 @@ def m_row_wrong_id(path: Path, rng: random.Random, ctx: Context) -> None:
 @mutation(0, SQLITE_KINDS, weight=3)
 def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
     """One event row's JSON gets a field of the wrong type (or loses one)."""
-    with _db(path) as con:
-        present = [(t, c) for t, c in JSON_COLUMNS if c in _columns(con, t)]
-        if not present:
-            return
-        # One store's one JSON column keeps its draws as before; several: pick one.
-        table, col = present[0] if len(present) == 1 else rng.choice(present)
-        rows = con.execute(f'SELECT rowid, "{col}" FROM "{table}" WHERE "{col}" IS NOT NULL').fetchall()
-        if not rows:
-            return
-        rowid, text = rng.choice(rows)
-        value = _loads(text) if isinstance(text, (str, bytes)) else _UNREADABLE
-        if value is _UNREADABLE:
-            return
+
+    def edit(value: Any) -> bool:
         p = pick_path(rng, value)
         if p is None:
-            return
+            return False
         if rng.random() < 0.25 and isinstance(p[-1], str):
             del _get(value, p[:-1])[p[-1]]
         else:
             _set(value, p, rng.choice(SUBSTITUTES))
-        con.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE rowid = ?', (_dumps(value, None, ascii_only=True).decode(), rowid))
+        return True
+
+    _edit_row(path, rng, edit)
 
 
 SIDECAR_KINDS = frozenset({"nextclaw"})
