@@ -161,3 +161,12 @@ def test_wrong_id_reaches_a_member_of_a_list_of_ids() -> None:
         name |= {type(fc.get("name")).__name__} - {"str"}
     for got in (member, call_id, name):
         assert {"list", "dict", "int", "NoneType"} <= got, (member, call_id, name)
+    # A list of ids the runtime wrote as null (most of ADK's events) becomes a list with a wrong member.
+    event["long_running_tool_ids"] = None
+    became = 0
+    for seed in range(400):
+        v = json.loads(json.dumps(event))
+        mutations.wrong_id(random.Random(seed), v)
+        ids = v.get("long_running_tool_ids")
+        became += isinstance(ids, list) and any(isinstance(x, (list, dict)) for x in ids)
+    assert became >= 20, became

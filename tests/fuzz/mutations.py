@@ -284,6 +284,14 @@ ID_SUBSTITUTES: tuple[Any, ...] = (
     None, True, False, 0, 1, -1, 2**64 + 1, 1.5, 1e308, "", ["c1"], [["c1"]], [], [None], {}, {"id": "c1"},
     {"a": [1]}, [{"b": {}}],
 )  # fmt: skip
+# A list of ids (a key ending in "ids") mostly gets a list with a member of another type.
+ID_LIST_SUBSTITUTES: tuple[Any, ...] = (
+    [["c1"]], ["c1", ["c1"]], [{"id": "c1"}], ["c1", {}], [7, "c1"], [None, "c1"], [True], [1.5],
+)  # fmt: skip
+
+
+def _id_list(key: Any) -> bool:
+    return isinstance(key, str) and key.lower().endswith("ids")
 
 
 def _id_like(key: Any) -> bool:
@@ -294,14 +302,16 @@ def _id_like(key: Any) -> bool:
 
 
 def pick_id_path(rng: random.Random, value: Any) -> tuple[Any, ...] | None:
-    """A key path at an id-like position or an array member (never the root); the members of
-    arrays held under an id-like key (a list of ids) weigh most."""
+    """A key path at an id-like position or an array member (never the root); a list of ids and
+    its members weigh most."""
     paths, weights = [], []
     for p, _ in _nodes(value):
         if not p:
             continue
         if isinstance(p[-1], int):  # an array member
             w = 12.0 if len(p) >= 2 and _id_like(p[-2]) else 2.0
+        elif _id_list(p[-1]):
+            w = 20.0
         elif _id_like(p[-1]):
             w = 6.0
         else:
@@ -323,7 +333,7 @@ def wrong_id(rng: random.Random, value: Any) -> bool:
     p = pick_id_path(rng, value)
     if p is None:
         return False
-    new = id_substitute(rng)
+    new = rng.choice(ID_LIST_SUBSTITUTES) if _id_list(p[-1]) and rng.random() < 0.6 else id_substitute(rng)
     parent = _get(value, p[:-1])
     if isinstance(p[-1], int) and rng.random() < 0.4:
         parent.insert(p[-1] + rng.randrange(2), new)
