@@ -137,3 +137,36 @@ def test_a_campaign_can_be_restricted_to_some_formats() -> None:
     corpus = {k: v for k, v in _corpus().items() if k in ("maka_db", "nextclaw")}
     cases = make_cases(1, 60, 2, corpus, allow_huge=False, app_wait=5, specials=False)
     assert {c["kind"] for c in cases} == {"maka_db", "nextclaw"}
+
+
+def test_wrong_id_reaches_a_member_of_a_list_of_ids() -> None:
+    """`wrong_id` puts a container, number, boolean, null or huge string at an id-like position
+    or among an array's members: the shape of an ADK event whose `long_running_tool_ids` held a
+    list (`[["c1"]]`), which wrong_type's whole-value draws almost never made."""
+    event = {
+        "id": "e1", "author": "model", "invocation_id": "i1", "long_running_tool_ids": ["c1"],
+        "content": {"role": "model", "parts": [{"function_call": {"id": "c1", "name": "ls", "args": {}}}]},
+    }  # fmt: skip
+    member, call_id, name = set(), set(), set()
+    for seed in range(400):
+        v = json.loads(json.dumps(event))
+        assert mutations.wrong_id(random.Random(seed), v)
+        ids = v.get("long_running_tool_ids")
+        if isinstance(ids, list):
+            member |= {type(x).__name__ for x in ids if not isinstance(x, str)}
+        part = v["content"]["parts"][0] if isinstance(v["content"]["parts"], list) and v["content"]["parts"] else {}
+        fc = part.get("function_call") if isinstance(part, dict) else None
+        fc = fc if isinstance(fc, dict) else {}
+        call_id |= {type(fc.get("id")).__name__} - {"str"}
+        name |= {type(fc.get("name")).__name__} - {"str"}
+    for got in (member, call_id, name):
+        assert {"list", "dict", "int", "NoneType"} <= got, (member, call_id, name)
+    # A list of ids the runtime wrote as null (most of ADK's events) becomes a list with a wrong member.
+    event["long_running_tool_ids"] = None
+    became = 0
+    for seed in range(400):
+        v = json.loads(json.dumps(event))
+        mutations.wrong_id(random.Random(seed), v)
+        ids = v.get("long_running_tool_ids")
+        became += isinstance(ids, list) and any(isinstance(x, (list, dict)) for x in ids)
+    assert became >= 20, became

@@ -360,6 +360,19 @@ def test_a_checkpoint_through_no_event_id_is_refused_not_a_crash(tmp_path: Path,
     assert [x[2] for x in context(led)][:2] == ["u1", "c1"]
 
 
+@pytest.mark.parametrize("count", [None, "4", ["4"], {"n": 4}])
+def test_a_checkpoint_whose_event_count_is_no_number_is_refused_not_a_crash(tmp_path: Path, count: Any) -> None:
+    """A checkpoint with source cursors whose coverage.eventCount is no number (null made the
+    cursors' check raise 'unsupported operand type(s) for -') is refused by the shape check."""
+    s, p = two_turns(tmp_path)
+    s.run_events[0][1]["data"]["checkpoint"]["coverage"]["eventCount"] = count
+    write(p, s)
+    led = maka.load(p, None, None)
+    refused = [d.message for d in led.diagnostics if d.problem == "checkpoint_refused"]
+    assert len(refused) == 1 and "coverage.eventCount is not a positive integer" in refused[0]
+    assert [x[2] for x in context(led)][:2] == ["u1", "c1"]
+
+
 def test_at_line_reads_the_timeline_prefix(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path)
     write(p, s)

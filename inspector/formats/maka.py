@@ -653,7 +653,7 @@ def checkpoint_shape_problem(cp: Any, session_id: str) -> str | None:
                 low.get("ledger") == high.get("ledger") == "runtime_event_projection",
                 low.get("streamId") == high.get("streamId") == session_id,
                 low.get("sequence") == 0,
-                high.get("sequence") == cov.get("eventCount", 0) - 1,
+                isinstance(n := cov.get("eventCount", 0), int | float) and high.get("sequence") == n - 1,
                 scov.get("eventCount") == cov.get("eventCount"),
                 _nonempty(low.get("eventId")),
                 high.get("eventId") == thr.get("runtimeEventId"),

@@ -272,6 +272,88 @@ def m_wrong_type(path: Path, rng: random.Random, ctx: Context) -> None:
     doc.save({i})
 
 
+# Where a string names something (an id, a call id, a parent, a tool name, a type / role / kind
+# used as a dict key or a set member), and the members of arrays (lists of ids among them): a
+# wrong_type draw lands there rarely, so these get their own mutation with containers, numbers,
+# booleans, null and huge strings for substitutes, in place of the value or beside it in its array.
+ID_KEY_WORDS: tuple[str, ...] = ("id", "uuid", "name", "parent", "ids")
+ID_KEYS: frozenset[str] = frozenset(
+    {"type", "_type", "role", "kind", "author", "branch", "status", "event", "phase", "subtype", "function", "tool"}
+)
+ID_SUBSTITUTES: tuple[Any, ...] = (
+    None, True, False, 0, 1, -1, 2**64 + 1, 1.5, 1e308, "", ["c1"], [["c1"]], [], [None], {}, {"id": "c1"},
+    {"a": [1]}, [{"b": {}}],
+)  # fmt: skip
+# A list of ids (a key ending in "ids") mostly gets a list with a member of another type.
+ID_LIST_SUBSTITUTES: tuple[Any, ...] = (
+    [["c1"]], ["c1", ["c1"]], [{"id": "c1"}], ["c1", {}], [7, "c1"], [None, "c1"], [True], [1.5],
+)  # fmt: skip
+
+
+def _id_list(key: Any) -> bool:
+    return isinstance(key, str) and key.lower().endswith("ids")
+
+
+def _id_like(key: Any) -> bool:
+    if not isinstance(key, str):
+        return False
+    low = key.lower()
+    return low in ID_KEYS or low.endswith(ID_KEY_WORDS) or "name" in low or "parent" in low
+
+
+def pick_id_path(rng: random.Random, value: Any) -> tuple[Any, ...] | None:
+    """A key path at an id-like position or an array member (never the root); a list of ids and
+    its members weigh most."""
+    paths, weights = [], []
+    for p, _ in _nodes(value):
+        if not p:
+            continue
+        if isinstance(p[-1], int):  # an array member
+            w = 12.0 if len(p) >= 2 and _id_like(p[-2]) else 2.0
+        elif _id_list(p[-1]):
+            w = 20.0
+        elif _id_like(p[-1]):
+            w = 6.0
+        else:
+            continue
+        paths.append(p)
+        weights.append(w)
+    return rng.choices(paths, weights=weights, k=1)[0] if paths else None
+
+
+def id_substitute(rng: random.Random) -> Any:
+    if rng.random() < 0.08:  # a huge id: 64 KB to 1 MB
+        return "i" * rng.choice((1 << 16, 1 << 20))
+    return rng.choice(ID_SUBSTITUTES)
+
+
+def wrong_id(rng: random.Random, value: Any) -> bool:
+    """Set an id-like position or an array member of value to another JSON type, or put that
+    beside it in its array; False if value has no such position."""
+    p = pick_id_path(rng, value)
+    if p is None:
+        return False
+    new = rng.choice(ID_LIST_SUBSTITUTES) if _id_list(p[-1]) and rng.random() < 0.6 else id_substitute(rng)
+    parent = _get(value, p[:-1])
+    if isinstance(p[-1], int) and rng.random() < 0.4:
+        parent.insert(p[-1] + rng.randrange(2), new)
+    elif isinstance(parent.get(p[-1]) if isinstance(parent, dict) else None, list) and rng.random() < 0.4:
+        parent[p[-1]].insert(rng.randrange(len(parent[p[-1]]) + 1), new)  # a list of ids gains a member
+    else:
+        parent[p[-1]] = new
+    return True
+
+
+@mutation(0, TEXT_KINDS, weight=4)
+def m_wrong_id(path: Path, rng: random.Random, ctx: Context) -> None:
+    """An id, call id, parent id, tool name, type or a member of an array holds another JSON type
+    (a list, an object, a number, a boolean, null, a huge string)."""
+    doc = _Doc(path)
+    i = _one_value(rng, doc)
+    if i is not None and wrong_id(rng, doc.values[i]):
+        doc.save({i})
+
+
 @mutation(0, TEXT_KINDS, weight=2)
 def m_missing_field(path: Path, rng: random.Random, ctx: Context) -> None:
     doc = _Doc(path)
@@ -351,9 +433,8 @@ def m_huge_line(path: Path, rng: random.Random, ctx: Context) -> None:
     doc.save({i})
 
 
-@mutation(0, SQLITE_KINDS, weight=3)
-def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
-    """One event row's JSON gets a field of the wrong type (or loses one)."""
+def _edit_row(path: Path, rng: random.Random, edit: Callable[[Any], bool]) -> None:
+    """`edit` one JSON value of one row of a store's JSON column, in place (False: unchanged)."""
     with _db(path) as con:
         present = [(t, c) for t, c in JSON_COLUMNS if c in _columns(con, t)]
         if not present:
@@ -365,16 +446,32 @@ def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
             return
         rowid, text = rng.choice(rows)
         value = _loads(text) if isinstance(text, (str, bytes)) else _UNREADABLE
-        if value is _UNREADABLE:
+        if value is _UNREADABLE or not edit(value):
             return
+        con.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE rowid = ?', (_dumps(value, None, ascii_only=True).decode(), rowid))
+
+
+@mutation(0, SQLITE_KINDS, weight=2)
+def m_row_wrong_id(path: Path, rng: random.Random, ctx: Context) -> None:
+    """One row's JSON gets an id, call id, type, tool name or array member of another JSON type."""
+    _edit_row(path, rng, lambda value: wrong_id(rng, value))
+
+
+@mutation(0, SQLITE_KINDS, weight=3)
+def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
+    """One event row's JSON gets a field of the wrong type (or loses one)."""
+
+    def edit(value: Any) -> bool:
         p = pick_path(rng, value)
         if p is None:
-            return
+            return False
         if rng.random() < 0.25 and isinstance(p[-1], str):
             del _get(value, p[:-1])[p[-1]]
         else:
             _set(value, p, rng.choice(SUBSTITUTES))
-        con.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE rowid = ?', (_dumps(value, None, ascii_only=True).decode(), rowid))
+        return True
+
+    _edit_row(path, rng, edit)
 
 
 SIDECAR_KINDS = frozenset({"nextclaw"})
