@@ -873,12 +873,11 @@ def coverage(
     states: list[str | None] = [None] * n
     summarized_by = [0] * n
     on_path = bytearray(n)
-    if scan is not None:
-        for s in path:
-            on_path[s] = 1
-        _scanned_states(path, views, rt, scan, states, summarized_by)
-    else:
-        _path_states(records, path, views, rt, states, summarized_by, on_path)
+    if scan is None:  # (a path the report's scan did not read: a grown report's)
+        scan = PathScan(records, path, rt)
+    for s in path:
+        on_path[s] = 1
+    _scanned_states(path, views, rt, scan, states, summarized_by)
     # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
     if lost or len(path) < len(records) - 1:
         for r in records:
@@ -909,7 +908,8 @@ def _first_rep(views: list[CheckpointView], n: int) -> list[int]:
 def _scanned_states(
     path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan, states: list[str | None], summarized_by: list[int]
 ) -> None:
-    """`_path_states` from the path's `PathScan`: the messages' states, no record read again."""
+    """The coverage state of each message on the path, from the path's `PathScan` (no record read
+    again)."""
     msgs, codes = scan.msgs, scan.codes
     if not views:
         for i, c in zip(msgs, codes, strict=True):
@@ -942,56 +942,6 @@ def _scanned_states(
                 summarized_by[s] = first_rep[i] or last.index
             else:
                 states[s] = EXCLUDED if c else HOLE
-
-
-def _path_states(
-    records: list[Record],
-    path: list[int],
-    views: list[CheckpointView],
-    rt: Runtime,
-    states: list[str | None],
-    summarized_by: list[int],
-    on_path: bytearray,
-) -> None:
-    """The coverage state of each message on the path (and `on_path`), read from the records."""
-    drop = rt.drop_stop_reasons
-    if not views:
-        for s in path:
-            on_path[s] = 1
-            r = records[s]
-            if r.kind == "message":
-                states[s] = EXCLUDED if (r.never_sent or (r.stop_reason in drop and r.role == "assistant")) else LIVE
-        return
-    last = views[-1]
-    first_rep = _first_rep(views, len(path))
-    rep = last.rep
-    n_rep = len(rep)
-    ri = 0
-    keep = last.keep
-    cut = last.cut
-    pos = last.pos
-    for i, s in enumerate(path):
-        on_path[s] = 1
-        r = records[s]
-        if r.kind != "message":
-            continue
-        dropped = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
-        if dropped and (r.never_sent or not rt.summarizes_dropped or i > pos or i >= cut or s in keep):
-            states[s] = EXCLUDED
-        elif i > pos:
-            states[s] = LIVE
-        elif i >= cut or s in keep:
-            states[s] = RETAINED
-            if contains(rep, i):  # kept raw and given to its summarizer too: both (DESIGN §2)
-                summarized_by[s] = first_rep[i] or last.index
-        else:
-            while ri < n_rep and rep[ri][1] <= i:
-                ri += 1
-            if ri < n_rep and rep[ri][0] <= i:
-                states[s] = SUMMARIZED
-                summarized_by[s] = first_rep[i] or last.index
-            else:
-                states[s] = EXCLUDED if dropped else HOLE
 
 
 # ---------------------------------------------------------------------------------------- analyze
