@@ -23,6 +23,13 @@ CPU is the process's own (all its threads) plus its children's: a forked helper'
 is shown on its own too. Peak RSS is ru_maxrss of the measuring process (its helper's shown apart).
 Targets: load+analyze CPU <= 1.5x the floor's CPU (the figure of merit), peak RSS <= 2.5x the file.
 The wall ratio is printed beside the CPU ratio, against the same 1.5.
+
+    python -m benchmarks.formats --instructions --mb 20 --formats codex,maka
+
+counts instructions instead of seconds (valgrind's callgrind, one run per kind: the same count for
+the same bytes whatever else the machine does, so an A/B of a change is exact on these noisy
+machines). Each count is net of the imports: the same process run again with the work left out.
+The ratio is load+analyze over the floor, against the same 1.5; about 50x slower than a timed run.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import gc
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -121,7 +129,9 @@ def floor(fmt: str, path: str) -> int:
     return n
 
 
-def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
+def measure_here(kind: str, fmt: str, path: str, imports_only: bool = False) -> dict[str, Any]:
+    """One measurement. `imports_only`: the same process with the work left out (what the
+    instruction counts subtract)."""
     out: dict[str, Any] = {"kind": kind}
     if kind == "floor":
         import orjson  # noqa: F401 - imported before the clock starts
@@ -132,6 +142,8 @@ def measure_here(kind: str, fmt: str, path: str) -> dict[str, Any]:
 
         freeze_what_loads()  # a one-shot process, as the console script is
     c0, h0, t0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
+    if imports_only:
+        return out
     if kind == "floor":
         out["records"] = floor(fmt, path)
     else:
@@ -170,6 +182,60 @@ def fresh(kind: str, fmt: str, path: str, timeout: float) -> dict[str, Any]:
         tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
         return {"kind": kind, "error": f"exit {p.returncode}: {tail}"}
     return json.loads(lines[-1])
+
+
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def instructions(kind: str, fmt: str, path: str, imports_only: bool, timeout: float) -> int | None:
+    """Instructions a fresh worker process executes under callgrind (None: valgrind missing or failed)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m", "benchmarks.formats"]
+    cmd += ["--worker", kind, "--formats", fmt, "--file", path] + (["--imports-only"] if imports_only else [])
+    try:
+        p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = _COLLECTED.findall(p.stderr)
+    return int(m[-1]) if p.returncode == 0 and m else None
+
+
+def count_format(fmt: str, path: str, timeout: float, say: Any) -> dict[str, Any]:
+    """Net instructions of the floor, the load and load+analyze of one file."""
+    net: dict[str, int | None] = {}
+    for kind in KINDS:
+        say(f"  {fmt}: {kind} under callgrind ...")
+        work, base = instructions(kind, fmt, path, False, timeout), instructions(kind, fmt, path, True, timeout)
+        net[kind] = work - base if work is not None and base is not None else None
+    ratio = _ratio(net["pipeline"], net["floor"])
+    return {
+        "format": fmt,
+        "file": os.path.relpath(path, REPO),
+        "file_bytes": os.path.getsize(path),
+        "floor_instructions": net["floor"],
+        "load_instructions": net["load"],
+        "pipeline_instructions": net["pipeline"],
+        "instruction_ratio": ratio,
+        "instruction_pass": ratio is not None and ratio <= CPU_TARGET,
+    }
+
+
+def render_counts(results: list[dict[str, Any]]) -> str:
+    def g(x: int | None) -> str:
+        return "n/a" if x is None else f"{x / 1e6:,.1f}M"
+
+    rows = [
+        f"formats benchmark, instructions (callgrind, net of imports); target load+analyze <= {CPU_TARGET}x floor",
+        f"{'format':<14}{'MB':>7}  {'floor':>10}  {'load':>10}  {'load+an':>10}  ratio",
+    ]
+    for r in results:
+        rows.append(
+            f"{r['format']:<14}{r['file_bytes'] / MB:7.1f}  {g(r['floor_instructions']):>10}  {g(r['load_instructions']):>10}  "
+            f"{g(r['pipeline_instructions']):>10}  {_x(r['instruction_ratio'], r['instruction_pass'])}"
+        )
+    rows.append(f"python {platform.python_version()}, {platform.system()} {platform.machine()}")
+    return "\n".join(rows)
 
 
 def _best(runs: list[dict[str, Any]], key: str) -> float | None:
@@ -259,11 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per measurement process")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions under valgrind's callgrind instead of timing (use --mb 20)"
+    )
     ap.add_argument("--worker", choices=KINDS, help=argparse.SUPPRESS)
+    ap.add_argument("--imports-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--file", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
     if ns.worker:
-        sys.stdout.write(json.dumps(measure_here(ns.worker, ns.formats, ns.file)) + "\n")
+        sys.stdout.write(json.dumps(measure_here(ns.worker, ns.formats, ns.file, ns.imports_only)) + "\n")
         sys.stdout.flush()
         os._exit(0)  # freeing the ledger is no part of any measurement
     fmts = [f for f in ns.formats.split(",") if f]
@@ -287,8 +357,12 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.CalledProcessError as e:  # a missing source: report it, measure the rest
                 say(f"  {fmt}: not generated: {e}")
                 continue
-        results.append(measure_format(fmt, path, max(1, ns.repeat), ns.timeout, say))
-    print(json.dumps(results, indent=2) if ns.json else render(results, max(1, ns.repeat)))
+        if ns.instructions:
+            results.append(count_format(fmt, path, ns.timeout, say))
+        else:
+            results.append(measure_format(fmt, path, max(1, ns.repeat), ns.timeout, say))
+    table = render_counts(results) if ns.instructions else render(results, max(1, ns.repeat))
+    print(json.dumps(results, indent=2) if ns.json else table)
     return 0
 
 
