@@ -28,7 +28,8 @@ The wall ratio is printed beside the CPU ratio, against the same 1.5.
 
 counts instructions instead of seconds (valgrind's callgrind, one run per kind: the same count for
 the same bytes whatever else the machine does, so an A/B of a change is exact on these noisy
-machines). Each count is net of the imports: the same process run again with the work left out.
+machines; PYTHONHASHSEED is fixed, else string hashing moves counts by a few percent). Each count is
+net of the imports: the same process run again with the work left out.
 The ratio is load+analyze over the floor, against the same 1.5; about 50x slower than a timed run.
 """
 
@@ -191,6 +192,7 @@ def instructions(kind: str, fmt: str, path: str, imports_only: bool, timeout: fl
     """Instructions a fresh worker process executes under callgrind (None: valgrind missing or failed)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONHASHSEED"] = "0"  # (string hashes, hence dict probes and set orders, the same in every run)
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m", "benchmarks.formats"]
     cmd += ["--worker", kind, "--formats", fmt, "--file", path] + (["--imports-only"] if imports_only else [])
     try:
