@@ -965,7 +965,7 @@ def _safe_event(
     else:
         kind = None if c.kind is _U else c.kind
         compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
-        head = _head_of(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
+        head = _cached_head(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
         refs = s.refs
         unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
         signed = kind == "thinking" and bool(c.signature)
@@ -1237,6 +1237,29 @@ def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHea
     """The head of an event with content (after the field guard): what its record holds without
     its message, as `_message` maps it (model-history.ts:367-466 for why it is never sent)."""
     return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
+
+
+# `_head_of` of the events seen, by every field of theirs it reads but the call id (and of the
+# text only whether it is empty): most events share a few heads; a call's id is put in after.
+_HEADS: dict[tuple[Any, ...], _MessageHead] = {}
+_HEADS_MAX = 4096  # (a damaged store's kinds and roles are many: past these, computed each time)
+
+
+def _cached_head(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
+    """`_head_of` of these fields (`text` a str, None or UNSET), from `_HEADS` where it was met."""
+    key = (role_raw, status, partial, visibility, kind, not text)
+    head = _HEADS.get(key)
+    if head is None:
+        head = _head_of(role_raw, status, partial, visibility, kind, None, text)
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[key] = head
+    if cid is None:
+        return head
+    if kind == "function_call":
+        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
+    if kind == "function_response":
+        return (head[0], head[1], head[2], (), cid, head[5])
+    return head
 
 
 def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
