@@ -971,7 +971,7 @@ def _safe_event(
         signed = kind == "thinking" and bool(c.signature)
         message = None
         if past:  # (an unknown kind's content is shown as stored: read as a dict)
-            message = _message_of({"status": None if s.status is _U else s.status}, _content_dict(c), kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+            message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
     if compactable and digests is not None:
         digests.feed(s, True)
     run_id = s.runId
@@ -982,12 +982,29 @@ def _safe_event(
 
 
 _KINDS = ("text", "thinking", "function_call", "function_response", "error")
-_CONTENT_FIELDS = ("kind", "text", "id", "name", "args", "result", "isError", "providerExecuted", "providerOutput", "message")
 
 
-def _content_dict(c: _SafeContent) -> dict[str, Any]:
-    """The fields `_message_of` reads of a content, as the dict orjson makes of it holds them."""
-    return {k: v for k in _CONTENT_FIELDS if (v := getattr(c, k)) is not _U}
+def _set(v: Any) -> Any:
+    """A field of a Struct as `dict.get` reads it of the dict orjson makes (UNSET: absent, None)."""
+    return None if v is _U else v
+
+
+def _struct_message(status: Any, c: _SafeContent, kind: str, head: _MessageHead) -> Message:
+    """`_message_of` of a `_SafeEvent` with content of a kind in `_KINDS`, read from its Struct
+    (the same Message: tests/test_maka_heads.py)."""
+    err: str | None = None
+    if kind == "text" or kind == "thinking":
+        block = Block(kind, text=c.text or "")
+    elif kind == "function_call":
+        block = Block("tool_call", call_id=_set(c.id), name=_set(c.name), args=_set(c.args))
+    elif kind == "function_response":
+        result = c.providerOutput if c.providerExecuted and c.providerOutput is not _U else _set(c.result)
+        text = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+        block = Block("tool_result", text=text, call_id=_set(c.id), name=_set(c.name), is_error=c.isError is True)
+    else:  # error
+        err = c.message or ""
+        block = Block("text", text=err)
+    return Message(head[0], [block], stop_reason=head[1], stop_reason_raw=_set(status), error_message=err, source_role=head[2], never_sent=head[5] is not None)
 
 
 def _dict_event(
