@@ -965,13 +965,13 @@ def _safe_event(
     else:
         kind = None if c.kind is _U else c.kind
         compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
-        head = _head_of(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
+        head = _cached_head(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
         refs = s.refs
         unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
         signed = kind == "thinking" and bool(c.signature)
         message = None
         if past:  # (an unknown kind's content is shown as stored: read as a dict)
-            message = _message_of({"status": None if s.status is _U else s.status}, _content_dict(c), kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+            message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
     if compactable and digests is not None:
         digests.feed(s, True)
     run_id = s.runId
@@ -982,12 +982,29 @@ def _safe_event(
 
 
 _KINDS = ("text", "thinking", "function_call", "function_response", "error")
-_CONTENT_FIELDS = ("kind", "text", "id", "name", "args", "result", "isError", "providerExecuted", "providerOutput", "message")
 
 
-def _content_dict(c: _SafeContent) -> dict[str, Any]:
-    """The fields `_message_of` reads of a content, as the dict orjson makes of it holds them."""
-    return {k: v for k in _CONTENT_FIELDS if (v := getattr(c, k)) is not _U}
+def _set(v: Any) -> Any:
+    """A field of a Struct as `dict.get` reads it of the dict orjson makes (UNSET: absent, None)."""
+    return None if v is _U else v
+
+
+def _struct_message(status: Any, c: _SafeContent, kind: str, head: _MessageHead) -> Message:
+    """`_message_of` of a `_SafeEvent` with content of a kind in `_KINDS`, read from its Struct
+    (the same Message: tests/test_maka_heads.py)."""
+    err: str | None = None
+    if kind == "text" or kind == "thinking":
+        block = Block(kind, text=c.text or "")
+    elif kind == "function_call":
+        block = Block("tool_call", call_id=_set(c.id), name=_set(c.name), args=_set(c.args))
+    elif kind == "function_response":
+        result = c.providerOutput if c.providerExecuted and c.providerOutput is not _U else _set(c.result)
+        text = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+        block = Block("tool_result", text=text, call_id=_set(c.id), name=_set(c.name), is_error=c.isError is True)
+    else:  # error
+        err = c.message or ""
+        block = Block("text", text=err)
+    return Message(head[0], [block], stop_reason=head[1], stop_reason_raw=_set(status), error_message=err, source_role=head[2], never_sent=head[5] is not None)
 
 
 def _dict_event(
@@ -1237,6 +1254,29 @@ def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHea
     """The head of an event with content (after the field guard): what its record holds without
     its message, as `_message` maps it (model-history.ts:367-466 for why it is never sent)."""
     return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
+
+
+# `_head_of` of the events seen, by every field of theirs it reads but the call id (and of the
+# text only whether it is empty): most events share a few heads; a call's id is put in after.
+_HEADS: dict[tuple[Any, ...], _MessageHead] = {}
+_HEADS_MAX = 4096  # (a damaged store's kinds and roles are many: past these, computed each time)
+
+
+def _cached_head(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
+    """`_head_of` of these fields (`text` a str, None or UNSET), from `_HEADS` where it was met."""
+    key = (role_raw, status, partial, visibility, kind, not text)
+    head = _HEADS.get(key)
+    if head is None:
+        head = _head_of(role_raw, status, partial, visibility, kind, None, text)
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[key] = head
+    if cid is None:
+        return head
+    if kind == "function_call":
+        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
+    if kind == "function_response":
+        return (head[0], head[1], head[2], (), cid, head[5])
+    return head
 
 
 def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
