@@ -169,7 +169,7 @@ LEGACY_MESSAGES: list[dict[str, Any]] = [
 
 def test_the_index_holds_what_each_lazily_built_message_gives(tmp_path: Path) -> None:
     """A message record's role, never-sent flag, tool-call ids and answered call are taken from the
-    stored message without building it (`_message_record`); its message is built on demand. For every
+    stored message without building it (`build`); its message is built on demand. For every
     field of an event and of its message (and of a tool call) set to every JSON type, removed, or beside
     an unknown key, the record holds what `Record._take` takes from the message built, and each
     timestamp reads as datetime reads it (`_iso_datetime`)."""
@@ -215,3 +215,46 @@ def test_timestamps_written_by_hand_equal_datetimes_isoformat() -> None:
     for d, sep, t, fr, z, pad in itertools.product(dates, ["T", " "], times, fracs, zones, ["", " "]):
         ts = f"{pad}{d}{sep}{t}{fr}{z}{pad}"
         assert nextclaw_legacy._iso(ts) == nextclaw_legacy._iso_datetime(ts.strip()), ts
+
+
+def test_the_inlined_read_gives_what_the_calls_give(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_read_events` inlines `_iso` and `_with_message` for the common line: with them inlined or
+    called, the same events, metadata, first broken line and diagnostics, and the same ledger
+    (records and diagnostics), for every field of an event, its message and a tool call set to
+    every JSON type, removed or beside an unknown key, timestamps of every form near NextClaw's,
+    legacy message lines, metadata, blank and broken lines."""
+    from tests.field_mutations import mutated
+
+    stamps = ["2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.000Z", "2026-08-20T23:59:59.999Z", "2026-02-30T09:00:01.000Z",
+              "2026-08-20T24:00:01.000Z", "2026-08-20T09:60:01.000Z", "2026-08-20T09:00:60.000Z", "2026-08-20T09:00:01.12xZ",
+              "2026-08-20T09:00:01.120z", "2026-08-20 09:00:01.120Z", " 2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.120+00:00"]  # fmt: skip
+    lines: list[Any] = []
+    for i, msg in enumerate([*LEGACY_MESSAGES, {"role": "other", "content": "x"}, {"role": "", "content": "x"}]):
+        event = {"_type": "event", "seq": i + 1, "type": "message.x", "timestamp": "2026-08-20T09:00:00.000Z", "data": {"message": msg}}
+        places = [((), k) for k in [*event, "unknown"]] + [(("data",), k) for k in ("message", "role", "unknown")]
+        places += [(("data", "message"), k) for k in [*msg, "tool_calls", "tool_call_id", "unknown"]]
+        if "tool_calls" in msg:
+            places += [(("data", "message", "tool_calls", 0), k) for k in ("id", "function", "unknown")]
+        lines += mutated(event, places, [*VALUES, *stamps])
+    lines += [dict(m) for m in LEGACY_MESSAGES] + [{"_type": "metadata", "created_at": "x"}, {"role": 1}, [1], "s", 3]
+    rng = random.Random(1515)
+    rng.shuffle(lines)
+    texts = ["".join(json.dumps(o) + "\n" for o in lines[k : k + 60]) for k in range(0, len(lines), 60)]
+    texts += [t.replace("\n", "\n\n", 3) + "{not json\n" + t for t in texts[:5]]  # blank lines, then a broken one
+    texts += [t.replace("\n", "\r\n") for t in texts[:3]] + ["null\n" + texts[0]]
+    compared = 0
+    for k, text in enumerate(texts):
+        p = tmp_path / f"s{k}.jsonl"
+        p.write_text(text)
+        got = {}
+        for inline in (True, False):
+            monkeypatch.setattr(nextclaw_legacy, "_INLINE", inline)
+            with open(p, "rb") as f:
+                events, meta, broken = nextclaw_legacy._read_events(f, "s", None, diags := [])
+            led = nextclaw_legacy.load(str(p), None)
+            recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.call_ids, r.result_id, r.never_sent, r.extra)
+                    for r in led.records]  # fmt: skip
+            got[inline] = ([repr(e) for e in events], meta, broken, [repr(d) for d in diags], recs, [repr(d) for d in led.diagnostics])
+        assert got[True] == got[False], k
+        compared += len(got[True][0])
+    assert compared > 1500

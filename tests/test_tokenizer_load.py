@@ -163,3 +163,67 @@ def test_tokenizer_counts_short_texts_without_building_tiktoken(monkeypatch) -> 
     n = tok.count_many([long])
     assert tok._small is None and n == [len(tok.encoding.encode_ordinary(long))]
     tk.get_tokenizer.cache_clear()
+
+
+def _offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> tk.Tokenizer:
+    tk.get_tokenizer.cache_clear()
+    monkeypatch.setenv("INSPECTOR_FORCE_OFFLINE_TOKENIZER", "1")
+    return tk.get_tokenizer()
+
+
+def _real_texts(limit: int) -> list[str]:
+    """Lines of real sessions and samples (ASCII and not), up to `limit` characters in all."""
+    texts: list[str] = []
+    chars = 0
+    paths = sorted((SHARED / "real_sessions").rglob("*.jsonl")) + sorted(SAMPLES.rglob("*.jsonl"))
+    for path in paths:
+        for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()[:40]:
+            if chars + len(ln) > limit:
+                return texts
+            texts.append(ln)
+            chars += len(ln)
+    return texts
+
+
+def test_a_batch_up_to_the_small_limit_counts_like_tiktoken_without_building_it(monkeypatch, reference) -> None:
+    """Each distinct piece is merged once and remembered: the counts are tiktoken's, repeated
+    texts and pieces included, ASCII or not, and the remembered pieces cleared on the way."""
+    texts = _real_texts(tk.SMALL_TEXT_CHARS // 2 - 100)
+    texts += ["naïve café 東京 🙂", "", "x" * 30, "=" * 31, " " * 33 + "end", "I'LL we'Re"]
+    texts += texts[:50]
+    assert not all(t.isascii() for t in texts) and sum(map(len, texts)) <= tk.SMALL_TEXT_CHARS
+    want = [len(reference.encode_ordinary(t)) for t in texts]
+    tok = _offline_tokenizer(monkeypatch)
+    assert tok.count_many(texts) == want
+    assert tok._enc is None and tok._small is not None and tok._small._pieces
+    assert tok.count_many(texts) == want  # every piece remembered now
+    every = len(tok._small._pieces)
+    monkeypatch.setattr(tk, "PIECES_KEPT", 50)  # cleared as it goes
+    tok._small._pieces.clear()
+    assert tok.count_many(texts) == want and len(tok._small._pieces) < every
+    assert tok._enc is None
+    tk.get_tokenizer.cache_clear()
+
+
+@pytest.mark.parametrize("long", ["─" * 2000, "x" * 9000, " " * 1500 + "y"])
+def test_long_pieces_past_the_merge_budget_are_left_to_tiktoken(monkeypatch, reference, long) -> None:
+    """The Python merge is quadratic in a piece's length: past MERGE_BUDGET the batch (and all
+    later counts) goes to tiktoken, with the same counts."""
+    texts = ["hello world", long, "naïve café"]
+    tok = _offline_tokenizer(monkeypatch)
+    assert tok.count_many(texts) == [len(reference.encode_ordinary(t)) for t in texts]
+    assert tok._enc is not None
+    tok = _offline_tokenizer(monkeypatch)
+    assert tok.count(long) == len(reference.encode_ordinary(long)) and tok._enc is not None
+    tok = _offline_tokenizer(monkeypatch)
+    assert tok.count_many(["a " * 20 + "=" * 40]) == [len(reference.encode_ordinary("a " * 20 + "=" * 40))]
+    assert tok._enc is None and 0 < tok._small.merged <= tk.MERGE_BUDGET  # one long piece: within it
+    tk.get_tokenizer.cache_clear()
+
+
+def test_a_character_of_unknown_class_in_a_batch_leaves_it_to_tiktoken(monkeypatch, reference) -> None:
+    texts = ["hello world", "x\u0378 y", "naïve café"]
+    tok = _offline_tokenizer(monkeypatch)
+    assert tok.count_many(texts) == [len(reference.encode_ordinary(t)) for t in texts]
+    assert tok._enc is not None
+    tk.get_tokenizer.cache_clear()

@@ -14,6 +14,7 @@ import os
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 # The sha256 tiktoken's own `openai_public.cl100k_base` expects of cl100k_base.tiktoken.
@@ -24,9 +25,9 @@ class Tokenizer:
     """cl100k_base, loaded on first use: building tiktoken's encoding costs about a tenth of a
     second, and many analyses need no count at all (the provider's usage covers the request).
 
-    A few short texts (often all an analysis counts: what came after the last reply that
-    recorded usage) are counted by `SmallBpe` instead, from the same verified ranks, without
-    building tiktoken's encoding; the counts are the same (tests compare them).
+    A few texts (often all an analysis counts: what came after the last reply that recorded
+    usage, or a window of the last messages) are counted by `SmallBpe` instead, from the same
+    verified ranks, without building tiktoken's encoding; the counts are the same (tests compare them).
     """
 
     __slots__ = ("_enc", "_factory", "_small", "_small_factory", "name", "offline_fallback")
@@ -46,15 +47,17 @@ class Tokenizer:
         return self._enc
 
     def _small_counter(self, texts: list[str]) -> SmallBpe | None:
-        """The pure-Python counter, when these texts are few and short, every character of them
-        one whose class `ascii_shadow` knows, and tiktoken's encoding is not built yet."""
+        """The pure-Python counter, when these texts are not many characters in all and tiktoken's
+        encoding is not built yet (it declines a text with a character whose class it does not
+        know, and merging that costs more than the encoding: `Declined`)."""
         if self._enc is not None or self._small_factory is None:
             return None
         chars = sum(map(len, texts))
-        if chars > SMALL_TEXT_CHARS or not all(t.isascii() or ascii_shadow(t) is not None for t in texts):
-            return None
+        if chars > SMALL_TEXT_CHARS:
+            return None  # (a text whose characters it does not all know: `Declined` when counted)
         if self._small is None:
             self._small = self._small_factory()
+            self._small.merge_budget = MERGE_BUDGET
         if chars > SEARCHED_TEXT_CHARS:
             self._small.find_budget = 0  # it needs more ranks than are found faster than the table
         return self._small
@@ -64,14 +67,20 @@ class Tokenizer:
             return 0
         small = self._small_counter([text])
         if small is not None:
-            return small.count(text)
+            try:
+                return small.count(text)
+            except Declined:
+                pass  # (tiktoken's encoding is built below: the small counter is not used again)
         return encoded_len(self.encoding, text)
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Token counts of many texts; tiktoken spreads a batch over threads."""
         small = self._small_counter(texts)
         if small is not None:
-            return [small.count(t) if t else 0 for t in texts]
+            try:
+                return [small.count(t) if t else 0 for t in texts]
+            except Declined:
+                self.encoding  # noqa: B018 - built: the small counter is not used again
         if len(texts) < 8:
             return [self.count(t) for t in texts]
         enc = self.encoding
@@ -106,10 +115,11 @@ def encoded_len(enc: Any, text: str) -> int:
     return n
 
 
-# Up to this many characters in all (a few messages) `SmallBpe` counts faster than tiktoken's
-# encoding can be built (about 1.3 us a character, its rank table 15 ms, against 80 ms); beyond,
-# the encoding pays for itself.
-SMALL_TEXT_CHARS = 16384
+# Up to this many characters in all `SmallBpe` counts with fewer instructions than building
+# tiktoken's encoding and encoding them (callgrind: its rank table about 190M instructions, then
+# about 2,100 a character with each distinct piece merged once, against about 600M to build the
+# encoding and 940 a character: even, near 350,000 characters); beyond, the encoding pays for itself.
+SMALL_TEXT_CHARS = 1 << 17
 # Texts up to this many characters in all find their ranks by searching the file (about 1 ms
 # each); longer ones need more ranks than that finds in the time the whole table is built.
 SEARCHED_TEXT_CHARS = 256
@@ -158,17 +168,31 @@ def ascii_shadow(text: str) -> str | None:
     return text.translate(table)
 
 
+class Declined(Exception):
+    """`SmallBpe` leaves these texts to tiktoken: a character whose class it does not know, or
+    pieces whose merge in Python would cost more than building tiktoken's encoding."""
+
+
+# The pieces `SmallBpe` remembers the count of (a long-lived process counts on and on), and how
+# much merging of long pieces it does (the merge is quadratic in a piece's length: a 1,500-byte
+# piece costs over 0.1 s) before it leaves the rest to tiktoken (`Declined`): about 60 ms.
+PIECES_KEPT = 1 << 16
+LONG_PIECE_BYTES = 32
+MERGE_BUDGET = 1 << 20
+
+
 class SmallBpe:
     """cl100k_base token counts of a short text, in Python: tiktoken's split (`_ASCII_SPLIT` over
     the text's `ascii_shadow`) and its byte-pair merge of each piece's UTF-8 bytes (repeatedly
     merge the adjacent pair whose bytes have the lowest rank, the leftmost on a tie), looking
-    ranks up by their base64 text as the `.tiktoken` file spells them.
+    ranks up by their base64 text as the `.tiktoken` file spells them. A text's count is the sum
+    of its pieces' (tiktoken encodes piece by piece too), and each distinct piece is merged once.
 
     A short text needs a few dozen ranks: each is found by searching the file's text (a fraction
     of a millisecond); past `find_budget` searches the whole table is built as a dict instead.
     Either way it costs a small part of building tiktoken's encoding."""
 
-    __slots__ = ("_data", "_found", "_ranks", "find_budget")
+    __slots__ = ("_data", "_found", "_pieces", "_ranks", "find_budget", "merge_budget", "merged")
 
     def __init__(self, data: bytes, find_budget: int = 24) -> None:
         if not data.startswith(b"IQ== 0\n"):  # "!", rank 0: the file's first line
@@ -176,7 +200,10 @@ class SmallBpe:
         self._data = data  # the verified file: `<base64 token> <rank>` per line, ranks in order
         self._found: dict[bytes, int | None] = {}
         self._ranks: dict[bytes, int] | None = None
+        self._pieces: dict[str, int] = {}  # a piece's token count
         self.find_budget = find_budget
+        self.merged = 0  # the squared lengths of the long pieces merged
+        self.merge_budget: int | None = None  # past it, `Declined` (the Tokenizer's: `MERGE_BUDGET`)
 
     def _rank(self, token: bytes) -> int | None:
         """The rank of a token given as base64, or None when it is not one."""
@@ -202,44 +229,56 @@ class SmallBpe:
         return rank
 
     def count(self, text: str) -> int:
-        """Its token count; the text's `ascii_shadow` must not be None."""
-        rank = self._rank
-        b64 = binascii.b2a_base64
-        none = 1 << 62
-        n = 0
+        """Its token count. Raises `Declined` for a text whose `ascii_shadow` is None, or past
+        `merge_budget`."""
         shadow = ascii_shadow(text)
         if shadow is None:
-            raise ValueError("a character whose class in cl100k's split pattern is not known here")
-        pieces = (
-            _ASCII_SPLIT.findall(text)
-            if shadow is text
-            else (text[m.start() : m.end()] for m in _ASCII_SPLIT.finditer(shadow))
-        )
-        for piece in pieces:
-            b = piece.encode()
-            if len(b) == 1 or rank(b64(b, newline=False)) is not None:
-                n += 1
-                continue
-            # starts[k]: where part k begins; pair[k]: rank of parts k and k+1 merged (or none).
-            starts = list(range(len(b) + 1))
-            pair = [_or(rank(b64(b[i : i + 2], newline=False)), none) for i in range(len(b) - 1)]
-            while pair:
-                best = min(pair)
-                if best == none:
-                    break
-                i = pair.index(best)
-                del starts[i + 1]
-                del pair[i]
-                if i < len(pair):
-                    pair[i] = _or(rank(b64(b[starts[i] : starts[i + 2]], newline=False)), none)
-                if i > 0:
-                    pair[i - 1] = _or(rank(b64(b[starts[i - 1] : starts[i + 1]], newline=False)), none)
-            n += len(starts) - 1
-        return n
+            raise Declined("a character whose class in cl100k's split pattern is not known here")
+        if shadow is text:
+            pieces = _ASCII_SPLIT.findall(text)
+        else:  # the same slices of the text as of its shadow
+            ends = list(accumulate(map(len, _ASCII_SPLIT.findall(shadow))))
+            pieces = [text[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+        known = self._pieces
+        try:
+            return sum(map(known.__getitem__, pieces))
+        except KeyError:
+            pass
+        if len(known) > PIECES_KEPT:
+            known.clear()
+        for piece in set(pieces).difference(known):
+            known[piece] = self._piece_count(piece)
+        return sum(map(known.__getitem__, pieces))
 
-
-def _or(rank: int | None, none: int) -> int:
-    return none if rank is None else rank
+    def _piece_count(self, piece: str) -> int:
+        """The token count of one piece of tiktoken's split: its UTF-8 bytes merged."""
+        rank = self._rank if self._ranks is None else self._ranks.get  # (the table's, once built)
+        b64 = binascii.b2a_base64
+        none = 1 << 62
+        b = piece.encode()
+        if len(b) == 1 or rank(b64(b, newline=False)) is not None:
+            return 1
+        if len(b) >= LONG_PIECE_BYTES and self.merge_budget is not None:
+            self.merged += len(b) * len(b)
+            if self.merged > self.merge_budget:
+                raise Declined(f"a piece of {len(b)} bytes")
+        # starts[k]: where part k begins; pair[k]: rank of parts k and k+1 merged (or none).
+        starts = list(range(len(b) + 1))
+        pair = [none if (r := rank(b64(b[i : i + 2], newline=False))) is None else r for i in range(len(b) - 1)]
+        while pair:
+            best = min(pair)
+            if best == none:
+                break
+            i = pair.index(best)
+            del starts[i + 1]
+            del pair[i]
+            if i < len(pair):
+                r = rank(b64(b[starts[i] : starts[i + 2]], newline=False))
+                pair[i] = none if r is None else r
+            if i > 0:
+                r = rank(b64(b[starts[i - 1] : starts[i + 1]], newline=False))
+                pair[i - 1] = none if r is None else r
+        return len(starts) - 1
 
 
 def _expected_hash_from_tiktoken() -> str:

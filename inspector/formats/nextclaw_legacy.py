@@ -212,6 +212,36 @@ def _event_type(msg: dict[str, Any]) -> str:
     return f"message.{role or 'other'}"
 
 
+def _not_json(line: bytes, e: orjson.JSONDecodeError, i: int, name: str) -> Diagnostic:
+    """Line `i` does not parse (`e`, with its newline): the error as the line without it gives it."""
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as e_line:
+        e = e_line
+    return Diagnostic(
+        i,
+        "invalid_json",
+        f"{name}: line {i}: not JSON ({e}): NextClaw's SessionStore.load fails on it and treats the session "
+        "as absent (session.store.ts:364-366): it starts an empty one under this key, and its next save "
+        "overwrites this file",
+        severity="error",
+    )
+
+
+def _legacy_message(o: Any, i: int, seq: int) -> _Event:
+    """A line that is neither metadata nor an event: a message written before events existed
+    (`applyLegacyLine`, :112-135)."""
+    msg = dict(o) if isinstance(o, dict) else {}
+    msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
+    msg.setdefault("content", "")
+    return _with_message(i, seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}, -1, 0)
+
+
+# Whether `_read_events` inlines `_iso` and `_with_message` for the common line (the tests turn it
+# off, to hold the inlined path against the calls).
+_INLINE = True
+
+
 def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
     """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
     events: list[_Event] = []
@@ -220,6 +250,7 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
     in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
+    minutes, inline = _MINUTES, _INLINE
     # The file's lines as `split("\n")` gives them, each read with its newline (JSON allows the
     # trailing whitespace; no copy of the line without it): its length without it.
     for i, raw in enumerate(lines, 1):
@@ -233,22 +264,8 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
             size -= 1
         try:
             o = orjson.loads(raw)
-        except orjson.JSONDecodeError as e_raw:
-            e = e_raw
-            try:  # (the error as the line without its newline gives it)
-                orjson.loads(raw[:size])
-            except orjson.JSONDecodeError as e_line:
-                e = e_line
-            diags.append(
-                Diagnostic(
-                    i,
-                    "invalid_json",
-                    f"{name}: line {i}: not JSON ({e}): NextClaw's SessionStore.load fails on it and treats the session "
-                    "as absent (session.store.ts:364-366): it starts an empty one under this key, and its next save "
-                    "overwrites this file",
-                    severity="error",
-                )
-            )
+        except orjson.JSONDecodeError as e:
+            diags.append(_not_json(raw[:size], e, i, name))
             broken = i
             break
         if o is None:  # `data._type` on null throws: the same failed load
@@ -268,13 +285,27 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
             kind = o.get("type")
             kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
             payload = o.get("data")
-            ts = _iso(o.get("timestamp")) or _LAST
-            ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, size)
+            stamp = o.get("timestamp")
+            if (  # (`_iso` of a toISOString() of a minute met before, inlined)
+                inline and type(stamp) is str and len(stamp) == 24 and stamp[23] == "Z" and minutes.get(stamp[:17])
+                and stamp[17:20] in _SECONDS and (frac := stamp[20:23]) in _MILLIS
+            ):  # fmt: skip
+                ts = f"{stamp[:19]}.{frac}000+00:00" if frac != "000" else f"{stamp[:19]}+00:00"
+            else:
+                ts = _iso(stamp) or _LAST
+            if (  # (`_with_message` of a nested message of a role this tool models, inlined)
+                inline and type(payload) is dict and type(m := payload.get("message")) is dict
+                and type(role := m.get("role")) is str and role in _ROLES
+            ):  # fmt: skip
+                tcid = m.get("tool_call_id") if role == "tool" else None
+                ev = _Event(
+                    i, seq, kind or "message.other", ts, None, role, None, offset, size, True,
+                    tuple(_call_ids(m)) if role == "assistant" else (), tcid.strip() if type(tcid) is str else "",
+                )  # fmt: skip
+            else:
+                ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, size)
         else:
-            msg = dict(o) if isinstance(o, dict) else {}
-            msg["role"] = msg["role"] if isinstance(msg.get("role"), str) else "assistant"
-            msg.setdefault("content", "")
-            ev = _with_message(i, fallback_seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}, -1, 0)
+            ev = _legacy_message(o, i, fallback_seq)
         events.append(ev)
         if ev.seq >= fallback_seq:
             fallback_seq = ev.seq + 1
@@ -411,17 +442,6 @@ class _Source(RecordSource):
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
-def _message_record(seq: int, ev: _Event, ts: str | None, sent: bool, source: _Source) -> Record:
-    """A message's record, its message built later (`_message`): what the index holds of it here
-    is what `Record._take` would take from that message (its calls' ids, the call it answers)."""
-    role = ev.role
-    source.events[seq] = ev
-    return record_from_fields(  # (Record's field order: model.py)
-        Record, seq, ev.line, f"event-{ev.seq}", None, ts, 0, 0, role, None, role, ev.calls, ev.answers or None, source,
-        "message", ev.type, True, not sent, None, None, None, None,
-    )  # fmt: skip
-
-
 def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
     name = os.path.basename(path)
     diags: list[Diagnostic] = []
@@ -431,6 +451,7 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
     records: list[Record] = []
     message_records: list[Record] = []  # one per projected message, in order
     source = _Source(path)
+    held, new = source.events, record_from_fields
     for ev in events:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if ev.role is None:
@@ -439,7 +460,15 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
         if ev.role not in _ROLES:
             rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": ev.msg})
         else:
-            rec = _message_record(seq, ev, ts, len(message_records) in sent, source)
+            # A message's record, its message built later (`_message`): what the index holds of it
+            # here is what `Record._take` would take from that message (its calls' ids, the call it
+            # answers). (`record_from_fields`: Record's field order, model.py.)
+            role = ev.role
+            held[seq] = ev
+            rec = new(
+                Record, seq, ev.line, rid, None, ts, 0, 0, role, None, role, ev.calls, ev.answers or None, source,
+                "message", ev.type, True, len(message_records) not in sent, None, None, None, None,
+            )  # fmt: skip
         records.append(rec)
         message_records.append(rec)
     older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
