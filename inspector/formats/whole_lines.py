@@ -92,9 +92,12 @@ def read_heads_upto(
     split as `jsonl.read_lines` splits them, one line behind, so the last line is known for the
     truncation diagnosis.
 
-    msgspec is as strict as orjson about what is JSON but does not check the UTF-8 of what it
-    skips, so a line that is not ASCII is checked first; a line over `bounded.LARGE_LINE_BYTES`
-    is always parsed whole (its bounded read says what it left unread).
+    msgspec does not check the UTF-8 of what it skips, so a line that is not ASCII is checked
+    first; a line over `bounded.LARGE_LINE_BYTES` is always parsed whole (its bounded read says
+    what it left unread). msgspec is as strict as orjson about JSON's grammar, but not about a
+    number's range: it skips `1e400` or a 30-digit integer where orjson refuses them. The whole
+    path agrees all the same: a line orjson refuses is read again by `jsonl.recover_line` with
+    Python's json, which takes such numbers (as JSON.parse does) and says nothing of them.
 
     Line by line on purpose (issue 15, measured): reading 64 KiB blocks, splitting them and
     decoding each block's lines in C (`map` over the lines, resumed after a failing one; never
