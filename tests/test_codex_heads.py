@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.field_mutations import mutated
+from tests.field_mutations import NUMBER_MARKERS, mutated, raw_numbers
 
 from .test_codex_load import _same_as_whole_build
 
@@ -21,6 +21,7 @@ from .test_codex_load import _same_as_whole_build
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "L2", "L3", "message", "user", "assistant", "token_count",
     "thread_rolled_back", "2026-01-01T00:00:00Z", [], [1], [{"type": "input_text", "text": "t"}], {}, {"a": 1},
+    *NUMBER_MARKERS,
 ]
 SEED = 20261202
 TS = "2026-01-01T00:00:00Z"
@@ -102,7 +103,7 @@ def _mutations(base: dict[str, Any], places: list[tuple[tuple[Any, ...], str]]) 
 
 
 def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
+    path.write_text(raw_numbers("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines)))
     return path
 
 

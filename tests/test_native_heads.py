@@ -16,14 +16,14 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load, native
 from inspector.formats.jsonl import read_lines
-from tests.field_mutations import mutated
+from tests.field_mutations import NUMBER_MARKERS, mutated, raw_numbers
 
 from .test_native_format import ASSISTANT, HEADER, RUN, SAMPLES, TOOL, USER
 
 # One value of every JSON type, and the edges the head decoder must judge as the builder does.
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "stop", "user", "2025-03-01",
-    "2025-03-01T10:00:00Z\n", "r1", "call-1", [], [1], {}, {"a": 1},
+    "2025-03-01T10:00:00Z\n", "r1", "call-1", [], [1], {}, {"a": 1}, *NUMBER_MARKERS,
 ]
 MESSAGES = [USER, ASSISTANT, TOOL]
 SEED = 20261201
@@ -96,11 +96,11 @@ def test_every_mutation_of_a_message_loads_as_the_whole_line_load_builds_it(tmp_
         if isinstance(m.get("id"), str) and m["id"]:
             m["id"] = f"{m['id']}-{i}"
         body.append(json.dumps(m))
-    f.write_text("\n".join([json.dumps(HEADER), json.dumps(RUN), *body]) + "\n")
+    f.write_text(raw_numbers("\n".join([json.dumps(HEADER), json.dumps(RUN), *body]) + "\n"))
     _same_both_ways(f)
     for i, m in enumerate(random.Random(SEED).sample(muts, 60)):
         g = tmp_path / f"one-{i}.jsonl"
-        g.write_text(json.dumps(m) + "\n" + json.dumps(RUN))  # headerless, run after it, no final newline
+        g.write_text(raw_numbers(json.dumps(m) + "\n" + json.dumps(RUN)))  # headerless, run after it, no final newline
         _same_both_ways(g)
 
 

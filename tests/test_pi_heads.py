@@ -18,16 +18,13 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import fields, load, load_bytes, pi
 from inspector.ledger.model import Ledger, Record
-from tests.field_mutations import mutated
+from tests.field_mutations import NUMBER_MARKERS, mutated, raw_numbers
 
 # One value of every JSON type, and the edges the head decoder must judge as the builder does.
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**70, "", "x", "stop", "toolUse", "aborted", "user",
-    "2026-03-01T10:00:00Z", "c1", [], [1], {}, {"a": 1}, *["@1e400@", "@-1e400@", "@1e-400@", "@digits@"],
+    "2026-03-01T10:00:00Z", "c1", [], [1], {}, {"a": 1}, *NUMBER_MARKERS,
 ]
-# Numbers no double holds, written raw in place of these markers (`_file`): msgspec skips them
-# where orjson refuses them, and the whole parse then reads them with Python's json.
-RAW_NUMBERS = {'"@1e400@"': "1e400", '"@-1e400@"': "-1e400", '"@1e-400@"': "1e-400", '"@digits@"': "9" * 30}
 SEED = 20261201
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T10:00:00Z", "cwd": "/w"}
 CALL = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}
@@ -131,10 +128,7 @@ def _helper_heads_agree(path: Path) -> None:
 
 
 def _file(path: Path, entries: list[dict[str, Any]]) -> Path:
-    text = "\n".join(json.dumps(o) for o in [HEADER, *entries]) + "\n"
-    for marker, raw in RAW_NUMBERS.items():
-        text = text.replace(marker, raw)
-    path.write_text(text)
+    path.write_text(raw_numbers("\n".join(json.dumps(o) for o in [HEADER, *entries]) + "\n"))
     return path
 
 
