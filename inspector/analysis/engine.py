@@ -746,21 +746,21 @@ def sent_items(
     `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as the
     runtime's dropped stop reasons are."""
     items: list[ContextItem] = []
-    pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
+    pending: tuple[str, ...] = ()  # the call ids of the last assistant's calls
     answered: set[str] = set()
     pending_item: ContextItem | None = None
 
     def flush() -> None:
         nonlocal pending, answered, pending_item
-        missing = [(c, n) for c, n in pending if c not in answered]
+        missing = [c for c in pending if c not in answered]
         if missing and pending_item is not None:
-            pending_item.unanswered = [c for c, _ in missing]
+            pending_item.unanswered = missing
             if rt.synthesize_missing_results:
-                for c, _n in missing:
+                for c in missing:
                     items.append(
                         ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c)
                     )
-        pending = []
+        pending = ()
         answered = set()
         pending_item = None
 
@@ -780,23 +780,26 @@ def sent_items(
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
             if rec.call_ids:
-                pending = [(c, None) for c in rec.call_ids]
+                pending = rec.call_ids
                 answered = set()
                 pending_item = item
                 in_context_calls.update(rec.call_ids)
         elif role == "tool":
             rid = rec.result_id
-            rids = [rid] if rid is not None else []
             if many_results:
                 src = rec._source
                 many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
                 if many is None and rec.message is not None:
                     many = rec.message.tool_result_ids()
-                rids = many or rids
-            answered.update(rids)
-            item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
-            item.orphan = not rids or any(r not in in_context_calls for r in rids)
-            items.append(item)
+                rids = many or ([rid] if rid is not None else [])
+                answered.update(rids)
+                orphan = not rids or not in_context_calls.issuperset(rids)
+            elif rid is not None:  # (one result: no list, no generator per result)
+                answered.add(rid)
+                orphan = rid not in in_context_calls
+            else:
+                orphan = True
+            items.append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
             if role == "user" and pending:
                 flush()
