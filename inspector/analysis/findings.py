@@ -208,6 +208,8 @@ def hole_positions(report: Report) -> list[int]:
     analysis scanned this path (`engine.PathScan`) only its messages' positions are looked at."""
     path = report.path
     states = report.states
+    if HOLE not in states:  # (one search in C: most sessions have none)
+        return []
     scan = report._scan
     if scan is not None and scan.path is path:
         return [i for i in scan.msgs if states[path[i]] == HOLE]
