@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,70 @@ def test_a_scan_of_another_path_is_not_read() -> None:
     other = dataclasses.replace(report, path=[s for s in report.path if s not in cps])
     assert other._scan is report._scan and other._scan.path is not other.path
     assert _storm_data(F._storms(other, 1)) == _storm_data(F._storms(dataclasses.replace(other, _scan=None), 1)) == []
+
+
+def _states_both(led: Any, rng: random.Random) -> None:
+    """The run-at-a-time states (`engine._run_states`, a path in file order) against the
+    message-at-a-time ones (`_scanned_states`), with the latest view's cut, position, kept
+    records and represented ranges moved about and either rule for dropped replies."""
+    rt = E.registry.get(led.format).runtime
+    path, _ = E.active_path(led, rt)
+    scan = E.PathScan(led.records, path, rt)
+    if not scan.in_order():
+        return
+    views = E.checkpoint_views(led, path, rt, scan)
+    n = len(path)
+    for k in range(8):
+        if views and k:
+            v = views[-1]
+            v.pos = rng.randrange(n) if n else 0
+            v.cut = rng.randrange(v.pos + 2)
+            v.keep = frozenset(rng.sample(path, min(n, rng.randrange(4)))) if n else frozenset()
+            ends = sorted(rng.sample(range(n + 1), min(n + 1, 2 * rng.randrange(4))))
+            v.rep = E.merge(list(zip(ends[::2], ends[1::2], strict=True)))
+        for summarizes in (True, False):
+            r = dataclasses.replace(rt, summarizes_dropped=summarizes)
+            out = []
+            for fn in (E._run_states, E._scanned_states):
+                states: list[str | None] = [None] * len(led.records)
+                by = [0] * len(led.records)
+                fn(path, views, r, scan, states, by)
+                out.append((states, by))
+            assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_states_set_a_run_at_a_time_are_the_states_set_one_at_a_time(path: Path) -> None:
+    rng = random.Random(f"{SEED}:states:{path.name}")
+    _states_both(load(str(path)), rng)
+    for _ in range(4):
+        led = load(str(path))
+        _mutate(led, rng)
+        _states_both(led, rng)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_hole_rules_read_the_scan_as_the_path(path: Path) -> None:
+    """The holes found among the scan's messages, their causes and role counts (each counted once
+    for both rules), against the same read from the whole path, on the file and mutants of it."""
+    rng = random.Random(f"{SEED}:holes:{path.name}")
+    for k in range(5):
+        led = load(str(path))
+        if k:
+            _mutate(led, rng)
+        report = analyze(led)
+        slow = dataclasses.replace(report, _scan=None)
+        assert F.hole_positions(report) == [i for i, s in enumerate(report.path) if report.states[s] == E.HOLE]
+        assert F.hole_positions(report) == F.hole_positions(slow)
+        found = F.find_history(report)
+        assert _finding_data(found) == _finding_data(F.find_history(slow))
+        for f in found:  # (each cause's counts shared by both rules: still its own records')
+            if f.code == "hole":
+                assert f.by_role == F.role_counts(report, f.records) and str(len(f.records)) in f.message
+        seqs = [s for s in report.path if report.states[s] is not None]
+        counts = Counter(led.records[s].role for s in seqs)
+        assert F.role_counts(report, seqs) == {k: counts[k] for k in ("system", "user", "assistant", "tool") if counts[k]}
+
+
+def _finding_data(found: list[F.Finding]) -> list[tuple[Any, ...]]:
+    return [(f.code, f.severity, f.message, f.records, f.by_role, f.data) for f in found]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from itertools import islice
+from itertools import compress, count, islice
 from operator import lt
 from typing import Any
 
@@ -354,11 +354,12 @@ class PathScan:
     `codes`: 2 never sent, 1 a reply the runtime drops by its stop reason, 0 otherwise) and of the
     user messages that start a turn (`turns`)."""
 
-    __slots__ = ("breaks", "codes", "cps", "msgs", "path", "turns")
+    __slots__ = ("_in_order", "breaks", "codes", "cps", "msgs", "path", "turns")
 
     def __init__(self, records: list[Record], path: list[int], rt: Runtime) -> None:
         drop = rt.drop_stop_reasons
         self.path = path
+        self._in_order: bool | None = None
         self.cps: list[int] = []
         self.breaks: list[int] = []
         self.msgs: list[int] = []
@@ -378,6 +379,16 @@ class PathScan:
                 self.breaks.append(i)
                 if r.checkpoint is not None:
                     self.cps.append(i)
+
+    def in_order(self) -> bool:
+        """Whether the path's seqs strictly increase (file order: each seq once), read once."""
+        if self._in_order is None:
+            self._in_order = _increasing(self.path)
+        return self._in_order
+
+
+def _increasing(path: list[int]) -> bool:
+    return all(map(lt, path, islice(path, 1, None)))
 
 
 # ---------------------------------------------------------------------------------------- summaries
@@ -489,9 +500,10 @@ class PathPositions:
 
     __slots__ = ("_at", "_path")
 
-    def __init__(self, path: list[int]) -> None:
+    def __init__(self, path: list[int], in_order: bool | None = None) -> None:
         self._path = path
-        in_order = all(map(lt, path, islice(path, 1, None)))
+        if in_order is None:
+            in_order = _increasing(path)
         self._at: dict[int, int] | None = None if in_order else {s: i for i, s in enumerate(path)}
 
     def __contains__(self, seq: object) -> bool:
@@ -561,7 +573,7 @@ def checkpoint_views(led: Ledger, path: list[int], rt: Runtime, scan: PathScan |
         cps = [i for i, s in enumerate(path) if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     if not cps:
         return []
-    pos_of = PathPositions(path)
+    pos_of = PathPositions(path, scan.in_order() if scan is not None else None)
     by_id = led.ids_to_seqs(named_ids([records[path[ci]].checkpoint for ci in cps]))
     views: list[CheckpointView] = []
     prev: CheckpointView | None = None
@@ -734,21 +746,21 @@ def sent_items(
     `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as the
     runtime's dropped stop reasons are."""
     items: list[ContextItem] = []
-    pending: list[tuple[str, str | None]] = []  # (call id, tool name) of the last assistant's calls
+    pending: tuple[str, ...] = ()  # the call ids of the last assistant's calls
     answered: set[str] = set()
     pending_item: ContextItem | None = None
 
     def flush() -> None:
         nonlocal pending, answered, pending_item
-        missing = [(c, n) for c, n in pending if c not in answered]
+        missing = [c for c in pending if c not in answered]
         if missing and pending_item is not None:
-            pending_item.unanswered = [c for c, _ in missing]
+            pending_item.unanswered = missing
             if rt.synthesize_missing_results:
-                for c, _n in missing:
+                for c in missing:
                     items.append(
                         ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c)
                     )
-        pending = []
+        pending = ()
         answered = set()
         pending_item = None
 
@@ -768,23 +780,26 @@ def sent_items(
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
             items.append(item)
             if rec.call_ids:
-                pending = [(c, None) for c in rec.call_ids]
+                pending = rec.call_ids
                 answered = set()
                 pending_item = item
                 in_context_calls.update(rec.call_ids)
         elif role == "tool":
             rid = rec.result_id
-            rids = [rid] if rid is not None else []
             if many_results:
                 src = rec._source
                 many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
                 if many is None and rec.message is not None:
                     many = rec.message.tool_result_ids()
-                rids = many or rids
-            answered.update(rids)
-            item = ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid)
-            item.orphan = not rids or any(r not in in_context_calls for r in rids)
-            items.append(item)
+                rids = many or ([rid] if rid is not None else [])
+                answered.update(rids)
+                orphan = not rids or not in_context_calls.issuperset(rids)
+            elif rid is not None:  # (one result: no list, no generator per result)
+                answered.add(rid)
+                orphan = rid not in in_context_calls
+            else:
+                orphan = True
+            items.append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
             if role == "user" and pending:
                 flush()
@@ -875,9 +890,16 @@ def coverage(
     on_path = bytearray(n)
     if scan is None:  # (a path the report's scan did not read: a grown report's)
         scan = PathScan(records, path, rt)
-    for s in path:
-        on_path[s] = 1
-    _scanned_states(path, views, rt, scan, states, summarized_by)
+    in_order = scan.in_order()
+    if in_order and path and path[-1] - path[0] == len(path) - 1:  # a run of seqs: one slice
+        on_path[path[0] : path[-1] + 1] = b"\x01" * len(path)
+    else:
+        for s in path:
+            on_path[s] = 1
+    if in_order:  # (each seq once: the states set a run of messages at a time)
+        _run_states(path, views, rt, scan, states, summarized_by)
+    else:
+        _scanned_states(path, views, rt, scan, states, summarized_by)
     # Messages off the active path: another branch (inactive), or lost to the runtime's reader.
     if lost or len(path) < len(records) - 1:
         for r in records:
@@ -893,9 +915,10 @@ def coverage(
     return states, summarized_by, on_path
 
 
-def _first_rep(views: list[CheckpointView], n: int) -> list[int]:
-    """Which checkpoint first represented each path position (its own summarizer range)."""
-    first_rep = [0] * n
+def _first_rep(views: list[CheckpointView], n: int, default: int = 0) -> list[int]:
+    """Which checkpoint first represented each path position (its own summarizer range;
+    `default` where none did)."""
+    first_rep = [default] * n
     covered: list[Interval] = []
     for v in views:
         for iv in v.own or v.rep:
@@ -942,6 +965,71 @@ def _scanned_states(
                 summarized_by[s] = first_rep[i] or last.index
             else:
                 states[s] = EXCLUDED if c else HOLE
+
+
+def _rep_split(msgs: list[int], lo: int, hi: int, rep: list[Interval]) -> tuple[list[list[int]], list[list[int]]]:
+    """The positions msgs[lo:hi] (sorted) split by `rep` (merged, sorted): (the runs in it, the
+    runs between them)."""
+    inside, outside = [], []
+    for a, b in rep:
+        i, j = bisect_left(msgs, a, lo, hi), bisect_left(msgs, b, lo, hi)
+        if lo < i:
+            outside.append(msgs[lo:i])
+        if i < j:
+            inside.append(msgs[i:j])
+        lo = max(lo, j)
+    if lo < hi:
+        outside.append(msgs[lo:hi])
+    return inside, outside
+
+
+def _run_states(
+    path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan, states: list[str | None], summarized_by: list[int]
+) -> None:
+    """`_scanned_states` for a path whose seqs strictly increase (each seq once), a run of
+    messages at a time (a loop that only stores, per state): the messages taken as sent (live past
+    the latest checkpoint, retained in its kept tail or `keep`, else summarized where its summary
+    stands for them and a hole where not), then the few with a code (never sent, or dropped by
+    their stop reason) made excluded as `_scanned_states` says."""
+    msgs, codes = scan.msgs, scan.codes
+    if not views:
+        for i in msgs:
+            states[path[i]] = LIVE
+    else:
+        last = views[-1]
+        rep, keep, cut, pos = last.rep, last.keep, last.cut, last.pos
+        a = bisect_left(msgs, min(cut, pos + 1))  # msgs[:a] removed, msgs[a:b] kept raw, msgs[b:] live
+        b = bisect_right(msgs, pos)
+        for i in islice(msgs, b, None):
+            states[path[i]] = LIVE
+        for i in islice(msgs, a, b):
+            states[path[i]] = RETAINED
+        summarized, holes = _rep_split(msgs, 0, a, rep)
+        for run in holes:
+            for i in run:
+                states[path[i]] = HOLE
+        for run in summarized:
+            for i in run:
+                states[path[i]] = SUMMARIZED
+        fr = _first_rep(views, len(path), last.index)  # (`first_rep[i] or last.index`)
+        for run in summarized + _rep_split(msgs, a, b, rep)[0]:  # kept raw and given to its summarizer too: both (DESIGN §2)
+            for i in run:
+                summarized_by[path[i]] = fr[i]
+        for s in keep:  # removed but kept raw: retained
+            i = bisect_left(path, s)
+            j = bisect_left(msgs, i, 0, a)
+            if j < a and msgs[j] == i and path[i] == s:
+                states[s] = RETAINED
+    summarizes = rt.summarizes_dropped
+    last_pos, last_cut, last_keep = (views[-1].pos, views[-1].cut, views[-1].keep) if views else (-1, -1, frozenset())
+    for j in compress(count(), codes):  # (c: 2 never sent, 1 dropped by its stop reason)
+        i = msgs[j]
+        s = path[i]
+        if not views or codes[j] == 2 or not summarizes or i > last_pos or i >= last_cut or s in last_keep:
+            states[s] = EXCLUDED
+            summarized_by[s] = 0
+        elif states[s] == HOLE:
+            states[s] = EXCLUDED
 
 
 # ---------------------------------------------------------------------------------------- analyze
