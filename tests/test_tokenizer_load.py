@@ -227,3 +227,18 @@ def test_a_character_of_unknown_class_in_a_batch_leaves_it_to_tiktoken(monkeypat
     assert tok.count_many(texts) == [len(reference.encode_ordinary(t)) for t in texts]
     assert tok._enc is not None
     tk.get_tokenizer.cache_clear()
+
+
+def test_a_count_survives_the_piece_cache_cleared_meanwhile(monkeypatch, reference) -> None:
+    """Two threads may count at once (the app's analysis and its token count): one clearing the
+    shared cache of piece counts while the other counts its text must not lose that text's count."""
+    small = tk.SmallBpe(tk._read_offline_copy()[0], 0)
+    merge = tk.SmallBpe._piece_count
+
+    def merge_while_another_thread_clears(self: tk.SmallBpe, piece: str) -> int:
+        self._pieces.clear()  # (what a second thread past PIECES_KEPT does)
+        return merge(self, piece)
+
+    monkeypatch.setattr(tk.SmallBpe, "_piece_count", merge_while_another_thread_clears)
+    text = "Counting tokens of a text whose pieces are all new: every merge finds the cache cleared."
+    assert small.count(text) == len(reference.encode_ordinary(text))

@@ -246,9 +246,12 @@ class SmallBpe:
             pass
         if len(known) > PIECES_KEPT:
             known.clear()
-        for piece in set(pieces).difference(known):
-            known[piece] = self._piece_count(piece)
-        return sum(map(known.__getitem__, pieces))
+        # This text's counts held apart: another thread counting meanwhile may clear `known`.
+        counts = {piece: known.get(piece) for piece in set(pieces)}
+        for piece, n in counts.items():
+            if n is None:
+                counts[piece] = known[piece] = self._piece_count(piece)
+        return sum(map(counts.__getitem__, pieces))
 
     def _piece_count(self, piece: str) -> int:
         """The token count of one piece of tiktoken's split: its UTF-8 bytes merged."""
