@@ -196,7 +196,7 @@ def _reports(path: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """analyze --json and context --json of the file by heads, and read whole (no head taken)."""
     fast = _outputs(adk_go.load(path, None, None))
     with monkeypatch.context() as m:
-        m.setattr(adk_go, "_row_head", lambda n, row: None)
+        m.setattr(adk_go, "_row_head", lambda n, row, ts=None: None)
         m.setattr(adk_go, "_export_head", lambda i, raw: None)
         slow = _outputs(adk_go.load(path, None, None))
     return fast, slow
@@ -378,3 +378,32 @@ def test_head_rows_in_the_order_sqlite_sorts_them(tmp_path: Path, seed: int) -> 
     assert got is not None
     rowids = [e.rowid for e in got]
     assert rowids == [r for r in want if r in set(rowids)] and len(rowids) >= n // 2
+
+
+def test_times_of_reads_as_fast_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`adk_go.times_of` (a store's GORM UTC texts read by `datetime` in C, all at once) gives each
+    value's `fast_time`: lists of valid GORM texts (read in C: `fast_time` is never called), and
+    lists with one value of another shape, date, hour, digit or type among them (read one by one)."""
+    import itertools
+    import random
+
+    rng = random.Random(11)
+    parts = [
+        ["2026", "1970", "0001", "9999", "0000"], ["01", "02", "12", "13", "00"], ["01", "28", "29", "30", "31", "00"],
+        ["00", "09", "19", "23", "24", "29"], ["00", "07", "59", "60"], ["00", "31", "59", "60", "٤٤"],
+        ["603000", "000000", "999999", "000001", "٤٤٤٤٤٤", "1_3456", " 12345"], ["+00:00", "+00:01", "Z", "-00:00"],
+    ]  # fmt: skip
+    every = [f"{y}-{mo}-{d} {h}:{mi}:{s}.{f}{z}" for y, mo, d, h, mi, s, f, z in itertools.product(*parts)]
+    good = [v for v in every if adk_go._GORM_UTC(v) and adk_go.fast_time(v) is not None]
+    assert len(good) > 1000
+    lists = [rng.sample(good, 300) for _ in range(20)]
+    # (ISO 8601 spellings `datetime` reads and `parse_time` may not: basic, week dates, no fraction)
+    iso = ["20260105T090004.603000+00:00", "2026-W02-1 09:00:04+00:00", "2026-01-05T09:00:04.603000+00:00",
+           "2026-01-05 09:00:04+00:00", "2026-01-05 09:00:04.603+00:00", "2026-01-05 09:00:04.603000", "2026-01-05"]  # fmt: skip
+    odds = [*rng.sample(every, 300), *iso, 5, 1.5, None, b"x"]
+    lists += [[*rng.sample(good, 50), odd, *rng.sample(good, 50)] for odd in odds]
+    for values in lists:
+        assert adk_go.times_of(values) == [adk_go.fast_time(v) for v in values], values
+    monkeypatch.setattr(adk_go, "fast_time", lambda v: pytest.fail("read one by one"))
+    for values in lists[:20]:
+        assert None not in adk_go.times_of(values)

@@ -90,6 +90,18 @@ EVENTS: list[dict[str, Any]] = [
                  "requested_tool_confirmations": {}, "skip_summarization": False, "escalate": False,
                  "agent_state": {"step": 1}, "end_of_agent": False},
      "timestamp": 2.5},
+    # Two calls and two responses in one event, and one part holding a call and a response (the
+    # strict decode's head counts and keeps every one of them as the ordinary one does).
+    {"id": "p", "invocation_id": "i1", "author": "helper", "content": {"role": "model", "parts": [
+        {"function_call": {"id": "c3", "name": "add", "args": {"a": 1}}},
+        {"function_call": {"id": "c4", "name": "mul", "args": {"b": 2}}},
+        {"function_response": {"id": "c3", "name": "add", "response": {"sum": 2}}},
+        {"function_response": {"id": "c5", "name": "mul", "response": {"p": 2}}},
+    ]}, "actions": dict(_EMPTY_ACTIONS), "timestamp": 3.5},
+    {"id": "b", "invocation_id": "i1", "author": "helper", "content": {"role": "model", "parts": [
+        {"function_call": {"id": "c6", "name": "add"}, "function_response": {"id": "c6", "name": "add", "response": {"s": 1}}},
+        {"text": "x"},
+    ]}, "timestamp": 3.6},
 ]  # fmt: skip
 
 

@@ -13,15 +13,16 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, bisect_right
-from itertools import pairwise
+from collections.abc import Sequence
+from itertools import accumulate, islice, pairwise
+from operator import le
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import event_head, event_heads, message_response_ids, response_ids
+from inspector.formats.adk import event_head, event_heads, message_response_ids_by_seq, response_ids
 from inspector.ledger.model import Ledger, Record
 
 
@@ -95,7 +96,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     pos_of = {s: i for i, s in enumerate(path)}
     by_id = {r.id: pos_of[r.seq] for r in recs if r.id is not None and r.seq in pos_of}
     ts = [float(recs[s].timestamp or 0.0) for s in path]
-    monotone = all(a <= b for a, b in pairwise(ts))
+    monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
         if monotone:  # the service returns events by timestamp: a range is a run of positions
@@ -104,9 +105,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
 
     # Messages before each position: intervals split only by non-messages (compaction events)
     # are joined, so a rolling history stays one interval.
-    before = [0]
-    for s in path:
-        before.append(before[-1] + (recs[s].kind == "message"))
+    before = list(accumulate(map(_MESSAGE.__eq__, [recs[s].kind for s in path]), initial=0))
 
     def bridged(ivs: list[Interval]) -> list[Interval]:
         out: list[Interval] = []
@@ -121,9 +120,9 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     ranges: list[tuple[float, float]] = []
     rep: list[Interval] = []
     alive = _surviving(recs, path)
-    for s in path:
+    for s in [s for s in path if recs[s].kind == "checkpoint"]:
         r = recs[s]
-        d = r.checkpoint.details if r.kind == "checkpoint" and r.checkpoint is not None else None
+        d = r.checkpoint.details if r.checkpoint is not None else None
         if not isinstance(d, dict) or d.get("start_timestamp") is None or d.get("end_timestamp") is None:
             continue
         # A range ADK drops lies inside one it keeps: the union of all is the union of survivors.
@@ -151,13 +150,16 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     return out
 
 
+_MESSAGE = "message"
+
+
 def _surviving(recs: list[Record], path: list[int]) -> set[int]:
     """The seqs of the compactions ADK keeps, decided over the records as they are now (a
     compaction appended later, such as a repair's, can subsume one the loader saw surviving)."""
     evs: list[rules.Ev] = []
-    for i, s in enumerate(path):
+    for i, s in [(i, s) for i, s in enumerate(path) if recs[s].kind == "checkpoint"]:
         r = recs[s]
-        d = r.checkpoint.details if r.kind == "checkpoint" and r.checkpoint is not None else None
+        d = r.checkpoint.details if r.checkpoint is not None else None
         # Usable at load: it survived or was subsumed (an unusable one is neither).
         if not isinstance(d, dict) or not (d.get("surviving") or d.get("subsumed_by") is not None):
             continue
@@ -223,8 +225,9 @@ def next_request(
     if branch:
         filt = [r for r in filt if _on_branch_of(heads[r.seq].get("branch"), branch)]
     seq_list = _compacted_timeline(filt)
-    seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list)
-    rows = _rows_for_agent(seq_list, agent, heads)
+    resp = message_response_ids_by_seq(filt)  # (each message's response ids, read once for every pass)
+    seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list, resp)
+    rows = _rows_for_agent(seq_list, agent, heads, resp)
     rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
     ctx = _context_items(rows, heads)
     for i, it in enumerate(ctx):
@@ -246,8 +249,12 @@ def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]
         return recs
     # (`_author(r) == "user"`: an author's str() is "user" only when it is that string)
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
+    if not inputs:
+        return recs
     msgs = [r for r in recs if r.kind == "message"]
-    if not inputs or (_final_reply(max(msgs, key=lambda r: ranks[r.seq])) and hdr.get("next_call_in_run") is not True):
+    # (the first message of the highest rank, as `max` by rank picks it, without a call per message)
+    msg_ranks = [ranks[r.seq] for r in msgs]
+    if _final_reply(msgs[msg_ranks.index(max(msg_ranks))]) and hdr.get("next_call_in_run") is not True:
         return recs
     start = max(inputs)
     before = [r for r in recs if ranks[r.seq] < start]
@@ -278,9 +285,7 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
     message no surviving range covers, by timestamp."""
     evs = []  # the compactions (only they can survive), each at its index in `filt`
-    for i, r in enumerate(filt):
-        if r.kind != "checkpoint":
-            continue
+    for i, r in [(i, r) for i, r in enumerate(filt) if r.kind == "checkpoint"]:
         d = (
             r.checkpoint.details
             if r.checkpoint is not None and isinstance(r.checkpoint.details, dict)
@@ -296,12 +301,13 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     for e in alive:
         assert e.end is not None
         items.append((e.end, e.index, filt[e.index], True))
-    # (`rules.in_ranges` inline: one bisection of the few covered ranges per message)
+    # (`rules.in_ranges` inline: one bisection of the few covered ranges' starts per message)
+    starts = [a for a, _ in cover]
     items += [
         (t, i, r, False)
         for i, r in enumerate(filt)
         if r.kind == "message"
-        and not ((k := bisect_right(cover, ((t := float(r.timestamp or 0.0)), math.inf)) - 1) >= 0 and t <= cover[k][1])
+        and not ((k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1])
     ]
     # `_process_compaction_events` sorts by (timestamp, position), when any compaction event is
     # there (flows/llm_flows/context/_contents.py:541-556); else the list's own order. (Sorted
@@ -312,17 +318,18 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
 
 
 def _recover_compacted_function_calls(
-    filt: list[Record], seq_list: list[tuple[Record, bool]]
+    filt: list[Record], seq_list: list[tuple[Record, bool]], resp: dict[int, Sequence[str]]
 ) -> tuple[list[tuple[Record, bool]], set[int]]:
     """`_recover_compacted_function_calls`: a surviving response whose call was compacted away gets
-    its call (and the call's other compacted responses) back, just before it. Also the seqs re-injected."""
+    its call (and the call's other compacted responses) back, just before it. Also the seqs
+    re-injected. (`resp`: `message_response_ids_by_seq` of `filt`.)"""
     present = {r.seq for r, s in seq_list if not s}
-    owner, resp_by_call = _call_owners(filt)
+    owner, resp_by_call = _call_owners(filt, resp)
     reinjected: set[int] = set()
     out: list[tuple[Record, bool]] = []
     for r, summ in seq_list:
         if not summ:
-            for rid in message_response_ids(r):
+            for rid in resp.get(r.seq, ()):
                 call = owner.get((r.seq, rid))
                 if call is None or call.seq in present or call.seq in reinjected:
                     continue
@@ -338,19 +345,18 @@ def _recover_compacted_function_calls(
 
 
 def _call_owners(
-    filt: list[Record],
+    filt: list[Record], resp: dict[int, Sequence[str]]
 ) -> tuple[dict[tuple[int, str], Record], dict[tuple[int, str], Record]]:
     """Over every message: (response seq, call id) -> the latest earlier event making that call,
-    and (call seq, call id) -> the latest response to it."""
+    and (call seq, call id) -> the latest response to it. (Only the messages making a call or
+    answering one are looked at.)"""
     latest_call: dict[str, Record] = {}
     owner: dict[tuple[int, str], Record] = {}
     resp_by_call: dict[tuple[int, str], Record] = {}
-    for r in filt:
-        if r.kind != "message":
-            continue
+    for r in [r for r in filt if r.kind == "message" and (r.call_ids or r.seq in resp)]:
         for c in r.call_ids:
             latest_call[c] = r
-        for rid in message_response_ids(r):
+        for rid in resp.get(r.seq, ()):
             call = latest_call.get(rid)
             if call is None:
                 continue
@@ -363,11 +369,14 @@ def _call_owners(
 
 
 def _rows_for_agent(
-    seq_list: list[tuple[Record, bool]], agent: str | None, heads: dict[int, dict[str, Any]]
+    seq_list: list[tuple[Record, bool]],
+    agent: str | None,
+    heads: dict[int, dict[str, Any]],
+    resp: dict[int, Sequence[str]],
 ) -> list[Row]:
     """One row per event: other agents' events marked for conversion to context, responses kept
     only to calls seen before them (`_drop_orphaned_function_responses`). (`_author` of each
-    from `heads`.)"""
+    from `heads`, its response ids from `resp`.)"""
     # Whose calls are these (other agents' responses are presented as context too).
     call_author: dict[str, str] = {}
     for r, summ in seq_list:
@@ -382,7 +391,7 @@ def _rows_for_agent(
         a = str(heads[r.seq].get("author") or "")
         if a not in (agent, "user"):
             return True
-        return any(call_author.get(rid) not in (None, agent, "user") for rid in message_response_ids(r))
+        return any(call_author.get(rid) not in (None, agent, "user") for rid in resp.get(r.seq, ()))
 
     rows: list[Row] = []
     seen_calls: set[str] = set()
@@ -577,10 +586,12 @@ def coverage(
             for i in range(lo, hi):
                 if not first_rep[i]:
                     first_rep[i] = v.index
-    # What the summaries actually sent stand for (exactly: survivors only).
-    represented = merge([iv for v in alive for iv in v.summary_rep])  # type: ignore[attr-defined]
+    # What the summaries actually sent stand for (exactly: survivors only), by path position.
+    represented = bytearray(len(path))
+    for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
+        represented[lo:hi] = b"\x01" * (hi - lo)
+    starts = [a for a, _ in cover]
     last_pos = vs[-1].pos if vs else -1
-    inf = math.inf
     for i, s in enumerate(path):
         on_path[s] = 1
         r = recs[s]
@@ -588,11 +599,11 @@ def coverage(
             continue
         if r.never_sent or _obj(r).get("isolation_scope") is not None:  # (`_in_scope`)
             states[s] = EXCLUDED
-        elif (k := bisect_right(cover, ((t := float(r.timestamp or 0.0)), inf)) - 1) >= 0 and t <= cover[k][1]:
-            # (`rules.in_ranges`, inline)
+        elif (k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1]:
+            # (`rules.in_ranges`, inline: bisected by the ranges' starts)
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-            elif contains(represented, i):
+            elif represented[i]:
                 states[s] = SUMMARIZED
                 summarized_by[s] = first_rep[i] or (alive[-1].index if alive else 0)
             else:

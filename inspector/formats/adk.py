@@ -1415,6 +1415,17 @@ def message_response_ids(rec: Record) -> Sequence[str]:
     return response_ids(rec)
 
 
+def message_response_ids_by_seq(recs: Iterable[Record]) -> dict[int, Sequence[str]]:
+    """`message_response_ids` of each message among `recs` that has any, by seq, in one pass (a
+    message missing from it has none)."""
+    got = {
+        r.seq: src.head.response_ids if r._message is None and type(src := r._source) is _RowLater else response_ids(r)
+        for r in recs
+        if r.kind == "message"
+    }
+    return {s: ids for s, ids in got.items() if ids}
+
+
 def response_ids(rec: Record) -> list[str]:
     """The call ids of a message's tool results (from its head while its message is unread)."""
     m = rec._message

@@ -65,6 +65,7 @@ import bisect
 import datetime as _dt
 import functools
 import itertools
+import operator
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -254,6 +255,27 @@ def fast_time(v: Any) -> int | None:
     if s > 59:
         return None
     return (base + s - off) * 1_000_000_000 + int(frac.ljust(9, "0"))
+
+
+# GORM's text of a UTC time, with microseconds, in ASCII digits and in range but for the date
+# (which `datetime` checks): the shape `times_of` reads in C.
+_GORM_UTC = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}\+00:00", re.ASCII
+).fullmatch
+_ONE_US = _dt.timedelta(microseconds=1)
+
+
+def times_of(values: list[Any]) -> list[int | None]:
+    """`fast_time` of each value: where every one is GORM's UTC text (`_GORM_UTC`) of a real date,
+    all of them read by `datetime` in C (the same nanoseconds: whole microseconds since the
+    epoch); otherwise one by one."""
+    try:
+        if all(map(_GORM_UTC, values)):  # (a value that is not a str raises TypeError)
+            since = map(operator.sub, map(_dt.datetime.fromisoformat, values), itertools.repeat(_EPOCH))
+            return list(map(operator.mul, map(operator.floordiv, since, itertools.repeat(_ONE_US)), itertools.repeat(_US)))
+    except (TypeError, ValueError):  # (a date that is no date: month 13, February 30, year 0)
+        pass
+    return list(map(fast_time, values))
 
 
 def _zone(z: str) -> int | None:
@@ -981,9 +1003,10 @@ def _head_events(
         del ordered[upto:]
     names = ["rowid", *cols]
     events: list[GoEvent] = []
-    for n, row in enumerate(ordered, start=1):
+    times = times_of(list(map(_HEAD_TIME, ordered)))  # (every row's `fast_time`, at once)
+    for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True):
         rowid = row[0]
-        e = _row_head(n, row)
+        e = _row_head(n, row, ts)
         if e is None:
             whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
             e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
@@ -1014,13 +1037,18 @@ def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
 _STR_OR_NONE = frozenset({str, type(None)})
 
 
-def _row_head(n: int, row: tuple[Any, ...]) -> GoEvent | None:
-    """A row's event from its head, or None when it must be read whole (`adk_go_heads`)."""
+_UNREAD: Any = object()  # (`_row_head`'s time not read yet)
+
+
+def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None:
+    """A row's event from its head, or None when it must be read whole (`adk_go_heads`); `ts`:
+    its timestamp's `fast_time`, when read already (`times_of`)."""
     rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
     sn = _STR_OR_NONE
     if not (type(eid) in sn and type(inv) in sn and type(author) in sn and type(branch) in sn and type(message) in sn):
         return None
-    ts = fast_time(ts_text)
+    if ts is _UNREAD:
+        ts = fast_time(ts_text)
     if ts is None:
         return None
     transfer = None

@@ -259,7 +259,12 @@ def head(data: Any) -> Head | None:
         s = _STRICT(data)
     except _DECODE_ERRORS:
         s = None
-    if s is not None and _deltas_ok(s.actions):
+    # (`_deltas_ok` only where a delta holds anything: most actions' are all empty)
+    if s is not None and (
+        (a := s.actions) is None
+        or not (a.state_delta or a.artifact_delta or a.requested_auth_configs or a.requested_tool_confirmations)
+        or _deltas_ok(a)
+    ):
         return _typed_head(s)
     try:
         # The record reads these bytes whole again on demand: orjson must read them as the whole
@@ -382,21 +387,23 @@ def _message_head(
 
 
 def _typed_head(s: _SEvent) -> Head | None:
-    """`_head_of` for a strict decode: the same head, from typed values instead of raw ones."""
+    """`_head_of` for a strict decode: the same head, from typed values instead of raw ones (and
+    `_message_head`'s index from typed parts, where a text is a string or null)."""
     ts = s.timestamp
     if ts is None:
         return None
     out: dict[str, Any] = {}  # (`_fields`, in its order)
-    if s.author is not None:
-        out["author"] = s.author
+    author = s.author
+    if author is not None:
+        out["author"] = author
     if s.branch is not None:
         out["branch"] = s.branch
     if s.isolation_scope:  # (a string: blank only when "")
         out["isolation_scope"] = s.isolation_scope
     if s.long_running_tool_ids:
         out["long_running_tool_ids"] = s.long_running_tool_ids
-    if s.error_code is not _UNSET:
-        out["error_code"] = s.error_code
+    if (code := s.error_code) is not _UNSET:
+        out["error_code"] = code
     a = s.actions
     if a is not None:
         acts: dict[str, Any] = {}
@@ -410,14 +417,7 @@ def _typed_head(s: _SEvent) -> Head | None:
     content = s.content
     parts = content.parts if content is not None else None
     if not parts:
-        return Head(s.id, float(ts), ts, s.author, s.invocation_id, out, False)
-    return _typed_message_head(s, float(ts), out, content, parts)  # type: ignore[arg-type]
-
-
-def _typed_message_head(
-    s: _SEvent, ts: float, fields: dict[str, Any], content: _SContent, parts: list[_SPart]
-) -> Head:
-    """`_message_head` from typed parts (a text is a string or null here)."""
+        return Head(s.id, float(ts), ts, author, s.invocation_id, out, False)
     call_ids: list[str] = []
     response_ids: list[str] = []
     result_id = None
@@ -426,36 +426,34 @@ def _typed_message_head(
     for p in parts:
         if not signed and p.thought_signature:
             signed = True
-        fc, fr = p.function_call, p.function_response
-        any_call = any_call or fc is not None
-        any_response = any_response or fr is not None
-        if fc is not None:
+        fr = p.function_response
+        if (fc := p.function_call) is not None:
+            any_call = visible = True
+            any_response = any_response or fr is not None
             calls += 1
             if fc.id:
                 call_ids.append(fc.id)
             never = never or fc.name in FRAMEWORK_CALLS
-            visible = True
         elif fr is not None:
+            any_response = visible = True
             if not results:
                 result_id = fr.id
             if fr.id:
                 response_ids.append(fr.id)
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
-            visible = True
         elif p.text is not None:
             if not visible and not p.thought:
                 visible = p.text != ""
         else:
             visible = True  # an `other` block
     role, stop, _, source = role_and_stop(
-        str(s.author or ""), content.role, calls, results, fields.get("error_code"), s.finish_reason
+        str(author or ""), content.role, calls, results, out.get("error_code"), s.finish_reason
     )
-    if not visible and not signed:
-        never = True
     return Head(
-        s.id, ts, s.timestamp, s.author, s.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
-        tuple(response_ids), never, any_call, any_response,
+        s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
+        tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
+        never or not (visible or signed), any_call, any_response,
     )  # fmt: skip
 
 
