@@ -1407,17 +1407,9 @@ def event_heads(recs: list[Record]) -> dict[int, dict[str, Any]]:
 _SEQ = attrgetter("seq")
 
 
-def message_response_ids(rec: Record) -> Sequence[str]:
-    """`response_ids`, as a tuple where the record's message is still unread (not copied)."""
-    src = rec._source
-    if rec._message is None and type(src) is _RowLater:
-        return src.head.response_ids
-    return response_ids(rec)
-
-
 def message_response_ids_by_seq(recs: Iterable[Record]) -> dict[int, Sequence[str]]:
-    """`message_response_ids` of each message among `recs` that has any, by seq, in one pass (a
-    message missing from it has none)."""
+    """`response_ids` of each message among `recs` that has any, by seq, in one pass (a message
+    missing from it has none); a tuple where the message is still unread (its head's, not copied)."""
     got = {
         r.seq: src.head.response_ids if r._message is None and type(src := r._source) is _RowLater else response_ids(r)
         for r in recs
