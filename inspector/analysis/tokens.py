@@ -324,7 +324,13 @@ def verify_offline_copy() -> str:
 
 def _read_offline_copy() -> tuple[bytes, str]:
     """The offline copy's bytes and sha256, read once; ValueError unless tiktoken expects them."""
-    p = offline_data_path()
+    return _read_verified(offline_data_path())
+
+
+@lru_cache(maxsize=2)
+def _read_verified(p: str) -> tuple[bytes, str]:
+    """The file's bytes and sha256, read and checked once per path (the pure-Python counter and
+    tiktoken's encoding both start from them; a refused copy is read again next time)."""
     with open(p, "rb") as f:
         data = f.read()
     digest = hashlib.sha256(data).hexdigest()
