@@ -90,3 +90,54 @@ def test_missing_file_is_generated_in_a_process_of_its_own(tmp_path, monkeypatch
         if os.path.exists(path):
             os.remove(path)
 
+
+
+@pytest.mark.parametrize("fmt", ["nextclaw", "maka"])
+def test_bounds_watch_every_text_the_analysis_counts_and_every_event_it_digests(tmp_path, fmt):
+    """`benchmarks.bounds` times what the output requires: the texts it captures are those whose
+    counts the report holds, and maka's digest pass is fed the events its checkpoints cover."""
+    from benchmarks import bounds
+    from inspector.analysis import analyze, tokens
+    from inspector.formats import maka
+
+    path = generate(fmt, 1.0, seed=7, path=str(tmp_path / f"a.{SPECS[fmt].ext}"))
+    texts, fed = bounds._texts_counted(path)
+    report = analyze(load(path, fingerprint=False))
+    counted = [it.tokens for it in report.context if it.tokens_from == "tiktoken" and it.tokens is not None]
+    tok = tokens.get_tokenizer()
+    assert texts and sum(tok.count(t) for t in texts) == sum(counted)
+    widest = 0
+    if fmt == "maka":  # the widest checkpoint's coverage (the digest pass stops there)
+        import sqlite3
+
+        import orjson
+
+        con = sqlite3.connect(path)
+        rows = con.execute("SELECT record_json FROM core_agent_run_events WHERE event_type=?", (maka.CHECKPOINT_EVENT,)).fetchall()
+        con.close()
+        widest = max(orjson.loads(r)["data"]["checkpoint"]["coverage"]["eventCount"] for (r,) in rows)
+    assert len(fed) == widest
+    assert tokens.Tokenizer.count_many.__name__ == "count_many" and maka.PrefixDigests.feed.__name__ == "feed"  # put back
+    out = bounds.measure_here(path)
+    assert out["distinct_texts"] == len(set(t for t in texts if t)) and out["events_digested"] == widest
+
+
+def test_bounds_capture_each_text_once_whichever_entry_point_counts_it(tmp_path):
+    """A short batch is counted text by text (`Tokenizer.count_many` calls `count`): captured once."""
+    from benchmarks import bounds
+    from inspector.analysis import engine, tokens
+
+    path = generate("pi", 1.0, seed=7, path=str(tmp_path / "a.jsonl"))
+    real = engine.count_tokens
+
+    def direct_and_short(led, items, tok):  # one item counted alone, two as a short batch
+        tok.count("alone")
+        tok.count_many(["a", "b"])
+        return real(led, items, tok)
+
+    engine.count_tokens = direct_and_short
+    try:
+        texts, _ = bounds._texts_counted(path)
+    finally:
+        engine.count_tokens = real
+    assert texts[:3] == ["alone", "a", "b"] and texts.count("a") == 1 and tokens.Tokenizer.count.__name__ == "count"
