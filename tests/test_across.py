@@ -16,11 +16,11 @@ from inspector.analysis.usage import (
     PriceTableError,
     UsageItem,
     group_usage,
+    load_prices,
     model_key,
     parse_price_table,
 )
 from inspector.cli.main import main
-from inspector.cli.usage import load_prices
 from inspector.ledger.model import Usage
 from inspector.store.index import SessionIndex, file_identity, match_expression
 from tests.conftest import SAMPLES, SHARED, need_shared

@@ -153,6 +153,30 @@ def test_version_prints_the_installed_version() -> None:
         assert "Traceback" not in p.stderr
 
 
+# What only some commands use: the session index and the price table (pydantic's models), the
+# repair planner, the simulator, the report exporter and the package's metadata (`--version`).
+ONLY_SOME_COMMANDS = (
+    "pydantic", "inspector.store.index", "inspector.analysis.usage", "inspector.analysis.sessions",
+    "inspector.compaction.plan", "inspector.analysis.simulate", "inspector.analysis.report_export", "importlib.metadata",
+)  # fmt: skip
+
+
+def test_the_parser_every_command_builds_imports_only_what_every_command_needs() -> None:
+    code = (
+        "import sys; from inspector.cli.main import build_parser; build_parser(); "
+        f"print(' '.join(m for m in {ONLY_SOME_COMMANDS!r} if m in sys.modules))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.split() == []
+
+
+def test_usage_groupings_are_the_analysis_groupings() -> None:
+    from inspector.analysis import usage
+    from inspector.cli import usage as usage_cli
+
+    assert usage_cli.GROUPINGS == usage.GROUPINGS
+
+
 @pytest.mark.parametrize("sample", ["pi/adr0302_amnesiac_fallback.jsonl", "native/adr0302_amnesiac_fallback.jsonl"])
 def test_only_repair_hashes_the_session_file(sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The write-back's fingerprint (sha256 of the bytes analysed) is taken for `repair` alone: a

@@ -8,7 +8,6 @@ import os
 import sys
 
 from inspector.analysis import analyze
-from inspector.analysis.report_export import html_report, markdown_report
 from inspector.cli import args as argtypes
 from inspector.formats import LoadError, load, registry
 
@@ -56,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = analyze(led, window=args.window, reserve=args.reserve)
     target = args.html or args.markdown
+    from inspector.analysis.report_export import html_report, markdown_report
+
     render = html_report if args.html else markdown_report
     text = render(report, version_line(), redact=args.redact)
     if target == "-":

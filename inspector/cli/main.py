@@ -183,7 +183,7 @@ call: the carried summary, a recovery notice and the recent window, verbatim).
 
 
 def _repair_args(p: argparse.ArgumentParser, *, repair_flags: bool) -> None:
-    from inspector.compaction.plan import STRATEGIES
+    from inspector.compaction import STRATEGIES
 
     p.add_argument(
         "--strategy",
@@ -233,8 +233,20 @@ def version_line() -> str:
     return f"inspector {v}"
 
 
+class _VersionAction(argparse.Action):
+    """argparse's `version` action with the version looked up when asked for (reading the installed
+    distribution's metadata was a tenth of the start of every command)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
+        parser._print_message(version_line() + "\n", sys.stdout)
+        parser.exit()
+
+
 def _version_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
+    p.add_argument("--version", action=_VersionAction, help="print the version and exit")
 
 
 COMMANDS = (

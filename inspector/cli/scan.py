@@ -12,15 +12,20 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.analysis.findings import SEVERITY_RANK
-from inspector.analysis.sessions import ScanRow
 from inspector.cli import args as argtypes
 from inspector.cli.output import table_console
-from inspector.store.index import IndexUnavailable, SessionIndex
-from inspector.store.places import default_place_patterns, default_places
-from inspector.store.scan import Scanner, SessionFilter, when
+
+if TYPE_CHECKING:
+    from inspector.analysis.sessions import ScanRow
+    from inspector.store.index import SessionIndex
+    from inspector.store.scan import Scanner
+
+# The index, the scanner and the places are imported by the functions that use them: every CLI
+# command builds this module's parser, and they (pydantic's row models among them) were half the
+# start of `inspector analyze`.
 
 EPILOG = """\
 examples:
@@ -83,6 +88,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def read_times(args: argparse.Namespace) -> str | None:
     """Turn --since / --until into epoch seconds in place; the usage problem, if any."""
+    from inspector.store.scan import when
+
     for flag in ("since", "until"):
         value = getattr(args, flag)
         if isinstance(value, str):
@@ -96,6 +103,8 @@ def read_times(args: argparse.Namespace) -> str | None:
 def resolve_paths(paths: list[str]) -> tuple[list[str], str | None]:
     """(paths to scan, a usage problem). `-` is replaced by the paths read from stdin; no path at
     all means the default places."""
+    from inspector.store.places import default_place_patterns, default_places
+
     out: list[str] = []
     for p in paths:
         if p == "-":
@@ -110,6 +119,8 @@ def resolve_paths(paths: list[str]) -> tuple[list[str], str | None]:
 
 
 def open_index() -> SessionIndex | None:
+    from inspector.store.index import IndexUnavailable, SessionIndex
+
     try:
         index = SessionIndex()
     except IndexUnavailable as e:
@@ -125,6 +136,8 @@ def open_index() -> SessionIndex | None:
 
 def row_filter(args: argparse.Namespace) -> Callable[[ScanRow], bool]:
     """The rows the filters keep (`store.scan.SessionFilter`, shared with the triage browser)."""
+    from inspector.store.scan import SessionFilter
+
     return SessionFilter(args.since, args.until, args.project, args.format_name).keeps
 
 
@@ -172,6 +185,8 @@ class ProgressBar:
 
 def scanned_rows(index: SessionIndex, paths: list[str], args: argparse.Namespace, scanner_out: list[Scanner] | None = None) -> Iterator[ScanRow]:
     """Every session's row under `paths`, through the index, with a progress bar."""
+    from inspector.store.scan import Scanner
+
     bar = ProgressBar(not args.no_progress)
     scanner = Scanner(index, workers=args.workers, progress=bar)
     if scanner_out is not None:

@@ -17,7 +17,6 @@ from inspector.cli.scan import (
     row_filter,
     scanned_rows,
 )
-from inspector.store.index import index_key, match_expression
 
 EPILOG = """\
 examples:
@@ -50,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.store.index import index_key, match_expression
+
     problem = read_times(args)
     if problem:
         print(f"inspector search: {problem}", file=sys.stderr)

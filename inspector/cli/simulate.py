@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from inspector.analysis import simulate as sim
-from inspector.analysis.window import ledger_window
 from inspector.cli import args as argtypes
 from inspector.formats import LoadError, load, registry
+
+if TYPE_CHECKING:
+    from inspector.analysis import simulate as sim
+
+# The simulator is imported by the functions that run it: every command builds this parser.
 
 POLICIES = ("pi", "adk-sliding", "adk-token", "adk-both", "recorded")
 
@@ -95,6 +99,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def policy_from_args(
     args: argparse.Namespace, led: object, sess: sim.Session
 ) -> tuple[sim.Policy | None, str]:
+    from inspector.analysis import simulate as sim
+    from inspector.analysis.window import ledger_window
+
     name = args.policy
     if name == "recorded":
         return sim.recorded_policy(led, sess)  # type: ignore[arg-type]
@@ -226,6 +233,8 @@ def render(s: sim.Simulation) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.analysis import simulate as sim
+
     try:
         led = load(args.session, fmt=args.format, fingerprint=False)  # read only: no write-back hash
     except LoadError as e:

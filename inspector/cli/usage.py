@@ -7,16 +7,8 @@ import argparse
 import datetime as _dt
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from inspector.analysis.usage import (
-    GROUPINGS,
-    PriceTable,
-    PriceTableError,
-    UsageGroup,
-    cost_text,
-    group_usage,
-    load_prices,
-)
 from inspector.cli.output import emit_json, table_console
 from inspector.cli.scan import (
     add_common,
@@ -27,8 +19,13 @@ from inspector.cli.scan import (
     row_filter,
     scanned_rows,
 )
-from inspector.store.index import index_key
-from inspector.store.places import subagent_files
+
+if TYPE_CHECKING:
+    from inspector.analysis.usage import PriceTable, UsageGroup
+
+# `analysis.usage.GROUPINGS`, which `run` imports with the price table (pydantic's models: a third
+# of the start of every CLI command that builds this parser; tests/test_across.py holds them equal).
+GROUPINGS = ("day", "project", "session", "model")
 
 EPILOG = """\
 examples:
@@ -67,6 +64,10 @@ def _day(secs: float | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.analysis.usage import PriceTableError, group_usage, load_prices
+    from inspector.store.index import index_key
+    from inspector.store.places import subagent_files
+
     try:
         prices = load_prices(args.prices)
     except PriceTableError as e:
@@ -123,6 +124,8 @@ def _usage_json(args: argparse.Namespace, groups: list[UsageGroup], prices: Pric
 def _print_table(args: argparse.Namespace, groups: list[UsageGroup], prices: PriceTable) -> None:
     """The usage table, a total row under it, and the price table's name (and unpriced models) on stderr."""
     from rich.table import Table
+
+    from inspector.analysis.usage import UsageGroup, cost_text
 
     t = Table(expand=True, box=None, header_style="bold", pad_edge=False)
     # Only the columns that say something: one session per session row; sub-agents when there are any.

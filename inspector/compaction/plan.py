@@ -36,6 +36,7 @@ from inspector.analysis.protocol import (
 )
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.analysis.window import context_window
+from inspector.compaction import STRATEGIES
 from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
 from inspector.compaction.cut import (
     PathIndex,
@@ -66,8 +67,6 @@ from inspector.compaction.recovery import Recovery, plan_recovery
 from inspector.formats import registry
 from inspector.formats.base import Runtime, template_incomplete
 from inspector.ledger.model import Route, Usage
-
-STRATEGIES: tuple[str, ...] = ("compact", "resummarize", "recover")
 
 PI_RESERVE_TOKENS = 16_384
 PI_KEEP_RECENT_TOKENS = 20_000
