@@ -38,7 +38,7 @@ from typing import Any
 if __package__ in (None, ""):  # `python benchmarks/bounds.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.formats import CPU_TARGET, REPO, fresh
+from benchmarks.formats import CPU_TARGET, REPO, add_file_arguments, format_files, fresh, progress
 
 PARTS = ("tokens", "tokens_build", "digest")
 
@@ -189,16 +189,8 @@ def render(results: list[dict[str, Any]], repeat: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks import generate_apart, precompile
-    from benchmarks.gen_formats import DEFAULT_MB, DEFAULT_SEED, SPECS, default_path
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=DEFAULT_MB, help=f"size of each generated file (default {DEFAULT_MB:g})")
-    ap.add_argument("--formats", default=",".join(SPECS), help=f"comma list (default all: {','.join(SPECS)})")
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per measurement process")
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_file_arguments(ap)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--file", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
@@ -206,27 +198,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps(measure_here(ns.file)) + "\n")
         sys.stdout.flush()
         os._exit(0)
-    fmts = [f for f in ns.formats.split(",") if f]
-    unknown = [f for f in fmts if f not in SPECS]
-    if unknown:
-        print(f"unknown format {', '.join(unknown)}; formats: {', '.join(SPECS)} (nothing measured)", file=sys.stderr)
+    say = progress(ns)
+    files = format_files(ns, say)
+    if files is None:
         return 0
-
-    def say(msg: str) -> None:
-        if not ns.json:
-            print(msg, file=sys.stderr, flush=True)
-
-    precompile(REPO)
     results = []
-    for fmt in fmts:
-        path = default_path(fmt, ns.mb, ns.seed)
-        if not os.path.exists(path):
-            say(f"generating {os.path.relpath(path, REPO)} ...")
-            try:
-                generate_apart("gen_formats", "--format", fmt, "--mb", str(ns.mb), "--seed", str(ns.seed))
-            except subprocess.CalledProcessError as e:
-                say(f"  {fmt}: not generated: {e}")
-                continue
+    for fmt, path in files:
         t0 = time.perf_counter()
         results.append(bound_format(fmt, path, max(1, ns.repeat), ns.timeout, say))
         say(f"  {fmt}: {time.perf_counter() - t0:.0f} s")

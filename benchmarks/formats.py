@@ -316,17 +316,57 @@ def render(results: list[dict[str, Any]], repeat: int) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from benchmarks import generate_apart, precompile
-    from benchmarks.gen_formats import DEFAULT_MB, DEFAULT_SEED, SPECS, default_path
+def add_file_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options every per-format benchmark takes: which files, how many runs, the output."""
+    from benchmarks.gen_formats import DEFAULT_MB, DEFAULT_SEED, SPECS
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=DEFAULT_MB, help=f"size of each generated file (default {DEFAULT_MB:g})")
     ap.add_argument("--formats", default=",".join(SPECS), help=f"comma list (default all: {','.join(SPECS)})")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per measurement process")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+
+def progress(ns: argparse.Namespace) -> Any:
+    """What a benchmark says while it runs: on stderr, unless --json."""
+
+    def say(msg: str) -> None:
+        if not ns.json:
+            print(msg, file=sys.stderr, flush=True)
+
+    return say
+
+
+def format_files(ns: argparse.Namespace, say: Any) -> list[tuple[str, str]] | None:
+    """(format, file) for each format asked for, each file generated first where missing (in a
+    process of its own); None for an unknown format (said on stderr)."""
+    from benchmarks import generate_apart, precompile
+    from benchmarks.gen_formats import SPECS, default_path
+
+    fmts = [f for f in ns.formats.split(",") if f]
+    unknown = [f for f in fmts if f not in SPECS]
+    if unknown:
+        print(f"unknown format {', '.join(unknown)}; formats: {', '.join(SPECS)} (nothing measured)", file=sys.stderr)
+        return None
+    precompile(REPO)  # no measured process compiles source (its lazy imports included)
+    out = []
+    for fmt in fmts:
+        path = default_path(fmt, ns.mb, ns.seed)
+        if not os.path.exists(path):
+            say(f"generating {os.path.relpath(path, REPO)} ...")
+            try:  # (in a process of its own: see generate_apart)
+                generate_apart("gen_formats", "--format", fmt, "--mb", str(ns.mb), "--seed", str(ns.seed))
+            except subprocess.CalledProcessError as e:  # a missing source: report it, measure the rest
+                say(f"  {fmt}: not generated: {e}")
+                continue
+        out.append((fmt, path))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_file_arguments(ap)
     ap.add_argument(
         "--instructions", action="store_true", help="count instructions under valgrind's callgrind instead of timing (use --mb 20)"
     )
@@ -338,27 +378,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps(measure_here(ns.worker, ns.formats, ns.file, ns.imports_only)) + "\n")
         sys.stdout.flush()
         os._exit(0)  # freeing the ledger is no part of any measurement
-    fmts = [f for f in ns.formats.split(",") if f]
-    unknown = [f for f in fmts if f not in SPECS]
-    if unknown:
-        print(f"unknown format {', '.join(unknown)}; formats: {', '.join(SPECS)} (nothing measured)", file=sys.stderr)
+    say = progress(ns)
+    files = format_files(ns, say)
+    if files is None:
         return 0
-
-    def say(msg: str) -> None:
-        if not ns.json:
-            print(msg, file=sys.stderr, flush=True)
-
-    precompile(REPO)  # no measured process compiles source (its lazy imports included)
     results = []
-    for fmt in fmts:
-        path = default_path(fmt, ns.mb, ns.seed)
-        if not os.path.exists(path):
-            say(f"generating {os.path.relpath(path, REPO)} ...")
-            try:  # (in a process of its own: see generate_apart)
-                generate_apart("gen_formats", "--format", fmt, "--mb", str(ns.mb), "--seed", str(ns.seed))
-            except subprocess.CalledProcessError as e:  # a missing source: report it, measure the rest
-                say(f"  {fmt}: not generated: {e}")
-                continue
+    for fmt, path in files:
         if ns.instructions:
             results.append(count_format(fmt, path, ns.timeout, say))
         else:
