@@ -64,7 +64,11 @@ Not modelled: the budget fit that can still skip a matching checkpoint (history-
 300-311; the budget is not in the store), maka's deterministic block compaction when no checkpoint
 applies (:356-), the steering envelope and inline refs of user text, and the materializer merging a
 step's reasoning, text and calls into one wire message (ai-sdk-backend.ts:4129-4217): we show one
-item per event. The database is opened read-only (`mode=ro`).
+item per event. No reply gets `usage`: maka records it per provider request
+(`model_call_attempt_recorded`, core/src/model-call-attempt.ts:82-150) or summed per send (the
+`token_usage` event, runtime/src/ai-sdk-backend.ts:2811-2818), by run, turn and step number, and
+a reply's events carry no step number (runtime/src/ai-sdk-flow.ts:210-282): docs/runtimes/maka.md
+§9. The database is opened read-only (`mode=ro`).
 """
 
 from __future__ import annotations
