@@ -325,8 +325,9 @@ def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stab
     and digested without the dict orjson makes of it: for every field of an event, its content and
     refs set to every JSON type and to values nested where the serializers part, and for texts where
     decoders part, orjson reads that payload too, to the same values (UNSET: the field absent), the
-    field guard leaves it whole, and msgspec's sorted output of the Struct is `stable_stringify`'s of
-    the dict, byte for byte; every other payload is written exactly too."""
+    field guard leaves it whole, and msgspec's sorted output of the Struct (and `_STRUCT_JSON`'s, the
+    digest's) is `stable_stringify`'s of the dict, byte for byte; every other payload is written
+    exactly too."""
     taken = refused = 0
     events = _base().events
     events += [{**e, "content": {**e["content"], "args": {"p": "q"}}} for e in events if e.get("refs")]  # (c1's args hold a float)
@@ -345,10 +346,37 @@ def test_a_payload_safe_events_take_is_the_one_orjson_reads_and_digested_as_stab
         assert isinstance(obj, dict), text
         assert msgspec.to_builtins(st) == obj, text  # (to_builtins leaves UNSET fields out)
         assert maka._SORTED_JSON(st) == maka.stable_stringify(obj).encode(), text
+        assert maka._STRUCT_JSON(st) == maka._SORTED_JSON(st), text  # (what the digest writes)
         assert maka._orjson_agrees(obj), text
         msgspec.convert(obj, maka._EventTypes)
         assert fields.check_fields(obj, maka.EVENT) == [], text
     assert taken > 1000 and refused > 1000, (taken, refused)
+
+
+def test_the_digest_writes_a_struct_with_every_field_set_as_stable_stringify_does() -> None:
+    """`_STRUCT_JSON` keeps the Structs' declared field order: with every field of the event, its
+    content and refs set at once, it writes `stable_stringify`'s bytes (a field declared out of order
+    would move)."""
+
+    def full(t: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in t.__struct_fields__:
+            if f == "content":
+                out[f] = full(maka._SafeContent)
+            elif f == "refs":
+                out[f] = full(maka._SafeRefs)
+            elif f == "ts":
+                out[f] = 7
+            elif f in ("partial", "isError", "providerExecuted"):
+                out[f] = True
+            else:
+                out[f] = {"b": [f, 1], "a": None} if f in ("args", "result", "actions") else f + "\u00e9"
+        return out
+
+    obj = full(maka._SafeEvent)
+    text = json.dumps(dict(reversed(list(obj.items()))))  # (stored in another order)
+    st = maka._decode_safe(text)
+    assert maka._STRUCT_JSON(st) == maka._SORTED_JSON(st) == maka.stable_stringify(obj).encode()
 
 
 def _refuse(text: Any) -> Any:

@@ -64,7 +64,11 @@ Not modelled: the budget fit that can still skip a matching checkpoint (history-
 300-311; the budget is not in the store), maka's deterministic block compaction when no checkpoint
 applies (:356-), the steering envelope and inline refs of user text, and the materializer merging a
 step's reasoning, text and calls into one wire message (ai-sdk-backend.ts:4129-4217): we show one
-item per event. The database is opened read-only (`mode=ro`).
+item per event. No reply gets `usage`: maka records it per provider request
+(`model_call_attempt_recorded`, core/src/model-call-attempt.ts:82-150) or summed per send (the
+`token_usage` event, runtime/src/ai-sdk-backend.ts:2811-2818), by run, turn and step number, and
+a reply's events carry no step number (runtime/src/ai-sdk-flow.ts:210-282): docs/runtimes/maka.md
+§9. The database is opened read-only (`mode=ro`).
 """
 
 from __future__ import annotations
@@ -251,66 +255,70 @@ _U = msgspec.UNSET
 
 
 class _SafeContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    kind: _Str = _U
-    text: _Str = _U
-    signature: _Str = _U
-    id: _Str = _U
-    name: _Str = _U
-    isError: _Bool = _U
-    providerExecuted: _Bool = _U
-    message: _Str = _U
-    code: _Str = _U
-    reason: _Str = _U
     args: _Any = _U
-    result: _Any = _U
-    providerOptions: _Any = _U
-    providerOutput: _Any = _U
+    attachments: _Any = _U
+    code: _Str = _U
     details: _Any = _U
     displayText: _Any = _U
-    origin: _Any = _U
-    attachments: _Any = _U
-    quotes: _Any = _U
+    id: _Str = _U
     inlineReferences: _Any = _U
+    isError: _Bool = _U
+    kind: _Str = _U
+    message: _Str = _U
+    name: _Str = _U
+    origin: _Any = _U
+    providerExecuted: _Bool = _U
+    providerOptions: _Any = _U
+    providerOutput: _Any = _U
+    quotes: _Any = _U
+    reason: _Str = _U
+    result: _Any = _U
+    signature: _Str = _U
     steering: _Any = _U
+    text: _Str = _U
 
 
 class _SafeRefs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    stepId: _Str = _U
-    storedMessageId: _Any = _U
-    traceEventId: _Any = _U
-    toolCallId: _Any = _U
-    providerEventId: _Any = _U
-    sourceMessageDigest: _Any = _U
-    providerRequestTraceId: _Any = _U
     artifactId: _Any = _U
     operationId: _Any = _U
-    parentToolCallId: _Any = _U
     parentOperationId: _Any = _U
+    parentToolCallId: _Any = _U
+    providerEventId: _Any = _U
+    providerRequestTraceId: _Any = _U
     sourceInvocationId: _Any = _U
+    sourceMessageDigest: _Any = _U
     sourceRunId: _Any = _U
-    sourceTurnId: _Any = _U
     sourceRuntimeEventHighWater: _Any = _U
+    sourceTurnId: _Any = _U
+    stepId: _Str = _U
+    storedMessageId: _Any = _U
+    toolCallId: _Any = _U
+    traceEventId: _Any = _U
 
 
 class _SafeEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    actions: _Any = _U
+    author: _Str = _U
+    branch: _Any = _U
+    content: _SafeContent | msgspec.UnsetType | None = _U
     id: _Str = _U
     invocationId: _Str = _U
+    modelVisibility: _Str = _U
+    origin: _Any = _U
+    partial: _Bool = _U
+    refs: _SafeRefs | msgspec.UnsetType | None = _U
+    role: _Str = _U
     runId: _Str = _U
     sessionId: _Str = _U
-    turnId: _Str = _U
-    ts: heads.Int64 | msgspec.UnsetType | None = _U
-    partial: _Bool = _U
-    role: _Str = _U
-    author: _Str = _U
-    modelVisibility: _Str = _U
     status: _Str = _U
-    content: _SafeContent | msgspec.UnsetType | None = _U
-    refs: _SafeRefs | msgspec.UnsetType | None = _U
-    branch: _Any = _U
-    origin: _Any = _U
-    actions: _Any = _U
+    ts: heads.Int64 | msgspec.UnsetType | None = _U
+    turnId: _Str = _U
 
 
+# The fields declared in code point order, the order msgspec's sorted output writes them in: so an
+# encoder that keeps declared order writes the same bytes (`_STRUCT_JSON`), without sorting each
+# Struct's fields as it writes it.
+assert all(list(t.__struct_fields__) == sorted(t.__struct_fields__) for t in (_SafeEvent, _SafeContent, _SafeRefs))
 assert set(_EventTypes.__struct_fields__) <= set(_SafeEvent.__struct_fields__)
 assert set(_ContentTypes.__struct_fields__) <= set(_SafeContent.__struct_fields__)
 assert set(_RefsTypes.__struct_fields__) <= set(_SafeRefs.__struct_fields__)
@@ -467,6 +475,11 @@ def _orjson_agrees(value: Any) -> bool:
 # keys in code point order, tests/test_maka.py); an integer past 64 bits it writes as Python does,
 # as `stable_stringify` does, and a lone surrogate it refuses.
 _SORTED_JSON = msgspec.json.Encoder(order="sorted").encode
+# `_SORTED_JSON` of a `_SafeEvent` (tests/test_maka_heads.py): "deterministic" writes a Struct's fields
+# in their declared order, which is sorted (asserted where they are declared), and sorts a dict's keys
+# as "sorted" does; it spares the sort of every Struct's fields (and the decoder meets the payloads'
+# sorted keys in the order it expects them).
+_STRUCT_JSON = msgspec.json.Encoder(order="deterministic").encode
 
 
 def stable_json(value: Any) -> bytes:
@@ -481,8 +494,8 @@ def stable_json(value: Any) -> bytes:
 
 def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
     """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
-    is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON)."""
-    s = _SORTED_JSON(ev) if safe else stable_json(ev)
+    is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON, `_STRUCT_JSON` writes it)."""
+    s = _STRUCT_JSON(ev) if safe else stable_json(ev)
     h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
     h.update(s)
     h.update(b";")
