@@ -299,7 +299,8 @@ def test_the_head_path_gives_what_the_whole_path_gives(tmp_path: Path, monkeypat
     markers = [*NUMBER_MARKERS, "@400 digits@"]  # (the last an integer orjson refuses and msgspec takes)
     values = [*VALUES, *stamps, *numbers, *markers, [{"id": "c1"}, {"id": " c2 "}, {"id": 3}, 4], {"message": {"role": "user"}}]
     lines: list[Any] = []
-    for i, msg in enumerate([*LEGACY_MESSAGES, {"role": "other", "content": "x"}, {"role": "", "content": "x"}]):
+    one_call = {"role": "assistant", "content": "", "tool_calls": [CALL]}
+    for i, msg in enumerate([*LEGACY_MESSAGES, one_call, {"role": "other", "content": "x"}, {"role": "", "content": "x"}]):
         event = {"_type": "event", "seq": i + 1, "type": "message.x", "timestamp": "2026-08-20T09:00:00.000Z", "data": {"message": msg}}
         places = [((), k) for k in [*event, "unknown"]] + [(("data",), k) for k in ("message", "role", "unknown")]
         places += [(("data", "message"), k) for k in [*msg, "content", "tool_calls", "tool_call_id", "name", "reasoning_content", "unknown"]]

@@ -320,15 +320,20 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
                 stamp is not None and len(stamp) == 24 and stamp[23] == "Z" and minutes.get(stamp[:17])
                 and stamp[17:20] in _SECONDS and (frac := stamp[20:23]) in _MILLIS
             ):  # fmt: skip
-                ts = f"{stamp[:19]}.{frac}000+00:00" if frac != "000" else f"{stamp[:19]}+00:00"
+                ts = stamp[:23] + "000+00:00" if frac != "000" else stamp[:19] + "+00:00"
             else:
                 ts = _iso(stamp) or _LAST
-            role, calls, tcid = m.role, m.tool_calls, m.tool_call_id
-            ev = _Event(
-                i, seq, (kind.strip() if kind is not None else None) or "message.other", ts, None, role, None, offset, size,
-                True, tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()]) if calls and role == "assistant" else (),
-                tcid.strip() if tcid is not None and role == "tool" else "",
-            )  # fmt: skip
+            role, answers = m.role, ""
+            ids: tuple[str, ...] = ()
+            if role == "assistant" and (calls := m.tool_calls):  # (`_call_ids`; mostly one call)
+                if len(calls) == 1:
+                    ids = (cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()
+                else:
+                    ids = tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()])
+            elif role == "tool" and (cid := m.tool_call_id) is not None:
+                answers = cid.strip()
+            kind = (kind.strip() if kind is not None else None) or "message.other"
+            ev = _Event(i, seq, kind, ts, None, role, None, offset, size, True, ids, answers)
         else:
             try:
                 o = orjson.loads(raw)
@@ -520,13 +525,16 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
             )  # fmt: skip
         records.append(rec)
         message_records.append(rec)
-    older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
-    if older:
+    cut = len(messages) - HISTORY_MESSAGES
+    if cut > 0:
+        older = message_records[:cut]
+        at = [r.line for r in older]
+        first = min(at)  # (events are sent in seq order, not file order)
         diags.append(
             Diagnostic(
-                min(r.line for r in older),  # (events are sent in seq order, not file order)
+                first,
                 "outside_history_window",
-                f"{name}: {len(older)} messages (lines {min(r.line for r in older)}–{max(r.line for r in older)}) are older "
+                f"{name}: {cut} messages (lines {first}–{max(at)}) are older "
                 f"than the last {HISTORY_MESSAGES} that NextClaw's getHistory sends (session.store.ts:266-267): they never "
                 "reach the model, and no summary stands for them",
                 severity="warning",
