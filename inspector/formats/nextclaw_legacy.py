@@ -47,7 +47,7 @@ import orjson
 
 from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
-from inspector.formats.jsonl import LoadError, check_openable, os_problem
+from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
 from inspector.ledger.model import (
     Block,
     Diagnostic,
@@ -563,7 +563,7 @@ def load(path: str, upto: int | None) -> Ledger:
     a command that writes."""
     size = check_openable(path)
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:  # (jsonl.READ_BUFFER_BYTES: not 8 KiB)
             led = build(f, path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
