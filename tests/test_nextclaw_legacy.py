@@ -195,10 +195,13 @@ def test_the_index_holds_what_each_lazily_built_message_gives(tmp_path: Path) ->
         for r in led.records:
             if r.kind != "message":
                 continue
-            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message)
+            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message, runtime_visible=True)
             assert (r.role, r.stop_reason, r.never_sent, r.source_role, r.call_ids, r.result_id) == (
                 ref.role, ref.stop_reason, ref.never_sent, ref.source_role, ref.call_ids, ref.result_id,
             ), lines[start + r.line - 1]  # fmt: skip
+            # (every other field as the public constructor gives it: `build` copies a template record)
+            others = [f for f in Record.__struct_fields__ if f not in ("_source", "_message", "_extra", "never_sent")]
+            assert [getattr(r, f) for f in others] == [getattr(ref, f) for f in others] and r.extra is None and r._extra is None
             checked += 1
     assert checked > 800
     for v in [*VALUES, " 2026-08-20T09:00:01.5+05:30 ", "2026-08-20T09:00:01-00:00", "2026-02-30T09:00:01Z", "2026-08-20T24:00:00Z"]:
