@@ -3,6 +3,7 @@ nextclaw_legacy.py), on files built from its own types (tests/nextclaw_store.py 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from inspector.analysis import analyze
@@ -193,10 +195,13 @@ def test_the_index_holds_what_each_lazily_built_message_gives(tmp_path: Path) ->
         for r in led.records:
             if r.kind != "message":
                 continue
-            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message)
+            ref = Record(r.seq, r.line, r.kind, r.type, r.id, None, r.timestamp, message=r.message, runtime_visible=True)
             assert (r.role, r.stop_reason, r.never_sent, r.source_role, r.call_ids, r.result_id) == (
                 ref.role, ref.stop_reason, ref.never_sent, ref.source_role, ref.call_ids, ref.result_id,
             ), lines[start + r.line - 1]  # fmt: skip
+            # (every other field as the public constructor gives it: `build` copies a template record)
+            others = [f for f in Record.__struct_fields__ if f not in ("_source", "_message", "_extra", "never_sent")]
+            assert [getattr(r, f) for f in others] == [getattr(ref, f) for f in others] and r.extra is None and r._extra is None
             checked += 1
     assert checked > 800
     for v in [*VALUES, " 2026-08-20T09:00:01.5+05:30 ", "2026-08-20T09:00:01-00:00", "2026-02-30T09:00:01Z", "2026-08-20T24:00:00Z"]:
@@ -217,44 +222,122 @@ def test_timestamps_written_by_hand_equal_datetimes_isoformat() -> None:
         assert nextclaw_legacy._iso(ts) == nextclaw_legacy._iso_datetime(ts.strip()), ts
 
 
-def test_the_inlined_read_gives_what_the_calls_give(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`_read_events` inlines `_iso` and `_with_message` for the common line: with them inlined or
-    called, the same events, metadata, first broken line and diagnostics, and the same ledger
-    (records and diagnostics), for every field of an event, its message and a tool call set to
-    every JSON type, removed or beside an unknown key, timestamps of every form near NextClaw's,
-    legacy message lines, metadata, blank and broken lines."""
-    from tests.field_mutations import mutated
+class Pairs(list):  # type: ignore[type-arg]
+    """An object written with its (key, value) pairs as they are: a key may come twice."""
+
+
+def _dumps(o: Any, style: int) -> str:
+    """JSON text of `o` in one of three styles: JSON.stringify's (compact, UTF-8), json.dumps's
+    (spaced, ASCII with \\u escapes), and compact with every key's first letter \\u-escaped."""
+    if isinstance(o, dict | Pairs):
+        items = o.items() if isinstance(o, dict) else o
+        key = (lambda k: json.dumps(k)) if style != 2 else (lambda k: f'"\\u{ord(k[0]):04x}{json.dumps(k)[2:]}' if k else '""')
+        sep = (",", ":") if style != 1 else (", ", ": ")
+        return "{" + sep[0].join(f"{key(k)}{sep[1]}{_dumps(v, style)}" for k, v in items) + "}"
+    if isinstance(o, list):
+        return "[" + ",".join(_dumps(v, style) for v in o) + "]"
+    return json.dumps(o, ensure_ascii=style == 1)
+
+
+def _duplicated(line: dict[str, Any], path: tuple[Any, ...], key: str, value: Any, after: bool) -> Pairs:
+    """`line` with the object at `path` holding `key` twice: `value` before the one it has (which
+    JSON.parse keeps), or after it (which JSON.parse keeps instead)."""
+    def rebuild(o: Any, rest: tuple[Any, ...]) -> Any:
+        if rest and isinstance(o, list):
+            return [rebuild(v, rest[1:]) if n == rest[0] else v for n, v in enumerate(o)]
+        if rest:
+            return Pairs((k, rebuild(v, rest[1:]) if k == rest[0] else v) for k, v in o.items())
+        pairs = Pairs(o.items())
+        at = next((n for n, (k, _) in enumerate(pairs) if k == key), len(pairs))
+        pairs.insert(at + 1 if after else at, (key, value))
+        return pairs
+    return rebuild(line, path)  # type: ignore[no-any-return]
+
+
+def _read_both(p: Path, monkeypatch: pytest.MonkeyPatch) -> dict[bool, Any]:
+    """What `_read_events` and `load` give for file `p` with the head path on and off."""
+    got = {}
+    for on in (True, False):
+        monkeypatch.setattr(nextclaw_legacy, "_HEADS", on)
+        with open(p, "rb") as f:
+            events, meta, broken = nextclaw_legacy._read_events(f, "s", None, diags := [])
+        led = nextclaw_legacy.load(str(p), None)
+        recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.call_ids, r.result_id, r.never_sent, r.extra,
+                 repr(r.message)) for r in led.records]  # fmt: skip
+        got[on] = ([repr(e) for e in events], meta, broken, [repr(d) for d in diags], recs, [repr(d) for d in led.diagnostics])
+    return got
+
+
+def _heads_taken(text: bytes) -> int:
+    """How many of the lines of `text` the head decode takes."""
+    n = 0
+    for raw in text.splitlines(keepends=True):
+        try:
+            nextclaw_legacy._DECODE(raw)
+            n += 1
+        except nextclaw_legacy._DECODE_ERRORS:
+            pass
+    return n
+
+
+def test_the_head_path_gives_what_the_whole_path_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_read_events` decodes each line's head (`_LineHead`, msgspec) and parses the whole line with
+    orjson only when the head refuses it: with the head path on or off, the same events, metadata,
+    first broken line and diagnostics, and the same ledger (records, messages, diagnostics). For every
+    field of an event, its message, a tool call and its function set to every JSON type, removed,
+    beside an unknown key, or written twice (before and after the one kept); numbers no double holds
+    written raw (orjson refuses them: the session is lost); timestamps of every form near NextClaw's;
+    three ways of writing JSON (keys escaped too); invalid UTF-8; legacy message lines, metadata,
+    blank and broken lines; and the real conversations the benchmark's journal is made of, and the
+    fuzz seeds."""
+    from benchmarks.gen_formats import _nextclaw_legacy_load
+    from tests.conftest import SHARED, need_shared
+    from tests.field_mutations import NUMBER_MARKERS, mutated, raw_numbers
+    from tests.fuzz.seeds import _nextclaw_legacy
 
     stamps = ["2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.000Z", "2026-08-20T23:59:59.999Z", "2026-02-30T09:00:01.000Z",
               "2026-08-20T24:00:01.000Z", "2026-08-20T09:60:01.000Z", "2026-08-20T09:00:60.000Z", "2026-08-20T09:00:01.12xZ",
               "2026-08-20T09:00:01.120z", "2026-08-20 09:00:01.120Z", " 2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.120+00:00"]  # fmt: skip
+    numbers = [2**63 - 1, 2**63, 2**64, -(2**63) - 1, 1.0, 3.0, 0.5, -0.0, 1e308, 9.2e18, 2.5e19, " 5 ", "\U0001f600 é"]
+    markers = [*NUMBER_MARKERS, "@400 digits@"]  # (the last an integer orjson refuses and msgspec takes)
+    values = [*VALUES, *stamps, *numbers, *markers, [{"id": "c1"}, {"id": " c2 "}, {"id": 3}, 4], {"message": {"role": "user"}}]
     lines: list[Any] = []
-    for i, msg in enumerate([*LEGACY_MESSAGES, {"role": "other", "content": "x"}, {"role": "", "content": "x"}]):
+    one_call = {"role": "assistant", "content": "", "tool_calls": [CALL]}
+    for i, msg in enumerate([*LEGACY_MESSAGES, one_call, {"role": "other", "content": "x"}, {"role": "", "content": "x"}]):
         event = {"_type": "event", "seq": i + 1, "type": "message.x", "timestamp": "2026-08-20T09:00:00.000Z", "data": {"message": msg}}
         places = [((), k) for k in [*event, "unknown"]] + [(("data",), k) for k in ("message", "role", "unknown")]
-        places += [(("data", "message"), k) for k in [*msg, "tool_calls", "tool_call_id", "unknown"]]
+        places += [(("data", "message"), k) for k in [*msg, "content", "tool_calls", "tool_call_id", "name", "reasoning_content", "unknown"]]
         if "tool_calls" in msg:
-            places += [(("data", "message", "tool_calls", 0), k) for k in ("id", "function", "unknown")]
-        lines += mutated(event, places, [*VALUES, *stamps])
+            places += [(("data", "message", "tool_calls", 0), k) for k in ("id", "type", "function", "unknown")]
+            places += [(("data", "message", "tool_calls", 0, "function"), k) for k in ("name", "arguments", "unknown")]
+        lines += mutated(event, places, values)
+        for (path, key), value, after in itertools.product(places, [*values[::3], *markers, "metadata", "other"], (False, True)):
+            lines.append(_duplicated(event, path, key, value, after))
     lines += [dict(m) for m in LEGACY_MESSAGES] + [{"_type": "metadata", "created_at": "x"}, {"role": 1}, [1], "s", 3]
     rng = random.Random(1515)
     rng.shuffle(lines)
-    texts = ["".join(json.dumps(o) + "\n" for o in lines[k : k + 60]) for k in range(0, len(lines), 60)]
-    texts += [t.replace("\n", "\n\n", 3) + "{not json\n" + t for t in texts[:5]]  # blank lines, then a broken one
-    texts += [t.replace("\n", "\r\n") for t in texts[:3]] + ["null\n" + texts[0]]
-    compared = 0
+    written = [raw_numbers(_dumps(o, n % 3)).replace('"@400 digits@"', "1" + "0" * 400).encode() + b"\n" for n, o in enumerate(lines)]
+    refused = [w for w in written if b"1e400" in w or b"0" * 400 in w]  # (orjson refuses the line: the read stops there)
+    written = [w for w in written if w not in refused]
+    texts = [b"".join(written[k : k + 60]) for k in range(0, len(written), 60)]
+    texts += [b"".join(written[k : k + 2]) + r + written[k + 2] for k, r in enumerate(refused)]
+    clean = texts[:8]
+    texts += [t.replace(b"\n", b"\n\n", 3) + b"{not json\n" + t for t in clean[:3]]  # blank lines, then a broken one
+    texts += [t.replace(b"\n", b"\r\n") for t in clean[:3]] + [b"null\n" + clean[0]]
+    for t in clean:  # invalid UTF-8 in a string the head reads, one it does not, and in a key
+        texts += [t.replace(b'"user"', b'"us\xffer"', 1), t.replace(b'"x"', b'"\xed\xa0\x80"', 1), t.replace(b'"role"', b'"rol\xc3"', 1),
+                  t.replace(b'"x"', b'"\\ud800"', 1)]  # (and a lone surrogate)
+    need_shared(SHARED / "real_sessions" / "pi")
+    header, turns = _nextclaw_legacy_load()
+    real = [header[0], *(e for turn in turns for e in turn)]
+    texts += [b"".join(orjson.dumps(o) + b"\n" for o in real), "".join(_dumps(o, 1) + "\n" for o in real[:400]).encode()]
+    texts += [p.read_bytes() for p in _nextclaw_legacy(tmp_path / "seeds")]
+    compared = taken = 0
     for k, text in enumerate(texts):
         p = tmp_path / f"s{k}.jsonl"
-        p.write_text(text)
-        got = {}
-        for inline in (True, False):
-            monkeypatch.setattr(nextclaw_legacy, "_INLINE", inline)
-            with open(p, "rb") as f:
-                events, meta, broken = nextclaw_legacy._read_events(f, "s", None, diags := [])
-            led = nextclaw_legacy.load(str(p), None)
-            recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.call_ids, r.result_id, r.never_sent, r.extra)
-                    for r in led.records]  # fmt: skip
-            got[inline] = ([repr(e) for e in events], meta, broken, [repr(d) for d in diags], recs, [repr(d) for d in led.diagnostics])
+        p.write_bytes(text)
+        got = _read_both(p, monkeypatch)
         assert got[True] == got[False], k
         compared += len(got[True][0])
-    assert compared > 1500
+        taken += _heads_taken(text) if got[True][2] is None else 0
+    assert compared > 8000 and taken > 4000, (compared, taken)

@@ -40,14 +40,14 @@ import re
 from collections.abc import Iterable
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import msgspec
 import orjson
 
-from inspector.formats import nextclaw
+from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
-from inspector.formats.jsonl import LoadError, check_openable, os_problem
+from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
 from inspector.ledger.model import (
     Block,
     Diagnostic,
@@ -112,6 +112,56 @@ class _Event(msgspec.Struct, gc=False):
     nested: bool = True  # in that line, the message is data.message (else data itself)
     calls: tuple[str, ...] = ()  # `_call_ids` of an assistant message
     answers: str = ""  # a tool message's tool_call_id, stripped
+
+
+# The common event line as msgspec types (issue 15: index first, in C): an event whose `data` holds
+# its message (a role this tool models), every field of the line, of its message and of its tool
+# calls declared and typed, unknown keys refused. Nothing is skipped, so msgspec reads every byte
+# orjson reads and refuses what orjson refuses (JSON's grammar, invalid UTF-8, a lone surrogate;
+# the only number, `seq`, within int64 and a double's range; a number skipped could be one orjson
+# refuses, 1e400); it is stricter where orjson is not (a wider seq, deep nesting): a line it
+# refuses, or of any other shape (the metadata, a legacy message, an event without a nested
+# message, a field of another type or not declared here), is parsed whole by orjson as before
+# (tests/test_nextclaw_legacy.py holds both paths equal). Of a key written twice both are checked
+# and the last one is kept, as orjson and JSON.parse keep it.
+class _FunctionHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _CallHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    id: str | None = None
+    type: str | None = None
+    function: _FunctionHead | None = None
+
+
+class _MessageHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    timestamp: str | None = None
+    tool_calls: list[_CallHead] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning_content: str | None = None
+
+
+class _DataHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    message: _MessageHead
+
+
+class _LineHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    kind: Literal["event"] = msgspec.field(name="_type")
+    data: _DataHead
+    seq: heads.Num | None = None
+    type: str | None = None
+    timestamp: str | None = None
+
+
+_DECODE = msgspec.json.Decoder(_LineHead).decode
+_DECODE_ERRORS = heads.DECODE_ERRORS
+# Whether `_read_events` decodes each line's head first (the tests turn it off, to hold the head
+# path against orjson's).
+_HEADS = True
 
 
 def _with_message(line: int, seq: int, kind: str, ts: str, data: dict[str, Any], offset: int, length: int) -> _Event:
@@ -237,11 +287,6 @@ def _legacy_message(o: Any, i: int, seq: int) -> _Event:
     return _with_message(i, seq, _event_type(msg), _iso(msg.get("timestamp")) or _LAST, {"message": msg}, -1, 0)
 
 
-# Whether `_read_events` inlines `_iso` and `_with_message` for the common line (the tests turn it
-# off, to hold the inlined path against the calls).
-_INLINE = True
-
-
 def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: list[Diagnostic]) -> tuple[list[_Event], dict[str, Any] | None, int | None]:
     """The events in NextClaw's order, the metadata line, and the first line that does not parse."""
     events: list[_Event] = []
@@ -250,7 +295,7 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
     in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
-    minutes, inline = _MINUTES, _INLINE
+    minutes, decode = _MINUTES, (_DECODE if _HEADS else None)
     # The file's lines as `split("\n")` gives them, each read with its newline (JSON allows the
     # trailing whitespace; no copy of the line without it): its length without it.
     for i, raw in enumerate(lines, 1):
@@ -263,49 +308,48 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
         if raw[-1] == 10:  # b"\n"
             size -= 1
         try:
-            o = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            diags.append(_not_json(raw[:size], e, i, name))
-            broken = i
-            break
-        if o is None:  # `data._type` on null throws: the same failed load
-            diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
-            broken = i
-            break
-        mark = o.get("_type") if type(o) is dict else None
-        if mark == "metadata":  # (`_is_metadata` or not: the metadata)
-            meta = o
-            continue
-        if mark == "event":
-            raw_seq = o.get("seq")
-            if type(raw_seq) is int and raw_seq >= 1:
-                seq = raw_seq
-            else:
-                seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
-            kind = o.get("type")
-            kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
-            payload = o.get("data")
-            stamp = o.get("timestamp")
+            h = decode(raw) if decode is not None else None
+        except _DECODE_ERRORS:
+            h = None
+        if h is not None:  # the common event line (`_LineHead`): what the whole path makes of it
+            seq = h.seq
+            if type(seq) is not int or seq < 1:
+                seq = int(seq) if seq is not None and seq >= 1 else fallback_seq
+            kind, stamp, m = h.type, h.timestamp, h.data.message
             if (  # (`_iso` of a toISOString() of a minute met before, inlined)
-                inline and type(stamp) is str and len(stamp) == 24 and stamp[23] == "Z" and minutes.get(stamp[:17])
+                stamp is not None and len(stamp) == 24 and stamp[23] == "Z" and minutes.get(stamp[:17])
                 and stamp[17:20] in _SECONDS and (frac := stamp[20:23]) in _MILLIS
             ):  # fmt: skip
-                ts = f"{stamp[:19]}.{frac}000+00:00" if frac != "000" else f"{stamp[:19]}+00:00"
+                ts = stamp[:23] + "000+00:00" if frac != "000" else stamp[:19] + "+00:00"
             else:
                 ts = _iso(stamp) or _LAST
-            if (  # (`_with_message` of a nested message of a role this tool models, inlined)
-                inline and type(payload) is dict and type(m := payload.get("message")) is dict
-                and type(role := m.get("role")) is str and role in _ROLES
-            ):  # fmt: skip
-                tcid = m.get("tool_call_id") if role == "tool" else None
-                ev = _Event(
-                    i, seq, kind or "message.other", ts, None, role, None, offset, size, True,
-                    tuple(_call_ids(m)) if role == "assistant" else (), tcid.strip() if type(tcid) is str else "",
-                )  # fmt: skip
-            else:
-                ev = _with_message(i, seq, kind or "message.other", ts, payload if type(payload) is dict else {}, offset, size)
+            role, answers = m.role, ""
+            ids: tuple[str, ...] = ()
+            if role == "assistant" and (calls := m.tool_calls):  # (`_call_ids`; mostly one call)
+                if len(calls) == 1:
+                    ids = (cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()
+                else:
+                    ids = tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()])
+            elif role == "tool" and (cid := m.tool_call_id) is not None:
+                answers = cid.strip()
+            kind = (kind.strip() if kind is not None else None) or "message.other"
+            ev = _Event(i, seq, kind, ts, None, role, None, offset, size, True, ids, answers)
         else:
-            ev = _legacy_message(o, i, fallback_seq)
+            try:
+                o = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                diags.append(_not_json(raw[:size], e, i, name))
+                broken = i
+                break
+            if o is None:  # `data._type` on null throws: the same failed load
+                diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
+                broken = i
+                break
+            mark = o.get("_type") if type(o) is dict else None
+            if mark == "metadata":  # (`_is_metadata` or not: the metadata)
+                meta = o
+                continue
+            ev = _event(o, i, fallback_seq, offset, size) if mark == "event" else _legacy_message(o, i, fallback_seq)
         events.append(ev)
         if ev.seq >= fallback_seq:
             fallback_seq = ev.seq + 1
@@ -314,6 +358,16 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
     if not in_order:  # (each seq above all before it: the sort would keep this order)
         events.sort(key=lambda e: (e.seq, e.timestamp))
     return events, meta, broken
+
+
+def _event(o: dict[str, Any], i: int, fallback_seq: int, offset: int, size: int) -> _Event:
+    """An event line (`applyEventLine`, :99-110), parsed whole."""
+    raw_seq = o.get("seq")
+    seq = int(raw_seq) if isinstance(raw_seq, int | float) and not isinstance(raw_seq, bool) and raw_seq >= 1 else fallback_seq
+    kind = o.get("type")
+    kind = kind.strip() if type(kind) is str else None  # (orjson's strings are str)
+    payload = o.get("data")
+    return _with_message(i, seq, kind or "message.other", _iso(o.get("timestamp")) or _LAST, payload if type(payload) is dict else {}, offset, size)
 
 
 def _message_of(ev: _Event, f: BinaryIO) -> dict[str, Any]:
@@ -451,7 +505,13 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
     records: list[Record] = []
     message_records: list[Record] = []  # one per projected message, in order
     source = _Source(path)
-    held, new = source.events, record_from_fields
+    held, replace = source.events, msgspec.structs.replace
+    # Every message record is this one with its own fields replaced (in C, by keyword: cheaper than
+    # `record_from_fields` with all 22 positionally). (Record's field order, model.py.)
+    template = record_from_fields(
+        Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, source, "message", "message", True, False,
+        None, None, None, None,
+    )  # fmt: skip
     for ev in events:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if ev.role is None:
@@ -462,22 +522,25 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
         else:
             # A message's record, its message built later (`_message`): what the index holds of it
             # here is what `Record._take` would take from that message (its calls' ids, the call it
-            # answers). (`record_from_fields`: Record's field order, model.py.)
+            # answers).
             role = ev.role
             held[seq] = ev
-            rec = new(
-                Record, seq, ev.line, rid, None, ts, 0, 0, role, None, role, ev.calls, ev.answers or None, source,
-                "message", ev.type, True, len(message_records) not in sent, None, None, None, None,
+            rec = replace(
+                template, seq=seq, line=ev.line, id=rid, timestamp=ts, role=role, source_role=role, call_ids=ev.calls,
+                result_id=ev.answers or None, type=ev.type, never_sent=len(message_records) not in sent,
             )  # fmt: skip
         records.append(rec)
         message_records.append(rec)
-    older = [r for i, r in enumerate(message_records) if i < len(messages) - HISTORY_MESSAGES]
-    if older:
+    cut = len(messages) - HISTORY_MESSAGES
+    if cut > 0:
+        older = message_records[:cut]
+        at = [r.line for r in older]
+        first = min(at)  # (events are sent in seq order, not file order)
         diags.append(
             Diagnostic(
-                min(r.line for r in older),  # (events are sent in seq order, not file order)
+                first,
                 "outside_history_window",
-                f"{name}: {len(older)} messages (lines {min(r.line for r in older)}–{max(r.line for r in older)}) are older "
+                f"{name}: {cut} messages (lines {first}–{max(at)}) are older "
                 f"than the last {HISTORY_MESSAGES} that NextClaw's getHistory sends (session.store.ts:266-267): they never "
                 "reach the model, and no summary stands for them",
                 severity="warning",
@@ -506,7 +569,7 @@ def load(path: str, upto: int | None) -> Ledger:
     a command that writes."""
     size = check_openable(path)
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:  # (jsonl.READ_BUFFER_BYTES: not 8 KiB)
             led = build(f, path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
