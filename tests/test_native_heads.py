@@ -227,3 +227,19 @@ def test_the_line_loop_stops_where_the_whole_line_load_stops(tmp_path: Path) -> 
         assert consumed == limit
         assert _diags(led) == _diags(whole), limit
         assert _fields(led) == _fields(whole), limit
+
+
+def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no id repeated, the record-by-record duplicate pass does not run, and the index kept is
+    `Ledger.by_id`'s, on every sample and a file mixing heads and parsed lines."""
+    calls: list[str] = []
+    real = native.report_duplicate_ids
+    monkeypatch.setattr(native, "report_duplicate_ids", lambda led, *a, **k: calls.append(led.path) or real(led, *a, **k))
+    f = tmp_path / "mixed.jsonl"
+    parsed = {**USER, "id": "p1", "extra_key": 1}
+    f.write_text("".join(json.dumps(o) + "\n" for o in [HEADER, RUN, USER, parsed, ASSISTANT, TOOL]))
+    for path in [f, *SAMPLES]:
+        led = load(str(path))
+        if len({r.id for r in led.records if r.id is not None}) == sum(r.id is not None for r in led.records):
+            assert led.path not in calls, path
+        assert led._by_id == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, path

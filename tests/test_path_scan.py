@@ -170,3 +170,55 @@ def test_the_hole_rules_read_the_scan_as_the_path(path: Path) -> None:
 
 def _finding_data(found: list[F.Finding]) -> list[tuple[Any, ...]]:
     return [(f.code, f.severity, f.message, f.records, f.by_role, f.data) for f in found]
+
+
+@pytest.mark.parametrize("short", [1, 2, E._SHORT_SPAN])
+def test_states_are_stored_a_run_of_positions_at_a_time_as_one_at_a_time(monkeypatch: pytest.MonkeyPatch, short: int) -> None:
+    """`engine._store` (a slice per run of consecutive positions when the path is a run of seqs)
+    stores what the one-at-a-time loop stores, on paths that are runs of seqs and paths that are
+    not, with positions that are one run, a few runs, scattered or none; `_spans` cuts the
+    positions, in order, into ranges each consecutive or short."""
+    monkeypatch.setattr(E, "_SHORT_SPAN", short)
+    rng = random.Random(f"{SEED}:store:{short}")
+    for k in range(300):
+        n = rng.randrange(0, 200)
+        first = rng.randrange(0, 5)
+        path = list(range(first, first + n)) if k % 3 else sorted(rng.sample(range(first, first + 2 * n + 1), n))
+        gaps = rng.choice([0, 1, 3, n // 2 + 1])
+        skip = set(rng.sample(range(n), min(n, gaps)))
+        positions = [i for i in range(n) if i not in skip] if k % 5 else sorted(rng.sample(range(n), rng.randrange(n + 1)))
+        spans = E._spans(positions)
+        assert [i for lo, hi, _ in spans for i in range(lo, hi)] == list(range(len(positions)))
+        for lo, hi, consecutive in spans:
+            assert consecutive == (positions[hi - 1] - positions[lo] == hi - 1 - lo) or (not consecutive and hi - lo <= short)
+            assert consecutive or hi - lo <= short
+        base = path[0] if path and path[-1] - path[0] == len(path) - 1 else None
+        size = (path[-1] + 1) if path else 0
+        fast: list[str | None] = [None] * size
+        slow: list[str | None] = [None] * size
+        E._store(fast, path, base, positions, E.LIVE)
+        for i in positions:
+            slow[path[i]] = E.LIVE
+        assert fast == slow
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_run_states_cut_to_the_shortest_spans_are_the_states_set_one_at_a_time(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """As above with `_spans` halving down to single positions (every cut `_run_states` may make)."""
+    monkeypatch.setattr(E, "_SHORT_SPAN", 1)
+    rng = random.Random(f"{SEED}:spans:{path.name}")
+    _states_both(load(str(path)), rng)
+    for _ in range(2):
+        led = load(str(path))
+        _mutate(led, rng)
+        _states_both(led, rng)
+
+
+def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:
+    """`engine._nonzero` finds the positions of every nonzero code, in order (none, all, adjacent,
+    at either end), as reading each code does."""
+    rng = random.Random(f"{SEED}:nonzero")
+    cases = [bytearray(), bytearray(5), bytearray([1, 2, 1]), bytearray([0, 0, 2]), bytearray([2, 0, 0])]
+    cases += [bytearray(rng.choice([0, 0, 0, 1, 2]) for _ in range(rng.randrange(60))) for _ in range(200)]
+    for codes in cases:
+        assert E._nonzero(codes) == [j for j, c in enumerate(codes) if c]

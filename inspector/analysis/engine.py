@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from itertools import compress, count, islice
+from itertools import islice
 from operator import lt
 from typing import Any
 
@@ -983,6 +983,60 @@ def _rep_split(msgs: list[int], lo: int, hi: int, rep: list[Interval]) -> tuple[
     return inside, outside
 
 
+def _spans(positions: list[int]) -> list[tuple[int, int, bool]]:
+    """`positions` (strictly increasing) cut into index ranges [lo, hi) in order, by halving until
+    each is a run of consecutive positions (True), or short (False: stored one at a time): a few
+    cuts for the few records between a path's messages (its checkpoints)."""
+    out: list[tuple[int, int, bool]] = []
+    todo = [(0, len(positions))]
+    while todo:
+        lo, hi = todo.pop()
+        if lo >= hi:
+            continue
+        if positions[hi - 1] - positions[lo] == hi - 1 - lo:
+            out.append((lo, hi, True))
+        elif hi - lo <= _SHORT_SPAN:
+            out.append((lo, hi, False))
+        else:
+            mid = (lo + hi) // 2
+            todo += ((mid, hi), (lo, mid))
+    return out
+
+
+_SHORT_SPAN = 32
+
+
+def _store(states: list[str | None], path: list[int], base: int | None, positions: list[int], state: str) -> None:
+    """states[path[i]] = state for each path position i of `positions` (increasing), a slice at a
+    time for each run of consecutive positions when the path is a run of seqs (`base`: path[0],
+    the path's seqs strictly increasing by one; else None)."""
+    if base is None:
+        for i in positions:
+            states[path[i]] = state
+        return
+    for lo, hi, consecutive in _spans(positions):
+        if consecutive:
+            states[base + positions[lo] : base + positions[hi - 1] + 1] = [state] * (hi - lo)
+        else:
+            for i in positions[lo:hi]:
+                states[base + i] = state
+
+
+def _nonzero(codes: bytearray) -> list[int]:
+    """The positions of the nonzero codes, in order, each found by a search (few messages have a
+    code: `compress(count(), codes)` made an int for every message)."""
+    flags = codes.translate(_NONZERO_AS_1)
+    out: list[int] = []
+    j = flags.find(1)
+    while j >= 0:
+        out.append(j)
+        j = flags.find(1, j + 1)
+    return out
+
+
+_NONZERO_AS_1 = bytes([0] + [1] * 255)
+
+
 def _run_states(
     path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan, states: list[str | None], summarized_by: list[int]
 ) -> None:
@@ -992,29 +1046,33 @@ def _run_states(
     stands for them and a hole where not), then the few with a code (never sent, or dropped by
     their stop reason) made excluded as `_scanned_states` says."""
     msgs, codes = scan.msgs, scan.codes
+    base = path[0] if path and path[-1] - path[0] == len(path) - 1 else None  # path[i] == base + i
     if not views:
-        for i in msgs:
-            states[path[i]] = LIVE
+        _store(states, path, base, msgs, LIVE)
     else:
         last = views[-1]
         rep, keep, cut, pos = last.rep, last.keep, last.cut, last.pos
         a = bisect_left(msgs, min(cut, pos + 1))  # msgs[:a] removed, msgs[a:b] kept raw, msgs[b:] live
         b = bisect_right(msgs, pos)
-        for i in islice(msgs, b, None):
-            states[path[i]] = LIVE
-        for i in islice(msgs, a, b):
-            states[path[i]] = RETAINED
+        _store(states, path, base, msgs[b:], LIVE)
+        _store(states, path, base, msgs[a:b], RETAINED)
         summarized, holes = _rep_split(msgs, 0, a, rep)
         for run in holes:
-            for i in run:
-                states[path[i]] = HOLE
+            _store(states, path, base, run, HOLE)
         for run in summarized:
-            for i in run:
-                states[path[i]] = SUMMARIZED
+            _store(states, path, base, run, SUMMARIZED)
         fr = _first_rep(views, len(path), last.index)  # (`first_rep[i] or last.index`)
         for run in summarized + _rep_split(msgs, a, b, rep)[0]:  # kept raw and given to its summarizer too: both (DESIGN §2)
-            for i in run:
-                summarized_by[path[i]] = fr[i]
+            if base is None:
+                for i in run:
+                    summarized_by[path[i]] = fr[i]
+                continue
+            for lo, hi, consecutive in _spans(run):  # (as `_store`)
+                if consecutive:
+                    summarized_by[base + run[lo] : base + run[hi - 1] + 1] = fr[run[lo] : run[hi - 1] + 1]
+                else:
+                    for i in run[lo:hi]:
+                        summarized_by[base + i] = fr[i]
         for s in keep:  # removed but kept raw: retained
             i = bisect_left(path, s)
             j = bisect_left(msgs, i, 0, a)
@@ -1022,7 +1080,7 @@ def _run_states(
                 states[s] = RETAINED
     summarizes = rt.summarizes_dropped
     last_pos, last_cut, last_keep = (views[-1].pos, views[-1].cut, views[-1].keep) if views else (-1, -1, frozenset())
-    for j in compress(count(), codes):  # (c: 2 never sent, 1 dropped by its stop reason)
+    for j in _nonzero(codes):  # (c: 2 never sent, 1 dropped by its stop reason)
         i = msgs[j]
         s = path[i]
         if not views or codes[j] == 2 or not summarizes or i > last_pos or i >= last_cut or s in last_keep:
