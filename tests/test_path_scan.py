@@ -170,3 +170,27 @@ def test_the_hole_rules_read_the_scan_as_the_path(path: Path) -> None:
 
 def _finding_data(found: list[F.Finding]) -> list[tuple[Any, ...]]:
     return [(f.code, f.severity, f.message, f.records, f.by_role, f.data) for f in found]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_analysis_knows_a_linear_path_in_file_order(path: Path) -> None:
+    """`analyze` tells its scan that a linear runtime's path is in file order (each seq once)
+    without checking: on every file, with records taken off the path (a roll-back's), and with a
+    tree's path out of file order (two of its records swapped), the scan says what the check says."""
+    rng = random.Random(f"{SEED}:order:{path.name}")
+    for k in range(5):
+        led = load(str(path))
+        if k == 4:
+            rt = E.registry.get(led.format).runtime
+            walked, _ = E.active_path(led, rt)
+            if not rt.tree or len(walked) < 2:
+                continue
+            i = rng.randrange(len(walked) - 1)
+            walked[i], walked[i + 1] = walked[i + 1], walked[i]
+            led.resolved_path = walked
+        elif k:
+            for r in rng.sample(led.records, min(len(led.records), max(1, len(led.records) // 5))):
+                r.runtime_visible = False
+        report = analyze(led)
+        assert report._scan is not None
+        assert report._scan.in_order() is E._increasing(report.path)
