@@ -305,6 +305,19 @@ _ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
 }
 
 
+# A line's own id (`L12`, for a record whose item has none) made as its thousand's prefix and its
+# last three digits (`L12` + `345`), not formatted from the number: int -> str was a twentieth of
+# the load (one per line). `line_ids` gives each thousand's prefix and table.
+_FIRST_IDS = tuple(f"L{i}" for i in range(1000))
+_LAST_DIGITS = tuple(f"{i:03d}" for i in range(1000))
+
+
+def line_ids(base: int) -> tuple[str, tuple[str, ...]]:
+    """For the lines base .. base + 999 (base a multiple of 1000): a prefix and a table whose
+    entry line - base, after the prefix, is f"L{line}"."""
+    return ("", _FIRST_IDS) if base == 0 else (f"L{base // 1000}", _LAST_DIGITS)
+
+
 def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
     hit = names.get(sub)
     if hit is None:
@@ -574,10 +587,11 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int) -> bool:
+    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int, lid: str) -> bool:
         """A response item's record from its head (see `_read`): a message of a known role,
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
-        maps them, or a ghost snapshot. False: the line takes the general path (`add`)."""
+        maps them, or a ghost snapshot (`lid`: the line's own id, f"L{line}"). False: the line
+        takes the general path (`add`)."""
         src = self.fields
         assert src is not None
         records = self.records
@@ -613,7 +627,7 @@ class _Builder:
                 key = (it, result)
         rid = pid = p.id  # (`rid`, inline)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
-            rid = f"L{line}"
+            rid = lid
         else:
             seen.add(rid)
         seq = len(records)
@@ -1150,6 +1164,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     max_line = upto_line if upto_line is not None else 1 << 62
     offset = lineno = prev_offset = 0
+    ids_base, ids_next, (ids_pre, ids) = 0, 1000, line_ids(0)  # (`line_ids`: f"L{lineno}")
     prev: bytes | None = None
     for raw in f:
         if prev is not None:
@@ -1160,6 +1175,8 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         lineno += 1
         if lineno > max_line:
             break
+        if lineno == ids_next:
+            ids_base, ids_next, (ids_pre, ids) = ids_next, ids_next + 1000, line_ids(ids_next)
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -1174,12 +1191,12 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         p = h.payload if h is not None else None
         t = h.type if p is not None and not p.replacement_history else None  # type: ignore[union-attr]
         if t == "response_item":
-            if not head_item(h, p, raw, lineno, offset):
+            if not head_item(h, p, raw, lineno, offset, ids_pre + ids[lineno - ids_base]):
                 prev, prev_offset = raw, offset
         elif t is not None and t in META_TYPES and t != "session_meta":
             rid = p.id  # (`_Builder.rid`, inline)
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
-                rid = f"L{lineno}"
+                rid = ids_pre + ids[lineno - ids_base]
             else:
                 seen.add(rid)
             if t == "event_msg":
