@@ -663,20 +663,12 @@ class _Builder:
             self.written.setdefault(pid, entry)
         return True
 
-    def _head_event(self, sub: str, p: Any) -> None:
-        """What a token count or a roll-back read from its head does to the build (`_read`)."""
-        if sub == "token_count":
-            info = p.info
-            if info is not None:
-                if self.usage_for is not None:  # (else a repeated report: nothing to give)
-                    self._give_head_usage(info.last_token_usage)
-                w = info.model_context_window
-                if w is not None and w > 0:
-                    self.settings.window = w
-        else:  # thread_rolled_back
-            n = p.num_turns
-            if n is not None and n > 0:
-                self.roll_back(n)
+    def _head_roll_back(self, p: Any) -> None:
+        """What a roll-back read from its head does to the build (`_read`; a token count's is
+        inline there)."""
+        n = p.num_turns
+        if n is not None and n > 0:
+            self.roll_back(n)
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
@@ -1193,7 +1185,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         if t == "response_item":
             if not head_item(h, p, raw, lineno, offset, ids_pre + ids[lineno - ids_base]):
                 prev, prev_offset = raw, offset
-        elif t is not None and t in META_TYPES and t != "session_meta":
+        elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
             rid = p.id  # (`_Builder.rid`, inline)
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
                 rid = ids_pre + ids[lineno - ids_base]
@@ -1201,8 +1193,16 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                 seen.add(rid)
             if t == "event_msg":
                 sub = p.type if type(p.type) is str else None
-                if sub == "token_count" or sub == "thread_rolled_back":
-                    b._head_event(sub, p)
+                if sub == "token_count":  # (one line in five: inline)
+                    info = p.info
+                    if info is not None:
+                        if b.usage_for is not None:  # (else a repeated report: nothing to give)
+                            b._give_head_usage(info.last_token_usage)
+                        w = info.model_context_window
+                        if w is not None and w > 0:
+                            b.settings.window = w
+                elif sub == "thread_rolled_back":
+                    b._head_roll_back(p)
                 typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
                 if t == "turn_context" and p.model is not None:
