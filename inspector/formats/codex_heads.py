@@ -90,14 +90,14 @@ class _MetadataHead(msgspec.Struct, gc=False):
 
 
 class LineHead(msgspec.Struct, gc=False):
-    """`fields.CODEX`: a line's timestamp, type, payload and metadata (a top-level `id`, which
-    only a `compacted` line this tool wrote has, decoded raw), in the order Codex writes them."""
+    """`fields.CODEX`: a line's timestamp, type, payload and metadata, in the order Codex writes
+    them (a top-level `id`, which only a `compacted` line this tool wrote has, names that line's
+    record: such a line takes the general path, so its head never reads it)."""
 
     timestamp: str | _Num | None = None
     type: str | None = None
     payload: PayloadHead | None = None
     metadata: _MetadataHead | None = None
-    id: msgspec.Raw = msgspec.Raw(b"")
 
 
 DECODER = msgspec.json.Decoder(LineHead)
