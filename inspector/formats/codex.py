@@ -291,18 +291,20 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
-_ITEM_TYPES: dict[str | None, str] = {}
-# An item type other than a message that a head maps (`_Builder._head_item`): its record's role and
-# stop reason (a ghost snapshot: no role, a meta record).
-_ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
-    "reasoning": ("assistant", None),
-    **{t: ("assistant", "tool_use") for t in CALL_TYPES},
-    **{t: ("tool", None) for t in OUTPUT_TYPES},
+# An item type other than a message that a head maps (`_Builder._head_item`): its record's role,
+# stop reason and type (a ghost snapshot: no role, a meta record).
+_ITEM_SHAPES: dict[str, tuple[str | None, str | None, str]] = {
+    "reasoning": ("assistant", None, "response_item:reasoning"),
+    **{t: ("assistant", "tool_use", f"response_item:{t}") for t in CALL_TYPES},
+    **{t: ("tool", None, f"response_item:{t}") for t in OUTPUT_TYPES},
     # A server-side tool's item or a compaction's summary item: an assistant message holding the
     # item (keyed by all its fields, read when a checkpoint asks).
-    **{t: ("assistant", None) for t in OPAQUE_ASSISTANT_TYPES},
-    "ghost_snapshot": (None, None),
+    **{t: ("assistant", None, f"response_item:{t}") for t in OPAQUE_ASSISTANT_TYPES},
+    "ghost_snapshot": (None, None, "response_item:ghost_snapshot"),
 }
+# The two most common items' shapes, found by comparing their type (a lookup hashes each line's
+# fresh type string).
+_CALL_SHAPE, _OUTPUT_SHAPE = _ITEM_SHAPES["function_call"], _ITEM_SHAPES["function_call_output"]
 
 
 # A line's own id (`L12`, for a record whose item has none) made as its thousand's prefix and its
@@ -603,18 +605,18 @@ class _Builder:
         result = None
         if it == "message":
             role = p.role
-            mapped = _ROLES.get(role) if role is not None else None
+            mapped = "assistant" if role == "assistant" else _ROLES.get(role) if role is not None else None
             if mapped is None:
                 return False
             source_role: str = role  # type: ignore[assignment]
-            stop = "stop" if mapped == "assistant" else None
+            stop, typ = "stop" if mapped == "assistant" else None, "response_item:message"
             c = p.content  # (`_key` of a message whose parts are strings or nulls)
             key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
         else:
-            shape = _ITEM_SHAPES.get(it)
+            shape = _CALL_SHAPE if it == "function_call" else _OUTPUT_SHAPE if it == "function_call_output" else _ITEM_SHAPES.get(it)
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
-            mapped, stop = shape
+            mapped, stop, typ = shape
             source_role = it
             key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
             if stop is not None:  # a call
@@ -643,7 +645,7 @@ class _Builder:
         records.append(
             record_from_fields(
                 Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
-                src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
+                src, "message", typ, True,
                 meta is not None and meta.compaction_output is True,
             )
         )  # fmt: skip
@@ -1203,7 +1205,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                             b.settings.window = w
                 elif sub == "thread_rolled_back":
                     b._head_roll_back(p)
-                typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
+                typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
                 if t == "turn_context" and p.model is not None:
                     b.model = p.model
