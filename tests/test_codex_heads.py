@@ -133,3 +133,26 @@ def test_the_head_path_takes_the_clean_lines(tmp_path: Path) -> None:
     led = load(str(f))
     assert [r._source is not None for r in led.records] == [False, *[True] * 12]
     _same_as_whole_build(f)
+
+
+def test_a_line_id_is_its_number_formatted() -> None:
+    """`codex.line_ids`: a thousand's prefix and table give f"L{line}" for each of its lines."""
+    from inspector.formats.codex import line_ids
+
+    bases = [*range(0, 30_000, 1000), 999_000, 1_000_000, 9_999_000, 10_000_000, 123_456_000]
+    for base in bases:
+        pre, ids = line_ids(base)
+        assert len(ids) == 1000
+        assert [pre + ids[i] for i in range(1000)] == [f"L{base + i}" for i in range(1000)]
+
+
+def test_the_ids_of_a_long_rollout_are_the_whole_builds(tmp_path: Path) -> None:
+    """Lines past the first thousands (their ids made a thousand at a time in `codex._read`) get
+    the ids the whole build gives them: items without ids of their own, and meta lines."""
+    body: list[dict[str, Any]] = [HEADER, TURN]
+    plain_user = _line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]})
+    plain_reasoning = _line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "e"})
+    while len(body) < 2600:
+        body += [plain_user, plain_reasoning, CALL, OUTPUT, PLAIN_TOKENS, TURN, GHOST]
+    led = _same_as_whole_build(_write(tmp_path / "long.jsonl", body))
+    assert [r.id for r in led.records][995:1005] == [f"L{i}" for i in range(996, 1006)]  # type: ignore[attr-defined]

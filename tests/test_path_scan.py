@@ -222,3 +222,27 @@ def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:
     cases += [bytearray(rng.choice([0, 0, 0, 1, 2]) for _ in range(rng.randrange(60))) for _ in range(200)]
     for codes in cases:
         assert E._nonzero(codes) == [j for j, c in enumerate(codes) if c]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_analysis_knows_a_linear_path_in_file_order(path: Path) -> None:
+    """`analyze` tells its scan that a linear runtime's path is in file order (each seq once)
+    without checking: on every file, with records taken off the path (a roll-back's), and with a
+    tree's path out of file order (two of its records swapped), the scan says what the check says."""
+    rng = random.Random(f"{SEED}:order:{path.name}")
+    for k in range(5):
+        led = load(str(path))
+        if k == 4:
+            rt = E.registry.get(led.format).runtime
+            walked, _ = E.active_path(led, rt)
+            if not rt.tree or len(walked) < 2:
+                continue
+            i = rng.randrange(len(walked) - 1)
+            walked[i], walked[i + 1] = walked[i + 1], walked[i]
+            led.resolved_path = walked
+        elif k:
+            for r in rng.sample(led.records, min(len(led.records), max(1, len(led.records) // 5))):
+                r.runtime_visible = False
+        report = analyze(led)
+        assert report._scan is not None
+        assert report._scan.in_order() is E._increasing(report.path)

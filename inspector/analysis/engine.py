@@ -356,10 +356,10 @@ class PathScan:
 
     __slots__ = ("_in_order", "breaks", "codes", "cps", "msgs", "path", "turns")
 
-    def __init__(self, records: list[Record], path: list[int], rt: Runtime) -> None:
+    def __init__(self, records: list[Record], path: list[int], rt: Runtime, in_order: bool | None = None) -> None:
         drop = rt.drop_stop_reasons
         self.path = path
-        self._in_order: bool | None = None
+        self._in_order: bool | None = in_order
         self.cps: list[int] = []
         self.breaks: list[int] = []
         self.msgs: list[int] = []
@@ -1128,7 +1128,8 @@ def analyze(
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
     else:
         if scan is None:
-            scan = PathScan(led.records, path, rt)
+            # (a linear runtime's path is its records in file order, each once: `active_path`)
+            scan = PathScan(led.records, path, rt, True if not rt.tree else None)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan)

@@ -291,18 +291,33 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
 _EVENT_TYPES: dict[str | None, str] = {}
-_ITEM_TYPES: dict[str | None, str] = {}
-# An item type other than a message that a head maps (`_Builder._head_item`): its record's role and
-# stop reason (a ghost snapshot: no role, a meta record).
-_ITEM_SHAPES: dict[str, tuple[str | None, str | None]] = {
-    "reasoning": ("assistant", None),
-    **{t: ("assistant", "tool_use") for t in CALL_TYPES},
-    **{t: ("tool", None) for t in OUTPUT_TYPES},
+# An item type other than a message that a head maps (`_Builder._head_item`): its record's role,
+# stop reason and type (a ghost snapshot: no role, a meta record).
+_ITEM_SHAPES: dict[str, tuple[str | None, str | None, str]] = {
+    "reasoning": ("assistant", None, "response_item:reasoning"),
+    **{t: ("assistant", "tool_use", f"response_item:{t}") for t in CALL_TYPES},
+    **{t: ("tool", None, f"response_item:{t}") for t in OUTPUT_TYPES},
     # A server-side tool's item or a compaction's summary item: an assistant message holding the
     # item (keyed by all its fields, read when a checkpoint asks).
-    **{t: ("assistant", None) for t in OPAQUE_ASSISTANT_TYPES},
-    "ghost_snapshot": (None, None),
+    **{t: ("assistant", None, f"response_item:{t}") for t in OPAQUE_ASSISTANT_TYPES},
+    "ghost_snapshot": (None, None, "response_item:ghost_snapshot"),
 }
+# The two most common items' shapes, found by comparing their type (a lookup hashes each line's
+# fresh type string).
+_CALL_SHAPE, _OUTPUT_SHAPE = _ITEM_SHAPES["function_call"], _ITEM_SHAPES["function_call_output"]
+
+
+# A line's own id (`L12`, for a record whose item has none) made as its thousand's prefix and its
+# last three digits (`L12` + `345`), not formatted from the number: int -> str was a twentieth of
+# the load (one per line). `line_ids` gives each thousand's prefix and table.
+_FIRST_IDS = tuple(f"L{i}" for i in range(1000))
+_LAST_DIGITS = tuple(f"{i:03d}" for i in range(1000))
+
+
+def line_ids(base: int) -> tuple[str, tuple[str, ...]]:
+    """For the lines base .. base + 999 (base a multiple of 1000): a prefix and a table whose
+    entry line - base, after the prefix, is f"L{line}"."""
+    return ("", _FIRST_IDS) if base == 0 else (f"L{base // 1000}", _LAST_DIGITS)
 
 
 def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
@@ -574,10 +589,11 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int) -> bool:
+    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int, lid: str) -> bool:
         """A response item's record from its head (see `_read`): a message of a known role,
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
-        maps them, or a ghost snapshot. False: the line takes the general path (`add`)."""
+        maps them, or a ghost snapshot (`lid`: the line's own id, f"L{line}"). False: the line
+        takes the general path (`add`)."""
         src = self.fields
         assert src is not None
         records = self.records
@@ -589,18 +605,18 @@ class _Builder:
         result = None
         if it == "message":
             role = p.role
-            mapped = _ROLES.get(role) if role is not None else None
+            mapped = "assistant" if role == "assistant" else _ROLES.get(role) if role is not None else None
             if mapped is None:
                 return False
             source_role: str = role  # type: ignore[assignment]
-            stop = "stop" if mapped == "assistant" else None
+            stop, typ = "stop" if mapped == "assistant" else None, "response_item:message"
             c = p.content  # (`_key` of a message whose parts are strings or nulls)
             key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
         else:
-            shape = _ITEM_SHAPES.get(it)
+            shape = _CALL_SHAPE if it == "function_call" else _OUTPUT_SHAPE if it == "function_call_output" else _ITEM_SHAPES.get(it)
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
-            mapped, stop = shape
+            mapped, stop, typ = shape
             source_role = it
             key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
             if stop is not None:  # a call
@@ -613,7 +629,7 @@ class _Builder:
                 key = (it, result)
         rid = pid = p.id  # (`rid`, inline)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
-            rid = f"L{line}"
+            rid = lid
         else:
             seen.add(rid)
         seq = len(records)
@@ -629,7 +645,7 @@ class _Builder:
         records.append(
             record_from_fields(
                 Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
-                src, "message", _ITEM_TYPES.get(it) or _type_name(_ITEM_TYPES, "response_item", it), True,
+                src, "message", typ, True,
                 meta is not None and meta.compaction_output is True,
             )
         )  # fmt: skip
@@ -649,20 +665,12 @@ class _Builder:
             self.written.setdefault(pid, entry)
         return True
 
-    def _head_event(self, sub: str, p: Any) -> None:
-        """What a token count or a roll-back read from its head does to the build (`_read`)."""
-        if sub == "token_count":
-            info = p.info
-            if info is not None:
-                if self.usage_for is not None:  # (else a repeated report: nothing to give)
-                    self._give_head_usage(info.last_token_usage)
-                w = info.model_context_window
-                if w is not None and w > 0:
-                    self.settings.window = w
-        else:  # thread_rolled_back
-            n = p.num_turns
-            if n is not None and n > 0:
-                self.roll_back(n)
+    def _head_roll_back(self, p: Any) -> None:
+        """What a roll-back read from its head does to the build (`_read`; a token count's is
+        inline there)."""
+        n = p.num_turns
+        if n is not None and n > 0:
+            self.roll_back(n)
 
     def _payload_record(self, rl: RawLine, seq: int, kind: str, typ: str, rid: str, ts: Any, p: dict[str, Any]) -> Record:
         """A record whose fields are its line's payload: read again when asked for (`_Fields`)
@@ -1150,6 +1158,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     max_line = upto_line if upto_line is not None else 1 << 62
     offset = lineno = prev_offset = 0
+    ids_base, ids_next, (ids_pre, ids) = 0, 1000, line_ids(0)  # (`line_ids`: f"L{lineno}")
     prev: bytes | None = None
     for raw in f:
         if prev is not None:
@@ -1160,6 +1169,8 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         lineno += 1
         if lineno > max_line:
             break
+        if lineno == ids_next:
+            ids_base, ids_next, (ids_pre, ids) = ids_next, ids_next + 1000, line_ids(ids_next)
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -1174,19 +1185,27 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         p = h.payload if h is not None else None
         t = h.type if p is not None and not p.replacement_history else None  # type: ignore[union-attr]
         if t == "response_item":
-            if not head_item(h, p, raw, lineno, offset):
+            if not head_item(h, p, raw, lineno, offset, ids_pre + ids[lineno - ids_base]):
                 prev, prev_offset = raw, offset
-        elif t is not None and t in META_TYPES and t != "session_meta":
+        elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
             rid = p.id  # (`_Builder.rid`, inline)
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
-                rid = f"L{lineno}"
+                rid = ids_pre + ids[lineno - ids_base]
             else:
                 seen.add(rid)
             if t == "event_msg":
                 sub = p.type if type(p.type) is str else None
-                if sub == "token_count" or sub == "thread_rolled_back":
-                    b._head_event(sub, p)
-                typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)
+                if sub == "token_count":  # (one line in five: inline)
+                    info = p.info
+                    if info is not None:
+                        if b.usage_for is not None:  # (else a repeated report: nothing to give)
+                            b._give_head_usage(info.last_token_usage)
+                        w = info.model_context_window
+                        if w is not None and w > 0:
+                            b.settings.window = w
+                elif sub == "thread_rolled_back":
+                    b._head_roll_back(p)
+                typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
                 if t == "turn_context" and p.model is not None:
                     b.model = p.model

@@ -61,26 +61,27 @@ class _InstructionsHead(msgspec.Struct, gc=False):
 
 class PayloadHead(msgspec.Struct, gc=False):
     """A line's payload: every field `fields._CODEX_PAYLOAD` declares, typed as it allows them
-    (`type` UNSET when the key is not there: an item without one is a message)."""
+    (`type` UNSET when the key is not there: an item without one is a message). In the order
+    Codex writes the keys (msgspec looks a key up from the field after the last one found)."""
 
     type: str | msgspec.UnsetType | None = _UNSET
-    role: str | None = None
     id: str | None = None
-    call_id: str | None = None
+    role: str | None = None
     name: str | None = None
-    phase: str | None = None
-    content: _Content = None
+    call_id: str | None = None
     summary: list[_PartHead] | str | None = None
+    content: _Content = None
+    phase: str | None = None
     encrypted_content: str | None = None
     output: str | _OutputHead | list[Any] | bool | _Num | None = None
+    info: _InfoHead | None = None
+    message: str | dict[str, Any] | list[Any] | bool | _Num | None = None
     model: str | None = None
     model_provider: str | None = None
     session_id: str | None = None
     base_instructions: str | _InstructionsHead | None = None
     num_turns: _Int64 | None = None
-    message: str | dict[str, Any] | list[Any] | bool | _Num | None = None
     replacement_history: msgspec.Raw = msgspec.Raw(b"")
-    info: _InfoHead | None = None
     usage: TokensHead | None = None
 
 
@@ -89,14 +90,14 @@ class _MetadataHead(msgspec.Struct, gc=False):
 
 
 class LineHead(msgspec.Struct, gc=False):
-    """`fields.CODEX`: a line's type, timestamp, payload and metadata (a top-level `id`, which
-    only a `compacted` line this tool wrote has, decoded raw)."""
+    """`fields.CODEX`: a line's timestamp, type, payload and metadata, in the order Codex writes
+    them (a top-level `id`, which only a `compacted` line this tool wrote has, names that line's
+    record: such a line takes the general path, so its head never reads it)."""
 
-    type: str | None = None
     timestamp: str | _Num | None = None
+    type: str | None = None
     payload: PayloadHead | None = None
     metadata: _MetadataHead | None = None
-    id: msgspec.Raw = msgspec.Raw(b"")
 
 
 DECODER = msgspec.json.Decoder(LineHead)
