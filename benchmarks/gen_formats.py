@@ -182,6 +182,7 @@ class State:
     last: str | None = None  # primary id of the last record written
     first: str | None = None  # primary id of the first body record
     turn_starts: deque[tuple[str | None, int]] = field(default_factory=lambda: deque(maxlen=KEEP_TURNS))
+    turn_after: deque[int] = field(default_factory=lambda: deque(maxlen=KEEP_TURNS))  # ms of the record before each
     covered_until: int | None = None  # ms of the last record a compaction covered
     turn_boundary: str | None = None  # primary id of the last record before the kept turns
     compaction_no: int = 0
@@ -197,6 +198,8 @@ def emit_turn(turn: list[Template], st: State, keep: frozenset[str] | set[str] =
     defined = {t.primary for t in turn if t.primary}
     mapping: dict[str, str] = {}
     out: list[bytes] = []
+    if turn:
+        st.turn_after.append(st.clock)  # (the record before this turn: the clock before its first tick)
     for i, t in enumerate(turn):
         ms = st.tick()
         buf: list[bytes] = []
@@ -266,6 +269,11 @@ def unique_ids(recs: list[dict[str, Any]], key: str) -> bool:
 def kept_start(st: State) -> tuple[str | None, int]:
     """The first record of the oldest of the last KEEP_TURNS turns: where a compaction's kept tail starts."""
     return st.turn_starts[0] if st.turn_starts else (st.last, st.clock)
+
+
+def covered_end(st: State) -> int:
+    """The time (ms) of the last record before the kept turns: the last one a compaction covers."""
+    return st.turn_after[0] if st.turn_after else st.clock
 
 
 # ------------------------------------------------------------------------------------ the formats
@@ -379,7 +387,11 @@ def _cc_compaction(st: State) -> list[dict[str, Any]]:
     boundary |= {"compactMetadata": meta | {"trigger": "auto", "preTokens": 150_000 + int(st.rng.random() * 30_000)},
                  "logicalParentUuid": st.last, "uuid": "b0000000-0000-4000-8000-000000000000"}
     text = summary["message"]["content"]
-    text = text + f"\n\n(compaction {st.compaction_no + 1} of this session)" if isinstance(text, str) else text
+    # Each compaction summarizes anew: its number inside the summary's body (after "Summary:"), as
+    # the same body twice is a compaction that carried the previous summary forward.
+    mark = f"(compaction {st.compaction_no + 1} of this session)"
+    if isinstance(text, str):
+        text = text.replace("\nSummary:\n", f"\nSummary:\n{mark}\n", 1) if "\nSummary:\n" in text else f"{text}\n\n{mark}"
     return [boundary, summary | {"parentUuid": boundary["uuid"], "uuid": "c0000000-0000-4000-8000-000000000000",
                                  "message": summary["message"] | {"content": text}}]
 
@@ -408,7 +420,20 @@ def _codex_compaction(st: State) -> list[dict[str, Any]]:
         r for r in read_jsonl(CODEX_CORPUS) if r.get("type") == "compacted")
     marker = next((r for r in recs if (r.get("payload") or {}).get("type") == "context_compacted"),
                   {"timestamp": "", "type": "event_msg", "payload": {"type": "context_compacted"}})
-    return [compacted, marker]
+    # Each compaction summarizes anew: its number in its summary (the message, and a remote
+    # compaction's item in the replacement history), as the same summary twice is one that
+    # carried the previous summary forward.
+    mark = f" (compaction {st.compaction_no + 1} of this session)"
+    p = dict(compacted["payload"])
+    if isinstance(p.get("message"), str):
+        p["message"] += mark
+    if isinstance(p.get("replacement_history"), list):
+        p["replacement_history"] = [
+            it | {"encrypted_content": it["encrypted_content"] + mark}
+            if isinstance(it, dict) and it.get("type") == "compaction" and isinstance(it.get("encrypted_content"), str) else it
+            for it in p["replacement_history"]
+        ]
+    return [compacted | {"payload": p}, marker]
 
 
 # native -------------------------------------------------------------------------------------------
@@ -496,8 +521,9 @@ def _adk_compaction(source: Callable[[], list[list[dict[str, Any]]]]) -> Callabl
     def build(st: State) -> list[dict[str, Any]]:
         tmpl = next(e for events in source() for e in events if _adk_is_compaction(e))
         start = (st.covered_until + 1) if st.covered_until is not None else START_MS
-        _, kept_ms = kept_start(st)
-        end = max(start, kept_ms - 1)
+        # ADK's window ends at an event stamped end_timestamp (apps/compaction.py: the summarized
+        # events' last), so the range ends on the last covered event's own time, not between two.
+        end = max(start, covered_end(st))
         st.covered_until = end
         comp = tmpl["actions"]["compaction"] | {"start_timestamp": start / 1000, "end_timestamp": end / 1000}
         return [tmpl | {"id": "00000000-0000-4000-8000-00000000c0c0", "invocation_id": "00000000-0000-4000-8000-00000000c1c1",
@@ -793,10 +819,11 @@ SPECS: dict[str, Spec] = {
     for s in (
         Spec("pi", "jsonl", PI_KEYS, _pi_load, _pi_compaction),
         Spec("native", "jsonl", NATIVE_KEYS, _native_load, _native_compaction, fixed_ids=_native_run_ids),
-        Spec("claude_code", "jsonl", CC_KEYS, _cc_load, _cc_compaction),
-        Spec("codex", "jsonl", CODEX_KEYS, _codex_load, _codex_compaction),
-        Spec("adk_json", "json", ADK_KEYS, _adk_load(_adk_dump_events), _adk_compaction(_adk_dump_events), "adk_json"),
-        Spec("adk_sqlite", "db", ADK_KEYS, _adk_load(_adk_v1_events), _adk_compaction(_adk_v1_events), "adk_sqlite"),
+        Spec("claude_code", "jsonl", CC_KEYS, _cc_load, _cc_compaction, version=2),  # v2: each summary's body its own
+        Spec("codex", "jsonl", CODEX_KEYS, _codex_load, _codex_compaction, version=2),  # v2: each summary its own
+        # v2: each compaction's range ends on its last event's time, as ADK's own do
+        Spec("adk_json", "json", ADK_KEYS, _adk_load(_adk_dump_events), _adk_compaction(_adk_dump_events), "adk_json", version=2),
+        Spec("adk_sqlite", "db", ADK_KEYS, _adk_load(_adk_v1_events), _adk_compaction(_adk_v1_events), "adk_sqlite", version=2),
         # OpenClaw stores its big rows compressed (about a quarter of their JSON here): `--mb 100`
         # is a 100 MB database, as a user's is, holding some 400 MB of JSON.
         Spec("openclaw", "sqlite", OPENCLAW_KEYS, _openclaw_load, _openclaw_compaction, "openclaw", lambda: frozenset({"s1"}),

@@ -32,6 +32,20 @@ def test_generated_file_loads_clean_with_its_compactions(tmp_path, fmt):
     assert bench.floor(fmt, path) > 0
 
 
+@pytest.mark.parametrize("fmt", list(SPECS))
+def test_every_compaction_of_a_generated_file_summarizes_what_it_removes(tmp_path, fmt):
+    """The shapes users have: each compaction a sound one of its runtime (nothing falls into a hole,
+    no summary carried forward, every ADK range ending on an event's time, as ADK's own do)."""
+    from inspector.analysis import analyze
+
+    path = generate(fmt, 1.0, seed=7, path=str(tmp_path / f"a.{SPECS[fmt].ext}"))
+    report = analyze(load(path))
+    assert report.coverage_counts()["hole"] == 0
+    # NextClaw's legacy store sends the last 50 messages (getHistory), whatever a long file holds.
+    expected = {"dropped_tool_call", "history_window"} if fmt == "nextclaw_legacy" else set()
+    assert {f.code for f in report.findings} <= expected
+
+
 @pytest.mark.parametrize("fmt", ["pi", "claude_code", "openclaw"])
 def test_parent_chain_runs_from_the_header_to_the_last_record(tmp_path, fmt):
     led = load(generate(fmt, 0.3, seed=3, path=str(tmp_path / f"x.{SPECS[fmt].ext}")))
