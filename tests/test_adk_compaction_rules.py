@@ -277,3 +277,31 @@ def test_the_router_over_random_sessions_is_the_plain_one(seed: int) -> None:
         assert adk.next_agent(events) == adk._next_agent(evs, found)
         workflows += bool(found)
     assert workflows >= 50
+
+
+def _view_state(views: list[Any]) -> list[Any]:
+    return [
+        (v.index, v.seq, v.pos, v.cut, v.keep, v.rep, v.own, v.removed, v.surviving, v.summary_rep)
+        for v in views
+    ]
+
+
+def test_the_views_look_up_only_the_ids_the_checkpoints_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`analysis.adk.views` maps to path positions only the event ids its checkpoints' details name
+    (`_positions_by_id`): the same views as with every event's id mapped."""
+    from inspector.analysis import adk as analysis_adk
+    from inspector.analysis.engine import active_path, registry
+
+    def every_id(recs: list[Any], pos_of: dict[int, int], checkpoints: list[Any]) -> dict[Any, int]:
+        return {r.id: pos_of[r.seq] for r in recs if r.id is not None and r.seq in pos_of}
+
+    named = 0
+    for path in _stores():
+        led = load(str(path))
+        on_path, _ = active_path(led, registry.get(led.format).runtime)
+        got = _view_state(analysis_adk.views(led, on_path))
+        with monkeypatch.context() as m:
+            m.setattr(analysis_adk, "_positions_by_id", every_id)
+            assert got == _view_state(analysis_adk.views(led, on_path)), path
+        named += sum(bool(v[5]) and bool(v[6]) for v in got)
+    assert named >= 30
