@@ -260,8 +260,8 @@ def _reference_workflow_agents(evs: list[rules.Ev]) -> set[str]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_router_over_random_sessions_is_the_plain_one(seed: int) -> None:
-    """`adk.next_agent` leaves the compactions out (`is_compaction` inline: a summary alone makes
-    one) and finds the workflow agents among the events on a branch only."""
+    """`adk.next_agent` and `adk.run_input_seq` leave the compactions out (`is_compaction` inline:
+    a summary alone makes one); the workflow agents are looked for among the events on a branch only."""
     rng = random.Random(seed)
     workflows = 0
     for _ in range(300):
@@ -275,6 +275,8 @@ def test_the_router_over_random_sessions_is_the_plain_one(seed: int) -> None:
         found = _reference_workflow_agents(evs)
         assert adk._workflow_agents(evs) == found
         assert adk.next_agent(events) == adk._next_agent(evs, found)
+        inputs = [e for e in events if rules.is_run_input(e)]
+        assert adk.run_input_seq(events, -1) == (max(inputs, key=lambda e: e.rank).index if inputs else -1)
         workflows += bool(found)
     assert workflows >= 50
 
@@ -305,3 +307,21 @@ def test_the_views_look_up_only_the_ids_the_checkpoints_name(monkeypatch: pytest
             assert got == _view_state(analysis_adk.views(led, on_path)), path
         named += sum(bool(v[5]) and bool(v[6]) for v in got)
     assert named >= 30
+
+
+def test_the_next_requests_calls_are_their_events_own() -> None:
+    """Each item of ADK's next request keeps only calls its event made (a reply without a call
+    keeps none: `_context_items` does not look for the calls of an event that makes none)."""
+    from inspector.analysis import adk as analysis_adk
+
+    calls = 0
+    for path in _stores():
+        led = load(str(path))
+        header = led.header or {}
+        ctx, _ = analysis_adk.next_request(led, header.get("next_agent"), header.get("next_agent_branch"))
+        assert [it.index for it in ctx] == list(range(len(ctx)))
+        for it in ctx:
+            if it.kind == "message":
+                assert set(it.tool_call_ids) <= set(led.records[it.seq].call_ids), path
+                calls += len(it.tool_call_ids)
+    assert calls >= 30

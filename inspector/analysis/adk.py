@@ -448,7 +448,7 @@ def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[Co
         if conv:
             ctx.append(ContextItem(0, "user", "message", r.seq, r.id, r.line, False, ""))
             continue
-        kept_calls = [c for c in calls if c in all_resps or c in long_running]
+        kept_calls = [c for c in calls if c in all_resps or c in long_running] if calls else []
         # (its message read only where that can drop it: most are not read by the analysis at all)
         if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" for b in m.blocks):
             continue  # drop_orphaned_function_calls removed every part
@@ -574,6 +574,8 @@ def _rearrange_for_async_responses(rows: list[Row]) -> list[Row]:
         if i in stale or row[4]:
             continue
         out.append(row)
+        if not row[3]:
+            continue  # (no call: no answer follows it)
         answers = sorted({by_call[(c, i)][-1] for c in row[3] if (c, i) in by_call})
         if len(answers) == 1:
             out.append(rows[answers[0]])

@@ -847,10 +847,10 @@ def _indexed_events(
     got, _, got_places = _row_events(whole, ["rowid", "event_data", "timestamp", "id"], name, version, problems)
     if problems:
         return None  # (a row skipped or read with a diagnostic: the ordinary read words it)
+    objs = list(map(_RowLater, datas, heads_of))  # (in C; the few rows read whole put in their places below)
     for k, i in enumerate(whole_at):
-        heads_of[i] = got[k]
+        objs[i] = got[k]
         places.where[i] = (i + 1, rowids[i], got_places.where[k][2])
-    objs = [o if type(o) is dict else _RowLater(d, o) for d, o in zip(datas, heads_of, strict=True)]
     return objs, rowids, places
 
 
@@ -1649,7 +1649,9 @@ def run_input_seq(events: list[rules.Ev], before: int | None) -> int | None:
     """The seq of the user's event that started the newest run (`Runner.run_async`'s new message:
     a question, or the answer to a long-running call, which is the run's own input although it is
     a function response), by append order; `before` where these events hold none."""
-    inputs = [e for e in events if e.author == "user" and not e.is_compaction]  # (`rules.is_run_input`, inline)
+    inputs = [
+        e for e in events if e.author == "user" and e.start is None and e.end is None and e.summary_content is None
+    ]  # (`rules.is_run_input`, inline)
     return max(inputs, key=_RANK).index if inputs else before
 
 
