@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, islice, pairwise
-from operator import le
+from operator import attrgetter, le
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
@@ -93,9 +93,12 @@ class AdkCheckpointView(CheckpointView):
 
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
-    pos_of = {s: i for i, s in enumerate(path)}
-    by_id = {r.id: pos_of[r.seq] for r in recs if r.id is not None and r.seq in pos_of}
-    ts = [float(recs[s].timestamp or 0.0) for s in path]
+    on_path = list(map(recs.__getitem__, path))
+    pos_of = dict(zip(path, range(len(path)), strict=True))
+    kinds = list(map(_KIND, on_path))
+    checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
+    by_id = _positions_by_id(recs, pos_of, [recs[path[i]] for i in checkpoints])
+    ts = [float(r.timestamp or 0.0) for r in on_path]
     monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
@@ -105,7 +108,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
 
     # Messages before each position: intervals split only by non-messages (compaction events)
     # are joined, so a rolling history stays one interval.
-    before = list(accumulate(map(_MESSAGE.__eq__, [recs[s].kind for s in path]), initial=0))
+    before = list(accumulate(map(_MESSAGE.__eq__, kinds), initial=0))
 
     def bridged(ivs: list[Interval]) -> list[Interval]:
         out: list[Interval] = []
@@ -119,8 +122,8 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     out: list[CheckpointView] = []
     ranges: list[tuple[float, float]] = []
     rep: list[Interval] = []
-    alive = _surviving(recs, path)
-    for s in [s for s in path if recs[s].kind == "checkpoint"]:
+    alive = _surviving(recs, path, checkpoints)
+    for s in [path[i] for i in checkpoints]:
         r = recs[s]
         d = r.checkpoint.details if r.checkpoint is not None else None
         if not isinstance(d, dict) or d.get("start_timestamp") is None or d.get("end_timestamp") is None:
@@ -151,13 +154,32 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
 
 
 _MESSAGE = "message"
+_KIND = attrgetter("kind")
 
 
-def _surviving(recs: list[Record], path: list[int]) -> set[int]:
+def _positions_by_id(recs: list[Record], pos_of: dict[int, int], checkpoints: list[Record]) -> dict[Any, int]:
+    """Path position by event id (the last record of an id on the path), of the ids these
+    checkpoints' details name only (their ranges' ends and their summarizers' inputs): most
+    events are named by none, and a dict of every id cost more than looking the few up."""
+    named: set[Any] = set()
+    for r in checkpoints:
+        d = r.checkpoint.details if r.checkpoint is not None else None
+        if isinstance(d, dict):
+            for pair in d.get("represents") or []:
+                named.update(pair)
+            named.update(d.get("summarizer_input_ids") or [])
+    named.discard(None)
+    if not named:
+        return {}
+    return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
+
+
+def _surviving(recs: list[Record], path: list[int], checkpoints: list[int]) -> set[int]:
     """The seqs of the compactions ADK keeps, decided over the records as they are now (a
-    compaction appended later, such as a repair's, can subsume one the loader saw surviving)."""
+    compaction appended later, such as a repair's, can subsume one the loader saw surviving).
+    (`checkpoints`: their positions on `path`.)"""
     evs: list[rules.Ev] = []
-    for i, s in [(i, s) for i, s in enumerate(path) if recs[s].kind == "checkpoint"]:
+    for i, s in [(i, path[i]) for i in checkpoints]:
         r = recs[s]
         d = r.checkpoint.details if r.checkpoint is not None else None
         # Usable at load: it survived or was subsumed (an unusable one is neither).
@@ -426,7 +448,7 @@ def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[Co
         if conv:
             ctx.append(ContextItem(0, "user", "message", r.seq, r.id, r.line, False, ""))
             continue
-        kept_calls = [c for c in calls if c in all_resps or c in long_running]
+        kept_calls = [c for c in calls if c in all_resps or c in long_running] if calls else []
         # (its message read only where that can drop it: most are not read by the analysis at all)
         if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" for b in m.blocks):
             continue  # drop_orphaned_function_calls removed every part
@@ -552,6 +574,8 @@ def _rearrange_for_async_responses(rows: list[Row]) -> list[Row]:
         if i in stale or row[4]:
             continue
         out.append(row)
+        if not row[3]:
+            continue  # (no call: no answer follows it)
         answers = sorted({by_call[(c, i)][-1] for c in row[3] if (c, i) in by_call})
         if len(answers) == 1:
             out.append(rows[answers[0]])

@@ -847,10 +847,10 @@ def _indexed_events(
     got, _, got_places = _row_events(whole, ["rowid", "event_data", "timestamp", "id"], name, version, problems)
     if problems:
         return None  # (a row skipped or read with a diagnostic: the ordinary read words it)
+    objs = list(map(_RowLater, datas, heads_of))  # (in C; the few rows read whole put in their places below)
     for k, i in enumerate(whole_at):
-        heads_of[i] = got[k]
+        objs[i] = got[k]
         places.where[i] = (i + 1, rowids[i], got_places.where[k][2])
-    objs = [o if type(o) is dict else _RowLater(d, o) for d, o in zip(datas, heads_of, strict=True)]
     return objs, rowids, places
 
 
@@ -1213,20 +1213,17 @@ def build(
     events = _events_of(objs, ranks, kinds)
     facts = rules.analyze_compactions(events)
     by_index = {e.index: e.id for e in events} if facts else {}
-    records: list[Record] = []
-    for e in events:
-        if e.later is not None:
-            records.append(_head_record(e, e.later))
-            continue
+    records = _head_records(events)  # (None where an event was read whole: made below, in order)
+    for e in [e for e in events if e.later is None]:
         o, summary = e.obj, e.summary_content
         if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
             extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
         else:
             extra = _SizedLater(_event_fields(o), summary, None)
         if e.index in facts:
-            records.append(_checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags))
+            records[e.index] = _checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags)
         else:
-            records.append(_event_record(e, extra))
+            records[e.index] = _event_record(e, extra)
     led = Ledger(
         path=name,
         format=NAME,
@@ -1544,19 +1541,22 @@ def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rule
     return out
 
 
-def _head_record(e: rules.Ev, src: _RowLater) -> Record:
-    """`_event_record` of an event read from its head: the same index, its message and extra read
-    from `src` when first asked for."""
-    h = src.head
-    if not h.message:
-        return record_from_fields(
-            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, None, None, None, (), None, src,
-            "meta", "event", True, False, None, None, e.invocation_id, UNREAD,
-        )  # fmt: skip
-    return record_from_fields(
-        Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, h.role, h.stop_reason, h.source_role, h.call_ids,
-        h.result_id, src, "message", "event", True, h.never_sent, None, None, e.invocation_id, UNREAD,
-    )  # fmt: skip
+def _head_records(events: list[rules.Ev]) -> list[Record]:
+    """`_event_record` of each event read from its head (`e.later`), in one comprehension (None for
+    the others): the same index, its message and extra read from its row when first asked for.
+    (A meta event's head holds a message's fields unset: no role, stop reason, source, calls or
+    result, sent.) `e.index` is each event's position in `events`."""
+    return [
+        None  # type: ignore[misc]
+        if (src := e.later) is None
+        else record_from_fields(
+            Record, e.index, e.index + 1, e.id, None, e.ts, 0, 0, (h := src.head).role, h.stop_reason,
+            h.source_role, h.call_ids, h.result_id, src, "message" if h.message else "meta", "event", True,
+            h.never_sent, None, None, e.invocation_id, UNREAD,
+        )
+        for e in events
+    ]
+
 
 def _ledger_header(
     meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
@@ -1612,7 +1612,7 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
     its transfer, provided the agent can transfer across the agent tree (:238-264,
     `is_transferable_across_agent_tree`: not inside a workflow agent, which the session shows by
     the branch its sub-agents' events carry)."""
-    evs = [e for e in events if not e.is_compaction]
+    evs = [e for e in events if e.start is None and e.end is None and e.summary_content is None]  # (`is_compaction`)
     return _next_agent(evs, _workflow_agents(evs))
 
 
@@ -1649,7 +1649,9 @@ def run_input_seq(events: list[rules.Ev], before: int | None) -> int | None:
     """The seq of the user's event that started the newest run (`Runner.run_async`'s new message:
     a question, or the answer to a long-running call, which is the run's own input although it is
     a function response), by append order; `before` where these events hold none."""
-    inputs = [e for e in events if e.author == "user" and not e.is_compaction]  # (`rules.is_run_input`, inline)
+    inputs = [
+        e for e in events if e.author == "user" and e.start is None and e.end is None and e.summary_content is None
+    ]  # (`rules.is_run_input`, inline)
     return max(inputs, key=_RANK).index if inputs else before
 
 
@@ -1747,9 +1749,9 @@ def _workflow_agents(evs: list[rules.Ev]) -> set[str]:
     """Agents the session shows inside a workflow agent, or being one: the authors of events on a
     branch, and every branch segment above them (`panel.critic_a`: panel and critic_a)."""
     out: set[str] = set()
-    for e in evs:
-        b = e.obj.get("branch")
-        if isinstance(b, str) and b:
+    for e in [e for e in evs if e.obj.get("branch")]:  # (most events are on no branch)
+        b = e.obj["branch"]
+        if isinstance(b, str):
             out.add(e.author)
             out.update(seg.split("@", 1)[0] for seg in b.split("."))
     return out

@@ -290,24 +290,34 @@ def _dropped(p: Ev, by_start: dict[float, list[Ev]], max_end: dict[float, float]
 
 
 _RANK = attrgetter("rank")
+_INDEX = attrgetter("index")
 _TS_RANK = attrgetter("ts", "rank")
 
 
 def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     """Facts for every compaction event, in append order (each can depend on earlier ones)."""
     facts: dict[int, CompactionFacts] = {}
-    surviving_now = {e.index for e in surviving_ranges(events)}
+    # (`is_compaction` inline, once: a session holds few compactions among many events)
+    comps = [e for e in events if e.start is not None or e.end is not None or e.summary_content is not None]
+    if not comps:
+        return facts
+    surviving_now = {e.index for e in surviving_ranges(comps)}
     by_rank = sorted(events, key=_RANK)
-    raw_by_ts = sorted((e for e in events if not e.is_compaction), key=_TS_RANK)
+    raw_by_ts = sorted(
+        [e for e in events if e.start is None and e.end is None and e.summary_content is None], key=_TS_RANK
+    )
     raw_ts = [e.ts for e in raw_by_ts]
-    input_ranks = sorted(e.rank for e in raw_by_ts if e.author == "user")  # (`is_run_input`)
+    input_ranks = sorted([e.rank for e in raw_by_ts if e.author == "user"])  # (`is_run_input`)
     by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
-    for pos, c in enumerate(by_rank):
-        if not c.is_compaction:
-            continue
+    for pos in [
+        i
+        for i, e in enumerate(by_rank)
+        if e.start is not None or e.end is not None or e.summary_content is not None
+    ]:
+        c = by_rank[pos]
         f = CompactionFacts(c)
         facts[c.index] = f
         if not c.valid_compaction:
@@ -316,7 +326,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         assert c.start is not None and c.end is not None
         f.surviving = c.index in surviving_now
         span = raw_by_ts[bisect_left(raw_ts, c.start) : bisect_right(raw_ts, c.end)]
-        f.range_events = sorted(e.index for e in span)
+        f.range_events = sorted(map(_INDEX, span))
         # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
@@ -334,8 +344,8 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         usage = c.obj.get("usage_metadata")
         ptc = usage.get("prompt_token_count") if isinstance(usage, dict) else None
         f.usage_prompt_tokens = ptc if isinstance(ptc, int) and not isinstance(ptc, bool) else None
-        held = _held_order(c, input_ranks)
-        in_range = sorted((e for e in span if e.rank < c.rank), key=held)
+        held = _held_from(c, input_ranks)
+        in_range = _in_held_order([e for e in span if e.rank < c.rank], held)
         # Where a window can start: which of the events stamped start_timestamp opens its
         # invocation (in the order ADK held the events then); only their invocations are looked at.
         if by_invocation is None:
@@ -344,7 +354,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
                 by_invocation.setdefault(e.invocation_id, []).append(e)
         opening = {e.invocation_id for e in in_range if e.ts == c.start}
         held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank)
-        first_of_inv = _first_events_of_invocations(sorted(held_then, key=held))
+        first_of_inv = _first_events_of_invocations(_in_held_order(list(held_then), held))
         candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
             f.inference = "no event appended before it ends at its end_timestamp: nothing it summarized can be identified"
@@ -371,18 +381,23 @@ def is_run_input(e: Ev) -> bool:
     return e.author == "user" and not e.is_compaction
 
 
-def _held_order(c: Ev, input_ranks: list[int]) -> Any:
-    """The order of the session's events in ADK's memory when compaction `c` was made: the run
-    in progress started by reloading the session (runners.py:992, `get_session`: the service's
-    order, which is the ledger's, `index`), then appended its own events (`rank`) to that list;
-    the compaction selections run over that list (apps/compaction.py:789-879, 686-701)."""
+def _held_from(c: Ev, input_ranks: list[int]) -> int:
+    """Where the order of the session's events in ADK's memory when compaction `c` was made
+    changes (`_in_held_order`): the rank of the run input that started the run in progress."""
     k = bisect_left(input_ranks, c.rank) - 1
-    start = input_ranks[k] if k >= 0 else -1
+    return input_ranks[k] if k >= 0 else -1
 
-    def key(e: Ev) -> tuple[int, int]:
-        return (0, e.index) if e.rank < start else (1, e.rank)
 
-    return key
+def _in_held_order(evs: list[Ev], start: int) -> list[Ev]:
+    """`evs` in the order ADK held them when a compaction was made: the run in progress (started
+    by the run input of rank `start`, `_held_from`) began by reloading the session (runners.py:992,
+    `get_session`: the service's order, which is the ledger's, `index`), then appended its own
+    events (`rank`) to that list; the compaction selections run over that list
+    (apps/compaction.py:789-879, 686-701). (Sorted by the key `(0, index)` below `start`, else
+    `(1, rank)`: two stable sorts in C.)"""
+    return sorted([e for e in evs if e.rank < start], key=_INDEX) + sorted(
+        [e for e in evs if e.rank >= start], key=_RANK
+    )
 
 
 def _first_events_of_invocations(held: list[Ev]) -> set[int]:
@@ -482,11 +497,11 @@ def _selections(
     # Sliding window (or a first token compaction): the in-range events from the first event
     # of an invocation stamped start_timestamp to one stamped end_timestamp; with ties at
     # either end, each possible window.
-    starts = [j for j, e in enumerate(in_range) if e.ts == c.start and e.index in first_of_inv] or [0]
+    start, end = c.start, c.end
+    starts = [j for j, e in enumerate(in_range) if e.ts == start and e.index in first_of_inv] or [0]
+    ends = [k for k, e in enumerate(in_range, 1) if e.ts == end]  # (each window's possible ends, once)
     for j in starts:
-        for k in range(len(in_range), j, -1):
-            if in_range[k - 1].ts == c.end:
-                out.append((None, in_range[j:k]))
+        out.extend((None, in_range[j:k]) for k in reversed(ends) if k > j)
     for n, prev in enumerate(seeds):
         if (
             any(p is prev for p in seeds[:n])
