@@ -325,3 +325,56 @@ def test_the_next_requests_calls_are_their_events_own() -> None:
                 assert set(it.tool_call_ids) <= set(led.records[it.seq].call_ids), path
                 calls += len(it.tool_call_ids)
     assert calls >= 30
+
+
+def _lines_reference(author: Any, content: Any) -> tuple[int, int]:
+    """What `prompt_chars` adds up for an event: its `_format_lines`, built."""
+    lines = rules._format_lines(f"{author}", content)
+    return sum(map(len, lines)), len(lines)
+
+
+_VALUES: list[Any] = [None, "", "x", "é" * 3, 0, 7, 1.5, True, False, [], ["a", {"b": 1}], {}, {"k": "v", "n": [1, 2]},
+                      "y" * 2500, "w" * 2000, "v" * 2001, {"long": "z" * 2100}, "\ud800"]  # fmt: skip
+
+
+def _random_content(rng: random.Random) -> Any:
+    if rng.random() < 0.05:
+        return rng.choice([None, "text", [1], 3])
+    parts: list[Any] = []
+    for _ in range(rng.randint(0, 5)):
+        if rng.random() < 0.1:
+            parts.append(rng.choice(_VALUES))
+            continue
+        p: dict[str, Any] = {}
+        for key in ("text", "thought", "function_call", "function_response"):
+            if rng.random() < 0.5:
+                p[key] = rng.choice(_VALUES)
+        for key in ("function_call", "function_response"):
+            if rng.random() < 0.3:
+                p[key] = {"name": rng.choice(_VALUES), "args": rng.choice(_VALUES), "response": rng.choice(_VALUES)}
+        parts.append(p)
+    return {"role": "model", "parts": parts if rng.random() < 0.95 else rng.choice([None, []])}  # (the adapter's parts: a list)
+
+
+def test_the_prompts_size_is_the_length_of_its_lines_built() -> None:
+    """`prompt_chars` adds up each event's lines without building them (`_lines_size`): the sizes
+    are those of `_format_lines`' lines, on every event of every store and on random parts of every
+    JSON type (long arguments truncated, thoughts, texts that are no string, authors that are none),
+    and the prompt is their join's length."""
+    rng = random.Random("prompt-size")
+    checked = 0
+    for path in _stores():
+        for e in _events_of_store(path):
+            assert rules._lines_size(f"{e.author}", e.content()) == _lines_reference(e.author, e.content()), path
+            checked += 1
+    for _ in range(4000):
+        author, content = rng.choice([None, "user", "model", "", 5, "ü"]), _random_content(rng)
+        assert rules._lines_size(f"{author}", content) == _lines_reference(author, content), content
+    events = _random_session(random.Random(1))
+    for seed in (None, *(e for e in events if e.is_compaction)):
+        lines = rules._format_lines("model", seed.summary_content) if seed is not None else []
+        for e in events:
+            lines += rules._format_lines(f"{e.author}", e.content())
+        joined = len(rules.SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
+        assert rules.prompt_chars(events, seed) == joined
+    assert checked > 1000

@@ -185,14 +185,48 @@ def _format_lines(author: str, content: Any, is_compaction: bool = False) -> lis
     return lines
 
 
+def _trunc_len(text: str) -> int:
+    """len(_trunc(text))."""
+    n = len(text)
+    return n if n <= _MAX_TOOL_CONTENT_CHARS else _MAX_TOOL_CONTENT_CHARS + len(f"... [truncated {n - _MAX_TOOL_CONTENT_CHARS} chars]")
+
+
+def _lines_size(author: str, content: Any) -> tuple[int, int]:
+    """(the characters of `_format_lines(author, content)`'s lines, how many): their lengths
+    added up, the lines themselves (copies of every text) never built."""
+    chars = lines = 0
+    if not isinstance(content, dict):
+        return 0, 0
+    a = len(author)
+    for p in content.get("parts") or []:
+        if not isinstance(p, dict):
+            continue
+        t = p.get("text")
+        if t:
+            chars += a + (12 if p.get("thought") else 2) + (len(t) if type(t) is str else len(f"{t}"))  # " (thought): " | ": "
+            lines += 1
+        fc = p.get("function_call")
+        if isinstance(fc, dict):
+            chars += a + 16 + len(f"{fc.get('name')}") + _trunc_len(_py(fc.get("args")))  # " called tool: " "(" ")"
+            lines += 1
+        fr = p.get("function_response")
+        if isinstance(fr, dict):
+            chars += 21 + len(f"{fr.get('name')}") + _trunc_len(_py(fr.get("response")))  # "Tool response from " ": "
+            lines += 1
+    return chars, lines
+
+
 def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
-    """Characters of the summarizer prompt ADK builds for these events (default template)."""
-    lines: list[str] = []
+    """Characters of the summarizer prompt ADK builds for these events (default template): the
+    length of `_format_lines`' lines joined by newlines, from their sizes (`_lines_size`)."""
+    chars = lines = 0
     if seed is not None:
-        lines += _format_lines("model", seed.summary_content)
+        chars, lines = _lines_size("model", seed.summary_content)
     for e in inputs:
-        lines += _format_lines(e.author, e.content())
-    return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
+        c, n = _lines_size(f"{e.author}", e.content())
+        chars += c
+        lines += n
+    return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + chars + max(lines - 1, 0)
 
 
 Ivs = list[tuple[int, int]]  # sorted, disjoint, half-open ranges of event indexes
