@@ -3,6 +3,7 @@ one row per item of the request (thousands in a long session), is filled once it
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -79,18 +80,28 @@ async def test_the_session_view_keeps_what_it_read_out_of_the_collectors_sight(m
     from inspector.tui import session as session_mod
 
     collecting: list[bool] = []
-    analyze = session_mod.analyze
+    frozen_collecting: list[bool] = []
+    analyze, freeze = session_mod.analyze, session_mod.keep_out_of_collector
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         collecting.append(gc.isenabled())
         return analyze(*args, **kwargs)
 
+    def watched_freeze() -> None:
+        if sys._getframe(1).f_code.co_name == "_analyze_now":  # (its first call there: the analysis')
+            frozen_collecting.append(gc.isenabled())
+        freeze()
+
     monkeypatch.setattr(session_mod, "analyze", watched)
+    monkeypatch.setattr(session_mod, "keep_out_of_collector", watched_freeze)
     app = create_app([str(ADR)])
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: analysed(app), "the first analysis")
         screen: Any = app.screen
         assert collecting == [False]
+        # The analysis' result frozen before the collector is back on (its first pass would walk
+        # everything the analysis made: 0.13 s on a 500 MB rollout, issue 15.3).
+        assert frozen_collecting[:1] == [False]
         tracked = {id(o) for o in gc.get_objects()}
         assert id(screen.report.states) not in tracked and id(screen.ledger.records) not in tracked
         assert gc.get_freeze_count() > 0
