@@ -105,16 +105,24 @@ _UNSET: Any = msgspec.UNSET
 _Scalars = dict[str, str | _I64 | float | bool | None]
 
 
+# The fields typed `None` below are what ADK's JSON dumps write for every event as null (pydantic's
+# model_dump keeps unset fields): taken only as null, which the whole parse reads as absent; any
+# other value is read the ordinary way.
 class _SCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str | None = None
     args: _Scalars | None = None
     name: str | None = None
+    partial_args: None = None
+    will_continue: None = None
 
 
 class _SResponse(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str | None = None
     name: str | None = None
     response: _Scalars | None = None
+    parts: None = None
+    scheduling: None = None
+    will_continue: None = None
 
 
 class _SPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -123,6 +131,18 @@ class _SPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     thought_signature: str | None = None
     function_call: _SCall | None = None
     function_response: _SResponse | None = None
+    audio_transcription: None = None
+    code_execution_result: None = None
+    executable_code: None = None
+    file_data: None = None
+    inline_data: None = None
+    media_processing: None = None
+    media_resolution: None = None
+    part_metadata: None = None
+    speech_metadata: None = None
+    tool_call: None = None
+    tool_response: None = None
+    video_metadata: None = None
 
 
 class _SContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -160,6 +180,11 @@ class _SActions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     compaction: None = None  # (a compaction is read whole)
     end_of_agent: bool | _Unset | None = _UNSET
     agent_state: _Scalars | _Unset | None = _UNSET
+    render_ui_widgets: None = None
+    rewind_before_invocation_id: None = None
+    route: None = None
+    set_model_response: None = None
+    transfer_reason: None = None
 
 
 class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -184,6 +209,20 @@ class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str | None = None
     timestamp: _I64 | float | None = None
     isolation_scope: str | _Unset | None = _UNSET
+    cache_metadata: None = None
+    citation_metadata: None = None
+    environment_id: None = None
+    go_away: None = None
+    grounding_metadata: None = None
+    input_transcription: None = None
+    interaction_status: None = None
+    live_session_id: None = None
+    live_session_resumption_update: None = None
+    logprobs_result: None = None
+    output: None = None
+    output_transcription: None = None
+    turn_complete_reason: None = None
+    voice_activity: None = None
 
 
 _STRICT = msgspec.json.Decoder(_SEvent).decode
