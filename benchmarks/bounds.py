@@ -38,7 +38,15 @@ from typing import Any
 if __package__ in (None, ""):  # `python benchmarks/bounds.py`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.formats import CPU_TARGET, REPO, add_file_arguments, format_files, fresh, progress
+from benchmarks.formats import (
+    CPU_TARGET,
+    REPO,
+    add_file_arguments,
+    format_files,
+    fresh,
+    progress,
+    worker_reply,
+)
 
 PARTS = ("tokens", "tokens_build", "digest")
 
@@ -195,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
     if ns.worker:
-        sys.stdout.write(json.dumps(measure_here(ns.file)) + "\n")
-        sys.stdout.flush()
-        os._exit(0)
+        worker_reply(measure_here(ns.file))
     say = progress(ns)
     files = format_files(ns, say)
     if files is None:

@@ -328,6 +328,14 @@ def add_file_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
+def worker_reply(out: dict[str, Any]) -> None:
+    """A measuring process's figures, one JSON line on stdout, then its exit (freeing what it
+    loaded is no part of any measurement)."""
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    os._exit(0)
+
+
 def progress(ns: argparse.Namespace) -> Any:
     """What a benchmark says while it runs: on stderr, unless --json."""
 
@@ -375,9 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
     if ns.worker:
-        sys.stdout.write(json.dumps(measure_here(ns.worker, ns.formats, ns.file, ns.imports_only)) + "\n")
-        sys.stdout.flush()
-        os._exit(0)  # freeing the ledger is no part of any measurement
+        worker_reply(measure_here(ns.worker, ns.formats, ns.file, ns.imports_only))
     say = progress(ns)
     files = format_files(ns, say)
     if files is None:

@@ -137,9 +137,13 @@ def _states_both(led: Any, rng: random.Random) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_states_set_a_run_at_a_time_are_the_states_set_one_at_a_time(path: Path) -> None:
-    rng = random.Random(f"{SEED}:states:{path.name}")
+    _states_both_on(path, random.Random(f"{SEED}:states:{path.name}"), mutants=4)
+
+
+def _states_both_on(path: Path, rng: random.Random, mutants: int) -> None:
+    """`_states_both` on the file as read, then on `mutants` mutated copies of it."""
     _states_both(load(str(path)), rng)
-    for _ in range(4):
+    for _ in range(mutants):
         led = load(str(path))
         _mutate(led, rng)
         _states_both(led, rng)
@@ -206,12 +210,7 @@ def test_states_are_stored_a_run_of_positions_at_a_time_as_one_at_a_time(monkeyp
 def test_the_run_states_cut_to_the_shortest_spans_are_the_states_set_one_at_a_time(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     """As above with `_spans` halving down to single positions (every cut `_run_states` may make)."""
     monkeypatch.setattr(E, "_SHORT_SPAN", 1)
-    rng = random.Random(f"{SEED}:spans:{path.name}")
-    _states_both(load(str(path)), rng)
-    for _ in range(2):
-        led = load(str(path))
-        _mutate(led, rng)
-        _states_both(led, rng)
+    _states_both_on(path, random.Random(f"{SEED}:spans:{path.name}"), mutants=2)
 
 
 def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:

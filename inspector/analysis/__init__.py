@@ -10,4 +10,8 @@ from inspector.analysis.engine import (
     analyze,
 )
 
-__all__ = ["STATES", "CheckpointView", "ContextItem", "Finding", "Report", "analyze"]
+# How `usage.group_usage` can group (here, so that the CLI's parser names them without importing
+# the price table's models).
+GROUPINGS = ("day", "project", "session", "model")
+
+__all__ = ["GROUPINGS", "STATES", "CheckpointView", "ContextItem", "Finding", "Report", "analyze"]

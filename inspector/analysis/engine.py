@@ -1006,20 +1006,21 @@ def _spans(positions: list[int]) -> list[tuple[int, int, bool]]:
 _SHORT_SPAN = 32
 
 
-def _store(states: list[str | None], path: list[int], base: int | None, positions: list[int], state: str) -> None:
-    """states[path[i]] = state for each path position i of `positions` (increasing), a slice at a
-    time for each run of consecutive positions when the path is a run of seqs (`base`: path[0],
-    the path's seqs strictly increasing by one; else None)."""
+def _store(states: list[Any], path: list[int], base: int | None, positions: list[int], state: Any, by_position: list[Any] | None = None) -> None:
+    """states[path[i]] = state (or by_position[i]) for each path position i of `positions`
+    (increasing), a slice at a time for each run of consecutive positions when the path is a run
+    of seqs (`base`: path[0], the path's seqs strictly increasing by one; else None)."""
     if base is None:
         for i in positions:
-            states[path[i]] = state
+            states[path[i]] = state if by_position is None else by_position[i]
         return
     for lo, hi, consecutive in _spans(positions):
         if consecutive:
-            states[base + positions[lo] : base + positions[hi - 1] + 1] = [state] * (hi - lo)
+            a, b = positions[lo], positions[hi - 1] + 1
+            states[base + a : base + b] = [state] * (hi - lo) if by_position is None else by_position[a:b]
         else:
             for i in positions[lo:hi]:
-                states[base + i] = state
+                states[base + i] = state if by_position is None else by_position[i]
 
 
 def _nonzero(codes: bytearray) -> list[int]:
@@ -1063,16 +1064,7 @@ def _run_states(
             _store(states, path, base, run, SUMMARIZED)
         fr = _first_rep(views, len(path), last.index)  # (`first_rep[i] or last.index`)
         for run in summarized + _rep_split(msgs, a, b, rep)[0]:  # kept raw and given to its summarizer too: both (DESIGN §2)
-            if base is None:
-                for i in run:
-                    summarized_by[path[i]] = fr[i]
-                continue
-            for lo, hi, consecutive in _spans(run):  # (as `_store`)
-                if consecutive:
-                    summarized_by[base + run[lo] : base + run[hi - 1] + 1] = fr[run[lo] : run[hi - 1] + 1]
-                else:
-                    for i in run[lo:hi]:
-                        summarized_by[base + i] = fr[i]
+            _store(summarized_by, path, base, run, None, fr)
         for s in keep:  # removed but kept raw: retained
             i = bisect_left(path, s)
             j = bisect_left(msgs, i, 0, a)

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inspector.analysis import GROUPINGS as GROUPINGS  # (the groupings, re-exported)
 from inspector.ledger.model import Usage
 
-GROUPINGS = ("day", "project", "session", "model")
 Grouping = Literal["day", "project", "session", "model"]
 PER = 1_000_000  # prices are per million tokens
 

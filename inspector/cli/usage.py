@@ -23,9 +23,7 @@ from inspector.cli.scan import (
 if TYPE_CHECKING:
     from inspector.analysis.usage import PriceTable, UsageGroup
 
-# `analysis.usage.GROUPINGS`, which `run` imports with the price table (pydantic's models: a third
-# of the start of every CLI command that builds this parser; tests/test_across.py holds them equal).
-GROUPINGS = ("day", "project", "session", "model")
+from inspector.analysis import GROUPINGS  # (not from analysis.usage: the price table's pydantic models)
 
 EPILOG = """\
 examples:
