@@ -307,6 +307,36 @@ _ITEM_SHAPES: dict[str, tuple[str | None, str | None, str]] = {
 _CALL_SHAPE, _OUTPUT_SHAPE = _ITEM_SHAPES["function_call"], _ITEM_SHAPES["function_call_output"]
 
 
+_replace = msgspec.structs.replace
+# A head-read record's shape: the role the model sees (None: a meta record), its stop reason and
+# the template its records are copies of (`_Likes`).
+_Shape = tuple[str | None, str | None, Record]
+
+
+class _Likes:
+    """The template records a head-read line's record is a copy of (`msgspec.structs.replace`
+    with its own fields as keywords, in C: `record_from_fields` goes through `type.__call__`'s
+    argument tuples), one per shape, each with every other field as `record_from_fields` leaves
+    it: a meta line's (its type set per line), an item type's (`_ITEM_SHAPES`) and a message
+    role's (`_ROLES`)."""
+
+    __slots__ = ("assistant", "call", "items", "meta", "output", "roles")
+
+    def __init__(self, src: RecordSource) -> None:
+        def like(kind: str, typ: str, role: str | None, stop: str | None, source_role: str | None) -> Record:
+            return record_from_fields(Record, 0, 0, None, None, None, 0, 0, role, stop, source_role, (), None, src, kind, typ, True, False)
+
+        self.meta = like("meta", "", None, None, None)
+        self.items: dict[str, _Shape] = {
+            it: (m, s, like("meta" if m is None else "message", typ, m, s, None if m is None else it)) for it, (m, s, typ) in _ITEM_SHAPES.items()
+        }
+        self.roles: dict[str, _Shape] = {}
+        for role, m in _ROLES.items():
+            stop = "stop" if m == "assistant" else None
+            self.roles[role] = (m, stop, like("message", "response_item:message", m, stop, role))
+        self.assistant, self.call, self.output = self.roles["assistant"], self.items["function_call"], self.items["function_call_output"]
+
+
 # A line's own id (`L12`, for a record whose item has none) made as its thousand's prefix and its
 # last three digits (`L12` + `345`), not formatted from the number: int -> str was a twentieth of
 # the load (one per line). `line_ids` gives each thousand's prefix and table.
@@ -480,6 +510,7 @@ class _Builder:
     def __init__(self, path: str | None, source: _Fields | None = None) -> None:
         self.path = path
         self.fields = source  # where a meta line's payload is read again; None: kept (read from memory)
+        self.likes = _Likes(source) if source is not None else None  # (`_head_item`)
         self.records: list[Record] = []
         self.diags: list[Diagnostic] = []
         self.header: dict[str, Any] | None = None
@@ -593,9 +624,10 @@ class _Builder:
         """A response item's record from its head (see `_read`): a message of a known role,
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
         maps them, or a ghost snapshot (`lid`: the line's own id, f"L{line}"). False: the line
-        takes the general path (`add`)."""
-        src = self.fields
-        assert src is not None
+        takes the general path (`add`). The record is a copy of its shape's template
+        (`_Likes`) with this line's fields set."""
+        src, likes = self.fields, self.likes
+        assert src is not None and likes is not None
         records = self.records
         seen = self.seen_ids
         it = p.type
@@ -605,50 +637,38 @@ class _Builder:
         result = None
         if it == "message":
             role = p.role
-            mapped = "assistant" if role == "assistant" else _ROLES.get(role) if role is not None else None
-            if mapped is None:
+            shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
+            if shape is None:
                 return False
-            source_role: str = role  # type: ignore[assignment]
-            stop, typ = "stop" if mapped == "assistant" else None, "response_item:message"
             c = p.content  # (`_key` of a message whose parts are strings or nulls)
             key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
         else:
-            shape = _CALL_SHAPE if it == "function_call" else _OUTPUT_SHAPE if it == "function_call_output" else _ITEM_SHAPES.get(it)
+            shape = likes.call if it == "function_call" else likes.output if it == "function_call_output" else likes.items.get(it)
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
-            mapped, stop, typ = shape
-            source_role = it
             key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
-            if stop is not None:  # a call
+            if shape[1] is not None:  # a call
                 cid = p.call_id
                 if cid:
                     calls = (cid,)
                 key = (it, cid)
-            elif mapped == "tool":  # its output
+            elif shape[0] == "tool":  # its output
                 result = p.call_id
                 key = (it, result)
+        mapped, _stop, like = shape
         rid = pid = p.id  # (`rid`, inline)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = lid
         else:
             seen.add(rid)
         seq = len(records)
-        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent
-            records.append(
-                record_from_fields(
-                    Record, seq, line, rid, None, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta",
-                    "response_item:ghost_snapshot",
-                )
-            )  # fmt: skip
+        rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=len(raw), call_ids=calls, result_id=result)
+        records.append(rec)
+        if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
         meta = h.metadata
-        records.append(
-            record_from_fields(
-                Record, seq, line, rid, None, h.timestamp, offset, len(raw), mapped, stop, source_role, calls, result,
-                src, "message", typ, True,
-                meta is not None and meta.compaction_output is True,
-            )
-        )  # fmt: skip
+        if meta is not None and meta.compaction_output is True:
+            rec.never_sent = True
         if mapped == "assistant":
             route = (self.model, self.provider)  # (a new route where the model or provider changes)
             routes = src.routes
@@ -658,7 +678,7 @@ class _Builder:
             self.usage_for = seq
         if key is None and it not in self.unkeyed_items:
             self.unkeyed_items.add(it)
-            self.unkeyed.add(records[seq].type)
+            self.unkeyed.add(rec.type)
         entry = _Entry(seq, key, pid, mapped)
         self.history.append(entry)
         if pid is not None:
@@ -1153,8 +1173,9 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     a replacement history, or that `_head_item` declines) is parsed whole, one line behind (so the
     last line is known for the truncation diagnosis), and mapped by `_add_line`. Returns the bytes
     consumed."""
-    records, append, src, seen, taken = b.records, b.records.append, b.fields, b.seen_ids, b.taken
-    decode, new, rec_type, head_item, event_types = HEAD_DECODER.decode, record_from_fields, Record, b._head_item, _EVENT_TYPES
+    records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
+    decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
+    like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     max_line = upto_line if upto_line is not None else 1 << 62
     offset = lineno = prev_offset = 0
@@ -1212,7 +1233,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                 elif t == "token_usage_record" and b.usage_for is not None:
                     b._give_head_usage(p.usage)
                 typ = t
-            append(new(rec_type, len(records), lineno, rid, None, h.timestamp, offset, n, None, None, None, (), None, src, "meta", typ))
+            append(new(like, seq=len(records), line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
             prev, prev_offset = raw, offset
         offset += n
