@@ -407,3 +407,34 @@ def test_times_of_reads_as_fast_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(adk_go, "fast_time", lambda v: pytest.fail("read one by one"))
     for values in lists[:20]:
         assert None not in adk_go.times_of(values)
+
+
+def _answers(ids: list[Any]) -> dict[str, Any]:
+    """A user turn answering several calls (parallel calls), one response per id (None: no id key)."""
+    parts = [{"functionResponse": {"name": "ls", "response": {"n": k}} | ({} if i is None else {"id": i})} for k, i in enumerate(ids)]
+    return {"role": "user", "parts": parts}
+
+
+def test_a_heads_result_ids_are_its_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head's record says every call its message answers (`_Source.result_ids`, which the
+    request's pairing reads instead of the message): the same ids as the message read whole, for
+    one response or several, a first one without an id, empty and repeated ids; and the reports
+    equal to the whole parse's."""
+    answered = [["c1"], ["c1", "c2"], ["c1", "c2", "c3"], [None, "c2"], ["", "c2"], ["c1", None], ["c1", "c1"], [None], [""], [None, None]]
+    rows: list[dict[str, Any]] = []
+    for k, ids in enumerate(answered):
+        calls = {"role": "model", "parts": [{"functionCall": {"id": c, "name": "ls", "args": {}}} for c in ("c1", "c2", "c3")]}
+        rows.append(ev(f"a{k}", f"inv-{k}", "coder", t(k + 0.1), calls, casing="camel"))
+        rows.append(ev(f"r{k}", f"inv-{k}", "user", t(k + 0.2), _answers(ids), casing="camel"))
+    rows.append(ev("z", "inv-z", "user", t(20), text("user", "next"), casing="camel"))
+    f = tmp_path / "export.json"
+    f.write_bytes(export(rows))
+    for path in (store(str(tmp_path / "s.db"), {"s1": rows}), str(f)):
+        led = adk_go.load(path, None, None)
+        tools = [r for r in led.records if r.role == "tool"]
+        assert len(tools) == len(answered) and all(r._message is None for r in tools)
+        got = [r._source.result_ids(r) for r in tools]
+        assert got == [r._source.message(r).tool_result_ids() for r in tools]
+        assert got[2] == ["c1", "c2", "c3"] and got[3] == ["c2"]
+        fast, slow = _reports(path, monkeypatch)
+        assert fast == slow

@@ -88,9 +88,8 @@ def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runt
                 calls.update(rec.call_ids)
             rid = rec.result_id if rec.role == "tool" else None
             if rid is not None:
-                m = rec.message if many else None
-                if m is not None:
-                    answered.update(m.tool_result_ids())
+                if many:
+                    answered.update(result_ids(rec))
                 answered.add(rid)
             continue
         calls.update(e.tool_call_ids)  # type: ignore[union-attr]
@@ -98,6 +97,17 @@ def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runt
         if rid is not None:
             answered.add(rid)
     return calls, answered
+
+
+def result_ids(rec: Record) -> list[str]:
+    """Every call a tool message answers: from its source's index where it kept them at load
+    (`RecordSource.result_ids`, as the engine's pairing reads them), else from its message."""
+    src = rec._source
+    ids = src.result_ids(rec) if src is not None else None
+    if ids is None:
+        m = rec.message
+        ids = m.tool_result_ids() if m is not None else []
+    return ids
 
 
 def result_id(rec: Record) -> str | None:

@@ -396,7 +396,7 @@ class GoEvent(msgspec.Struct, gc=False):
     responses: list[str] = msgspec.field(default_factory=list)
     excluded_call: bool = False
     zero: bool = True
-    head: tuple[str, str | None, str, tuple[str, ...], str | None] | None = None
+    head: H.Head | None = None
     raw: Any = None  # a head's event: what `_obj` parses again (its row's columns, or its text in the export)
     foreign: str | None = None  # its "For context" text, once made
 
@@ -454,7 +454,7 @@ def _shape(e: GoEvent) -> None:
     got = adk._message_of(e.obj)
     if got is not None:
         m, call_ids, result_id = got
-        e.head = (m.role, m.stop_reason, m.source_role or "", call_ids, result_id)
+        e.head = (m.role, m.stop_reason, m.source_role or "", call_ids, result_id, tuple(m.tool_result_ids()))
 
 
 def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compaction | None:
@@ -1484,6 +1484,8 @@ def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
                 )
             )  # fmt: skip
             source.raws[e.index] = e.raw
+            if h[5] != ((h[4],) if h[4] else ()):  # (else its index's `result_id` says it)
+                source.results[e.index] = list(h[5])
             continue
         m = adk.event_message(e.obj)
         assert m is not None
@@ -1564,10 +1566,11 @@ class _Source(RecordSource):
     """Reads a head's message again, through the whole parse of what its head was decoded from
     (a store row's columns, kept as read; an export's event, a slice of the document)."""
 
-    __slots__ = ("raws",)
+    __slots__ = ("raws", "results")
 
     def __init__(self, n: int) -> None:
         self.raws: list[Any] = [None] * n  # by record seq
+        self.results: dict[int, list[str]] = {}  # a tool message's calls answered, where it answers more than one
 
     def obj(self, rec: Record) -> Any:
         return None  # (as a record read whole: the TUI shows its fields)
@@ -1580,6 +1583,15 @@ class _Source(RecordSource):
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
         return None  # (every record's extra is made when it is)
+
+    def result_ids(self, rec: Record) -> list[str] | None:
+        """Its message's `tool_result_ids()`, from its head (the message is not read for them)."""
+        if rec._message is not None:
+            return None
+        got = self.results.get(rec.seq)
+        if got is not None:
+            return got
+        return [rec.result_id] if rec.result_id else []
 
 
 def _without_continue(req: Request) -> Request:

@@ -202,8 +202,11 @@ def utf8_ok(b: bytes) -> bool:
 
 # What `adk_go` keeps of an event's content without its blocks: the genai role, whether it is
 # content at all, its call and response ids, an excluded (framework) call or response in it,
-# whether every part is zero-valued, and its message's index fields (None: no message).
-Shape = tuple[str, bool, list[str], list[str], bool, bool, tuple[str, str | None, str, tuple[str, ...], str | None] | None]
+# whether every part is zero-valued, and its message's index fields (None: no message): its
+# role, stop reason, source role, call ids, first result's call and every result's call (its
+# `tool_result_ids()`, so that pairing a request needs no read of the message).
+Head = tuple[str, str | None, str, tuple[str, ...], str | None, tuple[str, ...]]
+Shape = tuple[str, bool, list[str], list[str], bool, bool, Head | None]
 
 # The empty id list every head without calls, responses or long-running ids shares (the rules
 # only read an event's lists; a session's events hold tens of thousands of them).
@@ -223,6 +226,7 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
     resps: list[str] = []
     call_ids: list[str] = []
     result_id: str | None = None
+    result_ids: list[str] = []
     nresults = 0
     excl = False
     zero = True
@@ -250,6 +254,8 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
             if fc is None:
                 if not nresults:
                     result_id = rid
+                if rid:
+                    result_ids.append(rid)
                 nresults += 1
     if nresults and not calls:
         mrole = "tool"
@@ -271,7 +277,7 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
         source = "user" if author == "user" else author
     else:
         source = "function_response" if mrole == "tool" else author
-    return role, bool(role), calls or NONE, resps or NONE, excl, zero, (mrole, stop, source, tuple(call_ids), result_id)
+    return role, bool(role), calls or NONE, resps or NONE, excl, zero, (mrole, stop, source, tuple(call_ids), result_id, tuple(result_ids))
 
 
 def _set(o: Any) -> bool:
