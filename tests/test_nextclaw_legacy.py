@@ -341,3 +341,79 @@ def test_the_head_path_gives_what_the_whole_path_gives(tmp_path: Path, monkeypat
         compared += len(got[True][0])
         taken += _heads_taken(text) if got[True][2] is None else 0
     assert compared > 8000 and taken > 4000, (compared, taken)
+
+
+def test_times_at_once_are_iso_of_each() -> None:
+    """`_times` writes a list of NextClaw's own timestamps at once (one match, two replaces): what
+    `_iso` gives each, for lists all of that form and lists with one of any other form among them."""
+    own = ["2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.000Z", "2026-08-20T23:59:59.999Z", "2024-12-31T00:00:00.100Z",
+           "2026-04-30T09:00:00.000Z", "2026-01-31T09:00:00.010Z", "0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"]  # fmt: skip
+    others = ["2026-02-30T09:00:01.000Z", "2024-02-29T09:00:01.000Z", "2026-02-29T09:00:01.000Z", "2026-04-31T09:00:01.000Z",
+              "0000-01-01T00:00:00.000Z", "2026-08-20T24:00:01.000Z", "2026-08-20T09:60:01.000Z", "2026-08-20T09:00:60.000Z",
+              "2026-08-20T09:00:01.12xZ", "2026-08-20T09:00:01.120z", "2026-08-20 09:00:01.120Z", " 2026-08-20T09:00:01.120Z",
+              "2026-08-20T09:00:01.120+00:00", "2026-08-20T09:00:01Z", "2026-08-20T09:00:01.1200Z", "2026-08-2\u0661T09:00:01.120Z",
+              "2026-08-20T09:00:01.120Z\n2026-08-20T09:00:01.120Z", "2026-08-20T09:00:01.120Z\n", "", "x", None]  # fmt: skip
+    assert nextclaw_legacy._times(own) == [nextclaw_legacy._iso(s) for s in own]
+    assert nextclaw_legacy._times([]) == []
+    for other in others:
+        for at in (0, 3, len(own)):
+            stamps = [*own[:at], other, *own[at:]]
+            assert nextclaw_legacy._times(stamps) == [nextclaw_legacy._iso(s) for s in stamps], other
+
+
+def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`load` makes each record as its line is read while every event's seq is above the one before
+    it (`_read_in_order`), and reads the file again, sorted, at the first that is not: both give
+    what `build` gives (the events read, sorted, then made records), for files of NextClaw's own
+    lines with every other kind of line among them (metadata, a legacy message, an event without a
+    message, an unknown role, blank and broken lines, lines the head decode refuses), sent and
+    unsent messages, open and closed tool-call blocks, and each of these with one seq going down."""
+    s = LegacyStore()
+    s.add("user", "Read r.md")
+    s.call("c1", "read_file", {"p": "r.md"})
+    s.result("c1", "read_file", "X")
+    s.call("c2", "grep", {"q": "y"})
+    s.add("user", "never mind")
+    s.result("c2", "grep", "late")
+    for i in range(52):
+        s.add("assistant" if i % 2 else "user", f"turn {i}", **({"reasoning_content": "why"} if i == 7 else {}))
+    s.call("c3", "ls", {})
+    s.call("c4", "ls", {})
+    s.result(" c4 ", "ls", "ok")  # (answers c4: the id stripped)
+    own = s.lines()
+    extra = [
+        json.dumps({"role": "user", "content": "a legacy line"}),
+        json.dumps({"_type": "event", "seq": 1000, "type": "run.started", "timestamp": "2026-08-20T09:00:00.000Z", "data": {"runId": "r"}}),
+        json.dumps({"_type": "event", "seq": 1001, "type": "x", "timestamp": "2026-02-29T09:00:00.000Z",
+                    "data": {"message": {"role": "developer", "content": "y"}}}),
+        json.dumps({"_type": "event", "seq": 1002, "type": " ", "timestamp": "soon", "data": {"message": {"role": "tool", "content": "z",
+                    "tool_call_id": " c9 ", "extra": 1}}}),
+        "", "  ", json.dumps({"_type": "metadata", "created_at": "later"}),
+    ]
+    texts = {"own": own, "blank": [*own[:5], "", *own[5:]]}
+    for k, line in enumerate(extra):
+        texts[f"extra {k}"] = [*own[:30], line, *own[30:]]  # (seq 1000+ at line 31: the next one goes down)
+        texts[f"extra {k} at the end"] = [*own, line]
+    texts["broken"] = [*own[:40], "{not json", *own[40:]]
+    texts["seq down"] = [*own[:20], own[21], own[20], *own[22:]]
+    taken = 0
+    for label, lines in texts.items():
+        p = tmp_path / f"{label}.jsonl"
+        p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with open(p, "rb") as f:
+            read = nextclaw_legacy._read_in_order(f, str(p), None, [])
+        taken += read is not None
+        got = {}
+        for on in (True, False):
+            monkeypatch.setattr(nextclaw_legacy, "_HEADS", on)
+            led = load(str(p))
+            rep = analyze(led)
+            recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.source_role, r.call_ids, r.result_id,
+                     r.never_sent, r.extra, repr(r.message)) for r in led.records]  # fmt: skip
+            got[on] = (recs, [repr(d) for d in led.diagnostics], led.header, led.runtime_rejects_file,
+                       [(it.role, it.record_id, it.tokens) for it in rep.context])  # fmt: skip
+        assert got[True] == got[False], label
+        assert any(r[10] for r in got[True][0]) and any(not r[10] for r in got[True][0] if r[2] == "message"), label
+    # Taken: own, blank, broken, every extra at the end, and within the file the blank lines and the metadata (the
+    # legacy line takes the next free seq, which the event after it has too: that one's seq does not rise).
+    assert taken == 3 + len(extra) + 3

@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, BinaryIO, Literal
@@ -427,10 +428,11 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
     return Message(role, blocks, source_role=role, never_sent=not sent)
 
 
-def history_window(messages: list[_Event]) -> tuple[set[int], list[tuple[int, str]]]:
+def history_window(said: list[Record]) -> tuple[set[int], list[tuple[int, str]]]:
     """core's getHistory: the indexes of the messages sent, and (index, why) for each of the last
-    50 it drops (session-history-window.utils.ts:60-84)."""
-    start = max(0, len(messages) - HISTORY_MESSAGES)
+    50 it drops (session-history-window.utils.ts:60-84). `said`: the message records in order
+    (each one's role, the calls it makes, the call it answers)."""
+    start = max(0, len(said) - HISTORY_MESSAGES)
     kept: list[int] = []
     dropped: list[tuple[int, str]] = []
     pending: set[str] = set()
@@ -443,16 +445,16 @@ def history_window(messages: list[_Event]) -> tuple[set[int], list[tuple[int, st
             kept = kept[:block]
         pending = set()
 
-    for i in range(start, len(messages)):
-        m = messages[i]
+    for i in range(start, len(said)):
+        m = said[i]
         role = m.role
         if pending and role != "tool":
             close("its tool calls are not all answered before the next message")
         if role == "assistant":
             kept.append(i)
-            pending, block = set(m.calls), len(kept) - 1
+            pending, block = set(m.call_ids), len(kept) - 1
         elif role == "tool":
-            cid = m.answers
+            cid = m.result_id or ""
             if not pending or cid not in pending:
                 dropped.append((i, "it answers no call still open"))
                 continue
@@ -465,58 +467,76 @@ def history_window(messages: list[_Event]) -> tuple[set[int], list[tuple[int, st
 
 
 class _Source(RecordSource):
-    """The messages of a loaded file, each built the first time it is asked for (by its record's seq)."""
+    """The messages of a loaded file, each built the first time it is asked for (by its record's
+    seq): from its event (`events`), or read again from its line, which starts at `starts[seq]`
+    and holds it as `data.message` (the common event line, `_read_in_order`)."""
 
-    __slots__ = ("events", "path")
+    __slots__ = ("events", "path", "starts")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.events: dict[int, _Event] = {}
+        self.starts: dict[int, int] = {}
 
     def obj(self, rec: Record) -> Any:
         return None  # (no "as written" view: what the eager build showed, none)
 
+    def _read(self, rec: Record, f: BinaryIO) -> Message | None:
+        at = self.starts.get(rec.seq)
+        if at is None:
+            msg = _message_of(self.events[rec.seq], f)
+        else:
+            f.seek(at)
+            msg = orjson.loads(f.readline())["data"]["message"]
+        return _message(msg, not rec.never_sent)
+
     def message(self, rec: Record) -> Message | None:
-        ev = self.events.get(rec.seq)
-        if ev is None:
+        if rec.seq not in self.events and rec.seq not in self.starts:
             return None
         with open(self.path, "rb") as f:
-            return _message(_message_of(ev, f), not rec.never_sent)
+            return self._read(rec, f)
+
+    def _offset(self, rec: Record) -> int:
+        at = self.starts.get(rec.seq)
+        return at if at is not None else self.events[rec.seq].offset
 
     def load_many(self, recs: list[Record]) -> None:
-        todo = sorted((r for r in recs if r.seq in self.events), key=lambda r: self.events[r.seq].offset)
+        todo = sorted((r for r in recs if r.seq in self.events or r.seq in self.starts), key=self._offset)
         with open(self.path, "rb") as f:
             for r in todo:
-                r._message = _message(_message_of(self.events[r.seq], f), not r.never_sent)
+                r._message = self._read(r, f)
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
         return None
 
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
+# Every message record is this one with its own fields replaced (in C, by keyword: cheaper than
+# `record_from_fields` with all 22 positionally), its source set. (Record's field order, model.py.)
+_TEMPLATE = record_from_fields(
+    Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, None, "message", "message", True, True,
+    None, None, None, None,
+)  # fmt: skip
 
 
-def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
-    name = os.path.basename(path)
-    diags: list[Diagnostic] = []
-    events, meta, broken = _read_events(lines, name, upto, diags)
-    messages = [ev for ev in events if ev.role is not None]
-    sent, dropped = history_window(messages)
-    records: list[Record] = []
-    message_records: list[Record] = []  # one per projected message, in order
-    source = _Source(path)
-    held, replace = source.events, msgspec.structs.replace
-    # Every message record is this one with its own fields replaced (in C, by keyword: cheaper than
-    # `record_from_fields` with all 22 positionally). (Record's field order, model.py.)
-    template = record_from_fields(
-        Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, source, "message", "message", True, False,
-        None, None, None, None,
-    )  # fmt: skip
-    for ev in events:
+@dataclass
+class _Read:
+    """What reading the file gives: the records in NextClaw's order, the message records among
+    them (each made never sent: `_ledger` marks those getHistory sends), where each message is."""
+
+    source: _Source
+    records: list[Record] = field(default_factory=list)
+    said: list[Record] = field(default_factory=list)
+    meta: dict[str, Any] | None = None
+    broken: int | None = None  # the first line that does not parse
+
+    def add(self, ev: _Event) -> None:
+        """An event's record (an event parsed whole, or read by `_read_events`)."""
+        records = self.records
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if ev.role is None:
             records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
-            continue
+            return
         if ev.role not in _ROLES:
             rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": ev.msg})
         else:
@@ -524,16 +544,145 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
             # here is what `Record._take` would take from that message (its calls' ids, the call it
             # answers).
             role = ev.role
-            held[seq] = ev
-            rec = replace(
-                template, seq=seq, line=ev.line, id=rid, timestamp=ts, role=role, source_role=role, call_ids=ev.calls,
-                result_id=ev.answers or None, type=ev.type, never_sent=len(message_records) not in sent,
+            self.source.events[seq] = ev
+            rec = msgspec.structs.replace(
+                _TEMPLATE, seq=seq, line=ev.line, id=rid, timestamp=ts, role=role, source_role=role, call_ids=ev.calls,
+                result_id=ev.answers or None, type=ev.type, _source=self.source,
             )  # fmt: skip
         records.append(rec)
-        message_records.append(rec)
-    cut = len(messages) - HISTORY_MESSAGES
+        self.said.append(rec)
+
+
+def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: list[Diagnostic]) -> _Read | None:
+    """`_read_events` and the records made of its events in one pass, while every event's seq is
+    above the one before it (NextClaw's own files: the sort by seq would keep their order); None at
+    the first that is not (the caller reads the file again, `_read_events` sorting the events).
+    The common event line (`_LineHead`) becomes its record at once, its message left in the file."""
+    name = os.path.basename(path)
+    out = _Read(_Source(path))
+    records, said, starts, source = out.records, out.said, out.source.starts, out.source
+    fallback_seq = 1
+    end = 0  # where the next line starts
+    decode, replace, template = _DECODE, msgspec.structs.replace, _TEMPLATE
+    heads: list[Record] = []  # the records of common event lines, their times set at the end
+    stamps: list[str | None] = []  # (their lines' timestamps, as written)
+    for i, raw in enumerate(lines, 1):
+        offset = end
+        end += len(raw)
+        if upto is not None and i > upto:
+            break
+        if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
+            continue
+        try:
+            h = decode(raw)
+        except _DECODE_ERRORS:
+            h = None
+        if h is None:  # (any other line: parsed whole, as `_read_events` does)
+            ev = _parsed(raw, i, fallback_seq, offset, name, diags, out)
+            if ev is None:
+                if out.broken is not None:
+                    break
+                continue
+            if ev.seq < fallback_seq:
+                return None
+            fallback_seq = ev.seq + 1
+            out.add(ev)
+            continue
+        seq = h.seq
+        if type(seq) is not int or seq < 1:
+            seq = int(seq) if seq is not None and seq >= 1 else fallback_seq
+        if seq < fallback_seq:
+            return None
+        fallback_seq = seq + 1
+        kind, m = h.type, h.data.message
+        role, answers = m.role, None
+        ids: tuple[str, ...] = ()
+        if role == "assistant" and (calls := m.tool_calls):  # (`_call_ids`; mostly one call)
+            if len(calls) == 1:
+                ids = (cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()
+            else:
+                ids = tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()])
+        elif role == "tool" and (cid := m.tool_call_id) is not None:
+            answers = cid.strip() or None
+        n = len(records)
+        starts[n] = offset
+        rec = replace(
+            template, seq=n, line=i, id=f"event-{seq}", timestamp=None, role=role, source_role=role, call_ids=ids,
+            result_id=answers, type=(kind.strip() if kind is not None else None) or "message.other", _source=source,
+        )  # fmt: skip
+        records.append(rec)
+        said.append(rec)
+        heads.append(rec)
+        stamps.append(h.timestamp)
+    for rec, ts in zip(heads, _times(stamps), strict=True):
+        rec.timestamp = ts
+    return out
+
+
+def _times(stamps: list[str | None]) -> list[str | None]:
+    """`_iso` of each timestamp. When every one is a toISOString() (NextClaw's own), all are
+    written at once: checked by one match of the whole list joined, then changed by replacing in
+    it (`Z` by `000+00:00`, `.000Z` by `+00:00`, as `_iso` writes them); else one at a time."""
+    try:
+        joined = "\n".join(stamps)  # type: ignore[arg-type]
+    except TypeError:  # (a line without one)
+        return [_iso(s) for s in stamps]
+    # (each of 24 characters, so none holds a newline of its own: as many as `stamps`)
+    if not stamps or len(joined) != 25 * len(stamps) - 1 or _ISO_LINES.fullmatch(joined + "\n") is None:
+        return [_iso(s) for s in stamps]
+    return joined.replace(".000Z", "+00:00").replace("Z", "000+00:00").split("\n")  # type: ignore[return-value]
+
+
+# toISOString()s, one a line, of a valid date (not year 0000, as `_is_date`; the 29th of February
+# not at all: one is read by `_iso`), hour, minute, second and milliseconds.
+_ISO_LINES = re.compile(
+    r"(?:(?!0000)[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z\n)*"
+)
+
+
+def _parsed(raw: bytes, i: int, fallback_seq: int, offset: int, name: str, diags: list[Diagnostic], out: _Read) -> _Event | None:
+    """A line the head decode refuses, parsed whole: its event, or None for the metadata (kept in
+    `out.meta`) and for a line that does not parse (`out.broken`: the read stops there)."""
+    size = len(raw) - (raw[-1] == 10)  # (without its newline)
+    try:
+        o = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        diags.append(_not_json(raw[:size], e, i, name))
+        out.broken = i
+        return None
+    if o is None:  # `data._type` on null throws: the same failed load
+        diags.append(Diagnostic(i, "invalid_json", f"{name}: line {i}: null: NextClaw's SessionStore.load fails on it", severity="error"))
+        out.broken = i
+        return None
+    mark = o.get("_type") if type(o) is dict else None
+    if mark == "metadata":  # (`_is_metadata` or not: the metadata)
+        out.meta = o
+        return None
+    return _event(o, i, fallback_seq, offset, size) if mark == "event" else _legacy_message(o, i, fallback_seq)
+
+
+def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
+    """The ledger of the file's lines, its events sorted by seq (`_read_events`)."""
+    diags: list[Diagnostic] = []
+    events, meta, broken = _read_events(lines, os.path.basename(path), upto, diags)
+    read = _Read(_Source(path), meta=meta, broken=broken)
+    for ev in events:
+        read.add(ev)
+    return _ledger(path, read, diags)
+
+
+def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
+    """The ledger of what was read: getHistory's window marks the messages it sends, and says why
+    it sends no others."""
+    name = os.path.basename(path)
+    said = read.said
+    sent, dropped = history_window(said)
+    for k in sent:
+        said[k].never_sent = False
+    cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
-        older = message_records[:cut]
+        older = said[:cut]
         at = [r.line for r in older]
         first = min(at)  # (events are sent in seq order, not file order)
         diags.append(
@@ -548,19 +697,19 @@ def build(lines: Iterable[bytes], path: str, upto: int | None) -> Ledger:
             )
         )
     for i, why in dropped:
-        r = message_records[i]
+        r = said[i]
         diags.append(
             Diagnostic(
                 r.line,
                 "unmatched_tool_call",
-                f"{name}: line {r.line}: NextClaw's getHistory drops this {messages[i].role} message: {why} "
+                f"{name}: line {r.line}: NextClaw's getHistory drops this {r.role} message: {why} "
                 "(normalizeSessionHistoryWindow, session-history-window.utils.ts:22-58, :81-83)",
                 severity="warning",
                 seqs=[r.seq],
             )
         )
-    led = Ledger(path, NAME, os.path.splitext(name)[0], meta, records, diags)
-    led.runtime_rejects_file = broken is not None
+    led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, read.records, diags)
+    led.runtime_rejects_file = read.broken is not None
     return led
 
 
@@ -570,7 +719,13 @@ def load(path: str, upto: int | None) -> Ledger:
     size = check_openable(path)
     try:
         with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:  # (jsonl.READ_BUFFER_BYTES: not 8 KiB)
-            led = build(f, path, upto)
+            diags: list[Diagnostic] = []
+            read = _read_in_order(f, path, upto, diags) if _HEADS else None
+            if read is not None:
+                led = _ledger(path, read, diags)
+            else:  # (the events' seqs do not rise: read again, and sorted)
+                f.seek(0)
+                led = build(f, path, upto)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
     led.size = size
