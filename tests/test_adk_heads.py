@@ -22,6 +22,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import adk, adk_heads, bounded, fields, load
+from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger
 from tests.conftest import SHARED, need_shared
 from tests.field_mutations import mutated
@@ -509,3 +510,61 @@ def test_the_strict_decodes_head_is_the_ordinary_ones(monkeypatch: pytest.Monkey
             assert list(h.fields) == list(ordinary.fields)
             heads += 1
     assert heads > len(rows) // 3
+
+
+def _prompt_rows() -> list[bytes]:
+    """Rows whose summarizer lines are of every kind: each event's every mutation, the byte cases,
+    and calls and responses whose arguments print past the summarizer's truncation, with floats,
+    escapes, authors absent or empty, thoughts with and without text."""
+    long = {"k": "x" * 2500, "f": 0.1, "n": -(2**63), "t": True, "u": None, "q": "a'\"\\\n\u00e9"}
+    extra = {"id": "x", "invocation_id": "i1", "timestamp": 7.0, "content": {"role": "model", "parts": [
+        {"function_call": {"id": "c8", "name": "big", "args": long}}, {"function_call": {"id": "c9"}},
+        {"function_response": {"id": "c8", "name": "big", "response": long}}, {"function_response": {"id": "c9"}},
+        {"text": "t", "thought": True}, {"thought": True}, {"text": "", "thought": True}, {"text": "\u00e9" * 3000},
+    ]}}  # fmt: skip
+    variants = [dict(extra), dict(extra, author=""), dict(extra, author="agent \u00e9"), dict(extra, author=None)]
+    return _events_rows() + _byte_cases() + [json.dumps(v).encode() for v in variants]
+
+
+@pytest.mark.parametrize("decode", ["strict", "ordinary"])
+def test_a_heads_prompt_size_is_the_whole_events(decode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summarizer prompt's size counted in the head decode (`Head.prompt`, which the compaction
+    rules add up instead of reading every summarized event's content again) is what
+    `adk_compaction.lines_size` counts from the whole parse of the event, by either decode."""
+    if decode == "ordinary":
+
+        def refuse(data: Any) -> Any:
+            raise msgspec.DecodeError("strict decode off")
+
+        monkeypatch.setattr(adk_heads, "_STRICT", refuse)
+    rows = _prompt_rows()
+    counted = 0
+    for row in rows:
+        h = adk_heads.head(row)
+        if h is None:
+            continue
+        whole = orjson.loads(row)
+        assert h.prompt == rules.lines_size(str(whole.get("author") or ""), whole.get("content")), row[:300]
+        counted += h.prompt > 0
+    assert counted > len(rows) // 4, counted
+
+
+def test_the_compaction_rules_size_prompts_without_reading_events_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading a store whose compactions summarized events read from their heads reads no event's
+    content again (but the last event's, which the router reads): each summarizer prompt is sized
+    from the heads (`Ev.lines_size`), to the same estimate as the whole parse's."""
+    rows = [json.dumps(e).encode() for e in EVENTS] + [_compaction(3.5, 40), _compaction(5.0, 4000)]
+    db = _store(tmp_path, rows)
+    _, whole = _both(db, monkeypatch)
+    reads: set[str | None] = set()
+    real = adk._RowLater.whole
+    monkeypatch.setattr(adk._RowLater, "whole", lambda self: reads.add(self.head.id) or real(self))
+    fast = load(str(db), fingerprint=False)
+    assert len(reads) <= 1, reads
+
+    def estimates(led: Ledger) -> list[Any]:
+        return [r.checkpoint.details["estimated_prompt_tokens"] for r in led.records if r.checkpoint is not None]
+
+    assert estimates(fast) == estimates(whole) and all(estimates(fast)), estimates(fast)

@@ -1525,7 +1525,7 @@ def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rule
     if dict not in kinds:  # every event from its head (`str(h.author or "")`: the author is a str or None)
         ev = rules.Ev
         return [
-            ev(i, rank, h.id, h.ts, h.author or "", h.invocation_id, h.fields, None, None, None, o)
+            ev(i, rank, h.id, h.ts, h.author or "", h.invocation_id, h.fields, None, None, None, o, h.prompt)
             for i, o, rank in zip(range(len(objs)), objs, ranks, strict=True)
             for h in (o.head,)
         ]
@@ -1536,7 +1536,7 @@ def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rule
             e.index = i
         else:
             h = o.head
-            e = rules.Ev(i, rank, h.id, h.ts, str(h.author or ""), h.invocation_id, h.fields, later=o)
+            e = rules.Ev(i, rank, h.id, h.ts, str(h.author or ""), h.invocation_id, h.fields, later=o, lines_size=h.prompt)
         out.append(e)
     return out
 

@@ -60,6 +60,9 @@ class Ev(msgspec.Struct, gc=False):
     # An event read index first (formats/adk.py `_RowLater`): `obj` holds only the fields these
     # rules and the router read but its content, which this reads again on demand.
     later: Any = None
+    # `lines_size(author, content)`: from the event's head where it was read index first, else
+    # counted at the first prompt that holds it (None until then).
+    lines_size: int | None = None
 
     def content(self) -> Any:
         """The event's `content`, read again from its row when it was loaded index first."""
@@ -185,7 +188,7 @@ def _format_lines(author: str, content: Any, is_compaction: bool = False) -> lis
     return lines
 
 
-def _trunc_len(text: str) -> int:
+def trunc_len(text: str) -> int:
     """len(_trunc(text))."""
     n = len(text)
     return n if n <= _MAX_TOOL_CONTENT_CHARS else _MAX_TOOL_CONTENT_CHARS + len(f"... [truncated {n - _MAX_TOOL_CONTENT_CHARS} chars]")
@@ -207,26 +210,35 @@ def _lines_size(author: str, content: Any) -> tuple[int, int]:
             lines += 1
         fc = p.get("function_call")
         if isinstance(fc, dict):
-            chars += a + 16 + len(f"{fc.get('name')}") + _trunc_len(_py(fc.get("args")))  # " called tool: " "(" ")"
+            chars += a + 16 + len(f"{fc.get('name')}") + trunc_len(_py(fc.get("args")))  # " called tool: " "(" ")"
             lines += 1
         fr = p.get("function_response")
         if isinstance(fr, dict):
-            chars += 21 + len(f"{fr.get('name')}") + _trunc_len(_py(fr.get("response")))  # "Tool response from " ": "
+            chars += 21 + len(f"{fr.get('name')}") + trunc_len(_py(fr.get("response")))  # "Tool response from " ": "
             lines += 1
     return chars, lines
 
 
+def lines_size(author: str, content: Any) -> int:
+    """What one event adds to the summarizer prompt it is handed: the characters of its
+    `_format_lines`' lines and one newline each (`_lines_size`: none when it has no line)."""
+    chars, lines = _lines_size(author, content)
+    return chars + lines
+
+
 def prompt_chars(inputs: list[Ev], seed: Ev | None) -> int:
     """Characters of the summarizer prompt ADK builds for these events (default template): the
-    length of `_format_lines`' lines joined by newlines, from their sizes (`_lines_size`)."""
-    chars = lines = 0
-    if seed is not None:
-        chars, lines = _lines_size("model", seed.summary_content)
+    length of `_format_lines`' lines joined by newlines, from their sizes (`lines_size`: every
+    line's characters and a newline, one newline less in all). An event's size is its head's,
+    else counted from its content once and kept on it."""
+    total = lines_size("model", seed.summary_content) if seed is not None else 0
     for e in inputs:
-        c, n = _lines_size(f"{e.author}", e.content())
-        chars += c
-        lines += n
-    return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + chars + max(lines - 1, 0)
+        size = e.lines_size
+        if size is None:
+            size = e.lines_size = lines_size(f"{e.author}", e.content())
+        total += size
+    # (A line is never empty: a total of 0 is no line at all, which no newline joins.)
+    return len(SUMMARIZER_TEMPLATE) - len("{conversation_history}") + total - (total > 0)
 
 
 Ivs = list[tuple[int, int]]  # sorted, disjoint, half-open ranges of event indexes

@@ -20,6 +20,7 @@ import msgspec
 import orjson
 
 from inspector.formats import bounded
+from inspector.formats.adk_compaction import lines_size, trunc_len
 from inspector.ledger.model import normalize_stop_reason
 
 _NULL = msgspec.Raw(b"null")  # a field left out reads as this very object
@@ -288,6 +289,10 @@ class Head(msgspec.Struct, gc=False):
     # order ranks events by them, `adk._kind_rank`).
     any_call: bool = False
     any_response: bool = False
+    # The event's share of a summarizer prompt it is handed (`adk_compaction.lines_size`: its
+    # lines' characters and one newline each), counted as it is decoded (None: count it from its
+    # content when asked).
+    prompt: int | None = None
 
 
 def head(data: Any) -> Head | None:
@@ -318,11 +323,13 @@ def head(data: Any) -> Head | None:
         h = _DECODE(data)
     except _DECODE_ERRORS:  # (a ValidationError too: a field of another type)
         return None
-    return _head_of(h, whole.get("timestamp") if type(whole) is dict else None)
+    return _head_of(h, whole if type(whole) is dict else {})
 
 
-def _head_of(h: _Event, raw_ts: Any) -> Head | None:
+def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
+    """The head of an event decoded the ordinary way (`whole`: orjson's read of it)."""
     ts = h.timestamp
+    raw_ts = whole.get("timestamp")
     actions = h.actions
     if ts is None or (
         actions is not None and actions.compaction is not _NULL and _value(actions.compaction) is not None
@@ -332,8 +339,11 @@ def _head_of(h: _Event, raw_ts: Any) -> Head | None:
     content = h.content
     parts = content.parts if content is not None else None
     if not parts:
-        return Head(h.id, float(ts), raw_ts, h.author, h.invocation_id, fields, False)
-    return _message_head(h, float(ts), raw_ts, fields, content, parts)  # type: ignore[arg-type]
+        return Head(h.id, float(ts), raw_ts, h.author, h.invocation_id, fields, False, prompt=0)
+    got = _message_head(h, float(ts), raw_ts, fields, content, parts)  # type: ignore[arg-type]
+    if got is not None:
+        got.prompt = lines_size(h.author or "", whole.get("content"))
+    return got
 
 
 def _fields(h: _Event) -> dict[str, Any]:
@@ -456,17 +466,25 @@ def _typed_head(s: _SEvent) -> Head | None:
     content = s.content
     parts = content.parts if content is not None else None
     if not parts:
-        return Head(s.id, float(ts), ts, author, s.invocation_id, out, False)
+        return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
     call_ids: list[str] = []
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
     never = visible = signed = any_call = any_response = False
+    a = len(author) if author else 0
+    prompt = 0  # (`adk_compaction._lines_size`: each line's characters, and a newline)
     for p in parts:
         if not signed and p.thought_signature:
             signed = True
+        if p.text:
+            prompt += a + (13 if p.thought else 3) + len(p.text)  # "{a} (thought): {t}" | "{a}: {t}"
         fr = p.function_response
         if (fc := p.function_call) is not None:
+            prompt += a + 17 + len(f"{fc.name}") + trunc_len(str(fc.args))  # "{a} called tool: {name}({args})"
+        if fr is not None:
+            prompt += 22 + len(f"{fr.name}") + trunc_len(str(fr.response))  # "Tool response from {name}: {r}"
+        if fc is not None:
             any_call = visible = True
             any_response = any_response or fr is not None
             calls += 1
@@ -492,7 +510,7 @@ def _typed_head(s: _SEvent) -> Head | None:
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
         tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
-        never or not (visible or signed), any_call, any_response,
+        never or not (visible or signed), any_call, any_response, prompt,
     )  # fmt: skip
 
 
