@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from inspector.analysis import analyze
@@ -63,7 +64,9 @@ def _storm_data(found: list[F.Finding]) -> list[tuple[str, str, list[int]]]:
 
 
 def _mutate(led: Any, rng: random.Random) -> None:
-    """Give records of the ledger (on its path or not) other index fields."""
+    """Give records of the ledger (on its path or not) other index fields (the loader's list of
+    them, `RecordIndex`, no longer theirs: dropped)."""
+    led.index = None
     records = led.records
     for r in rng.sample(records, min(len(records), max(3, len(records) // 4))):
         field = rng.choice(["kind", "role", "source_role", "stop_reason", "never_sent"])
@@ -240,8 +243,110 @@ def test_the_analysis_knows_a_linear_path_in_file_order(path: Path) -> None:
             walked[i], walked[i + 1] = walked[i + 1], walked[i]
             led.resolved_path = walked
         elif k:
+            led.index = None  # (the loader listed what was on the path: no longer so)
             for r in rng.sample(led.records, min(len(led.records), max(1, len(led.records) // 5))):
                 r.runtime_visible = False
         report = analyze(led)
         assert report._scan is not None
         assert report._scan.in_order() is E._increasing(report.path)
+
+
+# ------------------------------------------------------------------ the loader's record index
+
+
+CODEX_FILES = sorted((SHARED / "real_sessions" / "codex").glob("*.jsonl")) + sorted((REPO / "tests").glob("**/fixtures/codex-*/*.jsonl"))
+CODEX_FILES += sorted((REPO / "tests" / "peers" / "codex_resume" / "sessions").glob("*.jsonl"))
+CODEX_FILES = [p for p in CODEX_FILES if b'"response_item"' in p.read_bytes()]  # (not a runtime's requests)
+
+
+def _codex_variants(path: Path, tmp: Path) -> list[Path]:
+    """The file, and copies of it with its header moved down or gone, with roll-backs (records
+    taken off the path) and with a compaction line cut in half (a line read whole, diagnosed)."""
+    import orjson
+
+    lines = path.read_bytes().splitlines(keepends=True)
+    ts = orjson.loads(lines[-1]).get("timestamp")
+
+    def roll_back(n: int) -> bytes:
+        return orjson.dumps({"timestamp": ts, "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": n}}) + b"\n"
+
+    mid = len(lines) * 2 // 3
+    cut = [ln[: len(ln) // 2] + b"\n" if b'"compacted"' in ln[:80] else ln for ln in lines]
+    variants = {
+        "as_is": lines,
+        "header_moved": lines[1:3] + lines[:1] + lines[3:],
+        "no_header": lines[1:],
+        "rolled_back": [*lines[:mid], roll_back(1), *lines[mid:], roll_back(2)],
+        "compaction_cut": cut,
+    }
+    out = []
+    for name, body in variants.items():
+        f = tmp / f"{path.stem}.{name}.jsonl"
+        f.write_bytes(b"".join(body))
+        out.append(f)
+    return out
+
+
+def _scan_fields(scan: E.PathScan) -> tuple[Any, ...]:
+    return (scan.msgs, bytes(scan.codes), scan.turns, scan.breaks, scan.cps)
+
+
+@pytest.mark.parametrize("path", CODEX_FILES, ids=lambda p: p.name)
+def test_the_loaders_record_index_lists_what_the_records_hold(path: Path, tmp_path: Path) -> None:
+    """A Codex ledger's `RecordIndex` (what the loader listed as it read: the message and
+    checkpoint records, and what a file-order path leaves out) is what reading every record
+    finds, whether the lines were read from their heads or whole; the path and the scan made
+    from it are the ones made by reading every record."""
+    from inspector.formats.codex import build
+    from inspector.formats.jsonl import parse_line
+
+    for f in _codex_variants(path, tmp_path):
+        raw = f.read_bytes().splitlines(keepends=True)
+        offsets = [sum(map(len, raw[:i])) for i in range(len(raw))]
+        whole = build([rl for i, ln in enumerate(raw) if (rl := parse_line(ln, i + 1, offsets[i], i == len(raw) - 1))], None)
+        for led in (load(str(f)), whole):
+            ix = led.record_index()
+            assert ix is not None
+            assert ix.marks == [r.seq for r in led.records if r.kind in ("message", "checkpoint")]
+            walked = [r.seq for r in led.records if r.runtime_visible and r.kind != "header"]
+            if ix.off_path is not None:
+                assert ix.off_path == sorted(set(range(len(led.records))) - set(walked))
+            else:
+                assert len(walked) + sum(r.kind == "header" for r in led.records) < len(led.records)  # (a roll-back's)
+            rt = E.registry.get(led.format).runtime
+            path_, _ = E.active_path(led, rt)
+            assert path_ == walked
+            fast, slow = E.PathScan(led.records, path_, rt, True, ix.marks), E.PathScan(led.records, path_, rt, True)
+            assert _scan_fields(fast) == _scan_fields(slow)
+            slow_led = dataclasses.replace(led, index=None)
+            assert analyze(led).states == analyze(slow_led).states
+
+
+def test_a_record_index_is_not_read_for_records_grown_or_replaced() -> None:
+    """A ledger whose records are not the ones its index was taken with (grown by an append,
+    replaced by `dataclasses.replace`) reads its records."""
+    led = load(str(CODEX_FILES[0]))
+    assert led.record_index() is not None
+    led.records.append(msgspec.structs.replace(led.records[-1], seq=len(led.records)))
+    assert led.record_index() is None
+    led = load(str(CODEX_FILES[0]))
+    assert dataclasses.replace(led, records=list(led.records)).record_index() is None
+
+
+def test_the_scan_reads_only_the_marked_records_of_a_run_of_seqs() -> None:
+    """`engine._positions`: every (position, seq) of the path unless the path is a run of seqs
+    in file order and marks are given; then only the marked seqs inside the run, each at its
+    position, whatever marks lie outside it."""
+    rng = random.Random(f"{SEED}:positions")
+    for _ in range(500):
+        first, n = rng.randrange(4), rng.randrange(40)
+        run = rng.random() < 0.7
+        path = list(range(first, first + n)) if run else sorted(rng.sample(range(first, first + 2 * n + 1), n))
+        marks = sorted(rng.sample(range(first + 2 * n + 3), rng.randrange(first + 2 * n + 3)))
+        got = list(E._positions(path, True, marks))
+        if path and path[-1] - path[0] == len(path) - 1:  # (a sample may make a run too)
+            assert got == [(i, s) for i, s in enumerate(path) if s in set(marks)]
+        else:
+            assert got == list(enumerate(path))
+        assert list(E._positions(path, None, marks)) == list(enumerate(path))
+        assert list(E._positions(path, True, None)) == list(enumerate(path))

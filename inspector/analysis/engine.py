@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import islice
-from operator import lt
+from itertools import islice, repeat
+from operator import lt, sub
 from typing import Any
 
 import msgspec
@@ -327,10 +328,24 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
     if led.runtime_rejects_file:
         return [], None
     if not rt.tree:
+        ix = led.record_index()
+        if ix is not None and ix.off_path is not None:
+            return _runs_between(ix.off_path, len(led.records)), None
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
     if led.resolved_path is not None:
         return list(led.resolved_path), None
     return walk_path(led, led.leaf_seq, include_invisible=False)
+
+
+def _runs_between(off: list[int], n: int) -> list[int]:
+    """0 .. n-1 without the seqs `off` (ascending), made a run at a time (in C)."""
+    out: list[int] = []
+    start = 0
+    for s in off:
+        out += range(start, s)
+        start = s + 1
+    out += range(start, n)
+    return out
 
 
 def recovered_path(led: Ledger, rt: Runtime) -> list[int]:
@@ -352,11 +367,15 @@ class PathScan:
     every record of a 100 MB ledger costs its time in cache misses): the path positions of the
     checkpoint records (`breaks`; `cps`: those with a checkpoint), of the messages (`msgs`, with
     `codes`: 2 never sent, 1 a reply the runtime drops by its stop reason, 0 otherwise) and of the
-    user messages that start a turn (`turns`)."""
+    user messages that start a turn (`turns`). Given the loader's `marks` (the seqs of every
+    message and checkpoint record, ascending) and a path that is a run of seqs (file order, none
+    left out: a linear runtime's whole file but its header), only the marked records are read."""
 
     __slots__ = ("_in_order", "breaks", "codes", "cps", "msgs", "path", "turns")
 
-    def __init__(self, records: list[Record], path: list[int], rt: Runtime, in_order: bool | None = None) -> None:
+    def __init__(
+        self, records: list[Record], path: list[int], rt: Runtime, in_order: bool | None = None, marks: list[int] | None = None
+    ) -> None:
         drop = rt.drop_stop_reasons
         self.path = path
         self._in_order: bool | None = in_order
@@ -366,7 +385,7 @@ class PathScan:
         self.codes = bytearray()
         self.turns: list[int] = []
         msgs, codes, turns = self.msgs, self.codes, self.turns
-        for i, s in enumerate(path):
+        for i, s in _positions(path, in_order, marks):
             r = records[s]
             k = r.kind
             if k == "message":
@@ -385,6 +404,16 @@ class PathScan:
         if self._in_order is None:
             self._in_order = _increasing(self.path)
         return self._in_order
+
+
+def _positions(path: list[int], in_order: bool | None, marks: list[int] | None) -> Iterable[tuple[int, int]]:
+    """(position, seq) of the path's records `PathScan` reads: every one, or, when the path is a
+    run of seqs, only the marked ones in it (their positions by subtraction, in C)."""
+    if marks is None or not in_order or not path or path[-1] - path[0] != len(path) - 1:
+        return enumerate(path)
+    base = path[0]
+    seqs = marks[bisect_left(marks, base) : bisect_right(marks, path[-1])]
+    return zip(map(sub, seqs, repeat(base, len(seqs))), seqs, strict=True)
 
 
 def _increasing(path: list[int]) -> bool:
@@ -1121,7 +1150,8 @@ def analyze(
     else:
         if scan is None:
             # (a linear runtime's path is its records in file order, each once: `active_path`)
-            scan = PathScan(led.records, path, rt, True if not rt.tree else None)
+            ix = led.record_index()
+            scan = PathScan(led.records, path, rt, True if not rt.tree else None, ix.marks if ix is not None else None)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan)

@@ -54,6 +54,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     Route,
     SessionSettings,
@@ -533,6 +534,11 @@ class _Builder:
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
         self.prev_cp: Checkpoint | None = None
         self.since: int = 0  # seq of the first record after the latest checkpoint
+        # What the ledger's `RecordIndex` lists: the message and checkpoint records' seqs, the
+        # header's, and whether a roll-back took records off the path.
+        self.marks: list[int] = []
+        self.header_seq: int | None = None
+        self.rolled_back = False
 
     def diag(self, rl: RawLine, problem: str, text: str, seq: int | None = None) -> None:
         self.diags.append(Diagnostic(rl.line, problem, f"line {rl.line}: {text}", seqs=[seq] if seq is not None else []))
@@ -595,6 +601,7 @@ class _Builder:
             elif t == "session_meta":
                 kind = "header"
                 self.header = p
+                self.header_seq = seq
                 self.header_line = rl.line
                 self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
                 if isinstance(p.get("model_provider"), str):
@@ -666,6 +673,7 @@ class _Builder:
         records.append(rec)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
+        self.marks.append(seq)
         meta = h.metadata
         if meta is not None and meta.compaction_output is True:
             rec.never_sent = True
@@ -781,6 +789,7 @@ class _Builder:
         for e in self.history[cut:]:
             if e.seq is not None:
                 self.records[e.seq].runtime_visible = False
+                self.rolled_back = True
         del self.history[cut:]
 
     def _keys(self, entries: list[_Entry]) -> None:
@@ -998,6 +1007,8 @@ class _Builder:
                 led.leaf_seq = r.seq
                 break
         led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
+        off_path = None if self.rolled_back else [] if self.header_seq is None else [self.header_seq]
+        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path)
         return led
 
 
@@ -1067,7 +1078,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     for r in new:
         if r.id is not None and r.runtime_visible:
             by_id[r.id] = r.seq
-    out = dataclasses.replace(led, records=b.records, diagnostics=list(led.diagnostics), settings=b.settings, _by_id=by_id)
+    out = dataclasses.replace(led, records=b.records, diagnostics=list(led.diagnostics), settings=b.settings, _by_id=by_id, index=None)
     for r in reversed(new):
         if r.kind != "header":
             out.leaf_seq = r.seq
@@ -1260,6 +1271,7 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
     """A line parsed whole: its objects' fields checked, each mapped (`_Builder.add`)."""
     if rl.diagnostic is not None:
         b.diags.append(rl.diagnostic)
+    first = len(b.records)
     for k, o in enumerate(rl.objects):
         if not isinstance(o, dict):
             b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
@@ -1271,6 +1283,7 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         b.add(rl, o, k)
         if rl.diagnostic is not None:
             rl.diagnostic.seqs.append(len(b.records) - 1)
+    b.marks += [r.seq for r in b.records[first:] if r.kind in ("message", "checkpoint")]
 
 
 def _line_alone(rl: RawLine, seq: int) -> Record:

@@ -448,6 +448,21 @@ class SessionSettings:
     keep_recent: int | None = None
 
 
+@dataclass(slots=True, eq=False)
+class RecordIndex:
+    """What a loader listed of its records as it made them, so the analysis need not read every
+    record (issue 15: half a Codex rollout's records are meta records no pass looks at): the seqs
+    of the message and checkpoint records (`marks`), and of the records a runtime whose history
+    is the file order leaves out of it (`off_path`: the header, what is not runtime-visible;
+    None: not listed). Valid only for the records list it was taken with, at the length it had
+    then (`Ledger.record_index`): a ledger grown or rebuilt since reads its records."""
+
+    records: list[Record]
+    count: int
+    marks: list[int]
+    off_path: list[int] | None
+
+
 @dataclass(slots=True, repr=False)
 class Ledger:
     path: str | None
@@ -484,11 +499,20 @@ class Ledger:
     # ledger as its full build would, when more than the records (Codex: the ids taken, the
     # record awaiting its usage); None: nothing, or a full build is needed.
     extension: Any = field(default=None, repr=False, compare=False)
+    # What the loader listed of the records (`RecordIndex`; read it through `record_index`).
+    index: RecordIndex | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # Not every record's repr: a worker's name, a log line or a traceback that shows a ledger
         # would build a string as big as the session (a 500 MB file's, in the app's worker name).
         return f"Ledger({self.format}, {self.path!r}, {len(self.records):,} records, {len(self.diagnostics):,} diagnostics)"
+
+    def record_index(self) -> RecordIndex | None:
+        """The loader's `RecordIndex` of these records, when it is still theirs."""
+        ix = self.index
+        if ix is None or ix.records is not self.records or ix.count != len(self.records):
+            return None
+        return ix
 
     def by_id(self) -> dict[str, int]:
         """id -> seq of the record the runtime resolves that id to (the last one written wins)."""
