@@ -229,6 +229,22 @@ def test_the_line_loop_stops_where_the_whole_line_load_stops(tmp_path: Path) -> 
         assert _fields(led) == _fields(whole), limit
 
 
+def test_a_line_cut_at_a_broken_line_says_last_line_only_at_the_files_end(tmp_path: Path) -> None:
+    """`--at` a line the general path parses (`native._read`, its line count and cut kept by
+    `enumerate` and `islice`): that line is the file's last only when nothing follows it, as the
+    line-by-line count said before (its diagnostic reads "line 3", not "last line 3", while a
+    line follows)."""
+    f = tmp_path / "s.jsonl"
+    lines = [json.dumps(HEADER), json.dumps(USER), '{"type": "message", "id": "m2", oops', json.dumps({**USER, "id": "m3"})]
+    f.write_text("\n".join(lines) + "\n")
+    for k, lines_read in ((3, 3), (4, 4), (None, 4)):
+        led = load(str(f), upto_line=k)
+        assert [r.line for r in led.records] == [ln for ln in (1, 2, 4) if ln <= lines_read], k
+        assert [d.message.split(":")[0] for d in led.diagnostics] == ["line 3"], k
+    f.write_text("\n".join(lines[:3]) + "\n")
+    assert [d.message.split(":")[0] for d in load(str(f), upto_line=3).diagnostics] == ["last line 3"]
+
+
 def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no id repeated, the record-by-record duplicate pass does not run, and the index kept is
     `Ledger.by_id`'s, on every sample and a file mixing heads and parsed lines."""

@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, KeysView
 from importlib import resources
+from itertools import islice
 from typing import Any, BinaryIO
 
 import msgspec
@@ -630,27 +631,25 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     record from its head (`native_heads`), its content left in the file (`_Source`), its fields in
     `Record`'s declaration order (`record_from_fields`); any other line parsed whole, one line
     behind (so the last line is known for the truncation diagnosis), and given to
-    `reading.add_line`. Returns the bytes consumed."""
+    `reading.add_line`. The line count and the `upto_line` cut are kept by C iterators
+    (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
     run_names = reading.run_names
     call_type, result_type = _TOOL_CALL, _TOOL_RESULT
-    # Each record a copy of `like` with its own fields set (`msgspec.structs.replace`, called with
-    # keywords in C: `record_from_fields` goes through `type.__call__`'s argument tuples, ~400
-    # instructions a record more); `like` has every other field as `record_from_fields` leaves it.
-    new, like = msgspec.structs.replace, record_from_fields(Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, reading.source)
+    # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
+    # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
+    # `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
+    # the fields most records leave at their default are set only where they are not.
+    new, like_of = msgspec.structs.replace, _role_likes(reading.source)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
-    max_line = upto_line if upto_line is not None else 1 << 62
-    offset = lineno = prev_offset = 0
+    lineno = offset = prev_offset = 0
     prev: bytes | None = None
-    for raw in f:
+    for lineno, raw in enumerate(f if upto_line is None else islice(f, upto_line), 1):
         if prev is not None:
-            rl = parse_line(prev, lineno, prev_offset, False)
+            rl = parse_line(prev, lineno - 1, prev_offset, False)
             if rl is not None:
                 add_line(rl)
             prev = None
-        lineno += 1
-        if lineno > max_line:
-            break
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -665,6 +664,9 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
         if h is None:
             prev, prev_offset = raw, offset
         else:
+            ts = h.ts
+            if type(ts) is str:
+                add_time(ts)
             c = h.content
             calls: tuple[str, ...] = ()
             result = None
@@ -675,12 +677,9 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
                         calls += (b.id,)
                     elif t is result_type and result is None:
                         result = b.call_id
-            ts, role = h.ts, h.role
-            if type(ts) is str:
-                add_time(ts)
             rec = new(
-                like, seq=len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n, role=role,
-                stop_reason=h.stop_reason, source_role=role, call_ids=calls, result_id=result,
+                like_of[h.role], seq=len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
+                stop_reason=h.stop_reason, call_ids=calls, result_id=result,
             )
             if h.run is not None:  # one string per run name, shared by its messages
                 rec.run_id = run_names.setdefault(h.run, h.run)
@@ -690,11 +689,24 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
         offset += n
         if offset >= limit:
             break
+    else:
+        if prev is not None and lineno == upto_line and f.readline():
+            # (the cut fell before the file's end: its last line read is not the file's last)
+            rl = parse_line(prev, lineno, prev_offset, False)
+            if rl is not None:
+                add_line(rl)
+            prev = None
     if prev is not None:
         rl = parse_line(prev, lineno, prev_offset, True)
         if rl is not None:
             add_line(rl)
     return offset
+
+
+def _role_likes(source: _Source | None) -> dict[str, Record]:
+    """The record a head's record starts from, by role: every field as `record_from_fields`
+    leaves it, its role (and pi-style source role, the same here) set."""
+    return {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, r, None, r, (), None, source) for r in ROLES}
 
 
 class _Source(RecordSource):
