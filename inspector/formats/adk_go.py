@@ -654,15 +654,44 @@ def build_request(
     `visible`: the indexes of the events `visible_to(e, branch, scope)` already found (the ledger
     builds a request per record, over one filter); `ordered`: the events' timestamps do not
     decrease (each record's covered events are then found by bisection, `_stream_ordered`)."""
+    return request_upto(flow_of(events, agent, branch, scope, visible), None, events, ordered)
+
+
+@dataclass(slots=True)
+class Flow:
+    """What every request of one ledger shares (one per record, each over the events up to it,
+    all under one filter and one agent): the visible events in stream order, their indexes and
+    timestamps, the positions of the records among them, the foreign events' indexes, and each
+    event's item as it is sent raw (`by_event`, made the first time it is)."""
+
+    events: list[GoEvent]
+    index: list[int]
+    ts: list[int]
+    records: list[int]
+    foreign: set[int]
+    by_event: dict[int, Sent] = field(default_factory=dict)
+
+
+def flow_of(events: list[GoEvent], agent: str | None, branch: str, scope: str, visible: set[int] | None = None) -> Flow:
+    """The filter of buildContentsDefault over `events` (`visible`: the indexes already found)."""
     if visible is None:
         flow = [e for e in events if visible_to(e, branch, scope)]
     else:
         flow = [e for e in events if e.index in visible]
     foreign = {e.index for e in flow if agent is not None and e.author not in (agent, "user") and e.compaction is None}
+    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    return Flow(flow, [e.index for e in flow], [e.ts for e in flow], records, foreign)
+
+
+def request_upto(fl: Flow, upto: int | None, events: list[GoEvent], ordered: bool) -> Request:
+    """The request built from the flow's events up to event index `upto` (a record's, for its
+    state; None: all of them), as `build_request` builds it from `events[: upto + 1]`."""
+    n = len(fl.events) if upto is None else bisect.bisect_right(fl.index, upto)
+    flow = fl.events[:n] if n < len(fl.events) else fl.events
+    records = fl.records[: bisect.bisect_left(fl.records, n)]
     # substituteSummaries (apply.go:66-134), over the filtered events' positions.
     kept: list[tuple[int, Compaction]] = []
     subsumed: dict[int, int] = {}
-    records = [i for i, e in enumerate(flow) if e.compaction is not None]
     for i in records:
         e = flow[i]
         c = e.compaction
@@ -677,18 +706,24 @@ def build_request(
             continue
         kept.append((i, c))
 
-    stream, covered = _stream_ordered(flow, kept) if ordered else _stream(flow, kept)
+    stream, covered = _stream_ordered(flow, kept, fl.ts, fl.index, records) if ordered else _stream(flow, kept)
     items: list[Sent] = []
+    foreign, by_event = fl.foreign, fl.by_event
     for x in stream:
         if isinstance(x, tuple):
             rec, c = x
             assert c.end is not None
             role = _str(_lower(c.content).get("role")) or "model"
             items.append(Sent("summary", rec.index, role, adk._summary_text(c.content), ts=c.end, invocation_id=rec.invocation_id))
-        elif x.index in foreign:
-            items.append(Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id))
-        else:
-            items.append(Sent("event", x.index, x.role, calls=x.calls, responses=x.responses, ts=x.ts, invocation_id=x.invocation_id))
+            continue
+        it = by_event.get(x.index)
+        if it is None:  # (the same item in every request that sends the event; no request changes an item)
+            if x.index in foreign:
+                it = Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id)
+            else:
+                it = Sent("event", x.index, x.role, calls=x.calls, responses=x.responses, ts=x.ts, invocation_id=x.invocation_id)
+            by_event[x.index] = it
+        items.append(it)
     if kept:
         items = _recover_calls(items, flow, foreign)
     req = Request(items, covered, {flow[i].index for i, _ in kept}, subsumed, [])
@@ -728,13 +763,17 @@ def _stream(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
     return stream, covered
 
 
-def _stream_ordered(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, set[int]]:
+def _stream_ordered(
+    flow: list[GoEvent], kept: list[_Kept], ts: list[int] | None = None, idx: list[int] | None = None, records: list[int] | None = None
+) -> tuple[_Stream, set[int]]:
     """`_stream` where the flow's timestamps do not decrease: a record covers the positions its
     range spans by bisection (before its own), but records and its holes; the stream is then
-    walked by runs, so a request costs what it sends, not every event before it."""
+    walked by runs, so a request costs what it sends, not every event before it. `ts`, `idx`,
+    `records`: the flow's timestamps, event indexes and record positions, when known (they may
+    run past the flow: a request up to a record reads the whole flow's)."""
     n = len(flow)
-    ts = [e.ts for e in flow]
-    records = [i for i, e in enumerate(flow) if e.compaction is not None]
+    ts = [e.ts for e in flow] if ts is None else ts
+    records = [i for i, e in enumerate(flow) if e.compaction is not None] if records is None else records
     cov = bytearray(n)
     at: dict[int, list[_Kept]] = {}
     for k in kept:
@@ -755,7 +794,7 @@ def _stream_ordered(flow: list[GoEvent], kept: list[_Kept]) -> tuple[_Stream, se
             start = stop + 1
         at.setdefault(first if first >= 0 else kp, []).append(k)
     places = sorted(at)
-    idx = [e.index for e in flow]
+    idx = [e.index for e in flow] if idx is None else idx
     stream: _Stream = []
     covered: set[int] = set()
     i = 0
@@ -1498,15 +1537,17 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     agent, branch, scope, why = next_agent(events)
     visible = {e.index for e in events if visible_to(e, branch, scope)}
     records = _records(events, visible)
-    ordered = not any(a.ts > b.ts for a, b in itertools.pairwise(events))
-    full = build_request(events, agent, branch, scope, visible, ordered)
+    times = [e.ts for e in events]
+    ordered = all(map(operator.le, times, itertools.islice(times, 1, None)))  # (no timestamp decreases: one pass, in C)
+    fl = flow_of(events, agent, branch, scope, visible)  # (what every record's request shares)
+    full = request_upto(fl, None, events, ordered)
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
-    covers = _covers(events, full.covered, records)
+    covers = _covers(events, full.covered, records, times, ordered)
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
-        req = full if last else build_request(events[: i + 1], agent, branch, scope, visible, ordered)
+        req = full if last else request_upto(fl, i, events, ordered)
         cp = records[i].checkpoint
         assert cp is not None
         c = events[i].compaction
@@ -1598,13 +1639,13 @@ def _without_continue(req: Request) -> Request:
     return Request([it for it in req.items if it.kind != "continue"], req.covered, req.surviving, req.subsumed, req.dropped_orphans, req.error)
 
 
-def _covers(events: list[GoEvent], covered: set[int], records: list[Record]) -> Any:
+def _covers(events: list[GoEvent], covered: set[int], records: list[Record], times: list[int], ordered: bool) -> Any:
     """`covers(i)`: the ids of the events covered in the request that record `i` covers itself
     (earlier, inside its range, not named as a hole), in stream order. Where the stream is in
-    timestamp order (a store's always is, as its timestamps sort), the events inside a range are
-    found by bisection instead of testing every covered event against every record."""
-    times = [e.ts for e in events]
-    if any(a > b for a, b in itertools.pairwise(times)):
+    timestamp order (`ordered`: `times`, the events' timestamps, never decrease; a store's always
+    do not, as its timestamps sort), the events inside a range are found by bisection instead of
+    testing every covered event against every record."""
+    if not ordered:
         ordered = sorted(covered)
         return lambda i: [records[s].id for s in ordered if _covered_by_record(events, s, i)]
 
