@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,9 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
-from inspector.formats import fields, nextclaw
+from inspector.formats import fields, load, nextclaw
 from tests.field_mutations import mutated
-from tests.nextclaw_store import SID, checkpoint, message, timeline, ts
+from tests.nextclaw_store import SID, Journal, checkpoint, message, timeline, ts
 
 VALUES: list[Any] = [
     None, True, False, 0, -1, 7, 1.5, -0.0, 2**63 - 1, 2**63, 2**64 + 1, 1e300, "", "x", " a1 ", "a1", "c1", "user",
@@ -341,3 +342,49 @@ def test_a_kept_segment_replays_as_every_event_applied_on_random_journals(monkey
     texts = [_segment_journal(rng) for _ in range(3000)] + [_random_journal(rng) for _ in range(2000)]
     dropped, _ = _lazy_equals_eager(texts, monkeypatch)
     assert dropped > 1000
+
+
+def test_a_batch_of_times_checked_at_once_is_each_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader hands events to the replay `BATCH` at a time, their timestamps checked by one match
+    when all are toISOString()s: each event gets its line's timestamp when it is a time, else the
+    last one that was (a typeless event's too), as when each is checked on its own (the match never
+    taken), whatever the batch size; on journals whose streamed messages each take their first
+    event's time, with timestamps of every form near NextClaw's among them."""
+    good = ["2026-08-20T09:00:01.120Z", "2026-08-20T09:00:02.000Z", "2026-12-31T23:59:59.999Z", "2024-02-28T00:00:00.000Z"]
+    odd = ["2024-02-29T09:00:01.000Z", "2026-02-29T09:00:01.000Z", "2026-04-31T09:00:01.000Z", "0000-01-01T00:00:00.000Z",
+           "2026-08-20T24:00:01.000Z", "2026-08-20T09:00:60.000Z", "2026-08-20T09:00:01.12xZ", "2026-08-20 09:00:01.120Z",
+           "2026-08-20T09:00:01.120+02:00", "2026-08-20T09:00:01Z", "2026-08-2\u0661T09:00:01.120Z", "2026-08-20T09:00:01.120Z\n",
+           "", "soon", None, 5]  # fmt: skip
+    odd.append("2026-08-20T09:00:01.120Z\n2026-08-20T09:00:02.120Z")
+    journals = []
+    rng = random.Random(15)
+    for k in range(len(odd) + 4):
+        j = Journal()
+        stamps = [*good * 3, odd[k % len(odd)], *rng.sample(odd, k % 3)] if k < len(odd) else good * 4
+        rng.shuffle(stamps)
+        for i, at in enumerate(stamps):
+            j.event("message.text-delta", at, messageId=f"m{i}", delta=f"text {i}")  # type: ignore[arg-type]
+            j.event("run.finished", at, runId=f"r{i}")  # type: ignore[arg-type]  # (settles it: a record)
+            if i % 4 == 3:  # a typeless event: its time still counts (the next message has none of its own)
+                j.raw(json.dumps({"_type": "event", "seq": 900 + i, "timestamp": f"2026-08-20T10:00:0{i % 10}.333Z", "event": {}}))
+                j.event("message.text-delta", "soon", messageId=f"t{i}", delta="after").event("run.finished", "soon", runId=f"t{i}")
+        journals.append(j.text())
+    iso_lines = nextclaw._ISO_LINES
+    for k, text in enumerate(journals):
+        p = tmp_path / f"j{k}.jsonl"
+        p.write_text(text)
+        got = []
+        for batch, iso in ((4096, iso_lines), (3, iso_lines), (1, iso_lines), (4096, re.compile("(?!)"))):
+            monkeypatch.setattr(nextclaw, "BATCH", batch)
+            monkeypatch.setattr(nextclaw, "_ISO_LINES", iso)
+            led = load(str(p))
+            got.append(([(r.seq, r.line, r.id, r.timestamp, r.role, repr(r.message)) for r in led.records],
+                        [repr(d) for d in led.diagnostics]))  # fmt: skip
+        assert got[0] == got[1] == got[2] == got[3], k
+        assert len({r[3] for r in got[0][0]}) > 1
+        after = [(r[2], r[3]) for r in got[0][0] if r[2].startswith("t")]
+        assert after and all(at == f"2026-08-20T10:00:0{int(mid[1:]) % 10}.333Z" for mid, at in after), k
+    monkeypatch.undo()
+    stamps = ["2026-08-20T09:00:01.120Z"] * 5
+    reader = nextclaw._Reader("x", [], nextclaw._Replay())
+    assert reader._times(stamps) is stamps  # (the match taken)

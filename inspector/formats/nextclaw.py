@@ -100,7 +100,7 @@ import orjson
 from inspector.formats import heads
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
-from inspector.formats.jsonl import LoadError, check_openable, os_problem
+from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -378,7 +378,7 @@ def load(path: str, selector: str | None, upto: int | None) -> Ledger:
         selector = None
     size = check_openable(path)
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:  # (jsonl.READ_BUFFER_BYTES: not 8 KiB)
             led = _build(f, path, upto, diags, selector)  # (each line with its newline: JSON's whitespace)
     except OSError as e:
         raise LoadError(f"{path}: {os_problem(e)}") from None
@@ -1149,14 +1149,19 @@ class _Reader:
     # The last event (by index) naming each message / run, as `_superseded` collects them.
     last_msg: dict[str, int] = field(default_factory=dict)
     last_run: dict[str, int] = field(default_factory=dict)
+    last_ts: str = ""  # the last timestamp that is a time (`_times`)
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
+        """Each line parsed and checked as it comes; its event handed to the replay with the next
+        `BATCH` events (`_replay_batch`: their times checked at once)."""
         name, diags = self.name, self.diags
-        loads, convert, minutes, fast, replay = orjson.loads, _CONVERT, _MINUTES, _TRY_FAST, self.replay.event
-        last_ts = ""
+        loads, convert, fast = orjson.loads, _CONVERT, _TRY_FAST
+        ns: list[int] = []  # the batch: each event's line, the event, its line's timestamp
+        evs: list[_Event] = []
+        stamps: list[str | None] = []
         for n, raw in enumerate(lines, start=1):
             if upto is not None and n > upto:
-                if not self.events:  # (only "is the file blank?" is still asked: build's error)
+                if not self.events and not any(ev.type is not None for ev in evs):  # (only "is the file blank?" is still asked: build's error)
                     self.content = self.content or bool(raw.strip()) or any(r.strip() for r in lines)
                 break
             if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
@@ -1184,19 +1189,7 @@ class _Reader:
                     continue
                 ev = h.event
             if h.kind == "event" and ev is not None:
-                ts = h.timestamp
-                if not ts or (not (  # (`_is_time`, a toISOString() of a minute met before read here)
-                    len(ts) == 24
-                    and ts[23] == "Z"
-                    and (minute := minutes.get(ts[:17])) is not None
-                    and minute == minute
-                    and ts[17:20] in _SECONDS
-                    and ts[20:23] in _MILLIS
-                ) and not _is_time(ts)):
-                    ts = last_ts
-                last_ts = ts or last_ts
-                t = ev.type
-                if t is None:
+                if ev.type is None:  # (its timestamp still counts as the last one: in the batch)
                     diags.append(
                         Diagnostic(
                             n,
@@ -1204,17 +1197,61 @@ class _Reader:
                             f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
                         )
                     )
-                    continue
-                p = ev.payload
-                if p is None:
-                    p = _NO_PAYLOAD
-                if self.held is None and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
-                    self.events += 1
-                    replay(ev, t, p, n, ts)
-                else:
-                    self._event(n, ev, t, p, ts)
+                ns.append(n)
+                evs.append(ev)
+                stamps.append(h.timestamp)
+                if len(ns) == BATCH:
+                    self._replay_batch(ns, evs, stamps)
+                    ns, evs, stamps = [], [], []
             else:
                 self._other(n, o, h)
+        self._replay_batch(ns, evs, stamps)
+
+    def _replay_batch(self, ns: list[int], evs: list[_Event], stamps: list[str | None]) -> None:
+        """Events (each with a type) to the replay, each with its line's timestamp when that is a
+        time, else the last one that was (`_times`)."""
+        replay = self.replay.event
+        for n, ev, ts in zip(ns, evs, self._times(stamps), strict=True):
+            t = ev.type
+            if t is None:  # (said when read)
+                continue
+            p = ev.payload
+            if p is None:
+                p = _NO_PAYLOAD
+            if self.held is None and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
+                self.events += 1
+                replay(ev, t, p, n, ts)
+            else:
+                self._event(n, ev, t, p, ts)
+
+    def _times(self, stamps: list[str | None]) -> list[str]:
+        """Each timestamp that Date.parse reads as a time, any other the last one that is (`last_ts`
+        carried from batch to batch). A batch of toISOString()s only (NextClaw's own) is checked by
+        one match of them joined: then each is itself."""
+        try:
+            joined = "\n".join(stamps)  # type: ignore[arg-type]
+        except TypeError:  # (a line without one)
+            joined = ""
+        # (each of 24 characters, so none holds a newline of its own: as many as `stamps`)
+        if stamps and len(joined) == 25 * len(stamps) - 1 and _ISO_LINES.fullmatch(joined + "\n") is not None:
+            self.last_ts = stamps[-1]  # type: ignore[assignment]
+            return stamps  # type: ignore[return-value]
+        out: list[str] = []
+        last_ts, minutes = self.last_ts, _MINUTES
+        for ts in stamps:
+            if not ts or (not (  # (`_is_time`, a toISOString() of a minute met before read here)
+                len(ts) == 24
+                and ts[23] == "Z"
+                and (minute := minutes.get(ts[:17])) is not None
+                and minute == minute
+                and ts[17:20] in _SECONDS
+                and ts[20:23] in _MILLIS
+            ) and not _is_time(ts)):
+                ts = last_ts
+            last_ts = ts or last_ts
+            out.append(ts)  # type: ignore[arg-type]
+        self.last_ts = last_ts
+        return out
 
     def _checked(self, n: int, o: Any) -> _Line | None:
         """A line that `_line_head` refuses: SPEC's check says why (its fields of another type
@@ -1300,6 +1337,13 @@ class _Reader:
 
 
 _CHECK = checker(SPEC)
+BATCH = 4096  # events handed to the replay at a time (`_Reader.read`)
+# toISOString()s, one a line, of a valid date (not year 0000, as `_epoch_day`; the 29th of February
+# not at all: one is read by `_is_time`), hour, minute, second and milliseconds.
+_ISO_LINES = re.compile(
+    r"(?:(?!0000)[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z\n)*"
+)
 _NAMING = frozenset({"message.completed", "run.finished"})
 
 
