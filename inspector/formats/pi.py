@@ -879,7 +879,8 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
+    head_roles, stops, new, source = _HEAD_ROLES, _STOP_MAP, msgspec.structs.replace, st.source
+    like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
     limit = st.limit
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
     lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
@@ -935,9 +936,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                         pid = prev_id  # share the parent's id string (the linear common case)
                     seq = len(records)
                     rec = new(
-                        Rec, seq, line, rid, pid, e.timestamp, offset, n, llm_role, stop_reason, role,
-                        calls, result, source,
-                    )  # fmt: skip
+                        like_of[role], seq=seq, line=line, id=rid, parent_id=pid, timestamp=e.timestamp, offset=offset,
+                        length=n, stop_reason=stop_reason, call_ids=calls, result_id=result,
+                    )
                     append(rec)
                     if v1:
                         append_entry(rec)
