@@ -162,9 +162,11 @@ def test_the_usual_time_shape_is_taken_without_the_regex_and_only_it() -> None:
 
     usual = [f"2026-01-05T09:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z" for i in range(9000)]
     one_time = re.compile(native_heads.ISO_TS_PATTERN)
+    part = native_heads._SHAPES_AT_ONCE
+    assert len(usual) > 2 * part
     cases = [
-        [], usual, usual[:1], usual[:8192], usual[:8193],
-        [*usual[:8192], "x"], [*usual[:8191], "2026-01-05T09:00:00Z"],  # the last of a part, the first of the next
+        [], usual, usual[:1], usual[:part], usual[: part + 1],
+        [*usual[:part], "x"], [*usual[: part - 1], "2026-01-05T09:00:00Z"],  # the last of a part, the first of the next
         ["2026-01-05T09:00:10.043Z\n2026-01-05T09:00:10.043Z"],  # two in one: as many newlines as a join of two
         ["\u0662\u0660\u0662\u0666-01-05T09:00:10.043Z"],  # digits `\d` takes, not ASCII ones
         ["2026-01-05t09:00:10.043Z"], ["2026-0a-05T09:00:10.043Z"], ["2026-01-05T09:00:10.043+01:00"],
