@@ -247,6 +247,20 @@ def test_a_line_cut_at_a_broken_line_says_last_line_only_at_the_files_end(tmp_pa
     assert [d.message.split(":")[0] for d in load(str(f), upto_line=3).diagnostics] == ["last line 3"]
 
 
+def test_seqs_stay_right_after_lines_that_make_no_record_or_two(tmp_path: Path) -> None:
+    """`native._read` takes a head's seq from the line before's number while every line made one
+    record: after a line that makes none (a JSON array, a blank line) or two (objects glued on one
+    line), each record's seq is still its place in the ledger."""
+    f = tmp_path / "s.jsonl"
+    glued = json.dumps({**USER, "id": "g1"}) + json.dumps({**USER, "id": "g2"})
+    lines = [json.dumps(HEADER), json.dumps(RUN), json.dumps(USER), "[1]", json.dumps({**ASSISTANT, "id": "m3"}), "",
+             json.dumps({**TOOL, "id": "m4"}), glued, json.dumps({**USER, "id": "m5"}), "[]", "[]", json.dumps({**USER, "id": "m6"})]  # fmt: skip
+    f.write_text("\n".join(lines) + "\n")
+    _same_both_ways(f)
+    led = load(str(f))
+    assert [r.seq for r in led.records] == list(range(len(led.records))) and len(led.records) == 9
+
+
 def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no id repeated, the record-by-record duplicate pass does not run, and the index kept is
     `Ledger.by_id`'s, on every sample and a file mixing heads and parsed lines."""
