@@ -226,3 +226,16 @@ def test_a_load_up_to_a_line_is_the_whole_parse_of_the_lines_before_it(tmp_path:
     lines = path.read_bytes().splitlines(keepends=True)
     for k in range(1, len(lines) + 2):
         assert _ledger(load(str(path), upto_line=k)) == _ledger(load_bytes(b"".join(lines[:k]), str(path), fmt="pi")), k
+
+
+def test_seqs_stay_right_after_lines_that_make_no_record_or_two(tmp_path: Path) -> None:
+    """`pi._read_own_lines` takes a head's seq from the line before's number while every line made
+    one record: after a line that makes none (a JSON array, a blank line) or two (entries glued on
+    one line), each record's seq is still its place in the ledger."""
+    e = [{**_entry(MESSAGES["user"], i), "parentId": f"e{i - 1}" if i > 1 else None} for i in range(1, 9)]
+    lines = [json.dumps(HEADER), json.dumps(e[0]), "[1]", json.dumps(e[1]), "", json.dumps(e[2]),
+             json.dumps(e[3]) + json.dumps(e[4]), json.dumps(e[5]), "[]", "[]", json.dumps(e[6]), json.dumps(e[7])]  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    led = _same_both_ways(path)
+    assert [r.seq for r in led.records] == list(range(len(led.records))) and len(led.records) == 9

@@ -884,6 +884,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     limit = st.limit
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
     lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
+    # While every line so far made one record, a line's record's seq is the number of the line
+    # before it: the same int object (`before`), not one more per record (32 bytes each).
+    before, aligned = line, len(records) == line
     first_line = line + 1
     for line, raw in enumerate(lines, first_line):
         n = len(raw)
@@ -934,7 +937,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     pid = e.parentId
                     if pid == prev_id:
                         pid = prev_id  # share the parent's id string (the linear common case)
-                    seq = len(records)
+                    seq = before if aligned else len(records)
                     rec = new(
                         like_of[role], seq=seq, line=line, id=rid, parent_id=pid, timestamp=e.timestamp, offset=offset,
                         length=n, stop_reason=stop_reason, call_ids=calls, result_id=result,
@@ -948,6 +951,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     offset += n
                     if offset >= stop:
                         break
+                    before = line
                     continue
         st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
         if e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
@@ -958,6 +962,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
         offset += n
         if offset >= stop:
             break
+        before, aligned = line, len(records) == line
     st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
 
 
