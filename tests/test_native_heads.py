@@ -162,9 +162,11 @@ def test_the_usual_time_shape_is_taken_without_the_regex_and_only_it() -> None:
 
     usual = [f"2026-01-05T09:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z" for i in range(9000)]
     one_time = re.compile(native_heads.ISO_TS_PATTERN)
+    part = native_heads._SHAPES_AT_ONCE
+    assert len(usual) > 2 * part
     cases = [
-        [], usual, usual[:1], usual[:8192], usual[:8193],
-        [*usual[:8192], "x"], [*usual[:8191], "2026-01-05T09:00:00Z"],  # the last of a part, the first of the next
+        [], usual, usual[:1], usual[:part], usual[: part + 1],
+        [*usual[:part], "x"], [*usual[: part - 1], "2026-01-05T09:00:00Z"],  # the last of a part, the first of the next
         ["2026-01-05T09:00:10.043Z\n2026-01-05T09:00:10.043Z"],  # two in one: as many newlines as a join of two
         ["\u0662\u0660\u0662\u0666-01-05T09:00:10.043Z"],  # digits `\d` takes, not ASCII ones
         ["2026-01-05t09:00:10.043Z"], ["2026-0a-05T09:00:10.043Z"], ["2026-01-05T09:00:10.043+01:00"],
@@ -243,6 +245,20 @@ def test_a_line_cut_at_a_broken_line_says_last_line_only_at_the_files_end(tmp_pa
         assert [d.message.split(":")[0] for d in led.diagnostics] == ["line 3"], k
     f.write_text("\n".join(lines[:3]) + "\n")
     assert [d.message.split(":")[0] for d in load(str(f), upto_line=3).diagnostics] == ["last line 3"]
+
+
+def test_seqs_stay_right_after_lines_that_make_no_record_or_two(tmp_path: Path) -> None:
+    """`native._read` takes a head's seq from the line before's number while every line made one
+    record: after a line that makes none (a JSON array, a blank line) or two (objects glued on one
+    line), each record's seq is still its place in the ledger."""
+    f = tmp_path / "s.jsonl"
+    glued = json.dumps({**USER, "id": "g1"}) + json.dumps({**USER, "id": "g2"})
+    lines = [json.dumps(HEADER), json.dumps(RUN), json.dumps(USER), "[1]", json.dumps({**ASSISTANT, "id": "m3"}), "",
+             json.dumps({**TOOL, "id": "m4"}), glued, json.dumps({**USER, "id": "m5"}), "[]", "[]", json.dumps({**USER, "id": "m6"})]  # fmt: skip
+    f.write_text("\n".join(lines) + "\n")
+    _same_both_ways(f)
+    led = load(str(f))
+    assert [r.seq for r in led.records] == list(range(len(led.records))) and len(led.records) == 9
 
 
 def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -211,3 +211,31 @@ def test_a_clean_thinking_level_line_is_mapped_from_its_head(tmp_path: Path) -> 
     assert isinstance(r._source, pi._MetaSource) and r.kind == "meta"
     assert r.raw() is None  # shown as the general path's meta records are: by its fields
     assert r.extra == {"thinkingLevel": "high", "extra": [1]}
+
+
+def test_a_load_up_to_a_line_is_the_whole_parse_of_the_lines_before_it(tmp_path: Path) -> None:
+    """`--at` a line (`pi._read_own_lines`: its line count and cut kept by `enumerate` and
+    `islice`): the ledger is the whole parse of the file's first lines, whatever line the cut
+    falls on (a message, a line the general path reads, the last)."""
+    entries = [
+        _entry(MESSAGES["user"], 1), {**_entry(MESSAGES["assistant"], 2), "parentId": "e1"},
+        {"type": "thinking_level_change", "id": "t3", "parentId": "e2", "timestamp": "2026-03-01T10:00:02Z", "thinkingLevel": "high"},
+        {**_entry(MESSAGES["toolResult"], 4), "parentId": "t3", "unknown_key": 1}, {**_entry(MESSAGES["custom"], 5), "parentId": "e4"},
+    ]  # fmt: skip
+    path = _file(tmp_path / "s.jsonl", entries)
+    lines = path.read_bytes().splitlines(keepends=True)
+    for k in range(1, len(lines) + 2):
+        assert _ledger(load(str(path), upto_line=k)) == _ledger(load_bytes(b"".join(lines[:k]), str(path), fmt="pi")), k
+
+
+def test_seqs_stay_right_after_lines_that_make_no_record_or_two(tmp_path: Path) -> None:
+    """`pi._read_own_lines` takes a head's seq from the line before's number while every line made
+    one record: after a line that makes none (a JSON array, a blank line) or two (entries glued on
+    one line), each record's seq is still its place in the ledger."""
+    e = [{**_entry(MESSAGES["user"], i), "parentId": f"e{i - 1}" if i > 1 else None} for i in range(1, 9)]
+    lines = [json.dumps(HEADER), json.dumps(e[0]), "[1]", json.dumps(e[1]), "", json.dumps(e[2]),
+             json.dumps(e[3]) + json.dumps(e[4]), json.dumps(e[5]), "[]", "[]", json.dumps(e[6]), json.dumps(e[7])]  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    led = _same_both_ways(path)
+    assert [r.seq for r in led.records] == list(range(len(led.records))) and len(led.records) == 9

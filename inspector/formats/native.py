@@ -644,12 +644,16 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     lineno = offset = prev_offset = 0
     prev: bytes | None = None
+    # While every line so far made one record, a line's record's seq is the number of the line
+    # before it: the same int object (`before`), not one more per record (32 bytes each).
+    before, aligned = 0, True
     for lineno, raw in enumerate(f if upto_line is None else islice(f, upto_line), 1):
         if prev is not None:
             rl = parse_line(prev, lineno - 1, prev_offset, False)
             if rl is not None:
                 add_line(rl)
             prev = None
+            aligned = len(records) == lineno - 1
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -678,7 +682,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
                     elif t is result_type and result is None:
                         result = b.call_id
             rec = new(
-                like_of[h.role], seq=len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
+                like_of[h.role], seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
                 stop_reason=h.stop_reason, call_ids=calls, result_id=result,
             )
             if h.run is not None:  # one string per run name, shared by its messages
@@ -689,6 +693,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
         offset += n
         if offset >= limit:
             break
+        before = lineno
     else:
         if prev is not None and lineno == upto_line and f.readline():
             # (the cut fell before the file's end: its last line read is not the file's last)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -599,15 +601,20 @@ _HEAD_ROLES.update(
 _RAW_TEXT_DECODER = msgspec.json.Decoder(_RawTextEntryHead)
 
 
+# A Raw value's first byte, as a 1-tuple: half the cost of `memoryview(raw)[0]`.
+_FIRST_BYTE = struct.Struct("B").unpack_from
+
+
 def _texts_ok(blocks: list[_RawTextBlockHead]) -> bool:
     """Whether every block's text and thinking is absent, a string or null (the JSON value left
     raw: checked by its first byte)."""
+    first_byte = _FIRST_BYTE
     for b in blocks:
         t = b.text
-        if t and memoryview(t)[0] != 34 and t != _NULL:  # (34: a quote)
+        if t and first_byte(t)[0] != 34 and t != _NULL:  # (34: a quote)
             return False
         t = b.thinking
-        if t and memoryview(t)[0] != 34 and t != _NULL:
+        if t and first_byte(t)[0] != 34 and t != _NULL:
             return False
     return True
 
@@ -865,19 +872,23 @@ def _thinking_level_line(st: _StreamState, e: Any, n: int) -> None:
 
 def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
-    decoded without materializing its content (`_line_head`, inlined: this loop runs once per
-    line), any other line through `_general_line`. Positions live in locals here, in `st` around
-    each general line and at the end."""
+    decoded without materializing its content (`_line_head`, inlined with `_texts_ok` and
+    `head_links`: this loop runs once per line, and a call per line was a tenth of the load), any
+    other line through `_general_line`. Positions live in locals here, in `st` around each general
+    line and at the end; the line count and the `upto_line` cut are kept by C iterators."""
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
-    decode, valid_utf8, large, texts_ok = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _texts_ok
+    decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, Rec, source = _HEAD_ROLES, _STOP_MAP, record_from_fields, Record, st.source
-    limit, max_line = st.limit, st.max_line
+    head_roles, stops, new, source = _HEAD_ROLES, _STOP_MAP, msgspec.structs.replace, st.source
+    like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
+    limit = st.limit
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
-    for raw in f:
-        line += 1
-        if line > max_line:
-            break
+    lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
+    # While every line so far made one record, a line's record's seq is the number of the line
+    # before it: the same int object (`before`), not one more per record (32 bytes each).
+    before, aligned = line, len(records) == line
+    first_line = line + 1
+    for line, raw in enumerate(lines, first_line):
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -898,27 +909,39 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                 calls: tuple[str, ...] = ()
                 result = stop_reason = None
                 c = m.content  # type: ignore[union-attr]
-                if type(c) is list and not texts_ok(c):
-                    roles = None  # a text of another type: the general path says so
+                if type(c) is list:
+                    for x in c:  # `_texts_ok`: a text of another type, the general path says so
+                        t = x.text
+                        if t and first_byte(t)[0] != 34 and t != null:  # (34: a quote)
+                            roles = None
+                            break
+                        t = x.thinking
+                        if t and first_byte(t)[0] != 34 and t != null:
+                            roles = None
+                            break
+                        if x.type == "toolCall" and type(x.id) is str and x.id:
+                            calls += (x.id,)
+                if roles is None:
+                    pass
                 elif llm_role == "tool":
-                    result = m.toolCallId  # type: ignore[union-attr]
+                    calls, result = (), m.toolCallId  # type: ignore[union-attr]
                 elif role != "bashExecution":
-                    if type(c) is list:
-                        calls = tuple([x.id for x in c if x.type == "toolCall" and type(x.id) is str and x.id])
                     if llm_role == "assistant" and m.stopReason is not None:  # type: ignore[union-attr]
                         s = m.stopReason  # type: ignore[union-attr]  (a list or an object is not a key)
                         stop_reason = (type(s) is str and stops.get(s)) or normalize_stop_reason(s)
                 elif m.excludeFromContext:  # type: ignore[union-attr]
                     roles = None  # never sent: the general path
+                else:
+                    calls = ()
                 if roles is not None:
                     pid = e.parentId
                     if pid == prev_id:
                         pid = prev_id  # share the parent's id string (the linear common case)
-                    seq = len(records)
+                    seq = before if aligned else len(records)
                     rec = new(
-                        Rec, seq, line, rid, pid, e.timestamp, offset, n, llm_role, stop_reason, role,
-                        calls, result, source,
-                    )  # fmt: skip
+                        like_of[role], seq=seq, line=line, id=rid, parent_id=pid, timestamp=e.timestamp, offset=offset,
+                        length=n, stop_reason=stop_reason, call_ids=calls, result_id=result,
+                    )
                     append(rec)
                     if v1:
                         append_entry(rec)
@@ -928,6 +951,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     offset += n
                     if offset >= stop:
                         break
+                    before = line
                     continue
         st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
         if e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
@@ -938,6 +962,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
         offset += n
         if offset >= stop:
             break
+        before, aligned = line, len(records) == line
     st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
 
 
