@@ -156,3 +156,32 @@ def test_the_ids_of_a_long_rollout_are_the_whole_builds(tmp_path: Path) -> None:
         body += [plain_user, plain_reasoning, CALL, OUTPUT, PLAIN_TOKENS, TURN, GHOST]
     led = _same_as_whole_build(_write(tmp_path / "long.jsonl", body))
     assert [r.id for r in led.records][995:1005] == [f"L{i}" for i in range(996, 1006)]  # type: ignore[attr-defined]
+
+
+def test_a_long_rollout_read_up_to_a_line_stops_at_that_line(tmp_path: Path) -> None:
+    """`--at LINE` past the first thousands (one test a line in `codex._read` for both the line
+    limit and a new thousand's ids): the rollout read up to line k is the file of its first k lines."""
+    from inspector.formats import load
+
+    from .test_codex_load import _fields_of
+
+    body: list[dict[str, Any]] = [HEADER, TURN]
+    while len(body) < 2600:
+        body += [USER, REASONING, CALL, OUTPUT, PLAIN_TOKENS, TURN, GHOST]
+    f = _write(tmp_path / "long.jsonl", body)
+    lines = f.read_bytes().splitlines(keepends=True)
+    for k in (1, 999, 1000, 1001, 1999, 2000, 2001, 2500):
+        first = tmp_path / f"first-{k}.jsonl"
+        first.write_bytes(b"".join(lines[:k]))
+        led = load(str(f), upto_line=k)
+        assert led.records[-1].line == k
+        assert _fields_of(led) == _fields_of(load(str(first)))
+
+
+def test_a_reply_after_the_provider_changes_takes_the_new_route(tmp_path: Path) -> None:
+    """A head-read reply's route is taken again where the provider alone changes (a header read
+    after the first replies), as the whole build gives it (`_Builder._route`)."""
+    reply = _line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]})
+    led = _same_as_whole_build(_write(tmp_path / "late-header.jsonl", [TURN, reply, PLAIN_TOKENS, HEADER, reply, PLAIN_TOKENS, TURN, reply]))
+    routes = [r.message.route for r in led.records if r.kind == "message"]  # type: ignore[attr-defined]
+    assert [(x.model_id, x.connection_id) for x in routes] == [("gpt-a", None), ("gpt-a", "openai"), ("gpt-a", "openai")]

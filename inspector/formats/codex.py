@@ -309,6 +309,7 @@ _CALL_SHAPE, _OUTPUT_SHAPE = _ITEM_SHAPES["function_call"], _ITEM_SHAPES["functi
 
 
 _replace = msgspec.structs.replace
+_NO_ROUTE = object()  # (`_Builder.route_model` before any route is taken)
 # A head-read record's shape: the role the model sees (None: a meta record), its stop reason and
 # the template its records are copies of (`_Likes`).
 _Shape = tuple[str | None, str | None, Record]
@@ -521,6 +522,9 @@ class _Builder:
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
+        # The model and provider (the objects) the source's last route was taken with (`_route`).
+        self.route_model: Any = _NO_ROUTE
+        self.route_provider: Any = _NO_ROUTE
         self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
         # The record types some history entry of has no key yet (read from its head: `_keys`), and
         # their item types.
@@ -647,8 +651,14 @@ class _Builder:
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
             if shape is None:
                 return False
-            c = p.content  # (`_key` of a message whose parts are strings or nulls)
-            key: HistoryKey | None = ("message", role, tuple([x.text if x.text is not _UNSET else x.type for x in c]) if type(c) is list else c)
+            c = p.content  # (`_key` of a message whose parts are strings or nulls; one part: no comprehension)
+            if type(c) is list:
+                if len(c) == 1:
+                    x = c[0]
+                    c = (x.text if x.text is not _UNSET else x.type,)
+                else:
+                    c = tuple([x.text if x.text is not _UNSET else x.type for x in c])
+            key: HistoryKey | None = ("message", role, c)
         else:
             shape = likes.call if it == "function_call" else likes.output if it == "function_call_output" else likes.items.get(it)
             if shape is None:
@@ -678,11 +688,8 @@ class _Builder:
         if meta is not None and meta.compaction_output is True:
             rec.never_sent = True
         if mapped == "assistant":
-            route = (self.model, self.provider)  # (a new route where the model or provider changes)
-            routes = src.routes
-            if not routes or routes[-1] != route:
-                src.route_seqs.append(seq)
-                routes.append(route)
+            if self.model is not self.route_model or self.provider is not self.route_provider:
+                self._route(src, seq)  # (the same model and provider objects: the same route)
             self.usage_for = seq
         if key is None and it not in self.unkeyed_items:
             self.unkeyed_items.add(it)
@@ -692,6 +699,16 @@ class _Builder:
         if pid is not None:
             self.written.setdefault(pid, entry)
         return True
+
+    def _route(self, src: _Fields, seq: int) -> None:
+        """A head-read reply's route, where the model or provider object changed since the last
+        one: a new entry of the source's routes where their values changed."""
+        route = (self.model, self.provider)
+        routes = src.routes
+        if not routes or routes[-1] != route:
+            src.route_seqs.append(seq)
+            routes.append(route)
+        self.route_model, self.route_provider = route
 
     def _head_roll_back(self, p: Any) -> None:
         """What a roll-back read from its head does to the build (`_read`; a token count's is
@@ -1176,21 +1193,19 @@ def stream(
 
 
 def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
-    """`whole_lines.read_heads_upto` with the head step inlined (this loop runs once per line; the
-    calls per line were a fifth of the load): a clean line's head decoded (`codex_heads`); a meta
-    line other than the header (half a rollout's lines) made its record here, its payload left in
-    the file (`_Fields`), a response item by `_Builder._head_item`. Any other line (the header, a
-    checkpoint, another agent's message, an unknown type, one whose head does not decode or holds
-    a replacement history, or that `_head_item` declines) is parsed whole, one line behind (so the
-    last line is known for the truncation diagnosis), and mapped by `_add_line`. Returns the bytes
-    consumed."""
+    """`whole_lines.read_heads_upto` with the head step inlined (calls per line were a fifth of the
+    load): a clean line's head decoded (`codex_heads`); a meta line but the header (half the lines)
+    made its record here, its payload left in the file (`_Fields`), a response item by
+    `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
+    not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
+    line behind (the last line's truncation diagnosed), by `_add_line`. Returns the bytes consumed."""
     records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     max_line = upto_line if upto_line is not None else 1 << 62
     offset = lineno = prev_offset = 0
-    ids_base, ids_next, (ids_pre, ids) = 0, 1000, line_ids(0)  # (`line_ids`: f"L{lineno}")
+    ids_base, ids_next, (ids_pre, ids), check_at = 0, 1000, line_ids(0), min(1000, max_line + 1)  # (`line_ids`: f"L{lineno}")
     prev: bytes | None = None
     for raw in f:
         if prev is not None:
@@ -1199,10 +1214,11 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                 _add_line(b, rl)
             prev = None
         lineno += 1
-        if lineno > max_line:
-            break
-        if lineno == ids_next:
+        if lineno >= check_at:  # (the line limit, or a new thousand's line ids: one test a line)
+            if lineno > max_line:
+                break
             ids_base, ids_next, (ids_pre, ids) = ids_next, ids_next + 1000, line_ids(ids_next)
+            check_at = min(ids_next, max_line + 1)
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
