@@ -508,7 +508,7 @@ def _typed_head(s: _SEvent) -> Head | None:
         else:
             visible = True  # an `other` block
     role, stop, _, source = role_and_stop(
-        str(author or ""), content.role, calls, results, out.get("error_code"), s.finish_reason
+        author or "", content.role, calls, results, code if code is not _UNSET else None, s.finish_reason
     )
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
