@@ -507,3 +507,45 @@ def test_counted_chars_as_context_is_the_length_of_the_text_another_agent_is_sho
     ]
     assert _counted_chars_as_context("bot", content) == len(_OTHER_AGENT_PREAMBLE) + sum(map(len, shown))
     assert _counted_chars_as_context("bot", {"parts": [{"text": "t", "thought": True}, {"text": " "}]}) == 0
+
+
+def _reinjection_dump(tmp_path: Path, answered: str) -> Path:
+    """A dump whose compaction covers a call (c1) and whose later event answers `answered`."""
+    def part(kind: str, **v: Any) -> dict[str, Any]:
+        return {"role": "model" if kind == "function_call" else "user", "parts": [{kind: v}]}
+
+    events = [
+        {"id": "u", "invocation_id": "i1", "author": "user", "timestamp": 1.0,
+         "content": {"role": "user", "parts": [{"text": "q"}]}},
+        {"id": "c", "invocation_id": "i1", "author": "agent", "timestamp": 2.0,
+         "content": part("function_call", id="c1", name="f", args={})},
+        {"id": "k", "invocation_id": "i1", "author": "user", "timestamp": 2.5, "actions": {"compaction": {
+            "start_timestamp": 1.0, "end_timestamp": 2.0, "compacted_content": {"role": "model", "parts": [{"text": "s"}]}}}},
+        {"id": "d", "invocation_id": "i1", "author": "agent", "timestamp": 2.7,
+         "content": part("function_call", id="c2", name="f", args={})},
+        {"id": "r", "invocation_id": "i1", "author": "agent", "timestamp": 3.0,
+         "content": part("function_response", id=answered, name="f", response={"x": 1})},
+    ]  # fmt: skip
+    path = tmp_path / f"reinject-{answered}.json"
+    path.write_text(json.dumps({"app_name": "a", "user_id": "u", "id": "s", "events": events, "last_update_time": 3.5}))
+    return path
+
+
+def test_a_compacted_call_comes_back_only_next_to_a_response_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADK re-injects a call its compaction removed just before a later response to it; where no
+    sent response answers a compacted call, the analysis skips that search (`_answers_compacted_call`)
+    and sends what it would have: the same request as the full search, on these and the corpus."""
+    from inspector.analysis import adk as adk_analysis
+
+    seqs = {}
+    for answered in ("c1", "c2"):
+        rep = analyze(load(str(_reinjection_dump(tmp_path, answered))))
+        seqs[answered] = [it.seq for it in rep.context]
+    assert seqs["c1"] == [2, 1, 4], seqs  # the summary, the call back (d's unanswered: dropped), its response
+    assert seqs["c2"] == [2, 3, 4], seqs
+    paths = [_reinjection_dump(tmp_path, a) for a in ("c1", "c2")] + sorted(CORPUS.glob("*.db"))
+    fast = [context_json(analyze(load(str(p)))) for p in paths]
+    monkeypatch.setattr(adk_analysis, "_answers_compacted_call", lambda *a: True)
+    assert fast == [context_json(analyze(load(str(p)))) for p in paths]

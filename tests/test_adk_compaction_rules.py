@@ -378,3 +378,14 @@ def test_the_prompts_size_is_the_length_of_its_lines_built() -> None:
         joined = len(rules.SUMMARIZER_TEMPLATE) - len("{conversation_history}") + len("\n".join(lines))
         assert rules.prompt_chars(events, seed) == joined
     assert checked > 1000
+
+
+def test_outside_ivs_is_not_in_ivs_of_each() -> None:
+    """`outside_ivs` (a compaction's in-range events its summary does not represent, by bisecting
+    the events at the ranges' ends) is `not in_ivs` of each event, in order."""
+    rng = random.Random(15)
+    for _ in range(3000):
+        n = rng.randrange(0, 40)
+        xs = sorted(rng.sample(range(n + 10), rng.randrange(0, n + 1)))
+        ivs = rules.ivs_of(rng.sample(range(n + 10), rng.randrange(0, n + 1)))
+        assert rules.outside_ivs(xs, ivs) == [x for x in xs if not rules.in_ivs(x, ivs)], (xs, ivs)

@@ -346,6 +346,8 @@ def _recover_compacted_function_calls(
     its call (and the call's other compacted responses) back, just before it. Also the seqs
     re-injected. (`resp`: `message_response_ids_by_seq` of `filt`.)"""
     present = {r.seq for r, s in seq_list if not s}
+    if not _answers_compacted_call(filt, present, resp):
+        return list(seq_list), set()  # (what the loop below makes of it: nothing to re-inject)
     owner, resp_by_call = _call_owners(filt, resp)
     reinjected: set[int] = set()
     out: list[tuple[Record, bool]] = []
@@ -364,6 +366,13 @@ def _recover_compacted_function_calls(
                         reinjected.add(sr.seq)
         out.append((r, summ))
     return out, reinjected
+
+
+def _answers_compacted_call(filt: list[Record], present: set[int], resp: dict[int, Sequence[str]]) -> bool:
+    """Does a message sent answer a call id some message compacted away makes? Only then can a
+    call be re-injected: the latest call a response answers is either sent or compacted away."""
+    gone = {c for r in filt if r.call_ids and r.seq not in present and r.kind == "message" for c in r.call_ids}
+    return bool(gone) and any(not gone.isdisjoint(ids) for seq, ids in resp.items() if seq in present)
 
 
 def _call_owners(

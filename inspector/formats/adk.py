@@ -195,9 +195,22 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
             f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
         )
     diags: list[Diagnostic] = [_cut_diagnostic(name, c) for c in cuts]
-    objs: list[dict[str, Any]] = []
-    places = _DumpPlaces(data, len(obj["events"]))
-    for i, e in enumerate(obj["events"]):
+    events = obj["events"]
+    places = _DumpPlaces(data, len(events))
+    if set(map(type, events)) <= {dict, _RowLater}:  # (every event an object: each kept, in C)
+        objs: list[dict[str, Any]] = list(events)
+        places.kept = list(range(len(events)))
+    else:
+        objs = _dump_objects(events, name, places, diags)
+    check_events(objs, name, diags, upto, places)
+    meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
+    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+
+
+def _dump_objects(events: list[Any], name: str, places: _DumpPlaces, diags: list[Diagnostic]) -> list[Any]:
+    """A dump's events that are objects (or heads), each one's place kept; any other reported."""
+    objs: list[Any] = []
+    for i, e in enumerate(events):
         if isinstance(e, dict) or type(e) is _RowLater:
             objs.append(e)
             places.kept.append(i)
@@ -210,9 +223,7 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
                     "after it are numbered without it)",
                 )
             )
-    check_events(objs, name, diags, upto, places)
-    meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+    return objs
 
 
 _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -253,12 +264,11 @@ def _dump_loads(data: bytes, by_head: bool = False) -> tuple[Any, list[Cut]]:
 def _dump_heads(events: list[msgspec.Raw]) -> list[Any]:
     """Each event of a dump: its head (`_RowLater`, read again from its slice of the dump on
     demand), else its parsed JSON value. Raises orjson's error where an event is not JSON."""
-    head, loads = adk_heads.head, orjson.loads
-    out: list[Any] = []
-    for r in events:
-        mv = memoryview(r)
-        h = head(mv)
-        out.append(_RowLater(mv, h) if h is not None else loads(mv))
+    mvs = list(map(memoryview, events))
+    heads_of = list(map(adk_heads.head, mvs))
+    out: list[Any] = list(map(_RowLater, mvs, heads_of))  # (in C; the few without a head parsed below)
+    for i in compress(range(len(heads_of)), map(operator.not_, heads_of)):
+        out[i] = orjson.loads(mvs[i])
     return out
 
 class _DumpPlaces(Sequence[str]):
@@ -438,8 +448,9 @@ def _response_before_call(objs: list[Any]) -> bool:
         if type(o) is _RowLater:
             h = o.head
             if not (h.any_call and h.any_response):
-                seen_calls.update(h.call_ids)  # (a call without an id answers no response)
-                if any(rid not in seen_calls for rid in h.response_ids):
+                if h.call_ids:
+                    seen_calls.update(h.call_ids)  # (a call without an id answers no response)
+                elif h.response_ids and not seen_calls.issuperset(h.response_ids):
                     return True
                 continue
             o = o.whole()
@@ -1519,26 +1530,25 @@ def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
 
 def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rules.Ev]:
     """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`);
-    `kinds`: the types in `objs`."""
+    `kinds`: the types in `objs`. (The events from heads in one comprehension, the few read whole
+    put in their places after: `str(h.author or "")` is `h.author or ""`, a str or None.)"""
     if _RowLater not in kinds:
         return rules.make_events(objs, ranks)
-    if dict not in kinds:  # every event from its head (`str(h.author or "")`: the author is a str or None)
-        ev = rules.Ev
-        return [
-            ev(i, rank, h.id, h.ts, h.author or "", h.invocation_id, h.fields, None, None, None, o, h.prompt)
-            for i, o, rank in zip(range(len(objs)), objs, ranks, strict=True)
-            for h in (o.head,)
-        ]
-    out: list[rules.Ev] = []
-    for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
-        if type(o) is dict:
-            e = rules.make_events([o], [rank])[0]
+    ev = rules.Ev
+    out = [
+        ev(i, rank, h.id, h.ts, h.author or "", h.invocation_id, h.fields, None, None, None, o, h.prompt)
+        for i, o, rank in zip(range(len(objs)), objs, ranks, strict=True)
+        for h in (o.head if type(o) is _RowLater else _NO_HEAD,)
+    ]
+    if dict in kinds:
+        for i in [i for i, o in enumerate(objs) if type(o) is dict]:
+            e = rules.make_events([objs[i]], [ranks[i]])[0]
             e.index = i
-        else:
-            h = o.head
-            e = rules.Ev(i, rank, h.id, h.ts, str(h.author or ""), h.invocation_id, h.fields, later=o, lines_size=h.prompt)
-        out.append(e)
+            out[i] = e
     return out
+
+
+_NO_HEAD = adk_heads.Head(None, 0.0, 0, None, None, {}, False)  # (an event read whole's place, replaced)
 
 
 def _head_records(events: list[rules.Ev]) -> list[Record]:

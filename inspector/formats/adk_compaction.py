@@ -40,7 +40,7 @@ SUMMARIZER_TEMPLATE = (
     "The rest of the summary should be concise and capture the"
     " essence of the interaction.\n\n{conversation_history}"
 )
-_MAX_TOOL_CONTENT_CHARS = 2000
+MAX_TOOL_CONTENT_CHARS = 2000
 
 
 class Ev(msgspec.Struct, gc=False):
@@ -161,9 +161,9 @@ def _py(v: Any) -> str:
 
 
 def _trunc(text: str) -> str:
-    if len(text) <= _MAX_TOOL_CONTENT_CHARS:
+    if len(text) <= MAX_TOOL_CONTENT_CHARS:
         return text
-    return f"{text[:_MAX_TOOL_CONTENT_CHARS]}... [truncated {len(text) - _MAX_TOOL_CONTENT_CHARS} chars]"
+    return f"{text[:MAX_TOOL_CONTENT_CHARS]}... [truncated {len(text) - MAX_TOOL_CONTENT_CHARS} chars]"
 
 
 def _format_lines(author: str, content: Any, is_compaction: bool = False) -> list[str]:
@@ -190,8 +190,12 @@ def _format_lines(author: str, content: Any, is_compaction: bool = False) -> lis
 
 def trunc_len(text: str) -> int:
     """len(_trunc(text))."""
-    n = len(text)
-    return n if n <= _MAX_TOOL_CONTENT_CHARS else _MAX_TOOL_CONTENT_CHARS + len(f"... [truncated {n - _MAX_TOOL_CONTENT_CHARS} chars]")
+    return truncated_len(len(text))
+
+
+def truncated_len(n: int) -> int:
+    """len(_trunc(text)) of a text of `n` characters."""
+    return n if n <= MAX_TOOL_CONTENT_CHARS else MAX_TOOL_CONTENT_CHARS + len(f"... [truncated {n - MAX_TOOL_CONTENT_CHARS} chars]")
 
 
 def _lines_size(author: str, content: Any) -> tuple[int, int]:
@@ -269,6 +273,19 @@ def in_ivs(i: int, ivs: Ivs) -> bool:
     return k >= 0 and i < ivs[k][1]
 
 
+def outside_ivs(xs: list[int], ivs: Ivs) -> list[int]:
+    """The members of sorted `xs` in none of `ivs` (`not in_ivs(x, ivs)` of each, in order), by
+    bisecting `xs` at each range's ends instead of each member into the ranges."""
+    out: list[int] = []
+    j = 0
+    for lo, hi in ivs:
+        a = bisect_left(xs, lo, j)
+        out += xs[j:a]
+        j = max(a, bisect_left(xs, hi, a))
+    out += xs[j:]
+    return out
+
+
 def ivs_size(ivs: Ivs) -> int:
     return sum(hi - lo for lo, hi in ivs)
 
@@ -307,9 +324,7 @@ class CompactionFacts:
             # What the summary stands for: its input plus (through the seed) what the seed's did,
             # as [first event id, last event id] ranges of the session's events.
             "represents": [[by_index[lo], by_index[hi - 1]] for lo, hi in self.represents],
-            "in_range_not_summarized_ids": ids(
-                [i for i in self.range_events if not in_ivs(i, self.represents)]
-            ),
+            "in_range_not_summarized_ids": ids(outside_ivs(self.range_events, self.represents)),
             "inference": self.inference,
             "summarizer_prompt_tokens": self.usage_prompt_tokens,
             "estimated_prompt_tokens": self.estimated_prompt_tokens,

@@ -20,7 +20,8 @@ import msgspec
 import orjson
 
 from inspector.formats import bounded
-from inspector.formats.adk_compaction import lines_size, trunc_len
+from inspector.formats.adk_compaction import MAX_TOOL_CONTENT_CHARS as _MAX_TOOL_CHARS
+from inspector.formats.adk_compaction import lines_size, truncated_len
 from inspector.ledger.model import normalize_stop_reason
 
 _NULL = msgspec.Raw(b"null")  # a field left out reads as this very object
@@ -477,13 +478,15 @@ def _typed_head(s: _SEvent) -> Head | None:
     for p in parts:
         if not signed and p.thought_signature:
             signed = True
-        if p.text:
-            prompt += a + (13 if p.thought else 3) + len(p.text)  # "{a} (thought): {t}" | "{a}: {t}"
+        if text := p.text:
+            prompt += a + (13 if p.thought else 3) + len(text)  # "{a} (thought): {t}" | "{a}: {t}"
         fr = p.function_response
-        if (fc := p.function_call) is not None:
-            prompt += a + 17 + len(f"{fc.name}") + trunc_len(str(fc.args))  # "{a} called tool: {name}({args})"
-        if fr is not None:
-            prompt += 22 + len(f"{fr.name}") + trunc_len(str(fr.response))  # "Tool response from {name}: {r}"
+        if (fc := p.function_call) is not None:  # "{a} called tool: {name}({args})"
+            n = len(str(fc.args))
+            prompt += a + 17 + len(f"{fc.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
+        if fr is not None:  # "Tool response from {name}: {response}"
+            n = len(str(fr.response))
+            prompt += 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fc is not None:
             any_call = visible = True
             any_response = any_response or fr is not None
@@ -499,13 +502,13 @@ def _typed_head(s: _SEvent) -> Head | None:
                 response_ids.append(fr.id)
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
-        elif p.text is not None:
+        elif text is not None:
             if not visible and not p.thought:
-                visible = p.text != ""
+                visible = text != ""
         else:
             visible = True  # an `other` block
     role, stop, _, source = role_and_stop(
-        str(author or ""), content.role, calls, results, out.get("error_code"), s.finish_reason
+        author or "", content.role, calls, results, code if code is not _UNSET else None, s.finish_reason
     )
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
