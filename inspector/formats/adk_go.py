@@ -1407,7 +1407,9 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
     u, a, code = h.usageMetadata, h.actions, h.errorCode
     if (u is not None and not H.raw_ok(u.totalTokenCount)) or (a is not None and not H.actions_ok(a)):
         return None
-    if not (H.raw_ok(h.partial) and H.raw_ok(h.turnComplete) and H.raw_ok(h.interrupted)):
+    unset = H.UNSET
+    p, t, x = h.partial, h.turnComplete, h.interrupted
+    if not ((p is unset or H.raw_ok(p)) and (t is unset or H.raw_ok(t)) and (x is unset or H.raw_ok(x))):
         return None
     if code is not H.UNSET and bytes(code) not in H.FALSY:
         return None  # (an error code other than null, false, 0 or "": read whole)

@@ -130,7 +130,7 @@ def raw_ok(r: Any) -> bool:
     if r is _UNSET:
         return True
     b = bytes(r)
-    if b[:1] == b'"' or b in _LITERALS:
+    if b[:1] == b'"' or b in _LITERALS or (len(b) < 19 and b.isdigit()):  # (digits alone: an integer below 2**63)
         return True
     try:
         orjson.loads(b)
