@@ -1044,10 +1044,9 @@ def _head_events(
     events: list[GoEvent] = []
     times = times_of(list(map(_HEAD_TIME, ordered)))  # (every row's `fast_time`, at once)
     for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True):
-        rowid = row[0]
         e = _row_head(n, row, ts)
         if e is None:
-            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
+            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (row[0],)).fetchone()
             e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
             if e is None:
                 continue
@@ -1076,6 +1075,7 @@ def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
 _STR_OR_NONE = frozenset({str, type(None)})
 
 
+_CONTENT = H.CONTENT.decode
 _UNREAD: Any = object()  # (`_row_head`'s time not read yet)
 
 
@@ -1096,7 +1096,10 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
         if content is not None:
             if not (content.isascii() or H.utf8_ok(content)):
                 return None
-            c = H.content(content)
+            try:  # (`adk_go_heads.content`, inline)
+                c = _CONTENT(content)
+            except H.INVALID:
+                c = H.nested_checked(H.NESTED.decode(content))
         if usage is not None:
             if not (usage.isascii() or H.utf8_ok(usage)):
                 return None
@@ -1121,7 +1124,7 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
     except H.ERRORS:
         return None
     au = intern(author) if author else ""
-    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
+    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", scope if type(scope) is str else "", ts, None, ids, None, transfer, n,
                    *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
 
 
@@ -1525,8 +1528,9 @@ def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
                 )
             )  # fmt: skip
             source.raws[e.index] = e.raw
-            if h[5] != ((h[4],) if h[4] else ()):  # (else its index's `result_id` says it)
-                source.results[e.index] = list(h[5])
+            rids = h[5]
+            if rids and (len(rids) > 1 or rids[0] != h[4]):  # (else its index's `result_id` says it)
+                source.results[e.index] = list(rids)
             continue
         m = adk.event_message(e.obj)
         assert m is not None

@@ -123,6 +123,7 @@ LIST = msgspec.json.Decoder(list[_Raw])
 UNSET: Any = _UNSET
 FALSY = frozenset({b"null", b"false", b"0", b'""'})  # an error code these spell sets no error
 ERRORS = heads.DECODE_ERRORS
+INVALID = msgspec.ValidationError  # (a head's value of another type: `content` tries the nested decoder)
 
 
 def raw_ok(r: Any) -> bool:
