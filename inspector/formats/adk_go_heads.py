@@ -105,7 +105,7 @@ class ExportEvent(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=Fal
     finishReason: str | None = None
     errorCode: _Raw = _UNSET
     errorMessage: str | None = None
-    actions: Actions | None = None
+    actions: _Raw = _UNSET  # (read by its bytes, as a store row's `actions` column is: `adk_go._actions`)
     longRunningToolIds: list[str] | None = None
     partial: _Raw = _UNSET
     turnComplete: _Raw = _UNSET
