@@ -1076,6 +1076,7 @@ _STR_OR_NONE = frozenset({str, type(None)})
 
 
 _CONTENT = H.CONTENT.decode
+_EVENT = H.EVENT.decode
 _UNREAD: Any = object()  # (`_row_head`'s time not read yet)
 
 
@@ -1398,10 +1399,13 @@ def _load_json_heads(data: bytes, name: str) -> Ledger | None:
 def _export_head(i: int, r: Any) -> GoEvent | None:
     """An export's event from its head, or None when it must be read whole (`adk_go_heads`)."""
     b = bytes(r)
-    if not H.utf8_ok(b):
+    if not (b.isascii() or H.utf8_ok(b)):
         return None
     try:
-        h = H.event(b)
+        try:  # (`adk_go_heads.event`, inline)
+            h = _EVENT(b)
+        except H.INVALID:
+            h = H.event(b)
     except H.ERRORS:
         return None
     ts = fast_time(h.timestamp)
