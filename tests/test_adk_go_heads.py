@@ -438,3 +438,22 @@ def test_a_heads_result_ids_are_its_messages(tmp_path: Path, monkeypatch: pytest
         assert got[2] == ["c1", "c2", "c3"] and got[3] == ["c2"]
         fast, slow = _reports(path, monkeypatch)
         assert fast == slow
+
+
+def _orjson_reads(b: bytes) -> bool:
+    try:
+        orjson.loads(b)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def test_raw_ok_reads_numbers_as_orjson_does() -> None:
+    """`adk_go_heads.raw_ok` (a value a head skips unread) says what orjson says of it; digits alone
+    below 19 of them are taken without asking orjson (an integer below 2**63)."""
+    import msgspec
+
+    values = [b"9" * n for n in range(1, 400, 7)] + [b"1" + b"0" * n for n in (17, 18, 19, 308, 309, 400)]
+    values += [b"-1", b"1.5", b"1e400", b"-1e400", b"0", b'"x"', b"true", b"null", b"[1]", b'{"a": 1e999}']
+    for b in values:
+        assert adk_go.H.raw_ok(msgspec.Raw(b)) == _orjson_reads(b), b[:40]

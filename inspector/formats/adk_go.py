@@ -1044,10 +1044,9 @@ def _head_events(
     events: list[GoEvent] = []
     times = times_of(list(map(_HEAD_TIME, ordered)))  # (every row's `fast_time`, at once)
     for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True):
-        rowid = row[0]
         e = _row_head(n, row, ts)
         if e is None:
-            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (rowid,)).fetchone()
+            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (row[0],)).fetchone()
             e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
             if e is None:
                 continue
@@ -1076,6 +1075,8 @@ def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
 _STR_OR_NONE = frozenset({str, type(None)})
 
 
+_CONTENT = H.CONTENT.decode
+_EVENT = H.EVENT.decode
 _UNREAD: Any = object()  # (`_row_head`'s time not read yet)
 
 
@@ -1096,7 +1097,10 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
         if content is not None:
             if not (content.isascii() or H.utf8_ok(content)):
                 return None
-            c = H.content(content)
+            try:  # (`adk_go_heads.content`, inline)
+                c = _CONTENT(content)
+            except H.INVALID:
+                c = H.nested_checked(H.NESTED.decode(content))
         if usage is not None:
             if not (usage.isascii() or H.utf8_ok(usage)):
                 return None
@@ -1121,7 +1125,7 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
     except H.ERRORS:
         return None
     au = intern(author) if author else ""
-    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", _str(scope), ts, None, ids, None, transfer, n,
+    return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", scope if type(scope) is str else "", ts, None, ids, None, transfer, n,
                    *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
 
 
@@ -1395,26 +1399,41 @@ def _load_json_heads(data: bytes, name: str) -> Ledger | None:
 def _export_head(i: int, r: Any) -> GoEvent | None:
     """An export's event from its head, or None when it must be read whole (`adk_go_heads`)."""
     b = bytes(r)
-    if not H.utf8_ok(b):
+    if not (b.isascii() or H.utf8_ok(b)):
         return None
     try:
-        h = H.event(b)
+        try:  # (`adk_go_heads.event`, inline)
+            h = _EVENT(b)
+        except H.INVALID:
+            h = H.event(b)
     except H.ERRORS:
         return None
     ts = fast_time(h.timestamp)
     if ts is None:
         return None
     u, a, code = h.usageMetadata, h.actions, h.errorCode
-    if (u is not None and not H.raw_ok(u.totalTokenCount)) or (a is not None and not H.actions_ok(a)):
+    if u is not None and not H.raw_ok(u.totalTokenCount):
         return None
-    if not (H.raw_ok(h.partial) and H.raw_ok(h.turnComplete) and H.raw_ok(h.interrupted)):
+    transfer = None
+    if a is not H.UNSET and (ab := bytes(a)) != b"null":  # (by its bytes, as a row's `actions`: a session repeats a few)
+        got = _ACTIONS.get(ab, False)
+        if got is False:
+            got = _actions(ab)
+            if len(_ACTIONS) < 256:
+                _ACTIONS[ab] = got
+        if got is None:
+            return None
+        transfer = got[0]
+    unset = H.UNSET
+    p, t, x = h.partial, h.turnComplete, h.interrupted
+    if not ((p is unset or H.raw_ok(p)) and (t is unset or H.raw_ok(t)) and (x is unset or H.raw_ok(x))):
         return None
     if code is not H.UNSET and bytes(code) not in H.FALSY:
         return None  # (an error code other than null, false, 0 or "": read whole)
     author = intern(h.author) if h.author else ""
     inv = h.invocationId
     return GoEvent(i, None, h.id, intern(inv) if inv else "", author, h.branch or "", h.isolationScope or "", ts, None,
-                   h.longRunningToolIds or H.NONE, None, H.transfer(a), i + 1,
+                   h.longRunningToolIds or H.NONE, None, transfer, i + 1,
                    *H.shape(h.content, author, False, h.finishReason, _EXCLUDED_CALLS, _finish), r)  # fmt: skip
 
 
@@ -1523,8 +1542,9 @@ def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
                 )
             )  # fmt: skip
             source.raws[e.index] = e.raw
-            if h[5] != ((h[4],) if h[4] else ()):  # (else its index's `result_id` says it)
-                source.results[e.index] = list(h[5])
+            rids = h[5]
+            if rids and (len(rids) > 1 or rids[0] != h[4]):  # (else its index's `result_id` says it)
+                source.results[e.index] = list(rids)
             continue
         m = adk.event_message(e.obj)
         assert m is not None

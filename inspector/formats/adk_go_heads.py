@@ -105,7 +105,7 @@ class ExportEvent(msgspec.Struct, Generic[V], forbid_unknown_fields=True, gc=Fal
     finishReason: str | None = None
     errorCode: _Raw = _UNSET
     errorMessage: str | None = None
-    actions: Actions | None = None
+    actions: _Raw = _UNSET  # (read by its bytes, as a store row's `actions` column is: `adk_go._actions`)
     longRunningToolIds: list[str] | None = None
     partial: _Raw = _UNSET
     turnComplete: _Raw = _UNSET
@@ -123,6 +123,7 @@ LIST = msgspec.json.Decoder(list[_Raw])
 UNSET: Any = _UNSET
 FALSY = frozenset({b"null", b"false", b"0", b'""'})  # an error code these spell sets no error
 ERRORS = heads.DECODE_ERRORS
+INVALID = msgspec.ValidationError  # (a head's value of another type: `content` tries the nested decoder)
 
 
 def raw_ok(r: Any) -> bool:
@@ -130,7 +131,7 @@ def raw_ok(r: Any) -> bool:
     if r is _UNSET:
         return True
     b = bytes(r)
-    if b[:1] == b'"' or b in _LITERALS:
+    if b[:1] == b'"' or b in _LITERALS or (len(b) < 19 and b.isdigit()):  # (digits alone: an integer below 2**63)
         return True
     try:
         orjson.loads(b)
