@@ -530,3 +530,31 @@ def test_the_streaming_bootstrap_shortcut_replays_as_the_plain_rules(monkeypatch
     slow = [_replayed(t) for t in journals]
     assert sum(f != s for f, s in zip(fast, slow, strict=True)) == 0
     assert sum(1 for f in fast if len(f) > 3) > 1000  # (most journals replay to several records)
+
+
+def test_a_compaction_left_compressing_reads_as_its_run_ended_it(tmp_path: Path) -> None:
+    """A timeline checkpoint still `compressing` when its run ends reads as failed (run.finished,
+    run.error) or cancelled (message.abort), stamped with that event's time, its timeline text
+    NextClaw's for that status (recovery service :72-138); one that a later event settles, or none
+    ends, stays as written."""
+    def journal(end: str | None, settled: bool = False) -> str:
+        j = Journal()
+        j.sent(message("u1", "user", "Summarise the report", ts(1)))
+        cp = checkpoint("ctx-1", "", ts(1, 5), ts(2)) | {"status": "compressing"}
+        j.sent(timeline(cp))
+        if settled:
+            j.sent(timeline(cp | {"status": "failed"}))
+        if end == "message.abort":
+            j.event(end, ts(3), messageId="nobody")
+        elif end is not None:
+            j.event(end, ts(3), runId="r1")
+        j.sent(message("u2", "user", "Go on", ts(4)))
+        p = tmp_path / f"{end}-{settled}.jsonl"
+        p.write_text(j.text())
+        return "\n".join(d.message for d in nextclaw.load(str(p), None, None).diagnostics if d.problem == "compaction_report")
+
+    assert "ended 'failed'" in journal("run.finished") and "'Context compaction failed'" in journal("run.finished")
+    assert "ended 'failed'" in journal("run.error")
+    assert "ended 'cancelled'" in journal("message.abort") and "'Context compaction was cancelled'" in journal("message.abort")
+    assert "ended 'compressing'" in journal(None) and "'Compressing earlier context'" in journal(None)
+    assert "ended 'failed'" in journal(None, settled=True)

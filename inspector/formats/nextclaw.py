@@ -999,10 +999,12 @@ class _Replay:
             if t == t:
                 at = next((i for i, x in enumerate(msgs) if x.t > t), at)
             msgs.insert(at, self.streaming)
-        for m in msgs:
+        for m in msgs if self.ended_compactions else ():  # (most journals: no compaction left pending)
             ended = self.ended_compactions.get(m.id)
+            if not ended:
+                continue
             cp = _timeline_checkpoint(m.obj)
-            if ended and cp is not None and cp.get("status") == "compressing":
+            if cp is not None and cp.get("status") == "compressing":
                 m.obj["parts"] = [
                     {
                         "type": "text",
