@@ -697,15 +697,18 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     else:
         if prev is not None and lineno == upto_line and f.readline():
             # (the cut fell before the file's end: its last line read is not the file's last)
-            rl = parse_line(prev, lineno, prev_offset, False)
-            if rl is not None:
-                add_line(rl)
+            _last_line(prev, lineno, prev_offset, False, add_line)
             prev = None
     if prev is not None:
-        rl = parse_line(prev, lineno, prev_offset, True)
-        if rl is not None:
-            add_line(rl)
+        _last_line(prev, lineno, prev_offset, True, add_line)
     return offset
+
+
+def _last_line(raw: bytes, lineno: int, offset: int, is_last: bool, add_line: Callable[[RawLine], None]) -> None:
+    """The line `_read` holds back at its end, parsed whole (`is_last`: the file's last line)."""
+    rl = parse_line(raw, lineno, offset, is_last)
+    if rl is not None:
+        add_line(rl)
 
 
 def _role_likes(source: _Source | None) -> dict[str, Record]:

@@ -870,6 +870,18 @@ def _thinking_level_line(st: _StreamState, e: Any, n: int) -> None:
         st.prev_id = rid
 
 
+def _slow_line(st: _StreamState, e: Any, raw: bytes, n: int, at: tuple[int, int, str | None, int]) -> tuple[str | None, int, bool | None]:
+    """A line `_read_own_lines` does not make a record of from its head (`e`: its head, if it
+    decoded): read through `st`, given the loop's positions (`at`: offset, line, previous id, id
+    count); returns the previous id, the id count and the version as that line left them."""
+    st.offset, st.line, st.prev_id, st.id_count = at
+    if e is not None and e.type == "thinking_level_change" and e.message is None and st.v1 is not None:
+        _thinking_level_line(st, e, n)
+    else:
+        _general_line(st, raw, n)
+    return st.prev_id, st.id_count, st.v1
+
+
 def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
     decoded without materializing its content (`_line_head`, inlined with `_texts_ok` and
@@ -953,12 +965,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                         break
                     before = line
                     continue
-        st.offset, st.line, st.prev_id, st.id_count = offset, line, prev_id, id_count
-        if e is not None and e.type == "thinking_level_change" and e.message is None and v1 is not None:
-            _thinking_level_line(st, e, n)
-        else:
-            _general_line(st, raw, n)
-        prev_id, id_count, v1 = st.prev_id, st.id_count, st.v1
+        prev_id, id_count, v1 = _slow_line(st, e, raw, n, (offset, line, prev_id, id_count))
         offset += n
         if offset >= stop:
             break
