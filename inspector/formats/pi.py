@@ -552,7 +552,7 @@ _ENTRY_DECODER = msgspec.json.Decoder(_EntryHead)
 
 # pi's own loader decodes the same head with each block's `text` and `thinking` left in the line
 # (`msgspec.Raw`: checked JSON, not built as a string, the bulk of a line), then checks that each
-# is a string or null (`_texts_ok`), as `fields.PI` types them: a third less decode time. (The
+# is a string or null (`_head_fields`), as `fields.PI` types them: a third less decode time. (The
 # helper's `_line_head` shares it; OpenClaw's index keeps `_ENTRY_DECODER`.)
 _NO_TEXT = msgspec.Raw(b"")
 _NULL = msgspec.Raw(b"null")
@@ -605,20 +605,6 @@ _RAW_TEXT_DECODER = msgspec.json.Decoder(_RawTextEntryHead)
 _FIRST_BYTE = struct.Struct("B").unpack_from
 
 
-def _texts_ok(blocks: list[_RawTextBlockHead]) -> bool:
-    """Whether every block's text and thinking is absent, a string or null (the JSON value left
-    raw: checked by its first byte)."""
-    first_byte = _FIRST_BYTE
-    for b in blocks:
-        t = b.text
-        if t and first_byte(t)[0] != 34 and t != _NULL:  # (34: a quote)
-            return False
-        t = b.thinking
-        if t and first_byte(t)[0] != 34 and t != _NULL:
-            return False
-    return True
-
-
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
 
 # A plain message line's record, as the first fields of `Record` (the rest take the defaults of
@@ -631,23 +617,51 @@ _Head = tuple[int, int, str, str | None, Any, int, int, str, str | None, str, tu
 def head_links(m: _MessageHead, role: str, llm_role: str) -> tuple[str | None, tuple[str, ...], str | None]:
     """A message head's normalized stop reason, the tool calls it makes and the call it answers,
     as `_message` maps them: a call in any role's content but a tool result's or a command's, a
-    stop reason on an assistant message only. (`_read_own_lines` inlines the same steps.)"""
+    stop reason on an assistant message only."""
+    c = m.content
+    calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id]) if type(c) is list else ()
+    return _links(m, role, llm_role, calls)
+
+
+def _links(m: Any, role: str, llm_role: str, calls: tuple[str, ...]) -> tuple[str | None, tuple[str, ...], str | None]:
+    """`head_links` given the calls in the message's content."""
     if llm_role == "tool":
         return None, (), m.toolCallId
     if role == "bashExecution":
         return None, (), None
-    c = m.content
-    calls = tuple([b.id for b in c if b.type == "toolCall" and type(b.id) is str and b.id]) if type(c) is list else ()
     s = m.stopReason if llm_role == "assistant" else None
     if s is not None:  # (a list or an object is not a key)
         s = (type(s) is str and _STOP_MAP.get(s)) or normalize_stop_reason(s)
     return s, calls, None
 
 
+def _head_fields(m: Any, role: str, llm_role: str) -> tuple[str | None, tuple[str, ...], str | None] | None:
+    """`head_links` of a raw-text message head, in one pass over its blocks that also checks every
+    block's text and thinking is absent, a string or null (the JSON value left raw: checked by its
+    first byte); None when the line needs the general path (a text of another type, a command kept
+    out of the context)."""
+    calls: tuple[str, ...] = ()
+    c = m.content
+    if type(c) is list:
+        first_byte, null = _FIRST_BYTE, _NULL
+        for x in c:
+            t = x.text
+            if t and first_byte(t)[0] != 34 and t != null:  # (34: a quote)
+                return None
+            t = x.thinking
+            if t and first_byte(t)[0] != 34 and t != null:
+                return None
+            if x.type == "toolCall" and type(x.id) is str and x.id:
+                calls += (x.id,)
+    if role == "bashExecution" and m.excludeFromContext:
+        return None  # never sent: the general path
+    return _links(m, role, llm_role, calls)
+
+
 def _line_head(raw: bytes, offset: int) -> _Head | None:
     """A message entry's index fields, decoded without materializing its content; None when the
     line needs the general path (another entry type, an odd message, not clean JSON, ...). The
-    loading process inlines the same steps in `_read_own_lines`."""
+    loading process takes the same steps in `_read_own_lines`."""
     try:
         # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
         e = _RAW_TEXT_DECODER.decode(raw) if not bounded.is_large(raw) and (raw.isascii() or heads.valid_utf8(raw)) else None
@@ -658,12 +672,13 @@ def _line_head(raw: bytes, offset: int) -> _Head | None:
     m = e.message
     roles = _HEAD_ROLES.get(type(m))
     rid = e.id
-    if roles is None or rid is None or (type(m.content) is list and not _texts_ok(m.content)):  # type: ignore[union-attr]
+    if roles is None or rid is None:
         return None
     role, llm_role = roles
-    if role == "bashExecution" and m.excludeFromContext:  # type: ignore[union-attr]
-        return None  # never sent: the general path
-    stop, calls, result = head_links(m, role, llm_role)  # type: ignore[arg-type]
+    links = _head_fields(m, role, llm_role)
+    if links is None:
+        return None
+    stop, calls, result = links
     return 0, 0, rid, e.parentId, e.timestamp, offset, len(raw), llm_role, stop, role, calls, result
 
 
@@ -884,14 +899,14 @@ def _slow_line(st: _StreamState, e: Any, raw: bytes, n: int, at: tuple[int, int,
 
 def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
-    decoded without materializing its content (`_line_head`, inlined with `_texts_ok` and
-    `head_links`: this loop runs once per line, and a call per line was a tenth of the load), any
-    other line through `_general_line`. Positions live in locals here, in `st` around each general
+    decoded without materializing its content (`_line_head`'s steps, its decode and record inlined:
+    this loop runs once per line, and a call per line was a tenth of the load), any other line
+    through `_general_line`. Positions live in locals here, in `st` around each general
     line and at the end; the line count and the `upto_line` cut are kept by C iterators."""
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, stops, new, source = _HEAD_ROLES, _STOP_MAP, msgspec.structs.replace, st.source
+    head_roles, links, new, source = _HEAD_ROLES, _links, msgspec.structs.replace, st.source
     like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
     limit = st.limit
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
@@ -917,12 +932,10 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
             roles = head_roles.get(type(m))
             rid = e.id
             if roles is not None and rid is not None:
-                role, llm_role = roles
                 calls: tuple[str, ...] = ()
-                result = stop_reason = None
                 c = m.content  # type: ignore[union-attr]
                 if type(c) is list:
-                    for x in c:  # `_texts_ok`: a text of another type, the general path says so
+                    for x in c:  # (`_head_fields`' pass, inlined)
                         t = x.text
                         if t and first_byte(t)[0] != 34 and t != null:  # (34: a quote)
                             roles = None
@@ -933,25 +946,14 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                             break
                         if x.type == "toolCall" and type(x.id) is str and x.id:
                             calls += (x.id,)
-                if roles is None:
-                    pass
-                elif llm_role == "tool":
-                    calls, result = (), m.toolCallId  # type: ignore[union-attr]
-                elif role != "bashExecution":
-                    if llm_role == "assistant" and m.stopReason is not None:  # type: ignore[union-attr]
-                        s = m.stopReason  # type: ignore[union-attr]  (a list or an object is not a key)
-                        stop_reason = (type(s) is str and stops.get(s)) or normalize_stop_reason(s)
-                elif m.excludeFromContext:  # type: ignore[union-attr]
-                    roles = None  # never sent: the general path
-                else:
-                    calls = ()
-                if roles is not None:
+                if roles is not None and (roles[0] != "bashExecution" or not m.excludeFromContext):  # type: ignore[union-attr]
+                    stop_reason, calls, result = links(m, *roles, calls)
                     pid = e.parentId
                     if pid == prev_id:
                         pid = prev_id  # share the parent's id string (the linear common case)
                     seq = before if aligned else len(records)
                     rec = new(
-                        like_of[role], seq=seq, line=line, id=rid, parent_id=pid, timestamp=e.timestamp, offset=offset,
+                        like_of[roles[0]], seq=seq, line=line, id=rid, parent_id=pid, timestamp=e.timestamp, offset=offset,
                         length=n, stop_reason=stop_reason, call_ids=calls, result_id=result,
                     )
                     append(rec)
