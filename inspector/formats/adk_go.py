@@ -79,6 +79,7 @@ import orjson
 from inspector.formats import adk, adk_heads, fields, sqlite_files
 from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
+from inspector.formats.heads import kept_result_ids
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import (
     Checkpoint,
@@ -1108,11 +1109,7 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
             if total is not H.UNSET and not H.raw_ok(total):
                 return None
         if actions is not None:
-            got = _ACTIONS.get(actions, False)
-            if got is False:
-                got = _actions(actions)
-                if len(_ACTIONS) < 256:
-                    _ACTIONS[actions] = got
+            got = _cached_actions(actions)
             if got is None:
                 return None
             transfer = got[0]
@@ -1132,6 +1129,16 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
 # An `actions` column as its head reads it, by its bytes (a session's rows repeat a few): (the
 # agent it transfers to,), or None when the row must be read whole.
 _ACTIONS: dict[bytes, tuple[str | None] | None] = {}
+
+
+def _cached_actions(b: bytes) -> tuple[str | None] | None:
+    """`_actions`, remembered for up to 256 distinct columns."""
+    got = _ACTIONS.get(b, False)
+    if got is False:
+        got = _actions(b)
+        if len(_ACTIONS) < 256:
+            _ACTIONS[b] = got
+    return got
 
 
 def _actions(b: bytes) -> tuple[str | None] | None:
@@ -1416,11 +1423,7 @@ def _export_head(i: int, r: Any) -> GoEvent | None:
         return None
     transfer = None
     if a is not H.UNSET and (ab := bytes(a)) != b"null":  # (by its bytes, as a row's `actions`: a session repeats a few)
-        got = _ACTIONS.get(ab, False)
-        if got is False:
-            got = _actions(ab)
-            if len(_ACTIONS) < 256:
-                _ACTIONS[ab] = got
+        got = _cached_actions(ab)
         if got is None:
             return None
         transfer = got[0]
@@ -1647,12 +1650,7 @@ class _Source(RecordSource):
 
     def result_ids(self, rec: Record) -> list[str] | None:
         """Its message's `tool_result_ids()`, from its head (the message is not read for them)."""
-        if rec._message is not None:
-            return None
-        got = self.results.get(rec.seq)
-        if got is not None:
-            return got
-        return [rec.result_id] if rec.result_id else []
+        return kept_result_ids(self.results, rec)
 
 
 def _without_continue(req: Request) -> Request:

@@ -54,6 +54,7 @@ from inspector.formats.claude_code_heads import (
     ToolUseResultHead,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
+from inspector.formats.heads import kept_result_ids
 from inspector.formats.jsonl import RawLine, line_object
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
@@ -233,12 +234,7 @@ class _Source(RecordSource):
         return base
 
     def result_ids(self, rec: Record) -> list[str] | None:
-        if rec._message is not None:
-            return None
-        got = self.results.get(rec.seq)
-        if got is not None:
-            return got
-        return [rec.result_id] if rec.result_id else []
+        return kept_result_ids(self.results, rec)
 
 
 def _add_extra(r: Record, key: str, value: Any, *, keep: bool = False) -> None:

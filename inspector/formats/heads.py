@@ -1,10 +1,10 @@
 """What the index-first loaders share (pi, Claude Code, Codex, native; issue 15): the msgspec types
 of the numbers a line's head may hold, the errors a head decode raises, and the UTF-8 check msgspec
-leaves to us (it does not check the UTF-8 of what it skips)."""
+leaves to us (it does not check the UTF-8 of what it skips), and the result ids a head kept."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -13,6 +13,18 @@ import msgspec
 Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 Num = Int64 | Annotated[float, msgspec.Meta(ge=-(1 << 63), lt=1 << 63)]
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+def kept_result_ids(results: dict[int, list[str]], rec: Any) -> list[str] | None:
+    """A tool record's result ids as its head gave them (`RecordSource.result_ids`): the list kept
+    at read time where it is not just the record's `result_id`, else that id; None once its
+    message was read (the caller reads them from it)."""
+    if rec._message is not None:
+        return None
+    got = results.get(rec.seq)
+    if got is not None:
+        return got
+    return [rec.result_id] if rec.result_id else []
 
 
 def valid_utf8(raw: bytes) -> bool:

@@ -324,15 +324,9 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
                 ts = stamp[:23] + "000+00:00" if frac != "000" else stamp[:19] + "+00:00"
             else:
                 ts = _iso(stamp) or _LAST
-            role, answers = m.role, ""
-            ids: tuple[str, ...] = ()
-            if role == "assistant" and (calls := m.tool_calls):  # (`_call_ids`; mostly one call)
-                if len(calls) == 1:
-                    ids = (cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()
-                else:
-                    ids = tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()])
-            elif role == "tool" and (cid := m.tool_call_id) is not None:
-                answers = cid.strip()
+            role = m.role
+            ids, answer = _head_links(m)
+            answers = answer if answer is not None else ""
             kind = (kind.strip() if kind is not None else None) or "message.other"
             ev = _Event(i, seq, kind, ts, None, role, None, offset, size, True, ids, answers)
         else:
@@ -553,6 +547,19 @@ class _Read:
         self.said.append(rec)
 
 
+def _head_links(m: Any) -> tuple[tuple[str, ...], str | None]:
+    """A message head's call links (`_call_ids`): the call ids an assistant message makes (mostly
+    one), and the id a tool message answers, stripped (None when it names none)."""
+    role = m.role
+    if role == "assistant" and (calls := m.tool_calls):
+        if len(calls) == 1:
+            return ((cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()), None
+        return tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()]), None
+    if role == "tool" and (cid := m.tool_call_id) is not None:
+        return (), cid.strip()
+    return (), None
+
+
 def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: list[Diagnostic]) -> _Read | None:
     """`_read_events` and the records made of its events in one pass, while every event's seq is
     above the one before it (NextClaw's own files: the sort by seq would keep their order); None at
@@ -595,15 +602,9 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
             return None
         fallback_seq = seq + 1
         kind, m = h.type, h.data.message
-        role, answers = m.role, None
-        ids: tuple[str, ...] = ()
-        if role == "assistant" and (calls := m.tool_calls):  # (`_call_ids`; mostly one call)
-            if len(calls) == 1:
-                ids = (cid,) if (cid := calls[0].id) is not None and (cid := cid.strip()) else ()
-            else:
-                ids = tuple([c.id.strip() for c in calls if c.id is not None and c.id.strip()])
-        elif role == "tool" and (cid := m.tool_call_id) is not None:
-            answers = cid.strip() or None
+        role = m.role
+        ids, answers = _head_links(m)
+        answers = answers or None
         n = len(records)
         starts[n] = offset
         rec = replace(
