@@ -318,3 +318,66 @@ def test_a_file_changed_before_its_late_hash_gets_a_digest_no_write_back_accepts
     unchanged = load(str(f), fingerprint=False)
     LateFingerprint(unchanged, disk_stamp(str(f)), disk_stamp).ensure()
     assert unchanged.sha256 == load(str(f)).sha256
+
+
+def _stat_file(tmp_path: Any, age: float) -> str:
+    """A /proc/<pid>/stat as Linux writes it, for a process started `age` seconds ago (its command's
+    name holding the ") " a naive split would stop at)."""
+    import os
+    import time
+
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    start = round((time.clock_gettime(time.CLOCK_BOOTTIME) - age) * ticks_per_s)
+    fields = ["S", "1", "1", "1", "0", "-1", "4194560"] + ["0"] * 12 + [str(start), "123", "456"]
+    path = tmp_path / "stat"
+    path.write_text(f"4242 (odd) name) {' '.join(fields)}\n")
+    return str(path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's start time is read from /proc")
+def test_the_process_start_is_read_from_the_kernel(tmp_path: Any) -> None:
+    """`process_started`: the user's command started `age` seconds ago, to within a clock tick; an
+    unreadable or insane start (a long-lived caller, a clock gone back) is now."""
+    import time
+
+    from inspector.tui.app import STARTED_SANE_S, process_started
+
+    now = time.perf_counter()
+    started = process_started(_stat_file(tmp_path, 2.0))
+    assert abs((now - started) - 2.0) < 0.05
+    for unusable in (str(tmp_path / "missing"), _stat_file(tmp_path, STARTED_SANE_S + 5), _stat_file(tmp_path, -3.0)):
+        assert process_started(unusable) >= now
+    (tmp_path / "stat").write_text("garbage")
+    assert process_started(str(tmp_path / "stat")) >= now
+    real = process_started()  # this test process: started before the test, after the machine
+    assert real <= now
+
+
+def test_the_console_script_counts_the_wait_from_the_users_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`inspector FILE` hands the app the process's start: the header's "ready in" (and the first
+    paint) include the interpreter's start and the imports, the third of a second or more the user
+    waited before the app existed (issue 15.2)."""
+    import time
+
+    from inspector.cli.main import run_app
+    from inspector.tui import app as app_mod
+
+    launched: list[float] = []
+    started = time.perf_counter() - 3.0
+    monkeypatch.setattr(app_mod, "process_started", lambda: started)
+    monkeypatch.setattr(app_mod.InspectorApp, "run", lambda self, *a, **k: launched.append(self.launched))
+    assert run_app([str(ADR)]) == 0
+    assert launched == [started]
+
+
+async def test_the_header_counts_from_the_launch_it_is_given() -> None:
+    """An app launched (by the console script) before it was made says the whole wait."""
+    import time
+
+    app = create_app([str(ADR)], launched=time.perf_counter() - 3.0)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen: Any = app.screen
+        await until(pilot, lambda: screen.ready_seconds is not None, "the analysis painted")
+        assert screen.ready_seconds >= 3.0 and screen.first_paint >= 3.0
+        status = str(screen.query_one("#status").render())
+        assert float(status.split("ready in ")[1].split(" s")[0]) >= 3.0

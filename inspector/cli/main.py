@@ -282,9 +282,10 @@ def run_app(argv: Sequence[str]) -> int:
         if not os.path.exists(p):
             print(f"inspector: {p}: no such file or directory", file=sys.stderr)
             return 2
-    from inspector.tui.app import create_app
+    from inspector.tui.app import create_app, process_started
 
-    create_app(args.paths, window=args.window, reserve=args.reserve, at_line=args.at).run()
+    launched = process_started()  # the header's "ready in" counts the wait from the user's command
+    create_app(args.paths, window=args.window, reserve=args.reserve, at_line=args.at, launched=launched).run()
     return 0
 
 
