@@ -252,3 +252,49 @@ def test_an_item_id_another_record_already_has_gives_its_line_id_on_both_paths(t
     led = _same_as_whole_build(f)
     ids = [r.id for r in led.records]  # type: ignore[attr-defined]
     assert ids == ["s1", "u1", "L3", "L4", "L5", "L9", "L03", "L7.1", "L8", "L9", "L10", "L1x", "L", "L12"]
+
+
+def _by_id_walked(led: object) -> dict[str, int]:
+    return {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}  # type: ignore[attr-defined]
+
+
+def test_ids_are_found_through_the_loaders_index_as_a_walk_finds_them(tmp_path: Path) -> None:
+    """`Ledger.ids_to_seqs` asks the loader's `RecordIndex.find_ids` (no walk of the records):
+    every id resolves to the record a walk of the records resolves it to (the last visible one),
+    an item id, a line's own id, one an item took before its line came (`L5` on line 2, then
+    line 5's), a reused item id (its line's), glued objects' (`L7.1`), a rolled-back record's."""
+
+    def item(i: str | None, text: str) -> str:
+        p: dict[str, object] = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        if i is not None:
+            p["id"] = i
+        return json.dumps({"timestamp": "t", "type": "response_item", "payload": p})
+
+    lines = [
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "s1"}}),
+        item("L5", "takes line 5's id"),
+        item("m1", "first"),
+        item("m1", "reused id"),
+        _meta_line({"type": "agent_reasoning", "text": "x"}),
+        item(None, "no id") + item("g2", "glued"),
+        item("r1", "rolled back"),
+        _meta_line({"type": "thread_rolled_back", "num_turns": 1}),
+        item("L7.1", "a line id of a later line"),
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    ix = led.record_index()
+    assert ix is not None and ix.find_ids is not None
+    walked = _by_id_walked(led)
+    ids = {r.id for r in led.records if r.id is not None} | {"L99", "nope", "L", "Lx.1", "L6.1"}
+    assert not next(r for r in led.records if r.id == "r1").runtime_visible  # (rolled back)
+    assert [r.id for r in led.records if r.line in (5, 6)] == ["L5", "L6", "g2"] and "L7.1" in ids
+    assert led.ids_to_seqs(ids) == {i: walked[i] for i in ids if i in walked}
+    assert led._by_id is None  # (not built for it)
+    for path in _rollouts():
+        led = load(str(path))
+        walked = _by_id_walked(led)
+        ids = {r.id for r in led.records if r.id is not None}
+        assert led.record_index() is not None
+        assert led.ids_to_seqs(ids) == walked

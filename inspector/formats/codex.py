@@ -32,7 +32,7 @@ import copy
 import dataclasses
 import json
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -361,6 +361,48 @@ def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) ->
     return hit
 
 
+def _line_id_records(records: list[Record], rid: str) -> Iterator[Record]:
+    """The records whose id is `rid` among those of the line a line id names (`L12`, `L12.1`:
+    a record of line 12 without an id of its own of its item; none when `rid` names no line)."""
+    if rid[:1] != "L":
+        return
+    try:
+        line = int(rid[1:].partition(".")[0])
+    except ValueError:
+        return
+    i = bisect.bisect_left(records, line, key=_LINE)
+    while i < len(records) and records[i].line == line:
+        if records[i].id == rid:
+            yield records[i]
+        i += 1
+
+
+class _Ids:
+    """`RecordIndex.find_ids`: ids resolved as `Ledger.by_id` resolves them (the last
+    runtime-visible record with the id) from what the build kept, without walking the records:
+    a record's id is its item's own id, which no other record took (`seen_ids`), or its line's
+    (`_line_id_records`)."""
+
+    __slots__ = ("records", "seen")
+
+    def __init__(self, records: list[Record], seen: dict[str, int]) -> None:
+        self.records = records
+        self.seen = seen
+
+    def __call__(self, ids: set[str]) -> dict[str, int]:
+        records = self.records
+        out: dict[str, int] = {}
+        for rid in ids:
+            s = self.seen.get(rid)
+            best = s if s is not None and records[s].runtime_visible else -1
+            for r in _line_id_records(records, rid):
+                if r.runtime_visible and r.seq > best:
+                    best = r.seq
+            if best >= 0:
+                out[rid] = best
+        return out
+
+
 def _plain(v: Any) -> bool:
     return v is None or type(v) is str
 
@@ -525,7 +567,8 @@ class _Builder:
         # The model and provider (the objects) the source's last route was taken with (`_route`).
         self.route_model: Any = _NO_ROUTE
         self.route_provider: Any = _NO_ROUTE
-        self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
+        # The items' own ids the records took (`taken`), each with the seq of the record that took it.
+        self.seen_ids: dict[str, int] = {}
         # The record types some history entry of has no key yet (read from its head: `_keys`), and
         # their item types.
         self.unkeyed: set[str] = set()
@@ -551,7 +594,7 @@ class _Builder:
         """A record's id: its item's own when no earlier record has it, else its line's."""
         pid = p.get("id") if isinstance(p, dict) else None
         if isinstance(pid, str) and pid and not self.taken(pid):
-            self.seen_ids.add(pid)
+            self.seen_ids[pid] = len(self.records)  # (the seq of the record about to be made)
             return pid
         return f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
 
@@ -559,21 +602,7 @@ class _Builder:
         """Whether an earlier record has this id: an item's own (`seen_ids`), or one made for a
         line (`L12`, `L12.1`: looked up among that line's records, not kept in a set of one entry
         per line)."""
-        if pid in self.seen_ids:
-            return True
-        if pid[0] != "L":
-            return False
-        try:
-            line = int(pid[1:].partition(".")[0])
-        except ValueError:
-            return False
-        recs = self.records
-        i = bisect.bisect_left(recs, line, key=_LINE)
-        while i < len(recs) and recs[i].line == line:
-            if recs[i].id == pid:
-                return True
-            i += 1
-        return False
+        return pid in self.seen_ids or any(True for _ in _line_id_records(self.records, pid))
 
     def add(self, rl: RawLine, o: dict[str, Any], k: int) -> None:
         seq = len(self.records)
@@ -674,11 +703,11 @@ class _Builder:
                 key = (it, result)
         mapped, _stop, like = shape
         rid = pid = p.id  # (`rid`, inline)
+        seq = len(records)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = lid
         else:
-            seen.add(rid)
-        seq = len(records)
+            seen[rid] = seq
         rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=len(raw), call_ids=calls, result_id=result)
         records.append(rec)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
@@ -1025,7 +1054,7 @@ class _Builder:
                 break
         led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         off_path = None if self.rolled_back else [] if self.header_seq is None else [self.header_seq]
-        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path)
+        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path, _Ids(self.records, self.seen_ids))
         return led
 
 
@@ -1039,7 +1068,7 @@ class _Resume:
     route of the turns. Valid only for the records list it was taken with."""
 
     records: list[Record]
-    seen_ids: set[str]
+    seen_ids: dict[str, int]
     usage_for: int | None
     model: str | None
     provider: str | None
@@ -1077,7 +1106,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None
     b = _Builder(led.path, st.source)
     b.records = list(led.records)
-    b.seen_ids = set(st.seen_ids)
+    b.seen_ids = dict(st.seen_ids)
     b.header = led.header
     b.settings = dataclasses.replace(led.settings)
     b.model, b.provider = st.model, st.provider
@@ -1240,7 +1269,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
                 rid = ids_pre + ids[lineno - ids_base]
             else:
-                seen.add(rid)
+                seen[rid] = len(records)
             if t == "event_msg":
                 sub = p.type if type(p.type) is str else None
                 if sub == "token_count":  # (one line in five: inline)
