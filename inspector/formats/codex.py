@@ -1389,8 +1389,8 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                     b._head_roll_back(p)
                 typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
-                if t == "turn_context" and p.model is not None:
-                    b.model = p.model
+                if t == "turn_context" and p.model is not None and p.model != b.model:
+                    b.model = p.model  # (the same model: the same object, `_head_item`'s route test)
                 elif t == "token_usage_record" and b.usage_for is not None:
                     b._give_head_usage(p.usage)
                 typ = t
