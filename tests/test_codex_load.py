@@ -252,3 +252,104 @@ def test_an_item_id_another_record_already_has_gives_its_line_id_on_both_paths(t
     led = _same_as_whole_build(f)
     ids = [r.id for r in led.records]  # type: ignore[attr-defined]
     assert ids == ["s1", "u1", "L3", "L4", "L5", "L9", "L03", "L7.1", "L8", "L9", "L10", "L1x", "L", "L12"]
+
+
+def _by_id_walked(led: object) -> dict[str, int]:
+    return {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}  # type: ignore[attr-defined]
+
+
+def test_ids_are_found_through_the_loaders_index_as_a_walk_finds_them(tmp_path: Path) -> None:
+    """`Ledger.ids_to_seqs` asks the loader's `RecordIndex.find_ids` (no walk of the records):
+    every id resolves to the record a walk of the records resolves it to (the last visible one),
+    an item id, a line's own id, one an item took before its line came (`L5` on line 2, then
+    line 5's), a reused item id (its line's), glued objects' (`L7.1`), a rolled-back record's."""
+
+    def item(i: str | None, text: str) -> str:
+        p: dict[str, object] = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        if i is not None:
+            p["id"] = i
+        return json.dumps({"timestamp": "t", "type": "response_item", "payload": p})
+
+    lines = [
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "s1"}}),
+        item("L5", "takes line 5's id"),
+        item("m1", "first"),
+        item("m1", "reused id"),
+        _meta_line({"type": "agent_reasoning", "text": "x"}),
+        item(None, "no id") + item("g2", "glued"),
+        item("r1", "rolled back"),
+        _meta_line({"type": "thread_rolled_back", "num_turns": 1}),
+        item("L7.1", "a line id of a later line"),
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    ix = led.record_index()
+    assert ix is not None and ix.find_ids is not None
+    walked = _by_id_walked(led)
+    ids = {r.id for r in led.records if r.id is not None} | {"L99", "nope", "L", "Lx.1", "L6.1"}
+    assert not next(r for r in led.records if r.id == "r1").runtime_visible  # (rolled back)
+    assert [r.id for r in led.records if r.line in (5, 6)] == ["L5", "L6", "g2"] and "L7.1" in ids
+    assert led.ids_to_seqs(ids) == {i: walked[i] for i in ids if i in walked}
+    assert led._by_id is None  # (not built for it)
+    for path in _rollouts():
+        led = load(str(path))
+        walked = _by_id_walked(led)
+        ids = {r.id for r in led.records if r.id is not None}
+        assert led.record_index() is not None
+        assert led.ids_to_seqs(ids) == walked
+
+
+def test_checkpoints_match_head_read_items_as_the_whole_build_matches_them(tmp_path: Path) -> None:
+    """A head-read item stays in the history as its seq, its entry made from its record when a
+    checkpoint asks (`_Builder._entry`): each checkpoint keeps, by id and by content, what the
+    whole build keeps: a call with an empty call id, an output, an item whose id an earlier
+    record took, a reasoning item (keyed when asked), an item an earlier checkpoint removed and a
+    later one restores, and a roll-back and a rebuild without a replacement history."""
+
+    def line(typ: str, payload: dict[str, object]) -> str:
+        return json.dumps({"timestamp": "t", "type": typ, "payload": payload})
+
+    def msg(i: str | None, role: str, text: str) -> dict[str, object]:
+        p: dict[str, object] = {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
+        return {**p, "id": i} if i is not None else p
+
+    call = {"type": "function_call", "id": "fc1", "call_id": "", "name": "sh", "arguments": "{}"}
+    out = {"type": "function_call_output", "call_id": "", "output": "ok"}
+    reason = {"type": "reasoning", "id": "rs1", "summary": [{"type": "summary_text", "text": "hm"}]}
+    call2 = {"type": "function_call", "id": "fc2", "call_id": "c2", "name": "sh", "arguments": "{}"}
+    out2 = {"type": "function_call_output", "call_id": "c2", "output": "ok"}
+    lines = [
+        line("session_meta", {"id": "s1"}),
+        line("event_msg", {"type": "agent_reasoning", "id": "u2", "text": "takes u2"}),
+        line("response_item", msg("u1", "user", "first")),
+        line("response_item", msg("u2", "user", "second, its id taken")),
+        line("response_item", call),
+        line("response_item", out),
+        line("response_item", reason),
+        line("response_item", call2),
+        line("response_item", out2),
+        line("event_msg", {"type": "agent_reasoning", "id": "t9", "text": "takes t9"}),
+        line("response_item", msg("d1", "user", "dup")),
+        line("response_item", msg("t9", "user", "dup")),  # (seq 11: kept by its id, not d1 by content)
+        line("response_item", msg("b1", "user", "same")),  # (seq 12: kept by content)
+        line("response_item", msg(None, "user", "same")),  # (line 14: its id is its line's, L14, not its item's)
+        line("response_item", msg("a1", "assistant", "summary")),
+        line("compacted", {"message": "summary", "replacement_history": [msg("u1", "user", "first"), call, out, reason, msg("t9", "user", "dup"), msg("L14", "user", "same"), msg(None, "user", "same"), msg(None, "user", "summary")]}),
+        line("response_item", msg("u3", "user", "third")),
+        line("response_item", msg("u4", "user", "fourth")),
+        line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
+        line("compacted", {"message": "again", "replacement_history": [msg("u3", "user", "third"), call2, msg("u2", "user", "second, its id taken"), msg("L14", "user", "same"), msg("x", "user", "again")]}),
+        line("response_item", msg("u5", "user", "fifth")),
+        line("compacted", {"message": "legacy"}),
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    whole = codex.build(parse_bytes(f.read_bytes())[0], None)
+    cps = [r.checkpoint for r in led.records if r.checkpoint is not None]
+    assert len(cps) == 3
+    assert [c.replacement for c in cps] == [r.checkpoint.replacement for r in whole.records if r.checkpoint is not None]
+    assert [(r.id, r.runtime_visible) for r in led.records] == [(r.id, r.runtime_visible) for r in whole.records]
+    kept = [[h.seq for h in c.replacement or []] for c in cps]
+    assert kept[0][:7] == [2, 4, 5, 6, 11, 12, 13] and kept[1][:4] == [16, 7, 3, 12]  # (by id and by content; restored)

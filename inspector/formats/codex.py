@@ -32,7 +32,7 @@ import copy
 import dataclasses
 import json
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -306,6 +306,7 @@ _ITEM_SHAPES: dict[str, tuple[str | None, str | None, str]] = {
 # The two most common items' shapes, found by comparing their type (a lookup hashes each line's
 # fresh type string).
 _CALL_SHAPE, _OUTPUT_SHAPE = _ITEM_SHAPES["function_call"], _ITEM_SHAPES["function_call_output"]
+_ITEM_PREFIX = len("response_item:")  # (a head-read item's record type: the prefix, then its item type)
 
 
 _replace = msgspec.structs.replace
@@ -359,6 +360,48 @@ def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) ->
         if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
             names[sub] = hit
     return hit
+
+
+def _line_id_records(records: list[Record], rid: str) -> Iterator[Record]:
+    """The records whose id is `rid` among those of the line a line id names (`L12`, `L12.1`:
+    a record of line 12 without an id of its own of its item; none when `rid` names no line)."""
+    if rid[:1] != "L":
+        return
+    try:
+        line = int(rid[1:].partition(".")[0])
+    except ValueError:
+        return
+    i = bisect.bisect_left(records, line, key=_LINE)
+    while i < len(records) and records[i].line == line:
+        if records[i].id == rid:
+            yield records[i]
+        i += 1
+
+
+class _Ids:
+    """`RecordIndex.find_ids`: ids resolved as `Ledger.by_id` resolves them (the last
+    runtime-visible record with the id) from what the build kept, without walking the records:
+    a record's id is its item's own id, which no other record took (`seen_ids`), or its line's
+    (`_line_id_records`)."""
+
+    __slots__ = ("records", "seen")
+
+    def __init__(self, records: list[Record], seen: dict[str, int]) -> None:
+        self.records = records
+        self.seen = seen
+
+    def __call__(self, ids: set[str]) -> dict[str, int]:
+        records = self.records
+        out: dict[str, int] = {}
+        for rid in ids:
+            s = self.seen.get(rid)
+            best = s if s is not None and records[s].runtime_visible else -1
+            for r in _line_id_records(records, rid):
+                if r.runtime_visible and r.seq > best:
+                    best = r.seq
+            if best >= 0:
+                out[rid] = best
+        return out
 
 
 def _plain(v: Any) -> bool:
@@ -525,13 +568,19 @@ class _Builder:
         # The model and provider (the objects) the source's last route was taken with (`_route`).
         self.route_model: Any = _NO_ROUTE
         self.route_provider: Any = _NO_ROUTE
-        self.seen_ids: set[str] = set()  # the items' own ids the records took (`taken`)
+        # The items' own ids the records took (`taken`), each with the seq of the record that took it.
+        self.seen_ids: dict[str, int] = {}
         # The record types some history entry of has no key yet (read from its head: `_keys`), and
         # their item types.
         self.unkeyed: set[str] = set()
         self.unkeyed_items: set[str] = set()
-        self.history: list[_Entry] = []
-        self.written: dict[str, _Entry] = {}  # every response item by its id, whether in the history or not
+        # The history: an entry, or a head-read item's seq (its entry made when asked: `_entry`).
+        self.history: list[int | _Entry] = []
+        # Every response item by its id, whether in the history or not (a head-read item that took
+        # its id as its record's is found through `seen_ids` instead: `_written`).
+        self.written: dict[str, int | _Entry] = {}
+        self.head_keys: dict[int, HistoryKey] = {}  # a head-read item's key its record does not give
+        self.head_pids: dict[int, str] = {}  # a head-read item's own id its record did not take
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
         # Prompt tokens of the last request (tokens_before; a token count's head until a checkpoint asks).
         self.last_prompt: int | TokensHead | None = None
@@ -551,7 +600,7 @@ class _Builder:
         """A record's id: its item's own when no earlier record has it, else its line's."""
         pid = p.get("id") if isinstance(p, dict) else None
         if isinstance(pid, str) and pid and not self.taken(pid):
-            self.seen_ids.add(pid)
+            self.seen_ids[pid] = len(self.records)  # (the seq of the record about to be made)
             return pid
         return f"L{rl.line}" if k == 0 else f"L{rl.line}.{k}"
 
@@ -559,21 +608,7 @@ class _Builder:
         """Whether an earlier record has this id: an item's own (`seen_ids`), or one made for a
         line (`L12`, `L12.1`: looked up among that line's records, not kept in a set of one entry
         per line)."""
-        if pid in self.seen_ids:
-            return True
-        if pid[0] != "L":
-            return False
-        try:
-            line = int(pid[1:].partition(".")[0])
-        except ValueError:
-            return False
-        recs = self.records
-        i = bisect.bisect_left(recs, line, key=_LINE)
-        while i < len(recs) and recs[i].line == line:
-            if recs[i].id == pid:
-                return True
-            i += 1
-        return False
+        return pid in self.seen_ids or any(True for _ in _line_id_records(self.records, pid))
 
     def add(self, rl: RawLine, o: dict[str, Any], k: int) -> None:
         seq = len(self.records)
@@ -646,6 +681,7 @@ class _Builder:
             it = "message"
         calls: tuple[str, ...] = ()
         result = None
+        key: HistoryKey | None = None  # (kept: a message's; a call's or an output's is its record's)
         if it == "message":
             role = p.role
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
@@ -658,27 +694,31 @@ class _Builder:
                     c = (x.text if x.text is not _UNSET else x.type,)
                 else:
                     c = tuple([x.text if x.text is not _UNSET else x.type for x in c])
-            key: HistoryKey | None = ("message", role, c)
+            key = ("message", role, c)
         else:
             shape = likes.call if it == "function_call" else likes.output if it == "function_call_output" else likes.items.get(it)
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
-            key = None  # (reasoning: keyed by all its fields, read when a checkpoint asks)
             if shape[1] is not None:  # a call
                 cid = p.call_id
                 if cid:
                     calls = (cid,)
-                key = (it, cid)
+                elif cid is not None:
+                    key = (it, cid)  # (an empty call id: its record's call_ids do not hold it)
             elif shape[0] == "tool":  # its output
                 result = p.call_id
-                key = (it, result)
+            elif shape[0] is not None and it not in self.unkeyed_items:  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+                self.unkeyed_items.add(it)
+                self.unkeyed.add(shape[2].type)
         mapped, _stop, like = shape
         rid = pid = p.id  # (`rid`, inline)
+        seq = len(records)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = lid
+            if pid is not None:
+                self._other_id(pid, seq)
         else:
-            seen.add(rid)
-        seq = len(records)
+            seen[rid] = seq
         rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=len(raw), call_ids=calls, result_id=result)
         records.append(rec)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
@@ -691,14 +731,48 @@ class _Builder:
             if self.model is not self.route_model or self.provider is not self.route_provider:
                 self._route(src, seq)  # (the same model and provider objects: the same route)
             self.usage_for = seq
-        if key is None and it not in self.unkeyed_items:
-            self.unkeyed_items.add(it)
-            self.unkeyed.add(rec.type)
-        entry = _Entry(seq, key, pid, mapped)
-        self.history.append(entry)
-        if pid is not None:
-            self.written.setdefault(pid, entry)
+        if key is not None:
+            self.head_keys[seq] = key
+        self.history.append(seq)  # (its entry made from the record when a checkpoint asks: `_entry`)
         return True
+
+    def _other_id(self, pid: str, seq: int) -> None:
+        """A head-read item whose own id an earlier record took: its id kept apart (`_entry`),
+        and the item is the one `written` names for the id when no earlier item had it."""
+        self.head_pids[seq] = pid
+        if pid not in self.written and self._head_item_of(pid) is None:
+            self.written[pid] = seq
+
+    def _head_item_of(self, pid: str) -> int | None:
+        """The seq of the head-read item that took this id as its record's (the first item
+        written with it), if one did."""
+        s = self.seen_ids.get(pid)
+        if s is None:
+            return None
+        r = self.records[s]
+        return s if r.kind == "message" and r._source is not None else None
+
+    def _entry(self, x: int | _Entry) -> _Entry:
+        """A history item as an entry: a head-read item's (its seq in the history) made from its
+        record: its role, its id (its record's when it took it, else kept apart), its key (a
+        message's kept; a call's or an output's from the record's call ids; else read later)."""
+        if type(x) is not int:
+            return x  # type: ignore[return-value]
+        rec = self.records[x]
+        rid = rec.id
+        pid = self.head_pids[x] if x in self.head_pids else rid if self.seen_ids.get(rid) == x else None  # type: ignore[arg-type]
+        return _Entry(x, self._head_key(x, rec), pid, rec.role)  # type: ignore[arg-type]
+
+    def _head_key(self, x: int, rec: Record) -> HistoryKey | None:
+        """A head-read item's history key (None: not read yet)."""
+        key = self.head_keys.get(x)
+        if key is not None:
+            return key
+        if rec.role == "tool":
+            return (rec.type[_ITEM_PREFIX:], rec.result_id)
+        if rec.stop_reason == "tool_use":
+            return (rec.type[_ITEM_PREFIX:], rec.call_ids[0] if rec.call_ids else None)
+        return None
 
     def _route(self, src: _Fields, seq: int) -> None:
         """A head-read reply's route, where the model or provider object changed since the last
@@ -788,23 +862,24 @@ class _Builder:
         pid = p.get("id") if isinstance(p.get("id"), str) else None
         entry = _Entry(seq, _key(p), pid, m.role)
         self.history.append(entry)
-        if pid is not None:
-            self.written.setdefault(pid, entry)
+        if pid is not None and pid not in self.written and self._head_item_of(pid) is None:
+            self.written[pid] = entry
 
     def roll_back(self, n: int) -> None:
         """`thread_rolled_back {num_turns}`: Codex drops the last n user turns from its history
         (`drop_last_n_user_turns`). Their records stay in the file but leave the path, like an
         abandoned branch (`inactive`)."""
+        self.history = [self._entry(e) for e in self.history]
         starts = [
             i
-            for i, e in enumerate(self.history)
+            for i, e in enumerate(self.history)  # type: ignore[union-attr]
             if e.is_user_message() and not _session_prefix(self._text(e)) and not _summary_like(self._text(e))
         ]
         if not starts:
             return
         cut = starts[max(0, len(starts) - n)]
         for e in self.history[cut:]:
-            if e.seq is not None:
+            if e.seq is not None:  # type: ignore[union-attr]
                 self.records[e.seq].runtime_visible = False
                 self.rolled_back = True
         del self.history[cut:]
@@ -851,7 +926,8 @@ class _Builder:
             if hm is not None:
                 hm.never_sent = True
                 usage = hm.usage
-            self.history = [e for e in self.history if e.seq != handoff.seq]
+            hs = handoff.seq
+            self.history = [e for e in self.history if (e if type(e) is int else e.seq) != hs]  # type: ignore[union-attr]
         rh = p.get("replacement_history")
         if rh is not None and not isinstance(rh, list):
             self.diag(rl, "invalid_field", "compacted: field 'replacement_history' is not a list; Codex's rebuild from the user messages is used", seq)
@@ -874,7 +950,7 @@ class _Builder:
             rep = list(self.rep)
             if prev is not None:
                 rep += [(i, i) for i in prev.explicit_retains or []]
-            first = next((r for r in self.records[self.since :] if r.kind != "header" and r.runtime_visible), None)
+            first = self._first_visible(self.since)
             if boundary is not None and first is not None:
                 rep.append((first.id or "", boundary))
         retains = [self.records[h.seq].id or "" for h in replacement if h.seq is not None]
@@ -897,6 +973,67 @@ class _Builder:
         self.since = seq + 1
         self.usage_for = None
 
+    def _first_visible(self, start: int) -> Record | None:
+        """The first visible record from seq `start` on but the header, found by index (a slice of
+        the records from there would touch every record after it: a cache miss each)."""
+        records = self.records
+        for i in range(start, len(records)):
+            r = records[i]
+            if r.kind != "header" and r.runtime_visible:
+                return r
+        return None
+
+    def _at(self, i: int) -> _Entry:
+        """The history's entry at position i (a head-read item's made there once)."""
+        e = self.history[i]
+        if type(e) is int:
+            e = self.history[i] = self._entry(e)
+        return e  # type: ignore[return-value]
+
+    def _written(self, pid: str) -> _Entry | None:
+        """The first response item written with this id, as an entry, if any (`written`)."""
+        w = self.written.get(pid)
+        if w is None:
+            w = self._head_item_of(pid)
+        return self._entry(w) if w is not None else None
+
+    def _unread_keys(self, kinds: set[str]) -> None:
+        """The keys not read yet of the history's items of these record types, read now."""
+        records, unkeyed, history = self.records, self.unkeyed, self.history
+        todo: list[_Entry] = []
+        for i, e in enumerate(history):
+            if type(e) is int:
+                t = records[e].type
+                if t in kinds and t in unkeyed:  # (a head-read item without a key of its record's)
+                    history[i] = e = self._entry(e)
+                    todo.append(e)
+            elif e.key is None and records[e.seq].type in kinds:  # type: ignore[union-attr, index]
+                todo.append(e)  # type: ignore[arg-type]
+        self._keys(todo)
+
+    def _index(self, wanted: set[HistoryKey], wanted_ids: set[str], by_id: dict[str, int], by_key: dict[HistoryKey, list[int]]) -> None:
+        """The history's positions by id (the first) and by key, for the ids and keys wanted only.
+        A head-read item's id and key are its record's (`_entry`), read here without making it."""
+        records, seen, head_keys, head_pids = self.records, self.seen_ids, self.head_keys, self.head_pids
+        pairs = any(type(k) is tuple and len(k) == 2 for k in wanted)  # (a call's or an output's key)
+        for i, e in enumerate(self.history):
+            if type(e) is int:
+                rec = records[e]
+                other = e in head_pids
+                eid = head_pids[e] if other else rec.id
+                if eid in wanted_ids and (other or seen.get(eid) == e):  # type: ignore[operator]
+                    by_id.setdefault(eid, i)  # type: ignore[arg-type]
+                k = head_keys.get(e)
+                if k is None and pairs:
+                    k = self._head_key(e, rec)
+            else:
+                eid = e.id  # type: ignore[union-attr]
+                if eid is not None and eid in wanted_ids:
+                    by_id.setdefault(eid, i)
+                k = e.key  # type: ignore[union-attr]
+            if k is not None and k in wanted:
+                by_key.setdefault(k, []).append(i)
+
     def match(self, rh: list[Any], msg: str) -> tuple[list[HistoryItem], list[_Entry]]:
         """Each replacement item: an earlier history item it repeats (by id, else by content, the
         earliest not matched yet), or new content of this checkpoint."""
@@ -907,16 +1044,12 @@ class _Builder:
         # types the replacement history holds (an entry left unread never equals its items).
         kinds = {"response_item:" + str(it.get("type", "message")) for it in rh if isinstance(it, dict)}
         if not kinds.isdisjoint(self.unkeyed):
-            self._keys([e for e in self.history if e.key is None and self.records[e.seq].type in kinds])  # type: ignore[index]
-        # Only the keys of the replacement's items are ever looked up: the others are not indexed
-        # (a history of 25k items between two checkpoints of a 100 MB rollout).
+            self._unread_keys(kinds)
+        # Only the keys and ids of the replacement's items are ever looked up: the others are not
+        # indexed (a history of 25k items between two checkpoints of a 100 MB rollout).
         wanted = {_key(it) for it in rh if isinstance(it, dict)}
-        for i, e in enumerate(self.history):
-            if e.id is not None:
-                by_id.setdefault(e.id, i)
-            k = e.key
-            if k is not None and k in wanted:
-                by_key.setdefault(k, []).append(i)
+        wanted_ids = {iid for it in rh if isinstance(it, dict) and isinstance(iid := it.get("id"), str)}
+        self._index(wanted, wanted_ids, by_id, by_key)
         out: list[HistoryItem] = []
         own: list[HistoryItem] = []
         entries: list[_Entry] = []
@@ -930,7 +1063,7 @@ class _Builder:
             hit: int | None = None
             if it.get("type") in SUMMARY_ITEM_TYPES:
                 pass  # the summary is this checkpoint's own, even when it repeats the previous one
-            elif iid is not None and iid in by_id and by_id[iid] not in used and self.history[by_id[iid]].key == key:
+            elif iid is not None and iid in by_id and by_id[iid] not in used and self._at(by_id[iid]).key == key:
                 hit = by_id[iid]
             else:
                 # Same content: kept raw, whatever its new id (Codex re-injects its instructions
@@ -938,11 +1071,11 @@ class _Builder:
                 hit = next((i for i in by_key.get(key, []) if i not in used), None)
             if hit is not None:
                 used.add(hit)
-                e = self.history[hit]
+                e = self._at(hit)
                 out.append(e.hist())
                 entries.append(e)
                 continue
-            back = self.written.get(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
+            back = self._written(iid) if iid is not None and it.get("type") not in SUMMARY_ITEM_TYPES else None
             if back is not None:
                 self._keys([back])
             if back is not None and back.key == key and back.seq is not None and not self.records[back.seq].never_sent \
@@ -970,7 +1103,8 @@ class _Builder:
         """Codex without a replacement history (`build_compacted_history`): the user messages,
         newest first within ~20k tokens (4 bytes a token), then the summary message."""
         users: list[_Entry] = []
-        for e in self.history:
+        self.history = [self._entry(e) for e in self.history]
+        for e in self.history:  # type: ignore[assignment]
             if not e.is_user_message():
                 continue
             text = self._text(e)
@@ -1025,7 +1159,7 @@ class _Builder:
                 break
         led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         off_path = None if self.rolled_back else [] if self.header_seq is None else [self.header_seq]
-        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path)
+        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path, _Ids(self.records, self.seen_ids))
         return led
 
 
@@ -1039,7 +1173,7 @@ class _Resume:
     route of the turns. Valid only for the records list it was taken with."""
 
     records: list[Record]
-    seen_ids: set[str]
+    seen_ids: dict[str, int]
     usage_for: int | None
     model: str | None
     provider: str | None
@@ -1077,7 +1211,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None
     b = _Builder(led.path, st.source)
     b.records = list(led.records)
-    b.seen_ids = set(st.seen_ids)
+    b.seen_ids = dict(st.seen_ids)
     b.header = led.header
     b.settings = dataclasses.replace(led.settings)
     b.model, b.provider = st.model, st.provider
@@ -1240,7 +1374,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
                 rid = ids_pre + ids[lineno - ids_base]
             else:
-                seen.add(rid)
+                seen[rid] = len(records)
             if t == "event_msg":
                 sub = p.type if type(p.type) is str else None
                 if sub == "token_count":  # (one line in five: inline)
@@ -1255,8 +1389,8 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                     b._head_roll_back(p)
                 typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
-                if t == "turn_context" and p.model is not None:
-                    b.model = p.model
+                if t == "turn_context" and p.model is not None and p.model != b.model:
+                    b.model = p.model  # (the same model: the same object, `_head_item`'s route test)
                 elif t == "token_usage_record" and b.usage_for is not None:
                     b._give_head_usage(p.usage)
                 typ = t

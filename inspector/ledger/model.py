@@ -7,6 +7,7 @@ and validation would dominate load time (issue 2, point 8).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -461,6 +462,9 @@ class RecordIndex:
     count: int
     marks: list[int]
     off_path: list[int] | None
+    # The loader's own lookup of ids -> seqs, resolving each as `Ledger.by_id` does (the last
+    # runtime-visible record with that id), without walking the records; None: walk them.
+    find_ids: Callable[[set[str]], dict[str, int]] | None = None
 
 
 @dataclass(slots=True, repr=False)
@@ -528,6 +532,9 @@ class Ledger:
             return {i: by_id[i] for i in ids if i in by_id}
         if not ids:
             return {}
+        ix = self.record_index()
+        if ix is not None and ix.find_ids is not None:
+            return ix.find_ids(ids)
         m: dict[str, int] = {}
         for r in self.records:
             if r.id in ids and r.runtime_visible:
