@@ -496,9 +496,7 @@ def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
     """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
     is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON, `_STRUCT_JSON` writes it)."""
     s = _STRUCT_JSON(ev) if safe else stable_json(ev)
-    h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
-    h.update(s)
-    h.update(b";")
+    h.update(b"%d:%b;" % (len(s), s))
 
 
 def source_digest(events: list[dict[str, Any]]) -> str:
@@ -534,7 +532,8 @@ class PrefixDigests:
         """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        _digest_update(self.h, ev, safe)
+        s = _STRUCT_JSON(ev) if safe else stable_json(ev)  # (`_digest_update`, inline: one call an event)
+        self.h.update(b"%d:%b;" % (len(s), s))
         self.count += 1
         if self.count in self.wanted:
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
@@ -976,11 +975,12 @@ def _safe_event(
     if c is None or c is _U:
         compactable, head, unstepped, signed, message = False, None, False, False, None
     else:
-        kind = None if c.kind is _U else c.kind
-        compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
-        head = _cached_head(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
-        refs = s.refs
-        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
+        got = _STRUCT_HEADS.get((s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message))
+        head, compactable, kind = got if got is not None else _struct_head(s, c)
+        cid = c.id
+        if cid is not _U and cid is not None:
+            head = _with_call_id(head, kind, cid)
+        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (s.refs.stepId if s.refs else None)
         signed = kind == "thinking" and bool(c.signature)
         message = None
         if past:  # (an unknown kind's content is shown as stored: read as a dict)
@@ -989,9 +989,38 @@ def _safe_event(
         digests.feed(s, True)
     run_id = s.runId
     return _Event(
-        i, str(columns[0]), _kept(payload), committed, None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, ids[4], head,
-        compactable, ids[0], ids[1], unstepped, signed, False, message,
+        i, str(columns[0]), payload if type(payload) is bytes else _kept(payload), committed, None if s.ts is _U else s.ts,
+        run_id if type(run_id) is str else None, ids[4], head, compactable, ids[0], ids[1], unstepped, signed, False, message,
     )
+
+
+# `_head_of` and `_compactable_of` of the events `_SafeEvent` took, by the fields they read as the
+# Struct holds them (UNSET as it is; of the text and the message only whether they are empty), with
+# the content's kind as `dict.get` reads it: most events share a few (a call's id is put in after).
+_STRUCT_HEADS: dict[tuple[Any, ...], tuple[_MessageHead, bool, Any]] = {}
+
+
+def _struct_head(s: _SafeEvent, c: _SafeContent) -> tuple[_MessageHead, bool, Any]:
+    """The head (no call id), compactability and kind of a `_SafeEvent` with content, kept in
+    `_STRUCT_HEADS` (up to `_HEADS_MAX` of them)."""
+    kind = _set(c.kind)
+    got = (
+        _head_of(_set(s.role), _set(s.status), s.partial, s.modelVisibility, kind, None, c.text),
+        _compactable_of(s.modelVisibility, kind, c.text, c.message),
+        kind,
+    )
+    if len(_STRUCT_HEADS) < _HEADS_MAX:
+        _STRUCT_HEADS[(s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message)] = got
+    return got
+
+
+def _with_call_id(head: _MessageHead, kind: Any, cid: Any) -> _MessageHead:
+    """A head computed without a call id, with the event's (`_head_of` puts it in for a call or a response)."""
+    if kind == "function_call":
+        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
+    if kind == "function_response":
+        return (head[0], head[1], head[2], (), cid, head[5])
+    return head
 
 
 _KINDS = ("text", "thinking", "function_call", "function_response", "error")
@@ -1269,27 +1298,7 @@ def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHea
     return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
 
 
-# `_head_of` of the events seen, by every field of theirs it reads but the call id (and of the
-# text only whether it is empty): most events share a few heads; a call's id is put in after.
-_HEADS: dict[tuple[Any, ...], _MessageHead] = {}
 _HEADS_MAX = 4096  # (a damaged store's kinds and roles are many: past these, computed each time)
-
-
-def _cached_head(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
-    """`_head_of` of these fields (`text` a str, None or UNSET), from `_HEADS` where it was met."""
-    key = (role_raw, status, partial, visibility, kind, not text)
-    head = _HEADS.get(key)
-    if head is None:
-        head = _head_of(role_raw, status, partial, visibility, kind, None, text)
-        if len(_HEADS) < _HEADS_MAX:
-            _HEADS[key] = head
-    if cid is None:
-        return head
-    if kind == "function_call":
-        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
-    if kind == "function_response":
-        return (head[0], head[1], head[2], (), cid, head[5])
-    return head
 
 
 def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
