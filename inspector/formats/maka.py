@@ -1119,7 +1119,7 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
     """The session's run headers by run id, each field guarded (`RUN_HEADER`; the guard itself only
     on a header `_RunTypes` refuses)."""
     out: dict[str, dict[str, Any]] = {}
-    for run_id, raw in con.execute("SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
+    for run_id, raw in _text_rows(con, "SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
         try:
             obj = orjson.loads(raw)
         except (orjson.JSONDecodeError, TypeError):
@@ -1134,6 +1134,20 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
             diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), f"{name}: core_agent_runs row {run_id!r}"))
         out[str(run_id)] = obj
     return out
+
+
+def _text_rows(con: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """Every row of a query, its text decoded by SQLite's module itself (no call per column); where
+    a text is not UTF-8, as the connection's own factory reads it (U+FFFD for the bad bytes)."""
+    lenient, con.text_factory = con.text_factory, str
+    try:
+        return con.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as e:
+        if not str(e).startswith("Could not decode to UTF-8"):
+            raise
+    finally:
+        con.text_factory = lenient
+    return con.execute(sql, args).fetchall()
 
 
 class _RunTypes(msgspec.Struct, gc=False):
@@ -1418,14 +1432,14 @@ def _assemble(
     timeline, events, rows = _timeline(events, _checkpoint_rows(con, name, sid, diags), upto)
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
-    records, by_event = _records(timeline, runs)
+    routes = {run_id: _route_of(h) for run_id, h in runs.items()}  # (one Route a run's records share: frozen)
+    records, by_event = _records(timeline, runs, routes)
 
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
     first_of = {r.run_id: r.seq for r in reversed(records)}  # each run's first record
-    for run_id, h in runs.items():
-        route = _route_of(h)
+    for run_id, route in routes.items():
         first = first_of.get(run_id)
         if route is not None and first is not None:
             led.runs[run_id] = RunHeader(run_id, route, first)
@@ -1443,7 +1457,7 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
     event its coverage runs through; its first `upto` entries. With the events and rows in it."""
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
-    committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
+    committed = _commit_times(events) if rows else []
     ids_back = [e.event_id for e in reversed(events)] if rows else []  # (an id's last place: index from the end)
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
@@ -1467,7 +1481,20 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
     return timeline, events, rows
 
 
-def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]]) -> tuple[list[Record], dict[str, Record]]:
+def _commit_times(events: list[_Event]) -> list[Any]:
+    """The events' finite commit times, sorted. The events are in the session order (committed_at
+    first) and SQLite orders NULL before the numbers, the numbers before text and blobs: when the
+    first and the last are integers, every one between is a finite number and they are in order
+    (tests/test_maka.py)."""
+    times = [e.committed_at for e in events]
+    if times and type(times[0]) is int and type(times[-1]) is int:
+        return times
+    return sorted(t for t in times if type(t) is int or _finite(t))
+
+
+def _records(
+    timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]], routes: dict[str, Route | None]
+) -> tuple[list[Record], dict[str, Record]]:
     """The timeline's records (an event's message and extra fields read on demand, a message built
     as it was read handed over) and each event's record by its id."""
     records: list[Record] = []
@@ -1475,7 +1502,6 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
-    routes: dict[Any, Route | None] = {}  # each run's (one Route a run's messages share: frozen)
     for seq, x in enumerate(timeline):
         line = seq + 1  # (every entry one record)
         if type(x) is _CkptRow:
@@ -1495,10 +1521,7 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
         else:
             m, x.message = x.message, None
             if m is not None and m.role == "assistant":
-                run_id = x.run_id
-                if run_id not in routes:
-                    routes[run_id] = _route_of(runs.get(run_id or ""))
-                m.route = routes[run_id]
+                m.route = routes.get(x.run_id or "")
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
@@ -1626,7 +1649,7 @@ def _same_extra(a: Record, b: Record) -> bool:
 def _skip_signed_thinking(events: list[_Event], by_event: dict[str, Record]) -> None:
     """Signed thinking in a turn whose calls carry no step id is not replayed (model-history.ts:353-362, 520-535)."""
     unpaired = {e.turn for e in events if e.call_unstepped}
-    for e in events:
+    for e in events if unpaired else ():
         if e.signed_thinking and e.turn in unpaired:
             _never_sent(by_event[e.event_id])
 
