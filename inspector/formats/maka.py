@@ -985,7 +985,7 @@ def _safe_event(
         message = None
         if past:  # (an unknown kind's content is shown as stored: read as a dict)
             message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
-    if compactable and digests is not None:
+    if compactable and not past and digests is not None:  # (past every stated coverage: nothing to hash)
         digests.feed(s, True)
     run_id = s.runId
     return _Event(
