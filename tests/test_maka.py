@@ -481,3 +481,18 @@ def test_source_digest_is_pinned() -> None:
     for ev in events:
         digests.feed(ev)
     assert digests.found == {1: maka.source_digest(events[:1]), 3: maka.source_digest(events)}
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [[3, 1, 2], [1, 2.5, 2, 2.5], [2.5, 1, 3.5], [1, "x", 2], [1, float("inf"), 2], [float("-inf"), 1, 2], [1, b"x", 2], [None, 1, 2]],
+)
+def test_commit_times_are_the_sorted_finite_ones(stored: list[Any]) -> None:
+    """`_commit_times` of events in the session order SQLite gives (committed_at first): its fast path
+    (first and last an integer: the list as it is) is the sorted finite times, whatever the column holds."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (committed_at INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?)", [(v,) for v in stored])
+    order = [r[0] for r in con.execute("SELECT committed_at FROM t ORDER BY committed_at")]
+    events = [maka._Event(i, str(i), b"{}", t, None, None, None, None, False, None, None, False, False, False) for i, t in enumerate(order, 1)]
+    assert maka._commit_times(events) == sorted(t for t in order if type(t) is int or maka._finite(t))

@@ -496,9 +496,7 @@ def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
     """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
     is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON, `_STRUCT_JSON` writes it)."""
     s = _STRUCT_JSON(ev) if safe else stable_json(ev)
-    h.update(b"%d:" % len(s))  # (three updates: the same bytes hashed, no copy of the event's)
-    h.update(s)
-    h.update(b";")
+    h.update(b"%d:%b;" % (len(s), s))
 
 
 def source_digest(events: list[dict[str, Any]]) -> str:
@@ -534,7 +532,8 @@ class PrefixDigests:
         """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        _digest_update(self.h, ev, safe)
+        s = _STRUCT_JSON(ev) if safe else stable_json(ev)  # (`_digest_update`, inline: one call an event)
+        self.h.update(b"%d:%b;" % (len(s), s))
         self.count += 1
         if self.count in self.wanted:
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
@@ -976,22 +975,52 @@ def _safe_event(
     if c is None or c is _U:
         compactable, head, unstepped, signed, message = False, None, False, False, None
     else:
-        kind = None if c.kind is _U else c.kind
-        compactable = _compactable_of(s.modelVisibility, kind, c.text, c.message)
-        head = _cached_head(None if s.role is _U else s.role, None if s.status is _U else s.status, s.partial, s.modelVisibility, kind, None if c.id is _U else c.id, c.text)
-        refs = s.refs
-        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (refs.stepId if refs else None)
+        got = _STRUCT_HEADS.get((s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message))
+        head, compactable, kind = got if got is not None else _struct_head(s, c)
+        cid = c.id
+        if cid is not _U and cid is not None:
+            head = _with_call_id(head, kind, cid)
+        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (s.refs.stepId if s.refs else None)
         signed = kind == "thinking" and bool(c.signature)
         message = None
         if past:  # (an unknown kind's content is shown as stored: read as a dict)
             message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
-    if compactable and digests is not None:
+    if compactable and not past and digests is not None:  # (past every stated coverage: nothing to hash)
         digests.feed(s, True)
     run_id = s.runId
     return _Event(
-        i, str(columns[0]), _kept(payload), committed, None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, ids[4], head,
-        compactable, ids[0], ids[1], unstepped, signed, False, message,
+        i, str(columns[0]), payload if type(payload) is bytes else _kept(payload), committed, None if s.ts is _U else s.ts,
+        run_id if type(run_id) is str else None, ids[4], head, compactable, ids[0], ids[1], unstepped, signed, False, message,
     )
+
+
+# `_head_of` and `_compactable_of` of the events `_SafeEvent` took, by the fields they read as the
+# Struct holds them (UNSET as it is; of the text and the message only whether they are empty), with
+# the content's kind as `dict.get` reads it: most events share a few (a call's id is put in after).
+_STRUCT_HEADS: dict[tuple[Any, ...], tuple[_MessageHead, bool, Any]] = {}
+
+
+def _struct_head(s: _SafeEvent, c: _SafeContent) -> tuple[_MessageHead, bool, Any]:
+    """The head (no call id), compactability and kind of a `_SafeEvent` with content, kept in
+    `_STRUCT_HEADS` (up to `_HEADS_MAX` of them)."""
+    kind = _set(c.kind)
+    got = (
+        _head_of(_set(s.role), _set(s.status), s.partial, s.modelVisibility, kind, None, c.text),
+        _compactable_of(s.modelVisibility, kind, c.text, c.message),
+        kind,
+    )
+    if len(_STRUCT_HEADS) < _HEADS_MAX:
+        _STRUCT_HEADS[(s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message)] = got
+    return got
+
+
+def _with_call_id(head: _MessageHead, kind: Any, cid: Any) -> _MessageHead:
+    """A head computed without a call id, with the event's (`_head_of` puts it in for a call or a response)."""
+    if kind == "function_call":
+        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
+    if kind == "function_response":
+        return (head[0], head[1], head[2], (), cid, head[5])
+    return head
 
 
 _KINDS = ("text", "thinking", "function_call", "function_response", "error")
@@ -1090,7 +1119,7 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
     """The session's run headers by run id, each field guarded (`RUN_HEADER`; the guard itself only
     on a header `_RunTypes` refuses)."""
     out: dict[str, dict[str, Any]] = {}
-    for run_id, raw in con.execute("SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
+    for run_id, raw in _text_rows(con, "SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
         try:
             obj = orjson.loads(raw)
         except (orjson.JSONDecodeError, TypeError):
@@ -1105,6 +1134,20 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
             diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), f"{name}: core_agent_runs row {run_id!r}"))
         out[str(run_id)] = obj
     return out
+
+
+def _text_rows(con: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """Every row of a query, its text decoded by SQLite's module itself (no call per column); where
+    a text is not UTF-8, as the connection's own factory reads it (U+FFFD for the bad bytes)."""
+    lenient, con.text_factory = con.text_factory, str
+    try:
+        return con.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as e:
+        if not str(e).startswith("Could not decode to UTF-8"):
+            raise
+    finally:
+        con.text_factory = lenient
+    return con.execute(sql, args).fetchall()
 
 
 class _RunTypes(msgspec.Struct, gc=False):
@@ -1269,27 +1312,7 @@ def _head(ev: dict[str, Any], content: dict[str, Any], kind: Any) -> _MessageHea
     return _head_of(ev.get("role"), ev.get("status"), ev.get("partial"), ev.get("modelVisibility"), kind, content.get("id"), content.get("text"))
 
 
-# `_head_of` of the events seen, by every field of theirs it reads but the call id (and of the
-# text only whether it is empty): most events share a few heads; a call's id is put in after.
-_HEADS: dict[tuple[Any, ...], _MessageHead] = {}
 _HEADS_MAX = 4096  # (a damaged store's kinds and roles are many: past these, computed each time)
-
-
-def _cached_head(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
-    """`_head_of` of these fields (`text` a str, None or UNSET), from `_HEADS` where it was met."""
-    key = (role_raw, status, partial, visibility, kind, not text)
-    head = _HEADS.get(key)
-    if head is None:
-        head = _head_of(role_raw, status, partial, visibility, kind, None, text)
-        if len(_HEADS) < _HEADS_MAX:
-            _HEADS[key] = head
-    if cid is None:
-        return head
-    if kind == "function_call":
-        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
-    if kind == "function_response":
-        return (head[0], head[1], head[2], (), cid, head[5])
-    return head
 
 
 def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: Any, cid: Any, text: Any) -> _MessageHead:
@@ -1409,14 +1432,14 @@ def _assemble(
     timeline, events, rows = _timeline(events, _checkpoint_rows(con, name, sid, diags), upto)
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
-    records, by_event = _records(timeline, runs)
+    routes = {run_id: _route_of(h) for run_id, h in runs.items()}  # (one Route a run's records share: frozen)
+    records, by_event = _records(timeline, runs, routes)
 
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
     led.leaf_seq = records[-1].seq
     first_of = {r.run_id: r.seq for r in reversed(records)}  # each run's first record
-    for run_id, h in runs.items():
-        route = _route_of(h)
+    for run_id, route in routes.items():
         first = first_of.get(run_id)
         if route is not None and first is not None:
             led.runs[run_id] = RunHeader(run_id, route, first)
@@ -1434,7 +1457,7 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
     event its coverage runs through; its first `upto` entries. With the events and rows in it."""
     timeline: list[_Event | _CkptRow] = []
     slots: dict[int, list[_CkptRow]] = {}
-    committed = sorted(t for t in [e.committed_at for e in events] if type(t) is int or _finite(t)) if rows else []
+    committed = _commit_times(events) if rows else []
     ids_back = [e.event_id for e in reversed(events)] if rows else []  # (an id's last place: index from the end)
     for c in rows:
         ts = c.ts if _finite(c.ts) else 0
@@ -1458,7 +1481,20 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
     return timeline, events, rows
 
 
-def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]]) -> tuple[list[Record], dict[str, Record]]:
+def _commit_times(events: list[_Event]) -> list[Any]:
+    """The events' finite commit times, sorted. The events are in the session order (committed_at
+    first) and SQLite orders NULL before the numbers, the numbers before text and blobs: when the
+    first and the last are integers, every one between is a finite number and they are in order
+    (tests/test_maka.py)."""
+    times = [e.committed_at for e in events]
+    if times and type(times[0]) is int and type(times[-1]) is int:
+        return times
+    return sorted(t for t in times if type(t) is int or _finite(t))
+
+
+def _records(
+    timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]], routes: dict[str, Route | None]
+) -> tuple[list[Record], dict[str, Record]]:
     """The timeline's records (an event's message and extra fields read on demand, a message built
     as it was read handed over) and each event's record by its id."""
     records: list[Record] = []
@@ -1466,7 +1502,6 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
-    routes: dict[Any, Route | None] = {}  # each run's (one Route a run's messages share: frozen)
     for seq, x in enumerate(timeline):
         line = seq + 1  # (every entry one record)
         if type(x) is _CkptRow:
@@ -1486,10 +1521,7 @@ def _records(timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]])
         else:
             m, x.message = x.message, None
             if m is not None and m.role == "assistant":
-                run_id = x.run_id
-                if run_id not in routes:
-                    routes[run_id] = _route_of(runs.get(run_id or ""))
-                m.route = routes[run_id]
+                m.route = routes.get(x.run_id or "")
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
         records.append(rec)
         by_event[x.event_id] = rec
@@ -1617,7 +1649,7 @@ def _same_extra(a: Record, b: Record) -> bool:
 def _skip_signed_thinking(events: list[_Event], by_event: dict[str, Record]) -> None:
     """Signed thinking in a turn whose calls carry no step id is not replayed (model-history.ts:353-362, 520-535)."""
     unpaired = {e.turn for e in events if e.call_unstepped}
-    for e in events:
+    for e in events if unpaired else ():
         if e.signed_thinking and e.turn in unpaired:
             _never_sent(by_event[e.event_id])
 
