@@ -436,16 +436,10 @@ def _message_head(
     )  # fmt: skip
 
 
-def _typed_head(s: _SEvent) -> Head | None:
-    """`_head_of` for a strict decode: the same head, from typed values instead of raw ones (and
-    `_message_head`'s index from typed parts, where a text is a string or null)."""
-    ts = s.timestamp
-    if ts is None:
-        return None
-    out: dict[str, Any] = {}  # (`_fields`, in its order)
-    author = s.author
-    if author is not None:
-        out["author"] = author
+def _typed_fields(s: _SEvent, author: str | None) -> dict[str, Any]:
+    """`_fields` of a strict decode, in its order, from typed values (most events hold their
+    author and empty actions only)."""
+    out: dict[str, Any] = {"author": author} if author is not None else {}
     if s.branch is not None:
         out["branch"] = s.branch
     if s.isolation_scope:  # (a string: blank only when "")
@@ -454,19 +448,32 @@ def _typed_head(s: _SEvent) -> Head | None:
         out["long_running_tool_ids"] = s.long_running_tool_ids
     if (code := s.error_code) is not _UNSET:
         out["error_code"] = code
-    a = s.actions
-    if a is not None:
-        acts: dict[str, Any] = {}
-        if a.transfer_to_agent is not None:
-            acts["transfer_to_agent"] = a.transfer_to_agent
-        if a.agent_state is not _UNSET:
-            acts["agent_state"] = a.agent_state
-        if a.end_of_agent is not _UNSET:
-            acts["end_of_agent"] = a.end_of_agent
-        out["actions"] = acts
+    if (a := s.actions) is not None:
+        if a.transfer_to_agent is None and a.agent_state is _UNSET and a.end_of_agent is _UNSET:
+            out["actions"] = {}
+        else:
+            acts: dict[str, Any] = {}
+            if a.transfer_to_agent is not None:
+                acts["transfer_to_agent"] = a.transfer_to_agent
+            if a.agent_state is not _UNSET:
+                acts["agent_state"] = a.agent_state
+            if a.end_of_agent is not _UNSET:
+                acts["end_of_agent"] = a.end_of_agent
+            out["actions"] = acts
+    return out
+
+
+def _typed_head(s: _SEvent) -> Head | None:
+    """`_head_of` for a strict decode: the same head, from typed values instead of raw ones (and
+    `_message_head`'s index from typed parts, where a text is a string or null; `role_and_stop`
+    inline)."""
+    ts = s.timestamp
+    if ts is None:
+        return None
+    author = s.author
+    out = _typed_fields(s, author)
     content = s.content
-    parts = content.parts if content is not None else None
-    if not parts:
+    if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
     call_ids: list[str] = []
     response_ids: list[str] = []
@@ -476,12 +483,19 @@ def _typed_head(s: _SEvent) -> Head | None:
     a = len(author) if author else 0
     prompt = 0  # (`adk_compaction._lines_size`: each line's characters, and a newline)
     for p in parts:
+        fc, fr = p.function_call, p.function_response
+        if (text := p.text) is not None:
+            if text:
+                prompt += a + (13 if p.thought else 3) + len(text)  # "{a} (thought): {t}" | "{a}: {t}"
+            if fc is None and fr is None:  # a text part (the most common)
+                if not visible and not p.thought:
+                    visible = text != ""
+                if not signed and p.thought_signature:
+                    signed = True
+                continue
         if not signed and p.thought_signature:
             signed = True
-        if text := p.text:
-            prompt += a + (13 if p.thought else 3) + len(text)  # "{a} (thought): {t}" | "{a}: {t}"
-        fr = p.function_response
-        if (fc := p.function_call) is not None:  # "{a} called tool: {name}({args})"
+        if fc is not None:  # "{a} called tool: {name}({args})"
             n = len(str(fc.args))
             prompt += a + 17 + len(f"{fc.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fr is not None:  # "Tool response from {name}: {response}"
@@ -502,14 +516,22 @@ def _typed_head(s: _SEvent) -> Head | None:
                 response_ids.append(fr.id)
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
-        elif text is not None:
-            if not visible and not p.thought:
-                visible = text != ""
         else:
             visible = True  # an `other` block
-    role, stop, _, source = role_and_stop(
-        author or "", content.role, calls, results, code if code is not _UNSET else None, s.finish_reason
-    )
+    # (`role_and_stop`, inline: a call per event cost a tenth of the head)
+    if results and not calls:
+        role, stop, source = "tool", None, "function_response"
+    elif content.role == "model" or (author != "user" and content.role != "user"):
+        role, source = "assistant", author or ""
+        code = s.error_code
+        if code is not _UNSET and code:
+            stop = "error"
+        elif calls:
+            stop = "tool_use"
+        else:
+            stop = finish_stop(s.finish_reason) if isinstance(s.finish_reason, str) else "stop"
+    else:
+        role, stop, source = "user", None, author or ""  # ("user" when the author is)
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
         tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
