@@ -635,8 +635,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
     run_names = reading.run_names
-    call_type, result_type, image_type = _TOOL_CALL, _TOOL_RESULT, native_heads.Image
-    first_byte, quote = native_heads.FIRST_BYTE, native_heads.QUOTE
+    call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE
     # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
     # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
     # `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
