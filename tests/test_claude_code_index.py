@@ -108,3 +108,39 @@ def test_uuid_checks_in_one_pass_give_the_record_by_record_pass_and_the_index(tm
             assert led.by_id() == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, name
         if name == "skipped line":
             assert any(not r.runtime_visible for r in led.records)
+
+
+# One value of every JSON type for a block's text, thinking and content, which the head decoder
+# skips unbuilt and `claude_code_heads.blocks_clean` checks by their first byte (issue 15).
+_BLOCK_VALUES: list[Any] = [None, True, False, 0, -1.5, "", "x", "null", "[1]", [], [1], ["x"], {}, {"a": 1},
+                            [{"type": "text", "text": "t"}], [{"type": 5}], [{"type": "text", "text": 7}], [None]]  # fmt: skip
+
+
+def _skipped_field_lines() -> list[dict[str, Any]]:
+    """An assistant, a user and a bookkeeping line per value of each skipped block field, in a
+    chain, each block otherwise clean."""
+    base = {"sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    out: list[dict[str, Any]] = []
+    blocks = {"text": {"type": "text", "text": "a"}, "thinking": {"type": "thinking", "thinking": "b"},
+              "content": {"type": "tool_result", "tool_use_id": "t1", "content": "c"}}  # fmt: skip
+    for key, block in blocks.items():
+        for i, v in enumerate(_BLOCK_VALUES):
+            for t, role in (("assistant", "assistant"), ("user", "user"), ("progress", "user")):
+                uid = f"{t}-{key}-{i}"
+                msg = {"role": role, "content": [{**block, key: v}]} | ({"id": f"m-{uid}"} if t == "assistant" else {})
+                out.append({**base, "type": t, "uuid": uid, "parentUuid": out[-1]["uuid"] if out else None, "message": msg})
+    return out
+
+
+def test_a_block_field_left_unbuilt_by_the_head_is_judged_as_the_whole_parse_judges_it(tmp_path: Path) -> None:
+    """A line whose block text, thinking or content has a type `fields.CLAUDE_CODE` does not take
+    takes the general path (its diagnostic the whole parse's), the others load from their heads."""
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(json.dumps(o) + "\n" for o in _skipped_field_lines()))
+    led, whole = load(str(f)), claude_code.build(read_lines(str(f))[0], str(f))
+    assert sum(1 for r in led.records if r.kind == "message" and r._message is None) > 20  # most from heads
+    assert [(d.line, d.message) for d in led.diagnostics] == [(d.line, d.message) for d in whole.diagnostics]
+    assert len(whole.diagnostics) > 10
+    for r, w in zip(led.records, whole.records, strict=True):
+        assert [getattr(r, k) for k in INDEX_FIELDS] == [getattr(w, k) for k in INDEX_FIELDS], r.line
+        assert (r.message, r.extra) == (w.message, w.extra), r.line

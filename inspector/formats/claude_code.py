@@ -52,6 +52,7 @@ from inspector.formats.claude_code_heads import (
     LineHead,
     MessageHead,
     ToolUseResultHead,
+    blocks_clean,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
 from inspector.formats.heads import kept_result_ids
@@ -414,6 +415,10 @@ class _Reading:
     checkpoints: list[int] = field(default_factory=list)
     tools: list[int] = field(default_factory=list)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
+    likes: dict[str, Record] = field(default_factory=dict)  # what a head's record starts from (`_head_likes`)
+
+    def __post_init__(self) -> None:
+        self.likes = _head_likes(self.source)
 
     def end_run(self) -> None:
         self.run_key = self.run_uuid = self.run_seq = None
@@ -456,35 +461,32 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
             return False
     elif t not in _BOOKKEEPING:
         return False
-    seq = len(st.records)
+    if m is not None and type(m.content) is list and not blocks_clean(m.content):
+        return False  # (a block's text, thinking or content of a wrong type: the general path says so)
+    records = st.records
+    seq = len(records)
     uuid = h.uuid or None
     pid = raw_pid or None
     if sid is not UNSET and sid is not None and st.session_id is None:
         st.session_id = sid
-    src = st.source
     # What the mapping reads of a line's object: its type, parent, sidechain and agent, message id.
     light: dict[str, Any] = {"type": t, "isSidechain": h.isSidechain, "agentId": h.agentId}
     if raw_pid is not UNSET:
         light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
-        rec = _head_message_record(h, m, seq, line, offset, len(raw), src)
+        rec = _head_message_record(h, m, seq, line, offset, len(raw), st)
         if rec is None:
             return False
+        rec.id = uuid
+        rec.parent_id = pid
         light["message"] = {"id": m.id}
         st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
     else:
-        rec = new_record(
-            Record, seq, line, uuid, pid, h.timestamp, offset, len(raw), None, None, None, (), None, src, "meta", t, True,
-            False, None, None, None, UNREAD,
-        )  # fmt: skip
+        rec = _new(st.likes["meta"], seq=seq, line=line, id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=len(raw), type=t)
         if not st.looks and _bookkeeping_looks_like(h, t):
             st.looks = True
-    rec.id = uuid
-    rec.parent_id = pid
-    if rec.role == "tool":
-        st.tools.append(seq)
-    st.records.append(rec)
+    records.append(rec)
     st.objs.append(light)
     if uuid is not None:
         st.by_uuid[uuid] = seq
@@ -492,9 +494,10 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     if conversation:
         tur = h.toolUseResult
         if type(tur) is ToolUseResultHead and tur.agentId is not None:
-            src.agents[seq] = tur.agentId
+            st.source.agents[seq] = tur.agentId
         if t == "assistant":
-            _join_reply(light, light["message"], seq, uuid, pid, st)
+            mid = m.id  # (`_group_key` of the light object, from the head)
+            _join_group((h.isSidechain is True, h.agentId, mid) if mid else None, seq, uuid, pid, st)
         else:
             st.end_run()
     return True
@@ -511,9 +514,31 @@ def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
     return False
 
 
-def _head_message_record(
-    h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, src: _Source
-) -> Record | None:
+# A record read from a head is a copy of the record its kind starts from (`_head_likes`), with its
+# own fields set by keyword (`msgspec.structs.replace`, in C: `record_from_fields` goes through
+# `type.__call__`'s argument tuples, as native's loader measured).
+_new = msgspec.structs.replace
+
+
+def _head_likes(src: _Source) -> dict[str, Record]:
+    """The records a head's record starts from: a bookkeeping line's (`meta`), an assistant
+    line's, a user line's and a tool line's, every other field as `record_from_fields` leaves it."""
+
+    def like(role: str | None, source_role: str | None, kind: str, type_: str) -> Record:
+        return new_record(
+            Record, 0, 0, None, None, None, 0, 0, role, None, source_role, (), None, src, kind, type_, True, False, None,
+            None, None, UNREAD,
+        )  # fmt: skip
+
+    return {
+        "meta": like(None, None, "meta", "meta"),
+        "assistant": like("assistant", "assistant", "message", "assistant"),
+        "user": like("user", "user", "message", "user"),
+        "tool": like("tool", "user", "message", "user"),
+    }
+
+
+def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, st: _Reading) -> Record | None:
     """A message record from a line's head, its index fields as `_message` would give them."""
     c = m.content
     blocks = c if type(c) is list else ()
@@ -525,21 +550,19 @@ def _head_message_record(
                 return None  # (a result inside a reply: the general path)
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
-        return new_record(
-            Record, seq, line, None, None, h.timestamp, offset, length, "assistant", head_stop_reason(m.stop_reason),
-            "assistant", calls, None, src, "message", "assistant", True, False, None, None, None, UNREAD,
+        return _new(
+            st.likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
+            stop_reason=head_stop_reason(m.stop_reason), call_ids=calls,
         )  # fmt: skip
     results = [b for b in blocks if b.type == "tool_result"]
-    first = None
-    if results:
-        first = results[0].tool_use_id
-        ids = [b.tool_use_id for b in results if b.tool_use_id]
-        if ids != ([first] if first else []):
-            src.results[seq] = ids
-    return new_record(
-        Record, seq, line, None, None, h.timestamp, offset, length, "tool" if results else "user", None,
-        "user", (), first, src, "message", "user", True, False, None, None, None, UNREAD,
-    )  # fmt: skip
+    if not results:
+        return _new(st.likes["user"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length)
+    first = results[0].tool_use_id
+    ids = [b.tool_use_id for b in results if b.tool_use_id]
+    if ids != ([first] if first else []):
+        st.source.results[seq] = ids
+    st.tools.append(seq)
+    return _new(st.likes["tool"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length, result_id=first)
 
 
 def _build(st: _Reading, path: str | None) -> Ledger:
@@ -675,7 +698,11 @@ def _conversation_record(
 
 def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
     """Put an assistant line into the reply group it is a block of (by message.id, or by chaining)."""
-    key = _group_key(o, m)
+    _join_group(_group_key(o, m), seq, uuid, pid, st)
+
+
+def _join_group(key: tuple[Any, ...] | None, seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
+    """`_join_reply` given the line's `_group_key`."""
     if key is None and st.run_key is not None and _continues(pid, st.run_uuid, st.records, st.by_uuid, st.run_seq):
         # No message.id (a transcript re-extracted by another tool): a line chained
         # straight onto the previous assistant line is the next block of that reply,

@@ -10,11 +10,12 @@ reply, a line type with its own rules) is left to the general path, which parses
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import msgspec
 
-from inspector.formats.heads import Int64, Num
+from inspector.formats.heads import DECODE_ERRORS, Int64, Num
 from inspector.ledger.model import normalize_stop_reason
 
 _Int64, _Num = Int64, Num
@@ -29,15 +30,18 @@ class _PartHead(msgspec.Struct, gc=False):
 
 
 class _BlockHead(msgspec.Struct, gc=False):
-    """One content block (`fields._CC_BLOCK`)."""
+    """One content block (`fields._CC_BLOCK`). Its text, thinking and content are not built (a
+    transcript's texts, decoded into strings only to be freed, cost more than the rest of the
+    block): msgspec checks their JSON as it skips them, as strictly as it decodes a string, and
+    `blocks_clean` checks their types (an empty `Raw`: the key is not there)."""
 
     type: str | None = None
-    text: str | None = None
-    thinking: str | None = None
+    text: msgspec.Raw = msgspec.Raw(b"")  # a string or null
+    thinking: msgspec.Raw = msgspec.Raw(b"")  # a string or null
     id: str | None = None
     name: str | None = None
     tool_use_id: str | None = None
-    content: str | list[_PartHead] | None = None
+    content: msgspec.Raw = msgspec.Raw(b"")  # a string, null or a list of parts (`_PartHead`)
 
 
 class _UsageHead(msgspec.Struct, gc=False):
@@ -85,6 +89,29 @@ class LineHead(msgspec.Struct, gc=False):
 
 
 DECODER = msgspec.json.Decoder(LineHead)
+_PARTS = msgspec.json.Decoder(list[_PartHead])
+_FIRST_BYTE = struct.Struct("B").unpack_from
+_STRING_OR_NULL = (ord('"'), ord("n"))  # (the only JSON values that start so)
+_LIST = ord("[")
+
+
+def blocks_clean(blocks: list[_BlockHead]) -> bool:
+    """Whether each block's text and thinking, as msgspec skipped them, are strings or null (or
+    absent), and its content a string, null, absent or a list of parts of the types `_PartHead`
+    takes (decoded here, the rare case), as `_BlockHead` took them when it decoded them."""
+    first = _FIRST_BYTE
+    for b in blocks:
+        t, k, c = b.text, b.thinking, b.content
+        if (t and first(t)[0] not in _STRING_OR_NULL) or (k and first(k)[0] not in _STRING_OR_NULL):
+            return False
+        if c and first(c)[0] not in _STRING_OR_NULL:
+            if first(c)[0] != _LIST:
+                return False
+            try:
+                _PARTS.decode(c)
+            except DECODE_ERRORS:
+                return False
+    return True
 
 
 _STOPS: dict[Any, str | None] = {}

@@ -635,7 +635,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
     run_names = reading.run_names
-    call_type, result_type = _TOOL_CALL, _TOOL_RESULT
+    call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE
     # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
     # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
     # `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
@@ -665,22 +665,24 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
             h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
         except decode_errors:
             h = None
+        calls: tuple[str, ...] = ()
+        result = None
+        if h is not None and type(h.content) is not str:  # the calls it makes, the call its first result answers
+            for b in h.content:
+                t = type(b)
+                if t is call_type:
+                    calls += (b.id,)
+                elif t is not image_type and first_byte(b.text) != quote:  # (`native_heads.is_text`, inlined)
+                    h = None  # a text that is not a string: the general path says so
+                    break
+                elif t is result_type and result is None:
+                    result = b.call_id
         if h is None:
             prev, prev_offset = raw, offset
         else:
             ts = h.ts
             if type(ts) is str:
                 add_time(ts)
-            c = h.content
-            calls: tuple[str, ...] = ()
-            result = None
-            if type(c) is not str:  # the calls it makes, the call its first result answers
-                for b in c:
-                    t = type(b)
-                    if t is call_type:
-                        calls += (b.id,)
-                    elif t is result_type and result is None:
-                        result = b.call_id
             rec = new(
                 like_of[h.role], seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
                 stop_reason=h.stop_reason, call_ids=calls, result_id=result,
