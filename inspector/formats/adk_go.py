@@ -1053,17 +1053,19 @@ def _head_events(
     if upto is not None:
         del ordered[upto:]
     names = ["rowid", *cols]
-    events: list[GoEvent] = []
     times = times_of(list(map(_HEAD_TIME, ordered)))  # (every row's `fast_time`, at once)
-    for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True):
-        e = _row_head(n, row, ts)
-        if e is None:
-            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (row[0],)).fetchone()
-            e = _row_event(n, dict(zip(names, whole, strict=False)), name, diags)
-            if e is None:
-                continue
-        e.index = len(events)
-        events.append(e)
+    # A head per row (its index its place); then each row without one read whole, in order.
+    heads = [_row_head(n, row, ts) for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True)]
+    dropped = False
+    for i in list(itertools.compress(range(len(heads)), map(operator.is_, heads, itertools.repeat(None)))):
+        whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (ordered[i][0],)).fetchone()
+        heads[i] = e = _row_event(i + 1, dict(zip(names, whole, strict=False)), name, diags)  # (its index: i)
+        dropped = dropped or e is None
+    if not dropped:
+        return heads  # type: ignore[return-value]  (no None left)
+    events = [e for e in heads if e is not None]
+    for k, e in enumerate(events):
+        e.index = k
     return events
 
 
