@@ -104,3 +104,21 @@ def test_the_streams_reach_what_the_requests_do() -> None:
             seen[k] = seen.get(k, 0) + 1
     for k in ("summary", "foreign", "event", "continue", "reinjected", "subsumed", "dropped", "ordered=True", "ordered=False"):
         assert seen.get(k, 0) >= 3, (k, seen)
+
+
+def test_visible_inline_equals_visible_to() -> None:
+    """`adk_go._visible` (the filter's tests inlined where the next agent has no branch) gives the
+    indexes `visible_to` gives, over every combination of what it reads."""
+    usable = adk_go.Compaction(1, 2, {"role": "model", "parts": [{"text": "s"}]})
+    unusable = adk_go.Compaction(None, 2, None)
+    events = []
+    for k, (content, comp, scope, excluded, br) in enumerate(
+        itertools.product((True, False), (None, usable, unusable), ("", "s1"), (False, True), ("", "root", "root.a"))
+    ):
+        e = adk_go.GoEvent(k, k, f"e{k}", "inv", "a", br, scope, k, None, [], comp)
+        e.has_content, e.excluded_call = content, excluded
+        events.append(e)
+    for branch, scope in itertools.product(("", "root", "other"), ("", "s1", "s2")):
+        want = {e.index for e in events if adk_go.visible_to(e, branch, scope)}
+        assert adk_go._visible(events, branch, scope) == want, (branch, scope)
+    assert adk_go._visible(events, "", "")  # (some are visible)

@@ -457,3 +457,23 @@ def test_raw_ok_reads_numbers_as_orjson_does() -> None:
     values += [b"-1", b"1.5", b"1e400", b"-1e400", b"0", b'"x"', b"true", b"null", b"[1]", b'{"a": 1e999}']
     for b in values:
         assert adk_go.H.raw_ok(msgspec.Raw(b)) == _orjson_reads(b), b[:40]
+
+
+def test_rows_read_whole_keep_their_places(tmp_path: Path) -> None:
+    """`_head_events` takes a head per row, then reads whole each row without one in its place: a
+    compaction record (never a head), a row whose timestamp is no time (skipped, with its
+    diagnostic), the events after them renumbered so that each one's index is its place."""
+    from tests.test_adk_go import notes_example
+
+    rows = notes_example()
+    bad = {**rows[1], "id": "bad", "timestamp": rows[1]["timestamp"] + "x"}  # (no time; sorted right after rows[1])
+    p = store(str(tmp_path / "s.db"), {"s1": [rows[0], bad, *rows[1:]]})
+    led = adk_go.load(p, None, None)
+    assert [r.seq for r in led.records] == list(range(len(rows)))
+    assert [r.line for r in led.records] == [1, 2, *range(4, len(rows) + 2)]
+    assert [r.kind for r in led.records].count("checkpoint") == 1
+    assert [d.line for d in led.diagnostics if "event skipped" in d.message] == [3]
+    fast = _outputs(led)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(adk_go, "_row_head", lambda n, row, ts=None: None)
+        assert _outputs(adk_go.load(p, None, None)) == fast
