@@ -261,6 +261,32 @@ class _Line(msgspec.Struct, gc=False):
 
 _NO_PAYLOAD = _Payload()  # (an event without one: never written to)
 
+
+# The same lines decoded from their bytes at once (issue 15: no dict of the envelope, the event or
+# its payload is built, no `convert` of them), for the lines NextClaw writes: every key one of these
+# (an unknown one refused, so no byte goes unchecked), the payload's content a string or null. The
+# message stays orjson's (`_Payload.message`: the replay keeps and edits it, and orjson's numbers are
+# what the check's path holds: a 20-digit integer is a float there, an int to msgspec): its bytes
+# are kept raw, then parsed by orjson. Any line this refuses, or whose message orjson refuses, takes
+# the path of `_line_head` (`_Reader.read`), so what a line gives never depends on which path read it.
+class _RawPayload(_Payload, forbid_unknown_fields=True, gc=False):
+    message: msgspec.Raw | None = None  # type: ignore[assignment]
+    content: str | None = None
+
+
+class _RawEvent(_Event, forbid_unknown_fields=True, gc=False):
+    payload: _RawPayload | None = None  # type: ignore[assignment]
+
+
+class _RawLine(_Line, forbid_unknown_fields=True, gc=False):
+    event: _RawEvent | None = None  # type: ignore[assignment]
+    version: Any = None  # (on every line; not read)
+
+
+_DECODE_LINE = msgspec.json.Decoder(_RawLine).decode
+# What the line decode or the message's parse raise on a line it leaves to `_line_head`.
+_LEFT = (msgspec.MsgspecError, ValueError, RecursionError)
+
 assert [f for f in SPEC] == [msgspec.structs.fields(_Line)[i].encode_name for i in range(len(SPEC))]
 assert list(SPEC["event"].fields or {}) == list(_Event.__struct_fields__)
 assert list(SPEC["event"].fields["payload"].fields or {}) == list(_Payload.__struct_fields__[:9])  # type: ignore[index]
@@ -1157,7 +1183,7 @@ class _Reader:
         """Each line parsed and checked as it comes; its event handed to the replay with the next
         `BATCH` events (`_replay_batch`: their times checked at once)."""
         name, diags = self.name, self.diags
-        loads, convert, fast = orjson.loads, _CONVERT, _TRY_FAST
+        loads, convert, decode, fast = orjson.loads, _CONVERT, _DECODE_LINE, _TRY_FAST
         ns: list[int] = []  # the batch: each event's line, the event, its line's timestamp
         evs: list[_Event] = []
         stamps: list[str | None] = []
@@ -1169,44 +1195,33 @@ class _Reader:
             if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
                 continue
             self.content = True
-            try:
-                o = loads(raw)
-            except orjson.JSONDecodeError as e:
-                diags.append(
-                    Diagnostic(
-                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
-                    )
-                )
-                continue
-            try:  # (`_line_head`, inlined)
+            try:  # (`_RawLine`: an event line NextClaw writes, decoded at once)
                 if not fast:
                     raise _REFUSED
-                h = convert(o, _Line)
+                h = decode(raw)
                 ev = h.event
-                if ev is not None and ev.payload is not None and ev.payload.message is not None:
-                    convert(ev.payload.message, _MessageHead)
-            except msgspec.ValidationError:
-                h = self._checked(n, o)
+                if h.kind != "event" or ev is None:
+                    raise _REFUSED
+                p = ev.payload
+                if p is not None and (m := p.message) is not None:
+                    m = p.message = loads(memoryview(m))  # type: ignore[arg-type]
+                    if m is not None:
+                        convert(m, _MessageHead)
+            except _LEFT:
+                h = self._line(n, raw)
                 if h is None:
                     continue
                 ev = h.event
-            if h.kind == "event" and ev is not None:
-                if ev.type is None:  # (its timestamp still counts as the last one: in the batch)
-                    diags.append(
-                        Diagnostic(
-                            n,
-                            "unknown_entry",
-                            f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
-                        )
-                    )
-                ns.append(n)
-                evs.append(ev)
-                stamps.append(h.timestamp)
-                if len(ns) == BATCH:
-                    self._replay_batch(ns, evs, stamps)
-                    ns, evs, stamps = [], [], []
-            else:
-                self._other(n, o, h)
+            if ev.type is None:  # (its timestamp still counts as the last one: in the batch)
+                diags.append(
+                    Diagnostic(n, "unknown_entry", f"{name}: line {n}: event without a type; NextClaw's replay ignores it")
+                )
+            ns.append(n)
+            evs.append(ev)
+            stamps.append(h.timestamp)
+            if len(ns) == BATCH:
+                self._replay_batch(ns, evs, stamps)
+                ns, evs, stamps = [], [], []
         self._replay_batch(ns, evs, stamps)
 
     def _replay_batch(self, ns: list[int], evs: list[_Event], stamps: list[str | None]) -> None:
@@ -1254,6 +1269,31 @@ class _Reader:
             out.append(ts)  # type: ignore[arg-type]
         self.last_ts = last_ts
         return out
+
+    def _line(self, n: int, raw: bytes) -> _Line | None:
+        """A line `_RawLine` leaves: parsed whole, then `_line_head`, else the check's path (None
+        for a line that is no JSON object, said)."""
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            self.diags.append(
+                Diagnostic(
+                    n, "malformed_json", f"{self.name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
+                )
+            )
+            return None
+        try:
+            if not _TRY_FAST:
+                raise _REFUSED
+            h: _Line | None = _line_head(o)
+        except msgspec.ValidationError:
+            h = self._checked(n, o)
+            if h is None:
+                return None
+        if h.kind != "event" or h.event is None:
+            self._other(n, o, h)
+            return None
+        return h
 
     def _checked(self, n: int, o: Any) -> _Line | None:
         """A line that `_line_head` refuses: SPEC's check says why (its fields of another type
