@@ -889,13 +889,9 @@ class _Replay:
         """One event as the replay's rules apply it."""
         message: dict[str, Any] | None = p.message  # (a dict or None: `_line_head` checked it)
         if t in _MESSAGE_EVENTS:
-            if message is None:
-                return
-            if message.get("role") == "assistant" and message.get("status") in ("pending", "streaming"):
-                message["status"] = "final"
-            if t != "message.sent":
-                _merge_results(message, self.results)
-            t = "message.sent"
+            if message is not None:
+                self._message_event(t, message, line, ts)
+            return
         sm = None
         if t in _STREAMING:
             sm = p.messageId
@@ -924,7 +920,7 @@ class _Replay:
                 self.streaming = boot
             else:
                 self.upsert(boot)
-        if message is not None:
+        if message is not None:  # (a message on another event: as `_message_event` takes it)
             self.known.add(str(message.get("id")))
             self.upsert(_Msg(message, line))
             if message.get("role") == "assistant" and message.get("status") in ("final", "error"):
@@ -950,6 +946,22 @@ class _Replay:
             self.active_run = None
             if t == "run.error" and p.messageId is not None:
                 self.terminal.add(p.messageId)
+
+    def _message_event(self, t: str, message: dict[str, Any], line: int, ts: str) -> None:
+        """message.sent, message.completed or a snapshot's message: each a message.sent of the
+        message (the last two with the recorded tool results merged), `_apply`'s steps for one."""
+        role = message.get("role")
+        if role == "assistant" and message.get("status") in ("pending", "streaming"):
+            message["status"] = "final"
+        if t != "message.sent":
+            _merge_results(message, self.results)
+        if message.get("metadata") is not None:  # (else no timeline message: nothing to track)
+            self._track_compaction("message.sent", message, ts)
+        m = _Msg(message, line)
+        self.known.add(m.id)
+        self.upsert(m)
+        if role == "assistant" and message.get("status") in ("final", "error"):
+            self.terminal.add(m.id)
 
     def _streams_next(self, t: str, p: _Payload, sm: str) -> bool:
         """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
@@ -1578,16 +1590,26 @@ def _assistant_block(p: dict[str, Any]) -> Block:
 
 def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     """The assistant message, then one tool-result record per call it sent with a result."""
-    ts = m.obj.get("timestamp")
-    sent = [p for p in m.parts if _sent_call(p)]
+    o = m.obj
+    ts = o.get("timestamp")
+    parts = o.get("parts")
+    # (`_sent_call` of each part, inlined: a call per part was a tenth of building the records)
+    sent = [
+        p
+        for p in (parts if isinstance(parts, list) else ())
+        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and p.get("result") is not None
+    ]
     calls = [str(p.get("toolCallId") or "") for p in sent]
     source.entries[seq] = (m, None)
     out = [
         _new(
-            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if m.obj.get("status") == "error" else None,
-            "assistant", tuple(c for c in calls if c), None, source, "message", "message", True, False, None, None, None, None,
+            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
+            "assistant", tuple([c for c in calls if c]) if calls else (), None, source, "message", "message", True, False,
+            None, None, None, None,
         )
     ]  # fmt: skip
+    if not sent:
+        return out
     for p, call in zip(sent, calls, strict=True):
         k = seq + len(out)
         source.entries[k] = (m, p)
