@@ -158,6 +158,68 @@ def test_every_mutation_of_an_event_loads_as_the_check_path_loads_it(tmp_path: P
         _same_both_ways(_journal(tmp_path / f"one-{i}.jsonl", [*before, o, *after]), monkeypatch)
 
 
+# The bytes of a line where msgspec's decode and orjson's parse part ways (`nextclaw._RawLine`):
+# orjson refuses invalid UTF-8, a lone surrogate or an infinite number even where msgspec skips a
+# value, and reads an integer past 64 bits as a float where msgspec keeps an int. Each put in the
+# message, the content, an unknown key of each level, and the fields read as any value.
+ODD_VALUES = [b'"\xff"', b'"\\ud800"', b'"\xed\xa0\x80"', b"1e400", b"18446744073709551617", b"-9223372036854775809",
+              b"123456789012345678901234567890", b'{"n": 18446744073709551617}', b"[1e999]", b'"\\ud83d\\ude00"']  # fmt: skip
+
+
+def _odd_lines() -> list[bytes]:
+    out: list[bytes] = []
+    for etype, payload in EVENTS:
+        line = _line(etype, payload)
+        ev, pl = line["event"], line["event"]["payload"]
+        places: list[tuple[dict[str, Any], str]] = [(line, "version"), (line, "odd"), (ev, "odd"), (pl, "odd")]
+        places += [(pl, k) for k in ("content", "final", "interrupted")]
+        if isinstance(pl.get("message"), dict):
+            msg = pl["message"]
+            places += [(msg, "odd"), (msg, "metadata"), (msg["parts"][0], "odd")]
+            places += [(part, k) for part in msg["parts"] if part.get("type") == "tool-invocation" for k in ("args", "result")]
+            if isinstance(msg.get("metadata"), dict) and isinstance(msg["metadata"].get("checkpoint"), dict):
+                places += [(msg["metadata"]["checkpoint"], k) for k in ("originalEstimatedTokens", "coveredMessageCount")]
+        for obj, key in places:
+            was = obj.get(key, _ABSENT)
+            obj[key] = "@V"
+            # (a result is sent, hence read, in a call's part in state "result")
+            marked = orjson.dumps(line if key != "result" else {**line, "event": {**ev, "payload": {**pl, "message": {
+                **pl["message"], "parts": [{**q, "state": "result"} if q is obj else q for q in pl["message"]["parts"]]}}}})
+            out += [marked.replace(b'"@V"', v, 1) for v in ODD_VALUES]
+            if was is _ABSENT:
+                del obj[key]
+            else:
+                obj[key] = was
+    return out
+
+
+_ABSENT = object()
+
+
+def test_lines_msgspec_and_orjson_read_apart_load_as_the_check_path_loads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal of each such line among the others loads the same whichever path reads its lines
+    (the raw decode, or orjson and the check: `_TRY_FAST` off)."""
+    odd = _odd_lines()
+    assert len(odd) > 500
+    meta = orjson.dumps({"_type": "metadata", "version": 1, "created_at": ts(0), "agent_id": "main", "metadata": {}})
+    normal = [orjson.dumps(_line(t, p, seq=i + 1)) for i, (t, p) in enumerate(EVENTS)]
+    rng = random.Random(SEED)
+    for i in range(0, len(odd), 40):
+        lines = [*normal]
+        for o in odd[i : i + 40]:
+            lines.insert(rng.randrange(len(lines) + 1), o)
+        path = tmp_path / f"odd-{i}.jsonl"
+        path.write_bytes(b"\n".join([meta, *lines]) + b"\n")
+        _same_both_ways(path, monkeypatch)
+    # A result no tool-call-result event stands for: the message's own, sent.
+    part = {"type": "tool-invocation", "toolCallId": "c9", "toolName": "ls", "state": "result", "args": "@V", "result": "@V"}
+    done = _line("message.completed", {"message": message("a9", "assistant", None, ts(0, 4), parts=[part])})
+    for v in ODD_VALUES:
+        path = tmp_path / "result.jsonl"
+        path.write_bytes(b"\n".join([meta, normal[0], orjson.dumps(done).replace(b'"@V"', v)]) + b"\n")
+        _same_both_ways(path, monkeypatch)
+
+
 # ---------------------------------------------------------------------------------------- segments
 # `nextclaw._Segment`: the events of a freshly bootstrapped streaming message are kept, not applied,
 # and dropped when its whole copy (message.completed) comes next, only what outlives them applied;

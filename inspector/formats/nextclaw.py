@@ -261,6 +261,32 @@ class _Line(msgspec.Struct, gc=False):
 
 _NO_PAYLOAD = _Payload()  # (an event without one: never written to)
 
+
+# The same lines decoded from their bytes at once (issue 15: no dict of the envelope, the event or
+# its payload is built, no `convert` of them), for the lines NextClaw writes: every key one of these
+# (an unknown one refused, so no byte goes unchecked), the payload's content a string or null. The
+# message stays orjson's (`_Payload.message`: the replay keeps and edits it, and orjson's numbers are
+# what the check's path holds: a 20-digit integer is a float there, an int to msgspec): its bytes
+# are kept raw, then parsed by orjson. Any line this refuses, or whose message orjson refuses, takes
+# the path of `_line_head` (`_Reader.read`), so what a line gives never depends on which path read it.
+class _RawPayload(_Payload, forbid_unknown_fields=True, gc=False):
+    message: msgspec.Raw | None = None  # type: ignore[assignment]
+    content: str | None = None
+
+
+class _RawEvent(_Event, forbid_unknown_fields=True, gc=False):
+    payload: _RawPayload | None = None  # type: ignore[assignment]
+
+
+class _RawLine(_Line, forbid_unknown_fields=True, gc=False):
+    event: _RawEvent | None = None  # type: ignore[assignment]
+    version: Any = None  # (on every line; not read)
+
+
+_DECODE_LINE = msgspec.json.Decoder(_RawLine).decode
+# What the line decode or the message's parse raise on a line it leaves to `_line_head`.
+_LEFT = (msgspec.MsgspecError, ValueError, RecursionError)
+
 assert [f for f in SPEC] == [msgspec.structs.fields(_Line)[i].encode_name for i in range(len(SPEC))]
 assert list(SPEC["event"].fields or {}) == list(_Event.__struct_fields__)
 assert list(SPEC["event"].fields["payload"].fields or {}) == list(_Payload.__struct_fields__[:9])  # type: ignore[index]
@@ -863,13 +889,9 @@ class _Replay:
         """One event as the replay's rules apply it."""
         message: dict[str, Any] | None = p.message  # (a dict or None: `_line_head` checked it)
         if t in _MESSAGE_EVENTS:
-            if message is None:
-                return
-            if message.get("role") == "assistant" and message.get("status") in ("pending", "streaming"):
-                message["status"] = "final"
-            if t != "message.sent":
-                _merge_results(message, self.results)
-            t = "message.sent"
+            if message is not None:
+                self._message_event(t, message, line, ts)
+            return
         sm = None
         if t in _STREAMING:
             sm = p.messageId
@@ -898,7 +920,7 @@ class _Replay:
                 self.streaming = boot
             else:
                 self.upsert(boot)
-        if message is not None:
+        if message is not None:  # (a message on another event: as `_message_event` takes it)
             self.known.add(str(message.get("id")))
             self.upsert(_Msg(message, line))
             if message.get("role") == "assistant" and message.get("status") in ("final", "error"):
@@ -924,6 +946,22 @@ class _Replay:
             self.active_run = None
             if t == "run.error" and p.messageId is not None:
                 self.terminal.add(p.messageId)
+
+    def _message_event(self, t: str, message: dict[str, Any], line: int, ts: str) -> None:
+        """message.sent, message.completed or a snapshot's message: each a message.sent of the
+        message (the last two with the recorded tool results merged), `_apply`'s steps for one."""
+        role = message.get("role")
+        if role == "assistant" and message.get("status") in ("pending", "streaming"):
+            message["status"] = "final"
+        if t != "message.sent":
+            _merge_results(message, self.results)
+        if message.get("metadata") is not None:  # (else no timeline message: nothing to track)
+            self._track_compaction("message.sent", message, ts)
+        m = _Msg(message, line)
+        self.known.add(m.id)
+        self.upsert(m)
+        if role == "assistant" and message.get("status") in ("final", "error"):
+            self.terminal.add(m.id)
 
     def _streams_next(self, t: str, p: _Payload, sm: str) -> bool:
         """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
@@ -1157,7 +1195,7 @@ class _Reader:
         """Each line parsed and checked as it comes; its event handed to the replay with the next
         `BATCH` events (`_replay_batch`: their times checked at once)."""
         name, diags = self.name, self.diags
-        loads, convert, fast = orjson.loads, _CONVERT, _TRY_FAST
+        loads, convert, decode, fast = orjson.loads, _CONVERT, _DECODE_LINE, _TRY_FAST
         ns: list[int] = []  # the batch: each event's line, the event, its line's timestamp
         evs: list[_Event] = []
         stamps: list[str | None] = []
@@ -1169,44 +1207,33 @@ class _Reader:
             if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
                 continue
             self.content = True
-            try:
-                o = loads(raw)
-            except orjson.JSONDecodeError as e:
-                diags.append(
-                    Diagnostic(
-                        n, "malformed_json", f"{name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
-                    )
-                )
-                continue
-            try:  # (`_line_head`, inlined)
+            try:  # (`_RawLine`: an event line NextClaw writes, decoded at once)
                 if not fast:
                     raise _REFUSED
-                h = convert(o, _Line)
+                h = decode(raw)
                 ev = h.event
-                if ev is not None and ev.payload is not None and ev.payload.message is not None:
-                    convert(ev.payload.message, _MessageHead)
-            except msgspec.ValidationError:
-                h = self._checked(n, o)
+                if h.kind != "event" or ev is None:
+                    raise _REFUSED
+                p = ev.payload
+                if p is not None and (m := p.message) is not None:
+                    m = p.message = loads(memoryview(m))  # type: ignore[arg-type]
+                    if m is not None:
+                        convert(m, _MessageHead)
+            except _LEFT:
+                h = self._line(n, raw)
                 if h is None:
                     continue
                 ev = h.event
-            if h.kind == "event" and ev is not None:
-                if ev.type is None:  # (its timestamp still counts as the last one: in the batch)
-                    diags.append(
-                        Diagnostic(
-                            n,
-                            "unknown_entry",
-                            f"{name}: line {n}: event without a type; NextClaw's replay ignores it",
-                        )
-                    )
-                ns.append(n)
-                evs.append(ev)
-                stamps.append(h.timestamp)
-                if len(ns) == BATCH:
-                    self._replay_batch(ns, evs, stamps)
-                    ns, evs, stamps = [], [], []
-            else:
-                self._other(n, o, h)
+            if ev.type is None:  # (its timestamp still counts as the last one: in the batch)
+                diags.append(
+                    Diagnostic(n, "unknown_entry", f"{name}: line {n}: event without a type; NextClaw's replay ignores it")
+                )
+            ns.append(n)
+            evs.append(ev)
+            stamps.append(h.timestamp)
+            if len(ns) == BATCH:
+                self._replay_batch(ns, evs, stamps)
+                ns, evs, stamps = [], [], []
         self._replay_batch(ns, evs, stamps)
 
     def _replay_batch(self, ns: list[int], evs: list[_Event], stamps: list[str | None]) -> None:
@@ -1254,6 +1281,31 @@ class _Reader:
             out.append(ts)  # type: ignore[arg-type]
         self.last_ts = last_ts
         return out
+
+    def _line(self, n: int, raw: bytes) -> _Line | None:
+        """A line `_RawLine` leaves: parsed whole, then `_line_head`, else the check's path (None
+        for a line that is no JSON object, said)."""
+        try:
+            o = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            self.diags.append(
+                Diagnostic(
+                    n, "malformed_json", f"{self.name}: line {n}: not valid JSON ({_line_error(raw, e)}); NextClaw skips it too"
+                )
+            )
+            return None
+        try:
+            if not _TRY_FAST:
+                raise _REFUSED
+            h: _Line | None = _line_head(o)
+        except msgspec.ValidationError:
+            h = self._checked(n, o)
+            if h is None:
+                return None
+        if h.kind != "event" or h.event is None:
+            self._other(n, o, h)
+            return None
+        return h
 
     def _checked(self, n: int, o: Any) -> _Line | None:
         """A line that `_line_head` refuses: SPEC's check says why (its fields of another type
@@ -1538,16 +1590,26 @@ def _assistant_block(p: dict[str, Any]) -> Block:
 
 def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     """The assistant message, then one tool-result record per call it sent with a result."""
-    ts = m.obj.get("timestamp")
-    sent = [p for p in m.parts if _sent_call(p)]
+    o = m.obj
+    ts = o.get("timestamp")
+    parts = o.get("parts")
+    # (`_sent_call` of each part, inlined: a call per part was a tenth of building the records)
+    sent = [
+        p
+        for p in (parts if isinstance(parts, list) else ())
+        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and p.get("result") is not None
+    ]
     calls = [str(p.get("toolCallId") or "") for p in sent]
     source.entries[seq] = (m, None)
     out = [
         _new(
-            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if m.obj.get("status") == "error" else None,
-            "assistant", tuple(c for c in calls if c), None, source, "message", "message", True, False, None, None, None, None,
+            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
+            "assistant", tuple([c for c in calls if c]) if calls else (), None, source, "message", "message", True, False,
+            None, None, None, None,
         )
     ]  # fmt: skip
+    if not sent:
+        return out
     for p, call in zip(sent, calls, strict=True):
         k = seq + len(out)
         source.entries[k] = (m, p)
