@@ -621,7 +621,10 @@ class RepairScreen(Screen[None]):
         the user tries (the store would refuse the changed file anyway)."""
         if self.stale != "changed":  # "changed" (shrank or replaced) outranks "grew"
             self.stale = how
-        self.query_one("#repair-status", Static).update(self._status_markup())
+        status = self.query("#repair-status")
+        if not status:  # not composed yet (its compose says `stale`), or torn down as the app quits
+            return
+        status.first(Static).update(self._status_markup())
         self._refresh_actions()
 
     def session_read(self, report: Report) -> None:
