@@ -10,12 +10,11 @@ reply, a line type with its own rules) is left to the general path, which parses
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import msgspec
 
-from inspector.formats.heads import DECODE_ERRORS, Int64, Num
+from inspector.formats.heads import DECODE_ERRORS, FIRST_BYTE, Int64, Num
 from inspector.ledger.model import normalize_stop_reason
 
 _Int64, _Num = Int64, Num
@@ -90,7 +89,6 @@ class LineHead(msgspec.Struct, gc=False):
 
 DECODER = msgspec.json.Decoder(LineHead)
 _PARTS = msgspec.json.Decoder(list[_PartHead])
-_FIRST_BYTE = struct.Struct("B").unpack_from
 _STRING_OR_NULL = (ord('"'), ord("n"))  # (the only JSON values that start so)
 _LIST = ord("[")
 
@@ -99,7 +97,7 @@ def blocks_clean(blocks: list[_BlockHead]) -> bool:
     """Whether each block's text and thinking, as msgspec skipped them, are strings or null (or
     absent), and its content a string, null, absent or a list of parts of the types `_PartHead`
     takes (decoded here, the rare case), as `_BlockHead` took them when it decoded them."""
-    first = _FIRST_BYTE
+    first = FIRST_BYTE
     for b in blocks:
         t, k, c = b.text, b.thinking, b.content
         if (t and first(t)[0] not in _STRING_OR_NULL) or (k and first(k)[0] not in _STRING_OR_NULL):

@@ -13,12 +13,11 @@ is left to the general path, which parses the line whole and says what is wrong.
 from __future__ import annotations
 
 import re
-import struct
 from typing import Annotated, Literal
 
 import msgspec
 
-from inspector.formats.heads import Int64
+from inspector.formats.heads import FIRST_BYTE, Int64
 from inspector.ledger.model import Role, StopReason
 
 # The JSON values the builder accepts, as msgspec types. msgspec takes no bool for an int and no
@@ -63,7 +62,6 @@ class Image(msgspec.Struct, forbid_unknown_fields=True, gc=False, tag_field="typ
 _Block = Text | Thinking | ToolCall | ToolResult | Image
 
 
-FIRST_BYTE = struct.Struct("B").unpack_from
 QUOTE = (ord('"'),)
 
 

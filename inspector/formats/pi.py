@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import struct
 from collections.abc import Callable
 from itertools import islice
 from typing import Any
@@ -601,8 +600,7 @@ _HEAD_ROLES.update(
 _RAW_TEXT_DECODER = msgspec.json.Decoder(_RawTextEntryHead)
 
 
-# A Raw value's first byte, as a 1-tuple: half the cost of `memoryview(raw)[0]`.
-_FIRST_BYTE = struct.Struct("B").unpack_from
+_FIRST_BYTE = heads.FIRST_BYTE
 
 
 _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", "error", "aborted")}
