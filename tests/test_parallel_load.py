@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from benchmarks.gen_pi_ledger import generate
-from inspector.formats import load, pi
+from inspector.formats import fork_reader_ahead, load, pi
 from inspector.formats import parallel as par
 from inspector.ledger.model import Ledger
 
@@ -392,3 +392,125 @@ def test_a_session_of_a_hundred_megabytes_is_read_by_one_process(tmp_path: Path)
             helper.close(kill=True)
             helper.release()
     assert helper is None
+
+
+# -- a helper forked ahead (the app: `cli.main.run_app` forks it before Textual's threads run)
+
+
+def _load_in_a_thread(path: Path) -> Ledger:
+    """`load` as the app runs it: in a worker thread, where no helper may be forked."""
+    import threading
+
+    out: list[Ledger] = []
+    t = threading.Thread(target=lambda: out.append(load(str(path), fingerprint=False)))
+    t.start()
+    t.join()
+    return out[0]
+
+
+@pytest.fixture
+def ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
+    yield
+    par.discard_ahead()
+
+
+def _serial(path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
+    try:
+        return _snapshot(load(str(path), fingerprint=False))
+    finally:
+        monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
+
+
+def _held(path: Path) -> par.Helper:
+    st = path.stat()
+    return par._ahead[(st.st_dev, st.st_ino)][0]
+
+
+def test_a_helper_forked_ahead_is_taken_over_by_the_apps_load(base_lines, tmp_path, monkeypatch, ahead) -> None:
+    path = _write(tmp_path / "big.jsonl", base_lines)
+    serial = _serial(path, monkeypatch)
+    assert fork_reader_ahead(str(path))
+    helper = _held(path)
+    led = _load_in_a_thread(path)
+    assert par._ahead == {} and helper.pid == 0 and helper.fd == -1  # taken over, reaped, its file closed
+    assert helper.appended > 0  # its chunks were used, though the load ran where it could fork none
+    _assert_same(serial, _snapshot(led))
+
+
+def test_a_helper_that_finished_before_its_load_leaves_the_first_chunk_to_the_loader(
+    base_lines, tmp_path, monkeypatch, ahead
+) -> None:
+    path = _write(tmp_path / "big.jsonl", base_lines)
+    serial = _serial(path, monkeypatch)
+    assert fork_reader_ahead(str(path))
+    helper = _held(path)
+    os.waitpid(helper.pid, 0)  # every chunk it takes is done before the load begins
+    helper.pid = 0
+    led = _load_in_a_thread(path)
+    assert helper.appended == len(helper.bounds) - 2  # all but chunk 0, the loader's own
+    _assert_same(serial, _snapshot(led))
+
+
+@pytest.mark.parametrize("change", ["appended", "rewritten"])
+def test_a_file_changed_after_the_fork_is_not_read_from_its_helper(
+    change: str, base_lines, tmp_path, monkeypatch, ahead
+) -> None:
+    path = _write(tmp_path / "big.jsonl", base_lines)
+    assert fork_reader_ahead(str(path))
+    helper = _held(path)
+    os.waitpid(helper.pid, 0)  # its chunks decoded from the file as it was
+    helper.pid = 0
+    if change == "appended":
+        _write(path, [*base_lines, base_lines[-1].replace(b'"id":"', b'"id":"x', 1)])
+    else:  # the same size, other bytes in the helper's chunks (ids: each record's own)
+        half = len(base_lines) // 2
+        _write(path, base_lines[:half] + [_same_size_other_id(ln) for ln in base_lines[half:]])
+        os.utime(path, ns=(1, 1))  # (and another age, as any write gives it)
+    assert path.stat().st_ino == (tmp_path / "big.jsonl").stat().st_ino
+    serial = _serial(path, monkeypatch)
+    led = _load_in_a_thread(path)
+    assert par._ahead == {} and helper.appended == 0 and helper.fd == -1  # dropped, closed
+    _assert_same(serial, _snapshot(led))
+
+
+def _same_size_other_id(line: bytes) -> bytes:
+    """The line with the first character of its id changed (same length)."""
+    at = line.find(b'"id":"')
+    if at < 0:
+        return line
+    k = at + len(b'"id":"')
+    return line[:k] + (b"z" if line[k : k + 1] != b"z" else b"y") + line[k + 1 :]
+
+
+def test_a_helper_never_taken_over_is_killed(base_lines, tmp_path, ahead) -> None:
+    path = _write(tmp_path / "big.jsonl", base_lines)
+    assert fork_reader_ahead(str(path))
+    helper = _held(path)
+    pid = helper.pid
+    par.discard_ahead()  # (registered with atexit at the first fork ahead)
+    assert par._ahead == {} and helper.pid == 0 and helper.fd == -1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+
+
+def test_only_a_big_regular_file_of_a_chunked_format_gets_a_helper_ahead(base_lines, tmp_path, ahead) -> None:
+    path = _write(tmp_path / "big.jsonl", base_lines)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # no writer: opening it would wait forever
+    codex_file = tmp_path / "rollout.jsonl"
+    line = b'{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s","cwd":"/"}}\n'
+    codex_file.write_bytes(line * (SMALL // len(line) + 10))  # big, but Codex has no chunk codec
+    assert not fork_reader_ahead(str(fifo))
+    assert not fork_reader_ahead(str(tmp_path))
+    assert not fork_reader_ahead(str(tmp_path / "missing.jsonl"))
+    assert not fork_reader_ahead(str(codex_file))
+    assert not fork_reader_ahead(f"{path}#session")
+    assert par._ahead == {}
+    small = _write(tmp_path / "small.jsonl", base_lines[:100])
+    assert not fork_reader_ahead(str(small))
+    assert fork_reader_ahead(str(path))
+    assert not fork_reader_ahead(str(path))  # one helper a file
+    assert len(par._ahead) == 1

@@ -381,3 +381,26 @@ async def test_the_header_counts_from_the_launch_it_is_given() -> None:
         assert screen.ready_seconds >= 3.0 and screen.first_paint >= 3.0
         status = str(screen.query_one("#status").render())
         assert float(status.split("ready in ")[1].split(" s")[0]) >= 3.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "ahead"),
+    [(["S"], ["S"]), (["S", "--at", "3"], []), (["S", "S"], [])],
+    ids=["one session", "as it stood at a line", "two paths"],
+)
+def test_the_console_script_forks_a_big_sessions_reading_helper_before_the_app_starts(
+    argv: list[str], ahead: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`inspector FILE` asks for the file's reading helper (`formats.fork_reader_ahead`: forked
+    only for a big session of a chunked format) before Textual's import and threads, so the app's
+    load, in a worker thread where no fork is safe, still reads on two cores (issue 15.3). Not for
+    `--at` (a load that stops at a line takes no helper) nor for several paths."""
+    from inspector import formats
+    from inspector.cli.main import run_app
+    from inspector.tui import app as app_mod
+
+    asked: list[str] = []
+    monkeypatch.setattr(formats, "fork_reader_ahead", lambda p: asked.append(p) or False)
+    monkeypatch.setattr(app_mod.InspectorApp, "run", lambda self, *a, **k: None)
+    assert run_app([str(ADR) if a == "S" else a for a in argv]) == 0
+    assert asked == [str(ADR) if a == "S" else a for a in ahead]

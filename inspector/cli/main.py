@@ -282,6 +282,12 @@ def run_app(argv: Sequence[str]) -> int:
         if not os.path.exists(p):
             print(f"inspector: {p}: no such file or directory", file=sys.stderr)
             return 2
+    if len(args.paths) == 1 and args.at is None:
+        from inspector.formats import fork_reader_ahead
+
+        # Before Textual's import and threads: a big session's reading helper starts decoding on
+        # the second core now, while the app starts (its load takes the helper over).
+        fork_reader_ahead(args.paths[0])
     from inspector.tui.app import create_app, process_started
 
     launched = process_started()  # the header's "ready in" counts the wait from the user's command

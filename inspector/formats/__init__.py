@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
-from inspector.formats import codex, registry, sqlite_files
+from inspector.formats import codex, parallel, registry, sqlite_files
 from inspector.formats.base import Format, UnknownFormat
 from inspector.formats.jsonl import (
     READ_BUFFER_BYTES,
@@ -22,7 +23,7 @@ from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import Ledger
 from inspector.ledger.quoting import quote
 
-__all__ = ["LoadError", "UnknownFormat", "detect", "load", "load_bytes", "store_sessions"]
+__all__ = ["LoadError", "UnknownFormat", "detect", "fork_reader_ahead", "load", "load_bytes", "store_sessions"]
 
 
 def detect(lines: list[RawLine]) -> str | None:
@@ -116,6 +117,34 @@ def store_sessions(path: str) -> list[str]:
     if store is None or store.session_ids is None:
         return []
     return store.session_ids(path)
+
+
+def fork_reader_ahead(path: str) -> bool:
+    """For the app, at its start, while it is still one thread: a big session of a line format
+    whose loader shares a file's chunks with a helper process (`Format.chunk_codec`) gets that
+    helper forked now, to decode on the second core while the app starts; the app's load of the
+    same unchanged file, later in a worker thread (where no fork is safe), takes it over
+    (`parallel.fork_ahead`). False, and nothing forked, for anything else (a small file, a store,
+    `FILE#SESSION`, not a regular file, no second core)."""
+    path, selector = split_selector(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if selector is not None or not stat.S_ISREG(st.st_mode) or st.st_size < parallel.PARALLEL_MIN_BYTES:
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    if not head.strip() or b"\x00" in head[:8192] or _claimed_store(path, head) is not None:
+        return False
+    name = detect(_sniff(head))
+    fmt = registry.get(name) if name is not None else None
+    if fmt is None or fmt.chunk_codec is None:
+        return False
+    return parallel.fork_ahead(path, fmt.chunk_codec)
 
 
 def load(

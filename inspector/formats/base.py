@@ -15,10 +15,13 @@ import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from inspector.formats.jsonl import LoadError, RawLine
 from inspector.ledger.model import Ledger, Record, Usage
+
+if TYPE_CHECKING:
+    from inspector.formats.parallel import ChunkCodec
 
 
 class UnknownFormat(LoadError):
@@ -382,6 +385,9 @@ class Format:
     looks_like: Callable[[Any], bool] | None = None
     build: LineBuilder | None = None
     stream: LineStreamer | None = None
+    # How a helper process decodes a big file's chunks for `stream` (`parallel`); with it, the app
+    # forks that helper at its start (`formats.fork_reader_ahead`), before any thread runs.
+    chunk_codec: ChunkCodec | None = None
     extend: LineExtender | None = None  # a line format that follows a growing file (issue 17.1)
     # A sub-agent forked from a session starts with a copy of its parent's history (Codex's
     # `InitialHistory::Forked`): its usage is the parent's, not the child's (analysis/sessions.py).

@@ -4,11 +4,13 @@ how a chunk is decoded (`ChunkCodec`); pi's streaming loader is the user."""
 
 from __future__ import annotations
 
+import atexit
 import gc
 import mmap
 import os
 import select
 import signal
+import stat
 import struct
 import threading
 from collections.abc import Callable
@@ -92,6 +94,7 @@ class Helper:
         self.ended = False  # the helper exited (its notes pipe is closed)
         self.own_below = len(bounds) - 1  # the loader takes free chunks only below this (tests)
         self.appended = 0  # chunks of the helper's appended
+        self.owns_fd = False  # `fd` is the helper's own (forked ahead: `fork_ahead`), closed with it
 
     def step(self, offset: int) -> int | list[Any] | None:
         """The loader has appended everything before `offset`, the start of the next chunk: where
@@ -156,10 +159,12 @@ class Helper:
         return status == 0
 
     def release(self) -> None:
-        for fd in (self.out, self.notes):
+        for fd in (self.out, self.notes, self.fd if self.owns_fd else -1):
             if fd >= 0:
                 os.close(fd)
         self.out = self.notes = -1
+        if self.owns_fd:
+            self.fd, self.owns_fd = -1, False
         self.owner.close()
 
 
@@ -215,6 +220,16 @@ def _single_threaded() -> bool:
 def fork_helper(
     fd: int, size: int, codec: ChunkCodec, min_bytes: int | None = None, chunk: int | None = None
 ) -> Helper | None:
+    """The helper of the file open at `fd` (`size` bytes, as the loader reads it): the one forked
+    ahead for it (`fork_ahead`), when the file is as it was then, or a new one (`_fork`)."""
+    if _ahead:
+        helper = _adopt(fd, size, codec)
+        if helper is not None:
+            return helper
+    return _fork(fd, size, codec, min_bytes, chunk)
+
+
+def _fork(fd: int, size: int, codec: ChunkCodec, min_bytes: int | None = None, chunk: int | None = None) -> Helper | None:
     """Fork a helper for a big file, when that can help and is safe: a file of at least
     `min_bytes`, `os.fork`, an in-memory file for its answer and record locks, a second core, and
     no other thread in this process (a forked child gets only the calling thread; locks the
@@ -269,9 +284,72 @@ def fork_helper(
     return Helper(pid, fd, out, notes_r, owner, bounds, codec)
 
 
+# Helpers forked ahead of their loads (`fork_ahead`), by the file's (device, inode): each with the
+# file's size and modification time at its fork.
+_ahead: dict[tuple[int, int], tuple[Helper, tuple[int, int]]] = {}
+
+
+def fork_ahead(path: str, codec: ChunkCodec, min_bytes: int | None = None) -> bool:
+    """Fork the helper of a big file now, for the load of it that comes later (`fork_helper`
+    hands it over): the app's, which runs in a worker thread once Textual's threads run, where no
+    fork is safe, and so would read the whole file on one core. Forked at the command's start, the
+    helper decodes chunks on the second core while the app starts (issue 15.3: the app's analysis
+    never slower than the CLI's, which forks its own). False when no helper was forked (a small
+    file, no second core, not a regular file, another thread already running). A helper not
+    claimed is killed at exit; one whose file changed meanwhile when its load comes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO: refused below, never waited on)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        helper = None if not stat.S_ISREG(st.st_mode) or key in _ahead else _fork(fd, st.st_size, codec, min_bytes)
+    except OSError:
+        helper = None
+    if helper is None:
+        os.close(fd)
+        return False
+    helper.owns_fd = True
+    if not _ahead:
+        atexit.register(discard_ahead)
+    _ahead[key] = (helper, (st.st_size, st.st_mtime_ns))
+    return True
+
+
+def _adopt(fd: int, size: int, codec: ChunkCodec) -> Helper | None:
+    """The helper forked ahead for the file at `fd`, if the file is still the size and age it had
+    then (appended or rewritten since: the helper's chunks may not be the file's; it is killed)."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    held = _ahead.pop((st.st_dev, st.st_ino), None)
+    if held is None:
+        return None
+    helper, stamp = held
+    if helper.codec is codec and st.st_size == size and stamp == (st.st_size, st.st_mtime_ns):
+        return helper
+    _discard(helper)
+    return None
+
+
+def discard_ahead() -> None:
+    """Kill and reap every helper forked ahead and not claimed (at exit, or when the app is done)."""
+    while _ahead:
+        _discard(_ahead.popitem()[1][0])
+
+
+def _discard(helper: Helper) -> None:
+    helper.close(kill=True)
+    helper.release()
+
+
 def _helpers_order(start: int, n: int) -> list[int]:
-    """The chunks the helper tries, in order: from `start` to the end, then back from `start`."""
-    return [*range(start, n), *range(start - 1, -1, -1)]
+    """The chunks the helper tries, in order: from `start` to the end, then back from `start`,
+    never chunk 0, which is the loader's own (its first read: a helper forked ahead, `fork_ahead`,
+    may have finished all the rest before its load begins)."""
+    return [*range(start, n), *range(start - 1, 0, -1)]
 
 
 def _pwrite_all(fd: int, data: bytes, where: int) -> None:

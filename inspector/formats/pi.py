@@ -1142,6 +1142,7 @@ FORMAT = Format(
     looks_like=looks_like,
     build=build,
     stream=load_stream,
+    chunk_codec=_CODEC,
     extend=extend,
     default_places=("~/.pi/agent/sessions",),
     simulator="threshold",
