@@ -514,3 +514,130 @@ def test_only_a_big_regular_file_of_a_chunked_format_gets_a_helper_ahead(base_li
     assert fork_reader_ahead(str(path))
     assert not fork_reader_ahead(str(path))  # one helper a file
     assert len(par._ahead) == 1
+
+
+# -- Claude Code: the same two-process read (`claude_code._CODEC`), the serial ledger line for line
+
+
+def _cc(obj: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _cc_edge_lines(tag: str) -> list[bytes]:
+    """Every kind of line the head path and the general path decide between, ids made unique by `tag`."""
+    s = {"sessionId": f"s-{tag}", "timestamp": "2026-01-01T00:00:00.000Z"}
+    u, a = f"u-{tag}", f"a-{tag}"
+
+    def asst(uuid: str, parent: str | None, content: Any, mid: str | None = None, **kw: Any) -> bytes:
+        msg: dict[str, Any] = {"role": "assistant", "model": "claude-x", "content": content, "stop_reason": kw.pop("stop", "end_turn")}
+        if mid is not None:
+            msg["id"] = mid
+        msg["usage"] = {"input_tokens": 10, "output_tokens": 3}
+        return _cc({"type": "assistant", "uuid": uuid, "parentUuid": parent, **s, "message": msg, **kw})
+
+    def user(uuid: str, parent: str | None, content: Any, **kw: Any) -> bytes:
+        return _cc({"type": "user", "uuid": uuid, "parentUuid": parent, **s, "message": {"role": "user", "content": content}, **kw})
+
+    call = [{"type": "tool_use", "id": f"c1-{tag}", "name": "Bash", "input": {"command": "ls"}}]
+    two = [*call, {"type": "tool_use", "id": f"c2-{tag}", "name": "Read", "input": {}}]
+    result = lambda cid, text="ok": {"type": "tool_result", "tool_use_id": cid, "content": text}  # noqa: E731
+    return [
+        user(u, None, "hello"),
+        asst(a, u, [{"type": "text", "text": "let me"}], f"m-{tag}"),
+        asst(f"{a}2", a, two, f"m-{tag}", stop="tool_use"),  # the same reply, a second line
+        asst(f"{a}3", f"{a}2", [{"type": "thinking", "thinking": "hm"}]),  # no message.id: chained on
+        user(f"{u}r", f"{a}3", [result(f"c1-{tag}"), result(f"c2-{tag}", [{"type": "text", "text": "x"}])], toolUseResult={"agentId": f"ag-{tag}"}),
+        user(f"{u}r1", f"{u}r", [result(f"c1-{tag}")], toolUseResult="Error: no"),
+        user(f"{u}e", f"{u}r1", [result("")]),  # an empty call id
+        asst(f"{a}4", f"{u}e", [result(f"c1-{tag}")], f"m4-{tag}"),  # a result inside a reply: general
+        user(f"{u}s1", f"{a}4", "side", isSidechain=True, agentId=f"ag-{tag}"),
+        user(f"{u}s2", f"{u}s1", "side", isSidechain="yes"),  # not a plain value: read here
+        user(f"{u}s3", f"{u}s2", "side", isSidechain={"a": [1, 2.5]}),
+        user(f"{u}s4", f"{u}s3", "side", isSidechain=2**70),
+        asst(f"{a}5", f"{u}s4", [{"type": "text", "text": "x"}], f"m5-{tag}", isSidechain=1, stop="max_tokens"),
+        asst(f"{a}6", f"{a}5", [{"type": "text", "text": 5}], f"m6-{tag}"),  # a text of a wrong type: general
+        asst(f"{a}7", f"{a}6", "a plain string", f"m7-{tag}", stop=7),
+        _cc({"type": "system", "subtype": "compact_boundary", "uuid": f"b-{tag}", "parentUuid": None, "logicalParentUuid": f"{a}7", **s,
+             "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 1000}}),
+        user(f"{u}c", f"b-{tag}", "This session is being continued... Summary: all done", isCompactSummary=True),
+        asst(f"{a}8", f"{u}c", [{"type": "text", "text": "API Error"}], f"m8-{tag}", isApiErrorMessage=True),
+        _cc({"type": "file-history-snapshot", "messageId": f"{u}c", "snapshot": {"files": []}, "isSnapshotUpdate": False}),
+        _cc({"type": "summary", "summary": "s", "leafUuid": f"{a}8"}),
+        _cc({"type": "progress", "uuid": f"p-{tag}", "parentUuid": f"{a}8", **s, "data": {"x": 1}}),
+        _cc({"type": "queue-operation", "operation": "enqueue", **s}),
+        _cc({"type": "last-prompt", "lastPrompt": "x"}),
+        _cc({"type": "system", "subtype": "local_command", "uuid": f"l-{tag}", "parentUuid": f"p-{tag}", **s, "content": "<command-name>/x</command-name>"}),
+        _cc({"type": "weird", "uuid": f"w-{tag}"}),
+        _cc({"type": "user", "uuid": 5, "parentUuid": f"l-{tag}", **s, "message": {"role": "user", "content": "wrong uuid type"}}),
+        _cc({"type": "user", "uuid": f"{u}t", "parentUuid": f"l-{tag}", "sessionId": None, "timestamp": 1.5, "message": {"role": "user", "content": "t"}}),
+        _cc({"type": "user", "uuid": f"{u}n", "message": {"role": "user", "content": "no parent, no session"}}),
+        _cc({"type": "user", "uuid": "", "parentUuid": "", **s, "message": {"role": "user", "content": "empty ids"}}),
+        _cc({"type": "user", "uuid": f"{u}big", "parentUuid": f"{u}t", **s, "timestamp": 1e300, "message": {"role": "user", "content": "t"}}),
+        user(f"{u}x", f"{u}t", "caf\xe9 \u2603 non-ascii"),
+        user(f"{u}y", f"{u}x", "x" * 2500),  # over the (patched) large-line size: read by `bounded`
+        b'{"type":"user","uuid":"bad-' + tag.encode() + b'","message":{"role":"user","content":"\xff\xfe"}}\n',  # not UTF-8
+        b'{"type":"user","uuid":"broken-' + tag.encode() + b'",\n',
+        b"[1, 2]\n",
+        b'{"type":"summary","leafUuid":"g1"}{"type":"summary","leafUuid":"g2"}\n',
+        b"\n",
+        b"   \n",
+        user(f"{u}z", f"{u}x", [{"type": "text", "text": "after the odd lines"}]),
+        asst(f"{a}9", f"{u}z", [{"type": "text", "text": "one"}]),  # no message.id ...
+        user(f"{u}9", f"{a}9", "between"),  # ... a user line ends that reply ...
+        asst(f"{a}10", f"{a}9", [{"type": "text", "text": "two"}]),  # ... so this is another, though chained on
+    ]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_claude_code_odd_lines_are_read_alike_by_the_helper_and_here(share: float, tmp_path: Path, monkeypatch, helpers) -> None:
+    from inspector.formats import bounded
+
+    monkeypatch.setattr(bounded, "LARGE_LINE_BYTES", 2000)  # (before the fork: the helper has it too)
+    first, second = _cc_edge_lines("a"), _cc_edge_lines("b")
+    filler = [_cc({"type": "progress", "uuid": f"f{i}", "parentUuid": None, "sessionId": "s", "data": {}}) for i in range(30)]
+    lines = [*first, *filler, *second, b'{"type":"user","uuid":"cut']  # a truncated last line
+    path = _write(tmp_path / "edge.jsonl", lines)
+    (tmp_path / "edge" / "subagents").mkdir(parents=True)
+    for tag in "ab":  # the sub-agents the tool results name (`toolUseResult.agentId`)
+        (tmp_path / "edge" / "subagents" / f"agent-ag-{tag}.jsonl").write_bytes(b"")
+    monkeypatch.setattr(par, "CHUNK_BYTES", 300)  # about a line a chunk
+    _loader_stops_at(monkeypatch, int(path.stat().st_size * share))
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
+    serial = _snapshot(load(str(path)))
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 1)
+    parallel = _snapshot(load(str(path)))
+    h = helpers[-1]
+    assert h is not None and h.appended == len(h.bounds) - 1 - h.own_below
+    assert (h.appended > 0) == (share < 1)
+    assert len(serial["records"]) > 70 and len(serial["diagnostics"]) > 5
+    assert any(d[0] == len(lines) and "truncated" in d[2] for d in serial["diagnostics"]), serial["diagnostics"][-3:]
+    assert sum(1 for r in serial["records"] if r[21] and "subagent_transcript" in r[21]) == 2
+    _assert_same(serial, parallel)
+
+
+def test_claude_code_same_ledger_and_analysis_with_a_helper(tmp_path: Path, monkeypatch, helpers) -> None:
+    import orjson
+
+    from benchmarks.gen_formats import generate
+    from inspector.analysis import analyze
+    from inspector.analysis.export import analyze_json, context_json
+
+    path = Path(generate("claude_code", 2, 3, str(tmp_path / "cc.jsonl")))
+    serial_led = _serial_load(path, monkeypatch)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
+    led = load(str(path))
+    assert helpers[-1] is not None and helpers[-1].appended > 0
+    _assert_same(_snapshot(serial_led), _snapshot(led))
+    led, serial_led = load(str(path)), _serial_load(path, monkeypatch)  # (the snapshots read every message)
+    for out in (analyze_json, context_json):
+        assert orjson.dumps(out(analyze(led))) == orjson.dumps(out(analyze(serial_led)))
+
+
+def _serial_load(path: Path, monkeypatch: pytest.MonkeyPatch) -> Ledger:
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
+    try:
+        return load(str(path))
+    finally:
+        monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)

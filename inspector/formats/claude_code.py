@@ -35,6 +35,7 @@ Bad input never raises: each problem is a Diagnostic naming the line.
 from __future__ import annotations
 
 import functools
+import io
 import os
 from collections import ChainMap
 from collections.abc import Callable, Mapping
@@ -44,8 +45,9 @@ from typing import Any, BinaryIO
 
 import msgspec
 from msgspec import UNSET
+from msgspec.structs import astuple
 
-from inspector.formats import appended, claude_code_compact, claude_code_writer, fields
+from inspector.formats import appended, bounded, claude_code_compact, claude_code_writer, fields, parallel
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
@@ -55,8 +57,8 @@ from inspector.formats.claude_code_heads import (
     blocks_clean,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
-from inspector.formats.heads import kept_result_ids
-from inspector.formats.jsonl import RawLine, line_object
+from inspector.formats.heads import DECODE_ERRORS, kept_result_ids, valid_utf8
+from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
     UNREAD,
@@ -435,34 +437,55 @@ def stream(
 ) -> tuple[Ledger, int]:
     """The file read from disk (`base.LineStreamer`): a line whose head decodes clean
     (`claude_code_heads`) becomes its record from the head alone, its content and unknown fields
-    read again when asked for; any other line is parsed whole, as `build` reads it."""
-    if after_fork is not None:
-        after_fork()  # (the hasher's thread: no helper process here)
-    with collector_paused():
-        st = _Reading(_Source(path, None))
-        consumed = read_heads_upto(
-            f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st), functools.partial(_read_line, st=st)
-        )
-        return _build(st, path), consumed
+    read again when asked for; any other line is parsed whole, as `build` reads it. A big file's
+    chunks are decoded by a forked helper too (`parallel`, `_CODEC`); the ledger is the same."""
+    helper = None
+    if upto_line is None and isinstance(f, io.BufferedReader):
+        helper = parallel.fork_helper(f.fileno(), limit, _CODEC)
+    try:
+        if after_fork is not None:
+            after_fork()  # (the hasher's thread: started once the helper is forked)
+        with collector_paused():
+            st = _Reading(_Source(path, None))
+            if helper is None:
+                consumed = read_heads_upto(
+                    f, limit, upto_line, HEAD_DECODER.decode, functools.partial(_read_head, st), functools.partial(_read_line, st=st)
+                )
+            else:
+                consumed = _read_with_helper(st, f, limit, helper)
+            return _build(st, path), consumed
+    finally:
+        if helper is not None:
+            helper.close(kill=not helper.ended)  # its work is not wanted any more
+            helper.release()
+
+
+def _head_taken(h: LineHead) -> bool:
+    """Whether a line whose head decoded becomes its record from the head (else the general path
+    reads it: a compact summary, an API-error reply, a line type with rules of its own, a block's
+    text or content of a wrong type). Decided by the head alone, in the helper or here alike."""
+    if h.compactMetadata or h.isCompactSummary is True:
+        return False
+    t = h.type
+    m = h.message
+    if t == "user" or t == "assistant":
+        if m is None or h.isApiErrorMessage is True or (h.parentUuid is UNSET and h.sessionId is UNSET):
+            return False
+    elif t not in _BOOKKEEPING:
+        return False
+    return m is None or type(m.content) is not list or blocks_clean(m.content)
 
 
 def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
     """A user, assistant or bookkeeping line's record from its head (False: the line takes the
-    general path: a compact summary, an API-error reply, a line type with rules of its own)."""
+    general path, `_head_taken`)."""
+    if not _head_taken(h):
+        return False
     t = h.type
     m = h.message
-    if h.compactMetadata or h.isCompactSummary is True:
-        return False
     raw_pid = h.parentUuid
     sid = h.sessionId
     conversation = t == "user" or t == "assistant"
-    if conversation:
-        if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
-            return False
-    elif t not in _BOOKKEEPING:
-        return False
-    if m is not None and type(m.content) is list and not blocks_clean(m.content):
-        return False  # (a block's text, thinking or content of a wrong type: the general path says so)
     records = st.records
     seq = len(records)
     uuid = h.uuid or None
@@ -475,9 +498,12 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
-        rec = _head_message_record(h, m, seq, line, offset, len(raw), st)
-        if rec is None:
+        made = _head_message_record(h, m, seq, line, offset, len(raw), st.likes)
+        if made is None:
             return False
+        rec, results = made
+        if results is not None:
+            _index_results(st, seq, results)
         rec.id = uuid
         rec.parent_id = pid
         light["message"] = {"id": m.id}
@@ -503,6 +529,198 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     return True
 
 
+def _index_results(st: _Reading, seq: int, results: list[str]) -> None:
+    """A tool line's record (`seq`) among the tool lines, with the calls it answers unless its
+    `result_id` says them all (`_ONE_RESULT`)."""
+    if results is not _ONE_RESULT:
+        st.source.results[seq] = results
+    st.tools.append(seq)
+
+
+_ONE_RESULT: list[str] = []  # (`_head_message_record`: a tool line whose `result_id` says it all)
+
+
+# -- a big file read by two processes (`parallel`): a forked helper decodes chunks of lines ahead
+# of this one, which indexes every line in file order. A line the helper took from its head comes
+# back as a `_HeadLine` (its record and what `_read_head` indexes it by); any other line as its
+# length, read here exactly as the serial path reads it (`_read_one_line`). What decides is shared
+# (`_head_taken`, `_head_message_record`), so the ledger is the serial one, line for line.
+
+
+class _HeadLine(msgspec.Struct, array_like=True, gc=False):
+    """A line the helper made a record of from its head (`_helper_line`), as msgpack brings it."""
+
+    rec: Record  # numbered, and given its source, here
+    light: dict[str, Any]  # `_read_head`'s light object of the line
+    sid: str | None  # its sessionId
+    looks: bool  # it makes the file a Claude Code transcript (`looks_like`)
+    agent: str | None  # its toolUseResult's agentId
+    tool: int  # 0: not a tool line; 1: its result_id is all the calls it answers; 2: `results` are
+    results: list[str] | None
+    run: int  # 1: an assistant line (joins a reply, `_join_group`); 2: a user line (ends the reply); 0: neither
+    mid: str | None  # an assistant line's message.id
+
+
+_PLAIN_SIDECHAIN = (bool, type(None))  # (any other isSidechain value: the line is read here)
+_SENT_FIELDS = 15  # a record's first fields, through `type`, are sent (the rest keep their defaults)
+
+
+def _helper_line(raw: bytes, offset: int, likes: dict[str, Record]) -> list[Any] | int:
+    """In the helper: the line's `_HeadLine` as msgpack-encodable lists, or its length when the
+    serial path would not take it from its head (or its isSidechain is not a plain value)."""
+    n = len(raw)
+    if n > bounded.LARGE_LINE_BYTES or not (raw.isascii() or valid_utf8(raw)):
+        return n
+    try:
+        h = HEAD_DECODER.decode(raw)
+    except DECODE_ERRORS:
+        return n
+    if not _head_taken(h) or type(h.isSidechain) not in _PLAIN_SIDECHAIN:
+        return n
+    t, m, raw_pid, sid = h.type, h.message, h.parentUuid, h.sessionId
+    uuid = h.uuid or None
+    pid = raw_pid or None
+    light: dict[str, Any] = {"type": t, "isSidechain": h.isSidechain, "agentId": h.agentId}
+    if raw_pid is not UNSET:
+        light["parentUuid"] = raw_pid
+    sid = None if sid is UNSET else sid
+    if t != "user" and t != "assistant":
+        rec = _new(likes["meta"], id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=n, type=t)
+        return [astuple(rec)[:_SENT_FIELDS], light, sid, _bookkeeping_looks_like(h, t), None, 0, None, 0, None]
+    assert m is not None
+    made = _head_message_record(h, m, 0, 0, offset, n, likes)
+    if made is None:
+        return n
+    rec, results = made
+    rec.id = uuid
+    rec.parent_id = pid
+    light["message"] = {"id": m.id}
+    tur = h.toolUseResult
+    agent = tur.agentId if type(tur) is ToolUseResultHead else None
+    tool = 0 if results is None else 1 if results is _ONE_RESULT else 2
+    return [astuple(rec)[:_SENT_FIELDS], light, sid, True, agent, tool, results if tool == 2 else None, 1 if t == "assistant" else 2, m.id]
+
+
+def _heads_of_range(fd: int, start: int, end: int) -> list[list[Any] | int]:
+    """In the helper: every line of bytes `start`..`end` (a chunk: whole lines), split as
+    iterating the file splits them (`_helper_line`)."""
+    likes = _head_likes(None)
+    out: list[list[Any] | int] = []
+    at = start
+    for raw in io.BytesIO(parallel.read_range(fd, start, end)):
+        out.append(_helper_line(raw, at, likes))
+        at += len(raw)
+    return out
+
+
+_ITEMS = msgspec.msgpack.Decoder(list[int | _HeadLine])
+
+
+def _records_of_range(fd: int, start: int, end: int) -> list[int | _HeadLine]:
+    """A chunk this process decodes ahead (the helper holds the one before): as the helper's."""
+    return _ITEMS.decode(msgspec.msgpack.encode(_heads_of_range(fd, start, end)))
+
+
+_CODEC = parallel.ChunkCodec(_heads_of_range, _records_of_range, _ITEMS)
+
+
+def _read_with_helper(st: _Reading, f: BinaryIO, limit: int, helper: parallel.Helper) -> int:
+    """Every line up to `limit`, in file order: the chunks the helper leaves read here, the ones
+    it decoded indexed from its answer. Returns the bytes consumed."""
+    offset = line = 0
+    step: int | list[Any] | None = helper.step(0)
+    while True:
+        if type(step) is list:
+            offset, line = _index_helper_lines(st, step, f.fileno(), (offset, line), limit)
+        else:  # ours to read (None: the helper failed, so the rest is)
+            offset, line = _read_own_chunk(st, f, (offset, line), limit if step is None else step, limit)
+            if step is None:
+                return offset
+        if offset >= limit:
+            return offset
+        step = helper.step(offset)
+
+
+def _read_own_chunk(st: _Reading, f: BinaryIO, at: tuple[int, int], stop: int, limit: int) -> tuple[int, int]:
+    """The lines from `at` (offset, lines before) to byte `stop`, read as the serial path reads
+    them; returns where that left the offset and line count."""
+    offset, line = at
+    f.seek(offset)
+    for raw in f:
+        line += 1
+        n = len(raw)
+        if offset + n > limit:  # appended while we read: stop at the size we started with
+            raw = raw[: limit - offset]
+            n = len(raw)
+            if not n:
+                break
+        _read_one_line(st, raw, line, offset, offset + n >= limit)
+        offset += n
+        if offset >= stop:
+            break
+    return offset, line
+
+
+def _read_one_line(st: _Reading, raw: bytes, line: int, offset: int, last: bool) -> None:
+    """One line as `read_heads_upto` reads it: from its head if it decodes clean and
+    `_read_head` takes it, else parsed whole (`last`: the last line of the read)."""
+    h = None
+    if len(raw) <= bounded.LARGE_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
+        try:
+            h = HEAD_DECODER.decode(raw)
+        except DECODE_ERRORS:
+            h = None
+    if h is None or not _read_head(st, h, raw, line, offset):
+        rl = parse_line(raw, line, offset, last)
+        if rl is not None:
+            _read_line(rl, st=st)
+
+
+def _index_helper_lines(st: _Reading, items: list[Any], fd: int, at: tuple[int, int], limit: int) -> tuple[int, int]:
+    """A chunk the helper decoded, indexed in order: a `_HeadLine` as `_read_head` indexes its
+    line, a length by reading that line here."""
+    offset, line = at
+    for item in items:
+        line += 1
+        if type(item) is int:
+            _read_one_line(st, os.pread(fd, item, offset), line, offset, offset + item >= limit)
+            offset += item
+        else:
+            _index_head_line(st, item, line)
+            offset += item.rec.length
+    return offset, line
+
+
+def _index_head_line(st: _Reading, item: _HeadLine, line: int) -> None:
+    """What `_read_head` does with a line's record once it is made, for one the helper made."""
+    rec = item.rec
+    records = st.records
+    seq = len(records)
+    rec.seq = seq
+    rec.line = line
+    rec._source = st.source
+    if item.sid is not None and st.session_id is None:
+        st.session_id = item.sid
+    if item.looks:
+        st.looks = True
+    if item.tool:
+        _index_results(st, seq, item.results if item.tool == 2 and item.results is not None else _ONE_RESULT)
+    records.append(rec)
+    light = item.light
+    st.objs.append(light)
+    uuid = rec.id
+    if uuid is not None:
+        st.by_uuid[uuid] = seq
+        st.uuids += 1
+    if item.agent is not None:
+        st.source.agents[seq] = item.agent
+    if item.run == 1:
+        mid = item.mid
+        _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, uuid, rec.parent_id, st)
+    elif item.run == 2:
+        st.end_run()
+
+
 def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
     """`looks_like` of a bookkeeping line, from its head."""
     if t in ("attachment", "progress"):
@@ -520,7 +738,7 @@ def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
 _new = msgspec.structs.replace
 
 
-def _head_likes(src: _Source) -> dict[str, Record]:
+def _head_likes(src: _Source | None) -> dict[str, Record]:
     """The records a head's record starts from: a bookkeeping line's (`meta`), an assistant
     line's, a user line's and a tool line's, every other field as `record_from_fields` leaves it."""
 
@@ -538,8 +756,12 @@ def _head_likes(src: _Source) -> dict[str, Record]:
     }
 
 
-def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, st: _Reading) -> Record | None:
-    """A message record from a line's head, its index fields as `_message` would give them."""
+def _head_message_record(
+    h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, likes: dict[str, Record]
+) -> tuple[Record, list[str] | None] | None:
+    """A message record from a line's head, its index fields as `_message` would give them, and
+    for a tool line the calls it answers (`_ONE_RESULT` when its `result_id` is all of them); None
+    when the line takes the general path (a tool result inside a reply)."""
     c = m.content
     blocks = c if type(c) is list else ()
     if h.type == "assistant":
@@ -551,18 +773,16 @@ def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offse
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
         return _new(
-            st.likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
+            likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
             stop_reason=head_stop_reason(m.stop_reason), call_ids=calls,
-        )  # fmt: skip
+        ), None  # fmt: skip
     results = [b for b in blocks if b.type == "tool_result"]
     if not results:
-        return _new(st.likes["user"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length)
+        return _new(likes["user"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length), None
     first = results[0].tool_use_id
     ids = [b.tool_use_id for b in results if b.tool_use_id]
-    if ids != ([first] if first else []):
-        st.source.results[seq] = ids
-    st.tools.append(seq)
-    return _new(st.likes["tool"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length, result_id=first)
+    rec = _new(likes["tool"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length, result_id=first)
+    return rec, (_ONE_RESULT if ids == ([first] if first else []) else ids)
 
 
 def _build(st: _Reading, path: str | None) -> Ledger:
@@ -1589,6 +1809,7 @@ FORMAT = Format(
     looks_like=looks_like,
     build=build,
     stream=stream,
+    chunk_codec=_CODEC,
     extend=extend,
     writer=Writer(
         record_name="compact_boundary",
