@@ -641,3 +641,29 @@ def _serial_load(path: Path, monkeypatch: pytest.MonkeyPatch) -> Ledger:
         return load(str(path))
     finally:
         monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
+
+
+def test_claude_code_the_session_and_format_are_taken_from_the_helpers_lines_in_file_order(
+    tmp_path: Path, monkeypatch, helpers
+) -> None:
+    """The loader's first chunk says nothing of the session: its id is the first line's that
+    names one (a line the helper read from its head, before a general-path line naming another),
+    and the file looks like Claude Code's because of the helper's lines alone."""
+    lines = [
+        _cc({"type": "summary", "summary": "x" * 400}),  # chunk 0, the loader's: no session, no leafUuid
+        _cc({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "from-the-head", "message": {"role": "user", "content": "hi"}}),
+        _cc({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "from-a-whole-line", "isApiErrorMessage": True,
+             "message": {"role": "assistant", "content": [{"type": "text", "text": "API Error"}]}}),
+        *[_cc({"type": "user", "uuid": f"u{i}", "parentUuid": "a1", "sessionId": "s", "message": {"role": "user", "content": "x"}}) for i in range(2, 30)],
+    ]
+    path = _write(tmp_path / "first.jsonl", lines)
+    monkeypatch.setattr(par, "CHUNK_BYTES", 300)
+    _loader_stops_at(monkeypatch, 0)
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
+    serial = _snapshot(load(str(path)))
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 1)
+    parallel = _snapshot(load(str(path)))
+    assert helpers[-1] is not None and helpers[-1].own_below == 1 and helpers[-1].appended > 0
+    assert serial["session"] == "from-the-head"
+    assert not [d for d in serial["diagnostics"] if "Claude Code" in d[2]]  # (it looks like one)
+    _assert_same(serial, parallel)

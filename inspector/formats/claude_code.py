@@ -460,32 +460,23 @@ def stream(
             helper.release()
 
 
-def _head_taken(h: LineHead) -> bool:
-    """Whether a line whose head decoded becomes its record from the head (else the general path
-    reads it: a compact summary, an API-error reply, a line type with rules of its own, a block's
-    text or content of a wrong type). Decided by the head alone, in the helper or here alike."""
-    if h.compactMetadata or h.isCompactSummary is True:
-        return False
-    t = h.type
-    m = h.message
-    if t == "user" or t == "assistant":
-        if m is None or h.isApiErrorMessage is True or (h.parentUuid is UNSET and h.sessionId is UNSET):
-            return False
-    elif t not in _BOOKKEEPING:
-        return False
-    return m is None or type(m.content) is not list or blocks_clean(m.content)
-
-
 def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) -> bool:
     """A user, assistant or bookkeeping line's record from its head (False: the line takes the
-    general path, `_head_taken`)."""
-    if not _head_taken(h):
-        return False
+    general path: a compact summary, an API-error reply, a line type with rules of its own)."""
     t = h.type
     m = h.message
+    if h.compactMetadata or h.isCompactSummary is True:
+        return False
     raw_pid = h.parentUuid
     sid = h.sessionId
     conversation = t == "user" or t == "assistant"
+    if conversation:
+        if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
+            return False
+    elif t not in _BOOKKEEPING:
+        return False
+    if m is not None and type(m.content) is list and not blocks_clean(m.content):
+        return False  # (a block's text, thinking or content of a wrong type: the general path says so)
     records = st.records
     seq = len(records)
     uuid = h.uuid or None
@@ -498,12 +489,9 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         light["parentUuid"] = raw_pid
     if conversation:
         assert m is not None
-        made = _head_message_record(h, m, seq, line, offset, len(raw), st.likes)
-        if made is None:
+        rec = _head_message_record(h, m, seq, line, offset, len(raw), st)
+        if rec is None:
             return False
-        rec, results = made
-        if results is not None:
-            _index_results(st, seq, results)
         rec.id = uuid
         rec.parent_id = pid
         light["message"] = {"id": m.id}
@@ -529,109 +517,79 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     return True
 
 
-def _index_results(st: _Reading, seq: int, results: list[str]) -> None:
-    """A tool line's record (`seq`) among the tool lines, with the calls it answers unless its
-    `result_id` says them all (`_ONE_RESULT`)."""
-    if results is not _ONE_RESULT:
-        st.source.results[seq] = results
-    st.tools.append(seq)
+# -- a big file read by two processes (`parallel`): a forked helper reads chunks of lines ahead of
+# this one with the serial path's own `_read_head` (on a reading of its own, `_heads_of_range`);
+# this one indexes every line in file order: the helper's records as `_read_head` indexes them
+# (`_index_chunk`), and any line the helper left (the general path's, or one whose isSidechain is
+# not a plain value) read here exactly as the serial path reads it (`_read_one_line`).
 
 
-_ONE_RESULT: list[str] = []  # (`_head_message_record`: a tool line whose `result_id` says it all)
+class _Chunk(msgspec.Struct, array_like=True, gc=False):
+    """What the helper made of a chunk's lines (`_heads_of_range`), as msgpack brings it."""
 
-
-# -- a big file read by two processes (`parallel`): a forked helper decodes chunks of lines ahead
-# of this one, which indexes every line in file order. A line the helper took from its head comes
-# back as a `_HeadLine` (its record and what `_read_head` indexes it by); any other line as its
-# length, read here exactly as the serial path reads it (`_read_one_line`). What decides is shared
-# (`_head_taken`, `_head_message_record`), so the ledger is the serial one, line for line.
-
-
-class _HeadLine(msgspec.Struct, array_like=True, gc=False):
-    """A line the helper made a record of from its head (`_helper_line`), as msgpack brings it."""
-
-    rec: Record  # numbered, and given its source, here
-    light: dict[str, Any]  # `_read_head`'s light object of the line
-    sid: str | None  # its sessionId
-    looks: bool  # it makes the file a Claude Code transcript (`looks_like`)
-    agent: str | None  # its toolUseResult's agentId
-    tool: int  # 0: not a tool line; 1: its result_id is all the calls it answers; 2: `results` are
-    results: list[str] | None
-    run: int  # 1: an assistant line (joins a reply, `_join_group`); 2: a user line (ends the reply); 0: neither
-    mid: str | None  # an assistant line's message.id
+    lines: list[int]  # per line: 0 when its record is the next of `records`, else its length (read it here)
+    records: list[Record]  # numbered, and given their source, here
+    lights: list[dict[str, Any]]  # `_read_head`'s light object of each
+    session_id: str | None  # the first sessionId `_read_head` took, from record `session_at`
+    session_at: int
+    looks: bool  # a line made the file a Claude Code transcript (`looks_like`)
+    agents: dict[int, str]  # by record: its toolUseResult's agentId
+    results: dict[int, list[str]]  # by record: the calls a tool line answers, where its result_id is not all
+    tools: list[int]  # the tool lines' records
 
 
 _PLAIN_SIDECHAIN = (bool, type(None))  # (any other isSidechain value: the line is read here)
 _SENT_FIELDS = 15  # a record's first fields, through `type`, are sent (the rest keep their defaults)
 
 
-def _helper_line(raw: bytes, offset: int, likes: dict[str, Record]) -> list[Any] | int:
-    """In the helper: the line's `_HeadLine` as msgpack-encodable lists, or its length when the
-    serial path would not take it from its head (or its isSidechain is not a plain value)."""
-    n = len(raw)
-    if n > bounded.LARGE_LINE_BYTES or not (raw.isascii() or valid_utf8(raw)):
-        return n
-    try:
-        h = HEAD_DECODER.decode(raw)
-    except DECODE_ERRORS:
-        return n
-    if not _head_taken(h) or type(h.isSidechain) not in _PLAIN_SIDECHAIN:
-        return n
-    t, m, raw_pid, sid = h.type, h.message, h.parentUuid, h.sessionId
-    uuid = h.uuid or None
-    pid = raw_pid or None
-    light: dict[str, Any] = {"type": t, "isSidechain": h.isSidechain, "agentId": h.agentId}
-    if raw_pid is not UNSET:
-        light["parentUuid"] = raw_pid
-    sid = None if sid is UNSET else sid
-    if t != "user" and t != "assistant":
-        rec = _new(likes["meta"], id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=n, type=t)
-        return [astuple(rec)[:_SENT_FIELDS], light, sid, _bookkeeping_looks_like(h, t), None, 0, None, 0, None]
-    assert m is not None
-    made = _head_message_record(h, m, 0, 0, offset, n, likes)
-    if made is None:
-        return n
-    rec, results = made
-    rec.id = uuid
-    rec.parent_id = pid
-    light["message"] = {"id": m.id}
-    tur = h.toolUseResult
-    agent = tur.agentId if type(tur) is ToolUseResultHead else None
-    tool = 0 if results is None else 1 if results is _ONE_RESULT else 2
-    return [astuple(rec)[:_SENT_FIELDS], light, sid, True, agent, tool, results if tool == 2 else None, 1 if t == "assistant" else 2, m.id]
-
-
-def _heads_of_range(fd: int, start: int, end: int) -> list[list[Any] | int]:
-    """In the helper: every line of bytes `start`..`end` (a chunk: whole lines), split as
-    iterating the file splits them (`_helper_line`)."""
-    likes = _head_likes(None)
-    out: list[list[Any] | int] = []
+def _heads_of_range(fd: int, start: int, end: int) -> list[Any]:
+    """In the helper: bytes `start`..`end` (a chunk: whole lines), split as iterating the file
+    splits them, each line through `_read_head` as the serial path reads it, on this chunk's own
+    `_Reading` (records numbered from 0); a `_Chunk`, as msgpack-encodable lists."""
+    st = _Reading(_Source(None, None))
+    st.likes = _head_likes(None)  # (records sent without a source)
+    lines: list[int] = []
+    session_at = -1
     at = start
     for raw in io.BytesIO(parallel.read_range(fd, start, end)):
-        out.append(_helper_line(raw, at, likes))
-        at += len(raw)
-    return out
+        n = len(raw)
+        h = None
+        if n <= bounded.LARGE_LINE_BYTES and (raw.isascii() or valid_utf8(raw)):
+            try:
+                h = HEAD_DECODER.decode(raw)
+            except DECODE_ERRORS:
+                h = None
+        if h is not None and type(h.isSidechain) in _PLAIN_SIDECHAIN and _read_head(st, h, raw, 0, at):
+            lines.append(0)
+            if session_at < 0 and st.session_id is not None:
+                session_at = len(st.records) - 1
+        else:
+            lines.append(n)
+        at += n
+    records = [astuple(r)[:_SENT_FIELDS] for r in st.records]
+    src = st.source
+    return [lines, records, st.objs, st.session_id, session_at, st.looks, src.agents, src.results, st.tools]
 
 
-_ITEMS = msgspec.msgpack.Decoder(list[int | _HeadLine])
+_CHUNK = msgspec.msgpack.Decoder(_Chunk)
 
 
-def _records_of_range(fd: int, start: int, end: int) -> list[int | _HeadLine]:
+def _records_of_range(fd: int, start: int, end: int) -> _Chunk:
     """A chunk this process decodes ahead (the helper holds the one before): as the helper's."""
-    return _ITEMS.decode(msgspec.msgpack.encode(_heads_of_range(fd, start, end)))
+    return _CHUNK.decode(msgspec.msgpack.encode(_heads_of_range(fd, start, end)))
 
 
-_CODEC = parallel.ChunkCodec(_heads_of_range, _records_of_range, _ITEMS)
+_CODEC = parallel.ChunkCodec(_heads_of_range, _records_of_range, _CHUNK)  # type: ignore[arg-type]
 
 
 def _read_with_helper(st: _Reading, f: BinaryIO, limit: int, helper: parallel.Helper) -> int:
     """Every line up to `limit`, in file order: the chunks the helper leaves read here, the ones
-    it decoded indexed from its answer. Returns the bytes consumed."""
+    it read indexed from its answer. Returns the bytes consumed."""
     offset = line = 0
-    step: int | list[Any] | None = helper.step(0)
+    step: Any = helper.step(0)
     while True:
-        if type(step) is list:
-            offset, line = _index_helper_lines(st, step, f.fileno(), (offset, line), limit)
+        if type(step) is _Chunk:
+            offset, line = _index_chunk(st, step, f.fileno(), (offset, line), limit)
         else:  # ours to read (None: the helper failed, so the rest is)
             offset, line = _read_own_chunk(st, f, (offset, line), limit if step is None else step, limit)
             if step is None:
@@ -676,49 +634,51 @@ def _read_one_line(st: _Reading, raw: bytes, line: int, offset: int, last: bool)
             _read_line(rl, st=st)
 
 
-def _index_helper_lines(st: _Reading, items: list[Any], fd: int, at: tuple[int, int], limit: int) -> tuple[int, int]:
-    """A chunk the helper decoded, indexed in order: a `_HeadLine` as `_read_head` indexes its
-    line, a length by reading that line here."""
+def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limit: int) -> tuple[int, int]:
+    """A chunk the helper read, indexed in order as `_read_head` indexed its records there (their
+    reply groups joined here, where the reply before the chunk is known); each line it left read
+    here. Returns where that left the offset and line count."""
     offset, line = at
-    for item in items:
+    records, objs, by_uuid, source = st.records, st.objs, st.by_uuid, st.source
+    tools, agents, results = iter((*chunk.tools, -1)), chunk.agents, chunk.results
+    tool = next(tools)
+    k = 0  # the chunk's own number of the next record
+    for n in chunk.lines:
         line += 1
-        if type(item) is int:
-            _read_one_line(st, os.pread(fd, item, offset), line, offset, offset + item >= limit)
-            offset += item
-        else:
-            _index_head_line(st, item, line)
-            offset += item.rec.length
-    return offset, line
-
-
-def _index_head_line(st: _Reading, item: _HeadLine, line: int) -> None:
-    """What `_read_head` does with a line's record once it is made, for one the helper made."""
-    rec = item.rec
-    records = st.records
-    seq = len(records)
-    rec.seq = seq
-    rec.line = line
-    rec._source = st.source
-    if item.sid is not None and st.session_id is None:
-        st.session_id = item.sid
-    if item.looks:
+        if n:
+            _read_one_line(st, os.pread(fd, n, offset), line, offset, offset + n >= limit)
+            offset += n
+            continue
+        rec, light = chunk.records[k], chunk.lights[k]
+        seq = len(records)
+        rec.seq, rec.line, rec._source = seq, line, source
+        if k == chunk.session_at and st.session_id is None:
+            st.session_id = chunk.session_id
+        if k == tool:
+            tools_seq = results.get(k)
+            if tools_seq is not None:
+                source.results[seq] = tools_seq
+            st.tools.append(seq)
+            tool = next(tools)
+        if k in agents:
+            source.agents[seq] = agents[k]
+        records.append(rec)
+        objs.append(light)
+        uuid = rec.id
+        if uuid is not None:
+            by_uuid[uuid] = seq
+            st.uuids += 1
+        t = light["type"]
+        if t == "assistant":
+            mid = light["message"]["id"]
+            _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, uuid, rec.parent_id, st)
+        elif t == "user":
+            st.end_run()
+        offset += rec.length
+        k += 1
+    if chunk.looks:
         st.looks = True
-    if item.tool:
-        _index_results(st, seq, item.results if item.tool == 2 and item.results is not None else _ONE_RESULT)
-    records.append(rec)
-    light = item.light
-    st.objs.append(light)
-    uuid = rec.id
-    if uuid is not None:
-        st.by_uuid[uuid] = seq
-        st.uuids += 1
-    if item.agent is not None:
-        st.source.agents[seq] = item.agent
-    if item.run == 1:
-        mid = item.mid
-        _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, uuid, rec.parent_id, st)
-    elif item.run == 2:
-        st.end_run()
+    return offset, line
 
 
 def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
@@ -756,12 +716,8 @@ def _head_likes(src: _Source | None) -> dict[str, Record]:
     }
 
 
-def _head_message_record(
-    h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, likes: dict[str, Record]
-) -> tuple[Record, list[str] | None] | None:
-    """A message record from a line's head, its index fields as `_message` would give them, and
-    for a tool line the calls it answers (`_ONE_RESULT` when its `result_id` is all of them); None
-    when the line takes the general path (a tool result inside a reply)."""
+def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offset: int, length: int, st: _Reading) -> Record | None:
+    """A message record from a line's head, its index fields as `_message` would give them."""
     c = m.content
     blocks = c if type(c) is list else ()
     if h.type == "assistant":
@@ -773,16 +729,18 @@ def _head_message_record(
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
         return _new(
-            likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
+            st.likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
             stop_reason=head_stop_reason(m.stop_reason), call_ids=calls,
-        ), None  # fmt: skip
+        )  # fmt: skip
     results = [b for b in blocks if b.type == "tool_result"]
     if not results:
-        return _new(likes["user"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length), None
+        return _new(st.likes["user"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length)
     first = results[0].tool_use_id
     ids = [b.tool_use_id for b in results if b.tool_use_id]
-    rec = _new(likes["tool"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length, result_id=first)
-    return rec, (_ONE_RESULT if ids == ([first] if first else []) else ids)
+    if ids != ([first] if first else []):
+        st.source.results[seq] = ids
+    st.tools.append(seq)
+    return _new(st.likes["tool"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length, result_id=first)
 
 
 def _build(st: _Reading, path: str | None) -> Ledger:
