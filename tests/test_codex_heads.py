@@ -185,3 +185,40 @@ def test_a_reply_after_the_provider_changes_takes_the_new_route(tmp_path: Path) 
     led = _same_as_whole_build(_write(tmp_path / "late-header.jsonl", [TURN, reply, PLAIN_TOKENS, HEADER, reply, PLAIN_TOKENS, TURN, reply]))
     routes = [r.message.route for r in led.records if r.kind == "message"]  # type: ignore[attr-defined]
     assert [(x.model_id, x.connection_id) for x in routes] == [("gpt-a", None), ("gpt-a", "openai"), ("gpt-a", "openai")]
+
+
+def test_a_records_seq_is_its_place_where_a_line_makes_no_record_or_two(tmp_path: Path) -> None:
+    """`codex._read` gives a line's record the previous line's number object as its seq while
+    every line so far made one record: a blank line (no record), two objects glued on one line
+    (two records) and a line the head declines (parsed whole, one line behind) each move the
+    records off their lines, and the seqs stay the records' places, as the whole build gives them.
+    Where records and lines align the seq is shared (the memory the fast path saves)."""
+    head = [HEADER, TURN, USER, REASONING, CALL, OUTPUT, ASSISTANT, TOKENS] + [TURN, PLAIN_TOKENS] * 150  # (ints past 256: not cached)
+    after = [TURN, USER, CALL, OUTPUT, ASSISTANT, PLAIN_TOKENS, GHOST]
+    text = "".join(json.dumps(o) + "\n" for o in head)
+    text += "\n"  # a blank line: no record
+    text += "".join(json.dumps(o) + "\n" for o in after)
+    text += json.dumps(TURN) + json.dumps(PLAIN_TOKENS) + "\n"  # glued: two records on one line
+    text += "".join(json.dumps(o) + "\n" for o in after)
+    text += json.dumps(_line("no_such_line_type", {"x": 1})) + "\n"  # parsed whole
+    text += "".join(json.dumps(o) + "\n" for o in after)
+    f = tmp_path / "off.jsonl"
+    f.write_text(text)
+    led = _same_as_whole_build(f)
+    recs = led.records  # type: ignore[attr-defined]
+    assert [r.seq for r in recs] == list(range(len(recs)))
+    assert all(recs[i].seq is recs[i - 1].line for i in range(2, len(head)))
+    assert recs[len(head)].line == len(head) + 2 and recs[-1].line == len(recs)  # (one line without a record, one with two)
+    assert len({id(r.type) for r in recs[: len(head)] if r.type == "turn_context"}) == 1  # (one string, not each line's copy)
+
+
+def test_an_output_answering_the_last_call_keeps_the_calls_id_string(tmp_path: Path) -> None:
+    """`_Builder._head_item`: an output's result id is the last call's id string (one string less
+    per output) when it answers that call; an output answering an earlier call (parallel calls)
+    keeps its own, equal to that call's."""
+    call2 = _line("response_item", {**CALL["payload"], "call_id": "c2"})
+    output2 = _line("response_item", {**OUTPUT["payload"], "call_id": "c2"})
+    led = _same_as_whole_build(_write(tmp_path / "calls.jsonl", [HEADER, TURN, USER, CALL, call2, output2, OUTPUT, ASSISTANT]))
+    recs = led.records  # type: ignore[attr-defined]
+    assert [(r.call_ids, r.result_id) for r in recs[3:7]] == [(("c1",), None), (("c2",), None), ((), "c2"), ((), "c1")]
+    assert recs[5].result_id is recs[4].call_ids[0]

@@ -582,6 +582,10 @@ class _Builder:
         self.head_keys: dict[int, HistoryKey] = {}  # a head-read item's key its record does not give
         self.head_pids: dict[int, str] = {}  # a head-read item's own id its record did not take
         self.usage_for: int | None = None  # the newest model-produced record without usage yet
+        # The id of the last head-read call: the output answering it keeps that string, not the
+        # copy its line decoded (one string less per output; compared, not looked up in a dict of
+        # open calls: hashing two fresh ids cost more than the string saved).
+        self.last_call: str | None = None
         # Prompt tokens of the last request (tokens_before; a token count's head until a checkpoint asks).
         self.last_prompt: int | TokensHead | None = None
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
@@ -666,10 +670,10 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def _head_item(self, h: LineHead, p: Any, raw: bytes, line: int, offset: int, lid: str) -> bool:
+    def _head_item(self, h: LineHead, p: Any, raw: bytes, seq: int, line: int, offset: int, lid: str) -> bool:
         """A response item's record from its head (see `_read`): a message of a known role,
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
-        maps them, or a ghost snapshot (`lid`: the line's own id, f"L{line}"). False: the line
+        maps them, or a ghost snapshot (`seq`: the record's, `lid`: the line's own id, f"L{line}"). False: the line
         takes the general path (`add`). The record is a copy of its shape's template
         (`_Likes`) with this line's fields set."""
         src, likes = self.fields, self.likes
@@ -703,16 +707,18 @@ class _Builder:
                 cid = p.call_id
                 if cid:
                     calls = (cid,)
+                    self.last_call = cid
                 elif cid is not None:
                     key = (it, cid)  # (an empty call id: its record's call_ids do not hold it)
-            elif shape[0] == "tool":  # its output
+            elif shape[0] == "tool":  # its output: the call's id string when it answers the last call (`last_call`)
                 result = p.call_id
+                if result == self.last_call:
+                    result = self.last_call
             elif shape[0] is not None and it not in self.unkeyed_items:  # (reasoning: keyed by all its fields, read when a checkpoint asks)
                 self.unkeyed_items.add(it)
                 self.unkeyed.add(shape[2].type)
         mapped, _stop, like = shape
         rid = pid = p.id  # (`rid`, inline)
-        seq = len(records)
         if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
             rid = lid
             if pid is not None:
@@ -1341,12 +1347,18 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     offset = lineno = prev_offset = 0
     ids_base, ids_next, (ids_pre, ids), check_at = 0, 1000, line_ids(0), min(1000, max_line + 1)  # (`line_ids`: f"L{lineno}")
     prev: bytes | None = None
+    aligned = True
     for raw in f:
         if prev is not None:
             rl = parse_line(prev, lineno, prev_offset, False)
             if rl is not None:
                 _add_line(b, rl)
             prev = None
+            aligned = len(records) == lineno
+        # While every line so far made one record (`aligned`: only a line parsed whole can change
+        # it), a line's record's seq is the number of the line before it: the same int object,
+        # not one more per record (32 bytes each).
+        seq = lineno if aligned else len(records)
         lineno += 1
         if lineno >= check_at:  # (the line limit, or a new thousand's line ids: one test a line)
             if lineno > max_line:
@@ -1367,14 +1379,14 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         p = h.payload if h is not None else None
         t = h.type if p is not None and not p.replacement_history else None  # type: ignore[union-attr]
         if t == "response_item":
-            if not head_item(h, p, raw, lineno, offset, ids_pre + ids[lineno - ids_base]):
+            if not head_item(h, p, raw, seq, lineno, offset, ids_pre + ids[lineno - ids_base]):
                 prev, prev_offset = raw, offset
         elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
             rid = p.id  # (`_Builder.rid`, inline)
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
                 rid = ids_pre + ids[lineno - ids_base]
             else:
-                seen[rid] = len(records)
+                seen[rid] = seq
             if t == "event_msg":
                 sub = p.type if type(p.type) is str else None
                 if sub == "token_count":  # (one line in five: inline)
@@ -1393,8 +1405,8 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                     b.model = p.model  # (the same model: the same object, `_head_item`'s route test)
                 elif t == "token_usage_record" and b.usage_for is not None:
                     b._give_head_usage(p.usage)
-                typ = t
-            append(new(like, seq=len(records), line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))
+                typ = _META_NAMES[t]  # (one string per type, not the line's copy)
+            append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
             prev, prev_offset = raw, offset
         offset += n
@@ -1408,6 +1420,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
 
 
 _CHECK = fields.checker(fields.CODEX)
+_META_NAMES = {t: t for t in META_TYPES}
 
 
 def _build(lines: Iterable[RawLine], path: str | None, source: _Fields | None) -> Ledger:
