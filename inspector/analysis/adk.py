@@ -14,9 +14,9 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from itertools import accumulate, islice, pairwise
-from operator import attrgetter, le
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, compress, islice, pairwise
+from operator import attrgetter, le, lt
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
@@ -94,10 +94,9 @@ class AdkCheckpointView(CheckpointView):
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
     on_path = list(map(recs.__getitem__, path))
-    pos_of = dict(zip(path, range(len(path)), strict=True))
     kinds = list(map(_KIND, on_path))
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
-    by_id = _positions_by_id(recs, pos_of, [recs[path[i]] for i in checkpoints])
+    by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
     ts = [float(r.timestamp or 0.0) for r in on_path]
     monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
 
@@ -123,7 +122,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     ranges: list[tuple[float, float]] = []
     rep: list[Interval] = []
     alive = _surviving(recs, path, checkpoints)
-    for s in [path[i] for i in checkpoints]:
+    for pos, s in [(i, path[i]) for i in checkpoints]:
         r = recs[s]
         d = r.checkpoint.details if r.checkpoint is not None else None
         if not isinstance(d, dict) or d.get("start_timestamp") is None or d.get("end_timestamp") is None:
@@ -136,11 +135,12 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
             if a in by_id and b in by_id and by_id[a] <= by_id[b]
         ]
         rep = bridged([*rep, *mine])
-        own = bridged([(by_id[i], by_id[i] + 1) for i in d.get("summarizer_input_ids") or [] if i in by_id])
+        # (each input's position, in C; their runs found on a bytemap: an input list names most events)
+        own = bridged(_runs(map(by_id.__getitem__, filter(by_id.__contains__, d.get("summarizer_input_ids") or [])), len(path)))
         view = AdkCheckpointView(
             len(out) + 1,
             r,
-            pos_of[s],
+            pos,
             path,
             recs,
             positions(ranges),
@@ -157,10 +157,25 @@ _MESSAGE = "message"
 _KIND = attrgetter("kind")
 
 
-def _positions_by_id(recs: list[Record], pos_of: dict[int, int], checkpoints: list[Record]) -> dict[Any, int]:
-    """Path position by event id (the last record of an id on the path), of the ids these
-    checkpoints' details name only (their ranges' ends and their summarizers' inputs): most
-    events are named by none, and a dict of every id cost more than looking the few up."""
+def _runs(positions: Iterable[int], n: int) -> list[Interval]:
+    """`merge([(p, p + 1) for p in positions])` of positions in [0, n): marked on a bytemap, whose
+    runs are found by `find` (an input list is a few runs of many positions)."""
+    mark = bytearray(n + 1)  # (a 0 past the end closes the last run)
+    for p in positions:
+        mark[p] = 1
+    out: list[Interval] = []
+    lo = mark.find(1)
+    while lo >= 0:
+        hi = mark.find(0, lo)
+        out.append((lo, hi))
+        lo = mark.find(1, hi)
+    return out
+
+
+def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record], checkpoints: list[Record]) -> dict[Any, int]:
+    """Path position by event id (the last record of an id on the path, in seq order), of the ids
+    these checkpoints' details name only (their ranges' ends and their summarizers' inputs).
+    (`on_path`: the records of `path`, in its order.)"""
     named: set[Any] = set()
     for r in checkpoints:
         d = r.checkpoint.details if r.checkpoint is not None else None
@@ -171,7 +186,14 @@ def _positions_by_id(recs: list[Record], pos_of: dict[int, int], checkpoints: li
     named.discard(None)
     if not named:
         return {}
+    if all(map(lt, path, islice(path, 1, None))):  # the path in seq order (a linear session's): in C
+        ids = list(map(_ID, on_path))
+        return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
+    pos_of = dict(zip(path, range(len(path)), strict=True))
     return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
+
+
+_ID = attrgetter("id")
 
 
 def _surviving(recs: list[Record], path: list[int], checkpoints: list[int]) -> set[int]:
