@@ -622,10 +622,6 @@ def coverage(
     led: Ledger, path: list[int], vs: list[CheckpointView], reinjected: set[int]
 ) -> tuple[list[str | None], list[int], bytearray]:
     recs = led.records
-    n = len(recs)
-    states: list[str | None] = [None] * n
-    summarized_by = [0] * n
-    on_path = bytearray(n)
     alive = [v for v in vs if isinstance(v, AdkCheckpointView) and v.surviving]
     cover = rules.union(
         [
@@ -634,17 +630,83 @@ def coverage(
             if isinstance(v.checkpoint.details, dict)
         ]
     )
-    # Which checkpoint's summarizer first saw each message (path positions).
-    first_rep = [0] * len(path)
-    for v in vs:
-        for lo, hi in v.own:
-            for i in range(lo, hi):
-                if not first_rep[i]:
-                    first_rep[i] = v.index
     # What the summaries actually sent stand for (exactly: survivors only), by path position.
     represented = bytearray(len(path))
     for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
         represented[lo:hi] = b"\x01" * (hi - lo)
+    on_path = [recs[s] for s in path]
+    ts = [float(r.timestamp or 0.0) for r in on_path]
+    if (
+        len(path) == len(recs)
+        and len(path) > 1
+        and all(map(lt, path, islice(path, 1, None)))  # (then path[i] == i)
+        and all(map(le, ts, islice(ts, 1, None)))
+    ):
+        return _coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
+    return _coverage_by_position(recs, path, vs, alive, cover, represented, reinjected)
+
+
+def _first_reps(vs: list[CheckpointView], n: int) -> list[int]:
+    """Which checkpoint's summarizer first saw each path position (its index; 0: none)."""
+    first_rep = [0] * n
+    seen: list[Interval] = []  # (merged: the positions some earlier summarizer saw)
+    for v in vs:
+        for lo, hi in (iv for own in v.own for iv in subtract(own, seen)):
+            first_rep[lo:hi] = [v.index] * (hi - lo)
+        seen = merge([*seen, *v.own])
+    return first_rep
+
+
+def _coverage_by_runs(
+    on_path: list[Record],
+    ts: list[float],
+    vs: list[CheckpointView],
+    alive: list[CheckpointView],
+    cover: list[tuple[float, float]],
+    represented: bytearray,
+    reinjected: set[int],
+) -> tuple[list[str | None], list[int], bytearray]:
+    """`_coverage_by_position` of a path that is every record in seq order, their timestamps in
+    order (as the session service returns them): each covered range a run of positions, the
+    states laid out by slices, then kept for messages only."""
+    n = len(on_path)
+    last_pos = vs[-1].pos if vs else -1
+    st: list[str | None] = [RETAINED] * min(last_pos + 1, n) + [LIVE] * max(n - last_pos - 1, 0)
+    sb = [0] * n
+    first_rep = _first_reps(vs, n)
+    fallback = alive[-1].index if alive else 0
+    for lo, hi in merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover]):
+        st[lo:hi] = [SUMMARIZED if x else HOLE for x in represented[lo:hi]]
+        sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
+    for s in reinjected:
+        if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
+            st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
+    messages = list(map(_MESSAGE.__eq__, map(_KIND, on_path)))
+    for i in [i for i in compress(range(n), messages) if _excluded(on_path[i])]:
+        st[i] = EXCLUDED
+    states = [x if m else None for x, m in zip(st, messages, strict=True)]
+    summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
+    return states, summarized_by, bytearray(b"\x01" * n)
+
+
+def _excluded(r: Record) -> bool:
+    return r.never_sent or _obj(r).get("isolation_scope") is not None  # (`_in_scope`)
+
+
+def _coverage_by_position(
+    recs: list[Record],
+    path: list[int],
+    vs: list[CheckpointView],
+    alive: list[CheckpointView],
+    cover: list[tuple[float, float]],
+    represented: bytearray,
+    reinjected: set[int],
+) -> tuple[list[str | None], list[int], bytearray]:
+    n = len(recs)
+    states: list[str | None] = [None] * n
+    summarized_by = [0] * n
+    on_path = bytearray(n)
+    first_rep = _first_reps(vs, len(path))
     starts = [a for a, _ in cover]
     last_pos = vs[-1].pos if vs else -1
     for i, s in enumerate(path):
@@ -652,7 +714,7 @@ def coverage(
         r = recs[s]
         if r.kind != "message":
             continue
-        if r.never_sent or _obj(r).get("isolation_scope") is not None:  # (`_in_scope`)
+        if _excluded(r):
             states[s] = EXCLUDED
         elif (k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1]:
             # (`rules.in_ranges`, inline: bisected by the ranges' starts)
