@@ -294,7 +294,8 @@ def test_the_views_look_up_only_the_ids_the_checkpoints_name(monkeypatch: pytest
     from inspector.analysis import adk as analysis_adk
     from inspector.analysis.engine import active_path, registry
 
-    def every_id(recs: list[Any], pos_of: dict[int, int], checkpoints: list[Any]) -> dict[Any, int]:
+    def every_id(recs: list[Any], path: list[int], on_path: list[Any], checkpoints: list[Any]) -> dict[Any, int]:
+        pos_of = dict(zip(path, range(len(path)), strict=True))
         return {r.id: pos_of[r.seq] for r in recs if r.id is not None and r.seq in pos_of}
 
     named = 0

@@ -568,3 +568,24 @@ def test_the_compaction_rules_size_prompts_without_reading_events_again(
         return [r.checkpoint.details["estimated_prompt_tokens"] for r in led.records if r.checkpoint is not None]
 
     assert estimates(fast) == estimates(whole) and all(estimates(fast)), estimates(fast)
+
+
+def test_plain_events_share_their_authors_fields() -> None:
+    """An event holding its author and empty actions only shares one fields dict (and author
+    string) with every such event of that author; the shared dicts are kept for a bounded
+    number of authors (issue 15: a dict per event was a quarter of the heads' memory)."""
+    import orjson
+
+    from inspector.formats import adk_heads
+
+    def ev(i: int, author: str, **more: object) -> bytes:
+        return orjson.dumps({"id": f"e{i}", "author": author, "timestamp": 1.0 + i, "actions": {}, **more})
+
+    a, b = adk_heads.head(ev(1, "bot")), adk_heads.head(ev(2, "bot"))
+    assert a is not None and b is not None
+    assert a.fields == {"author": "bot", "actions": {}} and a.fields is b.fields and a.author is b.author
+    c = adk_heads.head(ev(3, "bot", branch="x"))
+    assert c is not None and c.fields == {"author": "bot", "branch": "x", "actions": {}} and c.fields is not a.fields
+    for i in range(adk_heads._PLAIN_MAX + 10):
+        adk_heads.head(ev(i, f"agent{i}"))
+    assert len(adk_heads._PLAIN) <= adk_heads._PLAIN_MAX

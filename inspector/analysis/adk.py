@@ -14,9 +14,9 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from itertools import accumulate, islice, pairwise
-from operator import attrgetter, le
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, compress, islice, pairwise
+from operator import attrgetter, le, lt
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
@@ -94,10 +94,9 @@ class AdkCheckpointView(CheckpointView):
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
     on_path = list(map(recs.__getitem__, path))
-    pos_of = dict(zip(path, range(len(path)), strict=True))
     kinds = list(map(_KIND, on_path))
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
-    by_id = _positions_by_id(recs, pos_of, [recs[path[i]] for i in checkpoints])
+    by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
     ts = [float(r.timestamp or 0.0) for r in on_path]
     monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
 
@@ -123,7 +122,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     ranges: list[tuple[float, float]] = []
     rep: list[Interval] = []
     alive = _surviving(recs, path, checkpoints)
-    for s in [path[i] for i in checkpoints]:
+    for pos, s in [(i, path[i]) for i in checkpoints]:
         r = recs[s]
         d = r.checkpoint.details if r.checkpoint is not None else None
         if not isinstance(d, dict) or d.get("start_timestamp") is None or d.get("end_timestamp") is None:
@@ -136,11 +135,12 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
             if a in by_id and b in by_id and by_id[a] <= by_id[b]
         ]
         rep = bridged([*rep, *mine])
-        own = bridged([(by_id[i], by_id[i] + 1) for i in d.get("summarizer_input_ids") or [] if i in by_id])
+        # (each input's position, in C; their runs found on a bytemap: an input list names most events)
+        own = bridged(_runs(map(by_id.__getitem__, filter(by_id.__contains__, d.get("summarizer_input_ids") or [])), len(path)))
         view = AdkCheckpointView(
             len(out) + 1,
             r,
-            pos_of[s],
+            pos,
             path,
             recs,
             positions(ranges),
@@ -157,10 +157,25 @@ _MESSAGE = "message"
 _KIND = attrgetter("kind")
 
 
-def _positions_by_id(recs: list[Record], pos_of: dict[int, int], checkpoints: list[Record]) -> dict[Any, int]:
-    """Path position by event id (the last record of an id on the path), of the ids these
-    checkpoints' details name only (their ranges' ends and their summarizers' inputs): most
-    events are named by none, and a dict of every id cost more than looking the few up."""
+def _runs(positions: Iterable[int], n: int) -> list[Interval]:
+    """`merge([(p, p + 1) for p in positions])` of positions in [0, n): marked on a bytemap, whose
+    runs are found by `find` (an input list is a few runs of many positions)."""
+    mark = bytearray(n + 1)  # (a 0 past the end closes the last run)
+    for p in positions:
+        mark[p] = 1
+    out: list[Interval] = []
+    lo = mark.find(1)
+    while lo >= 0:
+        hi = mark.find(0, lo)
+        out.append((lo, hi))
+        lo = mark.find(1, hi)
+    return out
+
+
+def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record], checkpoints: list[Record]) -> dict[Any, int]:
+    """Path position by event id (the last record of an id on the path, in seq order), of the ids
+    these checkpoints' details name only (their ranges' ends and their summarizers' inputs).
+    (`on_path`: the records of `path`, in its order.)"""
     named: set[Any] = set()
     for r in checkpoints:
         d = r.checkpoint.details if r.checkpoint is not None else None
@@ -171,7 +186,14 @@ def _positions_by_id(recs: list[Record], pos_of: dict[int, int], checkpoints: li
     named.discard(None)
     if not named:
         return {}
+    if all(map(lt, path, islice(path, 1, None))):  # the path in seq order (a linear session's): in C
+        ids = list(map(_ID, on_path))
+        return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
+    pos_of = dict(zip(path, range(len(path)), strict=True))
     return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
+
+
+_ID = attrgetter("id")
 
 
 def _surviving(recs: list[Record], path: list[int], checkpoints: list[int]) -> set[int]:
@@ -600,10 +622,6 @@ def coverage(
     led: Ledger, path: list[int], vs: list[CheckpointView], reinjected: set[int]
 ) -> tuple[list[str | None], list[int], bytearray]:
     recs = led.records
-    n = len(recs)
-    states: list[str | None] = [None] * n
-    summarized_by = [0] * n
-    on_path = bytearray(n)
     alive = [v for v in vs if isinstance(v, AdkCheckpointView) and v.surviving]
     cover = rules.union(
         [
@@ -612,17 +630,83 @@ def coverage(
             if isinstance(v.checkpoint.details, dict)
         ]
     )
-    # Which checkpoint's summarizer first saw each message (path positions).
-    first_rep = [0] * len(path)
-    for v in vs:
-        for lo, hi in v.own:
-            for i in range(lo, hi):
-                if not first_rep[i]:
-                    first_rep[i] = v.index
     # What the summaries actually sent stand for (exactly: survivors only), by path position.
     represented = bytearray(len(path))
     for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
         represented[lo:hi] = b"\x01" * (hi - lo)
+    on_path = [recs[s] for s in path]
+    ts = [float(r.timestamp or 0.0) for r in on_path]
+    if (
+        len(path) == len(recs)
+        and len(path) > 1
+        and all(map(lt, path, islice(path, 1, None)))  # (then path[i] == i)
+        and all(map(le, ts, islice(ts, 1, None)))
+    ):
+        return _coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
+    return _coverage_by_position(recs, path, vs, alive, cover, represented, reinjected)
+
+
+def _first_reps(vs: list[CheckpointView], n: int) -> list[int]:
+    """Which checkpoint's summarizer first saw each path position (its index; 0: none)."""
+    first_rep = [0] * n
+    seen: list[Interval] = []  # (merged: the positions some earlier summarizer saw)
+    for v in vs:
+        for lo, hi in (iv for own in v.own for iv in subtract(own, seen)):
+            first_rep[lo:hi] = [v.index] * (hi - lo)
+        seen = merge([*seen, *v.own])
+    return first_rep
+
+
+def _coverage_by_runs(
+    on_path: list[Record],
+    ts: list[float],
+    vs: list[CheckpointView],
+    alive: list[CheckpointView],
+    cover: list[tuple[float, float]],
+    represented: bytearray,
+    reinjected: set[int],
+) -> tuple[list[str | None], list[int], bytearray]:
+    """`_coverage_by_position` of a path that is every record in seq order, their timestamps in
+    order (as the session service returns them): each covered range a run of positions, the
+    states laid out by slices, then kept for messages only."""
+    n = len(on_path)
+    last_pos = vs[-1].pos if vs else -1
+    st: list[str | None] = [RETAINED] * min(last_pos + 1, n) + [LIVE] * max(n - last_pos - 1, 0)
+    sb = [0] * n
+    first_rep = _first_reps(vs, n)
+    fallback = alive[-1].index if alive else 0
+    for lo, hi in merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover]):
+        st[lo:hi] = [SUMMARIZED if x else HOLE for x in represented[lo:hi]]
+        sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
+    for s in reinjected:
+        if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
+            st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
+    messages = list(map(_MESSAGE.__eq__, map(_KIND, on_path)))
+    for i in [i for i in compress(range(n), messages) if _excluded(on_path[i])]:
+        st[i] = EXCLUDED
+    states = [x if m else None for x, m in zip(st, messages, strict=True)]
+    summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
+    return states, summarized_by, bytearray(b"\x01" * n)
+
+
+def _excluded(r: Record) -> bool:
+    return r.never_sent or _obj(r).get("isolation_scope") is not None  # (`_in_scope`)
+
+
+def _coverage_by_position(
+    recs: list[Record],
+    path: list[int],
+    vs: list[CheckpointView],
+    alive: list[CheckpointView],
+    cover: list[tuple[float, float]],
+    represented: bytearray,
+    reinjected: set[int],
+) -> tuple[list[str | None], list[int], bytearray]:
+    n = len(recs)
+    states: list[str | None] = [None] * n
+    summarized_by = [0] * n
+    on_path = bytearray(n)
+    first_rep = _first_reps(vs, len(path))
     starts = [a for a, _ in cover]
     last_pos = vs[-1].pos if vs else -1
     for i, s in enumerate(path):
@@ -630,7 +714,7 @@ def coverage(
         r = recs[s]
         if r.kind != "message":
             continue
-        if r.never_sent or _obj(r).get("isolation_scope") is not None:  # (`_in_scope`)
+        if _excluded(r):
             states[s] = EXCLUDED
         elif (k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1]:
             # (`rules.in_ranges`, inline: bisected by the ranges' starts)

@@ -436,9 +436,37 @@ def _message_head(
     )  # fmt: skip
 
 
+# The fields of an event holding its author and empty actions only (most events), one dict per
+# author, shared by its events (nothing changes a head's fields): kept for a few hundred authors.
+_PLAIN: dict[str, dict[str, Any]] = {}
+_PLAIN_MAX = 512
+
+
+def _plain_fields(author: str) -> dict[str, Any]:
+    got = _PLAIN.get(author)
+    if got is None:
+        got = {"author": author, "actions": {}}
+        if len(_PLAIN) < _PLAIN_MAX:
+            _PLAIN[author] = got
+    return got
+
+
 def _typed_fields(s: _SEvent, author: str | None) -> dict[str, Any]:
     """`_fields` of a strict decode, in its order, from typed values (most events hold their
-    author and empty actions only)."""
+    author and empty actions only: one shared dict, `_plain_fields`)."""
+    a = s.actions
+    if (
+        author is not None
+        and a is not None
+        and s.branch is None
+        and not s.isolation_scope
+        and not s.long_running_tool_ids
+        and s.error_code is _UNSET
+        and a.transfer_to_agent is None
+        and a.agent_state is _UNSET
+        and a.end_of_agent is _UNSET
+    ):
+        return _plain_fields(author)
     out: dict[str, Any] = {"author": author} if author is not None else {}
     if s.branch is not None:
         out["branch"] = s.branch
@@ -470,8 +498,8 @@ def _typed_head(s: _SEvent) -> Head | None:
     ts = s.timestamp
     if ts is None:
         return None
-    author = s.author
-    out = _typed_fields(s, author)
+    out = _typed_fields(s, s.author)
+    author = out.get("author", s.author)  # (its shared fields' string: one per author, not per event)
     content = s.content
     if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)

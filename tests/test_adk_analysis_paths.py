@@ -1,0 +1,103 @@
+"""The ADK analysis' fast paths (issue 15) against the plain ways they stand for."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from inspector.analysis import adk as adk_analysis
+from inspector.analysis.intervals import merge
+from inspector.formats import load
+
+FIXTURES = Path(__file__).parent / "differential" / "fixtures"
+
+
+def test_runs_are_the_merged_unit_intervals() -> None:
+    rng = random.Random(5)
+    for n in (0, 1, 2, 7, 50):
+        for _ in range(40):
+            ps = [rng.randrange(n) for _ in range(rng.randrange(n + 1))] if n else []
+            assert adk_analysis._runs(iter(ps), n) == merge([(p, p + 1) for p in ps])
+
+
+def _slow_positions(recs, path, named):  # type: ignore[no-untyped-def]
+    pos_of = dict(zip(path, range(len(path)), strict=True))
+    return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
+
+
+def test_positions_by_id_in_path_order_match_the_plain_lookup() -> None:
+    """Duplicate ids (the last on the path wins), ids off the path, and an unsorted path."""
+    led = load(str(FIXTURES / "adk-s26-0177-mid-run-seed" / "session.db"))
+    recs = led.records
+    cps = [r for r in recs if r.kind == "checkpoint"]
+    assert cps
+    for r in recs[::3]:
+        r.id = recs[0].id  # (a repeated id)
+    named = {r.id for r in recs if r.id is not None}
+    for c in cps:
+        c.checkpoint.details["summarizer_input_ids"] = sorted(named)
+    for path in (list(range(len(recs))), list(range(0, len(recs), 2)), list(range(len(recs)))[::-1]):
+        on_path = [recs[s] for s in path]
+        got = adk_analysis._positions_by_id(recs, path, on_path, cps)
+        assert got == _slow_positions(recs, path, named)
+
+
+def _stores() -> list[Path]:
+    return sorted(FIXTURES.glob("adk-*/session.db"))
+
+
+def test_coverage_by_runs_is_coverage_by_position() -> None:
+    """On every ADK fixture store (whose path is its records in order, by timestamp), with the
+    re-injected seqs as the analysis finds them and as random sets."""
+    from inspector.analysis import adk as a
+    from inspector.analysis.engine import active_path, registry
+    from inspector.formats import adk_compaction as rules
+
+    rng = random.Random(3)
+    checked = 0
+    for store in _stores():
+        led = load(str(store))
+        path, _ = active_path(led, registry.get(led.format).runtime)
+        recs = led.records
+        vs = a.views(led, path)
+        header = led.header or {}
+        _, found = a.next_request(led, header.get("next_agent"), header.get("next_agent_branch"))
+        alive = [v for v in vs if isinstance(v, a.AdkCheckpointView) and v.surviving]
+        cover = rules.union([(v.checkpoint.details["start_timestamp"], v.checkpoint.details["end_timestamp"]) for v in alive])
+        represented = bytearray(len(path))
+        for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):
+            represented[lo:hi] = b"\x01" * (hi - lo)
+        on_path = [recs[s] for s in path]
+        ts = [float(r.timestamp or 0.0) for r in on_path]
+        if path != list(range(len(recs))) or ts != sorted(ts):
+            continue
+        for r in rng.sample(recs, len(recs) // 5):
+            r.never_sent = True  # (excluded, whatever else it is)
+        for reinjected in (found, set(rng.sample(range(len(recs)), len(recs) // 3))):
+            want = a._coverage_by_position(recs, path, vs, alive, cover, represented, reinjected)
+            got = a._coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
+            assert got == want, store
+            assert a.coverage(led, path, vs, reinjected) == want
+            checked += 1
+    assert checked >= 40
+
+
+def test_first_reps_are_the_first_summarizer_to_see_each_position() -> None:
+    from types import SimpleNamespace
+
+    from inspector.analysis import adk as a
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randrange(1, 40)
+        vs = []
+        for k in range(rng.randrange(5)):
+            ivs = merge([(lo, rng.randrange(lo, n + 1)) for lo in (rng.randrange(n) for _ in range(rng.randrange(4)))])
+            vs.append(SimpleNamespace(index=k + 1, own=ivs))
+        want = [0] * n
+        for v in vs:
+            for lo, hi in v.own:
+                for i in range(lo, hi):
+                    if not want[i]:
+                        want[i] = v.index
+        assert a._first_reps(vs, n) == want  # type: ignore[arg-type]
