@@ -55,7 +55,7 @@ from inspector.formats.claude_code_heads import (
     blocks_clean,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
-from inspector.formats.heads import kept_result_ids
+from inspector.formats.heads import FIRST_BYTE, kept_result_ids
 from inspector.formats.jsonl import RawLine, line_object
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
@@ -459,7 +459,7 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     if conversation:
         if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
             return False
-    elif t not in _BOOKKEEPING:
+    elif t not in _BOOKKEEPING and (t != "system" or h.subtype == "compact_boundary"):
         return False
     if m is not None and type(m.content) is list and not blocks_clean(m.content):
         return False  # (a block's text, thinking or content of a wrong type: the general path says so)
@@ -483,7 +483,8 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         light["message"] = {"id": m.id}
         st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
     else:
-        rec = _new(st.likes["meta"], seq=seq, line=line, id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=len(raw), type=t)
+        like, rt = (st.likes["meta"], t) if t != "system" else _system_like(st, h)
+        rec = _new(like, seq=seq, line=line, id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=len(raw), type=rt)
         if not st.looks and _bookkeeping_looks_like(h, t):
             st.looks = True
     records.append(rec)
@@ -503,9 +504,24 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     return True
 
 
+def _system_like(st: _Reading, h: LineHead) -> tuple[Record, str]:
+    """A system line's record from its head (not a compact boundary: those take the general
+    path), as `_record_of` maps it: a local command with text content a message no request
+    carries (its content read when asked for: `_Source._own_message`), which ends the reply
+    being read; any other a meta record `system:<subtype>`."""
+    sub = h.subtype
+    if sub == "local_command" and h.content and FIRST_BYTE(h.content) == _QUOTE:  # (`_local_command_note`)
+        st.end_run()
+        return st.likes["note"], LOCAL_COMMAND_NOTE
+    return st.likes["meta"], "system" if sub is None else f"system:{sub}"
+
+
+_QUOTE = (ord('"'),)  # a JSON string's first byte, as `FIRST_BYTE` gives it
+
+
 def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
-    """`looks_like` of a bookkeeping line, from its head."""
-    if t in ("attachment", "progress"):
+    """`looks_like` of a bookkeeping or system line, from its head."""
+    if t in ("attachment", "progress", "system"):
         return h.parentUuid is not UNSET and (h.uuid is not UNSET or h.sessionId is not UNSET)
     if t in ("file-history-snapshot", "queue-operation", "last-prompt"):
         return h.sessionId is not UNSET or bool(h.messageId) or bool(h.snapshot) or bool(h.leafUuid)
@@ -535,6 +551,7 @@ def _head_likes(src: _Source) -> dict[str, Record]:
         "assistant": like("assistant", "assistant", "message", "assistant"),
         "user": like("user", "user", "message", "user"),
         "tool": like("tool", "user", "message", "user"),
+        "note": like("user", "system", "message", LOCAL_COMMAND_NOTE),
     }
 
 

@@ -85,6 +85,7 @@ class LineHead(msgspec.Struct, gc=False):
     messageId: msgspec.Raw = msgspec.Raw(b"")
     snapshot: msgspec.Raw = msgspec.Raw(b"")
     leafUuid: msgspec.Raw = msgspec.Raw(b"")
+    content: msgspec.Raw = msgspec.Raw(b"")  # a system line's (a local command's text, when a string)
 
 
 DECODER = msgspec.json.Decoder(LineHead)
