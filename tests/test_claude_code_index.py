@@ -177,6 +177,8 @@ def _system_lines() -> list[dict[str, Any]]:
     add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
          "compactMetadata": {"trigger": "manual", "preTokens": 10}})  # fmt: skip
     add({"type": "user", "message": {"role": "user", "content": "after"}})
+    for t in ("progress", "progress", "a-type-of-its-own"):
+        add({"type": t, "data": {"n": 1}})
     return out
 
 
@@ -199,6 +201,9 @@ def test_a_system_line_read_from_its_head_is_the_record_the_whole_parse_makes(tm
     assert (src.replies, src.merged) == (whole_src.replies, whole_src.merged)
     assert len(src.merged) == 1  # (the reply chained past a hook summary, not past a local command)
     assert context_json(analyze(led)) == context_json(analyze(whole))
+    a, b, other = led.records[-3:]
+    assert a.type is b.type == "progress"  # (one string per known line type: `LineType`)
+    assert (other.kind, other.type) == ("unknown", "a-type-of-its-own")  # (another: the general path)
     # A transcript of system lines alone is Claude Code's as the whole parse judges it (`looks_like`).
     f.write_text("".join(json.dumps(o) + "\n" for o in _system_lines() if o["type"] == "system" and "compactMetadata" not in o))
     led, whole = load(str(f), "claude_code"), claude_code.build(read_lines(str(f))[0], str(f))

@@ -47,6 +47,9 @@ from msgspec import UNSET
 
 from inspector.formats import appended, claude_code_compact, claude_code_writer, fields
 from inspector.formats.base import Format, Runtime, Writer
+from inspector.formats.claude_code_heads import (
+    BOOKKEEPING as _BOOKKEEPING,
+)
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
     LineHead,
@@ -81,36 +84,6 @@ NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
-# Line types Claude Code writes that carry no message: kept as meta records.
-_BOOKKEEPING = frozenset(
-    {
-        "progress",
-        "attachment",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "last-prompt",
-        "custom-title",
-        "ai-title",
-        "agent-name",
-        "permission-mode",
-        "mode",
-        "tools-used",
-        "cost-state",
-        "atis-latch",
-        "api-request",
-        "api-request-shape",
-        "api-request-blob",
-        "worktree-state",
-        "frame-link",
-        "pr-link",
-        "started",
-        "result",
-        "relocated",
-        "bridge-session",
-        "tag",
-    }
-)
 # Lines a reply's next block may hang off without ending the reply (they carry no message).
 _PASS_THROUGH = frozenset({"progress", "attachment"})
 # Fields the model above represents; everything else on a line is kept in `extra`.
