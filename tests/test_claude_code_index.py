@@ -12,6 +12,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import context_json
 from inspector.formats import claude_code, load
 from inspector.formats.jsonl import read_lines
+from inspector.ledger.model import UNREAD
 from tests.test_incremental import corpus, format_of
 
 INDEX_FIELDS = ("seq", "line", "kind", "type", "id", "parent_id", "timestamp", "offset", "length", "role",
@@ -144,3 +145,66 @@ def test_a_block_field_left_unbuilt_by_the_head_is_judged_as_the_whole_parse_jud
     for r, w in zip(led.records, whole.records, strict=True):
         assert [getattr(r, k) for k in INDEX_FIELDS] == [getattr(w, k) for k in INDEX_FIELDS], r.line
         assert (r.message, r.extra) == (w.message, w.extra), r.line
+
+
+def _system_lines() -> list[dict[str, Any]]:
+    """System lines of each shape `_record_of` maps (a local command with text content, with
+    content of another type, a hook summary, no or a null subtype, an unknown field), a reply
+    whose next block skips a local command (which ends the reply being read) and a hook summary
+    (which does not), and a compact boundary (general path)."""
+    base = {"sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "isSidechain": False}
+    out: list[dict[str, Any]] = []
+
+    def add(o: dict[str, Any]) -> None:
+        out.append({**base, "uuid": f"u{len(out)}", "parentUuid": out[-1]["uuid"] if out else None, **o})
+
+    def reply(mid: str | None, parent: str | None = None) -> dict[str, Any]:
+        msg = {"role": "assistant", "content": [{"type": "text", "text": "x"}]} | ({"id": mid} if mid else {})
+        return {"type": "assistant", "message": msg} | ({"parentUuid": parent} if parent else {})
+
+    add({"type": "user", "message": {"role": "user", "content": "hi"}})
+    for content in ("<command-name>/mcp</command-name>", None, 5, ["x"], {"a": 1}, ""):
+        add({"type": "system", "subtype": "local_command", "content": content, "level": "info", "isMeta": False})
+    add({"type": "system", "subtype": "local_command", "level": "info"})  # (no content)
+    add({"type": "system", "subtype": "stop_hook_summary", "hookCount": 1, "hookInfos": [{"command": "x"}], "level": "suggestion"})
+    add({"type": "system", "content": "no subtype"})
+    add({"type": "system", "subtype": None, "other": [1, 2]})
+    for between in ({"subtype": "local_command", "content": "/cost"}, {"subtype": "stop_hook_summary"}):
+        add(reply(None))
+        first = out[-1]["uuid"]
+        add({"type": "system", **between})
+        add(reply(None, parent=first))  # (chained past the system line onto the reply's first line)
+    add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+         "compactMetadata": {"trigger": "manual", "preTokens": 10}})  # fmt: skip
+    add({"type": "user", "message": {"role": "user", "content": "after"}})
+    for t in ("progress", "progress", "a-type-of-its-own"):
+        add({"type": t, "data": {"n": 1}})
+    return out
+
+
+def test_a_system_line_read_from_its_head_is_the_record_the_whole_parse_makes(tmp_path: Path) -> None:
+    """System lines but compact boundaries load from their heads (issue 15: each line parsed whole
+    is a transient buffer the allocator could not reuse, ~40 KB of heap a line on a 100 MB
+    transcript): the records, their messages and unknown fields, the reply groups and the next
+    request are what parsing every line whole gives."""
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(json.dumps(o) + "\n" for o in _system_lines()))
+    led, whole = load(str(f)), claude_code.build(read_lines(str(f))[0], str(f))
+    system = [r for r in led.records if r.type.startswith("system") and r.kind != "checkpoint"]
+    assert len(system) == 12 and all(r._extra is UNREAD for r in system)  # all from heads
+    assert [r.kind for r in system[:7]] == ["message", "meta", "meta", "meta", "meta", "message", "meta"]
+    assert [(d.line, d.message) for d in led.diagnostics] == [(d.line, d.message) for d in whole.diagnostics]
+    for r, w in zip(led.records, whole.records, strict=True):
+        assert [getattr(r, k) for k in INDEX_FIELDS] == [getattr(w, k) for k in INDEX_FIELDS], r.line
+        assert (r.message, r.extra) == (w.message, w.extra), r.line
+    src, whole_src = led.records[0]._source, whole.records[0]._source
+    assert (src.replies, src.merged) == (whole_src.replies, whole_src.merged)
+    assert len(src.merged) == 1  # (the reply chained past a hook summary, not past a local command)
+    assert context_json(analyze(led)) == context_json(analyze(whole))
+    a, b, other = led.records[-3:]
+    assert a.type is b.type == "progress"  # (one string per known line type: `LineType`)
+    assert (other.kind, other.type) == ("unknown", "a-type-of-its-own")  # (another: the general path)
+    # A transcript of system lines alone is Claude Code's as the whole parse judges it (`looks_like`).
+    f.write_text("".join(json.dumps(o) + "\n" for o in _system_lines() if o["type"] == "system" and "compactMetadata" not in o))
+    led, whole = load(str(f), "claude_code"), claude_code.build(read_lines(str(f))[0], str(f))
+    assert [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]

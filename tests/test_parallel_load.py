@@ -587,6 +587,8 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
         asst(f"{a}9", f"{u}z", [{"type": "text", "text": "one"}]),  # no message.id ...
         user(f"{u}9", f"{a}9", "between"),  # ... a user line ends that reply ...
         asst(f"{a}10", f"{a}9", [{"type": "text", "text": "two"}]),  # ... so this is another, though chained on
+        _cc({"type": "system", "subtype": "local_command", "uuid": f"l2-{tag}", "parentUuid": f"{a}10", **s, "content": "<local-command-stdout>x</local-command-stdout>"}),
+        asst(f"{a}11", f"{a}10", [{"type": "text", "text": "three"}]),  # a local command's note ended that reply too
     ]
 
 

@@ -49,6 +49,9 @@ from msgspec.structs import astuple
 
 from inspector.formats import appended, bounded, claude_code_compact, claude_code_writer, fields, parallel
 from inspector.formats.base import Format, Runtime, Writer
+from inspector.formats.claude_code_heads import (
+    BOOKKEEPING as _BOOKKEEPING,
+)
 from inspector.formats.claude_code_heads import DECODER as HEAD_DECODER
 from inspector.formats.claude_code_heads import (
     LineHead,
@@ -57,7 +60,7 @@ from inspector.formats.claude_code_heads import (
     blocks_clean,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
-from inspector.formats.heads import DECODE_ERRORS, kept_result_ids, valid_utf8
+from inspector.formats.heads import DECODE_ERRORS, FIRST_BYTE, kept_result_ids, valid_utf8
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.model import (
@@ -83,36 +86,6 @@ NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
-# Line types Claude Code writes that carry no message: kept as meta records.
-_BOOKKEEPING = frozenset(
-    {
-        "progress",
-        "attachment",
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "last-prompt",
-        "custom-title",
-        "ai-title",
-        "agent-name",
-        "permission-mode",
-        "mode",
-        "tools-used",
-        "cost-state",
-        "atis-latch",
-        "api-request",
-        "api-request-shape",
-        "api-request-blob",
-        "worktree-state",
-        "frame-link",
-        "pr-link",
-        "started",
-        "result",
-        "relocated",
-        "bridge-session",
-        "tag",
-    }
-)
 # Lines a reply's next block may hang off without ending the reply (they carry no message).
 _PASS_THROUGH = frozenset({"progress", "attachment"})
 # Fields the model above represents; everything else on a line is kept in `extra`.
@@ -473,7 +446,7 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     if conversation:
         if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
             return False
-    elif t not in _BOOKKEEPING:
+    elif t not in _BOOKKEEPING and (t != "system" or h.subtype == "compact_boundary"):
         return False
     if m is not None and type(m.content) is list and not blocks_clean(m.content):
         return False  # (a block's text, thinking or content of a wrong type: the general path says so)
@@ -497,7 +470,8 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         light["message"] = {"id": m.id}
         st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
     else:
-        rec = _new(st.likes["meta"], seq=seq, line=line, id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=len(raw), type=t)
+        like, rt = (st.likes["meta"], t) if t != "system" else _system_like(st, h)
+        rec = _new(like, seq=seq, line=line, id=uuid, parent_id=pid, timestamp=h.timestamp, offset=offset, length=len(raw), type=rt)
         if not st.looks and _bookkeeping_looks_like(h, t):
             st.looks = True
     records.append(rec)
@@ -672,7 +646,7 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
         if t == "assistant":
             mid = light["message"]["id"]
             _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, uuid, rec.parent_id, st)
-        elif t == "user":
+        elif t == "user" or rec.type == LOCAL_COMMAND_NOTE:  # (a local command's note: `_system_like`)
             st.end_run()
         offset += rec.length
         k += 1
@@ -681,9 +655,24 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
     return offset, line
 
 
+def _system_like(st: _Reading, h: LineHead) -> tuple[Record, str]:
+    """A system line's record from its head (not a compact boundary: those take the general
+    path), as `_record_of` maps it: a local command with text content a message no request
+    carries (its content read when asked for: `_Source._own_message`), which ends the reply
+    being read; any other a meta record `system:<subtype>`."""
+    sub = h.subtype
+    if sub == "local_command" and h.content and FIRST_BYTE(h.content) == _QUOTE:  # (`_local_command_note`)
+        st.end_run()
+        return st.likes["note"], LOCAL_COMMAND_NOTE
+    return st.likes["meta"], "system" if sub is None else f"system:{sub}"
+
+
+_QUOTE = (ord('"'),)  # a JSON string's first byte, as `FIRST_BYTE` gives it
+
+
 def _bookkeeping_looks_like(h: LineHead, t: str | None) -> bool:
-    """`looks_like` of a bookkeeping line, from its head."""
-    if t in ("attachment", "progress"):
+    """`looks_like` of a bookkeeping or system line, from its head."""
+    if t in ("attachment", "progress", "system"):
         return h.parentUuid is not UNSET and (h.uuid is not UNSET or h.sessionId is not UNSET)
     if t in ("file-history-snapshot", "queue-operation", "last-prompt"):
         return h.sessionId is not UNSET or bool(h.messageId) or bool(h.snapshot) or bool(h.leafUuid)
@@ -713,6 +702,7 @@ def _head_likes(src: _Source | None) -> dict[str, Record]:
         "assistant": like("assistant", "assistant", "message", "assistant"),
         "user": like("user", "user", "message", "user"),
         "tool": like("tool", "user", "message", "user"),
+        "note": like("user", "system", "message", LOCAL_COMMAND_NOTE),
     }
 
 

@@ -10,7 +10,7 @@ reply, a line type with its own rules) is left to the general path, which parses
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -63,11 +63,47 @@ class ToolUseResultHead(msgspec.Struct, gc=False):
     agentId: str | None = None
 
 
+# Line types Claude Code writes that carry no message: kept as meta records.
+BOOKKEEPING = frozenset(
+    {
+        "progress",
+        "attachment",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "permission-mode",
+        "mode",
+        "tools-used",
+        "cost-state",
+        "atis-latch",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "worktree-state",
+        "frame-link",
+        "pr-link",
+        "started",
+        "result",
+        "relocated",
+        "bridge-session",
+        "tag",
+    }
+)
+# The line types a head is read for (the general path reads any other): msgspec gives each as the
+# one string of this Literal, not a string of its own per line (a record and its light object keep
+# it: 64 bytes a line, issue 15).
+LineType = Literal[tuple(sorted(BOOKKEEPING | {"user", "assistant", "system"}))]  # type: ignore[valid-type]
+
+
 class LineHead(msgspec.Struct, gc=False):
     """The fields of a line the mapping reads before any content (see the module docstring).
     An `UNSET` default or an empty `Raw` tells a key that is not there from one that is null."""
 
-    type: str | None = None
+    type: LineType | None = None  # (another type fails the decode: the general path)
     subtype: str | None = None
     uuid: str | msgspec.UnsetType | None = _UNSET
     parentUuid: str | msgspec.UnsetType | None = _UNSET
@@ -85,6 +121,7 @@ class LineHead(msgspec.Struct, gc=False):
     messageId: msgspec.Raw = msgspec.Raw(b"")
     snapshot: msgspec.Raw = msgspec.Raw(b"")
     leafUuid: msgspec.Raw = msgspec.Raw(b"")
+    content: msgspec.Raw = msgspec.Raw(b"")  # a system line's (a local command's text, when a string)
 
 
 DECODER = msgspec.json.Decoder(LineHead)
