@@ -1022,6 +1022,9 @@ class _Builder:
         A head-read item's id and key are its record's (`_entry`), read here without making it."""
         records, seen, head_keys, head_pids = self.records, self.seen_ids, self.head_keys, self.head_pids
         pairs = any(type(k) is tuple and len(k) == 2 for k in wanted)  # (a call's or an output's key)
+        if not pairs and not wanted_ids:
+            self._index_keys(wanted, by_key)
+            return
         for i, e in enumerate(self.history):
             if type(e) is int:
                 rec = records[e]
@@ -1037,6 +1040,17 @@ class _Builder:
                 if eid is not None and eid in wanted_ids:
                     by_id.setdefault(eid, i)
                 k = e.key  # type: ignore[union-attr]
+            if k is not None and k in wanted:
+                by_key.setdefault(k, []).append(i)
+
+    def _index_keys(self, wanted: set[HistoryKey], by_key: dict[HistoryKey, list[int]]) -> None:
+        """`_index` when no id is wanted and no call's or output's key (a replacement history of
+        messages without ids, as Codex writes it): only a key is looked up, a head-read item's
+        the one kept for it (`head_keys`), none for the others; its record is not read (the
+        history between two checkpoints is most of the records: a cache miss each)."""
+        get = self.head_keys.get
+        for i, e in enumerate(self.history):
+            k = get(e) if type(e) is int else e.key  # type: ignore[union-attr, arg-type]
             if k is not None and k in wanted:
                 by_key.setdefault(k, []).append(i)
 
