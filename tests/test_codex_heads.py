@@ -239,3 +239,19 @@ def test_a_checkpoint_keeps_the_item_its_replacement_names_by_id_among_equal_one
         led = _same_as_whole_build(_write(tmp_path / f"ids-{kept}.jsonl", [HEADER, TURN, user("u1"), ASSISTANT, user("u2"), ASSISTANT, cp]))
         (rec,) = [r for r in led.records if r.kind == "checkpoint"]  # type: ignore[attr-defined]
         assert rec.checkpoint.explicit_retains == [kept]
+
+
+def test_a_replys_usage_is_read_from_its_token_count_line_with_the_message(tmp_path: Path) -> None:
+    """A lazily-read reply keeps only the offset of the token count that reported its usage
+    (`_Fields.usages`), read again with the message: the whole build's usage; the file changed
+    since (that line no longer a token count): no usage, never a crash."""
+    f = _write(tmp_path / "u.jsonl", [HEADER, TURN, USER, ASSISTANT, TOKENS])
+    led = _same_as_whole_build(f)
+    reply = led.records[3]  # type: ignore[attr-defined]
+    assert reply._source.usages[reply.seq] is led.records[4].offset  # type: ignore[attr-defined]
+    from inspector.formats import load
+
+    led = load(str(f))
+    lines = f.read_bytes().splitlines(keepends=True)
+    f.write_bytes(b"".join(lines[:4]) + b" " * (len(lines[4]) - 1) + b"\n")
+    assert led.records[3].message.usage is None  # type: ignore[attr-defined]
