@@ -222,3 +222,36 @@ def test_an_output_answering_the_last_call_keeps_the_calls_id_string(tmp_path: P
     recs = led.records  # type: ignore[attr-defined]
     assert [(r.call_ids, r.result_id) for r in recs[3:7]] == [(("c1",), None), (("c2",), None), ((), "c2"), ((), "c1")]
     assert recs[5].result_id is recs[4].call_ids[0]
+
+
+def test_a_checkpoint_keeps_the_item_its_replacement_names_by_id_among_equal_ones(tmp_path: Path) -> None:
+    """`_Builder._index`: two head-read user messages of the same text; the replacement history
+    repeats the second's id, so the checkpoint keeps that one (by id), not the first of equal
+    content (`_index_keys`, which reads no id, only serves a replacement without ids); without
+    an id it keeps the first."""
+    def user(iid: str | None) -> dict[str, Any]:
+        item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "same"}]}
+        return _line("response_item", {**item, "id": iid} if iid else item)
+
+    for named, kept in (("u2", "u2"), (None, "u1")):
+        rh = [user(named)["payload"], {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "summary"}]}]
+        cp = _line("compacted", {"message": "summary", "replacement_history": rh})
+        led = _same_as_whole_build(_write(tmp_path / f"ids-{kept}.jsonl", [HEADER, TURN, user("u1"), ASSISTANT, user("u2"), ASSISTANT, cp]))
+        (rec,) = [r for r in led.records if r.kind == "checkpoint"]  # type: ignore[attr-defined]
+        assert rec.checkpoint.explicit_retains == [kept]
+
+
+def test_a_replys_usage_is_read_from_its_token_count_line_with_the_message(tmp_path: Path) -> None:
+    """A lazily-read reply keeps only the offset of the token count that reported its usage
+    (`_Fields.usages`), read again with the message: the whole build's usage; the file changed
+    since (that line no longer a token count): no usage, never a crash."""
+    f = _write(tmp_path / "u.jsonl", [HEADER, TURN, USER, ASSISTANT, TOKENS])
+    led = _same_as_whole_build(f)
+    reply = led.records[3]  # type: ignore[attr-defined]
+    assert reply._source.usages[reply.seq] is led.records[4].offset  # type: ignore[attr-defined]
+    from inspector.formats import load
+
+    led = load(str(f))
+    lines = f.read_bytes().splitlines(keepends=True)
+    f.write_bytes(b"".join(lines[:4]) + b" " * (len(lines[4]) - 1) + b"\n")
+    assert led.records[3].message.usage is None  # type: ignore[attr-defined]

@@ -470,9 +470,10 @@ class _Fields(RecordSource):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        # A lazily-read reply's usage, by seq (as its token count's head held it, when read from
-        # one: made a Usage when the message is read).
-        self.usages: dict[int, Usage | TokensHead] = {}
+        # A lazily-read reply's usage, by seq: the offset of the token count line that reported it
+        # (the int its record holds: read again with the message, `_reported`), as a head held it
+        # (a token usage record), or a Usage.
+        self.usages: dict[int, int | Usage | TokensHead] = {}
         # The route of the turns from each seq on (a new entry where the model or provider changes).
         self.route_seqs: list[int] = []
         self.routes: list[tuple[str | None, str | None]] = []
@@ -494,6 +495,9 @@ class _Fields(RecordSource):
         return p if isinstance(p, dict) else None
 
     def message(self, rec: Record, f: BinaryIO | None = None) -> Message | None:
+        if f is None:
+            with open(self.path, "rb") as g:
+                return self.message(rec, g)
         p = self.payload(rec, f)
         m = item_message(p) if p is not None else None
         if m is None:
@@ -503,6 +507,8 @@ class _Fields(RecordSource):
             i = bisect.bisect_right(self.route_seqs, rec.seq) - 1
             m.route = Route(*self.routes[i]) if i >= 0 else Route(None, None)
         u = self.usages.get(rec.seq)
+        if type(u) is int:
+            u = _reported(f, u)
         m.usage = _head_usage(u) if type(u) is TokensHead else u  # type: ignore[arg-type]
         return m
 
@@ -527,6 +533,17 @@ class _Fields(RecordSource):
         if p is not None and rec.kind == "message":  # a response item read from its head
             return {k: v for k, v in p.items() if k not in _ITEM_KEYS} or None
         return p
+
+
+def _reported(f: BinaryIO, offset: int) -> TokensHead | None:
+    """The usage the token count line at `offset` reported (its head decoded again: it decoded
+    clean when the rollout was read; None if the file changed since)."""
+    f.seek(offset)
+    try:
+        info = HEAD_DECODER.decode(f.readline()).payload.info  # type: ignore[union-attr]
+    except (*heads.DECODE_ERRORS, AttributeError):
+        return None
+    return info.last_token_usage if info is not None else None
 
 
 class _Entry(msgspec.Struct, gc=False):
@@ -811,15 +828,16 @@ class _Builder:
     def usage(self, u: Any) -> None:
         self._give_usage(_usage(u))
 
-    def _give_head_usage(self, u: TokensHead | None) -> None:
-        """`_give_usage` of a token count read from its head: kept as the head until the message
-        (or a checkpoint's tokens_before) is read, for a reply read lazily (most are: a Usage made
-        per token count was a twentieth of the load)."""
+    def _give_head_usage(self, u: TokensHead | None, at: int | None = None) -> None:
+        """`_give_usage` of a token count read from its head: for a reply read lazily (most are: a
+        Usage made per token count was a twentieth of the load), the offset of its line (`at`, a
+        token count's: read again with the message, nothing more kept) or the head itself, until
+        the message (or a checkpoint's tokens_before: the last head kept) is read."""
         if u is None or self.usage_for is None:
             return
         rec = self.records[self.usage_for]
         if rec._message is None and rec.kind == "message" and isinstance(rec._source, _Fields):
-            rec._source.usages[rec.seq] = u
+            rec._source.usages[rec.seq] = u if at is None else at
             if not rec.never_sent:
                 self.last_prompt = u
             self.usage_for = None
@@ -1022,6 +1040,9 @@ class _Builder:
         A head-read item's id and key are its record's (`_entry`), read here without making it."""
         records, seen, head_keys, head_pids = self.records, self.seen_ids, self.head_keys, self.head_pids
         pairs = any(type(k) is tuple and len(k) == 2 for k in wanted)  # (a call's or an output's key)
+        if not pairs and not wanted_ids:
+            self._index_keys(wanted, by_key)
+            return
         for i, e in enumerate(self.history):
             if type(e) is int:
                 rec = records[e]
@@ -1037,6 +1058,17 @@ class _Builder:
                 if eid is not None and eid in wanted_ids:
                     by_id.setdefault(eid, i)
                 k = e.key  # type: ignore[union-attr]
+            if k is not None and k in wanted:
+                by_key.setdefault(k, []).append(i)
+
+    def _index_keys(self, wanted: set[HistoryKey], by_key: dict[HistoryKey, list[int]]) -> None:
+        """`_index` when no id is wanted and no call's or output's key (a replacement history of
+        messages without ids, as Codex writes it): only a key is looked up, a head-read item's
+        the one kept for it (`head_keys`), none for the others; its record is not read (the
+        history between two checkpoints is most of the records: a cache miss each)."""
+        get = self.head_keys.get
+        for i, e in enumerate(self.history):
+            k = get(e) if type(e) is int else e.key  # type: ignore[union-attr, arg-type]
             if k is not None and k in wanted:
                 by_key.setdefault(k, []).append(i)
 
@@ -1393,7 +1425,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                     info = p.info
                     if info is not None:
                         if b.usage_for is not None:  # (else a repeated report: nothing to give)
-                            b._give_head_usage(info.last_token_usage)
+                            b._give_head_usage(info.last_token_usage, offset)
                         w = info.model_context_window
                         if w is not None and w > 0:
                             b.settings.window = w
