@@ -1387,9 +1387,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                 _add_line(b, rl)
             prev = None
             aligned = len(records) == lineno
-        # While every line so far made one record (`aligned`: only a line parsed whole can change
-        # it), a line's record's seq is the number of the line before it: the same int object,
-        # not one more per record (32 bytes each).
+        # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
         seq = lineno if aligned else len(records)
         lineno += 1
         if lineno >= check_at:  # (the line limit, or a new thousand's line ids: one test a line)
@@ -1433,11 +1431,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                     b._head_roll_back(p)
                 typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
             else:
-                if t == "turn_context" and p.model is not None and p.model != b.model:
-                    b.model = p.model  # (the same model: the same object, `_head_item`'s route test)
-                elif t == "token_usage_record" and b.usage_for is not None:
-                    b._give_head_usage(p.usage)
-                typ = _META_NAMES[t]  # (one string per type, not the line's copy)
+                typ = _meta_head(b, t, p)
             append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
             prev, prev_offset = raw, offset
@@ -1449,6 +1443,16 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         if rl is not None:
             _add_line(b, rl)
     return offset
+
+
+def _meta_head(b: _Builder, t: str, p: Any) -> str:
+    """A meta line's head (`turn_context`, a usage record, another meta type) given to the builder;
+    its record's type, one string per type (not the line's copy)."""
+    if t == "turn_context" and p.model is not None and p.model != b.model:
+        b.model = p.model  # (the same model: the same object, `_head_item`'s route test)
+    elif t == "token_usage_record" and b.usage_for is not None:
+        b._give_head_usage(p.usage)
+    return _META_NAMES[t]
 
 
 _CHECK = fields.checker(fields.CODEX)
