@@ -629,9 +629,9 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
         if k == chunk.session_at and st.session_id is None:
             st.session_id = chunk.session_id
         if k == tool:
-            tools_seq = results.get(k)
-            if tools_seq is not None:
-                source.results[seq] = tools_seq
+            answered = results.get(k)
+            if answered is not None:
+                source.results[seq] = answered
             st.tools.append(seq)
             tool = next(tools)
         if k in agents:
