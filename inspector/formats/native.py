@@ -635,7 +635,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
     run_names = reading.run_names
-    call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE
+    call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE[0]
     # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
     # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
     # `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
@@ -667,12 +667,12 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
             h = None
         calls: tuple[str, ...] = ()
         result = None
-        if h is not None and type(h.content) is not str:  # the calls it makes, the call its first result answers
-            for b in h.content:
+        if h is not None and type(content := h.content) is not str:  # the calls it makes, the call its first result answers
+            for b in content:
                 t = type(b)
                 if t is call_type:
                     calls += (b.id,)
-                elif t is not image_type and first_byte(b.text) != quote:  # (`native_heads.is_text`, inlined)
+                elif t is not image_type and first_byte(b.text)[0] != quote:  # (`native_heads.is_text`, inlined)
                     h = None  # a text that is not a string: the general path says so
                     break
                 elif t is result_type and result is None:
