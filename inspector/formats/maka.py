@@ -479,7 +479,8 @@ _SORTED_JSON = msgspec.json.Encoder(order="sorted").encode
 # in their declared order, which is sorted (asserted where they are declared), and sorts a dict's keys
 # as "sorted" does; it spares the sort of every Struct's fields (and the decoder meets the payloads'
 # sorted keys in the order it expects them).
-_STRUCT_JSON = msgspec.json.Encoder(order="deterministic").encode
+_STRUCT_JSON_ENCODER = msgspec.json.Encoder(order="deterministic")
+_STRUCT_JSON = _STRUCT_JSON_ENCODER.encode
 
 
 def stable_json(value: Any) -> bytes:
@@ -513,7 +514,7 @@ class PrefixDigests:
     order, so every prefix's is a copy of the running hash); the pass stops hashing past the widest.
     The prefix match takes the digest from here, or hashes the events it covers itself."""
 
-    __slots__ = ("count", "found", "h", "last", "wanted")
+    __slots__ = ("buf", "count", "found", "h", "last", "wanted")
 
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
@@ -521,6 +522,7 @@ class PrefixDigests:
         self.h = hashlib.sha256()
         self.count = 0
         self.found: dict[int, str] = {}
+        self.buf = bytearray()  # (a safe event's stable JSON, written here: no bytes made an event)
 
     def restart(self) -> None:
         """Forget every event fed."""
@@ -532,8 +534,17 @@ class PrefixDigests:
         """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        s = _STRUCT_JSON(ev) if safe else stable_json(ev)  # (`_digest_update`, inline: one call an event)
-        self.h.update(b"%d:%b;" % (len(s), s))
+        # (`_digest_update`, inline: one call an event; its length prefix, the JSON and ";" hashed in turn)
+        update = self.h.update
+        s: bytes | bytearray
+        if safe:
+            s = self.buf
+            _STRUCT_JSON_ENCODER.encode_into(ev, s)
+        else:
+            s = stable_json(ev)
+        update(b"%d:" % len(s))
+        update(s)
+        update(b";")
         self.count += 1
         if self.count in self.wanted:
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
