@@ -14,8 +14,8 @@ Some outputs need work that no parse does, whatever the reader is written in:
            its encoding's build beside it (once per process).
   digest   maka only: a checkpoint applies when the SHA-256 over the stable JSON of the events it
            covers equals its `coverage.sourceDigest` (history-compact-checkpoint.ts:728-738), so the
-           covered events are serialized again, keys sorted, and hashed: measured with the
-           adapter's own encoder over the events its digest pass was fed.
+           covered events are serialized again, keys sorted, and hashed: measured as the
+           adapter's own digest pass (`maka.PrefixDigests.feed`) over the events it was fed.
 
 Each is measured in a fresh process (the texts and events found first, not timed, then the work
 timed alone), best of `--repeat`; the floor as `benchmarks.formats` measures it. The bound is
@@ -96,10 +96,9 @@ def _texts_counted(path: str) -> tuple[list[str], list[Any]]:
 
 def measure_here(path: str) -> dict[str, Any]:
     """In the fresh process: what the output requires of `path`, each part timed alone."""
-    import hashlib
 
     from inspector.analysis.tokens import SMALL_TEXT_CHARS, encoded_len, get_tokenizer
-    from inspector.formats.maka import _digest_update
+    from inspector.formats.maka import PrefixDigests
 
     texts, fed = _texts_counted(path)
     distinct = list(dict.fromkeys(t for t in texts if t))
@@ -115,10 +114,10 @@ def measure_here(path: str) -> dict[str, Any]:
         small = _small_count_cpu(distinct)
         if small < c2 - c0:
             c0, c1, c2 = c2 - small, c2 - small, c2
-    h = hashlib.sha256()
+    digests = PrefixDigests({len(fed)})  # (the loader's own pass: every event fed, the last prefix's digest taken)
     d0 = _cpu()
     for ev, safe in fed:
-        _digest_update(h, ev, safe)
+        digests.feed(ev, safe)
     out.update(tokens_build=c1 - c0, tokens=c2 - c1, digest=_cpu() - d0, token_count=n)
     return out
 

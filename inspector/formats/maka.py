@@ -497,7 +497,9 @@ def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:
     """One event's part of the source digest: its stable JSON, length-prefixed. `safe`: the event
     is one `_SafeEvent` takes (msgspec's sorted output is its stable JSON, `_STRUCT_JSON` writes it)."""
     s = _STRUCT_JSON(ev) if safe else stable_json(ev)
-    h.update(b"%d:%b;" % (len(s), s))
+    h.update(b"%d:" % len(s))
+    h.update(s)
+    h.update(b";")
 
 
 def source_digest(events: list[dict[str, Any]]) -> str:
