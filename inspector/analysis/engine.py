@@ -11,7 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
 from operator import lt, sub
 from typing import Any
 
@@ -1077,8 +1077,11 @@ def _run_states(
     their stop reason) made excluded as `_scanned_states` says."""
     msgs, codes = scan.msgs, scan.codes
     base = path[0] if path and path[-1] - path[0] == len(path) - 1 else None  # path[i] == base + i
-    if not views:
+    if not views:  # every message live but those with a code, excluded (a run at a time: a runtime that
+        # sends a window of the last messages has almost all of them never sent)
         _store(states, path, base, msgs, LIVE)
+        _store(states, path, base, list(compress(msgs, codes)), EXCLUDED)
+        return
     else:
         last = views[-1]
         rep, keep, cut, pos = last.rep, last.keep, last.cut, last.pos

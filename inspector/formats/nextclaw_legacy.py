@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
+from itertools import islice
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -55,6 +56,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     record_from_fields,
 )
@@ -120,11 +122,12 @@ class _Event(msgspec.Struct, gc=False):
 # calls declared and typed, unknown keys refused. Nothing is skipped, so msgspec reads every byte
 # orjson reads and refuses what orjson refuses (JSON's grammar, invalid UTF-8, a lone surrogate;
 # the only number, `seq`, within int64 and a double's range; a number skipped could be one orjson
-# refuses, 1e400); it is stricter where orjson is not (a wider seq, deep nesting): a line it
-# refuses, or of any other shape (the metadata, a legacy message, an event without a nested
-# message, a field of another type or not declared here), is parsed whole by orjson as before
-# (tests/test_nextclaw_legacy.py holds both paths equal). Of a key written twice both are checked
-# and the last one is kept, as orjson and JSON.parse keep it.
+# refuses, 1e400, and a text left raw (`msgspec.Raw`) could hide one behind a key written twice);
+# it is stricter where orjson is not (a wider seq, deep nesting, an event type NextClaw does not
+# write): a line it refuses, or of any other shape (the metadata, a legacy message, an event
+# without a nested message, a field of another type or not declared here), is parsed whole by
+# orjson as before (tests/test_nextclaw_legacy.py holds both paths equal). Of a key written twice
+# both are checked and the last one is kept, as orjson and JSON.parse keep it.
 class _FunctionHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     name: str | None = None
     arguments: str | None = None
@@ -146,6 +149,11 @@ class _MessageHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     reasoning_content: str | None = None
 
 
+# The event types NextClaw writes for a message (`resolveMessageEventType`, :323-341), decoded as
+# one shared string each (any other: the whole path).
+_Kind = Literal["message.user", "message.assistant", "message.system", "assistant.tool_call", "tool.result"]
+
+
 class _DataHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     message: _MessageHead
 
@@ -154,7 +162,7 @@ class _LineHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     kind: Literal["event"] = msgspec.field(name="_type")
     data: _DataHead
     seq: heads.Num | None = None
-    type: str | None = None
+    type: _Kind | None = None
     timestamp: str | None = None
 
 
@@ -163,6 +171,14 @@ _DECODE_ERRORS = heads.DECODE_ERRORS
 # Whether `_read_events` decodes each line's head first (the tests turn it off, to hold the head
 # path against orjson's).
 _HEADS = True
+
+
+def _head(raw: bytes) -> _LineHead | None:
+    """The head of the common event line (`_LineHead`); None for any other line."""
+    try:
+        return _DECODE(raw)  # type: ignore[no-any-return]
+    except _DECODE_ERRORS:
+        return None
 
 
 def _with_message(line: int, seq: int, kind: str, ts: str, data: dict[str, Any], offset: int, length: int) -> _Event:
@@ -296,7 +312,7 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
     in_order = True  # every event's seq above the one before it
     broken: int | None = None
     end = 0  # where the next line starts
-    minutes, decode = _MINUTES, (_DECODE if _HEADS else None)
+    minutes, head = _MINUTES, (_head if _HEADS else None)
     # The file's lines as `split("\n")` gives them, each read with its newline (JSON allows the
     # trailing whitespace; no copy of the line without it): its length without it.
     for i, raw in enumerate(lines, 1):
@@ -308,10 +324,7 @@ def _read_events(lines: Iterable[bytes], name: str, upto: int | None, diags: lis
             continue  # `.filter(Boolean)` drops empty lines (a blank one JSON.parse would fail on)
         if raw[-1] == 10:  # b"\n"
             size -= 1
-        try:
-            h = decode(raw) if decode is not None else None
-        except _DECODE_ERRORS:
-            h = None
+        h = head(raw) if head is not None else None
         if h is not None:  # the common event line (`_LineHead`): what the whole path makes of it
             seq = h.seq
             if type(seq) is not int or seq < 1:
@@ -462,40 +475,40 @@ def history_window(said: list[Record]) -> tuple[set[int], list[tuple[int, str]]]
 
 class _Source(RecordSource):
     """The messages of a loaded file, each built the first time it is asked for (by its record's
-    seq): from its event (`events`), or read again from its line, which starts at `starts[seq]`
-    and holds it as `data.message` (the common event line, `_read_in_order`)."""
+    seq): from its event (`events`), or read again from its line, which starts at the record's
+    offset and holds it as `data.message` (the common event line, `_read_in_order`: a record of
+    it has that line's length, every other one 0)."""
 
-    __slots__ = ("events", "path", "starts")
+    __slots__ = ("events", "path")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.events: dict[int, _Event] = {}
-        self.starts: dict[int, int] = {}
 
     def obj(self, rec: Record) -> Any:
         return None  # (no "as written" view: what the eager build showed, none)
 
     def _read(self, rec: Record, f: BinaryIO) -> Message | None:
-        at = self.starts.get(rec.seq)
-        if at is None:
-            msg = _message_of(self.events[rec.seq], f)
+        ev = self.events.get(rec.seq)
+        if ev is not None:
+            msg = _message_of(ev, f)
         else:
-            f.seek(at)
+            f.seek(rec.offset)
             msg = orjson.loads(f.readline())["data"]["message"]
         return _message(msg, not rec.never_sent)
 
     def message(self, rec: Record) -> Message | None:
-        if rec.seq not in self.events and rec.seq not in self.starts:
+        if not rec.length and rec.seq not in self.events:
             return None
         with open(self.path, "rb") as f:
             return self._read(rec, f)
 
     def _offset(self, rec: Record) -> int:
-        at = self.starts.get(rec.seq)
-        return at if at is not None else self.events[rec.seq].offset
+        ev = self.events.get(rec.seq)
+        return rec.offset if ev is None else ev.offset
 
     def load_many(self, recs: list[Record]) -> None:
-        todo = sorted((r for r in recs if r.seq in self.events or r.seq in self.starts), key=self._offset)
+        todo = sorted((r for r in recs if r.length or r.seq in self.events), key=self._offset)
         with open(self.path, "rb") as f:
             for r in todo:
                 r._message = self._read(r, f)
@@ -564,27 +577,28 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     """`_read_events` and the records made of its events in one pass, while every event's seq is
     above the one before it (NextClaw's own files: the sort by seq would keep their order); None at
     the first that is not (the caller reads the file again, `_read_events` sorting the events).
-    The common event line (`_LineHead`) becomes its record at once, its message left in the file."""
+    The common event line (`_LineHead`) becomes its record at once, its message left in the file
+    at the record's offset; its time is written with those of the lines before it, a batch at a time."""
     name = os.path.basename(path)
     out = _Read(_Source(path))
-    records, said, starts, source = out.records, out.said, out.source.starts, out.source
+    records, source = out.records, out.source
     fallback_seq = 1
     end = 0  # where the next line starts
-    decode, replace, template = _DECODE, msgspec.structs.replace, _TEMPLATE
-    heads: list[Record] = []  # the records of common event lines, their times set at the end
-    stamps: list[str | None] = []  # (their lines' timestamps, as written)
-    for i, raw in enumerate(lines, 1):
+    decode, links, replace, template = _DECODE, _head_links, msgspec.structs.replace, _TEMPLATE
+    stamps: list[str | None] = []  # the timestamps of the common event lines since `batch`, as written
+    batch = 0  # the first record of the batch whose times are not set
+    mixed = False  # a record made of another kind of line (`add`)
+    for i, raw in enumerate(lines if upto is None else islice(lines, upto), 1):
         offset = end
-        end += len(raw)
-        if upto is not None and i > upto:
-            break
-        if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line)
-            continue
+        size = len(raw)
+        end += size
         try:
             h = decode(raw)
         except _DECODE_ERRORS:
             h = None
         if h is None:  # (any other line: parsed whole, as `_read_events` does)
+            if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line: a blank line)
+                continue
             ev = _parsed(raw, i, fallback_seq, offset, name, diags, out)
             if ev is None:
                 if out.broken is not None:
@@ -594,6 +608,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
                 return None
             fallback_seq = ev.seq + 1
             out.add(ev)
+            mixed = True
             continue
         seq = h.seq
         if type(seq) is not int or seq < 1:
@@ -601,23 +616,41 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
         if seq < fallback_seq:
             return None
         fallback_seq = seq + 1
-        kind, m = h.type, h.data.message
+        m = h.data.message
         role = m.role
-        ids, answers = _head_links(m)
-        answers = answers or None
-        n = len(records)
-        starts[n] = offset
-        rec = replace(
-            template, seq=n, line=i, id=f"event-{seq}", timestamp=None, role=role, source_role=role, call_ids=ids,
-            result_id=answers, type=(kind.strip() if kind is not None else None) or "message.other", _source=source,
+        ids, answers = links(m) if m.tool_calls or m.tool_call_id is not None else _NO_LINKS
+        records.append(
+            replace(
+                template, seq=len(records), line=i, id=f"event-{seq}", role=role, source_role=role, call_ids=ids,
+                result_id=answers or None, type=h.type or "message.other", offset=offset, length=size, _source=source,
+            )
         )  # fmt: skip
-        records.append(rec)
-        said.append(rec)
-        heads.append(rec)
         stamps.append(h.timestamp)
-    for rec, ts in zip(heads, _times(stamps), strict=True):
-        rec.timestamp = ts
+        if len(stamps) == _TIMES_BATCH:
+            batch = _set_times(records, batch, stamps, mixed)
+    _set_times(records, batch, stamps, mixed)
+    # (`add` lists the messages it makes; every other record is one)
+    out.said = [r for r in records if r.kind != "meta"] if mixed else records
     return out
+
+
+_NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
+# How many records' times `_read_in_order` writes at once (`_times`): few enough that their
+# strings, as written and as written again, are not all alive at once.
+_TIMES_BATCH = 4096
+
+
+def _set_times(records: list[Record], batch: int, stamps: list[str | None], mixed: bool) -> int:
+    """The time of each record of a common event line from `batch` on (every record there, unless
+    `mixed`: those of any other line have a length of 0), from its line's timestamp (`_times`);
+    `stamps` emptied. Returns where the next batch starts."""
+    recs = records[batch:]
+    if mixed:
+        recs = [r for r in recs if r.length]
+    for rec, ts in zip(recs, _times(stamps), strict=True):
+        rec.timestamp = ts
+    stamps.clear()
+    return len(records)
 
 
 def _times(stamps: list[str | None]) -> list[str | None]:
@@ -677,24 +710,27 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     """The ledger of what was read: getHistory's window marks the messages it sends, and says why
     it sends no others."""
     name = os.path.basename(path)
-    said = read.said
+    said, records = read.said, read.records
+    every = said is records  # (every record a message, in file order: `_read_in_order`)
     sent, dropped = history_window(said)
     for k in sent:
         said[k].never_sent = False
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
-        older = said[:cut]
-        at = [r.line for r in older]
-        first = min(at)  # (events are sent in seq order, not file order)
+        if every:
+            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
+        else:
+            at = [r.line for r in said[:cut]]
+            first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
         diags.append(
             Diagnostic(
                 first,
                 "outside_history_window",
-                f"{name}: {cut} messages (lines {first}–{max(at)}) are older "
+                f"{name}: {cut} messages (lines {first}–{last}) are older "
                 f"than the last {HISTORY_MESSAGES} that NextClaw's getHistory sends (session.store.ts:266-267): they never "
                 "reach the model, and no summary stands for them",
                 severity="warning",
-                seqs=[r.seq for r in older],
+                seqs=seqs,
             )
         )
     for i, why in dropped:
@@ -709,8 +745,11 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
                 seqs=[r.seq],
             )
         )
-    led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, read.records, diags)
+    led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, records, diags)
     led.runtime_rejects_file = read.broken is not None
+    # Every record is on the runtime's path (none hidden, no header record); the messages listed.
+    marks = list(range(len(records))) if every else [r.seq for r in said if r.kind == "message"]
+    led.index = RecordIndex(records, len(records), marks, [])
     return led
 
 
