@@ -400,7 +400,7 @@ def test_times_of_reads_as_fast_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # (ISO 8601 spellings `datetime` reads and `parse_time` may not: basic, week dates, no fraction)
     iso = ["20260105T090004.603000+00:00", "2026-W02-1 09:00:04+00:00", "2026-01-05T09:00:04.603000+00:00",
            "2026-01-05 09:00:04+00:00", "2026-01-05 09:00:04.603+00:00", "2026-01-05 09:00:04.603000", "2026-01-05"]  # fmt: skip
-    odds = [*rng.sample(every, 300), *iso, 5, 1.5, None, b"x"]
+    odds = [*rng.sample(every, 300), *iso, 5, 1.5, None, b"x", "", good[0] + good[1], good[0] + "\n" + good[1]]
     lists += [[*rng.sample(good, 50), odd, *rng.sample(good, 50)] for odd in odds]
     for values in lists:
         assert adk_go.times_of(values) == [adk_go.fast_time(v) for v in values], values

@@ -259,22 +259,35 @@ def fast_time(v: Any) -> int | None:
 
 
 # GORM's text of a UTC time, with microseconds, in ASCII digits and in range but for the date
-# (which `datetime` checks): the shape `times_of` reads in C.
+# (which `datetime` checks): the shape `times_of` reads in C (`_gorm_shaped` checks it at once).
 _GORM_UTC = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}\+00:00", re.ASCII
 ).fullmatch
 _ONE_US = _dt.timedelta(microseconds=1)
 
 
+# `_GORM_UTC`'s shape with every digit a 0: a text of that shape, its digits read as 0, is this.
+_GORM_SHAPE = b"0000-00-00 00:00:00.000000+00:00"
+_DIGITS_AS_0 = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _gorm_shaped(values: list[Any]) -> bool:
+    """Is every value a text of GORM's UTC shape, its digits ASCII (`_GORM_UTC` but for the
+    ranges of the hour, minute and second, which `datetime` checks)? Checked at once, in C: the
+    texts' lengths, then their UTF-8 joined, its digits read as 0, against the shape repeated (a
+    value that is not a str raises TypeError; a lone surrogate UnicodeEncodeError, a ValueError)."""
+    return set(map(len, values)) <= {32} and "".join(values).encode().translate(_DIGITS_AS_0) == _GORM_SHAPE * len(values)
+
+
 def times_of(values: list[Any]) -> list[int | None]:
-    """`fast_time` of each value: where every one is GORM's UTC text (`_GORM_UTC`) of a real date,
-    all of them read by `datetime` in C (the same nanoseconds: whole microseconds since the
-    epoch); otherwise one by one."""
+    """`fast_time` of each value: where every one is GORM's UTC text (`_gorm_shaped`) of a real
+    date and time, all of them read by `datetime` in C (the same nanoseconds: whole microseconds
+    since the epoch; an hour, minute or second out of range raises ValueError); otherwise one by one."""
     try:
-        if all(map(_GORM_UTC, values)):  # (a value that is not a str raises TypeError)
+        if _gorm_shaped(values):
             since = map(operator.sub, map(_dt.datetime.fromisoformat, values), itertools.repeat(_EPOCH))
             return list(map(operator.mul, map(operator.floordiv, since, itertools.repeat(_ONE_US)), itertools.repeat(_US)))
-    except (TypeError, ValueError):  # (a date that is no date: month 13, February 30, year 0)
+    except (TypeError, ValueError):  # (a date or time that is none: month 13, February 30, year 0, hour 24)
         pass
     return list(map(fast_time, values))
 
