@@ -477,3 +477,22 @@ def test_rows_read_whole_keep_their_places(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(adk_go, "_row_head", lambda n, row, ts=None: None)
         assert _outputs(adk_go.load(p, None, None)) == fast
+
+
+def test_a_call_or_response_holding_only_its_arguments_is_not_zero() -> None:
+    """A head's zero-valued test (`adk_go_heads.shape`: every part `{}`-like, dropped from the
+    request) gives what the whole parse's does (`adk_go._zero`) for a call or response holding
+    only its id, its name or its arguments, or nothing, beside an empty text or alone."""
+    bodies = ({}, {"id": "c1"}, {"name": "ls"}, {"args": {"a": 1}}, {"response": {"a": 1}}, {"args": {}}, {"response": {}})
+    seen = set()
+    for key in ("functionCall", "functionResponse"):
+        for body in bodies:
+            if ("args" in body and key == "functionResponse") or ("response" in body and key == "functionCall"):
+                continue
+            for extra in ({}, {"text": ""}):
+                content = orjson.dumps({"role": "model", "parts": [{key: body, **extra}]})
+                got = adk_go.H.shape(adk_go.H.content(content), "a", False, None, frozenset(), str)[5]
+                want = all(adk_go._zero(p) for p in adk._parts(adk_go._content(orjson.loads(content))))
+                assert got == want, (key, body, extra)
+                seen.add(got)
+    assert seen == {True, False}
