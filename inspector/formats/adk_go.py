@@ -1121,9 +1121,7 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
     transfer = None
     try:
         c = None
-        if content is not None:
-            if not (content.isascii() or H.utf8_ok(content)):
-                return None
+        if content is not None:  # (its UTF-8 checked by the decode: every string in it is decoded, none skipped)
             try:  # (`adk_go_heads.content`, inline)
                 c = _CONTENT(content)
             except H.INVALID:
