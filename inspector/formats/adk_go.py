@@ -425,11 +425,12 @@ def whole(e: GoEvent) -> dict[str, Any]:
 
 
 def _obj(raw: Any) -> dict[str, Any]:
-    """A head's event's object, from its row's columns (`_HEAD_SQL`'s) or its text in the export,
+    """A head's event's object, from its row's columns (`_row_head` keeps those it reads) or its text in the export,
     as `make_event` makes it: a head is taken only where the whole parse finds nothing to remove
     or report (tests/test_adk_go_heads.py holds the two equal)."""
     if type(raw) is tuple:
-        _, eid, inv, author, branch, _, code, message, content, usage = raw[:10]
+        _, eid, inv, author, _, content, usage, _, rare = raw
+        branch, code, message = rare[:3] if rare else (None, None, None)
         o = {"id": eid, "invocationid": inv, "author": author, "branch": branch, "errorcode": code, "errormessage": message}
         if content is not None:
             o["content"] = orjson.loads(content)
@@ -1028,11 +1029,24 @@ _HEAD_COLUMNS = (
     "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
     "isolation_scope", "actions", "long_running_tool_ids_json",
 )  # fmt: skip
+# A head row: its rowid, id, invocation id, author, timestamp, content, usage and actions, then
+# whether any of the columns most rows leave NULL (`_RARE_SQL`'s) holds a value: those are
+# fetched for that row alone (each column fetched costs every row a call into SQLite).
 _HEAD_SQL = (
-    "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
-    "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
+    "SELECT rowid, id, invocation_id, author, timestamp, CAST(content AS BLOB), CAST(usage_metadata AS BLOB), "
+    "CAST(actions AS BLOB), branch IS NOT NULL OR error_code IS NOT NULL OR error_message IS NOT NULL "
+    "OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL "
     "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
 )
+_RARE_SQL = "SELECT branch, error_code, error_message, isolation_scope, CAST(long_running_tool_ids_json AS BLOB) FROM events WHERE rowid=?"
+_HEAD_RARE = itemgetter(8)  # a head row's flag, then the rare columns' values where it is set
+
+
+def _head_row(rowid: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A head row (`_HEAD_SQL`'s, its rare columns filled in) from `_HEAD_COLUMNS`' values."""
+    eid, inv, author, branch, ts, code, message, content, usage, scope, actions, lr = values
+    rare = (branch, code, message, scope, lr)
+    return (rowid, eid, inv, author, ts, content, usage, actions, rare if rare != (None,) * 5 else 0)
 
 
 def _head_events(
@@ -1052,6 +1066,8 @@ def _head_events(
     con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
     try:
         rows = con.execute(_HEAD_SQL, key).fetchall()
+        if any(map(_HEAD_RARE, rows)):
+            rows = [(*r[:8], con.execute(_RARE_SQL, r[:1]).fetchone()) if r[8] else r for r in rows]
         ordered = _by_text_time(rows)
         if ordered is None:
             by_rowid = {r[0]: r for r in rows}
@@ -1082,7 +1098,7 @@ def _head_events(
     return events
 
 
-_HEAD_TIME = itemgetter(5)  # a head row's timestamp column
+_HEAD_TIME = itemgetter(4)  # a head row's timestamp column
 
 
 def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
@@ -1110,9 +1126,15 @@ _UNREAD: Any = object()  # (`_row_head`'s time not read yet)
 def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None:
     """A row's event from its head, or None when it must be read whole (`adk_go_heads`); `ts`:
     its timestamp's `fast_time`, when read already (`times_of`)."""
-    rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
+    rowid, eid, inv, author, ts_text, content, usage, actions, rare = row
     sn = _STR_OR_NONE
-    if not (type(eid) in sn and type(inv) in sn and type(author) in sn and type(branch) in sn and type(message) in sn):
+    if rare:
+        branch, code, message, scope, lr = rare
+        if not (type(branch) in sn and type(message) in sn):
+            return None
+    else:
+        branch = code = message = scope = lr = None
+    if not (type(eid) in sn and type(inv) in sn and type(author) in sn):
         return None
     if ts is _UNREAD:
         ts = fast_time(ts_text)
