@@ -182,7 +182,7 @@ def test_row_heads_equal_the_whole_parse() -> None:
         cols = tuple(row[c] for c in adk_go._HEAD_COLUMNS)
         blobs = tuple(v.encode() if isinstance(v, str) and c in ("content", "usage_metadata", "actions", "long_running_tool_ids_json") else v
                       for c, v in zip(adk_go._HEAD_COLUMNS, cols, strict=True))  # fmt: skip
-        head = adk_go._row_head(n, (1, *blobs))
+        head = adk_go._row_head(n, adk_go._head_row(1, blobs))
         diags: list[Diagnostic] = []
         whole = adk_go._row_event(n, row, "x", diags)
         if head is None:
@@ -292,7 +292,7 @@ def test_values_orjson_refuses_take_the_whole_parse(bad: bytes) -> None:
         )  # fmt: skip
         if (path, key) in (((), "partial"), ((), "errorCode")):
             continue  # (a store has no such JSON)
-        assert adk_go._row_head(1, (1, *blobs)) is None, (path, key)
+        assert adk_go._row_head(1, adk_go._head_row(1, blobs)) is None, (path, key)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -400,7 +400,7 @@ def test_times_of_reads_as_fast_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # (ISO 8601 spellings `datetime` reads and `parse_time` may not: basic, week dates, no fraction)
     iso = ["20260105T090004.603000+00:00", "2026-W02-1 09:00:04+00:00", "2026-01-05T09:00:04.603000+00:00",
            "2026-01-05 09:00:04+00:00", "2026-01-05 09:00:04.603+00:00", "2026-01-05 09:00:04.603000", "2026-01-05"]  # fmt: skip
-    odds = [*rng.sample(every, 300), *iso, 5, 1.5, None, b"x"]
+    odds = [*rng.sample(every, 300), *iso, 5, 1.5, None, b"x", "", good[0] + good[1], good[0] + "\n" + good[1]]
     lists += [[*rng.sample(good, 50), odd, *rng.sample(good, 50)] for odd in odds]
     for values in lists:
         assert adk_go.times_of(values) == [adk_go.fast_time(v) for v in values], values
@@ -477,3 +477,42 @@ def test_rows_read_whole_keep_their_places(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(adk_go, "_row_head", lambda n, row, ts=None: None)
         assert _outputs(adk_go.load(p, None, None)) == fast
+
+
+def test_a_call_or_response_holding_only_its_arguments_is_not_zero() -> None:
+    """A head's zero-valued test (`adk_go_heads.shape`: every part `{}`-like, dropped from the
+    request) gives what the whole parse's does (`adk_go._zero`) for a call or response holding
+    only its id, its name or its arguments, or nothing, beside an empty text or alone."""
+    bodies = ({}, {"id": "c1"}, {"name": "ls"}, {"args": {"a": 1}}, {"response": {"a": 1}}, {"args": {}}, {"response": {}})
+    seen = set()
+    for key in ("functionCall", "functionResponse"):
+        for body in bodies:
+            if ("args" in body and key == "functionResponse") or ("response" in body and key == "functionCall"):
+                continue
+            for extra in ({}, {"text": ""}):
+                content = orjson.dumps({"role": "model", "parts": [{key: body, **extra}]})
+                got = adk_go.H.shape(adk_go.H.content(content), "a", False, None, frozenset(), str)[5]
+                want = all(adk_go._zero(p) for p in adk._parts(adk_go._content(orjson.loads(content))))
+                assert got == want, (key, body, extra)
+                seen.add(got)
+    assert seen == {True, False}
+
+
+def test_a_row_with_one_rare_column_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The columns most rows leave NULL (branch, error code and message, isolation scope,
+    long-running ids) are fetched only for a row that holds one (`adk_go._RARE_SQL`): each such row,
+    one column set, still takes a head and gives what reading it whole gives."""
+    reply = {"role": "model", "parts": [{"text": "ok"}]}
+    rare = [{"branch": "root.a"}, {"error_code": "E1"}, {"error_message": "boom"}, {"isolation_scope": "s9"},
+            {"long_running_tool_ids_json": '["c1"]'}, {}]  # fmt: skip
+    rows = [ev("u0", "inv-1", "user", t(0.5), text("user", "hi"))]
+    for k, cols in enumerate(rare):
+        rows.append(ev(f"r{k}", "inv-1", "a", t(1 + k), reply) | cols)
+    p = store(str(tmp_path / "s.db"), {"s1": rows})
+    led = adk_go.load(p, None, None)
+    assert all(r._source is not None for r in led.records)  # (every row by its head)
+    got = {k: v for r in led.records for k, v in r.extra.items() if k != "author" and k != "invocation_id"}
+    assert got == {"branch": "root.a", "isolation_scope": "s9", "long_running_tool_ids": ["c1"]}
+    assert [r.stop_reason for r in led.records[1:]] == ["stop", "error", "stop", "stop", "stop", "stop"]
+    fast, slow = _reports(p, monkeypatch)
+    assert fast == slow

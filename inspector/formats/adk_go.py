@@ -259,22 +259,35 @@ def fast_time(v: Any) -> int | None:
 
 
 # GORM's text of a UTC time, with microseconds, in ASCII digits and in range but for the date
-# (which `datetime` checks): the shape `times_of` reads in C.
+# (which `datetime` checks): the shape `times_of` reads in C (`_gorm_shaped` checks it at once).
 _GORM_UTC = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}\+00:00", re.ASCII
 ).fullmatch
 _ONE_US = _dt.timedelta(microseconds=1)
 
 
+# `_GORM_UTC`'s shape with every digit a 0: a text of that shape, its digits read as 0, is this.
+_GORM_SHAPE = b"0000-00-00 00:00:00.000000+00:00"
+_DIGITS_AS_0 = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _gorm_shaped(values: list[Any]) -> bool:
+    """Is every value a text of GORM's UTC shape, its digits ASCII (`_GORM_UTC` but for the
+    ranges of the hour, minute and second, which `datetime` checks)? Checked at once, in C: the
+    texts' lengths, then their UTF-8 joined, its digits read as 0, against the shape repeated (a
+    value that is not a str raises TypeError; a lone surrogate UnicodeEncodeError, a ValueError)."""
+    return set(map(len, values)) <= {32} and "".join(values).encode().translate(_DIGITS_AS_0) == _GORM_SHAPE * len(values)
+
+
 def times_of(values: list[Any]) -> list[int | None]:
-    """`fast_time` of each value: where every one is GORM's UTC text (`_GORM_UTC`) of a real date,
-    all of them read by `datetime` in C (the same nanoseconds: whole microseconds since the
-    epoch); otherwise one by one."""
+    """`fast_time` of each value: where every one is GORM's UTC text (`_gorm_shaped`) of a real
+    date and time, all of them read by `datetime` in C (the same nanoseconds: whole microseconds
+    since the epoch; an hour, minute or second out of range raises ValueError); otherwise one by one."""
     try:
-        if all(map(_GORM_UTC, values)):  # (a value that is not a str raises TypeError)
+        if _gorm_shaped(values):
             since = map(operator.sub, map(_dt.datetime.fromisoformat, values), itertools.repeat(_EPOCH))
             return list(map(operator.mul, map(operator.floordiv, since, itertools.repeat(_ONE_US)), itertools.repeat(_US)))
-    except (TypeError, ValueError):  # (a date that is no date: month 13, February 30, year 0)
+    except (TypeError, ValueError):  # (a date or time that is none: month 13, February 30, year 0, hour 24)
         pass
     return list(map(fast_time, values))
 
@@ -412,11 +425,12 @@ def whole(e: GoEvent) -> dict[str, Any]:
 
 
 def _obj(raw: Any) -> dict[str, Any]:
-    """A head's event's object, from its row's columns (`_HEAD_SQL`'s) or its text in the export,
+    """A head's event's object, from its row's columns (`_row_head` keeps those it reads) or its text in the export,
     as `make_event` makes it: a head is taken only where the whole parse finds nothing to remove
     or report (tests/test_adk_go_heads.py holds the two equal)."""
     if type(raw) is tuple:
-        _, eid, inv, author, branch, _, code, message, content, usage = raw[:10]
+        _, eid, inv, author, _, content, usage, _, rare = raw
+        branch, code, message = rare[:3] if rare else (None, None, None)
         o = {"id": eid, "invocationid": inv, "author": author, "branch": branch, "errorcode": code, "errormessage": message}
         if content is not None:
             o["content"] = orjson.loads(content)
@@ -1015,11 +1029,24 @@ _HEAD_COLUMNS = (
     "id", "invocation_id", "author", "branch", "timestamp", "error_code", "error_message", "content", "usage_metadata",
     "isolation_scope", "actions", "long_running_tool_ids_json",
 )  # fmt: skip
+# A head row: its rowid, id, invocation id, author, timestamp, content, usage and actions, then
+# whether any of the columns most rows leave NULL (`_RARE_SQL`'s) holds a value: those are
+# fetched for that row alone (each column fetched costs every row a call into SQLite).
 _HEAD_SQL = (
-    "SELECT rowid, id, invocation_id, author, branch, timestamp, error_code, error_message, CAST(content AS BLOB), "
-    "CAST(usage_metadata AS BLOB), isolation_scope, CAST(actions AS BLOB), CAST(long_running_tool_ids_json AS BLOB) "
+    "SELECT rowid, id, invocation_id, author, timestamp, CAST(content AS BLOB), CAST(usage_metadata AS BLOB), "
+    "CAST(actions AS BLOB), branch IS NOT NULL OR error_code IS NOT NULL OR error_message IS NOT NULL "
+    "OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL "
     "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
 )
+_RARE_SQL = "SELECT branch, error_code, error_message, isolation_scope, CAST(long_running_tool_ids_json AS BLOB) FROM events WHERE rowid=?"
+_HEAD_RARE = itemgetter(8)  # a head row's flag, then the rare columns' values where it is set
+
+
+def _head_row(rowid: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A head row (`_HEAD_SQL`'s, its rare columns filled in) from `_HEAD_COLUMNS`' values."""
+    eid, inv, author, branch, ts, code, message, content, usage, scope, actions, lr = values
+    rare = (branch, code, message, scope, lr)
+    return (rowid, eid, inv, author, ts, content, usage, actions, rare if rare != (None,) * 5 else 0)
 
 
 def _head_events(
@@ -1039,6 +1066,8 @@ def _head_events(
     con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
     try:
         rows = con.execute(_HEAD_SQL, key).fetchall()
+        if any(map(_HEAD_RARE, rows)):
+            rows = [(*r[:8], con.execute(_RARE_SQL, r[:1]).fetchone()) if r[8] else r for r in rows]
         ordered = _by_text_time(rows)
         if ordered is None:
             by_rowid = {r[0]: r for r in rows}
@@ -1069,7 +1098,7 @@ def _head_events(
     return events
 
 
-_HEAD_TIME = itemgetter(5)  # a head row's timestamp column
+_HEAD_TIME = itemgetter(4)  # a head row's timestamp column
 
 
 def _by_text_time(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
@@ -1097,9 +1126,15 @@ _UNREAD: Any = object()  # (`_row_head`'s time not read yet)
 def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None:
     """A row's event from its head, or None when it must be read whole (`adk_go_heads`); `ts`:
     its timestamp's `fast_time`, when read already (`times_of`)."""
-    rowid, eid, inv, author, branch, ts_text, code, message, content, usage, scope, actions, lr = row
+    rowid, eid, inv, author, ts_text, content, usage, actions, rare = row
     sn = _STR_OR_NONE
-    if not (type(eid) in sn and type(inv) in sn and type(author) in sn and type(branch) in sn and type(message) in sn):
+    if rare:
+        branch, code, message, scope, lr = rare
+        if not (type(branch) in sn and type(message) in sn):
+            return None
+    else:
+        branch = code = message = scope = lr = None
+    if not (type(eid) in sn and type(inv) in sn and type(author) in sn):
         return None
     if ts is _UNREAD:
         ts = fast_time(ts_text)
@@ -1108,9 +1143,7 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
     transfer = None
     try:
         c = None
-        if content is not None:
-            if not (content.isascii() or H.utf8_ok(content)):
-                return None
+        if content is not None:  # (its UTF-8 checked by the decode: every string in it is decoded, none skipped)
             try:  # (`adk_go_heads.content`, inline)
                 c = _CONTENT(content)
             except H.INVALID:

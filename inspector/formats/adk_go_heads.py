@@ -215,7 +215,9 @@ NONE: list[str] = []
 
 
 def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape:
-    """`c`'s shape, as `adk_go._shape` reads it from the whole event."""
+    """`c`'s shape, as `adk_go._shape` reads it from the whole event. (Its lists are made only
+    for a part that fills them, and a call's or response's object tested for `{}` inline: most
+    events hold one text, one call or one response.)"""
     if c is None:
         return "", False, NONE, NONE, False, True, None
     role_raw = c.role
@@ -223,32 +225,43 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
     role = role_raw if role_raw is not None else ""
     if not parts:
         return role, False, NONE, NONE, False, True, None
-    calls: list[str] = []
-    resps: list[str] = []
-    call_ids: list[str] = []
+    calls: list[str] | None = None
+    resps: list[str] | None = None
+    call_ids: tuple[str, ...] = ()
     result_id: str | None = None
-    result_ids: list[str] = []
+    result_ids: tuple[str, ...] = ()
     nresults = 0
     excl = False
     zero = True
+    unset = _UNSET
     for p in parts:
         fc = p.functionCall
         fr = p.functionResponse
-        if zero and (p.text or p.thought or p.thoughtSignature or (fc is not None and _set(fc)) or (fr is not None and _set(fr))):
+        if zero and (
+            p.text
+            or p.thought
+            or p.thoughtSignature
+            or (fc is not None and (fc.id is not unset or fc.name is not unset or fc.args is not unset))
+            or (fr is not None and (fr.id is not unset or fr.name is not unset or fr.response is not unset))
+        ):
             zero = False
         if fc is not None:
             cid = fc.id
+            if calls is None:
+                calls = []
             if cid:
                 calls.append(cid)  # (an id that is UNSET is falsy)
-                call_ids.append(cid)
+                call_ids += (cid,)
             else:
                 calls.append("")
             if fc.name in excluded:
                 excl = True
         if fr is not None:
             rid = fr.id
-            if rid is _UNSET:
+            if rid is unset:
                 rid = None
+            if resps is None:
+                resps = []
             resps.append(rid or "")
             if fr.name in excluded:
                 excl = True
@@ -256,7 +269,7 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
                 if not nresults:
                     result_id = rid
                 if rid:
-                    result_ids.append(rid)
+                    result_ids += (rid,)
                 nresults += 1
     if nresults and not calls:
         mrole = "tool"
@@ -278,9 +291,5 @@ def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: f
         source = "user" if author == "user" else author
     else:
         source = "function_response" if mrole == "tool" else author
-    return role, bool(role), calls or NONE, resps or NONE, excl, zero, (mrole, stop, source, tuple(call_ids), result_id, tuple(result_ids))
+    return role, bool(role), calls or NONE, resps or NONE, excl, zero, (mrole, stop, source, call_ids, result_id, result_ids)
 
-
-def _set(o: Any) -> bool:
-    """Is the call or response object not `{}`?"""
-    return o.id is not _UNSET or o.name is not _UNSET or getattr(o, o.__struct_fields__[2]) is not _UNSET
