@@ -1038,7 +1038,11 @@ _HEAD_SQL = (
     "OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL "
     "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
 )
-_RARE_SQL = "SELECT branch, error_code, error_message, isolation_scope, CAST(long_running_tool_ids_json AS BLOB) FROM events WHERE rowid=?"
+_RARE_SQL = (
+    "SELECT rowid, branch, error_code, error_message, isolation_scope, CAST(long_running_tool_ids_json AS BLOB) "
+    "FROM events WHERE app_name=? AND user_id=? AND session_id=? AND (branch IS NOT NULL OR error_code IS NOT NULL "
+    "OR error_message IS NOT NULL OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL)"
+)
 _HEAD_RARE = itemgetter(8)  # a head row's flag, then the rare columns' values where it is set
 
 
@@ -1067,7 +1071,8 @@ def _head_events(
     try:
         rows = con.execute(_HEAD_SQL, key).fetchall()
         if any(map(_HEAD_RARE, rows)):
-            rows = [(*r[:8], con.execute(_RARE_SQL, r[:1]).fetchone()) if r[8] else r for r in rows]
+            rare = {r[0]: r[1:] for r in con.execute(_RARE_SQL, key)}  # (one query for every flagged row)
+            rows = [(*r[:8], rare.get(r[0])) if r[8] else r for r in rows]
         ordered = _by_text_time(rows)
         if ordered is None:
             by_rowid = {r[0]: r for r in rows}
