@@ -101,3 +101,106 @@ def test_first_reps_are_the_first_summarizer_to_see_each_position() -> None:
                     if not want[i]:
                         want[i] = v.index
         assert a._first_reps(vs, n) == want  # type: ignore[arg-type]
+
+
+def _timeline_case(rng: random.Random) -> tuple[list, list[float], list, list]:  # type: ignore[type-arg]
+    """Events in timestamp order (many ties), some compactions, a random set of them surviving."""
+    from types import SimpleNamespace
+
+    from inspector.formats import adk_compaction as rules
+
+    n = rng.randrange(0, 30)
+    ts = sorted(float(rng.randrange(8)) for _ in range(n))
+    filt = [SimpleNamespace(kind=rng.choice(("message", "message", "checkpoint")), timestamp=t or None) for t in ts]
+    ts = [float(r.timestamp or 0.0) for r in filt]
+    alive = []
+    for i in [i for i, r in enumerate(filt) if r.kind == "checkpoint" and rng.random() < 0.7]:
+        e = rules.Ev(i, i, None, ts[i], "", None, {})
+        e.start = float(rng.randrange(-1, 8))
+        e.end = float(rng.randrange(int(e.start), 9))
+        alive.append(e)
+    cover = rules.union([(e.start, e.end) for e in alive])
+    return filt, ts, alive, cover
+
+
+def test_timeline_in_order_is_the_sorted_timeline() -> None:
+    """Summaries whose ends tie with messages' timestamps (before and after them in the list), and
+    ranges over none, some or all of the events; then every fixture store as the analysis reads it."""
+    from inspector.analysis import adk as a
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        filt, ts, alive, cover = _timeline_case(rng)
+        got = a._timeline_in_order(filt, ts, alive, cover)  # type: ignore[arg-type]
+        assert got == a._timeline_sorted(filt, alive, cover)  # type: ignore[arg-type]
+    in_order = 0
+    for store in _stores():
+        led = load(str(store))
+        filt = a._memory_order(led, a.event_heads(led.records))
+        ts = [float(r.timestamp or 0.0) for r in filt]
+        if ts == sorted(ts):
+            in_order += 1
+        alive, cover = a._surviving_summaries(filt)
+        want = a._timeline_sorted(filt, alive, cover)
+        assert a._compacted_timeline(filt) == want, store
+        if ts == sorted(ts):
+            assert a._timeline_in_order(filt, ts, alive, cover) == want, store
+    assert in_order > 10
+
+
+def test_answers_compacted_call_only_for_a_call_compacted_away() -> None:
+    """A sent response to a call made by a message that was sent too, or by a checkpoint, needs no
+    search; one to a call whose message was compacted away does."""
+    from types import SimpleNamespace
+
+    from inspector.analysis import adk as a
+
+    call = SimpleNamespace(seq=0, kind="message", call_ids=("c",))
+    other = SimpleNamespace(seq=1, kind="checkpoint", call_ids=("d",))
+    answer = SimpleNamespace(seq=2, kind="message", call_ids=())
+    filt = [call, other, answer]
+    assert not a._answers_compacted_call(filt, {0, 2}, {2: ("c",)})  # type: ignore[arg-type]
+    assert not a._answers_compacted_call(filt, {2}, {2: ("d",)})  # type: ignore[arg-type]
+    assert not a._answers_compacted_call(filt, {0}, {2: ("c",)})  # type: ignore[arg-type]
+    assert a._answers_compacted_call(filt, {2}, {2: ("c",)})  # type: ignore[arg-type]
+
+
+def _plain_memory_order(led, heads):  # type: ignore[no-untyped-def]
+    """`_memory_order` as it read before its in-order shortcut."""
+    from inspector.analysis import adk as a
+
+    recs = a._sendable_events(led, heads)
+    hdr = led.header or {}
+    ranks = hdr.get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(led.records):
+        return recs
+    inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
+    if not inputs:
+        return recs
+    msgs = [r for r in recs if r.kind == "message"]
+    msg_ranks = [ranks[r.seq] for r in msgs]
+    if a._final_reply(msgs[msg_ranks.index(max(msg_ranks))]) and hdr.get("next_call_in_run") is not True:
+        return recs
+    start = max(inputs)
+    before = [r for r in recs if ranks[r.seq] < start]
+    return before + sorted((r for r in recs if ranks[r.seq] >= start), key=lambda r: ranks[r.seq])
+
+
+def test_memory_order_of_events_appended_in_order_is_theirs() -> None:
+    """Every fixture store with its own append ranks, ranks in order (ties too), and shuffled."""
+    from inspector.analysis import adk as a
+
+    rng = random.Random(13)
+    reordered = 0
+    for store in _stores():
+        led = load(str(store))
+        heads = a.event_heads(led.records)
+        n = len(led.records)
+        for ranks in (led.header["append_ranks"], list(range(n)), sorted(rng.randrange(5) for _ in range(n)), rng.sample(range(n), n)):
+            led.header["append_ranks"] = ranks
+            for in_run in (False, True):
+                led.header["next_call_in_run"] = in_run
+                want = _plain_memory_order(led, heads)
+                assert a._memory_order(led, heads) == want, store
+                reordered += want != a._sendable_events(led, heads)
+    assert reordered > 5

@@ -390,3 +390,26 @@ def test_outside_ivs_is_not_in_ivs_of_each() -> None:
         xs = sorted(rng.sample(range(n + 10), rng.randrange(0, n + 1)))
         ivs = rules.ivs_of(rng.sample(range(n + 10), rng.randrange(0, n + 1)))
         assert rules.outside_ivs(xs, ivs) == [x for x in xs if not rules.in_ivs(x, ivs)], (xs, ivs)
+
+
+def test_ivs_of_is_the_runs_of_its_indexes() -> None:
+    """The runs found in C (indexes each once) and the plain walk (an index twice) alike."""
+    import random
+
+    from inspector.formats.adk_compaction import ivs_of
+
+    def plain(indexes: list[int]) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        for i in sorted(indexes):
+            if out and out[-1][1] == i:
+                out[-1] = (out[-1][0], i + 1)
+            else:
+                out.append((i, i + 1))
+        return out
+
+    rng = random.Random(17)
+    for _ in range(500):
+        n = rng.randrange(0, 40)
+        xs = rng.sample(range(50), n) if rng.random() < 0.7 else [rng.randrange(20) for _ in range(n)]
+        assert ivs_of(xs) == plain(xs), xs
+        assert ivs_of(set(xs)) == plain(sorted(set(xs)))

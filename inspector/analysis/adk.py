@@ -269,8 +269,10 @@ def next_request(
     if branch:
         filt = [r for r in filt if _on_branch_of(heads[r.seq].get("branch"), branch)]
     seq_list = _compacted_timeline(filt)
-    resp = message_response_ids_by_seq(filt)  # (each message's response ids, read once for every pass)
-    seq_list, reinjected = _recover_compacted_function_calls(filt, seq_list, resp)
+    # (each sent message's response ids, read once for every pass; every message's where a
+    # compacted call can come back)
+    resp = message_response_ids_by_seq([r for r, summ in seq_list if not summ])
+    seq_list, reinjected, resp = _recover_compacted_function_calls(filt, seq_list, resp)
     rows = _rows_for_agent(seq_list, agent, heads, resp)
     rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
     ctx = _context_items(rows, heads)
@@ -291,6 +293,9 @@ def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]
     ranks = hdr.get("append_ranks")
     if not isinstance(ranks, list) or len(ranks) != len(led.records):
         return recs
+    held = [ranks[r.seq] for r in recs]
+    if all(map(le, held, islice(held, 1, None))):
+        return recs  # appended in the order they are read: the reordering below keeps that order
     # (`_author(r) == "user"`: an author's str() is "user" only when it is that string)
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
     if not inputs:
@@ -328,6 +333,16 @@ def _sendable_events(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Reco
 def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
     message no surviving range covers, by timestamp."""
+    alive, cover = _surviving_summaries(filt)
+    ts = [float(r.timestamp or 0.0) for r in filt]
+    if all(map(le, ts, islice(ts, 1, None))) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
+        return _timeline_in_order(filt, ts, alive, cover)
+    return _timeline_sorted(filt, alive, cover)
+
+
+def _surviving_summaries(filt: list[Record]) -> tuple[list[rules.Ev], list[tuple[float, float]]]:
+    """The compactions among `filt` that survive (each at its index in `filt`), and the union of
+    their ranges."""
     evs = []  # the compactions (only they can survive), each at its index in `filt`
     for i, r in [(i, r) for i, r in enumerate(filt) if r.kind == "checkpoint"]:
         d = (
@@ -340,7 +355,14 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
         e.summary_content = r.checkpoint.summary if r.checkpoint is not None else None
         evs.append(e)
     alive = rules.surviving_ranges(evs)
-    cover = rules.union([(e.start, e.end) for e in alive if e.start is not None and e.end is not None])
+    return alive, rules.union([(e.start, e.end) for e in alive if e.start is not None and e.end is not None])
+
+
+def _timeline_sorted(
+    filt: list[Record], alive: list[rules.Ev], cover: list[tuple[float, float]]
+) -> list[tuple[Record, bool]]:
+    """`_compacted_timeline`'s list from the surviving compactions `alive` (their indexes in
+    `filt`) and the union of their ranges `cover`."""
     items: list[tuple[float, int, Record, bool]] = []  # (ts, index, record, is_summary)
     for e in alive:
         assert e.end is not None
@@ -361,15 +383,39 @@ def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
     return [(r, summ) for _, _, r, summ in items]
 
 
+def _timeline_in_order(
+    filt: list[Record], ts: list[float], alive: list[rules.Ev], cover: list[tuple[float, float]]
+) -> list[tuple[Record, bool]]:
+    """`_compacted_timeline` of events whose timestamps `ts` are in order (as the session service
+    returns them): each covered range is a run of positions, the messages outside every run keep
+    their order, and each surviving summary goes where its (end, position) sorts among them (a
+    message's key is its (timestamp, position)): no key built or sorted per message."""
+    keep = bytearray([r.kind == "message" for r in filt])
+    for a, b in cover:
+        lo, hi = bisect_left(ts, a), bisect_right(ts, b)
+        keep[lo:hi] = bytes(hi - lo)
+    pos = list(compress(range(len(filt)), keep))
+    out: list[tuple[Record, bool]] = [(filt[i], False) for i in pos]
+    # Inserted from the last: an insertion moves only what follows it.
+    for e in sorted(alive, key=lambda e: (e.end, e.index), reverse=True):
+        # The messages before the summary: those stamped before its end, and those stamped at it
+        # from an earlier position.
+        at = min(max(e.index, bisect_left(ts, e.end)), bisect_right(ts, e.end))
+        out.insert(bisect_left(pos, at), (filt[e.index], True))
+    return out
+
+
 def _recover_compacted_function_calls(
     filt: list[Record], seq_list: list[tuple[Record, bool]], resp: dict[int, Sequence[str]]
-) -> tuple[list[tuple[Record, bool]], set[int]]:
+) -> tuple[list[tuple[Record, bool]], set[int], dict[int, Sequence[str]]]:
     """`_recover_compacted_function_calls`: a surviving response whose call was compacted away gets
     its call (and the call's other compacted responses) back, just before it. Also the seqs
-    re-injected. (`resp`: `message_response_ids_by_seq` of `filt`.)"""
+    re-injected, and the response ids of the messages it holds. (`resp`:
+    `message_response_ids_by_seq` of the messages `seq_list` holds.)"""
     present = {r.seq for r, s in seq_list if not s}
     if not _answers_compacted_call(filt, present, resp):
-        return list(seq_list), set()  # (what the loop below makes of it: nothing to re-inject)
+        return list(seq_list), set(), resp  # (what the loop below makes of it: nothing to re-inject)
+    resp = message_response_ids_by_seq(filt)  # (a call compacted away, and its responses, may come back)
     owner, resp_by_call = _call_owners(filt, resp)
     reinjected: set[int] = set()
     out: list[tuple[Record, bool]] = []
@@ -387,12 +433,13 @@ def _recover_compacted_function_calls(
                         out.append((sr, False))
                         reinjected.add(sr.seq)
         out.append((r, summ))
-    return out, reinjected
+    return out, reinjected, resp
 
 
 def _answers_compacted_call(filt: list[Record], present: set[int], resp: dict[int, Sequence[str]]) -> bool:
     """Does a message sent answer a call id some message compacted away makes? Only then can a
-    call be re-injected: the latest call a response answers is either sent or compacted away."""
+    call be re-injected: the latest call a response answers is either sent or compacted away.
+    (`resp`: the response ids of the sent messages, at least.)"""
     gone = {c for r in filt if r.call_ids and r.seq not in present and r.kind == "message" for c in r.call_ids}
     return bool(gone) and any(not gone.isdisjoint(ids) for seq, ids in resp.items() if seq in present)
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, islice, repeat
+from operator import add, attrgetter, lt, ne
 from typing import Any
 
 import msgspec
@@ -249,8 +250,12 @@ Ivs = list[tuple[int, int]]  # sorted, disjoint, half-open ranges of event index
 
 
 def ivs_of(indexes: list[int] | set[int]) -> Ivs:
+    xs = sorted(indexes)
+    if all(map(lt, xs, islice(xs, 1, None))):  # (no index twice: the runs' starts found in C)
+        starts = [0, *compress(range(1, len(xs)), map(ne, islice(xs, 1, None), map(add, xs, repeat(1))))]
+        return [(xs[a], xs[b - 1] + 1) for a, b in zip(starts, [*starts[1:], len(xs)], strict=True)] if xs else []
     out: Ivs = []
-    for i in sorted(indexes):
+    for i in xs:
         if out and out[-1][1] == i:
             out[-1] = (out[-1][0], i + 1)
         else:

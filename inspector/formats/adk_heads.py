@@ -503,6 +503,8 @@ def _typed_head(s: _SEvent) -> Head | None:
     content = s.content
     if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
+    if len(parts) == 1 and (p := parts[0]).function_call is None and p.function_response is None and p.text is not None:
+        return _text_head(s, ts, author, out, content, p)  # (one text part: most events)
     call_ids: list[str] = []
     response_ids: list[str] = []
     result_id = None
@@ -564,6 +566,27 @@ def _typed_head(s: _SEvent) -> Head | None:
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
         tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
         never or not (visible or signed), any_call, any_response, prompt,
+    )  # fmt: skip
+
+
+def _text_head(s: _SEvent, ts: int | float, author: str | None, out: dict[str, Any], content: _SContent, p: _SPart) -> Head:
+    """`_typed_head` of an event whose content is one text part `p` (no call, no response): the
+    same head without the walk over its parts."""
+    text: str = p.text  # type: ignore[assignment]
+    prompt = (len(author) if author else 0) + (13 if p.thought else 3) + len(text) if text else 0
+    visible = not p.thought and text != ""
+    if content.role == "model" or (author != "user" and content.role != "user"):
+        role, source = "assistant", author or ""
+        code = s.error_code
+        if code is not _UNSET and code:
+            stop = "error"
+        else:
+            stop = finish_stop(s.finish_reason) if isinstance(s.finish_reason, str) else "stop"
+    else:
+        role, stop, source = "user", None, author or ""
+    return Head(
+        s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source, (), None, (),
+        not (visible or p.thought_signature), False, False, prompt,
     )  # fmt: skip
 
 
