@@ -728,7 +728,7 @@ class _Builder:
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
             if shape is None:
                 return False
-            key = ("message", role, _head_parts(p.content))
+            key = ("message", shape[2].source_role, _head_parts(p.content))  # (the role's shared string: its line's copy freed)
         else:
             shape = likes.items.get(it)
             if shape is None:
