@@ -255,3 +255,17 @@ def test_a_replys_usage_is_read_from_its_token_count_line_with_the_message(tmp_p
     lines = f.read_bytes().splitlines(keepends=True)
     f.write_bytes(b"".join(lines[:4]) + b" " * (len(lines[4]) - 1) + b"\n")
     assert led.records[3].message.usage is None  # type: ignore[attr-defined]
+
+
+def test_a_call_with_an_empty_call_id_is_kept_by_the_checkpoint_repeating_it(tmp_path: Path) -> None:
+    """`_Builder._head_item`: a call whose call id is empty has no call ids on its record, so its
+    history key (the item type and the empty id) is kept apart; a replacement history repeating the
+    call keeps its record, as the whole build does: a function call (the common shapes, tested
+    first) and a custom tool call (`_other_item`)."""
+    for kind in ("function_call", "custom_tool_call"):
+        call = _line("response_item", {"type": kind, "name": "shell", "call_id": "", "arguments": "{}", "input": "x"})
+        rh = [USER["payload"], call["payload"], {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUM"}]}]
+        cp = _line("compacted", {"message": "SUM", "replacement_history": rh})
+        led = _same_as_whole_build(_write(tmp_path / f"{kind}.jsonl", [HEADER, TURN, USER, call, ASSISTANT, cp]))
+        (rec,) = [r for r in led.records if r.kind == "checkpoint"]  # type: ignore[attr-defined]
+        assert rec.checkpoint.explicit_retains == ["u1", "L4"]

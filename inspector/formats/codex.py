@@ -42,7 +42,7 @@ from inspector.formats import appended, codex_writer, fields, heads
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
-from inspector.formats.codex_heads import LineHead, TokensHead
+from inspector.formats.codex_heads import NO_HISTORY, LineHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
@@ -430,6 +430,17 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     return HistoryItem(m.role, text, id=iid, call_id=call_id)
 
 
+def _head_parts(c: Any) -> Any:
+    """A head-read message's content as `_key` keys it: its parts' texts (a part without one: its
+    type), one part without a comprehension (a function and a frame per message in 3.11)."""
+    if type(c) is list:
+        if len(c) == 1:
+            x = c[0]
+            return (x.text if x.text is not _UNSET else x.type,)
+        return tuple([x.text if x.text is not _UNSET else x.type for x in c])
+    return c
+
+
 def _head_usage(u: TokensHead | None) -> Usage | None:
     """`_usage` of a head's token counts."""
     if u is None:
@@ -692,58 +703,47 @@ class _Builder:
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
         maps them, or a ghost snapshot (`seq`: the record's, `lid`: the line's own id, f"L{line}"). False: the line
         takes the general path (`add`). The record is a copy of its shape's template
-        (`_Likes`) with this line's fields set."""
-        src, likes = self.fields, self.likes
-        assert src is not None and likes is not None
-        records = self.records
-        seen = self.seen_ids
+        (`_Likes`) with this line's fields set. The commonest shapes (a function call, its output)
+        are tested first, by comparing the line's fresh type string (a lookup hashes it)."""
+        likes = self.likes
+        assert likes is not None
         it = p.type
-        if it is _UNSET:
-            it = "message"
         calls: tuple[str, ...] = ()
-        result = None
-        key: HistoryKey | None = None  # (kept: a message's; a call's or an output's is its record's)
-        if it == "message":
+        result = key = None  # (key kept: a message's; a call's or an output's is its record's)
+        if it == "function_call":
+            shape = likes.call
+            cid = p.call_id
+            if cid:
+                calls = (cid,)
+                self.last_call = cid
+            elif cid is not None:
+                key = (it, cid)  # (an empty call id: its record's call_ids do not hold it)
+        elif it == "function_call_output":
+            shape = likes.output
+            result = p.call_id  # (the call's id string when it answers the last call: `last_call`)
+            if result == self.last_call:
+                result = self.last_call
+        elif it == "message" or it is _UNSET:
             role = p.role
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
             if shape is None:
                 return False
-            c = p.content  # (`_key` of a message whose parts are strings or nulls; one part: no comprehension)
-            if type(c) is list:
-                if len(c) == 1:
-                    x = c[0]
-                    c = (x.text if x.text is not _UNSET else x.type,)
-                else:
-                    c = tuple([x.text if x.text is not _UNSET else x.type for x in c])
-            key = ("message", role, c)
+            key = ("message", shape[2].source_role, _head_parts(p.content))  # (the role's shared string: its line's copy freed)
         else:
-            shape = likes.call if it == "function_call" else likes.output if it == "function_call_output" else likes.items.get(it)
+            shape = likes.items.get(it)
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
-            if shape[1] is not None:  # a call
-                cid = p.call_id
-                if cid:
-                    calls = (cid,)
-                    self.last_call = cid
-                elif cid is not None:
-                    key = (it, cid)  # (an empty call id: its record's call_ids do not hold it)
-            elif shape[0] == "tool":  # its output: the call's id string when it answers the last call (`last_call`)
-                result = p.call_id
-                if result == self.last_call:
-                    result = self.last_call
-            elif shape[0] is not None and it not in self.unkeyed_items:  # (reasoning: keyed by all its fields, read when a checkpoint asks)
-                self.unkeyed_items.add(it)
-                self.unkeyed.add(shape[2].type)
+            calls, result, key = self._other_item(it, shape, p)
         mapped, _stop, like = shape
         rid = pid = p.id  # (`rid`, inline)
-        if not rid or rid in seen or (rid[0] == "L" and self.taken(rid)):
+        if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
             rid = lid
             if pid is not None:
                 self._other_id(pid, seq)
         else:
-            seen[rid] = seq
+            self.seen_ids[rid] = seq
         rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=len(raw), call_ids=calls, result_id=result)
-        records.append(rec)
+        self.records.append(rec)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
         self.marks.append(seq)
@@ -752,12 +752,29 @@ class _Builder:
             rec.never_sent = True
         if mapped == "assistant":
             if self.model is not self.route_model or self.provider is not self.route_provider:
-                self._route(src, seq)  # (the same model and provider objects: the same route)
+                self._route(self.fields, seq)  # type: ignore[arg-type]  # (the same model and provider objects: the same route)
             self.usage_for = seq
         if key is not None:
             self.head_keys[seq] = key
         self.history.append(seq)  # (its entry made from the record when a checkpoint asks: `_entry`)
         return True
+
+    def _other_item(self, it: str, shape: _Shape, p: Any) -> tuple[tuple[str, ...], str | None, HistoryKey | None]:
+        """`_head_item` of an item that is neither a function call, its output nor a message: its
+        record's call ids and result id, and the history key kept for it."""
+        if shape[1] is not None:  # a call
+            cid = p.call_id
+            if cid:
+                self.last_call = cid
+                return (cid,), None, None
+            return (), None, (it, cid) if cid is not None else None
+        if shape[0] == "tool":  # its output
+            result = p.call_id
+            return (), self.last_call if result == self.last_call else result, None
+        if shape[0] is not None and it not in self.unkeyed_items:  # (reasoning: keyed by all its fields, read when a checkpoint asks)
+            self.unkeyed_items.add(it)
+            self.unkeyed.add(shape[2].type)
+        return (), None, None
 
     def _other_id(self, pid: str, seq: int) -> None:
         """A head-read item whose own id an earlier record took: its id kept apart (`_entry`),
@@ -1374,7 +1391,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
-    large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
+    large, valid_utf8, decode_errors, no_history = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS, NO_HISTORY
     max_line = upto_line if upto_line is not None else 1 << 62
     offset = lineno = prev_offset = 0
     ids_base, ids_next, (ids_pre, ids), check_at = 0, 1000, line_ids(0), min(1000, max_line + 1)  # (`line_ids`: f"L{lineno}")
@@ -1407,7 +1424,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
         except decode_errors:
             h = None
         p = h.payload if h is not None else None
-        t = h.type if p is not None and not p.replacement_history else None  # type: ignore[union-attr]
+        t = h.type if p is not None and p.replacement_history is no_history else None  # type: ignore[union-attr]
         if t == "response_item":
             if not head_item(h, p, raw, seq, lineno, offset, ids_pre + ids[lineno - ids_base]):
                 prev, prev_offset = raw, offset

@@ -20,9 +20,12 @@ from inspector.formats.heads import DECODE_ERRORS
 from inspector.formats.heads import Int64 as _Int64
 from inspector.formats.heads import Num as _Num
 
-__all__ = ["DECODER", "DECODE_ERRORS", "LineHead", "PayloadHead", "TokensHead"]
+__all__ = ["DECODER", "DECODE_ERRORS", "NO_HISTORY", "LineHead", "PayloadHead", "TokensHead"]
 
 _UNSET = msgspec.UNSET
+# A payload's `replacement_history` when the key is not there: this object itself (msgspec gives the
+# default, not a copy), so a head is known to hold none by identity.
+NO_HISTORY = msgspec.Raw(b"")
 
 
 class _PartHead(msgspec.Struct, gc=False):
@@ -81,7 +84,7 @@ class PayloadHead(msgspec.Struct, gc=False):
     session_id: str | None = None
     base_instructions: str | _InstructionsHead | None = None
     num_turns: _Int64 | None = None
-    replacement_history: msgspec.Raw = msgspec.Raw(b"")
+    replacement_history: msgspec.Raw = NO_HISTORY
     usage: TokensHead | None = None
 
 
