@@ -208,10 +208,15 @@ def _store(tmp_path: Path, rows: list[bytes]) -> Path:
     return db
 
 
-def _events_rows() -> list[bytes]:
+# For the tests of a path after the head (the rows fetched again, a dump's events): a value of each
+# JSON type and each kind of raw value the heads refuse (the whole product is the per-field tests').
+SOME_VALUES: list[Any] = [None, True, 0, 2**64, 1.5, "", "x", "model", [], ["c1"], {}, {"a": {"b": 1}}, "@1e400@", "@digits@", "@xff@", "@surrogate@", "@utf8@"]
+
+
+def _events_rows(values: list[Any] = VALUES) -> list[bytes]:
     rows: list[bytes] = []
     for base in EVENTS:
-        for o in mutated(base, _places(base), VALUES):
+        for o in mutated(base, _places(base), values):
             rows.append(_raw_values(json.dumps(o).encode()))
     return rows
 
@@ -296,7 +301,7 @@ def test_rows_without_a_head_fetched_again_read_as_the_whole_parse(
 ) -> None:
     """`adk._indexed_events` fetches each row's rowid and JSON only, then every row without a head
     (a compaction, a mutated field) again whole by rowid: the same ledger as the ordinary read."""
-    rows = _events_rows()
+    rows = _events_rows(SOME_VALUES)
     rows += [_compaction(1000.0 + len(rows) // 2, 4000), b"[1]", _compaction(1000.0 + len(rows) // 3, 100)]
     db = _store(tmp_path, rows)
     fetched: list[int] = []
@@ -390,7 +395,7 @@ def _dump(tmp_path: Path, events: list[str]) -> Path:
 def test_a_big_dumps_events_read_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same for a dump's events (sliced from the dump), ties of timestamps reordered where a
     response comes before its call (`append_order`), events of calls and responses both among them."""
-    texts = [r.decode() for r in _events_rows() if _is_json(r)]  # (one orjson refuses fails the whole dump)
+    texts = [r.decode() for r in _events_rows(SOME_VALUES) if _is_json(r)]  # (one orjson refuses fails the whole dump)
     texts += [c.decode() for c in _byte_cases() if _is_json(c)]  # (one that is not would fail the whole dump)
     both = {"id": "both", "invocation_id": "i1", "author": "helper", "timestamp": 3.0, "content": {"role": "model", "parts": [
         {"function_response": {"id": "c7", "name": "f", "response": {}}}, {"function_call": {"id": "c7", "name": "f", "args": {}}},
