@@ -85,12 +85,13 @@ from __future__ import annotations
 import glob
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from calendar import timegm
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
+from math import isnan
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -1749,6 +1750,8 @@ class _Regular:
     records: list[Record]
     owners: list[str | None]
     times: list[float]
+    # Whether `times` never go down and none is NaN: then the records after a time are the last ones.
+    in_order: bool = False
 
     @classmethod
     def of(cls, led: Ledger, source: _Source) -> _Regular:
@@ -1756,11 +1759,20 @@ class _Regular:
         # (a message record's timestamp is its NCP message's: the time the replay read once)
         entries = source.entries
         owners = [r.id.split("#", 1)[0] if r.type == "tool_result" and r.id else r.id for r in regular]  # (`_owner`)
-        return cls(regular, owners, [entries[r.seq][0].t for r in regular])
+        times = [entries[r.seq][0].t for r in regular]
+        in_order = _IN_ORDER and not any(map(isnan, times)) and times == sorted(times)
+        return cls(regular, owners, times, in_order)
+
+
+# Whether a checkpoint other than the applied one splits the records in time order by one bisection
+# (`_make_checkpoint`; the tests turn it off, to hold it against each record's fate).
+_IN_ORDER = True
 
 
 def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
     latest = _latest(led)
+    if latest is None:  # (no checkpoint: nothing to apply)
+        return
     prev_rep: set[int] = set()
     prev_summary = ""
     by_seq_obj = {m.id: m for m in msgs}
@@ -1810,11 +1822,19 @@ def _make_checkpoint(
     # Where each message record goes (preserved, retained, after coveredUntil, or dropped): every
     # record for the applied checkpoint, the records before it for any other.
     n = len(regular.records) if applied else n_before
-    if not preserved and not retained and not partial:  # (the common checkpoint: each record by its time alone)
-        fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+    common = not preserved and not retained and not partial  # (the common checkpoint: each record by its time alone)
+    fate: dict[int, str | None] = {}
+    if common and not applied and regular.in_order:
+        # (those after coveredUntil are the last ones: no fate needed beyond the lists)
+        k = bisect_right(regular.times, until, 0, n_before)
+        dropped, kept = before[:k], before[k:]
     else:
-        fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
-    dropped = [r for r in before if fate[r.seq] is None]
+        if common:
+            fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+        else:
+            fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
+        dropped = [r for r in before if fate[r.seq] is None]
+        kept = [r for r in before if fate[r.seq] is not None]
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
     summary = cp["summary"]
@@ -1839,12 +1859,12 @@ def _make_checkpoint(
         truncated=(isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS) or None,
         details=cp,
         explicit_boundary=before[-1].id if before else None,
-        explicit_retains=[r.id for r in before if fate[r.seq] is not None and r.id is not None],
+        explicit_retains=[r.id for r in kept if r.id is not None],
         explicit_represents=_ranges([r for r in before if r.seq in rep]),
     )
     if applied:
-        rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular.records)
-        _check_order(led, rec, fate, regular.records)
+        rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular)
+        _check_order(led, rec, fate, regular)
     return rep
 
 
@@ -1872,9 +1892,11 @@ def _int(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
 
 
-def _by_time(recs: list[Record]) -> list[Record]:
-    """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals)."""
-    return sorted(recs, key=lambda r: _sort_key(_ms(r.timestamp)))
+def _by_time(recs: list[Record], in_order: bool) -> list[Record]:
+    """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals);
+    `in_order`: records taken in order from `_Regular.records` whose times never go down (their
+    message's time is their timestamp's), so already sorted."""
+    return recs if in_order else sorted(recs, key=lambda r: _sort_key(_ms(r.timestamp)))
 
 
 def _sort_key(t: float) -> float:
@@ -1889,7 +1911,7 @@ def _replacement(
     partial: bool,
     cont_id: Any,
     cont_n: Any,
-    regular: list[Record],
+    messages: _Regular,
 ) -> list[HistoryItem]:
     out = [
         HistoryItem(
@@ -1901,16 +1923,17 @@ def _replacement(
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
         else {}
     )
-    for r in _by_time([r for r in regular if fate[r.seq] == "preserved"]):
+    regular, in_order = messages.records, messages.in_order
+    for r in _by_time([r for r in regular if fate[r.seq] == "preserved"], in_order):
         if trunc.get("messageId") == r.id and isinstance(trunc.get("text"), str) and trunc["text"]:
             out.append(HistoryItem("user", trunc["text"], id=r.id))
         else:
             out.append(HistoryItem("user", seq=r.seq, id=r.id))
     if cp.get("phase") == "mid-run":
         out.append(HistoryItem("user", CONTINUATION_TEXT, id=f"{rec.id}:continuation"))
-    for r in _by_time([r for r in regular if fate[r.seq] == "retained"]):
+    for r in _by_time([r for r in regular if fate[r.seq] == "retained"], in_order):
         out.append(HistoryItem(r.role or "user", seq=r.seq, id=r.id))
-    for r in _by_time([r for r in regular if fate[r.seq] == "after" and r.seq < rec.seq]):
+    for r in _by_time([r for r in regular if fate[r.seq] == "after" and r.seq < rec.seq], in_order):
         m = msgs.get(_owner(r) or "")
         if partial and _owner(r) == cont_id and m is not None:
             rest = m.parts[cont_n:]
@@ -1929,11 +1952,12 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None], regular: list[Record]) -> None:
+def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None], messages: _Regular) -> None:
     """Records after the checkpoint follow in file order; say where NextClaw would differ."""
+    regular = messages.records
     wrong = [r for r in regular if r.seq > rec.seq and fate[r.seq] != "after"]
     tail = [r for r in regular if fate[r.seq] == "after"]
-    if [r.seq for r in _by_time(tail)] != sorted(r.seq for r in tail) or wrong:
+    if [r.seq for r in _by_time(tail, messages.in_order)] != sorted(r.seq for r in tail) or wrong:
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
