@@ -584,9 +584,10 @@ def _checkpoint_journal(rng: Any, ordered: bool) -> str:
                 fields["summaryDiagnostics"] = {"recovery": "deterministic-recent-context"}
             if rng.random() < 0.2 and ids:
                 fields["retainedMessageIds" if rng.random() < 0.5 else "preservedUserMessageIds"] = rng.sample(ids, 1)
-            covered = rng.randrange(0, at + 1)
+            covered = rng.randrange(0, at + 1) if rng.random() < 0.7 else at + rng.randrange(1, 6)  # (or later: records after it covered)
             summary = "> " + " ".join(f"question {k} about the build" for k in range(i) if rng.random() < 0.3)
-            cp = checkpoint(f"cp{i}", summary, ts(covered // 60, covered % 60), ts(rng.randrange(0, 9), rng.randrange(60)), **fields)
+            updated = max(0, at + rng.randrange(-3, 3))  # (where its timeline message goes among the others)
+            cp = checkpoint(f"cp{i}", summary, ts(covered // 60, covered % 60), ts(updated // 60, updated % 60), **fields)
             j.sent(timeline(cp))
         ids.append(f"u{i}" if r < 0.35 else f"a{i}")
     return j.text()

@@ -1824,10 +1824,11 @@ def _make_checkpoint(
     n = len(regular.records) if applied else n_before
     common = not preserved and not retained and not partial  # (the common checkpoint: each record by its time alone)
     fate: dict[int, str | None] = {}
-    if common and not applied and regular.in_order:
-        # (those after coveredUntil are the last ones: no fate needed beyond the lists)
-        k = bisect_right(regular.times, until, 0, n_before)
-        dropped, kept = before[:k], before[k:]
+    split = -1
+    if common and regular.in_order:
+        # (those after coveredUntil are the last ones, from `split` on: no fate needed beyond the lists)
+        split = bisect_right(regular.times, until, 0, n)
+        dropped, kept = before[:split], before[split:]
     else:
         if common:
             fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
@@ -1863,8 +1864,19 @@ def _make_checkpoint(
         explicit_represents=_ranges([r for r in before if r.seq in rep]),
     )
     if applied:
-        rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular)
-        _check_order(led, rec, fate, regular)
+        records, in_order = regular.records, regular.in_order
+        if split < 0:
+            # (each list in record order, so a sublist of records whose times never go down when in_order)
+            lists = [[r for r in records if fate[r.seq] == f] for f in ("preserved", "retained", "after")]
+            wrong = [r for r in records if r.seq > rec.seq and fate[r.seq] != "after"]
+        else:  # (`split` made above: the records from it on are after coveredUntil)
+            lists = [[], [], records[split:]]
+            wrong = records[n_before:split]
+        preserved_recs, retained_recs, after = lists
+        rec.checkpoint.replacement = _replacement(
+            rec, cp, (preserved_recs, retained_recs, [r for r in after if r.seq < rec.seq]), msgs, partial, cont_id, cont_n, in_order
+        )
+        _check_order(led, rec, wrong, after, in_order)
     return rep
 
 
@@ -1906,13 +1918,15 @@ def _sort_key(t: float) -> float:
 def _replacement(
     rec: Record,
     cp: dict[str, Any],
-    fate: dict[int, str | None],
+    fates: tuple[list[Record], list[Record], list[Record]],
     msgs: dict[str, _Msg],
     partial: bool,
     cont_id: Any,
     cont_n: Any,
-    messages: _Regular,
+    in_order: bool,
 ) -> list[HistoryItem]:
+    """The history the applied checkpoint installs; `fates`: the message records it preserves, retains
+    and keeps as after coveredUntil (those before it), each list in record order."""
     out = [
         HistoryItem(
             "system", PREAMBLE + "\n\n" + cp["summary"], kind="summary", id=str(cp.get("id") or rec.id)
@@ -1923,17 +1937,17 @@ def _replacement(
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
         else {}
     )
-    regular, in_order = messages.records, messages.in_order
-    for r in _by_time([r for r in regular if fate[r.seq] == "preserved"], in_order):
+    preserved, retained, after = fates
+    for r in _by_time(preserved, in_order):
         if trunc.get("messageId") == r.id and isinstance(trunc.get("text"), str) and trunc["text"]:
             out.append(HistoryItem("user", trunc["text"], id=r.id))
         else:
             out.append(HistoryItem("user", seq=r.seq, id=r.id))
     if cp.get("phase") == "mid-run":
         out.append(HistoryItem("user", CONTINUATION_TEXT, id=f"{rec.id}:continuation"))
-    for r in _by_time([r for r in regular if fate[r.seq] == "retained"], in_order):
+    for r in _by_time(retained, in_order):
         out.append(HistoryItem(r.role or "user", seq=r.seq, id=r.id))
-    for r in _by_time([r for r in regular if fate[r.seq] == "after" and r.seq < rec.seq], in_order):
+    for r in _by_time(after, in_order):
         m = msgs.get(_owner(r) or "")
         if partial and _owner(r) == cont_id and m is not None:
             rest = m.parts[cont_n:]
@@ -1952,12 +1966,10 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None], messages: _Regular) -> None:
-    """Records after the checkpoint follow in file order; say where NextClaw would differ."""
-    regular = messages.records
-    wrong = [r for r in regular if r.seq > rec.seq and fate[r.seq] != "after"]
-    tail = [r for r in regular if fate[r.seq] == "after"]
-    if [r.seq for r in _by_time(tail, messages.in_order)] != sorted(r.seq for r in tail) or wrong:
+def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> None:
+    """Records after the checkpoint follow in file order; say where NextClaw would differ. `wrong`:
+    the message records after it not after coveredUntil; `tail`: those after it, in record order."""
+    if [r.seq for r in _by_time(tail, in_order)] != sorted(r.seq for r in tail) or wrong:
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
