@@ -15,7 +15,7 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.formats import adk, nextclaw, openclaw_sqlite
 from inspector.formats.jsonl import LoadError, parse_bytes
-from tests.nextclaw_store import Journal, checkpoint, message, timeline, ts
+from tests.nextclaw_store import Journal, checkpoint, message, timeline, tool_part, ts
 
 ROOT = Path(__file__).resolve().parent.parent
 ADK_CORPUS = ROOT.parent / "shared" / "peers" / "adk" / "corpus"
@@ -558,3 +558,67 @@ def test_a_compaction_left_compressing_reads_as_its_run_ended_it(tmp_path: Path)
     assert "ended 'cancelled'" in journal("message.abort") and "'Context compaction was cancelled'" in journal("message.abort")
     assert "ended 'compressing'" in journal(None) and "'Compressing earlier context'" in journal(None)
     assert "ended 'failed'" in journal(None, settled=True)
+
+
+def _checkpoint_journal(rng: Any, ordered: bool) -> str:
+    """User and assistant messages (each with a sent call: a tool record beside it) and compressed
+    checkpoints between them, each covering up to some earlier time (some of them deterministic
+    recoveries, some with retained or preserved ids), the times in order or not."""
+    j = Journal()
+    at = 0
+    ids: list[str] = []
+    for i in range(rng.randrange(4, 40)):
+        at = at + rng.choice([0, 1, 1, 3]) if ordered or rng.random() < 0.8 else rng.randrange(0, at + 1)
+        when = ts(at // 60, at % 60) if rng.random() < 0.95 else "soon"  # (no time: NaN)
+        r = rng.random()
+        if r < 0.05 and ids:  # (an id sent again, later: replaced where it is, its time now later)
+            j.sent(message(rng.choice(ids), "user", "edited", when))
+        elif r < 0.35:
+            j.sent(message(f"u{i}", "user", f"question {i} about the build", when))
+        elif r < 0.75:
+            parts = [{"type": "text", "text": f"answer {i}"}, tool_part(f"c{i}", "bash", {"n": i}, f"out {i}")]
+            j.completed(message(f"a{i}", "assistant", None, when, parts=parts))
+        else:
+            fields: dict[str, Any] = {}
+            if rng.random() < 0.3:
+                fields["summaryDiagnostics"] = {"recovery": "deterministic-recent-context"}
+            if rng.random() < 0.2 and ids:
+                fields["retainedMessageIds" if rng.random() < 0.5 else "preservedUserMessageIds"] = rng.sample(ids, 1)
+            covered = rng.randrange(0, at + 1) if rng.random() < 0.7 else at + rng.randrange(1, 6)  # (or later: records after it covered)
+            summary = "> " + " ".join(f"question {k} about the build" for k in range(i) if rng.random() < 0.3)
+            updated = max(0, at + rng.randrange(-3, 3))  # (where its timeline message goes among the others)
+            cp = checkpoint(f"cp{i}", summary, ts(covered // 60, covered % 60), ts(updated // 60, updated % 60), **fields)
+            j.sent(timeline(cp))
+        ids.append(f"u{i}" if r < 0.35 else f"a{i}")
+    return j.text()
+
+
+def test_checkpoints_split_by_time_order_as_by_each_records_fate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint other than the applied one, over message records whose times never go down,
+    takes the records after coveredUntil as the last ones (`_Regular.in_order`: one bisection); what
+    each checkpoint retains, represents and drops, and the diagnostics, equal those of each record's
+    fate (`_IN_ORDER` off), on journals of several checkpoints, in time order or not."""
+    import random
+
+    rng = random.Random(15)
+    split = [0]
+    bisect = nextclaw.bisect_right
+
+    def counted(*a: Any) -> int:
+        split[0] += 1
+        return bisect(*a)
+
+    for k in range(300):
+        path = tmp_path / f"j{k}.jsonl"
+        path.write_text(_checkpoint_journal(rng, ordered=k % 3 != 0))
+        got = []
+        for in_order in (True, False):
+            with monkeypatch.context() as m:
+                m.setattr(nextclaw, "_IN_ORDER", in_order)
+                m.setattr(nextclaw, "bisect_right", counted)
+                led = nextclaw.load(str(path), None, None)
+            got.append(
+                ([(r.seq, r.kind, r.id, repr(r.checkpoint)) for r in led.records], [repr(d) for d in led.diagnostics])
+            )
+        assert got[0] == got[1], path.read_text()
+    assert split[0] > 100

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-import re
 from pathlib import Path
 from typing import Any
 
@@ -414,7 +413,7 @@ def test_a_batch_of_times_checked_at_once_is_each_checked(tmp_path: Path, monkey
     event's time, with timestamps of every form near NextClaw's among them."""
     good = ["2026-08-20T09:00:01.120Z", "2026-08-20T09:00:02.000Z", "2026-12-31T23:59:59.999Z", "2024-02-28T00:00:00.000Z"]
     odd = ["2024-02-29T09:00:01.000Z", "2026-02-29T09:00:01.000Z", "2026-04-31T09:00:01.000Z", "0000-01-01T00:00:00.000Z",
-           "2026-08-20T24:00:01.000Z", "2026-08-20T09:00:60.000Z", "2026-08-20T09:00:01.12xZ", "2026-08-20 09:00:01.120Z",
+           "2026-08-20T24:00:01.000Z", "2026-08-20T09:60:01.000Z", "2026-13-20T09:00:01.000Z", "2026-08-20T09:00:60.000Z", "2026-08-20T09:00:01.12xZ", "2026-08-20 09:00:01.120Z",
            "2026-08-20T09:00:01.120+02:00", "2026-08-20T09:00:01Z", "2026-08-2\u0661T09:00:01.120Z", "2026-08-20T09:00:01.120Z\n",
            "", "soon", None, 5]  # fmt: skip
     odd.append("2026-08-20T09:00:01.120Z\n2026-08-20T09:00:02.120Z")
@@ -431,14 +430,14 @@ def test_a_batch_of_times_checked_at_once_is_each_checked(tmp_path: Path, monkey
                 j.raw(json.dumps({"_type": "event", "seq": 900 + i, "timestamp": f"2026-08-20T10:00:0{i % 10}.333Z", "event": {}}))
                 j.event("message.text-delta", "soon", messageId=f"t{i}", delta="after").event("run.finished", "soon", runId=f"t{i}")
         journals.append(j.text())
-    iso_lines = nextclaw._ISO_LINES
+    all_iso = nextclaw._all_iso
     for k, text in enumerate(journals):
         p = tmp_path / f"j{k}.jsonl"
         p.write_text(text)
         got = []
-        for batch, iso in ((4096, iso_lines), (3, iso_lines), (1, iso_lines), (4096, re.compile("(?!)"))):
+        for batch, iso in ((4096, all_iso), (3, all_iso), (1, all_iso), (4096, lambda stamps: False)):
             monkeypatch.setattr(nextclaw, "BATCH", batch)
-            monkeypatch.setattr(nextclaw, "_ISO_LINES", iso)
+            monkeypatch.setattr(nextclaw, "_all_iso", iso)
             led = load(str(p))
             got.append(([(r.seq, r.line, r.id, r.timestamp, r.role, repr(r.message)) for r in led.records],
                         [repr(d) for d in led.diagnostics]))  # fmt: skip
@@ -447,6 +446,14 @@ def test_a_batch_of_times_checked_at_once_is_each_checked(tmp_path: Path, monkey
         after = [(r[2], r[3]) for r in got[0][0] if r[2].startswith("t")]
         assert after and all(at == f"2026-08-20T10:00:0{int(mid[1:]) % 10}.333Z" for mid, at in after), k
     monkeypatch.undo()
+    # The batch check passes only stamps that are each a time (and NextClaw's own, all of them).
+    assert all_iso(good * 2)
+    for at in odd:
+        for k in range(3):
+            batch = [*good * 2]
+            batch.insert(k * 3, at)  # type: ignore[arg-type]
+            assert not all_iso(batch) or (isinstance(at, str) and nextclaw._is_time(at)), at
+    assert all_iso([*good, "2024-02-29T09:00:01.000Z"])  # (a leap day, read as a time)
     stamps = ["2026-08-20T09:00:01.120Z"] * 5
     reader = nextclaw._Reader("x", [], nextclaw._Replay())
     assert reader._times(stamps) is stamps  # (the match taken)

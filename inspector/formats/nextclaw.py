@@ -85,13 +85,14 @@ from __future__ import annotations
 import glob
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from calendar import timegm
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
-from operator import attrgetter
+from math import isnan
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -802,10 +803,16 @@ class _Replay:
         """One event of type `t` and payload `p` (`_NO_PAYLOAD` when it has none), written at `line`:
         kept while it goes on streaming the message of the open segment, else applied (`_Segment`)."""
         seg = self.seg
+        if seg is not None and p.message is None and self._continues(seg, t, p):
+            seg.events.append((ev, t, p, line, ts))
+            return
+        self.past_segment(ev, t, p, line, ts)
+
+    def past_segment(self, ev: _Event, t: str, p: _Payload, line: int, ts: str) -> None:
+        """`event` of an event that does not go on streaming the open segment's message (or with
+        none open): it ends the segment (collapsed or replayed), then is applied or opens one."""
+        seg = self.seg
         if seg is not None:
-            if p.message is None and self._continues(seg, t, p):
-                seg.events.append((ev, t, p, line, ts))
-                return
             self.seg = None
             message = p.message
             if t in _MESSAGE_EVENTS and message is not None and str(message.get("id")) == seg.mid:
@@ -1239,7 +1246,9 @@ class _Reader:
     def _replay_batch(self, ns: list[int], evs: list[_Event], stamps: list[str | None]) -> None:
         """Events (each with a type) to the replay, each with its line's timestamp when that is a
         time, else the last one that was (`_times`)."""
-        replay = self.replay.event
+        rp = self.replay
+        past, continues = rp.past_segment, rp._continues
+        events = self.events
         for n, ev, ts in zip(ns, evs, self._times(stamps), strict=True):
             t = ev.type
             if t is None:  # (said when read)
@@ -1248,21 +1257,24 @@ class _Reader:
             if p is None:
                 p = _NO_PAYLOAD
             if self.held is None and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
-                self.events += 1
-                replay(ev, t, p, n, ts)
+                events += 1
+                # (`_Replay.event`, inlined: most events go on streaming the open segment)
+                seg = rp.seg
+                if seg is not None and p.message is None and continues(seg, t, p):
+                    seg.events.append((ev, t, p, n, ts))
+                else:
+                    past(ev, t, p, n, ts)
             else:
+                self.events = events
                 self._event(n, ev, t, p, ts)
+                events = self.events
+        self.events = events
 
     def _times(self, stamps: list[str | None]) -> list[str]:
         """Each timestamp that Date.parse reads as a time, any other the last one that is (`last_ts`
-        carried from batch to batch). A batch of toISOString()s only (NextClaw's own) is checked by
-        one match of them joined: then each is itself."""
-        try:
-            joined = "\n".join(stamps)  # type: ignore[arg-type]
-        except TypeError:  # (a line without one)
-            joined = ""
-        # (each of 24 characters, so none holds a newline of its own: as many as `stamps`)
-        if stamps and len(joined) == 25 * len(stamps) - 1 and _ISO_LINES.fullmatch(joined + "\n") is not None:
+        carried from batch to batch). A batch of toISOString()s only (NextClaw's own) is checked at
+        once (`_all_iso`): then each is itself."""
+        if stamps and _all_iso(stamps):
             self.last_ts = stamps[-1]  # type: ignore[assignment]
             return stamps  # type: ignore[return-value]
         out: list[str] = []
@@ -1392,12 +1404,31 @@ class _Reader:
 
 _CHECK = checker(SPEC)
 BATCH = 4096  # events handed to the replay at a time (`_Reader.read`)
-# toISOString()s, one a line, of a valid date (not year 0000, as `_epoch_day`; the 29th of February
-# not at all: one is read by `_is_time`), hour, minute, second and milliseconds.
-_ISO_LINES = re.compile(
-    r"(?:(?!0000)[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z\n)*"
-)
+
+
+def _all_iso(stamps: list[str | None]) -> bool:
+    """Is each of these a toISOString() that `_is_time` reads as a time? Checked in C for them all
+    at once (issue 15: a regex over them joined cost a twentieth of the load): their bytes joined,
+    each digit read as 0, against the shape repeated; the minutes' and seconds' tens each 0-5; then
+    each distinct date and hour by `_hour_ms` (a valid date, not year 0000; an hour 00-23)."""
+    try:
+        joined = "\n".join(stamps).encode()  # type: ignore[arg-type]
+    except (TypeError, UnicodeEncodeError):  # (a line without one; a lone surrogate)
+        return False
+    # (the shape's bytes are ASCII, so a character of more bytes never matches: each is an ASCII one)
+    return (
+        joined.translate(_DIGITS_AS_ZERO) == (_ISO_SHAPE * len(stamps))[:-1]
+        and not joined[14::25].translate(None, b"012345")  # (minutes' tens)
+        and not joined[17::25].translate(None, b"012345")  # (seconds' tens)
+        and all(_hour_ms(h) is not None for h in set(map(_DATE_HOUR, stamps)))  # type: ignore[arg-type]
+    )
+
+
+# A toISOString() with its digits read as 0 and a newline (as `_all_iso` joins them: after each but
+# the last), and the `YYYY-MM-DDTHH:` it opens with.
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_ISO_SHAPE = b"0000-00-00T00:00:00.000Z\n"
+_DATE_HOUR = itemgetter(slice(0, 14))
 _NAMING = frozenset({"message.completed", "run.finished"})
 
 
@@ -1624,11 +1655,14 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
 
 def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
     source = _Source()
+    records = led.records
     for m in msgs:
-        tl = _timeline_checkpoint(m.obj)
-        seq = len(led.records)
+        o = m.obj
+        # (`_timeline_checkpoint`, called only for a message with metadata)
+        tl = _timeline_checkpoint(o) if o.get("metadata") is not None else None
+        seq = len(records)
         if tl is None:  # (most messages: no compaction to tell of)
-            led.records.extend(_message_records(m, seq, source))
+            records += _assistant_records(m, seq, source) if o.get("role") == "assistant" else _message_records(m, seq, source)
             continue
         cp = _compressed_checkpoint(tl)
         if cp is not None:
@@ -1716,6 +1750,8 @@ class _Regular:
     records: list[Record]
     owners: list[str | None]
     times: list[float]
+    # Whether `times` never go down and none is NaN: then the records after a time are the last ones.
+    in_order: bool = False
 
     @classmethod
     def of(cls, led: Ledger, source: _Source) -> _Regular:
@@ -1723,11 +1759,20 @@ class _Regular:
         # (a message record's timestamp is its NCP message's: the time the replay read once)
         entries = source.entries
         owners = [r.id.split("#", 1)[0] if r.type == "tool_result" and r.id else r.id for r in regular]  # (`_owner`)
-        return cls(regular, owners, [entries[r.seq][0].t for r in regular])
+        times = [entries[r.seq][0].t for r in regular]
+        in_order = _IN_ORDER and not any(map(isnan, times)) and times == sorted(times)
+        return cls(regular, owners, times, in_order)
+
+
+# Whether a checkpoint other than the applied one splits the records in time order by one bisection
+# (`_make_checkpoint`; the tests turn it off, to hold it against each record's fate).
+_IN_ORDER = True
 
 
 def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
     latest = _latest(led)
+    if latest is None:  # (no checkpoint: nothing to apply)
+        return
     prev_rep: set[int] = set()
     prev_summary = ""
     by_seq_obj = {m.id: m for m in msgs}
@@ -1777,11 +1822,20 @@ def _make_checkpoint(
     # Where each message record goes (preserved, retained, after coveredUntil, or dropped): every
     # record for the applied checkpoint, the records before it for any other.
     n = len(regular.records) if applied else n_before
-    if not preserved and not retained and not partial:  # (the common checkpoint: each record by its time alone)
-        fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+    common = not preserved and not retained and not partial  # (the common checkpoint: each record by its time alone)
+    fate: dict[int, str | None] = {}
+    split = -1
+    if common and regular.in_order:
+        # (those after coveredUntil are the last ones, from `split` on: no fate needed beyond the lists)
+        split = bisect_right(regular.times, until, 0, n)
+        dropped, kept = before[:split], before[split:]
     else:
-        fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
-    dropped = [r for r in before if fate[r.seq] is None]
+        if common:
+            fate = {r.seq: "after" if t > until else None for r, t in zip(regular.records[:n], regular.times[:n], strict=True)}
+        else:
+            fate = _fates(regular, n, preserved, retained, until, cont_id if partial else _ABORTED, cont_fate)
+        dropped = [r for r in before if fate[r.seq] is None]
+        kept = [r for r in before if fate[r.seq] is not None]
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
     summary = cp["summary"]
@@ -1806,12 +1860,23 @@ def _make_checkpoint(
         truncated=(isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS) or None,
         details=cp,
         explicit_boundary=before[-1].id if before else None,
-        explicit_retains=[r.id for r in before if fate[r.seq] is not None and r.id is not None],
+        explicit_retains=[r.id for r in kept if r.id is not None],
         explicit_represents=_ranges([r for r in before if r.seq in rep]),
     )
     if applied:
-        rec.checkpoint.replacement = _replacement(rec, cp, fate, msgs, partial, cont_id, cont_n, regular.records)
-        _check_order(led, rec, fate, regular.records)
+        records, in_order = regular.records, regular.in_order
+        if split < 0:
+            # (each list in record order, so a sublist of records whose times never go down when in_order)
+            lists = [[r for r in records if fate[r.seq] == f] for f in ("preserved", "retained", "after")]
+            wrong = [r for r in records if r.seq > rec.seq and fate[r.seq] != "after"]
+        else:  # (`split` made above: the records from it on are after coveredUntil)
+            lists = [[], [], records[split:]]
+            wrong = records[n_before:split]
+        preserved_recs, retained_recs, after = lists
+        rec.checkpoint.replacement = _replacement(
+            rec, cp, (preserved_recs, retained_recs, [r for r in after if r.seq < rec.seq]), msgs, partial, cont_id, cont_n, in_order
+        )
+        _check_order(led, rec, wrong, after, in_order)
     return rep
 
 
@@ -1839,9 +1904,11 @@ def _int(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
 
 
-def _by_time(recs: list[Record]) -> list[Record]:
-    """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals)."""
-    return sorted(recs, key=lambda r: _sort_key(_ms(r.timestamp)))
+def _by_time(recs: list[Record], in_order: bool) -> list[Record]:
+    """JS's stable sort by Date.parse (a NaN compares equal, so it keeps its place among equals);
+    `in_order`: records taken in order from `_Regular.records` whose times never go down (their
+    message's time is their timestamp's), so already sorted."""
+    return recs if in_order else sorted(recs, key=lambda r: _sort_key(_ms(r.timestamp)))
 
 
 def _sort_key(t: float) -> float:
@@ -1851,13 +1918,15 @@ def _sort_key(t: float) -> float:
 def _replacement(
     rec: Record,
     cp: dict[str, Any],
-    fate: dict[int, str | None],
+    fates: tuple[list[Record], list[Record], list[Record]],
     msgs: dict[str, _Msg],
     partial: bool,
     cont_id: Any,
     cont_n: Any,
-    regular: list[Record],
+    in_order: bool,
 ) -> list[HistoryItem]:
+    """The history the applied checkpoint installs; `fates`: the message records it preserves, retains
+    and keeps as after coveredUntil (those before it), each list in record order."""
     out = [
         HistoryItem(
             "system", PREAMBLE + "\n\n" + cp["summary"], kind="summary", id=str(cp.get("id") or rec.id)
@@ -1868,16 +1937,17 @@ def _replacement(
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
         else {}
     )
-    for r in _by_time([r for r in regular if fate[r.seq] == "preserved"]):
+    preserved, retained, after = fates
+    for r in _by_time(preserved, in_order):
         if trunc.get("messageId") == r.id and isinstance(trunc.get("text"), str) and trunc["text"]:
             out.append(HistoryItem("user", trunc["text"], id=r.id))
         else:
             out.append(HistoryItem("user", seq=r.seq, id=r.id))
     if cp.get("phase") == "mid-run":
         out.append(HistoryItem("user", CONTINUATION_TEXT, id=f"{rec.id}:continuation"))
-    for r in _by_time([r for r in regular if fate[r.seq] == "retained"]):
+    for r in _by_time(retained, in_order):
         out.append(HistoryItem(r.role or "user", seq=r.seq, id=r.id))
-    for r in _by_time([r for r in regular if fate[r.seq] == "after" and r.seq < rec.seq]):
+    for r in _by_time(after, in_order):
         m = msgs.get(_owner(r) or "")
         if partial and _owner(r) == cont_id and m is not None:
             rest = m.parts[cont_n:]
@@ -1896,11 +1966,10 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, fate: dict[int, str | None], regular: list[Record]) -> None:
-    """Records after the checkpoint follow in file order; say where NextClaw would differ."""
-    wrong = [r for r in regular if r.seq > rec.seq and fate[r.seq] != "after"]
-    tail = [r for r in regular if fate[r.seq] == "after"]
-    if [r.seq for r in _by_time(tail)] != sorted(r.seq for r in tail) or wrong:
+def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> None:
+    """Records after the checkpoint follow in file order; say where NextClaw would differ. `wrong`:
+    the message records after it not after coveredUntil; `tail`: those after it, in record order."""
+    if [r.seq for r in _by_time(tail, in_order)] != sorted(r.seq for r in tail) or wrong:
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
