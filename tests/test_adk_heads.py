@@ -392,6 +392,36 @@ def _dump(tmp_path: Path, events: list[str]) -> Path:
     return path
 
 
+def test_rows_without_a_head_are_put_back_in_their_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compactions (no head) among events, none with a diagnostic: the index-first read keeps its
+    rows, fetches the compactions again by rowid and puts each back in its own place (the read
+    above goes the ordinary way as soon as a row has a diagnostic)."""
+    events = [json.dumps(e).encode() for e in EVENTS]
+    rows = [*events[:3], _compaction(2.5, 40), *events[3:6], _compaction(4.0, 4000), *events[6:], _compaction(5.0, 90)]
+    db = _store(tmp_path, rows)
+    fetched: list[int] = []
+    indexed: list[bool] = []
+    real_fetch, real_indexed = adk._rows_by_rowid, adk._indexed_events
+
+    def counted(con: sqlite3.Connection, rowids: list[int]) -> list[tuple[Any, ...]]:
+        fetched.extend(rowids)
+        return real_fetch(con, rowids)
+
+    def seen(*a: Any) -> Any:
+        got = real_indexed(*a)
+        indexed.append(got is not None)
+        return got
+
+    monkeypatch.setattr(adk, "_rows_by_rowid", counted)
+    monkeypatch.setattr(adk, "_indexed_events", seen)
+    fast, whole = _both(db, monkeypatch)
+    assert indexed == [True] and len(fetched) == 3, (indexed, fetched)
+    assert not whole.diagnostics
+    assert analyze_json(analyze(fast)) == analyze_json(analyze(whole))
+    fast, whole = _both(db, monkeypatch)
+    _assert_same(fast, whole)
+
+
 def test_a_big_dumps_events_read_as_the_whole_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same for a dump's events (sliced from the dump), ties of timestamps reordered where a
     response comes before its call (`append_order`), events of calls and responses both among them."""
