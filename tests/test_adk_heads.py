@@ -21,7 +21,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
-from inspector.formats import adk, adk_heads, bounded, fields, load
+from inspector.formats import LoadError, adk, adk_heads, bounded, fields, load
 from inspector.formats import adk_compaction as rules
 from inspector.ledger.model import Ledger
 from tests.conftest import SHARED, need_shared
@@ -624,3 +624,25 @@ def test_plain_events_share_their_authors_fields() -> None:
     for i in range(adk_heads._PLAIN_MAX + 10):
         adk_heads.head(ev(i, f"agent{i}"))
     assert len(adk_heads._PLAIN) <= adk_heads._PLAIN_MAX
+
+
+@pytest.mark.parametrize("depth", [5000, 900])
+def test_a_big_dump_nested_too_deep_is_refused_naming_its_line(tmp_path: Path, depth: int) -> None:
+    """A dump read event by event whose third event nests too deep: the refusal names the line and
+    column where it does (orjson's place past 1,024 levels, as a small dump's; below that, where a
+    lower recursion limit stopped the bounded read, the deepest point), not the file alone."""
+    deep = {"id": "deep", "author": "helper", "timestamp": 2.0, "content": {"role": "model", "parts": [{"text": "x"}]}}
+    text = json.dumps(deep).replace('"x"', "[" * depth + "]" * depth)
+    path = _dump(tmp_path, [json.dumps(EVENTS[0]), json.dumps(EVENTS[1]), text])
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(min(old, 600))  # (below `depth`: the bounded read stops at it)
+    try:
+        with pytest.raises(LoadError) as err:
+            load(str(path))
+    finally:
+        sys.setrecursionlimit(old)
+    # (the brackets open at six levels in: the dump, its events, the event, content, parts, part;
+    # orjson stops at its 1,020th, the bounded read's deepest point is the last)
+    col = text.index("[[") + 1 + (1019 if depth > 1024 else depth - 1)
+    assert f"dump.json: line 4, column {col}: " in str(err.value), str(err.value)
+    assert ("JSON nested deeper than 1024 levels" if depth > 1024 else f"JSON nested {depth + 6} levels deep") in str(err.value)

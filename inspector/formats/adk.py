@@ -189,7 +189,7 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
     except NotJson as e:
         raise LoadError(f"{name}: {_large_json_problem(data, str(e))}; an ADK session dump is one JSON object") from None
     except RecursionError:
-        raise LoadError(f"{name}: JSON nested too deep to read; an ADK session dump is one JSON object") from None
+        raise LoadError(f"{name}: {_depth_problem(data)}; an ADK session dump is one JSON object") from None
     if not looks_like_dump(obj):
         raise LoadError(
             f"{name}: line 1: a JSON value, but not an ADK session dump (no app_name/user_id/events)"
@@ -355,6 +355,32 @@ def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
     else:
         why = f"not valid JSON ({msg})"
     return f"line {e.lineno}, column {e.colno}: {why}"
+
+
+# A JSON string (its escapes whole) or a bracket: what `_depth_problem` walks.
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def _depth_problem(data: bytes) -> str:
+    """Where a dump nests too deep to read (a big one is read bounded, whose parser stops at
+    Python's recursion limit and names no place): where orjson stops (past 1,024 levels, as a small
+    dump is told), else the line and column where it first reaches its deepest."""
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        return _json_problem(data, e)
+    depth = deepest = at = 0
+    for m in _STRING_OR_BRACKET.finditer(data):
+        c = data[m.start()]
+        if c == 0x5B or c == 0x7B:  # [ {
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, m.start()
+        elif c == 0x5D or c == 0x7D:  # ] }
+            depth -= 1
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return f"line {line}, column {col}: JSON nested {deepest:,} levels deep, too deep to read"
 
 
 def _utf8_problem(data: bytes, u: UnicodeDecodeError) -> str:
