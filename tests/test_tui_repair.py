@@ -453,6 +453,20 @@ async def test_repair_and_simulate_open_on_one_window_that_says_where_it_came_fr
         assert field.content_size.width > len(field.value)
 
 
+async def test_a_read_landing_after_the_repair_screen_is_gone_is_kept_not_planned(session: Path) -> None:
+    """A stale repair screen asked the session view to read the file again; the read lands after the
+    screen's widgets are gone (the app quitting: CI saw NoMatches '#repair-status' here): no crash,
+    the read kept for a plan made later."""
+    app = create_app([str(session)])
+    async with app.run_test(size=SIZE) as pilot:
+        await _session_ready(app, pilot)
+        report = app.screen.report
+        screen = RepairScreen(report, window=32_000)  # never composed: as one whose widgets are gone
+        screen._replan_when_read = True
+        screen.session_read(report)
+        assert screen._newer is report and screen._replan_when_read
+
+
 async def test_a_change_on_disk_before_the_repair_screen_is_composed_is_kept_for_it(session: Path) -> None:
     """The session view's disk check can tell a repair screen that the file changed before the
     screen's widgets exist (pushed, not yet composed; or after they are gone, as the app quits):

@@ -630,7 +630,7 @@ class RepairScreen(Screen[None]):
     def session_read(self, report: Report) -> None:
         """The session view read the file again: the next plan is made from this read."""
         self._newer = report
-        if self._replan_when_read:
+        if self._replan_when_read and self.query("#repair-status"):  # (not torn down as the app quits)
             self._replan_when_read = False
             self.replan()
 
