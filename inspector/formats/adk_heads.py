@@ -575,15 +575,7 @@ def _text_head(s: _SEvent, ts: int | float, author: str | None, out: dict[str, A
     text: str = p.text  # type: ignore[assignment]
     prompt = (len(author) if author else 0) + (13 if p.thought else 3) + len(text) if text else 0
     visible = not p.thought and text != ""
-    if content.role == "model" or (author != "user" and content.role != "user"):
-        role, source = "assistant", author or ""
-        code = s.error_code
-        if code is not _UNSET and code:
-            stop = "error"
-        else:
-            stop = finish_stop(s.finish_reason) if isinstance(s.finish_reason, str) else "stop"
-    else:
-        role, stop, source = "user", None, author or ""
+    role, stop, _, source = role_and_stop(author or "", content.role, 0, 0, s.error_code, s.finish_reason)
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source, (), None, (),
         not (visible or p.thought_signature), False, False, prompt,
