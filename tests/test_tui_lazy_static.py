@@ -81,6 +81,29 @@ def test_blank_lines_and_a_no_wrap_text_are_kept() -> None:
     _same_lines([blank, nowrap])
 
 
+# Lines a cut can fall beside: empty ones (alone and in runs, first and last), blanks, tabs,
+# wide characters, words that wrap.
+_LINE_KINDS = ("", "", "", " ", "\t", "x", "宽字宽字", "word " * 9, "  lead", "trail  ")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_texts_with_empty_lines_lay_out_as_the_whole(seed: int) -> None:
+    """Cuts beside empty lines (Rich lays out an empty line at a Text's start as one empty segment):
+    random texts of PIECE_LINES-sized stretches, each line one of `_LINE_KINDS`, with spans."""
+    import random
+
+    rng = random.Random(seed)
+    n = rng.choice((PIECE_LINES, PIECE_LINES + 1, 2 * PIECE_LINES, 3 * PIECE_LINES + rng.randrange(PIECE_LINES)))
+    lines = [rng.choice(_LINE_KINDS) for _ in range(n)]
+    for _ in range(rng.randrange(4)):  # a run of empty lines across a cut
+        at = rng.randrange(n)
+        lines[at : at + rng.randrange(1, 5)] = [""] * rng.randrange(1, 5)
+    t = Text("\n".join(lines) + ("\n" if rng.random() < 0.5 else ""), style="italic")
+    for i in range(0, len(t.plain), rng.randrange(5, 60)):
+        t.stylize("bold red", i, i + rng.randrange(1, 40))
+    _same_lines([t], widths=(1, 5, 40))
+
+
 def _deep(i: int) -> object:
     return {"id": i, "text": "a long string value that wraps " * (i % 9), "list": [1, 2.5, None, True, "x\ty"], "nested": {"k": [i] * (i % 4)}}
 
