@@ -49,3 +49,19 @@ def anyio_backend() -> str:
     """Async tests (Textual's Pilot) run on asyncio through anyio's pytest plugin (anyio comes
     with httpx)."""
     return "asyncio"
+
+
+# How long a TUI test waits for the app to get somewhere. By the clock, not a count of pauses: a
+# count ran out on a loaded machine (CI beside a benchmark), where each pause takes longer.
+APP_WAIT_S = 30.0
+
+
+async def app_reaches(pilot, cond, what: str = "the app", seconds: float = APP_WAIT_S) -> None:  # type: ignore[no-untyped-def]
+    """Pause until `cond()` holds (returns as soon as it does); fails naming `what` after `seconds`."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened within {seconds:.0f} s: {what}")
+        await pilot.pause(0.02)

@@ -24,7 +24,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import LoadError, load, load_bytes, registry
 from inspector.formats.adk import unpickle_actions
-from tests.conftest import REPO, SHARED, need_shared
+from tests.conftest import REPO, SHARED, app_reaches, need_shared
 
 # INSPECTOR_ADK_CORPUS: another corpus made by the same harness (e.g. every scenario generate.py
 # can produce, regenerated elsewhere); every scenario with a JSON dump in it is checked.
@@ -426,10 +426,7 @@ async def test_app_opens_an_adk_database() -> None:
 
     app = create_app([str(CORPUS / "tie_token.v1.db")])
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if getattr(app.screen, "report", None) is not None:
-                break
+        await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
         report = app.screen.report  # type: ignore[attr-defined]
         assert report is not None and report.ledger.format == "adk"
         assert [s for s, st in enumerate(report.states) if st == "hole"] == [6]

@@ -16,7 +16,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.formats import load, load_bytes, registry
-from tests.conftest import REPO, SHARED, need_shared
+from tests.conftest import REPO, SHARED, app_reaches, need_shared
 
 REAL = SHARED / "real_sessions" / "claude_code"
 PEERS = SHARED / "peers" / "claude_code" / "corpus"
@@ -725,10 +725,7 @@ async def test_session_view_opens_a_claude_code_transcript_and_shows_every_recor
     _need(path)
     app = create_app([str(path)])
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(300):
-            await pilot.pause(0.02)
-            if getattr(app.screen, "report", None) is not None:
-                break
+        await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
         report = app.screen.report
         assert report is not None and report.ledger.format == "claude_code"
         await pilot.press("c")  # next checkpoint: the compact boundary
@@ -817,10 +814,7 @@ def test_the_next_request_view_names_the_reply_added_on_resume(tmp_path: Path) -
 
     async def body() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            for _ in range(300):
-                await pilot.pause(0.02)
-                if getattr(app.screen, "report", None) is not None:
-                    break
+            await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
             await pilot.press("3")  # the next request
             await pilot.pause(0.1)
             view = app.screen.query_one(NextRequestView)

@@ -21,7 +21,7 @@ from inspector.analysis.engine import Report
 from inspector.cli.main import main
 from inspector.formats import detect, load, load_bytes, registry
 from inspector.formats.jsonl import parse_bytes
-from tests.conftest import SHARED, need_shared
+from tests.conftest import SHARED, app_reaches, need_shared
 
 REAL = SHARED / "real_sessions" / "codex"
 PEERS = SHARED / "peers" / "codex" / "corpus"
@@ -469,10 +469,7 @@ def test_session_view_shows_a_codex_session() -> None:
 
     async def body() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            for _ in range(300):
-                await pilot.pause(0.02)
-                if getattr(app.screen, "report", None) is not None:
-                    break
+            await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
             report = app.screen.report  # type: ignore[attr-defined]
             assert report is not None and report.ledger.format == "codex"
             holes = [s for s, st in enumerate(report.states) if st == "hole"]
@@ -490,10 +487,7 @@ def test_session_view_shows_a_codex_session() -> None:
             await pilot.press("enter")
             timeline = app.screen.query_one("Timeline")
             cp_seq = report.checkpoints[-1].seq
-            for _ in range(200):
-                await pilot.pause(0.02)
-                if timeline.current_seq == cp_seq:  # type: ignore[attr-defined]
-                    break
+            await app_reaches(pilot, lambda: timeline.current_seq == cp_seq)  # type: ignore[attr-defined]
             assert timeline.current_seq == cp_seq  # type: ignore[attr-defined]
 
     asyncio.run(body())
@@ -546,17 +540,11 @@ def test_detail_pane_lists_a_checkpoints_replacement_history() -> None:
 
     async def body() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            for _ in range(300):
-                await pilot.pause(0.02)
-                if getattr(app.screen, "report", None) is not None:
-                    break
+            await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
             second = app.screen.report.checkpoints[1]  # type: ignore[attr-defined]
             app.screen.go_to(second.seq)  # type: ignore[attr-defined]
             pane = app.screen.query_one(DetailPane)
-            for _ in range(300):
-                await pilot.pause(0.02)
-                if pane.seq == second.seq and pane._pending is None:
-                    break
+            await app_reaches(pilot, lambda: pane.seq == second.seq and pane._pending is None)
             text = pane.plain
             assert "Replacement history · 6 items" in text
             assert "kept, line 8" in text and "kept, line 51" in text and "[C3] Tell me about rollouts." in text

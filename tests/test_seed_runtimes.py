@@ -16,6 +16,7 @@ from inspector.tui.app import create_app
 from inspector.tui.session import SessionScreen
 from tests import test_adk_go, test_maka, test_nextclaw
 from tests.adk_go_store import store
+from tests.conftest import app_reaches
 from tests.nextclaw_store import Journal
 
 pytestmark = pytest.mark.anyio
@@ -57,11 +58,7 @@ async def test_opens_in_the_app(fmt: str, tmp_path: Path) -> None:
     path = BUILDERS[fmt](tmp_path)
     app = create_app([str(path)], show_timings=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(400):
-            await pilot.pause(0.02)
-            screen = app.screen
-            if isinstance(screen, SessionScreen) and screen.report is not None:
-                break
+        await app_reaches(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.report is not None)
         screen = app.screen
         assert isinstance(screen, SessionScreen) and screen.report is not None
         assert screen.report.ledger.format == fmt and screen.report.checkpoints

@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from inspector.tui.app import create_app
-from tests.conftest import REPO
+from tests.conftest import REPO, app_reaches
 
 ADR = "sample_sessions/pi/adr0302_amnesiac_fallback.jsonl"
 SIZE = (140, 40)
@@ -31,10 +31,7 @@ def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def _analysed(pilot: Pilot) -> None:  # type: ignore[type-arg]
     app = pilot.app
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if getattr(app.screen, "report", None) is not None:
-            break
+    await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None)
     await pilot.pause(0.3)
 
 
@@ -64,10 +61,7 @@ def test_session_view_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped
 
 def test_load_error_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if pilot.app.screen.query("#load-error"):
-                break
+        await app_reaches(pilot, lambda: pilot.app.screen.query("#load-error"))
         await pilot.pause(0.2)
 
     assert snap_compare(_app("README.md"), terminal_size=(100, 20), run_before=before)
@@ -116,10 +110,7 @@ def test_triage_browser(snap_compare) -> None:  # type: ignore[no-untyped-def]
     os.utime(folder / "notes.jsonl", (base, base))
 
     async def before(pilot: Pilot) -> None:  # type: ignore[type-arg]
-        for _ in range(500):
-            await pilot.pause(0.02)
-            if getattr(pilot.app.screen, "finished", False):
-                break
+        await app_reaches(pilot, lambda: getattr(pilot.app.screen, "finished", False))
         await pilot.pause(0.5)
 
     assert snap_compare(_app(str(folder)), terminal_size=SIZE, run_before=before)

@@ -26,7 +26,7 @@ from inspector.tui.minimap import Minimap
 from inspector.tui.repair import ConfirmInstall, RepairScreen
 from inspector.tui.session import SessionScreen
 from inspector.tui.timeline import Timeline
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, app_reaches
 
 pytestmark = pytest.mark.anyio
 
@@ -46,12 +46,8 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-async def _until(pilot, cond, what: str, tries: int = 400) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(tries):
-        if cond():
-            return
-        await pilot.pause(0.025)
-    raise AssertionError(f"never happened: {what}")
+async def _until(pilot, cond, what: str) -> None:  # type: ignore[no-untyped-def]
+    await app_reaches(pilot, cond, what)
 
 
 async def _session_ready(app, pilot) -> None:  # type: ignore[no-untyped-def]

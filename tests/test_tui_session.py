@@ -17,7 +17,7 @@ from inspector.tui.app import create_app
 from inspector.tui.minimap import Minimap
 from inspector.tui.model import build_rows, hole_ranges
 from inspector.tui.timeline import Timeline
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, app_reaches
 
 pytestmark = pytest.mark.anyio
 
@@ -25,11 +25,7 @@ ADR = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl"
 
 
 async def _ready(app, pilot) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if getattr(app.screen, "report", None) is not None:
-            return
-    raise AssertionError("the analysis never landed")
+    await app_reaches(pilot, lambda: getattr(app.screen, "report", None) is not None, "the analysis landed")
 
 
 def _cursor(app) -> int:  # type: ignore[no-untyped-def]
@@ -206,10 +202,7 @@ async def test_unreadable_file_says_why(tmp_path: Path) -> None:
     f.write_bytes(b"\x00\x01binary")
     app = create_app([str(f)])
     async with app.run_test(size=(120, 30)) as pilot:
-        for _ in range(50):
-            await pilot.pause(0.02)
-        status = str(app.screen.query_one("#status").render())
-        assert "binary" in status
+        await app_reaches(pilot, lambda: "binary" in str(app.screen.query_one("#status").render()), "the status names the binary file")
 
 
 async def test_a_repair_checkpoint_is_named_for_what_it_is_not_as_a_failure(tmp_path: Path) -> None:
@@ -237,10 +230,7 @@ async def test_a_repair_checkpoint_is_named_for_what_it_is_not_as_a_failure(tmp_
         )
         timeline.go_to(repair.seq)
         pane = app.screen.query_one(DetailPane)
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if pane.seq == repair.seq:
-                break
+        await app_reaches(pilot, lambda: pane.seq == repair.seq, "the detail pane shows the repair")
         assert words in pane.plain and "fallback" not in pane.plain.split("Ranges")[0]
         assert "written by inspector's repair" in pane.plain
         status = pane._cp_status(report, repair, None, True)
@@ -248,15 +238,8 @@ async def test_a_repair_checkpoint_is_named_for_what_it_is_not_as_a_failure(tmp_
 # ------------------------------------------------------------------------------------ issue 11.4, 12.1: load errors
 
 
-async def _settle(pilot, cond, seconds: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    """Until `cond` holds, by the clock (a count of pauses ran out on a loaded machine: CI beside a
-    benchmark, a change on disk not announced within 200 pauses)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        await pilot.pause(0.02)
-        if cond():
-            return
-    raise AssertionError(f"the app never got there in {seconds:.0f} s")
+async def _settle(pilot, cond) -> None:  # type: ignore[no-untyped-def]
+    await app_reaches(pilot, cond)
 
 
 def _status(app) -> str:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from inspector.tui.app import create_app
 from inspector.tui.help import HelpScreen
 from inspector.tui.session import SessionScreen
 from inspector.tui.simulate import SimulateScreen
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, app_reaches
 from tests.test_simulate import adk_session
 
 SIZE = (140, 40)
@@ -33,10 +33,7 @@ def gen_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 async def _wait(pilot: Pilot, ready) -> None:  # type: ignore[no-untyped-def, type-arg]
-    for _ in range(400):
-        await pilot.pause(0.02)
-        if ready():
-            break
+    await app_reaches(pilot, ready)
     await pilot.pause(0.2)
 
 
@@ -210,7 +207,7 @@ async def test_a_replay_landing_after_the_screen_closed_is_dropped() -> None:
         result = screen.result
         assert result is not None
         await pilot.press("escape")
-        await _wait(pilot, lambda: isinstance(app.screen, SessionScreen) and not screen.is_mounted)
+        await _wait(pilot, lambda: isinstance(app.screen, SessionScreen) and screen not in app.screen_stack)
         screen._if_open(screen._show, result, "")  # what the worker's call_from_thread runs
         screen._if_open(screen._show_error, "late")
         assert isinstance(app.screen, SessionScreen)

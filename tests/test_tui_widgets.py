@@ -17,20 +17,15 @@ from inspector.tui.detail import DetailPane, clip, summary_sections
 from inspector.tui.findings_list import FindingsList
 from inspector.tui.help import HelpScreen
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, app_reaches
 
 AMNESIAC = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
 TRUNCATED_NATIVE = str(SAMPLES / "native" / "truncated_summary_loop.jsonl")
 ORPHAN_NATIVE = str(SAMPLES / "native" / "orphan_tool_result_after_cut.jsonl")
 
 
-async def _until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.05)
+async def _until(pilot: Pilot[Any], cond: Callable[[], bool]) -> None:
+    await app_reaches(pilot, cond)
 
 
 def run_app(path: str, body: Callable[[Any, Pilot[Any]], Coroutine[Any, Any, None]], **kw: int) -> None:
