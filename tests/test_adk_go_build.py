@@ -122,3 +122,51 @@ def test_visible_inline_equals_visible_to() -> None:
         want = {e.index for e in events if adk_go.visible_to(e, branch, scope)}
         assert adk_go._visible(events, branch, scope) == want, (branch, scope)
     assert adk_go._visible(events, "", "")  # (some are visible)
+
+
+def _plain_state(cp: Any, req: adk_go.Request, records: list[Any], lost: set[int]) -> None:
+    """`adk_go._set_state` as it was: every record before the boundary walked for the retained ones."""
+    covered = {s for s in req.covered if records[s].kind == "message"}
+    if not covered:
+        return
+    last = max(covered)
+    sent = {it.seq for it in req.items if it.seq is not None and it.kind in ("event", "foreign")}
+    cp.explicit_boundary = records[last].id
+    cp.explicit_represents = adk_go._runs(covered - lost - sent, records)
+    cp.explicit_retains = [r.id for r in records[:last] if r.kind == "message" and r.seq in sent and r.id is not None]
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_each_records_state_is_the_plain_walks(seed: int) -> None:
+    """A record's boundary, represented runs and retained messages, from the message seqs found once
+    (`_message_seqs`) and the sent messages alone, are those of the walk over every record before
+    it: on random streams, with ids missing, messages lost and re-injected, meta events among them."""
+    from inspector.ledger.model import Checkpoint
+
+    events, ordered = _stream(seed)
+    rng = random.Random(seed)
+    for e in events:
+        if e.compaction is None and rng.random() < 0.1:
+            e.id = None
+        if e.compaction is None and rng.random() < 0.1:
+            e.has_content = False  # (a meta record)
+        elif e.compaction is None:
+            e.head = ("assistant", None, e.author, tuple(e.calls), None, ())  # (a message record)
+    agent, branch, scope, _ = adk_go.next_agent(events)
+    visible = adk_go._visible(events, branch, scope)
+    records = adk_go._records(events, visible)
+    fl = adk_go.flow_of(events, agent, branch, scope, visible)
+    messages = adk_go._message_seqs(records)
+    for i in [e.index for e in events if e.compaction is not None]:
+        req = adk_go.request_upto(fl, i, events, ordered)
+        again = rng.sample(range(len(events)), min(3, len(events)))  # (sent again: any record, the boundary too)
+        covered = sorted(s for s in req.covered if records[s].kind == "message")
+        again += [covered[-1], *(s for s in range(covered[-1]) if records[s].kind != "message")] if covered else []
+        req.items += [adk_go.Sent("event", s, "model", reinjected=True) for s in again]
+        lost = set(rng.sample(sorted(req.covered), min(2, len(req.covered))))
+        got, want = Checkpoint(), Checkpoint()
+        adk_go._set_state(got, req, records, lost, messages)
+        _plain_state(want, req, records, lost)
+        assert (got.explicit_boundary, got.explicit_represents, got.explicit_retains) == (
+            want.explicit_boundary, want.explicit_represents, want.explicit_retains,
+        )  # fmt: skip

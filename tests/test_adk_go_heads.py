@@ -516,3 +516,32 @@ def test_a_row_with_one_rare_column_reads_it(tmp_path: Path, monkeypatch: pytest
     assert [r.stop_reason for r in led.records[1:]] == ["stop", "error", "stop", "stop", "stop", "stop"]
     fast, slow = _reports(p, monkeypatch)
     assert fast == slow
+
+
+# The values a rare column (branch, error code and message, isolation scope, long-running ids) may
+# hold: falsy ones too (an empty text, 0, an empty blob), which the head row's flag must count as set.
+RARE_VALUES: list[Any] = [None, "", 0, 0.0, b"", "x", "[]", '["c1"]', "[", 5, b"\xff"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rare_columns_falsy_or_not_are_fetched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The head query flags a row whose rare columns hold anything but NULL (the first such value,
+    `coalesce`, falsy or not): its rare columns are fetched and its event is the whole parse's,
+    diagnostics and all (an empty long-running ids text is no JSON: read whole, with its diagnostic)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = [ev(f"e{i}", "inv", "coder" if i % 2 else "user", t(i * 0.5), text("model" if i % 2 else "user", f"m{i}")) for i in range(40)]
+    path = store(str(tmp_path / "s.db"), {"s1": rows})
+    con = sqlite3.connect(path)
+    cols = ("branch", "error_code", "error_message", "isolation_scope", "long_running_tool_ids_json")
+    values = ["", b""] if seed % 2 else RARE_VALUES[1:]  # (odd seeds: empty texts and blobs alone, the flags all empty)
+    for rowid in rng.sample(range(1, 41), 12):
+        col = rng.choice(cols)
+        con.execute(f"UPDATE events SET {col}=? WHERE rowid=?", (rng.choice(values), rowid))
+    con.execute("UPDATE events SET long_running_tool_ids_json='' WHERE rowid=3")  # (an empty text, the others NULL)
+    con.commit()
+    con.close()
+    fast, slow = _reports(path, monkeypatch)
+    assert fast == slow
+    assert "long_running_tool_ids_json is not valid JSON" in fast

@@ -69,6 +69,7 @@ import operator
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import itemgetter
 from sys import intern
 from typing import Any
@@ -1030,12 +1031,12 @@ _HEAD_COLUMNS = (
     "isolation_scope", "actions", "long_running_tool_ids_json",
 )  # fmt: skip
 # A head row: its rowid, id, invocation id, author, timestamp, content, usage and actions, then
-# whether any of the columns most rows leave NULL (`_RARE_SQL`'s) holds a value: those are
-# fetched for that row alone (each column fetched costs every row a call into SQLite).
+# whether any of the columns most rows leave NULL (`_RARE_SQL`'s) holds a value (NULL: none does;
+# else the first that does, as bytes, never decoded; cheaper for SQLite than five tests): those
+# are fetched for that row alone (each column fetched costs every row a call into SQLite).
 _HEAD_SQL = (
     "SELECT rowid, id, invocation_id, author, timestamp, CAST(content AS BLOB), CAST(usage_metadata AS BLOB), "
-    "CAST(actions AS BLOB), branch IS NOT NULL OR error_code IS NOT NULL OR error_message IS NOT NULL "
-    "OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL "
+    "CAST(actions AS BLOB), CAST(coalesce(branch, error_code, error_message, isolation_scope, long_running_tool_ids_json) AS BLOB) "
     "FROM events WHERE app_name=? AND user_id=? AND session_id=?"
 )
 _RARE_SQL = (
@@ -1043,7 +1044,7 @@ _RARE_SQL = (
     "FROM events WHERE app_name=? AND user_id=? AND session_id=? AND (branch IS NOT NULL OR error_code IS NOT NULL "
     "OR error_message IS NOT NULL OR isolation_scope IS NOT NULL OR long_running_tool_ids_json IS NOT NULL)"
 )
-_HEAD_RARE = itemgetter(8)  # a head row's flag, then the rare columns' values where it is set
+_HEAD_RARE = itemgetter(8)  # a head row's flag (None: no rare column set), then the rare columns' values where it is set
 
 
 def _head_row(rowid: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -1070,9 +1071,9 @@ def _head_events(
     con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
     try:
         rows = con.execute(_HEAD_SQL, key).fetchall()
-        if any(map(_HEAD_RARE, rows)):
+        if operator.countOf(map(_HEAD_RARE, rows), None) != len(rows):
             rare = {r[0]: r[1:] for r in con.execute(_RARE_SQL, key)}  # (one query for every flagged row)
-            rows = [(*r[:8], rare.get(r[0])) if r[8] else r for r in rows]
+            rows = [(*r[:8], rare.get(r[0])) if r[8] is not None else r for r in rows]
         ordered = _by_text_time(rows)
         if ordered is None:
             by_rowid = {r[0]: r for r in rows}
@@ -1547,18 +1548,28 @@ def _runs(seqs: set[int], records: list[Record]) -> list[tuple[str, str]]:
     return out
 
 
-def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[int]) -> None:
+def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[int], messages: set[int]) -> None:
     """What the request looks like right after this record: boundary = the last covered message;
     represents = the covered messages but those a summary says it left out; retains = the
-    messages before the boundary still sent raw (holes by record, re-injected calls)."""
-    covered = {s for s in req.covered if records[s].kind == "message"}
+    messages before the boundary still sent raw (holes by record, re-injected calls). `messages`:
+    the seqs of the message records (each record's seq is its place in `records`)."""
+    covered = req.covered & messages
     if not covered:
         return
     last = max(covered)
     sent = {it.seq for it in req.items if it.seq is not None and it.kind in ("event", "foreign")}
     cp.explicit_boundary = records[last].id
     cp.explicit_represents = _runs(covered - lost - sent, records)
-    cp.explicit_retains = [r.id for r in records[:last] if r.kind == "message" and r.seq in sent and r.id is not None]
+    # (the sent messages before the boundary, in seq order: a few, not every record before it)
+    cp.explicit_retains = [r.id for s in sorted(sent & messages) if s < last and (r := records[s]).id is not None]
+
+
+def _message_seqs(records: list[Record]) -> set[int]:
+    """The seqs of the message records (in C)."""
+    return set(compress(map(_SEQ, records), map(_IS_MESSAGE, map(_KIND, records))))
+
+
+_SEQ, _KIND, _IS_MESSAGE = operator.attrgetter("seq"), operator.attrgetter("kind"), "message".__eq__
 
 
 def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
@@ -1621,6 +1632,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
     covers = _covers(events, full.covered, records, times, ordered)
+    messages = _message_seqs(records) if cps else set()
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
         req = full if last else request_upto(fl, i, events, ordered)
@@ -1628,7 +1640,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         assert cp is not None
         c = events[i].compaction
         assert c is not None
-        _set_state(cp, req, records, lost)
+        _set_state(cp, req, records, lost, messages)
         # The continuation turn ends the request: it belongs to the replacement only when no raw
         # message written after the last record follows it (the engine appends those after it).
         tail = any(it.kind == "event" and it.seq is not None and it.seq > i and not it.reinjected for it in req.items)
