@@ -136,14 +136,15 @@ def test_the_head_path_takes_the_clean_lines(tmp_path: Path) -> None:
 
 
 def test_a_line_id_is_its_number_formatted() -> None:
-    """`codex.line_ids`: a thousand's prefix and table give f"L{line}" for each of its lines."""
-    from inspector.formats.codex import line_ids
+    """`codex.line_id_stream`: f"L{line}" for the lines 1, 2, 3, ..., each thousand's made at once
+    (`_thousand_ids`), far ones too."""
+    from itertools import islice
 
-    bases = [*range(0, 30_000, 1000), 999_000, 1_000_000, 9_999_000, 10_000_000, 123_456_000]
-    for base in bases:
-        pre, ids = line_ids(base)
-        assert len(ids) == 1000
-        assert [pre + ids[i] for i in range(1000)] == [f"L{base + i}" for i in range(1000)]
+    from inspector.formats.codex import _thousand_ids, line_id_stream
+
+    assert list(islice(line_id_stream(), 30_500)) == [f"L{i}" for i in range(1, 30_501)]
+    for k in (999, 1000, 9999, 10_000, 123_456):
+        assert list(_thousand_ids(k)) == [f"L{1000 * k + i}" for i in range(1000)]
 
 
 def test_the_ids_of_a_long_rollout_are_the_whole_builds(tmp_path: Path) -> None:
@@ -176,6 +177,34 @@ def test_a_long_rollout_read_up_to_a_line_stops_at_that_line(tmp_path: Path) -> 
         led = load(str(f), upto_line=k)
         assert led.records[-1].line == k
         assert _fields_of(led) == _fields_of(load(str(first)))
+
+
+def test_a_cut_line_read_up_to_it_is_the_last_line_only_where_the_file_ends(tmp_path: Path) -> None:
+    """`--at LINE` on a cut line (`codex._read` reads the lines as a slice, then one line more to
+    know): diagnosed as the whole file's read diagnoses that line when more lines follow it (not
+    the last line: invalid JSON), as the last line (truncated) only where the file ends there."""
+    from inspector.formats import load
+
+    body: list[dict[str, Any]] = [HEADER, TURN]
+    while len(body) < 1200:
+        body += [USER, CALL, OUTPUT, PLAIN_TOKENS]
+    lines = _write(tmp_path / "r.jsonl", body).read_bytes().splitlines(keepends=True)
+
+    def diags(led: Any, k: int) -> list[tuple[str, str]]:
+        return [(d.problem, d.message) for d in led.diagnostics if d.line == k]
+
+    for k in (5, 1000, 1001):
+        cut = [*lines[: k - 1], lines[k - 1][:40], *lines[k:]]
+        f = tmp_path / f"cut-{k}.jsonl"
+        f.write_bytes(b"".join(cut))
+        whole = diags(load(str(f)), k)
+        assert whole and whole[0][1].startswith(f"line {k}:")
+        assert diags(load(str(f), upto_line=k), k) == whole
+        ends = tmp_path / f"ends-{k}.jsonl"
+        ends.write_bytes(b"".join(cut[:k]))
+        last = diags(load(str(ends)), k)
+        assert last != whole
+        assert diags(load(str(ends), upto_line=k), k) == last
 
 
 def test_a_reply_after_the_provider_changes_takes_the_new_route(tmp_path: Path) -> None:

@@ -32,8 +32,9 @@ import copy
 import dataclasses
 import json
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, count, islice
 from typing import Any, BinaryIO
 
 import msgspec
@@ -42,7 +43,7 @@ from inspector.formats import appended, codex_writer, fields, heads
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
-from inspector.formats.codex_heads import NO_HISTORY, LineHead, TokensHead
+from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
@@ -291,7 +292,7 @@ def _key(p: dict[str, Any]) -> HistoryKey:
 
 
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
-_EVENT_TYPES: dict[str | None, str] = {}
+_EVENT_TYPES: dict[Any, str] = {}
 # An item type other than a message that a head maps (`_Builder._head_item`): its record's role,
 # stop reason and type (a ghost snapshot: no role, a meta record).
 _ITEM_SHAPES: dict[str, tuple[str | None, str | None, str]] = {
@@ -342,21 +343,31 @@ class _Likes:
 
 # A line's own id (`L12`, for a record whose item has none) made as its thousand's prefix and its
 # last three digits (`L12` + `345`), not formatted from the number: int -> str was a twentieth of
-# the load (one per line). `line_ids` gives each thousand's prefix and table.
+# the load (one per line). `line_id_stream` gives them in line order, a thousand made at a time.
 _FIRST_IDS = tuple(f"L{i}" for i in range(1000))
 _LAST_DIGITS = tuple(f"{i:03d}" for i in range(1000))
 
 
-def line_ids(base: int) -> tuple[str, tuple[str, ...]]:
-    """For the lines base .. base + 999 (base a multiple of 1000): a prefix and a table whose
-    entry line - base, after the prefix, is f"L{line}"."""
-    return ("", _FIRST_IDS) if base == 0 else (f"L{base // 1000}", _LAST_DIGITS)
+def _thousand_ids(k: int) -> Sequence[str]:
+    """f"L{line}" for the lines 1000k .. 1000k + 999 (line 0 left out: lines count from 1)."""
+    if k == 0:
+        return _FIRST_IDS[1:]
+    pre = f"L{k}"
+    return [pre + d for d in _LAST_DIGITS]
 
 
-def _type_name(names: dict[str | None, str], line_type: str, sub: str | None) -> str:
+def line_id_stream() -> Iterator[str]:
+    """f"L{line}" for the lines 1, 2, 3, ... (zipped with the lines in `_read`: no test a line for
+    a new thousand)."""
+    return chain.from_iterable(map(_thousand_ids, count()))
+
+
+def _type_name(names: dict[Any, str], line_type: str, sub: Any) -> str:
+    """The record type of a line of this type and subtype (a subtype that is not a string, or
+    is not there (UNSET), named None), one string per subtype."""
     hit = names.get(sub)
     if hit is None:
-        hit = f"{line_type}:{sub}"
+        hit = f"{line_type}:{sub if type(sub) is str else None}"
         if len(names) < 256:  # (a file of made-up subtypes does not grow it without bound)
             names[sub] = hit
     return hit
@@ -698,15 +709,15 @@ class _Builder:
             # A line type this tool does not know: kept whole and shown, never fatal.
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
-    def _head_item(self, h: LineHead, p: Any, raw: bytes, seq: int, line: int, offset: int, lid: str) -> bool:
+    def _head_item(self, h: LineHead, seq: int, line: int, offset: int, length: int, lid: str) -> bool:
         """A response item's record from its head (see `_read`): a message of a known role,
         reasoning, a call or its output, a server-side tool's or summary item, as `item_message`
         maps them, or a ghost snapshot (`seq`: the record's, `lid`: the line's own id, f"L{line}"). False: the line
         takes the general path (`add`). The record is a copy of its shape's template
         (`_Likes`) with this line's fields set. The commonest shapes (a function call, its output)
         are tested first, by comparing the line's fresh type string (a lookup hashes it)."""
-        likes = self.likes
-        assert likes is not None
+        likes: _Likes = self.likes  # type: ignore[assignment]  # (set: a builder reading heads has a source)
+        p = h.payload
         it = p.type
         calls: tuple[str, ...] = ()
         result = key = None  # (key kept: a message's; a call's or an output's is its record's)
@@ -742,7 +753,7 @@ class _Builder:
                 self._other_id(pid, seq)
         else:
             self.seen_ids[rid] = seq
-        rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=len(raw), call_ids=calls, result_id=result)
+        rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=length, call_ids=calls, result_id=result)
         self.records.append(rec)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
@@ -1387,31 +1398,24 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
     made its record here, its payload left in the file (`_Fields`), a response item by
     `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
     not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
-    line behind (the last line's truncation diagnosed), by `_add_line`. Returns the bytes consumed."""
+    line behind (the last line's truncation diagnosed), by `_add_line`. Returns the bytes consumed.
+    The line numbers and line ids come zipped with the lines (`line_id_stream`), `--at LINE` as a
+    slice of them: no test a line for either."""
     records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
-    large, valid_utf8, decode_errors, no_history = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS, NO_HISTORY
-    max_line = upto_line if upto_line is not None else 1 << 62
-    offset = lineno = prev_offset = 0
-    ids_base, ids_next, (ids_pre, ids), check_at = 0, 1000, line_ids(0), min(1000, max_line + 1)  # (`line_ids`: f"L{lineno}")
+    large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
+    offset = prev_offset = lineno = 0
+    seq: int = 0
     prev: bytes | None = None
     aligned = True
-    for raw in f:
+    for lineno, raw, lid in zip(count(1), f if upto_line is None else islice(f, max(upto_line, 0)), line_id_stream()):
         if prev is not None:
-            rl = parse_line(prev, lineno, prev_offset, False)
-            if rl is not None:
-                _add_line(b, rl)
+            _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
             prev = None
-            aligned = len(records) == lineno
+            aligned = len(records) == seq
         # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
-        seq = lineno if aligned else len(records)
-        lineno += 1
-        if lineno >= check_at:  # (the line limit, or a new thousand's line ids: one test a line)
-            if lineno > max_line:
-                break
-            ids_base, ids_next, (ids_pre, ids) = ids_next, ids_next + 1000, line_ids(ids_next)
-            check_at = min(ids_next, max_line + 1)
+        seq = seq if aligned else len(records)
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
             raw = raw[: limit - offset]
@@ -1423,20 +1427,21 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
             h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
         except decode_errors:
             h = None
-        p = h.payload if h is not None else None
-        t = h.type if p is not None and p.replacement_history is no_history else None  # type: ignore[union-attr]
+        t = h.type if h is not None else None
         if t == "response_item":
-            if not head_item(h, p, raw, seq, lineno, offset, ids_pre + ids[lineno - ids_base]):
+            if not head_item(h, seq, lineno, offset, n, lid):
                 prev, prev_offset = raw, offset
         elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
+            p = h.payload  # type: ignore[union-attr]
             rid = p.id  # (`_Builder.rid`, inline)
             if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
-                rid = ids_pre + ids[lineno - ids_base]
+                rid = lid
             else:
                 seen[rid] = seq
             if t == "event_msg":
-                sub = p.type if type(p.type) is str else None
+                sub = p.type
                 if sub == "token_count":  # (one line in five: inline)
+                    typ = "event_msg:token_count"
                     info = p.info
                     if info is not None:
                         if b.usage_for is not None:  # (else a repeated report: nothing to give)
@@ -1444,22 +1449,29 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
                         w = info.model_context_window
                         if w is not None and w > 0:
                             b.settings.window = w
-                elif sub == "thread_rolled_back":
-                    b._head_roll_back(p)
-                typ = "event_msg:token_count" if sub == "token_count" else event_types.get(sub) or _type_name(event_types, "event_msg", sub)
+                else:
+                    if sub == "thread_rolled_back":
+                        b._head_roll_back(p)
+                    typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)  # type: ignore[arg-type]
             else:
-                typ = _meta_head(b, t, p)
-            append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))
+                typ = _meta_head(b, t, p)  # type: ignore[arg-type]
+            append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
             prev, prev_offset = raw, offset
+        seq = lineno
         offset += n
         if offset >= limit:
             break
-    if prev is not None:
-        rl = parse_line(prev, lineno, prev_offset, True)
-        if rl is not None:
-            _add_line(b, rl)
+    if prev is not None:  # (the last line read: the last of the file unless `--at LINE` stopped before it)
+        _general(b, prev, lineno, prev_offset, offset >= limit or upto_line is None)
     return offset
+
+
+def _general(b: _Builder, raw: bytes, line: int, offset: int, is_last: bool) -> None:
+    """A line parsed whole and mapped (`_add_line`)."""
+    rl = parse_line(raw, line, offset, is_last)
+    if rl is not None:
+        _add_line(b, rl)
 
 
 def _meta_head(b: _Builder, t: str, p: Any) -> str:

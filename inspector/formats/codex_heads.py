@@ -4,15 +4,16 @@ index first, content on demand, as pi's and Claude Code's loaders do).
 A line's head is decoded with msgspec against types that accept exactly what `fields.CODEX` lets
 through unchanged: a line whose head decodes holds no field of a wrong type, so the full mapping
 of that line would report nothing and remove nothing. A field the mapping only meets on lines
-the general path reads (a replacement history) is decoded raw: when present, the line takes that
-path. Anything else (a wrong type, an odd shape, a line that is not clean JSON, a header, a
-checkpoint, an item type with rules of its own) is left to the general path, which parses the
-line whole (`codex._Builder.add_head` says which lines a head maps).
+the general path reads (a replacement history) never decodes: when present, the line takes that
+path, as a line without a type or a payload object does (their head fails to decode). Anything
+else (a wrong type, an odd shape, a line that is not clean JSON, a header, a checkpoint, an item
+type with rules of its own) is left to the general path, which parses the line whole
+(`codex._Builder.add_head` says which lines a head maps).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -20,12 +21,12 @@ from inspector.formats.heads import DECODE_ERRORS
 from inspector.formats.heads import Int64 as _Int64
 from inspector.formats.heads import Num as _Num
 
-__all__ = ["DECODER", "DECODE_ERRORS", "NO_HISTORY", "LineHead", "PayloadHead", "TokensHead"]
+__all__ = ["DECODER", "DECODE_ERRORS", "LineHead", "PayloadHead", "TokensHead"]
 
 _UNSET = msgspec.UNSET
-# A payload's `replacement_history` when the key is not there: this object itself (msgspec gives the
-# default, not a copy), so a head is known to hold none by identity.
-NO_HISTORY = msgspec.Raw(b"")
+# A type no JSON value decodes as (an integer at least 1 and at most 0): a field of it makes a line
+# holding that field fail its head decode (the line takes the general path), whatever its value.
+_Never = Annotated[int, msgspec.Meta(ge=1, le=0)]
 
 
 class _PartHead(msgspec.Struct, gc=False):
@@ -84,7 +85,7 @@ class PayloadHead(msgspec.Struct, gc=False):
     session_id: str | None = None
     base_instructions: str | _InstructionsHead | None = None
     num_turns: _Int64 | None = None
-    replacement_history: msgspec.Raw = NO_HISTORY
+    replacement_history: _Never = 0  # (present: the general path)
     usage: TokensHead | None = None
 
 
@@ -92,14 +93,14 @@ class _MetadataHead(msgspec.Struct, gc=False):
     compaction_output: Any = None
 
 
-class LineHead(msgspec.Struct, gc=False):
+class LineHead(msgspec.Struct, gc=False, kw_only=True):
     """`fields.CODEX`: a line's timestamp, type, payload and metadata, in the order Codex writes
     them (a top-level `id`, which only a `compacted` line this tool wrote has, names that line's
     record: such a line takes the general path, so its head never reads it)."""
 
     timestamp: str | _Num | None = None
-    type: str | None = None
-    payload: PayloadHead | None = None
+    type: str  # (required, as the payload: a line without either, or with null, takes the general path)
+    payload: PayloadHead
     metadata: _MetadataHead | None = None
 
 
