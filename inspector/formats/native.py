@@ -37,6 +37,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     Route,
     RunHeader,
@@ -644,6 +645,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     lineno = offset = prev_offset = 0
     prev: bytes | None = None
+    last_run: str | None = None  # the run the last head named, as `run_names` holds it
     # While every line so far made one record, a line's record's seq is the number of the line
     # before it: the same int object (`before`), not one more per record (32 bytes each).
     before, aligned = 0, True
@@ -687,8 +689,10 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
                 like_of[h.role], seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
                 stop_reason=h.stop_reason, call_ids=calls, result_id=result,
             )
-            if h.run is not None:  # one string per run name, shared by its messages
-                rec.run_id = run_names.setdefault(h.run, h.run)
+            if (run := h.run) is not None:  # one string per run name, shared by its messages
+                if run != last_run:  # (a run's messages mostly follow one another: compared, not hashed)
+                    last_run = run_names.setdefault(run, run)
+                rec.run_id = last_run
             if h.meta is True:
                 rec.never_sent = True
             append(rec)
@@ -788,6 +792,10 @@ class _Reading:
         self.run_messages: list[Record] = []  # the messages parsed whole that name a run
         self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
         self.run_names: dict[str, str] = {}  # the runs the heads name, each name's one string
+        # What the index lists (`RecordIndex`): the records parsed whole that are neither a message
+        # nor a checkpoint (a head's record is a message), and the header's.
+        self.unmarked: list[int] = []
+        self.header_seq: int | None = None
 
     def add_line(self, rl: RawLine) -> None:
         b, diags = self.b, self.b.diagnostics
@@ -817,7 +825,7 @@ class _Reading:
                     self.runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
             elif t == "ledger" and self.header is None:
                 rec, self.settings = b.header(o, rl, seq)
-                self.header, self.header_line = o, rl.line
+                self.header, self.header_line, self.header_seq = o, rl.line, seq
             elif t == "ledger":
                 rec = _second_header(diags, o, rl, seq, self.header_line)
             else:
@@ -825,6 +833,8 @@ class _Reading:
             self.records.append(rec)
             if rec.id is None:
                 self.parsed_without_id += 1
+            if rec.kind != "message" and rec.kind != "checkpoint":
+                self.unmarked.append(seq)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
 
@@ -862,7 +872,21 @@ class _Reading:
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
+        # The path of this linear runtime is every record but the header (each is runtime-visible).
+        off_path = [self.header_seq] if self.header_seq is not None else []
+        led.index = RecordIndex(records, len(records), _all_but(self.unmarked, len(records)), off_path)
         return led
+
+
+def _all_but(left_out: list[int], n: int) -> list[int]:
+    """0 .. n-1 without the seqs `left_out` (ascending), a run at a time (in C)."""
+    out: list[int] = []
+    start = 0
+    for s in left_out:
+        out += range(start, s)
+        start = s + 1
+    out += range(start, n)
+    return out
 
 
 def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:
