@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import islice
+from operator import attrgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -635,6 +636,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
 
 
 _NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
+_SEQ = attrgetter("seq")
 # How many records' times `_read_in_order` writes at once (`_times`): few enough that their
 # strings, as written and as written again, are not all alive at once.
 _TIMES_BATCH = 4096
@@ -748,13 +750,16 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     name = os.path.basename(path)
     said, records = read.said, read.records
     every = said is records  # (every record a message, in file order: `_read_in_order`)
+    # (Then each record's seq is its place: the lists of seqs below share the records' own ints,
+    # not a new one per record and list.)
+    seq_list = list(map(_SEQ, records)) if every else []
     sent, dropped = history_window(said)
     for k in sent:
         said[k].never_sent = False
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
         if every:
-            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
+            first, last, seqs = said[0].line, said[cut - 1].line, seq_list[:cut]
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
@@ -784,7 +789,7 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, records, diags)
     led.runtime_rejects_file = read.broken is not None
     # Every record is on the runtime's path (none hidden, no header record); the messages listed.
-    marks = list(range(len(records))) if every else [r.seq for r in said if r.kind == "message"]
+    marks = seq_list if every else [r.seq for r in said if r.kind == "message"]
     led.index = RecordIndex(records, len(records), marks, [])
     return led
 
