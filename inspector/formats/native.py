@@ -627,15 +627,13 @@ def stream(
 
 
 def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[bytes], Any], reading: _Reading) -> int:
-    """`whole_lines.read_heads_upto` with `reading`'s head step inlined (this loop runs once per
-    line: a call and a comprehension per line were a fifth of the load): a clean message line's
-    record from its head (`native_heads`), its content left in the file (`_Source`), its fields in
-    `Record`'s declaration order (`record_from_fields`); any other line parsed whole, one line
-    behind (so the last line is known for the truncation diagnosis), and given to
-    `reading.add_line`. The line count and the `upto_line` cut are kept by C iterators
-    (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
+    """`whole_lines.read_heads_upto` with `reading`'s head step inlined (it runs once per line: a call and a
+    comprehension per line were a fifth of the load): a clean message line's record from its head
+    (`native_heads`), its content left in the file (`_Source`); any other line parsed whole, one line behind
+    (the last line known for the truncation diagnosis), given to `reading.add_line`. The line count and
+    `upto_line` cut are kept by C iterators (`enumerate`, `islice`). Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
-    run_names = reading.run_names
+    run_names, last_run = reading.run_names, None  # (`last_run`: the run the last head named, as `run_names` holds it)
     call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE[0]
     # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
     # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
@@ -645,7 +643,6 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     lineno = offset = prev_offset = 0
     prev: bytes | None = None
-    last_run: str | None = None  # the run the last head named, as `run_names` holds it
     # While every line so far made one record, a line's record's seq is the number of the line
     # before it: the same int object (`before`), not one more per record (32 bytes each).
     before, aligned = 0, True
