@@ -275,3 +275,38 @@ def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch
         if len({r.id for r in led.records if r.id is not None}) == sum(r.id is not None for r in led.records):
             assert led.path not in calls, path
         assert led._by_id == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, path
+
+
+def test_the_record_index_lists_what_the_records_say(tmp_path: Path) -> None:
+    """The loader lists its records as it makes them (`RecordIndex`: the messages and checkpoints,
+    the header the path leaves out), so the analysis reads only those: on random ledgers (headers
+    first, late, twice or none; runs, checkpoints, unknown records, glued objects, arrays, broken
+    and blank lines, lines of every shape and samples) the lists are what the records say, and
+    the analysis and the next request are what they are without the lists."""
+    from .test_native_format import CHECKPOINT, FAILED, GOOD
+
+    rng = random.Random(SEED + 15)
+    shapes = [HEADER, RUN, USER, ASSISTANT, TOOL, FAILED, CHECKPOINT, {"type": "note", "id": "n1"}, {"type": 3}, [1], "", "{oops",
+              {**USER, "extra_key": 1}, {**CHECKPOINT, "represents": 4}, {**RUN, "model": 5}]  # fmt: skip
+    texts = [p.read_text() for p in SAMPLES]
+    for k in range(40):
+        objs = [rng.choice(shapes) for _ in range(rng.randrange(1, 14))]
+        if k % 3 == 0:
+            objs = [*GOOD, *objs]
+        lines = [o if isinstance(o, str) else json.dumps({**o, "id": f"x{i}"} if isinstance(o, dict) and "id" in o else o) for i, o in enumerate(objs)]
+        if k % 5 == 0 and len(lines) > 2:
+            lines[1] += lines.pop(2)  # two objects glued on one line
+        texts.append("\n".join(lines) + "\n")
+    for k, text in enumerate(texts):
+        f = tmp_path / f"s{k}.jsonl"
+        f.write_text(text)
+        led = load(str(f))
+        ix = led.record_index()
+        assert ix is not None, k
+        assert ix.marks == [r.seq for r in led.records if r.kind in ("message", "checkpoint")], k
+        assert ix.off_path == [r.seq for r in led.records if r.kind == "header" or not r.runtime_visible], k
+        indexed = analyze(led)
+        plain = load(str(f))
+        plain.index = None
+        unindexed = analyze(plain)
+        assert analyze_json(indexed) == analyze_json(unindexed) and context_json(indexed) == context_json(unindexed), k

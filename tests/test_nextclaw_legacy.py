@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -354,6 +355,29 @@ def test_times_at_once_are_iso_of_each() -> None:
         for at in (0, 3, len(own)):
             stamps = [*own[:at], other, *own[at:]]
             assert nextclaw_legacy._times(stamps) == [nextclaw_legacy._iso(s) for s in stamps], other
+
+
+def test_times_checked_at_once_on_random_runs_of_times() -> None:
+    """`_all_iso_strings` checks a list of times in C, by columns (their shape, the tens of minutes
+    and seconds, each run of one date and hour): `_times` of random lists of NextClaw's own times,
+    running over days, hours, months and years (leap days too), with one character of one time
+    changed (to every digit and a few other characters), is what `_iso` gives each time."""
+    year_0 = ["2000-01-01T00:00:00.000Z", "0000-01-01T00:00:00.000Z"]  # (a run of one date but for its thousands)
+    assert nextclaw_legacy._times(year_0) == [nextclaw_legacy._iso(s) for s in year_0]
+    rng = random.Random(1516)
+    start = datetime(2023, 12, 31, 21, 0, 0)
+    for trial in range(40):
+        at = start + timedelta(days=rng.randrange(800), seconds=rng.randrange(86400))
+        stamps = []
+        for _ in range(rng.choice((1, 2, 7, 60))):
+            at += timedelta(seconds=rng.choice((1, 59, 3599, 86399, 86401 * 31)), milliseconds=rng.randrange(1000))
+            stamps.append(at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z")
+        assert nextclaw_legacy._times(stamps) == [nextclaw_legacy._iso(s) for s in stamps]
+        k = rng.randrange(len(stamps))
+        for pos in range(24):
+            for c in "0123456789-:.TZ \u0663":
+                changed = [*stamps[:k], stamps[k][:pos] + c + stamps[k][pos + 1 :], *stamps[k + 1 :]]
+                assert nextclaw_legacy._times(changed) == [nextclaw_legacy._iso(s) for s in changed], (trial, changed[k])
 
 
 def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
 from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
@@ -573,19 +574,16 @@ def _storms(report: Report, threshold: int = 3) -> list[Finding]:
             )
 
     scan = report._scan
-    if scan is not None and scan.path is report.path:  # (what the analysis read of the path)
+    if scan is not None and scan.path is report.path and threshold > 0:  # (what the analysis read of the path)
         if len(scan.breaks) < threshold:
             return out
-        path = report.path
-        events = sorted([(i, False) for i in scan.breaks] + [(i, True) for i in scan.turns])
-        for i, turn in events:
-            if turn:
-                close()
-                current = []
-                user_line = records[path[i]].line
-            else:
-                current.append(path[i])
-        close()
+        # The checkpoints grouped by the turn they fall in (the turns started before each: a
+        # bisection per checkpoint, not a step per turn of the path).
+        path, turns = report.path, scan.turns
+        for before, group in itertools.groupby(scan.breaks, key=functools.partial(bisect_left, turns)):
+            current = [path[i] for i in group]
+            user_line = records[path[turns[before - 1]]].line if before else None
+            close()
         return out
     for s in report.path:
         r = records[s]

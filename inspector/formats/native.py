@@ -37,6 +37,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     Route,
     RunHeader,
@@ -626,15 +627,13 @@ def stream(
 
 
 def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[bytes], Any], reading: _Reading) -> int:
-    """`whole_lines.read_heads_upto` with `reading`'s head step inlined (this loop runs once per
-    line: a call and a comprehension per line were a fifth of the load): a clean message line's
-    record from its head (`native_heads`), its content left in the file (`_Source`), its fields in
-    `Record`'s declaration order (`record_from_fields`); any other line parsed whole, one line
-    behind (so the last line is known for the truncation diagnosis), and given to
-    `reading.add_line`. The line count and the `upto_line` cut are kept by C iterators
-    (`enumerate`, `islice`), not by Python arithmetic per line. Returns the bytes consumed."""
+    """`whole_lines.read_heads_upto` with `reading`'s head step inlined (it runs once per line: a call and a
+    comprehension per line were a fifth of the load): a clean message line's record from its head
+    (`native_heads`), its content left in the file (`_Source`); any other line parsed whole, one line behind
+    (the last line known for the truncation diagnosis), given to `reading.add_line`. The line count and
+    `upto_line` cut are kept by C iterators (`enumerate`, `islice`). Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
-    run_names = reading.run_names
+    run_names, last_run = reading.run_names, None  # (`last_run`: the run the last head named, as `run_names` holds it)
     call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE[0]
     # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
     # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
@@ -687,8 +686,10 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
                 like_of[h.role], seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
                 stop_reason=h.stop_reason, call_ids=calls, result_id=result,
             )
-            if h.run is not None:  # one string per run name, shared by its messages
-                rec.run_id = run_names.setdefault(h.run, h.run)
+            if (run := h.run) is not None:  # one string per run name, shared by its messages
+                if run != last_run:  # (a run's messages mostly follow one another: compared, not hashed)
+                    last_run = run_names.setdefault(run, run)
+                rec.run_id = last_run
             if h.meta is True:
                 rec.never_sent = True
             append(rec)
@@ -788,6 +789,10 @@ class _Reading:
         self.run_messages: list[Record] = []  # the messages parsed whole that name a run
         self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
         self.run_names: dict[str, str] = {}  # the runs the heads name, each name's one string
+        # What the index lists (`RecordIndex`): the records parsed whole that are neither a message
+        # nor a checkpoint (a head's record is a message), and the header's.
+        self.unmarked: list[int] = []
+        self.header_seq: int | None = None
 
     def add_line(self, rl: RawLine) -> None:
         b, diags = self.b, self.b.diagnostics
@@ -817,7 +822,7 @@ class _Reading:
                     self.runs[rec.id] = RunHeader(rec.id, route, seq)  # a repeated id: the last one wins
             elif t == "ledger" and self.header is None:
                 rec, self.settings = b.header(o, rl, seq)
-                self.header, self.header_line = o, rl.line
+                self.header, self.header_line, self.header_seq = o, rl.line, seq
             elif t == "ledger":
                 rec = _second_header(diags, o, rl, seq, self.header_line)
             else:
@@ -825,6 +830,8 @@ class _Reading:
             self.records.append(rec)
             if rec.id is None:
                 self.parsed_without_id += 1
+            if rec.kind != "message" and rec.kind != "checkpoint":
+                self.unmarked.append(seq)
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
 
@@ -862,7 +869,21 @@ class _Reading:
             if r.kind != "header":
                 led.leaf_seq = r.seq
                 break
+        # The path of this linear runtime is every record but the header (each is runtime-visible).
+        off_path = [self.header_seq] if self.header_seq is not None else []
+        led.index = RecordIndex(records, len(records), _all_but(self.unmarked, len(records)), off_path)
         return led
+
+
+def _all_but(left_out: list[int], n: int) -> list[int]:
+    """0 .. n-1 without the seqs `left_out` (ascending), a run at a time (in C)."""
+    out: list[int] = []
+    start = 0
+    for s in left_out:
+        out += range(start, s)
+        start = s + 1
+    out += range(start, n)
+    return out
 
 
 def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import islice
+from operator import attrgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -635,6 +636,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
 
 
 _NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
+_SEQ = attrgetter("seq")
 # How many records' times `_read_in_order` writes at once (`_times`): few enough that their
 # strings, as written and as written again, are not all alive at once.
 _TIMES_BATCH = 4096
@@ -655,24 +657,60 @@ def _set_times(records: list[Record], batch: int, stamps: list[str | None], mixe
 
 def _times(stamps: list[str | None]) -> list[str | None]:
     """`_iso` of each timestamp. When every one is a toISOString() (NextClaw's own), all are
-    written at once: checked by one match of the whole list joined, then changed by replacing in
-    it (`Z` by `000+00:00`, `.000Z` by `+00:00`, as `_iso` writes them); else one at a time."""
+    written at once: checked together (`_all_iso_strings`), then changed by replacing in their
+    join (`Z` by `000+00:00`, `.000Z` by `+00:00`, as `_iso` writes them); else one at a time."""
     try:
         joined = "\n".join(stamps)  # type: ignore[arg-type]
     except TypeError:  # (a line without one)
         return [_iso(s) for s in stamps]
-    # (each of 24 characters, so none holds a newline of its own: as many as `stamps`)
-    if not stamps or len(joined) != 25 * len(stamps) - 1 or _ISO_LINES.fullmatch(joined + "\n") is None:
+    if not stamps or not _all_iso_strings(joined, len(stamps)):
         return [_iso(s) for s in stamps]
     return joined.replace(".000Z", "+00:00").replace("Z", "000+00:00").split("\n")  # type: ignore[return-value]
 
 
-# toISOString()s, one a line, of a valid date (not year 0000, as `_is_date`; the 29th of February
-# not at all: one is read by `_iso`), hour, minute, second and milliseconds.
-_ISO_LINES = re.compile(
-    r"(?:(?!0000)[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z\n)*"
-)
+def _all_iso_strings(joined: str, n: int) -> bool:
+    """Whether each of the `n` times `joined` by newlines is a toISOString() `_iso` reads as it is
+    written (a 24-character `YYYY-MM-DDTHH:MM:SS.mmmZ` of a valid date, hour, minute and second),
+    checked in C over the join, not time by time: its shape with each ASCII digit read as 0; the
+    tens of its minutes and of its seconds, read down the join's columns (a time every 25
+    characters, with its newline); and the date and hour of each run of times with the same ones
+    (`_hour_runs`: few), as `_minute_ok` checks them."""
+    if len(joined) != 25 * n - 1:  # (then none holds a newline of its own: one time a line)
+        return False
+    text = joined.encode()  # (a character past ASCII is two bytes or more: not the shape's)
+    if text.translate(_DIGITS_AS_0) != (_SHAPE_LINE * n)[:-1]:
+        return False
+    if text[14::25].translate(None, b"012345") or text[17::25].translate(None, b"012345"):
+        return False
+    return all(_hour_ok(text[i : i + 13]) for i in _hour_runs(text, n))
+
+
+_DIGITS_AS_0 = bytes.maketrans(b"0123456789", b"0000000000")
+_SHAPE_LINE = b"0000-00-00T00:00:00.000Z\n"
+_HOUR_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12)  # (the digits of `YYYY-MM-DDTHH`)
+_NONZERO_AS_1 = bytes([0] + [1] * 255)
+
+
+def _hour_runs(text: bytes, n: int) -> list[int]:
+    """Where each run of times with the same `YYYY-MM-DDTHH` starts in `text` (`n` times of the
+    shape, 25 bytes apart): a digit column (every 25th byte) compared with itself one time on, as
+    big integers (a nonzero byte where the next time's digit differs), all ten at once."""
+    changed = 0
+    for k in _HOUR_DIGITS:
+        column = text[k::25]
+        changed |= int.from_bytes(column[1:], "big") ^ int.from_bytes(column[:-1], "big")
+    marks = changed.to_bytes(n - 1, "big").translate(_NONZERO_AS_1)  # byte i: time i + 1 starts a run
+    starts = [0]
+    at = marks.find(1)
+    while at >= 0:
+        starts.append(25 * (at + 1))
+        at = marks.find(1, at + 1)
+    return starts
+
+
+def _hour_ok(prefix: bytes) -> bool:
+    """Whether `YYYY-MM-DDTHH` (ASCII digits) is a valid date (`_is_date`) and hour."""
+    return prefix[11:13] < b"24" and _is_date(prefix[:10].decode())
 
 
 def _parsed(raw: bytes, i: int, fallback_seq: int, offset: int, name: str, diags: list[Diagnostic], out: _Read) -> _Event | None:
@@ -712,13 +750,16 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     name = os.path.basename(path)
     said, records = read.said, read.records
     every = said is records  # (every record a message, in file order: `_read_in_order`)
+    # (Then each record's seq is its place: the lists of seqs below share the records' own ints,
+    # not a new one per record and list.)
+    seq_list = list(map(_SEQ, records)) if every else []
     sent, dropped = history_window(said)
     for k in sent:
         said[k].never_sent = False
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
         if every:
-            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
+            first, last, seqs = said[0].line, said[cut - 1].line, seq_list[:cut]
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
@@ -748,7 +789,7 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, records, diags)
     led.runtime_rejects_file = read.broken is not None
     # Every record is on the runtime's path (none hidden, no header record); the messages listed.
-    marks = list(range(len(records))) if every else [r.seq for r in said if r.kind == "message"]
+    marks = seq_list if every else [r.seq for r in said if r.kind == "message"]
     led.index = RecordIndex(records, len(records), marks, [])
     return led
 
