@@ -22,7 +22,7 @@ from inspector.analysis.intervals import Interval, clip, contains, merge, subtra
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.formats import registry
 from inspector.formats.base import Runtime
-from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record
+from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record, seqs_without
 
 # The `producer` a checkpoint this tool's repair wrote names in its details (pi, native).
 REPAIR_PRODUCER = "inspector"
@@ -330,22 +330,11 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
     if not rt.tree:
         ix = led.record_index()
         if ix is not None and ix.off_path is not None:
-            return _runs_between(ix.off_path, len(led.records)), None
+            return seqs_without(ix.off_path, len(led.records)), None
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
     if led.resolved_path is not None:
         return list(led.resolved_path), None
     return walk_path(led, led.leaf_seq, include_invisible=False)
-
-
-def _runs_between(off: list[int], n: int) -> list[int]:
-    """0 .. n-1 without the seqs `off` (ascending), made a run at a time (in C)."""
-    out: list[int] = []
-    start = 0
-    for s in off:
-        out += range(start, s)
-        start = s + 1
-    out += range(start, n)
-    return out
 
 
 def recovered_path(led: Ledger, rt: Runtime) -> list[int]:

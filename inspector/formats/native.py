@@ -46,6 +46,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
     record_from_fields,
     report_duplicate_ids,
+    seqs_without,
 )
 from inspector.ledger.quoting import quote
 
@@ -871,19 +872,8 @@ class _Reading:
                 break
         # The path of this linear runtime is every record but the header (each is runtime-visible).
         off_path = [self.header_seq] if self.header_seq is not None else []
-        led.index = RecordIndex(records, len(records), _all_but(self.unmarked, len(records)), off_path)
+        led.index = RecordIndex(records, len(records), seqs_without(self.unmarked, len(records)), off_path)
         return led
-
-
-def _all_but(left_out: list[int], n: int) -> list[int]:
-    """0 .. n-1 without the seqs `left_out` (ascending), a run at a time (in C)."""
-    out: list[int] = []
-    start = 0
-    for s in left_out:
-        out += range(start, s)
-        start = s + 1
-    out += range(start, n)
-    return out
 
 
 def _second_header(diags: list[Diagnostic], o: dict[str, Any], rl: RawLine, seq: int, first: int | None) -> Record:

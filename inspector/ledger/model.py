@@ -449,6 +449,18 @@ class SessionSettings:
     keep_recent: int | None = None
 
 
+def seqs_without(left_out: list[int], n: int) -> list[int]:
+    """0 .. n-1 without the seqs `left_out` (ascending), made a run at a time (in C): a linear
+    runtime's path without its off-path records, a loader's marks without its unmarked ones."""
+    out: list[int] = []
+    start = 0
+    for s in left_out:
+        out += range(start, s)
+        start = s + 1
+    out += range(start, n)
+    return out
+
+
 @dataclass(slots=True, eq=False)
 class RecordIndex:
     """What a loader listed of its records as it made them, so the analysis need not read every
