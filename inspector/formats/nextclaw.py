@@ -1412,15 +1412,26 @@ def _all_iso(stamps: list[str | None]) -> bool:
     each digit read as 0, against the shape repeated; the minutes' and seconds' tens each 0-5; then
     each distinct date and hour by `_hour_ms` (a valid date, not year 0000; an hour 00-23)."""
     try:
-        joined = "\n".join(stamps).encode()  # type: ignore[arg-type]
-    except (TypeError, UnicodeEncodeError):  # (a line without one; a lone surrogate)
+        joined = "\n".join(stamps)  # type: ignore[arg-type]
+    except TypeError:  # (a line without one)
+        return False
+    return iso_shaped(joined, len(stamps)) and all(_hour_ms(h) is not None for h in set(map(_DATE_HOUR, stamps)))  # type: ignore[arg-type]
+
+
+def iso_shaped(joined: str, n: int) -> bool:
+    """Whether each of the `n` strings `joined` by newlines has a toISOString()'s shape
+    (`YYYY-MM-DDTHH:MM:SS.mmmZ`, ASCII digits), its minutes' and seconds' tens each 0-5: checked
+    in C over the join (each digit read as 0, against the shape repeated; the tens read down the
+    join's columns, a time every 25 bytes). The date and hour are the caller's to check."""
+    try:
+        text = joined.encode()
+    except UnicodeEncodeError:  # (a lone surrogate)
         return False
     # (the shape's bytes are ASCII, so a character of more bytes never matches: each is an ASCII one)
     return (
-        joined.translate(_DIGITS_AS_ZERO) == (_ISO_SHAPE * len(stamps))[:-1]
-        and not joined[14::25].translate(None, b"012345")  # (minutes' tens)
-        and not joined[17::25].translate(None, b"012345")  # (seconds' tens)
-        and all(_hour_ms(h) is not None for h in set(map(_DATE_HOUR, stamps)))  # type: ignore[arg-type]
+        text.translate(_DIGITS_AS_ZERO) == (_ISO_SHAPE * n)[:-1]
+        and not text[14::25].translate(None, b"012345")  # (minutes' tens)
+        and not text[17::25].translate(None, b"012345")  # (seconds' tens)
     )
 
 

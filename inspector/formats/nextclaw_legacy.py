@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import islice
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -637,6 +637,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
 
 _NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
 _SEQ = attrgetter("seq")
+_DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
 # How many records' times `_read_in_order` writes at once (`_times`): few enough that their
 # strings, as written and as written again, are not all alive at once.
 _TIMES_BATCH = 4096
@@ -663,54 +664,22 @@ def _times(stamps: list[str | None]) -> list[str | None]:
         joined = "\n".join(stamps)  # type: ignore[arg-type]
     except TypeError:  # (a line without one)
         return [_iso(s) for s in stamps]
-    if not stamps or not _all_iso_strings(joined, len(stamps)):
+    if not stamps or not _all_iso_strings(joined, stamps):  # type: ignore[arg-type]
         return [_iso(s) for s in stamps]
     return joined.replace(".000Z", "+00:00").replace("Z", "000+00:00").split("\n")  # type: ignore[return-value]
 
 
-def _all_iso_strings(joined: str, n: int) -> bool:
-    """Whether each of the `n` times `joined` by newlines is a toISOString() `_iso` reads as it is
-    written (a 24-character `YYYY-MM-DDTHH:MM:SS.mmmZ` of a valid date, hour, minute and second),
-    checked in C over the join, not time by time: its shape with each ASCII digit read as 0; the
-    tens of its minutes and of its seconds, read down the join's columns (a time every 25
-    characters, with its newline); and the date and hour of each run of times with the same ones
-    (`_hour_runs`: few), as `_minute_ok` checks them."""
-    if len(joined) != 25 * n - 1:  # (then none holds a newline of its own: one time a line)
-        return False
-    text = joined.encode()  # (a character past ASCII is two bytes or more: not the shape's)
-    if text.translate(_DIGITS_AS_0) != (_SHAPE_LINE * n)[:-1]:
-        return False
-    if text[14::25].translate(None, b"012345") or text[17::25].translate(None, b"012345"):
-        return False
-    return all(_hour_ok(text[i : i + 13]) for i in _hour_runs(text, n))
+def _all_iso_strings(joined: str, stamps: list[str]) -> bool:
+    """Whether each of the times `stamps` (`joined` by newlines) is a toISOString() `_iso` reads as it is
+    written (a 24-character `YYYY-MM-DDTHH:MM:SS.mmmZ` of a valid date, hour, minute and second):
+    its shape checked in C over the join (`nextclaw.iso_shaped`), then each distinct date and hour
+    (few) as `_minute_ok` checks them."""
+    return nextclaw.iso_shaped(joined, len(stamps)) and all(map(_hour_ok, set(map(_DATE_HOUR, stamps))))
 
 
-_DIGITS_AS_0 = bytes.maketrans(b"0123456789", b"0000000000")
-_SHAPE_LINE = b"0000-00-00T00:00:00.000Z\n"
-_HOUR_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12)  # (the digits of `YYYY-MM-DDTHH`)
-_NONZERO_AS_1 = bytes([0] + [1] * 255)
-
-
-def _hour_runs(text: bytes, n: int) -> list[int]:
-    """Where each run of times with the same `YYYY-MM-DDTHH` starts in `text` (`n` times of the
-    shape, 25 bytes apart): a digit column (every 25th byte) compared with itself one time on, as
-    big integers (a nonzero byte where the next time's digit differs), all ten at once."""
-    changed = 0
-    for k in _HOUR_DIGITS:
-        column = text[k::25]
-        changed |= int.from_bytes(column[1:], "big") ^ int.from_bytes(column[:-1], "big")
-    marks = changed.to_bytes(n - 1, "big").translate(_NONZERO_AS_1)  # byte i: time i + 1 starts a run
-    starts = [0]
-    at = marks.find(1)
-    while at >= 0:
-        starts.append(25 * (at + 1))
-        at = marks.find(1, at + 1)
-    return starts
-
-
-def _hour_ok(prefix: bytes) -> bool:
+def _hour_ok(prefix: str) -> bool:
     """Whether `YYYY-MM-DDTHH` (ASCII digits) is a valid date (`_is_date`) and hour."""
-    return prefix[11:13] < b"24" and _is_date(prefix[:10].decode())
+    return prefix[11:13] < "24" and _is_date(prefix[:10])
 
 
 def _parsed(raw: bytes, i: int, fallback_seq: int, offset: int, name: str, diags: list[Diagnostic], out: _Read) -> _Event | None:
