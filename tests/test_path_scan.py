@@ -17,6 +17,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis import engine as E
+from inspector.analysis import export as X
 from inspector.analysis import findings as F
 from inspector.formats import load
 from tests.conftest import REPO
@@ -350,3 +351,41 @@ def test_the_scan_reads_only_the_marked_records_of_a_run_of_seqs() -> None:
             assert got == list(enumerate(path))
         assert list(E._positions(path, None, marks)) == list(enumerate(path))
         assert list(E._positions(path, True, None)) == list(enumerate(path))
+
+
+def _plain_span(report: Any, ivs: list[tuple[int, int]]) -> dict[str, Any]:
+    """`export.PathCounts.span` by reading every record of each range of path positions."""
+    records, path = report.ledger.records, report.path
+    by_role = dict.fromkeys(X.PathCounts.ROLES, 0)
+    lines = []
+    for lo, hi in ivs:
+        for i in range(lo, hi):
+            r = records[path[i]]
+            if r.kind == "message" and r.role in by_role:
+                by_role[r.role] += 1
+                lines.append(r.line)
+    out: dict[str, Any] = {"count": sum(by_role.values()), "by_role": {k: n for k, n in by_role.items() if n}}
+    if lines:
+        out["first_line"], out["last_line"] = min(lines), max(lines)
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_json_counts_read_from_the_scan_are_the_records_own(path: Path) -> None:
+    """`analyze --json`'s counts of messages by role over ranges of the path (each checkpoint's
+    removes, represents, retains) and of the ledger's messages, read from the analysis's scan,
+    against the same counted record by record, on the file and mutants of it (records before
+    and after a linear path made messages too)."""
+    rng = random.Random(f"{SEED}:json:{path.name}")
+    for k in range(5):
+        led = load(str(path))
+        if k:
+            _mutate(led, rng)
+        report = analyze(led)
+        slow = dataclasses.replace(report, _scan=None)
+        assert X.message_count(report) == sum(r.kind == "message" for r in led.records) == X.message_count(slow)
+        assert X.analyze_json(report) == X.analyze_json(slow)
+        counts, n = X.PathCounts(report), len(report.path)
+        for _ in range(20):
+            ivs = sorted(tuple(sorted(rng.randint(0, n) for _ in range(2))) for _ in range(rng.randint(1, 3)))
+            assert counts.span(ivs) == _plain_span(report, ivs)

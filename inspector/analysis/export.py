@@ -6,8 +6,8 @@ Plain dicts built from a Report; adding keys is allowed, renaming or removing th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
-from operator import eq
+from itertools import chain, compress, islice, repeat
+from operator import attrgetter, eq
 from typing import Any
 
 from inspector.analysis.engine import CheckpointView, ContextItem, Finding, Report
@@ -19,6 +19,8 @@ from inspector.ledger.model import Record
 ANALYZE_SCHEMA = "inspector.analyze/1"
 CONTEXT_SCHEMA = "inspector.context/1"
 PREVIEW_CHARS = 160
+_KIND = attrgetter("kind")
+_ROLE = attrgetter("role")
 
 
 def _ref(rec: Record) -> dict[str, Any]:
@@ -26,17 +28,25 @@ def _ref(rec: Record) -> dict[str, Any]:
 
 
 class PathCounts:
-    """Prefix sums of messages by role along the active path: any range's counts in O(1)."""
+    """Messages by role along the active path: any range's counts by two bisections of each role's
+    path positions (the messages' positions where the analysis read them, `engine.PathScan`)."""
 
     ROLES = ("system", "user", "assistant", "tool")
 
     def __init__(self, report: Report) -> None:
         records = report.ledger.records
+        path = report.path
         self.report = report
-        # (one pass in Python for the roles along the path, the sums and positions in C: 2-3x faster)
-        roles = [r.role if r.kind == "message" else None for r in map(records.__getitem__, report.path)]
-        self.prefix: dict[str, list[int]] = {role: list(accumulate(map(eq, roles, repeat(role)), initial=0)) for role in self.ROLES}
-        self.msg_pos: list[int] = list(compress(range(len(roles)), map(frozenset(self.ROLES).__contains__, roles)))
+        scan = report._scan
+        if scan is not None and scan.path is path:
+            at: list[int] = scan.msgs
+        else:
+            kinds = map(_KIND, map(records.__getitem__, path))
+            at = list(compress(range(len(path)), map("message".__eq__, kinds)))
+        # (every pass in C: the roles of the messages, then each role's positions among them)
+        roles = list(map(_ROLE, map(records.__getitem__, map(path.__getitem__, at))))
+        self.at: dict[str, list[int]] = {role: list(compress(at, map(eq, roles, repeat(role)))) for role in self.ROLES}
+        self.msg_pos: list[int] = list(compress(at, map(frozenset(self.ROLES).__contains__, roles)))
 
     def span(self, ivs: list[tuple[int, int]], minus: frozenset[int] = frozenset(), plus: list[int] | None = None) -> dict[str, Any]:
         from bisect import bisect_left
@@ -46,8 +56,8 @@ class PathCounts:
         by_role = dict.fromkeys(self.ROLES, 0)
         lines: list[int] = []
         for lo, hi in ivs:
-            for role in self.ROLES:
-                by_role[role] += self.prefix[role][hi] - self.prefix[role][lo]
+            for role, at in self.at.items():
+                by_role[role] += bisect_left(at, hi) - bisect_left(at, lo)
             a = bisect_left(self.msg_pos, lo)
             b = bisect_left(self.msg_pos, hi) - 1
             if a <= b:
@@ -173,9 +183,9 @@ def finding_json(report: Report, f: Finding) -> dict[str, Any]:
     return out
 
 
-def summary_line(report: Report) -> str:
-    """One sentence a person reads first."""
-    counts = report.coverage_counts()
+def summary_line(report: Report, counts: dict[str, int] | None = None) -> str:
+    """One sentence a person reads first. `counts`: `report.coverage_counts()`, when the caller has them."""
+    counts = report.coverage_counts() if counts is None else counts
     errors = [f for f in report.findings if f.severity == "error"]
     warnings = [f for f in report.findings if f.severity == "warning"]
     holes = counts["hole"]
@@ -198,11 +208,24 @@ def summary_line(report: Report) -> str:
     return f"{verdict}: {hole_part}{plural(len(report.checkpoints), 'checkpoint')} on the active path; {ctx}"
 
 
+def message_count(report: Report) -> int:
+    """How many message records the ledger holds. Where the analysis read the path (`PathScan`)
+    and the path is a run of seqs (a linear runtime's file), only the records off it are read."""
+    records = report.ledger.records
+    path = report.path
+    scan = report._scan
+    if scan is not None and scan.path is path and path and path[-1] - path[0] == len(path) - 1 and scan.in_order():
+        off = chain(islice(records, 0, path[0]), islice(records, path[-1] + 1, None))
+        return len(scan.msgs) + sum(map("message".__eq__, map(_KIND, off)))
+    return sum(map("message".__eq__, map(_KIND, records)))
+
+
 def analyze_json(report: Report) -> dict[str, Any]:
     led = report.ledger
     leaf = led.records[report.path[-1]] if report.path else None
     findings = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
     counts = PathCounts(report)
+    coverage = report.coverage_counts()
     return {
         "schema": ANALYZE_SCHEMA,
         "file": led.path,
@@ -211,11 +234,11 @@ def analyze_json(report: Report) -> dict[str, Any]:
         "migrated": led.migrated,
         "session_id": led.session_id,
         "at_line": led.upto_line,
-        "summary": summary_line(report),
+        "summary": summary_line(report, coverage),
         "records": len(led.records),
-        "messages": sum(1 for r in led.records if r.kind == "message"),
+        "messages": message_count(report),
         "active_path": {"length": len(report.path), "leaf": _ref(leaf) if leaf else None},
-        "coverage": report.coverage_counts(),
+        "coverage": coverage,
         "checkpoints": [checkpoint_json(report, v, counts) for v in report.checkpoints],
         "findings": [finding_json(report, f) for f in findings],
         "finding_counts": {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")},
