@@ -333,6 +333,14 @@ def render(r: dict[str, Any]) -> list[str]:
             f"  the app's CPU beyond the CLI's {beyond:+.2f} s; Textual's own (a one-widget app to its first paint,"
             f" start included) {floor:.2f} s: " + ("within it" if beyond <= floor else "beyond it")
         )
+    app_s, cli_s = r["app_analysed_from_start_seconds"], r["cli_analyze_seconds"]
+    if app_cpu and cli_cpu and app_s and cli_s:
+        # Where the CLI keeps the cores busy (a big file's reading helper on the second), CPU the
+        # app spends beyond it (Textual's start, on the loader's GIL) cannot hide in idle time.
+        lines.append(
+            f"  cores busy on average, CPU over wall: app {app_cpu / app_s:.2f}, CLI {cli_cpu / cli_s:.2f} of {os.cpu_count()};"
+            f" the app's wall beyond the CLI's {app_s - cli_s:+.2f} s"
+        )
     lines += [f"  error: {e}" for e in r["errors"]]
     return lines
 

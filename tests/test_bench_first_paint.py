@@ -39,3 +39,12 @@ def test_textuals_own_cost_is_measured_to_a_painted_screen() -> None:
     cpu0 = time.process_time()
     r = first_paint._textual_floor(time.time(), 30.0)
     assert r["cpu"] is not None and cpu0 < r["cpu"] <= time.process_time()
+
+
+def test_the_cores_each_kept_busy_are_set_beside_the_apps_wall_beyond_the_clis() -> None:
+    r = _result(3.06, 2.61, 0.24)
+    r["app_analysed_from_start_seconds"], r["cli_analyze_seconds"] = 2.03, 1.87
+    line = [x for x in first_paint.render(r) if "cores busy" in x]
+    assert line == [f"  cores busy on average, CPU over wall: app 1.51, CLI 1.40 of {first_paint.os.cpu_count()}; the app's wall beyond the CLI's +0.16 s"]
+    r["app_analysed_from_start_seconds"] = None  # (the app never landed: no figure)
+    assert not [x for x in first_paint.render(r) if "cores busy" in x]
