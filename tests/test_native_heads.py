@@ -319,3 +319,31 @@ def test_the_record_index_lists_what_the_records_say(tmp_path: Path) -> None:
         plain.index = None
         unindexed = analyze(plain)
         assert analyze_json(indexed) == analyze_json(unindexed) and context_json(indexed) == context_json(unindexed), k
+
+
+def test_the_path_shares_the_records_seq_ints_and_not_an_id_index_grown_since(tmp_path: Path) -> None:
+    """The linear path is made from the records' own seq int objects when every record but the
+    header has an id of its own (`RecordIndex.path_of`, the loader's id index); not once that index
+    has grown with appended records (`appended.grown` shares it), nor when an id repeats or
+    another record has none; the path is the same either way."""
+    from inspector.analysis import engine as E
+    from inspector.formats.jsonl import parse_line
+
+    rt = native.FORMAT.runtime
+    f = tmp_path / "s.jsonl"
+    objs = [HEADER, RUN, USER, ASSISTANT, TOOL, *({**USER, "id": f"u{i}"} for i in range(300))]
+    f.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    led = load(str(f), "native")
+    path, _ = E.active_path(led, rt)
+    assert path == [r.seq for r in led.records if r.kind != "header"]
+    assert all(s is led.records[s].seq for s in path)
+    extra = [json.dumps({**USER, "id": f"new{i}"}).encode() + b"\n" for i in range(3)]
+    grown = native.extend(led, [parse_line(raw, len(objs) + i + 1, 0, False) for i, raw in enumerate(extra)])  # type: ignore[misc]
+    assert grown is not None and led._by_id is grown._by_id and len(led._by_id) == len(led.records) - 1 + 3
+    assert E.active_path(led, rt)[0] == path
+    assert E.active_path(grown, rt)[0] == [r.seq for r in grown.records if r.kind != "header"]
+    for other, shared in (([*objs, {**USER, "id": "u7"}], False), ([*objs, {"type": "note"}], False), ([*objs, HEADER], False), (objs[1:], True)):
+        f.write_text("".join(json.dumps(o) + "\n" for o in other))
+        led = load(str(f), "native")
+        assert led.index is not None and (led.index.path_of is not None) == shared
+        assert E.active_path(led, rt)[0] == [r.seq for r in led.records if r.kind != "header"]

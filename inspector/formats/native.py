@@ -876,7 +876,9 @@ class _Reading:
                 break
         # The path of this linear runtime is every record but the header (each is runtime-visible).
         off_path = [self.header_seq] if self.header_seq is not None else []
-        led.index = RecordIndex(records, len(records), None, off_path, codes=self.codes)
+        # (the id index's values are the path's seqs when the records with no id are the header)
+        path_of = by_id if self.parsed_without_id == len(off_path) and len(by_id) == len(records) - len(off_path) else None
+        led.index = RecordIndex(records, len(records), None, off_path, codes=self.codes, path_of=path_of)
         return led
 
 

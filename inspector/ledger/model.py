@@ -481,6 +481,11 @@ class RecordIndex:
     # marks are the records whose code is a message's or a checkpoint's), made by the loader while
     # the record was at hand; None: read the records.
     codes: bytes | bytearray | None = None
+    # A dict whose values, in order, are the seqs of the records of the file-order path (every
+    # record but `off_path`) as the records hold them: the loader's id index when exactly those
+    # records have an id, each their own. The path is then a list of those int objects rather
+    # than of new ones (unless the dict has grown since: `appended.grown`); None: made anew.
+    path_of: dict[Any, int] | None = None
 
 
 # A record's `mark_code`. Its kind in bits 6-7: a message (0), a checkpoint record (MARK_CHECKPOINT,
