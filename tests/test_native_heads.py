@@ -16,6 +16,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load, native
 from inspector.formats.jsonl import read_lines
+from inspector.ledger.model import mark_code
 from tests.field_mutations import NUMBER_MARKERS, mutated, raw_numbers
 
 from .test_native_format import ASSISTANT, HEADER, RUN, SAMPLES, TOOL, USER
@@ -277,6 +278,13 @@ def test_the_id_index_is_one_pass_when_no_id_repeats(tmp_path: Path, monkeypatch
         assert led._by_id == {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}, path
 
 
+# Messages whose `mark_code` differ (read from their heads or parsed whole): every role, a role no
+# runtime knows, stop reasons dropped or not, meta.
+_CODED = [{**USER, "role": r} for r in ("system", "tool", "assistant", "operator")] + [
+    {**ASSISTANT, "stop_reason": s} for s in ("error", "aborted", "deferred", "length", "other", "bogus", None)
+] + [{**m, "meta": v} for m in (USER, ASSISTANT, TOOL) for v in (True, False, "yes")] + [{**USER, "stop_reason": "error"}]
+
+
 def test_the_record_index_lists_what_the_records_say(tmp_path: Path) -> None:
     """The loader lists its records as it makes them (`RecordIndex`: the messages and checkpoints,
     the header the path leaves out), so the analysis reads only those: on random ledgers (headers
@@ -287,7 +295,7 @@ def test_the_record_index_lists_what_the_records_say(tmp_path: Path) -> None:
 
     rng = random.Random(SEED + 15)
     shapes = [HEADER, RUN, USER, ASSISTANT, TOOL, FAILED, CHECKPOINT, {"type": "note", "id": "n1"}, {"type": 3}, [1], "", "{oops",
-              {**USER, "extra_key": 1}, {**CHECKPOINT, "represents": 4}, {**RUN, "model": 5}]  # fmt: skip
+              {**USER, "extra_key": 1}, {**CHECKPOINT, "represents": 4}, {**RUN, "model": 5}, *_CODED]  # fmt: skip
     texts = [p.read_text() for p in SAMPLES]
     for k in range(40):
         objs = [rng.choice(shapes) for _ in range(rng.randrange(1, 14))]
@@ -300,13 +308,42 @@ def test_the_record_index_lists_what_the_records_say(tmp_path: Path) -> None:
     for k, text in enumerate(texts):
         f = tmp_path / f"s{k}.jsonl"
         f.write_text(text)
-        led = load(str(f))
+        led = load(str(f), "native")
         ix = led.record_index()
         assert ix is not None, k
-        assert ix.marks == [r.seq for r in led.records if r.kind in ("message", "checkpoint")], k
+        assert ix.marks is None, k  # (the codes say which records are marked)
         assert ix.off_path == [r.seq for r in led.records if r.kind == "header" or not r.runtime_visible], k
+        assert ix.codes == bytes(map(mark_code, led.records)), k
         indexed = analyze(led)
-        plain = load(str(f))
+        plain = load(str(f), "native")
         plain.index = None
         unindexed = analyze(plain)
         assert analyze_json(indexed) == analyze_json(unindexed) and context_json(indexed) == context_json(unindexed), k
+
+
+def test_the_path_shares_the_records_seq_ints_and_not_an_id_index_grown_since(tmp_path: Path) -> None:
+    """The linear path is made from the records' own seq int objects when every record but the
+    header has an id of its own (`RecordIndex.path_of`, the loader's id index); not once that index
+    has grown with appended records (`appended.grown` shares it), nor when an id repeats or
+    another record has none; the path is the same either way."""
+    from inspector.analysis import engine as E
+    from inspector.formats.jsonl import parse_line
+
+    rt = native.FORMAT.runtime
+    f = tmp_path / "s.jsonl"
+    objs = [HEADER, RUN, USER, ASSISTANT, TOOL, *({**USER, "id": f"u{i}"} for i in range(300))]
+    f.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    led = load(str(f), "native")
+    path, _ = E.active_path(led, rt)
+    assert path == [r.seq for r in led.records if r.kind != "header"]
+    assert all(s is led.records[s].seq for s in path)
+    extra = [json.dumps({**USER, "id": f"new{i}"}).encode() + b"\n" for i in range(3)]
+    grown = native.extend(led, [parse_line(raw, len(objs) + i + 1, 0, False) for i, raw in enumerate(extra)])  # type: ignore[misc]
+    assert grown is not None and led._by_id is grown._by_id and len(led._by_id) == len(led.records) - 1 + 3
+    assert E.active_path(led, rt)[0] == path
+    assert E.active_path(grown, rt)[0] == [r.seq for r in grown.records if r.kind != "header"]
+    for other, shared in (([*objs, {**USER, "id": "u7"}], False), ([*objs, {"type": "note"}], False), ([*objs, HEADER], False), (objs[1:], True)):
+        f.write_text("".join(json.dumps(o) + "\n" for o in other))
+        led = load(str(f), "native")
+        assert led.index is not None and (led.index.path_of is not None) == shared
+        assert E.active_path(led, rt)[0] == [r.seq for r in led.records if r.kind != "header"]

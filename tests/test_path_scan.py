@@ -389,3 +389,36 @@ def test_the_json_counts_read_from_the_scan_are_the_records_own(path: Path) -> N
         for _ in range(20):
             ivs = sorted(tuple(sorted(rng.randint(0, n) for _ in range(2))) for _ in range(rng.randint(1, 3)))
             assert counts.span(ivs) == _plain_span(report, ivs)
+
+
+def test_the_scan_from_the_loaders_mark_codes_is_the_scan_of_the_records() -> None:
+    """`PathScan` given the loader's `mark_code` of each record (`RecordIndex.codes`) picks its
+    lists out of the codes in C and reads no record: on random records (every kind, role, source
+    role, stop reason and never-sent flag, checkpoint records with and without their checkpoint),
+    random runs of seqs (from seq 0 or later) and the drop sets of every runtime and random ones,
+    the scan is the one made by reading the records."""
+    from inspector.ledger.model import STOP_REASONS, Checkpoint, Record, mark_code
+
+    rng = random.Random(f"{SEED}:codes")
+    base_rt = E.registry.get("native").runtime
+    drops = {E.registry.get(name).runtime.drop_stop_reasons for name in E.registry.names()}
+    drops |= {frozenset(rng.sample(STOP_REASONS, rng.randrange(len(STOP_REASONS) + 1))) for _ in range(20)}
+    for k in range(400):
+        records = []
+        for s in range(rng.randrange(50)):
+            kind = rng.choice(["message", "message", "checkpoint", "meta", "header"])
+            cp = Checkpoint(summary="s") if kind == "checkpoint" and rng.random() < 0.7 else None
+            r = Record(s, s + 1, kind, kind, f"r{s}", checkpoint=cp)
+            r.role, r.source_role = rng.choice(ROLES), rng.choice(SOURCE_ROLES)
+            r.stop_reason, r.never_sent = rng.choice([None, *STOP_REASONS]), rng.random() < 0.2
+            records.append(r)
+        marks = [r.seq for r in records if r.kind in ("message", "checkpoint")]
+        codes = bytes(map(mark_code, records))
+        a = rng.randrange(len(records) + 1)
+        path = list(range(a, rng.randrange(a, len(records) + 1)))
+        rt = dataclasses.replace(base_rt, drop_stop_reasons=rng.choice(sorted(drops, key=sorted)))
+        fast = E.PathScan(records, path, rt, True, rng.choice([None, marks]), codes)
+        slow = E.PathScan(records, path, rt)
+        assert _scan_fields(fast) == _scan_fields(slow), k
+        assert type(fast.codes) is bytearray
+        assert all(fast.path[i] - path[0] == i for i in fast.msgs + fast.turns + fast.breaks), k

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import compress, islice, repeat
 from operator import lt, sub
 from typing import Any
@@ -23,7 +24,21 @@ from inspector.analysis.intervals import Interval, clip, contains, merge, subtra
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.formats import registry
 from inspector.formats.base import Runtime
-from inspector.ledger.model import Checkpoint, Diagnostic, Ledger, Record, seqs_without
+from inspector.ledger.model import (
+    MARK_ASSISTANT,
+    MARK_CHECKPOINT,
+    MARK_HAS_CHECKPOINT,
+    MARK_KIND,
+    MARK_NEVER_SENT,
+    MARK_STOP,
+    MARK_TURN,
+    TURN_SOURCE_ROLES,
+    Checkpoint,
+    Diagnostic,
+    Ledger,
+    Record,
+    seqs_without,
+)
 
 # The `producer` a checkpoint this tool's repair wrote names in its details (pi, native).
 REPAIR_PRODUCER = "inspector"
@@ -331,6 +346,8 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
     if not rt.tree:
         ix = led.record_index()
         if ix is not None and ix.off_path is not None:
+            if ix.path_of is not None and len(ix.path_of) == ix.count - len(ix.off_path):
+                return list(ix.path_of.values()), None
             return seqs_without(ix.off_path, len(led.records)), None
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
     if led.resolved_path is not None:
@@ -359,12 +376,19 @@ class PathScan:
     `codes`: 2 never sent, 1 a reply the runtime drops by its stop reason, 0 otherwise) and of the
     user messages that start a turn (`turns`). Given the loader's `marks` (the seqs of every
     message and checkpoint record, ascending) and a path that is a run of seqs (file order, none
-    left out: a linear runtime's whole file but its header), only the marked records are read."""
+    left out: a linear runtime's whole file but its header), only the marked records are read;
+    given its `codes` (`RecordIndex.codes`) and such a path, none is."""
 
     __slots__ = ("_in_order", "breaks", "codes", "cps", "msgs", "path", "turns")
 
     def __init__(
-        self, records: list[Record], path: list[int], rt: Runtime, in_order: bool | None = None, marks: list[int] | None = None
+        self,
+        records: list[Record],
+        path: list[int],
+        rt: Runtime,
+        in_order: bool | None = None,
+        marks: list[int] | None = None,
+        codes: bytes | bytearray | None = None,
     ) -> None:
         drop = rt.drop_stop_reasons
         self.path = path
@@ -374,20 +398,35 @@ class PathScan:
         self.msgs: list[int] = []
         self.codes = bytearray()
         self.turns: list[int] = []
-        msgs, codes, turns = self.msgs, self.codes, self.turns
+        if codes is not None and len(codes) == len(records) and in_order and path and path[-1] - path[0] == len(path) - 1:
+            self._read_codes(codes[path[0] : path[-1] + 1], drop)
+            return
+        msgs, scan_codes, turns = self.msgs, self.codes, self.turns
         for i, s in _positions(path, in_order, marks):
             r = records[s]
             k = r.kind
             if k == "message":
                 msgs.append(i)
                 role = r.role
-                codes.append(2 if r.never_sent else 1 if role == "assistant" and r.stop_reason in drop else 0)
-                if role == "user" and r.source_role in (None, "user", "custom"):
+                scan_codes.append(2 if r.never_sent else 1 if role == "assistant" and r.stop_reason in drop else 0)
+                if role == "user" and r.source_role in TURN_SOURCE_ROLES:
                     turns.append(i)
             elif k == "checkpoint":
                 self.breaks.append(i)
                 if r.checkpoint is not None:
                     self.cps.append(i)
+
+    def _read_codes(self, codes: bytes | bytearray, drop: frozenset[str]) -> None:
+        """The scan of a path that is a run of seqs from the loader's `mark_code` of each of its
+        records (`codes`), each list picked out in C: no record read, and each position the
+        path's own int object (path[i] == path[0] + i: position i is path[i - path[0]])."""
+        path, base = self.path, self.path[0]
+        positions = list(range(min(base, len(path)))) + path[: max(len(path) - base, 0)]
+        self.msgs = list(compress(positions, codes.translate(_IS_MESSAGE)))
+        self.codes = bytearray(codes.translate(_code_table(drop), _NOT_MESSAGE_CODES))
+        self.turns = list(compress(positions, codes.translate(_IS_TURN)))
+        self.breaks = list(compress(positions, codes.translate(_IS_CHECKPOINT)))
+        self.cps = list(compress(positions, codes.translate(_HAS_CHECKPOINT)))
 
     def in_order(self) -> bool:
         """Whether the path's seqs strictly increase (file order: each seq once), read once."""
@@ -404,6 +443,28 @@ def _positions(path: list[int], in_order: bool | None, marks: list[int] | None) 
     base = path[0]
     seqs = marks[bisect_left(marks, base) : bisect_right(marks, path[-1])]
     return zip(map(sub, seqs, repeat(base, len(seqs))), seqs, strict=True)
+
+
+def _flags(test: Callable[[int], bool]) -> bytes:
+    """The 256-byte table `bytes.translate` maps each `mark_code` with: 1 where `test` holds."""
+    return bytes(1 if test(c) else 0 for c in range(256))
+
+
+_IS_MESSAGE = _flags(lambda c: c & MARK_KIND == 0)
+_IS_TURN = _flags(lambda c: c & MARK_KIND == 0 and bool(c & MARK_TURN))
+_IS_CHECKPOINT = _flags(lambda c: c & MARK_KIND in (MARK_CHECKPOINT, MARK_HAS_CHECKPOINT))
+_HAS_CHECKPOINT = _flags(lambda c: c & MARK_KIND == MARK_HAS_CHECKPOINT)
+_NOT_MESSAGE_CODES = bytes(c for c in range(256) if c & MARK_KIND)
+_STOP_OF_MARK = {v: k for k, v in MARK_STOP.items()}
+
+
+@lru_cache(maxsize=8)
+def _code_table(drop: frozenset[str]) -> bytes:
+    """`PathScan.codes` of a message by its `mark_code`: 2 never sent, 1 an assistant reply the
+    runtime drops by its stop reason (`drop`), else 0."""
+    return bytes(
+        2 if c & MARK_NEVER_SENT else 1 if c & MARK_ASSISTANT and _STOP_OF_MARK.get(c & 7) in drop else 0 for c in range(256)
+    )
 
 
 def _increasing(path: list[int]) -> bool:
@@ -1144,7 +1205,7 @@ def analyze(
         if scan is None:
             # (a linear runtime's path is its records in file order, each once: `active_path`)
             ix = led.record_index()
-            scan = PathScan(led.records, path, rt, True if not rt.tree else None, ix.marks if ix is not None else None)
+            scan = PathScan(led.records, path, rt, True if not rt.tree else None, ix.marks if ix is not None else None, ix.codes if ix is not None else None)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan)

@@ -28,6 +28,7 @@ from inspector.formats.jsonl import RawLine, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     FAILURE_REASONS,
+    MARK_NEVER_SENT,
     ROLES,
     STOP_REASONS,
     TAIL_SHAPES,
@@ -43,10 +44,10 @@ from inspector.ledger.model import (
     RunHeader,
     SessionSettings,
     Usage,
+    mark_code,
     normalize_stop_reason,
     record_from_fields,
     report_duplicate_ids,
-    seqs_without,
 )
 from inspector.ledger.quoting import quote
 
@@ -634,13 +635,10 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
     (the last line known for the truncation diagnosis), given to `reading.add_line`. The line count and
     `upto_line` cut are kept by C iterators (`enumerate`, `islice`). Returns the bytes consumed."""
     records, append, add_time, add_line = reading.records, reading.records.append, reading.head_times.append, reading.add_line
+    add_code = reading.codes.append  # (each record's `mark_code`: a head's, its template's in `like_of`, or never sent)
     run_names, last_run = reading.run_names, None  # (`last_run`: the run the last head named, as `run_names` holds it)
     call_type, result_type, image_type, first_byte, quote = _TOOL_CALL, _TOOL_RESULT, native_heads.Image, native_heads.FIRST_BYTE, native_heads.QUOTE[0]
-    # Each record a copy of the record its role starts from (`_role_likes`) with its own fields
-    # set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
-    # `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
-    # the fields most records leave at their default are set only where they are not.
-    new, like_of = msgspec.structs.replace, _role_likes(reading.source)
+    new, like_of = msgspec.structs.replace, _head_likes(reading.source)  # (a head's record: a copy of its template)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
     lineno = offset = prev_offset = 0
     prev: bytes | None = None
@@ -683,9 +681,10 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
             ts = h.ts
             if type(ts) is str:
                 add_time(ts)
+            like, code = like_of[h.role][h.stop_reason]
             rec = new(
-                like_of[h.role], seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
-                stop_reason=h.stop_reason, call_ids=calls, result_id=result,
+                like, seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
+                call_ids=calls, result_id=result,
             )
             if (run := h.run) is not None:  # one string per run name, shared by its messages
                 if run != last_run:  # (a run's messages mostly follow one another: compared, not hashed)
@@ -693,18 +692,15 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
                 rec.run_id = last_run
             if h.meta is True:
                 rec.never_sent = True
+                code |= MARK_NEVER_SENT
+            add_code(code)
             append(rec)
         offset += n
         if offset >= limit:
             break
         before = lineno
-    else:
-        if prev is not None and lineno == upto_line and f.readline():
-            # (the cut fell before the file's end: its last line read is not the file's last)
-            _last_line(prev, lineno, prev_offset, False, add_line)
-            prev = None
-    if prev is not None:
-        _last_line(prev, lineno, prev_offset, True, add_line)
+    if prev is not None:  # (the file's last line, unless the loop ran out at an `upto_line` cut before the file's end)
+        _last_line(prev, lineno, prev_offset, not (offset < limit and lineno == upto_line and f.readline()), add_line)
     return offset
 
 
@@ -715,10 +711,19 @@ def _last_line(raw: bytes, lineno: int, offset: int, is_last: bool, add_line: Ca
         add_line(rl)
 
 
-def _role_likes(source: _Source | None) -> dict[str, Record]:
-    """The record a head's record starts from, by role: every field as `record_from_fields`
-    leaves it, its role (and pi-style source role, the same here) set."""
-    return {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, r, None, r, (), None, source) for r in ROLES}
+def _head_likes(source: _Source | None) -> dict[str, dict[str | None, tuple[Record, int]]]:
+    """The record a head's record starts from, by its role and stop reason, and its `mark_code`:
+    every field as `record_from_fields` leaves it, its role (and pi-style source role, the same
+    here) and stop reason set. `_read` makes each head's record a copy of it with its own fields
+    set (`msgspec.structs.replace`, called with keywords in C: `record_from_fields` goes through
+    `type.__call__`'s argument tuples, ~400 instructions a record more); each keyword costs, so
+    the fields most records leave at their default are set only where they are not."""
+    likes: dict[str, dict[str | None, tuple[Record, int]]] = {r: {} for r in ROLES}
+    for r, by_stop in likes.items():
+        for stop in (None, *STOP_REASONS):
+            like = record_from_fields(Record, 0, 0, None, None, None, 0, 0, r, stop, r, (), None, source)
+            by_stop[stop] = like, mark_code(like)
+    return likes
 
 
 class _Source(RecordSource):
@@ -790,9 +795,9 @@ class _Reading:
         self.run_messages: list[Record] = []  # the messages parsed whole that name a run
         self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
         self.run_names: dict[str, str] = {}  # the runs the heads name, each name's one string
-        # What the index lists (`RecordIndex`): the records parsed whole that are neither a message
-        # nor a checkpoint (a head's record is a message), and the header's.
-        self.unmarked: list[int] = []
+        # What the index lists (`RecordIndex`): each record's `mark_code`, in file order, and the
+        # header's seq.
+        self.codes = bytearray()
         self.header_seq: int | None = None
 
     def add_line(self, rl: RawLine) -> None:
@@ -831,8 +836,7 @@ class _Reading:
             self.records.append(rec)
             if rec.id is None:
                 self.parsed_without_id += 1
-            if rec.kind != "message" and rec.kind != "checkpoint":
-                self.unmarked.append(seq)
+            self.codes.append(mark_code(rec))
             if rl.diagnostic is not None:
                 rl.diagnostic.seqs.append(seq)
 
@@ -872,7 +876,9 @@ class _Reading:
                 break
         # The path of this linear runtime is every record but the header (each is runtime-visible).
         off_path = [self.header_seq] if self.header_seq is not None else []
-        led.index = RecordIndex(records, len(records), seqs_without(self.unmarked, len(records)), off_path)
+        # (the id index's values are the path's seqs when the records with no id are the header)
+        path_of = by_id if self.parsed_without_id == len(off_path) and len(by_id) == len(records) - len(off_path) else None
+        led.index = RecordIndex(records, len(records), None, off_path, codes=self.codes, path_of=path_of)
         return led
 
 

@@ -472,11 +472,48 @@ class RecordIndex:
 
     records: list[Record]
     count: int
-    marks: list[int]
+    marks: list[int] | None  # (None: the loader gives `codes` instead)
     off_path: list[int] | None
     # The loader's own lookup of ids -> seqs, resolving each as `Ledger.by_id` does (the last
     # runtime-visible record with that id), without walking the records; None: walk them.
     find_ids: Callable[[set[str]], dict[str, int]] | None = None
+    # What the analysis's path scan reads of each record, one `mark_code` byte per record (the
+    # marks are the records whose code is a message's or a checkpoint's), made by the loader while
+    # the record was at hand; None: read the records.
+    codes: bytes | bytearray | None = None
+    # A dict whose values, in order, are the seqs of the records of the file-order path (every
+    # record but `off_path`) as the records hold them: the loader's id index when exactly those
+    # records have an id, each their own. The path is then a list of those int objects rather
+    # than of new ones (unless the dict has grown since: `appended.grown`); None: made anew.
+    path_of: dict[Any, int] | None = None
+
+
+# A record's `mark_code`. Its kind in bits 6-7: a message (0), a checkpoint record (MARK_CHECKPOINT,
+# with MARK_HAS_CHECKPOINT when its checkpoint is read), any other record (MARK_OTHER). A message's
+# normalized stop reason in bits 0-2 (0 none, else its place in STOP_REASONS plus one), and whether
+# it is an assistant message, never sent, a user message that starts a turn (its source role none,
+# user or custom).
+MARK_STOP: dict[str | None, int] = {None: 0} | {s: i + 1 for i, s in enumerate(STOP_REASONS)}
+MARK_ASSISTANT, MARK_NEVER_SENT, MARK_TURN = 0x08, 0x10, 0x20
+MARK_CHECKPOINT, MARK_OTHER, MARK_HAS_CHECKPOINT = 0x40, 0x80, 0xC0
+MARK_KIND = 0xC0  # (the kind's bits)
+TURN_SOURCE_ROLES = (None, "user", "custom")
+
+
+def mark_code(rec: Record) -> int:
+    """The byte `RecordIndex.codes` holds for a record."""
+    kind = rec.kind
+    if kind == "checkpoint":
+        return MARK_HAS_CHECKPOINT if rec.checkpoint is not None else MARK_CHECKPOINT
+    if kind != "message":
+        return MARK_OTHER
+    role = rec.role
+    return (
+        MARK_STOP[rec.stop_reason]
+        | (MARK_ASSISTANT if role == "assistant" else 0)
+        | (MARK_NEVER_SENT if rec.never_sent else 0)
+        | (MARK_TURN if role == "user" and rec.source_role in TURN_SOURCE_ROLES else 0)
+    )
 
 
 @dataclass(slots=True, repr=False)
