@@ -102,6 +102,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     Route,
     RunHeader,
@@ -1446,7 +1447,7 @@ def _assemble(
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
     routes = {run_id: _route_of(h) for run_id, h in runs.items()}  # (one Route a run's records share: frozen)
-    records, by_event = _records(timeline, runs, routes)
+    records, by_event, marks = _records(timeline, runs, routes)
 
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
@@ -1462,7 +1463,37 @@ def _assemble(
     applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name, digests)
     sent = compactable if applied is None else _replayed(applied, compactable)
     _drop_unpaired_calls(led, sent, by_event, name)
+    if applied is not None and applied.record is not None:  # (the one row made a checkpoint record)
+        bisect.insort(marks, applied.record.seq)
+    # Every record is runtime-visible and none is a header: the path is every record (off_path []).
+    led.index = RecordIndex(records, len(records), marks, [], _Ids(by_event, [c.record for c in rows if c.record is not None]))
     return led
+
+
+class _Ids:
+    """`RecordIndex.find_ids`: ids resolved as `Ledger.by_id` resolves them (the last record with
+    the id; every maka record is runtime-visible), from the events' records by event id (an
+    event's id is its row's, the last one kept) and the checkpoint rows' records, without walking
+    the records."""
+
+    __slots__ = ("by_event", "rows")
+
+    def __init__(self, by_event: dict[str, Record], rows: list[Record]) -> None:
+        self.by_event = by_event
+        self.rows = rows  # (a few: a checkpoint row's id may be an event's too)
+
+    def __call__(self, ids: set[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        by_event = self.by_event
+        for i in ids:
+            rec = by_event.get(i)
+            if rec is not None:
+                out[i] = rec.seq
+        for rec in self.rows:
+            rid = rec.id
+            if rid is not None and rid in ids and rec.seq > out.get(rid, -1):
+                out[rid] = rec.seq
+        return out
 
 
 def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
@@ -1507,11 +1538,12 @@ def _commit_times(events: list[_Event]) -> list[Any]:
 
 def _records(
     timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]], routes: dict[str, Route | None]
-) -> tuple[list[Record], dict[str, Record]]:
+) -> tuple[list[Record], dict[str, Record], list[int]]:
     """The timeline's records (an event's message and extra fields read on demand, a message built
-    as it was read handed over) and each event's record by its id."""
+    as it was read handed over), each event's record by its id, and the seqs of the message records."""
     records: list[Record] = []
     by_event: dict[str, Record] = {}
+    marks: list[int] = []
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
@@ -1536,9 +1568,10 @@ def _records(
             if m is not None and m.role == "assistant":
                 m.route = routes.get(x.run_id or "")
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
+            marks.append(seq)
         records.append(rec)
         by_event[x.event_id] = rec
-    return records, by_event
+    return records, by_event, marks
 
 
 # ---------------------------------------------------------------------------------------- following
