@@ -74,6 +74,7 @@ a reply's events carry no step number (runtime/src/ai-sdk-flow.ts:210-282): docs
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import json
 import operator
@@ -1398,7 +1399,7 @@ class _Source(RecordSource):
     __slots__ = ("guarded", "payloads", "runs")
 
     def __init__(self, runs: dict[str, dict[str, Any]]) -> None:
-        self.payloads: dict[int, Any] = {}
+        self.payloads: list[Any] = []  # by seq (None: a checkpoint row's record)
         self.guarded: set[int] = set()  # the records whose payload the guard changed
         self.runs = runs
 
@@ -1508,8 +1509,9 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
         through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
-        if isinstance(through, str) and through in ids_back:  # (an event id is a string: a list is no key)
-            at = max(at, len(ids_back) - ids_back.index(through))
+        if isinstance(through, str):  # (an event id is a string: a list is no key)
+            with contextlib.suppress(ValueError):  # (its last place, found in one pass)
+                at = max(at, len(ids_back) - ids_back.index(through))
         slots.setdefault(at, []).append(c)
     done = 0
     for at in sorted(slots):  # each slot's rows before the event at its place
@@ -1550,13 +1552,14 @@ def _records(
     for seq, x in enumerate(timeline):
         line = seq + 1  # (every entry one record)
         if type(x) is _CkptRow:
+            payloads.append(None)
             x.line = line
             x.where = x.where.replace("(run", f"(line {line}, run", 1)
             rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
             x.record = rec
             records.append(rec)
             continue
-        payloads[seq] = x.raw
+        payloads.append(x.raw)
         if x.guarded:
             source.guarded.add(seq)
         h = x.head
@@ -1687,8 +1690,8 @@ def _same_reading(a: Ledger, b: Ledger) -> bool:
 
 def _same_extra(a: Record, b: Record) -> bool:
     """Do two records hold the same extra fields? Payloads stored alike do, unread."""
-    pa = a._source.payloads.get(a.seq) if isinstance(a._source, _Source) else None
-    pb = b._source.payloads.get(b.seq) if isinstance(b._source, _Source) else None
+    pa = a._source.payloads[a.seq] if isinstance(a._source, _Source) else None
+    pb = b._source.payloads[b.seq] if isinstance(b._source, _Source) else None
     return (pa is not None and pa == pb) or a.extra == b.extra
 
 
