@@ -496,3 +496,60 @@ def test_commit_times_are_the_sorted_finite_ones(stored: list[Any]) -> None:
     order = [r[0] for r in con.execute("SELECT committed_at FROM t ORDER BY committed_at")]
     events = [maka._Event(i, str(i), b"{}", t, None, None, None, None, False, None, None, False, False, False) for i, t in enumerate(order, 1)]
     assert maka._commit_times(events) == sorted(t for t in order if type(t) is int or maka._finite(t))
+
+
+# ---------------------------------------------------------------------------------------- the record index
+
+
+def _random_session(rng: Any) -> Session:
+    """Turns of user texts, calls and results, replies and runtime facts (no content), with
+    checkpoints over a prefix among them (one in force), and an event whose id is a checkpoint
+    row's (`ev-cpN`)."""
+    s = Session()
+    n_cp = 0
+    for t in range(rng.randint(1, 6)):
+        s.run(f"run{t}", f"turn{t}")
+        s.user(f"u{t}", f"run{t}", f"ask {t}")
+        for k in range(rng.randint(0, 3)):
+            kind = rng.choice(("call", "fact", "reply", "id"))
+            if kind == "call" or (kind == "id" and f"ev-cp{n_cp + 1}" in {e["id"] for e in s.events}):
+                s.call(f"c{t}.{k}", f"run{t}", f"call_{t}_{k}")
+                if rng.random() < 0.8:
+                    s.result(f"r{t}.{k}", f"run{t}", f"call_{t}_{k}")
+            elif kind == "fact":
+                s.event(f"f{t}.{k}", f"run{t}", "system", None, status=rng.choice(("completed", "failed")))
+            elif kind == "id" and f"ev-cp{n_cp + 1}" not in {e["id"] for e in s.events}:
+                s.reply(f"ev-cp{n_cp + 1}", f"run{t}", "an id a checkpoint row takes")
+            else:
+                s.reply(f"a{t}.{k}", f"run{t}", "ok")
+        if t and rng.random() < 0.6:
+            n_cp += 1
+            s.checkpoint(f"cp{n_cp}", f"run{t}", rng.randint(1, len(s.compactable())))
+    return s
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_index_lists_what_the_records_say_and_reads_as_they_do(tmp_path: Path, seed: int) -> None:
+    """The loader's `RecordIndex` (message and checkpoint seqs, no record off the path, ids found
+    without a walk) is what a walk of the records finds, and the analysis reads the same with it
+    as without it, whole and at each cut."""
+    import random
+
+    from inspector.analysis.export import analyze_json, context_json
+    from inspector.ledger.model import seqs_without
+
+    path = write(str(tmp_path / "runtime.sqlite"), _random_session(random.Random(seed)))
+    n = len(maka.load(path, None, None).records)
+    for upto in (None, *range(1, n + 1, 3)):
+        led = maka.load(path, None, upto)
+        ix = led.record_index()
+        assert ix is not None
+        assert ix.marks == [r.seq for r in led.records if r.kind in ("message", "checkpoint")]
+        assert seqs_without(ix.off_path or [], len(led.records)) == [r.seq for r in led.records if r.runtime_visible and r.kind != "header"]
+        ids = {r.id for r in led.records if r.id is not None} | {"no such id"}
+        by_id = {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}
+        assert ix.find_ids(ids) == {i: by_id[i] for i in ids if i in by_id}  # type: ignore[misc]
+        plain = maka.load(path, None, upto)
+        plain.index = None
+        a, b = analyze(led), analyze(plain)
+        assert (analyze_json(a), context_json(a)) == (analyze_json(b), context_json(b))

@@ -242,3 +242,45 @@ def test_a_count_survives_the_piece_cache_cleared_meanwhile(monkeypatch, referen
     monkeypatch.setattr(tk.SmallBpe, "_piece_count", merge_while_another_thread_clears)
     text = "Counting tokens of a text whose pieces are all new: every merge finds the cache cleared."
     assert small.count(text) == len(reference.encode_ordinary(text))
+
+
+def _piece_texts(rng: random.Random) -> list[str]:
+    """Random ASCII texts over every class of cl100k's split pattern (pieces met in one text
+    again in another, so counts looked up are checked too), long runs, real lines, and texts the
+    counter leaves to tiktoken (non-ASCII, past `COUNT_PIECE_CHARS`)."""
+    pools = [
+        "".join(chr(i) for i in range(128)),
+        "abcdefghij ABC\n\n  \t'sdmtlvre0123456789.,;:!?()[]{}<>\"'-_/\\\r\x0b\x0c\x1c\x1f",
+        "    \n\n\r\n\t\t  xx yy 1234567 '''sss LL VE Re",
+        "def f(x):\n    return x  # done\n\n",
+    ]
+    texts = ["".join(rng.choice(p) for _ in range(rng.randint(1, 400))) for p in pools for _ in range(300)]
+    texts += ["x" * 2000, "ab" * 700, "1" * 999, " " * 300 + "end", "\n" * 50, "I'LL we'Re they'VE", "don't 'tis"]
+    texts += ["naïve café 東京 🙂 " * 20, "é" + "a b " * 100, "y " * (tk.COUNT_PIECE_CHARS // 2 + 10)]
+    for path in sorted(SAMPLES.rglob("*.jsonl"))[:20]:
+        texts += path.read_text(encoding="utf-8", errors="replace").splitlines()[:40]
+    return texts
+
+
+def test_the_piece_counter_counts_every_text_as_tiktoken_encodes_it(reference) -> None:
+    texts = _piece_texts(random.Random(20261204))
+    counter = tk.PieceCounter(reference)
+    got = [counter.count(t) for t in texts]
+    assert [t for t, n in zip(texts, got, strict=True) if n != tk.encoded_len(reference, t)] == []
+    assert len(counter._known) > 1000  # (pieces were remembered and looked up, not merged each time)
+
+
+def test_a_batch_counts_as_tiktoken_encodes_each_text(reference) -> None:
+    texts = _piece_texts(random.Random(20261205))
+    texts += texts[:50]
+    tok = tk.Tokenizer("t", False, lambda: reference)
+    assert tok.count_many(texts) == [tk.encoded_len(reference, t) if t else 0 for t in texts]
+
+
+def test_an_encoding_without_the_one_piece_encoder_counts_whole_texts(reference) -> None:
+    class Plain:
+        def encode_ordinary(self, text: str) -> list[int]:
+            return reference.encode_ordinary(text)
+
+    counter = tk.PieceCounter(Plain())
+    assert [counter.count(t) for t in ("a b c", "x\n\n  y", "'ll")] == [len(reference.encode_ordinary(t)) for t in ("a b c", "x\n\n  y", "'ll")]

@@ -88,10 +88,11 @@ class Tokenizer:
         # read twice): the count of a text is the same each time.
         seen: dict[str, int] = {}
         out: list[int] = []
+        count = PieceCounter(enc).count
         for t in texts:
             n = seen.get(t)
             if n is None:
-                n = seen[t] = encoded_len(enc, t) if t else 0
+                n = seen[t] = count(t) if t else 0
             out.append(n)
         return out
 
@@ -113,6 +114,38 @@ def encoded_len(enc: Any, text: str) -> int:
         n += len(enc.encode_ordinary(text[start:end]))
         start = end
     return n
+
+
+class PieceCounter:
+    """`encoded_len` of many texts, a piece at a time: an ASCII text is cut by `_ASCII_SPLIT` (cl100k's
+    split pattern in `re`, tiktoken's cuts on ASCII text: tests/test_tokenizer_load.py) and each
+    distinct piece is encoded once, by tiktoken's own byte-pair merge of one piece
+    (`Encoding._encode_single_piece`, what `encode_ordinary` does for each piece it cuts), so a
+    batch's words, indents and punctuation are looked up, not encoded again (on the 2,630 texts of
+    the maka benchmark's next request: 1,664M -> 1,292M instructions, 0.236 -> 0.201 s; tiktoken's
+    regex engine is most of its time). Any other text, or an encoding without that method, is
+    `encoded_len`'s."""
+
+    __slots__ = ("_enc", "_known", "_single")
+
+    def __init__(self, enc: Any) -> None:
+        self._enc = enc
+        self._single = getattr(enc, "_encode_single_piece", None)
+        self._known: dict[str, int] = {}  # a piece's token count
+
+    def count(self, text: str) -> int:
+        if self._single is None or len(text) > COUNT_PIECE_CHARS or not text.isascii():
+            return encoded_len(self._enc, text)
+        pieces = _ASCII_SPLIT.findall(text)
+        known = self._known
+        try:
+            return sum(map(known.__getitem__, pieces))
+        except KeyError:
+            pass
+        single = self._single
+        for piece in set(pieces).difference(known):
+            known[piece] = len(single(piece))
+        return sum(map(known.__getitem__, pieces))
 
 
 # Up to this many characters in all `SmallBpe` counts with fewer instructions than building

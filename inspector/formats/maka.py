@@ -74,6 +74,7 @@ a reply's events carry no step number (runtime/src/ai-sdk-flow.ts:210-282): docs
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import json
 import operator
@@ -102,6 +103,7 @@ from inspector.ledger.model import (
     Ledger,
     Message,
     Record,
+    RecordIndex,
     RecordSource,
     Route,
     RunHeader,
@@ -1397,7 +1399,7 @@ class _Source(RecordSource):
     __slots__ = ("guarded", "payloads", "runs")
 
     def __init__(self, runs: dict[str, dict[str, Any]]) -> None:
-        self.payloads: dict[int, Any] = {}
+        self.payloads: list[Any] = []  # by seq (None: a checkpoint row's record)
         self.guarded: set[int] = set()  # the records whose payload the guard changed
         self.runs = runs
 
@@ -1446,7 +1448,7 @@ def _assemble(
     if not events:
         raise LoadError(f"{name}: session {sid!r} has no runtime events" + (f" up to line {upto}" if upto is not None else ""))
     routes = {run_id: _route_of(h) for run_id, h in runs.items()}  # (one Route a run's records share: frozen)
-    records, by_event = _records(timeline, runs, routes)
+    records, by_event, marks = _records(timeline, runs, routes)
 
     led = Ledger(path=name, format=NAME, session_id=sid, header=None, records=records)
     led.diagnostics = diags
@@ -1462,7 +1464,37 @@ def _assemble(
     applied = _apply_checkpoint(con, led, sid, rows, compactable, by_event, runs, upto, name, digests)
     sent = compactable if applied is None else _replayed(applied, compactable)
     _drop_unpaired_calls(led, sent, by_event, name)
+    if applied is not None and applied.record is not None:  # (the one row made a checkpoint record)
+        bisect.insort(marks, applied.record.seq)
+    # Every record is runtime-visible and none is a header: the path is every record (off_path []).
+    led.index = RecordIndex(records, len(records), marks, [], _Ids(by_event, [c.record for c in rows if c.record is not None]))
     return led
+
+
+class _Ids:
+    """`RecordIndex.find_ids`: ids resolved as `Ledger.by_id` resolves them (the last record with
+    the id; every maka record is runtime-visible), from the events' records by event id (an
+    event's id is its row's, the last one kept) and the checkpoint rows' records, without walking
+    the records."""
+
+    __slots__ = ("by_event", "rows")
+
+    def __init__(self, by_event: dict[str, Record], rows: list[Record]) -> None:
+        self.by_event = by_event
+        self.rows = rows  # (a few: a checkpoint row's id may be an event's too)
+
+    def __call__(self, ids: set[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        by_event = self.by_event
+        for i in ids:
+            rec = by_event.get(i)
+            if rec is not None:
+                out[i] = rec.seq
+        for rec in self.rows:
+            rid = rec.id
+            if rid is not None and rid in ids and rec.seq > out.get(rid, -1):
+                out[rid] = rec.seq
+        return out
 
 
 def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> tuple[list[_Event | _CkptRow], list[_Event], list[_CkptRow]]:
@@ -1477,8 +1509,9 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
         at = bisect.bisect_right(committed, ts)  # the events committed by its time
         thr = ((c.cp or {}).get("coverage") or {}).get("through") if isinstance(c.cp, dict) else None
         through = thr.get("runtimeEventId") if isinstance(thr, dict) else None
-        if isinstance(through, str) and through in ids_back:  # (an event id is a string: a list is no key)
-            at = max(at, len(ids_back) - ids_back.index(through))
+        if isinstance(through, str):  # (an event id is a string: a list is no key)
+            with contextlib.suppress(ValueError):  # (its last place, found in one pass)
+                at = max(at, len(ids_back) - ids_back.index(through))
         slots.setdefault(at, []).append(c)
     done = 0
     for at in sorted(slots):  # each slot's rows before the event at its place
@@ -1507,24 +1540,26 @@ def _commit_times(events: list[_Event]) -> list[Any]:
 
 def _records(
     timeline: list[_Event | _CkptRow], runs: dict[str, dict[str, Any]], routes: dict[str, Route | None]
-) -> tuple[list[Record], dict[str, Record]]:
+) -> tuple[list[Record], dict[str, Record], list[int]]:
     """The timeline's records (an event's message and extra fields read on demand, a message built
-    as it was read handed over) and each event's record by its id."""
+    as it was read handed over), each event's record by its id, and the seqs of the message records."""
     records: list[Record] = []
     by_event: dict[str, Record] = {}
+    marks: list[int] = []
     source = _Source(runs)
     payloads = source.payloads
     new = record_from_fields
     for seq, x in enumerate(timeline):
         line = seq + 1  # (every entry one record)
         if type(x) is _CkptRow:
+            payloads.append(None)
             x.line = line
             x.where = x.where.replace("(run", f"(line {line}, run", 1)
             rec = Record(seq, line, "meta", CHECKPOINT_EVENT, id=x.event_id, timestamp=x.ts, run_id=x.run_id, extra=x.obj)
             x.record = rec
             records.append(rec)
             continue
-        payloads[seq] = x.raw
+        payloads.append(x.raw)
         if x.guarded:
             source.guarded.add(seq)
         h = x.head
@@ -1536,9 +1571,10 @@ def _records(
             if m is not None and m.role == "assistant":
                 m.route = routes.get(x.run_id or "")
             rec = new(Record, seq, line, x.event_id, None, x.ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source, "message", "runtime_event", True, h[5] is not None, m, None, x.run_id, UNREAD)
+            marks.append(seq)
         records.append(rec)
         by_event[x.event_id] = rec
-    return records, by_event
+    return records, by_event, marks
 
 
 # ---------------------------------------------------------------------------------------- following
@@ -1654,8 +1690,8 @@ def _same_reading(a: Ledger, b: Ledger) -> bool:
 
 def _same_extra(a: Record, b: Record) -> bool:
     """Do two records hold the same extra fields? Payloads stored alike do, unread."""
-    pa = a._source.payloads.get(a.seq) if isinstance(a._source, _Source) else None
-    pb = b._source.payloads.get(b.seq) if isinstance(b._source, _Source) else None
+    pa = a._source.payloads[a.seq] if isinstance(a._source, _Source) else None
+    pb = b._source.payloads[b.seq] if isinstance(b._source, _Source) else None
     return (pa is not None and pa == pb) or a.extra == b.extra
 
 
