@@ -242,3 +242,30 @@ def test_a_count_survives_the_piece_cache_cleared_meanwhile(monkeypatch, referen
     monkeypatch.setattr(tk.SmallBpe, "_piece_count", merge_while_another_thread_clears)
     text = "Counting tokens of a text whose pieces are all new: every merge finds the cache cleared."
     assert small.count(text) == len(reference.encode_ordinary(text))
+
+
+def _shadow_whole(text: str) -> str | None:
+    """`ascii_shadow` the plain way: every character of the text classed and translated at once."""
+    import unicodedata
+
+    table: dict[int, str] = {0x17F: "s"}
+    for c in set(text):
+        if ord(c) < 128 or ord(c) in table:
+            continue
+        cat = unicodedata.category(c)
+        if cat in ("Cn", "Cs"):
+            return None
+        table[ord(c)] = "\t" if c.isspace() else {"L": "a", "N": "0"}.get(cat[0], ".")
+    return text.translate(table)
+
+
+def test_shadow_of_the_non_ascii_runs_is_the_whole_texts() -> None:
+    """`ascii_shadow` translates only the runs of non-ASCII characters, classing each character the
+    first time a run holds it: the same as classing and translating the whole text."""
+    rng = random.Random(20261204)
+    unknown = "\u0378\ud800\U000e0080"  # unassigned here, a lone surrogate, unassigned
+    fresh = [chr(o) for o in range(0x2500, 0x2580)] + [chr(o) for o in range(0x4E00, 0x4E40)]
+    for n in range(600):
+        pool = "ab Z09 '\n\t.-" + ODD + "".join(rng.sample(fresh, 6)) + (rng.choice(unknown) if n % 7 == 0 else "")
+        text = "".join(rng.choice(pool) * rng.randint(1, 3) for _ in range(rng.randint(0, 80)))
+        assert tk.ascii_shadow(text) == _shadow_whole(text), repr(text)

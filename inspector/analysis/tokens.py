@@ -153,19 +153,39 @@ def ascii_shadow(text: str) -> str | None:
     puts in the same class, so `_ASCII_SPLIT` cuts it where tiktoken cuts the text (one character
     for one: the pieces are the same slices of both). None when a character's class is not known
     here: unassigned in this Python's Unicode data (tiktoken's may be newer), or a lone surrogate
-    (tiktoken re-encodes the text first)."""
+    (tiktoken re-encodes the text first). Only the runs of non-ASCII characters are translated
+    (`str.translate` of a whole text pays a failed lookup for each ASCII character)."""
     if text.isascii():
         return text
+    try:
+        return _NON_ASCII_RUN.sub(_shadow_run, text)
+    except _NoClass:
+        return None
+
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+class _NoClass(Exception):
+    """A character whose class `ascii_shadow` does not know."""
+
+
+def _shadow_run(m: re.Match[str]) -> str:
+    """The shadow of a run of non-ASCII characters (its characters' classes looked up once)."""
+    run = m[0]
     table = _shadow_of
-    for c in set(text):
+    shadow = run.translate(table)
+    if shadow.isascii():
+        return shadow
+    for c in set(run):
         o = ord(c)
-        if o < 128 or o in table:
+        if o in table:
             continue
         cat = unicodedata.category(c)
         if cat in ("Cn", "Cs"):
-            return None
+            raise _NoClass
         table[o] = _SHADOW_SPACE if c.isspace() else _SHADOWS.get(cat[0], _SHADOW_OTHER)
-    return text.translate(table)
+    return run.translate(table)
 
 
 class Declined(Exception):
