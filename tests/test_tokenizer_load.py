@@ -3,6 +3,7 @@ loader: it must be the very encoding that loader gives."""
 
 from __future__ import annotations
 
+import binascii
 import itertools
 import random
 from pathlib import Path
@@ -139,8 +140,6 @@ def test_characters_of_unknown_class_are_not_shadowed() -> None:
 
 
 def test_ascii_bpe_ranks_are_tiktokens(small) -> None:
-    import binascii
-
     ranks = load_tiktoken_bpe(tk.offline_data_path())
     for token, rank in [*list(ranks.items())[::997], (b"!", 0), (b"\n\n", ranks[b"\n\n"])]:
         assert small._rank(binascii.b2a_base64(token, newline=False)) == rank
@@ -284,3 +283,48 @@ def test_an_encoding_without_the_one_piece_encoder_counts_whole_texts(reference)
 
     counter = tk.PieceCounter(Plain())
     assert [counter.count(t) for t in ("a b c", "x\n\n  y", "'ll")] == [len(reference.encode_ordinary(t)) for t in ("a b c", "x\n\n  y", "'ll")]
+
+
+def _shadow_whole(text: str) -> str | None:
+    """`ascii_shadow` the plain way: every character of the text classed and translated at once."""
+    import unicodedata
+
+    table: dict[int, str] = {0x17F: "s"}
+    for c in set(text):
+        if ord(c) < 128 or ord(c) in table:
+            continue
+        cat = unicodedata.category(c)
+        if cat in ("Cn", "Cs"):
+            return None
+        table[ord(c)] = "\t" if c.isspace() else {"L": "a", "N": "0"}.get(cat[0], ".")
+    return text.translate(table)
+
+
+def test_shadow_of_the_non_ascii_runs_is_the_whole_texts() -> None:
+    """`ascii_shadow` translates only the runs of non-ASCII characters, classing each character the
+    first time a run holds it: the same as classing and translating the whole text."""
+    rng = random.Random(20261204)
+    unknown = "\u0378\ud800\U000e0080"  # unassigned here, a lone surrogate, unassigned
+    fresh = [chr(o) for o in range(0x2500, 0x2580)] + [chr(o) for o in range(0x4E00, 0x4E40)]
+    for n in range(600):
+        pool = "ab Z09 '\n\t.-" + ODD + "".join(rng.sample(fresh, 6)) + (rng.choice(unknown) if n % 7 == 0 else "")
+        text = "".join(rng.choice(pool) * rng.randint(1, 3) for _ in range(rng.randint(0, 80)))
+        assert tk.ascii_shadow(text) == _shadow_whole(text), repr(text)
+
+
+def test_long_pieces_merged_from_a_heap_as_by_the_lowest_pair_each_time(small, reference, monkeypatch) -> None:
+    """A piece of `HEAP_PIECE_BYTES` or more is merged from a heap (`_heap_merged_parts`): as many
+    parts as the merge that looks for the lowest pair each time leaves, on random runs of characters
+    whose bytes merge in many steps and ties (box drawing, accents, digits, repeats); and tiktoken's count."""
+    rng = random.Random(20261204)
+    pool = ["─", "┬", "┴", "══", "a", "b", "ab", "=", "-", "é", "東", "🙂", "0", "1", " ", "\n"]
+    texts = ["".join(rng.choice(pool) * rng.randint(1, 4) for _ in range(rng.randint(12, 90))) for _ in range(300)]
+    for t in texts[:: _every(small, 10)]:
+        b = t.encode()
+        monkeypatch.setattr(tk, "HEAP_PIECE_BYTES", 1 << 30)
+        by_min = tk.SmallBpe._piece_count(small, t) if small._rank(binascii.b2a_base64(b, newline=False)) is None else None
+        monkeypatch.setattr(tk, "HEAP_PIECE_BYTES", 48)
+        if by_min is not None:
+            assert tk._heap_merged_parts(b, small._rank) == by_min, repr(t)
+    long_pieces = [" └─────┴─────┴─────┴──────┴─────┘", "=" * 70, "0123456789" * 8, "ab" * 40]
+    assert _mismatches(small, reference, texts[:: _every(small, 10)] + long_pieces) == []

@@ -14,6 +14,7 @@ import os
 import re
 import unicodedata
 from functools import lru_cache
+from heapq import heapify, heappop, heappush
 from itertools import accumulate
 from typing import Any
 
@@ -186,19 +187,39 @@ def ascii_shadow(text: str) -> str | None:
     puts in the same class, so `_ASCII_SPLIT` cuts it where tiktoken cuts the text (one character
     for one: the pieces are the same slices of both). None when a character's class is not known
     here: unassigned in this Python's Unicode data (tiktoken's may be newer), or a lone surrogate
-    (tiktoken re-encodes the text first)."""
+    (tiktoken re-encodes the text first). Only the runs of non-ASCII characters are translated
+    (`str.translate` of a whole text pays a failed lookup for each ASCII character)."""
     if text.isascii():
         return text
+    try:
+        return _NON_ASCII_RUN.sub(_shadow_run, text)
+    except _NoClass:
+        return None
+
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+class _NoClass(Exception):
+    """A character whose class `ascii_shadow` does not know."""
+
+
+def _shadow_run(m: re.Match[str]) -> str:
+    """The shadow of a run of non-ASCII characters (its characters' classes looked up once)."""
+    run = m[0]
     table = _shadow_of
-    for c in set(text):
+    shadow = run.translate(table)
+    if shadow.isascii():
+        return shadow
+    for c in set(run):
         o = ord(c)
-        if o < 128 or o in table:
+        if o in table:
             continue
         cat = unicodedata.category(c)
         if cat in ("Cn", "Cs"):
-            return None
+            raise _NoClass
         table[o] = _SHADOW_SPACE if c.isspace() else _SHADOWS.get(cat[0], _SHADOW_OTHER)
-    return text.translate(table)
+    return run.translate(table)
 
 
 class Declined(Exception):
@@ -298,6 +319,8 @@ class SmallBpe:
             self.merged += len(b) * len(b)
             if self.merged > self.merge_budget:
                 raise Declined(f"a piece of {len(b)} bytes")
+        if len(b) >= HEAP_PIECE_BYTES:
+            return _heap_merged_parts(b, rank)
         # starts[k]: where part k begins; pair[k]: rank of parts k and k+1 merged (or none).
         starts = list(range(len(b) + 1))
         pair = [none if (r := rank(b64(b[i : i + 2], newline=False))) is None else r for i in range(len(b) - 1)]
@@ -315,6 +338,41 @@ class SmallBpe:
                 r = rank(b64(b[starts[i - 1] : starts[i + 1]], newline=False))
                 pair[i - 1] = none if r is None else r
         return len(starts) - 1
+
+
+# From this many bytes a piece's merge takes the lowest pair from a heap (`_heap_merged_parts`)
+# instead of a `min` over every pair at each merge (quadratic: a 233-byte run of box-drawing
+# characters, 700 bytes' merges, costs it about 1.5M instructions).
+HEAP_PIECE_BYTES = 48
+
+
+def _heap_merged_parts(b: bytes, rank: Any) -> int:
+    """How many parts `b`'s byte-pair merge leaves (what `SmallBpe._piece_count`'s loop leaves):
+    repeatedly merge the adjacent pair of parts whose bytes have the lowest rank, the leftmost on a
+    tie. The pairs are kept in a heap of (rank, start, end) (the leftmost is the lowest start), a
+    pair left there after one of its parts merged with another skipped when it comes up: it is
+    still a pair when the part at `start` ends where a part that ends at `end` begins."""
+    b64 = binascii.b2a_base64
+    n = len(b)
+    end = list(range(1, n + 1))  # end[s]: where the part that starts at s ends (-1: none starts there)
+    before = list(range(-1, n - 1))  # before[s]: where the part before the one at s starts
+    heap = [(r, i, i + 2) for i in range(n - 1) if (r := rank(b64(b[i : i + 2], newline=False))) is not None]
+    heapify(heap)
+    parts = n
+    while heap:
+        _, s, e = heappop(heap)
+        m = end[s]
+        if m < 0 or m >= n or end[m] != e:
+            continue  # (not a pair any more)
+        end[s], end[m] = e, -1
+        parts -= 1
+        if e < n:
+            before[e] = s
+            if (r := rank(b64(b[s : end[e]], newline=False))) is not None:
+                heappush(heap, (r, s, end[e]))
+        if s > 0 and (r := rank(b64(b[before[s] : e], newline=False))) is not None:
+            heappush(heap, (r, before[s], e))
+    return parts
 
 
 def _expected_hash_from_tiktoken() -> str:
