@@ -1,6 +1,6 @@
 """A big JSONL file read by two processes (issue 13: no single format's): this one appends every
 chunk's records in file order, and a forked helper decodes chunks ahead of it. A format supplies
-how a chunk is decoded (`ChunkCodec`); pi's streaming loader is the user."""
+how a chunk is decoded (`ChunkCodec`); pi's, Claude Code's and Codex's streaming loaders use it."""
 
 from __future__ import annotations
 
