@@ -1548,6 +1548,7 @@ class _ChunkReading:
         self.left: list[tuple[int, int]] = []
         self.records: list[list[Any]] = []
         self.shapes: dict[tuple[str, str, str | None, int], int] = {}
+        self.meta_shapes: dict[str, int] = {}  # (a meta record's shape by its type)
         self.tokens: list[tuple[TokensHead | None, int | None]] = []
         self.models: list[str | None] = []
         self.parts: list[Any] = []
@@ -1593,11 +1594,10 @@ class _ChunkReading:
         """A meta line but the header, as `_read` maps it (False: a roll-back or a usage record,
         left to the loader: they act on the build as a whole)."""
         p = h.payload
-        op = _OP_META
         if t == "event_msg":
             sub = p.type
             if sub == "token_count":
-                typ, op, info = "event_msg:token_count", _OP_TOKENS, p.info
+                typ, info = "event_msg:token_count", p.info
                 w = info.model_context_window if info is not None else None
                 self.tokens.append((info.last_token_usage if info is not None else None, w if w is not None and w > 0 else None))
             elif sub == "thread_rolled_back":
@@ -1609,9 +1609,12 @@ class _ChunkReading:
         else:
             typ = _META_NAMES[t]
             if t == "turn_context":
-                op = _OP_TURN
                 self.models.append(p.model)
-        self.records.append([0, 0, p.id, None, h.timestamp, at, n, None, None, None, (), None, self.shape(("meta", typ, None, op))])
+        i = self.meta_shapes.get(typ)
+        if i is None:
+            op = _OP_TOKENS if typ == "event_msg:token_count" else _OP_TURN if typ == "turn_context" else _OP_META
+            i = self.meta_shapes[typ] = self.shape(("meta", typ, None, op))
+        self.records.append([0, 0, p.id, None, h.timestamp, at, n, None, None, None, (), None, i])
         return True
 
     def chunk(self) -> list[Any]:
