@@ -24,11 +24,17 @@ from inspector.formats import parallel as par
 from inspector.ledger.model import Ledger
 from tests.conftest import REPO
 from tests.golden_outputs import SHARED
-from tests.test_parallel_load import _assert_same, _loader_stops_at, _snapshot, _write
+from tests.test_parallel_load import _assert_same, _loader_stops_at, _snapshot, _write, spy_forks
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")
 
 SERIAL = 1 << 62
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked, in order (each test sets its chunk size)."""
+    return spy_forks(monkeypatch)
 
 
 def _files() -> list[Path]:
@@ -38,22 +44,6 @@ def _files() -> list[Path]:
     found += sorted((REPO / "tests" / "differential" / "fixtures").glob("codex-*/session.jsonl"))
     found += sorted((REPO / "tests" / "peers" / "codex_resume" / "sessions").glob("*.jsonl"))
     return found
-
-
-@pytest.fixture
-def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every helper forked, in order (None when the two-process read was not taken)."""
-    made: list[Any] = []
-    real = par.fork_helper
-
-    def spy(*args: Any, **kw: Any) -> Any:
-        h = real(*args, **kw)
-        made.append(h)
-        return h
-
-    monkeypatch.setattr(par, "fork_helper", spy)
-    monkeypatch.setattr(par, "_single_threaded", lambda: True)  # (other tests' idle threads)
-    return made
 
 
 def _serial(path: Path, monkeypatch: pytest.MonkeyPatch) -> Ledger:

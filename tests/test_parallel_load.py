@@ -76,9 +76,8 @@ def base_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-@pytest.fixture
-def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every helper forked, in order (None when the parallel path was not taken)."""
+def spy_forks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked from now on, in order (None when the parallel path was not taken)."""
     made: list[Any] = []
     real = par.fork_helper
 
@@ -88,10 +87,16 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return h
 
     monkeypatch.setattr(par, "fork_helper", spy)
-    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
     # Other tests may leave idle threads behind (Textual's); the helper only reads and decodes.
     monkeypatch.setattr(par, "_single_threaded", lambda: True)
     return made
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked, in order, with chunks of `CHUNK` bytes."""
+    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
+    return spy_forks(monkeypatch)
 
 
 def _loader_stops_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:

@@ -1388,10 +1388,7 @@ def stream(
     and history key read again from the file when asked for (`_Fields`); any other line is parsed
     whole and mapped as `build` maps it. Only what the mapping keeps stays in memory. A big
     file's chunks are decoded by a forked helper too (`parallel`, `_CODEC`); the ledger is the same."""
-    helper = None
-    if upto_line is None and isinstance(f, io.BufferedReader):
-        helper = parallel.fork_helper(f.fileno(), limit, _CODEC)
-    try:
+    with parallel.helper_of(f, limit, _CODEC, upto_line) as helper:
         if after_fork is not None:
             after_fork()  # (the hasher's thread: started once the helper is forked)
         source = _Fields(path)
@@ -1399,10 +1396,6 @@ def stream(
             b = _Builder(path, source)
             consumed = _read(f, limit, upto_line, b)[0] if helper is None else _read_with_helper(b, f, limit, helper)
             return b.finish(), consumed
-    finally:
-        if helper is not None:
-            helper.close(kill=not helper.ended)  # its work is not wanted any more
-            helper.release()
 
 
 def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple[int, int] = (0, 0), stop: int = -1) -> tuple[int, int]:
