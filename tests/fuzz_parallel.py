@@ -1,9 +1,9 @@
 """`python -m tests.fuzz_parallel --cases 300 --seed S`: the two-process read against the serial one.
 
-A big pi or Claude Code file is read by this process and a forked helper together (`formats.parallel`),
+A big pi, Claude Code or Codex file is read by this process and a forked helper together (`formats.parallel`),
 which only files of 256 MB and more take, so the fuzz campaign (small files) never reaches it. Here
 each case is a seed of the fuzz corpus (`tests.fuzz.corpus`: the real sessions and peer corpora of
-both formats), damaged by one to three of the campaign's own mutations (`tests.fuzz.mutations`),
+these formats), damaged by one to three of the campaign's own mutations (`tests.fuzz.mutations`),
 then read twice in this process: serially, and by two processes with a chunk of a few hundred
 bytes to a few KB (so most lines of a small file fall in the helper's chunks, wherever the two
 meet). The two ledgers must be the same record for record (`test_parallel_load._snapshot`), and so
@@ -32,7 +32,7 @@ from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
 from tests.test_parallel_load import _snapshot
 
-KINDS = ("pi", "claude_code")
+KINDS = ("pi", "claude_code", "codex")
 SERIAL = 1 << 62
 
 

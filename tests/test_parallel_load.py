@@ -76,9 +76,8 @@ def base_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-@pytest.fixture
-def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every helper forked, in order (None when the parallel path was not taken)."""
+def spy_forks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked from now on, in order (None when the parallel path was not taken)."""
     made: list[Any] = []
     real = par.fork_helper
 
@@ -88,10 +87,16 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return h
 
     monkeypatch.setattr(par, "fork_helper", spy)
-    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
     # Other tests may leave idle threads behind (Textual's); the helper only reads and decodes.
     monkeypatch.setattr(par, "_single_threaded", lambda: True)
     return made
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper forked, in order, with chunks of `CHUNK` bytes."""
+    monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
+    return spy_forks(monkeypatch)
 
 
 def _loader_stops_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
@@ -500,13 +505,14 @@ def test_only_a_big_regular_file_of_a_chunked_format_gets_a_helper_ahead(base_li
     path = _write(tmp_path / "big.jsonl", base_lines)
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)  # no writer: opening it would wait forever
-    codex_file = tmp_path / "rollout.jsonl"
-    line = b'{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s","cwd":"/"}}\n'
-    codex_file.write_bytes(line * (SMALL // len(line) + 10))  # big, but Codex has no chunk codec
+    native_file = tmp_path / "ledger.jsonl"
+    header = b'{"type":"ledger","format":"inspector-ledger","version":1,"id":"l","created":"2026-01-01T00:00:00Z"}\n'
+    line = b'{"type":"message","id":"m","ts":"2026-01-01T00:00:00Z","role":"user","content":"x"}\n'
+    native_file.write_bytes(header + line * (SMALL // len(line) + 10))  # big, but native ledgers have no chunk codec
     assert not fork_reader_ahead(str(fifo))
     assert not fork_reader_ahead(str(tmp_path))
     assert not fork_reader_ahead(str(tmp_path / "missing.jsonl"))
-    assert not fork_reader_ahead(str(codex_file))
+    assert not fork_reader_ahead(str(native_file))
     assert not fork_reader_ahead(f"{path}#session")
     assert par._ahead == {}
     small = _write(tmp_path / "small.jsonl", base_lines[:100])

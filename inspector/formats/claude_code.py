@@ -412,10 +412,7 @@ def stream(
     (`claude_code_heads`) becomes its record from the head alone, its content and unknown fields
     read again when asked for; any other line is parsed whole, as `build` reads it. A big file's
     chunks are decoded by a forked helper too (`parallel`, `_CODEC`); the ledger is the same."""
-    helper = None
-    if upto_line is None and isinstance(f, io.BufferedReader):
-        helper = parallel.fork_helper(f.fileno(), limit, _CODEC)
-    try:
+    with parallel.helper_of(f, limit, _CODEC, upto_line) as helper:
         if after_fork is not None:
             after_fork()  # (the hasher's thread: started once the helper is forked)
         with collector_paused():
@@ -427,10 +424,6 @@ def stream(
             else:
                 consumed = _read_with_helper(st, f, limit, helper)
             return _build(st, path), consumed
-    finally:
-        if helper is not None:
-            helper.close(kill=not helper.ended)  # its work is not wanted any more
-            helper.release()
 
 
 def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) -> bool:

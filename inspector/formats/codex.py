@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import io
 import json
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,7 +40,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from inspector.formats import appended, codex_writer, fields, heads
+from inspector.formats import appended, codex_writer, fields, heads, parallel
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
@@ -356,10 +357,13 @@ def _thousand_ids(k: int) -> Sequence[str]:
     return [pre + d for d in _LAST_DIGITS]
 
 
-def line_id_stream() -> Iterator[str]:
-    """f"L{line}" for the lines 1, 2, 3, ... (zipped with the lines in `_read`: no test a line for
-    a new thousand)."""
-    return chain.from_iterable(map(_thousand_ids, count()))
+def line_id_stream(first: int = 1) -> Iterator[str]:
+    """f"L{line}" for the lines `first`, `first` + 1, ... (zipped with the lines in `_read`: no test
+    a line for a new thousand)."""
+    k, r = divmod(first, 1000)
+    # (the rest of `first`'s thousand made as they are taken: a read of one line makes one)
+    head = _FIRST_IDS[r:] if k == 0 else map(f"L{k}".__add__, _LAST_DIGITS[r:])
+    return chain(head, chain.from_iterable(map(_thousand_ids, count(k + 1))))
 
 
 def _type_name(names: dict[Any, str], line_type: str, sub: Any) -> str:
@@ -1382,34 +1386,38 @@ def stream(
     """A rollout read from disk (`base.LineStreamer`), index first: a line whose head decodes clean
     (`codex_heads`) becomes its record from the head (`_read`), its payload, message
     and history key read again from the file when asked for (`_Fields`); any other line is parsed
-    whole and mapped as `build` maps it. Only what the mapping keeps stays in memory."""
-    if after_fork is not None:
-        after_fork()  # (the hasher's thread: no helper process here)
-    source = _Fields(path)
-    with collector_paused():  # (see whole_lines: nothing here makes cycles)
-        b = _Builder(path, source)
-        consumed = _read(f, limit, upto_line, b)
-        return b.finish(), consumed
+    whole and mapped as `build` maps it. Only what the mapping keeps stays in memory. A big
+    file's chunks are decoded by a forked helper too (`parallel`, `_CODEC`); the ledger is the same."""
+    with parallel.helper_of(f, limit, _CODEC, upto_line) as helper:
+        if after_fork is not None:
+            after_fork()  # (the hasher's thread: started once the helper is forked)
+        source = _Fields(path)
+        with collector_paused():  # (see whole_lines: nothing here makes cycles)
+            b = _Builder(path, source)
+            consumed = _read(f, limit, upto_line, b)[0] if helper is None else _read_with_helper(b, f, limit, helper)
+            return b.finish(), consumed
 
 
-def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
+def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple[int, int] = (0, 0), stop: int = -1) -> tuple[int, int]:
     """`whole_lines.read_heads_upto` with the head step inlined (calls per line were a fifth of the
     load): a clean line's head decoded (`codex_heads`); a meta line but the header (half the lines)
     made its record here, its payload left in the file (`_Fields`), a response item by
     `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
     not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
-    line behind (the last line's truncation diagnosed), by `_add_line`. Returns the bytes consumed.
-    The line numbers and line ids come zipped with the lines (`line_id_stream`), `--at LINE` as a
-    slice of them: no test a line for either."""
+    line behind (the last line's truncation diagnosed), by `_add_line`. The line numbers and line ids
+    come zipped with the lines (`line_id_stream`), `--at LINE` as a slice of them: no test a line for
+    either. From `at` (the offset `f` is at, the lines before it) to byte `stop` (a chunk of a
+    two-process read: `_read_with_helper`; -1: `limit`). Returns the offset and line reached."""
     records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
-    offset = prev_offset = lineno = 0
-    seq: int = 0
+    offset, start = prev_offset, seq = at
+    lineno, stop = start, limit if stop < 0 else stop
     prev: bytes | None = None
-    aligned = True
-    for lineno, raw, lid in zip(count(1), f if upto_line is None else islice(f, max(upto_line, 0)), line_id_stream()):
+    aligned = len(records) == seq
+    lines = f if upto_line is None else islice(f, max(upto_line - start, 0))
+    for lineno, raw, lid in zip(count(start + 1), lines, line_id_stream(start + 1)):
         if prev is not None:
             _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
             prev = None
@@ -1460,11 +1468,11 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder) -> int:
             prev, prev_offset = raw, offset
         seq = lineno
         offset += n
-        if offset >= limit:
+        if offset >= stop:
             break
-    if prev is not None:  # (the last line read: the last of the file unless `--at LINE` stopped before it)
-        _general(b, prev, lineno, prev_offset, offset >= limit or upto_line is None)
-    return offset
+    if prev is not None:  # (the last line read: the last of the file unless `--at LINE` or `stop` came before it)
+        _general(b, prev, lineno, prev_offset, offset >= limit or (upto_line is None and offset < stop))
+    return offset, lineno
 
 
 def _general(b: _Builder, raw: bytes, line: int, offset: int, is_last: bool) -> None:
@@ -1483,6 +1491,290 @@ def _meta_head(b: _Builder, t: str, p: Any) -> str:
         b._give_head_usage(p.usage)
     return _META_NAMES[t]
 
+
+# -- a big rollout read by two processes (`parallel`): a forked helper reads chunks of lines ahead of
+# this one from their heads (`_heads_of_range`: a response item through the serial path's own
+# `_Builder._head_item`, on a builder of its own; a meta line as `_read` maps it), and says per
+# record only what no earlier chunk decides: its fields, its item's own id, its shape and what its
+# line gives the build (a token count's usage and window, a turn's model, a message's history
+# key). This one appends them in file order and does there what depends on every line before
+# (`_merge_chunk`: ids taken, the reply awaiting its usage, routes, the history); any line the
+# helper left (the general path's, a roll-back, a usage record) is read here exactly as `_read`
+# reads it, as is every chunk the helper does not take.
+
+# What the loader does with a helper's record beyond appending it (`_merge_chunk`), by its shape.
+_OP_META, _OP_TOKENS, _OP_TURN, _OP_GHOST, _OP_MESSAGE, _OP_ITEM, _OP_RARE_ITEM = range(7)
+
+
+class _Chunk(msgspec.Struct, array_like=True, gc=False):
+    """What the helper made of a chunk's lines (`_heads_of_range`), as msgpack brings it."""
+
+    left: list[tuple[int, int]]  # the lines it left (read them here): the records before each, its length
+    records: list[Record]  # their `_source` the index of their shape
+    shapes: list[tuple[str, str, str | None, int]]  # kind, type, source role, what the loader does (_OP_*)
+    tokens: list[tuple[TokensHead | None, int | None]]  # per token count: its last usage, its window (> 0)
+    models: list[str | None]  # per turn context: its model
+    parts: list[tuple[str | None, ...] | str | None]  # per message item: its history key's content
+    empty_calls: list[int]  # the calls with an empty call id (their lines' offsets): their history key is (type, "")
+    unkeyed: dict[int, str]  # by line offset: an item type keyed by all its fields (`_Builder._other_item`)
+    never_sent: list[int]  # the records of the summarizer's replies (`metadata.compaction_output`)
+
+
+class _NeverSeen(dict):  # type: ignore[type-arg]
+    """The helper builder's ids: none is ever taken (which is decided in file order, here)."""
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+class _ChunkReading:
+    """The helper's reading of one chunk: `_Builder._head_item` on a builder of its own (records
+    numbered from 0, every item's own id untaken), what each record's line gives the build."""
+
+    def __init__(self) -> None:
+        self.b = b = _Builder(None, _Fields(""))
+        b.seen_ids = _NeverSeen()
+        b.taken = lambda pid: False  # type: ignore[method-assign]
+        self.left: list[tuple[int, int]] = []
+        self.records: list[list[Any]] = []
+        self.shapes: dict[tuple[str, str, str | None, int], int] = {}
+        self.meta_shapes: dict[str, int] = {}  # (a meta record's shape by its type)
+        self.tokens: list[tuple[TokensHead | None, int | None]] = []
+        self.models: list[str | None] = []
+        self.parts: list[Any] = []
+        self.empty_calls: list[int] = []
+        self.unkeyed: dict[int, str] = {}
+        self.never_sent: list[int] = []
+
+    def shape(self, shape: tuple[str, str, str | None, int]) -> int:
+        """The index of a record's shape (kind, type, source role, what the loader does)."""
+        i = self.shapes.get(shape)
+        if i is None:
+            i = self.shapes[shape] = len(self.shapes)
+        return i
+
+    def item(self, h: LineHead, at: int, n: int) -> bool:
+        """A response item, as `_read` maps it (False: left to the loader)."""
+        b = self.b
+        k = len(b.records)
+        unkeyed = len(b.unkeyed_items)
+        if not b._head_item(h, k, 0, at, n, None):  # type: ignore[arg-type]
+            return False
+        rec = b.records[k]
+        if rec.kind == "meta":
+            op = _OP_GHOST
+        elif rec.type == "response_item:message":
+            op = _OP_MESSAGE
+            self.parts.append(b.head_keys[k][2])  # type: ignore[index]
+        elif k in b.head_keys or len(b.unkeyed_items) > unkeyed:
+            op = _OP_RARE_ITEM
+            if k in b.head_keys:
+                self.empty_calls.append(at)
+            if len(b.unkeyed_items) > unkeyed:
+                self.unkeyed[at] = h.payload.type  # type: ignore[assignment]
+        else:
+            op = _OP_ITEM
+        if rec.never_sent:
+            self.never_sent.append(len(self.records))
+        i = self.shape((rec.kind, rec.type, rec.source_role, op))
+        self.records.append([0, 0, h.payload.id, None, h.timestamp, at, n, rec.role, rec.stop_reason, None, rec.call_ids, rec.result_id, i])
+        return True
+
+    def meta(self, h: LineHead, t: str, at: int, n: int) -> bool:
+        """A meta line but the header, as `_read` maps it (False: a roll-back or a usage record,
+        left to the loader: they act on the build as a whole)."""
+        p = h.payload
+        if t == "event_msg":
+            sub = p.type
+            if sub == "token_count":
+                typ, info = "event_msg:token_count", p.info
+                w = info.model_context_window if info is not None else None
+                self.tokens.append((info.last_token_usage if info is not None else None, w if w is not None and w > 0 else None))
+            elif sub == "thread_rolled_back":
+                return False
+            else:
+                typ = _EVENT_TYPES.get(sub) or _type_name(_EVENT_TYPES, "event_msg", sub)  # type: ignore[arg-type]
+        elif t == "token_usage_record":
+            return False
+        else:
+            typ = _META_NAMES[t]
+            if t == "turn_context":
+                self.models.append(p.model)
+        i = self.meta_shapes.get(typ)
+        if i is None:
+            op = _OP_TOKENS if typ == "event_msg:token_count" else _OP_TURN if typ == "turn_context" else _OP_META
+            i = self.meta_shapes[typ] = self.shape(("meta", typ, None, op))
+        self.records.append([0, 0, p.id, None, h.timestamp, at, n, None, None, None, (), None, i])
+        return True
+
+    def chunk(self) -> list[Any]:
+        """The `_Chunk`, as msgpack-encodable lists."""
+        shapes = list(self.shapes)
+        return [self.left, self.records, shapes, self.tokens, self.models, self.parts, self.empty_calls, self.unkeyed, self.never_sent]
+
+
+def _heads_of_range(fd: int, start: int, end: int) -> list[Any]:
+    """In the helper: bytes `start`..`end` (a chunk: whole lines), split as iterating the file
+    splits them, each line's head decoded as `_read` decodes it and read by `_ChunkReading`; a
+    `_Chunk`, as msgpack-encodable lists."""
+    st = _ChunkReading()
+    decode, large, valid_utf8, decode_errors = HEAD_DECODER.decode, LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
+    at = start
+    for raw in io.BytesIO(parallel.read_range(fd, start, end)):
+        n = len(raw)
+        try:
+            h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
+        except decode_errors:
+            h = None
+        t = h.type if h is not None else None
+        if t == "response_item":
+            taken = st.item(h, at, n)  # type: ignore[arg-type]
+        elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
+            taken = st.meta(h, t, at, n)  # type: ignore[arg-type]
+        else:
+            taken = False
+        if not taken:
+            st.left.append((len(st.records), n))
+        at += n
+    return st.chunk()
+
+
+_CHUNK = msgspec.msgpack.Decoder(_Chunk)
+
+
+def _records_of_range(fd: int, start: int, end: int) -> _Chunk:
+    """A chunk this process decodes ahead (the helper holds the one before): as the helper's."""
+    return _CHUNK.decode(msgspec.msgpack.encode(_heads_of_range(fd, start, end)))
+
+
+_CODEC = parallel.ChunkCodec(_heads_of_range, _records_of_range, _CHUNK)  # type: ignore[arg-type]
+
+
+def _read_with_helper(b: _Builder, f: BinaryIO, limit: int, helper: parallel.Helper) -> int:
+    """Every line up to `limit`, in file order: the chunks the helper leaves read here (`_read`),
+    the ones it read merged from its answer (`_merge_chunk`). Returns the bytes consumed."""
+    offset = line = 0
+    names: dict[Any, Any] = {}  # the shapes' strings, one object each
+    step: Any = helper.step(0)
+    while True:
+        if type(step) is _Chunk:
+            offset, line = _merge_chunk(b, step, f, (offset, line), limit, names)
+        else:  # ours to read (None: the helper failed, so the rest is)
+            f.seek(offset)
+            offset, line = _read(f, limit, None, b, (offset, line), limit if step is None else step)
+            if step is None:
+                return offset
+        if offset >= limit:
+            return offset
+        step = helper.step(offset)
+
+
+def _chunk_shapes(chunk: _Chunk, names: dict[Any, Any]) -> list[tuple[str, str, str | None, int]]:
+    """The chunk's shapes with this process's strings (one object per type, as `_read` shares
+    them), and its summarizer replies marked."""
+    for k in chunk.never_sent:
+        chunk.records[k].never_sent = True
+    return [names.setdefault(s, s) for s in chunk.shapes]
+
+
+def _merge_chunk(b: _Builder, chunk: _Chunk, f: BinaryIO, at: tuple[int, int], limit: int, names: dict[Any, Any]) -> tuple[int, int]:
+    """A chunk the helper read, appended in order (`_merge_run`), each line it left read here by
+    `_read` where it comes. Returns the offset and line reached."""
+    offset, line = at
+    recs = chunk.records
+    shapes, sides = _chunk_shapes(chunk, names), _ChunkSides(chunk)
+    k = 0
+    for end, n in [*chunk.left, (len(recs), 0)]:
+        if end > k:
+            run = recs[k:end] if k or end < len(recs) else recs
+            line = _merge_run(b, run, line, shapes, sides)
+            offset = run[-1].offset + run[-1].length
+            k = end
+        if n:
+            f.seek(offset)
+            offset, line = _read(f, limit, None, b, (offset, line), offset + n)
+    return offset, line
+
+
+def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[str, str, str | None, int]], sides: _ChunkSides) -> int:
+    """The helper's records of consecutive lines after line `line`, appended with what `_read`
+    does for each that depends on the lines before it (from line `before` on): its id (`_merge_id`); a message's,
+    reasoning's, a call's or its output's path mark, route, awaited usage and history, as
+    `_Builder._head_item` does them; a token count's usage and window, a turn's model. Returns
+    the last line's number."""
+    records, append, source, marks, history, head_keys = b.records, b.records.append, b.fields, b.marks.append, b.history.append, b.head_keys
+    tokens, models, parts, settings = sides.tokens, sides.models, sides.parts, b.settings
+    line = before
+    for rec, seq, line, lid in zip(run, count(len(records)), count(before + 1), line_id_stream(before + 1)):
+        kind, typ, role, op = shapes[rec._source]
+        rec.seq = seq
+        rec.line = line
+        rec._source = source
+        rec.kind = kind
+        rec.type = typ
+        if rec.id is None:
+            rec.id = lid
+        else:
+            _merge_id(b, rec, rec.id, lid, op >= _OP_GHOST)
+        append(rec)
+        if op >= _OP_MESSAGE:
+            rec.source_role = role
+            marks(seq)
+            if rec.role == "assistant":
+                if b.model is not b.route_model or b.provider is not b.route_provider:
+                    b._route(source, seq)  # type: ignore[arg-type]
+                b.usage_for = seq
+            if op == _OP_MESSAGE:
+                head_keys[seq] = ("message", role, next(parts))
+            elif op == _OP_RARE_ITEM:
+                sides.item(b, rec)
+            history(seq)
+        elif op == _OP_TOKENS:
+            u, w = next(tokens)
+            if u is not None and b.usage_for is not None:
+                b._give_head_usage(u, rec.offset)
+            if w is not None:
+                settings.window = w
+        elif op == _OP_TURN:
+            m = next(models)
+            if m is not None and m != b.model:
+                b.model = m
+    return line
+
+
+class _ChunkSides:
+    """What a chunk's records give the build beyond themselves, taken in file order by
+    `_merge_run`: per token count its usage and window, per turn its model, per message its
+    history key's content; a call's key for an empty call id, an item type keyed by all its
+    fields (`item`)."""
+
+    __slots__ = ("chunk", "models", "parts", "tokens")
+
+    def __init__(self, chunk: _Chunk) -> None:
+        self.chunk = chunk
+        self.tokens, self.models, self.parts = iter(chunk.tokens), iter(chunk.models), iter(chunk.parts)
+
+    def item(self, b: _Builder, rec: Record) -> None:
+        if rec.offset in self.chunk.empty_calls:
+            b.head_keys[rec.seq] = (rec.type[_ITEM_PREFIX:], "")
+        it = self.chunk.unkeyed.get(rec.offset)
+        if it is not None:
+            b.unkeyed_items.add(it)
+            b.unkeyed.add(rec.type)
+
+
+def _merge_id(b: _Builder, rec: Record, pid: str, lid: str, item: bool) -> None:
+    """A helper's record with an own id (its item's or its payload's): its id as `_read` gives it
+    (the line's when an earlier record took it), and, for an item's, `_Builder._other_id`."""
+    if not pid or pid in b.seen_ids or (pid[0] == "L" and b.taken(pid)):
+        rec.id = lid
+        if item:
+            b._other_id(pid, rec.seq)
+    else:
+        b.seen_ids[pid] = rec.seq
 
 _CHECK = fields.checker(fields.CODEX)
 _META_NAMES = {t: t for t in META_TYPES}
@@ -1542,6 +1834,7 @@ FORMAT = Format(
     build=lambda lines, path, _data: build(lines, path),
     stream=stream,
     extend=extend,
+    chunk_codec=_CODEC,
     default_places=("~/.codex/sessions",),  # YYYY/MM/DD/rollout-*.jsonl (the walk is recursive)
     writer=Writer(
         record_name="compacted",

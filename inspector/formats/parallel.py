@@ -1,11 +1,13 @@
 """A big JSONL file read by two processes (issue 13: no single format's): this one appends every
 chunk's records in file order, and a forked helper decodes chunks ahead of it. A format supplies
-how a chunk is decoded (`ChunkCodec`); pi's streaming loader is the user."""
+how a chunk is decoded (`ChunkCodec`); pi's, Claude Code's and Codex's streaming loaders use it."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import io
 import mmap
 import os
 import select
@@ -13,7 +15,7 @@ import signal
 import stat
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,6 +229,22 @@ def fork_helper(
         if helper is not None:
             return helper
     return _fork(fd, size, codec, min_bytes, chunk)
+
+
+@contextlib.contextmanager
+def helper_of(f: Any, limit: int, codec: ChunkCodec, upto_line: int | None, min_bytes: int | None = None) -> Iterator[Helper | None]:
+    """The helper of a whole read of the buffered file `f` up to `limit` (`fork_helper`), None for
+    a read up to a line or of anything else; reaped when the read is done (killed if its work is
+    not wanted any more)."""
+    helper = None
+    if upto_line is None and isinstance(f, io.BufferedReader):
+        helper = fork_helper(f.fileno(), limit, codec, min_bytes)
+    try:
+        yield helper
+    finally:
+        if helper is not None:
+            helper.close(kill=not helper.ended)
+            helper.release()
 
 
 def _fork(fd: int, size: int, codec: ChunkCodec, min_bytes: int | None = None, chunk: int | None = None) -> Helper | None:

@@ -749,17 +749,10 @@ def load_stream(
     A big file's chunks are decoded by a forked helper too, ahead of this process, which appends
     them in file order (`parallel.fork_helper`); the result is the same either way. `after_fork` runs once
     the helper (if any) exists: start threads there, not before."""
-    helper = None
-    if upto_line is None and isinstance(f, io.BufferedReader):
-        helper = parallel.fork_helper(f.fileno(), limit, _CODEC, parallel_min_bytes)
-    try:
+    with parallel.helper_of(f, limit, _CODEC, upto_line, parallel_min_bytes) as helper:
         if after_fork is not None:
             after_fork()
         return _stream(f, path, limit, upto_line, helper)
-    finally:
-        if helper is not None:
-            helper.close(kill=not helper.ended)  # its work is not wanted any more
-            helper.release()
 
 
 class _StreamState:
