@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,17 +154,23 @@ def _states_both_on(path: Path, rng: random.Random, mutants: int) -> None:
         _states_both(led, rng)
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_the_hole_rules_read_the_scan_as_the_path(path: Path) -> None:
-    """The holes found among the scan's messages, their causes and role counts (each counted once
-    for both rules), against the same read from the whole path, on the file and mutants of it."""
-    rng = random.Random(f"{SEED}:holes:{path.name}")
-    for k in range(5):
+def _reports_and_slow(path: Path, salt: str, mutants: int = 4) -> Iterator[tuple[Any, E.Report, E.Report]]:
+    """The file's ledger, then `mutants` mutated copies of it: each with its analysis and the
+    same report without its scan (`_scan` None: every reader reads the records)."""
+    rng = random.Random(f"{SEED}:{salt}:{path.name}")
+    for k in range(mutants + 1):
         led = load(str(path))
         if k:
             _mutate(led, rng)
         report = analyze(led)
-        slow = dataclasses.replace(report, _scan=None)
+        yield led, report, dataclasses.replace(report, _scan=None)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_hole_rules_read_the_scan_as_the_path(path: Path) -> None:
+    """The holes found among the scan's messages, their causes and role counts (each counted once
+    for both rules), against the same read from the whole path, on the file and mutants of it."""
+    for led, report, slow in _reports_and_slow(path, "holes"):
         assert F.hole_positions(report) == [i for i, s in enumerate(report.path) if report.states[s] == E.HOLE]
         assert F.hole_positions(report) == F.hole_positions(slow)
         found = F.find_history(report)
@@ -376,13 +383,8 @@ def test_the_json_counts_read_from_the_scan_are_the_records_own(path: Path) -> N
     removes, represents, retains) and of the ledger's messages, read from the analysis's scan,
     against the same counted record by record, on the file and mutants of it (records before
     and after a linear path made messages too)."""
-    rng = random.Random(f"{SEED}:json:{path.name}")
-    for k in range(5):
-        led = load(str(path))
-        if k:
-            _mutate(led, rng)
-        report = analyze(led)
-        slow = dataclasses.replace(report, _scan=None)
+    rng = random.Random(f"{SEED}:json:{path.name}:ranges")
+    for led, report, slow in _reports_and_slow(path, "json"):
         assert X.message_count(report) == sum(r.kind == "message" for r in led.records) == X.message_count(slow)
         assert X.analyze_json(report) == X.analyze_json(slow)
         counts, n = X.PathCounts(report), len(report.path)

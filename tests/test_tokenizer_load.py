@@ -82,16 +82,26 @@ def test_ascii_bpe_counts_triples_of_the_pattern_s_classes_like_tiktoken(small, 
     assert _mismatches(small, reference, ("".join(t) for t in itertools.product(alphabet, repeat=3))) == []
 
 
+# Random ASCII texts over every class of cl100k's split pattern (all of ASCII, each class's
+# characters, runs of whitespace and contractions), and texts at the edges (long runs).
+_ASCII_POOLS = [
+    "".join(chr(i) for i in range(128)),
+    "abcdefghij ABC\n\n  \t'sdmtlvre0123456789.,;:!?()[]{}<>\"'-_/\\\r\x0b\x0c",
+    "    \n\n\r\n\t\t  xx yy 1234567 '''sss LL VE Re",
+]
+_EDGE_TEXTS = ["x" * 2000, "ab" * 700, "1" * 999, " " * 300 + "end", "\n" * 50, "I'LL we'Re they'VE", "don't 'tis"]
+
+
+def _random_texts(rng: random.Random, pools: list[str], longest: int, each: int | None = None) -> list[str]:
+    """`each` (default: `longest`) texts of 1..`longest` characters drawn from each pool."""
+    return ["".join(rng.choice(p) for _ in range(rng.randint(1, longest))) for p in pools for _ in range(each or longest)]
+
+
+
 def test_ascii_bpe_counts_random_and_real_texts_like_tiktoken(small, reference) -> None:
     rng = random.Random(20261130)
-    pools = [
-        "".join(chr(i) for i in range(128)),
-        "abcdefghij ABC\n\n  \t'sdmtlvre0123456789.,;:!?()[]{}<>\"'-_/\\\r\x0b\x0c",
-        "    \n\n\r\n\t\t  xx yy 1234567 '''sss LL VE Re",
-        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab0000000000000000000000000000001",
-    ]
-    texts = ["".join(rng.choice(p) for _ in range(rng.randint(1, 500))) for p in pools for _ in range(500)]
-    texts += ["x" * 2000, "ab" * 700, "1" * 999, " " * 300 + "end", "\n" * 50, "I'LL we'Re they'VE", "don't 'tis"]
+    pools = [*_ASCII_POOLS, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab0000000000000000000000000000001"]
+    texts = _random_texts(rng, pools, 500) + _EDGE_TEXTS
     for path in sorted(SAMPLES.rglob("*.jsonl"))[:20]:
         texts += [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.isascii()][:50]
     if _every(small, 2) > 1:
@@ -247,14 +257,8 @@ def _piece_texts(rng: random.Random) -> list[str]:
     """Random ASCII texts over every class of cl100k's split pattern (pieces met in one text
     again in another, so counts looked up are checked too), long runs, real lines, and texts the
     counter leaves to tiktoken (non-ASCII, past `COUNT_PIECE_CHARS`)."""
-    pools = [
-        "".join(chr(i) for i in range(128)),
-        "abcdefghij ABC\n\n  \t'sdmtlvre0123456789.,;:!?()[]{}<>\"'-_/\\\r\x0b\x0c\x1c\x1f",
-        "    \n\n\r\n\t\t  xx yy 1234567 '''sss LL VE Re",
-        "def f(x):\n    return x  # done\n\n",
-    ]
-    texts = ["".join(rng.choice(p) for _ in range(rng.randint(1, 400))) for p in pools for _ in range(300)]
-    texts += ["x" * 2000, "ab" * 700, "1" * 999, " " * 300 + "end", "\n" * 50, "I'LL we'Re they'VE", "don't 'tis"]
+    pools = [*_ASCII_POOLS, "\x1c\x1f" + _ASCII_POOLS[1], "def f(x):\n    return x  # done\n\n"]
+    texts = _random_texts(rng, pools, 400, 300) + _EDGE_TEXTS
     texts += ["naïve café 東京 🙂 " * 20, "é" + "a b " * 100, "y " * (tk.COUNT_PIECE_CHARS // 2 + 10)]
     for path in sorted(SAMPLES.rglob("*.jsonl"))[:20]:
         texts += path.read_text(encoding="utf-8", errors="replace").splitlines()[:40]
