@@ -271,7 +271,7 @@ _NO_PAYLOAD = _Payload()  # (an event without one: never written to)
 # are kept raw, then parsed by orjson. Any line this refuses, or whose message orjson refuses, takes
 # the path of `_line_head` (`_Reader.read`), so what a line gives never depends on which path read it.
 class _RawPayload(_Payload, forbid_unknown_fields=True, gc=False):
-    message: msgspec.Raw | None = None  # type: ignore[assignment]
+    message: msgspec.Raw = None  # type: ignore[assignment]  # (not `Raw | None`: msgspec 0.23 reads that union as null only)
     content: str | None = None
 
 
