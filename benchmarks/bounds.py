@@ -10,9 +10,8 @@ Some outputs need work that no parse does, whatever the reader is written in:
   tokens   the cl100k_base count of every text the analysis counts (the items of the next request
            no provider usage covers: a runtime that records no usage has all of them counted).
            The count is in the output, so a reader must tokenize those texts; measured as
-           tiktoken's Rust encoder counting the distinct texts (a text met twice counted once)
-           line by line, a line met twice counted once (`tokens.LineCounts`: a count is the sum of
-           its lines'), its encoding's build beside it (once per process).
+           tiktoken's Rust encoder counting the distinct texts (a text met twice counted once),
+           its encoding's build beside it (once per process).
   digest   maka only: a checkpoint applies when the SHA-256 over the stable JSON of the events it
            covers equals its `coverage.sourceDigest` (history-compact-checkpoint.ts:728-738), so the
            covered events are serialized again, keys sorted, and hashed: measured as the
@@ -98,7 +97,7 @@ def _texts_counted(path: str) -> tuple[list[str], list[Any]]:
 def measure_here(path: str) -> dict[str, Any]:
     """In the fresh process: what the output requires of `path`, each part timed alone."""
 
-    from inspector.analysis.tokens import SMALL_TEXT_CHARS, LineCounts, get_tokenizer
+    from inspector.analysis.tokens import SMALL_TEXT_CHARS, encoded_len, get_tokenizer
     from inspector.formats.maka import PrefixDigests
 
     texts, fed = _texts_counted(path)
@@ -109,7 +108,7 @@ def measure_here(path: str) -> dict[str, Any]:
     c0 = _cpu()
     enc = tok.encoding if distinct else None
     c1 = _cpu()
-    n = sum(map(LineCounts(enc).count, distinct)) if distinct else 0  # (as `Tokenizer.count_many` counts them)
+    n = sum(encoded_len(enc, t) for t in distinct) if distinct else 0
     c2 = _cpu()
     if 0 < out["chars"] <= SMALL_TEXT_CHARS:  # as the tokenizer counts so few: its pure-Python counter, if cheaper
         small = _small_count_cpu(distinct)

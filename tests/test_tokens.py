@@ -51,31 +51,3 @@ def test_a_batch_counts_a_repeated_text_as_often_as_it_comes() -> None:
     tok = tk.get_tokenizer()
     texts = ["hello world", "", "x" * 40_000, "hello world", "naïve café", "x" * 40_000, "", "hello world", "a b c"]
     assert tok.count_many(texts) == [tk.encoded_len(tok.encoding, t) if t else 0 for t in texts]
-
-
-# Characters around the cut `LineCounts` makes (after a newline, before printable ASCII): every class
-# of cl100k's split pattern (letters ASCII and not, digits, punctuation, contractions, each kind of
-# white space, \r before \n, U+0085 and U+2028, a surrogate pair's character, a special token's text).
-_PIECES = [
-    "\n", "\n", "\n", "\r\n", " ", "  ", "\t", "\x0b", "\x0c", "\x85", "\u2028", "\u00a0", "\u3000", "\x1c",
-    "a", "Zq", "ab", "é", "日本", "x1", "7", "123", "4567", "'s", "'LL", "'", ".", "...", "!?", "(", "-", "_",
-    "~", "{", "<|endoftext|>", "😀", "ß", "ſ", "\u0301", "\u200b", "\x7f", "\x00",
-]  # fmt: skip
-
-
-def test_counting_by_lines_equals_counting_each_text_whole() -> None:
-    """`LineCounts` (a text cut after a newline before printable ASCII, each line counted once) gives
-    every text tiktoken's own count; lines repeat across the texts, so most are looked up."""
-    import random
-
-    enc = tk.get_tokenizer().encoding
-    rng = random.Random(15)
-    lines = ["".join(rng.choice(_PIECES) for _ in range(rng.randrange(0, 12))) for _ in range(300)]
-    texts = ["\n".join(rng.choice(lines) for _ in range(rng.randrange(1, 30))) for _ in range(800)]
-    texts += ["".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 60))) for _ in range(800)]
-    counts = tk.LineCounts(enc)
-    got = [counts.count(t) for t in texts]
-    assert got == [tk.encoded_len(enc, t) for t in texts]
-    assert len(counts._nl) > 100  # (lines were cut and looked up again)
-    tok = tk.Tokenizer("t", True, lambda: enc)
-    assert tok.count_many(texts) == got

@@ -85,57 +85,15 @@ class Tokenizer:
             return [self.count(t) for t in texts]
         enc = self.encoding
         # A text met again is not encoded again (a session repeats tool outputs, instructions, files
-        # read twice): the count of a text is the same each time. Nor is a line met again
-        # (`LineCounts`): a text's count is the sum of its lines'.
+        # read twice): the count of a text is the same each time.
         seen: dict[str, int] = {}
-        lines = LineCounts(enc)
         out: list[int] = []
         for t in texts:
             n = seen.get(t)
             if n is None:
-                n = seen[t] = lines.count(t) if t else 0
+                n = seen[t] = encoded_len(enc, t) if t else 0
             out.append(n)
         return out
-
-
-# Where tiktoken's split always cuts a text: after a newline that ends a whitespace run, before a
-# printable ASCII character other than the space (no piece of cl100k's pattern runs across it:
-# `CL100K_PAT_STR`'s alternatives that take a newline end at it — `\s*[\r\n]`, ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
-# — or take no newline at all; the letter run's optional lead is `[^\r\n\p{L}\p{N}]`, and from any
-# place in that run `\s*[\r\n]` reaches its newline before `\s+(?!\S)` is tried). The text before
-# the cut, alone, ends in the same pieces (`\s++$` takes the run's rest, as `\s*[\r\n]` did), the
-# text after it starts a piece (the pattern looks only forward), and tiktoken merges each piece alone:
-# so a text's count is the sum of the counts of the lines it is cut into.
-_LINE_CUT = re.compile(r"\n(?=[!-~])")
-
-
-class LineCounts:
-    """Token counts of texts, each the sum of its lines' (cut where tiktoken's split always cuts,
-    `_LINE_CUT`), a line met again not encoded again: a session's texts repeat many lines (a file
-    read again, a command's output, a quoted message), and encoding costs ~1,000 instructions a
-    character against a few thousand a line to cut, look up and call the encoder."""
-
-    __slots__ = ("_enc", "_end", "_nl")
-
-    def __init__(self, enc: Any) -> None:
-        self._enc = enc
-        self._nl: dict[str, int] = {}  # a line (its newline left off) -> its count with the newline
-        self._end: dict[str, int] = {}  # a text's last line -> its count
-
-    def count(self, text: str) -> int:
-        lines = _LINE_CUT.split(text)
-        last = lines.pop()
-        nl, enc = self._nl, self._enc
-        n = 0
-        for line in lines:
-            k = nl.get(line)
-            if k is None:
-                k = nl[line] = encoded_len(enc, line + "\n")
-            n += k
-        k = self._end.get(last)
-        if k is None:
-            k = self._end[last] = encoded_len(enc, last) if last else 0
-        return n + k
 
 
 # A text longer than this is counted a piece at a time (cut before a space, where tiktoken's
