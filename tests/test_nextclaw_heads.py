@@ -219,6 +219,26 @@ def test_lines_msgspec_and_orjson_read_apart_load_as_the_check_path_loads_them(t
         _same_both_ways(path, monkeypatch)
 
 
+def test_every_event_line_nextclaw_writes_takes_the_raw_decode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The raw decode is what reads NextClaw's own lines, those with a message too: only the metadata
+    line and a tool result whose content is no string (`_RawPayload.content`) go the way of `_line` (a `message: Raw | None` field read every message as null in
+    msgspec 0.23, so every message line took the slow path unseen: its output is the same)."""
+    meta = orjson.dumps({"_type": "metadata", "version": 1, "created_at": ts(0), "agent_id": "main", "metadata": {}})
+    normal = [orjson.dumps(_line(t, p, seq=i + 1)) for i, (t, p) in enumerate(EVENTS)]
+    assert sum(b'"message":{' in n for n in normal) >= 4
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(b"\n".join([meta, *normal]) + b"\n")
+    slow: list[int] = []
+    line = nextclaw._Reader._line
+
+    def counted(self: Any, n: int, raw: bytes) -> Any:
+        slow.append(n)
+        return line(self, n, raw)
+
+    monkeypatch.setattr(nextclaw._Reader, "_line", counted)
+    nextclaw.load(str(path), None, None)
+    assert slow == [1, 2 + [t for t, _ in EVENTS].index("message.tool-call-result")]
+
 # ---------------------------------------------------------------------------------------- segments
 # `nextclaw._Segment`: the events of a freshly bootstrapped streaming message are kept, not applied,
 # and dropped when its whole copy (message.completed) comes next, only what outlives them applied;

@@ -271,7 +271,7 @@ _NO_PAYLOAD = _Payload()  # (an event without one: never written to)
 # are kept raw, then parsed by orjson. Any line this refuses, or whose message orjson refuses, takes
 # the path of `_line_head` (`_Reader.read`), so what a line gives never depends on which path read it.
 class _RawPayload(_Payload, forbid_unknown_fields=True, gc=False):
-    message: msgspec.Raw | None = None  # type: ignore[assignment]
+    message: msgspec.Raw = None  # type: ignore[assignment]  # (not `Raw | None`: msgspec 0.23 reads that union as null only)
     content: str | None = None
 
 
@@ -552,29 +552,23 @@ def _iso_ms(ts: str) -> float:
 class _Msg:
     """An NcpMessage as the state manager holds it, plus the journal line that last wrote it. Its
     id (as a string) and its time are read once: the replay compares them on every event, and
-    only `rename` changes the id (the message's timestamp never changes)."""
+    only `rename` changes the id (the message's timestamp never changes). `t`: Date.parse of its
+    timestamp (NaN when none parses), read when made (every message made is put in the timeline,
+    which places it by time) and kept as a plain attribute (a property was a call per read)."""
 
-    __slots__ = ("_id", "_t", "line", "obj")
+    __slots__ = ("_id", "line", "obj", "t")
 
     def __init__(self, obj: dict[str, Any], line: int) -> None:
         self.obj = obj
         self.line = line
         self._id = str(obj.get("id"))
-        self._t: float | None = None
+        self.t: float = _ms(obj.get("timestamp"))
 
     id = property(attrgetter("_id"))
 
     def rename(self, mid: str) -> None:
         self.obj["id"] = mid
         self._id = mid
-
-    @property
-    def t(self) -> float:
-        """Date.parse of its timestamp (NaN when none parses)."""
-        t = self._t
-        if t is None:
-            t = self._t = _ms(self.obj.get("timestamp"))
-        return t
 
     @property
     def parts(self) -> list[Any]:
