@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from heapq import heapify, heappop, heappush
 from itertools import accumulate
@@ -117,6 +118,24 @@ def encoded_len(enc: Any, text: str) -> int:
     return n
 
 
+def pieces_sum(pieces: list[str], known: dict[str, int], piece_count: Callable[[str], int]) -> int:
+    """A text's token count from its pieces (tiktoken encodes piece by piece): each distinct piece
+    counted once by `piece_count` and remembered in `known` (up to `PIECES_KEPT` pieces: a
+    long-lived process counts on and on), a text of pieces all known summed in C."""
+    try:
+        return sum(map(known.__getitem__, pieces))
+    except KeyError:
+        pass
+    if len(known) > PIECES_KEPT:
+        known.clear()
+    # This text's counts held apart: another thread counting meanwhile may clear `known`.
+    counts = {piece: known.get(piece) for piece in set(pieces)}
+    for piece, n in counts.items():
+        if n is None:
+            counts[piece] = known[piece] = piece_count(piece)
+    return sum(map(counts.__getitem__, pieces))  # type: ignore[arg-type]
+
+
 class PieceCounter:
     """`encoded_len` of many texts, a piece at a time: an ASCII text is cut by `_ASCII_SPLIT` (cl100k's
     split pattern in `re`, tiktoken's cuts on ASCII text: tests/test_tokenizer_load.py) and each
@@ -137,16 +156,10 @@ class PieceCounter:
     def count(self, text: str) -> int:
         if self._single is None or len(text) > COUNT_PIECE_CHARS or not text.isascii():
             return encoded_len(self._enc, text)
-        pieces = _ASCII_SPLIT.findall(text)
-        known = self._known
-        try:
-            return sum(map(known.__getitem__, pieces))
-        except KeyError:
-            pass
-        single = self._single
-        for piece in set(pieces).difference(known):
-            known[piece] = len(single(piece))
-        return sum(map(known.__getitem__, pieces))
+        return pieces_sum(_ASCII_SPLIT.findall(text), self._known, self._piece_count)
+
+    def _piece_count(self, piece: str) -> int:
+        return len(self._single(piece))  # type: ignore[misc]  (set: `count` checked it)
 
 
 # Up to this many characters in all `SmallBpe` counts with fewer instructions than building
@@ -293,19 +306,7 @@ class SmallBpe:
         else:  # the same slices of the text as of its shadow
             ends = list(accumulate(map(len, _ASCII_SPLIT.findall(shadow))))
             pieces = [text[a:b] for a, b in zip([0, *ends], ends, strict=False)]
-        known = self._pieces
-        try:
-            return sum(map(known.__getitem__, pieces))
-        except KeyError:
-            pass
-        if len(known) > PIECES_KEPT:
-            known.clear()
-        # This text's counts held apart: another thread counting meanwhile may clear `known`.
-        counts = {piece: known.get(piece) for piece in set(pieces)}
-        for piece, n in counts.items():
-            if n is None:
-                counts[piece] = known[piece] = self._piece_count(piece)
-        return sum(map(counts.__getitem__, pieces))
+        return pieces_sum(pieces, self._pieces, self._piece_count)
 
     def _piece_count(self, piece: str) -> int:
         """The token count of one piece of tiktoken's split: its UTF-8 bytes merged."""
