@@ -154,9 +154,11 @@ def test_each_records_state_is_the_plain_walks(seed: int) -> None:
             e.head = ("assistant", None, e.author, tuple(e.calls), None, ())  # (a message record)
     agent, branch, scope, _ = adk_go.next_agent(events)
     visible = adk_go._visible(events, branch, scope)
-    records = adk_go._records(events, visible)
+    others: list[int] = []
+    records = adk_go._records(events, visible, others)
     fl = adk_go.flow_of(events, agent, branch, scope, visible)
     messages = adk_go._message_seqs(records)
+    assert set(range(len(records))).difference(others) == messages  # (as `build` finds them: the records not messages)
     for i in [e.index for e in events if e.compaction is not None]:
         req = adk_go.request_upto(fl, i, events, ordered)
         again = rng.sample(range(len(events)), min(3, len(events)))  # (sent again: any record, the boundary too)
