@@ -264,7 +264,6 @@ def fast_time(v: Any) -> int | None:
 _GORM_UTC = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}\+00:00", re.ASCII
 ).fullmatch
-_ONE_US = _dt.timedelta(microseconds=1)
 
 
 # `_GORM_UTC`'s shape with every digit a 0: a text of that shape, its digits read as 0, is this.
@@ -286,8 +285,8 @@ def times_of(values: list[Any]) -> list[int | None]:
     since the epoch; an hour, minute or second out of range raises ValueError); otherwise one by one."""
     try:
         if _gorm_shaped(values):
-            since = map(operator.sub, map(_dt.datetime.fromisoformat, values), itertools.repeat(_EPOCH))
-            return list(map(operator.mul, map(operator.floordiv, since, itertools.repeat(_ONE_US)), itertools.repeat(_US)))
+            epoch = _EPOCH  # (a time since it as whole nanoseconds: its days, seconds and microseconds, no division)
+            return [((t := d - epoch).days * 86400 + t.seconds) * 1_000_000_000 + t.microseconds * _US for d in map(_dt.datetime.fromisoformat, values)]
     except (TypeError, ValueError):  # (a date or time that is none: month 13, February 30, year 0, hour 24)
         pass
     return list(map(fast_time, values))
