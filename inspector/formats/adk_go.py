@@ -702,6 +702,8 @@ def flow_of(events: list[GoEvent], agent: str | None, branch: str, scope: str, v
     """The filter of buildContentsDefault over `events` (`visible`: the indexes already found)."""
     if visible is None:
         flow = [e for e in events if visible_to(e, branch, scope)]
+    elif len(visible) == len(events):  # (every event: an event's index is its own)
+        flow = list(events)
     else:
         flow = [e for e in events if e.index in visible]
     authors = set(map(_AUTHOR, flow))  # (most sessions' events are the agent's and the user's: no foreign event to look for)
@@ -932,6 +934,8 @@ def _rearrange(req: Request) -> None:
         if it.responses:
             continue
         out.append(it)
+        if not it.calls:
+            continue
         for i in sorted({resp_at[c] for c in it.calls if c in resp_at}):
             out.append(ev[i])
             placed.add(i)
