@@ -106,6 +106,22 @@ def test_the_streams_reach_what_the_requests_do() -> None:
         assert seen.get(k, 0) >= 3, (k, seen)
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_flow_from_the_visible_set_is_the_filters(seed: int) -> None:
+    """`adk_go.flow_of` from the visible indexes found once (every event visible: the events as
+    they are) gives the flow the filter gives event by event, with none, one or several events
+    hidden (no content, or excluded)."""
+    events, _ = _stream(seed)
+    rng = random.Random(seed)
+    hide = rng.choice((0, 1, 2, len(events) // 3))
+    for e in rng.sample([e for e in events if e.compaction is None], min(hide, sum(e.compaction is None for e in events))):
+        e.has_content = False
+    agent, branch, scope, _ = adk_go.next_agent(events)
+    got = adk_go.flow_of(events, agent, branch, scope, adk_go._visible(events, branch, scope))
+    want = adk_go.flow_of(events, agent, branch, scope)
+    assert (got.events, got.index, got.ts, got.records, got.foreign) == (want.events, want.index, want.ts, want.records, want.foreign)
+
+
 def test_visible_inline_equals_visible_to() -> None:
     """`adk_go._visible` (the filter's tests inlined where the next agent has no branch) gives the
     indexes `visible_to` gives, over every combination of what it reads."""
@@ -154,9 +170,11 @@ def test_each_records_state_is_the_plain_walks(seed: int) -> None:
             e.head = ("assistant", None, e.author, tuple(e.calls), None, ())  # (a message record)
     agent, branch, scope, _ = adk_go.next_agent(events)
     visible = adk_go._visible(events, branch, scope)
-    records = adk_go._records(events, visible)
+    others: list[int] = []
+    records = adk_go._records(events, visible, others)
     fl = adk_go.flow_of(events, agent, branch, scope, visible)
     messages = adk_go._message_seqs(records)
+    assert set(range(len(records))).difference(others) == messages  # (as `build` finds them: the records not messages)
     for i in [e.index for e in events if e.compaction is not None]:
         req = adk_go.request_upto(fl, i, events, ordered)
         again = rng.sample(range(len(events)), min(3, len(events)))  # (sent again: any record, the boundary too)

@@ -545,3 +545,24 @@ def test_rare_columns_falsy_or_not_are_fetched(tmp_path: Path, monkeypatch: pyte
     fast, slow = _reports(path, monkeypatch)
     assert fast == slow
     assert "long_running_tool_ids_json is not valid JSON" in fast
+
+
+def test_one_part_shape_is_the_part_by_part_shape() -> None:
+    """`adk_go_heads.shape` reads a content of one part without its loop: for a part of every kind
+    (text, thought, signature, call, response, both, nothing) with ids, names and bodies missing,
+    null, empty or set, under every role, author, error code and finish reason, it gives what the
+    part-by-part `parts_shape` gives."""
+    import random
+
+    H = adk_go.H
+    unset = H.UNSET
+    rng = random.Random(5)
+    ids, names, bodies = [unset, None, "", "c1"], [unset, None, "ls", "adk_request_credential"], [unset, None, {}, {"a": 1}]
+    calls = [None, *(H.FnCall(i, n, b) for i in ids for n in names for b in bodies)]
+    resps = [None, *(H.FnResponse(i, n, b) for i in ids for n in names for b in bodies)]
+    finish = {"STOP": "stop", "MAX_TOKENS": "length"}.get
+    for _ in range(20000):
+        part = H.Part(rng.choice([None, "", "x"]), rng.choice([None, False, True]), rng.choice([None, "", "s"]), rng.choice(calls), rng.choice(resps))
+        c = H.Content(rng.choice([None, "", "user", "model", "tool"]), [part])
+        args = (c, rng.choice(["user", "coder", ""]), rng.random() < 0.2, rng.choice([None, "STOP", "MAX_TOKENS"]), adk_go._EXCLUDED_CALLS, finish)
+        assert H.shape(*args) == H.parts_shape(*args), part

@@ -264,7 +264,6 @@ def fast_time(v: Any) -> int | None:
 _GORM_UTC = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}\+00:00", re.ASCII
 ).fullmatch
-_ONE_US = _dt.timedelta(microseconds=1)
 
 
 # `_GORM_UTC`'s shape with every digit a 0: a text of that shape, its digits read as 0, is this.
@@ -286,8 +285,8 @@ def times_of(values: list[Any]) -> list[int | None]:
     since the epoch; an hour, minute or second out of range raises ValueError); otherwise one by one."""
     try:
         if _gorm_shaped(values):
-            since = map(operator.sub, map(_dt.datetime.fromisoformat, values), itertools.repeat(_EPOCH))
-            return list(map(operator.mul, map(operator.floordiv, since, itertools.repeat(_ONE_US)), itertools.repeat(_US)))
+            epoch = _EPOCH  # (a time since it as whole nanoseconds: its days, seconds and microseconds, no division)
+            return [((t := d - epoch).days * 86400 + t.seconds) * 1_000_000_000 + t.microseconds * _US for d in map(_dt.datetime.fromisoformat, values)]
     except (TypeError, ValueError):  # (a date or time that is none: month 13, February 30, year 0, hour 24)
         pass
     return list(map(fast_time, values))
@@ -703,11 +702,21 @@ def flow_of(events: list[GoEvent], agent: str | None, branch: str, scope: str, v
     """The filter of buildContentsDefault over `events` (`visible`: the indexes already found)."""
     if visible is None:
         flow = [e for e in events if visible_to(e, branch, scope)]
+    elif len(visible) == len(events):  # (every event: an event's index is its own)
+        flow = list(events)
     else:
         flow = [e for e in events if e.index in visible]
-    foreign = {e.index for e in flow if agent is not None and e.author not in (agent, "user") and e.compaction is None}
+    authors = set(map(_AUTHOR, flow))  # (most sessions' events are the agent's and the user's: no foreign event to look for)
+    foreign = (
+        {e.index for e in flow if e.author not in (agent, "user") and e.compaction is None}
+        if agent is not None and not authors <= {agent, "user"}
+        else set()
+    )
     records = [i for i, e in enumerate(flow) if e.compaction is not None]
     return Flow(flow, [e.index for e in flow], [e.ts for e in flow], records, foreign)
+
+
+_AUTHOR = operator.attrgetter("author")
 
 
 def request_upto(fl: Flow, upto: int | None, events: list[GoEvent], ordered: bool) -> Request:
@@ -748,7 +757,7 @@ def request_upto(fl: Flow, upto: int | None, events: list[GoEvent], ordered: boo
             if x.index in foreign:
                 it = Sent("foreign", x.index, "user", _foreign_text(x), ts=x.ts, invocation_id=x.invocation_id)
             else:
-                it = Sent("event", x.index, x.role, calls=x.calls, responses=x.responses, ts=x.ts, invocation_id=x.invocation_id)
+                it = Sent("event", x.index, x.role, "", x.calls, x.responses, x.ts, x.invocation_id)
             by_event[x.index] = it
         items.append(it)
     if kept:
@@ -925,6 +934,8 @@ def _rearrange(req: Request) -> None:
         if it.responses:
             continue
         out.append(it)
+        if not it.calls:
+            continue
         for i in sorted({resp_at[c] for c in it.calls if c in resp_at}):
             out.append(ev[i])
             placed.add(i)
@@ -1561,7 +1572,8 @@ def _set_state(cp: Checkpoint, req: Request, records: list[Record], lost: set[in
     cp.explicit_boundary = records[last].id
     cp.explicit_represents = _runs(covered - lost - sent, records)
     # (the sent messages before the boundary, in seq order: a few, not every record before it)
-    cp.explicit_retains = [r.id for s in sorted(sent & messages) if s < last and (r := records[s]).id is not None]
+    early = sorted(sent & messages)
+    cp.explicit_retains = [r.id for s in early[: bisect.bisect_left(early, last)] if (r := records[s]).id is not None]
 
 
 def _message_seqs(records: list[Record]) -> set[int]:
@@ -1572,58 +1584,66 @@ def _message_seqs(records: list[Record]) -> set[int]:
 _SEQ, _KIND, _IS_MESSAGE = operator.attrgetter("seq"), operator.attrgetter("kind"), "message".__eq__
 
 
-def _records(events: list[GoEvent], visible: set[int]) -> list[Record]:
+def _records(events: list[GoEvent], visible: set[int], others: list[int] | None = None) -> list[Record]:
     """The ledger's records, one per event: a checkpoint per compaction record, a message per
-    event with content (read again on demand where its head was taken), meta otherwise."""
+    event with content (read again on demand where its head was taken), meta otherwise.
+    `others`: given, the seqs of the records that are not messages are added to it."""
     records: list[Record] = []
+    append, make = records.append, record_from_fields
     source = _Source(len(events))
+    raws, results = source.raws, source.results
     extras: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in events:
-        ts = e.ts / 1e9
+        i, lr = e.index, e.long_running
         key = (e.author, e.branch, e.invocation_id, e.scope)
-        extra = None if e.long_running else extras.get(key)
+        extra = None if lr else extras.get(key)
         if extra is None:
             extra = _extra(e)
-            if not e.long_running:  # (records with the same fields share one: nothing changes a record's extra)
+            if not lr:  # (records with the same fields share one: nothing changes a record's extra)
                 extras[key] = extra
-        if e.compaction is not None:
-            c = e.compaction
-            um = whole(e).get("usage_metadata")
-            usage = None
-            if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
-                usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
-            cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
-            records.append(Record(e.index, e.line, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra))
-            continue
         h = e.head
-        if h is None:
-            records.append(Record(e.index, e.line, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra))
+        if h is None or e.compaction is not None or e.obj is not None:
+            rec = _whole_record(e, extra, i in visible)
+            append(rec)
+            if others is not None and rec.kind != "message":
+                others.append(i)
             continue
-        # adk-go's own send rule, not adk-python's: the filter above, and zero parts dropped.
-        never = e.index not in visible or e.zero
-        if e.obj is None:  # a head: the message is read again when asked for (`_Source`)
-            records.append(
-                record_from_fields(
-                    Record, e.index, e.line, e.id, None, ts, 0, 0, h[0], h[1], h[2], h[3], h[4], source,
-                    "message", "event", True, never, None, None, e.invocation_id, extra,
-                )
-            )  # fmt: skip
-            source.raws[e.index] = e.raw
-            rids = h[5]
-            if rids and (len(rids) > 1 or rids[0] != h[4]):  # (else its index's `result_id` says it)
-                source.results[e.index] = list(rids)
-            continue
-        m = adk.event_message(e.obj)
-        assert m is not None
-        m.never_sent = never
-        records.append(Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra))
+        # A head (adk-go's own send rule, not adk-python's: the filter above, and zero parts
+        # dropped): the message is read again when asked for (`_Source`).
+        role, stop, src, call_ids, rid, rids = h
+        append(make(Record, i, e.line, e.id, None, e.ts / 1e9, 0, 0, role, stop, src, call_ids, rid, source,
+                    "message", "event", True, i not in visible or e.zero, None, None, e.invocation_id, extra))  # fmt: skip
+        raws[i] = e.raw
+        if rids and (len(rids) > 1 or rids[0] != rid):  # (else its index's `result_id` says it)
+            results[i] = list(rids)
     return records
+
+
+def _whole_record(e: GoEvent, extra: dict[str, Any], visible: bool) -> Record:
+    """The record of an event that is not a head's message: a checkpoint, a meta record, or a
+    message read whole."""
+    ts = e.ts / 1e9
+    if e.compaction is not None:
+        c = e.compaction
+        um = whole(e).get("usage_metadata")
+        usage = None
+        if isinstance(um, dict) and isinstance(um.get("prompt_token_count"), int):
+            usage = Usage(um["prompt_token_count"], um.get("candidates_token_count") or 0)
+        cp = Checkpoint(summary=adk._summary_text(c.content), usage=usage, details={})
+        return Record(e.index, e.line, "checkpoint", "compaction", e.id, None, ts, checkpoint=cp, run_id=e.invocation_id, extra=extra)
+    if e.head is None:
+        return Record(e.index, e.line, "meta", "event", e.id, None, ts, run_id=e.invocation_id, extra=extra)
+    m = adk.event_message(e.obj)
+    assert m is not None
+    m.never_sent = not visible or e.zero
+    return Record(e.index, e.line, "message", "event", e.id, None, ts, message=m, run_id=e.invocation_id, extra=extra)
 
 
 def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Diagnostic]) -> Ledger:
     agent, branch, scope, why = next_agent(events)
     visible = _visible(events, branch, scope)
-    records = _records(events, visible)
+    others: list[int] = []
+    records = _records(events, visible, others)
     times = [e.ts for e in events]
     ordered = all(map(operator.le, times, itertools.islice(times, 1, None)))  # (no timestamp decreases: one pass, in C)
     fl = flow_of(events, agent, branch, scope, visible)  # (what every record's request shares)
@@ -1632,7 +1652,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
     covers = _covers(events, full.covered, records, times, ordered)
-    messages = _message_seqs(records) if cps else set()
+    messages = set(range(len(records))).difference(others) if cps else set()  # (`_message_seqs`: a record's seq is its place)
     for k, i in enumerate(cps):
         last = k == len(cps) - 1
         req = full if last else request_upto(fl, i, events, ordered)
@@ -1643,7 +1663,8 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         _set_state(cp, req, records, lost, messages)
         # The continuation turn ends the request: it belongs to the replacement only when no raw
         # message written after the last record follows it (the engine appends those after it).
-        tail = any(it.kind == "event" and it.seq is not None and it.seq > i and not it.reinjected for it in req.items)
+        # (only the last record's: it is read from the end, where the events after a record are)
+        tail = last and any(it.kind == "event" and it.seq is not None and it.seq > i and not it.reinjected for it in reversed(req.items))
         cp.replacement = _history(req if last and not tail else _without_continue(req), records, i)
         cp.details = {
             "start_timestamp": c.start,

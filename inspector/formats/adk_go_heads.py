@@ -215,11 +215,52 @@ NONE: list[str] = []
 
 
 def shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape:
-    """`c`'s shape, as `adk_go._shape` reads it from the whole event. (Its lists are made only
-    for a part that fills them, and a call's or response's object tested for `{}` inline: most
-    events hold one text, one call or one response.)"""
+    """`c`'s shape, as `adk_go._shape` reads it from the whole event: `parts_shape`'s, where a
+    content of one part (most events: one text, one call or one response) is read here without
+    its loop and lists (tests/test_adk_go_heads.py holds the two equal)."""
     if c is None:
         return "", False, NONE, NONE, False, True, None
+    role_raw = c.role
+    parts = c.parts
+    role = role_raw if role_raw is not None else ""
+    if not parts:
+        return role, False, NONE, NONE, False, True, None
+    if len(parts) != 1:
+        return parts_shape(c, author, error_code, finish, excluded, finish_map)
+    p = parts[0]
+    fc = p.functionCall
+    fr = p.functionResponse
+    if fr is not None and fc is None:  # a response: a tool message
+        rid = fr.id
+        if rid is _UNSET:
+            rid = None
+        zero = not (p.text or p.thought or p.thoughtSignature or fr.id is not _UNSET or fr.name is not _UNSET or fr.response is not _UNSET)
+        return role, bool(role), NONE, [rid or ""], fr.name in excluded, zero, ("tool", None, "function_response", (), rid, (rid,) if rid else ())
+    if fr is not None:
+        return parts_shape(c, author, error_code, finish, excluded, finish_map)
+    if role_raw == "model" or (author != "user" and role_raw != "user"):
+        mrole = "assistant"
+        source = author
+        if error_code:
+            stop: str | None = "error"
+        elif fc is not None:
+            stop = "tool_use"
+        else:
+            stop = finish_map(finish) if finish is not None else "stop"
+    else:
+        mrole, stop, source = "user", None, ("user" if author == "user" else author)
+    if fc is None:  # a text, a thought or nothing
+        zero = not (p.text or p.thought or p.thoughtSignature)
+        return role, bool(role), NONE, NONE, False, zero, (mrole, stop, source, (), None, ())
+    cid = fc.id
+    zero = not (p.text or p.thought or p.thoughtSignature or cid is not _UNSET or fc.name is not _UNSET or fc.args is not _UNSET)
+    ids = (cid,) if cid else ()
+    return role, bool(role), [cid] if cid else [""], NONE, fc.name in excluded, zero, (mrole, stop, source, ids, None, ())
+
+
+def parts_shape(c: Any, author: str, error_code: bool, finish: str | None, excluded: frozenset[str], finish_map: Any) -> Shape:
+    """`shape`, part by part: any number of parts. (Its lists are made only for a part that
+    fills them, and a call's or response's object tested for `{}` inline.)"""
     role_raw = c.role
     parts = c.parts
     role = role_raw if role_raw is not None else ""
