@@ -3,6 +3,7 @@ nextclaw_legacy.py), on files built from its own types (tests/nextclaw_store.py 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -264,10 +265,21 @@ def _read_both(p: Path, monkeypatch: pytest.MonkeyPatch) -> dict[bool, Any]:
         with open(p, "rb") as f:
             events, meta, broken = nextclaw_legacy._read_events(f, "s", None, diags := [])
         led = nextclaw_legacy.load(str(p), None)
+        _codes_hold(led)
         recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.call_ids, r.result_id, r.never_sent, r.extra,
                  repr(r.message)) for r in led.records]  # fmt: skip
         got[on] = ([repr(e) for e in events], meta, broken, [repr(d) for d in diags], recs, [repr(d) for d in led.diagnostics])
     return got
+
+
+def _codes_hold(led: Any) -> None:
+    """The ledger's index holds each record's `mark_code` as its records hold it once loaded
+    (what the analysis's path scan reads instead of the records)."""
+    from inspector.ledger.model import mark_code
+
+    ix = led.record_index()
+    assert ix is not None and ix.codes is not None
+    assert bytes(ix.codes) == bytes(map(mark_code, led.records))
 
 
 def _heads_taken(text: bytes) -> int:
@@ -426,7 +438,10 @@ def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, 
         for on in (True, False):
             monkeypatch.setattr(nextclaw_legacy, "_HEADS", on)
             led = load(str(p))
+            _codes_hold(led)
             rep = analyze(led)
+            plain = analyze(dataclasses.replace(led, index=None))  # (its records read, not its index)
+            assert (plain.states, plain.context) == (rep.states, rep.context), label
             recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.source_role, r.call_ids, r.result_id,
                      r.never_sent, r.extra, repr(r.message)) for r in led.records]  # fmt: skip
             got[on] = (recs, [repr(d) for d in led.diagnostics], led.header, led.runtime_rejects_file,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import islice
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -52,6 +52,7 @@ from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
 from inspector.ledger.model import (
+    MARK_NEVER_SENT,
     Block,
     Diagnostic,
     Ledger,
@@ -59,6 +60,7 @@ from inspector.ledger.model import (
     Record,
     RecordIndex,
     RecordSource,
+    mark_code,
     record_from_fields,
 )
 
@@ -525,6 +527,9 @@ _TEMPLATE = record_from_fields(
     Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, None, "message", "message", True, True,
     None, None, None, None,
 )  # fmt: skip
+# The `mark_code` of a message record as `_read_in_order` makes it, by its role (never sent:
+# `_ledger` clears that bit for the messages getHistory sends).
+_ROLE_CODES = {role: mark_code(msgspec.structs.replace(_TEMPLATE, role=role, source_role=role)) for role in _ROLES}
 
 
 @dataclass
@@ -535,6 +540,7 @@ class _Read:
     source: _Source
     records: list[Record] = field(default_factory=list)
     said: list[Record] = field(default_factory=list)
+    codes: bytearray = field(default_factory=bytearray)  # each record's `mark_code`, as made
     meta: dict[str, Any] | None = None
     broken: int | None = None  # the first line that does not parse
 
@@ -544,6 +550,7 @@ class _Read:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if ev.role is None:
             records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
+            self.codes.append(mark_code(records[-1]))
             return
         if ev.role not in _ROLES:
             rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": ev.msg})
@@ -558,6 +565,7 @@ class _Read:
                 result_id=ev.answers or None, type=ev.type, _source=self.source,
             )  # fmt: skip
         records.append(rec)
+        self.codes.append(mark_code(rec))
         self.said.append(rec)
 
 
@@ -582,7 +590,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     at the record's offset; its time is written with those of the lines before it, a batch at a time."""
     name = os.path.basename(path)
     out = _Read(_Source(path))
-    records, source = out.records, out.source
+    records, source, add_code = out.records, out.source, out.codes.append
     fallback_seq = 1
     end = 0  # where the next line starts
     decode, links, replace, template = _DECODE, _head_links, msgspec.structs.replace, _TEMPLATE
@@ -626,6 +634,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
                 result_id=answers or None, type=h.type or "message.other", offset=offset, length=size, _source=source,
             )
         )  # fmt: skip
+        add_code(_ROLE_CODES[role])
         stamps.append(h.timestamp)
         if len(stamps) == _TIMES_BATCH:
             batch = _set_times(records, batch, stamps, mixed)
@@ -636,7 +645,6 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
 
 
 _NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
-_SEQ = attrgetter("seq")
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
 # How many records' times `_read_in_order` writes at once (`_times`): few enough that their
 # strings, as written and as written again, are not all alive at once.
@@ -717,18 +725,17 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     """The ledger of what was read: getHistory's window marks the messages it sends, and says why
     it sends no others."""
     name = os.path.basename(path)
-    said, records = read.said, read.records
+    said, records, codes = read.said, read.records, read.codes
     every = said is records  # (every record a message, in file order: `_read_in_order`)
-    # (Then each record's seq is its place: the lists of seqs below share the records' own ints,
-    # not a new one per record and list.)
-    seq_list = list(map(_SEQ, records)) if every else []
     sent, dropped = history_window(said)
     for k in sent:
-        said[k].never_sent = False
+        rec = said[k]
+        rec.never_sent = False
+        codes[rec.seq] &= ~MARK_NEVER_SENT  # (a record's seq is its place)
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
-        if every:
-            first, last, seqs = said[0].line, said[cut - 1].line, seq_list[:cut]
+        if every:  # (then each record's seq is its place)
+            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
@@ -757,9 +764,9 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
         )
     led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, records, diags)
     led.runtime_rejects_file = read.broken is not None
-    # Every record is on the runtime's path (none hidden, no header record); the messages listed.
-    marks = seq_list if every else [r.seq for r in said if r.kind == "message"]
-    led.index = RecordIndex(records, len(records), marks, [])
+    # Every record is on the runtime's path (none hidden, no header record); what the analysis's
+    # path scan reads of each, its `mark_code` (`codes`): it reads no record.
+    led.index = RecordIndex(records, len(records), None, [], codes=codes)
     return led
 
 
