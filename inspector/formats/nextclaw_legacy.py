@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, count, islice
 from operator import itemgetter
 from typing import Any, BinaryIO, Literal
 
@@ -165,7 +165,8 @@ class _LineHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     kind: Literal["event"] = msgspec.field(name="_type")
     data: _DataHead
     seq: heads.Num | None = None
-    type: _Kind | None = None
+    # (absent: what `_event` makes of it, as msgspec takes a default unchecked; null: the whole path)
+    type: _Kind = "message.other"  # type: ignore[assignment]
     timestamp: str | None = None
 
 
@@ -586,26 +587,28 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     """`_read_events` and the records made of its events in one pass, while every event's seq is
     above the one before it (NextClaw's own files: the sort by seq would keep their order); None at
     the first that is not (the caller reads the file again, `_read_events` sorting the events).
-    The common event line (`_LineHead`) becomes its record at once, its message left in the file
-    at the record's offset; its time is written with those of the lines before it, a batch at a time."""
+    The common event line (`_LineHead`) becomes its record at once, a copy of its role's template
+    (`_role_shapes`), its message left in the file at the record's offset; its id is the next of
+    `_event_ids` while its seq is the one after the last; its time is written with those of the
+    lines before it, a batch at a time."""
     name = os.path.basename(path)
     out = _Read(_Source(path))
-    records, source, add_code = out.records, out.source, out.codes.append
+    records, add_code, shapes = out.records, out.codes.append, _role_shapes(out.source)
     fallback_seq = 1
+    next_id = _event_ids(fallback_seq)  # (the id of seq `fallback_seq`, then of the seqs after it)
     end = 0  # where the next line starts
-    decode, links, replace, template = _DECODE, _head_links, msgspec.structs.replace, _TEMPLATE
+    decode, links, replace = _DECODE, _head_links, msgspec.structs.replace
     stamps: list[str | None] = []  # the timestamps of the common event lines since `batch`, as written
     batch = 0  # the first record of the batch whose times are not set
     mixed = False  # a record made of another kind of line (`add`)
     for i, raw in enumerate(lines if upto is None else islice(lines, upto), 1):
-        offset = end
         size = len(raw)
-        end += size
         try:
             h = decode(raw)
         except _DECODE_ERRORS:
             h = None
         if h is None:  # (any other line: parsed whole, as `_read_events` does)
+            offset, end = end, end + size
             if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line: a blank line)
                 continue
             ev = _parsed(raw, i, fallback_seq, offset, name, diags, out)
@@ -616,27 +619,31 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
             if ev.seq < fallback_seq:
                 return None
             fallback_seq = ev.seq + 1
+            next_id = _event_ids(fallback_seq)
             out.add(ev)
             mixed = True
             continue
         seq = h.seq
-        if type(seq) is not int or seq < 1:
-            seq = int(seq) if seq is not None and seq >= 1 else fallback_seq
-        if seq < fallback_seq:
-            return None
-        fallback_seq = seq + 1
+        if seq == fallback_seq:  # (the seq after the last, NextClaw's own: a float equal to it reads as it)
+            rid = next_id()
+            fallback_seq += 1
+        else:
+            seq = _seq_or(seq, fallback_seq)
+            if seq < fallback_seq:
+                return None
+            rid, next_id = f"event-{seq}", _event_ids(seq + 1)
+            fallback_seq = seq + 1
         m = h.data.message
-        role = m.role
-        ids, answers = links(m) if m.tool_calls or m.tool_call_id is not None else _NO_LINKS
-        records.append(
-            replace(
-                template, seq=len(records), line=i, id=f"event-{seq}", role=role, source_role=role, call_ids=ids,
-                result_id=answers or None, type=h.type or "message.other", offset=offset, length=size, _source=source,
-            )
-        )  # fmt: skip
-        add_code(_ROLE_CODES[role])
+        template, code = shapes[m.role]
+        rec = replace(template, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size)
+        end += size
+        if m.tool_calls or m.tool_call_id is not None:
+            rec.call_ids, answer = links(m)
+            rec.result_id = answer or None
+        records.append(rec)
+        add_code(code)
         stamps.append(h.timestamp)
-        if len(stamps) == _TIMES_BATCH:
+        if not i & _TIMES_MASK:
             batch = _set_times(records, batch, stamps, mixed)
     _set_times(records, batch, stamps, mixed)
     # (`add` lists the messages it makes; every other record is one)
@@ -644,11 +651,46 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     return out
 
 
-_NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
+def _role_shapes(source: _Source) -> dict[str, tuple[Record, int]]:
+    """By role, the record a common event line's record is a copy of (`_TEMPLATE` with that role
+    and source role, from `source`) and its `mark_code`."""
+    return {
+        role: (msgspec.structs.replace(_TEMPLATE, role=role, source_role=role, _source=source), code)
+        for role, code in _ROLE_CODES.items()
+    }
+
+
+# f"event-{seq}" for each seq made as its thousand's prefix and its last three digits, not
+# formatted from the number (int -> str was a fourteenth of the load, one per line).
+_FIRST_IDS = tuple(f"event-{i}" for i in range(1000))
+_LAST_DIGITS = tuple(f"{i:03d}" for i in range(1000))
+
+
+def _thousand_ids(k: int) -> list[str]:
+    """f"event-{seq}" for the seqs 1000k .. 1000k + 999 (k >= 1)."""
+    pre = f"event-{k}"
+    return [pre + d for d in _LAST_DIGITS]
+
+
+def _event_ids(first: int) -> Callable[[], str]:
+    """What gives f"event-{seq}" for the seqs `first`, `first` + 1, ..., one a call."""
+    k, r = divmod(first, 1000)
+    head = _FIRST_IDS[r:] if k == 0 else map(f"event-{k}".__add__, _LAST_DIGITS[r:])
+    return chain(head, chain.from_iterable(map(_thousand_ids, count(k + 1)))).__next__
+
+
+
+
+def _seq_or(seq: Any, fallback_seq: int) -> int:
+    """An event's seq as `applyEventLine` takes it: a positive number, truncated; else the next
+    free one (`fallback_seq`)."""
+    if type(seq) is int and seq >= 1:
+        return seq
+    return int(seq) if seq is not None and seq >= 1 else fallback_seq
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
-# How many records' times `_read_in_order` writes at once (`_times`): few enough that their
-# strings, as written and as written again, are not all alive at once.
-_TIMES_BATCH = 4096
+# How many lines' records' times `_read_in_order` writes at once (`_times`, each 4096th line): few
+# enough that their strings, as written and as written again, are not all alive at once.
+_TIMES_MASK = 4095
 
 
 def _set_times(records: list[Record], batch: int, stamps: list[str | None], mixed: bool) -> int:
