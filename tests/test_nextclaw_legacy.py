@@ -3,6 +3,7 @@ nextclaw_legacy.py), on files built from its own types (tests/nextclaw_store.py 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -264,10 +265,21 @@ def _read_both(p: Path, monkeypatch: pytest.MonkeyPatch) -> dict[bool, Any]:
         with open(p, "rb") as f:
             events, meta, broken = nextclaw_legacy._read_events(f, "s", None, diags := [])
         led = nextclaw_legacy.load(str(p), None)
+        _codes_hold(led)
         recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.call_ids, r.result_id, r.never_sent, r.extra,
                  repr(r.message)) for r in led.records]  # fmt: skip
         got[on] = ([repr(e) for e in events], meta, broken, [repr(d) for d in diags], recs, [repr(d) for d in led.diagnostics])
     return got
+
+
+def _codes_hold(led: Any) -> None:
+    """The ledger's index holds each record's `mark_code` as its records hold it once loaded
+    (what the analysis's path scan reads instead of the records)."""
+    from inspector.ledger.model import mark_code
+
+    ix = led.record_index()
+    assert ix is not None and ix.codes is not None
+    assert bytes(ix.codes) == bytes(map(mark_code, led.records))
 
 
 def _heads_taken(text: bytes) -> int:
@@ -399,6 +411,7 @@ def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, 
     s.call("c3", "ls", {})
     s.call("c4", "ls", {})
     s.result(" c4 ", "ls", "ok")  # (answers c4: the id stripped)
+    s.result("  ", "ls", "none")  # (answers no call: a blank id is none)
     own = s.lines()
     extra = [
         json.dumps({"role": "user", "content": "a legacy line"}),
@@ -426,7 +439,10 @@ def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, 
         for on in (True, False):
             monkeypatch.setattr(nextclaw_legacy, "_HEADS", on)
             led = load(str(p))
+            _codes_hold(led)
             rep = analyze(led)
+            plain = analyze(dataclasses.replace(led, index=None))  # (its records read, not its index)
+            assert (plain.states, plain.context) == (rep.states, rep.context), label
             recs = [(r.seq, r.line, r.kind, r.type, r.id, r.timestamp, r.role, r.source_role, r.call_ids, r.result_id,
                      r.never_sent, r.extra, repr(r.message)) for r in led.records]  # fmt: skip
             got[on] = (recs, [repr(d) for d in led.diagnostics], led.header, led.runtime_rejects_file,
@@ -436,3 +452,52 @@ def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, 
     # Taken: own, blank, broken, every extra at the end, and within the file the blank lines and the metadata (the
     # legacy line takes the next free seq, which the event after it has too: that one's seq does not rise).
     assert taken == 3 + len(extra) + 3
+
+
+def test_event_ids_from_the_stream_are_the_seqs_formatted() -> None:
+    """`_event_ids(first)` gives f"event-{seq}" for first, first + 1, ... across thousands (each
+    made from its thousand's prefix and its last three digits)."""
+    rng = random.Random(1517)
+    firsts = [1, 2, 998, 999, 1000, 1001, 1999, 2000, 99_999, 1_000_000, *(rng.randrange(1, 10**7) for _ in range(30))]
+    for first in firsts:
+        ids = nextclaw_legacy._event_ids(first)
+        assert [ids() for _ in range(2100)] == [f"event-{s}" for s in range(first, first + 2100)], first
+
+
+def test_ids_of_rising_seqs_with_gaps_are_the_whole_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record's id is f"event-{seq}" whether its line's seq is the one after the last (the id
+    stream's next) or jumps ahead, is written as a float, is left out or not positive (the next
+    free one), or follows another kind of line: the records `load` makes reading each line's head,
+    in one pass, are those it makes parsing each line whole (random rising seqs, over thousands)."""
+    rng = random.Random(1518)
+    for trial in range(12):
+        s = LegacyStore()
+        for k in range(rng.choice((40, 300, 1200))):
+            s.add("user" if k % 2 == 0 else "assistant", f"m{k}")
+        lines, seq = s.lines()[:1], 0  # (seq: the one NextClaw gives the last event)
+        for line in s.lines()[1:]:
+            o, pick = json.loads(line), rng.random()
+            if pick < 0.1:  # (left out or not positive: the next free one)
+                if pick < 0.05:
+                    del o["seq"]
+                else:
+                    o["seq"] = rng.choice((0, -3))
+                seq += 1
+            else:
+                seq += rng.choice((1, 1, 1, 1, 2, 999, 1000, 1001, rng.randrange(1, 5000)))
+                o["seq"] = float(seq) if pick < 0.15 else seq
+            lines.append(json.dumps(o))
+            if rng.random() < 0.02:  # (a legacy line takes the next free one too)
+                lines.append(json.dumps({"role": "user", "content": "a legacy line"}))
+                seq += 1
+        p = tmp_path / f"t{trial}.jsonl"
+        p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with open(p, "rb") as f:
+            assert nextclaw_legacy._read_in_order(f, str(p), None, []) is not None, trial  # (every seq rises)
+        got = {}
+        for on in (True, False):
+            monkeypatch.setattr(nextclaw_legacy, "_HEADS", on)
+            led = load(str(p))
+            got[on] = [(r.seq, r.line, r.id, r.role, r.timestamp) for r in led.records]
+        assert got[True] == got[False], trial
+        assert len({r[2] for r in got[True]}) == len(got[True]) > 30

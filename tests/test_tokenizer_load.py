@@ -49,10 +49,14 @@ def reference() -> tiktoken.Encoding:
     return tk._offline()
 
 
-@pytest.fixture(scope="module", params=["searched", "table"])
+@pytest.fixture(scope="module", params=["searched", "table", "index"])
 def small(request: pytest.FixtureRequest) -> tk.SmallBpe:
-    """Ranks found by searching the file's text each time, or read into a table at once."""
-    return tk.SmallBpe(tk._read_offline_copy()[0], 1 << 30 if request.param == "searched" else 0)
+    """Ranks found by searching the file's text each time, read into a table at once, or looked
+    up in the index made of the file (`RankIndex`)."""
+    data = tk._read_offline_copy()[0]
+    if request.param == "index":
+        return tk.SmallBpe(data, 0, index=lambda d: tk.RankIndex(tk.rank_index_body(d)))
+    return tk.SmallBpe(data, 1 << 30 if request.param == "searched" else 0)
 
 
 def _mismatches(small: tk.SmallBpe, ref: tiktoken.Encoding, texts: Any) -> list[tuple[str, int, int]]:
@@ -332,3 +336,55 @@ def test_long_pieces_merged_from_a_heap_as_by_the_lowest_pair_each_time(small, r
             assert tk._heap_merged_parts(b, small._rank) == by_min, repr(t)
     long_pieces = [" └─────┴─────┴─────┴──────┴─────┘", "=" * 70, "0123456789" * 8, "ab" * 40]
     assert _mismatches(small, reference, texts[:: _every(small, 10)] + long_pieces) == []
+
+
+def test_the_rank_index_holds_every_rank_and_no_other_token() -> None:
+    """`RankIndex.get` of each token of the file (base64, as `SmallBpe` asks) is its rank, asked
+    twice (the second remembered); of strings that are no token (random bytes, each token cut
+    short or grown by a byte) None."""
+    data = tk._read_offline_copy()[0]
+    ix = tk.RankIndex(tk.rank_index_body(data))
+    ranks = load_tiktoken_bpe(tk.offline_data_path())
+    b64 = [binascii.b2a_base64(t, newline=False) for t in ranks]
+    assert [ix.get(t) for t in b64] == list(ranks.values()) == [ix.get(t) for t in b64]
+    rng = random.Random(1519)
+    others = {bytes(rng.randrange(256) for _ in range(rng.randrange(1, 12))) for _ in range(20000)}
+    others |= {t[:-1] for t in ranks if len(t) > 1} | {t + bytes([rng.randrange(256)]) for t in ranks}
+    others -= set(ranks)
+    assert len(others) > 150000
+    assert all(ix.get(binascii.b2a_base64(t, newline=False)) is None for t in others)
+
+
+def test_the_rank_index_is_read_back_only_when_it_is_the_one_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rank_index` makes the index and writes it to the cache dir (its size and crc32 the ones
+    pinned, RANK_INDEX_SIZE and RANK_INDEX_CRC32), reads it back next time without making it, makes it again in place of a
+    file changed by one byte, and makes it in memory when the cache dir cannot be written: each
+    gives every rank."""
+    data = tk._read_offline_copy()[0]
+    made = []
+    body_of = tk.rank_index_body
+    monkeypatch.setattr(tk, "rank_index_body", lambda d: made.append(1) or body_of(d))
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    ranks = load_tiktoken_bpe(tk.offline_data_path())
+    probe = [*list(ranks.items())[::499], (b"\xff\xfe\xfd", None)]
+
+    def right(ix: tk.RankIndex) -> bool:
+        return all(ix.get(binascii.b2a_base64(t, newline=False)) == r for t, r in probe)
+
+    assert right(tk.rank_index(data)) and len(made) == 1
+    (written,) = (tmp_path / "cache").iterdir()
+    assert _pinned(written.read_bytes())
+    assert right(tk.rank_index(data)) and len(made) == 1  # (read back)
+    body = bytearray(written.read_bytes())
+    body[-4 * tk._INDEX_SLOTS + 4 * 12345] ^= 1  # (a slot changed)
+    written.write_bytes(bytes(body))
+    assert right(tk.rank_index(data)) and len(made) == 2
+    assert _pinned(written.read_bytes())  # (written again)
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache dir would be")
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(blocked))
+    assert right(tk.rank_index(data)) and len(made) == 3
+
+
+def _pinned(body: bytes) -> bool:
+    return len(body) == tk.RANK_INDEX_SIZE and tk.zlib.crc32(body) == tk.RANK_INDEX_CRC32

@@ -456,6 +456,8 @@ _IS_CHECKPOINT = _flags(lambda c: c & MARK_KIND in (MARK_CHECKPOINT, MARK_HAS_CH
 _HAS_CHECKPOINT = _flags(lambda c: c & MARK_KIND == MARK_HAS_CHECKPOINT)
 _NOT_MESSAGE_CODES = bytes(c for c in range(256) if c & MARK_KIND)
 _STOP_OF_MARK = {v: k for k, v in MARK_STOP.items()}
+# 1 for each `PathScan.codes` but a never-sent message's (2).
+_SENT_CODES = bytes(0 if c == 2 else 1 for c in range(256))
 
 
 @lru_cache(maxsize=8)
@@ -800,8 +802,8 @@ def effective_context(
             sources = list(last.retains) + [path[i] for i in scan.msgs[bisect_right(scan.msgs, last.pos) :]]
         else:
             sources = list(last.retains) + [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
-    elif scan is not None:
-        sources = [path[i] for i in scan.msgs]
+    elif scan is not None:  # (`sent_items` passes over a message never sent: not listed)
+        sources = [path[i] for i in compress(scan.msgs, scan.codes.translate(_SENT_CODES))]
     else:
         sources = [s for s in path if records[s].kind == "message"]
 

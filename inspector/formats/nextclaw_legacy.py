@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
-from itertools import islice
-from operator import attrgetter, itemgetter
+from itertools import chain, count, islice
+from operator import itemgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -52,6 +52,7 @@ from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
 from inspector.ledger.model import (
+    MARK_NEVER_SENT,
     Block,
     Diagnostic,
     Ledger,
@@ -59,6 +60,7 @@ from inspector.ledger.model import (
     Record,
     RecordIndex,
     RecordSource,
+    mark_code,
     record_from_fields,
 )
 
@@ -163,7 +165,8 @@ class _LineHead(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     kind: Literal["event"] = msgspec.field(name="_type")
     data: _DataHead
     seq: heads.Num | None = None
-    type: _Kind | None = None
+    # (absent: what `_event` makes of it, as msgspec takes a default unchecked; null: the whole path)
+    type: _Kind = "message.other"  # type: ignore[assignment]
     timestamp: str | None = None
 
 
@@ -525,6 +528,9 @@ _TEMPLATE = record_from_fields(
     Record, 0, 0, None, None, None, 0, 0, None, None, None, (), None, None, "message", "message", True, True,
     None, None, None, None,
 )  # fmt: skip
+# The `mark_code` of a message record as `_read_in_order` makes it, by its role (never sent:
+# `_ledger` clears that bit for the messages getHistory sends).
+_ROLE_CODES = {role: mark_code(msgspec.structs.replace(_TEMPLATE, role=role, source_role=role)) for role in _ROLES}
 
 
 @dataclass
@@ -535,6 +541,7 @@ class _Read:
     source: _Source
     records: list[Record] = field(default_factory=list)
     said: list[Record] = field(default_factory=list)
+    codes: bytearray = field(default_factory=bytearray)  # each record's `mark_code`, as made
     meta: dict[str, Any] | None = None
     broken: int | None = None  # the first line that does not parse
 
@@ -544,6 +551,7 @@ class _Read:
         seq, ts, rid = len(records), (ev.timestamp if ev.timestamp != _LAST else None), f"event-{ev.seq}"
         if ev.role is None:
             records.append(Record(seq, ev.line, "meta", ev.type, rid, None, ts, extra=ev.data))
+            self.codes.append(mark_code(records[-1]))
             return
         if ev.role not in _ROLES:
             rec = Record(seq, ev.line, "unknown", ev.type, rid, None, ts, extra={"message": ev.msg})
@@ -558,6 +566,7 @@ class _Read:
                 result_id=ev.answers or None, type=ev.type, _source=self.source,
             )  # fmt: skip
         records.append(rec)
+        self.codes.append(mark_code(rec))
         self.said.append(rec)
 
 
@@ -578,26 +587,28 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     """`_read_events` and the records made of its events in one pass, while every event's seq is
     above the one before it (NextClaw's own files: the sort by seq would keep their order); None at
     the first that is not (the caller reads the file again, `_read_events` sorting the events).
-    The common event line (`_LineHead`) becomes its record at once, its message left in the file
-    at the record's offset; its time is written with those of the lines before it, a batch at a time."""
+    The common event line (`_LineHead`) becomes its record at once, a copy of its role's template
+    (`_role_shapes`), its message left in the file at the record's offset; its id is the next of
+    `_event_ids` while its seq is the one after the last; its time is written with those of the
+    lines before it, a batch at a time."""
     name = os.path.basename(path)
     out = _Read(_Source(path))
-    records, source = out.records, out.source
+    records, add_code, shapes = out.records, out.codes.append, _role_shapes(out.source)
     fallback_seq = 1
+    next_id = _event_ids(fallback_seq)  # (the id of seq `fallback_seq`, then of the seqs after it)
     end = 0  # where the next line starts
-    decode, links, replace, template = _DECODE, _head_links, msgspec.structs.replace, _TEMPLATE
+    decode, links, replace = _DECODE, _head_links, msgspec.structs.replace
     stamps: list[str | None] = []  # the timestamps of the common event lines since `batch`, as written
     batch = 0  # the first record of the batch whose times are not set
     mixed = False  # a record made of another kind of line (`add`)
     for i, raw in enumerate(lines if upto is None else islice(lines, upto), 1):
-        offset = end
         size = len(raw)
-        end += size
         try:
             h = decode(raw)
         except _DECODE_ERRORS:
             h = None
         if h is None:  # (any other line: parsed whole, as `_read_events` does)
+            offset, end = end, end + size
             if not raw or raw.isspace():  # (`not raw.strip()`, without a copy of the line: a blank line)
                 continue
             ev = _parsed(raw, i, fallback_seq, offset, name, diags, out)
@@ -608,26 +619,31 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
             if ev.seq < fallback_seq:
                 return None
             fallback_seq = ev.seq + 1
+            next_id = _event_ids(fallback_seq)
             out.add(ev)
             mixed = True
             continue
         seq = h.seq
-        if type(seq) is not int or seq < 1:
-            seq = int(seq) if seq is not None and seq >= 1 else fallback_seq
-        if seq < fallback_seq:
-            return None
-        fallback_seq = seq + 1
+        if seq == fallback_seq:  # (the seq after the last, NextClaw's own: a float equal to it reads as it)
+            rid = next_id()
+            fallback_seq += 1
+        else:
+            seq = _seq_or(seq, fallback_seq)
+            if seq < fallback_seq:
+                return None
+            rid, next_id = f"event-{seq}", _event_ids(seq + 1)
+            fallback_seq = seq + 1
         m = h.data.message
-        role = m.role
-        ids, answers = links(m) if m.tool_calls or m.tool_call_id is not None else _NO_LINKS
-        records.append(
-            replace(
-                template, seq=len(records), line=i, id=f"event-{seq}", role=role, source_role=role, call_ids=ids,
-                result_id=answers or None, type=h.type or "message.other", offset=offset, length=size, _source=source,
-            )
-        )  # fmt: skip
+        template, code = shapes[m.role]
+        rec = replace(template, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size)
+        end += size
+        if m.tool_calls or m.tool_call_id is not None:
+            rec.call_ids, answer = links(m)
+            rec.result_id = answer or None
+        records.append(rec)
+        add_code(code)
         stamps.append(h.timestamp)
-        if len(stamps) == _TIMES_BATCH:
+        if not i & _TIMES_MASK:
             batch = _set_times(records, batch, stamps, mixed)
     _set_times(records, batch, stamps, mixed)
     # (`add` lists the messages it makes; every other record is one)
@@ -635,12 +651,46 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     return out
 
 
-_NO_LINKS: tuple[tuple[str, ...], None] = ((), None)
-_SEQ = attrgetter("seq")
+def _role_shapes(source: _Source) -> dict[str, tuple[Record, int]]:
+    """By role, the record a common event line's record is a copy of (`_TEMPLATE` with that role
+    and source role, from `source`) and its `mark_code`."""
+    return {
+        role: (msgspec.structs.replace(_TEMPLATE, role=role, source_role=role, _source=source), code)
+        for role, code in _ROLE_CODES.items()
+    }
+
+
+# f"event-{seq}" for each seq made as its thousand's prefix and its last three digits, not
+# formatted from the number (int -> str was a fourteenth of the load, one per line).
+_FIRST_IDS = tuple(f"event-{i}" for i in range(1000))
+_LAST_DIGITS = tuple(f"{i:03d}" for i in range(1000))
+
+
+def _thousand_ids(k: int) -> list[str]:
+    """f"event-{seq}" for the seqs 1000k .. 1000k + 999 (k >= 1)."""
+    pre = f"event-{k}"
+    return [pre + d for d in _LAST_DIGITS]
+
+
+def _event_ids(first: int) -> Callable[[], str]:
+    """What gives f"event-{seq}" for the seqs `first`, `first` + 1, ..., one a call."""
+    k, r = divmod(first, 1000)
+    head = _FIRST_IDS[r:] if k == 0 else map(f"event-{k}".__add__, _LAST_DIGITS[r:])
+    return chain(head, chain.from_iterable(map(_thousand_ids, count(k + 1)))).__next__
+
+
+
+
+def _seq_or(seq: Any, fallback_seq: int) -> int:
+    """An event's seq as `applyEventLine` takes it: a positive number, truncated; else the next
+    free one (`fallback_seq`)."""
+    if type(seq) is int and seq >= 1:
+        return seq
+    return int(seq) if seq is not None and seq >= 1 else fallback_seq
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
-# How many records' times `_read_in_order` writes at once (`_times`): few enough that their
-# strings, as written and as written again, are not all alive at once.
-_TIMES_BATCH = 4096
+# How many lines' records' times `_read_in_order` writes at once (`_times`, each 4096th line): few
+# enough that their strings, as written and as written again, are not all alive at once.
+_TIMES_MASK = 4095
 
 
 def _set_times(records: list[Record], batch: int, stamps: list[str | None], mixed: bool) -> int:
@@ -717,18 +767,17 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     """The ledger of what was read: getHistory's window marks the messages it sends, and says why
     it sends no others."""
     name = os.path.basename(path)
-    said, records = read.said, read.records
+    said, records, codes = read.said, read.records, read.codes
     every = said is records  # (every record a message, in file order: `_read_in_order`)
-    # (Then each record's seq is its place: the lists of seqs below share the records' own ints,
-    # not a new one per record and list.)
-    seq_list = list(map(_SEQ, records)) if every else []
     sent, dropped = history_window(said)
     for k in sent:
-        said[k].never_sent = False
+        rec = said[k]
+        rec.never_sent = False
+        codes[rec.seq] &= ~MARK_NEVER_SENT  # (a record's seq is its place)
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
-        if every:
-            first, last, seqs = said[0].line, said[cut - 1].line, seq_list[:cut]
+        if every:  # (then each record's seq is its place)
+            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
@@ -757,9 +806,9 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
         )
     led = Ledger(path, NAME, os.path.splitext(name)[0], read.meta, records, diags)
     led.runtime_rejects_file = read.broken is not None
-    # Every record is on the runtime's path (none hidden, no header record); the messages listed.
-    marks = seq_list if every else [r.seq for r in said if r.kind == "message"]
-    led.index = RecordIndex(records, len(records), marks, [])
+    # Every record is on the runtime's path (none hidden, no header record); what the analysis's
+    # path scan reads of each, its `mark_code` (`codes`): it reads no record.
+    led.index = RecordIndex(records, len(records), None, [], codes=codes)
     return led
 
 
