@@ -22,7 +22,11 @@ from typing import Any
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
-from inspector.formats.adk import event_head, event_heads, message_response_ids_by_seq, response_ids
+from inspector.formats.adk import (
+    event_head,
+    event_heads,
+    message_response_ids_by_seq,
+)
 from inspector.ledger.model import Ledger, Record
 
 
@@ -232,10 +236,6 @@ def _ids_in(v: Any) -> set[str]:
 
 def _calls(rec: Record) -> list[str]:
     return list(rec.call_ids)  # (the message's tool-call ids, kept in the record's index)
-
-
-def _responses(rec: Record) -> list[str]:
-    return response_ids(rec)  # (from the record's index where its message is still unread)
 
 
 def _in_scope(rec: Record) -> bool:
@@ -485,19 +485,23 @@ def _rows_for_agent(
             for c in r.call_ids:
                 call_author[c] = a
 
-    def other(r: Record, summ: bool) -> bool:
-        if summ or not agent:
-            return False
-        a = str(heads[r.seq].get("author") or "")
-        if a not in (agent, "user"):
-            return True
-        return any(call_author.get(rid) not in (None, agent, "user") for rid in resp.get(r.seq, ()))
-
     rows: list[Row] = []
     seen_calls: set[str] = set()
+    mine = (agent, "user")
     for r, summ in seq_list:
-        conv = other(r, summ)
-        calls, resps = ([], []) if (summ or conv) else (_calls(r), _responses(r))
+        # Converted to context: another agent's event, or a response to another agent's call.
+        # (Each message's calls from its index and responses from `resp`, which holds every
+        # message of `seq_list`: `_calls` and `response_ids` inline.)
+        ids = resp.get(r.seq, ())
+        conv = (
+            not summ
+            and bool(agent)
+            and (
+                str(heads[r.seq].get("author") or "") not in mine
+                or any(call_author.get(rid) not in (None, agent, "user") for rid in ids)
+            )
+        )
+        calls, resps = ([], []) if (summ or conv) else (list(r.call_ids), list(ids))
         if resps:
             kept = [x for x in resps if x in seen_calls]
             if not kept and r.message is not None and all(b.type == "tool_result" for b in r.message.blocks):

@@ -575,7 +575,16 @@ def _text_head(s: _SEvent, ts: int | float, author: str | None, out: dict[str, A
     text: str = p.text  # type: ignore[assignment]
     prompt = (len(author) if author else 0) + (13 if p.thought else 3) + len(text) if text else 0
     visible = not p.thought and text != ""
-    role, stop, _, source = role_and_stop(author or "", content.role, 0, 0, s.error_code, s.finish_reason)
+    # (`role_and_stop` of no call and no response, inline: a call per event cost a tenth of the head)
+    source = author or ""
+    if (r := content.role) == "model" or (source != "user" and r != "user"):
+        role = "assistant"
+        if (code := s.error_code) is not _UNSET and code:
+            stop: str | None = "error"
+        else:
+            stop = finish_stop(s.finish_reason) if isinstance(s.finish_reason, str) else "stop"
+    else:
+        role, stop = "user", None
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source, (), None, (),
         not (visible or p.thought_signature), False, False, prompt,
