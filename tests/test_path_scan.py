@@ -234,6 +234,35 @@ def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:
         assert E._nonzero(codes) == [j for j, c in enumerate(codes) if c]
 
 
+def test_each_context_item_has_lists_of_its_own() -> None:
+    """`ContextItem`'s call lists default to `[]`, which msgspec copies for each item: an item's
+    lists are never another's (a shared default would carry one item's calls into every item)."""
+    a = E.ContextItem(0, "assistant", "message", 1, "a", 2, False, "")
+    b = E.ContextItem(0, "tool", "message", 2, "b", 3, False, "")
+    a.tool_call_ids.append("c1")
+    a.unanswered.append("c1")
+    assert b.tool_call_ids == [] and b.unanswered == [] and a.tool_call_ids is not a.unanswered
+
+
+def test_the_flags_picked_by_search_or_slices_are_the_flags_compressed() -> None:
+    """`engine.picked` (few 1s: searched; few 0s: sliced between; else `compress`) picks what
+    `compress` picks, at every density (none, all, a few at either end or adjacent), the items as
+    long as the flags or longer, each picked item the item object itself."""
+    from itertools import compress
+
+    rng = random.Random(f"{SEED}:picked")
+    cases = [b"", b"\x00", b"\x01", b"\x01" * 40, b"\x00" * 40, b"\x01" + b"\x00" * 40 + b"\x01", b"\x00" + b"\x01" * 40 + b"\x00"]
+    for _ in range(400):
+        p = rng.choice([0.0, 0.01, 0.05, 0.08, 0.2, 0.5, 0.92, 0.95, 0.99, 1.0])
+        cases.append(bytes(int(rng.random() < p) for _ in range(rng.randrange(300))))
+    for flags in cases:
+        items = [rng.randrange(10**6) + 1000 for _ in range(len(flags) + rng.choice([0, 0, 3]))]
+        for f in (flags, bytearray(flags)):
+            got = E.picked(items, f)
+            assert got == list(compress(items, f)), flags
+            assert all(a is b for a, b in zip(got, compress(items, f), strict=True))
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_analysis_knows_a_linear_path_in_file_order(path: Path) -> None:
     """`analyze` tells its scan that a linear runtime's path is in file order (each seq once)
@@ -407,8 +436,10 @@ def test_the_scan_from_the_loaders_mark_codes_is_the_scan_of_the_records() -> No
     drops |= {frozenset(rng.sample(STOP_REASONS, rng.randrange(len(STOP_REASONS) + 1))) for _ in range(20)}
     for k in range(400):
         records = []
-        for s in range(rng.randrange(50)):
-            kind = rng.choice(["message", "message", "checkpoint", "meta", "header"])
+        # (mixed kinds, or nearly all one: `engine.picked`'s searched and sliced lists)
+        pool = rng.choice([["message", "message", "checkpoint", "meta", "header"], ["message"] * 40 + ["checkpoint", "meta"], ["meta"] * 40 + ["message", "checkpoint"]])
+        for s in range(rng.randrange(200)):
+            kind = rng.choice(pool)
             cp = Checkpoint(summary="s") if kind == "checkpoint" and rng.random() < 0.7 else None
             r = Record(s, s + 1, kind, kind, f"r{s}", checkpoint=cp)
             r.role, r.source_role = rng.choice(ROLES), rng.choice(SOURCE_ROLES)

@@ -227,10 +227,12 @@ class ContextItem(msgspec.Struct, gc=False):
     text: str
     tokens: int | None = None  # None until counted (Report.ensure_tokens)
     tokens_from: str = "tiktoken"  # usage | tiktoken
-    tool_call_ids: list[str] = msgspec.field(default_factory=list)
+    # (`[]`: msgspec gives each item its own empty list, as a factory would, at half the cost of
+    # calling `list`: ~0.25 us an item, 8 ms of a 100 MB native ledger's 32k items)
+    tool_call_ids: list[str] = []  # (copied per instance by msgspec)
     tool_result_id: str | None = None
     orphan: bool = False  # a tool result whose call is not in the context
-    unanswered: list[str] = msgspec.field(default_factory=list)  # calls with no result in the context
+    unanswered: list[str] = []  # calls with no result in the context (copied per instance)
     note: str | None = None  # how the runtime derives this item from the file, when not as written
     # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
     # a turn it finds unfinished): a request sent before the session stopped does not hold it.
@@ -418,21 +420,56 @@ class PathScan:
 
     def _read_codes(self, codes: bytes | bytearray, drop: frozenset[str]) -> None:
         """The scan of a path that is a run of seqs from the loader's `mark_code` of each of its
-        records (`codes`), each list picked out in C: no record read, and each position the
-        path's own int object (path[i] == path[0] + i: position i is path[i - path[0]])."""
-        path, base = self.path, self.path[0]
-        positions = list(range(min(base, len(path)))) + path[: max(len(path) - base, 0)]
-        self.msgs = list(compress(positions, codes.translate(_IS_MESSAGE)))
+        records (`codes`), each list picked out in C (`picked`): no record read, and each position
+        the path's own int object (path[i] == path[0] + i: position i >= path[0] is
+        path[i - path[0]], no list of the positions built)."""
+        path = self.path
+        head = min(path[0], len(path))  # (the positions below path[0]: no path item is their int)
+
+        def pick(table: bytes) -> list[int]:
+            flags = codes.translate(table)
+            out = picked(path, flags[head:])
+            out[:0] = [i for i in range(head) if flags[i]]  # (a move, not a copy of each int's reference)
+            return out
+
+        self.msgs = pick(_IS_MESSAGE)
         self.codes = bytearray(codes.translate(_code_table(drop), _NOT_MESSAGE_CODES))
-        self.turns = list(compress(positions, codes.translate(_IS_TURN)))
-        self.breaks = list(compress(positions, codes.translate(_IS_CHECKPOINT)))
-        self.cps = list(compress(positions, codes.translate(_HAS_CHECKPOINT)))
+        self.turns = pick(_IS_TURN)
+        self.breaks = pick(_IS_CHECKPOINT)
+        self.cps = pick(_HAS_CHECKPOINT)
 
     def in_order(self) -> bool:
         """Whether the path's seqs strictly increase (file order: each seq once), read once."""
         if self._in_order is None:
             self._in_order = _increasing(self.path)
         return self._in_order
+
+
+def picked(items: list[int], flags: bytes | bytearray) -> list[int]:
+    """`list(compress(items, flags))` for flags of 0 and 1 (`items` as long as `flags` or longer),
+    without a step per item where the flags are mostly one value (`compress` reads every flag,
+    ~15 ns each: four lists over a 100 MB ledger's 160k records were 10 ms): few 1s, each found by
+    a search (~150 ns a find); few 0s, the slices between them."""
+    n, ones = len(flags), flags.count(1)
+    if ones * _FEW > n:
+        if (n - ones) * _FEW > n:
+            return list(compress(items, flags))
+        out: list[int] = []
+        start, j = 0, flags.find(0)
+        while j >= 0:
+            out += items[start:j]
+            start, j = j + 1, flags.find(0, j + 1)
+        out += items[start:n]
+        return out
+    out = []
+    j = flags.find(1)
+    while j >= 0:
+        out.append(items[j])
+        j = flags.find(1, j + 1)
+    return out
+
+
+_FEW = 12  # (a flag value is the minority one when under 1/12 of the flags)
 
 
 def _positions(path: list[int], in_order: bool | None, marks: list[int] | None) -> Iterable[tuple[int, int]]:
