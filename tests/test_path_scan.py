@@ -244,6 +244,96 @@ def test_each_context_item_has_lists_of_its_own() -> None:
     assert b.tool_call_ids == [] and b.unanswered == [] and a.tool_call_ids is not a.unanswered
 
 
+def _plain_sent_items(records: list[Any], sources: list[int], rt: Any, in_context_calls: set[str], forgotten: frozenset[int]) -> list[Any]:
+    """`engine.sent_items` as it was written before its settled calls were found in C (a closure
+    flushing each reply's calls, a new answered set per reply): the reference."""
+    items: list[Any] = []
+    pending: tuple[str, ...] = ()
+    answered: set[str] = set()
+    pending_item: Any = None
+
+    def flush() -> None:
+        nonlocal pending, answered, pending_item
+        missing = [c for c in pending if c not in answered]
+        if missing and pending_item is not None:
+            pending_item.unanswered = missing
+            if rt.synthesize_missing_results:
+                for c in missing:
+                    items.append(E.ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c))
+        pending, answered, pending_item = (), set(), None
+
+    for s in sources:
+        rec = records[s]
+        if rec.never_sent:
+            continue
+        role = rec.role
+        if role == "assistant":
+            if pending:
+                flush()
+            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
+                continue
+            item = E.ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
+            items.append(item)
+            if rec.call_ids:
+                pending, answered, pending_item = rec.call_ids, set(), item
+                in_context_calls.update(rec.call_ids)
+        elif role == "tool":
+            rid = rec.result_id
+            if rt.many_results_per_message:
+                rids = [rid] if rid is not None else []
+                answered.update(rids)
+                orphan = not rids or not in_context_calls.issuperset(rids)
+            elif rid is not None:
+                answered.add(rid)
+                orphan = rid not in in_context_calls
+            else:
+                orphan = True
+            items.append(E.ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
+        elif role is not None:
+            if role == "user" and pending:
+                flush()
+            items.append(E.ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
+    flush()
+    return items
+
+
+def test_the_items_sent_are_those_of_the_plain_pairing() -> None:
+    """`engine.sent_items` (a reply's calls settled found by one superset test, the answered set
+    cleared rather than made anew) gives the items, unanswered calls, synthetic results and calls in
+    context of the plain pairing, on random messages: every role, calls drawn from a few ids (answered,
+    not, twice, out of turn, before any call), never-sent and dropped replies, forgotten answers, and
+    runtimes that synthesize results, drop stop reasons or take many results a message."""
+    from inspector.ledger.model import STOP_REASONS, Record
+
+    rng = random.Random(f"{SEED}:sent")
+    base_rt = E.registry.get("native").runtime
+    ids = ["c0", "c1", "c2", "c3"]
+    for k in range(600):
+        records = []
+        for s in range(rng.randrange(40)):
+            r = Record(s, s + 1, "message", "message", f"m{s}")
+            r.role, r.never_sent = rng.choice(["assistant", "assistant", "tool", "tool", "user", "system", None]), rng.random() < 0.1
+            r.stop_reason = rng.choice([None, None, *STOP_REASONS])
+            r.call_ids = tuple(rng.choice(ids) for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))) if r.role == "assistant" else ()
+            r.result_id = rng.choice([*ids, None]) if r.role == "tool" else None
+            records.append(r)
+        sources = [s for s in range(len(records)) if rng.random() < 0.9]
+        forgotten = frozenset(s for s in sources if rng.random() < 0.1)
+        rt = dataclasses.replace(
+            base_rt,
+            drop_stop_reasons=frozenset(rng.sample(STOP_REASONS, rng.randrange(3))),
+            synthesize_missing_results=rng.random() < 0.5,
+            synthetic_result_text=rng.choice(["", "aborted"]),
+            many_results_per_message=rng.random() < 0.3,
+        )
+        before = set(rng.sample(ids, rng.randrange(3)))
+        calls_fast, calls_plain = set(before), set(before)
+        fast = E.sent_items(records, sources, rt, calls_fast, forgotten)
+        plain = _plain_sent_items(records, sources, rt, calls_plain, forgotten)
+        assert [msgspec.structs.asdict(i) for i in fast] == [msgspec.structs.asdict(i) for i in plain], k
+        assert calls_fast == calls_plain, k
+
+
 def test_the_flags_picked_by_search_or_slices_are_the_flags_compressed() -> None:
     """`engine.picked` (few 1s: searched; few 0s: sliced between; else `compress`) picks what
     `compress` picks, at every density (none, all, a few at either end or adjacent), the items as

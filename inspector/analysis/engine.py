@@ -863,26 +863,12 @@ def sent_items(
     `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as the
     runtime's dropped stop reasons are."""
     items: list[ContextItem] = []
+    append = items.append
     pending: tuple[str, ...] = ()  # the call ids of the last assistant's calls
+    # The answers since those calls were made (read only while some are pending: cleared when a
+    # reply makes calls, not made anew when they are settled).
     answered: set[str] = set()
     pending_item: ContextItem | None = None
-
-    def flush() -> None:
-        nonlocal pending, answered, pending_item
-        missing = [c for c in pending if c not in answered]
-        if missing and pending_item is not None:
-            pending_item.unanswered = missing
-            if rt.synthesize_missing_results:
-                for c in missing:
-                    items.append(
-                        ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c)
-                    )
-        pending = ()
-        answered = set()
-        pending_item = None
-
-    # (`flush` only when a reply's calls are pending: else it has nothing to do, the answers
-    # gathered since being read only against pending calls, and reset when a reply makes some)
     drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
     for s in sources:
         rec = records[s]
@@ -890,17 +876,19 @@ def sent_items(
             continue
         role = rec.role
         if role == "assistant":
-            if pending:
-                flush()
+            if pending:  # (settled: each call answered, the usual case, found in C)
+                if not answered.issuperset(pending):
+                    _unanswered(items, pending_item, pending, answered, rt)
+                pending = ()
             if rec.stop_reason in drop or s in forgotten:
                 continue
-            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
-            items.append(item)
-            if rec.call_ids:
-                pending = rec.call_ids
-                answered = set()
-                pending_item = item
-                in_context_calls.update(rec.call_ids)
+            calls = rec.call_ids
+            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
+            append(item)
+            if calls:
+                pending, pending_item = calls, item
+                answered.clear()
+                in_context_calls.update(calls)
         elif role == "tool":
             rid = rec.result_id
             if many_results:
@@ -916,13 +904,27 @@ def sent_items(
                 orphan = rid not in in_context_calls
             else:
                 orphan = True
-            items.append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
+            append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
             if role == "user" and pending:
-                flush()
-            items.append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
-    flush()
+                if not answered.issuperset(pending):
+                    _unanswered(items, pending_item, pending, answered, rt)
+                pending = ()
+            append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
+    if pending and not answered.issuperset(pending):
+        _unanswered(items, pending_item, pending, answered, rt)
     return items
+
+
+def _unanswered(items: list[ContextItem], item: ContextItem | None, pending: tuple[str, ...], answered: set[str], rt: Runtime) -> None:
+    """`item`'s calls (`pending`) with no result among `answered`: flagged on it, in its order, and
+    given the runtime's synthetic results when it makes them up."""
+    missing = [c for c in pending if c not in answered]
+    if item is None or not missing:
+        return
+    item.unanswered = missing
+    if rt.synthesize_missing_results:
+        items += [ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c) for c in missing]
 
 
 def append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:
