@@ -234,14 +234,24 @@ def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:
         assert E._nonzero(codes) == [j for j, c in enumerate(codes) if c]
 
 
-def test_each_context_item_has_lists_of_its_own() -> None:
-    """`ContextItem`'s call lists default to `[]`, which msgspec copies for each item: an item's
-    lists are never another's (a shared default would carry one item's calls into every item)."""
-    a = E.ContextItem(0, "assistant", "message", 1, "a", 2, False, "")
-    b = E.ContextItem(0, "tool", "message", 2, "b", 3, False, "")
-    a.tool_call_ids.append("c1")
-    a.unanswered.append("c1")
-    assert b.tool_call_ids == [] and b.unanswered == [] and a.tool_call_ids is not a.unanswered
+def test_context_items_share_only_the_empty_tuple() -> None:
+    """`ContextItem`'s call lists default to the empty tuple, which no item can change in place
+    (one item's calls never show in another's), and the items `sent_items` makes for replies each
+    hold a list of their own, as the JSON contract's `tool_call_ids` is."""
+    from inspector.ledger.model import Record
+
+    a = E.ContextItem(0, "user", "message", 1, "a", 2, False, "")
+    assert a.tool_call_ids == () and a.unanswered == ()
+    with pytest.raises(AttributeError):
+        a.tool_call_ids.append("c1")  # type: ignore[attr-defined]
+    recs = []
+    for s, calls in enumerate([(), ("c1",), (), ("c2", "c3")]):
+        r = Record(s, s + 1, "message", "message", f"m{s}", role="assistant", call_ids=calls)
+        recs.append(r)
+    items = E.sent_items(recs, list(range(len(recs))), E.registry.get("native").runtime, set())
+    lists = [it.tool_call_ids for it in items if it.role == "assistant"]
+    assert lists == [[], ["c1"], [], ["c2", "c3"]]
+    assert all(type(x) is list for x in lists) and len({id(x) for x in lists}) == len(lists)
 
 
 def _plain_sent_items(records: list[Any], sources: list[int], rt: Any, in_context_calls: set[str], forgotten: frozenset[int]) -> list[Any]:
