@@ -6,6 +6,7 @@ never-sent flag those readers tell apart, each must give exactly what it gives r
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 from collections import Counter
@@ -342,6 +343,24 @@ def test_the_items_sent_are_those_of_the_plain_pairing() -> None:
         plain = _plain_sent_items(records, sources, rt, calls_plain, forgotten)
         assert [msgspec.structs.asdict(i) for i in fast] == [msgspec.structs.asdict(i) for i in plain], k
         assert calls_fast == calls_plain, k
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_a_summarizer_range_holds_a_message_as_its_slice_says(path: Path) -> None:
+    """`findings._summarized_any` reads its checkpoint's own ranges position by position, as a
+    slice of the path would list them: on every checkpoint of the file and with its ranges moved
+    (empty, one position, past messages and off them)."""
+    report = analyze(load(str(path)))
+    rng = random.Random(f"{SEED}:own:{path.name}")
+    n = len(report.path)
+    for v in report.checkpoints:
+        recs = v._records
+        ranges = [sorted(rng.randrange(n + 1) for _ in range(2)) for _ in range(8)]
+        for own in [v.own, [], *[[(lo, hi)] for lo, hi in ranges], [(lo, lo + 1) for lo, _ in ranges if lo < n]]:
+            w = copy.copy(v)
+            w.own = own
+            want = any(recs[s].kind == "message" for lo, hi in w.own for s in w._path[lo:hi])
+            assert F._summarized_any(w) == want, (v.index, w.own)
 
 
 def test_the_flags_picked_by_search_or_slices_are_the_flags_compressed() -> None:
