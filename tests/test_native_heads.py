@@ -154,6 +154,29 @@ def test_times_are_checked_a_thousand_at_a_time_every_one_of_them() -> None:
         assert not native_heads.all_times_valid([*times[:bad], "10:00", *times[bad + 1 :]])
 
 
+def test_times_that_are_numbers_are_valid_wherever_they_stand() -> None:
+    """The loader lists every head's time, numbers (epoch seconds) among the strings, with no type
+    test per line: `all_times_valid` is each string's `re.match`, whatever part of the list a number
+    stands in (a join meeting it: the strings checked alone), a number never an invalid time."""
+    import re
+
+    from inspector.formats import native_heads
+
+    usual = [f"2026-01-05T09:{i % 60:02d}:{i % 59:02d}.{i % 1000:03d}Z" for i in range(3000)]
+    other = [f"2025-03-01 10:{i % 60:02d}" for i in range(3000)]  # (valid, not the usual shape: the regex)
+    one_time = re.compile(native_heads.ISO_TS_PATTERN)
+    rng = random.Random(f"{SEED}:number-times")
+    for _ in range(60):
+        times: list[Any] = list(rng.choice([usual, other, usual[:5]]))
+        for _ in range(rng.randrange(1, 4)):
+            times.insert(rng.randrange(len(times) + 1), rng.choice([0, 1740823200, 1.5, -3, 2**40]))
+        if rng.random() < 0.5:
+            times[rng.randrange(len(times))] = rng.choice(["10:00", "yesterday", "2026-01-05T9:00Z"])
+        each = all(one_time.match(t) for t in times if isinstance(t, str))
+        assert native_heads.all_times_valid(times) == each
+    assert native_heads.all_times_valid([1, 2.5]) and not native_heads.all_times_valid([1, "x", *usual])
+
+
 def test_the_usual_time_shape_is_taken_without_the_regex_and_only_it() -> None:
     """`_all_in_the_usual_shape` (toISOString's shape, checked with no regex) says yes only where
     the regex does; whatever it declines, the regex decides: the answer is each time's `re.match`."""

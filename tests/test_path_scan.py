@@ -6,6 +6,7 @@ never-sent flag those readers tell apart, each must give exactly what it gives r
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 from collections import Counter
@@ -234,6 +235,153 @@ def test_the_coded_messages_are_found_by_search_as_by_a_scan() -> None:
         assert E._nonzero(codes) == [j for j, c in enumerate(codes) if c]
 
 
+def test_context_items_share_only_the_empty_tuple() -> None:
+    """`ContextItem`'s call lists default to the empty tuple, which no item can change in place
+    (one item's calls never show in another's), and the items `sent_items` makes for replies each
+    hold a list of their own, as the JSON contract's `tool_call_ids` is."""
+    from inspector.ledger.model import Record
+
+    a = E.ContextItem(0, "user", "message", 1, "a", 2, False, "")
+    assert a.tool_call_ids == () and a.unanswered == ()
+    with pytest.raises(AttributeError):
+        a.tool_call_ids.append("c1")  # type: ignore[attr-defined]
+    recs = []
+    for s, calls in enumerate([(), ("c1",), (), ("c2", "c3")]):
+        r = Record(s, s + 1, "message", "message", f"m{s}", role="assistant", call_ids=calls)
+        recs.append(r)
+    items = E.sent_items(recs, list(range(len(recs))), E.registry.get("native").runtime, set())
+    lists = [it.tool_call_ids for it in items if it.role == "assistant"]
+    assert lists == [[], ["c1"], [], ["c2", "c3"]]
+    assert all(type(x) is list for x in lists) and len({id(x) for x in lists}) == len(lists)
+
+
+def _plain_sent_items(records: list[Any], sources: list[int], rt: Any, in_context_calls: set[str], forgotten: frozenset[int]) -> list[Any]:
+    """`engine.sent_items` as it was written before its settled calls were found in C (a closure
+    flushing each reply's calls, a new answered set per reply): the reference."""
+    items: list[Any] = []
+    pending: tuple[str, ...] = ()
+    answered: set[str] = set()
+    pending_item: Any = None
+
+    def flush() -> None:
+        nonlocal pending, answered, pending_item
+        missing = [c for c in pending if c not in answered]
+        if missing and pending_item is not None:
+            pending_item.unanswered = missing
+            if rt.synthesize_missing_results:
+                for c in missing:
+                    items.append(E.ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c))
+        pending, answered, pending_item = (), set(), None
+
+    for s in sources:
+        rec = records[s]
+        if rec.never_sent:
+            continue
+        role = rec.role
+        if role == "assistant":
+            if pending:
+                flush()
+            if rec.stop_reason in rt.drop_stop_reasons or s in forgotten:
+                continue
+            item = E.ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
+            items.append(item)
+            if rec.call_ids:
+                pending, answered, pending_item = rec.call_ids, set(), item
+                in_context_calls.update(rec.call_ids)
+        elif role == "tool":
+            rid = rec.result_id
+            if rt.many_results_per_message:
+                rids = [rid] if rid is not None else []
+                answered.update(rids)
+                orphan = not rids or not in_context_calls.issuperset(rids)
+            elif rid is not None:
+                answered.add(rid)
+                orphan = rid not in in_context_calls
+            else:
+                orphan = True
+            items.append(E.ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
+        elif role is not None:
+            if role == "user" and pending:
+                flush()
+            items.append(E.ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
+    flush()
+    return items
+
+
+def test_the_items_sent_are_those_of_the_plain_pairing() -> None:
+    """`engine.sent_items` (a reply's calls settled found by one superset test, the answered set
+    cleared rather than made anew) gives the items, unanswered calls, synthetic results and calls in
+    context of the plain pairing, on random messages: every role, calls drawn from a few ids (answered,
+    not, twice, out of turn, before any call), never-sent and dropped replies, forgotten answers, and
+    runtimes that synthesize results, drop stop reasons or take many results a message."""
+    from inspector.ledger.model import STOP_REASONS, Record
+
+    rng = random.Random(f"{SEED}:sent")
+    base_rt = E.registry.get("native").runtime
+    ids = ["c0", "c1", "c2", "c3"]
+    for k in range(600):
+        records = []
+        for s in range(rng.randrange(40)):
+            r = Record(s, s + 1, "message", "message", f"m{s}")
+            r.role, r.never_sent = rng.choice(["assistant", "assistant", "tool", "tool", "user", "system", None]), rng.random() < 0.1
+            r.stop_reason = rng.choice([None, None, *STOP_REASONS])
+            r.call_ids = tuple(rng.choice(ids) for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))) if r.role == "assistant" else ()
+            r.result_id = rng.choice([*ids, None]) if r.role == "tool" else None
+            records.append(r)
+        sources = [s for s in range(len(records)) if rng.random() < 0.9]
+        forgotten = frozenset(s for s in sources if rng.random() < 0.1)
+        rt = dataclasses.replace(
+            base_rt,
+            drop_stop_reasons=frozenset(rng.sample(STOP_REASONS, rng.randrange(3))),
+            synthesize_missing_results=rng.random() < 0.5,
+            synthetic_result_text=rng.choice(["", "aborted"]),
+            many_results_per_message=rng.random() < 0.3,
+        )
+        before = set(rng.sample(ids, rng.randrange(3)))
+        calls_fast, calls_plain = set(before), set(before)
+        fast = E.sent_items(records, sources, rt, calls_fast, forgotten)
+        plain = _plain_sent_items(records, sources, rt, calls_plain, forgotten)
+        assert [msgspec.structs.asdict(i) for i in fast] == [msgspec.structs.asdict(i) for i in plain], k
+        assert calls_fast == calls_plain, k
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_a_summarizer_range_holds_a_message_as_its_slice_says(path: Path) -> None:
+    """`findings._summarized_any` reads its checkpoint's own ranges position by position, as a
+    slice of the path would list them: on every checkpoint of the file and with its ranges moved
+    (empty, one position, past messages and off them)."""
+    report = analyze(load(str(path)))
+    rng = random.Random(f"{SEED}:own:{path.name}")
+    n = len(report.path)
+    for v in report.checkpoints:
+        recs = v._records
+        ranges = [sorted(rng.randrange(n + 1) for _ in range(2)) for _ in range(8)]
+        for own in [v.own, [], *[[(lo, hi)] for lo, hi in ranges], [(lo, lo + 1) for lo, _ in ranges if lo < n]]:
+            w = copy.copy(v)
+            w.own = own
+            want = any(recs[s].kind == "message" for lo, hi in w.own for s in w._path[lo:hi])
+            assert F._summarized_any(w) == want, (v.index, w.own)
+
+
+def test_the_flags_picked_by_search_or_slices_are_the_flags_compressed() -> None:
+    """`engine.picked` (few 1s: searched; few 0s: sliced between; else `compress`) picks what
+    `compress` picks, at every density (none, all, a few at either end or adjacent), the items as
+    long as the flags or longer, each picked item the item object itself."""
+    from itertools import compress
+
+    rng = random.Random(f"{SEED}:picked")
+    cases = [b"", b"\x00", b"\x01", b"\x01" * 40, b"\x00" * 40, b"\x01" + b"\x00" * 40 + b"\x01", b"\x00" + b"\x01" * 40 + b"\x00"]
+    for _ in range(400):
+        p = rng.choice([0.0, 0.01, 0.05, 0.08, 0.2, 0.5, 0.92, 0.95, 0.99, 1.0])
+        cases.append(bytes(int(rng.random() < p) for _ in range(rng.randrange(300))))
+    for flags in cases:
+        items = [rng.randrange(10**6) + 1000 for _ in range(len(flags) + rng.choice([0, 0, 3]))]
+        for f in (flags, bytearray(flags)):
+            got = E.picked(items, f)
+            assert got == list(compress(items, f)), flags
+            assert all(a is b for a, b in zip(got, compress(items, f), strict=True))
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_analysis_knows_a_linear_path_in_file_order(path: Path) -> None:
     """`analyze` tells its scan that a linear runtime's path is in file order (each seq once)
@@ -407,8 +555,10 @@ def test_the_scan_from_the_loaders_mark_codes_is_the_scan_of_the_records() -> No
     drops |= {frozenset(rng.sample(STOP_REASONS, rng.randrange(len(STOP_REASONS) + 1))) for _ in range(20)}
     for k in range(400):
         records = []
-        for s in range(rng.randrange(50)):
-            kind = rng.choice(["message", "message", "checkpoint", "meta", "header"])
+        # (mixed kinds, or nearly all one: `engine.picked`'s searched and sliced lists)
+        pool = rng.choice([["message", "message", "checkpoint", "meta", "header"], ["message"] * 40 + ["checkpoint", "meta"], ["meta"] * 40 + ["message", "checkpoint"]])
+        for s in range(rng.randrange(200)):
+            kind = rng.choice(pool)
             cp = Checkpoint(summary="s") if kind == "checkpoint" and rng.random() < 0.7 else None
             r = Record(s, s + 1, kind, kind, f"r{s}", checkpoint=cp)
             r.role, r.source_role = rng.choice(ROLES), rng.choice(SOURCE_ROLES)

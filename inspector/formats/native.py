@@ -678,9 +678,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, decode: Callable[[byte
         if h is None:
             prev, prev_offset = raw, offset
         else:
-            ts = h.ts
-            if type(ts) is str:
-                add_time(ts)
+            add_time(ts := h.ts)  # (a number too: `all_times_valid` checks the strings)
             like, code = like_of[h.role][h.stop_reason]
             rec = new(
                 like, seq=before if aligned else len(records), line=lineno, id=h.id, timestamp=ts, offset=offset, length=n,
@@ -793,7 +791,7 @@ class _Reading:
         self.runs: dict[str, RunHeader] = {}
         self.parsed_without_id = 0  # records parsed whole that have no id (a head always has one)
         self.run_messages: list[Record] = []  # the messages parsed whole that name a run
-        self.head_times: list[str] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
+        self.head_times: list[str | int | float] = []  # the times of the records read from heads (`native_heads.all_times_valid`)
         self.run_names: dict[str, str] = {}  # the runs the heads name, each name's one string
         # What the index lists (`RecordIndex`): each record's `mark_code`, in file order, and the
         # header's seq.

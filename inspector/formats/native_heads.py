@@ -13,7 +13,7 @@ is left to the general path, which parses the line whole and says what is wrong.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -110,14 +110,22 @@ _TIME = ISO_TS_PATTERN[1:-1].replace("(", "(?:")  # (no groups: a long repetitio
 _TIMES = re.compile(rf"(?:{_TIME}\n)*{_TIME}")
 
 
-def all_times_valid(times: list[str]) -> bool:
-    """Whether each of `times` matches `ISO_TS_PATTERN` as `re.match` matches it, checked a
-    thousand at a time in one regex call (after `_all_in_the_usual_shape`, which answers for most
-    files with no regex at all). The pattern never matches a newline, so with no newline inside a time the lines of
-    the joined text are the times (a time ending in a newline, which `$` lets through, is counted
-    invalid here: the caller then checks the slow way)."""
-    if _all_in_the_usual_shape(times):
-        return True
+def all_times_valid(times: list[str | int | float]) -> bool:
+    """Whether each string of `times` matches `ISO_TS_PATTERN` as `re.match` matches it (a number is
+    a valid time: epoch seconds), checked a thousand at a time in one regex call (after
+    `_all_in_the_usual_shape`, which answers for most files with no regex at all). The pattern never
+    matches a newline, so with no newline inside a time the lines of the joined text are the times (a
+    time ending in a newline, which `$` lets through, is counted invalid here: the caller then checks
+    the slow way). The loader lists every head's time, numbers too (no type test per line): a join
+    meeting a number, the strings are checked alone."""
+    try:
+        return _all_in_the_usual_shape(times) or _all_match(times)
+    except TypeError:  # (a number among the times)
+        return all_times_valid([t for t in times if type(t) is str])
+
+
+def _all_match(times: list[Any]) -> bool:
+    """`all_times_valid` by the regex, a part of `_TIMES_AT_ONCE` times per call."""
     for i in range(0, len(times), _TIMES_AT_ONCE):
         part = times[i : i + _TIMES_AT_ONCE]
         joined = "\n".join(part)
@@ -137,7 +145,7 @@ _SHAPES_AT_ONCE = 1024
 _USUAL_LINES = ((_USUAL_SHAPE + "\n") * _SHAPES_AT_ONCE).encode()
 
 
-def _all_in_the_usual_shape(times: list[str]) -> bool:
+def _all_in_the_usual_shape(times: list[Any]) -> bool:
     """Whether every one of `times` is `YYYY-MM-DDTHH:MM:SS.mmmZ` in ASCII digits, a shape
     `ISO_TS_PATTERN` matches: the joined times, each ASCII digit read as 0, are that shape once per
     time with a newline between (as many newlines as the join put in, so no time holds one). A
