@@ -407,7 +407,7 @@ def rank_index(data: bytes) -> RankIndex:
     """The `RankIndex` of the verified file `data`: read from the cache dir when the file there
     is the one `rank_index_body` makes (`RANK_INDEX_CRC32`), else made and written there
     (best effort: a cache dir that cannot be written leaves it made in memory)."""
-    path = os.path.join(_cache_dir(), f"cl100k_base-ranks-{CL100K_SHA256[:16]}.index")
+    path = os.path.join(cache_dir(), f"cl100k_base-ranks-{CL100K_SHA256[:16]}.index")
     try:
         with open(path, "rb") as f:
             body = f.read()
@@ -427,9 +427,9 @@ def rank_index(data: bytes) -> RankIndex:
     return RankIndex(body)
 
 
-def _cache_dir() -> str:
-    """The store's cache dir (store/index.py `cache_dir`, a layer above): `$INSPECTOR_CACHE_DIR`,
-    else `$XDG_CACHE_HOME/inspector`, else `~/.cache/inspector`."""
+def cache_dir() -> str:
+    """inspector's cache dir (the token ranks' index here, the session index's in store/index.py):
+    `$INSPECTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/inspector`, else `~/.cache/inspector`."""
     own = os.environ.get("INSPECTOR_CACHE_DIR")
     if own:
         return os.path.abspath(os.path.expanduser(own))

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from inspector.analysis.sessions import ScanRow, SearchDocument, UsageEntry
+from inspector.analysis.tokens import cache_dir  # (one cache dir: the token ranks' index is kept there too)
 from inspector.analysis.usage import UsageItem
 from inspector.formats import split_selector
 from inspector.ledger.model import Usage
@@ -59,16 +60,6 @@ CREATE TABLE doc_meta (
 CREATE INDEX doc_meta_session ON doc_meta(session);
 CREATE VIRTUAL TABLE docs USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 """
-
-
-def cache_dir() -> str:
-    """`$INSPECTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/inspector`, else `~/.cache/inspector`."""
-    own = os.environ.get("INSPECTOR_CACHE_DIR")
-    if own:
-        return os.path.abspath(os.path.expanduser(own))
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "inspector")
 
 
 def index_path() -> str:
