@@ -520,9 +520,15 @@ class PrefixDigests:
     """`source_digest` of the first n compactable events for each n a checkpoint row of the session
     states, found in the one pass that reads the events (a digest is a hash over the events in
     order, so every prefix's is a copy of the running hash); the pass stops hashing past the widest.
-    The prefix match takes the digest from here, or hashes the events it covers itself."""
+    The prefix match takes the digest from here, or hashes the events it covers itself.
 
-    __slots__ = ("buf", "count", "found", "h", "last", "wanted")
+    Each event's part (its length, ":", its stable JSON, ";") is gathered in `pending` and hashed a
+    block at a time (one hash call per `_BLOCK` bytes, not three an event; the same bytes hashed in
+    the same order: tests/test_maka.py)."""
+
+    __slots__ = ("buf", "count", "found", "h", "last", "pending", "wanted")
+
+    _BLOCK = 1 << 20
 
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
@@ -531,31 +537,37 @@ class PrefixDigests:
         self.count = 0
         self.found: dict[int, str] = {}
         self.buf = bytearray()  # (a safe event's stable JSON, written here: no bytes made an event)
+        self.pending = bytearray()  # (what is not hashed yet)
 
     def restart(self) -> None:
         """Forget every event fed."""
         self.h = hashlib.sha256()
         self.count = 0
         self.found = {}
+        self.pending = bytearray()
 
     def feed(self, ev: dict[str, Any], safe: bool = False) -> None:
         """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        # (`_digest_update`, inline: one call an event; its length prefix, the JSON and ";" hashed in turn)
-        update = self.h.update
         s: bytes | bytearray
         if safe:
             s = self.buf
             _STRUCT_JSON_ENCODER.encode_into(ev, s)
         else:
             s = stable_json(ev)
-        update(b"%d:" % len(s))
-        update(s)
-        update(b";")
+        pending = self.pending
+        pending += b"%d:" % len(s)
+        pending += s
+        pending += b";"
         self.count += 1
         if self.count in self.wanted:
+            self.h.update(pending)
+            pending.clear()
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
+        elif len(pending) >= self._BLOCK:
+            self.h.update(pending)
+            pending.clear()
 
 
 # ---------------------------------------------------------------------------------------- summary admission
