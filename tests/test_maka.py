@@ -483,6 +483,24 @@ def test_source_digest_is_pinned() -> None:
     assert digests.found == {1: maka.source_digest(events[:1]), 3: maka.source_digest(events)}
 
 
+@pytest.mark.parametrize("block", [1, 40, 1 << 20])
+def test_prefix_digests_hash_in_blocks_what_source_digest_hashes_event_by_event(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`PrefixDigests` gathers the events' parts and hashes them a block at a time: a block flushed
+    after every event, after some, or only where a prefix's digest is taken, each prefix's digest is
+    `source_digest` of those events, and nothing is hashed twice or left out (restart forgets all)."""
+    monkeypatch.setattr(maka.PrefixDigests, "_BLOCK", block)
+    events = [{"id": f"e{i}", "content": {"kind": "text", "text": "x" * i}, "n": i} for i in range(12)]
+    wanted = {1, 2, 5, 9, 12}
+    digests = maka.PrefixDigests(wanted)
+    for ev in events[:7]:
+        digests.feed(ev)
+    digests.restart()
+    for ev in events:
+        digests.feed(ev)
+    digests.feed({"past": "the widest"})  # (hashes nothing)
+    assert digests.found == {n: maka.source_digest(events[:n]) for n in wanted}
+
+
 @pytest.mark.parametrize(
     "stored",
     [[3, 1, 2], [1, 2.5, 2, 2.5], [2.5, 1, 3.5], [1, "x", 2], [1, float("inf"), 2], [float("-inf"), 1, 2], [1, b"x", 2], [None, 1, 2]],

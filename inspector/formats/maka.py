@@ -520,9 +520,15 @@ class PrefixDigests:
     """`source_digest` of the first n compactable events for each n a checkpoint row of the session
     states, found in the one pass that reads the events (a digest is a hash over the events in
     order, so every prefix's is a copy of the running hash); the pass stops hashing past the widest.
-    The prefix match takes the digest from here, or hashes the events it covers itself."""
+    The prefix match takes the digest from here, or hashes the events it covers itself.
 
-    __slots__ = ("buf", "count", "found", "h", "last", "wanted")
+    Each event's part (its length, ":", its stable JSON, ";") is gathered in `pending` and hashed a
+    block at a time (one hash call per `_BLOCK` bytes, not three an event; the same bytes hashed in
+    the same order: tests/test_maka.py)."""
+
+    __slots__ = ("buf", "count", "found", "h", "last", "pending", "wanted")
+
+    _BLOCK = 1 << 20
 
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
@@ -531,31 +537,37 @@ class PrefixDigests:
         self.count = 0
         self.found: dict[int, str] = {}
         self.buf = bytearray()  # (a safe event's stable JSON, written here: no bytes made an event)
+        self.pending = bytearray()  # (what is not hashed yet)
 
     def restart(self) -> None:
         """Forget every event fed."""
         self.h = hashlib.sha256()
         self.count = 0
         self.found = {}
+        self.pending = bytearray()
 
     def feed(self, ev: dict[str, Any], safe: bool = False) -> None:
         """The next compactable event, as stored (`safe`: `_digest_update`'s)."""
         if self.count >= self.last:
             return
-        # (`_digest_update`, inline: one call an event; its length prefix, the JSON and ";" hashed in turn)
-        update = self.h.update
         s: bytes | bytearray
         if safe:
             s = self.buf
             _STRUCT_JSON_ENCODER.encode_into(ev, s)
         else:
             s = stable_json(ev)
-        update(b"%d:" % len(s))
-        update(s)
-        update(b";")
+        pending = self.pending
+        pending += b"%d:" % len(s)
+        pending += s
+        pending += b";"
         self.count += 1
         if self.count in self.wanted:
+            self.h.update(pending)
+            pending.clear()
             self.found[self.count] = "sha256:" + self.h.copy().hexdigest()
+        elif len(pending) >= self._BLOCK:
+            self.h.update(pending)
+            pending.clear()
 
 
 # ---------------------------------------------------------------------------------------- summary admission
@@ -938,18 +950,19 @@ def _row_events(
     hold text payloads as bytes; one that is not UTF-8 raises `_NotUtf8` (a payload `_SafeEvent`
     takes is: msgspec decodes every string of it)."""
     out: list[_Event] = []
-    decode, unsafe, check = _decode_safe, _UNSAFE, fields.checker(EVENT)
-    for i, (eid, rsid, inv, run, turn, payload, committed) in enumerate(rows, start=first):
-        columns = (eid, rsid, inv, run, turn)
+    append, decode, unsafe, check = out.append, _decode_safe, _UNSAFE, fields.checker(EVENT)
+    last: list[Any] = [None, None, None]  # (`_safe_event`'s strings shared from one event to the next)
+    for i, row in enumerate(rows, start=first):  # (eid, sid, inv, run, turn, payload, committed)
+        payload = row[5]
         past = digests is not None and digests.count >= digests.last  # after every stated coverage
         try:
-            ev = _safe_event(decode(payload), i, payload, committed, columns, name, diags, digests, past)
+            append(_safe_event(decode(payload), i, payload, row, name, diags, digests, past, last))
         except unsafe:
             if text_bytes and type(payload) is bytes and not _is_utf8(payload):
                 raise _NotUtf8 from None
-            ev = _dict_event(i, payload, committed, columns, name, diags, digests, past, check)
-        if ev is not None:
-            out.append(ev)
+            ev = _dict_event(i, payload, row[6], row[:5], name, diags, digests, past, check)
+            if ev is not None:
+                append(ev)
     return out
 
 
@@ -980,36 +993,65 @@ def _kept(payload: Any) -> Any:
 
 
 def _safe_event(
-    s: _SafeEvent, i: int, payload: Any, committed: Any, columns: tuple[Any, ...], name: str, diags: list[Diagnostic],
-    digests: PrefixDigests | None, past: bool,
+    s: _SafeEvent, i: int, payload: Any, row: tuple[Any, ...], name: str, diags: list[Diagnostic], digests: PrefixDigests | None,
+    past: bool, last: list[Any] | None = None,
 ) -> _Event:
     """A payload `_SafeEvent` took, as `_dict_event` reads the dict orjson makes of it (an absent
-    field, UNSET, read as None): no field the guard removes; digested as msgspec writes the Struct."""
+    field, UNSET, read as None): no field the guard removes; digested as msgspec writes the Struct.
+    `row`: its columns (event_id, session_id, invocation_id, run_id, turn_id, payload, committed_at).
+    `last`: the session, run and turn of the event before, whose strings this one keeps where they
+    are equal (one string a run, not one an event: less kept, and dicts of them hash it once)."""
     ids = (s.id, s.sessionId, s.invocationId, s.runId, s.turnId)
-    if ids != columns:  # (the common row names its columns: no field UNSET)
+    columns = row[:5]
+    if ids == columns:  # (the common row names its columns: its id is then the row's, kept once)
+        ids = columns
+    else:
         ids = tuple(None if v is _U else v for v in ids)
         if ids != columns:
             _identity_mismatch(dict(zip(_IDENTITY, ids, strict=True)), columns, name, i, diags)
+    eid, session, run_id, turn = row[0], ids[1], ids[3], ids[4]
+    if last is not None:
+        if session == last[0]:
+            session = last[0]
+        else:
+            last[0] = session
+        if run_id == last[1]:
+            run_id = last[1]
+        else:
+            last[1] = run_id
+        if turn == last[2]:
+            turn = last[2]
+        else:
+            last[2] = turn
     c = s.content
     if c is None or c is _U:
-        compactable, head, unstepped, signed, message = False, None, False, False, None
-    else:
-        got = _STRUCT_HEADS.get((s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message))
-        head, compactable, kind = got if got is not None else _struct_head(s, c)
-        cid = c.id
+        return _Event(
+            i, eid if type(eid) is str else str(eid), payload if type(payload) is bytes else _kept(payload), row[6],
+            None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, turn, None, False, ids[0], session, False,
+            False, False, None,
+        )
+    got = _STRUCT_HEADS.get((s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message))
+    head, compactable, kind = got if got is not None else _struct_head(s, c)
+    cid = c.id
+    unstepped = signed = False
+    if kind == "function_call":  # (`_head_of` puts the call id in for a call or a response)
         if cid is not _U and cid is not None:
-            head = _with_call_id(head, kind, cid)
-        unstepped = kind == "function_call" and s.partial is not True and s.modelVisibility != "hidden" and not (s.refs.stepId if s.refs else None)
-        signed = kind == "thinking" and bool(c.signature)
-        message = None
-        if past:  # (an unknown kind's content is shown as stored: read as a dict)
-            message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
-    if compactable and not past and digests is not None:  # (past every stated coverage: nothing to hash)
+            head = (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
+        unstepped = s.partial is not True and s.modelVisibility != "hidden" and not (s.refs.stepId if s.refs else None)
+    elif kind == "function_response":
+        if cid is not _U and cid is not None:
+            head = (head[0], head[1], head[2], (), cid, head[5])
+    elif kind == "thinking":
+        signed = bool(c.signature)
+    message = None
+    if past:  # (an unknown kind's content is shown as stored: read as a dict)
+        message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+    elif compactable and digests is not None:  # (past every stated coverage: nothing to hash)
         digests.feed(s, True)
-    run_id = s.runId
     return _Event(
-        i, str(columns[0]), payload if type(payload) is bytes else _kept(payload), committed, None if s.ts is _U else s.ts,
-        run_id if type(run_id) is str else None, ids[4], head, compactable, ids[0], ids[1], unstepped, signed, False, message,
+        i, eid if type(eid) is str else str(eid), payload if type(payload) is bytes else _kept(payload), row[6],
+        None if s.ts is _U else s.ts, run_id if type(run_id) is str else None, turn, head, compactable, ids[0], session,
+        unstepped, signed, False, message,
     )
 
 
@@ -1031,15 +1073,6 @@ def _struct_head(s: _SafeEvent, c: _SafeContent) -> tuple[_MessageHead, bool, An
     if len(_STRUCT_HEADS) < _HEADS_MAX:
         _STRUCT_HEADS[(s.role, s.status, s.partial, s.modelVisibility, c.kind, not c.text, not c.message)] = got
     return got
-
-
-def _with_call_id(head: _MessageHead, kind: Any, cid: Any) -> _MessageHead:
-    """A head computed without a call id, with the event's (`_head_of` puts it in for a call or a response)."""
-    if kind == "function_call":
-        return (head[0], head[1], head[2], (cid,) if cid else (), None, head[5])
-    if kind == "function_response":
-        return (head[0], head[1], head[2], (), cid, head[5])
-    return head
 
 
 _KINDS = ("text", "thinking", "function_call", "function_response", "error")
