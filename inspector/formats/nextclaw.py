@@ -1566,17 +1566,18 @@ def _message_of(m: _Msg) -> Message:
     role = o.get("role")
     parts = m.parts
     if role == "assistant":
-        blocks = [_assistant_block(p) for p in parts if isinstance(p, dict)]
+        blocks = []
+        for p in parts:  # (a loop, not a comprehension: a message has one or two parts)
+            if isinstance(p, dict):
+                blocks.append(_assistant_block(p))
         status = o.get("status")
         return Message("assistant", blocks, "error" if status == "error" else None, status, source_role="assistant")
     if role == "user":
-        blocks = [
-            Block("text", str(p.get("text") or ""))
-            if p.get("type") in ("text", "rich-text")
-            else Block("other", raw=p)
-            for p in parts
-            if isinstance(p, dict)
-        ]
+        blocks = []
+        for p in parts:
+            if isinstance(p, dict):
+                text = p.get("type") in ("text", "rich-text")
+                blocks.append(Block("text", str(p.get("text") or "")) if text else Block("other", raw=p))
         return Message("user", blocks, source_role="user")
     if role == "tool":
         return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
@@ -1639,32 +1640,37 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     o = m.obj
     ts = o.get("timestamp")
     parts = o.get("parts")
-    # (`_sent_call` of each part, inlined: a call per part was a tenth of building the records)
-    sent = [
-        p
-        for p in (parts if isinstance(parts, list) else ())
-        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and p.get("result") is not None
-    ]
-    calls = [str(p.get("toolCallId") or "") for p in sent]
-    source.entries[seq] = (m, None)
-    out = [
-        _new(
-            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
-            "assistant", tuple([c for c in calls if c]) if calls else (), None, source, "message", "message", True, False,
-            None, None, None, None,
-        )
-    ]  # fmt: skip
-    if not sent:
+    mid, line, entries = m.id, m.line, source.entries
+    entries[seq] = (m, None)
+    head = _new(
+        Record, seq, line, mid, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
+        "assistant", (), None, source, "message", "message", True, False, None, None, None, None,
+    )  # fmt: skip
+    out = [head]
+    if not isinstance(parts, list):
         return out
-    for p, call in zip(sent, calls, strict=True):
-        k = seq + len(out)
-        source.entries[k] = (m, p)
-        out.append(
-            _new(
-                Record, k, m.line, f"{m.id}#{call}", None, ts, 0, 0, "tool", None, "tool-invocation", (), call, source,
-                "message", "tool_result", True, False, None, None, None, None,
-            )
-        )  # fmt: skip
+    calls: list[str] = []
+    # (one loop, no comprehension: `_sent_call` of each part inlined; a message has one or two)
+    for p in parts:
+        if (
+            isinstance(p, dict)
+            and p.get("type") == "tool-invocation"
+            and p.get("state") == "result"
+            and p.get("result") is not None
+        ):
+            call = str(p.get("toolCallId") or "")
+            k = seq + len(out)
+            entries[k] = (m, p)
+            out.append(
+                _new(
+                    Record, k, line, f"{mid}#{call}", None, ts, 0, 0, "tool", None, "tool-invocation", (), call, source,
+                    "message", "tool_result", True, False, None, None, None, None,
+                )
+            )  # fmt: skip
+            if call:
+                calls.append(call)
+    if calls:
+        head.call_ids = tuple(calls)
     return out
 
 
