@@ -362,7 +362,10 @@ def test_replay_places_messages_by_time_without_rescanning_the_timeline(tmp_path
     parsed, compared = [], []
     real_ms, real_id = nextclaw._ms, nextclaw._Msg.id
     monkeypatch.setattr(nextclaw, "_ms", lambda v: parsed.append(v) or real_ms(v))
-    monkeypatch.setattr(nextclaw._Msg, "id", property(lambda m: compared.append(1) or real_id.fget(m)))
+    # (`_Msg.id` is a slot: its descriptor wrapped, each read counted)
+    monkeypatch.setattr(
+        nextclaw._Msg, "id", property(lambda m: compared.append(1) or real_id.__get__(m), real_id.__set__)
+    )
     led = nextclaw.load(str(j.write(tmp_path)), None, None)
     ids = [r.id for r in led.records if r.role in ("user", "assistant")]
     assert ids == ["late"] + [x for k in range(n) for x in (f"u{k}", f"a{k}")]
@@ -622,3 +625,27 @@ def test_checkpoints_split_by_time_order_as_by_each_records_fate(tmp_path: Path,
             )
         assert got[0] == got[1], path.read_text()
     assert split[0] > 100
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_messages_after_the_checkpoint_out_of_time_order_are_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_order: bool
+) -> None:
+    """The records after the applied checkpoint keep file order; where NextClaw would send them in
+    another (timestamp) order, a prediction_order diagnostic says so. A message sent again under its
+    id keeps its place with its new time, so the tail can be out of time order; the order check
+    skips its sort only when every message record's time never goes down (`_Regular.in_order`)."""
+
+    def said(resent_at: str) -> bool:
+        j = Journal()
+        j.sent(message("u0", "user", "before", ts(1)))
+        j.sent(timeline(checkpoint("cp1", "## Summary\n", ts(1), ts(2))))
+        j.sent(message("u1", "user", "first", ts(3)))
+        j.completed(message("a1", "assistant", "answer", ts(4)))
+        j.sent(message("u1", "user", "first, edited", resent_at))  # (replaced in place)
+        led = nextclaw.load(str(j.write(tmp_path)), None, None)
+        return any(d.problem == "prediction_order" for d in led.diagnostics)
+
+    monkeypatch.setattr(nextclaw, "_IN_ORDER", in_order)
+    assert not said(ts(3, 30))  # still before a1: in order
+    assert said(ts(5))  # now after a1, sent before it: NextClaw sorts it after

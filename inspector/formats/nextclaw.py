@@ -556,19 +556,17 @@ class _Msg:
     timestamp (NaN when none parses), read when made (every message made is put in the timeline,
     which places it by time) and kept as a plain attribute (a property was a call per read)."""
 
-    __slots__ = ("_id", "line", "obj", "t")
+    __slots__ = ("id", "line", "obj", "t")
 
     def __init__(self, obj: dict[str, Any], line: int) -> None:
         self.obj = obj
         self.line = line
-        self._id = str(obj.get("id"))
+        self.id: str = str(obj.get("id"))  # (a slot, not a property: read several times a message)
         self.t: float = _ms(obj.get("timestamp"))
-
-    id = property(attrgetter("_id"))
 
     def rename(self, mid: str) -> None:
         self.obj["id"] = mid
-        self._id = mid
+        self.id = mid
 
     @property
     def parts(self) -> list[Any]:
@@ -648,11 +646,16 @@ class _Replay:
 
     def _insert_by_timeline(self, m: _Msg) -> None:
         t = m.t
-        at = len(self.messages)
         if t == t and t < self.latest:  # not NaN, and some message may be later
-            at = next((i for i, x in enumerate(self.messages) if x.t > t), at)
-        self.messages.insert(at, m)
-        self._hold(m)
+            msgs = self.messages
+            msgs.insert(next((i for i, x in enumerate(msgs) if x.t > t), len(msgs)), m)
+            self._hold(m)
+            return
+        self.messages.append(m)  # (after every held one; `_hold`, inlined)
+        held, mid = self.held, m.id
+        held[mid] = held.get(mid, 0) + 1
+        if t > self.latest:
+            self.latest = t
 
     def upsert(self, m: _Msg) -> None:
         if self.streaming is not None and self.streaming.id == m.id:
@@ -811,9 +814,10 @@ class _Replay:
             message = p.message
             if t in _MESSAGE_EVENTS and message is not None and str(message.get("id")) == seg.mid:
                 self._collapse(seg)
-            else:
-                for e in seg.events:
-                    self._apply(*e)
+                self._message_event(t, message, line, ts)  # (`_apply` of a message event)
+                return
+            for e in seg.events:
+                self._apply(*e)
         elif self.streaming is None and p.message is None and t in _OPENS and _LAZY:
             seg = self._opens(t, p)
             if seg is not None:
@@ -959,10 +963,14 @@ class _Replay:
         if message.get("metadata") is not None:  # (else no timeline message: nothing to track)
             self._track_compaction("message.sent", message, ts)
         m = _Msg(message, line)
-        self.known.add(m.id)
-        self.upsert(m)
+        mid = m.id
+        self.known.add(mid)
+        if mid in self.held or self.streaming is not None:
+            self.upsert(m)
+        else:  # (`upsert` of an id the timeline does not hold, nothing streaming)
+            self._insert_by_timeline(m)
         if role == "assistant" and message.get("status") in ("final", "error"):
-            self.terminal.add(m.id)
+            self.terminal.add(mid)
 
     def _streams_next(self, t: str, p: _Payload, sm: str) -> bool:
         """Does this event's handler begin with `ensure_streaming` of `sm`, a message just
@@ -1243,6 +1251,7 @@ class _Reader:
         rp = self.replay
         past, continues = rp.past_segment, rp._continues
         events = self.events
+        waiting = self.held is not None
         for n, ev, ts in zip(ns, evs, self._times(stamps), strict=True):
             t = ev.type
             if t is None:  # (said when read)
@@ -1250,7 +1259,7 @@ class _Reader:
             p = ev.payload
             if p is None:
                 p = _NO_PAYLOAD
-            if self.held is None and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
+            if not waiting and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
                 events += 1
                 # (`_Replay.event`, inlined: most events go on streaming the open segment)
                 seg = rp.seg
@@ -1262,6 +1271,7 @@ class _Reader:
                 self.events = events
                 self._event(n, ev, t, p, ts)
                 events = self.events
+                waiting = self.held is not None
         self.events = events
 
     def _times(self, stamps: list[str | None]) -> list[str]:
@@ -1556,17 +1566,18 @@ def _message_of(m: _Msg) -> Message:
     role = o.get("role")
     parts = m.parts
     if role == "assistant":
-        blocks = [_assistant_block(p) for p in parts if isinstance(p, dict)]
+        blocks = []
+        for p in parts:  # (a loop, not a comprehension: a message has one or two parts)
+            if isinstance(p, dict):
+                blocks.append(_assistant_block(p))
         status = o.get("status")
         return Message("assistant", blocks, "error" if status == "error" else None, status, source_role="assistant")
     if role == "user":
-        blocks = [
-            Block("text", str(p.get("text") or ""))
-            if p.get("type") in ("text", "rich-text")
-            else Block("other", raw=p)
-            for p in parts
-            if isinstance(p, dict)
-        ]
+        blocks = []
+        for p in parts:
+            if isinstance(p, dict):
+                text = p.get("type") in ("text", "rich-text")
+                blocks.append(Block("text", str(p.get("text") or "")) if text else Block("other", raw=p))
         return Message("user", blocks, source_role="user")
     if role == "tool":
         return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
@@ -1629,32 +1640,37 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
     o = m.obj
     ts = o.get("timestamp")
     parts = o.get("parts")
-    # (`_sent_call` of each part, inlined: a call per part was a tenth of building the records)
-    sent = [
-        p
-        for p in (parts if isinstance(parts, list) else ())
-        if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and p.get("result") is not None
-    ]
-    calls = [str(p.get("toolCallId") or "") for p in sent]
-    source.entries[seq] = (m, None)
-    out = [
-        _new(
-            Record, seq, m.line, m.id, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
-            "assistant", tuple([c for c in calls if c]) if calls else (), None, source, "message", "message", True, False,
-            None, None, None, None,
-        )
-    ]  # fmt: skip
-    if not sent:
+    mid, line, entries = m.id, m.line, source.entries
+    entries[seq] = (m, None)
+    head = _new(
+        Record, seq, line, mid, None, ts, 0, 0, "assistant", "error" if o.get("status") == "error" else None,
+        "assistant", (), None, source, "message", "message", True, False, None, None, None, None,
+    )  # fmt: skip
+    out = [head]
+    if not isinstance(parts, list):
         return out
-    for p, call in zip(sent, calls, strict=True):
-        k = seq + len(out)
-        source.entries[k] = (m, p)
-        out.append(
-            _new(
-                Record, k, m.line, f"{m.id}#{call}", None, ts, 0, 0, "tool", None, "tool-invocation", (), call, source,
-                "message", "tool_result", True, False, None, None, None, None,
-            )
-        )  # fmt: skip
+    calls: list[str] = []
+    # (one loop, no comprehension: `_sent_call` of each part inlined; a message has one or two)
+    for p in parts:
+        if (
+            isinstance(p, dict)
+            and p.get("type") == "tool-invocation"
+            and p.get("state") == "result"
+            and p.get("result") is not None
+        ):
+            call = str(p.get("toolCallId") or "")
+            k = seq + len(out)
+            entries[k] = (m, p)
+            out.append(
+                _new(
+                    Record, k, line, f"{mid}#{call}", None, ts, 0, 0, "tool", None, "tool-invocation", (), call, source,
+                    "message", "tool_result", True, False, None, None, None, None,
+                )
+            )  # fmt: skip
+            if call:
+                calls.append(call)
+    if calls:
+        head.call_ids = tuple(calls)
     return out
 
 
@@ -1769,6 +1785,7 @@ class _Regular:
         return cls(regular, owners, times, in_order)
 
 
+_ID, _SEQ = attrgetter("id"), attrgetter("seq")
 # Whether a checkpoint other than the applied one splits the records in time order by one bisection
 # (`_make_checkpoint`; the tests turn it off, to hold it against each record's fate).
 _IN_ORDER = True
@@ -1849,9 +1866,10 @@ def _make_checkpoint(
         # only when the emergency summary quotes it.
         rep = {r.seq for r in dropped if _quoted(r.message.text() if r.message else "", summary)}
         if _quoted(prev_summary, summary):
-            rep |= prev_rep & {r.seq for r in dropped}
+            rep |= prev_rep & set(map(_SEQ, dropped))
+        represented = [r for r in dropped if r.seq in rep]  # (rep: seqs of dropped records)
     else:
-        rep = {r.seq for r in dropped}
+        rep, represented = set(map(_SEQ, dropped)), dropped
     usage = diag.get("providerUsage") if isinstance(diag.get("providerUsage"), dict) else None
     finish = diag.get("finishReason")
     rec.checkpoint = Checkpoint(
@@ -1865,8 +1883,8 @@ def _make_checkpoint(
         truncated=(isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS) or None,
         details=cp,
         explicit_boundary=before[-1].id if before else None,
-        explicit_retains=[r.id for r in kept if r.id is not None],
-        explicit_represents=_ranges([r for r in before if r.seq in rep]),
+        explicit_retains=[i for i in map(_ID, kept) if i is not None],
+        explicit_represents=_ranges(represented),  # (dropped, hence represented, records: in record order)
     )
     if applied:
         records, in_order = regular.records, regular.in_order
@@ -1974,7 +1992,7 @@ def _replacement(
 def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> None:
     """Records after the checkpoint follow in file order; say where NextClaw would differ. `wrong`:
     the message records after it not after coveredUntil; `tail`: those after it, in record order."""
-    if [r.seq for r in _by_time(tail, in_order)] != sorted(r.seq for r in tail) or wrong:
+    if wrong or (not in_order and [r.seq for r in _by_time(tail, False)] != [r.seq for r in tail]):
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
