@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import chain, count, islice
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -698,6 +698,7 @@ def _seq_or(seq: Any, fallback_seq: int) -> int:
     if type(seq) is int and seq >= 1:
         return seq
     return int(seq) if seq is not None and seq >= 1 else fallback_seq
+_SEQ = attrgetter("seq")
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
 # How many lines' records' times `_read_in_order` writes at once (`_times`, each 4096th line): few
 # enough that their strings, as written and as written again, are not all alive at once.
@@ -805,7 +806,8 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
         if every:  # (then each record's seq is its place)
-            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
+            # (the records' own seq ints, not as many new ones: the same values, kept once)
+            first, last, seqs = said[0].line, said[cut - 1].line, list(map(_SEQ, said[:cut]))
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
