@@ -392,6 +392,24 @@ def test_times_checked_at_once_on_random_runs_of_times() -> None:
                 assert nextclaw_legacy._times(changed) == [nextclaw_legacy._iso(s) for s in changed], (trial, changed[k])
 
 
+def test_date_hours_of_times_in_order_are_every_times_own() -> None:
+    """`_date_hours` finds the runs of times in order by bisecting: it names the date and hour of
+    every time, each once, for random lists in order (one run, many, a run of one time, a time
+    repeated) and out of order (each time's own)."""
+    rng = random.Random(1519)
+    start = datetime(2025, 12, 31, 22, 0, 0)
+    for trial in range(200):
+        at = start + timedelta(seconds=rng.randrange(86400 * 60))
+        stamps = []
+        for _ in range(rng.choice((1, 2, 5, 40, 300))):
+            at += timedelta(seconds=rng.choice((0, 1, 60, 3599, 3600, 86400, rng.randrange(20000))), milliseconds=rng.randrange(1000))
+            stamps.append(at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z")
+        if trial % 3 == 0:
+            rng.shuffle(stamps)
+        hours = list(nextclaw_legacy._date_hours(stamps))
+        assert sorted(hours) == sorted({s[:13] for s in stamps}), trial
+
+
 def test_one_pass_while_seqs_rise_and_the_sort_when_they_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`load` makes each record as its line is read while every event's seq is above the one before
     it (`_read_in_order`), and reads the file again, sorted, at the first that is not: both give

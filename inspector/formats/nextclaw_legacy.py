@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from itertools import chain, count, islice
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, BinaryIO, Literal
 
 import msgspec
@@ -594,6 +595,7 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
     name = os.path.basename(path)
     out = _Read(_Source(path))
     records, add_code, shapes = out.records, out.codes.append, _role_shapes(out.source)
+    (tool, tool_code), (assistant, assistant_code) = shapes["tool"], shapes["assistant"]
     fallback_seq = 1
     next_id = _event_ids(fallback_seq)  # (the id of seq `fallback_seq`, then of the seqs after it)
     end = 0  # where the next line starts
@@ -634,12 +636,21 @@ def _read_in_order(lines: Iterable[bytes], path: str, upto: int | None, diags: l
             rid, next_id = f"event-{seq}", _event_ids(seq + 1)
             fallback_seq = seq + 1
         m = h.data.message
-        template, code = shapes[m.role]
-        rec = replace(template, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size)
+        role = m.role
+        if role == "tool" and (answer := m.tool_call_id) is not None:  # (the call it answers, as `_head_links` reads it)
+            rec = replace(tool, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size, result_id=answer.strip() or None)
+            code = tool_code
+        elif role == "assistant" and (calls := m.tool_calls):  # (the calls it makes)
+            if len(calls) != 1 or (cid := calls[0].id) is None or not (cid := cid.strip()):
+                ids = links(m)[0]
+            else:
+                ids = (cid,)
+            rec = replace(assistant, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size, call_ids=ids)
+            code = assistant_code
+        else:
+            template, code = shapes[role]
+            rec = replace(template, seq=len(records), line=i, id=rid, type=h.type, offset=end, length=size)
         end += size
-        if m.tool_calls or m.tool_call_id is not None:
-            rec.call_ids, answer = links(m)
-            rec.result_id = answer or None
         records.append(rec)
         add_code(code)
         stamps.append(h.timestamp)
@@ -687,6 +698,7 @@ def _seq_or(seq: Any, fallback_seq: int) -> int:
     if type(seq) is int and seq >= 1:
         return seq
     return int(seq) if seq is not None and seq >= 1 else fallback_seq
+_SEQ = attrgetter("seq")
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
 # How many lines' records' times `_read_in_order` writes at once (`_times`, each 4096th line): few
 # enough that their strings, as written and as written again, are not all alive at once.
@@ -724,7 +736,24 @@ def _all_iso_strings(joined: str, stamps: list[str]) -> bool:
     written (a 24-character `YYYY-MM-DDTHH:MM:SS.mmmZ` of a valid date, hour, minute and second):
     its shape checked in C over the join (`nextclaw.iso_shaped`), then each distinct date and hour
     (few) as `_minute_ok` checks them."""
-    return nextclaw.iso_shaped(joined, len(stamps)) and all(map(_hour_ok, set(map(_DATE_HOUR, stamps))))
+    return nextclaw.iso_shaped(joined, len(stamps)) and all(map(_hour_ok, _date_hours(stamps)))
+
+
+def _date_hours(stamps: list[str]) -> Iterable[str]:
+    """Each `YYYY-MM-DDTHH` the toISOString()-shaped times `stamps` begin with (ASCII: checked by
+    `nextclaw.iso_shaped`). Times in order (NextClaw's own, written as they happen: `sorted` checks
+    it in C, its run found at once) share each date and hour in one run: a run's first time names
+    it, and the next run starts at the first time above every one with that prefix (`bisect`);
+    else each time's own, as a set."""
+    if stamps != sorted(stamps):
+        return set(map(_DATE_HOUR, stamps))
+    hours: list[str] = []
+    at, n = 0, len(stamps)
+    while at < n:
+        hour = stamps[at][:13]
+        hours.append(hour)
+        at = bisect_left(stamps, hour + "\x7f", at)  # (above it: every time with that prefix, its next character ASCII)
+    return hours
 
 
 def _hour_ok(prefix: str) -> bool:
@@ -777,7 +806,8 @@ def _ledger(path: str, read: _Read, diags: list[Diagnostic]) -> Ledger:
     cut = len(said) - HISTORY_MESSAGES
     if cut > 0:
         if every:  # (then each record's seq is its place)
-            first, last, seqs = said[0].line, said[cut - 1].line, list(range(cut))
+            # (the records' own seq ints, not as many new ones: the same values, kept once)
+            first, last, seqs = said[0].line, said[cut - 1].line, list(map(_SEQ, said[:cut]))
         else:
             at = [r.line for r in said[:cut]]
             first, last, seqs = min(at), max(at), [r.seq for r in said[:cut]]  # (events are sent in seq order, not file order)
