@@ -498,8 +498,24 @@ def _typed_head(s: _SEvent) -> Head | None:
     ts = s.timestamp
     if ts is None:
         return None
-    out = _typed_fields(s, s.author)
-    author = out.get("author", s.author)  # (its shared fields' string: one per author, not per event)
+    author = s.author
+    acts = s.actions
+    if (  # (`_typed_fields`' shared case inline: most events hold their author and empty actions only)
+        author is not None
+        and acts is not None
+        and s.branch is None
+        and not s.isolation_scope
+        and not s.long_running_tool_ids
+        and s.error_code is _UNSET
+        and acts.transfer_to_agent is None
+        and acts.agent_state is _UNSET
+        and acts.end_of_agent is _UNSET
+        and (out := _PLAIN.get(author)) is not None
+    ):
+        author = out["author"]  # (its shared fields' string: one per author, not per event)
+    else:
+        out = _typed_fields(s, author)
+        author = out.get("author", author)
     content = s.content
     if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
