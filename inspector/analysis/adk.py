@@ -26,6 +26,7 @@ from inspector.formats.adk import (
     event_head,
     event_heads,
     message_response_ids_by_seq,
+    unsent_or_scoped,
 )
 from inspector.ledger.model import Ledger, Record
 
@@ -734,12 +735,7 @@ def _coverage_by_runs(
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
     messages = [r.kind == _MESSAGE for r in on_path]
-    # (`_excluded` inline: a call per message less)
-    for i in [
-        i
-        for i in compress(range(n), messages)
-        if (r := on_path[i]).never_sent or _obj(r).get("isolation_scope") is not None
-    ]:
+    for i in unsent_or_scoped(on_path, compress(range(n), messages)):  # (`_excluded` of each message)
         st[i] = EXCLUDED
     states = [x if m else None for x, m in zip(st, messages, strict=True)]
     summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
