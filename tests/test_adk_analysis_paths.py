@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -204,3 +205,30 @@ def test_memory_order_of_events_appended_in_order_is_theirs() -> None:
                 assert a._memory_order(led, heads) == want, store
                 reordered += want != a._sendable_events(led, heads)
     assert reordered > 5
+
+
+def test_unsent_or_scoped_is_excluded_of_each(tmp_path: Path) -> None:
+    """`adk.unsent_or_scoped` (`event_head` inline) picks the records `_excluded` picks: events in
+    an isolation scope (read from their heads, and read whole: a scope of another type), framework
+    calls never sent, and the others."""
+    from inspector.formats import adk as adk_format
+
+    rng = random.Random(11)
+    events = []
+    for k in range(400):
+        e: dict[str, object] = {"id": f"e{k}", "invocation_id": f"i{k // 4}", "author": rng.choice(["user", "agent"]),
+             "timestamp": 1000.0 + k, "actions": {}, "content": {"role": "model", "parts": [{"text": f"t{k}"}]}}  # fmt: skip
+        roll = rng.random()
+        if roll < 0.2:
+            e["isolation_scope"] = rng.choice(["s1", "", 5, ["s"]])
+        elif roll < 0.3:
+            call = {"id": f"c{k}", "name": "adk_framework", "args": {}}
+            e["content"] = {"role": "model", "parts": [{"function_call": call}]}
+        events.append(e)
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"app_name": "a", "user_id": "u", "id": "s", "events": events}))
+    recs = load(str(path)).records
+    msgs = [i for i in range(len(recs)) if recs[i].kind == "message"]
+    want = [i for i in msgs if adk_analysis._excluded(recs[i])]
+    assert len(want) >= 60
+    assert adk_format.unsent_or_scoped(recs, msgs) == want

@@ -248,6 +248,24 @@ def test_the_rules_over_random_tied_sessions_are_the_plain_ones(seed: int) -> No
     assert hypotheses >= 5  # (ties at the ends: several selections fit)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_rules_over_sessions_appended_in_list_order_are_the_plain_ones(seed: int) -> None:
+    """Ranks rising along the list (`_orders` sorts nothing then), the timestamps in order or, in
+    half the sessions, two of them swapped (then the raw events are sorted after all)."""
+    rng = random.Random(100 + seed)
+    swapped = 0
+    for _ in range(300):
+        events = _random_session(rng)
+        for i, e in enumerate(events):
+            e.rank = i
+        if rng.random() < 0.5 and len(events) > 1:
+            i, j = rng.sample(range(len(events)), 2)
+            swapped += events[i].ts != events[j].ts
+            events[i].ts, events[j].ts = events[j].ts, events[i].ts
+        assert _facts(rules.analyze_compactions(events)) == _facts(_reference(events))
+    assert swapped >= 50
+
+
 def _reference_workflow_agents(evs: list[rules.Ev]) -> set[str]:
     out: set[str] = set()
     for e in evs:

@@ -10,6 +10,7 @@ spelled with escapes, repeated keys, deep nesting, a row large enough to be cut)
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import sys
 from pathlib import Path
@@ -646,3 +647,33 @@ def test_a_big_dump_nested_too_deep_is_refused_naming_its_line(tmp_path: Path, d
     col = text.index("[[") + 1 + (1019 if depth > 1024 else depth - 1)
     assert f"dump.json: line 4, column {col}: " in str(err.value), str(err.value)
     assert ("JSON nested deeper than 1024 levels" if depth > 1024 else f"JSON nested {depth + 6} levels deep") in str(err.value)
+
+
+def test_one_tool_part_heads_are_the_walks_over_the_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_tool_head` (an event whose one part is a call or a response, no text) takes the head the
+    walk over the parts (`_parts_head`) and the ordinary decode take: framework calls, ids absent
+    or empty, arguments printed past the summarizer's truncation, each role and author, error
+    codes of each kind."""
+    rng = random.Random(7)
+    rows = []
+    for k in range(800):
+        body: dict[str, Any] = {"id": rng.choice(["c1", "", None]), "name": rng.choice(["f", "adk_framework", "adk_request_credential", None])}  # fmt: skip
+        payload = {"k": "x" * rng.choice([0, 7, 1990, 2500]), "n": rng.randint(-5, 5), "q": "a'\"\\\n\u00e9"}
+        kind, key = rng.choice([("function_call", "args"), ("function_response", "response")])
+        kept = {k: v for k, v in body.items() if v is not None or rng.random() < 0.5}
+        part = {kind: {**kept, key: payload}}
+        e: dict[str, Any] = {"id": f"e{k}", "invocation_id": "i", "timestamp": 1.0 + k, "actions": {},
+             "author": rng.choice(["user", "agent", None, ""]), "content": {"role": rng.choice(["model", "user", None]), "parts": [part]}}  # fmt: skip
+        if rng.random() < 0.4:
+            e["error_code"] = rng.choice(["E", "", 0, 3, None])
+        rows.append(json.dumps(e).encode())
+    fast = [adk_heads.head(r) for r in rows]
+    assert sum(h is not None for h in fast) > 700
+    monkeypatch.setattr(adk_heads, "_tool_head", lambda s, ts, a, out, content, p, fc, fr: adk_heads._parts_head(s, ts, a, out, content, [p]))  # fmt: skip
+    assert [adk_heads.head(r) for r in rows] == fast
+
+    def refuse(data: Any) -> Any:
+        raise msgspec.DecodeError("strict decode off")
+
+    monkeypatch.setattr(adk_heads, "_STRICT", refuse)
+    assert [adk_heads.head(r) for r in rows] == fast

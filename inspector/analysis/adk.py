@@ -26,6 +26,7 @@ from inspector.formats.adk import (
     event_head,
     event_heads,
     message_response_ids_by_seq,
+    unsent_or_scoped,
 )
 from inspector.ledger.model import Ledger, Record
 
@@ -97,8 +98,9 @@ class AdkCheckpointView(CheckpointView):
 
 def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     recs = led.records
-    on_path = list(map(recs.__getitem__, path))
-    kinds = list(map(_KIND, on_path))
+    # (comprehensions: a Record's attribute read by specialized bytecode costs less than attrgetter's)
+    on_path = [recs[s] for s in path]
+    kinds = [r.kind for r in on_path]
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
     by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
     ts = [float(r.timestamp or 0.0) for r in on_path]
@@ -191,7 +193,7 @@ def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record],
     if not named:
         return {}
     if all(map(lt, path, islice(path, 1, None))):  # the path in seq order (a linear session's): in C
-        ids = list(map(_ID, on_path))
+        ids = [r.id for r in on_path]
         return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
     pos_of = dict(zip(path, range(len(path)), strict=True))
     return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
@@ -732,8 +734,8 @@ def _coverage_by_runs(
     for s in reinjected:
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-    messages = list(map(_MESSAGE.__eq__, map(_KIND, on_path)))
-    for i in [i for i in compress(range(n), messages) if _excluded(on_path[i])]:
+    messages = [r.kind == _MESSAGE for r in on_path]
+    for i in unsent_or_scoped(on_path, compress(range(n), messages)):  # (`_excluded` of each message)
         st[i] = EXCLUDED
     states = [x if m else None for x, m in zip(st, messages, strict=True)]
     summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]

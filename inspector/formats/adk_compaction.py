@@ -21,7 +21,7 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import add, attrgetter, lt, ne
+from operator import add, attrgetter, le, lt, ne, not_
 from typing import Any
 
 import msgspec
@@ -364,25 +364,19 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
     """Facts for every compaction event, in append order (each can depend on earlier ones)."""
     facts: dict[int, CompactionFacts] = {}
     # (`is_compaction` inline, once: a session holds few compactions among many events)
-    comps = [e for e in events if e.start is not None or e.end is not None or e.summary_content is not None]
+    is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
+    comps = list(compress(events, is_comp))
     if not comps:
         return facts
     surviving_now = {e.index for e in surviving_ranges(comps)}
-    by_rank = sorted(events, key=_RANK)
-    raw_by_ts = sorted(
-        [e for e in events if e.start is None and e.end is None and e.summary_content is None], key=_TS_RANK
-    )
-    raw_ts = [e.ts for e in raw_by_ts]
-    input_ranks = sorted([e.rank for e in raw_by_ts if e.author == "user"])  # (`is_run_input`)
+    by_rank, comp_at, raw_by_ts, raw_ts = _orders(events, is_comp)
+    # (`is_run_input`)
+    input_ranks = sorted([e.rank for e in raw_by_ts if e.author == "user"])
     by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
     max_end: dict[float, float] = {}
-    for pos in [
-        i
-        for i, e in enumerate(by_rank)
-        if e.start is not None or e.end is not None or e.summary_content is not None
-    ]:
+    for pos in comp_at:
         c = by_rank[pos]
         f = CompactionFacts(c)
         facts[c.index] = f
@@ -392,7 +386,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         assert c.start is not None and c.end is not None
         f.surviving = c.index in surviving_now
         span = raw_by_ts[bisect_left(raw_ts, c.start) : bisect_right(raw_ts, c.end)]
-        f.range_events = sorted(map(_INDEX, span))
+        f.range_events = sorted([e.index for e in span])
         # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
@@ -415,9 +409,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         # Where a window can start: which of the events stamped start_timestamp opens its
         # invocation (in the order ADK held the events then); only their invocations are looked at.
         if by_invocation is None:
-            by_invocation = {}
-            for e in raw_by_ts:
-                by_invocation.setdefault(e.invocation_id, []).append(e)
+            by_invocation = _opening_invocations(comps, raw_by_ts)
         opening = {e.invocation_id for e in in_range if e.ts == c.start}
         held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank)
         first_of_inv = _first_events_of_invocations(_in_held_order(list(held_then), held))
@@ -436,6 +428,39 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
     _name_subsumers(facts, surviving_now)
     return facts
+
+
+def _orders(events: list[Ev], is_comp: list[bool]) -> tuple[list[Ev], list[int], list[Ev], list[float]]:
+    """`events` by append rank (a stable sort), the compactions' positions in that list, the other
+    events by (timestamp, rank), and their timestamps. Where the ranks rise along `events` and the
+    other events' timestamps do not fall (a store appends in timestamp order, and the service
+    returns events by timestamp), every list is `events`' own order: nothing is sorted."""
+    ranks = [e.rank for e in events]  # (comprehensions: an Ev's attribute costs less so than attrgetter's)
+    raw = list(compress(events, map(not_, is_comp)))
+    raw_ts = [e.ts for e in raw]
+    if all(map(lt, ranks, islice(ranks, 1, None))):
+        by_rank = events
+        comp_at = list(compress(range(len(events)), is_comp))
+        if all(map(le, raw_ts, islice(raw_ts, 1, None))):  # (in C; a NaN fails it: sorted below)
+            return by_rank, comp_at, raw, raw_ts
+    else:
+        order = sorted(range(len(events)), key=ranks.__getitem__)  # (stable: `sorted(events, key=_RANK)`)
+        by_rank = [events[i] for i in order]
+        comp_at = list(compress(range(len(order)), map(is_comp.__getitem__, order)))
+    raw_by_ts = sorted(raw, key=_TS_RANK)
+    return by_rank, comp_at, raw_by_ts, [e.ts for e in raw_by_ts]
+
+
+def _opening_invocations(comps: list[Ev], raw_by_ts: list[Ev]) -> dict[Any, list[Ev]]:
+    """The raw events (in `raw_by_ts` order) of each invocation a window can open: those of the raw
+    events stamped some compaction's start (the only invocations `analyze_compactions` looks up),
+    and possibly a few more."""
+    starts = {c.start for c in comps}
+    wanted = {e.invocation_id for e in raw_by_ts if e.ts in starts}
+    out: dict[Any, list[Ev]] = {}
+    for e in [e for e in raw_by_ts if e.invocation_id in wanted]:
+        out.setdefault(e.invocation_id, []).append(e)
+    return out
 
 
 Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed, the events summarized)

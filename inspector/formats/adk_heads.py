@@ -498,13 +498,47 @@ def _typed_head(s: _SEvent) -> Head | None:
     ts = s.timestamp
     if ts is None:
         return None
-    out = _typed_fields(s, s.author)
-    author = out.get("author", s.author)  # (its shared fields' string: one per author, not per event)
+    author = s.author
+    acts = s.actions
+    if (  # (`_typed_fields`' shared case inline: most events hold their author and empty actions only)
+        author is not None
+        and acts is not None
+        and s.branch is None
+        and not s.isolation_scope
+        and not s.long_running_tool_ids
+        and s.error_code is _UNSET
+        and acts.transfer_to_agent is None
+        and acts.agent_state is _UNSET
+        and acts.end_of_agent is _UNSET
+        and (out := _PLAIN.get(author)) is not None
+    ):
+        author = out["author"]  # (its shared fields' string: one per author, not per event)
+    else:
+        out = _typed_fields(s, author)
+        author = out.get("author", author)
     content = s.content
     if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
-    if len(parts) == 1 and (p := parts[0]).function_call is None and p.function_response is None and p.text is not None:
-        return _text_head(s, ts, author, out, content, p)  # (one text part: most events)
+    if len(parts) == 1:  # (one part: most events)
+        p = parts[0]
+        fc, fr = p.function_call, p.function_response
+        if fc is None and fr is None:
+            if p.text is not None:
+                return _text_head(s, ts, author, out, content, p)
+        elif p.text is None and (fc is None or fr is None):
+            return _tool_head(s, ts, author, out, content, p, fc, fr)
+    return _parts_head(s, ts, author, out, content, parts)
+
+
+def _parts_head(
+    s: _SEvent,
+    ts: int | float,
+    author: str | None,
+    out: dict[str, Any],
+    content: _SContent,
+    parts: list[_SPart],
+) -> Head:
+    """`_typed_head` of an event's parts, walked one by one."""
     call_ids: list[str] = []
     response_ids: list[str] = []
     result_id = None
@@ -588,6 +622,40 @@ def _text_head(s: _SEvent, ts: int | float, author: str | None, out: dict[str, A
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source, (), None, (),
         not (visible or p.thought_signature), False, False, prompt,
+    )  # fmt: skip
+
+
+def _tool_head(
+    s: _SEvent,
+    ts: int | float,
+    author: str | None,
+    out: dict[str, Any],
+    content: _SContent,
+    p: _SPart,
+    fc: _SCall | None,
+    fr: _SResponse | None,
+) -> Head:
+    """`_typed_head` of an event whose content is one part `p` holding no text and either a call
+    `fc` or a response `fr`: the same head without the walk over its parts."""
+    if fc is not None:  # "{a} called tool: {name}({args})"
+        n = len(str(fc.args))
+        prompt = (len(author) if author else 0) + 17 + len(f"{fc.name}")
+        prompt += n if n <= _MAX_TOOL_CHARS else truncated_len(n)
+        # (`role_and_stop` of one call, inline)
+        stop: str | None = None
+        role = "user"
+        if (r := content.role) == "model" or (author != "user" and r != "user"):
+            role, stop = "assistant", "error" if (code := s.error_code) is not _UNSET and code else "tool_use"
+        return Head(
+            s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, author or "",
+            (fc.id,) if fc.id else (), None, (), fc.name in FRAMEWORK_CALLS, True, False, prompt,
+        )  # fmt: skip
+    assert fr is not None
+    n = len(str(fr.response))  # "Tool response from {name}: {response}"
+    prompt = 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
+    return Head(
+        s.id, float(ts), ts, author, s.invocation_id, out, True, "tool", None, "function_response", (), fr.id,
+        (fr.id,) if fr.id else (), fr.name in FRAMEWORK_CALLS, False, True, prompt,
     )  # fmt: skip
 
 
