@@ -258,6 +258,41 @@ def _by_id_walked(led: object) -> dict[str, int]:
     return {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}  # type: ignore[attr-defined]
 
 
+def test_the_loaders_index_codes_are_what_reading_every_record_finds(tmp_path: Path) -> None:
+    """The `RecordIndex` a rollout's loader makes as it reads (`mark_code` per record, the ints
+    its seqs are) is what reading every record finds, read from heads or whole: a reply marked
+    never sent on its line, one an older Codex's checkpoint finds after it (`_Builder._handoff`),
+    a checkpoint, glued objects; and the analysis reading it is the one reading the records."""
+    from inspector.analysis import analyze
+    from inspector.analysis.export import analyze_json, context_json
+    from inspector.ledger.model import mark_code
+
+    said = lambda role, text, **top: _item({"type": "message", "role": role, "content": [{"type": "output_text", "text": text}]}, **top)  # noqa: E731
+    lines = [
+        *EDGES,
+        said("assistant", "marked on its line", metadata={"compaction_output": True}),
+        said("assistant", "after it: the marked one is no handoff"),
+        said("user", "go on"),
+        said("assistant", "the summary an older Codex wrote"),
+        _line("compacted", {"message": "so: the summary an older Codex wrote"}),
+        said("user", "one") + said("user", "glued"),
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    whole = codex.build(parse_bytes(f.read_bytes())[0], None)
+    for x in (led, whole):
+        ix = x.record_index()
+        assert ix is not None and ix.marks is None
+        assert ix.codes == bytes(map(mark_code, x.records)) and ix.seqs == list(range(len(x.records)))
+    texts = {r.message.text(): r.never_sent for r in led.records if r.message is not None}
+    assert texts["marked on its line"] and texts["the summary an older Codex wrote"] and not texts["after it: the marked one is no handoff"]
+    plain = load(str(f))
+    plain.index = None
+    for out in (analyze_json, context_json):
+        assert out(analyze(led)) == out(analyze(plain))
+
+
 def test_ids_are_found_through_the_loaders_index_as_a_walk_finds_them(tmp_path: Path) -> None:
     """`Ledger.ids_to_seqs` asks the loader's `RecordIndex.find_ids` (no walk of the records):
     every id resolves to the record a walk of the records resolves it to (the last visible one),

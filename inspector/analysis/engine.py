@@ -352,7 +352,7 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
         if ix is not None and ix.off_path is not None:
             if ix.path_of is not None and len(ix.path_of) == ix.count - len(ix.off_path):
                 return list(ix.path_of.values()), None
-            return seqs_without(ix.off_path, len(led.records)), None
+            return seqs_without(ix.off_path, len(led.records), ix.seqs if ix.seqs is not None and len(ix.seqs) == ix.count else None), None
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
     if led.resolved_path is not None:
         return list(led.resolved_path), None

@@ -49,6 +49,8 @@ from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
+    MARK_NEVER_SENT,
+    MARK_OTHER,
     Block,
     Checkpoint,
     Diagnostic,
@@ -61,6 +63,7 @@ from inspector.ledger.model import (
     Route,
     SessionSettings,
     Usage,
+    mark_code,
     record_from_fields,
 )
 from inspector.ledger.quoting import quote
@@ -313,9 +316,9 @@ _ITEM_PREFIX = len("response_item:")  # (a head-read item's record type: the pre
 
 _replace = msgspec.structs.replace
 _NO_ROUTE = object()  # (`_Builder.route_model` before any route is taken)
-# A head-read record's shape: the role the model sees (None: a meta record), its stop reason and
-# the template its records are copies of (`_Likes`).
-_Shape = tuple[str | None, str | None, Record]
+# A head-read record's shape: the role the model sees (None: a meta record), its stop reason, the
+# template its records are copies of (`_Likes`) and its `mark_code` (never sent: not).
+_Shape = tuple[str | None, str | None, Record, int]
 
 
 class _Likes:
@@ -332,13 +335,16 @@ class _Likes:
             return record_from_fields(Record, 0, 0, None, None, None, 0, 0, role, stop, source_role, (), None, src, kind, typ, True, False)
 
         self.meta = like("meta", "", None, None, None)
+        def shape(role: str | None, stop: str | None, rec: Record) -> _Shape:
+            return (role, stop, rec, mark_code(rec))
+
         self.items: dict[str, _Shape] = {
-            it: (m, s, like("meta" if m is None else "message", typ, m, s, None if m is None else it)) for it, (m, s, typ) in _ITEM_SHAPES.items()
+            it: shape(m, s, like("meta" if m is None else "message", typ, m, s, None if m is None else it)) for it, (m, s, typ) in _ITEM_SHAPES.items()
         }
         self.roles: dict[str, _Shape] = {}
         for role, m in _ROLES.items():
             stop = "stop" if m == "assistant" else None
-            self.roles[role] = (m, stop, like("message", "response_item:message", m, stop, role))
+            self.roles[role] = shape(m, stop, like("message", "response_item:message", m, stop, role))
         self.assistant, self.call, self.output = self.roles["assistant"], self.items["function_call"], self.items["function_call_output"]
 
 
@@ -594,6 +600,40 @@ class _Entry(msgspec.Struct, gc=False):
         return self.role == "user" and (self.item is None or self.item.kind == "message")
 
 
+_BLOCK = 1024  # (`_Numbers`: the ints made a block at a time)
+
+
+class _Numbers:
+    """0, 1, 2, ... as the loader numbers lines and records (`_read`, `_merge_run`): each int made
+    once, a block at a time (in C), and kept in order (`ints`), so a record's seq is the object
+    `ints` holds at its place and the analysis's file-order path is a list of those objects
+    (`RecordIndex.seqs`) rather than of an int made again per record."""
+
+    __slots__ = ("ints",)
+
+    def __init__(self) -> None:
+        self.ints: list[int] = []
+
+    def _block(self, k: int) -> list[int]:
+        ints, end = self.ints, (k + 1) * _BLOCK
+        if len(ints) < end:
+            ints += range(len(ints), end)
+        return ints[k * _BLOCK : end]
+
+    def stream(self, first: int) -> Iterator[int]:
+        """first, first + 1, ... (without end: zipped with the lines)."""
+        k, r = divmod(first, _BLOCK)
+        return chain(self._block(k)[r:], chain.from_iterable(map(self._block, count(k + 1))))
+
+    def upto(self, n: int) -> list[int]:
+        """0 .. n - 1 (the list kept: a build's last call)."""
+        ints = self.ints
+        if len(ints) < n:
+            ints += range(len(ints), n)
+        del ints[n:]
+        return ints
+
+
 class _Builder:
     def __init__(self, path: str | None, source: _Fields | None = None) -> None:
         self.path = path
@@ -634,9 +674,12 @@ class _Builder:
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
         self.prev_cp: Checkpoint | None = None
         self.since: int = 0  # seq of the first record after the latest checkpoint
-        # What the ledger's `RecordIndex` lists: the message and checkpoint records' seqs, the
-        # header's, and whether a roll-back took records off the path.
-        self.marks: list[int] = []
+        # What the ledger's `RecordIndex` lists: each record's `mark_code` (made with the record; a
+        # list until `finish`: a list's append is the interpreter's cheapest call), the header's
+        # seq, whether a roll-back took records off the path, and the ints the records' seqs are
+        # (`_Numbers`).
+        self.codes: list[int] = []
+        self.numbers = _Numbers()
         self.header_seq: int | None = None
         self.rolled_back = False
 
@@ -749,7 +792,7 @@ class _Builder:
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
             calls, result, key = self._other_item(it, shape, p)
-        mapped, _stop, like = shape
+        mapped, _stop, like, code = shape
         rid = pid = p.id  # (`rid`, inline)
         if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
             rid = lid
@@ -759,12 +802,13 @@ class _Builder:
             self.seen_ids[rid] = seq
         rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=length, call_ids=calls, result_id=result)
         self.records.append(rec)
+        self.codes.append(code)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
-        self.marks.append(seq)
         meta = h.metadata
         if meta is not None and meta.compaction_output is True:
             rec.never_sent = True
+            self.codes[-1] = code | MARK_NEVER_SENT
         if mapped == "assistant":
             if self.model is not self.route_model or self.provider is not self.route_provider:
                 self._route(self.fields, seq)  # type: ignore[arg-type]  # (the same model and provider objects: the same route)
@@ -978,6 +1022,8 @@ class _Builder:
         usage: Usage | None = None
         if handoff is not None:
             handoff.never_sent = True
+            if handoff.seq < len(self.codes):  # (its `mark_code`, made when it was)
+                self.codes[handoff.seq] |= MARK_NEVER_SENT
             hm = handoff.message
             if hm is not None:
                 hm.never_sent = True
@@ -1229,7 +1275,8 @@ class _Builder:
                 break
         led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         off_path = None if self.rolled_back else [] if self.header_seq is None else [self.header_seq]
-        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path, _Ids(self.records, self.seen_ids))
+        n = len(self.records)
+        led.index = RecordIndex(self.records, n, None, off_path, _Ids(self.records, self.seen_ids), codes=bytes(self.codes), seqs=self.numbers.upto(n))
         return led
 
 
@@ -1405,10 +1452,10 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
     not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
     line behind (the last line's truncation diagnosed), by `_add_line`. The line numbers and line ids
-    come zipped with the lines (`line_id_stream`), `--at LINE` as a slice of them: no test a line for
+    come zipped with the lines (`_Numbers.stream`, `line_id_stream`), `--at LINE` as a slice of them: no test a line for
     either. From `at` (the offset `f` is at, the lines before it) to byte `stop` (a chunk of a
     two-process read: `_read_with_helper`; -1: `limit`). Returns the offset and line reached."""
-    records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
+    records, append, seen, taken, add_code, other = b.records, b.records.append, b.seen_ids, b.taken, b.codes.append, MARK_OTHER
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
@@ -1417,7 +1464,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     prev: bytes | None = None
     aligned = len(records) == seq
     lines = f if upto_line is None else islice(f, max(upto_line - start, 0))
-    for lineno, raw, lid in zip(count(start + 1), lines, line_id_stream(start + 1)):
+    for lineno, raw, lid in zip(b.numbers.stream(start + 1), lines, line_id_stream(start + 1), strict=False):
         if prev is not None:
             _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
             prev = None
@@ -1464,6 +1511,7 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
             else:
                 typ = _meta_head(b, t, p)  # type: ignore[arg-type]
             append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
+            add_code(other)
         else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
             prev, prev_offset = raw, offset
         seq = lineno
@@ -1702,14 +1750,15 @@ def _merge_chunk(b: _Builder, chunk: _Chunk, f: BinaryIO, at: tuple[int, int], l
 def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[str, str, str | None, int]], sides: _ChunkSides) -> int:
     """The helper's records of consecutive lines after line `line`, appended with what `_read`
     does for each that depends on the lines before it (from line `before` on): its id (`_merge_id`); a message's,
-    reasoning's, a call's or its output's path mark, route, awaited usage and history, as
+    reasoning's, a call's or its output's `mark_code`, route, awaited usage and history, as
     `_Builder._head_item` does them; a token count's usage and window, a turn's model. Returns
     the last line's number."""
-    records, append, source, marks, history, head_keys = b.records, b.records.append, b.fields, b.marks.append, b.history.append, b.head_keys
-    tokens, models, parts, settings = sides.tokens, sides.models, sides.parts, b.settings
+    records, append, source, add_code, history, head_keys = b.records, b.records.append, b.fields, b.codes.append, b.history.append, b.head_keys
+    tokens, models, parts, settings, codes = sides.tokens, sides.models, sides.parts, b.settings, sides.codes
     line = before
-    for rec, seq, line, lid in zip(run, count(len(records)), count(before + 1), line_id_stream(before + 1)):
-        kind, typ, role, op = shapes[rec._source]
+    for rec, seq, line, lid in zip(run, b.numbers.stream(len(records)), b.numbers.stream(before + 1), line_id_stream(before + 1), strict=False):
+        si = rec._source
+        kind, typ, role, op = shapes[si]
         rec.seq = seq
         rec.line = line
         rec._source = source
@@ -1722,7 +1771,10 @@ def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[s
         append(rec)
         if op >= _OP_MESSAGE:
             rec.source_role = role
-            marks(seq)
+            code = codes[si]
+            if code is None:  # (a shape's `mark_code` but never sent: made from its first record)
+                code = codes[si] = mark_code(rec) & ~MARK_NEVER_SENT
+            add_code(code | MARK_NEVER_SENT if rec.never_sent else code)
             if rec.role == "assistant":
                 if b.model is not b.route_model or b.provider is not b.route_provider:
                     b._route(source, seq)  # type: ignore[arg-type]
@@ -1732,7 +1784,9 @@ def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[s
             elif op == _OP_RARE_ITEM:
                 sides.item(b, rec)
             history(seq)
-        elif op == _OP_TOKENS:
+            continue
+        add_code(MARK_OTHER)
+        if op == _OP_TOKENS:
             u, w = next(tokens)
             if u is not None and b.usage_for is not None:
                 b._give_head_usage(u, rec.offset)
@@ -1749,13 +1803,14 @@ class _ChunkSides:
     """What a chunk's records give the build beyond themselves, taken in file order by
     `_merge_run`: per token count its usage and window, per turn its model, per message its
     history key's content; a call's key for an empty call id, an item type keyed by all its
-    fields (`item`)."""
+    fields (`item`); per message shape its records' `mark_code` (`codes`)."""
 
-    __slots__ = ("chunk", "models", "parts", "tokens")
+    __slots__ = ("chunk", "codes", "models", "parts", "tokens")
 
     def __init__(self, chunk: _Chunk) -> None:
         self.chunk = chunk
         self.tokens, self.models, self.parts = iter(chunk.tokens), iter(chunk.models), iter(chunk.parts)
+        self.codes: list[int | None] = [None] * len(chunk.shapes)  # a message shape's `mark_code`, once met
 
     def item(self, b: _Builder, rec: Record) -> None:
         if rec.offset in self.chunk.empty_calls:
@@ -1803,7 +1858,7 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         b.add(rl, o, k)
         if rl.diagnostic is not None:
             rl.diagnostic.seqs.append(len(b.records) - 1)
-    b.marks += [r.seq for r in b.records[first:] if r.kind in ("message", "checkpoint")]
+    b.codes += map(mark_code, b.records[first:])
 
 
 def _line_alone(rl: RawLine, seq: int) -> Record:
