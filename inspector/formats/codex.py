@@ -33,6 +33,7 @@ import dataclasses
 import io
 import json
 import operator
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, count, islice
@@ -1452,9 +1453,11 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
     not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
     line behind (the last line's truncation diagnosed), by `_add_line`. The line numbers and line ids
-    come zipped with the lines (`_Numbers.stream`, `line_id_stream`), `--at LINE` as a slice of them: no test a line for
-    either. From `at` (the offset `f` is at, the lines before it) to byte `stop` (a chunk of a
-    two-process read: `_read_with_helper`; -1: `limit`). Returns the offset and line reached."""
+    come zipped with the lines (`_Numbers.stream`, `line_id_stream`), `--at LINE` as a slice of them, and
+    the lines a block at a time (`_blocks`: the file's size at the start, `stop` and UTF-8 tested a
+    block at a time): no test a line for any of them. From `at` (the offset `f` is at, the lines
+    before it) to byte `stop` (a chunk of a two-process read: `_read_with_helper`; -1: `limit`).
+    Returns the offset and line reached."""
     records, append, seen, taken, add_code, other = b.records, b.records.append, b.seen_ids, b.taken, b.codes.append, MARK_OTHER
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
@@ -1463,64 +1466,106 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     lineno, stop = start, limit if stop < 0 else stop
     prev: bytes | None = None
     aligned = len(records) == seq
-    lines = f if upto_line is None else islice(f, max(upto_line - start, 0))
-    for lineno, raw, lid in zip(b.numbers.stream(start + 1), lines, line_id_stream(start + 1), strict=False):
-        if prev is not None:
-            _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
-            prev = None
-            aligned = len(records) == seq
-        # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
-        seq = seq if aligned else len(records)
-        n = len(raw)
-        if offset + n > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
+    numbers, lids = b.numbers.stream(start + 1), line_id_stream(start + 1)
+    if upto_line is not None:
+        numbers = islice(numbers, max(upto_line - start, 0))  # (`--at LINE`: the lines end with the numbers)
+    for lines, ascii in _blocks(f, offset, stop):
+        for raw, lineno, lid in zip(lines, numbers, lids, strict=False):  # (the lines first: none lost when they end)
+            if prev is not None:
+                _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
+                prev = None
+                aligned = len(records) == seq
+            # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
+            seq = seq if aligned else len(records)
             n = len(raw)
-            if not n:
-                break
-        # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
-        try:
-            h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
-        except decode_errors:
-            h = None
-        t = h.type if h is not None else None
-        if t == "response_item":
-            if not head_item(h, seq, lineno, offset, n, lid):
-                prev, prev_offset = raw, offset
-        elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
-            p = h.payload  # type: ignore[union-attr]
-            rid = p.id  # (`_Builder.rid`, inline)
-            if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
-                rid = lid
-            else:
-                seen[rid] = seq
-            if t == "event_msg":
-                sub = p.type
-                if sub == "token_count":  # (one line in five: inline)
-                    typ = "event_msg:token_count"
-                    info = p.info
-                    if info is not None:
-                        if b.usage_for is not None:  # (else a repeated report: nothing to give)
-                            b._give_head_usage(info.last_token_usage, offset)
-                        w = info.model_context_window
-                        if w is not None and w > 0:
-                            b.settings.window = w
+            # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
+            try:
+                h = decode(raw) if n <= large and (ascii or raw.isascii() or valid_utf8(raw)) else None
+            except decode_errors:
+                h = None
+            t = h.type if h is not None else None
+            if t == "response_item":
+                if not head_item(h, seq, lineno, offset, n, lid):
+                    prev, prev_offset = raw, offset
+            elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
+                p = h.payload  # type: ignore[union-attr]
+                rid = p.id  # (`_Builder.rid`, inline)
+                if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
+                    rid = lid
                 else:
-                    if sub == "thread_rolled_back":
-                        b._head_roll_back(p)
-                    typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)  # type: ignore[arg-type]
-            else:
-                typ = _meta_head(b, t, p)  # type: ignore[arg-type]
-            append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
-            add_code(other)
-        else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
-            prev, prev_offset = raw, offset
-        seq = lineno
-        offset += n
-        if offset >= stop:
+                    seen[rid] = seq
+                if t == "event_msg":
+                    sub = p.type
+                    if sub == "token_count":  # (one line in five: inline)
+                        typ = "event_msg:token_count"
+                        info = p.info
+                        if info is not None:
+                            if b.usage_for is not None:  # (else a repeated report: nothing to give)
+                                b._give_head_usage(info.last_token_usage, offset)
+                            w = info.model_context_window
+                            if w is not None and w > 0:
+                                b.settings.window = w
+                    else:
+                        if sub == "thread_rolled_back":
+                            b._head_roll_back(p)
+                        typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)  # type: ignore[arg-type]
+                else:
+                    typ = _meta_head(b, t, p)  # type: ignore[arg-type]
+                append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
+                add_code(other)
+            else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
+                prev, prev_offset = raw, offset
+            seq = lineno
+            offset += n
+        if upto_line is not None and lineno >= upto_line:
             break
     if prev is not None:  # (the last line read: the last of the file unless `--at LINE` or `stop` came before it)
         _general(b, prev, lineno, prev_offset, offset >= limit or (upto_line is None and offset < stop))
     return offset, lineno
+
+
+_BLOCK_BYTES = 1 << 16  # (under malloc's mmap threshold: each block's bytes reuse the last one's pages)
+
+
+def _blocks(f: BinaryIO, offset: int, stop: int) -> Iterator[tuple[BinaryIO, bool]]:
+    """The lines of `f` from `offset` to byte `stop`, about `_BLOCK_BYTES` at a time: each block's
+    lines, split as iterating the file splits them, and whether the block is ASCII (then valid
+    UTF-8: one test a block, not one a line). A block ends at the end of a line, at `stop` (a line
+    cut there when the file grew past the size it had at the start, as iterating it cut it) or at
+    the end of the file. Read with pread where `f` has a descriptor (a block's last line, cut by
+    the block's end, is read again as the next one's first), else from where `f` is."""
+    try:
+        fd = f.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    while offset < stop:
+        want = min(_BLOCK_BYTES, stop - offset)
+        data = os.pread(fd, want, offset) if fd >= 0 else f.read(want)
+        if not data:
+            return
+        if data[-1] != 10 and len(data) == want and offset + want < stop:  # its last line goes on
+            cut = data.rfind(b"\n") + 1
+            if cut and fd >= 0:
+                data = data[:cut]  # (the cut line: the next block's first)
+            else:
+                data += _rest_of_line(f, fd, offset + want, stop)
+        offset += len(data)
+        yield io.BytesIO(data), data.isascii()
+
+
+def _rest_of_line(f: BinaryIO, fd: int, at: int, stop: int) -> bytes:
+    """The bytes from `at` to the end of the line there (its newline included), or to `stop`."""
+    if fd < 0:
+        return f.readline(stop - at)
+    parts: list[bytes] = []
+    while at < stop:
+        part = os.pread(fd, min(_BLOCK_BYTES, stop - at), at)
+        end = part.find(b"\n") + 1
+        parts.append(part[:end] if end else part)
+        if end or not part:
+            break
+        at += len(part)
+    return b"".join(parts)
 
 
 def _general(b: _Builder, raw: bytes, line: int, offset: int, is_last: bool) -> None:
