@@ -81,16 +81,19 @@ def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runt
     calls: set[str] = set()
     answered: set[str] = set()
     many = rt.many_results_per_message
+    add_calls, add_answer = calls.update, answered.add
     for e in entries:
         if type(e) is int:  # (a record: one per message of the request, read from the index)
             rec = records[e]
-            if rec.call_ids:
-                calls.update(rec.call_ids)
-            rid = rec.result_id if rec.role == "tool" else None
-            if rid is not None:
-                if many:
-                    answered.update(result_ids(rec))
-                answered.add(rid)
+            ids = rec.call_ids
+            if ids:
+                add_calls(ids)
+            if rec.role == "tool":
+                rid = rec.result_id
+                if rid is not None:
+                    if many:
+                        answered.update(result_ids(rec))
+                    add_answer(rid)
             continue
         calls.update(e.tool_call_ids)  # type: ignore[union-attr]
         rid = e.tool_result_id  # type: ignore[union-attr]
@@ -124,30 +127,42 @@ def request_items(
     from inspector.analysis.engine import ContextItem
 
     items: list[ContextItem] = []
+    append, settled = items.append, answered.issuperset
     for e in entries:
         if type(e) is int:
             rec = records[e]
-            if rec.role == "tool":
-                if rec.result_id is None or rec.result_id not in calls:
+            role = rec.role
+            if role == "tool":
+                rid = rec.result_id
+                if rid is None or rid not in calls:
                     continue  # Codex removes an output whose call is not in the history
-                item = ContextItem(0, "tool", "message", e, rec.id, rec.line, False, "", tool_result_id=rec.result_id)
-            elif rec.role == "assistant":
-                item = ContextItem(0, "assistant", "message", e, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
-            elif rec.role is not None:
-                item = ContextItem(0, rec.role, "message", e, rec.id, rec.line, False, "")
-            else:
+                append(ContextItem(0, "tool", "message", e, rec.id, rec.line, False, "", tool_result_id=rid))
                 continue
-        else:
-            item = e
-            if item.role == "tool" and (item.tool_result_id is None or item.tool_result_id not in calls):
-                continue
-        items.append(item)
-        missing = [c for c in item.tool_call_ids if c not in answered] if item.tool_call_ids else None
-        if missing:
-            item.unanswered = missing
-            for c in missing if rt.synthesize_missing_results else ():
-                items.append(synthetic_result(c, rt))
+            if role == "assistant":
+                ids = rec.call_ids
+                item = ContextItem(0, "assistant", "message", e, rec.id, rec.line, False, "", tool_call_ids=list(ids))
+                append(item)
+                if ids and not settled(ids):  # (every call answered: one test in C, no list made)
+                    _unanswered(items, item, answered, rt)
+            elif role is not None:
+                append(ContextItem(0, role, "message", e, rec.id, rec.line, False, ""))
+            continue
+        item = e
+        if item.role == "tool" and (item.tool_result_id is None or item.tool_result_id not in calls):
+            continue
+        append(item)
+        if item.tool_call_ids and not settled(item.tool_call_ids):
+            _unanswered(items, item, answered, rt)
     return items
+
+
+def _unanswered(items: list[ContextItem], item: ContextItem, answered: set[str], rt: Runtime) -> None:
+    """`item`'s calls without a result in the request: flagged on it, in its order, each followed
+    by the runtime's synthetic result where it adds one."""
+    missing = [c for c in item.tool_call_ids if c not in answered]
+    item.unanswered = missing
+    for c in missing if rt.synthesize_missing_results else ():
+        items.append(synthetic_result(c, rt))
 
 
 def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:
