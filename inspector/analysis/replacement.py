@@ -11,21 +11,26 @@ request, not one assistant message.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from inspector.formats.base import Runtime
 from inspector.ledger.model import Ledger, Record
 
 if TYPE_CHECKING:
-    from inspector.analysis.engine import CheckpointView, ContextItem
+    from inspector.analysis.engine import CheckpointView, ContextItem, PathScan
 
 
-def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime) -> list[ContextItem]:
+def replacement_context(
+    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan | None = None
+) -> list[ContextItem]:
+    """`scan`: the path's `PathScan`, where the messages sent are read from (else the records)."""
     from inspector.analysis.engine import ContextItem
 
     records = led.records
     header_line = next((r.line for r in records if r.kind == "header"), None)
-    entries = history_entries(led, path, views)
+    entries = history_entries(led, path, views, scan)
     calls, answered = paired_ids(records, entries, rt)
     items: list[ContextItem] = []
     if led.instructions:
@@ -36,15 +41,16 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
     return items
 
 
-def history_entries(led: Ledger, path: list[int], views: list[CheckpointView]) -> list[int | ContextItem]:
+def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], scan: PathScan | None = None) -> list[int | ContextItem]:
     """What the request holds after the instructions, before pairing: the latest checkpoint's
     replacement history (its kept records still visible, and its own items), then the messages
-    on the path after it; the records never sent left out."""
+    on the path after it; the records never sent left out (found by the path's `scan` when
+    given: its messages and their codes, no record read)."""
     from inspector.analysis.engine import ContextItem
 
     records = led.records
     if not views:
-        return sent_messages(records, path)
+        return sent_messages(records, path) if scan is None else _sent_after(scan, path, -1)
     last = views[-1]
     entries: list[int | ContextItem] = []
     for h in last.checkpoint.replacement or []:
@@ -68,7 +74,16 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView]) -
             )
         )
     entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
-    return entries + sent_messages(records, path[last.pos + 1 :])  # type: ignore[operator]
+    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else _sent_after(scan, path, last.pos)
+    return entries + after  # type: ignore[operator]
+
+
+def _sent_after(scan: PathScan, path: list[int], pos: int) -> list[int | ContextItem]:
+    """`sent_messages` of the path after position `pos`, from its scan (a message's code 2: never sent)."""
+    from inspector.analysis.engine import SENT_CODES
+
+    k = bisect_right(scan.msgs, pos)
+    return [path[i] for i in compress(scan.msgs[k:], scan.codes[k:].translate(SENT_CODES))]
 
 
 def sent_messages(records: list[Record], seqs: list[int]) -> list[int | ContextItem]:
