@@ -576,3 +576,18 @@ def test_the_scan_from_the_loaders_mark_codes_is_the_scan_of_the_records() -> No
         assert _scan_fields(fast) == _scan_fields(slow), k
         assert type(fast.codes) is bytearray
         assert all(fast.path[i] - path[0] == i for i in fast.msgs + fast.turns + fast.breaks), k
+
+
+def test_seqs_without_made_of_the_loaders_ints_are_those_made_anew() -> None:
+    """`seqs_without` taking a loader's ints (`RecordIndex.seqs`) gives the seqs it makes anew:
+    none, one or many left out, at the start, inside, at the end; never the loader's list itself."""
+    from inspector.ledger.model import seqs_without
+
+    rng = random.Random(f"{SEED}:seqs_without")
+    for _ in range(300):
+        n = rng.randrange(0, 40)
+        left = sorted(rng.sample(range(n), rng.randrange(min(n, 4) + 1))) if n else []
+        ints = list(range(n))
+        got = seqs_without(left, n, ints)
+        assert got == seqs_without(left, n) == [i for i in range(n) if i not in left]
+        assert got is not ints and all(a is ints[a] for a in got)

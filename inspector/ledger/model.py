@@ -460,7 +460,10 @@ def seqs_without(left_out: list[int], n: int, ints: Sequence[int] | None = None)
     for s in left_out:
         out += src[start:s]
         start = s + 1
-    out += src[start:n]
+    tail = src[start:n]
+    if not out and type(tail) is list:  # (one run, a slice of `ints`: the list it is, not a copy of it)
+        return tail
+    out += tail
     return out
 
 
