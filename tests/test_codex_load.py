@@ -258,6 +258,41 @@ def _by_id_walked(led: object) -> dict[str, int]:
     return {r.id: r.seq for r in led.records if r.id is not None and r.runtime_visible}  # type: ignore[attr-defined]
 
 
+def test_the_loaders_index_codes_are_what_reading_every_record_finds(tmp_path: Path) -> None:
+    """The `RecordIndex` a rollout's loader makes as it reads (`mark_code` per record, the ints
+    its seqs are) is what reading every record finds, read from heads or whole: a reply marked
+    never sent on its line, one an older Codex's checkpoint finds after it (`_Builder._handoff`),
+    a checkpoint, glued objects; and the analysis reading it is the one reading the records."""
+    from inspector.analysis import analyze
+    from inspector.analysis.export import analyze_json, context_json
+    from inspector.ledger.model import mark_code
+
+    said = lambda role, text, **top: _item({"type": "message", "role": role, "content": [{"type": "output_text", "text": text}]}, **top)  # noqa: E731
+    lines = [
+        *EDGES,
+        said("assistant", "marked on its line", metadata={"compaction_output": True}),
+        said("assistant", "after it: the marked one is no handoff"),
+        said("user", "go on"),
+        said("assistant", "the summary an older Codex wrote"),
+        _line("compacted", {"message": "so: the summary an older Codex wrote"}),
+        said("user", "one") + said("user", "glued"),
+    ]
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    led = load(str(f))
+    whole = codex.build(parse_bytes(f.read_bytes())[0], None)
+    for x in (led, whole):
+        ix = x.record_index()
+        assert ix is not None and ix.marks is None
+        assert ix.codes == bytes(map(mark_code, x.records)) and ix.seqs == list(range(len(x.records)))
+    texts = {r.message.text(): r.never_sent for r in led.records if r.message is not None}
+    assert texts["marked on its line"] and texts["the summary an older Codex wrote"] and not texts["after it: the marked one is no handoff"]
+    plain = load(str(f))
+    plain.index = None
+    for out in (analyze_json, context_json):
+        assert out(analyze(led)) == out(analyze(plain))
+
+
 def test_ids_are_found_through_the_loaders_index_as_a_walk_finds_them(tmp_path: Path) -> None:
     """`Ledger.ids_to_seqs` asks the loader's `RecordIndex.find_ids` (no walk of the records):
     every id resolves to the record a walk of the records resolves it to (the last visible one),
@@ -353,3 +388,42 @@ def test_checkpoints_match_head_read_items_as_the_whole_build_matches_them(tmp_p
     assert [(r.id, r.runtime_visible) for r in led.records] == [(r.id, r.runtime_visible) for r in whole.records]
     kept = [[h.seq for h in c.replacement or []] for c in cps]
     assert kept[0][:7] == [2, 4, 5, 6, 11, 12, 13] and kept[1][:4] == [16, 7, 3, 12]  # (by id and by content; restored)
+
+
+def test_a_rollouts_lines_read_a_block_at_a_time_are_the_lines_iterating_it_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`codex._blocks` (the lines a block at a time, read with pread, or from a file without a
+    descriptor; a block's last line cut and read again as the next one's first) gives the lines
+    iterating the file gives, to any stop, whatever the block size: lines longer than a block, a
+    lone CR, no newline at the end, non-ASCII and invalid UTF-8; each block says truly whether it
+    is ASCII. And a rollout loaded with tiny blocks maps as the whole build does, to any line."""
+    import io
+    import random
+
+    rng = random.Random(15)
+    pieces = [b"a", b"\r", b"\xc3\xa9", b"\xff", b" " * 70, b"{}", b"\n", b"\n", b"\n"]
+    cases = [b"", b"\n", b"no newline", b"x" * 200 + b"\n" + b"y" * 3]
+    cases += [b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 300))) for _ in range(60)]
+    for k, data in enumerate(cases):
+        f = tmp_path / f"c{k}"
+        f.write_bytes(data)
+        for size in (1, 2, 3, 7, 64, 1 << 16):
+            monkeypatch.setattr(codex, "_BLOCK_BYTES", size)
+            for stop in {len(data), len(data) // 2, len(data) + 5}:
+                want = io.BytesIO(data[:stop]).readlines()
+                with open(f, "rb") as g:
+                    blocks = list(codex._blocks(g, 0, stop))
+                got = [ln for lines, _ in blocks for ln in lines]
+                plain = [ln for lines, _ in codex._blocks(io.BytesIO(data), 0, stop) for ln in lines]  # (no descriptor)
+                assert got == plain == want, (k, size, stop)
+            with open(f, "rb") as g:
+                assert all(ascii == lines.getvalue().isascii() for lines, ascii in codex._blocks(g, 0, len(data)))  # type: ignore[attr-defined]
+    f = tmp_path / "rollout.jsonl"
+    lines = [*EDGES, _item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "long " * 40}]})]
+    f.write_bytes(("\n".join(lines) + "\n").encode().replace("caf\xe9".encode(), b"caf\xe9") + b'{"timestamp": "t", "type": "event_msg", "payl')
+    for size in (1, 50, 333):
+        monkeypatch.setattr(codex, "_BLOCK_BYTES", size)
+        _same_as_whole_build(f)
+        for at in (1, 7, len(lines)):
+            led = load(str(f), upto_line=at)
+            whole = codex.build(parse_bytes(b"".join(f.read_bytes().splitlines(keepends=True)[:at]))[0], None)
+            assert _fields_of(led) == _fields_of(whole) and [d.message for d in led.diagnostics] == [d.message for d in whole.diagnostics]

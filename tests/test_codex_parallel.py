@@ -21,7 +21,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import codex, fork_reader_ahead, load
 from inspector.formats import parallel as par
-from inspector.ledger.model import Ledger
+from inspector.ledger.model import Ledger, mark_code
 from tests.conftest import REPO
 from tests.golden_outputs import SHARED
 from tests.test_parallel_load import _assert_same, _loader_stops_at, _snapshot, _write, spy_forks
@@ -69,6 +69,9 @@ def _same_everything(serial: Ledger, parallel: Ledger) -> None:
     """The same ledger, record for record (what was read lazily, then every message), and the same
     analysis (`analyze --json`, `context --json`)."""
     _assert_same(_snapshot(serial), _snapshot(parallel))
+    for led in (serial, parallel):  # (the loader's index: what reading every record finds)
+        ix = led.record_index()
+        assert ix is not None and ix.codes == bytes(map(mark_code, led.records)) and ix.seqs == list(range(len(led.records)))
     for out in (analyze_json, context_json):
         assert orjson.dumps(out(analyze(serial)), default=str) == orjson.dumps(out(analyze(parallel)), default=str)
 
@@ -144,6 +147,8 @@ def _edge_lines(tag: str) -> list[bytes]:
         _line("turn_context", {"cwd": "/", "model": f"model-a-{tag}", "effort": 5}),  # a wrong type: the general path sets model a
         _line("turn_context", {"cwd": "/", "model": f"model-b-{tag}"}),  # ... and a head sets b again
         said("assistant", "on model b again"),
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]}, metadata={"compaction_output": True}),
+        said("assistant", "never sent above, and no checkpoint takes it"),
         _line("turn_context", {"cwd": "/"}),  # no model: unchanged
         said("assistant", "still b", phase="final"),
         event({"type": "token_count", "info": {"last_token_usage": {"input_tokens": 7, "output_tokens": 2}, "model_context_window": 9000}}),

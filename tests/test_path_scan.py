@@ -22,6 +22,7 @@ from inspector.analysis import engine as E
 from inspector.analysis import export as X
 from inspector.analysis import findings as F
 from inspector.formats import load
+from inspector.ledger.model import mark_code
 from tests.conftest import REPO
 
 SHARED = REPO.parent / "shared"
@@ -449,10 +450,10 @@ def _scan_fields(scan: E.PathScan) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("path", CODEX_FILES, ids=lambda p: p.name)
 def test_the_loaders_record_index_lists_what_the_records_hold(path: Path, tmp_path: Path) -> None:
-    """A Codex ledger's `RecordIndex` (what the loader listed as it read: the message and
-    checkpoint records, and what a file-order path leaves out) is what reading every record
-    finds, whether the lines were read from their heads or whole; the path and the scan made
-    from it are the ones made by reading every record."""
+    """A Codex ledger's `RecordIndex` (what the loader listed as it read: each record's
+    `mark_code`, the ints 0 .. n-1 its seqs are, and what a file-order path leaves out) is what
+    reading every record finds, whether the lines were read from their heads or whole; the path
+    and the scan made from it are the ones made by reading every record."""
     from inspector.formats.codex import build
     from inspector.formats.jsonl import parse_line
 
@@ -463,7 +464,8 @@ def test_the_loaders_record_index_lists_what_the_records_hold(path: Path, tmp_pa
         for led in (load(str(f)), whole):
             ix = led.record_index()
             assert ix is not None
-            assert ix.marks == [r.seq for r in led.records if r.kind in ("message", "checkpoint")]
+            assert ix.marks is None and ix.codes == bytes(map(mark_code, led.records))  # (the codes say which records are marked)
+            assert ix.seqs == list(range(len(led.records)))
             walked = [r.seq for r in led.records if r.runtime_visible and r.kind != "header"]
             if ix.off_path is not None:
                 assert ix.off_path == sorted(set(range(len(led.records))) - set(walked))
@@ -472,7 +474,7 @@ def test_the_loaders_record_index_lists_what_the_records_hold(path: Path, tmp_pa
             rt = E.registry.get(led.format).runtime
             path_, _ = E.active_path(led, rt)
             assert path_ == walked
-            fast, slow = E.PathScan(led.records, path_, rt, True, ix.marks), E.PathScan(led.records, path_, rt, True)
+            fast, slow = E.PathScan(led.records, path_, rt, True, ix.marks, ix.codes), E.PathScan(led.records, path_, rt, True)
             assert _scan_fields(fast) == _scan_fields(slow)
             slow_led = dataclasses.replace(led, index=None)
             assert analyze(led).states == analyze(slow_led).states
@@ -574,3 +576,18 @@ def test_the_scan_from_the_loaders_mark_codes_is_the_scan_of_the_records() -> No
         assert _scan_fields(fast) == _scan_fields(slow), k
         assert type(fast.codes) is bytearray
         assert all(fast.path[i] - path[0] == i for i in fast.msgs + fast.turns + fast.breaks), k
+
+
+def test_seqs_without_made_of_the_loaders_ints_are_those_made_anew() -> None:
+    """`seqs_without` taking a loader's ints (`RecordIndex.seqs`) gives the seqs it makes anew:
+    none, one or many left out, at the start, inside, at the end; never the loader's list itself."""
+    from inspector.ledger.model import seqs_without
+
+    rng = random.Random(f"{SEED}:seqs_without")
+    for _ in range(300):
+        n = rng.randrange(0, 40)
+        left = sorted(rng.sample(range(n), rng.randrange(min(n, 4) + 1))) if n else []
+        ints = list(range(n))
+        got = seqs_without(left, n, ints)
+        assert got == seqs_without(left, n) == [i for i in range(n) if i not in left]
+        assert got is not ints and all(a is ints[a] for a in got)

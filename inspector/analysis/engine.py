@@ -352,7 +352,7 @@ def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]
         if ix is not None and ix.off_path is not None:
             if ix.path_of is not None and len(ix.path_of) == ix.count - len(ix.off_path):
                 return list(ix.path_of.values()), None
-            return seqs_without(ix.off_path, len(led.records)), None
+            return seqs_without(ix.off_path, len(led.records), ix.seqs if ix.seqs is not None and len(ix.seqs) == ix.count else None), None
         return [r.seq for r in led.records if r.runtime_visible and r.kind != "header"], None
     if led.resolved_path is not None:
         return list(led.resolved_path), None
@@ -496,7 +496,7 @@ _HAS_CHECKPOINT = _flags(lambda c: c & MARK_KIND == MARK_HAS_CHECKPOINT)
 _NOT_MESSAGE_CODES = bytes(c for c in range(256) if c & MARK_KIND)
 _STOP_OF_MARK = {v: k for k, v in MARK_STOP.items()}
 # 1 for each `PathScan.codes` but a never-sent message's (2).
-_SENT_CODES = bytes(0 if c == 2 else 1 for c in range(256))
+_SENT_CODES = SENT_CODES = bytes(0 if c == 2 else 1 for c in range(256))
 
 
 @lru_cache(maxsize=8)
@@ -825,7 +825,7 @@ def effective_context(
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
 
-        return replacement_context(led, path, views, rt)
+        return replacement_context(led, path, views, rt, scan)
     records = led.records
     items: list[ContextItem] = []
     sources: list[int]

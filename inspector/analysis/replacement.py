@@ -11,21 +11,26 @@ request, not one assistant message.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from inspector.formats.base import Runtime
 from inspector.ledger.model import Ledger, Record
 
 if TYPE_CHECKING:
-    from inspector.analysis.engine import CheckpointView, ContextItem
+    from inspector.analysis.engine import CheckpointView, ContextItem, PathScan
 
 
-def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime) -> list[ContextItem]:
+def replacement_context(
+    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan | None = None
+) -> list[ContextItem]:
+    """`scan`: the path's `PathScan`, where the messages sent are read from (else the records)."""
     from inspector.analysis.engine import ContextItem
 
     records = led.records
     header_line = next((r.line for r in records if r.kind == "header"), None)
-    entries = history_entries(led, path, views)
+    entries = history_entries(led, path, views, scan)
     calls, answered = paired_ids(records, entries, rt)
     items: list[ContextItem] = []
     if led.instructions:
@@ -36,15 +41,16 @@ def replacement_context(led: Ledger, path: list[int], views: list[CheckpointView
     return items
 
 
-def history_entries(led: Ledger, path: list[int], views: list[CheckpointView]) -> list[int | ContextItem]:
+def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], scan: PathScan | None = None) -> list[int | ContextItem]:
     """What the request holds after the instructions, before pairing: the latest checkpoint's
     replacement history (its kept records still visible, and its own items), then the messages
-    on the path after it; the records never sent left out."""
+    on the path after it; the records never sent left out (found by the path's `scan` when
+    given: its messages and their codes, no record read)."""
     from inspector.analysis.engine import ContextItem
 
     records = led.records
     if not views:
-        return sent_messages(records, path)
+        return sent_messages(records, path) if scan is None else _sent_after(scan, path, -1)
     last = views[-1]
     entries: list[int | ContextItem] = []
     for h in last.checkpoint.replacement or []:
@@ -68,7 +74,16 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView]) -
             )
         )
     entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
-    return entries + sent_messages(records, path[last.pos + 1 :])  # type: ignore[operator]
+    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else _sent_after(scan, path, last.pos)
+    return entries + after  # type: ignore[operator]
+
+
+def _sent_after(scan: PathScan, path: list[int], pos: int) -> list[int | ContextItem]:
+    """`sent_messages` of the path after position `pos`, from its scan (a message's code 2: never sent)."""
+    from inspector.analysis.engine import SENT_CODES
+
+    k = bisect_right(scan.msgs, pos)
+    return [path[i] for i in compress(scan.msgs[k:], scan.codes[k:].translate(SENT_CODES))]
 
 
 def sent_messages(records: list[Record], seqs: list[int]) -> list[int | ContextItem]:
@@ -81,16 +96,19 @@ def paired_ids(records: list[Record], entries: list[int | ContextItem], rt: Runt
     calls: set[str] = set()
     answered: set[str] = set()
     many = rt.many_results_per_message
+    add_calls, add_answer = calls.update, answered.add
     for e in entries:
         if type(e) is int:  # (a record: one per message of the request, read from the index)
             rec = records[e]
-            if rec.call_ids:
-                calls.update(rec.call_ids)
-            rid = rec.result_id if rec.role == "tool" else None
-            if rid is not None:
-                if many:
-                    answered.update(result_ids(rec))
-                answered.add(rid)
+            ids = rec.call_ids
+            if ids:
+                add_calls(ids)
+            if rec.role == "tool":
+                rid = rec.result_id
+                if rid is not None:
+                    if many:
+                        answered.update(result_ids(rec))
+                    add_answer(rid)
             continue
         calls.update(e.tool_call_ids)  # type: ignore[union-attr]
         rid = e.tool_result_id  # type: ignore[union-attr]
@@ -124,30 +142,42 @@ def request_items(
     from inspector.analysis.engine import ContextItem
 
     items: list[ContextItem] = []
+    append, settled = items.append, answered.issuperset
     for e in entries:
         if type(e) is int:
             rec = records[e]
-            if rec.role == "tool":
-                if rec.result_id is None or rec.result_id not in calls:
+            role = rec.role
+            if role == "tool":
+                rid = rec.result_id
+                if rid is None or rid not in calls:
                     continue  # Codex removes an output whose call is not in the history
-                item = ContextItem(0, "tool", "message", e, rec.id, rec.line, False, "", tool_result_id=rec.result_id)
-            elif rec.role == "assistant":
-                item = ContextItem(0, "assistant", "message", e, rec.id, rec.line, False, "", tool_call_ids=list(rec.call_ids))
-            elif rec.role is not None:
-                item = ContextItem(0, rec.role, "message", e, rec.id, rec.line, False, "")
-            else:
+                append(ContextItem(0, "tool", "message", e, rec.id, rec.line, False, "", tool_result_id=rid))
                 continue
-        else:
-            item = e
-            if item.role == "tool" and (item.tool_result_id is None or item.tool_result_id not in calls):
-                continue
-        items.append(item)
-        missing = [c for c in item.tool_call_ids if c not in answered] if item.tool_call_ids else None
-        if missing:
-            item.unanswered = missing
-            for c in missing if rt.synthesize_missing_results else ():
-                items.append(synthetic_result(c, rt))
+            if role == "assistant":
+                ids = rec.call_ids
+                item = ContextItem(0, "assistant", "message", e, rec.id, rec.line, False, "", tool_call_ids=list(ids))
+                append(item)
+                if ids and not settled(ids):  # (every call answered: one test in C, no list made)
+                    _unanswered(items, item, answered, rt)
+            elif role is not None:
+                append(ContextItem(0, role, "message", e, rec.id, rec.line, False, ""))
+            continue
+        item = e
+        if item.role == "tool" and (item.tool_result_id is None or item.tool_result_id not in calls):
+            continue
+        append(item)
+        if item.tool_call_ids and not settled(item.tool_call_ids):
+            _unanswered(items, item, answered, rt)
     return items
+
+
+def _unanswered(items: list[ContextItem], item: ContextItem, answered: set[str], rt: Runtime) -> None:
+    """`item`'s calls without a result in the request: flagged on it, in its order, each followed
+    by the runtime's synthetic result where it adds one."""
+    missing = [c for c in item.tool_call_ids if c not in answered]
+    item.unanswered = missing
+    for c in missing if rt.synthesize_missing_results else ():
+        items.append(synthetic_result(c, rt))
 
 
 def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:

@@ -33,6 +33,7 @@ import dataclasses
 import io
 import json
 import operator
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, count, islice
@@ -49,6 +50,8 @@ from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
+    MARK_NEVER_SENT,
+    MARK_OTHER,
     Block,
     Checkpoint,
     Diagnostic,
@@ -61,6 +64,7 @@ from inspector.ledger.model import (
     Route,
     SessionSettings,
     Usage,
+    mark_code,
     record_from_fields,
 )
 from inspector.ledger.quoting import quote
@@ -313,9 +317,9 @@ _ITEM_PREFIX = len("response_item:")  # (a head-read item's record type: the pre
 
 _replace = msgspec.structs.replace
 _NO_ROUTE = object()  # (`_Builder.route_model` before any route is taken)
-# A head-read record's shape: the role the model sees (None: a meta record), its stop reason and
-# the template its records are copies of (`_Likes`).
-_Shape = tuple[str | None, str | None, Record]
+# A head-read record's shape: the role the model sees (None: a meta record), its stop reason, the
+# template its records are copies of (`_Likes`) and its `mark_code` (never sent: not).
+_Shape = tuple[str | None, str | None, Record, int]
 
 
 class _Likes:
@@ -332,13 +336,16 @@ class _Likes:
             return record_from_fields(Record, 0, 0, None, None, None, 0, 0, role, stop, source_role, (), None, src, kind, typ, True, False)
 
         self.meta = like("meta", "", None, None, None)
+        def shape(role: str | None, stop: str | None, rec: Record) -> _Shape:
+            return (role, stop, rec, mark_code(rec))
+
         self.items: dict[str, _Shape] = {
-            it: (m, s, like("meta" if m is None else "message", typ, m, s, None if m is None else it)) for it, (m, s, typ) in _ITEM_SHAPES.items()
+            it: shape(m, s, like("meta" if m is None else "message", typ, m, s, None if m is None else it)) for it, (m, s, typ) in _ITEM_SHAPES.items()
         }
         self.roles: dict[str, _Shape] = {}
         for role, m in _ROLES.items():
             stop = "stop" if m == "assistant" else None
-            self.roles[role] = (m, stop, like("message", "response_item:message", m, stop, role))
+            self.roles[role] = shape(m, stop, like("message", "response_item:message", m, stop, role))
         self.assistant, self.call, self.output = self.roles["assistant"], self.items["function_call"], self.items["function_call_output"]
 
 
@@ -594,6 +601,40 @@ class _Entry(msgspec.Struct, gc=False):
         return self.role == "user" and (self.item is None or self.item.kind == "message")
 
 
+_BLOCK = 1024  # (`_Numbers`: the ints made a block at a time)
+
+
+class _Numbers:
+    """0, 1, 2, ... as the loader numbers lines and records (`_read`, `_merge_run`): each int made
+    once, a block at a time (in C), and kept in order (`ints`), so a record's seq is the object
+    `ints` holds at its place and the analysis's file-order path is a list of those objects
+    (`RecordIndex.seqs`) rather than of an int made again per record."""
+
+    __slots__ = ("ints",)
+
+    def __init__(self) -> None:
+        self.ints: list[int] = []
+
+    def _block(self, k: int) -> list[int]:
+        ints, end = self.ints, (k + 1) * _BLOCK
+        if len(ints) < end:
+            ints += range(len(ints), end)
+        return ints[k * _BLOCK : end]
+
+    def stream(self, first: int) -> Iterator[int]:
+        """first, first + 1, ... (without end: zipped with the lines)."""
+        k, r = divmod(first, _BLOCK)
+        return chain(self._block(k)[r:], chain.from_iterable(map(self._block, count(k + 1))))
+
+    def upto(self, n: int) -> list[int]:
+        """0 .. n - 1 (the list kept: a build's last call)."""
+        ints = self.ints
+        if len(ints) < n:
+            ints += range(len(ints), n)
+        del ints[n:]
+        return ints
+
+
 class _Builder:
     def __init__(self, path: str | None, source: _Fields | None = None) -> None:
         self.path = path
@@ -634,9 +675,12 @@ class _Builder:
         self.rep: list[tuple[str, str]] = []  # what the latest checkpoint's summary represents (id ranges)
         self.prev_cp: Checkpoint | None = None
         self.since: int = 0  # seq of the first record after the latest checkpoint
-        # What the ledger's `RecordIndex` lists: the message and checkpoint records' seqs, the
-        # header's, and whether a roll-back took records off the path.
-        self.marks: list[int] = []
+        # What the ledger's `RecordIndex` lists: each record's `mark_code` (made with the record; a
+        # list until `finish`: a list's append is the interpreter's cheapest call), the header's
+        # seq, whether a roll-back took records off the path, and the ints the records' seqs are
+        # (`_Numbers`).
+        self.codes: list[int] = []
+        self.numbers = _Numbers()
         self.header_seq: int | None = None
         self.rolled_back = False
 
@@ -749,7 +793,7 @@ class _Builder:
             if shape is None:
                 return False  # an unknown item, another agent's message: the general path
             calls, result, key = self._other_item(it, shape, p)
-        mapped, _stop, like = shape
+        mapped, _stop, like, code = shape
         rid = pid = p.id  # (`rid`, inline)
         if not rid or rid in self.seen_ids or (rid[0] == "L" and self.taken(rid)):
             rid = lid
@@ -759,12 +803,13 @@ class _Builder:
             self.seen_ids[rid] = seq
         rec = _replace(like, seq=seq, line=line, id=rid, timestamp=h.timestamp, offset=offset, length=length, call_ids=calls, result_id=result)
         self.records.append(rec)
+        self.codes.append(code)
         if mapped is None:  # a ghost snapshot: kept in Codex's history, never sent (a meta record)
             return True
-        self.marks.append(seq)
         meta = h.metadata
         if meta is not None and meta.compaction_output is True:
             rec.never_sent = True
+            self.codes[-1] = code | MARK_NEVER_SENT
         if mapped == "assistant":
             if self.model is not self.route_model or self.provider is not self.route_provider:
                 self._route(self.fields, seq)  # type: ignore[arg-type]  # (the same model and provider objects: the same route)
@@ -978,6 +1023,8 @@ class _Builder:
         usage: Usage | None = None
         if handoff is not None:
             handoff.never_sent = True
+            if handoff.seq < len(self.codes):  # (its `mark_code`, made when it was)
+                self.codes[handoff.seq] |= MARK_NEVER_SENT
             hm = handoff.message
             if hm is not None:
                 hm.never_sent = True
@@ -1229,7 +1276,8 @@ class _Builder:
                 break
         led.extension = _Resume(self.records, self.seen_ids, self.usage_for, self.model, self.provider, self.fields)
         off_path = None if self.rolled_back else [] if self.header_seq is None else [self.header_seq]
-        led.index = RecordIndex(self.records, len(self.records), self.marks, off_path, _Ids(self.records, self.seen_ids))
+        n = len(self.records)
+        led.index = RecordIndex(self.records, n, None, off_path, _Ids(self.records, self.seen_ids), codes=bytes(self.codes), seqs=self.numbers.upto(n))
         return led
 
 
@@ -1405,10 +1453,12 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     `_Builder._head_item`. Any other line (the header, a checkpoint, an unknown type, a head that does
     not decode or holds a replacement history, or that `_head_item` declines) is parsed whole, one
     line behind (the last line's truncation diagnosed), by `_add_line`. The line numbers and line ids
-    come zipped with the lines (`line_id_stream`), `--at LINE` as a slice of them: no test a line for
-    either. From `at` (the offset `f` is at, the lines before it) to byte `stop` (a chunk of a
-    two-process read: `_read_with_helper`; -1: `limit`). Returns the offset and line reached."""
-    records, append, seen, taken = b.records, b.records.append, b.seen_ids, b.taken
+    come zipped with the lines (`_Numbers.stream`, `line_id_stream`), `--at LINE` as a slice of them, and
+    the lines a block at a time (`_blocks`: the file's size at the start, `stop` and UTF-8 tested a
+    block at a time): no test a line for any of them. From `at` (the offset `f` is at, the lines
+    before it) to byte `stop` (a chunk of a two-process read: `_read_with_helper`; -1: `limit`).
+    Returns the offset and line reached."""
+    records, append, seen, taken, add_code, other = b.records, b.records.append, b.seen_ids, b.taken, b.codes.append, MARK_OTHER
     decode, new, head_item, event_types = HEAD_DECODER.decode, _replace, b._head_item, _EVENT_TYPES
     like = b.likes.meta  # type: ignore[union-attr]  # (a meta record: a copy of it, `_Likes`)
     large, valid_utf8, decode_errors = LARGE_LINE_BYTES, heads.valid_utf8, heads.DECODE_ERRORS
@@ -1416,63 +1466,106 @@ def _read(f: BinaryIO, limit: int, upto_line: int | None, b: _Builder, at: tuple
     lineno, stop = start, limit if stop < 0 else stop
     prev: bytes | None = None
     aligned = len(records) == seq
-    lines = f if upto_line is None else islice(f, max(upto_line - start, 0))
-    for lineno, raw, lid in zip(count(start + 1), lines, line_id_stream(start + 1)):
-        if prev is not None:
-            _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
-            prev = None
-            aligned = len(records) == seq
-        # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
-        seq = seq if aligned else len(records)
-        n = len(raw)
-        if offset + n > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
+    numbers, lids = b.numbers.stream(start + 1), line_id_stream(start + 1)
+    if upto_line is not None:
+        numbers = islice(numbers, max(upto_line - start, 0))  # (`--at LINE`: the lines end with the numbers)
+    for lines, ascii in _blocks(f, offset, stop):
+        for raw, lineno, lid in zip(lines, numbers, lids, strict=False):  # (the lines first: none lost when they end)
+            if prev is not None:
+                _general(b, prev, seq, prev_offset, False)  # (seq: the previous line's number while aligned)
+                prev = None
+                aligned = len(records) == seq
+            # While each line made one record (`aligned`), a record's seq is the line number before it (one int less a record).
+            seq = seq if aligned else len(records)
             n = len(raw)
-            if not n:
-                break
-        # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
-        try:
-            h = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
-        except decode_errors:
-            h = None
-        t = h.type if h is not None else None
-        if t == "response_item":
-            if not head_item(h, seq, lineno, offset, n, lid):
-                prev, prev_offset = raw, offset
-        elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
-            p = h.payload  # type: ignore[union-attr]
-            rid = p.id  # (`_Builder.rid`, inline)
-            if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
-                rid = lid
-            else:
-                seen[rid] = seq
-            if t == "event_msg":
-                sub = p.type
-                if sub == "token_count":  # (one line in five: inline)
-                    typ = "event_msg:token_count"
-                    info = p.info
-                    if info is not None:
-                        if b.usage_for is not None:  # (else a repeated report: nothing to give)
-                            b._give_head_usage(info.last_token_usage, offset)
-                        w = info.model_context_window
-                        if w is not None and w > 0:
-                            b.settings.window = w
+            # msgspec does not check the UTF-8 of what it skips: checked first. A large line is read by `bounded`.
+            try:
+                h = decode(raw) if n <= large and (ascii or raw.isascii() or valid_utf8(raw)) else None
+            except decode_errors:
+                h = None
+            t = h.type if h is not None else None
+            if t == "response_item":
+                if not head_item(h, seq, lineno, offset, n, lid):
+                    prev, prev_offset = raw, offset
+            elif t == "event_msg" or t == "turn_context" or (t is not None and t in META_TYPES and t != "session_meta"):
+                p = h.payload  # type: ignore[union-attr]
+                rid = p.id  # (`_Builder.rid`, inline)
+                if not rid or rid in seen or (rid[0] == "L" and taken(rid)):
+                    rid = lid
                 else:
-                    if sub == "thread_rolled_back":
-                        b._head_roll_back(p)
-                    typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)  # type: ignore[arg-type]
-            else:
-                typ = _meta_head(b, t, p)  # type: ignore[arg-type]
-            append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
-        else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
-            prev, prev_offset = raw, offset
-        seq = lineno
-        offset += n
-        if offset >= stop:
+                    seen[rid] = seq
+                if t == "event_msg":
+                    sub = p.type
+                    if sub == "token_count":  # (one line in five: inline)
+                        typ = "event_msg:token_count"
+                        info = p.info
+                        if info is not None:
+                            if b.usage_for is not None:  # (else a repeated report: nothing to give)
+                                b._give_head_usage(info.last_token_usage, offset)
+                            w = info.model_context_window
+                            if w is not None and w > 0:
+                                b.settings.window = w
+                    else:
+                        if sub == "thread_rolled_back":
+                            b._head_roll_back(p)
+                        typ = event_types.get(sub) or _type_name(event_types, "event_msg", sub)  # type: ignore[arg-type]
+                else:
+                    typ = _meta_head(b, t, p)  # type: ignore[arg-type]
+                append(new(like, seq=seq, line=lineno, id=rid, timestamp=h.timestamp, offset=offset, length=n, type=typ))  # type: ignore[union-attr]
+                add_code(other)
+            else:  # the header, a checkpoint, another agent's message, an unknown type, a head that did not decode
+                prev, prev_offset = raw, offset
+            seq = lineno
+            offset += n
+        if upto_line is not None and lineno >= upto_line:
             break
     if prev is not None:  # (the last line read: the last of the file unless `--at LINE` or `stop` came before it)
         _general(b, prev, lineno, prev_offset, offset >= limit or (upto_line is None and offset < stop))
     return offset, lineno
+
+
+_BLOCK_BYTES = 1 << 16  # (under malloc's mmap threshold: each block's bytes reuse the last one's pages)
+
+
+def _blocks(f: BinaryIO, offset: int, stop: int) -> Iterator[tuple[BinaryIO, bool]]:
+    """The lines of `f` from `offset` to byte `stop`, about `_BLOCK_BYTES` at a time: each block's
+    lines, split as iterating the file splits them, and whether the block is ASCII (then valid
+    UTF-8: one test a block, not one a line). A block ends at the end of a line, at `stop` (a line
+    cut there when the file grew past the size it had at the start, as iterating it cut it) or at
+    the end of the file. Read with pread where `f` has a descriptor (a block's last line, cut by
+    the block's end, is read again as the next one's first), else from where `f` is."""
+    try:
+        fd = f.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    while offset < stop:
+        want = min(_BLOCK_BYTES, stop - offset)
+        data = os.pread(fd, want, offset) if fd >= 0 else f.read(want)
+        if not data:
+            return
+        if data[-1] != 10 and len(data) == want and offset + want < stop:  # its last line goes on
+            cut = data.rfind(b"\n") + 1
+            if cut and fd >= 0:
+                data = data[:cut]  # (the cut line: the next block's first)
+            else:
+                data += _rest_of_line(f, fd, offset + want, stop)
+        offset += len(data)
+        yield io.BytesIO(data), data.isascii()
+
+
+def _rest_of_line(f: BinaryIO, fd: int, at: int, stop: int) -> bytes:
+    """The bytes from `at` to the end of the line there (its newline included), or to `stop`."""
+    if fd < 0:
+        return f.readline(stop - at)
+    parts: list[bytes] = []
+    while at < stop:
+        part = os.pread(fd, min(_BLOCK_BYTES, stop - at), at)
+        end = part.find(b"\n") + 1
+        parts.append(part[:end] if end else part)
+        if end or not part:
+            break
+        at += len(part)
+    return b"".join(parts)
 
 
 def _general(b: _Builder, raw: bytes, line: int, offset: int, is_last: bool) -> None:
@@ -1702,14 +1795,15 @@ def _merge_chunk(b: _Builder, chunk: _Chunk, f: BinaryIO, at: tuple[int, int], l
 def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[str, str, str | None, int]], sides: _ChunkSides) -> int:
     """The helper's records of consecutive lines after line `line`, appended with what `_read`
     does for each that depends on the lines before it (from line `before` on): its id (`_merge_id`); a message's,
-    reasoning's, a call's or its output's path mark, route, awaited usage and history, as
+    reasoning's, a call's or its output's `mark_code`, route, awaited usage and history, as
     `_Builder._head_item` does them; a token count's usage and window, a turn's model. Returns
     the last line's number."""
-    records, append, source, marks, history, head_keys = b.records, b.records.append, b.fields, b.marks.append, b.history.append, b.head_keys
-    tokens, models, parts, settings = sides.tokens, sides.models, sides.parts, b.settings
+    records, append, source, add_code, history, head_keys = b.records, b.records.append, b.fields, b.codes.append, b.history.append, b.head_keys
+    tokens, models, parts, settings, codes = sides.tokens, sides.models, sides.parts, b.settings, sides.codes
     line = before
-    for rec, seq, line, lid in zip(run, count(len(records)), count(before + 1), line_id_stream(before + 1)):
-        kind, typ, role, op = shapes[rec._source]
+    for rec, seq, line, lid in zip(run, b.numbers.stream(len(records)), b.numbers.stream(before + 1), line_id_stream(before + 1), strict=False):
+        si = rec._source
+        kind, typ, role, op = shapes[si]
         rec.seq = seq
         rec.line = line
         rec._source = source
@@ -1722,7 +1816,10 @@ def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[s
         append(rec)
         if op >= _OP_MESSAGE:
             rec.source_role = role
-            marks(seq)
+            code = codes[si]
+            if code is None:  # (a shape's `mark_code` but never sent: made from its first record)
+                code = codes[si] = mark_code(rec) & ~MARK_NEVER_SENT
+            add_code(code | MARK_NEVER_SENT if rec.never_sent else code)
             if rec.role == "assistant":
                 if b.model is not b.route_model or b.provider is not b.route_provider:
                     b._route(source, seq)  # type: ignore[arg-type]
@@ -1732,7 +1829,9 @@ def _merge_run(b: _Builder, run: list[Record], before: int, shapes: list[tuple[s
             elif op == _OP_RARE_ITEM:
                 sides.item(b, rec)
             history(seq)
-        elif op == _OP_TOKENS:
+            continue
+        add_code(MARK_OTHER)
+        if op == _OP_TOKENS:
             u, w = next(tokens)
             if u is not None and b.usage_for is not None:
                 b._give_head_usage(u, rec.offset)
@@ -1749,13 +1848,14 @@ class _ChunkSides:
     """What a chunk's records give the build beyond themselves, taken in file order by
     `_merge_run`: per token count its usage and window, per turn its model, per message its
     history key's content; a call's key for an empty call id, an item type keyed by all its
-    fields (`item`)."""
+    fields (`item`); per message shape its records' `mark_code` (`codes`)."""
 
-    __slots__ = ("chunk", "models", "parts", "tokens")
+    __slots__ = ("chunk", "codes", "models", "parts", "tokens")
 
     def __init__(self, chunk: _Chunk) -> None:
         self.chunk = chunk
         self.tokens, self.models, self.parts = iter(chunk.tokens), iter(chunk.models), iter(chunk.parts)
+        self.codes: list[int | None] = [None] * len(chunk.shapes)  # a message shape's `mark_code`, once met
 
     def item(self, b: _Builder, rec: Record) -> None:
         if rec.offset in self.chunk.empty_calls:
@@ -1803,7 +1903,7 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         b.add(rl, o, k)
         if rl.diagnostic is not None:
             rl.diagnostic.seqs.append(len(b.records) - 1)
-    b.marks += [r.seq for r in b.records[first:] if r.kind in ("message", "checkpoint")]
+    b.codes += map(mark_code, b.records[first:])
 
 
 def _line_alone(rl: RawLine, seq: int) -> Record:

@@ -7,7 +7,7 @@ and validation would dominate load time (issue 2, point 8).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -449,15 +449,21 @@ class SessionSettings:
     keep_recent: int | None = None
 
 
-def seqs_without(left_out: list[int], n: int) -> list[int]:
+def seqs_without(left_out: list[int], n: int, ints: Sequence[int] | None = None) -> list[int]:
     """0 .. n-1 without the seqs `left_out` (ascending), made a run at a time (in C): a linear
-    runtime's path without its off-path records, a loader's marks without its unmarked ones."""
+    runtime's path without its off-path records, a loader's marks without its unmarked ones.
+    `ints`: 0 .. n-1 as a list of existing int objects (`RecordIndex.seqs`), taken instead of
+    new ones."""
+    src: Sequence[int] = range(n) if ints is None else ints
     out: list[int] = []
     start = 0
     for s in left_out:
-        out += range(start, s)
+        out += src[start:s]
         start = s + 1
-    out += range(start, n)
+    tail = src[start:n]
+    if not out and type(tail) is list:  # (one run, a slice of `ints`: the list it is, not a copy of it)
+        return tail
+    out += tail
     return out
 
 
@@ -486,6 +492,10 @@ class RecordIndex:
     # records have an id, each their own. The path is then a list of those int objects rather
     # than of new ones (unless the dict has grown since: `appended.grown`); None: made anew.
     path_of: dict[Any, int] | None = None
+    # 0 .. count-1 as the records' seqs hold them (seqs[k] == k, the same int object where the
+    # loader numbered the record with it): a file-order path is a list of these objects rather
+    # than of new ones; None: made anew.
+    seqs: list[int] | None = None
 
 
 # A record's `mark_code`. Its kind in bits 6-7: a message (0), a checkpoint record (MARK_CHECKPOINT,
