@@ -105,6 +105,23 @@ def test_missing_file_is_generated_in_a_process_of_its_own(tmp_path, monkeypatch
             os.remove(path)
 
 
+def test_the_report_prices_the_ledgers_page_faults_at_this_machines_cost_of_one():
+    """The timed ratios move with the price of a page fault (a VM whose host backs memory lazily pays
+    several times bare metal's): the report measures it and says what the ledger's faults cost."""
+    fault = bench.page_fault_seconds(1)
+    assert fault is not None and 1e-8 < fault < 1e-3
+    row = {
+        "format": "pi", "file_bytes": 10 * bench.MB, "records": 5, "floor_cpu": 0.1, "floor_wall": 0.1, "load_cpu": 0.15,
+        "load_wall": 0.15, "pipeline_cpu": 0.2, "pipeline_helper_cpu": 0.0, "pipeline_wall": 0.2, "cpu_ratio": 2.0,
+        "cpu_pass": False, "wall_ratio": 2.0, "wall_pass": False, "peak_rss": 20 * bench.MB, "rss_ratio": 2.0,
+        "rss_pass": True, "pipeline_sys": 0.02, "floor_sys": 0.0, "pipeline_faults": 10_000, "helper_peak_rss": None,
+        "errors": [],
+    }
+    text = bench.render([row], 1, 2e-6)
+    assert "about 0.02 s at this machine's 2.0 us a fault, 10% of its CPU" in text
+    assert "a page fault (first touch of fresh memory) costs 2.00 us" in text
+
+
 
 @pytest.mark.parametrize("fmt", ["nextclaw", "maka"])
 def test_bounds_watch_every_text_the_analysis_counts_and_every_event_it_digests(tmp_path, fmt):
