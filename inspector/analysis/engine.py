@@ -496,7 +496,7 @@ _HAS_CHECKPOINT = _flags(lambda c: c & MARK_KIND == MARK_HAS_CHECKPOINT)
 _NOT_MESSAGE_CODES = bytes(c for c in range(256) if c & MARK_KIND)
 _STOP_OF_MARK = {v: k for k, v in MARK_STOP.items()}
 # 1 for each `PathScan.codes` but a never-sent message's (2).
-_SENT_CODES = SENT_CODES = bytes(0 if c == 2 else 1 for c in range(256))
+SENT_CODES = bytes(0 if c == 2 else 1 for c in range(256))
 
 
 @lru_cache(maxsize=8)
@@ -842,7 +842,7 @@ def effective_context(
         else:
             sources = list(last.retains) + [s for s in path[last.pos + 1 :] if records[s].kind == "message"]
     elif scan is not None:  # (`sent_items` passes over a message never sent: not listed)
-        sources = [path[i] for i in compress(scan.msgs, scan.codes.translate(_SENT_CODES))]
+        sources = sent_messages_after(scan, path)
     else:
         sources = [s for s in path if records[s].kind == "message"]
 
@@ -882,7 +882,7 @@ def sent_items(
         if role == "assistant":
             if pending:  # (settled: each call answered, the usual case, found in C)
                 if not answered.issuperset(pending):
-                    _unanswered(items, pending_item, pending, answered, rt)
+                    flag_unanswered(items, pending_item, pending, answered, rt)
                 pending = ()
             if rec.stop_reason in drop or s in forgotten:
                 continue
@@ -912,23 +912,38 @@ def sent_items(
         elif role is not None:
             if role == "user" and pending:
                 if not answered.issuperset(pending):
-                    _unanswered(items, pending_item, pending, answered, rt)
+                    flag_unanswered(items, pending_item, pending, answered, rt)
                 pending = ()
             append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     if pending and not answered.issuperset(pending):
-        _unanswered(items, pending_item, pending, answered, rt)
+        flag_unanswered(items, pending_item, pending, answered, rt)
     return items
 
 
-def _unanswered(items: list[ContextItem], item: ContextItem | None, pending: tuple[str, ...], answered: set[str], rt: Runtime) -> None:
-    """`item`'s calls (`pending`) with no result among `answered`: flagged on it, in its order, and
-    given the runtime's synthetic results when it makes them up."""
-    missing = [c for c in pending if c not in answered]
+def flag_unanswered(items: list[ContextItem], item: ContextItem | None, calls: Sequence[str], answered: set[str], rt: Runtime) -> None:
+    """`item`'s `calls` with no result among `answered`: flagged on it, in their order, each
+    followed by the runtime's synthetic result where it makes one up."""
+    missing = [c for c in calls if c not in answered]
     if item is None or not missing:
         return
     item.unanswered = missing
     if rt.synthesize_missing_results:
-        items += [ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=c) for c in missing]
+        items += [synthetic_result(c, rt) for c in missing]
+
+
+def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:
+    """The output the runtime adds after a call that has none."""
+    return ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=call_id)
+
+
+def sent_messages_after(scan: PathScan, path: list[int], pos: int = -1) -> list[int]:
+    """The seqs of the messages on `path` after position `pos` (all: -1), read from its `scan`
+    (no record read), but those never sent (code 2)."""
+    msgs, codes = scan.msgs, scan.codes
+    k = bisect_right(msgs, pos)
+    if k:
+        msgs, codes = msgs[k:], codes[k:]
+    return [path[i] for i in compress(msgs, codes.translate(SENT_CODES))]
 
 
 def append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:

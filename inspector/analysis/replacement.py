@@ -11,8 +11,6 @@ request, not one assistant message.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from itertools import compress
 from typing import TYPE_CHECKING
 
 from inspector.formats.base import Runtime
@@ -46,11 +44,11 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
     replacement history (its kept records still visible, and its own items), then the messages
     on the path after it; the records never sent left out (found by the path's `scan` when
     given: its messages and their codes, no record read)."""
-    from inspector.analysis.engine import ContextItem
+    from inspector.analysis.engine import ContextItem, sent_messages_after
 
     records = led.records
     if not views:
-        return sent_messages(records, path) if scan is None else _sent_after(scan, path, -1)
+        return sent_messages(records, path) if scan is None else sent_messages_after(scan, path)  # type: ignore[return-value]
     last = views[-1]
     entries: list[int | ContextItem] = []
     for h in last.checkpoint.replacement or []:
@@ -74,16 +72,8 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
             )
         )
     entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
-    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else _sent_after(scan, path, last.pos)
+    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else sent_messages_after(scan, path, last.pos)
     return entries + after  # type: ignore[operator]
-
-
-def _sent_after(scan: PathScan, path: list[int], pos: int) -> list[int | ContextItem]:
-    """`sent_messages` of the path after position `pos`, from its scan (a message's code 2: never sent)."""
-    from inspector.analysis.engine import SENT_CODES
-
-    k = bisect_right(scan.msgs, pos)
-    return [path[i] for i in compress(scan.msgs[k:], scan.codes[k:].translate(SENT_CODES))]
 
 
 def sent_messages(records: list[Record], seqs: list[int]) -> list[int | ContextItem]:
@@ -139,7 +129,7 @@ def request_items(
     """The items of `entries` as the runtime sends them, given every call and result id of the
     request: an output whose call is not in it removed, a call with no output anywhere followed
     by the runtime's synthetic one (indexes not set)."""
-    from inspector.analysis.engine import ContextItem
+    from inspector.analysis.engine import ContextItem, flag_unanswered
 
     items: list[ContextItem] = []
     append, settled = items.append, answered.issuperset
@@ -158,7 +148,7 @@ def request_items(
                 item = ContextItem(0, "assistant", "message", e, rec.id, rec.line, False, "", tool_call_ids=list(ids))
                 append(item)
                 if ids and not settled(ids):  # (every call answered: one test in C, no list made)
-                    _unanswered(items, item, answered, rt)
+                    flag_unanswered(items, item, item.tool_call_ids, answered, rt)
             elif role is not None:
                 append(ContextItem(0, role, "message", e, rec.id, rec.line, False, ""))
             continue
@@ -167,21 +157,5 @@ def request_items(
             continue
         append(item)
         if item.tool_call_ids and not settled(item.tool_call_ids):
-            _unanswered(items, item, answered, rt)
+            flag_unanswered(items, item, item.tool_call_ids, answered, rt)
     return items
-
-
-def _unanswered(items: list[ContextItem], item: ContextItem, answered: set[str], rt: Runtime) -> None:
-    """`item`'s calls without a result in the request: flagged on it, in its order, each followed
-    by the runtime's synthetic result where it adds one."""
-    missing = [c for c in item.tool_call_ids if c not in answered]
-    item.unanswered = missing
-    for c in missing if rt.synthesize_missing_results else ():
-        items.append(synthetic_result(c, rt))
-
-
-def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:
-    """The output the runtime adds after a call that has none."""
-    from inspector.analysis.engine import ContextItem
-
-    return ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=call_id)

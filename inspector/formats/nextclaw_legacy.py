@@ -698,6 +698,8 @@ def _seq_or(seq: Any, fallback_seq: int) -> int:
     if type(seq) is int and seq >= 1:
         return seq
     return int(seq) if seq is not None and seq >= 1 else fallback_seq
+
+
 _SEQ = attrgetter("seq")
 _DATE_HOUR = itemgetter(slice(0, 13))  # (a time's `YYYY-MM-DDTHH`)
 # How many lines' records' times `_read_in_order` writes at once (`_times`, each 4096th line): few
