@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, islice, pairwise
-from operator import attrgetter, le, lt
+from operator import le, lt
 from typing import Any
 
 from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
@@ -160,7 +160,6 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
 
 
 _MESSAGE = "message"
-_KIND = attrgetter("kind")
 
 
 def _runs(positions: Iterable[int], n: int) -> list[Interval]:
@@ -197,9 +196,6 @@ def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record],
         return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
     pos_of = dict(zip(path, range(len(path)), strict=True))
     return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
-
-
-_ID = attrgetter("id")
 
 
 def _surviving(recs: list[Record], path: list[int], checkpoints: list[int]) -> set[int]:
