@@ -57,6 +57,32 @@ def test_truncated_last_line(tmp_path: Path) -> None:
     assert any(x["code"] == "malformed_line" and "line 5" in x["message"] for x in out["findings"])
 
 
+@pytest.mark.parametrize(
+    "last",
+    [
+        b'{"type": "message", "id": "a4", "parentId": "a3", "message": {"role": "assistant", "content": "\xff\xfe cut',  # bad UTF-8, cut
+        b'{"type": "message", "id": "a4", "parentId": "a3", "message": {"role": "assistant", "content": "\xff cut\n',  # bad UTF-8, newline
+        b'{"type": "message", "id": "a4", "parentId": ]\n',  # malformed, ends with its newline
+        b'{"type": "message", "id": "a4", "parentId": "a3", "message": {"role": "assistant", "content": "cut',  # only cut
+    ],
+)
+def test_a_bad_last_line_is_described_as_reading_the_whole_file_describes_it(tmp_path: Path, last: bytes) -> None:
+    """pi's loader streams the file and learns a line was the last only afterwards: its diagnostic
+    is then the one the whole file's read gives (`load_bytes`), the invalid UTF-8 and the last line
+    said, not only the truncation (found by `python -m tests.fuzz_heads`)."""
+    from inspector.formats import load_bytes
+
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(_lines(*GOOD).encode() + last)
+    streamed, whole = load(str(f)), load_bytes(f.read_bytes(), name=str(f))
+    assert [r.id for r in streamed.records if r.id] == ["a1", "a2", "a3"]
+    assert [dataclasses.astuple(d) for d in streamed.diagnostics] == [dataclasses.astuple(d) for d in whole.diagnostics]
+    (d,) = streamed.diagnostics
+    assert d.line == 5 and d.message.startswith("last line 5: ")
+    assert ("invalid UTF-8 at byte" in d.message) == (b"\xff" in last)
+    assert d.problem == ("malformed_json" if last.endswith(b"\n") else "truncated_line")
+
+
 def test_malformed_line_in_the_middle_rest_loads(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     text = _lines(*GOOD[:2]) + "{not json at all\n" + _lines(*GOOD[2:])

@@ -336,17 +336,16 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
     )
 
 
-def mark_last_line_truncated(rl: RawLine, raw: bytes) -> None:
-    """Streaming readers learn a line was the last only afterwards: re-describe it then."""
+def describe_as_last_line(rl: RawLine, raw: bytes) -> None:
+    """Streaming readers learn a line was the file's last only afterwards: its diagnostic made again
+    as reading the whole file makes it (`parse_line` told it is the last line: truncated or not, and
+    whatever else was wrong with it, such as invalid UTF-8)."""
     d = rl.diagnostic
-    if d is None or d.problem != "malformed_json" or raw.endswith(b"\n"):
+    if d is None:
         return
-    d.problem = "truncated_line"
-    if is_large(raw):  # (its reason is msgspec's, not re-parsed here)
-        d.message = "last " + d.message.replace("invalid JSON (", "truncated JSON (", 1)
-        return
-    text = raw.strip().decode("utf-8", errors="replace")
-    d.message = f"last line {rl.line}: {_describe_json_error(text, True)}; skipped"
+    fresh = parse_line(raw, rl.line, rl.offset, True)
+    if fresh is not None and fresh.diagnostic is not None:
+        d.problem, d.message, d.recovered = fresh.diagnostic.problem, fresh.diagnostic.message, fresh.diagnostic.recovered
 
 
 class PrefixHasher(threading.Thread):

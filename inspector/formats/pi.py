@@ -20,7 +20,7 @@ import orjson
 
 from inspector.formats import appended, bounded, fields, heads, parallel, pi_writer
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
-from inspector.formats.jsonl import RawLine, line_object, mark_last_line_truncated, parse_line
+from inspector.formats.jsonl import RawLine, describe_as_last_line, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     Block,
@@ -1005,11 +1005,12 @@ def _append_decoded_chunks(st: _StreamState, helper: parallel.Helper, *, fd: int
 
 
 def _finish_stream(st: _StreamState) -> Ledger:
-    """The ledger of the lines appended: a recovered last line marked truncated if the file ends
-    there; records from recovered lines went through add_line, not the index: a full pass then."""
+    """The ledger of the lines appended: a recovered line that is the file's last described as such
+    (truncated, if it ends without a newline), as reading the whole file describes it; records from
+    recovered lines went through add_line, not the index: a full pass then."""
     b = st.b
     if st.last is not None and st.last[2] == st.line and st.upto_line is None:
-        mark_last_line_truncated(st.last[0], st.last[1])
+        describe_as_last_line(st.last[0], st.last[1])
     b.id_count = st.id_count
     if st.recovered_any:
         b.by_id = None
