@@ -93,8 +93,10 @@ def _first_problem(rl: RawLine) -> str:
     return f"first line is a JSON {type(o).__name__}"
 
 
-def _sniff(head: bytes) -> list[RawLine]:
-    lines, _, _ = parse_bytes(head.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in head else head, "<head>", 50)
+def _sniff(head: bytes, upto_line: int | None = None) -> list[RawLine]:
+    """The lines `detect` judges a file by: its first 50, or its first `upto_line` (`--at LINE`: the
+    file as it stood then, whose later lines were not written yet), as reading it whole judges it."""
+    lines, _, _ = parse_bytes(head.rsplit(b"\n", 1)[0] + b"\n" if b"\n" in head else head, "<head>", min(50, upto_line or 50))
     return lines
 
 
@@ -192,7 +194,7 @@ def load(
             return led
         if b"\x00" in head[:8192]:
             raise LoadError(f"{path}: line 1: binary data (NUL bytes), not a JSONL session file")
-        name = forced.name if forced is not None else (detect(_sniff(head)) if head.strip() else None)
+        name = forced.name if forced is not None else (detect(_sniff(head, upto_line)) if head.strip() else None)
         chosen = registry.get(name) if name is not None else None
         if selector is not None and chosen is not None:
             raise LoadError(f"{path}: a {chosen.name} file holds one session: #{selector} selects nothing")
