@@ -8,7 +8,8 @@ here each case is a real file of the fuzz corpus (`tests.fuzz.corpus`: the real 
 corpora, the stores built from the seed runtimes' own types), damaged by one to three of the fuzz
 campaign's mutations (`tests.fuzz.mutations`: cut, glued, reordered and duplicated lines, flipped
 bytes, invalid UTF-8, wrong JSON types, deep nesting, damaged SQLite pages, ...), then read twice in
-this process: as `load` reads it, and with every head path off (`WHOLE`: the format's own switch, or
+this process (whole, or in one case of three up to a line or row, as `--at LINE` reads it): as
+`load` reads it, and with every head path off (`WHOLE`: the format's own switch, or
 the bytes read by `load_bytes`, which builds from whole lines). The two ledgers must be the same
 record for record (content and unknown fields read from the file too), diagnostic for diagnostic,
 and so must their `analyze --json` and `context --json`; or both reads must refuse the file with
@@ -50,7 +51,7 @@ from inspector.formats import (
 )
 from inspector.ledger.model import Ledger
 from tests.fuzz.corpus import KINDS as CORPUS_KINDS
-from tests.fuzz.corpus import load_corpus, side_files
+from tests.fuzz.corpus import SQLITE_KINDS, load_corpus, side_files
 from tests.fuzz.mutations import Context, apply, choose
 
 
@@ -67,19 +68,19 @@ def _patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
             setattr(obj, name, value)
 
 
-def _from_bytes(path: Path) -> Ledger:
+def _from_bytes(path: Path, at: int | None) -> Ledger:
     """A line format read whole: its bytes given to `load_bytes`, which parses every line whole."""
-    return load_bytes(path.read_bytes(), name=str(path))
+    return load_bytes(path.read_bytes(), name=str(path), upto_line=at)
 
 
 def _refused(_text: Any) -> Any:
     raise msgspec.ValidationError("the whole parse")
 
 
-def _with(*changes: tuple[Any, str, Any]) -> Callable[[Path], Ledger]:
-    def read(path: Path) -> Ledger:
+def _with(*changes: tuple[Any, str, Any]) -> Callable[[Path, int | None], Ledger]:
+    def read(path: Path, at: int | None) -> Ledger:
         with _patched(*changes):
-            return load(str(path), fingerprint=False)
+            return load(str(path), upto_line=at, fingerprint=False)
 
     return read
 
@@ -87,7 +88,7 @@ def _with(*changes: tuple[Any, str, Any]) -> Callable[[Path], Ledger]:
 # Each corpus kind's whole parse: every head path of its format off (the switches its unit tests use).
 _ADK_WHOLE = ((adk_heads, "head", lambda data: None), (adk, "_indexed_events", lambda *a: None))
 _ADK_GO_WHOLE = ((adk_go, "_row_head", lambda n, row, ts=None: None), (adk_go, "_export_head", lambda i, raw: None))
-WHOLE: dict[str, Callable[[Path], Ledger]] = {
+WHOLE: dict[str, Callable[[Path, int | None], Ledger]] = {
     "pi": _from_bytes,
     "native": _from_bytes,
     "claude_code": _from_bytes,
@@ -162,6 +163,18 @@ def _case(seed_path: str, kind: str, rng: random.Random, scratch: Path) -> tuple
     return path, muts
 
 
+def _at(path: Path, kind: str, rng: random.Random) -> int | None:
+    """A case's `--at LINE` (a row, for a database): none in two cases of three, else any line of
+    the file (or one past its last), any of a database's first rows."""
+    if rng.random() < 2 / 3:
+        return None
+    if kind in SQLITE_KINDS:
+        return rng.randint(1, 60)
+    with path.open("rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return rng.randint(1, lines + 1)
+
+
 def _differs(fast: tuple[str, Any], whole: tuple[str, Any]) -> str | None:
     """What differs between the two reads (None: nothing). Compared with a deeper recursion limit (a
     deeply nested unknown field is kept as it is), but read with the interpreter's own: inspector
@@ -192,12 +205,13 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
             kind = kinds[i % len(kinds)]
             seed_file = rng.choice(seeds[kind])
             path, muts = _case(seed_file.path, kind, rng, scratch)
-            fast = _read(functools.partial(load, str(path), fingerprint=False))
-            whole = _read(functools.partial(WHOLE[kind], path))
+            at = _at(path, kind, rng)
+            fast = _read(functools.partial(load, str(path), upto_line=at, fingerprint=False))
+            whole = _read(functools.partial(WHOLE[kind], path, at))
             what = _differs(fast, whole)
             if what is not None:
                 disagreements += 1
-                print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}", flush=True)
+                print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}{f' --at {at}' if at else ''}", flush=True)
             if not quiet and (i + 1) % 100 == 0:
                 print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
     print(f"{cases} cases over {', '.join(kinds)}, seed {seed}: {disagreements} disagreements")
