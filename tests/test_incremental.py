@@ -492,3 +492,24 @@ def test_claude_code_parallel_results_and_sidechain_lines_grow(tmp_path):
             grown += up is not None and up.whole == GROWN
             assert followed_json(fol) == full_json(str(path), str(path)), f"line {j + 1}"
     assert grown >= total * 9 // 10, (grown, total)
+
+
+@pytest.mark.parametrize("kind", ["pi", "native", "claude_code", "codex"])
+def test_a_malformed_last_line_is_followed_as_the_file_grows_past_it(tmp_path, kind):
+    """A line that ends with its newline but is not JSON is malformed wherever it stands: while it is
+    the file's last complete line and once more lines follow it, the followed report equals a full
+    read (which said "last line N" for it while it was last, and kept saying it after the file grew
+    past it; found by `python -m tests.fuzz_live`)."""
+    from tests.bad_input_seeds import SEEDS, encode
+
+    lines = encode(kind, SEEDS[kind]).splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:-1]) + b'{"type": "message", "id": \n')
+    fol = Follower(str(path))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    with open(path, "ab") as f:
+        f.write(lines[-1])
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    assert b"last line" not in followed_json(fol)

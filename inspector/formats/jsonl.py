@@ -212,7 +212,7 @@ def _large_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine 
         truncated = is_last and not raw.endswith(b"\n")
         what = "truncated JSON" if truncated else "invalid JSON"
         why = "; ".join([*notes, f"{what} ({e})"])
-        where = "last line" if is_last else "line"
+        where = "last line" if truncated else "line"
         problem = "truncated_line" if truncated else "malformed_json"
         diag = Diagnostic(lineno, problem, f"{where} {lineno}: a line of {size}: {why}; skipped", recovered="nothing")
         return RawLine(lineno, offset, len(raw), [], diag, runtime_skips=True)
@@ -320,7 +320,7 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
     why = _describe_json_error(text, truncated)
     if bad_at >= 0:
         why = f"invalid UTF-8 at byte {bad_at} and {why}"
-    where = "last line" if is_last else "line"
+    where = "last line" if truncated else "line"
     return RawLine(
         lineno,
         offset,
