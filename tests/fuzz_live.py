@@ -1,0 +1,168 @@
+"""`python -m tests.fuzz_live --cases 600 --seed S`: a damaged session followed as it grows, against reading it whole.
+
+`inspector watch` and the app follow a growing session file (`live.incremental.Follower`): each look
+parses only the appended lines and extends the ledger and the report, unless the append needs a
+full read. Its contract is that the followed report always equals `analyze(load(...))` of the file's
+complete lines. `tests/test_incremental.py` checks it on the clean corpus; here each case is a seed
+of the fuzz corpus's line formats (`tests.fuzz.corpus`), damaged by one to three of the fuzz
+campaign's mutations (`tests.fuzz.mutations`: cut, glued, reordered and duplicated lines, flipped
+bytes, invalid UTF-8, wrong JSON types, ...), cut at a random line, followed, and grown back in
+random batches (some ending mid-line, the agent still writing it). After every batch the followed
+`analyze --json` and `context --json` must equal those of a fresh full read of the same bytes, or
+both must refuse the file (the follower raises what `load` raises; the app keeps its last view).
+Prints each disagreement and a summary; exits 1 when there is one. Deterministic by seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import orjson
+
+from inspector.analysis import analyze
+from inspector.analysis.export import analyze_json, context_json
+from inspector.formats import LoadError, load, registry
+from inspector.live.incremental import GROWN, Follower
+from tests.fuzz.corpus import load_corpus
+from tests.fuzz.mutations import Context, apply, choose
+from tests.test_incremental import followed_json, line_ends
+
+# The corpus kinds a follower grows line by line (a JSON dump is one value, read again whole; the
+# SQLite stores grow by rows: `tests/test_incremental_stores.py`).
+KINDS = ("pi", "native", "claude_code", "codex", "nextclaw", "nextclaw_legacy")
+BATCHES = 12  # about this many looks per case (more lines make bigger batches)
+
+
+def _full(path: Path, as_is: bool) -> tuple[str, bytes | str]:
+    """A fresh full read (`analyze(load(...))`, as `followed_json` prints it) of the file's complete
+    lines, from a copy of the same name (a NextClaw session's id is its file's name) when a line is
+    still being written; `as_is`: of the whole file (a format read as a store, which the follower
+    reads again whole on a change)."""
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    src = path
+    if end != len(data) and not as_is:
+        src = path.parent / "complete" / path.name
+        src.parent.mkdir(exist_ok=True)
+        src.write_bytes(data[:end])
+    try:
+        rep = analyze(load(str(src)))
+    except LoadError as e:
+        return "refused", str(e).replace(str(src), str(path))
+    rep.ensure_tokens()
+    out = orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
+    return "ok", out.replace(orjson.dumps(str(src))[1:-1], orjson.dumps(str(path))[1:-1])
+
+
+def _look(fol: Follower) -> tuple[str, bytes | str, bool]:
+    """The follower's look at the file: its report (or what it raised), and whether it grew the
+    ledger from the appended lines rather than reading the file again."""
+    try:
+        up = fol.poll()
+    except LoadError as e:
+        return "refused", str(e), False
+    if fol.report is None:
+        return "refused", "no report", False
+    return "ok", followed_json(fol), up is not None and up.whole == GROWN
+
+
+def _batches(data: bytes, cut: int, rng: random.Random) -> list[int]:
+    """Where each append after `cut` ends: a few lines at a time, some mid-line."""
+    ends = [e for e in line_ends(data) if e > cut] or [len(data)]
+    step = max(1, len(ends) // BATCHES)
+    out: list[int] = []
+    k = 0
+    while k < len(ends):
+        k = min(len(ends) - 1, k + rng.choice((1, 1, 2, 3, step)) - 1)
+        end = ends[k]
+        if rng.random() < 0.25:  # the agent is writing the next line
+            end = min(len(data), end + rng.randrange(1, 40))
+        out.append(end)
+        k += 1
+    if out[-1] < len(data):
+        out.append(len(data))
+    return out
+
+
+def follow_case(data: bytes, path: Path, rng: random.Random, as_is: bool) -> tuple[str | None, int, int]:
+    """Follow `data` as it is written to `path` from a random line on: the first disagreement (None:
+    none), the looks taken and those that grew the ledger from the appended lines. `as_is`: the
+    format is read as a store (NextClaw's), whose follower reads the file again whole on a change."""
+    ends = line_ends(data)
+    cut = ends[rng.randrange(len(ends))] if ends else len(data)
+    path.write_bytes(data[:cut])
+    fol = Follower(str(path))
+    looks = grown = 0
+    for end in [cut, *_batches(data, cut, rng)]:
+        if end > cut:
+            with path.open("ab") as f:
+                f.write(data[cut:end])
+            cut = end
+        state, followed, was_grown = _look(fol)
+        looks += 1
+        grown += was_grown
+        full = _full(path, as_is)
+        if (state, followed) != full and not (state == full[0] == "refused"):
+            return f"at byte {end} of {len(data)}: followed {state}, whole {full[0]}", looks, grown
+    return None, looks, grown
+
+
+def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = False) -> int:
+    """The campaign; the number of disagreements (a crash counts as one)."""
+    rng = random.Random(seed)
+    disagreements = looks = grown = 0
+    with tempfile.TemporaryDirectory(prefix="fuzz-live-") as tmp:
+        scratch = Path(tmp) / "cases"
+        scratch.mkdir()
+        seeds = load_corpus(Path(tmp) / "built", kinds=kinds)
+        t0 = time.perf_counter()
+        for i in range(cases):
+            kind = kinds[i % len(kinds)]
+            seed_file = rng.choice(seeds[kind])
+            case = scratch / "damaged.jsonl"
+            shutil.copyfile(seed_file.path, case)
+            muts = choose(rng, kind, allow_huge=False)
+            apply(case, muts, Context())
+            followed = scratch / Path(seed_file.path).name  # (NextClaw's name is its session's)
+            try:
+                what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
+            except Exception as e:  # (reported: the campaign goes on)
+                tb = traceback.extract_tb(e.__traceback__)[-1]
+                what, n, g = f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", 0, 0
+            followed.unlink(missing_ok=True)
+            looks += n
+            grown += g
+            if what is not None:
+                disagreements += 1
+                print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}", flush=True)
+            if not quiet and (i + 1) % 50 == 0:
+                print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+    print(
+        f"{cases} cases over {', '.join(kinds)}, seed {seed}: {looks} looks ({grown} grown from the appended lines), "
+        f"{disagreements} disagreements"
+    )
+    return disagreements
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz_live", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", type=int, default=600)
+    p.add_argument("--seed", type=int, default=1, help="the campaign is a function of this seed")
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"corpus kinds, comma-separated (default: {', '.join(KINDS)})")
+    args = p.parse_args(argv)
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        p.error(f"unknown kind(s) {', '.join(unknown) or '(none)'}; known: {', '.join(KINDS)}")
+    return 1 if run(args.cases, args.seed, kinds) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
