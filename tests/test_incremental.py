@@ -513,3 +513,24 @@ def test_a_malformed_last_line_is_followed_as_the_file_grows_past_it(tmp_path, k
     fol.poll()
     assert followed_json(fol) == full_json(str(path), str(path))
     assert b"last line" not in followed_json(fol)
+
+
+@pytest.mark.parametrize("kind", ["pi", "native", "claude_code", "codex"])
+@pytest.mark.parametrize("value", [{"a": 1}, [1], 5, None, True])
+def test_an_appended_line_whose_type_is_no_string_is_followed(tmp_path, kind, value):
+    """An appended line whose `type` is an object, a list, a number, null or a boolean: the follower
+    reads it as a full read does (the Codex extension hashed it: a crash; found by
+    `python -m tests.fuzz_live`)."""
+    from tests.bad_input_seeds import SEEDS, encode
+
+    lines = encode(kind, SEEDS[kind]).splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:4]))  # (before any checkpoint or roll-back: the next line extends)
+    fol = Follower(str(path))
+    fol.poll()
+    last = orjson.loads(lines[4])
+    last["type"] = value
+    with open(path, "ab") as f:
+        f.write(orjson.dumps(last) + b"\n")
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))

@@ -1301,10 +1301,11 @@ class _Resume:
 def _needs_full_build(o: dict[str, Any]) -> bool:
     """An appended line that changes what came before it, or is diagnosed: a checkpoint (it
     replaces the history, matched against every earlier item), a rollback (earlier records leave
-    the path), a second session_meta, a line that lost its payload, a field of the wrong type."""
+    the path), a second session_meta, a line that lost its payload, a field of the wrong type (a
+    type that is no string among them: it would not even hash)."""
     t = o.get("type")
     p = o.get("payload")
-    if t in ("compacted", "session_meta") or (t in LINE_TYPES and not isinstance(p, dict)):
+    if type(t) is not str or t in ("compacted", "session_meta") or (t in LINE_TYPES and not isinstance(p, dict)):
         return True
     if t == "event_msg" and p.get("type") == "thread_rolled_back":  # type: ignore[union-attr]
         return True
