@@ -534,3 +534,31 @@ def test_an_appended_line_whose_type_is_no_string_is_followed(tmp_path, kind, va
         f.write(orjson.dumps(last) + b"\n")
     fol.poll()
     assert followed_json(fol) == full_json(str(path), str(path))
+
+
+def test_a_reply_continued_over_several_looks_from_a_partial_first_read(tmp_path):
+    """A Claude Code reply written on several lines (text, thinking, one call, another call), the
+    first look made while a line was half written (the follower then builds the complete lines
+    from their bytes), the reply's lines then arriving over two more looks: the reply keeps every
+    line's blocks, as a full read merges them (the second look re-read the first look's lines from
+    the bytes of the first read, where they are not: a call was lost; found by `python -m tests.fuzz_live`)."""
+    src = os.path.join(SHARED, "real_sessions", "claude_code", "spotter__tool_heavy.jsonl")
+    if not os.path.exists(src):
+        pytest.skip("needs ../shared/real_sessions")
+    with open(src, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    reply = [i for i, line in enumerate(lines) if b"msg_01LbyjvsALGe2gMsTgDSj7e6" in line]
+    assert len(reply) == 4
+    first = reply[0]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:first]) + lines[first][:26])  # (the reply's first line half written)
+    fol = Follower(str(path))
+    fol.poll()
+    for chunk in (lines[first][26:] + b"".join(lines[first + 1 : first + 3]), lines[first + 3]):
+        with open(path, "ab") as f:
+            f.write(chunk)
+        up = fol.poll()
+        assert up is not None and up.whole == GROWN
+        assert followed_json(fol) == full_json(str(path), str(path))
+    calls = [c for r in fol.ledger.records if r.kind == "message" for c in r.call_ids]
+    assert calls[-2:] == ["toolu_01DKTWcKpZ2ksZQmoKKfxiw6", "toolu_01JJds55jYrYwd9TktNGndRY"]

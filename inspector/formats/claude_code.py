@@ -141,8 +141,12 @@ class _Source(RecordSource):
         self.called: set[str] | None = None  # every call a reply makes (built by `extend`)
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
-        if self.data is not None:
-            return self.data[rec.offset : rec.offset + rec.length]
+        """A record's line as written: from the bytes the ledger was built from, or, for a line
+        past them (appended to a followed file since: `extend`), and for a ledger read from its
+        file, from the file."""
+        data = self.data
+        if data is not None and (rec.offset + rec.length <= len(data) or self.path is None):
+            return data[rec.offset : rec.offset + rec.length]
         if f is not None:
             f.seek(rec.offset)
             return f.read(rec.length)
