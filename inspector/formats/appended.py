@@ -39,16 +39,47 @@ def clean(lines: list[RawLine]) -> bool:
     )
 
 
-def fresh_ids(led: Ledger, new: list[Record]) -> bool:
-    """No new record reuses an id (a duplicate is diagnosed by the full build, naming both lines)."""
+def named_ids(r: Record) -> list[str]:
+    """The ids a record names: its parent's, and a checkpoint's (the first record it keeps, the last
+    it summarizes, its explicit boundary, the ends of what it represents, what it retains)."""
+    out = [r.parent_id] if r.parent_id is not None else []
+    cp = r.checkpoint
+    if cp is not None:
+        out += (cp.first_kept_id, cp.summarized_through_id, cp.explicit_boundary)
+        out += [end for pair in cp.explicit_represents or () for end in pair]
+        out += cp.explicit_retains or ()
+    return [x for x in out if type(x) is str]
+
+
+def unresolved_ids(led: Ledger) -> set[str]:
+    """The ids the ledger's records name (`named_ids`) that none of its records has: kept with the
+    ledger (`Ledger.unresolved`), carried by `grown`."""
+    held = led.unresolved
+    if held is not None and held[0] == len(led.records):
+        return held[1]
     by_id = led.by_id()
+    parents = {r.parent_id for r in led.records}
+    out = {x for x in parents if type(x) is str and x not in by_id}
+    out.update(x for r in led.records if r.checkpoint is not None for x in named_ids(r) if x not in by_id)
+    led.unresolved = (len(led.records), out)
+    return out
+
+
+def fresh_ids(led: Ledger, new: list[Record]) -> bool:
+    """No new record takes an id a record before it has (a duplicate is diagnosed by the full
+    build, naming both lines) or names: a parent written after its child, a record a checkpoint
+    written before it keeps or represents, which the full build links (a path, a cycle, a coverage)
+    where the records before were read without it."""
+    by_id = led.by_id()
+    named = unresolved_ids(led)
     seen: set[str] = set()
+    named_here: set[str] = set()
     for r in new:
-        if r.id is None:
-            continue
-        if r.id in by_id or r.id in seen:
-            return False
-        seen.add(r.id)
+        if r.id is not None:
+            if r.id in by_id or r.id in seen or r.id in named or r.id in named_here:
+                return False
+            seen.add(r.id)
+        named_here.update(x for x in named_ids(r) if x not in by_id and x not in seen)
     return True
 
 
@@ -66,4 +97,9 @@ def grown(led: Ledger, new: list[Record]) -> Ledger:
         if r.kind != "header":
             out.leaf_seq = r.seq
             break
+    held = led.unresolved
+    if held is not None and held[0] == len(led.records):
+        named = {x for r in new for x in named_ids(r) if x not in by_id}
+        taken = {r.id for r in new if r.id in held[1]}  # (none, where `fresh_ids` let them in)
+        out.unresolved = (len(out.records), (held[1] - taken) | named if named or taken else held[1])
     return out

@@ -564,6 +564,9 @@ class Ledger:
     extension: Any = field(default=None, repr=False, compare=False)
     # What the loader listed of the records (`RecordIndex`; read it through `record_index`).
     index: RecordIndex | None = field(default=None, repr=False, compare=False)
+    # The ids the records name that no record has (`formats.appended.unresolved_ids`), with the
+    # number of records they were taken from (a ledger grown since takes them again); None: not taken.
+    unresolved: tuple[int, set[str]] | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # Not every record's repr: a worker's name, a log line or a traceback that shows a ledger
