@@ -7,7 +7,9 @@ complete lines. `tests/test_incremental.py` checks it on the clean corpus; here 
 of the fuzz corpus's line formats (`tests.fuzz.corpus`), damaged by one to three of the fuzz
 campaign's mutations (`tests.fuzz.mutations`: cut, glued, reordered and duplicated lines, flipped
 bytes, invalid UTF-8, wrong JSON types, ...), cut at a random line, followed, and grown back in
-random batches (some ending mid-line, the agent still writing it). After every batch the followed
+random batches (some ending mid-line, the agent still writing it); or an ADK SQLite store of the
+corpus, damaged (its rows' JSON, its pages), cut after a random event row and its rows inserted
+again in batches as the runtime inserts them. After every batch the followed
 `analyze --json` and `context --json` must equal those of a fresh full read of the same bytes, or
 both must refuse the file (the follower raises what `load` raises; the app keeps its last view).
 Prints each disagreement and a summary; exits 1 when there is one. Deterministic by seed.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -30,13 +33,15 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import LoadError, load, registry
 from inspector.live.incremental import GROWN, Follower
+from tests import test_incremental_stores as stores
 from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
 from tests.test_incremental import followed_json, line_ends
 
-# The corpus kinds a follower grows line by line (a JSON dump is one value, read again whole; the
-# SQLite stores grow by rows: `tests/test_incremental_stores.py`).
-KINDS = ("pi", "native", "claude_code", "codex", "nextclaw", "nextclaw_legacy")
+# The corpus kinds a follower grows line by line, and ADK's SQLite store, grown by its event rows (a
+# JSON dump is one value, read again whole; the other stores: `tests/test_incremental_stores.py`).
+LINE_KINDS = ("pi", "native", "claude_code", "codex", "nextclaw", "nextclaw_legacy")
+KINDS = (*LINE_KINDS, "adk_db")
 BATCHES = 12  # about this many looks per case (more lines make bigger batches)
 
 
@@ -114,6 +119,49 @@ def follow_case(data: bytes, path: Path, rng: random.Random, as_is: bool) -> tup
     return None, looks, grown
 
 
+def _store_look(fol: Follower, path: Path) -> tuple[str | None, bool]:
+    """A look at the store, against a full read of it (None: the same), and whether it grew the
+    ledger from the new rows."""
+    state, followed, grown = _look(fol)
+    try:
+        full: tuple[str, bytes | str] = ("ok", stores.full_json(str(path)))
+    except LoadError as e:
+        full = ("refused", str(e))
+    if (state, followed) != full and not (state == full[0] == "refused"):
+        return f"followed {state}, whole {full[0]}", grown
+    return None, grown
+
+
+def follow_store_case(src: Path, work: Path, rng: random.Random) -> tuple[str | None, int, int]:
+    """An ADK store cut after a random event row (by rowid), followed, and its rows inserted again in
+    random batches as the runtime inserts them (`test_incremental_stores`): after every look the
+    followed report is a full read's. A store whose rows cannot be read or written back (a damaged
+    page) is no case: (None, 0, 0)."""
+    try:
+        _, rows = stores.event_rows(str(src))
+        if len(rows) < 2:
+            return None, 0, 0
+        path, cols, rest = stores.cut_copy(str(src), str(work), rng.randrange(1, len(rows)))
+    except sqlite3.Error:
+        return None, 0, 0
+    fol = Follower(path)
+    what, _ = _store_look(fol, Path(path))
+    looks, grown = 1, 0
+    while rest and what is None:
+        n = rng.choice((1, 1, 2, 3, 7))
+        try:
+            stores.insert_rows(path, cols, rest[:n])
+        except sqlite3.Error:
+            break
+        rest = rest[n:]
+        what, was_grown = _store_look(fol, Path(path))
+        looks += 1
+        grown += was_grown
+    if what is not None:
+        what = f"{len(rest)} rows left: {what}"
+    return what, looks, grown
+
+
 def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = False) -> int:
     """The campaign; the number of disagreements (a crash counts as one)."""
     rng = random.Random(seed)
@@ -126,13 +174,18 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
         for i in range(cases):
             kind = kinds[i % len(kinds)]
             seed_file = rng.choice(seeds[kind])
-            case = scratch / "damaged.jsonl"
+            case = scratch / f"damaged{Path(seed_file.path).suffix}"
+            shutil.rmtree(scratch, ignore_errors=True)
+            (scratch / "store").mkdir(parents=True)
             shutil.copyfile(seed_file.path, case)
             muts = choose(rng, kind, allow_huge=False)
             apply(case, muts, Context())
             followed = scratch / Path(seed_file.path).name  # (NextClaw's name is its session's)
             try:
-                what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
+                if kind in LINE_KINDS:
+                    what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
+                else:
+                    what, n, g = follow_store_case(case, scratch / "store", rng)
             except Exception as e:  # (reported: the campaign goes on)
                 tb = traceback.extract_tb(e.__traceback__)[-1]
                 what, n, g = f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", 0, 0
