@@ -747,6 +747,9 @@ def _build(st: _Reading, path: str | None) -> Ledger:
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
         led._by_id = st.by_uuid
+    # The uuids lines name as their parent that no line has, taken before `_active_path` links the
+    # path's records to each other: a line appended later with one of them needs the full build.
+    appended.unresolved_ids(led)
     _active_path(led, objs, merged, st.checkpoints, st.tools)
     return led
 
