@@ -7,9 +7,9 @@ complete lines. `tests/test_incremental.py` checks it on the clean corpus; here 
 of the fuzz corpus's line formats (`tests.fuzz.corpus`), damaged by one to three of the fuzz
 campaign's mutations (`tests.fuzz.mutations`: cut, glued, reordered and duplicated lines, flipped
 bytes, invalid UTF-8, wrong JSON types, ...), cut at a random line, followed, and grown back in
-random batches (some ending mid-line, the agent still writing it); or an ADK SQLite store of the
-corpus, damaged (its rows' JSON, its pages), cut after a random event row and its rows inserted
-again in batches as the runtime inserts them. After every batch the followed
+random batches (some ending mid-line, the agent still writing it); or a SQLite store of the corpus
+(ADK, adk-go, maka, OpenClaw), damaged (its rows' JSON, its pages), cut after a random row of its
+session and its rows inserted again in batches as its runtime inserts them. After every batch the followed
 `analyze --json` and `context --json` must equal those of a fresh full read of the same bytes, or
 both must refuse the file (the follower raises what `load` raises; the app keeps its last view).
 Prints each disagreement and a summary; exits 1 when there is one. Deterministic by seed.
@@ -18,6 +18,7 @@ Prints each disagreement and a summary; exits 1 when there is one. Deterministic
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import shutil
 import sqlite3
@@ -26,22 +27,23 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
-from inspector.formats import LoadError, load, registry
+from inspector.formats import LoadError, load, openclaw_writer, registry
 from inspector.live.incremental import GROWN, Follower
 from tests import test_incremental_stores as stores
 from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
 from tests.test_incremental import followed_json, line_ends
 
-# The corpus kinds a follower grows line by line, and ADK's SQLite store, grown by its event rows (a
-# JSON dump is one value, read again whole; the other stores: `tests/test_incremental_stores.py`).
+# The corpus kinds a follower grows line by line, and the SQLite stores, grown by their rows (`_Rows`;
+# a JSON dump is one value, read again whole).
 LINE_KINDS = ("pi", "native", "claude_code", "codex", "nextclaw", "nextclaw_legacy")
-KINDS = (*LINE_KINDS, "adk_db")
+KINDS = (*LINE_KINDS, "adk_db", "adk_go_db", "maka_db", "openclaw_db")
 BATCHES = 12  # about this many looks per case (more lines make bigger batches)
 
 
@@ -132,29 +134,76 @@ def _store_look(fol: Follower, path: Path) -> tuple[str | None, bool]:
     return None, grown
 
 
-def follow_store_case(src: Path, work: Path, rng: random.Random) -> tuple[str | None, int, int]:
-    """An ADK store cut after a random event row (by rowid), followed, and its rows inserted again in
-    random batches as the runtime inserts them (`test_incremental_stores`): after every look the
-    followed report is a full read's. A store whose rows cannot be read or written back (a damaged
-    page) is no case: (None, 0, 0)."""
+class _Rows:
+    """How a store of one kind is cut after a row and grown again, as its runtime appends: its rows in
+    append order (`rows`), the store left with the first `keep` (`cut`), rows inserted (`insert`)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path, self.kind = path, kind
+        self.cols: list[str] = []
+        self.sid = load(path).session_id if kind == "openclaw_db" else None
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        if self.kind == "maka_db":
+            return stores.maka_rows(self.path)
+        if self.kind == "openclaw_db":
+            self.cols, rows = stores.transcript_rows(self.path, str(self.sid))
+            return rows
+        self.cols, rows = stores.event_rows(self.path)  # (ADK's and adk-go's events, by rowid)
+        return rows
+
+    def cut(self, rows: list[tuple[Any, ...]], keep: int) -> None:
+        if self.kind == "maka_db":
+            stores.maka_cut(self.path, keep)
+            return
+        with contextlib.closing(sqlite3.connect(self.path)) as con:
+            if self.kind == "openclaw_db":
+                at = rows[keep - 1][self.cols.index("seq")]
+                con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq>?", (self.sid, at))
+            else:
+                con.execute("DELETE FROM events WHERE rowid > ?", (rows[keep - 1][0],))
+            con.commit()
+
+    def insert(self, rows: list[tuple[Any, ...]]) -> None:
+        if self.kind == "maka_db":
+            stores.maka_insert(self.path, rows)
+        elif self.kind == "openclaw_db":
+            with contextlib.closing(sqlite3.connect(self.path)) as con:
+                openclaw_writer.provide_octet_length(con)  # (its CHECKs' function, SQLite < 3.43)
+                con.executemany(f"INSERT INTO transcript_events VALUES ({', '.join('?' * len(self.cols))})", rows)
+                con.commit()
+        else:
+            stores.insert_rows(self.path, self.cols, rows)
+
+
+def follow_store_case(src: Path, kind: str, work: Path, rng: random.Random) -> tuple[str | None, int, int]:
+    """A store cut after a random row of its session (`_Rows`), followed, and its rows inserted again
+    in random batches as its runtime inserts them (`test_incremental_stores`): after every look the
+    followed report is a full read's. A store whose rows cannot be read, cut or written back (a
+    damaged page, a table the damage took) is no case: (None, 0, 0)."""
+    path = work / src.name
+    shutil.copyfile(src, path)
     try:
-        _, rows = stores.event_rows(str(src))
+        store = _Rows(str(path), kind)
+        rows = store.rows()
         if len(rows) < 2:
             return None, 0, 0
-        path, cols, rest = stores.cut_copy(str(src), str(work), rng.randrange(1, len(rows)))
-    except sqlite3.Error:
+        keep = rng.randrange(1, len(rows))
+        store.cut(rows, keep)
+    except (sqlite3.Error, LoadError, IndexError, ValueError):
         return None, 0, 0
-    fol = Follower(path)
-    what, _ = _store_look(fol, Path(path))
+    rest = rows[keep:]
+    fol = Follower(str(path))
+    what, _ = _store_look(fol, path)
     looks, grown = 1, 0
     while rest and what is None:
         n = rng.choice((1, 1, 2, 3, 7))
         try:
-            stores.insert_rows(path, cols, rest[:n])
+            store.insert(rest[:n])
         except sqlite3.Error:
             break
         rest = rest[n:]
-        what, was_grown = _store_look(fol, Path(path))
+        what, was_grown = _store_look(fol, path)
         looks += 1
         grown += was_grown
     if what is not None:
@@ -185,7 +234,7 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
                 if kind in LINE_KINDS:
                     what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
                 else:
-                    what, n, g = follow_store_case(case, scratch / "store", rng)
+                    what, n, g = follow_store_case(case, kind, scratch / "store", rng)
             except Exception as e:  # (reported: the campaign goes on)
                 tb = traceback.extract_tb(e.__traceback__)[-1]
                 what, n, g = f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", 0, 0
