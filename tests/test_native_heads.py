@@ -259,7 +259,8 @@ def test_a_line_cut_at_a_broken_line_says_last_line_only_at_the_files_end(tmp_pa
     """`--at` a line the general path parses (`native._read`, its line count and cut kept by
     `enumerate` and `islice`): that line is the file's last only when nothing follows it, as the
     line-by-line count said before (its diagnostic reads "line 3", not "last line 3", while a
-    line follows)."""
+    line follows); "last line" is said of a line the file's end cuts, not of one ending with its
+    newline."""
     f = tmp_path / "s.jsonl"
     lines = [json.dumps(HEADER), json.dumps(USER), '{"type": "message", "id": "m2", oops', json.dumps({**USER, "id": "m3"})]
     f.write_text("\n".join(lines) + "\n")
@@ -267,8 +268,10 @@ def test_a_line_cut_at_a_broken_line_says_last_line_only_at_the_files_end(tmp_pa
         led = load(str(f), upto_line=k)
         assert [r.line for r in led.records] == [ln for ln in (1, 2, 4) if ln <= lines_read], k
         assert [d.message.split(":")[0] for d in led.diagnostics] == ["line 3"], k
-    f.write_text("\n".join(lines[:3]) + "\n")
+    f.write_text("\n".join(lines[:3]))  # (the file's end cuts it: the last line, truncated)
     assert [d.message.split(":")[0] for d in load(str(f), upto_line=3).diagnostics] == ["last line 3"]
+    f.write_text("\n".join(lines[:3]) + "\n")  # (it ends with its newline: malformed wherever it stands)
+    assert [d.message.split(":")[0] for d in load(str(f), upto_line=3).diagnostics] == ["line 3"]
 
 
 def test_seqs_stay_right_after_lines_that_make_no_record_or_two(tmp_path: Path) -> None:
