@@ -9,6 +9,7 @@ right; both live here so every line format extends a ledger the same way.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from inspector.formats.jsonl import RawLine, parse_line
@@ -65,18 +66,19 @@ def unresolved_ids(led: Ledger) -> set[str]:
     return out
 
 
-def fresh_ids(led: Ledger, new: list[Record]) -> bool:
+def fresh_ids(led: Ledger, new: list[Record], named_apart: Collection[str] = ()) -> bool:
     """No new record takes an id a record before it has (a duplicate is diagnosed by the full
     build, naming both lines) or names: a parent written after its child, a record a checkpoint
     written before it keeps or represents, which the full build links (a path, a cycle, a coverage)
-    where the records before were read without it."""
+    where the records before were read without it. `named_apart`: ids the lines named that their
+    records no longer do (Claude Code links its path's records to each other)."""
     by_id = led.by_id()
     named = unresolved_ids(led)
     seen: set[str] = set()
     named_here: set[str] = set()
     for r in new:
         if r.id is not None:
-            if r.id in by_id or r.id in seen or r.id in named or r.id in named_here:
+            if r.id in by_id or r.id in seen or r.id in named or r.id in named_here or r.id in named_apart:
                 return False
             seen.add(r.id)
         named_here.update(x for x in named_ids(r) if x not in by_id and x not in seen)

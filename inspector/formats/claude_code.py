@@ -116,7 +116,7 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "data", "groups", "last_checkpoint", "merged",
-        "path", "records", "replies", "results",
+        "path", "records", "relinked", "replies", "results",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -139,6 +139,9 @@ class _Source(RecordSource):
         self.chain_leaf: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
         self.called: set[str] | None = None  # every call a reply makes (built by `extend`)
+        # The parentUuids the path's linking replaced (`_active_path`): the records no longer name
+        # them, and a line appended with one of them needs the full build (`appended.fresh_ids`).
+        self.relinked: set[str] = set()
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         """A record's line as written: from the bytes the ledger was built from, or, for a line
@@ -747,9 +750,6 @@ def _build(st: _Reading, path: str | None) -> Ledger:
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
         led._by_id = st.by_uuid
-    # The uuids lines name as their parent that no line has, taken before `_active_path` links the
-    # path's records to each other: a line appended later with one of them needs the full build.
-    appended.unresolved_ids(led)
     _active_path(led, objs, merged, st.checkpoints, st.tools)
     return led
 
@@ -1183,10 +1183,13 @@ def _active_path(
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
     # kept in `extra` where that differs).
     prev_id: str | None = None
+    relinked = src.relinked if isinstance(src, _Source) else set()
     for s in path:
         r = records[s]
         if r.parent_id != prev_id:
             _add_extra(r, "parentUuid", objs[s].get("parentUuid"), keep=True)
+            if r.parent_id is not None:
+                relinked.add(r.parent_id)
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
@@ -1427,7 +1430,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         if uuid is not None:
             st.by_uuid[uuid] = seq
     new = st.records[len(records) :]
-    if st.diags or not appended.fresh_ids(led, new):
+    if st.diags or not appended.fresh_ids(led, new, src.relinked):
         return None
     answered = _answered(src, records)
     if any(c in answered for r in new for c in r.call_ids):
@@ -1451,6 +1454,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         r = st.records[s]
         if r.parent_id != prev_id:
             _add_extra(r, "parentUuid", st.objs[s - len(records)].get("parentUuid"), keep=True)
+            if r.parent_id is not None:
+                src.relinked.add(r.parent_id)
             r.parent_id = prev_id
         prev_id = r.id
     out = appended.grown(led, new)
