@@ -338,10 +338,11 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
 
 def describe_as_last_line(rl: RawLine, raw: bytes) -> None:
     """Streaming readers learn a line was the file's last only afterwards: its diagnostic made again
-    as reading the whole file makes it (`parse_line` told it is the last line: truncated or not, and
-    whatever else was wrong with it, such as invalid UTF-8)."""
+    as reading the whole file makes it (`parse_line` told it is the last line: truncated, with
+    whatever else was wrong with it, such as invalid UTF-8). A line that ends with its newline is
+    described the same wherever it stands."""
     d = rl.diagnostic
-    if d is None:
+    if d is None or raw.endswith(b"\n"):
         return
     fresh = parse_line(raw, rl.line, rl.offset, True)
     if fresh is not None and fresh.diagnostic is not None:
