@@ -19,13 +19,11 @@ by seed.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import random
 import shutil
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -51,8 +49,9 @@ from inspector.formats import (
 )
 from inspector.ledger.model import Ledger
 from tests.fuzz.corpus import KINDS as CORPUS_KINDS
-from tests.fuzz.corpus import SQLITE_KINDS, load_corpus, side_files
+from tests.fuzz.corpus import SQLITE_KINDS, side_files
 from tests.fuzz.mutations import Context, apply, choose
+from tests.fuzz.side import campaign_main, seeded_cases
 
 
 @contextlib.contextmanager
@@ -151,8 +150,6 @@ def _read(reader: Callable[[], Ledger]) -> tuple[str, Any]:
 
 
 def _case(seed_path: str, kind: str, rng: random.Random, scratch: Path) -> tuple[Path, list[tuple[str, int]]]:
-    for old in scratch.glob("case*"):
-        old.unlink()
     path = scratch / f"case{''.join(Path(seed_path).suffixes[-1:]) or '.jsonl'}"
     shutil.copyfile(seed_path, path)
     for side, mine in zip(side_files(Path(seed_path)), side_files(path), strict=True):
@@ -194,41 +191,25 @@ def _differs(fast: tuple[str, Any], whole: tuple[str, Any]) -> str | None:
 
 def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = False) -> int:
     """The campaign; the number of disagreements."""
-    rng = random.Random(seed)
     disagreements = 0
-    with tempfile.TemporaryDirectory(prefix="fuzz-heads-") as tmp:
-        scratch = Path(tmp) / "cases"
-        scratch.mkdir()
-        seeds = load_corpus(Path(tmp) / "built", kinds=kinds)
-        t0 = time.perf_counter()
-        for i in range(cases):
-            kind = kinds[i % len(kinds)]
-            seed_file = rng.choice(seeds[kind])
-            path, muts = _case(seed_file.path, kind, rng, scratch)
-            at = _at(path, kind, rng)
-            fast = _read(functools.partial(load, str(path), upto_line=at, fingerprint=False))
-            whole = _read(functools.partial(WHOLE[kind], path, at))
-            what = _differs(fast, whole)
-            if what is not None:
-                disagreements += 1
-                print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}{f' --at {at}' if at else ''}", flush=True)
-            if not quiet and (i + 1) % 100 == 0:
-                print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+    t0 = time.perf_counter()
+    for i, kind, seed_file, rng, scratch in seeded_cases(cases, seed, kinds, "fuzz-heads-"):
+        path, muts = _case(seed_file.path, kind, rng, scratch)
+        at = _at(path, kind, rng)
+        fast = _read(functools.partial(load, str(path), upto_line=at, fingerprint=False))
+        whole = _read(functools.partial(WHOLE[kind], path, at))
+        what = _differs(fast, whole)
+        if what is not None:
+            disagreements += 1
+            print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}{f' --at {at}' if at else ''}", flush=True)
+        if not quiet and (i + 1) % 100 == 0:
+            print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
     print(f"{cases} cases over {', '.join(kinds)}, seed {seed}: {disagreements} disagreements")
     return disagreements
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tests.fuzz_heads", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", type=int, default=1200)
-    p.add_argument("--seed", type=int, default=1, help="the campaign is a function of this seed")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"corpus kinds, comma-separated (default: all: {', '.join(KINDS)})")
-    args = p.parse_args(argv)
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in WHOLE]
-    if unknown or not kinds:
-        p.error(f"unknown kind(s) {', '.join(unknown) or '(none)'}; known: {', '.join(KINDS)}")
-    return 1 if run(args.cases, args.seed, kinds) else 0
+    return campaign_main(argv, "python -m tests.fuzz_heads", __doc__, KINDS, 1200, run)
 
 
 if __name__ == "__main__":

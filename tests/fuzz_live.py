@@ -17,13 +17,11 @@ Prints each disagreement and a summary; exits 1 when there is one. Deterministic
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import random
 import shutil
 import sqlite3
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -36,8 +34,8 @@ from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import LoadError, load, openclaw_writer, registry
 from inspector.live.incremental import GROWN, Follower
 from tests import test_incremental_stores as stores
-from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
+from tests.fuzz.side import campaign_main, seeded_cases
 from tests.test_incremental import followed_json, line_ends
 
 # The corpus kinds a follower grows line by line, and the SQLite stores, grown by their rows (`_Rows`;
@@ -213,39 +211,31 @@ def follow_store_case(src: Path, kind: str, work: Path, rng: random.Random) -> t
 
 def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = False) -> int:
     """The campaign; the number of disagreements (a crash counts as one)."""
-    rng = random.Random(seed)
     disagreements = looks = grown = 0
-    with tempfile.TemporaryDirectory(prefix="fuzz-live-") as tmp:
-        scratch = Path(tmp) / "cases"
-        scratch.mkdir()
-        seeds = load_corpus(Path(tmp) / "built", kinds=kinds)
-        t0 = time.perf_counter()
-        for i in range(cases):
-            kind = kinds[i % len(kinds)]
-            seed_file = rng.choice(seeds[kind])
-            case = scratch / f"damaged{Path(seed_file.path).suffix}"
-            shutil.rmtree(scratch, ignore_errors=True)
-            (scratch / "store").mkdir(parents=True)
-            shutil.copyfile(seed_file.path, case)
-            muts = choose(rng, kind, allow_huge=False)
-            apply(case, muts, Context())
-            followed = scratch / Path(seed_file.path).name  # (NextClaw's name is its session's)
-            try:
-                if kind in LINE_KINDS:
-                    what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
-                else:
-                    what, n, g = follow_store_case(case, kind, scratch / "store", rng)
-            except Exception as e:  # (reported: the campaign goes on)
-                tb = traceback.extract_tb(e.__traceback__)[-1]
-                what, n, g = f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", 0, 0
-            followed.unlink(missing_ok=True)
-            looks += n
-            grown += g
-            if what is not None:
-                disagreements += 1
-                print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}", flush=True)
-            if not quiet and (i + 1) % 50 == 0:
-                print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+    t0 = time.perf_counter()
+    for i, kind, seed_file, rng, scratch in seeded_cases(cases, seed, kinds, "fuzz-live-"):
+        case = scratch / f"damaged{Path(seed_file.path).suffix}"
+        (scratch / "store").mkdir()
+        shutil.copyfile(seed_file.path, case)
+        muts = choose(rng, kind, allow_huge=False)
+        apply(case, muts, Context())
+        followed = scratch / Path(seed_file.path).name  # (NextClaw's name is its session's)
+        try:
+            if kind in LINE_KINDS:
+                what, n, g = follow_case(case.read_bytes(), followed, rng, registry.get(kind).is_store)
+            else:
+                what, n, g = follow_store_case(case, kind, scratch / "store", rng)
+        except Exception as e:  # (reported: the campaign goes on)
+            tb = traceback.extract_tb(e.__traceback__)[-1]
+            what, n, g = f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", 0, 0
+        followed.unlink(missing_ok=True)
+        looks += n
+        grown += g
+        if what is not None:
+            disagreements += 1
+            print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}", flush=True)
+        if not quiet and (i + 1) % 50 == 0:
+            print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
     print(
         f"{cases} cases over {', '.join(kinds)}, seed {seed}: {looks} looks ({grown} grown from the appended lines), "
         f"{disagreements} disagreements"
@@ -254,16 +244,7 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tests.fuzz_live", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", type=int, default=600)
-    p.add_argument("--seed", type=int, default=1, help="the campaign is a function of this seed")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"corpus kinds, comma-separated (default: {', '.join(KINDS)})")
-    args = p.parse_args(argv)
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown or not kinds:
-        p.error(f"unknown kind(s) {', '.join(unknown) or '(none)'}; known: {', '.join(KINDS)}")
-    return 1 if run(args.cases, args.seed, kinds) else 0
+    return campaign_main(argv, "python -m tests.fuzz_live", __doc__, KINDS, 600, run)
 
 
 if __name__ == "__main__":
