@@ -566,3 +566,24 @@ def test_one_part_shape_is_the_part_by_part_shape() -> None:
         c = H.Content(rng.choice([None, "", "user", "model", "tool"]), [part])
         args = (c, rng.choice(["user", "coder", ""]), rng.random() < 0.2, rng.choice([None, "STOP", "MAX_TOKENS"]), adk_go._EXCLUDED_CALLS, finish)
         assert H.shape(*args) == H.parts_shape(*args), part
+
+
+def test_a_store_damaged_past_the_heads_columns_is_read_up_to_the_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store whose page is damaged where a row's later columns lie (the fuzz campaign's flip_bytes
+    860591850 on the built adk-go-pascal store: the head's columns read, the last one does not, as
+    the service's own `SELECT *` does not): read by heads as read whole, the rows before the damage
+    and an error naming where it is. The heads read it clean and said nothing; the whole read
+    refused the store (found by `python -m tests.fuzz_heads`, seed 31)."""
+    from tests.fuzz.corpus import load_corpus
+    from tests.fuzz.mutations import Context, apply
+
+    (seed,) = [s for s in load_corpus(tmp_path / "built", kinds=("adk_go_db",))["adk_go_db"] if s.name.endswith("adk-go-pascal.db")]
+    db = tmp_path / "damaged.db"
+    db.write_bytes(Path(seed.path).read_bytes())
+    apply(db, [("flip_bytes", 860591850)], Context())
+    fast, slow = _reports(str(db), monkeypatch)
+    assert fast == slow
+    led = adk_go.load(str(db), None, None)
+    (d,) = [d for d in led.diagnostics if d.problem == "damaged_database"]
+    assert d.severity == "error" and "the 9 rows before the damage are read" in d.message
+    assert len(led.records) > 0

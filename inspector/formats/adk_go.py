@@ -1022,7 +1022,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
     events = _head_events(con, cols, (app, user, sid), name, upto, diags)
     if events is None:
         events = []
-        rows = _stream_rows(con, (app, user, sid))
+        rows = _whole_rows(con, (app, user, sid), cols.index("timestamp") + 1, name, diags)
         names = ["rowid", *cols]
         for n, row in enumerate(rows, start=1):
             if upto is not None and n > upto:
@@ -1080,8 +1080,12 @@ def _head_events(
     where = "app_name=? AND user_id=? AND session_id=?"
     lenient = con.text_factory
     con.text_factory = str  # decoded by SQLite (an invalid text raises: the rows are then read leniently)
+    # Every row read to its last column, as the service's `SELECT *` reads it (at no cost measured:
+    # the row is visited anyway): a row damaged past the head's columns fails here, and the store
+    # is read whole (`_whole_rows`: the rows before the damage, and where it is).
+    whole_rows = f" AND typeof({_quoted(cols[-1])}) != ''"
     try:
-        rows = con.execute(_HEAD_SQL, key).fetchall()
+        rows = con.execute(_HEAD_SQL + whole_rows, key).fetchall()
         if operator.countOf(map(_HEAD_RARE, rows), None) != len(rows):
             rare = {r[0]: r[1:] for r in con.execute(_RARE_SQL, key)}  # (one query for every flagged row)
             rows = [(*r[:8], rare.get(r[0])) if r[8] is not None else r for r in rows]
@@ -1226,6 +1230,22 @@ def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:
     if not is_go_store(tables, set(cols)):
         raise LoadError(f"{name}: a SQLite database, but not an adk-go session store (needs sessions/events/app_states/user_states and adk-go's events columns)")
     return cols
+
+
+def _quoted(column: str) -> str:
+    """A column's name as an SQL identifier (the store's own names, whatever they hold)."""
+    return '"' + column.replace('"', '""') + '"'
+
+
+def _whole_rows(con: sqlite3.Connection, key: tuple[Any, Any, Any], at_ts: int, name: str, diags: list[Diagnostic]) -> list[Any]:
+    """`_stream_rows`, every column; if the database is damaged on the way (where the service's own
+    query fails too), the rows a scan in table order reads before the damage, in the same order,
+    and a diagnostic (`adk.fetch_rows`). `at_ts`: where a row's timestamp is."""
+    where = "app_name=? AND user_id=? AND session_id=?"
+    ordered, scan = f"SELECT rowid, * FROM events WHERE {where} ORDER BY timestamp DESC", f"SELECT rowid, * FROM events WHERE {where}"
+    rows = adk.fetch_rows(con, ordered, scan, key, lambda r: -(parse_time(r[at_ts]) or 0.0), name, diags)
+    rows.reverse()
+    return rows
 
 
 def _stream_rows(con: sqlite3.Connection, key: tuple[Any, Any, Any], after: int | None = None) -> list[Any]:
