@@ -568,19 +568,36 @@ def test_one_part_shape_is_the_part_by_part_shape() -> None:
         assert H.shape(*args) == H.parts_shape(*args), part
 
 
-def test_a_store_damaged_past_the_heads_columns_is_read_up_to_the_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A store whose page is damaged where a row's later columns lie (the fuzz campaign's flip_bytes
-    860591850 on the built adk-go-pascal store: the head's columns read, the last one does not, as
-    the service's own `SELECT *` does not): read by heads as read whole, the rows before the damage
-    and an error naming where it is. The heads read it clean and said nothing; the whole read
-    refused the store (found by `python -m tests.fuzz_heads`, seed 31)."""
+def _damaged_pascal_store(tmp_path: Path, mutations: list[tuple[str, int]]) -> Path:
+    """The fuzz corpus's built adk-go-pascal store, damaged by the fuzz campaign's mutations."""
     from tests.fuzz.corpus import load_corpus
     from tests.fuzz.mutations import Context, apply
 
     (seed,) = [s for s in load_corpus(tmp_path / "built", kinds=("adk_go_db",))["adk_go_db"] if s.name.endswith("adk-go-pascal.db")]
     db = tmp_path / "damaged.db"
     db.write_bytes(Path(seed.path).read_bytes())
-    apply(db, [("flip_bytes", 860591850)], Context())
+    apply(db, mutations, Context())
+    return db
+
+
+def test_a_store_whose_rows_a_scan_finds_but_their_rowid_does_not_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Damaged pages where a scan of the table meets a row that a lookup by its rowid does not find
+    (the fuzz campaign's mutations below): the store is read as the service's own query reads it,
+    by heads as whole; a row without a head was looked up by its rowid, found nothing and crashed
+    the load (TypeError; found by `python -m tests.fuzz_heads`, seed 34)."""
+    db = _damaged_pascal_store(tmp_path, [("row_json", 657494902), ("wrong_column_type", 652717079), ("corrupt_pages", 86486310)])
+    fast, slow = _reports(str(db), monkeypatch)
+    assert fast == slow
+    assert len(adk_go.load(str(db), None, None).records) > 0
+
+
+def test_a_store_damaged_past_the_heads_columns_is_read_up_to_the_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store whose page is damaged where a row's later columns lie (the fuzz campaign's flip_bytes
+    860591850 on the built adk-go-pascal store: the head's columns read, the last one does not, as
+    the service's own `SELECT *` does not): read by heads as read whole, the rows before the damage
+    and an error naming where it is. The heads read it clean and said nothing; the whole read
+    refused the store (found by `python -m tests.fuzz_heads`, seed 31)."""
+    db = _damaged_pascal_store(tmp_path, [("flip_bytes", 860591850)])
     fast, slow = _reports(str(db), monkeypatch)
     assert fast == slow
     led = adk_go.load(str(db), None, None)

@@ -1107,8 +1107,15 @@ def _head_events(
     # A head per row (its index its place); then each row without one read whole, in order.
     heads = [_row_head(n, row, ts) for n, row, ts in zip(range(1, len(ordered) + 1), ordered, times, strict=True)]
     dropped = False
+    said = len(diags)
     for i in list(itertools.compress(range(len(heads)), map(operator.is_, heads, itertools.repeat(None)))):
-        whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (ordered[i][0],)).fetchone()
+        try:
+            whole = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (ordered[i][0],)).fetchone()
+        except sqlite_files.ERRORS:
+            whole = None
+        if whole is None:  # (a damaged table: the row its scan met is not where its rowid leads)
+            del diags[said:]
+            return None  # (the store read whole says where the damage is)
         heads[i] = e = _row_event(i + 1, dict(zip(names, whole, strict=False)), name, diags)  # (its index: i)
         dropped = dropped or e is None
     if not dropped:
