@@ -976,8 +976,16 @@ class _RowPlaces(Sequence[str]):
             return [self[j] for j in range(*i.indices(len(self.where)))]
         n, rowid, event_id = self.where[i]
         if event_id is _UNFETCHED and self.con is not None:
-            event_id = self.con.execute("SELECT id FROM events WHERE rowid=?", (rowid,)).fetchone()[0]
+            event_id = self._event_id(rowid)
         return f"event {(i if i >= 0 else len(self.where) + i) + 1} ({_row_place(n, rowid, event_id)})"
+
+    def _event_id(self, rowid: Any) -> Any:
+        """The id of the event at this rowid; None when a damaged store does not find it there."""
+        try:
+            row = self.con.execute("SELECT id FROM events WHERE rowid=?", (rowid,)).fetchone()  # type: ignore[union-attr]
+        except sqlite3.Error:
+            return None
+        return row[0] if row is not None else None
 
 
 def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
