@@ -3,7 +3,8 @@
 `inspector watch` and the app follow a growing session file (`live.incremental.Follower`): each look
 parses only the appended lines and extends the ledger and the report, unless the append needs a
 full read. Its contract is that the followed report always equals `analyze(load(...))` of the file's
-complete lines. `tests/test_incremental.py` checks it on the clean corpus; here each case is a seed
+complete lines. `tests/test_incremental.py` checks it on the clean corpus; here each case (half of
+them adopting the ledger a load read first, as the app follows a session it opened) is a seed
 of the fuzz corpus's line formats (`tests.fuzz.corpus`), damaged by one to three of the fuzz
 campaign's mutations (`tests.fuzz.mutations`: cut, glued, reordered and duplicated lines, flipped
 bytes, invalid UTF-8, wrong JSON types, ...), cut at a random line, followed, and grown back in
@@ -104,6 +105,9 @@ def follow_case(data: bytes, path: Path, rng: random.Random, as_is: bool) -> tup
     cut = ends[rng.randrange(len(ends))] if ends else len(data)
     path.write_bytes(data[:cut])
     fol = Follower(str(path))
+    if rng.random() < 0.5:  # (as the app follows: from the ledger its own load read)
+        with contextlib.suppress(LoadError):
+            fol.adopt(load(str(path)))
     looks = grown = 0
     for end in [cut, *_batches(data, cut, rng)]:
         if end > cut:
