@@ -770,3 +770,26 @@ def test_maka_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
     up = fol.poll()
     assert up is not None and up.whole.startswith("a row read before changed or went, or a new one sorts") and fol.full_reads == 4
     assert as_json(fol.report) == full_json(path)
+
+
+def test_a_last_event_with_a_field_of_a_wrong_type_is_looked_at_again(tmp_path) -> None:
+    """The last event read names its call with a list (a field of a wrong type, read without it): a
+    look after new rows checks that event is unchanged, as the load read it, field check included
+    (it read the row unchecked and crashed: TypeError, a list is no call name; found by
+    `python -m tests.fuzz_live`, seed 11)."""
+    src = os.path.join(SHARED, "peers", "adk", "corpus", "sliding_window.db")
+    if not os.path.exists(src):
+        pytest.skip("needs ../shared/peers")
+    path, cols, rest = cut_copy(src, str(tmp_path), 10)
+    con = sqlite3.connect(path)
+    rowid, data = con.execute("SELECT rowid, event_data FROM events ORDER BY rowid DESC LIMIT 1").fetchone()
+    ev = orjson.loads(data)
+    ev["content"] = {"role": "model", "parts": [{"function_call": {"id": "c1", "name": ["not", "a", "name"], "args": {}}}]}
+    con.execute("UPDATE events SET event_data=? WHERE rowid=?", (orjson.dumps(ev).decode(), rowid))
+    con.commit()
+    con.close()
+    fol = Follower(path)
+    fol.poll()
+    insert_rows(path, cols, rest[:2])
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)

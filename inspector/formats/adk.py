@@ -734,10 +734,12 @@ def _rows_upto(con: sqlite3.Connection, rowid: int) -> int:
 
 
 def _same_event(row: Any, names: list[str], version: str, rec: Record) -> bool:
-    """Is this row still the event `rec` was read from (its id, timestamp and content)?"""
-    objs, _, _ = _row_events([row], names, "", version, [])
+    """Is this row still the event `rec` was read from (its id, timestamp and content, its fields
+    checked as the load checked them)?"""
+    objs, _, places = _row_events([row], names, "", version, [])
     if not objs:
         return False
+    check_events(objs, "", [], None, places)  # (a field of a wrong type dropped, as the load dropped it)
     e = rules.make_events(objs, [0])[0]
     m = event_message(objs[0])
     return e.id == rec.id and e.ts == rec.timestamp and m == rec.message
