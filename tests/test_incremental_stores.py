@@ -793,3 +793,21 @@ def test_a_last_event_with_a_field_of_a_wrong_type_is_looked_at_again(tmp_path) 
     insert_rows(path, cols, rest[:2])
     fol.poll()
     assert as_json(fol.report) == full_json(path)
+
+
+def test_tied_events_appended_together_are_followed_in_adks_memory_order(tmp_path) -> None:
+    """A DatabaseSessionService store whose events tie on their timestamp (ordered by id when read,
+    not as appended): three appended at once, after the fourth. The report extended from the
+    latest turn (`analysis.incremental.extend_adk`) read them in read order, where ADK's order in
+    memory (`_memory_order`: the run's events as appended) is the whole session's: the next request
+    lost two of its seven messages (found by `python -m tests.fuzz_live`, seed 10)."""
+    src = os.path.join(SHARED, "peers", "adk", "corpus", "tie_token.v1.db")
+    if not os.path.exists(src):
+        pytest.skip("needs ../shared/peers")
+    path, cols, rest = cut_copy(src, str(tmp_path), 4)
+    fol = Follower(path)
+    fol.poll()
+    insert_rows(path, cols, rest[:3])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN
+    assert as_json(fol.report) == full_json(path)

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, islice
+from operator import gt
 
 import msgspec
 
@@ -547,6 +548,9 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
         return None
     if (led.header or {}).get("next_agent") != (o_led.header or {}).get("next_agent"):
         return None
+    ranks = (led.header or {}).get("append_ranks")
+    if isinstance(ranks, list) and any(map(gt, ranks, islice(ranks, 1, None))):
+        return None  # (events appended out of the order they are read: ADK's order in memory, `adk._memory_order`, is the whole session's)
     new = led.records[added:]
     latest = st.latest_ts
     for r in new:
