@@ -535,6 +535,20 @@ def prepare(rep: Report) -> None:
         rep._growth = sent_growth(rep)
 
 
+def _appended_out_of_order(led: Ledger, cut: int) -> bool:
+    """Whether events from `cut` on (the latest turn, which `extend_adk` analyses alone) were appended
+    in another order than they are read, or before one read earlier (timestamps that tie, read in id
+    order: DatabaseSessionService): ADK holds the running turn's events as appended
+    (`adk._memory_order`), an order only the whole session's ranks give."""
+    ranks = (led.header or {}).get("append_ranks")
+    if not isinstance(ranks, list) or len(ranks) != len(led.records):
+        return False  # (no ranks: read order is the order in memory)
+    tail = ranks[cut:]
+    if any(map(gt, tail, islice(tail, 1, None))):
+        return True
+    return bool(tail) and cut > 0 and tail[0] <= max(ranks[:cut])
+
+
 def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
     """`extend_report` for ADK's timestamp-range rule; None when it needs a full analysis."""
     from inspector.analysis import adk
@@ -548,9 +562,8 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
         return None
     if (led.header or {}).get("next_agent") != (o_led.header or {}).get("next_agent"):
         return None
-    ranks = (led.header or {}).get("append_ranks")
-    if isinstance(ranks, list) and any(map(gt, ranks, islice(ranks, 1, None))):
-        return None  # (events appended out of the order they are read: ADK's order in memory, `adk._memory_order`, is the whole session's)
+    if _appended_out_of_order(led, st.cut):
+        return None
     new = led.records[added:]
     latest = st.latest_ts
     for r in new:
