@@ -74,9 +74,10 @@ def test_a_bad_last_line_is_described_as_reading_the_whole_file_describes_it(tmp
 
     f = tmp_path / "s.jsonl"
     f.write_bytes(_lines(*GOOD).encode() + last)
-    streamed, whole = load(str(f)), load_bytes(f.read_bytes(), name=str(f))
-    assert [r.id for r in streamed.records if r.id] == ["a1", "a2", "a3"]
-    assert [dataclasses.astuple(d) for d in streamed.diagnostics] == [dataclasses.astuple(d) for d in whole.diagnostics]
+    for at in (None, 5):  # (read up to its line too, `--at 5`: a line without its newline still ends the file)
+        streamed, whole = load(str(f), upto_line=at), load_bytes(f.read_bytes(), name=str(f), upto_line=at)
+        assert [r.id for r in streamed.records if r.id] == ["a1", "a2", "a3"]
+        assert [dataclasses.astuple(d) for d in streamed.diagnostics] == [dataclasses.astuple(d) for d in whole.diagnostics], at
     (d,) = streamed.diagnostics
     assert ("invalid UTF-8 at byte" in d.message) == (b"\xff" in last)
     # A line cut by the end of the file is its last; one that ends with its newline is malformed

@@ -1009,7 +1009,7 @@ def _finish_stream(st: _StreamState) -> Ledger:
     (truncated, if it ends without a newline), as reading the whole file describes it; records from
     recovered lines went through add_line, not the index: a full pass then."""
     b = st.b
-    if st.last is not None and st.last[2] == st.line and st.upto_line is None:
+    if st.last is not None and st.last[2] == st.line:  # (read up to a line too: one without its newline ends the file)
         describe_as_last_line(st.last[0], st.last[1])
     b.id_count = st.id_count
     if st.recovered_any:
