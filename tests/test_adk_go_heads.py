@@ -604,3 +604,22 @@ def test_a_store_damaged_past_the_heads_columns_is_read_up_to_the_damage(tmp_pat
     (d,) = [d for d in led.diagnostics if d.problem == "damaged_database"]
     assert d.severity == "error" and "the 9 rows before the damage are read" in d.message
     assert len(led.records) > 0
+
+
+def test_a_store_whose_events_have_no_timestamp_column_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store damaged so that its events table has no timestamp column (which the service orders by):
+    refused with SQLite's words, by heads as read whole, where the damaged-store read (1c32797) looked
+    the column up first and crashed (ValueError; found by `python -m tests.fuzz_heads`, seed 48)."""
+    from inspector.formats import LoadError
+
+    p = store(str(tmp_path / "s.db"), {"s1": [ev("u1", "inv-1", "user", t(0.5), {"role": "user", "parts": [{"text": "hi"}]})]})
+    con = sqlite3.connect(p)
+    con.execute("ALTER TABLE events RENAME COLUMN timestamp TO written_at")
+    con.commit()
+    con.close()
+    for whole in (False, True):
+        with monkeypatch.context() as m:
+            if whole:
+                m.setattr(adk_go, "_row_head", lambda n, row, ts=None: None)
+            with pytest.raises(LoadError, match="no such column: timestamp"):
+                adk_go.load(p, None, None)

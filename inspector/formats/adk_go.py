@@ -1022,7 +1022,9 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
     events = _head_events(con, cols, (app, user, sid), name, upto, diags)
     if events is None:
         events = []
-        rows = _whole_rows(con, (app, user, sid), cols.index("timestamp") + 1, name, diags)
+        key = (app, user, sid)
+        # (a table without its timestamp column: the service's own query fails on it, and so does this load)
+        rows = _whole_rows(con, key, cols.index("timestamp") + 1, name, diags) if "timestamp" in cols else _stream_rows(con, key)
         names = ["rowid", *cols]
         for n, row in enumerate(rows, start=1):
             if upto is not None and n > upto:
