@@ -11,6 +11,7 @@ import glob
 import os
 import random
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -20,6 +21,7 @@ from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.incremental import extend_report
 from inspector.formats import load, registry
 from inspector.live.incremental import GROWN, NOT_EXTENDABLE, REPLACED, Follower
+from tests.conftest import need_shared
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -543,8 +545,7 @@ def test_a_reply_continued_over_several_looks_from_a_partial_first_read(tmp_path
     line's blocks, as a full read merges them (the second look re-read the first look's lines from
     the bytes of the first read, where they are not: a call was lost; found by `python -m tests.fuzz_live`)."""
     src = os.path.join(SHARED, "real_sessions", "claude_code", "spotter__tool_heavy.jsonl")
-    if not os.path.exists(src):
-        pytest.skip("needs ../shared/real_sessions")
+    need_shared(Path(src))  # (missing: the test fails, naming it)
     with open(src, "rb") as f:
         lines = f.read().splitlines(keepends=True)
     reply = [i for i, line in enumerate(lines) if b"msg_01LbyjvsALGe2gMsTgDSj7e6" in line]
@@ -578,8 +579,7 @@ def test_lines_written_out_of_order_are_followed_as_a_full_read(tmp_path, kind):
     time: after every look the report is a full read's (an appended record an earlier one names was
     mapped alone where the full build links it: a path cut short at the parent it lacked, a cycle
     missed, a coverage left empty; found by `python -m tests.fuzz_live`)."""
-    if not os.path.exists(OUT_OF_ORDER[kind]):
-        pytest.skip("needs ../shared/real_sessions")
+    need_shared(Path(OUT_OF_ORDER[kind]))  # (missing: the test fails, naming it)
     with open(OUT_OF_ORDER[kind], "rb") as f:
         lines = f.read().splitlines(keepends=True)
     cases = []  # (the lines in their new order, where the follower starts)

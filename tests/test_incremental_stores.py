@@ -15,6 +15,7 @@ import random
 import shutil
 import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -25,6 +26,7 @@ from inspector.analysis import incremental as incr
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load, openclaw_writer
 from inspector.live.incremental import GROWN, Follower
+from tests.conftest import need_shared
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -778,8 +780,7 @@ def test_a_last_event_with_a_field_of_a_wrong_type_is_looked_at_again(tmp_path) 
     (it read the row unchecked and crashed: TypeError, a list is no call name; found by
     `python -m tests.fuzz_live`, seed 11)."""
     src = os.path.join(SHARED, "peers", "adk", "corpus", "sliding_window.db")
-    if not os.path.exists(src):
-        pytest.skip("needs ../shared/peers")
+    need_shared(Path(src))  # (missing: the test fails, naming it)
     path, cols, rest = cut_copy(src, str(tmp_path), 10)
     con = sqlite3.connect(path)
     rowid, data = con.execute("SELECT rowid, event_data FROM events ORDER BY rowid DESC LIMIT 1").fetchone()
@@ -802,8 +803,7 @@ def test_tied_events_appended_together_are_followed_in_adks_memory_order(tmp_pat
     memory (`_memory_order`: the run's events as appended) is the whole session's: the next request
     lost two of its seven messages (found by `python -m tests.fuzz_live`, seed 10)."""
     src = os.path.join(SHARED, "peers", "adk", "corpus", "tie_token.v1.db")
-    if not os.path.exists(src):
-        pytest.skip("needs ../shared/peers")
+    need_shared(Path(src))  # (missing: the test fails, naming it)
     path, cols, rest = cut_copy(src, str(tmp_path), 4)
     fol = Follower(path)
     fol.poll()
