@@ -1085,7 +1085,7 @@ def _head_events(
     # Every row read to its last column, as the service's `SELECT *` reads it (at no cost measured:
     # the row is visited anyway): a row damaged past the head's columns fails here, and the store
     # is read whole (`_whole_rows`: the rows before the damage, and where it is).
-    whole_rows = f" AND typeof({_quoted(cols[-1])}) != ''"
+    whole_rows = f" AND typeof({sqlite_files.quoted(cols[-1])}) != ''"
     try:
         rows = con.execute(_HEAD_SQL + whole_rows, key).fetchall()
         if operator.countOf(map(_HEAD_RARE, rows), None) != len(rows):
@@ -1239,11 +1239,6 @@ def _event_columns(con: sqlite3.Connection, name: str) -> list[str]:
     if not is_go_store(tables, set(cols)):
         raise LoadError(f"{name}: a SQLite database, but not an adk-go session store (needs sessions/events/app_states/user_states and adk-go's events columns)")
     return cols
-
-
-def _quoted(column: str) -> str:
-    """A column's name as an SQL identifier (the store's own names, whatever they hold)."""
-    return '"' + column.replace('"', '""') + '"'
 
 
 def _whole_rows(con: sqlite3.Connection, key: tuple[Any, Any, Any], at_ts: int, name: str, diags: list[Diagnostic]) -> list[Any]:

@@ -24,6 +24,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
 
 
+def quoted(name: str) -> str:
+    """A table's or column's name as an SQL identifier (a store's own names, whatever they hold)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def has_magic(path: str) -> bool:
     """Does the file begin as a SQLite database does? Raises OSError when it cannot be read."""
     with open(path, "rb") as f:

@@ -183,9 +183,8 @@ def write_lock(path: str) -> Iterator[sqlite3.Connection]:
 
 def _insert(con: sqlite3.Connection, row: Row) -> InsertedRow:
     cols = list(row.values)
-    names = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
-    table = '"' + row.table.replace('"', '""') + '"'
-    cur = con.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})", [row.values[c] for c in cols])
+    names = ", ".join(map(sqlite_files.quoted, cols))
+    cur = con.execute(f"INSERT INTO {sqlite_files.quoted(row.table)} ({names}) VALUES ({', '.join('?' * len(cols))})", [row.values[c] for c in cols])
     assert cur.lastrowid is not None
     return InsertedRow(row.table, cur.lastrowid)
 
