@@ -148,24 +148,33 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 class _Index:
     """(kind, key) -> the uuids of the lines holding it, in file order: ("tool_use", id),
     ("tool_result", call id), ("text", the text stripped), ("thinking", its text). Where several
-    lines hold the same text (a repeated "[Request interrupted by user]") the request cannot tell
-    them apart: each block takes the first of them, in `prefer` if any is, not taken yet."""
+    lines hold the same text (a repeated "[Request interrupted by user]", each `/compact`'s
+    caveat, command and output lines) the text alone cannot tell them apart: each block takes the
+    first of them not taken yet that is in `prefer`, else the first that follows the line the
+    request's previous block came from (a request carries its lines in transcript order), else
+    the first."""
 
     def __init__(self, prefer: set[str]) -> None:
         self.lines: dict[tuple[str, str], list[str]] = {}
+        self.place: dict[str, int] = {}
         self.prefer = prefer
         self.taken: set[str] = set()
+        self.last = -1
 
     def add(self, key: tuple[str, str], uuid: str) -> None:
         self.lines.setdefault(key, []).append(uuid)
+        self.place.setdefault(uuid, len(self.place))
 
     def get(self, key: tuple[str, str]) -> str | None:
         found = self.lines.get(key)
         if not found:
             return None
-        pick = next((u for u in found if u in self.prefer and u not in self.taken), None)
-        pick = pick or next((u for u in found if u not in self.taken), found[-1])
+        free = [u for u in found if u not in self.taken]
+        pick = next((u for u in free if u in self.prefer), None)
+        pick = pick or next((u for u in free if self.place[u] > self.last), None)
+        pick = pick or (free or found)[0 if free else -1]
         self.taken.add(pick)
+        self.last = self.place[pick]
         return pick
 
 
