@@ -114,6 +114,22 @@ def test_locked_store_is_refused_with_the_reason(store: Path, capsys: pytest.Cap
     assert _rows(store) == before and backup_entries(str(store)) == []
 
 
+def test_rows_the_store_refuses_leave_no_backup(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 4, case 870: a damaged OpenClaw page): the store
+    refused the rows, the transaction rolled back, and the backup taken just before stayed in the
+    data dir without its sidecar. Here a trigger refuses them: nothing is written and no file of
+    that write is left."""
+    con = sqlite3.connect(store)
+    con.execute("CREATE TRIGGER no_more BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'store full'); END")
+    con.commit()
+    con.close()
+    before = _rows(store)
+    assert main(["repair", str(store), *ARGS, "--write"]) == 2
+    assert "the store refused the rows (store full); nothing written" in capsys.readouterr().err
+    assert _rows(store) == before and backup_entries(str(store)) == []
+    assert [p for p in (tmp_path / "data").rglob("*") if p.is_file()] == []
+
+
 def test_appended_while_the_summarizer_ran_is_refused(store: Path) -> None:
     report, res = _built(store)
     _append_foreign_event(store)  # the agent wrote after the analysis

@@ -234,6 +234,34 @@ def test_a_disk_full_while_appending_leaves_the_session_as_before(
     assert session.read_bytes() == original
 
 
+def test_a_write_the_disk_refused_leaves_no_backup_and_the_earlier_write_undoable(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that landed nothing keeps no backup: kept, it was the newest, the one `undo`
+    restores, and `undo` refused it (the file is not what it would have written), so the write
+    before it could not be undone either."""
+    original = session.read_bytes()
+    report, entry = _recover(session)
+    install(report, entry)
+    first = session.read_bytes()
+    report, entry = _recover(session)
+    real_write = os.write
+    target = os.stat(session).st_ino
+
+    def full(fd: int, data: bytes) -> int:
+        if os.fstat(fd).st_ino == target:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(WriteError, match=r"cannot append the record \(disk full.*; nothing written, the file is as before"):
+        install(report, entry)
+    monkeypatch.setattr(os, "write", real_write)  # (not undo(): that would drop the data dir set too)
+    assert session.read_bytes() == first and len(list_backups(str(session))) == 1
+    assert main(["undo", str(session)]) == 0
+    assert session.read_bytes() == original
+
+
 def test_a_backup_folder_that_cannot_be_made_refuses_the_write(
     tmp_path: Path, session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

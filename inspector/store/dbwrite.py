@@ -42,7 +42,7 @@ from inspector.compaction.entries import WriteError, check_writable, now_iso
 from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
 from inspector.ledger.model import Ledger
-from inspector.store.files import Step, _no_step, os_cause, write_atomic
+from inspector.store.files import Step, _no_step, discard_backup, os_cause, write_atomic
 
 BACKUP_SCHEMA = "inspector-db-backup/1"
 BACKUP_SUFFIX = ".db"
@@ -276,15 +276,12 @@ def install(
         stamp = now_iso().replace(":", "").replace("-", "")
         dest = str(d / f"{stamp}-{entry.get('id') or 'record'}{BACKUP_SUFFIX}")
         size, sha = _backup_to(path, dest, step)
+        backup = DbBackup(dest, path, now_iso(), size, sha, led.session_id, before, "", [], entry.get("id"), what)
         try:
-            inserted = [_insert(con, r) for r in rows]
-        except sqlite3.Error as e:
-            raise WriteError(f"{path}: the store refused the rows ({e}); nothing written (rolled back)") from e
-        after = store.state(con, led)
-        backup = DbBackup(dest, path, now_iso(), size, sha, led.session_id, before, after, inserted, entry.get("id"), what)
-        _save_meta(backup, step, "backup sidecar")  # names the rows before they are committed
-        step("backed up")
-        con.execute("COMMIT")
+            backup = _inserted(con, path, store, led, rows, backup, step)
+        except WriteError:
+            discard_backup(dest, dest + ".json")  # rolled back: nothing was written
+            raise
         step("inserted")
     problem, new_report = _verify(led, entry, report, expect)
     if problem is not None:
@@ -297,6 +294,25 @@ def install(
     step("verified")
     assert new_report is not None
     return backup, new_report
+
+
+def _inserted(
+    con: sqlite3.Connection, path: str, store: StoreWriter, led: Ledger, rows: list[Row], backup: DbBackup, step: Step
+) -> DbBackup:
+    """Insert the rows, name them in the backup's sidecar, commit: the backup as saved. Raises
+    WriteError when the store refuses any of it (nothing committed: the lock's block rolls back)."""
+    try:
+        inserted = [_insert(con, r) for r in rows]
+        backup = replace(backup, state_after=store.state(con, led), rows=inserted)
+    except sqlite3.Error as e:
+        raise WriteError(f"{path}: the store refused the rows ({e}); nothing written (rolled back)") from e
+    _save_meta(backup, step, "backup sidecar")  # names the rows before they are committed
+    step("backed up")
+    try:
+        con.execute("COMMIT")
+    except sqlite3.Error as e:
+        raise WriteError(f"{path}: the store did not commit the rows ({e}); nothing written (rolled back)") from e
+    return backup
 
 
 def _verify(

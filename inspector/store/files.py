@@ -175,6 +175,16 @@ def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: st
     fsync_dir(path.parent)
 
 
+def discard_backup(data: str, sidecar: str) -> None:
+    """Remove the backup of a write that wrote nothing (refused, or taken back before it landed):
+    kept, it would be listed as a write and be the one `undo` restores, which it then refuses
+    (the session is not what that write would have left), hiding the earlier writes behind it.
+    The sidecar goes first: a backup without one is never listed."""
+    for p in (sidecar, data):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+
+
 def check_appendable(path: str) -> None:
     """Refuse a session file that must not be appended to: anything but a writable regular file."""
     try:

@@ -50,7 +50,15 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso, record_id
 from inspector.formats import LoadError, load, registry
-from inspector.store.files import Step, _no_step, open_for_append, os_cause, read_all, write_atomic
+from inspector.store.files import (
+    Step,
+    _no_step,
+    discard_backup,
+    open_for_append,
+    os_cause,
+    read_all,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from inspector.ledger.model import Ledger
@@ -343,7 +351,13 @@ def install(
         write_atomic(Path(backup.path), before, step, "backup")
         _save_meta(backup, step, "backup sidecar")
         step("backed up")
-        _append(fd, path, before, added)
+        try:
+            _append(fd, path, before, added)
+        except WriteError:
+            with contextlib.suppress(OSError):
+                if read_all(fd) == before:  # nothing landed, or what did was cut off again
+                    discard_backup(backup.path, backup.meta_path)
+            raise
         step("appended")
         problem, new_report = _verify(path, led.format, entry, backup, report, expect)
         if problem is not None:
