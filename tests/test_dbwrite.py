@@ -130,6 +130,55 @@ def test_rows_the_store_refuses_leave_no_backup(store: Path, tmp_path: Path, cap
     assert [p for p in (tmp_path / "data").rglob("*") if p.is_file()] == []
 
 
+def test_an_undo_the_store_fails_is_an_error_that_changes_nothing(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 7, case 2363: the rows to delete on a damaged
+    OpenClaw page): a traceback. Here a trigger refuses the delete: a message, the rows as they were,
+    and the write still open, so `undo` takes it back once the store lets it."""
+    before = _rows(store)
+    assert main(["repair", str(store), *ARGS, "--write"]) == 0, capsys.readouterr().err
+    written = _rows(store)
+    con = sqlite3.connect(store)
+    con.execute("CREATE TRIGGER keep BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'disk I/O'); END")
+    con.commit()
+    capsys.readouterr()
+    assert main(["undo", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "the store failed (disk I/O); its transaction was rolled back, nothing changed" in err, err
+    assert _rows(store) == written
+    con.execute("DROP TRIGGER keep")
+    con.commit()
+    con.close()
+    assert main(["undo", str(store)]) == 0, capsys.readouterr().err
+    assert _rows(store) == before
+
+
+def test_a_damaged_store_is_not_written_even_where_the_session_reads_clean(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 7, case 2363: an OpenClaw store with damaged pages
+    outside the session: the write went in, and `undo` could not delete it again). Here a table of
+    another program's, in the same file, has its page overwritten: the session reads as before, SQLite's
+    own check fails, and nothing is written."""
+    con = sqlite3.connect(store)
+    con.execute("CREATE TABLE other (k TEXT)")
+    con.executemany("INSERT INTO other VALUES (?)", [("x" * 50,) for _ in range(200)])
+    con.commit()
+    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name='other'").fetchone()
+    (size,) = con.execute("PRAGMA page_size").fetchone()
+    con.close()
+    with store.open("r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\xff" * size)
+    before = _rows(store)
+    assert main(["analyze", str(store)]) in (0, 1)
+    capsys.readouterr()
+    assert main(["repair", str(store), *ARGS, "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "the database is damaged (SQLite's quick_check:" in err and "nothing written" in err, err
+    assert _rows(store) == before and backup_entries(str(store)) == []
+    assert not (tmp_path / "data").exists() or not any(p.is_file() for p in (tmp_path / "data").rglob("*"))
+
+
 def test_appended_while_the_summarizer_ran_is_refused(store: Path) -> None:
     report, res = _built(store)
     _append_foreign_event(store)  # the agent wrote after the analysis
@@ -166,6 +215,10 @@ def test_not_as_promised_is_taken_back(store: Path) -> None:
     with pytest.raises(VerifyError, match="its rows were deleted again"):
         install(report, res.entry, lines=res.lines, expect=lambda _r: ["forced for the test"])
     assert _rows(store) == before
+    (b,) = backup_entries(str(store))
+    assert b.undone is not None  # taken back: `undo` passes over it (it stopped there, "already matches")
+    with pytest.raises(WriteError, match="no backup to restore"):
+        undo(str(store))
 
 
 def test_take_back_never_deletes_over_someone_elses_row(store: Path) -> None:

@@ -166,9 +166,43 @@ def test_a_write_that_is_not_what_the_plan_promised_is_taken_back(tmp_path: Path
         install(report, res.entry, expect=lambda rep: ["holes: 3, promised 0"])
     assert f.read_bytes() == original
     (b,) = list_backups(str(f))
-    assert Path(b.path).read_bytes() == original
-    with pytest.raises(WriteError, match="already matches the backup"):
+    assert Path(b.path).read_bytes() == original and b.undone is not None  # taken back: no write to undo
+    with pytest.raises(WriteError, match="no backup to restore"):
         undo(str(f))
+
+
+def test_a_write_taken_back_leaves_the_write_before_it_undoable(tmp_path: Path) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 7, cases 460 and 478: a damaged ADK store whose
+    new checkpoint did not land last). The taken-back write's backup stayed open, the newest, so
+    `undo` stopped at it ("already matches the backup") and never reached the write before."""
+    f = _copy(ADR, tmp_path)
+    original = f.read_bytes()
+    report, res = _recover_entry(f)
+    install(report, res.entry)
+    report, res = _recover_entry(f)
+    with pytest.raises(VerifyError, match="not what the plan promised"):
+        install(report, res.entry, expect=lambda rep: ["forced for the test"])
+    undo(str(f))
+    assert f.read_bytes() == original
+
+
+def test_a_write_left_open_that_never_landed_is_marked_and_passed_over(tmp_path: Path) -> None:
+    """A sidecar an older inspector left open for a write that is not in the file: `undo` says so,
+    marks it, and the next `undo` takes back the write before it."""
+    f = _copy(ADR, tmp_path)
+    original = f.read_bytes()
+    report, res = _recover_entry(f)
+    install(report, res.entry)
+    report, res = _recover_entry(f)
+    with pytest.raises(VerifyError):
+        install(report, res.entry, expect=lambda rep: ["forced for the test"])
+    first, second = list_backups(str(f))
+    Path(second.meta_path).write_text(Path(second.meta_path).read_text().replace(f'"{second.undone}"', "null"))
+    assert list_backups(str(f))[1].undone is None
+    with pytest.raises(WriteError, match="already matches the backup.*marked so now"):
+        undo(str(f))
+    undo(str(f))
+    assert f.read_bytes() == original
 
 
 def test_a_checkpoint_that_does_not_land_on_the_path_is_taken_back(tmp_path: Path) -> None:

@@ -253,12 +253,15 @@ class StoreWriter:
       repair result carries to the store); `con` is read inside the write transaction (e.g. for
       the next sequence number);
     - `state(con, ledger)`: a digest of the session's rows; the store is unchanged since it was
-      analysed when it equals `ledger.store_state` (taken the same way at load).
+      analysed when it equals `ledger.store_state` (taken the same way at load);
+    - `functions(con)`: registers the SQL functions the store's schema calls (in its CHECKs) that
+      this SQLite may lack, before anything checks or inserts rows (None: it needs none).
     """
 
     refusal: Callable[[sqlite3.Connection, Ledger], str | None]
     rows: Callable[[dict[str, Any], list[dict[str, Any]], Ledger, sqlite3.Connection], list[Row]]
     state: Callable[[sqlite3.Connection, Ledger], str]
+    functions: Callable[[sqlite3.Connection], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

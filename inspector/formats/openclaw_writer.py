@@ -159,4 +159,4 @@ def hash_row(h: Any, seq: Any, text: bytes | None, blob: bytes | None) -> None:
     h.update(bytes(blob) if blob is not None else b"")
 
 
-STORE = StoreWriter(refusal=store_refusal, rows=rows, state=state)
+STORE = StoreWriter(refusal=store_refusal, rows=rows, state=state, functions=provide_octet_length)

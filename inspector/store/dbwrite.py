@@ -100,7 +100,7 @@ class DbBackup:
 # ---------------------------------------------------------------------------------------- sidecars
 
 
-def _save_meta(b: DbBackup, step: Step, label: str) -> None:
+def save_meta(b: DbBackup, step: Step, label: str) -> None:
     meta = {"schema": BACKUP_SCHEMA, **asdict(b)}
     write_atomic(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
 
@@ -160,7 +160,7 @@ def restore_advice(session: str, backup: str) -> str:
 @contextlib.contextmanager
 def write_lock(path: str) -> Iterator[sqlite3.Connection]:
     """The store opened read-write inside `BEGIN IMMEDIATE` (no busy wait), rolled back unless
-    the block commits."""
+    the block commits; a SQLite error inside it is a WriteError saying so."""
     try:
         con = sqlite3.connect(path, isolation_level=None, timeout=0)
     except sqlite3.Error as e:
@@ -174,9 +174,12 @@ def write_lock(path: str) -> Iterator[sqlite3.Connection]:
             ) from e
         try:
             yield con
+        except sqlite3.Error as e:  # a damaged page met mid-way, a disk that fails: nothing committed
+            raise WriteError(f"{path}: the store failed ({e}); its transaction was rolled back, nothing changed") from e
         finally:
             if con.in_transaction:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
     finally:
         con.close()
 
@@ -225,10 +228,25 @@ def _selector(led: Ledger) -> str:
     return f"{path}#{led.session_id}" if led.session_id is not None else path
 
 
+def _intact(con: sqlite3.Connection, path: str) -> None:
+    """Refuse a damaged database: SQLite's own check of every page (`PRAGMA quick_check`). A
+    session may read clean from a store whose other pages are damaged, but inserting rows (or
+    deleting them again on `undo`) walks b-trees the damage may lie in."""
+    found = [str(r[0]) for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+    if found != ["ok"]:
+        raise WriteError(
+            f"{path}: the database is damaged (SQLite's quick_check: {'; '.join(found)[:300]}); nothing written: "
+            "write a repaired copy with --out, or repair the store first (sqlite3 .recover)"
+        )
+
+
 def _checked(con: sqlite3.Connection, path: str, store: StoreWriter, led: Ledger) -> str:
+    if store.functions is not None:
+        store.functions(con)
     why = store.refusal(con, led)
     if why is not None:
         raise WriteError(f"{path}: {why}")
+    _intact(con, path)
     if led.store_state is None:
         raise WriteError(f"{path}: the session's rows could not all be read when it was analysed (a damaged store?); nothing written")
     state = store.state(con, led)
@@ -255,7 +273,7 @@ def install(
     """Insert the writer's rows for `lines` into the store `report` was made from, under the rules
     above: (the backup, the store re-loaded and re-analysed). Raises WriteError (nothing written)
     or VerifyError (written, found wrong, taken back)."""
-    from inspector.store.writeback import VerifyError
+    from inspector.store.writeback import VerifyError, mark_undone
 
     led = report.ledger
     assert led.path is not None
@@ -286,6 +304,7 @@ def install(
     problem, new_report = _verify(led, entry, report, expect)
     if problem is not None:
         _take_back(path, store, led, backup, problem)
+        mark_undone(backup, step)
         step("taken back")
         raise VerifyError(
             f"{path}: the written session is not what the plan promised ({problem}); its rows were deleted "
@@ -306,7 +325,7 @@ def _inserted(
         backup = replace(backup, state_after=store.state(con, led), rows=inserted)
     except sqlite3.Error as e:
         raise WriteError(f"{path}: the store refused the rows ({e}); nothing written (rolled back)") from e
-    _save_meta(backup, step, "backup sidecar")  # names the rows before they are committed
+    save_meta(backup, step, "backup sidecar")  # names the rows before they are committed
     step("backed up")
     try:
         con.execute("COMMIT")
@@ -360,6 +379,8 @@ def _delete_ours(path: str, store: StoreWriter, led: Ledger, b: DbBackup) -> str
 def undo(b: DbBackup, step: Step = _no_step) -> DbBackup:
     """Delete the rows the backup's write inserted (the store otherwise untouched); refused unless
     the session is exactly what that write left."""
+    from inspector.store.writeback import mark_undone, never_landed
+
     path = b.session
     try:
         led = load(f"{path}#{b.selector}" if b.selector is not None else path)
@@ -372,14 +393,17 @@ def undo(b: DbBackup, step: Step = _no_step) -> DbBackup:
         step("locked")
         now = store.state(con, led)
     if now == b.state_before:
-        raise WriteError(f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo")
-    why = _delete_ours(path, store, led, b)
+        raise WriteError(never_landed(path, b, mark_undone(b, step)))
+    try:
+        why = _delete_ours(path, store, led, b)
+    except WriteError as e:  # the store failed mid-way (a damaged page): rolled back
+        raise WriteError(f"{e}; nothing restored; {restore_advice(path, b.path)}") from e
     if why is not None:
         raise WriteError(f"{path} changed since it was written by inspector ({b.created}): {why}; nothing restored; {restore_advice(path, b.path)}")
     step("deleted")
     done = replace(b, undone=now_iso())
     try:
-        _save_meta(done, step, "backup sidecar")
+        save_meta(done, step, "backup sidecar")
     except WriteError as e:
         raise WriteError(f"{path}: its rows were deleted, but the backup could not be marked undone ({e})") from e
     return done

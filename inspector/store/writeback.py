@@ -362,6 +362,7 @@ def install(
         problem, new_report = _verify(path, led.format, entry, backup, report, expect)
         if problem is not None:
             _take_back(fd, path, backup, problem)
+            mark_undone(backup, step)
             step("taken back")
             raise VerifyError(
                 f"{path}: the written session is not what the plan promised ({problem}); the record was removed "
@@ -432,6 +433,27 @@ def _take_back(fd: int, path: str, b: Backup, problem: str) -> None:
 # ---------------------------------------------------------------------------------------- undo
 
 
+def mark_undone(b: Backup | DbBackup, step: Step = _no_step) -> bool:
+    """Record in its sidecar that a write is no longer in the session (undone, taken back, or
+    never landed), so that `undo` passes over it to the write before; False when the sidecar
+    could not be rewritten."""
+    from inspector.store import dbwrite
+
+    save = dbwrite.save_meta if isinstance(b, dbwrite.DbBackup) else _save_meta
+    try:
+        save(replace(b, undone=now_iso()), step, "backup sidecar")  # type: ignore[arg-type]
+    except WriteError:
+        return False
+    return True
+
+
+def never_landed(path: str, b: Backup | DbBackup, marked: bool) -> str:
+    """What `undo` says of a newest write that is not in the session (it never landed, or was taken
+    back by a version of inspector that left it open)."""
+    then = "marked so now: `inspector undo` again takes back the write before it, if any" if marked else "its sidecar could not be marked"
+    return f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo; {then}"
+
+
 def damaged_advice(session: str, b: DamagedBackup) -> str:
     """What the user can do about a damaged sidecar: the backup file is the session's bytes before
     that write, so a session that still starts with them is restored by cutting it to their size."""
@@ -488,9 +510,7 @@ def undo(session: str, step: Step = _no_step) -> Backup | DbBackup:
         if why is not None:
             now = read_all(fd)
             if len(now) == b.size and hashlib.sha256(now).hexdigest() == b.sha256:
-                raise WriteError(
-                    f"{path} already matches the backup of {b.created} (that write never landed or was taken back); nothing to undo"
-                )
+                raise WriteError(never_landed(path, b, mark_undone(b, step)))
             raise WriteError(
                 f"{path} changed since it was written by inspector ({b.created}): {why}; nothing written, nothing "
                 "restored: the file is left as it is"
