@@ -1,23 +1,27 @@
-"""`python -m tests.fuzz_write --cases 600 --seed S`: repairs written into damaged sessions, then undone.
+"""`python -m tests.fuzz_write --cases 1200 --seed S`: repairs written into damaged sessions, then undone.
 
 `repair --write` appends a checkpoint to the user's own session (DESIGN §5: locked, refused if the
 file changed since it was analysed, backed up, verified by reading it back, undone by `undo`). The
 writers' unit tests hold it on clean sessions and on hand-made refusals; here each case is a real
 file of the fuzz corpus (`tests.fuzz.corpus`, every format), as it is (one case in four) or damaged
-by one to three of the fuzz campaign's mutations (`tests.fuzz.mutations`), repaired in place by a random strategy and window with
-the offline summarizer, then undone, all through the command line in this process
-(`inspector.cli.main.main`). What must hold, whatever the damage:
+by one to three of the fuzz campaign's mutations (`tests.fuzz.mutations`), repaired in place one to
+three times in a row by a random strategy and window with the offline summarizer, then undone as
+many times, all through the command line in this process (`inspector.cli.main.main`). What must
+hold, whatever the damage:
 
 - no traceback: every command exits 0, 1 or 2;
-- a refused or failed repair leaves the session's bytes (and the files read beside it: a SQLite
-  store's -wal and -journal, NextClaw's metadata) as they were, and takes no backup;
+- a refused, failed or taken-back repair leaves the session as it was (a file's bytes and the files
+  read beside it: a SQLite store's -wal and -journal, NextClaw's metadata; a store's rows, whose
+  pages a write taken back rewrote) and no write open for `undo`;
+- the backup folder holds nothing that `inspector backups` does not list;
 - a written one keeps every byte that was there: a JSON-lines session grows only at its end, and a
   database keeps every row of every table it had, unchanged; the session reads again, with no
   diagnostic about what was appended (the diagnostics of the lines that were there are the same),
   and its latest checkpoint is one more than before;
-- `inspector undo` then restores the session: a file byte for byte (the side files too), a store's
-  every table row for row (it deletes the rows the write inserted: the store's bytes, free pages
-  and AUTOINCREMENT counters are SQLite's); and a second `undo` has nothing left to restore.
+- each `inspector undo`, newest write first, restores the session as it stood before that write: a
+  file byte for byte (the side files too), a store every table row for row (it deletes the rows the
+  write inserted: the store's bytes, free pages and AUTOINCREMENT counters are SQLite's); and one
+  more `undo` has nothing left to restore.
 
 Prints each violation and a summary; exits 1 when there is one. Deterministic by seed.
 """
@@ -34,11 +38,13 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inspector.cli.main import main as cli
 from inspector.formats import LoadError, load
+from inspector.store.writeback import DamagedBackup, backup_entries
 from tests.fuzz.corpus import KINDS, SQLITE_KINDS, side_files
 from tests.fuzz.mutations import Context, apply, choose
 from tests.fuzz.side import campaign_main, seeded_cases
@@ -156,31 +162,86 @@ def _written(path: Path, kind: str, files: dict[str, bytes | None], tables: Any,
     return problems
 
 
-def _undone(path: Path, kind: str, files: dict[str, bytes | None], tables: Any) -> list[str]:
-    """What `undo` failed to restore (empty: every byte of a file, every row of a store)."""
-    problems: list[str] = []
+@dataclass
+class _State:
+    """The session as it stood before one repair: its bytes (and side files'), its rows (a store)
+    and its reading."""
+
+    files: dict[str, bytes | None]
+    tables: Any
+    read: Any
+
+
+def _state(path: Path, kind: str) -> _State:
+    return _State(_files(path), _tables(path) if kind in SQLITE_KINDS else None, _reading(path))
+
+
+def _backups(path: Path, scratch: Path) -> tuple[int, list[str]]:
+    """(The session's backups still open, i.e. the writes `undo` would take back; the files of its
+    backup folder that no listed backup accounts for)."""
+    entries = backup_entries(str(path))
+    listed = {p for b in entries for p in (b.path, b.meta_path)}
+    folder = scratch / "data" / "backups"
+    stray = [p.name for p in folder.rglob("*") if p.is_file() and str(p) not in listed] if folder.exists() else []
+    return sum(1 for b in entries if isinstance(b, DamagedBackup) or b.undone is None), stray
+
+
+def _unchanged(path: Path, kind: str, before: _State) -> bool:
+    """The session as it was: a file's bytes, a store's rows (a write taken back leaves SQLite's
+    pages rewritten)."""
+    if kind in SQLITE_KINDS:
+        return bool(_session_rows(_tables(path)) == _session_rows(before.tables))
+    return _files(path) == before.files
+
+
+def _repaired(path: Path, kind: str, rng: random.Random, scratch: Path, log: list[str]) -> tuple[list[str], _State | None]:
+    """One `repair --write`: (its violations, the state before it when it wrote)."""
+    before, (was_open, _) = _state(path, kind), _backups(path, scratch)
+    argv = _argv(rng, path)
+    log.append(" ".join(argv[2:]))
+    code, said = _command(argv)
+    if isinstance(code, str):
+        return [code], None
+    if code not in (0, 1, 2):
+        return [f"repair exited {code}"], None
+    now_open, stray = _backups(path, scratch)
+    problems = [f"files in the backup folder no backup lists: {stray}"] if stray else []
+    if code != 0 or now_open == was_open:  # refused, failed, taken back, or nothing to write (a no-op exits 0)
+        log.append(f"exit {code}" if code else "nothing written")
+        if not _unchanged(path, kind, before):
+            problems.append(f"a repair that exited {code} and left no write to undo changed the session: {said.strip()[-200:]}")
+        if now_open != was_open:
+            problems.append(f"a repair that exited {code} left a write open to undo")
+        return problems, None
+    log.append("written")
+    return problems + _written(path, kind, before.files, before.tables, before.read), before
+
+
+def _session_rows(tables: Any) -> Any:
+    """A store's rows but AUTOINCREMENT's high-water mark (not a session's row)."""
+    return {k: v for k, v in tables.items() if k != "sqlite_sequence"} if isinstance(tables, dict) else tables
+
+
+def _undone(path: Path, kind: str, before: _State) -> list[str]:
+    """What `undo` failed to restore of the state before the newest write (empty: every byte of a
+    file, every row of a store)."""
     code, said = _command(["undo", str(path)])
     if code != 0:
         return [f"undo exited {code}: {said.strip()[:300]}"]
     if kind in SQLITE_KINDS:
         after = _tables(path)
-        if isinstance(after, dict):
-            after.pop("sqlite_sequence", None)  # AUTOINCREMENT's high-water mark: not a session's row
-        if isinstance(tables, dict):
-            tables = {k: v for k, v in tables.items() if k != "sqlite_sequence"}
-        if after != tables:
-            problems.append(f"undo did not restore the store's rows: {_kept(tables, after) or 'rows left over'}")
-    elif _files(path) != files:
-        changed = [Path(p).name for p, b in _files(path).items() if files.get(p) != b]
-        problems.append(f"undo did not restore the bytes of {', '.join(changed)}")
-    code, said = _command(["undo", str(path)])
-    if code == 0 or (isinstance(code, str) and code.startswith("crashed")):
-        problems.append(f"a second undo exited {code}: {said.strip()[:200]}")
-    return problems
+        if _session_rows(after) != _session_rows(before.tables):
+            return [f"undo did not restore the store's rows: {_kept(before.tables, after) or 'rows left over'}"]
+    elif _files(path) != before.files:
+        changed = [Path(p).name for p, b in _files(path).items() if before.files.get(p) != b]
+        return [f"undo did not restore the bytes of {', '.join(changed)}"]
+    return []
 
 
 def case(kind: str, seed_path: str, rng: random.Random, scratch: Path) -> tuple[list[str], str, list[str]]:
-    """One case: (its violations, what the repair did, the argv)."""
+    """One case: one to three repairs in a row, then as many undos, newest first, each back to the
+    state before its write, and one more undo with nothing left. (Its violations, what the repairs
+    did, what ran.)"""
     path = scratch / f"case{''.join(Path(seed_path).suffixes[-1:]) or '.jsonl'}"
     shutil.copyfile(seed_path, path)
     for side, mine in zip(side_files(Path(seed_path)), side_files(path), strict=True):
@@ -189,22 +250,23 @@ def case(kind: str, seed_path: str, rng: random.Random, scratch: Path) -> tuple[
     if rng.random() < 0.75:  # one case in four repairs the file as it is
         apply(path, choose(rng, kind, allow_huge=False), Context())
     os.environ["INSPECTOR_DATA_DIR"] = str(scratch / "data")
-    files, read = _files(path), _reading(path)
-    tables = _tables(path) if kind in SQLITE_KINDS else None
-    argv = _argv(rng, path)
-    code, _ = _command(argv)
-    if isinstance(code, str):
-        return [code], "crashed", argv
-    if code not in (0, 1, 2):
-        return [f"repair exited {code}"], "?", argv
-    backups = scratch / "data" / "backups"
-    backed_up = backups.exists() and any(p.is_file() for p in backups.rglob("*"))
-    if code != 0 or not backed_up:  # refused, failed, or nothing to write (a no-op exits 0)
-        problems = [] if _files(path) == files else [f"a repair that exited {code} without a backup changed the session's bytes"]
-        if backed_up:
-            problems.append(f"a repair that exited {code} took a backup")
-        return problems, f"exit {code}" if code else "nothing written", argv
-    return _written(path, kind, files, tables, read) + _undone(path, kind, files, tables), "written", argv
+    log: list[str] = []
+    written: list[_State] = []
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        problems, before = _repaired(path, kind, rng, scratch, log)
+        if problems:
+            return problems, "crashed" if problems[0].startswith("crashed") else log[-1], log
+        if before is not None:
+            written.append(before)
+    for before in reversed(written):
+        problems = _undone(path, kind, before)
+        if problems:
+            return problems, "written", log
+    if written:
+        code, said = _command(["undo", str(path)])
+        if code == 0 or (isinstance(code, str) and code.startswith("crashed")):
+            return [f"undo with nothing left exited {code}: {said.strip()[:200]}"], "written", log
+    return [], f"{len(written)} written", log
 
 
 def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = False) -> int:
@@ -219,7 +281,7 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if problems:
                 bad += 1
-                print(f"case {i}: {kind}: {seed_file.name} {' '.join(argv[2:])}: {'; '.join(problems)}", flush=True)
+                print(f"case {i}: {kind}: {seed_file.name} [{' | '.join(argv)}]: {'; '.join(problems)}", flush=True)
             if not quiet and (i + 1) % 50 == 0:
                 print(f"  {i + 1}/{cases} cases, {bad} with violations ({time.perf_counter() - t0:.0f} s)", flush=True)
     finally:
