@@ -63,3 +63,31 @@ def test_progress_counts_files_up_to_the_total_stores_included(tmp_path: Path) -
     assert len(rows) == 14 and found == [13]
     assert [d for d, _t in calls] == list(range(1, 14)) and {t for _d, t in calls} == {13}
     assert s.most_in_flight <= s.workers * scan.IN_FLIGHT_PER_WORKER  # bounded, however big the tree
+
+
+def test_a_database_whose_schema_names_a_table_in_bytes_that_are_not_utf8_is_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `python -m tests.fuzz_scan` (seed 2, cases 150 and 344: a flipped byte in an ADK
+    store's schema): the walk asked whether the file is an ADK store, SQLite's message quoted the
+    damaged name, Python could not decode it, and the scan died with a traceback. The file is no
+    store anyone can read (SQLite refuses its schema): no row; the other sessions have theirs."""
+    import sqlite3
+
+    from inspector.cli.main import main
+
+    root = tmp_path / "s"
+    root.mkdir()
+    shutil.copyfile(PI, root / "a.jsonl")
+    db = root / "b.db"
+    con = sqlite3.connect(db)
+    for table in ("sessions", "events", "other"):
+        con.execute(f"CREATE TABLE {table} (id)")
+    con.commit()
+    con.execute("PRAGMA writable_schema=ON")
+    con.execute("UPDATE sqlite_master SET name=CAST(X'6F74A068' AS TEXT) WHERE name='other'")
+    con.commit()
+    con.close()
+    assert main(["scan", str(root), "--json", "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert [line.count('"path"') for line in out.splitlines()] == [1] and "a.jsonl" in out

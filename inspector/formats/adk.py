@@ -985,7 +985,7 @@ class _RowPlaces(Sequence[str]):
         """The id of the event at this rowid; None when a damaged store does not find it there."""
         try:
             row = self.con.execute("SELECT id FROM events WHERE rowid=?", (rowid,)).fetchone()  # type: ignore[union-attr]
-        except sqlite3.Error:
+        except sqlite_files.ERRORS:
             return None
         return row[0] if row is not None else None
 
@@ -1836,16 +1836,8 @@ def looks_like_file(path: str) -> bool:
     except OSError:
         return False
     if is_sqlite(head):
-        try:
-            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-            try:
-                names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in names else set()
-            finally:
-                con.close()
-        except sqlite3.Error:
-            return False
-        return {"sessions", "events"} <= names and not cols & ADK_GO_COLUMNS
+        shape = sqlite_files.tables_and_event_columns(path)
+        return shape is not None and {"sessions", "events"} <= shape[0] and not shape[1] & ADK_GO_COLUMNS
     return sniff_dump(head)
 
 

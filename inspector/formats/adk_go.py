@@ -134,22 +134,6 @@ _US = 1000  # refResolution: a microsecond, in nanoseconds (apply.go:392)
 # ---------------------------------------------------------------------------------------- detection
 
 
-def _sqlite_shape(path: str) -> tuple[set[str], set[str]] | None:
-    """(table names, events columns) of a SQLite file, or None when it is not one."""
-    try:
-        if not sqlite_files.has_magic(path):
-            return None
-        con = sqlite_files.immutable(path)
-        try:
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
-        finally:
-            con.close()
-    except (OSError, *sqlite_files.ERRORS):
-        return None
-    return tables, cols
-
-
 def is_go_store(tables: set[str], event_columns: set[str]) -> bool:
     """adk-go's four tables, and an events table with any adk-go-only column (adk-python v0 has none)."""
     return tables >= _TABLES and bool(event_columns & GO_ONLY_COLUMNS)
@@ -157,7 +141,7 @@ def is_go_store(tables: set[str], event_columns: set[str]) -> bool:
 
 def looks_like_file(path: str) -> bool:
     """Is this an adk-go SQLite store? Reads the head, the table names and the events columns; never raises."""
-    shape = _sqlite_shape(path)
+    shape = sqlite_files.tables_and_event_columns(path)
     return shape is not None and is_go_store(*shape)
 
 

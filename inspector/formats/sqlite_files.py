@@ -42,6 +42,24 @@ def immutable(path: str) -> sqlite3.Connection:
     return con
 
 
+def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:
+    """(table names, columns of its `events` table) of a SQLite file, read as `immutable` reads it
+    (the ADK stores, Python's and Go's, are told apart by these); None when it is no SQLite file
+    SQLite can read."""
+    try:
+        if not has_magic(path):
+            return None
+        con = immutable(path)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
+        finally:
+            con.close()
+    except (OSError, *ERRORS):
+        return None
+    return tables, cols
+
+
 def store_session_ids(path: str, query: str) -> list[str]:
     """The session ids `query` lists in the store at `path` (read as `read_only` reads it);
     [] when it cannot be read: loading the file then says why."""

@@ -45,6 +45,9 @@ from inspector.ledger.model import Ledger
 from inspector.store.files import Step, _no_step, discard_backup, os_cause, write_atomic
 
 BACKUP_SCHEMA = "inspector-db-backup/1"
+# What SQLite raises on a damaged or foreign file: its errors, and a message of it quoting the
+# file's bytes that Python cannot decode.
+FAILS: tuple[type[Exception], ...] = (sqlite3.Error, UnicodeDecodeError)
 BACKUP_SUFFIX = ".db"
 
 
@@ -163,22 +166,24 @@ def write_lock(path: str) -> Iterator[sqlite3.Connection]:
     the block commits; a SQLite error inside it is a WriteError saying so."""
     try:
         con = sqlite3.connect(path, isolation_level=None, timeout=0)
-    except sqlite3.Error as e:
+    except FAILS as e:
         raise WriteError(f"{path}: cannot open the database for writing ({e}); nothing written") from e
     try:
         try:
             con.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            raise WriteError(
-                f"{path}: another connection holds a write lock on it ({e}: is the agent still running?); nothing written"
-            ) from e
+        except FAILS as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise WriteError(
+                    f"{path}: another connection holds a write lock on it ({e}: is the agent still running?); nothing written"
+                ) from e
+            raise WriteError(f"{path}: cannot start a write transaction ({e}); nothing written") from e
         try:
             yield con
-        except sqlite3.Error as e:  # a damaged page met mid-way, a disk that fails: nothing committed
+        except FAILS as e:  # a damaged page met mid-way, a disk that fails: nothing committed
             raise WriteError(f"{path}: the store failed ({e}); its transaction was rolled back, nothing changed") from e
         finally:
             if con.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(*FAILS):
                     con.execute("ROLLBACK")
     finally:
         con.close()
@@ -215,7 +220,7 @@ def _backup_to(path: str, dest: str, step: Step) -> tuple[int, str]:
             data = f.read()
             os.fsync(f.fileno())
         os.replace(tmp, dest)
-    except (sqlite3.Error, OSError) as e:
+    except (*FAILS, OSError) as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise WriteError(f"backup {dest}: cannot write it ({e}); nothing written") from e
@@ -323,13 +328,13 @@ def _inserted(
     try:
         inserted = [_insert(con, r) for r in rows]
         backup = replace(backup, state_after=store.state(con, led), rows=inserted)
-    except sqlite3.Error as e:
+    except FAILS as e:
         raise WriteError(f"{path}: the store refused the rows ({e}); nothing written (rolled back)") from e
     save_meta(backup, step, "backup sidecar")  # names the rows before they are committed
     step("backed up")
     try:
         con.execute("COMMIT")
-    except sqlite3.Error as e:
+    except FAILS as e:
         raise WriteError(f"{path}: the store did not commit the rows ({e}); nothing written (rolled back)") from e
     return backup
 
@@ -434,7 +439,7 @@ def write_copy(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]], 
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, out)
-    except (sqlite3.Error, OSError) as e:
+    except (*FAILS, OSError) as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise WriteError(f"--out {out}: cannot write the copy ({e})") from e
