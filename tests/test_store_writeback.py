@@ -196,10 +196,10 @@ def test_a_write_left_open_that_never_landed_is_marked_and_passed_over(tmp_path:
     report, res = _recover_entry(f)
     with pytest.raises(VerifyError):
         install(report, res.entry, expect=lambda rep: ["forced for the test"])
-    first, second = list_backups(str(f))
+    _, second = list_backups(str(f))
     Path(second.meta_path).write_text(Path(second.meta_path).read_text().replace(f'"{second.undone}"', "null"))
     assert list_backups(str(f))[1].undone is None
-    with pytest.raises(WriteError, match="already matches the backup.*marked so now"):
+    with pytest.raises(WriteError, match=r"already matches the backup.*marked so now"):
         undo(str(f))
     undo(str(f))
     assert f.read_bytes() == original
