@@ -14,6 +14,7 @@ process). What must hold:
   version, session id, records, messages, next request tokens and window, checkpoints, messages in
   holes, the counts of its findings by severity and its worst finding; an unreadable file's row has
   the error `analyze` exits 2 with;
+- `usage --by session` gives each session without sub-agents the usage its row gives;
 - the tree is then changed as users' trees change (a session grows by a line, or is cut, replaced by
   another, deleted, or a new one appears; each with a new modification time) and scanned again with
   the same index: its rows must equal those of a scan with a new, empty index.
@@ -179,6 +180,23 @@ def _change(tree: Path, seeds: dict[str, list[Seed]], kinds: tuple[str, ...], rn
     return f"{what} {path.relative_to(tree)}"
 
 
+def _usage_differs(tree: Path, cache: Path, workers: int, rows: list[dict[str, Any]]) -> list[str]:
+    """`usage --by session` against the scan's rows: a session without sub-agents has the usage
+    its row gives (a session with them has theirs rolled into it, not in its row)."""
+    code, out, err = _command(["usage", str(tree), "--by", "session", "--json", "--no-progress", "--workers", str(workers)], cache)
+    if isinstance(code, str):
+        return [f"usage {code}"]
+    if code not in (0, 2):
+        return [f"usage exited {code}: {err.strip()[:200]}"]
+    by_path = {r["path"]: r for r in rows if not r["error"]}
+    out_of_line = []
+    for g in json.loads(out)["groups"]:
+        row = by_path.get(g["key"])
+        if row is not None and not g["subagents"] and g["usage"] != row["usage"]:
+            out_of_line.append(f"usage of {Path(g['key']).name}: {g['usage']}, its scan row {row['usage']}")
+    return out_of_line
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str]:
     return row["path"], str(row["session_id"])
 
@@ -216,6 +234,7 @@ def case(seeds: dict[str, list[Seed]], kinds: tuple[str, ...], rng: random.Rando
         what = _row_differs(row)
         if what:
             problems.append(f"{Path(row['path']).name}: {what}")
+    problems += _usage_differs(tree, scratch / "index", workers, rows)
     for n in range(rng.randint(1, 3)):
         log.append(_change(tree, seeds, kinds, rng, 100 + n))
         what = _rescan_differs(tree, scratch / "index", scratch / f"fresh{n}", workers)
