@@ -18,6 +18,9 @@ hold, whatever the damage:
   database keeps every row of every table it had, unchanged; the session reads again, with no
   diagnostic about what was appended (the diagnostics of the lines that were there are the same),
   and its latest checkpoint is one more than before;
+- the session followed live meanwhile (`live.incremental.Follower`, as `inspector watch` and the app
+  follow it; half of them from a ledger loaded first) reads after each repair and each undo as a
+  full read does;
 - each `inspector undo`, newest write first, restores the session as it stood before that write: a
   file byte for byte (the side files too), a store every table row for row (it deletes the rows the
   write inserted: the store's bytes, free pages and AUTOINCREMENT counters are SQLite's); and one
@@ -44,10 +47,13 @@ from typing import Any
 
 from inspector.cli.main import main as cli
 from inspector.formats import LoadError, load
+from inspector.live.incremental import Follower
 from inspector.store.writeback import DamagedBackup, backup_entries
+from tests import fuzz_live
 from tests.fuzz.corpus import KINDS, SQLITE_KINDS, side_files
 from tests.fuzz.mutations import Context, apply, choose
 from tests.fuzz.side import campaign_main, seeded_cases
+from tests.test_incremental_stores import full_json
 
 STRATEGIES = ("compact", "resummarize", "recover")
 WINDOWS = (None, "4000", "16000", "64000", "200000")
@@ -238,6 +244,33 @@ def _undone(path: Path, kind: str, before: _State) -> list[str]:
     return []
 
 
+def _follower(path: Path, adopt: bool) -> Follower:
+    """The session followed live while it is repaired and undone (`inspector watch`, the app; half
+    of them from the ledger a load read first, as the app follows a session it opened)."""
+    fol = Follower(str(path))
+    if adopt:
+        with contextlib.suppress(LoadError):
+            fol.adopt(load(str(path)))
+    with contextlib.suppress(LoadError):
+        fol.poll()
+    return fol
+
+
+def _followed_differs(fol: Follower, path: Path, kind: str) -> str | None:
+    """How the followed report differs from a full read of the session now (None: it does not)."""
+    state, followed, _ = fuzz_live._look(fol)
+    if kind in SQLITE_KINDS:
+        try:
+            full: tuple[str, bytes | str] = ("ok", full_json(str(path)))
+        except LoadError as e:
+            full = ("refused", str(e))
+    else:
+        full = fuzz_live._full(path, kind not in ("pi", "native", "claude_code", "codex"))  # (a dump, a journal: whole)
+    if (state, followed) != full and not (state == full[0] == "refused"):
+        return f"the session followed live reads {state}, read whole {full[0]}, and they differ"
+    return None
+
+
 def case(kind: str, seed_path: str, rng: random.Random, scratch: Path) -> tuple[list[str], str, list[str]]:
     """One case: one to three repairs in a row, then as many undos, newest first, each back to the
     state before its write, and one more undo with nothing left. (Its violations, what the repairs
@@ -252,16 +285,21 @@ def case(kind: str, seed_path: str, rng: random.Random, scratch: Path) -> tuple[
     os.environ["INSPECTOR_DATA_DIR"] = str(scratch / "data")
     log: list[str] = []
     written: list[_State] = []
+    fol = _follower(path, rng.random() < 0.5)
     for _ in range(rng.choice((1, 1, 2, 3))):
         problems, before = _repaired(path, kind, rng, scratch, log)
         if problems:
             return problems, "crashed" if problems[0].startswith("crashed") else log[-1], log
         if before is not None:
             written.append(before)
+        if what := _followed_differs(fol, path, kind):
+            return [f"after the repair, {what}"], log[-1], log
     for before in reversed(written):
         problems = _undone(path, kind, before)
         if problems:
             return problems, "written", log
+        if what := _followed_differs(fol, path, kind):
+            return [f"after the undo, {what}"], "written", log
     if written:
         code, said = _command(["undo", str(path)])
         if code == 0 or (isinstance(code, str) and code.startswith("crashed")):
