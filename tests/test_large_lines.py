@@ -124,13 +124,16 @@ def test_a_long_text_full_of_commas_is_read_whole(tmp_path: Path) -> None:
 def test_a_bad_large_line_is_a_diagnostic_and_the_rest_loads(tmp_path: Path) -> None:
     big = json.dumps({"type": "message", "id": "z1", "parentId": "e8", "timestamp": "t",
                       "message": {"role": "user", "content": "x" * 5_000}}).encode()  # fmt: skip
-    cases = {
-        "invalid_utf8": big[:100] + b"\xff" + big[100:] + b"\n",
-        "malformed_json": big[:-2] + b",]\n",
-        "truncated_line": big[:-3],
-        "too_deep": b"[" * 3_000 + b"]" * 3_000 + b"\n",
-    }
-    for problem, line in cases.items():
+    cases = [
+        ("invalid_utf8", big[:100] + b"\xff" + big[100:] + b"\n"),
+        ("malformed_json", big[:-2] + b",]\n"),
+        ("truncated_line", big[:-3]),
+        ("too_deep", b"[" * 3_000 + b"]" * 3_000 + b"\n"),
+        # Found by the fuzz campaign (seed 108: a byte-order mark before a huge first line): a
+        # traceback (json's own error, from the fallback that reads what orjson refuses).
+        ("malformed_json", b"\xef\xbb\xbf" + big + b"\n"),
+    ]
+    for problem, line in cases:
         led = load(str(_pi_with([{"type": "text", "text": "ok"}], tmp_path, line)))
         (d,) = led.diagnostics
         assert d.problem == problem and d.line == 11, (problem, d)

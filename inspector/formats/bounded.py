@@ -64,6 +64,8 @@ def loads_bounded(raw: bytes | memoryview) -> tuple[Any, list[Cut]]:
         return _value(view, "", cuts, view.tobytes().count(b",") >= MAX_ITEMS), cuts
     except msgspec.DecodeError as e:
         raise NotJson(str(e).removeprefix("JSON is malformed: ")) from None
+    except json.JSONDecodeError as e:  # a value none of the three parsers reads (a byte-order mark first)
+        raise NotJson(f"{e.msg} at byte {e.pos}") from None
 
 
 def _strip(v: memoryview) -> memoryview:
