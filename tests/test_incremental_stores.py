@@ -687,6 +687,57 @@ def test_adk_go_row_sorting_before_the_last_reloads(tmp_path) -> None:
     assert as_json(fol.report) == full_json(path)
 
 
+def test_adk_go_timestamps_of_mixed_types_are_followed(tmp_path) -> None:
+    """Found by `python -m tests.fuzz_live` (seed 20, case 109): a row whose timestamp column holds a
+    number where the others hold text (SQLite keeps what it is given) crashed the follower, which
+    compared the two in Python (TypeError). Compared as SQLite's ORDER BY ranks them: a number sorts
+    before any text, so a new row stamped with one sorts before the last event read."""
+    rows = go_session(random.Random(9), 30)
+    rows[5] = dict(rows[5], timestamp=12.5)  # read in the first look: the tail's greatest timestamp is text
+    path, fol = go_followed(tmp_path, rows, 20)
+    assert as_json(fol.report) == full_json(path)
+    go_insert(path, [rows[20]])
+    up = fol.poll()
+    assert up is not None and up.whole == GROWN and as_json(fol.report) == full_json(path)
+    go_insert(path, [dict(rows[21], timestamp=99.0)])
+    up = fol.poll()
+    assert up is not None and up.whole.startswith("a new row sorts at or before")
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_a_damaged_adk_store_is_read_whole_on_every_change(tmp_path) -> None:
+    """Found by `python -m tests.fuzz_live` (seed 22, case 26): a store cut short (its last pages
+    gone) read with a damaged_database diagnostic; rows inserted since were followed by rowid, past
+    the damage that a full read stops at, so the followed report held rows the full read does not.
+    Which rows a read reaches in a damaged b-tree depends on how it walks it: such a store is read
+    again in full on every change."""
+    from tests import fuzz_live
+
+    src = need_shared(Path(SHARED) / "peers" / "adk" / "corpus" / "multi_agent.db")
+    path = tmp_path / "s.db"
+    shutil.copyfile(src, path)
+    with path.open("r+b") as f:
+        f.truncate(src.stat().st_size * 95 // 100)
+    store = fuzz_live._Rows(str(path), "adk_db")
+    rows = store.rows()
+    store.cut(rows, 1)
+    fol = Follower(str(path))
+    fol.poll()
+    assert any(d.problem == "damaged_database" for d in fol.ledger.diagnostics)  # type: ignore[union-attr]
+    rest, looks = rows[1:], 0
+    while rest:
+        try:
+            store.insert(rest[:3])
+        except sqlite3.IntegrityError:  # a row the damage left without its id: the runtime's insert fails too
+            break
+        rest = rest[3:]
+        up = fol.poll()
+        looks += 1
+        assert as_json(fol.report) == full_json(str(path)), f"{len(rest)} rows left"
+        assert up is not None and up.whole == "the store is damaged"
+    assert looks >= 2
+
+
 # ---------------------------------------------------------------------------------------- maka
 
 

@@ -1337,7 +1337,8 @@ def _tail_of(
         return None, "the store changed while it was read"
     if not rows:
         return GoTail(key, 0, 0, None, []), ""
-    return GoTail(key, max(r[0] for r in rows), len(rows), max(r[1 + cols.index("timestamp")] for r in rows), events), ""
+    last_ts = max((r[1 + cols.index("timestamp")] for r in rows), key=sqlite_files.sort_key)
+    return GoTail(key, max(r[0] for r in rows), len(rows), last_ts, events), ""
 
 
 def _parsed(rows: list[Any], cols: list[str], name: str, first: int, diags: list[Diagnostic]) -> list[GoEvent]:
@@ -1376,7 +1377,8 @@ def _grown(
             return StoreGrowth(None, tail, reload=f"the last event read (rowid {last.rowid}) was rewritten")
     rows = _stream_rows(con, tail.key, after=tail.last_rowid)
     ts_at = 1 + cols.index("timestamp")
-    if tail.events and any(not r[ts_at] > tail.last_ts for r in rows):
+    last_ts = sqlite_files.sort_key(tail.last_ts)
+    if tail.events and any(not sqlite_files.sort_key(r[ts_at]) > last_ts for r in rows):
         return StoreGrowth(None, tail, reload="a new row sorts at or before the last event read (its timestamp)")
     hdr = led.header or {}
     store_notes = [d.message for d in led.diagnostics[: sqlite_files.leading_notes(led.diagnostics)]]
@@ -1393,7 +1395,8 @@ def _grown(
     grown = build(events, name, meta, list(choice))  # as `load`: the choice, then what the build finds
     grown.diagnostics[:0] = notes  # ... after the store's own notes
     if rows:
-        tail = GoTail(tail.key, max(tail.last_rowid, *(r[0] for r in rows)), tail.count + len(rows), max(r[ts_at] for r in rows), events)
+        top_ts = max((r[ts_at] for r in rows), key=sqlite_files.sort_key)
+        tail = GoTail(tail.key, max(tail.last_rowid, *(r[0] for r in rows)), tail.count + len(rows), top_ts, events)
     return StoreGrowth(grown, tail, added=len(new), notes_changed=True)
 
 

@@ -11,6 +11,7 @@ import sqlite3
 import tempfile
 import urllib.parse
 from collections.abc import Iterator
+from typing import Any
 
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Diagnostic
@@ -40,6 +41,19 @@ def immutable(path: str) -> sqlite3.Connection:
     con = sqlite3.connect("file:" + urllib.parse.quote(path) + "?mode=ro&immutable=1", uri=True)
     con.text_factory = _lenient_text
     return con
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    """A column value as SQLite's ORDER BY ranks it across storage classes: NULL, then numbers
+    (integers and reals compared as numbers), then text, then blobs (a damaged store's column may
+    hold any of them, which Python does not compare with each other)."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, int | float):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, bytes(value))
 
 
 def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:

@@ -44,6 +44,7 @@ GROWN = ""  # Update.whole when the file grew and was read from where the last r
 FIRST = "first read"
 REPLACED = "the file shrank or was replaced"
 NOT_EXTENDABLE = "the append needs a full read"  # (a new checkpoint header, a diagnostic, a store, ...)
+DAMAGED = "the store is damaged"  # (which rows a read reaches depends on how it walks the damaged pages)
 
 
 @dataclass(slots=True)
@@ -158,6 +159,8 @@ class Follower:
             return None  # (a store whose tail could not be noted is read in full on its next change)
         if fmt.follow is None:
             return self._full(NOT_EXTENDABLE)
+        if any(d.problem == "damaged_database" for d in led.diagnostics):
+            return self._full(DAMAGED)
         base, selector = split_selector(self.path)
         got = fmt.follow(base, selector, led, self._tail)
         if got.reload is not None:
