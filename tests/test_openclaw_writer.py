@@ -201,3 +201,25 @@ def test_read_only_runtimes_refuse_saying_what_they_would_read_and_why_not_prove
     with pytest.raises(WriteError) as e:
         check_writable(led)
     assert why in str(e.value) and "here" in str(e.value) and "plan" in str(e.value)
+
+
+def test_a_sequence_at_sqlites_largest_integer_refuses_the_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 11, cases 479 and 2021: a damaged row's seq at
+    2**63 - 1): the next seq is past SQLite's integers and binding it crashed the write
+    (OverflowError). The store cannot take the row: refused, nothing written, no backup kept."""
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    f = tmp_path / "s1.sqlite"
+    shutil.copyfile(STORE, f)
+    con = sqlite3.connect(f)
+    con.execute("UPDATE transcript_events SET seq=9223372036854775807 WHERE seq=(SELECT max(seq) FROM transcript_events)")
+    con.commit()
+    con.close()
+    before = f.read_bytes()
+    capsys.readouterr()
+    assert main(["repair", str(f), "--strategy", "recover", *BUDGETS, "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "the store refused the rows (Python int too large to convert to SQLite INTEGER); nothing written" in err, err
+    assert f.read_bytes() == before
+    assert [p for p in (tmp_path / "data").rglob("*") if p.is_file()] == []
