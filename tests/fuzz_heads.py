@@ -51,7 +51,7 @@ from inspector.ledger.model import Ledger
 from tests.fuzz.corpus import KINDS as CORPUS_KINDS
 from tests.fuzz.corpus import SQLITE_KINDS, side_files
 from tests.fuzz.mutations import Context, apply, choose
-from tests.fuzz.side import campaign_main, seeded_cases
+from tests.fuzz.side import campaign_main, progress, seeded_cases
 
 
 @contextlib.contextmanager
@@ -202,8 +202,8 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
         if what is not None:
             disagreements += 1
             print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}{f' --at {at}' if at else ''}", flush=True)
-        if not quiet and (i + 1) % 100 == 0:
-            print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+        if not quiet:
+            progress(i, cases, disagreements, t0, 100)
     print(f"{cases} cases over {', '.join(kinds)}, seed {seed}: {disagreements} disagreements")
     return disagreements
 

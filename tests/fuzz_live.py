@@ -36,7 +36,7 @@ from inspector.formats import LoadError, load, openclaw_writer, registry
 from inspector.live.incremental import GROWN, Follower
 from tests import test_incremental_stores as stores
 from tests.fuzz.mutations import Context, apply, choose
-from tests.fuzz.side import campaign_main, seeded_cases
+from tests.fuzz.side import campaign_main, progress, seeded_cases
 from tests.test_incremental import followed_json, line_ends
 
 # The corpus kinds a follower grows line by line, and the SQLite stores, grown by their rows (`_Rows`;
@@ -238,8 +238,8 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
         if what is not None:
             disagreements += 1
             print(f"case {i}: {kind}: {what}: {seed_file.name} {muts}", flush=True)
-        if not quiet and (i + 1) % 50 == 0:
-            print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+        if not quiet:
+            progress(i, cases, disagreements, t0, 50)
     print(
         f"{cases} cases over {', '.join(kinds)}, seed {seed}: {looks} looks ({grown} grown from the appended lines), "
         f"{disagreements} disagreements"

@@ -30,6 +30,7 @@ from inspector.formats import LoadError, load
 from inspector.formats import parallel as par
 from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
+from tests.fuzz.side import progress
 from tests.test_parallel_load import _snapshot
 
 KINDS = ("pi", "claude_code", "codex")
@@ -96,8 +97,7 @@ def run(cases: int, seed: int) -> int:
                     "ledgers differ" if serial[1][0] != both[1][0] else "analyses differ"
                 )  # fmt: skip
                 print(f"case {i}: {what}: {seed_file.name} {muts} chunk {chunk}", flush=True)
-            if (i + 1) % 50 == 0:
-                print(f"  {i + 1}/{cases} cases, {disagreements} disagreements ({time.perf_counter() - t0:.0f} s)", flush=True)
+            progress(i, cases, disagreements, t0, 50)
     print(f"{cases} cases ({forked} read by two processes) over {', '.join(KINDS)}, seed {seed}: {disagreements} disagreements")
     return 1 if disagreements else 0
 

@@ -39,27 +39,20 @@ from typing import Any
 from inspector.cli.main import main as cli
 from tests.fuzz.corpus import KINDS, Seed, load_corpus, side_files
 from tests.fuzz.mutations import Context, apply, choose
+from tests.fuzz.side import campaign_main, environ, progress
 
 
 def _command(argv: list[str], cache: Path | None = None) -> tuple[int | str, str, str]:
     """(exit code, or the crash as "crashed: ..."; its stdout; its stderr)."""
     out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()  # (scan writes to stdout's buffer)
-    saved = os.environ.get("INSPECTOR_CACHE_DIR")
-    if cache is not None:
-        os.environ["INSPECTOR_CACHE_DIR"] = str(cache)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with environ("INSPECTOR_CACHE_DIR", str(cache) if cache else None), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli(argv)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 2
     except Exception as e:  # (reported: the campaign goes on)
         tb = traceback.extract_tb(e.__traceback__)[-1]
         return f"crashed: {type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}: {str(e)[:200]}", _text(out), err.getvalue()
-    finally:
-        if saved is None:
-            os.environ.pop("INSPECTOR_CACHE_DIR", None)
-        else:
-            os.environ["INSPECTOR_CACHE_DIR"] = saved
     return code, _text(out), err.getvalue()
 
 
@@ -261,15 +254,13 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
             if problems:
                 bad += 1
                 print(f"case {i}: [{' | '.join(log)}]: {'; '.join(problems)[:1500]}", flush=True)
-            if not quiet and (i + 1) % 25 == 0:
-                print(f"  {i + 1}/{cases} cases, {bad} with violations ({time.perf_counter() - t0:.0f} s)", flush=True)
+            if not quiet:
+                progress(i, cases, bad, t0, 25, "with violations")
     print(f"{cases} cases over {', '.join(kinds)}, seed {seed}: {bad} with violations")
     return bad
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tests.fuzz.side import campaign_main
-
     return campaign_main(argv, "python -m tests.fuzz_scan", __doc__, KINDS, 300, run)
 
 

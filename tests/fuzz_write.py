@@ -52,7 +52,7 @@ from inspector.store.writeback import DamagedBackup, backup_entries
 from tests import fuzz_live
 from tests.fuzz.corpus import KINDS, SQLITE_KINDS, side_files
 from tests.fuzz.mutations import Context, apply, choose
-from tests.fuzz.side import campaign_main, seeded_cases
+from tests.fuzz.side import campaign_main, environ, progress, seeded_cases
 from tests.test_incremental_stores import full_json
 
 STRATEGIES = ("compact", "resummarize", "recover")
@@ -312,21 +312,15 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
     bad = 0
     outcomes: dict[str, int] = {}
     t0 = time.perf_counter()
-    saved = os.environ.get("INSPECTOR_DATA_DIR")
-    try:
+    with environ("INSPECTOR_DATA_DIR", None):  # (each case sets its own: put back after)
         for i, kind, seed_file, rng, scratch in seeded_cases(cases, seed, kinds, "fuzz-write-"):
             problems, outcome, argv = case(kind, seed_file.path, rng, scratch)
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if problems:
                 bad += 1
                 print(f"case {i}: {kind}: {seed_file.name} [{' | '.join(argv)}]: {'; '.join(problems)}", flush=True)
-            if not quiet and (i + 1) % 50 == 0:
-                print(f"  {i + 1}/{cases} cases, {bad} with violations ({time.perf_counter() - t0:.0f} s)", flush=True)
-    finally:
-        if saved is None:
-            os.environ.pop("INSPECTOR_DATA_DIR", None)
-        else:
-            os.environ["INSPECTOR_DATA_DIR"] = saved
+            if not quiet:
+                progress(i, cases, bad, t0, 50, "with violations")
     tally = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
     print(f"{cases} cases over {', '.join(kinds)}, seed {seed} ({tally}): {bad} with violations")
     return bad

@@ -1,11 +1,15 @@
-"""What the side campaigns (`tests.fuzz_heads`, `tests.fuzz_live`) share: their cases, their command line."""
+"""What the side campaigns (`tests.fuzz_heads`, `tests.fuzz_live`, `tests.fuzz_write`, `tests.fuzz_scan`,
+`tests.fuzz_parallel`) share: their cases, their command line, their progress line."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import random
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,3 +46,24 @@ def seeded_cases(cases: int, seed: int, kinds: tuple[str, ...], prefix: str) -> 
             scratch.mkdir()
             kind = kinds[i % len(kinds)]
             yield i, kind, rng.choice(seeds[kind]), rng, scratch
+
+
+def progress(i: int, cases: int, found: int, t0: float, every: int, what: str = "disagreements") -> None:
+    """Every `every` cases, a line: how many ran, how many found something, the seconds since `t0`."""
+    if (i + 1) % every == 0:
+        print(f"  {i + 1}/{cases} cases, {found} {what} ({time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+@contextlib.contextmanager
+def environ(name: str, value: str | None) -> Iterator[None]:
+    """An environment variable set for the duration (None: left as it is), then put back."""
+    saved = os.environ.get(name)
+    if value is not None:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
