@@ -234,11 +234,22 @@ def _selector(led: Ledger) -> str:
     return f"{path}#{led.session_id}" if led.session_id is not None else path
 
 
-def _intact(con: sqlite3.Connection, path: str) -> None:
+def _intact(path: str, store: StoreWriter) -> None:
     """Refuse a damaged database: SQLite's own check of every page (`PRAGMA quick_check`). A
     session may read clean from a store whose other pages are damaged, but inserting rows (or
-    deleting them again on `undo`) walks b-trees the damage may lie in."""
-    found = [str(r[0]) for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+    deleting them again on `undo`) walks b-trees the damage may lie in. Read before the write lock
+    is taken (a pass over the whole file: seconds on a big store, which an agent writing to it
+    would otherwise wait out, or fail on at its busy timeout)."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0)
+        try:
+            if store.functions is not None:
+                store.functions(con)  # (the check evaluates the schema's CHECKs)
+            found = [str(r[0]) for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+        finally:
+            con.close()
+    except FAILS as e:
+        raise WriteError(f"{path}: the database cannot be checked ({e}); nothing written") from e
     if found != ["ok"]:
         raise WriteError(
             f"{path}: the database is damaged (SQLite's quick_check: {'; '.join(found)[:300]}); nothing written: "
@@ -252,7 +263,6 @@ def _checked(con: sqlite3.Connection, path: str, store: StoreWriter, led: Ledger
     why = store.refusal(con, led)
     if why is not None:
         raise WriteError(f"{path}: {why}")
-    _intact(con, path)
     if led.store_state is None:
         raise WriteError(f"{path}: the session's rows could not all be read when it was analysed (a damaged store?); nothing written")
     state = store.state(con, led)
@@ -288,6 +298,7 @@ def install(
     check_writable(led)
     path = os.path.realpath(led.path)
     step("start")
+    _intact(path, store)
     with write_lock(path) as con:
         step("locked")
         before = _checked(con, path, store, led)
