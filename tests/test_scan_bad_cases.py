@@ -91,3 +91,38 @@ def test_a_database_whose_schema_names_a_table_in_bytes_that_are_not_utf8_is_pas
     assert main(["scan", str(root), "--json", "--no-progress", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert [line.count('"path"') for line in out.splitlines()] == [1] and "a.jsonl" in out
+
+
+def test_an_adk_store_whose_tables_lie_in_its_write_ahead_log_has_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `python -m tests.fuzz_scan` (seed 7, case 340: a store's file cut short beside its
+    -wal). The walk looked at the file alone (immutable), which `analyze` does not: it reads the
+    file and its log together. Here the whole session is in the log, not yet checkpointed (an ADK
+    app still running): `analyze` reads it, so the scan must list it, and neither file changes."""
+    import sqlite3
+
+    from inspector.cli.main import main
+    from tests.conftest import SHARED, need_shared
+
+    corpus = need_shared(SHARED / "peers" / "adk" / "corpus" / "token_threshold.db")
+    live = tmp_path / "live" / "s.db"
+    live.parent.mkdir()
+    con = sqlite3.connect(live)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("ATTACH ? AS c", (str(corpus),))
+    for name, sql in con.execute("SELECT name, sql FROM c.sqlite_master WHERE type='table'").fetchall():
+        con.execute(sql)
+        con.execute(f"INSERT INTO main.{name} SELECT * FROM c.{name}")
+    con.commit()
+    root = tmp_path / "s"
+    root.mkdir()
+    shutil.copyfile(live, root / "s.db")  # (copied while the app holds it: the log not checkpointed)
+    shutil.copyfile(f"{live}-wal", root / "s.db-wal")
+    con.close()
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    assert main(["scan", str(root), "--json", "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert '"format":"adk"' in out and '"error":null' in out, out
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == before

@@ -57,20 +57,36 @@ def sort_key(value: Any) -> tuple[int, Any]:
 
 
 def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:
-    """(table names, columns of its `events` table) of a SQLite file, read as `immutable` reads it
-    (the ADK stores, Python's and Go's, are told apart by these); None when it is no SQLite file
-    SQLite can read."""
+    """(table names, columns of its `events` table) of a SQLite file (the ADK stores, Python's and
+    Go's, are told apart by these); None when it is no SQLite file SQLite can read. Read as
+    `immutable` reads it, the file alone; when that fails or finds no events table and a -wal is
+    beside it, as `read_only` reads it, the file and its log (the tables may lie in the log alone,
+    not yet checkpointed, or the file alone be damaged where its log is not)."""
     try:
         if not has_magic(path):
             return None
         con = immutable(path)
         try:
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
+            shape = _tables_and_event_columns(con)
         finally:
             con.close()
-    except (OSError, *ERRORS):
+        if "events" in shape[0] or not _side_size(path + "-wal"):
+            return shape
+    except OSError:
         return None
+    except ERRORS:
+        if not _side_size(path + "-wal"):
+            return None
+    try:
+        with read_only(path, path, []) as con:
+            return _tables_and_event_columns(con)
+    except (LoadError, *ERRORS):
+        return None
+
+
+def _tables_and_event_columns(con: sqlite3.Connection) -> tuple[set[str], set[str]]:
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    cols = {r[1] for r in con.execute("PRAGMA table_info(events)")} if "events" in tables else set()
     return tables, cols
 
 
