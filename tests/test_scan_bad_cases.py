@@ -93,28 +93,49 @@ def test_a_database_whose_schema_names_a_table_in_bytes_that_are_not_utf8_is_pas
     assert [line.count('"path"') for line in out.splitlines()] == [1] and "a.jsonl" in out
 
 
-def test_an_adk_store_whose_tables_lie_in_its_write_ahead_log_has_its_row(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _store_source(kind: str, tmp_path: Path) -> Path:
+    """A store of each kind whose detection reads its schema: ADK's peer corpus, OpenClaw's, maka's
+    (built by the test helper from maka's own DDL)."""
+    from tests.conftest import SHARED, need_shared
+
+    if kind == "adk":
+        return need_shared(SHARED / "peers" / "adk" / "corpus" / "token_threshold.db")
+    if kind == "openclaw":
+        return Path(__file__).parent / "peers" / "openclaw" / "corpus" / "s1.sqlite"
+    from tests.maka_store import write
+    from tests.test_maka import two_turns
+
+    session, path = two_turns(tmp_path)
+    return Path(write(path, session))
+
+
+@pytest.mark.parametrize("kind", ["adk", "openclaw", "maka"])
+def test_a_store_whose_tables_lie_in_its_write_ahead_log_has_its_row(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Found by `python -m tests.fuzz_scan` (seed 7, case 340: a store's file cut short beside its
-    -wal). The walk looked at the file alone (immutable), which `analyze` does not: it reads the
-    file and its log together. Here the whole session is in the log, not yet checkpointed (an ADK
-    app still running): `analyze` reads it, so the scan must list it, and neither file changes."""
+    """Found by `python -m tests.fuzz_scan` (seed 7, case 340: an ADK store's file cut short beside
+    its -wal). The walk looked at the file alone (immutable), which `analyze` does not: it reads the
+    file and its log together. Here the whole store is in the log, not yet checkpointed (its app
+    still running): `analyze` reads it, so the scan must list it, and neither file changes."""
     import sqlite3
 
     from inspector.cli.main import main
-    from tests.conftest import SHARED, need_shared
+    from inspector.formats import openclaw_writer
 
-    corpus = need_shared(SHARED / "peers" / "adk" / "corpus" / "token_threshold.db")
+    src = _store_source(kind, tmp_path)
     live = tmp_path / "live" / "s.db"
     live.parent.mkdir()
     con = sqlite3.connect(live)
+    openclaw_writer.provide_octet_length(con)  # (OpenClaw's CHECKs call it)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA wal_autocheckpoint=0")
-    con.execute("ATTACH ? AS c", (str(corpus),))
-    for name, sql in con.execute("SELECT name, sql FROM c.sqlite_master WHERE type='table'").fetchall():
-        con.execute(sql)
-        con.execute(f"INSERT INTO main.{name} SELECT * FROM c.{name}")
+    con.execute("ATTACH ? AS c", (str(src),))
+    tables = con.execute("SELECT name, sql FROM c.sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'").fetchall()
+    virtual = [name for name, sql in tables if sql.upper().startswith("CREATE VIRTUAL")]
+    for name, sql in tables:  # (a full-text index and its shadow tables left out: no reader needs them)
+        if not any(name == v or name.startswith(v + "_") for v in virtual):
+            con.execute(sql)
+            con.execute(f'INSERT INTO main."{name}" SELECT * FROM c."{name}"')
     con.commit()
     root = tmp_path / "s"
     root.mkdir()
@@ -122,7 +143,9 @@ def test_an_adk_store_whose_tables_lie_in_its_write_ahead_log_has_its_row(
     shutil.copyfile(f"{live}-wal", root / "s.db-wal")
     con.close()
     before = {p.name: p.read_bytes() for p in root.iterdir()}
+    assert main(["analyze", str(root / "s.db")]) in (0, 1)
+    capsys.readouterr()
     assert main(["scan", str(root), "--json", "--no-progress", "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert '"format":"adk"' in out and '"error":null' in out, out
+    assert f'"format":"{kind}"' in out and '"error":null' in out, out
     assert {p.name: p.read_bytes() for p in root.iterdir()} == before

@@ -346,25 +346,11 @@ def _is_maka(con: sqlite3.Connection) -> bool:
     return tables >= _TABLES and not (tables & _FOREIGN) and "payload_json" in _columns(con, "runtime_events")
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    """The file alone, without locks or a -shm (detection must change nothing beside it)."""
-    return sqlite_files.immutable(path)
-
-
 def looks_like_file(path: str) -> bool:
     """Is this a maka `runtime.sqlite` (SQLite with `runtime_events.payload_json` and
     `core_agent_runs`, and none of ADK's `sessions`/`events` or OpenClaw's `transcript_events`)?
     Reads the head and the schema only; never raises."""
-    try:
-        if not sqlite_files.has_magic(path):
-            return False
-        con = _connect(path)
-        try:
-            return _is_maka(con)
-        finally:
-            con.close()
-    except (OSError, *sqlite_files.ERRORS):
-        return False
+    return bool(sqlite_files.schema_look(path, _is_maka, bool))
 
 
 # ---------------------------------------------------------------------------------------- maka's own serialization

@@ -87,16 +87,7 @@ def looks_like_file(path: str) -> bool:
     """Is this an OpenClaw agent store (SQLite with `transcript_events`, `session_windows` and
     `session_nodes`; ADK's stores have `sessions`/`events` instead)? Reads the head and the table
     names only; never raises."""
-    try:
-        if not sqlite_files.has_magic(path):
-            return False
-        con = sqlite_files.immutable(path)
-        try:
-            return _tables(con) >= _TABLES
-        finally:
-            con.close()
-    except (OSError, *sqlite_files.ERRORS):
-        return False
+    return bool(sqlite_files.schema_look(path, lambda con: _tables(con) >= _TABLES, bool))
 
 
 # ---------------------------------------------------------------------------------------- reading

@@ -10,12 +10,14 @@ import shutil
 import sqlite3
 import tempfile
 import urllib.parse
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Diagnostic
 from inspector.ledger.quoting import escape
+
+T = TypeVar("T")
 
 # What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
 # cannot decode SQLite's message, which quotes the damaged schema.
@@ -56,22 +58,22 @@ def sort_key(value: Any) -> tuple[int, Any]:
     return (3, bytes(value))
 
 
-def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:
-    """(table names, columns of its `events` table) of a SQLite file (the ADK stores, Python's and
-    Go's, are told apart by these); None when it is no SQLite file SQLite can read. Read as
-    `immutable` reads it, the file alone; when that fails or finds no events table and a -wal is
-    beside it, as `read_only` reads it, the file and its log (the tables may lie in the log alone,
-    not yet checkpointed, or the file alone be damaged where its log is not)."""
+def schema_look(path: str, look: Callable[[sqlite3.Connection], T], found: Callable[[T], bool]) -> T | None:
+    """What `look` reads of a SQLite file's schema, for detection (never raises; None: no SQLite
+    file SQLite can read). Read as `immutable` reads it, the file alone; when that fails, or
+    `found` says it is not what was looked for, and a -wal is beside it, as `read_only` reads it,
+    the file and its log, as the loader reads them (the tables may lie in the log alone, not yet
+    checkpointed while the runtime runs, or the file alone be cut short where its log is not)."""
     try:
         if not has_magic(path):
             return None
         con = immutable(path)
         try:
-            shape = _tables_and_event_columns(con)
+            seen = look(con)
         finally:
             con.close()
-        if "events" in shape[0] or not _side_size(path + "-wal"):
-            return shape
+        if found(seen) or not _side_size(path + "-wal"):
+            return seen
     except OSError:
         return None
     except ERRORS:
@@ -79,9 +81,15 @@ def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:
             return None
     try:
         with read_only(path, path, []) as con:
-            return _tables_and_event_columns(con)
-    except (LoadError, *ERRORS):
+            return look(con)
+    except (LoadError, OSError, *ERRORS):
         return None
+
+
+def tables_and_event_columns(path: str) -> tuple[set[str], set[str]] | None:
+    """(table names, columns of its `events` table) of a SQLite file (the ADK stores, Python's and
+    Go's, are told apart by these), as `schema_look` reads them."""
+    return schema_look(path, _tables_and_event_columns, lambda shape: "events" in shape[0])
 
 
 def _tables_and_event_columns(con: sqlite3.Connection) -> tuple[set[str], set[str]]:
