@@ -58,6 +58,17 @@ def _built(f: Path) -> tuple[Any, Any]:
     return report, res
 
 
+def _sql(f: Path, *statements: str) -> None:
+    """Statements run on the store and committed (what another program does to it)."""
+    con = sqlite3.connect(f)
+    try:
+        for stmt in statements:
+            con.execute(stmt)
+        con.commit()
+    finally:
+        con.close()
+
+
 def _append_foreign_event(f: Path) -> None:
     """What the agent does: one more event row in the session."""
     con = sqlite3.connect(f)
@@ -119,10 +130,7 @@ def test_rows_the_store_refuses_leave_no_backup(store: Path, tmp_path: Path, cap
     refused the rows, the transaction rolled back, and the backup taken just before stayed in the
     data dir without its sidecar. Here a trigger refuses them: nothing is written and no file of
     that write is left."""
-    con = sqlite3.connect(store)
-    con.execute("CREATE TRIGGER no_more BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'store full'); END")
-    con.commit()
-    con.close()
+    _sql(store, "CREATE TRIGGER no_more BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'store full'); END")
     before = _rows(store)
     assert main(["repair", str(store), *ARGS, "--write"]) == 2
     assert "the store refused the rows (store full); nothing written" in capsys.readouterr().err
@@ -137,17 +145,13 @@ def test_an_undo_the_store_fails_is_an_error_that_changes_nothing(store: Path, c
     before = _rows(store)
     assert main(["repair", str(store), *ARGS, "--write"]) == 0, capsys.readouterr().err
     written = _rows(store)
-    con = sqlite3.connect(store)
-    con.execute("CREATE TRIGGER keep BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'disk I/O'); END")
-    con.commit()
+    _sql(store, "CREATE TRIGGER keep BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'disk I/O'); END")
     capsys.readouterr()
     assert main(["undo", str(store)]) == 2
     err = capsys.readouterr().err
     assert "the store failed (disk I/O); its transaction was rolled back, nothing changed" in err, err
     assert _rows(store) == written
-    con.execute("DROP TRIGGER keep")
-    con.commit()
-    con.close()
+    _sql(store, "DROP TRIGGER keep")
     assert main(["undo", str(store)]) == 0, capsys.readouterr().err
     assert _rows(store) == before
 
@@ -192,10 +196,7 @@ def test_unknown_schema_version_is_refused(tmp_path: Path, capsys: pytest.Captur
     f = tmp_path / "v9.db"
     shutil.copyfile(CORPUS / "token_threshold.v1.db", f)
     os.chmod(f, 0o644)
-    con = sqlite3.connect(f)
-    con.execute("UPDATE adk_internal_metadata SET value='9' WHERE key='schema_version'")
-    con.commit()
-    con.close()
+    _sql(f, "UPDATE adk_internal_metadata SET value='9' WHERE key='schema_version'")
     before = _rows(f)
     assert main(["repair", str(f), *ARGS, "--write"]) == 2
     assert "schema version is '9'" in capsys.readouterr().err

@@ -17,14 +17,14 @@ from inspector.formats.jsonl import LoadError
 from inspector.ledger.model import Diagnostic
 from inspector.ledger.quoting import escape
 
-T = TypeVar("T")
-
-# What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
-# cannot decode SQLite's message, which quotes the damaged schema.
 # Every SQLite database file begins with these 16 bytes (sqlite.org/fileformat.html, 1.3.1).
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+# What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when Python
+# cannot decode SQLite's message, which quotes the damaged schema.
 ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+T = TypeVar("T")  # what `schema_look` reads
 
 
 def quoted(name: str) -> str:

@@ -45,10 +45,10 @@ from inspector.ledger.model import Ledger
 from inspector.store.files import Step, _no_step, discard_backup, os_cause, write_atomic
 
 BACKUP_SCHEMA = "inspector-db-backup/1"
-# What SQLite raises on a damaged or foreign file: its errors, a message of it quoting the file's
-# bytes that Python cannot decode, and a value past SQLite's integers (a sequence number one past a
-# damaged row's 2**63 - 1).
-FAILS: tuple[type[Exception], ...] = (sqlite3.Error, UnicodeDecodeError, OverflowError)
+# What a store operation may raise: what reading a damaged file does (sqlite_files.ERRORS), any
+# other SQLite error, and a value past SQLite's integers (a sequence number one past a damaged row's
+# 2**63 - 1).
+FAILS: tuple[type[Exception], ...] = (*sqlite_files.ERRORS, sqlite3.Error, OverflowError)
 BACKUP_SUFFIX = ".db"
 
 
