@@ -174,3 +174,22 @@ def test_write_on_a_json_dump_is_refused_before_the_summarizer_runs(
     monkeypatch.setattr(repair_cli, "make_summarizer", never)
     assert main(["repair", str(f), *ARGS, "--write"]) == 2
     assert "never written in place" in capsys.readouterr().err and f.read_bytes() == before
+
+
+def test_a_big_store_is_named_on_stderr_while_sqlite_checks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`PRAGMA quick_check` reads every page before the write (seconds on a big store): the pause
+    is named on stderr for a store of `CHECK_NOTICE_BYTES` or more, and only then."""
+    from inspector.cli import repair as repair_cli
+
+    f = _copy("token_threshold.db", tmp_path)
+    g = shutil.copyfile(f, tmp_path / "other.db")
+    monkeypatch.setattr(repair_cli, "CHECK_NOTICE_BYTES", f.stat().st_size + 1)
+    assert main(["repair", str(g), *ARGS, "--write"]) == 0
+    assert "quick_check" not in capsys.readouterr().err  # (under the size: no line)
+    monkeypatch.setattr(repair_cli, "CHECK_NOTICE_BYTES", f.stat().st_size)
+    assert main(["repair", str(f), *ARGS, "--write", "--json"]) == 0
+    out = capsys.readouterr()
+    assert f"inspector: checking {f} (" in out.err and "quick_check before the write" in out.err
+    assert json.loads(out.out)["backup"]  # (stdout: the JSON alone, the write done)

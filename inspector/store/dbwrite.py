@@ -298,6 +298,7 @@ def install(
     check_writable(led)
     path = os.path.realpath(led.path)
     step("start")
+    step("checking")  # (`_intact`: a pass over the whole file, seconds on a big store)
     _intact(path, store)
     with write_lock(path) as con:
         step("locked")
