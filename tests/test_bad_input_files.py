@@ -3,7 +3,11 @@ rest loads; what is not a regular file is refused before it is opened, with the 
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -152,3 +156,97 @@ def test_an_adk_dump_whose_parts_is_no_list_is_a_diagnostic(parts: object, tmp_p
     assert any("content.parts" in d.message for d in led.diagnostics)
     exercise(led)
     exercise(load(str(f), upto_line=1))  # --at 1: the later events are not field-checked
+
+
+# -- named pipes, sockets and devices where a walk or a session's name leads (not given by name): a
+# `scan`/`usage`/`search` of a folder, a NextClaw session's side file, a config or price table. A
+# plain `open()` of a pipe with no writer blocks forever; each command runs in a subprocess with a
+# deadline, so a regression fails here instead of hanging the suite.
+
+PIPE_NAMES = ("pipe.jsonl", "session.db", "runtime.sqlite", "dump.json", "agent_main_s1.metadata.json")
+
+
+def _inspector(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run([sys.executable, "-m", "inspector", *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`inspector {' '.join(args)}` blocked (a named pipe opened and waited on?)")
+
+
+def _tree_with_pipes(tmp_path: Path) -> Path:
+    d = tmp_path / "tree"
+    (d / "nested").mkdir(parents=True)
+    (d / "good.jsonl").write_bytes(encode("pi", SEEDS["pi"]))
+    for name in PIPE_NAMES:
+        os.mkfifo(d / "nested" / name)
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(d / "nested" / "sock.jsonl"))
+    finally:
+        sock.close()
+    (d / "nested" / "null.jsonl").symlink_to("/dev/null")
+    return d
+
+
+def test_a_folder_with_named_pipes_is_scanned_without_blocking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    d = _tree_with_pipes(tmp_path)
+    res = _inspector("scan", str(d), "--json")
+    assert res.returncode == 0, res.stderr
+    rows = {Path(r["path"]).name: r for r in map(json.loads, res.stdout.splitlines())}  # (one JSON object a row)
+    assert rows["good.jsonl"].get("error") is None and rows["good.jsonl"]["records"] > 0
+    assert rows["pipe.jsonl"]["error"] == "not a session file (a named pipe)"
+    assert rows["sock.jsonl"]["error"] == "not a session file (a socket)"
+    assert rows["null.jsonl"]["error"] == "not a session file (a character device)"
+    assert set(rows) == {"good.jsonl", "pipe.jsonl", "sock.jsonl", "null.jsonl"}  # (a pipe is no store: not listed)
+    for cmd in (["usage", str(d)], ["search", "anything", str(d)]):
+        res = _inspector(*cmd)
+        assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stderr
+
+
+def test_the_triage_browser_lists_a_folder_with_named_pipes(tmp_path: Path) -> None:
+    d = _tree_with_pipes(tmp_path)
+    script = (
+        "import asyncio, sys\n"
+        "from inspector.tui.app import create_app\n"
+        "from inspector.tui.triage import TriageScreen\n"
+        "async def main():\n"
+        "    app = create_app([sys.argv[1]])\n"
+        "    async with app.run_test(size=(160, 50)) as pilot:\n"
+        "        for _ in range(300):\n"
+        "            await pilot.pause(0.05)\n"
+        "            s = app.screen\n"
+        "            if isinstance(s, TriageScreen) and s.finished:\n"
+        "                print('listed', len(s.rows))\n"
+        "                return\n"
+        "asyncio.run(main())\n"
+    )
+    try:
+        res = subprocess.run([sys.executable, "-c", script, str(d)], capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the triage browser blocked on a named pipe")
+    assert res.returncode == 0 and "listed 4" in res.stdout, (res.stdout, res.stderr)
+
+
+def test_a_nextclaw_side_file_that_is_a_pipe_is_a_diagnostic(tmp_path: Path) -> None:
+    from tests.fuzz.seeds import build_seeds
+
+    (journal,) = [p for k, p in build_seeds(tmp_path / "seeds") if k == "nextclaw" and "provider" in str(p)]
+    side = journal.with_name(journal.name.replace(".jsonl", ".metadata.json"))
+    side.unlink(missing_ok=True)
+    os.mkfifo(side)
+    res = _inspector("analyze", str(journal), "--json")
+    assert res.returncode == 0, res.stderr
+    found = [f["message"] for f in json.loads(res.stdout)["findings"] if str(side) in f["message"]]
+    assert found and "not a file (a named pipe)" in found[0]
+
+
+def test_a_config_or_price_table_that_is_a_pipe_is_refused(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(encode("pi", SEEDS["pi"]))
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    res = _inspector("usage", str(session), "--prices", str(pipe))
+    assert res.returncode == 2 and f"{pipe}: cannot read (a named pipe)" in res.stderr
+    res = _inspector("repair", str(session), "--strategy", "compact", "--provider", "openai", "--config", str(pipe))
+    assert res.returncode == 2 and f"config file {pipe} cannot be read: a named pipe" in res.stderr

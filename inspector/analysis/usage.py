@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.analysis import GROUPINGS as GROUPINGS  # (the groupings, re-exported)
+from inspector.formats.jsonl import open_regular
 from inspector.ledger.model import Usage
 
 Grouping = Literal["day", "project", "session", "model"]
@@ -71,7 +72,7 @@ def load_prices(path: str | None = None) -> PriceTable:
         data = resources.files("inspector").joinpath("prices.json").read_bytes()
         return parse_price_table(data, "inspector/prices.json")
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a named pipe: refused, never waited on)
             data = f.read()
     except OSError as e:
         raise PriceTableError(f"{path}: cannot read ({e.strerror or e})") from None

@@ -15,6 +15,7 @@ from inspector.formats.jsonl import (
     RawLine,
     check_openable,
     hash_prefix,
+    open_regular,
     os_problem,
     parse_bytes,
     read_lines,
@@ -111,7 +112,7 @@ def store_sessions(path: str) -> list[str]:
     """The sessions of a multi-session store at `path`, as `FILE#SESSION` selects them (a
     format's `session_ids`); [] for a line file, a one-session store or one it cannot read."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a walk's find: a named pipe there is never waited on)
             head = f.read(65536)
     except OSError:
         return []

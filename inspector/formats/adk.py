@@ -36,7 +36,7 @@ from inspector.formats import adk_heads, adk_writer, bounded, fields, heads, sql
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import LoadError, RawLine
+from inspector.formats.jsonl import LoadError, RawLine, open_regular
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -1831,7 +1831,7 @@ def looks_like_file(path: str) -> bool:
     tables, or a `session.model_dump()` JSON file)? For the triage browser's walk: it reads the
     head of the file and, for SQLite, the table names only; never raises."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a named pipe the walk found: refused, never waited on)
             head = f.read(4096)
     except OSError:
         return False
@@ -1868,7 +1868,7 @@ def _load_file_read_only(path: str, f: Any, head: bytes, session_id: str | None,
 def _session_ids(path: str) -> list[str]:
     """A database's sessions (a JSON dump is one session: [])."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(16)
     except OSError:
         return []

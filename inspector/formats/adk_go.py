@@ -81,7 +81,7 @@ from inspector.formats import adk, adk_heads, fields, sqlite_files
 from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.heads import kept_result_ids
-from inspector.formats.jsonl import LoadError
+from inspector.formats.jsonl import LoadError, open_regular
 from inspector.ledger.model import (
     Checkpoint,
     Diagnostic,
@@ -155,7 +155,7 @@ def sniff_export(head: bytes) -> bool:
 
 def looks_like_export(path: str) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a named pipe the walk found: refused, never waited on)
             return sniff_export(f.read(65536))
     except OSError:
         return False

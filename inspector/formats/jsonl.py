@@ -15,7 +15,7 @@ import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -109,8 +109,42 @@ def check_openable(path: str) -> int:
     return st.st_size
 
 
+class NotRegularFile(OSError):
+    """`open_regular` was given something else than a regular file (a named pipe, a device, a
+    socket): its `strerror` says what."""
+
+
+def _without_waiting(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def open_regular(path: str, buffering: int = -1) -> BinaryIO:
+    """`open(path, "rb")` for a regular file only. Opened without waiting (a named pipe with no
+    writer blocks a plain `open()` forever; one opened so reads nothing, at once), then anything
+    but a regular file closed again and refused: `NotRegularFile`. For the reads of a path nothing
+    vetted before (`check_openable`): a file a walk found, a side file named after the session."""
+    try:
+        f = open(path, "rb", buffering=buffering, opener=_without_waiting)  # noqa: SIM115 - returned or closed
+    except OSError as e:
+        if e.errno == errno.ENXIO and stat.S_ISSOCK(os.stat(path).st_mode):  # (a socket cannot be opened)
+            raise NotRegularFile(errno.EINVAL, "a socket", path) from None
+        raise
+    try:
+        mode = os.fstat(f.fileno()).st_mode
+    except OSError:
+        f.close()
+        raise
+    if not stat.S_ISREG(mode):
+        f.close()
+        what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise NotRegularFile(errno.EINVAL, what, path)
+    return f
+
+
 def os_problem(e: OSError) -> str:
     """What an OSError from stat/open means for the user."""
+    if isinstance(e, NotRegularFile):
+        return f"not a file ({e.strerror})"
     if e.errno == errno.ELOOP:
         return "symlink loop (a symbolic link that leads back to itself)"
     if e.errno in (errno.EACCES, errno.EPERM):

@@ -101,7 +101,7 @@ import orjson
 from inspector.formats import heads
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
-from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
+from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -328,7 +328,7 @@ def head_objects(path: str, lines: int) -> list[Any]:
     """The JSON values of a file's first `lines` lines (within its first 64 KB), blank lines and
     lines that are not JSON left out; none when it cannot be read."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (a named pipe the walk found: refused, never waited on)
             head = f.read(65536)
     except OSError:
         return []
@@ -418,7 +418,7 @@ def _sidecar(path: str) -> tuple[dict[str, Any] | None, str]:
     """`<id>.metadata.json` beside the journal: (its entry, a problem with it)."""
     side = path[: -len(".jsonl")] + ".metadata.json" if path.endswith(".jsonl") else path + ".metadata.json"
     try:
-        with open(side, "rb") as f:
+        with open_regular(side) as f:  # (a named pipe there: refused, never waited on)
             o = orjson.loads(f.read())
     except FileNotFoundError:
         return None, ""

@@ -13,7 +13,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from inspector.formats.jsonl import LoadError
+from inspector.formats.jsonl import LoadError, open_regular
 from inspector.ledger.model import Diagnostic
 from inspector.ledger.quoting import escape
 
@@ -34,7 +34,7 @@ def quoted(name: str) -> str:
 
 def has_magic(path: str) -> bool:
     """Does the file begin as a SQLite database does? Raises OSError when it cannot be read."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # (a named pipe: refused, never waited on)
         return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 

@@ -37,6 +37,7 @@ from inspector.analysis import Report, analyze
 from inspector.analysis.incremental import extend_report, prepare
 from inspector.formats import LoadError, load, load_bytes, registry, split_selector
 from inspector.formats.appended import complete_lines
+from inspector.formats.jsonl import open_regular
 from inspector.ledger.model import Ledger
 
 EDGE_BYTES = 4096  # the first and the last bytes read, compared on each look: a replaced file differs
@@ -99,7 +100,7 @@ class Follower:
             return self._store_poll()  # (FILE#SESSION names no file to read lines from)
         if (st.st_dev, st.st_ino) != (rd.dev, rd.ino) or st.st_size < rd.offset:
             return self._full(REPLACED)
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             if not self._same_edges(f, rd):
                 return self._full(REPLACED)
             if st.st_size == rd.offset:
@@ -231,7 +232,7 @@ class Follower:
         return self._set(led, self._analyze(led), rd, len(led.records), why, pending)
 
     def _complete_lines_only(self) -> tuple[Ledger, _Read]:
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             st = os.fstat(f.fileno())
             data = f.read()
         end = data.rfind(b"\n") + 1
@@ -256,7 +257,7 @@ class Follower:
         lines = 0
         head = b""
         last = b""
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             st = os.fstat(f.fileno())
             left = led.size
             while left > 0:

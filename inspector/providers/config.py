@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from inspector.formats.jsonl import open_regular
 from inspector.providers.base import ProviderConfigError
 
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -77,7 +78,7 @@ def load_config(config_path: str | None) -> dict[str, Any]:
     not exist, or a file that is not TOML, is a configuration error."""
     path = Path(config_path) if config_path else default_config_path()
     try:
-        with open(path, "rb") as f:
+        with open_regular(str(path)) as f:  # (a named pipe: refused, never waited on)
             return tomllib.load(f)
     except FileNotFoundError:
         if config_path:

@@ -25,6 +25,7 @@ from inspector.analysis.sessions import ScanRow, SearchDocument, UsageEntry
 from inspector.analysis.tokens import cache_dir  # (one cache dir: the token ranks' index is kept there too)
 from inspector.analysis.usage import UsageItem
 from inspector.formats import split_selector
+from inspector.formats.jsonl import open_regular
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
@@ -93,7 +94,7 @@ def file_identity(path: str) -> FileIdentity:
     real = os.path.realpath(base)
     st = os.stat(real)
     h = hashlib.sha256()
-    with open(real, "rb") as f:
+    with open_regular(real) as f:  # (a named pipe the walk found: refused, never waited on)
         h.update(f.read(HEAD_BYTES))
     with contextlib.suppress(OSError):  # a SQLite store in WAL mode changes in its -wal file first
         wal = os.stat(real + "-wal")

@@ -28,6 +28,7 @@ from inspector.analysis.sessions import (
     usage_entries,
 )
 from inspector.formats import LoadError, load, store_sessions
+from inspector.formats.jsonl import NotRegularFile
 from inspector.store.index import FileIdentity, SessionIndex, file_identity
 from inspector.store.places import Found, parent_session, session_files
 
@@ -245,6 +246,8 @@ class Scanner:
             return _Pending(f.path, row=ScanRow(path=f.path, error="no such file or directory"))
         try:
             ident = file_identity(f.path)
+        except NotRegularFile as e:  # (as `analyze` says it)
+            return _Pending(f.path, row=ScanRow(path=f.path, error=f"not a session file ({e.strerror})"))
         except OSError as e:
             return _Pending(f.path, row=ScanRow(path=f.path, error=f"cannot read ({e.strerror or e})"))
         row = self.index.cached_row(ident)
