@@ -251,3 +251,39 @@ def test_the_html_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert got.returncode == 0, got.stderr[-2000:]
     assert 'id="header-sentence"' in dom and SENTENCE in dom
     assert '<svg' in dom and 'id="coverage-band"' in dom and "<rect" in dom
+
+
+def test_export_refuses_a_destination_it_must_not_replace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report is written as every file inspector makes: never through a link, into a pipe or over
+    a device (the rename would replace them; a pipe with no reader would block), refused before
+    the analysis runs; `-` is stdout."""
+    import os
+
+    pipe, link, real = tmp_path / "pipe", tmp_path / "link.md", tmp_path / "real.md"
+    os.mkfifo(pipe)
+    real.write_text("mine\n")
+    link.symlink_to(real)
+    for target, why in ((pipe, "is a named pipe, not a regular file"), (link, "is a symbolic link to"), (Path("/dev/null"), "is a character device")):
+        assert main(["export", str(AMNESIA), "--markdown", str(target)]) == 2
+        assert why in capsys.readouterr().err
+    assert pipe.is_fifo() and link.is_symlink() and real.read_text() == "mine\n"
+    assert main(["export", str(AMNESIA), "--markdown", "-"]) == 0
+    assert SENTENCE in capsys.readouterr().out
+
+
+def test_a_report_gets_the_mode_a_new_file_gets(tmp_path: Path) -> None:
+    """Not a backup's private 0600: the umask's mode for a new report, the old one's when replaced."""
+    import os
+    import stat
+
+    new, old = tmp_path / "new.md", tmp_path / "old.md"
+    old.write_text("x")
+    old.chmod(0o640)
+    umask = os.umask(0o022)
+    try:
+        assert main(["export", str(AMNESIA), "--markdown", str(new)]) == 0
+        assert main(["export", str(AMNESIA), "--markdown", str(old)]) == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644 and stat.S_IMODE(old.stat().st_mode) == 0o640
+    assert SENTENCE in old.read_text()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 
 from inspector.analysis import analyze
@@ -44,7 +42,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from inspector.cli.main import version_line
+    from inspector.compaction.entries import WriteError
+    from inspector.store.files import check_destination, write_atomic
 
+    target = args.html or args.markdown
+    label = "--html" if args.html else "--markdown"
+    try:  # before the analysis: a report that cannot be written is told at once
+        if target != "-":
+            check_destination(target, label)
+    except WriteError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        return 2
     try:
         led = load(args.session, fmt=args.format, fingerprint=False)  # read only: no write-back hash
     except LoadError as e:
@@ -54,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"inspector: {args.session}: {e.strerror or e}", file=sys.stderr)
         return 2
     report = analyze(led, window=args.window, reserve=args.reserve)
-    target = args.html or args.markdown
     from inspector.analysis.report_export import html_report, markdown_report
 
     render = html_report if args.html else markdown_report
@@ -62,15 +69,12 @@ def run(args: argparse.Namespace) -> int:
     if target == "-":
         sys.stdout.write(text)
         return 0
-    tmp = f"{target}.tmp-{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except OSError as e:
-        print(f"inspector: {target}: cannot write ({e.strerror or e})", file=sys.stderr)
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+        # As every file inspector makes: a regular file or a new name (never through a link, a pipe
+        # or a device: `-` writes to stdout), replaced whole or not at all.
+        write_atomic(target, text.encode("utf-8"), label=label, shared=True)
+    except WriteError as e:
+        print(f"inspector: {e}", file=sys.stderr)
         return 2
     print(f"wrote {target}", file=sys.stderr)
     return 0

@@ -45,7 +45,7 @@ def write_copy(led: Ledger, entry: dict[str, Any], out: str, lines: list[dict[st
         return dbwrite.write_copy(led, entry, lines or [entry], out)
     original = read_unchanged(led)
     data = w.copy(original, lines or [entry]) if w is not None and w.copy is not None else appended_bytes(original, entry, lines)
-    write_atomic(out, data, label="--out")
+    write_atomic(out, data, label="--out", shared=True)
     return len(data)
 
 

@@ -144,10 +144,12 @@ def fsync_dir(d: str | Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file") -> None:
+def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file", *, shared: bool = False) -> None:
     """Create or replace `path` with `data`: temp file in the same folder, fsync, rename, fsync the
     folder. A reader sees the old file or the complete new one, never a part. Refused (WriteError,
-    nothing written) where `check_destination` says so, checked again right before the rename."""
+    nothing written) where `check_destination` says so, checked again right before the rename.
+    Private (0600, as a backup is) unless `shared`: a file the user asked for (a report, a copy)
+    gets the mode the file it replaces had, or a new file's (0666 less the umask)."""
     path = Path(path)
     check_destination(path, label)
     try:
@@ -155,6 +157,8 @@ def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: st
     except OSError as e:
         raise WriteError(f"{label} {path}: cannot create a file in {path.parent} ({os_cause(e)}); nothing written") from e
     try:
+        if shared:
+            os.fchmod(fd, _shared_mode(path))
         with os.fdopen(fd, "wb") as f:
             half = len(data) // 2
             f.write(data[:half])
@@ -173,6 +177,16 @@ def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: st
             raise WriteError(f"{label} {path}: cannot write it ({os_cause(e)}); nothing written") from e
         raise
     fsync_dir(path.parent)
+
+
+def _shared_mode(path: Path) -> int:
+    """The mode of the file at `path` now, or a new file's under this process's umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0o022)  # (read by setting it: put straight back)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def discard_backup(data: str, sidecar: str) -> None:
