@@ -287,3 +287,26 @@ def test_a_report_gets_the_mode_a_new_file_gets(tmp_path: Path) -> None:
         os.umask(umask)
     assert stat.S_IMODE(new.stat().st_mode) == 0o644 and stat.S_IMODE(old.stat().st_mode) == 0o640
     assert SENTENCE in old.read_text()
+
+
+@pytest.mark.parametrize("kind", ["file", "store"])
+def test_a_repaired_copy_is_as_private_as_the_session(kind: str, tmp_path: Path) -> None:
+    import os
+    import shutil
+    import stat
+
+    from tests.conftest import SHARED
+
+    src = SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl" if kind == "file" else SHARED / "peers" / "adk" / "corpus" / "token_threshold.db"
+    session = tmp_path / src.name
+    shutil.copyfile(src, session)
+    args = ["--strategy", "compact", "--keep-recent", "400", "--window", "8000", "--reserve", "1000"]
+    for mode in (0o600, 0o640):
+        session.chmod(mode)
+        out = tmp_path / f"copy-{mode:o}{src.suffix}"
+        umask = os.umask(0o022)
+        try:
+            assert main(["repair", str(session), *args, "--out", str(out)]) == 0
+        finally:
+            os.umask(umask)
+        assert stat.S_IMODE(out.stat().st_mode) == mode

@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     from inspector.cli.main import version_line
     from inspector.compaction.entries import WriteError
-    from inspector.store.files import check_destination, write_atomic
+    from inspector.store.files import check_destination, usual_mode, write_atomic
 
     target = args.html or args.markdown
     label = "--html" if args.html else "--markdown"
@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         # As every file inspector makes: a regular file or a new name (never through a link, a pipe
-        # or a device: `-` writes to stdout), replaced whole or not at all.
-        write_atomic(target, text.encode("utf-8"), label=label, shared=True)
+        # or a device: `-` writes to stdout), replaced whole or not at all; with the mode any
+        # program's new file gets (not a backup's 0600).
+        write_atomic(target, text.encode("utf-8"), label=label, mode=usual_mode(target))
     except WriteError as e:
         print(f"inspector: {e}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ from inspector.compaction.entries import WriteError, appended_bytes
 from inspector.formats import registry
 from inspector.ledger.model import Ledger
 from inspector.store import dbwrite
-from inspector.store.files import check_destination, os_cause, write_atomic
+from inspector.store.files import check_destination, mode_of, os_cause, write_atomic
 
 
 def read_unchanged(led: Ledger) -> bytes:
@@ -45,8 +45,9 @@ def write_copy(led: Ledger, entry: dict[str, Any], out: str, lines: list[dict[st
         return dbwrite.write_copy(led, entry, lines or [entry], out)
     original = read_unchanged(led)
     data = w.copy(original, lines or [entry]) if w is not None and w.copy is not None else appended_bytes(original, entry, lines)
-    write_atomic(out, data, label="--out", shared=True)
+    write_atomic(out, data, label="--out", mode=mode_of(led.path))  # (as private as the session)
     return len(data)
+
 
 
 def check_copy_target(led: Ledger, out: str) -> None:

@@ -42,7 +42,7 @@ from inspector.compaction.entries import WriteError, check_writable, now_iso
 from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
 from inspector.ledger.model import Ledger
-from inspector.store.files import Step, _no_step, discard_backup, os_cause, write_atomic
+from inspector.store.files import Step, _no_step, discard_backup, mode_of, os_cause, write_atomic
 
 BACKUP_SCHEMA = "inspector-db-backup/1"
 # What a store operation may raise: what reading a damaged file does (sqlite_files.ERRORS), any
@@ -441,6 +441,7 @@ def write_copy(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]], 
         _checked(con, path, store, led)
         _backup_to(path, tmp, _no_step)
     try:
+        os.chmod(tmp, mode_of(path))  # (a copy of the store is as private as the store)
         cp = sqlite3.connect(tmp, isolation_level=None)
         try:
             cp.execute("BEGIN IMMEDIATE")

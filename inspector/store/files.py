@@ -144,12 +144,12 @@ def fsync_dir(d: str | Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file", *, shared: bool = False) -> None:
+def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: str = "file", *, mode: int = 0o600) -> None:
     """Create or replace `path` with `data`: temp file in the same folder, fsync, rename, fsync the
     folder. A reader sees the old file or the complete new one, never a part. Refused (WriteError,
     nothing written) where `check_destination` says so, checked again right before the rename.
-    Private (0600, as a backup is) unless `shared`: a file the user asked for (a report, a copy)
-    gets the mode the file it replaces had, or a new file's (0666 less the umask)."""
+    The file's `mode`: private (0600) unless said (a report: `usual_mode`; a copy of a session:
+    the session's)."""
     path = Path(path)
     check_destination(path, label)
     try:
@@ -157,8 +157,8 @@ def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: st
     except OSError as e:
         raise WriteError(f"{label} {path}: cannot create a file in {path.parent} ({os_cause(e)}); nothing written") from e
     try:
-        if shared:
-            os.fchmod(fd, _shared_mode(path))
+        if mode != 0o600:  # (mkstemp's)
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             half = len(data) // 2
             f.write(data[:half])
@@ -179,8 +179,18 @@ def write_atomic(path: str | Path, data: bytes, step: Step = _no_step, label: st
     fsync_dir(path.parent)
 
 
-def _shared_mode(path: Path) -> int:
-    """The mode of the file at `path` now, or a new file's under this process's umask."""
+def mode_of(path: str | Path | None) -> int:
+    """The permission bits of the file at `path` (0600 when there is none to look at): a copy of a
+    session is as private as the session."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode) if path is not None else 0o600
+    except OSError:
+        return 0o600
+
+
+def usual_mode(path: str | Path) -> int:
+    """The mode a file written at `path` would usually get: the file's there now, or a new file's
+    under this process's umask (0666 less it)."""
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
