@@ -15,6 +15,9 @@ process). What must hold:
   holes, the counts of its findings by severity and its worst finding; an unreadable file's row has
   the error `analyze` exits 2 with;
 - `usage --by session` gives each session without sub-agents the usage its row gives;
+- a folder may also hold a named pipe, a socket, a link to a device or to nowhere (named like a
+  session or a store) and a link back up the tree: nothing may block on them (a case that does
+  is reported with where it blocked) and they take rows as `analyze` says;
 - the tree is then changed as users' trees change (a session grows by a line, or is cut, replaced by
   another, deleted, or a new one appears; each with a new modification time) and scanned again with
   the same index: its rows must equal those of a scan with a new, empty index.
@@ -25,6 +28,7 @@ Prints each violation and a summary; exits 1 when there is one. Deterministic by
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import io
 import json
 import os
@@ -76,6 +80,38 @@ def _place(seed: Seed, tree: Path, n: int, rng: random.Random, damage: bool) -> 
     if damage:
         apply(path, choose(rng, seed.kind, allow_huge=False), Context())
     return path
+
+
+# What else a folder of sessions holds where a walk meets it: a named pipe, a socket, a device or
+# a link to nowhere named like a session or a store, a link back up the tree. None is a session: a
+# line format's name gets a row saying why (as `analyze` refuses it); a store's name gets none.
+HANG_SECONDS = 600  # a case taking longer has blocked (the slowest take seconds)
+SPECIAL_NAMES = ("pipe.jsonl", "session.db", "runtime.sqlite", "dump.json", "agent_main_s9.metadata.json")
+
+
+def _place_special(tree: Path, rng: random.Random) -> str:
+    """One entry that is not a regular file, somewhere in the tree."""
+    folder = tree / rng.choice(("", "a", "a/b", "c"))
+    folder.mkdir(parents=True, exist_ok=True)
+    kind = rng.choice(("pipe", "socket", "device", "dangling", "loop"))
+    path = folder / f"{kind}-{rng.choice(SPECIAL_NAMES)}"
+    if kind == "pipe":
+        os.mkfifo(path)
+    elif kind == "socket":
+        import socket
+
+        with contextlib.closing(socket.socket(socket.AF_UNIX)) as sock:
+            if len(str(path)) < 100:  # (a socket's path is at most 107 bytes)
+                sock.bind(str(path))
+    elif kind == "device":
+        path.symlink_to("/dev/null")
+    elif kind == "dangling":
+        path.symlink_to(folder / "nowhere")
+    else:
+        path = folder / "loop"
+        if not path.exists():
+            path.symlink_to(tree)
+    return f"{kind} {path.relative_to(tree)}"
 
 
 def _scan(tree: Path, cache: Path, workers: int) -> tuple[list[dict[str, Any]] | None, str]:
@@ -218,6 +254,8 @@ def case(seeds: dict[str, list[Seed]], kinds: tuple[str, ...], rng: random.Rando
         damage = rng.random() < 0.6
         _place(seed, tree, n, rng, damage)
         log.append(f"{seed.name}{' damaged' if damage else ''}")
+    for _ in range(rng.choice((0, 0, 1, 2))):
+        log.append(_place_special(tree, rng))
     workers = rng.choice((1, 2))
     rows, why = _scan(tree, scratch / "index", workers)
     if rows is None:
@@ -250,7 +288,9 @@ def run(cases: int, seed: int, kinds: tuple[str, ...] = KINDS, quiet: bool = Fal
             scratch = Path(tmp) / "case"
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
+            faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)  # (a blocked read: reported, not waited out)
             problems, log = case(seeds, kinds, rng, scratch)
+            faulthandler.cancel_dump_traceback_later()
             if problems:
                 bad += 1
                 print(f"case {i}: [{' | '.join(log)}]: {'; '.join(problems)[:1500]}", flush=True)
