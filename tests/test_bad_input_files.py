@@ -250,3 +250,39 @@ def test_a_config_or_price_table_that_is_a_pipe_is_refused(tmp_path: Path) -> No
     assert res.returncode == 2 and f"{pipe}: cannot read (a named pipe)" in res.stderr
     res = _inspector("repair", str(session), "--strategy", "compact", "--provider", "openai", "--config", str(pipe))
     assert res.returncode == 2 and f"config file {pipe} cannot be read: a named pipe" in res.stderr
+
+
+def test_a_codex_call_whose_arguments_nest_too_deep_is_kept_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A call's `arguments` is a JSON text Codex parses when it runs the tool; one nested deeper than
+    Python's reader goes (still under the size it parses) is kept as the text it is, as one that is
+    no JSON is: the export, which reads every message, crashed on it."""
+    import orjson
+
+    from inspector.cli.main import main
+    from tests.conftest import SHARED
+
+    lines = (SHARED / "real_sessions" / "codex" / "agent-sessions__codex_small.jsonl").read_bytes().splitlines()
+    deep = "[" * 50_000 + "]" * 50_000
+    for i, raw in enumerate(lines):
+        o = orjson.loads(raw)
+        if o.get("payload", {}).get("type") == "function_call":
+            o["payload"]["arguments"] = deep
+            lines[i] = orjson.dumps(o)
+            break
+    else:
+        pytest.fail("no function_call in the real Codex session")
+    f = tmp_path / "rollout.jsonl"
+    f.write_bytes(b"\n".join(lines) + b"\n")
+    assert main(["export", str(f), "--markdown", "-"]) == 0
+    assert "_Made by inspector" in capsys.readouterr().out
+    calls = [b for r in load(str(f)).records if r.message is not None for b in r.message.blocks if b.type == "tool_call"]
+    assert [b.args for b in calls if b.args == deep] == [deep]
+
+
+def test_a_config_nested_too_deep_is_a_config_error(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(encode("pi", SEEDS["pi"]))
+    cfg = tmp_path / "deep.toml"
+    cfg.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    res = _inspector("repair", str(session), "--strategy", "compact", "--provider", "openai", "--config", str(cfg))
+    assert res.returncode == 2 and "nested too deep" in res.stderr and "Traceback" not in res.stderr

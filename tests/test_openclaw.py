@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -444,3 +445,26 @@ def test_triage_lists_the_store_and_skips_openclaw_artifacts(tmp_path: Path) -> 
         "agents/main/agent/openclaw-agent.sqlite",
         "agents/main/sessions/s1.jsonl",
     ]
+
+
+@pytest.mark.parametrize("legacy", ["pipe", "deep", "not json"])
+def test_a_legacy_sessions_json_that_cannot_be_read_gives_no_checkpoints(legacy: str, tmp_path: Path) -> None:
+    """The legacy `sessions/sessions.json` beside an agent's store is read for its compaction
+    checkpoints only: a named pipe there (never waited on), JSON nested deeper than Python reads, or
+    no JSON at all gives none, and the store loads as without it."""
+    agent = tmp_path / "agents" / "main"
+    (agent / "agent").mkdir(parents=True)
+    (agent / "sessions").mkdir()
+    side = agent / "sessions" / "sessions.json"
+    if legacy == "pipe":
+        os.mkfifo(side)
+    else:
+        side.write_text("[" * 100_000 + "]" * 100_000 if legacy == "deep" else "{nope")
+    p = _store(agent / "agent" / "openclaw-agent.sqlite", {"s1": _chat("s1")})
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.append(load(str(p))), daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the load blocked on sessions.json"
+    (led,) = got
+    assert not [d for d in led.diagnostics if d.problem == "compaction_checkpoint"] and led.records

@@ -152,7 +152,7 @@ def _args(raw: Any) -> Any:
     if isinstance(raw, str) and len(raw) <= SMALL_VALUE_BYTES:
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # (not JSON, or nested deeper than Python reads: kept as text)
             return raw
     return raw
 

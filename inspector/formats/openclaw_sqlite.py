@@ -58,7 +58,7 @@ from inspector.formats.base import (
     StoreGrowth,
     Writer,
 )
-from inspector.formats.jsonl import LoadError, RawLine, line_object
+from inspector.formats.jsonl import LoadError, RawLine, line_object, open_regular
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.model import (
     Checkpoint,
@@ -632,9 +632,9 @@ def _legacy_checkpoints(led: Ledger, node_entry: dict[str, Any] | None) -> list[
         return cps
     legacy = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(led.path))), "sessions", "sessions.json")
     try:
-        with open(legacy, encoding="utf-8") as f:
+        with open_regular(legacy) as f:  # (a named pipe there: refused, never waited on)
             store = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # (unreadable, not JSON, nested too deep: no legacy checkpoints)
         return []
     if not isinstance(store, dict):
         return []

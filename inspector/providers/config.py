@@ -87,6 +87,8 @@ def load_config(config_path: str | None) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         # The decoder's message names a line and column, never the content.
         raise ProviderConfigError(f"config file {path} is not valid TOML: {e}") from None
+    except RecursionError:
+        raise ProviderConfigError(f"config file {path} is not a config: its values are nested too deep to read") from None
     except OSError as e:
         raise ProviderConfigError(f"config file {path} cannot be read: {e.strerror}") from None
 
