@@ -189,7 +189,7 @@ def encode(fmt: str, session: Any) -> bytes:
 def exercise(led: Any) -> None:
     """Everything a command or the app does with a loaded session, in-process: analyze (and its
     JSON), the next request counted, every record's first line and text, plan for each strategy,
-    simulate under the recorded and the pi policy. Raises only on a bug."""
+    simulate under the recorded and the pi policy, the exported reports. Raises only on a bug."""
     import orjson
 
     from inspector.analysis import analyze
@@ -220,3 +220,7 @@ def exercise(led: Any) -> None:
         if pol is not None:
             res = sim.simulate(led, pol, session=sess)
             orjson.dumps(sim.simulation_json(res) if hasattr(sim, "simulation_json") else None)
+    from inspector.analysis.report_export import html_report, markdown_report
+
+    for render in (markdown_report, html_report):  # (the report reads every message, as the app's detail does)
+        render(report, "inspector test", redact=False)

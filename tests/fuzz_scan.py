@@ -89,12 +89,12 @@ HANG_SECONDS = 600  # a case taking longer has blocked (the slowest take seconds
 SPECIAL_NAMES = ("pipe.jsonl", "session.db", "runtime.sqlite", "dump.json", "agent_main_s9.metadata.json")
 
 
-def _place_special(tree: Path, rng: random.Random) -> str:
-    """One entry that is not a regular file, somewhere in the tree."""
+def _place_special(tree: Path, rng: random.Random, n: int) -> str:
+    """One entry that is not a regular file, somewhere in the tree (`n`: its own in the case)."""
     folder = tree / rng.choice(("", "a", "a/b", "c"))
     folder.mkdir(parents=True, exist_ok=True)
     kind = rng.choice(("pipe", "socket", "device", "dangling", "loop"))
-    path = folder / f"{kind}-{rng.choice(SPECIAL_NAMES)}"
+    path = folder / f"{kind}{n}-{rng.choice(SPECIAL_NAMES)}"
     if kind == "pipe":
         os.mkfifo(path)
     elif kind == "socket":
@@ -108,9 +108,8 @@ def _place_special(tree: Path, rng: random.Random) -> str:
     elif kind == "dangling":
         path.symlink_to(folder / "nowhere")
     else:
-        path = folder / "loop"
-        if not path.exists():
-            path.symlink_to(tree)
+        path = folder / f"loop{n}"
+        path.symlink_to(tree)
     return f"{kind} {path.relative_to(tree)}"
 
 
@@ -254,8 +253,8 @@ def case(seeds: dict[str, list[Seed]], kinds: tuple[str, ...], rng: random.Rando
         damage = rng.random() < 0.6
         _place(seed, tree, n, rng, damage)
         log.append(f"{seed.name}{' damaged' if damage else ''}")
-    for _ in range(rng.choice((0, 0, 1, 2))):
-        log.append(_place_special(tree, rng))
+    for n in range(rng.choice((0, 0, 1, 2))):
+        log.append(_place_special(tree, rng, n))
     workers = rng.choice((1, 2))
     rows, why = _scan(tree, scratch / "index", workers)
     if rows is None:

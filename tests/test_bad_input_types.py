@@ -4,12 +4,22 @@ next request's tokens, every record's first line, plan for each strategy, simula
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from inspector.formats import LoadError, load, load_bytes
-from tests.bad_input_seeds import JSON_VALUES, SEEDS, encode, exercise, substituted, type_cases
+from tests.bad_input_seeds import (
+    JSON_VALUES,
+    SEEDS,
+    _get,
+    encode,
+    exercise,
+    field_paths,
+    substituted,
+    type_cases,
+)
 
 
 def _cases(fmt: str, kind: str) -> list[tuple[str, object]]:
@@ -101,3 +111,34 @@ def test_an_adk_dump_read_up_to_an_event_orders_unchecked_events_without_crashin
     led = load(str(path), upto_line=2)
     exercise(led)
     assert len(load(str(path)).diagnostics) > 0  # read whole, the guard names the wrong types
+
+
+def _fields(fmt: str) -> list[tuple[object, ...]]:
+    seed = SEEDS[fmt]
+    roots = [("events", i) for i in range(len(seed["events"]))] if fmt == "adk" else [(i,) for i in range(len(seed))]
+    return [(*root, *sub) for root in roots for sub in field_paths(_get(seed, root))]
+
+
+@pytest.mark.parametrize("how", ["value", "text"])
+@pytest.mark.parametrize("depth", [300, 1000])
+@pytest.mark.parametrize("fmt", list(SEEDS))
+def test_every_field_nested_as_deep_as_a_reader_takes(fmt: str, depth: int, how: str, tmp_path: Path) -> None:
+    """Every field holds a value nested `depth` deep (or, `text`, a string of such JSON, as a
+    call's arguments are): within what the readers take (1024 levels) but past what orjson writes
+    (254) and what Python's json, str and repr reach from a deep stack. It loads, and nothing
+    downstream (the exported reports included) raises."""
+    deep = "[" * depth + "]" * depth
+    mark = "@@deep@@"
+    spliced = (json.dumps(deep) if how == "text" else deep).encode()
+    path = tmp_path / ("s.json" if fmt == "adk" else "s.jsonl")
+    failures: list[str] = []
+    for field in _fields(fmt):
+        data = encode(fmt, substituted(SEEDS[fmt], field, mark)).replace(json.dumps(mark).encode(), spliced)
+        path.write_bytes(data)
+        try:
+            exercise(load(str(path)))
+        except LoadError:
+            continue
+        except Exception as e:
+            failures.append(f"{'.'.join(map(str, field))}: {type(e).__name__}: {str(e)[:200]}")
+    assert not failures, "\n".join(failures[:20])

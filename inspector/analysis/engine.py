@@ -18,12 +18,12 @@ from operator import lt, sub
 from typing import Any
 
 import msgspec
-import orjson
 
 from inspector.analysis.intervals import Interval, clip, contains, merge, subtract
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.formats import registry
 from inspector.formats.base import Runtime
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     MARK_ASSISTANT,
     MARK_CHECKPOINT,
@@ -807,9 +807,9 @@ def message_text_for_tokens(rec: Record) -> str:
         elif b.type == "tool_call":
             parts.append(str(b.name or ""))
             try:
-                parts.append(orjson.dumps(b.args).decode())
+                parts.append(dumps_text(b.args))
             except TypeError:
-                parts.append(str(b.args))
+                parts.append(py_str(b.args))
     return "\n".join(parts)
 
 

@@ -46,10 +46,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import orjson
-
 from inspector.analysis.engine import message_text_for_tokens
 from inspector.formats import registry
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import Ledger, Record
 from inspector.ledger.times import epoch_seconds
 
@@ -245,9 +244,9 @@ def _pi_estimate(rec: Record) -> int:
             chars += len(b.text or "")
         elif b.type == "tool_call" and m.role == "assistant":
             try:
-                args = orjson.dumps(b.args).decode()
+                args = dumps_text(b.args)
             except TypeError:
-                args = str(b.args)
+                args = py_str(b.args)
             chars += len(b.name or "") + len(args)
         elif b.type == "image":
             chars += 4800

@@ -50,6 +50,7 @@ import orjson
 from inspector.analysis import Finding, Report, analyze
 from inspector.cli import args as argtypes
 from inspector.formats import LoadError, claude_code, load, pi
+from inspector.ledger.jsontext import dumps_text
 
 # The findings the hook speaks about: history the model lost, tool pairs the request breaks, and a
 # request too large for the window.
@@ -191,7 +192,7 @@ def answer(event: HookEvent, report: Report) -> str | None:
             "additionalContext": model_context(report, found, event.transcript_path),
         },
     }
-    return orjson.dumps(out).decode()
+    return dumps_text(out)
 
 
 def session_report(path: str, fmt: str, window: int | None, reserve: int | None) -> Report:
@@ -279,7 +280,7 @@ def pi_event(args: argparse.Namespace) -> PiEvent:
 
 def check_pi(event: PiEvent, window: int | None, reserve: int | None) -> str:
     report = session_report(event.session_path, pi.NAME, window, reserve) if pi_checked(event) else None
-    return orjson.dumps(pi_answer(event, report)).decode()
+    return dumps_text(pi_answer(event, report))
 
 
 class _HookParser(argparse.ArgumentParser):

@@ -13,7 +13,6 @@ installed: the summarizer's own reason is shown); 2 usage or configuration error
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -39,6 +38,7 @@ from inspector.compaction.plan import (
     plan,
 )
 from inspector.formats.base import Writer
+from inspector.ledger.jsontext import deep, json_dumps
 from inspector.store.files import os_cause
 from inspector.store.writeback import Installed
 
@@ -368,7 +368,7 @@ def appended_lines_view(lines: list[dict[str, Any]], w: Writer) -> Group:
     what = "Rows it would insert" if w.store is not None else ("Records a new copy would add" if w.copy is not None else "Lines it would append")
     out: list[Any] = [Text(f"{what} ({plural(len(lines), 'record')}, the {w.record_name} record among them)", style="bold")]
     for o in lines:
-        out.append(Text(json.dumps(_shortened(o), ensure_ascii=False), style="dim"))
+        out.append(Text(json_dumps(deep(_shortened, o), ensure_ascii=False), style="dim"))
     return Group(*out)
 
 

@@ -20,10 +20,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import orjson
-
 from inspector.analysis.numbers import count
 from inspector.cli import args as argtypes
+from inspector.ledger.jsontext import dumps
 from inspector.live.sessions import OK, SessionState, changes, refresh
 
 HELP = "follow running sessions: a live view, and a line (or --exec, --json) when one gains a finding"
@@ -69,7 +68,7 @@ def event_line(ev: dict[str, Any]) -> str:
 
 def run_exec(cmd: str, ev: dict[str, Any]) -> None:
     try:
-        done = subprocess.run(cmd, shell=True, input=orjson.dumps(ev), timeout=EXEC_TIMEOUT_S, capture_output=True)
+        done = subprocess.run(cmd, shell=True, input=dumps(ev), timeout=EXEC_TIMEOUT_S, capture_output=True)
     except subprocess.TimeoutExpired:
         print(f"inspector watch: --exec {cmd!r} did not finish in {EXEC_TIMEOUT_S:.0f} s", file=sys.stderr)
         return
@@ -166,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
 
         def emit(ev: dict[str, Any]) -> None:
-            sys.stdout.buffer.write(orjson.dumps(ev) + b"\n")
+            sys.stdout.buffer.write(dumps(ev) + b"\n")
             sys.stdout.flush()
     else:
         from rich.console import Console

@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from inspector.analysis.engine import REPAIR_PRODUCER
 from inspector.analysis.intervals import Interval
 from inspector.formats import native as native_format
 from inspector.formats import registry
 from inspector.formats.base import CheckpointDraft, Unwritable, Writer
 from inspector.formats.jsonl import RawLine
+from inspector.ledger.jsontext import dumps
 from inspector.ledger.model import Ledger, Record, Usage
 
 PRODUCER = REPAIR_PRODUCER
@@ -164,7 +163,7 @@ def record_id(entry: dict[str, Any]) -> str | None:
 
 
 def entry_line(entry: dict[str, Any]) -> bytes:
-    return orjson.dumps(entry) + b"\n"
+    return dumps(entry) + b"\n"
 
 
 def lines_bytes(lines: list[dict[str, Any]]) -> bytes:

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.analysis.tokens import Tokenizer
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import Message
 
 SYSTEM_PROMPT = (
@@ -92,9 +91,9 @@ def _args(args: Any) -> str:
 
 def _json(v: Any) -> str:
     try:
-        return orjson.dumps(v).decode()
+        return dumps_text(v)
     except TypeError:
-        return str(v)
+        return py_str(v)
 
 
 def clip_to_tokens(text: str, max_tokens: int, tok: Tokenizer) -> str:

@@ -16,7 +16,6 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import io
-import json
 import operator
 import pickle
 import pickletools
@@ -37,6 +36,7 @@ from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Wr
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import LoadError, RawLine, open_regular
+from inspector.ledger.jsontext import deep, dumps, dumps_text, json_dumps, py_str
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -86,10 +86,10 @@ def _serialized_chars(content: dict[str, Any]) -> int:
             return {k: strip(x) if isinstance(x, dict | list) else x for k, x in v.items() if x is not None}
         return [strip(x) if isinstance(x, dict | list) else x for x in v]
 
-    whole = orjson.dumps(content)
+    whole = dumps(content)
     if b"null" not in whole:  # no null to leave out (the common case): the JSON as it is
         return len(whole.decode())
-    return len(orjson.dumps(strip(content)).decode())
+    return len(dumps_text(deep(strip, content)))
 
 
 def _counted_chars(content: dict[str, Any]) -> int:
@@ -106,9 +106,9 @@ def _counted_chars(content: dict[str, Any]) -> int:
                 total += len(f.get("name") or "")
                 if f.get(payload):
                     try:
-                        total += len(json.dumps(f[payload]))
+                        total += len(json_dumps(f[payload]))
                     except (TypeError, ValueError):
-                        total += len(str(f[payload]))
+                        total += len(py_str(f[payload]))
     return total
 
 
@@ -153,9 +153,9 @@ def _counted_chars_as_context(author: str, content: dict[str, Any]) -> int:
         elif isinstance(fc, dict):
             args = fc.get("args")
             args = dict(sorted(args.items())) if isinstance(args, dict) and args else args
-            total += _CALLED + _elided_chars(str(fc.get("name"))) + _QUOTED_FRAME + _elided_chars(str(args))
+            total += _CALLED + _elided_chars(str(fc.get("name"))) + _QUOTED_FRAME + _elided_chars(py_str(args))
         elif isinstance(fr, dict):
-            total += _RETURNED + _elided_chars(str(fr.get("name"))) + _QUOTED_FRAME + _elided_chars(str(fr.get("response")))
+            total += _RETURNED + _elided_chars(str(fr.get("name"))) + _QUOTED_FRAME + _elided_chars(py_str(fr.get("response")))
         else:
             continue
         parts += 1
@@ -1168,9 +1168,9 @@ def _result_text(resp: Any) -> str:
     if isinstance(resp, str):
         return resp
     try:
-        return orjson.dumps(resp).decode()
+        return dumps_text(resp)
     except TypeError:
-        return str(resp)
+        return py_str(resp)
 
 
 def event_message(o: dict[str, Any]) -> Message | None:

@@ -26,6 +26,8 @@ from typing import Any
 
 import msgspec
 
+from inspector.ledger.jsontext import py_str
+
 # LlmEventSummarizer._DEFAULT_PROMPT_TEMPLATE (google-adk 2.13): only its length matters here.
 SUMMARIZER_TEMPLATE = (
     "The following is a conversation history between a user and an AI agent."
@@ -158,7 +160,7 @@ def _content_text(content: Any) -> str:
 
 def _py(v: Any) -> str:
     # The summarizer formats arguments and responses with Python's str() of the decoded JSON.
-    return str(v)
+    return py_str(v)
 
 
 def _trunc(text: str) -> str:

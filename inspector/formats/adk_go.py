@@ -82,6 +82,7 @@ from inspector.formats import adk_go_heads as H
 from inspector.formats.base import Format, Runtime, StoreGrowth
 from inspector.formats.heads import kept_result_ids
 from inspector.formats.jsonl import LoadError, open_regular
+from inspector.ledger.jsontext import deep, dumps_text
 from inspector.ledger.model import (
     Checkpoint,
     Diagnostic,
@@ -506,7 +507,7 @@ def make_event(
     line = index + 1
     ts = fast_time(o.get("timestamp"))
     if ts is None:
-        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {o.get('timestamp')!r} is not a time; event skipped"))
+        diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {deep(repr, o.get('timestamp'))} is not a time; event skipped"))
         return None
     obj = _event_obj(o)
     wrong = fields.check_fields(obj, fields.ADK)  # the shared guard: removes wrong-typed fields
@@ -603,7 +604,7 @@ class Request:
 
 def _stringify(v: Any) -> str:
     try:
-        return orjson.dumps(v).decode()
+        return dumps_text(v)
     except TypeError:
         return "null"
 

@@ -22,6 +22,7 @@ import orjson
 from inspector.formats import bounded
 from inspector.formats.adk_compaction import MAX_TOOL_CONTENT_CHARS as _MAX_TOOL_CHARS
 from inspector.formats.adk_compaction import lines_size, truncated_len
+from inspector.ledger.jsontext import py_str
 from inspector.ledger.model import normalize_stop_reason
 
 _NULL = msgspec.Raw(b"null")  # a field left out reads as this very object
@@ -560,10 +561,10 @@ def _parts_head(
         if not signed and p.thought_signature:
             signed = True
         if fc is not None:  # "{a} called tool: {name}({args})"
-            n = len(str(fc.args))
+            n = len(py_str(fc.args))
             prompt += a + 17 + len(f"{fc.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fr is not None:  # "Tool response from {name}: {response}"
-            n = len(str(fr.response))
+            n = len(py_str(fr.response))
             prompt += 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fc is not None:
             any_call = visible = True
@@ -638,7 +639,7 @@ def _tool_head(
     """`_typed_head` of an event whose content is one part `p` holding no text and either a call
     `fc` or a response `fr`: the same head without the walk over its parts."""
     if fc is not None:  # "{a} called tool: {name}({args})"
-        n = len(str(fc.args))
+        n = len(py_str(fc.args))
         prompt = (len(author) if author else 0) + 17 + len(f"{fc.name}")
         prompt += n if n <= _MAX_TOOL_CHARS else truncated_len(n)
         # (`role_and_stop` of one call, inline)
@@ -651,7 +652,7 @@ def _tool_head(
             (fc.id,) if fc.id else (), None, (), fc.name in FRAMEWORK_CALLS, True, False, prompt,
         )  # fmt: skip
     assert fr is not None
-    n = len(str(fr.response))  # "Tool response from {name}: {response}"
+    n = len(py_str(fr.response))  # "Tool response from {name}: {response}"
     prompt = 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, "tool", None, "function_response", (), fr.id,

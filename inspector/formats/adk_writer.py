@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import marshal
 import sqlite3
 import time
@@ -48,6 +47,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import CheckpointDraft, Row, Unwritable
+from inspector.ledger.jsontext import dumps, dumps_text, json_dumps
 from inspector.ledger.model import Ledger
 
 SQLITE_COLUMNS = ("id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data")
@@ -293,7 +293,7 @@ def rows(entry: dict[str, Any], lines: list[dict[str, Any]], led: Ledger, con: s
     out: list[Row] = []
     for ev in lines:
         ts = float(ev["timestamp"])
-        data = json.dumps(ev) if v1 else orjson.dumps(ev).decode()
+        data = json_dumps(ev) if v1 else dumps_text(ev)
         out.append(
             Row(
                 "events",
@@ -371,4 +371,4 @@ def dump_copy(data: bytes, lines: list[dict[str, Any]]) -> bytes:
     JSON object: it is written whole, as a new file)."""
     obj = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     obj["events"] = [*obj["events"], *lines]
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
+    return dumps(obj, orjson.OPT_INDENT_2) + b"\n"

@@ -63,6 +63,7 @@ from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
 from inspector.formats.heads import DECODE_ERRORS, FIRST_BYTE, kept_result_ids, valid_utf8
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
+from inspector.ledger.jsontext import deep, py_str
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -250,7 +251,7 @@ def _result_ids(r: Record) -> list[str]:
 
 
 def _show(v: Any) -> str:
-    s = repr(v)
+    s = deep(repr, v)
     return s if len(s) <= 60 else s[:57] + "..."
 
 
@@ -277,7 +278,7 @@ def _blocks(content: Any) -> list[Block]:
     out: list[Block] = []
     for b in content:
         if not isinstance(b, dict):
-            out.append(Block("other", str(b), raw=b))
+            out.append(Block("other", py_str(b), raw=b))
             continue
         t = b.get("type")
         if t == "text":
@@ -829,7 +830,7 @@ def _record_of(o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, st
         return Record(seq, rl.line, "meta", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
     # Unknown line type: kept whole and shown, never fatal.
     return Record(
-        seq, rl.line, "unknown", t if isinstance(t, str) else str(t), uuid, pid, ts,
+        seq, rl.line, "unknown", t if isinstance(t, str) else py_str(t), uuid, pid, ts,
         extra=_extra(o, None), offset=rl.offset, length=rl.length,
     )
 

@@ -36,11 +36,11 @@ attachment lines' own token counts.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from inspector.ledger.jsontext import json_dumps
 from inspector.ledger.model import Message, Record
 
 # Claude Code 2.1.328's own reply to a conversation it resumes inside a turn (its `w2`, offset
@@ -67,7 +67,7 @@ def _quarter(s: Any) -> int:
 
 
 def _json(v: Any) -> str:
-    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return json_dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
 def estimated_tokens(content: Any) -> int:

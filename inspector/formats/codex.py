@@ -49,6 +49,7 @@ from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.jsontext import json_dumps
 from inspector.ledger.model import (
     MARK_NEVER_SENT,
     MARK_OTHER,
@@ -140,10 +141,10 @@ def _output_text(out: Any) -> tuple[str, bool]:
             return (c if isinstance(c, str) else _joined(c)), failed
         if isinstance(out.get("text"), str):
             return out["text"], failed
-        return json.dumps(out, ensure_ascii=False), failed
+        return json_dumps(out, ensure_ascii=False), failed
     if isinstance(out, list):
         return _joined(out), False
-    return "" if out is None else json.dumps(out, ensure_ascii=False), False
+    return "" if out is None else json_dumps(out, ensure_ascii=False), False
 
 
 def _args(raw: Any) -> Any:
@@ -288,12 +289,12 @@ def _key(p: dict[str, Any]) -> HistoryKey:
             return ("message", role, parts)
         if _plain(role) and type(parts) is list and all(_plain(x) for x in parts):
             return ("message", role, tuple(parts))
-        return json.dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
+        return json_dumps(["message", p.get("role"), parts], sort_keys=True, ensure_ascii=False)
     if t in CALL_TYPES or t in OUTPUT_TYPES:
         cid = p.get("call_id")
-        return (t, cid) if _plain(cid) else json.dumps([t, cid], ensure_ascii=False)
+        return (t, cid) if _plain(cid) else json_dumps([t, cid], ensure_ascii=False)
     drop = {"id", "status", "internal_chat_message_metadata_passthrough"}
-    return json.dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
+    return json_dumps({k: v for k, v in p.items() if k not in drop}, sort_keys=True, ensure_ascii=False)
 
 
 # A record's type by its line type and subtype, one string each (a rollout has a few dozen).
@@ -436,7 +437,7 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     iid = p.get("id") if isinstance(p.get("id"), str) else None
     if t in SUMMARY_ITEM_TYPES:
         enc = p.get("encrypted_content")
-        return HistoryItem("user", enc if isinstance(enc, str) else json.dumps(p), kind="summary", id=iid)
+        return HistoryItem("user", enc if isinstance(enc, str) else json_dumps(p), kind="summary", id=iid)
     m = item_message(p)
     if m is None:
         return None
@@ -446,7 +447,7 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
         if b.text:
             parts.append(b.text)
         elif b.type == "tool_call":
-            parts.append(f"{b.name}({json.dumps(b.args, ensure_ascii=False)})")
+            parts.append(f"{b.name}({json_dumps(b.args, ensure_ascii=False)})")
     text = "\n".join(parts)
     call_id = calls[0] if calls else results[0] if results else None
     return HistoryItem(m.role, text, id=iid, call_id=call_id)

@@ -21,11 +21,11 @@ Pure apart from reading the analysed session file again; writing is the store's 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from inspector.formats.base import CheckpointDraft, Unwritable
 from inspector.formats.jsonl import LoadError, RawLine, read_lines
+from inspector.ledger.jsontext import json_dumps
 from inspector.ledger.model import Ledger, Record
 
 # codex-rs templates/compact/summary_prefix.md whole (the binary holds it verbatim; `codex.SUMMARY_PREFIX`
@@ -160,7 +160,7 @@ def reread(led: Ledger, appended: list[dict[str, Any]]) -> list[Record]:
     nxt = max((rl.line for rl in lines), default=0) + 1
     offset = led.size
     for k, o in enumerate(appended):
-        length = len(json.dumps(o, ensure_ascii=False, separators=(",", ":")).encode()) + 1  # as entries.entry_line
+        length = len(json_dumps(o, ensure_ascii=False, separators=(",", ":")).encode()) + 1  # as entries.entry_line
         lines.append(RawLine(nxt + k, offset, length, [o]))
         offset += length
     after = build(lines, led.path)

@@ -94,6 +94,7 @@ from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGro
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -433,7 +434,7 @@ def stable_stringify(value: Any, parent_key: str | None = None) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return js_number(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    return json.dumps(py_str(value), ensure_ascii=False)
 
 
 # The values orjson writes as `stable_stringify` does (a float it may not: JS writes `1` for 1.0).
@@ -707,7 +708,7 @@ def render_checkpoint(cp: dict[str, Any]) -> str:
     history-compact-checkpoint.ts:351-364)."""
 
     def esc(v: Any) -> str:
-        return str(v).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+        return py_str(v).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
     cov = cp["coverage"]
     lines = [
@@ -1079,7 +1080,7 @@ def _struct_message(status: Any, c: _SafeContent, kind: str, head: _MessageHead)
         block = Block("tool_call", call_id=_set(c.id), name=_set(c.name), args=_set(c.args))
     elif kind == "function_response":
         result = c.providerOutput if c.providerExecuted and c.providerOutput is not _U else _set(c.result)
-        text = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+        text = result if isinstance(result, str) else dumps_text(result, orjson.OPT_NON_STR_KEYS)
         block = Block("tool_result", text=text, call_id=_set(c.id), name=_set(c.name), is_error=c.isError is True)
     else:  # error
         err = c.message or ""
@@ -1404,7 +1405,7 @@ def _message_of(ev: dict[str, Any], content: dict[str, Any], kind: Any, head: _M
         blocks.append(Block("tool_call", call_id=content.get("id"), name=content.get("name"), args=content.get("args")))
     elif kind == "function_response":
         result = content.get("providerOutput") if content.get("providerExecuted") and "providerOutput" in content else content.get("result")
-        text = result if isinstance(result, str) else orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+        text = result if isinstance(result, str) else dumps_text(result, orjson.OPT_NON_STR_KEYS)
         blocks.append(Block("tool_result", text=text, call_id=content.get("id"), name=content.get("name"), is_error=content.get("isError") is True))
     elif kind == "error":
         err = content.get("message") or ""

@@ -26,6 +26,7 @@ from inspector.formats.base import CheckpointDraft, Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES
 from inspector.formats.jsonl import RawLine, parse_line
 from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.jsontext import py_str
 from inspector.ledger.model import (
     FAILURE_REASONS,
     MARK_NEVER_SENT,
@@ -908,7 +909,7 @@ def _unknown_record(b: _Builder, o: dict[str, Any], rl: RawLine, seq: int) -> Re
         seq,
         rl.line,
         "unknown",
-        t if isinstance(t, str) else str(t),
+        t if isinstance(t, str) else py_str(t),
         rid if _is_id(rid) else None,
         None,
         o.get("ts"),

@@ -102,6 +102,7 @@ from inspector.formats import heads
 from inspector.formats.base import Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -1515,9 +1516,9 @@ def _as_text(v: Any) -> str:
     if isinstance(v, str):
         return v
     try:
-        return orjson.dumps(v).decode()
+        return dumps_text(v)
     except TypeError:
-        return str(v)
+        return py_str(v)
 
 
 def tool_arguments(v: Any) -> Any:

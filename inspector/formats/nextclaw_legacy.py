@@ -52,6 +52,7 @@ import orjson
 from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
+from inspector.ledger.jsontext import dumps_text
 from inspector.ledger.model import (
     MARK_NEVER_SENT,
     Block,
@@ -397,7 +398,7 @@ def _text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return "" if content is None else orjson.dumps(content).decode()
+    return "" if content is None else dumps_text(content)
 
 
 def _call_ids(msg: dict[str, Any]) -> list[str]:

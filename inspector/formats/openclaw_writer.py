@@ -43,6 +43,7 @@ import orjson
 
 from inspector.formats import pi_writer
 from inspector.formats.base import Row, StoreWriter
+from inspector.ledger.jsontext import dumps_text
 from inspector.ledger.model import Ledger
 from inspector.ledger.quoting import quote
 
@@ -106,7 +107,7 @@ def next_seq(con: sqlite3.Connection, session_id: str | None) -> int:
 def rows(entry: dict[str, Any], lines: list[dict[str, Any]], led: Ledger, con: sqlite3.Connection) -> list[Row]:
     """The entry's `transcript_events` row and its `transcript_event_identities` row."""
     provide_octet_length(con)
-    text = orjson.dumps(entry).decode("utf-8")
+    text = dumps_text(entry)
     utf8 = con.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
     seq, created = next_seq(con, led.session_id), _epoch_ms(entry["timestamp"])
     return [

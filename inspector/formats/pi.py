@@ -22,6 +22,7 @@ from inspector.formats import appended, bounded, fields, heads, parallel, pi_wri
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, describe_as_last_line, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.jsontext import py_str
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -111,7 +112,7 @@ def _blocks_from_content(content: Any) -> list[Block]:
     out: list[Block] = []
     for b in content:
         if not isinstance(b, dict):
-            out.append(Block("other", str(b), raw=b))
+            out.append(Block("other", py_str(b), raw=b))
             continue
         t = b.get("type")
         if t == "text":
@@ -143,17 +144,17 @@ def _usage(u: Any) -> Usage | None:
 
 def bash_execution_text(m: dict[str, Any]) -> str:
     """pi's bashExecutionToText: what the model sees for a `!command` the user ran."""
-    text = f"Ran `{m.get('command')}`\n"
+    text = f"Ran `{py_str(m.get('command'))}`\n"
     if m.get("output"):
-        text += f"```\n{m.get('output')}\n```"
+        text += f"```\n{py_str(m.get('output'))}\n```"
     else:
         text += "(no output)"
     if m.get("cancelled"):
         text += "\n\n(command cancelled)"
     elif m.get("exitCode") not in (None, 0):
-        text += f"\n\nCommand exited with code {m.get('exitCode')}"
+        text += f"\n\nCommand exited with code {py_str(m.get('exitCode'))}"
     if m.get("truncated") and m.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {m.get('fullOutputPath')}]"
+        text += f"\n\n[Output truncated. Full output: {py_str(m.get('fullOutputPath'))}]"
     return text
 
 

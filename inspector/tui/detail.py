@@ -38,6 +38,7 @@ from inspector.analysis.findings import fmt_roles, plural
 from inspector.analysis.protocol import ESSENTIAL_MARKER, ESSENTIAL_SECTIONS
 from inspector.formats import registry
 from inspector.formats.base import SummaryFormat, template_incomplete
+from inspector.ledger.jsontext import py_str
 from inspector.ledger.model import Block, Checkpoint, HistoryItem, Ledger, Message, Record, Usage
 from inspector.ledger.times import iso_time
 from inspector.tui.lazy_static import LazyStatic
@@ -91,7 +92,7 @@ FIELD_CHARS = 400  # an id, a trigger, a route: a value of one grid row, never a
 def field_text(value: object, style: str = "") -> Text:
     """A field's value for one grid row, cut to FIELD_CHARS (a file may hold a 14 MB id: laying
     out all of it would freeze the app; DESIGN §4)."""
-    text = str(value)
+    text = py_str(value)
     if len(text) <= FIELD_CHARS:
         return Text(text, style=style)
     out = Text(text[:FIELD_CHARS], style=style)

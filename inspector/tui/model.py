@@ -11,6 +11,7 @@ import orjson
 from inspector.analysis.engine import ContextItem, Finding, Report
 from inspector.analysis.export import summary_line
 from inspector.analysis.findings import SEVERITY_RANK
+from inspector.ledger.jsontext import deep, dumps_text
 from inspector.ledger.model import Ledger, Record
 
 # One colour per coverage state, used by the timeline band, the minimap and the legend.
@@ -165,9 +166,9 @@ def item_full_text(report: Report, it: ContextItem) -> str:
 
 def json_text(value: object) -> str:
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+        return dumps_text(value, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        return repr(value)
+        return deep(repr, value)
 
 
 # ------------------------------------------------------------------------------------ navigation

@@ -37,6 +37,7 @@ from inspector.analysis.export import context_json
 from inspector.analysis.findings import plural
 from inspector.formats import LoadError, load, split_selector
 from inspector.formats.whole_lines import collector_paused
+from inspector.ledger.jsontext import dumps_text
 from inspector.ledger.model import Ledger
 from inspector.live.sessions import (
     DELETED,
@@ -1343,7 +1344,7 @@ class SessionScreen(Screen[None]):
             return
         rec = led.records[seq]
         raw = rec.raw()
-        text = orjson.dumps(raw, option=orjson.OPT_NON_STR_KEYS).decode() if raw is not None else record_full_text(led, rec)
+        text = dumps_text(raw, orjson.OPT_NON_STR_KEYS) if raw is not None else record_full_text(led, rec)
         self._copy(text, f"the record at line {rec.line}")
 
     def action_copy_summary(self) -> None:
@@ -1357,7 +1358,7 @@ class SessionScreen(Screen[None]):
             self.notify("The analysis is still running: nothing to copy yet.", timeout=3)
             return
         self._count_tokens(self.report)
-        text = orjson.dumps(context_json(self.report), option=orjson.OPT_INDENT_2).decode()
+        text = dumps_text(context_json(self.report), orjson.OPT_INDENT_2)
         self._copy(text, "the next request as JSON")
 
     def action_open(self) -> None:

@@ -49,6 +49,8 @@ def commands() -> list[tuple[str, list[str]]]:
     out += [(f"plan --strategy {s}", ["plan", "--strategy", s, "{FILE}"]) for s in STRATEGIES]
     out += [("simulate", ["simulate", "{FILE}"]), ("simulate --json", ["simulate", "--json", "{FILE}"])]
     out += [(f"repair --strategy {s} --out", ["repair", "--strategy", s, "--out", "{OUT}", "{FILE}"]) for s in STRATEGIES]
+    # The report reads every message of the session (the commands above read what the analysis needs).
+    out += [("export --markdown", ["export", "--markdown", "{OUT}", "{FILE}"]), ("export --html --redact", ["export", "--html", "{OUT}", "--redact", "{FILE}"])]
     return out
 
 
@@ -62,7 +64,7 @@ def _argv(rng: random.Random) -> tuple[str, list[str]]:
         return label, argv
     if "{OUT}" in argv and rng.random() < 0.15:
         argv[argv.index("{OUT}")] = "{OUT:" + rng.choice(OUT_TARGETS) + "}"
-    if rng.random() < 0.12:
+    if rng.random() < 0.12 and argv[0] != "export":  # (a report is of the whole session)
         argv[1:1] = ["--at", str(rng.choice((1, 2, 3, 5, 10, 40, 200, 100000)))]
     if rng.random() < 0.08:
         argv[1:1] = [rng.choice(("--window", "--reserve")), rng.choice(NUMBERS)]

@@ -52,7 +52,9 @@ ADAPTER_KEYS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 ID_PARENT: tuple[tuple[str, str], ...] = (("id", "parentId"), ("uuid", "parentUuid"), ("id", "parent"))
-DEEP_DEPTHS: tuple[int, ...] = (10_000, 20_000, 100_000)
+# Past what orjson writes (254) and Python reaches (about 1000) but within what the readers take
+# (1024), and past that (a diagnostic on the line).
+DEEP_DEPTHS: tuple[int, ...] = (300, 1000, 10_000, 20_000, 100_000)
 
 
 @dataclass(slots=True)
@@ -399,7 +401,7 @@ def m_parent_cycle(path: Path, rng: random.Random, ctx: Context) -> None:
 
 @mutation(0, TEXT_KINDS, weight=1.5)
 def m_deep_nesting(path: Path, rng: random.Random, ctx: Context) -> None:
-    """A valid value nested 10,000+ deep, in place of a field or as a line of its own."""
+    """A valid value nested 300 to 100,000 deep, in place of a field or as a line of its own."""
     deep = _Deep(rng.choice(DEEP_DEPTHS), rng.random() < 0.5)
     doc = _Doc(path)
     i = _one_value(rng, doc)
@@ -413,6 +415,32 @@ def m_deep_nesting(path: Path, rng: random.Random, ctx: Context) -> None:
         return
     _set(doc.values[i], p, deep)
     doc.save({i})
+
+
+# The string fields a runtime parses as JSON text of their own (Codex's call `arguments`, a tool's
+# input or output given as a string): weighted up, as `m_huge_line` weights its text fields.
+_JSON_TEXT_KEYS = ("arguments", "input", "output", "content", "text", "args", "result")
+
+
+def _deep_text(rng: random.Random, value: Any) -> bool:
+    """Set a string field of `value` to JSON text nested 300 to 100,000 deep (False: it has none)."""
+    strings = [p for p, v in _nodes(value) if p and isinstance(v, str)]
+    if not strings:
+        return False
+    weights = [8.0 if isinstance(p[-1], str) and p[-1] in _JSON_TEXT_KEYS else 1.0 for p in strings]
+    p = rng.choices(strings, weights=weights, k=1)[0]
+    _set(value, p, _Deep(rng.choice(DEEP_DEPTHS), rng.random() < 0.5).text())
+    return True
+
+
+@mutation(0, TEXT_KINDS, weight=0.8)
+def m_deep_text(path: Path, rng: random.Random, ctx: Context) -> None:
+    """A string field holds JSON text nested 300 to 100,000 deep (a call's arguments, say, which a reader
+    may parse): the value is a plain string, deep only to whoever parses it."""
+    doc = _Doc(path)
+    i = _one_value(rng, doc)
+    if i is not None and _deep_text(rng, doc.values[i]):
+        doc.save({i})
 
 
 @mutation(0, TEXT_KINDS, weight=0.05)
@@ -472,6 +500,12 @@ def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
         return True
 
     _edit_row(path, rng, edit)
+
+
+@mutation(0, SQLITE_KINDS, weight=0.5)
+def m_row_deep_text(path: Path, rng: random.Random, ctx: Context) -> None:
+    """One row's JSON gets a string field holding JSON text nested 300+ deep (`m_deep_text`)."""
+    _edit_row(path, rng, lambda value: _deep_text(rng, value))
 
 
 SIDECAR_KINDS = frozenset({"nextclaw"})
