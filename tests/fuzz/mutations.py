@@ -503,6 +503,20 @@ def m_row_json(path: Path, rng: random.Random, ctx: Context) -> None:
 
 
 @mutation(0, SQLITE_KINDS, weight=0.5)
+def m_row_deep_nesting(path: Path, rng: random.Random, ctx: Context) -> None:
+    """One row's JSON gets a value nested 300 to 100,000 deep in place of a field (`m_deep_nesting`)."""
+
+    def edit(value: Any) -> bool:
+        p = pick_path(rng, value)
+        if p is None:
+            return False
+        _set(value, p, _Deep(rng.choice(DEEP_DEPTHS), rng.random() < 0.5))
+        return True
+
+    _edit_row(path, rng, edit)
+
+
+@mutation(0, SQLITE_KINDS, weight=0.5)
 def m_row_deep_text(path: Path, rng: random.Random, ctx: Context) -> None:
     """One row's JSON gets a string field holding JSON text nested 300+ deep (`m_deep_text`)."""
     _edit_row(path, rng, lambda value: _deep_text(rng, value))
