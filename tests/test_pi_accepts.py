@@ -134,3 +134,40 @@ def test_every_repaired_session_is_what_pi_sends(
         assert got == want, name
         # The summary pi sends is the one we installed, wrapped as we predicted, to the character.
         assert ctx["llmMessages"][0]["text"] == report.context[0].text, name
+
+
+def test_a_line_holding_a_bare_nan_or_infinity_is_skipped_as_pi_skips_it(
+    node: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python's json reads NaN, Infinity and -Infinity; JSON.parse does not, so pi skips a line
+    holding one bare (a string's text aside) and sends the rest: so must our reading of it."""
+    lines = (SHARED / "real_sessions" / "pi" / "pi-mono__large-session.jsonl").read_text().splitlines()
+    out, bare, changed = [], iter(["Infinity", "NaN", "-Infinity"]), []
+    for n, line in enumerate(lines, 1):
+        o = json.loads(line)
+        m = o.get("message") if isinstance(o, dict) else None
+        token = next(bare, None) if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("usage"), dict) else None
+        if token is not None:
+            changed.append(n)
+            m["usage"]["input"] = "@@bare@@"
+            m["note"] = "NaN and Infinity inside a string are text"
+        out.append(json.dumps(o).replace('"@@bare@@"', token or ""))
+    f = tmp_path / "bare.jsonl"
+    f.write_text("\n".join(out) + "\n")
+    env = {**os.environ, "PI_PKG_DIR": str(PI_PKG), "PI_CONTEXT_TMPDIR": str(tmp_path)}
+    run = subprocess.run(
+        [node, str(REPO / "tests" / "pi_context_many.mjs"), str(CONTEXT_MJS), str(f)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    (ctx,) = [json.loads(x) for x in run.stdout.splitlines()]
+    assert ctx["malformedLines"] == 3
+    assert main(["context", str(f), "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)["messages"]
+    # (a v1 file: pi gives its entries ids of its own when it loads it; their lines tell them apart)
+    line = [m["line"] for m in ctx["messages"]]
+    got = [(_ROLE[m["role"]], line[m["source"]] if isinstance(m["source"], int) else None, m["synthetic"]) for m in ctx["llmMessages"]]
+    assert len(got) == len(predicted) > 800
+    assert got == [(m["role"], None if m["synthetic"] else m["line"], m["synthetic"]) for m in predicted]
+    skipped = [d for d in load(str(f)).diagnostics if "is not a JSON value" in d.message]
+    assert [d.line for d in skipped] == changed

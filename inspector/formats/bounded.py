@@ -12,6 +12,7 @@ its first `PREFIX_BYTES`; the rest is not read, and a `Cut` says where and how m
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,38 @@ _OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _JSON = json.JSONDecoder()
 _WS = " \t\r\n"
+
+
+# orjson refuses what JSON.parse refuses, and more (a lone surrogate in a \u escape, which JSON.parse
+# takes): Python's json reads what orjson refused. But Python's json also takes a bare NaN, Infinity
+# or -Infinity, which none of the line formats' runtimes reads (JSON.parse, serde_json): a line
+# holding one is not JSON to them, and is not here (`js_loads`, `js_raw_decode`).
+_BARE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.S)
+
+
+def refuse_bare_constants(text: str, start: int = 0, end: int | None = None) -> None:
+    """Raise json.JSONDecodeError at the first NaN, Infinity or -Infinity outside a string in
+    text[start:end] (a string's own text is passed over)."""
+    stop = len(text) if end is None else end
+    if text.find("NaN", start, stop) < 0 and text.find("Infinity", start, stop) < 0:
+        return
+    for m in _BARE.finditer(text, start, stop):
+        if m.group(1):
+            raise json.JSONDecodeError(f"{m.group(1)} is not a JSON value", text, m.start(1))
+
+
+def js_loads(text: str) -> Any:
+    """`json.loads(text)` as JSON.parse reads it: a bare NaN or Infinity is an error."""
+    value = json.loads(text)
+    refuse_bare_constants(text)
+    return value
+
+
+def js_raw_decode(text: str, i: int) -> tuple[Any, int]:
+    """`JSONDecoder.raw_decode(text, i)` as JSON.parse reads the value there (`js_loads`)."""
+    value, end = _JSON.raw_decode(text, i)
+    refuse_bare_constants(text, i, end)
+    return value, end
 
 
 class NotJson(ValueError):
@@ -86,7 +119,7 @@ def _value(v: memoryview, path: str, cuts: list[Cut], many: bool) -> Any:
             return orjson.loads(v)
         except orjson.JSONDecodeError:
             # orjson is stricter than JSON.parse (lone surrogates in \u escapes): read it as pi does.
-            return json.loads(v.tobytes().decode("utf-8", errors="replace"))
+            return js_loads(v.tobytes().decode("utf-8", errors="replace"))
     if many:
         head = _prefix(v, path, cuts)
         if head is not None:
@@ -141,10 +174,10 @@ def _prefix(v: memoryview, path: str, cuts: list[Cut]) -> Any:
                 key, i = scan(head, i + 1)
                 while i < n and head[i] in _WS + ":":
                     i += 1
-                item, i = _JSON.raw_decode(head, i)
+                item, i = js_raw_decode(head, i)
                 out_obj[key] = item
             else:
-                item, i = _JSON.raw_decode(head, i)
+                item, i = js_raw_decode(head, i)
                 out_list.append(item)
         except ValueError:
             return None  # an item runs past the bytes read: big items, few of them

@@ -23,6 +23,8 @@ from inspector.formats.bounded import (
     NotJson,
     describe,
     is_large,
+    js_loads,
+    js_raw_decode,
     loads_bounded,
     mb,
 )
@@ -65,7 +67,7 @@ def parse_values(text: str) -> list[Any] | None:
         if i >= n:
             break
         try:
-            obj, end = _DECODER.raw_decode(text, i)
+            obj, end = js_raw_decode(text, i)
         except json.JSONDecodeError:
             return None
         out.append(obj)
@@ -75,7 +77,7 @@ def parse_values(text: str) -> list[Any] | None:
 
 def _describe_json_error(text: str, truncated: bool) -> str:
     try:
-        json.loads(text)
+        js_loads(text)
     except json.JSONDecodeError as e:
         what = "truncated JSON" if truncated else "invalid JSON"
         return f"{what} ({e.msg} at column {e.colno})"
@@ -315,7 +317,7 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
         bad_at = e.start
     if bad_at >= 0:
         try:
-            obj = json.loads(text)
+            obj = js_loads(text)
             return RawLine(
                 lineno,
                 offset,
