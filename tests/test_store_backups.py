@@ -51,6 +51,7 @@ DAMAGE = {
     "sizes that make no sense": lambda m: m.write_text(json.dumps({**_sidecar(m), "size": -5})),
     "the backup file gone": lambda m: Path(str(m)[: -len(".json")]).unlink(),
     "empty": lambda m: m.write_bytes(b""),
+    "nested too deep": lambda m: m.write_text("[" * 100_000 + "]" * 100_000),
 }
 
 
@@ -123,3 +124,32 @@ def test_an_undo_whose_sidecar_cannot_be_updated_says_the_session_was_restored(
     meta.chmod(0o644)
     assert main(["undo", str(f)]) == 2
     assert "already matches the backup" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("which", ["sidecar", "backup"])
+def test_a_named_pipe_in_the_backup_folder_is_never_waited_on(which: str, tmp_path: Path, data_dir: Path) -> None:
+    """`backups` and `undo` read every sidecar of the folder and the newest backup's bytes: a named
+    pipe in their place is a damaged backup, said so at once (each command in a subprocess with a
+    deadline: a plain open() of a pipe with no writer blocks forever)."""
+    import os
+    import subprocess
+    import sys
+
+    f, _, meta = _written(tmp_path)
+    written = f.read_bytes()
+    pipe = meta if which == "sidecar" else Path(str(meta)[: -len(".json")])
+    pipe.unlink()
+    os.mkfifo(pipe)
+    env = {**os.environ, "INSPECTOR_DATA_DIR": str(data_dir)}
+    for cmd in (["backups", str(f)], ["undo", str(f)]):
+        try:
+            run = subprocess.run([sys.executable, "-m", "inspector", *cmd], capture_output=True, text=True, env=env, timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`inspector {cmd[0]}` blocked on a named pipe in the backup folder")
+        said = " ".join((run.stdout + run.stderr).split())
+        assert "Traceback" not in said and run.returncode == (0 if cmd[0] == "backups" else 2), (cmd, said)
+        if cmd[0] == "undo":  # (a pipe for the backup file: its sidecar's check finds no backup file there)
+            assert "nothing was restored" in said and ("a named pipe" in said or "is missing" in said), said
+        elif which == "sidecar":  # (the listing reads the sidecars, not the backups)
+            assert "damaged the sidecar cannot be read (a named pipe)" in said, said
+    assert f.read_bytes() == written and pipe.is_fifo()

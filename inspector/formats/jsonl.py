@@ -143,6 +143,12 @@ def open_regular(path: str, buffering: int = -1) -> BinaryIO:
     return f
 
 
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file (`open_regular`: a named pipe is refused, never waited on)."""
+    with open_regular(os.fspath(path)) as f:
+        return f.read()
+
+
 def os_problem(e: OSError) -> str:
     """What an OSError from stat/open means for the user."""
     if isinstance(e, NotRegularFile):

@@ -41,6 +41,7 @@ from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, check_writable, now_iso
 from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
+from inspector.formats.jsonl import read_regular
 from inspector.ledger.model import Ledger
 from inspector.store.files import Step, _no_step, discard_backup, mode_of, os_cause, write_atomic
 
@@ -116,7 +117,7 @@ def read_sidecar(meta: Path) -> DbBackup | str:
     """The backup a sidecar describes, or why it cannot be trusted."""
     path = str(meta)[: -len(".json")]
     try:
-        obj = orjson.loads(meta.read_bytes())
+        obj = orjson.loads(read_regular(meta))
     except OSError as e:
         return f"the sidecar cannot be read ({os_cause(e)})"
     except orjson.JSONDecodeError as e:

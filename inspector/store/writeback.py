@@ -50,6 +50,7 @@ from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso, record_id
 from inspector.formats import LoadError, load, registry
+from inspector.formats.jsonl import read_regular
 from inspector.store.files import (
     Step,
     _no_step,
@@ -164,7 +165,7 @@ def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
         return DamagedBackup(path, problem)
 
     try:
-        obj = orjson.loads(meta.read_bytes())
+        obj = orjson.loads(read_regular(meta))
     except OSError as e:
         return damaged(f"the sidecar cannot be read ({os_cause(e)})")
     except orjson.JSONDecodeError as e:
@@ -498,8 +499,7 @@ def undo(session: str, step: Step = _no_step) -> Backup | DbBackup:
 
         return dbwrite.undo(b, step)
     try:
-        with open(b.path, "rb") as f:
-            saved = f.read()
+        saved = read_regular(b.path)
     except OSError as e:
         raise WriteError(f"{b.path}: cannot read the backup ({os_cause(e)}); nothing restored") from e
     if len(saved) != b.size or hashlib.sha256(saved).hexdigest() != b.sha256:
