@@ -16,6 +16,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import io
+import json
 import operator
 import pickle
 import pickletools
@@ -86,7 +87,10 @@ def _serialized_chars(content: dict[str, Any]) -> int:
             return {k: strip(x) if isinstance(x, dict | list) else x for k, x in v.items() if x is not None}
         return [strip(x) if isinstance(x, dict | list) else x for x in v]
 
-    whole = dumps(content)
+    try:  # (orjson in place: `dumps`'s call per event costs the load; it is the fallback)
+        whole = orjson.dumps(content)
+    except TypeError:
+        whole = dumps(content)
     if b"null" not in whole:  # no null to leave out (the common case): the JSON as it is
         return len(whole.decode())
     return len(dumps_text(deep(strip, content)))
@@ -106,6 +110,8 @@ def _counted_chars(content: dict[str, Any]) -> int:
                 total += len(f.get("name") or "")
                 if f.get(payload):
                     try:
+                        total += len(json.dumps(f[payload]))
+                    except RecursionError:
                         total += len(json_dumps(f[payload]))
                     except (TypeError, ValueError):
                         total += len(py_str(f[payload]))

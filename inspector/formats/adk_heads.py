@@ -561,10 +561,16 @@ def _parts_head(
         if not signed and p.thought_signature:
             signed = True
         if fc is not None:  # "{a} called tool: {name}({args})"
-            n = len(py_str(fc.args))
+            try:  # (str() in place: a call of `py_str` per part costs the head path; it is the fallback)
+                n = len(str(fc.args))
+            except RecursionError:
+                n = len(py_str(fc.args))
             prompt += a + 17 + len(f"{fc.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fr is not None:  # "Tool response from {name}: {response}"
-            n = len(py_str(fr.response))
+            try:
+                n = len(str(fr.response))
+            except RecursionError:
+                n = len(py_str(fr.response))
             prompt += 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
         if fc is not None:
             any_call = visible = True
@@ -639,7 +645,10 @@ def _tool_head(
     """`_typed_head` of an event whose content is one part `p` holding no text and either a call
     `fc` or a response `fr`: the same head without the walk over its parts."""
     if fc is not None:  # "{a} called tool: {name}({args})"
-        n = len(py_str(fc.args))
+        try:
+            n = len(str(fc.args))
+        except RecursionError:
+            n = len(py_str(fc.args))
         prompt = (len(author) if author else 0) + 17 + len(f"{fc.name}")
         prompt += n if n <= _MAX_TOOL_CHARS else truncated_len(n)
         # (`role_and_stop` of one call, inline)
@@ -652,7 +661,10 @@ def _tool_head(
             (fc.id,) if fc.id else (), None, (), fc.name in FRAMEWORK_CALLS, True, False, prompt,
         )  # fmt: skip
     assert fr is not None
-    n = len(py_str(fr.response))  # "Tool response from {name}: {response}"
+    try:
+        n = len(str(fr.response))  # "Tool response from {name}: {response}"
+    except RecursionError:
+        n = len(py_str(fr.response))
     prompt = 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, "tool", None, "function_response", (), fr.id,
