@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import random
 import shutil
 import sys
@@ -47,6 +48,7 @@ from inspector.formats import (
     nextclaw_legacy,
     openclaw_sqlite,
 )
+from inspector.ledger.jsontext import deep
 from inspector.ledger.model import Ledger
 from tests.fuzz.corpus import KINDS as CORPUS_KINDS
 from tests.fuzz.corpus import SQLITE_KINDS, side_files
@@ -131,7 +133,7 @@ def _same(fast: dict[str, Any], whole: dict[str, Any]) -> list[str]:
     """What differs between the two reads' snapshots. A record's place in the file is compared where
     the whole parse kept it (a length): a format's whole parse may hold a record's content in memory
     instead (NextClaw's legacy journal: offset and length 0), which no report shows."""
-    out = [k for k in fast if k != "offsets" and fast[k] != whole[k]]
+    out = [k for k in fast if k != "offsets" and deep(operator.ne, fast[k], whole[k])]  # (values up to 1024 deep)
     offsets = zip(fast["offsets"], whole["offsets"], strict=False)
     if len(fast["offsets"]) != len(whole["offsets"]) or any(w[1] and f != w for f, w in offsets):
         out.append("offsets")
@@ -179,7 +181,7 @@ def _differs(fast: tuple[str, Any], whole: tuple[str, Any]) -> str | None:
     if "crashed" in (fast[0], whole[0]):
         return f"crashed ({fast[1] if fast[0] == 'crashed' else whole[1]})"
     if fast[0] != whole[0] or fast[0] == "refused":
-        return None if fast == whole else "refusals differ"
+        return None if deep(operator.eq, fast, whole) else "refusals differ"
     depth = sys.getrecursionlimit()
     sys.setrecursionlimit(max(depth, 20_000))
     try:

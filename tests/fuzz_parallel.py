@@ -14,6 +14,7 @@ Prints each disagreement and a summary; exits 1 when there is one. Deterministic
 from __future__ import annotations
 
 import argparse
+import operator
 import random
 import shutil
 import sys
@@ -28,6 +29,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json
 from inspector.formats import LoadError, load
 from inspector.formats import parallel as par
+from inspector.ledger.jsontext import deep
 from tests.fuzz.corpus import load_corpus
 from tests.fuzz.mutations import Context, apply, choose
 from tests.fuzz.side import progress
@@ -91,10 +93,10 @@ def run(cases: int, seed: int) -> int:
             finally:
                 par.CHUNK_BYTES = chunk_default
             forked += any(h is not None for h in _MADE)
-            if serial != both:
+            if deep(operator.ne, serial, both):  # (values nested up to 1024 deep: compared with room to recurse)
                 disagreements += 1
                 what = "refusals differ" if "refused" in (serial[0], both[0]) else (
-                    "ledgers differ" if serial[1][0] != both[1][0] else "analyses differ"
+                    "ledgers differ" if deep(operator.ne, serial[1][0], both[1][0]) else "analyses differ"
                 )  # fmt: skip
                 print(f"case {i}: {what}: {seed_file.name} {muts} chunk {chunk}", flush=True)
             progress(i, cases, disagreements, t0, 50)
