@@ -310,3 +310,34 @@ def test_a_repaired_copy_is_as_private_as_the_session(kind: str, tmp_path: Path)
         finally:
             os.umask(umask)
         assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def test_a_read_only_store_is_copied_read_only_and_written_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only store (0444) is what `--out` is for: its copy is as private as it, read-only too,
+    but takes that mode only once its rows are in: SQLite opens the copy to insert them, which a
+    user who is not root cannot do in a read-only file (root can: so the open is watched here)."""
+    import shutil
+    import sqlite3
+    import stat
+
+    from inspector.store import dbwrite
+    from tests.conftest import SHARED
+
+    session = tmp_path / "s.db"
+    shutil.copyfile(SHARED / "peers" / "adk" / "corpus" / "token_threshold.db", session)
+    session.chmod(0o444)
+    out = tmp_path / "copy.db"
+    opened: list[int] = []
+    real_connect = sqlite3.connect
+
+    def connect(target: object, *a: object, **k: object) -> sqlite3.Connection:
+        copy = Path(str(target))
+        if str(copy).startswith(str(out)) and copy.exists():  # (the copy being written, under its temporary name)
+            opened.append(stat.S_IMODE(copy.stat().st_mode))
+        return real_connect(target, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dbwrite.sqlite3, "connect", connect)
+    args = ["--strategy", "compact", "--keep-recent", "400", "--window", "8000", "--reserve", "1000"]
+    assert main(["repair", str(session), *args, "--out", str(out)]) == 0
+    assert opened and all(m & stat.S_IWUSR for m in opened), [oct(m) for m in opened]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o444

@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -441,8 +442,9 @@ def write_copy(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]], 
     with write_lock(path) as con:  # nobody writes while the copy is taken
         _checked(con, path, store, led)
         _backup_to(path, tmp, _no_step)
+    mode = mode_of(path)  # (a copy of the store is as private as the store: writable by its owner until done)
     try:
-        os.chmod(tmp, mode_of(path))  # (a copy of the store is as private as the store)
+        os.chmod(tmp, mode | stat.S_IWUSR)
         cp = sqlite3.connect(tmp, isolation_level=None)
         try:
             cp.execute("BEGIN IMMEDIATE")
@@ -453,6 +455,7 @@ def write_copy(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]], 
             cp.close()
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, out)
     except (*FAILS, OSError) as e:
         with contextlib.suppress(OSError):
