@@ -286,3 +286,19 @@ def test_a_config_nested_too_deep_is_a_config_error(tmp_path: Path) -> None:
     cfg.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
     res = _inspector("repair", str(session), "--strategy", "compact", "--provider", "openai", "--config", str(cfg))
     assert res.returncode == 2 and "nested too deep" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_maka_row_nested_too_deep_for_python_is_digested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """maka's source digest writes every event as its own stable JSON (a recursive walk, as maka's
+    `stableStringify` is): an event nested deep ran it out of stack and `repair` crashed. The store
+    is the fuzz campaign's reproducer (seed 115, case 9967: maka-v3's seed, `row_deep_nesting`)."""
+    import shutil
+
+    from inspector.cli.main import main
+
+    store = tmp_path / "runtime.sqlite"
+    shutil.copyfile(Path(__file__).parent / "fuzz" / "found" / "maka-row-nested-deep.sqlite", store)
+    assert main(["repair", "--strategy", "recover", "--out", str(tmp_path / "copy.sqlite"), str(store)]) == 2
+    assert "maka sessions are read only" in capsys.readouterr().err
+    for argv in (["plan", "--strategy", "recover"], ["analyze", "--json"], ["context", "--json"]):
+        assert main([*argv, str(store)]) in (0, 1)

@@ -94,7 +94,7 @@ from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGro
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.formats.whole_lines import collector_paused
-from inspector.ledger.jsontext import dumps_text, py_str
+from inspector.ledger.jsontext import deep, dumps_text, py_str
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -478,12 +478,15 @@ _STRUCT_JSON = _STRUCT_JSON_ENCODER.encode
 
 def stable_json(value: Any) -> bytes:
     """`stable_stringify(value)` as UTF-8: orjson's sorted output (as msgspec writes it) where it is the same."""
-    if _orjson_agrees(value):
-        try:
-            return _SORTED_JSON(value)
-        except (TypeError, UnicodeEncodeError):
-            pass
-    return stable_stringify(value).encode("utf-8")
+    try:
+        if _orjson_agrees(value):
+            try:
+                return _SORTED_JSON(value)
+            except (TypeError, UnicodeEncodeError):
+                pass
+        return stable_stringify(value).encode("utf-8")
+    except RecursionError:  # (a value nested past Python's reach: the exact path, with room to recurse)
+        return deep(stable_stringify, value).encode("utf-8")
 
 
 def _digest_update(h: Any, ev: Any, safe: bool = False) -> None:

@@ -24,7 +24,7 @@ T = TypeVar("T")
 # Levels of recursion added while a deep value is written: the deepest a reader makes (1024) for
 # each of a few recursive frames a level may take, with the caller's stack besides.
 _ROOM = 6000
-_room_lock = threading.Lock()  # (the limit is the process's: one deep write at a time raises it)
+_room_lock = threading.RLock()  # (the limit is the process's: one deep write at a time raises it; re-entrant)
 
 
 @contextlib.contextmanager
