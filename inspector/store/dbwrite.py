@@ -44,7 +44,15 @@ from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
 from inspector.formats.jsonl import read_regular
 from inspector.ledger.model import Ledger
-from inspector.store.files import Step, _no_step, discard_backup, mode_of, os_cause, write_atomic
+from inspector.store.files import (
+    Step,
+    _no_step,
+    backup_file_problem,
+    discard_backup,
+    mode_of,
+    os_cause,
+    write_atomic,
+)
 
 BACKUP_SCHEMA = "inspector-db-backup/1"
 # What a store operation may raise: what reading a damaged file does (sqlite_files.ERRORS), any
@@ -133,8 +141,9 @@ def read_sidecar(meta: Path) -> DbBackup | str:
         isinstance(r, dict) and isinstance(r.get("table"), str) and type(r.get("rowid")) is int for r in rows
     ):
         return "the sidecar's 'rows' do not name the rows inserted"
-    if not os.path.isfile(path):
-        return f"its backup file {path} is missing"
+    why = backup_file_problem(path)
+    if why is not None:
+        return why
     try:
         return DbBackup(
             path=path,

@@ -72,6 +72,15 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def backup_file_problem(path: str) -> str | None:
+    """Why a sidecar's backup file cannot be what it restores from (None: a regular file is there)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return f"its backup file {path} is missing"
+    return None if stat.S_ISREG(mode) else f"its backup file {path} is {file_kind(mode)}, not a regular file"
+
+
 def _read_only_fs(path: str | Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)

@@ -54,6 +54,7 @@ from inspector.formats.jsonl import read_regular
 from inspector.store.files import (
     Step,
     _no_step,
+    backup_file_problem,
     discard_backup,
     open_for_append,
     os_cause,
@@ -182,8 +183,9 @@ def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
             return damaged(f"the sidecar's {name!r} is not a {'whole number' if types is _INT else 'string'}")
     if not 0 <= obj["size"] < obj["written_size"]:
         return damaged(f"the sidecar's sizes make no sense ({obj['size']} → {obj['written_size']} bytes)")
-    if not os.path.isfile(path):
-        return damaged(f"its backup file {path} is missing")
+    why = backup_file_problem(path)
+    if why is not None:
+        return damaged(why)
     return Backup(path=path, **{k: obj.get(k) for k in _SIDECAR_FIELDS})
 
 
