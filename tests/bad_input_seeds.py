@@ -80,7 +80,7 @@ CODEX: list[dict[str, Any]] = [
                                                            "content": [{"type": "input_text", "text": "read a.py"}]}},
     {"timestamp": T0, "type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "hmm"}]}},
     {"timestamp": T0, "type": "response_item", "payload": {"type": "function_call", "name": "exec", "arguments": "{\"cmd\":\"ls\"}", "call_id": "c1"}},
-    {"timestamp": T0, "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": {"content": "ok", "success": True}}},
+    {"timestamp": T0, "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "ok"}]}},
     {"timestamp": T0, "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 10, "cached_input_tokens": 1, "output_tokens": 5}, "model_context_window": 1000}}},
     {"timestamp": T0, "type": "response_item", "payload": {"type": "message", "role": "assistant",

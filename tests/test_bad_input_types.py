@@ -61,7 +61,7 @@ def test_the_seeds_are_clean() -> None:
         ("pi", (1, "type"), {"t": 1}, 2, "type", "an object"),
         ("pi", (3, "message", "usage", "input"), 10**30, 4, "message.usage.input", "too large for 64 bits"),
         ("claude_code", (1, "type"), {"t": 1}, 2, "type", "an object"),
-        ("codex", (2, "payload", "type"), ["message"], 3, "payload.type", "a list"),
+        ("codex", (6, "payload", "info", "model_context_window"), ["x"], 7, "payload.info.model_context_window", "a list"),
         ("codex", (1, "type"), ["x"], 2, "type", "a list"),
         ("adk", ("events", 0, "content", "parts"), 3, 1, "content.parts", "an integer"),
     ],
@@ -78,6 +78,34 @@ def test_the_diagnostic_names_line_field_and_type(
         assert (f"line {line}:" if fmt != "adk" else f"event {line} (line ") in d.message
         # the record is kept (shown), as an unknown record when its type could not be read
         assert len(led.records) == len(load_bytes(encode(fmt, SEEDS[fmt]), "s").records)
+        exercise(led)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "line", "why"),
+    [
+        ((2, "payload", "type"), ["message"], 3, "its payload has a type of a list"),
+        ((2, "payload", "content", 0, "text"), 5, 3, "its payload's content[0]'s text is an integer, not a string"),
+        ((4, "payload", "arguments"), {"cmd": "ls"}, 5, "its payload's arguments is an object, not a string"),
+        ((8, "payload", "replacement_history", 1, "role"), None, 9, "its replacement history's item 1's role is null, not a string"),
+        ((3, "timestamp"), None, 4, "it has no timestamp"),
+    ],
+)
+def test_a_line_codex_skips_is_named_and_kept_out_of_the_request(path: tuple, value: object, line: int, why: str, tmp_path: Path) -> None:
+    """Codex reads a line whole into its own types and skips one that does not fit (the real
+    Codex, `tests/test_codex_line_rule.py`): the line is named with why, kept as a record, and
+    nothing of it is sent."""
+    data = encode("codex", substituted(SEEDS["codex"], path, value))
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(data)
+    clean = load_bytes(encode("codex", SEEDS["codex"]), "s")
+    for led in (load(str(f)), load_bytes(data, str(f))):
+        (d,) = [d for d in led.diagnostics if d.problem == "skipped_by_runtime"]
+        assert d.message == f"line {line}: Codex skips this line ({why}): kept here, never sent"
+        assert not [d for d in led.diagnostics if d.problem == "wrong_type"]
+        assert len(led.records) == len(clean.records)
+        (rec,) = [r for r in led.records if r.line == line]
+        assert rec.kind == "unknown" and d.seqs == [rec.seq]
         exercise(led)
 
 

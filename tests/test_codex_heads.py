@@ -38,10 +38,10 @@ REASONING = _line(
     "response_item", {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "e"}
 )
 CALL = _line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{\"cmd\": 1}", "status": "done"})
-OUTPUT = _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": {"content": "oops", "success": False}})
+OUTPUT = _line("response_item", {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "oops"}]})
 ASSISTANT = _line(
     "response_item",
-    {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "done"}], "phase": "final"},
+    {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "done"}], "phase": "final_answer"},
     metadata={"compaction_output": False},
 )
 TOKENS = _line(
@@ -83,7 +83,7 @@ BASES: dict[str, tuple[dict[str, Any], list[tuple[tuple[Any, ...], str]]]] = {
                     (("payload", "content", 0), "text"), (("payload", "content", 0), "type")]),
     "reasoning": (REASONING, [(_PAYLOAD, k) for k in ("type", "id", "summary", "content", "encrypted_content", "zz")] + [(("payload", "summary", 0), "text")]),
     "call": (CALL, [(_PAYLOAD, k) for k in ("type", "name", "call_id", "arguments", "id", "status", "replacement_history")]),
-    "output": (OUTPUT, [(_PAYLOAD, k) for k in ("type", "call_id", "output", "id")] + [(("payload", "output"), "content"), (("payload", "output"), "success")]),
+    "output": (OUTPUT, [(_PAYLOAD, k) for k in ("type", "call_id", "output", "id")] + [(("payload", "output", 0), "type"), (("payload", "output", 0), "text")]),
     "assistant": (ASSISTANT, [((), "metadata"), (("metadata",), "compaction_output"), *[(_PAYLOAD, k) for k in ("role", "phase", "content", "id")]]),
     "tokens": (TOKENS, [((), "type"), (_PAYLOAD, "type"), (_PAYLOAD, "info"), (_PAYLOAD, "id"), (("payload", "info"), "last_token_usage"),
                         (("payload", "info"), "model_context_window"), (("payload", "info", "last_token_usage"), "input_tokens"),

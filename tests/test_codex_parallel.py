@@ -214,7 +214,7 @@ def test_edge_lines_are_read_alike_by_the_helper_and_here(share: float, tmp_path
     assert h is not None and h.appended == len(h.bounds) - 1 - h.own_below
     assert (h.appended > 0) == (share < 1)
     problems = {d.problem for d in serial.diagnostics}
-    assert {"invalid_field", "malformed_json", "invalid_utf8", "not_an_object", "glued_objects", "truncated_line"} <= problems, problems
+    assert {"skipped_by_runtime", "malformed_json", "invalid_utf8", "not_an_object", "glued_objects", "truncated_line"} <= problems, problems
     assert any(r.type == "compacted" for r in serial.records) and any(not r.runtime_visible for r in serial.records)
     _same_everything(serial, parallel)
     assert len({r.message.route for r in serial.records if r.role == "assistant" and r.message.route is not None}) >= 3  # type: ignore[union-attr]

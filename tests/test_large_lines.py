@@ -24,7 +24,7 @@ _PARTS: dict[str, tuple[Any, ...]] = {
     "pi": (4, "message", "content"),  # the tool result
     "native": (2, "content"),  # the user's message
     "claude_code": (2, "message", "content", 0, "content"),  # the tool result
-    "codex": (5, "payload", "output", "content"),  # the function call's output
+    "codex": (5, "payload", "output"),  # the function call's output (a list of parts)
     "adk": ("events", 0, "content", "parts"),  # the user's event
 }
 
@@ -36,11 +36,12 @@ def _huge(fmt: str, kind: str, size: int = SIZE) -> Any:
     for k in where:
         holder = holder[k]
     text_key = "text"
+    part = "input_text" if fmt == "codex" else "text"  # (a part of a type Codex reads: it skips a line of another)
     if kind == "text":  # one huge string (with commas: prose)
         word = "lorem ipsum, dolor sit amet, "
-        holder[last] = [{"type": "text", text_key: (word * (size // len(word) + 1))[:size]}]
+        holder[last] = [{"type": part, text_key: (word * (size // len(word) + 1))[:size]}]
     else:  # millions of small objects
-        holder[last] = [{"type": "text", text_key: f"x{i}"} for i in range(size // 28)]
+        holder[last] = [{"type": part, text_key: f"x{i}"} for i in range(size // 28)]
     return session
 
 

@@ -41,7 +41,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from inspector.formats import appended, codex_writer, fields, heads, parallel
+from inspector.formats import appended, codex_lines, codex_writer, fields, heads, parallel
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
@@ -453,6 +453,41 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     return HistoryItem(m.role, text, id=iid, call_id=call_id)
 
 
+_TEXT_PARTS, _PHASES = codex_lines.TEXT_PARTS, codex_lines.PHASES
+
+
+def _parts_read(parts: Any, allowed: dict[str, str]) -> bool:
+    """Whether Codex reads a head's list of parts (`codex_lines`: each of a type it knows, with
+    the string that type requires)."""
+    if type(parts) is not list:
+        return False
+    for x in parts:
+        need = allowed.get(x.type)
+        if need is None or type(x.text if need == "text" else x.image_url) is not str:
+            return False  # (an image by `file_id` too: the general path)
+    return True
+
+
+def _output_read(out: Any) -> bool:
+    """Whether Codex reads a head's call output: a string, or a list of parts it knows."""
+    if type(out) is str:
+        return True
+    return type(out) is list and codex_lines.item_skip_reason({"type": "function_call_output", "call_id": "", "output": out}) is None
+
+
+def _item_read(it: Any, p: Any) -> bool:
+    """Whether Codex reads a response item of another type than a call, its output or a message,
+    from its head (`codex_lines.ITEMS`)."""
+    if it == "custom_tool_call":
+        return p.name is not None and p.input is not None and p.call_id is not None
+    if it == "custom_tool_call_output":
+        return p.call_id is not None and _output_read(p.output)
+    if it == "reasoning":
+        c = p.content
+        return _parts_read(p.summary, codex_lines.SUMMARY_PARTS) and (c is None or _parts_read(c, codex_lines.REASONING_PARTS))
+    return it is not _UNSET
+
+
 def _head_parts(c: Any) -> Any:
     """A head-read message's content as `_key` keys it: its parts' texts (a part without one: its
     type), one part without a comprehension (a function and a frame per message in 3.11)."""
@@ -773,6 +808,8 @@ class _Builder:
         if it == "function_call":
             shape = likes.call
             cid = p.call_id
+            if p.name is None or p.arguments is None or cid is None:
+                return False  # (Codex skips it: the general path says why)
             if cid:
                 calls = (cid,)
                 self.last_call = cid
@@ -781,18 +818,20 @@ class _Builder:
         elif it == "function_call_output":
             shape = likes.output
             result = p.call_id  # (the call's id string when it answers the last call: `last_call`)
+            if result is None or not _output_read(p.output):
+                return False
             if result == self.last_call:
                 result = self.last_call
-        elif it == "message" or it is _UNSET:
+        elif it == "message":
             role = p.role
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
-            if shape is None:
+            if shape is None or not _parts_read(p.content, _TEXT_PARTS) or (p.phase is not None and p.phase not in _PHASES):
                 return False
             key = ("message", shape[2].source_role, _head_parts(p.content))  # (the role's shared string: its line's copy freed)
         else:
             shape = likes.items.get(it)
-            if shape is None:
-                return False  # an unknown item, another agent's message: the general path
+            if shape is None or not _item_read(it, p):
+                return False  # an unknown item, another agent's message, one Codex skips: the general path
             calls, result, key = self._other_item(it, shape, p)
         mapped, _stop, like, code = shape
         rid = pid = p.id  # (`rid`, inline)
@@ -1302,13 +1341,15 @@ class _Resume:
 def _needs_full_build(o: dict[str, Any]) -> bool:
     """An appended line that changes what came before it, or is diagnosed: a checkpoint (it
     replaces the history, matched against every earlier item), a rollback (earlier records leave
-    the path), a second session_meta, a line that lost its payload, a field of the wrong type (a
-    type that is no string among them: it would not even hash)."""
+    the path), a second session_meta, a line that lost its payload, a line Codex skips, a field of
+    the wrong type (a type that is no string among them: it would not even hash)."""
     t = o.get("type")
     p = o.get("payload")
     if type(t) is not str or t in ("compacted", "session_meta") or (t in LINE_TYPES and not isinstance(p, dict)):
         return True
     if t == "event_msg" and p.get("type") == "thread_rolled_back":  # type: ignore[union-attr]
+        return True
+    if codex_lines.skip_reason(o) is not None:
         return True
     wrong: list[fields.WrongType] = []
     _CHECK(o, "", wrong)
@@ -1890,13 +1931,19 @@ def _build(lines: Iterable[RawLine], path: str | None, source: _Fields | None) -
 
 
 def _add_line(b: _Builder, rl: RawLine) -> None:
-    """A line parsed whole: its objects' fields checked, each mapped (`_Builder.add`)."""
+    """A line parsed whole: its objects' fields checked, each mapped (`_Builder.add`), or kept
+    as a record Codex never reads when Codex skips the line (`codex_lines`)."""
     if rl.diagnostic is not None:
         b.diags.append(rl.diagnostic)
     first = len(b.records)
+    skips = codex_lines.json_skip_reason(rl)
     for k, o in enumerate(rl.objects):
         if not isinstance(o, dict):
             b.diag(rl, "not_an_object", f"a JSON {type(o).__name__}, not a rollout line; ignored")
+            continue
+        why = skips or codex_lines.skip_reason(o)
+        if why is not None:
+            _skipped(b, rl, o, k, why)
             continue
         wrong: list[fields.WrongType] = []
         _CHECK(o, "", wrong)
@@ -1906,6 +1953,16 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         if rl.diagnostic is not None:
             rl.diagnostic.seqs.append(len(b.records) - 1)
     b.codes += map(mark_code, b.records[first:])
+
+
+def _skipped(b: _Builder, rl: RawLine, o: dict[str, Any], k: int, why: str) -> None:
+    """A line Codex skips (`why`): kept whole and shown as an unknown record, in no history."""
+    seq = len(b.records)
+    p = o.get("payload")
+    t, sub = o.get("type"), p.get("type") if isinstance(p, dict) else None
+    typ = f"{t}:{sub}" if isinstance(t, str) and isinstance(sub, str) else str(t)
+    b.diag(rl, "skipped_by_runtime", f"Codex skips this line ({why}): kept here, never sent", seq)
+    b.records.append(Record(seq, rl.line, "unknown", typ, b.rid(p, rl, k), None, o.get("timestamp"), extra=o, offset=rl.offset, length=rl.length))
 
 
 def _line_alone(rl: RawLine, seq: int) -> Record:

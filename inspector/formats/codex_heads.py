@@ -8,7 +8,10 @@ the general path reads (a replacement history) never decodes: when present, the 
 path, as a line without a type or a payload object does (their head fails to decode). Anything
 else (a wrong type, an odd shape, a line that is not clean JSON, a header, a checkpoint, an item
 type with rules of its own) is left to the general path, which parses the line whole
-(`codex._Builder.add_head` says which lines a head maps).
+(`codex._Builder.add_head` says which lines a head maps). The fields Codex itself types
+(`codex_lines`: a timestamp, an ordinal, a call's name and arguments, ...) are typed as Codex
+reads them, and `codex._Builder._head_item` declines an item Codex would skip, so a line Codex
+skips always takes the general path, which says why.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ _UNSET = msgspec.UNSET
 # A type no JSON value decodes as (an integer at least 1 and at most 0): a field of it makes a line
 # holding that field fail its head decode (the line takes the general path), whatever its value.
 _Never = Annotated[int, msgspec.Meta(ge=1, le=0)]
+# Codex's u64 (an ordinal, a history sequence; one past 64 bits is not told: `codex_lines`).
+_U64 = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class _PartHead(msgspec.Struct, gc=False):
@@ -35,6 +40,7 @@ class _PartHead(msgspec.Struct, gc=False):
 
     type: str | None = None
     text: str | msgspec.UnsetType | None = _UNSET
+    image_url: str | None = None
 
 
 _Content = str | list[_PartHead] | None
@@ -72,6 +78,10 @@ class PayloadHead(msgspec.Struct, gc=False):
     id: str | None = None
     role: str | None = None
     name: str | None = None
+    namespace: str | None = None
+    status: str | None = None
+    arguments: str | None = None
+    input: str | None = None
     call_id: str | None = None
     summary: list[_PartHead] | str | None = None
     content: _Content = None
@@ -90,6 +100,7 @@ class PayloadHead(msgspec.Struct, gc=False):
 
 
 class _MetadataHead(msgspec.Struct, gc=False):
+    history_sequence: _U64 | None = None
     compaction_output: Any = None
 
 
@@ -98,8 +109,9 @@ class LineHead(msgspec.Struct, gc=False, kw_only=True):
     them (a top-level `id`, which only a `compacted` line this tool wrote has, names that line's
     record: such a line takes the general path, so its head never reads it)."""
 
-    timestamp: str | _Num | None = None
-    type: str  # (required, as the payload: a line without either, or with null, takes the general path)
+    timestamp: str  # (required, as the type and the payload: Codex skips a line without a timestamp string, `codex_lines`)
+    ordinal: _U64 | None = None
+    type: str  # (a line without one of these, or with null, takes the general path)
     payload: PayloadHead
     metadata: _MetadataHead | None = None
 

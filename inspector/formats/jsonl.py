@@ -46,6 +46,9 @@ class RawLine:
     diagnostic: Diagnostic | None = None
     # True when the producer's own JSON parser would skip the whole line (any parse error).
     runtime_skips: bool = False
+    # True when read by JSON.parse's rules where a strict reader (orjson; Codex's serde_json) refuses
+    # the line: a lone surrogate escape, or a number out of a double's range.
+    lenient: bool = False
 
 
 _DECODER = json.JSONDecoder()
@@ -341,7 +344,7 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
     values = parse_values(text)
     if values is not None and len(values) == 1:
         # orjson is stricter than JSON.parse (lone surrogates in \u escapes): pi reads it, so do we.
-        return RawLine(lineno, offset, len(raw), values)
+        return RawLine(lineno, offset, len(raw), values, lenient=True)
     glued = values
     if glued is not None:
         kinds = ", ".join(_kind(o) for o in glued)

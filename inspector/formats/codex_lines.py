@@ -1,0 +1,193 @@
+"""Which rollout lines Codex reads: the line rule of Codex's resume, for the reader to follow.
+
+Codex reads each line of a rollout whole into its own types (`serde_json::from_str::<Value>`, then
+`from_value::<RolloutLine>`, in codex-rs/rollout's `load_rollout_items`) and skips any line that
+fails either step: nothing of a skipped line reaches the model. So where the reader would keep a
+damaged line's other fields (`fields.check_fields` drops only the wrong one), Codex drops the line,
+and so must the prediction. `skip_reason` says why Codex skips a parsed line, `json_skip_reason`
+why it skips one our lenient JSON reading still read.
+
+The types mirrored here are those of the pinned Codex (0.169.0), as the real binary reads them
+(`python -m tests.peers.codex_resume.type_probe` appends a hundred damaged lines to a rollout and
+resumes it once; `tests/test_codex_line_rule.py` holds this module to it):
+
+- a line: `timestamp` a string (required), `ordinal` an unsigned 64-bit integer or null, `metadata`
+  an object or null (its `history_sequence` an unsigned integer); an unknown line `type` is read and
+  ignored;
+- a `response_item` payload: `type` a string (required); for the item types below, the fields
+  listed (an optional field may be missing or null, a required one may not); an item type not
+  below is read as Codex's `Other`, never sent;
+- a `compacted` payload: `message` a string, `replacement_history` null or a list of items that
+  each pass the response item rule (one bad item: the whole compaction is skipped).
+
+Not mirrored (Codex reads and we read, or both skip, or the two may part, as before): the fields
+of event messages, turn contexts and session metas, item types not listed, an integer past 64
+bits or a value nested 128 deep in a field no type above names (serde skips such a line; telling
+would cost every line a walk of its bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from inspector.formats.fields import json_type
+from inspector.formats.jsonl import RawLine
+
+# Tagged parts: a part's `type` -> the string field that part requires.
+TEXT_PARTS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
+OUTPUT_PARTS = {"input_text": "text", "input_image": "image_url"}
+SUMMARY_PARTS = {"summary_text": "text"}
+REASONING_PARTS = {"reasoning_text": "text", "text": "text"}
+PHASES = frozenset({"commentary", "final_answer"})
+
+_STR, _OPT_STR, _PARTS, _OPT_PARTS, _OUTPUT, _PHASE = range(6)
+# An item type -> {field: (its check, the parts it may hold)}.
+_Checks = dict[str, tuple[int, dict[str, str] | None]]
+ITEMS: dict[str, _Checks] = {
+    "message": {
+        "id": (_OPT_STR, None),
+        "role": (_STR, None),
+        "content": (_PARTS, TEXT_PARTS),
+        "phase": (_PHASE, None),
+        "status": (_OPT_STR, None),
+    },
+    "function_call": {
+        "id": (_OPT_STR, None),
+        "name": (_STR, None),
+        "arguments": (_STR, None),
+        "call_id": (_STR, None),
+        "namespace": (_OPT_STR, None),
+        "status": (_OPT_STR, None),
+    },
+    "function_call_output": {"call_id": (_STR, None), "output": (_OUTPUT, OUTPUT_PARTS)},
+    "custom_tool_call": {
+        "id": (_OPT_STR, None),
+        "status": (_OPT_STR, None),
+        "call_id": (_STR, None),
+        "name": (_STR, None),
+        "input": (_STR, None),
+    },
+    "custom_tool_call_output": {"call_id": (_STR, None), "output": (_OUTPUT, OUTPUT_PARTS)},
+    "reasoning": {
+        "id": (_OPT_STR, None),
+        "summary": (_PARTS, SUMMARY_PARTS),
+        "content": (_OPT_PARTS, REASONING_PARTS),
+        "encrypted_content": (_OPT_STR, None),
+    },
+}
+
+
+def _is_u64(v: Any) -> bool:
+    """An unsigned integer (one past 64 bits is not told from one within: see the module's doc)."""
+    return type(v) is int and v >= 0
+
+
+def _kind(v: Any) -> str:
+    return "null" if v is None else json_type(v)
+
+
+def _parts_problem(v: Any, parts: dict[str, str], where: str) -> str | None:
+    if type(v) is not list:
+        return f"{where} is {_kind(v)}, not a list"
+    for i, part in enumerate(v):
+        if type(part) is not dict:
+            return f"{where}[{i}] is {_kind(part)}, not an object"
+        t = part.get("type")
+        if type(t) is not str:
+            return f"{where}[{i}] has {'no type' if t is None else 'a type of ' + _kind(t)}"
+        need = parts.get(t)
+        if need is None:
+            return f"{where}[{i}] is of a type Codex does not know ({t!r})"
+        if type(part.get(need)) is not str and not (t == "input_image" and type(part.get("file_id")) is str):
+            return f"{where}[{i}]'s {need} is {_kind(part.get(need))}, not a string"
+    return None
+
+
+def _field_problem(p: dict[str, Any], name: str, check: int, parts: dict[str, str] | None, where: str) -> str | None:
+    v = p.get(name)
+    at = f"{where}'s {name}"
+    if check == _STR:
+        return None if type(v) is str else f"{at} is {_kind(v)}, not a string"
+    if v is None:
+        if check in (_PARTS, _OUTPUT):
+            return f"{at} is {'null' if name in p else 'missing'}"
+        return None
+    if check == _OPT_STR:
+        return None if type(v) is str else f"{at} is {_kind(v)}, not a string"
+    if check == _PHASE:
+        return None if type(v) is str and v in PHASES else f"{at} is {_kind(v) if type(v) is not str else repr(v)}, not one of Codex's phases"
+    if check == _OUTPUT and type(v) is str:
+        return None
+    return _parts_problem(v, parts or {}, at)
+
+
+def item_skip_reason(p: Any, where: str = "its payload") -> str | None:
+    """Why Codex skips a response item (None: it reads it)."""
+    if type(p) is not dict:
+        return f"{where} is {_kind(p)}, not an object"
+    it = p.get("type")
+    if type(it) is not str:
+        return f"{where} has {'no type' if it is None else 'a type of ' + _kind(it)}"
+    for name, (check, parts) in ITEMS.get(it, {}).items():
+        why = _field_problem(p, name, check, parts, where)
+        if why is not None:
+            return why
+    return None
+
+
+def _compacted_skip_reason(p: Any) -> str | None:
+    if type(p) is not dict:
+        return f"its payload is {_kind(p)}, not an object"
+    if type(p.get("message")) is not str:
+        return f"its payload's message is {_kind(p.get('message'))}, not a string"
+    rh = p.get("replacement_history")
+    if rh is None:
+        return None
+    if type(rh) is not list:
+        return f"its replacement history is {_kind(rh)}, not a list"
+    for i, item in enumerate(rh):
+        why = item_skip_reason(item, f"its replacement history's item {i}")
+        if why is not None:
+            return why
+    return None
+
+
+def skip_reason(o: dict[str, Any]) -> str | None:
+    """Why Codex skips this parsed line (None: it reads it)."""
+    ts = o.get("timestamp")
+    if type(ts) is not str:
+        return "it has no timestamp" if ts is None else f"its timestamp is {_kind(ts)}, not a string"
+    n = o.get("ordinal")
+    if n is not None and not _is_u64(n):
+        return f"its ordinal is {_kind(n) if type(n) is not int else 'negative'}, not an unsigned integer"
+    meta = o.get("metadata")
+    if meta is not None:
+        if type(meta) is not dict:
+            return f"its metadata is {_kind(meta)}, not an object"
+        hs = meta.get("history_sequence")
+        if hs is not None and not _is_u64(hs):
+            return f"its metadata's history_sequence is {_kind(hs)}, not an unsigned integer"
+    t = o.get("type")
+    if t == "response_item":
+        return item_skip_reason(o.get("payload"))
+    if t == "compacted":
+        return _compacted_skip_reason(o.get("payload"))
+    return None
+
+
+def json_skip_reason(rl: RawLine) -> str | None:
+    """Why Codex skips a line that our reading of JSON (JSON.parse's rules) read: one glued to
+    another value, one not valid UTF-8, one holding a lone surrogate escape."""
+    if len(rl.objects) > 1:
+        return "another JSON value follows the first on its line"
+    d = rl.diagnostic
+    if d is not None and "invalid UTF-8" in d.message:
+        return "it is not valid UTF-8"
+    if rl.lenient and rl.objects:
+        try:
+            orjson.dumps(rl.objects[0])
+        except (orjson.JSONEncodeError, RecursionError):
+            return "it holds a lone surrogate escape"
+    return None
