@@ -42,7 +42,7 @@ def test_inspector_sends_the_lines_the_real_codex_reads(tmp_path: Path) -> None:
     markers = probe.probe_rollout(probe.BASE, rollout)
     theirs = probe.sent_by_codex(rollout, markers, tmp_path / "run")
     ours = probe.sent_by_inspector(rollout, markers)
-    assert NOT_MIRRORED <= set(markers.values())
+    assert set(markers.values()) >= NOT_MIRRORED
     # The probes reach both verdicts: Codex reads some and skips many (a harness that lost every
     # line, or kept them all, would agree with anything).
     assert len(markers) >= 100 and 30 <= len(theirs) <= len(markers) - 40, (len(theirs), len(markers))
