@@ -472,7 +472,7 @@ def _output_read(out: Any) -> bool:
     """Whether Codex reads a head's call output: a string, or a list of parts it knows."""
     if type(out) is str:
         return True
-    return type(out) is list and codex_lines.item_skip_reason({"type": "function_call_output", "call_id": "", "output": out}) is None
+    return type(out) is list and codex_lines.parts_problem(out, codex_lines.OUTPUT_PARTS, "") is None
 
 
 def _item_read(it: Any, p: Any) -> bool:

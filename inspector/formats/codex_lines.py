@@ -84,24 +84,21 @@ def _is_u64(v: Any) -> bool:
     return type(v) is int and v >= 0
 
 
-def _kind(v: Any) -> str:
-    return "null" if v is None else json_type(v)
-
-
-def _parts_problem(v: Any, parts: dict[str, str], where: str) -> str | None:
+def parts_problem(v: Any, parts: dict[str, str], where: str) -> str | None:
+    """Why Codex cannot read a list of tagged parts (None: it reads it)."""
     if type(v) is not list:
-        return f"{where} is {_kind(v)}, not a list"
+        return f"{where} is {json_type(v)}, not a list"
     for i, part in enumerate(v):
         if type(part) is not dict:
-            return f"{where}[{i}] is {_kind(part)}, not an object"
+            return f"{where}[{i}] is {json_type(part)}, not an object"
         t = part.get("type")
         if type(t) is not str:
-            return f"{where}[{i}] has {'no type' if t is None else 'a type of ' + _kind(t)}"
+            return f"{where}[{i}] has {'no type' if t is None else 'a type of ' + json_type(t)}"
         need = parts.get(t)
         if need is None:
             return f"{where}[{i}] is of a type Codex does not know ({t!r})"
         if type(part.get(need)) is not str and not (t == "input_image" and type(part.get("file_id")) is str):
-            return f"{where}[{i}]'s {need} is {_kind(part.get(need))}, not a string"
+            return f"{where}[{i}]'s {need} is {json_type(part.get(need))}, not a string"
     return None
 
 
@@ -109,27 +106,27 @@ def _field_problem(p: dict[str, Any], name: str, check: int, parts: dict[str, st
     v = p.get(name)
     at = f"{where}'s {name}"
     if check == _STR:
-        return None if type(v) is str else f"{at} is {_kind(v)}, not a string"
+        return None if type(v) is str else f"{at} is {json_type(v)}, not a string"
     if v is None:
         if check in (_PARTS, _OUTPUT):
             return f"{at} is {'null' if name in p else 'missing'}"
         return None
     if check == _OPT_STR:
-        return None if type(v) is str else f"{at} is {_kind(v)}, not a string"
+        return None if type(v) is str else f"{at} is {json_type(v)}, not a string"
     if check == _PHASE:
-        return None if type(v) is str and v in PHASES else f"{at} is {_kind(v) if type(v) is not str else repr(v)}, not one of Codex's phases"
+        return None if type(v) is str and v in PHASES else f"{at} is {json_type(v) if type(v) is not str else repr(v)}, not one of Codex's phases"
     if check == _OUTPUT and type(v) is str:
         return None
-    return _parts_problem(v, parts or {}, at)
+    return parts_problem(v, parts or {}, at)
 
 
 def item_skip_reason(p: Any, where: str = "its payload") -> str | None:
     """Why Codex skips a response item (None: it reads it)."""
     if type(p) is not dict:
-        return f"{where} is {_kind(p)}, not an object"
+        return f"{where} is {json_type(p)}, not an object"
     it = p.get("type")
     if type(it) is not str:
-        return f"{where} has {'no type' if it is None else 'a type of ' + _kind(it)}"
+        return f"{where} has {'no type' if it is None else 'a type of ' + json_type(it)}"
     for name, (check, parts) in ITEMS.get(it, {}).items():
         why = _field_problem(p, name, check, parts, where)
         if why is not None:
@@ -139,14 +136,14 @@ def item_skip_reason(p: Any, where: str = "its payload") -> str | None:
 
 def _compacted_skip_reason(p: Any) -> str | None:
     if type(p) is not dict:
-        return f"its payload is {_kind(p)}, not an object"
+        return f"its payload is {json_type(p)}, not an object"
     if type(p.get("message")) is not str:
-        return f"its payload's message is {_kind(p.get('message'))}, not a string"
+        return f"its payload's message is {json_type(p.get('message'))}, not a string"
     rh = p.get("replacement_history")
     if rh is None:
         return None
     if type(rh) is not list:
-        return f"its replacement history is {_kind(rh)}, not a list"
+        return f"its replacement history is {json_type(rh)}, not a list"
     for i, item in enumerate(rh):
         why = item_skip_reason(item, f"its replacement history's item {i}")
         if why is not None:
@@ -158,17 +155,17 @@ def skip_reason(o: dict[str, Any]) -> str | None:
     """Why Codex skips this parsed line (None: it reads it)."""
     ts = o.get("timestamp")
     if type(ts) is not str:
-        return "it has no timestamp" if ts is None else f"its timestamp is {_kind(ts)}, not a string"
+        return "it has no timestamp" if ts is None else f"its timestamp is {json_type(ts)}, not a string"
     n = o.get("ordinal")
     if n is not None and not _is_u64(n):
-        return f"its ordinal is {_kind(n) if type(n) is not int else 'negative'}, not an unsigned integer"
+        return f"its ordinal is {json_type(n) if type(n) is not int else 'negative'}, not an unsigned integer"
     meta = o.get("metadata")
     if meta is not None:
         if type(meta) is not dict:
-            return f"its metadata is {_kind(meta)}, not an object"
+            return f"its metadata is {json_type(meta)}, not an object"
         hs = meta.get("history_sequence")
         if hs is not None and not _is_u64(hs):
-            return f"its metadata's history_sequence is {_kind(hs)}, not an unsigned integer"
+            return f"its metadata's history_sequence is {json_type(hs)}, not an unsigned integer"
     t = o.get("type")
     if t == "response_item":
         return item_skip_reason(o.get("payload"))

@@ -114,22 +114,26 @@ def _raw_field(text: str | bytes, where: str = "payload") -> Callable[[str], byt
     return line
 
 
+def _holder(o: Any, path: str) -> tuple[Any, str]:
+    """The object holding the field at a dotted PATH, and the field's name."""
+    *keys, last = path.split(".")
+    for k in keys:
+        o = o[int(k)] if isinstance(o, list) else o[k]
+    return o, last
+
+
 def _set(path: str, value: Any) -> _Edit:
     def edit(o: dict[str, Any]) -> None:
-        *keys, last = path.split(".")
-        for k in keys:
-            o = o[int(k)] if isinstance(o, list) else o[k]  # type: ignore[assignment]
-        o[last] = value
+        holder, key = _holder(o, path)
+        holder[key] = value
 
     return edit
 
 
 def _drop(path: str) -> _Edit:
     def edit(o: dict[str, Any]) -> None:
-        *keys, last = path.split(".")
-        for k in keys:
-            o = o[int(k)] if isinstance(o, list) else o[k]  # type: ignore[assignment]
-        del o[last]
+        holder, key = _holder(o, path)
+        del holder[key]
 
     return edit
 
