@@ -453,7 +453,7 @@ def _history_item(p: dict[str, Any]) -> HistoryItem | None:
     return HistoryItem(m.role, text, id=iid, call_id=call_id)
 
 
-_TEXT_PARTS, _PHASES = codex_lines.TEXT_PARTS, codex_lines.PHASES
+_PHASES = codex_lines.PHASES
 
 
 def _parts_read(parts: Any, allowed: dict[str, str]) -> bool:
@@ -818,15 +818,26 @@ class _Builder:
         elif it == "function_call_output":
             shape = likes.output
             result = p.call_id  # (the call's id string when it answers the last call: `last_call`)
-            if result is None or not _output_read(p.output):
+            out = p.output
+            if result is None or (type(out) is not str and not _output_read(out)):  # (a string: the common case, no call)
                 return False
             if result == self.last_call:
                 result = self.last_call
         elif it == "message":
             role = p.role
             shape = likes.assistant if role == "assistant" else likes.roles.get(role) if role is not None else None
-            if shape is None or not _parts_read(p.content, _TEXT_PARTS) or (p.phase is not None and p.phase not in _PHASES):
+            if shape is None or (p.phase is not None and p.phase not in _PHASES):
                 return False
+            c = p.content
+            if type(c) is not list:
+                return False
+            for x in c:  # (`_parts_read`, inline: a call a message cost more than the test)
+                t = x.type
+                if t == "input_text" or t == "output_text":
+                    if type(x.text) is not str:
+                        return False
+                elif t != "input_image" or type(x.image_url) is not str:
+                    return False
             key = ("message", shape[2].source_role, _head_parts(p.content))  # (the role's shared string: its line's copy freed)
         else:
             shape = likes.items.get(it)
