@@ -130,8 +130,15 @@ def test_schema_coverage_fixture_unknown_types_kept_and_lines_codex_skips_named(
         69: "its replacement history's item 1's phase is '[trimmed for fixture]', not one of Codex's phases",
         114: "its payload's arguments is null, not a string",
     }
-    assert [(d.line, d.problem, d.severity) for d in led.diagnostics] == sorted(
-        [(n, "repeated_session_meta", "info") for n in (29, 36, 37, 42, 94, 96)] + [(n, "skipped_by_runtime", "warning") for n in skipped]
+    # And its first session_meta's history mode is "default", which Codex 0.169 refuses outright
+    # ("invalid session metadata history_mode: unknown variant `default`", as the real binary says).
+    assert [(d.line, d.problem, d.severity) for d in led.diagnostics] == [
+        *sorted([(n, "repeated_session_meta", "info") for n in (29, 36, 37, 42, 94, 96)] + [(n, "skipped_by_runtime", "warning") for n in skipped]),
+        (1, "resume_refused", "error"),
+    ]
+    assert led.diagnostics[-1].message == (
+        "line 1: Codex refuses to resume this rollout (its session_meta's history_mode is 'default', not legacy or paginated):"
+        " it stops with an error and sends nothing"
     )
     for d in led.diagnostics:
         if d.problem == "skipped_by_runtime":

@@ -11,10 +11,13 @@ tests/install_codex.sh).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from inspector.analysis import analyze
+from inspector.formats import load
 from tests.conftest import need_shared
 from tests.peers.codex_resume import resume as harness
 from tests.peers.codex_resume import type_probe as probe
@@ -49,3 +52,59 @@ def test_inspector_sends_the_lines_the_real_codex_reads(tmp_path: Path) -> None:
     differ = sorted(f"{m} {name}: Codex {'sends' if m in theirs else 'skips'} it, inspector {'sends' if m in ours else 'skips'} it"
                     for m, name in markers.items() if (m in theirs) != (m in ours) and name not in NOT_MIRRORED)
     assert not differ, "\n".join(differ)
+
+
+def _strip_ordinal(raw: bytes) -> bytes:
+    o = json.loads(raw)
+    o.pop("ordinal", None)
+    return json.dumps(o).encode()
+
+
+def _with_mode(raw: bytes, mode: object) -> bytes:
+    o = json.loads(raw)
+    o["payload"]["history_mode"] = mode
+    return json.dumps(o).encode()
+
+
+def _refusal_cases() -> dict[str, list[bytes]]:
+    """Rollouts the real Codex 0.169 refuses to resume, or resumes, each beside the peer rollout."""
+    lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
+    user = json.dumps(probe._message("PROBE-000")).encode()  # (an ordinal of its own)
+    return {
+        "as written": lines,
+        "a last line without an ordinal": [*lines, _strip_ordinal(user)],
+        "a last event without an ordinal": [*lines[:-1], _strip_ordinal(lines[-1])],
+        "no ordinal anywhere": [lines[0], *map(_strip_ordinal, lines[1:])],
+        "a last line cut short after one without an ordinal": [*lines[:-1], _strip_ordinal(lines[-1]), user[:-9]],
+        "a last line cut short": [*lines, user[:-9]],
+        "a last line Codex skips": [*lines, user.replace(b'"role": "user"', b'"role": 5')],
+        "a last line Codex skips, without an ordinal": [*lines, _strip_ordinal(user).replace(b'"role": "user"', b'"role": 5')],
+        "a last line of another type without an ordinal": [*lines, _strip_ordinal(user).replace(b'"response_item"', b'"future_record"')],
+        "a last line glued, without an ordinal": [*lines, _strip_ordinal(user) + b'{"a": 1}'],
+        "a header without an ordinal": [_strip_ordinal(lines[0]), *lines[1:]],
+        "legacy, no ordinal anywhere": [_with_mode(lines[0], "legacy"), *map(_strip_ordinal, lines[1:])],
+        "no history mode, no ordinal anywhere": [_strip_ordinal(lines[0]).replace(b'"history_mode": "paginated", ', b""), *map(_strip_ordinal, lines[1:])],
+        "an unknown history mode": [_with_mode(lines[0], "default"), *lines[1:]],
+        "a null history mode": [_with_mode(lines[0], None), *lines[1:]],
+        "a history mode of a number": [_with_mode(lines[0], 5), *lines[1:]],
+    }
+
+
+def test_inspector_says_when_the_real_codex_refuses_to_resume(tmp_path: Path) -> None:
+    """Codex 0.169 refuses a rollout outright (an error, no request) when its history mode is one it
+    does not know, or when it is paginated and the last line Codex reads has no ordinal: `analyze`
+    says `resume_refused` exactly when the real Codex refuses."""
+    need_shared(probe.BASE)
+    if harness.installed_version() != harness.CODEX_VERSION:
+        pytest.fail(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh", pytrace=False)
+    verdicts = []
+    for k, (name, lines) in enumerate(_refusal_cases().items()):
+        rollout = tmp_path / f"c{k}" / probe.BASE.name
+        rollout.parent.mkdir()
+        rollout.write_bytes(b"\n".join(lines) + b"\n")
+        run = harness.resume(rollout, "continue", tmp_path / f"run{k}")
+        refused = run.returncode != 0 and not run.requests
+        said = [f for f in analyze(load(str(rollout))).findings if f.code == "resume_refused"]
+        verdicts.append((name, refused, bool(said)))
+    assert sum(r for _, r, _ in verdicts) >= 5 and sum(not r for _, r, _ in verdicts) >= 5, verdicts
+    assert [v for v in verdicts if v[1] != v[2]] == [], verdicts

@@ -603,3 +603,30 @@ def test_lines_written_out_of_order_are_followed_as_a_full_read(tmp_path, kind):
                     f.write(b"".join(moved[at : at + step]))
                 fol.poll()
                 assert followed_json(fol) == full_json(str(path), str(path)), (start, step, at)
+
+
+def test_a_codex_rollout_followed_says_when_codex_would_refuse_it_and_when_no_more(tmp_path):
+    """A paginated rollout whose last line has no ordinal is one Codex refuses to resume
+    (`resume_refused`, checked against the real Codex in test_codex_line_rule): a follower says so
+    the moment such a line lands, and stops saying so when a numbered line follows, as a full
+    analysis of the file does at each step."""
+    src = os.path.join(SHARED, "peers", "codex", "corpus", "auto_compact.jsonl")
+    need_shared(Path(src))
+    with open(src, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    path = str(tmp_path / "auto_compact.jsonl")
+    with open(path, "wb") as f:
+        f.writelines(lines[:-1])
+    fol = Follower(path)
+    fol.poll()
+    last = orjson.loads(lines[-1])
+    unnumbered = {k: v for k, v in last.items() if k != "ordinal"}
+    codes = []
+    for o in (unnumbered, last):
+        with open(path, "ab") as f:
+            f.write(orjson.dumps(o) + b"\n")
+        fol.poll()
+        assert followed_json(fol) == full_json(path, path)
+        assert fol.report is not None
+        codes.append([x.code for x in fol.report.findings if x.code == "resume_refused"])
+    assert codes == [["resume_refused"], []]

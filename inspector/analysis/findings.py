@@ -37,6 +37,7 @@ CODES: dict[str, str] = {
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
+    "resume_refused": "the runtime refuses to resume the session at all: it stops with an error and sends nothing",
     "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
     "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
 }
@@ -48,6 +49,7 @@ RUNTIME_PROBLEMS: dict[str, str] = {
     "checkpoint_route_scoped": "checkpoint_not_replayed",
     "unmatched_tool_call": "dropped_tool_call",
     "outside_history_window": "history_window",
+    "resume_refused": "resume_refused",
 }
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})

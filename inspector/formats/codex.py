@@ -47,7 +47,7 @@ from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
 from inspector.formats.codex_heads import LineHead, TokensHead
 from inspector.formats.fields import json_type
-from inspector.formats.jsonl import RawLine, line_object, parse_line
+from inspector.formats.jsonl import RawLine, line_object, open_regular, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.jsontext import json_dumps
 from inspector.ledger.model import (
@@ -719,6 +719,11 @@ class _Builder:
         self.numbers = _Numbers()
         self.header_seq: int | None = None
         self.rolled_back = False
+        # The records of lines Codex skips (`codex_lines`; a known line type without a payload) or
+        # reads as an item it ignores (a line type it does not know), and the line and ordinal of
+        # the last line the general path read (`resume_refusal`).
+        self.ignored: set[int] = set()
+        self.last_general: tuple[int, Any] = (0, None)
 
     def diag(self, rl: RawLine, problem: str, text: str, seq: int | None = None) -> None:
         self.diags.append(Diagnostic(rl.line, problem, f"line {rl.line}: {text}", seqs=[seq] if seq is not None else []))
@@ -746,6 +751,7 @@ class _Builder:
             if t in LINE_TYPES:
                 lacks = "has no payload" if "payload" not in o else f"has {json_type(p)} for its payload, not an object"
                 self.diag(rl, "invalid_field", f"a {quote(t)} line that {lacks} (Codex writes {{timestamp, type, payload}}); kept as an unknown record", seq)
+                self.ignored.add(seq)  # (Codex's known line types need their payload: it skips the line)
             self.records.append(Record(seq, rl.line, "unknown", str(t), self.rid(None, rl, k), None, ts, extra=o, offset=rl.offset, length=rl.length))
             return
         # A `compacted` line this tool appended names itself with a top-level `id` (codex_writer).
@@ -790,7 +796,9 @@ class _Builder:
             typ = f"event_msg:{sub}" if t == "event_msg" else str(t)
             self.records.append(self._payload_record(rl, seq, kind, typ, rid, ts, p))
         else:
-            # A line type this tool does not know: kept whole and shown, never fatal.
+            # A line type this tool does not know: kept whole and shown, never fatal (Codex reads
+            # one it does not know either as an item it ignores, ordinal or not).
+            self.ignored.add(seq)
             self.records.append(Record(seq, rl.line, "unknown", str(t), rid, None, ts, extra=o, offset=rl.offset, length=rl.length))
 
     def _head_item(self, h: LineHead, seq: int, line: int, offset: int, length: int, lid: str) -> bool:
@@ -1299,6 +1307,34 @@ class _Builder:
         entries = [*kept, _Entry(None, "", None, "user", summary)]
         return [e.hist() for e in entries], entries
 
+    def resume_refusal(self) -> Diagnostic | None:
+        """Why Codex refuses to resume this rollout at all, if it does (`codex_lines.history_mode_problem`:
+        a history mode it does not know; a paginated rollout whose last line it reads has no
+        ordinal)."""
+        why = codex_lines.history_mode_problem(self.header)
+        if why is not None:
+            return _refused(self.header_line, self.header_seq, why)
+        if self.header is None or self.header.get("history_mode") != "paginated":
+            return None
+        last = next((r for r in reversed(self.records) if r.seq not in self.ignored), None)
+        if last is None or self._ordinal(last) is not None:
+            return None
+        why = f"it is paginated (its session_meta's history_mode) and the last line it reads, line {last.line}, has no ordinal"
+        return _refused(last.line, last.seq, why)
+
+    def _ordinal(self, rec: Record) -> Any:
+        """The `ordinal` of a record's line: as the general path read it, or read again."""
+        line, ordinal = self.last_general
+        if line == rec.line or self.path is None:
+            return ordinal if line == rec.line else None
+        try:
+            with open_regular(self.path) as f:
+                f.seek(rec.offset)
+                o = line_object(f.read(rec.length), rec.line, rec.offset)
+        except OSError:  # (gone since: nothing to tell)
+            return None
+        return o.get("ordinal") if isinstance(o, dict) else None
+
     def finish(self) -> Ledger:
         h = self.header or {}
         sid = h.get("id") or h.get("session_id")
@@ -1321,6 +1357,9 @@ class _Builder:
         events_only = _events_only(self.records)
         if events_only is not None:
             self.diags.append(events_only)
+        refused = self.resume_refusal()
+        if refused is not None:
+            self.diags.append(refused)
         for r in reversed(self.records):
             if r.kind != "header":
                 led.leaf_seq = r.seq
@@ -1379,8 +1418,10 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None
     if not appended.clean(lines) or any(_needs_full_build(rl.objects[0]) for rl in lines):
         return None
-    if any(d.problem == "events_only" for d in led.diagnostics):
+    if any(d.problem in ("events_only", "resume_refused") for d in led.diagnostics):
         return None
+    if led.header.get("history_mode") == "paginated" and lines[-1].objects[0].get("ordinal") is None:
+        return None  # (Codex would refuse it: the full build says so)
     b = _Builder(led.path, st.source)
     b.records = list(led.records)
     b.seen_ids = dict(st.seen_ids)
@@ -1961,14 +2002,21 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         if wrong:
             b.diags.extend(fields.line_diagnostics(rl.line, wrong))
         b.add(rl, o, k)
+        b.last_general = (rl.line, o.get("ordinal"))
         if rl.diagnostic is not None:
             rl.diagnostic.seqs.append(len(b.records) - 1)
     b.codes += map(mark_code, b.records[first:])
 
 
+def _refused(line: int, seq: int | None, why: str) -> Diagnostic:
+    text = f"line {line}: Codex refuses to resume this rollout ({why}): it stops with an error and sends nothing"
+    return Diagnostic(line, "resume_refused", text, severity="error", seqs=[seq] if seq is not None else [])
+
+
 def _skipped(b: _Builder, rl: RawLine, o: dict[str, Any], k: int, why: str) -> None:
     """A line Codex skips (`why`): kept whole and shown as an unknown record, in no history."""
     seq = len(b.records)
+    b.ignored.add(seq)
     p = o.get("payload")
     t, sub = o.get("type"), p.get("type") if isinstance(p, dict) else None
     typ = f"{t}:{sub}" if isinstance(t, str) and isinstance(sub, str) else str(t)

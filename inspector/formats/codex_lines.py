@@ -20,6 +20,10 @@ resumes it once; `tests/test_codex_line_rule.py` holds this module to it):
 - a `compacted` payload: `message` a string, `replacement_history` null or a list of items that
   each pass the response item rule (one bad item: the whole compaction is skipped).
 
+Codex refuses to resume a rollout at all (an error, nothing sent) when its session_meta's
+`history_mode` is not `legacy`, `paginated` or an object, or when it is `paginated` and the last line
+Codex reads has no `ordinal` (`history_mode_problem`, `codex._Builder.resume_refusal`).
+
 Not mirrored (Codex reads and we read, or both skip, or the two may part, as before): the fields
 of event messages, turn contexts and session metas, item types not listed, an integer past 64
 bits or a value nested 128 deep in a field no type above names (serde skips such a line; telling
@@ -188,3 +192,18 @@ def json_skip_reason(rl: RawLine) -> str | None:
         except (orjson.JSONEncodeError, RecursionError):
             return "it holds a lone surrogate escape"
     return None
+
+
+HISTORY_MODES = frozenset({"legacy", "paginated"})
+
+
+def history_mode_problem(header: dict[str, Any] | None) -> str | None:
+    """Why Codex refuses to resume a rollout for its session_meta's `history_mode` (a string it
+    knows or an object; absent: legacy), None when it does not."""
+    if header is None or "history_mode" not in header:
+        return None
+    mode = header["history_mode"]
+    if type(mode) is dict or (type(mode) is str and mode in HISTORY_MODES):
+        return None
+    found = repr(mode) if type(mode) is str else json_type(mode)
+    return f"its session_meta's history_mode is {found}, not legacy or paginated"
