@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from inspector.analysis import analyze
+from inspector.cli.main import main
 from inspector.formats import load
 from tests.conftest import need_shared
 from tests.peers.codex_resume import resume as harness
@@ -108,3 +109,21 @@ def test_inspector_says_when_the_real_codex_refuses_to_resume(tmp_path: Path) ->
         verdicts.append((name, refused, bool(said)))
     assert sum(r for _, r, _ in verdicts) >= 5 and sum(not r for _, r, _ in verdicts) >= 5, verdicts
     assert [v for v in verdicts if v[1] != v[2]] == [], verdicts
+
+
+def test_a_repair_of_a_rollout_codex_refuses_is_one_it_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A paginated rollout whose last line lost its ordinal is refused by Codex; the repair's
+    appended lines continue the count from the latest numbered line, so the repaired rollout is
+    one the real Codex resumes, and `analyze` no longer says it refuses."""
+    need_shared(probe.BASE)
+    if harness.installed_version() != harness.CODEX_VERSION:
+        pytest.fail(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh", pytrace=False)
+    lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
+    f = tmp_path / probe.BASE.name
+    f.write_bytes(b"\n".join([*lines[:-1], _strip_ordinal(lines[-1])]) + b"\n")
+    assert [x.code for x in analyze(load(str(f))).findings if x.code == "resume_refused"] == ["resume_refused"]
+    assert main(["repair", str(f), "--strategy", "recover", "--write", "--json"]) == 0  # (the peer rollout's last compaction leaves compact nothing to do)
+    capsys.readouterr()
+    assert [x.code for x in analyze(load(str(f))).findings if x.code == "resume_refused"] == []
+    run = harness.resume(f, "continue", tmp_path / "run")
+    assert run.returncode == 0 and run.requests, run.stderr[-2000:]

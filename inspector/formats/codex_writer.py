@@ -8,7 +8,8 @@ the newest `compacted` line with a `replacement_history` becomes the history bas
 and only the lines after it are replayed on top. Nothing follows ours, so the resumed request is
 exactly its replacement history (after the base instructions), then the new turn. Its resume
 loader refuses a rollout whose last line has no `ordinal` ("final paginated rollout record ... is
-missing an ordinal"), so where the rollout numbers its lines the appended ones continue the count.
+missing an ordinal"), so where the rollout numbers its lines the appended ones continue the count
+(from its latest numbered line: a rollout refused for an unnumbered last line resumes after it).
 
 Where the kept items come from: a `compacted` line holds copies of them, so the writer reads the
 analysed file back (refused if its bytes are no longer those analysed) and copies each kept
@@ -112,11 +113,13 @@ def _kept_payloads(led: Ledger, lines: list[RawLine], ids: list[str]) -> list[di
 
 
 def _last_ordinal(lines: list[RawLine]) -> int | None:
+    """The ordinal of the latest numbered line: the count the appended lines continue (where the
+    last line has none, a rollout Codex refuses to resume, the repair's numbered lines end that)."""
     for rl in reversed(lines):
         for o in reversed(rl.objects):
-            if isinstance(o, dict):
-                n = o.get("ordinal")
-                return n if isinstance(n, int) and not isinstance(n, bool) else None
+            n = o.get("ordinal") if isinstance(o, dict) else None
+            if isinstance(n, int) and not isinstance(n, bool):
+                return n
     return None
 
 
