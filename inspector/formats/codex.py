@@ -1325,8 +1325,10 @@ class _Builder:
     def _ordinal(self, rec: Record) -> Any:
         """The `ordinal` of a record's line: as the general path read it, or read again."""
         line, ordinal = self.last_general
-        if line == rec.line or self.path is None:
-            return ordinal if line == rec.line else None
+        if line == rec.line:
+            return ordinal
+        if self.path is None:
+            return None
         try:
             with open_regular(self.path) as f:
                 f.seek(rec.offset)
