@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from inspector.analysis.engine import Report
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.formats import registry
+from inspector.ledger.jsontext import printable
 from inspector.ledger.model import Ledger, Usage
 from inspector.ledger.times import epoch_seconds
 
@@ -87,6 +88,17 @@ class ScanRow(BaseModel):
     models: list[str] | None = Field(None, description="models that answered, by first use")
     size: int | None = Field(None, description="bytes of the file")
     error: str | None = Field(None, description="why the file could not be read or analysed")
+
+    @field_validator("*")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        """A lone surrogate in a session's text (its id, project, a finding quoting it) or a file
+        name's undecodable byte is kept as its `\\udXXX` escape: a row is JSON, printed and stored."""
+        if isinstance(value, str):
+            return printable(value)
+        if isinstance(value, list):
+            return [printable(v) if isinstance(v, str) else v for v in value]
+        return value
 
 
 def scan_row_schema() -> dict[str, object]:

@@ -42,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from inspector.cli.main import version_line
+    from inspector.cli.output import utf8
     from inspector.compaction.entries import WriteError
     from inspector.store.files import check_destination, usual_mode, write_atomic
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         # As every file inspector makes: a regular file or a new name (never through a link, a pipe
         # or a device: `-` writes to stdout), replaced whole or not at all; with the mode any
         # program's new file gets (not a backup's 0600).
-        write_atomic(target, text.encode("utf-8"), label=label, mode=usual_mode(target))
+        write_atomic(target, utf8(text), label=label, mode=usual_mode(target))
     except WriteError as e:
         print(f"inspector: {e}", file=sys.stderr)
         return 2

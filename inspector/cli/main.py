@@ -15,7 +15,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.findings import SEVERITY_RANK
 from inspector.cli import args as argtypes
-from inspector.cli.output import emit_json
+from inspector.cli.output import emit_json, lenient_stdio
 from inspector.formats import LoadError, load, registry
 from inspector.formats.whole_lines import collector_paused, freeze_what_loads
 
@@ -375,6 +375,7 @@ _ONE_SHOT = False  # set by the console script only (`run`)
 def run() -> None:
     global _ONE_SHOT
     _ONE_SHOT = True
+    lenient_stdio()
     freeze_what_loads()
     try:
         code = main()

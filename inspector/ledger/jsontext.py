@@ -52,14 +52,46 @@ def _too_deep(e: orjson.JSONEncodeError) -> bool:
     return "ecursion" in str(e)  # ("Recursion limit reached")
 
 
+def printable(text: str) -> str:
+    """`text`, a lone surrogate in it (JSON's `"\\ud800"`, which JavaScript runtimes read as it is; a
+    file name's undecodable byte) spelled as its `\\udXXX` escape: what a terminal, a JSON document,
+    a file or a database can be given (each takes UTF-8 only)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def loads(data: bytes) -> Any:
+    """`orjson.loads(data)`, or Python's json's reading when orjson refuses it: a document `dumps`
+    wrote with a lone surrogate's escape (which orjson refuses and json reads back as it was).
+    Raises orjson's error when neither reads it."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            raise e from None
+
+
+def _lone_surrogate(e: orjson.JSONEncodeError) -> bool:
+    return "surrogates" in str(e)  # ("str is not valid UTF-8: surrogates not allowed")
+
+
 def dumps(value: Any, option: int = 0) -> bytes:
-    """`orjson.dumps(value, option=option)`, also for a value nested past orjson's 254 levels: then
-    Python's `json` writes the same text (compact, or indented by two with OPT_INDENT_2; keys sorted
-    with OPT_SORT_KEYS; UTF-8). Any other error is orjson's (a value it cannot write)."""
+    """`orjson.dumps(value, option=option)`, also for a value nested past orjson's 254 levels or a
+    string holding a lone surrogate (JSON's `"\\ud800"`, which JSON.parse reads as it is and orjson
+    cannot write): then Python's `json` writes the same text (compact, or indented by two with
+    OPT_INDENT_2; keys sorted with OPT_SORT_KEYS; UTF-8, a lone surrogate as its `\\udXXX` escape,
+    which reads back as the same string). Any other error is orjson's (a value it cannot write)."""
     try:
         return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError as e:
-        if not _too_deep(e):
+        if not (_too_deep(e) or _lone_surrogate(e)):
             raise
     indent = 2 if option & orjson.OPT_INDENT_2 else None
     text = deep(
@@ -71,7 +103,7 @@ def dumps(value: Any, option: int = 0) -> bytes:
         sort_keys=bool(option & orjson.OPT_SORT_KEYS),
         allow_nan=False,
     )
-    return text.encode("utf-8")
+    return text.encode("utf-8", "backslashreplace")  # (only a lone surrogate is not UTF-8: escaped)
 
 
 def dumps_text(value: Any, option: int = 0) -> str:

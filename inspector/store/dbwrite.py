@@ -43,6 +43,7 @@ from inspector.compaction.entries import WriteError, check_writable, now_iso
 from inspector.formats import LoadError, load, registry, sqlite_files
 from inspector.formats.base import Row, StoreWriter
 from inspector.formats.jsonl import read_regular
+from inspector.ledger.jsontext import dumps, loads
 from inspector.ledger.model import Ledger
 from inspector.store.files import (
     Step,
@@ -116,7 +117,7 @@ class DbBackup:
 
 def save_meta(b: DbBackup, step: Step, label: str) -> None:
     meta = {"schema": BACKUP_SCHEMA, **asdict(b)}
-    write_atomic(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
+    write_atomic(Path(b.meta_path), dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)  # (as writeback's)
 
 
 _FIELDS = ("session", "created", "size", "sha256", "state_before", "state_after", "what")
@@ -126,7 +127,7 @@ def read_sidecar(meta: Path) -> DbBackup | str:
     """The backup a sidecar describes, or why it cannot be trusted."""
     path = str(meta)[: -len(".json")]
     try:
-        obj = orjson.loads(read_regular(meta))
+        obj = loads(read_regular(meta))
     except OSError as e:
         return f"the sidecar cannot be read ({os_cause(e)})"
     except orjson.JSONDecodeError as e:

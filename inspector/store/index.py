@@ -26,6 +26,7 @@ from inspector.analysis.tokens import cache_dir  # (one cache dir: the token ran
 from inspector.analysis.usage import UsageItem
 from inspector.formats import split_selector
 from inspector.formats.jsonl import open_regular
+from inspector.ledger.jsontext import printable
 from inspector.ledger.model import Usage
 
 APP_ID = "inspector-index"
@@ -79,12 +80,19 @@ class FileIdentity:
     head: str  # sha256 of the first HEAD_BYTES (and a database's -wal file's size and mtime)
 
 
+def _text(value: str | None) -> str | None:
+    """A session's text as SQLite can hold it (`jsontext.printable`: a lone surrogate as its escape)."""
+    return value if value is None else printable(value)
+
+
 def index_key(path: str) -> str:
     """What the index files a session under: its file's real path; a session of a
-    multi-session store (`FILE#SESSION`) as `REAL_FILE#SESSION`."""
+    multi-session store (`FILE#SESSION`) as `REAL_FILE#SESSION`. A name's byte that is not UTF-8
+    (which Python keeps as a lone surrogate, and SQLite cannot take) is filed as its escape
+    (`jsontext.printable`), as the row shows it."""
     base, session = split_selector(path)
     real = os.path.realpath(base)
-    return real if session is None else f"{real}#{session}"
+    return printable(real if session is None else f"{real}#{session}")
 
 
 def file_identity(path: str) -> FileIdentity:
@@ -308,14 +316,14 @@ class SessionIndex:
         db.executemany(
             "INSERT INTO usage(session, day, model, agent, input, output, cache_read, cache_write, requests)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
-            [(sid, e.day, e.model, e.agent, e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write,
-              e.requests) for e in usage],
+            [(sid, e.day, _text(e.model), _text(e.agent), e.usage.input, e.usage.output, e.usage.cache_read,
+              e.usage.cache_write, e.requests) for e in usage],
         )
         for d in docs:
             rid = db.execute(
                 "INSERT INTO doc_meta(session, line, role, kind) VALUES (?,?,?,?)", (sid, d.line, d.role, d.kind)
             ).lastrowid
-            db.execute("INSERT INTO docs(rowid, text) VALUES (?, ?)", (rid, d.text))
+            db.execute("INSERT INTO docs(rowid, text) VALUES (?, ?)", (rid, printable(d.text)))
         self._pending += 1
         if self._pending >= 200 or time.monotonic() - self._last_commit > 1.0:
             self.commit()
@@ -333,7 +341,7 @@ class SessionIndex:
         since it was read (`FILE#SESSION`), its own row when it now holds several sessions, or
         its sessions' rows when it now holds one. `present`: what the file gives now. Returns
         how many rows went."""
-        real = os.path.realpath(split_selector(store_file)[0])
+        real = index_key(split_selector(store_file)[0])
         keep = {index_key(p) for p in present}
         got = self.db.execute(
             "SELECT id, real_path FROM sessions WHERE real_path = ? OR (real_path > ? AND real_path < ?)",

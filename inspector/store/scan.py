@@ -29,6 +29,7 @@ from inspector.analysis.sessions import (
 )
 from inspector.formats import LoadError, load, store_sessions
 from inspector.formats.jsonl import NotRegularFile
+from inspector.ledger.jsontext import printable
 from inspector.store.index import FileIdentity, SessionIndex, file_identity
 from inspector.store.places import Found, parent_session, session_files
 
@@ -254,11 +255,12 @@ class Scanner:
         if row is not None and row.parent is None and row.parent_session_id is not None:
             parent = self._spawner(row.parent_session_id)
             if parent is not None:  # read before its parent was: name it now, in the index too
-                row = row.model_copy(update={"parent": parent})
+                row = row.model_copy(update={"parent": printable(parent)})
                 self.index.update_row(ident.real_path, row)
         if row is not None:
             self.stats.from_index += 1
-            return _Pending(f.path, ident, row=row if row.path == f.path else row.model_copy(update={"path": f.path}))
+            shown = printable(f.path)  # (as the row spells it)
+            return _Pending(f.path, ident, row=row if row.path == shown else row.model_copy(update={"path": shown}))
         parent = parent_session(f.path)
         if parent is not None and not os.path.exists(parent):
             parent = None

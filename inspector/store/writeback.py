@@ -51,6 +51,7 @@ from inspector.analysis.engine import Report
 from inspector.compaction.entries import WriteError, appended_bytes, check_writable, now_iso, record_id
 from inspector.formats import LoadError, load, registry
 from inspector.formats.jsonl import read_regular
+from inspector.ledger.jsontext import dumps, loads
 from inspector.store.files import (
     Step,
     _no_step,
@@ -166,7 +167,7 @@ def _read_sidecar(meta: Path) -> Backup | DamagedBackup:
         return DamagedBackup(path, problem)
 
     try:
-        obj = orjson.loads(read_regular(meta))
+        obj = loads(read_regular(meta))  # (a path's byte that is not UTF-8: its escape, `_save_meta`)
     except OSError as e:
         return damaged(f"the sidecar cannot be read ({os_cause(e)})")
     except orjson.JSONDecodeError as e:
@@ -284,8 +285,10 @@ def _append(fd: int, path: str, before: bytes, added: bytes) -> None:
 
 
 def _save_meta(b: Backup, step: Step, label: str) -> None:
+    """The sidecar; a session path with a byte that is not UTF-8 (a lone surrogate in Python) is
+    written as its escape (`jsontext.dumps`), which `jsontext.loads` reads back as the same path."""
     meta = {"schema": BACKUP_SCHEMA, **asdict(b)}
-    write_atomic(Path(b.meta_path), orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
+    write_atomic(Path(b.meta_path), dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", step, label)
 
 
 # ---------------------------------------------------------------------------------------- install

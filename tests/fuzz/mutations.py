@@ -188,8 +188,9 @@ class _Deep:
         return "[" * self.depth + "]" * self.depth
 
 
-def _dumps(value: Any, indent: int | None, ascii_only: bool = False) -> bytes:
-    """JSON text for value, with any _Deep placeholder spliced in (json.dumps would recurse)."""
+def _dumps(value: Any, indent: int | None, ascii_only: bool = False, escape_surrogates: bool = False) -> bytes:
+    """JSON text for value, with any _Deep placeholder spliced in (json.dumps would recurse); a
+    lone surrogate as bytes that are not UTF-8 or (`escape_surrogates`) as JSON's escape of it."""
     deep: list[_Deep] = []
 
     def default(o: Any) -> Any:
@@ -201,7 +202,7 @@ def _dumps(value: Any, indent: int | None, ascii_only: bool = False) -> bytes:
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, default=default)
     for i, d in enumerate(deep):
         text = text.replace(f'"@@deep{i}@@"', d.text(), 1)
-    return text.encode("utf-8", "surrogatepass")
+    return text.encode("utf-8", "backslashreplace" if escape_surrogates else "surrogatepass")
 
 
 class _Doc:
@@ -229,14 +230,14 @@ class _Doc:
                     out.append((i, p, o))
         return out
 
-    def save(self, changed: set[int]) -> None:
+    def save(self, changed: set[int], escape_surrogates: bool = False) -> None:
         if self.whole:
             if 0 in changed:
-                self.path.write_bytes(_dumps(self.values[0], 1) + b"\n")
+                self.path.write_bytes(_dumps(self.values[0], 1, escape_surrogates=escape_surrogates) + b"\n")
             return
         lines = list(self.lines)
         for i in changed:
-            lines[i] = _dumps(self.values[i], None) + b"\n"
+            lines[i] = _dumps(self.values[i], None, escape_surrogates=escape_surrogates) + b"\n"
         self.path.write_bytes(b"".join(lines))
 
 
@@ -272,6 +273,24 @@ def m_wrong_type(path: Path, rng: random.Random, ctx: Context) -> None:
         return
     _set(doc.values[i], p, rng.choice(SUBSTITUTES))
     doc.save({i})
+
+
+@mutation(0, TEXT_KINDS, weight=2)
+def m_lone_surrogate(path: Path, rng: random.Random, ctx: Context) -> None:
+    """A string gains a lone surrogate, written as JSON's escape of it (`"\\ud800"`): valid JSON,
+    read as it is by JSON.parse (Claude Code, pi, OpenClaw), not UTF-8 when written out again."""
+    doc = _Doc(path)
+    i = _one_value(rng, doc)
+    if i is None:
+        return
+    strings = [p for p, v in _nodes(doc.values[i]) if p and isinstance(v, str)]
+    if not strings:
+        return
+    p = rng.choice(strings)
+    old = _get(doc.values[i], p)
+    at = rng.randrange(len(old) + 1)
+    _set(doc.values[i], p, old[:at] + rng.choice(("\ud800", "\udfff", "\udc00")) + old[at:])
+    doc.save({i}, escape_surrogates=True)
 
 
 # Where a string names something (an id, a call id, a parent, a tool name, a type / role / kind
