@@ -584,10 +584,17 @@ def test_sidechain_lines_in_a_main_file_are_not_the_leaf_nor_on_the_path() -> No
     assert [it.record_id for it in sub.context] == ["x1", "x2"]
 
 
+def _api_error(uuid: str, parent: str, model: str = "<synthetic>") -> dict[str, Any]:
+    """An API error line as Claude Code writes it (`li` -> `u3o`, offset 322722222: model `<synthetic>`)."""
+    o = _line("assistant", uuid, parent, [{"type": "text", "text": "API Error: 529 overloaded"}], isApiErrorMessage=True, stop="stop_sequence")
+    o["message"]["model"] = model
+    return o
+
+
 def test_api_error_replies_are_excluded_and_a_dangling_call_gets_a_synthetic_result() -> None:
     objs = [
         _line("user", "u1", None, "run it"),
-        _line("assistant", "e1", "u1", [{"type": "text", "text": "API Error: 529 overloaded"}], isApiErrorMessage=True, stop="stop_sequence"),
+        _api_error("e1", "u1"),
         _line("assistant", "a1", "e1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 30"}}], stop="tool_use"),
     ]
     report = analyze(load_bytes(_jsonl(objs)))
@@ -599,6 +606,15 @@ def test_api_error_replies_are_excluded_and_a_dangling_call_gets_a_synthetic_res
         ("assistant", None, True),  # then, on resume, Claude Code's "No response requested." (the peer README, interrupted_tool)
     ]
     assert report.context[-2].tool_result_id == "t1"
+
+
+def test_an_api_error_line_naming_a_real_model_is_sent() -> None:
+    """Claude Code leaves out only a synthetic API error (`dV`: isApiErrorMessage and model
+    `<synthetic>`); one naming a model is sent as any reply (the real CLI: the type probe's
+    "reply isApiErrorMessage true")."""
+    objs = [_line("user", "u1", None, "run it"), _api_error("e1", "u1", model="claude-x"), _line("user", "u2", "e1", "again")]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.record_id for it in report.context if not it.synthetic] == ["u1", "e1", "u2"]
 
 
 _CAVEAT = "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request.</local-command-caveat>"
@@ -825,3 +841,43 @@ def test_the_next_request_view_names_the_reply_added_on_resume(tmp_path: Path) -
             assert "on resume" in row and any(c.startswith("added on resume: ") for c in row)
 
     asyncio.run(body())
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "why"),
+    [
+        ("user", 5, "not a string or a list"),
+        ("user", None, "not a string or a list"),
+        ("user", {"type": "text", "text": "x"}, "not a string or a list"),
+        ("user", ["x", None, {"text": "no type"}], "holds no block"),
+        ("user", [{"text": "no type"}], "holds no block"),
+        ("assistant", " \n\u3000", "is blank text"),
+        ("assistant", [7], "holds no block"),
+    ],
+)
+def test_a_line_claude_code_drops_is_not_sent_and_its_children_chain_past_it(tmp_path: Path, kind: str, content: Any, why: str) -> None:
+    """Claude Code drops a user or assistant line whose message content it cannot read (`jrn`) and
+    links its children to its parent (`Brn`): the line is never sent, the history before it is
+    (the real CLI: the type probe's "content a number", "content null", "content an object")."""
+    objs = [
+        _line("user", "u1", None, "first prompt"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "first answer"}]),
+        _line(kind, "d1", "a1", content),
+        _line("user", "u2", "d1", "next prompt"),
+    ]
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(_jsonl(objs))
+    for path in ("whole", "stream"):  # (parsed whole; read from the file, heads first)
+        report = analyze(load_bytes(f.read_bytes()) if path == "whole" else load(str(f)))
+        sent = [it.record_id for it in report.context if not it.synthetic]
+        assert sent == ["u1", "a1", "u2"], (path, sent)
+        assert any(d.line == 3 and why in d.message and "Claude Code drops the line" in d.message for d in report.ledger.diagnostics), path
+
+
+def test_a_block_that_is_not_an_object_with_a_string_type_is_removed() -> None:
+    """Claude Code keeps a line with some readable blocks and removes the others (`Irn`)."""
+    blocks = [{"type": "text", "text": "kept"}, "loose", None, 3, {"text": "no type"}, {"type": 5}]
+    objs = [_line("user", "u1", None, blocks), _line("assistant", "a1", "u1", [{"type": "text", "text": "ok"}])]
+    report = analyze(load_bytes(_jsonl(objs)))
+    m = report.ledger.records[0].message
+    assert [(b.type, b.text) for b in m.blocks] == [("text", "kept")]

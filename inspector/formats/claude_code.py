@@ -270,6 +270,34 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+# What Claude Code 2.1.328 makes of a user or assistant line's message as it loads a transcript
+# (`jrn`, offset 317322164; `Brn`, offset 317321174, runs it on every such row): a message that is
+# not an object, content that is neither a string nor a list, a list none of whose blocks is an
+# object with a string `type`, and an assistant's string content that is blank (`trim()`) drop the
+# row; its children are linked to its parent (`Brn`'s `finish`), so the chain goes on past it. A
+# block that is not an object with a string `type` is removed from the list (`Irn`); an assistant's
+# other string content is wrapped in one text block. (Observed: `python -m
+# tests.peers.claude_code_resume.type_probe`.)
+_JS_SPACE = frozenset("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200B))))
+
+
+def _read_block(b: Any) -> bool:
+    """A content block Claude Code keeps (`Irn`): an object with a string type."""
+    return isinstance(b, dict) and isinstance(b.get("type"), str)
+
+
+def _dropped_because(t: Any, m: dict[str, Any]) -> str | None:
+    """Why Claude Code drops a user or assistant line whose message is `m` (`jrn`), None: it keeps it."""
+    c = m.get("content")
+    if isinstance(c, str):
+        return "is blank text" if t == "assistant" and all(ch in _JS_SPACE for ch in c) else None
+    if not isinstance(c, list):
+        return "is not a string or a list" if "content" in m else "is missing or not a string or a list"
+    if c and not any(_read_block(b) for b in c):
+        return "holds no block that is an object with a string type"
+    return None
+
+
 def _blocks(content: Any) -> list[Block]:
     if isinstance(content, str):
         return [Block("text", content)]
@@ -277,9 +305,8 @@ def _blocks(content: Any) -> list[Block]:
         return []
     out: list[Block] = []
     for b in content:
-        if not isinstance(b, dict):
-            out.append(Block("other", py_str(b), raw=b))
-            continue
+        if not _read_block(b):
+            continue  # (Claude Code removes it: `Irn`)
         t = b.get("type")
         if t == "text":
             out.append(Block("text", b.get("text") if isinstance(b.get("text"), str) else ""))
@@ -335,11 +362,13 @@ def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
         stop_raw = m.get("stop_reason")
         stop = normalize_stop_reason(stop_raw)
         err = None
-        if o.get("isApiErrorMessage") is True:
-            # A synthetic reply standing for a failed request: no request ever produced it.
+        model = m.get("model")
+        if o.get("isApiErrorMessage") is True and model == "<synthetic>":
+            # A synthetic reply standing for a failed request: no request ever produced it, and
+            # Claude Code leaves it out of the next (`dV`, offset 305859984, in `Ff`'s filter); an
+            # API error line naming a real model is sent as any reply (observed: the type probe).
             stop = "error"
             err = next((b.text for b in blocks if b.type == "text" and b.text), None) or str(o.get("error") or "")
-        model = m.get("model")
         return Message(
             "assistant",
             blocks,
@@ -447,6 +476,9 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
     if conversation:
         if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
             return False
+        c = m.content
+        if c is None or (t == "assistant" and type(c) is str and all(ch in _JS_SPACE for ch in c)):
+            return False  # (a line Claude Code drops: `_dropped_because`)
     elif t not in _BOOKKEEPING and (t != "system" or h.subtype == "compact_boundary"):
         return False
     if m is not None and type(m.content) is list and not blocks_clean(m.content):
@@ -843,17 +875,15 @@ def _conversation_record(
     ts = o.get("timestamp")
     m = o.get("message")
     if not isinstance(m, dict):
+        why = f"field 'message' is {'missing' if m is None else 'not an object (' + _show(m) + ')'}"
+    else:
+        dropped = _dropped_because(t, m)
+        why = None if dropped is None else f"its message's content {dropped}, so Claude Code drops the line"
+    if why is not None:
         st.end_run()
-        st.diags.append(
-            Diagnostic(
-                rl.line,
-                "invalid_field",
-                f"line {rl.line}: {t} line: field 'message' is {'missing' if m is None else 'not an object (' + _show(m) + ')'}; "
-                "kept as a record no request carries",
-                seqs=[seq],
-            )
-        )
+        st.diags.append(Diagnostic(rl.line, "invalid_field", f"line {rl.line}: {t} line: {why}; kept as a record no request carries", seqs=[seq]))
         return Record(seq, rl.line, "unknown", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
+    assert isinstance(m, dict)
     rec = Record(
         seq, rl.line, "message", str(t), uuid, pid, ts, message=_message(o, m),
         extra=_extra(o, m), offset=rl.offset, length=rl.length,

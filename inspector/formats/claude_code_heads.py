@@ -131,11 +131,13 @@ _LIST = ord("[")
 
 
 def blocks_clean(blocks: list[_BlockHead]) -> bool:
-    """Whether each block's text and thinking, as msgspec skipped them, are strings or null (or
-    absent), and its content a string, null, absent or a list of parts of the types `_PartHead`
+    """Whether each block has a string type, its text and thinking, as msgspec skipped them, are
+    strings or null (or absent), and its content a string, null, absent or a list of parts of the types `_PartHead`
     takes (decoded here, the rare case), as `_BlockHead` took them when it decoded them."""
     first = FIRST_BYTE
     for b in blocks:
+        if b.type is None:
+            return False  # (a block without a string type: Claude Code removes it, the general path says so)
         t, k, c = b.text, b.thinking, b.content
         if (t and first(t)[0] not in _STRING_OR_NULL) or (k and first(k)[0] not in _STRING_OR_NULL):
             return False
