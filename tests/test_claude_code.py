@@ -881,3 +881,92 @@ def test_a_block_that_is_not_an_object_with_a_string_type_is_removed() -> None:
     report = analyze(load_bytes(_jsonl(objs)))
     m = report.ledger.records[0].message
     assert [(b.type, b.text) for b in m.blocks] == [("text", "kept")]
+
+
+# What the real Claude Code 2.1.328 sent on resume for a reply whose tool calls were not all
+# answered (each case a transcript it resumed; docs/runtimes/claude_code.md, "Unanswered calls"):
+# the items after the first prompt, as (record id or synthetic text, ...).
+_INTERRUPTED = "[Tool call interrupted: the session ended before this call's result was recorded"
+_MISSING = "[Tool result missing due to internal error]"
+
+
+def _call(i: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"q{i}", "name": "Bash", "input": {"command": "true"}}
+
+
+def _result(i: int) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": f"q{i}", "content": f"result {i}"}
+
+
+UNANSWERED_CASES: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
+    # a reply [text, call], then a prompt: the whole reply is left out
+    "then_a_prompt": (
+        [_line("assistant", "d1", "u0", [{"type": "text", "text": "t"}, _call(1)], stop="tool_use"), _line("user", "c1", "d1", "go on")],
+        ["c1"],
+    ),
+    # the conversation ends on the reply: its call gets the interrupted result
+    "at_the_end": ([_line("assistant", "d1", "u0", [{"type": "text", "text": "t"}, _call(1)], stop="tool_use")], ["d1", _INTERRUPTED]),
+    # one call of two answered, then a prompt: the reply is sent, the other call gets the missing result
+    "partly_answered": (
+        [
+            _line("assistant", "d1", "u0", [_call(1), _call(2)], stop="tool_use"),
+            _line("user", "r1", "d1", [_result(1)]),
+            _line("user", "c1", "r1", "go on"),
+        ],
+        ["d1", "r1", "c1", _MISSING],
+    ),
+    # another reply after it, then a prompt: only the first reply is left out
+    "then_a_reply": (
+        [
+            _line("assistant", "d1", "u0", [_call(1)], stop="tool_use"),
+            _line("assistant", "d2", "d1", [{"type": "text", "text": "t2"}], mid="m2"),
+            _line("user", "c1", "d2", "go on"),
+        ],
+        ["d2", "c1"],
+    ),
+    # the result after a prompt: the call is answered (consecutive user lines are one message)
+    "answered_late": (
+        [
+            _line("assistant", "d1", "u0", [_call(1)], stop="tool_use"),
+            _line("user", "c1", "d1", "go on"),
+            _line("user", "r1", "c1", [_result(1)]),
+        ],
+        ["d1", "c1", "r1"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNANSWERED_CASES))
+def test_a_reply_with_unanswered_calls_is_sent_as_claude_code_sends_it(tmp_path: Path, case: str) -> None:
+    tail, want = UNANSWERED_CASES[case]
+    objs = [_line("user", "u0", None, "first prompt"), *tail]
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(_jsonl(objs))
+    for report in (analyze(load_bytes(f.read_bytes())), analyze(load(str(f)))):
+        got = [it.text[: len(_INTERRUPTED)] if it.synthetic else it.record_id for it in report.context if not it.on_resume]
+        assert got[1:] == want, case
+        left_out = [d for d in report.ledger.diagnostics if d.problem == "skipped_by_runtime"]
+        assert [d.line for d in left_out] == ([2] if case in ("then_a_prompt", "then_a_reply") else [])
+
+
+@pytest.mark.parametrize("case", sorted(UNANSWERED_CASES))
+def test_a_followed_transcript_leaves_out_a_reply_once_the_conversation_goes_on(tmp_path: Path, case: str) -> None:
+    """The live follower, one line at a time: what it says is sent equals a fresh analysis at
+    every step (a reply at the end keeps its call until a prompt follows it unanswered)."""
+    from inspector.live.incremental import GROWN, Follower
+    from tests.test_incremental import followed_json, full_json
+
+    tail, _ = UNANSWERED_CASES[case]
+    lines = [json.dumps(o).encode() + b"\n" for o in [_line("user", "u0", None, "first prompt"), *tail]]
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(lines[0])
+    fol = Follower(str(f))
+    fol.poll()
+    grown = 0
+    for line in lines[1:]:
+        with open(f, "ab") as out:
+            out.write(line)
+        up = fol.poll()
+        grown += up is not None and up.whole == GROWN
+        assert followed_json(fol) == full_json(str(f), str(f)), (case, line)
+    assert grown  # (not all of it read again whole)

@@ -873,6 +873,7 @@ def sent_items(
     # reply makes calls, not made anew when they are settled).
     answered: set[str] = set()
     pending_item: ContextItem | None = None
+    went_on = False  # a user's message came after those calls (`Runtime.joins_user_lines`: they stay pending)
     drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
     for s in sources:
         rec = records[s]
@@ -890,7 +891,7 @@ def sent_items(
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
             append(item)
             if calls:
-                pending, pending_item = calls, item
+                pending, pending_item, went_on = calls, item, False
                 answered.clear()
                 in_context_calls.update(calls)
         elif role == "tool":
@@ -911,29 +912,36 @@ def sent_items(
             append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
             if role == "user" and pending:
-                if not answered.issuperset(pending):
-                    flag_unanswered(items, pending_item, pending, answered, rt)
-                pending = ()
+                went_on = True
+                if not rt.joins_user_lines:
+                    if not answered.issuperset(pending):
+                        flag_unanswered(items, pending_item, pending, answered, rt)
+                    pending = ()
             append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     if pending and not answered.issuperset(pending):
-        flag_unanswered(items, pending_item, pending, answered, rt)
+        flag_unanswered(items, pending_item, pending, answered, rt, ends=not went_on)
     return items
 
 
-def flag_unanswered(items: list[ContextItem], item: ContextItem | None, calls: Sequence[str], answered: set[str], rt: Runtime) -> None:
+def flag_unanswered(
+    items: list[ContextItem], item: ContextItem | None, calls: Sequence[str], answered: set[str], rt: Runtime, ends: bool = False
+) -> None:
     """`item`'s `calls` with no result among `answered`: flagged on it, in their order, each
-    followed by the runtime's synthetic result where it makes one up."""
+    followed by the runtime's synthetic result where it makes one up (`ends`: the calls the
+    conversation ends on, `Runtime.missing_result_text`)."""
     missing = [c for c in calls if c not in answered]
     if item is None or not missing:
         return
     item.unanswered = missing
     if rt.synthesize_missing_results:
-        items += [synthetic_result(c, rt) for c in missing]
+        text = rt.synthetic_result_text if ends or not rt.missing_result_text else rt.missing_result_text
+        items += [synthetic_result(c, rt, text) for c in missing]
 
 
-def synthetic_result(call_id: str, rt: Runtime) -> ContextItem:
+def synthetic_result(call_id: str, rt: Runtime, text: str | None = None) -> ContextItem:
     """The output the runtime adds after a call that has none."""
-    return ContextItem(0, "tool", "message", None, None, None, True, rt.synthetic_result_text, tool_result_id=call_id)
+    out = rt.synthetic_result_text if text is None else text
+    return ContextItem(0, "tool", "message", None, None, None, True, out, tool_result_id=call_id)
 
 
 def sent_messages_after(scan: PathScan, path: list[int], pos: int = -1) -> list[int]:

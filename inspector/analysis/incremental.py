@@ -187,11 +187,14 @@ def _tree_growth(old: Report, led: Ledger, new: list[Record]) -> list[int] | Non
 
 def _token_key(it: ContextItem) -> tuple[object, ...]:
     # What an item's count is a function of: its record (usage, or the text of its content), or
-    # for a synthetic result the call it answers (its text is the runtime's constant); an item no
-    # record holds (a Codex checkpoint's own replacement items, the instructions) by its text.
+    # for a synthetic result the call it answers and its text (one of the runtime's constants:
+    # Claude Code's changes once the conversation goes on past the call); an item no record holds
+    # (a Codex checkpoint's own replacement items, the instructions) by its text.
     if it.seq is None and not it.synthetic:
         return (None, it.kind, it.role, it.text)
-    return (it.seq, it.kind, it.synthetic, it.tool_result_id if it.synthetic else None)
+    if it.synthetic:
+        return (it.seq, it.kind, True, it.tool_result_id, it.text)
+    return (it.seq, it.kind, False, None)
 
 
 def reuse_tokens(

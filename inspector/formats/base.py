@@ -133,6 +133,12 @@ class Runtime:
     drop_stop_reasons: frozenset[str] = frozenset()  # assistant messages dropped at send time
     synthesize_missing_results: bool = False  # a call with no result gets a synthetic error result
     synthetic_result_text: str = ""
+    # ... that text for the calls the conversation ends on; for a call left unanswered before
+    # the conversation goes on, this one where the runtime writes another (empty: the same).
+    missing_result_text: str = ""
+    # Consecutive user lines are one API message (Claude Code): a result among the user lines
+    # after a reply answers its call, even after a user's text; only the next reply ends them.
+    joins_user_lines: bool = False
     summary_prefix: str = ""
     summary_suffix: str = ""
     # "boundary": the latest checkpoint's cut (pi, native); "timestamp_ranges": ADK's surviving

@@ -116,8 +116,8 @@ class _Source(RecordSource):
     unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
     __slots__ = (
-        "added", "agents", "answered", "bridged", "called", "chain_leaf", "data", "groups", "last_checkpoint", "merged",
-        "path", "records", "relinked", "replies", "results",
+        "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
+        "merged", "path", "records", "relinked", "replies", "results", "tail_calls",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -143,6 +143,10 @@ class _Source(RecordSource):
         # The parentUuids the path's linking replaced (`_active_path`): the records no longer name
         # them, and a line appended with one of them needs the full build (`appended.fresh_ids`).
         self.relinked: set[str] = set()
+        # The path's calls no line answers (`_leave_out_unanswered`): their replies' fate changes
+        # with what is appended after them, so `extend` rebuilds when it could.
+        self.dangling: frozenset[str] = frozenset()
+        self.tail_calls: tuple[frozenset[str], ...] = ()  # the calls of each reply the path ends on
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         """A record's line as written: from the bytes the ledger was built from, or, for a line
@@ -1224,9 +1228,74 @@ def _active_path(
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
+    dangling = _leave_out_unanswered(records, path, led.diagnostics)
+    if isinstance(src, _Source):
+        src.dangling, src.tail_calls = dangling
     if cycle or len({records[s].id for s in path}) < len(path):
         # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
         led.resolved_path = path
+
+
+def _leave_out_unanswered(
+    records: list[Record], path: list[int], diags: list[Diagnostic]
+) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    """Claude Code 2.1.328 leaves out of what it sends a reply whose every tool call goes without a
+    result in the conversation when the conversation goes on after it (observed on resume, the
+    real CLI: a reply `[text, call]` followed by a user line is not sent at all, its text neither;
+    one some of whose calls are answered is sent, the others given "[Tool result missing due to
+    internal error]"; the calls of the replies the conversation ends on get its "[Tool call
+    interrupted ...]" results instead). Such a reply, after the path's newest checkpoint, is marked
+    never sent, with a diagnostic. Returns the calls on the path no line answers, and the calls
+    of each reply the path ends on (`extend` keeps both)."""
+    answered = {c for s in path if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
+    calls = [s for s in path if records[s].call_ids]
+    dangling = frozenset(c for s in calls for c in records[s].call_ids if c not in answered)
+    if not dangling:
+        return dangling, ()
+    start = next((i for i in range(len(path) - 1, -1, -1) if records[path[i]].kind == "checkpoint"), -1)
+    tail = len(path)  # the replies the conversation ends on (its last messages, assistant all)
+    while tail > start + 1 and (records[path[tail - 1]].kind != "message" or records[path[tail - 1]].role == "assistant"):
+        tail -= 1
+    ending = tuple(frozenset(records[s].call_ids) for s in path[tail:] if records[s].call_ids)
+    after = set(path[start + 1 : tail])
+    for s in calls:
+        r = records[s]
+        if s in after and r.role == "assistant" and not r.never_sent and not any(c in answered for c in r.call_ids):
+            r.never_sent = True
+            ids = ", ".join(quote(c) for c in r.call_ids)
+            many = len(r.call_ids) > 1
+            diags.append(
+                Diagnostic(
+                    r.line,
+                    "skipped_by_runtime",
+                    f"line {r.line}: the tool call{'s' if many else ''} {ids} of this reply never get{'' if many else 's'} a result, "
+                    "and the conversation goes on after it: Claude Code leaves the whole reply out of what it sends; kept here, never sent",
+                    seqs=[s],
+                )
+            )
+    return dangling, ending
+
+
+def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment: list[int]) -> bool:
+    """Whether the lines `segment` adds to the path leave every reply's fate under
+    `_leave_out_unanswered` as it was: no late result for a reply left out, no reply the path
+    ended on left without any result once a message follows it, no new reply left out. Updates
+    `src`'s dangling calls when so."""
+    results = {c for s in segment if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
+    ending = frozenset().union(*src.tail_calls)
+    if results & (src.dangling - ending):
+        return False
+    msgs = [s for s in segment if records[s].kind == "message"]
+    k = len(msgs)
+    while k and records[msgs[k - 1]].role == "assistant":
+        k -= 1
+    replies = [*src.tail_calls, *(frozenset(records[s].call_ids) for s in msgs[:k] if records[s].call_ids)] if k else []
+    if any(not results & calls for calls in replies):
+        return False  # (a reply none of whose calls is answered, the conversation going on after it)
+    tail = tuple(frozenset(records[s].call_ids) for s in msgs[k:] if records[s].call_ids)
+    src.dangling = (src.dangling - results) | frozenset().union(*tail)
+    src.tail_calls = tail if k else (*src.tail_calls, *tail)
+    return True
 
 
 def _newest_chained(records: list[Record], objs: list[dict[str, Any]]) -> tuple[Record | None, bool]:
@@ -1479,6 +1548,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if grown_path is None:
         return None
     segment, chain_leaf = grown_path
+    if not _keeps_unanswered_as_they_were(src, st.records, segment):
+        return None
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
     for s in segment:
@@ -1775,9 +1846,16 @@ FORMAT = Format(
         tree=True,
         drop_stop_reasons=frozenset({"error"}),
         synthesize_missing_results=True,
-        # What Claude Code writes for a call whose result never came (seen on resume; the peer
-        # README quotes only its beginning).
-        synthetic_result_text="[Tool call interrupted: the session ended before this call's result was recorded]",
+        # What Claude Code sends for a call the conversation ended on without its result (`_C`,
+        # offset 307863241; seen on resume), and for one some other call of its reply was
+        # answered and it was not before the conversation went on (observed on resume; a reply
+        # none of whose calls was answered is left out: `_leave_out_unanswered`).
+        synthetic_result_text=(
+            "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. "
+            "Check whether it took effect before relying on it or running it again.]"
+        ),
+        missing_result_text="[Tool result missing due to internal error]",
+        joins_user_lines=True,
         many_results_per_message=True,
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.
