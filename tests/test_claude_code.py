@@ -514,14 +514,48 @@ def test_an_empty_summary_leaves_everything_it_removed_a_hole() -> None:
 
 
 def test_a_missing_summary_line_breaks_the_chain_and_says_so() -> None:
+    """The summary line of /compact deleted: the line after it names a parent no line holds, so
+    Claude Code continues from the line written last at most 5 s before it (`lwn`/`ton`), the
+    message the compaction preserved (line 43); that one names a line the compaction deleted, and
+    the chain stops there: no summary, nothing before it (the real CLI sent exactly this)."""
     path = PEERS / "manual_compact.jsonl"
     _need(path)
     lines = path.read_bytes().splitlines(keepends=True)
     report = analyze(load_bytes(b"".join(lines[:52] + lines[53:]), "no-summary.jsonl"))
-    (d,) = [d for d in report.ledger.diagnostics if d.problem == "dangling_parent"]
-    assert d.line == 53 and "not sent" in d.message
-    assert report.context[0].record_id == "78e3229f-5440-44e0-9a5d-3c8a8cbd541d"
+    bridged, stops = [d for d in report.ledger.diagnostics if d.problem == "dangling_parent"]
+    assert bridged.line == 53 and "continues from line 43" in bridged.message and bridged.severity == "warning"
+    assert stops.line == 43 and "no longer holds once it has read the compaction at line 52" in stops.message
+    assert stops.severity == "error" and "not sent" in stops.message
+    assert [it.record_id for it in report.context[:2]] == ["31f62534-deb9-47a8-967a-7771c3ce0590", "78e3229f-5440-44e0-9a5d-3c8a8cbd541d"]
+    assert not any(it.kind == "summary" for it in report.context)
     assert any(f.code == "malformed_line" and "line 53" in f.message for f in report.findings)
+
+
+def test_a_parent_named_but_missing_continues_from_the_line_written_within_5_s(tmp_path: Path) -> None:
+    """Claude Code's chain walk falls back to the line written last at most 5 s before one whose
+    parent it does not hold (the first written of a millisecond; the real CLI: the type probe's
+    gaps), and stops when there is none."""
+    def chain(gap_ms: int) -> list[str | None]:
+        objs = [
+            _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+            _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+            _line("user", "u2", "gone", "second", timestamp=f"2026-01-01T00:00:{1 + gap_ms // 1000:02d}.{gap_ms % 1000:03d}Z"),
+        ]
+        return [it.record_id for it in analyze(load_bytes(_jsonl(objs))).context if not it.synthetic]
+
+    assert chain(5000) == ["u1", "a1", "u2"]
+    assert chain(0) == ["u1", "a1", "u2"]  # (written the same millisecond: still before it)
+    assert chain(5001) == ["u2"]
+    # Of two lines written the same millisecond, the first in the file (`ton` sorts a reversed
+    # list by time, stably, and takes the last of those not after the line).
+    same = "2026-01-01T00:00:01.000Z"
+    objs = [
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp=same),
+        _line("user", "x1", "a1", "aside", timestamp=same),
+        _line("user", "u2", "gone", "second", timestamp="2026-01-01T00:00:02.000Z"),
+    ]
+    assert [it.record_id for it in analyze(load_bytes(_jsonl(objs))).context if not it.synthetic] == ["u1", "a1", "u2"]
 
 
 def test_preserved_messages_are_retained_and_sent_right_after_the_summary() -> None:

@@ -37,8 +37,9 @@ from __future__ import annotations
 import functools
 import io
 import os
+from bisect import bisect_right
 from collections import ChainMap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -82,6 +83,7 @@ from inspector.ledger.model import (
     record_from_fields as new_record,
 )
 from inspector.ledger.quoting import quote
+from inspector.ledger.times import epoch_seconds
 
 NAME = "claude_code"
 
@@ -1174,12 +1176,19 @@ def _active_path(
         src.last_checkpoint = checkpoints[-1] if checkpoints else -1
     chain: list[int] = []
     seen: set[int] = set()
+    fallback = _TimeFallback(records, objs, checkpoints, by_id)
     cur: int | None = leaf
+    crossed = False  # the chain went through the newest boundary (before it, Claude Code holds only what it preserves)
     while cur is not None and cur not in seen:
         seen.add(cur)
         chain.append(cur)
+        crossed = crossed or (bool(checkpoints) and cur == checkpoints[-1])
         pid = records[cur].parent_id
         nxt = by_id.get(pid) if pid is not None else None
+        if nxt is not None and not crossed and fallback.deleted(nxt):
+            nxt = None  # (Claude Code deleted that line as it read the boundary: the walk falls back)
+        if nxt is None and _names_a_parent(objs[cur]):
+            nxt = fallback.parent(cur, seen, led.diagnostics)
         cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
     cycle = cur is not None
     if cycle:
@@ -1191,11 +1200,17 @@ def _active_path(
         r = records[chain[-1]]
         before = sum(1 for x in records[: r.seq] if x.kind == "message" and x.seq not in seen)
         skipped = next((x for x in records if x.id == r.parent_id and not x.runtime_visible), None)
-        where = (
-            f"names line {skipped.line}, which Claude Code skips (it does not parse as one record)"
-            if skipped is not None
-            else "names no line of this file"
-        )
+        named = by_id.get(r.parent_id) if r.parent_id is not None else None
+        if skipped is not None:
+            where = f"names line {skipped.line}, which Claude Code skips (it does not parse as one record)"
+        elif named is not None and checkpoints:
+            where = (
+                f"names line {records[named].line}, which Claude Code no longer holds once it has read the compaction "
+                f"at line {records[checkpoints[-1]].line} (it keeps only what that compaction preserves)"
+            )
+        else:
+            where = "names no line of this file"
+        where += f", and no line it holds was written in the {FALLBACK_MS // 1000} s before it to continue from"
         led.diagnostics.append(
             Diagnostic(
                 r.line,
@@ -1234,6 +1249,111 @@ def _active_path(
     if cycle or len({records[s].id for s in path}) < len(path):
         # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
         led.resolved_path = path
+
+
+# Claude Code 2.1.328's chain walk (`lwn`, offset 317457379 "tengu_chain_timestamp_fallback"; `ton`,
+# offset 317275895): a line whose parentUuid is set but names no line it keeps, or one already on
+# the chain, continues from the line written last at most `Ogr` = 5,000 ms before it, on the same
+# isSidechain side, not on the chain yet, not a file_snapshot system line (of those written at the
+# same millisecond, the first in the file). Only then does the chain stop.
+FALLBACK_MS = 5000
+_KEPT_TYPES = ("user", "assistant", "attachment")  # (and system lines): what its map of a transcript's lines holds
+
+
+def _names_a_parent(o: dict[str, Any]) -> bool:
+    """Whether Claude Code looks for a line's parent: its parentUuid is set (JavaScript-truthy)."""
+    p = o.get("parentUuid")
+    return p is not None and p is not msgspec.UNSET and p not in ("", 0, False)
+
+
+def _js_ms(ts: Any) -> int | None:
+    """`new Date(ts).getTime()` of an ISO time (None: NaN)."""
+    secs = epoch_seconds(ts) if isinstance(ts, str) else None
+    return None if secs is None else int(secs * 1000 // 1)
+
+
+class _TimeFallback:
+    """The parent Claude Code's chain walk falls back to (`FALLBACK_MS`), its candidates indexed by
+    side and time when first asked."""
+
+    def __init__(self, records: list[Record], objs: list[dict[str, Any]], checkpoints: list[int], by_id: Mapping[str, int]) -> None:
+        self.records, self.objs, self.checkpoints, self.by_id = records, objs, checkpoints, by_id
+        self.sides: dict[Any, tuple[list[tuple[int, int]], list[int]]] | None = None
+        self.preserved: set[int] | None = None
+
+    def _preserved(self) -> set[int]:
+        """The lines before the newest compact boundary that it preserves (`preservedMessages`)."""
+        last = self.records[self.checkpoints[-1]]
+        details = last.checkpoint.details if last.checkpoint is not None else None
+        pm = details.get("preservedMessages") if isinstance(details, dict) else None
+        uuids = pm.get("uuids") if isinstance(pm, dict) else None
+        found = (self.by_id.get(u) if isinstance(u, str) else None for u in (uuids if isinstance(uuids, list) else ()))
+        return {s for s in found if s is not None and s < last.seq}
+
+    def deleted(self, seq: int) -> bool:
+        """Whether Claude Code no longer holds line `seq` once it has read the newest compact
+        boundary: it deletes every line before it that the boundary does not preserve (`w_r`)."""
+        if not self.checkpoints or seq >= self.checkpoints[-1]:
+            return False
+        if self.preserved is None:
+            self.preserved = self._preserved()
+        return seq not in self.preserved
+
+    def _kept(self) -> Iterator[Record]:
+        """The lines Claude Code's map still holds (`deleted`)."""
+        if not self.checkpoints:
+            yield from self.records
+            return
+        if self.preserved is None:
+            self.preserved = self._preserved()
+        yield from (self.records[s] for s in sorted(self.preserved))
+        yield from self.records[self.checkpoints[-1] :]
+
+    def _index(self) -> dict[Any, tuple[list[tuple[int, int]], list[int]]]:
+        by_side: dict[Any, list[tuple[int, int, int]]] = {}
+        for r in self._kept():
+            t, kept = r.type, r.kind != "unknown" and r.runtime_visible
+            if not kept or not (t in _KEPT_TYPES or t.startswith("system")) or t == "system:file_snapshot":
+                continue
+            ms = _js_ms(r.timestamp)
+            if ms is not None:
+                by_side.setdefault(_side(self.objs[r.seq]), []).append((ms, -r.seq, r.seq))
+        out = {}
+        for side, entries in by_side.items():
+            entries.sort()
+            out[side] = ([(ms, neg) for ms, neg, _ in entries], [seq for _, _, seq in entries])
+        return out
+
+    def parent(self, child: int, seen: set[int], diags: list[Diagnostic]) -> int | None:
+        t = _js_ms(self.records[child].timestamp)
+        if t is None:
+            return None
+        if self.sides is None:
+            self.sides = self._index()
+        keys, seqs = self.sides.get(_side(self.objs[child]), ([], []))
+        i = bisect_right(keys, (t, 1))
+        while i > 0 and seqs[i - 1] in seen:
+            i -= 1
+        if i == 0 or t - keys[i - 1][0] > FALLBACK_MS:
+            return None
+        found, r = seqs[i - 1], self.records[child]
+        diags.append(
+            Diagnostic(
+                r.line,
+                "dangling_parent",
+                f"line {r.line}: parentUuid {quote(self.objs[child].get('parentUuid'))} names no line Claude Code holds; "
+                f"Claude Code continues from line {self.records[found].line}, the line written last at most "
+                f"{FALLBACK_MS // 1000} s before it",
+                seqs=[r.seq],
+            )
+        )
+        return found
+
+
+def _side(o: dict[str, Any]) -> Any:
+    """A line's isSidechain as Claude Code groups lines by it (absent and null alike here)."""
+    v = o.get("isSidechain")
+    return None if v is msgspec.UNSET else v
 
 
 def _leave_out_unanswered(
