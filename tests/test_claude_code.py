@@ -1004,3 +1004,18 @@ def test_a_followed_transcript_leaves_out_a_reply_once_the_conversation_goes_on(
         grown += up is not None and up.whole == GROWN
         assert followed_json(fol) == full_json(str(f), str(f)), (case, line)
     assert grown  # (not all of it read again whole)
+
+
+def test_a_line_without_a_uuid_is_reached_by_time_and_sent() -> None:
+    """A user line with no uuid: the next line's parent names nothing, so the walk continues from
+    the line written last within 5 s, that one, and on to its parent (the real CLI: the type
+    probe's "no uuid", "uuid null", "uuid a number" send all three)."""
+    objs = [
+        _line("user", "u1", None, "first"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}]),
+        _line("user", "x", "a1", "no uuid"),
+        _line("user", "u2", "x", "after"),
+    ]
+    del objs[2]["uuid"]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.line for it in report.context if not it.synthetic] == [1, 2, 3, 4]

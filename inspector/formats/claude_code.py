@@ -1246,8 +1246,10 @@ def _active_path(
     dangling = _leave_out_unanswered(records, path, led.diagnostics)
     if isinstance(src, _Source):
         src.dangling, src.tail_calls = dangling
-    if cycle or len({records[s].id for s in path}) < len(path):
-        # Reused uuids: links by id would resolve to the wrong line, so the path is handed over.
+    ids = [records[s].id for s in path]
+    if cycle or None in ids or len(set(ids)) < len(path):
+        # Reused uuids (or a line without one, which the walk reached by time): links by id would
+        # resolve to the wrong line or to none, so the path is handed over.
         led.resolved_path = path
 
 
