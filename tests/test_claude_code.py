@@ -1011,10 +1011,10 @@ def test_a_line_without_a_uuid_is_reached_by_time_and_sent() -> None:
     the line written last within 5 s, that one, and on to its parent (the real CLI: the type
     probe's "no uuid", "uuid null", "uuid a number" send all three)."""
     objs = [
-        _line("user", "u1", None, "first"),
-        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}]),
-        _line("user", "x", "a1", "no uuid"),
-        _line("user", "u2", "x", "after"),
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        _line("user", "x", "a1", "no uuid", timestamp="2026-01-01T00:00:02.000Z"),
+        _line("user", "u2", "x", "after", timestamp="2026-01-01T00:00:02.000Z"),
     ]
     del objs[2]["uuid"]
     report = analyze(load_bytes(_jsonl(objs)))
