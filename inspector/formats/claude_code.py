@@ -802,19 +802,28 @@ def _read_lines(lines: list[RawLine], *, source: _Source) -> _Reading:
 
 
 def _read_line(rl: RawLine, st: _Reading) -> None:
+    """A line's records. Claude Code 2.1.328 reads a line's first JSON value and ignores whatever
+    follows it on the line (observed on resume: a second object glued on, a number, a comma, text
+    that is not JSON), so that value is a record it reads and the rest are not."""
     if rl.diagnostic is not None:
         st.diags.append(rl.diagnostic)
-    for o in rl.objects:
+    values = rl.objects
+    if not values and rl.leading is not None:
+        values = [rl.leading]
+        if rl.diagnostic is not None:
+            rl.diagnostic.recovered = "its first JSON value, which Claude Code reads (it ignores the rest of the line)"
+    for k, o in enumerate(values):
         if not isinstance(o, dict):
             st.diags.append(
                 Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not a record object; ignored")
             )
             continue
-        _read_object(o, rl=rl, st=st)
+        _read_object(o, rl=rl, st=st, first=k == 0)
 
 
-def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
-    """Check one line object's fields, map it to its record and index it."""
+def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading, first: bool = True) -> None:
+    """Check one line object's fields, map it to its record and index it (`first`: the line's
+    first value, the one Claude Code reads)."""
     seq = len(st.records)
     wrong = fields.check_fields(o, fields.CLAUDE_CODE)
     if wrong:
@@ -824,9 +833,9 @@ def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading) -> None:
         st.session_id = o["sessionId"]
     rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
     rec._source = st.source
-    if rl.runtime_skips:
-        # Claude Code parses each line whole and skips one that does not parse: what we
-        # recovered from it never reaches the model.
+    if rl.runtime_skips and not (first and (rl.objects or rl.leading is not None)):
+        # What Claude Code does not read of a line (`_read_line`): what we recovered from it
+        # never reaches the model.
         rec.runtime_visible = False
         st.invisible += 1
     if rec.kind == "checkpoint":
@@ -920,10 +929,10 @@ def _join_group(key: tuple[Any, ...] | None, seq: int, uuid: str | None, pid: st
 
 
 def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) -> None:
-    """Glued objects that hold a message or checkpoint: Claude Code skips the line, so it is an error."""
+    """Glued objects after the first that hold a message or checkpoint: Claude Code ignores them, so it is an error."""
     for d in diags:
-        if d.problem == "glued_objects" and any(records[x].kind in ("message", "checkpoint") for x in d.seqs):
-            d.message += "; we recovered them, but Claude Code skips the whole line, so they never reach the model"
+        if d.problem == "glued_objects" and any(records[x].kind in ("message", "checkpoint") for x in d.seqs[1:]):
+            d.message += "; we recovered them all, but Claude Code reads only the first, so the others never reach the model"
             d.severity = "error"
 
 
@@ -1202,7 +1211,7 @@ def _active_path(
         skipped = next((x for x in records if x.id == r.parent_id and not x.runtime_visible), None)
         named = by_id.get(r.parent_id) if r.parent_id is not None else None
         if skipped is not None:
-            where = f"names line {skipped.line}, which Claude Code skips (it does not parse as one record)"
+            where = f"names the record of line {skipped.line} that Claude Code does not read (it reads a line's first JSON value only)"
         elif named is not None and checkpoints:
             where = (
                 f"names line {records[named].line}, which Claude Code no longer holds once it has read the compaction "

@@ -49,6 +49,9 @@ class RawLine:
     # True when read by JSON.parse's rules where a strict reader (orjson; Codex's serde_json) refuses
     # the line: a lone surrogate escape, or a number out of a double's range.
     lenient: bool = False
+    # A line that does not parse but begins with a JSON value: that value (a reader that takes a
+    # line's first value and ignores the rest, as Claude Code's does, reads it). None otherwise.
+    leading: Any = None
 
 
 _DECODER = json.JSONDecoder()
@@ -378,7 +381,16 @@ def _recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLin
             recovered="nothing",
         ),
         runtime_skips=True,
+        leading=None if truncated else _leading_value(text),
     )
+
+
+def _leading_value(text: str) -> Any:
+    """The JSON value `text` begins with (after blanks), None when it does not begin with one."""
+    try:
+        return js_raw_decode(text, len(text) - len(text.lstrip(" \t\r\n")))[0]
+    except (json.JSONDecodeError, RecursionError):
+        return None
 
 
 def describe_as_last_line(rl: RawLine, raw: bytes) -> None:

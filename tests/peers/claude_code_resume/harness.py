@@ -178,12 +178,16 @@ class _Index:
         return pick
 
 
+_FIRST = json.JSONDecoder()
+
+
 def _index(transcript: str, prefer: set[str]) -> _Index:
     idx = _Index(prefer)
     with open(transcript, "rb") as f:
         for raw in f:
-            try:
-                o = json.loads(raw)
+            try:  # (Claude Code reads a line's first JSON value and ignores the rest of the line)
+                text = raw.decode("utf-8", "replace")
+                o = _FIRST.raw_decode(text, len(text) - len(text.lstrip()))[0]
             except ValueError:
                 continue
             m = o.get("message") if isinstance(o, dict) else None
