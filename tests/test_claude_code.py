@@ -1032,3 +1032,35 @@ def test_a_line_without_a_uuid_is_reached_by_time_and_sent() -> None:
     del objs[2]["uuid"]
     report = analyze(load_bytes(_jsonl(objs)))
     assert [it.line for it in report.context if not it.synthetic] == [1, 2, 3, 4]
+
+
+def _last_prompt(leaf: str) -> dict[str, Any]:
+    return {"type": "last-prompt", "lastPrompt": "p", "leafUuid": leaf, "sessionId": "s-1"}
+
+
+@pytest.mark.parametrize(
+    ("appended", "resumed_from"),
+    [
+        # lines that go on from the checkpoint's leaf: resumed from the newest
+        ([_line("user", "d1", "a1", "more"), _line("user", "c1", "d1", "again")], "c1"),
+        # a root (parentUuid null) and a line under it: the checkpoint's leaf
+        ([_line("user", "d1", None, "more"), _line("user", "c1", "d1", "again")], "a1"),
+        # under a line of a type Claude Code does not know: the checkpoint's leaf
+        ([{**_line("user", "d1", "a1", "more"), "type": "User"}, _line("user", "c1", "d1", "again")], "a1"),
+    ],
+)
+def test_claude_code_resumes_from_the_last_prompts_leaf_unless_the_newest_line_goes_on_from_it(
+    appended: list[dict[str, Any]], resumed_from: str
+) -> None:
+    """Several chains ending in a user or assistant line: Claude Code resumes from the one the
+    newest `last-prompt` line names, unless the newest line descends from it (the real CLI: the
+    type probe's "parentUuid null/missing/a number", "type uppercased/a number")."""
+    objs = [
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        _last_prompt("a1"),
+        *({**o, "timestamp": "2026-01-01T01:00:00.000Z"} for o in appended),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    sent = [it.record_id for it in report.context if not it.synthetic]
+    assert sent[-1] == resumed_from, sent

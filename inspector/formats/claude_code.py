@@ -1177,6 +1177,8 @@ def _active_path(
     # The main thread's chained lines (a sub-agent's own file: all), listed when first needed.
     cands = functools.cache(functools.partial(_chained, records, objs, main))
     leaf = by_id.get(last.id or "", last.seq)
+    if main:
+        leaf = _last_prompt_leaf(records, objs, by_id, checkpoints, leaf)
     bridged = _boundaries_by_logical_parent(records, objs, checkpoints)
     src = records[0]._source
     if isinstance(src, _Source):
@@ -1194,8 +1196,8 @@ def _active_path(
         crossed = crossed or (bool(checkpoints) and cur == checkpoints[-1])
         pid = records[cur].parent_id
         nxt = by_id.get(pid) if pid is not None else None
-        if nxt is not None and not crossed and fallback.deleted(nxt):
-            nxt = None  # (Claude Code deleted that line as it read the boundary: the walk falls back)
+        if nxt is not None and (not _held(records[nxt]) or (not crossed and fallback.deleted(nxt))):
+            nxt = None  # (a line Claude Code never holds, or deleted as it read the boundary: the walk falls back)
         if nxt is None and _names_a_parent(objs[cur]):
             nxt = fallback.parent(cur, seen, led.diagnostics)
         cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
@@ -1427,6 +1429,40 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     src.dangling = (src.dangling - results) | frozenset().union(*tail)
     src.tail_calls = tail if k else (*src.tail_calls, *tail)
     return True
+
+
+def _held(r: Record) -> bool:
+    """Whether Claude Code's map of a transcript's lines holds this line, or walks through it (a
+    line it drops is linked past; `Brn`): a line of a type it does not know it never holds."""
+    return r.kind != "unknown" or r.type in ("user", "assistant")
+
+
+def _last_prompt_leaf(records: list[Record], objs: list[dict[str, Any]], by_id: Mapping[str, int], checkpoints: list[int], leaf: int) -> int:
+    """Where Claude Code 2.1.328 resumes when the newest line does not descend from the line the
+    newest `last-prompt` line names (its leafUuid, after the newest compact boundary): from that
+    line, when no user or assistant line hangs off it (`zan`'s leaf choice, offset 317544987: with
+    several chains ending in such lines, the checkpoint's leaf unless the newest line descends from
+    it, `rin`). Observed on resume: a line appended whose parentUuid is null, missing or not a
+    string, or under a line the CLI does not read, is not resumed from; the checkpoint's leaf is."""
+    start = checkpoints[-1] if checkpoints else -1
+    lp = next((r for r in reversed(records[start + 1 :]) if r.kind == "meta" and r.type == "last-prompt"), None)
+    o = lp.raw() if lp is not None else None
+    named = o.get("leafUuid") if isinstance(o, dict) else None
+    target = by_id.get(named) if isinstance(named, str) and named else None
+    if target is None or target == leaf or records[target].kind == "unknown":
+        return leaf
+    seen: set[int] = set()
+    cur: int | None = leaf
+    while cur is not None and cur not in seen:  # (the newest line descends from it: resumed from there)
+        if cur == target:
+            return leaf
+        seen.add(cur)
+        pid = records[cur].parent_id
+        cur = by_id.get(pid) if pid is not None else None
+        cur = cur if cur is not None and _held(records[cur]) else None
+    if any(r.parent_id == named and r.kind == "message" and r.runtime_visible for r in records):
+        return leaf  # (a line goes on from it: it ends no chain)
+    return target
 
 
 def _newest_chained(records: list[Record], objs: list[dict[str, Any]]) -> tuple[Record | None, bool]:

@@ -1,0 +1,51 @@
+"""Which damaged transcript lines Claude Code sends: inspector's prediction held to the real CLI.
+
+`tests/peers/claude_code_resume/type_probe.py` appends a damaged line and a clean line under it to
+the peer corpus's /compact session, one copy per probe, and the pinned Claude Code (2.1.328,
+installed by tests/peers/claude_code_hook/install.sh) resumes each against the scripted Messages
+API on 127.0.0.1. Per probe: was the damaged line sent, the clean line after it, the history before
+them. `inspector context --json` must say the same of every probe but those named below, each
+for its reason. Before this rule was followed, 21 of 72 probes differed (a line whose message
+content Claude Code cannot read, a gap in the parent chain, a value after a line's first, a lone
+surrogate, an API error naming a real model, a reply whose calls never got a result, ...).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.peers.claude_code_resume import type_probe
+
+# Probes on which inspector and Claude Code part, on purpose.
+NOT_MIRRORED = {
+    # The marker is the content: nothing can show the line was sent. Claude Code sends nothing of a
+    # user line whose content is [] and "(no content)" for a reply's; inspector predicts an item
+    # with no text for each (no tokens).
+    "content empty": "marker-less",
+    "reply content empty": "marker-less",
+    # A tool_use block whose id is a number: Claude Code counts it as a call no result answers and
+    # leaves the reply out; inspector's index keeps only string call ids, so it sees no call.
+    "reply call id a number": "call id not a string",
+}
+
+
+def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -> None:
+    from tests.test_claude_code_accepts import _harness
+
+    harness = _harness()
+    try:
+        harness.cli.check_installed()
+    except harness.HarnessError as e:
+        pytest.fail(f"Claude Code cannot be run, so its reading cannot be checked: {e}", pytrace=False)
+    if not type_probe.BASE.exists():
+        pytest.fail(f"{type_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = type_probe.run(Path(tmp))
+    differ = {p.name: (str(got), str(want)) for p, got, want in rows if str(got) != str(want)}
+    assert set(differ) == set(NOT_MIRRORED), differ
+    # Both ways occur: lines sent and lines Claude Code does not send, histories kept and lost.
+    verdicts = [str(got) for _, got, _ in rows]
+    assert verdicts.count("DCH") >= 30 and sum(v.startswith("-") for v in verdicts) >= 8 and "--H" in verdicts
