@@ -1064,3 +1064,34 @@ def test_claude_code_resumes_from_the_last_prompts_leaf_unless_the_newest_line_g
     report = analyze(load_bytes(_jsonl(objs)))
     sent = [it.record_id for it in report.context if not it.synthetic]
     assert sent[-1] == resumed_from, sent
+
+
+def test_a_followed_transcript_resumes_where_claude_code_would_as_lines_arrive(tmp_path: Path) -> None:
+    """The live follower, a line at a time, over the last-prompt cases and a branch off a turn the
+    last-prompt line names the end of: what it says is sent equals a fresh analysis each time."""
+    from inspector.live.incremental import Follower
+    from tests.test_incremental import followed_json, full_json
+
+    base = [
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        _line("user", "u2", "a1", "second", timestamp="2026-01-01T00:00:02.000Z"),
+        _line("assistant", "a2", "u2", [{"type": "text", "text": "answer 2"}], mid="m2", timestamp="2026-01-01T00:00:03.000Z"),
+        _last_prompt("a2"),
+    ]
+    tails = [
+        [_line("user", "d1", None, "root"), _line("user", "c1", "d1", "again")],
+        [_line("user", "d1", "u2", "a branch off the turn"), _line("assistant", "c1", "d1", [{"type": "text", "text": "x"}], mid="m3")],
+        [_line("user", "d1", "a2", "more"), _last_prompt("d1"), _line("user", "c1", "d1", "again")],
+    ]
+    for n, tail in enumerate(tails):
+        lines = [json.dumps(o).encode() + b"\n" for o in [*base, *({**o, "timestamp": "2026-01-01T01:00:00.000Z"} if "timestamp" in o else o for o in tail)]]
+        f = tmp_path / f"t{n}.jsonl"
+        f.write_bytes(b"".join(lines[: len(base)]))
+        fol = Follower(str(f))
+        fol.poll()
+        for line in lines[len(base) :]:
+            with open(f, "ab") as out:
+                out.write(line)
+            fol.poll()
+            assert followed_json(fol) == full_json(str(f), str(f)), (n, line)

@@ -1178,7 +1178,7 @@ def _active_path(
     cands = functools.cache(functools.partial(_chained, records, objs, main))
     leaf = by_id.get(last.id or "", last.seq)
     if main:
-        leaf = _last_prompt_leaf(records, objs, by_id, checkpoints, leaf)
+        leaf = _last_prompt_leaf(records, by_id, checkpoints, leaf)
     bridged = _boundaries_by_logical_parent(records, objs, checkpoints)
     src = records[0]._source
     if isinstance(src, _Source):
@@ -1437,7 +1437,7 @@ def _held(r: Record) -> bool:
     return r.kind != "unknown" or r.type in ("user", "assistant")
 
 
-def _last_prompt_leaf(records: list[Record], objs: list[dict[str, Any]], by_id: Mapping[str, int], checkpoints: list[int], leaf: int) -> int:
+def _last_prompt_leaf(records: list[Record], by_id: Mapping[str, int], checkpoints: list[int], leaf: int) -> int:
     """Where Claude Code 2.1.328 resumes when the newest line does not descend from the line the
     newest `last-prompt` line names (its leafUuid, after the newest compact boundary): from that
     line, when no user or assistant line hangs off it (`zan`'s leaf choice, offset 317544987: with
@@ -1715,6 +1715,10 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if grown_path is None:
         return None
     segment, chain_leaf = grown_path
+    new_leaf = segment[-1] if segment else leaf
+    grown_ids = ChainMap(st.by_uuid, led.by_id())
+    if _last_prompt_leaf(st.records, grown_ids, [src.last_checkpoint] if src.last_checkpoint >= 0 else [], new_leaf) != new_leaf:
+        return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
     if not _keeps_unanswered_as_they_were(src, st.records, segment):
         return None
     _link_subagents(new, led.path)
@@ -1906,7 +1910,7 @@ def _extends_alone(o: dict[str, Any], src: _Source, led: Ledger) -> bool:
         return False  # (the walk may cross a boundary there)
     if t in ("user", "assistant"):
         m = o.get("message")
-        if not isinstance(m, dict):
+        if not isinstance(m, dict) or _dropped_because(t, m) is not None:
             return False
         mid = m.get("id")
         return t == "user" or (isinstance(mid, str) and bool(mid))  # (a reply's block without an id may join the one before)
