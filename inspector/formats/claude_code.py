@@ -1185,53 +1185,15 @@ def _active_path(
         src.bridged = frozenset(bridged)
         src.chain_leaf = leaf if main else None
         src.last_checkpoint = checkpoints[-1] if checkpoints else -1
-    chain: list[int] = []
-    seen: set[int] = set()
-    fallback = _TimeFallback(records, objs, checkpoints, by_id)
-    cur: int | None = leaf
-    crossed = False  # the chain went through the newest boundary (before it, Claude Code holds only what it preserves)
-    while cur is not None and cur not in seen:
-        seen.add(cur)
-        chain.append(cur)
-        crossed = crossed or (bool(checkpoints) and cur == checkpoints[-1])
-        pid = records[cur].parent_id
-        nxt = by_id.get(pid) if pid is not None else None
-        if nxt is not None and (not _held(records[nxt]) or (not crossed and fallback.deleted(nxt))):
-            nxt = None  # (a line Claude Code never holds, or deleted as it read the boundary: the walk falls back)
-        if nxt is None and _names_a_parent(objs[cur]):
-            nxt = fallback.parent(cur, seen, led.diagnostics)
-        cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
+    chain, seen, cur = _walk_chain(led, objs, leaf, checkpoints, bridged, cands)
     cycle = cur is not None
     if cycle:
         assert cur is not None
         led.diagnostics.append(_cycle_diagnostic(records, chain, cur, cands()))
     elif main and records[chain[-1]].parent_id is not None:
-        # The chain ends at a parent no line of this file has: Claude Code stops there too, so
-        # nothing written before it reaches the model.
-        r = records[chain[-1]]
-        before = sum(1 for x in records[: r.seq] if x.kind == "message" and x.seq not in seen)
-        skipped = next((x for x in records if x.id == r.parent_id and not x.runtime_visible), None)
-        named = by_id.get(r.parent_id) if r.parent_id is not None else None
-        if skipped is not None:
-            where = f"names the record of line {skipped.line} that Claude Code does not read (it reads a line's first JSON value only)"
-        elif named is not None and checkpoints:
-            where = (
-                f"names line {records[named].line}, which Claude Code no longer holds once it has read the compaction "
-                f"at line {records[checkpoints[-1]].line} (it keeps only what that compaction preserves)"
-            )
-        else:
-            where = "names no line of this file"
-        where += f", and no line it holds was written in the {FALLBACK_MS // 1000} s before it to continue from"
-        led.diagnostics.append(
-            Diagnostic(
-                r.line,
-                "dangling_parent",
-                f"line {r.line}: parentUuid {quote(r.parent_id)} {where}; the chain Claude Code "
-                f"sends stops here, so the {before:,} messages written before it are not sent",
-                severity="error",
-                seqs=[r.seq],
-            )
-        )
+        # The chain ends at a parent Claude Code does not hold, with nothing to fall back to: it
+        # stops there too, so nothing written before it reaches the model.
+        led.diagnostics.append(_chain_stops(records, by_id, chain[-1], seen, checkpoints))
     chain.reverse()
     if cycle:
         # The parent links give no order past the cycle; a transcript is written in order, so
@@ -1429,6 +1391,64 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     src.dangling = (src.dangling - results) | frozenset().union(*tail)
     src.tail_calls = tail if k else (*src.tail_calls, *tail)
     return True
+
+
+def _walk_chain(
+    led: Ledger,
+    objs: list[dict[str, Any]],
+    leaf: int,
+    checkpoints: list[int],
+    bridged: dict[str, list[int]],
+    cands: Callable[[], list[Record]],
+) -> tuple[list[int], set[int], int | None]:
+    """Claude Code's walk from `leaf` up the parent links (`lwn`): the chain (leaf first), the
+    seqs on it, and the seq it came back to when the links loop (None: it ended)."""
+    records, by_id = led.records, led.by_id()
+    chain: list[int] = []
+    seen: set[int] = set()
+    fallback = _TimeFallback(records, objs, checkpoints, by_id)
+    cur: int | None = leaf
+    crossed = False  # the chain went through the newest boundary (before it, Claude Code holds only what it preserves)
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        chain.append(cur)
+        crossed = crossed or (bool(checkpoints) and cur == checkpoints[-1])
+        pid = records[cur].parent_id
+        nxt = by_id.get(pid) if pid is not None else None
+        if nxt is not None and (not _held(records[nxt]) or (not crossed and fallback.deleted(nxt))):
+            nxt = None  # (a line Claude Code never holds, or deleted as it read the boundary: the walk falls back)
+        if nxt is None and _names_a_parent(objs[cur]):
+            nxt = fallback.parent(cur, seen, led.diagnostics)
+        cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
+    return chain, seen, cur
+
+
+def _chain_stops(records: list[Record], by_id: Mapping[str, int], end: int, seen: set[int], checkpoints: list[int]) -> Diagnostic:
+    """The error of a chain that stops at line `end`, whose parent Claude Code does not hold."""
+    r = records[end]
+    before = sum(1 for x in records[: r.seq] if x.kind == "message" and x.seq not in seen)
+    skipped = next((x for x in records if x.id == r.parent_id and not x.runtime_visible), None)
+    named = by_id.get(r.parent_id) if r.parent_id is not None else None
+    if skipped is not None:
+        where = f"names the record of line {skipped.line} that Claude Code does not read (it reads a line's first JSON value only)"
+    elif named is not None and not _held(records[named]):
+        where = f"names line {records[named].line}, whose type Claude Code does not know (it never holds such a line)"
+    elif named is not None and checkpoints:
+        where = (
+            f"names line {records[named].line}, which Claude Code no longer holds once it has read the compaction "
+            f"at line {records[checkpoints[-1]].line} (it keeps only what that compaction preserves)"
+        )
+    else:
+        where = "names no line of this file"
+    where += f", and no line it holds was written in the {FALLBACK_MS // 1000} s before it to continue from"
+    return Diagnostic(
+        r.line,
+        "dangling_parent",
+        f"line {r.line}: parentUuid {quote(r.parent_id)} {where}; the chain Claude Code "
+        f"sends stops here, so the {before:,} messages written before it are not sent",
+        severity="error",
+        seqs=[r.seq],
+    )
 
 
 def _held(r: Record) -> bool:
