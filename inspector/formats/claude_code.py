@@ -1415,11 +1415,15 @@ def _walk_chain(
         crossed = crossed or (bool(checkpoints) and cur == checkpoints[-1])
         pid = records[cur].parent_id
         nxt = by_id.get(pid) if pid is not None else None
-        if nxt is not None and (not _held(records[nxt]) or (not crossed and fallback.deleted(nxt))):
-            nxt = None  # (a line Claude Code never holds, or deleted as it read the boundary: the walk falls back)
+        if pid in bridged:  # (a boundary's logical parent: the walk crosses the boundary there)
+            nxt = _across_boundary(cands, bridged[pid], cur, nxt)
+        elif nxt is not None and not crossed and fallback.deleted(nxt):
+            nxt = None  # (deleted as Claude Code read the boundary: the walk falls back)
+        if nxt is not None and not _held(records[nxt]):
+            nxt = None  # (a line Claude Code never holds: the walk falls back)
         if nxt is None and _names_a_parent(objs[cur]):
             nxt = fallback.parent(cur, seen, led.diagnostics)
-        cur = _across_boundary(cands, bridged[pid], cur, nxt) if pid in bridged else nxt
+        cur = nxt
     return chain, seen, cur
 
 
