@@ -190,11 +190,11 @@ def exercise(led: Any) -> None:
     """Everything a command or the app does with a loaded session, in-process: analyze (and its
     JSON), the next request counted, every record's first line and text, plan for each strategy,
     simulate under the recorded and the pi policy, the exported reports. Raises only on a bug."""
-    import orjson
 
     from inspector.analysis import analyze
     from inspector.analysis import simulate as sim
     from inspector.analysis.export import analyze_json, context_json
+    from inspector.cli.output import json_bytes
     from inspector.compaction.plan import STRATEGIES, PlanError, plan
 
     for r in led.records:
@@ -206,8 +206,8 @@ def exercise(led: Any) -> None:
         _ = r.extra
     report = analyze(led)
     report.ensure_tokens()
-    orjson.dumps(analyze_json(report), option=orjson.OPT_INDENT_2)
-    orjson.dumps(context_json(report), option=orjson.OPT_INDENT_2)
+    json_bytes(analyze_json(report))  # (as the CLI writes them: a lone surrogate escaped)
+    json_bytes(context_json(report))
     for s in STRATEGIES:
         try:
             p = plan(report, s)
@@ -219,7 +219,7 @@ def exercise(led: Any) -> None:
     for pol in (policy, sim.PiPolicy(2000, 200, 300)):
         if pol is not None:
             res = sim.simulate(led, pol, session=sess)
-            orjson.dumps(sim.simulation_json(res) if hasattr(sim, "simulation_json") else None)
+            json_bytes(sim.simulation_json(res) if hasattr(sim, "simulation_json") else None)
     from inspector.analysis.report_export import html_report, markdown_report
 
     for render in (markdown_report, html_report):  # (the report reads every message, as the app's detail does)

@@ -33,6 +33,7 @@ import orjson
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import LoadError, load, openclaw_writer, registry
+from inspector.ledger.jsontext import dumps
 from inspector.live.incremental import GROWN, Follower
 from tests import test_incremental_stores as stores
 from tests.fuzz.mutations import Context, apply, choose
@@ -63,8 +64,8 @@ def _full(path: Path, as_is: bool) -> tuple[str, bytes | str]:
     except LoadError as e:
         return "refused", str(e).replace(str(src), str(path))
     rep.ensure_tokens()
-    out = orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
-    return "ok", out.replace(orjson.dumps(str(src))[1:-1], orjson.dumps(str(path))[1:-1])
+    out = dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)  # (a lone surrogate: escaped)
+    return "ok", out.replace(dumps(str(src))[1:-1], dumps(str(path))[1:-1])
 
 
 def _look(fol: Follower) -> tuple[str, bytes | str, bool]:

@@ -20,6 +20,7 @@ from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.analysis.incremental import extend_report
 from inspector.formats import load, registry
+from inspector.ledger.jsontext import dumps
 from inspector.live.incremental import GROWN, NOT_EXTENDABLE, REPLACED, Follower
 from tests.conftest import need_shared
 
@@ -52,14 +53,14 @@ def full_json(path: str, as_path: str) -> bytes:
             f.write(data[:end])
     rep = analyze(load(src))
     rep.ensure_tokens()
-    out = orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
-    return out.replace(orjson.dumps(src)[1:-1], orjson.dumps(as_path)[1:-1])
+    out = dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)  # (a lone surrogate: escaped)
+    return out.replace(dumps(src)[1:-1], dumps(as_path)[1:-1])
 
 
 def followed_json(f: Follower) -> bytes:
     assert f.report is not None
     f.report.ensure_tokens()
-    return orjson.dumps([analyze_json(f.report), context_json(f.report)], option=orjson.OPT_SORT_KEYS)
+    return dumps([analyze_json(f.report), context_json(f.report)], option=orjson.OPT_SORT_KEYS)
 
 
 SAMPLE = os.path.join(REPO, "sample_sessions", "pi", "healthy_chained.jsonl")
