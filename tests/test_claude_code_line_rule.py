@@ -49,3 +49,42 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -
     # Both ways occur: lines sent and lines Claude Code does not send, histories kept and lost.
     verdicts = [str(got) for _, got, _ in rows]
     assert verdicts.count("DCH") >= 30 and sum(v.startswith("-") for v in verdicts) >= 8 and "--H" in verdicts
+
+
+# Damaged compaction lines on which inspector and Claude Code part (the compaction probe).
+COMPACTION_NOT_MIRRORED = {
+    # The summary line not marked isCompactSummary (absent, or "true" as a string): Claude Code sends
+    # it as a user message and the preserved message after it; inspector still reads it as the
+    # boundary's summary, the preserved message first.
+    "summary without isCompactSummary": "order",
+    "summary isCompactSummary a string": "order",
+    # The summary's parentUuid names nothing: Claude Code's chain ends at the summary, which it
+    # sends; inspector's path never reaches the boundary, so it sends no summary.
+    "summary parent names nothing": "no checkpoint on the path",
+}
+
+
+def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compaction() -> None:
+    """The peer session's /compact lines damaged 21 ways (`compaction_probe`): the items Claude
+    Code's first request carries, in order, are the items `context` predicts. Before this rule,
+    9 of 22 differed (a preserved message listed by a uuid no line has, with an empty list or an
+    anchor naming nothing, or under a summary Claude Code drops, is not sent; one reached without
+    the boundary's logicalParentUuid is)."""
+    from tests.peers.claude_code_resume import compaction_probe
+    from tests.test_claude_code_accepts import _harness
+
+    harness = _harness()
+    try:
+        harness.cli.check_installed()
+    except harness.HarnessError as e:
+        pytest.fail(f"Claude Code cannot be run, so its reading cannot be checked: {e}", pytrace=False)
+    if not compaction_probe.BASE.exists():
+        pytest.fail(f"{compaction_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = compaction_probe.run(Path(tmp))
+    differ = {p.name for p, got, want in rows if got != want}
+    assert differ == set(COMPACTION_NOT_MIRRORED), differ
+    # Claude Code sends a preserved message in some and not in others: both occur.
+    preserved = "31f62534-deb9-47a8-967a-7771c3ce0590"
+    sent = [isinstance(got, list) and any(g[0] == preserved for g in got) for _, got, _ in rows]
+    assert any(sent) and not all(sent)

@@ -1625,6 +1625,21 @@ def _placed_families(
     return path
 
 
+def _preserved_list(records: list[Record], pm: dict[str, Any], by_id: dict[str, int]) -> list[int]:
+    """The lines a boundary's `preservedMessages` keeps, in its order, as Claude Code 2.1.328
+    relinks them after the summary (`w_r`, offset 317455350): none when a listed uuid names no
+    line it holds (its "relink walk broken") or when the anchor (the summary line they hang
+    from) is not a line it holds, wherever on the chain the lines were (the relink puts them
+    there; no logicalParentUuid is needed). (Observed: `python -m
+    tests.peers.claude_code_resume.compaction_probe`.)"""
+    uuids, anchor = pm["uuids"], pm.get("anchorUuid")
+    seqs = [by_id.get(u) if isinstance(u, str) else None for u in uuids]
+    a = by_id.get(anchor) if isinstance(anchor, str) else None
+    if not seqs or None in seqs or a is None or records[a].kind == "unknown":
+        return []
+    return list(dict.fromkeys(s for s in seqs if s is not None and _held(records[s])))
+
+
 def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: dict[str, int]) -> list[int]:
     """Move the messages a boundary keeps verbatim to just before it (the runtime sends them
     right after the summary), so the checkpoint's retained tail is exactly them."""
@@ -1640,8 +1655,11 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
         pm = meta.get("preservedMessages")
         seg = meta.get("preservedSegment")
         if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
-            want = {by_id[u] for u in pm["uuids"] if isinstance(u, str) and u in by_id}
-            kept = [x for x in before if x in want]
+            later = set(path[pos:])
+            kept = [x for x in _preserved_list(records, pm, by_id) if x not in later]  # (one already after it stays)
+            if not kept:
+                cp.first_kept_id = None  # (Claude Code relinks nothing: `w_r`)
+                continue
         elif isinstance(seg, dict) and isinstance(seg.get("headUuid"), str) and isinstance(seg.get("tailUuid"), str):
             h, t = by_id.get(seg["headUuid"]), by_id.get(seg["tailUuid"])
             if h in before and t in before:

@@ -142,7 +142,7 @@ def resume_many(transcripts: list[str], base: str, workers: int = 3) -> list[Res
 def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 class _Index:
