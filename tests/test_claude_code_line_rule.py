@@ -51,17 +51,8 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -
     assert verdicts.count("DCH") >= 30 and sum(v.startswith("-") for v in verdicts) >= 8 and "--H" in verdicts
 
 
-# Damaged compaction lines on which inspector and Claude Code part (the compaction probe).
-COMPACTION_NOT_MIRRORED = {
-    # The summary line not marked isCompactSummary (absent, or "true" as a string): Claude Code sends
-    # it as a user message and the preserved message after it; inspector still reads it as the
-    # boundary's summary, the preserved message first.
-    "summary without isCompactSummary": "order",
-    "summary isCompactSummary a string": "order",
-    # The summary's parentUuid names nothing: Claude Code's chain ends at the summary, which it
-    # sends; inspector's path never reaches the boundary, so it sends no summary.
-    "summary parent names nothing": "no checkpoint on the path",
-}
+# Damaged compaction lines on which inspector and Claude Code part (the compaction probe): none.
+COMPACTION_NOT_MIRRORED: dict[str, str] = {}
 
 
 def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compaction() -> None:
@@ -69,7 +60,8 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compact
     Code's first request carries, in order, are the items `context` predicts. Before this rule,
     9 of 22 differed (a preserved message listed by a uuid no line has, with an empty list or an
     anchor naming nothing, or under a summary Claude Code drops, is not sent; one reached without
-    the boundary's logicalParentUuid is)."""
+    the boundary's logicalParentUuid is; a summary line not marked as one is sent before what it
+    preserves; a summary whose parent names nothing is sent all the same)."""
     from tests.peers.claude_code_resume import compaction_probe
     from tests.test_claude_code_accepts import _harness
 

@@ -1421,10 +1421,21 @@ def _walk_chain(
             nxt = None  # (deleted as Claude Code read the boundary: the walk falls back)
         if nxt is not None and not _held(records[nxt]):
             nxt = None  # (a line Claude Code never holds: the walk falls back)
+        if nxt is None:
+            # A boundary's summary line whose parent names nothing: Claude Code sends it all the
+            # same, the lines it preserves after it (relinked there before the walk), so the walk
+            # goes on to the boundary the summary belongs to; else it falls back by time.
+            nxt = _boundary_of_summary(records, cur)
         if nxt is None and _names_a_parent(objs[cur]):
             nxt = fallback.parent(cur, seen, led.diagnostics)
         cur = nxt
     return chain, seen, cur
+
+
+def _boundary_of_summary(records: list[Record], s: int) -> int | None:
+    """The boundary whose summary line `s` holds (`_attach_summaries`), None when it holds none."""
+    line = (records[s].extra or {}).get("summary_of_line") if records[s].kind == "meta" else None
+    return next((i for i in range(s - 1, -1, -1) if records[i].line == line), None) if isinstance(line, int) else None
 
 
 def _chain_stops(records: list[Record], by_id: Mapping[str, int], end: int, seen: set[int], checkpoints: list[int]) -> Diagnostic:
@@ -1660,6 +1671,14 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
             if not kept:
                 cp.first_kept_id = None  # (Claude Code relinks nothing: `w_r`)
                 continue
+            anchor = by_id.get(pm.get("anchorUuid"))  # type: ignore[arg-type]
+            if anchor in later and records[anchor].kind == "message":  # type: ignore[index]
+                # The anchor is a plain message (not a summary this boundary holds): Claude Code
+                # sends it, then the lines it preserves after it.
+                kept = [anchor, *kept]  # type: ignore[list-item]
+                path = [x for x in path if x != anchor]
+                pos = path.index(s)
+                before = path[:pos]
         elif isinstance(seg, dict) and isinstance(seg.get("headUuid"), str) and isinstance(seg.get("tailUuid"), str):
             h, t = by_id.get(seg["headUuid"]), by_id.get(seg["tailUuid"])
             if h in before and t in before:
