@@ -1651,6 +1651,14 @@ def _preserved_list(records: list[Record], pm: dict[str, Any], by_id: dict[str, 
     return list(dict.fromkeys(s for s in seqs if s is not None and _held(records[s])))
 
 
+def _plain_anchor(records: list[Record], pm: dict[str, Any], by_id: dict[str, int], later: set[int]) -> int | None:
+    """The line the preserved messages hang from (`anchorUuid`) when it is a plain message after
+    the boundary, not a summary the boundary holds: Claude Code sends it, then what it preserves."""
+    a = pm.get("anchorUuid")
+    seq = by_id.get(a) if isinstance(a, str) else None
+    return seq if seq is not None and seq in later and records[seq].kind == "message" else None
+
+
 def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: dict[str, int]) -> list[int]:
     """Move the messages a boundary keeps verbatim to just before it (the runtime sends them
     right after the summary), so the checkpoint's retained tail is exactly them."""
@@ -1671,11 +1679,9 @@ def _preserved_before_boundaries(records: list[Record], path: list[int], by_id: 
             if not kept:
                 cp.first_kept_id = None  # (Claude Code relinks nothing: `w_r`)
                 continue
-            anchor = by_id.get(pm.get("anchorUuid"))  # type: ignore[arg-type]
-            if anchor in later and records[anchor].kind == "message":  # type: ignore[index]
-                # The anchor is a plain message (not a summary this boundary holds): Claude Code
-                # sends it, then the lines it preserves after it.
-                kept = [anchor, *kept]  # type: ignore[list-item]
+            anchor = _plain_anchor(records, pm, by_id, later)
+            if anchor is not None:
+                kept = [anchor, *kept]
                 path = [x for x in path if x != anchor]
                 pos = path.index(s)
                 before = path[:pos]
