@@ -113,3 +113,24 @@ def test_a_file_name_that_is_not_utf8_is_scanned_repaired_and_undone(tmp_path: P
     got = _run(["undo", str(f)], env)
     assert got.returncode == 0, got.stderr.decode(errors="replace")[-600:]
     assert f.read_bytes() == BASE.read_bytes()
+
+
+FOUND = REPO / "tests" / "fuzz" / "found" / "native-lone-surrogate-in-a-summary.jsonl"  # (fuzz seed 121)
+
+
+@pytest.mark.parametrize("args", [["plan", "--strategy", "compact"], ["plan", "--strategy", "resummarize"], ["analyze"], ["context"]])
+def test_main_called_by_a_program_prints_a_lone_surrogate_as_its_escape(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`inspector.cli.main.main`, called in-process (as the fuzz campaign and any program call it),
+    onto a strict UTF-8 stdout: the native sample whose summary holds a lone surrogate printed
+    without a crash (fuzz seed 121 found `plan` crashing there)."""
+    import io
+    import sys
+
+    from inspector.cli.main import main
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main([*args, str(FOUND)]) == 0
+    out.flush()
+    if args[0] == "plan":  # (the plan shows the summary that holds it)
+        assert b"\\udc00" in out.buffer.getvalue()  # type: ignore[attr-defined]

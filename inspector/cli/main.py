@@ -297,6 +297,7 @@ def run_app(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    lenient_stdio()  # (here, not only in `run`: a program calling `main` prints what a session holds too)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         return run_app(argv)
     if argv[0] == "hook":
@@ -375,7 +376,6 @@ _ONE_SHOT = False  # set by the console script only (`run`)
 def run() -> None:
     global _ONE_SHOT
     _ONE_SHOT = True
-    lenient_stdio()
     freeze_what_loads()
     try:
         code = main()
