@@ -94,7 +94,9 @@ def test_only_the_console_script_freezes_what_it_loaded() -> None:
     sample = str(SAMPLES / "pi" / "adr0302_amnesiac_fallback.jsonl")
     before = gc.get_freeze_count()
     assert main(["analyze", sample, "--json"]) == 0
-    assert gc.get_freeze_count() == before
+    # (no more frozen; fewer when an object an earlier freeze in this process held was freed: the
+    # stdout encoder `main` replaces as it makes stdout print a lone surrogate as its escape)
+    assert gc.get_freeze_count() <= before
     code = "import gc, sys; from inspector.cli import main as m; sys.argv = ['inspector', 'analyze', sys.argv[1]]; m.run()"
     probe = f"import atexit, gc; atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0)); {code}"
     out = subprocess.run([sys.executable, "-c", probe, sample], capture_output=True, text=True)
