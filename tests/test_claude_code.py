@@ -1095,3 +1095,17 @@ def test_a_followed_transcript_resumes_where_claude_code_would_as_lines_arrive(t
                 out.write(line)
             fol.poll()
             assert followed_json(fol) == full_json(str(f), str(f)), (n, line)
+
+
+@pytest.mark.parametrize("side", [[1], {"a": 1}, 1, "false"])
+def test_a_gap_under_a_line_whose_is_sidechain_is_no_boolean_falls_back_on_its_own_side(side: Any) -> None:
+    """Claude Code groups lines by isSidechain as JavaScript compares values (an array or an object
+    a group of its own, 1 not true): no other line shares such a side, so nothing is continued from
+    (fuzz seed 122: an array there crashed the fallback's index)."""
+    objs = [
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        {**_line("user", "u2", "gone", "second", timestamp="2026-01-01T00:00:02.000Z"), "isSidechain": side},
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.record_id for it in report.context if not it.synthetic] == ["u2"]

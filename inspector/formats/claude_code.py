@@ -1326,9 +1326,12 @@ class _TimeFallback:
 
 
 def _side(o: dict[str, Any]) -> Any:
-    """A line's isSidechain as Claude Code groups lines by it (absent and null alike here)."""
+    """A line's isSidechain as Claude Code groups lines by it (`Map.groupBy`: equal scalars of one
+    type together, an object or array a group of its own; absent and null alike here)."""
     v = o.get("isSidechain")
-    return None if v is msgspec.UNSET else v
+    if v is None or v is msgspec.UNSET:
+        return None
+    return (type(v).__name__, v) if isinstance(v, bool | int | float | str) else ("object", id(o))
 
 
 def _leave_out_unanswered(
