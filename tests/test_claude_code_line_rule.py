@@ -32,7 +32,8 @@ NOT_MIRRORED = {
 }
 
 
-def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -> None:
+def _need_claude_code(base: Path) -> None:
+    """Fail, naming the cause, when the pinned CLI cannot run or the probe's base session is missing."""
     from tests.test_claude_code_accepts import _harness
 
     harness = _harness()
@@ -40,8 +41,12 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -
         harness.cli.check_installed()
     except harness.HarnessError as e:
         pytest.fail(f"Claude Code cannot be run, so its reading cannot be checked: {e}", pytrace=False)
-    if not type_probe.BASE.exists():
-        pytest.fail(f"{type_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False)
+    if not base.exists():
+        pytest.fail(f"{base} is missing (the checkout expects ../shared next to it)", pytrace=False)
+
+
+def test_inspector_predicts_what_the_real_claude_code_sends_of_damaged_lines() -> None:
+    _need_claude_code(type_probe.BASE)
     with tempfile.TemporaryDirectory() as tmp:
         rows = type_probe.run(Path(tmp))
     differ = {p.name: (str(got), str(want)) for p, got, want in rows if str(got) != str(want)}
@@ -63,15 +68,8 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compact
     the boundary's logicalParentUuid is; a summary line not marked as one is sent before what it
     preserves; a summary whose parent names nothing is sent all the same)."""
     from tests.peers.claude_code_resume import compaction_probe
-    from tests.test_claude_code_accepts import _harness
 
-    harness = _harness()
-    try:
-        harness.cli.check_installed()
-    except harness.HarnessError as e:
-        pytest.fail(f"Claude Code cannot be run, so its reading cannot be checked: {e}", pytrace=False)
-    if not compaction_probe.BASE.exists():
-        pytest.fail(f"{compaction_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False)
+    _need_claude_code(compaction_probe.BASE)
     with tempfile.TemporaryDirectory() as tmp:
         rows = compaction_probe.run(Path(tmp))
     differ = {p.name for p, got, want in rows if got != want}
