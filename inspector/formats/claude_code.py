@@ -119,7 +119,7 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "merged", "path", "records", "relinked", "replies", "results", "tail_calls",
+        "last_prompt", "merged", "path", "records", "relinked", "replies", "results", "tail_calls",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -138,6 +138,7 @@ class _Source(RecordSource):
         self.replies: dict[tuple[Any, ...], list[int]] = {}
         self.merged: dict[int, list[int]] = {}  # a reply written on several lines: first seq -> its lines
         self.last_checkpoint = -1
+        self.last_prompt = -1  # the newest last-prompt line after it (`_newest_last_prompt`)
         self.bridged: frozenset[str] = frozenset()
         self.chain_leaf: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
@@ -1177,14 +1178,16 @@ def _active_path(
     # The main thread's chained lines (a sub-agent's own file: all), listed when first needed.
     cands = functools.cache(functools.partial(_chained, records, objs, main))
     leaf = by_id.get(last.id or "", last.seq)
-    if main:
-        leaf = _last_prompt_leaf(records, by_id, checkpoints, leaf)
+    lp_seq = _newest_last_prompt(records, checkpoints[-1] if checkpoints else -1) if main else -1
+    if lp_seq >= 0:
+        leaf = _last_prompt_leaf(records, by_id, lp_seq, leaf)
     bridged = _boundaries_by_logical_parent(records, objs, checkpoints)
     src = records[0]._source
     if isinstance(src, _Source):
         src.bridged = frozenset(bridged)
         src.chain_leaf = leaf if main else None
         src.last_checkpoint = checkpoints[-1] if checkpoints else -1
+        src.last_prompt = lp_seq
     chain, seen, cur = _walk_chain(led, objs, leaf, checkpoints, bridged, cands)
     cycle = cur is not None
     if cycle:
@@ -1475,16 +1478,24 @@ def _held(r: Record) -> bool:
     return r.kind != "unknown" or r.type in ("user", "assistant")
 
 
-def _last_prompt_leaf(records: list[Record], by_id: Mapping[str, int], checkpoints: list[int], leaf: int) -> int:
+def _newest_last_prompt(records: list[Record], after: int, known: int = -1) -> int:
+    """The seq of the newest `last-prompt` line after seq `after` (`known` when there is none)."""
+    for i in range(len(records) - 1, after, -1):
+        r = records[i]
+        if r.kind == "meta" and r.type == "last-prompt":
+            return i
+    return known
+
+
+def _last_prompt_leaf(records: list[Record], by_id: Mapping[str, int], lp_seq: int, leaf: int) -> int:
     """Where Claude Code 2.1.328 resumes when the newest line does not descend from the line the
     newest `last-prompt` line names (its leafUuid, after the newest compact boundary): from that
     line, when no user or assistant line hangs off it (`zan`'s leaf choice, offset 317544987: with
     several chains ending in such lines, the checkpoint's leaf unless the newest line descends from
     it, `rin`). Observed on resume: a line appended whose parentUuid is null, missing or not a
-    string, or under a line the CLI does not read, is not resumed from; the checkpoint's leaf is."""
-    start = checkpoints[-1] if checkpoints else -1
-    lp = next((r for r in reversed(records[start + 1 :]) if r.kind == "meta" and r.type == "last-prompt"), None)
-    o = lp.raw() if lp is not None else None
+    string, or under a line the CLI does not read, is not resumed from; the checkpoint's leaf is.
+    `lp_seq`: that last-prompt line (`_newest_last_prompt`; -1: none)."""
+    o = records[lp_seq].raw() if lp_seq >= 0 else None
     named = o.get("leafUuid") if isinstance(o, dict) else None
     target = by_id.get(named) if isinstance(named, str) and named else None
     if target is None or target == leaf or records[target].kind == "unknown":
@@ -1787,7 +1798,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     segment, chain_leaf = grown_path
     new_leaf = segment[-1] if segment else leaf
     grown_ids = ChainMap(st.by_uuid, led.by_id())
-    if _last_prompt_leaf(st.records, grown_ids, [src.last_checkpoint] if src.last_checkpoint >= 0 else [], new_leaf) != new_leaf:
+    lp_seq = _newest_last_prompt(st.records, len(records) - 1, src.last_prompt)  # (the new lines only are looked at)
+    if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
         return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
     if not _keeps_unanswered_as_they_were(src, st.records, segment):
         return None
@@ -1812,6 +1824,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if src.called is not None:  # (built when a result first needs it)
         src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
     src.chain_leaf = chain_leaf
+    src.last_prompt = lp_seq
     return out
 
 

@@ -137,18 +137,15 @@ def run(out: Path) -> list[tuple[Probe, list[Any] | str, list[Any]]]:
     return rows
 
 
+def _items(v: list[Any] | str) -> str:
+    return str([g[0][:10] for g in v]) if isinstance(v, list) else v
+
+
 def main() -> int:
+    from tests.peers.claude_code_resume.type_probe import print_verdicts
+
     with tempfile.TemporaryDirectory() as tmp:
-        rows = run(Path(tmp))
-    differ = 0
-    for i, (p, got, want) in enumerate(rows):
-        same = got == want
-        differ += not same
-        print(f"{'  ' if same else '!!'} {i:3d} {p.name:42} {'same' if same else ''}")
-        if not same:
-            print(f"       claude    {[g[0][:10] for g in got] if isinstance(got, list) else got}")
-            print(f"       inspector {[w[0][:10] for w in want]}")
-    print(f"{len(rows)} probes, {differ} differ")
+        print_verdicts(run(Path(tmp)), _items)
     return 0
 
 

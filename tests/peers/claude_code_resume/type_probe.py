@@ -17,7 +17,7 @@ import copy
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,15 +296,19 @@ def run(out: Path) -> list[tuple[Probe, Verdict | str, Verdict]]:
     return rows
 
 
-def main() -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = run(Path(tmp))
+def print_verdicts(rows: Sequence[tuple[Any, Any, Any]], show: Callable[[Any], str] = str) -> None:
+    """Each probe's verdicts side by side (`!!` where they part), then how many part."""
     differ = 0
     for i, (p, got, want) in enumerate(rows):
-        same = str(got) == str(want)
+        same = show(got) == show(want)
         differ += not same
-        print(f"{'  ' if same else '!!'} {i:3d} {p.name:42} claude {got!s:8} inspector {want}")
+        print(f"{'  ' if same else '!!'} {i:3d} {p.name:42} claude {show(got):8} inspector {show(want)}")
     print(f"{len(rows)} probes, {differ} differ")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        print_verdicts(run(Path(tmp)))
     return 0
 
 
