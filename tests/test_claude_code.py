@@ -1109,3 +1109,12 @@ def test_a_gap_under_a_line_whose_is_sidechain_is_no_boolean_falls_back_on_its_o
     ]
     report = analyze(load_bytes(_jsonl(objs)))
     assert [it.record_id for it in report.context if not it.synthetic] == ["u2"]
+
+
+def test_a_finding_quotes_a_huge_call_id_shortened() -> None:
+    """A call id of megabytes (fuzz seed 124: `plan` printed it whole into a table cell and did not
+    end within 240 s) is quoted shortened in the unanswered-call finding."""
+    huge = "t" * 2_000_000
+    objs = [_line("user", "u1", None, "go"), _line("assistant", "a1", "u1", [{"type": "tool_use", "id": huge, "name": "Bash", "input": {}}], stop="tool_use")]
+    (f,) = [f for f in analyze(load_bytes(_jsonl(objs))).findings if f.code == "unanswered_tool_call"]
+    assert len(f.message) < 1000

@@ -13,6 +13,7 @@ from inspector.analysis.numbers import count
 from inspector.analysis.protocol import summary_completeness
 from inspector.formats.base import template_incomplete
 from inspector.ledger.model import Record
+from inspector.ledger.quoting import quote
 from inspector.ledger.times import iso_time
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
@@ -690,7 +691,7 @@ def _tool_pairing(report: Report) -> list[Finding]:
                 Finding(
                     "orphan_tool_result",
                     "error",
-                    f"The tool result on {_at(report, r.line)} (call {it.tool_result_id!r}) is sent without its tool call; "
+                    f"The tool result on {_at(report, r.line)} (call {quote(it.tool_result_id)}) is sent without its tool call; "
                     "providers reject such a request.",
                     [it.seq],
                 )
@@ -703,7 +704,7 @@ def _tool_pairing(report: Report) -> list[Finding]:
             else:
                 tail = report.runtime.unanswered_call or "providers reject such a request"
                 sev = "error"
-            calls = ", ".join(repr(c) for c in it.unanswered)
+            calls = ", ".join(quote(c) for c in it.unanswered)  # (an id a file holds: shortened, never megabytes)
             out.append(
                 Finding(
                     "unanswered_tool_call",
