@@ -136,6 +136,8 @@ def test_a_bad_large_line_is_a_diagnostic_and_the_rest_loads(tmp_path: Path) -> 
     ]
     for problem, line in cases:
         led = load(str(_pi_with([{"type": "text", "text": "ok"}], tmp_path, line)))
-        (d,) = led.diagnostics
+        # (the invalid byte falls in the key "content": pi reads the key with U+FFFD in it too, so
+        # the message has no content, which pi-ai cannot send: said apart, `pi_sending`)
+        (d,) = [d for d in led.diagnostics if d.problem != "fails_on_send"]
         assert d.problem == problem and d.line == 11, (problem, d)
         assert sum(1 for r in led.records if r.message is not None) >= 6

@@ -8,7 +8,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
-from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report
+from inspector.analysis.engine import EXCLUDED, HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
 from inspector.analysis.protocol import summary_completeness
 from inspector.formats.base import template_incomplete
@@ -39,6 +39,7 @@ CODES: dict[str, str] = {
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
     "resume_refused": "the runtime refuses to resume the session at all: it stops with an error and sends nothing",
+    "request_fails": "the runtime cannot build its next request (an entry on the path or a message in it has a shape its code fails on): it stops with an error, every time, and sends nothing",
     "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
     "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
 }
@@ -54,6 +55,9 @@ RUNTIME_PROBLEMS: dict[str, str] = {
 }
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
+# Adapters' notes of an entry the runtime fails on when it opens a session whose active path holds
+# it, or when it sends it: weighed against the path and the next request (`_request_fails`).
+FAILS_ON_PATH, FAILS_WHEN_SENT = "fails_on_open", "fails_on_send"
 
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
@@ -133,7 +137,7 @@ def find_history(report: Report) -> list[Finding]:
 
 
 # The codes only `find_tail` emits (an incremental update recomputes them, keeps the others).
-TAIL_CODES = frozenset({"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "over_budget"})
+TAIL_CODES = frozenset({"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "over_budget", "request_fails"})
 
 
 def find_tail(report: Report) -> list[Finding]:
@@ -142,6 +146,30 @@ def find_tail(report: Report) -> list[Finding]:
     out += _live_question(report)
     out += _tool_pairing(report)
     out += _over_budget(report)
+    out += _request_fails(report)
+    return out
+
+
+def _request_fails(report: Report) -> list[Finding]:
+    """An entry the runtime fails on, where it fails: on the active path when it opens the session,
+    or among the messages it converts for the next request (those it then drops for their stop
+    reason included: they are converted first)."""
+    fails = [d for d in report.ledger.diagnostics if d.problem in (FAILS_ON_PATH, FAILS_WHEN_SENT) and d.seqs]
+    if not fails:
+        return []
+    sent = {it.seq for it in report.context if it.seq is not None}
+    states, records = report.states, report.ledger.records
+    out: list[Finding] = []
+    for d in fails:
+        s = d.seqs[0]
+        if d.problem == FAILS_ON_PATH:
+            hit = bool(report.on_path[s])
+        else:
+            hit = s in sent or (states[s] == EXCLUDED and records[s].stop_reason in report.runtime.drop_stop_reasons)
+        if hit:
+            where = "is on the active path" if d.problem == FAILS_ON_PATH else "is in the next request"
+            msg = f"{d.message}. The message {where}: {report.runtime.name} sends nothing until that line is repaired"
+            out.append(Finding("request_fails", "error", msg, [s], data={"line": d.line, "problem": d.problem}))
     return out
 
 
@@ -153,7 +181,7 @@ def _malformed(report: Report) -> list[Finding]:
     out: list[Finding] = []
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
-        if d.problem in NOTE_PROBLEMS:
+        if d.problem in NOTE_PROBLEMS or d.problem in (FAILS_ON_PATH, FAILS_WHEN_SENT):
             continue  # which session of a database was read (ADK), ...: information, not a bad line
         if d.problem in RUNTIME_PROBLEMS:
             out.append(Finding(RUNTIME_PROBLEMS[d.problem], d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))

@@ -18,11 +18,11 @@ from typing import Any
 import msgspec
 import orjson
 
-from inspector.formats import appended, bounded, fields, heads, parallel, pi_writer
+from inspector.formats import appended, bounded, fields, heads, parallel, pi_sending, pi_writer
 from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, describe_as_last_line, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
-from inspector.ledger.jsontext import py_str
+from inspector.ledger.jsontext import UNDEFINED, js_string, py_str
 from inspector.ledger.model import (
     Block,
     Checkpoint,
@@ -163,6 +163,9 @@ def _message(m: dict[str, Any]) -> Message:
     if role == "assistant":
         blocks = _blocks_from_content(m.get("content"))
         raw_stop = m.get("stopReason")
+        # An answer with no content at all is left out of the request by pi-ai's providers
+        # (openai-completions.js: neither content nor tool calls; anthropic.js: no blocks).
+        empty = m.get("content") == [] and raw_stop not in ("error", "aborted")
         model = m.get("model")
         provider = m.get("provider")
         return Message(
@@ -174,6 +177,7 @@ def _message(m: dict[str, Any]) -> Message:
             route=Route(model, provider) if (model or provider) else None,
             error_message=m.get("errorMessage"),
             source_role="assistant",
+            never_sent=empty,
         )
     if role == "toolResult":
         content = m.get("content")
@@ -202,24 +206,28 @@ def _message(m: dict[str, Any]) -> Message:
             source_role="bashExecution",
             never_sent=bool(m.get("excludeFromContext")),
         )
-    if role in ("custom", "hookMessage"):
-        return Message("user", _blocks_from_content(m.get("content")), source_role="custom")
-    if role == "user":
-        return Message("user", _blocks_from_content(m.get("content")), source_role="user")
-    if role == "compactionSummary":
+    if role in ("custom", "hookMessage", "user"):
+        return _user_message(m.get("content"), "user" if role == "user" else "custom")
+    if role == "compactionSummary":  # (pi writes the summary into the text as JavaScript does: `+ m.summary +`)
         return Message(
             "user",
-            [Block("text", COMPACTION_SUMMARY_PREFIX + str(m.get("summary") or "") + COMPACTION_SUMMARY_SUFFIX)],
+            [Block("text", COMPACTION_SUMMARY_PREFIX + js_string(m.get("summary", UNDEFINED)) + COMPACTION_SUMMARY_SUFFIX)],
             source_role="compactionSummary",
         )
     if role == "branchSummary":
         return Message(
             "user",
-            [Block("text", BRANCH_SUMMARY_PREFIX + str(m.get("summary") or "") + BRANCH_SUMMARY_SUFFIX)],
+            [Block("text", BRANCH_SUMMARY_PREFIX + js_string(m.get("summary", UNDEFINED)) + BRANCH_SUMMARY_SUFFIX)],
             source_role="branchSummary",
         )
     # Unknown role: pi's convertToLlm drops it; we keep and show it.
     return Message("user", _blocks_from_content(m.get("content")), source_role=str(role), never_sent=True)
+
+
+def _user_message(content: Any, source_role: str) -> Message:
+    """A user's (or an extension's) message: one whose content is an empty list is left out of
+    the request by pi-ai's providers (openai-completions.js, anthropic.js: no content)."""
+    return Message("user", _blocks_from_content(content), source_role=source_role, never_sent=content == [])
 
 
 def _checkpoint(o: dict[str, Any]) -> Checkpoint:
@@ -342,6 +350,19 @@ class _MetaSource(RecordSource):
 _SOURCE_ROLE = {"toolResult": "tool", "user": "user", "assistant": "assistant", "bashExecution": "user", "custom": "user"}
 
 
+def _failures(o: dict[str, Any], line: int, seq: int) -> tuple[Diagnostic, ...]:
+    """What pi cannot open or send of this entry as written (`pi_sending`), for the analysis to
+    weigh against the path and the next request."""
+    out = []
+    why = pi_sending.open_failure(o)
+    if why is not None:
+        out.append(Diagnostic(line, "fails_on_open", f"line {line}: {why}", severity="warning", seqs=[seq]))
+    why = pi_sending.send_failure(o)
+    if why is not None:
+        out.append(Diagnostic(line, "fails_on_send", f"line {line}: {why}", severity="warning", seqs=[seq]))
+    return tuple(out)
+
+
 class _Builder:
     """Turns pi's JSON objects into records, in file order."""
 
@@ -368,15 +389,14 @@ class _Builder:
             self.diagnostics.append(rl.diagnostic)
         for o in rl.objects:
             if not isinstance(o, dict):
-                self.diagnostics.append(
-                    Diagnostic(rl.line, "not_an_object", f"line {rl.line}: a JSON {type(o).__name__}, not an entry object; ignored")
-                )
+                self.diagnostics.append(not_an_entry(o, rl.line))
                 continue
             rec = self.add_obj(o, rl.line, rl.offset, rl.length, not rl.runtime_skips)
             if rl.diagnostic is not None and rec is not None:
                 rl.diagnostic.seqs.append(rec.seq)
 
     def add_obj(self, o: dict[str, Any], line: int, offset: int, length: int, visible: bool) -> Record | None:
+        fails = _failures(o, line, len(self.records)) if visible else ()  # (before a field of a wrong type is set aside)
         wrong = fields.check_fields(o, fields.PI)
         if wrong:
             self.diagnostics += fields.line_diagnostics(line, wrong)
@@ -398,6 +418,7 @@ class _Builder:
         self.records.append(rec)
         if visible:
             self.pi_entries.append(rec)
+            self.diagnostics += fails
         return rec
 
     def finish(self) -> Ledger:
@@ -441,7 +462,7 @@ class _Builder:
             led._by_id = self.by_id
         # pi's leaf: the last entry in file order that its parser kept.
         for r in reversed(records):
-            if r.kind != "header" and r.runtime_visible:
+            if r.kind != "header" and r.runtime_visible and r.type != "session":  # (`_buildIndex` skips them)
                 led.leaf_seq = r.seq
                 break
         return led
@@ -636,22 +657,29 @@ def _links(m: Any, role: str, llm_role: str, calls: tuple[str, ...]) -> tuple[st
 
 def _head_fields(m: Any, role: str, llm_role: str) -> tuple[str | None, tuple[str, ...], str | None] | None:
     """`head_links` of a raw-text message head, in one pass over its blocks that also checks every
-    block's text and thinking is absent, a string or null (the JSON value left raw: checked by its
-    first byte); None when the line needs the general path (a text of another type, a command kept
-    out of the context)."""
+    block's text is a string (absent but from a text block) and its thinking absent, a string or null
+    (the JSON value left raw: checked by its first byte); None when the line needs the general path:
+    a text or thinking of another type, a command kept out of the context, content that is missing,
+    null, an empty list or an answer's string (what pi-ai may fail on or leave out: `pi_sending`,
+    `_user_message`)."""
     calls: tuple[str, ...] = ()
     c = m.content
-    if type(c) is list:
+    if type(c) is list and c:
         first_byte, null = _FIRST_BYTE, _NULL
         for x in c:
             t = x.text
-            if t and first_byte(t)[0] != 34 and t != null:  # (34: a quote)
+            if t:
+                if first_byte(t)[0] != 34:  # (34: a quote)
+                    return None
+            elif x.type == "text":
                 return None
             t = x.thinking
             if t and first_byte(t)[0] != 34 and t != null:
                 return None
             if x.type == "toolCall" and type(x.id) is str and x.id:
                 calls += (x.id,)
+    elif role != "bashExecution" and (type(c) is not str or role == "assistant"):
+        return None  # (no content, an empty list, an answer's text: what pi-ai may not send, `pi_sending`)
     if role == "bashExecution" and m.excludeFromContext:
         return None  # never sent: the general path
     return _links(m, role, llm_role, calls)
@@ -842,9 +870,7 @@ def _general_line(st: _StreamState, raw: bytes, n: int) -> None:
     if b.first_line is None:
         b.first_line = line
     if type(o) is not dict:
-        b.diagnostics.append(
-            Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
-        )
+        b.diagnostics.append(not_an_entry(o, line))
         return
     rec = b.add_obj(o, line, st.offset, n, True)
     if rec is not None and rec.id is not None:
@@ -855,6 +881,20 @@ def _general_line(st: _StreamState, raw: bytes, n: int) -> None:
         # pi_entries (index -> entry) only matters for v1's firstKeptEntryIndex.
         h = b.header
         st.v1 = h is None or not isinstance(h.get("version"), int) or h["version"] < 2
+
+
+def not_an_entry(o: Any, line: int) -> Diagnostic:
+    """A line whose JSON value is not an object: pi keeps it as an entry with no type, none of its
+    steps reads, but a `null` stops its loader (`_buildIndex` reads every entry's type:
+    session-manager.js:511-512) and the session cannot be opened."""
+    if o is None:
+        return Diagnostic(
+            line, "resume_refused",
+            f"line {line}: the line is JSON null; pi reads every line's type when it opens the session and stops with "
+            "a TypeError (\"Cannot read properties of null (reading 'type')\"): it cannot open this session",
+            severity="error",
+        )  # fmt: skip
+    return Diagnostic(line, "not_an_object", f"line {line}: a JSON {type(o).__name__}, not an entry object; ignored")
 
 
 def _thinking_level_line(st: _StreamState, e: Any, n: int) -> None:
@@ -926,10 +966,14 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
             if roles is not None and rid is not None:
                 calls: tuple[str, ...] = ()
                 c = m.content  # type: ignore[union-attr]
-                if type(c) is list:
+                if type(c) is list and c:
                     for x in c:  # (`_head_fields`' pass, inlined)
                         t = x.text
-                        if t and first_byte(t)[0] != 34 and t != null:  # (34: a quote)
+                        if t:
+                            if first_byte(t)[0] != 34:  # (34: a quote)
+                                roles = None
+                                break
+                        elif x.type == "text":
                             roles = None
                             break
                         t = x.thinking
@@ -938,6 +982,8 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                             break
                         if x.type == "toolCall" and type(x.id) is str and x.id:
                             calls += (x.id,)
+                elif roles[0] != "bashExecution" and (type(c) is not str or roles[0] == "assistant"):
+                    roles = None
                 if roles is not None and (roles[0] != "bashExecution" or not m.excludeFromContext):  # type: ignore[union-attr]
                     stop_reason, calls, result = links(m, *roles, calls)
                     pid = e.parentId
@@ -1042,8 +1088,7 @@ def entry_record(o: dict[str, Any], seq: int, line: int, offset: int, length: in
         rec.extra = _extra(o, _KNOWN_KEYS["compaction"])
         return rec
     if t == "custom_message":
-        content = o.get("content")
-        msg = Message("user", _blocks_from_content(content), source_role="custom")
+        msg = _user_message(o.get("content"), "custom")
         rec = Record(seq, line, "message", "custom_message", rid, pid, ts, message=msg, offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["custom_message"])
         return rec
@@ -1059,6 +1104,10 @@ def entry_record(o: dict[str, Any], seq: int, line: int, offset: int, length: in
     if t == "model_change":
         rec = Record(seq, line, "run", "model_change", rid, pid, ts, offset=offset, length=length)
         rec.extra = _extra(o, _KNOWN_KEYS["model_change"] - {"provider", "modelId"})
+        return rec
+    if t == "session":  # another header, after the first: pi indexes no entry of this type, nor takes it as the leaf
+        rec = Record(seq, line, "meta", "session", None, None, ts, offset=offset, length=length)
+        rec.extra = _extra(o, frozenset({"type", "timestamp"}))
         return rec
     if t in _KNOWN_KEYS:
         rec = Record(seq, line, "meta", str(t), rid, pid, ts, offset=offset, length=length)

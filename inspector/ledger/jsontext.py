@@ -120,3 +120,63 @@ def json_dumps(value: Any, **kwargs: Any) -> str:
 def py_str(value: Any) -> str:
     """`str(value)` (a Python runtime's own formatting of a decoded value), however deep it nests."""
     return deep(str, value)
+
+
+def js_string(value: Any) -> str:
+    """`String(value)` in JavaScript, of a value JSON.parse made (`UNDEFINED`: a missing field):
+    what a runtime in JavaScript writes when it puts such a value into text."""
+    if value is UNDEFINED:
+        return "undefined"
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return _js_number(float(value))
+    if isinstance(value, list):  # Array.prototype.join: null and undefined as ""
+        return ",".join("" if v is None else deep(js_string, v) for v in value)
+    return "[object Object]"
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED: Any = _Undefined()  # a field JSON.parse's object does not have (`o.get(key, UNDEFINED)`)
+
+
+def _js_number(x: float) -> str:
+    """Number.prototype.toString of a double: the shortest digits that read back as it, in
+    exponent form from 1e21 up and below 1e-6."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    digits, exp = _shortest(abs(x))
+    sign = "-" if x < 0 else ""
+    n = exp + 1  # the position of the decimal point after the first digit
+    if -6 < n <= 0:
+        return f"{sign}0.{'0' * -n}{digits}"
+    if 0 < n <= 21:
+        return f"{sign}{digits[:n]}.{digits[n:]}" if len(digits) > n else f"{sign}{digits}{'0' * (n - len(digits))}"
+    mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
+
+
+def _shortest(x: float) -> tuple[str, int]:
+    """The shortest digits that read back as positive `x` (Python's repr finds the same ones as
+    JavaScript), and the decimal exponent of the first."""
+    text = repr(x)
+    if "e" in text:
+        m, _, e = text.partition("e")
+        return m.replace(".", "").rstrip("0") or "0", int(e)
+    whole, _, frac = text.partition(".")
+    whole = whole.lstrip("0")
+    if whole:
+        return (whole + frac).rstrip("0"), len(whole) - 1
+    return frac.lstrip("0").rstrip("0"), -(len(frac) - len(frac.lstrip("0"))) - 1

@@ -296,13 +296,13 @@ def run(out: Path) -> list[tuple[Probe, Verdict | str, Verdict]]:
     return rows
 
 
-def print_verdicts(rows: Sequence[tuple[Any, Any, Any]], show: Callable[[Any], str] = str) -> None:
+def print_verdicts(rows: Sequence[tuple[Any, Any, Any]], show: Callable[[Any], str] = str, who: str = "claude") -> None:
     """Each probe's verdicts side by side (`!!` where they part), then how many part."""
     differ = 0
     for i, (p, got, want) in enumerate(rows):
         same = show(got) == show(want)
         differ += not same
-        print(f"{'  ' if same else '!!'} {i:3d} {p.name:42} claude {show(got):8} inspector {show(want)}")
+        print(f"{'  ' if same else '!!'} {i:3d} {p.name:42} {who} {show(got):8} inspector {show(want)}")
     print(f"{len(rows)} probes, {differ} differ")
 
 
