@@ -182,3 +182,22 @@ def test_a_summary_message_of_no_text_is_sent_as_pi_writes_it(tmp_path: Path) ->
         report = analyze(load(str(f)))
         (item,) = [it for it in report.context if it.record_id == "x"]
         assert report.ledger.records[item.seq].message.text() == f"The conversation history before this point was compacted into the following summary:\n\n<summary>\n{text}\n</summary>"
+
+
+@pytest.mark.parametrize("name", ["user text missing", "reply content null", "message null"])
+def test_an_appended_entry_pi_fails_on_is_followed_as_a_full_read_says_it(tmp_path: Path, name: str) -> None:
+    """The live follower grows a ledger from appended lines: one pi cannot send or open must reach
+    the analysis as a full read's does (its extension had dropped the note: `python -m tests.fuzz_live`
+    seed 74 found it)."""
+    from inspector.live.incremental import Follower
+    from tests.test_incremental import followed_json, full_json
+
+    x = UNSENDABLE.get(name) or {"type": "message", "timestamp": WHEN, "message": None}
+    f = _session(tmp_path, None)
+    fol = Follower(str(f))
+    fol.poll()
+    with open(f, "ab") as out:
+        out.write(json.dumps({**x, "id": "x2", "parentId": "u2"}).encode() + b"\n")
+    fol.poll()
+    assert followed_json(fol) == full_json(str(f), str(f))
+    assert b"request_fails" in followed_json(fol)

@@ -720,7 +720,8 @@ def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> 
 def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     """The ledger grown by appended lines (base.LineExtender): v3 entries with fresh ids, mapped
     as the builder maps them. A file pi rejects, one read through a migration, a second header, a
-    field of the wrong type or a reused id needs the full build (its diagnostics and its index)."""
+    field of the wrong type, an entry pi cannot open or send (`_failures`) or a reused id needs the
+    full build (its diagnostics and its index)."""
     if led.version != CURRENT_VERSION or led.migrated or led.runtime_rejects_file or led.header is None:
         return None
     if not appended.clean(lines):
@@ -729,7 +730,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     seq = len(led.records)
     for rl in lines:
         o = rl.objects[0]
-        if o.get("type") == "session" or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
+        if o.get("type") == "session" or not isinstance(o.get("id"), str) or _failures(o, rl.line, seq) or fields.check_fields(o, fields.PI):
             return None
         new.append(entry_record(o, seq, rl.line, rl.offset, rl.length))
         seq += 1
