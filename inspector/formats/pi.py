@@ -13,7 +13,7 @@ import io
 import os
 from collections.abc import Callable
 from itertools import islice
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -165,7 +165,7 @@ def _message(m: dict[str, Any]) -> Message:
         raw_stop = m.get("stopReason")
         # An answer with no content at all is left out of the request by pi-ai's providers
         # (openai-completions.js: neither content nor tool calls; anthropic.js: no blocks).
-        empty = m.get("content") == [] and raw_stop not in ("error", "aborted")
+        empty = m.get("content") == [] and raw_stop not in _EMPTY_KEPT
         model = m.get("model")
         provider = m.get("provider")
         return Message(
@@ -588,24 +588,33 @@ class _RawTextMessageHead(_MessageHead):
     content: list[_RawTextBlockHead] | str | None = None  # type: ignore[assignment]
 
 
-class _RawUserHead(_RawTextMessageHead, tag="user"):
-    pass
+# The content each role's head takes, typed so that a message pi-ai may fail on or leave out
+# (`pi_sending`, `_user_message`) fails to decode and takes the general path, at no cost a line:
+# a user's or an extension's content missing, null or an empty list, an answer's anything but a
+# list of blocks, a tool result's missing or null. (An answer's empty list is judged by its stop
+# reason, `_EMPTY_KEPT`: an errored or aborted answer has one often, and is dropped anyway.)
+_RawBlocks = list[_RawTextBlockHead]
+_SomeRawBlocks = Annotated[_RawBlocks, msgspec.Meta(min_length=1)]
 
 
-class _RawAssistantHead(_RawTextMessageHead, tag="assistant"):
-    pass
+class _RawUserHead(_RawTextMessageHead, tag="user", kw_only=True):
+    content: _SomeRawBlocks | str  # type: ignore[assignment]
 
 
-class _RawToolResultHead(_RawTextMessageHead, tag="toolResult"):
-    pass
+class _RawAssistantHead(_RawTextMessageHead, tag="assistant", kw_only=True):
+    content: _RawBlocks  # type: ignore[assignment]  (an empty list: see `_empty_answer`)
+
+
+class _RawToolResultHead(_RawTextMessageHead, tag="toolResult", kw_only=True):
+    content: _RawBlocks | str  # type: ignore[assignment]
 
 
 class _RawBashHead(_RawTextMessageHead, tag="bashExecution"):
     pass
 
 
-class _RawCustomHead(_RawTextMessageHead, tag="custom"):
-    pass
+class _RawCustomHead(_RawTextMessageHead, tag="custom", kw_only=True):
+    content: _SomeRawBlocks | str  # type: ignore[assignment]
 
 
 class _RawTextEntryHead(_EntryHead):
@@ -634,6 +643,11 @@ _STOP_MAP = {k: normalize_stop_reason(k) for k in ("stop", "toolUse", "length", 
 _Head = tuple[int, int, str, str | None, Any, int, int, str, str | None, str, tuple[str, ...], str | None]
 
 
+# The stop reasons of an answer with no content that pi-ai drops anyway: its head is mapped (any
+# other empty answer takes the general path, which marks it never sent: `_message`).
+_EMPTY_KEPT = ("error", "aborted")
+
+
 def head_links(m: _MessageHead, role: str, llm_role: str) -> tuple[str | None, tuple[str, ...], str | None]:
     """A message head's normalized stop reason, the tool calls it makes and the call it answers,
     as `_message` maps them: a call in any role's content but a tool result's or a command's, a
@@ -659,12 +673,13 @@ def _head_fields(m: Any, role: str, llm_role: str) -> tuple[str | None, tuple[st
     """`head_links` of a raw-text message head, in one pass over its blocks that also checks every
     block's text is a string (absent but from a text block) and its thinking absent, a string or null
     (the JSON value left raw: checked by its first byte); None when the line needs the general path:
-    a text or thinking of another type, a command kept out of the context, content that is missing,
-    null, an empty list or an answer's string (what pi-ai may fail on or leave out: `pi_sending`,
-    `_user_message`)."""
+    a text or thinking of another type, a command kept out of the context (a content pi-ai may fail
+    on or leave out fails to decode: `_RawUserHead`)."""
     calls: tuple[str, ...] = ()
     c = m.content
-    if type(c) is list and c:
+    if type(c) is list:
+        if not c and m.stopReason not in _EMPTY_KEPT:
+            return None
         first_byte, null = _FIRST_BYTE, _NULL
         for x in c:
             t = x.text
@@ -678,8 +693,6 @@ def _head_fields(m: Any, role: str, llm_role: str) -> tuple[str | None, tuple[st
                 return None
             if x.type == "toolCall" and type(x.id) is str and x.id:
                 calls += (x.id,)
-    elif role != "bashExecution" and (type(c) is not str or role == "assistant"):
-        return None  # (no content, an empty list, an answer's text: what pi-ai may not send, `pi_sending`)
     if role == "bashExecution" and m.excludeFromContext:
         return None  # never sent: the general path
     return _links(m, role, llm_role, calls)
@@ -939,7 +952,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-    head_roles, links, new, source = _HEAD_ROLES, _links, msgspec.structs.replace, st.source
+    head_roles, links, new, source, empty_kept = _HEAD_ROLES, _links, msgspec.structs.replace, st.source, _EMPTY_KEPT
     like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
     limit = st.limit
     offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
@@ -967,7 +980,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
             if roles is not None and rid is not None:
                 calls: tuple[str, ...] = ()
                 c = m.content  # type: ignore[union-attr]
-                if type(c) is list and c:
+                if type(c) is list:
+                    if not c and m.stopReason not in empty_kept:  # type: ignore[union-attr]
+                        roles = None
                     for x in c:  # (`_head_fields`' pass, inlined)
                         t = x.text
                         if t:
@@ -983,8 +998,6 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                             break
                         if x.type == "toolCall" and type(x.id) is str and x.id:
                             calls += (x.id,)
-                elif roles[0] != "bashExecution" and (type(c) is not str or roles[0] == "assistant"):
-                    roles = None
                 if roles is not None and (roles[0] != "bashExecution" or not m.excludeFromContext):  # type: ignore[union-attr]
                     stop_reason, calls, result = links(m, *roles, calls)
                     pid = e.parentId
