@@ -70,3 +70,16 @@ def test_inspector_predicts_what_the_real_pi_sends_of_damaged_entries_and_when_i
     assert verdicts["summarized message null"] == verdicts["errored reply content null"] == type_probe.REFUSED
     assert verdicts["message null, beside the path"] != type_probe.REFUSED
     assert verdicts["summarized reply content null"] != type_probe.REFUSED
+
+
+def test_every_session_pi_cannot_send_is_sent_once_inspector_repairs_it() -> None:
+    """The probes whose every request pi fails on (a message pi-ai cannot convert is in it): each
+    repaired with `inspector repair --strategy compact` (its retained tail starts after that
+    message, which the summary stands for) and resumed again with the real pi: pi sends every one,
+    as inspector predicts the repaired file."""
+    _need_pi()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = type_probe.run_repaired(Path(tmp))
+    assert len(rows) >= 15
+    assert [(p.name, why) for p, got, _, why in rows if got == type_probe.REFUSED] == []
+    assert {p.name: (str(got), str(want)) for p, got, want, _ in rows if str(got) != str(want)} == {}

@@ -201,3 +201,62 @@ def test_an_appended_entry_pi_fails_on_is_followed_as_a_full_read_says_it(tmp_pa
     fol.poll()
     assert followed_json(fol) == full_json(str(f), str(f))
     assert b"request_fails" in followed_json(fol)
+
+
+def _long_session(tmp: Path, x: dict[str, Any], turns: int = 12) -> Path:
+    """Turns of a user's question and an answer, X among the recent ones (within any keep-recent
+    tail), then two more turns."""
+    entries: list[Any] = [HEADER]
+    parent = None
+    for n in range(turns):
+        for rid, m in ((f"u{n}", _user(f"question {n} " + "word " * 200)), (f"a{n}", _reply([{"type": "text", "text": f"answer {n} " + "word " * 200}]))):
+            entries.append(_msg(rid, parent, m))
+            parent = rid
+        if n == turns - 3:
+            entries.append({**x, "id": "x", "parentId": parent})
+            parent = "x"
+    f = tmp / "long.jsonl"
+    f.write_bytes(b"\n".join(json.dumps(e).encode() for e in entries) + b"\n")
+    return f
+
+
+@pytest.mark.parametrize("strategy", ["compact", "resummarize", "recover"])
+def test_a_repair_of_a_session_pi_cannot_send_leaves_what_it_fails_on_out_of_the_request(
+    tmp_path: Path, strategy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stuck session (every request fails on one message): the repair's retained tail starts
+    after that message, which the summary (or the recovery) stands for instead, so the repaired
+    session can be sent; the plan says why."""
+    from inspector.cli.main import main
+
+    f = _long_session(tmp_path, UNSENDABLE["user content a number"])
+    assert [c for c, _ in _errors(f)] == ["request_fails"]
+    budget = ["--window", "100000", "--reserve", "4096", "--keep-recent", "20000"]
+    assert main(["plan", str(f), "--strategy", strategy, *budget, "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert any("fails on line" in n and "the retained tail starts after it" in n for n in planned["notes"]), planned["notes"]
+    out = tmp_path / f"repaired-{strategy}.jsonl"
+    assert main(["repair", str(f), "--strategy", strategy, *budget, "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert _errors(out) == []
+    assert "x" not in _sent_ids(out)
+
+
+def test_a_session_pi_cannot_open_is_not_repaired_by_a_compaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A message entry without a message on the path (pi reads every one's role when it opens the
+    session, summarized or not) or a line that is JSON null: a compaction appended under the leaf
+    changes neither, so `repair` refuses, saying why, and writes nothing."""
+    from inspector.cli.main import main
+
+    for f in (
+        _long_session(tmp_path, {"type": "message", "timestamp": WHEN, "message": None}),
+        _session(tmp_path, None, raw=b"null"),
+    ):
+        before = f.read_bytes()
+        code = main(["repair", str(f), "--strategy", "compact", "--window", "100000", "--reserve", "4096", "--write"])
+        err = capsys.readouterr().err
+        assert code == 2 and "pi cannot open this session" in err, err
+        assert f.read_bytes() == before
+    # Beside the path it stops nothing, and the repair goes ahead.
+    f = _session(tmp_path, {"type": "message", "timestamp": WHEN, "message": None}, beside=True)
+    assert main(["repair", str(f), "--strategy", "recover", "--window", "100000", "--reserve", "4096", "--out", str(tmp_path / "o.jsonl")]) == 0

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from inspector.analysis.engine import EXCLUDED, HOLE, CheckpointView, Finding, Report
 from inspector.analysis.numbers import count
 from inspector.analysis.protocol import summary_completeness
-from inspector.formats.base import template_incomplete
+from inspector.formats.base import FAILS_ON_OPEN, FAILS_ON_SEND, template_incomplete
 from inspector.ledger.model import Record
 from inspector.ledger.quoting import quote
 from inspector.ledger.times import iso_time
@@ -55,9 +55,7 @@ RUNTIME_PROBLEMS: dict[str, str] = {
 }
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
-# Adapters' notes of an entry the runtime fails on when it opens a session whose active path holds
-# it, or when it sends it: weighed against the path and the next request (`_request_fails`).
-FAILS_ON_PATH, FAILS_WHEN_SENT = "fails_on_open", "fails_on_send"
+
 
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
@@ -154,7 +152,7 @@ def _request_fails(report: Report) -> list[Finding]:
     """An entry the runtime fails on, where it fails: on the active path when it opens the session,
     or among the messages it converts for the next request (those it then drops for their stop
     reason included: they are converted first)."""
-    fails = [d for d in report.ledger.diagnostics if d.problem in (FAILS_ON_PATH, FAILS_WHEN_SENT) and d.seqs]
+    fails = [d for d in report.ledger.diagnostics if d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND) and d.seqs]
     if not fails:
         return []
     sent = {it.seq for it in report.context if it.seq is not None}
@@ -162,12 +160,12 @@ def _request_fails(report: Report) -> list[Finding]:
     out: list[Finding] = []
     for d in fails:
         s = d.seqs[0]
-        if d.problem == FAILS_ON_PATH:
+        if d.problem == FAILS_ON_OPEN:
             hit = bool(report.on_path[s])
         else:
             hit = s in sent or (states[s] == EXCLUDED and records[s].stop_reason in report.runtime.drop_stop_reasons)
         if hit:
-            where = "is on the active path" if d.problem == FAILS_ON_PATH else "is in the next request"
+            where = "is on the active path" if d.problem == FAILS_ON_OPEN else "is in the next request"
             msg = f"{d.message}. The message {where}: {report.runtime.name} sends nothing until that line is repaired"
             out.append(Finding("request_fails", "error", msg, [s], data={"line": d.line, "problem": d.problem}))
     return out
@@ -181,7 +179,7 @@ def _malformed(report: Report) -> list[Finding]:
     out: list[Finding] = []
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
-        if d.problem in NOTE_PROBLEMS or d.problem in (FAILS_ON_PATH, FAILS_WHEN_SENT):
+        if d.problem in NOTE_PROBLEMS or d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND):
             continue  # which session of a database was read (ADK), ...: information, not a bad line
         if d.problem in RUNTIME_PROBLEMS:
             out.append(Finding(RUNTIME_PROBLEMS[d.problem], d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))

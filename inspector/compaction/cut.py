@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from inspector.analysis.engine import Report, message_text_for_tokens
 from inspector.analysis.tokens import Tokenizer
 from inspector.compaction.prompts import serialize_message
+from inspector.formats.base import FAILS_ON_SEND
 from inspector.ledger.model import Record, Route
 
 
@@ -73,6 +74,12 @@ class PathIndex:
             elif r.role == "tool" and not self.excluded[i] and (r.result_id is None or r.result_id not in sent):
                 self.orphan_results.append(i)
         self.tail_floor = self.orphan_results[-1] + 1 if self.orphan_results else 0
+        # A message the runtime fails on whenever a request holds it (`FAILS_ON_SEND`): the retained
+        # tail starts after the last of them too, so that the repaired session can be sent at all.
+        unsendable = {s for d in report.ledger.diagnostics if d.problem == FAILS_ON_SEND for s in d.seqs}
+        self.unsendable_last = max((i for i in self.msg_pos if self.path[i] in unsendable), default=None) if unsendable else None
+        if self.unsendable_last is not None:
+            self.tail_floor = max(self.tail_floor, self.unsendable_last + 1)
         self._ctx_tokens: dict[int, int] = {}
         self._prompt: dict[int, tuple[str, int]] = {}
 

@@ -430,6 +430,9 @@ def plan(
     active = active_user(ix)
     d = _Draft(report=report, strategy=strategy, tok=tok, rb=rb, ix=ix, active=active,
                carry=carried_summary(report, ix, active), simulate=simulate, before=Outlook.of(report), notes=[])
+    if ix.unsendable_last is not None:
+        line = ix.records[ix.path[ix.unsendable_last]].line
+        d.notes.append(f"{d.rt.name} fails on line {line} whenever a request holds it (request_fails): the retained tail starts after it")
     d.lo, d.use_carry = _range_start(d)
     d.base = dict(
         strategy=strategy, budgets=rb, report=report, index=ix, active=active,

@@ -121,6 +121,13 @@ def template_incomplete(summary: str, sf: SummaryFormat) -> str | None:
     return None
 
 
+# A format's notes of an entry its runtime fails on (a TypeError in pi), by where it fails: when it
+# opens a session whose active path holds the entry, or when it builds a request that holds it. The
+# analysis weighs them against the path and the next request (`request_fails`); a repair keeps the
+# second out of its retained tail, and refuses a session the first stops.
+FAILS_ON_OPEN, FAILS_ON_SEND = "fails_on_open", "fails_on_send"
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """A producer's own rules for what it sends next (DESIGN §3). The analysis is

@@ -19,7 +19,7 @@ import msgspec
 import orjson
 
 from inspector.formats import appended, bounded, fields, heads, parallel, pi_sending, pi_writer
-from inspector.formats.base import Format, Runtime, SummaryFormat, Writer
+from inspector.formats.base import FAILS_ON_OPEN, FAILS_ON_SEND, Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, describe_as_last_line, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
 from inspector.ledger.jsontext import UNDEFINED, js_string, py_str
@@ -356,10 +356,10 @@ def _failures(o: dict[str, Any], line: int, seq: int) -> tuple[Diagnostic, ...]:
     out = []
     why = pi_sending.open_failure(o)
     if why is not None:
-        out.append(Diagnostic(line, "fails_on_open", f"line {line}: {why}", severity="warning", seqs=[seq]))
+        out.append(Diagnostic(line, FAILS_ON_OPEN, f"line {line}: {why}", severity="warning", seqs=[seq]))
     why = pi_sending.send_failure(o)
     if why is not None:
-        out.append(Diagnostic(line, "fails_on_send", f"line {line}: {why}", severity="warning", seqs=[seq]))
+        out.append(Diagnostic(line, FAILS_ON_SEND, f"line {line}: {why}", severity="warning", seqs=[seq]))
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.formats.base import CheckpointDraft
+from inspector.formats.base import FAILS_ON_OPEN, CheckpointDraft
 from inspector.ledger.model import Ledger, Usage
 
 
@@ -27,6 +27,26 @@ def refusal(led: Ledger) -> str | None:
         return "pi ignores this file (no valid session header): an appended compaction would be lost"
     if led.leaf_seq is None or led.records[led.leaf_seq].id is None:
         return "the session has no current leaf with an id to hang a compaction under"
+    return _stops_opening(led)
+
+
+def _stops_opening(led: Ledger) -> str | None:
+    """Why pi cannot open this session whatever is appended (a line that is JSON null; a message
+    entry without a message on the path a compaction would extend: `pi_sending`), or None."""
+    for d in led.diagnostics:
+        if d.problem == "resume_refused":
+            return f"pi cannot open this session whatever is appended ({d.message})"
+    stops = {s: d for d in led.diagnostics if d.problem == FAILS_ON_OPEN for s in d.seqs}
+    if not stops:
+        return None
+    by_id, records, seen = led.by_id(), led.records, set()
+    s: int | None = led.leaf_seq
+    while s is not None and s not in seen:  # (the path a compaction hung under the leaf extends)
+        seen.add(s)
+        if s in stops:
+            return f"pi cannot open this session while the entry stays on its path, and a compaction keeps it there ({stops[s].message})"
+        pid = records[s].parent_id
+        s = by_id.get(pid) if pid is not None else None
     return None
 
 

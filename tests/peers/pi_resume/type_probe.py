@@ -17,6 +17,8 @@ prints the two side by side.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 import tempfile
@@ -364,6 +366,45 @@ def run(out: Path) -> list[tuple[Probe, Verdict | str, Verdict | str, str]]:
     return [(p, sent(r, i), predicted(f, i), r.error) for i, (p, f, r) in enumerate(zip(PROBES, files, runs, strict=True))]
 
 
+REPAIR = ["--strategy", "compact", "--window", "16384", "--reserve", "4096", "--keep-recent", "3000"]
+
+
+def _stuck_on_send(f: Path) -> bool:
+    """inspector says every request of this session fails on a message in it (not on opening it)."""
+    from inspector.analysis import analyze
+    from inspector.formats import load
+
+    return any(x.code == "request_fails" and (x.data or {}).get("problem") == "fails_on_send" for x in analyze(load(str(f))).findings)
+
+
+def run_repaired(out: Path) -> list[tuple[Probe, Verdict | str, Verdict | str, str]]:
+    """Every probe whose session pi cannot send for a message in its request, repaired with
+    `inspector repair` (compact, pi's peer budgets) and resumed again: (probe, what pi did with the
+    repaired copy, inspector's prediction of it, pi's reason when it sent nothing)."""
+    from inspector.cli.main import main as inspector
+
+    files = write_probes(out / "probes", out / "run" / "ws")
+    picked, repaired = [], []
+    for i, (p, f) in enumerate(zip(PROBES, files, strict=True)):
+        if not _stuck_on_send(f):
+            continue
+        r = out / "repaired" / f.name
+        r.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = inspector(["repair", str(f), *REPAIR, "--out", str(r)])
+        assert code == 0, (p.name, code)
+        picked.append((i, p))
+        repaired.append(r)
+    copies = []
+    for r in repaired:
+        copy = out / "resumed-repaired" / r.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(r.read_bytes())
+        copies.append(copy)
+    runs = resume.resume_many(copies, out / "run")
+    return [(p, sent(run, i), predicted(r, i), run.error) for (i, p), r, run in zip(picked, repaired, runs, strict=True)]
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         rows = run(Path(tmp))
@@ -371,6 +412,9 @@ def main() -> int:
         for p, _, _, why in rows:
             if why:
                 print(f"   {p.name}: pi: {why}")
+        print("the sessions pi cannot send, repaired (inspector repair, compact) and resumed again:")
+        rows = run_repaired(Path(tmp) / "repaired")
+        print_verdicts([(p, got, want) for p, got, want, _ in rows], who="pi")
     return 0
 
 
