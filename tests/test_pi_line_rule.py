@@ -51,7 +51,9 @@ def _need_pi() -> None:
     except pi_harness.HarnessError as e:
         pytest.fail(f"pi cannot be run, so its reading cannot be checked: {e}", pytrace=False)
     if not type_probe.BASE.exists():
-        pytest.fail(f"{type_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False)
+        pytest.fail(
+            f"{type_probe.BASE} is missing (the checkout expects ../shared next to it)", pytrace=False
+        )
 
 
 def test_inspector_predicts_what_the_real_pi_sends_of_damaged_entries_and_when_it_stops() -> None:

@@ -31,19 +31,48 @@ def _user(text: str) -> dict[str, Any]:
 
 
 def _reply(content: Any, stop: str = "stop") -> dict[str, Any]:
-    return {"role": "assistant", "content": content, "api": "openai-completions", "provider": "p", "model": "m", "stopReason": stop, "timestamp": 2}
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": "openai-completions",
+        "provider": "p",
+        "model": "m",
+        "stopReason": stop,
+        "timestamp": 2,
+    }
 
 
-def _session(tmp: Path, x: dict[str, Any] | None, *, summarized: bool = False, beside: bool = False, raw: bytes | None = None) -> Path:
+def _session(
+    tmp: Path,
+    x: dict[str, Any] | None,
+    *,
+    summarized: bool = False,
+    beside: bool = False,
+    raw: bytes | None = None,
+) -> Path:
     """u1, a1, then X (the entry under test) and u2 under it: X in the next request; with SUMMARIZED,
     a compaction after X keeps nothing before it; BESIDE: u2 hangs under a1, X off the path."""
-    entries: list[Any] = [HEADER, _msg("u1", None, _user("first")), _msg("a1", "u1", _reply([{"type": "text", "text": "answer"}]))]
+    entries: list[Any] = [
+        HEADER,
+        _msg("u1", None, _user("first")),
+        _msg("a1", "u1", _reply([{"type": "text", "text": "answer"}])),
+    ]
     last = "a1"
     if x is not None:
         entries.append({**x, "id": "x", "parentId": "a1"})
         last = "a1" if beside else "x"
     if summarized:
-        entries.append({"type": "compaction", "id": "c1", "parentId": last, "timestamp": WHEN, "summary": "S", "firstKeptEntryId": "u2", "tokensBefore": 9})
+        entries.append(
+            {
+                "type": "compaction",
+                "id": "c1",
+                "parentId": last,
+                "timestamp": WHEN,
+                "summary": "S",
+                "firstKeptEntryId": "u2",
+                "tokensBefore": 9,
+            }
+        )
         last = "c1"
     entries.append(_msg("u2", last, _user("next")))
     lines = [json.dumps(e).encode() for e in entries]
@@ -84,16 +113,27 @@ UNSENDABLE: dict[str, dict[str, Any]] = {
     "user text a number": _msg("", "", {"role": "user", "content": [{"type": "text", "text": 5}]}),
     "user text missing": _msg("", "", {"role": "user", "content": [{"type": "text"}]}),
     "custom content a number": _msg("", "", {"role": "custom", "customType": "c", "content": 5}),
-    "custom_message content null": {"type": "custom_message", "timestamp": WHEN, "customType": "c", "content": None},
+    "custom_message content null": {
+        "type": "custom_message",
+        "timestamp": WHEN,
+        "customType": "c",
+        "content": None,
+    },
     "reply content a string": _msg("", "", _reply("text")),
     "reply content null": _msg("", "", _reply(None)),
     "reply block null": _msg("", "", _reply([None])),
     "reply text null": _msg("", "", _reply([{"type": "text", "text": None}])),
     "reply thinking a number": _msg("", "", _reply([{"type": "thinking", "thinking": 5}])),
     "errored reply content null": _msg("", "", _reply(None, "error")),
-    "result content null": _msg("", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": None}),
-    "result content a number": _msg("", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": 5}),
-    "result block null": _msg("", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [None]}),
+    "result content null": _msg(
+        "", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": None}
+    ),
+    "result content a number": _msg(
+        "", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": 5}
+    ),
+    "result block null": _msg(
+        "", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [None]}
+    ),
 }
 
 SENDABLE: dict[str, dict[str, Any]] = {
@@ -101,10 +141,26 @@ SENDABLE: dict[str, dict[str, Any]] = {
     "user block a string": _msg("", "", {"role": "user", "content": ["t", {"type": "text", "text": "t"}]}),
     "user block of no known type": _msg("", "", {"role": "user", "content": [{"type": "probe", "text": 5}]}),
     "custom content a string": _msg("", "", {"role": "custom", "customType": "c", "content": "t"}),
-    "reply thinking null or 0": _msg("", "", _reply([{"type": "thinking", "thinking": None}, {"type": "thinking", "thinking": 0}, {"type": "text", "text": "a"}])),
+    "reply thinking null or 0": _msg(
+        "",
+        "",
+        _reply(
+            [
+                {"type": "thinking", "thinking": None},
+                {"type": "thinking", "thinking": 0},
+                {"type": "text", "text": "a"},
+            ]
+        ),
+    ),
     "reply block a number": _msg("", "", _reply([5, {"type": "text", "text": "a"}])),
-    "result content a string": _msg("", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": "t"}),
-    "result text a number": _msg("", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [{"type": "text", "text": 5}]}),
+    "result content a string": _msg(
+        "", "", {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": "t"}
+    ),
+    "result text a number": _msg(
+        "",
+        "",
+        {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [{"type": "text", "text": 5}]},
+    ),
     "message a string": {"type": "message", "timestamp": WHEN, "message": "t"},
 }
 
@@ -113,7 +169,11 @@ SENDABLE: dict[str, dict[str, Any]] = {
 def test_a_message_pi_ai_cannot_convert_stops_every_request_it_is_in(tmp_path: Path, name: str) -> None:
     errors = _errors(_session(tmp_path, UNSENDABLE[name]))
     assert [c for c, _ in errors] == ["request_fails"], errors
-    assert errors[0][1].startswith("line 4: ") and "TypeError" in errors[0][1] and "is in the next request" in errors[0][1]
+    assert (
+        errors[0][1].startswith("line 4: ")
+        and "TypeError" in errors[0][1]
+        and "is in the next request" in errors[0][1]
+    )
     # Summarized away, or beside the path, it is never converted: nothing stops.
     assert _errors(_session(tmp_path, UNSENDABLE[name], summarized=True)) == []
     assert _errors(_session(tmp_path, UNSENDABLE[name], beside=True)) == []
@@ -125,7 +185,9 @@ def test_a_message_pi_ai_converts_stops_nothing(tmp_path: Path, name: str) -> No
 
 
 @pytest.mark.parametrize("message", [None, "missing"])
-def test_a_message_entry_without_a_message_stops_pi_opening_the_session_while_it_is_on_the_path(tmp_path: Path, message: Any) -> None:
+def test_a_message_entry_without_a_message_stops_pi_opening_the_session_while_it_is_on_the_path(
+    tmp_path: Path, message: Any
+) -> None:
     x = {"type": "message", "timestamp": WHEN} | ({} if message == "missing" else {"message": None})
     errors = _errors(_session(tmp_path, x))
     assert [c for c, _ in errors] == ["request_fails"] and "is on the active path" in errors[0][1]
@@ -144,7 +206,12 @@ def test_a_message_with_no_content_at_all_is_left_out_of_the_request(tmp_path: P
         assert _sent_ids(f) == ["u1", "a1", "u2"], x
         assert _errors(f) == []
     # (an answer with content, and a user's empty text, are sent)
-    assert _sent_ids(_session(tmp_path, _msg("", "", _reply([{"type": "text", "text": "a"}])))) == ["u1", "a1", "x", "u2"]
+    assert _sent_ids(_session(tmp_path, _msg("", "", _reply([{"type": "text", "text": "a"}])))) == [
+        "u1",
+        "a1",
+        "x",
+        "u2",
+    ]
     assert _sent_ids(_session(tmp_path, _msg("", "", _user("")))) == ["u1", "a1", "x", "u2"]
 
 
@@ -163,10 +230,26 @@ def test_a_second_session_header_is_no_entry_pi_walks_through_nor_its_leaf(tmp_p
 
 # String(value) in node 20 for each (checked there; tests/test_pi_line_rule.py runs the real pi).
 JS_STRINGS = [
-    (5, "5"), (1.5, "1.5"), (0.1, "0.1"), (1e21, "1e+21"), (1e-7, "1e-7"), (0.000001, "0.000001"), (-2.5, "-2.5"),
-    (1e20, "100000000000000000000"), (3.0, "3"), (8.802085690828712e20, "880208569082871200000"), (5e-324, "5e-324"),
-    (1.7976931348623157e308, "1.7976931348623157e+308"), ([1, None, [2, 3]], "1,,2,3"), ({"a": 1}, "[object Object]"),
-    (True, "true"), (None, "null"), (UNDEFINED, "undefined"), ("x", "x"), (-0.0, "0"), (123456789012345678901234, "1.2345678901234569e+23"),
+    (5, "5"),
+    (1.5, "1.5"),
+    (0.1, "0.1"),
+    (1e21, "1e+21"),
+    (1e-7, "1e-7"),
+    (0.000001, "0.000001"),
+    (-2.5, "-2.5"),
+    (1e20, "100000000000000000000"),
+    (3.0, "3"),
+    (8.802085690828712e20, "880208569082871200000"),
+    (5e-324, "5e-324"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    ([1, None, [2, 3]], "1,,2,3"),
+    ({"a": 1}, "[object Object]"),
+    (True, "true"),
+    (None, "null"),
+    (UNDEFINED, "undefined"),
+    ("x", "x"),
+    (-0.0, "0"),
+    (123456789012345678901234, "1.2345678901234569e+23"),
 ]
 
 
@@ -177,11 +260,16 @@ def test_a_value_written_into_text_as_javascript_writes_it(value: Any, text: str
 
 def test_a_summary_message_of_no_text_is_sent_as_pi_writes_it(tmp_path: Path) -> None:
     for summary, text in ((None, "null"), (UNDEFINED, "undefined")):
-        m = {"role": "compactionSummary", "tokensBefore": 1} | ({} if summary is UNDEFINED else {"summary": summary})
+        m = {"role": "compactionSummary", "tokensBefore": 1} | (
+            {} if summary is UNDEFINED else {"summary": summary}
+        )
         f = _session(tmp_path, _msg("", "", m))
         report = analyze(load(str(f)))
         (item,) = [it for it in report.context if it.record_id == "x"]
-        assert report.ledger.records[item.seq].message.text() == f"The conversation history before this point was compacted into the following summary:\n\n<summary>\n{text}\n</summary>"
+        assert (
+            report.ledger.records[item.seq].message.text()
+            == f"The conversation history before this point was compacted into the following summary:\n\n<summary>\n{text}\n</summary>"
+        )
 
 
 @pytest.mark.parametrize("name", ["user text missing", "reply content null", "message null"])
@@ -209,7 +297,10 @@ def _long_session(tmp: Path, x: dict[str, Any], turns: int = 12) -> Path:
     entries: list[Any] = [HEADER]
     parent = None
     for n in range(turns):
-        for rid, m in ((f"u{n}", _user(f"question {n} " + "word " * 200)), (f"a{n}", _reply([{"type": "text", "text": f"answer {n} " + "word " * 200}]))):
+        for rid, m in (
+            (f"u{n}", _user(f"question {n} " + "word " * 200)),
+            (f"a{n}", _reply([{"type": "text", "text": f"answer {n} " + "word " * 200}])),
+        ):
             entries.append(_msg(rid, parent, m))
             parent = rid
         if n == turns - 3:
@@ -234,7 +325,9 @@ def test_a_repair_of_a_session_pi_cannot_send_leaves_what_it_fails_on_out_of_the
     budget = ["--window", "100000", "--reserve", "4096", "--keep-recent", "20000"]
     assert main(["plan", str(f), "--strategy", strategy, *budget, "--json"]) == 0
     planned = json.loads(capsys.readouterr().out)
-    assert any("fails on line" in n and "the retained tail starts after it" in n for n in planned["notes"]), planned["notes"]
+    assert any("fails on line" in n and "the retained tail starts after it" in n for n in planned["notes"]), (
+        planned["notes"]
+    )
     out = tmp_path / f"repaired-{strategy}.jsonl"
     assert main(["repair", str(f), "--strategy", strategy, *budget, "--out", str(out), "--json"]) == 0
     capsys.readouterr()
@@ -242,7 +335,9 @@ def test_a_repair_of_a_session_pi_cannot_send_leaves_what_it_fails_on_out_of_the
     assert "x" not in _sent_ids(out)
 
 
-def test_a_session_pi_cannot_open_is_not_repaired_by_a_compaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_session_pi_cannot_open_is_not_repaired_by_a_compaction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A message entry without a message on the path (pi reads every one's role when it opens the
     session, summarized or not) or a line that is JSON null: a compaction appended under the leaf
     changes neither, so `repair` refuses, saying why, and writes nothing."""
@@ -253,10 +348,28 @@ def test_a_session_pi_cannot_open_is_not_repaired_by_a_compaction(tmp_path: Path
         _session(tmp_path, None, raw=b"null"),
     ):
         before = f.read_bytes()
-        code = main(["repair", str(f), "--strategy", "compact", "--window", "100000", "--reserve", "4096", "--write"])
+        code = main(
+            ["repair", str(f), "--strategy", "compact", "--window", "100000", "--reserve", "4096", "--write"]
+        )
         err = capsys.readouterr().err
         assert code == 2 and "pi cannot open this session" in err, err
         assert f.read_bytes() == before
     # Beside the path it stops nothing, and the repair goes ahead.
     f = _session(tmp_path, {"type": "message", "timestamp": WHEN, "message": None}, beside=True)
-    assert main(["repair", str(f), "--strategy", "recover", "--window", "100000", "--reserve", "4096", "--out", str(tmp_path / "o.jsonl")]) == 0
+    assert (
+        main(
+            [
+                "repair",
+                str(f),
+                "--strategy",
+                "recover",
+                "--window",
+                "100000",
+                "--reserve",
+                "4096",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
+        == 0
+    )

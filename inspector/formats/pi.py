@@ -954,11 +954,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
     head_roles, links, new, source, empty_kept = _HEAD_ROLES, _links, msgspec.structs.replace, st.source, _EMPTY_KEPT
     like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
-    limit = st.limit
-    offset, line, prev_id, id_count, v1 = st.offset, st.line, st.prev_id, st.id_count, st.v1
+    limit, offset, line, prev_id, id_count, v1 = st.limit, st.offset, st.line, st.prev_id, st.id_count, st.v1
     lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
-    # While every line so far made one record, a line's record's seq is the number of the line
-    # before it: the same int object (`before`), not one more per record (32 bytes each).
+    # While every line made one record, a record's seq is the line before's number: that int (`before`), not a new one
     before, aligned = line, len(records) == line
     first_line = line + 1
     for line, raw in enumerate(lines, first_line):

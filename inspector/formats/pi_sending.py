@@ -39,7 +39,7 @@ def open_failure(o: dict[str, Any]) -> str | None:
         what = "null" if "message" in o else "missing"
         return (
             f"its message is {what}: pi reads every message's role on the active path when it opens the session "
-            "and stops with a TypeError (\"Cannot read properties of "
+            'and stops with a TypeError ("Cannot read properties of '
             f"{'null' if what == 'null' else 'undefined'} (reading 'role')\")"
         )
     return None
@@ -70,7 +70,7 @@ def _fails(what: str, value: Any, reading: str, expression: str) -> str:
         error = f"Cannot read properties of {'null' if value is None else 'undefined'} (reading '{reading}')"
     else:
         error = f"{expression}.{reading} is not a function"
-    return f"{what}: pi-ai stops with a TypeError building every request that holds it (\"{error}\")"
+    return f'{what}: pi-ai stops with a TypeError building every request that holds it ("{error}")'
 
 
 def _user_content(content: Any) -> str | None:
@@ -83,13 +83,17 @@ def _user_content(content: Any) -> str | None:
             return _fails("its content holds a block that is null", None, "type", "item")
         text = b.get("text", _MISSING) if isinstance(b, dict) and b.get("type") == "text" else ""
         if not isinstance(text, str):
-            return _fails(f"a text block of its content has a text that is {_kind(text)}", text, "replace", "text")
+            return _fails(
+                f"a text block of its content has a text that is {_kind(text)}", text, "replace", "text"
+            )
     return None
 
 
 def _answer_content(content: Any) -> str | None:
     if not isinstance(content, list):
-        return _fails(f"its content is {_kind(content)}, not a list", content, "flatMap", "assistantMsg.content")
+        return _fails(
+            f"its content is {_kind(content)}, not a list", content, "flatMap", "assistantMsg.content"
+        )
     for b in content:
         if b is None:
             return _fails("its content holds a block that is null", None, "type", "block")
@@ -98,10 +102,17 @@ def _answer_content(content: Any) -> str | None:
         kind = b.get("type")
         text = b.get("text", _MISSING) if kind == "text" else ""
         if not isinstance(text, str):
-            return _fails(f"a text block of its content has a text that is {_kind(text)}", text, "trim", "block.text")
+            return _fails(
+                f"a text block of its content has a text that is {_kind(text)}", text, "trim", "block.text"
+            )
         thinking = b.get("thinking")
         if kind == "thinking" and not isinstance(thinking, str) and truthy(thinking):
-            return _fails(f"a thinking block of its content has a thinking that is {_kind(thinking)}", thinking, "trim", "block.thinking")
+            return _fails(
+                f"a thinking block of its content has a thinking that is {_kind(thinking)}",
+                thinking,
+                "trim",
+                "block.thinking",
+            )
     return None
 
 
@@ -111,7 +122,7 @@ def _result_content(content: Any) -> str | None:
     if isinstance(content, list):
         return _fails("its content holds a block that is null", None, "type", "block")
     what = f"its content is {_kind(content)}, not a list"
-    return f"{what}: pi-ai stops with a TypeError building every request that holds it (\"content is not iterable\")"
+    return f'{what}: pi-ai stops with a TypeError building every request that holds it ("content is not iterable")'
 
 
 def _kind(v: Any) -> str:

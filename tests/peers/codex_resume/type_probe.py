@@ -24,6 +24,8 @@ from typing import Any
 
 from tests.conftest import REPO, SHARED
 from tests.peers.codex_resume import resume as harness
+from tests.peers.probe_edits import drop_at as _drop
+from tests.peers.probe_edits import set_at as _set
 
 BASE = SHARED / "peers" / "codex" / "corpus" / "auto_compact.jsonl"
 _Edit = Callable[[dict[str, Any]], None]
@@ -112,30 +114,6 @@ def _raw_field(text: str | bytes, where: str = "payload") -> Callable[[str], byt
         return body.replace(anchor, anchor + b', "x": ' + raw, 1)
 
     return line
-
-
-def _holder(o: Any, path: str) -> tuple[Any, str]:
-    """The object holding the field at a dotted PATH, and the field's name."""
-    *keys, last = path.split(".")
-    for k in keys:
-        o = o[int(k)] if isinstance(o, list) else o[k]
-    return o, last
-
-
-def _set(path: str, value: Any) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        holder, key = _holder(o, path)
-        holder[key] = value
-
-    return edit
-
-
-def _drop(path: str) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        holder, key = _holder(o, path)
-        del holder[key]
-
-    return edit
 
 
 def _part(part: dict[str, Any]) -> _Edit:

@@ -39,7 +39,16 @@ class _Model(BaseHTTPRequestHandler):
         self.server.bodies.append(json.loads(body))
         base = {"id": "chatcmpl-probe", "object": "chat.completion.chunk", "created": 0, "model": ph.MODEL}
         chunks = [
-            {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Probe answer."}, "finish_reason": None}]},
+            {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": "Probe answer."},
+                        "finish_reason": None,
+                    }
+                ],
+            },
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             {**base, "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}},
         ]
@@ -98,7 +107,14 @@ class _Pi:
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "OPENAI", "ANTHROPIC"))}
         b = self.base
-        env.update(HOME=str(b / "home"), PI_CODING_AGENT_DIR=str(b / "agent"), PI_OFFLINE="1", PI_TELEMETRY="0", TMPDIR=str(b / "tmp"), NO_COLOR="1")
+        env.update(
+            HOME=str(b / "home"),
+            PI_CODING_AGENT_DIR=str(b / "agent"),
+            PI_OFFLINE="1",
+            PI_TELEMETRY="0",
+            TMPDIR=str(b / "tmp"),
+            NO_COLOR="1",
+        )
         return env
 
     def get(self) -> Any:
@@ -127,7 +143,9 @@ class _Pi:
 
 def _reply_error(rpc: Any, since: int) -> str:
     ends = [e for e in rpc.events[since:] if e.get("type") == "message_end" and e.get("role") == "assistant"]
-    return next((e["errorMessage"] for e in reversed(ends) if e.get("errorMessage")), "no request and no error")
+    return next(
+        (e["errorMessage"] for e in reversed(ends) if e.get("errorMessage")), "no request and no error"
+    )
 
 
 def _one(pi: _Pi, f: Path, bodies: list[dict[str, Any]]) -> Resumed:

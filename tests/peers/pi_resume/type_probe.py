@@ -30,6 +30,8 @@ from typing import Any
 from tests.conftest import SHARED
 from tests.peers.claude_code_resume.type_probe import print_verdicts
 from tests.peers.pi_resume import resume
+from tests.peers.probe_edits import drop_at as _drop
+from tests.peers.probe_edits import set_at as _set
 
 BASE = SHARED / "peers" / "pi" / "corpus" / "normal.jsonl"
 LEAF = "2d11abcc"
@@ -72,29 +74,6 @@ def _tool_result(marker: str) -> dict[str, Any]:
         "content": [{"type": "text", "text": marker}], "isError": False, "timestamp": 1796044140000,
     }  # fmt: skip
     return o
-
-
-def _holder(o: Any, path: str) -> tuple[Any, Any]:
-    *keys, last = path.split(".")
-    for k in keys:
-        o = o[int(k)] if isinstance(o, list) else o[k]
-    return o, (int(last) if isinstance(o, list) else last)
-
-
-def _set(path: str, value: Any) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        h, k = _holder(o, path)
-        h[k] = value
-
-    return edit
-
-
-def _drop(path: str) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        h, k = _holder(o, path)
-        del h[k]
-
-    return edit
 
 
 def _edited(*edits: _Edit, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
@@ -162,11 +141,22 @@ PROBES: list[Probe] = [
     Probe("line with a value after it", lambda m: json.dumps(_user(m)).encode() + b' {"x": 1}'),
     Probe("line with a comma after it", lambda m: json.dumps(_user(m)).encode() + b","),
     Probe("line with a bare NaN", _raw(b"NaN")),
-    Probe("line invalid UTF-8", lambda m: json.dumps(_user(m)).encode().replace(m.encode(), m.encode() + b" \xff\xfe")),
-    Probe("line lone surrogate", lambda m: json.dumps(_user(m)).encode().replace(m.encode(), m.encode() + b" \\ud800")),
+    Probe(
+        "line invalid UTF-8",
+        lambda m: json.dumps(_user(m)).encode().replace(m.encode(), m.encode() + b" \xff\xfe"),
+    ),
+    Probe(
+        "line lone surrogate",
+        lambda m: json.dumps(_user(m)).encode().replace(m.encode(), m.encode() + b" \\ud800"),
+    ),
     Probe("line with a BOM", lambda m: b"\xef\xbb\xbf" + json.dumps(_user(m)).encode()),
     Probe("line nested 3000 deep", _raw(b"[" * 3000 + b"]" * 3000)),
-    Probe("line duplicate key, role last", lambda m: json.dumps(_user(m)).encode().replace(b'"role": "user"', b'"role": "assistant", "role": "user"')),
+    Probe(
+        "line duplicate key, role last",
+        lambda m: (
+            json.dumps(_user(m)).encode().replace(b'"role": "user"', b'"role": "assistant", "role": "user"')
+        ),
+    ),
     # --- the entry's own fields
     Probe("entry without type", _edited(_drop("type"))),
     Probe("entry type unknown", _edited(_set("type", "probe_entry"))),
@@ -226,7 +216,9 @@ PROBES: list[Probe] = [
     Probe("reply call arguments null", _block({**_CALL, "arguments": None}, make=_assistant)),
     Probe("reply call id a number", _block({**_CALL, "id": 5}, make=_assistant)),
     Probe("reply call without id", _block({k: v for k, v in _CALL.items() if k != "id"}, make=_assistant)),
-    Probe("reply call without name", _block({k: v for k, v in _CALL.items() if k != "name"}, make=_assistant)),
+    Probe(
+        "reply call without name", _block({k: v for k, v in _CALL.items() if k != "name"}, make=_assistant)
+    ),
     Probe("reply usage a string", _edited(_set("message.usage", "x"), make=_assistant)),
     Probe("reply usage missing", _edited(_drop("message.usage"), make=_assistant)),
     Probe("result clean, orphan", _edited(make=_tool_result)),
@@ -236,26 +228,116 @@ PROBES: list[Probe] = [
     Probe("result toolCallId missing", _edited(_drop("message.toolCallId"), make=_tool_result)),
     Probe("result isError a string", _edited(_set("message.isError", "yes"), make=_tool_result)),
     Probe("result text a number", _block({"type": "text", "text": 5}, make=_tool_result)),
-    Probe("result image", _block({"type": "image", "data": "aGk=", "mimeType": "image/png"}, make=_tool_result)),
-    Probe("bash execution", _edited(_set("message", {"role": "bashExecution", "command": "ls", "output": "PROBE-out", "exitCode": 0}))),
-    Probe("bash excluded", _edited(_set("message", {"role": "bashExecution", "command": "ls", "output": "x", "excludeFromContext": True}))),
-    Probe("bash output a number", _edited(_set("message", {"role": "bashExecution", "command": "ls", "output": 5, "exitCode": 0}))),
-    Probe("custom role content a string", lambda m: _edited(_set("message", {"role": "custom", "customType": "x", "content": m, "display": True}))(m)),
-    Probe("custom role content a number", _edited(_set("message", {"role": "custom", "customType": "x", "content": 5, "display": True}))),
-    Probe("summary role", lambda m: _edited(_set("message", {"role": "compactionSummary", "summary": m, "tokensBefore": 1}))(m)),
-    Probe("branch summary role", lambda m: _edited(_set("message", {"role": "branchSummary", "summary": m, "fromId": LEAF}))(m)),
+    Probe(
+        "result image", _block({"type": "image", "data": "aGk=", "mimeType": "image/png"}, make=_tool_result)
+    ),
+    Probe(
+        "bash execution",
+        _edited(
+            _set("message", {"role": "bashExecution", "command": "ls", "output": "PROBE-out", "exitCode": 0})
+        ),
+    ),
+    Probe(
+        "bash excluded",
+        _edited(
+            _set(
+                "message",
+                {"role": "bashExecution", "command": "ls", "output": "x", "excludeFromContext": True},
+            )
+        ),
+    ),
+    Probe(
+        "bash output a number",
+        _edited(_set("message", {"role": "bashExecution", "command": "ls", "output": 5, "exitCode": 0})),
+    ),
+    Probe(
+        "custom role content a string",
+        lambda m: _edited(
+            _set("message", {"role": "custom", "customType": "x", "content": m, "display": True})
+        )(m),
+    ),
+    Probe(
+        "custom role content a number",
+        _edited(_set("message", {"role": "custom", "customType": "x", "content": 5, "display": True})),
+    ),
+    Probe(
+        "summary role",
+        lambda m: _edited(_set("message", {"role": "compactionSummary", "summary": m, "tokensBefore": 1}))(m),
+    ),
+    Probe(
+        "branch summary role",
+        lambda m: _edited(_set("message", {"role": "branchSummary", "summary": m, "fromId": LEAF}))(m),
+    ),
     # --- other entry types
-    Probe("custom_message entry", lambda m: _edited(_set("type", "custom_message"), _set("customType", "x"), _set("content", m), _set("display", False), _drop("message"))(m)),
-    Probe("custom_message content a number", _edited(_set("type", "custom_message"), _set("customType", "x"), _set("content", 5), _drop("message"))),
-    Probe("branch_summary entry", lambda m: _edited(_set("type", "branch_summary"), _set("summary", m), _set("fromId", LEAF), _drop("message"))(m)),
-    Probe("branch_summary empty", _edited(_set("type", "branch_summary"), _set("summary", ""), _set("fromId", LEAF), _drop("message"))),
-    Probe("branch_summary a number", _edited(_set("type", "branch_summary"), _set("summary", 5), _set("fromId", LEAF), _drop("message"))),
-    Probe("model_change entry", _edited(_set("type", "model_change"), _set("provider", "other"), _set("modelId", "other-model"), _drop("message"))),
-    Probe("label entry", _edited(_set("type", "label"), _set("targetId", LEAF), _set("label", "x"), _drop("message"))),
-    Probe("compaction appended", lambda m: _edited(_set("type", "compaction"), _set("summary", m), _set("firstKeptEntryId", LEAF), _set("tokensBefore", 1), _drop("message"))(m)),
-    Probe("compaction appended, summary a number", _edited(_set("type", "compaction"), _set("summary", 5), _set("firstKeptEntryId", LEAF), _drop("message"))),
-    Probe("compaction appended, summary missing", _edited(_set("type", "compaction"), _set("firstKeptEntryId", LEAF), _drop("message"))),
-    Probe("compaction appended, kept a number", lambda m: _edited(_set("type", "compaction"), _set("summary", m), _set("firstKeptEntryId", 5), _drop("message"))(m)),
+    Probe(
+        "custom_message entry",
+        lambda m: _edited(
+            _set("type", "custom_message"),
+            _set("customType", "x"),
+            _set("content", m),
+            _set("display", False),
+            _drop("message"),
+        )(m),
+    ),
+    Probe(
+        "custom_message content a number",
+        _edited(
+            _set("type", "custom_message"), _set("customType", "x"), _set("content", 5), _drop("message")
+        ),
+    ),
+    Probe(
+        "branch_summary entry",
+        lambda m: _edited(
+            _set("type", "branch_summary"), _set("summary", m), _set("fromId", LEAF), _drop("message")
+        )(m),
+    ),
+    Probe(
+        "branch_summary empty",
+        _edited(_set("type", "branch_summary"), _set("summary", ""), _set("fromId", LEAF), _drop("message")),
+    ),
+    Probe(
+        "branch_summary a number",
+        _edited(_set("type", "branch_summary"), _set("summary", 5), _set("fromId", LEAF), _drop("message")),
+    ),
+    Probe(
+        "model_change entry",
+        _edited(
+            _set("type", "model_change"),
+            _set("provider", "other"),
+            _set("modelId", "other-model"),
+            _drop("message"),
+        ),
+    ),
+    Probe(
+        "label entry",
+        _edited(_set("type", "label"), _set("targetId", LEAF), _set("label", "x"), _drop("message")),
+    ),
+    Probe(
+        "compaction appended",
+        lambda m: _edited(
+            _set("type", "compaction"),
+            _set("summary", m),
+            _set("firstKeptEntryId", LEAF),
+            _set("tokensBefore", 1),
+            _drop("message"),
+        )(m),
+    ),
+    Probe(
+        "compaction appended, summary a number",
+        _edited(
+            _set("type", "compaction"), _set("summary", 5), _set("firstKeptEntryId", LEAF), _drop("message")
+        ),
+    ),
+    Probe(
+        "compaction appended, summary missing",
+        _edited(_set("type", "compaction"), _set("firstKeptEntryId", LEAF), _drop("message")),
+    ),
+    Probe(
+        "compaction appended, kept a number",
+        lambda m: _edited(
+            _set("type", "compaction"), _set("summary", m), _set("firstKeptEntryId", 5), _drop("message")
+        )(m),
+    ),
     # --- the base's last compaction damaged (D clean)
     Probe("base compaction summary a number", _CLEAN, _on_compaction(_set("summary", 5))),
     Probe("base compaction summary null", _CLEAN, _on_compaction(_set("summary", None))),
@@ -267,13 +349,40 @@ PROBES: list[Probe] = [
     Probe("base compaction tokensBefore a string", _CLEAN, _on_compaction(_set("tokensBefore", "x"))),
     # --- where a shape pi fails on stops it: on the path, in the request, or nowhere
     Probe("message null, beside the path", _edited(_set("message", None)), aside=True),
-    Probe("reply content null, beside the path", _edited(_set("message.content", None), make=_assistant), aside=True),
+    Probe(
+        "reply content null, beside the path",
+        _edited(_set("message.content", None), make=_assistant),
+        aside=True,
+    ),
     Probe("summarized message null", _CLEAN, _on_line(SUMMARIZED_USER, "user", _set("message", None))),
-    Probe("summarized reply content null", _CLEAN, _on_line(SUMMARIZED_REPLY, "assistant", _set("message.content", None))),
-    Probe("summarized user content a number", _CLEAN, _on_line(SUMMARIZED_USER, "user", _set("message.content", 5))),
-    Probe("errored reply content null", _edited(_set("message.content", None), _set("message.stopReason", "error"), make=_assistant)),
-    Probe("aborted reply block null", _edited(lambda o: o["message"]["content"].append(None), _set("message.stopReason", "aborted"), make=_assistant)),
-    Probe("custom_message content empty", _edited(_set("type", "custom_message"), _set("customType", "x"), _set("content", []), _drop("message"))),
+    Probe(
+        "summarized reply content null",
+        _CLEAN,
+        _on_line(SUMMARIZED_REPLY, "assistant", _set("message.content", None)),
+    ),
+    Probe(
+        "summarized user content a number",
+        _CLEAN,
+        _on_line(SUMMARIZED_USER, "user", _set("message.content", 5)),
+    ),
+    Probe(
+        "errored reply content null",
+        _edited(_set("message.content", None), _set("message.stopReason", "error"), make=_assistant),
+    ),
+    Probe(
+        "aborted reply block null",
+        _edited(
+            lambda o: o["message"]["content"].append(None),
+            _set("message.stopReason", "aborted"),
+            make=_assistant,
+        ),
+    ),
+    Probe(
+        "custom_message content empty",
+        _edited(
+            _set("type", "custom_message"), _set("customType", "x"), _set("content", []), _drop("message")
+        ),
+    ),
     Probe("user text empty", _edited(_set("message.content.0.text", ""))),
     Probe("parent cycle beside the path", lambda m: _edited(_set("parentId", f"pd{m[-3:]}"))(m), aside=True),
 ]
@@ -352,18 +461,23 @@ def _text(report: Any, it: Any) -> str:
     return "" if m is None else str(m.text())
 
 
+def _copies(files: list[Path], into: Path) -> list[Path]:
+    """A copy of each file for pi to resume (it writes to a file it resumes: the probe's prompt and
+    its answer)."""
+    into.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        (into / f.name).write_bytes(f.read_bytes())
+    return [into / f.name for f in files]
+
+
 def run(out: Path) -> list[tuple[Probe, Verdict | str, Verdict | str, str]]:
     """Every probe: (probe, what pi did, inspector's prediction, pi's reason when it sent nothing)."""
     files = write_probes(out / "probes", out / "run" / "ws")
-    # pi writes to a file it resumes (the probe's prompt and its answer): it gets a copy
-    copies = []
-    for f in files:
-        copy = out / "resumed" / f.name
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(f.read_bytes())
-        copies.append(copy)
-    runs = resume.resume_many(copies, out / "run")
-    return [(p, sent(r, i), predicted(f, i), r.error) for i, (p, f, r) in enumerate(zip(PROBES, files, runs, strict=True))]
+    runs = resume.resume_many(_copies(files, out / "resumed"), out / "run")
+    return [
+        (p, sent(r, i), predicted(f, i), r.error)
+        for i, (p, f, r) in enumerate(zip(PROBES, files, runs, strict=True))
+    ]
 
 
 REPAIR = ["--strategy", "compact", "--window", "16384", "--reserve", "4096", "--keep-recent", "3000"]
@@ -374,7 +488,10 @@ def _stuck_on_send(f: Path) -> bool:
     from inspector.analysis import analyze
     from inspector.formats import load
 
-    return any(x.code == "request_fails" and (x.data or {}).get("problem") == "fails_on_send" for x in analyze(load(str(f))).findings)
+    return any(
+        x.code == "request_fails" and (x.data or {}).get("problem") == "fails_on_send"
+        for x in analyze(load(str(f))).findings
+    )
 
 
 def run_repaired(out: Path) -> list[tuple[Probe, Verdict | str, Verdict | str, str]]:
@@ -395,14 +512,11 @@ def run_repaired(out: Path) -> list[tuple[Probe, Verdict | str, Verdict | str, s
         assert code == 0, (p.name, code)
         picked.append((i, p))
         repaired.append(r)
-    copies = []
-    for r in repaired:
-        copy = out / "resumed-repaired" / r.name
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(r.read_bytes())
-        copies.append(copy)
-    runs = resume.resume_many(copies, out / "run")
-    return [(p, sent(run, i), predicted(r, i), run.error) for (i, p), r, run in zip(picked, repaired, runs, strict=True)]
+    runs = resume.resume_many(_copies(repaired, out / "resumed"), out / "run")
+    return [
+        (p, sent(run, i), predicted(r, i), run.error)
+        for (i, p), r, run in zip(picked, repaired, runs, strict=True)
+    ]
 
 
 def main() -> int:
