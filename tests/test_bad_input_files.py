@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from inspector.formats import LoadError, load, load_bytes
+from inspector.formats.jsonl import CUT_SCAN_BYTES
 from tests.bad_input_seeds import SEEDS, encode, exercise
 
 
@@ -31,7 +32,11 @@ def test_a_deeply_nested_line_is_a_diagnostic_and_the_rest_loads(fmt: str, depth
     for led in (load(str(f)), load_bytes(data, str(f))):
         (d,) = [d for d in led.diagnostics if d.problem == "too_deep"]
         assert d.line == 3 and "line 3" in d.message and "nested deeper than" in d.message
-        assert len(led.records) == len(load_bytes(good, "s").records)
+        # Every other line's record is there; the deep line is read, its values past 128 levels as a
+        # placeholder (JSON.parse reads any depth: `jsonl.cut_deep`), or skipped when it is too big.
+        assert len([r for r in led.records if r.line != 3]) == len(load_bytes(good, "s").records)
+        deep_records = [r for r in led.records if r.line == 3]
+        assert len(deep_records) == (opener != "[" and depth * 6 <= CUT_SCAN_BYTES)
         exercise(led)
 
 
@@ -302,3 +307,30 @@ def test_a_maka_row_nested_too_deep_for_python_is_digested(tmp_path: Path, capsy
     assert "maka sessions are read only" in capsys.readouterr().err
     for argv in (["plan", "--strategy", "recover"], ["analyze", "--json"], ["context", "--json"]):
         assert main([*argv, str(store)]) in (0, 1)
+
+
+def test_a_line_nested_past_orjson_is_read_as_json_parse_reads_it(tmp_path: Path) -> None:
+    """pi (JSON.parse) reads a line nested however deep, and sends the message: a chain through it
+    goes on. Its values past 128 levels are read as a placeholder; brackets and escaped quotes in
+    its strings are text, not structure."""
+    from inspector.analysis import analyze
+    from inspector.formats.jsonl import CUT_DEPTH, cut_deep
+
+    lines = encode("pi", SEEDS["pi"]).splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    deep = {**last, "id": "deep", "message": {"role": "user", "content": "DEEP-TEXT ]]}} \\\" [[", "timestamp": 6}}
+    body = json.dumps(deep).encode()[:-1] + b', "x": ' + b"[" * 3000 + b'"]\\"[{"' + b"]" * 3000 + b', "y": [[1]]}'
+    after = {**last, "id": "after", "parentId": "deep", "message": {"role": "user", "content": "AFTER", "timestamp": 7}}
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(b"".join(lines) + body + b"\n" + json.dumps(after).encode() + b"\n")
+    report = analyze(load(str(f)))
+    texts = [report.ledger.records[it.seq].message.text() for it in report.context if it.kind == "message" and it.seq is not None]
+    assert texts[-2:] == ["DEEP-TEXT ]]}} \\\" [[", "AFTER"]
+    (d,) = [d for d in report.ledger.diagnostics if d.problem == "too_deep"]
+    assert "read with 1 value nested deeper than 128 levels as a placeholder" in d.message
+    value, n = cut_deep(body)  # type: ignore[misc]
+    x = value["x"]
+    for _ in range(CUT_DEPTH - 1):  # (x opens at level 2, inside the entry: the list at level 129 is cut)
+        x = x[0]
+    assert n == 1 and x == f"[a value nested deeper than {CUT_DEPTH} levels: {2 * (3000 - CUT_DEPTH + 1) + 7} bytes not read]"
+    assert value["y"] == [[1]] and value["message"]["content"] == deep["message"]["content"]

@@ -25,9 +25,6 @@ from tests.peers.pi_resume import type_probe
 
 # Probes on which inspector and pi part, on purpose.
 NOT_MIRRORED = {
-    # pi's JSON.parse reads a value nested however deep; inspector reads 1,024 levels (orjson's
-    # limit) and reports a deeper line as one it could not read (the path breaks there).
-    "line nested 3000 deep": "nesting past 1,024 levels",
     # A toolCall whose id is a number or missing: pi-ai gives it a synthetic "No result provided"
     # result; inspector's index keeps only string call ids, so it sees no call to answer.
     "reply call id a number": "call id not a string",

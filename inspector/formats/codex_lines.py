@@ -180,12 +180,15 @@ def skip_reason(o: dict[str, Any]) -> str | None:
 
 def json_skip_reason(rl: RawLine) -> str | None:
     """Why Codex skips a line that our reading of JSON (JSON.parse's rules) read: one glued to
-    another value, one not valid UTF-8, one holding a lone surrogate escape."""
+    another value, one not valid UTF-8, one nested deeper than orjson reads, one holding a lone
+    surrogate escape."""
     if len(rl.objects) > 1:
         return "another JSON value follows the first on its line"
     d = rl.diagnostic
     if d is not None and "invalid UTF-8" in d.message:
         return "it is not valid UTF-8"
+    if d is not None and d.problem == "too_deep":  # (read with its deepest values cut: serde_json stops at 128 levels)
+        return "it nests deeper than Codex's JSON parser reads (128 levels)"
     if rl.lenient and rl.objects:
         try:
             orjson.dumps(rl.objects[0])

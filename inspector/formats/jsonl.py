@@ -11,6 +11,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import threading
 from collections.abc import Iterator
@@ -292,6 +293,26 @@ def recover_line(raw: bytes, lineno: int, offset: int, is_last: bool) -> RawLine
 
 
 def _too_deep_line(raw: bytes, lineno: int, offset: int) -> RawLine:
+    """A line nested deeper than orjson reads. JSON.parse reads any depth (pi, Claude Code, OpenClaw,
+    NextClaw read such a line), so it is read with each value that starts `CUT_DEPTH` levels down in
+    place of a placeholder (`cut_deep`): its record is there, and what the runtime reads of it but
+    that deep value. A line too big to scan, or not JSON once cut, is skipped."""
+    cut = cut_deep(raw) if len(raw) <= CUT_SCAN_BYTES else None
+    if cut is not None:
+        value, n = cut
+        return RawLine(
+            lineno,
+            offset,
+            len(raw),
+            [value],
+            Diagnostic(
+                lineno,
+                "too_deep",
+                f"line {lineno}: JSON nested deeper than {MAX_DEPTH} levels: read with {n} value{'s' if n != 1 else ''} "
+                f"nested deeper than {CUT_DEPTH} levels as a placeholder",
+                recovered=f"the record, its values past {CUT_DEPTH} levels as placeholders",
+            ),
+        )
     return RawLine(
         lineno,
         offset,
@@ -305,6 +326,48 @@ def _too_deep_line(raw: bytes, lineno: int, offset: int) -> RawLine:
         ),
         runtime_skips=True,
     )
+
+
+# A too-deep line is read with what starts this many levels down as a placeholder; scanned for its
+# structure up to this size (a bigger one is skipped, as before: the scan is a Python loop).
+CUT_DEPTH = 128
+CUT_SCAN_BYTES = 4_000_000
+# A string (passed over whole), or a run of openers or of closers of either kind.
+_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[{]+|[\]}]+', re.S)
+
+
+def cut_deep(raw: bytes) -> tuple[Any, int] | None:
+    """RAW's JSON value with every list or object that opens `CUT_DEPTH` levels down read as a
+    placeholder string, and how many were; None when there is none, or the rest is not JSON."""
+    data, _ = utf8_replaced(raw)
+    parts: list[bytes] = []
+    depth, start, last, cuts = 0, -1, 0, 0
+    for m in _STRUCTURE.finditer(data):
+        first = m.group()[:1]
+        if first == b'"':
+            continue
+        n = m.end() - m.start()
+        if first in b"[{":
+            if start < 0 and depth <= CUT_DEPTH < depth + n:
+                start = m.start() + (CUT_DEPTH - depth)  # the opener that goes past CUT_DEPTH
+            depth += n
+            continue
+        if start >= 0 and depth - n <= CUT_DEPTH < depth:  # the closer back to CUT_DEPTH
+            end = m.start() + (depth - CUT_DEPTH)
+            parts += [data[last:start], b'"[a value nested deeper than %d levels: %d bytes not read]"' % (CUT_DEPTH, end - start)]
+            last, start, cuts = end, -1, cuts + 1
+        depth -= n
+    if not cuts:
+        return None
+    parts.append(data[last:])
+    text = b"".join(parts)
+    try:
+        return orjson.loads(text), cuts
+    except orjson.JSONDecodeError:
+        try:
+            return js_loads(text.decode("utf-8", errors="replace")), cuts
+        except (json.JSONDecodeError, RecursionError):
+            return None
 
 
 def _too_deep(raw: bytes) -> bool:

@@ -166,6 +166,7 @@ PROBES: list[Probe] = [
     Probe("isVisibleInTranscriptOnly true", _u(_set("isVisibleInTranscriptOnly", True))),
     Probe("toolUseResult a string", _u(_set("toolUseResult", "x"))),
     Probe("deep unknown field", _u(_set("probeDeep", _DEEP))),
+    Probe("unknown field nested 3000 deep", _raw(_user, lambda b: b[:-1] + b', "probeDeep": ' + b"[" * 3000 + b"]" * 3000 + b"}")),
     Probe("huge number in an unknown field", _raw(_user, lambda b: b[:-1] + b', "probeBig": 1e400}')),
     Probe("a key twice", _raw(_user, lambda b: b[:-1] + b', "type": "user"}')),
     Probe("invalid UTF-8 in an unknown field", _raw(_user, lambda b: b[:-1] + b', "probe": "\xff"}')),

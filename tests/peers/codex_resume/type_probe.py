@@ -173,6 +173,7 @@ PROBES: list[Probe] = [
     Probe("a value nested 126 deep (line 128)", _raw_field(_nested(126))),
     Probe("a top-level value nested 126 deep (line 127)", _raw_field(_nested(126), where="top")),
     Probe("a top-level value nested 127 deep (line 128)", _raw_field(_nested(127), where="top")),
+    Probe("a value nested 3000 deep", _raw_field(_nested(3000))),
     Probe("an object glued after it", lambda m: json.dumps(_message(m)).encode() + b'{"a": 1}'),
     Probe("trailing spaces", lambda m: json.dumps(_message(m)).encode() + b"   "),
     Probe("a duplicate key", lambda m: json.dumps(_message(m)).encode().replace(b'"role": "user"', b'"role": 5, "role": "user"', 1)),
