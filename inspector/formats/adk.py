@@ -32,7 +32,7 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import adk_heads, adk_writer, bounded, fields, heads, sqlite_files
+from inspector.formats import adk_heads, adk_model, adk_writer, bounded, fields, heads, sqlite_files
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
@@ -880,7 +880,10 @@ def _indexed_events(
     objs: list[Any] = list(map(_RowLater, datas, heads_of)) if not whole_at else []
     places = _RowPlaces(con)
     places.where = list(zip(range(1, len(rowids) + 1), rowids, repeat(_UNFETCHED)))  # type: ignore[arg-type]
+    refused = version == "sqlite" and _any_refused(heads_of)
     if not whole_at:
+        if refused:
+            _head_refusals(heads_of, rowids, places, name, diags)
         return objs, rowids, places
     try:
         whole = _rows_by_rowid(con, [rowids[i] for i in whole_at])
@@ -896,7 +899,20 @@ def _indexed_events(
     for k, i in enumerate(whole_at):
         objs[i] = got[k]
         places.where[i] = (i + 1, rowids[i], got_places.where[k][2])
+    if refused:
+        _head_refusals(heads_of, rowids, places, name, diags)
     return objs, rowids, places
+
+
+def _head_refusals(
+    heads_of: list[adk_heads.Head | None], rowids: list[int], places: _RowPlaces, name: str, diags: list[Diagnostic]
+) -> None:
+    """The diagnostics of the rows read from their heads that ADK refuses (`_row_events` words them
+    alike), every row an event (`_indexed_events`)."""
+    for i, h in enumerate(heads_of):
+        if h is not None and h.refused is not None:
+            place = _row_place(i + 1, rowids[i], places._event_id(rowids[i]))
+            diags.append(_refused(i + 1, name, place, h.refused, i))
 
 
 def _rows_by_rowid(con: sqlite3.Connection, rowids: list[int]) -> list[tuple[Any, ...]]:
@@ -924,21 +940,26 @@ def _row_events(
     if by_head and version != "v0":
         datas = list(map(itemgetter(1), rows))
         heads_of = list(map(adk_heads.head, datas))
-        if all(heads_of) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
+        if all(heads_of) and not (version == "sqlite" and _any_refused(heads_of)) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
             # Every row read from its head, its rowid its rank (in C, no loop over the rows).
             places.where = list(zip(range(1, len(rows) + 1), map(itemgetter(0), rows), map(itemgetter(at_id), rows), strict=True))  # type: ignore[arg-type]
             return list(map(_RowLater, datas, heads_of)), list(map(itemgetter(0), rows)), places
     for n, row in enumerate(rows, start=1):
         event_id = row[at_id] if at_id is not None and at_id < len(row) else None
         if heads_of and (h := heads_of[n - 1]) is not None:
+            if h.refused is not None and version == "sqlite":
+                diags.append(_refused(n, name, _row_place(n, row[0], event_id), h.refused, len(objs)))
             objs.append(_RowLater(row[1], h))
             ranks.append(int(row[0]) if isinstance(row[0], int) else n)
             places.where.append((n, row[0], event_id))
             continue
+        refused: list[str] | None = [] if version == "sqlite" else None
         if version == "v0":
             obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
-            obj, problem = _json_event(row[1], row[2])
+            obj, problem = _json_event(row[1], row[2], refused)
+        if refused:
+            diags.append(_refused(n, name, _row_place(n, row[0], event_id), refused[0], len(objs) if obj is not None else None))
         if obj is None:
             diags.append(Diagnostic(n, "malformed_row", f"{name}: {_row_place(n, row[0], event_id)}: {problem}; event skipped"))
             continue
@@ -955,6 +976,23 @@ def _row_events(
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
         places.where.append((n, row[0], event_id))
     return objs, ranks, places
+
+
+def _any_refused(heads_of: list[adk_heads.Head | None]) -> bool:
+    """Does ADK refuse an event of these heads (`Head.refused`)?"""
+    return any(map(_REFUSED, filter(None, heads_of)))
+
+
+_REFUSED = attrgetter("refused")
+
+
+def _refused(n: int, name: str, place: str, why: str, seq: int | None) -> Diagnostic:
+    """A row google-adk 2.13 cannot load: its `get_session` raises, and nothing is sent (`adk_model`)."""
+    text = (
+        f"{name}: {place}: google-adk's SqliteSessionService cannot load this event ({why}), so it refuses the whole "
+        "session: get_session raises, the runner stops and nothing is sent"
+    )
+    return Diagnostic(n, "resume_refused", text, severity="error", seqs=[seq] if seq is not None else [])
 
 
 def _row_place(n: int, rowid: Any, event_id: Any) -> str:
@@ -996,8 +1034,9 @@ class _RowPlaces(Sequence[str]):
         return row[0] if row is not None else None
 
 
-def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
-    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it."""
+def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it.
+    `refused`: given, why ADK's SqliteSessionService cannot load the event is added to it."""
     if data is None:
         return None, "event_data is NULL"
     if isinstance(data, str):
@@ -1011,9 +1050,13 @@ def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
     try:
         obj, cuts = bounded.loads(data)
     except ValueError as e:
-        return None, "; ".join([*notes, f"event_data is not valid JSON ({escape(str(e))})"])
+        obj, why = None, f"event_data is not valid JSON ({escape(str(e))})"
     except RecursionError:
-        return None, "; ".join([*notes, "event_data nests too deep to read"])
+        obj, why = None, "event_data nests too deep to read"
+    if refused is not None and (no := adk_model.row_refusal(original, obj, bad_at >= 0)) is not None:
+        refused.append(no)
+    if obj is None:
+        return None, "; ".join([*notes, why])
     if cuts:
         notes.append(bounded.describe(cuts, "row"))
     if not isinstance(obj, dict):
@@ -1239,6 +1282,8 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
             usage = Usage(max(prompt - cached, 0), out, cached, 0)
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
+    if not role_raw:
+        never = True  # ... or a content without a role (flows/llm_flows/context/_contents.py:277-279)
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
     return m, tuple(call_ids), result_id
 

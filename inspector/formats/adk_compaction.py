@@ -92,6 +92,18 @@ def _num(v: Any) -> float | None:
     return float(v)
 
 
+def _lax_num(v: Any) -> float | None:
+    """A compaction's start or end as ADK's `EventCompaction` reads it (events/event_actions.py:53-57,
+    a float in pydantic's lax mode: a boolean or a numeric string too); None where it refuses it
+    (then ADK refuses the whole session: formats/adk_model.py)."""
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return float(v) if isinstance(v, int | float) else None
+
+
 def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
     out: list[Ev] = []
     for i, (o, rank) in enumerate(zip(objs, ranks, strict=True)):
@@ -107,8 +119,8 @@ def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
         )
         c = compaction_of(o)
         if c is not None:
-            e.start = _num(c.get("start_timestamp"))
-            e.end = _num(c.get("end_timestamp"))
+            e.start = _lax_num(c.get("start_timestamp"))
+            e.end = _lax_num(c.get("end_timestamp"))
             e.summary_content = c.get("compacted_content")
         out.append(e)
     return out
