@@ -163,7 +163,7 @@ def test_a_content_without_a_role_is_never_sent(role: str | None, way: str, tmp_
 
 
 def test_a_compaction_end_written_as_a_numeric_string_is_used(tmp_path: Path) -> None:
-    """pydantic reads a float from a numeric string (events/event_actions.py:53-57): the
+    """pydantic reads a float from a numeric string (events/event_actions.py:68-71): the
     compaction stands, its summary sent and its events not."""
     f = tmp_path / "s.db"
     shutil.copyfile(need_shared(CORPUS / "token_threshold.db"), f)

@@ -93,7 +93,7 @@ def _num(v: Any) -> float | None:
 
 
 def _lax_num(v: Any) -> float | None:
-    """A compaction's start or end as ADK's `EventCompaction` reads it (events/event_actions.py:53-57,
+    """A compaction's start or end as ADK's `EventCompaction` reads it (events/event_actions.py:68-71,
     a float in pydantic's lax mode: a boolean or a numeric string too); None where it refuses it
     (then ADK refuses the whole session: formats/adk_model.py)."""
     if isinstance(v, str):

@@ -9,16 +9,16 @@ the same way.
 
 This mirrors the pydantic models it validates against, field by field, in pydantic's lax JSON mode:
 `Event` (events/event.py:87-154, extra keys ignored) and its base `LlmResponse`
-(models/llm_response.py:52-188), `EventActions` and `EventCompaction` (events/event_actions.py:43-200,
+(models/llm_response.py:29-188), `EventActions` and `EventCompaction` (events/event_actions.py:58-204,
 extra keys forbidden), `NodeInfo` (events/event.py:35-65), `ToolConfirmation`
-(tools/tool_confirmation.py:26-39), and google-genai's `Content`, `Part`, `FunctionCall`,
+(tools/tool_confirmation.py:25-39), and google-genai's `Content`, `Part`, `FunctionCall`,
 `FunctionResponse`, `Blob`, `FileData`, usage metadata (genai/types.py; genai/_common.py:600-607:
 extra keys forbidden, bytes as base64). The models it leaves unchecked inside (grounding, citation,
 logprobs, transcription, live-session metadata, a part's video metadata, code, tool calls: they
 only need to be an object here), the camelCase spellings of keys pydantic also accepts, and the
 convenience keys `Event` rewrites before validating (`message`, `state`, `route`, `node_path`,
-events/event.py:167-239) are not mirrored. Only events read whole are checked: the strict decode
-of the load path (`adk_heads._SEvent`) takes none that ADK refuses.
+events/event.py:167-239) are not mirrored. Only the events the strict decode of the load path
+(`adk_heads._SEvent`) does not take are checked here: it takes none that ADK refuses.
 """
 
 from __future__ import annotations

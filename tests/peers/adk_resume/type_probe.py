@@ -261,6 +261,22 @@ PROBES: list[Probe] = [
     Probe("call a string", _ev(_call_pair, _set("content.parts.0.function_call", "add"), _set("custom_metadata", {"m": "PROBE-X"}))),
     Probe("response a list", _u(_set("content.parts", [{"function_response": {"id": "call-x", "name": "add", "response": ["PROBE-X"]}}]))),
     Probe("response a string", _u(_set("content.parts", [{"function_response": {"id": "call-x", "name": "add", "response": "PROBE-X"}}]))),
+    # fields ADK validates and then filters on
+    Probe("isolation_scope a string", _u(_set("isolation_scope", "task-1"))),
+    Probe("branch a string", _r(_set("branch", "root.other"))),
+    Probe("a user event with a node path", _u(_set("node_info", {"path": "assistant@1"}))),
+    Probe("an empty invocation_id", _u(_set("invocation_id", ""))),
+    Probe("an orphan response", _u(_set("author", AGENT), _set("content.parts", [{"function_response": {"id": "call-none", "name": "add", "response": {"note": "PROBE-X"}}}]))),
+    Probe("an unanswered call", _r(_set("content.parts", [{"text": "PROBE-X"}, {"function_call": {"id": "call-unanswered", "name": "add", "args": {}}}]))),
+    Probe("a framework call", _r(_set("content.parts", [{"function_call": {"id": "call-fw", "name": "adk_request_credential", "args": {"note": "PROBE-X"}}}]))),
+    Probe("a thought with a signature", _r(_set("content.parts.0.thought", True), _set("content.parts.0.thought_signature", "c2ln"))),
+    Probe("a rewind to the last invocation", _r(_set("actions.rewind_before_invocation_id", "e-8e2b478a-ef5a-436e-b80a-2f197c3a1ed4"))),
+    Probe("a transfer to an unknown agent", _r(_set("actions.transfer_to_agent", "nobody"))),
+    Probe("end_of_agent true", _r(_set("actions.end_of_agent", True))),
+    Probe("a call id empty", _ev(_call_pair, _set("content.parts.0.function_call.id", ""))),
+    Probe("text and an unknown part shape", _u(_part({"executable_code": {"code": "print(1)", "language": "PYTHON"}}))),
+    Probe("an output transcription without content", _r(_drop("content"), _set("output_transcription", {"text": "PROBE-X"}))),
+    Probe("the column timestamp inside a compaction, JSON after", _u(ts_col=1767225700.0)),
     # the JSON itself
     Probe("invalid JSON", _u(raw=lambda b: b[:-1])),
     Probe("a JSON array", _u(raw=lambda b: b"[" + b + b"]")),
@@ -296,6 +312,15 @@ PROBES: list[Probe] = [
     Probe("compaction a string", compaction=_comp(_set(_C, "x"))),
     Probe("compaction null", compaction=_comp(_set(_C, None))),
     Probe("compaction empty", compaction=_comp(_set(_C, {}))),
+    Probe("compaction end before start", compaction=_comp(_set(f"{_C}.end_timestamp", 1767225600.0))),
+    Probe("compaction start true", compaction=_comp(_set(f"{_C}.start_timestamp", True))),
+    Probe("compaction summary role null", compaction=_comp(_set(f"{_C}.compacted_content.role", None))),
+    Probe("compaction summary parts empty", compaction=_comp(_set(f"{_C}.compacted_content.parts", []))),
+    Probe("compaction summary thought only", compaction=_comp(_set(f"{_C}.compacted_content.parts.0.thought", True))),
+    Probe("compaction with content too", compaction=_comp(_set("content", {"role": "model", "parts": [{"text": "compaction content"}]}))),
+    Probe("compaction by another author", compaction=_comp(_set("author", AGENT))),
+    Probe("compaction in a branch", compaction=_comp(_set("branch", "root.other"))),
+    Probe("compaction start NaN-like string", compaction=_comp(_set(f"{_C}.start_timestamp", "nan"))),
 ]
 
 
