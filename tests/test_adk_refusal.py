@@ -176,3 +176,33 @@ def test_a_compaction_end_written_as_a_numeric_string_is_used(tmp_path: Path) ->
     text = _sent(rep)
     assert "[SUMMARY S1]" in text and "[U05] What is 5" not in text
     assert not [x for x in rep.findings if x.code == "resume_refused"]
+
+
+def test_a_followed_store_says_so_when_a_row_adk_refuses_lands(tmp_path: Path) -> None:
+    """A store followed live: the look that reads a new row ADK refuses says `resume_refused`, as a
+    full read of the store does, and so do the looks after it."""
+    import orjson
+
+    from inspector.analysis.export import analyze_json, context_json
+    from inspector.live.incremental import Follower
+
+    def as_json(rep: Any) -> bytes:
+        rep.ensure_tokens()
+        return orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
+
+    f = tmp_path / "token_threshold.db"
+    shutil.copyfile(need_shared(CORPUS / "token_threshold.db"), f)
+    fol = Follower(str(f))
+    fol.poll()
+    said = []
+    for k, ev in enumerate([_event(id="ok-1"), _event(id="bad", error_code=500), _event(id="ok-2")]):
+        with sqlite3.connect(f) as con:
+            app, user, sid = con.execute("SELECT app_name, user_id, id FROM sessions").fetchone()
+            con.execute(
+                "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES (?,?,?,?,?,?,?)",
+                (ev["id"], app, user, sid, "e-x", LAST_TS + 10 + k, _dumps({**ev, "timestamp": LAST_TS + 10 + k}).decode()),
+            )
+        assert fol.poll() is not None
+        assert fol.report is not None and as_json(fol.report) == as_json(analyze(load(str(f))))
+        said.append([x.message for x in fol.report.findings if x.code == "resume_refused"])
+    assert [len(s) for s in said] == [0, 1, 1] and "event id 'bad'" in said[1][0], said
