@@ -2,14 +2,15 @@
 
 `tests/peers/adk_resume/type_probe.py` adds a damaged event and a clean one after it to the peer
 corpus's `token_threshold.db` (SqliteSessionService), one copy per probe, or damages the session's
-last compaction in place; the real ADK (`.adk-venv`, installed by tests/install_adk.sh) opens each
+last compaction or its stored state in place; the real ADK (`.adk-venv`, installed by tests/install_adk.sh) opens each
 copy and runs one turn through a Runner against a scripted model (tests/adk_resume.py). Per probe:
 did ADK refuse the session (one event its own `Event` model cannot validate makes `get_session`
 raise: nothing is sent), else was the damaged event sent, the clean one, the history before them,
 the last compaction's summary, an event inside its range. `inspector` must say the same of every
-probe but those named below (a `resume_refused` finding where ADK refuses). Before this rule, 78 of
-147 probes differed (every session ADK refuses over one event was read and predicted as if sent; a
-content without a role was sent; a compaction's end written as a numeric string was ignored).
+probe but those named below (a `resume_refused` finding where ADK refuses). Before this rule, 84 of
+158 probes differed (every session ADK refuses over one event or a stored state it cannot read was
+read and predicted as if sent; a content without a role was sent; a compaction's end written as a
+numeric string was ignored).
 
 A missing ADK fails the test, naming the cause (never a skip).
 """

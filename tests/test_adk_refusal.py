@@ -206,3 +206,47 @@ def test_a_followed_store_says_so_when_a_row_adk_refuses_lands(tmp_path: Path) -
         assert fol.report is not None and as_json(fol.report) == as_json(analyze(load(str(f))))
         said.append([x.message for x in fol.report.findings if x.code == "resume_refused"])
     assert [len(s) for s in said] == [0, 1, 1] and "event id 'bad'" in said[1][0], said
+
+
+STATES: dict[str, tuple[str, bool]] = {
+    "session state not JSON": ("UPDATE sessions SET state = '{oops'", True),
+    "session state a list": ("UPDATE sessions SET state = '[1]'", True),
+    "session state invalid UTF-8": ("UPDATE sessions SET state = CAST(x'7b2261223a22ff227d' AS TEXT)", True),
+    "app state not JSON": ("INSERT OR REPLACE INTO app_states SELECT app_name, 'nope', 1.0 FROM sessions", True),
+    "user state a number": ("INSERT OR REPLACE INTO user_states SELECT app_name, user_id, '5', 1.0 FROM sessions", True),
+    "session state with NaN": ("""UPDATE sessions SET state = '{"a": NaN}'""", False),
+    "another app's state not JSON": ("INSERT OR REPLACE INTO app_states VALUES ('other-app', 'nope', 1.0)", False),
+    "another user's state a list": ("INSERT OR REPLACE INTO user_states SELECT app_name, 'user-2', '[]', 1.0 FROM sessions", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STATES))
+def test_a_stored_state_adk_cannot_read_refuses_the_session(case: str, tmp_path: Path) -> None:
+    """get_session decodes the session's, its app's and its user's state before any event
+    (sessions/sqlite_session_service.py:331-333, 361-362, 184-199): one it cannot read refuses it."""
+    sql, refused = STATES[case]
+    f = tmp_path / "token_threshold.db"
+    shutil.copyfile(need_shared(CORPUS / "token_threshold.db"), f)
+    with sqlite3.connect(f) as con:
+        con.execute(sql)
+    said = _refusals(f)
+    assert len(said) == refused and all("state" in s and "refuses the whole session" in s for s in said), said
+
+
+def test_a_followed_store_whose_state_goes_bad_reloads(tmp_path: Path) -> None:
+    from inspector.live.incremental import Follower
+
+    f = tmp_path / "token_threshold.db"
+    shutil.copyfile(need_shared(CORPUS / "token_threshold.db"), f)
+    fol = Follower(str(f))
+    fol.poll()
+    with sqlite3.connect(f) as con:
+        con.execute("UPDATE sessions SET state = '[1]'")
+        app, user, sid = con.execute("SELECT app_name, user_id, id FROM sessions").fetchone()
+        con.execute(
+            "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES (?,?,?,?,?,?,?)",
+            ("ok-1", app, user, sid, "e-x", LAST_TS + 10, _dumps(_event(id="ok-1")).decode()),
+        )
+    up = fol.poll()
+    assert up is not None and fol.report is not None
+    assert [x.code for x in fol.report.findings if x.code == "resume_refused"] == ["resume_refused"]

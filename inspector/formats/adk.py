@@ -575,6 +575,8 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
+    if version == "sqlite":
+        diags += _state_refusals(con, name, (app, user, sid))
     got = _indexed_events(con, name, version, (app, user, sid), diags) if version != "v0" else None
     if got is not None:
         objs, ranks, places = got
@@ -663,6 +665,10 @@ def _grown(
     if (app, user, sid) != (header.get("app_name"), header.get("user_id"), header.get("session_id")):
         return StoreGrowth(None, tail, reload=f"session {quote(sid)} is now the most recently updated one")
     key = (app, user, sid)
+    if version == "sqlite" and [d.message for d in _state_refusals(con, name, key)] != [
+        d.message for d in led.diagnostics if d.problem == "resume_refused" and d.line == 0
+    ]:
+        return StoreGrowth(None, tail, reload="the session's stored state changed whether ADK can read it")
     count = _rows_upto(con, tail.last_rowid)
     if count != tail.count:
         return StoreGrowth(
@@ -807,6 +813,33 @@ def _choose_session(
             )
         )
     return tuple(chosen)
+
+
+# The state rows SqliteSessionService's get_session decodes before any event (sessions/
+# sqlite_session_service.py:331-333, 361-362, 604-628): the session's, its app's, its user's.
+_STATES = (
+    ("session's state", "SELECT CAST(state AS BLOB) FROM sessions WHERE app_name=? AND user_id=? AND id=?", 3),
+    ("app's state (app_states)", "SELECT CAST(state AS BLOB) FROM app_states WHERE app_name=?", 1),
+    ("user's state (user_states)", "SELECT CAST(state AS BLOB) FROM user_states WHERE app_name=? AND user_id=?", 2),
+)
+
+
+def _state_refusals(con: sqlite3.Connection, name: str, key: tuple[Any, ...]) -> list[Diagnostic]:
+    """A stored state ADK cannot read refuses the whole session, as an event it cannot load does
+    (`adk_model.state_refusal`); line 0: no event row."""
+    out: list[Diagnostic] = []
+    for what, sql, n in _STATES:
+        try:
+            row = con.execute(sql, key[:n]).fetchone()
+        except sqlite_files.ERRORS:
+            continue  # (no such table: ADK makes it empty)
+        if row is not None and (why := adk_model.state_refusal(row[0])) is not None:
+            text = (
+                f"{name}: the {what}: google-adk's SqliteSessionService cannot read it ({why}), so it refuses the "
+                "whole session: get_session raises, the runner stops and nothing is sent"
+            )
+            out.append(Diagnostic(0, "resume_refused", text, severity="error"))
+    return out
 
 
 def _session_rows(

@@ -253,3 +253,20 @@ def row_refusal(data: bytes, obj: Any, bad_utf8: bool) -> str | None:
     if (why := refusal(obj)) is not None:
         return f"its Event model refuses it: {why}"
     return None
+
+
+def state_refusal(data: Any) -> str | None:
+    """Why SqliteSessionService cannot read a stored state (`_decode_state`,
+    sessions/sqlite_session_service.py:184-199: `json.loads` of the column, then a JSON object),
+    given the column's bytes (None: it reads it)."""
+    if not isinstance(data, bytes):
+        return "not JSON text"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not valid UTF-8: the sqlite3 module cannot read it as text"
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        return f"not valid JSON: {escape(str(e))}"
+    return None if type(obj) is dict else "not a JSON object"

@@ -51,6 +51,7 @@ class Probe:
     # compaction probe, the edit of the last compaction's event (its row rewritten in place)
     row: Callable[[str, int], tuple[bytes, Any, Any]] | None = None
     compaction: Callable[[dict[str, Any]], bytes] | None = None
+    store: str | None = None  # SQL run on the copy (its session's state rows), the probe's rows added after
 
 
 def _actions() -> dict[str, Any]:
@@ -294,6 +295,18 @@ PROBES: list[Probe] = [
     Probe("a value nested 300 deep", _u(_set("custom_metadata", {"d": _deep(300)}))),
     Probe("an unknown key nested 300 deep", _u(raw=_key(json.dumps(_deep(300)).encode()))),
     Probe("a huge text", _u(_set("content.parts.0.text", "PROBE-X " + "w" * 3_000_000))),
+    # the session's state (read before any event: sqlite_session_service.py:331-333, 361-362)
+    Probe("session state not JSON", _u(), store="UPDATE sessions SET state = '{oops';"),
+    Probe("session state a list", _u(), store="UPDATE sessions SET state = '[1]';"),
+    Probe("session state invalid UTF-8", _u(), store="UPDATE sessions SET state = CAST(x'7b2261223a22ff227d' AS TEXT);"),
+    Probe("session state with NaN", _u(), store="""UPDATE sessions SET state = '{"a": NaN}';"""),
+    Probe("session state a BLOB", _u(), store="""UPDATE sessions SET state = CAST('{"a": 1}' AS BLOB);"""),
+    Probe("app state not JSON", _u(), store=f"INSERT OR REPLACE INTO app_states VALUES ('{APP}', 'nope', 1.0);"),
+    Probe("app state of another app not JSON", _u(), store="INSERT OR REPLACE INTO app_states VALUES ('other-app', 'nope', 1.0);"),
+    Probe("user state a number", _u(), store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', '{USER}', '5', 1.0);"),
+    Probe("user state of another user a list", _u(), store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', 'user-2', '[]', 1.0);"),
+    Probe("event_data stored as a BLOB", _u(), store=f"UPDATE events SET event_data = CAST(event_data AS BLOB) WHERE rowid = {SUMMARY_ROWID + 1};"),
+    Probe("event_data an integer", _u(), store=f"UPDATE events SET event_data = 42 WHERE rowid = {SUMMARY_ROWID + 1};"),
     # the last compaction (rowid 25), damaged in place
     Probe("compaction as written", compaction=_comp()),
     Probe("compaction without start_timestamp", compaction=_comp(_drop(f"{_C}.start_timestamp"))),
@@ -352,6 +365,8 @@ def write_probes(out: Path, base: Path = BASE) -> list[Path]:
                 (raw,) = con.execute("SELECT event_data FROM events WHERE rowid=?", (SUMMARY_ROWID,)).fetchone()
                 con.execute("UPDATE events SET event_data=CAST(? AS TEXT) WHERE rowid=?", (p.compaction(json.loads(raw)), SUMMARY_ROWID))
             else:
+                if p.store is not None:
+                    con.executescript(p.store)
                 _probe_rows(con, p, i)
         files.append(f)
     return files
