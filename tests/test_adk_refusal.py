@@ -250,3 +250,22 @@ def test_a_followed_store_whose_state_goes_bad_reloads(tmp_path: Path) -> None:
     up = fol.poll()
     assert up is not None and fol.report is not None
     assert [x.code for x in fol.report.findings if x.code == "resume_refused"] == ["resume_refused"]
+
+
+@pytest.mark.parametrize("raw", [b"NaN", b"-Infinity", b"1e400", b"9" * 400])
+def test_a_row_with_a_number_orjson_refuses_is_read_as_adk_reads_it(raw: bytes, tmp_path: Path) -> None:
+    """pydantic's JSON parser reads NaN, Infinity and numbers past a double's range (events/event.py
+    ignores the key holding one); the row is read (as orjson would read the rest), its event sent,
+    a recovered diagnostic saying why, and ADK's verdict unchanged."""
+    content = {"role": "model", "parts": [{"text": "MARK"}, {"function_call": {"id": "c", "name": "f", "args": {"n": "@"}}}]}
+    f = _store(tmp_path, _dumps(_event(x="@", custom_metadata={"n": "@"}, content=content)).replace(b'"@"', raw))
+    led = load(str(f))
+    assert len(led.records) == 31
+    assert [r.extra for r in led.records] and [r.message for r in led.records]  # (their JSON sizes: orjson writes each value)
+    from inspector.analysis.export import analyze_json, context_json
+
+    assert analyze_json(analyze(led)) and context_json(analyze(led))
+    notes = [d for d in led.diagnostics if d.problem == "malformed_row"]
+    assert len(notes) == 1 and notes[0].recovered and "read as ADK reads it" in notes[0].message
+    rep = analyze(led)
+    assert "MARK" in _sent(rep) and not [x for x in rep.findings if x.code == "resume_refused"]

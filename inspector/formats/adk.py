@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import operator
 import pickle
 import pickletools
@@ -1083,7 +1084,9 @@ def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tup
     try:
         obj, cuts = bounded.loads(data)
     except ValueError as e:
-        obj, why = None, f"event_data is not valid JSON ({escape(str(e))})"
+        obj, cuts, why = None, [], f"event_data is not valid JSON ({escape(str(e))})"
+        if bad_at < 0 and len(data) <= bounded.LARGE_LINE_BYTES and (obj := adk_model.lenient_json(data)) is not None:
+            notes.append("a number JSON cannot hold in a double (NaN, Infinity or past its range), read as ADK reads it")
     except RecursionError:
         obj, why = None, "event_data nests too deep to read"
     if refused is not None and (no := adk_model.row_refusal(original, obj, bad_at >= 0)) is not None:
@@ -1094,12 +1097,22 @@ def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tup
         notes.append(bounded.describe(cuts, "row"))
     if not isinstance(obj, dict):
         return None, "; ".join([*notes, f"event_data is {json_type(obj)}, not a JSON object"])
-    if not isinstance(obj.get("timestamp"), int | float):
+    if not _finite(obj.get("timestamp")):
         ts = _row_float(ts_col)
         if ts is None:
             return None, "no usable timestamp"
         obj["timestamp"] = ts
     return obj, "; ".join(notes)
+
+
+def _finite(ts: Any) -> bool:
+    """A number of a double's range (a row read past orjson holds NaN, Infinity, 400 digits)."""
+    if not isinstance(ts, int | float):
+        return False
+    try:
+        return math.isfinite(ts)
+    except OverflowError:
+        return False
 
 
 # ---------------------------------------------------------------------------------------- v0 pickles

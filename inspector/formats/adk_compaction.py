@@ -89,19 +89,20 @@ def compaction_of(obj: dict[str, Any]) -> dict[str, Any] | None:
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # (an integer of hundreds of digits)
+        return None
 
 
 def _lax_num(v: Any) -> float | None:
     """A compaction's start or end as ADK's `EventCompaction` reads it (events/event_actions.py:68-71,
     a float in pydantic's lax mode: a boolean or a numeric string too); None where it refuses it
     (then ADK refuses the whole session: formats/adk_model.py)."""
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            return None
-    return float(v) if isinstance(v, int | float) else None
+    try:
+        return float(v) if isinstance(v, str | int | float) else None
+    except (ValueError, OverflowError):  # (an integer of hundreds of digits: a row read past orjson)
+        return None
 
 
 def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:

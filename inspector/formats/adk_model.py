@@ -227,16 +227,33 @@ def _surrogate(v: Any) -> bool:
     return False
 
 
+def lenient_json(data: bytes) -> Any:
+    """A row orjson refuses as pydantic's parser reads it, where that differs: NaN, Infinity or a
+    number past a double's range (Python's json module reads them as pydantic does); None where
+    the row is not JSON to either (or holds a lone surrogate, which pydantic refuses)."""
+    try:
+        obj = json.loads(data.decode("utf-8"), parse_int=_orjson_int)
+        return None if _surrogate(obj) else obj
+    except (ValueError, RecursionError):
+        return None
+
+
+def _orjson_int(text: str) -> int | float:
+    """An integer as orjson reads one: past 64 bits a float (infinite past a double's range)."""
+    n = int(text)
+    return n if -(2**63) <= n < 2**64 else float(text)
+
+
 def _json_refusal(data: bytes) -> str | None:
     """Why pydantic's JSON parse refuses a row orjson cannot read (None: it reads it: NaN,
     Infinity or a number past a double's range, which orjson refuses and pydantic's parser takes)."""
     try:
         text = data.decode("utf-8")
         obj = json.loads(text)
+        if _surrogate(obj):
+            return "not valid JSON: a lone surrogate escape"
     except (ValueError, RecursionError) as e:
         return f"not valid JSON: {escape(str(e))}"
-    if _surrogate(obj):
-        return "not valid JSON: a lone surrogate escape"
     return None if type(obj) is dict else "not a JSON object"
 
 
