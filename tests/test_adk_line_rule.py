@@ -7,8 +7,8 @@ copy and runs one turn through a Runner against a scripted model (tests/adk_resu
 did ADK refuse the session (one event its own `Event` model cannot validate makes `get_session`
 raise: nothing is sent), else was the damaged event sent, the clean one, the history before them,
 the last compaction's summary, an event inside its range. `inspector` must say the same of every
-probe but those named below (a `resume_refused` finding where ADK refuses). Before this rule, 84 of
-158 probes differed (every session ADK refuses over one event or a stored state it cannot read was
+probe but those named below (a `resume_refused` finding where ADK refuses). Before this rule, 86 of
+162 probes differed (every session ADK refuses over one event or a stored state it cannot read was
 read and predicted as if sent; a content without a role was sent; a compaction's end written as a
 numeric string was ignored).
 

@@ -278,6 +278,10 @@ PROBES: list[Probe] = [
     Probe("text and an unknown part shape", _u(_part({"executable_code": {"code": "print(1)", "language": "PYTHON"}}))),
     Probe("an output transcription without content", _r(_drop("content"), _set("output_transcription", {"text": "PROBE-X"}))),
     Probe("the column timestamp inside a compaction, JSON after", _u(ts_col=1767225700.0)),
+    Probe("a call without a role", _ev(_call_pair, _drop("content.role"))),
+    Probe("a call marked a thought", _ev(_call_pair, _set("content.parts.0.thought", True))),
+    Probe("a call of a framework name, answered", _ev(_call_pair, _set("content.parts.0.function_call.name", "adk_request_confirmation"))),
+    Probe("a call with an empty role, answered", _ev(_call_pair, _set("content.role", ""))),
     # the JSON itself
     Probe("invalid JSON", _u(raw=lambda b: b[:-1])),
     Probe("a JSON array", _u(raw=lambda b: b"[" + b + b"]")),
