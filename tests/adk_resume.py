@@ -8,7 +8,9 @@ JOBS.json is a list of {"name", "path", "backend" (sqlite | v1 | json), "app", "
 ADK's `Session` model replayed into an `InMemorySessionService`), and one more turn is run through
 a `Runner` whose root `LlmAgent` is the session's next agent. Only the model is scripted: it records
 the first `LlmRequest.contents` ADK sends and answers "ok". OUT.json maps each job's name to those
-contents (role; per part: text, function_call, function_response), or to {"error": ...}. The App has
+contents (role; per part: text, function_call, function_response), or to {"error": ...} (with
+"stage": "get_session" when ADK could not load the session at all: one event its `Event` model
+refuses makes the whole session unreadable, `sessions/sqlite_session_service.py:368-371`). The App has
 no compaction config: nothing but the stored events decides what ADK sends. No network is used.
 """
 
@@ -97,6 +99,10 @@ async def resume(job: dict[str, Any]) -> Any:
     app = App(name=job["app"], root_agent=agent)
     svc = await _service(job)
     try:
+        try:  # (the Runner reads it again: this tells a session ADK cannot load from a run that fails)
+            await svc.get_session(app_name=job["app"], user_id=job["user"], session_id=job["session"])
+        except Exception as e:
+            return {"error": f"{type(e).__name__}: {e}", "stage": "get_session"}
         runner = Runner(app=app, session_service=svc)
         msg = types.Content(role="user", parts=[types.Part(text=JUDGE_MESSAGE)])
         async for _ev in runner.run_async(user_id=job["user"], session_id=job["session"], new_message=msg):

@@ -191,7 +191,9 @@ def test_a_schema_python_cannot_decode_is_a_load_error(tmp_path: Path) -> None:
 def test_long_running_ids_that_are_not_strings_name_no_call(store: str, tmp_path: Path) -> None:
     """`long_running_tool_ids` members that are not strings (a list, an object, a number, null) name
     no call: the analysis reads the strings beside them, as if those were all (it raised
-    `TypeError: unhashable type: 'list'` in the next request's pass)."""
+    `TypeError: unhashable type: 'list'` in the next request's pass). (google-adk's SqliteSessionService
+    refuses such a session whole, its Event model taking strings only, events/event.py:119: each
+    row says so, and the rest is read as before.)"""
     from inspector.analysis import analyze
     from inspector.analysis.export import analyze_json, context_json
 
@@ -203,7 +205,11 @@ def test_long_running_ids_that_are_not_strings_name_no_call(store: str, tmp_path
                 o = json.loads(data)
                 o["long_running_tool_ids"] = ["lr-none", *extra]
                 con.execute("UPDATE events SET event_data = ? WHERE rowid = ?", (json.dumps(o), rowid))
-        rep = analyze(load(str(out)))
+        led = load(str(out))
+        refused = [d for d in led.diagnostics if d.problem == "resume_refused"]
+        assert len(refused) == (len(led.records) if extra and not store.endswith(".v1.db") else 0)
+        led.diagnostics = [d for d in led.diagnostics if d.problem != "resume_refused"]
+        rep = analyze(led)
         rep.ensure_tokens()
         assert _cli(out).returncode in (0, 1)
         return json.dumps([analyze_json(rep), context_json(rep)], sort_keys=True).encode()

@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import operator
 import pickle
 import pickletools
@@ -32,7 +33,7 @@ import msgspec
 import orjson
 
 from inspector.formats import adk_compaction as rules
-from inspector.formats import adk_heads, adk_writer, bounded, fields, heads, sqlite_files
+from inspector.formats import adk_heads, adk_model, adk_writer, bounded, fields, heads, sqlite_files
 from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Writer
 from inspector.formats.bounded import Cut, NotJson
 from inspector.formats.fields import json_type
@@ -575,6 +576,8 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
+    if version == "sqlite":
+        diags += _state_refusals(con, name, (app, user, sid))
     got = _indexed_events(con, name, version, (app, user, sid), diags) if version != "v0" else None
     if got is not None:
         objs, ranks, places = got
@@ -663,6 +666,10 @@ def _grown(
     if (app, user, sid) != (header.get("app_name"), header.get("user_id"), header.get("session_id")):
         return StoreGrowth(None, tail, reload=f"session {quote(sid)} is now the most recently updated one")
     key = (app, user, sid)
+    if version == "sqlite" and [d.message for d in _state_refusals(con, name, key)] != [
+        d.message for d in led.diagnostics if d.problem == "resume_refused" and d.line == 0
+    ]:
+        return StoreGrowth(None, tail, reload="the session's stored state changed whether ADK can read it")
     count = _rows_upto(con, tail.last_rowid)
     if count != tail.count:
         return StoreGrowth(
@@ -809,6 +816,33 @@ def _choose_session(
     return tuple(chosen)
 
 
+# The state rows SqliteSessionService's get_session decodes before any event (sessions/
+# sqlite_session_service.py:331-333, 361-362, 604-628): the session's, its app's, its user's.
+_STATES = (
+    ("session's state", "SELECT CAST(state AS BLOB) FROM sessions WHERE app_name=? AND user_id=? AND id=?", 3),
+    ("app's state (app_states)", "SELECT CAST(state AS BLOB) FROM app_states WHERE app_name=?", 1),
+    ("user's state (user_states)", "SELECT CAST(state AS BLOB) FROM user_states WHERE app_name=? AND user_id=?", 2),
+)
+
+
+def _state_refusals(con: sqlite3.Connection, name: str, key: tuple[Any, ...]) -> list[Diagnostic]:
+    """A stored state ADK cannot read refuses the whole session, as an event it cannot load does
+    (`adk_model.state_refusal`); line 0: no event row."""
+    out: list[Diagnostic] = []
+    for what, sql, n in _STATES:
+        try:
+            row = con.execute(sql, key[:n]).fetchone()
+        except sqlite_files.ERRORS:
+            continue  # (no such table: ADK makes it empty)
+        if row is not None and (why := adk_model.state_refusal(row[0])) is not None:
+            text = (
+                f"{name}: the {what}: google-adk's SqliteSessionService cannot read it ({why}), so it refuses the "
+                "whole session: get_session raises, the runner stops and nothing is sent"
+            )
+            out.append(Diagnostic(0, "resume_refused", text, severity="error"))
+    return out
+
+
 def _session_rows(
     con: sqlite3.Connection,
     name: str,
@@ -880,7 +914,10 @@ def _indexed_events(
     objs: list[Any] = list(map(_RowLater, datas, heads_of)) if not whole_at else []
     places = _RowPlaces(con)
     places.where = list(zip(range(1, len(rowids) + 1), rowids, repeat(_UNFETCHED)))  # type: ignore[arg-type]
+    refused = version == "sqlite" and _any_refused(heads_of)
     if not whole_at:
+        if refused:
+            _head_refusals(heads_of, rowids, places, name, diags)
         return objs, rowids, places
     try:
         whole = _rows_by_rowid(con, [rowids[i] for i in whole_at])
@@ -896,7 +933,20 @@ def _indexed_events(
     for k, i in enumerate(whole_at):
         objs[i] = got[k]
         places.where[i] = (i + 1, rowids[i], got_places.where[k][2])
+    if refused:
+        _head_refusals(heads_of, rowids, places, name, diags)
     return objs, rowids, places
+
+
+def _head_refusals(
+    heads_of: list[adk_heads.Head | None], rowids: list[int], places: _RowPlaces, name: str, diags: list[Diagnostic]
+) -> None:
+    """The diagnostics of the rows read from their heads that ADK refuses (`_row_events` words them
+    alike), every row an event (`_indexed_events`)."""
+    for i, h in enumerate(heads_of):
+        if h is not None and h.refused is not None:
+            place = _row_place(i + 1, rowids[i], places._event_id(rowids[i]))
+            diags.append(_refused(i + 1, name, place, h.refused, i))
 
 
 def _rows_by_rowid(con: sqlite3.Connection, rowids: list[int]) -> list[tuple[Any, ...]]:
@@ -924,21 +974,26 @@ def _row_events(
     if by_head and version != "v0":
         datas = list(map(itemgetter(1), rows))
         heads_of = list(map(adk_heads.head, datas))
-        if all(heads_of) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
+        if all(heads_of) and not (version == "sqlite" and _any_refused(heads_of)) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
             # Every row read from its head, its rowid its rank (in C, no loop over the rows).
             places.where = list(zip(range(1, len(rows) + 1), map(itemgetter(0), rows), map(itemgetter(at_id), rows), strict=True))  # type: ignore[arg-type]
             return list(map(_RowLater, datas, heads_of)), list(map(itemgetter(0), rows)), places
     for n, row in enumerate(rows, start=1):
         event_id = row[at_id] if at_id is not None and at_id < len(row) else None
         if heads_of and (h := heads_of[n - 1]) is not None:
+            if h.refused is not None and version == "sqlite":
+                diags.append(_refused(n, name, _row_place(n, row[0], event_id), h.refused, len(objs)))
             objs.append(_RowLater(row[1], h))
             ranks.append(int(row[0]) if isinstance(row[0], int) else n)
             places.where.append((n, row[0], event_id))
             continue
+        refused: list[str] | None = [] if version == "sqlite" else None
         if version == "v0":
             obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
-            obj, problem = _json_event(row[1], row[2])
+            obj, problem = _json_event(row[1], row[2], refused)
+        if refused:
+            diags.append(_refused(n, name, _row_place(n, row[0], event_id), refused[0], len(objs) if obj is not None else None))
         if obj is None:
             diags.append(Diagnostic(n, "malformed_row", f"{name}: {_row_place(n, row[0], event_id)}: {problem}; event skipped"))
             continue
@@ -955,6 +1010,23 @@ def _row_events(
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
         places.where.append((n, row[0], event_id))
     return objs, ranks, places
+
+
+def _any_refused(heads_of: list[adk_heads.Head | None]) -> bool:
+    """Does ADK refuse an event of these heads (`Head.refused`)?"""
+    return any(map(_REFUSED, filter(None, heads_of)))
+
+
+_REFUSED = attrgetter("refused")
+
+
+def _refused(n: int, name: str, place: str, why: str, seq: int | None) -> Diagnostic:
+    """A row google-adk 2.13 cannot load: its `get_session` raises, and nothing is sent (`adk_model`)."""
+    text = (
+        f"{name}: {place}: google-adk's SqliteSessionService cannot load this event ({why}), so it refuses the whole "
+        "session: get_session raises, the runner stops and nothing is sent"
+    )
+    return Diagnostic(n, "resume_refused", text, severity="error", seqs=[seq] if seq is not None else [])
 
 
 def _row_place(n: int, rowid: Any, event_id: Any) -> str:
@@ -996,8 +1068,9 @@ class _RowPlaces(Sequence[str]):
         return row[0] if row is not None else None
 
 
-def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
-    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it."""
+def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+    """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it.
+    `refused`: given, why ADK's SqliteSessionService cannot load the event is added to it."""
     if data is None:
         return None, "event_data is NULL"
     if isinstance(data, str):
@@ -1011,19 +1084,35 @@ def _json_event(data: Any, ts_col: Any) -> tuple[dict[str, Any] | None, str]:
     try:
         obj, cuts = bounded.loads(data)
     except ValueError as e:
-        return None, "; ".join([*notes, f"event_data is not valid JSON ({escape(str(e))})"])
+        obj, cuts, why = None, [], f"event_data is not valid JSON ({escape(str(e))})"
+        if bad_at < 0 and len(data) <= bounded.LARGE_LINE_BYTES and (obj := adk_model.lenient_json(data)) is not None:
+            notes.append("a number JSON cannot hold in a double (NaN, Infinity or past its range), read as ADK reads it")
     except RecursionError:
-        return None, "; ".join([*notes, "event_data nests too deep to read"])
+        obj, why = None, "event_data nests too deep to read"
+    if refused is not None and (no := adk_model.row_refusal(original, obj, bad_at >= 0)) is not None:
+        refused.append(no)
+    if obj is None:
+        return None, "; ".join([*notes, why])
     if cuts:
         notes.append(bounded.describe(cuts, "row"))
     if not isinstance(obj, dict):
         return None, "; ".join([*notes, f"event_data is {json_type(obj)}, not a JSON object"])
-    if not isinstance(obj.get("timestamp"), int | float):
+    if not _finite(obj.get("timestamp")):
         ts = _row_float(ts_col)
         if ts is None:
             return None, "no usable timestamp"
         obj["timestamp"] = ts
     return obj, "; ".join(notes)
+
+
+def _finite(ts: Any) -> bool:
+    """A number of a double's range (a row read past orjson holds NaN, Infinity, 400 digits)."""
+    if not isinstance(ts, int | float):
+        return False
+    try:
+        return math.isfinite(ts)
+    except OverflowError:
+        return False
 
 
 # ---------------------------------------------------------------------------------------- v0 pickles
@@ -1239,6 +1328,8 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
             usage = Usage(max(prompt - cached, 0), out, cached, 0)
     if not visible and not any(p.get("thought_signature") for p in parts):
         never = True  # ADK's _contains_empty_content: thoughts only, or empty text
+    if not role_raw:
+        never = True  # ... or a content without a role (flows/llm_flows/context/_contents.py:277-279)
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
     return m, tuple(call_ids), result_id
 

@@ -89,7 +89,20 @@ def compaction_of(obj: dict[str, Any]) -> dict[str, Any] | None:
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # (an integer of hundreds of digits)
+        return None
+
+
+def _lax_num(v: Any) -> float | None:
+    """A compaction's start or end as ADK's `EventCompaction` reads it (events/event_actions.py:68-71,
+    a float in pydantic's lax mode: a boolean or a numeric string too); None where it refuses it
+    (then ADK refuses the whole session: formats/adk_model.py)."""
+    try:
+        return float(v) if isinstance(v, str | int | float) else None
+    except (ValueError, OverflowError):  # (an integer of hundreds of digits: a row read past orjson)
+        return None
 
 
 def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
@@ -107,8 +120,8 @@ def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
         )
         c = compaction_of(o)
         if c is not None:
-            e.start = _num(c.get("start_timestamp"))
-            e.end = _num(c.get("end_timestamp"))
+            e.start = _lax_num(c.get("start_timestamp"))
+            e.end = _lax_num(c.get("end_timestamp"))
             e.summary_content = c.get("compacted_content")
         out.append(e)
     return out

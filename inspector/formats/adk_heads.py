@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import msgspec
 import orjson
 
-from inspector.formats import bounded
+from inspector.formats import adk_model, bounded
 from inspector.formats.adk_compaction import MAX_TOOL_CONTENT_CHARS as _MAX_TOOL_CHARS
 from inspector.formats.adk_compaction import lines_size, truncated_len
 from inspector.ledger.jsontext import py_str
@@ -128,10 +128,15 @@ class _SResponse(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     will_continue: None = None
 
 
+# base64 as pydantic reads bytes from JSON (`val_json_bytes='base64'`, genai/_common.py:600-607):
+# either alphabet, padding optional, never one character past a multiple of four (`adk_model._bytes`)
+_B64 = Annotated[str, msgspec.Meta(pattern=r"^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2,3})?={0,2}$")]
+
+
 class _SPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     text: str | None = None
     thought: bool | None = None
-    thought_signature: str | None = None
+    thought_signature: _B64 | None = None
     function_call: _SCall | None = None
     function_response: _SResponse | None = None
     audio_transcription: None = None
@@ -172,14 +177,28 @@ class _SUsage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     traffic_type: str | None = None
 
 
+class _SConfirmation(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    hint: str = ""
+    confirmed: bool = False
+    payload: msgspec.Raw = _NULL
+
+
+class _SNodeInfo(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    path: str = ""
+    output_for: list[str] | None = None
+    message_as_output: bool | None = None
+
+
+# What ADK's models refuse is never taken here (adk_model): a field they do not make Optional is
+# `_Unset`, not None (null is another type), or checked in `head` (the event's own).
 class _SActions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     skip_summarization: bool | None = None
-    state_delta: dict[str, msgspec.Raw] | None = None
-    artifact_delta: dict[str, msgspec.Raw] | None = None
+    state_delta: dict[str, msgspec.Raw] | _Unset = _UNSET
+    artifact_delta: dict[str, _I64] | _Unset = _UNSET
     transfer_to_agent: str | None = None
     escalate: bool | None = None
-    requested_auth_configs: dict[str, msgspec.Raw] | None = None
-    requested_tool_confirmations: dict[str, msgspec.Raw] | None = None
+    requested_auth_configs: dict[str, msgspec.Raw] | _Unset = _UNSET
+    requested_tool_confirmations: dict[str, _SConfirmation] | _Unset = _UNSET
     compaction: None = None  # (a compaction is read whole)
     end_of_agent: bool | _Unset | None = _UNSET
     agent_state: _Scalars | _Unset | None = _UNSET
@@ -196,21 +215,23 @@ class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     partial: bool | None = None
     turn_complete: bool | None = None
     finish_reason: str | None = None
-    error_code: str | _I64 | _Unset | None = _UNSET
+    error_code: str | _Unset | None = _UNSET
     error_message: str | None = None
     interrupted: bool | None = None
     custom_metadata: _Scalars | None = None
     usage_metadata: _SUsage | None = None
     avg_logprobs: float | None = None
     interaction_id: str | None = None
-    invocation_id: str | None = None
-    author: str | None = None
-    actions: _SActions | None = None
-    node_info: _Scalars | None = None
+    # (left out: None, as the head reads it; null is another type, which ADK refuses: events/
+    # event.py:105-110, 151-153. msgspec checks no default: these cost the decode nothing.)
+    invocation_id: str = None  # type: ignore[assignment]
+    author: str = None  # type: ignore[assignment]
+    actions: _SActions = None  # type: ignore[assignment]
+    node_info: _SNodeInfo | _Unset = _UNSET
     long_running_tool_ids: list[str] | _Unset | None = _UNSET
     branch: str | None = None
-    id: str | None = None
-    timestamp: _I64 | float | None = None
+    id: str = None  # type: ignore[assignment]
+    timestamp: _I64 | float = None  # type: ignore[assignment]
     isolation_scope: str | _Unset | None = _UNSET
     cache_metadata: None = None
     citation_metadata: None = None
@@ -248,10 +269,11 @@ def _delta_ok(raw: msgspec.Raw) -> bool:
 def _deltas_ok(a: _SActions | None) -> bool:
     if a is None:
         return True
-    for d in (a.state_delta, a.artifact_delta, a.requested_auth_configs, a.requested_tool_confirmations):
+    for d in (a.state_delta, a.requested_auth_configs):
         if d and not all(map(_delta_ok, d.values())):
             return False
-    return True
+    confirmations = a.requested_tool_confirmations
+    return not confirmations or all(c.payload is _NULL or _delta_ok(c.payload) for c in confirmations.values())
 
 
 def _value(raw: msgspec.Raw) -> Any:
@@ -295,6 +317,9 @@ class Head(msgspec.Struct, gc=False):
     # lines' characters and one newline each), counted as it is decoded (None: count it from its
     # content when asked).
     prompt: int | None = None
+    # Why google-adk's own Event model refuses the event (`adk_model.row_refusal`): then its
+    # SqliteSessionService refuses the whole session.
+    refused: str | None = None
 
 
 def head(data: Any) -> Head | None:
@@ -321,11 +346,16 @@ def head(data: Any) -> Head | None:
         whole = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+    if type(whole) is not dict:
+        return None
     try:
         h = _DECODE(data)
     except _DECODE_ERRORS:  # (a ValidationError too: a field of another type)
         return None
-    return _head_of(h, whole if type(whole) is dict else {})
+    got = _head_of(h, whole)
+    if got is not None:  # (the strict decode takes no event ADK refuses: only this way needs asking)
+        got.refused = adk_model.row_refusal(data if type(data) is bytes else bytes(data), whole, False)
+    return got
 
 
 def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
@@ -429,8 +459,8 @@ def _message_head(
     role, stop, _, source = role_and_stop(
         str(h.author or ""), content.role, calls, results, fields.get("error_code"), h.finish_reason
     )
-    if not visible and not signed:
-        never = True
+    if (not visible and not signed) or not content.role:
+        never = True  # (a content without a role too, `adk._message_of`)
     return Head(
         h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
         tuple(response_ids), never, any_call, any_response,
@@ -520,6 +550,10 @@ def _typed_head(s: _SEvent) -> Head | None:
     content = s.content
     if content is None or not (parts := content.parts):
         return Head(s.id, float(ts), ts, author, s.invocation_id, out, False, prompt=0)
+    if not content.role:  # never sent (`adk._message_of`)
+        got = _parts_head(s, ts, author, out, content, parts)
+        got.never_sent = True
+        return got
     if len(parts) == 1:  # (one part: most events)
         p = parts[0]
         fc, fr = p.function_call, p.function_response

@@ -318,6 +318,7 @@ _ADK_PARTS = LIST(
     function_response=OBJ(id=STR(), name=STR()),
 )
 _ADK_CONTENT = OBJ(role=STR(), parts=_ADK_PARTS)
+_ADK_LAX_FLOAT = Field((Number, str, bool))
 
 ADK: dict[str, Field] = {
     "id": STR(),
@@ -332,7 +333,8 @@ ADK: dict[str, Field] = {
     ),
     "actions": OBJ(
         transfer_to_agent=STR(),
-        compaction=OBJ(start_timestamp=NUM(), end_timestamp=NUM(), compacted_content=_ADK_CONTENT),
+        # (a float in pydantic's lax mode: a boolean or numeric string too, `adk_compaction._lax_num`)
+        compaction=OBJ(start_timestamp=_ADK_LAX_FLOAT, end_timestamp=_ADK_LAX_FLOAT, compacted_content=_ADK_CONTENT),
     ),
 }
 
