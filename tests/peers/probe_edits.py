@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +20,11 @@ def holder(o: Any, path: str) -> tuple[Any, Any]:
 
 
 def set_at(path: str, value: Any) -> Edit:
+    """The field at PATH set to a copy of VALUE (each probe's own: one may edit it further)."""
+
     def edit(o: dict[str, Any]) -> None:
         h, k = holder(o, path)
-        h[k] = value
+        h[k] = copy.deepcopy(value)
 
     return edit
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO, SHARED
+from tests.peers.probe_edits import drop_at as _drop
+from tests.peers.probe_edits import set_at as _set
 
 BASE = SHARED / "peers" / "adk" / "corpus" / "token_threshold.db"
 ADK_PYTHON = Path(os.environ.get("ADK_PYTHON") or REPO / ".adk-venv" / "bin" / "python")
@@ -55,7 +57,12 @@ class Probe:
 
 
 def _actions() -> dict[str, Any]:
-    return {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}}
+    return {
+        "state_delta": {},
+        "artifact_delta": {},
+        "requested_auth_configs": {},
+        "requested_tool_confirmations": {},
+    }
 
 
 def _user(marker: str, n: int) -> dict[str, Any]:
@@ -87,31 +94,10 @@ def _reply(marker: str, n: int) -> dict[str, Any]:
 def _call_pair(marker: str, n: int) -> dict[str, Any]:
     """A reply calling `add` (its args carry the marker), answered by the clean row after it."""
     o = _reply(marker, n)
-    o["content"]["parts"] = [{"function_call": {"id": f"call-{n:03d}", "args": {"note": marker}, "name": "add"}}]
+    o["content"]["parts"] = [
+        {"function_call": {"id": f"call-{n:03d}", "args": {"note": marker}, "name": "add"}}
+    ]
     return o
-
-
-def _at(o: Any, path: str) -> tuple[Any, str | int]:
-    *head, last = path.split(".")
-    for k in head:
-        o = o[int(k)] if isinstance(o, list) else o[k]
-    return o, int(last) if isinstance(o, list) else last
-
-
-def _set(path: str, value: Any) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        box, k = _at(o, path)
-        box[k] = copy.deepcopy(value)
-
-    return edit
-
-
-def _drop(path: str) -> _Edit:
-    def edit(o: dict[str, Any]) -> None:
-        box, k = _at(o, path)
-        del box[k]
-
-    return edit
 
 
 def _part(part: Any) -> _Edit:
@@ -119,7 +105,12 @@ def _part(part: Any) -> _Edit:
     return lambda o: o["content"]["parts"].append(copy.deepcopy(part))
 
 
-def _ev(base: Callable[[str, int], dict[str, Any]], *edits: _Edit, ts_col: Any = "json", raw: Callable[[bytes], bytes] | None = None) -> Callable[[str, int], tuple[bytes, Any, Any]]:
+def _ev(
+    base: Callable[[str, int], dict[str, Any]],
+    *edits: _Edit,
+    ts_col: Any = "json",
+    raw: Callable[[bytes], bytes] | None = None,
+) -> Callable[[str, int], tuple[bytes, Any, Any]]:
     """A row of BASE's event edited; its timestamp column the JSON's (or TS_COL); RAW edits its bytes."""
 
     def row(marker: str, n: int) -> tuple[bytes, Any, Any]:
@@ -244,7 +235,10 @@ PROBES: list[Probe] = [
     Probe("text a number", _u(_part({"text": 5}))),
     Probe("text a list", _u(_part({"text": ["t"]}))),
     Probe("text null", _u(_part({"text": None}))),
-    Probe("text empty alone", _u(_set("content.parts", [{"text": ""}]), _set("custom_metadata", {"m": "PROBE-X"}))),
+    Probe(
+        "text empty alone",
+        _u(_set("content.parts", [{"text": ""}]), _set("custom_metadata", {"m": "PROBE-X"})),
+    ),
     Probe("thought true alone", _r(_set("content.parts.0.thought", True))),
     Probe("thought a string", _r(_set("content.parts.0.thought", "yes"))),
     Probe("thought_signature not base64", _r(_set("content.parts.0.thought_signature", "not base64!"))),
@@ -254,33 +248,113 @@ PROBES: list[Probe] = [
     # calls and responses
     Probe("call args a string", _ev(_call_pair, _set("content.parts.0.function_call.args", "PROBE-X"))),
     Probe("call args a list", _ev(_call_pair, _set("content.parts.0.function_call.args", ["PROBE-X"]))),
-    Probe("call args nested", _ev(_call_pair, _set("content.parts.0.function_call.args", {"note": "PROBE-X", "deep": {"a": [1, {"b": None}]}}))),
+    Probe(
+        "call args nested",
+        _ev(
+            _call_pair,
+            _set("content.parts.0.function_call.args", {"note": "PROBE-X", "deep": {"a": [1, {"b": None}]}}),
+        ),
+    ),
     Probe("call name a number", _ev(_call_pair, _set("content.parts.0.function_call.name", 5))),
     Probe("call without a name", _ev(_call_pair, _drop("content.parts.0.function_call.name"))),
     Probe("call id a number", _ev(_call_pair, _set("content.parts.0.function_call.id", 5))),
     Probe("call with an unknown key", _ev(_call_pair, _set("content.parts.0.function_call.zz", 1))),
-    Probe("call a string", _ev(_call_pair, _set("content.parts.0.function_call", "add"), _set("custom_metadata", {"m": "PROBE-X"}))),
-    Probe("response a list", _u(_set("content.parts", [{"function_response": {"id": "call-x", "name": "add", "response": ["PROBE-X"]}}]))),
-    Probe("response a string", _u(_set("content.parts", [{"function_response": {"id": "call-x", "name": "add", "response": "PROBE-X"}}]))),
+    Probe(
+        "call a string",
+        _ev(
+            _call_pair,
+            _set("content.parts.0.function_call", "add"),
+            _set("custom_metadata", {"m": "PROBE-X"}),
+        ),
+    ),
+    Probe(
+        "response a list",
+        _u(
+            _set(
+                "content.parts",
+                [{"function_response": {"id": "call-x", "name": "add", "response": ["PROBE-X"]}}],
+            )
+        ),
+    ),
+    Probe(
+        "response a string",
+        _u(
+            _set(
+                "content.parts",
+                [{"function_response": {"id": "call-x", "name": "add", "response": "PROBE-X"}}],
+            )
+        ),
+    ),
     # fields ADK validates and then filters on
     Probe("isolation_scope a string", _u(_set("isolation_scope", "task-1"))),
     Probe("branch a string", _r(_set("branch", "root.other"))),
     Probe("a user event with a node path", _u(_set("node_info", {"path": "assistant@1"}))),
     Probe("an empty invocation_id", _u(_set("invocation_id", ""))),
-    Probe("an orphan response", _u(_set("author", AGENT), _set("content.parts", [{"function_response": {"id": "call-none", "name": "add", "response": {"note": "PROBE-X"}}}]))),
-    Probe("an unanswered call", _r(_set("content.parts", [{"text": "PROBE-X"}, {"function_call": {"id": "call-unanswered", "name": "add", "args": {}}}]))),
-    Probe("a framework call", _r(_set("content.parts", [{"function_call": {"id": "call-fw", "name": "adk_request_credential", "args": {"note": "PROBE-X"}}}]))),
-    Probe("a thought with a signature", _r(_set("content.parts.0.thought", True), _set("content.parts.0.thought_signature", "c2ln"))),
-    Probe("a rewind to the last invocation", _r(_set("actions.rewind_before_invocation_id", "e-8e2b478a-ef5a-436e-b80a-2f197c3a1ed4"))),
+    Probe(
+        "an orphan response",
+        _u(
+            _set("author", AGENT),
+            _set(
+                "content.parts",
+                [{"function_response": {"id": "call-none", "name": "add", "response": {"note": "PROBE-X"}}}],
+            ),
+        ),
+    ),
+    Probe(
+        "an unanswered call",
+        _r(
+            _set(
+                "content.parts",
+                [
+                    {"text": "PROBE-X"},
+                    {"function_call": {"id": "call-unanswered", "name": "add", "args": {}}},
+                ],
+            )
+        ),
+    ),
+    Probe(
+        "a framework call",
+        _r(
+            _set(
+                "content.parts",
+                [
+                    {
+                        "function_call": {
+                            "id": "call-fw",
+                            "name": "adk_request_credential",
+                            "args": {"note": "PROBE-X"},
+                        }
+                    }
+                ],
+            )
+        ),
+    ),
+    Probe(
+        "a thought with a signature",
+        _r(_set("content.parts.0.thought", True), _set("content.parts.0.thought_signature", "c2ln")),
+    ),
+    Probe(
+        "a rewind to the last invocation",
+        _r(_set("actions.rewind_before_invocation_id", "e-8e2b478a-ef5a-436e-b80a-2f197c3a1ed4")),
+    ),
     Probe("a transfer to an unknown agent", _r(_set("actions.transfer_to_agent", "nobody"))),
     Probe("end_of_agent true", _r(_set("actions.end_of_agent", True))),
     Probe("a call id empty", _ev(_call_pair, _set("content.parts.0.function_call.id", ""))),
-    Probe("text and an unknown part shape", _u(_part({"executable_code": {"code": "print(1)", "language": "PYTHON"}}))),
-    Probe("an output transcription without content", _r(_drop("content"), _set("output_transcription", {"text": "PROBE-X"}))),
+    Probe(
+        "text and an unknown part shape",
+        _u(_part({"executable_code": {"code": "print(1)", "language": "PYTHON"}})),
+    ),
+    Probe(
+        "an output transcription without content",
+        _r(_drop("content"), _set("output_transcription", {"text": "PROBE-X"})),
+    ),
     Probe("the column timestamp inside a compaction, JSON after", _u(ts_col=1767225700.0)),
     Probe("a call without a role", _ev(_call_pair, _drop("content.role"))),
     Probe("a call marked a thought", _ev(_call_pair, _set("content.parts.0.thought", True))),
-    Probe("a call of a framework name, answered", _ev(_call_pair, _set("content.parts.0.function_call.name", "adk_request_confirmation"))),
+    Probe(
+        "a call of a framework name, answered",
+        _ev(_call_pair, _set("content.parts.0.function_call.name", "adk_request_confirmation")),
+    ),
     Probe("a call with an empty role, answered", _ev(_call_pair, _set("content.role", ""))),
     # the JSON itself
     Probe("invalid JSON", _u(raw=lambda b: b[:-1])),
@@ -302,15 +376,41 @@ PROBES: list[Probe] = [
     # the session's state (read before any event: sqlite_session_service.py:331-333, 361-362)
     Probe("session state not JSON", _u(), store="UPDATE sessions SET state = '{oops';"),
     Probe("session state a list", _u(), store="UPDATE sessions SET state = '[1]';"),
-    Probe("session state invalid UTF-8", _u(), store="UPDATE sessions SET state = CAST(x'7b2261223a22ff227d' AS TEXT);"),
+    Probe(
+        "session state invalid UTF-8",
+        _u(),
+        store="UPDATE sessions SET state = CAST(x'7b2261223a22ff227d' AS TEXT);",
+    ),
     Probe("session state with NaN", _u(), store="""UPDATE sessions SET state = '{"a": NaN}';"""),
     Probe("session state a BLOB", _u(), store="""UPDATE sessions SET state = CAST('{"a": 1}' AS BLOB);"""),
-    Probe("app state not JSON", _u(), store=f"INSERT OR REPLACE INTO app_states VALUES ('{APP}', 'nope', 1.0);"),
-    Probe("app state of another app not JSON", _u(), store="INSERT OR REPLACE INTO app_states VALUES ('other-app', 'nope', 1.0);"),
-    Probe("user state a number", _u(), store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', '{USER}', '5', 1.0);"),
-    Probe("user state of another user a list", _u(), store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', 'user-2', '[]', 1.0);"),
-    Probe("event_data stored as a BLOB", _u(), store=f"UPDATE events SET event_data = CAST(event_data AS BLOB) WHERE rowid = {SUMMARY_ROWID + 1};"),
-    Probe("event_data an integer", _u(), store=f"UPDATE events SET event_data = 42 WHERE rowid = {SUMMARY_ROWID + 1};"),
+    Probe(
+        "app state not JSON", _u(), store=f"INSERT OR REPLACE INTO app_states VALUES ('{APP}', 'nope', 1.0);"
+    ),
+    Probe(
+        "app state of another app not JSON",
+        _u(),
+        store="INSERT OR REPLACE INTO app_states VALUES ('other-app', 'nope', 1.0);",
+    ),
+    Probe(
+        "user state a number",
+        _u(),
+        store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', '{USER}', '5', 1.0);",
+    ),
+    Probe(
+        "user state of another user a list",
+        _u(),
+        store=f"INSERT OR REPLACE INTO user_states VALUES ('{APP}', 'user-2', '[]', 1.0);",
+    ),
+    Probe(
+        "event_data stored as a BLOB",
+        _u(),
+        store=f"UPDATE events SET event_data = CAST(event_data AS BLOB) WHERE rowid = {SUMMARY_ROWID + 1};",
+    ),
+    Probe(
+        "event_data an integer",
+        _u(),
+        store=f"UPDATE events SET event_data = 42 WHERE rowid = {SUMMARY_ROWID + 1};",
+    ),
     # the last compaction (rowid 25), damaged in place
     Probe("compaction as written", compaction=_comp()),
     Probe("compaction without start_timestamp", compaction=_comp(_drop(f"{_C}.start_timestamp"))),
@@ -323,7 +423,9 @@ PROBES: list[Probe] = [
     Probe("compaction summary null", compaction=_comp(_set(f"{_C}.compacted_content", None))),
     Probe("compaction without summary", compaction=_comp(_drop(f"{_C}.compacted_content"))),
     Probe("compaction summary without parts", compaction=_comp(_drop(f"{_C}.compacted_content.parts"))),
-    Probe("compaction summary text a number", compaction=_comp(_set(f"{_C}.compacted_content.parts.0.text", 5))),
+    Probe(
+        "compaction summary text a number", compaction=_comp(_set(f"{_C}.compacted_content.parts.0.text", 5))
+    ),
     Probe("compaction summary role a number", compaction=_comp(_set(f"{_C}.compacted_content.role", 5))),
     Probe("compaction with an unknown key", compaction=_comp(_set(f"{_C}.zz", 1))),
     Probe("compaction a string", compaction=_comp(_set(_C, "x"))),
@@ -333,8 +435,14 @@ PROBES: list[Probe] = [
     Probe("compaction start true", compaction=_comp(_set(f"{_C}.start_timestamp", True))),
     Probe("compaction summary role null", compaction=_comp(_set(f"{_C}.compacted_content.role", None))),
     Probe("compaction summary parts empty", compaction=_comp(_set(f"{_C}.compacted_content.parts", []))),
-    Probe("compaction summary thought only", compaction=_comp(_set(f"{_C}.compacted_content.parts.0.thought", True))),
-    Probe("compaction with content too", compaction=_comp(_set("content", {"role": "model", "parts": [{"text": "compaction content"}]}))),
+    Probe(
+        "compaction summary thought only",
+        compaction=_comp(_set(f"{_C}.compacted_content.parts.0.thought", True)),
+    ),
+    Probe(
+        "compaction with content too",
+        compaction=_comp(_set("content", {"role": "model", "parts": [{"text": "compaction content"}]})),
+    ),
     Probe("compaction by another author", compaction=_comp(_set("author", AGENT))),
     Probe("compaction in a branch", compaction=_comp(_set("branch", "root.other"))),
     Probe("compaction start NaN-like string", compaction=_comp(_set(f"{_C}.start_timestamp", "nan"))),
@@ -366,8 +474,13 @@ def write_probes(out: Path, base: Path = BASE) -> list[Path]:
         os.chmod(f, 0o644)
         with sqlite3.connect(f) as con:
             if p.compaction is not None:
-                (raw,) = con.execute("SELECT event_data FROM events WHERE rowid=?", (SUMMARY_ROWID,)).fetchone()
-                con.execute("UPDATE events SET event_data=CAST(? AS TEXT) WHERE rowid=?", (p.compaction(json.loads(raw)), SUMMARY_ROWID))
+                (raw,) = con.execute(
+                    "SELECT event_data FROM events WHERE rowid=?", (SUMMARY_ROWID,)
+                ).fetchone()
+                con.execute(
+                    "UPDATE events SET event_data=CAST(? AS TEXT) WHERE rowid=?",
+                    (p.compaction(json.loads(raw)), SUMMARY_ROWID),
+                )
             else:
                 if p.store is not None:
                     con.executescript(p.store)
@@ -384,7 +497,9 @@ def _probe_rows(con: sqlite3.Connection, p: Probe, i: int) -> None:
     c["id"], c["timestamp"] = f"after-{i:03d}", LAST_TS + 20
     if b'"function_call"' in data:
         c["author"] = AGENT
-        c["content"]["parts"] = [{"function_response": {"id": f"call-{i:03d}", "name": "add", "response": {"note": after(i)}}}]
+        c["content"]["parts"] = [
+            {"function_response": {"id": f"call-{i:03d}", "name": "add", "response": {"note": after(i)}}}
+        ]
     _insert(con, json.dumps(c, separators=(",", ":")).encode(), c["timestamp"], c["id"], c["invocation_id"])
 
 
@@ -403,7 +518,9 @@ class Verdict:
 
 
 def _verdict(text: str, i: int) -> Verdict:
-    return Verdict(False, (marker(i) in text, after(i) in text, HISTORY in text, SUMMARY in text, INSIDE in text))
+    return Verdict(
+        False, (marker(i) in text, after(i) in text, HISTORY in text, SUMMARY in text, INSIDE in text)
+    )
 
 
 def need_adk() -> str | None:
@@ -411,7 +528,11 @@ def need_adk() -> str | None:
     if not ADK_PYTHON.exists():
         return f"google-adk is not installed at {ADK_PYTHON}: run tests/install_adk.sh"
     try:
-        r = subprocess.run([str(ADK_PYTHON), "-c", "import google.adk; print(google.adk.__version__)"], capture_output=True, text=True)
+        r = subprocess.run(
+            [str(ADK_PYTHON), "-c", "import google.adk; print(google.adk.__version__)"],
+            capture_output=True,
+            text=True,
+        )
     except OSError as e:
         return f"{ADK_PYTHON} cannot be run ({e}): run tests/install_adk.sh"
     if r.returncode != 0 or r.stdout.strip() != "2.13.0":
@@ -421,10 +542,25 @@ def need_adk() -> str | None:
 
 def sent_by_adk(files: Sequence[Path], scratch: Path) -> list[tuple[Verdict, str]]:
     """Per file: the real ADK's verdict, and why it sent nothing (the error) when it did not."""
-    jobs = [{"name": f.name, "path": str(f), "backend": "sqlite", "app": APP, "user": USER, "session": SESSION, "agent": AGENT} for f in files]
+    jobs = [
+        {
+            "name": f.name,
+            "path": str(f),
+            "backend": "sqlite",
+            "app": APP,
+            "user": USER,
+            "session": SESSION,
+            "agent": AGENT,
+        }
+        for f in files
+    ]
     (scratch / "jobs.json").write_text(json.dumps(jobs))
-    r = subprocess.run([str(ADK_PYTHON), str(DRIVER), str(scratch / "jobs.json"), str(scratch / "out.json")],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [str(ADK_PYTHON), str(DRIVER), str(scratch / "jobs.json"), str(scratch / "out.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-3000:])
     got = json.loads((scratch / "out.json").read_text())
@@ -463,7 +599,10 @@ def run(out: Path) -> list[tuple[Probe, Verdict, str, Verdict]]:
     """Every probe: (probe, what ADK did, ADK's error if any, inspector's prediction)."""
     files = write_probes(out)
     theirs = sent_by_adk(files, out)
-    return [(p, got, why, predicted(f, i)) for i, (p, f, (got, why)) in enumerate(zip(PROBES, files, theirs, strict=True))]
+    return [
+        (p, got, why, predicted(f, i))
+        for i, (p, f, (got, why)) in enumerate(zip(PROBES, files, theirs, strict=True))
+    ]
 
 
 def print_verdicts(rows: Sequence[tuple[Probe, Verdict, str, Verdict]]) -> None:
