@@ -269,3 +269,21 @@ def test_a_row_with_a_number_orjson_refuses_is_read_as_adk_reads_it(raw: bytes, 
     assert len(notes) == 1 and notes[0].recovered and "read as ADK reads it" in notes[0].message
     rep = analyze(led)
     assert "MARK" in _sent(rep) and not [x for x in rep.findings if x.code == "resume_refused"]
+
+
+def test_a_session_adk_refuses_is_not_repaired_by_an_inserted_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One more event leaves the stored one ADK refuses where it is, so `repair` refuses, naming it,
+    and the store is left as it was (a clean store is no refusal)."""
+    from inspector.cli.main import main
+
+    f = _store(tmp_path, REFUSED["a null author"])
+    before = f.read_bytes()
+    assert main(["repair", str(f), "--strategy", "recover", "--window", "100000", "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "ADK refuses to load this session whatever is inserted" in err and "author" in err, err
+    assert f.read_bytes() == before
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    from inspector.formats import adk_writer
+
+    assert adk_writer.refusal(load(str(_store(clean, _dumps(_event()))))) is None

@@ -72,6 +72,9 @@ def refusal(led: Ledger) -> str | None:
         return "the session has no id to insert an event under"
     if not any(r.kind == "message" for r in led.records):
         return "the session has no events to compact"
+    refused = next((d for d in led.diagnostics if d.problem == "resume_refused"), None)
+    if refused is not None:  # (get_session validates every stored event and state: one more event changes nothing)
+        return f"ADK refuses to load this session whatever is inserted ({refused.message})"
     return None
 
 
