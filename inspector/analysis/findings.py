@@ -56,7 +56,6 @@ RUNTIME_PROBLEMS: dict[str, str] = {
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
 
-
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"repeated_session_meta", "events_only"})
 # What a runtime itself recorded about its compactions (NextClaw's summaryDiagnostics), reported in
@@ -180,7 +179,7 @@ def _malformed(report: Report) -> list[Finding]:
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
         if d.problem in NOTE_PROBLEMS or d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND):
-            continue  # which session of a database was read (ADK), ...: information, not a bad line
+            continue  # which session of a database was read (ADK), ...: information; what the runtime fails on: `_request_fails`
         if d.problem in RUNTIME_PROBLEMS:
             out.append(Finding(RUNTIME_PROBLEMS[d.problem], d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
             continue
