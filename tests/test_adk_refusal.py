@@ -287,3 +287,23 @@ def test_a_session_adk_refuses_is_not_repaired_by_an_inserted_event(tmp_path: Pa
     from inspector.formats import adk_writer
 
     assert adk_writer.refusal(load(str(_store(clean, _dumps(_event()))))) is None
+
+
+FOUND = Path(__file__).parent / "fuzz" / "found"
+
+
+def test_found_by_the_fuzz_campaign_an_event_null_and_a_refusal_after_the_at_cut(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m tests.fuzz --seed 127`: a v1 store whose event_data is the JSON text `null`
+    crashed the read (UnboundLocalError), and `--at 1` on a store whose row 8 ADK refuses crashed
+    the JSON export (the refusal named a record the cut had left out: at event 1 that row was not
+    stored, so nothing was refused)."""
+    from inspector.cli.main import main
+
+    assert main(["analyze", str(FOUND / "adk-event-data-null.v1.db"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("event_data is null, not a JSON object" in d["message"] for d in out["diagnostics"])
+    found = FOUND / "adk-refused-row-after-the-at-cut.db"
+    assert main(["analyze", "--at", "1", "--json", str(found)]) == 0
+    assert "resume_refused" not in {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert main(["analyze", "--json", str(found)]) == 0  # (the whole store: refused)
+    assert "resume_refused" in {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}

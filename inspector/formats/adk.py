@@ -1078,6 +1078,7 @@ def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tup
     elif not isinstance(data, bytes):
         return None, f"event_data is {json_type(data)}, not JSON text"
     notes: list[str] = []
+    why = "event_data is null, not a JSON object"  # (valid JSON that reads as nothing)
     data, bad_at = heads.utf8_replaced(original := data)
     if bad_at >= 0:
         notes.append(f"invalid UTF-8 at byte {bad_at} of event_data (byte {original[bad_at]:#04x}), read with U+FFFD")
@@ -1351,6 +1352,8 @@ def build(
     """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
+        # (an event ADK refuses that was not stored yet refused nothing then: `--at` before its row)
+        diags[:] = [d for d in diags if not (d.problem == "resume_refused" and any(s >= upto for s in d.seqs))]
     kinds = set(map(type, objs))
     if dict in kinds:  # (a head's timestamp is a number)
         _flag_bad_timestamps(objs, name, places, diags)
