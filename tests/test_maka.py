@@ -217,6 +217,29 @@ def test_mid_turn_checkpoint_retains_its_head_anchor(tmp_path: Path) -> None:
     assert rep.states[0] == "retained"
 
 
+def test_a_head_anchor_whose_row_id_is_not_its_payload_id_is_found_as_maka_finds_it(tmp_path: Path) -> None:
+    """The coverage check finds a mid-turn checkpoint's head anchor by the stored payload's id; the
+    replay took it by the row's own id, which a damaged store may spell otherwise: a KeyError
+    (`python -m tests.fuzz_scan --seed 32`). The anchor is the event the check found."""
+    import sqlite3
+
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.call("c1", "run1", "call_1")
+    s.result("r1", "run1", "call_1")
+    s.checkpoint("cp1", "run1", 3, phase="mid_turn", anchor="u1")
+    s.call("c2", "run1", "call_2")
+    s.result("r2", "run1", "call_2")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    with sqlite3.connect(p) as con:
+        con.execute("UPDATE runtime_events SET event_id = 'u1-row' WHERE event_id = 'u1'")
+    led = maka.load(p, None, None)
+    rep = analyze(led)
+    assert [(it.role, it.kind) for it in rep.context] == [("user", "summary"), ("user", "message"), ("assistant", "message"), ("tool", "message")]
+    assert rep.context[1].record_id == "u1-row"
+
+
 def test_changed_history_makes_maka_skip_the_checkpoint(tmp_path: Path) -> None:
     s, p = two_turns(tmp_path, digest="sha256:" + "0" * 64)
     write(p, s)

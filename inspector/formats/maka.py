@@ -1738,10 +1738,17 @@ def _never_sent(rec: Record) -> None:
 
 def _replayed(c: _CkptRow, compactable: list[_Event]) -> list[_Event]:
     n = c.cp["coverage"]["eventCount"]
-    anchor = c.cp.get("headAnchor", {}).get("runtimeEventId") if c.cp.get("phase") == "mid_turn" else None
-    if anchor is None:
-        return compactable[n:]
-    return [e for e in compactable[:n] if e.event_id == anchor] + compactable[n:]
+    anchor = _anchor_event(c.cp, compactable[:n])
+    return compactable[n:] if anchor is None else [anchor, *compactable[n:]]
+
+
+def _anchor_event(cp: dict[str, Any], covered: list[_Event]) -> _Event | None:
+    """A mid-turn checkpoint's head anchor among the events it covers, found by the stored payload's
+    id as the coverage check finds it (`match_prefix`: a row's own id may differ from it)."""
+    if cp.get("phase") != "mid_turn":
+        return None
+    want = cp["headAnchor"]["runtimeEventId"]
+    return next((e for e in covered if e.stored_id == want), None)
 
 
 def _drop_unpaired_calls(led: Ledger, sent: list[_Event], by_event: dict[str, Record], name: str) -> None:
@@ -1852,7 +1859,7 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
     n = cp["coverage"]["eventCount"]
     covered = compactable[:n]
     first, through = covered[0].event_id, covered[-1].event_id
-    anchor = cp["headAnchor"]["runtimeEventId"] if cp.get("phase") == "mid_turn" else None
+    anchor = _anchor_event(cp, covered)
     v3 = cp["version"] == 3
     summary_item = HistoryItem(
         "assistant" if v3 else "user",
@@ -1862,7 +1869,7 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
     )
     replacement = [summary_item]
     if anchor is not None:
-        replacement.append(HistoryItem("user", seq=by_event[anchor].seq))
+        replacement.append(HistoryItem("user", seq=by_event[anchor.event_id].seq))
     replacement += [HistoryItem(by_event[e.event_id].role or "", seq=by_event[e.event_id].seq) for e in compactable[n:] if by_event[e.event_id].seq < rec.seq]
     rec.kind = "checkpoint"
     rec.checkpoint = Checkpoint(
@@ -1871,7 +1878,7 @@ def _make_checkpoint(led: Ledger, c: _CkptRow, compactable: list[_Event], by_eve
         details=cp,
         explicit_boundary=through,
         explicit_represents=[(first, through)],
-        explicit_retains=[anchor] if anchor else [],
+        explicit_retains=[anchor.event_id] if anchor is not None else [],
         replacement=replacement,
         opaque_summary="encrypted provider state" if v3 else None,
     )
