@@ -160,7 +160,10 @@ def _written(path: Path, kind: str, files: dict[str, bytes | None], tables: Any,
         # The last line, cut by the file's end, is a middle line once the write (a newline first)
         # follows it: the same line, said otherwise.
         cut = {d[0] for d in read[0] if d[1] == "truncated_line"}
-        new = [d for d in again[0] if d not in read[0] and d[0] not in cut]
+        # A diagnostic of the same line and problem may word the repaired state: Claude Code's time
+        # fallback continues from another line once the new boundary leaves the first unheld.
+        said = {d[:2] for d in read[0]}
+        new = [d for d in again[0] if d[:2] not in said and d[0] not in cut]
         if new:
             problems.append(f"diagnostics after the write that were not there before: {new[:3]}")
         if again[1] != read[1] + 1:
