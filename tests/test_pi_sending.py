@@ -354,6 +354,10 @@ def test_a_session_pi_cannot_open_is_not_repaired_by_a_compaction(
         err = capsys.readouterr().err
         assert code == 2 and "pi cannot open this session" in err, err
         assert f.read_bytes() == before
+        # The dry run says so too.
+        assert main(["plan", str(f), "--strategy", "compact", "--window", "100000", "--reserve", "4096", "--json"]) == 0
+        notes = json.loads(capsys.readouterr().out)["notes"]
+        assert any(n.startswith("repair cannot write this plan: pi cannot open this session") for n in notes), notes
     # Beside the path it stops nothing, and the repair goes ahead.
     f = _session(tmp_path, {"type": "message", "timestamp": WHEN, "message": None}, beside=True)
     assert (

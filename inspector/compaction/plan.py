@@ -433,6 +433,9 @@ def plan(
     if ix.unsendable_last is not None:
         line = ix.records[ix.path[ix.unsendable_last]].line
         d.notes.append(f"{d.rt.name} fails on line {line} whenever a request holds it (request_fails): the retained tail starts after it")
+    writer = registry.get(report.ledger.format).writer
+    if writer is not None and (why := writer.refusal(report.ledger)) is not None:
+        d.notes.append(f"repair cannot write this plan: {why}")
     d.lo, d.use_carry = _range_start(d)
     d.base = dict(
         strategy=strategy, budgets=rb, report=report, index=ix, active=active,
