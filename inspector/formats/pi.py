@@ -602,7 +602,7 @@ class _RawUserHead(_RawTextMessageHead, tag="user", kw_only=True):
 
 
 class _RawAssistantHead(_RawTextMessageHead, tag="assistant", kw_only=True):
-    content: _RawBlocks  # type: ignore[assignment]  (an empty list: see `_empty_answer`)
+    content: _RawBlocks  # type: ignore[assignment]  (an empty list: judged by `_EMPTY_KEPT`)
 
 
 class _RawToolResultHead(_RawTextMessageHead, tag="toolResult", kw_only=True):
