@@ -179,6 +179,16 @@ def test_a_message_pi_ai_cannot_convert_stops_every_request_it_is_in(tmp_path: P
     assert _errors(_session(tmp_path, UNSENDABLE[name], beside=True)) == []
 
 
+def test_the_headline_says_pi_sends_nothing(tmp_path: Path) -> None:
+    """The one sentence read first: not "next request: N items" for a session pi sends nothing of."""
+    from inspector.analysis.export import summary_line
+
+    stuck = summary_line(analyze(load(str(_session(tmp_path, UNSENDABLE["user content a number"])))))
+    assert "pi sends nothing (request_fails); the request as written: 4 items" in stuck, stuck
+    fine = summary_line(analyze(load(str(_session(tmp_path, SENDABLE["user content a string"])))))
+    assert "sends nothing" not in fine and "next request: 4 items" in fine, fine
+
+
 @pytest.mark.parametrize("name", list(SENDABLE))
 def test_a_message_pi_ai_converts_stops_nothing(tmp_path: Path, name: str) -> None:
     assert _errors(_session(tmp_path, SENDABLE[name])) == []

@@ -183,6 +183,10 @@ def finding_json(report: Report, f: Finding) -> dict[str, Any]:
     return out
 
 
+# The findings that say the runtime sends nothing at all: the headline says so before the request.
+STOPS = ("resume_refused", "request_fails")
+
+
 def summary_line(report: Report, counts: dict[str, int] | None = None) -> str:
     """One sentence a person reads first. `counts`: `report.coverage_counts()`, when the caller has them."""
     counts = report.coverage_counts() if counts is None else counts
@@ -197,6 +201,9 @@ def summary_line(report: Report, counts: dict[str, int] | None = None) -> str:
     ctx = f"next request: {plural(n_ctx, 'item')}, about {count(report.context_tokens)} tokens"
     if report.window:
         ctx += f" of {count(report.window)}"
+    stops = next((f.code for f in report.findings if f.code in STOPS), None)
+    if stops is not None:  # (what it would send is still listed, as written: the finding says what to repair)
+        ctx = f"{report.runtime.name} sends nothing ({stops}); {ctx.replace('next request', 'the request as written', 1)}"
     if errors:
         verdict = plural(len(errors), "error")
         if warnings:
