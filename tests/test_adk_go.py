@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,15 @@ def test_keys_lower_cased_keep_the_first_of_two_spellings() -> None:
     assert adk_go._lower({"Author": "a", "author": "b", "ID": "x"}) == {"author": "a", "id": "x"}
     assert adk_go._lower({1: "n", "Author": "a", "AUTHOR": "b"}) == {"author": "a"}
     assert adk_go._lower(["not", "an", "object"]) == {}
+
+
+def test_a_compaction_time_nested_deep_is_quoted_not_recursed_into(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m tests.fuzz --seed 129`: an adk-go export whose compaction time is a value
+    nested hundreds of levels deep (its endTimestamp): the diagnostic quoting it took its whole repr (RecursionError).
+    It quotes it shortened, as every message quoting a file does."""
+    from inspector.cli.main import main
+
+    found = Path(__file__).parent / "fuzz" / "found" / "adk-go-compaction-time-nested-deep.json"
+    assert main(["analyze", "--json", str(found)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("compaction endTimestamp [[[[...]]]] is not a time" in d["message"] for d in out["diagnostics"])

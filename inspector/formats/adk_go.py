@@ -94,6 +94,7 @@ from inspector.ledger.model import (
     Usage,
     record_from_fields,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "adk_go"
 
@@ -465,7 +466,7 @@ def _compaction(v: Any, where: str, line: int, diags: list[Diagnostic]) -> Compa
     content = c.get("compactedcontent")
     for key, val, got in (("startTimestamp", c.get("starttimestamp"), start), ("endTimestamp", c.get("endtimestamp"), end)):
         if got is None:
-            diags.append(Diagnostic(line, "invalid_field", f"{where}: compaction {key} {val!r} is not a time; the record covers nothing"))
+            diags.append(Diagnostic(line, "invalid_field", f"{where}: compaction {key} {quote(val)} is not a time; the record covers nothing"))
     refs: list[Ref] = []
     for k, r in enumerate(c.get("excludedevents") or [] if isinstance(c.get("excludedevents"), list) else []):
         rr = _lower(r)
