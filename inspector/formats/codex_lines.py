@@ -38,6 +38,7 @@ import orjson
 
 from inspector.formats.fields import json_type
 from inspector.formats.jsonl import RawLine
+from inspector.ledger.quoting import quote
 
 # Tagged parts: a part's `type` -> the string field that part requires.
 TEXT_PARTS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
@@ -100,7 +101,7 @@ def parts_problem(v: Any, parts: dict[str, str], where: str) -> str | None:
             return f"{where}[{i}] has {'no type' if t is None else 'a type of ' + json_type(t)}"
         need = parts.get(t)
         if need is None:
-            return f"{where}[{i}] is of a type Codex does not know ({t!r})"
+            return f"{where}[{i}] is of a type Codex does not know ({quote(t)})"
         if type(part.get(need)) is not str and not (t == "input_image" and type(part.get("file_id")) is str):
             return f"{where}[{i}]'s {need} is {json_type(part.get(need))}, not a string"
     return None

@@ -111,6 +111,7 @@ from inspector.ledger.model import (
     normalize_stop_reason,
     record_from_fields,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "maka"
 
@@ -1371,11 +1372,11 @@ def _head_of(role_raw: Any, status: Any, partial: Any, visibility: Any, kind: An
     elif role_raw == "system":
         why = "system-role content is not replayed (system_runtime_fact_diagnostic_only)"
     elif kind not in _REPLAYABLE:
-        why = f"content kind {kind!r} is not replayable (unsupported_content)"
+        why = f"content kind {quote(kind)} is not replayable (unsupported_content)"
     elif (kind == "text" and role_raw not in ("user", "model", "system")) or (kind in ("thinking", "function_call") and role_raw != "model") or (
         kind == "function_response" and role_raw != "tool"
     ):
-        why = f"a {kind} event with role {role_raw!r} (unsupported_role)"
+        why = f"a {kind} event with role {quote(role_raw)} (unsupported_role)"
     return (
         _ROLES.get(str(role_raw), "system"),
         normalize_stop_reason(status) if status in ("failed", "aborted", "cancelled") else None,

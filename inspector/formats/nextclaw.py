@@ -115,6 +115,7 @@ from inspector.ledger.model import (
     Usage,
     record_from_fields,
 )
+from inspector.ledger.quoting import quote
 
 NAME = "nextclaw"
 
@@ -1361,7 +1362,7 @@ class _Reader:
                 Diagnostic(
                     n,
                     "unknown_entry",
-                    f"{name}: line {n}: _type {kind!r} is neither 'metadata' nor 'event'; NextClaw skips it",
+                    f"{name}: line {n}: _type {quote(kind)} is neither 'metadata' nor 'event'; NextClaw skips it",
                 )
             )
 
@@ -1705,7 +1706,7 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
             Diagnostic(
                 m.line,
                 "compaction_report",
-                f"{led.path}: line {m.line}: context compaction {tl.get('id', '?')!r} ended {tl.get('status', '?')!r}: "
+                f"{led.path}: line {m.line}: context compaction {quote(tl.get('id', '?'))} ended {quote(tl.get('status', '?'))}: "
                 "nothing was compacted (the previous checkpoint stays), and NextClaw sends its timeline text "
                 f"{_text(m.parts)!r} to the model as a system message",
                 severity="warning" if tl.get("status") in ("failed", "cancelled") else "info",
@@ -1810,8 +1811,8 @@ def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
                 Diagnostic(
                     r.line,
                     "compaction_report",
-                    f"{led.path}: line {r.line}: checkpoint {cp.get('id')!r} is not applied: "
-                    f"checkpoint {(latest.extra or {})['checkpoint'].get('id')!r} has a later updatedAt",
+                    f"{led.path}: line {r.line}: checkpoint {quote(cp.get('id'))} is not applied: "
+                    f"checkpoint {quote((latest.extra or {})['checkpoint'].get('id'))} has a later updatedAt",
                     severity="warning",
                     seqs=[r.seq],
                 )
