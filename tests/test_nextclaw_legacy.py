@@ -519,3 +519,15 @@ def test_ids_of_rising_seqs_with_gaps_are_the_whole_paths(tmp_path: Path, monkey
             got[on] = [(r.seq, r.line, r.id, r.role, r.timestamp) for r in led.records]
         assert got[True] == got[False], trial
         assert len({r[2] for r in got[True]}) == len(got[True]) > 30
+
+
+def test_a_text_nested_deep_is_read_as_text_not_recursed_into(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m tests.fuzz --seed 130`: a message part whose text is a value nested hundreds of
+    levels deep crashed the read (str() of it: RecursionError); it is written as text with room to
+    recurse (`jsontext.py_str`), as every reader writes such a value."""
+    from inspector.cli.main import main
+
+    found = Path(__file__).parent / "fuzz" / "found" / "nextclaw-legacy-text-nested-deep.jsonl"
+    assert main(["simulate", "--policy", "adk-sliding", "--json", str(found)]) == 0
+    assert main(["analyze", "--json", str(found)]) == 0
+    capsys.readouterr()

@@ -52,7 +52,7 @@ import orjson
 from inspector.formats import heads, nextclaw
 from inspector.formats.base import Format, Runtime
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, os_problem
-from inspector.ledger.jsontext import dumps_text
+from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     MARK_NEVER_SENT,
     Block,
@@ -397,7 +397,7 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return "\n".join(py_str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
     return "" if content is None else dumps_text(content)
 
 
@@ -425,7 +425,7 @@ def _message(msg: dict[str, Any], sent: bool) -> Message | None:
     if isinstance(content, list):
         for p in content:
             if isinstance(p, dict) and p.get("type") == "text":
-                blocks.append(Block("text", str(p.get("text") or "")))
+                blocks.append(Block("text", py_str(p.get("text") or "")))  # (a text nested deep too: `jsontext.deep`)
             else:
                 blocks.append(Block("other", raw=p))
     elif _text(content):
