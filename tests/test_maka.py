@@ -194,7 +194,8 @@ def test_routes_come_from_the_run_headers(tmp_path: Path) -> None:
     assert led.records[ix.path[proven_reply(ix, Route("model-b", "conn-b"))]].id == "a2"
 
 
-def test_mid_turn_checkpoint_retains_its_head_anchor(tmp_path: Path) -> None:
+def _mid_turn_store(tmp_path: Path) -> str:
+    """A turn compacted mid-way (anchored at its user message u1), then one more call."""
     s = Session()
     s.run("run1", "turn1")
     s.user("u1", "run1", "Rename foo")
@@ -204,6 +205,11 @@ def test_mid_turn_checkpoint_retains_its_head_anchor(tmp_path: Path) -> None:
     s.call("c2", "run1", "call_2")
     s.result("r2", "run1", "call_2")
     p = write(str(tmp_path / "runtime.sqlite"), s)
+    return p
+
+
+def test_mid_turn_checkpoint_retains_its_head_anchor(tmp_path: Path) -> None:
+    p = _mid_turn_store(tmp_path)
     led = maka.load(p, None, None)
     rep = analyze(led)
     assert [(it.role, it.kind, it.record_id) for it in rep.context] == [
@@ -223,15 +229,7 @@ def test_a_head_anchor_whose_row_id_is_not_its_payload_id_is_found_as_maka_finds
     (`python -m tests.fuzz_scan --seed 32`). The anchor is the event the check found."""
     import sqlite3
 
-    s = Session()
-    s.run("run1", "turn1")
-    s.user("u1", "run1", "Rename foo")
-    s.call("c1", "run1", "call_1")
-    s.result("r1", "run1", "call_1")
-    s.checkpoint("cp1", "run1", 3, phase="mid_turn", anchor="u1")
-    s.call("c2", "run1", "call_2")
-    s.result("r2", "run1", "call_2")
-    p = write(str(tmp_path / "runtime.sqlite"), s)
+    p = _mid_turn_store(tmp_path)
     with sqlite3.connect(p) as con:
         con.execute("UPDATE runtime_events SET event_id = 'u1-row' WHERE event_id = 'u1'")
     led = maka.load(p, None, None)
