@@ -135,8 +135,8 @@ def _sent_items(
     own: list[Any] = []
     prompt: list[Any] = []
     for s in harness.request_blocks(body, copy, {u for u, rid in names.items() if rid in named}):
-        if s.line_uuid is not None and s.line_uuid in names:
-            rid = names[s.line_uuid]
+        if s.line_uuid is not None and (s.line_uuid in names or s.line_uuid.startswith("line:")):
+            rid = names.get(s.line_uuid, s.line_uuid)
             if not items or items[-1][0] != rid:
                 items.append((rid, None))
         elif s.line_uuid is not None:
@@ -163,7 +163,41 @@ def _predicted_item(m: dict[str, Any]) -> tuple[str, str | None]:
         return (f"resume:{m['preview']}", None)
     if m["synthetic"]:
         return (f"synthetic:{m['tool_call_id']}", m["tool_call_id"])
-    return (m["record_id"], None)
+    return (m["record_id"] if m["record_id"] is not None else f"line:{m['line']}", None)
+
+
+def resumed_as_predicted(harness: Any, body: dict[str, Any], transcript: str, report: Any, predicted: list[dict[str, Any]]) -> str | None:
+    """What the first request Claude Code sent on resuming a repaired file (`body`; the copy it
+    resumed, `transcript`) says against `inspector context --json`'s `predicted` messages and the
+    analysis `report` of that file: None when it is as predicted, else the first difference.
+
+    Every item the request carries, in order, is a predicted one; our summary, to the character,
+    is the first thing sent (Claude Code joins consecutive user lines into one API message and ends
+    each text but the last with a newline: the peer corpus's requests show it for its own lines
+    too); then the new prompt, and nothing else but what the CLI renders itself; no orphaned result,
+    no unanswered call."""
+    items, own, prompt = _sent_items(harness, body, transcript, report.ledger, predicted)
+    want = [_predicted_item(m) for m in predicted]
+    if items != want:
+        extra, missing = [i for i in items if i not in want], [i for i in want if i not in items]
+        if extra or missing:
+            return f"items sent but not predicted {extra}, predicted but not sent {missing}"
+        return f"items sent in another order: {items} != predicted {want}"
+    first = body["messages"][0]["content"]
+    text = first if isinstance(first, str) else first[0]["text"]
+    joined = not isinstance(first, str) and len(first) > 1
+    if text != report.context[0].text + ("\n" if joined else ""):
+        return f"first text sent {text[:200]!r} is not the summary {report.context[0].text[:200]!r}"
+    if [s.text for s in prompt] != [harness.NEXT_PROMPT]:
+        return f"the new prompt sent as {[s.text[:80] for s in prompt]}"
+    if not all(s.role == "system" or s.text.startswith("<system-reminder>") for s in own):
+        return f"blocks the CLI added: {[s.text[:80] for s in own]}"
+    blocks = harness.request_blocks(body, transcript)
+    calls = sorted(s.call_id for s in blocks if s.kind == "tool_use")
+    results = sorted(s.call_id for s in blocks if s.kind == "tool_result")
+    if calls != results:
+        return f"calls {calls} != results {results}"
+    return None
 
 
 def test_claude_code_resumes_every_repaired_session_as_predicted(
@@ -189,7 +223,6 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
         assert main(["context", str(f), "--json"]) == 0
         predicted = json.loads(capsys.readouterr().out)["messages"]
         report = analyze(load(str(f)))
-        led = report.ledger
         # The lines as issue 14 states them: the boundary hung under the leaf by logicalParentUuid,
         # the summary after it, read back as one checkpoint, the latest on the path.
         boundary, summary = (json.loads(x) for x in f.read_bytes().splitlines()[-2:])
@@ -209,23 +242,8 @@ def test_claude_code_resumes_every_repaired_session_as_predicted(
             if any(h in name for h in HEALING):
                 assert not any(x.code == code and x.severity == "error" for x in report.findings), name
 
-        body = run.first_main()
-        items, own, prompt = _sent_items(harness, body, run.transcript, led, predicted)
-        assert items == [_predicted_item(m) for m in predicted], name
-        # Our summary, to the character, is the first thing Claude Code sends. (Claude Code joins
-        # consecutive user lines into one API message and ends each text but the last with a
-        # newline: the peer corpus's requests show it for its own lines too.)
-        first = body["messages"][0]["content"]
-        text = first if isinstance(first, str) else first[0]["text"]
-        joined = not isinstance(first, str) and len(first) > 1
-        assert text == report.context[0].text + ("\n" if joined else ""), name
-        # Then the new prompt, and nothing else but what the CLI renders itself.
-        assert [s.text for s in prompt] == [harness.NEXT_PROMPT], name
-        assert all(s.role == "system" or s.text.startswith("<system-reminder>") for s in own), (name, [s.text[:80] for s in own])
-        # No orphaned result, no unanswered call in what was sent.
-        calls = [s.call_id for s in harness.request_blocks(body, run.transcript) if s.kind == "tool_use"]
-        results = [s.call_id for s in harness.request_blocks(body, run.transcript) if s.kind == "tool_result"]
-        assert sorted(calls) == sorted(results), name
+        problem = resumed_as_predicted(harness, run.first_main(), run.transcript, report, predicted)
+        assert problem is None, (name, problem)
 
 
 # A local command's lines as Claude Code writes them (the incident session cc_amnesiac_compact,

@@ -13,6 +13,8 @@ installed: the summarizer's own reason is shown); 2 usage or configuration error
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from typing import Any
 
@@ -110,6 +112,7 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
         from inspector.formats import LoadError, load
         from inspector.store.copy import write_copy
 
+        existed = os.path.lexists(args.out)
         try:
             write_copy(report.ledger, res.entry, args.out, res.lines)
         except WriteError as e:
@@ -120,6 +123,9 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
             written = Outlook.of(analyze(load(args.out, fingerprint=False), window=p.budgets.window, reserve=p.budgets.reserve))
         except LoadError as e:  # pragma: no cover - we just wrote it
             return _err(f"{args.out}: the copy does not read back: {e}")
+        problem = _copy_broken_promises(res.after, written, args.out, existed)
+        if problem is not None:
+            return _err(problem)
     elif args.write and res.entry is not None:
         from inspector.compaction.plan import broken_promises
         from inspector.store.writeback import install, repair_what
@@ -149,6 +155,23 @@ def run_repair(args: argparse.Namespace, report: Report) -> int:
     else:
         Console().print(render_result(res, target, written, installed))
     return 1 if res.status == "failed" else 0
+
+
+def _copy_broken_promises(promised: Outlook | None, written: Outlook, out: str, existed: bool) -> str | None:
+    """Why the copy `--out` wrote, read back, is not what the plan promised (None: it is), as
+    `--write` verifies the session it appends to. A copy that made a new file is removed again; one
+    that replaced a file the user named is left, said so (the file it replaced is gone either way)."""
+    from inspector.compaction.plan import broken_promises
+
+    broken = broken_promises(promised, written) if promised is not None else []
+    if not broken:
+        return None
+    what = f"{out}: the copy is not what the plan promised ({'; '.join(broken)})"
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+            return f"{what}; it was removed again, the session is untouched"
+    return f"{what}; do not resume from it (the session is untouched)"
 
 
 # A store at least this big is named on stderr while SQLite checks it before the write (`PRAGMA

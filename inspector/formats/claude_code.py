@@ -1353,7 +1353,7 @@ def _leave_out_unanswered(
     dangling = frozenset(c for s in calls for c in records[s].call_ids if c not in answered)
     if not dangling:
         return dangling, ()
-    start = next((i for i in range(len(path) - 1, -1, -1) if records[path[i]].kind == "checkpoint"), -1)
+    start = _sent_from(records, path)
     tail = len(path)  # the replies the conversation ends on (its last messages, assistant all)
     while tail > start + 1 and (records[path[tail - 1]].kind != "message" or records[path[tail - 1]].role == "assistant"):
         tail -= 1
@@ -1375,6 +1375,23 @@ def _leave_out_unanswered(
                 )
             )
     return dangling, ending
+
+
+def _sent_from(records: list[Record], path: list[int]) -> int:
+    """The place in `path` after which every message is sent: the newest checkpoint's, or, when it
+    keeps messages verbatim (a boundary's preserved segment: on the path just before it,
+    `_preserved_before_boundaries`), the place before the first of them, which Claude Code sends
+    right after the summary. -1: no checkpoint."""
+    start = next((i for i in range(len(path) - 1, -1, -1) if records[path[i]].kind == "checkpoint"), -1)
+    cp = records[path[start]].checkpoint if start >= 0 else None
+    first = cp.first_kept_id if cp is not None else None
+    if first is not None:
+        i = start - 1
+        while i >= 0 and records[path[i]].id != first:
+            i -= 1
+        if i >= 0:
+            return i - 1
+    return start
 
 
 def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment: list[int]) -> bool:

@@ -181,20 +181,46 @@ class _Index:
 _FIRST = json.JSONDecoder()
 
 
+def _first_value(text: str) -> Any:
+    """A line's first JSON value, at any depth (Claude Code's JSON.parse has no depth limit; a
+    line nested deeper than Python's recursion limit is read with a higher one)."""
+    try:
+        return _FIRST.raw_decode(text, len(text) - len(text.lstrip()))[0]
+    except RecursionError:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 50_000))
+        try:
+            return _FIRST.raw_decode(text, len(text) - len(text.lstrip()))[0]
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _as_sent(text: str) -> str:
+    """A text as the request carries it: a lone surrogate becomes U+FFFD on the wire (UTF-8)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _index(transcript: str, prefer: set[str]) -> _Index:
     idx = _Index(prefer)
     with open(transcript, "rb") as f:
-        for raw in f:
+        for n, raw in enumerate(f, 1):
             try:  # (Claude Code reads a line's first JSON value and ignores the rest of the line)
                 text = raw.decode("utf-8", "replace")
-                o = _FIRST.raw_decode(text, len(text) - len(text.lstrip()))[0]
+                o = _first_value(text)
             except ValueError:
                 continue
             m = o.get("message") if isinstance(o, dict) else None
             if isinstance(o, dict) and o.get("type") == "system" and o.get("subtype") == "local_command":
                 m = {"content": o.get("content")}  # a local command's note, sent as a user text
-            if not isinstance(m, dict) or not isinstance(o.get("uuid"), str):
+            if not isinstance(m, dict):
                 continue
+            if not isinstance(o.get("uuid"), str):  # a message line without one: named `line:N`, as a prediction names it
+                if o.get("type") not in ("user", "assistant"):
+                    continue
+                o = {**o, "uuid": f"line:{n}"}
             for b in _blocks(m.get("content")):
                 t = b.get("type")
                 if t == "tool_use" and isinstance(b.get("id"), str):
@@ -202,9 +228,11 @@ def _index(transcript: str, prefer: set[str]) -> _Index:
                 elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
                     idx.add(("tool_result", b["tool_use_id"]), o["uuid"])
                 elif t == "text" and isinstance(b.get("text"), str):
-                    idx.add(("text", b["text"].strip()), o["uuid"])
-                elif t == "thinking" and isinstance(b.get("thinking"), str):
-                    idx.add(("thinking", b["thinking"]), o["uuid"])
+                    idx.add(("text", _as_sent(b["text"]).strip()), o["uuid"])
+                elif t == "thinking":  # (its text as JSON: a damaged line's may be no string)
+                    idx.add(("thinking", json.dumps(b.get("thinking"))), o["uuid"])
+                elif t not in ("tool_use", "tool_result", "text"):  # a block of another type, sent as written
+                    idx.add(("block", json.dumps(b, sort_keys=True)), o["uuid"])
     return idx
 
 
@@ -249,9 +277,9 @@ def request_blocks(body: dict[str, Any], transcript: str, prefer: set[str] | Non
                 text = b.get("text", "")
                 out.append(Sent(role, "text", idx.get(("text", text.strip())) or _reminded(idx, text), None, text))
             elif t == "thinking":
-                out.append(Sent(role, "thinking", idx.get(("thinking", b.get("thinking", ""))), None, b.get("thinking", "")))
+                out.append(Sent(role, "thinking", idx.get(("thinking", json.dumps(b.get("thinking")))), None, str(b.get("thinking", ""))))
             else:
-                out.append(Sent(role, str(t), None, None, json.dumps(b)[:200]))
+                out.append(Sent(role, str(t), idx.get(("block", json.dumps(b, sort_keys=True))), None, json.dumps(b)[:200]))
     return out
 
 
