@@ -107,15 +107,21 @@ def _sent_id(call_id: str | None) -> str | None:
     return None if call_id is None or call_id.startswith("adk-") else call_id
 
 
-def _block_parts(rec: Any) -> list[dict[str, Any]]:
+def _block_parts(rec: Any, calls: list[str] | None = None) -> list[dict[str, Any]]:
+    """REC's parts as the comparison sees them (CALLS: the calls the prediction keeps, where ADK
+    drops a call no response answers, `drop_orphaned_function_calls`)."""
     out: list[dict[str, Any]] = []
     for b in rec.message.blocks:
+        if b.type == "tool_call" and calls is not None and b.call_id not in calls:
+            continue
         if b.type == "tool_call":
             out.append({"function_call": [_sent_id(b.call_id), b.name]})
         elif b.type == "tool_result":
             out.append({"function_response": [_sent_id(b.call_id), b.name]})
         elif b.type in ("text", "thinking"):
             out.append({"text": b.text})
+        elif b.type == "other":  # (a part of another shape, sent as it is: `_adk_parts`' "other")
+            out.append({"other": None})
     return out
 
 
@@ -138,28 +144,49 @@ def _adk_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif "text" in p:
             out.append({"text": p["text"]})
         else:
-            out.append({"other": p})
+            out.append({"other": None})
+    return out
+
+
+def predicted_contents(f: Path, items: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The contents `inspector context --json`'s ITEMS (of F) say ADK sends next, spelled as ADK's contents."""
+    led = load(str(f))
+    recs = led.records
+    agent = (led.header or {}).get("next_agent")
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for it in items:
+        rec = recs[it["seq"]]
+        author = str((rec.extra or {}).get("author") or "")
+        if it["kind"] == "summary":
+            assert rec.checkpoint is not None
+            out.append(("model", [{"text": rec.checkpoint.summary}]))
+        elif it["role"] == "user" and (rec.role != "user" or (agent and author not in (agent, "user"))):  # another agent's turn, as context
+            out.append(("user", [{"other_agent": [author]}]))
+        else:
+            assert rec.message is not None, it
+            out.append((_ROLE[it["role"]], _block_parts(rec, it.get("tool_call_ids") if it["role"] == "assistant" else None)))
     return out
 
 
 def predicted(f: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, list[dict[str, Any]]]]:
     """The contents `inspector context --json` says ADK sends next, spelled as ADK's contents."""
     assert main(["context", str(f), "--json"]) == 0
-    items = json.loads(capsys.readouterr().out)["messages"]
-    led = load(str(f))
-    recs = led.records
-    out: list[tuple[str, list[dict[str, Any]]]] = []
-    for it in items:
-        rec = recs[it["seq"]]
-        if it["kind"] == "summary":
-            assert rec.checkpoint is not None
-            out.append(("model", [{"text": rec.checkpoint.summary}]))
-        elif it["role"] == "user" and rec.role != "user":  # another agent's turn, as context
-            out.append(("user", [{"other_agent": [str((rec.extra or {}).get("author"))]}]))
-        else:
-            assert rec.message is not None, it
-            out.append((_ROLE[it["role"]], _block_parts(rec)))
-    return out
+    return predicted_contents(f, json.loads(capsys.readouterr().out)["messages"])
+
+
+def resumed_as_predicted(sent: Any, want: list[tuple[str, list[dict[str, Any]]]]) -> Any:
+    """What ADK sent on resuming a repaired session (SENT: the driver's contents, or its error)
+    against the WANTed contents (`predicted`): None when it is exactly those, then the judge's
+    message; else the first difference (ADK's error, the last content, or where they part)."""
+    if isinstance(sent, dict):
+        return sent["error"]
+    actual = [(c["role"], _adk_parts(c["parts"])) for c in sent]
+    if not actual or actual[-1] != ("user", [{"text": JUDGE_MESSAGE}]):
+        return {"last content is not the judge's message": actual[-1:]}
+    if actual[:-1] != want:
+        at = next((i for i, (a, b) in enumerate(zip(actual, want, strict=False)) if a != b), min(len(actual) - 1, len(want)))
+        return {"first difference at": at, "adk": actual[at : at + 2], "predicted": want[at : at + 2], "lengths": (len(actual) - 1, len(want))}
+    return None
 
 
 def _job(label: str, f: Path, backend: str) -> dict[str, Any]:
@@ -187,17 +214,9 @@ def test_adk_resumes_every_repaired_session(adk_python: str, tmp_path: Path, cap
     got = json.loads((tmp_path / "out.json").read_text())
     wrong: dict[str, Any] = {}
     for label, want in expected.items():
-        sent = got[label]
-        if isinstance(sent, dict):
-            wrong[label] = sent["error"]
-            continue
-        actual = [(c["role"], _adk_parts(c["parts"])) for c in sent]
-        if actual[-1] != ("user", [{"text": JUDGE_MESSAGE}]):
-            wrong[label] = {"last content is not the judge's message": actual[-1]}
-        elif actual[:-1] != want:
-            at = next((i for i, (a, b) in enumerate(zip(actual, want, strict=False)) if a != b), min(len(actual) - 1, len(want)))
-            wrong[label] = {"first difference at": at, "adk": actual[at : at + 2], "predicted": want[at : at + 2],
-                            "lengths": (len(actual) - 1, len(want))}
+        problem = resumed_as_predicted(got[label], want)
+        if problem is not None:
+            wrong[label] = problem
         else:
             assert want[0][0] == "model" and want[0][1][0]["text"], label  # our summary leads
     assert not wrong, json.dumps(wrong, indent=1, default=str)[:6000]

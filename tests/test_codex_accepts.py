@@ -98,7 +98,33 @@ def _sent(item: dict[str, Any]) -> tuple[Any, ...]:
         return ("result", item.get("call_id"))
     if t.endswith("_call"):
         return ("call", item.get("call_id"))
+    if t == "reasoning":  # (its summary's texts, then its content's)
+        return ("reasoning", _text([*(item.get("summary") or []), *(item.get("content") or [])]))
     return (t,)
+
+
+def predicted_items(f: Path, predicted: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """`inspector context --json`'s PREDICTED messages on the repaired file F, each item as the
+    comparison sees it, with its full text (an AssertionError when the two readings disagree)."""
+    report = analyze(load(str(f)))
+    led = report.ledger
+    assert len(report.context) == len(predicted), (f.name, len(report.context), len(predicted))
+    out: list[tuple[Any, ...]] = []
+    for m, it in zip(predicted, report.context, strict=True):
+        if m["role"] == "tool":
+            out.append(("result", m["tool_call_id"]))
+        elif m.get("tool_call_ids"):
+            out.append(("call", m["tool_call_ids"][0]))
+        elif it.seq is not None and it.kind == "message":
+            rec = led.records[it.seq]
+            assert rec.message is not None and rec.id == m["record_id"], (f.name, m)
+            if rec.type == "response_item:reasoning":  # (sent as a reasoning item: its summary, the reader's thinking)
+                out.append(("reasoning", "\n".join(b.text or "" for b in rec.message.blocks if b.type == "thinking")))
+            else:
+                out.append(("message", m["role"], rec.message.text()))
+        else:
+            out.append(("message", m["role"], it.text))
+    return out
 
 
 def _predicted(f: Path, capsys: pytest.CaptureFixture[str], synthetic: bool = False) -> list[tuple[Any, ...]]:
@@ -106,23 +132,29 @@ def _predicted(f: Path, capsys: pytest.CaptureFixture[str], synthetic: bool = Fa
     whether Codex's own "aborted" outputs for unanswered calls may be among them."""
     assert main(["context", str(f), "--json"]) == 0
     predicted = json.loads(capsys.readouterr().out)["messages"]
-    report = analyze(load(str(f)))
-    led = report.ledger
-    assert len(report.context) == len(predicted)
-    out: list[tuple[Any, ...]] = []
-    for m, it in zip(predicted, report.context, strict=True):
+    for m in predicted:
         assert synthetic or not m["synthetic"], (f.name, m)  # Codex would send an "aborted" output of its own
-        if m["role"] == "tool":
-            out.append(("result", m["tool_call_id"]))
-        elif m.get("tool_call_ids"):
-            out.append(("call", m["tool_call_ids"][0]))
-        elif it.seq is not None and it.kind == "message":
-            rec = led.records[it.seq]
-            assert rec.message is not None and rec.id == m["record_id"]
-            out.append(("message", m["role"], rec.message.text()))
-        else:
-            out.append(("message", m["role"], it.text))
-    return out
+    return predicted_items(f, predicted)
+
+
+def resumed_as_predicted(f: Path, request: dict[str, Any], prompt: str, predicted: list[dict[str, Any]]) -> str | None:
+    """What the first request Codex sent on resuming F (`request`, with the new turn's PROMPT) says
+    against `inspector context --json`'s PREDICTED messages of F: None when it is as predicted,
+    else the first difference. Every predicted item, in order and to the character (the base
+    instructions, our summary, the kept items; Codex's own "aborted" output for a call left
+    unanswered among them), then only the new turn: Codex's context messages and the prompt."""
+    want = predicted_items(f, predicted)
+    got = [_sent(it) for it in request["input"]]
+    if got[: len(want)] != want:
+        i = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+        sent, said = (got[i] if i < len(got) else None), (want[i] if i < len(want) else None)
+        return f"item {i} of {len(want)} predicted: sent {str(sent)[:160]}, predicted {str(said)[:160]}"
+    turn = got[len(want) :]
+    if not turn or turn[-1] != ("message", "user", prompt):
+        return f"the new prompt is not last: {[str(t)[:80] for t in turn]}"
+    if not all(t[0] == "message" and t[2].lstrip().startswith(CONTEXT_PREFIXES) for t in turn[:-1]):
+        return f"the new turn holds more than Codex's context messages: {[str(t)[:80] for t in turn[:-1]]}"
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -156,15 +188,13 @@ def test_every_repaired_rollout_is_what_codex_resumes(
     for (label, src, f), r in zip(repaired, runs, strict=True):
         assert r.returncode == 0 and r.requests, (label, r.stderr[-1500:])
         want = _predicted(f, capsys)
-        got = [_sent(it) for it in r.requests[0]["input"]]
         # Exactly what was predicted, the base instructions included (session_meta's without the
-        # update_plan tool's sections: 16,979 of the recorded 20,751 characters).
+        # update_plan tool's sections: 16,979 of the recorded 20,751 characters); then only the
+        # new turn: Codex's context messages and the prompt.
         assert want[0][:2] == ("message", "system") and len(want[0][2]) == 16_979, label
-        assert got[: len(want)] == want, label
-        # Then only the new turn: Codex's context messages and the prompt.
-        turn = got[len(want) :]
-        assert turn[-1] == ("message", "user", PROMPT), label
-        assert all(t[0] == "message" and t[2].lstrip().startswith(CONTEXT_PREFIXES) for t in turn[:-1]), (label, turn)
+        assert main(["context", str(f), "--json"]) == 0
+        problem = resumed_as_predicted(f, r.requests[0], PROMPT, json.loads(capsys.readouterr().out)["messages"])
+        assert problem is None, (label, problem)
         # Our checkpoint is what Codex resumed from: its summary, with nothing it replaced.
         report = analyze(load(str(f)))
         cp = report.checkpoints[-1]

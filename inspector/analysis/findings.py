@@ -147,6 +147,20 @@ def find_tail(report: Report) -> list[Finding]:
     return out
 
 
+def _converted(report: Report, s: int) -> bool:
+    """Is the message s among those the runtime converts for the next request (on the active path,
+    not taken out by the newest checkpoint)? Those it then drops for their stop reason are; one a
+    checkpoint took out is not (pi's `buildSessionContext` gives only the summary, the kept entries
+    and those after the compaction to the conversion, pi-coding-agent dist/core/session-manager.js:162-195;
+    observed: pi 0.73.1 resumes a repaired session whose errored reply with null content sits
+    before the kept entry, where inspector said it sends nothing, tests/peers/pi_resume/repair_probe.py)."""
+    if not report.on_path[s]:
+        return False
+    if not report.checkpoints:
+        return True
+    return not report.checkpoints[-1].is_removed(report.path.index(s))
+
+
 def _request_fails(report: Report) -> list[Finding]:
     """An entry the runtime fails on, where it fails: on the active path when it opens the session,
     or among the messages it converts for the next request (those it then drops for their stop
@@ -162,7 +176,9 @@ def _request_fails(report: Report) -> list[Finding]:
         if d.problem == FAILS_ON_OPEN:
             hit = bool(report.on_path[s])
         else:
-            hit = s in sent or (states[s] == EXCLUDED and records[s].stop_reason in report.runtime.drop_stop_reasons)
+            hit = s in sent or (
+                states[s] == EXCLUDED and records[s].stop_reason in report.runtime.drop_stop_reasons and _converted(report, s)
+            )
         if hit:
             where = "is on the active path" if d.problem == FAILS_ON_OPEN else "is in the next request"
             msg = f"{d.message}. The message {where}: {report.runtime.name} sends nothing until that line is repaired"

@@ -1774,7 +1774,7 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
     if not evs:
         return None, None, "no agent has spoken yet"
     last = evs[-1]
-    if last.author != "user":
+    if last.author != "user" and last.author.isidentifier():
         target = _transfer_target(last)
         if target:
             return (*_entered(target, evs), f"event {last.index + 1} transfers to it")
@@ -1784,10 +1784,13 @@ def _next_agent(evs: list[rules.Ev], workflows: set[str]) -> tuple[str | None, s
             return (*sibling, f"a parallel agent's sub-agent that has not replied in event {last.index + 1}'s run")
     elif answered := _response_ids(last):
         call = next((e for e in reversed(evs[:-1]) if answered[0] in _call_ids(e)), None)
-        if call is not None and call.author != "user":
+        if call is not None and call.author != "user" and call.author.isidentifier():
             return call.author, _branch(call), f"event {last.index + 1} answers its call in event {call.index + 1}"
     for e in reversed(evs):
-        if e.author == "user" or not _routable(e):
+        # (an author that is no identifier names no agent: ADK's agent names are identifiers,
+        # agents/base_agent.py:728, and its router passes over an event of an unknown agent,
+        # agents/_agent_router.py:253-260)
+        if e.author == "user" or not _routable(e) or not e.author.isidentifier():
             continue
         target = _transfer_target(e)
         if target and target not in workflows:

@@ -198,6 +198,34 @@ def json_skip_reason(rl: RawLine) -> str | None:
     return None
 
 
+# serde_json's recursion limit: a line nesting 128 levels (arrays and objects) fails to parse and
+# Codex skips it; one of 127 is read (type probe: "a value nested 125 deep (line 127)" read, "126
+# deep (line 128)" skipped).
+SERDE_DEPTH = 128
+
+
+def nesting(v: Any) -> int:
+    """How many levels of arrays and objects V nests (a scalar: 0), walked without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        if type(x) is dict:
+            x = list(x.values())
+        elif type(x) is not list:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((y, d + 1) for y in x if type(y) in (dict, list))
+    return deepest
+
+
+def fields_read(p: dict[str, Any]) -> dict[str, Any]:
+    """The item P with only the fields the mirrored type of its `type` names (serde drops the
+    others as it reads: what Codex holds of it, and writes when it compacts)."""
+    names = ITEMS.get(p.get("type"), {})  # type: ignore[call-overload]
+    return {k: v for k, v in p.items() if k == "type" or k in names}
+
+
 HISTORY_MODES = frozenset({"legacy", "paginated"})
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.formats.base import CheckpointDraft, Unwritable
+from inspector.formats.codex_lines import SERDE_DEPTH, fields_read, nesting
 from inspector.formats.jsonl import LoadError, RawLine, read_lines
 from inspector.ledger.jsontext import json_dumps
 from inspector.ledger.model import Ledger, Record
@@ -94,8 +95,31 @@ def _analysed_lines(led: Ledger) -> list[RawLine]:
     return lines
 
 
+# A kept item sits 3 levels down in the `compacted` line (the line, its payload, the replacement
+# history): one nesting more than this is a line Codex's parser skips, and the checkpoint with it.
+_ITEM_DEPTH = SERDE_DEPTH - 1 - 3
+
+
+def _shallow(p: dict[str, Any], where: str) -> dict[str, Any]:
+    """P as the replacement history can hold it: verbatim, unless it nests deeper than Codex
+    reads there (read from its own line, two levels up, it was read), then without the fields
+    Codex never read of it (what Codex holds and writes when it compacts); refused when that is
+    not enough, or would make it another item to the re-read (`codex._key`)."""
+    if nesting(p) <= _ITEM_DEPTH:
+        return p
+    from inspector.formats.codex import _key
+
+    q = fields_read(p)
+    if nesting(q) > _ITEM_DEPTH or _key(q) != _key(p):
+        raise Unwritable(
+            f"{where}: the item kept raw nests {nesting(p)} levels deep: in a compacted line, deeper than "
+            f"Codex's JSON parser reads ({SERDE_DEPTH} levels), Codex would skip the checkpoint"
+        )
+    return q
+
+
 def _kept_payloads(led: Ledger, lines: list[RawLine], ids: list[str]) -> list[dict[str, Any]]:
-    """Each kept record's `payload`, verbatim, in order."""
+    """Each kept record's `payload`, verbatim (but `_shallow`), in order."""
     by_line = {rl.line: rl for rl in lines}
     by_id = led.by_id()
     out: list[dict[str, Any]] = []
@@ -108,7 +132,7 @@ def _kept_payloads(led: Ledger, lines: list[RawLine], ids: list[str]) -> list[di
                 f"{led.path}: line {rec.line}: the record kept raw ({rec.type}) is not one response_item line: "
                 "Codex's replacement history can hold only response items"
             )
-        out.append(objs[0]["payload"])
+        out.append(_shallow(objs[0]["payload"], f"{led.path}: line {rec.line}"))
     return out
 
 
