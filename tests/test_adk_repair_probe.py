@@ -97,12 +97,29 @@ def test_every_repaired_damaged_session_is_what_adk_resumes(tmp_path: Path, monk
     picked[_index("no author")] = ["compact", "recover"]
     written, skipped = repair_campaign.repair_all(files, repair_probe.NAMES, tmp_path / "repaired", repair_probe.STRATEGIES, picked)
     # Not written: a store ADK refuses to open whatever is inserted (the repair says so), a noop
-    # plan, and (left open) a row whose timestamp column is text: SQLite orders it after any number,
-    # so the inserted compaction reads back before it and the verification takes the write back.
+    # plan, and a row whose timestamp column is text (refused before writing, naming the event).
     others = [x for x in skipped if "ADK refuses to load this session whatever is inserted" not in x and ": plan noop" not in x]
-    assert all(x.startswith("column timestamp a string [") and "not what the plan promised" in x for x in others), others
+    assert all(x.startswith("column timestamp a string [") and "its timestamp column is 'later'" in x for x in others), others
+    assert not any("not what the plan promised" in x for x in skipped), skipped
     assert len(written) >= 80, (len(written), len(skipped))
     rows = repair_probe.check(written, tmp_path / "resume")
     named, unexpected = repair_campaign.not_mirrored(rows, list(NOT_MIRRORED))
     assert not unexpected, unexpected
     assert len(named) >= 6, named
+
+
+def test_a_store_whose_event_has_a_text_timestamp_is_refused_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No runtime needed. SQLite sorts a text timestamp after every number, and ADK reads the events
+    ORDER BY timestamp (sqlite_session_service.py:348): a compaction inserted now would read back
+    before that event. Before, the write happened, failed its verification ("not what the plan
+    promised") and was taken back; now it is refused before anything is written, naming the event."""
+    need_shared(type_probe.BASE)
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    f = type_probe.write_probes(tmp_path)[_index("column timestamp a string")]
+    before = f.read_bytes()
+    for strategy in ("compact", "recover"):
+        args = ["--strategy", strategy, *repair_probe.STRATEGIES[strategy], "--write"]
+        code, _, err = repair_campaign.inspector(["repair", str(f), *args])
+        assert code == 2, (strategy, err)
+        assert "its timestamp column is 'later', not a number: ADK orders it after" in err and "not what the plan promised" not in err, err
+        assert f.read_bytes() == before

@@ -49,6 +49,7 @@ import orjson
 from inspector.formats.base import CheckpointDraft, Row, Unwritable
 from inspector.ledger.jsontext import dumps, dumps_text, json_dumps
 from inspector.ledger.model import Ledger
+from inspector.ledger.quoting import quote
 
 SQLITE_COLUMNS = ("id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data")
 KNOWN_SCHEMA_VERSIONS = frozenset({"1"})
@@ -281,7 +282,25 @@ def store_refusal(con: sqlite3.Connection, led: Ledger) -> str | None:
     app, user, sid = _where(led)
     if con.execute("SELECT 1 FROM sessions WHERE app_name=? AND user_id=? AND id=?", (app, user, sid)).fetchone() is None:
         return f"the session {sid!r} is no longer in the store"
-    return None
+    return None if version is not None else _unordered_event(con, app, user, sid)
+
+
+def _unordered_event(con: sqlite3.Connection, app: Any, user: Any, sid: Any) -> str | None:
+    """An event row whose timestamp column is text or a blob, in a SqliteSessionService store: ADK
+    reads the events `ORDER BY timestamp` (sqlite_session_service.py:348), and SQLite sorts text and
+    blobs after every number, so an inserted compaction (a number, now) would read back before that
+    event, not as the newest: the verification would take the write back. Said before writing."""
+    row = con.execute(
+        "SELECT id, timestamp FROM events WHERE app_name=? AND user_id=? AND session_id=? "
+        "AND typeof(timestamp) IN ('text', 'blob') ORDER BY rowid LIMIT 1",
+        (app, user, sid),
+    ).fetchone()
+    if row is None:
+        return None
+    return (
+        f"event {quote(row[0])}: its timestamp column is {quote(row[1])}, not a number: ADK orders it after any event "
+        "inserted now, so the compaction would not be the newest; nothing written"
+    )
 
 
 def _v1_datetime(ts: float) -> str:
