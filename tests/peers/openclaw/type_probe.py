@@ -545,12 +545,28 @@ def verdict_of_request(messages: list[dict[str, Any]], i: int) -> Verdict:
 
 
 def sent_count(roles: list[str]) -> int:
-    """How many messages OpenClaw sends of a context whose items have these roles: adjacent
-    answers are one (its transcript policy merges them, `validateTurnsWithConsecutiveMerge`,
-    embedded-agent-helpers-BFS05UdI.mjs:909-946; observed with this provider), and a trailing
-    user message goes into the new prompt's (the orphan repair above)."""
-    merged = [r for k, r in enumerate(roles) if not (r == "assistant" and k > 0 and roles[k - 1] == "assistant")]
-    return len(merged) - (1 if merged and merged[-1] == "user" else 0)
+    """How many messages OpenClaw sends of a context whose items have these roles (as stored),
+    the new prompt left out: a trailing user message goes into the prompt's (the orphan repair
+    above); then adjacent answers are one, and so are adjacent user messages (its transcript policy
+    merges them, `validateTurnsWithConsecutiveMerge`, embedded-agent-helpers-BFS05UdI.mjs:909-985),
+    and a context that starts with an answer gets a "(session bootstrap)" user message first
+    (`sanitizeGoogleAssistantFirstOrdering`, google-turn-ordering-CAKKJfPd.mjs:3-15; both observed
+    with this provider)."""
+    if roles and roles[-1] == "user":
+        roles = roles[:-1]
+    merged = [r for k, r in enumerate(roles) if not (r in ("user", "assistant") and k > 0 and roles[k - 1] == r)]
+    return len(merged) + (1 if merged and merged[0] == "assistant" else 0)
+
+
+def _source_role(report: Any, it: Any) -> str:
+    """An item's role as OpenClaw's transcript policy sees it (before a summary, an extension's
+    message or a command is made a user message: those are not merged)."""
+    if it.kind == "summary":
+        return "summary"
+    if it.seq is None:  # (a synthetic result)
+        return str(it.role)
+    r = report.ledger.records[it.seq]
+    return {"toolResult": "tool"}.get(r.source_role or "", r.source_role or it.role)
 
 
 # The lines of OpenClaw's stderr that say why it stopped (it logs much else): the failed index
@@ -583,7 +599,7 @@ def predicted(f: Path, i: int) -> Verdict | str:
     if any(x.code in ("resume_refused", "request_fails", "broken_tree") for x in report.findings):
         return REFUSED
     text = "\n".join(_text(report, it) for it in report.context)
-    n = sent_count([it.role for it in report.context])
+    n = sent_count([_source_role(report, it) for it in report.context])
     return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, n)
 
 
