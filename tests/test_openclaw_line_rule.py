@@ -16,7 +16,7 @@ inspector applied pi's TypeErrors; it drops orphan tool results and user message
 its own conversion fails on blocks pi converts; it refuses a session without a version-3 header.
 
 One OpenClaw run takes ~10-25 s (two at a time here): CI runs the probes in `CI_PROBES` (every rule
-once), `python -m tests.peers.openclaw.type_probe` runs all 150 (~35 min). A missing OpenClaw
+once), `python -m tests.peers.openclaw.type_probe` runs all 150 (~20 min here, more on a loaded machine). A missing OpenClaw
 fails the test, naming the cause (never a skip).
 """
 
