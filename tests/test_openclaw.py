@@ -384,9 +384,9 @@ def test_reset_keeps_only_messages_and_paired_results_from_first_kept(tmp_path: 
         _msg("u1", "a0", "user", "kept question"),
         {"type": "custom_message", "id": "cm", "parentId": "u1", "timestamp": "2026-09-10T08:00:02.000Z", "customType": "x", "content": "a custom message", "display": True},
         _msg("a1", "cm", "assistant", call, stopReason="toolUse"),
-        _msg("t1", "a1", "toolResult", [{"type": "text", "text": "file a"}], toolCallId="c1", toolName="read"),
-        _msg("t9", "t1", "toolResult", [{"type": "text", "text": "stray"}], toolCallId="nope", toolName="read"),
-        {"type": "reset", "id": "r1", "parentId": "t9", "timestamp": "2026-09-10T08:00:03.000Z", "firstKeptEntryId": "u1"},
+        _msg("t1", "a1", "toolResult", [{"type": "text", "text": "file a"}], toolCallId="c1", toolName="read", isError=False),
+        _msg("t9", "t1", "toolResult", [{"type": "text", "text": "stray"}], toolCallId="nope", toolName="read", isError=False),
+        {"type": "reset", "id": "r1", "parentId": "t9", "timestamp": "2026-09-10T08:00:03.000Z", "reason": "reset", "firstKeptEntryId": "u1"},
         _msg("u2", "r1", "user", "after the reset"),
     ]
     led = load(str(_store(tmp_path / "a.sqlite", {"s1": entries})))

@@ -909,6 +909,8 @@ def sent_items(
                 orphan = rid not in in_context_calls
             else:
                 orphan = True
+            if orphan and rt.drops_orphan_results:
+                continue
             append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
             if role == "user" and pending:
@@ -921,6 +923,15 @@ def sent_items(
     if pending and not answered.issuperset(pending):
         flag_unanswered(items, pending_item, pending, answered, rt, ends=not went_on)
     return items
+
+
+def dropped_orphans(led: Ledger, ctx: list[ContextItem], states: list[Any]) -> None:
+    """The tool results a runtime that leaves orphans out (`Runtime.drops_orphan_results`) does not
+    send though they stand where a result is sent: excluded, not live."""
+    sent = {it.seq for it in ctx}
+    for r in led.records:
+        if r.role == "tool" and states[r.seq] in (LIVE, RETAINED) and r.seq not in sent:
+            states[r.seq] = EXCLUDED
 
 
 def flag_unanswered(
@@ -1277,6 +1288,8 @@ def analyze(
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten, scan)
+        if rt.drops_orphan_results:
+            dropped_orphans(led, ctx, states)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(

@@ -59,6 +59,7 @@ from inspector.analysis.engine import (
     analyze,
     append_resume_reply,
     context_total,
+    dropped_orphans,
     effective_context,
     forgotten_overflows,
     sent_items,
@@ -115,9 +116,13 @@ def extend_report(
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
     ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path)
+    if ctx is not None and rt.drops_orphan_results and any(r.role == "tool" for r in records[added:]):
+        ctx = None  # (a new result may be an orphan the runtime leaves out: its state too, `engine.dropped_orphans`)
     if ctx is None:
         ctx = effective_context(led, path, views, rt, tok)
         reuse_tokens(old.context, ctx, old.ledger.records, records)
+    if rt.drops_orphan_results:
+        dropped_orphans(led, ctx, states)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,

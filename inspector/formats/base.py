@@ -139,6 +139,9 @@ class Runtime:
     tree: bool = False  # history is a tree (parent ids) and only the active path is sent
     drop_stop_reasons: frozenset[str] = frozenset()  # assistant messages dropped at send time
     synthesize_missing_results: bool = False  # a call with no result gets a synthetic error result
+    # A tool result whose call is not in the request is left out of it (OpenClaw's pairing repair),
+    # not sent as an orphan.
+    drops_orphan_results: bool = False
     synthetic_result_text: str = ""
     # ... that text for the calls the conversation ends on; for a call left unanswered before
     # the conversation goes on, this one where the runtime writes another (empty: the same).

@@ -49,8 +49,20 @@ from typing import Any
 import orjson
 import zstandard
 
-from inspector.formats import appended, bounded, fields, heads, openclaw_writer, pi, sqlite_files
+from inspector.formats import (
+    appended,
+    bounded,
+    fields,
+    heads,
+    openclaw_heads,
+    openclaw_model,
+    openclaw_writer,
+    pi,
+    sqlite_files,
+)
 from inspector.formats.base import (
+    FAILS_ON_OPEN,
+    FAILS_ON_SEND,
     Format,
     Home,
     HomeOverride,
@@ -120,14 +132,16 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is
     # read, unless the command only reads (no write-back compares it: `store_state` stays None).
     digest = hashlib.sha256() if upto is None and wanted else None
-    led, read = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
+    led, read, seen = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
     if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
     led.format = NAME
     led.session_id = sid
     led.diagnostics[:0] = diags
-    if upto is None:
-        _set_leaf(con, led, sid)
+    scan = _openclaw_reading(con, led, sid, seen)
+    current = upto is None and _set_leaf(con, led, sid)
+    _refusals(led, seen, scan, current)
+    _header_refusal(led)
     if digest is not None:
         led.store_state = f"{read}:{digest.hexdigest()}"
     elif wanted:
@@ -201,11 +215,12 @@ def _row_bytes(text: Any, blob: Any, size: Any, unzip: Any) -> tuple[bytes | Non
 
 
 def _row_object(
-    seq: Any, raw: bytes | None, problem: str, name: str, diags: list[Diagnostic]
+    seq: Any, raw: bytes | None, problem: str, name: str, diags: list[Diagnostic], failed: list[str] | None = None
 ) -> tuple[dict[str, Any], bytes] | None:
-    """A row's entry object and its UTF-8 JSON (invalid UTF-8 replaced), parsed whole, from its
-    bytes and what `_row_bytes` found wrong; None when it holds none. What is wrong with it is its
-    diagnostic."""
+    """A row's entry object and its UTF-8 JSON (invalid UTF-8 replaced), parsed whole (as
+    JSON.parse reads it), from its bytes and what `_row_bytes` found wrong; None when it holds none.
+    What is wrong with it is its diagnostic; `failed` gets "json" when JSON.parse would fail on it
+    (OpenClaw's reading stops there: `openclaw_model.row_refusal`)."""
     if not (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0):
         # A record's line is its row's seq: a seq that is no row position names no line.
         problem, raw = f"its seq {quote(seq)} is not a row position (a whole number from 0)", None
@@ -216,9 +231,11 @@ def _row_object(
         if bad_at >= 0:
             notes.append(f"invalid UTF-8 at byte {bad_at} (byte {original[bad_at]:#04x}), read with U+FFFD")
         try:
-            obj, cuts = bounded.loads(raw)
+            obj, cuts = _js_loads(raw)
         except ValueError as e:
             problem = f"not valid JSON ({escape(str(e))})"
+            if failed is not None:
+                failed.append("json")
         except RecursionError:
             problem = "JSON nested too deep to read"
         else:
@@ -238,6 +255,15 @@ def _row_object(
     return obj, raw
 
 
+def _js_loads(raw: bytes) -> tuple[Any, list[bounded.Cut]]:
+    """`bounded.loads`, with what orjson refuses and JSON.parse reads (a lone surrogate in a \\u
+    escape) read as JSON.parse reads it (OpenClaw is JavaScript)."""
+    try:
+        return bounded.loads(raw)
+    except orjson.JSONDecodeError:
+        return bounded.js_loads(raw.decode("utf-8", "replace")), []
+
+
 def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> list[RawLine]:
     """The rows as pi JSONL lines (line = seq), each parsed whole (new rows, for `follow`); the
     offsets count the rows' bytes as the full load does, from 0."""
@@ -253,43 +279,56 @@ def _lines(rows: list[tuple[Any, ...]], name: str, diags: list[Diagnostic]) -> l
 
 
 # A row's index fields, decoded without materializing its content, for a message entry or a
-# `custom` entry: pi's head (`pi._EntryHead`, the one definition: every field `fields.PI` types
-# typed on every role, the top-level ones the index does not read absent). A row whose head does
-# not decode is left to the general path, which reports it (the shared guard), so a record read
-# lazily never holds a value of the wrong type. OpenClaw's `excludeFromContext` sends a message
-# to the general path too, where OpenClaw's rule reads it.
-_HEAD_DECODER = pi._ENTRY_DECODER
+# `custom` entry: pi's head made as strict as OpenClaw's reading (`openclaw_heads`: every field
+# `fields.PI` types typed on every role, the top-level ones the index does not read absent, and
+# every field OpenClaw's schema requires there). A row whose head does not decode, or that one of
+# OpenClaw's rules reads (`openclaw_heads.fast_ok`), is left to the general path, which reports it
+# (the shared guard), so a record read lazily never holds a value of the wrong type.
+_HEAD_DECODER = openclaw_heads.DECODER
 _HEAD_ERRORS = heads.DECODE_ERRORS
 
 
-def _head_record(e: pi._EntryHead, seq: int, line: int, offset: int, n: int, source: _Rows) -> Record | None:
+def _head_record(e: openclaw_heads.Entry, seq: int, line: int, offset: int, n: int, source: _Rows) -> Record | None:
     """The record of a row from its head, as pi's builder maps the entry (`pi.entry_record`),
     its content left to `source`; None when the row needs the general path."""
+    if not openclaw_heads.fast_ok(e):
+        return None
+    ts = e.timestamp if type(e.timestamp) is str else None
     if e.type == "custom":  # a meta record; its fields (`extra`) read back when asked for
         return record_from_fields(
-            Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, None, None, None, (), None, source, "meta", "custom"
+            Record, seq, line, e.id, e.parentId, ts, offset, n, None, None, None, (), None, source, "meta", "custom"
         )
     m = e.message
-    roles = pi._HEAD_ROLES.get(type(m))
-    if e.type != "message" or roles is None or m is None or m.excludeFromContext is not None:
-        return None
-    role, llm_role = roles
-    stop, calls, result = pi.head_links(m, role, llm_role)
-    return record_from_fields(
-        Record, seq, line, e.id, e.parentId, e.timestamp, offset, n, llm_role, stop, role, calls, result, source
-    )
+    role, llm_role = openclaw_heads.ROLES[type(m)]
+    stop, calls, result = pi.head_links(m, role, llm_role)  # type: ignore[arg-type]
+    return record_from_fields(Record, seq, line, e.id, e.parentId, ts, offset, n, llm_role, stop, role, calls, result, source)
+
+
+@dataclass(slots=True)
+class _Read:
+    """What the rows say that OpenClaw's rules read (`_apply_openclaw`): each row's node in its tree
+    in seq order (a node, None, or the seq of a zstd row whose payload does not decode: its node is
+    its `navigation_json`'s), the rows JSON.parse fails on, and each entry's verdict."""
+
+    nodes: list[tuple[openclaw_model.Node | int | None, bool]] = dataclasses.field(default_factory=list)
+    unparsed: list[int] = dataclasses.field(default_factory=list)
+    opaque: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
+    fails: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
+    leaf_control: bool = False  # a `leaf` row (OpenClaw's own navigation: its tree is not mirrored then)
+    dropped: list[tuple[Record, list[str]]] = dataclasses.field(default_factory=list)  # calls OpenClaw drops
 
 
 def _build(
     rows: Any, name: str, source: _Rows, diags: list[Diagnostic], digest: Any, *, index: bool = True
-) -> tuple[Ledger, int]:
-    """The ledger of the session's rows (pi's builder over them, line = seq) and how many rows
-    were read, index first: a plain message or custom row (clean UTF-8 JSON whose fields have
-    the types `fields.PI` gives them) becomes its record from a head decode (`_head_fields`), its
-    content read back from the store when asked for (`_Rows`); any other row (every row, with
-    `index=False`: the reference the tests hold the index to) is parsed whole (`_row_object`, the
-    same diagnostics) and mapped by pi's builder, with OpenClaw's rules. Each row goes into
-    `digest` (when given) as `openclaw_writer.state` adds it."""
+) -> tuple[Ledger, int, _Read]:
+    """The ledger of the session's rows (pi's builder over them, line = seq), how many rows were
+    read and what OpenClaw's rules need of them, index first: a plain message or custom row (clean
+    UTF-8 JSON whose fields have the types `fields.PI` gives them and none of OpenClaw's rules
+    reads: `openclaw_heads`) becomes its record from a head decode, its content read back from the
+    store when asked for (`_Rows`); any other row (every row, with `index=False`: the reference the
+    tests hold the index to) is parsed whole (`_row_object`, the same diagnostics) and mapped by
+    pi's builder, with OpenClaw's rules. Each row goes into `digest` (when given) as
+    `openclaw_writer.state` adds it."""
     b = pi._Builder(name, source)
     records, entries, by_id = b.records, b.pi_entries, {}
     b.by_id = by_id
@@ -297,8 +336,11 @@ def _build(
     decode, valid_utf8, large = _HEAD_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     unzip = zstandard.ZstdDecompressor().decompress
     hash_row = openclaw_writer.hash_row
+    Node = openclaw_model.Node
     offset = read = 0
     prev_id: str | None = None
+    seen = _Read()
+    nodes = seen.nodes
     with collector_paused():
         for seq, text, blob, size in rows:
             read += 1
@@ -317,39 +359,91 @@ def _build(
                     records.append(rec)
                     entries.append(rec)
                     rid = rec.id
-                    if rid is not None:
-                        if rec.parent_id == prev_id:
-                            rec.parent_id = prev_id  # share the parent's id string (the linear common case)
-                        by_id[rid] = rec.seq
-                        b.id_count += 1
-                        prev_id = rid
+                    if rec.parent_id == prev_id:
+                        rec.parent_id = prev_id  # share the parent's id string (the linear common case)
+                    by_id[rid] = rec.seq
+                    b.id_count += 1
+                    prev_id = rid
+                    nodes.append((Node(rid, rec.parent_id, True, canonical=True), False))  # type: ignore[arg-type]
                     offset += n
                     continue
-            got = _row_object(seq, raw, problem, name, diags)
+            failed: list[str] = []
+            got = _row_object(seq, raw, problem, name, diags, failed)
             if got is None:
+                _unread_row(seen, seq, text, blob, bool(failed or problem))
                 continue
             o, raw = got
-            if b.first_line is None:
-                b.first_line = seq
-            rec = b.add_obj(o, seq, offset, len(raw) + 1, True)
+            rec = _add_row(b, seen, o, raw, seq, offset, source, resets)
             offset += len(raw) + 1
-            if rec is None:
-                continue
-            rec._source = source
-            if rec.id is not None:
+            if rec is not None and rec.id is not None:
                 by_id[rec.id] = rec.seq
                 b.id_count += 1
                 prev_id = rec.id
-            if rec.type == "message" and rec.kind == "message":
-                _exclude_from_context(rec, o)
-            elif rec.type == "reset":  # its entry as stored (the builder's check took fields out of `o`)
-                written = line_object(raw + b"\n", seq, rec.offset)
-                resets.append((rec, written if isinstance(written, dict) else {}))
     led = b.finish()
     index = led.by_id()
     for rec, o in resets:
         _make_reset(led, rec, o, index)
-    return led, read
+    return led, read, seen
+
+
+def _add_row(
+    b: pi._Builder, seen: _Read, o: dict[str, Any], raw: bytes, seq: int, offset: int, source: _Rows, resets: list[tuple[Record, dict[str, Any]]]
+) -> Record | None:
+    """A row parsed whole: its record as pi's builder maps it (None: none), and what OpenClaw's
+    rules read of it (`_Read`): its node, whether its schema takes it, whether it converts, the
+    calls OpenClaw drops of it."""
+    o, dropped = _without_dropped_calls(o)
+    seen.nodes.append((openclaw_model.tree_facts(o), o.get("type") == "reset"))
+    seen.leaf_control = seen.leaf_control or o.get("type") == "leaf"
+    opaque = openclaw_model.unrecognized(o)
+    fail = openclaw_model.send_failure(o) if opaque is None else None
+    left_out = opaque is None and fail is None and openclaw_model.left_out(o)
+    if b.first_line is None:
+        b.first_line = seq
+    rec = b.add_obj(o, seq, offset, len(raw) + 1, True)
+    if rec is None:
+        return None
+    rec._source = source
+    if dropped:
+        seen.dropped.append((rec, dropped))
+    if opaque is not None:
+        seen.opaque.append((rec, opaque))
+    elif fail is not None:
+        seen.fails.append((rec, fail))
+    elif left_out and rec.kind == "message":
+        rec.never_sent = True
+        if rec.message is not None:
+            rec.message.never_sent = True
+    if rec.type == "message" and rec.kind == "message":
+        _exclude_from_context(rec, o)
+    elif rec.type == "reset" and opaque is None:  # its entry as stored (the builder's check took fields out of `o`)
+        written = line_object(raw + b"\n", seq, rec.offset)
+        resets.append((rec, written if isinstance(written, dict) else {}))
+    return rec
+
+
+def _without_dropped_calls(o: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The entry without the call blocks OpenClaw drops from an answer (`openclaw_model.dropped_call`),
+    and why each went; an answer left with no block is sent by no one (`_openclaw_reading`)."""
+    m = o.get("message")
+    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+        return o, []
+    why = [openclaw_model.dropped_call(b) for b in m["content"]]
+    if not any(why):
+        return o, []
+    kept = [b for b, w in zip(m["content"], why, strict=True) if w is None]
+    return {**o, "message": {**m, "content": kept}}, [f"block {k} ({w})" for k, w in enumerate(why) if w]
+
+
+def _unread_row(seen: _Read, seq: Any, text: Any, blob: Any, bad: bool) -> None:
+    """A row that holds no entry: JSON.parse fails on a plain row (BAD); a zstd row whose payload
+    does not decode or parse (BAD) is decoded only when its node is on the path (its node is its
+    `navigation_json`'s); a row of JSON that is no object is no node."""
+    if not (type(seq) is int and seq >= 0):
+        return
+    if text is not None and bad:
+        seen.unparsed.append(seq)
+    seen.nodes.append((seq if text is None and blob is not None and bad else None, False))
 
 
 def _row_place(name: str, seq: Any) -> str:
@@ -520,10 +614,20 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
     source = next((r._source for r in led.records if isinstance(r._source, _Rows)), None) or _Rows(led.path or "", led.session_id or "")
     new: list[Record] = []
     seq = len(led.records)
+    # OpenClaw's tree: a new row that hangs anywhere but under the last one (or where OpenClaw's
+    # rules read it) needs the whole transcript (`_openclaw_reading`).
+    parent = led.records[led.leaf_seq].id if led.leaf_seq is not None else None
+    if parent is None or led.leaf_seq != _last_entry(led):
+        return None
     for rl in lines:
         o = rl.objects[0]
         if o.get("type") in ("session", "reset") or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
             return None
+        if o.get("parentId") != parent or openclaw_model.unrecognized(o) or openclaw_model.send_failure(o):
+            return None
+        if "appendMode" in o or not o["id"].strip() or o.get("type") == "leaf":
+            return None
+        parent = o["id"]
         rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
         rec._source = source
         if rec.type == "message" and rec.kind == "message":
@@ -533,7 +637,142 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
     return new if appended.fresh_ids(led, new) else None
 
 
+def _last_entry(led: Ledger) -> int | None:
+    return next((r.seq for r in reversed(led.records) if r.kind != "header"), None)
+
+
 # ---------------------------------------------------------------------------------------- OpenClaw's rules
+
+UNRECOGNIZED = "unrecognized_entry"
+LATENT = "unparsed_row"  # a row OpenClaw would stop on once its index is rebuilt (`openclaw_writer.refusal`)
+
+
+def _openclaw_reading(con: sqlite3.Connection, led: Ledger, sid: str, seen: _Read) -> openclaw_model.Scan | None:
+    """OpenClaw's reading of what pi's builder made of the rows (`openclaw_model`): its schema's
+    opaque entries never sent and no boundary, its conversion failures in place of pi-ai's, its
+    tree's parents and leaf. The scan, or None where it is not mirrored (a `leaf` row)."""
+    led.diagnostics[:] = [d for d in led.diagnostics if d.problem not in (FAILS_ON_OPEN, FAILS_ON_SEND)]
+    for rec, why in seen.opaque:
+        led.diagnostics.append(
+            Diagnostic(
+                rec.line, UNRECOGNIZED, f"row {rec.line}: OpenClaw's entry schema does not take this entry ({why}): "
+                "it keeps its place in the session's tree and is never sent" + (", nor a window boundary" if rec.kind == "checkpoint" else ""),
+                severity="warning", seqs=[rec.seq],
+            )
+        )  # fmt: skip
+        rec.never_sent = True
+        if rec.kind == "message" and rec.message is not None:
+            rec.message.never_sent = True
+        if rec.kind == "checkpoint":
+            rec.kind, rec.checkpoint = "meta", None
+    for rec, blocks in seen.dropped:
+        gone = rec.kind == "message" and rec.message is not None and not rec.message.blocks
+        led.diagnostics.append(
+            Diagnostic(
+                rec.line, "unmatched_tool_call",
+                f"row {rec.line}: OpenClaw drops the call{'s' if len(blocks) > 1 else ''} of this answer's content "
+                f"{', '.join(blocks)} before it sends the answer (repairToolCallInputs, session-transcript-repair-rV_-0RVP.mjs:135-145)"
+                + ("; nothing is left of the answer, which is not sent" if gone else ""),
+                severity="warning", seqs=[rec.seq],
+            )
+        )  # fmt: skip
+        if gone:
+            rec.never_sent = True
+            rec.message.never_sent = True  # type: ignore[union-attr]
+    for rec, why in seen.fails:
+        led.diagnostics.append(Diagnostic(rec.line, FAILS_ON_SEND, f"row {rec.line}: {why}", severity="warning", seqs=[rec.seq]))
+    if seen.leaf_control:
+        return None
+    scan = openclaw_model.Scan()
+    for node, is_reset in seen.nodes:
+        if type(node) is int:
+            seq, node = node, _navigation_node(con, sid, node)
+            if node is not None:
+                scan.undecoded[node.id] = seq
+        scan.add(node, is_reset)  # type: ignore[arg-type]
+    _hang(led, scan)
+    return scan
+
+
+def _navigation_node(con: sqlite3.Connection, sid: str, seq: int) -> openclaw_model.Node | None:
+    """The node of a zstd row whose payload does not decode: its `navigation_json`'s (what
+    OpenClaw's tree scan reads of a zstd row, `transcriptEventNavigationSql`)."""
+    row = con.execute("SELECT navigation_json FROM transcript_events WHERE session_id=? AND seq=?", (sid, seq)).fetchone()
+    try:
+        nav = orjson.loads(row[0]).get("navigation") if row is not None and row[0] is not None else None
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return openclaw_model.tree_facts(nav)
+
+
+def _hang(led: Ledger, scan: openclaw_model.Scan) -> None:
+    """Each record's parent and the leaf as OpenClaw's tree has them, said where it differs from
+    the rows: an entry whose parent is no earlier entry is hung under the leaf, ..."""
+    if scan.parents:
+        moved = [r for r in led.records if r.id is not None and r.id in scan.parents and r.kind != "header"]
+        for r in moved:
+            r.parent_id = scan.parents[r.id]  # type: ignore[index]
+        if moved:
+            led._by_id = None
+            r = moved[0]
+            led.diagnostics.append(
+                Diagnostic(
+                    r.line, "tree_normalized",
+                    f"row {r.line}: OpenClaw hangs {len(moved)} entr{'y' if len(moved) == 1 else 'ies'} elsewhere in its tree than "
+                    f"their parentId says (this one under {quote(r.parent_id)}): an entry whose parent is no earlier entry, or is "
+                    "one of no type of its own, or that a reset left, hangs under its leaf (transcript-tree-3xvvNd9-.mjs:138-139)",
+                    severity="info", seqs=[x.seq for x in moved],
+                )
+            )  # fmt: skip
+    leaf = led.by_id().get(scan.leaf) if scan.leaf is not None else None
+    if leaf is not None:
+        led.leaf_seq = leaf
+
+
+def _header_refusal(led: Ledger) -> None:
+    """OpenClaw refuses a session without a header of version 3 or later (`openclaw_model.header_refusal`),
+    where pi would start a new one."""
+    why = openclaw_model.header_refusal(led.header)
+    if why is None:
+        return
+    led.runtime_rejects_file = False
+    led.diagnostics[:] = [d for d in led.diagnostics if d.problem != "missing_header"]
+    first = next((r.line for r in led.records), 0)
+    led.diagnostics.append(Diagnostic(first, "resume_refused", f"row {first}: {why}", severity="error"))
+
+
+def _refusals(led: Ledger, seen: _Read, scan: openclaw_model.Scan | None, index_current: bool) -> None:
+    """OpenClaw stops before any request on a row it cannot read (`openclaw_model`, first rule):
+    a plain row JSON.parse fails on, when it rebuilds the session's transcript index (the index
+    lags the rows; a current index is read as it stands), and a zstd row whose payload does not
+    decode, when it is on the path."""
+    bad = {s: "JSON.parse fails on it" for s in seen.unparsed if not index_current}
+    for seq in seen.unparsed if index_current else ():
+        led.diagnostics.append(
+            Diagnostic(
+                seq, LATENT,
+                f"row {seq}: JSON.parse fails on it: OpenClaw reads on while its transcript index is current, but rebuilds "
+                "the index after any row it did not append itself (a repair's), and then stops on this row",
+                severity="warning",
+            )
+        )  # fmt: skip
+    if scan is not None and scan.undecoded and led.leaf_seq is not None:
+        cur, walked = led.records[led.leaf_seq].id, set()
+        while cur is not None and cur in scan.by_id and cur not in walked:
+            walked.add(cur)
+            if cur in scan.undecoded:
+                bad[scan.undecoded[cur]] = "its payload (event_zstd) does not decode, and it is on the path"
+            cur = scan.by_id[cur].parent
+    for seq in sorted(bad):
+        led.diagnostics.append(
+            Diagnostic(
+                seq, "resume_refused",
+                f"row {seq}: {bad[seq]}: OpenClaw's rebuild of the session's transcript index stops there "
+                "(visitProjectionSource, session-transcript-index-UaRlRUAw.mjs:122-175) and the run with it "
+                "(\"Session transcript projection is rebuilding\"): it sends nothing",
+                severity="error",
+            )
+        )  # fmt: skip
 
 
 def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
@@ -588,14 +827,15 @@ def _make_reset(led: Ledger, rec: Record, o: dict[str, Any], by_id: dict[str, in
     )
 
 
-def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> None:
+def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> bool:
     """OpenClaw's own leaf (`session_transcript_index_state.leaf_event_id`), when it names a read
     entry and the index is current. An index behind the transcript (its `indexed_seq` is not the
     latest seq, or `needs_rebuild`) is rebuilt by OpenClaw before it is used, its leaf then the
-    transcript tree's (session-transcript-index-UaRlRUAw.mjs:403-406, :586-595, :122-175): the
-    last entry, as pi's builder has it (a repair's appended row leaves the index so)."""
+    transcript tree's (session-transcript-index-UaRlRUAw.mjs:403-406, :586-595, :122-175): its
+    leaf as `_openclaw_reading` scanned it (a repair's appended row leaves the index so). Whether
+    the index is current (OpenClaw then rebuilds nothing)."""
     if "session_transcript_index_state" not in _tables(con):
-        return
+        return False
     cols = {r[1] for r in con.execute("PRAGMA table_info(session_transcript_index_state)")}
     rebuild = "needs_rebuild" if "needs_rebuild" in cols else "0"
     row = con.execute(
@@ -603,10 +843,11 @@ def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> None:
     ).fetchone()
     latest = con.execute("SELECT max(seq) FROM transcript_events WHERE session_id=?", (sid,)).fetchone()[0]
     if row is None or not isinstance(row[0], str) or row[1] != latest or row[2] != 0:
-        return
+        return False
     seq = led.by_id().get(row[0])
     if seq is not None:
         led.leaf_seq = seq
+    return True
 
 
 def _describe_windows(con: sqlite3.Connection, led: Ledger, name: str, sid: str) -> None:
@@ -680,6 +921,9 @@ FORMAT = Format(
         tree=True,
         drop_stop_reasons=frozenset({"error", "aborted"}),
         synthesize_missing_results=True,
+        # ... and a result whose call is not in the request is dropped (`classifyToolUseResultPairing`,
+        # dist/tool-result-pairing-Bky0eubt.mjs:125-254: droppedOrphanCount; observed).
+        drops_orphan_results=True,
         synthetic_result_text="[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
         summary_prefix=pi.COMPACTION_SUMMARY_PREFIX,
         summary_suffix=pi.COMPACTION_SUMMARY_SUFFIX,

@@ -50,7 +50,17 @@ from inspector.ledger.quoting import quote
 SCHEMA_VERSION = 23  # OPENCLAW_AGENT_SCHEMA_VERSION in 2026.9.6
 _NEEDED = ("schema_meta", "session_windows", "transcript_events", "transcript_event_identities")
 
-refusal = pi_writer.refusal  # the entry is pi's: the same session-level rules
+def refusal(led: Ledger) -> str | None:
+    """The entry is pi's: pi's session-level rules; and a row OpenClaw cannot parse, which it reads
+    past only while its transcript index is current: our row leaves the index behind, OpenClaw
+    rebuilds it, and stops on that row (docs/runtimes/openclaw.md §9)."""
+    latent = next((d for d in led.diagnostics if d.problem == "unparsed_row"), None)
+    if latent is not None:
+        return (
+            f"row {latent.line} of the session is not JSON OpenClaw can parse: it reads past it only while its transcript "
+            "index is current, and a written row makes it rebuild the index and stop there; repair that row first"
+        )
+    return pi_writer.refusal(led)
 compaction_entry = pi_writer.compaction_entry
 
 
