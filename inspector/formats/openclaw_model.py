@@ -246,7 +246,7 @@ class Scan:
     __slots__ = ("append_parent", "by_id", "latest_reset", "leaf", "parents", "reset_desc", "undecoded")
 
     def __init__(self) -> None:
-        self.by_id: dict[str, Node] = {}
+        self.by_id: dict[str, str | None] = {}  # each node's id -> its parent, normalized
         self.leaf: str | None = None
         self.append_parent: str | None = None
         self.latest_reset: str | None = None
@@ -264,7 +264,7 @@ class Scan:
                 parent = self.leaf
         if parent != node.parent:
             self.parents[node.id] = parent
-        self.by_id[node.id] = Node(node.id, parent, node.moves_leaf, node.side, node.canonical, node.explicit)
+        self.by_id[node.id] = parent
         if is_reset:
             self.latest_reset = node.id
             self.reset_desc = {node.id}
@@ -273,6 +273,24 @@ class Scan:
         self.append_parent = node.id
         if node.moves_leaf:
             self.leaf = node.id
+
+    def add_entry(self, rid: str, parent: str | None) -> None:
+        """`add` of the node of a message or custom entry with a parentId key, not appended
+        "side" (the index's rows: `Node(rid, parent, True, canonical=True)`), without making it."""
+        leaf, reset = self.leaf, self.latest_reset
+        norm = parent
+        if (
+            (reset is not None and (parent is None or parent not in self.reset_desc))
+            or (parent is not None and leaf is not None and parent not in self.by_id)
+            or (parent == self.append_parent and leaf != parent)
+        ):
+            norm = leaf
+        if norm != parent:
+            self.parents[rid] = norm
+        self.by_id[rid] = norm
+        if reset is not None and norm is not None and norm in self.reset_desc:
+            self.reset_desc.add(rid)
+        self.append_parent = self.leaf = rid
 
 
 # ---------------------------------------------------------------------------------------- sending

@@ -310,7 +310,8 @@ class _Read:
     in seq order (a node, None, or the seq of a zstd row whose payload does not decode: its node is
     its `navigation_json`'s), the rows JSON.parse fails on, and each entry's verdict."""
 
-    nodes: list[tuple[openclaw_model.Node | int | None, bool]] = dataclasses.field(default_factory=list)
+    # (an index row's: its id and parent as written, `Scan.add_entry`)
+    nodes: list[tuple[openclaw_model.Node | int | None, bool] | tuple[str, str | None]] = dataclasses.field(default_factory=list)
     unparsed: list[int] = dataclasses.field(default_factory=list)
     opaque: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
     fails: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
@@ -336,7 +337,6 @@ def _build(
     decode, valid_utf8, large = _HEAD_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     unzip = zstandard.ZstdDecompressor().decompress
     hash_row = openclaw_writer.hash_row
-    Node = openclaw_model.Node
     offset = read = 0
     prev_id: str | None = None
     seen = _Read()
@@ -364,7 +364,7 @@ def _build(
                     by_id[rid] = rec.seq
                     b.id_count += 1
                     prev_id = rid
-                    nodes.append((Node(rid, rec.parent_id, True, canonical=True), False))  # type: ignore[arg-type]
+                    nodes.append((rid, rec.parent_id))  # (its node: `Scan.add_entry`)
                     offset += n
                     continue
             failed: list[str] = []
@@ -685,6 +685,9 @@ def _openclaw_reading(con: sqlite3.Connection, led: Ledger, sid: str, seen: _Rea
         return None
     scan = openclaw_model.Scan()
     for node, is_reset in seen.nodes:
+        if type(node) is str:  # (an index row's entry: its id and parent)
+            scan.add_entry(node, is_reset)  # type: ignore[arg-type]
+            continue
         if type(node) is int:
             seq, node = node, _navigation_node(con, sid, node)
             if node is not None:
@@ -762,7 +765,7 @@ def _refusals(led: Ledger, seen: _Read, scan: openclaw_model.Scan | None, index_
             walked.add(cur)
             if cur in scan.undecoded:
                 bad[scan.undecoded[cur]] = "its payload (event_zstd) does not decode, and it is on the path"
-            cur = scan.by_id[cur].parent
+            cur = scan.by_id[cur]
     for seq in sorted(bad):
         led.diagnostics.append(
             Diagnostic(
