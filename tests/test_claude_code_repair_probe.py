@@ -45,7 +45,7 @@ def test_a_reply_claude_code_leaves_out_stays_out_when_a_repair_keeps_it(tmp_pat
         for strategy in ("compact", "recover"):
             copy = tmp_path / f"{f.stem}.{strategy}.jsonl"
             shutil.copyfile(f, copy)
-            args = ["--strategy", strategy, *repair_probe.STRATEGIES[strategy], *repair_probe.BUDGETS, "--write"]
+            args = ["--strategy", strategy, *repair_probe.STRATEGIES[strategy], "--write"]
             code, _, err = repair_probe._inspector(["repair", str(copy), *args])
             assert code == 0, err  # (before: "the written session is not what the plan promised")
             report = analyze(load(str(copy)))
@@ -87,7 +87,7 @@ def test_a_copy_that_is_not_what_the_plan_promised_is_not_left_to_resume_from(
     monkeypatch.setattr(plan_module, "broken_promises", lambda promised, actual: ["unanswered tool calls: 1, promised 0"])
     f = type_probe.write_probes(tmp_path)[_index(UNANSWERED[0])]
     before = f.read_bytes()
-    args = ["--strategy", "compact", *repair_probe.STRATEGIES["compact"], *repair_probe.BUDGETS]
+    args = ["--strategy", "compact", *repair_probe.STRATEGIES["compact"]]
     new = tmp_path / "new-copy.jsonl"
     code, _, err = repair_probe._inspector(["repair", str(f), *args, "--out", str(new)])
     assert code == 2 and "not what the plan promised (unanswered tool calls: 1, promised 0)" in err and "removed again" in err, err

@@ -16,55 +16,27 @@ tidy. Prints one row per repaired copy and the count that differ; exits 1 when a
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from tests.peers import repair_campaign
 from tests.peers.claude_code_resume import type_probe
 
 BUDGETS = ["--window", "16000", "--reserve", "2000"]
-STRATEGIES = {"compact": ["--keep-recent", "50"], "recover": [], "resummarize": ["--keep-recent", "50"]}
-
-
-def _inspector(args: list[str]) -> tuple[int, str, str]:
-    from inspector.cli.main import main
-
-    out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()  # (--json writes to stdout.buffer)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    out.flush()
-    return code, out.buffer.getvalue().decode(), err.getvalue()  # type: ignore[attr-defined]
+_STRATEGIES = {"compact": ["--keep-recent", "50"], "recover": [], "resummarize": ["--keep-recent", "50"]}
+_inspector = repair_campaign.inspector
+STRATEGIES = {name: [*args, *BUDGETS] for name, args in _STRATEGIES.items()}
+NAMES = [p.name for p in type_probe.PROBES]
 
 
 def repair_all(
     files: list[Path], out: Path, strategies: list[str], picked: dict[int, list[str]] | None = None
 ) -> tuple[list[tuple[str, Path]], list[str]]:
-    """Each probe copy repaired with each strategy (`picked`: only these probes, each with its own
-    strategies): (label, repaired file) of those written, and a line for each that was not (a noop
-    plan, a refusal and its reason)."""
-    written, skipped = [], []
-    out.mkdir(parents=True, exist_ok=True)
-    for i, f in enumerate(files):
-        for strategy in strategies if picked is None else picked.get(i, []):
-            label = f"{type_probe.PROBES[i].name} [{strategy}]"
-            args = ["--strategy", strategy, *STRATEGIES[strategy], *BUDGETS]
-            code, plan, err = _inspector(["plan", str(f), *args, "--json"])
-            if code != 0 or json.loads(plan)["action"] == "noop":
-                skipped.append(f"{label}: plan {'noop' if code == 0 else f'exit {code}: {err.strip()[-120:]}'}")
-                continue
-            r = out / f"p{i:03d}.{strategy}.jsonl"
-            shutil.copyfile(f, r)
-            code, _, err = _inspector(["repair", str(r), *args, "--write"])
-            if code != 0:
-                skipped.append(f"{label}: repair exit {code}: {err.strip().splitlines()[-1][:160] if err.strip() else ''}")
-                continue
-            written.append((label, r))
-    return written, skipped
+    """Each probe copy repaired with each strategy (`repair_campaign.repair_all`)."""
+    return repair_campaign.repair_all(files, NAMES, out, STRATEGIES if picked is not None else {s: STRATEGIES[s] for s in strategies}, picked)
 
 
 def check(written: list[tuple[str, Path]], out: Path) -> list[tuple[str, str | None]]:
@@ -111,13 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.as_written:
             written = [(f"{p.name} [as written]", f) for p, f in zip(type_probe.PROBES, files, strict=True)] + written
         rows = check(written, out)
-    differ = [(label, why) for label, why in rows if why is not None]
-    for label, why in rows:
-        print(f"{'ok  ' if why is None else 'DIFF'} {label}{'' if why is None else ': ' + why}")
-    for line in skipped:
-        print(f"--   {line}")
-    print(f"{len(files)} damaged sessions, {len(rows)} repaired copies resumed by Claude Code, {len(differ)} differ; {len(skipped)} not written")
-    return 1 if differ else 0
+    return repair_campaign.report(rows, skipped, len(files), "Claude Code")
 
 
 if __name__ == "__main__":
