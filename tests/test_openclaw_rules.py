@@ -212,3 +212,15 @@ def test_a_row_it_cannot_parse_behind_a_current_index_is_read_past_and_kept_from
     assert any(d.problem == "unparsed_row" for d in led.diagnostics)
     why = openclaw_writer.refusal(led)
     assert why is not None and "row 5" in why
+
+
+def test_an_entry_whose_type_is_a_list_or_an_object_is_set_aside_not_a_crash(tmp_path: Path) -> None:
+    """A type of another JSON kind is no key of the set of OpenClaw's entry types: hashing it for the
+    membership test crashed the load (TypeError: unhashable type; fuzz_live seed 78, 4 cases)."""
+    for i, t in enumerate(([], {"a": 1}, ["message"])):
+        (tmp_path / str(i)).mkdir()
+        d = {**_msg("d", "s1a1", "user", "PROBE"), "type": t}
+        report = _report(tmp_path / str(i), [*_chat("s1"), d, _after("d")])
+        opaque = [x for x in report.ledger.diagnostics if x.problem == "unrecognized_entry"]
+        assert opaque and opaque[0].line == 5 and "its type is" in opaque[0].message, report.ledger.diagnostics
+        assert not any("PROBE" in t for t in _context_texts(report))

@@ -118,7 +118,7 @@ def unrecognized(o: dict[str, Any]) -> str | None:
     t = o.get("type", _MISSING)
     if t == "session":
         return None
-    if t not in CANONICAL:
+    if type(t) is not str or t not in CANONICAL:  # (a list or object: no type, and no key of a set)
         return f"its type is {json_type(t) if t is not _MISSING else 'missing'}" + (f" ({t!r}), not one of OpenClaw's entry types" if isinstance(t, str) else "")
     why = _str(o, "id", "id", min1=True)
     if why is None and o.get("parentId") is not None and not isinstance(o["parentId"], str):
@@ -228,7 +228,8 @@ def tree_facts(o: Any) -> Node | None:
     rid = _non_blank(o.get("id"))
     if rid is None:
         return None
-    canonical = o.get("type") in CANONICAL
+    t = o.get("type")
+    canonical = type(t) is str and t in CANONICAL  # (a type that is a list or object is none of them)
     side = o.get("appendMode") == "side"
     if "parentId" not in o:
         return Node(rid, None, canonical and not side, side, canonical, explicit=False) if canonical else None
