@@ -631,3 +631,27 @@ def test_a_codex_rollout_followed_says_when_codex_would_refuse_it_and_when_no_mo
         assert fol.report is not None
         codes.append([x.code for x in fol.report.findings if x.code == "resume_refused"])
     assert codes == [["resume_refused"], []]
+
+
+def test_a_line_only_json_parse_reads_is_not_mapped_from_the_append(tmp_path):
+    """A line holding a lone surrogate escape is read as JSON.parse reads it (`lenient`), and Codex
+    (serde_json) skips it: the full build says so. The follower's extension mapped it as a sent
+    item when it came appended (`appended.clean` let it through; tests.fuzz_live seed 79, case 113,
+    pre-existing). Now such a line takes the full build: followed equals whole."""
+    src = next(p for p in corpus() if _is_codex(p) and "localpush" in p)
+    data = Path(src).read_bytes()
+    lines = data.splitlines(keepends=True)
+    item = next(i for i in range(len(lines) - 1, 0, -1) if b'"type":"response_item"' in lines[i].replace(b" ", b"") and b'"role":"user"' in lines[i].replace(b" ", b""))
+    o = orjson.loads(lines[item])
+    o["payload"]["content"] = [{"type": "input_text", "text": "SURROGATE-PROBE"}]
+    bad = orjson.dumps(o).replace(b"SURROGATE-PROBE", b"SURROGATE \\ud800 PROBE") + b"\n"
+    path = str(tmp_path / Path(src).name)
+    Path(path).write_bytes(data)
+    f = Follower(path)
+    f.poll()
+    with open(path, "ab") as out:
+        out.write(bad)
+    up = f.poll()
+    assert up is not None
+    assert followed_json(f) == full_json(path, path)
+    assert any("lone surrogate" in d.message for d in f.report.ledger.diagnostics)

@@ -34,9 +34,11 @@ def complete_lines(data: bytes, offset: int, first_line: int) -> tuple[list[RawL
 
 
 def clean(lines: list[RawLine]) -> bool:
-    """Every line read as one JSON object, nothing to diagnose: what `extend` can map alone."""
+    """Every line read as one JSON object, nothing to diagnose: what `extend` can map alone. A line
+    only JSON.parse's rules read (`lenient`: a lone surrogate escape) is not: a strict reader's
+    runtime skips it (Codex, `codex_lines.json_skip_reason`), which the full build says."""
     return all(
-        rl.diagnostic is None and len(rl.objects) == 1 and isinstance(rl.objects[0], dict) for rl in lines
+        rl.diagnostic is None and not rl.lenient and len(rl.objects) == 1 and isinstance(rl.objects[0], dict) for rl in lines
     )
 
 
