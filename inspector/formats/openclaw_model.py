@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.formats.fields import json_type
+from inspector.formats.pi_sending import MISSING, type_error
 
 # The entry types OpenClaw's tree and schema know (`isCanonicalSessionEntryType`,
 # transcript-tree-3xvvNd9-.mjs:4-18).
@@ -53,7 +54,7 @@ CANONICAL = frozenset(
     {"message", "thinking_level_change", "model_change", "compaction", "reset", "branch_summary", "custom", "custom_message", "label", "session_info"}
 )
 _RESET_REASONS = frozenset({"new", "reset", "idle", "daily", "cron-stale"})
-_MISSING: Any = object()
+_MISSING = MISSING  # (JavaScript's undefined: the sentinel `type_error` knows)
 
 
 # ---------------------------------------------------------------------------------------- the schema
@@ -336,10 +337,7 @@ def _kind(v: Any) -> str:
 
 
 def _fails(what: str, value: Any, reading: str, expression: str) -> str:
-    if value is None or value is _MISSING:
-        error = f"Cannot read properties of {'null' if value is None else 'undefined'} (reading '{reading}')"
-    else:
-        error = f"{expression}.{reading} is not a function"
+    error = type_error(value, reading, expression)
     return f'{what}: OpenClaw stops with a TypeError converting every request that holds it ("{error}")'
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from inspector.formats.fields import json_type
 
-_MISSING: Any = object()  # a field the object does not have (JavaScript's undefined)
+MISSING: Any = object()  # a field the object does not have (JavaScript's undefined)
 
 
 def open_failure(o: dict[str, Any]) -> str | None:
@@ -49,12 +49,12 @@ def send_failure(o: dict[str, Any]) -> str | None:
     """Why pi-ai cannot convert this entry's message into a request, or None."""
     t = o.get("type")
     if t == "custom_message":
-        return _user_content(o.get("content", _MISSING))
+        return _user_content(o.get("content", MISSING))
     m = o.get("message")
     if t != "message" or not isinstance(m, dict):
         return None
     role = m.get("role")
-    content = m.get("content", _MISSING)
+    content = m.get("content", MISSING)
     if role in ("user", "custom"):
         return None if role == "custom" and isinstance(content, str) else _user_content(content)
     if role == "assistant":
@@ -64,13 +64,17 @@ def send_failure(o: dict[str, Any]) -> str | None:
     return None
 
 
+def type_error(value: Any, reading: str, expression: str) -> str:
+    """The TypeError's message JavaScript gives where code reads `expression.reading` of VALUE
+    (null, undefined: `MISSING`, or a value without that method)."""
+    if value is None or value is MISSING:
+        return f"Cannot read properties of {'null' if value is None else 'undefined'} (reading '{reading}')"
+    return f"{expression}.{reading} is not a function"
+
+
 def _fails(what: str, value: Any, reading: str, expression: str) -> str:
     """WHAT, and the TypeError pi-ai stops with when it reads VALUE (as `expression`, `.reading`)."""
-    if value is None or value is _MISSING:
-        error = f"Cannot read properties of {'null' if value is None else 'undefined'} (reading '{reading}')"
-    else:
-        error = f"{expression}.{reading} is not a function"
-    return f'{what}: pi-ai stops with a TypeError building every request that holds it ("{error}")'
+    return f'{what}: pi-ai stops with a TypeError building every request that holds it ("{type_error(value, reading, expression)}")'
 
 
 def _user_content(content: Any) -> str | None:
@@ -81,7 +85,7 @@ def _user_content(content: Any) -> str | None:
     for b in content:
         if b is None:
             return _fails("its content holds a block that is null", None, "type", "item")
-        text = b.get("text", _MISSING) if isinstance(b, dict) and b.get("type") == "text" else ""
+        text = b.get("text", MISSING) if isinstance(b, dict) and b.get("type") == "text" else ""
         if not isinstance(text, str):
             return _fails(
                 f"a text block of its content has a text that is {_kind(text)}", text, "replace", "text"
@@ -100,7 +104,7 @@ def _answer_content(content: Any) -> str | None:
         if not isinstance(b, dict):
             continue
         kind = b.get("type")
-        text = b.get("text", _MISSING) if kind == "text" else ""
+        text = b.get("text", MISSING) if kind == "text" else ""
         if not isinstance(text, str):
             return _fails(
                 f"a text block of its content has a text that is {_kind(text)}", text, "trim", "block.text"
@@ -126,7 +130,7 @@ def _result_content(content: Any) -> str | None:
 
 
 def _kind(v: Any) -> str:
-    return "missing" if v is _MISSING else json_type(v)
+    return "missing" if v is MISSING else json_type(v)
 
 
 def truthy(v: Any) -> bool:
