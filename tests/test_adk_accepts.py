@@ -109,10 +109,10 @@ def _sent_id(call_id: str | None) -> str | None:
 
 def _block_parts(rec: Any, calls: list[str] | None = None) -> list[dict[str, Any]]:
     """REC's parts as the comparison sees them (CALLS: the calls the prediction keeps, where ADK
-    drops a call no response answers, `drop_orphaned_function_calls`)."""
+    drops a call no response answers, `drop_orphaned_function_calls`: never one without an id)."""
     out: list[dict[str, Any]] = []
     for b in rec.message.blocks:
-        if b.type == "tool_call" and calls is not None and b.call_id not in calls:
+        if b.type == "tool_call" and calls is not None and b.call_id and b.call_id not in calls:
             continue
         if b.type == "tool_call":
             out.append({"function_call": [_sent_id(b.call_id), b.name]})

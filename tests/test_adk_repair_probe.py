@@ -47,9 +47,6 @@ NOT_MIRRORED = {
     # Left open. A string isolation_scope on the damaged event: ADK leaves the judge's new message
     # out of the request (not investigated further).
     "isolation_scope a string": "isolation scopes not modelled",
-    # Left open. A function call whose id is "": ADK sends it (its orphan rule does not drop it);
-    # inspector drops it as a call no response answers.
-    "a call id empty": "an empty call id kept by ADK",
     # Left open. The base's compaction with a content of no parts: ADK materializes it and sends an
     # empty model content beside our summary; inspector reads an empty summary as none.
     "compaction summary without parts": "an empty compaction content sent by ADK",

@@ -25,10 +25,11 @@ from inspector.formats import adk_compaction as rules
 from inspector.formats.adk import (
     event_head,
     event_heads,
+    idless_parts,
     message_response_ids_by_seq,
     unsent_or_scoped,
 )
-from inspector.ledger.model import Ledger, Record
+from inspector.ledger.model import Block, Ledger, Record
 
 
 class AdkCheckpointView(CheckpointView):
@@ -485,6 +486,7 @@ def _rows_for_agent(
 
     rows: list[Row] = []
     seen_calls: set[str] = set()
+    idless_calls: set[str] = set()  # the names of the calls without an id seen so far
     mine = (agent, "user")
     for r, summ in seq_list:
         # Converted to context: another agent's event, or a response to another agent's call.
@@ -500,14 +502,28 @@ def _rows_for_agent(
             )
         )
         calls, resps = ([], []) if (summ or conv) else (list(r.call_ids), list(ids))
-        if resps:
+        # (a call or response without an id: paired by its name, read from its message)
+        loose = r.message.blocks if not (summ or conv) and idless_parts(r) and r.message is not None else None
+        if resps or loose:
             kept = [x for x in resps if x in seen_calls]
-            if not kept and r.message is not None and all(b.type == "tool_result" for b in r.message.blocks):
+            if not kept and not _idless_answer(loose, idless_calls) and r.message is not None and all(
+                b.type == "tool_result" for b in r.message.blocks
+            ):
                 continue  # _drop_orphaned_function_responses
             resps = kept
         seen_calls.update(calls)
+        if loose:
+            idless_calls.update(b.name for b in loose if b.type == "tool_call" and not b.call_id and isinstance(b.name, str) and b.name)
         rows.append((r, summ, conv, calls, resps))
     return rows
+
+
+def _idless_answer(blocks: list[Block] | None, idless_calls: set[str]) -> bool:
+    """Whether one of `blocks` is a response without an id that ADK pairs with an earlier call
+    without one (by a name they share: `_drop_orphaned_function_responses`, tools/_rearranger.py:239-246)."""
+    return blocks is not None and any(
+        b.type == "tool_result" and not b.call_id and isinstance(b.name, str) and b.name in idless_calls for b in blocks
+    )
 
 
 def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[ContextItem]:
@@ -530,7 +546,8 @@ def _context_items(rows: list[Row], heads: dict[int, dict[str, Any]]) -> list[Co
             continue
         kept_calls = [c for c in calls if c in all_resps or c in long_running] if calls else []
         # (its message read only where that can drop it: most are not read by the analysis at all)
-        if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" for b in m.blocks):
+        # (a call without an id is never dropped: tools/_rearranger.py:305-342)
+        if calls and not kept_calls and (m := r.message) is not None and all(b.type == "tool_call" and b.call_id for b in m.blocks):
             continue  # drop_orphaned_function_calls removed every part
         role = r.role or "user"
         it = ContextItem(0, role, "message", r.seq, r.id, r.line, False, "")

@@ -420,9 +420,11 @@ class AdkGrowth:
 
 
 def _ids(r: Record) -> list[str]:
-    """The call, response and long-running ids a record names (what ADK pairs across history)."""
+    """The call, response and long-running ids a record names (what ADK pairs across history); a
+    call or response without an id by its name, as ADK pairs those (a key only a made-up id could
+    share: then the tail is read with the history, as for any id both name)."""
     m = r.message
-    out = [b.call_id for b in m.blocks if b.call_id and b.type in ("tool_call", "tool_result")] if m else []
+    out = [b.call_id or f"\0name {b.name}" for b in m.blocks if b.type in ("tool_call", "tool_result")] if m else []
     lr = (r.extra or {}).get("long_running_tool_ids")
     if isinstance(lr, list):
         out += [x for x in lr if isinstance(x, str)]

@@ -1579,6 +1579,16 @@ def response_ids(rec: Record) -> list[str]:
         m = rec.message
     return [b.call_id for b in m.blocks if b.type == "tool_result" and b.call_id] if m is not None else []
 
+
+def idless_parts(rec: Record) -> bool:
+    """Whether a message holds a function call or response without an id (from its head while its
+    message is unread): ADK never drops such a call as unanswered, and pairs such a response with
+    an earlier id-less call by its name (tools/_rearranger.py:228-262, 305-342)."""
+    if rec._message is None and type(src := rec._source) is _RowLater:
+        return src.head.idless
+    m = rec.message
+    return m is not None and any(b.type in ("tool_call", "tool_result") and not b.call_id for b in m.blocks)
+
 def _checkpoint_record(
     e: rules.Ev,
     fact: rules.CompactionFacts,

@@ -320,6 +320,8 @@ class Head(msgspec.Struct, gc=False):
     # Why google-adk's own Event model refuses the event (`adk_model.row_refusal`): then its
     # SqliteSessionService refuses the whole session.
     refused: str | None = None
+    # Whether a function call or response part has no id (ADK pairs those by name: `adk.idless_parts`).
+    idless: bool = False
 
 
 def head(data: Any) -> Head | None:
@@ -422,7 +424,7 @@ def _message_head(
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
-    never = visible = signed = any_call = any_response = False
+    never = visible = signed = any_call = any_response = idless = False
     for p in parts:
         text = p.text
         is_text = False
@@ -441,6 +443,8 @@ def _message_head(
             calls += 1
             if fc.id:
                 call_ids.append(fc.id)
+            else:
+                idless = True
             never = never or fc.name in FRAMEWORK_CALLS
             visible = True
         elif fr is not None:
@@ -448,6 +452,8 @@ def _message_head(
                 result_id = fr.id
             if fr.id:
                 response_ids.append(fr.id)
+            else:
+                idless = True
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
             visible = True
@@ -463,7 +469,7 @@ def _message_head(
         never = True  # (a content without a role too, `adk._message_of`)
     return Head(
         h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
-        tuple(response_ids), never, any_call, any_response,
+        tuple(response_ids), never, any_call, any_response, idless=idless,
     )  # fmt: skip
 
 
@@ -578,7 +584,7 @@ def _parts_head(
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
-    never = visible = signed = any_call = any_response = False
+    never = visible = signed = any_call = any_response = idless = False
     a = len(author) if author else 0
     prompt = 0  # (`adk_compaction._lines_size`: each line's characters, and a newline)
     for p in parts:
@@ -612,6 +618,8 @@ def _parts_head(
             calls += 1
             if fc.id:
                 call_ids.append(fc.id)
+            else:
+                idless = True
             never = never or fc.name in FRAMEWORK_CALLS
         elif fr is not None:
             any_response = visible = True
@@ -619,6 +627,8 @@ def _parts_head(
                 result_id = fr.id
             if fr.id:
                 response_ids.append(fr.id)
+            else:
+                idless = True
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
         else:
@@ -640,7 +650,7 @@ def _parts_head(
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
         tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
-        never or not (visible or signed), any_call, any_response, prompt,
+        never or not (visible or signed), any_call, any_response, prompt, idless=idless,
     )  # fmt: skip
 
 
@@ -692,7 +702,7 @@ def _tool_head(
             role, stop = "assistant", "error" if (code := s.error_code) is not _UNSET and code else "tool_use"
         return Head(
             s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, author or "",
-            (fc.id,) if fc.id else (), None, (), fc.name in FRAMEWORK_CALLS, True, False, prompt,
+            (fc.id,) if fc.id else (), None, (), fc.name in FRAMEWORK_CALLS, True, False, prompt, idless=not fc.id,
         )  # fmt: skip
     assert fr is not None
     try:
@@ -702,7 +712,7 @@ def _tool_head(
     prompt = 22 + len(f"{fr.name}") + (n if n <= _MAX_TOOL_CHARS else truncated_len(n))
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, "tool", None, "function_response", (), fr.id,
-        (fr.id,) if fr.id else (), fr.name in FRAMEWORK_CALLS, False, True, prompt,
+        (fr.id,) if fr.id else (), fr.name in FRAMEWORK_CALLS, False, True, prompt, idless=not fr.id,
     )  # fmt: skip
 
 

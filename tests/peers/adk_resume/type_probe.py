@@ -125,6 +125,22 @@ def _ev(
     return row
 
 
+def _idless_response(name: str) -> dict[str, Any]:
+    """A content answering a call of NAME without an id (its response carries the marker)."""
+    return {"role": "user", "parts": [{"function_response": {"name": name, "response": {"note": "PROBE-X"}}}]}
+
+
+# A reply calling `lookup` without an id, inserted before the probe's rows.
+_IDLESS_CALL = (
+    "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES "
+    f"('idless-call', '{APP}', '{USER}', '{SESSION}', 'e-idless', {LAST_TS + 5}, CAST('"
+    + json.dumps({**_reply("", 0), "id": "idless-call", "invocation_id": "e-idless", "timestamp": LAST_TS + 5,
+                  "content": {"role": "model", "parts": [{"function_call": {"args": {}, "name": "lookup"}}]}},
+                 separators=(",", ":"))
+    + "' AS TEXT));"
+)
+
+
 def _u(*edits: _Edit, **kw: Any) -> Callable[[str, int], tuple[bytes, Any, Any]]:
     return _ev(_user, *edits, **kw)
 
@@ -446,6 +462,17 @@ PROBES: list[Probe] = [
     Probe("compaction by another author", compaction=_comp(_set("author", AGENT))),
     Probe("compaction in a branch", compaction=_comp(_set("branch", "root.other"))),
     Probe("compaction start NaN-like string", compaction=_comp(_set(f"{_C}.start_timestamp", "nan"))),
+    # Calls and responses without an id (tools/_rearranger.py:228-262, 305-342): a call without one
+    # is never dropped as unanswered; a response without one is kept only after such a call of its
+    # name (the base's calls of get_weather have none).
+    Probe(
+        "a call without an id beside an unanswered call",
+        _r(_set("content.parts", [{"function_call": {"id": "orphan-call", "args": {}, "name": "add"}},
+                                  {"function_call": {"args": {"note": "PROBE-X"}, "name": "add"}}])),
+    ),
+    Probe("a response without an id, no call of its name", _r(_set("content", _idless_response("add")))),
+    Probe("a response without an id, its call compacted", _r(_set("content", _idless_response("get_weather")))),
+    Probe("a response without an id after a call of its name", _r(_set("content", _idless_response("lookup"))), store=_IDLESS_CALL),
 ]
 
 
