@@ -45,17 +45,22 @@ def _response(name: str, note: str) -> dict[str, Any]:
     return {"function_response": {"name": name, "response": {"note": note}}}
 
 
-def _store(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
-    out = tmp_path / "s.db"
-    shutil.copyfile(need_shared(BASE), out)
-    out.chmod(0o644)
-    with sqlite3.connect(out) as con:
+def _insert(f: Path, events: list[dict[str, Any]]) -> None:
+    """EVENTS appended to the store's session, as ADK's SqliteSessionService stores them."""
+    with sqlite3.connect(f) as con:
         app, user, sid = con.execute("SELECT app_name, user_id, id FROM sessions").fetchone()
         for ev in events:
             con.execute(
                 "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES (?,?,?,?,?,?,?)",
                 (ev["id"], app, user, sid, "e-x", ev["timestamp"], json.dumps(ev)),
             )
+
+
+def _store(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
+    out = tmp_path / "s.db"
+    shutil.copyfile(need_shared(BASE), out)
+    out.chmod(0o644)
+    _insert(out, events)
     return out
 
 
@@ -114,13 +119,7 @@ def test_a_followed_store_pairs_a_response_by_name_across_the_turns_it_settled(t
         [user("q3", 5), _event("answer", 6, "user", [_response("lookup", "late")])],
     ]
     for turn in turns:
-        with sqlite3.connect(f) as con:
-            app, user_id, sid = con.execute("SELECT app_name, user_id, id FROM sessions").fetchone()
-            for ev in turn:
-                con.execute(
-                    "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES (?,?,?,?,?,?,?)",
-                    (ev["id"], app, user_id, sid, "e-x", ev["timestamp"], json.dumps(ev)),
-                )
+        _insert(f, turn)
         assert fol.poll() is not None
         assert fol.report is not None and as_json(fol.report) == as_json(analyze(load(str(f))))
     assert "answer" in [it.record_id for it in fol.report.context]
