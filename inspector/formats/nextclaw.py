@@ -99,7 +99,7 @@ import msgspec
 import orjson
 
 from inspector.formats import heads
-from inspector.formats.base import Format, Home, HomeOverride, Runtime
+from inspector.formats.base import JS_WHITESPACE, Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
 from inspector.ledger.jsontext import dumps_text, py_str
@@ -1940,6 +1940,15 @@ def _sort_key(t: float) -> float:
     return t if t == t else 0.0
 
 
+def summary_block(summary: str) -> str:
+    """The summary as the request holds it: the preamble, a blank line and the summary
+    (buildCompressedContextSystemText, context-compaction.utils.ts:30-36), trimmed as the model
+    input builder trims each block of its one system message (`readSystemContent` and the join,
+    K/services/agent-run-model-input-builder.service.ts:32, :90-93): the summary's trailing
+    whitespace is not sent."""
+    return f"{PREAMBLE}\n\n{summary}".rstrip(JS_WHITESPACE)
+
+
 def _replacement(
     rec: Record,
     cp: dict[str, Any],
@@ -1952,11 +1961,7 @@ def _replacement(
 ) -> list[HistoryItem]:
     """The history the applied checkpoint installs; `fates`: the message records it preserves, retains
     and keeps as after coveredUntil (those before it), each list in record order."""
-    out = [
-        HistoryItem(
-            "system", PREAMBLE + "\n\n" + cp["summary"], kind="summary", id=str(cp.get("id") or rec.id)
-        )
-    ]
+    out = [HistoryItem("system", summary_block(cp["summary"]), kind="summary", id=str(cp.get("id") or rec.id))]
     trunc = (
         cp.get("truncatedPreservedUserMessage")
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
