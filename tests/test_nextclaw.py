@@ -150,7 +150,8 @@ def test_checkpoint_projection_order_and_coverage(tmp_path: Path) -> None:
         ("user", "message", "u3"),  # retained
         ("assistant", "message", "a3"),  # after coveredUntil
     ]
-    assert rep.context[0].text == nextclaw.PREAMBLE + "\n\n" + cp["summary"]
+    # (its trailing newline trimmed, as the real NextClaw sent it: tests/test_nextclaw_probed.py)
+    assert rep.context[0].text == nextclaw.PREAMBLE + "\n\n" + cp["summary"].rstrip()
     assert [_state(rep, i) for i in ("u1", "a1", "a1#c1", "u2", "a2", "u3", "a3")] == [
         "retained",
         "summarized",

@@ -91,11 +91,11 @@ def bounded_file_list(tag: str, paths: list[str], max_chars: int) -> str:
         lines.append(line)
         used += _js_length(line)
     # JavaScript's trimEnd: every trailing whitespace character, a path's own included.
-    return f"{open_tag}{''.join(lines).rstrip(_JS_WHITESPACE)}{close_tag}" if lines else ""
+    return f"{open_tag}{''.join(lines).rstrip(JS_WHITESPACE)}{close_tag}" if lines else ""
 
 
 # String.prototype.trimEnd's WhiteSpace and LineTerminator code points (ECMA-262 §12.2, §12.3).
-_JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def _headings(text: str) -> list[str]:

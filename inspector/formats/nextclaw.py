@@ -99,7 +99,7 @@ import msgspec
 import orjson
 
 from inspector.formats import heads
-from inspector.formats.base import Format, Home, HomeOverride, Runtime
+from inspector.formats.base import JS_WHITESPACE, Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
 from inspector.ledger.jsontext import dumps_text, py_str
@@ -1159,6 +1159,62 @@ def _compressed_checkpoint(cp: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
+def replay_throws(t: str, message: Any, message_id: Any, delta: Any) -> str | None:
+    """Why NextClaw's replay throws on this event (a TypeError that fails the session's load, so
+    every send to it fails and no request is sent), or None. Seen on the real kernel (001fb682):
+    - a message event without a message object: `message.metadata` of undefined
+      (K/features/context-compaction/services/context-compaction-journal-recovery.service.ts:141), or
+      `message.parts` of a string (N/toolkit/reply-tags.ts:44);
+    - a message whose `parts` is no array (a string passes for a non-assistant message, it spreads):
+      `[...message.parts]` / `message.parts.findIndex` (N/toolkit/reply-tags.ts:44, :49), the
+      completed message's `message.parts.map` (K/utils/ncp-agent-session-replay-event.utils.ts:176);
+    - a null part: `part.type` (reply-tags.ts:49; T/agent-conversation-message-normalizer.ts:7);
+    - an assistant message whose first text part's text is no string: `nextContent.match`
+      (reply-tags.ts:28, :70);
+    - a text or reasoning start, or a delta with a delta (an empty one returns first, :247-250,
+      :288-291), without a message id: `this.streamingMessage.status` of null, or
+      `nextMessageId.trim` of undefined (T/agent-conversation-state.manager.ts:431, :463;
+      T/agent-conversation-state-manager.utils.ts:234). (Simplified: a null id is taken as a missing
+      one, and a message streaming under another session id, which would take it, is not looked for.)"""
+    if t in _TEXT_EVENTS:
+        if message_id is not None or (t.endswith("delta") and not _js_truthy(delta)):
+            return None
+        return f"{t} without a messageId"
+    if not isinstance(message, dict):
+        return f"{t} without a message object"
+    return _message_throws(message)
+
+
+def _js_truthy(v: Any) -> bool:
+    """JavaScript's truthiness of a JSON value (an empty array or object is true)."""
+    if v is None or v is False or v == "":
+        return False
+    return not (isinstance(v, (int, float)) and not isinstance(v, bool) and (v == 0 or v != v))
+
+
+def _message_throws(m: dict[str, Any]) -> str | None:
+    """`replay_throws` of a message written whole (sanitizeAssistantReplyTags and
+    cloneConversationMessage, N/toolkit/reply-tags.ts:37-90, T/agent-conversation-message-normalizer.ts:3-21)."""
+    parts = m.get("parts")
+    assistant = m.get("role") == "assistant"
+    if not isinstance(parts, list):
+        if isinstance(parts, str) and not assistant:
+            return None
+        return f"message {quote(m.get('id'))}: parts is {'missing' if parts is None else type(parts).__name__}, not an array"
+    if any(x is None for x in parts):
+        return f"message {quote(m.get('id'))}: a null part"
+    if assistant:
+        first = next((x for x in parts if isinstance(x, dict) and x.get("type") == "text"), None)
+        if first is not None and not isinstance(first.get("text"), str):
+            return f"assistant message {quote(m.get('id'))}: its first text part's text is no string"
+    return None
+
+
+_THROWING = frozenset({"message.sent", "message.completed", _SNAPSHOT}) | frozenset(
+    {"message.text-start", "message.text-delta", "message.reasoning-start", "message.reasoning-delta"}
+)
+
+
 # ---------------------------------------------------------------------------------------- reading
 
 
@@ -1201,6 +1257,8 @@ class _Reader:
     last_msg: dict[str, int] = field(default_factory=dict)
     last_run: dict[str, int] = field(default_factory=dict)
     last_ts: str = ""  # the last timestamp that is a time (`_times`)
+    thrown: tuple[int, str] | None = None  # the first event NextClaw's replay throws on (`replay_throws`)
+    as_written: dict[int, str | None] = field(default_factory=dict)  # `replay_throws` of lines before their check
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         """Each line parsed and checked as it comes; its event handed to the replay with the next
@@ -1261,6 +1319,13 @@ class _Reader:
             p = ev.payload
             if p is None:
                 p = _NO_PAYLOAD
+            if t in _THROWING and self.thrown is None:
+                # (a line the field check mended: as written, `_checked`)
+                why = (
+                    self.as_written.pop(n) if n in self.as_written else replay_throws(t, p.message, p.messageId, p.delta)
+                )
+                if why is not None:
+                    self.thrown = (n, why)
             if not waiting and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
                 events += 1
                 # (`_Replay.event`, inlined: most events go on streaming the open segment)
@@ -1338,6 +1403,10 @@ class _Reader:
                 )
             )
             return None
+        ev = o.get("event")
+        if isinstance(ev, dict) and isinstance(ev.get("type"), str) and ev["type"] in _THROWING:  # (as written: the check removes wrong types)
+            pl = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
+            self.as_written[n] = replay_throws(ev["type"], pl.get("message"), pl.get("messageId"), pl.get("delta"))
         wrong: list[WrongType] = []
         _CHECK(o, "", wrong)
         if wrong:
@@ -1495,11 +1564,27 @@ def _build(
         "created_at": meta.get("created_at") if meta else None,
         "metadata": meta.get("metadata") if meta else None,
     }
+    if reader.thrown is not None:
+        _refused(led, *reader.thrown)
     source = _records(led, msgs)
     led.leaf_seq = len(led.records) - 1 if led.records else None
     _apply_checkpoints(led, msgs, source)
     _compare_metadata(led, meta)
     return led
+
+
+def _refused(led: Ledger, line: int, why: str) -> None:
+    """NextClaw's replay throws at this line: the session does not load, and every send to it fails."""
+    led.runtime_rejects_file = True
+    led.diagnostics.append(
+        Diagnostic(
+            line,
+            "resume_refused",
+            f"{led.path}: line {line}: {why}: NextClaw's replay throws a TypeError here, so the session "
+            "does not load and every message sent to it fails; nothing reaches the model",
+            severity="error",
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------- records
@@ -1940,6 +2025,15 @@ def _sort_key(t: float) -> float:
     return t if t == t else 0.0
 
 
+def summary_block(summary: str) -> str:
+    """The summary as the request holds it: the preamble, a blank line and the summary
+    (buildCompressedContextSystemText, context-compaction.utils.ts:30-36), trimmed as the model
+    input builder trims each block of its one system message (`readSystemContent` and the join,
+    K/services/agent-run-model-input-builder.service.ts:32, :90-93): the summary's trailing
+    whitespace is not sent."""
+    return f"{PREAMBLE}\n\n{summary}".rstrip(JS_WHITESPACE)
+
+
 def _replacement(
     rec: Record,
     cp: dict[str, Any],
@@ -1952,11 +2046,7 @@ def _replacement(
 ) -> list[HistoryItem]:
     """The history the applied checkpoint installs; `fates`: the message records it preserves, retains
     and keeps as after coveredUntil (those before it), each list in record order."""
-    out = [
-        HistoryItem(
-            "system", PREAMBLE + "\n\n" + cp["summary"], kind="summary", id=str(cp.get("id") or rec.id)
-        )
-    ]
+    out = [HistoryItem("system", summary_block(cp["summary"]), kind="summary", id=str(cp.get("id") or rec.id))]
     trunc = (
         cp.get("truncatedPreservedUserMessage")
         if isinstance(cp.get("truncatedPreservedUserMessage"), dict)
@@ -2084,7 +2174,11 @@ FORMAT = Format(
         "but NextClaw is not installable here to prove it resumes from one this tool writes"
     ),
     label="NextClaw NCP journal",
-    runtime=Runtime(**RUNTIME_RULES),
+    runtime=Runtime(
+        **RUNTIME_RULES,
+        file_rejected="NextClaw's replay of this journal throws (the resume_refused diagnostic names the line), so the "
+        "session does not load and no request is sent",
+    ),
     claims=_claims,
     load_file=lambda path, _f, _head, selector, upto: load(path, selector, upto),
     looks_like_file=looks_like_file,

@@ -1,0 +1,113 @@
+"""What the real NextClaw sent, held as rules (docs/runtimes/nextclaw.md, "Checked against the real
+runtime"). Each journal here was run through NextClaw's own kernel (Peiiii/nextclaw 001fb682, its
+TypeScript sources) for one turn against a scripted OpenAI-compatible server, and the request it sent
+was compared with inspector's prediction; each test holds one rule that comparison found, cited to
+NextClaw's source at that commit (`K/` = packages/nextclaw-kernel/src/, `N/` =
+packages/ncp-packages/nextclaw-ncp/src/, `T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import Report
+from inspector.formats import nextclaw
+from tests.nextclaw_store import Journal, checkpoint, message, timeline, ts
+
+
+def _analyze(path: Path) -> Report:
+    return analyze(nextclaw.load(str(path), None, None))
+
+
+def _compacted(summary: str) -> Journal:
+    j = Journal()
+    j.sent(message("u1", "user", "Summarise the report", ts(1)))
+    j.completed(message("a1", "assistant", "It says X.", ts(2)))
+    j.sent(timeline(checkpoint("ctx-1", summary, ts(2), ts(30))))
+    j.sent(message("u2", "user", "And the appendix?", ts(31)))
+    return j
+
+
+def test_the_summary_block_is_sent_trimmed(tmp_path: Path) -> None:
+    """The model input builder trims each block of its one system message before joining them
+    (K/services/agent-run-model-input-builder.service.ts:32, :90-93): a summary's trailing
+    whitespace never reaches the model (NextClaw sent "...\\n\\nReport summary." for "Report summary.\\n")."""
+    rep = _analyze(_compacted("## Active Request\nReport summary.\n \u3000\n").write(tmp_path))
+    assert rep.context[0].kind == "summary"
+    assert rep.context[0].text == nextclaw.PREAMBLE + "\n\n## Active Request\nReport summary."
+    assert [it.record_id for it in rep.context[1:]] == ["u2"]
+
+
+def test_an_empty_summary_leaves_the_preamble_alone(tmp_path: Path) -> None:
+    rep = _analyze(_compacted("  \n").write(tmp_path))
+    assert rep.context[0].text == nextclaw.PREAMBLE
+
+
+def _refused(j: Journal, tmp_path: Path) -> list[str]:
+    """The resume_refused diagnostics, and nothing sent, when NextClaw's replay throws."""
+    led = nextclaw.load(str(j.write(tmp_path)), None, None)
+    said = [d.message for d in led.diagnostics if d.problem == "resume_refused" and d.severity == "error"]
+    if said:
+        assert led.runtime_rejects_file and analyze(led).context == []
+    return said
+
+
+def _after_a_turn(*lines: dict) -> Journal:
+    j = Journal()
+    j.sent(message("u0", "user", "first", ts(1)))
+    j.completed(message("a0", "assistant", "ok", ts(2)))
+    for m in lines:
+        (j.completed if m.get("role") == "assistant" else j.sent)(m)
+    return j
+
+
+def test_messages_the_replay_throws_on_refuse_the_session(tmp_path: Path) -> None:
+    """Each of these made the real kernel's replay throw a TypeError, so sending to the session
+    failed (N/toolkit/reply-tags.ts:28, :44, :49; T/agent-conversation-message-normalizer.ts:7;
+    K/utils/ncp-agent-session-replay-event.utils.ts:176)."""
+    def odd(role: str, **fields: object) -> dict:
+        m = message("m1", role, "x", ts(3))
+        m.update(fields)
+        if fields.get("parts") == "MISSING":
+            del m["parts"]
+        return m
+
+    for m in (
+        odd("assistant", parts=None),
+        odd("user", parts=None),
+        odd("user", parts={"a": 1}),
+        odd("assistant", parts="hello"),
+        odd("user", parts="MISSING"),
+        odd("assistant", parts=[None, {"type": "text", "text": "x"}]),
+        odd("user", parts=[None]),
+        odd("assistant", parts=[{"type": "reasoning", "text": "r"}, {"type": "text", "text": 5}]),
+    ):
+        said = _refused(_after_a_turn(m), tmp_path)
+        assert len(said) == 1 and ": line 4: " in said[0], m
+    # What it loaded: a user message's string parts (they spread), a later text part's null text.
+    assert not _refused(_after_a_turn(odd("user", parts="hello")), tmp_path)
+    second = [{"type": "text", "text": "ok"}, {"type": "text", "text": None}]
+    assert not _refused(_after_a_turn(odd("assistant", parts=second)), tmp_path)
+
+
+def test_a_message_event_without_a_message_refuses_the_session(tmp_path: Path) -> None:
+    """K/features/context-compaction/services/context-compaction-journal-recovery.service.ts:141
+    (`message.metadata` of undefined), N/toolkit/reply-tags.ts:44 (a string message)."""
+    for payload in ({}, {"message": None}, {"message": "oops"}):
+        j = _after_a_turn().event("message.sent", ts(4), **payload)
+        assert len(_refused(j, tmp_path)) == 1, payload
+
+
+def test_streamed_text_without_a_message_id_refuses_the_session(tmp_path: Path) -> None:
+    """T/agent-conversation-state.manager.ts:431 (nothing streaming: `null.status`), :463 with
+    T/agent-conversation-state-manager.utils.ts:234 (`undefined.trim`); an empty delta returns
+    before (:247-250, :288-291), and a tool call's start without one is taken (the real kernel sent it)."""
+    for t, extra in (
+        ("message.text-start", {}),
+        ("message.text-delta", {"delta": "lost"}),
+        ("message.reasoning-delta", {"delta": "lost"}),
+    ):
+        assert len(_refused(_after_a_turn().event(t, ts(4), **extra), tmp_path)) == 1, t
+    assert not _refused(_after_a_turn().event("message.text-delta", ts(4), delta=""), tmp_path)
+    j = _after_a_turn().event("message.tool-call-start", ts(4), toolCallId="c9", toolName="ls")
+    assert not _refused(j, tmp_path)
