@@ -20,8 +20,10 @@ the npm packages `openclaw@2026.9.6` (`dist/`) and `@openclaw/ai@2026.9.6` (`ai/
   of one of its types whose `parentId` names no earlier node is hung under the current leaf
   (`canonicalParentIsStale`, :138-139), and so is one that names the last node when that node is of
   another type (:139); after a `reset`, every entry that does not descend from it is (:139). Only
-  an entry of its types moves the leaf (:51-55). The path is the parent chain from the leaf; a
-  cycle gives none (`selectSessionTranscriptTreePathNodes`, :199-213).
+  an entry of its types moves the leaf (:51-55), and so does a `leaf` row (its navigation: a branch
+  switch, a rewind), to its target, unless it names no earlier node or a reset came after what it
+  names (:115-134; `Scan._add_control`). The path is the parent chain from the leaf, leaf rows
+  skipped; a cycle gives none (`selectSessionTranscriptTreePathNodes`, :199-213).
 - **Entries it does not recognize** (`unrecognized`): every entry goes through its schema
   (`indexedSessionEntrySchema`, transcript-payload-qsg5dB6v.mjs:15-125; `partitionSessionFileEntries`
   :207-240, used by the session manager, session-manager-DjC09C_X.mjs:384-396). One that fails it is
