@@ -10,6 +10,7 @@ context_json). Rows changed or deleted before the last seen one reload in full, 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import random
 import shutil
@@ -861,4 +862,63 @@ def test_tied_events_appended_together_are_followed_in_adks_memory_order(tmp_pat
     insert_rows(path, cols, rest[:3])
     up = fol.poll()
     assert up is not None and up.whole == GROWN
+    assert as_json(fol.report) == full_json(path)
+
+
+@pytest.mark.parametrize(
+    "probe", ["switch, a turn, then switch back", "switch, then a turn", "leaf naming an invalid leaf", "leaf after a reset, to its descendant"]
+)
+def test_followed_openclaw_store_with_leaf_rows_equals_full_analysis(tmp_path, probe: str) -> None:
+    """Leaf rows (OpenClaw's navigation: `openclaw_model.Scan`) appended one at a time after the
+    corpus's rows, and a turn after them: the followed report is a full read's after each."""
+    from tests.peers.openclaw import leaf_probe
+
+    i, p = next((i, p) for i, p in enumerate(leaf_probe.PROBES) if p.name == probe)
+    src = leaf_probe.write_probe(Path(OPENCLAW), tmp_path / "probe.sqlite", i, p)
+    sid = load(str(src)).session_id
+    cols, rows = transcript_rows(str(src), str(sid))
+    path = str(tmp_path / "s1.sqlite")
+    shutil.copyfile(src, path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq>35", (sid,))
+    con.commit()
+    con.close()
+    fol = Follower(path)
+    fol.poll()
+    rest = [r for r in rows if r[cols.index("seq")] > 35]
+    assert rest
+    for row in [*rest, None]:
+        con = sqlite3.connect(path)
+        openclaw_writer.provide_octet_length(con)
+        con.execute("PRAGMA ignore_check_constraints=1")
+        if row is not None:
+            con.execute(f"INSERT INTO transcript_events VALUES ({', '.join('?' * len(cols))})", row)
+        else:  # (and a turn after them, under the leaf)
+            leaf = fol.ledger.records[fol.ledger.leaf_seq] if fol.ledger and fol.ledger.leaf_seq is not None else None
+            turn = {"type": "message", "id": "turn-x", "parentId": leaf.id if leaf else None, "timestamp": "2026-12-02T09:00:00.000Z",
+                    "message": {"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": 1796202000000}}  # fmt: skip
+            top = con.execute("SELECT max(seq) FROM transcript_events WHERE session_id=?", (sid,)).fetchone()[0]
+            con.execute("INSERT INTO transcript_events(session_id, seq, event_json, created_at) VALUES(?,?,?,0)", (sid, top + 1, json.dumps(turn)))
+        con.commit()
+        con.close()
+        assert fol.poll() is not None
+        assert as_json(fol.report) == full_json(path), f"{probe}: after {row[1] if row else 'the turn'}"
+
+
+def test_openclaw_index_naming_the_append_parent_of_a_leaf_row_is_followed(tmp_path) -> None:
+    """With leaf rows the leaf is the tree's, not the index's `leaf_event_id` (its append parent):
+    a follower that sees the index become current keeps it, as a full read does."""
+    from tests.peers.openclaw import leaf_probe
+
+    p = leaf_probe.Probe("switch, append parent kept", leaf_probe.rows(leaf_probe.leaf("f1", "L", "T7A", appendParentId="L")))
+    path = str(leaf_probe.write_probe(Path(OPENCLAW), tmp_path / "s1.sqlite", 0, p))
+    fol = Follower(path)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE session_transcript_index_state SET leaf_event_id=?, indexed_seq=36 WHERE session_id='s1'", (leaf_probe.IDS["L"],))
+    con.commit()
+    con.close()
+    fol.poll()
+    assert fol.ledger is not None and fol.ledger.records[fol.ledger.leaf_seq].id == leaf_probe.IDS["T7A"]  # type: ignore[index]
     assert as_json(fol.report) == full_json(path)

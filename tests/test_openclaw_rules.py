@@ -224,3 +224,99 @@ def test_an_entry_whose_type_is_a_list_or_an_object_is_set_aside_not_a_crash(tmp
         opaque = [x for x in report.ledger.diagnostics if x.problem == "unrecognized_entry"]
         assert opaque and opaque[0].line == 5 and "its type is" in opaque[0].message, report.ledger.diagnostics
         assert not any("PROBE" in t for t in _context_texts(report))
+
+
+# ---------------------------------------------------------------------------------------- leaf rows
+# OpenClaw's navigation controls (`createLeafControl`, session-manager-DjC09C_X.mjs:612-622), read
+# by its tree scan (transcript-tree-3xvvNd9-.mjs:100-174); held to the real OpenClaw by
+# tests/peers/openclaw/leaf_probe.py (tests/test_openclaw_leaf_rule.py).
+
+
+def _leaf(i: str, parent: str | None, target: str | None, **extra: Any) -> dict[str, Any]:
+    return {"type": "leaf", "id": i, "parentId": parent, "timestamp": "2026-09-10T08:00:02.000Z", "targetId": target, **extra}
+
+
+def _problems(report: Report) -> list[str]:
+    return [d.problem for d in report.ledger.diagnostics]
+
+
+def test_a_leaf_row_makes_its_target_the_leaf_and_the_next_turn_hangs_there(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    report = _report(tmp_path / "a", [*_chat("s1"), _leaf("f1", "s1a1", "s1a0")])
+    assert _context_texts(report) == ["question 0 in s1", "answer 0"]
+    assert "leaf_moved" in _problems(report) and "unrecognized_entry" not in _problems(report)
+    # The next turn, written under the target or under the leaf row itself, hangs under the target.
+    rows = [*_chat("s1"), _leaf("f1", "s1a1", "s1a0"), _msg("d", "f1", "user", "PROBE"), _after("d")]
+    report = _report(tmp_path / "b", rows)
+    assert _context_texts(report) == ["question 0 in s1", "answer 0", "PROBE", "after"]
+    assert "leaf_moved" not in _problems(report)
+
+
+def test_leaf_rows_naming_no_earlier_entry_are_ignored(tmp_path: Path) -> None:
+    """isKnownLeafReference (transcript-tree-3xvvNd9-.mjs:119-134): an unknown target, an unknown
+    appendParentId, or an ignored leaf row."""
+    for k, rows in enumerate(
+        (
+            [_leaf("f1", "s1a1", "nope")],
+            [_leaf("f1", "s1a1", "s1a0", appendParentId="nope")],
+            [_leaf("f1", "s1a1", "nope"), _leaf("f2", "f1", "f1")],
+        )
+    ):
+        (tmp_path / str(k)).mkdir()
+        report = _report(tmp_path / str(k), [*_chat("s1"), *rows])
+        assert _context_texts(report) == ["question 0 in s1", "answer 0", "question 1 in s1", "answer 1"], k
+        assert _problems(report).count("leaf_ignored") == len(rows)
+
+
+def test_a_leaf_row_naming_a_leaf_row_leads_on_to_its_target(tmp_path: Path) -> None:
+    report = _report(tmp_path, [*_chat("s1"), _leaf("f1", "s1a1", "s1a0"), _leaf("f2", "f1", "f1")])
+    assert _context_texts(report) == ["question 0 in s1", "answer 0"]
+
+
+def test_a_leaf_row_to_null_sends_no_history(tmp_path: Path) -> None:
+    report = _report(tmp_path, [*_chat("s1"), _leaf("f1", "s1a1", None)])
+    assert report.ledger.leaf_seq is None and _context_texts(report) == []
+
+
+def test_after_a_leaf_row_an_entry_under_its_append_parent_hangs_under_its_target(tmp_path: Path) -> None:
+    """transcript-tree-3xvvNd9-.mjs:139: `parentId === appendParentId && leafId !== appendParentId`."""
+    for side in (False, True):
+        d = tmp_path / str(side)
+        d.mkdir()
+        extra = {"appendParentId": "s1a1", **({"appendMode": "side"} if side else {})}
+        report = _report(d, [*_chat("s1"), _leaf("f1", "s1a1", "s1a0", **extra), _msg("d", "s1a1", "user", "PROBE")])
+        assert _context_texts(report) == ["question 0 in s1", "answer 0", "PROBE"]
+
+
+def test_after_a_switch_an_entry_under_the_old_tip_stays_there(tmp_path: Path) -> None:
+    report = _report(tmp_path, [*_chat("s1"), _leaf("f1", "s1a1", "s1a0"), _msg("d", "s1a1", "user", "PROBE")])
+    assert _context_texts(report) == ["question 0 in s1", "answer 0", "question 1 in s1", "answer 1", "PROBE"]
+
+
+def test_a_leaf_row_after_a_reset_may_not_lead_back_past_it(tmp_path: Path) -> None:
+    """transcript-tree-3xvvNd9-.mjs:115-118: the leaf stays where it is; one naming a descendant
+    of the reset moves it."""
+    reset = {"type": "reset", "id": "r", "parentId": "s1a1", "timestamp": "2026-09-10T08:00:02.000Z", "reason": "reset"}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    report = _report(tmp_path / "a", [*_chat("s1"), reset, _leaf("f1", "r", "s1a0")])
+    assert _context_texts(report) == [] and "leaf_ignored" in _problems(report)
+    rows = [*_chat("s1"), reset, _msg("d", "r", "user", "PROBE"), _after("d"), _leaf("f1", "c", "d")]
+    report = _report(tmp_path / "b", rows)
+    assert _context_texts(report) == ["PROBE"] and "leaf_ignored" not in _problems(report)
+
+
+def test_a_leaf_row_without_a_target_or_a_parent_key_is_no_control(tmp_path: Path) -> None:
+    for k, row in enumerate(({"type": "leaf", "id": "f1", "parentId": "s1a1"}, {"type": "leaf", "id": "f1", "targetId": "s1a0"})):
+        (tmp_path / str(k)).mkdir()
+        report = _report(tmp_path / str(k), [*_chat("s1"), row])
+        assert _context_texts(report) == ["question 0 in s1", "answer 0", "question 1 in s1", "answer 1"], k
+
+
+def test_with_leaf_rows_a_current_index_naming_the_append_parent_keeps_the_trees_leaf(tmp_path: Path) -> None:
+    """The index's leaf_event_id is the tree's append parent (session-transcript-index-UaRlRUAw.mjs:
+    168); its active rows are the path to the leaf (:143-149)."""
+    rows = [*_chat("s1"), _leaf("f1", "s1a1", "s1a0", appendParentId="s1a1")]
+    report = _report(tmp_path, rows, leaf={"s1": "s1a1"})
+    assert _context_texts(report) == ["question 0 in s1", "answer 0"]

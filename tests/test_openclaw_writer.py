@@ -223,3 +223,21 @@ def test_a_sequence_at_sqlites_largest_integer_refuses_the_write(
     assert "the store refused the rows (Python int too large to convert to SQLite INTEGER); nothing written" in err, err
     assert f.read_bytes() == before
     assert [p for p in (tmp_path / "data").rglob("*") if p.is_file()] == []
+
+
+def test_after_a_leaf_row_the_checkpoint_hangs_under_the_trees_leaf(tmp_path: Path) -> None:
+    """A session whose user switched branch (a leaf row naming turn t7's answer, OpenClaw's
+    navigation): the compaction goes under that leaf, and reads back as the leaf, turn t8 (off the
+    path) left out, as OpenClaw's tree scan reads it (openclaw_model.Scan)."""
+    from tests.peers.openclaw import leaf_probe
+
+    i, p = next((i, p) for i, p in enumerate(leaf_probe.PROBES) if p.name == "switch to an earlier entry")
+    src = leaf_probe.write_probe(STORE, tmp_path / "probe.sqlite", i, p)
+    f = tmp_path / "s1.sqlite"
+    led, res = repaired(src, f, "compact", 800)
+    assert res.entry is not None and res.entry["parentId"] == leaf_probe.IDS["T7A"]
+    insert_checkpoint(f, led, res.entry)
+    after = load(str(f))
+    assert after.leaf_seq is not None and after.records[after.leaf_seq].id == res.entry["id"]
+    texts = "\n".join(str(r.message.text()) for r in after.records if r.message is not None and r.seq in set(analyze(after).path))
+    assert "[turn:t8]" not in texts

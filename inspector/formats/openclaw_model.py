@@ -20,8 +20,10 @@ the npm packages `openclaw@2026.9.6` (`dist/`) and `@openclaw/ai@2026.9.6` (`ai/
   of one of its types whose `parentId` names no earlier node is hung under the current leaf
   (`canonicalParentIsStale`, :138-139), and so is one that names the last node when that node is of
   another type (:139); after a `reset`, every entry that does not descend from it is (:139). Only
-  an entry of its types moves the leaf (:51-55). The path is the parent chain from the leaf; a
-  cycle gives none (`selectSessionTranscriptTreePathNodes`, :199-213).
+  an entry of its types moves the leaf (:51-55), and so does a `leaf` row (its navigation: a branch
+  switch, a rewind), to its target, unless it names no earlier node or a reset came after what it
+  names (:115-134; `Scan._add_control`). The path is the parent chain from the leaf, leaf rows
+  skipped; a cycle gives none (`selectSessionTranscriptTreePathNodes`, :199-213).
 - **Entries it does not recognize** (`unrecognized`): every entry goes through its schema
   (`indexedSessionEntrySchema`, transcript-payload-qsg5dB6v.mjs:15-125; `partitionSessionFileEntries`
   :207-240, used by the session manager, session-manager-DjC09C_X.mjs:384-396). One that fails it is
@@ -218,12 +220,41 @@ class Node:
     # what the entry's own fields say (for `tree_facts`'s callers)
     canonical: bool = False
     explicit: bool = True  # it has a parentId key
+    # A leaf row (OpenClaw's navigation control, `Control`); None: another entry.
+    control: Control | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Control:
+    """What a `leaf` row asks of OpenClaw's tree (`parseSessionTranscriptTreeEntry`,
+    transcript-tree-3xvvNd9-.mjs:40-50): make `target` the leaf (None: no leaf, an empty path) and
+    hang the next entry under `append_to` (its `appendParentId`, by default the target)."""
+
+    target: str | None
+    append_to: str | None
+
+
+def leaf_control(o: dict[str, Any]) -> Control | None:
+    """The control a `leaf` row is, or None: no string `targetId` and `appendParentId` (or null; a
+    blank one makes no node), or an `appendMode` other than "side" (transcript-tree-3xvvNd9-.mjs:
+    40-50; OpenClaw's own schema for the row, `opaqueLeafEntrySchema`,
+    transcript-payload-qsg5dB6v.mjs:131-138). Its id and parentId are `tree_facts`'s."""
+    t = o.get("targetId", _MISSING)
+    target = None if t is None else _non_blank(t)
+    if t is not None and target is None:
+        return None
+    a = o.get("appendParentId", _MISSING)
+    append_to = target if a is _MISSING else None if a is None else _non_blank(a)
+    if a is not _MISSING and a is not None and append_to is None:
+        return None
+    if o.get("appendMode", "side") != "side":
+        return None
+    return Control(target, append_to)
 
 
 def tree_facts(o: Any) -> Node | None:
-    """The node a row's entry makes in OpenClaw's tree, its parent as written (None: no node).
-    Leaf controls (`type: "leaf"`, OpenClaw's own navigation rows) are not mirrored: a session that
-    holds one is not scanned (`openclaw_sqlite`)."""
+    """The node a row's entry makes in OpenClaw's tree, its parent as written (None: no node); a
+    `leaf` row's node carries its `Control`."""
     if not isinstance(o, dict) or o.get("type") == "session":
         return None
     rid = _non_blank(o.get("id"))
@@ -238,14 +269,29 @@ def tree_facts(o: Any) -> Node | None:
     parent = None if p is None else _non_blank(p)
     if p is not None and parent is None:
         return None
+    if t == "leaf":
+        control = leaf_control(o)
+        return None if control is None else Node(rid, parent, False, side, False, control=control)
     return Node(rid, parent, canonical and not side, side, canonical)
+
+
+@dataclass(slots=True, frozen=True)
+class LeafMove:
+    """What a leaf row did in OpenClaw's tree (`Scan.moves`): `target` is the leaf it made (None:
+    none), `asked` what it named; `how`: "moved", "invalid" (it named no earlier node, or an
+    invalid leaf row: ignored) or "reset" (a reset came after what it named: the leaf stays)."""
+
+    id: str
+    asked: str | None
+    target: str | None
+    how: str
 
 
 class Scan:
     """`scanSessionTranscriptNavigation` over the rows in seq order (`add` each row's node, or
     None): each node's parent as OpenClaw normalizes it, and the leaf."""
 
-    __slots__ = ("append_parent", "by_id", "latest_reset", "leaf", "parents", "reset_desc", "undecoded")
+    __slots__ = ("append_parent", "by_id", "controls", "invalid", "latest_reset", "leaf", "leaf_row", "moves", "parents", "reset_desc", "undecoded")
 
     def __init__(self) -> None:
         self.by_id: dict[str, str | None] = {}  # each node's id -> its parent, normalized
@@ -255,15 +301,26 @@ class Scan:
         self.reset_desc: set[str] = set()
         self.parents: dict[str, str | None] = {}  # id -> normalized parent, where it differs
         self.undecoded: dict[str, int] = {}  # the nodes of zstd rows whose payload does not decode -> their seq
+        self.controls: set[str] = set()  # the nodes that are leaf rows (valid or not)
+        self.invalid: set[str] = set()  # the leaf rows it ignores (`invalidLeafControlIds`)
+        self.moves: list[LeafMove] = []  # what each leaf row did, in order
+        self.leaf_row: str | None = None  # the leaf row that made the leaf, when one did (no entry since)
 
     def add(self, node: Node | None, is_reset: bool = False) -> None:
         if node is None:
+            return
+        if node.control is not None:
+            self._add_control(node, node.control)
             return
         parent = node.parent if node.explicit else self.leaf  # (parseParentlessCanonicalEntry)
         if node.canonical:
             stale = node.explicit and parent is not None and parent not in self.by_id and self.leaf is not None
             if (self.latest_reset is not None and not node.side and (parent is None or parent not in self.reset_desc)) or (not node.side and stale) or (node.explicit and not node.side and parent == self.append_parent and self.leaf != self.append_parent):
                 parent = self.leaf
+            if self.controls:
+                parent = self._through_controls(parent)
+        if self.controls:
+            self.controls.discard(node.id)  # (a node that reuses a leaf row's id takes its place)
         if parent != node.parent:
             self.parents[node.id] = parent
         self.by_id[node.id] = parent
@@ -274,7 +331,7 @@ class Scan:
             self.reset_desc.add(node.id)
         self.append_parent = node.id
         if node.moves_leaf:
-            self.leaf = node.id
+            self.leaf, self.leaf_row = node.id, None
 
     def add_entry(self, rid: str, parent: str | None) -> None:
         """`add` of the node of a message or custom entry with a parentId key, not appended
@@ -287,12 +344,68 @@ class Scan:
             or (parent == self.append_parent and leaf != parent)
         ):
             norm = leaf
+        if self.controls:
+            norm = self._through_controls(norm)
+            self.controls.discard(rid)
         if norm != parent:
             self.parents[rid] = norm
         self.by_id[rid] = norm
         if reset is not None and norm is not None and norm in self.reset_desc:
             self.reset_desc.add(rid)
         self.append_parent = self.leaf = rid
+        self.leaf_row = None
+
+    def _through_controls(self, parent: str | None) -> str | None:
+        """An entry's parent past the leaf rows it names (`resolveCanonicalParentId`,
+        transcript-tree-3xvvNd9-.mjs:69-80): a valid leaf row's parent is its target, an invalid
+        one's the parentId it was written with; a cycle of leaf rows stops where it closes."""
+        seen: set[str] = set()
+        while parent is not None and parent in self.controls and parent not in seen:
+            seen.add(parent)
+            parent = self.by_id[parent]
+        return parent
+
+    def _known(self, ref: str | None) -> bool:
+        """`isKnownLeafReference` (transcript-tree-3xvvNd9-.mjs:119): null, or an earlier node not
+        an ignored leaf row."""
+        return ref is None or (ref in self.by_id and ref not in self.invalid)
+
+    def _add_control(self, node: Node, c: Control) -> None:
+        """A leaf row (transcript-tree-3xvvNd9-.mjs:115-134, :160-171): after a reset, one that
+        names what does not descend from it keeps the leaf where it is (:115-118); one that names
+        no earlier node (or an ignored leaf row) is ignored, its node hung where it was written
+        (:119-134); else its target becomes the leaf (null: none) and the next entry hangs under
+        its `append_to` (:164-170)."""
+        target, append_to, how = c.target, c.append_to, "moved"
+        if self.latest_reset is not None and self.leaf is not None and (target is None or target not in self.reset_desc):
+            target = append_to = self.leaf
+            how = "reset"
+        self.controls.add(node.id)
+        if not self._known(target) or not self._known(append_to):
+            self.invalid.add(node.id)
+            self.by_id[node.id] = node.parent
+            self.moves.append(LeafMove(node.id, c.target, self.leaf, "invalid"))
+            return
+        if target != node.parent:
+            self.parents[node.id] = target
+        self.by_id[node.id] = target
+        if self.latest_reset is not None and target is not None and target in self.reset_desc:
+            self.reset_desc.add(node.id)
+        self.append_parent = append_to
+        self.leaf, self.leaf_row = target, node.id
+        self.moves.append(LeafMove(node.id, c.target, target, how))
+
+    def path_leaf(self) -> str | None:
+        """The last node of the path OpenClaw sends: the leaf, past the leaf rows it names (a
+        path skips them, `selectSessionTranscriptTreePathNodes`, transcript-tree-3xvvNd9-.mjs:
+        199-213); None: no path (no leaf, or a cycle of leaf rows)."""
+        cur, seen = self.leaf, set()
+        while cur is not None and cur in self.controls:
+            if cur in seen:
+                return None
+            seen.add(cur)
+            cur = self.by_id.get(cur)
+        return cur
 
 
 # ---------------------------------------------------------------------------------------- sending

@@ -139,7 +139,7 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     led.session_id = sid
     led.diagnostics[:0] = diags
     scan = _openclaw_reading(con, led, sid, seen)
-    current = upto is None and _set_leaf(con, led, sid)
+    current = upto is None and _set_leaf(con, led, sid, navigated=seen.leaf_rows)
     _refusals(led, seen, scan, current)
     _header_refusal(led)
     if digest is not None:
@@ -315,7 +315,8 @@ class _Read:
     unparsed: list[int] = dataclasses.field(default_factory=list)
     opaque: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
     fails: list[tuple[Record, str]] = dataclasses.field(default_factory=list)
-    leaf_control: bool = False  # a `leaf` row (OpenClaw's own navigation: its tree is not mirrored then)
+    controls: list[Record] = dataclasses.field(default_factory=list)  # `leaf` rows OpenClaw reads as navigation
+    leaf_rows: bool = False  # a record of type `leaf` (`navigated`, as `_first_tail` finds it)
     dropped: list[tuple[Record, list[str]]] = dataclasses.field(default_factory=list)  # calls OpenClaw drops
 
 
@@ -393,9 +394,11 @@ def _add_row(
     rules read of it (`_Read`): its node, whether its schema takes it, whether it converts, the
     calls OpenClaw drops of it."""
     o, dropped = _without_dropped_calls(o)
-    seen.nodes.append((openclaw_model.tree_facts(o), o.get("type") == "reset"))
-    seen.leaf_control = seen.leaf_control or o.get("type") == "leaf"
-    opaque = openclaw_model.unrecognized(o)
+    node = openclaw_model.tree_facts(o)
+    seen.nodes.append((node, o.get("type") == "reset"))
+    # A leaf row is OpenClaw's own navigation (`Scan`), no entry of its schema: never sent, unsaid.
+    control = node is not None and node.control is not None
+    opaque = None if control else openclaw_model.unrecognized(o)
     fail = openclaw_model.send_failure(o) if opaque is None else None
     left_out = opaque is None and fail is None and openclaw_model.left_out(o)
     if b.first_line is None:
@@ -404,9 +407,13 @@ def _add_row(
     if rec is None:
         return None
     rec._source = source
+    seen.leaf_rows = seen.leaf_rows or rec.type == "leaf"
     if dropped:
         seen.dropped.append((rec, dropped))
-    if opaque is not None:
+    if control:
+        seen.controls.append(rec)
+        rec.never_sent = True
+    elif opaque is not None:
         seen.opaque.append((rec, opaque))
     elif fail is not None:
         seen.fails.append((rec, fail))
@@ -516,11 +523,13 @@ class RowsTail:
     last_row: tuple[Any, Any]
     notes: int
     hasher: Any
+    navigated: bool = False  # the session has leaf rows (its leaf is the tree's: `_set_leaf`)
 
 
 def _first_tail(con: sqlite3.Connection, led: Ledger) -> RowsTail | None:
     """The tail of a ledger just loaded in full: every row hashed once; None when they are not
-    the rows it was read from (its digest differs) or a row was skipped."""
+    the rows it was read from (its digest differs) or a row was skipped. Whether it has leaf rows
+    (`RowsTail.navigated`: its new rows with one take a full read, `_new_records`)."""
     if any(d.problem == "malformed_row" for d in led.diagnostics) or not led.store_state or not led.records:
         return None
     read = max(r.line for r in led.records)  # a record's line is its row's seq
@@ -532,7 +541,8 @@ def _first_tail(con: sqlite3.Connection, led: Ledger) -> RowsTail | None:
         last = (seq, text, blob)
     if last is None or f"{n}:{h.hexdigest()}" != led.store_state:
         return None
-    return RowsTail(last[0], n, (last[1], last[2]), sqlite_files.leading_notes(led.diagnostics), h)
+    navigated = any(r.type == "leaf" for r in led.records)
+    return RowsTail(last[0], n, (last[1], last[2]), sqlite_files.leading_notes(led.diagnostics), h, navigated)
 
 
 def follow(path: str, selector: str | None, led: Ledger, tail: RowsTail | None) -> StoreGrowth:
@@ -579,10 +589,12 @@ def _grown(
     new_rows = rows[1:]
     if not new_rows:
         # OpenClaw's index may name another leaf without a new row: the ledger as a full read
-        # would have it (the index's leaf when current, else the last entry's).
+        # would have it (the index's leaf when current, else the last entry's; with leaf rows, the
+        # tree's, as read).
         probe = dataclasses.replace(led, diagnostics=[*store_notes, *led.diagnostics[tail.notes :]])
-        probe.leaf_seq = next((r.seq for r in reversed(led.records) if r.kind != "header"), None)
-        _set_leaf(con, probe, sid)
+        if not tail.navigated:
+            probe.leaf_seq = next((r.seq for r in reversed(led.records) if r.kind != "header"), None)
+        _set_leaf(con, probe, sid, tail.navigated)
         if probe.leaf_seq == led.leaf_seq and not notes_changed:
             return StoreGrowth(None, tail)
         return StoreGrowth(probe, tail, notes_changed=True)
@@ -595,14 +607,14 @@ def _grown(
         return StoreGrowth(None, tail, reload="a new row needs the full build (a reset, a header, a reused id or a field's type)")
     grown = appended.grown(led, new)
     grown.diagnostics = [*store_notes, *led.diagnostics[tail.notes :]]
-    _set_leaf(con, grown, sid)
+    _set_leaf(con, grown, sid, tail.navigated)
     h = tail.hasher.copy()
     for seq, text, blob, _size in new_rows:
         openclaw_writer.hash_row(h, seq, text, blob)
     n = tail.count + len(new_rows)
     grown.store_state = f"{n}:{h.hexdigest()}"
     last = new_rows[-1] if new_rows else rows[0]
-    new_tail = RowsTail(last[0], n, (last[1], last[2]), len(store_notes), h)
+    new_tail = RowsTail(last[0], n, (last[1], last[2]), len(store_notes), h, tail.navigated)
     return StoreGrowth(grown, new_tail, added=len(new), notes_changed=notes_changed)
 
 
@@ -647,10 +659,10 @@ UNRECOGNIZED = "unrecognized_entry"
 LATENT = "unparsed_row"  # a row OpenClaw would stop on once its index is rebuilt (`openclaw_writer.refusal`)
 
 
-def _openclaw_reading(con: sqlite3.Connection, led: Ledger, sid: str, seen: _Read) -> openclaw_model.Scan | None:
+def _openclaw_reading(con: sqlite3.Connection, led: Ledger, sid: str, seen: _Read) -> openclaw_model.Scan:
     """OpenClaw's reading of what pi's builder made of the rows (`openclaw_model`): its schema's
     opaque entries never sent and no boundary, its conversion failures in place of pi-ai's, its
-    tree's parents and leaf. The scan, or None where it is not mirrored (a `leaf` row)."""
+    tree's parents and leaf (its `leaf` rows' navigation too). The scan."""
     led.diagnostics[:] = [d for d in led.diagnostics if d.problem not in (FAILS_ON_OPEN, FAILS_ON_SEND)]
     for rec, why in seen.opaque:
         led.diagnostics.append(
@@ -681,8 +693,6 @@ def _openclaw_reading(con: sqlite3.Connection, led: Ledger, sid: str, seen: _Rea
             rec.message.never_sent = True  # type: ignore[union-attr]
     for rec, why in seen.fails:
         led.diagnostics.append(Diagnostic(rec.line, FAILS_ON_SEND, f"row {rec.line}: {why}", severity="warning", seqs=[rec.seq]))
-    if seen.leaf_control:
-        return None
     scan = openclaw_model.Scan()
     for node, is_reset in seen.nodes:
         if type(node) is str:  # (an index row's entry: its id and parent)
@@ -710,26 +720,87 @@ def _navigation_node(con: sqlite3.Connection, sid: str, seq: int) -> openclaw_mo
 
 def _hang(led: Ledger, scan: openclaw_model.Scan) -> None:
     """Each record's parent and the leaf as OpenClaw's tree has them, said where it differs from
-    the rows: an entry whose parent is no earlier entry is hung under the leaf, ..."""
+    the rows: an entry whose parent is no earlier entry is hung under the leaf, ...; a leaf row
+    hangs under its target (`_navigation`)."""
     if scan.parents:
         moved = [r for r in led.records if r.id is not None and r.id in scan.parents and r.kind != "header"]
         for r in moved:
             r.parent_id = scan.parents[r.id]  # type: ignore[index]
         if moved:
             led._by_id = None
+        moved = [r for r in moved if r.id not in scan.controls]
+        if moved:
             r = moved[0]
             led.diagnostics.append(
                 Diagnostic(
                     r.line, "tree_normalized",
                     f"row {r.line}: OpenClaw hangs {len(moved)} entr{'y' if len(moved) == 1 else 'ies'} elsewhere in its tree than "
                     f"their parentId says (this one under {quote(r.parent_id)}): an entry whose parent is no earlier entry, or is "
-                    "one of no type of its own, or that a reset left, hangs under its leaf (transcript-tree-3xvvNd9-.mjs:138-139)",
+                    "one of no type of its own, or that a reset left, or is a leaf row, hangs under its leaf or that row's target "
+                    "(transcript-tree-3xvvNd9-.mjs:69-80, :138-139)",
                     severity="info", seqs=[x.seq for x in moved],
                 )
             )  # fmt: skip
-    leaf = led.by_id().get(scan.leaf) if scan.leaf is not None else None
+    by_id = led.by_id()
+    if scan.moves:
+        _navigation(led, scan, by_id)
+    path_leaf = scan.path_leaf()
+    leaf = by_id.get(path_leaf) if path_leaf is not None else None
     if leaf is not None:
         led.leaf_seq = leaf
+    elif scan.leaf_row is not None:
+        led.leaf_seq = None  # (a leaf row naming no entry, null: OpenClaw sends no history)
+
+
+LEAF_MOVED = "leaf_moved"  # a leaf row makes another entry than the last the leaf
+LEAF_IGNORED = "leaf_ignored"  # a leaf row OpenClaw ignores
+
+
+def _navigation(led: Ledger, scan: openclaw_model.Scan, by_id: dict[str, int]) -> None:
+    """What OpenClaw's leaf rows (its navigation controls: a branch switch, a rewind) do where it
+    is not what the rows as written say: the leaf row that makes the leaf, and each it ignores."""
+    line = {r.id: r.line for r in led.records if r.id is not None and r.id in scan.controls}
+    for m in scan.moves:
+        if m.how == "moved":
+            continue
+        why = (
+            f"it names {quote(m.asked)}, which is no earlier entry (or a leaf row OpenClaw ignored)"
+            if m.how == "invalid"
+            else f"a reset came after {quote(m.asked) if m.asked is not None else 'the root (null)'}, and a leaf row may not lead back past it"
+        )
+        row = line.get(m.id, 0)
+        led.diagnostics.append(
+            Diagnostic(
+                row, LEAF_IGNORED,
+                f"row {row}: OpenClaw ignores this leaf row (its navigation control): {why}; the leaf stays at "
+                f"{quote(m.target) if m.target is not None else 'the root'} (scanSessionTranscriptNavigation, transcript-tree-3xvvNd9-.mjs:"
+                + ("119-134)" if m.how == "invalid" else "115-118)"),
+                severity="warning",
+            )
+        )  # fmt: skip
+    if scan.leaf_row is None:
+        return
+    row = line.get(scan.leaf_row, 0)
+    path_leaf = scan.path_leaf()
+    at = by_id.get(path_leaf) if path_leaf is not None else None
+    last = _last_entry(led)
+    if at is not None and at == last:
+        return
+    after = sum(1 for r in led.records if r.kind == "message" and at is not None and r.seq > at) if at is not None else None
+    where = (
+        f"the path to row {led.records[at].line} ({quote(path_leaf)})" + (f", not the {after} message(s) written after it" if after else "")
+        if at is not None
+        else "no history (it names no entry: the root)"
+    )
+    led.diagnostics.append(
+        Diagnostic(
+            row, LEAF_MOVED,
+            f"row {row}: a leaf row (OpenClaw's navigation control, written when a user switches branch or rewinds) makes "
+            f"{quote(path_leaf) if path_leaf is not None else 'no entry'} the leaf: OpenClaw sends {where}, and hangs the next "
+            "turn there (scanSessionTranscriptNavigation, transcript-tree-3xvvNd9-.mjs:160-171; selectSessionTranscriptTreePathNodes, :199-213)",
+            severity="info", seqs=[at] if at is not None else [],
+        )
+    )  # fmt: skip
 
 
 def _header_refusal(led: Ledger) -> None:
@@ -744,7 +815,7 @@ def _header_refusal(led: Ledger) -> None:
     led.diagnostics.append(Diagnostic(first, "resume_refused", f"row {first}: {why}", severity="error"))
 
 
-def _refusals(led: Ledger, seen: _Read, scan: openclaw_model.Scan | None, index_current: bool) -> None:
+def _refusals(led: Ledger, seen: _Read, scan: openclaw_model.Scan, index_current: bool) -> None:
     """OpenClaw stops before any request on a row it cannot read (`openclaw_model`, first rule):
     a plain row JSON.parse fails on, when it rebuilds the session's transcript index (the index
     lags the rows; a current index is read as it stands), and a zstd row whose payload does not
@@ -759,7 +830,7 @@ def _refusals(led: Ledger, seen: _Read, scan: openclaw_model.Scan | None, index_
                 severity="warning",
             )
         )  # fmt: skip
-    if scan is not None and scan.undecoded and led.leaf_seq is not None:
+    if scan.undecoded and led.leaf_seq is not None:
         cur, walked = led.records[led.leaf_seq].id, set()
         while cur is not None and cur in scan.by_id and cur not in walked:
             walked.add(cur)
@@ -830,13 +901,17 @@ def _make_reset(led: Ledger, rec: Record, o: dict[str, Any], by_id: dict[str, in
     )
 
 
-def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> bool:
+def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str, navigated: bool) -> bool:
     """OpenClaw's own leaf (`session_transcript_index_state.leaf_event_id`), when it names a read
     entry and the index is current. An index behind the transcript (its `indexed_seq` is not the
     latest seq, or `needs_rebuild`) is rebuilt by OpenClaw before it is used, its leaf then the
     transcript tree's (session-transcript-index-UaRlRUAw.mjs:403-406, :586-595, :122-175): its
     leaf as `_openclaw_reading` scanned it (a repair's appended row leaves the index so). Whether
-    the index is current (OpenClaw then rebuilds nothing)."""
+    the index is current (OpenClaw then rebuilds nothing). A session with leaf rows (`navigated`)
+    keeps the tree's leaf: the index's `leaf_event_id` is the tree's append parent
+    (`visitProjectionSource`, :168), which a leaf row may set apart from the leaf whose path the
+    index holds as the active rows (:143-149), and OpenClaw resolves it back to that leaf
+    (session-accessor.sqlite-active-context-C3x2ZjEy.mjs:155-156)."""
     if "session_transcript_index_state" not in _tables(con):
         return False
     cols = {r[1] for r in con.execute("PRAGMA table_info(session_transcript_index_state)")}
@@ -848,7 +923,7 @@ def _set_leaf(con: sqlite3.Connection, led: Ledger, sid: str) -> bool:
     if row is None or not isinstance(row[0], str) or row[1] != latest or row[2] != 0:
         return False
     seq = led.by_id().get(row[0])
-    if seq is not None:
+    if seq is not None and not navigated:
         led.leaf_seq = seq
     return True
 
