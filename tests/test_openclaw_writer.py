@@ -241,3 +241,32 @@ def test_after_a_leaf_row_the_checkpoint_hangs_under_the_trees_leaf(tmp_path: Pa
     assert after.leaf_seq is not None and after.records[after.leaf_seq].id == res.entry["id"]
     texts = "\n".join(str(r.message.text()) for r in after.records if r.message is not None and r.seq in set(analyze(after).path))
     assert "[turn:t8]" not in texts
+
+
+@pytest.mark.parametrize("value", [5, 2.5, "zstd?"])
+def test_a_compressed_column_of_another_type_is_digested_not_a_crash(value: Any, tmp_path: Path) -> None:
+    """Found by `python -m tests.fuzz_write` (seed 253, openclaw_db): a damaged row whose
+    `event_zstd` holds a number or text (SQLite keeps any type) made the digest the app's and the
+    writer's loads take (`hash_row`) raise a TypeError, so the app could not open the store. Now it
+    is taken with its type named: the load's digest is the writer's, and a BLOB of the same bytes
+    digests apart from it."""
+    f = tmp_path / "s1.sqlite"
+    shutil.copyfile(STORE, f)
+    with sqlite3.connect(f) as con:  # (the table made lenient: a damaged page can hold such a value in a STRICT one)
+        con.execute("PRAGMA writable_schema = ON")
+        con.execute("UPDATE sqlite_master SET sql = rtrim(rtrim(sql), 'STRICT') WHERE name = 'transcript_events'")
+    con.close()
+    con = sqlite3.connect(f)
+    try:
+        con.execute("PRAGMA ignore_check_constraints = ON")
+        seq = con.execute("SELECT max(seq) FROM transcript_events").fetchone()[0]
+        con.execute("UPDATE transcript_events SET event_zstd=? WHERE seq=?", (value, seq))
+        con.commit()
+        led = load(str(f))  # (with its rows' digest, as the app and a write load a store)
+        assert led.store_state is not None
+        assert openclaw_writer.STORE.state(con, led) == led.store_state
+        con.execute("UPDATE transcript_events SET event_zstd=? WHERE seq=?", (str(value).encode(), seq))
+        con.commit()
+        assert openclaw_writer.STORE.state(con, led) != led.store_state
+    finally:
+        con.close()

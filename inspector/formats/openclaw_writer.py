@@ -162,12 +162,29 @@ def state(con: sqlite3.Connection, led: Ledger) -> str:
     return f"{n}:{h.hexdigest()}"
 
 
-def hash_row(h: Any, seq: Any, text: bytes | None, blob: bytes | None) -> None:
+def hash_row(h: Any, seq: Any, text: Any, blob: Any) -> None:
     """One row (seq, `event_json` as bytes, `event_zstd`) into the digest `state` takes: the
-    loader takes it on its own pass over the rows, and a follower continues it with new rows."""
-    h.update(orjson.dumps([seq, len(text) if text is not None else None, len(blob) if blob is not None else None]))
-    h.update(bytes(text) if text is not None else b"")
-    h.update(bytes(blob) if blob is not None else b"")
+    loader takes it on its own pass over the rows, and a follower continues it with new rows. A
+    column of another SQLite type (a damaged store's number or text in `event_zstd`) is taken as
+    its text, its type named beside the lengths (so no BLOB of the same bytes digests as it)."""
+    t, t_type = _column_bytes(text)
+    b, b_type = _column_bytes(blob)
+    head = [seq, len(t) if t is not None else None, len(b) if b is not None else None]
+    if t_type or b_type:
+        head += [t_type, b_type]
+    h.update(orjson.dumps(head))
+    h.update(t if t is not None else b"")
+    h.update(b if b is not None else b"")
+
+
+def _column_bytes(v: Any) -> tuple[bytes | None, str]:
+    """A column's value as the row digest takes it, and the name of its type when it is neither
+    a BLOB nor NULL."""
+    if v is None or type(v) is bytes:
+        return v, ""
+    if isinstance(v, bytearray | memoryview):
+        return bytes(v), ""
+    return str(v).encode("utf-8", "surrogatepass"), type(v).__name__
 
 
 STORE = StoreWriter(refusal=store_refusal, rows=rows, state=state, functions=provide_octet_length)
