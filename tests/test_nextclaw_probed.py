@@ -111,3 +111,32 @@ def test_streamed_text_without_a_message_id_refuses_the_session(tmp_path: Path) 
     assert not _refused(_after_a_turn().event("message.text-delta", ts(4), delta=""), tmp_path)
     j = _after_a_turn().event("message.tool-call-start", ts(4), toolCallId="c9", toolName="ls")
     assert not _refused(j, tmp_path)
+
+
+def _sent_text(rep: Report, k: int) -> str:
+    """The text of the request's item k: its own, else its record's text (or tool result) blocks."""
+    it = rep.context[k]
+    if it.text or it.seq is None:
+        return it.text
+    kind = "tool_result" if it.role == "tool" else "text"
+    return "".join(b.text or "" for b in rep.ledger.records[it.seq].message.blocks if b.type == kind)
+
+
+def _turn(assistant: dict) -> Journal:
+    j = Journal()
+    j.sent(message("u1", "user", "hi", ts(1)))
+    return j.completed(assistant)
+
+
+def test_a_null_tool_result_is_sent(tmp_path: Path) -> None:
+    """`part.result !== undefined` (R/utils/message-converter.utils.ts:84): a null result is sent,
+    as the tool message "null"; a missing one is not (both seen on the real kernel)."""
+    null = {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "result", "args": {}, "result": None}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[{"type": "text", "text": "x"}, null])).write(tmp_path))
+    assert [(it.role, it.tool_result_id) for it in rep.context] == [("user", None), ("assistant", None), ("tool", "c1")]
+    assert _sent_text(rep, -1) == "null"
+    calls = [b for b in rep.ledger.records[rep.context[1].seq].message.blocks if b.type == "tool_call"]
+    assert [(b.call_id, b.name, b.args) for b in calls] == [("c1", "ls", {})]
+    missing = {k: v for k, v in null.items() if k != "result"}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[missing])).write(tmp_path))
+    assert [it.role for it in rep.context] == ["user", "assistant"]

@@ -783,17 +783,20 @@ class _Replay:
 
     def _tool_result(self, call: str, p: _Payload, sid: Any, line: int, ts: Any) -> None:
         final = p.final is not False
+        # (`result: payload.content`: a missing content leaves the result undefined, so the call is
+        # not sent, message-converter.utils.ts:84; a null content is read as a missing one here)
+        content = _ABORTED if p.content is None else p.content
         state = "result" if final else "call"
         found = self._holder(call)
         if found is not None:
             m, part = found
             if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
                 return
-            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=p.content), m)
+            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=content), m)
             m.line = line
         else:
             m = self._target(sid, call, None, line, ts)
-            _upsert_call(m.parts, _invocation(call, "unknown", state, result=p.content), m)
+            _upsert_call(m.parts, _invocation(call, "unknown", state, result=content), m)
         if final:
             self.results[call] = p.content
 
@@ -1135,7 +1138,11 @@ def _merge_results(message: dict[str, Any], results: dict[str, Any]) -> None:
     for p in parts:
         if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") in results:
             p["state"] = "result"
-            p["result"] = results[p["toolCallId"]]
+            content = results[p["toolCallId"]]
+            if content is None:  # (undefined: not sent, as `_tool_result` has it)
+                p.pop("result", None)
+            else:
+                p["result"] = content
 
 
 def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -1618,13 +1625,11 @@ def tool_arguments(v: Any) -> Any:
 
 
 def _sent_call(p: Any) -> bool:
-    return (
-        isinstance(p, dict)
-        and p.get("type") == "tool-invocation"
-        and p.get("state") == "result"
-        and "result" in p
-        and p["result"] is not None
-    )
+    """A call the request holds with its result: a tool invocation in state `result` whose result
+    is given, a null one too (`part.result !== undefined`,
+    packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/utils/message-converter.utils.ts:84;
+    the real kernel sent a null result as the tool message "null")."""
+    return isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and "result" in p
 
 
 class _Source(RecordSource):
@@ -1743,7 +1748,7 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
             isinstance(p, dict)
             and p.get("type") == "tool-invocation"
             and p.get("state") == "result"
-            and p.get("result") is not None
+            and "result" in p
         ):
             call = str(p.get("toolCallId") or "")
             k = seq + len(out)
