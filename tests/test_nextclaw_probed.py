@@ -140,3 +140,28 @@ def test_a_null_tool_result_is_sent(tmp_path: Path) -> None:
     missing = {k: v for k, v in null.items() if k != "result"}
     rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[missing])).write(tmp_path))
     assert [it.role for it in rep.context] == ["user", "assistant"]
+
+
+def test_reply_tags_are_cut_from_the_first_text_part(tmp_path: Path) -> None:
+    """sanitizeAssistantReplyTags (N/toolkit/reply-tags.ts:19-90): every `[[reply_to_current]]`,
+    then the first `[[reply_to: id]]`, cut from an assistant message's first text part, trimmed as
+    JavaScript trims (not \\x85 nor \\x1c); a part left empty goes, and the next pass takes the
+    next one: three passes, as the real kernel sent (seven empty tags: four left; six id tags:
+    three left)."""
+    def sent(text: str | None, parts: list | None = None) -> str:
+        return _sent_text(_analyze(_turn(message("a1", "assistant", text, ts(2), parts=parts)).write(tmp_path)), -1)
+
+    assert sent("[[reply_to_current]]  Hello there  ") == "Hello there"
+    assert sent("Sure [[ reply_to : m9 ]] thing ") == "Sure  thing"
+    assert sent("\x85 [[REPLY_TO_CURRENT]] \u3000x\x1c ") == "\x85  \u3000x\x1c"
+    tag = "[[reply_to_current]]"
+    many = [{"type": "text", "text": tag} for _ in range(7)] + [{"type": "text", "text": "end"}]
+    assert sent(None, many) == tag * 4 + "end"
+    ids = "A [[reply_to: x]] B [[reply_to: y]] C [[reply_to: z]] D [[reply_to: w]] E"
+    assert sent(ids) == "A  B  C  D [[reply_to: w]] E"
+    first = [{"type": "reasoning", "text": "r"}, {"type": "text", "text": tag}, {"type": "text", "text": " second " + tag}]
+    assert sent(None, first) == "second"
+    assert sent("  no tag  ") == "  no tag  "  # (nothing cut: not trimmed)
+    j = Journal()
+    j.sent(message("u1", "user", tag + " user text", ts(1)))
+    assert _sent_text(_analyze(j.write(tmp_path)), 0) == tag + " user text"  # (an assistant's only)

@@ -1659,6 +1659,10 @@ def _message_of(m: _Msg) -> Message:
     parts = m.parts
     if role == "assistant":
         blocks = []
+        for p in parts:  # (the reply tags' mark in a text part: rare, so looked for first)
+            if isinstance(p, dict) and p.get("type") == "text" and "[[" in str(p.get("text")):
+                parts = sanitized_reply_tags(parts)
+                break
         for p in parts:  # (a loop, not a comprehension: a message has one or two parts)
             if isinstance(p, dict):
                 blocks.append(_assistant_block(p))
@@ -1674,6 +1678,45 @@ def _message_of(m: _Msg) -> Message:
     if role == "tool":
         return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
     return Message("system", [Block("text", _text(parts))], source_role=role)  # system, service
+
+
+# stripReplyTagsFromText's patterns (N/toolkit/reply-tags.ts:8-9): JavaScript's `\s` is its
+# whitespace (JS_WHITESPACE), and its case-insensitive match of these ASCII letters is ASCII's.
+_JS_S = "[" + JS_WHITESPACE + "]*"
+_REPLY_TO_CURRENT = re.compile(rf"\[\[{_JS_S}reply_to_current{_JS_S}\]\]", re.IGNORECASE | re.ASCII)
+_REPLY_TO_ID = re.compile(rf"\[\[{_JS_S}reply_to{_JS_S}:{_JS_S}([^\]]+?){_JS_S}\]\]", re.IGNORECASE | re.ASCII)
+# How many times an assistant message whole in the journal is sanitized before it is sent: three,
+# seen on the real kernel (its replay's normalizer, T/agent-conversation-message-normalizer.ts:20,
+# and on the way to the request, the converter's, R/utils/message-converter.utils.ts:35, among
+# them). Each pass strips the tags of the first text part, which goes when nothing is left of it, so
+# a later text part's tags go in a later pass. (A streamed message is sanitized once more per
+# streaming event that rewrites it: not mirrored, three passes are taken for it too.)
+REPLY_TAG_PASSES = 3
+
+
+def strip_reply_tags(text: str) -> str:
+    """stripReplyTagsFromText (N/toolkit/reply-tags.ts:19-35): every `[[reply_to_current]]` cut,
+    then the first `[[reply_to: id]]`, the text trimmed after each cut (JavaScript's trim)."""
+    if _REPLY_TO_CURRENT.search(text) is not None:
+        text = _REPLY_TO_CURRENT.sub("", text).strip(JS_WHITESPACE)
+    if _REPLY_TO_ID.search(text) is not None:
+        text = _REPLY_TO_ID.sub("", text, count=1).strip(JS_WHITESPACE)
+    return text
+
+
+def sanitized_reply_tags(parts: list[Any], passes: int = REPLY_TAG_PASSES) -> list[Any]:
+    """An assistant message's parts as sanitizeAssistantReplyTags leaves them, `passes` times
+    (N/toolkit/reply-tags.ts:37-90): the first text part's tags stripped (`strip_reply_tags`), the
+    part dropped when its text is then empty (:72-80). The parts given are not changed."""
+    for _ in range(passes):
+        i = next((k for k, p in enumerate(parts) if isinstance(p, dict) and p.get("type") == "text"), -1)
+        if i < 0 or not isinstance(parts[i].get("text"), str):  # (no text part; a non-string: the replay threw)
+            break
+        text = strip_reply_tags(parts[i]["text"])
+        if text and text == parts[i]["text"]:
+            break  # (nothing to strip: every later pass leaves it too)
+        parts = [*parts[:i], *([{**parts[i], "text": text}] if text else []), *parts[i + 1 :]]
+    return parts
 
 
 def _result_message(p: dict[str, Any]) -> Message:
