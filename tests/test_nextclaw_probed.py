@@ -165,3 +165,32 @@ def test_reply_tags_are_cut_from_the_first_text_part(tmp_path: Path) -> None:
     j = Journal()
     j.sent(message("u1", "user", tag + " user text", ts(1)))
     assert _sent_text(_analyze(j.write(tmp_path)), 0) == tag + " user text"  # (an assistant's only)
+
+
+def test_a_user_text_that_is_no_string_fails_the_request(tmp_path: Path) -> None:
+    """buildNcpUserContent's `part.text.trim()` (R/runtime/user-content.utils.ts:209) throws for a
+    text or rich-text part whose text is no string: the real kernel wrote `run.error` "part.text.trim
+    is not a function" and sent nothing (request_fails). Compacted away, it is not built."""
+    for parts in ([{"type": "text", "text": 5}], [{"type": "text", "text": "ok"}, {"type": "text", "text": None}], [{"type": "rich-text"}]):
+        j = Journal()
+        j.sent(message("u1", "user", None, ts(1), parts=parts))
+        j.completed(message("a1", "assistant", "ok", ts(2)))
+        rep = _analyze(j.write(tmp_path))
+        assert [f.code for f in rep.findings if f.code == "request_fails"] == ["request_fails"], parts
+    j = Journal()
+    j.sent(message("u1", "user", None, ts(1), parts=[{"type": "text", "text": 5}]))
+    j.completed(message("a1", "assistant", "ok", ts(2)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(2), ts(30))))
+    assert not [f for f in _analyze(j.write(tmp_path)).findings if f.code == "request_fails"]
+
+
+def test_a_text_end_without_a_message_id_and_nothing_streaming_refuses(tmp_path: Path) -> None:
+    """`this.streamingMessage?.id !== payload.messageId` is false for no id and nothing streaming,
+    then `this.streamingMessage.status` throws (T/agent-conversation-state.manager.ts:271-276):
+    the real kernel's send failed. With a message streaming, it returns (the kernel sent it)."""
+    assert len(_refused(_after_a_turn().event("message.text-end", ts(4)), tmp_path)) == 1
+    j = Journal()
+    j.sent(message("u1", "user", "hi", ts(1)))
+    j.event("run.started", ts(2), runId="r1")
+    j.event("message.text-delta", ts(2), messageId="a1", delta="x")
+    assert not _refused(j.event("message.text-end", ts(3)), tmp_path)

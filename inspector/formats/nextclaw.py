@@ -99,7 +99,7 @@ import msgspec
 import orjson
 
 from inspector.formats import heads
-from inspector.formats.base import JS_WHITESPACE, Format, Home, HomeOverride, Runtime
+from inspector.formats.base import FAILS_ON_SEND, JS_WHITESPACE, Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
 from inspector.ledger.jsontext import dumps_text, py_str
@@ -1266,6 +1266,7 @@ class _Reader:
     last_ts: str = ""  # the last timestamp that is a time (`_times`)
     thrown: tuple[int, str] | None = None  # the first event NextClaw's replay throws on (`replay_throws`)
     as_written: dict[int, str | None] = field(default_factory=dict)  # `replay_throws` of lines before their check
+    ended_with_id: set[int] = field(default_factory=set)  # text-end lines whose messageId the check removed
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         """Each line parsed and checked as it comes; its event handed to the replay with the next
@@ -1333,6 +1334,21 @@ class _Reader:
                 )
                 if why is not None:
                     self.thrown = (n, why)
+            elif (
+                t == "message.text-end"
+                and p.messageId is None
+                and self.thrown is None
+                and rp.streaming is None
+                and rp.seg is None
+                and not waiting
+                and n not in self.ended_with_id
+            ):
+                # `this.streamingMessage?.id !== payload.messageId` is false for no message id and
+                # nothing streaming, so `this.streamingMessage.status` throws
+                # (T/agent-conversation-state.manager.ts:271-276; seen on the real kernel). (A null
+                # id, which returns there, is taken as a missing one; while replay waits on an
+                # interrupted run's error, what streams is not known here: not looked for.)
+                self.thrown = (n, "message.text-end without a messageId, nothing streaming")
             if not waiting and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
                 events += 1
                 # (`_Replay.event`, inlined: most events go on streaming the open segment)
@@ -1414,6 +1430,10 @@ class _Reader:
         if isinstance(ev, dict) and isinstance(ev.get("type"), str) and ev["type"] in _THROWING:  # (as written: the check removes wrong types)
             pl = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
             self.as_written[n] = replay_throws(ev["type"], pl.get("message"), pl.get("messageId"), pl.get("delta"))
+        elif isinstance(ev, dict) and ev.get("type") == "message.text-end":
+            pl = ev.get("payload")
+            if isinstance(pl, dict) and pl.get("messageId") is not None:
+                self.ended_with_id.add(n)  # (an id of another type: it returns, `_replay_batch`)
         wrong: list[WrongType] = []
         _CHECK(o, "", wrong)
         if wrong:
@@ -1818,7 +1838,13 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
         tl = _timeline_checkpoint(o) if o.get("metadata") is not None else None
         seq = len(records)
         if tl is None:  # (most messages: no compaction to tell of)
-            records += _assistant_records(m, seq, source) if o.get("role") == "assistant" else _message_records(m, seq, source)
+            role = o.get("role")
+            if role == "assistant":
+                records += _assistant_records(m, seq, source)
+                continue
+            records += _message_records(m, seq, source)
+            if role == "user":
+                _user_text_fails(led, m, seq)
             continue
         cp = _compressed_checkpoint(tl)
         if cp is not None:
@@ -1848,6 +1874,26 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
         )
         led.records.extend(_message_records(m, seq, source))
     return source
+
+
+def _user_text_fails(led: Ledger, m: _Msg, seq: int) -> None:
+    """A user message with a text part whose text is no string: building a request that holds it
+    fails (`part.text.trim()`, R/runtime/user-content.utils.ts:209, a TypeError the real kernel
+    wrote as `run.error` "part.text.trim is not a function"; nothing was sent): `request_fails`."""
+    for p in m.parts:
+        if isinstance(p, dict) and p.get("type") in ("text", "rich-text") and not isinstance(p.get("text"), str):
+            led.diagnostics.append(
+                Diagnostic(
+                    m.line,
+                    FAILS_ON_SEND,
+                    f"{led.path}: line {m.line}: user message {quote(m.id)} has a {p.get('type')} part whose text is "
+                    f"{'missing' if p.get('text') is None else type(p.get('text')).__name__}, not a string: NextClaw "
+                    "fails building a request that holds it (part.text.trim is not a function)",
+                    severity="error",
+                    seqs=[seq],
+                )
+            )
+            return
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
