@@ -194,3 +194,29 @@ def test_a_text_end_without_a_message_id_and_nothing_streaming_refuses(tmp_path:
     j.event("run.started", ts(2), runId="r1")
     j.event("message.text-delta", ts(2), messageId="a1", delta="x")
     assert not _refused(j.event("message.text-end", ts(3)), tmp_path)
+
+
+def _covered(v: object) -> Journal:
+    j = Journal()
+    j.sent(message("u1", "user", "Summarise", ts(1)))
+    j.completed(message("a1", "assistant", "It says X.", ts(2)))
+    cp = checkpoint("ctx-1", "S.", ts(2), ts(30))
+    cp["coveredUntil"] = v
+    return j.sent(timeline(cp))
+
+
+def test_covered_until_is_parsed_as_javascript_parses_it(tmp_path: Path) -> None:
+    """`Date.parse(checkpoint.coveredUntil ?? checkpoint.updatedAt)` (context-compaction.utils.ts:106,
+    :139-141), as the real kernel read it: a number through its string, by V8's fallback ("5" is
+    2001-05-01: every message after it; "13" and 10**12 NaN: none), a string it cannot read NaN (not
+    updatedAt), a date alone UTC, null the updatedAt."""
+    def kept(v: object) -> list[str | None]:
+        return [it.record_id for it in _analyze(_covered(v).write(tmp_path)).context[1:]]
+
+    everything = ["u1", "a1"]
+    for v in (5, 0, 12, 50, 2026, 1.5, -5, [5], "2026-08-20", "2026-08-20T09:00:30", " 5 "):
+        assert kept(v) == everything, v
+    for v in (13, 31, 2027, 10**12, True, {}, "yesterday", "", "2030-01-01T00:00:00.000Z", "2026-08-20T09:00:00Z "):
+        assert kept(v) == [], v
+    assert kept(None) == []  # (updatedAt, ts(30): both covered)
+    assert nextclaw.js_date_parse("2026-08-20T09:01:00.000Z") == nextclaw._ms(ts(1))

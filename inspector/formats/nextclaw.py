@@ -2015,7 +2015,7 @@ def _make_checkpoint(
     n_before = bisect_left(regular.records, rec.seq, key=lambda r: r.seq)
     before = regular.records[:n_before]
     preserved, retained = _ids(cp.get("preservedUserMessageIds")), _ids(cp.get("retainedMessageIds"))
-    until = _ms(cp.get("coveredUntil") if isinstance(cp.get("coveredUntil"), str) else cp.get("updatedAt"))
+    until = covered_until_ms(cp)
     cont_id = cp.get("continuationMessageId")
     cont_n = cp.get("continuationMessageCoveredPartCount")
     partial = isinstance(cont_n, int) and not isinstance(cont_n, bool) and cont_n >= 0
@@ -2082,6 +2082,83 @@ def _make_checkpoint(
         )
         _check_order(led, rec, wrong, after, in_order)
     return rep
+
+
+def covered_until_ms(cp: dict[str, Any]) -> float:
+    """`Date.parse(checkpoint.coveredUntil ?? checkpoint.updatedAt)` (context-compaction.utils.ts:106,
+    :139-141): `updatedAt` only when coveredUntil is null or missing; any other value parsed as
+    JavaScript parses its string (`js_date_parse`). NaN: no message is after it."""
+    v = cp.get("coveredUntil")
+    if v is None:
+        v = cp.get("updatedAt")
+    return js_date_parse(v if isinstance(v, str) else js_string(v))
+
+
+def js_string(v: Any) -> str:
+    """JavaScript's String() of a JSON value (as Date.parse converts its argument)."""
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e21:
+            return str(int(v))
+        return repr(v)  # (a fraction as JavaScript writes it; an exponent's form may differ: NaN both ways)
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    if isinstance(v, dict):
+        return "[object Object]"
+    return str(v)
+
+
+# V8's fallback (legacy) parse of a lone number, as the real kernel read a numeric coveredUntil:
+# "5" -> 2001-05-01, "0" -> 2000-01-01, "13" to "31" NaN, "32" to "49" 2032 to 2049, "50" to "99"
+# 1950 to 1999, from "100" the year (to 275760), a sign ignored, "1.5" -> 2001-01-05; local time.
+_LONE_NUMBER = re.compile(r"[-+]?([0-9]+)(?:\.([0-9]+))?")
+
+
+def js_date_parse(s: str) -> float:
+    """Date.parse of a string: the ISO forms with an offset as `_ms` reads them; a date alone
+    (UTC), a date and time without an offset (local time) and a lone number (V8's fallback,
+    `_LONE_NUMBER`) as V8 reads them; anything else NaN (V8 reads more forms: "Aug 20 2026" is a
+    date there, NaN here)."""
+    t = _ms(s)
+    if t == t:
+        return t
+    m = _LONE_NUMBER.fullmatch(s.strip(JS_WHITESPACE))  # (" 5 " is a number there; "...Z " is NaN)
+    if m is not None:
+        n, frac = int(m[1]), m[2]
+        if frac is not None:  # month.day, in 2001
+            return _local_ms(2001, n, int(frac)) if len(m[1]) <= 2 and len(frac) <= 2 else float("nan")
+        if n == 0:
+            return _local_ms(2000, 1, 1)
+        if n <= 12:
+            return _local_ms(2001, n, 1)
+        if n <= 31:
+            return float("nan")
+        return _local_ms(2000 + n if n < 50 else 1900 + n if n < 100 else n, 1, 1)
+    try:
+        d = datetime.fromisoformat(s)
+    except ValueError:
+        return float("nan")
+    if d.tzinfo is not None:
+        return float("nan")
+    if len(s) == 10:  # a date alone: UTC
+        return timegm(d.timetuple()) * 1000.0
+    return _local_ms(d.year, d.month, d.day, d.hour * 3600 + d.minute * 60 + d.second) + d.microsecond // 1000
+
+
+def _local_ms(y: int, mo: int, d: int, secs: int = 0) -> float:
+    """A local date (and seconds into it) in ms; NaN for no such date; past year 9999 (where V8
+    still has dates to 275760) a time after every timestamp Python reads."""
+    if y > 9999:
+        return 8.64e15 if y <= 275760 else float("nan")
+    try:
+        return (datetime(y, mo, d).timestamp() + secs) * 1000.0
+    except (ValueError, OverflowError, OSError):
+        return float("nan")
 
 
 def _fates(
