@@ -128,20 +128,6 @@ def _turn(assistant: dict) -> Journal:
     return j.completed(assistant)
 
 
-def test_a_null_tool_result_is_sent(tmp_path: Path) -> None:
-    """`part.result !== undefined` (R/utils/message-converter.utils.ts:84): a null result is sent,
-    as the tool message "null"; a missing one is not (both seen on the real kernel)."""
-    null = {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "result", "args": {}, "result": None}
-    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[{"type": "text", "text": "x"}, null])).write(tmp_path))
-    assert [(it.role, it.tool_result_id) for it in rep.context] == [("user", None), ("assistant", None), ("tool", "c1")]
-    assert _sent_text(rep, -1) == "null"
-    calls = [b for b in rep.ledger.records[rep.context[1].seq].message.blocks if b.type == "tool_call"]
-    assert [(b.call_id, b.name, b.args) for b in calls] == [("c1", "ls", {})]
-    missing = {k: v for k, v in null.items() if k != "result"}
-    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[missing])).write(tmp_path))
-    assert [it.role for it in rep.context] == ["user", "assistant"]
-
-
 def test_reply_tags_are_cut_from_the_first_text_part(tmp_path: Path) -> None:
     """sanitizeAssistantReplyTags (N/toolkit/reply-tags.ts:19-90): every `[[reply_to_current]]`,
     then the first `[[reply_to: id]]`, cut from an assistant message's first text part, trimmed as
@@ -165,6 +151,20 @@ def test_reply_tags_are_cut_from_the_first_text_part(tmp_path: Path) -> None:
     j = Journal()
     j.sent(message("u1", "user", tag + " user text", ts(1)))
     assert _sent_text(_analyze(j.write(tmp_path)), 0) == tag + " user text"  # (an assistant's only)
+
+
+def test_a_null_tool_result_is_sent(tmp_path: Path) -> None:
+    """`part.result !== undefined` (R/utils/message-converter.utils.ts:84): a null result is sent,
+    as the tool message "null"; a missing one is not (both seen on the real kernel)."""
+    null = {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "result", "args": {}, "result": None}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[{"type": "text", "text": "x"}, null])).write(tmp_path))
+    assert [(it.role, it.tool_result_id) for it in rep.context] == [("user", None), ("assistant", None), ("tool", "c1")]
+    assert _sent_text(rep, -1) == "null"
+    calls = [b for b in rep.ledger.records[rep.context[1].seq].message.blocks if b.type == "tool_call"]
+    assert [(b.call_id, b.name, b.args) for b in calls] == [("c1", "ls", {})]
+    missing = {k: v for k, v in null.items() if k != "result"}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[missing])).write(tmp_path))
+    assert [it.role for it in rep.context] == ["user", "assistant"]
 
 
 def test_a_user_text_that_is_no_string_fails_the_request(tmp_path: Path) -> None:
@@ -220,3 +220,20 @@ def test_covered_until_is_parsed_as_javascript_parses_it(tmp_path: Path) -> None
         assert kept(v) == [], v
     assert kept(None) == []  # (updatedAt, ts(30): both covered)
     assert nextclaw.js_date_parse("2026-08-20T09:01:00.000Z") == nextclaw._ms(ts(1))
+
+
+def test_a_journal_without_events_is_an_empty_session(tmp_path: Path) -> None:
+    """NextClaw replays no event and starts the session empty: the real kernel sent only the new
+    message. Read as an empty session, with a note; detected by its name (`.jsonl`)."""
+    p = tmp_path / "agent_main_s1.jsonl"
+    p.write_text(Journal().text())
+    assert nextclaw.looks_like_file(str(p))
+    from inspector.formats import load
+
+    led = load(str(p))
+    rep = analyze(led)
+    assert led.format == "nextclaw" and led.records == [] and rep.context == []
+    assert [f.code for f in rep.findings] == ["file_structure"]
+    side = tmp_path / "agent_main_s1.metadata.json"
+    side.write_text(Journal().text())
+    assert not nextclaw.looks_like_file(str(side))

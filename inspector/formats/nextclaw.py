@@ -347,13 +347,17 @@ def head_objects(path: str, lines: int) -> list[Any]:
 def looks_like_file(path: str) -> bool:
     """Is this a NextClaw NCP journal (JSON lines with `_type: "event"` and an `event{type}` among
     the first ones)? The metadata sidecar (one metadata object) and the legacy store (events with
-    `type`/`data` at top level) are not. Reads the head only; never raises."""
+    `type`/`data` at top level) are not. Reads the head only; never raises. A journal of metadata
+    lines alone (a session with no event yet: NextClaw starts it empty) is one when named `.jsonl`,
+    as the journal store names its journals (the sidecar, the same line, is `.metadata.json`)."""
+    meta = False
     for o in head_objects(path, 20):
         if _is_event_line(o):
             return True
         if not (isinstance(o, dict) and o.get("_type") == "metadata" and o.get("version") == 1):
             return False
-    return False
+        meta = True
+    return meta and path.endswith(".jsonl") and not path.endswith(".metadata.jsonl")
 
 
 # ---------------------------------------------------------------------------------------- the store
@@ -1569,10 +1573,18 @@ def _build(
     if not reader.events:
         if reader.content and meta is None and not any(d.problem == "malformed_json" for d in diags):
             raise LoadError(f"{name}: line 1: not a NextClaw NCP journal (no '_type': 'event' lines)")
-        raise LoadError(
-            f"{name}: line {upto}: the journal holds no events up to this line"
-            if upto is not None
-            else f"{name}: line 1: the journal holds no events"
+        # NextClaw replays no event and starts the session empty (its journal store lists no message,
+        # K/utils/ncp-agent-session-replay-event.utils.ts; the real kernel sent only the new message):
+        # an empty session, said.
+        diags.append(
+            Diagnostic(
+                upto or 1,
+                "empty_session",
+                f"{name}: line {upto or 1}: the journal holds no events"
+                + (" up to this line" if upto is not None else "")
+                + ": NextClaw starts the session empty, and its next request holds only what is sent next",
+                severity="info",
+            )
         )
     side, problem = _sidecar(name)
     if problem:
