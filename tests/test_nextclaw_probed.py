@@ -237,3 +237,29 @@ def test_a_journal_without_events_is_an_empty_session(tmp_path: Path) -> None:
     side = tmp_path / "agent_main_s1.metadata.json"
     side.write_text(Journal().text())
     assert not nextclaw.looks_like_file(str(side))
+
+
+def test_a_user_file_part_is_sent_as_its_asset_reference(tmp_path: Path) -> None:
+    """buildNcpUserContent (R/runtime/user-content.utils.ts:13-39, :172-236), as the real kernel sent
+    it: a file part as `[Asset: …]`, `[MIME: …]`, the URI, size and URL given, and the instruction;
+    nothing for a part with no URI, URL or content; a text part only of whitespace not sent."""
+    def sent(*parts: dict) -> str:
+        j = Journal()
+        j.sent(message("u1", "user", None, ts(1), parts=list(parts)))
+        return _sent_text(_analyze(j.write(tmp_path)), 0)
+
+    file = {"type": "file", "name": " a.txt ", "mimeType": "text/plain", "url": "http://x/a.txt", "sizeBytes": 12}
+    assert sent({"type": "text", "text": "see"}, file) == (
+        "see[Asset: a.txt]\n[MIME: text/plain]\n[Size Bytes: 12]\n[Preview URL: http://x/a.txt]\n" + nextclaw._ASSET_INSTRUCTION
+    )
+    assert sent({"type": "file", "contentBase64": "aGk="}) == (
+        "[Asset: asset]\n[MIME: application/octet-stream]\n" + nextclaw._ASSET_INSTRUCTION
+    )
+    assert sent({"type": "file", "name": "a", "assetUri": "asset://n"}).startswith(
+        "[Asset: a]\n[MIME: application/octet-stream]\n[Asset URI: asset://n]\n[Instruction"
+    )
+    assert sent({"type": "file", "name": "a.txt"}) == ""
+    image = {"type": "file", "name": "p.png", "mimeType": "image/png"}
+    assert sent({**image, "url": "file:///p.png"}).startswith("[Asset: p.png]\n[MIME: image/png]\n[Preview URL: file:///p.png]")
+    assert sent({**image, "url": "https://x/p.png"}) == ""  # (an image: as the model's vision has it, not predicted)
+    assert sent({"type": "text", "text": "a"}, {"type": "text", "text": " \u3000"}, {"type": "text", "text": "b"}) == "ab"

@@ -1704,12 +1704,61 @@ def _message_of(m: _Msg) -> Message:
         blocks = []
         for p in parts:
             if isinstance(p, dict):
-                text = p.get("type") in ("text", "rich-text")
-                blocks.append(Block("text", str(p.get("text") or "")) if text else Block("other", raw=p))
+                kind = p.get("type")
+                if kind == "text" or kind == "rich-text":
+                    text = p.get("text")
+                    # (a text only of whitespace is not sent, buildNcpUserContent,
+                    # R/runtime/user-content.utils.ts:209; one that is no string fails the request)
+                    if not isinstance(text, str) or text.strip(JS_WHITESPACE):
+                        blocks.append(Block("text", str(text or "")))
+                    continue
+                ref = asset_reference(p) if kind == "file" else None
+                blocks.append(Block("other", raw=p) if ref is None else Block("text", ref))
         return Message("user", blocks, source_role="user")
     if role == "tool":
         return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
     return Message("system", [Block("text", _text(parts))], source_role=role)  # system, service
+
+
+_ASSET_INSTRUCTION = (
+    "[Instruction: This file is not embedded in the prompt. If you need to inspect or transform it, "
+    "use asset_export to copy it to a normal file path first.]"
+)
+
+
+def _optional_string(v: Any) -> str | None:
+    """readOptionalString (R/runtime/user-content.utils.ts:5-11): a string trimmed, None when empty."""
+    if not isinstance(v, str):
+        return None
+    return v.strip(JS_WHITESPACE) or None
+
+
+def asset_reference(p: dict[str, Any]) -> str | None:
+    """The text a user message's file part is sent as (buildNcpUserContent, resolveAssetReferenceBlock
+    and formatAssetReferenceBlock, R/runtime/user-content.utils.ts:13-39, :51-69, :172-197, :199-236):
+    `[Asset: name]`, `[MIME: type]`, `[Asset URI: …]`, `[Size Bytes: …]`, `[Preview URL: …]` as
+    given, and the instruction; None when nothing is sent as text here: a part with no asset URI, URL
+    or base64 content (nothing is sent), or an image the model is given as an image (a base64 one, or
+    an http(s)/data URL: what is sent depends on the model's vision, not predicted here). Read
+    without NextClaw's asset store (an asset URI it holds gives its own name, type and size there)."""
+    name = _optional_string(p.get("name")) or "asset"
+    mime = _optional_string(p.get("mimeType")) or "application/octet-stream"
+    uri, url, b64 = _optional_string(p.get("assetUri")), _optional_string(p.get("url")), _optional_string(p.get("contentBase64"))
+    if mime.startswith("image/") and (b64 or (url is not None and re.match(r"(?i)https?://|data:", url))):
+        return None
+    if not (uri or url or b64):
+        return None
+    size = p.get("sizeBytes")
+    finite = isinstance(size, (int, float)) and not isinstance(size, bool) and size == size and abs(size) != float("inf")
+    lines = [f"[Asset: {name}]", f"[MIME: {mime}]"]
+    if uri:
+        lines.append(f"[Asset URI: {uri}]")
+    if finite:
+        lines.append(f"[Size Bytes: {js_string(size)}]")
+    if url:
+        lines.append(f"[Preview URL: {url}]")
+    lines.append(_ASSET_INSTRUCTION)
+    return "\n".join(lines)
 
 
 # stripReplyTagsFromText's patterns (N/toolkit/reply-tags.ts:8-9): JavaScript's `\s` is its
