@@ -263,3 +263,26 @@ def test_a_user_file_part_is_sent_as_its_asset_reference(tmp_path: Path) -> None
     assert sent({**image, "url": "file:///p.png"}).startswith("[Asset: p.png]\n[MIME: image/png]\n[Preview URL: file:///p.png]")
     assert sent({**image, "url": "https://x/p.png"}) == ""  # (an image: as the model's vision has it, not predicted)
     assert sent({"type": "text", "text": "a"}, {"type": "text", "text": " \u3000"}, {"type": "text", "text": "b"}) == "ab"
+
+
+def test_the_continuation_message_keeps_its_calls(tmp_path: Path) -> None:
+    """The continuation message's parts not covered (continuationMessageCoveredPartCount,
+    context-compaction.utils.ts:94-104) are converted as any message (R/utils/message-converter.utils.ts:77-134):
+    the real kernel sent their text and their calls, each call's result after it. Every call is
+    the item's, not only a lone one; a rich-text part is not an assistant's text there."""
+    def call(c: str) -> dict:
+        return {"type": "tool-invocation", "toolCallId": c, "toolName": "ls", "state": "result", "args": {}, "result": "out " + c}
+
+    j = Journal()
+    j.sent(message("u1", "user", "Summarise", ts(1)))
+    parts = [{"type": "text", "text": "Reading."}, {"type": "rich-text", "text": "rich"}, {"type": "text", "text": "more"}, call("c1"), call("c2")]
+    j.completed(message("a1", "assistant", None, ts(2), parts=parts))
+    cp = checkpoint("ctx-1", "S.", ts(2), ts(30), continuationMessageId="a1", continuationMessageCoveredPartCount=1)
+    j.sent(timeline(cp))
+    rep = _analyze(j.write(tmp_path))
+    assert [(it.role, it.text, list(it.tool_call_ids), it.tool_result_id) for it in rep.context[1:]] == [
+        ("assistant", "more", ["c1", "c2"], None),
+        ("tool", "", [], "c1"),
+        ("tool", "", [], "c2"),
+    ]
+    assert not [f for f in rep.findings if f.code in ("orphan_tool_result", "unanswered_tool_call")]

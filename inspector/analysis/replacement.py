@@ -67,7 +67,7 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
                 last.record.line,
                 False,
                 h.text,
-                tool_call_ids=[h.call_id] if h.role == "assistant" and h.call_id else [],
+                tool_call_ids=list(h.call_ids) if h.call_ids else [h.call_id] if h.role == "assistant" and h.call_id else [],
                 tool_result_id=h.call_id if h.role == "tool" else None,
             )
         )

@@ -2302,10 +2302,17 @@ def _replacement(
                 if any(_sent_call(p) and f"{m.id}#{p.get('toolCallId')}" == r.id for p in rest):
                     out.append(HistoryItem("tool", seq=r.seq, id=r.id, call_id=r.result_id))
                 continue
-            calls = [str(p.get("toolCallId")) for p in rest if _sent_call(p)]
+            # Its parts not covered, as the converter sends them (R/utils/message-converter.utils.ts:77-134):
+            # the text parts' text and every call sent with its result (the real kernel sent them;
+            # the reasoning it sends is not held by an item of this kind).
+            calls = [str(p.get("toolCallId") or "") for p in rest if _sent_call(p)]
             out.append(
                 HistoryItem(
-                    r.role or "assistant", _text(rest), id=r.id, call_id=calls[0] if len(calls) == 1 else None
+                    r.role or "assistant",
+                    _text(rest, ("text",)),
+                    id=r.id,
+                    call_id=calls[0] if len(calls) == 1 else None,
+                    call_ids=tuple(calls),
                 )
             )
             continue

@@ -208,6 +208,7 @@ class HistoryItem:
     kind: str = "message"  # message | summary
     id: str | None = None  # the producer's item id, when it has one
     call_id: str | None = None  # a tool call's id (assistant) or the call a tool result answers (tool)
+    call_ids: tuple[str, ...] = ()  # an assistant item's tool calls, when it holds more than `call_id` says
 
 
 class RecordSource:
