@@ -3,7 +3,9 @@ runtime"). Each journal here was run through NextClaw's own kernel (Peiiii/nextc
 TypeScript sources) for one turn against a scripted OpenAI-compatible server, and the request it sent
 was compared with inspector's prediction; each test holds one rule that comparison found, cited to
 NextClaw's source at that commit (`K/` = packages/nextclaw-kernel/src/, `N/` =
-packages/ncp-packages/nextclaw-ncp/src/, `T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/)."""
+packages/ncp-packages/nextclaw-ncp/src/, `T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/,
+`R/` = packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/; context-compaction.utils.ts is
+K/features/context-compaction/utils/)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """NextClaw's NCP session journal (github Peiiii/nextclaw at 001fb682, read with `git show`).
 
 Paths below are at that commit; `K/` = packages/nextclaw-kernel/src/, `C/` = packages/nextclaw-core/src/,
-`T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/, `R/` =
-packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/ (docs/runtimes/nextclaw.md has the notes).
+`T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/, `N/` = packages/ncp-packages/nextclaw-ncp/src/,
+`R/` = packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/ (docs/runtimes/nextclaw.md has the notes).
 
 Store. `~/.nextclaw/sessions/.ncp-agent-journal/<id>.jsonl`, one file per session
 (K/app/kernel-manager.factory.ts:119-121; file name K/stores/ncp-agent-session-journal.store.ts:396-398).
@@ -50,16 +50,18 @@ with `buildContextCompactionModelProjection`, K/features/context-compaction/util
   `truncatedPreservedUserMessage` with its truncated text) by timestamp (:199-204, :121-137); for
   `phase: "mid-run"` the fixed continuation user message (:13, :72-88, :219-221); the retained messages
   (`retainedMessageIds`) by timestamp (:205-208); then every other message whose timestamp is after
-  `coveredUntil` (else `updatedAt`), by timestamp, the `continuationMessageId` message from its
+  `coveredUntil` (`Date.parse` of it, else of `updatedAt` when it is null or missing: `covered_until_ms`), by timestamp, the `continuationMessageId` message from its
   `continuationMessageCoveredPartCount`-th part on (:90-109, :139-141, :209-215). The rest is dropped;
 - each message becomes OpenAI chat messages (`ncpMessageToOpenAiMessages`, R/utils/message-converter.utils.ts:30-153):
-  user -> user; system and service -> system (text parts); assistant -> one assistant message (text,
-  and a tool call for each `tool-invocation` part in state `result` with a result) followed by one tool
-  message per such call; a call without a result is not sent at all (:84-92), so nothing is synthesized.
+  user -> user (text parts not only of whitespace, file parts as their asset reference text:
+  `asset_reference`); system and service -> system (text parts); assistant -> one assistant message
+  (its reply tags cut: `sanitized_reply_tags`; text, and a tool call for each `tool-invocation` part in
+  state `result` with a result, a null one too) followed by one tool message per such call; a call
+  without a result is not sent at all (:84-92), so nothing is synthesized.
   Failed, cancelled or still-compressing timeline messages are not checkpoints: they are sent as system
   messages with their timeline text ("Context compaction failed", context-compaction.utils.ts:21-28).
 - Not modelled: the budget pruner that may drop more (builder :121-131), observation messages
-  (:97-102), `sanitizeAssistantReplyTags`, file parts' asset loading.
+  (:97-102), images given to the model as images, NextClaw's asset store.
 
 So records are in the replayed message order, an assistant message with tool results is one
 assistant record plus one tool record per result (id `<message id>#<toolCallId>`), and the applied
@@ -1658,8 +1660,7 @@ def tool_arguments(v: Any) -> Any:
 
 def _sent_call(p: Any) -> bool:
     """A call the request holds with its result: a tool invocation in state `result` whose result
-    is given, a null one too (`part.result !== undefined`,
-    packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/utils/message-converter.utils.ts:84;
+    is given, a null one too (`part.result !== undefined`, R/utils/message-converter.utils.ts:84;
     the real kernel sent a null result as the tool message "null")."""
     return isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and "result" in p
 
