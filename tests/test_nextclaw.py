@@ -632,8 +632,9 @@ def test_checkpoints_split_by_time_order_as_by_each_records_fate(tmp_path: Path,
 def test_messages_after_the_checkpoint_out_of_time_order_are_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_order: bool
 ) -> None:
-    """The records after the applied checkpoint keep file order; where NextClaw would send them in
-    another (timestamp) order, a prediction_order diagnostic says so. A message sent again under its
+    """Where NextClaw sends the records after the applied checkpoint in another (timestamp) order
+    than the file's, a prediction_order note says so (and the request follows NextClaw's order,
+    test_nextclaw_probed). A message sent again under its
     id keeps its place with its new time, so the tail can be out of time order; the order check
     skips its sort only when every message record's time never goes down (`_Regular.in_order`)."""
 

@@ -288,3 +288,29 @@ def test_the_continuation_message_keeps_its_calls(tmp_path: Path) -> None:
         ("tool", "", [], "c2"),
     ]
     assert not [f for f in rep.findings if f.code in ("orphan_tool_result", "unanswered_tool_call")]
+
+
+def test_messages_after_the_checkpoint_go_where_nextclaw_sends_them(tmp_path: Path) -> None:
+    """The projection places every regular message by its fate under the latest checkpoint,
+    before its timeline message or after it (context-compaction.utils.ts:185-231): one written after
+    it at or before coveredUntil is dropped, a preserved one goes with the preserved, and those
+    after coveredUntil go by timestamp. The real kernel did (the generated journals of
+    test_checkpoints_split_by_time_order_as_by_each_records_fate); in file order otherwise."""
+    def ids(j: Journal) -> list[str | None]:
+        return [it.record_id for it in _analyze(j.write(tmp_path)).context[1:]]
+
+    j = Journal()
+    j.sent(message("u1", "user", "first", ts(1)))
+    j.completed(message("a1", "assistant", "answer", ts(2)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(2), ts(30), preservedUserMessageIds=["u9"])))
+    j.sent(message("u2", "user", "late", ts(40)))
+    j.completed(message("a2", "assistant", "covered", ts(2)))  # (at coveredUntil: dropped)
+    j.sent(message("u3", "user", "earlier", ts(35)))  # (sent before u2 by time)
+    j.sent(message("u9", "user", "preserved", ts(45)))
+    assert ids(j) == ["u9", "u3", "u2"]
+    j = Journal()
+    j.sent(message("u1", "user", "first", ts(1)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(1), ts(30))))
+    j.sent(message("u2", "user", "next", ts(31)))
+    j.completed(message("a2", "assistant", "ok", ts(32)))
+    assert ids(j) == ["u2", "a2"]

@@ -72,6 +72,8 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
             )
         )
     entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
+    if last.checkpoint.replacement_holds_later:
+        return entries  # (the records after it are in its history, where the runtime sends them)
     after = sent_messages(records, path[last.pos + 1 :]) if scan is None else sent_messages_after(scan, path, last.pos)
     return entries + after  # type: ignore[operator]
 

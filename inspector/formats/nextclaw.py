@@ -68,7 +68,9 @@ assistant record plus one tool record per result (id `<message id>#<toolCallId>`
 checkpoint states what it removes, retains and represents (`Checkpoint.explicit_*`) and the history
 it installs (`Checkpoint.replacement`; rules `replaces_history`): the summary, preserved users, the
 continuation turn, retained messages and the later messages before its record by timestamp; the
-records after it follow in order (a warning names any record where that order differs from NextClaw's).
+records after it follow in file order, unless NextClaw drops one of them or sends them in another
+order: then the history holds them too, where NextClaw sends them (`replacement_holds_later`; a
+`prediction_order` note names them).
 
 Coverage. A provider summary (`summaryDiagnostics.recovery: "provider-summary"`) represents every
 message it dropped: the summarizer's input is the previous projection, previous summary included
@@ -2139,10 +2141,15 @@ def _make_checkpoint(
             lists = [[], [], records[split:]]
             wrong = records[n_before:split]
         preserved_recs, retained_recs, after = lists
-        rec.checkpoint.replacement = _replacement(
-            rec, cp, (preserved_recs, retained_recs, [r for r in after if r.seq < rec.seq]), msgs, partial, cont_id, cont_n, in_order
-        )
-        _check_order(led, rec, wrong, after, in_order)
+        later = _check_order(led, rec, wrong, after, in_order)
+        # The records after the checkpoint follow it in file order, unless NextClaw drops one (at
+        # or before coveredUntil, or a preserved or retained one, which it sends in its place) or
+        # sends them in another order: then the history holds them all where NextClaw sends them
+        # (the projection places every regular message, before the checkpoint or after it,
+        # context-compaction.utils.ts:185-231; the real kernel did).
+        fates = (preserved_recs, retained_recs, after if later else [r for r in after if r.seq < rec.seq])
+        rec.checkpoint.replacement = _replacement(rec, cp, fates, msgs, partial, cont_id, cont_n, in_order)
+        rec.checkpoint.replacement_holds_later = later
     return rep
 
 
@@ -2321,21 +2328,24 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> None:
-    """Records after the checkpoint follow in file order; say where NextClaw would differ. `wrong`:
-    the message records after it not after coveredUntil; `tail`: those after it, in record order."""
+def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> bool:
+    """Do the message records after the checkpoint leave file order in NextClaw's request (said)?
+    `wrong`: those after it not after coveredUntil; `tail`: those after coveredUntil, in record order."""
     if wrong or (not in_order and [r.seq for r in _by_time(tail, False)] != [r.seq for r in tail]):
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
                 "prediction_order",
                 f"{led.path}: line {rec.line}: the messages after checkpoint {rec.id!r} are not in timestamp order, or some "
-                "of them are covered by it: NextClaw sends them sorted by timestamp and drops those at or before coveredUntil; "
-                "the predicted request keeps file order"
+                "of them are covered by it: NextClaw sends them sorted by timestamp and drops those at or before coveredUntil, "
+                "and so does the predicted request"
                 + (f" (records {', '.join(str(r.id) for r in wrong[:5])})" if wrong else ""),
+                severity="info",
                 seqs=[r.seq for r in wrong],
             )
         )
+        return True
+    return False
 
 
 def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:
