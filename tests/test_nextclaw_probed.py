@@ -3,7 +3,9 @@ runtime"). Each journal here was run through NextClaw's own kernel (Peiiii/nextc
 TypeScript sources) for one turn against a scripted OpenAI-compatible server, and the request it sent
 was compared with inspector's prediction; each test holds one rule that comparison found, cited to
 NextClaw's source at that commit (`K/` = packages/nextclaw-kernel/src/, `N/` =
-packages/ncp-packages/nextclaw-ncp/src/, `T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/)."""
+packages/ncp-packages/nextclaw-ncp/src/, `T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/,
+`R/` = packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/; context-compaction.utils.ts is
+K/features/context-compaction/utils/)."""
 
 from __future__ import annotations
 
@@ -111,3 +113,204 @@ def test_streamed_text_without_a_message_id_refuses_the_session(tmp_path: Path) 
     assert not _refused(_after_a_turn().event("message.text-delta", ts(4), delta=""), tmp_path)
     j = _after_a_turn().event("message.tool-call-start", ts(4), toolCallId="c9", toolName="ls")
     assert not _refused(j, tmp_path)
+
+
+def _sent_text(rep: Report, k: int) -> str:
+    """The text of the request's item k: its own, else its record's text (or tool result) blocks."""
+    it = rep.context[k]
+    if it.text or it.seq is None:
+        return it.text
+    kind = "tool_result" if it.role == "tool" else "text"
+    return "".join(b.text or "" for b in rep.ledger.records[it.seq].message.blocks if b.type == kind)
+
+
+def _turn(assistant: dict) -> Journal:
+    j = Journal()
+    j.sent(message("u1", "user", "hi", ts(1)))
+    return j.completed(assistant)
+
+
+def test_reply_tags_are_cut_from_the_first_text_part(tmp_path: Path) -> None:
+    """sanitizeAssistantReplyTags (N/toolkit/reply-tags.ts:19-90): every `[[reply_to_current]]`,
+    then the first `[[reply_to: id]]`, cut from an assistant message's first text part, trimmed as
+    JavaScript trims (not \\x85 nor \\x1c); a part left empty goes, and the next pass takes the
+    next one: three passes, as the real kernel sent (seven empty tags: four left; six id tags:
+    three left)."""
+    def sent(text: str | None, parts: list | None = None) -> str:
+        return _sent_text(_analyze(_turn(message("a1", "assistant", text, ts(2), parts=parts)).write(tmp_path)), -1)
+
+    assert sent("[[reply_to_current]]  Hello there  ") == "Hello there"
+    assert sent("Sure [[ reply_to : m9 ]] thing ") == "Sure  thing"
+    assert sent("\x85 [[REPLY_TO_CURRENT]] \u3000x\x1c ") == "\x85  \u3000x\x1c"
+    tag = "[[reply_to_current]]"
+    many = [{"type": "text", "text": tag} for _ in range(7)] + [{"type": "text", "text": "end"}]
+    assert sent(None, many) == tag * 4 + "end"
+    ids = "A [[reply_to: x]] B [[reply_to: y]] C [[reply_to: z]] D [[reply_to: w]] E"
+    assert sent(ids) == "A  B  C  D [[reply_to: w]] E"
+    first = [{"type": "reasoning", "text": "r"}, {"type": "text", "text": tag}, {"type": "text", "text": " second " + tag}]
+    assert sent(None, first) == "second"
+    assert sent("  no tag  ") == "  no tag  "  # (nothing cut: not trimmed)
+    j = Journal()
+    j.sent(message("u1", "user", tag + " user text", ts(1)))
+    assert _sent_text(_analyze(j.write(tmp_path)), 0) == tag + " user text"  # (an assistant's only)
+
+
+def test_a_null_tool_result_is_sent(tmp_path: Path) -> None:
+    """`part.result !== undefined` (R/utils/message-converter.utils.ts:84): a null result is sent,
+    as the tool message "null"; a missing one is not (both seen on the real kernel)."""
+    null = {"type": "tool-invocation", "toolCallId": "c1", "toolName": "ls", "state": "result", "args": {}, "result": None}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[{"type": "text", "text": "x"}, null])).write(tmp_path))
+    assert [(it.role, it.tool_result_id) for it in rep.context] == [("user", None), ("assistant", None), ("tool", "c1")]
+    assert _sent_text(rep, -1) == "null"
+    calls = [b for b in rep.ledger.records[rep.context[1].seq].message.blocks if b.type == "tool_call"]
+    assert [(b.call_id, b.name, b.args) for b in calls] == [("c1", "ls", {})]
+    missing = {k: v for k, v in null.items() if k != "result"}
+    rep = _analyze(_turn(message("a1", "assistant", None, ts(2), parts=[missing])).write(tmp_path))
+    assert [it.role for it in rep.context] == ["user", "assistant"]
+
+
+def test_a_user_text_that_is_no_string_fails_the_request(tmp_path: Path) -> None:
+    """buildNcpUserContent's `part.text.trim()` (R/runtime/user-content.utils.ts:209) throws for a
+    text or rich-text part whose text is no string: the real kernel wrote `run.error` "part.text.trim
+    is not a function" and sent nothing (request_fails). Compacted away, it is not built."""
+    for parts in ([{"type": "text", "text": 5}], [{"type": "text", "text": "ok"}, {"type": "text", "text": None}], [{"type": "rich-text"}]):
+        j = Journal()
+        j.sent(message("u1", "user", None, ts(1), parts=parts))
+        j.completed(message("a1", "assistant", "ok", ts(2)))
+        rep = _analyze(j.write(tmp_path))
+        assert [f.code for f in rep.findings if f.code == "request_fails"] == ["request_fails"], parts
+    j = Journal()
+    j.sent(message("u1", "user", None, ts(1), parts=[{"type": "text", "text": 5}]))
+    j.completed(message("a1", "assistant", "ok", ts(2)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(2), ts(30))))
+    assert not [f for f in _analyze(j.write(tmp_path)).findings if f.code == "request_fails"]
+
+
+def test_a_text_end_without_a_message_id_and_nothing_streaming_refuses(tmp_path: Path) -> None:
+    """`this.streamingMessage?.id !== payload.messageId` is false for no id and nothing streaming,
+    then `this.streamingMessage.status` throws (T/agent-conversation-state.manager.ts:271-276):
+    the real kernel's send failed. With a message streaming, it returns (the kernel sent it)."""
+    assert len(_refused(_after_a_turn().event("message.text-end", ts(4)), tmp_path)) == 1
+    j = Journal()
+    j.sent(message("u1", "user", "hi", ts(1)))
+    j.event("run.started", ts(2), runId="r1")
+    j.event("message.text-delta", ts(2), messageId="a1", delta="x")
+    assert not _refused(j.event("message.text-end", ts(3)), tmp_path)
+
+
+def _covered(v: object) -> Journal:
+    j = Journal()
+    j.sent(message("u1", "user", "Summarise", ts(1)))
+    j.completed(message("a1", "assistant", "It says X.", ts(2)))
+    cp = checkpoint("ctx-1", "S.", ts(2), ts(30))
+    cp["coveredUntil"] = v
+    return j.sent(timeline(cp))
+
+
+def test_covered_until_is_parsed_as_javascript_parses_it(tmp_path: Path) -> None:
+    """`Date.parse(checkpoint.coveredUntil ?? checkpoint.updatedAt)` (context-compaction.utils.ts:106,
+    :139-141), as the real kernel read it: a number through its string, by V8's fallback ("5" is
+    2001-05-01: every message after it; "13" and 10**12 NaN: none), a string it cannot read NaN (not
+    updatedAt), a date alone UTC, null the updatedAt."""
+    def kept(v: object) -> list[str | None]:
+        return [it.record_id for it in _analyze(_covered(v).write(tmp_path)).context[1:]]
+
+    everything = ["u1", "a1"]
+    for v in (5, 0, 12, 50, 2026, 1.5, -5, [5], "2026-08-20", "2026-08-20T09:00:30", " 5 "):
+        assert kept(v) == everything, v
+    for v in (13, 31, 2027, 10**12, True, {}, "yesterday", "", "2030-01-01T00:00:00.000Z", "2026-08-20T09:00:00Z "):
+        assert kept(v) == [], v
+    assert kept(None) == []  # (updatedAt, ts(30): both covered)
+    assert nextclaw.js_date_parse("2026-08-20T09:01:00.000Z") == nextclaw._ms(ts(1))
+
+
+def test_a_journal_without_events_is_an_empty_session(tmp_path: Path) -> None:
+    """NextClaw replays no event and starts the session empty: the real kernel sent only the new
+    message. Read as an empty session, with a note; detected by its name (`.jsonl`)."""
+    p = tmp_path / "agent_main_s1.jsonl"
+    p.write_text(Journal().text())
+    assert nextclaw.looks_like_file(str(p))
+    from inspector.formats import load
+
+    led = load(str(p))
+    rep = analyze(led)
+    assert led.format == "nextclaw" and led.records == [] and rep.context == []
+    assert [f.code for f in rep.findings] == ["file_structure"]
+    side = tmp_path / "agent_main_s1.metadata.json"
+    side.write_text(Journal().text())
+    assert not nextclaw.looks_like_file(str(side))
+
+
+def test_a_user_file_part_is_sent_as_its_asset_reference(tmp_path: Path) -> None:
+    """buildNcpUserContent (R/runtime/user-content.utils.ts:13-39, :172-236), as the real kernel sent
+    it: a file part as `[Asset: …]`, `[MIME: …]`, the URI, size and URL given, and the instruction;
+    nothing for a part with no URI, URL or content; a text part only of whitespace not sent."""
+    def sent(*parts: dict) -> str:
+        j = Journal()
+        j.sent(message("u1", "user", None, ts(1), parts=list(parts)))
+        return _sent_text(_analyze(j.write(tmp_path)), 0)
+
+    file = {"type": "file", "name": " a.txt ", "mimeType": "text/plain", "url": "http://x/a.txt", "sizeBytes": 12}
+    assert sent({"type": "text", "text": "see"}, file) == (
+        "see[Asset: a.txt]\n[MIME: text/plain]\n[Size Bytes: 12]\n[Preview URL: http://x/a.txt]\n" + nextclaw._ASSET_INSTRUCTION
+    )
+    assert sent({"type": "file", "contentBase64": "aGk="}) == (
+        "[Asset: asset]\n[MIME: application/octet-stream]\n" + nextclaw._ASSET_INSTRUCTION
+    )
+    assert sent({"type": "file", "name": "a", "assetUri": "asset://n"}).startswith(
+        "[Asset: a]\n[MIME: application/octet-stream]\n[Asset URI: asset://n]\n[Instruction"
+    )
+    assert sent({"type": "file", "name": "a.txt"}) == ""
+    image = {"type": "file", "name": "p.png", "mimeType": "image/png"}
+    assert sent({**image, "url": "file:///p.png"}).startswith("[Asset: p.png]\n[MIME: image/png]\n[Preview URL: file:///p.png]")
+    assert sent({**image, "url": "https://x/p.png"}) == ""  # (an image: as the model's vision has it, not predicted)
+    assert sent({"type": "text", "text": "a"}, {"type": "text", "text": " \u3000"}, {"type": "text", "text": "b"}) == "ab"
+
+
+def test_the_continuation_message_keeps_its_calls(tmp_path: Path) -> None:
+    """The continuation message's parts not covered (continuationMessageCoveredPartCount,
+    context-compaction.utils.ts:94-104) are converted as any message (R/utils/message-converter.utils.ts:77-134):
+    the real kernel sent their text and their calls, each call's result after it. Every call is
+    the item's, not only a lone one; a rich-text part is not an assistant's text there."""
+    def call(c: str) -> dict:
+        return {"type": "tool-invocation", "toolCallId": c, "toolName": "ls", "state": "result", "args": {}, "result": "out " + c}
+
+    j = Journal()
+    j.sent(message("u1", "user", "Summarise", ts(1)))
+    parts = [{"type": "text", "text": "Reading."}, {"type": "rich-text", "text": "rich"}, {"type": "text", "text": "more"}, call("c1"), call("c2")]
+    j.completed(message("a1", "assistant", None, ts(2), parts=parts))
+    cp = checkpoint("ctx-1", "S.", ts(2), ts(30), continuationMessageId="a1", continuationMessageCoveredPartCount=1)
+    j.sent(timeline(cp))
+    rep = _analyze(j.write(tmp_path))
+    assert [(it.role, it.text, list(it.tool_call_ids), it.tool_result_id) for it in rep.context[1:]] == [
+        ("assistant", "more", ["c1", "c2"], None),
+        ("tool", "", [], "c1"),
+        ("tool", "", [], "c2"),
+    ]
+    assert not [f for f in rep.findings if f.code in ("orphan_tool_result", "unanswered_tool_call")]
+
+
+def test_messages_after_the_checkpoint_go_where_nextclaw_sends_them(tmp_path: Path) -> None:
+    """The projection places every regular message by its fate under the latest checkpoint,
+    before its timeline message or after it (context-compaction.utils.ts:185-231): one written after
+    it at or before coveredUntil is dropped, a preserved one goes with the preserved, and those
+    after coveredUntil go by timestamp. The real kernel did (the generated journals of
+    test_checkpoints_split_by_time_order_as_by_each_records_fate); in file order otherwise."""
+    def ids(j: Journal) -> list[str | None]:
+        return [it.record_id for it in _analyze(j.write(tmp_path)).context[1:]]
+
+    j = Journal()
+    j.sent(message("u1", "user", "first", ts(1)))
+    j.completed(message("a1", "assistant", "answer", ts(2)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(2), ts(30), preservedUserMessageIds=["u9"])))
+    j.sent(message("u2", "user", "late", ts(40)))
+    j.completed(message("a2", "assistant", "covered", ts(2)))  # (at coveredUntil: dropped)
+    j.sent(message("u3", "user", "earlier", ts(35)))  # (sent before u2 by time)
+    j.sent(message("u9", "user", "preserved", ts(45)))
+    assert ids(j) == ["u9", "u3", "u2"]
+    j = Journal()
+    j.sent(message("u1", "user", "first", ts(1)))
+    j.sent(timeline(checkpoint("ctx-1", "S.", ts(1), ts(30))))
+    j.sent(message("u2", "user", "next", ts(31)))
+    j.completed(message("a2", "assistant", "ok", ts(32)))
+    assert ids(j) == ["u2", "a2"]

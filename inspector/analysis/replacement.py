@@ -67,11 +67,13 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
                 last.record.line,
                 False,
                 h.text,
-                tool_call_ids=[h.call_id] if h.role == "assistant" and h.call_id else [],
+                tool_call_ids=list(h.call_ids) if h.call_ids else [h.call_id] if h.role == "assistant" and h.call_id else [],
                 tool_result_id=h.call_id if h.role == "tool" else None,
             )
         )
     entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
+    if last.checkpoint.replacement_holds_later:
+        return entries  # (the records after it are in its history, where the runtime sends them)
     after = sent_messages(records, path[last.pos + 1 :]) if scan is None else sent_messages_after(scan, path, last.pos)
     return entries + after  # type: ignore[operator]
 

@@ -1,8 +1,8 @@
 """NextClaw's NCP session journal (github Peiiii/nextclaw at 001fb682, read with `git show`).
 
 Paths below are at that commit; `K/` = packages/nextclaw-kernel/src/, `C/` = packages/nextclaw-core/src/,
-`T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/, `R/` =
-packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/ (docs/runtimes/nextclaw.md has the notes).
+`T/` = packages/ncp-packages/nextclaw-ncp-toolkit/src/agent/, `N/` = packages/ncp-packages/nextclaw-ncp/src/,
+`R/` = packages/ncp-packages/nextclaw-ncp-agent-runtime/src/runtime/ (docs/runtimes/nextclaw.md has the notes).
 
 Store. `~/.nextclaw/sessions/.ncp-agent-journal/<id>.jsonl`, one file per session
 (K/app/kernel-manager.factory.ts:119-121; file name K/stores/ncp-agent-session-journal.store.ts:396-398).
@@ -50,23 +50,27 @@ with `buildContextCompactionModelProjection`, K/features/context-compaction/util
   `truncatedPreservedUserMessage` with its truncated text) by timestamp (:199-204, :121-137); for
   `phase: "mid-run"` the fixed continuation user message (:13, :72-88, :219-221); the retained messages
   (`retainedMessageIds`) by timestamp (:205-208); then every other message whose timestamp is after
-  `coveredUntil` (else `updatedAt`), by timestamp, the `continuationMessageId` message from its
+  `coveredUntil` (`Date.parse` of it, else of `updatedAt` when it is null or missing: `covered_until_ms`), by timestamp, the `continuationMessageId` message from its
   `continuationMessageCoveredPartCount`-th part on (:90-109, :139-141, :209-215). The rest is dropped;
 - each message becomes OpenAI chat messages (`ncpMessageToOpenAiMessages`, R/utils/message-converter.utils.ts:30-153):
-  user -> user; system and service -> system (text parts); assistant -> one assistant message (text,
-  and a tool call for each `tool-invocation` part in state `result` with a result) followed by one tool
-  message per such call; a call without a result is not sent at all (:84-92), so nothing is synthesized.
+  user -> user (text parts not only of whitespace, file parts as their asset reference text:
+  `asset_reference`); system and service -> system (text parts); assistant -> one assistant message
+  (its reply tags cut: `sanitized_reply_tags`; text, and a tool call for each `tool-invocation` part in
+  state `result` with a result, a null one too) followed by one tool message per such call; a call
+  without a result is not sent at all (:84-92), so nothing is synthesized.
   Failed, cancelled or still-compressing timeline messages are not checkpoints: they are sent as system
   messages with their timeline text ("Context compaction failed", context-compaction.utils.ts:21-28).
 - Not modelled: the budget pruner that may drop more (builder :121-131), observation messages
-  (:97-102), `sanitizeAssistantReplyTags`, file parts' asset loading.
+  (:97-102), images given to the model as images, NextClaw's asset store.
 
 So records are in the replayed message order, an assistant message with tool results is one
 assistant record plus one tool record per result (id `<message id>#<toolCallId>`), and the applied
 checkpoint states what it removes, retains and represents (`Checkpoint.explicit_*`) and the history
 it installs (`Checkpoint.replacement`; rules `replaces_history`): the summary, preserved users, the
 continuation turn, retained messages and the later messages before its record by timestamp; the
-records after it follow in order (a warning names any record where that order differs from NextClaw's).
+records after it follow in file order, unless NextClaw drops one of them or sends them in another
+order: then the history holds them too, where NextClaw sends them (`replacement_holds_later`; a
+`prediction_order` note names them).
 
 Coverage. A provider summary (`summaryDiagnostics.recovery: "provider-summary"`) represents every
 message it dropped: the summarizer's input is the previous projection, previous summary included
@@ -99,7 +103,7 @@ import msgspec
 import orjson
 
 from inspector.formats import heads
-from inspector.formats.base import JS_WHITESPACE, Format, Home, HomeOverride, Runtime
+from inspector.formats.base import FAILS_ON_SEND, JS_WHITESPACE, Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
 from inspector.ledger.jsontext import dumps_text, py_str
@@ -347,13 +351,17 @@ def head_objects(path: str, lines: int) -> list[Any]:
 def looks_like_file(path: str) -> bool:
     """Is this a NextClaw NCP journal (JSON lines with `_type: "event"` and an `event{type}` among
     the first ones)? The metadata sidecar (one metadata object) and the legacy store (events with
-    `type`/`data` at top level) are not. Reads the head only; never raises."""
+    `type`/`data` at top level) are not. Reads the head only; never raises. A journal of metadata
+    lines alone (a session with no event yet: NextClaw starts it empty) is one when named `.jsonl`,
+    as the journal store names its journals (the sidecar, the same line, is `.metadata.json`)."""
+    meta = False
     for o in head_objects(path, 20):
         if _is_event_line(o):
             return True
         if not (isinstance(o, dict) and o.get("_type") == "metadata" and o.get("version") == 1):
             return False
-    return False
+        meta = True
+    return meta and path.endswith(".jsonl") and not path.endswith(".metadata.jsonl")
 
 
 # ---------------------------------------------------------------------------------------- the store
@@ -783,17 +791,20 @@ class _Replay:
 
     def _tool_result(self, call: str, p: _Payload, sid: Any, line: int, ts: Any) -> None:
         final = p.final is not False
+        # (`result: payload.content`: a missing content leaves the result undefined, so the call is
+        # not sent, message-converter.utils.ts:84; a null content is read as a missing one here)
+        content = _ABORTED if p.content is None else p.content
         state = "result" if final else "call"
         found = self._holder(call)
         if found is not None:
             m, part = found
             if part.get("state") == "cancelled" or (not final and part.get("state") == "result"):
                 return
-            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=p.content), m)
+            _upsert_call(m.parts, _invocation(call, part.get("toolName"), state, args=part.get("args"), result=content), m)
             m.line = line
         else:
             m = self._target(sid, call, None, line, ts)
-            _upsert_call(m.parts, _invocation(call, "unknown", state, result=p.content), m)
+            _upsert_call(m.parts, _invocation(call, "unknown", state, result=content), m)
         if final:
             self.results[call] = p.content
 
@@ -1135,7 +1146,11 @@ def _merge_results(message: dict[str, Any], results: dict[str, Any]) -> None:
     for p in parts:
         if isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("toolCallId") in results:
             p["state"] = "result"
-            p["result"] = results[p["toolCallId"]]
+            content = results[p["toolCallId"]]
+            if content is None:  # (undefined: not sent, as `_tool_result` has it)
+                p.pop("result", None)
+            else:
+                p["result"] = content
 
 
 def _timeline_checkpoint(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -1259,6 +1274,7 @@ class _Reader:
     last_ts: str = ""  # the last timestamp that is a time (`_times`)
     thrown: tuple[int, str] | None = None  # the first event NextClaw's replay throws on (`replay_throws`)
     as_written: dict[int, str | None] = field(default_factory=dict)  # `replay_throws` of lines before their check
+    ended_with_id: set[int] = field(default_factory=set)  # text-end lines whose messageId the check removed
 
     def read(self, lines: Iterator[bytes], upto: int | None) -> None:
         """Each line parsed and checked as it comes; its event handed to the replay with the next
@@ -1326,6 +1342,21 @@ class _Reader:
                 )
                 if why is not None:
                     self.thrown = (n, why)
+            elif (
+                t == "message.text-end"
+                and p.messageId is None
+                and self.thrown is None
+                and rp.streaming is None
+                and rp.seg is None
+                and not waiting
+                and n not in self.ended_with_id
+            ):
+                # `this.streamingMessage?.id !== payload.messageId` is false for no message id and
+                # nothing streaming, so `this.streamingMessage.status` throws
+                # (T/agent-conversation-state.manager.ts:271-276; seen on the real kernel). (A null
+                # id, which returns there, is taken as a missing one; while replay waits on an
+                # interrupted run's error, what streams is not known here: not looked for.)
+                self.thrown = (n, "message.text-end without a messageId, nothing streaming")
             if not waiting and t not in _JOURNAL_ONLY and t != "run.error":  # (`_event`'s common case)
                 events += 1
                 # (`_Replay.event`, inlined: most events go on streaming the open segment)
@@ -1407,6 +1438,10 @@ class _Reader:
         if isinstance(ev, dict) and isinstance(ev.get("type"), str) and ev["type"] in _THROWING:  # (as written: the check removes wrong types)
             pl = ev.get("payload") if isinstance(ev.get("payload"), dict) else {}
             self.as_written[n] = replay_throws(ev["type"], pl.get("message"), pl.get("messageId"), pl.get("delta"))
+        elif isinstance(ev, dict) and ev.get("type") == "message.text-end":
+            pl = ev.get("payload")
+            if isinstance(pl, dict) and pl.get("messageId") is not None:
+                self.ended_with_id.add(n)  # (an id of another type: it returns, `_replay_batch`)
         wrong: list[WrongType] = []
         _CHECK(o, "", wrong)
         if wrong:
@@ -1542,10 +1577,18 @@ def _build(
     if not reader.events:
         if reader.content and meta is None and not any(d.problem == "malformed_json" for d in diags):
             raise LoadError(f"{name}: line 1: not a NextClaw NCP journal (no '_type': 'event' lines)")
-        raise LoadError(
-            f"{name}: line {upto}: the journal holds no events up to this line"
-            if upto is not None
-            else f"{name}: line 1: the journal holds no events"
+        # NextClaw replays no event and starts the session empty (its journal store lists no message,
+        # K/utils/ncp-agent-session-replay-event.utils.ts; the real kernel sent only the new message):
+        # an empty session, said.
+        diags.append(
+            Diagnostic(
+                upto or 1,
+                "empty_session",
+                f"{name}: line {upto or 1}: the journal holds no events"
+                + (" up to this line" if upto is not None else "")
+                + ": NextClaw starts the session empty, and its next request holds only what is sent next",
+                severity="info",
+            )
         )
     side, problem = _sidecar(name)
     if problem:
@@ -1618,13 +1661,10 @@ def tool_arguments(v: Any) -> Any:
 
 
 def _sent_call(p: Any) -> bool:
-    return (
-        isinstance(p, dict)
-        and p.get("type") == "tool-invocation"
-        and p.get("state") == "result"
-        and "result" in p
-        and p["result"] is not None
-    )
+    """A call the request holds with its result: a tool invocation in state `result` whose result
+    is given, a null one too (`part.result !== undefined`, R/utils/message-converter.utils.ts:84;
+    the real kernel sent a null result as the tool message "null")."""
+    return isinstance(p, dict) and p.get("type") == "tool-invocation" and p.get("state") == "result" and "result" in p
 
 
 class _Source(RecordSource):
@@ -1654,6 +1694,10 @@ def _message_of(m: _Msg) -> Message:
     parts = m.parts
     if role == "assistant":
         blocks = []
+        for p in parts:  # (the reply tags' mark in a text part: rare, so looked for first)
+            if isinstance(p, dict) and p.get("type") == "text" and "[[" in str(p.get("text")):
+                parts = sanitized_reply_tags(parts)
+                break
         for p in parts:  # (a loop, not a comprehension: a message has one or two parts)
             if isinstance(p, dict):
                 blocks.append(_assistant_block(p))
@@ -1663,12 +1707,100 @@ def _message_of(m: _Msg) -> Message:
         blocks = []
         for p in parts:
             if isinstance(p, dict):
-                text = p.get("type") in ("text", "rich-text")
-                blocks.append(Block("text", str(p.get("text") or "")) if text else Block("other", raw=p))
+                kind = p.get("type")
+                if kind == "text" or kind == "rich-text":
+                    text = p.get("text")
+                    # (a text only of whitespace is not sent, buildNcpUserContent,
+                    # R/runtime/user-content.utils.ts:209; one that is no string fails the request)
+                    if not isinstance(text, str) or text.strip(JS_WHITESPACE):
+                        blocks.append(Block("text", str(text or "")))
+                    continue
+                ref = asset_reference(p) if kind == "file" else None
+                blocks.append(Block("other", raw=p) if ref is None else Block("text", ref))
         return Message("user", blocks, source_role="user")
     if role == "tool":
         return Message("tool", [Block("tool_result", _text(parts), call_id=m.id)], source_role="tool")
     return Message("system", [Block("text", _text(parts))], source_role=role)  # system, service
+
+
+_ASSET_INSTRUCTION = (
+    "[Instruction: This file is not embedded in the prompt. If you need to inspect or transform it, "
+    "use asset_export to copy it to a normal file path first.]"
+)
+
+
+def _optional_string(v: Any) -> str | None:
+    """readOptionalString (R/runtime/user-content.utils.ts:5-11): a string trimmed, None when empty."""
+    if not isinstance(v, str):
+        return None
+    return v.strip(JS_WHITESPACE) or None
+
+
+def asset_reference(p: dict[str, Any]) -> str | None:
+    """The text a user message's file part is sent as (buildNcpUserContent, resolveAssetReferenceBlock
+    and formatAssetReferenceBlock, R/runtime/user-content.utils.ts:13-39, :51-69, :172-197, :199-236):
+    `[Asset: name]`, `[MIME: type]`, `[Asset URI: …]`, `[Size Bytes: …]`, `[Preview URL: …]` as
+    given, and the instruction; None when nothing is sent as text here: a part with no asset URI, URL
+    or base64 content (nothing is sent), or an image the model is given as an image (a base64 one, or
+    an http(s)/data URL: what is sent depends on the model's vision, not predicted here). Read
+    without NextClaw's asset store (an asset URI it holds gives its own name, type and size there)."""
+    name = _optional_string(p.get("name")) or "asset"
+    mime = _optional_string(p.get("mimeType")) or "application/octet-stream"
+    uri, url, b64 = _optional_string(p.get("assetUri")), _optional_string(p.get("url")), _optional_string(p.get("contentBase64"))
+    if mime.startswith("image/") and (b64 or (url is not None and re.match(r"(?i)https?://|data:", url))):
+        return None
+    if not (uri or url or b64):
+        return None
+    size = p.get("sizeBytes")
+    finite = isinstance(size, (int, float)) and not isinstance(size, bool) and size == size and abs(size) != float("inf")
+    lines = [f"[Asset: {name}]", f"[MIME: {mime}]"]
+    if uri:
+        lines.append(f"[Asset URI: {uri}]")
+    if finite:
+        lines.append(f"[Size Bytes: {js_string(size)}]")
+    if url:
+        lines.append(f"[Preview URL: {url}]")
+    lines.append(_ASSET_INSTRUCTION)
+    return "\n".join(lines)
+
+
+# stripReplyTagsFromText's patterns (N/toolkit/reply-tags.ts:8-9): JavaScript's `\s` is its
+# whitespace (JS_WHITESPACE), and its case-insensitive match of these ASCII letters is ASCII's.
+_JS_S = "[" + JS_WHITESPACE + "]*"
+_REPLY_TO_CURRENT = re.compile(rf"\[\[{_JS_S}reply_to_current{_JS_S}\]\]", re.IGNORECASE | re.ASCII)
+_REPLY_TO_ID = re.compile(rf"\[\[{_JS_S}reply_to{_JS_S}:{_JS_S}([^\]]+?){_JS_S}\]\]", re.IGNORECASE | re.ASCII)
+# How many times an assistant message whole in the journal is sanitized before it is sent: three,
+# seen on the real kernel (its replay's normalizer, T/agent-conversation-message-normalizer.ts:20,
+# and on the way to the request, the converter's, R/utils/message-converter.utils.ts:35, among
+# them). Each pass strips the tags of the first text part, which goes when nothing is left of it, so
+# a later text part's tags go in a later pass. (A streamed message is sanitized once more per
+# streaming event that rewrites it: not mirrored, three passes are taken for it too.)
+REPLY_TAG_PASSES = 3
+
+
+def strip_reply_tags(text: str) -> str:
+    """stripReplyTagsFromText (N/toolkit/reply-tags.ts:19-35): every `[[reply_to_current]]` cut,
+    then the first `[[reply_to: id]]`, the text trimmed after each cut (JavaScript's trim)."""
+    if _REPLY_TO_CURRENT.search(text) is not None:
+        text = _REPLY_TO_CURRENT.sub("", text).strip(JS_WHITESPACE)
+    if _REPLY_TO_ID.search(text) is not None:
+        text = _REPLY_TO_ID.sub("", text, count=1).strip(JS_WHITESPACE)
+    return text
+
+
+def sanitized_reply_tags(parts: list[Any], passes: int = REPLY_TAG_PASSES) -> list[Any]:
+    """An assistant message's parts as sanitizeAssistantReplyTags leaves them, `passes` times
+    (N/toolkit/reply-tags.ts:37-90): the first text part's tags stripped (`strip_reply_tags`), the
+    part dropped when its text is then empty (:72-80). The parts given are not changed."""
+    for _ in range(passes):
+        i = next((k for k, p in enumerate(parts) if isinstance(p, dict) and p.get("type") == "text"), -1)
+        if i < 0 or not isinstance(parts[i].get("text"), str):  # (no text part; a non-string: the replay threw)
+            break
+        text = strip_reply_tags(parts[i]["text"])
+        if text and text == parts[i]["text"]:
+            break  # (nothing to strip: every later pass leaves it too)
+        parts = [*parts[:i], *([{**parts[i], "text": text}] if text else []), *parts[i + 1 :]]
+    return parts
 
 
 def _result_message(p: dict[str, Any]) -> Message:
@@ -1743,7 +1875,7 @@ def _assistant_records(m: _Msg, seq: int, source: _Source) -> list[Record]:
             isinstance(p, dict)
             and p.get("type") == "tool-invocation"
             and p.get("state") == "result"
-            and p.get("result") is not None
+            and "result" in p
         ):
             call = str(p.get("toolCallId") or "")
             k = seq + len(out)
@@ -1770,7 +1902,13 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
         tl = _timeline_checkpoint(o) if o.get("metadata") is not None else None
         seq = len(records)
         if tl is None:  # (most messages: no compaction to tell of)
-            records += _assistant_records(m, seq, source) if o.get("role") == "assistant" else _message_records(m, seq, source)
+            role = o.get("role")
+            if role == "assistant":
+                records += _assistant_records(m, seq, source)
+                continue
+            records += _message_records(m, seq, source)
+            if role == "user":
+                _user_text_fails(led, m, seq)
             continue
         cp = _compressed_checkpoint(tl)
         if cp is not None:
@@ -1800,6 +1938,26 @@ def _records(led: Ledger, msgs: list[_Msg]) -> _Source:
         )
         led.records.extend(_message_records(m, seq, source))
     return source
+
+
+def _user_text_fails(led: Ledger, m: _Msg, seq: int) -> None:
+    """A user message with a text part whose text is no string: building a request that holds it
+    fails (`part.text.trim()`, R/runtime/user-content.utils.ts:209, a TypeError the real kernel
+    wrote as `run.error` "part.text.trim is not a function"; nothing was sent): `request_fails`."""
+    for p in m.parts:
+        if isinstance(p, dict) and p.get("type") in ("text", "rich-text") and not isinstance(p.get("text"), str):
+            led.diagnostics.append(
+                Diagnostic(
+                    m.line,
+                    FAILS_ON_SEND,
+                    f"{led.path}: line {m.line}: user message {quote(m.id)} has a {p.get('type')} part whose text is "
+                    f"{'missing' if p.get('text') is None else type(p.get('text')).__name__}, not a string: NextClaw "
+                    "fails building a request that holds it (part.text.trim is not a function)",
+                    severity="error",
+                    seqs=[seq],
+                )
+            )
+            return
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
@@ -1921,7 +2079,7 @@ def _make_checkpoint(
     n_before = bisect_left(regular.records, rec.seq, key=lambda r: r.seq)
     before = regular.records[:n_before]
     preserved, retained = _ids(cp.get("preservedUserMessageIds")), _ids(cp.get("retainedMessageIds"))
-    until = _ms(cp.get("coveredUntil") if isinstance(cp.get("coveredUntil"), str) else cp.get("updatedAt"))
+    until = covered_until_ms(cp)
     cont_id = cp.get("continuationMessageId")
     cont_n = cp.get("continuationMessageCoveredPartCount")
     partial = isinstance(cont_n, int) and not isinstance(cont_n, bool) and cont_n >= 0
@@ -1983,11 +2141,93 @@ def _make_checkpoint(
             lists = [[], [], records[split:]]
             wrong = records[n_before:split]
         preserved_recs, retained_recs, after = lists
-        rec.checkpoint.replacement = _replacement(
-            rec, cp, (preserved_recs, retained_recs, [r for r in after if r.seq < rec.seq]), msgs, partial, cont_id, cont_n, in_order
-        )
-        _check_order(led, rec, wrong, after, in_order)
+        later = _check_order(led, rec, wrong, after, in_order)
+        # The records after the checkpoint follow it in file order, unless NextClaw drops one (at
+        # or before coveredUntil, or a preserved or retained one, which it sends in its place) or
+        # sends them in another order: then the history holds them all where NextClaw sends them
+        # (the projection places every regular message, before the checkpoint or after it,
+        # context-compaction.utils.ts:185-231; the real kernel did).
+        fates = (preserved_recs, retained_recs, after if later else [r for r in after if r.seq < rec.seq])
+        rec.checkpoint.replacement = _replacement(rec, cp, fates, msgs, partial, cont_id, cont_n, in_order)
+        rec.checkpoint.replacement_holds_later = later
     return rep
+
+
+def covered_until_ms(cp: dict[str, Any]) -> float:
+    """`Date.parse(checkpoint.coveredUntil ?? checkpoint.updatedAt)` (context-compaction.utils.ts:106,
+    :139-141): `updatedAt` only when coveredUntil is null or missing; any other value parsed as
+    JavaScript parses its string (`js_date_parse`). NaN: no message is after it."""
+    v = cp.get("coveredUntil")
+    if v is None:
+        v = cp.get("updatedAt")
+    return js_date_parse(v if isinstance(v, str) else js_string(v))
+
+
+def js_string(v: Any) -> str:
+    """JavaScript's String() of a JSON value (as Date.parse converts its argument)."""
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e21:
+            return str(int(v))
+        return repr(v)  # (a fraction as JavaScript writes it; an exponent's form may differ: NaN both ways)
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    if isinstance(v, dict):
+        return "[object Object]"
+    return str(v)
+
+
+# V8's fallback (legacy) parse of a lone number, as the real kernel read a numeric coveredUntil:
+# "5" -> 2001-05-01, "0" -> 2000-01-01, "13" to "31" NaN, "32" to "49" 2032 to 2049, "50" to "99"
+# 1950 to 1999, from "100" the year (to 275760), a sign ignored, "1.5" -> 2001-01-05; local time.
+_LONE_NUMBER = re.compile(r"[-+]?([0-9]+)(?:\.([0-9]+))?")
+
+
+def js_date_parse(s: str) -> float:
+    """Date.parse of a string: the ISO forms with an offset as `_ms` reads them; a date alone
+    (UTC), a date and time without an offset (local time) and a lone number (V8's fallback,
+    `_LONE_NUMBER`) as V8 reads them; anything else NaN (V8 reads more forms: "Aug 20 2026" is a
+    date there, NaN here)."""
+    t = _ms(s)
+    if t == t:
+        return t
+    m = _LONE_NUMBER.fullmatch(s.strip(JS_WHITESPACE))  # (" 5 " is a number there; "...Z " is NaN)
+    if m is not None:
+        n, frac = int(m[1]), m[2]
+        if frac is not None:  # month.day, in 2001
+            return _local_ms(2001, n, int(frac)) if len(m[1]) <= 2 and len(frac) <= 2 else float("nan")
+        if n == 0:
+            return _local_ms(2000, 1, 1)
+        if n <= 12:
+            return _local_ms(2001, n, 1)
+        if n <= 31:
+            return float("nan")
+        return _local_ms(2000 + n if n < 50 else 1900 + n if n < 100 else n, 1, 1)
+    try:
+        d = datetime.fromisoformat(s)
+    except ValueError:
+        return float("nan")
+    if d.tzinfo is not None:
+        return float("nan")
+    if len(s) == 10:  # a date alone: UTC
+        return timegm(d.timetuple()) * 1000.0
+    return _local_ms(d.year, d.month, d.day, d.hour * 3600 + d.minute * 60 + d.second) + d.microsecond // 1000
+
+
+def _local_ms(y: int, mo: int, d: int, secs: int = 0) -> float:
+    """A local date (and seconds into it) in ms; NaN for no such date; past year 9999 (where V8
+    still has dates to 275760) a time after every timestamp Python reads."""
+    if y > 9999:
+        return 8.64e15 if y <= 275760 else float("nan")
+    try:
+        return (datetime(y, mo, d).timestamp() + secs) * 1000.0
+    except (ValueError, OverflowError, OSError):
+        return float("nan")
 
 
 def _fates(
@@ -2070,10 +2310,17 @@ def _replacement(
                 if any(_sent_call(p) and f"{m.id}#{p.get('toolCallId')}" == r.id for p in rest):
                     out.append(HistoryItem("tool", seq=r.seq, id=r.id, call_id=r.result_id))
                 continue
-            calls = [str(p.get("toolCallId")) for p in rest if _sent_call(p)]
+            # Its parts not covered, as the converter sends them (R/utils/message-converter.utils.ts:77-134):
+            # the text parts' text and every call sent with its result (the real kernel sent them;
+            # the reasoning it sends is not held by an item of this kind).
+            calls = [str(p.get("toolCallId") or "") for p in rest if _sent_call(p)]
             out.append(
                 HistoryItem(
-                    r.role or "assistant", _text(rest), id=r.id, call_id=calls[0] if len(calls) == 1 else None
+                    r.role or "assistant",
+                    _text(rest, ("text",)),
+                    id=r.id,
+                    call_id=calls[0] if len(calls) == 1 else None,
+                    call_ids=tuple(calls),
                 )
             )
             continue
@@ -2081,21 +2328,24 @@ def _replacement(
     return out
 
 
-def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> None:
-    """Records after the checkpoint follow in file order; say where NextClaw would differ. `wrong`:
-    the message records after it not after coveredUntil; `tail`: those after it, in record order."""
+def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Record], in_order: bool) -> bool:
+    """Do the message records after the checkpoint leave file order in NextClaw's request (said)?
+    `wrong`: those after it not after coveredUntil; `tail`: those after coveredUntil, in record order."""
     if wrong or (not in_order and [r.seq for r in _by_time(tail, False)] != [r.seq for r in tail]):
         led.diagnostics.append(
             Diagnostic(
                 rec.line,
                 "prediction_order",
                 f"{led.path}: line {rec.line}: the messages after checkpoint {rec.id!r} are not in timestamp order, or some "
-                "of them are covered by it: NextClaw sends them sorted by timestamp and drops those at or before coveredUntil; "
-                "the predicted request keeps file order"
+                "of them are covered by it: NextClaw sends them sorted by timestamp and drops those at or before coveredUntil, "
+                "and so does the predicted request"
                 + (f" (records {', '.join(str(r.id) for r in wrong[:5])})" if wrong else ""),
+                severity="info",
                 seqs=[r.seq for r in wrong],
             )
         )
+        return True
+    return False
 
 
 def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:

@@ -191,6 +191,9 @@ class Checkpoint:
     # Codex: the history this checkpoint installs in place of everything before it, in order
     # (`compacted.replacement_history`, or what Codex rebuilds when a file has none).
     replacement: list[HistoryItem] | None = None
+    # The replacement holds, where the runtime sends them, the records after the checkpoint too: none
+    # of them is appended after it (NextClaw, when it drops or reorders some of them).
+    replacement_holds_later: bool = False
     # The summary is state only the provider reads (maka v3: encrypted provider state), so `summary`
     # is empty although the checkpoint represents what it states: what it is, or None (readable text).
     opaque_summary: str | None = None
@@ -208,6 +211,7 @@ class HistoryItem:
     kind: str = "message"  # message | summary
     id: str | None = None  # the producer's item id, when it has one
     call_id: str | None = None  # a tool call's id (assistant) or the call a tool result answers (tool)
+    call_ids: tuple[str, ...] = ()  # an assistant item's tool calls, when it holds more than `call_id` says
 
 
 class RecordSource:
