@@ -1336,10 +1336,12 @@ class _Reader:
             if p is None:
                 p = _NO_PAYLOAD
             if t in _THROWING and self.thrown is None:
-                # (a line the field check mended: as written, `_checked`)
-                why = (
-                    self.as_written.pop(n) if n in self.as_written else replay_throws(t, p.message, p.messageId, p.delta)
-                )
+                if self.as_written and n in self.as_written:  # (a line the field check mended: as written, `_checked`)
+                    why = self.as_written.pop(n)
+                elif p.messageId is not None and t in _TEXT_EVENTS:
+                    why = None  # (`replay_throws` of most events, inline: a streamed part of a named message)
+                else:
+                    why = replay_throws(t, p.message, p.messageId, p.delta)
                 if why is not None:
                     self.thrown = (n, why)
             elif (
