@@ -314,3 +314,19 @@ def test_messages_after_the_checkpoint_go_where_nextclaw_sends_them(tmp_path: Pa
     j.sent(message("u2", "user", "next", ts(31)))
     j.completed(message("a2", "assistant", "ok", ts(32)))
     assert ids(j) == ["u2", "a2"]
+
+
+def test_a_checkpoint_field_nested_deep_is_quoted_in_its_report_not_a_crash(tmp_path: Path) -> None:
+    """Found by `python -m tests.fuzz` (seed 137): a compressed checkpoint with summaryDiagnostics
+    whose `phase` held an object nested past Python's repr limit made its `compaction_report`
+    raise a RecursionError (the load failed). Every value of the report's text from the file is now
+    quoted to a few levels."""
+    from inspector.formats import load
+
+    deep = '{"a":' * 1000 + '"x"' + "}" * 1000  # (past json.dumps and repr, within what the reader takes: spliced in as text)
+    diag = {"attemptCount": 3, "finishReason": "length", "providerMaxOutputTokens": "@DEEP@", "installedSummaryTokens": "@DEEP@"}
+    cp = checkpoint("ctx-1", "s", ts(1), ts(2), phase="@DEEP@", coveredMessageCount="@DEEP@", summaryDiagnostics=diag)
+    f = Journal().sent(message("u1", "user", "hello", ts(0))).sent(timeline(cp)).write(tmp_path)
+    f.write_text(f.read_text().replace('"@DEEP@"', deep))
+    reports = [d.message for d in load(str(f)).diagnostics if d.problem == "compaction_report"]
+    assert len(reports) == 1 and "{'a': {'a': {'a': {...}}}}" in reports[0] and "3 summary calls" in reports[0], reports

@@ -2350,6 +2350,12 @@ def _check_order(led: Ledger, rec: Record, wrong: list[Record], tail: list[Recor
     return False
 
 
+def _plain(v: Any) -> str:
+    """A number or short string a file holds, as written; anything else quoted (shortened, and a
+    value nested past Python's repr shown to a few levels only)."""
+    return str(v) if isinstance(v, int | float) or (isinstance(v, str) and len(v) <= 80) else quote(v)
+
+
 def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:
     """summaryDiagnostics, in NextClaw's terms (generation service :68-131)."""
     d = cp.get("summaryDiagnostics")
@@ -2360,7 +2366,7 @@ def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:
     finish = d.get("finishReason")
     if isinstance(finish, str) and finish.strip().lower() in TRUNCATED_FINISH_REASONS:
         said.append(
-            f"the provider stopped at its output limit (finishReason {finish!r}, providerMaxOutputTokens {d.get('providerMaxOutputTokens', '?')}): a truncated summary"
+            f"the provider stopped at its output limit (finishReason {quote(finish)}, providerMaxOutputTokens {_plain(d.get('providerMaxOutputTokens', '?'))}): a truncated summary"
         )
         bad = True
     n = d.get("attemptCount")
@@ -2380,13 +2386,13 @@ def _report(led: Ledger, rec: Record, cp: dict[str, Any]) -> None:
     if isinstance(raw, int) and isinstance(inst, int) and raw > inst:
         said.append(f"rawSummaryTokens {raw} > installedSummaryTokens {inst}")
     if not said:
-        said.append(f"provider summary, {n} call, finishReason {finish!r}, installedSummaryTokens {inst}")
+        said.append(f"provider summary, {_plain(n)} call, finishReason {quote(finish)}, installedSummaryTokens {_plain(inst)}")
     led.diagnostics.append(
         Diagnostic(
             rec.line,
             "compaction_report",
-            f"{led.path}: line {rec.line}: context compaction {cp.get('id', rec.id)!r} ({cp.get('phase', '?')}, "
-            f"coveredMessageCount {cp.get('coveredMessageCount', '?')}): " + "; ".join(said),
+            f"{led.path}: line {rec.line}: context compaction {quote(cp.get('id', rec.id))} ({_plain(cp.get('phase', '?'))}, "
+            f"coveredMessageCount {_plain(cp.get('coveredMessageCount', '?'))}): " + "; ".join(said),
             severity="warning" if bad else "info",
             seqs=[rec.seq],
         )
