@@ -9,6 +9,7 @@ K/features/context-compaction/utils/)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from inspector.analysis import analyze
@@ -330,3 +331,18 @@ def test_a_checkpoint_field_nested_deep_is_quoted_in_its_report_not_a_crash(tmp_
     f.write_text(f.read_text().replace('"@DEEP@"', deep))
     reports = [d.message for d in load(str(f)).diagnostics if d.problem == "compaction_report"]
     assert len(reports) == 1 and "{'a': {'a': {'a': {...}}}}" in reports[0] and "3 summary calls" in reports[0], reports
+
+
+def test_a_sidecar_naming_a_checkpoint_nested_deep_is_quoted_not_a_crash(tmp_path: Path) -> None:
+    """The same for the metadata sidecar's last_context_compaction (its id and status), which the
+    report beside the journal's latest checkpoint quoted with repr (found reading the code after the
+    fuzz campaign's seed 137)."""
+    from inspector.formats import load
+
+    deep = '{"a":' * 1000 + '"x"' + "}" * 1000
+    f = Journal().sent(message("u1", "user", "hello", ts(0))).sent(timeline(checkpoint("ctx-1", "s", ts(1), ts(2)))).write(tmp_path)
+    meta = {"_type": "metadata", "version": 1, "created_at": ts(0), "agent_id": "main",
+            "metadata": {"last_context_compaction": {"id": "@DEEP@", "status": "@DEEP@"}}}  # fmt: skip
+    (tmp_path / "agent_main_s1.metadata.json").write_text(json.dumps(meta).replace('"@DEEP@"', deep))
+    said = [d.message for d in load(str(f)).diagnostics if "last_context_compaction" in d.message]
+    assert len(said) == 1 and "names checkpoint {'a': {'a': {'a': {...}}}}" in said[0] and "'ctx-1'" in said[0], said

@@ -1142,7 +1142,7 @@ def _dict_event(
 
 def _identity_mismatch(ev: dict[str, Any], columns: tuple[Any, ...], name: str, i: int, diags: list[Diagnostic]) -> None:
     eid = columns[0]
-    clash = [f"{k} {ev.get(k)!r} (column {col!r})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
+    clash = [f"{k} {quote(ev.get(k))} (column {quote(col)})" for k, col in zip(_IDENTITY, columns, strict=True) if ev.get(k) != col]
     diags.append(
         Diagnostic(
             i,

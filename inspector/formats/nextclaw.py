@@ -2412,8 +2412,8 @@ def _compare_metadata(led: Ledger, meta: dict[str, Any] | None) -> None:
             Diagnostic(
                 0,
                 "compaction_report",
-                f"{led.path}: session metadata last_context_compaction names checkpoint {last.get('id')!r} ({last.get('status')!r}), "
-                f"the journal's latest applied one is {mine!r}: NextClaw's budget preview reads the metadata's, the request uses the journal's",
+                f"{led.path}: session metadata last_context_compaction names checkpoint {quote(last.get('id'))} ({quote(last.get('status'))}), "
+                f"the journal's latest applied one is {quote(mine)}: NextClaw's budget preview reads the metadata's, the request uses the journal's",
                 severity="warning",
             )
         )
