@@ -592,4 +592,3 @@ def test_the_index_lists_what_the_records_say_and_reads_as_they_do(tmp_path: Pat
         plain.index = None
         a, b = analyze(led), analyze(plain)
         assert (analyze_json(a), context_json(a)) == (analyze_json(b), context_json(b))
-
