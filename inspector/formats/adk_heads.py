@@ -424,7 +424,7 @@ def _message_head(
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
-    never = visible = signed = any_call = any_response = idless = False
+    never = visible = signed = any_call = any_response = False
     for p in parts:
         text = p.text
         is_text = False
@@ -443,8 +443,6 @@ def _message_head(
             calls += 1
             if fc.id:
                 call_ids.append(fc.id)
-            else:
-                idless = True
             never = never or fc.name in FRAMEWORK_CALLS
             visible = True
         elif fr is not None:
@@ -452,8 +450,6 @@ def _message_head(
                 result_id = fr.id
             if fr.id:
                 response_ids.append(fr.id)
-            else:
-                idless = True
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
             visible = True
@@ -469,7 +465,7 @@ def _message_head(
         never = True  # (a content without a role too, `adk._message_of`)
     return Head(
         h.id, ts, raw_ts, h.author, h.invocation_id, fields, True, role, stop, source, tuple(call_ids), result_id,
-        tuple(response_ids), never, any_call, any_response, idless=idless,
+        tuple(response_ids), never, any_call, any_response, idless=calls > len(call_ids) or results > len(response_ids),
     )  # fmt: skip
 
 
@@ -584,7 +580,7 @@ def _parts_head(
     response_ids: list[str] = []
     result_id = None
     calls = results = 0
-    never = visible = signed = any_call = any_response = idless = False
+    never = visible = signed = any_call = any_response = False
     a = len(author) if author else 0
     prompt = 0  # (`adk_compaction._lines_size`: each line's characters, and a newline)
     for p in parts:
@@ -618,8 +614,6 @@ def _parts_head(
             calls += 1
             if fc.id:
                 call_ids.append(fc.id)
-            else:
-                idless = True
             never = never or fc.name in FRAMEWORK_CALLS
         elif fr is not None:
             any_response = visible = True
@@ -627,8 +621,6 @@ def _parts_head(
                 result_id = fr.id
             if fr.id:
                 response_ids.append(fr.id)
-            else:
-                idless = True
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
         else:
@@ -650,7 +642,8 @@ def _parts_head(
     return Head(
         s.id, float(ts), ts, author, s.invocation_id, out, True, role, stop, source,
         tuple(call_ids) if call_ids else (), result_id, tuple(response_ids) if response_ids else (),
-        never or not (visible or signed), any_call, any_response, prompt, idless=idless,
+        never or not (visible or signed), any_call, any_response, prompt,
+        idless=calls > len(call_ids) or results > len(response_ids),  # (a call or response without an id)
     )  # fmt: skip
 
 

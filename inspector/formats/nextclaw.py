@@ -2068,6 +2068,17 @@ def _apply_checkpoints(led: Ledger, msgs: list[_Msg], source: _Source) -> None:
         _report(led, r, cp)
 
 
+def _represented(dropped: list[Record], summary: str, prev_summary: str, prev_rep: set[int]) -> tuple[set[int], list[Record]]:
+    """What an emergency checkpoint's summary (recovery "deterministic-recent-context": it quotes
+    recent source messages) stands for of the records it drops: those it quotes, and what the
+    previous summary stood for when it quotes that one (the previous summary is one of its source
+    messages). The seqs, and the records in record order."""
+    rep = {r.seq for r in dropped if _quoted(r.message.text() if r.message else "", summary)}
+    if _quoted(prev_summary, summary):
+        rep |= prev_rep & set(map(_SEQ, dropped))
+    return rep, [r for r in dropped if r.seq in rep]
+
+
 def _make_checkpoint(
     led: Ledger,
     rec: Record,
@@ -2108,15 +2119,7 @@ def _make_checkpoint(
     diag = cp.get("summaryDiagnostics") if isinstance(cp.get("summaryDiagnostics"), dict) else {}
     deterministic = diag.get("recovery") == "deterministic-recent-context"
     summary = cp["summary"]
-    if deterministic:
-        # The previous summary is one of the source messages: what it stood for stays represented
-        # only when the emergency summary quotes it.
-        rep = {r.seq for r in dropped if _quoted(r.message.text() if r.message else "", summary)}
-        if _quoted(prev_summary, summary):
-            rep |= prev_rep & set(map(_SEQ, dropped))
-        represented = [r for r in dropped if r.seq in rep]  # (rep: seqs of dropped records)
-    else:
-        rep, represented = set(map(_SEQ, dropped)), dropped
+    rep, represented = _represented(dropped, summary, prev_summary, prev_rep) if deterministic else (set(map(_SEQ, dropped)), dropped)
     usage = diag.get("providerUsage") if isinstance(diag.get("providerUsage"), dict) else None
     finish = diag.get("finishReason")
     rec.checkpoint = Checkpoint(
