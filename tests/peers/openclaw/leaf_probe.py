@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from inspector.formats.openclaw_writer import provide_octet_length
-from tests.peers.claude_code_resume.type_probe import print_verdicts
 from tests.peers.openclaw import type_probe as tp
 from tests.peers.openclaw.generate import NODE, OPENCLAW, STORE_IN_HOME, offline_openclaw
 from tests.peers.openclaw.resume import resume
@@ -96,22 +95,23 @@ def leaf(name: str, parent: str, target: str, **extra: str) -> Callable[[str], _
     return make
 
 
-def user(name: str, parent: str) -> Callable[[str], _ROW]:
+def _message(build: Callable[[str], _ROW], name: str, parent: str) -> Callable[[str], _ROW]:
+    """A message entry BUILD makes (its marker naming it), with its own id and parent."""
+
     def make(tag: str) -> _ROW:
-        o = tp._user(f"MARK-{name}-{tag}")
+        o = build(f"MARK-{name}-{tag}")
         o["id"], o["parentId"] = _id(name, tag), _id(parent, tag)
         return o
 
     return make
+
+
+def user(name: str, parent: str) -> Callable[[str], _ROW]:
+    return _message(tp._user, name, parent)
 
 
 def answer(name: str, parent: str) -> Callable[[str], _ROW]:
-    def make(tag: str) -> _ROW:
-        o = tp._assistant(f"MARK-{name}-{tag}")
-        o["id"], o["parentId"] = _id(name, tag), _id(parent, tag)
-        return o
-
-    return make
+    return _message(tp._assistant, name, parent)
 
 
 def reset(name: str, parent: str) -> Callable[[str], _ROW]:
@@ -317,12 +317,7 @@ def main() -> int:
     a = ap.parse_args()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        rows_ = run(a.keep or Path(tmp), a.only, a.cache, a.workers)
-    print_verdicts([(p, got, want) for p, got, want, _ in rows_], who="openclaw")
-    for p, _, _, why in rows_:
-        if why:
-            print(f"   {p.name}: openclaw: {why}")
-    print(f"({time.time() - t0:.0f} s)")
+        tp.report(run(a.keep or Path(tmp), a.only, a.cache, a.workers), t0)
     return 0
 
 

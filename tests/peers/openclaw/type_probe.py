@@ -660,13 +660,17 @@ def main() -> int:
     a = ap.parse_args()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        rows = run(Path(tmp), a.only, a.cache, a.workers)
+        report(run(Path(tmp), a.only, a.cache, a.workers), t0)
+    return 0
+
+
+def report(rows: Sequence[tuple[Any, Any, Any, str]], t0: float) -> None:
+    """Each probe's verdicts side by side, OpenClaw's error where it gave one, and the time taken."""
     print_verdicts([(p, got, want) for p, got, want, _ in rows], who="openclaw")
     for p, _, _, why in rows:
         if why:
             print(f"   {p.name}: openclaw: {why}")
     print(f"({time.time() - t0:.0f} s)")
-    return 0
 
 
 if __name__ == "__main__":
