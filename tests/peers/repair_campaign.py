@@ -8,13 +8,19 @@ each campaign's own; the rows it prints are alike.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
+import os
 import shutil
-from collections.abc import Sequence
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+Rows = list[tuple[str, str | None]]
 
 
 def inspector(args: list[str]) -> tuple[int, str, str]:
@@ -86,3 +92,39 @@ def not_mirrored(rows: Sequence[tuple[str, str | None]], named: Sequence[str]) -
     """The rows that differ, by probe name ("name [strategy]" -> "name"): (those NAMED, the others)."""
     differ = {label.rsplit(" [", 1)[0]: why for label, why in rows if why is not None}
     return ({k: v for k, v in differ.items() if k in named}, {k: v for k, v in differ.items() if k not in named})
+
+
+def main(
+    argv: list[str] | None,
+    doc: str | None,
+    runtime: str,
+    names: Sequence[str],
+    strategies: dict[str, list[str]],
+    write_probes: Callable[[Path], list[Path]],
+    check: Callable[[list[tuple[str, Path]], Path], Rows],
+    need: Callable[[], str | None] | None = None,
+) -> int:
+    """A campaign's command line: the probes written (`write_probes` into OUT/probes), each repaired
+    with each strategy picked (`repair_all`), with `--as-written` each damaged copy too, every copy
+    resumed by the RUNTIME and compared (`check`, given OUT), the rows printed (`report`). `need`:
+    why the runtime cannot run (then exit 2)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--strategies", default="compact,recover", help="comma-separated: " + ", ".join(strategies))
+    ap.add_argument("--keep", metavar="DIR", help="keep the probe copies, the repaired copies and the runtime's output here")
+    ap.add_argument("--as-written", action="store_true", help="also hold each damaged copy itself, unrepaired, to the same whole-request check")
+    ns = ap.parse_args(argv)
+    why = need() if need is not None else None
+    if why is not None:
+        print(why, file=sys.stderr)
+        return 2
+    picked = {s: strategies[s] for s in ns.strategies.split(",") if s}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(ns.keep or tmp)
+        os.environ["INSPECTOR_DATA_DIR"] = str(out / "data")  # (the repairs' backups: not the user's data dir)
+        (out / "probes").mkdir(parents=True, exist_ok=True)
+        files = write_probes(out / "probes")
+        written, skipped = repair_all(files, names, out / "repaired", picked)
+        if ns.as_written:
+            written = [(f"{n} [as written]", f) for n, f in zip(names, files, strict=True)] + written
+        rows = check(written, out)
+    return report(rows, skipped, len(files), runtime)

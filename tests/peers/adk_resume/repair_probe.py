@@ -16,12 +16,9 @@ per copy and the count that differ; exits 1 when any does.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -91,27 +88,8 @@ def check(written: list[tuple[str, Path]], scratch: Path) -> list[tuple[str, str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--strategies", default="compact,recover", help="comma-separated: compact, recover, resummarize")
-    ap.add_argument("--keep", metavar="DIR", help="keep the probe copies, repaired stores and ADK's output here")
-    ap.add_argument("--as-written", action="store_true", help="also hold each damaged copy itself, unrepaired, to the same check")
-    ns = ap.parse_args(argv)
-    why = type_probe.need_adk()
-    if why is not None:
-        print(why, file=sys.stderr)
-        return 2
-    strategies = {s: STRATEGIES[s] for s in ns.strategies.split(",") if s}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(ns.keep or tmp)
-        os.environ["INSPECTOR_DATA_DIR"] = str(out / "data")  # (the repairs' backups: not the user's data dir)
-        (out / "probes").mkdir(parents=True, exist_ok=True)
-        files = type_probe.write_probes(out / "probes")
-        written, skipped = repair_campaign.repair_all(files, NAMES, out / "repaired", strategies)
-        if ns.as_written:
-            written = [(f"{n} [as written]", f) for n, f in zip(NAMES, files, strict=True)] + written
-        rows = check(written, out / "resume")
-    return repair_campaign.report(rows, skipped, len(files), "google-adk 2.13")
-
+    return repair_campaign.main(argv, __doc__, "google-adk 2.13", NAMES, STRATEGIES, type_probe.write_probes,
+                                lambda written, out: check(written, out / "resume"), type_probe.need_adk)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,11 +15,8 @@ tidy. Prints one row per repaired copy and the count that differ; exits 1 when a
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from tests.peers import repair_campaign
@@ -67,24 +64,7 @@ def check(written: list[tuple[str, Path]], out: Path) -> list[tuple[str, str | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--strategies", default="compact,recover", help="comma-separated: compact, recover, resummarize")
-    ap.add_argument("--keep", metavar="DIR", help="keep the probe copies, repaired files and resumes here")
-    ap.add_argument("--as-written", action="store_true", help="also hold each damaged copy itself, unrepaired, to the same whole-request check")
-    ns = ap.parse_args(argv)
-    strategies = [s for s in ns.strategies.split(",") if s]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(ns.keep or tmp)
-        os.environ["INSPECTOR_DATA_DIR"] = str(out / "data")  # (the repairs' backups: not the user's data dir)
-        (out / "probes").mkdir(parents=True, exist_ok=True)
-        (out / "repaired").mkdir(exist_ok=True)
-        files = type_probe.write_probes(out / "probes")
-        written, skipped = repair_all(files, out / "repaired", strategies)
-        if ns.as_written:
-            written = [(f"{p.name} [as written]", f) for p, f in zip(type_probe.PROBES, files, strict=True)] + written
-        rows = check(written, out)
-    return repair_campaign.report(rows, skipped, len(files), "Claude Code")
-
+    return repair_campaign.main(argv, __doc__, "Claude Code", NAMES, STRATEGIES, type_probe.write_probes, check)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,10 +15,7 @@ exits 1 when any does.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -65,26 +62,15 @@ def check(written: list[tuple[str, Path]], scratch: Path) -> list[tuple[str, str
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--strategies", default="compact,recover", help="comma-separated: compact, recover, resummarize")
-    ap.add_argument("--keep", metavar="DIR", help="keep the probe copies, repaired files and resumes here")
-    ap.add_argument("--as-written", action="store_true", help="also hold each damaged copy itself, unrepaired, to the same check")
-    ns = ap.parse_args(argv)
+def _need_codex() -> str | None:
     if harness.installed_version() != harness.CODEX_VERSION:
-        print(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh", file=sys.stderr)
-        return 2
-    strategies = {s: STRATEGIES[s] for s in ns.strategies.split(",") if s}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(ns.keep or tmp)
-        os.environ["INSPECTOR_DATA_DIR"] = str(out / "data")  # (the repairs' backups: not the user's data dir)
-        files = write_probes(out / "probes")
-        written, skipped = repair_campaign.repair_all(files, NAMES, out / "repaired", strategies)
-        if ns.as_written:
-            written = [(f"{n} [as written]", f) for n, f in zip(NAMES, files, strict=True)] + written
-        rows = check(written, out / "resume")
-    return repair_campaign.report(rows, skipped, len(files), f"Codex {harness.CODEX_VERSION}")
+        return f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh"
+    return None
 
+
+def main(argv: list[str] | None = None) -> int:
+    return repair_campaign.main(argv, __doc__, f"Codex {harness.CODEX_VERSION}", NAMES, STRATEGIES, write_probes,
+                                lambda written, out: check(written, out / "resume"), _need_codex)  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())

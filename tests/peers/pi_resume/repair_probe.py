@@ -20,11 +20,8 @@ Prints one row per copy and the count that differ; exits 1 when any does.
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -121,22 +118,9 @@ def check(written: list[tuple[str, Path]], scratch: Path) -> list[tuple[str, str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--strategies", default="compact,recover", help="comma-separated: compact, recover, resummarize")
-    ap.add_argument("--keep", metavar="DIR", help="keep the probe copies, repaired files and resumes here")
-    ap.add_argument("--as-written", action="store_true", help="also hold each damaged copy itself, unrepaired, to the same request check")
-    ns = ap.parse_args(argv)
-    strategies = {s: STRATEGIES[s] for s in ns.strategies.split(",") if s}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(ns.keep or tmp)
-        os.environ["INSPECTOR_DATA_DIR"] = str(out / "data")  # (the repairs' backups: not the user's data dir)
-        files = type_probe.write_probes(out / "probes", out / "resume" / "run" / "ws")
-        written, skipped = repair_campaign.repair_all(files, NAMES, out / "repaired", strategies)
-        if ns.as_written:
-            written = [(f"{n} [as written]", f) for n, f in zip(NAMES, files, strict=True)] + written
-        rows = check(written, out / "resume")
-    return repair_campaign.report(rows, skipped, len(files), "pi")
-
+    return repair_campaign.main(argv, __doc__, "pi", NAMES, STRATEGIES,
+                                lambda probes: type_probe.write_probes(probes, probes.parent / "resume" / "run" / "ws"),
+                                lambda written, out: check(written, out / "resume"))  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main())
