@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -35,3 +36,40 @@ def drop_at(path: str) -> Edit:
         del h[k]
 
     return edit
+
+
+Make = Callable[[str], dict[str, Any]]  # a probe's marker -> its damaged entry
+Line = Callable[[str], bytes]  # a probe's marker -> the line's bytes (no newline)
+
+
+def edited_line(make: Make, *edits: Edit) -> Line:
+    """The entry MAKE builds, EDITS applied, as one JSON line."""
+
+    def line(marker: str) -> bytes:
+        o = make(marker)
+        for e in edits:
+            e(o)
+        return json.dumps(o).encode()
+
+    return line
+
+
+def with_block(make: Make, block: Any) -> Line:
+    """The entry MAKE builds with one more content block after its marker text."""
+    return edited_line(make, lambda o: o["message"]["content"].append(block))
+
+
+def with_raw_field(make: Make, text: bytes) -> Line:
+    """The entry MAKE builds with a field `x` of raw JSON TEXT (a field no runtime reads)."""
+
+    def line(marker: str) -> bytes:
+        o = make(marker)
+        o["x"] = "@@raw@@"
+        return json.dumps(o).encode().replace(b'"@@raw@@"', text)
+
+    return line
+
+
+def whole(text: bytes) -> Line:
+    """The line as TEXT, whatever the marker."""
+    return lambda marker: text

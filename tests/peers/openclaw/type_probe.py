@@ -47,6 +47,7 @@ from typing import Any
 import zstandard
 
 from inspector.formats.openclaw_writer import provide_octet_length
+from tests.peers import probe_edits
 from tests.peers.claude_code_resume.type_probe import print_verdicts
 from tests.peers.openclaw.resume import resume
 from tests.peers.probe_edits import drop_at as _drop
@@ -139,13 +140,7 @@ def _entry(kind: str, **fields: Any) -> Callable[[str], dict[str, Any]]:
 
 
 def _edited(*edits: _Edit, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
-    def line(marker: str) -> bytes:
-        o = make(marker)
-        for e in edits:
-            e(o)
-        return json.dumps(o).encode()
-
-    return line
+    return probe_edits.edited_line(make, *edits)
 
 
 def _with_marker(path: str, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
@@ -155,22 +150,15 @@ def _with_marker(path: str, make: Callable[[str], dict[str, Any]] = _user) -> Ca
 
 def _block(block: Any, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
     """D with one more block after its marker text."""
-    return _edited(lambda o: o["message"]["content"].append(block), make=make)
+    return probe_edits.with_block(make, block)
 
 
 def _raw(text: bytes) -> Callable[[str], bytes]:
     """D with a field `x` of raw JSON TEXT (a field no one reads)."""
-
-    def line(marker: str) -> bytes:
-        o = _user(marker)
-        o["x"] = "@@raw@@"
-        return json.dumps(o).encode().replace(b'"@@raw@@"', text)
-
-    return line
+    return probe_edits.with_raw_field(_user, text)
 
 
-def _whole(text: bytes) -> Callable[[str], bytes]:
-    return lambda marker: text
+_whole = probe_edits.whole
 
 
 def _zstd(

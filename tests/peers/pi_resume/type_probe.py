@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import SHARED
+from tests.peers import probe_edits
 from tests.peers.claude_code_resume.type_probe import print_verdicts
 from tests.peers.pi_resume import resume
 from tests.peers.probe_edits import drop_at as _drop
@@ -77,33 +78,20 @@ def _tool_result(marker: str) -> dict[str, Any]:
 
 
 def _edited(*edits: _Edit, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
-    def line(marker: str) -> bytes:
-        o = make(marker)
-        for e in edits:
-            e(o)
-        return json.dumps(o).encode()
-
-    return line
+    return probe_edits.edited_line(make, *edits)
 
 
 def _block(block: dict[str, Any], make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
     """D with one more block after its marker text."""
-    return _edited(lambda o: o["message"]["content"].append(block), make=make)
+    return probe_edits.with_block(make, block)
 
 
 def _raw(text: bytes) -> Callable[[str], bytes]:
-    """D with a field `x` of raw JSON TEXT (a field pi does not read)."""
-
-    def line(marker: str) -> bytes:
-        o = _user(marker)
-        o["x"] = "@@raw@@"
-        return json.dumps(o).encode().replace(b'"@@raw@@"', text)
-
-    return line
+    """D with a field `x` of raw JSON TEXT (a field no one reads)."""
+    return probe_edits.with_raw_field(_user, text)
 
 
-def _whole(text: bytes) -> Callable[[str], bytes]:
-    return lambda marker: text
+_whole = probe_edits.whole
 
 
 def _on_line(n: int, kind: str, edit: _Edit) -> Callable[[list[bytes]], None]:
