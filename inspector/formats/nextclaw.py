@@ -106,6 +106,7 @@ from inspector.formats import heads
 from inspector.formats.base import FAILS_ON_SEND, JS_WHITESPACE, Format, Home, HomeOverride, Runtime
 from inspector.formats.fields import LIST, NUM, OBJ, STR, Field, WrongType, checker, line_diagnostics
 from inspector.formats.jsonl import READ_BUFFER_BYTES, LoadError, check_openable, open_regular, os_problem
+from inspector.formats.pi_sending import truthy
 from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     Block,
@@ -1192,19 +1193,12 @@ def replay_throws(t: str, message: Any, message_id: Any, delta: Any) -> str | No
       T/agent-conversation-state-manager.utils.ts:234). (Simplified: a null id is taken as a missing
       one, and a message streaming under another session id, which would take it, is not looked for.)"""
     if t in _TEXT_EVENTS:
-        if message_id is not None or (t.endswith("delta") and not _js_truthy(delta)):
+        if message_id is not None or (t.endswith("delta") and not truthy(delta)):
             return None
         return f"{t} without a messageId"
     if not isinstance(message, dict):
         return f"{t} without a message object"
     return _message_throws(message)
-
-
-def _js_truthy(v: Any) -> bool:
-    """JavaScript's truthiness of a JSON value (an empty array or object is true)."""
-    if v is None or v is False or v == "":
-        return False
-    return not (isinstance(v, (int, float)) and not isinstance(v, bool) and (v == 0 or v != v))
 
 
 def _message_throws(m: dict[str, Any]) -> str | None:

@@ -134,5 +134,6 @@ def _kind(v: Any) -> str:
 
 
 def truthy(v: Any) -> bool:
-    """JavaScript's truthiness of a parsed JSON value (an empty list or object is true)."""
-    return v is not None and v is not False and v != 0 and v != ""
+    """JavaScript's truthiness of a parsed JSON value (an empty list or object is true; NaN, which a
+    lenient read may hold, is false)."""
+    return v is not None and v is not False and v != 0 and v != "" and v == v
