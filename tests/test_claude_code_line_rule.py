@@ -7,7 +7,10 @@ API on 127.0.0.1. Per probe: was the damaged line sent, the clean line after it,
 them. `inspector context --json` must say the same of every probe but those named below, each
 for its reason. Before this rule was followed, 21 of 72 probes differed (a line whose message
 content Claude Code cannot read, a gap in the parent chain, a value after a line's first, a lone
-surrogate, an API error naming a real model, a reply whose calls never got a result, ...).
+surrogate, an API error naming a real model, a reply whose calls never got a result, ...). A line
+whose content is an empty list holds no marker: the probe looks for what Claude Code sends of it
+instead (`Probe.sent_as`: nothing of a user line's, "(no content)" for a reply's), and before
+inspector followed that rule both probes differed (it predicted an item with no text for each).
 """
 
 from __future__ import annotations
@@ -21,11 +24,6 @@ from tests.peers.claude_code_resume import type_probe
 
 # Probes on which inspector and Claude Code part, on purpose.
 NOT_MIRRORED = {
-    # The marker is the content: nothing can show the line was sent. Claude Code sends nothing of a
-    # user line whose content is [] and "(no content)" for a reply's; inspector predicts an item
-    # with no text for each (no tokens).
-    "content empty": "marker-less",
-    "reply content empty": "marker-less",
     # A tool_use block whose id is a number: Claude Code counts it as a call no result answers and
     # leaves the reply out; inspector's index keeps only string call ids, so it sees no call.
     "reply call id a number": "call id not a string",

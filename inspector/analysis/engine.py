@@ -224,6 +224,8 @@ class ContextItem(msgspec.Struct, gc=False):
     record_id: str | None
     line: int | None
     synthetic: bool
+    # A summary's or a synthetic item's text; a record's item: "" (its content as written) or the
+    # text the runtime sends in place of it (`Runtime.reply_sent_as`).
     text: str
     tokens: int | None = None  # None until counted (Report.ensure_tokens)
     tokens_from: str = "tiktoken"  # usage | tiktoken
@@ -874,7 +876,7 @@ def sent_items(
     answered: set[str] = set()
     pending_item: ContextItem | None = None
     went_on = False  # a user's message came after those calls (`Runtime.joins_user_lines`: they stay pending)
-    drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
+    drop, many_results, sent_as = rt.drop_stop_reasons, rt.many_results_per_message, rt.reply_sent_as
     for s in sources:
         rec = records[s]
         if rec.never_sent:
@@ -890,6 +892,10 @@ def sent_items(
             calls = rec.call_ids
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
             append(item)
+            if not calls and sent_as is not None:
+                text = sent_as(rec)
+                if text is not None:  # (the item's text: what is sent, counted in place of the record's)
+                    item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
             if calls:
                 pending, pending_item, went_on = calls, item, False
                 answered.clear()
@@ -966,11 +972,12 @@ def sent_messages_after(scan: PathScan, path: list[int], pos: int = -1) -> list[
 
 
 def append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> None:
-    """The reply the runtime appends itself on resume when what it sends ends inside a turn (the
-    last item is not a reply): a synthetic item, not in the file."""
-    if rt.resume_reply is None or not items or items[-1].role == "assistant":
+    """The reply the runtime appends itself on resume when the conversation ends inside a turn
+    (as a rule, the last item is not a reply): a synthetic item, not in the file."""
+    if rt.resume_reply is None or not items:
         return
-    reply = rt.resume_reply(led, [it.seq for it in items if it.seq is not None and it.kind == "message"])
+    sent = [it.seq for it in items if it.seq is not None and it.kind == "message"]
+    reply = rt.resume_reply(led, sent, items[-1].role == "assistant")
     if reply is not None:
         note = f"{rt.name} appends this reply on resume: the conversation ends inside a turn"
         items.append(ContextItem(0, "assistant", "message", None, None, None, True, reply, note=note, on_resume=True))
@@ -983,10 +990,10 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
     if not todo:
         return
     records = led.records
-    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message"])
+    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message" and not it.text])
     to_count: list[tuple[ContextItem, str]] = []
     for it in todo:
-        if it.seq is not None and it.kind == "message":
+        if it.seq is not None and it.kind == "message" and not it.text:  # (a text: sent in place of the record's content)
             rec = records[it.seq]
             m = rec.message
             if m is not None and m.role == "assistant" and m.usage is not None and m.usage.output > 0:

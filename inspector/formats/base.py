@@ -197,10 +197,16 @@ class Runtime:
     # The text of that wrapper as a repair writes it for this session (the summary left out): what
     # the planner budgets beside the summary. None: only summary_prefix/suffix wrap it.
     written_wrapper: Callable[[Ledger], str] | None = None
-    # What the runtime itself appends when it resumes a conversation that ends inside a turn (the
-    # last thing sent is not a reply): (the session, the seqs of the messages sent, in order) -> the
-    # reply's text, or None when it appends none (Claude Code's `<synthetic>` "No response requested.").
-    resume_reply: Callable[[Ledger, list[int]], str | None] | None = None
+    # What the runtime itself appends when it resumes a conversation that ends inside a turn (as a
+    # rule, the last thing sent is not a reply): (the session, the seqs of the messages sent, in
+    # order, whether the last item sent is a reply) -> the reply's text, or None when it appends
+    # none (Claude Code's `<synthetic>` "No response requested.").
+    resume_reply: Callable[[Ledger, list[int], bool], str | None] | None = None
+    # What the runtime sends in place of a reply's content as written (Claude Code's "(no content)"
+    # for a reply without a content block), asked of each reply without calls as the request is
+    # built: (its record) -> that text, or None when it sends the reply as written. It must not
+    # read the file (the request is built from the index).
+    reply_sent_as: Callable[[Record], str | None] | None = None
 
     def summary_body(self, text: str) -> str:
         """A checkpoint's summary without the wrapper the runtime writes around it."""

@@ -388,7 +388,10 @@ def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
             source_role="assistant",
         )
     role = "tool" if any(b.type == "tool_result" for b in blocks) else "user"
-    return Message(role, blocks, source_role="user")
+    # A user line whose content is an empty list is loaded (its children hang off it) but its row
+    # is skipped as the request is built (`tft`, offset 322753589, tested first in `mTe`'s
+    # `case"user"`, offset 322778752): nothing of it is sent, so it joins no user message.
+    return Message(role, blocks, source_role="user", never_sent=m.get("content") == [])
 
 
 def _extra(o: dict[str, Any], m: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -486,6 +489,8 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         c = m.content
         if c is None or (t == "assistant" and type(c) is str and all(ch in _JS_SPACE for ch in c)):
             return False  # (a line Claude Code drops: `_dropped_because`)
+        if not c and type(c) is list:
+            return False  # (sent as nothing, or as "(no content)": `_message`, `sent_in_place`; rare, read whole)
     elif t not in _BOOKKEEPING and (t != "system" or h.subtype == "compact_boundary"):
         return False
     if m is not None and type(m.content) is list and not blocks_clean(m.content):
@@ -2092,9 +2097,41 @@ def _ends_on_local_command(led: Ledger, sent: list[int]) -> bool:
     return all_meta
 
 
-def resume_reply(led: Ledger, sent: list[int]) -> str | None:
+# What Claude Code sends for a reply whose content is an empty list (`Cp`, offset 305853735): as it
+# builds the request (`mTe`, offset 322764334), `Eqi` (offset 322907878, run on the joined API
+# messages: `vc=Eqi(Ad)`, offset 322791669) gives every assistant message but the request's last
+# with no content block this one text block instead (dropping it instead is behind the
+# `tengu_melodic_flute` gate, off by default). The last message of a request is the user's (the new
+# prompt), so every such reply is sent so. A reply written over several lines is one message by
+# then: only one none of whose lines holds a block is empty.
+NO_CONTENT = "(no content)"
+
+
+def reply_sent_as(rec: Record) -> str | None:
+    """`Runtime.reply_sent_as`: "(no content)" for a reply without a content block. Such a line is
+    read whole, never from its head (`_read_head`), so its message is in memory: a reply whose
+    message is not (read from its head, merged or not) holds a block, and nothing is read here."""
+    m = rec._message
+    return NO_CONTENT if m is not None and not m.blocks else None
+
+
+def _ends_on_unsent_user_line(led: Ledger, sent: list[int]) -> bool:
+    """Whether the conversation ends on a user line after the last message sent, one whose empty
+    content is not sent (`tft`): the resume looks at the lines it loaded (`iKn`'s last user or
+    assistant row, offset 319235401), before the request leaves that line out (observed: a
+    transcript ending so gets "No response requested." after the reply before it)."""
+    leaf = led.leaf_seq
+    if leaf is None or (sent and leaf <= sent[-1]):
+        return False
+    r = led.records[leaf]
+    return r.kind == "message" and r.role == "user" and r.never_sent
+
+
+def resume_reply(led: Ledger, sent: list[int], on_reply: bool) -> str | None:
     """The reply Claude Code appends on resume to a conversation that ends inside a turn: it
     looks at the last line that is not a system line (`iKn`), so a local command's note is passed."""
+    if on_reply and not _ends_on_unsent_user_line(led, sent):
+        return None
     lines = list(sent)
     while lines and led.records[lines[-1]].type == LOCAL_COMMAND_NOTE:
         lines.pop()
@@ -2138,6 +2175,8 @@ FORMAT = Format(
         written_wrapper=claude_code_writer.summary_wrapper,
         # A session that ends inside a turn gets Claude Code's own "No response requested." on resume.
         resume_reply=resume_reply,
+        # A reply without a content block is sent as "(no content)" (`Eqi`).
+        reply_sent_as=reply_sent_as,
     ),
     looks_like=looks_like,
     build=build,

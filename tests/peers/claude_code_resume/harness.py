@@ -61,6 +61,7 @@ VERSION = cli.VERSION
 NEXT_PROMPT = "[R1] Carry on where we left off."
 RESUME_PLANS: dict[str, list[tuple[str, Any]]] = {"[R1]": [("text", 120)]}
 ALLOWED = "Bash Read Write Edit"
+NO_CONTENT = "(no content)"  # the text the CLI sends for a reply whose content is an empty list (`Cp`)
 
 
 def project_slug(path: str) -> str:
@@ -221,6 +222,8 @@ def _index(transcript: str, prefer: set[str]) -> _Index:
                 if o.get("type") not in ("user", "assistant"):
                     continue
                 o = {**o, "uuid": f"line:{n}"}
+            if o.get("type") == "assistant" and m.get("content") == []:
+                idx.add(("text", NO_CONTENT), o["uuid"])  # what Claude Code sends of a reply with no content (`Eqi`)
             for b in _blocks(m.get("content")):
                 t = b.get("type")
                 if t == "tool_use" and isinstance(b.get("id"), str):

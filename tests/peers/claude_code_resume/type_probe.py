@@ -34,6 +34,11 @@ _Edit = Callable[[dict[str, Any]], None]
 class Probe:
     name: str
     line: Callable[[str, dict[str, Any]], bytes]  # (marker, the leaf's line) -> D's bytes, no newline
+    # D holds no marker (its content is an empty list): what the request carries if D is sent, looked
+    # for in place of the marker: "" a message with no content as written, else a text block of the
+    # reply's that Claude Code writes in (its "(no content)", `Eqi`). The prediction must say the same
+    # text for D's item.
+    sent_as: str | None = None
 
 
 def _uuid(n: int, k: int) -> str:
@@ -184,7 +189,7 @@ PROBES: list[Probe] = [
     Probe("content a number", _u(_set("message.content", 5), _set("probe", "x"))),
     Probe("content null", _u(_set("message.content", None))),
     Probe("content an object", _u(_set("message.content", {"type": "text", "text": "PROBE-X"}))),
-    Probe("content empty", _u(_set("message.content", []))),
+    Probe("content empty", _u(_set("message.content", [])), sent_as=""),
     Probe("block text null", _u(_add_block({"type": "text", "text": None}))),
     Probe("block text a number", _u(_add_block({"type": "text", "text": 5}))),
     Probe("block text missing", _u(_add_block({"type": "text"}))),
@@ -201,7 +206,7 @@ PROBES: list[Probe] = [
     Probe("reply without message.id", _a(_drop("message.id"))),
     Probe("reply message.id a number", _a(_set("message.id", 5))),
     Probe("reply content a string", _a(_set("message.content", "PROBE-X"))),
-    Probe("reply content empty", _a(_set("message.content", []))),
+    Probe("reply content empty", _a(_set("message.content", [])), sent_as="(no content)"),
     Probe("reply text null", _a(_add_block({"type": "text", "text": None}))),
     Probe("reply text a number", _a(_add_block({"type": "text", "text": 5}))),
     Probe("reply block unknown", _a(_add_block({"type": "probe_block"}))),
@@ -255,9 +260,20 @@ class Verdict:
         return "".join(ch if v else "-" for ch, v in zip("DCH", (self.d, self.c, self.history), strict=True))
 
 
+def _holds(m: Any, sent_as: str) -> bool:
+    """Whether a request message carries a marker-less D as `Probe.sent_as` says."""
+    c = m.get("content") if isinstance(m, dict) else None
+    if sent_as == "":  # (a user line's; the request's own system messages may have none)
+        return m.get("role") == "user" and (c == [] or c == "")
+    texts = [b.get("text") for b in c if isinstance(b, dict) and b.get("type") == "text"] if isinstance(c, list) else []
+    return m.get("role") == "assistant" and sent_as in texts
+
+
 def sent(body: dict[str, Any], i: int) -> Verdict:
     text = json.dumps(body.get("messages"), ensure_ascii=False)
-    return Verdict(marker(i) in text, after(i) in text, LEAF_MARK in text)
+    how = PROBES[i].sent_as
+    d = marker(i) in text if how is None else any(_holds(m, how) for m in body.get("messages") or [])
+    return Verdict(d, after(i) in text, LEAF_MARK in text)
 
 
 def predicted(f: Path, i: int) -> Verdict:
@@ -277,7 +293,11 @@ def predicted(f: Path, i: int) -> Verdict:
         return into if isinstance(into, int) else line
 
     n = f.read_bytes().count(b"\n")
-    return Verdict(item_line(n - 1) in lines, item_line(n) in lines, LEAF_LINE in lines)
+    d = item_line(n - 1) in lines
+    how = PROBES[i].sent_as
+    if d and how is not None:  # (a marker-less D: its item must be sent as the probe looks for it)
+        d = any(it.text == how for it in report.context if it.line == item_line(n - 1))
+    return Verdict(d, item_line(n) in lines, LEAF_LINE in lines)
 
 
 def run(out: Path) -> list[tuple[Probe, Verdict | str, Verdict]]:
