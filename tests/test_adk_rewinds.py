@@ -322,3 +322,18 @@ def test_a_repair_range_is_placed_by_the_live_events_and_compactions(tmp_path: P
     start, end = adk_writer.event_range(draft, led)
     assert (start, end) == (1000.0, 1001.0)
     assert adk_writer.represented_ids([["ev00", "ev08"]], led) == ["ev00", "ev01", "ev02", "ev03", "ev08"]
+
+
+def test_a_dump_read_index_first_finds_its_rewinds(tmp_path: Path) -> None:
+    # A dump past bounded.LARGE_LINE_BYTES is read event by event from heads (`_dump_heads`): the
+    # rewind, read whole, is found among the few events that are.
+    s = _three_turns()
+    for o in s.events:
+        o["content"]["parts"][0]["text"] += " " + "w" * 900_000
+    s.rewind("i2")
+    s.turn("i4", "q4")
+    dump = s.dump(tmp_path / "big.json")
+    assert dump.stat().st_size > 4_000_000
+    sent = [t.split(" ")[0] for t in _sent(dump)]
+    assert sent == ["q1", "answer", "q4", "answer"]
+    assert _sent(dump) == _sent(s.store(tmp_path / "big.db"))

@@ -698,10 +698,8 @@ def _grown(
     if diags:
         return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
     events = rules.make_events(objs, new_ranks)
-    if any(e.is_compaction for e in events):
-        return StoreGrowth(None, tail, reload="a compaction event came: every view after it changes")
-    if any(rules.rewind_target(e) is not None for e in events):
-        return StoreGrowth(None, tail, reload="a rewind event came: it drops events read before (events/_rewind_events.py)")
+    if (why := _full_read_for(events)) is not None:
+        return StoreGrowth(None, tail, reload=why)
     base = len(led.records)
     records = list(led.records)
     for i, e in enumerate(events):
@@ -737,6 +735,16 @@ def _grown(
     above = con.execute("SELECT count(*) FROM events WHERE rowid > ? AND rowid <= ?", (tail.last_rowid, last_rowid)).fetchone()[0]
     new_tail = SqliteTail(last_rowid, count + int(above), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _full_read_for(events: list[rules.Ev]) -> str | None:
+    """Why new events need the store read again in full, or None: a compaction (every view after
+    it changes) or a rewind (it drops events read before: events/_rewind_events.py:22-61)."""
+    if any(e.is_compaction for e in events):
+        return "a compaction event came: every view after it changes"
+    if any(rules.rewind_target(e) is not None for e in events):
+        return "a rewind event came: it drops events read before (events/_rewind_events.py:22-61)"
+    return None
 
 
 def _rows_upto(con: sqlite3.Connection, rowid: int) -> int:

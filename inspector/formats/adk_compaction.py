@@ -502,13 +502,18 @@ def analyze_compactions(events: list[Ev], rewinds: list[Ev] | None = None) -> di
         f.represents = _represents(chosen, facts)
         f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
     _name_subsumers(facts, surviving_now, at.now)
-    for i in sorted(at.now & facts.keys()):
+    _say_rewound(facts, at.now)
+    return facts
+
+
+def _say_rewound(facts: dict[int, CompactionFacts], rewound: set[int]) -> None:
+    """Each rewound compaction's inference says so first (what it was made of follows)."""
+    for i in sorted(rewound & facts.keys()):
         f = facts[i]
         f.inference = (
             "rewound: ADK drops it, as every event a rewind annuls, before it applies any compaction "
             f"(events/_rewind_events.py:22-61, flows/llm_flows/context/_contents.py:509-516); made as: {f.inference}"
         )
-    return facts
 
 
 class _RewoundAt:
