@@ -54,7 +54,7 @@ class Session:
         self.add(agent, inv, f"answer to {q}")
 
     def rewind(self, target: str, inv: str = "e-rw") -> None:
-        """What `Runner.rewind_async` appends (sessions/_rewind_utils.py:198-206)."""
+        """What `Runner.rewind_async` appends (sessions/_rewind_utils.py:199-210)."""
         self.add("user", inv, rewind_before_invocation_id=target)
 
     def compaction(self, start: int, end: int, summary: str) -> None:
@@ -129,7 +129,7 @@ def test_a_rewind_to_an_invocation_that_starts_after_it_drops_itself_alone() -> 
 
 
 def test_an_empty_rewind_is_no_rewind(tmp_path: Path) -> None:
-    # ADK tests the id's truth (events/_rewind_events.py:45): the event is sent as any other.
+    # ADK tests the id's truth (events/_rewind_events.py:46): the event is sent as any other.
     s = _three_turns()
     s.add("user", "i4", "q4", rewind_before_invocation_id="")
     assert _applied(s) == set()

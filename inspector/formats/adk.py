@@ -1425,7 +1425,7 @@ def _rewound(
             diags.append(Diagnostic(
                 e.index + 1, REWIND_IGNORED,
                 f"{name}: {places[e.index]}: a rewind to invocation {target}, which no event before it belongs to: "
-                "ADK drops this event alone and rewinds nothing (events/_rewind_events.py:51-55)",
+                "ADK drops this event alone and rewinds nothing (events/_rewind_events.py:55-56)",
                 severity="warning", seqs=[e.index],
             ))  # fmt: skip
             continue

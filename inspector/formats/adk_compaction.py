@@ -129,7 +129,7 @@ def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
 
 def rewind_target(e: Ev) -> str | None:
     """The invocation `e` rewinds to: its `actions.rewind_before_invocation_id` when that is a
-    string ADK takes as true (events/_rewind_events.py:45 tests its truth: "" rewinds nothing;
+    string ADK takes as true (events/_rewind_events.py:46 tests its truth: "" rewinds nothing;
     another type ADK refuses outright, formats/adk_model.py), else None."""
     actions = e.obj.get("actions")
     target = actions.get("rewind_before_invocation_id") if type(actions) is dict else None
@@ -154,8 +154,8 @@ def apply_rewinds(events: list[Ev], rewinds: list[Ev]) -> list[Rewind]:
     """ADK's `_apply_rewinds` (events/_rewind_events.py:22-61) over `events` (each at its index,
     in the session's order), given the rewind events among them (`rewind_target`): walking
     backward, a rewind to invocation X drops itself and every event back to X's first event
-    (the first of X in the whole list, :47-50), when that lies before it (:51-55); else itself
-    alone. A rewind inside a range a later one dropped is never read (:55: the walk jumps past
+    (the first of X in the whole list, :47-51), when that lies before it (:55-56); else itself
+    alone. A rewind inside a range a later one dropped is never read (:56: the walk jumps past
     it). The rewinds applied, latest first."""
     first_of: dict[str, int] = {}
     for e in events:
@@ -601,7 +601,7 @@ Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed,
 def is_run_input(e: Ev) -> bool:
     """The user's event that starts a `Runner.run_async` (a question, or the answer to a
     long-running call): the user-authored events that are neither compactions nor rewinds
-    (`Runner.rewind_async` writes its event as the user's, sessions/_rewind_utils.py:198-206)."""
+    (`Runner.rewind_async` writes its event as the user's, sessions/_rewind_utils.py:199-210)."""
     return e.author == "user" and not e.is_compaction and rewind_target(e) is None
 
 

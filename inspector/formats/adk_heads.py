@@ -373,7 +373,7 @@ def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
         actions is not None
         and (
             (actions.compaction is not _NULL and _value(actions.compaction) is not None)
-            or _truthy(actions.rewind_before_invocation_id)  # a rewind (events/_rewind_events.py:45): read whole
+            or _truthy(actions.rewind_before_invocation_id)  # a rewind (events/_rewind_events.py:46): read whole
         )
     ):
         return None

@@ -12,6 +12,10 @@ Rules, each from google-adk 2.13.0 (paths under `google/adk/`):
   end); a range at least as wide and later subsumes older ones (`_get_compaction_ranges`). So the
   range runs from the session's first timestamp to the last event before the retained tail, and
   stops before a timestamp the tail's first event shares (a tie would swallow it: a hole).
+- Rewound events (events/_rewind_events.py:22-61) are dropped before any range is applied
+  (flows/llm_flows/context/_contents.py:509-516): the range is placed by the live events and
+  compactions only (`formats/adk._rewound` takes the others off the path), and `input_ids` name
+  live events only.
 - `custom_metadata` (models/llm_response.py:131, inherited by Event) carries what the summary
   stands for, as event id ranges and the ids it was built from (`inspector`): ADK keeps it and never sends it to a model; this tool
   reads it back so a summary rebuilt from source is not taken for one ADK's summarizer rolled.

@@ -604,7 +604,7 @@ async def _rewind(
     runner: Runner, sid: str, turn: dict[str, Any], invocations: dict[int, str], pending: dict[str, tuple[str, int]]
 ) -> None:
     """The turn's `rewind`: ADK's own `Runner.rewind_async` to the invocation of that earlier turn
-    (it appends the rewind event, sessions/_rewind_utils.py:155-207); a long-running call it takes
+    (it appends the rewind event, sessions/_rewind_utils.py:153-210); a long-running call it takes
     back is no longer waited on. Nothing when that turn wrote no event."""
     k = turn.get("rewind")
     if k is None or k not in invocations:

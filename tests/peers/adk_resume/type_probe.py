@@ -153,7 +153,7 @@ _REWIND = "actions.rewind_before_invocation_id"
 
 def _rewind_row(target: str, inv: str = "e-rewind") -> str:
     """SQL inserting a rewind event as `Runner.rewind_async` writes it (sessions/_rewind_utils.py:
-    198-206: the user's, no content, an invocation of its own) before the probe's rows."""
+    199-210: the user's, no content, an invocation of its own) before the probe's rows."""
     o = {"invocation_id": inv, "author": "user", "actions": {**_actions(), "rewind_before_invocation_id": target},
          "id": "rewind-0", "timestamp": LAST_TS + 5}
     return (
