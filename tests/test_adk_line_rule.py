@@ -10,7 +10,9 @@ the last compaction's summary, an event inside its range. `inspector` must say t
 probe but those named below (a `resume_refused` finding where ADK refuses). Before this rule, 86 of
 162 probes differed (every session ADK refuses over one event or a stored state it cannot read was
 read and predicted as if sent; a content without a role was sent; a compaction's end written as a
-numeric string was ignored).
+numeric string was ignored). Rewinds (`actions.rewind_before_invocation_id`, events/_rewind_events.py:
+22-61): 14 probes (one older, 13 added with the rule); before inspector modelled them, 9 of the
+14 differed (the rewound events, a rewind's own content, were predicted as sent).
 
 A missing ADK fails the test, naming the cause (never a skip).
 """
@@ -27,10 +29,6 @@ from tests.peers.adk_resume import type_probe
 
 # Probes on which inspector and ADK part, on purpose.
 NOT_MIRRORED = {
-    # An event whose actions rewind to an earlier invocation: ADK drops it and every event from that
-    # invocation's first on (events/_rewind_events.py:22-61, applied before the request is built);
-    # inspector does not model rewinds and sends them.
-    "a rewind to the last invocation": "rewinds not modelled",
     # An event with no content but an output transcription (a live audio session's): ADK sends the
     # transcription, joined with the ones right after it, as a model turn (flows/llm_flows/context/
     # _contents.py:570-605); inspector reads no message in it.
@@ -52,3 +50,6 @@ def test_inspector_predicts_what_the_real_adk_sends_of_damaged_events() -> None:
     verdicts = [str(got) for _, got, _, _ in rows]
     assert verdicts.count("refused") >= 40 and verdicts.count("DCHS-") >= 30, verdicts
     assert "-CHS-" in verdicts and "--HS-" in verdicts and "--H-I" in verdicts
+    # Rewinds: the last invocation dropped (its answer H), an earlier one (the summary S too: its
+    # compaction event was inside), one across a compaction (the older range then: I sent raw).
+    assert "-C-S-" in verdicts and "-C---" in verdicts and "-C--I" in verdicts

@@ -19,7 +19,16 @@ from itertools import accumulate, compress, islice, pairwise
 from operator import le, lt
 from typing import Any
 
-from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, CheckpointView, ContextItem
+from inspector.analysis.engine import (
+    EXCLUDED,
+    HOLE,
+    INACTIVE,
+    LIVE,
+    RETAINED,
+    SUMMARIZED,
+    CheckpointView,
+    ContextItem,
+)
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
 from inspector.formats.adk import (
@@ -317,11 +326,14 @@ def _final_reply(rec: Record) -> bool:
 
 def _sendable_events(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]:
     """The in-scope events ADK reads: messages that were sent, and checkpoints (`_in_scope` of
-    each from `heads`)."""
+    each from `heads`), but those a rewind dropped (off the path: `formats/adk._rewound`; ADK
+    drops them first, flows/llm_flows/context/_contents.py:509-516, so a compaction among them
+    applies no range either)."""
     return [
         r
         for r in led.records
-        if heads[r.seq].get("isolation_scope") is None
+        if r.runtime_visible
+        and heads[r.seq].get("isolation_scope") is None
         and (
             (r.kind == "message" and not r.never_sent)
             or (r.kind == "checkpoint" and r.checkpoint is not None)
@@ -793,4 +805,8 @@ def _coverage_by_position(
                 states[s] = HOLE
         else:
             states[s] = LIVE if i > last_pos else RETAINED
+    if len(path) < n:  # rewound (formats/adk._rewound): off the path, as an abandoned branch is
+        for r in recs:
+            if r.kind == "message" and not on_path[r.seq]:
+                states[r.seq] = INACTIVE
     return states, summarized_by, on_path

@@ -479,8 +479,8 @@ def _latest_cut(
     growing = True
     for k in range(len(ts) - 1, -1, -1):
         r = recs[lo + k]
-        if r.kind == "checkpoint" or rules.in_ranges(ts[k], cover):
-            break
+        if r.kind == "checkpoint" or not r.runtime_visible or rules.in_ranges(ts[k], cover):
+            break  # (a rewound record: the turn in progress is cut after every rewind)
         ids = _ids(r)
         if any(x in prior for x in ids):
             break

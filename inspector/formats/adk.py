@@ -630,7 +630,8 @@ def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
         upto = _rows_upto(con, last)
     except sqlite_files.ERRORS:
         return None
-    router = RouterView.of(map(_router_event, led.records))  # once per full read
+    # (once per full read; what a rewind dropped ADK's router never reads: agents/_agent_router.py:186)
+    router = RouterView.of(map(_router_event, [r for r in led.records if r.runtime_visible]))
     return SqliteTail(last, upto, sqlite_files.leading_notes(led.diagnostics), events, router)
 
 
@@ -640,7 +641,7 @@ def follow_sqlite(path: str, selector: str | None, led: Ledger, tail: SqliteTail
     went (an `inspector undo`, a take-back: fewer rows up to the last read rowid, counted on the
     session's index) or the last event in order was rewritten (its id, timestamp or content),
     another session is now the most recently updated, a new row sorts before the last read
-    event, or a new row is a compaction event or has a diagnostic. A row before the last one
+    event, or a new row is a compaction or a rewind event or has a diagnostic. A row before the last one
     rewritten in place (same rowid, same count) is not seen until the next full read: telling it
     would mean reading every row on every look."""
     storage = (led.header or {}).get("storage")
@@ -697,8 +698,8 @@ def _grown(
     if diags:
         return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
     events = rules.make_events(objs, new_ranks)
-    if any(e.is_compaction for e in events):
-        return StoreGrowth(None, tail, reload="a compaction event came: every view after it changes")
+    if (why := _full_read_for(events)) is not None:
+        return StoreGrowth(None, tail, reload=why)
     base = len(led.records)
     records = list(led.records)
     for i, e in enumerate(events):
@@ -734,6 +735,16 @@ def _grown(
     above = con.execute("SELECT count(*) FROM events WHERE rowid > ? AND rowid <= ?", (tail.last_rowid, last_rowid)).fetchone()[0]
     new_tail = SqliteTail(last_rowid, count + int(above), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _full_read_for(events: list[rules.Ev]) -> str | None:
+    """Why new events need the store read again in full, or None: a compaction (every view after
+    it changes) or a rewind (it drops events read before: events/_rewind_events.py:22-61)."""
+    if any(e.is_compaction for e in events):
+        return "a compaction event came: every view after it changes"
+    if any(rules.rewind_target(e) is not None for e in events):
+        return "a rewind event came: it drops events read before (events/_rewind_events.py:22-61)"
+    return None
 
 
 def _rows_upto(con: sqlite3.Connection, rowid: int) -> int:
@@ -1358,10 +1369,13 @@ def build(
     if dict in kinds:  # (a head's timestamp is a number)
         _flag_bad_timestamps(objs, name, places, diags)
     events = _events_of(objs, ranks, kinds)
-    facts = rules.analyze_compactions(events)
+    whole = [e for e in events if e.later is None]
+    # (a rewind is read whole, never from its head: adk_heads._head_of)
+    rewinds = [e for e in whole if rules.rewind_target(e) is not None]
+    facts = rules.analyze_compactions(events, rewinds)
     by_index = {e.index: e.id for e in events} if facts else {}
     records = _head_records(events)  # (None where an event was read whole: made below, in order)
-    for e in [e for e in events if e.later is None]:
+    for e in whole:
         o, summary = e.obj, e.summary_content
         if summary is None:  # (`_sized` inline: e.author is the event's author as it reads it)
             extra = _SizedLater(_event_fields(o), o.get("content"), e.author)
@@ -1371,17 +1385,60 @@ def build(
             records[e.index] = _checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags)
         else:
             records[e.index] = _event_record(e, extra)
+    live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
     led = Ledger(
         path=name,
         format=NAME,
         session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
-        header=_ledger_header(meta, version, ranks, events),
+        header=_ledger_header(meta, version, ranks, live),
         records=records,
         diagnostics=diags,
         version=1 if version == "v1" else 0 if version == "v0" else None,
     )
     led.leaf_seq = len(records) - 1 if records else None
     return led
+
+
+REWIND_APPLIED = "rewind_applied"  # a rewind drops events: ADK sends none of them
+REWIND_IGNORED = "rewind_ignored"  # a rewind names no earlier invocation: it drops itself alone
+
+
+def _rewound(
+    events: list[rules.Ev],
+    rewinds: list[rules.Ev],
+    records: list[Record],
+    name: str,
+    places: Sequence[str],
+    diags: list[Diagnostic],
+) -> list[rules.Ev]:
+    """ADK's rewinds (`rules.apply_rewinds`): the events they drop leave the path, as an abandoned
+    branch does (never sent, never a hole: ADK drops them before it builds a request, applies a
+    compaction or routes, flows/llm_flows/context/_contents.py:509-516, apps/compaction.py:683-686,
+    agents/_agent_router.py:186), each rewind reported; the live events returned."""
+    applied = rules.apply_rewinds(events, rewinds)
+    gone = rules.rewound_indexes(applied)
+    for i in gone:
+        records[i].runtime_visible = False
+    for rw in reversed(applied):
+        e, target = rw.event, quote(rules.rewind_target(rw.event))
+        if not rw.matched:
+            diags.append(Diagnostic(
+                e.index + 1, REWIND_IGNORED,
+                f"{name}: {places[e.index]}: a rewind to invocation {target}, which no event before it belongs to: "
+                "ADK drops this event alone and rewinds nothing (events/_rewind_events.py:55-56)",
+                severity="warning", seqs=[e.index],
+            ))  # fmt: skip
+            continue
+        seqs = list(range(rw.first, e.index + 1))
+        msgs = sum(1 for s in seqs if records[s].kind == "message")
+        diags.append(Diagnostic(
+            e.index + 1, REWIND_APPLIED,
+            f"{name}: {places[e.index]}: a rewind to invocation {target} drops {len(seqs)} events ({msgs} messages), from "
+            f"that invocation's first ({places[rw.first]}) to this one: ADK sends none of them and applies no compaction "
+            "among them; they are rewound, not holes (events/_rewind_events.py:22-61)",
+            severity="info", seqs=seqs,
+        ))  # fmt: skip
+    return [e for e in events if e.index not in gone]
 
 
 def _flag_bad_timestamps(

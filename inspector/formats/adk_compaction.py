@@ -127,6 +127,58 @@ def make_events(objs: list[dict[str, Any]], ranks: list[int]) -> list[Ev]:
     return out
 
 
+def rewind_target(e: Ev) -> str | None:
+    """The invocation `e` rewinds to: its `actions.rewind_before_invocation_id` when that is a
+    string ADK takes as true (events/_rewind_events.py:46 tests its truth: "" rewinds nothing;
+    another type ADK refuses outright, formats/adk_model.py), else None."""
+    actions = e.obj.get("actions")
+    target = actions.get("rewind_before_invocation_id") if type(actions) is dict else None
+    return target if type(target) is str and target else None
+
+
+@dataclass(frozen=True, slots=True)
+class Rewind:
+    """One rewind ADK applies: it drops the events from index `first` to its own (inclusive).
+    `first` is its own index when the invocation it names has no earlier event (it drops itself
+    alone)."""
+
+    event: Ev
+    first: int
+
+    @property
+    def matched(self) -> bool:
+        return self.first < self.event.index
+
+
+def apply_rewinds(events: list[Ev], rewinds: list[Ev]) -> list[Rewind]:
+    """ADK's `_apply_rewinds` (events/_rewind_events.py:22-61) over `events` (each at its index,
+    in the session's order), given the rewind events among them (`rewind_target`): walking
+    backward, a rewind to invocation X drops itself and every event back to X's first event
+    (the first of X in the whole list, :47-51), when that lies before it (:55-56); else itself
+    alone. A rewind inside a range a later one dropped is never read (:56: the walk jumps past
+    it). The rewinds applied, latest first."""
+    first_of: dict[str, int] = {}
+    for e in events:
+        inv = e.invocation_id
+        if type(inv) is str and inv and inv not in first_of:
+            first_of[inv] = e.index
+    out: list[Rewind] = []
+    limit = len(events)
+    for r in sorted(rewinds, key=_INDEX, reverse=True):
+        if r.index >= limit:
+            continue  # inside a range a later rewind dropped
+        at = first_of.get(rewind_target(r) or "")
+        first = at if at is not None and at < r.index else r.index
+        out.append(Rewind(r, first))
+        limit = first
+    return out
+
+
+def rewound_indexes(applied: list[Rewind]) -> set[int]:
+    """The indexes of the events these rewinds drop (themselves included)."""
+    return {i for rw in applied for i in range(rw.first, rw.event.index + 1)}
+
+
 def surviving_ranges(events: list[Ev]) -> list[Ev]:
     """ADK's `_get_compaction_ranges`: the compactions no later range contains, in list order."""
     ranges = [e for e in events if e.valid_compaction]
@@ -375,18 +427,21 @@ _INDEX = attrgetter("index")
 _TS_RANK = attrgetter("ts", "rank")
 
 
-def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
-    """Facts for every compaction event, in append order (each can depend on earlier ones)."""
+def analyze_compactions(events: list[Ev], rewinds: list[Ev] | None = None) -> dict[int, CompactionFacts]:
+    """Facts for every compaction event, in append order (each can depend on earlier ones).
+    `rewinds`: the rewind events among `events` (`rewind_target`): each compaction is judged over
+    the events live when it was made, and only the compactions live now survive."""
     facts: dict[int, CompactionFacts] = {}
     # (`is_compaction` inline, once: a session holds few compactions among many events)
     is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
     comps = list(compress(events, is_comp))
     if not comps:
         return facts
-    surviving_now = {e.index for e in surviving_ranges(comps)}
+    at = _RewoundAt(events, rewinds or [])
+    surviving_now = {e.index for e in surviving_ranges([c for c in comps if c.index not in at.now])}
     by_rank, comp_at, raw_by_ts, raw_ts = _orders(events, is_comp)
-    # (`is_run_input`)
-    input_ranks = sorted([e.rank for e in raw_by_ts if e.author == "user"])
+    # (`is_run_input`: a rewind event is the user's but starts no run)
+    input_ranks = sorted([e.rank for e in raw_by_ts if e.author == "user" and e.rank not in at.ranks])
     by_invocation: dict[Any, list[Ev]] | None = None  # the raw events of each invocation (at the first need)
     prior_comps: list[Ev] = []  # valid compactions appended so far
     by_start: dict[float, list[Ev]] = {}
@@ -401,18 +456,23 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         assert c.start is not None and c.end is not None
         f.surviving = c.index in surviving_now
         span = raw_by_ts[bisect_left(raw_ts, c.start) : bisect_right(raw_ts, c.end)]
+        # (ADK's compactor drops what was rewound then before it selects: apps/compaction.py:683-686, 790)
+        gone = at.before(c)
+        if gone:
+            span = [e for e in span if e.index not in gone]
         f.range_events = sorted([e.index for e in span])
         # ADK's _latest_compaction_event then: the newest range no other earlier one drops.
         # Only a previous range with the same start can have been folded in as a seed, so the
         # search (quadratic in the worst case) runs only when one exists.
         seeds: list[Ev] = []
         run_seeds_all_known = False
-        if c.start in by_start:
-            prev = next((p for p in reversed(prior_comps) if not _dropped(p, by_start, max_end)), None)
+        live, starts, ends = _live_compactions(prior_comps, gone) if gone else (prior_comps, by_start, max_end)
+        if c.start in starts:
+            prev = next((p for p in reversed(live) if not _dropped(p, starts, ends)), None)
             run = _compactions_just_before(by_rank, pos)
-            concurrent = _seeds_before_concurrent(prior_comps, run)
+            concurrent = _seeds_before_concurrent(live, run)
             run_seeds_all_known = prev is not None and all(p is not None for p in concurrent)
-            seeds = _with_twins([p for p in [prev, *concurrent] if p is not None], by_start)
+            seeds = _with_twins([p for p in [prev, *concurrent] if p is not None], starts)
         prior_comps.append(c)
         by_start.setdefault(c.start, []).append(c)
         max_end[c.start] = max(max_end.get(c.start, -math.inf), c.end)
@@ -426,7 +486,7 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         if by_invocation is None:
             by_invocation = _opening_invocations(comps, raw_by_ts)
         opening = {e.invocation_id for e in in_range if e.ts == c.start}
-        held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank)
+        held_then = (x for inv in opening for x in by_invocation[inv] if x.rank < c.rank and x.index not in gone)
         first_of_inv = _first_events_of_invocations(_in_held_order(list(held_then), held))
         candidates = _selections(c, in_range, first_of_inv, seeds, facts)
         if not candidates:
@@ -441,8 +501,65 @@ def analyze_compactions(events: list[Ev]) -> dict[int, CompactionFacts]:
         f.inputs = [e.index for e in inputs]
         f.represents = _represents(chosen, facts)
         f.estimated_prompt_tokens = prompt_chars(inputs, seed) // 4
-    _name_subsumers(facts, surviving_now)
+    _name_subsumers(facts, surviving_now, at.now)
+    _say_rewound(facts, at.now)
     return facts
+
+
+def _say_rewound(facts: dict[int, CompactionFacts], rewound: set[int]) -> None:
+    """Each rewound compaction's inference says so first (what it was made of follows)."""
+    for i in sorted(rewound & facts.keys()):
+        f = facts[i]
+        f.inference = (
+            "rewound: ADK drops it, as every event a rewind annuls, before it applies any compaction "
+            f"(events/_rewind_events.py:22-61, flows/llm_flows/context/_contents.py:509-516); made as: {f.inference}"
+        )
+
+
+class _RewoundAt:
+    """Which events were rewound when each compaction was made: ADK's compactor applies the
+    rewinds of the session it holds (those appended before the compaction) first (apps/
+    compaction.py:683-686, 790), so a summary never stands for what was rewound by then. `now`:
+    what the rewinds of the whole session drop. (Each set computed once per number of rewinds
+    appended before: the events appended between two rewinds are after the earlier one, which
+    drops nothing of them. The first event of an invocation is looked for among all the events,
+    those appended after a compaction too: they differ only where timestamps run back.)"""
+
+    __slots__ = ("_by_count", "_events", "_rewinds", "now", "ranks")
+
+    def __init__(self, events: list[Ev], rewinds: list[Ev]) -> None:
+        self._events = events
+        self._rewinds = sorted(rewinds, key=_RANK)
+        self.ranks = {r.rank for r in rewinds}
+        self._by_count: dict[int, set[int]] = {0: set()}
+        self.now = self._of(len(rewinds)) if rewinds else set()
+
+    def _of(self, k: int) -> set[int]:
+        got = self._by_count.get(k)
+        if got is None:
+            got = self._by_count[k] = rewound_indexes(apply_rewinds(self._events, self._rewinds[:k]))
+        return got
+
+    def before(self, c: Ev) -> set[int]:
+        """The indexes of the events rewound when `c` was appended."""
+        if not self._rewinds:
+            return self._by_count[0]
+        return self._of(bisect_left([r.rank for r in self._rewinds], c.rank))
+
+
+def _live_compactions(
+    prior: list[Ev], gone: set[int]
+) -> tuple[list[Ev], dict[float, list[Ev]], dict[float, float]]:
+    """The compactions of `prior` not in `gone`, and their ranges by start and each start's
+    widest end (what `analyze_compactions` keeps of every compaction appended so far)."""
+    live = [p for p in prior if p.index not in gone]
+    starts: dict[float, list[Ev]] = {}
+    ends: dict[float, float] = {}
+    for p in live:
+        assert p.start is not None and p.end is not None
+        starts.setdefault(p.start, []).append(p)
+        ends[p.start] = max(ends.get(p.start, -math.inf), p.end)
+    return live, starts, ends
 
 
 def _orders(events: list[Ev], is_comp: list[bool]) -> tuple[list[Ev], list[int], list[Ev], list[float]]:
@@ -483,8 +600,9 @@ Selection = tuple[Ev | None, list[Ev]]  # (the previous summary taken as a seed,
 
 def is_run_input(e: Ev) -> bool:
     """The user's event that starts a `Runner.run_async` (a question, or the answer to a
-    long-running call): the only user-authored events that are not compactions."""
-    return e.author == "user" and not e.is_compaction
+    long-running call): the user-authored events that are neither compactions nor rewinds
+    (`Runner.rewind_async` writes its event as the user's, sessions/_rewind_utils.py:199-210)."""
+    return e.author == "user" and not e.is_compaction and rewind_target(e) is None
 
 
 def _held_from(c: Ev, input_ranks: list[int]) -> int:
@@ -664,10 +782,12 @@ def _choose(
     return min(candidates, key=lambda cand: (ivs_size(_represents(cand, facts)), seeded and cand[0] is None))
 
 
-def _name_subsumers(facts: dict[int, CompactionFacts], surviving_now: set[int]) -> None:
-    """Which later range drops each dropped one."""
+def _name_subsumers(
+    facts: dict[int, CompactionFacts], surviving_now: set[int], rewound: set[int] | frozenset[int] = frozenset()
+) -> None:
+    """Which later range drops each dropped one (a rewound one is dropped by its rewind)."""
     alive = sorted((facts[i] for i in surviving_now if i in facts), key=lambda g: g.ev.index)
     for f in facts.values():
-        if f.surviving or not f.ev.valid_compaction:
+        if f.surviving or not f.ev.valid_compaction or f.ev.index in rewound:
             continue
         f.subsumed_by = next((g.ev.index for g in alive if _contains(g.ev, f.ev)), None)

@@ -8,7 +8,8 @@ and the record's extra fields are read again from the same bytes when first aske
 A head is taken only where it is sure to say what the whole parse says: every field the shared
 guard types (`fields.ADK`) has its declared type (msgspec rejects any other, and the event is then
 read the whole way, diagnostics and all), the JSON is one object orjson reads (not large enough to
-be cut, a numeric timestamp), and the event is not a compaction (those are few, and read whole).
+be cut, a numeric timestamp), and the event is neither a compaction nor a rewind (those are few,
+and read whole: the loader finds the rewinds among the events read whole, `adk.build`).
 `None` otherwise.
 """
 
@@ -72,6 +73,7 @@ class _Actions(msgspec.Struct):
     compaction: msgspec.Raw = _NULL
     agent_state: msgspec.Raw = _NULL
     end_of_agent: msgspec.Raw = _NULL
+    rewind_before_invocation_id: msgspec.Raw = _NULL
 
 
 class _Event(msgspec.Struct):
@@ -203,6 +205,8 @@ class _SActions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     end_of_agent: bool | _Unset | None = _UNSET
     agent_state: _Scalars | _Unset | None = _UNSET
     render_ui_widgets: None = None
+    # (a rewind is read whole, as a compaction is: few, and the loader finds the rewinds among
+    # the events read whole, so the head path pays nothing for them: `_head_of`)
     rewind_before_invocation_id: None = None
     route: None = None
     set_model_response: None = None
@@ -366,7 +370,11 @@ def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
     raw_ts = whole.get("timestamp")
     actions = h.actions
     if ts is None or (
-        actions is not None and actions.compaction is not _NULL and _value(actions.compaction) is not None
+        actions is not None
+        and (
+            (actions.compaction is not _NULL and _value(actions.compaction) is not None)
+            or _truthy(actions.rewind_before_invocation_id)  # a rewind (events/_rewind_events.py:46): read whole
+        )
     ):
         return None
     fields = _fields(h)

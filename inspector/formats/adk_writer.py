@@ -12,6 +12,10 @@ Rules, each from google-adk 2.13.0 (paths under `google/adk/`):
   end); a range at least as wide and later subsumes older ones (`_get_compaction_ranges`). So the
   range runs from the session's first timestamp to the last event before the retained tail, and
   stops before a timestamp the tail's first event shares (a tie would swallow it: a hole).
+- Rewound events (events/_rewind_events.py:22-61) are dropped before any range is applied
+  (flows/llm_flows/context/_contents.py:509-516): the range is placed by the live events and
+  compactions only (`formats/adk._rewound` takes the others off the path), and `input_ids` name
+  live events only.
 - `custom_metadata` (models/llm_response.py:131, inherited by Event) carries what the summary
   stands for, as event id ranges and the ids it was built from (`inspector`): ADK keeps it and never sends it to a model; this tool
   reads it back so a summary rebuilt from source is not taken for one ADK's summarizer rolled.
@@ -136,7 +140,9 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
     recs = led.records
     by_id = led.by_id()
     cut = by_id.get(d.first_kept_id) if d.first_kept_id is not None else None
-    head = recs[:cut] if cut is not None else recs
+    # What a rewind dropped ADK drops before it applies any range (flows/llm_flows/context/
+    # _contents.py:509-516): only the live events and compactions place ours.
+    head = [r for r in (recs[:cut] if cut is not None else recs) if r.runtime_visible]
     stamps = [float(r.timestamp) for r in head if isinstance(r.timestamp, int | float)]
     starts = [
         float(r.checkpoint.details["start_timestamp"])
@@ -176,7 +182,8 @@ def _check_covered(d: CheckpointDraft, led: Ledger, end: float, wider: float) ->
     represented = {s for a, b in d.represents if a in by_id and b in by_id for s in range(by_id[a], by_id[b] + 1)}
     lost = [
         r for r in led.records
-        if r.kind == "message" and isinstance(r.timestamp, int | float) and end < r.timestamp <= wider and r.seq not in represented
+        if r.kind == "message" and r.runtime_visible and isinstance(r.timestamp, int | float) and end < r.timestamp <= wider
+        and r.seq not in represented
     ]
     if lost:
         raise Unwritable(
@@ -192,7 +199,8 @@ def _first_represented(d: CheckpointDraft, led: Ledger, session_start: float) ->
     both); at the session's start when it stands for the first event (it replaces them all)."""
     by_id = led.by_id()
     firsts = [by_id[a] for a, _b in d.represents if a in by_id]
-    if not firsts or min(firsts) == 0:
+    first_live = next((r.seq for r in led.records if r.runtime_visible), 0)  # (a rewind may drop the first events)
+    if not firsts or min(firsts) <= first_live:
         return session_start
     ts = led.records[min(firsts)].timestamp
     return float(ts) if isinstance(ts, int | float) else session_start
@@ -201,6 +209,8 @@ def _first_represented(d: CheckpointDraft, led: Ledger, session_start: float) ->
 def _ranges(led: Ledger) -> list[tuple[float, float]]:
     out: list[tuple[float, float]] = []
     for r in led.records:
+        if not r.runtime_visible:
+            continue  # rewound: ADK never applies its range
         d = r.checkpoint.details if r.checkpoint is not None else None
         if isinstance(d, dict) and isinstance(d.get("start_timestamp"), int | float) and isinstance(d.get("end_timestamp"), int | float):
             out.append((float(d["start_timestamp"]), float(d["end_timestamp"])))
@@ -242,7 +252,7 @@ def represented_ids(ranges: list[list[str]], led: Ledger) -> list[str]:
         lo, hi = by_id.get(first), by_id.get(last)
         if lo is None or hi is None:
             continue
-        out += [r.id for r in led.records[lo : hi + 1] if r.kind == "message" and r.id is not None]
+        out += [r.id for r in led.records[lo : hi + 1] if r.kind == "message" and r.id is not None and r.runtime_visible]
     return out
 
 

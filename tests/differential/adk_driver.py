@@ -39,6 +39,7 @@ from google.adk.apps.app import App, EventsCompactionConfig  # noqa: E402
 from google.adk.apps.base_events_summarizer import BaseEventsSummarizer  # noqa: E402
 from google.adk.apps.compaction import _get_compaction_ranges, _latest_compaction_event  # noqa: E402
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer  # noqa: E402
+from google.adk.events._rewind_events import _apply_rewinds  # noqa: E402
 from google.adk.events.event import Event  # noqa: E402
 from google.adk.flows.llm_flows.context import _contents as adk_contents  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
@@ -189,6 +190,8 @@ class Watch(BasePlugin):
                 "invocation_id": callback_context.invocation_id,
                 "branch": ic.branch,
                 "event_ids": [e.id for e in ic.session.events],
+                # the events no rewind drops (ADK's own `_apply_rewinds`): the others it never sends
+                "live_ids": [e.id for e in _apply_rewinds(ic.session.events)],
                 # ADK's own choice of the summaries it sends (several can share one text)
                 "surviving_ids": [
                     ic.session.events[i].id for i, _, _ in _get_compaction_ranges(ic.session.events)
@@ -275,6 +278,7 @@ class ScriptedModel(BaseLlm):
                 "invocation_id": who.get("invocation_id"),
                 "branch": who.get("branch"),
                 "event_ids": who.get("event_ids", []),
+                "live_ids": who.get("live_ids", []),
                 "surviving_ids": who.get("surviving_ids", []),
                 "sources": who.get("sources"),
                 "contents": contents,
@@ -514,11 +518,13 @@ async def run_one(sc: dict[str, Any], out: Path) -> dict[str, Any]:
     runner = Runner(app=app, session_service=svc)
     sid = "differential-session"
     await svc.create_session(app_name=app.name, user_id=USER, session_id=sid)
-    pending: dict[str, str] = {}  # long-running tool name -> call id
+    pending: dict[str, tuple[str, int]] = {}  # long-running tool name -> (call id, its turn)
+    invocations: dict[int, str] = {}  # turn -> the invocation its run wrote
     errors: list[str] = []
     for i, turn in enumerate(sc["turns"]):
         run.turn = i
         clock.wait(turn.get("gap_s", 30.0))
+        await _rewind(runner, sid, turn, invocations, pending)
         answer = turn.get("answer")
         if answer and answer in pending:
             msg = types.Content(
@@ -526,7 +532,7 @@ async def run_one(sc: dict[str, Any], out: Path) -> dict[str, Any]:
                 parts=[
                     types.Part(
                         function_response=types.FunctionResponse(
-                            id=pending.pop(answer), name=answer, response={"status": "approved", "turn": i}
+                            id=pending.pop(answer)[0], name=answer, response={"status": "approved", "turn": i}
                         )
                     )
                 ],
@@ -539,9 +545,10 @@ async def run_one(sc: dict[str, Any], out: Path) -> dict[str, Any]:
         clock.thaw_on_model_call = turn.get("freeze") == "until_model"
         try:
             async for ev in runner.run_async(user_id=USER, session_id=sid, new_message=msg):
+                invocations.setdefault(i, ev.invocation_id)
                 for fc in ev.get_function_calls():
                     if fc.id in (ev.long_running_tool_ids or set()):
-                        pending[fc.name] = fc.id
+                        pending[fc.name] = (fc.id, i)
         except Exception as e:  # a scripted model error ends the invocation; ADK keeps what it wrote
             errors.append(f"turn {i}: {type(e).__name__}: {e}")
         finally:
@@ -591,6 +598,20 @@ async def run_one(sc: dict[str, Any], out: Path) -> dict[str, Any]:
             f.write(json.dumps(c) + "\n")
     (out / "scenario.json").write_text(json.dumps(sc, indent=1) + "\n")
     return {"name": sc["name"], "events": len(events), "calls": len(run.calls), "errors": errors}
+
+
+async def _rewind(
+    runner: Runner, sid: str, turn: dict[str, Any], invocations: dict[int, str], pending: dict[str, tuple[str, int]]
+) -> None:
+    """The turn's `rewind`: ADK's own `Runner.rewind_async` to the invocation of that earlier turn
+    (it appends the rewind event, sessions/_rewind_utils.py:153-210); a long-running call it takes
+    back is no longer waited on. Nothing when that turn wrote no event."""
+    k = turn.get("rewind")
+    if k is None or k not in invocations:
+        return
+    await runner.rewind_async(user_id=USER, session_id=sid, rewind_before_invocation_id=invocations[k])
+    for name in [n for n, (_, t) in pending.items() if t >= k]:
+        del pending[name]
 
 
 async def main_async(scenarios: list[dict[str, Any]], out: Path) -> int:

@@ -255,11 +255,14 @@ def check_requests(d: Path, facts: Facts, out: Outcome) -> None:
             summarized |= facts.covered.get(s, set())
             c = facts.events[s]["compaction"]
             ranges.append((c["start"], c["end"]))
+        live = set(req["live_ids"]) if "live_ids" in req else None
         for i, e in enumerate(facts.events[:at]):
             if e["compaction"] is not None or not any(e["keys"]):
                 continue
             state = rep.states[i]
-            if i in raw:
+            if live is not None and e["id"] not in live:
+                want: tuple[str, ...] = ("inactive",)  # a rewind dropped it: ADK never sends it
+            elif i in raw:
                 want: tuple[str, ...] = ("live", "retained")
             elif i in summarized:
                 want = ("summarized",)
@@ -380,6 +383,8 @@ def check_replay(d: Path, facts: Facts, out: Outcome) -> None:
     out.compactions = len(want)
     if any(a["failed"] for a in facts.attempts):
         return  # a failed summarizer call: the replay does not model the summarizer's failures
+    if any(t.get("rewind") is not None for t in facts.scenario["turns"]):
+        return  # a rewind: the replay does not model rewinds (docs/runtimes/adk.md §6)
     led = load(str(d / "session.db"))
     known = sim.AdkPolicy(**facts.scenario["compaction"])
     result = sim.simulate(led, known)

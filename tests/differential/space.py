@@ -46,6 +46,16 @@ def _adk_compaction(rng: random.Random) -> dict[str, Any]:
     return cfg
 
 
+def _adk_rewinds(seed: int, index: int, turns: list[dict[str, Any]]) -> None:
+    """Some scenarios rewind (`Runner.rewind_async`, before a turn: `rewind` names the earlier
+    turn whose invocation goes, and every later one with it). Drawn from a generator of their
+    own, so the rest of every scenario is what it was before rewinds were drawn."""
+    rng = random.Random(f"adk/{seed}/{index}/rewind")
+    for i in range(2, len(turns)):
+        if rng.random() < 0.07:
+            turns[i]["rewind"] = rng.randrange(i)
+
+
 def adk_scenario(seed: int, index: int) -> dict[str, Any]:
     rng = random.Random(f"adk/{seed}/{index}")
     multi = rng.random() < 0.2
@@ -98,6 +108,7 @@ def adk_scenario(seed: int, index: int) -> dict[str, Any]:
         if rng.random() < 0.08 and "freeze" not in turn:
             turn["gap_s"] = 0.0
         turns.append(turn)
+    _adk_rewinds(seed, index, turns)
     summ = rng.random()
     if summ < 0.7:
         summarizer = ["good"]

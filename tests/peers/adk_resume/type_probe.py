@@ -141,6 +141,28 @@ _IDLESS_CALL = (
 )
 
 
+# The base's invocations (each a turn of its own): the first, U05's (inside S1's range), U07's
+# (its events before and after S1's compaction event, rowid 25), S1's own, the last (U08's).
+_FIRST_INV = "e-8d547292-e273-4f23-ac2a-d60f280a6f7c"
+_U05_INV = "e-517928b2-962a-42e6-a0e3-edbcf6aecf2c"
+_U07_INV = "e-346423a7-12de-414b-97b3-c7a520877b71"
+_S1_INV = "0f900c6c-e82e-4deb-b4eb-c17f76fd754a"
+_LAST_INV = "e-8e2b478a-ef5a-436e-b80a-2f197c3a1ed4"
+_REWIND = "actions.rewind_before_invocation_id"
+
+
+def _rewind_row(target: str, inv: str = "e-rewind") -> str:
+    """SQL inserting a rewind event as `Runner.rewind_async` writes it (sessions/_rewind_utils.py:
+    199-210: the user's, no content, an invocation of its own) before the probe's rows."""
+    o = {"invocation_id": inv, "author": "user", "actions": {**_actions(), "rewind_before_invocation_id": target},
+         "id": "rewind-0", "timestamp": LAST_TS + 5}
+    return (
+        "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, timestamp, event_data) VALUES "
+        f"('rewind-0', '{APP}', '{USER}', '{SESSION}', '{inv}', {LAST_TS + 5}, CAST('"
+        + json.dumps(o, separators=(",", ":")) + "' AS TEXT));"
+    )
+
+
 def _u(*edits: _Edit, **kw: Any) -> Callable[[str, int], tuple[bytes, Any, Any]]:
     return _ev(_user, *edits, **kw)
 
@@ -349,10 +371,7 @@ PROBES: list[Probe] = [
         "a thought with a signature",
         _r(_set("content.parts.0.thought", True), _set("content.parts.0.thought_signature", "c2ln")),
     ),
-    Probe(
-        "a rewind to the last invocation",
-        _r(_set("actions.rewind_before_invocation_id", "e-8e2b478a-ef5a-436e-b80a-2f197c3a1ed4")),
-    ),
+    Probe("a rewind to the last invocation", _r(_set(_REWIND, _LAST_INV))),
     Probe("a transfer to an unknown agent", _r(_set("actions.transfer_to_agent", "nobody"))),
     Probe("end_of_agent true", _r(_set("actions.end_of_agent", True))),
     Probe("a call id empty", _ev(_call_pair, _set("content.parts.0.function_call.id", ""))),
@@ -462,6 +481,21 @@ PROBES: list[Probe] = [
     Probe("compaction by another author", compaction=_comp(_set("author", AGENT))),
     Probe("compaction in a branch", compaction=_comp(_set("branch", "root.other"))),
     Probe("compaction start NaN-like string", compaction=_comp(_set(f"{_C}.start_timestamp", "nan"))),
+    # Rewinds (events/_rewind_events.py:22-61): D carries one (C, after it, is of D's invocation).
+    Probe("a rewind to an earlier invocation", _u(_drop("content"), _set(_REWIND, _U05_INV))),
+    Probe("a rewind across a compaction event", _u(_drop("content"), _set(_REWIND, _U07_INV))),
+    Probe("a rewind to a compaction's invocation", _u(_drop("content"), _set(_REWIND, _S1_INV))),
+    Probe("a rewind to the first invocation", _u(_drop("content"), _set(_REWIND, _FIRST_INV))),
+    Probe("a rewind to no invocation", _u(_drop("content"), _set(_REWIND, "e-nowhere"))),
+    Probe("a rewind to its own invocation", _u(_drop("content"), lambda o: _set(_REWIND, o["invocation_id"])(o))),
+    Probe("a rewind with content, to no invocation", _u(_set(_REWIND, "e-nowhere"))),
+    Probe("a rewind with content, to the last invocation", _u(_set(_REWIND, _LAST_INV))),
+    Probe("a rewind empty", _u(_set(_REWIND, ""))),
+    Probe("a rewind a number", _u(_set(_REWIND, 5))),
+    # two: an earlier rewind (to the last invocation) inside the range D drops, or D rewinding it
+    Probe("a rewind over an earlier rewind", _u(_drop("content"), _set(_REWIND, _U05_INV)), store=_rewind_row(_LAST_INV)),
+    Probe("a rewind of a rewind", _u(_drop("content"), _set(_REWIND, "e-rewind")), store=_rewind_row(_LAST_INV)),
+    Probe("two rewinds, the later to no invocation", _u(_drop("content"), _set(_REWIND, "e-nowhere")), store=_rewind_row(_LAST_INV)),
     # Calls and responses without an id (tools/_rearranger.py:228-262, 305-342): a call without one
     # is never dropped as unanswered; a response without one is kept only after such a call of its
     # name (the base's calls of get_weather have none).
