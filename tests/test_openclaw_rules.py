@@ -253,6 +253,21 @@ def test_a_leaf_row_makes_its_target_the_leaf_and_the_next_turn_hangs_there(tmp_
     assert "leaf_moved" not in _problems(report)
 
 
+def test_leaf_rows_are_reported_as_how_the_session_is_put_together_not_as_bad_lines(tmp_path: Path) -> None:
+    """A branch switch is no damage: its notes are `file_structure` findings (as ADK's rewinds), not
+    `malformed_line` ones."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for sub, rows, problem, severity in (
+        ("a", [_leaf("f1", "s1a1", "s1a0")], "leaf_moved", "info"),
+        ("b", [_leaf("f1", "s1a1", "nope")], "leaf_ignored", "warning"),
+    ):
+        report = _report(tmp_path / sub, [*_chat("s1"), *rows])
+        leaf = [f for f in report.findings if (f.data or {}).get("problem") == problem]
+        assert [(f.code, f.severity) for f in leaf] == [("file_structure", severity)], report.findings
+        assert "malformed_line" not in _codes(report)
+
+
 def test_leaf_rows_naming_no_earlier_entry_are_ignored(tmp_path: Path) -> None:
     """isKnownLeafReference (transcript-tree-3xvvNd9-.mjs:119-134): an unknown target, an unknown
     appendParentId, or an ignored leaf row."""
