@@ -34,6 +34,9 @@ class Block(msgspec.Struct, gc=False):
 
 
 _NULL = msgspec.Raw(b"null")
+# The stop reasons of an answer OpenClaw's replay rules read (a failed one, one cut short): the
+# general path maps it (a few answers of a session).
+_REPLAY_RULED = ("error", "aborted", "length")
 _CALLS = frozenset({"toolCall", "toolUse", "functionCall"})
 
 
@@ -128,6 +131,8 @@ def fast_ok(e: Entry) -> bool:
     if not c:
         return False  # (an empty content: OpenClaw leaves the message out)
     if type(m) is Assistant:
+        if m.stopReason in _REPLAY_RULED:
+            return False  # (whether OpenClaw sends it, and how, reads its content: `openclaw_model.dropped_answer`)
         return all(
             (b.text is not None) if b.type == "text" else b.type == "thinking" or (_call_ok(b) if b.type in _CALLS else b.id is not None)
             for b in c

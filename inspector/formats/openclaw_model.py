@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.formats.base import JS_WHITESPACE
 from inspector.formats.fields import json_type
 from inspector.formats.pi_sending import MISSING, type_error
 
@@ -443,6 +444,73 @@ def left_out(o: dict[str, Any]) -> bool:
         return False
     c = m.get("content")
     return isinstance(c, list) and all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip() for b in c)
+
+
+# What OpenClaw sends in place of a failed answer it replays (`FAILED_ASSISTANT_REPLAY_TEXT`,
+# ai/dist/host-yTvBrYM2.mjs:422), and the text its stream writes into an answer that failed before
+# producing any (`STREAM_ERROR_FALLBACK_TEXT`, :413), which it does not replay.
+FAILED_TURN_MARKER = "[This turn failed before it completed. Do not redo its work without confirming with the user first.]"
+_STREAM_ERROR_FALLBACK = "[assistant turn failed before producing content]"
+
+
+def _replayed_blocks(content: Any) -> list[Any]:
+    """An answer's content as OpenClaw's replay rules read it: a string as its one text block
+    (`normalizeAssistantReplayTextContent`, builtin-openclaw-q1hiFm14.mjs:4505-4513, :4594), an object as
+    a list of it (:4599-4601), anything else as no block."""
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [content] if isinstance(content, dict) else []
+
+
+def dropped_answer(o: dict[str, Any]) -> bool:
+    """An answer OpenClaw leaves out of the request whole for how it ended (its message after the
+    calls it drops, `dropped_call`, are taken out):
+
+    - a failed one (stopReason exactly "error" or "aborted") that makes a call, or has no text
+      block whose text, trimmed, is neither blank nor the stream's fallback text
+      (`resolveFailedAssistantReplay` with `pairingAware: false`, ai/dist/host-yTvBrYM2.mjs:422-432,
+      as `transformMessages` calls it, :549-555, for an openai-completions model; an errored one of
+      only fallback text is dropped before, `normalizeAssistantReplayContent`,
+      builtin-openclaw-q1hiFm14.mjs:4584-4588). Any other failed answer is sent with its content
+      replaced by FAILED_TURN_MARKER (:556-562): `Runtime.failed_turn_marker`. (A model API whose
+      transport pairs calls, `SYNTHETIC_TOOL_RESULT_APIS` in dist/ai-transport-runtime-host-
+      BWiVmtXI.mjs:83-95, keeps a failed answer's calls until `repairToolUseResultPairing` drops the
+      failed frame and its results, :225-232: left out all the same; docs/runtimes/openclaw.md §9.)
+    - one cut at the output limit (stopReason "length") holding only reasoning: thinking blocks
+      (at least one) and blank texts (`isReasoningOnlyLengthAssistantTurn`, ai/dist/host-
+      yTvBrYM2.mjs:393-411, applied by `normalizeAssistantReplayContent`,
+      builtin-openclaw-q1hiFm14.mjs:4612-4615, for every model API)."""
+    m = o.get("message")
+    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
+        return False
+    stop = m.get("stopReason")
+    if stop == "length":
+        return _reasoning_only(_replayed_blocks(m.get("content")))
+    if stop not in ("error", "aborted"):
+        return False
+    blocks = [b for b in _replayed_blocks(m.get("content")) if isinstance(b, dict)]
+    if any(b.get("type") == "toolCall" for b in blocks):
+        return True
+    return not any(
+        b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip(JS_WHITESPACE) not in ("", _STREAM_ERROR_FALLBACK)
+        for b in blocks
+    )
+
+
+def _reasoning_only(blocks: list[Any]) -> bool:
+    """`hasOnlyAssistantReasoningContent` (ai/dist/host-yTvBrYM2.mjs:393-408): every block a thinking
+    block or a blank text, at least one thinking."""
+    thinking = False
+    for b in blocks:
+        if not isinstance(b, dict) or "type" not in b:
+            return False
+        if b["type"] in ("thinking", "redacted_thinking"):
+            thinking = True
+        elif not (b["type"] == "text" and isinstance(b.get("text"), str) and not b["text"].strip(JS_WHITESPACE)):
+            return False
+    return thinking
 
 
 def _kind(v: Any) -> str:

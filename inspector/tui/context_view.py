@@ -45,7 +45,7 @@ def segment_of(it: ContextItem) -> str:
 
 def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW) -> str:
     """One line of an item's text, read cheaply (a long tool result is cut before it is split)."""
-    if it.kind == "summary" or it.seq is None:
+    if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
         if it.kind == "summary":
             text = text.split("<summary>", 1)[-1]
