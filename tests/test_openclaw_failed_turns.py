@@ -27,7 +27,7 @@ from inspector.analysis.engine import EXCLUDED, LIVE, RETAINED, Report
 from inspector.analysis.tokens import get_tokenizer
 from inspector.cli.main import main as cli
 from inspector.compaction.cut import PathIndex, proven_reply
-from inspector.compaction.plan import Budgets, plan
+from inspector.compaction.plan import Budgets, PlanError, plan
 from inspector.formats import load, openclaw_sqlite
 from inspector.formats.openclaw_model import FAILED_TURN_MARKER
 from inspector.ledger.model import Route
@@ -222,3 +222,13 @@ def test_the_simulator_counts_a_failed_answer_sent_as_the_marker_at_the_markers_
     d = seq_of(analyze(led), "pd1")
     ev = next(e for e in simulate.prepare(led).events if e.seq == d)
     assert ev.sent and ev.tokens == get_tokenizer().count(FAILED_TURN_MARKER)
+
+
+def test_a_failed_answer_is_no_request_the_model_accepted(tmp_path: Path) -> None:
+    """Asked for the window, the plan names the largest request the model accepted: a failed
+    answer's recorded usage (sent as the marker, or not at all) is not one."""
+    rows = turn(TEXT, "error")
+    rows[1]["message"]["usage"] = {**USAGE, "input": 900000, "totalTokens": 900002}
+    with pytest.raises(PlanError) as e:
+        plan(analyze(load(str(store(tmp_path, rows)))), "compact", Budgets())
+    assert "900,002" not in str(e.value) and "the largest request the model accepted held 19,108 tokens" in str(e.value)
