@@ -232,3 +232,12 @@ def test_a_failed_answer_is_no_request_the_model_accepted(tmp_path: Path) -> Non
     with pytest.raises(PlanError) as e:
         plan(analyze(load(str(store(tmp_path, rows)))), "compact", Budgets())
     assert "900,002" not in str(e.value) and "the largest request the model accepted held 19,108 tokens" in str(e.value)
+
+
+def test_a_failed_answers_text_of_another_type_is_never_trimmed(tmp_path: Path) -> None:
+    """`convertMessages` trims an answer's texts (a text null stops every request), but a failed
+    answer is sent as the marker or left out before it (observed: the probe "errored reply text null")."""
+    report = analyze(load(str(store(tmp_path, turn([*TEXT, {"type": "text", "text": None}], "error")))))
+    d = seq_of(report, "pd1")
+    assert not [f for f in report.findings if f.code == "request_fails"]
+    assert [it.text for it in report.context if it.seq == d] == [FAILED_TURN_MARKER]

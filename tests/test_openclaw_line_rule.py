@@ -15,11 +15,11 @@ lost the history; entries its schema does not take are set aside (never sent, no
 inspector applied pi's TypeErrors; it drops orphan tool results and user messages of blank text;
 its own conversion fails on blocks pi converts; it refuses a session without a version-3 header.
 A failed answer with a text is sent as OpenClaw's marker text where inspector left it out, as pi
-does (8 of the 13 failed-answer probes differed before `openclaw_model.dropped_answer` and
+does (9 of the 17 failed-answer probes differed before `openclaw_model.dropped_answer` and
 `Runtime.failed_turn_marker`; none now).
 
 One OpenClaw run takes ~10-25 s (two at a time here): CI runs the probes in `CI_PROBES` (every rule
-once), `python -m tests.peers.openclaw.type_probe` runs all 163 (~22 min here, more on a loaded machine). A missing OpenClaw
+once), `python -m tests.peers.openclaw.type_probe` runs all 165 (~22 min here, more on a loaded machine). A missing OpenClaw
 fails the test, naming the cause (never a skip).
 """
 

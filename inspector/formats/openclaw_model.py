@@ -34,7 +34,7 @@ the npm packages `openclaw@2026.9.6` (`dist/`) and `@openclaw/ai@2026.9.6` (`ai/
   `data` trimmed (`projectUserMediaForTransport`, ai/dist/provider-transcript-transform-BTocjCRs.mjs:
   4-19), a user text block's text cleaned (`sanitizeSurrogates`: `value.replaceAll`), an answer's
   text and thinking blocks trimmed (`convertMessages`, ai/dist/openai-completions-stream-
-  BpuJ0ZOA.mjs:535-539). A value of another type throws a TypeError, every time (OpenClaw retries
+  BpuJ0ZOA.mjs:535-539; not a failed answer's, replaced or dropped before: `dropped_answer`). A value of another type throws a TypeError, every time (OpenClaw retries
   the request three times, then gives up): nothing is sent.
 - **A header below version 3, or none, is refused** (`header_refusal`), and **call blocks without
   input, id or name are dropped** before the pairing (`dropped_call`).
@@ -540,6 +540,11 @@ def send_failure(o: dict[str, Any]) -> str | None:
                 v = b.get("data", _MISSING)
                 return _fails(f"a block of its content of kind {kind!r} (no text, image or video) has a data that is {_kind(v)}", v, "trim", "block.data")
     if m.get("role") == "assistant":
+        # A failed answer is sent as the marker or left out (`dropped_answer`) before
+        # `convertMessages` trims its texts (ai/dist/host-yTvBrYM2.mjs:549-562): only the blocks
+        # `transformAssistant` reads first (:550) can fail (observed: the probes "errored reply
+        # text null", "aborted reply block unknown").
+        failed = m.get("stopReason") in ("error", "aborted")
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind not in ("text", "thinking", *TOOL_CALL_TYPES) and isinstance(b, dict) and not isinstance(b.get("id", _MISSING), str):
@@ -549,6 +554,6 @@ def send_failure(o: dict[str, Any]) -> str | None:
                 v = b.get("id", _MISSING)
                 return _fails(f"a block of its content of kind {kind!r} (no text, thinking or call) has an id that is {_kind(v)}", v, "trim", "block.id")
             v = b.get("text", _MISSING) if isinstance(b, dict) else ""
-            if kind == "text" and not isinstance(v, str):
+            if kind == "text" and not isinstance(v, str) and not failed:
                 return _fails(f"a text block of its content has a text that is {_kind(v)}", v, "trim", "block.text")
     return None

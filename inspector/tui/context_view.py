@@ -327,6 +327,8 @@ class NextRequestView(Vertical):
         elif it.synthetic:
             style = f"italic {DIM}"
             text.append("added on resume: " if it.on_resume else "added at send time: ", style=f"italic {DIM}")
+        elif it.text and it.kind == "message" and it.seq is not None:  # (a failed reply sent as the runtime's marker)
+            text.append("sent as: ", style=f"italic {DIM}")
         text.append(item_preview(report, it), style=style)
         kind = ("on resume" if it.on_resume else "synthetic") if it.synthetic else it.kind
         tokens = "…" if it.tokens is None else f"{it.tokens:,}"

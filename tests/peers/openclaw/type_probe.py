@@ -484,6 +484,8 @@ PROBES: list[Probe] = [
     Probe("length reply thinking only", _edited(_reasoning(), _set("message.stopReason", "length"), make=_assistant), reply=True),
     Probe("length reply thinking, blank text", _edited(_reasoning(" "), _set("message.stopReason", "length"), make=_assistant), reply=True),
     Probe("length reply thinking and text", _edited(_thinking_first, _set("message.stopReason", "length"), make=_assistant), reply=True),
+    Probe("errored reply text null", _edited(lambda o: o["message"]["content"].append({"type": "text", "text": None}), _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("aborted reply block unknown", _edited(lambda o: o["message"]["content"].append({"type": "probe_block"}), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
     Probe("errored reply content null", _edited(_set("message.content", None), _set("message.stopReason", "error"), make=_assistant), reply=True),
     Probe("aborted reply block null", _edited(lambda o: o["message"]["content"].append(None), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
     Probe("header version 3", _CLEAN, _on_row(0, "session", _set("version", 3))),
