@@ -72,13 +72,16 @@ def test_openclaw_resumes_a_repaired_store_holding_failed_answers_as_predicted(
     append(src, [*rows, answer("pg1", "pc1", [{"type": "text", "text": "done."}], "stop")])
     report = analyze(load(str(src)))
     assert [it.text for it in report.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
-    _check_accepts(tmp_path, capsys, src, (("failed-compact-800", "compact", 800), ("failed-recover", "recover", None)))
+    repaired_reports = _check_accepts(tmp_path, capsys, src, (("failed-compact-800", "compact", 800), ("failed-recover", "recover", None)))
+    for rep in repaired_reports:  # (each keeps the aborted answer raw: OpenClaw sent the marker where we said)
+        assert [it.text for it in rep.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
 
 
 def _check_accepts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], src: Path, strategies: tuple[tuple[str, str, int | None], ...]
-) -> None:
-    """Each strategy's repair of SRC, written back, resumed by OpenClaw: its first request is ours."""
+) -> list[Any]:
+    """Each strategy's repair of SRC, written back, resumed by OpenClaw: its first request is ours.
+    The repaired stores' reports."""
     cases = []
     for label, strategy, keep in strategies:
         keep_args = ["--keep-recent", str(keep)] if keep is not None else []
@@ -125,3 +128,4 @@ def _check_accepts(
         following = [r for r in stored.ledger.records if r.line > seq]
         assert following and following[0].parent_id == entry["id"], label
         assert stored.checkpoints[-1].record.id == entry["id"], label
+    return [report for *_, report in cases]
