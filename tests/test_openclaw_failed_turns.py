@@ -143,6 +143,10 @@ def test_the_index_maps_failed_answers_as_the_whole_parse_does(tmp_path: Path) -
     got = [(r.seq, r.role, r.stop_reason, r.never_sent) for r in fast.records]
     assert got == [(r.seq, r.role, r.stop_reason, r.never_sent) for r in whole.records]
     assert sum(1 for r in fast.records if r.never_sent and r.role == "assistant") == 7
+    # a failed answer sent as the marker, and one cut short with a text, are mapped from the head:
+    # their content is read back when asked for, not held (only those left out take the whole parse)
+    by_id = {r.id: r for r in fast.records}
+    assert by_id["pd0"]._message is None and by_id["pd12"]._message is None
 
 
 def test_context_json_sends_the_marker_with_its_own_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,8 +34,9 @@ the npm packages `openclaw@2026.9.6` (`dist/`) and `@openclaw/ai@2026.9.6` (`ai/
   `data` trimmed (`projectUserMediaForTransport`, ai/dist/provider-transcript-transform-BTocjCRs.mjs:
   4-19), a user text block's text cleaned (`sanitizeSurrogates`: `value.replaceAll`), an answer's
   text and thinking blocks trimmed (`convertMessages`, ai/dist/openai-completions-stream-
-  BpuJ0ZOA.mjs:535-539; not a failed answer's, replaced or dropped before: `dropped_answer`). A value of another type throws a TypeError, every time (OpenClaw retries
-  the request three times, then gives up): nothing is sent.
+  BpuJ0ZOA.mjs:535-539; not a failed answer's, replaced or dropped before: `answer_left_out`). A
+  value of another type throws a TypeError, every time (OpenClaw retries the request three times,
+  then gives up): nothing is sent.
 - **A header below version 3, or none, is refused** (`header_refusal`), and **call blocks without
   input, id or name are dropped** before the pairing (`dropped_call`).
 
@@ -465,10 +466,24 @@ def _replayed_blocks(content: Any) -> list[Any]:
 
 
 def dropped_answer(o: dict[str, Any]) -> bool:
-    """An answer OpenClaw leaves out of the request whole for how it ended (its message after the
-    calls it drops, `dropped_call`, are taken out):
+    """An answer OpenClaw leaves out of the request whole for how it ended (`answer_left_out`),
+    read from the entry after the calls it drops (`dropped_call`) are taken out."""
+    m = o.get("message")
+    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
+        return False
+    blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in _replayed_blocks(m.get("content"))]
+    return answer_left_out(m.get("stopReason"), blocks)
 
-    - a failed one (stopReason exactly "error" or "aborted") that makes a call, or has no text
+
+_NO_TYPE = object()  # (a block that is no object, or has no type: none of the kinds below)
+FAILED = ("error", "aborted")  # an answer's stopReason, exactly, that OpenClaw's replay takes for failed
+
+
+def answer_left_out(stop: Any, blocks: list[tuple[Any, Any]]) -> bool:
+    """Whether OpenClaw leaves out an answer whose stopReason is STOP and whose content blocks are
+    BLOCKS ((type, text) each, as `_replayed_blocks` reads the content):
+
+    - a failed one (stopReason exactly "error" or "aborted", FAILED) that makes a call, or has no text
       block whose text, trimmed, is neither blank nor the stream's fallback text
       (`resolveFailedAssistantReplay` with `pairingAware: false`, ai/dist/host-yTvBrYM2.mjs:422-432,
       as `transformMessages` calls it, :549-555, for an openai-completions model; an errored one of
@@ -477,40 +492,24 @@ def dropped_answer(o: dict[str, Any]) -> bool:
       replaced by FAILED_TURN_MARKER (:556-562): `Runtime.failed_turn_marker`. (A model API whose
       transport pairs calls, `SYNTHETIC_TOOL_RESULT_APIS` in dist/ai-transport-runtime-host-
       BWiVmtXI.mjs:83-95, keeps a failed answer's calls until `repairToolUseResultPairing` drops the
-      failed frame and its results, :225-232: left out all the same; docs/runtimes/openclaw.md §9.)
+      failed frame and its results, :229-233: left out all the same; docs/runtimes/openclaw.md §9.)
     - one cut at the output limit (stopReason "length") holding only reasoning: thinking blocks
       (at least one) and blank texts (`isReasoningOnlyLengthAssistantTurn`, ai/dist/host-
       yTvBrYM2.mjs:393-411, applied by `normalizeAssistantReplayContent`,
       builtin-openclaw-q1hiFm14.mjs:4612-4615, for every model API)."""
-    m = o.get("message")
-    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
-        return False
-    stop = m.get("stopReason")
     if stop == "length":
-        return _reasoning_only(_replayed_blocks(m.get("content")))
-    if stop not in ("error", "aborted"):
+        thinking = False
+        for kind, text in blocks:
+            if kind in ("thinking", "redacted_thinking"):
+                thinking = True
+            elif not (kind == "text" and isinstance(text, str) and not text.strip(JS_WHITESPACE)):
+                return False
+        return thinking
+    if stop not in FAILED:
         return False
-    blocks = [b for b in _replayed_blocks(m.get("content")) if isinstance(b, dict)]
-    if any(b.get("type") == "toolCall" for b in blocks):
+    if any(kind == "toolCall" for kind, _ in blocks):
         return True
-    return not any(
-        b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip(JS_WHITESPACE) not in ("", _STREAM_ERROR_FALLBACK)
-        for b in blocks
-    )
-
-
-def _reasoning_only(blocks: list[Any]) -> bool:
-    """`hasOnlyAssistantReasoningContent` (ai/dist/host-yTvBrYM2.mjs:393-408): every block a thinking
-    block or a blank text, at least one thinking."""
-    thinking = False
-    for b in blocks:
-        if not isinstance(b, dict) or "type" not in b:
-            return False
-        if b["type"] in ("thinking", "redacted_thinking"):
-            thinking = True
-        elif not (b["type"] == "text" and isinstance(b.get("text"), str) and not b["text"].strip(JS_WHITESPACE)):
-            return False
-    return thinking
+    return not any(kind == "text" and isinstance(text, str) and text.strip(JS_WHITESPACE) not in ("", _STREAM_ERROR_FALLBACK) for kind, text in blocks)
 
 
 def _kind(v: Any) -> str:
@@ -544,7 +543,7 @@ def send_failure(o: dict[str, Any]) -> str | None:
         # `convertMessages` trims its texts (ai/dist/host-yTvBrYM2.mjs:549-562): only the blocks
         # `transformAssistant` reads first (:550) can fail (observed: the probes "errored reply
         # text null", "aborted reply block unknown").
-        failed = m.get("stopReason") in ("error", "aborted")
+        failed = m.get("stopReason") in FAILED
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind not in ("text", "thinking", *TOOL_CALL_TYPES) and isinstance(b, dict) and not isinstance(b.get("id", _MISSING), str):

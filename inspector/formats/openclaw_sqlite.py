@@ -423,7 +423,7 @@ def _add_row(
             rec.message.never_sent = True
     if rec.type == "message" and rec.kind == "message":
         _exclude_from_context(rec, o)
-        _drop_unreplayed(rec, o)
+        _mark_dropped_answer(rec, o)
     elif rec.type == "reset" and opaque is None:  # its entry as stored (the builder's check took fields out of `o`)
         written = line_object(raw + b"\n", seq, rec.offset)
         resets.append((rec, written if isinstance(written, dict) else {}))
@@ -645,7 +645,7 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         rec._source = source
         if rec.type == "message" and rec.kind == "message":
             _exclude_from_context(rec, o)
-            _drop_unreplayed(rec, _without_dropped_calls(o)[0])
+            _mark_dropped_answer(rec, _without_dropped_calls(o)[0])
         new.append(rec)
         seq += 1
     return new if appended.fresh_ids(led, new) else None
@@ -860,9 +860,9 @@ def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
             rec.message.never_sent = True
 
 
-def _drop_unreplayed(rec: Record, o: dict[str, Any]) -> None:
+def _mark_dropped_answer(rec: Record, o: dict[str, Any]) -> None:
     """An answer OpenClaw leaves out whole for how it ended (`openclaw_model.dropped_answer`: a
-    failed one it does not replay as its marker, one cut short holding only reasoning; `o` without
+    failed one it does not send as its marker, one cut short holding only reasoning; `o` without
     the calls it drops) is never sent."""
     if openclaw_model.dropped_answer(o):
         rec.never_sent = True
