@@ -89,6 +89,9 @@ def _predicted(report: Report) -> list[dict[str, Any]]:
             out.append({"role": "user", "parts": [it.text], "date": None})
             continue
         assert it.seq is not None
+        if it.text:  # (sent as its own text: a failed answer as OpenClaw's failed-turn marker)
+            out.append({"role": it.role, "parts": [it.text], "calls": []})
+            continue
         rec = report.ledger.records[it.seq]
         m = rec.message
         assert m is not None

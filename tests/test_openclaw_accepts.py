@@ -25,6 +25,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.cli.main import main
 from inspector.formats import load
+from inspector.formats.openclaw_model import FAILED_TURN_MARKER
 from inspector.store.writeback import install
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.test_openclaw import _predicted, _sent, _strip_dates
@@ -51,13 +52,43 @@ def test_openclaw_resumes_every_repaired_store_as_predicted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    _check_accepts(tmp_path, capsys, STORE, CASES)
+
+
+def test_openclaw_resumes_a_repaired_store_holding_failed_answers_as_predicted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The corpus store with a turn whose first answer the user aborted mid-stream (a text: sent as
+    OpenClaw's failed-turn marker) and one cut short holding only reasoning (left out), then a
+    clean answer: repaired, the marker goes where we predicted it, retained or summarized."""
+    from tests.test_openclaw_failed_turns import TEXT, answer, append, turn
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    src = tmp_path / "failed.sqlite"
+    src.write_bytes(STORE.read_bytes())
+    rows = turn(TEXT, "aborted")
+    rows[-1:-1] = [answer("pl1", "pd1", [{"type": "thinking", "thinking": "hm", "thinkingSignature": ""}], "length")]
+    rows[-1]["parentId"] = "pl1"
+    append(src, [*rows, answer("pg1", "pc1", [{"type": "text", "text": "done."}], "stop")])
+    report = analyze(load(str(src)))
+    assert [it.text for it in report.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
+    repaired_reports = _check_accepts(tmp_path, capsys, src, (("failed-compact-800", "compact", 800), ("failed-recover", "recover", None)))
+    for rep in repaired_reports:  # (each keeps the aborted answer raw: OpenClaw sent the marker where we said)
+        assert [it.text for it in rep.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
+
+
+def _check_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], src: Path, strategies: tuple[tuple[str, str, int | None], ...]
+) -> list[Any]:
+    """Each strategy's repair of SRC, written back, resumed by OpenClaw: its first request is ours.
+    The repaired stores' reports."""
     cases = []
-    for label, strategy, keep in CASES:
+    for label, strategy, keep in strategies:
         keep_args = ["--keep-recent", str(keep)] if keep is not None else []
-        assert main(["plan", str(STORE), "--strategy", strategy, *keep_args, *BUDGETS, "--json"]) == 0
+        assert main(["plan", str(src), "--strategy", strategy, *keep_args, *BUDGETS, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["action"] != "noop", label
         f = tmp_path / f"{label}.sqlite"
-        _led, res = repaired(STORE, f, strategy, keep)
+        _led, res = repaired(src, f, strategy, keep)
         assert res.entry is not None, (label, res.status)
         install(res.plan.report, res.entry, lines=res.lines)  # the shared database write-back
         seq = next(r.line for r in load(str(f)).records if r.id == res.entry["id"])
@@ -97,3 +128,4 @@ def test_openclaw_resumes_every_repaired_store_as_predicted(
         following = [r for r in stored.ledger.records if r.line > seq]
         assert following and following[0].parent_id == entry["id"], label
         assert stored.checkpoints[-1].record.id == entry["id"], label
+    return [report for *_, report in cases]

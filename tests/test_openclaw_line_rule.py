@@ -14,9 +14,12 @@ the row; an entry whose parent is no earlier entry hangs under OpenClaw's leaf, 
 lost the history; entries its schema does not take are set aside (never sent, no boundary), where
 inspector applied pi's TypeErrors; it drops orphan tool results and user messages of blank text;
 its own conversion fails on blocks pi converts; it refuses a session without a version-3 header.
+A failed answer with a text is sent as OpenClaw's marker text where inspector left it out, as pi
+does (9 of the 17 failed-answer probes differed before `openclaw_model.dropped_answer` and
+`Runtime.failed_turn_marker`; none now).
 
 One OpenClaw run takes ~10-25 s (two at a time here): CI runs the probes in `CI_PROBES` (every rule
-once), `python -m tests.peers.openclaw.type_probe` runs all 150 (~20 min here, more on a loaded machine). A missing OpenClaw
+once), `python -m tests.peers.openclaw.type_probe` runs all 165 (~22 min here, more on a loaded machine). A missing OpenClaw
 fails the test, naming the cause (never a skip).
 """
 
@@ -43,12 +46,6 @@ NOT_MIRRORED = {
     # parent is that id: a cycle, so its path is empty and it projects every row (observed: it sent
     # two messages). inspector reports the cycle (broken_tree) and predicts nothing sent.
     "entry id the leaf's": "a cycle through a reused id",
-    # A failed answer (stopReason error or aborted) with a text: OpenClaw sends it with its content
-    # replaced by "[This turn failed before it completed. ...]" (`resolveFailedAssistantReplay`,
-    # @openclaw/ai dist/host-yTvBrYM2.mjs:424-432, :549-562); inspector leaves it out, as pi does
-    # (the answer's own text is sent by neither).
-    "reply stopReason error": "a failed answer is sent as OpenClaw's marker text",
-    "reply stopReason aborted": "a failed answer is sent as OpenClaw's marker text",
     # An extension's message (custom_message) whose content is an empty list: OpenClaw sends a
     # message for it (observed; a user message of empty content it leaves out); inspector leaves
     # it out, as pi does.
@@ -67,6 +64,9 @@ CI_PROBES = (
     "user text null",  # a text its conversion cleans with replaceAll: every request fails
     "reply block unknown",  # an answer's block taken for a call, its id trimmed: every request fails
     "result clean, orphan",  # an orphan tool result: dropped
+    "reply stopReason aborted",  # a failed answer with a text: sent as OpenClaw's marker text
+    "errored reply fallback text",  # a failed answer without a text to replay: left out
+    "length reply thinking only",  # an answer cut short holding only reasoning: left out
     "header null",  # no version-3 header: refused
 )
 
@@ -99,3 +99,6 @@ def test_inspector_predicts_what_the_real_openclaw_sends_of_damaged_rows() -> No
     assert verdicts["row cut short"] == verdicts["user text null"] == verdicts["header null"] == type_probe.REFUSED
     assert verdicts["row null"] == verdicts["user content a number"] == "-CH 6"
     assert verdicts["entry parentId unknown"] == "DCH 8"
+    # A failed answer: its text not sent, OpenClaw's marker in its place; or left out whole.
+    assert verdicts["reply stopReason aborted"] == "-CH 8 +marker"
+    assert verdicts["errored reply fallback text"] == verdicts["length reply thinking only"] == "-CH 7"

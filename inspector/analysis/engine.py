@@ -224,8 +224,9 @@ class ContextItem(msgspec.Struct, gc=False):
     record_id: str | None
     line: int | None
     synthetic: bool
-    # A summary's or a synthetic item's text; a record's item: "" (its content as written) or the
-    # text the runtime sends in place of it (`Runtime.reply_sent_as`).
+    # The item's own text, sent as it stands: a summary's, a synthetic item's, or what the runtime
+    # sends in place of its record's content (`Runtime.reply_sent_as`, `Runtime.failed_turn_marker`);
+    # "": the record's content is sent.
     text: str
     tokens: int | None = None  # None until counted (Report.ensure_tokens)
     tokens_from: str = "tiktoken"  # usage | tiktoken
@@ -877,6 +878,7 @@ def sent_items(
     pending_item: ContextItem | None = None
     went_on = False  # a user's message came after those calls (`Runtime.joins_user_lines`: they stay pending)
     drop, many_results, sent_as = rt.drop_stop_reasons, rt.many_results_per_message, rt.reply_sent_as
+    marked = rt.marked_stop_reasons
     for s in sources:
         rec = records[s]
         if rec.never_sent:
@@ -887,7 +889,11 @@ def sent_items(
                 if not answered.issuperset(pending):
                     flag_unanswered(items, pending_item, pending, answered, rt)
                 pending = ()
-            if rec.stop_reason in drop or s in forgotten:
+            stop = rec.stop_reason
+            if stop in drop or s in forgotten:
+                continue
+            if stop in marked:  # (none but where the runtime has a failed-turn marker)
+                append(marked_item(rec, rt))
                 continue
             calls = rec.call_ids
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
@@ -929,6 +935,19 @@ def sent_items(
     if pending and not answered.issuperset(pending):
         flag_unanswered(items, pending_item, pending, answered, rt, ends=not went_on)
     return items
+
+
+def failed_turn_marker(rec: Record, rt: Runtime) -> str:
+    """What the runtime sends in place of this message's content: its failed-turn marker for a
+    failed reply it sends (`Runtime.failed_turn_marker`); "" when it sends the content."""
+    return rt.failed_turn_marker if rec.role == "assistant" and rec.stop_reason in rt.marked_stop_reasons else ""
+
+
+def marked_item(rec: Record, rt: Runtime) -> ContextItem:
+    """The item of a failed reply the runtime sends as its failed-turn marker: that text alone, its
+    content (text and calls) left out, its tokens the marker's."""
+    note = f"{rt.name} sends this failed reply (stop reason {rec.stop_reason}) as its failed-turn marker, not as written"
+    return ContextItem(0, "assistant", "message", rec.seq, rec.id, rec.line, False, rt.failed_turn_marker, note=note)
 
 
 def dropped_orphans(led: Ledger, ctx: list[ContextItem], states: list[Any]) -> None:
@@ -990,10 +1009,12 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
     if not todo:
         return
     records = led.records
+    # (an item with a text of its own is sent as that text: a summary, a synthetic item, a failed
+    # reply sent as the runtime's marker)
     led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message" and not it.text])
     to_count: list[tuple[ContextItem, str]] = []
     for it in todo:
-        if it.seq is not None and it.kind == "message" and not it.text:  # (a text: sent in place of the record's content)
+        if it.seq is not None and it.kind == "message" and not it.text:
             rec = records[it.seq]
             m = rec.message
             if m is not None and m.role == "assistant" and m.usage is not None and m.usage.output > 0:
@@ -1019,7 +1040,10 @@ def context_total(
     last_cp_seq = views[-1].seq if views else -1
     anchor = None
     for it in reversed(items):
-        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq or records[it.seq].role != "assistant":
+        # (a failed reply sent as the runtime's marker, `it.text`, is no anchor: the estimate skips
+        # errored and aborted replies' usage, `getAssistantUsage`, OpenClaw 2026.9.6
+        # dist/compaction-CAzwgOuQ.mjs:401-404, as pi's compaction.ts does)
+        if it.seq is None or it.kind != "message" or it.text or it.seq < last_cp_seq or records[it.seq].role != "assistant":
             continue
         m = records[it.seq].message
         if m is not None and m.usage is not None and m.usage.total > 0:

@@ -265,7 +265,7 @@ def analyze_json(report: Report) -> dict[str, Any]:
 
 
 def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW_CHARS) -> str:
-    if it.kind == "summary" or it.seq is None or it.text:  # (a message item's text: sent in place of the record's)
+    if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
     else:
         m = report.ledger.records[it.seq].message

@@ -177,7 +177,7 @@ def _request_fails(report: Report) -> list[Finding]:
             hit = bool(report.on_path[s])
         else:
             hit = s in sent or (
-                states[s] == EXCLUDED and records[s].stop_reason in report.runtime.drop_stop_reasons and _converted(report, s)
+                states[s] == EXCLUDED and records[s].stop_reason in report.runtime.not_sent_as_written and _converted(report, s)
             )
         if hit:
             where = "is on the active path" if d.problem == FAILS_ON_OPEN else "is in the next request"

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from inspector.analysis.engine import message_text_for_tokens
+from inspector.analysis.engine import failed_turn_marker, message_text_for_tokens
 from inspector.formats import registry
 from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import Ledger, Record
@@ -269,7 +269,8 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     records = led.records
     led.load_messages([s for s in path if records[s].kind == "message"])
     keep = [records[s] for s in path if records[s].kind == "message" or (adk and records[s].kind == "meta")]
-    sizes = count([message_text_for_tokens(r) for r in keep])
+    # (a failed reply the runtime sends as its marker costs the marker's tokens: `engine.marked_item`)
+    sizes = count([failed_turn_marker(r, rt) or message_text_for_tokens(r) for r in keep])
     events = _sim_events(keep, sizes, rt=rt, adk=adk)
     recorded = _recorded_compactions(led, path, keep, events, ranks, count=count, rt=rt, adk=adk)
     summary_tokens = [c.tokens for c in recorded]
@@ -384,8 +385,8 @@ def _sim_event(
     lr = extra.get("long_running_tool_ids")
     usage = m.usage if m is not None else None
     out = usage.output if usage is not None else 0
-    tokens = out if role == "assistant" and out > 0 else n
     sent = not r.never_sent and not (role == "assistant" and r.stop_reason in rt.drop_stop_reasons)
+    tokens = out if role == "assistant" and out > 0 and r.stop_reason not in rt.marked_stop_reasons else n
     return SimEvent(
         pos,
         r.seq,

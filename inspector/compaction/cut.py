@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.analysis.engine import Report, message_text_for_tokens
+from inspector.analysis.engine import Report, failed_turn_marker, message_text_for_tokens
 from inspector.analysis.tokens import Tokenizer
 from inspector.compaction.prompts import serialize_message
 from inspector.formats.base import FAILS_ON_SEND
@@ -127,11 +127,14 @@ class PathIndex:
         if todo:
             self.load(todo)
             texts: list[tuple[int, str]] = []
+            rt = self.report.runtime
             for i in todo:
                 r = self.rec(i)
                 m = r.message
                 if self.excluded[i] or m is None:
                     self._ctx_tokens[i] = 0
+                elif marker := failed_turn_marker(r, rt):  # (sent as the runtime's marker: its tokens)
+                    texts.append((i, marker))
                 elif m.role == "assistant" and m.usage is not None and m.usage.output > 0:
                     self._ctx_tokens[i] = m.usage.output
                 else:
@@ -275,7 +278,7 @@ def proven_reply(ix: PathIndex, route: Route | None) -> int | None:
     on another route proves nothing, and no route means nothing is proven."""
     if route is None or (route.model_id is None and route.connection_id is None):
         return None
-    drop = ix.report.runtime.drop_stop_reasons
+    drop = ix.report.runtime.not_sent_as_written  # (a failed reply sent as a marker is no answer either)
     for i in reversed(ix.msg_pos):
         r = ix.rec(i)
         if r.role != "assistant" or r.stop_reason in drop:

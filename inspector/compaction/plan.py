@@ -260,7 +260,7 @@ def resolve_budgets(report: Report, given: Budgets, tok: Tokenizer) -> ResolvedB
     else:
         # What the session does say about its window, for the operator choosing --window.
         replies = [s for s in report.path if led.records[s].role == "assistant" and led.records[s].kind == "message"
-                   and led.records[s].stop_reason not in rt.drop_stop_reasons]
+                   and led.records[s].stop_reason not in rt.not_sent_as_written]
         led.load_messages(replies)
         largest = max((u.total for u in (led.records[s].message.usage for s in replies  # type: ignore[union-attr]
                                            if led.records[s].message is not None) if u is not None), default=0)

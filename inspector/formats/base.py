@@ -128,6 +128,10 @@ def template_incomplete(summary: str, sf: SummaryFormat) -> str | None:
 FAILS_ON_OPEN, FAILS_ON_SEND = "fails_on_open", "fails_on_send"
 
 
+# A reply that failed: the provider's error, or the user's abort mid-stream.
+FAILED_STOP_REASONS = frozenset({"error", "aborted"})
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """A producer's own rules for what it sends next (DESIGN §3). The analysis is
@@ -138,6 +142,12 @@ class Runtime:
     # sent, no synthetic results, no wrapper around a summary.
     tree: bool = False  # history is a tree (parent ids) and only the active path is sent
     drop_stop_reasons: frozenset[str] = frozenset()  # assistant messages dropped at send time
+    # The text the runtime sends in place of a failed reply's content (FAILED_STOP_REASONS) that it
+    # does not drop (OpenClaw's failed-turn marker): such a reply is sent, as that text alone (no
+    # calls), and is live, retained or summarized as any message; the reader marks never sent each
+    # failed reply the runtime drops whole. Empty: a failed reply is sent as written, unless
+    # `drop_stop_reasons` drops it.
+    failed_turn_marker: str = ""
     synthesize_missing_results: bool = False  # a call with no result gets a synthetic error result
     # A tool result whose call is not in the request is left out of it (OpenClaw's pairing repair),
     # not sent as an orphan.
@@ -207,6 +217,18 @@ class Runtime:
     # built: (its record) -> that text, or None when it sends the reply as written. It must not
     # read the file (the request is built from the index).
     reply_sent_as: Callable[[Record], str | None] | None = None
+
+    @property
+    def marked_stop_reasons(self) -> frozenset[str]:
+        """The stop reasons of the replies sent as `failed_turn_marker` (none without one)."""
+        return FAILED_STOP_REASONS if self.failed_turn_marker else frozenset()
+
+    @property
+    def not_sent_as_written(self) -> frozenset[str]:
+        """The stop reasons of the replies the runtime does not send as written: those it drops at
+        send time and those it sends as its failed-turn marker (neither is an answer the provider
+        gave to a request it accepted, and each is converted before it is dropped or replaced)."""
+        return self.drop_stop_reasons | self.marked_stop_reasons
 
     def summary_body(self, text: str) -> str:
         """A checkpoint's summary without the wrapper the runtime writes around it."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from inspector.formats import pi
+from inspector.formats import openclaw_model, pi
 
 _Unset = msgspec.UnsetType
 _UNSET: Any = msgspec.UNSET
@@ -34,6 +34,11 @@ class Block(msgspec.Struct, gc=False):
 
 
 _NULL = msgspec.Raw(b"null")
+# The stop reasons of an answer OpenClaw's replay rules read (a failed one, one cut short): one
+# they leave out whole (`openclaw_model.answer_left_out`) takes the general path, which marks it
+# never sent (a few answers of a session); any other is mapped here (a failed one is then sent as
+# OpenClaw's marker, `Runtime.failed_turn_marker`).
+_REPLAY_RULED = (*openclaw_model.FAILED, "length")
 _CALLS = frozenset({"toolCall", "toolUse", "functionCall"})
 
 
@@ -128,6 +133,8 @@ def fast_ok(e: Entry) -> bool:
     if not c:
         return False  # (an empty content: OpenClaw leaves the message out)
     if type(m) is Assistant:
+        if m.stopReason in _REPLAY_RULED and openclaw_model.answer_left_out(m.stopReason, [(b.type, b.text) for b in c]):
+            return False  # (never sent: the general path marks it so)
         return all(
             (b.text is not None) if b.type == "text" else b.type == "thinking" or (_call_ok(b) if b.type in _CALLS else b.id is not None)
             for b in c

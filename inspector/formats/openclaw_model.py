@@ -34,8 +34,9 @@ the npm packages `openclaw@2026.9.6` (`dist/`) and `@openclaw/ai@2026.9.6` (`ai/
   `data` trimmed (`projectUserMediaForTransport`, ai/dist/provider-transcript-transform-BTocjCRs.mjs:
   4-19), a user text block's text cleaned (`sanitizeSurrogates`: `value.replaceAll`), an answer's
   text and thinking blocks trimmed (`convertMessages`, ai/dist/openai-completions-stream-
-  BpuJ0ZOA.mjs:535-539). A value of another type throws a TypeError, every time (OpenClaw retries
-  the request three times, then gives up): nothing is sent.
+  BpuJ0ZOA.mjs:535-539; not a failed answer's, replaced or dropped before: `answer_left_out`). A
+  value of another type throws a TypeError, every time (OpenClaw retries the request three times,
+  then gives up): nothing is sent.
 - **A header below version 3, or none, is refused** (`header_refusal`), and **call blocks without
   input, id or name are dropped** before the pairing (`dropped_call`).
 
@@ -47,6 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.formats.base import JS_WHITESPACE
 from inspector.formats.fields import json_type
 from inspector.formats.pi_sending import MISSING, type_error
 
@@ -445,6 +447,71 @@ def left_out(o: dict[str, Any]) -> bool:
     return isinstance(c, list) and all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip() for b in c)
 
 
+# What OpenClaw sends in place of a failed answer it replays (`FAILED_ASSISTANT_REPLAY_TEXT`,
+# ai/dist/host-yTvBrYM2.mjs:422), and the text its stream writes into an answer that failed before
+# producing any (`STREAM_ERROR_FALLBACK_TEXT`, :413), which it does not replay.
+FAILED_TURN_MARKER = "[This turn failed before it completed. Do not redo its work without confirming with the user first.]"
+_STREAM_ERROR_FALLBACK = "[assistant turn failed before producing content]"
+
+
+def _replayed_blocks(content: Any) -> list[Any]:
+    """An answer's content as OpenClaw's replay rules read it: a string as its one text block
+    (`normalizeAssistantReplayTextContent`, builtin-openclaw-q1hiFm14.mjs:4505-4513, :4594), an object as
+    a list of it (:4599-4601), anything else as no block."""
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [content] if isinstance(content, dict) else []
+
+
+def dropped_answer(o: dict[str, Any]) -> bool:
+    """An answer OpenClaw leaves out of the request whole for how it ended (`answer_left_out`),
+    read from the entry after the calls it drops (`dropped_call`) are taken out."""
+    m = o.get("message")
+    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
+        return False
+    blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in _replayed_blocks(m.get("content"))]
+    return answer_left_out(m.get("stopReason"), blocks)
+
+
+_NO_TYPE = object()  # (a block that is no object, or has no type: none of the kinds below)
+FAILED = ("error", "aborted")  # an answer's stopReason, exactly, that OpenClaw's replay takes for failed
+
+
+def answer_left_out(stop: Any, blocks: list[tuple[Any, Any]]) -> bool:
+    """Whether OpenClaw leaves out an answer whose stopReason is STOP and whose content blocks are
+    BLOCKS ((type, text) each, as `_replayed_blocks` reads the content):
+
+    - a failed one (stopReason exactly "error" or "aborted", FAILED) that makes a call, or has no text
+      block whose text, trimmed, is neither blank nor the stream's fallback text
+      (`resolveFailedAssistantReplay` with `pairingAware: false`, ai/dist/host-yTvBrYM2.mjs:422-432,
+      as `transformMessages` calls it, :549-555, for an openai-completions model; an errored one of
+      only fallback text is dropped before, `normalizeAssistantReplayContent`,
+      builtin-openclaw-q1hiFm14.mjs:4584-4588). Any other failed answer is sent with its content
+      replaced by FAILED_TURN_MARKER (:556-562): `Runtime.failed_turn_marker`. (A model API whose
+      transport pairs calls, `SYNTHETIC_TOOL_RESULT_APIS` in dist/ai-transport-runtime-host-
+      BWiVmtXI.mjs:83-95, keeps a failed answer's calls until `repairToolUseResultPairing` drops the
+      failed frame and its results, :229-233: left out all the same; docs/runtimes/openclaw.md §9.)
+    - one cut at the output limit (stopReason "length") holding only reasoning: thinking blocks
+      (at least one) and blank texts (`isReasoningOnlyLengthAssistantTurn`, ai/dist/host-
+      yTvBrYM2.mjs:393-411, applied by `normalizeAssistantReplayContent`,
+      builtin-openclaw-q1hiFm14.mjs:4612-4615, for every model API)."""
+    if stop == "length":
+        thinking = False
+        for kind, text in blocks:
+            if kind in ("thinking", "redacted_thinking"):
+                thinking = True
+            elif not (kind == "text" and isinstance(text, str) and not text.strip(JS_WHITESPACE)):
+                return False
+        return thinking
+    if stop not in FAILED:
+        return False
+    if any(kind == "toolCall" for kind, _ in blocks):
+        return True
+    return not any(kind == "text" and isinstance(text, str) and text.strip(JS_WHITESPACE) not in ("", _STREAM_ERROR_FALLBACK) for kind, text in blocks)
+
+
 def _kind(v: Any) -> str:
     return "missing" if v is _MISSING else json_type(v)
 
@@ -472,6 +539,11 @@ def send_failure(o: dict[str, Any]) -> str | None:
                 v = b.get("data", _MISSING)
                 return _fails(f"a block of its content of kind {kind!r} (no text, image or video) has a data that is {_kind(v)}", v, "trim", "block.data")
     if m.get("role") == "assistant":
+        # A failed answer is sent as the marker or left out (`dropped_answer`) before
+        # `convertMessages` trims its texts (ai/dist/host-yTvBrYM2.mjs:549-562): only the blocks
+        # `transformAssistant` reads first (:550) can fail (observed: the probes "errored reply
+        # text null", "aborted reply block unknown").
+        failed = m.get("stopReason") in FAILED
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind not in ("text", "thinking", *TOOL_CALL_TYPES) and isinstance(b, dict) and not isinstance(b.get("id", _MISSING), str):
@@ -481,6 +553,6 @@ def send_failure(o: dict[str, Any]) -> str | None:
                 v = b.get("id", _MISSING)
                 return _fails(f"a block of its content of kind {kind!r} (no text, thinking or call) has an id that is {_kind(v)}", v, "trim", "block.id")
             v = b.get("text", _MISSING) if isinstance(b, dict) else ""
-            if kind == "text" and not isinstance(v, str):
+            if kind == "text" and not isinstance(v, str) and not failed:
                 return _fails(f"a text block of its content has a text that is {_kind(v)}", v, "trim", "block.text")
     return None

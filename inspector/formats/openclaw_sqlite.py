@@ -423,6 +423,7 @@ def _add_row(
             rec.message.never_sent = True
     if rec.type == "message" and rec.kind == "message":
         _exclude_from_context(rec, o)
+        _mark_dropped_answer(rec, o)
     elif rec.type == "reset" and opaque is None:  # its entry as stored (the builder's check took fields out of `o`)
         written = line_object(raw + b"\n", seq, rec.offset)
         resets.append((rec, written if isinstance(written, dict) else {}))
@@ -644,6 +645,7 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         rec._source = source
         if rec.type == "message" and rec.kind == "message":
             _exclude_from_context(rec, o)
+            _mark_dropped_answer(rec, _without_dropped_calls(o)[0])
         new.append(rec)
         seq += 1
     return new if appended.fresh_ids(led, new) else None
@@ -858,6 +860,16 @@ def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
             rec.message.never_sent = True
 
 
+def _mark_dropped_answer(rec: Record, o: dict[str, Any]) -> None:
+    """An answer OpenClaw leaves out whole for how it ended (`openclaw_model.dropped_answer`: a
+    failed one it does not send as its marker, one cut short holding only reasoning; `o` without
+    the calls it drops) is never sent."""
+    if openclaw_model.dropped_answer(o):
+        rec.never_sent = True
+        if rec.message is not None:
+            rec.message.never_sent = True
+
+
 def _ancestors(led: Ledger, rec: Record, by_id: dict[str, int]) -> list[Record]:
     """The path from the root to just before `rec` (its parentId chain), cycle-safe."""
     out: list[Record] = []
@@ -997,7 +1009,10 @@ FORMAT = Format(
     runtime=Runtime(
         name=NAME,
         tree=True,
-        drop_stop_reasons=frozenset({"error", "aborted"}),
+        # A failed answer (stopReason error or aborted) is sent as OpenClaw's marker text
+        # (`resolveFailedAssistantReplay`, ai/dist/host-yTvBrYM2.mjs:422-432, :549-562), unless it
+        # leaves it out whole (the reader marks those never sent: `openclaw_model.dropped_answer`).
+        failed_turn_marker=openclaw_model.FAILED_TURN_MARKER,
         synthesize_missing_results=True,
         # ... and a result whose call is not in the request is dropped (`classifyToolUseResultPairing`,
         # dist/tool-result-pairing-Bky0eubt.mjs:125-254: droppedOrphanCount; observed).

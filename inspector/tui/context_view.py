@@ -45,7 +45,7 @@ def segment_of(it: ContextItem) -> str:
 
 def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW) -> str:
     """One line of an item's text, read cheaply (a long tool result is cut before it is split)."""
-    if it.kind == "summary" or it.seq is None:
+    if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
         if it.kind == "summary":
             text = text.split("<summary>", 1)[-1]
@@ -327,6 +327,8 @@ class NextRequestView(Vertical):
         elif it.synthetic:
             style = f"italic {DIM}"
             text.append("added on resume: " if it.on_resume else "added at send time: ", style=f"italic {DIM}")
+        elif it.text and it.kind == "message" and it.seq is not None:  # (a failed reply sent as the runtime's marker)
+            text.append("sent as: ", style=f"italic {DIM}")
         text.append(item_preview(report, it), style=style)
         kind = ("on resume" if it.on_resume else "synthetic") if it.synthetic else it.kind
         tokens = "…" if it.tokens is None else f"{it.tokens:,}"

@@ -150,7 +150,7 @@ def record_full_text(ledger: Ledger, rec: Record) -> str:
 
 def item_full_text(report: Report, it: ContextItem) -> str:
     """One item of the next request, uncut: its own text, or its record's content blocks."""
-    if it.kind == "summary" or it.seq is None:
+    if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         return it.text
     m = report.ledger.records[it.seq].message
     if m is None:

@@ -97,6 +97,9 @@ class Probe:
     # (no two answers in a row: OpenClaw merges adjacent answers before it reads their stop reason).
     reply: bool = False
     tags: tuple[str, ...] = field(default=())
+    # D (an answer) makes a call, answered by a tool result R between D and C (`_FAILED_CALL`)
+    answered: bool = False
+    last: bool = False  # D is the session's last row (no C)
 
 
 def _user(marker: str, i: str = "d") -> dict[str, Any]:
@@ -137,6 +140,38 @@ def _entry(kind: str, **fields: Any) -> Callable[[str], dict[str, Any]]:
         return o
 
     return make
+
+
+# What OpenClaw's stream writes into an answer that failed before producing content
+# (`STREAM_ERROR_FALLBACK_TEXT`, @openclaw/ai dist/host-yTvBrYM2.mjs:413), and a call the harness's
+# tools answer (`read`).
+_FALLBACK = "[assistant turn failed before producing content]"
+_FAILED_CALL = {"type": "toolCall", "id": "callprobefail", "name": "read", "arguments": {"path": "notes.txt"}}
+
+
+def _content(text: str) -> _Edit:
+    """D's content one text block of TEXT (its marker gone)."""
+    return _set("message.content", [{"type": "text", "text": text}])
+
+
+def _thinking_first(o: dict[str, Any]) -> None:
+    o["message"]["content"].insert(0, {"type": "thinking", "thinking": "thinking it over", "thinkingSignature": ""})
+
+
+def _call(o: dict[str, Any]) -> None:
+    o["message"]["content"].append(dict(_FAILED_CALL))
+
+
+def _reasoning(text: str | None = None) -> _Edit:
+    """D's content a thinking block (holding its marker), then a text of TEXT when given."""
+
+    def edit(o: dict[str, Any]) -> None:
+        marker = o["message"]["content"][0]["text"]
+        o["message"]["content"] = [{"type": "thinking", "thinking": marker, "thinkingSignature": ""}]
+        if text is not None:
+            o["message"]["content"].append({"type": "text", "text": text})
+
+    return edit
 
 
 def _edited(*edits: _Edit, make: Callable[[str], dict[str, Any]] = _user) -> Callable[[str], bytes]:
@@ -434,6 +469,23 @@ PROBES: list[Probe] = [
     Probe("summarized row cut short", _CLEAN, lambda con: write_row(con, SUMMARIZED_USER, _plain(b'{"type":"message","id":'))),
     Probe("retained reply content null", _CLEAN, _on_row(RETAINED_REPLY, "assistant", _set("message.content", None))),
     Probe("retained row cut short", _CLEAN, lambda con: write_row(con, RETAINED_REPLY, _plain(b'{"type":"message","id":'))),
+    # Failed answers (stopReason error or aborted): sent as OpenClaw's marker text, or left out
+    # whole (`openclaw_model.dropped_answer`); an answer cut short holding only reasoning: left out.
+    Probe("errored reply text blank", _edited(_content(" \n"), _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("aborted reply text blank", _edited(_content(""), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
+    Probe("errored reply fallback text", _edited(_content(_FALLBACK), _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("aborted reply fallback text", _edited(_content(f" {_FALLBACK}\n"), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
+    Probe("errored reply content a string", lambda m: _edited(_set("message.content", m), _set("message.stopReason", "error"), make=_assistant)(m), reply=True),
+    Probe("errored reply thinking and text", _edited(_thinking_first, _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("errored reply a call, unanswered", _edited(_call, _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("aborted reply a call, answered", _edited(_call, _set("message.stopReason", "aborted"), make=_assistant), reply=True, answered=True),
+    Probe("errored reply the last row", _edited(_set("message.stopReason", "error"), make=_assistant), reply=True, last=True),
+    Probe("aborted reply the last row", _edited(_set("message.stopReason", "aborted"), make=_assistant), reply=True, last=True),
+    Probe("length reply thinking only", _edited(_reasoning(), _set("message.stopReason", "length"), make=_assistant), reply=True),
+    Probe("length reply thinking, blank text", _edited(_reasoning(" "), _set("message.stopReason", "length"), make=_assistant), reply=True),
+    Probe("length reply thinking and text", _edited(_thinking_first, _set("message.stopReason", "length"), make=_assistant), reply=True),
+    Probe("errored reply text null", _edited(lambda o: o["message"]["content"].append({"type": "text", "text": None}), _set("message.stopReason", "error"), make=_assistant), reply=True),
+    Probe("aborted reply block unknown", _edited(lambda o: o["message"]["content"].append({"type": "probe_block"}), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
     Probe("errored reply content null", _edited(_set("message.content", None), _set("message.stopReason", "error"), make=_assistant), reply=True),
     Probe("aborted reply block null", _edited(lambda o: o["message"]["content"].append(None), _set("message.stopReason", "aborted"), make=_assistant), reply=True),
     Probe("header version 3", _CLEAN, _on_row(0, "session", _set("version", 3))),
@@ -476,9 +528,18 @@ def write_probe(base: Path, out: Path, i: int, p: Probe) -> Path:
         if p.reply and not isinstance(d, Row):
             d = d.replace(f'"parentId": "{LEAF}"'.encode(), f'"parentId": "pp{marker(i)[-3:]}"'.encode(), 1)
         write_row(con, seq, d if isinstance(d, Row) else _plain(d))
-        c = _user(after(i), "c") if p.reply else _assistant(after(i), "c")
-        c["parentId"] = LEAF if p.aside else f"pd{marker(i)[-3:]}"
-        write_row(con, seq + 1, _plain(json.dumps(c).encode()))
+        parent = f"pd{marker(i)[-3:]}"
+        if p.answered:
+            seq += 1
+            result = _tool_result(f"RESULT-{i:03d}")
+            result.update(id=f"pr{marker(i)[-3:]}", parentId=parent)
+            result["message"].update(toolCallId=_FAILED_CALL["id"], toolName=_FAILED_CALL["name"])
+            write_row(con, seq, _plain(json.dumps(result).encode()))
+            parent = result["id"]
+        if not p.last:
+            c = _user(after(i), "c") if p.reply else _assistant(after(i), "c")
+            c["parentId"] = LEAF if p.aside else parent
+            write_row(con, seq + 1, _plain(json.dumps(c).encode()))
         con.commit()
     finally:
         con.close()
@@ -494,13 +555,17 @@ class Verdict:
     c: bool  # C's was
     history: bool  # the base's history was (its last summary)
     n: int  # messages sent (the system prompt, the probe's prompt and the context carrier left out)
+    failed_marker: bool = False  # OpenClaw's failed-turn marker was (FAILED_TURN_TEXT)
 
     def __str__(self) -> str:
         flags = "".join(ch if v else "-" for ch, v in zip("DCH", (self.d, self.c, self.history), strict=True))
-        return f"{flags} {self.n}"
+        return f"{flags} {self.n}" + (" +marker" if self.failed_marker else "")
 
 
 REFUSED = "refused"
+# What OpenClaw sends in place of a failed answer it replays (`FAILED_ASSISTANT_REPLAY_TEXT`,
+# @openclaw/ai dist/host-yTvBrYM2.mjs:422), written out here as the oracle's own words.
+FAILED_TURN_TEXT = "[This turn failed before it completed. Do not redo its work without confirming with the user first.]"
 
 
 def _texts(content: Any) -> list[str]:
@@ -529,7 +594,7 @@ def verdict_of_request(messages: list[dict[str, Any]], i: int) -> Verdict:
         if not (m.get("role") == "user" and any(prompt in t for t in texts)):
             kept.append(seen[-1])
     text = "\n".join(seen)
-    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, len(kept))
+    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, len(kept), FAILED_TURN_TEXT in text)
 
 
 def sent_count(roles: list[str]) -> int:
@@ -588,11 +653,11 @@ def predicted(f: Path, i: int) -> Verdict | str:
         return REFUSED
     text = "\n".join(_text(report, it) for it in report.context)
     n = sent_count([_source_role(report, it) for it in report.context])
-    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, n)
+    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, n, FAILED_TURN_TEXT in text)
 
 
 def _text(report: Any, it: Any) -> str:
-    if it.kind == "summary" or it.seq is None:
+    if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         return str(it.text)
     m = report.ledger.records[it.seq].message
     return "" if m is None else str(m.text())
