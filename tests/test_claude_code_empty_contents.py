@@ -91,3 +91,12 @@ def test_a_followed_transcript_reads_empty_contents_as_the_full_analysis(tmp_pat
     rng = random.Random(7)
     batches = sum(grow_and_compare(str(src), str(tmp_path), rng)[0] for _ in range(12))
     assert batches > 12
+
+
+def test_an_empty_reply_s_usage_anchors_the_context_estimate() -> None:
+    """The request Claude Code accepted for an empty reply is measured by its usage: the estimate of
+    the next request starts from it (only a failed reply sent as a runtime's marker is skipped)."""
+    empty = _line("assistant", "a2", "a1", [], requestId="r2")
+    empty["message"]["usage"] = {"input_tokens": 1000, "output_tokens": 5}
+    rep = _report([*_head(), empty, _line("user", "u3", "a2", "AFTER")])
+    assert rep.tokens_source.startswith("usage") and rep.context_tokens >= 1005, (rep.context_tokens, rep.tokens_source)

@@ -22,7 +22,7 @@ import msgspec
 from inspector.analysis.intervals import Interval, clip, contains, merge, subtract
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.formats import registry
-from inspector.formats.base import Runtime
+from inspector.formats.base import FAILED_STOP_REASONS, Runtime
 from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import (
     MARK_ASSISTANT,
@@ -1040,10 +1040,13 @@ def context_total(
     last_cp_seq = views[-1].seq if views else -1
     anchor = None
     for it in reversed(items):
-        # (a failed reply sent as the runtime's marker, `it.text`, is no anchor: the estimate skips
-        # errored and aborted replies' usage, `getAssistantUsage`, OpenClaw 2026.9.6
-        # dist/compaction-CAzwgOuQ.mjs:401-404, as pi's compaction.ts does)
-        if it.seq is None or it.kind != "message" or it.text or it.seq < last_cp_seq or records[it.seq].role != "assistant":
+        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq or records[it.seq].role != "assistant":
+            continue
+        # (a failed reply sent as the runtime's marker is no anchor: the estimate skips errored and
+        # aborted replies' usage, `getAssistantUsage`, OpenClaw 2026.9.6 dist/compaction-CAzwgOuQ.mjs:
+        # 401-404, as pi's compaction.ts does; a reply sent as another text in place of an empty
+        # content, Claude Code's "(no content)", reported the usage of a request it accepted)
+        if it.text and records[it.seq].stop_reason in FAILED_STOP_REASONS:
             continue
         m = records[it.seq].message
         if m is not None and m.usage is not None and m.usage.total > 0:
