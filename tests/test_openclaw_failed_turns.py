@@ -206,6 +206,25 @@ def test_the_follower_sends_an_appended_failed_answer_as_a_full_read_does(tmp_pa
     assert report.states[seq_of(report, "pe1")] == EXCLUDED
 
 
+def test_the_follower_reads_an_appended_answer_whose_call_openclaw_drops_as_a_full_read_does(tmp_path: Path) -> None:
+    """A call without a name is dropped before the answer is sent (`repairToolCallInputs`): the full
+    build says so and leaves out an answer with nothing left; the follower took the row from its
+    head and said nothing (found by `tests.fuzz_live --seed 422 --kinds openclaw_db`, case 175)."""
+    path = tmp_path / "s1.sqlite"
+    shutil.copyfile(BASE, path)
+    fol = Follower(str(path))
+    fol.poll()
+    nameless = {**CALL, "name": ""}
+    rows = [user("pp1", LEAF, "BEFORE"), answer("pd1", "pp1", [nameless], "toolUse"), result("pr1", "pd1", CALL["id"])]
+    for k, row in enumerate([*rows, user("pc1", "pr1", "AFTER")]):
+        append(path, [row], LEAF_SEQ + 1 + k)
+        assert fol.poll() is not None
+        assert as_json(fol.report) == full_json(str(path)), row["id"]
+    report = fol.report
+    assert report is not None and report.states[seq_of(report, "pd1")] == EXCLUDED
+    assert [d.problem for d in report.ledger.diagnostics if d.line == seq_of(report, "pd1")] == ["unmatched_tool_call"]
+
+
 def test_a_failed_answer_left_out_whole_is_still_converted_first(tmp_path: Path) -> None:
     """A failed answer with no text OpenClaw leaves out, but whose block it cannot convert: its
     conversion (`transformAssistant` trims every other block's id, ai/dist/host-yTvBrYM2.mjs:485)

@@ -644,8 +644,11 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
         rec._source = source
         if rec.type == "message" and rec.kind == "message":
+            kept, dropped = _without_dropped_calls(o)
+            if dropped:  # (a call OpenClaw drops is a diagnostic of the full build: `_openclaw_reading`)
+                return None
             _exclude_from_context(rec, o)
-            _mark_dropped_answer(rec, _without_dropped_calls(o)[0])
+            _mark_dropped_answer(rec, kept)
         new.append(rec)
         seq += 1
     return new if appended.fresh_ids(led, new) else None
