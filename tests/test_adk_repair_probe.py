@@ -2,7 +2,7 @@
 
 `tests/peers/adk_resume/repair_probe.py` repairs every damaged copy of the type probe (the ADK peer
 corpus's `token_threshold.db` with a damaged event and a clean one after it, or its last compaction
-damaged, 162 ways) and has the real ADK open each repaired store with its SqliteSessionService and
+damaged, 179 ways) and has the real ADK open each repaired store with its SqliteSessionService and
 run one turn: the contents of its first request must be exactly what `inspector context --json`
 predicts, then the judge's message (`resumed_as_predicted` of tests/test_adk_accepts.py), or ADK
 must refuse the store where `analyze` says it does. Here: every probe repaired with `compact` (a
