@@ -138,20 +138,22 @@ def test_a_request_opening_with_results_only_sends_the_placeholder() -> None:
     assert (_state(rep, "r"), _state(rep, "r2")) == ("live", "excluded")
 
 
-def test_a_result_after_the_summary_with_no_reply_before_it_is_removed() -> None:
+@pytest.mark.parametrize("prompt", [True, False])
+def test_a_result_after_the_summary_with_no_reply_before_it_is_removed(prompt: bool) -> None:
     """The summary opens the first message: a result kept after it (no reply before it) is removed
-    and the summary sent alone (the real CLI: the golden bad-input seed's preserved result)."""
+    and the summary sent without it, no placeholder (the real CLI: the golden bad-input seed's
+    preserved result)."""
     objs = [
         _line("user", "u1", None, "read a.py"),
         _line("assistant", "a1", "u1", [_call(1)], stop="tool_use"),
         _line("user", "r1", "a1", [_res(1)]),
         _boundary("b", "r1", preservedSegment={"headUuid": "r1", "tailUuid": "r1"}),
         _summary("s", "b"),
-        _line("user", "u2", "s", "and b.py"),
-        _line("assistant", "a2", "u2", [_text("ok")]),
+        *([_line("user", "u2", "s", "and b.py")] if prompt else []),
+        _line("assistant", "a2", "u2" if prompt else "s", [_text("ok")]),
     ]
     rep = _report(objs)
-    assert [it.record_id for it in rep.context] == ["b", "u2", "a2"]
+    assert [it.record_id for it in rep.context] == ["b", *(["u2"] if prompt else []), "a2"]
     assert _state(rep, "r1") == "excluded" and rep.context[0].text.startswith("Summary")
 
 
