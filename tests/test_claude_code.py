@@ -690,7 +690,8 @@ def test_a_turn_left_open_gets_claude_codes_reply_on_resume(tail: list[tuple[str
 def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
     """The Messages API shape: one user message with a tool_result per call. Every call it answers
     is answered (no synthetic result, no unanswered finding); a result for a call not in context
-    is still an orphan."""
+    is removed from the message by Claude Code (`Pqi`; observed: the order probe's "result answering
+    no call, beside its own"), not sent as an orphan: the line is sent with its other results."""
     calls = [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": f"f{k}"}} for k in (1, 2)]
     results = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": f"body {k}"} for k in (1, 2)]
     objs = [
@@ -709,7 +710,10 @@ def test_one_user_line_answering_parallel_calls_answers_them_all() -> None:
     stray = [*results, {"type": "tool_result", "tool_use_id": "t9", "content": "from elsewhere"}]
     objs[2] = _line("user", "r1", "a1", stray)
     report = analyze(load_bytes(_jsonl(objs)))
-    assert report.context[2].orphan
+    it = report.context[2]
+    assert (it.record_id, it.tool_result_id, it.orphan) == ("r1", "t1", False)
+    assert it.note is not None and "removes its result for t9" in it.note
+    assert not [f for f in report.findings if f.code == "orphan_tool_result"]
 
 
 def test_a_parent_cycle_is_reported_by_its_lines_and_the_rest_is_shown() -> None:
@@ -953,14 +957,15 @@ UNANSWERED_CASES: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
     ),
     # the conversation ends on the reply: its call gets the interrupted result
     "at_the_end": ([_line("assistant", "d1", "u0", [{"type": "text", "text": "t"}, _call(1)], stop="tool_use")], ["d1", _INTERRUPTED]),
-    # one call of two answered, then a prompt: the reply is sent, the other call gets the missing result
+    # one call of two answered, then a prompt: the reply is sent, the other call gets the missing
+    # result, first in the joined user message (`Pqi`), then the result, then the prompt (`fXo`)
     "partly_answered": (
         [
             _line("assistant", "d1", "u0", [_call(1), _call(2)], stop="tool_use"),
             _line("user", "r1", "d1", [_result(1)]),
             _line("user", "c1", "r1", "go on"),
         ],
-        ["d1", "r1", "c1", _MISSING],
+        ["d1", _MISSING, "r1", "c1"],
     ),
     # another reply after it, then a prompt: only the first reply is left out
     "then_a_reply": (
@@ -971,14 +976,15 @@ UNANSWERED_CASES: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
         ],
         ["d2", "c1"],
     ),
-    # the result after a prompt: the call is answered (consecutive user lines are one message)
+    # the result after a prompt: the call is answered (consecutive user lines are one message), and
+    # the result is sent ahead of the prompt (`NU` / `fXo`: the joined message's results first)
     "answered_late": (
         [
             _line("assistant", "d1", "u0", [_call(1)], stop="tool_use"),
             _line("user", "c1", "d1", "go on"),
             _line("user", "r1", "c1", [_result(1)]),
         ],
-        ["d1", "c1", "r1"],
+        ["d1", "r1", "c1"],
     ),
 }
 

@@ -128,21 +128,37 @@ def _sent_items(
 ) -> tuple[list[tuple[str, str | None]], list[Any], list[Any]]:
     """(record id, call id of a synthetic result) per item the request carries, in order; the
     blocks the runtime added itself; the blocks of the new prompt. A text several lines hold
-    alike is credited to the predicted one (the request cannot tell them apart)."""
+    alike is credited to the predicted one (the request cannot tell them apart). A line's item is
+    where its first block is: Claude Code splits a line holding a tool result and other blocks when
+    it joins it to other user lines (results first, `NU`/`fXo`), and the rest of the line, later in
+    the same message, is the same item."""
     names = _record_of_line(led)
     named = {m["record_id"] for m in predicted}
+    # A user message all of whose results the CLI removed is sent as its text, on no line: the item
+    # predicted so (the line it stands in for).
+    emptied = {
+        m["preview"]: m["record_id"]
+        for m in predicted
+        if m["role"] == "user" and m["record_id"] is not None and m["preview"] in (harness.NO_CONTENT, harness.ORPHANS_REMOVED)
+    }
     items: list[tuple[str, str | None]] = []
+    placed: dict[str, int] = {}  # record id -> the request message its item is in
     own: list[Any] = []
     prompt: list[Any] = []
     for s in harness.request_blocks(body, copy, {u for u, rid in names.items() if rid in named}):
         if s.line_uuid is not None and (s.line_uuid in names or s.line_uuid.startswith("line:")):
             rid = names.get(s.line_uuid, s.line_uuid)
-            if not items or items[-1][0] != rid:
+            if (not items or items[-1][0] != rid) and placed.get(rid) != s.message:
                 items.append((rid, None))
-        elif s.line_uuid is not None:
+                placed[rid] = s.message
+        elif s.line_uuid is None and s.role == "user" and emptied.get(s.text) not in (None, *placed):
+            items.append((emptied[s.text], None))
+            placed[emptied[s.text]] = s.message
+        elif s.line_uuid is not None or s.kind == "tool_result":
             # A line the CLI appended on resume: the new prompt, a result it made up for a call
             # left unanswered (predicted as a synthetic result), or its reply to the turn it found
-            # unfinished (predicted as a synthetic reply, on resume).
+            # unfinished (predicted as a synthetic reply, on resume); or a result it made up as it
+            # built the request (`harness.MISSING_RESULT`), on no line.
             if s.kind == "tool_result":
                 items.append((f"synthetic:{s.call_id}", s.call_id))
             elif s.role == "assistant":

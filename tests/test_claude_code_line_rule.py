@@ -76,3 +76,45 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compact
     preserved = "31f62534-deb9-47a8-967a-7771c3ce0590"
     sent = [isinstance(got, list) and any(g[0] == preserved for g in got) for _, got, _ in rows]
     assert any(sent) and not all(sent)
+
+
+# One order probe per rule (`order_probe`; all 21: `python -m tests.peers.claude_code_resume.order_probe`):
+# a result after a user's text, a line holding both, the made-up result first, results answering
+# no call of the reply before (alone, beside text, twice), a message left with nothing, one opening
+# the request.
+ORDER_PROBES = {
+    "text then result",
+    "line with text and result, then result",
+    "text, then a line with text and result",
+    "missing result, text before",
+    "result answering no call, own line",
+    "result answering no call, beside text",
+    "result twice",
+    "result of an earlier reply, alone",
+    "a result opening the request",
+}
+
+
+def test_inspector_predicts_the_order_the_real_claude_code_sends_a_joined_user_message_in() -> None:
+    """Claude Code joins consecutive user lines into one message, its tool results first (`NU` /
+    `fXo`), the results it makes up ahead of them, without the results whose call the reply right
+    before does not make (`Pqi`): the items its first request carries, in order, and the results it
+    sends without their call (none), are what `context` predicts. Before, 18 of the 21 probes
+    differed (8 of these 9): inspector sent the lines in file order, its made-up result last, and
+    such results as orphans."""
+    from tests.peers.claude_code_resume import order_probe
+
+    _need_claude_code(order_probe.BASE)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = order_probe.run(Path(tmp), ORDER_PROBES)
+    assert {p.name for p, _, _ in rows} == ORDER_PROBES
+    differ = {p.name: (got, want) for p, got, want in rows if got != want}
+    assert not differ, differ
+    # Both ways occur: a line sent ahead of one written before it, a line not sent at all.
+    moved = removed = False
+    for p, got, _ in rows:
+        assert not isinstance(got, str), (p.name, got)
+        ids = [i[0] for i in got[0] if i[0].startswith("0e4d1a9e-")]  # (the probe's own lines, in the order sent)
+        moved |= ids != sorted(ids)
+        removed |= len(ids) < len(p.steps) + (0 if p.alone else 1)
+    assert moved and removed

@@ -824,7 +824,10 @@ def effective_context(
     tok: Tokenizer,
     forgotten: frozenset[int] = frozenset(),
     scan: PathScan | None = None,
+    left_out: list[int] | None = None,
 ) -> list[ContextItem]:
+    """The next request's items (`sent_items` after the latest checkpoint's summary and retained
+    tail); `left_out` gets the seqs of the results the runtime removes whole."""
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
 
@@ -849,7 +852,7 @@ def effective_context(
     else:
         sources = [s for s in path if records[s].kind == "message"]
 
-    items += sent_items(records, sources, rt, set(), forgotten)
+    items += sent_items(records, sources, rt, set(), forgotten, left_out, opens_request=not items)
     append_resume_reply(led, items, rt)
     for i, it in enumerate(items):
         it.index = i
@@ -857,28 +860,26 @@ def effective_context(
 
 
 def sent_items(
-    records: list[Record],
-    sources: list[int],
-    rt: Runtime,
-    in_context_calls: set[str],
-    forgotten: frozenset[int] = frozenset(),
+    records: list[Record], sources: list[int], rt: Runtime, in_context_calls: set[str],
+    forgotten: frozenset[int] = frozenset(), left_out: list[int] | None = None, opens_request: bool = False,
 ) -> list[ContextItem]:
     """The items the runtime sends for `sources` (messages in request order), each assistant's
     calls paired with the results after it up to the next assistant or user message (a call left
     without one flagged, and given the runtime's synthetic result). `in_context_calls`: the calls
     of the items before them (updated): a result whose call is not among them is an orphan.
-    `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as the
-    runtime's dropped stop reasons are."""
+    `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as dropped
+    stop reasons are. `left_out` gets the results the runtime removes whole; `opens_request`: no
+    summary is sent before them (`UserMessage`)."""
     items: list[ContextItem] = []
-    append = items.append
-    pending: tuple[str, ...] = ()  # the call ids of the last assistant's calls
+    append, pending = items.append, ()  # (pending: the call ids of the last assistant's calls)
     # The answers since those calls were made (read only while some are pending: cleared when a
     # reply makes calls, not made anew when they are settled).
     answered: set[str] = set()
     pending_item: ContextItem | None = None
     went_on = False  # a user's message came after those calls (`Runtime.joins_user_lines`: they stay pending)
     drop, many_results, sent_as = rt.drop_stop_reasons, rt.many_results_per_message, rt.reply_sent_as
-    marked = rt.marked_stop_reasons
+    marked, scoped = rt.marked_stop_reasons, rt.results_answer_reply_before
+    msg = UserMessage(0, opens_request) if rt.results_first or scoped else None  # (the user message being built)
     for s in sources:
         rec = records[s]
         if rec.never_sent:
@@ -892,16 +893,17 @@ def sent_items(
             stop = rec.stop_reason
             if stop in drop or s in forgotten:
                 continue
+            if msg is not None:
+                msg.close(items, rt, left_out)
             if stop in marked:  # (none but where the runtime has a failed-turn marker)
                 append(marked_item(rec, rt))
                 continue
             calls = rec.call_ids
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
             append(item)
-            if not calls and sent_as is not None:
-                text = sent_as(rec)
-                if text is not None:  # (the item's text: what is sent, counted in place of the record's)
-                    item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
+            if not calls and sent_as is not None and (text := sent_as(rec)) is not None:
+                # (the item's text: what is sent, counted in place of the record's)
+                item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
             if calls:
                 pending, pending_item, went_on = calls, item, False
                 answered.clear()
@@ -909,13 +911,13 @@ def sent_items(
         elif role == "tool":
             rid = rec.result_id
             if many_results:
-                src = rec._source
-                many = src.result_ids(rec) if src is not None else None  # (indexed: no read)
-                if many is None and rec.message is not None:
-                    many = rec.message.tool_result_ids()
-                rids = many or ([rid] if rid is not None else [])
+                rids = result_ids(rec, rid)
+                if scoped and not (len(rids) == 1 and rids[0] in pending and rids[0] not in answered):
+                    unpaired_results(items, rec, rids, pending, answered, rt, msg, left_out)  # type: ignore[arg-type]
+                    answered.update(rids)
+                    continue
                 answered.update(rids)
-                orphan = not rids or not in_context_calls.issuperset(rids)
+                orphan = not scoped and (not rids or not in_context_calls.issuperset(rids))
             elif rid is not None:  # (one result: no list, no generator per result)
                 answered.add(rid)
                 orphan = rid not in in_context_calls
@@ -934,7 +936,78 @@ def sent_items(
             append(ContextItem(0, role, "message", s, rec.id, rec.line, False, ""))
     if pending and not answered.issuperset(pending):
         flag_unanswered(items, pending_item, pending, answered, rt, ends=not went_on)
+    if msg is not None:
+        msg.close(items, rt, left_out, last=True)
     return items
+
+
+def result_ids(rec: Record, rid: str | None) -> list[str]:
+    """Every call a tool message answers (`Runtime.many_results_per_message`): from the index when
+    the source kept them (no read), else from its message."""
+    src = rec._source
+    many = src.result_ids(rec) if src is not None else None
+    if many is None and rec.message is not None:
+        many = rec.message.tool_result_ids()
+    return many or ([rid] if rid is not None else [])
+
+
+@dataclass(slots=True)
+class UserMessage:
+    """The user message `sent_items` is building, for a runtime that joins its user lines into one
+    and sends it results first (`Runtime.results_first`) or removes the results it does not pair
+    (`Runtime.results_answer_reply_before`)."""
+
+    start: int  # the index of its first item
+    # None: a reply is right before it; True: it opens the request; False: it follows what was sent
+    # before `sent_items`' messages (the summary, joined to it)
+    opens: bool | None
+    emptied: ContextItem | None = None  # the item of the first line all of whose blocks were removed
+
+    def close(self, items: list[ContextItem], rt: Runtime, left_out: list[int] | None, last: bool = False) -> None:
+        """The message ends (a reply follows, or the request does): its items as sent, and a new one after them."""
+        start = self.start
+        if self.emptied is not None and len(items) == start and self.opens is not False:  # (nothing left: its text)
+            it = self.emptied
+            it.text = rt.emptied_first_message_text if self.opens else rt.emptied_message_text
+            it.note = f"{rt.name} sends this text in place of a user message all of whose results it removed"
+            items.append(it)
+            if left_out is not None:
+                left_out.remove(it.seq)  # type: ignore[arg-type]
+        elif rt.results_first and len(items) > start + 1:
+            run = items[start:]
+            items[start:] = [it for it in run if it.synthetic] + [
+                it for it in run if it.role == "tool" and not it.synthetic
+            ] + [it for it in run if it.role != "tool"]
+        if not last:
+            self.start, self.opens, self.emptied = len(items) + 1, None, None
+
+
+def unpaired_results(
+    items: list[ContextItem], rec: Record, rids: list[str], pending: tuple[str, ...], answered: set[str], rt: Runtime,
+    msg: UserMessage, left_out: list[int] | None,
+) -> None:
+    """The item of a line some of whose results do not answer a call of the reply right before it
+    that no result before them answered (`Runtime.results_answer_reply_before`): the runtime
+    removes those and sends the rest of the line, its other results (a tool item) or its other
+    blocks (a user item), appended to `items`; nothing when nothing is left (`left_out`)."""
+    kept: list[str] = []
+    other = False
+    m = rec.message
+    for b in m.blocks if m is not None else ():
+        if b.type != "tool_result":
+            other = True
+        elif b.call_id is not None and b.call_id in pending and b.call_id not in answered and b.call_id not in kept:
+            kept.append(b.call_id)
+    gone = [r for r in rids if r not in kept]
+    note = f"{rt.name} removes its result{'s' if len(gone) != 1 else ''} for {', '.join(gone) or 'a call with no id'}: no call of the reply right before its message"
+    item = ContextItem(0, "tool" if kept else "user", "message", rec.seq, rec.id, rec.line, False, "", tool_result_id=kept[0] if kept else None, note=note)
+    if kept or other:
+        items.append(item)
+        return
+    if left_out is not None:
+        left_out.append(rec.seq)
+    if msg.emptied is None:
+        msg.emptied = item
 
 
 def failed_turn_marker(rec: Record, rt: Runtime) -> str:
@@ -957,6 +1030,14 @@ def dropped_orphans(led: Ledger, ctx: list[ContextItem], states: list[Any]) -> N
     for r in led.records:
         if r.role == "tool" and states[r.seq] in (LIVE, RETAINED) and r.seq not in sent:
             states[r.seq] = EXCLUDED
+
+
+def exclude(states: list[Any], seqs: list[int]) -> None:
+    """The messages the runtime leaves out as it builds the request though they stand where one is
+    sent (`sent_items`'s `left_out`): excluded, not live."""
+    for s in seqs:
+        if states[s] in (LIVE, RETAINED):
+            states[s] = EXCLUDED
 
 
 def flag_unanswered(
@@ -1319,11 +1400,13 @@ def analyze(
             scan = PathScan(led.records, path, rt, True if not rt.tree else None, ix.marks if ix is not None else None, ix.codes if ix is not None else None)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
-        ctx = effective_context(led, path, views, rt, tok, forgotten, scan)
+        left_out: list[int] = []
+        ctx = effective_context(led, path, views, rt, tok, forgotten, scan, left_out)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten, scan)
         if rt.drops_orphan_results:
             dropped_orphans(led, ctx, states)
+        exclude(states, left_out)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
     report = Report(

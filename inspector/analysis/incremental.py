@@ -61,12 +61,14 @@ from inspector.analysis.engine import (
     context_total,
     dropped_orphans,
     effective_context,
+    exclude,
     forgotten_overflows,
     sent_items,
 )
 from inspector.analysis.findings import TAIL_CODES, appended_order, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
 from inspector.formats import adk_compaction as rules
+from inspector.formats.base import Runtime
 from inspector.ledger.model import Ledger, Record
 
 
@@ -115,14 +117,17 @@ def extend_report(
             excluded = r.never_sent or (r.stop_reason in drop and r.role == "assistant")
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
-    ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path)
+    left_out: list[int] = []
+    ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path, left_out)
     if ctx is not None and rt.drops_orphan_results and any(r.role == "tool" for r in records[added:]):
         ctx = None  # (a new result may be an orphan the runtime leaves out: its state too, `engine.dropped_orphans`)
     if ctx is None:
-        ctx = effective_context(led, path, views, rt, tok)
+        left_out.clear()
+        ctx = effective_context(led, path, views, rt, tok, left_out=left_out)
         reuse_tokens(old.context, ctx, old.ledger.records, records)
     if rt.drops_orphan_results:
         dropped_orphans(led, ctx, states)
+    exclude(states, left_out)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
         old,
@@ -226,7 +231,10 @@ def reuse_tokens(
 class SentGrowth:
     """Where the next request of a boundary-rule report can be built on from (`extend_sent`): the
     latest user or assistant item, before which pairing has settled (each assistant's calls are
-    paired with the results up to the next such message)."""
+    paired with the results up to the next such message). The latest assistant item where the
+    runtime joins consecutive user lines into one message (`Runtime.joins_user_lines`): a result
+    after a user's line still answers the reply before it, and may be sent ahead of that line
+    (`Runtime.results_first`), so the whole message is built again."""
 
     item: int  # its index in the request
     pos: int  # the position of its record on the path
@@ -237,14 +245,20 @@ def sent_growth(rep: Report) -> SentGrowth | None:
     """The latest user or assistant item after the latest checkpoint of a report (None when there is none)."""
     ctx, path = rep.context, rep.path
     floor = rep.checkpoints[-1].pos if rep.checkpoints else -1
+    roles = _growth_roles(rep.runtime)
     for it in reversed(ctx):
-        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in roles:
             continue
         pos = _path_pos(path, it.seq, floor)
         if pos is None:
             return None
         return SentGrowth(it.index, pos, {c for x in ctx[: it.index] if x.role == "assistant" for c in x.tool_call_ids})
     return None
+
+
+def _growth_roles(rt: Runtime) -> tuple[str, ...]:
+    """The roles of the items an extension may build on from (`SentGrowth`)."""
+    return ("assistant",) if rt.joins_user_lines else ("user", "assistant")
 
 
 def _path_pos(path: list[int], seq: int, floor: int) -> int | None:
@@ -255,7 +269,7 @@ def _path_pos(path: list[int], seq: int, floor: int) -> int | None:
     return None
 
 
-def extend_sent(old: Report, led: Ledger, path: list[int]) -> list[ContextItem] | None:
+def extend_sent(old: Report, led: Ledger, path: list[int], left_out: list[int] | None = None) -> list[ContextItem] | None:
     """The next request of `old` grown along `path` (the old path and what the append added), for
     the boundary rule: the old items before its latest user or assistant item are kept, the rest
     built again from there (`engine.sent_items`, the runtime's reply on resume after them). None
@@ -270,21 +284,21 @@ def extend_sent(old: Report, led: Ledger, path: list[int]) -> list[ContextItem] 
     if any(it.seq is not None and records[it.seq] is not o_recs[it.seq] for it in keep):
         return None
     sources = [s for s in path[st.pos :] if records[s].kind == "message"]
-    rest = sent_items(records, sources, old.runtime, set(st.calls))
+    rest = sent_items(records, sources, old.runtime, set(st.calls), left_out=left_out)
     reuse_tokens(old.context[st.item :], rest, o_recs, records)
     ctx = keep + rest
     append_resume_reply(led, ctx, old.runtime)
     for i in range(st.item, len(ctx)):
         ctx[i].index = i
-    _advance_sent(st, ctx, path)
+    _advance_sent(st, ctx, path, _growth_roles(old.runtime))
     old._growth = st  # (extend_report hands it on to the new report)
     return ctx
 
 
-def _advance_sent(st: SentGrowth, ctx: list[ContextItem], path: list[int]) -> None:
-    """Move the point the next extension builds from to the request's latest user or assistant item."""
+def _advance_sent(st: SentGrowth, ctx: list[ContextItem], path: list[int], roles: tuple[str, ...]) -> None:
+    """Move the point the next extension builds from to the request's latest item of `roles`."""
     for it in reversed(ctx[st.item + 1 :]):
-        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in ("user", "assistant"):
+        if it.seq is None or it.synthetic or it.kind != "message" or it.role not in roles:
             continue
         pos = _path_pos(path, it.seq, st.pos)
         if pos is None:

@@ -159,6 +159,19 @@ class Runtime:
     # Consecutive user lines are one API message (Claude Code): a result among the user lines
     # after a reply answers its call, even after a user's text; only the next reply ends them.
     joins_user_lines: bool = False
+    # ... and sends that message's results first: the ones it makes up for calls left unanswered,
+    # then the lines holding a result, then the others, each group in order (Claude Code's `NU` /
+    # `fXo` and `Pqi`). A line holding a result and other blocks is an item where its result is.
+    results_first: bool = False
+    # A user message carries only results answering the calls of the reply right before it, each
+    # call once (Claude Code's `Pqi`): any other result is removed from it (not sent as an orphan),
+    # a line left with nothing is not sent, and a message left with nothing is sent as
+    # `emptied_message_text` (the request's first message, no reply before it:
+    # `emptied_first_message_text`), in place of the first such line. False: a result is sent
+    # where it stands, an orphan when its call is not in the request before it.
+    results_answer_reply_before: bool = False
+    emptied_message_text: str = ""
+    emptied_first_message_text: str = ""
     summary_prefix: str = ""
     summary_suffix: str = ""
     # "boundary": the latest checkpoint's cut (pi, native); "timestamp_ranges": ADK's surviving

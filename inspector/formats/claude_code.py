@@ -2164,6 +2164,18 @@ FORMAT = Format(
         ),
         missing_result_text="[Tool result missing due to internal error]",
         joins_user_lines=True,
+        # The joined message's results first (`NU`, offset 322793647, and `fXo`, offset 322796584:
+        # its tool_result blocks, in order, then its other blocks; `Pqi`, offset 322914102, then
+        # puts the results it makes up ahead of them: `let tt=[...ze,...Je]`, offset 322916218).
+        results_first=True,
+        # `Pqi` (`ensureToolResultPairing`) removes from the user message after a reply each result
+        # whose call that reply does not make, and a second one for a call (`Le`, `xe`); it sends
+        # "(no content)" (`Cp`) for a message left with nothing, or, for the request's first message
+        # (no reply before it: every result removed), its own placeholder. Observed:
+        # tests/peers/claude_code_resume/order_probe.py.
+        results_answer_reply_before=True,
+        emptied_message_text=NO_CONTENT,
+        emptied_first_message_text="[Orphaned tool result removed due to conversation resume]",
         many_results_per_message=True,
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.

@@ -62,6 +62,15 @@ NEXT_PROMPT = "[R1] Carry on where we left off."
 RESUME_PLANS: dict[str, list[tuple[str, Any]]] = {"[R1]": [("text", 120)]}
 ALLOWED = "Bash Read Write Edit"
 NO_CONTENT = "(no content)"  # the text the CLI sends for a reply whose content is an empty list (`Cp`)
+# The text of the result the CLI makes up as it builds a request for a call the reply right before
+# its user message makes and that message does not answer (`Pqi`, `xGi`, offset 322701448): never
+# written to the transcript, it answers a call a line's result may answer too (a result the CLI
+# removes from a later message), so it is told from that line's by its text.
+MISSING_RESULT = "[Tool result missing due to internal error]"
+# What the CLI sends for a user message all of whose blocks were results it removed (`Pqi`): after a
+# reply, NO_CONTENT; as the request's first message, this. On no line: credited to the item
+# predicted with that text.
+ORPHANS_REMOVED = "[Orphaned tool result removed due to conversation resume]"
 
 
 def project_slug(path: str) -> str:
@@ -161,6 +170,7 @@ class _Index:
         self.prefer = prefer
         self.taken: set[str] = set()
         self.last = -1
+        self.result_texts: dict[str, set[str]] = {}  # call id -> the texts of the lines' results answering it
 
     def add(self, key: tuple[str, str], uuid: str) -> None:
         self.lines.setdefault(key, []).append(uuid)
@@ -230,6 +240,7 @@ def _index(transcript: str, prefer: set[str]) -> _Index:
                     idx.add(("tool_use", b["id"]), o["uuid"])
                 elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
                     idx.add(("tool_result", b["tool_use_id"]), o["uuid"])
+                    idx.result_texts.setdefault(b["tool_use_id"], set()).add(_result_text(b.get("content")))
                 elif t == "text" and isinstance(b.get("text"), str):
                     idx.add(("text", _as_sent(b["text"]).strip()), o["uuid"])
                 elif t == "thinking":  # (its text as JSON: a damaged line's may be no string)
@@ -250,6 +261,10 @@ def _reminded(idx: _Index, text: str) -> str | None:
     return idx.get(hits[-1]) if hits else None
 
 
+def _result_text(c: Any) -> str:
+    return c if isinstance(c, str) else "\n".join(str(x.get("text", "")) for x in _blocks(c) if x.get("type") == "text")
+
+
 @dataclass
 class Sent:
     """One content block of the request: the transcript line it came from (None: added by the runtime)."""
@@ -259,23 +274,25 @@ class Sent:
     line_uuid: str | None
     call_id: str | None
     text: str
+    message: int = -1  # the index of the request message holding it
 
 
 def request_blocks(body: dict[str, Any], transcript: str, prefer: set[str] | None = None) -> list[Sent]:
     """The request's content blocks, in order, each with the transcript line it came from."""
     idx = _index(transcript, prefer or set())
     out: list[Sent] = []
-    for m in body.get("messages") or []:
+    for n, m in enumerate(body.get("messages") or []):
         role = str(m.get("role"))
+        at = len(out)
         for b in _blocks(m.get("content")):
             t = b.get("type")
             if t == "tool_use":
                 out.append(Sent(role, "tool_use", idx.get(("tool_use", b.get("id", ""))), b.get("id"), ""))
             elif t == "tool_result":
-                c = b.get("content")
-                text = c if isinstance(c, str) else "\n".join(x.get("text", "") for x in _blocks(c) if x.get("type") == "text")
+                text = _result_text(b.get("content"))
                 cid = b.get("tool_use_id")
-                out.append(Sent(role, "tool_result", idx.get(("tool_result", cid or "")), cid, text))
+                made_up = text == MISSING_RESULT and text not in idx.result_texts.get(cid or "", ())
+                out.append(Sent(role, "tool_result", None if made_up else idx.get(("tool_result", cid or "")), cid, text))
             elif t == "text":
                 text = b.get("text", "")
                 out.append(Sent(role, "text", idx.get(("text", text.strip())) or _reminded(idx, text), None, text))
@@ -283,6 +300,8 @@ def request_blocks(body: dict[str, Any], transcript: str, prefer: set[str] | Non
                 out.append(Sent(role, "thinking", idx.get(("thinking", json.dumps(b.get("thinking")))), None, str(b.get("thinking", ""))))
             else:
                 out.append(Sent(role, str(t), idx.get(("block", json.dumps(b, sort_keys=True))), None, json.dumps(b)[:200]))
+        for s in out[at:]:
+            s.message = n
     return out
 
 

@@ -1,0 +1,207 @@
+"""What the real Claude Code sends of a joined user message: the order of its lines, the results it removes.
+
+Claude Code joins consecutive user lines into one API user message (`NU` / `fXo`, offsets
+322793647 / 322796584): the tool results first, in order, then the other blocks. `Pqi`
+(`ensureToolResultPairing`, offset 322914102) then puts the "[Tool result missing due to internal
+error]" results it makes up ahead of all of them and removes from that message every result whose
+call the reply right before it does not make (a second result for the same call too).
+
+Each probe is (but two, which are the whole transcript) the peer corpus's `manual_compact.jsonl` with a short turn appended under its leaf: a
+prompt, a reply making calls, then user lines in some order (a text typed while a tool ran, the
+results, a line holding both, a result no call of that reply asks for, ...), most closed by a last
+reply. Claude Code 2.1.328 resumes each copy (`harness.resume_many`: the pinned CLI against the
+scripted Messages API on 127.0.0.1) and its first request is mapped back to the transcript's lines
+block by block (`tests/test_claude_code_accepts._sent_items`): the items sent, in order, must be
+the items `inspector context --json` predicts, and a result sent without its call (an orphan) must
+be one it predicts as one.
+
+    python -m tests.peers.claude_code_resume.order_probe     # prints each probe's verdict
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import SHARED
+
+BASE = SHARED / "peers" / "claude_code" / "corpus" / "manual_compact.jsonl"
+LEAF_LINE = 84  # the base's leaf: its last reply
+_Block = dict[str, Any]
+_Step = tuple[str, list[_Block]]  # ("u": a user line | "a": a reply, with a message.id of its own; its content)
+
+
+def _call(k: int) -> _Block:
+    return {"type": "tool_use", "id": f"toolu_ord_{k}", "name": "Bash", "input": {"command": f"echo {k}"}}
+
+
+def _res(k: int, text: str = "") -> _Block:
+    return {"type": "tool_result", "tool_use_id": f"toolu_ord_{k}", "content": text or f"output of {k}"}
+
+
+def _text(t: str) -> _Block:
+    return {"type": "text", "text": t}
+
+
+_IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+_NOWHERE = {"type": "tool_result", "tool_use_id": "toolu_ord_nowhere", "content": "a result no call asks for"}
+_DONE: _Step = ("a", [_text("ORD done")])
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    steps: tuple[_Step, ...]  # appended after the prompt "ORD question", in order
+    alone: bool = False  # the steps are the whole transcript (no base, no prompt): they open the request
+
+
+PROBES: list[Probe] = [
+    Probe("result alone", (("a", [_call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("text then result", (("a", [_call(1)]), ("u", [_text("ORD typed")]), ("u", [_res(1)]), _DONE)),
+    Probe("result then text", (("a", [_call(1)]), ("u", [_res(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("text, result, text", (("a", [_call(1)]), ("u", [_text("ORD one")]), ("u", [_res(1)]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("two results, text between", (("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("u", [_text("ORD typed")]), ("u", [_res(2)]), _DONE)),
+    Probe("text then result, session ends", (("a", [_call(1)]), ("u", [_text("ORD typed")]), ("u", [_res(1)]))),
+    Probe("text, then a line with text and result", (("a", [_call(1)]), ("u", [_text("ORD typed")]), ("u", [_text("ORD mixed"), _res(1)]), _DONE)),
+    Probe("line with text and result, then result", (("a", [_call(1), _call(2)]), ("u", [_text("ORD mixed"), _res(1)]), ("u", [_res(2)]), _DONE)),
+    Probe("text, image, result", (("a", [_call(1)]), ("u", [_text("ORD typed")]), ("u", [_IMAGE]), ("u", [_res(1)]), _DONE)),
+    Probe("two turns, text then result each", (
+        ("a", [_call(1)]), ("u", [_text("ORD one")]), ("u", [_res(1)]),
+        ("a", [_call(2)]), ("u", [_text("ORD two")]), ("u", [_res(2)]), _DONE,
+    )),
+    Probe("missing result, text after", (("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("missing result, text before", (("a", [_call(1), _call(2)]), ("u", [_text("ORD typed")]), ("u", [_res(1)]), _DONE)),
+    Probe("missing result, session ends", (("a", [_call(1), _call(2)]), ("u", [_text("ORD typed")]), ("u", [_res(1)]))),
+    Probe("result answering no call, own line", (("a", [_call(1)]), ("u", [_res(1)]), ("u", [_NOWHERE]), _DONE)),
+    Probe("result answering no call, beside text", (("a", [_call(1)]), ("u", [_res(1)]), ("u", [_text("ORD typed"), _NOWHERE]), _DONE)),
+    Probe("result answering no call, beside its own", (("a", [_call(1)]), ("u", [_res(1), _NOWHERE]), _DONE)),
+    Probe("result twice", (("a", [_call(1)]), ("u", [_res(1)]), ("u", [_res(1, "again")]), _DONE)),
+    Probe("result of an earlier reply, text beside", (("a", [_call(1)]), ("a", [_text("ORD between")]), ("u", [_text("ORD typed")]), ("u", [_res(1)]), _DONE)),
+    Probe("result of an earlier reply, alone", (("a", [_call(1)]), ("a", [_text("ORD between")]), ("u", [_res(1)]), _DONE)),
+    Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
+    Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
+]
+
+
+def _uuid(n: int, k: int) -> str:
+    return f"0e4d1a9e-0000-4000-{9000 + n:04d}-{k:012d}"
+
+
+def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
+    """The probe's lines, chained under the base's leaf: the prompt, then its steps."""
+    fields = {k: leaf[k] for k in ("isSidechain", "userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch") if k in leaf}
+    out: list[dict[str, Any]] = []
+    parent = None if p.alone else leaf["uuid"]
+    mid = 0
+    for k, (kind, content) in enumerate(p.steps if p.alone else (("u", [_text(f"ORD question {n}")]), *p.steps)):
+        o: dict[str, Any] = {"parentUuid": parent, **fields, "uuid": _uuid(n, k), "timestamp": f"2026-11-30T14:00:{k:02d}.000Z"}
+        if kind == "u":
+            o.update(type="user", message={"role": "user", "content": content})
+        else:
+            mid += 1
+            o.update(type="assistant", message={
+                "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+                "content": content, "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
+                "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
+            }, requestId=f"req_ord_{n}_{mid}")
+        out.append(o)
+        parent = o["uuid"]
+    return out
+
+
+def write_probes(out: Path, base: Path = BASE) -> list[Path]:
+    data = base.read_bytes()
+    leaf = json.loads(data.splitlines()[LEAF_LINE - 1])
+    files = []
+    for n, p in enumerate(PROBES):
+        f = out / f"order{n:03d}.jsonl"
+        f.write_bytes((b"" if p.alone else data) + b"".join(json.dumps(o).encode() + b"\n" for o in lines(p, n, leaf)))
+        files.append(f)
+    return files
+
+
+def _orphans_sent(harness: Any, body: dict[str, Any], transcript: str, names: dict[str, str]) -> set[str]:
+    """The items (record ids) of the results the request carries whose call the reply right before
+    their message does not make."""
+    out: set[str] = set()
+    blocks = harness.request_blocks(body, transcript)
+    for before, s in zip(_calls_before(body), blocks, strict=True):
+        if s.kind == "tool_result" and s.call_id not in before:
+            out.add(names.get(s.line_uuid or "", s.line_uuid or f"synthetic:{s.call_id}"))
+    return out
+
+
+def _calls_before(body: dict[str, Any]) -> list[set[str]]:
+    """Per block of the request, in order: the calls the assistant message right before its message makes."""
+    from tests.peers.claude_code_resume.harness import _blocks
+
+    out: list[set[str]] = []
+    before: set[str] = set()
+    for m in body.get("messages") or []:
+        bs = _blocks(m.get("content"))
+        out += [before] * len(bs)
+        before = {b.get("id") for b in bs if b.get("type") == "tool_use"} if m.get("role") == "assistant" else set()
+    return out
+
+
+Verdict = tuple[list[Any], list[str]]  # (the items, in order; the items holding an orphaned result)
+
+
+def run(out: Path, names: set[str] | None = None) -> list[tuple[Probe, Verdict | str, Verdict]]:
+    """Every probe (of `names`: all by default): (probe, what Claude Code sent or why it sent
+    nothing, inspector's prediction)."""
+    from inspector.analysis import analyze
+    from inspector.analysis.export import context_json
+    from inspector.formats import load
+    from tests.test_claude_code_accepts import _harness, _predicted_item, _record_of_line, _sent_items
+
+    harness = _harness()
+    picked = [(p, f) for p, f in zip(PROBES, write_probes(out), strict=True) if names is None or p.name in names]
+    runs = harness.resume_many([str(f) for _, f in picked], str(out / "resume"))
+    rows: list[tuple[Probe, Verdict | str, Verdict]] = []
+    for (p, f), r in zip(picked, runs, strict=True):
+        report = analyze(load(str(f)))
+        predicted = context_json(report)["messages"]
+        want: Verdict = ([_predicted_item(m) for m in predicted], sorted(_predicted_item(m)[0] for m in predicted if m.get("orphan")))
+        try:
+            body = r.first_main()
+            items = _sent_items(harness, body, r.transcript, report.ledger, predicted)[0]
+            got: Verdict | str = (items, sorted(_orphans_sent(harness, body, r.transcript, _record_of_line(report.ledger))))
+        except harness.HarnessError:
+            got = f"no request (rc {r.rc})"
+        rows.append((p, got, want))
+    return rows
+
+
+def _show(v: Verdict | str) -> str:
+    """The items from the probe's own lines on (`L<k>`: its k-th line, 0 the prompt), a made-up
+    result as `miss`, the reply on resume as `resume`, then the items holding an orphan."""
+
+    def name(rid: str) -> str:
+        if rid.startswith("synthetic:"):
+            return "miss"
+        if rid.startswith("resume:"):
+            return "resume"
+        return f"L{int(rid.rsplit('-', 1)[-1])}" if rid.startswith("0e4d1a9e-") else "."  # (L0: the first step when alone)
+
+    if isinstance(v, str):
+        return v
+    items, orphans = v
+    shown = " ".join(n for n in (name(i[0]) for i in items) if n != ".")
+    return shown + (f" orphans {' '.join(name(o) for o in orphans)}" if orphans else "")
+
+
+def main() -> int:
+    from tests.peers.claude_code_resume.type_probe import print_verdicts
+
+    with tempfile.TemporaryDirectory() as tmp:
+        print_verdicts(run(Path(tmp)), _show)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
