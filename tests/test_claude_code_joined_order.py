@@ -22,7 +22,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
-from inspector.formats import load_bytes
+from inspector.formats import load, load_bytes
 from tests.test_claude_code import _boundary, _jsonl, _line, _summary
 
 MISSING = "[Tool result missing due to internal error]"
@@ -177,3 +177,31 @@ def test_a_followed_joined_message_is_what_a_fresh_analysis_says(tmp_path: Path,
         grown += up is not None and up.whole == GROWN
         assert followed_json(fol) == full_json(str(f), str(f)), (case, line)
     assert grown
+
+
+def test_a_followed_line_under_a_line_moved_before_the_boundary_reads_as_the_full_build(tmp_path: Path) -> None:
+    """The real /compact transcript with the attachment line its next prompt hangs under moved up
+    before the compact boundary (`tests.fuzz_live --seed 481 --kinds claude_code`, case 277, a
+    `reorder_lines` mutation): Claude Code deletes that line once it reads the boundary (`w_r`) and
+    the prompt continues from the line written last before it (`dangling_parent`). The follower,
+    growing the file up to that prompt, walked through the deleted line as if it were held."""
+    from inspector.live.incremental import Follower
+    from tests.conftest import SHARED, need_shared
+    from tests.test_incremental_stores import as_json
+
+    lines = need_shared(SHARED / "peers/claude_code/corpus/manual_compact.jsonl").read_bytes().splitlines(keepends=True)
+    moved = next(k for k, line in enumerate(lines) if b'"uuid":"78ea5cda-2c5f-45b6-802c-29e3fc199769"' in line)
+    boundary = next(k for k, line in enumerate(lines) if b'"compact_boundary"' in line)
+    lines.insert(boundary, lines.pop(moved))
+    prompt = next(k for k, line in enumerate(lines) if line.startswith(b'{"parentUuid":"78ea5cda'))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines[:prompt]))
+    fol = Follower(str(path))
+    fol.poll()
+    with path.open("ab") as f:
+        f.write(lines[prompt])
+    up = fol.poll()
+    full = analyze(load(str(path)))
+    assert "dangling_parent" in [d.problem for d in full.ledger.diagnostics]
+    assert up is not None
+    assert as_json(fol.report) == as_json(full)

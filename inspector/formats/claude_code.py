@@ -1870,7 +1870,9 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
         seg.append(cur)
         pid = recs[cur].parent_id
         nxt = st.by_uuid.get(pid, by_id.get(pid)) if pid is not None else None
-        if nxt is None or nxt in seg:
+        # (a line before the newest compact boundary may be one Claude Code no longer holds, `w_r`:
+        # then it continues from another line, `_TimeFallback`; the full build tells)
+        if nxt is None or nxt in seg or nxt < src.last_checkpoint:
             return None
         cur = nxt
     seg.reverse()
