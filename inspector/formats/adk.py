@@ -1417,10 +1417,11 @@ def build(
         else:
             records[e.index] = _event_record(e, extra)
     live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
+    rewound = {e.index for e in events} - {e.index for e in live} if rewinds else set()
     header = _ledger_header(meta, version, ranks, live)
     if untimed := [s for d in diags if d.problem == STAMPED_AT_LOAD for s in d.seqs]:
         header[STAMPED_AT_LOAD] = untimed  # (their seqs: `analysis/adk.py` sends them last)
-    if (scoped := task_scope(live)) is not None:
+    if (scoped := task_scope(live, [e for e in whole if e.index not in rewound])) is not None:
         header[NEXT_MESSAGE_SCOPED] = scoped[0]
         diags.append(_scoped_message(scoped[1], name, places, scoped[0]))
     led = Ledger(
@@ -1441,14 +1442,15 @@ NEXT_MESSAGE_SCOPED = "next_message_scoped"  # a task in progress takes the user
 _FINISH_TASK, _TASK_ENDED = "finish_task", ("Task completed.", "Task failed.")
 
 
-def task_scope(events: list[rules.Ev]) -> tuple[str, rules.Ev] | None:
+def task_scope(events: list[rules.Ev], whole: list[rules.Ev] | None = None) -> tuple[str, rules.Ev] | None:
     """ADK's `_find_active_task_scope` (runners.py:94-151) over the live events (rewinds applied,
     :124): the isolation scope of the latest scoped event that is not a compaction, whose scope no
     `finish_task` response with a final result closed (:127-141, the first such response of an
     event counts) and whose invocation no abort sealed (`_is_abort_event`, events/_abort_events.py:
     45-47: error code INVOCATION_ABORTED), with that event; None when there is none. The runner
-    stamps the user's next message with it (:727-734)."""
-    scoped = [e for e in events if type(s := e.obj.get("isolation_scope")) is str and s]
+    stamps the user's next message with it (:727-734). `whole`: the live events read whole, which
+    hold every scoped one (`adk_heads` takes no head of one), where the load knows them."""
+    scoped = [e for e in (events if whole is None else whole) if type(s := e.obj.get("isolation_scope")) is str and s]
     if not scoped:
         return None
     aborted = {e.invocation_id for e in events if e.obj.get("error_code") == "INVOCATION_ABORTED"}
