@@ -15,9 +15,11 @@ A missing ADK fails the test naming the cause (never a skip).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -148,6 +150,23 @@ def _adk_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _summary_parts(f: Path, rec: Any) -> list[dict[str, Any]]:
+    """A summary's parts as its compaction event stores them (`compacted_content`, which ADK sends
+    as it is: flows/llm_flows/context/_compaction.py:119-128), held to the summary inspector reads
+    in them (its text parts, joined). A content of no parts is sent with none (`[]`), where the
+    summary inspector sends is empty."""
+    assert rec.checkpoint is not None
+    if f.suffix == ".json":
+        event = next(e for e in json.loads(f.read_bytes())["events"] if e.get("id") == rec.id)
+    else:
+        with contextlib.closing(sqlite3.connect(f"file:{f}?mode=ro", uri=True)) as con:
+            (data,) = con.execute("SELECT event_data FROM events WHERE id = ?", (rec.id,)).fetchone()
+        event = json.loads(data)
+    parts = event["actions"]["compaction"]["compacted_content"].get("parts") or []
+    assert "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str)) == rec.checkpoint.summary, rec.id
+    return _adk_parts(parts)
+
+
 def predicted_contents(f: Path, items: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
     """The contents `inspector context --json`'s ITEMS (of F) say ADK sends next, spelled as ADK's contents."""
     led = load(str(f))
@@ -158,8 +177,7 @@ def predicted_contents(f: Path, items: list[dict[str, Any]]) -> list[tuple[str, 
         rec = recs[it["seq"]]
         author = str((rec.extra or {}).get("author") or "")
         if it["kind"] == "summary":
-            assert rec.checkpoint is not None
-            out.append(("model", [{"text": rec.checkpoint.summary}]))
+            out.append(("model", _summary_parts(f, rec)))
         elif it["role"] == "user" and (rec.role != "user" or (agent and author not in (agent, "user"))):  # another agent's turn, as context
             out.append(("user", [{"other_agent": [author]}]))
         else:
@@ -174,15 +192,19 @@ def predicted(f: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, li
     return predicted_contents(f, json.loads(capsys.readouterr().out)["messages"])
 
 
-def resumed_as_predicted(sent: Any, want: list[tuple[str, list[dict[str, Any]]]]) -> Any:
+def resumed_as_predicted(sent: Any, want: list[tuple[str, list[dict[str, Any]]]], judge_sent: bool = True) -> Any:
     """What ADK sent on resuming a repaired session (SENT: the driver's contents, or its error)
     against the WANTed contents (`predicted`): None when it is exactly those, then the judge's
-    message; else the first difference (ADK's error, the last content, or where they part)."""
+    message (none, JUDGE_SENT false: inspector says the user's next message is left out, a task's
+    `next_message_scoped`); else the first difference (ADK's error, the last content, or where
+    they part)."""
     if isinstance(sent, dict):
         return sent["error"]
     actual = [(c["role"], _adk_parts(c["parts"])) for c in sent]
-    if not actual or actual[-1] != ("user", [{"text": JUDGE_MESSAGE}]):
+    if judge_sent and (not actual or actual[-1] != ("user", [{"text": JUDGE_MESSAGE}])):
         return {"last content is not the judge's message": actual[-1:]}
+    if not judge_sent:
+        actual.append(("user", [{"text": JUDGE_MESSAGE}]))  # (compared below as if sent: it must not be)
     if actual[:-1] != want:
         at = next((i for i, (a, b) in enumerate(zip(actual, want, strict=False)) if a != b), min(len(actual) - 1, len(want)))
         return {"first difference at": at, "adk": actual[at : at + 2], "predicted": want[at : at + 2], "lengths": (len(actual) - 1, len(want))}

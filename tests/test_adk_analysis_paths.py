@@ -75,7 +75,7 @@ def test_coverage_by_runs_is_coverage_by_position() -> None:
         for r in rng.sample(recs, len(recs) // 5):
             r.never_sent = True  # (excluded, whatever else it is)
         for reinjected in (found, set(rng.sample(range(len(recs)), len(recs) // 3))):
-            want = a._coverage_by_position(recs, path, vs, alive, cover, represented, reinjected)
+            want = a._coverage_by_position(recs, path, ts, vs, alive, cover, represented, reinjected)
             got = a._coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
             assert got == want, store
             assert a.coverage(led, path, vs, reinjected) == want
@@ -133,7 +133,7 @@ def test_timeline_in_order_is_the_sorted_timeline() -> None:
     for _ in range(2000):
         filt, ts, alive, cover = _timeline_case(rng)
         got = a._timeline_in_order(filt, ts, alive, cover)  # type: ignore[arg-type]
-        assert got == a._timeline_sorted(filt, alive, cover)  # type: ignore[arg-type]
+        assert got == a._timeline_sorted(filt, ts, alive, cover)  # type: ignore[arg-type]
     in_order = 0
     for store in _stores():
         led = load(str(store))
@@ -142,8 +142,8 @@ def test_timeline_in_order_is_the_sorted_timeline() -> None:
         if ts == sorted(ts):
             in_order += 1
         alive, cover = a._surviving_summaries(filt)
-        want = a._timeline_sorted(filt, alive, cover)
-        assert a._compacted_timeline(filt) == want, store
+        want = a._timeline_sorted(filt, ts, alive, cover)
+        assert a._compacted_timeline(filt, ts) == want, store
         if ts == sorted(ts):
             assert a._timeline_in_order(filt, ts, alive, cover) == want, store
     assert in_order > 10

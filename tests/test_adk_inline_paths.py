@@ -70,7 +70,7 @@ def test_rows_for_agent_read_inline_are_the_plain_rows(mutate: bool) -> None:
                     m.blocks = [*m.blocks, *(Block("tool_result", "", c, "f") for c in rng.sample(["c1", "c2", "c3"], 2))]
         heads = adk.event_heads(led.records)
         filt = a._memory_order(led, heads)
-        seq_list = a._compacted_timeline(filt)
+        seq_list = a._compacted_timeline(filt, a.send_times(filt, led))
         resp = adk.message_response_ids_by_seq([r for r, s in seq_list if not s])
         seq_list, _, resp = a._recover_compacted_function_calls(filt, seq_list, resp)
         authors = sorted({str(h.get("author") or "") for h in heads.values()})

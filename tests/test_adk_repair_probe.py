@@ -39,18 +39,6 @@ NOT_MIRRORED = {
     # ADK sends a content's role as it is written; inspector reads a role it does not know as the
     # user's (as for Codex's "a made-up role").
     "role made up": "a made-up role sent as written",
-    # Left open. An event without a timestamp in its JSON is stamped with the time ADK loads it
-    # (events/event.py:153) and, the session holding a compaction, sorted by it
-    # (flows/llm_flows/context/_compaction.py:144): sent after every other; inspector keeps the
-    # store's order.
-    "no timestamp": "stamped at load time, sorted last",
-    # Left open. A string isolation_scope on the damaged event: ADK leaves the judge's new message
-    # out of the request (not investigated further).
-    "isolation_scope a string": "isolation scopes not modelled",
-    # Left open. The base's compaction with a content of no parts: ADK materializes it and sends an
-    # empty model content beside our summary; inspector reads an empty summary as none.
-    "compaction summary without parts": "an empty compaction content sent by ADK",
-    "compaction summary parts empty": "an empty compaction content sent by ADK",
     # As written only (`--as-written`; a repair's checkpoint takes its place): the base's compaction
     # content with a null role, sent by ADK with no role; inspector sends the summary as the model's.
     "compaction summary role null": "a compaction content's null role sent as written",
@@ -102,7 +90,7 @@ def test_every_repaired_damaged_session_is_what_adk_resumes(tmp_path: Path, monk
     rows = repair_probe.check(written, tmp_path / "resume")
     named, unexpected = repair_campaign.not_mirrored(rows, list(NOT_MIRRORED))
     assert not unexpected, unexpected
-    assert len(named) >= 6, named
+    assert len(named) >= 2, named
 
 
 def test_a_store_whose_event_has_a_text_timestamp_is_refused_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

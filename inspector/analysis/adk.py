@@ -13,6 +13,7 @@ represents it (its summarizer saw it, directly or through the seed it folded in)
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, islice, pairwise
@@ -32,6 +33,7 @@ from inspector.analysis.engine import (
 from inspector.analysis.intervals import Interval, contains, merge, subtract
 from inspector.formats import adk_compaction as rules
 from inspector.formats.adk import (
+    STAMPED_AT_LOAD,
     event_head,
     event_heads,
     idless_parts,
@@ -113,7 +115,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     kinds = [r.kind for r in on_path]
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
     by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
-    ts = [float(r.timestamp or 0.0) for r in on_path]
+    ts = send_times(on_path, led)
     monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
@@ -276,7 +278,7 @@ def next_request(
     filt = _memory_order(led, heads)
     if branch:
         filt = [r for r in filt if _on_branch_of(heads[r.seq].get("branch"), branch)]
-    seq_list = _compacted_timeline(filt)
+    seq_list = _compacted_timeline(filt, send_times(filt, led))
     # (each sent message's response ids, read once for every pass; every message's where a
     # compacted call can come back)
     resp = message_response_ids_by_seq([r for r, summ in seq_list if not summ])
@@ -341,14 +343,27 @@ def _sendable_events(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Reco
     ]
 
 
-def _compacted_timeline(filt: list[Record]) -> list[tuple[Record, bool]]:
+def send_times(recs: list[Record], led: Ledger) -> list[float]:
+    """Each record's timestamp as ADK holds it when it builds the next request: the stored one,
+    but for an event stored without one (`formats/adk.STAMPED_AT_LOAD`), which ADK stamps with
+    the time it loads the session (events/event.py:153): after every stored time (infinity: no
+    compaction range reaches it, and it sorts after every other event, flows/llm_flows/context/
+    _compaction.py:138-144; those stamped alike keep their order, as ADK's load stamps them)."""
+    ts = [float(r.timestamp or 0.0) for r in recs]
+    late = (led.header or {}).get(STAMPED_AT_LOAD)
+    if late:
+        late = set(late)
+        ts = [math.inf if r.seq in late else t for r, t in zip(recs, ts, strict=True)]
+    return ts
+
+
+def _compacted_timeline(filt: list[Record], ts: list[float]) -> list[tuple[Record, bool]]:
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
-    message no surviving range covers, by timestamp."""
+    message no surviving range covers, by timestamp (`ts`, each record's: `send_times`)."""
     alive, cover = _surviving_summaries(filt)
-    ts = [float(r.timestamp or 0.0) for r in filt]
     if all(map(le, ts, islice(ts, 1, None))) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
         return _timeline_in_order(filt, ts, alive, cover)
-    return _timeline_sorted(filt, alive, cover)
+    return _timeline_sorted(filt, ts, alive, cover)
 
 
 def _surviving_summaries(filt: list[Record]) -> tuple[list[rules.Ev], list[tuple[float, float]]]:
@@ -370,7 +385,7 @@ def _surviving_summaries(filt: list[Record]) -> tuple[list[rules.Ev], list[tuple
 
 
 def _timeline_sorted(
-    filt: list[Record], alive: list[rules.Ev], cover: list[tuple[float, float]]
+    filt: list[Record], ts: list[float], alive: list[rules.Ev], cover: list[tuple[float, float]]
 ) -> list[tuple[Record, bool]]:
     """`_compacted_timeline`'s list from the surviving compactions `alive` (their indexes in
     `filt`) and the union of their ranges `cover`."""
@@ -384,7 +399,7 @@ def _timeline_sorted(
         (t, i, r, False)
         for i, r in enumerate(filt)
         if r.kind == "message"
-        and not ((k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1])
+        and not ((k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1])
     ]
     # `_process_compaction_events` sorts by (timestamp, position), when any compaction event is
     # there (flows/llm_flows/context/_contents.py:541-556); else the list's own order. (Sorted
@@ -713,7 +728,7 @@ def coverage(
     for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
         represented[lo:hi] = b"\x01" * (hi - lo)
     on_path = [recs[s] for s in path]
-    ts = [float(r.timestamp or 0.0) for r in on_path]
+    ts = send_times(on_path, led)
     if (
         len(path) == len(recs)
         and len(path) > 1
@@ -721,7 +736,7 @@ def coverage(
         and all(map(le, ts, islice(ts, 1, None)))
     ):
         return _coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
-    return _coverage_by_position(recs, path, vs, alive, cover, represented, reinjected)
+    return _coverage_by_position(recs, path, ts, vs, alive, cover, represented, reinjected)
 
 
 def _first_reps(vs: list[CheckpointView], n: int) -> list[int]:
@@ -774,6 +789,7 @@ def _excluded(r: Record) -> bool:
 def _coverage_by_position(
     recs: list[Record],
     path: list[int],
+    ts: list[float],
     vs: list[CheckpointView],
     alive: list[CheckpointView],
     cover: list[tuple[float, float]],
@@ -794,7 +810,7 @@ def _coverage_by_position(
             continue
         if _excluded(r):
             states[s] = EXCLUDED
-        elif (k := bisect_right(starts, (t := float(r.timestamp or 0.0))) - 1) >= 0 and t <= cover[k][1]:
+        elif (k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1]:
             # (`rules.in_ranges`, inline: bisected by the ranges' starts)
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response

@@ -521,8 +521,15 @@ def _prefix_items(ctx: list[ContextItem], cut: int) -> int | None:
 
 
 def adk_growth(rep: Report) -> AdkGrowth | None:
-    """The cut of a fully analysed ADK report (O(records), once per full analysis), or None."""
+    """The cut of a fully analysed ADK report (O(records), once per full analysis), or None. None
+    too where an event was stored without a timestamp: ADK stamps it when it loads the session and
+    sends it after every other, the new ones too (`analysis.adk.send_times`)."""
+    # (deferred, as `analysis.adk` is: ADK's reader loads with it)
+    from inspector.formats.adk import STAMPED_AT_LOAD
+
     recs = rep.ledger.records
+    if (rep.ledger.header or {}).get(STAMPED_AT_LOAD):
+        return None
     cover = _adk_cover(rep)
     ends = max((b for _, b in cover), default=float("-inf"))
     cut = _latest_cut(recs, 0, set(), cover, ends)

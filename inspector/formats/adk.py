@@ -698,7 +698,7 @@ def _grown(
     if diags:
         return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
     events = rules.make_events(objs, new_ranks)
-    if (why := _full_read_for(events)) is not None:
+    if (why := _full_read_for(events, header)) is not None:
         return StoreGrowth(None, tail, reload=why)
     base = len(led.records)
     records = list(led.records)
@@ -737,13 +737,16 @@ def _grown(
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
 
 
-def _full_read_for(events: list[rules.Ev]) -> str | None:
+def _full_read_for(events: list[rules.Ev], header: dict[str, Any]) -> str | None:
     """Why new events need the store read again in full, or None: a compaction (every view after
-    it changes) or a rewind (it drops events read before: events/_rewind_events.py:22-61)."""
+    it changes), a rewind (it drops events read before: events/_rewind_events.py:22-61), or an
+    isolation scope, new or in progress before (`task_scope` reads the whole session)."""
     if any(e.is_compaction for e in events):
         return "a compaction event came: every view after it changes"
     if any(rules.rewind_target(e) is not None for e in events):
         return "a rewind event came: it drops events read before (events/_rewind_events.py:22-61)"
+    if header.get(NEXT_MESSAGE_SCOPED) is not None or any(type(s := e.obj.get("isolation_scope")) is str and s for e in events):
+        return "an isolation scope: which task takes the next message is read from the whole session (runners.py:94-151)"
     return None
 
 
@@ -999,10 +1002,11 @@ def _row_events(
             places.where.append((n, row[0], event_id))
             continue
         refused: list[str] | None = [] if version == "sqlite" else None
+        untimed: list[bool] = []  # (SqliteSessionService: ADK stamps such an event when it loads it)
         if version == "v0":
             obj, problem = _v0_event(dict(zip(names, row, strict=False)))
         else:
-            obj, problem = _json_event(row[1], row[2], refused)
+            obj, problem = _json_event(row[1], row[2], refused, untimed if version == "sqlite" else None)
         if refused:
             diags.append(_refused(n, name, _row_place(n, row[0], event_id), refused[0], len(objs) if obj is not None else None))
         if obj is None:
@@ -1017,6 +1021,8 @@ def _row_events(
                     recovered="the rest of the event",
                 )
             )
+        if untimed:
+            diags.append(_stamped_at_load(n, name, _row_place(n, row[0], event_id), len(objs)))
         objs.append(obj)
         ranks.append(int(row[0]) if isinstance(row[0], int) else n)
         places.where.append((n, row[0], event_id))
@@ -1079,9 +1085,12 @@ class _RowPlaces(Sequence[str]):
         return row[0] if row is not None else None
 
 
-def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+def _json_event(
+    data: Any, ts_col: Any, refused: list[str] | None = None, untimed: list[bool] | None = None
+) -> tuple[dict[str, Any] | None, str]:
     """A row's event JSON (bytes, or text from a v0-like column), and what was wrong with it.
-    `refused`: given, why ADK's SqliteSessionService cannot load the event is added to it."""
+    `refused`: given, why ADK's SqliteSessionService cannot load the event is added to it.
+    `untimed`: given, True is added to it when the JSON has no `timestamp` (read at the column's)."""
     if data is None:
         return None, "event_data is NULL"
     if isinstance(data, str):
@@ -1113,8 +1122,30 @@ def _json_event(data: Any, ts_col: Any, refused: list[str] | None = None) -> tup
         ts = _row_float(ts_col)
         if ts is None:
             return None, "no usable timestamp"
+        if untimed is not None and "timestamp" not in obj:
+            untimed.append(True)
         obj["timestamp"] = ts
     return obj, "; ".join(notes)
+
+
+STAMPED_AT_LOAD = "stamped_at_load"  # an event without a timestamp: ADK stamps it when it loads it
+_OF_ITS_ROW = ("resume_refused", STAMPED_AT_LOAD)  # (the diagnostics `--at` before the row drops)
+
+
+def _stamped_at_load(n: int, name: str, place: str, seq: int) -> Diagnostic:
+    """An event whose JSON has no `timestamp`: google-adk's `Event` stamps it with the time it is
+    validated (events/event.py:153, `default_factory=platform_time.get_time`), which
+    SqliteSessionService does on every `get_session` (sessions/sqlite_session_service.py:368-371).
+    So it lies in no compaction range and, the session holding a compaction, is sent after every
+    other event (`_process_compaction_events` sorts by timestamp, flows/llm_flows/context/
+    _compaction.py:144). The row's `timestamp` column (ADK's order of the rows, :348) places it
+    in the session."""
+    text = (
+        f"{name}: {place}: no timestamp in event_data: google-adk stamps the event with the time it loads the session "
+        "(events/event.py:153), so it lies in no compaction range and, the session holding a compaction, is sent after "
+        "every other event (flows/llm_flows/context/_compaction.py:144); shown at its timestamp column's time"
+    )
+    return Diagnostic(n, STAMPED_AT_LOAD, text, severity="warning", seqs=[seq])
 
 
 def _finite(ts: Any) -> bool:
@@ -1364,7 +1395,7 @@ def build(
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
         # (an event ADK refuses that was not stored yet refused nothing then: `--at` before its row)
-        diags[:] = [d for d in diags if not (d.problem == "resume_refused" and any(s >= upto for s in d.seqs))]
+        diags[:] = [d for d in diags if not (d.problem in _OF_ITS_ROW and any(s >= upto for s in d.seqs))]
     kinds = set(map(type, objs))
     if dict in kinds:  # (a head's timestamp is a number)
         _flag_bad_timestamps(objs, name, places, diags)
@@ -1386,17 +1417,68 @@ def build(
         else:
             records[e.index] = _event_record(e, extra)
     live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
+    rewound = {e.index for e in events} - {e.index for e in live} if rewinds else set()
+    header = _ledger_header(meta, version, ranks, live)
+    if untimed := [s for d in diags if d.problem == STAMPED_AT_LOAD for s in d.seqs]:
+        header[STAMPED_AT_LOAD] = untimed  # (their seqs: `analysis/adk.py` sends them last)
+    if (scoped := task_scope(live, [e for e in whole if e.index not in rewound])) is not None:
+        header[NEXT_MESSAGE_SCOPED] = scoped[0]
+        diags.append(_scoped_message(scoped[1], name, places, scoped[0]))
     led = Ledger(
         path=name,
         format=NAME,
         session_id=meta.get("id") if isinstance(meta.get("id"), str) else None,
-        header=_ledger_header(meta, version, ranks, live),
+        header=header,
         records=records,
         diagnostics=diags,
         version=1 if version == "v1" else 0 if version == "v0" else None,
     )
     led.leaf_seq = len(records) - 1 if records else None
     return led
+
+
+NEXT_MESSAGE_SCOPED = "next_message_scoped"  # a task in progress takes the user's next message
+# `agents/llm/task/_finish_task_tool.py:40-46`: the tool a task agent ends with, and its results.
+_FINISH_TASK, _TASK_ENDED = "finish_task", ("Task completed.", "Task failed.")
+
+
+def task_scope(events: list[rules.Ev], whole: list[rules.Ev] | None = None) -> tuple[str, rules.Ev] | None:
+    """ADK's `_find_active_task_scope` (runners.py:94-151) over the live events (rewinds applied,
+    :124): the isolation scope of the latest scoped event that is not a compaction, whose scope no
+    `finish_task` response with a final result closed (:127-141, the first such response of an
+    event counts) and whose invocation no abort sealed (`_is_abort_event`, events/_abort_events.py:
+    45-47: error code INVOCATION_ABORTED), with that event; None when there is none. The runner
+    stamps the user's next message with it (:727-734). `whole`: the live events read whole, which
+    hold every scoped one (`adk_heads` takes no head of one), where the load knows them."""
+    scoped = [e for e in (events if whole is None else whole) if type(s := e.obj.get("isolation_scope")) is str and s]
+    if not scoped:
+        return None
+    aborted = {e.invocation_id for e in events if e.obj.get("error_code") == "INVOCATION_ABORTED"}
+    finished: set[str] = set()
+    for e in scoped:
+        content = e.content()
+        parts = content.get("parts") if isinstance(content, dict) else None
+        fr = next((r for p in parts or () if isinstance(p, dict) and isinstance(r := p.get("function_response"), dict)
+                   and r.get("name") == _FINISH_TASK), None)  # fmt: skip
+        if fr is not None and isinstance(resp := fr.get("response"), dict) and resp.get("result") in _TASK_ENDED:
+            finished.add(e.obj["isolation_scope"])
+    for e in reversed(scoped):
+        scope = e.obj["isolation_scope"]
+        if not e.is_compaction and scope not in finished and e.invocation_id not in aborted:
+            return scope, e
+    return None
+
+
+def _scoped_message(e: rules.Ev, name: str, places: Sequence[str], scope: str) -> Diagnostic:
+    """The user's next message goes to a task in progress: the agent this tool predicts runs
+    unscoped, and leaves it out of its request."""
+    text = (
+        f"{name}: {places[e.index]}: isolation scope {quote(scope)} is a task still in progress (no finish_task "
+        "result closes it, no abort seals its invocation): google-adk stamps the user's next message with it "
+        "(runners.py:94-151, 727-734), and the agent that runs, unscoped, leaves that message out of its request "
+        "(flows/llm_flows/context/_contents.py:377-379): the model does not see it"
+    )
+    return Diagnostic(e.index + 1, NEXT_MESSAGE_SCOPED, text, severity="warning", seqs=[e.index])
 
 
 REWIND_APPLIED = "rewind_applied"  # a rewind drops events: ADK sends none of them

@@ -8,8 +8,9 @@ and the record's extra fields are read again from the same bytes when first aske
 A head is taken only where it is sure to say what the whole parse says: every field the shared
 guard types (`fields.ADK`) has its declared type (msgspec rejects any other, and the event is then
 read the whole way, diagnostics and all), the JSON is one object orjson reads (not large enough to
-be cut, a numeric timestamp), and the event is neither a compaction nor a rewind (those are few,
-and read whole: the loader finds the rewinds among the events read whole, `adk.build`).
+be cut, a numeric timestamp), and the event is neither a compaction, a rewind nor of an isolation
+scope (those are few, and read whole: the loader finds the rewinds and the scopes among the events
+read whole, `adk.build`).
 `None` otherwise.
 """
 
@@ -236,7 +237,9 @@ class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     branch: str | None = None
     id: str = None  # type: ignore[assignment]
     timestamp: _I64 | float = None  # type: ignore[assignment]
-    isolation_scope: str | _Unset | None = _UNSET
+    # (a scope other than "" is read whole, as `_head_of` reads it: `adk.task_scope` finds them
+    # among the events read whole)
+    isolation_scope: _Unset | None = _UNSET
     cache_metadata: None = None
     citation_metadata: None = None
     environment_id: None = None
@@ -378,6 +381,8 @@ def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
     ):
         return None
     fields = _fields(h)
+    if "isolation_scope" in fields:
+        return None  # (scoped: read whole, `adk.task_scope` finds them among those)
     content = h.content
     parts = content.parts if content is not None else None
     if not parts:

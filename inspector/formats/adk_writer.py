@@ -142,8 +142,11 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
     cut = by_id.get(d.first_kept_id) if d.first_kept_id is not None else None
     # What a rewind dropped ADK drops before it applies any range (flows/llm_flows/context/
     # _contents.py:509-516): only the live events and compactions place ours.
+    # An event stored without a timestamp ADK stamps when it loads the session (formats/adk.py
+    # `STAMPED_AT_LOAD`, events/event.py:153): no range reaches it, so it places none.
+    late = set((led.header or {}).get("stamped_at_load") or ())
     head = [r for r in (recs[:cut] if cut is not None else recs) if r.runtime_visible]
-    stamps = [float(r.timestamp) for r in head if isinstance(r.timestamp, int | float)]
+    stamps = [float(r.timestamp) for r in head if isinstance(r.timestamp, int | float) and r.seq not in late]
     starts = [
         float(r.checkpoint.details["start_timestamp"])
         for r in head
@@ -159,8 +162,9 @@ def event_range(d: CheckpointDraft, led: Ledger) -> tuple[float, float]:
             "and one that removes nothing cannot take the place of the compactions already there"
         )
     start, end = _first_represented(d, led, min(stamps + starts)), max(stamps)
-    if cut is not None and isinstance(recs[cut].timestamp, int | float):
-        tail_ts = float(recs[cut].timestamp)
+    first = next((r for r in recs[cut:] if r.seq not in late), None) if cut is not None else None
+    if first is not None and isinstance(first.timestamp, int | float):
+        tail_ts = float(first.timestamp)
         if end >= tail_ts:
             earlier = [t for t in stamps if t < tail_ts]
             if not earlier:
@@ -180,6 +184,7 @@ def _check_covered(d: CheckpointDraft, led: Ledger, end: float, wider: float) ->
     then takes must be ones the summary stands for, or they would be holes."""
     by_id = led.by_id()
     represented = {s for a, b in d.represents if a in by_id and b in by_id for s in range(by_id[a], by_id[b] + 1)}
+    represented.update((led.header or {}).get("stamped_at_load") or ())  # (no range reaches them: `event_range`)
     lost = [
         r for r in led.records
         if r.kind == "message" and r.runtime_visible and isinstance(r.timestamp, int | float) and end < r.timestamp <= wider

@@ -31,14 +31,18 @@ NAMES = [p.name for p in type_probe.PROBES]
 
 
 def _expected(f: Path) -> Any:
-    """What inspector predicts ADK does with F: "refused", or the contents of its next request."""
+    """What inspector predicts ADK does with F: "refused", or the contents of its next request and
+    whether the judge's message is in it (not when the next message goes to a task in progress:
+    a `file_structure` finding `next_message_scoped`)."""
     from inspector.analysis import analyze
     from inspector.formats import load
     from tests.test_adk_accepts import predicted_contents
 
-    if any(x.code == "resume_refused" for x in analyze(load(str(f))).findings):
+    findings = analyze(load(str(f))).findings
+    if any(x.code == "resume_refused" for x in findings):
         return "refused"
-    return predicted_contents(f, repair_campaign.predicted_messages(f))
+    judge_sent = not any(x.code == "file_structure" and x.data.get("problem") == "next_message_scoped" for x in findings)
+    return predicted_contents(f, repair_campaign.predicted_messages(f)), judge_sent
 
 
 def _job(label: str, f: Path) -> dict[str, Any]:
@@ -82,7 +86,7 @@ def check(written: list[tuple[str, Path]], scratch: Path) -> list[tuple[str, str
             rows.append((label, None if refused == (want == "refused") else
                          f"ADK {'refused: ' + sent['error'].splitlines()[0][:120] if refused else 'resumed'}, inspector predicted {'refused' if want == 'refused' else 'a request'}"))
         else:
-            why = resumed_as_predicted(sent, want)
+            why = resumed_as_predicted(sent, *want)
             rows.append((label, None if why is None else json.dumps(why, default=str)[:400]))
     return rows
 
