@@ -1006,11 +1006,17 @@ def test_a_reply_with_unanswered_calls_is_sent_as_claude_code_sends_it(tmp_path:
 def test_a_followed_transcript_leaves_out_a_reply_once_the_conversation_goes_on(tmp_path: Path, case: str) -> None:
     """The live follower, one line at a time: what it says is sent equals a fresh analysis at
     every step (a reply at the end keeps its call until a prompt follows it unanswered)."""
+    tail, _ = UNANSWERED_CASES[case]
+    assert follow_each_line(tmp_path, [_line("user", "u0", None, "first prompt"), *tail], case)  # (not all read again whole)
+
+
+def follow_each_line(tmp_path: Path, objs: list[dict[str, Any]], case: str) -> int:
+    """`objs` written to a transcript one line at a time, followed live: at every step the follower
+    says what a fresh analysis says. How many looks grew the ledger from the appended line."""
     from inspector.live.incremental import GROWN, Follower
     from tests.test_incremental import followed_json, full_json
 
-    tail, _ = UNANSWERED_CASES[case]
-    lines = [json.dumps(o).encode() + b"\n" for o in [_line("user", "u0", None, "first prompt"), *tail]]
+    lines = [json.dumps(o).encode() + b"\n" for o in objs]
     f = tmp_path / "t.jsonl"
     f.write_bytes(lines[0])
     fol = Follower(str(f))
@@ -1022,7 +1028,7 @@ def test_a_followed_transcript_leaves_out_a_reply_once_the_conversation_goes_on(
         up = fol.poll()
         grown += up is not None and up.whole == GROWN
         assert followed_json(fol) == full_json(str(f), str(f)), (case, line)
-    assert grown  # (not all of it read again whole)
+    return grown
 
 
 def test_a_line_without_a_uuid_is_reached_by_time_and_sent() -> None:

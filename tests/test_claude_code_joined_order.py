@@ -14,7 +14,6 @@ orphans.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.analysis.engine import Report
 from inspector.formats import load, load_bytes
-from tests.test_claude_code import _boundary, _jsonl, _line, _summary
+from tests.test_claude_code import _boundary, _jsonl, _line, _summary, follow_each_line
 
 MISSING = "[Tool result missing due to internal error]"
 
@@ -161,22 +160,7 @@ def test_a_result_after_the_summary_with_no_reply_before_it_is_removed(prompt: b
 def test_a_followed_joined_message_is_what_a_fresh_analysis_says(tmp_path: Path, case: str) -> None:
     """The live follower, one line at a time (the message is built again from its reply on each
     append: a result after a user's text goes ahead of it, and may be removed or answer a call)."""
-    from inspector.live.incremental import GROWN, Follower
-    from tests.test_incremental import followed_json, full_json
-
-    lines = [json.dumps(o).encode() + b"\n" for o in _turn(*CASES[case][0])]
-    f = tmp_path / "t.jsonl"
-    f.write_bytes(lines[0])
-    fol = Follower(str(f))
-    fol.poll()
-    grown = 0
-    for line in lines[1:]:
-        with open(f, "ab") as out:
-            out.write(line)
-        up = fol.poll()
-        grown += up is not None and up.whole == GROWN
-        assert followed_json(fol) == full_json(str(f), str(f)), (case, line)
-    assert grown
+    assert follow_each_line(tmp_path, _turn(*CASES[case][0]), case)
 
 
 def test_a_followed_line_under_a_line_moved_before_the_boundary_reads_as_the_full_build(tmp_path: Path) -> None:
