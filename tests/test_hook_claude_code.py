@@ -112,18 +112,25 @@ def _calls(o: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)
 
 
-def test_orphans_are_reported_on_resume() -> None:
+def test_a_result_whose_call_is_gone_is_not_sent_and_the_hook_stays_quiet() -> None:
+    """Claude Code 2.1.328 removes from the joined user message a result no call of the reply before
+    it asks for (`Pqi`, tests/peers/claude_code_resume/order_probe.py): no orphan reaches the
+    provider, so there is no orphan to warn of; the line is excluded (before, inspector predicted
+    an orphan sent and the hook warned of one the CLI never sends)."""
     objs = _objs(MANUAL)
-    # the line of the call made after the compaction (Read) gone: its result is sent without it
+    # the line of the call made after the compaction (Read) gone: its result answers no call
     call = max(i for i, o in enumerate(objs) if o.get("type") == "assistant" and _calls(o))
     for o in objs:
         if o.get("parentUuid") == objs[call]["uuid"]:
             o["parentUuid"] = objs[call]["parentUuid"]
+    gone = {b["id"] for b in objs[call]["message"]["content"] if b.get("type") == "tool_use"}
     del objs[call]
     report = analyze(load_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in objs), "orphan.jsonl", fmt="claude_code"))
-    assert any(f.code == "orphan_tool_result" for f in report.findings)
-    ans = json.loads(hook.answer(hook.HookEvent("SessionStart", "orphan.jsonl", source="resume"), report) or "")
-    assert "orphan_tool_result" in ans["systemMessage"]
+    assert not any(f.code == "orphan_tool_result" for f in report.findings)
+    result = next(r for r in report.ledger.records if r.role == "tool" and r.result_id in gone)
+    assert report.states[result.seq] == "excluded"
+    ans = hook.answer(hook.HookEvent("SessionStart", "orphan.jsonl", source="resume"), report)
+    assert ans is None or "orphan_tool_result" not in json.loads(ans)["systemMessage"]
 
 
 # ------------------------------------------------------------------------------ our own errors
