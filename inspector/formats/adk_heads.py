@@ -505,7 +505,6 @@ def _typed_fields(s: _SEvent, author: str | None) -> dict[str, Any]:
         author is not None
         and a is not None
         and s.branch is None
-        and not s.isolation_scope
         and not s.long_running_tool_ids
         and s.error_code is _UNSET
         and a.transfer_to_agent is None
@@ -516,8 +515,6 @@ def _typed_fields(s: _SEvent, author: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"author": author} if author is not None else {}
     if s.branch is not None:
         out["branch"] = s.branch
-    if s.isolation_scope:  # (a string: blank only when "")
-        out["isolation_scope"] = s.isolation_scope
     if s.long_running_tool_ids:
         out["long_running_tool_ids"] = s.long_running_tool_ids
     if (code := s.error_code) is not _UNSET:
@@ -550,7 +547,6 @@ def _typed_head(s: _SEvent) -> Head | None:
         author is not None
         and acts is not None
         and s.branch is None
-        and not s.isolation_scope
         and not s.long_running_tool_ids
         and s.error_code is _UNSET
         and acts.transfer_to_agent is None
