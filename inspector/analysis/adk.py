@@ -270,10 +270,12 @@ def _on_branch_of(b: object, branch: str | None) -> bool:
 
 
 def next_request(
-    led: Ledger, agent: str | None, branch: str | None = None
+    led: Ledger, agent: str | None, branch: str | None = None, dropped: list[int] | None = None
 ) -> tuple[list[ContextItem], set[int]]:
     """The contents ADK sends on the next model call of `agent` running on `branch`, and the seqs
-    it re-injected. (Each event's fields read once, `heads`, by seq: every pass reads them.)"""
+    it re-injected; `dropped` gets the events ADK drops for responses to no call before them (an
+    item sent without some of its responses names them, `ContextItem.removed_results`). (Each
+    event's fields read once, `heads`, by seq: every pass reads them.)"""
     heads = event_heads(led.records)
     filt = _memory_order(led, heads)
     if branch:
@@ -283,11 +285,14 @@ def next_request(
     # compacted call can come back)
     resp = message_response_ids_by_seq([r for r, summ in seq_list if not summ])
     seq_list, reinjected, resp = _recover_compacted_function_calls(filt, seq_list, resp)
-    rows = _rows_for_agent(seq_list, agent, heads, resp)
+    removed: dict[int, list[str]] = {}
+    rows = _rows_for_agent(seq_list, agent, heads, resp, dropped, removed)
     rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
     ctx = _context_items(rows, heads)
     for i, it in enumerate(ctx):
         it.index = i
+        if removed and it.seq in removed and it.kind == "message":
+            it.removed_results = removed[it.seq]
     return ctx, reinjected
 
 
@@ -499,10 +504,13 @@ def _rows_for_agent(
     agent: str | None,
     heads: dict[int, dict[str, Any]],
     resp: dict[int, Sequence[str]],
+    dropped: list[int] | None = None,
+    removed: dict[int, list[str]] | None = None,
 ) -> list[Row]:
     """One row per event: other agents' events marked for conversion to context, responses kept
-    only to calls seen before them (`_drop_orphaned_function_responses`). (`_author` of each
-    from `heads`, its response ids from `resp`.)"""
+    only to calls seen before them (`_drop_orphaned_function_responses`: an event left with none
+    to `dropped`, the responses removed from one kept to `removed`). (`_author` of each from
+    `heads`, its response ids from `resp`.)"""
     # Whose calls are these (other agents' responses are presented as context too).
     call_author: dict[str, str] = {}
     for r, summ in seq_list:
@@ -536,7 +544,11 @@ def _rows_for_agent(
             if not kept and not _idless_answer(loose, idless_calls) and r.message is not None and all(
                 b.type == "tool_result" for b in r.message.blocks
             ):
+                if dropped is not None:
+                    dropped.append(r.seq)
                 continue  # _drop_orphaned_function_responses
+            if len(kept) != len(resps) and removed is not None:
+                removed[r.seq] = [x for x in resps if x not in kept]
             resps = kept
         seen_calls.update(calls)
         if loose:

@@ -11,7 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress, islice, repeat
 from operator import lt, sub
@@ -237,6 +237,9 @@ class ContextItem(msgspec.Struct, gc=False):
     tool_call_ids: Sequence[str] = ()
     tool_result_id: str | None = None
     orphan: bool = False  # a tool result whose call is not in the context
+    # The results of this line the runtime removes from the request (it sends the rest of the
+    # line: Claude Code's `Pqi`); whole lines removed are the report's `dropped_results`.
+    removed_results: Sequence[str] = ()
     unanswered: Sequence[str] = ()  # calls with no result in the context
     note: str | None = None  # how the runtime derives this item from the file, when not as written
     # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
@@ -274,6 +277,10 @@ class Report:
     lost_to_runtime: list[int]  # seqs on the recovered path the runtime cannot reach
     broken_tree: list[Diagnostic]
     _tokenizer: Tokenizer
+    # The seqs of the lines holding only tool results the runtime removes from the next request, a
+    # result it cannot pair with a call of the request (Claude Code, OpenClaw, Codex): excluded,
+    # never read by the model. A line it sends the rest of names them in `ContextItem.removed_results`.
+    dropped_results: list[int] = field(default_factory=list)
     # What extending this report after an append needs beyond it (analysis.incremental), built on
     # the first extension; None until then.
     _growth: Any = None
@@ -831,7 +838,7 @@ def effective_context(
     if rt.replaces_history:
         from inspector.analysis.replacement import replacement_context
 
-        return replacement_context(led, path, views, rt, scan)
+        return replacement_context(led, path, views, rt, scan, left_out)
     records = led.records
     items: list[ContextItem] = []
     sources: list[int]
@@ -924,6 +931,8 @@ def sent_items(
             else:
                 orphan = True
             if orphan and rt.drops_orphan_results:
+                if left_out is not None:
+                    left_out.append(s)
                 continue
             append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
@@ -1000,7 +1009,10 @@ def unpaired_results(
             kept.append(b.call_id)
     gone = [r for r in rids if r not in kept]
     note = f"{rt.name} removes its result{'s' if len(gone) != 1 else ''} for {', '.join(gone) or 'a call with no id'}: no call of the reply right before its message"
-    item = ContextItem(0, "tool" if kept else "user", "message", rec.seq, rec.id, rec.line, False, "", tool_result_id=kept[0] if kept else None, note=note)
+    item = ContextItem(
+        0, "tool" if kept else "user", "message", rec.seq, rec.id, rec.line, False, "", tool_result_id=kept[0] if kept else None, note=note,
+        removed_results=gone,
+    )
     if kept or other:
         items.append(item)
         return
@@ -1021,15 +1033,6 @@ def marked_item(rec: Record, rt: Runtime) -> ContextItem:
     content (text and calls) left out, its tokens the marker's."""
     note = f"{rt.name} sends this failed reply (stop reason {rec.stop_reason}) as its failed-turn marker, not as written"
     return ContextItem(0, "assistant", "message", rec.seq, rec.id, rec.line, False, rt.failed_turn_marker, note=note)
-
-
-def dropped_orphans(led: Ledger, ctx: list[ContextItem], states: list[Any]) -> None:
-    """The tool results a runtime that leaves orphans out (`Runtime.drops_orphan_results`) does not
-    send though they stand where a result is sent: excluded, not live."""
-    sent = {it.seq for it in ctx}
-    for r in led.records:
-        if r.role == "tool" and states[r.seq] in (LIVE, RETAINED) and r.seq not in sent:
-            states[r.seq] = EXCLUDED
 
 
 def exclude(states: list[Any], seqs: list[int]) -> None:
@@ -1384,15 +1387,17 @@ def analyze(
         lost = [s for s in rp if s not in on and led.records[s].kind == "message"]
     if led.runtime_rejects_file:
         lost = [r.seq for r in led.records if r.kind == "message"]
+    left_out: list[int] = []
     if rt.context_rule == "timestamp_ranges":
         from inspector.analysis import adk
 
         views = adk.views(led, path)
         agent = led.header.get("next_agent") if led.header else None
         branch = led.header.get("next_agent_branch") if led.header else None
-        ctx, reinjected = adk.next_request(led, agent, branch)
+        ctx, reinjected = adk.next_request(led, agent, branch, left_out)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
+        exclude(states, left_out)
     else:
         if scan is None:
             # (a linear runtime's path is its records in file order, each once: `active_path`)
@@ -1400,12 +1405,9 @@ def analyze(
             scan = PathScan(led.records, path, rt, True if not rt.tree else None, ix.marks if ix is not None else None, ix.codes if ix is not None else None)
         views = checkpoint_views(led, path, rt, scan)
         forgotten = frozenset() if reloaded else forgotten_overflows(led, path, rt, window if window is not None else led.settings.window)
-        left_out: list[int] = []
         ctx = effective_context(led, path, views, rt, tok, forgotten, scan, left_out)
         total, source = context_total(led, ctx, views, tok)
         states, summarized_by, on_path = coverage(led, path, views, rt, set(lost), forgotten, scan)
-        if rt.drops_orphan_results:
-            dropped_orphans(led, ctx, states)
         exclude(states, left_out)
     win = window if window is not None else led.settings.window
     res = reserve if reserve is not None else led.settings.reserve
@@ -1428,6 +1430,7 @@ def analyze(
         lost_to_runtime=lost,
         broken_tree=broken,
         _tokenizer=tok,
+        dropped_results=left_out,
         _scan=scan,
     )
     report.findings = find_all(report)

@@ -294,6 +294,8 @@ def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
         out["note"] = it.note
     if it.on_resume:
         out["on_resume"] = True
+    if it.removed_results:
+        out["removed_results"] = list(it.removed_results)
     if it.seq is not None and report.states[it.seq] == "retained" and report.summarized_by[it.seq]:
         out["also_summarized_by"] = report.summarized_by[it.seq]  # kept raw and represented too
     if it.role == "assistant":

@@ -38,6 +38,7 @@ CODES: dict[str, str] = {
     "file_structure": "the file reads, but how it is put together changes what it holds (another session's header in it, UI events without history)",
     "checkpoint_not_replayed": "a checkpoint the runtime will not replay (refused at load, its prefix no longer matches, or made on another route): the raw history is sent",
     "dropped_tool_call": "a tool call the runtime drops from the next request because nothing answers it",
+    "dropped_tool_result": "a tool result the runtime removes from the next request because it pairs it with no call there: the model never reads that output",
     "resume_refused": "the runtime refuses to resume the session at all: it stops with an error and sends nothing",
     "request_fails": "the runtime cannot build its next request (an entry on the path or a message in it has a shape its code fails on): it stops with an error, every time, and sends nothing",
     "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
@@ -53,6 +54,9 @@ RUNTIME_PROBLEMS: dict[str, str] = {
     "outside_history_window": "history_window",
     "resume_refused": "resume_refused",
 }
+# Adapters' diagnostics naming a tool result the runtime drops from the request it builds (adk-go's
+# `response_without_call`): reported with the results the analysis finds removed (`_dropped_results`).
+RESULT_DROPS = frozenset({"response_without_call"})
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
 
@@ -134,7 +138,9 @@ def find_history(report: Report) -> list[Finding]:
 
 
 # The codes only `find_tail` emits (an incremental update recomputes them, keeps the others).
-TAIL_CODES = frozenset({"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "over_budget", "request_fails"})
+TAIL_CODES = frozenset(
+    {"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "dropped_tool_result", "over_budget", "request_fails"}
+)
 
 
 def find_tail(report: Report) -> list[Finding]:
@@ -142,6 +148,7 @@ def find_tail(report: Report) -> list[Finding]:
     out: list[Finding] = []
     out += _live_question(report)
     out += _tool_pairing(report)
+    out += _dropped_results(report)
     out += _over_budget(report)
     out += _request_fails(report)
     return out
@@ -194,7 +201,7 @@ def _malformed(report: Report) -> list[Finding]:
     out: list[Finding] = []
     lost = set(report.lost_to_runtime)
     for d in led.diagnostics:
-        if d.problem in NOTE_PROBLEMS or d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND):
+        if d.problem in NOTE_PROBLEMS or d.problem in RESULT_DROPS or d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND):
             continue  # which session of a database was read (ADK), ...: information; what the runtime fails on: `_request_fails`
         if d.problem in RUNTIME_PROBLEMS:
             out.append(Finding(RUNTIME_PROBLEMS[d.problem], d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
@@ -756,6 +763,48 @@ def _tool_pairing(report: Report) -> list[Finding]:
                 )
             )
     return out
+
+
+def _dropped_results(report: Report) -> list[Finding]:
+    """The tool results on the path the runtime removes from the next request, pairing them with
+    no call there (a call the request does not hold, or not where the runtime pairs them): the
+    model never reads that output, though the user saw it. A line removed whole
+    (`Report.dropped_results`), a line sent without some of its results
+    (`ContextItem.removed_results`), in the adapter's own words where it names the line
+    (`RESULT_DROPS`)."""
+    records = report.ledger.records
+    said = {d.seqs[0]: d for d in report.ledger.diagnostics if d.problem in RESULT_DROPS and d.seqs}
+    lines = [(s, _answered_calls(records[s]), False) for s in report.dropped_results]
+    lines += [(it.seq, list(it.removed_results), True) for it in report.context if it.removed_results and it.seq is not None]
+    lines.sort(key=operator.itemgetter(0))
+    out: list[Finding] = []
+    for s, calls, rest_sent in lines:
+        d = said.pop(s, None)
+        msg = d.message if d is not None else _dropped_message(report, s, calls, rest_sent)
+        data: dict[str, object] = {"calls": calls} if d is None else {"calls": calls, "line": d.line, "problem": d.problem}
+        out.append(Finding("dropped_tool_result", "warning", msg, [s], data=data))
+    for d in said.values():  # (named by the adapter, not found removed by the request built here)
+        out.append(Finding("dropped_tool_result", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
+    return sorted(out, key=lambda f: f.records[0])
+
+
+def _answered_calls(rec: Record) -> list[str]:
+    """The calls a tool message answers, read from its message (a few lines: the ones dropped)."""
+    m = rec.message
+    ids = m.tool_result_ids() if m is not None else []
+    return ids or ([rec.result_id] if rec.result_id is not None else [])
+
+
+def _dropped_message(report: Report, s: int, calls: list[str], rest_sent: bool) -> str:
+    many = len(calls) > 1
+    ids = ", ".join(quote(c) for c in calls) or "a call with no id"
+    them = "them" if many else "it"
+    rest = "; the rest of that line is sent" if rest_sent else ""
+    return (
+        f"The tool result{'s' if many else ''} for {ids} on {_at(report, report.ledger.records[s].line)} {'are' if many else 'is'} "
+        f"left out of the next request: {report.runtime.name} pairs {them} with no call in the request and removes {them}{rest}. "
+        "The model never reads that output."
+    )
 
 
 def _over_budget(report: Report) -> list[Finding]:

@@ -59,7 +59,6 @@ from inspector.analysis.engine import (
     analyze,
     append_resume_reply,
     context_total,
-    dropped_orphans,
     effective_context,
     exclude,
     forgotten_overflows,
@@ -118,15 +117,13 @@ def extend_report(
             states[r.seq] = EXCLUDED if excluded else LIVE
     views = old.checkpoints
     left_out: list[int] = []
-    ctx = extend_replacement(old, led, grown) if rt.replaces_history else extend_sent(old, led, path, left_out)
-    if ctx is not None and rt.drops_orphan_results and any(r.role == "tool" for r in records[added:]):
-        ctx = None  # (a new result may be an orphan the runtime leaves out: its state too, `engine.dropped_orphans`)
+    ctx = extend_replacement(old, led, grown, left_out) if rt.replaces_history else extend_sent(old, led, path, left_out)
+    dropped = {*old.dropped_results, *left_out}  # (an append removes no earlier line's result, nor sends one removed)
     if ctx is None:
         left_out.clear()
         ctx = effective_context(led, path, views, rt, tok, left_out=left_out)
         reuse_tokens(old.context, ctx, old.ledger.records, records)
-    if rt.drops_orphan_results:
-        dropped_orphans(led, ctx, states)
+        dropped = set(left_out)
     exclude(states, left_out)
     total, source = context_total(led, ctx, views, tok)
     report = dataclasses.replace(  # what the append cannot change is the old report's
@@ -142,6 +139,7 @@ def extend_report(
         window=win,
         reserve=res,
         findings=[],
+        dropped_results=sorted(dropped),
         _growth=old._growth,
     )
     old._growth = None  # (handed on: it is changed in place)
@@ -340,7 +338,7 @@ def _entry_result(records: list[Record], e: int | ContextItem) -> str | None:
     return replacement.result_id(records[e]) if isinstance(e, int) else e.tool_result_id if e.role == "tool" else None
 
 
-def extend_replacement(old: Report, led: Ledger, grown: list[int]) -> list[ContextItem] | None:
+def extend_replacement(old: Report, led: Ledger, grown: list[int], left_out: list[int] | None = None) -> list[ContextItem] | None:
     """The next request of `old` grown by the path's new seqs `grown`, for a runtime whose request
     pairs calls and outputs across all of it: the old items, then the new entries' items; an
     earlier call the append answers loses its synthetic output (the items after it renumbered);
@@ -377,7 +375,7 @@ def extend_replacement(old: Report, led: Ledger, grown: list[int]) -> list[Conte
     for rid in (_entry_result(records, e) for e in new_entries):
         if rid is not None and rid not in st.calls:
             st.removed.add(rid)
-    for it in replacement.request_items(records, new_entries, st.calls, st.answered, rt):
+    for it in replacement.request_items(records, new_entries, st.calls, st.answered, rt, left_out):
         it.index = len(ctx)
         ctx.append(it)
         for c in it.unanswered:
@@ -610,7 +608,8 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
     recs = led.records
     tail = dataclasses.replace(led, records=recs[st.cut :], diagnostics=[])
     agent = (led.header or {}).get("next_agent")
-    tail_ctx, reinjected = adk.next_request(tail, agent)
+    tail_dropped: list[int] = []
+    tail_ctx, reinjected = adk.next_request(tail, agent, dropped=tail_dropped)
     if reinjected:
         return None
     old_tail = old.context[st.prefix_items :]
@@ -625,6 +624,7 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
             states.append(EXCLUDED if out else LIVE)
         else:
             states.append(None)
+    exclude(states, tail_dropped)  # (a response kept or dropped by the calls before it: none of the prefix's changes)
     tok = old._tokenizer
     total, source = context_total(led, ctx, old.checkpoints, tok)
     report = dataclasses.replace(
@@ -638,6 +638,7 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
         context_tokens=total,
         tokens_source=source,
         findings=[],
+        dropped_results=[s for s in old.dropped_results if s < st.cut] + tail_dropped,
         _growth=None,
     )
     st.appended_order = _appended_after(st.appended_order, report, [r.seq for r in new])

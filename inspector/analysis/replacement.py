@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 
 def replacement_context(
-    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan | None = None
+    led: Ledger, path: list[int], views: list[CheckpointView], rt: Runtime, scan: PathScan | None = None,
+    left_out: list[int] | None = None,
 ) -> list[ContextItem]:
-    """`scan`: the path's `PathScan`, where the messages sent are read from (else the records)."""
+    """`scan`: the path's `PathScan`, where the messages sent are read from (else the records);
+    `left_out` gets the outputs the runtime removes for want of their call."""
     from inspector.analysis.engine import ContextItem
 
     records = led.records
@@ -33,7 +35,7 @@ def replacement_context(
     items: list[ContextItem] = []
     if led.instructions:
         items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions, note=led.instructions_note))
-    items += request_items(records, entries, calls, answered, rt)
+    items += request_items(records, entries, calls, answered, rt, left_out)
     for i, it in enumerate(items):
         it.index = i
     return items
@@ -126,11 +128,12 @@ def result_id(rec: Record) -> str | None:
 
 
 def request_items(
-    records: list[Record], entries: list[int | ContextItem], calls: set[str], answered: set[str], rt: Runtime
+    records: list[Record], entries: list[int | ContextItem], calls: set[str], answered: set[str], rt: Runtime,
+    left_out: list[int] | None = None,
 ) -> list[ContextItem]:
     """The items of `entries` as the runtime sends them, given every call and result id of the
-    request: an output whose call is not in it removed, a call with no output anywhere followed
-    by the runtime's synthetic one (indexes not set)."""
+    request: an output whose call is not in it removed (its record's seq to `left_out`), a call
+    with no output anywhere followed by the runtime's synthetic one (indexes not set)."""
     from inspector.analysis.engine import ContextItem, flag_unanswered
 
     items: list[ContextItem] = []
@@ -142,6 +145,8 @@ def request_items(
             if role == "tool":
                 rid = rec.result_id
                 if rid is None or rid not in calls:
+                    if left_out is not None:
+                        left_out.append(e)
                     continue  # Codex removes an output whose call is not in the history
                 append(ContextItem(0, "tool", "message", e, rec.id, rec.line, False, "", tool_result_id=rid))
                 continue

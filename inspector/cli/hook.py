@@ -52,9 +52,10 @@ from inspector.cli import args as argtypes
 from inspector.formats import LoadError, claude_code, load, pi
 from inspector.ledger.jsontext import dumps_text
 
-# The findings the hook speaks about: history the model lost, tool pairs the request breaks, and a
-# request too large for the window.
-HOOK_CODES: tuple[str, ...] = ("hole", "orphan_tool_result", "unanswered_tool_call", "over_budget")
+# The findings the hook speaks about: history the model lost, tool pairs the request breaks (or the
+# runtime mends by removing a result the model then never reads), and a request too large for the
+# window.
+HOOK_CODES: tuple[str, ...] = ("hole", "orphan_tool_result", "unanswered_tool_call", "dropped_tool_result", "over_budget")
 # What stays true however the pending compaction summarizes (see the module docstring).
 SURVIVES_COMPACTION: tuple[str, ...] = ("hole",)
 # SessionStart sources the check runs for (startup and clear begin with an empty context).
@@ -294,7 +295,7 @@ class _HookParser(argparse.ArgumentParser):
         self.exit(self.usage_exit, f"{self.prog}: error: {message}\n")
 
 
-HELP = "run as a Claude Code hook or from the pi extension: warn when a compaction or resume finds holes, orphans or an over-budget request"
+HELP = "run as a Claude Code hook or from the pi extension: warn when a compaction or resume finds holes, orphans, dropped tool results or an over-budget request"
 DESCRIPTION = (
     "claude-code: run as a Claude Code hook (SessionStart with matcher compact|resume, and PreCompact): read the "
     "hook event on stdin, analyse its transcript, and answer in Claude Code's hook output format: a warning for "

@@ -201,6 +201,10 @@ class ContextItem(Closed):
     on_resume: bool | Absent = omitted(
         "true for an item the runtime adds when it resumes the session, not while it runs (Claude Code's reply to a turn it finds unfinished)"
     )
+    removed_results: list[str] | Absent = omitted(
+        "the tool results of this item's line the runtime removes from the request, pairing them with no call in it "
+        "(Claude Code, google-adk); the rest of the line is sent (finding `dropped_tool_result`)"
+    )
     also_summarized_by: int | Absent = omitted("a retained item a checkpoint's summary also represents: that checkpoint's index")
     tool_call_ids: list[str] | Absent = omitted("assistant items: the calls it makes")
     unanswered: list[str] | Absent = omitted("assistant items: the calls with no result in the request")
