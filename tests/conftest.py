@@ -19,6 +19,40 @@ def need_shared(path: Path) -> Path:
     return path
 
 
+# The test files that take longest, slowest first (seconds of one run of the suite on two workers,
+# `pytest -n 2 --junitxml`, summed per file: session 33). With `--dist loadfile` a file runs whole on
+# one worker; pytest-xdist queues files in collection order (`--no-loadscope-reorder`, pyproject),
+# so these start first and the many short files fill in around them, instead of a real runtime's
+# probes (one test of minutes) starting last, alone on a core, while the other worker idles.
+SLOWEST_FIRST: tuple[str, ...] = (
+    "test_openclaw_line_rule.py",  # 164 s: the real OpenClaw on 15 damaged stores
+    "test_openclaw_accepts.py",  # 98 s
+    "test_openclaw_leaf_rule.py",  # 85 s
+    "test_codex_repair_probe.py",  # 73 s
+    "test_differential.py",  # 69 s
+    "test_bad_input_types.py",  # 61 s
+    "test_claude_code_line_rule.py",  # 55 s
+    "test_claude_code_repair_probe.py",  # 46 s
+    "test_adk_heads.py",  # 46 s
+    "test_tui_lazy_static.py",  # 40 s
+    "test_fuzz.py",  # 39 s
+    "test_pi_line_rule.py",  # 29 s
+    "test_lone_surrogates.py",  # 28 s
+    "test_claude_code_accepts.py",  # 28 s
+    "test_adk_repair_probe.py",  # 27 s
+    "test_large_lines.py",  # 27 s
+    "test_tui_repair.py",  # 26 s
+    "test_pi_repair_probe.py",  # 25 s
+    "test_tui_session.py",  # 24 s
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first (`SLOWEST_FIRST`), the rest in their order (a stable sort)."""
+    rank = {name: k for k, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(rank)))
+
+
 @pytest.fixture(autouse=True)
 def _offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests count tokens the way a machine without internet does: deterministic everywhere."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,24 @@ class NotInstalled(RuntimeError):
 
 
 def resume(store: Path, session_id: str, message: str, scratch: Path) -> tuple[int, list[dict[str, Any]]]:
-    """(OpenClaw's exit code, every request it sent) for one turn on a copy of `store`."""
+    """(OpenClaw's exit code, every request it sent) for one turn on a copy of `store`. Run once
+    more, on a fresh copy, where node itself aborted in its zlib stream as the process exited (seen
+    once in a CI run with three processes on two cores: "CompressionStream" in node's own assertion,
+    SIGABRT, after the reply was received): a crash of node's, no verdict on the store."""
     if not NODE.exists() or not OPENCLAW.exists():
         raise NotInstalled(f"OpenClaw 2026.9.6 is not installed at {OPENCLAW.parent}: run {HERE / 'install.sh'}")
+    rc, reqs = _resume_once(store, session_id, message, scratch)
+    log = scratch / "openclaw.stderr.log"
+    if rc == -signal.SIGABRT and log.exists() and NODE_ZLIB_ABORT in log.read_text(encoding="utf-8", errors="replace"):
+        shutil.copyfile(log, scratch.with_name(f"{scratch.name}.node-abort.log"))
+        rc, reqs = _resume_once(store, session_id, message, scratch)
+    return rc, reqs
+
+
+NODE_ZLIB_ABORT = "CompressionStream"
+
+
+def _resume_once(store: Path, session_id: str, message: str, scratch: Path) -> tuple[int, list[dict[str, Any]]]:
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     with offline_openclaw(scratch, {"turns": {}}) as (env, ws, raw):
