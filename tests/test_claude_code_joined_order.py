@@ -7,7 +7,7 @@ result whose call the reply right before the message does not make, a second res
 too; a message left with nothing is sent as "(no content)", or as its own placeholder when it opens
 the request. `context --json` predicts the items in that order (a line holding a result and text is
 an item where its result is). Checked against the real CLI by
-`tests/peers/claude_code_resume/order_probe.py` (21 probes; before, 18 differed); here without it.
+`tests/peers/claude_code_resume/order_probe.py` (21 of its probes; before, 18 differed); here without it.
 Before, inspector sent the items in line order, its synthetic results last, and such results as
 orphans.
 """

@@ -5,6 +5,7 @@ for record, wherever they meet, including lines that need recovery in the helper
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -404,7 +405,6 @@ def test_a_session_of_a_hundred_megabytes_is_read_by_one_process(tmp_path: Path)
 
 def _load_in_a_thread(path: Path) -> Ledger:
     """`load` as the app runs it: in a worker thread, where no helper may be forked."""
-    import threading
 
     out: list[Ledger] = []
     t = threading.Thread(target=lambda: out.append(load(str(path), fingerprint=False)))
@@ -415,6 +415,10 @@ def _load_in_a_thread(path: Path) -> Ledger:
 
 @pytest.fixture
 def ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A helper forks only while the process has one thread: one an earlier test in this worker left
+    # running (a scripted server's timer, ...) would make every fork here refuse.
+    alive = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not alive, f"threads an earlier test left running in this pytest worker: {alive}"
     monkeypatch.setattr(par, "CHUNK_BYTES", CHUNK)
     monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SMALL)
     yield

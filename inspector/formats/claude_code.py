@@ -1224,7 +1224,7 @@ def _active_path(
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
-    dangling = _leave_out_unanswered(records, path, led.diagnostics)
+    dangling = _leave_out_unanswered(records, path, led.diagnostics, _reply_lines(src) if isinstance(src, _Source) else lambda _: None)
     if isinstance(src, _Source):
         src.dangling, src.tail_calls = dangling
     ids = [records[s].id for s in path]
@@ -1343,16 +1343,20 @@ def _side(o: dict[str, Any]) -> Any:
 
 
 def _leave_out_unanswered(
-    records: list[Record], path: list[int], diags: list[Diagnostic]
+    records: list[Record], path: list[int], diags: list[Diagnostic], lines_of: Callable[[int], list[tuple[str, ...]] | None]
 ) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
-    """Claude Code 2.1.328 leaves out of what it sends a reply whose every tool call goes without a
-    result in the conversation when the conversation goes on after it (observed on resume, the
-    real CLI: a reply `[text, call]` followed by a user line is not sent at all, its text neither;
-    one some of whose calls are answered is sent, the others given "[Tool result missing due to
+    """Claude Code 2.1.328 leaves out of what it sends each assistant line all of whose tool calls
+    go without a result when the conversation goes on after it (`lre`, offset 322803002, on
+    resume; observed with the real CLI: a reply `[text, call]` on one line followed by a user line
+    is not sent at all, its text neither; a reply's parallel calls, written a line each, lose the
+    lines of the calls not answered, no result made up for them, and a line of its text is sent;
+    a line some of whose calls are answered is sent, the others given "[Tool result missing due to
     internal error]"; the calls of the replies the conversation ends on get its "[Tool call
-    interrupted ...]" results instead). Such a reply, after the path's newest checkpoint, is marked
-    never sent, with a diagnostic. Returns the calls on the path no line answers, and the calls
-    of each reply the path ends on (`extend` keeps both)."""
+    interrupted ...]" results instead). A reply left with no line, after the path's newest
+    checkpoint, is marked never sent; one left with some loses the calls of the others
+    (`lines_of`: the calls of each line of a reply written on several); each with a diagnostic.
+    Returns the calls on the path no line answers, and the calls of each reply the path ends on
+    (`extend` keeps both)."""
     answered = {c for s in path if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
     calls = [s for s in path if records[s].call_ids]
     dangling = frozenset(c for s in calls for c in records[s].call_ids if c not in answered)
@@ -1364,22 +1368,73 @@ def _leave_out_unanswered(
         tail -= 1
     ending = tuple(frozenset(records[s].call_ids) for s in path[tail:] if records[s].call_ids)
     after = set(path[start + 1 : tail])
+    open_turn = _open_turn(records, path)
     for s in calls:
         r = records[s]
-        if s in after and r.role == "assistant" and not r.never_sent and not any(c in answered for c in r.call_ids):
+        if s not in after or r.role != "assistant" or r.never_sent or all(c in answered for c in r.call_ids):
+            continue
+        lines = lines_of(s)
+        gone = [*dict.fromkeys(c for line in lines or [r.call_ids] for c in line if not any(x in answered for x in line))]
+        if not gone:
+            continue  # (a line holding an answered call keeps its others: results made up for them)
+        whole = lines is None or all(line and not any(x in answered for x in line) for line in lines)
+        if not whole and s in open_turn:
+            continue  # (the turn the session stopped in: Claude Code answers such calls on resume instead)
+        if whole:
             r.never_sent = True
-            ids = ", ".join(quote(c) for c in r.call_ids)
-            many = len(r.call_ids) > 1
-            diags.append(
-                Diagnostic(
-                    r.line,
-                    "skipped_by_runtime",
-                    f"line {r.line}: the tool call{'s' if many else ''} {ids} of this reply never get{'' if many else 's'} a result, "
-                    "and the conversation goes on after it: Claude Code leaves the whole reply out of what it sends; kept here, never sent",
-                    seqs=[s],
-                )
-            )
+        else:
+            r.call_ids = tuple(c for c in r.call_ids if c not in gone)
+        diags.append(_left_out_diagnostic(r, gone, whole))
     return dangling, ending
+
+
+def _open_turn(records: list[Record], path: list[int]) -> set[int]:
+    """The messages of the turn the session stopped in, when it stopped before the turn was done
+    (its last message not a reply without calls): after its prompt (a user's message; a line of
+    tool results is none). Claude Code answers the calls of such a turn that no line answers with
+    its "[Tool call interrupted ...]" results on resume (observed: order probe "parallel calls on
+    their own lines, one answered, session ends"), so none of its lines is left out for them."""
+    out: set[int] = set()
+    for s in reversed(path):
+        r = records[s]
+        if r.kind != "message":
+            continue
+        if not out and r.role == "assistant" and not r.call_ids:
+            return out  # (the turn is done)
+        if r.role == "user":
+            break
+        out.add(s)
+    return out
+
+
+def _left_out_diagnostic(r: Record, gone: list[str], whole: bool) -> Diagnostic:
+    many = len(gone) > 1
+    ids = ", ".join(quote(c) for c in gone)
+    what = (
+        "Claude Code leaves the whole reply out of what it sends; kept here, never sent" if whole
+        else f"Claude Code leaves the line{'s' if many else ''} making {'them' if many else 'it'} out of what it sends (no result "
+        "is made up for it), and sends the reply's other lines"
+    )
+    return Diagnostic(
+        r.line,
+        "skipped_by_runtime",
+        f"line {r.line}: the tool call{'s' if many else ''} {ids} of this reply never get{'' if many else 's'} a result, and the "
+        f"conversation goes on after it: {what}",
+        seqs=[r.seq],
+    )
+
+
+def _reply_lines(src: _Source) -> Callable[[int], list[tuple[str, ...]] | None]:
+    """The calls of each line of a reply written on several (`_Source.merged`), read from its
+    lines (a few replies: those with a call left unanswered); None for a reply on one line."""
+
+    def lines_of(seq: int) -> list[tuple[str, ...]] | None:
+        seqs = src.merged.get(seq)
+        if not seqs:
+            return None
+        return [tuple(src._own_message(src.records[x], check=True)[0].tool_call_ids()) for x in seqs]
+
+    return lines_of
 
 
 def _sent_from(records: list[Record], path: list[int]) -> int:
@@ -1419,6 +1474,34 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     src.dangling = (src.dangling - results) | frozenset().union(*tail)
     src.tail_calls = tail if k else (*src.tail_calls, *tail)
     return True
+
+
+def _lines_left_out_later(
+    led: Ledger, records: list[Record], leaf: int, segment: list[int], merged: dict[int, list[int]], new_merged: dict[int, list[int]]
+) -> bool:
+    """Whether the lines `segment` adds to the path make Claude Code leave out a line of a reply the
+    old path holds or `segment` brings (`_leave_out_unanswered`: a reply on several lines with a
+    call no line answers, once its turn is over): the segment opens a new turn (a user's prompt),
+    or ends the path on a reply without calls (the turn done), and a reply of the turn before it,
+    written on several lines (`merged`, the source's; `new_merged`, the append's), has such a call."""
+    msgs = [records[s] for s in segment if records[s].kind == "message"]
+    if not msgs or not (any(r.role == "user" for r in msgs) or (msgs[-1].role == "assistant" and not msgs[-1].call_ids)):
+        return False
+    by_id = led.by_id()
+    several = lambda s: s in merged or s in new_merged  # noqa: E731
+    replies = [s for s in segment if records[s].kind == "message" and records[s].role == "assistant" and several(s)]
+    answered = {c for r in msgs if r.role == "tool" for c in _result_ids(r)}
+    cur: int | None = leaf
+    while cur is not None:  # (the old path's last turn, back to its prompt)
+        r = records[cur]
+        if r.kind == "message" and r.role == "user":
+            break
+        if r.kind == "message" and r.role == "tool":
+            answered.update(_result_ids(r))
+        elif r.kind == "message" and r.role == "assistant" and several(cur):
+            replies.append(cur)
+        cur = by_id.get(r.parent_id) if r.parent_id is not None else None
+    return any(not answered.issuperset(records[s].call_ids) for s in replies)
 
 
 def _walk_chain(
@@ -1824,6 +1907,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
         return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
     if not _keeps_unanswered_as_they_were(src, st.records, segment):
+        return None
+    if _lines_left_out_later(led, st.records, leaf, segment, src.merged, merged):
         return None
     _link_subagents(new, led.path)
     prev_id = records[leaf].id

@@ -358,8 +358,7 @@ def run(sc: dict[str, Any], out: Path) -> dict[str, Any]:
                     continue
             runs.append({"prompt": prompt[:60], "rc": rc, "stderr": err[-300:]})
     finally:
-        srv.shutdown()
-        srv.server_close()
+        h.stop_server(srv)
     f = transcript()
     if f is None:
         raise RuntimeError(f"{sc['name']}: Claude Code wrote no transcript under {home}")

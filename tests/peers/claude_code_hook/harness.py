@@ -27,6 +27,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,19 @@ def _fake_anthropic() -> Any:
     finally:
         sys.path.remove(PEER)
     return fake_anthropic
+
+
+def stop_server(srv: Any) -> None:
+    """Stop the shared peer's fake Messages API and its lifetime timer: `FakeServer.start` arms a
+    `threading.Timer` to shut it down after its lifetime, a thread that would sleep on past the
+    run; a worker process left with threads cannot fork (the forked reading helper's tests, which
+    run after these on the same pytest worker, need it single-threaded)."""
+    srv.shutdown()
+    srv.server_close()
+    for t in threading.enumerate():
+        if isinstance(t, threading.Timer) and getattr(t, "function", None) == srv.shutdown:
+            t.cancel()
+            t.join()
 
 
 def check_installed() -> None:
@@ -192,8 +206,7 @@ def run_session(base: str) -> Session:
                 session_id = obj.get("session_id") or session_id
             runs.append(Run(prompt, rc, stream, err[-2000:]))
     finally:
-        srv.shutdown()
-        srv.server_close()
+        stop_server(srv)
     found = glob.glob(os.path.join(home, ".claude", "projects", "*", f"{session_id}.jsonl"))
     if not found:
         raise HarnessError(f"Claude Code wrote no transcript for session {session_id} under {home}/.claude/projects")

@@ -130,8 +130,7 @@ def resume(transcript: str, base: str, prompt: str = NEXT_PROMPT) -> Resumed:
         args = ["-p", prompt, "--resume", sid, "--output-format", "stream-json", "--verbose", "--allowedTools", ALLOWED]
         rc, _out, err = cli._run_cli(args, work, cli.child_env(home, srv.url, tmp))
     finally:
-        srv.shutdown()
-        srv.server_close()
+        cli.stop_server(srv)
     requests = []
     if os.path.exists(log):
         with open(log) as f:
@@ -426,8 +425,7 @@ def _generate(fa: Any, out_dir: str, scratch: str, names: list[str]) -> dict[str
                     except (ValueError, AttributeError):
                         continue
         finally:
-            srv.shutdown()
-            srv.server_close()
+            cli.stop_server(srv)
         found = glob.glob(os.path.join(home, ".claude", "projects", "*", f"{sid}.jsonl"))
         if not found:
             raise HarnessError(f"{name}: Claude Code wrote no transcript for session {sid}")

@@ -32,7 +32,9 @@ from tests.conftest import SHARED
 BASE = SHARED / "peers" / "claude_code" / "corpus" / "manual_compact.jsonl"
 LEAF_LINE = 84  # the base's leaf: its last reply
 _Block = dict[str, Any]
-_Step = tuple[str, list[_Block]]  # ("u": a user line | "a": a reply, with a message.id of its own; its content)
+# ("u": a user line | "a": a reply, with a message.id of its own | "A": another line of the reply
+# before, its message.id: Claude Code writes a reply's blocks a line each; its content)
+_Step = tuple[str, list[_Block]]
 
 
 def _call(k: int) -> _Block:
@@ -82,6 +84,16 @@ PROBES: list[Probe] = [
     Probe("result twice", (("a", [_call(1)]), ("u", [_res(1)]), ("u", [_res(1, "again")]), _DONE)),
     Probe("result of an earlier reply, text beside", (("a", [_call(1)]), ("a", [_text("ORD between")]), ("u", [_text("ORD typed")]), ("u", [_res(1)]), _DONE)),
     Probe("result of an earlier reply, alone", (("a", [_call(1)]), ("a", [_text("ORD between")]), ("u", [_res(1)]), _DONE)),
+    # A reply's parallel calls, a line each (as Claude Code writes them), some never answered, the
+    # conversation going on: `lre` drops such a line, not the reply (tests/test_claude_code_unanswered_lines.py).
+    Probe("parallel calls on their own lines, one answered", (("a", [_text("ORD working")]), ("A", [_call(1)]), ("A", [_call(2)]), ("u", [_res(1)]), _DONE)),
+    Probe("parallel calls on their own lines, the second answered", (("a", [_call(1)]), ("A", [_call(2)]), ("A", [_call(3)]), ("u", [_res(2)]), _DONE)),
+    Probe("parallel calls on their own lines, none answered", (("a", [_text("ORD working")]), ("A", [_call(1)]), ("A", [_call(2)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("parallel calls, one line answered in part", (("a", [_call(1), _call(2)]), ("A", [_call(3)]), ("u", [_res(1)]), _DONE)),
+    # Not mirrored: the turn the session stopped in keeps the line, its call answered by the
+    # "[Tool call interrupted ...]" result Claude Code appends, after the turn's results; inspector
+    # keeps it too but makes up the result ahead of them (docs/runtimes/claude_code.md).
+    Probe("parallel calls on their own lines, one answered, session ends", (("a", [_call(1)]), ("A", [_call(2)]), ("u", [_res(1)]))),
     Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
     Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
 ]
@@ -97,15 +109,19 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     parent = None if p.alone else leaf["uuid"]
     mid = 0
-    for k, (kind, content) in enumerate(p.steps if p.alone else (("u", [_text(f"ORD question {n}")]), *p.steps)):
+    steps = p.steps if p.alone else (("u", [_text(f"ORD question {n}")]), *p.steps)
+    for k, (kind, content) in enumerate(steps):
         o: dict[str, Any] = {"parentUuid": parent, **fields, "uuid": _uuid(n, k), "timestamp": f"2026-11-30T14:00:{k:02d}.000Z"}
         if kind == "u":
             o.update(type="user", message={"role": "user", "content": content})
         else:
-            mid += 1
+            mid += kind == "a"
             o.update(type="assistant", message={
                 "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-                "content": content, "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
+                "content": content,
+                # (a line the reply goes on after has none yet, as Claude Code writes it)
+                "stop_reason": None if k + 1 < len(steps) and steps[k + 1][0] == "A"
+                else "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
                 "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
             }, requestId=f"req_ord_{n}_{mid}")
         out.append(o)
