@@ -1432,7 +1432,7 @@ def _reply_lines(src: _Source) -> Callable[[int], list[tuple[str, ...]] | None]:
         seqs = src.merged.get(seq)
         if not seqs:
             return None
-        return [tuple(src._own_message(src.records[x], check=True)[0].tool_call_ids()) for x in seqs]
+        return [tuple(src._own_message(src.records[x])[0].tool_call_ids()) for x in seqs]
 
     return lines_of
 
