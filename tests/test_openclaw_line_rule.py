@@ -64,10 +64,10 @@ CI_PROBES = (
     "user text null",  # a text its conversion cleans with replaceAll: every request fails
     "reply block unknown",  # an answer's block taken for a call, its id trimmed: every request fails
     "result clean, orphan",  # an orphan tool result: dropped
-    "reply stopReason aborted",  # a failed answer with a text: sent as OpenClaw's marker text
     "errored reply fallback text",  # a failed answer without a text to replay: left out
-    "length reply thinking only",  # an answer cut short holding only reasoning: left out
     "header null",  # no version-3 header: refused
+    # (a failed answer with a text, sent as OpenClaw's marker, and one cut short holding only
+    # reasoning, left out: resumed by the real OpenClaw in tests/test_openclaw_accepts.py)
 )
 
 
@@ -99,6 +99,5 @@ def test_inspector_predicts_what_the_real_openclaw_sends_of_damaged_rows() -> No
     assert verdicts["row cut short"] == verdicts["user text null"] == verdicts["header null"] == type_probe.REFUSED
     assert verdicts["row null"] == verdicts["user content a number"] == "-CH 6"
     assert verdicts["entry parentId unknown"] == "DCH 8"
-    # A failed answer: its text not sent, OpenClaw's marker in its place; or left out whole.
-    assert verdicts["reply stopReason aborted"] == "-CH 8 +marker"
-    assert verdicts["errored reply fallback text"] == verdicts["length reply thinking only"] == "-CH 7"
+    # A failed answer without a text to replay: left out whole.
+    assert verdicts["errored reply fallback text"] == "-CH 7"
