@@ -78,10 +78,10 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compact
     assert any(sent) and not all(sent)
 
 
-# One order probe per rule (`order_probe`; all 25: `python -m tests.peers.claude_code_resume.order_probe`):
+# One order probe per rule (`order_probe`; all 26: `python -m tests.peers.claude_code_resume.order_probe`):
 # a result after a user's text, a line holding both, the made-up result first, results answering
 # no call of the reply before (alone, beside text, twice), a message left with nothing, one opening
-# the request, a reply's call lines none of whose calls is answered left out (`lre`; before, the 4
+# the request, a reply's call lines none of whose calls is answered left out (`lre`; before, the 5
 # "parallel calls" probes differed, tests/test_claude_code_unanswered_lines.py).
 ORDER_PROBES = {
     "text then result",

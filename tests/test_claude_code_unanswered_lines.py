@@ -119,8 +119,12 @@ def test_in_the_turn_the_session_stopped_in_the_line_is_kept() -> None:
     objs = _transcript(_reply_lines([_call(1)], [_call(2)]), ("u", [_res(1)]))
     rep = _report(objs)
     assert list(_reply_item(rep).tool_call_ids) == ["t1", "t2"]
-    assert len([it for it in rep.context if it.synthetic and it.role == "tool"]) == 1
     assert not [d for d in rep.ledger.diagnostics if d.problem == "skipped_by_runtime"]
+    # Its result is a line Claude Code appends last: after the turn's results, in the same message
+    # (observed: "L0 L1 L3 miss resume").
+    sent = [(it.record_id, it.tool_result_id if it.synthetic else None) for it in rep.context if not it.on_resume]
+    assert sent == [("p", None), ("a0", None), ("x0", None), (None, "t2")]
+    assert next(it for it in rep.context if it.synthetic and it.role == "tool").text.startswith("[Tool call interrupted")
 
 
 def test_followed_line_by_line_the_reply_reads_as_the_full_build(tmp_path: Path) -> None:

@@ -983,10 +983,13 @@ class UserMessage:
             if left_out is not None:
                 left_out.remove(it.seq)  # type: ignore[arg-type]
         elif rt.results_first and len(items) > start + 1:
+            # (the results it makes up for calls left unanswered first; those it adds on resume for
+            # the calls the conversation ends on are a line appended last: after the lines' results)
             run = items[start:]
-            items[start:] = [it for it in run if it.synthetic] + [
+            ending = rt.synthetic_result_text if rt.missing_result_text else None
+            items[start:] = [it for it in run if it.synthetic and it.text != ending] + [
                 it for it in run if it.role == "tool" and not it.synthetic
-            ] + [it for it in run if it.role != "tool"]
+            ] + [it for it in run if it.synthetic and it.text == ending] + [it for it in run if it.role != "tool"]
         if not last:
             self.start, self.opens, self.emptied = len(items) + 1, None, None
 

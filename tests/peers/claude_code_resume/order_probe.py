@@ -90,9 +90,8 @@ PROBES: list[Probe] = [
     Probe("parallel calls on their own lines, the second answered", (("a", [_call(1)]), ("A", [_call(2)]), ("A", [_call(3)]), ("u", [_res(2)]), _DONE)),
     Probe("parallel calls on their own lines, none answered", (("a", [_text("ORD working")]), ("A", [_call(1)]), ("A", [_call(2)]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("parallel calls, one line answered in part", (("a", [_call(1), _call(2)]), ("A", [_call(3)]), ("u", [_res(1)]), _DONE)),
-    # Not mirrored: the turn the session stopped in keeps the line, its call answered by the
-    # "[Tool call interrupted ...]" result Claude Code appends, after the turn's results; inspector
-    # keeps it too but makes up the result ahead of them (docs/runtimes/claude_code.md).
+    # The turn the session stopped in keeps the line, its call answered by the "[Tool call
+    # interrupted ...]" result Claude Code appends last, after the turn's results.
     Probe("parallel calls on their own lines, one answered, session ends", (("a", [_call(1)]), ("A", [_call(2)]), ("u", [_res(1)]))),
     Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
     Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
