@@ -26,6 +26,7 @@ from inspector.analysis import analyze
 from inspector.analysis import incremental as incr
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load, openclaw_writer
+from inspector.ledger.jsontext import dumps
 from inspector.live.incremental import GROWN, Follower
 from tests.conftest import need_shared
 
@@ -38,8 +39,10 @@ ADK_STORES = sorted(
 
 
 def as_json(rep: Any) -> bytes:
+    """Both documents as the CLI writes them (`jsontext.dumps`: a lone surrogate a row holds, e.g.
+    in a dropped result's call id, spelled as its escape; orjson alone refuses it)."""
     rep.ensure_tokens()
-    return orjson.dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
+    return dumps([analyze_json(rep), context_json(rep)], option=orjson.OPT_SORT_KEYS)
 
 
 def full_json(path: str) -> bytes:
