@@ -870,13 +870,12 @@ def sent_items(
     records: list[Record], sources: list[int], rt: Runtime, in_context_calls: set[str],
     forgotten: frozenset[int] = frozenset(), left_out: list[int] | None = None, opens_request: bool = False,
 ) -> list[ContextItem]:
-    """The items the runtime sends for `sources` (messages in request order), each assistant's
-    calls paired with the results after it up to the next assistant or user message (a call left
-    without one flagged, and given the runtime's synthetic result). `in_context_calls`: the calls
-    of the items before them (updated): a result whose call is not among them is an orphan.
-    `forgotten`: answers the running process dropped (`forgotten_overflows`), left out as dropped
-    stop reasons are. `left_out` gets the results the runtime removes whole; `opens_request`: no
-    summary is sent before them (`UserMessage`)."""
+    """The items the runtime sends for `sources` (messages in request order), each assistant's calls
+    paired with the results after it up to the next assistant or user message (a call left without
+    one flagged, and given the runtime's synthetic result). `in_context_calls`: the calls of the
+    items before them (updated; a result whose call is not among them is an orphan); `forgotten`:
+    answers the running process dropped (`forgotten_overflows`), left out as dropped stop reasons
+    are; `left_out` gets the results the runtime removes whole; `opens_request`: no summary before."""
     items: list[ContextItem] = []
     append, pending = items.append, ()  # (pending: the call ids of the last assistant's calls)
     # The answers since those calls were made (read only while some are pending: cleared when a
@@ -930,9 +929,8 @@ def sent_items(
                 orphan = rid not in in_context_calls
             else:
                 orphan = True
-            if orphan and rt.drops_orphan_results:
-                if left_out is not None:
-                    left_out.append(s)
+            if orphan and rt.drops_orphan_results:  # (removed whole)
+                left_out.append(s) if left_out is not None else None
                 continue
             append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:

@@ -1906,9 +1906,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     lp_seq = _newest_last_prompt(st.records, len(records) - 1, src.last_prompt)  # (the new lines only are looked at)
     if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
         return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
-    if not _keeps_unanswered_as_they_were(src, st.records, segment):
-        return None
-    if _lines_left_out_later(led, st.records, leaf, segment, src.merged, merged):
+    if not _keeps_unanswered_as_they_were(src, st.records, segment) or _lines_left_out_later(led, st.records, leaf, segment, src.merged, merged):
         return None
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
