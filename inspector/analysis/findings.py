@@ -8,7 +8,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
-from inspector.analysis.engine import EXCLUDED, HOLE, CheckpointView, Finding, Report
+from inspector.analysis.engine import EXCLUDED, HOLE, CheckpointView, Finding, Report, result_ids
 from inspector.analysis.numbers import count
 from inspector.analysis.protocol import summary_completeness
 from inspector.formats.base import FAILS_ON_OPEN, FAILS_ON_SEND, template_incomplete
@@ -774,10 +774,9 @@ def _dropped_results(report: Report) -> list[Finding]:
     (`RESULT_DROPS`)."""
     records = report.ledger.records
     said = {d.seqs[0]: d for d in report.ledger.diagnostics if d.problem in RESULT_DROPS and d.seqs}
-    lines = [(s, _answered_calls(records[s]), False) for s in report.dropped_results]
+    lines = [(s, result_ids(records[s], records[s].result_id), False) for s in report.dropped_results]
     lines += [(it.seq, list(it.removed_results), True) for it in report.context if it.removed_results and it.seq is not None]
-    lines.sort(key=operator.itemgetter(0))
-    out: list[Finding] = []
+    out: list[Finding] = []  # (in any order: `ordered` puts every finding in report order)
     for s, calls, rest_sent in lines:
         d = said.pop(s, None)
         msg = d.message if d is not None else _dropped_message(report, s, calls, rest_sent)
@@ -785,14 +784,7 @@ def _dropped_results(report: Report) -> list[Finding]:
         out.append(Finding("dropped_tool_result", "warning", msg, [s], data=data))
     for d in said.values():  # (named by the adapter, not found removed by the request built here)
         out.append(Finding("dropped_tool_result", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
-    return sorted(out, key=lambda f: f.records[0])
-
-
-def _answered_calls(rec: Record) -> list[str]:
-    """The calls a tool message answers, read from its message (a few lines: the ones dropped)."""
-    m = rec.message
-    ids = m.tool_result_ids() if m is not None else []
-    return ids or ([rec.result_id] if rec.result_id is not None else [])
+    return out
 
 
 def _dropped_message(report: Report, s: int, calls: list[str], rest_sent: bool) -> str:

@@ -1664,6 +1664,9 @@ class _RowLater(msgspec.Struct, gc=False):
         for r in recs:  # each record its own row
             r._message = r._source.message(r)
 
+    def result_ids(self, rec: Record) -> list[str] | None:
+        return None  # (`RecordSource.result_ids`: none indexed, its message says)
+
 
 
 def event_head(rec: Record) -> dict[str, Any]:
