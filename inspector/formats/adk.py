@@ -1613,6 +1613,9 @@ class _SizedLater(msgspec.Struct, gc=False):
         self.sized = None  # counted once: the content is let go
         return extra
 
+    def result_ids(self, rec: Record) -> list[str] | None:
+        return None  # (`RecordSource.result_ids`: none indexed, its message says)
+
     def load_many(self, recs: list[Record]) -> None:
         RecordSource.load_many(self, recs)  # type: ignore[arg-type]
 
