@@ -134,12 +134,13 @@ def _sent_items(
     the same message, is the same item."""
     names = _record_of_line(led)
     named = {m["record_id"] for m in predicted}
-    # A user message all of whose results the CLI removed is sent as its text, on no line: the item
-    # predicted so (the line it stands in for).
+    # A user message all of whose results the CLI removed, or a reply all of whose calls, is sent
+    # as its text, on no line: the item predicted so (the line it stands in for).
     emptied = {
-        m["preview"]: m["record_id"]
+        (m["role"], m["preview"]): m["record_id"]
         for m in predicted
-        if m["role"] == "user" and m["record_id"] is not None and m["preview"] in (harness.NO_CONTENT, harness.ORPHANS_REMOVED)
+        if m["record_id"] is not None
+        and (m["role"], m["preview"]) in {("user", harness.NO_CONTENT), ("user", harness.ORPHANS_REMOVED), ("assistant", harness.REPEATED_CALLS_REMOVED)}
     }
     items: list[tuple[str, str | None]] = []
     placed: dict[str, int] = {}  # record id -> the request message its item is in
@@ -151,9 +152,9 @@ def _sent_items(
             if (not items or items[-1][0] != rid) and placed.get(rid) != s.message:
                 items.append((rid, None))
                 placed[rid] = s.message
-        elif s.line_uuid is None and s.role == "user" and emptied.get(s.text) not in (None, *placed):
-            items.append((emptied[s.text], None))
-            placed[emptied[s.text]] = s.message
+        elif s.line_uuid is None and emptied.get((s.role, s.text)) not in (None, *placed):
+            items.append((emptied[s.role, s.text], None))
+            placed[emptied[s.role, s.text]] = s.message
         elif s.line_uuid is not None or s.kind == "tool_result":
             # A line the CLI appended on resume: the new prompt, a result it made up for a call
             # left unanswered (predicted as a synthetic result), or its reply to the turn it found

@@ -907,7 +907,9 @@ def sent_items(
             calls = rec.call_ids
             item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
             append(item)
-            if not calls and sent_as is not None and (text := sent_as(rec)) is not None:
+            if calls and rt.removes_repeated_calls and (not in_context_calls.isdisjoint(calls) or len(set(calls)) < len(calls)):
+                calls = without_repeated_calls(item, rec, in_context_calls, rt)
+            elif not calls and sent_as is not None and (text := sent_as(rec)) is not None:
                 # (the item's text: what is sent, counted in place of the record's)
                 item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
             if calls:
@@ -946,6 +948,26 @@ def sent_items(
     if msg is not None:
         msg.close(items, rt, left_out, last=True)
     return items
+
+
+def without_repeated_calls(item: ContextItem, rec: Record, earlier: set[str], rt: Runtime) -> tuple[str, ...]:
+    """The calls of `rec`'s item as the runtime sends them (`Runtime.removes_repeated_calls`): each
+    call whose id an earlier call of the request (`earlier`) or of the reply has is removed; a reply
+    left with no block is sent as `Runtime.emptied_reply_text`. Returns the calls kept."""
+    kept: list[str] = []
+    gone: list[str] = []
+    for c in rec.call_ids:
+        (gone if c in earlier or c in kept else kept).append(c)
+    item.tool_call_ids = kept
+    m = rec.message
+    if m is not None and all(b.type == "tool_call" for b in m.blocks) and len(m.blocks) == len(gone):
+        item.text = rt.emptied_reply_text  # (the item's text: what is sent, counted in place of the record's)
+    many = len(gone) > 1
+    item.note = (
+        f"{rt.name} removes {'these calls' if many else 'this call'} ({', '.join(gone)}): an earlier call of the request has "
+        f"{'their ids' if many else 'its id'}" + (f"; the reply is sent as {item.text!r}" if item.text else "")
+    )
+    return tuple(kept)
 
 
 def result_ids(rec: Record, rid: str | None) -> list[str]:

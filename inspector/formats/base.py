@@ -171,6 +171,11 @@ class Runtime:
     # where it stands, an orphan when its call is not in the request before it.
     results_answer_reply_before: bool = False
     emptied_message_text: str = ""
+    # A tool call whose id an earlier call of the request already has is removed from its reply,
+    # and a reply left with no block is sent as `emptied_reply_text` (Claude Code's `Pqi`); its
+    # result then answers no call of the reply before it. False: every call is sent as written.
+    removes_repeated_calls: bool = False
+    emptied_reply_text: str = ""
     emptied_first_message_text: str = ""
     summary_prefix: str = ""
     summary_suffix: str = ""

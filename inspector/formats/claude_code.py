@@ -1363,8 +1363,8 @@ def _leave_out_unanswered(
     if not dangling:
         return dangling, ()
     start = _sent_from(records, path)
-    tail = len(path)  # the replies the conversation ends on (its last messages, assistant all)
-    while tail > start + 1 and (records[path[tail - 1]].kind != "message" or records[path[tail - 1]].role == "assistant"):
+    tail = len(path)  # the replies the conversation ends on: its last messages, replies making calls all
+    while tail > start + 1 and (records[path[tail - 1]].kind != "message" or _makes_calls(records[path[tail - 1]])):
         tail -= 1
     ending = tuple(frozenset(records[s].call_ids) for s in path[tail:] if records[s].call_ids)
     after = set(path[start + 1 : tail])
@@ -1386,6 +1386,16 @@ def _leave_out_unanswered(
             r.call_ids = tuple(c for c in r.call_ids if c not in gone)
         diags.append(_left_out_diagnostic(r, gone, whole))
     return dangling, ending
+
+
+def _makes_calls(r: Record) -> bool:
+    """A reply making calls. The replies a conversation ends on are those after its last message
+    of any other kind: a reply without calls (an API error's, any other) ends their turn, so the
+    lines of the calls before it none of which is answered are left out on resume, no "[Tool call
+    interrupted ...]" result made up for them (observed with the real CLI: order probes "an API
+    error after an unanswered call, session ends", "a reply after ...", "an API error between two
+    unanswered calls, ...": the first call's line left out, the second answered on resume)."""
+    return r.role == "assistant" and bool(r.call_ids)
 
 
 def _open_turn(records: list[Record], path: list[int]) -> set[int]:
@@ -1457,7 +1467,8 @@ def _sent_from(records: list[Record], path: list[int]) -> int:
 def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment: list[int]) -> bool:
     """Whether the lines `segment` adds to the path leave every reply's fate under
     `_leave_out_unanswered` as it was: no late result for a reply left out, no reply the path
-    ended on left without any result once a message follows it, no new reply left out. Updates
+    ended on left without any result once a message follows it, nor once a reply without calls
+    ends it, no new reply left out. Updates
     `src`'s dangling calls when so."""
     results = {c for s in segment if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
     ending = frozenset().union(*src.tail_calls)
@@ -1471,6 +1482,12 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     if any(not results & calls for calls in replies):
         return False  # (a reply none of whose calls is answered, the conversation going on after it)
     tail = tuple(frozenset(records[s].call_ids) for s in msgs[k:] if records[s].call_ids)
+    calls_before = not k and bool(src.tail_calls)
+    for s in msgs[k:]:
+        if records[s].call_ids:
+            calls_before = True
+        elif calls_before:
+            return False  # (a reply without calls after calls ends their turn: their lines left out, `_makes_calls`)
     src.dangling = (src.dangling - results) | frozenset().union(*tail)
     src.tail_calls = tail if k else (*src.tail_calls, *tail)
     return True
@@ -2261,6 +2278,11 @@ FORMAT = Format(
         results_answer_reply_before=True,
         emptied_message_text=NO_CONTENT,
         emptied_first_message_text="[Orphaned tool result removed due to conversation resume]",
+        # ... and, as it goes, removes each tool call whose id an earlier call already has (its
+        # set `h`), sending "[Tool use interrupted]" for a reply left with no block (offset
+        # 322915307). Observed: order probe "a call id reused by a later reply".
+        removes_repeated_calls=True,
+        emptied_reply_text="[Tool use interrupted]",
         many_results_per_message=True,
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.

@@ -71,6 +71,9 @@ MISSING_RESULT = "[Tool result missing due to internal error]"
 # reply, NO_CONTENT; as the request's first message, this. On no line: credited to the item
 # predicted with that text.
 ORPHANS_REMOVED = "[Orphaned tool result removed due to conversation resume]"
+# What it sends for a reply all of whose blocks were calls it removed, each with the id of an
+# earlier call (`Pqi`, offset 322915307). On no line: credited to the item predicted with it.
+REPEATED_CALLS_REMOVED = "[Tool use interrupted]"
 
 
 def project_slug(path: str) -> str:

@@ -33,7 +33,8 @@ BASE = SHARED / "peers" / "claude_code" / "corpus" / "manual_compact.jsonl"
 LEAF_LINE = 84  # the base's leaf: its last reply
 _Block = dict[str, Any]
 # ("u": a user line | "a": a reply, with a message.id of its own | "A": another line of the reply
-# before, its message.id: Claude Code writes a reply's blocks a line each; its content)
+# before, its message.id: Claude Code writes a reply's blocks a line each | "E": the reply Claude
+# Code writes for a failed request, `isApiErrorMessage`; its content)
 _Step = tuple[str, list[_Block]]
 
 
@@ -93,6 +94,22 @@ PROBES: list[Probe] = [
     # The turn the session stopped in keeps the line, its call answered by the "[Tool call
     # interrupted ...]" result Claude Code appends last, after the turn's results.
     Probe("parallel calls on their own lines, one answered, session ends", (("a", [_call(1)]), ("A", [_call(2)]), ("u", [_res(1)]))),
+    # A call whose id an earlier call of the request has: `Pqi` removes it (and so its result).
+    Probe("a call id reused by a later reply", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(1)]), ("u", [_res(1, "second")]), _DONE)),
+    Probe("a call id reused, the second unanswered", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("a call id reused beside text", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_text("ORD again"), _call(1)]), ("u", [_res(1, "second")]), _DONE)),
+    Probe("a call id twice in one reply", (("a", [_call(1), _call(1)]), ("u", [_res(1)]), _DONE)),
+    # An API error's reply ("E": isApiErrorMessage) or any reply without calls after unanswered calls:
+    # the turn is done, the lines of those calls left out (`lre`), none answered on resume.
+    Probe("an API error between a call and its result", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_res(1)]), _DONE)),
+    Probe("an API error after an unanswered call, session ends", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]))),
+    Probe("a reply after an unanswered call, session ends", (("a", [_call(1)]), ("a", [_text("ORD later reply")]))),
+    Probe("an API error after an unanswered call, then text", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("two API errors after an unanswered call", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("E", [_text("API Error: 529 overloaded")]))),
+    Probe("calls answered in part, then an API error, session ends", (("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("E", [_text("API Error: 500 overloaded")]))),
+    Probe("a later call unanswered, then an API error, session ends", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(2)]), ("E", [_text("API Error: 500 overloaded")]))),
+    Probe("an API error between two unanswered calls, session ends", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("a", [_call(2)]))),
+    Probe("an API error after a result", (("a", [_call(1)]), ("u", [_res(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
     Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
 ]
@@ -114,7 +131,9 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "u":
             o.update(type="user", message={"role": "user", "content": content})
         else:
-            mid += kind == "a"
+            mid += kind in "aE"
+            if kind == "E":
+                o["isApiErrorMessage"] = True
             o.update(type="assistant", message={
                 "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
                 "content": content,

@@ -1,0 +1,142 @@
+"""Two rules of Claude Code's request building that inspector did not follow, both observed with the
+real CLI (`tests/peers/claude_code_resume/order_probe.py`: before, 7 of its probes differed; now
+none).
+
+A call whose id an earlier call of the request already has (a reply repeating a call id, a reply
+holding one id twice): `Pqi` (`ensureToolResultPairing`, offset 322914102) removes it as it goes,
+sends "[Tool use interrupted]" for a reply left with no block, and then removes the call's result
+too (no call of the reply before it makes it): a message left with nothing is sent as "(no
+content)". inspector sent the repeated call and its result.
+
+A line of calls none of which is answered, followed by a reply without calls (an API error's reply,
+any other) that ends the session: the turn is done, so `lre` leaves the line out on resume, as it
+does when the conversation goes on; no "[Tool call interrupted ...]" result is made up for it.
+inspector kept it with such a result, as for a session that stopped inside its turn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspector.analysis import analyze
+from inspector.analysis.engine import Report
+from inspector.formats import load_bytes
+from tests.test_claude_code import _jsonl, _line, follow_each_line
+
+INTERRUPTED = "[Tool use interrupted]"
+
+
+def _call(k: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{k}", "name": "Bash", "input": {"command": f"echo {k}"}}
+
+
+def _res(k: int, text: str = "") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": f"t{k}", "content": text or f"out {k}"}
+
+
+def _text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def _chain(*steps: tuple[str, list[dict[str, Any]]], **kw: Any) -> list[dict[str, Any]]:
+    """A prompt, then each step ("u": a user line, "a": a reply, "E": an API error's reply) under the one before."""
+    objs = [_line("user", "p", None, "question")]
+    for k, (kind, content) in enumerate(steps):
+        extra: dict[str, Any] = {"isApiErrorMessage": True} if kind == "E" else {}
+        if kind != "u":
+            extra["stop"] = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        objs.append(_line("user" if kind == "u" else "assistant", f"x{k}", objs[-1]["uuid"], content, **extra))
+    return objs
+
+
+def _report(objs: list[dict[str, Any]]) -> Report:
+    return analyze(load_bytes(_jsonl(objs), "t.jsonl"))
+
+
+def _item(rep: Report, rid: str) -> Any:
+    return next(it for it in rep.context if it.record_id == rid)
+
+
+def test_a_reply_repeating_an_earlier_call_id_is_sent_without_it_and_its_result_removed() -> None:
+    """Order probe "a call id reused by a later reply": the second reply is sent as "[Tool use
+    interrupted]", the second result's message as "(no content)"."""
+    rep = _report(_chain(("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(1)]), ("u", [_res(1, "second")]), ("a", [_text("done")])))
+    again = _item(rep, "x2")
+    assert again.text == INTERRUPTED and list(again.tool_call_ids) == [] and "'t1'" not in (again.note or "") and "t1" in (again.note or "")
+    assert _item(rep, "x3").text == "(no content)" and list(_item(rep, "x3").removed_results) == ["t1"]
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "x0", "x1", "x2", "x3", "x4"]
+    assert not [it for it in rep.context if it.synthetic or it.orphan or it.unanswered]
+    # The model never reads the second output: said, as for any result the runtime removes.
+    assert [f.data["calls"] for f in rep.findings if f.code == "dropped_tool_result"] == [["t1"]]
+
+
+def test_a_repeated_call_left_unanswered_gets_no_result_made_up() -> None:
+    """Order probe "a call id reused, the second unanswered": the call is removed, so nothing answers it."""
+    rep = _report(_chain(("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(1)]), ("u", [_text("typed")]), ("a", [_text("done")])))
+    assert _item(rep, "x2").text == INTERRUPTED
+    assert not [it for it in rep.context if it.synthetic or it.unanswered]
+
+
+def test_a_repeated_call_beside_text_leaves_the_text() -> None:
+    """Order probe "a call id reused beside text": the reply is sent (its text), its call is not."""
+    rep = _report(_chain(("a", [_call(1)]), ("u", [_res(1)]), ("a", [_text("again"), _call(1)]), ("u", [_res(1, "second")]), ("a", [_text("done")])))
+    again = _item(rep, "x2")
+    assert again.text == "" and list(again.tool_call_ids) == []
+    assert _item(rep, "x3").text == "(no content)"
+
+
+def test_a_call_id_twice_in_one_reply_is_sent_once() -> None:
+    """Order probe "a call id twice in one reply": the second block goes, the first is answered."""
+    rep = _report(_chain(("a", [_call(1), _call(1)]), ("u", [_res(1)]), ("a", [_text("done")])))
+    item = _item(rep, "x0")
+    assert list(item.tool_call_ids) == ["t1"] and item.text == "" and item.note
+    assert not [it for it in rep.context if it.synthetic or it.unanswered or it.removed_results]
+
+
+def test_an_unanswered_call_before_an_api_error_that_ends_the_session_is_left_out() -> None:
+    """Order probe "an API error after an unanswered call, session ends": the call's line is not
+    sent, no "[Tool call interrupted ...]" result made up; the error's reply is sent."""
+    rep = _report(_chain(("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")])))
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "x1"]
+    assert not [it for it in rep.context if it.synthetic]
+    assert rep.ledger.records[next(r.seq for r in rep.ledger.records if r.id == "x0")].never_sent
+
+
+def test_any_reply_without_calls_ends_the_turn_as_an_api_error_does() -> None:
+    """Order probes "a reply after an unanswered call, session ends", "a later call unanswered,
+    then an API error, session ends"; answered in part, the line stays (its missing result made up)."""
+    rep = _report(_chain(("a", [_call(1)]), ("a", [_text("later reply")])))
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "x1"]
+    rep = _report(_chain(("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(2)]), ("E", [_text("API Error")])))
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "x0", "x1", "x3"]
+    rep = _report(_chain(("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("E", [_text("API Error")])))
+    assert [it.tool_result_id for it in rep.context if it.synthetic] == ["t2"]
+    assert [it.text for it in rep.context if it.synthetic] == ["[Tool result missing due to internal error]"]
+
+
+def test_only_the_calls_after_the_last_reply_without_calls_are_answered_on_resume() -> None:
+    """Order probe "an API error between two unanswered calls, session ends": the first call's line
+    is left out, the second (the reply the session ends on) answered with "[Tool call interrupted ...]"."""
+    rep = _report(_chain(("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("a", [_call(2)])))
+    assert [it.record_id for it in rep.context if not it.on_resume and not it.synthetic] == ["p", "x1", "x2"]
+    assert [(it.tool_result_id, it.text[:22]) for it in rep.context if it.synthetic and it.role == "tool"] == [("t2", "[Tool call interrupted")]
+
+
+def test_a_session_ending_on_the_call_still_keeps_it() -> None:
+    """The other side of the turn rule: the reply the session ends on makes the call, so Claude Code
+    answers it on resume ("[Tool call interrupted ...]"), as before."""
+    rep = _report(_chain(("a", [_text("thinking")]), ("a", [_call(1)])))
+    assert [it.record_id for it in rep.context if not it.on_resume and not it.synthetic][-1] == "x1"
+    assert [it.text[:22] for it in rep.context if it.synthetic and it.role == "tool"] == ["[Tool call interrupted"]
+
+
+def test_followed_line_by_line_both_rules_read_as_the_full_build(tmp_path: Path) -> None:
+    """Live: the call kept (answered on resume) while the session ends on it, left out once a reply
+    without calls ends the turn; a repeated call removed as it is appended."""
+    objs = _chain(("a", [_call(1)]), ("E", [_text("API Error: 500")]), ("u", [_text("again")]), ("a", [_call(2)]), ("u", [_res(2)]),
+                  ("a", [_call(2)]), ("u", [_res(2, "second")]), ("a", [_text("done")]))  # fmt: skip
+    follow_each_line(tmp_path, objs, "API error, then a repeated call")
+    objs = _chain(("a", [_call(1)]), ("E", [_text("API Error: 500")]), ("a", [_call(2)]), ("a", [_text("later")]), ("u", [_text("go")]),
+                  ("a", [_call(3)]), ("a", [_call(4)]), ("E", [_text("API Error: 529")]), ("a", [_call(5)]))  # fmt: skip
+    follow_each_line(tmp_path, objs, "replies without calls between unanswered calls")
