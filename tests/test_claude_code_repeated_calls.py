@@ -12,6 +12,10 @@ A line of calls none of which is answered, followed by a reply without calls (an
 any other) that ends the session: the turn is done, so `lre` leaves the line out on resume, as it
 does when the conversation goes on; no "[Tool call interrupted ...]" result is made up for it.
 inspector kept it with such a result, as for a session that stopped inside its turn.
+
+A call id that is a number: Claude Code counts any value as a call's id and a result answers it by
+the same value (`===`), so a reply whose only call has the id 5 goes unanswered and is left out
+(type probe "reply call id a number"); inspector removed the id (a wrong type) and sent the reply.
 """
 
 from __future__ import annotations
@@ -140,3 +144,26 @@ def test_followed_line_by_line_both_rules_read_as_the_full_build(tmp_path: Path)
     objs = _chain(("a", [_call(1)]), ("E", [_text("API Error: 500")]), ("a", [_call(2)]), ("a", [_text("later")]), ("u", [_text("go")]),
                   ("a", [_call(3)]), ("a", [_call(4)]), ("E", [_text("API Error: 529")]), ("a", [_call(5)]))  # fmt: skip
     follow_each_line(tmp_path, objs, "replies without calls between unanswered calls")
+
+
+def _numbered(call_id: Any, result_id: Any) -> list[dict[str, Any]]:
+    call = {**_call(1), "id": call_id}
+    return _chain(("a", [_text("working"), call]), ("u", [{**_res(1), "tool_use_id": result_id}]), ("a", [_text("done")]))
+
+
+def test_a_call_id_that_is_a_number_is_a_call_no_string_id_answers() -> None:
+    """Type probe "reply call id a number": unanswered, the conversation going on, the reply is left out."""
+    rep = _report(_chain(("a", [_text("working"), {**_call(1), "id": 5}]), ("u", [_text("go on")]), ("a", [_text("ok")])))
+    assert "x0" not in [it.record_id for it in rep.context]
+    assert any("'5 (a number)'" in d.message for d in rep.ledger.diagnostics if d.problem == "skipped_by_runtime")
+    rep = _report(_numbered(5, "5"))  # (=== tells the number from the string: the reply left out, its result removed)
+    assert "x0" not in [it.record_id for it in rep.context] and not [it for it in rep.context if it.synthetic and it.role == "tool"]
+    assert [f.data["calls"] for f in rep.findings if f.code == "dropped_tool_result"] == [["5"]]
+
+
+def test_a_result_answers_a_numbered_call_by_the_same_number() -> None:
+    for call_id, result_id in ((5, 5), (5, 5.0), (2.5, 2.5)):
+        rep = _report(_numbered(call_id, result_id))
+        assert len(_item(rep, "x0").tool_call_ids) == 1 and _item(rep, "x1").tool_result_id == _item(rep, "x0").tool_call_ids[0]
+        assert not [it for it in rep.context if it.synthetic and it.role == "tool"]
+        assert not [f for f in rep.findings if f.code in ("dropped_tool_result", "unanswered_tool_call")]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import os
 from bisect import bisect_right
 from collections import ChainMap
@@ -320,15 +321,13 @@ def _blocks(content: Any) -> list[Block]:
         elif t == "thinking":
             out.append(Block("thinking", b.get("thinking") if isinstance(b.get("thinking"), str) else ""))
         elif t == "tool_use":
-            cid = b.get("id")
-            out.append(Block("tool_call", call_id=cid if isinstance(cid, str) else None, name=b.get("name"), args=b.get("input")))
+            out.append(Block("tool_call", call_id=_call_key(b.get("id")), name=b.get("name"), args=b.get("input")))
         elif t == "tool_result":
-            cid = b.get("tool_use_id")
             out.append(
                 Block(
                     "tool_result",
                     _text_of(b.get("content")),
-                    call_id=cid if isinstance(cid, str) else None,
+                    call_id=_call_key(b.get("tool_use_id")),
                     is_error=b.get("is_error") is True,
                 )
             )
@@ -338,6 +337,19 @@ def _blocks(content: Any) -> list[Block]:
             # redacted_thinking, server tool use, documents, fixtures' own block types: kept whole.
             out.append(Block("other", raw=b))
     return out
+
+
+def _call_key(v: Any) -> str | None:
+    """A `tool_use`'s `id` or a `tool_result`'s `tool_use_id` as the index keys its call: a string as
+    it is; a number as its JSON text marked so ("5 (a number)"), no string id taken for it: Claude
+    Code counts any value as a call and answers it by the same value (`lre`: `===`), so a reply
+    whose only call has the id 5 goes unanswered and is left out (observed: type probe "reply call
+    id a number"); None (no call) for anything else (`fields.CLAUDE_CODE` removes the other types)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+        return f"{int(v) if v == int(v) else v!r} (a number)"
+    return None
 
 
 def _usage(u: Any) -> Usage | None:

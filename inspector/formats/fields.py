@@ -249,9 +249,9 @@ _CC_BLOCK: dict[str, Field] = {
     "type": STR(),
     "text": STR(),
     "thinking": STR(),
-    "id": STR(),
+    "id": ANY_ID(),  # (a number too: Claude Code counts it as a call id, `claude_code._call_key`)
     "name": STR(),
-    "tool_use_id": STR(),
+    "tool_use_id": ANY_ID(),
     "content": TEXT_OR_LIST(type=STR(), text=STR()),
 }
 _CC_USAGE = {k: INT() for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
