@@ -81,7 +81,7 @@ def test_inspector_predicts_what_the_real_claude_code_sends_of_a_damaged_compact
 # the request, a reply's call lines none of whose calls is answered left out (`lre`; before, the 5
 # "parallel calls" probes differed, tests/test_claude_code_unanswered_lines.py), a call repeating
 # an earlier call's id removed, a reply without calls ending the turn of the calls before it
-# (before, 7 probes differed: tests/test_claude_code_repeated_calls.py).
+# (before, 7 probes differed: tests/test_claude_code_pairing_rules.py).
 ORDER_PROBES = {
     "text then result",
     "line with text and result, then result",

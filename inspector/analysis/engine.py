@@ -883,7 +883,7 @@ def sent_items(
     answered: set[str] = set()
     pending_item: ContextItem | None = None
     went_on = False  # a user's message came after those calls (`Runtime.joins_user_lines`: they stay pending)
-    drop, many_results, sent_as = rt.drop_stop_reasons, rt.many_results_per_message, rt.reply_sent_as
+    drop, many_results = rt.drop_stop_reasons, rt.many_results_per_message
     marked, scoped = rt.marked_stop_reasons, rt.results_answer_reply_before
     msg = UserMessage(0, opens_request) if rt.results_first or scoped else None  # (the user message being built)
     for s in sources:
@@ -892,11 +892,13 @@ def sent_items(
             continue
         role = rec.role
         if role == "assistant":
+            stop = rec.stop_reason
+            if (stop in drop or s in forgotten) and rt.drops_before_pairing:
+                continue  # (taken out before the request is built: it ends no calls, splits no message)
             if pending:  # (settled: each call answered, the usual case, found in C)
                 if not answered.issuperset(pending):
                     flag_unanswered(items, pending_item, pending, answered, rt)
                 pending = ()
-            stop = rec.stop_reason
             if stop in drop or s in forgotten:
                 continue
             if msg is not None:
@@ -904,14 +906,8 @@ def sent_items(
             if stop in marked:  # (none but where the runtime has a failed-turn marker)
                 append(marked_item(rec, rt))
                 continue
-            calls = rec.call_ids
-            item = ContextItem(0, "assistant", "message", s, rec.id, rec.line, False, "", tool_call_ids=[*calls])
+            item, calls = reply_item(rec, rt, in_context_calls)
             append(item)
-            if calls and rt.removes_repeated_calls and (not in_context_calls.isdisjoint(calls) or len(set(calls)) < len(calls)):
-                calls = without_repeated_calls(item, rec, in_context_calls, rt)
-            elif not calls and sent_as is not None and (text := sent_as(rec)) is not None:
-                # (the item's text: what is sent, counted in place of the record's)
-                item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
             if calls:
                 pending, pending_item, went_on = calls, item, False
                 answered.clear()
@@ -948,6 +944,20 @@ def sent_items(
     if msg is not None:
         msg.close(items, rt, left_out, last=True)
     return items
+
+
+def reply_item(rec: Record, rt: Runtime, earlier: set[str]) -> tuple[ContextItem, tuple[str, ...]]:
+    """A reply's item as the runtime sends it, and the calls it makes there: its calls less those
+    repeating an earlier call's id where the runtime removes them (`earlier`: the request's calls
+    so far), or, making none, the text the runtime sends in place of its content, if any."""
+    calls = rec.call_ids
+    item = ContextItem(0, "assistant", "message", rec.seq, rec.id, rec.line, False, "", tool_call_ids=[*calls])
+    if calls and rt.removes_repeated_calls and (not earlier.isdisjoint(calls) or len(set(calls)) < len(calls)):
+        calls = without_repeated_calls(item, rec, earlier, rt)
+    elif not calls and rt.reply_sent_as is not None and (text := rt.reply_sent_as(rec)) is not None:
+        # (the item's text: what is sent, counted in place of the record's)
+        item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
+    return item, calls
 
 
 def without_repeated_calls(item: ContextItem, rec: Record, earlier: set[str], rt: Runtime) -> tuple[str, ...]:

@@ -175,6 +175,12 @@ class Runtime:
     # and a reply left with no block is sent as `emptied_reply_text` (Claude Code's `Pqi`); its
     # result then answers no call of the reply before it. False: every call is sent as written.
     removes_repeated_calls: bool = False
+    # The replies it drops at send time (`drop_stop_reasons`) are taken out before the request is
+    # built (Claude Code's `Ff` filter, before it joins and pairs), so one between a reply's calls and
+    # their results neither ends those calls nor splits the user lines around it. False: a dropped
+    # reply still ends the calls before it (pi-ai's transform-messages.js:146-158: the results it
+    # makes up for them go in first).
+    drops_before_pairing: bool = False
     emptied_reply_text: str = ""
     emptied_first_message_text: str = ""
     summary_prefix: str = ""

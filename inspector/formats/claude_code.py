@@ -2241,10 +2241,30 @@ def _ends_on_unsent_user_line(led: Ledger, sent: list[int]) -> bool:
     return r.kind == "message" and r.role == "user" and r.never_sent
 
 
+def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
+    """Whether the conversation's last message, after the last one sent, is a reply the request
+    leaves out (a synthetic API error's): the resume judges the turn by the lines it loaded, ended
+    on a reply (`iKn`: `Do`), and appends nothing (observed: order probe "a synthetic API error
+    after an unanswered call, session ends")."""
+    leaf = led.leaf_seq
+    if leaf is None or (sent and leaf <= sent[-1]):
+        return False
+    after = sent[-1] if sent else -1
+    records, by_id = led.records, None
+    r = records[leaf]
+    while r.kind != "message" and r.parent_id is not None:  # (back over system lines, each once: a cycle ends it)
+        by_id = by_id or led.by_id()
+        up = by_id.get(r.parent_id)
+        if up is None or not after < up < r.seq:
+            return False
+        r = records[up]
+    return r.kind == "message" and r.role == "assistant" and r.seq > after
+
+
 def resume_reply(led: Ledger, sent: list[int], on_reply: bool) -> str | None:
     """The reply Claude Code appends on resume to a conversation that ends inside a turn: it
     looks at the last line that is not a system line (`iKn`), so a local command's note is passed."""
-    if on_reply and not _ends_on_unsent_user_line(led, sent):
+    if (on_reply and not _ends_on_unsent_user_line(led, sent)) or _ends_on_unsent_reply(led, sent):
         return None
     lines = list(sent)
     while lines and led.records[lines[-1]].type == LOCAL_COMMAND_NOTE:
@@ -2267,6 +2287,10 @@ FORMAT = Format(
         name=NAME,
         tree=True,
         drop_stop_reasons=frozenset({"error"}),
+        # ... taken out before its user lines are joined and paired (`Ff`'s filter, `dV`), so a
+        # synthetic API error between a reply's calls and their results splits nothing (observed:
+        # order probes "a synthetic API error between a call and its result", "... two results").
+        drops_before_pairing=True,
         synthesize_missing_results=True,
         # What Claude Code sends for a call the conversation ended on without its result (`_C`,
         # offset 307863241; seen on resume), and for one some other call of its reply was

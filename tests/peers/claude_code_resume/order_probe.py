@@ -34,7 +34,7 @@ LEAF_LINE = 84  # the base's leaf: its last reply
 _Block = dict[str, Any]
 # ("u": a user line | "a": a reply, with a message.id of its own | "A": another line of the reply
 # before, its message.id: Claude Code writes a reply's blocks a line each | "E": the reply Claude
-# Code writes for a failed request, `isApiErrorMessage`; its content)
+# Code writes for a failed request, `isApiErrorMessage` | "S": the same, its model "<synthetic>"; its content)
 _Step = tuple[str, list[_Block]]
 
 
@@ -110,6 +110,14 @@ PROBES: list[Probe] = [
     Probe("a later call unanswered, then an API error, session ends", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(2)]), ("E", [_text("API Error: 500 overloaded")]))),
     Probe("an API error between two unanswered calls, session ends", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("a", [_call(2)]))),
     Probe("an API error after a result", (("a", [_call(1)]), ("u", [_res(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
+    # A synthetic API error ("S": isApiErrorMessage, model "<synthetic>"): left out before the lines
+    # are joined and paired, so it splits nothing; it still ends the turn of the calls before it.
+    Probe("a synthetic API error between a call and its result", (("a", [_call(1)]), ("S", [_text("API Error: 500 overloaded")]), ("u", [_res(1)]), _DONE)),
+    Probe("a synthetic API error between two results", (("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("S", [_text("API Error: 500 overloaded")]), ("u", [_res(2)]), _DONE)),
+    Probe("a synthetic API error after an unanswered call, session ends", (("a", [_call(1)]), ("S", [_text("API Error: 500 overloaded")]))),
+    Probe("a synthetic API error after an unanswered call, then text", (("a", [_call(1)]), ("S", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("a synthetic API error answering the prompt, session ends", (("S", [_text("API Error: 500 overloaded")]),)),
+    Probe("an API error answering the prompt, session ends", (("E", [_text("API Error: 500 overloaded")]),)),
     Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
     Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
 ]
@@ -131,11 +139,11 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "u":
             o.update(type="user", message={"role": "user", "content": content})
         else:
-            mid += kind in "aE"
-            if kind == "E":
+            mid += kind in "aES"
+            if kind in "ES":
                 o["isApiErrorMessage"] = True
             o.update(type="assistant", message={
-                "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+                "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "<synthetic>" if kind == "S" else "claude-opus-5-5",
                 "content": content,
                 # (a line the reply goes on after has none yet, as Claude Code writes it)
                 "stop_reason": None if k + 1 < len(steps) and steps[k + 1][0] == "A"

@@ -1,6 +1,6 @@
-"""Two rules of Claude Code's request building that inspector did not follow, both observed with the
-real CLI (`tests/peers/claude_code_resume/order_probe.py`: before, 7 of its probes differed; now
-none).
+"""Rules of Claude Code's request building that inspector did not follow, each observed with the
+real CLI (`tests/peers/claude_code_resume/order_probe.py`: before, 10 of its probes differed; now
+none of 45; `type_probe.py`: "reply call id a number", now all 74).
 
 A call whose id an earlier call of the request already has (a reply repeating a call id, a reply
 holding one id twice): `Pqi` (`ensureToolResultPairing`, offset 322914102) removes it as it goes,
@@ -12,6 +12,12 @@ A line of calls none of which is answered, followed by a reply without calls (an
 any other) that ends the session: the turn is done, so `lre` leaves the line out on resume, as it
 does when the conversation goes on; no "[Tool call interrupted ...]" result is made up for it.
 inspector kept it with such a result, as for a session that stopped inside its turn.
+
+A synthetic API error (`isApiErrorMessage`, model "<synthetic>"): Claude Code takes it out before it
+joins and pairs the lines (`Ff`, `dV`), so one between a reply's calls and their results splits
+nothing; and a conversation that ends on one gets no "No response requested." on resume (the resume
+judges the turn by the lines it loaded: it ended on a reply). inspector let it end the calls before
+it (made-up results, the later results removed) and appended that reply.
 
 A call id that is a number: Claude Code counts any value as a call's id and a result answers it by
 the same value (`===`), so a reply whose only call has the id 5 goes unanswered and is left out
@@ -44,13 +50,16 @@ def _text(t: str) -> dict[str, Any]:
 
 
 def _chain(*steps: tuple[str, list[dict[str, Any]]], **kw: Any) -> list[dict[str, Any]]:
-    """A prompt, then each step ("u": a user line, "a": a reply, "E": an API error's reply) under the one before."""
+    """A prompt, then each step ("u": a user line, "a": a reply, "E": an API error's reply, "S": a
+    synthetic one, model "<synthetic>") under the one before."""
     objs = [_line("user", "p", None, "question")]
     for k, (kind, content) in enumerate(steps):
-        extra: dict[str, Any] = {"isApiErrorMessage": True} if kind == "E" else {}
+        extra: dict[str, Any] = {"isApiErrorMessage": True} if kind in "ES" else {}
         if kind != "u":
             extra["stop"] = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         objs.append(_line("user" if kind == "u" else "assistant", f"x{k}", objs[-1]["uuid"], content, **extra))
+        if kind == "S":
+            objs[-1]["message"]["model"] = "<synthetic>"
     return objs
 
 
@@ -167,3 +176,33 @@ def test_a_result_answers_a_numbered_call_by_the_same_number() -> None:
         assert len(_item(rep, "x0").tool_call_ids) == 1 and _item(rep, "x1").tool_result_id == _item(rep, "x0").tool_call_ids[0]
         assert not [it for it in rep.context if it.synthetic and it.role == "tool"]
         assert not [f for f in rep.findings if f.code in ("dropped_tool_result", "unanswered_tool_call")]
+
+
+def _sent(rep: Report) -> list[str | None]:
+    return [it.record_id if not it.synthetic else ("resume" if it.on_resume else f"made up for {it.tool_result_id}") for it in rep.context]
+
+
+def test_a_synthetic_api_error_between_calls_and_results_splits_nothing() -> None:
+    """Order probes "a synthetic API error between a call and its result", "... between two results"."""
+    rep = _report(_chain(("a", [_call(1)]), ("S", [_text("API Error: 500")]), ("u", [_res(1)]), ("a", [_text("done")])))
+    assert _sent(rep) == ["p", "x0", "x2", "x3"] and not rep.ledger.records[_item(rep, "x2").seq].never_sent
+    assert not [f for f in rep.findings if f.code == "dropped_tool_result"]
+    rep = _report(_chain(("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("S", [_text("API Error: 500")]), ("u", [_res(2)]), ("a", [_text("done")])))
+    assert _sent(rep) == ["p", "x0", "x1", "x3", "x4"] and [_item(rep, x).tool_result_id for x in ("x1", "x3")] == ["t1", "t2"]
+
+
+def test_a_session_ending_on_a_synthetic_api_error_gets_no_reply_on_resume() -> None:
+    """Order probes "a synthetic API error answering the prompt, session ends", "... after an
+    unanswered call, session ends": nothing after the prompt (the call's line left out too)."""
+    assert _sent(_report(_chain(("S", [_text("API Error: 500")])))) == ["p"]
+    assert _sent(_report(_chain(("a", [_call(1)]), ("S", [_text("API Error: 500")])))) == ["p"]
+    # (an API error naming a real model is sent as a reply: nothing appended either)
+    assert _sent(_report(_chain(("E", [_text("API Error: 500")])))) == ["p", "x0"]
+    # (the reply is appended where the conversation ends on the prompt itself)
+    assert _sent(_report(_chain(("u", [_text("more")])))) == ["p", "x0", "resume"]
+
+
+def test_followed_line_by_line_a_synthetic_api_error_reads_as_the_full_build(tmp_path: Path) -> None:
+    objs = _chain(("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("S", [_text("API Error: 500")]), ("u", [_res(2)]), ("a", [_call(3)]),
+                  ("S", [_text("API Error: 529")]), ("u", [_text("again")]), ("S", [_text("API Error: 500")]))  # fmt: skip
+    follow_each_line(tmp_path, objs, "synthetic API errors")
