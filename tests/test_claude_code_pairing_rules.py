@@ -206,3 +206,16 @@ def test_followed_line_by_line_a_synthetic_api_error_reads_as_the_full_build(tmp
     objs = _chain(("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("S", [_text("API Error: 500")]), ("u", [_res(2)]), ("a", [_call(3)]),
                   ("S", [_text("API Error: 529")]), ("u", [_text("again")]), ("S", [_text("API Error: 500")]))  # fmt: skip
     follow_each_line(tmp_path, objs, "synthetic API errors")
+
+
+def test_followed_a_reply_that_makes_a_call_on_its_next_line_reopens_the_turn(tmp_path: Path) -> None:
+    """Its text line first (the turn done: the unanswered call before it left out), then its call
+    line (the turn goes on: that call answered on resume again). fuzz_live seed 651 case 255."""
+    objs = [
+        _line("user", "p", None, "question"),
+        _line("assistant", "x0", "p", [_call(1)], stop="tool_use"),
+        _line("assistant", "x1", "x0", [_text("then")], mid="m1", stop=None),
+        _line("assistant", "x2", "x1", [_call(2)], mid="m1", stop="tool_use"),
+    ]
+    follow_each_line(tmp_path, objs, "a reply's call line after its text line")
+    assert [it.record_id for it in _report(objs).context if not it.synthetic][:2] == ["p", "x0"]

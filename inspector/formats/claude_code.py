@@ -1505,6 +1505,28 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     return True
 
 
+def _reopens_turn(led: Ledger, replaced: list[Record], dangling: frozenset[str]) -> bool:
+    """Whether a reply the appended lines continue, which made no call and so ended the turn of
+    the calls before it (`_makes_calls`: their lines left out), makes one now, right after a reply
+    of such calls: the turn goes on, and those lines are answered on resume instead."""
+    by_id = None
+    for r in replaced:
+        old = led.records[r.seq]
+        if not r.call_ids or old.call_ids or not dangling:
+            continue
+        by_id = by_id or led.by_id()
+        cur, seen = old.parent_id, 0
+        while cur is not None and (up := by_id.get(cur)) is not None and seen < len(led.records):
+            p, seen = led.records[up], seen + 1
+            if p.kind == "message":
+                if not _makes_calls(p):
+                    break
+                if not dangling.isdisjoint(p.call_ids):
+                    return True
+            cur = p.parent_id
+    return False
+
+
 def _lines_left_out_later(
     led: Ledger, records: list[Record], leaf: int, segment: list[int], merged: dict[int, list[int]], new_merged: dict[int, list[int]]
 ) -> bool:
@@ -1920,7 +1942,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
     continued = {k: v for k, v in earlier.items() if v}
     replaced = _continue_replies(led, continued, st)
-    if replaced is None:
+    if replaced is None or _reopens_turn(led, replaced, src.dangling):
         return None
     merged = _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
     merged.update({v[0]: [*v, *st.groups[k]] for k, v in continued.items()})
