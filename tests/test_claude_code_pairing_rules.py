@@ -208,9 +208,11 @@ def test_followed_line_by_line_a_synthetic_api_error_reads_as_the_full_build(tmp
     follow_each_line(tmp_path, objs, "synthetic API errors")
 
 
-def test_followed_a_reply_that_makes_a_call_on_its_next_line_reopens_the_turn(tmp_path: Path) -> None:
-    """Its text line first (the turn done: the unanswered call before it left out), then its call
-    line (the turn goes on: that call answered on resume again). fuzz_live seed 651 case 255."""
+def test_a_reply_whose_text_line_comes_before_its_call_line_ends_the_turn_before_it(tmp_path: Path) -> None:
+    """Claude Code's rule is line by line: the reply's text line, making no call, ends the turn of
+    the unanswered call before it (left out), though the reply goes on with a call (answered on
+    resume). Order probe "a call, then a reply's text and call lines, session ends"; followed line
+    by line as the full build (fuzz_live seed 651 case 255)."""
     objs = [
         _line("user", "p", None, "question"),
         _line("assistant", "x0", "p", [_call(1)], stop="tool_use"),
@@ -218,4 +220,19 @@ def test_followed_a_reply_that_makes_a_call_on_its_next_line_reopens_the_turn(tm
         _line("assistant", "x2", "x1", [_call(2)], mid="m1", stop="tool_use"),
     ]
     follow_each_line(tmp_path, objs, "a reply's call line after its text line")
-    assert [it.record_id for it in _report(objs).context if not it.synthetic][:2] == ["p", "x0"]
+    rep = _report(objs)
+    assert [it.record_id for it in rep.context if not it.synthetic] == ["p", "x1"]
+    assert [(it.tool_result_id, it.text[:22]) for it in rep.context if it.synthetic and it.role == "tool"] == [("t2", "[Tool call interrupted")]
+
+
+def test_the_walk_back_to_the_turn_s_prompt_stops_where_the_links_go_round() -> None:
+    """The follower's walk back to the turn's prompt, on two replies naming each other as parent
+    (as ids a later line reuses make them, by_id reading the later: fuzz_live seed 661 case 186, a
+    progress line reusing a reply's uuid): None (the follower then builds whole), not a list
+    growing until the machine ran out of memory."""
+    from inspector.formats.claude_code import _turn_path
+
+    led = load_bytes(_jsonl([_line("assistant", "a", "b", [_text("one")]), _line("assistant", "b", "a", [_text("two")])]), "t.jsonl")
+    led.records[0].parent_id = "b"  # (the loader breaks such a loop; ids a later line reuses make one, as by_id reads them)
+    led.leaf_seq = len(led.records) - 1
+    assert _turn_path(led, led.records) is None

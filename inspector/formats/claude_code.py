@@ -1375,9 +1375,11 @@ def _leave_out_unanswered(
     if not dangling:
         return dangling, ()
     start = _sent_from(records, path)
-    tail = len(path)  # the replies the conversation ends on: its last messages, replies making calls all
+    tail = len(path)  # the replies the conversation ends on: its last lines, replies' lines making calls all
     while tail > start + 1 and (records[path[tail - 1]].kind != "message" or _makes_calls(records[path[tail - 1]])):
         tail -= 1
+        if not all(lines_of(path[tail]) or [True]):
+            break  # (a line of that reply makes no call: the lines before it end no more)
     ending = tuple(frozenset(records[s].call_ids) for s in path[tail:] if records[s].call_ids)
     after = set(path[start + 1 : tail])
     open_turn = _open_turn(records, path)
@@ -1406,7 +1408,10 @@ def _makes_calls(r: Record) -> bool:
     lines of the calls before it none of which is answered are left out on resume, no "[Tool call
     interrupted ...]" result made up for them (observed with the real CLI: order probes "an API
     error after an unanswered call, session ends", "a reply after ...", "an API error between two
-    unanswered calls, ...": the first call's line left out, the second answered on resume)."""
+    unanswered calls, ...": the first call's line left out, the second answered on resume). The
+    rule is Claude Code's, line by line: a line of a reply written on several that makes no call
+    ends the turn of the calls before it too (order probe "a call, then a reply's text and call
+    lines, session ends": the first call's line left out, the reply's call answered on resume)."""
     return r.role == "assistant" and bool(r.call_ids)
 
 
@@ -1505,28 +1510,6 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     return True
 
 
-def _reopens_turn(led: Ledger, replaced: list[Record], dangling: frozenset[str]) -> bool:
-    """Whether a reply the appended lines continue, which made no call and so ended the turn of
-    the calls before it (`_makes_calls`: their lines left out), makes one now, right after a reply
-    of such calls: the turn goes on, and those lines are answered on resume instead."""
-    by_id = None
-    for r in replaced:
-        old = led.records[r.seq]
-        if not r.call_ids or old.call_ids or not dangling:
-            continue
-        by_id = by_id or led.by_id()
-        cur, seen = old.parent_id, 0
-        while cur is not None and (up := by_id.get(cur)) is not None and seen < len(led.records):
-            p, seen = led.records[up], seen + 1
-            if p.kind == "message":
-                if not _makes_calls(p):
-                    break
-                if not dangling.isdisjoint(p.call_ids):
-                    return True
-            cur = p.parent_id
-    return False
-
-
 def _lines_left_out_later(
     led: Ledger, records: list[Record], leaf: int, segment: list[int], merged: dict[int, list[int]], new_merged: dict[int, list[int]]
 ) -> bool:
@@ -1543,8 +1526,9 @@ def _lines_left_out_later(
     replies = [s for s in segment if records[s].kind == "message" and records[s].role == "assistant" and several(s)]
     answered = {c for r in msgs if r.role == "tool" for c in _result_ids(r)}
     cur: int | None = leaf
-    while cur is not None:  # (the old path's last turn, back to its prompt)
-        r = records[cur]
+    steps = 0
+    while cur is not None and steps <= len(records):  # (the old path's last turn, back to its prompt; links round: once)
+        r, steps = records[cur], steps + 1
         if r.kind == "message" and r.role == "user":
             break
         if r.kind == "message" and r.role == "tool":
@@ -1942,7 +1926,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
     continued = {k: v for k, v in earlier.items() if v}
     replaced = _continue_replies(led, continued, st)
-    if replaced is None or _reopens_turn(led, replaced, src.dangling):
+    if replaced is None:
         return None
     merged = _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
     merged.update({v[0]: [*v, *st.groups[k]] for k, v in continued.items()})
@@ -2037,11 +2021,11 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
 def _turn_path(led: Ledger, recs: list[Record]) -> list[int] | None:
     """The old path from its latest prompt, or the newest checkpoint when that comes later (the
     messages it keeps are placed before it), to its end, walked back along the path's own links;
-    None when there is neither."""
+    None when there is neither, or the links go round (ids a line reuses: the full build says so)."""
     by_id = led.by_id()
     out: list[int] = []
     cur: int | None = led.leaf_seq
-    while cur is not None:
+    while cur is not None and len(out) < len(recs):
         r = recs[cur]
         out.append(cur)
         if r.kind == "checkpoint" or (r.kind == "message" and r.role == "user" and not _result_ids(r)):

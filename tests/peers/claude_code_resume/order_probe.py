@@ -109,6 +109,7 @@ PROBES: list[Probe] = [
     Probe("calls answered in part, then an API error, session ends", (("a", [_call(1), _call(2)]), ("u", [_res(1)]), ("E", [_text("API Error: 500 overloaded")]))),
     Probe("a later call unanswered, then an API error, session ends", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(2)]), ("E", [_text("API Error: 500 overloaded")]))),
     Probe("an API error between two unanswered calls, session ends", (("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), ("a", [_call(2)]))),
+    Probe("a call, then a reply's text and call lines, session ends", (("a", [_call(1)]), ("a", [_text("ORD then")]), ("A", [_call(2)]))),
     Probe("an API error after a result", (("a", [_call(1)]), ("u", [_res(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
     # A synthetic API error ("S": isApiErrorMessage, model "<synthetic>"): left out before the lines
     # are joined and paired, so it splits nothing; it still ends the turn of the calls before it.
