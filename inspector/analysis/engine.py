@@ -952,7 +952,7 @@ def reply_item(rec: Record, rt: Runtime, earlier: set[str]) -> tuple[ContextItem
     so far), or, making none, the text the runtime sends in place of its content, if any."""
     calls = rec.call_ids
     item = ContextItem(0, "assistant", "message", rec.seq, rec.id, rec.line, False, "", tool_call_ids=[*calls])
-    if calls and rt.removes_repeated_calls and (not earlier.isdisjoint(calls) or len(set(calls)) < len(calls)):
+    if calls and rt.removes_repeated_calls and (not earlier.isdisjoint(calls) or (len(calls) > 1 and len(set(calls)) < len(calls))):
         calls = without_repeated_calls(item, rec, earlier, rt)
     elif not calls and rt.reply_sent_as is not None and (text := rt.reply_sent_as(rec)) is not None:
         # (the item's text: what is sent, counted in place of the record's)
