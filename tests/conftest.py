@@ -20,30 +20,29 @@ def need_shared(path: Path) -> Path:
 
 
 # The test files that take longest, slowest first (seconds of one run of the suite on two workers,
-# `pytest -n 2 --junitxml`, summed per file: session 33). With `--dist loadfile` a file runs whole on
-# one worker; pytest-xdist queues files in collection order (`--no-loadscope-reorder`, pyproject),
-# so these start first and the many short files fill in around them, instead of a real runtime's
-# probes (one test of minutes) starting last, alone on a core, while the other worker idles.
+# `pytest -n 2 --junitxml`, summed per file: session 35; the two OpenClaw probe files since they
+# resume three and two probes live, the rest from the record). With `--dist loadfile` a file runs
+# whole on one worker; pytest-xdist queues files in collection order (`--no-loadscope-reorder`,
+# pyproject), so these start first and the many short files fill in around them, instead of a real
+# runtime's probes (one test of minutes) starting last, alone on a core, while the other worker idles.
 SLOWEST_FIRST: tuple[str, ...] = (
-    "test_openclaw_line_rule.py",  # 164 s: the real OpenClaw on 15 damaged stores
-    "test_openclaw_accepts.py",  # 98 s
-    "test_openclaw_leaf_rule.py",  # 85 s
-    "test_codex_repair_probe.py",  # 73 s
-    "test_differential.py",  # 69 s
-    "test_bad_input_types.py",  # 61 s
-    "test_claude_code_line_rule.py",  # 55 s
-    "test_claude_code_repair_probe.py",  # 46 s
-    "test_adk_heads.py",  # 46 s
-    "test_tui_lazy_static.py",  # 40 s
-    "test_fuzz.py",  # 39 s
-    "test_pi_line_rule.py",  # 29 s
-    "test_lone_surrogates.py",  # 28 s
-    "test_claude_code_accepts.py",  # 28 s
-    "test_adk_repair_probe.py",  # 27 s
-    "test_large_lines.py",  # 27 s
-    "test_tui_repair.py",  # 26 s
-    "test_pi_repair_probe.py",  # 25 s
-    "test_tui_session.py",  # 24 s
+    "test_openclaw_accepts.py",  # 122 s: the real OpenClaw on six repaired stores
+    "test_differential.py",  # 95 s
+    "test_bad_input_types.py",  # 88 s
+    "test_codex_repair_probe.py",  # 85 s
+    "test_claude_code_line_rule.py",  # 57 s
+    "test_openclaw_line_rule.py",  # ~55 s
+    "test_claude_code_repair_probe.py",  # 43 s
+    "test_adk_heads.py",  # 42 s
+    "test_tui_lazy_static.py",  # 41 s
+    "test_fuzz.py",  # 36 s
+    "test_incremental_stores.py",  # 34 s
+    "test_openclaw_leaf_rule.py",  # ~32 s
+    "test_large_lines.py",  # 29 s
+    "test_incremental.py",  # 29 s
+    "test_fuzz_live.py",  # 26 s
+    "test_pi_line_rule.py",  # 26 s
+    "test_tui_session.py",  # 22 s
 )
 
 

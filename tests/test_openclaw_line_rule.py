@@ -18,9 +18,13 @@ A failed answer with a text is sent as OpenClaw's marker text where inspector le
 does (9 of the 17 failed-answer probes differed before `openclaw_model.dropped_answer` and
 `Runtime.failed_turn_marker`; none now).
 
-One OpenClaw run takes ~10-25 s (two at a time here): CI runs the probes in `CI_PROBES` (every rule
-once), `python -m tests.peers.openclaw.type_probe` runs all 165 (~22 min here, more on a loaded machine). A missing OpenClaw
-fails the test, naming the cause (never a skip).
+One OpenClaw run takes ~10-25 s (two at a time here), all 165 ~22 min: `python -m
+tests.peers.openclaw.type_probe --record` runs them and records OpenClaw's verdicts
+(tests/peers/recorded.py), each under the key of the store's rows, the prompt and the harness. The
+test holds inspector's prediction to the recorded verdict of every probe, and resumes the probes in
+`LIVE` with the real OpenClaw each run: their verdicts must still be the recorded ones. A probe not
+recorded for its input as it is now fails the test, naming the command that records it. A missing
+OpenClaw fails the test, naming the cause (never a skip).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers import recorded
 from tests.peers.openclaw import type_probe
 from tests.peers.openclaw.generate import NODE, OPENCLAW
 from tests.peers.openclaw.resume import NotInstalled
@@ -52,22 +57,13 @@ NOT_MIRRORED = {
     "custom_message content empty": "an empty extension message is sent",
 }
 
-# One probe per rule (and the clean one): what CI runs.
-CI_PROBES = (
+# The probes the real OpenClaw resumes on every run (refused, sent whole, an entry hung under the
+# leaf): its verdicts must still be the recorded ones; every other probe's verdict is the one it
+# gave when recorded (`type_probe --record`, tests/peers/recorded.py).
+LIVE = (
     "clean",
     "row cut short",  # a plain row JSON.parse fails on: refused
-    "row null",  # JSON that is no entry: no node; the entry after it hangs under the leaf
-    "summarized zstd row garbled",  # a zstd payload on the path that does not decode: refused
     "entry parentId unknown",  # a parent that is no earlier entry: hung under the leaf
-    "user content a number",  # not taken by the schema: never sent, the rest is
-    "base compaction tokensBefore a string",  # a compaction the schema does not take: no boundary
-    "user text null",  # a text its conversion cleans with replaceAll: every request fails
-    "reply block unknown",  # an answer's block taken for a call, its id trimmed: every request fails
-    "result clean, orphan",  # an orphan tool result: dropped
-    "errored reply fallback text",  # a failed answer without a text to replay: left out
-    "header null",  # no version-3 header: refused
-    # (a failed answer with a text, sent as OpenClaw's marker, and one cut short holding only
-    # reasoning, left out: resumed by the real OpenClaw in tests/test_openclaw_accepts.py)
 )
 
 
@@ -90,9 +86,12 @@ def test_inspector_predicts_what_the_real_openclaw_sends_of_damaged_rows() -> No
     need_openclaw()
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            rows = type_probe.run(Path(tmp), only=CI_PROBES)
+            rows = type_probe.run(Path(tmp), live=LIVE)
         except NotInstalled as e:
             pytest.fail(f"{e}: OpenClaw's reading cannot be checked", pytrace=False)
+        except recorded.StaleRecord as e:
+            pytest.fail(str(e), pytrace=False)
+    assert len(rows) == len(type_probe.PROBES)
     verdicts = _check(rows)
     # Every way occurs: refused, sent whole, the damaged entry left out with the history kept.
     assert verdicts["clean"] == "DCH 8"

@@ -19,9 +19,12 @@ probe's markers were in it, in a fixed order, and how many messages (the system 
 probe's prompt and the runtime-context carrier left out), or `refused`. inspector's prediction is
 `analyze`'s next request.
 
-    python -m tests.peers.openclaw.leaf_probe [--only NAME ...] [--cache FILE]
+    python -m tests.peers.openclaw.leaf_probe [--only NAME ...] [--record]
 
-tests/test_openclaw_leaf_rule.py holds the two equal.
+`--record` keeps OpenClaw's verdicts in `recorded_verdicts.json` (tests/peers/recorded.py; the
+probes OpenClaw writes itself are never recorded: fresh ids each run). tests/test_openclaw_leaf_rule.py
+holds inspector's prediction to the recorded verdict of every probe and resumes a few with the real
+OpenClaw each run, whose verdicts must still be the recorded ones.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.formats.openclaw_writer import provide_octet_length
+from tests.peers import recorded
 from tests.peers.openclaw import type_probe as tp
 from tests.peers.openclaw.generate import NODE, OPENCLAW, STORE_IN_HOME, offline_openclaw
 from tests.peers.openclaw.resume import resume
@@ -280,44 +284,62 @@ def predicted(f: Path, session: str, i: int) -> str:
     return _verdict(text, n, f"{i:03d}")
 
 
-def run(out: Path, only: Sequence[str] | None = None, cache: Path | None = None, workers: int = 2) -> list[tuple[Probe, str, str, str]]:
+RECORD = tp.RECORD
+COMMAND = "python -m tests.peers.openclaw.leaf_probe --record"
+
+
+def run(
+    out: Path, only: Sequence[str] | None = None, workers: int = 2, live: Sequence[str] | None = None, record: bool = False
+) -> list[tuple[Probe, str, str, str]]:
     """Every probe (or those named in ONLY): (probe, what OpenClaw sent, inspector's prediction,
-    OpenClaw's reason when it sent nothing)."""
+    OpenClaw's reason when it sent nothing). LIVE: None resumes every probe with OpenClaw; else
+    only those named in LIVE, every other one's verdict taken from `RECORD` (StaleRecord when it is
+    not recorded for this very probe) and each live verdict must be the recorded one where there
+    is one. A probe OpenClaw writes itself (`own`: fresh ids each time) has no record: with LIVE it
+    runs only when named there. RECORD: keep every verdict OpenClaw gave in `RECORD`."""
     picked = [(i, p) for i, p in enumerate(PROBES) if only is None or p.name in only]
     if only is not None:
         missing = set(only) - {p.name for _, p in picked}
         assert not missing, f"no such probes: {sorted(missing)}"
+    if live is not None:
+        picked = [(i, p) for i, p in picked if not p.own or p.name in live]
     files: dict[int, tuple[Path, str]] = {}
     for i, p in picked:
         f = out / "probes" / f"leaf{i:03d}.sqlite"
         files[i] = write_own(tp.BASE, f, out / "own" / f"leaf{i:03d}", p.stale) if p.own else (write_probe(tp.BASE, f, i, p), tp.SESSION)
-    cached: dict[str, Any] = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    keys = {i: tp.probe_key(files[i][0], files[i][1], tp.PROMPT.format(i=i)) for i, p in picked if not p.own}
+    book = recorded.Record(RECORD, "leaf_probe")
+    results: dict[int, tuple[str, str]] = {}
+    if live is not None:
+        got = recorded.recorded_verdicts(book, {p.name: keys[i] for i, p in picked if p.name not in live}, COMMAND)
+        results = {i: got[p.name] for i, p in picked if p.name in got}
+    todo = [it for it in picked if it[0] not in results]
 
     def one(item: tuple[int, Probe]) -> tuple[str, str]:
-        i, p = item
-        if p.name in cached:
-            return tuple(cached[p.name])  # type: ignore[return-value]
+        i, _p = item
         return openclaw_verdict(files[i][0], files[i][1], i, out / "run" / f"leaf{i:03d}")
 
-    results: dict[int, tuple[str, str]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for it, r in zip(picked, pool.map(one, picked), strict=True):
+        for it, r in zip(todo, pool.map(one, todo), strict=True):
             results[it[0]] = r
-    if cache is not None:
-        cache.write_text(json.dumps({**cached, **{p.name: list(results[i]) for i, p in picked}}, indent=1) + "\n")
+    lived = {p.name: (keys[i], *results[i]) for i, p in todo if not p.own}
+    if live is not None or record:
+        recorded.settle(book, lived, record, COMMAND)
+    elif moved := recorded.moved_verdicts(book, lived):  # (the command reports it; the tests fail on it)
+        print(f"not as recorded in {RECORD.name}: {moved}", file=sys.stderr)
     return [(p, results[i][0], predicted(files[i][0], files[i][1], i), results[i][1]) for i, p in picked]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*")
-    ap.add_argument("--cache", type=Path)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--keep", type=Path, help="write the probes' stores here (kept)")
+    ap.add_argument("--record", action="store_true", help=f"keep OpenClaw's verdicts in {RECORD.name}, which the tests hold inspector to")
     a = ap.parse_args()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        tp.report(run(a.keep or Path(tmp), a.only, a.cache, a.workers), t0)
+        tp.report(run(a.keep or Path(tmp), a.only, a.workers, record=a.record), t0)
     return 0
 
 

@@ -21,11 +21,12 @@ probe's prompt and the runtime-context carrier left out). inspector's prediction
 next request, or `refused` when a `resume_refused`/`request_fails`/`broken_tree` finding says
 OpenClaw sends nothing.
 
-    python -m tests.peers.openclaw.type_probe [--only NAME ...] [--cache FILE]
+    python -m tests.peers.openclaw.type_probe [--only NAME ...] [--record]
 
-prints both side by side and how many differ (`--cache`: OpenClaw's verdicts read from FILE when it
-exists, else written there: to re-run inspector's side alone). tests/test_openclaw_line_rule.py holds
-the two equal.
+prints both side by side and how many differ; `--record` keeps OpenClaw's verdicts in
+`recorded_verdicts.json` under the key of what it was given (tests/peers/recorded.py).
+tests/test_openclaw_line_rule.py holds inspector's prediction to the recorded verdict of every probe
+and resumes a few with the real OpenClaw each run, whose verdicts must still be the recorded ones.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any
 import zstandard
 
 from inspector.formats.openclaw_writer import provide_octet_length
-from tests.peers import probe_edits
+from tests.peers import probe_edits, recorded
 from tests.peers.claude_code_resume.type_probe import print_verdicts
 from tests.peers.openclaw.resume import resume
 from tests.peers.probe_edits import drop_at as _drop
@@ -666,54 +667,77 @@ def _text(report: Any, it: Any) -> str:
 # ---------------------------------------------------------------------------------------- running
 
 
+RECORD = HERE / "recorded_verdicts.json"
+COMMAND = "python -m tests.peers.openclaw.type_probe --record"
+# What the real OpenClaw was given beside a probe's store: its pinned install, the harness's config
+# and scripted model, the resume itself.
+HARNESS = tuple(HERE / f for f in ("install.sh", "generate.py", "fake_model.py", "resume.py"))
+
+
+def probe_key(store: Path, session: str, prompt: str) -> str:
+    """The key under which OpenClaw's verdict on a probe is recorded (tests/peers/recorded.py)."""
+    return recorded.key_of(recorded.sources_key(HARNESS), session, prompt, recorded.store_rows_key(store))
+
+
 def run(
-    out: Path, only: Sequence[str] | None = None, cache: Path | None = None, workers: int = 2
+    out: Path, only: Sequence[str] | None = None, workers: int = 2, live: Sequence[str] | None = None, record: bool = False
 ) -> list[tuple[Probe, Verdict | str, Verdict | str, str]]:
     """Every probe (or those named in ONLY): (probe, what OpenClaw did, inspector's prediction,
-    OpenClaw's reason when it sent nothing). OpenClaw runs WORKERS at a time (the first alone: a
-    fresh install settles its package lifecycle on first use)."""
+    OpenClaw's reason when it sent nothing). LIVE: None resumes every probe with OpenClaw, WORKERS
+    at a time (the first alone: a fresh install settles its package lifecycle on first use); else
+    only the probes named in LIVE, each other probe's verdict taken from `RECORD` (StaleRecord when
+    it is not recorded for this very probe), and each live verdict must be the recorded one where
+    there is one. RECORD: keep every verdict OpenClaw gave in `RECORD`."""
     picked = [(i, p) for i, p in enumerate(PROBES) if only is None or p.name in only]
     if only is not None:
         missing = set(only) - {p.name for _, p in picked}
         assert not missing, f"no such probes: {sorted(missing)}"
     files = {i: write_probe(BASE, out / "probes" / f"probe{i:03d}.sqlite", i, p) for i, p in picked}
-    cached: dict[str, Any] = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    keys = {i: probe_key(files[i], SESSION, PROMPT.format(i=i)) for i, _ in picked}
+    book = recorded.Record(RECORD, "type_probe")
+    results: dict[int, tuple[Verdict | str, str]] = {}
+    if live is not None:
+        wanted = {p.name: keys[i] for i, p in picked if p.name not in live}
+        got = recorded.recorded_verdicts(book, wanted, COMMAND)
+        results = {i: _from_json(got[p.name]) for i, p in picked if p.name in got}
+    todo = [it for it in picked if it[0] not in results]
 
     def one(item: tuple[int, Probe]) -> tuple[Verdict | str, str]:
-        i, p = item
-        if p.name in cached:
-            got, why = cached[p.name]
-            return (Verdict(**got) if isinstance(got, dict) else got), why
+        i, _p = item
         # OpenClaw resumes a copy (it writes its turn into the store it resumes).
         return openclaw_verdict(files[i], i, out / "run" / f"probe{i:03d}")
 
-    todo = [it for it in picked if it[1].name not in cached]
-    results: dict[int, tuple[Verdict | str, str]] = {}
-    first = todo[:1]
-    for it in first:
+    for it in todo[:1]:
         results[it[0]] = one(it)
-    rest = [x for x in picked if x not in first]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for it, r in zip(rest, pool.map(one, rest), strict=True):
+        for it, r in zip(todo[1:], pool.map(one, todo[1:]), strict=True):
             results[it[0]] = r
-    if cache is not None:
-        saved = dict(cached)
-        for i, p in picked:
-            got, why = results[i]
-            saved[p.name] = [got.__dict__ if isinstance(got, Verdict) else got, why]
-        cache.write_text(json.dumps(saved, indent=1) + "\n")
+    lived = {p.name: (keys[i], _to_json(results[i][0]), results[i][1]) for i, p in todo}
+    if live is not None or record:
+        recorded.settle(book, lived, record, COMMAND)
+    elif moved := recorded.moved_verdicts(book, lived):  # (the command reports it; the tests fail on it)
+        print(f"not as recorded in {RECORD.name}: {moved}", file=sys.stderr)
     return [(p, results[i][0], predicted(files[i], i), results[i][1]) for i, p in picked]
+
+
+def _to_json(v: Verdict | str) -> Any:
+    return v.__dict__ if isinstance(v, Verdict) else v
+
+
+def _from_json(x: tuple[Any, str]) -> tuple[Verdict | str, str]:
+    v, why = x
+    return (Verdict(**v) if isinstance(v, dict) else v), why
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="run only the probes of these names")
-    ap.add_argument("--cache", type=Path, help="OpenClaw's verdicts: read from this file when it exists, else written there")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--record", action="store_true", help=f"keep OpenClaw's verdicts in {RECORD.name}, which the tests hold inspector to")
     a = ap.parse_args()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        report(run(Path(tmp), a.only, a.cache, a.workers), t0)
+        report(run(Path(tmp), a.only, a.workers, record=a.record), t0)
     return 0
 
 
