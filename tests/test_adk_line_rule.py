@@ -27,13 +27,9 @@ import pytest
 from tests.conftest import need_shared
 from tests.peers.adk_resume import type_probe
 
-# Probes on which inspector and ADK part, on purpose.
-NOT_MIRRORED = {
-    # An event with no content but an output transcription (a live audio session's): ADK sends the
-    # transcription, joined with the ones right after it, as a model turn (flows/llm_flows/context/
-    # _contents.py:570-605); inspector reads no message in it.
-    "an output transcription without content": "live transcriptions not modelled",
-}
+# Probes on which inspector and ADK part, on purpose: none (before, "an output transcription
+# without content": a live session's speech, now a message, tests/test_adk_transcriptions.py).
+NOT_MIRRORED: dict[str, str] = {}
 
 
 def test_inspector_predicts_what_the_real_adk_sends_of_damaged_events() -> None:

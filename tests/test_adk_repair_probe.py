@@ -90,7 +90,7 @@ def test_every_repaired_damaged_session_is_what_adk_resumes(tmp_path: Path, monk
     rows = repair_probe.check(written, tmp_path / "resume")
     named, unexpected = repair_campaign.not_mirrored(rows, list(NOT_MIRRORED))
     assert not unexpected, unexpected
-    assert len(named) >= 2, named
+    assert "role made up" in named, named  # (the compaction's null role shows only as written)
 
 
 def test_a_store_whose_event_has_a_text_timestamp_is_refused_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

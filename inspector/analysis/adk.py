@@ -40,6 +40,7 @@ from inspector.formats.adk import (
     message_response_ids_by_seq,
     unsent_or_scoped,
 )
+from inspector.formats.adk_heads import TRANSCRIPTIONS, transcription_text
 from inspector.ledger.model import Block, Ledger, Record
 
 
@@ -285,6 +286,7 @@ def next_request(
     # compacted call can come back)
     resp = message_response_ids_by_seq([r for r, summ in seq_list if not summ])
     seq_list, reinjected, resp = _recover_compacted_function_calls(filt, seq_list, resp)
+    seq_list, joined = joined_transcriptions(seq_list, heads)
     removed: dict[int, list[str]] = {}
     rows = _rows_for_agent(seq_list, agent, heads, resp, dropped, removed)
     rows = _rearrange_for_async_responses(_rearrange_for_latest_response(rows))
@@ -293,7 +295,49 @@ def next_request(
         it.index = i
         if removed and it.seq in removed and it.kind == "message":
             it.removed_results = removed[it.seq]
+        if joined and it.seq in joined and it.kind == "message" and it.role == joined[it.seq][2]:
+            # (another agent's speech, sent as user-role context, is not modelled joined)
+            it.text, folded, _ = joined[it.seq]
+            it.note = f"ADK sends the transcriptions of {len(folded) + 1} events as this one message"
     return ctx, reinjected
+
+
+def joined_transcriptions(
+    seq_list: list[tuple[Record, bool]], heads: dict[int, dict[str, Any]]
+) -> tuple[list[tuple[Record, bool]], dict[int, tuple[str, list[int], str | None]]]:
+    """ADK's transcription aggregation (flows/llm_flows/context/_contents.py:569-605): an event
+    without content whose input (else output) transcription has a text is sent as a user (model)
+    turn of that text, unless the next event's transcription of that kind has a text too (whether
+    or not that event has content): its text then waits, and goes at the front of the next such
+    turn sent (none: never sent). An event holding a transcription of no text ends such a run and
+    is sent as nothing. Returns the list without the events whose text waited and those, and for
+    each turn sent with more than its own text, that text, the seqs of the events it joins and its
+    role."""
+    if not any(r.source_role in _TRANSCRIBED or r.kind == "meta" for r, summ in seq_list if not summ):
+        return seq_list, {}
+    waiting: dict[str, tuple[str, list[int]]] = {}
+    out: list[tuple[Record, bool]] = []
+    joined: dict[int, tuple[str, list[int], str | None]] = {}
+    for k, (r, summ) in enumerate(seq_list):
+        if not summ and r.kind == "meta":
+            continue  # (a transcription of no text: `_holds_transcription`)
+        key = None if summ else r.source_role
+        if key not in _TRANSCRIBED:
+            out.append((r, summ))
+            continue
+        text, seqs = waiting.pop(key, ("", []))
+        text += transcription_text(heads[r.seq], key)
+        nxt = seq_list[k + 1] if k + 1 < len(seq_list) else None
+        if nxt is not None and not nxt[1] and transcription_text(heads[nxt[0].seq], key):
+            waiting[key] = (text, [*seqs, r.seq])
+            continue
+        if seqs:
+            joined[r.seq] = (text, seqs, r.role)
+        out.append((r, summ))
+    return out, joined
+
+
+_TRANSCRIBED = frozenset(key for key, _ in TRANSCRIPTIONS)
 
 
 def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]:
@@ -344,8 +388,22 @@ def _sendable_events(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Reco
         and (
             (r.kind == "message" and not r.never_sent)
             or (r.kind == "checkpoint" and r.checkpoint is not None)
+            or (r.kind == "meta" and _holds_transcription(heads[r.seq]))
         )
     ]
+
+
+def holds_transcription(rec: Record) -> bool:
+    """Whether an event is a live session's speech or holds a transcription beside its content:
+    what ADK sends of it can depend on the events next to it (`joined_transcriptions`)."""
+    return rec.source_role in _TRANSCRIBED or _holds_transcription(event_head(rec))
+
+
+def _holds_transcription(fields: dict[str, Any]) -> bool:
+    """An event of no message holding a transcription (of no text): ADK keeps it among the events
+    it builds the request from (`_contains_empty_content`, flows/llm_flows/context/_contents.py:
+    256-285), where it ends a run of transcriptions (`joined_transcriptions`), and sends nothing of it."""
+    return any(isinstance(fields.get(key), dict) for key in _TRANSCRIBED)
 
 
 def send_times(recs: list[Record], led: Ledger) -> list[float]:
@@ -403,7 +461,7 @@ def _timeline_sorted(
     items += [
         (t, i, r, False)
         for i, r in enumerate(filt)
-        if r.kind == "message"
+        if r.kind != "checkpoint"
         and not ((k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1])
     ]
     # `_process_compaction_events` sorts by (timestamp, position), when any compaction event is
@@ -421,7 +479,7 @@ def _timeline_in_order(
     returns them): each covered range is a run of positions, the messages outside every run keep
     their order, and each surviving summary goes where its (end, position) sorts among them (a
     message's key is its (timestamp, position)): no key built or sorted per message."""
-    keep = bytearray([r.kind == "message" for r in filt])
+    keep = bytearray([r.kind != "checkpoint" for r in filt])  # (messages; events of a transcription)
     for a, b in cover:
         lo, hi = bisect_left(ts, a), bisect_right(ts, b)
         keep[lo:hi] = bytes(hi - lo)

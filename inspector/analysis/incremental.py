@@ -479,7 +479,9 @@ def _latest_cut(
 ) -> int | None:
     """The latest turn start j >= lo such that no id of records[j:] is in `prior` or in
     records[lo:j], timestamps grow from j on and from `floor_ts` (the greatest before lo), and no
-    compaction or covered record lies at or after j; None when there is none."""
+    compaction, covered record or transcription lies at or after j; None when there is none."""
+    from inspector.analysis.adk import holds_transcription  # (deferred, as `extend_adk`'s)
+
     first: dict[str, int] = {}
     ts = [_ts(r) for r in recs[lo:]]
     before = list(accumulate(ts, max, initial=floor_ts))  # before[k]: greatest timestamp before lo+k
@@ -493,6 +495,8 @@ def _latest_cut(
         r = recs[lo + k]
         if r.kind == "checkpoint" or not r.runtime_visible or rules.in_ranges(ts[k], cover):
             break  # (a rewound record: the turn in progress is cut after every rewind)
+        if holds_transcription(r):
+            break  # (what ADK sends of a transcription depends on its neighbours: cut after it)
         ids = _ids(r)
         if any(x in prior for x in ids):
             break
@@ -599,7 +603,7 @@ def extend_adk(old: Report, led: Ledger, added: int) -> Report | None:
     new = led.records[added:]
     latest = st.latest_ts
     for r in new:
-        if not r.runtime_visible or r.kind not in ("message", "meta"):
+        if not r.runtime_visible or r.kind not in ("message", "meta") or adk.holds_transcription(r):
             return None
         t = _ts(r)
         if t < latest or rules.in_ranges(t, st.cover) or any(x in st.prefix_ids for x in _ids(r)):

@@ -1321,6 +1321,8 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
     """`event_message`, with what a record keeps of it in its index: its tool-call ids and the call
     its first tool result answers (`Record._take`), gathered as its blocks are made."""
     content = o.get("content")
+    if content is None:
+        return _transcription_message(o)
     parts = _parts(content)
     if not parts:
         return None
@@ -1375,6 +1377,18 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
         never = True  # ... or a content without a role (flows/llm_flows/context/_contents.py:277-279)
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
     return m, tuple(call_ids), result_id
+
+
+def _transcription_message(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None] | None:
+    """An event without content whose input (else output) transcription has a text: a live
+    session's speech, which ADK sends as a user (a model) turn of that text, joined with the
+    transcriptions of the same kind right after it (flows/llm_flows/context/_contents.py:569-605,
+    `analysis.adk.joined_transcriptions`). Its source role names the transcription."""
+    for key, role in adk_heads.TRANSCRIPTIONS:
+        if text := adk_heads.transcription_text(o, key):
+            stop = "stop" if role == "assistant" else None
+            return Message(role, [Block("text", text)], stop, None, None, None, None, key, False), (), None
+    return None
 
 
 def _summary_text(content: Any) -> str:

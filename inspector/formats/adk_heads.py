@@ -367,6 +367,16 @@ def head(data: Any) -> Head | None:
     return got
 
 
+TRANSCRIPTIONS = (("input_transcription", "user"), ("output_transcription", "assistant"))
+
+
+def transcription_text(o: dict[str, Any], key: str) -> str:
+    """The text of an event's `key` transcription ("": none, or none ADK converts: its `text` empty)."""
+    t = o.get(key)
+    text = t.get("text") if isinstance(t, dict) else None
+    return text if isinstance(text, str) else ""
+
+
 def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
     """The head of an event decoded the ordinary way (`whole`: orjson's read of it)."""
     ts = h.timestamp
@@ -384,6 +394,11 @@ def _head_of(h: _Event, whole: dict[str, Any]) -> Head | None:
     if "isolation_scope" in fields:
         return None  # (scoped: read whole, `adk.task_scope` finds them among those)
     content = h.content
+    if any(isinstance(whole.get(key), dict) for key, _ in TRANSCRIPTIONS):
+        # (a live session's speech: read whole, its transcription in its fields, where the analysis
+        # looks for it, `analysis.adk.joined_transcriptions`; without content, a message of it,
+        # `adk._transcription_message`)
+        return None
     parts = content.parts if content is not None else None
     if not parts:
         return Head(h.id, float(ts), raw_ts, h.author, h.invocation_id, fields, False, prompt=0)

@@ -1,0 +1,136 @@
+"""A live ADK session's speech: events without content whose input or output transcription has a
+text (what `Runner.run_live` saves, runners.py:1754-1770). google-adk 2.13 sends each as a user
+(model) turn of that text, joined with the transcriptions of the same kind right after it
+(flows/llm_flows/context/_contents.py:569-605). Before, inspector read such an event as having no
+message: a voice agent's whole conversation was missing from its next request.
+
+Each case is the ADK peer corpus's `token_threshold.db` with events appended after its last one,
+resumed for one turn by the real ADK (tests/adk_resume.py); the contents it sends must be the ones
+inspector predicts, the joined texts to the character.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.formats import load
+from tests.peers.adk_resume import type_probe as tp
+from tests.test_adk_accepts import DRIVER, _job, adk_python, predicted_contents, resumed_as_predicted
+from tests.test_adk_edges import _store, _user
+
+__all__ = ["adk_python"]  # (the fixture, used by name)
+
+T = tp.LAST_TS
+
+
+def _said(kind: str, text: Any, eid: str, k: int, author: str = "user", content: Any = None) -> dict[str, Any]:
+    o = _user("unused", eid, T + k)
+    o.update(author=author, content=content)
+    o[kind] = {"text": text, "finished": True}
+    return o
+
+
+def _typed(text: str, eid: str, k: int, **more: Any) -> dict[str, Any]:
+    return _user(text, eid, T + k, **more)
+
+
+IN, OUT = "input_transcription", "output_transcription"
+CASES: dict[str, list[dict[str, Any]]] = {
+    # Consecutive transcriptions of one kind: one turn each, their texts joined.
+    "joined": [_said(IN, "hello ", "a", 1), _said(IN, "world", "b", 2), _said(OUT, "hi ", "c", 3, "assistant"), _said(OUT, "there", "d", 4, "assistant")],
+    # Alternating: each its own turn.
+    "alternating": [_said(IN, "q1", "a", 1), _said(OUT, "a1", "b", 2, "assistant"), _said(IN, "q2", "c", 3)],
+    # The next event has content and a transcription: the text waits for the next turn sent.
+    "waiting across content": [_said(IN, "a ", "a", 1), _typed("[typed]", "b", 2, input_transcription={"text": "x"}), _said(IN, "b", "c", 3)],
+    # ... and is never sent when none follows.
+    "waiting, none after": [_said(IN, "lost", "a", 1), _typed("[typed]", "b", 2, input_transcription={"text": "x"})],
+    # Content wins over a transcription beside it.
+    "content beside a transcription": [_typed("[typed]", "a", 1, output_transcription={"text": "spoken"})],
+    # An empty transcription between two: it ends the first's turn (its text is empty), sent as nothing.
+    "an empty one between": [_said(IN, "a", "a", 1), _said(IN, "", "b", 2), _said(IN, "b", "c", 3)],
+    # Another agent's speech: the user-role context text, as its other events.
+    "another agent's speech": [_said(OUT, "from the helper", "a", 1, "helper")],
+}
+
+
+def _predicted(f: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The contents inspector's next request says ADK sends, a joined turn as its own text."""
+    rep = analyze(load(str(f)))
+    items = [{"seq": it.seq, "kind": it.kind, "role": it.role, "tool_call_ids": list(it.tool_call_ids)} for it in rep.context]
+    out = predicted_contents(f, items)
+    for k, it in enumerate(rep.context):
+        if it.kind == "message" and it.text and out[k][1] != [{"other_agent": ["helper"]}]:
+            out[k] = (out[k][0], [{"text": it.text}])
+    return out
+
+
+def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_python: str, tmp_path: Path) -> None:
+    files = {}
+    for k, (name, events) in enumerate(CASES.items()):
+        (tmp_path / f"case{k}").mkdir()
+        files[name] = _store(tmp_path / f"case{k}", *events)
+    want = {name: _predicted(f) for name, f in files.items()}  # (before ADK appends its turn to each)
+    jobs = [_job(name, f, "sqlite") for name, f in files.items()]
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    r = subprocess.run([adk_python, str(DRIVER), str(tmp_path / "jobs.json"), str(tmp_path / "out.json")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads((tmp_path / "out.json").read_text())
+    wrong = {name: p for name, f in files.items() if (p := resumed_as_predicted(got[name], want[name])) is not None}
+    assert not wrong, json.dumps(wrong, indent=1, default=str)[:6000]
+    # The joined texts, as ADK sent them.
+    tail = [c["parts"][0].get("text") for c in got["joined"][-3:-1]]
+    assert tail == ["hello world", "hi there"]
+    assert [c["parts"][0].get("text") for c in got["waiting across content"][-3:-1]] == ["[typed]", "a b"]
+    assert "lost" not in json.dumps(got["waiting, none after"])
+
+
+@pytest.fixture(autouse=True)
+def _shared() -> None:
+    from tests.conftest import need_shared
+
+    need_shared(tp.BASE)
+
+
+def _spoken_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """N events of a voice session: speech of both kinds (some of no text), typed turns, some
+    holding a transcription beside their content, and replies, in a random order."""
+    out = []
+    for k in range(1, n + 1):
+        kind = rng.choice(("in", "in", "out", "out", "empty", "typed", "typed+", "reply"))
+        eid = f"v{k}"
+        if kind in ("in", "out"):
+            out.append(_said(IN if kind == "in" else OUT, f"{kind}{k} ", eid, k, "user" if kind == "in" else "assistant"))
+        elif kind == "empty":
+            out.append(_said(rng.choice((IN, OUT)), "", eid, k))
+        elif kind == "reply":
+            o = _typed(f"reply{k}", eid, k)
+            o.update(author="assistant", content={"role": "model", "parts": [{"text": f"reply{k}"}]})
+            out.append(o)
+        else:
+            more = {rng.choice((IN, OUT)): {"text": f"beside{k}"}} if kind == "typed+" else {}
+            out.append(_typed(f"typed{k}", eid, k, **more))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_voice_session_followed_as_it_grows_reads_as_a_full_read(seed: int, tmp_path: Path) -> None:
+    """Followed live (the report extended append by append, `incremental.extend_adk`), a voice
+    session must read as a full read of it: a turn joins the speech before it, so the turn in
+    progress is never cut at or after one."""
+    from tests.test_incremental_stores import grow_and_compare
+
+    rng = random.Random(seed)
+    (tmp_path / "src").mkdir()
+    src = _store(tmp_path / "src", *_spoken_session(rng, 40))
+    joined = sum(1 for it in analyze(load(str(src))).context if it.note and "transcriptions" in it.note)
+    assert joined >= 1
+    (tmp_path / "grow").mkdir()
+    batches, _grown = grow_and_compare(str(src), str(tmp_path / "grow"), rng)
+    assert batches >= 1
