@@ -5,14 +5,16 @@ text (what `Runner.run_live` saves, runners.py:1754-1770). google-adk 2.13 sends
 message: a voice agent's whole conversation was missing from its next request.
 
 Each case is the ADK peer corpus's `token_threshold.db` with events appended after its last one,
-resumed for one turn by the real ADK (tests/adk_resume.py); the contents it sends must be the ones
-inspector predicts, the joined texts to the character.
+and the same session as a `model_dump()` JSON file, resumed for one turn by the real ADK
+(tests/adk_resume.py); the contents it sends must be the ones inspector predicts, the joined texts
+to the character.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -71,18 +73,32 @@ def _predicted(f: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     return out
 
 
+def _as_dump(db: Path) -> Path:
+    """The session of store DB as a `Session.model_dump()` JSON file (ADK's JSON backend)."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT event_data FROM events ORDER BY timestamp, rowid").fetchall()
+        app, user, sid, state, updated = con.execute("SELECT app_name, user_id, id, state, update_time FROM sessions").fetchone()
+    f = db.with_suffix(".json")
+    doc = {"id": sid, "app_name": app, "user_id": user, "state": json.loads(state or "{}"),
+           "events": [json.loads(r[0]) for r in rows], "last_update_time": updated}  # fmt: skip
+    f.write_text(json.dumps(doc), encoding="utf-8")
+    return f
+
+
 def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_python: str, tmp_path: Path) -> None:
-    files = {}
+    files: dict[str, tuple[Path, str]] = {}
     for k, (name, events) in enumerate(CASES.items()):
         (tmp_path / f"case{k}").mkdir()
-        files[name] = _store(tmp_path / f"case{k}", *events)
-    want = {name: _predicted(f) for name, f in files.items()}  # (before ADK appends its turn to each)
-    jobs = [_job(name, f, "sqlite") for name, f in files.items()]
+        db = _store(tmp_path / f"case{k}", *events)
+        files[f"{name} (json)"] = (_as_dump(db), "json")
+        files[name] = (db, "sqlite")
+    want = {name: _predicted(f) for name, (f, _) in files.items()}  # (before ADK appends its turn to each)
+    jobs = [_job(name, f, backend) for name, (f, backend) in files.items()]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
     r = subprocess.run([adk_python, str(DRIVER), str(tmp_path / "jobs.json"), str(tmp_path / "out.json")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads((tmp_path / "out.json").read_text())
-    wrong = {name: p for name, f in files.items() if (p := resumed_as_predicted(got[name], want[name])) is not None}
+    wrong = {name: p for name in files if (p := resumed_as_predicted(got[name], want[name])) is not None}
     assert not wrong, json.dumps(wrong, indent=1, default=str)[:6000]
     # The joined texts, as ADK sent them.
     tail = [c["parts"][0].get("text") for c in got["joined"][-3:-1]]
