@@ -92,6 +92,9 @@ def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_pyth
         db = _store(tmp_path / f"case{k}", *events)
         files[f"{name} (json)"] = (_as_dump(db), "json")
         files[name] = (db, "sqlite")
+    for seed in range(3):  # (and random voice sessions: 60 of them agreed when this was written)
+        (tmp_path / f"voice{seed}").mkdir()
+        files[f"voice {seed}"] = (_store(tmp_path / f"voice{seed}", *_spoken_session(random.Random(seed), 50)), "sqlite")
     want = {name: _predicted(f) for name, (f, _) in files.items()}  # (before ADK appends its turn to each)
     jobs = [_job(name, f, backend) for name, (f, backend) in files.items()]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
