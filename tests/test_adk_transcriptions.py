@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,26 +23,13 @@ import pytest
 from inspector.analysis import analyze
 from inspector.formats import load
 from tests.peers.adk_resume import type_probe as tp
+from tests.peers.adk_resume.voice_corpus import CORPUS, IN, OUT, as_dump, spoken_session, store
+from tests.peers.adk_resume.voice_corpus import said as _said
+from tests.peers.adk_resume.voice_corpus import typed as _typed
 from tests.test_adk_accepts import DRIVER, _job, adk_python, predicted_contents, resumed_as_predicted
-from tests.test_adk_edges import _store, _user
 
 __all__ = ["adk_python"]  # (the fixture, used by name)
 
-T = tp.LAST_TS
-
-
-def _said(kind: str, text: Any, eid: str, k: int, author: str = "user", content: Any = None) -> dict[str, Any]:
-    o = _user("unused", eid, T + k)
-    o.update(author=author, content=content)
-    o[kind] = {"text": text, "finished": True}
-    return o
-
-
-def _typed(text: str, eid: str, k: int, **more: Any) -> dict[str, Any]:
-    return _user(text, eid, T + k, **more)
-
-
-IN, OUT = "input_transcription", "output_transcription"
 CASES: dict[str, list[dict[str, Any]]] = {
     # Consecutive transcriptions of one kind: one turn each, their texts joined.
     "joined": [_said(IN, "hello ", "a", 1), _said(IN, "world", "b", 2), _said(OUT, "hi ", "c", 3, "assistant"), _said(OUT, "there", "d", 4, "assistant")],
@@ -73,28 +59,19 @@ def _predicted(f: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     return out
 
 
-def _as_dump(db: Path) -> Path:
-    """The session of store DB as a `Session.model_dump()` JSON file (ADK's JSON backend)."""
-    with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT event_data FROM events ORDER BY timestamp, rowid").fetchall()
-        app, user, sid, state, updated = con.execute("SELECT app_name, user_id, id, state, update_time FROM sessions").fetchone()
-    f = db.with_suffix(".json")
-    doc = {"id": sid, "app_name": app, "user_id": user, "state": json.loads(state or "{}"),
-           "events": [json.loads(r[0]) for r in rows], "last_update_time": updated}  # fmt: skip
-    f.write_text(json.dumps(doc), encoding="utf-8")
-    return f
-
-
 def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_python: str, tmp_path: Path) -> None:
     files: dict[str, tuple[Path, str]] = {}
     for k, (name, events) in enumerate(CASES.items()):
         (tmp_path / f"case{k}").mkdir()
-        db = _store(tmp_path / f"case{k}", *events)
-        files[f"{name} (json)"] = (_as_dump(db), "json")
+        db = store(tmp_path / f"case{k}", *events)
+        files[f"{name} (json)"] = (as_dump(db), "json")
         files[name] = (db, "sqlite")
+    for name in ("voice.db", "voice.json"):  # (the fuzz campaigns' voice seeds, as committed)
+        (tmp_path / name).write_bytes((CORPUS / name).read_bytes())
+        files[f"corpus {name}"] = (tmp_path / name, "json" if name.endswith(".json") else "sqlite")
     for seed in range(3):  # (and random voice sessions: 60 of them agreed when this was written)
         (tmp_path / f"voice{seed}").mkdir()
-        files[f"voice {seed}"] = (_store(tmp_path / f"voice{seed}", *_spoken_session(random.Random(seed), 50)), "sqlite")
+        files[f"voice {seed}"] = (store(tmp_path / f"voice{seed}", *spoken_session(random.Random(seed), 50)), "sqlite")
     want = {name: _predicted(f) for name, (f, _) in files.items()}  # (before ADK appends its turn to each)
     jobs = [_job(name, f, backend) for name, (f, backend) in files.items()]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
@@ -117,27 +94,6 @@ def _shared() -> None:
     need_shared(tp.BASE)
 
 
-def _spoken_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
-    """N events of a voice session: speech of both kinds (some of no text), typed turns, some
-    holding a transcription beside their content, and replies, in a random order."""
-    out = []
-    for k in range(1, n + 1):
-        kind = rng.choice(("in", "in", "out", "out", "empty", "typed", "typed+", "reply"))
-        eid = f"v{k}"
-        if kind in ("in", "out"):
-            out.append(_said(IN if kind == "in" else OUT, f"{kind}{k} ", eid, k, "user" if kind == "in" else "assistant"))
-        elif kind == "empty":
-            out.append(_said(rng.choice((IN, OUT)), "", eid, k))
-        elif kind == "reply":
-            o = _typed(f"reply{k}", eid, k)
-            o.update(author="assistant", content={"role": "model", "parts": [{"text": f"reply{k}"}]})
-            out.append(o)
-        else:
-            more = {rng.choice((IN, OUT)): {"text": f"beside{k}"}} if kind == "typed+" else {}
-            out.append(_typed(f"typed{k}", eid, k, **more))
-    return out
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_a_voice_session_followed_as_it_grows_reads_as_a_full_read(seed: int, tmp_path: Path) -> None:
     """Followed live (the report extended append by append, `incremental.extend_adk`), a voice
@@ -147,7 +103,7 @@ def test_a_voice_session_followed_as_it_grows_reads_as_a_full_read(seed: int, tm
 
     rng = random.Random(seed)
     (tmp_path / "src").mkdir()
-    src = _store(tmp_path / "src", *_spoken_session(rng, 40))
+    src = store(tmp_path / "src", *spoken_session(rng, 40))
     joined = sum(1 for it in analyze(load(str(src))).context if it.note and "transcriptions" in it.note)
     assert joined >= 1
     (tmp_path / "grow").mkdir()

@@ -61,9 +61,15 @@ def shared_dir() -> Path:
 
 def candidate_files() -> list[Path]:
     """Every file that may be a session: the samples, the real sessions, the peers' corpora (and
-    the OpenClaw store the repository's own harness made)."""
+    the OpenClaw store the repository's own harness made, the ADK voice session it builds)."""
     shared = shared_dir()
-    roots = [SAMPLES, shared / "real_sessions", *sorted((shared / "peers").glob("*/corpus")), REPO / "tests" / "peers" / "openclaw" / "corpus"]
+    roots = [
+        SAMPLES,
+        shared / "real_sessions",
+        *sorted((shared / "peers").glob("*/corpus")),
+        REPO / "tests" / "peers" / "openclaw" / "corpus",
+        REPO / "tests" / "peers" / "adk_resume" / "corpus",  # (a live session's speech: voice_corpus.py)
+    ]
     out: list[Path] = []
     for root in roots:
         if not root.is_dir():
