@@ -30,6 +30,7 @@ from inspector.formats import adk_go, load, load_bytes
 from inspector.live.incremental import Follower
 from tests.conftest import need_shared
 from tests.peers.adk_resume import type_probe as tp
+from tests.peers.adk_resume.voice_corpus import store as appended_store
 from tests.test_claude_code import _jsonl, follow_each_line
 from tests.test_claude_code_joined_order import _call as cc_call
 from tests.test_claude_code_joined_order import _res as cc_res
@@ -206,13 +207,7 @@ def _adk_call(eid: str, ts: float, cid: str) -> dict[str, Any]:
 
 def _adk_store(tmp: Path, *events: dict[str, Any]) -> Path:
     need_shared(tp.BASE)
-    f = tmp / "s.db"
-    shutil.copyfile(tp.BASE, f)
-    os.chmod(f, 0o644)
-    with sqlite3.connect(f) as con:
-        for o in events:
-            tp._insert(con, json.dumps(o).encode(), o["timestamp"], o["id"], o["invocation_id"])
-    return f
+    return appended_store(tmp, *events)
 
 
 def test_adk_a_response_to_no_call_before_it_is_dropped_and_named(tmp_path: Path) -> None:
