@@ -34,18 +34,27 @@ def resume(store: Path, session_id: str, message: str, scratch: Path) -> tuple[i
     """(OpenClaw's exit code, every request it sent) for one turn on a copy of `store`. Run once
     more, on a fresh copy, where node itself aborted in its zlib stream as the process exited (seen
     once in a CI run with three processes on two cores: "CompressionStream" in node's own assertion,
-    SIGABRT, after the reply was received): a crash of node's, no verdict on the store."""
+    SIGABRT, after the reply was received): a crash of node's, no verdict on the store; and where
+    OpenClaw refused while rebuilding the transcript index without that rebuild failing
+    (`PROJECTION_REBUILDING`)."""
     if not NODE.exists() or not OPENCLAW.exists():
         raise NotInstalled(f"OpenClaw 2026.9.6 is not installed at {OPENCLAW.parent}: run {HERE / 'install.sh'}")
     rc, reqs = _resume_once(store, session_id, message, scratch)
     log = scratch / "openclaw.stderr.log"
-    if rc == -signal.SIGABRT and log.exists() and NODE_ZLIB_ABORT in log.read_text(encoding="utf-8", errors="replace"):
-        shutil.copyfile(log, scratch.with_name(f"{scratch.name}.node-abort.log"))
+    err = log.read_text(encoding="utf-8", errors="replace") if rc != 0 and log.exists() else ""
+    if (rc == -signal.SIGABRT and NODE_ZLIB_ABORT in err) or (PROJECTION_REBUILDING in err and RECONCILE_FAILED not in err):
+        shutil.copyfile(log, scratch.with_name(f"{scratch.name}.first-run.log"))
         rc, reqs = _resume_once(store, session_id, message, scratch)
     return rc, reqs
 
 
 NODE_ZLIB_ABORT = "CompressionStream"
+# OpenClaw refusing a session whose transcript index it is rebuilding, with no failure of the
+# rebuild itself: seen once in 190 probe runs (two at a time), on a store it resumed on each of two
+# runs after; a race of OpenClaw's, run once more. (A rebuild that fails, "reconcile failed", is a
+# verdict on the store: a row it cannot read.)
+PROJECTION_REBUILDING = "Session transcript projection is rebuilding"
+RECONCILE_FAILED = "reconcile failed"
 
 
 def _resume_once(store: Path, session_id: str, message: str, scratch: Path) -> tuple[int, list[dict[str, Any]]]:

@@ -669,9 +669,10 @@ def _text(report: Any, it: Any) -> str:
 
 RECORD = HERE / "recorded_verdicts.json"
 COMMAND = "python -m tests.peers.openclaw.type_probe --record"
-# What the real OpenClaw was given beside a probe's store: its pinned install, the harness's config
-# and scripted model, the resume itself.
-HARNESS = tuple(HERE / f for f in ("install.sh", "generate.py", "fake_model.py", "resume.py"))
+# What the real OpenClaw was given beside a probe's store: its pinned install (install.sh), its
+# config, home and command (generate.py) and the scripted model (fake_model.py). (resume.py only
+# runs it: copies the store where generate.py says and reads the model's log.)
+HARNESS = tuple(HERE / f for f in ("install.sh", "generate.py", "fake_model.py"))
 
 
 def probe_key(store: Path, session: str, prompt: str) -> str:
