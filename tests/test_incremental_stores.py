@@ -925,3 +925,68 @@ def test_openclaw_index_naming_the_append_parent_of_a_leaf_row_is_followed(tmp_p
     fol.poll()
     assert fol.ledger is not None and fol.ledger.records[fol.ledger.leaf_seq].id == leaf_probe.IDS["T7A"]  # type: ignore[index]
     assert as_json(fol.report) == full_json(path)
+
+
+def _insert_past_the_index(path: str, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """Event rows inserted into the table but not into its primary key's index: a damaged store's
+    index (a flipped byte did this in the live fuzz campaign, seed 682), made here by hiding the
+    index from SQLite while the rows go in (`writable_schema`), then putting it back."""
+    con = sqlite3.connect(path, isolation_level=None)
+    (table_sql,) = con.execute("SELECT sql FROM sqlite_master WHERE name='events'").fetchone()
+    index = con.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master WHERE tbl_name='events' AND type='index'").fetchall()
+    con.execute("PRAGMA writable_schema=ON")
+    plain = table_sql.replace(", PRIMARY KEY (app_name, user_id, session_id, id)", "").replace(",\n    PRIMARY KEY (app_name, user_id, session_id, id)", "")
+    assert plain != table_sql, table_sql
+    con.execute("UPDATE sqlite_master SET sql=? WHERE name='events'", (plain,))
+    con.execute("DELETE FROM sqlite_master WHERE tbl_name='events' AND type='index'")
+    con.close()
+    con = sqlite3.connect(path, isolation_level=None)
+    names = ", ".join(["rowid", *cols[1:]])
+    con.executemany(f"INSERT INTO events ({names}) VALUES ({', '.join('?' * len(cols))})", rows)
+    con.execute("PRAGMA writable_schema=ON")
+    con.execute("UPDATE sqlite_master SET sql=? WHERE name='events'", (table_sql,))
+    con.executemany("INSERT INTO sqlite_master VALUES (?, ?, ?, ?, ?)", index)
+    con.close()
+
+
+def test_a_row_its_session_index_misses_is_left_out_as_a_full_read_leaves_it(tmp_path) -> None:
+    """ADK reads a session through its index (primary key): a row a damaged index misses is not in
+    the session. The follow finds new rows by rowid; it must not take in one the index misses,
+    which a full read (and ADK) leaves out."""
+    src = os.path.join(SHARED, "peers", "adk", "corpus", "token_threshold.db")
+    need_shared(Path(src))
+    _, rows = event_rows(src)
+    path, cols, rest = cut_copy(src, str(tmp_path), len(rows) - 3)
+    fol = Follower(path)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    _insert_past_the_index(path, cols, rest[:2])
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] != "ok"  # (the damage is real)
+    con.close()
+    assert load(path).records[-1].id == load(src).records[len(rows) - 4].id  # (the full read misses them)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+    insert_rows(path, cols, rest[2:])  # (a clean row after them: in the index, but it sorts after the missed ones)
+    fol.poll()
+    assert as_json(fol.report) == full_json(path)
+
+
+def test_a_maka_store_with_a_row_nested_deeper_than_equality_walks_is_followed(tmp_path) -> None:
+    """A maka store one of whose rows holds a value nested thousands deep (the live fuzz campaign's
+    `row_deep_nesting`, seed 683 case 865; tests/data/maka/deep_row.sqlite is that store): a look
+    that finds no new event compared the ledgers' records with `==`, which raised RecursionError
+    out of the follow. Now told apart, and every look reads as a full read does."""
+    from tests.fuzz_live import _Rows, _store_look
+
+    path = tmp_path / "runtime.sqlite"
+    shutil.copyfile(os.path.join(HERE, "data", "maka", "deep_row.sqlite"), path)
+    store = _Rows(str(path), "maka_db")
+    rows = store.rows()
+    store.cut(rows, 5)
+    fol = Follower(str(path))
+    assert _store_look(fol, path) == (None, False)
+    for batch in (rows[5:7], rows[7:]):
+        store.insert(batch)
+        what, _grown = _store_look(fol, path)
+        assert what is None

@@ -686,6 +686,8 @@ def _grown(
     if ranks and not _same_event(rows[0], names, version, led.records[-1]):
         return StoreGrowth(None, tail, reload=f"the last event read (rowid {last}) was rewritten")
     new_rows = rows[1:] if ranks else rows
+    if not _in_session_index(con, key, new_rows, names):
+        return StoreGrowth(None, tail, reload="a new row is not in the session's index (a damaged store): read in full, as ADK reads it")
     store_notes = [*notes, *choice]
     notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
     update_time = _row_float(upd)
@@ -735,6 +737,24 @@ def _grown(
     above = con.execute("SELECT count(*) FROM events WHERE rowid > ? AND rowid <= ?", (tail.last_rowid, last_rowid)).fetchone()[0]
     new_tail = SqliteTail(last_rowid, count + int(above), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _in_session_index(con: sqlite3.Connection, key: tuple[Any, ...], rows: list[Any], names: list[str]) -> bool:
+    """Whether ADK's own query finds each of these rows, which the follow found by rowid: ADK reads
+    a session through its index (the primary key (app_name, user_id, session_id, id)), so a row a
+    damaged index misses is not in its session, and a full read leaves it out too. One seek of that
+    index per new row (rowid-scanning the new rows keeps a look off the session's whole index)."""
+    if not rows:
+        return True
+    at_id = names.index("id")
+    try:
+        for r in rows:
+            found = con.execute("SELECT rowid FROM events WHERE app_name=? AND user_id=? AND session_id=? AND id=?", (*key, r[at_id])).fetchall()
+            if r[0] not in {f[0] for f in found}:
+                return False
+    except sqlite3.DatabaseError:
+        return False
+    return True
 
 
 def _full_read_for(events: list[rules.Ev], header: dict[str, Any]) -> str | None:
