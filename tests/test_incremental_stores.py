@@ -990,3 +990,26 @@ def test_a_maka_store_with_a_row_nested_deeper_than_equality_walks_is_followed(t
         store.insert(batch)
         what, _grown = _store_look(fol, path)
         assert what is None
+
+
+def test_an_adk_store_whose_index_misses_rows_read_before_is_read_in_full_as_it_grows(tmp_path) -> None:
+    """A DatabaseSessionService store whose (app_name, user_id, session_id, timestamp, id) index
+    misses rows of the session (the live fuzz campaign's `flip_bytes`, seed 684 case 2115;
+    tests/data/adk/index_damaged.v1.db is that store): the first full read got 4 of its 9 rows,
+    a later one, after rows came, all of them (another query plan, on the damage), which the follow,
+    growing by rowid, never saw. The table holding rows the read did not get now makes every read a
+    full one, and each look reads as a full read does."""
+    from tests.fuzz_live import _Rows, _store_look
+
+    path = tmp_path / "s.db"
+    shutil.copyfile(os.path.join(HERE, "data", "adk", "index_damaged.v1.db"), path)
+    store = _Rows(str(path), "adk_db")
+    rows = store.rows()
+    store.cut(rows, 9)
+    fol = Follower(str(path))
+    assert _store_look(fol, path)[0] is None
+    assert len(fol.ledger.records) == 4  # (the damage: 5 of the session's 9 rows are not in its index)
+    for batch in (rows[9:11], rows[11:12], rows[12:14], rows[14:]):
+        store.insert(batch)
+        what, _grown = _store_look(fol, path)
+        assert what is None, what

@@ -618,7 +618,8 @@ class SqliteTail:
 def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
     """The tail of a ledger just loaded in full, from what it read (its rows hashed once); None
     when not every row of the session became an event (a malformed row was skipped: the count
-    would not tell new rows)."""
+    would not tell new rows), or the table holds rows of the session the read did not get (a
+    damaged index): every read is then a full one."""
     header = led.header or {}
     ranks = header.get("append_ranks")
     if not isinstance(ranks, list) or any(d.problem == "malformed_row" for d in led.diagnostics):
@@ -628,7 +629,15 @@ def _tail_of(con: sqlite3.Connection, led: Ledger) -> SqliteTail | None:
     try:
         events = adk_writer.events_digest(con, *key, hashlib.sha256(), upto=last)
         upto = _rows_upto(con, last)
+        # The session's rows in the table (a rowid scan: the unary + keeps SQLite off its index)
+        # are the rows the full read got through the index, or the index is damaged: a row it
+        # misses may show to a later full read (another query plan), never to the follow.
+        (in_table,) = con.execute(
+            "SELECT count(*) FROM events WHERE +app_name=? AND +user_id=? AND +session_id=? AND rowid <= ?", (*key, last)
+        ).fetchone()
     except sqlite_files.ERRORS:
+        return None
+    if in_table != len(ranks):
         return None
     # (once per full read; what a rewind dropped ADK's router never reads: agents/_agent_router.py:186)
     router = RouterView.of(map(_router_event, [r for r in led.records if r.runtime_visible]))
@@ -686,7 +695,7 @@ def _grown(
     if ranks and not _same_event(rows[0], names, version, led.records[-1]):
         return StoreGrowth(None, tail, reload=f"the last event read (rowid {last}) was rewritten")
     new_rows = rows[1:] if ranks else rows
-    if not _in_session_index(con, key, new_rows, names):
+    if not _in_session_index(con, key, new_rows, names, version):
         return StoreGrowth(None, tail, reload="a new row is not in the session's index (a damaged store): read in full, as ADK reads it")
     store_notes = [*notes, *choice]
     notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
@@ -739,22 +748,45 @@ def _grown(
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
 
 
-def _in_session_index(con: sqlite3.Connection, key: tuple[Any, ...], rows: list[Any], names: list[str]) -> bool:
-    """Whether ADK's own query finds each of these rows, which the follow found by rowid: ADK reads
-    a session through its index (the primary key (app_name, user_id, session_id, id)), so a row a
-    damaged index misses is not in its session, and a full read leaves it out too. One seek of that
-    index per new row (rowid-scanning the new rows keeps a look off the session's whole index)."""
+def _in_session_index(con: sqlite3.Connection, key: tuple[Any, ...], rows: list[Any], names: list[str], version: str) -> bool:
+    """Whether a full read finds each of these rows, which the follow found by rowid: it reads the
+    session through the index SQLite picks for its query (as ADK's own query does: the primary key
+    of SqliteSessionService's table, DatabaseSessionService's (app_name, user_id, session_id,
+    timestamp, id) index), so a row a damaged index misses is not in the session. Each row sought
+    on that very index (`INDEXED BY`, by its session, timestamp and id: one seek; a rowid scan of the
+    new rows keeps a look off the session's whole index); True when the full read uses none."""
     if not rows:
         return True
-    at_id = names.index("id")
+    index = _session_index(con, version)
+    if index is None:
+        return True
+    at_id, at_ts = names.index("id"), names.index("timestamp")
+    q = f"SELECT rowid FROM events INDEXED BY {sqlite_files.quoted(index)} WHERE app_name=? AND user_id=? AND session_id=? AND timestamp=? AND id=?"
     try:
         for r in rows:
-            found = con.execute("SELECT rowid FROM events WHERE app_name=? AND user_id=? AND session_id=? AND id=?", (*key, r[at_id])).fetchall()
-            if r[0] not in {f[0] for f in found}:
+            if r[0] not in {f[0] for f in con.execute(q, (*key, r[at_ts], r[at_id])).fetchall()}:
                 return False
     except sqlite3.DatabaseError:
         return False
     return True
+
+
+def _session_index(con: sqlite3.Connection, version: str) -> str | None:
+    """The index SQLite reads a session's events through for the full read's query (`_session_rows`),
+    or None (a scan of the table)."""
+    tie = "rowid" if version == "sqlite" else "id"
+    try:
+        plan = con.execute(f"EXPLAIN QUERY PLAN SELECT rowid FROM events WHERE app_name=? AND user_id=? AND session_id=? ORDER BY timestamp, {tie}", ("", "", "")).fetchall()
+    except sqlite3.DatabaseError:
+        return None
+    for row in plan:
+        m = _PLAN_INDEX.search(str(row[-1]))
+        if m:
+            return m.group(1)
+    return None
+
+
+_PLAN_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 
 
 def _full_read_for(events: list[rules.Ev], header: dict[str, Any]) -> str | None:
