@@ -977,18 +977,9 @@ def test_a_maka_store_with_a_row_nested_deeper_than_equality_walks_is_followed(t
     `row_deep_nesting`, seed 683 case 865; tests/data/maka/deep_row.sqlite is that store): a look
     that finds no new event compared the ledgers' records with `==`, which raised RecursionError
     out of the follow. Now told apart, and every look reads as a full read does."""
-    from tests.fuzz_live import _Rows, _store_look
-
-    path = tmp_path / "runtime.sqlite"
-    shutil.copyfile(os.path.join(HERE, "data", "maka", "deep_row.sqlite"), path)
-    store = _Rows(str(path), "maka_db")
-    rows = store.rows()
-    store.cut(rows, 5)
-    fol = Follower(str(path))
-    assert _store_look(fol, path) == (None, False)
-    for batch in (rows[5:7], rows[7:]):
-        store.insert(batch)
-        what, _grown = _store_look(fol, path)
+    _fol, first, grow = _campaign_store(tmp_path / "runtime.sqlite", ("maka", "deep_row.sqlite"), "maka_db", 5)
+    assert first == (None, False)
+    for what, _grown in grow(lambda rows: (rows[5:7], rows[7:])):
         assert what is None
 
 
@@ -999,17 +990,30 @@ def test_an_adk_store_whose_index_misses_rows_read_before_is_read_in_full_as_it_
     a later one, after rows came, all of them (another query plan, on the damage), which the follow,
     growing by rowid, never saw. The table holding rows the read did not get now makes every read a
     full one, and each look reads as a full read does."""
+    fol, first, grow = _campaign_store(tmp_path / "s.db", ("adk", "index_damaged.v1.db"), "adk_db", 9)
+    assert first[0] is None
+    assert len(fol.ledger.records) == 4  # (the damage: 5 of the session's 9 rows are not in its index)
+    for what, _grown in grow(lambda rows: (rows[9:11], rows[11:12], rows[12:14], rows[14:])):
+        assert what is None, what
+
+
+def _campaign_store(path: Path, fixture: tuple[str, str], kind: str, keep: int) -> tuple[Follower, Any, Any]:
+    """A damaged store the live fuzz campaign found (tests/data/FIXTURE), as the campaign follows
+    it (`fuzz_live._Rows`): cut after KEEP rows and followed; (the follower, its first look, and
+    `grow(batches)`: the rows inserted again batch by batch, `batches(rows)` giving them, each
+    look as `fuzz_live._store_look` says it)."""
     from tests.fuzz_live import _Rows, _store_look
 
-    path = tmp_path / "s.db"
-    shutil.copyfile(os.path.join(HERE, "data", "adk", "index_damaged.v1.db"), path)
-    store = _Rows(str(path), "adk_db")
+    shutil.copyfile(os.path.join(HERE, "data", *fixture), path)
+    store = _Rows(str(path), kind)
     rows = store.rows()
-    store.cut(rows, 9)
+    store.cut(rows, keep)
     fol = Follower(str(path))
-    assert _store_look(fol, path)[0] is None
-    assert len(fol.ledger.records) == 4  # (the damage: 5 of the session's 9 rows are not in its index)
-    for batch in (rows[9:11], rows[11:12], rows[12:14], rows[14:]):
-        store.insert(batch)
-        what, _grown = _store_look(fol, path)
-        assert what is None, what
+    first = _store_look(fol, path)
+
+    def grow(batches: Any) -> Any:
+        for batch in batches(rows):
+            store.insert(batch)
+            yield _store_look(fol, path)
+
+    return fol, first, grow

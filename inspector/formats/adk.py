@@ -719,23 +719,9 @@ def _grown(
     last_rowid = max([tail.last_rowid, *new_ranks])
     digest = adk_writer.events_digest(con, *key, tail.events.copy(), after=tail.last_rowid, upto=last_rowid)
     state = adk_writer.state_with(con, *key, digest)  # what a repair compares
-    # Which agent calls next reads the whole session (the router, workflow agents, parallel
-    # siblings, a response to an older call): the events read before, as it reads them (kept in
-    # the tail since the full read), then the new. Grown in place: nothing after this can fail.
-    tail.router.extend(events)
-    agent, branch, why = tail.router.next_agent()
     grown = dataclasses.replace(
         led,
-        header={
-            **header,
-            "last_update_time": update_time,
-            "append_ranks": [*ranks, *new_ranks],
-            "next_agent": agent,
-            "next_agent_branch": branch,
-            "next_agent_reason": why,
-            "next_call_in_run": next_call_in_run(tail.router.events),
-            "run_input_seq": run_input_seq(events, header.get("run_input_seq")),
-        },
+        header=_grown_header(header, tail.router, events, [*ranks, *new_ranks], update_time),
         records=records,
         diagnostics=[*store_notes, *led.diagnostics[tail.notes :]],
         leaf_seq=len(records) - 1 if records else None,
@@ -746,6 +732,27 @@ def _grown(
     above = con.execute("SELECT count(*) FROM events WHERE rowid > ? AND rowid <= ?", (tail.last_rowid, last_rowid)).fetchone()[0]
     new_tail = SqliteTail(last_rowid, count + int(above), len(store_notes), digest, tail.router)
     return StoreGrowth(grown, new_tail, added=len(events), notes_changed=notes_changed)
+
+
+def _grown_header(
+    header: dict[str, Any], router: RouterView, events: list[rules.Ev], ranks: list[int], update_time: float | None
+) -> dict[str, Any]:
+    """The ledger's header once `events` are appended (their rowids ending `ranks`). Which agent
+    calls next reads the whole session (the router, workflow agents, parallel siblings, a response
+    to an older call): the events read before, as it reads them (kept in the tail since the full
+    read), then the new. The router is grown in place: nothing after this can fail."""
+    router.extend(events)
+    agent, branch, why = router.next_agent()
+    return {
+        **header,
+        "last_update_time": update_time,
+        "append_ranks": ranks,
+        "next_agent": agent,
+        "next_agent_branch": branch,
+        "next_agent_reason": why,
+        "next_call_in_run": next_call_in_run(router.events),
+        "run_input_seq": run_input_seq(events, header.get("run_input_seq")),
+    }
 
 
 def _in_session_index(con: sqlite3.Connection, key: tuple[Any, ...], rows: list[Any], names: list[str], version: str) -> bool:
