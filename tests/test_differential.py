@@ -36,7 +36,12 @@ def test_fixture_agrees_with_what_adk_did(fixture: Path) -> None:
 
 # Seeds covering a long-running call answered later, a failed model call, sliding windows with
 # overlap == interval, token thresholds with pre-request compactions and summarizer failures.
-LIVE = [("adk", 1, i) for i in (0, 1, 2, 4, 6, 13, 23, 24, 30)]
+# Rewinds (`Runner.rewind_async`), whose dropped events and compactions the replay leaves out as
+# ADK's compactor does: 1/13 (a token threshold seeded from the last compaction no rewind dropped),
+# 500/6 and 600/2 (token thresholds: compactions a rewind dropped, which applied until it came),
+# 500/8 (a sliding window counting from the last compaction no rewind dropped), 600/15 (summaries
+# sharing one text, one of them rewound: ADK sends the one its ranges over the live events keep).
+LIVE = [("adk", 1, i) for i in (0, 1, 2, 4, 6, 13, 23, 24, 30)] + [("adk", 500, 6), ("adk", 500, 8), ("adk", 600, 2), ("adk", 600, 15)]
 
 
 def test_fixed_seeds_against_the_real_adk(tmp_path: Path) -> None:

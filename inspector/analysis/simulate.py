@@ -33,6 +33,8 @@ Runtime rules replayed:
   the token path did not fire. Candidates, the rolling seed, the split that keeps a retained
   response's call, the longest self-contained prefix, the "worth compacting" progress gate and
   the timestamp ranges (ties included) follow ADK's code; coverage in the prompt is by timestamp.
+  Rewinds apply as ADK applies them when it reads the session (`_Rewinds`): what the rewinds
+  appended so far drop, events and compactions, is neither sent nor compacted.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from typing import Any
 
 from inspector.analysis.engine import failed_turn_marker, message_text_for_tokens
 from inspector.formats import registry
+from inspector.formats.adk_compaction import rewind_target_of
 from inspector.ledger.jsontext import dumps_text, py_str
 from inspector.ledger.model import Ledger, Record
 from inspector.ledger.times import epoch_seconds
@@ -187,6 +190,7 @@ class SimEvent:
     overflow: bool = False  # pi: that failure was the model refusing a context over its window
     counted: int = 0  # ADK: the characters its token estimate counts (`_count_chars_in_content`)
     counted_as_context: int = 0  # the same, of the user-role text another agent reads it as
+    rewind_to: str | None = None  # ADK: the invocation this event rewinds to (`rewind_target`)
 
 
 # The model's refusals of a context over its window, as pi-ai's isContextOverflow reads an error
@@ -224,6 +228,7 @@ class Session:
     trackers: dict[tuple[int, ...], Any] = field(default_factory=dict)  # recorded ADK contexts
     inferred: Any = None  # recorded_policy's answer, once worked out (it may replay many times)
     simulator: str | None = None  # the format's compaction model (Format.simulator)
+    rewinds: Any = None  # ADK: the session's rewinds (`_Rewinds`), None when it has none
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -272,7 +277,8 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     # (a failed reply the runtime sends as its marker costs the marker's tokens: `engine.marked_item`)
     sizes = count([failed_turn_marker(r, rt) or message_text_for_tokens(r) for r in keep])
     events = _sim_events(keep, sizes, rt=rt, adk=adk)
-    recorded = _recorded_compactions(led, path, keep, events, ranks, count=count, rt=rt, adk=adk)
+    rewinds = _rewinds_of(events) if adk else None
+    recorded = _recorded_compactions(led, path, keep, events, ranks, count=count, rt=rt, adk=adk, rewinds=rewinds)
     summary_tokens = [c.tokens for c in recorded]
     ratio = _calibrate(events, [c.after for c in recorded])
     if ratio != 1.0:
@@ -282,6 +288,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     sess = Session(led.path or "<session>", led.format, events, recorded, summary_tokens, 0)
     sess.exact = not rt.replaces_history
     sess.simulator = fmt.simulator
+    sess.rewinds = rewinds
     sess.settings = {
         "window": led.settings.window,
         "reserve": led.settings.reserve,
@@ -415,6 +422,7 @@ def _sim_event(
         counted=int(extra.get("counted_chars") or 0) if adk else 4 * _pi_estimate(r),
         counted_as_context=int(extra.get("counted_chars_as_context") or 0),
         branch=extra.get("branch") if isinstance(extra.get("branch"), str) else None,
+        rewind_to=rewind_target_of(extra) if adk else None,
     )
 
 
@@ -428,13 +436,21 @@ def _recorded_compactions(
     count: Callable[[list[str]], list[int]],
     rt: Any,
     adk: bool,
+    rewinds: _Rewinds | None = None,
 ) -> list[Any]:
     """The session's own compactions, as _AdkComp (ADK) or _CutComp, in stream order."""
     records = led.records
     cps = [records[s] for s in path if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     cp_sizes = count([r.checkpoint.summary if r.checkpoint else "" for r in cps])
     if adk:
-        return _recorded_adk(records, cps, cp_sizes, keep, events, ranks)
+        rewound: Callable[[Record], bool] = lambda r: False  # noqa: E731
+        if rewinds is not None:
+            # A compaction a later rewind dropped applied until then: it is replayed, and the
+            # rewind drops it (`_Live`). One ADK ignores (no start, end or summary) never applied.
+            spans = rewinds.live(len(events)).spans
+            invalid = {d.line for d in led.diagnostics if d.problem == "invalid_compaction"}
+            rewound = lambda r: r.line not in invalid and any(lo <= r.seq <= hi for lo, hi in spans)  # noqa: E731
+        return _recorded_adk(records, cps, cp_sizes, keep, events, ranks, rewound)
     from inspector.analysis.engine import checkpoint_views
 
     by_seq = {e.seq: e for e in events}
@@ -457,8 +473,10 @@ def _recorded_adk(
     keep: list[Record],
     events: list[SimEvent],
     ranks: list[int],
+    rewound: Callable[[Record], bool],
 ) -> list[Any]:
-    """ADK's recorded compactions: their timestamp ranges, summarizer inputs and what they represent."""
+    """ADK's recorded compactions: their timestamp ranges, summarizer inputs and what they
+    represent; those a rewind dropped too (`rewound`), which applied until it came."""
     by_id = {e_rec.id: e.pos for e_rec, e in zip(keep, events, strict=True) if e_rec.id is not None}
     seq_of = {r.id: r.seq for r in records if r.id is not None}
     recorded: list[Any] = []
@@ -467,7 +485,7 @@ def _recorded_adk(
         start, end = d.get("start_timestamp"), d.get("end_timestamp")
         # An empty summary is a compaction all the same: ADK drops what its range spans
         # (`_get_compaction_ranges` needs only a compacted_content, apps/compaction.py:220-226).
-        usable = d.get("surviving") or d.get("subsumed_by") is not None
+        usable = d.get("surviving") or d.get("subsumed_by") is not None or rewound(r)
         if not isinstance(start, int | float) or not isinstance(end, int | float) or not usable:
             continue
         after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
@@ -616,21 +634,26 @@ def _index(sess: Session) -> _Index:
 _EMPTY_SUMMARY_CHARS = len('{"parts":[],"role":"model"}')  # ADK's weightless summary content
 
 
-def _compacted_chars(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> int:
+def _compacted_chars(
+    events: list[SimEvent], comps: list[_AdkComp], upto: int, live: _Live | None = None
+) -> int:
     """ADK's `_serialized_size(_process_compaction_events(events))`: every event outside the
-    surviving ranges plus each surviving summary, in serialized characters."""
-    alive = _surviving(comps)
+    surviving ranges plus each surviving summary, in serialized characters (of the events and
+    compactions no rewind dropped, `live`)."""
+    alive = _surviving(comps, live.compactions(comps) if live is not None else None)
     ranges = sorted((comps[i].start, comps[i].end) for i in alive)
     total = sum(comps[i].chars for i in alive)
+    gone = live.events if live is not None else frozenset()
     for e in events[:upto]:
-        if not any(a <= e.ts <= b for a, b in ranges):
+        if e.pos not in gone and not any(a <= e.ts <= b for a, b in ranges):
             total += e.chars
     return total
 
 
-def _surviving(comps: list[_AdkComp]) -> list[int]:
-    """ADK's `_get_compaction_ranges`: indexes of the ranges no later or wider range contains."""
-    order = sorted(range(len(comps)), key=lambda i: (comps[i].start, -comps[i].end, -i))
+def _surviving(comps: list[_AdkComp], among: list[int] | None = None) -> list[int]:
+    """ADK's `_get_compaction_ranges`: indexes of the ranges no later or wider range contains
+    (of those `among`, when given: the compactions no rewind dropped)."""
+    order = sorted(range(len(comps)) if among is None else among, key=lambda i: (comps[i].start, -comps[i].end, -i))
     keep: set[int] = set()
     max_end: float | None = None
     for i in order:
@@ -638,6 +661,81 @@ def _surviving(comps: list[_AdkComp]) -> list[int]:
             keep.add(i)
             max_end = comps[i].end
     return [i for i in range(len(comps)) if i in keep]
+
+
+def held_seq(c: _AdkComp, events: list[SimEvent]) -> float:
+    """Where a compaction sits among the events of the session reloaded (by their seqs): a
+    recorded one at its own record, a simulated one after the event appended just before it."""
+    if c.seq is not None:
+        return float(c.seq)
+    return events[c.after - 1].seq + 0.5 if c.after else -1.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Live:
+    """What ADK's `_apply_rewinds` leaves of the session once some rewinds were appended: the
+    event positions they drop (`events`), and the spans of the reloaded session (by seq, both
+    ends included) they drop, where a compaction event sitting inside one goes too."""
+
+    events: frozenset[int]
+    spans: tuple[tuple[float, float], ...]
+    held: Callable[[_AdkComp], float]
+
+    def dropped(self, c: _AdkComp) -> bool:
+        at = self.held(c)
+        return any(lo <= at <= hi for lo, hi in self.spans)
+
+    def compactions(self, comps: list[_AdkComp]) -> list[int]:
+        """The indexes of `comps` no rewind dropped."""
+        return [i for i, c in enumerate(comps) if not self.dropped(c)]
+
+
+class _Rewinds:
+    """An ADK session's rewinds, as the runtime applies them when it reads the session
+    (events/_rewind_events.py:22-61, applied by the request, `_contents.py:509-516`, and by the
+    compactor, apps/compaction.py:683-686, 790): a run reloads the session, so at any point the
+    rewinds appended so far apply, walking the reloaded events (by seq) backward. A rewind to
+    invocation X drops itself and every event back to X's first event when that lies before it,
+    else itself alone; a rewind inside a range a later one dropped is never read. (The first of an
+    invocation is looked for among the replayed events, as `adk_compaction.apply_rewinds` does
+    among all of them.)"""
+
+    def __init__(self, events: list[SimEvent], held: Callable[[_AdkComp], float]) -> None:
+        self.at = [e.pos for e in events if e.rewind_to is not None]  # append positions, ascending
+        self.order = sorted(events, key=lambda e: e.seq)
+        self.index = {e.pos: i for i, e in enumerate(self.order)}
+        self.first_of: dict[str, int] = {}
+        for i, e in enumerate(self.order):
+            self.first_of.setdefault(e.inv, i)
+        self.held = held
+        self._by_count: dict[int, _Live] = {}
+
+    def live(self, upto: int) -> _Live:
+        """What the rewinds among the first `upto` events appended leave."""
+        k = bisect_left(self.at, upto)
+        got = self._by_count.get(k)
+        if got is None:
+            got = self._by_count[k] = self._walk(self.at[:k])
+        return got
+
+    def _walk(self, rewinds: list[int]) -> _Live:
+        order, dropped, spans = self.order, set(), []
+        limit = len(order)
+        for i in sorted((self.index[p] for p in rewinds), reverse=True):
+            if i >= limit:
+                continue  # inside a range a later rewind dropped
+            at = self.first_of.get(order[i].rewind_to or "")
+            first = at if at is not None and at < i else i
+            dropped.update(e.pos for e in order[first : i + 1])
+            spans.append((float(order[first].seq), float(order[i].seq)))
+            limit = first
+        return _Live(frozenset(dropped), tuple(spans), self.held)
+
+
+def _rewinds_of(events: list[SimEvent]) -> _Rewinds | None:
+    if not any(e.rewind_to is not None for e in events):
+        return None
+    return _Rewinds(events, lambda c: held_seq(c, events))
 
 
 @dataclass(slots=True)
@@ -674,9 +772,18 @@ class _AdkTracker:
     spans, a dropped call comes back beside a response still sent, each surviving summary is sent.
     Advancing from one call to the next visits only the new events."""
 
-    def __init__(self, events: list[SimEvent], comps: list[_AdkComp]) -> None:
+    def __init__(self, events: list[SimEvent], comps: list[_AdkComp], rewinds: _Rewinds | None = None) -> None:
         self.events = events
-        self.alive = _surviving(comps)
+        self.comps = comps
+        self.rewinds = rewinds
+        self.live: _Live | None = None
+        self._ranges()
+        self._reset()
+
+    def _ranges(self) -> None:
+        """The ranges and summaries of the surviving compactions (those no rewind dropped)."""
+        comps, live = self.comps, self.live
+        self.alive = _surviving(comps, live.compactions(comps) if live is not None else None)
         merged: list[list[float]] = []
         for a, b in sorted((comps[i].start, comps[i].end) for i in self.alive):
             if merged and a <= merged[-1][1]:
@@ -689,7 +796,6 @@ class _AdkTracker:
         for i in self.alive:
             self.rep |= comps[i].represents
         self.summary_tokens = sum(comps[i].tokens for i in self.alive)
-        self._reset()
 
     def _reset(self) -> None:
         self.upto = 0
@@ -706,10 +812,18 @@ class _AdkTracker:
     def at(self, upto: int) -> _Context:
         if upto < self.upto:
             self._reset()
+        gone: frozenset[int] = frozenset()
+        if self.rewinds is not None:
+            live = self.rewinds.live(upto)
+            if live is not self.live:  # (rewinds came: the prompt is built again without what they drop)
+                self.live = live
+                self._ranges()
+                self._reset()
+            gone = live.events
         ev = self.events
         for p in range(self.upto, upto):
             e = ev[p]
-            if not e.sent or e.role is None:
+            if not e.sent or e.role is None or p in gone:
                 continue
             if self._inside(e.ts) and not (e.calls and e.calls & self.sent_results):
                 if e.pos not in self.rep:
@@ -732,8 +846,8 @@ class _AdkTracker:
         )
 
 
-def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int) -> _Context:
-    return _AdkTracker(events, comps).at(upto)
+def _adk_context(events: list[SimEvent], comps: list[_AdkComp], upto: int, rewinds: _Rewinds | None = None) -> _Context:
+    return _AdkTracker(events, comps, rewinds).at(upto)
 
 
 def _cut_context(sess: Session, comps: list[_CutComp], upto: int) -> _Context:
@@ -764,7 +878,7 @@ def _recorded_context(sess: Session, upto: int) -> _Context:
         key = tuple(i for i, c in enumerate(sess.recorded) if c.after <= upto)
         tracker = sess.trackers.get(key)
         if tracker is None:
-            tracker = sess.trackers[key] = _AdkTracker(sess.events, comps)
+            tracker = sess.trackers[key] = _AdkTracker(sess.events, comps, sess.rewinds)
         return tracker.at(upto)
     return _cut_context(sess, comps, upto)
 
@@ -965,7 +1079,7 @@ def baseline(sess: Session, window: int | None = None) -> Series:
     for i, c in enumerate(sess.recorded):
         with_it = _recorded_context(sess, c.after)
         if sess.simulator == "event_ranges":
-            prior = _adk_context(ev, sess.recorded[:i], c.after)
+            prior = _adk_context(ev, sess.recorded[:i], c.after, sess.rewinds)
             rng = sorted(ev[p].seq for p in range(c.after) if c.start <= ev[p].ts <= c.end)
             inputs = [ev[p].seq for p in c.inputs]
         else:
@@ -1303,7 +1417,8 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
                 else:
                     replay.token_pass(e.pos, agent=e.author, branch=e.branch, when="pre_request")
             replay.model_call(e.pos)
-        if _ends_invocation(ev, e.pos) and not run_failed:
+        if _ends_invocation(ev, e.pos) and not run_failed and e.rewind_to is None:
+            # (`Runner.rewind_async` appends its event and compacts nothing, runners.py:1399-1437)
             # A failed run raises out of `Runner.run_async` before its post-invocation compaction
             # (google/adk/runners.py, `run_async`: `_run_post_invocation_compaction` follows the
             # event loop; a node failure is an error event without content, `_node_runner.py`).
@@ -1330,7 +1445,8 @@ class _AdkReplay:
         sized = [e for e in self.ev if e.chars > 0 and e.tokens > 0]
         self.chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
         # The prompt under the current compactions, advanced call by call; rebuilt when one is added.
-        self.tracker = _AdkTracker(self.ev, self.comps)
+        self.rewinds: _Rewinds | None = sess.rewinds
+        self.tracker = _AdkTracker(self.ev, self.comps, self.rewinds)
         self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
         self.reloaded_seqs: dict[int, list[int]] = {}  # the same, their seqs
 
@@ -1343,11 +1459,23 @@ class _AdkReplay:
         q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
         if q not in self.reloaded:
             self.reloaded[q] = sorted(ev[:q], key=lambda e: e.seq)
+        if self.rewinds is not None:  # (what the rewinds appended so far drop, ADK never reads)
+            gone = self.rewinds.live(upto).events
+            return [e for e in self.reloaded[q] if e.pos not in gone] + [e for e in ev[q:upto] if e.pos not in gone]
         return self.reloaded[q] + ev[q:upto]
+
+    def live(self, upto: int) -> _Live | None:
+        """What the rewinds appended before `upto` leave (None: the session has none)."""
+        return self.rewinds.live(upto) if self.rewinds is not None else None
+
+    def alive(self, upto: int) -> list[int]:
+        """The surviving compactions among those no rewind dropped, at `upto`."""
+        live = self.live(upto)
+        return _surviving(self.comps, live.compactions(self.comps) if live is not None else None)
 
     def context(self, upto: int) -> _Context:
         if upto < self.tracker.upto:
-            return _adk_context(self.ev, self.comps, upto)
+            return _adk_context(self.ev, self.comps, upto, self.rewinds)
         return self.tracker.at(upto)
 
     def summary_key(self, i: int) -> Any:
@@ -1378,15 +1506,19 @@ class _AdkReplay:
         event appended just before it), so events tied with it may come after it in that list."""
         ev = self.ev
         q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
-        in_run = [c.after for c in self.comps if q < c.after <= upto]
+        live = self.live(upto)
+        comps = self.comps if live is None else [c for c in self.comps if not live.dropped(c)]
+        in_run = [c.after for c in comps if q < c.after <= upto]
         if in_run:
-            return ev[max(in_run) : upto]
-        last = max((self.held_seq(c) for c in self.comps if c.after <= q), default=-math.inf)
-        self.present(upto)
-        reloaded = self.reloaded[q]  # by seq
-        if q not in self.reloaded_seqs:
-            self.reloaded_seqs[q] = [e.seq for e in reloaded]
-        return reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
+            held = ev[max(in_run) : upto]
+        else:
+            last = max((self.held_seq(c) for c in comps if c.after <= q), default=-math.inf)
+            self.present(upto)
+            reloaded = self.reloaded[q]  # by seq
+            if q not in self.reloaded_seqs:
+                self.reloaded_seqs[q] = [e.seq for e in reloaded]
+            held = reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
+        return held if live is None else [e for e in held if e.pos not in live.events]
 
     def held_seq(self, c: _AdkComp) -> float:
         """Where a compaction sits among reloaded events (by their seqs)."""
@@ -1433,7 +1565,7 @@ class _AdkReplay:
         ev = self.ev
         p_before = self.prompt_at(upto, self.context(upto))
         self.comps.append(c)
-        self.tracker = _AdkTracker(ev, self.comps)
+        self.tracker = _AdkTracker(ev, self.comps, self.rewinds)
         p_after = self.prompt_at(upto, self.context(upto))
         self.points.append(
             CompactionPoint(
@@ -1478,10 +1610,11 @@ class _AdkReplay:
         weightless = _AdkComp(
             upto, c.start, c.end, c.inputs, c.represents, 0, "", "", chars=_EMPTY_SUMMARY_CHARS
         )
-        removable = _compacted_chars(self.ev, comps, upto) - _compacted_chars(
-            self.ev, [*comps, weightless], upto
+        live = self.live(upto)
+        removable = _compacted_chars(self.ev, comps, upto, live) - _compacted_chars(
+            self.ev, [*comps, weightless], upto, live
         )
-        alive = _surviving(comps)
+        alive = self.alive(upto)
         prev = comps[alive[-1]].chars if alive else 0
         return removable > prev
 
@@ -1490,7 +1623,7 @@ class _AdkReplay:
         assert pol.token_threshold is not None and pol.event_retention_size is not None
         if self.signal(upto, agent=agent, branch=branch) < pol.token_threshold:
             return False
-        alive = _surviving(self.comps)
+        alive = self.alive(upto)
         latest = alive[-1] if alive else None
         last_end = self.comps[latest].end if latest is not None else 0.0
         present = self.present(upto)
@@ -1513,17 +1646,19 @@ class _AdkReplay:
         made: list[_AdkComp] = []
         for p in calls:
             self.comps[n:] = []
-            self.tracker = _AdkTracker(self.ev, self.comps)
+            self.tracker = _AdkTracker(self.ev, self.comps, self.rewinds)
             if self.token_pass(upto, agent=self.ev[p].author, branch=self.ev[p].branch, when="pre_request"):
                 made.append(self.comps[-1])
         self.comps[n:] = made
-        self.tracker = _AdkTracker(self.ev, self.comps)
+        self.tracker = _AdkTracker(self.ev, self.comps, self.rewinds)
 
     def sliding_pass(self, upto: int) -> bool:
         pol = self.pol
         assert pol.compaction_interval is not None and pol.overlap_size is not None
         present = self.present(upto)
-        last_end = self.comps[-1].end if self.comps else 0.0
+        live = self.live(upto)
+        kept = [c for c in self.comps if live is None or not live.dropped(c)]
+        last_end = kept[-1].end if kept else 0.0
         latest_ts: dict[str, float] = {}
         for e in present:
             latest_ts[e.inv] = max(latest_ts.get(e.inv, 0.0), e.ts)

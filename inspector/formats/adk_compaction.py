@@ -131,7 +131,12 @@ def rewind_target(e: Ev) -> str | None:
     """The invocation `e` rewinds to: its `actions.rewind_before_invocation_id` when that is a
     string ADK takes as true (events/_rewind_events.py:46 tests its truth: "" rewinds nothing;
     another type ADK refuses outright, formats/adk_model.py), else None."""
-    actions = e.obj.get("actions")
+    return rewind_target_of(e.obj)
+
+
+def rewind_target_of(obj: dict[str, Any]) -> str | None:
+    """`rewind_target` of an event's JSON object (or of a record's fields holding its actions)."""
+    actions = obj.get("actions")
     target = actions.get("rewind_before_invocation_id") if type(actions) is dict else None
     return target if type(target) is str and target else None
 

@@ -184,6 +184,7 @@ class Watch(BasePlugin):
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         ic = callback_context._invocation_context
+        live = _apply_rewinds(ic.session.events)
         CALLER.set(
             {
                 "agent": callback_context.agent_name,
@@ -191,11 +192,10 @@ class Watch(BasePlugin):
                 "branch": ic.branch,
                 "event_ids": [e.id for e in ic.session.events],
                 # the events no rewind drops (ADK's own `_apply_rewinds`): the others it never sends
-                "live_ids": [e.id for e in _apply_rewinds(ic.session.events)],
-                # ADK's own choice of the summaries it sends (several can share one text)
-                "surviving_ids": [
-                    ic.session.events[i].id for i, _, _ in _get_compaction_ranges(ic.session.events)
-                ],
+                "live_ids": [e.id for e in live],
+                # ADK's own choice of the summaries it sends (several can share one text): the
+                # ranges of the events no rewind drops, as the request reads them (_contents.py:509-556)
+                "surviving_ids": [live[i].id for i, _, _ in _get_compaction_ranges(live)],
                 "sources": content_sources(ic.session.events, llm_request.contents),
             }
         )
@@ -373,12 +373,13 @@ class Recording(BaseEventsSummarizer):
 
     def seed(self, events: list[Event]) -> dict[str, Any]:
         """The summary folded in as the seed (ADK's own `_latest_compaction_event` over the session
-        then) and whether the summarizer's prompt shows any of it (ADK's own formatter)."""
+        then, its rewinds applied first as the compactor applies them, apps/compaction.py:683-690)
+        and whether the summarizer's prompt shows any of it (ADK's own formatter)."""
         session = self.watch.session
         known = {e.id for e in session.events} if session is not None else set()
         if not events or events[0].id in known or session is None:
             return {"seed_id": None, "seed_shown": None}
-        scoped = [e for e in session.events if e.isolation_scope == events[0].isolation_scope]
+        scoped = [e for e in _apply_rewinds(session.events) if e.isolation_scope == events[0].isolation_scope]
         latest = _latest_compaction_event(scoped)
         return {
             "seed_id": latest.id if latest is not None else None,

@@ -383,8 +383,6 @@ def check_replay(d: Path, facts: Facts, out: Outcome) -> None:
     out.compactions = len(want)
     if any(a["failed"] for a in facts.attempts):
         return  # a failed summarizer call: the replay does not model the summarizer's failures
-    if any(t.get("rewind") is not None for t in facts.scenario["turns"]):
-        return  # a rewind: the replay does not model rewinds (docs/runtimes/adk.md §6)
     led = load(str(d / "session.db"))
     known = sim.AdkPolicy(**facts.scenario["compaction"])
     result = sim.simulate(led, known)
