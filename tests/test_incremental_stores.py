@@ -129,6 +129,27 @@ def test_followed_adk_store_equals_full_analysis(src: str, tmp_path, monkeypatch
     assert extended > 0, "every growth was analysed in full"
 
 
+def test_a_run_tied_with_earlier_events_is_followed_as_read_in_full(tmp_path) -> None:
+    """A run whose events tie in timestamp with the run before and sort before them by id (the
+    real ADK's session, tests/differential/fixtures/adk-s700-0018-tied-runs): ADK holds the run
+    in progress in append order after the reloaded session, which the router reads
+    (`adk._router_order`); a follow grows the order read, reading again in full where a new row
+    sorts before the last one. Followed from every cut, row by row, against a full read."""
+    src = os.path.join(REPO, "tests", "differential", "fixtures", "adk-s700-0018-tied-runs", "session.db")
+    _, rows = event_rows(src)
+    for keep in range(1, len(rows)):
+        d = tmp_path / str(keep)
+        d.mkdir()
+        path, cols, rest = cut_copy(src, str(d), keep)
+        fol = Follower(path)
+        fol.poll()
+        assert as_json(fol.report) == full_json(path), keep
+        for k, row in enumerate(rest):
+            insert_rows(path, cols, [row])
+            fol.poll()
+            assert as_json(fol.report) == full_json(path), (keep, k)
+
+
 # ---------------------------------------------------------------------------------------- the real ADK
 
 ADK_PYTHON = os.environ.get("ADK_PYTHON") or os.path.join(REPO, ".adk-venv", "bin", "python")

@@ -25,8 +25,8 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter
+from itertools import compress, islice, repeat
+from operator import attrgetter, itemgetter, le
 from typing import Any
 
 import msgspec
@@ -1942,6 +1942,7 @@ def _head_records(events: list[rules.Ev]) -> list[Record]:
 def _ledger_header(
     meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
 ) -> dict[str, Any]:
+    events = _router_order(events, ranks)
     agent, branch, why = next_agent(events)
     return {
         "app_name": meta.get("app_name"),
@@ -1956,6 +1957,30 @@ def _ledger_header(
         "next_call_in_run": next_call_in_run(events),
         "run_input_seq": run_input_seq(events, None),
     }
+
+
+def _router_order(events: list[rules.Ev], ranks: list[int]) -> list[rules.Ev]:
+    """The events as ADK's router and flow read them at the next model call. A run reloads the
+    session (by timestamp, ties by rowid or event id: the order read) and appends its own events
+    as they come (runners.py:992; `analysis.adk._memory_order` builds the request so): while the
+    newest run is in progress (its input is the newest event, or its next call belongs to it),
+    its events follow the earlier ones in append order. They differ from the order read only
+    where the run's events tie in timestamp with earlier ones and sort before them; a run that
+    ended is read again in full by the next, in the order read. (`ranks`: every record's append
+    rank, by seq: appended in the order read, as most sessions are, they are ascending.)"""
+    if all(map(le, ranks, islice(ranks, 1, None))):
+        return events
+    inputs = [e for e in events if e.author == "user" and not e.is_compaction]  # (run inputs, `run_input_seq`)
+    if not inputs:
+        return events
+    start = max(inputs, key=_RANK).rank
+    run = sorted((e for e in events if e.rank >= start), key=_RANK)
+    held = [e for e in events if e.rank < start] + run
+    if all(a is b for a, b in zip(held, events, strict=True)):
+        return events
+    last = next((e for e in reversed(run) if not e.is_compaction), None)
+    in_progress = last is not None and (last.author == "user" or next_call_in_run(held))
+    return held if in_progress else events
 
 
 @dataclass(slots=True)
