@@ -1441,6 +1441,9 @@ class _AdkReplay:
         self.sim_prompt: dict[int, int] = {}
         self.pricer = _Pricer(sess, lambda i: self.comps[i].tokens)
         self.rec_by_key = {c.key(): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
+        # The recorded compaction a simulated one is (its range, appended at the same point): a
+        # range can be summarized again later (after a rewind dropped the first summary of it).
+        self.rec_at = {(c.key(), c.after): i for i, c in enumerate(sess.recorded) if isinstance(c, _AdkComp)}
         # A simulated summary's serialized size: its tokens at the session's own characters per token.
         sized = [e for e in self.ev if e.chars > 0 and e.tokens > 0]
         self.chars_per_token = sum(e.chars for e in sized) / sum(e.tokens for e in sized) if sized else 4.0
@@ -1522,7 +1525,7 @@ class _AdkReplay:
 
     def held_seq(self, c: _AdkComp) -> float:
         """Where a compaction sits among reloaded events (by their seqs)."""
-        k = self.rec_by_key.get(c.key())
+        k = self.rec_at.get((c.key(), c.after))
         rec = self.sess.recorded[k] if k is not None else None
         if rec is not None and rec.seq is not None:
             return float(rec.seq)
