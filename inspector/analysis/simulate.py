@@ -1524,12 +1524,11 @@ class _AdkReplay:
         return held if live is None else [e for e in held if e.pos not in live.events]
 
     def held_seq(self, c: _AdkComp) -> float:
-        """Where a compaction sits among reloaded events (by their seqs)."""
+        """Where a compaction sits among reloaded events (by their seqs): a simulated one that is
+        a recorded one (`rec_at`) at the recorded one's place."""
         k = self.rec_at.get((c.key(), c.after))
         rec = self.sess.recorded[k] if k is not None else None
-        if rec is not None and rec.seq is not None:
-            return float(rec.seq)
-        return self.ev[c.after - 1].seq + 0.5 if c.after else -1.0
+        return held_seq(rec if rec is not None and rec.seq is not None else c, self.ev)
 
     def estimate(self, upto: int, agent: str | None, branch: str | None = None) -> int:
         """ADK's `_estimate_prompt_token_count` (apps/compaction.py:244-274): the characters
