@@ -48,3 +48,15 @@ def test_the_cores_each_kept_busy_are_set_beside_the_apps_wall_beyond_the_clis()
     assert line == [f"  cores busy on average, CPU over wall: app 1.51, CLI 1.40 of {first_paint.os.cpu_count()}; the app's wall beyond the CLI's +0.16 s"]
     r["app_analysed_from_start_seconds"] = None  # (the app never landed: no figure)
     assert not [x for x in first_paint.render(r) if "cores busy" in x]
+
+
+def test_a_key_that_cannot_move_the_cursor_is_not_waited_for() -> None:
+    """On a session shorter than the keys scroll (the cursor at its end or start), a key that
+    cannot move the cursor is left out: waiting for its move timed out at 10 s, a false miss."""
+    assert [k for k in ("pagedown", "end", "down", "pageup", "home", "up") if first_paint._moves(k, 199, 200)] == [
+        "pageup", "home", "up"
+    ]
+    assert [k for k in ("pagedown", "end", "down", "pageup", "home", "up") if first_paint._moves(k, 0, 200)] == [
+        "pagedown", "end", "down"
+    ]
+    assert not any(first_paint._moves(k, 0, 1) for k in first_paint.SCROLL_KEYS)
