@@ -1018,6 +1018,20 @@ def test_an_adk_store_whose_index_misses_rows_read_before_is_read_in_full_as_it_
         assert what is None, what
 
 
+def test_an_adk_store_whose_index_holds_another_timestamp_of_the_last_event_is_read_in_full(tmp_path) -> None:
+    """A DatabaseSessionService store whose index holds a row's timestamp a minute later than the
+    table does (the live fuzz campaign's `flip_bytes`, seed 691 case 5568;
+    tests/data/adk/index_damaged_timestamp.v1.db is that store): the full read, through the index,
+    sorts that row last, after rows with earlier timestamps; the follow read the same row by rowid
+    with the table's timestamp, took the new rows to sort after it and appended them after it, where
+    a full read sorts them before it. The last event is sought on the index too now: not found
+    there, the store is read in full, and each look reads as a full read does."""
+    _fol, first, grow = _campaign_store(tmp_path / "s.db", ("adk", "index_damaged_timestamp.v1.db"), "adk_db", 17)
+    assert first[0] is None
+    for what, _grown in grow(lambda rows: [rows[k : k + 1] for k in range(17, len(rows))]):
+        assert what is None, what
+
+
 def _campaign_store(path: Path, fixture: tuple[str, str], kind: str, keep: int) -> tuple[Follower, Any, Any]:
     """A damaged store the live fuzz campaign found (tests/data/FIXTURE), as the campaign follows
     it (`fuzz_live._Rows`): cut after KEEP rows and followed; (the follower, its first look, and

@@ -695,7 +695,9 @@ def _grown(
     if ranks and not _same_event(rows[0], names, version, led.records[-1]):
         return StoreGrowth(None, tail, reload=f"the last event read (rowid {last}) was rewritten")
     new_rows = rows[1:] if ranks else rows
-    if not _in_session_index(con, key, new_rows, names, version):
+    # (the last event too, where new rows came: that they sort after it is true as the full read
+    # orders them only where the index holds it as the table does)
+    if not _in_session_index(con, key, rows if new_rows else [], names, version):
         return StoreGrowth(None, tail, reload="a new row is not in the session's index (a damaged store): read in full, as ADK reads it")
     store_notes = [*notes, *choice]
     notes_changed = [d.message for d in store_notes] != [d.message for d in led.diagnostics[: tail.notes]]
