@@ -542,6 +542,34 @@ def test_openclaw_index_naming_another_leaf_is_followed(tmp_path) -> None:
     assert as_json(fol.report) == full_json(path) and fol.full_reads == 1
 
 
+def test_openclaw_rows_under_an_entry_of_no_type_are_followed(tmp_path) -> None:
+    """Rows appended under an entry whose type is none of OpenClaw's (an integer: the live fuzz
+    campaign's `row_json`, seed 694 case 410): OpenClaw hangs such an entry's children elsewhere in
+    its tree (`_hang`, tree_normalized), which the follow's growth under the last entry did not do.
+    Cut after that entry, the rest inserted again in the campaign's batches: each look reads as a
+    full read does."""
+    from tests.fuzz_live import _Rows, _store_look
+
+    path = tmp_path / "s1.sqlite"
+    shutil.copyfile(OPENCLAW, path)
+    con = sqlite3.connect(path)
+    (text,) = con.execute("SELECT event_json FROM transcript_events WHERE seq=1").fetchone()
+    con.execute("UPDATE transcript_events SET event_json=? WHERE seq=1", (json.dumps({**json.loads(text), "type": 0}),))
+    con.commit()
+    con.close()
+    store = _Rows(str(path), "openclaw_db")
+    rows = store.rows()
+    store.cut(rows, 2)
+    fol = Follower(str(path))
+    assert _store_look(fol, path)[0] is None
+    rest = rows[2:]
+    while rest:
+        store.insert(rest[:7])
+        rest = rest[7:]
+        what, _grown = _store_look(fol, path)
+        assert what is None, (len(rest), what)
+
+
 # ---------------------------------------------------------------------------------------- inspector watch
 
 

@@ -632,6 +632,8 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
     parent = led.records[led.leaf_seq].id if led.leaf_seq is not None else None
     if parent is None or led.leaf_seq != _last_entry(led):
         return None
+    if led.records[led.leaf_seq].type not in openclaw_model.CANONICAL:
+        return None  # (an entry of no type of its own: OpenClaw hangs its children elsewhere, `_hang`)
     for rl in lines:
         o = rl.objects[0]
         if o.get("type") in ("session", "reset") or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
