@@ -443,13 +443,13 @@ def _recorded_compactions(
     cps = [records[s] for s in path if records[s].kind == "checkpoint" and records[s].checkpoint is not None]
     cp_sizes = count([r.checkpoint.summary if r.checkpoint else "" for r in cps])
     if adk:
-        rewound: Callable[[Record], bool] = lambda r: False  # noqa: E731
+        rewound: set[int] = set()
         if rewinds is not None:
             # A compaction a later rewind dropped applied until then: it is replayed, and the
             # rewind drops it (`_Live`). One ADK ignores (no start, end or summary) never applied.
             spans = rewinds.live(len(events)).spans
             invalid = {d.line for d in led.diagnostics if d.problem == "invalid_compaction"}
-            rewound = lambda r: r.line not in invalid and any(lo <= r.seq <= hi for lo, hi in spans)  # noqa: E731
+            rewound = {r.seq for r in cps if r.line not in invalid and any(lo <= r.seq <= hi for lo, hi in spans)}
         return _recorded_adk(records, cps, cp_sizes, keep, events, ranks, rewound)
     from inspector.analysis.engine import checkpoint_views
 
@@ -473,10 +473,10 @@ def _recorded_adk(
     keep: list[Record],
     events: list[SimEvent],
     ranks: list[int],
-    rewound: Callable[[Record], bool],
+    rewound: set[int],
 ) -> list[Any]:
     """ADK's recorded compactions: their timestamp ranges, summarizer inputs and what they
-    represent; those a rewind dropped too (`rewound`), which applied until it came."""
+    represent; those a rewind dropped too (`rewound`: their seqs), which applied until it came."""
     by_id = {e_rec.id: e.pos for e_rec, e in zip(keep, events, strict=True) if e_rec.id is not None}
     seq_of = {r.id: r.seq for r in records if r.id is not None}
     recorded: list[Any] = []
@@ -485,7 +485,7 @@ def _recorded_adk(
         start, end = d.get("start_timestamp"), d.get("end_timestamp")
         # An empty summary is a compaction all the same: ADK drops what its range spans
         # (`_get_compaction_ranges` needs only a compacted_content, apps/compaction.py:220-226).
-        usable = d.get("surviving") or d.get("subsumed_by") is not None or rewound(r)
+        usable = d.get("surviving") or d.get("subsumed_by") is not None or r.seq in rewound
         if not isinstance(start, int | float) or not isinstance(end, int | float) or not usable:
             continue
         after = sum(1 for e in events if ranks[e.seq] < ranks[r.seq])
@@ -679,10 +679,10 @@ class _Live:
 
     events: frozenset[int]
     spans: tuple[tuple[float, float], ...]
-    held: Callable[[_AdkComp], float]
+    replayed: list[SimEvent]  # (where a compaction sits among them: `held_seq`)
 
     def dropped(self, c: _AdkComp) -> bool:
-        at = self.held(c)
+        at = held_seq(c, self.replayed)
         return any(lo <= at <= hi for lo, hi in self.spans)
 
     def compactions(self, comps: list[_AdkComp]) -> list[int]:
@@ -700,14 +700,14 @@ class _Rewinds:
     invocation is looked for among the replayed events, as `adk_compaction.apply_rewinds` does
     among all of them.)"""
 
-    def __init__(self, events: list[SimEvent], held: Callable[[_AdkComp], float]) -> None:
+    def __init__(self, events: list[SimEvent]) -> None:
+        self.events = events
         self.at = [e.pos for e in events if e.rewind_to is not None]  # append positions, ascending
         self.order = sorted(events, key=lambda e: e.seq)
         self.index = {e.pos: i for i, e in enumerate(self.order)}
         self.first_of: dict[str, int] = {}
         for i, e in enumerate(self.order):
             self.first_of.setdefault(e.inv, i)
-        self.held = held
         self._by_count: dict[int, _Live] = {}
 
     def live(self, upto: int) -> _Live:
@@ -729,13 +729,13 @@ class _Rewinds:
             dropped.update(e.pos for e in order[first : i + 1])
             spans.append((float(order[first].seq), float(order[i].seq)))
             limit = first
-        return _Live(frozenset(dropped), tuple(spans), self.held)
+        return _Live(frozenset(dropped), tuple(spans), self.events)
 
 
 def _rewinds_of(events: list[SimEvent]) -> _Rewinds | None:
     if not any(e.rewind_to is not None for e in events):
         return None
-    return _Rewinds(events, lambda c: held_seq(c, events))
+    return _Rewinds(events)
 
 
 @dataclass(slots=True)

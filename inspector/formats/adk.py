@@ -1972,10 +1972,9 @@ def _router_order(events: list[rules.Ev], ranks: list[int]) -> list[rules.Ev]:
     rank, by seq: appended in the order read, as most sessions are, they are ascending.)"""
     if all(map(le, ranks, islice(ranks, 1, None))):
         return events
-    inputs = [e for e in events if e.author == "user" and not e.is_compaction]  # (run inputs, `run_input_seq`)
-    if not inputs:
+    start = max((e.rank for e in events if e.author == "user" and not e.is_compaction), default=None)  # (the newest run input's)
+    if start is None:
         return events
-    start = max(inputs, key=_RANK).rank
     run = sorted((e for e in events if e.rank >= start), key=_RANK)
     held = [e for e in events if e.rank < start] + run
     if all(a is b for a, b in zip(held, events, strict=True)):
