@@ -277,7 +277,7 @@ def prepare(led: Ledger, count: Callable[[list[str]], list[int]] | None = None) 
     # (a failed reply the runtime sends as its marker costs the marker's tokens: `engine.marked_item`)
     sizes = count([failed_turn_marker(r, rt) or message_text_for_tokens(r) for r in keep])
     events = _sim_events(keep, sizes, rt=rt, adk=adk)
-    rewinds = _rewinds_of(events) if adk else None
+    rewinds = _rewinds_of(events, records) if adk else None
     recorded = _recorded_compactions(led, path, keep, events, ranks, count=count, rt=rt, adk=adk, rewinds=rewinds)
     summary_tokens = [c.tokens for c in recorded]
     ratio = _calibrate(events, [c.after for c in recorded])
@@ -696,18 +696,16 @@ class _Rewinds:
     compactor, apps/compaction.py:683-686, 790): a run reloads the session, so at any point the
     rewinds appended so far apply, walking the reloaded events (by seq) backward. A rewind to
     invocation X drops itself and every event back to X's first event when that lies before it,
-    else itself alone; a rewind inside a range a later one dropped is never read. (The first of an
-    invocation is looked for among the replayed events, as `adk_compaction.apply_rewinds` does
-    among all of them.)"""
+    else itself alone; a rewind inside a range a later one dropped is never read. (X's first event
+    is looked for among all the session's events, its compaction events too, by seq, as
+    `adk_compaction.apply_rewinds` does: `first_seq`.)"""
 
-    def __init__(self, events: list[SimEvent]) -> None:
+    def __init__(self, events: list[SimEvent], first_seq: dict[str, int]) -> None:
         self.events = events
         self.at = [e.pos for e in events if e.rewind_to is not None]  # append positions, ascending
         self.order = sorted(events, key=lambda e: e.seq)
-        self.index = {e.pos: i for i, e in enumerate(self.order)}
-        self.first_of: dict[str, int] = {}
-        for i, e in enumerate(self.order):
-            self.first_of.setdefault(e.inv, i)
+        self.seqs = [e.seq for e in self.order]
+        self.first_seq = first_seq
         self._by_count: dict[int, _Live] = {}
 
     def live(self, upto: int) -> _Live:
@@ -719,23 +717,28 @@ class _Rewinds:
         return got
 
     def _walk(self, rewinds: list[int]) -> _Live:
-        order, dropped, spans = self.order, set(), []
-        limit = len(order)
-        for i in sorted((self.index[p] for p in rewinds), reverse=True):
-            if i >= limit:
+        dropped: set[int] = set()
+        spans: list[tuple[float, float]] = []
+        limit = math.inf
+        for r in sorted((self.events[p] for p in rewinds), key=lambda e: e.seq, reverse=True):
+            if r.seq >= limit:
                 continue  # inside a range a later rewind dropped
-            at = self.first_of.get(order[i].rewind_to or "")
-            first = at if at is not None and at < i else i
-            dropped.update(e.pos for e in order[first : i + 1])
-            spans.append((float(order[first].seq), float(order[i].seq)))
+            at = self.first_seq.get(r.rewind_to or "")
+            first = at if at is not None and at < r.seq else r.seq
+            dropped.update(e.pos for e in self.order[bisect_left(self.seqs, first) : bisect_right(self.seqs, r.seq)])
+            spans.append((float(first), float(r.seq)))
             limit = first
         return _Live(frozenset(dropped), tuple(spans), self.events)
 
 
-def _rewinds_of(events: list[SimEvent]) -> _Rewinds | None:
+def _rewinds_of(events: list[SimEvent], records: list[Record]) -> _Rewinds | None:
     if not any(e.rewind_to is not None for e in events):
         return None
-    return _Rewinds(events)
+    first_seq: dict[str, int] = {}
+    for r in records:  # (by seq)
+        if isinstance(r.run_id, str) and r.run_id:
+            first_seq.setdefault(r.run_id, r.seq)
+    return _Rewinds(events, first_seq)
 
 
 @dataclass(slots=True)
@@ -1598,9 +1601,13 @@ class _AdkReplay:
         if self.size.tokens is None and self.size.ratio is None and (start, end) in self.rec_by_key:
             match = sess.recorded[self.rec_by_key[(start, end)]]
             tokens, chars, counted = match.tokens, match.chars or chars, match.counted
+        # (the recorded compaction it is, appended at this point, sits at that one's place among the
+        # reloaded events: `held_seq`, which a rewind's span is told by)
+        at = self.rec_at.get(((start, end), upto))
         return _AdkComp(
-            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed, chars=chars, counted=counted
-        )
+            upto, start, end, [e.pos for e in inputs], rep, tokens, trigger, when, seed,
+            seq=sess.recorded[at].seq if at is not None else None, chars=chars, counted=counted,
+        )  # fmt: skip
 
     def worth(self, c: _AdkComp, upto: int) -> bool:
         # ADK's `_is_range_worth_compacting` (apps/compaction.py), in its own unit: what the range
