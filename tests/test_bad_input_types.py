@@ -170,3 +170,15 @@ def test_every_field_nested_as_deep_as_a_reader_takes(fmt: str, depth: int, how:
         except Exception as e:
             failures.append(f"{'.'.join(map(str, field))}: {type(e).__name__}: {str(e)[:200]}")
     assert not failures, "\n".join(failures[:20])
+
+
+def test_a_compaction_line_without_its_message_is_named_as_such(tmp_path: Path) -> None:
+    """A compacted line whose payload lacks `message` (the field Codex requires) is skipped and
+    said to have none, not to hold a null."""
+    session = json.loads(json.dumps(SEEDS["codex"]))
+    del session[8]["payload"]["message"]
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(encode("codex", session))
+    for led in (load(str(f)), load_bytes(f.read_bytes(), str(f))):
+        (d,) = [d for d in led.diagnostics if d.problem == "skipped_by_runtime"]
+        assert d.message == "line 9: Codex skips this line (its payload has no message): kept here, never sent"

@@ -142,8 +142,10 @@ def item_skip_reason(p: Any, where: str = "its payload") -> str | None:
 def _compacted_skip_reason(p: Any) -> str | None:
     if type(p) is not dict:
         return f"its payload is {json_type(p)}, not an object"
-    if type(p.get("message")) is not str:
-        return f"its payload's message is {json_type(p.get('message'))}, not a string"
+    if "message" not in p:
+        return "its payload has no message"
+    if type(p["message"]) is not str:
+        return f"its payload's message is {json_type(p['message'])}, not a string"
     rh = p.get("replacement_history")
     if rh is None:
         return None
