@@ -12,8 +12,10 @@ to the character.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,44 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "an empty one between": [_said(IN, "a", "a", 1), _said(IN, "", "b", 2), _said(IN, "b", "c", 3)],
     # Another agent's speech: the user-role context text, as its other events.
     "another agent's speech": [_said(OUT, "from the helper", "a", 1, "helper")],
+    # An event holding a transcription is never empty to ADK (`_contains_empty_content`): its content
+    # is sent as it is, of thoughts only, of no parts, of empty text or without a role (ADK sends
+    # none: inspector's item has its author's role, see `_predicted`); without a transcription,
+    # a content of no role is not sent.
+    "thoughts beside a transcription": [_said(OUT, "spoken", "a", 1, "assistant", {"role": "model", "parts": [{"text": "hmm", "thought": True}]}), _typed("next", "b", 2)],
+    "thoughts beside an input transcription": [_said(IN, "spoken", "a", 1, "user", {"role": "user", "parts": [{"text": "hmm", "thought": True}]}), _typed("next", "b", 2)],
+    "no role beside a transcription": [_said(OUT, "spoken", "a", 1, "assistant", {"parts": [{"text": "said"}]}), _typed("next", "b", 2)],
+    "no parts beside a transcription": [_said(OUT, "spoken", "a", 1, "assistant", {"role": "model", "parts": []}), _typed("next", "b", 2)],
+    "parts null beside a transcription": [_said(OUT, "spoken", "a", 1, "assistant", {"role": "model"}), _typed("next", "b", 2)],
+    "empty content beside a transcription": [_said(IN, "spoken", "a", 1, "user", {}), _typed("next", "b", 2)],
+    "empty text beside an empty transcription": [_said(OUT, "", "a", 1, "assistant", {"role": "model", "parts": [{"text": ""}]}), _typed("next", "b", 2)],
+    "thoughts beside a transcription, from another agent": [_said(OUT, "spoken", "a", 1, "helper", {"role": "model", "parts": [{"text": "hmm", "thought": True}]}), _typed("next", "b", 2)],
+    # ... and another agent's of thoughts only is left out (`_present_other_agent_message`: nothing left).
+    "another agent's thoughts beside a transcription": [
+        _said(OUT, "spoken", "a", 1, "helper", {"role": "model", "parts": [{"text": "hmm", "thought": True}]}),
+        _typed("r", "c", 2, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
+        _typed("next", "b", 3),
+    ],
+    # ... and another agent's of no parts is sent as it is, not presented (`_present_other_agent_message`).
+    "another agent's no parts beside a transcription": [
+        _said(OUT, "spoken", "a", 1, "helper", {"role": "model", "parts": []}),
+        _typed("r", "c", 2, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
+        _typed("next", "b", 3),
+    ],
+    # Another agent's event with nothing to present (blank text; a call marked a thought; a part
+    # of nothing ADK relays) is left out.
+    "another agent's blank text": [
+        _typed("q", "x", 1, author="helper", content={"role": "model", "parts": [{"text": "  "}]}),
+        _typed("r", "c", 2, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
+        _typed("next", "b", 3),
+    ],
+    "another agent's part of no content ADK relays": [
+        _typed("q", "x", 1, author="helper", content={"role": "model", "parts": [{"text": "x"}, {"video_metadata": {"fps": 1}}]}),
+        _typed("q", "y", 2, author="helper", content={"role": "model", "parts": [{"video_metadata": {"fps": 1}, "text": ""}]}),
+        _typed("r", "c", 3, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
+        _typed("next", "b", 4),
+    ],
+    "no role, no transcription": [_typed("x", "a", 1, content={"parts": [{"text": "said"}]}), _typed("next", "b", 2)],
 }
 
 
@@ -54,9 +94,24 @@ def _predicted(f: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     items = [{"seq": it.seq, "kind": it.kind, "role": it.role, "tool_call_ids": list(it.tool_call_ids)} for it in rep.context]
     out = predicted_contents(f, items)
     for k, it in enumerate(rep.context):
+        if it.kind == "message" and out[k][1] != [{"other_agent": ["helper"]}] and not _stored_role(f, rep.ledger.records[it.seq].id):
+            out[k] = (None, out[k][1])  # type: ignore[assignment]  # (sent as stored: without a role)
         if it.kind == "message" and it.text and out[k][1] != [{"other_agent": ["helper"]}]:
             out[k] = (out[k][0], [{"text": it.text}])
     return out
+
+
+def _stored_role(f: Path, event_id: str | None) -> Any:
+    """The role of the content event EVENT_ID of F stores ("user" where it has no content: a
+    transcription ADK sends as a turn of the role it gives it; None: a content without one)."""
+    if f.suffix == ".json":
+        o = next(e for e in json.loads(f.read_bytes())["events"] if e.get("id") == event_id)
+    else:
+        with contextlib.closing(sqlite3.connect(f"file:{f}?mode=ro", uri=True)) as con:
+            (data,) = con.execute("SELECT event_data FROM events WHERE id = ?", (event_id,)).fetchone()
+        o = json.loads(data)
+    content = o.get("content")
+    return content.get("role") if isinstance(content, dict) else "user" if content is None else None
 
 
 def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_python: str, tmp_path: Path) -> None:

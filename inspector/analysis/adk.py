@@ -594,6 +594,11 @@ def _rows_for_agent(
                 or any(call_author.get(rid) not in (None, agent, "user") for rid in ids)
             )
         )
+        if conv and not (r.call_ids or ids):  # (a call or a response is presented: its message not read)
+            shown = _presented_parts(r)
+            if shown == 0:
+                continue  # nothing but the preamble would remain: ADK leaves the event out
+            conv = shown is not None  # (None: a content of no parts, sent as it is)
         calls, resps = ([], []) if (summ or conv) else (list(r.call_ids), list(ids))
         # (a call or response without an id: paired by its name, read from its message)
         loose = r.message.blocks if not (summ or conv) and idless_parts(r) and r.message is not None else None
@@ -613,6 +618,30 @@ def _rows_for_agent(
             idless_calls.update(b.name for b in loose if b.type == "tool_call" and not b.call_id and isinstance(b.name, str) and b.name)
         rows.append((r, summ, conv, calls, resps))
     return rows
+
+
+# The parts another agent's event keeps as they are when presented as context (_fencing.py:338-346).
+_RELAYED = ("inline_data", "file_data", "executable_code", "code_execution_result")
+
+
+def _presented_parts(rec: Record) -> int | None:
+    """How many parts `_present_other_agent_message` (flows/llm_flows/context/_fencing.py:255-355)
+    makes of another agent's event, its preamble aside: a text that is not blank, a call, a
+    response and a relayed part each one, a thought none (`include_thoughts_from_other_agents`
+    unset, its default). 0: nothing but the preamble, the event is left out; None: its content has
+    no parts (an event holding a transcription), sent as it is, not presented."""
+    m = rec.message
+    if m is None or not m.blocks:
+        return None
+    n = 0
+    for b in m.blocks:
+        if b.type == "text":
+            n += bool(b.text.strip())
+        elif b.type in ("tool_call", "tool_result"):
+            n += 1
+        elif b.type == "other" and isinstance(b.raw, dict) and not b.raw.get("thought"):
+            n += any(b.raw.get(k) for k in _RELAYED)
+    return n
 
 
 def _idless_answer(blocks: list[Block] | None, idless_calls: set[str]) -> bool:

@@ -1385,7 +1385,11 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
     if content is None:
         return _transcription_message(o)
     parts = _parts(content)
-    if not parts:
+    # An event holding a transcription (of any text, or none) is never empty to ADK: its content is
+    # sent as it is, thoughts only, without parts or without a role (flows/llm_flows/context/
+    # _contents.py:256-285, `_contains_empty_content`; 569-605 convert only an event of no content).
+    transcribed = any(isinstance(o.get(key), dict) for key, _ in adk_heads.TRANSCRIPTIONS)
+    if not parts and not transcribed:
         return None
     blocks: list[Block] = []
     call_ids: list[str] = []
@@ -1432,10 +1436,11 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
         out = (um.get("candidates_token_count") or 0) + (um.get("thoughts_token_count") or 0)
         if isinstance(prompt, int) and isinstance(cached, int) and isinstance(out, int):
             usage = Usage(max(prompt - cached, 0), out, cached, 0)
-    if not visible and not any(p.get("thought_signature") for p in parts):
-        never = True  # ADK's _contains_empty_content: thoughts only, or empty text
-    if not role_raw:
-        never = True  # ... or a content without a role (flows/llm_flows/context/_contents.py:277-279)
+    if not transcribed:
+        if not visible and not any(p.get("thought_signature") for p in parts):
+            never = True  # ADK's _contains_empty_content: thoughts only, or empty text
+        if not role_raw:
+            never = True  # ... or a content without a role (flows/llm_flows/context/_contents.py:277-279)
     m = Message(role, blocks, stop, stop_raw, usage, None, o.get("error_message"), source, never)
     return m, tuple(call_ids), result_id
 
