@@ -84,6 +84,19 @@ CASES: dict[str, list[dict[str, Any]]] = {
         _typed("r", "c", 3, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
         _typed("next", "b", 4),
     ],
+    # Without a transcription, a part is visible to ADK as `_is_part_invisible` says: an empty one, one
+    # of nothing it sends and a thought's data are not; a file and a thought signature are.
+    **{
+        f"a part of {what}": [_typed("x", "a", 1, author="assistant", content={"role": "model", "parts": [part]}), _typed("next", "b", 2)]
+        for what, part in {
+            "nothing": {},
+            "video metadata only": {"video_metadata": {"fps": 1}},
+            "a thought's image": {"inline_data": {"mime_type": "image/png", "data": "AAAA"}, "thought": True},
+            "a file": {"file_data": {"file_uri": "gs://x", "mime_type": "text/plain"}},
+            "a thought signature and empty text": {"text": "", "thought_signature": "AAAA"},
+            "a server-side tool call marked a thought": {"tool_call": {"id": "t1"}, "thought": True},
+        }.items()
+    },
     "no role, no transcription": [_typed("x", "a", 1, content={"parts": [{"text": "said"}]}), _typed("next", "b", 2)],
 }
 

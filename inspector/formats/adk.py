@@ -1422,7 +1422,7 @@ def _message_of(o: dict[str, Any]) -> tuple[Message, tuple[str, ...], str | None
                 visible = visible or bool(text)
         else:
             blocks.append(Block("other", raw=p))
-            visible = True
+            visible = visible or adk_heads.other_part_visible(p)
     author = str(o.get("author") or "")
     role_raw = content.get("role") if isinstance(content, dict) else None
     role, stop, stop_raw, source = adk_heads.role_and_stop(

@@ -55,6 +55,13 @@ class _Part(msgspec.Struct):
     thought_signature: msgspec.Raw = _NULL
     function_call: _Call | None = None
     function_response: _Call | None = None
+    # What makes a part of no text, call or response visible to ADK (`other_part_visible`).
+    tool_call: msgspec.Raw = _NULL
+    tool_response: msgspec.Raw = _NULL
+    inline_data: msgspec.Raw = _NULL
+    file_data: msgspec.Raw = _NULL
+    executable_code: msgspec.Raw = _NULL
+    code_execution_result: msgspec.Raw = _NULL
 
 
 class _Content(msgspec.Struct):
@@ -444,6 +451,33 @@ def _fields(h: _Event) -> dict[str, Any]:
     return out
 
 
+# The fields of a part that make it visible to ADK unless it is a thought, and those that make it
+# visible even then (flows/llm_flows/context/_contents.py:205-253, `_is_part_invisible`).
+_SHOWN = ("inline_data", "file_data", "executable_code", "code_execution_result")
+_ECHOED = ("tool_call", "tool_response")
+
+
+def other_part_visible(p: dict[str, Any]) -> bool:
+    """Whether ADK sends a part of no text, call or response (`adk._message_of`'s `other` block):
+    a server-side tool's call or response, or data, code or its result that is not a thought (its
+    thought signature aside, which the caller checks)."""
+    if any(p.get(k) is not None for k in _ECHOED):
+        return True
+    return not p.get("thought") and any(p.get(k) is not None for k in _SHOWN)
+
+
+def _other_head_visible(p: _Part) -> bool:
+    """`other_part_visible` of a part's head (a field written null reads as null)."""
+    if _given(p.tool_call) or _given(p.tool_response):
+        return True
+    return not _truthy(p.thought) and any(map(_given, (p.inline_data, p.file_data, p.executable_code, p.code_execution_result)))
+
+
+def _given(raw: msgspec.Raw) -> bool:
+    """Whether a raw field holds a value (not left out, not null)."""
+    return raw is not _NULL and memoryview(raw) != b"null"
+
+
 def _message_head(
     h: _Event, ts: float, raw_ts: Any, fields: dict[str, Any], content: _Content, parts: list[_Part]
 ) -> Head | None:
@@ -484,8 +518,8 @@ def _message_head(
         elif is_text:
             if not visible and (p.thought is _NULL or not _truthy(p.thought)):
                 visible = len(mv) > 2
-        else:
-            visible = True  # an `other` block
+        elif not visible:  # an `other` block
+            visible = _other_head_visible(p)
     role, stop, _, source = role_and_stop(
         str(h.author or ""), content.role, calls, results, fields.get("error_code"), h.finish_reason
     )
@@ -647,8 +681,8 @@ def _parts_head(
                 response_ids.append(fr.id)
             results += 1
             never = never or fr.name in FRAMEWORK_CALLS
-        else:
-            visible = True  # an `other` block
+        # (else an `other` block: every field that makes one visible to ADK is null in `_SPart`,
+        # `other_part_visible`; a thought signature is `signed`)
     # (`role_and_stop`, inline: a call per event cost a tenth of the head)
     if results and not calls:
         role, stop, source = "tool", None, "function_response"
