@@ -504,6 +504,9 @@ def test_counted_chars_as_context_is_the_length_of_the_text_another_agent_is_sho
     ]
     assert _counted_chars_as_context("bot", content) == len(_OTHER_AGENT_PREAMBLE) + sum(map(len, shown))
     assert _counted_chars_as_context("bot", {"parts": [{"text": "t", "thought": True}, {"text": " "}]}) == 0
+    # An image alone is relayed (_fencing.py:338-346): the event is not dropped, its preamble counted.
+    assert _counted_chars_as_context("bot", {"parts": [{"inline_data": {}}]}) == len(_OTHER_AGENT_PREAMBLE)
+    assert _counted_chars_as_context("bot", {"parts": [{"inline_data": {}, "thought": True}]}) == 0
 
 
 def _reinjection_dump(tmp_path: Path, answered: str) -> Path:

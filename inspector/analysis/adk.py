@@ -40,7 +40,7 @@ from inspector.formats.adk import (
     message_response_ids_by_seq,
     unsent_or_scoped,
 )
-from inspector.formats.adk_heads import TRANSCRIPTIONS, transcription_text
+from inspector.formats.adk_heads import DATA_PARTS, TRANSCRIPTIONS, transcription_text
 from inspector.ledger.model import Block, Ledger, Record
 
 
@@ -620,10 +620,6 @@ def _rows_for_agent(
     return rows
 
 
-# The parts another agent's event keeps as they are when presented as context (_fencing.py:338-346).
-_RELAYED = ("inline_data", "file_data", "executable_code", "code_execution_result")
-
-
 def _presented_parts(rec: Record) -> int | None:
     """How many parts `_present_other_agent_message` (flows/llm_flows/context/_fencing.py:255-355)
     makes of another agent's event, its preamble aside: a text that is not blank, a call, a
@@ -640,7 +636,7 @@ def _presented_parts(rec: Record) -> int | None:
         elif b.type in ("tool_call", "tool_result"):
             n += 1
         elif b.type == "other" and isinstance(b.raw, dict) and not b.raw.get("thought"):
-            n += any(b.raw.get(k) for k in _RELAYED)
+            n += any(b.raw.get(k) is not None for k in DATA_PARTS)
     return n
 
 

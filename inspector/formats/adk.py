@@ -150,7 +150,7 @@ def _counted_chars_as_context(author: str, content: dict[str, Any]) -> int:
     "[author] said:\n" and its text quoted (`quote_untrusted`), or the call's or result's line and its
     arguments or response quoted, the name inside with the markers elided."""
     total = 0
-    parts = 0
+    parts = relayed = 0
     for p in _parts(content):
         fc, fr = p.get("function_call"), p.get("function_response")
         if p.get("thought"):
@@ -163,10 +163,13 @@ def _counted_chars_as_context(author: str, content: dict[str, Any]) -> int:
             total += _CALLED + _elided_chars(str(fc.get("name"))) + _QUOTED_FRAME + _elided_chars(py_str(args))
         elif isinstance(fr, dict):
             total += _RETURNED + _elided_chars(str(fr.get("name"))) + _QUOTED_FRAME + _elided_chars(py_str(fr.get("response")))
+        elif any(p.get(k) is not None for k in adk_heads.DATA_PARTS):
+            relayed += 1  # (relayed as it is: no characters counted, no author named)
+            continue
         else:
             continue
         parts += 1
-    return len(_OTHER_AGENT_PREAMBLE) + total + parts * len(author) if parts else 0
+    return len(_OTHER_AGENT_PREAMBLE) + total + parts * len(author) if parts or relayed else 0
 
 
 def looks_like_dump(obj: Any) -> bool:

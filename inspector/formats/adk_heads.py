@@ -451,9 +451,10 @@ def _fields(h: _Event) -> dict[str, Any]:
     return out
 
 
-# The fields of a part that make it visible to ADK unless it is a thought, and those that make it
+# The fields of a part that make it visible to ADK unless it is a thought (data, code and its result,
+# which another agent's event relays as they are: _fencing.py:338-346), and those that make it
 # visible even then (flows/llm_flows/context/_contents.py:205-253, `_is_part_invisible`).
-_SHOWN = ("inline_data", "file_data", "executable_code", "code_execution_result")
+DATA_PARTS = ("inline_data", "file_data", "executable_code", "code_execution_result")
 _ECHOED = ("tool_call", "tool_response")
 
 
@@ -463,7 +464,7 @@ def other_part_visible(p: dict[str, Any]) -> bool:
     thought signature aside, which the caller checks)."""
     if any(p.get(k) is not None for k in _ECHOED):
         return True
-    return not p.get("thought") and any(p.get(k) is not None for k in _SHOWN)
+    return not p.get("thought") and any(p.get(k) is not None for k in DATA_PARTS)
 
 
 def _other_head_visible(p: _Part) -> bool:
