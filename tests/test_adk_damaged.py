@@ -216,3 +216,18 @@ def test_long_running_ids_that_are_not_strings_name_no_call(store: str, tmp_path
 
     plain = with_ids([])
     assert with_ids([["c1"], {"a": 1}, 3, None, True]) == plain
+
+
+def test_an_event_id_is_quoted_as_the_session_query_reads_it_where_the_index_holds_another() -> None:
+    """A SqliteSessionService store whose primary-key index holds another copy of an event's id
+    than its table does (`python -m tests.fuzz_heads`, seed 686 case 2298: a flipped byte; tests/
+    data/adk/index_damaged_id.db is that store), and that event refused: the session's query reads
+    the id from the index (a covering read), as ADK's does, and the read from the rows' heads
+    quoted the table's copy. Both reads name the event alike now."""
+    from tests.fuzz_heads import WHOLE
+
+    f = Path(__file__).parent / "data" / "adk" / "index_damaged_id.db"
+    heads, whole = load(str(f), fingerprint=False), WHOLE["adk_db"](f, None)
+    assert [d.message for d in heads.diagnostics] == [d.message for d in whole.diagnostics]
+    (refusal,) = [d.message for d in heads.diagnostics if d.problem == "resume_refused" and "row 3" in d.message]
+    assert "event id '108fe494-aa88-4afd-9a40,b16a3d834976'" in refusal  # (the index's copy; the table has '-' for ',')

@@ -683,14 +683,14 @@ def test_one_tool_part_heads_are_the_walks_over_the_parts(monkeypatch: pytest.Mo
 def test_an_event_whose_row_a_damaged_store_does_not_find_is_still_placed(tmp_path: Path) -> None:
     """An event's place is worded when a diagnostic names it, its id read then by its rowid: a
     damaged store that does not find the row there (or fails) words it without the id, where the
-    lookup's None was indexed (TypeError)."""
+    lookup's None was indexed (TypeError). (Read through the session's key, as its query reads it.)"""
     import sqlite3
 
     db = tmp_path / "s.db"
     con = sqlite3.connect(db)
-    con.execute("CREATE TABLE events (id TEXT)")
-    con.execute("INSERT INTO events (rowid, id) VALUES (4, 'e4')")
-    places = adk._RowPlaces(con)
+    con.execute("CREATE TABLE events (id TEXT, app_name TEXT, user_id TEXT, session_id TEXT)")
+    con.execute("INSERT INTO events (rowid, id, app_name, user_id, session_id) VALUES (4, 'e4', 'a', 'u', 's')")
+    places = adk._RowPlaces(con, ("a", "u", "s"))
     places.where = [(1, 4, adk._UNFETCHED), (2, 999, adk._UNFETCHED)]
     assert places[0] == "event 1 (row 1 (rowid 4, event id 'e4'))"
     assert places[1] == "event 2 (row 2 (rowid 999))"

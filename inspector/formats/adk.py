@@ -990,7 +990,7 @@ def _indexed_events(
     if len(whole_at) > _MOST_READ_WHOLE:
         return None
     objs: list[Any] = list(map(_RowLater, datas, heads_of)) if not whole_at else []
-    places = _RowPlaces(con)
+    places = _RowPlaces(con, params)
     places.where = list(zip(range(1, len(rowids) + 1), rowids, repeat(_UNFETCHED)))  # type: ignore[arg-type]
     refused = version == "sqlite" and _any_refused(heads_of)
     if not whole_at:
@@ -1121,12 +1121,14 @@ class _RowPlaces(Sequence[str]):
     """Each event's place in the store ("event 3 (row 4 (rowid 4, event id 'e3'))"), worded only
     when a diagnostic names it: most loads name none, and the wording (the id quoted) costs more
     than reading the row. An event id not fetched with its row (`_indexed_events`) is read from
-    `con` by rowid then (places are worded only while the store is being loaded)."""
+    `con` then, as the session's query reads it (places are worded only while the store is being
+    loaded)."""
 
-    __slots__ = ("con", "where")
+    __slots__ = ("con", "key", "where")
 
-    def __init__(self, con: sqlite3.Connection | None = None) -> None:
+    def __init__(self, con: sqlite3.Connection | None = None, key: tuple[Any, ...] = ()) -> None:
         self.con = con
+        self.key = key  # the session's (app name, user id, session id)
         self.where: list[tuple[int, Any, Any]] = []  # (row number, rowid, event id) of each event
 
     def __len__(self) -> int:
@@ -1142,8 +1144,12 @@ class _RowPlaces(Sequence[str]):
 
     def _event_id(self, rowid: Any) -> Any:
         """The id of the event at this rowid; None when a damaged store does not find it there."""
+        # Through the session's index, as the session's query (and ADK's) reads the row: where a
+        # damaged index holds another copy of the id than the table, that one (the unary + keeps
+        # SQLite off the rowid, which would read the table's).
+        q = "SELECT id FROM events WHERE app_name=? AND user_id=? AND session_id=? AND +rowid=?"
         try:
-            row = self.con.execute("SELECT id FROM events WHERE rowid=?", (rowid,)).fetchone()  # type: ignore[union-attr]
+            row = self.con.execute(q, (*self.key, rowid)).fetchone()  # type: ignore[union-attr]
         except sqlite_files.ERRORS:
             return None
         return row[0] if row is not None else None
