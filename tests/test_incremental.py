@@ -655,3 +655,30 @@ def test_a_line_only_json_parse_reads_is_not_mapped_from_the_append(tmp_path):
     assert up is not None
     assert followed_json(f) == full_json(path, path)
     assert any("lone surrogate" in d.message for d in f.report.ledger.diagnostics)
+
+
+def test_a_codex_output_whose_call_comes_later_is_sent_once_the_call_is_followed(tmp_path):
+    """A function call's output written before the call (`python -m tests.fuzz_live`, seed 824
+    case 402: the line moved later): until the call comes, Codex removes the output (no call names
+    it), and once it comes the output is sent. The follow rebuilt the request then but kept the
+    output's state excluded from the report before; each look now reads as a full read does."""
+    src = os.path.join(SHARED, "real_sessions", "codex", "localpush__rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl")
+    need_shared(Path(src))  # (missing: the test fails, naming it)
+    with open(src, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    payloads = [orjson.loads(x).get("payload") for x in lines]
+    calls = [i for i, p in enumerate(payloads) if isinstance(p, dict) and p.get("type") == "function_call"][:3]
+    path = tmp_path / "s.jsonl"
+    for c in calls:
+        out = next(i for i, p in enumerate(payloads) if isinstance(p, dict) and p.get("type") == "function_call_output" and p.get("call_id") == payloads[c]["call_id"])
+        moved = [x for i, x in enumerate(lines) if i != c]
+        at = out + 5  # the call, five lines after its output
+        moved.insert(at, lines[c])
+        path.write_bytes(b"".join(moved[: at - 2]))
+        fol = Follower(str(path))
+        fol.poll()
+        for k in range(at - 2, at + 3):
+            with open(path, "ab") as f:
+                f.write(moved[k])
+            fol.poll()
+            assert followed_json(fol) == full_json(str(path), str(path)), (c, k)

@@ -122,6 +122,10 @@ def extend_report(
     if ctx is None:
         left_out.clear()
         ctx = effective_context(led, path, views, rt, tok, left_out=left_out)
+        if not set(old.dropped_results).issubset(left_out):
+            # An earlier result now sent (its call came after it): its state is no longer the
+            # exclusion the old report gave it, which only the whole analysis words.
+            return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
         reuse_tokens(old.context, ctx, old.ledger.records, records)
         dropped = set(left_out)
     exclude(states, left_out)
