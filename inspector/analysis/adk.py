@@ -40,7 +40,7 @@ from inspector.formats.adk import (
     message_response_ids_by_seq,
     unsent_or_scoped,
 )
-from inspector.formats.adk_heads import DATA_PARTS, TRANSCRIPTIONS, transcription_text
+from inspector.formats.adk_heads import AUTH_CALL, DATA_PARTS, TRANSCRIPTIONS, transcription_text
 from inspector.ledger.model import Block, Ledger, Record
 
 
@@ -866,12 +866,14 @@ def _coverage_by_runs(
     for lo, hi in merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover]):
         st[lo:hi] = [SUMMARIZED if x else HOLE for x in represented[lo:hi]]
         sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
-    for s in reinjected:
+    messages = [r.kind == _MESSAGE for r in on_path]
+    unsent = unsent_or_scoped(on_path, compress(range(n), messages))  # (`_excluded` of each message)
+    for i in unsent:
+        if not (st[i] is SUMMARIZED and summarizer_reads(on_path[i])):
+            st[i] = EXCLUDED  # (never sent, but summarized: summarized)
+    for s in reinjected.difference(unsent) if unsent else reinjected:
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-    messages = [r.kind == _MESSAGE for r in on_path]
-    for i in unsent_or_scoped(on_path, compress(range(n), messages)):  # (`_excluded` of each message)
-        st[i] = EXCLUDED
     states = [x if m else None for x, m in zip(st, messages, strict=True)]
     summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
     return states, summarized_by, bytearray(b"\x01" * n)
@@ -879,6 +881,21 @@ def _coverage_by_runs(
 
 def _excluded(r: Record) -> bool:
     return r.never_sent or _obj(r).get("isolation_scope") is not None  # (`_in_scope`)
+
+
+def summarizer_reads(r: Record) -> bool:
+    """Whether ADK's summarizer writes a line of an event never sent to the model (inside a
+    summarized range, its state is then summarized): a text or a thought of some text, a call or a
+    response (apps/llm_event_summarizer.py:84-120, `_format_events_for_prompt`: thoughts included,
+    the content's role not read), but for an auth event's (`_is_auth_event`, skipped there) and a
+    scoped event's (left excluded)."""
+    m = r.message
+    if m is None or not r.never_sent:
+        return False
+    blocks = m.blocks
+    if any(b.type in ("tool_call", "tool_result") and b.name == AUTH_CALL for b in blocks):
+        return False
+    return any(b.type in ("tool_call", "tool_result") or (b.type in ("text", "thinking") and b.text) for b in blocks)
 
 
 def _coverage_by_position(
@@ -903,10 +920,15 @@ def _coverage_by_position(
         r = recs[s]
         if r.kind != "message":
             continue
+        # (`rules.in_ranges`, inline: bisected by the ranges' starts)
+        in_range = (k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1]
         if _excluded(r):
-            states[s] = EXCLUDED
-        elif (k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1]:
-            # (`rules.in_ranges`, inline: bisected by the ranges' starts)
+            if in_range and represented[i] and summarizer_reads(r):
+                states[s] = SUMMARIZED  # (never sent, but summarized)
+                summarized_by[s] = first_rep[i] or (alive[-1].index if alive else 0)
+            else:
+                states[s] = EXCLUDED
+        elif in_range:
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
             elif represented[i]:

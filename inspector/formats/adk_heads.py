@@ -41,7 +41,8 @@ def finish_stop(finish_reason: str) -> str | None:
 
 
 # Events ADK never puts in a request (`_is_auth_event` and friends).
-FRAMEWORK_CALLS = frozenset({"adk_request_credential", "adk_request_confirmation", "adk_framework"})
+AUTH_CALL = "adk_request_credential"  # (REQUEST_EUC_FUNCTION_CALL_NAME: `_is_auth_event`)
+FRAMEWORK_CALLS = frozenset({AUTH_CALL, "adk_request_confirmation", "adk_framework"})
 
 
 class _Call(msgspec.Struct):

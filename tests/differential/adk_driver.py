@@ -300,7 +300,15 @@ class ScriptedModel(BaseLlm):
                 )
             )
         if not parts:
-            parts.append(types.Part(text=f"[{tag}] " + prose(tag, int(step.get("text", 80)))))
+            text = f"[{tag}] " + prose(tag, int(step.get("text", 80)))
+            if step.get("reply") == "thought_only":
+                parts.append(types.Part(text=text, thought=True))
+            elif step.get("reply") == "blank":
+                parts.append(types.Part(text="  "))
+            else:
+                if step.get("thought"):
+                    parts.append(types.Part(text=f"[{tag}] thinking " + prose(tag + "/t", int(step["thought"])), thought=True))
+                parts.append(types.Part(text=text))
         prompt = 40 + request_chars(llm_request) // 4  # what the token threshold reads
         out = sum(len(p.text or "") for p in parts) // 4 + 1
         yield LlmResponse(

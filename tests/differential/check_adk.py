@@ -200,7 +200,7 @@ def _ours(led: Any, rep: Any, context_events: bool) -> list[tuple[str, Any, list
             continue
         parts: list[Any] = []
         for b in rec.message.blocks:
-            if b.type == "text":
+            if b.type in ("text", "thinking"):  # (an agent's own thoughts are sent back as they are)
                 parts.append(("text", _sha(b.text or "")))
             elif b.type == "tool_call" and b.call_id in it.tool_call_ids:
                 parts.append(("call", b.name))

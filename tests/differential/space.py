@@ -56,6 +56,27 @@ def _adk_rewinds(seed: int, index: int, turns: list[dict[str, Any]]) -> None:
             turns[i]["rewind"] = rng.randrange(i)
 
 
+def _adk_thoughts(seed: int, index: int, turns: list[dict[str, Any]]) -> None:
+    """Some replies think (a thought part before the text, as a model asked to include its
+    thoughts writes them), some are thoughts only, some a blank text: what ADK sends of each, an
+    agent's own and another's (flows/llm_flows/context/_contents.py `_is_part_invisible`,
+    _fencing.py `_present_other_agent_message`). Drawn from a generator of their own, so the rest
+    of every scenario is what it was before thoughts were drawn."""
+    rng = random.Random(f"adk/{seed}/{index}/thoughts")
+    for turn in turns:
+        for plan in turn["plans"].values():
+            for step in plan:
+                if "text" not in step:
+                    continue
+                r = rng.random()
+                if r < 0.12:
+                    step["thought"] = rng.choice([40, 200])
+                elif r < 0.16:
+                    step["reply"] = "thought_only"
+                elif r < 0.20:
+                    step["reply"] = "blank"
+
+
 def adk_scenario(seed: int, index: int) -> dict[str, Any]:
     rng = random.Random(f"adk/{seed}/{index}")
     multi = rng.random() < 0.2
@@ -109,6 +130,7 @@ def adk_scenario(seed: int, index: int) -> dict[str, Any]:
             turn["gap_s"] = 0.0
         turns.append(turn)
     _adk_rewinds(seed, index, turns)
+    _adk_thoughts(seed, index, turns)
     summ = rng.random()
     if summ < 0.7:
         summarizer = ["good"]
