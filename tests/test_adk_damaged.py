@@ -231,3 +231,18 @@ def test_an_event_id_is_quoted_as_the_session_query_reads_it_where_the_index_hol
     assert [d.message for d in heads.diagnostics] == [d.message for d in whole.diagnostics]
     (refusal,) = [d.message for d in heads.diagnostics if d.problem == "resume_refused" and "row 3" in d.message]
     assert "event id '108fe494-aa88-4afd-9a40,b16a3d834976'" in refusal  # (the index's copy; the table has '-' for ',')
+
+
+def test_a_damaged_index_page_of_the_keys_fails_the_read_from_the_heads_as_the_whole_read() -> None:
+    """A DatabaseSessionService store whose session index is damaged where the ids are
+    (`python -m tests.fuzz_heads`, seed 842 case 180: a flipped byte; tests/data/adk/
+    index_damaged_key.v1.db is that store): the session's query, reading each row's timestamp and
+    id from that index as ADK's does, fails after 25 rows; the read from the rows' heads fetched
+    neither column and read all 44. It reads them now where the query does, and fails alike."""
+    from tests.fuzz_heads import WHOLE
+
+    f = Path(__file__).parent / "data" / "adk" / "index_damaged_key.v1.db"
+    heads, whole = load(str(f), fingerprint=False), WHOLE["adk_db"](f, None)
+    assert len(heads.records) == len(whole.records) == 25
+    assert [(d.line, d.problem, d.message) for d in heads.diagnostics] == [(d.line, d.problem, d.message) for d in whole.diagnostics]
+    assert [d.problem for d in heads.diagnostics] == ["damaged_database"]
