@@ -869,8 +869,8 @@ def _coverage_by_runs(
     messages = [r.kind == _MESSAGE for r in on_path]
     unsent = unsent_or_scoped(on_path, compress(range(n), messages))  # (`_excluded` of each message)
     for i in unsent:
-        if not (st[i] is SUMMARIZED and summarizer_reads(on_path[i])):
-            st[i] = EXCLUDED  # (never sent, but summarized: summarized)
+        if not ((st[i] is SUMMARIZED or st[i] is HOLE) and summarizer_reads(on_path[i])):
+            st[i] = EXCLUDED  # (never sent, but read by a summarizer: summarized, or lost with it)
     for s in reinjected.difference(unsent) if unsent else reinjected:
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
@@ -885,7 +885,8 @@ def _excluded(r: Record) -> bool:
 
 def summarizer_reads(r: Record) -> bool:
     """Whether ADK's summarizer writes a line of an event never sent to the model (inside a
-    summarized range, its state is then summarized): a text or a thought of some text, a call or a
+    compacted range, its state is then summarized, or a hole where no summary stands for it, as a
+    sent event's): a text or a thought of some text, a call or a
     response (apps/llm_event_summarizer.py:84-120, `_format_events_for_prompt`: thoughts included,
     the content's role not read), but for an auth event's (`_is_auth_event`, skipped there) and a
     scoped event's (left excluded)."""
@@ -923,11 +924,13 @@ def _coverage_by_position(
         # (`rules.in_ranges`, inline: bisected by the ranges' starts)
         in_range = (k := bisect_right(starts, (t := ts[i])) - 1) >= 0 and t <= cover[k][1]
         if _excluded(r):
-            if in_range and represented[i] and summarizer_reads(r):
-                states[s] = SUMMARIZED  # (never sent, but summarized)
-                summarized_by[s] = first_rep[i] or (alive[-1].index if alive else 0)
-            else:
+            if not (in_range and summarizer_reads(r)):
                 states[s] = EXCLUDED
+            elif represented[i]:  # (never sent, but summarized)
+                states[s] = SUMMARIZED
+                summarized_by[s] = first_rep[i] or (alive[-1].index if alive else 0)
+            else:  # (... and the summary that stood for it is gone)
+                states[s] = HOLE
         elif in_range:
             if s in reinjected:
                 states[s] = RETAINED  # a compacted call ADK sends raw again next to its response
