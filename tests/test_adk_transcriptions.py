@@ -47,6 +47,13 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "an empty one between": [_said(IN, "a", "a", 1), _said(IN, "", "b", 2), _said(IN, "b", "c", 3)],
     # Another agent's speech: the user-role context text, as its other events.
     "another agent's speech": [_said(OUT, "from the helper", "a", 1, "helper")],
+    # Another agent's speech, joined, then presented as context.
+    "another agent's joined speech": [
+        _said(OUT, "from ", "a", 1, "helper"),
+        _said(OUT, "the helper", "b", 2, "helper"),
+        _typed("r", "c", 3, author="assistant", content={"role": "model", "parts": [{"text": "reply"}]}),
+        _typed("next", "d", 4),
+    ],
     # An event holding a transcription is never empty to ADK (`_contains_empty_content`): its content
     # is sent as it is, of thoughts only, of no parts, of empty text or without a role (ADK sends
     # none: inspector's item has its author's role, see `_predicted`); without a transcription,
@@ -153,6 +160,12 @@ def test_the_real_adk_sends_a_live_sessions_transcriptions_as_predicted(adk_pyth
     assert tail == ["hello world", "hi there"]
     assert [c["parts"][0].get("text") for c in got["waiting across content"][-3:-1]] == ["[typed]", "a b"]
     assert "lost" not in json.dumps(got["waiting, none after"])
+    # Another agent's joined speech: ADK presents the joined text; inspector's item is that text.
+    (presented,) = [c for c in got["another agent's joined speech"] if any("[helper] said" in (p.get("text") or "") for p in c["parts"])]
+    assert any("from the helper" in (p.get("text") or "") for p in presented["parts"])
+    f = files["another agent's joined speech"][0]
+    (item,) = [it for it in analyze(load(str(f))).context if it.note and "transcriptions of 2 events" in it.note]
+    assert (item.role, item.text) == ("user", "from the helper")
 
 
 @pytest.fixture(autouse=True)

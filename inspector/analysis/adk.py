@@ -295,8 +295,8 @@ def next_request(
         it.index = i
         if removed and it.seq in removed and it.kind == "message":
             it.removed_results = removed[it.seq]
-        if joined and it.seq in joined and it.kind == "message" and it.role == joined[it.seq][2]:
-            # (another agent's speech, sent as user-role context, is not modelled joined)
+        if joined and it.seq in joined and it.kind == "message":
+            # (another agent's speech is joined first, then presented as user-role context)
             it.text, folded, _ = joined[it.seq]
             it.note = f"ADK sends the transcriptions of {len(folded) + 1} events as this one message"
     return ctx, reinjected
