@@ -1080,3 +1080,15 @@ def _campaign_store(path: Path, fixture: tuple[str, str], kind: str, keep: int) 
             yield _store_look(fol, path)
 
     return fol, first, grow
+
+
+def test_an_adk_store_whose_last_event_nests_deeper_than_a_comparison_goes_is_followed(tmp_path) -> None:
+    """The last event read holds a part nested a thousand objects deep (the live fuzz campaign's
+    `row_deep_nesting`, seed 846 case 168; tests/data/adk/deep_nesting.db is that store): a look
+    compares it with the row as it stands now, and the comparison of the two messages raised
+    RecursionError out of the follow. Such an event now reads as rewritten: the store is read in
+    full, and each look reads as a full read does."""
+    _fol, first, grow = _campaign_store(tmp_path / "s.db", ("adk", "deep_nesting.db"), "adk_db", 27)
+    assert first[0] is None
+    for what, _grown in grow(lambda rows: [rows[k : k + 1] for k in range(27, len(rows))]):
+        assert what is None, what
