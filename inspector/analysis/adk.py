@@ -868,10 +868,10 @@ def _coverage_by_runs(
         sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
     messages = [r.kind == _MESSAGE for r in on_path]
     unsent = unsent_or_scoped(on_path, compress(range(n), messages))  # (`_excluded` of each message)
-    for i in unsent:
+    for i in unsent:  # (one a summarizer read keeps its range's state: summarized, or a hole)
         if not ((st[i] is SUMMARIZED or st[i] is HOLE) and summarizer_reads(on_path[i])):
-            st[i] = EXCLUDED  # (never sent, but read by a summarizer: summarized, or lost with it)
-    for s in reinjected.difference(unsent) if unsent else reinjected:
+            st[i] = EXCLUDED
+    for s in reinjected.difference(unsent):  # (never a call that was not sent)
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
     states = [x if m else None for x, m in zip(st, messages, strict=True)]
