@@ -107,7 +107,7 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
         "seed": seed,
         "index": index,
         "summarizer": rng.choice(["good", "good", "good", "empty", "plain"]),
-        "turns": _widened(seed, index, turns),
+        "turns": _thoughts(seed, index, _widened(seed, index, turns)),
         **_summarizer_failure(seed, index),
         **_window(seed, index),
     }
@@ -136,6 +136,37 @@ def _widened(seed: int, index: int, turns: list[dict[str, Any]]) -> list[dict[st
             if turn.get("near_window_step", 0) > k:
                 del turn["near_window_step"]
     return turns
+
+
+def _thoughts(seed: int, index: int, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Some replies think first (a thinking block with its signature, before the text or the
+    calls), a few hold a redacted thinking block, a few answers are thinking only: what a model
+    with extended thinking writes, and what Claude Code keeps, strips or sends of each. Drawn
+    apart, so the rest of every scenario is what it was before thinking was drawn. A turn's
+    `thinking` maps a step (its index, as a string) to "think", "redacted" or "only"."""
+    rng = random.Random(f"claude_code/{seed}/{index}/thinking")
+    for turn in turns:
+        marks: dict[str, str] = {}
+        for k, step in enumerate(turn.get("steps", [])):
+            r = rng.random()
+            if r < 0.30:
+                marks[str(k)] = "think"
+            elif r < 0.34:
+                marks[str(k)] = "redacted"
+            elif r < 0.38 and step[0] == "text":
+                marks[str(k)] = "only"
+        if marks:
+            turn["thinking"] = marks
+    return turns
+
+
+def _thinking_blocks(how: str, marker: str, step: int) -> list[dict[str, Any]]:
+    """The blocks a reply that thinks starts with (`_thoughts`)."""
+    tag = f"{marker}s{step}"
+    if how == "redacted":
+        return [{"type": "redacted_thinking", "data": f"RDT-{tag}-" + "x" * 40}]
+    text = f"Thinking about {marker} step {step}. " + _filler(f"think/{tag}", 300)
+    return [{"type": "thinking", "thinking": text, "signature": f"sig-{tag}-" + "s" * 60}]
 
 
 def _window(seed: int, index: int) -> dict[str, Any]:
@@ -222,6 +253,7 @@ def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> An
         if "marker" in t
     }
     near = {t["marker"]: t["near_window_step"] for t in sc["turns"] if "near_window_step" in t}
+    thinks = {t["marker"]: t["thinking"] for t in sc["turns"] if "thinking" in t}
     script = fa.Script(plans, work)
     own = script.reply
     summaries: list[str] = []
@@ -247,6 +279,11 @@ def _script(fa: Any, sc: dict[str, Any], work: str, transcript_lines: Any) -> An
             marker, step = script.current_prompt(msgs)
             if near.get(marker) == step:
                 tokens = sc.get("auto_compact_window", WINDOW) - (WINDOW - NEAR_WINDOW)
+            how = thinks.get(marker, {}).get(str(step))
+            if how == "only" and stop == "end_turn":
+                blocks, how = [], "think"
+            if how is not None:
+                blocks = _thinking_blocks(how, marker, step) + blocks
             if any(b.get("type") == "tool_use" and (b.get("input") or {}).get("command") == KILLED for b in blocks):
                 script.kill_pending = True
         return kind, blocks, stop, tokens
@@ -294,10 +331,75 @@ def _refusing_handler(fa: Any, sc: dict[str, Any]) -> type:
                     error = {"type": "invalid_request_error", "message": "fake: the summarizer refuses"}
                     self._send_json(400, {"type": "error", "error": error})
                     return
+            if self.path.split("?")[0].endswith("/v1/messages"):
+                self._answer(body)
+                return
             self.rfile = io.BytesIO(raw)
             super().do_POST()
 
+        def _answer(self, body: dict[str, Any]) -> None:
+            """The peer's answer (logged as it logs it, the body kept), streamed with the block
+            types the peer does not stream: thinking (its text, then its signature) and redacted
+            thinking, as the Messages API streams them."""
+            kind, blocks, stop, in_tokens = self.server.script.reply(body)
+            self._log({
+                "method": "POST", "path": self.path, "kind": kind, "model": body.get("model"),
+                "stream": bool(body.get("stream")), "n_messages": len(body.get("messages") or []),
+                "reply_blocks": [b["type"] for b in blocks], "stop_reason": stop, "body": body,
+            })  # fmt: skip
+            msg_id = "msg_fake_" + os.urandom(10).hex()
+            model = body.get("model") or "claude-fake"
+            usage = {"input_tokens": in_tokens, "output_tokens": max(1, len(json.dumps(blocks)) // 4),
+                     "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}  # fmt: skip
+            if not body.get("stream"):
+                message = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
+                           "stop_reason": stop, "stop_sequence": None, "usage": usage}  # fmt: skip
+                self._send_json(200, message)
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            start = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+                     "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}  # fmt: skip
+            events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": start}), ("ping", {})]
+            for i, b in enumerate(blocks):
+                events += [(name, {"index": i, **data}) for name, data in _block_events(b)]
+            events += [
+                ("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}}),
+                ("message_stop", {}),
+            ]  # fmt: skip
+            for name, data in events:
+                self.wfile.write(f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode())
+                self.wfile.flush()
+
     return Refusing
+
+
+def _block_events(b: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """One content block as the Messages API streams it: its start, its deltas, its stop."""
+    t = b["type"]
+    if t == "text":
+        text = b["text"]
+        head, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": text[k : k + 400]} for k in range(0, len(text), 400)]
+    elif t == "thinking":
+        text = b["thinking"]
+        head = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": text[k : k + 400]} for k in range(0, len(text), 400)]
+        deltas.append({"type": "signature_delta", "signature": b["signature"]})
+    elif t == "tool_use":
+        js = json.dumps(b["input"])
+        head = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": js[k : k + 64]} for k in range(0, len(js), 64)]
+    else:  # redacted thinking: whole at its start
+        head, deltas = b, []
+    return [
+        ("content_block_start", {"content_block": head}),
+        *(("content_block_delta", {"delta": d}) for d in deltas),
+        ("content_block_stop", {}),
+    ]
 
 
 # ------------------------------------------------------------------------------------ one scenario

@@ -38,6 +38,9 @@ def sent_key(item: dict[str, Any]) -> Key:
         out = item.get("output")
         text = out if isinstance(out, str) else input_text({"content": out})
         return ("result", str(item.get("call_id")), _digest(text))
+    if t == "reasoning":
+        parts = [*(item.get("summary") or []), *(item.get("content") or [])]
+        return ("reasoning", _digest("\n".join(x["text"] for x in parts if isinstance(x, dict) and isinstance(x.get("text"), str))))
     if t.endswith("_call"):
         args: Any = item.get("arguments")
         with contextlib.suppress(ValueError):
@@ -60,6 +63,8 @@ def record_key(rec: Record) -> Key | None:
             return ("call", b.call_id, str(b.name), _args_digest(b.args))
         if b.type == "tool_result" and b.call_id:
             return ("result", b.call_id, _digest(b.text))
+    if m.source_role == "reasoning":
+        return ("reasoning", _digest("\n".join(b.text for b in m.blocks if b.type == "thinking")))
     role = "user" if m.role == "tool" else m.role
     return ("message", role, _digest(m.text()))
 

@@ -113,6 +113,22 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
     for turn in turns:
         if big.random() < 0.15:
             turn["ask"] += " ".join(f"w{j}" for j in range(big.choice([3_000, 8_000, 15_000])))
+    # Replies that reason first (a reasoning item with its summary and encrypted content, before
+    # the message or the calls), a few with encrypted content only, a few answers of reasoning
+    # only: what a reasoning model writes, and what Codex keeps and sends of each. Drawn apart.
+    think = random.Random(f"codex/{seed}/{index}/reasoning")
+    for turn in turns:
+        marks = {}
+        for k, step in enumerate(turn["steps"]):
+            r = think.random()
+            if r < 0.30:
+                marks[str(k)] = "summary"
+            elif r < 0.36:
+                marks[str(k)] = "encrypted"
+            elif r < 0.40 and step[0] == "text":
+                marks[str(k)] = "only"
+        if marks:
+            turn["reasoning"] = marks
     # Manual compactions between turns (`thread/compact/start` through the app server), drawn apart.
     manual = random.Random(f"codex/{seed}/{index}/manual")
     turns = [x for t in turns for x in ([t, {"compact": True}] if manual.random() < 0.15 else [t])]
@@ -168,6 +184,7 @@ class Script:
     def __init__(self, sc: dict[str, Any], rollout_lines: Any) -> None:
         self.plans = {t["marker"]: t["steps"] for t in sc["turns"] if "marker" in t}
         self.over = {t["marker"]: t["over_window_step"] for t in sc["turns"] if "over_window_step" in t}
+        self.reasoning = {t["marker"]: t["reasoning"] for t in sc["turns"] if "reasoning" in t}
         self.summarizer = sc["summarizer"]
         self.summary_words = sc.get("summary_words", 0)
         self.fails: dict[str, Any] = sc.get("summarizer_fails") or {}
@@ -193,6 +210,20 @@ class Script:
         self.done[marker] = k + 1
         total = OVER if self.over.get(marker) == k else None
         step = steps[k] if k < len(steps) else ["text", 100]
+        out = self._reasoned(marker, k, self._reply(marker, k, step))
+        return out, total
+
+    def _reasoned(self, marker: str, k: int, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The reply with the reasoning item the scenario gives this step, first (`scenario`)."""
+        how = self.reasoning.get(marker, {}).get(str(k))
+        if how is None:
+            return out
+        tag = f"{marker}s{k}"
+        summary = [] if how == "encrypted" else [f"**Reasoning {tag}** " + " ".join(random.Random(tag).choice(WORDS) for _ in range(30))]
+        item = {"type": "reasoning", "summary": summary, "encrypted": f"gAAAA{tag}" + "e" * 120}
+        return [item] if how == "only" and out[-1]["type"] == "message" else [item, *out]
+
+    def _reply(self, marker: str, k: int, step: list[Any]) -> list[dict[str, Any]]:
         if step[0] == "tool":
             out = []
             for cmd in step[1]:
@@ -201,9 +232,9 @@ class Script:
                             "arguments": json.dumps({"cmd": cmd})})
             if len(step) > 2:  # a preamble message before the calls
                 out.insert(0, {"type": "message", "text": f"{marker} {step[2]}"})
-            return out, total
+            return out
         text = f"{marker} step {k}: " + " ".join(random.Random(f"{marker}{k}").choice(WORDS) for _ in range(step[1] // 6))
-        return [{"type": "message", "text": text}], total
+        return [{"type": "message", "text": text}]
 
 
 def _settled(count: Any, quiet_s: float = 0.2, limit_s: float = 3.0) -> int:

@@ -105,6 +105,11 @@ class _Handler(BaseHTTPRequestHandler):
                 event("response.output_item.added", {"output_index": i, "item": {**item, "status": "in_progress", "content": []}})
                 if o["text"]:
                     event("response.output_text.delta", {"item_id": mid, "output_index": i, "content_index": 0, "delta": o["text"]})
+            elif o["type"] == "reasoning":  # its summary texts and encrypted content, whole at its end
+                item = {"type": "reasoning", "id": "rs_fake_" + uuid.uuid4().hex[:12],
+                        "summary": [{"type": "summary_text", "text": t} for t in o["summary"]],
+                        "encrypted_content": o.get("encrypted")}
+                event("response.output_item.added", {"output_index": i, "item": {**item, "summary": []}})
             else:
                 fid = "fc_fake_" + uuid.uuid4().hex[:12]
                 cid = o.get("call_id") or "call_fake_" + uuid.uuid4().hex[:10]
