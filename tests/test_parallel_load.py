@@ -599,6 +599,10 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
         asst(f"{a}10", f"{a}9", [{"type": "text", "text": "two"}]),  # ... so this is another, though chained on
         _cc({"type": "system", "subtype": "local_command", "uuid": f"l2-{tag}", "parentUuid": f"{a}10", **s, "content": "<local-command-stdout>x</local-command-stdout>"}),
         asst(f"{a}11", f"{a}10", [{"type": "text", "text": "three"}]),  # a local command's note ended that reply too
+        asst(f"{a}12", f"{a}11", [{"type": "thinking", "thinking": "t", "signature": "s"}], f"m12-{tag}"),  # thinking only: left out
+        asst(f"{a}13", f"{a}12", [{"type": "redacted_thinking", "data": "d"}], f"m13-{tag}"),  # ... redacted too
+        asst(f"{a}14", f"{a}13", [{"type": "thinking", "thinking": "t", "signature": "s"}], f"m14-{tag}"),  # ... kept: its
+        asst(f"{a}15", f"{a}14", [{"type": "text", "text": "four"}], f"m14-{tag}"),  # ... reply's next line holds text
     ]
 
 
@@ -626,6 +630,7 @@ def test_claude_code_odd_lines_are_read_alike_by_the_helper_and_here(share: floa
     assert len(serial["records"]) > 70 and len(serial["diagnostics"]) > 5
     assert any(d[0] == len(lines) and "truncated" in d[2] for d in serial["diagnostics"]), serial["diagnostics"][-3:]
     assert sum(1 for r in serial["records"] if r[21] and "subagent_transcript" in r[21]) == 2
+    assert sum(1 for d in serial["diagnostics"] if "thinking blocks only" in d[2]) == 2  # (the path's: the second copy's)
     _assert_same(serial, parallel)
 
 

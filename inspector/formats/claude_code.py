@@ -120,7 +120,8 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "last_prompt", "merged", "path", "records", "relinked", "replies", "results", "tail_calls",
+        "last_prompt", "merged", "path", "records", "relinked", "replies", "results", "tail_calls", "thinking",
+        "thinking_left_out",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -151,6 +152,10 @@ class _Source(RecordSource):
         # with what is appended after them, so `extend` rebuilds when it could.
         self.dangling: frozenset[str] = frozenset()
         self.tail_calls: tuple[frozenset[str], ...] = ()  # the calls of each reply the path ends on
+        # The assistant lines whose content is thinking blocks only (`THINKING_BLOCKS`), and the
+        # path's replies all of whose lines are such, which Claude Code leaves out (`_leave_out_thinking_only`).
+        self.thinking: set[int] = set()
+        self.thinking_left_out: dict[int, str | None] = {}  # seq -> its message.id
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         """A record's line as written: from the bytes the ledger was built from, or, for a line
@@ -448,6 +453,7 @@ class _Reading:
     # `_build` that only concern those visit them alone. (No record becomes either later.)
     checkpoints: list[int] = field(default_factory=list)
     tools: list[int] = field(default_factory=list)
+    thinking: list[int] = field(default_factory=list)  # the assistant lines holding thinking blocks only
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
     likes: dict[str, Record] = field(default_factory=dict)  # what a head's record starts from (`_head_likes`)
 
@@ -567,6 +573,7 @@ class _Chunk(msgspec.Struct, array_like=True, gc=False):
     agents: dict[int, str]  # by record: its toolUseResult's agentId
     results: dict[int, list[str]]  # by record: the calls a tool line answers, where its result_id is not all
     tools: list[int]  # the tool lines' records
+    thinking: list[int]  # the records of the lines holding thinking blocks only
 
 
 _PLAIN_SIDECHAIN = (bool, type(None))  # (any other isSidechain value: the line is read here)
@@ -599,7 +606,7 @@ def _heads_of_range(fd: int, start: int, end: int) -> list[Any]:
         at += n
     records = [astuple(r)[:_SENT_FIELDS] for r in st.records]
     src = st.source
-    return [lines, records, st.objs, st.session_id, session_at, st.looks, src.agents, src.results, st.tools]
+    return [lines, records, st.objs, st.session_id, session_at, st.looks, src.agents, src.results, st.tools, st.thinking]
 
 
 _CHUNK = msgspec.msgpack.Decoder(_Chunk)
@@ -673,6 +680,8 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
     records, objs, by_uuid, source = st.records, st.objs, st.by_uuid, st.source
     tools, agents, results = iter((*chunk.tools, -1)), chunk.agents, chunk.results
     tool = next(tools)
+    thinking = iter((*chunk.thinking, -1))
+    thought = next(thinking)
     k = 0  # the chunk's own number of the next record
     for n in chunk.lines:
         line += 1
@@ -693,6 +702,9 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
             tool = next(tools)
         if k in agents:
             source.agents[seq] = agents[k]
+        if k == thought:
+            st.thinking.append(seq)
+            thought = next(thinking)
         records.append(rec)
         objs.append(light)
         uuid = rec.id
@@ -769,12 +781,17 @@ def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offse
     blocks = c if type(c) is list else ()
     if h.type == "assistant":
         calls: tuple[str, ...] = ()
+        only_thinking = bool(blocks)
         for b in blocks:
             bt = b.type
             if bt == "tool_result":
                 return None  # (a result inside a reply: the general path)
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
+            if bt not in THINKING_BLOCKS:
+                only_thinking = False
+        if only_thinking:
+            st.thinking.append(seq)
         return _new(
             st.likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
             stop_reason=head_stop_reason(m.stop_reason), call_ids=calls,
@@ -802,6 +819,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     merged = _merge_replies(records, st.groups)
     st.source.replies = st.groups
     st.source.merged = merged
+    st.source.thinking = set(st.thinking)
     _attach_summaries(records, objs, st.checkpoints)
     if st.uuids != len(st.by_uuid):  # (a uuid repeats: the record-by-record pass says where)
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
@@ -923,9 +941,25 @@ def _conversation_record(
     )
     if t == "assistant":
         _join_reply(o, m, seq, uuid, pid, st)
+        if _holds_only_thinking(m):
+            st.thinking.append(seq)
     else:
         st.end_run()
     return rec
+
+
+# The block types of a reply Claude Code leaves out when it holds nothing else (`dre`, offset 322904840).
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def _holds_only_thinking(m: dict[str, Any]) -> bool:
+    """Whether a reply line's content, as Claude Code reads it (`Irn`: the blocks that are objects
+    with a string type), is thinking blocks and nothing else."""
+    c = m.get("content")
+    if not isinstance(c, list):
+        return False
+    kept = [b for b in c if _read_block(b)]
+    return bool(kept) and all(b["type"] in THINKING_BLOCKS for b in kept)
 
 
 def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
@@ -1236,8 +1270,11 @@ def _active_path(
             r.parent_id = prev_id
         prev_id = r.id
     led.leaf_seq = path[-1] if path else None
-    dangling = _leave_out_unanswered(records, path, led.diagnostics, _reply_lines(src) if isinstance(src, _Source) else lambda _: None)
+    thinking = _leave_out_thinking_only(records, objs, path, src, led.diagnostics) if isinstance(src, _Source) else {}
+    lines_of = _reply_lines(src) if isinstance(src, _Source) else lambda _: None
+    dangling = _leave_out_unanswered(records, path, led.diagnostics, lines_of, frozenset(thinking))
     if isinstance(src, _Source):
+        src.thinking_left_out = thinking
         src.dangling, src.tail_calls = dangling
     ids = [records[s].id for s in path]
     if cycle or None in ids or len(set(ids)) < len(path):
@@ -1354,8 +1391,64 @@ def _side(o: dict[str, Any]) -> Any:
     return (type(v).__name__, v) if isinstance(v, bool | int | float | str) else ("object", id(o))
 
 
+def _leave_out_thinking_only(
+    records: list[Record], objs: list[dict[str, Any]], path: list[int], src: _Source, diags: list[Diagnostic]
+) -> dict[int, str | None]:
+    """Claude Code 2.1.328 removes from the conversation it resumes, and from every request, each
+    assistant line whose content is thinking blocks only (`THINKING_BLOCKS`) unless a line of the
+    same message.id holds another block (`xXo`, offset 322908522, with `wqi`; at load, `v4`, before
+    the line rule and the pairing). So a reply all of whose lines are such is never sent, and the
+    rules after it see the conversation without it (observed on resume: order probes "thinking-only
+    reply, then text typed" and "... between a call and its result": the reply is not sent and the
+    result answers the call; "unanswered call, then thinking-only reply, session ends": the call
+    is answered on resume as the conversation's last). Returns those replies' seqs, with their message.ids."""
+    thinking = src.thinking
+    if not thinking:
+        return {}
+    merged = src.merged
+    candidates = [x for x in thinking if records[x].kind == "message" and all(y in thinking for y in merged.get(x, ()))]
+    if not candidates:
+        return {}
+    on = set(path)
+    candidates = [x for x in sorted(candidates) if x in on and not records[x].never_sent]
+    if not candidates:
+        return {}
+    # (`wqi`: the message.ids of the other replies sent, one of which keeps a line of its id)
+    others = set(candidates)
+    ids = {_message_id(objs[x]) for x in path if x not in others and records[x].role == "assistant" and not records[x].never_sent}
+    ids.discard(None)
+    out: dict[int, str | None] = {}
+    for s in candidates:
+        r = records[s]
+        mid = _message_id(objs[s])
+        if mid not in ids:
+            r.never_sent = True
+            out[s] = mid
+            diags.append(
+                Diagnostic(
+                    r.line,
+                    "skipped_by_runtime",
+                    f"line {r.line}: this reply holds thinking blocks only: Claude Code leaves it out of the conversation it "
+                    "resumes and of what it sends; kept here, never sent",
+                    seqs=[s],
+                )
+            )
+    return out
+
+
+def _message_id(o: dict[str, Any]) -> str | None:
+    """A line's message.id as Claude Code keys a reply by it (`wqi`: a non-empty one)."""
+    m = o.get("message")
+    mid = m.get("id") if isinstance(m, dict) else None
+    return mid if isinstance(mid, str) and mid else None
+
+
 def _leave_out_unanswered(
-    records: list[Record], path: list[int], diags: list[Diagnostic], lines_of: Callable[[int], list[tuple[str, ...]] | None]
+    records: list[Record],
+    path: list[int],
+    diags: list[Diagnostic],
+    lines_of: Callable[[int], list[tuple[tuple[str, ...], bool]] | None],
+    thinking: frozenset[int] = frozenset(),
 ) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
     """Claude Code 2.1.328 leaves out of what it sends each assistant line all of whose tool calls
     go without a result when the conversation goes on after it (`lre`, offset 322803002, on
@@ -1364,11 +1457,14 @@ def _leave_out_unanswered(
     lines of the calls not answered, no result made up for them, and a line of its text is sent;
     a line some of whose calls are answered is sent, the others given "[Tool result missing due to
     internal error]"; the calls of the replies the conversation ends on get its "[Tool call
-    interrupted ...]" results instead). A reply left with no line, after the path's newest
-    checkpoint, is marked never sent; one left with some loses the calls of the others
-    (`lines_of`: the calls of each line of a reply written on several); each with a diagnostic.
-    Returns the calls on the path no line answers, and the calls of each reply the path ends on
-    (`extend` keeps both)."""
+    interrupted ...]" results instead). A reply left with no line, or with lines of thinking only
+    (which Claude Code then leaves out too: `_leave_out_thinking_only`; observed: order probe
+    "thinking line, then its call line, unanswered, text"), after the path's newest checkpoint, is
+    marked never sent; one left with some loses the calls of the others (`lines_of`: the calls of
+    each line of a reply written on several, and whether it holds thinking only); each with a
+    diagnostic. The replies of thinking only (`thinking`) are not in the conversation these rules
+    see. Returns the calls on the path no line answers, and the calls of each reply the path ends
+    on (`extend` keeps both)."""
     answered = {c for s in path if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
     calls = [s for s in path if records[s].call_ids]
     dangling = frozenset(c for s in calls for c in records[s].call_ids if c not in answered)
@@ -1376,24 +1472,32 @@ def _leave_out_unanswered(
         return dangling, ()
     start = _sent_from(records, path)
     tail = len(path)  # the replies the conversation ends on: its last lines, replies' lines making calls all
-    while tail > start + 1 and (records[path[tail - 1]].kind != "message" or _makes_calls(records[path[tail - 1]])):
+    while tail > start + 1:
+        last = path[tail - 1]
+        if records[last].kind == "message" and last not in thinking:
+            if not _makes_calls(records[last]):
+                break
+            if not all(calls for calls, _ in lines_of(last) or ()):
+                tail -= 1
+                break  # (a line of that reply makes no call: the lines before it end no more)
         tail -= 1
-        if not all(lines_of(path[tail]) or [True]):
-            break  # (a line of that reply makes no call: the lines before it end no more)
     ending = tuple(frozenset(records[s].call_ids) for s in path[tail:] if records[s].call_ids)
     after = set(path[start + 1 : tail])
-    open_turn = _open_turn(records, path)
+    open_turn = _open_turn(records, path, thinking)
     for s in calls:
         r = records[s]
         if s not in after or r.role != "assistant" or r.never_sent or all(c in answered for c in r.call_ids):
             continue
         lines = lines_of(s)
-        gone = [*dict.fromkeys(c for line in lines or [r.call_ids] for c in line if not any(x in answered for x in line))]
+        calls_of = [calls for calls, _ in lines] if lines is not None else [r.call_ids]
+        gone = [*dict.fromkeys(c for line in calls_of for c in line if not any(x in answered for x in line))]
         if not gone:
             continue  # (a line holding an answered call keeps its others: results made up for them)
-        whole = lines is None or all(line and not any(x in answered for x in line) for line in lines)
+        kept = [] if lines is None else [only for calls, only in lines if not calls or any(x in answered for x in calls)]
+        whole = not kept
         if not whole and s in open_turn:
             continue  # (the turn the session stopped in: Claude Code answers such calls on resume instead)
+        whole = whole or all(kept)  # (the lines left hold thinking only: left out too)
         if whole:
             r.never_sent = True
         else:
@@ -1415,7 +1519,7 @@ def _makes_calls(r: Record) -> bool:
     return r.role == "assistant" and bool(r.call_ids)
 
 
-def _open_turn(records: list[Record], path: list[int]) -> set[int]:
+def _open_turn(records: list[Record], path: list[int], thinking: frozenset[int] = frozenset()) -> set[int]:
     """The messages of the turn the session stopped in, when it stopped before the turn was done
     (its last message not a reply without calls): after its prompt (a user's message; a line of
     tool results is none). Claude Code answers the calls of such a turn that no line answers with
@@ -1424,7 +1528,7 @@ def _open_turn(records: list[Record], path: list[int]) -> set[int]:
     out: set[int] = set()
     for s in reversed(path):
         r = records[s]
-        if r.kind != "message":
+        if r.kind != "message" or s in thinking:
             continue
         if not out and r.role == "assistant" and not r.call_ids:
             return out  # (the turn is done)
@@ -1451,15 +1555,16 @@ def _left_out_diagnostic(r: Record, gone: list[str], whole: bool) -> Diagnostic:
     )
 
 
-def _reply_lines(src: _Source) -> Callable[[int], list[tuple[str, ...]] | None]:
+def _reply_lines(src: _Source) -> Callable[[int], list[tuple[tuple[str, ...], bool]] | None]:
     """The calls of each line of a reply written on several (`_Source.merged`), read from its
-    lines (a few replies: those with a call left unanswered); None for a reply on one line."""
+    lines (a few replies: those with a call left unanswered), and whether the line holds thinking
+    blocks only; None for a reply on one line."""
 
-    def lines_of(seq: int) -> list[tuple[str, ...]] | None:
+    def lines_of(seq: int) -> list[tuple[tuple[str, ...], bool]] | None:
         seqs = src.merged.get(seq)
         if not seqs:
             return None
-        return [tuple(src._own_message(src.records[x])[0].tool_call_ids()) for x in seqs]
+        return [(tuple(src._own_message(src.records[x])[0].tool_call_ids()), x in src.thinking) for x in seqs]
 
     return lines_of
 
@@ -1894,7 +1999,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     (parallel results hanging off earlier call lines), as the full build places them; lines off
     it (a sub-agent's, a branch's) are off the path. Anything that changes what was read before
     needs the full build: a compaction, a result or line the path would place earlier, a reply
-    begun before the newest checkpoint, a field of the wrong type, a reused uuid."""
+    begun before the newest checkpoint, a field of the wrong type, a reused uuid, a line of thinking
+    only or a line continuing a reply left out as one (`_leave_out_thinking_only`)."""
     records = led.records
     src = records[0]._source if records else None
     leaf = led.leaf_seq
@@ -1925,6 +2031,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None  # (a result written before its call: the path would place it earlier)
     earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
     continued = {k: v for k, v in earlier.items() if v}
+    if _thinking_only_changes(src, st, continued):
+        return None
     replaced = _continue_replies(led, continued, st)
     if replaced is None:
         return None
@@ -1960,12 +2068,29 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     for k, seqs in st.groups.items():
         src.replies[k] = [*earlier[k], *seqs]
     src.merged.update(merged)
+    src.thinking.update(st.thinking)
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
     if src.called is not None:  # (built when a result first needs it)
         src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
     src.chain_leaf = chain_leaf
     src.last_prompt = lp_seq
     return out
+
+
+def _thinking_only_changes(src: _Source, st: _Reading, continued: dict[tuple[Any, ...], list[int]]) -> bool:
+    """Whether the appended lines may change which replies `_leave_out_thinking_only` leaves out:
+    a reply whose lines so far hold thinking only (new, or one begun before), a reply left out
+    that goes on, or a reply of the message.id of one left out."""
+    left_out = src.thinking_left_out
+    if not st.thinking and not left_out:
+        return False
+    new = set(st.thinking)
+    for k, seqs in st.groups.items():
+        if all(x in new for x in seqs) and all(x in src.thinking for x in continued.get(k, ())):
+            return True
+        if k in continued and continued[k][0] in left_out:
+            return True
+    return bool(left_out) and any(_message_id(o) in left_out.values() for o in st.objs if o.get("type") == "assistant")
 
 
 def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tuple[list[int], int] | None:
@@ -2251,14 +2376,18 @@ def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
     """Whether the conversation's last message, after the last one sent, is a reply the request
     leaves out (a synthetic API error's): the resume judges the turn by the lines it loaded, ended
     on a reply (`iKn`: `Do`), and appends nothing (observed: order probe "a synthetic API error
-    after an unanswered call, session ends")."""
+    after an unanswered call, session ends"). A reply of thinking only is not among those lines
+    (`_leave_out_thinking_only`: observed, order probe "call answered, thinking-only reply, session
+    ends": the resume's reply is appended)."""
     leaf = led.leaf_seq
     if leaf is None or (sent and leaf <= sent[-1]):
         return False
     after = sent[-1] if sent else -1
     records, by_id = led.records, None
+    src = records[0]._source
+    thinking = src.thinking_left_out if isinstance(src, _Source) else {}
     r = records[leaf]
-    while r.kind != "message" and r.parent_id is not None:  # (back over system lines, each once: a cycle ends it)
+    while (r.kind != "message" or r.seq in thinking) and r.parent_id is not None:  # (back over system lines, each once: a cycle ends it)
         by_id = by_id or led.by_id()
         up = by_id.get(r.parent_id)
         if up is None or not after < up < r.seq:

@@ -50,6 +50,11 @@ def _text(t: str) -> _Block:
     return {"type": "text", "text": t}
 
 
+def _think(k: int | str) -> _Block:
+    return {"type": "thinking", "thinking": f"THINK {k}" if k != "" else "", "signature": "sig" + "s" * 40}
+
+
+_REDACTED = {"type": "redacted_thinking", "data": "RDTxxxxxxxx"}
 _IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 _NOWHERE = {"type": "tool_result", "tool_use_id": "toolu_ord_nowhere", "content": "a result no call asks for"}
 _DONE: _Step = ("a", [_text("ORD done")])
@@ -121,6 +126,34 @@ PROBES: list[Probe] = [
     Probe("an API error answering the prompt, session ends", (("E", [_text("API Error: 500 overloaded")]),)),
     Probe("a result opening the request", (("u", [_NOWHERE]), _DONE), alone=True),
     Probe("a result and text opening the request", (("u", [_NOWHERE]), ("u", [_text("ORD typed")]), _DONE), alone=True),
+    # Replies of thinking only (`claude_code._leave_out_thinking_only`: before, 17 of these 27 differed).
+    Probe("thinking-only reply, then text typed", (("a", [_think(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply, session ends", (("a", [_think(1)]),)),
+    Probe("thinking line, then its call line, answered", (("a", [_think(1)]), ("A", [_call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("thinking line, then its call line, unanswered, text", (("a", [_think(1)]), ("A", [_call(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking line, then its call line, session ends", (("a", [_think(1)]), ("A", [_call(1)]))),
+    Probe("thinking and call in one line, answered", (("a", [_think(1), _call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("thinking line, text line", (("a", [_think(1)]), ("A", [_text("ORD answer")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("text line, then trailing thinking line", (("a", [_text("ORD answer")]), ("A", [_think(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("redacted-only reply, then text", (("a", [_REDACTED]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("redacted then call, answered", (("a", [_REDACTED]), ("A", [_call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("two thinking lines then text", (("a", [_think(1)]), ("A", [_think(2)]), ("A", [_text("ORD answer")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply after result", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_think(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply, session ends after result", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_think(1)]))),
+    Probe("empty thinking then text", (("a", [_think("")]), ("A", [_text("ORD answer")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply, then text, session ends", (("a", [_think(1)]), ("u", [_text("ORD typed")]))),
+    Probe("unanswered call, then thinking-only reply, session ends", (("a", [_call(1)]), ("a", [_think(1)]))),
+    Probe("unanswered call, thinking-only reply, then text", (("a", [_call(1)]), ("a", [_think(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply between a call and its result", (("a", [_call(1)]), ("a", [_think(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("two thinking-only lines of one reply, then text", (("a", [_think(1)]), ("A", [_think(2)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking without signature only, then text", (("a", [{"type": "thinking", "thinking": "THINK nosig"}]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply after a text reply, session ends", (("a", [_text("ORD answer")]), ("a", [_think(1)]))),
+    Probe("call answered, thinking-only reply, session ends", (("a", [_call(1)]), ("u", [_res(1)]), ("a", [_think(1)]))),
+    Probe("thinking line of a call reply, call unanswered, then a thinking-only reply, session ends", (("a", [_think(1)]), ("A", [_call(1)]), ("a", [_think(2)]))),
+    Probe("thinking and text in one line, then text", (("a", [_think(1), _text("ORD answer")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("text then thinking in one line, then text", (("a", [_text("ORD answer"), _think(1)]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("API error after a thinking-only reply", (("a", [_think(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
+    Probe("thinking-only reply, then a reply's unanswered call, session ends", (("a", [_think(1)]), ("a", [_call(1)]))),
 ]
 
 
