@@ -682,3 +682,38 @@ def test_a_codex_output_whose_call_comes_later_is_sent_once_the_call_is_followed
                 f.write(moved[k])
             fol.poll()
             assert followed_json(fol) == full_json(str(path), str(path)), (c, k)
+
+
+def _cc_line(uuid: str, parent: str | None, role: str, content: object, mid: str | None = None) -> bytes:
+    msg: dict[str, object] = {"role": role, "content": content}
+    if role == "assistant":
+        msg.update(model="claude-x", id=mid, stop_reason=None, usage={"input_tokens": 10, "output_tokens": 2})
+    o = {"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "timestamp": "2026-12-01T00:00:00.000Z", "message": msg}
+    return orjson.dumps(o) + b"\n"
+
+
+@pytest.mark.parametrize("same_reply", [False, True])
+def test_a_claude_code_turn_that_goes_on_after_a_reply_without_calls_is_followed(tmp_path, same_reply):
+    """A reply's two call lines, one answered, then a reply without calls: the turn is done, so the
+    unanswered call's line is left out of what Claude Code sends. Then the turn goes on without a
+    prompt (a reply with a call, or that reply's own next line bringing one): the turn is open
+    again, and the call is answered on resume instead, as a full read says (the follow kept it left
+    out; `python -m tests.fuzz_live`, seed 850 case 242)."""
+    call = lambda i: [{"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": "ls"}}]  # noqa: E731
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        _cc_line("u1", None, "user", "go")
+        + _cc_line("a1", "u1", "assistant", call(1), "m1")
+        + _cc_line("a2", "a1", "assistant", call(2), "m1")
+        + _cc_line("r1", "a2", "user", [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}])
+        + _cc_line("a3", "r1", "assistant", [{"type": "text", "text": "done"}], "m3")
+    )
+    fol = Follower(str(path))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    assert any(d.problem == "skipped_by_runtime" for d in fol.ledger.diagnostics)
+    with open(path, "ab") as f:
+        f.write(_cc_line("a4", "a3", "assistant", call(4), "m3" if same_reply else "m4"))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    assert not any(d.problem == "skipped_by_runtime" for d in fol.ledger.diagnostics)

@@ -1615,6 +1615,28 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     return True
 
 
+def _reopens_turn(led: Ledger, records: list[Record], leaf: int, segment: list[int]) -> bool:
+    """Whether the lines `segment` adds go on with the turn the old path ended, no prompt between
+    (its last message a reply without calls: `_open_turn` held nothing; once more messages follow
+    the turn is open again, back to its prompt, and the lines `_leave_out_unanswered` left out of
+    it are answered on resume instead; `python -m tests.fuzz_live`, seed 850 case 242)."""
+    msgs = [records[s] for s in segment if records[s].kind == "message"]
+    if any(r.role == "user" for r in msgs):
+        return False
+    src = records[0]._source
+    thinking = src.thinking_left_out if isinstance(src, _Source) else {}
+    old, by_id = led.records, led.by_id()
+    cur: int | None = leaf
+    steps = 0
+    while cur is not None and steps <= len(old):  # (back to the old path's last message; links round: once)
+        r, steps = old[cur], steps + 1
+        if r.kind == "message" and cur not in thinking:
+            # (no message added: that reply's own next line, which may bring it calls)
+            return r.role == "assistant" and not r.call_ids and (bool(msgs) or bool(records[cur].call_ids))
+        cur = by_id.get(r.parent_id) if r.parent_id is not None else None
+    return False
+
+
 def _lines_left_out_later(
     led: Ledger, records: list[Record], leaf: int, segment: list[int], merged: dict[int, list[int]], new_merged: dict[int, list[int]]
 ) -> bool:
@@ -2050,6 +2072,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
         return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
     if not _keeps_unanswered_as_they_were(src, st.records, segment) or _lines_left_out_later(led, st.records, leaf, segment, src.merged, merged):
+        return None
+    if src.dangling and _reopens_turn(led, st.records, leaf, segment):
         return None
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
