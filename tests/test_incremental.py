@@ -717,3 +717,26 @@ def test_a_claude_code_turn_that_goes_on_after_a_reply_without_calls_is_followed
     fol.poll()
     assert followed_json(fol) == full_json(str(path), str(path))
     assert not any(d.problem == "skipped_by_runtime" for d in fol.ledger.diagnostics)
+
+
+def test_a_claude_code_result_answering_a_call_id_two_replies_make_is_followed(tmp_path):
+    """A call left out (no result, the conversation went on), then a later reply repeating its id
+    at the end of the path: a result for that id answers both (Claude Code keys calls by id), so
+    the first call's line is no longer left out, as a full read says (the follow kept it left out,
+    the result taken for the last reply's alone; `python -m tests.fuzz_live`, seed 850 case 275)."""
+    call = [{"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls"}}]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        _cc_line("u1", None, "user", "go")
+        + _cc_line("a1", "u1", "assistant", call, "m1")
+        + _cc_line("u2", "a1", "user", "next")
+        + _cc_line("a2", "u2", "assistant", call, "m2")
+    )
+    fol = Follower(str(path))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    assert any(d.problem == "skipped_by_runtime" for d in fol.ledger.diagnostics)
+    with open(path, "ab") as f:
+        f.write(_cc_line("r1", "a2", "user", [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))

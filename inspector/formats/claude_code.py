@@ -120,7 +120,7 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "last_prompt", "merged", "path", "records", "relinked", "replies", "results", "tail_calls", "thinking",
+        "last_prompt", "merged", "path", "records", "relinked", "repeated", "replies", "results", "tail_calls", "thinking",
         "thinking_left_out",
     )  # fmt: skip
 
@@ -152,6 +152,7 @@ class _Source(RecordSource):
         # with what is appended after them, so `extend` rebuilds when it could.
         self.dangling: frozenset[str] = frozenset()
         self.tail_calls: tuple[frozenset[str], ...] = ()  # the calls of each reply the path ends on
+        self.repeated: frozenset[str] = frozenset()  # ... of those, the ids more than one reply on the path makes
         # The assistant lines whose content is thinking blocks only (`THINKING_BLOCKS`), and the
         # path's replies all of whose lines are such, which Claude Code leaves out (`_leave_out_thinking_only`).
         self.thinking: set[int] = set()
@@ -788,7 +789,7 @@ def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offse
                 return None  # (a result inside a reply: the general path)
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
-            if bt not in THINKING_BLOCKS:
+            if only_thinking and bt not in THINKING_BLOCKS:
                 only_thinking = False
         if only_thinking:
             st.thinking.append(seq)
@@ -1272,10 +1273,12 @@ def _active_path(
     led.leaf_seq = path[-1] if path else None
     thinking = _leave_out_thinking_only(records, objs, path, src, led.diagnostics) if isinstance(src, _Source) else {}
     lines_of = _reply_lines(src) if isinstance(src, _Source) else lambda _: None
-    dangling = _leave_out_unanswered(records, path, led.diagnostics, lines_of, frozenset(thinking))
+    repeated: list[frozenset[str]] = []
+    dangling = _leave_out_unanswered(records, path, led.diagnostics, lines_of, frozenset(thinking), repeated)
     if isinstance(src, _Source):
         src.thinking_left_out = thinking
         src.dangling, src.tail_calls = dangling
+        src.repeated = repeated[0] if repeated else frozenset()
     ids = [records[s].id for s in path]
     if cycle or None in ids or len(set(ids)) < len(path):
         # Reused uuids (or a line without one, which the walk reached by time): links by id would
@@ -1449,6 +1452,7 @@ def _leave_out_unanswered(
     diags: list[Diagnostic],
     lines_of: Callable[[int], list[tuple[tuple[str, ...], bool]] | None],
     thinking: frozenset[int] = frozenset(),
+    repeated: list[frozenset[str]] | None = None,
 ) -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
     """Claude Code 2.1.328 leaves out of what it sends each assistant line all of whose tool calls
     go without a result when the conversation goes on after it (`lre`, offset 322803002, on
@@ -1464,12 +1468,14 @@ def _leave_out_unanswered(
     each line of a reply written on several, and whether it holds thinking only); each with a
     diagnostic. The replies of thinking only (`thinking`) are not in the conversation these rules
     see. Returns the calls on the path no line answers, and the calls of each reply the path ends
-    on (`extend` keeps both)."""
+    on (`extend` keeps both); `repeated` gets those of them more than one reply makes."""
     answered = {c for s in path if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
     calls = [s for s in path if records[s].call_ids]
     dangling = frozenset(c for s in calls for c in records[s].call_ids if c not in answered)
     if not dangling:
         return dangling, ()
+    if repeated is not None:
+        repeated.append(_repeated_calls(records, calls, dangling))
     start = _sent_from(records, path)
     tail = len(path)  # the replies the conversation ends on: its last lines, replies' lines making calls all
     while tail > start + 1:
@@ -1586,6 +1592,18 @@ def _sent_from(records: list[Record], path: list[int]) -> int:
     return start
 
 
+def _repeated_calls(records: list[Record], replies: list[int], dangling: frozenset[str]) -> frozenset[str]:
+    """The unanswered call ids more than one of `replies` makes (a result for one answers every
+    reply making it: `lre` keys calls by id)."""
+    seen: set[str] = set()
+    out: set[str] = set()
+    for s in replies:
+        for c in records[s].call_ids:
+            if c in dangling:
+                (out if c in seen else seen).add(c)
+    return frozenset(out)
+
+
 def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment: list[int]) -> bool:
     """Whether the lines `segment` adds to the path leave every reply's fate under
     `_leave_out_unanswered` as it was: no late result for a reply left out, no reply the path
@@ -1594,8 +1612,10 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     `src`'s dangling calls when so."""
     results = {c for s in segment if (r := records[s]).kind == "message" and r.role == "tool" for c in _result_ids(r)}
     ending = frozenset().union(*src.tail_calls)
-    if results & (src.dangling - ending):
-        return False
+    if results & ((src.dangling - ending) | src.repeated):
+        return False  # (a late result for a reply left out: also one whose id a reply the path ends on repeats)
+    if any(c in src.dangling for s in segment for c in records[s].call_ids):
+        return False  # (a new call repeating an unanswered one's id)
     msgs = [s for s in segment if records[s].kind == "message"]
     k = len(msgs)
     while k and records[msgs[k - 1]].role == "assistant":
