@@ -1635,6 +1635,16 @@ def _keeps_unanswered_as_they_were(src: _Source, records: list[Record], segment:
     return True
 
 
+def _left_out_lines_change(
+    led: Ledger, src: _Source, records: list[Record], leaf: int, segment: list[int], merged: dict[int, list[int]]
+) -> bool:
+    """Whether the lines `segment` adds change which lines `_leave_out_unanswered` leaves out
+    (`extend` reads the file in full then; `src`'s unanswered calls are updated when not)."""
+    if not _keeps_unanswered_as_they_were(src, records, segment) or _lines_left_out_later(led, records, leaf, segment, src.merged, merged):
+        return True
+    return bool(src.dangling) and _reopens_turn(led, records, leaf, segment)
+
+
 def _reopens_turn(led: Ledger, records: list[Record], leaf: int, segment: list[int]) -> bool:
     """Whether the lines `segment` adds go on with the turn the old path ended, no prompt between
     (its last message a reply without calls: `_open_turn` held nothing; once more messages follow
@@ -2040,9 +2050,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     main-thread line, with the lines of every reply on it and the results answering them
     (parallel results hanging off earlier call lines), as the full build places them; lines off
     it (a sub-agent's, a branch's) are off the path. Anything that changes what was read before
-    needs the full build: a compaction, a result or line the path would place earlier, a reply
-    begun before the newest checkpoint, a field of the wrong type, a reused uuid, a line of thinking
-    only or a line continuing a reply left out as one (`_leave_out_thinking_only`)."""
+    needs the full build: a compaction, a result or line the path would place earlier, a reply begun
+    before the newest checkpoint, a field of the wrong type, a reused uuid, a reply of thinking only."""
     records = led.records
     src = records[0]._source if records else None
     leaf = led.leaf_seq
@@ -2073,9 +2082,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None  # (a result written before its call: the path would place it earlier)
     earlier = {k: [x for x in src.replies.get(k, ()) if x < len(records)] for k in st.groups}
     continued = {k: v for k, v in earlier.items() if v}
-    if _thinking_only_changes(src, st, continued):
-        return None
-    replaced = _continue_replies(led, continued, st)
+    replaced = None if _thinking_only_changes(src, st, continued) else _continue_replies(led, continued, st)
     if replaced is None:
         return None
     merged = _merge_replies(st.records, {k: v for k, v in st.groups.items() if k not in continued})
@@ -2091,9 +2098,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     lp_seq = _newest_last_prompt(st.records, len(records) - 1, src.last_prompt)  # (the new lines only are looked at)
     if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
         return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
-    if not _keeps_unanswered_as_they_were(src, st.records, segment) or _lines_left_out_later(led, st.records, leaf, segment, src.merged, merged):
-        return None
-    if src.dangling and _reopens_turn(led, st.records, leaf, segment):
+    if _left_out_lines_change(led, src, st.records, leaf, segment, merged):
         return None
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
@@ -2109,8 +2114,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     for r in replaced:
         out.records[r.seq] = r
     out.leaf_seq = segment[-1] if segment else leaf
-    for k, seqs in st.groups.items():
-        src.replies[k] = [*earlier[k], *seqs]
+    src.replies.update((k, [*earlier[k], *seqs]) for k, seqs in st.groups.items())
     src.merged.update(merged)
     src.thinking.update(st.thinking)
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))

@@ -146,15 +146,7 @@ def _thoughts(seed: int, index: int, turns: list[dict[str, Any]]) -> list[dict[s
     `thinking` maps a step (its index, as a string) to "think", "redacted" or "only"."""
     rng = random.Random(f"claude_code/{seed}/{index}/thinking")
     for turn in turns:
-        marks: dict[str, str] = {}
-        for k, step in enumerate(turn.get("steps", [])):
-            r = rng.random()
-            if r < 0.30:
-                marks[str(k)] = "think"
-            elif r < 0.34:
-                marks[str(k)] = "redacted"
-            elif r < 0.38 and step[0] == "text":
-                marks[str(k)] = "only"
+        marks = space.thinking_marks(rng, turn.get("steps", []), ((0.30, "think"), (0.04, "redacted")), 0.04)
         if marks:
             turn["thinking"] = marks
     return turns

@@ -32,6 +32,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.differential import space
 from tests.peers.codex_resume import resume as harness
 from tests.peers.codex_resume.fake_model import FakeModel, Reply, _Handler, input_text, is_compaction
 
@@ -118,15 +119,7 @@ def scenario(seed: int, index: int) -> dict[str, Any]:
     # only: what a reasoning model writes, and what Codex keeps and sends of each. Drawn apart.
     think = random.Random(f"codex/{seed}/{index}/reasoning")
     for turn in turns:
-        marks = {}
-        for k, step in enumerate(turn["steps"]):
-            r = think.random()
-            if r < 0.30:
-                marks[str(k)] = "summary"
-            elif r < 0.36:
-                marks[str(k)] = "encrypted"
-            elif r < 0.40 and step[0] == "text":
-                marks[str(k)] = "only"
+        marks = space.thinking_marks(think, turn["steps"], ((0.30, "summary"), (0.06, "encrypted")), 0.04)
         if marks:
             turn["reasoning"] = marks
     # Manual compactions between turns (`thread/compact/start` through the app server), drawn apart.

@@ -77,6 +77,24 @@ def _adk_thoughts(seed: int, index: int, turns: list[dict[str, Any]]) -> None:
                     step["reply"] = "blank"
 
 
+def thinking_marks(rng: random.Random, steps: list[list[Any]], kinds: tuple[tuple[float, str], ...], only: float) -> dict[str, str]:
+    """How each step's reply thinks, by its index as a string (none: it does not): the first of
+    `kinds` (share, kind) whose running share the step's draw falls under, else "only" (an answer
+    of thinking only) for a text step with the next `only` share. One draw per step, whatever it is."""
+    marks: dict[str, str] = {}
+    for k, step in enumerate(steps):
+        r, upto = rng.random(), 0.0
+        for share, kind in kinds:
+            upto += share
+            if r < upto:
+                marks[str(k)] = kind
+                break
+        else:
+            if r < upto + only and step[0] == "text":
+                marks[str(k)] = "only"
+    return marks
+
+
 def adk_scenario(seed: int, index: int) -> dict[str, Any]:
     rng = random.Random(f"adk/{seed}/{index}")
     multi = rng.random() < 0.2
