@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.differential import space
+from tests.peers.codex_resume.fake_model import open_event_stream
 
 REPO = Path(__file__).resolve().parents[2]
 HOOK_HARNESS = REPO / "tests" / "peers" / "claude_code_hook" / "harness.py"
@@ -348,12 +349,7 @@ def _refusing_handler(fa: Any, sc: dict[str, Any]) -> type:
                            "stop_reason": stop, "stop_sequence": None, "usage": usage}  # fmt: skip
                 self._send_json(200, message)
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            open_event_stream(self)
             start = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
                      "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}  # fmt: skip
             events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": start}), ("ping", {})]

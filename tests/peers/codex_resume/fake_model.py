@@ -45,6 +45,16 @@ def text_reply(body: dict[str, Any]) -> Reply:
     return [{"type": "message", "text": REPLY_TEXT}], None
 
 
+def open_event_stream(handler: BaseHTTPRequestHandler) -> None:
+    """Answer with a server-sent event stream, the connection closed after it (the events follow)."""
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("cache-control", "no-cache")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: FakeModel
@@ -82,12 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._stream(out, total)
 
     def _stream(self, out: list[dict[str, Any]], total: int | None) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        open_event_stream(self)
 
         def event(name: str, data: dict[str, Any]) -> None:
             data["type"] = name
