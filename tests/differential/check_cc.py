@@ -183,11 +183,15 @@ def check_summarizer(
         o.disagree("checkpoint_not_read", request=k, line=boundary.line)
         return
     o.compactions += 1
-    got, _, _ = sent_records(req["body"], prefix, led)  # the summary request itself is no line
-    by_id = {r.id: r for r in led.records if r.id is not None}
-    given = {x for x in got if by_id[x].kind == "message"}
     # A message the runtime never sends (a synthetic API-error reply) is no summarizer's input.
     ours = {led.records[s].id for s in view.own_range if rep.states[s] != "excluded"}
+    # (the summary request itself is no line; a block several lines hold alike, a thinking text a
+    # replayed step repeats, is credited to a line we say was given, as for a main request: the
+    # kept lines of an earlier boundary come after its summary in the request, before it in the
+    # file, so "the first after the previous block's line" would credit a later twin)
+    got, _, _ = sent_records(req["body"], prefix, led, {x for x in ours if x})
+    by_id = {r.id: r for r in led.records if r.id is not None}
+    given = {x for x in got if by_id[x].kind == "message"}
     if not view.own_range and view.empty_summary:
         return  # an empty summary stands for nothing, whatever it was given
     if given != ours:
