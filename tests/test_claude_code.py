@@ -151,28 +151,44 @@ def _without_message_ids(path: Path) -> bytes:
     return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
 
 
-def test_parallel_calls_pair_across_consecutive_lines_without_message_id() -> None:
-    """spotter__subagent with message.id stripped: lines 6-12 are still one reply (each line chained
-    onto the one before it), its four calls are answered by lines 13-16 in another order, and no
-    message drops off the request (issue 12, point 26)."""
+def test_a_transcript_without_message_ids_is_read_as_claude_code_resumes_it() -> None:
+    """spotter__subagent with message.id stripped (its lines keep their requestId). Claude Code
+    2.1.328 reads each id-less reply as one of the missing id, `undefined` (`claude_code._undefined_id`):
+    it recovers no parallel line or result off the chain for it (`O_r`), and merges each into the
+    latest before it across tool results (`_merge_undefined_ids`); a line of thinking only goes.
+    Checked against the real CLI resuming this file: the same records, in the same order, but for
+    one call cut off mid-turn (docs/runtimes/claude_code.md, not mirrored)."""
     path = REAL / "spotter__subagent.jsonl"
     _need(path)
     report = analyze(load_bytes(_without_message_ids(path), "noid.jsonl"))
+    line = {r.seq: r.line for r in report.ledger.records}
     first = next(r for r in report.ledger.records if r.line == 6)
-    assert first.extra["merged_lines"] == [6, 7, 8, 9, 10, 11, 12]
-    assert len(first.message.tool_call_ids()) == 4
-    calls = [c for it in report.context for c in it.tool_call_ids]
-    answered = [it.tool_result_id for it in report.context if it.role == "tool"]
-    assert len(calls) == 16 and sorted(calls) == sorted(answered)
-    assert not any(it.synthetic for it in report.context)
-    assert not [f for f in report.findings if f.code in ("orphan_tool_result", "unanswered_tool_call")]
-    assert report.coverage_counts()["inactive"] == 0
+    assert first.extra["merged_lines"] == [6, 8, 9, 10, 18, 19, 22, 24, 28, 29, 32, 33, 35, 36, 57, 58, 67, 72, 77, 81, 87, 92]
+    sent = [line[it.seq] for it in report.context if it.seq is not None]
+    assert sent == [4, 5, 6, 16, 21, 23, 26, 30, 34, 56, 66, 68, 76, 86, 91, 69, 71]
+    # The parallel call lines 11 and 12 and the results 13-15 hang off the chain: never sent.
+    states = {line[s]: st for s, st in enumerate(report.states)}
+    assert [states[x] for x in (11, 12, 13, 14, 15)] == ["inactive"] * 5
+    assert states[7] == "excluded"  # (thinking only)
 
 
-def test_a_linear_chain_of_calls_without_message_id_gets_no_synthetic_result() -> None:
-    """Two calls on consecutive assistant lines, their results on consecutive user lines in the
-    other order, every line chained onto the previous one: one reply, both calls answered, no
-    synthetic "interrupted" result next to the real one."""
+def test_the_replies_without_message_ids_of_a_tool_heavy_session_are_what_claude_code_sends() -> None:
+    """spotter__tool_heavy with message.id stripped: the request the real CLI built on resuming it
+    (recorded), record for record: the replies on the chain merged into the one at line 5, the
+    results, the prompts after them, and the reply Claude Code appends on resume."""
+    path = REAL / "spotter__tool_heavy.jsonl"
+    _need(path)
+    report = analyze(load_bytes(_without_message_ids(path), "noid.jsonl"))
+    line = {r.seq: r.line for r in report.ledger.records}
+    sent = [line[it.seq] for it in report.context if it.seq is not None]
+    assert sent == [4, 5, 11, 17, 33, 36, 38, 18, 20, 21, 22, 23, 24, 26, 39]
+    assert report.context[-1].on_resume
+    assert report.ledger.records[next(s for s, x in line.items() if x == 5)].extra["merged_lines"] == [5, 12, 13, 27, 29, 34, 37]
+
+
+def _calls_without_ids(request_ids: bool) -> list[dict[str, Any]]:
+    """Two calls on consecutive assistant lines without a message.id, their results on
+    consecutive user lines in the other order, then an answer, every line chained onto the one before."""
     calls = [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": f"f{k}"}} for k in (1, 2)]
     objs = [
         _line("user", "u1", None, "read both"),
@@ -185,16 +201,68 @@ def test_a_linear_chain_of_calls_without_message_id_gets_no_synthetic_result() -
     for o in objs:
         if o["type"] == "assistant":
             del o["message"]["id"]
+            if request_ids:
+                o["requestId"] = f"req-{o['uuid']}"
+    return objs
+
+
+def test_replies_without_message_ids_are_one_reply_to_claude_code() -> None:
+    """Lines without a message.id but with a requestId (as Claude Code writes them): to Claude
+    Code the missing id is one id, and it merges each reply into the latest of it since the last
+    user message holding no tool result (`claude_code._merge_undefined_ids`; order probes
+    "no-id: ..."): one reply making both calls, both answered, no synthetic result; the answer
+    after the results joins it too, so the request ends on the results and nothing is appended on
+    resume (the last line is a reply's: order probe "no-id: call, result, call2, result2, done")."""
+    objs = _calls_without_ids(request_ids=True)
     report = analyze(load_bytes(_jsonl(objs)))
     assert [(it.role, it.record_id, it.synthetic) for it in report.context] == [
-        ("user", "u1", False), ("assistant", "a1", False), ("tool", "r2", False), ("tool", "r1", False), ("assistant", "a3", False),
+        ("user", "u1", False), ("assistant", "a1", False), ("tool", "r2", False), ("tool", "r1", False),
     ]
     assert report.context[1].tool_call_ids == ["t1", "t2"]
+    assert report.ledger.records[1].extra["merged_lines"] == [2, 3, 6]
     assert not [f for f in report.findings if f.code in ("unanswered_tool_call", "orphan_tool_result")]
-    # A sibling (a regenerated reply hanging off the same user line) is not part of the run.
+    # A sibling (a regenerated reply hanging off the same user line) is not on the chain of the
+    # answer, which joins it instead.
     objs[2]["parentUuid"] = "u1"
-    led = load_bytes(_jsonl(objs))
-    assert [r.message.tool_call_ids() for r in led.records if r.role == "assistant"] == [["t1"], ["t2"], []]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.record_id for it in report.context] == ["u1", "a2", "r2"]
+    assert report.context[1].tool_call_ids == ["t2"]
+
+
+def test_a_prompt_ends_the_reply_that_replies_without_message_ids_join() -> None:
+    """A user message holding no tool result ends what the next reply without an id joins (Claude
+    Code clears its map of replies by id there: order probe "no-id: text, typed, call, result,
+    done"); a result, or a prompt joined to one, does not (order probe "no-id: call, result, text
+    typed, done")."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "f"}}
+    objs = [
+        _line("user", "u1", None, "go"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "first"}]),
+        _line("user", "u2", "a1", "typed"),
+        _line("assistant", "a2", "u2", [call], stop="tool_use"),
+        _line("user", "r1", "a2", [{"type": "tool_result", "tool_use_id": "t1", "content": "body"}]),
+        _line("user", "u3", "r1", "typed again"),
+        _line("assistant", "a3", "u3", [{"type": "text", "text": "done"}]),
+    ]
+    for o in objs:
+        if o["type"] == "assistant":
+            del o["message"]["id"]
+            o["requestId"] = f"req-{o['uuid']}"
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.record_id for it in report.context] == ["u1", "a1", "u2", "a2", "r1", "u3"]
+    assert report.ledger.records[3].extra["merged_lines"] == [4, 7]
+
+
+def test_replies_without_message_id_or_request_id_are_replies_of_their_own() -> None:
+    """Without a requestId either, Claude Code stamps a fresh message.id on each such line as it
+    loads the transcript (`claude_code._undefined_id`): each is a reply of its own, so the first
+    call's result comes after the second's reply, a result is made up for it, and its own is
+    dropped (order probe "no id, no requestId: two call lines, results in the other order, done")."""
+    report = analyze(load_bytes(_jsonl(_calls_without_ids(request_ids=False))))
+    assert [(it.role, it.record_id, it.synthetic) for it in report.context] == [
+        ("user", "u1", False), ("assistant", "a1", False), ("tool", None, True), ("assistant", "a2", False),
+        ("tool", "r2", False), ("assistant", "a3", False),
+    ]
 
 
 def test_small_fixture_is_reported_not_fatal() -> None:

@@ -149,9 +149,9 @@ def test_a_block_field_left_unbuilt_by_the_head_is_judged_as_the_whole_parse_jud
 
 def _system_lines() -> list[dict[str, Any]]:
     """System lines of each shape `_record_of` maps (a local command with text content, with
-    content of another type, a hook summary, no or a null subtype, an unknown field), a reply
-    whose next block skips a local command (which ends the reply being read) and a hook summary
-    (which does not), and a compact boundary (general path)."""
+    content of another type, a hook summary, no or a null subtype, an unknown field), replies
+    without a message.id whose next lines skip a local command and a hook summary, and a compact
+    boundary (general path)."""
     base = {"sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "isSidechain": False}
     out: list[dict[str, Any]] = []
 
@@ -160,7 +160,7 @@ def _system_lines() -> list[dict[str, Any]]:
 
     def reply(mid: str | None, parent: str | None = None) -> dict[str, Any]:
         msg = {"role": "assistant", "content": [{"type": "text", "text": "x"}]} | ({"id": mid} if mid else {})
-        return {"type": "assistant", "message": msg} | ({"parentUuid": parent} if parent else {})
+        return {"type": "assistant", "message": msg, "requestId": "req-1"} | ({"parentUuid": parent} if parent else {})
 
     add({"type": "user", "message": {"role": "user", "content": "hi"}})
     for content in ("<command-name>/mcp</command-name>", None, 5, ["x"], {"a": 1}, ""):
@@ -199,7 +199,6 @@ def test_a_system_line_read_from_its_head_is_the_record_the_whole_parse_makes(tm
         assert (r.message, r.extra) == (w.message, w.extra), r.line
     src, whole_src = led.records[0]._source, whole.records[0]._source
     assert (src.replies, src.merged) == (whole_src.replies, whole_src.merged)
-    assert len(src.merged) == 1  # (the reply chained past a hook summary, not past a local command)
     assert context_json(analyze(led)) == context_json(analyze(whole))
     a, b, other = led.records[-3:]
     assert a.type is b.type == "progress"  # (one string per known line type: `LineType`)

@@ -557,7 +557,7 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
         user(u, None, "hello"),
         asst(a, u, [{"type": "text", "text": "let me"}], f"m-{tag}"),
         asst(f"{a}2", a, two, f"m-{tag}", stop="tool_use"),  # the same reply, a second line
-        asst(f"{a}3", f"{a}2", [{"type": "thinking", "thinking": "hm"}]),  # no message.id: chained on
+        asst(f"{a}3", f"{a}2", [{"type": "thinking", "thinking": "hm"}]),  # no message.id, thinking only: left out
         user(f"{u}r", f"{a}3", [result(f"c1-{tag}"), result(f"c2-{tag}", [{"type": "text", "text": "x"}])], toolUseResult={"agentId": f"ag-{tag}"}),
         user(f"{u}r1", f"{u}r", [result(f"c1-{tag}")], toolUseResult="Error: no"),
         user(f"{u}e", f"{u}r1", [result("")]),  # an empty call id
@@ -594,11 +594,11 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
         b"\n",
         b"   \n",
         user(f"{u}z", f"{u}x", [{"type": "text", "text": "after the odd lines"}]),
-        asst(f"{a}9", f"{u}z", [{"type": "text", "text": "one"}]),  # no message.id ...
-        user(f"{u}9", f"{a}9", "between"),  # ... a user line ends that reply ...
-        asst(f"{a}10", f"{a}9", [{"type": "text", "text": "two"}]),  # ... so this is another, though chained on
+        asst(f"{a}9", f"{u}z", [{"type": "text", "text": "one"}], requestId="r9"),  # no message.id, a requestId ...
+        user(f"{u}9", f"{a}9", "between"),  # ... a user line after it, on a branch of its own ...
+        asst(f"{a}10", f"{a}9", [{"type": "text", "text": "two"}], requestId="r10"),  # ... so this one, chained on, joins it
         _cc({"type": "system", "subtype": "local_command", "uuid": f"l2-{tag}", "parentUuid": f"{a}10", **s, "content": "<local-command-stdout>x</local-command-stdout>"}),
-        asst(f"{a}11", f"{a}10", [{"type": "text", "text": "three"}]),  # a local command's note ended that reply too
+        asst(f"{a}11", f"{a}10", [{"type": "text", "text": "three"}], requestId=None),  # a local command's note beside it: this joins too
         asst(f"{a}12", f"{a}11", [{"type": "thinking", "thinking": "t", "signature": "s"}], f"m12-{tag}"),  # thinking only: left out
         asst(f"{a}13", f"{a}12", [{"type": "redacted_thinking", "data": "d"}], f"m13-{tag}"),  # ... redacted too
         asst(f"{a}14", f"{a}13", [{"type": "thinking", "thinking": "t", "signature": "s"}], f"m14-{tag}"),  # ... kept: its
@@ -630,7 +630,8 @@ def test_claude_code_odd_lines_are_read_alike_by_the_helper_and_here(share: floa
     assert len(serial["records"]) > 70 and len(serial["diagnostics"]) > 5
     assert any(d[0] == len(lines) and "truncated" in d[2] for d in serial["diagnostics"]), serial["diagnostics"][-3:]
     assert sum(1 for r in serial["records"] if r[21] and "subagent_transcript" in r[21]) == 2
-    assert sum(1 for d in serial["diagnostics"] if "thinking blocks only" in d[2]) == 2  # (the path's: the second copy's)
+    assert sum(1 for d in serial["diagnostics"] if "thinking blocks only" in d[2]) == 3  # (the path's: the second copy's)
+    assert sum(1 for r in serial["records"] if r[21] and len(r[21].get("merged_lines", ())) == 3) == 1  # (its replies without an id)
     _assert_same(serial, parallel)
 
 

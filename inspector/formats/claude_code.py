@@ -90,8 +90,7 @@ NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
-# Lines a reply's next block may hang off without ending the reply (they carry no message).
-_PASS_THROUGH = frozenset({"progress", "attachment"})
+_NONE: set[int] = set()  # (no seqs: a default never changed)
 # Fields the model above represents; everything else on a line is kept in `extra`.
 _MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -121,7 +120,7 @@ class _Source(RecordSource):
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
         "last_prompt", "merged", "path", "records", "relinked", "repeated", "replies", "results", "tail_calls", "thinking",
-        "thinking_left_out",
+        "thinking_left_out", "undefined_ids",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -157,6 +156,9 @@ class _Source(RecordSource):
         # path's replies all of whose lines are such, which Claude Code leaves out (`_leave_out_thinking_only`).
         self.thinking: set[int] = set()
         self.thinking_left_out: dict[int, str | None] = {}  # seq -> its message.id
+        # Whether the path holds a reply without a message.id (`_merge_undefined_ids`: what joins
+        # it depends on lines after it; `extend` reads the file in full then).
+        self.undefined_ids = False
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         """A record's line as written: from the bytes the ledger was built from, or, for a line
@@ -442,11 +444,6 @@ class _Reading:
     session_id: str | None = None
     # assistant reply groups: key -> seqs in file order
     groups: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
-    # The reply the newest assistant line belongs to (None after a user line): a line without
-    # message.id chained onto it continues it.
-    run_key: tuple[Any, ...] | None = None
-    run_uuid: str | None = None
-    run_seq: int | None = None
     by_uuid: dict[str, int] = field(default_factory=dict)
     uuids: int = 0  # records with a uuid: more than `by_uuid` holds when one repeats
     invisible: int = 0  # records Claude Code skips (not runtime-visible)
@@ -460,9 +457,6 @@ class _Reading:
 
     def __post_init__(self) -> None:
         self.likes = _head_likes(self.source)
-
-    def end_run(self) -> None:
-        self.run_key = self.run_uuid = self.run_seq = None
 
 
 def build(lines: list[RawLine], path: str | None, data: bytes | None = None) -> Ledger:
@@ -532,6 +526,8 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         rec.id = uuid
         rec.parent_id = pid
         light["message"] = {"id": m.id}
+        if not m.id and t == "assistant" and h.requestId is not UNSET:
+            light["requestId"] = h.requestId  # (`_undefined_id`)
         st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
     else:
         like, rt = (st.likes["meta"], t) if t != "system" else _system_like(st, h)
@@ -549,9 +545,7 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
             st.source.agents[seq] = tur.agentId
         if t == "assistant":
             mid = m.id  # (`_group_key` of the light object, from the head)
-            _join_group((h.isSidechain is True, h.agentId, mid) if mid else None, seq, uuid, pid, st)
-        else:
-            st.end_run()
+            _join_group((h.isSidechain is True, h.agentId, mid) if mid else None, seq, st)
     return True
 
 
@@ -715,9 +709,7 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
         t = light["type"]
         if t == "assistant":
             mid = light["message"]["id"]
-            _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, uuid, rec.parent_id, st)
-        elif t == "user" or rec.type == LOCAL_COMMAND_NOTE:  # (a local command's note: `_system_like`)
-            st.end_run()
+            _join_group((light["isSidechain"] is True, light["agentId"], mid) if mid else None, seq, st)
         offset += rec.length
         k += 1
     if chunk.looks:
@@ -728,11 +720,10 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
 def _system_like(st: _Reading, h: LineHead) -> tuple[Record, str]:
     """A system line's record from its head (not a compact boundary: those take the general
     path), as `_record_of` maps it: a local command with text content a message no request
-    carries (its content read when asked for: `_Source._own_message`), which ends the reply
-    being read; any other a meta record `system:<subtype>`."""
+    carries (its content read when asked for: `_Source._own_message`); any other a meta record
+    `system:<subtype>`."""
     sub = h.subtype
     if sub == "local_command" and h.content and FIRST_BYTE(h.content) == _QUOTE:  # (`_local_command_note`)
-        st.end_run()
         return st.likes["note"], LOCAL_COMMAND_NOTE
     return st.likes["meta"], "system" if sub is None else f"system:{sub}"
 
@@ -901,7 +892,6 @@ def _record_of(o: dict[str, Any], *, rl: RawLine, seq: int, uuid: str | None, st
             return _boundary(o, rl, seq, uuid, ts, st.diags)
         note = _local_command_note(o)
         if note is not None:
-            st.end_run()
             return Record(
                 seq, rl.line, "message", LOCAL_COMMAND_NOTE, uuid, pid, ts, message=note,
                 extra=_extra(o, None), offset=rl.offset, length=rl.length,
@@ -932,7 +922,6 @@ def _conversation_record(
         dropped = _dropped_because(t, m)
         why = None if dropped is None else f"its message's content {dropped}, so Claude Code drops the line"
     if why is not None:
-        st.end_run()
         st.diags.append(Diagnostic(rl.line, "invalid_field", f"line {rl.line}: {t} line: {why}; kept as a record no request carries", seqs=[seq]))
         return Record(seq, rl.line, "unknown", str(t), uuid, pid, ts, extra=_extra(o, None), offset=rl.offset, length=rl.length)
     assert isinstance(m, dict)
@@ -941,11 +930,9 @@ def _conversation_record(
         extra=_extra(o, m), offset=rl.offset, length=rl.length,
     )
     if t == "assistant":
-        _join_reply(o, m, seq, uuid, pid, st)
+        _join_reply(o, m, seq, st)
         if _holds_only_thinking(m):
             st.thinking.append(seq)
-    else:
-        st.end_run()
     return rec
 
 
@@ -963,22 +950,15 @@ def _holds_only_thinking(m: dict[str, Any]) -> bool:
     return bool(kept) and all(b["type"] in THINKING_BLOCKS for b in kept)
 
 
-def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
-    """Put an assistant line into the reply group it is a block of (by message.id, or by chaining)."""
-    _join_group(_group_key(o, m), seq, uuid, pid, st)
+def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, st: _Reading) -> None:
+    """Put an assistant line into the reply group it is a block of (by message.id)."""
+    _join_group(_group_key(o, m), seq, st)
 
 
-def _join_group(key: tuple[Any, ...] | None, seq: int, uuid: str | None, pid: str | None, st: _Reading) -> None:
-    """`_join_reply` given the line's `_group_key`."""
-    if key is None and st.run_key is not None and _continues(pid, st.run_uuid, st.records, st.by_uuid, st.run_seq):
-        # No message.id (a transcript re-extracted by another tool): a line chained
-        # straight onto the previous assistant line is the next block of that reply,
-        # as Claude Code merges them into one API message when it builds the request.
-        key = st.run_key
-    if key is None:
-        key = ("line", seq)
-    st.groups.setdefault(key, []).append(seq)
-    st.run_key, st.run_uuid, st.run_seq = key, uuid, seq
+def _join_group(key: tuple[Any, ...] | None, seq: int, st: _Reading) -> None:
+    """`_join_reply` given the line's `_group_key`. A line without a message.id is a reply of its
+    own here: which of those Claude Code merges depends on the path (`_merge_undefined_ids`)."""
+    st.groups.setdefault(key if key is not None else ("line", seq), []).append(seq)
 
 
 def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) -> None:
@@ -1004,24 +984,6 @@ def _report_not_this_format(
             severity="error",
         )
     )
-
-
-def _continues(pid: str | None, prev_uuid: str | None, records: list[Record], by_uuid: dict[str, int], prev_seq: int | None) -> bool:
-    """Does a line whose parent is `pid` hang off the assistant line `prev_uuid`, directly or
-    through progress and attachment lines written after it (never across a user line, an API
-    error or a compact boundary)?"""
-    if prev_uuid is None or prev_seq is None:
-        return False
-    for _ in range(64):  # a bounded walk: parent ids may loop
-        if pid is None:
-            return False
-        if pid == prev_uuid:
-            return True
-        s = by_uuid.get(pid)
-        if s is None or s <= prev_seq or records[s].type not in _PASS_THROUGH:
-            return False
-        pid = records[s].parent_id
-    return False
 
 
 def _link_subagents(records: list[Record], path: str | None) -> None:
@@ -1255,9 +1217,14 @@ def _active_path(
         # the main thread's lines written before it stand in for the rest of the chain.
         start = chain[0]
         chain = [r.seq for r in cands() if r.seq < start and r.seq not in seen] + chain
-    path = _with_parallel_results(records, chain, merged, tools)
+    undefined = {x for x in chain if _undefined_id(objs[x])}
+    path = _with_parallel_results(records, chain, merged, tools, undefined)
     if checkpoints:
         path = _preserved_before_boundaries(records, path, by_id)
+    if isinstance(src, _Source):
+        src.undefined_ids = bool(undefined)
+        if undefined:
+            _merge_undefined_ids(records, path, undefined, src)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
     # kept in `extra` where that differs).
     prev_id: str | None = None
@@ -1889,15 +1856,71 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
     )
 
 
-def _with_parallel_results(records: list[Record], chain: list[int], merged: dict[int, list[int]], tools: list[int]) -> list[int]:
+def _with_parallel_results(
+    records: list[Record], chain: list[int], merged: dict[int, list[int]], tools: list[int], undefined: set[int] = _NONE
+) -> list[int]:
     """The chain plus every line of each reply on it and every result answering that reply,
     each placed after the newest line of the same reply/results before it in file order.
-    `tools`: the seqs of the tool lines."""
+    `tools`: the seqs of the tool lines; `undefined`: the replies without a message.id, which get
+    neither (`O_r`, offset 317461900, recovers lines by message.id and skips a reply without one:
+    observed, a real session with its ids taken out resumed by the real CLI)."""
     results = _results_by_call([records[s] for s in tools])
     src = records[0]._source if records else None
     if isinstance(src, _Source):
         src.answered = set(results)  # (what `extend` checks a new call against)
-    return _placed_families(records, chain, merged, results)
+    return _placed_families(records, chain, merged, results, undefined)
+
+
+def _undefined_id(o: dict[str, Any]) -> bool:
+    """Whether Claude Code 2.1.328 reads this line as a reply whose message.id is missing: it has
+    none but has a requestId key (a line with neither gets a fresh id of its own when the
+    transcript is loaded: `iKn`, offset 319235030, "stamped a message.id on ... id-less assistant
+    entries"; a reply of its own, as we read it)."""
+    if o.get("type") != "assistant" or "requestId" not in o:
+        return False
+    m = o.get("message")
+    return isinstance(m, dict) and not m.get("id")
+
+
+def _merge_undefined_ids(records: list[Record], path: list[int], undefined: set[int], src: _Source) -> None:
+    """Claude Code 2.1.328 builds a request by merging each reply into the message of the latest
+    one of the same message.id since the last user message holding no tool result (its request
+    builder, offset 322784184: `yo`, a Map by message.id, cleared at such a message, after
+    consecutive user lines are joined; `Rzi` merges), and a missing message.id (`undefined`:
+    `_undefined_id`) is one such id: along the path, each reply without one joins the latest
+    before it, across tool results (observed: order probes "no-id: ...", the answer after a
+    call's result merged into the call's reply). The lines no request carries are passed: a line
+    of thinking only (`xXo` removes it first), a synthetic API error's (`dV`)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    first: int | None = None
+    users = result = False  # the user lines since the last reply, and whether one holds a result
+    for s in path:
+        r = records[s]
+        if r.kind == "checkpoint":
+            first, users, result = None, False, False
+        elif r.kind != "message":
+            continue
+        elif r.type == "assistant":
+            if (s in src.thinking and s not in src.merged) or _synthetic_error(r):
+                continue
+            if users and not result:
+                first = None
+            users = result = False
+            if s in undefined:
+                if first is None:
+                    first = s
+                else:
+                    groups.setdefault(("line", first), [first]).append(s)
+        elif r.type in ("user", LOCAL_COMMAND_NOTE) and not r.never_sent:
+            users, result = True, result or r.role == "tool"
+    if groups:
+        src.merged.update(_merge_replies(records, groups))
+        src.replies.update(groups)
+
+
+def _synthetic_error(r: Record) -> bool:
+    """A synthetic API error's reply (`_message`: its error message kept), which no request carries."""
+    return r.stop_reason == "error" and r._message is not None and r._message.error_message is not None
 
 
 def _results_by_call(records: list[Record]) -> dict[str, list[int]]:
@@ -1911,7 +1934,11 @@ def _results_by_call(records: list[Record]) -> dict[str, list[int]]:
 
 
 def _placed_families(
-    records: list[Record], chain: list[int], merged: Mapping[int, list[int]], results: dict[str, list[int]]
+    records: list[Record],
+    chain: list[int],
+    merged: Mapping[int, list[int]],
+    results: dict[str, list[int]],
+    undefined: set[int] = _NONE,
 ) -> list[int]:
     """`_with_parallel_results` given the result lines by call."""
     on = set(chain)
@@ -1921,7 +1948,7 @@ def _placed_families(
     after: dict[int, int | None] | None = None
     for s in chain:
         r = records[s]
-        if r.kind != "message" or r.role != "assistant" or (not r.call_ids and s not in merged):
+        if r.kind != "message" or r.role != "assistant" or (not r.call_ids and s not in merged) or s in undefined:
             continue  # (a reply of one line and no call is its own family, on the chain)
         family = set(merged.get(s, (s,)))
         for cid in r.call_ids:
@@ -2055,7 +2082,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     records = led.records
     src = records[0]._source if records else None
     leaf = led.leaf_seq
-    if not isinstance(src, _Source) or leaf is None or src.chain_leaf is None or led.resolved_path is not None:
+    if not isinstance(src, _Source) or leaf is None or src.chain_leaf is None or led.resolved_path is not None or src.undefined_ids:
         return None
     if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
         return None
@@ -2426,7 +2453,10 @@ def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
     on a reply (`iKn`: `Do`), and appends nothing (observed: order probe "a synthetic API error
     after an unanswered call, session ends"). A reply of thinking only is not among those lines
     (`_leave_out_thinking_only`: observed, order probe "call answered, thinking-only reply, session
-    ends": the resume's reply is appended)."""
+    ends": the resume's reply is appended). A reply's line making no call that is merged into a
+    reply sent before the last message (`_no_id_reply`: a line without a message.id after a call's
+    result joins the call's reply) is the last line, a reply's: nothing is appended (observed:
+    order probe "no-id: call, result, call2, result2, done")."""
     leaf = led.leaf_seq
     if leaf is None or (sent and leaf <= sent[-1]):
         return False
@@ -2435,13 +2465,27 @@ def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
     src = records[0]._source
     thinking = src.thinking_left_out if isinstance(src, _Source) else {}
     r = records[leaf]
-    while (r.kind != "message" or r.seq in thinking) and r.parent_id is not None:  # (back over system lines, each once: a cycle ends it)
+    # (back over system lines, each once: a cycle ends it)
+    while ((r.kind != "message" and not _merged_line(r)) or r.seq in thinking) and r.parent_id is not None:
         by_id = by_id or led.by_id()
         up = by_id.get(r.parent_id)
         if up is None or not after < up < r.seq:
             return False
         r = records[up]
+    if _merged_line(r):  # (one making a call the session ended on: its result is made up, then the reply appended)
+        return r.seq > after and not _line_makes_calls(r)
     return r.kind == "message" and r.role == "assistant" and r.seq > after
+
+
+def _merged_line(r: Record) -> bool:
+    """A reply's line whose blocks `_merge_replies` put on the reply's first line."""
+    return r.type == "assistant" and r.kind == "meta" and (r.extra or {}).get("merged_into_line") is not None
+
+
+def _line_makes_calls(r: Record) -> bool:
+    """Whether a reply's line, as written, holds a tool_use block (or cannot be read again)."""
+    c = _line_content(r)
+    return not isinstance(c, list) or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in c)
 
 
 def resume_reply(led: Ledger, sent: list[int], on_reply: bool) -> str | None:

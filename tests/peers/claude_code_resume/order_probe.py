@@ -33,8 +33,9 @@ BASE = SHARED / "peers" / "claude_code" / "corpus" / "manual_compact.jsonl"
 LEAF_LINE = 84  # the base's leaf: its last reply
 _Block = dict[str, Any]
 # ("u": a user line | "a": a reply, with a message.id of its own | "A": another line of the reply
-# before, its message.id: Claude Code writes a reply's blocks a line each | "E": the reply Claude
-# Code writes for a failed request, `isApiErrorMessage` | "S": the same, its model "<synthetic>"; its content)
+# before, its message.id: Claude Code writes a reply's blocks a line each | "n": a reply line without
+# a message.id (a transcript another tool wrote) | "N": the same without a requestId either | "E": the reply Claude Code writes for a failed
+# request, `isApiErrorMessage` | "S": the same, its model "<synthetic>"; its content)
 _Step = tuple[str, list[_Block]]
 
 
@@ -58,6 +59,7 @@ _REDACTED = {"type": "redacted_thinking", "data": "RDTxxxxxxxx"}
 _IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 _NOWHERE = {"type": "tool_result", "tool_use_id": "toolu_ord_nowhere", "content": "a result no call asks for"}
 _DONE: _Step = ("a", [_text("ORD done")])
+_NO_ID_DONE: _Step = ("n", [_text("ORD done")])
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,32 @@ PROBES: list[Probe] = [
     Probe("text then thinking in one line, then text", (("a", [_text("ORD answer"), _think(1)]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("API error after a thinking-only reply", (("a", [_think(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("thinking-only reply, then a reply's unanswered call, session ends", (("a", [_think(1)]), ("a", [_call(1)]))),
+    # Replies without a message.id (`claude_code._no_id_reply`: before, 7 of these 20 differed): a
+    # missing id is one id to Claude Code, so each joins the one before it across tool results.
+    Probe("no-id: thinking line, then call line, answered", (("n", [_think(1)]), ("n", [_call(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
+    Probe("no-id: call line, then thinking-only line, then result", (("n", [_call(1)]), ("n", [_think(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
+    Probe("no-id: thinking-only reply, then text typed", (("n", [_think(1)]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("no-id: text line, then thinking line, then text typed", (("n", [_text("ORD answer")]), ("n", [_think(1)]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("no-id: thinking line, text line, text typed", (("n", [_think(1)]), ("n", [_text("ORD answer")]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("no-id: thinking-only reply, session ends", (("n", [_think(1)]),)),
+    Probe("no-id: call answered, then thinking-only reply, session ends", (("n", [_call(1)]), ("u", [_res(1)]), ("n", [_think(1)]))),
+    Probe("no-id: two calls on two lines with thinking between, answered", (("n", [_call(1)]), ("n", [_think(1)]), ("n", [_call(2)]), ("u", [_res(1)]), ("u", [_res(2)]), _NO_ID_DONE)),
+    Probe("no-id: thinking line, call line, unanswered, text", (("n", [_think(1)]), ("n", [_call(1)]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("id reply, then no-id thinking line chained, then text", (("a", [_text("ORD answer")]), ("n", [_think(1)]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("id call, then no-id thinking line chained, then result", (("a", [_call(1)]), ("n", [_think(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
+    Probe("no-id: thinking and text in one line, then text", (("n", [_think(1), _text("ORD answer")]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("no-id: call, result, call2, result2, done", (("n", [_call(1)]), ("u", [_res(1)]), ("n", [_call(2)]), ("u", [_res(2)]), _NO_ID_DONE)),
+    Probe("no-id: call, result, text typed, done", (("n", [_call(1)]), ("u", [_res(1)]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("id text reply, then no-id text line chained, text typed", (("a", [_text("ORD answer")]), ("n", [_text("ORD more")]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    Probe("no-id: text, typed, call, result, done", (("n", [_text("ORD first")]), ("u", [_text("ORD typed")]), ("n", [_call(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
+    Probe("no-id call, result, id reply", (("n", [_call(1)]), ("u", [_res(1)]), ("a", [_text("ORD id answer")]))),
+    Probe("id call, result, no-id reply", (("a", [_call(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
+    Probe("no-id: call, then result with text, done", (("n", [_call(1)]), ("u", [_res(1), _text("ORD also")]), _NO_ID_DONE)),
+    Probe("no id, no requestId: two call lines, results in the other order, done", (
+        ("N", [_call(1)]), ("N", [_call(2)]), ("u", [_res(2)]), ("u", [_res(1)]), ("N", [_text("ORD done")]))),
+    Probe("no id, no requestId: thinking line, then call line, answered", (("N", [_think(1)]), ("N", [_call(1)]), ("u", [_res(1)]), ("N", [_text("ORD done")]))),
+    Probe("no id, no requestId: call, result, done", (("N", [_call(1)]), ("u", [_res(1)]), ("N", [_text("ORD done")]))),
+    Probe("no-id: two reply lines in a row, text typed", (("n", [_text("ORD one")]), ("n", [_text("ORD two")]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
 ]
 
 
@@ -177,13 +205,13 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
             if kind in "ES":
                 o["isApiErrorMessage"] = True
             o.update(type="assistant", message={
-                "id": f"msg_ord_{n}_{mid}", "type": "message", "role": "assistant", "model": "<synthetic>" if kind == "S" else "claude-opus-5-5",
+                **({} if kind in "nN" else {"id": f"msg_ord_{n}_{mid}"}), "type": "message", "role": "assistant", "model": "<synthetic>" if kind == "S" else "claude-opus-5-5",
                 "content": content,
                 # (a line the reply goes on after has none yet, as Claude Code writes it)
                 "stop_reason": None if k + 1 < len(steps) and steps[k + 1][0] == "A"
                 else "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
                 "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            }, requestId=f"req_ord_{n}_{mid}")
+            }, **({} if kind == "N" else {"requestId": f"req_ord_{n}_{mid}"}))
         out.append(o)
         parent = o["uuid"]
     return out
