@@ -90,7 +90,8 @@ NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
-_NONE: set[int] = set()  # (no seqs: a default never changed)
+_NONE: set[int] = set()  # (no seqs: defaults never changed)
+_NO_SEQS: list[int] = []
 # Fields the model above represents; everything else on a line is kept in `extra`.
 _MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -452,6 +453,7 @@ class _Reading:
     checkpoints: list[int] = field(default_factory=list)
     tools: list[int] = field(default_factory=list)
     thinking: list[int] = field(default_factory=list)  # the assistant lines holding thinking blocks only
+    no_id: list[int] = field(default_factory=list)  # the assistant lines without a message.id (`_undefined_id`)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
     likes: dict[str, Record] = field(default_factory=dict)  # what a head's record starts from (`_head_likes`)
 
@@ -817,7 +819,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
         led._by_id = st.by_uuid
-    _active_path(led, objs, merged, st.checkpoints, st.tools)
+    _active_path(led, objs, merged, st.checkpoints, st.tools, st.no_id)
     return led
 
 
@@ -958,7 +960,10 @@ def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, st: _Reading) ->
 def _join_group(key: tuple[Any, ...] | None, seq: int, st: _Reading) -> None:
     """`_join_reply` given the line's `_group_key`. A line without a message.id is a reply of its
     own here: which of those Claude Code merges depends on the path (`_merge_undefined_ids`)."""
-    st.groups.setdefault(key if key is not None else ("line", seq), []).append(seq)
+    if key is None:
+        st.no_id.append(seq)
+        key = ("line", seq)
+    st.groups.setdefault(key, []).append(seq)
 
 
 def _escalate_glued_messages(*, records: list[Record], diags: list[Diagnostic]) -> None:
@@ -1179,11 +1184,17 @@ def _attach_summary(pending: Record, r: Record, o: dict[str, Any]) -> None:
 
 
 def _active_path(
-    led: Ledger, objs: list[dict[str, Any]], merged: dict[int, list[int]], checkpoints: list[int], tools: list[int]
+    led: Ledger,
+    objs: list[dict[str, Any]],
+    merged: dict[int, list[int]],
+    checkpoints: list[int],
+    tools: list[int],
+    no_id: list[int] = _NO_SEQS,
 ) -> None:
     """Find the leaf, walk to the root, put the off-chain lines the runtime still sends on the
     path, and link the path's records to each other so the analysis walks exactly it.
-    `checkpoints`, `tools`: the seqs of the checkpoints and of the tool lines."""
+    `checkpoints`, `tools`, `no_id`: the seqs of the checkpoints, of the tool lines and of the
+    assistant lines without a message.id."""
     records = led.records
     by_id = led.by_id()
     last, main = _newest_chained(records, objs)
@@ -1217,7 +1228,8 @@ def _active_path(
         # the main thread's lines written before it stand in for the rest of the chain.
         start = chain[0]
         chain = [r.seq for r in cands() if r.seq < start and r.seq not in seen] + chain
-    undefined = {x for x in chain if _undefined_id(objs[x])}
+    on_chain = set(chain) if no_id else _NONE
+    undefined = {x for x in no_id if x in on_chain and _undefined_id(objs[x])}
     path = _with_parallel_results(records, chain, merged, tools, undefined)
     if checkpoints:
         path = _preserved_before_boundaries(records, path, by_id)
