@@ -577,10 +577,12 @@ def _rows_for_agent(
             for c in r.call_ids:
                 call_author[c] = a
 
+    mine = (agent, "user")
+    # The calls of another agent (neither `agent`'s nor the user's): a response to one is converted.
+    foreign = {c for c, a in call_author.items() if a not in mine} if agent else set()
     rows: list[Row] = []
     seen_calls: set[str] = set()
     idless_calls: set[str] = set()  # the names of the calls without an id seen so far
-    mine = (agent, "user")
     for r, summ in seq_list:
         # Converted to context: another agent's event, or a response to another agent's call.
         # (Each message's calls from its index and responses from `resp`, which holds every
@@ -589,10 +591,7 @@ def _rows_for_agent(
         conv = (
             not summ
             and bool(agent)
-            and (
-                str(heads[r.seq].get("author") or "") not in mine
-                or any(call_author.get(rid) not in (None, agent, "user") for rid in ids)
-            )
+            and (str(heads[r.seq].get("author") or "") not in mine or not foreign.isdisjoint(ids))
         )
         if conv and not (r.call_ids or ids):  # (a call or a response is presented: its message not read)
             shown = _presented_parts(r)

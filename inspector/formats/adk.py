@@ -710,7 +710,7 @@ def _grown(
     diags: list[Diagnostic] = []
     objs, new_ranks, places = _row_events(new_rows, names, name, version, diags)
     check_events(objs, name, diags, None, places)
-    _flag_bad_timestamps(objs, name, places, diags)
+    _flag_bad_timestamps(objs, _read_whole_at(objs), name, places, diags)
     if diags:
         return StoreGrowth(None, tail, reload=f"a new row needs a full read ({diags[0].problem})")
     events = rules.make_events(objs, new_ranks)
@@ -1494,14 +1494,15 @@ def build(
         # (an event ADK refuses that was not stored yet refused nothing then: `--at` before its row)
         diags[:] = [d for d in diags if not (d.problem in _OF_ITS_ROW and any(s >= upto for s in d.seqs))]
     kinds = set(map(type, objs))
-    if dict in kinds:  # (a head's timestamp is a number)
-        _flag_bad_timestamps(objs, name, places, diags)
-    events = _events_of(objs, ranks, kinds)
-    whole = [e for e in events if e.later is None]
+    whole_at = _read_whole_at(objs) if dict in kinds else []
+    if whole_at:  # (a head's timestamp is a number)
+        _flag_bad_timestamps(objs, whole_at, name, places, diags)
+    events = _events_of(objs, ranks, kinds, whole_at)
+    whole = [events[i] for i in whole_at] if _RowLater in kinds else events
     # (a rewind is read whole, never from its head: adk_heads._head_of)
     rewinds = [e for e in whole if rules.rewind_target(e) is not None]
     facts = rules.analyze_compactions(events, rewinds)
-    by_index = {e.index: e.id for e in events} if facts else {}
+    by_index = [e.id for e in events] if facts else []  # (each event's id, by its index)
     records = _head_records(events)  # (None where an event was read whole: made below, in order)
     for e in whole:
         o, summary = e.obj, e.summary_content
@@ -1620,13 +1621,18 @@ def _rewound(
     return [e for e in events if e.index not in gone]
 
 
+def _read_whole_at(objs: list[Any]) -> list[int]:
+    """The positions of the events read whole (objects, not heads), found in C: they are few."""
+    return list(compress(range(len(objs)), map(operator.is_, map(type, objs), repeat(dict))))
+
+
 def _flag_bad_timestamps(
-    objs: list[dict[str, Any]], name: str, places: Sequence[str], diags: list[Diagnostic]
+    objs: list[dict[str, Any]], whole_at: list[int], name: str, places: Sequence[str], diags: list[Diagnostic]
 ) -> None:
-    for i, o in enumerate(objs):
-        if type(o) is not dict:
-            continue  # a head's timestamp is a number
-        ts = o.get("timestamp")
+    """A diagnostic for each event read whole (at `whole_at`) whose timestamp is no number (a
+    head's is one)."""
+    for i in whole_at:
+        ts = objs[i].get("timestamp")
         if isinstance(ts, bool) or not isinstance(ts, int | float):
             diags.append(
                 Diagnostic(
@@ -1788,8 +1794,8 @@ def unsent_or_scoped(recs: list[Record], at: Iterable[int]) -> list[int]:
         if r.never_sent:
             out.append(i)
             continue
-        src = r._source
-        if (src.head.fields if type(src) is _RowLater else event_fields(r)).get("isolation_scope") is not None:
+        # (an event read from its head holds no scope: `adk_heads` reads a scoped one whole)
+        if type(r._source) is not _RowLater and event_fields(r).get("isolation_scope") is not None:
             out.append(i)
     return out
 
@@ -1834,7 +1840,7 @@ def idless_parts(rec: Record) -> bool:
 def _checkpoint_record(
     e: rules.Ev,
     fact: rules.CompactionFacts,
-    by_index: dict[int, Any],
+    by_index: Sequence[Any],
     extra: dict[str, Any] | _SizedLater,
     name: str,
     places: Sequence[str],
@@ -1898,7 +1904,7 @@ def read_back(entry: dict[str, Any], raw: RawLine, seq: int) -> Record:
     e = events[0]
     extra = _record_extra(entry, e.summary_content)
     if 0 in facts:
-        rec = _checkpoint_record(e, facts[0], {0: e.id}, extra, "", [f"event {raw.line}"], [])
+        rec = _checkpoint_record(e, facts[0], [e.id], extra, "", [f"event {raw.line}"], [])
     else:
         rec = _event_record(e, extra)
     rec.seq, rec.line = seq, raw.line
@@ -1923,10 +1929,11 @@ def _event_record(e: rules.Ev, extra: dict[str, Any] | _SizedLater) -> Record:
 
 
 
-def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rules.Ev]:
-    """`rules.make_events` of events read whole (objects) or from their heads (`_RowLater`);
-    `kinds`: the types in `objs`. (The events from heads in one comprehension, the few read whole
-    put in their places after: `str(h.author or "")` is `h.author or ""`, a str or None.)"""
+def _events_of(objs: list[Any], ranks: list[int], kinds: set[type], whole_at: list[int]) -> list[rules.Ev]:
+    """`rules.make_events` of events read whole (objects, at `whole_at`) or from their heads
+    (`_RowLater`); `kinds`: the types in `objs`. (The events from heads in one comprehension, the
+    few read whole put in their places after: `str(h.author or "")` is `h.author or ""`, a str or
+    None.)"""
     if _RowLater not in kinds:
         return rules.make_events(objs, ranks)
     ev = rules.Ev
@@ -1936,7 +1943,7 @@ def _events_of(objs: list[Any], ranks: list[int], kinds: set[type]) -> list[rule
         for h in (o.head if type(o) is _RowLater else _NO_HEAD,)
     ]
     if dict in kinds:
-        for i in [i for i, o in enumerate(objs) if type(o) is dict]:
+        for i in whole_at:
             e = rules.make_events([objs[i]], [ranks[i]])[0]
             e.index = i
             out[i] = e

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, le, lt, ne, not_
@@ -383,9 +384,11 @@ class CompactionFacts:
     usage_prompt_tokens: int | None = None
     estimated_prompt_tokens: int | None = None
 
-    def details(self, by_index: dict[int, Any]) -> dict[str, Any]:
+    def details(self, by_index: Sequence[Any]) -> dict[str, Any]:
+        """What the facts say, the events named by their ids (`by_index`: each event's id, by index)."""
+
         def ids(xs: list[int]) -> list[Any]:
-            return [by_index[i] for i in sorted(xs)]
+            return list(map(by_index.__getitem__, sorted(xs)))  # (in C)
 
         return {
             "start_timestamp": self.ev.start,
@@ -394,9 +397,9 @@ class CompactionFacts:
             "invocation_id": self.ev.invocation_id,
             "branch": self.ev.obj.get("branch"),
             "surviving": self.surviving,
-            "subsumed_by": by_index.get(self.subsumed_by) if self.subsumed_by is not None else None,
+            "subsumed_by": by_index[self.subsumed_by] if self.subsumed_by is not None else None,
             "range_event_ids": ids(self.range_events),
-            "seed_compaction_id": by_index.get(self.seed) if self.seed is not None else None,
+            "seed_compaction_id": by_index[self.seed] if self.seed is not None else None,
             "summarizer_input_ids": ids(self.inputs),
             # What the summary stands for: its input plus (through the seed) what the seed's did,
             # as [first event id, last event id] ranges of the session's events.
