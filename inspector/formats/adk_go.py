@@ -1186,8 +1186,10 @@ def _row_head(n: int, row: tuple[Any, ...], ts: Any = _UNREAD) -> GoEvent | None
     except H.ERRORS:
         return None
     au = intern(author) if author else ""
+    # (the shape unpacked here, not spread into the call: a call of spread arguments builds them a tuple first)
+    role, has_content, calls, responses, excluded, zero, head = H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish)
     return GoEvent(n - 1, rowid, eid, intern(inv) if inv else "", au, branch or "", scope if type(scope) is str else "", ts, None, ids, None, transfer, n,
-                   *H.shape(c, au, bool(code), None, _EXCLUDED_CALLS, _finish), row)  # fmt: skip
+                   role, has_content, calls, responses, excluded, zero, head, row)  # fmt: skip
 
 
 # An `actions` column as its head reads it, by its bytes (a session's rows repeat a few): (the
