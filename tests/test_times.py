@@ -61,3 +61,14 @@ async def test_the_detail_pane_shows_adk_times_as_iso() -> None:
         shown = console.export_text()
         assert re.search(r"time\s+2026-01-01T00:0\d:\d\d\.\d{3}Z", shown), shown
         assert not EPOCH.search(shown)
+
+
+def test_a_time_that_is_a_deeply_nested_value_is_shown_shortened() -> None:
+    """A damaged line's time can be a list nested 100,000 deep (the detail pane showed it by
+    `str`, which hit the recursion limit: `python -m tests.fuzz --seed 912`, a Codex rollout):
+    it is quoted, shortened."""
+    v: list[object] = []
+    for _ in range(100_000):
+        v = [v]
+    assert iso_time(v) == "[[[[...]]]]"
+    assert iso_time({"at": 5}) == "{'at': 5}"

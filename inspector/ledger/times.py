@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from inspector.ledger.quoting import quote
+
 EPOCH_MS_ABOVE = 1e11  # a larger epoch number counts milliseconds (1e11 s is the year 5138)
 
 
@@ -39,7 +41,7 @@ def iso_time(v: Any) -> str:
         return v if len(v) <= TIME_CHARS else v[:TIME_CHARS] + "…"
     secs = epoch_seconds(v)
     if secs is None:
-        return str(v)
+        return quote(v)  # (a damaged line's list or object: shortened, however deep it nests)
     try:
         d = _dt.datetime.fromtimestamp(secs, _dt.UTC)
     except (OverflowError, OSError, ValueError):
