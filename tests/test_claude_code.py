@@ -253,6 +253,23 @@ def test_a_prompt_ends_the_reply_that_replies_without_message_ids_join() -> None
     assert report.ledger.records[3].extra["merged_lines"] == [4, 7]
 
 
+def test_a_reply_whose_text_line_follows_its_unanswered_call_line_is_resumed_with_a_reply() -> None:
+    """A reply written on two lines, its call then its text, the session ending before the call's
+    result: Claude Code makes the result up and appends its reply on resume (order probe "call
+    line, then its text line, call unanswered, session ends"): the text line belongs to the last
+    message sent, so the conversation does not end on a reply (`claude_code._joins_earlier`)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "f"}}
+    objs = [
+        _line("user", "u1", None, "go"),
+        _line("assistant", "a1", "u1", [call], mid="m1", stop=None),
+        _line("assistant", "a2", "a1", [{"type": "text", "text": "after"}], mid="m1", stop="tool_use"),
+    ]
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [(it.record_id, it.synthetic, it.on_resume) for it in report.context] == [
+        ("u1", False, False), ("a1", False, False), (None, True, False), (None, True, True),
+    ]
+
+
 def test_replies_without_message_id_or_request_id_are_replies_of_their_own() -> None:
     """Without a requestId either, Claude Code stamps a fresh message.id on each such line as it
     loads the transcript (`claude_code._undefined_id`): each is a reply of its own, so the first

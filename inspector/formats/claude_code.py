@@ -2466,9 +2466,10 @@ def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
     after an unanswered call, session ends"). A reply of thinking only is not among those lines
     (`_leave_out_thinking_only`: observed, order probe "call answered, thinking-only reply, session
     ends": the resume's reply is appended). A reply's line making no call that is merged into a
-    reply sent before the last message (`_no_id_reply`: a line without a message.id after a call's
-    result joins the call's reply) is the last line, a reply's: nothing is appended (observed:
-    order probe "no-id: call, result, call2, result2, done")."""
+    reply sent before the last message (`_merge_undefined_ids`: a line without a message.id after
+    a call's result joins the call's reply) is the last line, a reply's: nothing is appended
+    (observed: order probe "no-id: call, result, call2, result2, done"); a line of the last
+    message sent is that message's (order probe "call line, then its text line, ...")."""
     leaf = led.leaf_seq
     if leaf is None or (sent and leaf <= sent[-1]):
         return False
@@ -2477,21 +2478,26 @@ def _ends_on_unsent_reply(led: Ledger, sent: list[int]) -> bool:
     src = records[0]._source
     thinking = src.thinking_left_out if isinstance(src, _Source) else {}
     r = records[leaf]
+    last_line = records[after].line if after >= 0 else None
     # (back over system lines, each once: a cycle ends it)
-    while ((r.kind != "message" and not _merged_line(r)) or r.seq in thinking) and r.parent_id is not None:
+    while ((r.kind != "message" and not _joins_earlier(r, last_line)) or r.seq in thinking) and r.parent_id is not None:
         by_id = by_id or led.by_id()
         up = by_id.get(r.parent_id)
         if up is None or not after < up < r.seq:
             return False
         r = records[up]
-    if _merged_line(r):  # (one making a call the session ended on: its result is made up, then the reply appended)
+    if _joins_earlier(r, last_line):  # (one making a call the session ended on: its result is made up, then the reply appended)
         return r.seq > after and not _line_makes_calls(r)
     return r.kind == "message" and r.role == "assistant" and r.seq > after
 
 
-def _merged_line(r: Record) -> bool:
-    """A reply's line whose blocks `_merge_replies` put on the reply's first line."""
-    return r.type == "assistant" and r.kind == "meta" and (r.extra or {}).get("merged_into_line") is not None
+def _joins_earlier(r: Record, last_line: int | None) -> bool:
+    """A reply's line whose blocks `_merge_replies` put on the first line of a reply other than
+    the one at `last_line` (the last message sent)."""
+    if r.type != "assistant" or r.kind != "meta":
+        return False
+    into = (r.extra or {}).get("merged_into_line")
+    return into is not None and into != last_line
 
 
 def _line_makes_calls(r: Record) -> bool:

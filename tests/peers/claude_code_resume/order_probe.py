@@ -156,7 +156,14 @@ PROBES: list[Probe] = [
     Probe("text then thinking in one line, then text", (("a", [_text("ORD answer"), _think(1)]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("API error after a thinking-only reply", (("a", [_think(1)]), ("E", [_text("API Error: 500 overloaded")]), ("u", [_text("ORD typed")]), _DONE)),
     Probe("thinking-only reply, then a reply's unanswered call, session ends", (("a", [_think(1)]), ("a", [_call(1)]))),
-    # Replies without a message.id (`claude_code._no_id_reply`: before, 7 of these 20 differed): a
+    # A reply's text line after its call line, the call unanswered: the result made up, then the
+    # resume's reply (`claude_code._joins_earlier`: a first version of the id-less merge broke these).
+    Probe("call line, then its text line, call unanswered, session ends", (("a", [_call(1)]), ("A", [_text("ORD after")]))),
+    Probe("call answered, then a reply's call line and text line, unanswered, session ends", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("a", [_call(2)]), ("A", [_text("ORD after")]))),
+    Probe("two call lines and a text line, one answered, session ends", (
+        ("a", [_call(1)]), ("A", [_call(2)]), ("A", [_text("ORD after")]), ("u", [_res(1)]))),
+    # Replies without a message.id (`claude_code._merge_undefined_ids`: before, 7 of these 20 differed): a
     # missing id is one id to Claude Code, so each joins the one before it across tool results.
     Probe("no-id: thinking line, then call line, answered", (("n", [_think(1)]), ("n", [_call(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
     Probe("no-id: call line, then thinking-only line, then result", (("n", [_call(1)]), ("n", [_think(1)]), ("u", [_res(1)]), _NO_ID_DONE)),
