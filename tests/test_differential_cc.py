@@ -25,7 +25,10 @@ FIXTURES = sorted(p for p in campaign.FIXTURES.glob("cc-*") if (p / "session.jso
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_fixture_agrees_with_what_claude_code_did(fixture: Path) -> None:
     outcome = check(fixture)
-    assert outcome.calls_checked > 0 and outcome.compactions > 0
+    recorded = json.loads((fixture / "disagreements.json").read_text())
+    assert outcome.calls_checked > 0
+    if not recorded or any(d.get("what") != "next_request" for d in recorded):  # (but one kept for a main request)
+        assert outcome.compactions > 0
     assert outcome.disagreements == [], json.dumps(outcome.disagreements, indent=1)[:3000]
 
 

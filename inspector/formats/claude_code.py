@@ -1787,6 +1787,12 @@ def _last_prompt_leaf(records: list[Record], by_id: Mapping[str, int], lp_seq: i
         cur = cur if cur is not None and _held(records[cur]) else None
     if any(r.parent_id == named and r.kind == "message" and r.runtime_visible for r in records):
         return leaf  # (a line goes on from it: it ends no chain)
+    t = records[target]
+    if t.kind == "message" and t.role == "tool" and by_id.get(t.parent_id or "") in seen:
+        # (a result of parallel calls, hanging off its call's line on the newest line's chain: the
+        # chain goes on through the reply's next call line; observed on resume, differential seed
+        # 914 scenario 8: the CLI resumes from the newest line)
+        return leaf
     return target
 
 
