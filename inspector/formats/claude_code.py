@@ -90,8 +90,7 @@ NAME = "claude_code"
 
 # Lines the runtime chains by uuid and may pick as the newest one (the leaf).
 _CHAINED = frozenset({"user", "assistant", "system", "attachment"})
-_NONE: set[int] = set()  # (no seqs: defaults never changed)
-_NO_SEQS: list[int] = []
+_NONE: set[int] = set()  # (no seqs: never changed)
 # Fields the model above represents; everything else on a line is kept in `extra`.
 _MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "message"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -1189,7 +1188,7 @@ def _active_path(
     merged: dict[int, list[int]],
     checkpoints: list[int],
     tools: list[int],
-    no_id: list[int] = _NO_SEQS,
+    no_id: list[int],
 ) -> None:
     """Find the leaf, walk to the root, put the off-chain lines the runtime still sends on the
     path, and link the path's records to each other so the analysis walks exactly it.
@@ -1875,7 +1874,7 @@ def _cycle_diagnostic(records: list[Record], chain: list[int], back: int, cands:
 
 
 def _with_parallel_results(
-    records: list[Record], chain: list[int], merged: dict[int, list[int]], tools: list[int], undefined: set[int] = _NONE
+    records: list[Record], chain: list[int], merged: dict[int, list[int]], tools: list[int], undefined: set[int]
 ) -> list[int]:
     """The chain plus every line of each reply on it and every result answering that reply,
     each placed after the newest line of the same reply/results before it in file order.
