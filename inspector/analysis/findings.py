@@ -450,7 +450,7 @@ def _dangling(report: Report) -> list[Finding]:
                 Finding(
                     "dangling_first_kept",
                     "error" if later is None else "warning",
-                    f"{_cp_name(report, v)} keeps from {target!r}, which is not on the active path; {effect}.{unverified}",
+                    f"{_cp_name(report, v)} keeps from {quote(target)}, which is not on the active path; {effect}.{unverified}",
                     [v.seq],
                     data={"checkpoint": v.index, "first_kept": target},
                 )
