@@ -1194,6 +1194,32 @@ def test_a_followed_transcript_resumes_where_claude_code_would_as_lines_arrive(t
             assert followed_json(fol) == full_json(str(f), str(f)), (n, line)
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # a reply whose parentUuid is its own uuid, then a last-prompt line naming it (fuzz_live seed
+        # 915 case 342): the newest line is named, so it is resumed from
+        [_line("assistant", "x1", "x1", [{"type": "text", "text": "loops"}]), _last_prompt("x1")],
+        # a root, then a sidechain line under the named line: a line goes on from it, so the newest
+        [_line("user", "x1", None, "root"), {**_line("user", "s1", "a1", "aside"), "isSidechain": True}],
+    ],
+    ids=["last-prompt-names-the-newest", "a-line-under-the-named-one"],
+)
+def test_a_followed_transcript_resumes_from_the_newest_line_again(tmp_path: Path, tail: list[dict[str, Any]]) -> None:
+    """A last-prompt line named a line the newest does not descend from, so the resume was from it;
+    an appended line that makes Claude Code resume from the newest line again (the full build asks
+    `_last_prompt_leaf` from the newest line, not from where the resume was) is followed so."""
+    objs = [
+        _line("user", "u1", None, "first", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        _last_prompt("a1"),
+        *({**o, "timestamp": "2026-01-01T01:00:00.000Z"} for o in tail),
+    ]
+    follow_each_line(tmp_path, objs, "resumed again from the newest line")
+    report = analyze(load_bytes(_jsonl(objs)))
+    assert [it.record_id for it in report.context if not it.synthetic][-1] == "x1"
+
+
 @pytest.mark.parametrize("side", [[1], {"a": 1}, 1, "false"])
 def test_a_gap_under_a_line_whose_is_sidechain_is_no_boolean_falls_back_on_its_own_side(side: Any) -> None:
     """Claude Code groups lines by isSidechain as JavaScript compares values (an array or an object

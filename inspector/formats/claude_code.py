@@ -119,8 +119,8 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "last_prompt", "merged", "path", "records", "relinked", "repeated", "replies", "results", "tail_calls", "thinking",
-        "thinking_left_out", "undefined_ids",
+        "last_prompt", "merged", "newest", "path", "records", "relinked", "repeated", "replies", "results", "tail_calls",
+        "thinking", "thinking_left_out", "undefined_ids",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -134,14 +134,16 @@ class _Source(RecordSource):
         self.agents: dict[int, str] = {}
         self.added: dict[int, dict[str, Any]] = {}
         # What `extend` needs of the whole file: every reply's lines by its key, the
-        # logicalParentUuid values boundaries name, the main thread's newest line (None: no main
-        # thread), the newest checkpoint (-1: none).
+        # logicalParentUuid values boundaries name, the line the main thread's chain is walked
+        # from (`chain_leaf`: its newest line, or the one a last-prompt line names instead) and
+        # its newest line (`newest`; None: no main thread), the newest checkpoint (-1: none).
         self.replies: dict[tuple[Any, ...], list[int]] = {}
         self.merged: dict[int, list[int]] = {}  # a reply written on several lines: first seq -> its lines
         self.last_checkpoint = -1
         self.last_prompt = -1  # the newest last-prompt line after it (`_newest_last_prompt`)
         self.bridged: frozenset[str] = frozenset()
         self.chain_leaf: int | None = None
+        self.newest: int | None = None
         self.answered: set[str] | None = None  # every call a tool line answers (built by `extend`)
         self.called: set[str] | None = None  # every call a reply makes (built by `extend`)
         # The parentUuids the path's linking replaced (`_active_path`): the records no longer name
@@ -1201,7 +1203,7 @@ def _active_path(
         return
     # The main thread's chained lines (a sub-agent's own file: all), listed when first needed.
     cands = functools.cache(functools.partial(_chained, records, objs, main))
-    leaf = by_id.get(last.id or "", last.seq)
+    newest = leaf = by_id.get(last.id or "", last.seq)
     lp_seq = _newest_last_prompt(records, checkpoints[-1] if checkpoints else -1) if main else -1
     if lp_seq >= 0:
         leaf = _last_prompt_leaf(records, by_id, lp_seq, leaf)
@@ -1209,7 +1211,7 @@ def _active_path(
     src = records[0]._source
     if isinstance(src, _Source):
         src.bridged = frozenset(bridged)
-        src.chain_leaf = leaf if main else None
+        src.chain_leaf, src.newest = (leaf, newest) if main else (None, None)
         src.last_checkpoint = checkpoints[-1] if checkpoints else -1
         src.last_prompt = lp_seq
     chain, seen, cur = _walk_chain(led, objs, leaf, checkpoints, bridged, cands)
@@ -2137,11 +2139,10 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if grown_path is None:
         return None
     segment, chain_leaf = grown_path
-    new_leaf = segment[-1] if segment else leaf
-    grown_ids = ChainMap(st.by_uuid, led.by_id())
+    newest = chain_leaf if chain_leaf >= len(records) else src.newest  # (the full build's walk starts from it)
     lp_seq = _newest_last_prompt(st.records, len(records) - 1, src.last_prompt)  # (the new lines only are looked at)
-    if _last_prompt_leaf(st.records, grown_ids, lp_seq, new_leaf) != new_leaf:
-        return None  # (Claude Code resumes from a last-prompt line's leaf instead: the full build says so)
+    if newest is None or _last_prompt_leaf(st.records, ChainMap(st.by_uuid, led.by_id()), lp_seq, newest) != chain_leaf:
+        return None  # (Claude Code resumes from another line: a last-prompt line's, or the newest one again)
     if _left_out_lines_change(led, src, st.records, leaf, segment, merged):
         return None
     _link_subagents(new, led.path)
@@ -2164,7 +2165,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
     if src.called is not None:  # (built when a result first needs it)
         src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
-    src.chain_leaf = chain_leaf
+    src.chain_leaf, src.newest = chain_leaf, newest
     src.last_prompt = lp_seq
     return out
 
