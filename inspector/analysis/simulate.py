@@ -1380,7 +1380,13 @@ def _parallel_first_calls(ev: list[SimEvent], pos: int) -> list[int]:
     """The model calls a parallel agent's sub-agents start together (agents/parallel_agent.py):
     from `pos`, the consecutive calls of one invocation on distinct sibling branches, each the
     first of its branch in the run. Each ran its request processors before any of them was
-    appended, so none saw another's pre-request compaction (an awaited session append yields)."""
+    appended, so none saw another's pre-request compaction (an awaited session append yields).
+    That is a matter of scheduling, not a rule of ADK's: each pass reads the shared in-memory
+    `session.events` unlocked (apps/compaction.py:686), which gains a compaction only once its
+    append has finished (sessions/sqlite_session_service.py:556). A sub-agent that awaits I/O
+    before its request processors (a callback, a plugin) can check after a sibling's compaction
+    landed, and then reads no count past it (apps/compaction.py:295) and may not compact. The
+    session does not record which happened; the scripted differential never awaits there."""
     e = ev[pos]
     if e.branch is None or "." not in e.branch:
         return [pos]
