@@ -282,6 +282,40 @@ def test_replies_without_message_id_or_request_id_are_replies_of_their_own() -> 
     ]
 
 
+def _kinds(report: Report, seq: int) -> str:
+    shape = {"text": "t", "tool_call": "c", "thinking": "k"}
+    return "".join(shape.get(b.type, "o") for b in report.ledger.records[seq].message.blocks)
+
+
+def test_a_reply_s_calls_are_sent_after_its_other_blocks(tmp_path: Path) -> None:
+    """Claude Code moves a reply's calls after its other blocks as it builds the request (`cXo`,
+    offset 322793006, on each reply and on each merge, `Rzi`), unless a call sits between two
+    thinking blocks (order probes "call line, then its text line, answered", "text, call, text
+    lines of one reply, answered", "call and text in one line, answered", "thinking, call,
+    thinking, text lines of one reply, answered"): read from bytes and from a file alike."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "f"}}
+    think = [{"type": "thinking", "thinking": f"hm {k}", "signature": "s" * 40} for k in (1, 2)]
+    res = [{"type": "tool_result", "tool_use_id": "t1", "content": "body"}]
+    objs = [
+        _line("user", "u1", None, "go"),
+        _line("assistant", "a1", "u1", [call, {"type": "text", "text": "after"}], stop="tool_use"),
+        _line("user", "r1", "a1", res),
+        _line("assistant", "b1", "r1", [{"type": "text", "text": "one"}], mid="m2", stop=None),
+        _line("assistant", "b2", "b1", [{**call, "id": "t2"}], mid="m2", stop=None),
+        _line("assistant", "b3", "b2", [{"type": "text", "text": "two"}], mid="m2", stop="tool_use"),
+        _line("user", "r2", "b3", [{**res[0], "tool_use_id": "t2"}]),
+        _line("assistant", "c1", "r2", [think[0]], mid="m3", stop=None),
+        _line("assistant", "c2", "c1", [{**call, "id": "t3"}], mid="m3", stop=None),
+        _line("assistant", "c3", "c2", [think[1], {"type": "text", "text": "three"}], mid="m3", stop="tool_use"),
+        _line("user", "r3", "c3", [{**res[0], "tool_use_id": "t3"}]),
+    ]
+    f = tmp_path / "order.jsonl"
+    f.write_bytes(_jsonl(objs))
+    for report in (analyze(load_bytes(_jsonl(objs))), analyze(load(str(f)))):
+        assert [_kinds(report, s) for s in (1, 3, 7)] == ["tc", "ttc", "kckt"]
+        assert report.context[3].tool_call_ids == ["t2"]
+
+
 def test_small_fixture_is_reported_not_fatal() -> None:
     path = REAL / "agent-sessions__claude_small.jsonl"
     _need(path)

@@ -385,9 +385,35 @@ def _local_command_note(o: dict[str, Any]) -> Message | None:
     return Message("user", _blocks(o["content"]), source_role="system")
 
 
+def _thinking_block(b: Block) -> bool:
+    return b.type == "thinking" or (b.type == "other" and isinstance(b.raw, dict) and b.raw.get("type") == "redacted_thinking")
+
+
+def _sent_order(blocks: list[Block]) -> list[Block]:
+    """A reply's blocks in the order Claude Code 2.1.328 sends them (`cXo`, offset 322793006,
+    applied to each reply as its request builder takes it in and again to each merge, `Rzi`,
+    offset 322792083): its calls moved after every other block, their own order and the others'
+    kept, unless a call sits between two thinking blocks (a thinking block, calls, a thinking
+    block: "tengu_reorder_tool_uses_skipped_for_thinking"), when nothing moves."""
+    first = next((i for i, b in enumerate(blocks) if b.type == "tool_call"), None)
+    if first is None or all(b.type == "tool_call" for b in blocks[first:]):
+        return blocks
+    prev_thinking = after_call = False
+    for b in blocks:
+        if b.type == "tool_call":
+            after_call = True
+            continue
+        thinking = _thinking_block(b)
+        if thinking and prev_thinking and after_call:
+            return blocks
+        prev_thinking, after_call = thinking, False
+    return [b for b in blocks if b.type != "tool_call"] + [b for b in blocks if b.type == "tool_call"]
+
+
 def _message(o: dict[str, Any], m: dict[str, Any]) -> Message:
     blocks = _blocks(m.get("content"))
     if o.get("type") == "assistant":
+        blocks = _sent_order(blocks)
         stop_raw = m.get("stop_reason")
         stop = normalize_stop_reason(stop_raw)
         err = None
@@ -1135,6 +1161,7 @@ def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
                     continue  # a line repeating an earlier block: once is what was sent
                 seen_calls.add(b.call_id)
             blocks.append(b)
+        blocks = _sent_order(blocks)  # (each line's own blocks came in so ordered: `_message`)
         if rm.stop_reason is not None:
             stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
         err = rm.error_message or err

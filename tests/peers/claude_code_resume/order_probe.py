@@ -189,6 +189,38 @@ PROBES: list[Probe] = [
     Probe("no id, no requestId: thinking line, then call line, answered", (("N", [_think(1)]), ("N", [_call(1)]), ("u", [_res(1)]), ("N", [_text("ORD done")]))),
     Probe("no id, no requestId: call, result, done", (("N", [_call(1)]), ("u", [_res(1)]), ("N", [_text("ORD done")]))),
     Probe("no-id: two reply lines in a row, text typed", (("n", [_text("ORD one")]), ("n", [_text("ORD two")]), ("u", [_text("ORD typed")]), _NO_ID_DONE)),
+    # A message.id written again after a prompt ("=k": the k-th reply's id; damaged or hand-edited
+    # transcripts, a line copied from another branch): Claude Code's request builder merges a reply
+    # into the latest one of its id only since the last user message holding no tool result (`yo`).
+    Probe("id repeated after a prompt, session ends", (("a", [_text("ORD first")]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD again")]))),
+    Probe("id repeated after a prompt, then text", (("a", [_text("ORD first")]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("line repeated after a prompt, then text", (("a", [_text("ORD first")]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD first")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("call reply's id repeated after result, reply, prompt", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("a", [_text("ORD between")]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("call reply's id repeated after result and prompt", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("call reply's id repeated with a call after a prompt", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("a", [_text("ORD between")]), ("u", [_text("ORD typed")]), ("=1", [_call(2)]), ("u", [_res(2)]), _DONE)),
+    Probe("call reply's id repeated with a call, session ends", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("a", [_text("ORD between")]), ("u", [_text("ORD typed")]), ("=1", [_call(2)]), ("u", [_res(2)]))),
+    # ("~": a line off the chain, hanging off the line before it; the chain goes on without it)
+    Probe("id repeated after a prompt, the repeat off the chain", (
+        ("a", [_text("ORD first")]), ("u", [_text("ORD typed")]), ("=1~", [_text("ORD again")]), ("a", [_text("ORD answer")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("id repeated after a prompt, the first off the chain", (
+        ("a~", [_text("ORD first")]), ("a", [_text("ORD answer")]), ("u", [_text("ORD typed")]), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    # ("C": a compact boundary without a preserved segment, and its summary line)
+    Probe("id repeated across a compact boundary", (("a", [_text("ORD first")]), ("C", []), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("call reply's id repeated across a compact boundary", (
+        ("a", [_call(1)]), ("u", [_res(1)]), ("C", []), ("=1", [_text("ORD again")]), ("u", [_text("ORD two")]), _DONE)),
+    # The block order of a reply (`cXo`: its calls moved last, unless a call sits between thinking).
+    Probe("call line, then its text line, answered", (("a", [_call(1)]), ("A", [_text("ORD after")]), ("u", [_res(1)]), _DONE)),
+    Probe("text, call, text lines of one reply, answered", (("a", [_text("ORD one")]), ("A", [_call(1)]), ("A", [_text("ORD two")]), ("u", [_res(1)]), _DONE)),
+    Probe("call and text in one line, answered", (("a", [_call(1), _text("ORD after")]), ("u", [_res(1)]), _DONE)),
+    Probe("call, text, call lines of one reply, answered", (
+        ("a", [_call(1)]), ("A", [_text("ORD mid")]), ("A", [_call(2)]), ("u", [_res(1)]), ("u", [_res(2)]), _DONE)),
+    Probe("thinking, call, thinking, text lines of one reply, answered", (
+        ("a", [_think(1)]), ("A", [_call(1)]), ("A", [_think(2)]), ("A", [_text("ORD after")]), ("u", [_res(1)]), _DONE)),
+    Probe("no-id: call line, then text line, answered", (("n", [_call(1)]), ("n", [_text("ORD after")]), ("u", [_res(1)]), _NO_ID_DONE)),
 ]
 
 
@@ -204,24 +236,43 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
     mid = 0
     steps = p.steps if p.alone else (("u", [_text(f"ORD question {n}")]), *p.steps)
     for k, (kind, content) in enumerate(steps):
+        side, kind = kind.endswith("~"), kind.removesuffix("~")
         o: dict[str, Any] = {"parentUuid": parent, **fields, "uuid": _uuid(n, k), "timestamp": f"2026-11-30T14:00:{k:02d}.000Z"}
-        if kind == "u":
+        if kind == "C":
+            out.append(_boundary(o, _uuid(n, 900 + k)))
+            o.update(parentUuid=_uuid(n, 900 + k), type="user", isCompactSummary=True, isVisibleInTranscriptOnly=True, message={
+                "role": "user", "content": f"{SUMMARY_OPENING}\n\nSummary:\nORD summary {n}"})
+        elif kind == "u":
             o.update(type="user", message={"role": "user", "content": content})
         else:
             mid += kind in "aES"
             if kind in "ES":
                 o["isApiErrorMessage"] = True
+            rid = int(kind[1:]) if kind.startswith("=") else mid
             o.update(type="assistant", message={
-                **({} if kind in "nN" else {"id": f"msg_ord_{n}_{mid}"}), "type": "message", "role": "assistant", "model": "<synthetic>" if kind == "S" else "claude-opus-5-5",
+                **({} if kind in "nN" else {"id": f"msg_ord_{n}_{rid}"}), "type": "message", "role": "assistant", "model": "<synthetic>" if kind == "S" else "claude-opus-5-5",
                 "content": content,
                 # (a line the reply goes on after has none yet, as Claude Code writes it)
                 "stop_reason": None if k + 1 < len(steps) and steps[k + 1][0] == "A"
                 else "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
                 "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            }, **({} if kind == "N" else {"requestId": f"req_ord_{n}_{mid}"}))
+            }, **({} if kind == "N" else {"requestId": f"req_ord_{n}_{rid}"}))
         out.append(o)
-        parent = o["uuid"]
+        if not side:
+            parent = o["uuid"]
     return out
+
+
+SUMMARY_OPENING = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation."
+
+
+def _boundary(o: dict[str, Any], uuid: str) -> dict[str, Any]:
+    """A compact boundary (of `/compact`, no preserved segment) under the line `o` hangs off."""
+    fields = {k: v for k, v in o.items() if k not in ("parentUuid", "uuid")}
+    return {
+        **fields, "parentUuid": None, "logicalParentUuid": o["parentUuid"], "uuid": uuid, "type": "system", "subtype": "compact_boundary",
+        "content": "Conversation compacted", "isMeta": False, "level": "info", "compactMetadata": {"trigger": "manual", "preTokens": 1000},
+    }
 
 
 def write_probes(out: Path, base: Path = BASE) -> list[Path]:
@@ -259,7 +310,42 @@ def _calls_before(body: dict[str, Any]) -> list[set[str]]:
     return out
 
 
-Verdict = tuple[list[Any], list[str]]  # (the items, in order; the items holding an orphaned result)
+# (the items, in order; the items holding an orphaned result; the block order of each reply of
+# several blocks, "t" a text, "c" a call, "k" thinking, "o" any other block)
+Verdict = tuple[list[Any], list[str], list[tuple[str, str]]]
+_SHAPE = {"text": "t", "tool_use": "c", "tool_call": "c", "thinking": "k"}
+
+
+def _shapes_sent(harness: Any, body: dict[str, Any], transcript: str, names: dict[str, str]) -> list[tuple[str, str]]:
+    """Per assistant message of several blocks the request carries: (the item of its first block,
+    its blocks' kinds in order)."""
+    by_message: dict[int, list[Any]] = {}
+    for s in harness.request_blocks(body, transcript):
+        if s.role == "assistant":
+            by_message.setdefault(s.message, []).append(s)
+    return [
+        (names.get(bs[0].line_uuid or "", bs[0].line_uuid or "?"), "".join(_SHAPE.get(b.kind, "o") for b in bs))
+        for bs in by_message.values()
+        if len(bs) > 1
+    ]
+
+
+def _shapes_predicted(report: Any, predicted: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """`_shapes_sent` of the prediction: each predicted reply's record's blocks, of its calls those
+    the item says are sent (`tool_call_ids`: not the calls of lines left out, nor repeated ones)."""
+    out = []
+    for m in predicted:
+        if m["role"] != "assistant" or m["synthetic"] or m["seq"] is None:
+            continue
+        sent = set(m["tool_call_ids"])
+        blocks = []
+        for b in report.ledger.records[m["seq"]].message.blocks:
+            if b.type != "tool_call" or b.call_id in sent:
+                sent.discard(b.call_id)
+                blocks.append(b)
+        if len(blocks) > 1:
+            out.append((m["record_id"], "".join(_SHAPE.get(b.type, "o") for b in blocks)))
+    return out
 
 
 def run(out: Path, names: set[str] | None = None) -> list[tuple[Probe, Verdict | str, Verdict]]:
@@ -277,20 +363,27 @@ def run(out: Path, names: set[str] | None = None) -> list[tuple[Probe, Verdict |
     for (p, f), r in zip(picked, runs, strict=True):
         report = analyze(load(str(f)))
         predicted = context_json(report)["messages"]
-        want: Verdict = ([_predicted_item(m) for m in predicted], sorted(_predicted_item(m)[0] for m in predicted if m.get("orphan")))
+        want: Verdict = (
+            [_predicted_item(m) for m in predicted],
+            sorted(_predicted_item(m)[0] for m in predicted if m.get("orphan")),
+            _shapes_predicted(report, predicted),
+        )
         try:
             body = r.first_main()
             items = _sent_items(harness, body, r.transcript, report.ledger, predicted)[0]
-            got: Verdict | str = (items, sorted(_orphans_sent(harness, body, r.transcript, _record_of_line(report.ledger))))
+            names = _record_of_line(report.ledger)
+            got: Verdict | str = (
+                items, sorted(_orphans_sent(harness, body, r.transcript, names)), _shapes_sent(harness, body, r.transcript, names))
         except harness.HarnessError:
             got = f"no request (rc {r.rc})"
         rows.append((p, got, want))
     return rows
 
 
-def _show(v: Verdict | str) -> str:
+def _show(v: Verdict | tuple[list[Any], list[str]] | str) -> str:
     """The items from the probe's own lines on (`L<k>`: its k-th line, 0 the prompt), a made-up
-    result as `miss`, the reply on resume as `resume`, then the items holding an orphan."""
+    result as `miss`, the reply on resume as `resume`, then the items holding an orphan, then the
+    block order of each of the probe's replies of several blocks."""
 
     def name(rid: str) -> str:
         if rid.startswith("synthetic:"):
@@ -301,9 +394,10 @@ def _show(v: Verdict | str) -> str:
 
     if isinstance(v, str):
         return v
-    items, orphans = v
+    items, orphans, *rest = v
     shown = " ".join(n for n in (name(i[0]) for i in items) if n != ".")
-    return shown + (f" orphans {' '.join(name(o) for o in orphans)}" if orphans else "")
+    shapes = " ".join(f"{name(i)}:{k}" for i, k in (rest[0] if rest else []) if name(i) != ".")
+    return shown + (f" orphans {' '.join(name(o) for o in orphans)}" if orphans else "") + (f" blocks {shapes}" if shapes else "")
 
 
 def main() -> int:
