@@ -316,6 +316,49 @@ def test_a_reply_s_calls_are_sent_after_its_other_blocks(tmp_path: Path) -> None
         assert report.context[3].tool_call_ids == ["t2"]
 
 
+def test_a_message_id_written_again_after_a_prompt_is_a_reply_of_its_own(tmp_path: Path) -> None:
+    """Claude Code merges a reply into the latest one of its message.id only since the last user
+    message holding no tool result or compact boundary (`yo`, offset 322784184), the line merged
+    into being the first on the path (order probes "id repeated after a prompt, then text", "id
+    repeated across a compact boundary", "id repeated after a prompt, the first off the chain")."""
+
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
+    def ts(k: int) -> str:
+        return f"2026-01-01T00:00:{k:02d}Z"
+
+    after_prompt = [
+        _line("user", "u1", None, "go", timestamp=ts(1)),
+        _line("assistant", "a1", "u1", text("first"), mid="m1", timestamp=ts(2)),
+        _line("user", "u2", "a1", "typed", timestamp=ts(3)),
+        _line("assistant", "a2", "u2", text("again"), mid="m1", timestamp=ts(4)),
+        _line("user", "u3", "a2", "two", timestamp=ts(5)),
+    ]
+    across = [*after_prompt[:2], _boundary("b1", "a1", timestamp=ts(3)), {**_summary("s1", "b1"), "timestamp": ts(3)},
+              _line("assistant", "a2", "s1", text("again"), mid="m1", timestamp=ts(4)), _line("user", "u3", "a2", "two", timestamp=ts(5))]
+    first_off = [
+        after_prompt[0],
+        _line("assistant", "a0", "u1", text("first"), mid="m1", timestamp=ts(1)),  # (a sibling, off the chain)
+        _line("assistant", "a1", "u1", text("answer"), mid="m9", timestamp=ts(2)),
+        *after_prompt[2:],
+    ]
+    want = {
+        "after": ([("u1", 1), ("a1", 1), ("u2", 1), ("a2", 1), ("u3", 1)], {}),
+        "across": ([("b1", 0), ("a2", 1), ("u3", 1)], {}),
+        "first_off": ([("u1", 1), ("a1", 1), ("u2", 1), ("a2", 2), ("u3", 1)], {"a2": ["again", "first"]}),
+    }
+    for name, objs in (("after", after_prompt), ("across", across), ("first_off", first_off)):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_bytes(_jsonl(objs))
+        for report in (analyze(load_bytes(_jsonl(objs))), analyze(load(str(f)))):
+            got = [(it.record_id, len(getattr(report.ledger.records[it.seq].message, "blocks", ()))) for it in report.context if not it.synthetic]
+            assert got == want[name][0], name
+            for rid, texts in want[name][1].items():
+                rec = next(r for r in report.ledger.records if r.id == rid)
+                assert [b.text for b in rec.message.blocks] == texts, name
+
+
 def test_small_fixture_is_reported_not_fatal() -> None:
     path = REAL / "agent-sessions__claude_small.jsonl"
     _need(path)

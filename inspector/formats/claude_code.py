@@ -38,7 +38,7 @@ import functools
 import io
 import math
 import os
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -1262,7 +1262,8 @@ def _active_path(
     if checkpoints:
         path = _preserved_before_boundaries(records, path, by_id)
     if isinstance(src, _Source):
-        src.undefined_ids = bool(undefined)
+        # (what merges then depends on the path: `extend` reads the file in full)
+        src.undefined_ids = (bool(src.merged) and _split_repeated_ids(records, path, src)) or bool(undefined)
         if undefined:
             _merge_undefined_ids(records, path, undefined, src)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
@@ -1964,6 +1965,66 @@ def _merge_undefined_ids(records: list[Record], path: list[int], undefined: set[
         src.replies.update(groups)
 
 
+def _request_merges(records: list[Record], path: list[int], src: _Source, into: dict[int, int]) -> dict[int, list[int]]:
+    """Where Claude Code 2.1.328's request builder merges the path's lines of replies written on
+    several lines (`into`: line -> its reply's first line, by message.id): each into the latest
+    line of its message.id since the last user message holding no tool result, after consecutive
+    user lines are joined, or a compact boundary (`yo`, offset 322784184). Returns, per line merged
+    into, its lines in path order."""
+    latest: dict[int, int] = {}
+    out: dict[int, list[int]] = {}
+    users = result = False  # the user lines since the last reply, and whether one holds a result
+    for s in path:
+        r = records[s]
+        if r.kind == "checkpoint":
+            latest.clear()
+            users = result = False
+        elif s in into or (r.kind == "message" and r.type == "assistant"):
+            if s not in into and ((s in src.thinking and s not in src.merged) or _synthetic_error(r)):
+                continue  # (no request carries it)
+            if users and not result:
+                latest.clear()
+            users = result = False
+            if s in into:
+                out.setdefault(latest.setdefault(into[s], s), []).append(s)
+        elif r.kind == "message" and r.type in ("user", LOCAL_COMMAND_NOTE) and not r.never_sent:
+            users, result = True, result or r.role == "tool"
+    return out
+
+
+def _split_repeated_ids(records: list[Record], path: list[int], src: _Source) -> bool:
+    """Merge again, as `_request_merges` says, each reply of several lines that Claude Code does
+    not send as one message on the first of its lines: a message.id written again after a prompt
+    (a damaged or hand-edited transcript, a line copied from another branch) starts a message of
+    its own, a line not on the path is in none, and the first line on the path is the one merged
+    into (order probes "id repeated after a prompt ...", "... across a compact boundary").
+    Whether any was."""
+    into = {x: f for f, xs in src.merged.items() for x in xs}
+    merges = _request_merges(records, path, src, into)
+    changed = {into[t] for t, xs in merges.items() if t not in src.merged or src.merged[t] != xs}
+    for g in changed:
+        for x in src.merged.pop(g):
+            r = records[x]
+            r.kind = "message"
+            r.message = src._own_message(r)[0]
+            _drop_extra(r, "merged_lines")
+            _drop_extra(r, "merged_into_line")
+        src.groups.pop(g, None)
+    again = {("merge", t): xs for t, xs in merges.items() if into[t] in changed and len(xs) > 1}
+    if again:
+        src.merged.update(_merge_replies(records, again))
+    return bool(changed)
+
+
+def _drop_extra(r: Record, key: str) -> None:
+    """Take a field `_add_extra` added off a record's `extra`."""
+    src = r._source
+    if r._extra is UNREAD and isinstance(src, _Source):
+        src.added.get(r.seq, {}).pop(key, None)
+    elif r.extra and key in r.extra:
+        r.extra = {k: v for k, v in r.extra.items() if k != key}
+
+
 def _synthetic_error(r: Record) -> bool:
     """A synthetic API error's reply (`_message`: its error message kept), which no request carries."""
     return r.stop_reason == "error" and r._message is not None and r._message.error_message is not None
@@ -1992,13 +2053,16 @@ def _placed_families(
         return []
     # The path as a linked list (seq -> the next one), once a line goes in (right after its anchor).
     after: dict[int, int | None] | None = None
-    for s in chain:
-        r = records[s]
-        if r.kind != "message" or r.role != "assistant" or (not r.call_ids and s not in merged) or s in undefined:
+    for s, first in _family_anchors(records, chain, on, merged):
+        r = records[first]
+        if r.kind != "message" or r.role != "assistant" or (not r.call_ids and first not in merged) or s in undefined:
             continue  # (a reply of one line and no call is its own family, on the chain)
-        family = set(merged.get(s, (s,)))
+        family = set(merged.get(first, (first,)))
         for cid in r.call_ids:
             family.update(results.get(cid, ()))
+        if first != s:  # (Claude Code no longer holds a line written before its last boundary off the chain)
+            floor = max((x for x in chain if records[x].kind == "checkpoint"), default=-1)
+            family = {x for x in family if x > floor or x in on}
         if family <= on:  # (the common case: the reply's lines and results are on the chain already)
             continue
         missing = sorted(x for x in family if x not in on)
@@ -2018,6 +2082,26 @@ def _placed_families(
         path.append(cur)
         cur = after[cur]
     return path
+
+
+def _family_anchors(records: list[Record], chain: list[int], on: set[int], merged: Mapping[int, list[int]]) -> Iterator[tuple[int, int]]:
+    """Each chain line with the first line of its reply: itself, or, for a line merged into a
+    reply whose first line is off the chain, that line (Claude Code recovers a reply's lines by
+    message.id from its first line on the chain, `O_r`: order probe "id repeated after a prompt,
+    the first off the chain")."""
+    for s in chain:
+        r = records[s]
+        if r.kind != "meta" or r.type != "assistant":
+            yield s, s
+            continue
+        src = r._source
+        e = (src.added.get(s) or {}) if r._extra is UNREAD and isinstance(src, _Source) else (r._extra or {})
+        line = e.get("merged_into_line")
+        if not isinstance(line, int):
+            continue
+        first = bisect_left(records, line, key=lambda x: x.line)
+        if first < len(records) and first not in on and s in merged.get(first, ()):
+            yield s, first
 
 
 def _preserved_list(records: list[Record], pm: dict[str, Any], by_id: dict[str, int]) -> list[int]:
