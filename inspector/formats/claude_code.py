@@ -38,7 +38,7 @@ import functools
 import io
 import math
 import os
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -2046,14 +2046,23 @@ def _placed_families(
     merged: Mapping[int, list[int]],
     results: dict[str, list[int]],
     undefined: set[int] = _NONE,
+    fresh: Mapping[int, list[int]] | None = None,
 ) -> list[int]:
-    """`_with_parallel_results` given the result lines by call."""
+    """`_with_parallel_results` given the result lines by call. `fresh`: the replies of `merged`
+    whose first line may be off the chain (default: all; a follow's, the ones its new lines made:
+    the path it grows placed every earlier reply's first line already, else it was split and is
+    read in full)."""
     on = set(chain)
     if not chain:
         return []
     # The path as a linked list (seq -> the next one), once a line goes in (right after its anchor).
     after: dict[int, int | None] | None = None
-    for s, first in _family_anchors(records, chain, on, merged):
+    # A line merged into a reply whose first line is off the chain stands for that line: Claude Code
+    # recovers a reply's lines by message.id from its first line on the chain (`O_r`: order probe
+    # "id repeated after a prompt, the first off the chain"). Rare: mostly empty.
+    off = {x: f for f, xs in (merged if fresh is None else fresh).items() if f not in on for x in xs if x in on}
+    for s in chain:
+        first = off.get(s, s)
         r = records[first]
         if r.kind != "message" or r.role != "assistant" or (not r.call_ids and first not in merged) or s in undefined:
             continue  # (a reply of one line and no call is its own family, on the chain)
@@ -2082,26 +2091,6 @@ def _placed_families(
         path.append(cur)
         cur = after[cur]
     return path
-
-
-def _family_anchors(records: list[Record], chain: list[int], on: set[int], merged: Mapping[int, list[int]]) -> Iterator[tuple[int, int]]:
-    """Each chain line with the first line of its reply: itself, or, for a line merged into a
-    reply whose first line is off the chain, that line (Claude Code recovers a reply's lines by
-    message.id from its first line on the chain, `O_r`: order probe "id repeated after a prompt,
-    the first off the chain")."""
-    for s in chain:
-        r = records[s]
-        if r.kind != "meta" or r.type != "assistant":
-            yield s, s
-            continue
-        src = r._source
-        e = (src.added.get(s) or {}) if r._extra is UNREAD and isinstance(src, _Source) else (r._extra or {})
-        line = e.get("merged_into_line")
-        if not isinstance(line, int):
-            continue
-        first = bisect_left(records, line, key=lambda x: x.line)
-        if first < len(records) and first not in on and s in merged.get(first, ()):
-            yield s, first
 
 
 def _preserved_list(records: list[Record], pm: dict[str, Any], by_id: dict[str, int]) -> list[int]:
@@ -2341,7 +2330,7 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
             return None  # (it answers a reply before the turn: the full build places it there)
     if any(first < start for first in merged):
         return None  # (a reply begun before the turn goes on: the full build places its lines there)
-    placed = _placed_families(recs, joined + seg, ChainMap(merged, src.merged), results)
+    placed = _placed_families(recs, joined + seg, ChainMap(merged, src.merged), results, fresh=merged)
     if placed[: len(turn)] != turn or any(x < n for x in placed[len(turn) :]):
         return None
     return placed[len(turn) :], leaf
