@@ -1297,6 +1297,51 @@ def test_a_followed_transcript_resumes_from_the_newest_line_again(tmp_path: Path
     assert [it.record_id for it in report.context if not it.synthetic][-1] == "x1"
 
 
+def test_a_followed_fallback_off_the_new_chain_is_no_longer_reported(tmp_path: Path) -> None:
+    """A reply's second line names no line, so the walk from it fell back by time to the reply's
+    first line (a dangling_parent warning); a result under that first line is the newest line then,
+    and the walk from it never meets the second line: the follow drops the warning as the full
+    build does (fuzz_live seed 953 case 24 kept it)."""
+    call = {"type": "tool_use", "id": "q1", "name": "Bash", "input": {"command": "true"}}
+    objs = [
+        _line("user", "u1", None, "go", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [call], mid="m1", stop="tool_use", timestamp="2026-01-01T00:00:01.000Z"),
+        _line("assistant", "a2", "gone", [{**call, "id": "q2"}], mid="m1", stop="tool_use", timestamp="2026-01-01T00:00:02.000Z"),
+        _line("user", "r1", "a1", [_result(1), _result(2)], timestamp="2026-01-01T00:00:03.000Z"),
+    ]
+    follow_each_line(tmp_path, objs, "fallback off the new chain")
+    assert not [d for d in load_bytes(_jsonl(objs)).diagnostics if d.problem == "dangling_parent"]
+
+
+def test_a_followed_fallback_goes_to_an_appended_line_off_the_chain(tmp_path: Path) -> None:
+    """The walk fell back by time from a line naming no parent; appended together, a branch line
+    written between that line and the one fallen back to, and a reply under the first: the full
+    build's walk falls back to the branch line (the one written last before), and so does the
+    follow."""
+    from inspector.live.incremental import Follower
+    from tests.test_incremental import followed_json, full_json
+
+    objs = [
+        _line("user", "u1", None, "go", timestamp="2026-01-01T00:00:00.000Z"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "answer"}], timestamp="2026-01-01T00:00:01.000Z"),
+        _line("user", "u2", "gone", "next", timestamp="2026-01-01T00:00:03.000Z"),
+    ]
+    tail = [
+        _line("user", "z1", "u1", "a branch", timestamp="2026-01-01T00:00:02.000Z"),
+        _line("assistant", "w1", "u2", [{"type": "text", "text": "more"}], timestamp="2026-01-01T00:00:04.000Z"),
+    ]
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(_jsonl(objs))
+    fol = Follower(str(f))
+    fol.poll()
+    with open(f, "ab") as out:
+        out.write(_jsonl(tail))
+    fol.poll()
+    assert followed_json(fol) == full_json(str(f), str(f))
+    report = analyze(load_bytes(_jsonl([*objs, *tail])))
+    assert [it.record_id for it in report.context if not it.synthetic] == ["u1", "z1", "u2", "w1"]
+
+
 @pytest.mark.parametrize("side", [[1], {"a": 1}, 1, "false"])
 def test_a_gap_under_a_line_whose_is_sidechain_is_no_boolean_falls_back_on_its_own_side(side: Any) -> None:
     """Claude Code groups lines by isSidechain as JavaScript compares values (an array or an object

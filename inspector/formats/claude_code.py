@@ -2311,6 +2311,8 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
         if nxt is None or nxt in seg or nxt < src.last_checkpoint:
             return None
         cur = nxt
+    if _fallback_may_change(led, src, new, seg, cur):
+        return None
     seg.reverse()
     turn = _turn_path(led, recs)
     if turn is None:
@@ -2334,6 +2336,20 @@ def _grown_path(led: Ledger, st: _Reading, merged: dict[int, list[int]]) -> tupl
     if placed[: len(turn)] != turn or any(x < n for x in placed[len(turn) :]):
         return None
     return placed[len(turn) :], leaf
+
+
+def _fallback_may_change(led: Ledger, src: _Source, new: list[Record], seg: list[int], junction: int) -> bool:
+    """Whether the full build's walk may fall back by time (`_TimeFallback`) otherwise than the old
+    walk did, when that one fell back or stopped at a parent Claude Code does not hold (a
+    dangling_parent diagnostic): the chain from the newest line joins the old one below the old
+    chain leaf (`junction`), so the lines between are no longer walked nor, as lines on the chain,
+    passed over as lines to fall back to; or an appended line off the chain is one to fall back to."""
+    if not any(d.problem == "dangling_parent" for d in led.diagnostics):
+        return False
+    if junction != src.chain_leaf:
+        return True
+    on = set(seg)
+    return any(r.seq not in on and r.kind != "unknown" and r.runtime_visible and (r.type in _KEPT_TYPES or r.type.startswith("system")) for r in new)
 
 
 def _turn_path(led: Ledger, recs: list[Record]) -> list[int] | None:
