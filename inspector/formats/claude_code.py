@@ -119,8 +119,8 @@ class _Source(RecordSource):
 
     __slots__ = (
         "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "last_prompt", "merged", "newest", "path", "records", "relinked", "repeated", "replies", "results", "tail_calls",
-        "thinking", "thinking_left_out", "undefined_ids",
+        "last_prompt", "merged", "merges_by_path", "newest", "path", "records", "relinked", "repeated", "replies", "results",
+        "tail_calls", "thinking", "thinking_left_out",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -158,9 +158,9 @@ class _Source(RecordSource):
         # path's replies all of whose lines are such, which Claude Code leaves out (`_leave_out_thinking_only`).
         self.thinking: set[int] = set()
         self.thinking_left_out: dict[int, str | None] = {}  # seq -> its message.id
-        # Whether the path holds a reply without a message.id (`_merge_undefined_ids`: what joins
-        # it depends on lines after it; `extend` reads the file in full then).
-        self.undefined_ids = False
+        # Whether what merges into a reply depends on the path (`_merge_as_requested`: a reply
+        # without a message.id, an id written again); `extend` reads the file in full then.
+        self.merges_by_path = False
 
     def _raw(self, rec: Record, f: BinaryIO | None = None) -> bytes | None:
         """A record's line as written: from the bytes the ledger was built from, or, for a line
@@ -1262,10 +1262,7 @@ def _active_path(
     if checkpoints:
         path = _preserved_before_boundaries(records, path, by_id)
     if isinstance(src, _Source):
-        # (what merges then depends on the path: `extend` reads the file in full)
-        src.undefined_ids = (bool(src.merged) and _split_repeated_ids(records, path, src)) or bool(undefined)
-        if undefined:
-            _merge_undefined_ids(records, path, undefined, src)
+        _merge_as_requested(records, path, undefined, src)
     # Link the path: each record's parent is the one before it (the line's own parentUuid is
     # kept in `extra` where that differs).
     prev_id: str | None = None
@@ -1929,6 +1926,17 @@ def _undefined_id(o: dict[str, Any]) -> bool:
     return isinstance(m, dict) and not m.get("id")
 
 
+def _merge_as_requested(records: list[Record], path: list[int], undefined: set[int], src: _Source) -> None:
+    """The path's replies merged as Claude Code 2.1.328's request builder merges them (`yo`,
+    offset 322784184): the groups by message.id regrouped where the path says otherwise
+    (`_split_repeated_ids`), then the replies without one merged (`_merge_undefined_ids`). Either
+    makes what merges depend on the path (`src.merges_by_path`: a follow then reads in full)."""
+    split = bool(src.merged) and _split_repeated_ids(records, path, src)
+    if undefined:
+        _merge_undefined_ids(records, path, undefined, src)
+    src.merges_by_path = split or bool(undefined)
+
+
 def _merge_undefined_ids(records: list[Record], path: list[int], undefined: set[int], src: _Source) -> None:
     """Claude Code 2.1.328 builds a request by merging each reply into the message of the latest
     one of the same message.id since the last user message holding no tool result (its request
@@ -2201,7 +2209,7 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     records = led.records
     src = records[0]._source if records else None
     leaf = led.leaf_seq
-    if not isinstance(src, _Source) or leaf is None or src.chain_leaf is None or led.resolved_path is not None or src.undefined_ids:
+    if not isinstance(src, _Source) or leaf is None or src.chain_leaf is None or led.resolved_path is not None or src.merges_by_path:
         return None
     if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
         return None
