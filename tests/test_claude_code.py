@@ -114,11 +114,13 @@ def test_replies_written_block_by_block_are_one_message_with_usage_once() -> Non
     _need(path)
     report = analyze(load(str(path)))
     led = report.ledger
-    # Lines 6-12 are one reply (message.id ...3xEieBJx): text, thinking, text, four tool calls.
+    # Lines 6-12 are one reply (message.id ...3xEieBJx): text, thinking, text, four tool calls;
+    # its first text is "\n\n", which Claude Code drops as it merges the lines (`Rzi`): the real
+    # CLI resuming this file sent thinking, text, the four calls.
     first = next(r for r in led.records if r.line == 6)
     assert first.kind == "message" and first.extra["merged_lines"] == [6, 7, 8, 9, 10, 11, 12]
     m = first.message
-    assert [b.type for b in m.blocks] == ["text", "thinking", "text"] + ["tool_call"] * 4
+    assert [b.type for b in m.blocks] == ["thinking", "text"] + ["tool_call"] * 4
     assert all(led.records[s].kind == "meta" and led.records[s].extra["merged_into_line"] == 6 for s in range(6, 12))
     raw = _raw_lines(path)[5]["message"]["usage"]
     assert m.usage.input == raw["input_tokens"] and m.usage.cache_read == raw["cache_read_input_tokens"]
@@ -314,6 +316,41 @@ def test_a_reply_s_calls_are_sent_after_its_other_blocks(tmp_path: Path) -> None
     for report in (analyze(load_bytes(_jsonl(objs))), analyze(load(str(f)))):
         assert [_kinds(report, s) for s in (1, 3, 7)] == ["tc", "ttc", "kckt"]
         assert report.context[3].tool_call_ids == ["t2"]
+
+
+def test_a_text_of_whitespace_only_goes_when_a_reply_s_lines_are_merged(tmp_path: Path) -> None:
+    """Claude Code drops a text block of whitespace only (JavaScript's) as it merges a reply's
+    lines (`Rzi`, offset 322792083), unless it sits between two thinking blocks or only thinking
+    would be left; a reply of one line keeps it (order probes "blank text line, then call line",
+    "call line, then blank text line", "text, blank text, text lines", "blank text and call in one
+    line", "thinking, blank text, thinking, text lines": 3 of 5 differed before)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "f"}}
+    think = [{"type": "thinking", "thinking": f"hm {k}", "signature": "s" * 40} for k in (1, 2)]
+
+    def text(t: str) -> dict[str, Any]:
+        return {"type": "text", "text": t}
+
+    objs = [
+        _line("user", "u1", None, "go"),
+        _line("assistant", "a1", "u1", [text("\n\n")], mid="m1", stop=None),
+        _line("assistant", "a2", "a1", [call], mid="m1", stop="tool_use"),
+        _line("user", "r1", "a2", [{"type": "tool_result", "tool_use_id": "t1", "content": "body"}]),
+        _line("assistant", "b1", "r1", [text("one")], mid="m2", stop=None),
+        _line("assistant", "b2", "b1", [text("\u3000\n")], mid="m2", stop=None),
+        _line("assistant", "b3", "b2", [text("two")], mid="m2"),
+        _line("user", "u2", "b3", "next"),
+        _line("assistant", "c1", "u2", [think[0]], mid="m3", stop=None),
+        _line("assistant", "c2", "c1", [text(" ")], mid="m3", stop=None),
+        _line("assistant", "c3", "c2", [think[1]], mid="m3", stop=None),
+        _line("assistant", "c4", "c3", [text("after")], mid="m3"),
+        _line("user", "u3", "c4", "and"),
+        _line("assistant", "d1", "u3", [text("\n\n"), {**call, "id": "t2"}], mid="m4", stop="tool_use"),
+        _line("user", "r2", "d1", [{"type": "tool_result", "tool_use_id": "t2", "content": "body"}]),
+    ]
+    f = tmp_path / "blank.jsonl"
+    f.write_bytes(_jsonl(objs))
+    for report in (analyze(load_bytes(_jsonl(objs))), analyze(load(str(f)))):
+        assert [_kinds(report, s) for s in (1, 4, 8, 13)] == ["c", "tt", "ktkt", "tc"]
 
 
 def test_a_message_id_written_again_after_a_prompt_is_a_reply_of_its_own(tmp_path: Path) -> None:

@@ -1145,6 +1145,22 @@ def _merge_lazily(first: Record, lines: list[Record], src: _Source) -> None:
     src.groups[first.seq] = [r.seq for r in lines]
 
 
+def _blank_text(b: Block) -> bool:
+    return b.type == "text" and bool(b.text) and all(ch in _JS_SPACE for ch in b.text)
+
+
+def _without_blank_texts(blocks: list[Block]) -> list[Block]:
+    """A merge's blocks as Claude Code 2.1.328 keeps them (`Rzi`, offset 322792083, at each line
+    merged): a text of whitespace only goes, unless it sits between two thinking blocks; when
+    only thinking would be left, nothing goes."""
+    kept = [
+        b
+        for i, b in enumerate(blocks)
+        if not _blank_text(b) or (i and i + 1 < len(blocks) and _thinking_block(blocks[i - 1]) and _thinking_block(blocks[i + 1]))
+    ]
+    return kept if len(kept) == len(blocks) or not all(map(_thinking_block, kept)) else blocks
+
+
 def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
     """One reply's message from its lines' (message, requestId), in file order."""
     m = parts[0][0]
@@ -1154,14 +1170,15 @@ def _merged_message(parts: list[tuple[Message, Any]]) -> Message:
     stop: str | None = None
     usage_by_request: dict[Any, Usage] = {}
     err: str | None = None
-    for rm, rid in parts:
+    for k, (rm, rid) in enumerate(parts):
         for b in rm.blocks:
             if b.type == "tool_call" and b.call_id is not None:
                 if b.call_id in seen_calls:
                     continue  # a line repeating an earlier block: once is what was sent
                 seen_calls.add(b.call_id)
             blocks.append(b)
-        blocks = _sent_order(blocks)  # (each line's own blocks came in so ordered: `_message`)
+        if k:
+            blocks = _sent_order(_without_blank_texts(blocks))  # (the first line's came in so: `_message`)
         if rm.stop_reason is not None:
             stop, stop_raw = rm.stop_reason, rm.stop_reason_raw
         err = rm.error_message or err

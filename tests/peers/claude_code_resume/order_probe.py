@@ -221,6 +221,15 @@ PROBES: list[Probe] = [
     Probe("thinking, call, thinking, text lines of one reply, answered", (
         ("a", [_think(1)]), ("A", [_call(1)]), ("A", [_think(2)]), ("A", [_text("ORD after")]), ("u", [_res(1)]), _DONE)),
     Probe("no-id: call line, then text line, answered", (("n", [_call(1)]), ("n", [_text("ORD after")]), ("u", [_res(1)]), _NO_ID_DONE)),
+    # A text of whitespace only in a reply of several lines (`Rzi` drops it at a merge, unless it
+    # sits between thinking blocks or only thinking would be left; a reply of one line keeps it).
+    Probe("blank text line, then call line, answered", (("a", [_text("\n\n")]), ("A", [_call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("call line, then blank text line, answered", (("a", [_call(1)]), ("A", [_text(" ")]), ("u", [_res(1)]), _DONE)),
+    Probe("blank text and call in one line, answered", (("a", [_text("\n\n"), _call(1)]), ("u", [_res(1)]), _DONE)),
+    Probe("thinking, blank text, thinking, text lines of one reply", (
+        ("a", [_think(1)]), ("A", [_text(" ")]), ("A", [_think(2)]), ("A", [_text("ORD after")]), ("u", [_text("ORD two")]), _DONE)),
+    Probe("text, blank text, text lines of one reply", (
+        ("a", [_text("ORD one")]), ("A", [_text("\u3000\n")]), ("A", [_text("ORD two")]), ("u", [_text("ORD next")]), _DONE)),
 ]
 
 
