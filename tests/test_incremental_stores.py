@@ -710,6 +710,19 @@ def test_followed_adk_go_store_equals_full_analysis(tmp_path, seed: int) -> None
     grow_in_batches(path, fol, rows[keep:], rng, go_insert)
 
 
+def test_adk_go_follow_after_a_deeply_nested_last_event(tmp_path) -> None:
+    """The last event read holds a value nested 1,000 deep (orjson parses it; comparing two such
+    values passes Python's recursion limit): each look compares it with its row read again, and
+    that comparison crashed the follow with a RecursionError (fuzz_live seed 969 case 247,
+    `row_deep_nesting`). Now it grows, and equals the full read."""
+    rows = go_session(random.Random(3), 24)
+    deep = '{"parts":[{"functionCall":{"id":"cd","name":"ls","args":{"x":' + "[" * 1000 + "]" * 1000 + '}}}],"role":"model"}'
+    rows[11]["content"] = deep
+    path, fol = go_followed(tmp_path, rows, 12)
+    assert as_json(fol.report) == full_json(path)
+    grow_in_batches(path, fol, rows[12:], random.Random(4), go_insert)
+
+
 def test_adk_go_row_read_before_deleted_or_rewritten_reloads(tmp_path) -> None:
     rows = go_session(random.Random(7), 30)
     path, fol = go_followed(tmp_path, rows, 20)

@@ -1355,6 +1355,15 @@ def _parsed(rows: list[Any], cols: list[str], name: str, first: int, diags: list
     return out
 
 
+def _differs(a: Any, b: Any) -> bool:
+    """`a != b` for two parsed events, however deep their values nest (compared with room to
+    recurse, as they were parsed; past even that, taken as changed: the follow reads in full)."""
+    try:
+        return deep(operator.ne, a, b)
+    except RecursionError:
+        return True
+
+
 def _grown(
     con: sqlite3.Connection,
     name: str,
@@ -1377,7 +1386,7 @@ def _grown(
         last = tail.events[-1]
         row = con.execute("SELECT rowid, * FROM events WHERE rowid=?", (last.rowid,)).fetchone()
         again = _parsed([row], cols, name, last.line, []) if row is not None else []
-        if not again or again[0].obj != last.obj or again[0].ts != last.ts:
+        if not again or _differs(again[0].obj, last.obj) or again[0].ts != last.ts:
             return StoreGrowth(None, tail, reload=f"the last event read (rowid {last.rowid}) was rewritten")
     rows = _stream_rows(con, tail.key, after=tail.last_rowid)
     ts_at = 1 + cols.index("timestamp")
