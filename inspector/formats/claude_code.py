@@ -40,7 +40,7 @@ import math
 import os
 from bisect import bisect_right
 from collections import ChainMap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -299,6 +299,11 @@ def _text_of(content: Any) -> str:
 _JS_SPACE = frozenset("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(map(chr, range(0x2000, 0x200B))))
 
 
+def _js_blank(text: str) -> bool:
+    """Whether JavaScript's `trim` leaves nothing of `text` (Python's whitespace is another set)."""
+    return all(ch in _JS_SPACE for ch in text)
+
+
 def _read_block(b: Any) -> bool:
     """A content block Claude Code keeps (`Irn`): an object with a string type."""
     return isinstance(b, dict) and isinstance(b.get("type"), str)
@@ -308,7 +313,7 @@ def _dropped_because(t: Any, m: dict[str, Any]) -> str | None:
     """Why Claude Code drops a user or assistant line whose message is `m` (`jrn`), None: it keeps it."""
     c = m.get("content")
     if isinstance(c, str):
-        return "is blank text" if t == "assistant" and all(ch in _JS_SPACE for ch in c) else None
+        return "is blank text" if t == "assistant" and _js_blank(c) else None
     if not isinstance(c, list):
         return "is not a string or a list" if "content" in m else "is missing or not a string or a list"
     if c and not any(_read_block(b) for b in c):
@@ -529,7 +534,7 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
         if m is None or h.isApiErrorMessage is True or (raw_pid is UNSET and sid is UNSET):
             return False
         c = m.content
-        if c is None or (t == "assistant" and type(c) is str and all(ch in _JS_SPACE for ch in c)):
+        if c is None or (t == "assistant" and type(c) is str and _js_blank(c)):
             return False  # (a line Claude Code drops: `_dropped_because`)
         if not c and type(c) is list:
             return False  # (sent as nothing, or as "(no content)": `_message`, `sent_in_place`; rare, read whole)
@@ -1146,7 +1151,7 @@ def _merge_lazily(first: Record, lines: list[Record], src: _Source) -> None:
 
 
 def _blank_text(b: Block) -> bool:
-    return b.type == "text" and bool(b.text) and all(ch in _JS_SPACE for ch in b.text)
+    return b.type == "text" and bool(b.text) and _js_blank(b.text)
 
 
 def _without_blank_texts(blocks: list[Block]) -> list[Block]:
@@ -1965,26 +1970,14 @@ def _merge_undefined_ids(records: list[Record], path: list[int], undefined: set[
     of thinking only (`xXo` removes it first), a synthetic API error's (`dV`)."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     first: int | None = None
-    users = result = False  # the user lines since the last reply, and whether one holds a result
-    for s in path:
-        r = records[s]
-        if r.kind == "checkpoint":
-            first, users, result = None, False, False
-        elif r.kind != "message":
-            continue
-        elif r.type == "assistant":
-            if (s in src.thinking and s not in src.merged) or _synthetic_error(r):
-                continue
-            if users and not result:
-                first = None
-            users = result = False
-            if s in undefined:
-                if first is None:
-                    first = s
-                else:
-                    groups.setdefault(("line", first), [first]).append(s)
-        elif r.type in ("user", LOCAL_COMMAND_NOTE) and not r.never_sent:
-            users, result = True, result or r.role == "tool"
+    for s, cleared in _replies_taken_in(records, path, src, _NONE):
+        if cleared:
+            first = None
+        if s in undefined:
+            if first is None:
+                first = s
+            else:
+                groups.setdefault(("line", first), [first]).append(s)
     if groups:
         src.merged.update(_merge_replies(records, groups))
         src.replies.update(groups)
@@ -1998,23 +1991,32 @@ def _request_merges(records: list[Record], path: list[int], src: _Source, into: 
     into, its lines in path order."""
     latest: dict[int, int] = {}
     out: dict[int, list[int]] = {}
-    users = result = False  # the user lines since the last reply, and whether one holds a result
+    for s, cleared in _replies_taken_in(records, path, src, into):
+        if cleared:
+            latest.clear()
+        if s in into:
+            out.setdefault(latest.setdefault(into[s], s), []).append(s)
+    return out
+
+
+def _replies_taken_in(records: list[Record], path: list[int], src: _Source, lines: Container[int]) -> Iterator[tuple[int, bool]]:
+    """Each reply line Claude Code 2.1.328's request builder takes in along the path (`lines`,
+    a reply's later lines, always), and whether its map by message.id (`yo`, offset 322784184)
+    was cleared since the one before: by a compact boundary, or by a user message holding no tool
+    result (its consecutive user lines joined first). The lines no request carries are passed: a
+    line of thinking only (`xXo` removes it first), a synthetic API error's (`dV`)."""
+    cleared = users = result = False  # (the user lines since the last reply, and whether one holds a result)
     for s in path:
         r = records[s]
         if r.kind == "checkpoint":
-            latest.clear()
-            users = result = False
-        elif s in into or (r.kind == "message" and r.type == "assistant"):
-            if s not in into and ((s in src.thinking and s not in src.merged) or _synthetic_error(r)):
+            cleared, users, result = True, False, False
+        elif s in lines or (r.kind == "message" and r.type == "assistant"):
+            if s not in lines and ((s in src.thinking and s not in src.merged) or _synthetic_error(r)):
                 continue  # (no request carries it)
-            if users and not result:
-                latest.clear()
-            users = result = False
-            if s in into:
-                out.setdefault(latest.setdefault(into[s], s), []).append(s)
+            yield s, cleared or (users and not result)
+            cleared = users = result = False
         elif r.kind == "message" and r.type in ("user", LOCAL_COMMAND_NOTE) and not r.never_sent:
             users, result = True, result or r.role == "tool"
-    return out
 
 
 def _split_repeated_ids(records: list[Record], path: list[int], src: _Source) -> bool:
