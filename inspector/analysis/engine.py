@@ -932,7 +932,7 @@ def sent_items(
                 continue
             append(ContextItem(0, "tool", "message", s, rec.id, rec.line, False, "", tool_result_id=rid, orphan=orphan))
         elif role is not None:
-            if role == "user" and pending:
+            if role == "user" and pending and rec.type not in rt.turn_neutral_types:
                 went_on = True
                 if not rt.joins_user_lines:
                     if not answered.issuperset(pending):
@@ -1113,10 +1113,19 @@ def append_resume_reply(led: Ledger, items: list[ContextItem], rt: Runtime) -> N
     if rt.resume_reply is None or not items:
         return
     sent = [it.seq for it in items if it.seq is not None and it.kind == "message"]
-    reply = rt.resume_reply(led, sent, items[-1].role == "assistant")
-    if reply is not None:
-        note = f"{rt.name} appends this reply on resume: the conversation ends inside a turn"
-        items.append(ContextItem(0, "assistant", "message", None, None, None, True, reply, note=note, on_resume=True))
+    got = rt.resume_reply(led, sent, items[-1].role == "assistant")
+    if got is None:
+        return
+    reply, after = got
+    where = "appends this reply" if after <= 0 else f"adds this reply before the last {after} message{'s' if after > 1 else ''} sent"
+    note = f"{rt.name} {where} on resume: the conversation ends inside a turn"
+    item = ContextItem(0, "assistant", "message", None, None, None, True, reply, note=note, on_resume=True)
+    if after <= 0:
+        items.append(item)
+        return
+    first_after = sent[-after]
+    at = next(i for i in range(len(items) - 1, -1, -1) if items[i].seq == first_after and items[i].kind == "message")
+    items.insert(at, item)
 
 
 def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:

@@ -195,6 +195,10 @@ class Runtime:
     # One message can carry several tool results (Claude Code's user lines follow the Messages
     # API); elsewhere a tool message answers one call, read from the index without its content.
     many_results_per_message: bool = False
+    # The record types of the user messages its turn rules pass over: sent, yet the conversation
+    # does not go on with them, so a call before one is still the conversation's last (Claude
+    # Code's local command notes, `system` lines it sends as user text).
+    turn_neutral_types: frozenset[str] = frozenset()
     # The summaries it writes: file lists, split-turn separator, section template (None: the
     # summary is free text).
     summary_format: SummaryFormat | None = None
@@ -231,11 +235,13 @@ class Runtime:
     # The text of that wrapper as a repair writes it for this session (the summary left out): what
     # the planner budgets beside the summary. None: only summary_prefix/suffix wrap it.
     written_wrapper: Callable[[Ledger], str] | None = None
-    # What the runtime itself appends when it resumes a conversation that ends inside a turn (as a
+    # What the runtime itself adds when it resumes a conversation that ends inside a turn (as a
     # rule, the last thing sent is not a reply): (the session, the seqs of the messages sent, in
-    # order, whether the last item sent is a reply) -> the reply's text, or None when it appends
-    # none (Claude Code's `<synthetic>` "No response requested.").
-    resume_reply: Callable[[Ledger, list[int], bool], str | None] | None = None
+    # order, whether the last item sent is a reply) -> the reply's text and how many of the last
+    # messages sent come after it (0: it is the last), or None when it adds none (Claude Code's
+    # `<synthetic>` "No response requested.", spliced in before the local command notes that end
+    # the conversation).
+    resume_reply: Callable[[Ledger, list[int], bool], tuple[str, int] | None] | None = None
     # What the runtime sends in place of a reply's content as written (Claude Code's "(no content)"
     # for a reply without a content block), asked of each reply without calls as the request is
     # built: (its record) -> that text, or None when it sends the reply as written. It must not

@@ -1507,7 +1507,7 @@ def _leave_out_unanswered(
     tail = len(path)  # the replies the conversation ends on: its last lines, replies' lines making calls all
     while tail > start + 1:
         last = path[tail - 1]
-        if records[last].kind == "message" and last not in thinking:
+        if records[last].kind == "message" and last not in thinking and records[last].type != LOCAL_COMMAND_NOTE:
             if not _makes_calls(records[last]):
                 break
             if not all(calls for calls, _ in lines_of(last) or ()):
@@ -1561,8 +1561,8 @@ def _open_turn(records: list[Record], path: list[int], thinking: frozenset[int] 
     out: set[int] = set()
     for s in reversed(path):
         r = records[s]
-        if r.kind != "message" or s in thinking:
-            continue
+        if r.kind != "message" or s in thinking or r.type == LOCAL_COMMAND_NOTE:
+            continue  # (a local command's system line: Claude Code's rules pass over system lines)
         if not out and r.role == "assistant" and not r.call_ids:
             return out  # (the turn is done)
         if r.role == "user":
@@ -2655,17 +2655,42 @@ def _line_makes_calls(r: Record) -> bool:
     return not isinstance(c, list) or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in c)
 
 
-def resume_reply(led: Ledger, sent: list[int], on_reply: bool) -> str | None:
-    """The reply Claude Code appends on resume to a conversation that ends inside a turn: it
-    looks at the last line that is not a system line (`iKn`), so a local command's note is passed."""
+def resume_reply(led: Ledger, sent: list[int], on_reply: bool) -> tuple[str, int] | None:
+    """The reply Claude Code adds on resume to a conversation that ends inside a turn: it looks at
+    the last line that is not a system or progress line (`iKn`), so a local command's note is
+    passed, and splices its reply in right after that line (`Hr.splice(_d+1,0,...)`, offset
+    319247653): before the notes that end the conversation (observed: a real transcript ending on
+    "[Request interrupted by user for tool use]", then `/model` and its output, resumed by the
+    real CLI). Returns the reply and how many of the messages sent come after it."""
     if (on_reply and not _ends_on_unsent_user_line(led, sent)) or _ends_on_unsent_reply(led, sent):
         return None
     lines = list(sent)
     while lines and led.records[lines[-1]].type == LOCAL_COMMAND_NOTE:
         lines.pop()
+    if len(lines) < len(sent) and _answered_on_resume(led, lines):
+        # (the "[Tool call interrupted ...]" results are a line appended last, after the notes: the
+        # last line that is not a system line; observed, order probes "unanswered call, then a
+        # local command, session ends", "parallel call lines, one answered, then ...")
+        return RESUME_REPLY, 0
     if len(lines) < len(sent) and (not lines or led.records[lines[-1]].role == "assistant"):
         return None  # the notes followed a reply
-    return None if _ends_on_local_command(led, lines) else RESUME_REPLY
+    return None if _ends_on_local_command(led, lines) else (RESUME_REPLY, len(sent) - len(lines))
+
+
+def _answered_on_resume(led: Ledger, sent: list[int]) -> bool:
+    """Whether the last reply sent makes a call no line answers, with no user message after it
+    but results (`sent`: the messages sent, a local command's notes passed): Claude Code answers
+    such a call on resume ("[Tool call interrupted ...]", as `engine.sent_items` predicts it)."""
+    src = led.records[0]._source if led.records else None
+    if not isinstance(src, _Source) or not src.dangling:
+        return False
+    for s in reversed(sent):
+        r = led.records[s]
+        if r.role == "assistant":
+            return not src.dangling.isdisjoint(r.call_ids)
+        if r.role != "tool":
+            return False
+    return False
 
 
 # ---------------------------------------------------------------------------------------- the format
@@ -2714,6 +2739,9 @@ FORMAT = Format(
         removes_repeated_calls=True,
         emptied_reply_text="[Tool use interrupted]",
         many_results_per_message=True,
+        # A local command's note passes (`iKn` looks back past system lines): the calls before it
+        # are still the conversation's last, answered "[Tool call interrupted ...]" on resume.
+        turn_neutral_types=frozenset({LOCAL_COMMAND_NOTE}),
         # The repair keeps a recent window as one preserved segment ending at the leaf (the lines
         # Claude Code relinks after the summary on resume): nothing is kept ahead of it.
         contiguous_tail=True,

@@ -35,7 +35,8 @@ _Block = dict[str, Any]
 # ("u": a user line | "a": a reply, with a message.id of its own | "A": another line of the reply
 # before, its message.id: Claude Code writes a reply's blocks a line each | "n": a reply line without
 # a message.id (a transcript another tool wrote) | "N": the same without a requestId either | "E": the reply Claude Code writes for a failed
-# request, `isApiErrorMessage` | "S": the same, its model "<synthetic>"; its content)
+# request, `isApiErrorMessage` | "S": the same, its model "<synthetic>"; its content | "L": a local
+# command's `system` line, subtype local_command, its content one text block's text)
 _Step = tuple[str, list[_Block]]
 
 
@@ -59,6 +60,8 @@ _REDACTED = {"type": "redacted_thinking", "data": "RDTxxxxxxxx"}
 _IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 _NOWHERE = {"type": "tool_result", "tool_use_id": "toolu_ord_nowhere", "content": "a result no call asks for"}
 _DONE: _Step = ("a", [_text("ORD done")])
+_MODEL: _Step = ("L", [_text("<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args></command-args>")])
+_MODEL_OUT: _Step = ("L", [_text("<local-command-stdout>Kept model as Default (recommended)</local-command-stdout>")])
 _NO_ID_DONE: _Step = ("n", [_text("ORD done")])
 
 
@@ -230,6 +233,21 @@ PROBES: list[Probe] = [
         ("a", [_think(1)]), ("A", [_text(" ")]), ("A", [_think(2)]), ("A", [_text("ORD after")]), ("u", [_text("ORD two")]), _DONE)),
     Probe("text, blank text, text lines of one reply", (
         ("a", [_text("ORD one")]), ("A", [_text("\u3000\n")]), ("A", [_text("ORD two")]), ("u", [_text("ORD next")]), _DONE)),
+    # A local command run after the turn stopped (its `system` lines, sent as user text): the reply
+    # Claude Code adds on resume goes right after the last line that is not a system line (`iKn`'s
+    # splice), before the command (a real transcript, spotter's short.jsonl, ends so).
+    Probe("interrupted, then a local command, session ends", (
+        ("a", [_call(1)]), ("u", [_res(1, "rejected")]), ("u", [_text("[Request interrupted by user for tool use]")]), _MODEL, _MODEL_OUT)),
+    Probe("prompt, then a local command, session ends", (_MODEL, _MODEL_OUT)),
+    Probe("result, then a local command, session ends", (("a", [_call(1)]), ("u", [_res(1)]), _MODEL_OUT)),
+    Probe("reply, then a local command, session ends", (("a", [_text("ORD answer")]), _MODEL, _MODEL_OUT)),
+    Probe("unanswered call, then a local command, session ends", (("a", [_call(1)]), _MODEL, _MODEL_OUT)),
+    Probe("prompt, local command, then text typed, session ends", (_MODEL, _MODEL_OUT, ("u", [_text("ORD typed")]))),
+    Probe("parallel call lines, one answered, then a local command, session ends", (("a", [_call(1)]), ("A", [_call(2)]), ("u", [_res(1)]), _MODEL_OUT)),
+    Probe("an API error after an unanswered call, then a local command, session ends", (
+        ("a", [_call(1)]), ("E", [_text("API Error: 500 overloaded")]), _MODEL, _MODEL_OUT)),
+    Probe("a local command between a call and its result", (("a", [_call(1)]), _MODEL_OUT, ("u", [_res(1)]), _DONE)),
+    Probe("unanswered call, local command, then text typed", (("a", [_call(1)]), _MODEL_OUT, ("u", [_text("ORD typed")]), _DONE)),
 ]
 
 
@@ -253,6 +271,8 @@ def lines(p: Probe, n: int, leaf: dict[str, Any]) -> list[dict[str, Any]]:
                 "role": "user", "content": f"{SUMMARY_OPENING}\n\nSummary:\nORD summary {n}"})
         elif kind == "u":
             o.update(type="user", message={"role": "user", "content": content})
+        elif kind == "L":
+            o.update(type="system", subtype="local_command", content=content[0]["text"], level="info", isMeta=False)
         else:
             mid += kind in "aES"
             if kind in "ES":
