@@ -1756,10 +1756,41 @@ def _walk_chain(
             # same, the lines it preserves after it (relinked there before the walk), so the walk
             # goes on to the boundary the summary belongs to; else it falls back by time.
             nxt = _boundary_of_summary(records, cur)
+        if nxt is None and pid is not None and pid not in by_id and records[cur].kind == "checkpoint":
+            nxt = _compacted_up_to(records, cands(), cur, seen, led.diagnostics)
         if nxt is None and _names_a_parent(objs[cur]):
             nxt = fallback.parent(cur, seen, led.diagnostics)
         cur = nxt
     return chain, seen, cur
+
+
+LOGICAL_PARENT_ASSUMED = "logical_parent_assumed"
+
+
+def _compacted_up_to(records: list[Record], cands: list[Record], boundary: int, seen: set[int], diags: list[Diagnostic]) -> int | None:
+    """The line a compact boundary whose logicalParentUuid names no line of the file follows: the
+    main thread's newest line written before it (not on the chain yet). Claude Code's own chain
+    stops at every boundary (its parentUuid is null), so what it sends is the same either way; the
+    logical parent only says what the compaction summarized. Real transcripts have such a boundary
+    (marot/spotter 4d5611e5...: written 87 s after the line before it, the summarizer's call, naming
+    a uuid no line holds); read as a dangling parent, its 132 messages were a hole and the compaction
+    one that summarized nothing."""
+    before = next((r.seq for r in reversed(cands) if r.seq < boundary and r.seq not in seen and _held(r)), None)
+    if before is None:
+        return None
+    b = records[boundary]
+    diags.append(
+        Diagnostic(
+            b.line,
+            LOGICAL_PARENT_ASSUMED,
+            f"line {b.line}: the compact boundary's logicalParentUuid {quote(b.parent_id)} names no line of this file; "
+            f"what it summarized is taken to end at line {records[before].line}, the main thread's last line before it "
+            "(Claude Code's own chain stops at a boundary whatever it names: what it sends is the same)",
+            severity="info",
+            seqs=[boundary],
+        )
+    )
+    return before
 
 
 def _boundary_of_summary(records: list[Record], s: int) -> int | None:
