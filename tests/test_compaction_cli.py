@@ -123,3 +123,24 @@ def test_a_repair_that_fails_open_exits_1(tmp_path: Path) -> None:
     assert d["status"] == "failed" and d["outcome"] == "network" and d["entry"] is None
     assert not out.exists()
     assert "sk-test-not-a-key" not in p.stdout + p.stderr
+
+
+def test_a_plan_names_the_runtime_whose_contiguous_tail_quotes_the_active_request(tmp_path: Path) -> None:
+    """The plan's "active request" row named pi for every runtime (a Claude Code plan said "pi keeps a
+    contiguous tail")."""
+    from tests.test_claude_code import _jsonl, _line
+
+    objs = [_line("user", "u0", None, "an earlier question " + "word " * 200), _line("assistant", "a0", "u0", [{"type": "text", "text": "done " * 200}])]
+    objs.append(_line("user", "u1", "a0", "THE ACTIVE REQUEST " + "detail " * 50))
+    parent = "u1"
+    for k in range(6):
+        call = _line("assistant", f"c{k}", parent, [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"k": k}}], stop="tool_use")
+        res = _line("user", f"r{k}", f"c{k}", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "output " * 300}])
+        objs += [call, res]
+        parent = f"r{k}"
+    f = tmp_path / "cc.jsonl"
+    f.write_bytes(_jsonl(objs))
+    r = _run("plan", str(f), "--strategy", "recover", "--window", "1200", "--reserve", "256")
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if "active request" in line and "quoted verbatim" in line)
+    assert "claude_code keeps a contiguous tail" in row and "pi keeps" not in r.stdout, r.stdout

@@ -308,7 +308,7 @@ def _checkpoint_table(ix: PathIndex, spec: CheckpointSpec, summary_tokens: int |
     size = f"summary {summary_tokens:,} + tail {spec.tail_tokens:,} = {d['size_tokens']:,} tokens" if summary_tokens is not None else f"tail {spec.tail_tokens:,} tokens"
     t.add_row("size", size)
     if d["quotes_active_request"]:
-        t.add_row("active request", f"line {d['quotes_active_request']['line']}, quoted verbatim (pi keeps a contiguous tail)")
+        t.add_row("active request", f"line {d['quotes_active_request']['line']}, quoted verbatim ({ix.report.runtime.name} keeps a contiguous tail)")
     return t
 
 
