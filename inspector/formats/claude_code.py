@@ -38,11 +38,12 @@ import functools
 import io
 import math
 import os
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import ChainMap
 from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, BinaryIO
 
 import msgspec
@@ -1765,6 +1766,7 @@ def _walk_chain(
 
 
 LOGICAL_PARENT_ASSUMED = "logical_parent_assumed"
+_seq_of = attrgetter("seq")
 
 
 def _compacted_up_to(records: list[Record], cands: list[Record], boundary: int, seen: set[int], diags: list[Diagnostic]) -> int | None:
@@ -1775,7 +1777,8 @@ def _compacted_up_to(records: list[Record], cands: list[Record], boundary: int, 
     (marot/spotter 4d5611e5...: written 87 s after the line before it, the summarizer's call, naming
     a uuid no line holds); read as a dangling parent, its 132 messages were a hole and the compaction
     one that summarized nothing."""
-    before = next((r.seq for r in reversed(cands) if r.seq < boundary and r.seq not in seen and _held(r)), None)
+    i = bisect_left(cands, boundary, key=_seq_of)  # (the lines before it: a damaged file may hold many such boundaries)
+    before = next((cands[j].seq for j in range(i - 1, -1, -1) if cands[j].seq not in seen and _held(cands[j])), None)
     if before is None:
         return None
     b = records[boundary]
