@@ -549,3 +549,35 @@ def test_a_compacted_call_comes_back_only_next_to_a_response_to_it(
     fast = [context_json(analyze(load(str(p)))) for p in paths]
     monkeypatch.setattr(adk_analysis, "_answers_compacted_call", lambda *a: True)
     assert fast == [context_json(analyze(load(str(p)))) for p in paths]
+
+
+def _shift_v0_times(db: Path, hours: float) -> None:
+    """Every event's `timestamp` column moved by `hours`, as an older google-adk wrote it at that
+    UTC offset (a naive local time, `datetime.fromtimestamp`); the compactions' ranges, inside
+    their pickles, stay in epoch seconds."""
+    import datetime as dt
+
+    con = sqlite3.connect(db)
+    for rowid, ts in con.execute("SELECT rowid, timestamp FROM events").fetchall():
+        moved = dt.datetime.fromisoformat(ts) + dt.timedelta(hours=hours)
+        con.execute("UPDATE events SET timestamp=? WHERE rowid=?", (moved.isoformat(sep=" "), rowid))
+    con.commit()
+    con.close()
+
+
+def test_a_v0_store_written_in_local_time_is_named_so(tmp_path: Path) -> None:
+    """A real v0 store (2025, written at UTC-05:00) has compactions whose ranges land on its events
+    only 5 h later: today's ADK, reading the column as UTC, sent every event raw beside the
+    summaries (its real 2.13 did). We read as it does, and say why."""
+    db = tmp_path / "local.v0.db"
+    _copy_db(V0, db)
+    assert not [d for d in load(str(db)).diagnostics if d.problem == "local_time_stamps"]
+    _shift_v0_times(db, -5)
+    led = load(str(db))
+    notes = [d for d in led.diagnostics if d.problem == "local_time_stamps"]
+    assert len(notes) == 1 and "written at UTC-05:00" in notes[0].message and "by 5 h" in notes[0].message
+    rep = analyze(led)
+    assert rep.coverage_counts()["summarized"] == 0  # (as today's ADK reads the store)
+    assert any(f.code == "file_structure" and "naive local times" in f.message for f in rep.findings)
+    _shift_v0_times(db, 5.5)  # now at UTC+00:30 (a half hour zone's worth)
+    assert "written at UTC+00:30" in next(d.message for d in load(str(db)).diagnostics if d.problem == "local_time_stamps")

@@ -23,6 +23,7 @@ import pickle
 import pickletools
 import re
 import sqlite3
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
@@ -1514,6 +1515,10 @@ def build(
             records[e.index] = _checkpoint_record(e, facts[e.index], by_index, extra, name, places, diags)
         else:
             records[e.index] = _event_record(e, extra)
+    if version == "v0" and facts:
+        note = _local_time_note([f.ev for f in facts.values()], [e.ts for e in events if e.index not in facts], name)
+        if note is not None:
+            diags.append(note)
     live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
     rewound = {e.index for e in events} - {e.index for e in live} if rewinds else set()
     header = _ledger_header(meta, version, ranks, live)
@@ -1624,6 +1629,50 @@ def _rewound(
 def _read_whole_at(objs: list[Any]) -> list[int]:
     """The positions of the events read whole (objects, not heads), found in C: they are few."""
     return list(compress(range(len(objs)), map(operator.is_, map(type, objs), repeat(dict))))
+
+
+LOCAL_TIME_STAMPS = "local_time_stamps"
+_QUARTER_HOUR = 900.0
+_UTC_OFFSETS = [k * _QUARTER_HOUR for k in range(-56, 57) if k]  # (UTC-14:00 .. UTC+14:00, not 0)
+
+
+def _local_time_note(comps: list[rules.Ev], raw: list[float], name: str) -> Diagnostic | None:
+    """A v0 store written in local time. google-adk wrote v0's `timestamp` column as a naive local
+    time (`datetime.fromtimestamp`) and read it back the same way; today's ADK reads it as UTC
+    (sessions/schemas/shared.py `utc_datetime_to_timestamp`; its own migration says so:
+    sessions/migration/migrate_from_sqlalchemy_pickle.py:150-154), as we do. A compaction keeps
+    its range in epoch seconds, inside its pickle: where the ranges land on the events' times
+    only once shifted by one UTC offset, the store was written at that offset, and the ranges of
+    today's ADK miss the events (a real store, 2025, UTC-05:00: every event sent raw beside the
+    summaries, as the real ADK 2.13 sends it). None when the ranges land as read, or on no offset."""
+    raw = sorted(raw)
+
+    def lands(t: float) -> bool:
+        i = bisect_left(raw, t - 1e-6)
+        return i < len(raw) and raw[i] <= t + 1e-6
+
+    usable = [c for c in comps if c.valid_compaction]
+    missed = [c for c in usable if not (lands(c.start) and lands(c.end))]  # type: ignore[arg-type]
+    if not raw or not missed:
+        return None
+    fits = [d for d in _UTC_OFFSETS if all(lands(c.start + d) and lands(c.end + d) for c in missed)]  # type: ignore[operator]
+    if len(fits) != 1:
+        return None
+    offset = fits[0]
+    hours, rest = divmod(abs(int(offset)), 3600)
+    zone = f"UTC{'-' if offset < 0 else '+'}{hours:02d}:{rest // 60:02d}"
+    many = len(missed) > 1
+    return Diagnostic(
+        0,
+        LOCAL_TIME_STAMPS,
+        f"{name}: the events' times are naive local times, written at {zone} (an older google-adk wrote its v0 "
+        f"`timestamp` column so): the range{'s' if many else ''} of {len(missed)} compaction{'s' if many else ''} "
+        f"land{'' if many else 's'} on the events only so. "
+        f"Today's ADK reads those times as UTC: the range{'s' if many else ''} miss{'' if many else 'es'} the events "
+        f"by {abs(offset) / 3600:g} h, and it sends the events {'they' if many else 'it'} summarized raw beside the "
+        f"summar{'ies' if many else 'y'}",
+        severity="warning",
+    )
 
 
 def _flag_bad_timestamps(
