@@ -245,3 +245,43 @@ def test_adk_resumes_every_repaired_session(adk_python: str, tmp_path: Path, cap
     print(f"google-adk 2.13.0 resumed {len(cases)} repaired sessions as predicted; healed (holes/orphans to 0): "
           f"{HEALED}; refused: {REFUSED or 'none'}")
     assert len(cases) >= 20, len(cases)
+
+
+V0 = REPO / "tests" / "data" / "adk" / "token_threshold.v0.db"  # (tests/test_adk.py's; made by make_v0.py beside it)
+
+
+def test_v0_stores_adk_cannot_resume_are_refused_as_adk_refuses_them(adk_python: str, tmp_path: Path) -> None:
+    """Real v0 stores (committed to public repositories by google-adk's early users) lack columns
+    today's ADK selects: the real ADK 2.13 fails on every session of them ("no such column"), and
+    inspector says so (`resume_refused`). A store without the session's app or user state row (its
+    `append_event` requires both, made by create_session) fails at the first append: so too. A v0
+    store with every column and both rows reads as before."""
+    cases = {"complete": ((), True), "old": (("custom_metadata", "input_transcription", "output_transcription"), True),
+             "stateless": ((), False)}  # fmt: skip
+    jobs = []
+    for label, (drop, rows) in cases.items():
+        db = tmp_path / f"{label}.db"
+        db.write_bytes(V0.read_bytes())
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            for col in drop:
+                con.execute(f"ALTER TABLE events DROP COLUMN {col}")
+            if rows:
+                app, user = con.execute("SELECT app_name, user_id FROM sessions").fetchone()
+                con.execute("INSERT INTO app_states VALUES (?, '{}', '2026-01-01 00:00:00.000000')", (app,))
+                con.execute("INSERT INTO user_states VALUES (?, ?, '{}', '2026-01-01 00:00:00.000000')", (app, user))
+            con.commit()
+        refusals = [d.message for d in load(str(db)).diagnostics if d.problem == "resume_refused"]
+        if label == "complete":
+            assert not refusals, refusals
+        elif label == "old":
+            assert len(refusals) == 1 and "no column custom_metadata, input_transcription, output_transcription" in refusals[0]
+        else:
+            assert [m.split(": ")[1].split(" for ")[0] for m in refusals] == ["no app state row (app_states)", "no user state row (user_states)"]
+        jobs.append(_job(label, db, "v1"))
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    r = subprocess.run([adk_python, str(DRIVER), str(tmp_path / "jobs.json"), str(tmp_path / "out.json")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads((tmp_path / "out.json").read_text())
+    assert isinstance(got["complete"], list) and got["complete"], got["complete"]
+    assert isinstance(got["old"], dict) and "no such column" in got["old"]["error"], got["old"]
+    assert isinstance(got["stateless"], dict) and "App state missing" in got["stateless"]["error"], got["stateless"]

@@ -580,8 +580,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
     ev_cols, version = _store_schema(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, session_id, diags)
-    if version == "sqlite":
-        diags += _state_refusals(con, name, (app, user, sid))
+    diags += _store_refusals(con, name, version, ev_cols, (app, user, sid))
     got = _indexed_events(con, name, version, (app, user, sid), diags) if version != "v0" else None
     if got is not None:
         objs, ranks, places = got
@@ -680,7 +679,7 @@ def _grown(
     if (app, user, sid) != (header.get("app_name"), header.get("user_id"), header.get("session_id")):
         return StoreGrowth(None, tail, reload=f"session {quote(sid)} is now the most recently updated one")
     key = (app, user, sid)
-    if version == "sqlite" and [d.message for d in _state_refusals(con, name, key)] != [
+    if [d.message for d in _store_refusals(con, name, version, ev_cols, key)] != [
         d.message for d in led.diagnostics if d.problem == "resume_refused" and d.line == 0
     ]:
         return StoreGrowth(None, tail, reload="the session's stored state changed whether ADK can read it")
@@ -904,6 +903,55 @@ _STATES = (
     ("session's state", "SELECT CAST(state AS BLOB) FROM sessions WHERE app_name=? AND user_id=? AND id=?", 3),
     ("app's state (app_states)", "SELECT CAST(state AS BLOB) FROM app_states WHERE app_name=?", 1),
     ("user's state (user_states)", "SELECT CAST(state AS BLOB) FROM user_states WHERE app_name=? AND user_id=?", 2),
+)
+
+
+# The columns google-adk 2.13's DatabaseSessionService selects from a v0 store's events table (its
+# `StorageEvent`, sessions/schemas/v0.py:240-295): a table made by an older google-adk lacks some
+# (custom_metadata, usage_metadata, input_transcription, ... came later), and then every
+# get_session fails ("no such column"), whatever the session (seen: real v0 stores, their sessions
+# all refused by the real ADK 2.13).
+V0_EVENT_COLUMNS = (
+    "id", "app_name", "user_id", "session_id", "invocation_id", "author", "actions", "long_running_tool_ids_json",
+    "branch", "timestamp", "content", "grounding_metadata", "custom_metadata", "usage_metadata", "citation_metadata",
+    "partial", "turn_complete", "error_code", "error_message", "interrupted", "input_transcription",
+    "output_transcription",
+)  # fmt: skip
+
+
+def _store_refusals(con: sqlite3.Connection, name: str, version: str, ev_cols: dict[str, str], key: tuple[Any, ...]) -> list[Diagnostic]:
+    """What makes today's ADK refuse the session before it reads an event: a state it cannot read
+    (SqliteSessionService, `_state_refusals`), a v0 events table without a column it selects."""
+    if version == "sqlite":
+        return _state_refusals(con, name, key)
+    out: list[Diagnostic] = []
+    if version == "v0" and (missing := [c for c in V0_EVENT_COLUMNS if c not in ev_cols]):
+        text = (
+            f"{name}: the events table has no column {', '.join(missing)}: google-adk 2.13's DatabaseSessionService "
+            "selects them (an older google-adk made this v0 table, before they were added), so get_session fails "
+            "(no such column) for every session of the store: the runner stops and nothing is sent"
+        )
+        out.append(Diagnostic(0, "resume_refused", text, severity="error"))
+    for what, sql, n in _REQUIRED_STATES:
+        try:
+            row = con.execute(sql, key[:n]).fetchone()
+        except sqlite_files.ERRORS:
+            row = None  # (no such table: ADK makes it, empty)
+        if row is None:
+            text = (
+                f"{name}: no {what} for this session: google-adk 2.13's DatabaseSessionService appends an event only "
+                "where create_session made one (sessions/database_session_service.py:950-975), so the runner's first "
+                "append, the user's next message, fails (ValueError): nothing is sent"
+            )
+            out.append(Diagnostic(0, "resume_refused", text, severity="error"))
+    return out
+
+
+# The state rows DatabaseSessionService's append_event requires (`_select_required_state`): made by
+# create_session, never by append_event.
+_REQUIRED_STATES = (
+    ("app state row (app_states)", "SELECT 1 FROM app_states WHERE app_name=?", 1),
+    ("user state row (user_states)", "SELECT 1 FROM user_states WHERE app_name=? AND user_id=?", 2),
 )
 
 
