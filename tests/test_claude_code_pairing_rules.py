@@ -236,3 +236,31 @@ def test_the_walk_back_to_the_turn_s_prompt_stops_where_the_links_go_round() -> 
     led.records[0].parent_id = "b"  # (the loader breaks such a loop; ids a later line reuses make one, as by_id reads them)
     led.leaf_seq = len(led.records) - 1
     assert _turn_path(led, led.records) is None
+
+
+def _copied_reply(copy_says: str) -> list[dict[str, Any]]:
+    """A reply and its result written twice under the prompt (the second time a copy, its result
+    saying `copy_says`), the conversation going on from the copy: Claude Code recovers the reply's
+    first line off the chain (`O_r`) with its result, and removes the copy's result (no call of the
+    reply before it is unanswered; the chain line stands for the reply). Seen in a real transcript (Crazytieguy/alignment-hive,
+    6f2580aa-....jsonl, Claude Code 2.0.76: lines 101-104 written again as 4035-4040)."""
+    p = _line("user", "p", None, "question")
+    a1 = _line("assistant", "a1", "p", [_call(1)], mid="m1", stop="tool_use")
+    r1 = _line("user", "r1", "a1", [_res(1, "clean")])
+    a2 = _line("assistant", "a2", "p", [_call(1)], mid="m1", stop="tool_use")
+    r2 = _line("user", "r2", "a2", [_res(1, copy_says)])
+    return [p, a1, r1, a2, r2, _line("user", "u2", "r2", "go on")]
+
+
+def test_a_result_removed_as_a_copy_of_one_sent_for_the_same_call_loses_nothing() -> None:
+    """The real CLI sends the first line and its result and removes the copy's (resumed: the request
+    as predicted, for the real transcript and for both cases here). When the copy says what the
+    result sent says, the model reads that output: no `dropped_tool_result` (it was a warning, "The
+    model never reads that output", twice on that real file). When it says something else, it is."""
+    rep = _report(_copied_reply("clean"))
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "a2", "r1", "u2"]
+    assert rep.dropped_results == [4]
+    assert not [f for f in rep.findings if f.code == "dropped_tool_result"]
+    rep = _report(_copied_reply("changed since"))
+    assert [it.record_id for it in rep.context if not it.on_resume] == ["p", "a2", "r1", "u2"]
+    assert [f.data["calls"] for f in rep.findings if f.code == "dropped_tool_result"] == [["t1"]]

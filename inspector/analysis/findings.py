@@ -777,13 +777,44 @@ def _dropped_results(report: Report) -> list[Finding]:
     lines = [(s, result_ids(records[s], records[s].result_id), False) for s in report.dropped_results]
     lines += [(it.seq, list(it.removed_results), True) for it in report.context if it.removed_results and it.seq is not None]
     out: list[Finding] = []  # (in any order: `ordered` puts every finding in report order)
+    sent = _sent_results(report) if lines else {}
     for s, calls, rest_sent in lines:
+        if s not in said and calls:  # (a copy of a result the request holds for the same call: nothing is lost)
+            calls = [c for c in calls if sent.get(c) is None or sent[c] != _result_blocks(records[s], c)]
+            if not calls:
+                continue
         d = said.pop(s, None)
         msg = d.message if d is not None else _dropped_message(report, s, calls, rest_sent)
         data: dict[str, object] = {"calls": calls} if d is None else {"calls": calls, "line": d.line, "problem": d.problem}
         out.append(Finding("dropped_tool_result", "warning", msg, [s], data=data))
     for d in said.values():  # (named by the adapter, not found removed by the request built here)
         out.append(Finding("dropped_tool_result", d.severity, d.message, list(d.seqs), data={"line": d.line, "problem": d.problem}))
+    return out
+
+
+def _result_blocks(rec: Record, call: str) -> list[tuple[str, str, bool]] | None:
+    """What a line answers `call` with (its result blocks for it: type, text, error flag); None when
+    its message cannot be read."""
+    m = rec.message
+    if m is None:
+        return None
+    return [(b.type, b.text, b.is_error) for b in m.blocks if b.type == "tool_result" and b.call_id == call]
+
+
+def _sent_results(report: Report) -> dict[str, list[tuple[str, str, bool]] | None]:
+    """The calls the next request holds a result for, each with what the first line sent for it
+    answers: a result removed as a copy of one of these (Claude Code takes a reply's first line,
+    and its results, off the chain when a later copy of that reply is on it: the copy's results
+    go, the model reads the same output once) loses nothing."""
+    records = report.ledger.records
+    out: dict[str, list[tuple[str, str, bool]] | None] = {}
+    for it in report.context:
+        if it.role != "tool" or it.seq is None or it.synthetic:
+            continue
+        rec = records[it.seq]
+        for c in result_ids(rec, it.tool_result_id):
+            if c not in it.removed_results and c not in out:
+                out[c] = _result_blocks(rec, c)
     return out
 
 
