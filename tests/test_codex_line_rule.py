@@ -12,7 +12,9 @@ tests/install_codex.sh).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,6 +69,12 @@ def _with_mode(raw: bytes, mode: object) -> bytes:
     return json.dumps(o).encode()
 
 
+def _with_instructions(raw: bytes, edit: Callable[[dict[str, Any]], Any]) -> bytes:
+    o = json.loads(raw)
+    o["payload"]["base_instructions"] = edit(o["payload"]["base_instructions"])
+    return json.dumps(o).encode()
+
+
 def _refusal_cases() -> dict[str, list[bytes]]:
     """Rollouts the real Codex 0.169 refuses to resume, or resumes, each beside the peer rollout."""
     lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
@@ -88,12 +96,20 @@ def _refusal_cases() -> dict[str, list[bytes]]:
         "an unknown history mode": [_with_mode(lines[0], "default"), *lines[1:]],
         "a null history mode": [_with_mode(lines[0], None), *lines[1:]],
         "a history mode of a number": [_with_mode(lines[0], 5), *lines[1:]],
+        # (a redacted real rollout, jerometremblay/codex_log_viewer, had its instructions replaced by a bare string)
+        "base instructions of a bare string": [_with_instructions(lines[0], lambda bi: bi["text"]), *lines[1:]],
+        "base instructions without a text": [_with_instructions(lines[0], lambda bi: {"provenance": bi["provenance"]}), *lines[1:]],
+        "base instructions whose text is a number": [_with_instructions(lines[0], lambda bi: {**bi, "text": 5}), *lines[1:]],
+        "base instructions whose provenance is a number": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": 5}), *lines[1:]],
+        "null base instructions": [_with_instructions(lines[0], lambda bi: None), *lines[1:]],
+        "base instructions with a field of their own": [_with_instructions(lines[0], lambda bi: {**bi, "note": 1}), *lines[1:]],
     }
 
 
 def test_inspector_says_when_the_real_codex_refuses_to_resume(tmp_path: Path) -> None:
     """Codex 0.169 refuses a rollout outright (an error, no request) when its history mode is one it
-    does not know, or when it is paginated and the last line Codex reads has no ordinal: `analyze`
+    does not know, when its base instructions are not an object with a string text, or when it is
+    paginated and the last line Codex reads has no ordinal: `analyze`
     says `resume_refused` exactly when the real Codex refuses."""
     need_shared(probe.BASE)
     if harness.installed_version() != harness.CODEX_VERSION:

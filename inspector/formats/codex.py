@@ -250,7 +250,8 @@ def without_plan_tool_guidance(text: str) -> str:
 
 def sent_instructions(bi: Any) -> tuple[str | None, str | None]:
     """The base instructions Codex sends ahead of the history for a recorded
-    `session_meta.base_instructions` (`{text, provenance}`, or a bare text from older Codex),
+    `session_meta.base_instructions` (`{text, provenance}`, or a bare text, which Codex 0.169 refuses to
+    resume: `codex_lines.base_instructions_problem`),
     and a note when they are not the recorded text."""
     text = bi.get("text") if isinstance(bi, dict) else bi
     if not isinstance(text, str) or not text:
@@ -1309,9 +1310,9 @@ class _Builder:
 
     def resume_refusal(self) -> Diagnostic | None:
         """Why Codex refuses to resume this rollout at all, if it does (`codex_lines.history_mode_problem`:
-        a history mode it does not know; a paginated rollout whose last line it reads has no
-        ordinal)."""
-        why = codex_lines.history_mode_problem(self.header)
+        a history mode it does not know; `base_instructions_problem`: base instructions it cannot
+        read; a paginated rollout whose last line it reads has no ordinal)."""
+        why = codex_lines.history_mode_problem(self.header) or codex_lines.base_instructions_problem(self.header)
         if why is not None:
             return _refused(self.header_line, self.header_seq, why)
         if self.header is None or self.header.get("history_mode") != "paginated":

@@ -22,7 +22,10 @@ resumes it once; `tests/test_codex_line_rule.py` holds this module to it):
 
 Codex refuses to resume a rollout at all (an error, nothing sent) when its session_meta's
 `history_mode` is not `legacy`, `paginated` or an object, or when it is `paginated` and the last line
-Codex reads has no `ordinal` (`history_mode_problem`, `codex._Builder.resume_refusal`).
+Codex reads has no `ordinal` (`history_mode_problem`, `codex._Builder.resume_refusal`), and when
+its session_meta's `base_instructions` is neither missing, null, a list nor an object with a string
+`text` and a `provenance` that is missing, null or an object (`base_instructions_problem`: serde
+fails the session_meta, and Codex says the rollout "does not start with session metadata").
 
 Not mirrored (Codex reads and we read, or both skip, or the two may part, as before): the fields
 of event messages, turn contexts and session metas, item types not listed, an integer past 64
@@ -241,3 +244,25 @@ def history_mode_problem(header: dict[str, Any] | None) -> str | None:
         return None
     found = repr(mode) if type(mode) is str else json_type(mode)
     return f"its session_meta's history_mode is {found}, not legacy or paginated"
+
+
+def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
+    """Why Codex refuses to resume a rollout for its session_meta's `base_instructions` (codex-rs
+    `BaseInstructions`, a struct: an object with a string `text`), None when it does not or when
+    this does not tell. A bare string, a number, an object without a string `text` or with a
+    `provenance` of another JSON type fail the session_meta: the real Codex 0.169 then stops
+    ("does not start with session metadata"). A list (serde's sequence form of a struct) and an
+    object provenance's own fields are not judged here."""
+    if header is None or header.get("base_instructions") is None:
+        return None
+    bi = header["base_instructions"]
+    if type(bi) is list:
+        return None
+    if type(bi) is not dict:
+        return f"its session_meta's base_instructions is {json_type(bi)}, not an object with a text"
+    if type(bi.get("text")) is not str:
+        return f"its session_meta's base_instructions.text is {json_type(bi['text']) if 'text' in bi else 'missing'}, not a string"
+    prov = bi.get("provenance")
+    if prov is not None and type(prov) is not dict:
+        return f"its session_meta's base_instructions.provenance is {json_type(prov)}, not an object"
+    return None
