@@ -777,7 +777,8 @@ def _dropped_results(report: Report) -> list[Finding]:
     lines = [(s, result_ids(records[s], records[s].result_id), False) for s in report.dropped_results]
     lines += [(it.seq, list(it.removed_results), True) for it in report.context if it.removed_results and it.seq is not None]
     out: list[Finding] = []  # (in any order: `ordered` puts every finding in report order)
-    sent = _sent_results(report) if lines else {}
+    wanted = {c for s, calls, _ in lines if s not in said for c in calls}
+    sent = _sent_results(report, wanted) if wanted else {}
     for s, calls, rest_sent in lines:
         if s not in said and calls:  # (a copy of a result the request holds for the same call: nothing is lost)
             calls = [c for c in calls if sent.get(c) is None or sent[c] != _result_blocks(records[s], c)]
@@ -801,19 +802,21 @@ def _result_blocks(rec: Record, call: str) -> list[tuple[str, str, bool]] | None
     return [(b.type, b.text, b.is_error) for b in m.blocks if b.type == "tool_result" and b.call_id == call]
 
 
-def _sent_results(report: Report) -> dict[str, list[tuple[str, str, bool]] | None]:
-    """The calls the next request holds a result for, each with what the first line sent for it
-    answers: a result removed as a copy of one of these (Claude Code takes a reply's first line,
-    and its results, off the chain when a later copy of that reply is on it: the copy's results
-    go, the model reads the same output once) loses nothing."""
+def _sent_results(report: Report, wanted: set[str]) -> dict[str, list[tuple[str, str, bool]] | None]:
+    """Of the `wanted` calls, those the next request holds a result for, each with what the first
+    line sent for it answers: a result removed as a copy of one of these (Claude Code takes a
+    reply's first line, and its results, off the chain when a later copy of that reply is on it:
+    the copy's results go, the model reads the same output once) loses nothing. Only the lines
+    answering a wanted call are read (a result's content is read on demand)."""
     records = report.ledger.records
+    many = report.runtime.many_results_per_message  # (else a tool message answers its one call: no read)
     out: dict[str, list[tuple[str, str, bool]] | None] = {}
     for it in report.context:
         if it.role != "tool" or it.seq is None or it.synthetic:
             continue
         rec = records[it.seq]
-        for c in result_ids(rec, it.tool_result_id):
-            if c not in it.removed_results and c not in out:
+        for c in result_ids(rec, it.tool_result_id) if many else (it.tool_result_id,):
+            if c in wanted and c not in it.removed_results and c not in out:
                 out[c] = _result_blocks(rec, c)
     return out
 
