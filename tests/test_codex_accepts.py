@@ -198,7 +198,7 @@ def test_every_repaired_rollout_is_what_codex_resumes(
         # Our checkpoint is what Codex resumed from: its summary, with nothing it replaced.
         report = analyze(load(str(f)))
         cp = report.checkpoints[-1]
-        assert cp.record.type == "compacted" and cp.record.id == json.loads(f.read_bytes().splitlines()[-2])["id"], label
+        assert cp.record.type == "compacted" and cp.record.id == json.loads(f.read_bytes().splitlines()[-3])["id"], label
         assert ("message", "user", report.context[1].text) == want[1] and report.context[1].kind == "summary", label
         before = analyze(load(str(src)))
         holes = report.coverage_counts()["hole"]
@@ -243,3 +243,51 @@ def test_every_codex_incident_heals_as_codex_resumes_it(
     # Left open: every strategy keeps the killed call raw in its recent window, unanswered (Codex
     # then sends its own "aborted" output, as predicted above); no hole is left.
     assert healed == {"codex_empty_summary"}
+
+
+# The usage recorded by a rollout that overflowed: past the harness's 100,000-token window (Codex
+# compacts before a turn once the usage it holds reaches its auto-compact limit, below the window).
+OVERFLOWED = 150_000
+
+
+def _overflowed(src: Path, dst: Path) -> int:
+    """SRC with its last `token_count`'s last usage raised to OVERFLOWED (what a session repaired
+    because it overflowed records): DST; the line number changed."""
+    rows = src.read_bytes().splitlines()
+    k = max(i for i, x in enumerate(rows) if b'"token_count"' in x and json.loads(x)["payload"].get("info"))
+    o = json.loads(rows[k])
+    last = o["payload"]["info"]["last_token_usage"]
+    last["input_tokens"], last["output_tokens"], last["total_tokens"] = OVERFLOWED - 100, 100, OVERFLOWED
+    rows[k] = json.dumps(o, separators=(",", ":"), ensure_ascii=False).encode()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(b"\n".join(rows) + b"\n")
+    return k + 1
+
+
+def test_a_repaired_overflowed_rollout_resumes_without_a_compaction_first(
+    codex: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex 0.169 seeds the resumed session's usage from the rollout's last `token_count` and
+    compacts before the turn when it is over its limit (codex_writer's module notes). A rollout
+    whose last recorded usage overflowed (the peer rollout, its last usage raised to 150,000 tokens)
+    is resumed as is with a compaction request first (the control: Codex reads the raised usage);
+    repaired, the usage our `token_count` records after the checkpoint is the new history's, so
+    Codex sends the turn first, exactly as `inspector context` predicts, and no compaction."""
+    from tests.peers.codex_resume.fake_model import is_compaction
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    src = tmp_path / "src" / "peer-overflowed.jsonl"
+    _overflowed(PEER, src)
+    cases = [("unrepaired", src)] + [(label, f) for label, _, f in _repaired(tmp_path, [(src.stem, src)], capsys)]
+    assert {c[0].rsplit(".", 1)[-1] for c in cases} >= {"unrepaired", "compact-short", "recover"}, cases
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = list(pool.map(lambda c: harness.resume(c[1], PROMPT, tmp_path / "runs" / c[0]), cases))
+    for (label, f), r in zip(cases, runs, strict=True):
+        assert r.returncode == 0 and r.requests, (label, r.stderr[-1500:])
+        if label == "unrepaired":
+            assert is_compaction(r.requests[0]), "Codex did not compact the overflowed rollout: the test proves nothing"
+            continue
+        assert not any(is_compaction(b) for b in r.requests), (label, [len(b["input"]) for b in r.requests])
+        assert main(["context", str(f), "--json"]) == 0
+        problem = resumed_as_predicted(f, r.requests[0], PROMPT, json.loads(capsys.readouterr().out)["messages"])
+        assert problem is None, (label, problem)

@@ -63,7 +63,7 @@ def test_a_kept_item_is_written_no_deeper_than_codex_reads(tmp_path: Path, monke
             f = tmp_path / f"{_index(name)}.{strategy}.jsonl"
             code, err = _repair(files[_index(name)], strategy, f)
             assert code == 0, err
-            line = json.loads(f.read_bytes().splitlines()[-2])
+            line = json.loads(f.read_bytes().splitlines()[-3])
             assert line["type"] == "compacted" and nesting(line) < SERDE_DEPTH, (name, strategy, nesting(line))
             kept = [it for it in line["payload"]["replacement_history"] if "PROBE-000" in json.dumps(it)]
             assert kept == [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "PROBE-000"}]}], (name, strategy)

@@ -90,10 +90,11 @@ def _claude_code_lines(f: Path, entry: dict[str, Any], before: bytes) -> None:
 
 def _codex_lines(f: Path, entry: dict[str, Any], before: bytes) -> None:
     data = f.read_bytes()
-    assert data.startswith(before) and data.count(b"\n") == before.count(b"\n") + 2
-    cp, ev = (json.loads(x) for x in data.splitlines()[-2:])
+    assert data.startswith(before) and data.count(b"\n") == before.count(b"\n") + 3
+    cp, ev, tc = (json.loads(x) for x in data.splitlines()[-3:])
     assert cp == entry and cp["type"] == "compacted" and cp["payload"]["replacement_history"]
     assert ev["type"] == "event_msg" and ev["payload"]["item"] == {"type": "ContextCompaction", "id": cp["id"]}
+    assert tc["type"] == "event_msg" and tc["payload"]["type"] == "token_count"
 
 
 def _adk_row(f: Path, entry: dict[str, Any], before: bytes) -> None:
@@ -123,10 +124,11 @@ def _rows_of(data: bytes, sql: str) -> list[tuple[Any, ...]]:
 
 
 JSON_LINES = ("appends 2 JSON lines", "among them", "no existing byte is rewritten")
+CODEX_LINES = ("appends 3 JSON lines", *JSON_LINES[1:])  # (the compacted line, its event, the usage after it)
 ROWS = ("inserts", "as rows, in one transaction", "no existing row", "SQLite's online backup")
 CASES = {
     "claude_code": Case(CLAUDE_CODE, 16_000, 2_000, 200, _claude_code_lines, JSON_LINES),
-    "codex": Case(CODEX, None, None, 100, _codex_lines, JSON_LINES),
+    "codex": Case(CODEX, None, None, 100, _codex_lines, CODEX_LINES),
     "adk_sqlite": Case(ADK / "token_threshold.db", 8_000, 1_000, 400, _adk_row, ROWS),
     "openclaw": Case(OPENCLAW, 32_768, 4_096, 800, _openclaw_rows, ROWS),
 }

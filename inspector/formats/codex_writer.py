@@ -11,6 +11,23 @@ loader refuses a rollout whose last line has no `ordinal` ("final paginated roll
 missing an ordinal"), so where the rollout numbers its lines the appended ones continue the count
 (from its latest numbered line: a rollout refused for an unnumbered last line resumes after it).
 
+The usage Codex resumes with: Codex 0.169 seeds a resumed session's token usage from the rollout's
+last `event_msg` `token_count` that carries an `info` (`Session::last_token_info_from_rollout`,
+codex-rs `core/src/session/session.rs`, called from `record_initial_history`), and before each turn
+compares `ContextManager::get_total_token_usage` (`core/src/context_manager/history.rs`: that
+info's `last_token_usage.total_tokens`, plus an estimate of the items recorded after the last
+model-generated one) with its auto-compact limit (`run_pre_sampling_compact`, `core/src/session/turn.rs`;
+all cited by function in the stored openai/codex copies, docs/runtimes/codex.md). Left alone, the last
+`token_count` of a rollout repaired because it overflowed is the overflowing request's, and Codex
+compacts our already-small checkpoint again before the user's turn (seen on a real rollout: 132,006
+tokens recorded, the harness's window 100,000). So after the checkpoint we append the `token_count`
+Codex itself writes after its own compaction (`Session::recompute_token_usage`, core/src/session/
+mod.rs; the peer corpus's auto_compact.jsonl lines 41 and 68): the previous info's
+`total_token_usage` and `model_context_window` carried, `last_token_usage` zero but its
+`total_tokens`, the new history's size estimated as Codex estimates it (`estimate_token_count_with_base_instructions`:
+`_codex_estimate`). Codex writes one whether or not the rollout had usage before (from a zero
+`TokenUsageInfo`), and so do we: a resumed session then knows the size of the history it holds.
+
 Where the kept items come from: a `compacted` line holds copies of them, so the writer reads the
 analysed file back (refused if its bytes are no longer those analysed) and copies each kept
 record's `payload` as it is. Reading back (`reread`) re-runs the Codex mapping over the whole
@@ -156,7 +173,8 @@ def _last_turn(led: Ledger) -> str | None:
 
 
 def compacted_lines(entry: dict[str, Any], d: CheckpointDraft, led: Ledger) -> list[dict[str, Any]]:
-    """The `compacted` line (completed in place: the entry is the line written) and its event."""
+    """The `compacted` line (completed in place: the entry is the line written), its event, and
+    the `token_count` that makes the new history's size the usage Codex resumes with."""
     lines = _analysed_lines(led)
     payload = entry["payload"]
     payload["replacement_history"] = [payload["replacement_history"][0], *_kept_payloads(led, lines, d.retains)]
@@ -176,7 +194,98 @@ def compacted_lines(entry: dict[str, Any], d: CheckpointDraft, led: Ledger) -> l
             "item": {"type": "ContextCompaction", "id": d.entry_id},
         },
     }
-    return [entry, event]
+    usage = token_count_line(lines, led.instructions, payload["replacement_history"], d.timestamp, n + 3 if n is not None else None)
+    return [entry, event, usage]
+
+
+# Codex's token estimate (codex-rs `core/src/context_manager/history.rs`, `estimate_item_token_count`
+# and `estimate_token_count_with_base_instructions`; `codex-rs/utils/output-truncation`: 4 bytes a
+# token, rounded up): an item's serialized JSON bytes, but an image's base64 data URL payload
+# counted as RESIZED_IMAGE_BYTES and an encrypted reasoning item as 3/4 of its ciphertext less 650
+# bytes. Newer Codex adds a lexical floor (0.169 wrote 6,107 for a history this gives 6,557): the
+# figure is a size for Codex to compare with its limit, not a tokenizer count.
+BYTES_PER_TOKEN = 4
+RESIZED_IMAGE_BYTES = 7373
+
+
+def _approx_tokens(n_bytes: int) -> int:
+    return (max(n_bytes, 0) + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
+
+
+def _image_payload(url: Any) -> int | None:
+    """The length of a `data:image/...;base64,` URL's payload (what Codex discounts), else None."""
+    if not isinstance(url, str) or url[:5].lower() != "data:" or "," not in url:
+        return None
+    meta, payload = url[5:].split(",", 1)
+    mime, *params = meta.split(";")
+    if not mime.lower().startswith("image/") or not any(x.lower() == "base64" for x in params):
+        return None
+    return len(payload)
+
+
+def _item_bytes(p: dict[str, Any]) -> int:
+    """The model-visible bytes Codex estimates for one history item."""
+    enc = p.get("encrypted_content")
+    if p.get("type") in ("reasoning", "compaction") and isinstance(enc, str):
+        return max(len(enc) * 3 // 4 - 650, 0)
+    raw = len(json_dumps(p, ensure_ascii=False, separators=(",", ":")).encode())
+    parts = p.get("content") if p.get("type", "message") == "message" else p.get("output")
+    for part in parts if isinstance(parts, list) else []:
+        n = _image_payload(part.get("image_url")) if isinstance(part, dict) and part.get("type") == "input_image" else None
+        if n is not None:
+            raw += RESIZED_IMAGE_BYTES - n
+    return raw
+
+
+def _codex_estimate(instructions: str | None, history: list[dict[str, Any]]) -> int:
+    """The tokens Codex estimates for the base instructions and this history."""
+    base = _approx_tokens(len(instructions.encode())) if instructions else 0
+    return base + sum(_approx_tokens(_item_bytes(p)) for p in history)
+
+
+USAGE_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def _usage(u: Any) -> dict[str, int]:
+    """A TokenUsage in Codex 0.169's shape: U's counts (a field missing or not a count: 0)."""
+    u = u if isinstance(u, dict) else {}
+    return {k: v if type(v) is int and 0 <= v < 2**63 else 0 for k in USAGE_FIELDS for v in [u.get(k)]}
+
+
+def token_count_line(lines: list[RawLine], instructions: str | None, history: list[dict[str, Any]], timestamp: str, ordinal: int | None) -> dict[str, Any]:
+    """The `token_count` event Codex writes after its own compaction, for a rollout whose lines
+    are LINES and whose next history is HISTORY: the latest usage info's `total_token_usage` and
+    `model_context_window` carried (none: zero, null), `last_token_usage` the new history's
+    estimated size only; the latest recorded rate limits carried (none: null)."""
+    info: dict[str, Any] | None = None
+    limits: Any = None
+    for rl in reversed(lines):
+        for o in reversed(rl.objects):
+            p = o.get("payload") if isinstance(o, dict) and o.get("type") == "event_msg" else None
+            if not isinstance(p, dict) or p.get("type") != "token_count":
+                continue
+            if info is None and isinstance(p.get("info"), dict):
+                info = p["info"]
+            if limits is None and isinstance(p.get("rate_limits"), dict):
+                limits = p["rate_limits"]
+        if info is not None and limits is not None:
+            break
+    window = info.get("model_context_window") if info is not None else None
+    return {
+        "timestamp": timestamp,
+        **({"ordinal": ordinal} if ordinal is not None else {}),
+        "type": "event_msg",
+        "payload": {
+            "type": "token_count",
+            "info": {
+                "total_token_usage": _usage(info.get("total_token_usage") if info is not None else None),
+                "last_token_usage": _usage(None) | {"total_tokens": _codex_estimate(instructions, history)},
+                "last_usage_includes_reasoning": True,  # (the estimate counts every reasoning item: Codex adds none)
+                "model_context_window": window if type(window) is int and window > 0 else None,
+            },
+            "rate_limits": limits,
+        },
+    }
 
 
 def reread(led: Ledger, appended: list[dict[str, Any]]) -> list[Record]:
