@@ -102,6 +102,11 @@ def _refusal_cases() -> dict[str, list[bytes]]:
         "base instructions whose text is a number": [_with_instructions(lines[0], lambda bi: {**bi, "text": 5}), *lines[1:]],
         "base instructions whose provenance is a number": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": 5}), *lines[1:]],
         "null base instructions": [_with_instructions(lines[0], lambda bi: None), *lines[1:]],
+        # (types the field guard removes before the rule sees them: refused all the same)
+        "base instructions of a boolean": [_with_instructions(lines[0], lambda bi: True), *lines[1:]],
+        "base instructions of an integer": [_with_instructions(lines[0], lambda bi: 5), *lines[1:]],
+        "base instructions of a float": [_with_instructions(lines[0], lambda bi: 1.5), *lines[1:]],
+        "base instructions of a list": [_with_instructions(lines[0], lambda bi: [bi["text"]]), *lines[1:]],
         "base instructions with a field of their own": [_with_instructions(lines[0], lambda bi: {**bi, "note": 1}), *lines[1:]],
     }
 

@@ -683,6 +683,9 @@ class _Builder:
         self.header_line = 0
         self.instructions: str | None = None
         self.instructions_note: str | None = None
+        # What the field guard found in place of the header's base_instructions and removed (a
+        # boolean, a number, ...): a type Codex refuses too (`_refused_instructions`)
+        self.instructions_found: str | None = None
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
@@ -1313,6 +1316,11 @@ class _Builder:
         a history mode it does not know; `base_instructions_problem`: base instructions it cannot
         read; a paginated rollout whose last line it reads has no ordinal)."""
         why = codex_lines.history_mode_problem(self.header) or codex_lines.base_instructions_problem(self.header)
+        if why is None and self.instructions_found is not None and self.instructions_found != "a list":
+            # (removed by the field guard before `base_instructions_problem` could see it: serde fails
+            # the session_meta on it as on a string; observed, the real Codex 0.169 refuses a
+            # boolean, an integer and a float; a list, serde's sequence form of a struct, it reads)
+            why = f"its session_meta's base_instructions is {self.instructions_found}, not an object with a text"
         if why is not None:
             return _refused(self.header_line, self.header_seq, why)
         if self.header is None or self.header.get("history_mode") != "paginated":
@@ -2004,6 +2012,8 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         _CHECK(o, "", wrong)
         if wrong:
             b.diags.extend(fields.line_diagnostics(rl.line, wrong))
+            if b.header is None and o.get("type") == "session_meta":
+                b.instructions_found = next((w.found for w in wrong if w.path == "payload.base_instructions"), None)
         b.add(rl, o, k)
         b.last_general = (rl.line, o.get("ordinal"))
         if rl.diagnostic is not None:
