@@ -948,10 +948,10 @@ def _store_refusals(con: sqlite3.Connection, name: str, version: str, ev_cols: d
 
 
 # The state rows DatabaseSessionService's append_event requires (`_select_required_state`): made by
-# create_session, never by append_event.
+# create_session, never by append_event (`_STATES`' own look-ups of them).
 _REQUIRED_STATES = (
-    ("app state row (app_states)", "SELECT 1 FROM app_states WHERE app_name=?", 1),
-    ("user state row (user_states)", "SELECT 1 FROM user_states WHERE app_name=? AND user_id=?", 2),
+    ("app state row (app_states)", _STATES[1][1], _STATES[1][2]),
+    ("user state row (user_states)", _STATES[2][1], _STATES[2][2]),
 )
 
 
