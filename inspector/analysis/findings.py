@@ -43,6 +43,7 @@ CODES: dict[str, str] = {
     "request_fails": "the runtime cannot build its next request (an entry on the path or a message in it has a shape its code fails on): it stops with an error, every time, and sends nothing",
     "history_window": "messages older than the runtime's history window: never sent, and no summary stands for them",
     "compaction_report": "what the runtime itself recorded about a compaction (NextClaw's summaryDiagnostics), in its terms",
+    "compacts_first": "the runtime compacts the session before it sends the next request (its own limit check, from the usage the file records): the request shown is not what it sends",
 }
 
 # Adapters' diagnostics that state a runtime's own verdict (maka: checkpoint_unused, ...), by code.
@@ -139,7 +140,7 @@ def find_history(report: Report) -> list[Finding]:
 
 # The codes only `find_tail` emits (an incremental update recomputes them, keeps the others).
 TAIL_CODES = frozenset(
-    {"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "dropped_tool_result", "over_budget", "request_fails"}
+    {"live_question_summarized", "orphan_tool_result", "unanswered_tool_call", "dropped_tool_result", "over_budget", "request_fails", "compacts_first"}
 )
 
 
@@ -151,7 +152,19 @@ def find_tail(report: Report) -> list[Finding]:
     out += _dropped_results(report)
     out += _over_budget(report)
     out += _request_fails(report)
+    out += _compacts_first(report)
     return out
+
+
+def _compacts_first(report: Report) -> list[Finding]:
+    """The runtime's own limit check before the next request, where it compacts the session first
+    (`Runtime.compacts_first`): what the model receives next is then the summarizer's prompt."""
+    rule = report.runtime.compacts_first
+    got = rule(report.ledger, report.context) if rule is not None and report.context else None
+    if got is None:
+        return []
+    message, seqs = got
+    return [Finding("compacts_first", "warning", message, seqs)]
 
 
 def _converted(report: Report, s: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -247,6 +247,11 @@ class Runtime:
     # built: (its record) -> that text, or None when it sends the reply as written. It must not
     # read the file (the request is built from the index).
     reply_sent_as: Callable[[Record], str | None] | None = None
+    # What the runtime sends before the next request when it resumes the session: (the session, the
+    # items of that request, as the analysis lists them) -> why it compacts the session first and
+    # the seqs that says so (Codex's pre-turn auto-compaction: `codex_resume`), or None when it sends
+    # the request as it stands. It may read the file (a few lines).
+    compacts_first: Callable[[Ledger, Sequence[Any]], tuple[str, list[int]] | None] | None = None
 
     @property
     def marked_stop_reasons(self) -> frozenset[str]:

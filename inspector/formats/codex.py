@@ -41,7 +41,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from inspector.formats import appended, codex_lines, codex_writer, fields, heads, parallel
+from inspector.formats import appended, codex_lines, codex_resume, codex_writer, fields, heads, parallel
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.bounded import LARGE_LINE_BYTES, SMALL_VALUE_BYTES
 from inspector.formats.codex_heads import DECODER as HEAD_DECODER
@@ -2047,6 +2047,31 @@ def _line_alone(rl: RawLine, seq: int) -> Record:
 
 # ---------------------------------------------------------------------------------------- the format
 
+def _compacts_first(led: Ledger, items: Sequence[Any]) -> tuple[str, list[int]] | None:
+    """`Runtime.compacts_first`: Codex's pre-turn auto-compaction (`codex_resume`), each item's
+    payload read again from the rollout (one open file; a ledger without its file: the fields kept)."""
+    files: list[BinaryIO] = []
+    reader = _Fields(led.path)
+
+    def payload_of(rec: Record) -> dict[str, Any] | None:
+        try:
+            if not files:
+                files.append(open(led.path, "rb"))  # noqa: SIM115 - closed below
+            return reader.payload(rec, files[0])
+        except OSError:
+            e = rec.extra
+            return e if isinstance(e, dict) else None
+
+    try:
+        u = codex_resume.pre_turn_usage(led, items, payload_of, _session_prefix)
+    finally:
+        for f in files:
+            f.close()
+    if u is None or not u.compacts:
+        return None
+    return codex_resume.compaction_note(u, led.records[u.at].line), [u.at]
+
+
 FORMAT = Format(
     name=NAME,
     label="Codex rollout JSONL",
@@ -2060,6 +2085,7 @@ FORMAT = Format(
         synthesize_missing_results=True,
         synthetic_result_text="aborted",
         replaces_history=True,
+        compacts_first=_compacts_first,
     ),
     looks_like=looks_like,
     build=lambda lines, path, _data: build(lines, path),

@@ -208,7 +208,7 @@ BYTES_PER_TOKEN = 4
 RESIZED_IMAGE_BYTES = 7373
 
 
-def _approx_tokens(n_bytes: int) -> int:
+def approx_tokens(n_bytes: int) -> int:
     return (max(n_bytes, 0) + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
 
 
@@ -237,10 +237,15 @@ def _item_bytes(p: dict[str, Any]) -> int:
     return raw
 
 
+def item_tokens(p: dict[str, Any]) -> int:
+    """The tokens Codex estimates for one history item (`estimate_item_token_count`)."""
+    return approx_tokens(_item_bytes(p))
+
+
 def _codex_estimate(instructions: str | None, history: list[dict[str, Any]]) -> int:
     """The tokens Codex estimates for the base instructions and this history."""
-    base = _approx_tokens(len(instructions.encode())) if instructions else 0
-    return base + sum(_approx_tokens(_item_bytes(p)) for p in history)
+    base = approx_tokens(len(instructions.encode())) if instructions else 0
+    return base + sum(map(item_tokens, history))
 
 
 USAGE_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
