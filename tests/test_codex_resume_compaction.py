@@ -64,6 +64,7 @@ def _codex_compacts(path: Path, scratch: Path) -> bool:
 def test_the_limit_and_the_window_codex_derives() -> None:
     assert codex_resume.model_window(95_000) == 100_000
     assert codex_resume.model_window(258_400) == 272_000  # gpt-5's 272,000 as 0.169 records it
+    assert codex_resume.model_window(272_000) == 272_000  # ... and as Codex of 2025 recorded it
     assert codex_resume.auto_compact_limit(100_000) == 90_000
 
 

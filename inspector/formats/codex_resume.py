@@ -18,7 +18,8 @@ The limit is the model's (`ModelInfo::auto_compact_token_limit`, `protocol/src/o
 90% of its context window, lowered by a `model_auto_compact_token_limit` set in config.toml (which
 the rollout does not record; every model of 0.169's bundled catalog has none). The window the
 rollout records (`info.model_context_window`) is the effective one, `context_window *
-effective_context_window_percent / 100` with the catalog's default percent 95.
+effective_context_window_percent / 100` with the catalog's default percent 95 (an older Codex
+recorded the window itself: `model_window`).
 
 Observed with the real Codex 0.169 (`tests/test_codex_resume_compaction.py`): the peer rollout with
 `model_context_window = 100000` in config.toml records 95,000; resumed with its last usage set to
@@ -93,9 +94,18 @@ class PreTurnUsage:
         return self.total >= self.limit
 
 
-def model_window(effective: int) -> int:
-    """The model's context window whose effective share (95%) the rollout records as `effective`."""
-    return -(-effective * 100 // EFFECTIVE_WINDOW_PERCENT)
+# The context windows of 0.169's bundled model catalog (`"context_window"` in the binary's models
+# list). Codex before the effective share (rollouts of 2025: 272,000 for gpt-5) recorded the full
+# window: a recorded value that is one of these is taken as the window itself.
+CATALOG_WINDOWS = frozenset({272_000, 372_000, 500_000})
+
+
+def model_window(recorded: int) -> int:
+    """The model's context window, from the one the rollout records: the effective share (95%) of it,
+    or, written by an older Codex, the catalog's window itself."""
+    if recorded in CATALOG_WINDOWS:
+        return recorded
+    return -(-recorded * 100 // EFFECTIVE_WINDOW_PERCENT)
 
 
 def auto_compact_limit(window: int) -> int:
