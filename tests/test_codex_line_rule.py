@@ -107,6 +107,14 @@ def _refusal_cases() -> dict[str, list[bytes]]:
         "base instructions of an integer": [_with_instructions(lines[0], lambda bi: 5), *lines[1:]],
         "base instructions of a float": [_with_instructions(lines[0], lambda bi: 1.5), *lines[1:]],
         "base instructions of a list": [_with_instructions(lines[0], lambda bi: [bi["text"]]), *lines[1:]],
+        # (the struct's sequence form: a text and a null are read, anything else is not)
+        "base instructions of a list of a text and a null": [_with_instructions(lines[0], lambda bi: [bi["text"], None]), *lines[1:]],
+        "base instructions of a list of an empty text": [_with_instructions(lines[0], lambda bi: [""]), *lines[1:]],
+        "base instructions of an empty list": [_with_instructions(lines[0], lambda bi: []), *lines[1:]],
+        "base instructions of a list of a number": [_with_instructions(lines[0], lambda bi: [5]), *lines[1:]],
+        "base instructions of a list of a text and its provenance": [_with_instructions(lines[0], lambda bi: [bi["text"], bi["provenance"]]), *lines[1:]],
+        "base instructions of a list of three": [_with_instructions(lines[0], lambda bi: [bi["text"], None, 3]), *lines[1:]],
+        "base instructions of a list of a text and a number": [_with_instructions(lines[0], lambda bi: [bi["text"], 5]), *lines[1:]],
         "base instructions with a field of their own": [_with_instructions(lines[0], lambda bi: {**bi, "note": 1}), *lines[1:]],
     }
 
@@ -130,6 +138,26 @@ def test_inspector_says_when_the_real_codex_refuses_to_resume(tmp_path: Path) ->
         verdicts.append((name, refused, bool(said)))
     assert sum(r for _, r, _ in verdicts) >= 5 and sum(not r for _, r, _ in verdicts) >= 5, verdicts
     assert [v for v in verdicts if v[1] != v[2]] == [], verdicts
+
+
+def test_base_instructions_in_a_list_are_sent_as_codex_sends_them(tmp_path: Path) -> None:
+    """A list is the base-instructions struct's sequence form: the real Codex 0.169 sends `["X"]`
+    and `["X", null]` as the instructions "X" (its first input item, a developer message), as the
+    next request `analyze` predicts begins."""
+    need_shared(probe.BASE)
+    if harness.installed_version() != harness.CODEX_VERSION:
+        pytest.fail(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh", pytrace=False)
+    lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
+    for k, listed in enumerate((["LISTED-INSTRUCTIONS"], ["LISTED-INSTRUCTIONS", None])):
+        rollout = tmp_path / f"c{k}" / probe.BASE.name
+        rollout.parent.mkdir()
+        rollout.write_bytes(b"\n".join([_with_instructions(lines[0], lambda bi, listed=listed: listed), *lines[1:]]) + b"\n")
+        run = harness.resume(rollout, "continue", tmp_path / f"run{k}")
+        assert run.returncode == 0 and run.requests, run.stderr[-800:]
+        first = run.requests[0]["input"][0]
+        assert first["role"] == "developer" and first["content"][0]["text"] == "LISTED-INSTRUCTIONS", first
+        ours = analyze(load(str(rollout))).context[0]
+        assert (ours.role, ours.seq, ours.text) == ("system", None, "LISTED-INSTRUCTIONS"), ours
 
 
 def test_a_repair_of_a_rollout_codex_refuses_is_one_it_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -253,7 +253,8 @@ def sent_instructions(bi: Any) -> tuple[str | None, str | None]:
     `session_meta.base_instructions` (`{text, provenance}`, or a bare text, which Codex 0.169 refuses to
     resume: `codex_lines.base_instructions_problem`),
     and a note when they are not the recorded text."""
-    text = bi.get("text") if isinstance(bi, dict) else bi
+    # (a list is the struct's sequence form, its text first: Codex sends ["X"] and ["X", null] as "X")
+    text = bi.get("text") if isinstance(bi, dict) else bi[0] if isinstance(bi, list) and bi else bi
     if not isinstance(text, str) or not text:
         return None, None
     prov = bi.get("provenance") if isinstance(bi, dict) else None
@@ -1316,10 +1317,10 @@ class _Builder:
         a history mode it does not know; `base_instructions_problem`: base instructions it cannot
         read; a paginated rollout whose last line it reads has no ordinal)."""
         why = codex_lines.history_mode_problem(self.header) or codex_lines.base_instructions_problem(self.header)
-        if why is None and self.instructions_found is not None and self.instructions_found != "a list":
+        if why is None and self.instructions_found is not None:
             # (removed by the field guard before `base_instructions_problem` could see it: serde fails
             # the session_meta on it as on a string; observed, the real Codex 0.169 refuses a
-            # boolean, an integer and a float; a list, serde's sequence form of a struct, it reads)
+            # boolean, an integer and a float)
             why = f"its session_meta's base_instructions is {self.instructions_found}, not an object with a text"
         if why is not None:
             return _refused(self.header_line, self.header_seq, why)

@@ -23,9 +23,10 @@ resumes it once; `tests/test_codex_line_rule.py` holds this module to it):
 Codex refuses to resume a rollout at all (an error, nothing sent) when its session_meta's
 `history_mode` is not `legacy`, `paginated` or an object, or when it is `paginated` and the last line
 Codex reads has no `ordinal` (`history_mode_problem`, `codex._Builder.resume_refusal`), and when
-its session_meta's `base_instructions` is neither missing, null, a list nor an object with a string
-`text` and a `provenance` that is missing, null or an object (`base_instructions_problem`: serde
-fails the session_meta, and Codex says the rollout "does not start with session metadata").
+its session_meta's `base_instructions` is neither missing, null, nor an object with a string `text`
+and a `provenance` that is missing, null or an object, nor that struct's sequence form, a list of
+the text and at most the provenance (`base_instructions_problem`: serde fails the session_meta, and
+Codex says the rollout "does not start with session metadata").
 
 Not mirrored (Codex reads and we read, or both skip, or the two may part, as before): the fields
 of event messages, turn contexts and session metas, item types not listed, an integer past 64
@@ -251,13 +252,15 @@ def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
     `BaseInstructions`, a struct: an object with a string `text`), None when it does not or when
     this does not tell. A bare string, a number, an object without a string `text` or with a
     `provenance` of another JSON type fail the session_meta: the real Codex 0.169 then stops
-    ("does not start with session metadata"). A list (serde's sequence form of a struct) and an
-    object provenance's own fields are not judged here."""
+    ("does not start with session metadata"). A list is serde's sequence form of the struct: Codex
+    reads `[text]`, `[text, null]` and `[text, provenance]`, and refuses an empty list, a first item
+    that is no string and more than two items (each probed); a provenance of another type is refused
+    as in the object form. An object provenance's own fields are not judged here."""
     if header is None or header.get("base_instructions") is None:
         return None
     bi = header["base_instructions"]
     if type(bi) is list:
-        return None
+        return _listed_instructions_problem(bi)
     if type(bi) is not dict:
         return f"its session_meta's base_instructions is {json_type(bi)}, not an object with a text"
     if type(bi.get("text")) is not str:
@@ -265,4 +268,17 @@ def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
     prov = bi.get("provenance")
     if prov is not None and type(prov) is not dict:
         return f"its session_meta's base_instructions.provenance is {json_type(prov)}, not an object"
+    return None
+
+
+def _listed_instructions_problem(bi: list[Any]) -> str | None:
+    """`base_instructions_problem` of a list (the struct's sequence form, its text first)."""
+    if not bi:
+        return "its session_meta's base_instructions is an empty list, which holds no text"
+    if type(bi[0]) is not str:
+        return f"its session_meta's base_instructions is a list whose first item (the text) is {json_type(bi[0])}, not a string"
+    if len(bi) > 2:
+        return f"its session_meta's base_instructions is a list of {len(bi)} items, more than the struct's fields"
+    if len(bi) == 2 and bi[1] is not None and type(bi[1]) is not dict:
+        return f"its session_meta's base_instructions is a list whose second item (the provenance) is {json_type(bi[1])}, not an object"
     return None

@@ -70,10 +70,6 @@ def TEXT_OR_LIST(**items: Field) -> Field:
     return Field((str, list), items=items)
 
 
-def TEXT_OR_OBJ(**fields: Field) -> Field:
-    return Field((str, dict), fields=fields)
-
-
 def ANY_ID() -> Field:
     return Field((str, Number))
 
@@ -296,7 +292,8 @@ _CODEX_PAYLOAD = {
     "model": STR(),
     "model_provider": STR(),
     "session_id": STR(),
-    "base_instructions": TEXT_OR_OBJ(text=STR()),
+    # (a list is the struct's sequence form, which Codex reads: `codex_lines.base_instructions_problem`)
+    "base_instructions": Field((str, dict, list), fields={"text": STR()}),
     "num_turns": INT(),
     "message": ANY(),  # (compacted: the adapter says what a non-string is)
     "replacement_history": Field((list, dict, str, Number, bool), items=_CODEX_ITEM),
