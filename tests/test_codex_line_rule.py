@@ -160,6 +160,31 @@ def test_base_instructions_in_a_list_are_sent_as_codex_sends_them(tmp_path: Path
         assert (ours.role, ours.seq, ours.text) == ("system", None, "LISTED-INSTRUCTIONS"), ours
 
 
+def test_a_rollout_without_base_instructions_is_sent_codex_own(tmp_path: Path) -> None:
+    """A rollout whose session_meta records no base instructions (absent, as every Codex before
+    0.9x wrote it, or null): the real Codex 0.169 sends its own for the model first, and the next
+    request `analyze` predicts begins with an item saying so (the text is not in the file)."""
+    need_shared(probe.BASE)
+    if harness.installed_version() != harness.CODEX_VERSION:
+        pytest.fail(f"Codex {harness.CODEX_VERSION} is not installed at {harness.CODEX}: run tests/install_codex.sh", pytrace=False)
+    lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
+    recorded = json.loads(lines[0])["payload"]["base_instructions"]["text"]
+    absent = json.loads(lines[0])
+    del absent["payload"]["base_instructions"]
+    for k, header in enumerate((json.dumps(absent).encode(), _with_instructions(lines[0], lambda bi: None))):
+        rollout = tmp_path / f"c{k}" / probe.BASE.name
+        rollout.parent.mkdir()
+        rollout.write_bytes(b"\n".join([header, *lines[1:]]) + b"\n")
+        run = harness.resume(rollout, "continue", tmp_path / f"run{k}")
+        assert run.returncode == 0 and run.requests, run.stderr[-800:]
+        first = run.requests[0]["input"][0]
+        # (the peer's recorded instructions are this Codex's own for the harness's model: the same opening)
+        assert first["role"] == "developer" and first["content"][0]["text"][:200] == recorded[:200], first
+        ours = analyze(load(str(rollout))).context[0]
+        assert (ours.role, ours.seq, ours.synthetic, ours.text) == ("system", None, True, ""), ours
+        assert ours.note is not None and "built-in instructions" in ours.note
+
+
 def test_a_repair_of_a_rollout_codex_refuses_is_one_it_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A paginated rollout whose last line lost its ordinal is refused by Codex; the repair's
     appended lines continue the count from the latest numbered line, so the repaired rollout is

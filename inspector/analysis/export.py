@@ -265,6 +265,8 @@ def analyze_json(report: Report) -> dict[str, Any]:
 
 
 def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW_CHARS) -> str:
+    if it.seq is None and not it.text and it.note:  # (sent by the runtime, its text not in the file)
+        return f"({it.note})"[:chars]
     if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
     else:

@@ -35,6 +35,8 @@ def replacement_context(
     items: list[ContextItem] = []
     if led.instructions:
         items.append(ContextItem(0, "system", "message", None, None, header_line, False, led.instructions, note=led.instructions_note))
+    elif led.instructions_note:  # (the runtime's own, which the file does not hold: added by it, no text here)
+        items.append(ContextItem(0, "system", "message", None, None, header_line, True, "", note=led.instructions_note))
     items += request_items(records, entries, calls, answered, rt, left_out)
     for i, it in enumerate(items):
         it.index = i

@@ -217,6 +217,11 @@ INSTRUCTIONS_NOTE = (
     "model's own instructions when that tool is off (its default; the file does not record the setting)"
 )
 
+# Codex 0.169 resuming a rollout whose session_meta records no base instructions (absent or null: every
+# Codex before them, e.g. 0.60-0.87) sends its own for the model it runs (`get_prompt_base_instructions`
+# falls back to the model's; observed: the peer rollout without them is sent the built-in prompt).
+BUILTIN_INSTRUCTIONS_NOTE = "Codex's built-in instructions for its model (the rollout records none: text and tokens not here)"
+
 
 def without_plan_tool_guidance(text: str) -> str:
     """Codex's instructions as it sends them with the update_plan tool off: each section under one
@@ -252,7 +257,10 @@ def sent_instructions(bi: Any) -> tuple[str | None, str | None]:
     """The base instructions Codex sends ahead of the history for a recorded
     `session_meta.base_instructions` (`{text, provenance}`, or a bare text, which Codex 0.169 refuses to
     resume: `codex_lines.base_instructions_problem`),
-    and a note when they are not the recorded text."""
+    and a note when they are not the recorded text: None and a note when the rollout records none
+    (Codex sends its model's own, `BUILTIN_INSTRUCTIONS_NOTE`)."""
+    if bi is None:
+        return None, BUILTIN_INSTRUCTIONS_NOTE
     # (a list is the struct's sequence form, its text first: Codex sends ["X"] and ["X", null] as "X")
     text = bi.get("text") if isinstance(bi, dict) else bi[0] if isinstance(bi, list) and bi else bi
     if not isinstance(text, str) or not text:
@@ -780,7 +788,8 @@ class _Builder:
                 self.header = p
                 self.header_seq = seq
                 self.header_line = rl.line
-                self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
+                if self.instructions_found is None:  # (else a value of a type Codex refuses, which the guard removed)
+                    self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
                 if isinstance(p.get("model_provider"), str):
                     self.provider = p["model_provider"]
             elif t == "turn_context" and isinstance(p.get("model"), str):

@@ -44,7 +44,10 @@ def segment_of(it: ContextItem) -> str:
 
 
 def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW) -> str:
-    """One line of an item's text, read cheaply (a long tool result is cut before it is split)."""
+    """One line of an item's text, read cheaply (a long tool result is cut before it is split); of
+    an item the runtime sends whose text the file does not hold, what it stands for (its note)."""
+    if it.seq is None and not it.text and it.note:
+        return f"({it.note})"[:chars]
     if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
         if it.kind == "summary":
