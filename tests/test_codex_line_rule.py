@@ -115,6 +115,13 @@ def _refusal_cases() -> dict[str, list[bytes]]:
         "base instructions of a list of a text and its provenance": [_with_instructions(lines[0], lambda bi: [bi["text"], bi["provenance"]]), *lines[1:]],
         "base instructions of a list of three": [_with_instructions(lines[0], lambda bi: [bi["text"], None, 3]), *lines[1:]],
         "base instructions of a list of a text and a number": [_with_instructions(lines[0], lambda bi: [bi["text"], 5]), *lines[1:]],
+        # (the provenance, an internally tagged enum: a model one with its model, or a custom one)
+        "a custom provenance": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {"type": "custom", "path": 5}}), *lines[1:]],
+        "a model provenance without its model": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {"type": "model"}}), *lines[1:]],
+        "a model provenance whose model is a number": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {"type": "model", "model": 5}}), *lines[1:]],
+        "a provenance of a type Codex does not know": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {"type": "file"}}), *lines[1:]],
+        "a provenance without a type": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {}}), *lines[1:]],
+        "a listed model provenance without its model": [_with_instructions(lines[0], lambda bi: [bi["text"], {"type": "model"}]), *lines[1:]],
         "base instructions with a field of their own": [_with_instructions(lines[0], lambda bi: {**bi, "note": 1}), *lines[1:]],
     }
 

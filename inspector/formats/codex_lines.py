@@ -254,8 +254,8 @@ def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
     `provenance` of another JSON type fail the session_meta: the real Codex 0.169 then stops
     ("does not start with session metadata"). A list is serde's sequence form of the struct: Codex
     reads `[text]`, `[text, null]` and `[text, provenance]`, and refuses an empty list, a first item
-    that is no string and more than two items (each probed); a provenance of another type is refused
-    as in the object form. An object provenance's own fields are not judged here."""
+    that is no string and more than two items (each probed); a provenance is judged as in the object
+    form (`_provenance_problem`)."""
     if header is None or header.get("base_instructions") is None:
         return None
     bi = header["base_instructions"]
@@ -265,9 +265,27 @@ def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
         return f"its session_meta's base_instructions is {json_type(bi)}, not an object with a text"
     if type(bi.get("text")) is not str:
         return f"its session_meta's base_instructions.text is {json_type(bi['text']) if 'text' in bi else 'missing'}, not a string"
-    prov = bi.get("provenance")
-    if prov is not None and type(prov) is not dict:
-        return f"its session_meta's base_instructions.provenance is {json_type(prov)}, not an object"
+    return _provenance_problem(bi.get("provenance"), "base_instructions.provenance")
+
+
+# `BaseInstructionsProvenance`, an internally tagged enum: `{"type": "model", "model": <string>}` or
+# `{"type": "custom"}` (other fields ignored). Probed on Codex 0.169: a provenance without a type, of
+# a type not a string, of any other type name (20 tried), or a model one without a string model
+# fails the session_meta.
+PROVENANCE_TYPES = ("model", "custom")
+
+
+def _provenance_problem(prov: Any, where: str) -> str | None:
+    if prov is None:
+        return None
+    if type(prov) is not dict:
+        return f"its session_meta's {where} is {json_type(prov)}, not an object"
+    kind = prov.get("type")
+    if type(kind) is not str or kind not in PROVENANCE_TYPES:
+        said = "has no type" if "type" not in prov else f"is of type {kind!r}" if type(kind) is str else f"has a type of {json_type(kind)}"
+        return f"its session_meta's {where} {said}, where Codex reads \"model\" or \"custom\""
+    if kind == "model" and type(prov.get("model")) is not str:
+        return f"its session_meta's {where} is a model one whose model is {json_type(prov['model']) if 'model' in prov else 'missing'}, not a string"
     return None
 
 
@@ -279,6 +297,4 @@ def _listed_instructions_problem(bi: list[Any]) -> str | None:
         return f"its session_meta's base_instructions is a list whose first item (the text) is {json_type(bi[0])}, not a string"
     if len(bi) > 2:
         return f"its session_meta's base_instructions is a list of {len(bi)} items, more than the struct's fields"
-    if len(bi) == 2 and bi[1] is not None and type(bi[1]) is not dict:
-        return f"its session_meta's base_instructions is a list whose second item (the provenance) is {json_type(bi[1])}, not an object"
-    return None
+    return _provenance_problem(bi[1], "base_instructions' second item (the provenance)") if len(bi) == 2 else None
