@@ -73,7 +73,8 @@ CLAUDE_CODE: list[dict[str, Any]] = [
 ]
 
 CODEX: list[dict[str, Any]] = [
-    {"timestamp": T0, "type": "session_meta", "payload": {"id": "s1", "cwd": "/w", "model_provider": "openai",
+    {"timestamp": T0, "type": "session_meta", "payload": {"id": "s1", "timestamp": T0, "cwd": "/w", "originator": "codex_cli_rs",
+                                                          "cli_version": "0.169.0", "model_provider": "openai",
                                                           "base_instructions": {"text": "BASE"}}},
     {"timestamp": T0, "type": "turn_context", "payload": {"model": "gpt-x"}},
     {"timestamp": T0, "type": "response_item", "payload": {"type": "message", "role": "user", "id": "i1",

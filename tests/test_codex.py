@@ -341,7 +341,9 @@ def _rollout(*lines: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(o).encode() + b"\n" for o in lines)
 
 
-META = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w", "base_instructions": {"text": "BASE"}}}
+# (the fields Codex 0.169 requires of a session_meta, `codex_lines.META_TEXTS`: without them it refuses the rollout)
+META_FIELDS = {"timestamp": "t0", "originator": "codex_cli_rs", "cli_version": "0.169.0"}
+META = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w", **META_FIELDS, "base_instructions": {"text": "BASE"}}}
 
 
 def _msg(role: str, text: str, **extra: Any) -> dict[str, Any]:

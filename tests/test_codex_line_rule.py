@@ -75,6 +75,18 @@ def _with_instructions(raw: bytes, edit: Callable[[dict[str, Any]], Any]) -> byt
     return json.dumps(o).encode()
 
 
+_GONE = object()
+
+
+def _with_meta(raw: bytes, key: str, value: object) -> bytes:
+    o = json.loads(raw)
+    if value is _GONE:
+        del o["payload"][key]
+    else:
+        o["payload"][key] = value
+    return json.dumps(o).encode()
+
+
 def _refusal_cases() -> dict[str, list[bytes]]:
     """Rollouts the real Codex 0.169 refuses to resume, or resumes, each beside the peer rollout."""
     lines = probe.BASE.read_bytes().rstrip(b"\n").split(b"\n")
@@ -122,6 +134,19 @@ def _refusal_cases() -> dict[str, list[bytes]]:
         "a provenance of a type Codex does not know": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {"type": "file"}}), *lines[1:]],
         "a provenance without a type": [_with_instructions(lines[0], lambda bi: {**bi, "provenance": {}}), *lines[1:]],
         "a listed model provenance without its model": [_with_instructions(lines[0], lambda bi: [bi["text"], {"type": "model"}]), *lines[1:]],
+        # (the session_meta's own fields: `codex_lines.session_meta_problem`)
+        "a session_meta without its timestamp": [_with_meta(lines[0], "timestamp", _GONE), *lines[1:]],
+        "a session_meta whose cwd is null": [_with_meta(lines[0], "cwd", None), *lines[1:]],
+        "a session_meta whose cwd is empty": [_with_meta(lines[0], "cwd", ""), *lines[1:]],
+        "a session_meta whose originator is a number": [_with_meta(lines[0], "originator", 5), *lines[1:]],
+        "a session_meta without its cli_version": [_with_meta(lines[0], "cli_version", _GONE), *lines[1:]],
+        "a session_meta whose model_provider is a number": [_with_meta(lines[0], "model_provider", 5), *lines[1:]],
+        "a session_meta whose model_provider is null": [_with_meta(lines[0], "model_provider", None), *lines[1:]],
+        "a session_meta whose session_id is no UUID": [_with_meta(lines[0], "session_id", "s1"), *lines[1:]],
+        "a session_meta without a session_id": [_with_meta(lines[0], "session_id", _GONE), *lines[1:]],
+        "a session_meta whose source is null": [_with_meta(lines[0], "source", None), *lines[1:]],
+        "a session_meta whose source is an empty object": [_with_meta(lines[0], "source", {}), *lines[1:]],
+        "a session_meta whose source names a sub-agent": [_with_meta(lines[0], "source", {"subagent": "review"}), *lines[1:]],
         "base instructions with a field of their own": [_with_instructions(lines[0], lambda bi: {**bi, "note": 1}), *lines[1:]],
     }
 

@@ -63,8 +63,11 @@ def _line(t: str, payload: dict[str, object]) -> str:
     return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": t, "payload": payload})
 
 
+# (with the fields Codex 0.169 requires of it: without them it refuses the rollout, `codex_lines.META_TEXTS`)
+META = {"id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/x", "originator": "codex_cli_rs", "cli_version": "0.169.0"}
+
 HEAD = [
-    _line("session_meta", {"id": "s1", "cwd": "/x"}),
+    _line("session_meta", META),
     _line("response_item", {"type": "message", "role": "user", "id": "u1", "content": [{"type": "input_text", "text": "hi"}]}),
     _line("response_item", {"type": "message", "role": "assistant", "id": "a1", "content": [{"type": "output_text", "text": "hello"}]}),
 ]

@@ -695,6 +695,9 @@ class _Builder:
         # What the field guard found in place of the header's base_instructions and removed (a
         # boolean, a number, ...): a type Codex refuses too (`_refused_instructions`)
         self.instructions_found: str | None = None
+        # What the field guard took out of the first session_meta's payload, by field, as found
+        # (`codex_lines.session_meta_problem`).
+        self.meta_removed: dict[str, str] = {}
         self.settings = SessionSettings()
         self.model: str | None = None
         self.provider: str | None = None
@@ -1325,7 +1328,11 @@ class _Builder:
         """Why Codex refuses to resume this rollout at all, if it does (`codex_lines.history_mode_problem`:
         a history mode it does not know; `base_instructions_problem`: base instructions it cannot
         read; a paginated rollout whose last line it reads has no ordinal)."""
-        why = codex_lines.history_mode_problem(self.header) or codex_lines.base_instructions_problem(self.header)
+        why = (
+            codex_lines.session_meta_problem(self.header, self.meta_removed)
+            or codex_lines.history_mode_problem(self.header)
+            or codex_lines.base_instructions_problem(self.header)
+        )
         if why is None and self.instructions_found is not None:
             # (removed by the field guard before `base_instructions_problem` could see it: serde fails
             # the session_meta on it as on a string; observed, the real Codex 0.169 refuses a
@@ -2023,7 +2030,8 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
         if wrong:
             b.diags.extend(fields.line_diagnostics(rl.line, wrong))
             if b.header is None and o.get("type") == "session_meta":
-                b.instructions_found = next((w.found for w in wrong if w.path == "payload.base_instructions"), None)
+                b.meta_removed = {w.path.removeprefix("payload."): w.found for w in wrong if w.path.startswith("payload.")}
+                b.instructions_found = b.meta_removed.get("base_instructions")
         b.add(rl, o, k)
         b.last_general = (rl.line, o.get("ordinal"))
         if rl.diagnostic is not None:

@@ -20,8 +20,10 @@ resumes it once; `tests/test_codex_line_rule.py` holds this module to it):
 - a `compacted` payload: `message` a string, `replacement_history` null or a list of items that
   each pass the response item rule (one bad item: the whole compaction is skipped).
 
-Codex refuses to resume a rollout at all (an error, nothing sent) when its session_meta's
-`history_mode` is not `legacy`, `paginated` or an object, or when it is `paginated` and the last line
+Codex refuses to resume a rollout at all (an error, nothing sent) when its session_meta lacks a
+field it requires or holds one it cannot read (`session_meta_problem`: `timestamp`, `cwd`,
+`originator`, `cli_version` strings; `model_provider` a string or null; `session_id` a UUID; `source`
+not null, a number or an empty object), when its session_meta's `history_mode` is not `legacy`, `paginated` or an object, or when it is `paginated` and the last line
 Codex reads has no `ordinal` (`history_mode_problem`, `codex._Builder.resume_refusal`), and when
 its session_meta's `base_instructions` is neither missing, null, nor an object with a string `text`
 and a `provenance` that is missing, null or an object, nor that struct's sequence form, a list of
@@ -36,6 +38,7 @@ would cost every line a walk of its bytes).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import orjson
@@ -245,6 +248,46 @@ def history_mode_problem(header: dict[str, Any] | None) -> str | None:
         return None
     found = repr(mode) if type(mode) is str else json_type(mode)
     return f"its session_meta's history_mode is {found}, not legacy or paginated"
+
+
+# The session_meta fields Codex 0.169 reads as required strings (`SessionMeta`; probed: missing, null
+# or a number, it refuses the rollout, "does not start with session metadata"; an empty string it reads).
+META_TEXTS = ("timestamp", "cwd", "originator", "cli_version")
+
+
+def session_meta_problem(header: dict[str, Any] | None, removed: dict[str, str]) -> str | None:
+    """Why Codex refuses to resume a rollout for its session_meta's own fields (`removed`: what the
+    field guard took out of it, by field, as found), None when it does not or this does not tell.
+    Probed on Codex 0.169: each of META_TEXTS must be a string; `model_provider` a string or null;
+    `session_id`, when present, a UUID; `source`, when present, not null, a number or an empty
+    object (a string, any, and an object naming its variant are read)."""
+    if header is None:
+        return None
+    for key in META_TEXTS:
+        v = header.get(key)
+        if type(v) is not str:
+            found = removed.get(key) or (json_type(v) if key in header else None)
+            return f"its session_meta's {key} is {found}, not a string" if found else f"its session_meta has no {key}"
+    if "model_provider" in removed:
+        return f"its session_meta's model_provider is {removed['model_provider']}, not a string"
+    if "session_id" in removed or "session_id" in header:
+        sid = header.get("session_id")
+        if type(sid) is not str or not _is_uuid(sid):
+            found = removed.get("session_id") or (repr(sid) if type(sid) is str else json_type(sid))
+            return f"its session_meta's session_id is {found}, not a UUID"
+    if "source" in header:
+        src = header["source"]
+        if src is None or type(src) in (int, float, bool) or src == {}:
+            return f"its session_meta's source is {json_type(src) if src != {} else 'an empty object'}, not a source Codex knows"
+    return None
+
+
+def _is_uuid(s: str) -> bool:
+    try:
+        uuid.UUID(s)
+    except ValueError:
+        return False
+    return True
 
 
 def base_instructions_problem(header: dict[str, Any] | None) -> str | None:
