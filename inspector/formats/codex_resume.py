@@ -199,7 +199,7 @@ def _summary_item(text: str) -> dict[str, Any]:
 
 def compaction_note(u: PreTurnUsage, line: int) -> str:
     """What the finding says when Codex compacts before the turn."""
-    est = f" and about {u.estimated:,} it estimates for the items since" if u.estimated else ""
+    est = f" plus about {u.estimated:,} it estimates for what that count leaves out" if u.estimated else ""
     return (
         f"Codex compacts this session before it sends your next message: the usage it resumes with, {u.recorded:,} "
         f"tokens (the token count at line {line}){est}, is at or over its auto-compact limit of {u.limit:,} (90% of the "
