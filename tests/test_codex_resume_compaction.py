@@ -109,6 +109,15 @@ def test_encrypted_reasoning_before_the_last_user_message_counts(codex: Path, tm
         f = _write(_with_usage(objs, total), tmp_path / str(total) / "r.jsonl")
         assert (_finding(f) is not None) is compacts, (total, _finding(f))
         assert _codex_compacts(f, tmp_path / str(total) / "run") is compacts, total
+    # ... unless the usage says it holds them (`last_usage_includes_reasoning`, which our own
+    # token_count sets; the peer's says false, a Codex of 2025 wrote none)
+    said = _with_usage(objs, 90_000 - 3_669)
+    for o in said:
+        if o.get("type") == "event_msg" and o["payload"].get("type") == "token_count" and o["payload"].get("info"):
+            o["payload"]["info"]["last_usage_includes_reasoning"] = True
+    f = _write(said, tmp_path / "included" / "r.jsonl")
+    assert _finding(f) is None
+    assert _codex_compacts(f, tmp_path / "included" / "run") is False
 
 
 def test_a_rollout_that_records_no_usage_or_no_window_gets_no_verdict(tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ rollout (`Session::last_token_info_from_rollout`, `core/src/session/session.rs`)
 `ContextManager::get_total_token_usage` counts it (`core/src/context_manager/history.rs`):
 
 - its `last_token_usage.total_tokens`,
-- plus Codex's estimate of every encrypted reasoning item before the last user message (a regular
-  turn starts with `set_server_reasoning_included(false)`, so the usage is taken not to hold them),
+- plus Codex's estimate of every encrypted reasoning item before the last user message, unless the
+  info says `last_usage_includes_reasoning: true` (a Codex of 2025 wrote no such field: its reasoning
+  is added; observed, a real 0.60.1 rollout of 153,257 recorded tokens was compacted first for ~99,800
+  of estimated reasoning, and sent the turn once the field said true),
 - plus its estimate of the items after the last one the model produced (an output recorded after the
   last call, a user message with no reply).
 
@@ -186,6 +188,8 @@ def pre_turn_usage(
             break
         after += item_tokens(_summary_item(it.text) if r is None else payload_of(r) or {})
     if recorded + after >= limit:
+        return PreTurnUsage(recorded, after, limit, window, rec.seq)
+    if info.get("last_usage_includes_reasoning") is True:  # (the usage holds them: nothing added)
         return PreTurnUsage(recorded, after, limit, window, rec.seq)
     records = [led.records[it.seq] for it in history if it.seq is not None and it.kind != "summary"]
     reasoning = _reasoning_tokens(records, payload_of, session_prefix, limit - recorded - after)
