@@ -41,8 +41,11 @@ STRATEGIES: tuple[tuple[str, ...], ...] = (
     ("resummarize", "--keep-recent", "100"),
 )
 # The new turn Codex adds after the resumed history: its context messages, re-injected because the
-# checkpoint cleared the reference context (rollout_reconstruction.rs), then the prompt.
-CONTEXT_PREFIXES = ("<environment_context>", "<skills_instructions>", "<permissions instructions>", "<user_instructions>", "<collaboration_mode>")
+# checkpoint cleared the reference context (rollout_reconstruction.rs), then the prompt. A real
+# rollout resumed in the harness also gets "# AGENTS.md instructions" (those it recorded no longer
+# apply in the harness's work dir) and, where its model is not the harness's, "<model_switch>".
+CONTEXT_PREFIXES = ("<environment_context>", "<skills_instructions>", "<permissions instructions>", "<user_instructions>", "<collaboration_mode>",
+                    "# AGENTS.md instructions", "<model_switch>")
 
 
 def _turn_ends(path: Path) -> list[int]:
@@ -94,6 +97,9 @@ def _sent(item: dict[str, Any]) -> tuple[Any, ...]:
     if t == "message":
         role = {"developer": "system"}.get(item["role"], item["role"])
         return ("message", role, _text(item.get("content")))
+    if t in ("compaction", "compaction_summary") and isinstance(item.get("encrypted_content"), str):
+        # (a server-side compaction's summary: inspector's summary item, a user message of its ciphertext)
+        return ("message", "user", item["encrypted_content"])
     if t.endswith("_output"):
         return ("result", item.get("call_id"))
     if t.endswith("_call"):
@@ -291,3 +297,18 @@ def test_a_repaired_overflowed_rollout_resumes_without_a_compaction_first(
         assert main(["context", str(f), "--json"]) == 0
         problem = resumed_as_predicted(f, r.requests[0], PROMPT, json.loads(capsys.readouterr().out)["messages"])
         assert problem is None, (label, problem)
+
+
+def test_a_rollout_of_the_openai_provider_resumes_in_the_harness_as_predicted(codex: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Real rollouts name the built-in `openai` provider (session_meta, thread_settings_applied),
+    and Codex 0.169 refuses to resume one under another ("Cannot change this thread's model
+    provider from `openai` to `fake` on resume", no request): the harness resumes it with that
+    provider pointed at the fake (`resume.config_for`). The peer rollout's first turn, its
+    provider made `openai`, is resumed and sent as predicted."""
+    name, first = _sessions(tmp_path)[0]
+    src = tmp_path / "src" / f"{name}-openai.jsonl"
+    src.write_bytes(first.read_bytes().replace(b'"model_provider":"fake"', b'"model_provider":"openai"').replace(b'"model_provider_id":"fake"', b'"model_provider_id":"openai"'))
+    r = harness.resume(src, PROMPT, tmp_path / "run")
+    assert r.returncode == 0 and r.requests, r.stderr[-1500:]
+    assert main(["context", str(src), "--json"]) == 0
+    assert resumed_as_predicted(src, r.requests[0], PROMPT, json.loads(capsys.readouterr().out)["messages"]) is None

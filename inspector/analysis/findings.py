@@ -62,7 +62,7 @@ RESULT_DROPS = frozenset({"response_without_call"})
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
 
 # Diagnostics about how a file is put together rather than about a bad line.
-STRUCTURE_PROBLEMS = frozenset({"local_time_stamps", "logical_parent_assumed", "repeated_session_meta", "events_only", "empty_session", "rewind_applied", "rewind_ignored", "leaf_moved", "leaf_ignored", "stamped_at_load", "next_message_scoped"})
+STRUCTURE_PROBLEMS = frozenset({"chain_from_elsewhere", "local_time_stamps", "logical_parent_assumed", "repeated_session_meta", "events_only", "empty_session", "rewind_applied", "rewind_ignored", "leaf_moved", "leaf_ignored", "stamped_at_load", "next_message_scoped"})
 # What a runtime itself recorded about its compactions (NextClaw's summaryDiagnostics), reported in
 # its terms under this code: not a bad line.
 RUNTIME_REPORTS = frozenset({"compaction_report"})

@@ -1802,6 +1802,10 @@ def _boundary_of_summary(records: list[Record], s: int) -> int | None:
     return next((i for i in range(s - 1, -1, -1) if records[i].line == line), None) if isinstance(line, int) else None
 
 
+# A chain that stops at a parent Claude Code does not hold, with no message before it (`_chain_stops`).
+CHAIN_FROM_ELSEWHERE = "chain_from_elsewhere"
+
+
 def _chain_stops(records: list[Record], by_id: Mapping[str, int], end: int, seen: set[int], checkpoints: list[int]) -> Diagnostic:
     """The error of a chain that stops at line `end`, whose parent Claude Code does not hold."""
     r = records[end]
@@ -1820,6 +1824,20 @@ def _chain_stops(records: list[Record], by_id: Mapping[str, int], end: int, seen
     else:
         where = "names no line of this file"
     where += f", and no line it holds was written in the {FALLBACK_MS // 1000} s before it to continue from"
+    if named is None and skipped is None and r.line == r.seq + 1 and all(x.kind == "meta" for x in records[: r.seq]):
+        # Nothing but bookkeeping is written before it: the conversation begins here as far as
+        # this file goes (a session continued from another transcript names that one's last line),
+        # and nothing is left out (observed: real Claude Code 1.0.90 transcripts begin so; the
+        # real CLI sends them from that line on, as predicted). A line before it that is not read
+        # (damaged, skipped, of a type Claude Code does not know) keeps the error.
+        return Diagnostic(
+            r.line,
+            CHAIN_FROM_ELSEWHERE,
+            f"line {r.line}: parentUuid {quote(r.parent_id)} {where}; the chain Claude Code sends starts here, "
+            "and no message of this file is written before it, so none is left out",
+            severity="info",
+            seqs=[r.seq],
+        )
     return Diagnostic(
         r.line,
         "dangling_parent",
@@ -2405,7 +2423,7 @@ def _fallback_may_change(led: Ledger, src: _Source, new: list[Record], seg: list
     dangling_parent diagnostic): the chain from the newest line joins the old one below the old
     chain leaf (`junction`), so the lines between are no longer walked nor, as lines on the chain,
     passed over as lines to fall back to; or an appended line off the chain is one to fall back to."""
-    if not any(d.problem == "dangling_parent" for d in led.diagnostics):
+    if not any(d.problem in ("dangling_parent", CHAIN_FROM_ELSEWHERE) for d in led.diagnostics):
         return False
     if junction != src.chain_leaf:
         return True

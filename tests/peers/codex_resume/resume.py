@@ -85,6 +85,35 @@ def installed_version() -> str | None:
     return out.split()[-1] if out.split() else None
 
 
+def provider_of(rollout: Path) -> str | None:
+    """The provider ROLLOUT's thread runs on: its newest `thread_settings_applied` event's
+    `model_provider_id` (newer Codex writes one), else its session_meta's `model_provider`."""
+    found = None
+    with open(rollout, "rb") as f:
+        for raw in f:
+            if b"model_provider" not in raw:
+                continue
+            try:
+                p = json.loads(raw).get("payload") or {}
+            except (ValueError, AttributeError):
+                continue
+            v = (p.get("thread_settings") or {}).get("model_provider_id") if p.get("type") == "thread_settings_applied" else p.get("model_provider")
+            found = v if isinstance(v, str) else found
+    return found
+
+
+def config_for(rollout: Path, url: str) -> str:
+    """CONFIG for resuming ROLLOUT against the fake at URL. A thread of the built-in `openai`
+    provider (real rollouts are) is refused by Codex under another ("Cannot change this thread's
+    model provider from `openai` to `fake` on resume", no request): it resumes with that provider,
+    its base URL moved to the fake (`openai_base_url`; no key needed there). Codex then tries a
+    Responses WebSocket first (the fake has none: a few seconds of retries), then posts as usual."""
+    text = CONFIG.format(url=url)
+    if provider_of(rollout) == "openai":
+        text = text.replace('model_provider = "fake"', f'model_provider = "openai"\nopenai_base_url = "{url}/v1"')
+    return text
+
+
 def thread_of(rollout: Path) -> tuple[str, str]:
     """(thread id, the session_meta timestamp) of a rollout: its first line."""
     with open(rollout, "rb") as f:
@@ -139,7 +168,7 @@ def resume(rollout: Path, prompt: str, scratch: Path, timeout: float = 120, scri
     subprocess.run(["git", "init", "-q", str(work)], check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
     srv = FakeModel(script)
     try:
-        (chome / "config.toml").write_text(CONFIG.format(url=srv.url))
+        (chome / "config.toml").write_text(config_for(rollout, srv.url))
         args = ["exec", "--json", "--skip-git-repo-check", "resume", thread, prompt]
         code, out, err = run_codex(args, work, codex_env(home, scratch), timeout)
         with srv.lock:
