@@ -2069,14 +2069,17 @@ def _compacts_first(led: Ledger, items: Sequence[Any]) -> tuple[str, list[int]] 
     """`Runtime.compacts_first`: Codex's pre-turn auto-compaction (`codex_resume`), each item's
     payload read again from the rollout (one open file; a ledger without its file: the fields kept)."""
     files: list[BinaryIO] = []
-    reader = _Fields(led.path)
+    path = led.path
+    reader = _Fields(path or "")
 
     def payload_of(rec: Record) -> dict[str, Any] | None:
         try:
+            if path is None:
+                raise FileNotFoundError  # (a ledger read from bytes)
             if not files:
-                files.append(open(led.path, "rb"))  # noqa: SIM115 - closed below
+                files.append(open(path, "rb"))  # noqa: SIM115 - closed below
             return reader.payload(rec, files[0])
-        except OSError:
+        except (OSError, ValueError):  # (gone, unreadable, a name open refuses)
             e = rec.extra
             return e if isinstance(e, dict) else None
 
