@@ -142,3 +142,12 @@ def test_a_repaired_rollout_is_no_longer_compacted_first(tmp_path: Path, monkeyp
     assert main(["repair", str(f), "--strategy", "recover", "--write", "--json"]) == 0
     capsys.readouterr()
     assert _finding(f) is None
+
+
+def test_a_rollout_codex_refuses_to_resume_is_not_said_to_be_compacted_first(tmp_path: Path) -> None:
+    """Codex stops before any turn on a rollout it cannot resume: no compaction to warn of."""
+    objs = _with_usage(_lines(PEER), 150_000)
+    objs[0]["payload"]["history_mode"] = "default"  # (a history mode Codex does not know: refused)
+    report = analyze(load(str(_write(objs, tmp_path / "r.jsonl")), fingerprint=False))
+    assert {f.code for f in report.findings} >= {"resume_refused"}
+    assert "compacts_first" not in {f.code for f in report.findings}

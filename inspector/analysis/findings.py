@@ -160,7 +160,9 @@ def _compacts_first(report: Report) -> list[Finding]:
     """The runtime's own limit check before the next request, where it compacts the session first
     (`Runtime.compacts_first`): what the model receives next is then the summarizer's prompt."""
     rule = report.runtime.compacts_first
-    got = rule(report.ledger, report.context) if rule is not None and report.context else None
+    if rule is None or not report.context or any(d.problem == "resume_refused" for d in report.ledger.diagnostics):
+        return []  # (a session the runtime refuses to resume it never compacts)
+    got = rule(report.ledger, report.context)
     if got is None:
         return []
     message, seqs = got
