@@ -19,6 +19,7 @@ from typing import Any
 from inspector.analysis import analyze
 from inspector.analysis.export import context_json
 from inspector.formats import load, load_bytes
+from inspector.formats.claude_code_writer import summary_body
 from tests.test_claude_code import _jsonl, _line
 from tests.test_incremental import grow_and_compare
 
@@ -103,3 +104,20 @@ def test_read_from_its_file_and_followed_it_reads_the_same(tmp_path: Path) -> No
     assert on_disk.coverage_counts() == analyze(load_bytes(src.read_bytes(), "one-oh.jsonl")).coverage_counts()
     rng = random.Random(11)
     assert sum(grow_and_compare(str(src), str(tmp_path), rng)[0] for _ in range(8)) > 8
+
+
+def test_its_summary_is_the_answer_inside_the_1_0_wrapper() -> None:
+    assert summary_body(SUMMARY) == "1. Primary Request and Intent:\n   Build it, then test it."
+    assert summary_body(SUMMARY.replace("Analysis:\nThe user asked for a build.\n\nSummary:\n", "")) == (
+        "1. Primary Request and Intent:\n   Build it, then test it."
+    )
+
+
+def test_an_empty_1_0_summary_leaves_what_it_removed_a_hole() -> None:
+    objs = _session()
+    empty = SUMMARY.split("Analysis:")[0] + "\n" + SUMMARY.split("\n")[-1]
+    objs[5]["message"]["content"] = empty
+    report = analyze(load_bytes(_jsonl(objs), "empty.jsonl"))
+    (hole,) = [f for f in report.findings if f.code == "hole"]
+    assert hole.severity == "error" and hole.by_role == {"user": 2, "assistant": 2, "tool": 1}
+    assert report.context[0].kind == "summary" and report.context[0].text == empty  # (sent all the same)
