@@ -21,6 +21,10 @@ Mapping into the ledger model (the repair's write-back: `claude_code_writer`), c
   path (and get a coverage state); the boundary is the checkpoint, the summary line folds into it.
   Messages `preservedSegment`/`preservedMessages` name are sent verbatim after the summary: we
   move them just ahead of the boundary, where a checkpoint's retained tail sits.
+- Claude Code 1.0.x wrote a compaction as the summary line alone (`isCompactSummary`,
+  `parentUuid: null`, no boundary before it), a new chain after the earlier lines: that line is
+  the checkpoint, and the main thread's newest line before it stands in for its logical parent
+  (`_summaries_without_boundary`).
 - `isMeta` user lines are sent (Claude Code hides them from the user, not from the model: the
   peer corpus shows them in the requests), so they are ordinary messages here.
 - Sub-agents (`isSidechain: true`) are not part of the main chain; their own files
@@ -487,6 +491,7 @@ class _Reading:
     tools: list[int] = field(default_factory=list)
     thinking: list[int] = field(default_factory=list)  # the assistant lines holding thinking blocks only
     no_id: list[int] = field(default_factory=list)  # the assistant lines without a message.id (`_undefined_id`)
+    summaries: list[int] = field(default_factory=list)  # the user lines marked isCompactSummary (never read from a head)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
     likes: dict[str, Record] = field(default_factory=dict)  # what a head's record starts from (`_head_likes`)
 
@@ -848,6 +853,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     st.source.merged = merged
     st.source.thinking = set(st.thinking)
     _attach_summaries(records, objs, st.checkpoints)
+    _summaries_without_boundary(records, objs, st.summaries)
     if st.uuids != len(st.by_uuid):  # (a uuid repeats: the record-by-record pass says where)
         report_duplicate_ids(led, " (references to it resolve to the last line written with it, as in Claude Code)", word="uuid")
     if not st.invisible:  # every record runtime-visible: the uuid index is `Ledger.by_id`
@@ -905,6 +911,8 @@ def _read_object(o: dict[str, Any], *, rl: RawLine, st: _Reading, first: bool = 
         st.checkpoints.append(seq)
     elif rec.kind == "message" and rec.role == "tool":
         st.tools.append(seq)
+    if rec.kind == "message" and o.get("isCompactSummary") is True:
+        st.summaries.append(seq)
     st.records.append(rec)
     st.objs.append(o)
     if uuid is not None:
@@ -1232,6 +1240,44 @@ def _attach_summary(pending: Record, r: Record, o: dict[str, Any]) -> None:
         _add_extra(r, "summary_of_line", pending.line)
         _add_extra(pending, "summary_line", r.line)
         _add_extra(pending, "summary_uuid", r.id)
+
+
+def _summaries_without_boundary(records: list[Record], objs: list[dict[str, Any]], summaries: list[int]) -> None:
+    """Claude Code 1.0.x wrote a compaction as its summary line alone: no compact_boundary line
+    before it, a `user` line marked `isCompactSummary` whose parentUuid is null, starting a new
+    chain after the main thread's earlier lines (a real 1.0.90 transcript: SWORDIntel/
+    claude-backups's e1ffaf02-....jsonl, line 134). Claude Code 2.1.328 still takes such a line for
+    a compaction where it looks for one (`son`, offset 317278019: `if(XAe(h)||h.isCompactSummary===!0)return`;
+    `Yjr`, offset 317099614: a summary line or a boundary), and its chain walk stops there (`lwn`,
+    offset 317457289: `if(!H)break`), so it sends the summary and what follows (observed: the real
+    CLI resumed that transcript so). The line is the checkpoint: its text the summary, the main
+    thread's lines before it what the summary represents (`_walk_chain`). It is no boundary to the
+    rules that follow Claude Code's (`w_r` deletes nothing before it), so it is not in `checkpoints`.
+    `summaries`: the seqs of the lines marked so; one already a boundary's summary stays that."""
+    for s in summaries:
+        r = records[s]
+        if r.kind == "message" and r.type == "user" and r.parent_id is None and _main_thread(objs[s]) and _follows_main_thread(records, objs, s):
+            _summary_as_checkpoint(r)
+
+
+def _main_thread(o: dict[str, Any]) -> bool:
+    return o.get("isSidechain") is not True
+
+
+def _follows_main_thread(records: list[Record], objs: list[dict[str, Any]], s: int) -> bool:
+    """Whether a message or checkpoint of the main thread is written before seq `s`."""
+    return any(records[i].kind in ("message", "checkpoint") and _main_thread(objs[i]) for i in range(s - 1, -1, -1))
+
+
+def _summary_as_checkpoint(r: Record) -> None:
+    """A summary line that stands for its compaction (`_summaries_without_boundary`)."""
+    m = r.message
+    assert m is not None
+    r.checkpoint = Checkpoint(summary=m.text())
+    r._message = None
+    r.kind = "checkpoint"
+    r.role = None
+    _add_extra(r, "compaction_without_boundary", True)
 
 
 def _active_path(
@@ -1759,6 +1805,8 @@ def _walk_chain(
             nxt = _boundary_of_summary(records, cur)
         if nxt is None and pid is not None and pid not in by_id and records[cur].kind == "checkpoint":
             nxt = _compacted_up_to(records, cands(), cur, seen, led.diagnostics)
+        elif nxt is None and pid is None and _summary_without_boundary(records[cur]):
+            nxt = _newest_main_line_before(cands(), cur, seen)  # (what it summarized: Claude Code's chain stops here)
         if nxt is None and _names_a_parent(objs[cur]):
             nxt = fallback.parent(cur, seen, led.diagnostics)
         cur = nxt
@@ -1777,8 +1825,7 @@ def _compacted_up_to(records: list[Record], cands: list[Record], boundary: int, 
     (marot/spotter 4d5611e5...: written 87 s after the line before it, the summarizer's call, naming
     a uuid no line holds); read as a dangling parent, its 132 messages were a hole and the compaction
     one that summarized nothing."""
-    i = bisect_left(cands, boundary, key=_seq_of)  # (the lines before it: a damaged file may hold many such boundaries)
-    before = next((cands[j].seq for j in range(i - 1, -1, -1) if cands[j].seq not in seen and _held(cands[j])), None)
+    before = _newest_main_line_before(cands, boundary, seen)
     if before is None:
         return None
     b = records[boundary]
@@ -1794,6 +1841,18 @@ def _compacted_up_to(records: list[Record], cands: list[Record], boundary: int, 
         )
     )
     return before
+
+
+def _newest_main_line_before(cands: list[Record], checkpoint: int, seen: set[int]) -> int | None:
+    """The seq of the main thread's newest line written before `checkpoint` that Claude Code holds
+    and the chain has not been through (`cands`: the main thread's chained lines, in file order)."""
+    i = bisect_left(cands, checkpoint, key=_seq_of)  # (the lines before it: a damaged file may hold many checkpoints)
+    return next((cands[j].seq for j in range(i - 1, -1, -1) if cands[j].seq not in seen and _held(cands[j])), None)
+
+
+def _summary_without_boundary(r: Record) -> bool:
+    """Whether a checkpoint is a summary line standing for its compaction (`_summaries_without_boundary`)."""
+    return r.kind == "checkpoint" and r.type == "user"
 
 
 def _boundary_of_summary(records: list[Record], s: int) -> int | None:

@@ -57,16 +57,37 @@ KEPT_NOTE = (
 _SESSION_FIELDS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
 
 
+# Claude Code 1.0.x's wrapper, around the summarizer's answer ("Analysis: ... Summary: ..."), as a
+# real 1.0.90 transcript has it (SWORDIntel/claude-backups e1ffaf02-....jsonl, line 134).
+OPENING_1_0 = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The conversation is summarized below:\n"
+)
+CONTINUE_NOTE_1_0 = (
+    "Please continue the conversation from where we left it off without asking the user any further questions. "
+    "Continue with the last task that you were asked to work on."
+)
+
 _BODY_START = "\nSummary:\n"
-_BODY_ENDS = (f"\n{TRANSCRIPT_NOTE}", "\nContinue the conversation from where it left off", f"\n{KEPT_NOTE}")
+_BODY_ENDS = (
+    f"\n{TRANSCRIPT_NOTE}", "\nContinue the conversation from where it left off", f"\n{KEPT_NOTE}", f"\n{CONTINUE_NOTE_1_0}",
+)  # fmt: skip
 
 
 def summary_body(text: str) -> str:
     """The summary itself inside Claude Code's wrapper (the text after "Summary:" up to the notes
-    Claude Code appends); a text not in that wrapper is all summary."""
-    if SUMMARY_OPENING not in text or _BODY_START not in text:
-        return text
-    body = "\n" + text.split(_BODY_START, 1)[1]  # an empty summary: the first note follows at once
+    Claude Code appends; in 1.0.x's, the answer when it has no "Summary:"); a text not in a wrapper
+    is all summary."""
+    if SUMMARY_OPENING in text and _BODY_START in text:
+        return _up_to_notes(text.split(_BODY_START, 1)[1])
+    if OPENING_1_0 in text:
+        answer = "\n" + text.split(OPENING_1_0, 1)[1]
+        return _up_to_notes(answer.split(_BODY_START, 1)[1] if _BODY_START in answer else answer)
+    return text
+
+
+def _up_to_notes(summary: str) -> str:
+    body = "\n" + summary  # an empty summary: the first note follows at once
     cuts = [body.find(end) for end in _BODY_ENDS if end in body]
     return (body[: min(cuts)] if cuts else body).strip()
 
