@@ -56,6 +56,7 @@ class _Message(msgspec.Struct, gc=False, tag_field="role", kw_only=True):
     usage: pi._UsageHead | None = None
     summary: str | None = None
     excludeFromContext: Any = None
+    openclawDeliveryMirror: Any = None  # (a marker that may make an answer transcript-only)
 
 
 class User(_Message, tag="user", kw_only=True):
@@ -133,6 +134,8 @@ def fast_ok(e: Entry) -> bool:
     if not c:
         return False  # (an empty content: OpenClaw leaves the message out)
     if type(m) is Assistant:
+        if m.openclawDeliveryMirror is not None or (m.provider == "openclaw" and m.model in openclaw_model._TRANSCRIPT_ONLY_MODELS):
+            return False  # (maybe OpenClaw's own record, never replayed: the general path decides)
         if m.stopReason in _REPLAY_RULED and openclaw_model.answer_left_out(m.stopReason, [(b.type, b.text) for b in c]):
             return False  # (never sent: the general path marks it so)
         return all(

@@ -465,12 +465,34 @@ def _replayed_blocks(content: Any) -> list[Any]:
     return [content] if isinstance(content, dict) else []
 
 
+# The answers OpenClaw writes into a transcript for its own record and never replays to a model: a
+# delivery mirror of what a channel was sent, a message the gateway injected
+# (`isTranscriptOnlyOpenClawAssistantMessage`, transcript-only-openclaw-assistant-CVgy4bjA.mjs:6-39).
+_TRANSCRIPT_ONLY_MODELS = frozenset({"delivery-mirror", "gateway-injected"})
+_DELIVERY_MIRROR_KINDS = frozenset({"channel-final", "channel-final-suppressed", "message-tool-source-reply", "cron-direct-delivery-context"})
+
+
+def transcript_only(m: dict[str, Any]) -> bool:
+    """An answer of OpenClaw's own record (provider "openclaw" and a transcript-only model, or a
+    delivery-mirror marker of a known kind), which its replay drops before anything else reads the
+    request (`normalizeAssistantReplayContent`, builtin-openclaw-q1hiFm14.mjs:4580-4583)."""
+    if m.get("role") != "assistant":
+        return False
+    if m.get("provider") == "openclaw" and isinstance(m.get("model"), str) and m["model"] in _TRANSCRIPT_ONLY_MODELS:
+        return True
+    marker = m.get("openclawDeliveryMirror")
+    return isinstance(marker, dict) and isinstance(marker.get("kind"), str) and marker["kind"] in _DELIVERY_MIRROR_KINDS
+
+
 def dropped_answer(o: dict[str, Any]) -> bool:
-    """An answer OpenClaw leaves out of the request whole for how it ended (`answer_left_out`),
-    read from the entry after the calls it drops (`dropped_call`) are taken out."""
+    """An answer OpenClaw leaves out of the request whole: one of its own record (`transcript_only`),
+    or for how it ended (`answer_left_out`), read from the entry after the calls it drops
+    (`dropped_call`) are taken out."""
     m = o.get("message")
     if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
         return False
+    if transcript_only(m):
+        return True
     blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in _replayed_blocks(m.get("content"))]
     return answer_left_out(m.get("stopReason"), blocks)
 
