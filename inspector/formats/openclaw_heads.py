@@ -128,6 +128,8 @@ def fast_ok(e: Entry) -> bool:
         return m is _UNSET and type(e.customType) is str and e.customType != ""
     if e.type != "message" or m is _UNSET or m.excludeFromContext is not None:
         return False
+    if type(m) is Custom and m.customType == openclaw_model.RUNTIME_CONTEXT:
+        return False  # (never sent, `openclaw_model.runtime_context`: the general path marks it)
     c = m.content
     if type(c) is not list:
         return type(m) is not Assistant  # (an answer's text: the general path maps it)

@@ -484,6 +484,25 @@ def transcript_only(m: dict[str, Any]) -> bool:
     return isinstance(marker, dict) and isinstance(marker.get("kind"), str) and marker["kind"] in _DELIVERY_MIRROR_KINDS
 
 
+RUNTIME_CONTEXT = "openclaw.runtime-context"  # (OPENCLAW_RUNTIME_CONTEXT_CUSTOM_TYPE, internal-runtime-context-BH-o1oq1.mjs:17)
+
+
+def runtime_context(o: dict[str, Any]) -> bool:
+    """An entry whose message is OpenClaw's runtime context for the user message before it (a
+    message of role "custom" and customType "openclaw.runtime-context",
+    `isOpenClawRuntimeContextCustomMessage`, internal-runtime-context-BH-o1oq1.mjs:154-158: a
+    `custom_message` entry, as OpenClaw before 2026.9 wrote one after each user message, or a
+    message entry of that role). OpenClaw leaves every stored one out of the request: at send time it
+    keeps only those right before the last user message (`stripHistoricalRuntimeContextCustomMessages`,
+    :202-221, from `normalizeMessagesForLlmBoundary`, builtin-openclaw-q1hiFm14.mjs:5914-5920), and
+    the last user message is the prompt being sent, whose own context goes in its carrier: a stored
+    one at the very end of the path is not sent either (observed, tests/test_openclaw_runtime_context.py)."""
+    if o.get("type") == "custom_message":
+        return o.get("customType") == RUNTIME_CONTEXT
+    m = o.get("message")
+    return o.get("type") == "message" and isinstance(m, dict) and m.get("role") == "custom" and m.get("customType") == RUNTIME_CONTEXT
+
+
 def dropped_answer(o: dict[str, Any]) -> bool:
     """An answer OpenClaw leaves out of the request whole: one of its own record (`transcript_only`),
     or for how it ended (`answer_left_out`), read from the entry after the calls it drops

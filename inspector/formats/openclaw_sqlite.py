@@ -447,7 +447,7 @@ def _add_row(
         rec.never_sent = True
         if rec.message is not None:
             rec.message.never_sent = True
-    if rec.type == "message" and rec.kind == "message":
+    if rec.type in ("message", "custom_message") and rec.kind == "message":
         _exclude_from_context(rec, o)
         _mark_dropped_answer(rec, o)
     elif rec.type == "reset" and opaque is None:  # its entry as stored (the builder's check took fields out of `o`)
@@ -671,7 +671,7 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         parent = o["id"]
         rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
         rec._source = source
-        if rec.type == "message" and rec.kind == "message":
+        if rec.type in ("message", "custom_message") and rec.kind == "message":
             kept, dropped = _without_dropped_calls(o)
             if dropped:  # (a call OpenClaw drops is a diagnostic of the full build: `_openclaw_reading`)
                 return None
@@ -894,8 +894,9 @@ def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
 def _mark_dropped_answer(rec: Record, o: dict[str, Any]) -> None:
     """An answer OpenClaw leaves out whole for how it ended (`openclaw_model.dropped_answer`: a
     failed one it does not send as its marker, one cut short holding only reasoning; `o` without
-    the calls it drops) is never sent."""
-    if openclaw_model.dropped_answer(o):
+    the calls it drops) is never sent, nor is a runtime-context message it stored
+    (`openclaw_model.runtime_context`)."""
+    if openclaw_model.dropped_answer(o) or openclaw_model.runtime_context(o):
         rec.never_sent = True
         if rec.message is not None:
             rec.message.never_sent = True
