@@ -56,6 +56,7 @@ class _Message(msgspec.Struct, gc=False, tag_field="role", kw_only=True):
     usage: pi._UsageHead | None = None
     summary: str | None = None
     excludeFromContext: Any = None
+    openclawDeliveryMirror: Any = None  # (a marker that may make an answer transcript-only)
 
 
 class User(_Message, tag="user", kw_only=True):
@@ -127,12 +128,16 @@ def fast_ok(e: Entry) -> bool:
         return m is _UNSET and type(e.customType) is str and e.customType != ""
     if e.type != "message" or m is _UNSET or m.excludeFromContext is not None:
         return False
+    if type(m) is Custom and m.customType == openclaw_model.RUNTIME_CONTEXT:
+        return False  # (never sent, `openclaw_model.runtime_context`: the general path marks it)
     c = m.content
     if type(c) is not list:
         return type(m) is not Assistant  # (an answer's text: the general path maps it)
     if not c:
         return False  # (an empty content: OpenClaw leaves the message out)
     if type(m) is Assistant:
+        if m.openclawDeliveryMirror is not None or (m.provider == "openclaw" and m.model in openclaw_model._TRANSCRIPT_ONLY_MODELS):
+            return False  # (maybe OpenClaw's own record, never replayed: the general path decides)
         if m.stopReason in _REPLAY_RULED and openclaw_model.answer_left_out(m.stopReason, [(b.type, b.text) for b in c]):
             return False  # (never sent: the general path marks it so)
         return all(

@@ -465,12 +465,53 @@ def _replayed_blocks(content: Any) -> list[Any]:
     return [content] if isinstance(content, dict) else []
 
 
+# The answers OpenClaw writes into a transcript for its own record and never replays to a model: a
+# delivery mirror of what a channel was sent, a message the gateway injected
+# (`isTranscriptOnlyOpenClawAssistantMessage`, transcript-only-openclaw-assistant-CVgy4bjA.mjs:6-39).
+_TRANSCRIPT_ONLY_MODELS = frozenset({"delivery-mirror", "gateway-injected"})
+_DELIVERY_MIRROR_KINDS = frozenset({"channel-final", "channel-final-suppressed", "message-tool-source-reply", "cron-direct-delivery-context"})
+
+
+def transcript_only(m: dict[str, Any]) -> bool:
+    """An answer of OpenClaw's own record (provider "openclaw" and a transcript-only model, or a
+    delivery-mirror marker of a known kind), which its replay drops before anything else reads the
+    request (`normalizeAssistantReplayContent`, builtin-openclaw-q1hiFm14.mjs:4580-4583)."""
+    if m.get("role") != "assistant":
+        return False
+    if m.get("provider") == "openclaw" and isinstance(m.get("model"), str) and m["model"] in _TRANSCRIPT_ONLY_MODELS:
+        return True
+    marker = m.get("openclawDeliveryMirror")
+    return isinstance(marker, dict) and isinstance(marker.get("kind"), str) and marker["kind"] in _DELIVERY_MIRROR_KINDS
+
+
+RUNTIME_CONTEXT = "openclaw.runtime-context"  # (OPENCLAW_RUNTIME_CONTEXT_CUSTOM_TYPE, internal-runtime-context-BH-o1oq1.mjs:17)
+
+
+def runtime_context(o: dict[str, Any]) -> bool:
+    """An entry whose message is OpenClaw's runtime context for the user message before it (a
+    message of role "custom" and customType "openclaw.runtime-context",
+    `isOpenClawRuntimeContextCustomMessage`, internal-runtime-context-BH-o1oq1.mjs:154-158: a
+    `custom_message` entry, as OpenClaw before 2026.9 wrote one after each user message, or a
+    message entry of that role). OpenClaw leaves every stored one out of the request: at send time it
+    keeps only those right before the last user message (`stripHistoricalRuntimeContextCustomMessages`,
+    :202-221, from `normalizeMessagesForLlmBoundary`, builtin-openclaw-q1hiFm14.mjs:5914-5920), and
+    the last user message is the prompt being sent, whose own context goes in its carrier: a stored
+    one at the very end of the path is not sent either (observed, tests/test_openclaw_runtime_context.py)."""
+    if o.get("type") == "custom_message":
+        return o.get("customType") == RUNTIME_CONTEXT
+    m = o.get("message")
+    return o.get("type") == "message" and isinstance(m, dict) and m.get("role") == "custom" and m.get("customType") == RUNTIME_CONTEXT
+
+
 def dropped_answer(o: dict[str, Any]) -> bool:
-    """An answer OpenClaw leaves out of the request whole for how it ended (`answer_left_out`),
-    read from the entry after the calls it drops (`dropped_call`) are taken out."""
+    """An answer OpenClaw leaves out of the request whole: one of its own record (`transcript_only`),
+    or for how it ended (`answer_left_out`), read from the entry after the calls it drops
+    (`dropped_call`) are taken out."""
     m = o.get("message")
     if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
         return False
+    if transcript_only(m):
+        return True
     blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in _replayed_blocks(m.get("content"))]
     return answer_left_out(m.get("stopReason"), blocks)
 

@@ -121,8 +121,34 @@ def load(path: str, session_id: str | None, upto: int | None, *, index: bool = T
     return led
 
 
+def _agent_schema(con: sqlite3.Connection) -> tuple[int, str | None] | None:
+    """(schema version, app version) of an OpenClaw agent database, whatever its tables: its
+    `schema_meta` row 'primary' of role 'agent' (OPENCLAW_AGENT_SCHEMA_SQL,
+    dist/openclaw-agent-board-schema-vd3Vff_q.mjs:3), or None."""
+    if "schema_meta" not in _tables(con):
+        return None
+    try:
+        row = con.execute("SELECT schema_version, app_version FROM schema_meta WHERE meta_key='primary' AND role='agent'").fetchone()
+    except sqlite3.Error:
+        return None
+    return (row[0], row[1]) if row is not None else None
+
+
+def _transcriptless_agent_database(path: str) -> bool:
+    """An OpenClaw agent database without transcript tables (an OpenClaw before its SQLite
+    transcripts, schema 1, kept them as JSONL files): claimed, to be refused as what it is."""
+    return sqlite_files.schema_look(path, _agent_schema, lambda v: v is not None) is not None
+
+
 def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int | None, index: bool, wanted: bool) -> Ledger:
     tables = _tables(con)
+    if not tables >= _TABLES and (agent := _agent_schema(con)) is not None:
+        version = f"schema {agent[0]}" + (f", OpenClaw {agent[1]}" if agent[1] else "")
+        raise LoadError(
+            f"{name}: an OpenClaw agent database ({version}) without transcripts: that OpenClaw kept each "
+            "session as a JSONL file (agents/<agent>/sessions/<session id>.jsonl, listed in sessions.json "
+            "beside it); read those"
+        )
     if not tables >= _TABLES:
         missing = ", ".join(sorted(_TABLES - tables))
         raise LoadError(f"{name}: a SQLite database, but not an OpenClaw agent store (no {missing} table)")
@@ -421,7 +447,7 @@ def _add_row(
         rec.never_sent = True
         if rec.message is not None:
             rec.message.never_sent = True
-    if rec.type == "message" and rec.kind == "message":
+    if rec.type in ("message", "custom_message") and rec.kind == "message":
         _exclude_from_context(rec, o)
         _mark_dropped_answer(rec, o)
     elif rec.type == "reset" and opaque is None:  # its entry as stored (the builder's check took fields out of `o`)
@@ -645,7 +671,7 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         parent = o["id"]
         rec = pi.entry_record(o, seq, rl.line, rl.offset, rl.length)
         rec._source = source
-        if rec.type == "message" and rec.kind == "message":
+        if rec.type in ("message", "custom_message") and rec.kind == "message":
             kept, dropped = _without_dropped_calls(o)
             if dropped:  # (a call OpenClaw drops is a diagnostic of the full build: `_openclaw_reading`)
                 return None
@@ -868,8 +894,9 @@ def _exclude_from_context(rec: Record, o: dict[str, Any]) -> None:
 def _mark_dropped_answer(rec: Record, o: dict[str, Any]) -> None:
     """An answer OpenClaw leaves out whole for how it ended (`openclaw_model.dropped_answer`: a
     failed one it does not send as its marker, one cut short holding only reasoning; `o` without
-    the calls it drops) is never sent."""
-    if openclaw_model.dropped_answer(o):
+    the calls it drops) is never sent, nor is a runtime-context message it stored
+    (`openclaw_model.runtime_context`)."""
+    if openclaw_model.dropped_answer(o) or openclaw_model.runtime_context(o):
         rec.never_sent = True
         if rec.message is not None:
             rec.message.never_sent = True
@@ -1032,7 +1059,7 @@ FORMAT = Format(
         # openclaw_writer): a repair cannot keep a message ahead of it, so it quotes it instead.
         contiguous_tail=True,
     ),
-    claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and looks_like_file(path),
+    claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and (looks_like_file(path) or _transcriptless_agent_database(path)),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),
     load_file_read_only=lambda path, _f, _head, session_id, upto: load(path, session_id, upto, digest=False),
     looks_like_file=looks_like_file,
