@@ -31,14 +31,20 @@ def _digest(p: Path) -> tuple[str, int]:
     return hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns
 
 
+def _beside(d: Path) -> list[Path]:
+    """What lies next to the session (the test's own cache dir aside: conftest puts
+    $INSPECTOR_CACHE_DIR there, where a process's first token count may store its rank index)."""
+    return sorted(p for p in d.iterdir() if p.name != "inspector-cache")
+
+
 def test_plan_calls_nothing_and_writes_nothing(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     shutil.copy(ADR_PI, f)
     before = _digest(f)
-    listing = sorted(tmp_path.iterdir())
+    listing = _beside(tmp_path)
     p = plan(analyze(load(str(f))), "resummarize", Budgets(keep_recent=3_000), route=Route("gpt-4.1", "openai"))
     assert p.requests and p.checkpoint is not None and p.after is not None
-    assert _digest(f) == before and sorted(tmp_path.iterdir()) == listing
+    assert _digest(f) == before and _beside(tmp_path) == listing
     # The CLI's plan never even loads a provider.
     code = (
         "import sys\nfrom inspector.cli.main import main\n"

@@ -93,6 +93,23 @@ def test_pi_window_starts_after_a_result_whose_call_is_never_sent() -> None:
     assert p.summary is not None and REQUEST in p.summary
 
 
+def test_a_recovery_that_would_remove_nothing_is_not_made() -> None:
+    """Every message sent raw, none summarized, lost or orphaned (a real OpenClaw session looping on
+    compactions that removed nothing): a recovery checkpoint would only add its notice, making the
+    loop one longer; the plan does nothing and says why."""
+    b = Builder()
+    for t in range(3):
+        b.turn(f"turn {t}", [[("read", {"path": f"f{t}.py"}, words(30, t))]], words(10, t))
+    for _ in range(3):  # compactions that kept everything
+        b.pi_compaction("## Goal\n- nothing yet", b.items[0]["id"])
+    r = report_of(b.pi())
+    assert r.coverage_counts()["summarized"] == 0 and any(f.code == "compaction_loop" for f in r.findings)
+    p = plan(r, "recover", Budgets(window=200_000, reserve=1_000, keep_recent=20_000))
+    assert (p.action, p.checkpoint) == ("noop", None)
+    assert any("would remove nothing" in n for n in p.notes)
+    assert repair(p).status == "noop"
+
+
 def test_recovery_carries_the_previous_summary_and_the_notice() -> None:
     b = Builder()
     for t in range(4):
@@ -116,6 +133,10 @@ def test_recovery_never_invents_text_and_is_provider_valid(s: tuple[str, bytes, 
     r = report_of(data)
     p = plan(r, "recover", Budgets(**budgets))
     res = repair(p)
+    if p.action == "noop":  # (a recovery that would change nothing: every message sent raw already)
+        cov = r.coverage_counts()
+        assert res.status == "noop" and cov["summarized"] == cov["hole"] == 0 and not any(it.orphan for it in r.context)
+        return
     assert res.status == "recovered" and res.entry is not None and res.summary is not None
     assert res.failure_reason in FAILURE_REASONS
     # Provider-valid: nothing orphaned, nothing unanswered that the runtime would not answer.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.analysis import analyze
-from inspector.analysis.engine import HOLE, CheckpointView, Finding, Report, summary_substance
+from inspector.analysis.engine import HOLE, SUMMARIZED, CheckpointView, Finding, Report, summary_substance
 from inspector.analysis.intervals import Interval, contains, merge
 from inspector.analysis.protocol import (
     ESSENTIAL_MARKER,
@@ -525,10 +525,30 @@ def _recovery_plan(
 ) -> RepairPlan:
     """The plan that installs the recovery checkpoint instead of a summary."""
     rec = _recovery(d, reason)
+    if d.strategy == "recover" and _recovery_changes_nothing(d, rec):
+        d.notes.append(
+            "every message of the active path is already sent raw and no summary stands for any: a recovery "
+            "checkpoint would remove nothing and only add its notice (another checkpoint that makes no progress)"
+        )
+        return _finish(d, RepairPlan(
+            action="noop", reason="no_new_history", range=None, requests=[], target_tokens=0, max_output_tokens=0,
+            installable_tokens=0, checkpoint=None, summary=None, recovery=None, **d.base))  # type: ignore[arg-type]
     return _finish(d, RepairPlan(
         action="recover", reason=reason, range=range_, requests=requests or [], target_tokens=target,
         max_output_tokens=max_output, installable_tokens=installable, checkpoint=rec.spec, summary=rec.summary,
         recovery=rec, **d.base))  # type: ignore[arg-type]
+
+
+def _recovery_changes_nothing(d: _Draft, rec: Recovery) -> bool:
+    """Whether the recovery keeps every message raw that is sent raw now, and nothing is summarized,
+    lost or orphaned to bring back: then it would only add a checkpoint (seen on a real OpenClaw
+    session looping on compactions that removed nothing: recover made the loop one longer)."""
+    before = d.before
+    if before.holes or before.orphans or before.coverage.get(SUMMARIZED, 0):
+        return False
+    spec = rec.spec
+    removes = [p for p in d.ix.messages_in(0, spec.cut) if p not in spec.keep]
+    return not removes and not spec.represents and not spec.dropped
 
 
 def _retained_tail(d: _Draft) -> tuple[Tail, int]:
