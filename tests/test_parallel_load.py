@@ -541,7 +541,7 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
     u, a = f"u-{tag}", f"a-{tag}"
 
     def asst(uuid: str, parent: str | None, content: Any, mid: str | None = None, **kw: Any) -> bytes:
-        msg: dict[str, Any] = {"role": "assistant", "model": "claude-x", "content": content, "stop_reason": kw.pop("stop", "end_turn")}
+        msg: dict[str, Any] = {"role": "assistant", "model": kw.pop("model", "claude-x"), "content": content, "stop_reason": kw.pop("stop", "end_turn")}
         if mid is not None:
             msg["id"] = mid
         msg["usage"] = {"input_tokens": 10, "output_tokens": 3}
@@ -603,7 +603,16 @@ def _cc_edge_lines(tag: str) -> list[bytes]:
         asst(f"{a}13", f"{a}12", [{"type": "redacted_thinking", "data": "d"}], f"m13-{tag}"),  # ... redacted too
         asst(f"{a}14", f"{a}13", [{"type": "thinking", "thinking": "t", "signature": "s"}], f"m14-{tag}"),  # ... kept: its
         asst(f"{a}15", f"{a}14", [{"type": "text", "text": "four"}], f"m14-{tag}"),  # ... reply's next line holds text
+        # A reply of another model with signed thinking (left out of what is sent), one of the newest's.
+        asst(f"{a}16", f"{a}15", [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "five"}], f"m16-{tag}", model="claude-y"),
+        asst(f"{a}17", f"{a}16", [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "six"}], f"m17-{tag}"),
     ]
+
+
+def _signed_thinking(led: Any) -> tuple[dict[int, Any], str | None, set[int]]:
+    """What the Claude Code index keeps of the lines holding signed thinking, and the model taken for the request's."""
+    src = led.records[0]._source
+    return src.signed, src.request_model, src.foreign
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
@@ -621,9 +630,13 @@ def test_claude_code_odd_lines_are_read_alike_by_the_helper_and_here(share: floa
     monkeypatch.setattr(par, "CHUNK_BYTES", 300)  # about a line a chunk
     _loader_stops_at(monkeypatch, int(path.stat().st_size * share))
     monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", SERIAL)
-    serial = _snapshot(load(str(path)))
+    led = load(str(path))
+    serial, signed = _snapshot(led), _signed_thinking(led)
     monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 1)
-    parallel = _snapshot(load(str(path)))
+    led = load(str(path))
+    parallel = _snapshot(led)
+    assert _signed_thinking(led) == signed
+    assert signed[1] == "claude-x" and len(signed[2]) == 2, signed  # (the two copies' claude-y lines: one on the path)
     h = helpers[-1]
     assert h is not None and h.appended == len(h.bounds) - 1 - h.own_below
     assert (h.appended > 0) == (share < 1)

@@ -36,6 +36,7 @@ from inspector.ledger.model import (
     Checkpoint,
     Diagnostic,
     Ledger,
+    Message,
     Record,
     seqs_without,
 )
@@ -245,6 +246,9 @@ class ContextItem(msgspec.Struct, gc=False):
     # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
     # a turn it finds unfinished): a request sent before the session stopped does not hold it.
     on_resume: bool = False
+    # The runtime sends its record's content less some blocks (`Runtime.reply_trimmed`): counted on
+    # what it sends (`RecordSource.sent_message`), not on the usage the reply recorded.
+    trimmed: bool = False
 
 
 @dataclass(slots=True)
@@ -806,7 +810,11 @@ def _stated_represents(cp: Checkpoint, by_id: dict[str, int], pos_of: PathPositi
 
 def message_text_for_tokens(rec: Record) -> str:
     """The text a tokenizer counts for a message: its texts, tool names and call arguments."""
-    m = rec.message
+    return text_for_tokens(rec.message)
+
+
+def text_for_tokens(m: Message | None) -> str:
+    """`message_text_for_tokens` of a message."""
     if m is None:
         return ""
     parts: list[str] = []
@@ -957,6 +965,13 @@ def reply_item(rec: Record, rt: Runtime, earlier: set[str]) -> tuple[ContextItem
     elif not calls and rt.reply_sent_as is not None and (text := rt.reply_sent_as(rec)) is not None:
         # (the item's text: what is sent, counted in place of the record's)
         item.text, item.note = text, f"{rt.name} sends this text in place of the reply's content as written"
+    if rt.reply_trimmed is not None and not item.text and (got := rt.reply_trimmed(rec)) is not None:
+        why, text = got
+        item.note = why if item.note is None else f"{item.note}; {why}"
+        if text is None:
+            item.trimmed = True
+        else:
+            item.text = text  # (what is sent, counted in place of the record's)
     return item, calls
 
 
@@ -1137,10 +1152,13 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
     records = led.records
     # (an item with a text of its own is sent as that text: a summary, a synthetic item, a failed
     # reply sent as the runtime's marker)
-    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message" and not it.text])
+    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message" and not it.text and not it.trimmed])
     to_count: list[tuple[ContextItem, str]] = []
     for it in todo:
-        if it.seq is not None and it.kind == "message" and not it.text:
+        if it.trimmed:  # (what is sent: its own usage counted the blocks left out)
+            src = records[it.seq]._source  # type: ignore[index]
+            to_count.append((it, text_for_tokens(src.sent_message(records[it.seq]) if src is not None else None)))  # type: ignore[index]
+        elif it.seq is not None and it.kind == "message" and not it.text:
             rec = records[it.seq]
             m = rec.message
             if m is not None and m.role == "assistant" and m.usage is not None and m.usage.output > 0:

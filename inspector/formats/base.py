@@ -247,6 +247,12 @@ class Runtime:
     # built: (its record) -> that text, or None when it sends the reply as written. It must not
     # read the file (the request is built from the index).
     reply_sent_as: Callable[[Record], str | None] | None = None
+    # Why the runtime sends a reply less some of its blocks (Claude Code leaves out the signed
+    # thinking of a model other than the request's), asked of each reply as the request is built:
+    # (its record) -> the item's note and the text it sends in place of a reply left with no block
+    # (None: the reply less those blocks, counted on what is sent: `RecordSource.sent_message`), or
+    # None when it sends every block. It reads the file only for a reply that may be left with none.
+    reply_trimmed: Callable[[Record], tuple[str, str | None] | None] | None = None
     # What the runtime sends before the next request when it resumes the session: (the session, the
     # items of that request, as the analysis lists them) -> why it compacts the session first and
     # the seqs that says so (Codex's pre-turn auto-compaction: `codex_resume`), or None when it sends

@@ -27,6 +27,9 @@ Mapping into the ledger model (the repair's write-back: `claude_code_writer`), c
   (`_summaries_without_boundary`).
 - `isMeta` user lines are sent (Claude Code hides them from the user, not from the model: the
   peer corpus shows them in the requests), so they are ordinary messages here.
+- A reply of another model than the request's is sent without its signed thinking (`reply_trimmed`):
+  the request's model on resume is not in the file, so we take the newest real reply's; the
+  ledger keeps the blocks as written, the item is counted on what is sent.
 - Sub-agents (`isSidechain: true`) are not part of the main chain; their own files
   (`<session>/subagents/agent-*.jsonl`) load as sessions of their own, and the tool result that
   started one names its file (`extra["subagent_transcript"]`).
@@ -65,10 +68,12 @@ from inspector.formats.claude_code_heads import (
     MessageHead,
     ToolUseResultHead,
     blocks_clean,
+    signed_thinking,
 )
 from inspector.formats.claude_code_heads import stop_reason as head_stop_reason
 from inspector.formats.heads import DECODE_ERRORS, FIRST_BYTE, kept_result_ids, valid_utf8
 from inspector.formats.jsonl import RawLine, line_object, parse_line
+from inspector.formats.pi_sending import truthy
 from inspector.formats.whole_lines import collector_paused, read_heads_upto
 from inspector.ledger.jsontext import deep, py_str
 from inspector.ledger.model import (
@@ -123,9 +128,9 @@ class _Source(RecordSource):
     unknown fields of a line read from its head only (`claude_code_heads`), on demand."""
 
     __slots__ = (
-        "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "groups", "last_checkpoint",
-        "last_prompt", "merged", "merges_by_path", "newest", "path", "records", "relinked", "repeated", "replies", "results",
-        "tail_calls", "thinking", "thinking_left_out",
+        "added", "agents", "answered", "bridged", "called", "chain_leaf", "dangling", "data", "foreign", "groups",
+        "last_checkpoint", "last_prompt", "merged", "merges_by_path", "newest", "path", "records", "relinked", "repeated",
+        "replies", "request_model", "results", "signed", "tail_calls", "thinking", "thinking_left_out",
     )  # fmt: skip
 
     def __init__(self, path: str | None, data: bytes | None) -> None:
@@ -163,6 +168,13 @@ class _Source(RecordSource):
         # path's replies all of whose lines are such, which Claude Code leaves out (`_leave_out_thinking_only`).
         self.thinking: set[int] = set()
         self.thinking_left_out: dict[int, str | None] = {}  # seq -> its message.id
+        # The assistant lines holding a block Claude Code leaves out of a reply of another model
+        # (`claude_code_heads.signed_thinking`), by seq, with their message.model as written; the
+        # model we take the session to resume with (`_request_model`), and of those lines the ones
+        # of another model (`_foreign`), whose thinking is left out of what is sent.
+        self.signed: dict[int, Any] = {}
+        self.request_model: str | None = None
+        self.foreign: set[int] = set()
         # Whether what merges into a reply depends on the path (`_merge_as_requested`: a reply
         # without a message.id, an id written again); `extend` reads the file in full then.
         self.merges_by_path = False
@@ -206,6 +218,13 @@ class _Source(RecordSource):
             return _merged_message([self._own_message(self.records[s], f) for s in seqs])
         return self._own_message(rec, f)[0]
 
+    def sent_message(self, rec: Record) -> Message | None:
+        """A reply as Claude Code sends it: each of its lines of another model than the request's
+        less its signed thinking (`_sent_content`), merged as `message` merges them."""
+        seqs = self.merged.get(rec.seq) or [rec.seq]
+        parts = [self._own_message(self.records[s], sent=True) for s in seqs]
+        return _merged_message(parts) if len(parts) > 1 else parts[0][0]
+
     def load_many(self, recs: list[Record]) -> None:
         """Many records' messages read through one open file, in file order."""
         if self.data is not None or self.path is None:
@@ -220,13 +239,15 @@ class _Source(RecordSource):
             for r in sorted(recs, key=lambda r: r.offset):
                 r._message = self.message(r, f)
 
-    def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False) -> tuple[Message, Any]:
-        """The message one line holds, and its requestId."""
+    def _own_message(self, rec: Record, f: BinaryIO | None = None, *, check: bool = False, sent: bool = False) -> tuple[Message, Any]:
+        """The message one line holds, and its requestId (`sent`: as Claude Code sends it)."""
         o = self._line(rec, f, check=check)
         note = _local_command_note(o)
         if note is not None:
             return note, None
         m = o.get("message")
+        if sent and isinstance(m, dict) and _foreign(m.get("model"), self.request_model):
+            m = _sent_content(m)
         msg = _message(o, m if isinstance(m, dict) else {})
         return msg, o.get("requestId")
 
@@ -490,6 +511,7 @@ class _Reading:
     checkpoints: list[int] = field(default_factory=list)
     tools: list[int] = field(default_factory=list)
     thinking: list[int] = field(default_factory=list)  # the assistant lines holding thinking blocks only
+    signed: dict[int, Any] = field(default_factory=dict)  # `_Source.signed` of the lines read
     no_id: list[int] = field(default_factory=list)  # the assistant lines without a message.id (`_undefined_id`)
     summaries: list[int] = field(default_factory=list)  # the user lines marked isCompactSummary (never read from a head)
     looks: bool = False  # a line read from its head is a Claude Code line (`looks_like`)
@@ -565,7 +587,7 @@ def _read_head(st: _Reading, h: LineHead, raw: bytes, line: int, offset: int) ->
             return False
         rec.id = uuid
         rec.parent_id = pid
-        light["message"] = {"id": m.id}
+        light["message"] = {"id": m.id, "model": m.model} if t == "assistant" else {"id": m.id}
         if not m.id and t == "assistant" and h.requestId is not UNSET:
             light["requestId"] = h.requestId  # (`_undefined_id`)
         st.looks = True  # (a conversation line with a parentUuid or sessionId: `looks_like`)
@@ -609,6 +631,7 @@ class _Chunk(msgspec.Struct, array_like=True, gc=False):
     results: dict[int, list[str]]  # by record: the calls a tool line answers, where its result_id is not all
     tools: list[int]  # the tool lines' records
     thinking: list[int]  # the records of the lines holding thinking blocks only
+    signed: dict[int, str | None]  # by record: the model of a line holding signed thinking (`_Source.signed`)
 
 
 _PLAIN_SIDECHAIN = (bool, type(None))  # (any other isSidechain value: the line is read here)
@@ -641,7 +664,7 @@ def _heads_of_range(fd: int, start: int, end: int) -> list[Any]:
         at += n
     records = [astuple(r)[:_SENT_FIELDS] for r in st.records]
     src = st.source
-    return [lines, records, st.objs, st.session_id, session_at, st.looks, src.agents, src.results, st.tools, st.thinking]
+    return [lines, records, st.objs, st.session_id, session_at, st.looks, src.agents, src.results, st.tools, st.thinking, st.signed]
 
 
 _CHUNK = msgspec.msgpack.Decoder(_Chunk)
@@ -717,6 +740,7 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
     tool = next(tools)
     thinking = iter((*chunk.thinking, -1))
     thought = next(thinking)
+    signed = chunk.signed
     k = 0  # the chunk's own number of the next record
     for n in chunk.lines:
         line += 1
@@ -740,6 +764,8 @@ def _index_chunk(st: _Reading, chunk: _Chunk, fd: int, at: tuple[int, int], limi
         if k == thought:
             st.thinking.append(seq)
             thought = next(thinking)
+        if signed and k in signed:
+            st.signed[seq] = signed[k]
         records.append(rec)
         objs.append(light)
         uuid = rec.id
@@ -814,16 +840,21 @@ def _head_message_record(h: LineHead, m: MessageHead, seq: int, line: int, offse
     if h.type == "assistant":
         calls: tuple[str, ...] = ()
         only_thinking = bool(blocks)
+        signed = False
         for b in blocks:
             bt = b.type
             if bt == "tool_result":
                 return None  # (a result inside a reply: the general path)
             if bt == "tool_use" and b.id:
                 calls += (b.id,)
-            if only_thinking and bt not in THINKING_BLOCKS:
+            if bt not in THINKING_BLOCKS:
                 only_thinking = False
+            elif not signed:
+                signed = signed_thinking(b)
         if only_thinking:
             st.thinking.append(seq)
+        if signed:
+            st.signed[seq] = m.model
         return _new(
             st.likes["assistant"], seq=seq, line=line, timestamp=h.timestamp, offset=offset, length=length,
             stop_reason=head_stop_reason(m.stop_reason), call_ids=calls,
@@ -852,6 +883,7 @@ def _build(st: _Reading, path: str | None) -> Ledger:
     st.source.replies = st.groups
     st.source.merged = merged
     st.source.thinking = set(st.thinking)
+    st.source.signed = st.signed
     _attach_summaries(records, objs, st.checkpoints)
     _summaries_without_boundary(records, objs, st.summaries)
     if st.uuids != len(st.by_uuid):  # (a uuid repeats: the record-by-record pass says where)
@@ -976,6 +1008,8 @@ def _conversation_record(
         _join_reply(o, m, seq, st)
         if _holds_only_thinking(m):
             st.thinking.append(seq)
+        if _holds_signed_thinking(m):
+            st.signed[seq] = m.get("model")
     return rec
 
 
@@ -991,6 +1025,19 @@ def _holds_only_thinking(m: dict[str, Any]) -> bool:
         return False
     kept = [b for b in c if _read_block(b)]
     return bool(kept) and all(b["type"] in THINKING_BLOCKS for b in kept)
+
+
+def _holds_signed_thinking(m: dict[str, Any]) -> bool:
+    """Whether a reply line's content holds a block Claude Code leaves out of a reply of another
+    model (`signed_thinking`, of the blocks as it reads them: `Irn`)."""
+    c = m.get("content")
+    return isinstance(c, list) and any(_read_block(b) and _signed(b) for b in c)
+
+
+def _signed(b: dict[str, Any]) -> bool:
+    """`claude_code_heads.signed_thinking` of a parsed block (`Uqr`)."""
+    t = b.get("type")
+    return t == "redacted_thinking" or (t == "thinking" and "signature" in b and truthy(b["signature"]))
 
 
 def _join_reply(o: dict[str, Any], m: dict[str, Any], seq: int, st: _Reading) -> None:
@@ -1350,6 +1397,8 @@ def _active_path(
     repeated: list[frozenset[str]] = []
     dangling = _leave_out_unanswered(records, path, led.diagnostics, lines_of, frozenset(thinking), repeated)
     if isinstance(src, _Source):
+        src.request_model = _request_model(records, objs, path)
+        src.foreign = _foreign_lines(src.signed, src.request_model)
         src.thinking_left_out = thinking
         src.dangling, src.tail_calls = dangling
         src.repeated = repeated[0] if repeated else frozenset()
@@ -1511,6 +1560,84 @@ def _leave_out_thinking_only(
                 )
             )
     return out
+
+
+# Claude Code 2.1.328 builds each request (`eio`, offset 320159186) from the conversation less, in
+# every reply whose message.model is not a string, or is neither "<synthetic>" nor the request's
+# model (`Aze`, offset 322909716; nor a name it canonicalizes alike, or one the running process
+# was served for it: neither is read here, the names are compared as written), each signed thinking
+# block and each redacted_thinking (`yio` / `vqi` / `Uqr`). The request's model on resume is the
+# user's, which the transcript does not record: we take the newest real reply's on the path, the
+# model a user resuming with the one they last used has. Observed with the real CLI (tests/
+# test_claude_code_thinking.py, docs/runtimes/claude_code.md): a reply given another model is sent
+# without its signed thinking.
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+def _request_model(records: list[Record], objs: list[dict[str, Any]], path: list[int], first: int = 0) -> str | None:
+    """The model we take the session to resume with: the newest reply's on the path whose
+    message.model is a string other than "<synthetic>" (None: no such reply). `objs`: the lines'
+    objects from seq `first` on."""
+    for s in reversed(path):
+        if records[s].role == "assistant":
+            model = _model(objs[s - first])
+            if type(model) is str and model != SYNTHETIC_MODEL:
+                return model
+    return None
+
+
+def _model(o: dict[str, Any]) -> Any:
+    """A line's message.model as written (None: no message object, or no model)."""
+    m = o.get("message")
+    return m.get("model") if isinstance(m, dict) else None
+
+
+def _foreign(model: Any, request: str | None) -> bool:
+    """Whether Claude Code leaves out the signed thinking of a line of `model` from a request of
+    `request` (`Aze`)."""
+    return type(model) is not str or (model != SYNTHETIC_MODEL and model != request)
+
+
+def _foreign_lines(signed: dict[int, Any], request: str | None) -> set[int]:
+    """The lines of `signed` (`_Source.signed`) whose signed thinking a request of `request` leaves out."""
+    return {s for s, model in signed.items() if _foreign(model, request)} if signed else set()
+
+
+def _sent_content(m: dict[str, Any]) -> dict[str, Any]:
+    """A reply line's message of another model as Claude Code sends it: without its signed thinking."""
+    c = m.get("content")
+    if not isinstance(c, list):
+        return m
+    return {**m, "content": [b for b in c if not (isinstance(b, dict) and _signed(b))]}
+
+
+def reply_trimmed(rec: Record) -> tuple[str, str | None] | None:
+    """`Runtime.reply_trimmed`: why Claude Code leaves out signed thinking of this reply, from the
+    index (a line of it of another model than the one we take the session to resume with), and
+    "(no content)" where that leaves it with no block (`Eqi` runs after: `reply_sent_as`). Only a
+    reply all of whose lines hold thinking only (kept because another reply shares its message.id:
+    `_leave_out_thinking_only`) may be left so: it alone is read."""
+    src = rec._source
+    if not isinstance(src, _Source) or not src.foreign:
+        return None
+    foreign = src.foreign
+    seqs = src.merged.get(rec.seq) or (rec.seq,)
+    model = next((src.signed[s] for s in seqs if s in foreign), _NO_LINE)
+    if model is _NO_LINE:
+        return None
+    request = src.request_model
+    wrote = repr(model) if type(model) is str else "no model name"
+    why = f"Claude Code leaves out this reply's signed thinking: the reply names {wrote}, not the model of the request, " + (
+        f"which we take to be {request!r}, the newest reply's (the user's model on resume is not in the file)"
+        if request is not None
+        else "which the file does not name"
+    )
+    if all(s in src.thinking for s in seqs) and not src.sent_message(rec).blocks:  # type: ignore[union-attr]
+        return f"{why}; left with no block, it is sent as {NO_CONTENT!r}", NO_CONTENT
+    return why, None
+
+
+_NO_LINE = object()
 
 
 def _message_id(o: dict[str, Any]) -> str | None:
@@ -2383,6 +2510,9 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None  # (Claude Code resumes from another line: a last-prompt line's, or the newest one again)
     if _left_out_lines_change(led, src, st.records, leaf, segment, merged):
         return None
+    request = _request_model(st.records, st.objs, segment, len(records)) or src.request_model
+    if request != src.request_model and (src.foreign or _foreign_lines(src.signed, request)):
+        return None  # (a reply of another model: the signed thinking left out, or its notes, change along the path)
     _link_subagents(new, led.path)
     prev_id = records[leaf].id
     for s in segment:
@@ -2400,6 +2530,10 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     src.replies.update((k, [*earlier[k], *seqs]) for k, seqs in st.groups.items())
     src.merged.update(merged)
     src.thinking.update(st.thinking)
+    src.request_model = request
+    if st.signed:
+        src.signed.update(st.signed)
+        src.foreign.update(_foreign_lines(st.signed, request))
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
     if src.called is not None:  # (built when a result first needs it)
         src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
@@ -2865,6 +2999,8 @@ FORMAT = Format(
         resume_reply=resume_reply,
         # A reply without a content block is sent as "(no content)" (`Eqi`).
         reply_sent_as=reply_sent_as,
+        # The signed thinking of a reply of another model than the request's is left out (`yio`).
+        reply_trimmed=reply_trimmed,
     ),
     looks_like=looks_like,
     build=build,

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from inspector.formats.heads import DECODE_ERRORS, FIRST_BYTE, Int64, Num
+from inspector.formats.pi_sending import truthy
 from inspector.ledger.model import normalize_stop_reason
 
 _Int64, _Num = Int64, Num
@@ -41,6 +42,7 @@ class _BlockHead(msgspec.Struct, gc=False):
     name: str | None = None
     tool_use_id: str | None = None
     content: msgspec.Raw = msgspec.Raw(b"")  # a string, null or a list of parts (`_PartHead`)
+    signature: msgspec.Raw = msgspec.Raw(b"")  # a thinking block's (any JSON value)
 
 
 class _UsageHead(msgspec.Struct, gc=False):
@@ -128,6 +130,7 @@ DECODER = msgspec.json.Decoder(LineHead)
 _PARTS = msgspec.json.Decoder(list[_PartHead])
 _STRING_OR_NULL = (ord('"'), ord("n"))  # (the only JSON values that start so)
 _LIST = ord("[")
+_QUOTE = ord('"')
 
 
 def blocks_clean(blocks: list[_BlockHead]) -> bool:
@@ -149,6 +152,21 @@ def blocks_clean(blocks: list[_BlockHead]) -> bool:
             except DECODE_ERRORS:
                 return False
     return True
+
+
+def signed_thinking(b: _BlockHead) -> bool:
+    """Whether a block is one Claude Code leaves out of a reply of another model (`Uqr`, offset
+    322904029): a redacted_thinking block, or a thinking block whose `signature` is there and true
+    as JavaScript tests a value (an empty string, null, false or 0 is not)."""
+    t = b.type
+    if t == "redacted_thinking":
+        return True
+    if t != "thinking" or not b.signature:
+        return False
+    raw = b.signature
+    if FIRST_BYTE(raw)[0] == _QUOTE:
+        return len(raw) > 2  # (a string: false only as "")
+    return truthy(msgspec.json.decode(raw))
 
 
 _STOPS: dict[Any, str | None] = {}

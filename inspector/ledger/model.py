@@ -232,6 +232,11 @@ class RecordSource:
         for r in recs:
             r._message = self.message(r)
 
+    def sent_message(self, rec: Record) -> Message | None:
+        """The message as the runtime sends it, for a reply it trims (`Runtime.reply_trimmed`): its
+        message less the blocks it leaves out. Read anew: the record's message stays as written."""
+        return self.message(rec)
+
     def result_ids(self, rec: Record) -> list[str] | None:
         """Every call a tool message answers (its message's `tool_result_ids()`) when the source
         indexed them at load, so the message need not be read for them; None: read it."""

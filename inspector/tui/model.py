@@ -152,7 +152,9 @@ def item_full_text(report: Report, it: ContextItem) -> str:
     """One item of the next request, uncut: its own text, or its record's content blocks."""
     if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         return it.text
-    m = report.ledger.records[it.seq].message
+    rec = report.ledger.records[it.seq]
+    src = rec._source
+    m = src.sent_message(rec) if it.trimmed and src is not None else rec.message  # (a trimmed reply: what is sent)
     if m is None:
         return it.text
     parts: list[str] = []

@@ -360,15 +360,17 @@ def _shapes_sent(harness: Any, body: dict[str, Any], transcript: str, names: dic
 
 
 def _shapes_predicted(report: Any, predicted: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """`_shapes_sent` of the prediction: each predicted reply's record's blocks, of its calls those
-    the item says are sent (`tool_call_ids`: not the calls of lines left out, nor repeated ones)."""
+    """`_shapes_sent` of the prediction: each predicted reply's record's blocks (a trimmed one's as
+    sent: `RecordSource.sent_message`), of its calls those the item says are sent (`tool_call_ids`:
+    not the calls of lines left out, nor repeated ones)."""
     out = []
     for m in predicted:
         if m["role"] != "assistant" or m["synthetic"] or m["seq"] is None:
             continue
         sent = set(m["tool_call_ids"])
         blocks = []
-        for b in report.ledger.records[m["seq"]].message.blocks:
+        rec = report.ledger.records[m["seq"]]
+        for b in (rec._source.sent_message(rec) if report.context[m["index"]].trimmed else rec.message).blocks:
             if b.type != "tool_call" or b.call_id in sent:
                 sent.discard(b.call_id)
                 blocks.append(b)
