@@ -36,9 +36,10 @@ PROMPT = "[R1] Carry on from the checkpoint."
 STRATEGIES: tuple[tuple[str, ...], ...] = (
     ("compact",),
     ("resummarize",),
-    ("recover",),
+    ("recover",),  # (noop where it would remove nothing: plan.py `_recovery_changes_nothing`)
     ("compact", "--keep-recent", "100"),
     ("resummarize", "--keep-recent", "100"),
+    ("recover", "--keep-recent", "100"),
 )
 # The new turn Codex adds after the resumed history: its context messages, re-injected because the
 # checkpoint cleared the reference context (rollout_reconstruction.rs), then the prompt. A real
