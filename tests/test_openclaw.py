@@ -123,6 +123,17 @@ def _strip_dates(sent: list[dict[str, Any]], predicted: list[dict[str, Any]]) ->
         p.pop("date", None)
 
 
+def sent_as_predicted(req: dict[str, Any], report: Report, message: str) -> list[dict[str, Any]]:
+    """Assert that OpenClaw's first agent request `req` (the prompt `message` last) holds exactly the
+    messages `report` predicts; returns what it sent."""
+    sent = _sent(req, {})
+    assert sent[-1]["role"] == "user" and sent[-1]["parts"][-1].endswith(message)
+    predicted = _predicted(report)
+    _strip_dates(sent[:-1], predicted)
+    assert sent[:-1] == predicted
+    return sent
+
+
 def _assistant_rows() -> list[tuple[int, str]]:
     con = sqlite3.connect(f"file:{STORE}?mode=ro", uri=True)
     try:

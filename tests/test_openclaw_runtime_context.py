@@ -27,7 +27,7 @@ from inspector.live.incremental import GROWN, Follower
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.peers.openclaw.type_probe import BASE, LEAF, LEAF_SEQ
 from tests.test_incremental_stores import as_json, full_json
-from tests.test_openclaw import _predicted, _sent, _strip_dates
+from tests.test_openclaw import sent_as_predicted
 from tests.test_openclaw_accepts import _first_agent_request
 from tests.test_openclaw_failed_turns import WHEN, answer, append, seq_of, store, user
 
@@ -110,11 +110,7 @@ def test_openclaw_resumes_a_store_holding_runtime_context_as_predicted(tmp_path:
     except NotInstalled as e:
         pytest.fail(f"{e} (tests/install_runtimes.sh installs it): OpenClaw's reading cannot be checked", pytrace=False)
     assert rc == 0, (tmp_path / "scratch" / "openclaw.stderr.log").read_text()[-2000:]
-    sent = _sent(_first_agent_request(reqs), {})
-    assert sent[-1]["role"] == "user" and sent[-1]["parts"][-1].endswith(message)
-    predicted = _predicted(report)
-    _strip_dates(sent[:-1], predicted)
-    assert sent[:-1] == predicted
+    sent_as_predicted(_first_agent_request(reqs), report, message)
     assert "RC-MARK" not in repr(_first_agent_request(reqs))
     for k, (rc_k, reqs_k) in zip("bc", others, strict=True):
         assert rc_k == 0, k

@@ -26,7 +26,7 @@ from inspector.analysis.engine import EXCLUDED, LIVE
 from inspector.formats import load, openclaw_sqlite
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.peers.openclaw.type_probe import LEAF
-from tests.test_openclaw import _predicted, _sent, _strip_dates
+from tests.test_openclaw import sent_as_predicted
 from tests.test_openclaw_accepts import _first_agent_request
 from tests.test_openclaw_failed_turns import CALL, USAGE, WHEN, answer, result, seq_of, store, user
 
@@ -95,9 +95,5 @@ def test_openclaw_resumes_a_store_holding_a_delivery_mirror_as_predicted(tmp_pat
     except NotInstalled as e:
         pytest.fail(f"{e} (tests/install_runtimes.sh installs it): OpenClaw's reading cannot be checked", pytrace=False)
     assert rc == 0, (tmp_path / "scratch" / "openclaw.stderr.log").read_text()[-2000:]
-    sent = _sent(_first_agent_request(reqs), {})
-    assert sent[-1]["role"] == "user" and sent[-1]["parts"][-1].endswith(message)
-    predicted = _predicted(report)
-    _strip_dates(sent[:-1], predicted)
-    assert sent[:-1] == predicted
+    sent = sent_as_predicted(_first_agent_request(reqs), report, message)
     assert MIRROR_TEXT not in repr(sent)

@@ -2470,21 +2470,9 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
         return None
     if not appended.clean(lines) or any(d.problem == "not_this_format" for d in led.diagnostics):
         return None
-    st = _Reading(src)
-    st.records = list(records)  # (seq numbering and parent lookups run on): the new ones appended
-    st.by_uuid = {}
-    for rl in lines:
-        o = rl.objects[0]
-        if not _extends_alone(o, src, led):
-            return None
-        seq = len(st.records)
-        uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
-        rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
-        rec._source = src
-        st.records.append(rec)
-        st.objs.append(o)
-        if uuid is not None:
-            st.by_uuid[uuid] = seq
+    st = _appended_lines(led, src, lines)
+    if st is None:
+        return None
     new = st.records[len(records) :]
     if st.diags or not appended.fresh_ids(led, new, src.relinked):
         return None
@@ -2514,21 +2502,56 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if request != src.request_model and (src.foreign or _foreign_lines(src.signed, request)):
         return None  # (a reply of another model: the signed thinking left out, or its notes, change along the path)
     _link_subagents(new, led.path)
-    prev_id = records[leaf].id
-    for s in segment:
-        r = st.records[s]
-        if r.parent_id != prev_id:
-            _add_extra(r, "parentUuid", st.objs[s - len(records)].get("parentUuid"), keep=True)
-            if r.parent_id is not None:
-                src.relinked.add(r.parent_id)
-            r.parent_id = prev_id
-        prev_id = r.id
+    _link_segment(st, src, segment, records[leaf].id, len(records))
     out = appended.grown(led, new)
     for r in replaced:
         out.records[r.seq] = r
     out.leaf_seq = segment[-1] if segment else leaf
     src.replies.update((k, [*earlier[k], *seqs]) for k, seqs in st.groups.items())
     src.merged.update(merged)
+    _note_grown(src, st, new, answered, request)
+    src.chain_leaf, src.newest = chain_leaf, newest
+    src.last_prompt = lp_seq
+    return out
+
+
+def _appended_lines(led: Ledger, src: _Source, lines: list[RawLine]) -> _Reading | None:
+    """The records of the appended lines, read on after the ledger's (`extend`), or None when one
+    of them cannot extend it alone (`_extends_alone`)."""
+    st = _Reading(src)
+    st.records = list(led.records)  # (seq numbering and parent lookups run on): the new ones appended
+    st.by_uuid = {}
+    for rl in lines:
+        o = rl.objects[0]
+        if not _extends_alone(o, src, led):
+            return None
+        seq = len(st.records)
+        uuid = o.get("uuid") if isinstance(o.get("uuid"), str) and o.get("uuid") else None
+        rec = _record_of(o, rl=rl, seq=seq, uuid=uuid, st=st)
+        rec._source = src
+        st.records.append(rec)
+        st.objs.append(o)
+        if uuid is not None:
+            st.by_uuid[uuid] = seq
+    return st
+
+
+def _link_segment(st: _Reading, src: _Source, segment: list[int], prev_id: str | None, base: int) -> None:
+    """Link the grown path's new records each to the one before it (`extend`), as the full build
+    links the path, keeping a line's own parentUuid where it differs."""
+    for s in segment:
+        r = st.records[s]
+        if r.parent_id != prev_id:
+            _add_extra(r, "parentUuid", st.objs[s - base].get("parentUuid"), keep=True)
+            if r.parent_id is not None:
+                src.relinked.add(r.parent_id)
+            r.parent_id = prev_id
+        prev_id = r.id
+
+
+def _note_grown(src: _Source, st: _Reading, new: list[Record], answered: set[str], request: str | None) -> None:
+    """What the source keeps of the appended records (`extend`): thinking lines, the request's
+    model and the lines of another, the calls answered and made."""
     src.thinking.update(st.thinking)
     src.request_model = request
     if st.signed:
@@ -2537,9 +2560,6 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     answered.update(c for r in new if r.kind == "message" and r.role == "tool" for c in _result_ids(r))
     if src.called is not None:  # (built when a result first needs it)
         src.called.update(c for r in new if r.kind == "message" for c in r.call_ids)
-    src.chain_leaf, src.newest = chain_leaf, newest
-    src.last_prompt = lp_seq
-    return out
 
 
 def _thinking_only_changes(src: _Source, st: _Reading, continued: dict[tuple[Any, ...], list[int]]) -> bool:

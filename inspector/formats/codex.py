@@ -692,11 +692,8 @@ class _Builder:
         self.header_line = 0
         self.instructions: str | None = None
         self.instructions_note: str | None = None
-        # What the field guard found in place of the header's base_instructions and removed (a
-        # boolean, a number, ...): a type Codex refuses too (`_refused_instructions`)
-        self.instructions_found: str | None = None
         # What the field guard took out of the first session_meta's payload, by field, as found
-        # (`codex_lines.session_meta_problem`).
+        # (`codex_lines.session_meta_problem`; base_instructions of a type Codex refuses too).
         self.meta_removed: dict[str, str] = {}
         self.settings = SessionSettings()
         self.model: str | None = None
@@ -791,7 +788,7 @@ class _Builder:
                 self.header = p
                 self.header_seq = seq
                 self.header_line = rl.line
-                if self.instructions_found is None:  # (else a value of a type Codex refuses, which the guard removed)
+                if "base_instructions" not in self.meta_removed:  # (else a value of a type Codex refuses, which the guard removed)
                     self.instructions, self.instructions_note = sent_instructions(p.get("base_instructions"))
                 if isinstance(p.get("model_provider"), str):
                     self.provider = p["model_provider"]
@@ -1333,11 +1330,11 @@ class _Builder:
             or codex_lines.history_mode_problem(self.header)
             or codex_lines.base_instructions_problem(self.header)
         )
-        if why is None and self.instructions_found is not None:
+        if why is None and (found := self.meta_removed.get("base_instructions")) is not None:
             # (removed by the field guard before `base_instructions_problem` could see it: serde fails
             # the session_meta on it as on a string; observed, the real Codex 0.169 refuses a
             # boolean, an integer and a float)
-            why = f"its session_meta's base_instructions is {self.instructions_found}, not an object with a text"
+            why = f"its session_meta's base_instructions is {found}, not an object with a text"
         if why is not None:
             return _refused(self.header_line, self.header_seq, why)
         if self.header is None or self.header.get("history_mode") != "paginated":
@@ -2031,7 +2028,6 @@ def _add_line(b: _Builder, rl: RawLine) -> None:
             b.diags.extend(fields.line_diagnostics(rl.line, wrong))
             if b.header is None and o.get("type") == "session_meta":
                 b.meta_removed = {w.path.removeprefix("payload."): w.found for w in wrong if w.path.startswith("payload.")}
-                b.instructions_found = b.meta_removed.get("base_instructions")
         b.add(rl, o, k)
         b.last_general = (rl.line, o.get("ordinal"))
         if rl.diagnostic is not None:
