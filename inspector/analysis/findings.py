@@ -162,7 +162,7 @@ def _compacts_first(report: Report) -> list[Finding]:
     rule = report.runtime.compacts_first
     if rule is None or not report.context or any(d.problem == "resume_refused" for d in report.ledger.diagnostics):
         return []  # (a session the runtime refuses to resume it never compacts)
-    got = rule(report.ledger, report.context)
+    got = rule(report.ledger, report.context, report.path, report.window, report.reserve)
     if got is None:
         return []
     message, seqs = got

@@ -254,10 +254,11 @@ class Runtime:
     # None when it sends every block. It reads the file only for a reply that may be left with none.
     reply_trimmed: Callable[[Record], tuple[str, str | None] | None] | None = None
     # What the runtime sends before the next request when it resumes the session: (the session, the
-    # items of that request, as the analysis lists them) -> why it compacts the session first and
-    # the seqs that says so (Codex's pre-turn auto-compaction: `codex_resume`), or None when it sends
-    # the request as it stands. It may read the file (a few lines).
-    compacts_first: Callable[[Ledger, Sequence[Any]], tuple[str, list[int]] | None] | None = None
+    # items of that request, as the analysis lists them, its active path, the window and reserve
+    # the analysis was given, None when not) -> why it compacts the session first and the seqs that
+    # say so (Codex's pre-turn auto-compaction: `codex_resume`; pi's check before a prompt:
+    # `pi_resume`), or None when it sends the request as it stands. It may read the file (a few lines).
+    compacts_first: Callable[[Ledger, Sequence[Any], Sequence[int], int | None, int | None], tuple[str, list[int]] | None] | None = None
 
     @property
     def marked_stop_reasons(self) -> frozenset[str]:

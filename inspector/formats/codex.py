@@ -2061,9 +2061,10 @@ def _line_alone(rl: RawLine, seq: int) -> Record:
 
 # ---------------------------------------------------------------------------------------- the format
 
-def _compacts_first(led: Ledger, items: Sequence[Any]) -> tuple[str, list[int]] | None:
+def _compacts_first(led: Ledger, items: Sequence[Any], *_: Any) -> tuple[str, list[int]] | None:
     """`Runtime.compacts_first`: Codex's pre-turn auto-compaction (`codex_resume`), each item's
-    payload read again from the rollout (one open file; a ledger without its file: the fields kept)."""
+    payload read again from the rollout (one open file; a ledger without its file: the fields kept).
+    The window is the rollout's own (its token counts record it): one given to the analysis is not Codex's."""
     files: list[BinaryIO] = []
     path = led.path
     reader = _Fields(path or "")

@@ -74,20 +74,26 @@ class _ModelServer(ThreadingHTTPServer):
 @dataclass(frozen=True)
 class Resumed:
     """What pi did with one file: the messages of its first request (the system prompt and the
-    probe's own prompt left out), or why it sent none."""
+    probe's own prompt left out), or why it sent none; and whether that first request was its
+    summarizer's (pi compacted the session before the prompt: with `compaction` on)."""
 
     messages: list[dict[str, Any]] | None
     error: str = ""
+    summarized_first: bool = False
 
 
-def _configure(agent: Path, port: int) -> None:
+# The summarizer's system prompt (compaction/utils.js:150): a request that opens with it is a compaction's.
+SUMMARIZER = "You are a context summarization assistant."
+
+
+def _configure(agent: Path, port: int, window: int = 1_000_000, compaction: bool = False) -> None:
     models = {"providers": {ph.PROVIDER: {
         "baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions", "apiKey": "fake-key",
-        "models": [{"id": ph.MODEL, "name": "Fake Model", "reasoning": False, "input": ["text"], "contextWindow": 1_000_000,
+        "models": [{"id": ph.MODEL, "name": "Fake Model", "reasoning": False, "input": ["text"], "contextWindow": window,
                     "maxTokens": 4096, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}],
     }}}  # fmt: skip
     settings = {
-        "compaction": {"enabled": False},
+        "compaction": {"enabled": compaction},
         "retry": {"enabled": False, "provider": {"maxRetries": 0}},
         "quietStartup": True,
         "enableInstallTelemetry": False,
@@ -170,6 +176,8 @@ def _one(pi: _Pi, f: Path, bodies: list[dict[str, Any]]) -> Resumed:
     if len(bodies) == after:
         return Resumed(None, f"reply error: {_reply_error(rpc, since)[:160]}")
     msgs = bodies[after].get("messages") or []
+    if msgs and SUMMARIZER in json.dumps(msgs[0]):  # (its system prompt: pi compacted first)
+        return Resumed(None, "summarized first", summarized_first=True)
     if msgs and msgs[0].get("role") in ("system", "developer"):
         msgs = msgs[1:]
     if msgs and msgs[-1].get("role") == "user" and PROMPT in json.dumps(msgs[-1]):
@@ -177,8 +185,9 @@ def _one(pi: _Pi, f: Path, bodies: list[dict[str, Any]]) -> Resumed:
     return Resumed(msgs)
 
 
-def resume_many(files: list[Path], base: Path) -> list[Resumed]:
-    """Each file resumed in turn by one pi (the files are resumed in place: pass copies)."""
+def resume_many(files: list[Path], base: Path, window: int = 1_000_000, compaction: bool = False) -> list[Resumed]:
+    """Each file resumed in turn by one pi (the files are resumed in place: pass copies), its model
+    given `window` tokens, pi's auto-compaction on or off."""
     ph.check_installed()
     for d in ("home", "agent", "sessions", "ws", "tmp"):
         (base / d).mkdir(parents=True, exist_ok=True)
@@ -186,7 +195,7 @@ def resume_many(files: list[Path], base: Path) -> list[Resumed]:
     threading.Thread(target=model.serve_forever, daemon=True).start()
     pi = _Pi(base, base / "ws")
     try:
-        _configure(base / "agent", model.server_address[1])
+        _configure(base / "agent", model.server_address[1], window, compaction)
         return [_one(pi, f, model.bodies) for f in files]
     finally:
         pi.close()
