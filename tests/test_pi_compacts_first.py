@@ -44,6 +44,23 @@ def test_inspector_says_when_the_real_pi_compacts_before_the_prompt() -> None:
     assert verdicts["overflow error"] is True and verdicts["rate limit naming too many tokens"] is False
 
 
+def test_real_and_peer_sessions_compact_first_where_pi_does() -> None:
+    """The real pi sessions of `../shared/real_sessions/pi` (v1, migrated in memory) at a window
+    their last usage passes or not, and the peer corpus at one that splits it: pi and inspector agree."""
+    _need_pi()
+    from tests.conftest import SHARED
+
+    real = sorted(need_shared(SHARED / "real_sessions" / "pi").glob("*.jsonl"))
+    peer = sorted(p for p in (SHARED / "peers" / "pi" / "corpus").glob("*.jsonl") if not p.name.endswith(("events.jsonl", "requests.jsonl")))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rows += compaction_probe.run_files(real, 140_000, Path(tmp) / "real")
+        rows += compaction_probe.run_files(peer, 22_000, Path(tmp) / "peer")
+    assert [r for r in rows if r[1] != r[2]] == []
+    compacted = [name for name, pi, _ in rows if pi is True]
+    assert 3 <= len(compacted) <= len(rows) - 3, rows  # both ways, on files nobody edited
+
+
 def _session(tmp: Path, model: str, usage: dict[str, int], stop: str = "stop", error: str | None = None) -> Path:
     """A short pi session whose last reply is by `model` ("provider/id") with `usage`."""
     provider, mid = model.split("/", 1)

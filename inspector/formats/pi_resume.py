@@ -33,7 +33,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, BinaryIO
+
+import orjson
 
 from inspector.ledger.model import Ledger, Record
 
@@ -83,34 +85,54 @@ def model_window(provider: str, model: str) -> int | None:
     return _windows().get(f"{provider}/{model}")
 
 
-def _raw(rec: Record) -> Any:
-    """The entry's JSON, read again from the file (None: it cannot be, now)."""
-    try:
-        return rec.raw()
-    except (OSError, ValueError):
-        return None
+class _Entries:
+    """The session's entries as pi reads them: each record's JSON from its source, or, for a record
+    without one (a v1/v2 file pi migrates in memory: the fields read here are as its lines hold
+    them), from its line in the file. Closed when the check is done."""
+
+    def __init__(self, led: Ledger) -> None:
+        self.records = led.records
+        self.path = led.path
+        self._file: BinaryIO | None = None
+
+    def obj(self, rec: Record) -> Any:
+        """The entry's JSON (None: it cannot be read now)."""
+        try:
+            got = rec.raw()
+            if got is None and self.path is not None and rec.length:
+                if self._file is None:
+                    self._file = open(self.path, "rb")  # noqa: SIM115 - closed by `close`
+                self._file.seek(rec.offset)
+                got = orjson.loads(self._file.read(rec.length))
+            return got
+        except (OSError, ValueError):  # (gone, unreadable, no longer that line: orjson's error too)
+            return None
+
+    def message(self, rec: Record) -> dict[str, Any]:
+        o = self.obj(rec)
+        m = o.get("message") if isinstance(o, dict) else None
+        return m if isinstance(m, dict) else {}
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
-def _message(rec: Record) -> dict[str, Any]:
-    o = _raw(rec)
-    m = o.get("message") if isinstance(o, dict) else None
-    return m if isinstance(m, dict) else {}
-
-
-def _model_of(rec: Record) -> tuple[Any, Any] | None:
+def _model_of(e: _Entries, rec: Record) -> tuple[Any, Any] | None:
     """The model a model change or an assistant message entry sets (session-manager.js:151-156)."""
     if rec.type == "model_change":
-        o = _raw(rec)
+        o = e.obj(rec)
         return (o.get("provider"), o.get("modelId")) if isinstance(o, dict) else None
     if rec.type == "message" and rec.role == "assistant":
-        m = _message(rec)
+        m = e.message(rec)
         return (m.get("provider"), m.get("model"))
     return None
 
 
-def _model_in_use(led: Ledger, path: Sequence[int]) -> tuple[Any, Any] | None:
+def _model_in_use(e: _Entries, path: Sequence[int]) -> tuple[Any, Any] | None:
     for s in reversed(path):
-        got = _model_of(led.records[s])
+        got = _model_of(e, e.records[s])
         if got is not None:
             return got
     return None
@@ -127,15 +149,15 @@ def _ms(iso: Any) -> float | None:
         return None
 
 
-def _before_compaction(led: Ledger, path: Sequence[int], at: int, message: dict[str, Any]) -> bool:
+def _before_compaction(e: _Entries, path: Sequence[int], at: int, message: dict[str, Any]) -> bool:
     """Is the reply at path index `at` from before the latest compaction on the branch (:1390-1395)?"""
-    records = led.records
+    records = e.records
     last = next((i for i in range(len(path) - 1, -1, -1) if records[path[i]].type == "compaction"), None)
     if last is None:
         return False
     if last > at:
         return True  # (before it on the branch: out of the context, or older than it)
-    o = _raw(records[path[last]])
+    o = e.obj(records[path[last]])
     when, ts = _ms(o.get("timestamp") if isinstance(o, dict) else None), message.get("timestamp")
     return when is not None and isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts <= when
 
@@ -212,13 +234,13 @@ def estimate_tokens(message: dict[str, Any]) -> int:
     return -(-chars // 4)
 
 
-def _context_message(rec: Record) -> dict[str, Any] | None:
+def _context_message(e: _Entries, rec: Record) -> dict[str, Any] | None:
     """The message an entry puts in pi's context (`buildSessionContext`'s appendMessage)."""
-    o = _raw(rec)
+    o = e.obj(rec)
     if not isinstance(o, dict):
         return None
     if rec.type == "message":
-        return _message(rec) or None
+        return e.message(rec) or None
     if rec.type == "custom_message":
         return {"role": "custom", "content": o.get("content")}
     if rec.type == "branch_summary" and o.get("summary"):
@@ -226,17 +248,17 @@ def _context_message(rec: Record) -> dict[str, Any] | None:
     return None
 
 
-def _estimate(led: Ledger, path: Sequence[int]) -> int | None:
+def _estimate(e: _Entries, path: Sequence[int]) -> int | None:
     """`estimateContextTokens` of the context after an errored reply (agent-session.js:1424-1440): the
     last usage of a reply neither aborted nor errored, and an estimate of every message after it.
     None where pi finds no such usage after the latest compaction (it then does not compact)."""
     trailing = 0
     try:
         for s in reversed(path):
-            rec = led.records[s]
+            rec = e.records[s]
             if rec.type == "compaction":
                 return None  # (the usage from before it is stale: :1432-1437)
-            m = _context_message(rec)
+            m = _context_message(e, rec)
             if m is None:
                 continue
             usage = m.get("usage") if m.get("role") == "assistant" and m.get("stopReason") not in ("aborted", "error") else None
@@ -262,22 +284,30 @@ def compacts_first(
     at = _last_reply(led, path)
     if at is None:
         return None
-    rec = led.records[path[at]]
-    message = _message(rec)
-    in_use = _model_in_use(led, path)
+    e = _Entries(led)
+    try:
+        return _check(e, path, at, window, reserve)
+    finally:
+        e.close()
+
+
+def _check(e: _Entries, path: Sequence[int], at: int, window: int | None, reserve: int | None) -> tuple[str, list[int]] | None:
+    rec = e.records[path[at]]
+    message = e.message(rec)
+    in_use = _model_in_use(e, path)
     known = window if window is not None else model_window(*in_use) if in_use and all(isinstance(x, str) for x in in_use) else None
     if in_use == (message.get("provider"), message.get("model")) and overflowed(message, known or 0):
         note = _overflow_note(rec)
     else:
         if known is None:
             return None
-        tokens = context_tokens(message.get("usage")) if message.get("stopReason") != "error" else _estimate(led, path)
+        tokens = context_tokens(message.get("usage")) if message.get("stopReason") != "error" else _estimate(e, path)
         threshold = known - (reserve if reserve is not None else RESERVE_TOKENS)
         if tokens is None or tokens <= threshold:
             return None
         note = _threshold_note(rec, tokens, known, threshold, window is None)
     # (asked last: the one check that may walk the whole branch)
-    return None if _before_compaction(led, path, at, message) else (note, [rec.seq])
+    return None if _before_compaction(e, path, at, message) else (note, [rec.seq])
 
 
 def _overflow_note(rec: Record) -> str:

@@ -131,10 +131,7 @@ def write_probes(out: Path, cwd: Path) -> list[Path]:
 
 def predicted(f: Path) -> bool:
     """Does inspector say pi compacts the session first (with the harness's window)?"""
-    from inspector.analysis import analyze
-    from inspector.formats import load
-
-    return any(x.code == "compacts_first" for x in analyze(load(str(f)), window=WINDOW).findings)
+    return any(x.code == "compacts_first" for x in _analysis(f, WINDOW).findings)
 
 
 def run(out: Path) -> list[tuple[str, bool | str, bool]]:
@@ -149,6 +146,35 @@ def run(out: Path) -> list[tuple[str, bool | str, bool]]:
         (name, r.summarized_first if r.messages is not None or r.summarized_first else r.error, predicted(f))
         for (name, _, _), f, r in zip(PROBES, files, runs, strict=True)
     ]
+
+
+def run_files(files: list[Path], window: int, out: Path) -> list[tuple[str, bool | str, bool]]:
+    """Sessions as they are (their header's cwd made the harness's), resumed with a `window`-token
+    model: (name, whether pi compacted first, or why it sent nothing; inspector's prediction)."""
+    ws = out / "run" / "ws"
+    ws.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for f in files:
+        lines = f.read_bytes().splitlines()
+        header = json.loads(lines[0])
+        header["cwd"] = str(ws)
+        lines[0] = json.dumps(header).encode()
+        c = out / f.name
+        c.write_bytes(b"\n".join(lines) + b"\n")
+        copies.append(c)
+    said = [any(x.code == "compacts_first" for x in _analysis(c, window).findings) for c in copies]
+    runs = resume.resume_many(copies, out / "run", window=window, compaction=True)
+    return [
+        (f.name, r.summarized_first if r.messages is not None or r.summarized_first else r.error, ours)
+        for f, ours, r in zip(files, said, runs, strict=True)
+    ]
+
+
+def _analysis(f: Path, window: int) -> Any:
+    from inspector.analysis import analyze
+    from inspector.formats import load
+
+    return analyze(load(str(f)), window=window)
 
 
 def main() -> int:
