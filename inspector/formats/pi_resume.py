@@ -266,7 +266,7 @@ def _estimate(e: _Entries, path: Sequence[int]) -> int | None:
                 got = context_tokens(usage)
                 return None if got is None else got + trailing
             trailing += estimate_tokens(m)
-    except (_NaN, TypeError, ValueError):
+    except (_NaN, TypeError, ValueError, RecursionError):
         return None
     return None
 
