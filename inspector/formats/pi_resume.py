@@ -119,18 +119,25 @@ class _Entries:
             self._file = None
 
 
-def _model_of(e: _Entries, rec: Record) -> tuple[Any, Any] | None:
+_NO_MODEL = ("", "")  # a model entry naming no model pi's registry could find (not two strings)
+
+
+def _named(provider: Any, model: Any) -> tuple[str, str]:
+    return (provider, model) if isinstance(provider, str) and isinstance(model, str) else _NO_MODEL
+
+
+def _model_of(e: _Entries, rec: Record) -> tuple[str, str] | None:
     """The model a model change or an assistant message entry sets (session-manager.js:151-156)."""
     if rec.type == "model_change":
         o = e.obj(rec)
-        return (o.get("provider"), o.get("modelId")) if isinstance(o, dict) else None
+        return _named(o.get("provider"), o.get("modelId")) if isinstance(o, dict) else _NO_MODEL
     if rec.type == "message" and rec.role == "assistant":
         m = e.message(rec)
-        return (m.get("provider"), m.get("model"))
+        return _named(m.get("provider"), m.get("model"))
     return None
 
 
-def _model_in_use(e: _Entries, path: Sequence[int]) -> tuple[Any, Any] | None:
+def _model_in_use(e: _Entries, path: Sequence[int]) -> tuple[str, str] | None:
     for s in reversed(path):
         got = _model_of(e, e.records[s])
         if got is not None:
@@ -295,8 +302,9 @@ def _check(e: _Entries, path: Sequence[int], at: int, window: int | None, reserv
     rec = e.records[path[at]]
     message = e.message(rec)
     in_use = _model_in_use(e, path)
-    known = window if window is not None else model_window(*in_use) if in_use and all(isinstance(x, str) for x in in_use) else None
-    if in_use == (message.get("provider"), message.get("model")) and overflowed(message, known or 0):
+    known = window if window is not None else model_window(*in_use) if in_use else None
+    same = in_use is not None and in_use != _NO_MODEL and in_use == _named(message.get("provider"), message.get("model"))
+    if same and overflowed(message, known or 0):
         note = _overflow_note(rec)
     else:
         if known is None:
