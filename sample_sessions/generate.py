@@ -2398,7 +2398,7 @@ SAMPLES: tuple[Sample, ...] = (
         compaction_loop_nothing_summarized,
         "OpenClaw small-model loops, shared/real_sessions/pi/SOURCES.md",
         "window (4,096) below keepRecentTokens: four overflow compactions in one turn keep everything and summarize nothing",
-        "`compaction_loop` error (4 checkpoints, same boundary), `compaction_storm` warning (4 in one turn)",
+        "`compaction_loop` error (4 checkpoints, same boundary), `compaction_storm` warning (4 in one turn), `compacts_first` warning (its last reply is the model's context overflow: pi compacts once more before the next prompt)",
         "`compaction_loop` error (same boundary), `over_budget` error (context above the 4,096 window), `compaction_storm` warning",
         window=4_096,
         reserve=512,
