@@ -44,7 +44,9 @@ Not modelled (none is in the file): `DISABLE_AUTO_COMPACT`, `DISABLE_COMPACT` or
 lower threshold, `s4`); `CLAUDE_CODE_MAX_OUTPUT_TOKENS`; an `autoCompactWindow` setting or
 `/autocompact`; windows the server or an experiment sets for an account (`Eqs`: clientdata,
 experiment); a `--model` the session is resumed with (the model taken is the newest reply's); an
-attachment whose line keeps no `rendered` text (counted 0 here), a task delivery's images.
+attachment whose line keeps no `rendered` text (counted 0 here), a task delivery's images; a
+compaction that bails with nothing before the last reply to summarize (observed on a one-reply file:
+the check fires, the request goes as it stands).
 """
 
 from __future__ import annotations
