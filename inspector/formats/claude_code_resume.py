@@ -270,6 +270,11 @@ class _Lines:
         self.records = led.records
         self.path = path
 
+    def counts(self, i: int) -> bool:
+        """Whether the line may be a reply or a compact boundary (the others are not read for them)."""
+        t = self.records[self.path[i]].type
+        return t == "assistant" or t.startswith("system")
+
     def obj(self, i: int) -> dict[str, Any]:
         rec: Record = self.records[self.path[i]]
         try:
@@ -283,6 +288,8 @@ def _anchor(lines: _Lines) -> tuple[int, int, int | None]:
     """`j_t`: (index on the path, tokens, seq of the reply or -1) of the newest boundary or counted reply,
     moved back to the first line of that reply; (-1, 0, None) where there is none."""
     for i in range(len(lines.path) - 1, -1, -1):
+        if not lines.counts(i):
+            continue
         o = lines.obj(i)
         if _boundary(o):
             return i, 0, None
@@ -291,7 +298,7 @@ def _anchor(lines: _Lines) -> tuple[int, int, int | None]:
             continue
         rid, at = _reply_id(o), i
         for j in range(i - 1, -1, -1) if rid is not None else ():
-            other = _reply_id(lines.obj(j))
+            other = _reply_id(lines.obj(j)) if lines.counts(j) else None
             if other == rid:
                 at = j
             elif other is not None:
@@ -304,7 +311,7 @@ def _server_cleared(lines: _Lines) -> int:
     """`LV`/`MUn`: what the newest reply with a usage that counts, after the newest boundary, says the
     server cleared (a reply without `context_management` and without a stop reason is passed over)."""
     for i in range(len(lines.path) - 1, -1, -1):
-        o = lines.obj(i)
+        o = lines.obj(i) if lines.counts(i) else {}
         if _boundary(o):
             return 0
         if _counted_usage(o) is None:
