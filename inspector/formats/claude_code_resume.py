@@ -225,7 +225,8 @@ def _counted_usage(o: dict[str, Any]) -> dict[str, Any] | None:
         return None
     content = m.get("content")
     first = content[0] if isinstance(content, list) and content else None
-    if isinstance(first, dict) and first.get("type") == "text" and first.get("text") in STOCK_TEXTS:
+    text = first.get("text") if isinstance(first, dict) and first.get("type") == "text" else None
+    if isinstance(text, str) and text in STOCK_TEXTS:
         return None
     if m.get("model") == SYNTHETIC or o.get("isUnmetered") is True:
         return None
@@ -342,7 +343,10 @@ def _newest_betas(led: Ledger, name: str) -> list[Any] | None:
     for rec in reversed(led.records):
         if rec.type != "api-request":
             continue
-        o = rec.raw()
+        try:
+            o = rec.raw()
+        except (OSError, ValueError):
+            continue
         params = o.get("params") if isinstance(o, dict) else None
         model = params.get("model") if isinstance(params, dict) else None
         if isinstance(model, str) and canonical(model.replace("[1m]", "")) == name:
