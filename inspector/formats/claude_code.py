@@ -57,7 +57,15 @@ import msgspec
 from msgspec import UNSET
 from msgspec.structs import astuple
 
-from inspector.formats import appended, bounded, claude_code_compact, claude_code_writer, fields, parallel
+from inspector.formats import (
+    appended,
+    bounded,
+    claude_code_compact,
+    claude_code_resume,
+    claude_code_writer,
+    fields,
+    parallel,
+)
 from inspector.formats.base import Format, Runtime, Writer
 from inspector.formats.claude_code_heads import (
     BOOKKEEPING as _BOOKKEEPING,
@@ -3021,6 +3029,8 @@ FORMAT = Format(
         reply_sent_as=reply_sent_as,
         # The signed thinking of a reply of another model than the request's is left out (`yio`).
         reply_trimmed=reply_trimmed,
+        # Its count of the conversation at or over its threshold before the prompt: it compacts first.
+        compacts_first=claude_code_resume.compacts_first,
     ),
     looks_like=looks_like,
     build=build,

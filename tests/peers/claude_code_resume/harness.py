@@ -116,8 +116,9 @@ def _scratch(base: str) -> tuple[str, str, str]:
     return home, work, tmp
 
 
-def resume(transcript: str, base: str, prompt: str = NEXT_PROMPT) -> Resumed:
-    """Resume a copy of `transcript` in a scratch HOME under `base` and log what the CLI sends."""
+def resume(transcript: str, base: str, prompt: str = NEXT_PROMPT, extra: tuple[str, ...] = ()) -> Resumed:
+    """Resume a copy of `transcript` in a scratch HOME under `base` and log what the CLI sends
+    (`extra`: more arguments for the CLI, such as `--model M` or `--debug-file F`)."""
     cli.check_installed()
     fa = cli._fake_anthropic()
     sid = session_id_of(transcript)
@@ -130,7 +131,7 @@ def resume(transcript: str, base: str, prompt: str = NEXT_PROMPT) -> Resumed:
     srv = fa.FakeServer(fa.Script(RESUME_PLANS, work), log, keep_bodies=True)
     srv.start()
     try:
-        args = ["-p", prompt, "--resume", sid, "--output-format", "stream-json", "--verbose", "--allowedTools", ALLOWED]
+        args = ["-p", prompt, "--resume", sid, "--output-format", "stream-json", "--verbose", "--allowedTools", ALLOWED, *extra]
         rc, _out, err = cli._run_cli(args, work, cli.child_env(home, srv.url, tmp))
     finally:
         cli.stop_server(srv)
