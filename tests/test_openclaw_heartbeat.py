@@ -48,6 +48,13 @@ def calling(eid: str, parent: str) -> dict[str, Any]:
     return _answer(eid, parent, [{"type": "text", "text": "checking"}, CALL], "toolUse")
 
 
+def custom(eid: str, parent: str) -> dict[str, Any]:
+    """A message entry of role "custom" of another customType than the runtime context's."""
+    return {"type": "message", "id": eid, "parentId": parent, "timestamp": "2026-12-02T09:00:00.000Z",
+            "message": {"role": "custom", "customType": "other.note", "content": "OTHER-NOTE", "display": False,
+                        "timestamp": 1796202000000}}  # fmt: skip
+
+
 def compaction(eid: str, parent: str, first_kept: str) -> dict[str, Any]:
     """A compaction keeping everything from `first_kept` on (the real sessions' shape)."""
     return {"type": "compaction", "id": eid, "parentId": parent, "timestamp": "2026-12-02T09:00:00.000Z",
@@ -69,7 +76,10 @@ def chain(*rows: tuple[Any, ...]) -> list[dict[str, Any]]:
 # in a row (merged into one user message, no poll any more: kept); a real turn; a poll whose answer
 # is "NO_REPLY." (a silent answer, left out before the filter reads: the poll then has nothing after
 # it up to the next user message, and goes) and, last, a poll with its runtime context and no
-# answer at the leaf (no trailing user message: left out).
+# answer at the leaf (no trailing user message: left out). Between, silent answers that are no
+# heartbeat's: a string "NO_REPLY" and reasoning with a "NO_REPLY" text (left out), a text that
+# ends in it (sent); a poll whose answer was aborted with a blank text (left out before the filter
+# reads: no acknowledgement) and another custom message after it (which keeps the poll).
 SPANS = chain(
     (user, "hp1", POLL), (said, "ha1", "HEARTBEAT_OK"),
     (user, "hp2", POLL), (runtime_context, "hr2"), (said, "ha2", "HEARTBEAT_OK"),
@@ -79,6 +89,11 @@ SPANS = chain(
     (user, "hu7", "a real question"), (said, "ha7", "a real answer"),
     (user, "hp8", "[OpenClaw cron wake]"), (runtime_context, "hr8"), (said, "ha8", "NO_REPLY."),
     (user, "hu9", "one more question"), (said, "ha9", "one more answer"),
+    (user, "hu11", "q11"), (_answer, "ha11", "NO_REPLY", "stop"),
+    (user, "hu12", "q12"), (_answer, "ha12", [{"type": "thinking", "thinking": "t"}, {"type": "text", "text": " NO_REPLY "}], "stop"),
+    (user, "hu13", "q13"), (said, "ha13", "an answer, then NO_REPLY"),
+    (user, "hp14", POLL), (_answer, "ha14", [{"type": "text", "text": ""}], "aborted"), (custom, "hx14"),
+    (user, "hu15", "q15"), (said, "ha15", "a15"),
     (user, "hp10", POLL), (runtime_context, "hr10"),
 )  # fmt: skip
 LEFT_OUT = ["hp1", "ha1", "hp2", "ha2", "hp3", "hc3", "hr3", "ha3", "hp8", "hp10"]
@@ -91,7 +106,10 @@ def test_the_reader_leaves_out_each_heartbeat_openclaw_filters(tmp_path: Path) -
         assert report.states[r] == EXCLUDED and report.ledger.records[r].never_sent, eid
     for eid in ("hp4", "ha4", "hp5", "hp6", "ha6", "hu7", "ha7", "hu9", "ha9"):
         assert report.states[seq_of(report, eid)] == LIVE, eid
-    assert report.states[seq_of(report, "ha8")] == EXCLUDED  # (a silent answer: `openclaw_model.silent_answer`)
+    for eid in ("ha8", "ha11", "ha12"):  # (silent answers: `openclaw_model.silent_answer`)
+        assert report.states[seq_of(report, eid)] == EXCLUDED, eid
+    for eid in ("hu11", "hu12", "hu13", "ha13", "hp14", "hx14", "hu15", "ha15"):
+        assert report.states[seq_of(report, eid)] == LIVE, eid
     note = [d for d in report.ledger.diagnostics if d.problem == openclaw_sqlite.HEARTBEAT_LEFT_OUT]
     assert len(note) == 1 and "heartbeat" in note[0].message and "heartbeat-filter-DxPIMf2l.mjs" in note[0].message
     assert sorted(note[0].seqs) == sorted(seq_of(report, e) for e in LEFT_OUT)
@@ -220,16 +238,18 @@ _DATE = re.compile(r"^\[\w{3} \d{4}-\d\d-\d\d \d\d:\d\d UTC\] ")
 
 def as_sent(report: Report) -> list[dict[str, Any]]:
     """The predicted request as OpenClaw's wire has it: adjacent user messages merged (its replay
-    validation, `validateTurnsWithConsecutiveMerge`: not modelled in the request), without dates."""
+    validation, `validateTurnsWithConsecutiveMerge`: not modelled in the request; a custom message is
+    no user message there), without dates."""
     out: list[dict[str, Any]] = []
-    for p in _predicted(report):
-        date = p.pop("date", None)
-        if out and p["role"] == "user" and date is not None and out[-1].get("merge"):
+    merges = False
+    for it, p in zip(report.context, _predicted(report), strict=True):
+        p.pop("date", None)
+        user_message = it.kind != "summary" and it.seq is not None and report.ledger.records[it.seq].source_role == "user"
+        if merges and user_message:
             out[-1]["parts"] += p["parts"]
-            continue
-        out.append({**p, "merge": date is not None and p["role"] == "user"})
-    for p in out:
-        p.pop("merge")
+        else:
+            out.append(p)
+        merges = user_message
     return out
 
 

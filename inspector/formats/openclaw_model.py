@@ -515,22 +515,6 @@ def runtime_context_message(m: dict[str, Any]) -> bool:
 METADATA_TYPES = frozenset({"thinking_level_change", "model_change", "custom", "label", "session_info"})
 
 
-def left_out_late(o: dict[str, Any]) -> bool:
-    """A failed answer OpenClaw leaves out only as its model API converts the request
-    (`answer_left_out`, `resolveFailedAssistantReplay`), after its heartbeat filter read it: not one
-    of its own record (`transcript_only`), nor an errored one of the stream's fallback text only,
-    which its replay normalization drops first (builtin-openclaw-q1hiFm14.mjs:4580-4588)."""
-    m = o.get("message")
-    if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
-        return False
-    if m.get("stopReason") not in FAILED or transcript_only(m) or silent_answer(m.get("content")):
-        return False
-    blocks = _replayed_blocks(m.get("content"))
-    texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-    fallback = [t for t in texts if isinstance(t, str) and t.strip(JS_WHITESPACE) == _STREAM_ERROR_FALLBACK]
-    return not (m.get("stopReason") == "error" and blocks and len(fallback) == len(blocks))
-
-
 # Blocks OpenClaw's replay takes out of an answer (`MANAGED_DISPLAY_BLOCK_TYPES`, builtin-openclaw-q1hiFm14.mjs:4398-4404).
 _DISPLAY_BLOCKS = frozenset({"attachment", "attachment_error", "audio", "image", "video"})
 

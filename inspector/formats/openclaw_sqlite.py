@@ -952,8 +952,8 @@ def _replayed_units(led: Ledger, source: _Rows) -> list[openclaw_heartbeat.Unit]
     """The messages of the window OpenClaw replays (`_replayed_window`), in order, as its filter
     reads them: the summary, then each message entry, custom message and branch summary, less those
     OpenClaw leaves out before the filter (a never-sent one, but for a stored runtime-context
-    message and a failed answer its model API leaves out later: `openclaw_model.left_out_late`) and
-    a trailing user message, which it merges into the prompt (`resolveOrphanRepairPlan`,
+    message: observed of a failed answer of blank text, not probed of one making a call) and a
+    trailing user message, which it merges into the prompt (`resolveOrphanRepairPlan`,
     builtin-openclaw-q1hiFm14.mjs:18281-18296: the path's last entry but its metadata,
     `findTrailingMessageEntryForOrphanRepair`, :18237-18251)."""
     if led.leaf_seq is None:
@@ -967,7 +967,7 @@ def _replayed_units(led: Ledger, source: _Rows) -> list[openclaw_heartbeat.Unit]
     units = [openclaw_heartbeat.Unit({"role": "compactionSummary"})] if summary else []
     for rec, o in zip(recs, source._objects(recs) if recs else [], strict=True):
         o = _without_dropped_calls(o)[0] if isinstance(o, dict) else {}
-        if rec.never_sent and not (openclaw_model.runtime_context(o) or openclaw_model.left_out_late(o)):
+        if rec.never_sent and not openclaw_model.runtime_context(o):
             continue
         m = o.get("message") if o.get("type") == "message" else {"role": "custom" if o.get("type") == "custom_message" else "branchSummary", **o}
         units.append(openclaw_heartbeat.Unit(m if isinstance(m, dict) else {}, [rec.seq]))
