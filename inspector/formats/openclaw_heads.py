@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from inspector.formats import openclaw_model, pi
+from inspector.formats.base import JS_WHITESPACE
 
 _Unset = msgspec.UnsetType
 _UNSET: Any = msgspec.UNSET
@@ -140,6 +141,8 @@ def fast_ok(e: Entry) -> bool:
             return False  # (maybe OpenClaw's own record, never replayed: the general path decides)
         if m.stopReason in _REPLAY_RULED and openclaw_model.answer_left_out(m.stopReason, [(b.type, b.text) for b in c]):
             return False  # (never sent: the general path marks it so)
+        if any(b.type in openclaw_model._DISPLAY_BLOCKS or (b.text is not None and "_" in b.text and openclaw_model.is_silent_reply(b.text.strip(JS_WHITESPACE))) for b in c):
+            return False  # (maybe a silent answer, never sent: `openclaw_model.silent_answer`, the general path decides)
         return all(
             (b.text is not None) if b.type == "text" else b.type == "thinking" or (_call_ok(b) if b.type in _CALLS else b.id is not None)
             for b in c

@@ -50,6 +50,7 @@ from typing import Any
 
 from inspector.formats.base import JS_WHITESPACE
 from inspector.formats.fields import json_type
+from inspector.formats.openclaw_heartbeat import is_silent_reply
 from inspector.formats.pi_sending import MISSING, type_error
 
 # The entry types OpenClaw's tree and schema know (`isCanonicalSessionEntryType`,
@@ -503,6 +504,48 @@ def runtime_context(o: dict[str, Any]) -> bool:
     return o.get("type") == "message" and isinstance(m, dict) and m.get("role") == "custom" and m.get("customType") == RUNTIME_CONTEXT
 
 
+def runtime_context_message(m: dict[str, Any]) -> bool:
+    """A message (as replayed) of role "custom" and customType "openclaw.runtime-context"
+    (`isOpenClawRuntimeContextCustomMessage`, internal-runtime-context-BH-o1oq1.mjs:154-158)."""
+    return m.get("role") == "custom" and m.get("customType") == RUNTIME_CONTEXT
+
+
+# The entry types its orphan repair walks back over from the leaf to find a trailing message
+# (`isSessionContextMetadataEntry`, dist/session-manager-codec-DW3_Rlj9.mjs:23-25).
+METADATA_TYPES = frozenset({"thinking_level_change", "model_change", "custom", "label", "session_info"})
+
+
+# Blocks OpenClaw's replay takes out of an answer (`MANAGED_DISPLAY_BLOCK_TYPES`, builtin-openclaw-q1hiFm14.mjs:4398-4404).
+_DISPLAY_BLOCKS = frozenset({"attachment", "attachment_error", "audio", "image", "video"})
+
+
+def silent_answer(content: Any) -> bool:
+    """An answer OpenClaw's replay normalization leaves out for its silent reply, before anything
+    else reads the request: a text content that is blank or a silent-reply payload ("NO_REPLY",
+    `openclaw_heartbeat.is_silent_reply`; `normalizeAssistantReplayTextContent`,
+    builtin-openclaw-q1hiFm14.mjs:4505-4513), or a list left with no block once its display blocks
+    and its texts that are such payloads go, or only reasoning once such a text went
+    (`normalizeAssistantReplayBlockContent`, :4514-4555; `hasOnlyAssistantReasoningContent`,
+    ai/dist/host-yTvBrYM2.mjs:393-411). (A text it strips of inbound metadata first is not mirrored.)"""
+    if isinstance(content, str):
+        return not content.strip(JS_WHITESPACE) or is_silent_reply(content.strip(JS_WHITESPACE))
+    if not isinstance(content, list):
+        return False
+    kept: list[Any] = []
+    silent = touched = False
+    for b in content:
+        if isinstance(b, dict) and b.get("type") in _DISPLAY_BLOCKS:
+            touched = True
+        elif isinstance(b, dict) and isinstance(b.get("text"), str) and is_silent_reply(b["text"].strip(JS_WHITESPACE)):
+            touched = silent = True
+        else:
+            kept.append(b)
+    if not touched:
+        return False
+    blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in kept]
+    return not kept or (silent and answer_left_out("length", blocks))
+
+
 def dropped_answer(o: dict[str, Any]) -> bool:
     """An answer OpenClaw leaves out of the request whole: one of its own record (`transcript_only`),
     or for how it ended (`answer_left_out`), read from the entry after the calls it drops
@@ -510,7 +553,7 @@ def dropped_answer(o: dict[str, Any]) -> bool:
     m = o.get("message")
     if o.get("type") != "message" or not isinstance(m, dict) or m.get("role") != "assistant":
         return False
-    if transcript_only(m):
+    if transcript_only(m) or silent_answer(m.get("content")):
         return True
     blocks = [(b.get("type", _NO_TYPE), b.get("text")) if isinstance(b, dict) else (_NO_TYPE, None) for b in _replayed_blocks(m.get("content"))]
     return answer_left_out(m.get("stopReason"), blocks)

@@ -55,6 +55,7 @@ from inspector.formats import (
     fields,
     heads,
     openclaw_heads,
+    openclaw_heartbeat,
     openclaw_model,
     openclaw_writer,
     pi,
@@ -158,7 +159,8 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     # The digest of every row (`openclaw_writer.state`) is taken on the same pass when every row is
     # read, unless the command only reads (no write-back compares it: `store_state` stays None).
     digest = hashlib.sha256() if upto is None and wanted else None
-    led, read, seen = _build(rows, name, _Rows(name, sid), diags, digest, index=index)
+    source = _Rows(name, sid)
+    led, read, seen = _build(rows, name, source, diags, digest, index=index)
     if not read:
         raise LoadError(f"{name}: session {quote(sid)} has no transcript rows" + (f" up to row {upto}" if upto is not None else ""))
     led.format = NAME
@@ -168,6 +170,8 @@ def _load(con: sqlite3.Connection, name: str, session_id: str | None, upto: int 
     current = upto is None and _set_leaf(con, led, sid, navigated=seen.leaf_rows)
     _refusals(led, seen, scan, current)
     _header_refusal(led)
+    if source.heartbeat:
+        _heartbeat_left_out(led, source)
     if digest is not None:
         led.store_state = f"{read}:{digest.hexdigest()}"
     elif wanted:
@@ -364,6 +368,7 @@ def _build(
     decode, valid_utf8, large = _HEAD_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     unzip = zstandard.ZstdDecompressor().decompress
     hash_row = openclaw_writer.hash_row
+    markers = openclaw_heartbeat.MARKERS
     offset = read = 0
     prev_id: str | None = None
     seen = _Read()
@@ -374,6 +379,8 @@ def _build(
             if digest is not None:
                 hash_row(digest, seq, text, blob)
             raw, problem = (text, "") if type(text) is bytes else _row_bytes(text, blob, size, unzip)
+            if raw is not None and not source.heartbeat and any(m in raw for m in markers):
+                source.heartbeat = True  # (a row that may hold a heartbeat poll: `_heartbeat_left_out`)
             if raw is not None and index and b.first_obj_seen and type(seq) is int and seq >= 0 and len(raw) <= large:
                 # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
                 try:
@@ -495,11 +502,14 @@ class _Rows(pi._Source):
     """A record's entry, read back from its row (`line` = seq) of the store, decompressed again
     and mapped as pi's source maps a line read again; {} when the row is no longer there."""
 
-    __slots__ = ("session_id",)
+    __slots__ = ("heartbeat", "session_id")
 
-    def __init__(self, path: str, session_id: str) -> None:
+    def __init__(self, path: str, session_id: str, heartbeat: bool = False) -> None:
         super().__init__(path)
         self.session_id = session_id
+        # Whether a row read may hold a heartbeat poll (`openclaw_heartbeat.MARKERS`): the reader
+        # then applies OpenClaw's heartbeat filter, and a follow reads the session again in full.
+        self.heartbeat = heartbeat
 
     def obj(self, rec: Record) -> Any:
         return self._objects([rec])[0]
@@ -529,7 +539,7 @@ class _Rows(pi._Source):
         return line_object(got[1] + b"\n", rec.line, rec.offset) if got is not None else {}
 
     def __reduce__(self) -> Any:
-        return _Rows, (self.path, self.session_id)
+        return _Rows, (self.path, self.session_id, self.heartbeat)
 
 
 # ---------------------------------------------------------------------------------------- following
@@ -660,8 +670,12 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         return None
     if led.records[led.leaf_seq].type not in openclaw_model.CANONICAL:
         return None  # (an entry of no type of its own: OpenClaw hangs its children elsewhere, `_hang`)
+    if source.heartbeat:
+        return None  # (an appended row may change which heartbeat messages OpenClaw leaves out)
     for rl in lines:
         o = rl.objects[0]
+        if any(m in orjson.dumps(o) for m in openclaw_heartbeat.MARKERS):
+            return None
         if o.get("type") in ("session", "reset") or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
             return None
         if o.get("parentId") != parent or openclaw_model.unrecognized(o) or openclaw_model.send_failure(o):
@@ -900,6 +914,78 @@ def _mark_dropped_answer(rec: Record, o: dict[str, Any]) -> None:
         rec.never_sent = True
         if rec.message is not None:
             rec.message.never_sent = True
+
+
+HEARTBEAT_LEFT_OUT = "heartbeat_left_out"
+_REPLAYED_TYPES = frozenset({"message", "custom_message", "branch_summary"})  # (`iterateSessionContextEntries`, session-D9cHHQGH.mjs:162)
+
+
+def _heartbeat_left_out(led: Ledger, source: _Rows) -> None:
+    """The messages OpenClaw's heartbeat filter takes out of the request (`openclaw_heartbeat`: a
+    heartbeat poll, its acknowledgement and what came between) are never sent, said in one
+    diagnostic naming them. The filter reads the replayed window (`_replayed_units`) with adjacent
+    answers and user messages merged, as OpenClaw validates them, and without the runtime-context
+    messages, which OpenClaw's context engine strips before its second pass (observed: its first
+    pass, before, keeps a poll such a message follows)."""
+    units = [u for u in openclaw_heartbeat.merged(_replayed_units(led, source)) if not openclaw_model.runtime_context_message(u.message)]
+    gone = [s for i in openclaw_heartbeat.left_out(units) for s in units[i].seqs]
+    for s in gone:
+        rec = led.records[s]
+        rec.never_sent = True
+        if rec.message is not None:
+            rec.message.never_sent = True
+    if gone:
+        first = led.records[gone[0]]
+        led.diagnostics.append(
+            Diagnostic(
+                first.line, HEARTBEAT_LEFT_OUT,
+                f"row {first.line}: OpenClaw leaves {len(gone)} heartbeat message{'s' if len(gone) != 1 else ''} out of the "
+                "request: a heartbeat poll (or another wake prompt), its acknowledgement (HEARTBEAT_OK, NO_REPLY) and what "
+                "came between, up to the next user message (filterHeartbeatTranscriptArtifacts, "
+                "heartbeat-filter-DxPIMf2l.mjs:193-255)",
+                severity="info", seqs=gone,
+            )
+        )  # fmt: skip
+
+
+def _replayed_units(led: Ledger, source: _Rows) -> list[openclaw_heartbeat.Unit]:
+    """The messages of the window OpenClaw replays (`_replayed_window`), in order, as its filter
+    reads them: the summary, then each message entry, custom message and branch summary, less those
+    OpenClaw leaves out before the filter (a never-sent one, but for a stored runtime-context
+    message: observed of a failed answer of blank text, not probed of one making a call) and a
+    trailing user message, which it merges into the prompt (`resolveOrphanRepairPlan`,
+    builtin-openclaw-q1hiFm14.mjs:18281-18296: the path's last entry but its metadata,
+    `findTrailingMessageEntryForOrphanRepair`, :18237-18251)."""
+    if led.leaf_seq is None:
+        return []
+    leaf = led.records[led.leaf_seq]
+    path = [*_ancestors(led, leaf, led.by_id()), leaf]
+    summary, window = _replayed_window(path)
+    tail = next((r for r in reversed(path) if r.type not in openclaw_model.METADATA_TYPES), None)
+    orphan = tail if tail is not None and tail.type == "message" and tail.source_role == "user" else None
+    recs = [r for r in window if r.kind == "message" and r.type in _REPLAYED_TYPES and r is not orphan]
+    units = [openclaw_heartbeat.Unit({"role": "compactionSummary"})] if summary else []
+    for rec, o in zip(recs, source._objects(recs) if recs else [], strict=True):
+        o = _without_dropped_calls(o)[0] if isinstance(o, dict) else {}
+        if rec.never_sent and not openclaw_model.runtime_context(o):
+            continue
+        m = o.get("message") if o.get("type") == "message" else {"role": "custom" if o.get("type") == "custom_message" else "branchSummary", **o}
+        units.append(openclaw_heartbeat.Unit(m if isinstance(m, dict) else {}, [rec.seq]))
+    return units
+
+
+def _replayed_window(path: list[Record]) -> tuple[bool, list[Record]]:
+    """Whether the window opens with a compaction's summary, and its entries: those from the last
+    boundary's first kept entry (a reset's kept ones only) up to it, then those after it
+    (`resolveSessionContextWindow`, `iterateSessionContextEntries`, session-D9cHHQGH.mjs:127-166)."""
+    b = next((i for i in range(len(path) - 1, -1, -1) if path[i].kind == "checkpoint" and path[i].checkpoint is not None), None)
+    if b is None:
+        return False, path
+    cp = path[b].checkpoint
+    assert cp is not None
+    first = next((i for i, r in enumerate(path[:b]) if r.id == cp.first_kept_id), b)
+    kept = set(cp.explicit_retains or ()) if cp.trigger == "reset" else None
+    return cp.trigger != "reset", [r for r in path[first:b] if kept is None or r.id in kept] + path[b + 1 :]
 
 
 def _ancestors(led: Ledger, rec: Record, by_id: dict[str, int]) -> list[Record]:
