@@ -396,7 +396,7 @@ def compacts_first(
         return None
     try:
         tokens, seq = context_tokens(led, path, model, items)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # (a value nested past json.dumps's reach: its count unknown)
         return None
     limit = threshold(model, known, reserve)
     if tokens < limit:
