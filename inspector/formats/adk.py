@@ -1042,7 +1042,7 @@ def _indexed_events(
     del rows
     if not set(map(type, rowids)) <= {int}:
         return None
-    heads_of = list(map(adk_heads.head, datas))
+    heads_of = adk_heads.heads(datas)
     whole_at = list(compress(range(len(heads_of)), map(operator.not_, heads_of)))
     if len(whole_at) > _MOST_READ_WHOLE:
         return None
@@ -1108,7 +1108,7 @@ def _row_events(
     heads_of: list[Any] = []
     if by_head and version != "v0":
         datas = list(map(itemgetter(1), rows))
-        heads_of = list(map(adk_heads.head, datas))
+        heads_of = adk_heads.heads(datas)
         if all(heads_of) and not (version == "sqlite" and _any_refused(heads_of)) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
             # Every row read from its head, its rowid its rank (in C, no loop over the rows).
             places.where = list(zip(range(1, len(rows) + 1), map(itemgetter(0), rows), map(itemgetter(at_id), rows), strict=True))  # type: ignore[arg-type]
