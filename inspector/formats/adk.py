@@ -213,9 +213,9 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         places.kept = list(range(len(events)))
     else:
         objs = _dump_objects(events, name, places, diags)
-    check_events(objs, name, diags, upto, places)
+    whole_at = check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+    return build(objs, append_order(objs), name, meta, "json", diags, upto, places, whole_at)
 
 
 def _dump_objects(events: list[Any], name: str, places: _DumpPlaces, diags: list[Diagnostic]) -> list[Any]:
@@ -338,17 +338,22 @@ def event_lines(data: bytes, n: int) -> list[str]:
 
 def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
-) -> None:
-    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
+) -> list[int]:
+    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event.
+    Returns the positions of the events read whole (`_read_whole_at`, `build`'s), which it checks:
+    an event read from its head had every guarded field of its type (`adk_heads`)."""
+    upto_objs = objs[:upto] if upto is not None else objs
+    whole_at = _read_whole_at(upto_objs)
+    if not whole_at:
+        return whole_at
     check = fields.checker(fields.ADK)
     wrong: list[fields.WrongType] = []
-    for i, o in enumerate(objs[:upto] if upto is not None else objs):
-        if type(o) is not dict:
-            continue  # read from its head, which had every guarded field of its type (`adk_heads`)
-        check(o, "", wrong)
+    for i in whole_at:
+        check(upto_objs[i], "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
             wrong = []
+    return whole_at
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -588,9 +593,9 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
         objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
         del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
-    check_events(objs, name, diags, upto, places)
+    whole_at = check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    led = build(objs, ranks, name, meta, version, diags, upto, places)
+    led = build(objs, ranks, name, meta, version, diags, upto, places, whole_at)
     if not digest:
         return led
     try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
@@ -1536,14 +1541,17 @@ def build(
     diags: list[Diagnostic],
     upto: int | None,
     places: Sequence[str],
+    whole_at: list[int] | None = None,
 ) -> Ledger:
-    """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
+    """`places` names each event for a diagnostic (its line in a dump, its row in a database);
+    `whole_at`: the positions of the events read whole, where `check_events` found them."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
         # (an event ADK refuses that was not stored yet refused nothing then: `--at` before its row)
         diags[:] = [d for d in diags if not (d.problem in _OF_ITS_ROW and any(s >= upto for s in d.seqs))]
     kinds = set(map(type, objs))
-    whole_at = _read_whole_at(objs) if dict in kinds else []
+    if whole_at is None:
+        whole_at = _read_whole_at(objs) if dict in kinds else []
     if whole_at:  # (a head's timestamp is a number)
         _flag_bad_timestamps(objs, whole_at, name, places, diags)
     events = _events_of(objs, ranks, kinds, whole_at)
