@@ -17,7 +17,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, islice, pairwise
-from operator import le, lt
+from operator import lt
 from typing import Any
 
 from inspector.analysis.engine import (
@@ -42,6 +42,7 @@ from inspector.formats.adk import (
 )
 from inspector.formats.adk_heads import AUTH_CALL, DATA_PARTS, TRANSCRIPTIONS, transcription_text
 from inspector.ledger.model import Block, Ledger, Record
+from inspector.ledger.order import non_decreasing
 
 
 class AdkCheckpointView(CheckpointView):
@@ -117,7 +118,7 @@ def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
     by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
     ts = send_times(on_path, led)
-    monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
+    monotone = non_decreasing(ts)  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
         if monotone:  # the service returns events by timestamp: a range is a run of positions
@@ -353,7 +354,7 @@ def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]
     if not isinstance(ranks, list) or len(ranks) != len(led.records):
         return recs
     held = [ranks[r.seq] for r in recs]
-    if all(map(le, held, islice(held, 1, None))):
+    if non_decreasing(held):
         return recs  # appended in the order they are read: the reordering below keeps that order
     # (`_author(r) == "user"`: an author's str() is "user" only when it is that string)
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
@@ -424,7 +425,7 @@ def _compacted_timeline(filt: list[Record], ts: list[float]) -> list[tuple[Recor
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
     message no surviving range covers, by timestamp (`ts`, each record's: `send_times`)."""
     alive, cover = _surviving_summaries(filt)
-    if all(map(le, ts, islice(ts, 1, None))) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
+    if non_decreasing(ts) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
         return _timeline_in_order(filt, ts, alive, cover)
     return _timeline_sorted(filt, ts, alive, cover)
 
@@ -827,7 +828,7 @@ def coverage(
         len(path) == len(recs)
         and len(path) > 1
         and all(map(lt, path, islice(path, 1, None)))  # (then path[i] == i)
-        and all(map(le, ts, islice(ts, 1, None)))
+        and non_decreasing(ts)
     ):
         return _coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
     return _coverage_by_position(recs, path, ts, vs, alive, cover, represented, reinjected)

@@ -26,8 +26,8 @@ import sqlite3
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, islice, repeat
-from operator import attrgetter, itemgetter, le
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -52,6 +52,7 @@ from inspector.ledger.model import (
     Usage,
     record_from_fields,
 )
+from inspector.ledger.order import non_decreasing
 from inspector.ledger.quoting import escape, quote
 
 NAME = "adk"
@@ -2104,7 +2105,7 @@ def _router_order(events: list[rules.Ev], ranks: list[int]) -> list[rules.Ev]:
     where the run's events tie in timestamp with earlier ones and sort before them; a run that
     ended is read again in full by the next, in the order read. (`ranks`: every record's append
     rank, by seq: appended in the order read, as most sessions are, they are ascending.)"""
-    if all(map(le, ranks, islice(ranks, 1, None))):
+    if non_decreasing(ranks):
         return events
     start = max((e.rank for e in events if e.author == "user" and not e.is_compaction), default=None)  # (the newest run input's)
     if start is None:

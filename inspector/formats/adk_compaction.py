@@ -22,12 +22,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import add, attrgetter, le, lt, ne, not_
+from operator import add, attrgetter, lt, ne, not_
 from typing import Any
 
 import msgspec
 
 from inspector.ledger.jsontext import py_str
+from inspector.ledger.order import non_decreasing
 
 # LlmEventSummarizer._DEFAULT_PROMPT_TEMPLATE (google-adk 2.13): only its length matters here.
 SUMMARIZER_TEMPLATE = (
@@ -581,7 +582,7 @@ def _orders(events: list[Ev], is_comp: list[bool]) -> tuple[list[Ev], list[int],
     if all(map(lt, ranks, islice(ranks, 1, None))):
         by_rank = events
         comp_at = list(compress(range(len(events)), is_comp))
-        if all(map(le, raw_ts, islice(raw_ts, 1, None))):  # (in C; a NaN fails it: sorted below)
+        if non_decreasing(raw_ts):  # (in C; a NaN fails it: sorted below)
             return by_rank, comp_at, raw, raw_ts
     else:
         order = sorted(range(len(events)), key=ranks.__getitem__)  # (stable: `sorted(events, key=_RANK)`)
