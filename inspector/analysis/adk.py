@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, compress, islice, pairwise
-from operator import lt
+from itertools import accumulate, compress, islice, pairwise, repeat
+from operator import is_, lt, mul, not_
 from typing import Any
 
 from inspector.analysis.engine import (
@@ -110,14 +110,20 @@ class AdkCheckpointView(CheckpointView):
         return gone, rest
 
 
-def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
+def path_times(led: Ledger, path: list[int]) -> tuple[list[Record], list[float]]:
+    """The records on `path` and their send times (`send_times`), which `views` and `coverage` both read."""
+    on_path = [led.records[s] for s in path]
+    return on_path, send_times(on_path, led)
+
+
+def views(led: Ledger, path: list[int], at: tuple[list[Record], list[float]] | None = None) -> list[CheckpointView]:
+    """`at`: `path_times(led, path)`, where the caller has it."""
     recs = led.records
     # (comprehensions: a Record's attribute read by specialized bytecode costs less than attrgetter's)
-    on_path = [recs[s] for s in path]
+    on_path, ts = at if at is not None else path_times(led, path)
     kinds = [r.kind for r in on_path]
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
     by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
-    ts = send_times(on_path, led)
     monotone = non_decreasing(ts)  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
@@ -807,8 +813,13 @@ def _rearrange_for_async_responses(rows: list[Row]) -> list[Row]:
 
 
 def coverage(
-    led: Ledger, path: list[int], vs: list[CheckpointView], reinjected: set[int]
+    led: Ledger,
+    path: list[int],
+    vs: list[CheckpointView],
+    reinjected: set[int],
+    at: tuple[list[Record], list[float]] | None = None,
 ) -> tuple[list[str | None], list[int], bytearray]:
+    """`at`: `path_times(led, path)`, where the caller has it."""
     recs = led.records
     alive = [v for v in vs if isinstance(v, AdkCheckpointView) and v.surviving]
     cover = rules.union(
@@ -822,8 +833,7 @@ def coverage(
     represented = bytearray(len(path))
     for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
         represented[lo:hi] = b"\x01" * (hi - lo)
-    on_path = [recs[s] for s in path]
-    ts = send_times(on_path, led)
+    on_path, ts = at if at is not None else path_times(led, path)
     if (
         len(path) == len(recs)
         and len(path) > 1
@@ -864,7 +874,7 @@ def _coverage_by_runs(
     first_rep = _first_reps(vs, n)
     fallback = alive[-1].index if alive else 0
     for lo, hi in merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover]):
-        st[lo:hi] = [SUMMARIZED if x else HOLE for x in represented[lo:hi]]
+        st[lo:hi] = map(_REPRESENTED.__getitem__, represented[lo:hi])  # (a byte 1 or 0: in C)
         sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
     messages = [r.kind == _MESSAGE for r in on_path]
     unsent = unsent_or_scoped(on_path, compress(range(n), messages))  # (`_excluded` of each message)
@@ -874,9 +884,15 @@ def _coverage_by_runs(
     for s in reinjected.difference(unsent):  # (never a call that was not sent)
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-    states = [x if m else None for x, m in zip(st, messages, strict=True)]
-    summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
+    # (in C: None for the few records that are no message; a summary's index where summarized, else 0)
+    states = st
+    for i in compress(range(n), map(not_, messages)):
+        states[i] = None
+    summarized_by = list(map(mul, sb, map(is_, states, repeat(SUMMARIZED))))
     return states, summarized_by, bytearray(b"\x01" * n)
+
+
+_REPRESENTED = (HOLE, SUMMARIZED)  # (a covered position's state, by its byte: a summary stands for it)
 
 
 def _excluded(r: Record) -> bool:
