@@ -1559,7 +1559,8 @@ def build(
     whole = [events[i] for i in whole_at] if _RowLater in kinds else events
     # (a rewind is read whole, never from its head: adk_heads._head_of)
     rewinds = [e for e in whole if rules.rewind_target(e) is not None]
-    facts = rules.analyze_compactions(events, rewinds)
+    comps = [e for e in whole if e.is_compaction]  # (a compaction is read whole, never from its head)
+    facts = rules.analyze_compactions(events, rewinds, comps)
     by_index = [e.id for e in events] if facts else []  # (each event's id, by its index)
     records = _head_records(events)  # (None where an event was read whole: made below, in order)
     for e in whole:
@@ -1578,7 +1579,7 @@ def build(
             diags.append(note)
     live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
     rewound = {e.index for e in events} - {e.index for e in live} if rewinds else set()
-    header = _ledger_header(meta, version, ranks, live)
+    header = _ledger_header(meta, version, ranks, live, None if rewinds else comps)
     if untimed := [s for d in diags if d.problem == STAMPED_AT_LOAD for s in d.seqs]:
         header[STAMPED_AT_LOAD] = untimed  # (their seqs: `analysis/adk.py` sends them last)
     if (scoped := task_scope(live, [e for e in whole if e.index not in rewound])) is not None:
@@ -2077,10 +2078,12 @@ def _head_records(events: list[rules.Ev]) -> list[Record]:
 
 
 def _ledger_header(
-    meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
+    meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev], comps: list[rules.Ev] | None = None
 ) -> dict[str, Any]:
-    events = _router_order(events, ranks)
-    agent, branch, why = next_agent(events)
+    """`comps`: the compactions among `events`, each one's index its position there (`next_agent`'s)."""
+    ordered = _router_order(events, ranks)
+    agent, branch, why = next_agent(ordered, comps if ordered is events else None)
+    events = ordered
     return {
         "app_name": meta.get("app_name"),
         "user_id": meta.get("user_id"),
@@ -2143,7 +2146,7 @@ class RouterView:
         return _next_agent(self.events, self.workflows)
 
 
-def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
+def next_agent(events: list[rules.Ev], comps: list[rules.Ev] | None = None) -> tuple[str | None, str | None, str]:
     """(agent, branch, why): which agent makes the next model call, on which branch. Inside a run:
     the agent a transfer hands over to (the flow runs it, whatever it is; a workflow agent runs its
     sub-agents, each on its own branch), else the agent whose tool round it is. After the user's
@@ -2153,8 +2156,14 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
     agent-state change or a contentless error (:225-236) names the agent, or hands over through
     its transfer, provided the agent can transfer across the agent tree (:238-264,
     `is_transferable_across_agent_tree`: not inside a workflow agent, which the session shows by
-    the branch its sub-agents' events carry)."""
-    evs = [e for e in events if e.start is None and e.end is None and e.summary_content is None]  # (`is_compaction`)
+    the branch its sub-agents' events carry). `comps`: the compactions among `events` where the
+    caller knows them, each one's index its position there (few: taken out of a copy, in C)."""
+    if comps is None:
+        evs = [e for e in events if e.start is None and e.end is None and e.summary_content is None]  # (`is_compaction`)
+    else:
+        evs = events.copy()
+        for c in reversed(comps):
+            del evs[c.index]
     return _next_agent(evs, _workflow_agents(evs))
 
 

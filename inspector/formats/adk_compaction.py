@@ -436,14 +436,23 @@ _INDEX = attrgetter("index")
 _TS_RANK = attrgetter("ts", "rank")
 
 
-def analyze_compactions(events: list[Ev], rewinds: list[Ev] | None = None) -> dict[int, CompactionFacts]:
+def analyze_compactions(
+    events: list[Ev], rewinds: list[Ev] | None = None, comps: list[Ev] | None = None
+) -> dict[int, CompactionFacts]:
     """Facts for every compaction event, in append order (each can depend on earlier ones).
     `rewinds`: the rewind events among `events` (`rewind_target`): each compaction is judged over
-    the events live when it was made, and only the compactions live now survive."""
+    the events live when it was made, and only the compactions live now survive. `comps`: the
+    compactions among `events`, in their order, where the caller knows them (each one's `index`
+    its position in `events`): else found here."""
     facts: dict[int, CompactionFacts] = {}
-    # (`is_compaction` inline, once: a session holds few compactions among many events)
-    is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
-    comps = list(compress(events, is_comp))
+    if comps is None:
+        # (`is_compaction` inline, once: a session holds few compactions among many events)
+        is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
+        comps = list(compress(events, is_comp))
+    elif comps:
+        is_comp = [False] * len(events)
+        for c in comps:  # (marked at their positions)
+            is_comp[c.index] = True
     if not comps:
         return facts
     at = _RewoundAt(events, rewinds or [])
