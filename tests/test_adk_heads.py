@@ -577,6 +577,9 @@ def test_the_lean_decodes_head_is_the_strict_ones() -> None:
     assert len(nulls) > 32 and not any(map(adk_heads._leans, nulls))
     assert adk_heads.heads(nulls) == [adk_heads.head(r) for r in nulls]
     assert adk_heads.heads(rows) == [adk_heads.head(r) for r in rows]
+    odd: list[Any] = [None, "{}", memoryview(rows[0]), 7]  # (a NULL column, text: no head, as `head` says)
+    assert adk_heads.heads(odd * 20) == [adk_heads.head(r) for r in odd * 20]
+    assert adk_heads.heads([*rows[:40], *odd]) == [adk_heads.head(r) for r in [*rows[:40], *odd]]
 
 
 def _prompt_rows() -> list[bytes]:

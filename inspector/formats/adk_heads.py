@@ -377,11 +377,13 @@ def heads(datas: list[Any]) -> list[Head | None]:
 
 
 def _leans(data: Any) -> bool:
+    if type(data) is not bytes:  # (a row's JSON NULL, or text: `head` says what it is)
+        return False
     try:
         _LEAN(data)
     except _DECODE_ERRORS:
         return False
-    return type(data) is bytes
+    return True
 
 
 def _lean_head(data: Any) -> Head | None:
