@@ -86,7 +86,11 @@ def _with(*changes: tuple[Any, str, Any]) -> Callable[[Path, int | None], Ledger
 
 
 # Each corpus kind's whole parse: every head path of its format off (the switches its unit tests use).
-_ADK_WHOLE = ((adk_heads, "head", lambda data: None), (adk, "_indexed_events", lambda *a: None))
+_ADK_WHOLE = (
+    (adk_heads, "head", lambda data: None),
+    (adk_heads, "heads", lambda datas: [None] * len(datas)),
+    (adk, "_indexed_events", lambda *a: None),
+)
 _ADK_GO_WHOLE = ((adk_go, "_row_head", lambda n, row, ts=None: None), (adk_go, "_export_head", lambda i, raw: None))
 WHOLE: dict[str, Callable[[Path, int | None], Ledger]] = {
     "pi": _from_bytes,

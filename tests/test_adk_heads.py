@@ -255,6 +255,7 @@ def _both(db: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Ledger, Ledger]:
     fast = load(str(db))
     with monkeypatch.context() as m:
         m.setattr(adk_heads, "head", lambda data: None)
+        m.setattr(adk_heads, "heads", lambda datas: [None] * len(datas))
         m.setattr(adk, "_indexed_events", lambda *a: None)
         whole = load(str(db))
     return fast, whole
@@ -547,6 +548,38 @@ def test_the_strict_decodes_head_is_the_ordinary_ones(monkeypatch: pytest.Monkey
             assert list(h.fields) == list(ordinary.fields)
             heads += 1
     assert heads > len(rows) // 3
+
+
+def _with_null(rows: list[bytes], key: str) -> list[bytes]:
+    """Each row that is a JSON object, `key` written null in it (as ADK's JSON dumps write it)."""
+    out = []
+    for r in rows:
+        try:
+            o = orjson.loads(r)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(o, dict):
+            out.append(json.dumps({**o, key: None}).encode())
+    return out
+
+
+def test_the_lean_decodes_head_is_the_strict_ones() -> None:
+    """Where the lean decode (`adk_heads._LEAN`: the strict structs less their fields only null is
+    taken for) takes a row, its head is the strict decode's; a row writing one of those fields
+    null is the strict decode's. A store whose rows write nulls is read the strict way only."""
+    rows = _events_rows() + _byte_cases() + _deep_rows() + _prompt_rows()
+    rows += _with_null(_events_rows()[:40], "grounding_metadata")
+    for row in rows:
+        assert adk_heads._lean_head(row) == adk_heads.head(row), row[:200]
+    lean = sum(map(adk_heads._leans, rows))
+    assert 1000 < lean < len(rows), lean  # (most mutations are of a type neither decode takes)
+    nulls = _with_null(_events_rows()[:64], "cache_metadata")
+    assert len(nulls) > 32 and not any(map(adk_heads._leans, nulls))
+    assert adk_heads.heads(nulls) == [adk_heads.head(r) for r in nulls]
+    assert adk_heads.heads(rows) == [adk_heads.head(r) for r in rows]
+    odd: list[Any] = [None, "{}", memoryview(rows[0]), 7]  # (a NULL column, text: no head, as `head` says)
+    assert adk_heads.heads(odd * 20) == [adk_heads.head(r) for r in odd * 20]
+    assert adk_heads.heads([*rows[:40], *odd]) == [adk_heads.head(r) for r in [*rows[:40], *odd]]
 
 
 def _prompt_rows() -> list[bytes]:

@@ -92,6 +92,7 @@ def test_calls_and_responses_without_ids_are_paired_as_adk_pairs_them(case: str,
     f = _store(tmp_path, events)
     if way == "whole":
         monkeypatch.setattr(adk_heads, "head", lambda data: None)
+        monkeypatch.setattr(adk_heads, "heads", lambda datas: [None] * len(datas))
     added = {ev["id"] for ev in events}
     assert [i for i in _sent_ids(f) if i in added] == sent
 

@@ -120,6 +120,7 @@ def test_the_same_refusal_from_a_rows_head_as_from_the_whole_parse(tmp_path: Pat
             m.setattr(adk, "_indexed_events", lambda *a: None)  # (heads, every column fetched at once)
             ordinary = [(d.line, d.message, d.seqs) for d in load(str(f)).diagnostics if d.problem == "resume_refused"]
             m.setattr(adk_heads, "head", lambda data: None)
+            m.setattr(adk_heads, "heads", lambda datas: [None] * len(datas))
             whole = [(d.line, d.message, d.seqs) for d in load(str(f)).diagnostics if d.problem == "resume_refused"]
         assert fast == ordinary == whole and len(fast) == 1, (case, fast, ordinary, whole)
 
@@ -156,6 +157,7 @@ def test_a_content_without_a_role_is_never_sent(role: str | None, way: str, tmp_
     g = _store(tmp_path / "b", _dumps(ev))
     if way == "whole":
         monkeypatch.setattr(adk_heads, "head", lambda data: None)
+        monkeypatch.setattr(adk_heads, "heads", lambda datas: [None] * len(datas))
     rep = analyze(load(str(f)))
     assert not [x for x in rep.findings if x.code == "resume_refused"]
     assert "MARK" not in _sent(rep) and "[U08 answer" in _sent(rep), way

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, compress, islice, pairwise
-from operator import le, lt
+from itertools import accumulate, compress, islice, pairwise, repeat
+from operator import is_, lt, mul, not_
 from typing import Any
 
 from inspector.analysis.engine import (
@@ -42,6 +42,7 @@ from inspector.formats.adk import (
 )
 from inspector.formats.adk_heads import AUTH_CALL, DATA_PARTS, TRANSCRIPTIONS, transcription_text
 from inspector.ledger.model import Block, Ledger, Record
+from inspector.ledger.order import non_decreasing
 
 
 class AdkCheckpointView(CheckpointView):
@@ -109,15 +110,21 @@ class AdkCheckpointView(CheckpointView):
         return gone, rest
 
 
-def views(led: Ledger, path: list[int]) -> list[CheckpointView]:
+def path_times(led: Ledger, path: list[int]) -> tuple[list[Record], list[float]]:
+    """The records on `path` and their send times (`send_times`), which `views` and `coverage` both read."""
+    on_path = [led.records[s] for s in path]
+    return on_path, send_times(on_path, led)
+
+
+def views(led: Ledger, path: list[int], at: tuple[list[Record], list[float]] | None = None) -> list[CheckpointView]:
+    """`at`: `path_times(led, path)`, where the caller has it."""
     recs = led.records
     # (comprehensions: a Record's attribute read by specialized bytecode costs less than attrgetter's)
-    on_path = [recs[s] for s in path]
+    on_path, ts = at if at is not None else path_times(led, path)
     kinds = [r.kind for r in on_path]
     checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]  # (their path positions)
     by_id = _positions_by_id(recs, path, on_path, [recs[path[i]] for i in checkpoints])
-    ts = send_times(on_path, led)
-    monotone = all(map(le, ts, islice(ts, 1, None)))  # (each pair `a <= b`, in C)
+    monotone = non_decreasing(ts)  # (each pair `a <= b`, in C)
 
     def positions(cover: list[tuple[float, float]]) -> list[Interval]:
         if monotone:  # the service returns events by timestamp: a range is a run of positions
@@ -353,7 +360,7 @@ def _memory_order(led: Ledger, heads: dict[int, dict[str, Any]]) -> list[Record]
     if not isinstance(ranks, list) or len(ranks) != len(led.records):
         return recs
     held = [ranks[r.seq] for r in recs]
-    if all(map(le, held, islice(held, 1, None))):
+    if non_decreasing(held):
         return recs  # appended in the order they are read: the reordering below keeps that order
     # (`_author(r) == "user"`: an author's str() is "user" only when it is that string)
     inputs = [ranks[r.seq] for r in recs if r.kind == "message" and heads[r.seq].get("author") == "user"]
@@ -424,7 +431,7 @@ def _compacted_timeline(filt: list[Record], ts: list[float]) -> list[tuple[Recor
     """(record, is_summary) in send order: each surviving summary at its range's end, and every
     message no surviving range covers, by timestamp (`ts`, each record's: `send_times`)."""
     alive, cover = _surviving_summaries(filt)
-    if all(map(le, ts, islice(ts, 1, None))) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
+    if non_decreasing(ts) and all(e.end == e.end for e in alive):  # (in C; no NaN end)
         return _timeline_in_order(filt, ts, alive, cover)
     return _timeline_sorted(filt, ts, alive, cover)
 
@@ -806,8 +813,13 @@ def _rearrange_for_async_responses(rows: list[Row]) -> list[Row]:
 
 
 def coverage(
-    led: Ledger, path: list[int], vs: list[CheckpointView], reinjected: set[int]
+    led: Ledger,
+    path: list[int],
+    vs: list[CheckpointView],
+    reinjected: set[int],
+    at: tuple[list[Record], list[float]] | None = None,
 ) -> tuple[list[str | None], list[int], bytearray]:
+    """`at`: `path_times(led, path)`, where the caller has it."""
     recs = led.records
     alive = [v for v in vs if isinstance(v, AdkCheckpointView) and v.surviving]
     cover = rules.union(
@@ -821,13 +833,12 @@ def coverage(
     represented = bytearray(len(path))
     for lo, hi in merge([iv for v in alive for iv in v.summary_rep]):  # type: ignore[attr-defined]
         represented[lo:hi] = b"\x01" * (hi - lo)
-    on_path = [recs[s] for s in path]
-    ts = send_times(on_path, led)
+    on_path, ts = at if at is not None else path_times(led, path)
     if (
         len(path) == len(recs)
         and len(path) > 1
         and all(map(lt, path, islice(path, 1, None)))  # (then path[i] == i)
-        and all(map(le, ts, islice(ts, 1, None)))
+        and non_decreasing(ts)
     ):
         return _coverage_by_runs(on_path, ts, vs, alive, cover, represented, reinjected)
     return _coverage_by_position(recs, path, ts, vs, alive, cover, represented, reinjected)
@@ -863,7 +874,7 @@ def _coverage_by_runs(
     first_rep = _first_reps(vs, n)
     fallback = alive[-1].index if alive else 0
     for lo, hi in merge([(bisect_left(ts, a), bisect_right(ts, b)) for a, b in cover]):
-        st[lo:hi] = [SUMMARIZED if x else HOLE for x in represented[lo:hi]]
+        st[lo:hi] = map(_REPRESENTED.__getitem__, represented[lo:hi])  # (a byte 1 or 0: in C)
         sb[lo:hi] = [f or fallback for f in first_rep[lo:hi]]
     messages = [r.kind == _MESSAGE for r in on_path]
     unsent = unsent_or_scoped(on_path, compress(range(n), messages))  # (`_excluded` of each message)
@@ -873,9 +884,15 @@ def _coverage_by_runs(
     for s in reinjected.difference(unsent):  # (never a call that was not sent)
         if 0 <= s < n and st[s] is not LIVE and st[s] is not RETAINED:
             st[s] = RETAINED  # a compacted call ADK sends raw again next to its response
-    states = [x if m else None for x, m in zip(st, messages, strict=True)]
-    summarized_by = [b if x is SUMMARIZED else 0 for x, b in zip(states, sb, strict=True)]
+    # (in C: None for the few records that are no message; a summary's index where summarized, else 0)
+    states = st
+    for i in compress(range(n), map(not_, messages)):
+        states[i] = None
+    summarized_by = list(map(mul, sb, map(is_, states, repeat(SUMMARIZED))))
     return states, summarized_by, bytearray(b"\x01" * n)
+
+
+_REPRESENTED = (HOLE, SUMMARIZED)  # (a covered position's state, by its byte: a summary stands for it)
 
 
 def _excluded(r: Record) -> bool:

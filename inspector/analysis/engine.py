@@ -1451,12 +1451,13 @@ def analyze(
     if rt.context_rule == "timestamp_ranges":
         from inspector.analysis import adk
 
-        views = adk.views(led, path)
+        at = adk.path_times(led, path)
+        views = adk.views(led, path, at)
         agent = led.header.get("next_agent") if led.header else None
         branch = led.header.get("next_agent_branch") if led.header else None
         ctx, reinjected = adk.next_request(led, agent, branch, left_out)
         total, source = context_total(led, ctx, views, tok)
-        states, summarized_by, on_path = adk.coverage(led, path, views, reinjected)
+        states, summarized_by, on_path = adk.coverage(led, path, views, reinjected, at)
         exclude(states, left_out)
     else:
         if scan is None:

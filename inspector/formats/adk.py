@@ -26,8 +26,8 @@ import sqlite3
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, islice, repeat
-from operator import attrgetter, itemgetter, le
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -52,6 +52,7 @@ from inspector.ledger.model import (
     Usage,
     record_from_fields,
 )
+from inspector.ledger.order import non_decreasing
 from inspector.ledger.quoting import escape, quote
 
 NAME = "adk"
@@ -213,9 +214,9 @@ def load_json(data: bytes, name: str, upto: int | None) -> Ledger:
         places.kept = list(range(len(events)))
     else:
         objs = _dump_objects(events, name, places, diags)
-    check_events(objs, name, diags, upto, places)
+    whole_at = check_events(objs, name, diags, upto, places)
     meta = {k: obj.get(k) for k in ("app_name", "user_id", "id", "last_update_time")}
-    return build(objs, append_order(objs), name, meta, "json", diags, upto, places)
+    return build(objs, append_order(objs), name, meta, "json", diags, upto, places, whole_at)
 
 
 def _dump_objects(events: list[Any], name: str, places: _DumpPlaces, diags: list[Diagnostic]) -> list[Any]:
@@ -338,17 +339,22 @@ def event_lines(data: bytes, n: int) -> list[str]:
 
 def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
-) -> None:
-    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event."""
+) -> list[int]:
+    """The shared field-type guard over the events read (`fields.ADK`); `places` names each event.
+    Returns the positions of the events read whole (`_read_whole_at`, `build`'s), which it checks:
+    an event read from its head had every guarded field of its type (`adk_heads`)."""
+    upto_objs = objs[:upto] if upto is not None else objs
+    whole_at = _read_whole_at(upto_objs)
+    if not whole_at:
+        return whole_at
     check = fields.checker(fields.ADK)
     wrong: list[fields.WrongType] = []
-    for i, o in enumerate(objs[:upto] if upto is not None else objs):
-        if type(o) is not dict:
-            continue  # read from its head, which had every guarded field of its type (`adk_heads`)
-        check(o, "", wrong)
+    for i in whole_at:
+        check(upto_objs[i], "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
             wrong = []
+    return whole_at
 
 
 def _json_problem(data: bytes, e: orjson.JSONDecodeError) -> str:
@@ -588,9 +594,9 @@ def _load_sqlite(con: sqlite3.Connection, name: str, session_id: str | None, upt
         rows, names = _session_rows(con, name, version, ev_cols, (app, user, sid), diags)
         objs, ranks, places = _row_events(rows, names, name, version, diags, by_head=True)
         del rows  # their bytes are not needed past their events (a peak of twice the event JSON)
-    check_events(objs, name, diags, upto, places)
+    whole_at = check_events(objs, name, diags, upto, places)
     meta = {"app_name": app, "user_id": user, "id": sid, "last_update_time": _row_float(upd)}
-    led = build(objs, ranks, name, meta, version, diags, upto, places)
+    led = build(objs, ranks, name, meta, version, diags, upto, places, whole_at)
     if not digest:
         return led
     try:  # what a repair checks before writing (None: the rows do not read whole, nothing is written)
@@ -1042,7 +1048,7 @@ def _indexed_events(
     del rows
     if not set(map(type, rowids)) <= {int}:
         return None
-    heads_of = list(map(adk_heads.head, datas))
+    heads_of = adk_heads.heads(datas)
     whole_at = list(compress(range(len(heads_of)), map(operator.not_, heads_of)))
     if len(whole_at) > _MOST_READ_WHOLE:
         return None
@@ -1108,7 +1114,7 @@ def _row_events(
     heads_of: list[Any] = []
     if by_head and version != "v0":
         datas = list(map(itemgetter(1), rows))
-        heads_of = list(map(adk_heads.head, datas))
+        heads_of = adk_heads.heads(datas)
         if all(heads_of) and not (version == "sqlite" and _any_refused(heads_of)) and at_id is not None and at_id < len(names) and set(map(type, map(itemgetter(0), rows))) <= {int}:
             # Every row read from its head, its rowid its rank (in C, no loop over the rows).
             places.where = list(zip(range(1, len(rows) + 1), map(itemgetter(0), rows), map(itemgetter(at_id), rows), strict=True))  # type: ignore[arg-type]
@@ -1536,21 +1542,25 @@ def build(
     diags: list[Diagnostic],
     upto: int | None,
     places: Sequence[str],
+    whole_at: list[int] | None = None,
 ) -> Ledger:
-    """`places` names each event for a diagnostic (its line in a dump, its row in a database)."""
+    """`places` names each event for a diagnostic (its line in a dump, its row in a database);
+    `whole_at`: the positions of the events read whole, where `check_events` found them."""
     if upto is not None:
         objs, ranks = objs[:upto], ranks[:upto]
         # (an event ADK refuses that was not stored yet refused nothing then: `--at` before its row)
         diags[:] = [d for d in diags if not (d.problem in _OF_ITS_ROW and any(s >= upto for s in d.seqs))]
     kinds = set(map(type, objs))
-    whole_at = _read_whole_at(objs) if dict in kinds else []
+    if whole_at is None:
+        whole_at = _read_whole_at(objs) if dict in kinds else []
     if whole_at:  # (a head's timestamp is a number)
         _flag_bad_timestamps(objs, whole_at, name, places, diags)
     events = _events_of(objs, ranks, kinds, whole_at)
     whole = [events[i] for i in whole_at] if _RowLater in kinds else events
     # (a rewind is read whole, never from its head: adk_heads._head_of)
     rewinds = [e for e in whole if rules.rewind_target(e) is not None]
-    facts = rules.analyze_compactions(events, rewinds)
+    comps = [e for e in whole if e.is_compaction]  # (a compaction is read whole, never from its head)
+    facts = rules.analyze_compactions(events, rewinds, comps)
     by_index = [e.id for e in events] if facts else []  # (each event's id, by its index)
     records = _head_records(events)  # (None where an event was read whole: made below, in order)
     for e in whole:
@@ -1569,7 +1579,7 @@ def build(
             diags.append(note)
     live = _rewound(events, rewinds, records, name, places, diags) if rewinds else events
     rewound = {e.index for e in events} - {e.index for e in live} if rewinds else set()
-    header = _ledger_header(meta, version, ranks, live)
+    header = _ledger_header(meta, version, ranks, live, None if rewinds else comps)
     if untimed := [s for d in diags if d.problem == STAMPED_AT_LOAD for s in d.seqs]:
         header[STAMPED_AT_LOAD] = untimed  # (their seqs: `analysis/adk.py` sends them last)
     if (scoped := task_scope(live, [e for e in whole if e.index not in rewound])) is not None:
@@ -2068,10 +2078,12 @@ def _head_records(events: list[rules.Ev]) -> list[Record]:
 
 
 def _ledger_header(
-    meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev]
+    meta: dict[str, Any], version: str, ranks: list[int], events: list[rules.Ev], comps: list[rules.Ev] | None = None
 ) -> dict[str, Any]:
-    events = _router_order(events, ranks)
-    agent, branch, why = next_agent(events)
+    """`comps`: the compactions among `events`, each one's index its position there (`next_agent`'s)."""
+    ordered = _router_order(events, ranks)
+    agent, branch, why = next_agent(ordered, comps if ordered is events else None)
+    events = ordered
     return {
         "app_name": meta.get("app_name"),
         "user_id": meta.get("user_id"),
@@ -2096,7 +2108,7 @@ def _router_order(events: list[rules.Ev], ranks: list[int]) -> list[rules.Ev]:
     where the run's events tie in timestamp with earlier ones and sort before them; a run that
     ended is read again in full by the next, in the order read. (`ranks`: every record's append
     rank, by seq: appended in the order read, as most sessions are, they are ascending.)"""
-    if all(map(le, ranks, islice(ranks, 1, None))):
+    if non_decreasing(ranks):
         return events
     start = max((e.rank for e in events if e.author == "user" and not e.is_compaction), default=None)  # (the newest run input's)
     if start is None:
@@ -2134,7 +2146,7 @@ class RouterView:
         return _next_agent(self.events, self.workflows)
 
 
-def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
+def next_agent(events: list[rules.Ev], comps: list[rules.Ev] | None = None) -> tuple[str | None, str | None, str]:
     """(agent, branch, why): which agent makes the next model call, on which branch. Inside a run:
     the agent a transfer hands over to (the flow runs it, whatever it is; a workflow agent runs its
     sub-agents, each on its own branch), else the agent whose tool round it is. After the user's
@@ -2144,8 +2156,14 @@ def next_agent(events: list[rules.Ev]) -> tuple[str | None, str | None, str]:
     agent-state change or a contentless error (:225-236) names the agent, or hands over through
     its transfer, provided the agent can transfer across the agent tree (:238-264,
     `is_transferable_across_agent_tree`: not inside a workflow agent, which the session shows by
-    the branch its sub-agents' events carry)."""
-    evs = [e for e in events if e.start is None and e.end is None and e.summary_content is None]  # (`is_compaction`)
+    the branch its sub-agents' events carry). `comps`: the compactions among `events` where the
+    caller knows them, each one's index its position there (few: taken out of a copy, in C)."""
+    if comps is None:
+        evs = [e for e in events if e.start is None and e.end is None and e.summary_content is None]  # (`is_compaction`)
+    else:
+        evs = events.copy()
+        for c in reversed(comps):
+            del evs[c.index]
     return _next_agent(evs, _workflow_agents(evs))
 
 

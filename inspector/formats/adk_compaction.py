@@ -22,12 +22,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import add, attrgetter, le, lt, ne, not_
+from operator import add, attrgetter, lt, ne, not_
 from typing import Any
 
 import msgspec
 
 from inspector.ledger.jsontext import py_str
+from inspector.ledger.order import non_decreasing
 
 # LlmEventSummarizer._DEFAULT_PROMPT_TEMPLATE (google-adk 2.13): only its length matters here.
 SUMMARIZER_TEMPLATE = (
@@ -435,14 +436,23 @@ _INDEX = attrgetter("index")
 _TS_RANK = attrgetter("ts", "rank")
 
 
-def analyze_compactions(events: list[Ev], rewinds: list[Ev] | None = None) -> dict[int, CompactionFacts]:
+def analyze_compactions(
+    events: list[Ev], rewinds: list[Ev] | None = None, comps: list[Ev] | None = None
+) -> dict[int, CompactionFacts]:
     """Facts for every compaction event, in append order (each can depend on earlier ones).
     `rewinds`: the rewind events among `events` (`rewind_target`): each compaction is judged over
-    the events live when it was made, and only the compactions live now survive."""
+    the events live when it was made, and only the compactions live now survive. `comps`: the
+    compactions among `events`, in their order, where the caller knows them (each one's `index`
+    its position in `events`): else found here."""
     facts: dict[int, CompactionFacts] = {}
-    # (`is_compaction` inline, once: a session holds few compactions among many events)
-    is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
-    comps = list(compress(events, is_comp))
+    if comps is None:
+        # (`is_compaction` inline, once: a session holds few compactions among many events)
+        is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
+        comps = list(compress(events, is_comp))
+    elif comps:
+        is_comp = [False] * len(events)
+        for c in comps:  # (marked at their positions)
+            is_comp[c.index] = True
     if not comps:
         return facts
     at = _RewoundAt(events, rewinds or [])
@@ -581,7 +591,7 @@ def _orders(events: list[Ev], is_comp: list[bool]) -> tuple[list[Ev], list[int],
     if all(map(lt, ranks, islice(ranks, 1, None))):
         by_rank = events
         comp_at = list(compress(range(len(events)), is_comp))
-        if all(map(le, raw_ts, islice(raw_ts, 1, None))):  # (in C; a NaN fails it: sorted below)
+        if non_decreasing(raw_ts):  # (in C; a NaN fails it: sorted below)
             return by_rank, comp_at, raw, raw_ts
     else:
         order = sorted(range(len(events)), key=ranks.__getitem__)  # (stable: `sorted(events, key=_RANK)`)

@@ -94,6 +94,7 @@ from inspector.ledger.model import (
     Usage,
     record_from_fields,
 )
+from inspector.ledger.order import non_decreasing
 from inspector.ledger.quoting import quote
 
 NAME = "adk_go"
@@ -1669,7 +1670,7 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     others: list[int] = []
     records = _records(events, visible, others)
     times = [e.ts for e in events]
-    ordered = all(map(operator.le, times, itertools.islice(times, 1, None)))  # (no timestamp decreases: one pass, in C)
+    ordered = non_decreasing(times)  # (no timestamp decreases: in C)
     fl = flow_of(events, agent, branch, scope, visible)  # (what every record's request shares)
     full = request_upto(fl, None, events, ordered)
     _describe(events, full, records, name, diags)

@@ -265,6 +265,32 @@ class _SEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 _STRICT = msgspec.json.Decoder(_SEvent).decode
+
+
+def _lean(cls: type[msgspec.Struct], **types: Any) -> Any:
+    """`cls` without its fields typed `None` (null or left out: what ADK's JSON dumps write null and
+    its SQLite stores leave out), of the same options, its other fields as they are (`types`: a
+    field's type where it is another lean struct). A key it lacks is an unknown field to it: the
+    row is then decoded the strict way (`_lean_head`)."""
+    kept = [
+        (f.name, types.get(f.name, f.type), f.default)
+        for f in msgspec.structs.fields(cls)
+        if f.type is not type(None)
+    ]
+    return msgspec.defstruct(f"_Lean{cls.__name__}", kept, forbid_unknown_fields=True, gc=False)
+
+
+# The strict decode of a row that writes no null field (ADK's SQLite stores'): the same structs less
+# the fields only null is taken for, which every such row leaves out. Each decoded struct fills
+# in, and frees, every field it declares: a third fewer per event (`heads`).
+_LeanCall = _lean(_SCall)
+_LeanResponse = _lean(_SResponse)
+_LeanPart = _lean(_SPart, function_call=_LeanCall | None, function_response=_LeanResponse | None)
+_LeanContent = _lean(_SContent, parts=list[_LeanPart] | None)  # type: ignore[valid-type]
+_LEAN = msgspec.json.Decoder(
+    _lean(_SEvent, content=_LeanContent | None, actions=_lean(_SActions))  # type: ignore[operator]
+).decode
+_PROBE = 32  # the rows `heads` tries the lean decode on first
 _BLANK: tuple[Any, ...] = (None, {}, [], "")
 _DEEP = 500  # brackets in a delta's value past which it is not judged here (orjson nests to 1024)
 
@@ -337,6 +363,44 @@ class Head(msgspec.Struct, gc=False):
     refused: str | None = None
     # Whether a function call or response part has no id (ADK pairs those by name: `adk.idless_parts`).
     idless: bool = False
+
+
+def heads(datas: list[Any]) -> list[Head | None]:
+    """`head` of each row's JSON. Where most of the first rows decode lean (`_LEAN`: a store that
+    writes no null field, as ADK's SQLite stores write none), each row is decoded lean first, the
+    strict way where it does not (`_lean_head`); else (a writer of null fields, whose every row the
+    lean decode would refuse) each the strict way only."""
+    probe = datas[:_PROBE]
+    if sum(map(_leans, probe)) * 2 > len(probe):
+        return list(map(_lean_head, datas))
+    return list(map(head, datas))
+
+
+def _leans(data: Any) -> bool:
+    if type(data) is not bytes:  # (a row's JSON NULL, or text: `head` says what it is)
+        return False
+    try:
+        _LEAN(data)
+    except _DECODE_ERRORS:
+        return False
+    return True
+
+
+def _lean_head(data: Any) -> Head | None:
+    """`head`, by the lean decode where it decodes (the same typed values: the fields it leaves out
+    are those `_typed_head` never reads, each null or left out), else `head`'s own way."""
+    if type(data) is bytes and len(data) <= _LARGE:
+        try:
+            s = _LEAN(data)
+        except _DECODE_ERRORS:
+            return head(data)
+        if (
+            (a := s.actions) is None
+            or not (a.state_delta or a.artifact_delta or a.requested_auth_configs or a.requested_tool_confirmations)
+            or _deltas_ok(a)
+        ):
+            return _typed_head(s)
+    return head(data)
 
 
 def head(data: Any) -> Head | None:
