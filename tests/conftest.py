@@ -21,8 +21,8 @@ def need_shared(path: Path) -> Path:
 
 # The test files that take longest, slowest first (seconds of one run of the suite on two workers,
 # `pytest -n 2 --junitxml`, summed per file: session 35; the two OpenClaw probe files since they
-# resume three and two probes live, the rest from the record). With `--dist loadfile` a file runs
-# whole on one worker; pytest-xdist queues files in collection order (`--no-loadscope-reorder`,
+# resume three and two probes live; the other files marked ~ from a later `--durations`). With
+# `--dist loadfile` a file runs whole on one worker; pytest-xdist queues files in collection order (`--no-loadscope-reorder`,
 # pyproject), so these start first and the many short files fill in around them, instead of a real
 # runtime's probes (one test of minutes) starting last, alone on a core, while the other worker idles.
 SLOWEST_FIRST: tuple[str, ...] = (
@@ -32,17 +32,28 @@ SLOWEST_FIRST: tuple[str, ...] = (
     "test_codex_repair_probe.py",  # 85 s
     "test_claude_code_line_rule.py",  # 57 s
     "test_openclaw_line_rule.py",  # ~55 s
+    "test_openclaw_runtime_context.py",  # ~55 s: the real OpenClaw resuming stores with runtime-context rows
     "test_claude_code_repair_probe.py",  # 43 s
     "test_adk_heads.py",  # 42 s
     "test_tui_lazy_static.py",  # 41 s
+    "test_openclaw_heartbeat.py",  # ~40 s: the real OpenClaw resuming two heartbeat stores
     "test_fuzz.py",  # 36 s
+    "test_codex_line_rule.py",  # ~35 s
     "test_incremental_stores.py",  # 34 s
     "test_openclaw_leaf_rule.py",  # ~32 s
     "test_large_lines.py",  # 29 s
     "test_incremental.py",  # 29 s
+    "test_claude_code_compacts_first.py",  # ~29 s: 32 resumes by the real CLI
     "test_fuzz_live.py",  # 26 s
     "test_pi_line_rule.py",  # 26 s
+    "test_openclaw_transcript_only.py",  # ~25 s
     "test_tui_session.py",  # 22 s
+    "test_adk_repair_probe.py",  # ~21 s
+    "test_differential_cc.py",  # ~19 s
+    "test_claude_code_accepts.py",  # ~18 s
+    "test_pi_compacts_first.py",  # ~15 s: 27 resumes by the real pi
+    "test_differential_codex.py",  # ~13 s
+    "test_pi_repair_probe.py",  # ~11 s
 )
 
 
