@@ -368,7 +368,7 @@ def _build(
     decode, valid_utf8, large = _HEAD_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES
     unzip = zstandard.ZstdDecompressor().decompress
     hash_row = openclaw_writer.hash_row
-    markers = openclaw_heartbeat.MARKERS
+    poll0, poll1, poll2 = openclaw_heartbeat.MARKERS  # (three `in` tests in C: no generator a row)
     offset = read = 0
     prev_id: str | None = None
     seen = _Read()
@@ -379,8 +379,6 @@ def _build(
             if digest is not None:
                 hash_row(digest, seq, text, blob)
             raw, problem = (text, "") if type(text) is bytes else _row_bytes(text, blob, size, unzip)
-            if raw is not None and not source.heartbeat and any(m in raw for m in markers):
-                source.heartbeat = True  # (a row that may hold a heartbeat poll: `_heartbeat_left_out`)
             if raw is not None and index and b.first_obj_seen and type(seq) is int and seq >= 0 and len(raw) <= large:
                 # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
                 try:
@@ -390,6 +388,9 @@ def _build(
                 n = len(raw) + 1
                 rec = _head_record(e, len(records), seq, offset, n, source) if e is not None else None
                 if rec is not None:
+                    # (only a user message is a poll: the other rows' bytes are not searched)
+                    if rec.role == "user" and not source.heartbeat and (poll0 in raw or poll1 in raw or poll2 in raw):
+                        source.heartbeat = True  # (a row that may hold a heartbeat poll: `_heartbeat_left_out`)
                     records.append(rec)
                     entries.append(rec)
                     rid = rec.id
@@ -401,6 +402,8 @@ def _build(
                     nodes.append((rid, rec.parent_id))  # (its node: `Scan.add_entry`)
                     offset += n
                     continue
+            if raw is not None and not source.heartbeat and (poll0 in raw or poll1 in raw or poll2 in raw):
+                source.heartbeat = True
             failed: list[str] = []
             got = _row_object(seq, raw, problem, name, diags, failed)
             if got is None:
