@@ -59,7 +59,7 @@ RUNTIME_PROBLEMS: dict[str, str] = {
 # `response_without_call`): reported with the results the analysis finds removed (`_dropped_results`).
 RESULT_DROPS = frozenset({"response_without_call"})
 # Adapters' notes that describe the session rather than something wrong with it.
-NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded"})
+NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded", "heartbeat_left_out"})
 
 # Diagnostics about how a file is put together rather than about a bad line.
 STRUCTURE_PROBLEMS = frozenset({"chain_from_elsewhere", "local_time_stamps", "logical_parent_assumed", "repeated_session_meta", "events_only", "empty_session", "rewind_applied", "rewind_ignored", "leaf_moved", "leaf_ignored", "stamped_at_load", "next_message_scoped"})
