@@ -436,6 +436,18 @@ _INDEX = attrgetter("index")
 _TS_RANK = attrgetter("ts", "rank")
 
 
+def _compactions_among(events: list[Ev], comps: list[Ev] | None) -> tuple[list[Ev], list[bool]]:
+    """The compactions among `events` (the caller's, where it knows them) and, per event, whether it is one."""
+    if comps is None:
+        # (`is_compaction` inline, once: a session holds few compactions among many events)
+        is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
+        return list(compress(events, is_comp)), is_comp
+    is_comp = [False] * len(events) if comps else []
+    for c in comps:  # (marked at their positions)
+        is_comp[c.index] = True
+    return comps, is_comp
+
+
 def analyze_compactions(
     events: list[Ev], rewinds: list[Ev] | None = None, comps: list[Ev] | None = None
 ) -> dict[int, CompactionFacts]:
@@ -445,14 +457,7 @@ def analyze_compactions(
     compactions among `events`, in their order, where the caller knows them (each one's `index`
     its position in `events`): else found here."""
     facts: dict[int, CompactionFacts] = {}
-    if comps is None:
-        # (`is_compaction` inline, once: a session holds few compactions among many events)
-        is_comp = [e.start is not None or e.end is not None or e.summary_content is not None for e in events]
-        comps = list(compress(events, is_comp))
-    elif comps:
-        is_comp = [False] * len(events)
-        for c in comps:  # (marked at their positions)
-            is_comp[c.index] = True
+    comps, is_comp = _compactions_among(events, comps)
     if not comps:
         return facts
     at = _RewoundAt(events, rewinds or [])
