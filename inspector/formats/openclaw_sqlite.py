@@ -677,7 +677,11 @@ def _new_records(led: Ledger, lines: list[RawLine]) -> list[Record] | None:
         return None  # (an appended row may change which heartbeat messages OpenClaw leaves out)
     for rl in lines:
         o = rl.objects[0]
-        if any(m in orjson.dumps(o) for m in openclaw_heartbeat.MARKERS):
+        try:
+            data = orjson.dumps(o)
+        except TypeError:  # (a lone surrogate orjson will not write back: read in full)
+            return None
+        if any(m in data for m in openclaw_heartbeat.MARKERS):
             return None
         if o.get("type") in ("session", "reset") or not isinstance(o.get("id"), str) or fields.check_fields(o, fields.PI):
             return None
