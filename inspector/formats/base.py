@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from inspector.formats.jsonl import LoadError, RawLine
+from inspector.ledger.jsontext import js_length
 from inspector.ledger.model import Ledger, Record, Usage
 
 if TYPE_CHECKING:
@@ -65,10 +66,6 @@ class SummaryFormat:
         return bounded_file_list(tag, paths, self.file_list_chars)
 
 
-def _js_length(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def bounded_file_list(tag: str, paths: list[str], max_chars: int) -> str:
     """`<tag>` block of the paths that fit `max_chars`, then "...and N more" for the rest where
     that still fits; "" when none fits (OpenClaw 2026.9.6 `formatBoundedFileList`,
@@ -77,19 +74,19 @@ def bounded_file_list(tag: str, paths: list[str], max_chars: int) -> str:
     if not paths or max_chars <= 0:
         return ""
     open_tag, close_tag = f"<{tag}>\n", f"\n</{tag}>"
-    used = _js_length(open_tag) + _js_length(close_tag)
+    used = js_length(open_tag) + js_length(close_tag)
     lines: list[str] = []
     for i, path in enumerate(paths):
         line = path + "\n"
         remaining = len(paths) - i - 1
         overflow_line = f"...and {remaining} more\n" if remaining > 0 else ""
-        if used + _js_length(line) + _js_length(overflow_line) > max_chars:
+        if used + js_length(line) + js_length(overflow_line) > max_chars:
             overflow = f"...and {len(paths) - i} more\n"
-            if used + _js_length(overflow) <= max_chars:
+            if used + js_length(overflow) <= max_chars:
                 lines.append(overflow)
             break
         lines.append(line)
-        used += _js_length(line)
+        used += js_length(line)
     # JavaScript's trimEnd: every trailing whitespace character, a path's own included.
     return f"{open_tag}{''.join(lines).rstrip(JS_WHITESPACE)}{close_tag}" if lines else ""
 

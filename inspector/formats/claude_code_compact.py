@@ -40,7 +40,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspector.ledger.jsontext import json_dumps
+from inspector.ledger.jsontext import js_length, json_dumps
 from inspector.ledger.model import Message, Record
 
 # Claude Code 2.1.328's own reply to a conversation it resumes inside a turn (its `w2`, offset
@@ -57,13 +57,10 @@ def _js_round(x: float) -> int:
     return math.floor(x + 0.5)
 
 
-def _chars(s: str) -> int:
-    """A JavaScript string's length (UTF-16 code units)."""
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _quarter(s: Any) -> int:
-    return _js_round(_chars(s) / 4) if isinstance(s, str) else 0
+    return _js_round(js_length(s) / 4) if isinstance(s, str) else 0
 
 
 def _json(v: Any) -> str:

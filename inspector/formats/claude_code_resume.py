@@ -55,6 +55,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from inspector.ledger.jsontext import js_length
 from inspector.ledger.model import Ledger, Record
 
 BUFFER = 13_000  # `AWn` / `s4`: the threshold is the effective window less this (offset 318908540)
@@ -132,13 +133,9 @@ def _round(units: int, bpt: int) -> int:
     return (2 * units + bpt) // (2 * bpt)
 
 
-def _js_len(s: str) -> int:
-    return len(s) if s.isascii() else len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
-
-
 def _chars(v: Any, bpt: int) -> int:
     """`Al`: a string's estimate (0: not a string)."""
-    return _round(_js_len(v), bpt) if isinstance(v, str) else 0
+    return _round(js_length(v), bpt) if isinstance(v, str) else 0
 
 
 def _json(v: Any) -> str:

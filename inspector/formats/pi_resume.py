@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from inspector.ledger.jsontext import js_length
 from inspector.ledger.model import Ledger, Record
 
 RESERVE_TOKENS = 16_384  # settings-manager.js:463 (`getCompactionReserveTokens`)
@@ -207,7 +208,7 @@ def _units(v: Any) -> int:
     """JavaScript's `.length` of a string (UTF-16 code units)."""
     if not isinstance(v, str):
         raise _NaN
-    return len(v) + sum(1 for c in v if ord(c) > 0xFFFF) if not v.isascii() else len(v)
+    return js_length(v)
 
 
 def _block_chars(role: str, b: Any) -> int:

@@ -117,6 +117,11 @@ def json_dumps(value: Any, **kwargs: Any) -> str:
     return deep(json.dumps, value, **kwargs)
 
 
+def js_length(text: str) -> int:
+    """A JavaScript string's `.length`: its UTF-16 code units (a lone surrogate one)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def py_str(value: Any) -> str:
     """`str(value)` (a Python runtime's own formatting of a decoded value), however deep it nests."""
     return deep(str, value)
