@@ -127,6 +127,14 @@ def test_a_trailing_poll_is_merged_into_the_prompt_not_filtered(tmp_path: Path) 
     assert not [d for d in report.ledger.diagnostics if d.problem == openclaw_sqlite.HEARTBEAT_LEFT_OUT]
 
 
+def test_an_acknowledgement_holding_a_lone_surrogate_is_measured_as_javascript_does(tmp_path: Path) -> None:
+    """JSON.parse keeps a lone surrogate's escape as one UTF-16 unit: "HEARTBEAT_OK" and it is an
+    acknowledgement (at most 300 units left), its span left out, not a crash of the length check."""
+    rows = chain((user, "hp1", POLL), (said, "ha1", "HEARTBEAT_OK \ud800"), (user, "hu2", "q"), (said, "ha2", "a"))
+    report = analyze(load(str(store(tmp_path, rows))))
+    assert [report.states[seq_of(report, e)] for e in ("hp1", "ha1", "hu2", "ha2")] == [EXCLUDED, EXCLUDED, LIVE, LIVE]
+
+
 def test_a_session_without_polls_is_not_filtered(tmp_path: Path) -> None:
     """An acknowledgement without a poll before it is an answer like any (and no row holding a poll:
     the reader runs no filter)."""

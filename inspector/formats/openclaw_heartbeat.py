@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.formats.base import JS_WHITESPACE
+from inspector.ledger.jsontext import js_length
 
 HEARTBEAT_TOKEN = "HEARTBEAT_OK"  # (dist/tokens-BTKQYTUd.mjs:5)
 SILENT_REPLY_TOKEN = "NO_REPLY"  # (:7)
@@ -277,7 +278,7 @@ def _heartbeat_token_skips(raw: str, max_chars: int = ACK_MAX_CHARS) -> bool:
         return False
     original, normalized = _strip_token_at_edges(t), _strip_token_at_edges(_strip_markup(t))
     text, did = original if original[1] and original[0] else normalized
-    return did and len(js_trim(text).encode("utf-16-le")) // 2 <= max_chars  # (JavaScript's length: UTF-16 units)
+    return did and js_length(js_trim(text)) <= max_chars
 
 
 def is_silent_reply(text: str) -> bool:
