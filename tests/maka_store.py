@@ -6,6 +6,7 @@ history-compact-checkpoint.ts:82-129, agent-run.ts:519-534). Nothing here is cop
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,7 +188,8 @@ def canonical(event: dict[str, Any]) -> str:
     """A RuntimeEvent's `payload_json` as maka writes it: `stableJsonStringify` of the event, JSON.stringify
     over sorted keys, compact, UTF-8 unescaped (apache/maka f19eede0 packages/core/src/canonical-runtime-event.ts:39-52,
     tool-args-identity.ts:45-47; stored by packages/storage/src/sqlite-runtime-store.ts:2723-2765)."""
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)  # (a lone surrogate: JSON.stringify's escape)
 
 
 def write(path: str, *sessions: Session, raw_rows: list[tuple[Any, ...]] = ()) -> str:

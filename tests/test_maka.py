@@ -435,6 +435,9 @@ def test_stable_stringify_matches_javascript() -> None:
         # UTF-16 order puts an astral key before U+FFFF (code-point order would not); every control character
         {"a\uffff": 1, "a😀": 2, "\x00\x1f": "".join(map(chr, range(32))) + "\u00ad\ufeff"},
         [{"a\uffff": 1, "a😀": 2}, {"a😀": 3, "a\uffff": 4}],  # one shape twice, in two key orders
+        # lone surrogates (JSON.parse keeps them; ES2019's JSON.stringify escapes them), as keys
+        # too, and a pair held as two characters (one character to JavaScript)
+        {"\ud800": "a\udfffb", "\ue000": 1, "😀": 2, "k": ["\ud83d" + "\ude00", "\ude00\ud83d", "\udbff"]},
     ]
     out = subprocess.run(["node", "-e", JS], input=json.dumps(values), capture_output=True, text=True, check=True).stdout
     assert [maka.stable_stringify(v) for v in values] == json.loads(out)
@@ -483,10 +486,11 @@ def test_the_sorted_encoder_writes_what_orjson_writes() -> None:
     assert maka.stable_json({"n": 2**70}) == maka.stable_stringify({"n": 2**70}).encode()
 
 
-def test_stable_stringify_keeps_a_lone_surrogate_as_python_writes_it() -> None:
-    """A string orjson cannot encode (a lone surrogate, from a row not read by orjson) is written as
-    before, by Python's encoder, not an error."""
-    assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\ud800b"}'
+def test_stable_stringify_escapes_a_lone_surrogate_as_javascript_does() -> None:
+    """A string orjson cannot encode (a lone surrogate, which JSON.parse reads from its escape) is
+    written as ES2019's JSON.stringify writes it: the escape, not the raw code unit, nor an error
+    (and the digest over it is UTF-8, test_a_checkpoint_over_arguments_holding_lone_surrogates_is_replayed)."""
+    assert maka.stable_stringify({"k": "a\ud800b"}) == '{"k":"a\\ud800b"}'
 
 
 def test_source_digest_is_pinned() -> None:
@@ -592,3 +596,20 @@ def test_the_index_lists_what_the_records_say_and_reads_as_they_do(tmp_path: Pat
         plain.index = None
         a, b = analyze(led), analyze(plain)
         assert (analyze_json(a), context_json(a)) == (analyze_json(b), context_json(b))
+
+
+def test_a_checkpoint_over_arguments_holding_lone_surrogates_is_replayed(tmp_path: Path) -> None:
+    """Arguments maka wrote with a lone surrogate (a key and a value: JSON.parse keeps it, JSON.stringify
+    escapes it) are hashed as maka hashes them: the checkpoint over them is the one replayed, not a crash."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.call("c1", "run1", "k1", args={"\ud800": 1, "b": [1, {"x": "\udfff"}]})
+    s.result("r1", "run1", "k1")
+    s.reply("a1", "run1", "Renamed")
+    s.run("run2", "turn2")
+    s.checkpoint("cp1", "run2", 4)
+    s.user("u2", "run2", "Now bar")
+    led = maka.load(write(str(tmp_path / "runtime.sqlite"), s), None, None)
+    assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2"]
+    assert codes(led) == []

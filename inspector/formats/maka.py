@@ -94,7 +94,7 @@ from inspector.formats.base import Format, Home, HomeOverride, Runtime, StoreGro
 from inspector.formats.fields import ANY, INT, LIST, NUM, OBJ, STR, Field
 from inspector.formats.jsonl import LoadError
 from inspector.formats.whole_lines import collector_paused
-from inspector.ledger.jsontext import deep, dumps_text, py_str
+from inspector.ledger.jsontext import deep, dumps_text, js_string_json, loads, py_str
 from inspector.ledger.model import (
     UNREAD,
     Block,
@@ -394,25 +394,18 @@ def _array_index(key: str) -> int | None:
 def _js_key_order(keys: list[str]) -> list[str]:
     """`Object.keys(v).sort()` then re-inserted into an object: array-index keys enumerate first in
     numeric order, the rest in UTF-16 code-unit order (request-shape.ts:701-705)."""
-    utf16 = sorted(keys, key=lambda k: k.encode("utf-16-be"))
+    utf16 = sorted(keys, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
     idx = sorted((k for k in utf16 if _array_index(k) is not None), key=lambda k: _array_index(k) or 0)
     return idx + [k for k in utf16 if _array_index(k) is None]
 
 
-def _js_string(s: str) -> str:
-    """JSON.stringify of a string: orjson's escaping is Python's `ensure_ascii=False` one for every
-    string orjson can encode (a lone surrogate it cannot: Python's then)."""
-    try:
-        return orjson.dumps(s).decode()
-    except TypeError:
-        return json.dumps(s, ensure_ascii=False)
 
 
 @lru_cache(maxsize=4096)
 def _object_keys(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """Each key of an object in `_js_key_order`, with its JSON and the colon: objects of one shape
     (every event's, every content's) are ordered once."""
-    return tuple((k, _js_string(k) + ":") for k in _js_key_order(list(keys)))
+    return tuple((k, js_string_json(k) + ":") for k in _js_key_order(list(keys)))
 
 
 def stable_stringify(value: Any, parent_key: str | None = None) -> str:
@@ -420,7 +413,7 @@ def stable_stringify(value: Any, parent_key: str | None = None) -> str:
     sorted, arrays under `required`/`enum` sorted (by code point here; maka uses localeCompare).
     The kinds are tried most common first (an event is mostly strings and objects)."""
     if isinstance(value, str):
-        return _js_string(value)
+        return js_string_json(value)
     if isinstance(value, dict):
         parts = [jk + stable_stringify(value[k], k) for k, jk in _object_keys(tuple(value))]
         return "{" + ",".join(parts) + "}"
@@ -774,7 +767,7 @@ class _Event(msgspec.Struct, gc=False):
 
     def stored(self) -> dict[str, Any]:
         """The payload as stored, parsed again."""
-        obj: dict[str, Any] = orjson.loads(self.raw)
+        obj: dict[str, Any] = loads(self.raw)
         return obj
 
 
@@ -815,7 +808,7 @@ def _json_row(raw: Any, where: str, diags: list[Diagnostic], line: int) -> dict[
         problem = "its JSON column is not text"
     else:
         try:
-            obj = orjson.loads(raw)
+            obj = loads(raw)
         except orjson.JSONDecodeError as e:
             problem = f"not valid JSON ({e})"
         else:
@@ -915,7 +908,7 @@ def _stated_counts(con: sqlite3.Connection, sid: str) -> set[int]:
     out: set[int] = set()
     for (raw,) in con.execute("SELECT record_json FROM core_agent_run_events WHERE session_id=? AND event_type=?", (sid, CHECKPOINT_EVENT)):
         try:
-            obj = orjson.loads(raw)
+            obj = loads(raw)
         except (orjson.JSONDecodeError, TypeError):
             continue
         data = obj.get("data") if isinstance(obj, dict) else None
@@ -1036,7 +1029,7 @@ def _safe_event(
         signed = bool(c.signature)
     message = None
     if past:  # (an unknown kind's content is shown as stored: read as a dict)
-        message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(orjson.loads(payload))[0]
+        message = _struct_message(s.status, c, kind, head) if kind in _KINDS else _message(loads(payload))[0]
     elif compactable and digests is not None:  # (past every stated coverage: nothing to hash)
         digests.feed(s, True)
     return _Event(
@@ -1099,7 +1092,7 @@ def _dict_event(
     """A payload read by orjson (None: not an object, said), guarded, hashed as stored."""
     eid = columns[0]
     try:
-        obj = orjson.loads(payload)
+        obj = loads(payload)
     except (orjson.JSONDecodeError, TypeError):
         obj = None
     if type(obj) is not dict:  # said as `_json_row` says it
@@ -1115,7 +1108,7 @@ def _dict_event(
     except msgspec.ValidationError:
         check(ev, "", wrong)
     if wrong:
-        obj = orjson.loads(payload)
+        obj = loads(payload)
         diags.extend(fields.line_diagnostics(i, wrong, _where(name, eid, i)))
     if tuple(map(ev.get, _IDENTITY)) != columns:
         _identity_mismatch(ev, columns, name, i, diags)
@@ -1164,7 +1157,7 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
     out: dict[str, dict[str, Any]] = {}
     for run_id, raw in _text_rows(con, "SELECT run_id, record_json FROM core_agent_runs WHERE session_id=? ORDER BY created_at, run_id", (sid,)):
         try:
-            obj = orjson.loads(raw)
+            obj = loads(raw)
         except (orjson.JSONDecodeError, TypeError):
             obj = None
         if type(obj) is not dict:  # said as `_json_row` says it
@@ -1243,7 +1236,7 @@ def _projection(con: sqlite3.Connection, sid: str) -> tuple[bool, Any]:
     if row[0] is None:
         return True, None
     try:
-        ev = orjson.loads(row[0])
+        ev = loads(row[0])
     except orjson.JSONDecodeError:
         return False, None  # unreadable: maka recovers from the run ledger
     data = ev.get("data") if isinstance(ev, dict) and isinstance(ev.get("data"), dict) else {}
@@ -1435,7 +1428,7 @@ class _Source(RecordSource):
         return None
 
     def message(self, rec: Record) -> Message | None:
-        ev = orjson.loads(self.payloads[rec.seq])
+        ev = loads(self.payloads[rec.seq])
         if rec.seq in self.guarded:  # (the guard leaves every other payload as it is)
             fields.check_fields(ev, EVENT)
         m, _why = _message(ev)
@@ -1446,7 +1439,7 @@ class _Source(RecordSource):
         return m
 
     def extra(self, rec: Record) -> dict[str, Any] | None:
-        obj: dict[str, Any] = orjson.loads(self.payloads[rec.seq])
+        obj: dict[str, Any] = loads(self.payloads[rec.seq])
         return obj
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -120,6 +121,21 @@ def json_dumps(value: Any, **kwargs: Any) -> str:
 def js_length(text: str) -> int:
     """A JavaScript string's `.length`: its UTF-16 code units (a lone surrogate one)."""
     return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+# A surrogate that is not half of a pair: JavaScript keeps it in a string, and ES2019's
+# JSON.stringify writes it as its escape.
+_LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def js_string_json(text: str) -> str:
+    """`JSON.stringify(text)` of a string: Python's `ensure_ascii=False` escaping (orjson's, where it
+    can write the text), a lone surrogate as its `\\udXXX` escape, a pair as the character it makes."""
+    try:
+        return orjson.dumps(text).decode()
+    except TypeError:
+        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+        return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
 def py_str(value: Any) -> str:
