@@ -30,6 +30,7 @@ from tests.conftest import need_shared
 from tests.peers import repair_campaign
 from tests.peers.codex_resume import repair_probe, type_probe
 from tests.peers.codex_resume import resume as harness
+from tests.scope import probe_cases
 
 # Where the repaired rollout is not sent as predicted, by design.
 NOT_MIRRORED = {
@@ -83,7 +84,8 @@ def test_an_item_that_cannot_be_written_shallow_enough_is_refused_naming_why(tmp
     assert f.read_bytes() == before
 
 
-@pytest.mark.parametrize("half", [0, 1])
+# Half 1 in the full probe campaign only (tests/scope.py): half 0 holds a DEEP and a NOT_MIRRORED probe too.
+@pytest.mark.parametrize("half", probe_cases([0, 1], [0]))
 def test_every_repaired_damaged_rollout_is_what_codex_resumes(half: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every probe repaired with compact (the recover copies of the once-failing ones too), in two
     halves (a Codex resume is about a second: each half stays under a minute)."""

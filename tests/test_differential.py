@@ -17,6 +17,7 @@ import pytest
 
 from tests.differential import campaign
 from tests.differential.check_adk import check
+from tests.scope import probe_cases
 
 FIXTURES = sorted(p for p in campaign.FIXTURES.glob("adk-*") if (p / "session.db").exists())
 PI_FIXTURES = sorted(p for p in campaign.FIXTURES.glob("pi-*") if (p / "session.jsonl").exists())
@@ -68,7 +69,7 @@ def test_fixture_agrees_with_what_pi_did(fixture: Path) -> None:
 # compactions), cut and empty summaries, a split turn with no history dropping the previous
 # summary, 12 compactions; 1 an aborted answer and a manual /compact; 3 failed model calls retried.
 # Seed 20's 24: pi killed mid-tool in its first and last turns and restarted on the session file.
-PI_LIVE = [(4, 0), (4, 1), (4, 3), (20, 24)]
+PI_LIVE = probe_cases([(4, 0), (4, 1), (4, 3), (20, 24)], [(4, 0), (20, 24)])  # (1 and 3: the full campaign, tests/scope.py)
 
 
 def test_fixed_seeds_against_the_real_pi(tmp_path: Path) -> None:

@@ -541,6 +541,24 @@ def m_row_deep_text(path: Path, rng: random.Random, ctx: Context) -> None:
     _edit_row(path, rng, lambda value: _deep_text(rng, value))
 
 
+@mutation(0, SQLITE_KINDS, weight=1)
+def m_row_lone_surrogate(path: Path, rng: random.Random, ctx: Context) -> None:
+    """One row's JSON gets a lone surrogate in a string, as JSON's escape of it (`m_lone_surrogate`):
+    what JSON.parse (maka, OpenClaw) and Python's json (ADK) read as it is."""
+
+    def edit(value: Any) -> bool:
+        strings = [p for p, v in _nodes(value) if p and isinstance(v, str)]
+        if not strings:
+            return False
+        p = rng.choice(strings)
+        old = _get(value, p)
+        at = rng.randrange(len(old) + 1)
+        _set(value, p, old[:at] + rng.choice(("\ud800", "\udfff", "\udc00")) + old[at:])
+        return True
+
+    _edit_row(path, rng, edit)
+
+
 SIDECAR_KINDS = frozenset({"nextclaw"})
 SIDECAR_DAMAGE: tuple[str, ...] = ("wrong_type", "missing_field", "truncate", "not_json", "not_an_object", "invalid_utf8", "deep", "absent", "new")
 

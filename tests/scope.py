@@ -1,0 +1,25 @@
+"""How much of the slowest real-runtime probes a test run covers.
+
+CI (the README's test command, `.ci/run`) stays under 15 minutes with a fixed part of each of the
+slowest probes, each part chosen to keep every rule the probe checks; the full set runs with
+
+    INSPECTOR_FULL_PROBES=1 .venv/bin/pytest -n auto
+
+(every case of every probe: about two minutes more on two cores).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+FULL = os.environ.get("INSPECTOR_FULL_PROBES", "") not in ("", "0")
+
+
+def probe_cases(every: Sequence[T], in_ci: Sequence[T]) -> list[T]:
+    """`every` case under INSPECTOR_FULL_PROBES, else the ones of `in_ci` (a part of it)."""
+    assert set(in_ci) <= set(every), [c for c in in_ci if c not in every]
+    return list(every) if FULL else list(in_ci)
