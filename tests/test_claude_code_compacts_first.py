@@ -19,6 +19,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.formats import claude_code_resume as ccr
 from inspector.formats import load
+from inspector.ledger.jsontext import json_dumps
 from tests.conftest import need_shared
 from tests.peers.claude_code_resume import compacts_first_probe
 
@@ -68,7 +69,7 @@ def _session(tmp: Path, usage: dict[str, int], model: str = "claude-opus-5-5", a
         lines.append({**common, "parentUuid": parent, "uuid": f"x{i}", "timestamp": "2026-11-30T13:00:03.000Z", **extra})
         parent = f"x{i}"
     f = tmp / "s.jsonl"
-    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    f.write_text("".join(json_dumps(x) + "\n" for x in lines))  # (json.dumps, however deep)
     return f
 
 
@@ -165,3 +166,20 @@ def test_the_tables_are_the_pinned_bundles() -> None:
     assert lj is not None and set(json.loads(b"[" + lj.group(1) + b"]")) == ccr.FOUR_BYTES
     assert data[318907747:318907760] == b"var AWn=13000" and data[318911067:318911080] == b"var $2r=20000"
     assert data[318908540:318908600].startswith(b"function s4(e,o){let r=e-13000")
+
+
+def test_a_call_input_counts_as_javascript_writes_it(tmp_path: Path) -> None:
+    """Claude Code counts a tool call by `JSON.stringify` of its input: numbers as JavaScript
+    writes them, a lone surrogate as its escape (6 units), and an input nested 1,000 deep counted,
+    not left without a verdict (jsontext.js_stringify, checked against node)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"n": 1e16, "s": "\ud800"}}
+    assert ccr.estimate([call], 1) == len('Bash{"n":10000000000000000,"s":"\\ud800"}')
+    deep: object = 1
+    for _ in range(1000):
+        deep = {"a": deep}
+    reply = {"type": "assistant", "message": {"id": "msg_2", "role": "assistant", "model": "claude-opus-5-5",
+             "content": [{"type": "tool_use", "id": "t2", "name": "X", "input": deep}]}}  # fmt: skip
+    units = len("X") + 1000 * len('{"a":') + 1 + 1000  # 6,002 units, 2,001 tokens at 3 units a token
+    f = _session(tmp_path, _usage(967_000 - round(units / 3)), after=[reply])
+    assert ccr.estimate(reply["message"]["content"], 3) == round(units / 3)
+    assert _finding(f) is not None

@@ -5,6 +5,8 @@ stack. The fallback must give the very text the fast path gives, and leave the p
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 
 import orjson
@@ -81,3 +83,30 @@ def test_deep_runs_a_function_again_only_when_it_ran_out_of_stack() -> None:
     assert jsontext.deep(once, 1) == 2 and calls == [1]
     with pytest.raises(ValueError):
         jsontext.deep(int, "nope")
+
+
+# Node reads each JSON text with JSON.parse and writes it back with JSON.stringify (and its
+# strings' UTF-16 lengths); Python reads it with json (which, as JSON.parse, keeps a lone
+# surrogate's escape) and writes it with `js_stringify`.
+_STRINGIFY_JS = """
+const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(texts.map((t) => JSON.stringify(JSON.parse(t)))));
+"""
+_STRINGIFY_CASES = [
+    "[1e16, 1e21, 1e-7, 1.0, 1e400, -1e400, 123456789012345678901234, 9007199254740993, 0.1, -0.0, 5e-324, 1e-6, 2.5e-5]",
+    '{"b": 1, "10": 2, "2": 3, "a": 4, "01": 5, "4294967295": 6, "4294967294": 7, "-1": 8, "\\u0661": 9}',
+    '{"s": "a\\ud800b", "\\udfff": ["\\ud83d\\ude00", "\\ude00\\ud83d", "\\u2028\\u007f\\u0001\\t\\"\\\\/"]}',
+    '{"k": "dup", "k": "last", "n": null, "t": true, "f": false, "e": {}, "l": [[], {}]}',
+    '"\\u00e9t\\u00e9 \\ud83d\\ude00"',
+    "[" * 1000 + "1" + "]" * 1000,
+    '{"a":' * 1000 + "1" + "}" * 1000,
+]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
+def test_js_stringify_writes_what_javascript_writes() -> None:
+    out = subprocess.run(["node", "-e", _STRINGIFY_JS], input=json.dumps(_STRINGIFY_CASES), capture_output=True, text=True, check=True).stdout
+    expected = json.loads(out)
+    got = [jsontext.js_stringify(_roomy(json.loads, t)) for t in _STRINGIFY_CASES]
+    for text, ours, theirs in zip(_STRINGIFY_CASES, got, expected, strict=True):
+        assert ours == theirs, text[:80]

@@ -129,5 +129,13 @@ def test_js_string_lengths_and_rounding_of_the_estimate() -> None:
     assert pi_resume.estimate_tokens({"role": "user", "content": "abcde"}) == 2
     call = {"type": "toolCall", "name": "edit", "arguments": {"path": "é"}}
     assert pi_resume.estimate_tokens({"role": "assistant", "content": [call]}) == -(-(4 + len('{"path":"é"}')) // 4)
+    # JSON.stringify of the arguments: JavaScript's numbers, a lone surrogate's escape, any depth
+    call = {"type": "toolCall", "name": "edit", "arguments": {"n": 1e16, "s": "\ud800"}}
+    assert pi_resume.estimate_tokens({"role": "assistant", "content": [call]}) == -(-(4 + len('{"n":10000000000000000,"s":"\\ud800"}')) // 4)
+    deep: object = 1
+    for _ in range(1000):
+        deep = [deep]
+    call = {"type": "toolCall", "name": "edit", "arguments": deep}
+    assert pi_resume.estimate_tokens({"role": "assistant", "content": [call]}) == -(-(4 + 2001) // 4)
     assert pi_resume.estimate_tokens({"role": "toolResult", "content": [{"type": "image"}]}) == 1200
     assert pi_resume.estimate_tokens({"role": "user", "content": [{"type": "image"}]}) == 0

@@ -40,7 +40,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspector.ledger.jsontext import js_length, json_dumps
+from inspector.ledger.jsontext import js_length, js_stringify
 from inspector.ledger.model import Message, Record
 
 # Claude Code 2.1.328's own reply to a conversation it resumes inside a turn (its `w2`, offset
@@ -64,7 +64,7 @@ def _quarter(s: Any) -> int:
 
 
 def _json(v: Any) -> str:
-    return json_dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return js_stringify(v)
 
 
 def estimated_tokens(content: Any) -> int:

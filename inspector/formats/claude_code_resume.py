@@ -51,11 +51,10 @@ the check fires, the request goes as it stands).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from inspector.ledger.jsontext import js_length
+from inspector.ledger.jsontext import js_length, js_stringify
 from inspector.ledger.model import Ledger, Record
 
 BUFFER = 13_000  # `AWn` / `s4`: the threshold is the effective window less this (offset 318908540)
@@ -139,7 +138,7 @@ def _chars(v: Any, bpt: int) -> int:
 
 
 def _json(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    return js_stringify(v)  # (JSON.stringify, as Claude Code writes a tool call's input to count it)
 
 
 def estimate(content: Any, bpt: int) -> int:
@@ -393,7 +392,7 @@ def compacts_first(
         return None
     try:
         tokens, seq = context_tokens(led, path, model, items)
-    except (ValueError, TypeError, RecursionError):  # (a value nested past json.dumps's reach: its count unknown)
+    except (ValueError, TypeError):
         return None
     limit = threshold(model, known, reserve)
     if tokens < limit:

@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from inspector.ledger.jsontext import js_length
+from inspector.ledger.jsontext import js_length, js_stringify
 from inspector.ledger.model import Ledger, Record
 
 RESERVE_TOKENS = 16_384  # settings-manager.js:463 (`getCompactionReserveTokens`)
@@ -215,7 +215,7 @@ def _block_chars(role: str, b: Any) -> int:
     t = b.get("type") if isinstance(b, dict) else None
     if role == "assistant":
         if t == "toolCall":
-            return _units(b.get("name")) + _units(json.dumps(b.get("arguments"), ensure_ascii=False, separators=(",", ":")))
+            return _units(b.get("name")) + _units(js_stringify(b.get("arguments")))
         key = {"text": "text", "thinking": "thinking"}.get(t or "")
         return _units(b.get(key)) if key else 0
     if t == "text" and b.get("text"):

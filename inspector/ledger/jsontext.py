@@ -138,6 +138,54 @@ def js_string_json(text: str) -> str:
         return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
+def js_stringify(value: Any) -> str:
+    """`JSON.stringify(value)` (compact) of a value JSON.parse made, as a JavaScript runtime writes
+    it into a prompt or counts it: numbers as JavaScript writes them (an integer JSON.parse read as
+    a double too), strings as `js_string_json`, an object's array-index keys first in numeric order
+    (JavaScript's own key order), however deep it nests."""
+    return deep(_js_stringify, value)
+
+
+def _js_stringify(v: Any) -> str:
+    if isinstance(v, str):
+        return js_string_json(v)
+    if isinstance(v, dict):
+        keys = _js_key_order(v)
+        return "{" + ",".join(js_string_json(k) + ":" + _js_stringify(v[k]) for k in keys) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(map(_js_stringify, v)) + "]"
+    if v is None or v is True or v is False:
+        return "null" if v is None else "true" if v else "false"
+    if isinstance(v, int) and -(2**53) <= v <= 2**53:
+        return str(v)
+    if isinstance(v, int | float):
+        x = _js_double(v)
+        return "null" if x != x or x in (_INF, -_INF) else _js_number(x)
+    return js_string_json(py_str(v))  # (nothing JSON.parse makes)
+
+
+_INF = float("inf")
+
+
+def _js_double(v: int | float) -> float:
+    """The double JSON.parse reads a number as (an integer past the doubles' range: infinite)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return _INF if v > 0 else -_INF
+
+
+def _js_key_order(o: dict[Any, Any]) -> list[Any]:
+    """An object's keys in JavaScript's order: array indexes (canonical integers below 2**32 - 1)
+    ascending, then the rest as inserted."""
+    keys = list(o)
+    index = [k for k in keys if isinstance(k, str) and k.isascii() and k.isdigit() and (k == "0" or k[0] != "0") and int(k) < 2**32 - 1]
+    if not index:
+        return keys
+    taken = set(index)
+    return sorted(index, key=int) + [k for k in keys if k not in taken]
+
+
 def py_str(value: Any) -> str:
     """`str(value)` (a Python runtime's own formatting of a decoded value), however deep it nests."""
     return deep(str, value)
