@@ -613,3 +613,29 @@ def test_a_checkpoint_over_arguments_holding_lone_surrogates_is_replayed(tmp_pat
     led = maka.load(write(str(tmp_path / "runtime.sqlite"), s), None, None)
     assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2"]
     assert codes(led) == []
+
+
+def _text_time_in_index(path: str, committed_at: int) -> None:
+    """The session index's entry of the row committed at `committed_at` made to hold its 6 bytes as
+    text (its record header's serial type 5, a 6-byte integer, made 25, 6 bytes of text), in place
+    among the integers, the table row unchanged: what one damaged byte of an index page does (the
+    fuzz campaign, seed 4401). SQLite reads the column from the index as it walks it in order."""
+    data = bytearray(Path(path).read_bytes())
+    body = b"s1" + committed_at.to_bytes(6, "big")
+    at = data.find(body)
+    assert at > 0 and data.find(body, at + 1) < 0, "one index entry holds it"
+    header = data[at - 5 : at]  # [length 5][17: 's1'][5: the time][the event id's][the rowid's]
+    assert header[0] == 5 and header[1] == 17 and header[2] == 5, bytes(header)
+    data[at - 3] = 25
+    Path(path).write_bytes(bytes(data))
+
+
+def test_a_commit_time_the_index_holds_as_text_among_integers_is_not_compared_with_them(tmp_path: Path) -> None:
+    """The session's rows come in the index's order, their commit times read from it: one it holds
+    as text between integers (a damaged page) is left out of the times the checkpoint is placed
+    by, not compared with them (a TypeError once)."""
+    s, p = two_turns(tmp_path)
+    write(p, s)
+    _text_time_in_index(p, s.events[3]["ts"] + 1)  # (the middle one, where the search for the checkpoint's place looks first)
+    led = maka.load(p, None, None)
+    assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2", "a2"]

@@ -1551,11 +1551,13 @@ def _timeline(events: list[_Event], rows: list[_CkptRow], upto: int | None) -> t
 def _commit_times(events: list[_Event]) -> list[Any]:
     """The events' finite commit times, sorted. The events are in the session order (committed_at
     first) and SQLite orders NULL before the numbers, the numbers before text and blobs: when the
-    first and the last are integers, every one between is a finite number and they are in order
-    (tests/test_maka.py)."""
+    first and the last are integers, every one between is a finite number and they are in order,
+    unless the index that order comes from is damaged (a text among them: one sort says which)."""
     times = [e.committed_at for e in events]
     if times and type(times[0]) is int and type(times[-1]) is int:
-        return times
+        with contextlib.suppress(TypeError):  # (a text or NULL among the integers)
+            if times == sorted(times):
+                return times
     return sorted(t for t in times if type(t) is int or _finite(t))
 
 
