@@ -1410,11 +1410,18 @@ def _active_path(
         src.thinking_left_out = thinking
         src.dangling, src.tail_calls = dangling
         src.repeated = repeated[0] if repeated else frozenset()
-    ids = [records[s].id for s in path]
-    if cycle or None in ids or len(set(ids)) < len(path):
-        # Reused uuids (or a line without one, which the walk reached by time): links by id would
-        # resolve to the wrong line or to none, so the path is handed over.
+    if cycle or not _linked_by_ids(records, path):
         led.resolved_path = path
+
+
+def _linked_by_ids(records: list[Record], path: list[int]) -> bool:
+    """Whether the path's records, each linked to the one before it by id, are walked back by id
+    along the path: each has an id, no two the same. Not so (reused uuids; a line without one,
+    which the walk reached by time or the path took in as a line of a reply on it or a result
+    answering one), links by id would resolve to the wrong line or to none: the full build hands
+    the path over (`Ledger.resolved_path`)."""
+    ids = [records[s].id for s in path]
+    return None not in ids and len(set(ids)) == len(path)
 
 
 # Claude Code 2.1.328's chain walk (`lwn`, offset 317457379 "tengu_chain_timestamp_fallback"; `ton`,
