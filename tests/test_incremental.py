@@ -740,3 +740,32 @@ def test_a_claude_code_result_answering_a_call_id_two_replies_make_is_followed(t
         f.write(_cc_line("r1", "a2", "user", [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]))
     fol.poll()
     assert followed_json(fol) == full_json(str(path), str(path))
+
+
+def test_a_claude_code_reply_line_without_a_uuid_is_followed_as_a_full_read(tmp_path):
+    """A reply's second call line written without a uuid, its result naming the uuid the line lost,
+    the first call's result and a reply after it appended to a follow begun at the first call line:
+    the full build puts the line on the path by its message.id and the result by its call, so the
+    path's records cannot be linked by id past the line (it has none) and the path is handed over
+    (`Ledger.resolved_path`). The follow linked the appended result to the line's missing id, and
+    its path began there: 3 records where a full read has 6 (`python -m tests.fuzz_live`, seed 4302
+    case 52)."""
+    call = lambda i: [{"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {"command": "ls"}}]  # noqa: E731
+    result = lambda i: [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "ok"}]  # noqa: E731
+    no_uuid = orjson.loads(_cc_line("a2", "a1", "assistant", call(2), "m1"))
+    del no_uuid["uuid"]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(_cc_line("u1", None, "user", "go") + _cc_line("a1", "u1", "assistant", call(1), "m1"))
+    fol = Follower(str(path))
+    fol.poll()
+    with open(path, "ab") as f:
+        f.write(
+            orjson.dumps(no_uuid)
+            + b"\n"
+            + _cc_line("r2", "a2", "user", result(2))
+            + _cc_line("r1", "a1", "user", result(1))
+            + _cc_line("a3", "r1", "assistant", [{"type": "text", "text": "done"}], "m3")
+        )
+    fol.poll()
+    assert followed_json(fol) == full_json(str(path), str(path))
+    assert fol.ledger.resolved_path == [0, 1, 2, 3, 4, 5]

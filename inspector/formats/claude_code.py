@@ -1410,11 +1410,18 @@ def _active_path(
         src.thinking_left_out = thinking
         src.dangling, src.tail_calls = dangling
         src.repeated = repeated[0] if repeated else frozenset()
-    ids = [records[s].id for s in path]
-    if cycle or None in ids or len(set(ids)) < len(path):
-        # Reused uuids (or a line without one, which the walk reached by time): links by id would
-        # resolve to the wrong line or to none, so the path is handed over.
+    if cycle or not _linked_by_ids(records, path):
         led.resolved_path = path
+
+
+def _linked_by_ids(records: list[Record], path: list[int]) -> bool:
+    """Whether the path's records, each linked to the one before it by id, are walked back by id
+    along the path: each has an id, no two the same. Not so (reused uuids; a line without one,
+    which the walk reached by time or the path took in as a line of a reply on it or a result
+    answering one), links by id would resolve to the wrong line or to none: the full build hands
+    the path over (`Ledger.resolved_path`), and `extend` leaves such a growth to it."""
+    ids = [records[s].id for s in path]
+    return None not in ids and len(set(ids)) == len(path)
 
 
 # Claude Code 2.1.328's chain walk (`lwn`, offset 317457379 "tengu_chain_timestamp_fallback"; `ton`,
@@ -2500,6 +2507,8 @@ def extend(led: Ledger, lines: list[RawLine]) -> Ledger | None:
     if grown_path is None:
         return None
     segment, chain_leaf = grown_path
+    if not _linked_by_ids(st.records, segment):
+        return None  # (the full build hands the path over; the old path is linked by id, the new ids are fresh)
     newest = chain_leaf if chain_leaf >= len(records) else src.newest  # (the full build's walk starts from it)
     lp_seq = _newest_last_prompt(st.records, len(records) - 1, src.last_prompt)  # (the new lines only are looked at)
     if newest is None or _last_prompt_leaf(st.records, ChainMap(st.by_uuid, led.by_id()), lp_seq, newest) != chain_leaf:
