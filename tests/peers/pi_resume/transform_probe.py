@@ -120,6 +120,15 @@ PROBES: list[tuple[str, Callable[[tuple[str, str]], _Session]]] = [
      .reply(_own_reply(to), _think("Half a thought."), stop="error")),
 ]
 QUICK = [0, 2, 3]
+# Not mirrored (docs/runtimes/pi.md section 5): a call id of the OpenAI Responses providers
+# (`call|item`) by another model, which openai-completions cuts at the `|` (:563-576) for the call
+# and its result alike; inspector lists the file's ids. Run with the whole set, counted apart.
+CODEX = ("openai-codex", "openai-codex-responses", "gpt-5.1")
+NOT_MIRRORED: list[tuple[str, Callable[[tuple[str, str]], _Session]]] = [
+    ("a Responses call id by another model", lambda to: _Session().model(CODEX[0], CODEX[2]).user(_t("Read it."))
+     .reply(CODEX, _t("Reading."), _call("call_rx1|fc_0a1b+/="), stop="toolUse").result("call_rx1|fc_0a1b+/=", _t("done"))
+     .reply(CODEX, _t("Done.")).model(*to)),
+]
 
 
 def _parts(content: Any) -> tuple[list[str], int]:
@@ -203,7 +212,7 @@ ASSUMED = [("the user's model, without image input", FAKE, False, ("text",))]
 def _probe_files(scratch: Path, quick: bool) -> list[tuple[str, Path, tuple[str, str], bool, tuple[str, ...]]]:
     out = []
     for t, (label, to, image, fake_input) in enumerate(TARGETS + ([] if quick else ASSUMED)):
-        for k, (name, make) in enumerate([PROBES[i] for i in QUICK] if quick else PROBES):
+        for k, (name, make) in enumerate([PROBES[i] for i in QUICK] if quick else PROBES + (NOT_MIRRORED if t < len(TARGETS) else [])):
             f = scratch / "probes" / f"t{t}-{k:02d}.jsonl"
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(make(to).text())
@@ -236,11 +245,14 @@ def main(argv: list[str]) -> int:
         rows = run(Path(tmp), quick="--quick" in argv)
     for name, diff in rows:
         print(f"{'agrees' if diff is None else 'DIFFERS'}  {name}" + (f"\n    {diff}" if diff else ""))
-    assumed = sum(1 for name, _ in rows if name.endswith(ASSUMED[0][0]))
-    bad = sum(1 for name, d in rows if d is not None and not name.endswith(ASSUMED[0][0]))
-    print(f"{len(rows) - assumed - bad} of {len(rows) - assumed} agree", end="")
-    print(f"; where inspector assumes a user's model takes images: {sum(1 for n, d in rows if d is None and n.endswith(ASSUMED[0][0]))} of {assumed} agree" if assumed else "")
-    return 1 if bad else 0
+    groups = {"mirrored": [], "assumed": [], "not mirrored": []}  # type: dict[str, list[str | None]]
+    for name, d in rows:
+        key = "assumed" if name.endswith(ASSUMED[0][0]) else "not mirrored" if name.startswith(NOT_MIRRORED[0][0]) else "mirrored"
+        groups[key].append(d)
+    for key, ds in groups.items():
+        if ds:
+            print(f"{key}: {sum(1 for d in ds if d is None)} of {len(ds)} agree")
+    return 1 if any(d is not None for d in groups["mirrored"]) else 0
 
 
 if __name__ == "__main__":
