@@ -107,6 +107,16 @@ def test_thinking_blank_to_javascript_is_left_out() -> None:
     assert sent("\x1c") == [("text", "\x1c"), ("text", "ok")]
 
 
+def test_a_line_with_invalid_utf8_is_rewritten_as_pi_reads_it(tmp_path: Path) -> None:
+    # pi reads the file as UTF-8 with U+FFFD for a bad byte (docs/runtimes/pi.md section 1), and
+    # rewrites that reply as any other
+    text = tp._history(tp.OTHER).model(*TEXT_ONLY).text().replace("Plain thinking, unsigned.", "Plain BAD.")
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(text.encode().replace(b"BAD", b"\xff"))
+    rep = analyze(load(str(p)))
+    assert _blocks(rep, 3) == [("text", "Plain \ufffd."), ("text", "It is a cat.")]
+
+
 def test_a_model_pi_does_not_ship(tmp_path: Path) -> None:
     fake = ("fake", "openai-completions", "fake-model")
     # named by its own reply last: its api is that reply's; a reply of the same provider and id

@@ -45,6 +45,7 @@ import msgspec
 import orjson
 
 from inspector.formats import pi_resume
+from inspector.formats.jsonl import line_object
 from inspector.formats.pi_sending import truthy
 from inspector.ledger.model import Ledger, Message, Record
 
@@ -256,6 +257,15 @@ def _lines(led: Ledger, recs: list[Record]) -> Iterator[tuple[Record, bytes | No
             os.close(fd)
 
 
+def _whole(raw: bytes, rec: Record) -> Any:
+    """A line's JSON as pi reads it (invalid UTF-8 as U+FFFD; a line orjson refuses read as the
+    loader reads it: `jsonl.line_object`)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return line_object(raw, rec.line, rec.offset)
+
+
 def rewrite_items(led: Ledger, path: Sequence[int], items: Sequence[Any]) -> None:
     """`Runtime.rewrites_sent` for pi: each item of the next request whose message pi-ai sends
     otherwise than as written is marked so (`trimmed`, the message as sent in `sent`, a note). Each
@@ -273,7 +283,7 @@ def rewrite_items(led: Ledger, path: Sequence[int], items: Sequence[Any]) -> Non
             may = _may_rewrite(raw, t) if raw is not None else None
             if may is False:
                 continue
-            got = sent_entry(orjson.loads(raw) if may else e.obj(rec), t)  # type: ignore[arg-type]
+            got = sent_entry(_whole(raw, rec) if raw is not None else e.obj(rec), t)
             if got is not None:
                 it = todo[rec.seq]
                 it.sent, why = got
