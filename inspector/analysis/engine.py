@@ -246,9 +246,11 @@ class ContextItem(msgspec.Struct, gc=False):
     # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
     # a turn it finds unfinished): a request sent before the session stopped does not hold it.
     on_resume: bool = False
-    # The runtime sends its record's content less some blocks (`Runtime.reply_trimmed`): counted on
-    # what it sends (`RecordSource.sent_message`), not on the usage the reply recorded.
+    # The runtime sends its record's content less some blocks (`Runtime.reply_trimmed`), or
+    # rewritten (`Runtime.rewrites_sent`): counted on what it sends (`sent`, else
+    # `RecordSource.sent_message`), not on the usage the reply recorded.
     trimmed: bool = False
+    sent: Message | None = None  # the message as the runtime sends it, where `Runtime.rewrites_sent` rewrote it
 
 
 @dataclass(slots=True)
@@ -871,6 +873,8 @@ def effective_context(
     append_resume_reply(led, items, rt)
     for i, it in enumerate(items):
         it.index = i
+    if rt.rewrites_sent is not None:
+        rt.rewrites_sent(led, path, items)
     return items
 
 
@@ -1156,8 +1160,7 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
     to_count: list[tuple[ContextItem, str]] = []
     for it in todo:
         if it.trimmed:  # (what is sent: its own usage counted the blocks left out)
-            src = records[it.seq]._source  # type: ignore[index]
-            to_count.append((it, text_for_tokens(src.sent_message(records[it.seq]) if src is not None else None)))  # type: ignore[index]
+            to_count.append((it, text_for_tokens(sent_message(records, it))))
         elif it.seq is not None and it.kind == "message" and not it.text:
             rec = records[it.seq]
             m = rec.message
@@ -1170,6 +1173,15 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
             to_count.append((it, it.text))
     for (it, _), n in zip(to_count, tok.count_many([t for _, t in to_count]), strict=True):
         it.tokens = n
+
+
+def sent_message(records: list[Record], it: ContextItem) -> Message | None:
+    """A trimmed item's message as the runtime sends it (`ContextItem.sent`, else its source's)."""
+    if it.sent is not None:
+        return it.sent
+    rec = records[it.seq]  # type: ignore[index]
+    src = rec._source
+    return src.sent_message(rec) if src is not None else None
 
 
 def context_total(

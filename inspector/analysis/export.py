@@ -270,7 +270,7 @@ def item_preview(report: Report, it: ContextItem, chars: int = PREVIEW_CHARS) ->
     if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         text = it.text
     else:
-        m = report.ledger.records[it.seq].message
+        m = it.sent if it.sent is not None else report.ledger.records[it.seq].message  # (rewritten: what is sent)
         text = m.text() if m is not None else ""
         if not text and m is not None:
             text = m.first_line()

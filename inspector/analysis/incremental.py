@@ -88,7 +88,7 @@ def extend_report(
     if old.runtime.context_rule == "timestamp_ranges":
         return extend_adk(old, led, added) or analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     grown = path_growth(old, led, added)
-    if grown is None or forgotten_overflows(led, old.path + grown, old.runtime, win):
+    if grown is None or forgotten_overflows(led, old.path + grown, old.runtime, win) or _sent_elsewhere(old, led, grown):
         return analyze(led, window=window, reserve=reserve, tokenizer=tokenizer)
     records = led.records
     rt = old.runtime
@@ -150,6 +150,13 @@ def extend_report(
     history = [f for f in old.findings if f.code not in TAIL_CODES]
     report.findings = ordered([*history, *find_tail(report)])
     return report
+
+
+def _sent_elsewhere(old: Report, led: Ledger, grown: list[int]) -> bool:
+    """The append sends the request to another model, which the runtime rewrites it for otherwise
+    (`Runtime.sent_to`): the items kept from the old request were rewritten for the old one."""
+    to = old.runtime.sent_to
+    return to is not None and bool(grown) and to(old.ledger, old.path) != to(led, old.path + grown)
 
 
 def path_growth(old: Report, led: Ledger, added: int) -> list[int] | None:
@@ -287,6 +294,8 @@ def extend_sent(old: Report, led: Ledger, path: list[int], left_out: list[int] |
         return None
     sources = [s for s in path[st.pos :] if records[s].kind == "message"]
     rest = sent_items(records, sources, old.runtime, set(st.calls), left_out=left_out)
+    if old.runtime.rewrites_sent is not None:
+        old.runtime.rewrites_sent(led, path, rest)
     reuse_tokens(old.context[st.item :], rest, o_recs, records)
     ctx = keep + rest
     append_resume_reply(led, ctx, old.runtime)

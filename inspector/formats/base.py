@@ -256,6 +256,15 @@ class Runtime:
     # say so (Codex's pre-turn auto-compaction: `codex_resume`; pi's check before a prompt:
     # `pi_resume`), or None when it sends the request as it stands. It may read the file (a few lines).
     compacts_first: Callable[[Ledger, Sequence[Any], Sequence[int], int | None, int | None], tuple[str, list[int]] | None] | None = None
+    # What the runtime rewrites of the messages of the next request for the model it goes to (pi-ai's
+    # `transformMessages`: another model's thinking sent as text, images replaced by a placeholder
+    # for a model without image input): (the session, its active path, items of that request) ->
+    # None, marking each item it sends otherwise than as written (`ContextItem.trimmed`, the message
+    # as sent in `ContextItem.sent`, a note). It may read the items' records.
+    rewrites_sent: Callable[[Ledger, Sequence[int], Sequence[Any]], None] | None = None
+    # ... and the model that request goes to, by the same rule (compared when the session grows:
+    # a request to another model is rewritten otherwise, and built again).
+    sent_to: Callable[[Ledger, Sequence[int]], object] | None = None
 
     @property
     def marked_stop_reasons(self) -> frozenset[str]:

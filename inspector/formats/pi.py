@@ -18,7 +18,17 @@ from typing import Annotated, Any
 import msgspec
 import orjson
 
-from inspector.formats import appended, bounded, fields, heads, parallel, pi_resume, pi_sending, pi_writer
+from inspector.formats import (
+    appended,
+    bounded,
+    fields,
+    heads,
+    parallel,
+    pi_resume,
+    pi_sending,
+    pi_transform,
+    pi_writer,
+)
 from inspector.formats.base import FAILS_ON_OPEN, FAILS_ON_SEND, Format, Runtime, SummaryFormat, Writer
 from inspector.formats.jsonl import RawLine, describe_as_last_line, line_object, parse_line
 from inspector.formats.whole_lines import collector_paused
@@ -1190,6 +1200,8 @@ RUNTIME = Runtime(
     file_rejected="pi rejects this file (no valid header) and would start an empty session",
     budget_defaults_source="pi default",
     compacts_first=pi_resume.compacts_first,
+    rewrites_sent=pi_transform.rewrite_items,
+    sent_to=pi_transform.target,
 )
 
 FORMAT = Format(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -75,15 +76,32 @@ _OVERFLOW = re.compile(
 _NOT_OVERFLOW = re.compile(r"^(?:Throttling error|Service unavailable):|rate limit|too many requests", re.IGNORECASE | re.ASCII)
 
 
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """What pi's built-in registry says of a model it ships (`pi_windows.json`): its context window
+    (None: not a positive integer), its `api`, whether its `input` takes images."""
+
+    window: int | None
+    api: str
+    image: bool
+
+
 @cache
-def _windows() -> dict[str, int]:
+def _registry() -> dict[str, Registered]:
     data = json.loads(resources.files("inspector.formats").joinpath("pi_windows.json").read_text(encoding="utf-8"))
-    return {k: v for k, v in data["windows"].items() if type(v) is int}
+    apis = data["apis"]
+    return {k: Registered(w if type(w) is int else None, apis[a], bool(i)) for k, (w, a, i) in data["models"].items()}
+
+
+def registered(provider: str, model: str) -> Registered | None:
+    """The model as pi's built-in registry has it (None: not a model pi ships)."""
+    return _registry().get(f"{provider}/{model}")
 
 
 def model_window(provider: str, model: str) -> int | None:
     """The context window pi's registry gives the model (None: not a model it ships)."""
-    return _windows().get(f"{provider}/{model}")
+    got = registered(provider, model)
+    return None if got is None else got.window
 
 
 class _Entries:
@@ -337,4 +355,4 @@ def _threshold_note(rec: Record, tokens: int, window: int, threshold: int, from_
     )
 
 
-__all__ = ["RESERVE_TOKENS", "compacts_first", "context_tokens", "model_window", "overflowed"]
+__all__ = ["RESERVE_TOKENS", "Registered", "compacts_first", "context_tokens", "model_window", "overflowed", "registered"]

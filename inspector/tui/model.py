@@ -154,7 +154,7 @@ def item_full_text(report: Report, it: ContextItem) -> str:
         return it.text
     rec = report.ledger.records[it.seq]
     src = rec._source
-    m = src.sent_message(rec) if it.trimmed and src is not None else rec.message  # (a trimmed reply: what is sent)
+    m = it.sent if it.sent is not None else src.sent_message(rec) if it.trimmed and src is not None else rec.message  # (trimmed: what is sent)
     if m is None:
         return it.text
     parts: list[str] = []

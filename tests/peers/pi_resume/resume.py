@@ -80,18 +80,34 @@ class Resumed:
     messages: list[dict[str, Any]] | None
     error: str = ""
     summarized_first: bool = False
+    model: str = ""  # the model that first request named
 
 
 # The summarizer's system prompt (compaction/utils.js:150): a request that opens with it is a compaction's.
 SUMMARIZER = "You are a context summarization assistant."
 
 
-def _configure(agent: Path, port: int, window: int = 1_000_000, compaction: bool = False) -> None:
+@dataclass(frozen=True)
+class Models:
+    """The models pi is given beside the fake one: built-in providers whose requests go to this
+    module's server (`routed`: their models as pi ships them, its `baseUrl` and a key overridden),
+    and the fake model's `input`."""
+
+    routed: tuple[str, ...] = ()
+    fake_input: tuple[str, ...] = ("text",)
+    # pi started with `--provider fake --model fake-model`: every session is resumed with that model
+    # (main.js `buildSessionOptions`, :226-239, a model given is not restored from the session); else
+    # pi restores the session's own (sdk.js:105-113), as `pi -c` and `pi --session` do.
+    cli_model: bool = True
+
+
+def _configure(agent: Path, port: int, window: int = 1_000_000, compaction: bool = False, extra: Models = Models()) -> None:
+    url = f"http://127.0.0.1:{port}/v1"
     models = {"providers": {ph.PROVIDER: {
-        "baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions", "apiKey": "fake-key",
-        "models": [{"id": ph.MODEL, "name": "Fake Model", "reasoning": False, "input": ["text"], "contextWindow": window,
+        "baseUrl": url, "api": "openai-completions", "apiKey": "fake-key",
+        "models": [{"id": ph.MODEL, "name": "Fake Model", "reasoning": False, "input": list(extra.fake_input), "contextWindow": window,
                     "maxTokens": 4096, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}],
-    }}}  # fmt: skip
+    }, **{p: {"baseUrl": url, "apiKey": "fake-key"} for p in extra.routed}}}  # fmt: skip
     settings = {
         "compaction": {"enabled": compaction},
         "retry": {"enabled": False, "provider": {"maxRetries": 0}},
@@ -105,8 +121,8 @@ def _configure(agent: Path, port: int, window: int = 1_000_000, compaction: bool
 class _Pi:
     """One pi RPC process in `base`'s scratch dirs, started again when it dies."""
 
-    def __init__(self, base: Path, ws: Path) -> None:
-        self.base, self.ws, self.runs = base, ws, 0
+    def __init__(self, base: Path, ws: Path, cli_model: bool = True) -> None:
+        self.base, self.ws, self.runs, self.cli_model = base, ws, 0, cli_model
         self.gen = ph._peer()
         self.rpc: Any = None
 
@@ -127,8 +143,9 @@ class _Pi:
         if self.rpc is not None and self.rpc.proc.poll() is None:
             return self.rpc
         self.runs += 1
+        model = ["--provider", ph.PROVIDER, "--model", ph.MODEL] if self.cli_model else []
         argv = [
-            "node", str(ph.PI_CLI), "--mode", "rpc", "--provider", ph.PROVIDER, "--model", ph.MODEL,
+            "node", str(ph.PI_CLI), "--mode", "rpc", *model,
             "--session-dir", str(self.base / "sessions"), "--no-context-files", "--no-extensions", "--no-skills",
             "--no-prompt-templates", "--no-themes", "--offline",
         ]  # fmt: skip
@@ -176,26 +193,27 @@ def _one(pi: _Pi, f: Path, bodies: list[dict[str, Any]]) -> Resumed:
     if len(bodies) == after:
         return Resumed(None, f"reply error: {_reply_error(rpc, since)[:160]}")
     msgs = bodies[after].get("messages") or []
+    model = str(bodies[after].get("model"))
     if msgs and SUMMARIZER in json.dumps(msgs[0]):  # (its system prompt: pi compacted first)
         return Resumed(None, "summarized first", summarized_first=True)
     if msgs and msgs[0].get("role") in ("system", "developer"):
         msgs = msgs[1:]
     if msgs and msgs[-1].get("role") == "user" and PROMPT in json.dumps(msgs[-1]):
         msgs = msgs[:-1]
-    return Resumed(msgs)
+    return Resumed(msgs, model=model)
 
 
-def resume_many(files: list[Path], base: Path, window: int = 1_000_000, compaction: bool = False) -> list[Resumed]:
+def resume_many(files: list[Path], base: Path, window: int = 1_000_000, compaction: bool = False, extra: Models = Models()) -> list[Resumed]:
     """Each file resumed in turn by one pi (the files are resumed in place: pass copies), its model
-    given `window` tokens, pi's auto-compaction on or off."""
+    given `window` tokens, pi's auto-compaction on or off, the `extra` models given too."""
     ph.check_installed()
     for d in ("home", "agent", "sessions", "ws", "tmp"):
         (base / d).mkdir(parents=True, exist_ok=True)
     model = _ModelServer()
     threading.Thread(target=model.serve_forever, daemon=True).start()
-    pi = _Pi(base, base / "ws")
+    pi = _Pi(base, base / "ws", extra.cli_model)
     try:
-        _configure(base / "agent", model.server_address[1], window, compaction)
+        _configure(base / "agent", model.server_address[1], window, compaction, extra)
         return [_one(pi, f, model.bodies) for f in files]
     finally:
         pi.close()
