@@ -47,6 +47,7 @@ SLOWEST_FIRST: tuple[str, ...] = (
     "test_fuzz_live.py",  # 26 s
     "test_pi_line_rule.py",  # 26 s
     "test_openclaw_transcript_only.py",  # ~25 s
+    "test_openclaw_turns.py",  # ~25 s: the real OpenClaw resuming a store of every shape, its transcript policy run by node
     "test_tui_session.py",  # 22 s
     "test_adk_repair_probe.py",  # ~21 s
     "test_differential_cc.py",  # ~19 s

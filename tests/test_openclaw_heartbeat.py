@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,14 +23,14 @@ from typing import Any
 import pytest
 
 from inspector.analysis import analyze
-from inspector.analysis.engine import EXCLUDED, LIVE, Report
+from inspector.analysis.engine import EXCLUDED, LIVE
 from inspector.formats import load, openclaw_heartbeat, openclaw_sqlite
 from inspector.live.incremental import GROWN, Follower
 from tests.peers.openclaw.generate import NODE, OPENCLAW
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.peers.openclaw.type_probe import BASE, LEAF, LEAF_SEQ
 from tests.test_incremental_stores import as_json, full_json
-from tests.test_openclaw import _predicted, _sent
+from tests.test_openclaw import sent_as_predicted
 from tests.test_openclaw_accepts import _first_agent_request
 from tests.test_openclaw_failed_turns import CALL, append, result, seq_of, store, user
 from tests.test_openclaw_failed_turns import answer as _answer
@@ -243,35 +242,6 @@ def test_merged_joins_adjacent_answers_then_user_messages() -> None:
 
 # ---------------------------------------------------------------------------------------- the runtime
 
-_DATE = re.compile(r"^\[\w{3} \d{4}-\d\d-\d\d \d\d:\d\d UTC\] ")
-
-
-def as_sent(report: Report) -> list[dict[str, Any]]:
-    """The predicted request as OpenClaw's wire has it: adjacent user messages merged (its replay
-    validation, `validateTurnsWithConsecutiveMerge`: not modelled in the request; a custom message is
-    no user message there), without dates."""
-    out: list[dict[str, Any]] = []
-    merges = False
-    for it, p in zip(report.context, _predicted(report), strict=True):
-        p.pop("date", None)
-        user_message = it.kind != "summary" and it.seq is not None and report.ledger.records[it.seq].source_role == "user"
-        if merges and user_message:
-            out[-1]["parts"] += p["parts"]
-        else:
-            out.append(p)
-        merges = user_message
-    return out
-
-
-def sent_without_dates(req: dict[str, Any], message: str) -> list[dict[str, Any]]:
-    """What OpenClaw sent before the prompt `message`, each user message's date prefix taken off."""
-    sent = _sent(req, {})
-    assert sent[-1]["role"] == "user" and sent[-1]["parts"][-1].endswith(message)
-    for s in sent[:-1]:
-        if s["role"] == "user" and s["parts"]:
-            s["parts"][0] = _DATE.sub("", s["parts"][0])
-    return sent[:-1]
-
 
 def test_openclaw_resumes_stores_with_heartbeats_as_predicted(tmp_path: Path) -> None:
     """The real OpenClaw 2026.9.6 on the corpus store with SPANS appended: it sends what inspector
@@ -289,4 +259,4 @@ def test_openclaw_resumes_stores_with_heartbeats_as_predicted(tmp_path: Path) ->
         pytest.fail(f"{e} (tests/install_runtimes.sh installs it): OpenClaw's reading cannot be checked", pytrace=False)
     for p, (rc, reqs) in zip(stores, runs, strict=True):
         assert rc == 0, (tmp_path / f"scratch-{p.stem}" / "openclaw.stderr.log").read_text()[-2000:]
-        assert sent_without_dates(_first_agent_request(reqs), message) == as_sent(analyze(load(str(p)))), p.stem
+        sent_as_predicted(_first_agent_request(reqs), analyze(load(str(p))), message)

@@ -243,14 +243,24 @@ class ContextItem(msgspec.Struct, gc=False):
     removed_results: Sequence[str] = ()
     unanswered: Sequence[str] = ()  # calls with no result in the context
     note: str | None = None  # how the runtime derives this item from the file, when not as written
-    # Added by the runtime when it resumes the session, not while it runs (Claude Code's reply to
-    # a turn it finds unfinished): a request sent before the session stopped does not hold it.
+    # Added (or, not synthetic, changed) by the runtime when it resumes the session, not while it
+    # runs (Claude Code's reply to a turn it finds unfinished; OpenClaw's trailing user message moved
+    # into the next prompt): a request sent before the session stopped does not hold it so.
     on_resume: bool = False
     # The runtime sends its record's content less some blocks (`Runtime.reply_trimmed`), or
     # rewritten (`Runtime.rewrites_sent`): counted on what it sends (`sent`, else
     # `RecordSource.sent_message`), not on the usage the reply recorded.
     trimmed: bool = False
     sent: Message | None = None  # the message as the runtime sends it, where `Runtime.rewrites_sent` rewrote it
+    # The records whose content the runtime sends in this item's message after its own record's
+    # (`Runtime.sent_shape`: OpenClaw merges adjacent answers, and adjacent user messages): counted
+    # with it, on the text of them all.
+    joined: Sequence[int] = ()
+
+    @property
+    def last_seq(self) -> int | None:
+        """The last record this item sends (its own, or the last it joins)."""
+        return self.joined[-1] if self.joined else self.seq
 
 
 @dataclass(slots=True)
@@ -871,11 +881,50 @@ def effective_context(
 
     items += sent_items(records, sources, rt, set(), forgotten, left_out, opens_request=not items)
     append_resume_reply(led, items, rt)
+    items = shaped(led, path, items, rt, True)
     for i, it in enumerate(items):
         it.index = i
     if rt.rewrites_sent is not None:
         rt.rewrites_sent(led, path, items)
     return items
+
+
+def shaped(led: Ledger, path: Sequence[int], items: list[ContextItem], rt: Runtime, opens: bool) -> list[ContextItem]:
+    """`items` as the runtime sends them (`Runtime.sent_shape`; `opens`: they open the request):
+    each run it merges one item (its first record's, joining the others), a message it moves into
+    the next prompt on resume sent as that text (`on_resume`: a request of the turn in progress,
+    whose prompt it is, holds it as written), a message it sends first added. Not renumbered."""
+    shape = rt.sent_shape(led, path, items, opens) if rt.sent_shape is not None and items else None
+    if shape is None:
+        return items
+    out: list[ContextItem] = []
+    if shape.opens_with is not None:
+        text, note = shape.opens_with
+        out.append(ContextItem(0, "user", "message", None, None, None, True, text, note=note))
+    runs = {r.first: r for r in shape.runs}
+    i = 0
+    while i < len(items):
+        run = runs.get(i)
+        if run is None:
+            out.append(items[i])
+            i += 1
+            continue
+        members = items[run.first : run.last + 1]
+        out.append(
+            msgspec.structs.replace(
+                members[0], text=run.text, note=run.note, tokens=None, tokens_from="tiktoken", trimmed=False,
+                joined=[s for it in members[1:] for s in (it.seq, *it.joined) if s is not None],
+                tool_call_ids=[] if run.text else [c for it in members for c in it.tool_call_ids],
+                unanswered=[] if run.text else [c for it in members for c in it.unanswered],
+            )
+        )  # fmt: skip
+        i = run.last + 1
+    if shape.into_prompt is not None:
+        k, text, note = shape.into_prompt
+        moved = items[k]
+        at = next(j for j in range(len(out) - 1, -1, -1) if out[j] is moved)
+        out[at] = msgspec.structs.replace(moved, text=text, note=note, tokens=None, tokens_from="tiktoken", on_resume=True)
+    return out
 
 
 def sent_items(
@@ -1156,10 +1205,14 @@ def count_tokens(led: Ledger, items: list[ContextItem], tok: Tokenizer) -> None:
     records = led.records
     # (an item with a text of its own is sent as that text: a summary, a synthetic item, a failed
     # reply sent as the runtime's marker)
-    led.load_messages([it.seq for it in todo if it.seq is not None and it.kind == "message" and not it.text and not it.trimmed])
+    led.load_messages(
+        [s for it in todo if it.seq is not None and it.kind == "message" and not it.text and not it.trimmed for s in (it.seq, *it.joined)]
+    )
     to_count: list[tuple[ContextItem, str]] = []
     for it in todo:
-        if it.trimmed:  # (what is sent: its own usage counted the blocks left out)
+        if it.joined and not it.text:  # (one message of several records' content: their texts)
+            to_count.append((it, "\n".join(message_text_for_tokens(records[s]) for s in (it.seq, *it.joined))))  # type: ignore[misc]
+        elif it.trimmed:  # (what is sent: its own usage counted the blocks left out)
             to_count.append((it, text_for_tokens(sent_message(records, it))))
         elif it.seq is not None and it.kind == "message" and not it.text:
             rec = records[it.seq]
@@ -1196,22 +1249,24 @@ def context_total(
     last_cp_seq = views[-1].seq if views else -1
     anchor = None
     for it in reversed(items):
-        if it.seq is None or it.kind != "message" or it.seq < last_cp_seq or records[it.seq].role != "assistant":
+        # (the item's last record: the latest reply of answers sent as one, `ContextItem.joined`)
+        s = it.last_seq
+        if s is None or it.kind != "message" or s < last_cp_seq or records[s].role != "assistant":
             continue
         # (a failed reply sent as the runtime's marker is no anchor: the estimate skips errored and
         # aborted replies' usage, `getAssistantUsage`, OpenClaw 2026.9.6 dist/compaction-CAzwgOuQ.mjs:
         # 401-404, as pi's compaction.ts does; a reply sent as another text in place of an empty
         # content, Claude Code's "(no content)", reported the usage of a request it accepted)
-        if it.text and records[it.seq].stop_reason in FAILED_STOP_REASONS:
+        if it.text and records[s].stop_reason in FAILED_STOP_REASONS:
             continue
-        m = records[it.seq].message
+        m = records[s].message
         if m is not None and m.usage is not None and m.usage.total > 0:
             anchor = it
             break
     if anchor is None:
         count_tokens(led, items, tok)
         return sum(it.tokens or 0 for it in items), "tiktoken"
-    m = records[anchor.seq].message  # type: ignore[index]
+    m = records[anchor.last_seq].message  # type: ignore[index]
     assert m is not None and m.usage is not None
     after = items[anchor.index + 1 :]
     count_tokens(led, after, tok)

@@ -296,6 +296,8 @@ def context_item_json(report: Report, it: ContextItem) -> dict[str, Any]:
         out["note"] = it.note
     if it.on_resume:
         out["on_resume"] = True
+    if it.joined:
+        out["joined"] = list(it.joined)
     if it.removed_results:
         out["removed_results"] = list(it.removed_results)
     if it.seq is not None and report.states[it.seq] == "retained" and report.summarized_by[it.seq]:

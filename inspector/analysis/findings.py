@@ -190,7 +190,7 @@ def _request_fails(report: Report) -> list[Finding]:
     fails = [d for d in report.ledger.diagnostics if d.problem in (FAILS_ON_OPEN, FAILS_ON_SEND) and d.seqs]
     if not fails:
         return []
-    sent = {it.seq for it in report.context if it.seq is not None}
+    sent = {s for it in report.context if it.seq is not None for s in (it.seq, *it.joined)}
     states, records = report.states, report.ledger.records
     out: list[Finding] = []
     for d in fails:

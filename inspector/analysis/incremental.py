@@ -63,6 +63,7 @@ from inspector.analysis.engine import (
     exclude,
     forgotten_overflows,
     sent_items,
+    shaped,
 )
 from inspector.analysis.findings import TAIL_CODES, appended_order, find_tail, ordered
 from inspector.analysis.tokens import Tokenizer
@@ -213,6 +214,10 @@ def _token_key(it: ContextItem) -> tuple[object, ...]:
         return (None, it.kind, it.role, it.text)
     if it.synthetic:
         return (it.seq, it.kind, True, it.tool_result_id, it.text)
+    if it.joined or it.text:
+        # (several records sent as one message, or a text of its own that can change with what
+        # follows: OpenClaw's trailing user message moved into the prompt, `Runtime.sent_shape`)
+        return (it.seq, it.kind, False, tuple(it.joined), it.text)
     return (it.seq, it.kind, False, None)
 
 
@@ -224,13 +229,16 @@ def reuse_tokens(
     counted = {_token_key(it): (it.tokens, it.tokens_from) for it in old if it.tokens is not None}
     for it in new:
         seq = it.seq
-        if records is not None and old_records is not None and seq is not None and (
-            seq >= len(old_records) or old_records[seq] is not records[seq]
-        ):
+        if records is not None and old_records is not None and seq is not None and _replaced(it, old_records, records):
             continue
         got = counted.get(_token_key(it))
         if got is not None:
             it.tokens, it.tokens_from = got
+
+
+def _replaced(it: ContextItem, old_records: list[Record], records: list[Record]) -> bool:
+    """Whether a record the item sends (its own, those it joins) is not the same record in both ledgers."""
+    return any(s >= len(old_records) or old_records[s] is not records[s] for s in (it.seq, *it.joined) if s is not None)
 
 
 # ------------------------------------------------------------------- the boundary rule (pi, CC)
@@ -243,7 +251,9 @@ class SentGrowth:
     paired with the results up to the next such message). The latest assistant item where the
     runtime joins consecutive user lines into one message (`Runtime.joins_user_lines`): a result
     after a user's line still answers the reply before it, and may be sent ahead of that line
-    (`Runtime.results_first`), so the whole message is built again."""
+    (`Runtime.results_first`), so the whole message is built again; and where it reshapes the
+    messages it sends (`Runtime.sent_shape`: a trailing user message OpenClaw moves into the
+    prompt is merged with the one before it once an answer follows)."""
 
     item: int  # its index in the request
     pos: int  # the position of its record on the path
@@ -267,7 +277,7 @@ def sent_growth(rep: Report) -> SentGrowth | None:
 
 def _growth_roles(rt: Runtime) -> tuple[str, ...]:
     """The roles of the items an extension may build on from (`SentGrowth`)."""
-    return ("assistant",) if rt.joins_user_lines else ("user", "assistant")
+    return ("assistant",) if rt.joins_user_lines or rt.sent_shape is not None else ("user", "assistant")
 
 
 def _path_pos(path: list[int], seq: int, floor: int) -> int | None:
@@ -290,10 +300,13 @@ def extend_sent(old: Report, led: Ledger, path: list[int], left_out: list[int] |
         return None
     records, o_recs = led.records, old.ledger.records
     keep = old.context[: st.item]
-    if any(it.seq is not None and records[it.seq] is not o_recs[it.seq] for it in keep):
+    if any(it.seq is not None and _replaced(it, o_recs, records) for it in keep):
         return None
     sources = [s for s in path[st.pos :] if records[s].kind == "message"]
     rest = sent_items(records, sources, old.runtime, set(st.calls), left_out=left_out)
+    # (what the runtime does to the messages it sends: the items from there on, the same as built whole
+    # where its runs start at an assistant item, `_growth_roles`)
+    rest = shaped(led, path, rest, old.runtime, not keep)
     if old.runtime.rewrites_sent is not None:
         old.runtime.rewrites_sent(led, path, rest)
     reuse_tokens(old.context[st.item :], rest, o_recs, records)

@@ -152,6 +152,10 @@ def render_context(report: Report) -> Group:
         flags = []
         if it.synthetic:
             flags.append("added on resume" if it.on_resume else "synthetic")
+        elif it.on_resume:  # (a message the runtime moves into the next prompt on resume)
+            flags.append("on resume, sent as")
+        if it.joined:  # (records the runtime sends as one message with this one's)
+            flags.append(f"{1 + len(it.joined)} as one: lines {', '.join(str(report.ledger.records[s].line) for s in (it.seq, *it.joined))}")
         if it.orphan:
             flags.append("ORPHAN")
         if it.unanswered:

@@ -199,7 +199,12 @@ class ContextItem(Closed):
     preview: str = Field(description="the first 160 characters of its text")
     note: str | Absent = omitted("how the runtime derives this item from the file, when not as written")
     on_resume: bool | Absent = omitted(
-        "true for an item the runtime adds when it resumes the session, not while it runs (Claude Code's reply to a turn it finds unfinished)"
+        "true for an item the runtime adds (or, not synthetic, changes) when it resumes the session, not while it runs (Claude Code's "
+        "reply to a turn it finds unfinished; OpenClaw's trailing user message, which it moves into the new prompt's message)"
+    )
+    joined: list[int] | Absent = omitted(
+        "the seqs of the records the runtime sends in this item's message after the item's own record (OpenClaw merges adjacent "
+        "answers, and adjacent user messages, into one); tokens counts them all"
     )
     removed_results: list[str] | Absent = omitted(
         "the tool results of this item's line the runtime removes from the request, pairing them with no call in it "

@@ -130,6 +130,29 @@ FAILED_STOP_REASONS = frozenset({"error", "aborted"})
 
 
 @dataclass(frozen=True, slots=True)
+class JoinedRun:
+    """Adjacent items of a request that the runtime sends as one message (`SentShape`)."""
+
+    first: int  # the index of its first item
+    last: int  # ... and of its last
+    text: str  # what the message is sent as, when not its members' content as written ("")
+    note: str  # why, as the item's note says it
+
+
+@dataclass(frozen=True, slots=True)
+class SentShape:
+    """What the runtime does to the request's messages as it sends them, beyond each message's own
+    rules (`Runtime.sent_shape`; OpenClaw: `formats.openclaw_turns`)."""
+
+    runs: Sequence[JoinedRun] = ()  # items merged into one message (in order, none overlapping)
+    # (the index of an item, the text it is sent as, the note): a message the runtime moves out of
+    # the history into the next prompt's own message, ahead of the prompt, when it resumes the
+    # session (a request of the turn in progress, whose own prompt it is, holds it as written)
+    into_prompt: tuple[int, str, str] | None = None
+    opens_with: tuple[str, str] | None = None  # (text, note): a user message the runtime sends first
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """A producer's own rules for what it sends next (DESIGN §3). The analysis is
     format-independent; where runtimes differ it asks the ledger's Runtime."""
@@ -265,6 +288,11 @@ class Runtime:
     # ... and the model that request goes to, by the same rule (compared when the session grows:
     # a request to another model is rewritten otherwise, and built again).
     sent_to: Callable[[Ledger, Sequence[int]], object] | None = None
+    # How the runtime reshapes the request's messages as it sends them: (the session, its active path,
+    # the items as built, in order, whether they open the request) -> what it merges, moves into the
+    # prompt and sends first, or None for nothing (OpenClaw's replay validation and orphan repair:
+    # `formats.openclaw_turns`). It may read the file (a few records).
+    sent_shape: Callable[[Ledger, Sequence[int], Sequence[Any], bool], SentShape | None] | None = None
 
     @property
     def marked_stop_reasons(self) -> frozenset[str]:

@@ -458,12 +458,13 @@ def left_out(units: list[Unit], prompt: str = HEARTBEAT_PROMPT) -> list[int]:
     return out
 
 
-def merged(units: list[Unit]) -> list[Unit]:
+def merged(units: list[Unit], *, answers: bool = True, users: bool = True) -> list[Unit]:
     """Adjacent answers merged into one, then adjacent user messages (`validateAnthropicTurns`,
     dist/embedded-agent-helpers-BFS05UdI.mjs:909-998: content lists joined, a string as one text
-    block for a user message), as OpenClaw's replay validation does before the filter (observed
-    with the openai-completions API)."""
-    return _merge_role(_merge_role(units, "assistant"), "user")
+    block for a user message), as OpenClaw's replay validation does before the filter, where the
+    transcript policy merges them (`answers`, `users`: `openclaw_turns.turn_policy`)."""
+    out = _merge_role(units, "assistant") if answers else units
+    return _merge_role(out, "user") if users else out
 
 
 def _as_blocks(content: Any, role: str) -> list[Any]:

@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,7 @@ from inspector.formats import (
     openclaw_heads,
     openclaw_heartbeat,
     openclaw_model,
+    openclaw_turns,
     openclaw_writer,
     pi,
     sqlite_files,
@@ -68,6 +70,7 @@ from inspector.formats.base import (
     Home,
     HomeOverride,
     Runtime,
+    SentShape,
     StoreGrowth,
     Writer,
 )
@@ -931,10 +934,14 @@ def _heartbeat_left_out(led: Ledger, source: _Rows) -> None:
     """The messages OpenClaw's heartbeat filter takes out of the request (`openclaw_heartbeat`: a
     heartbeat poll, its acknowledgement and what came between) are never sent, said in one
     diagnostic naming them. The filter reads the replayed window (`_replayed_units`) with adjacent
-    answers and user messages merged, as OpenClaw validates them, and without the runtime-context
+    answers and user messages merged where OpenClaw's transcript policy for the session's provider
+    merges them (`openclaw_turns.session_policy`), and without the runtime-context
     messages, which OpenClaw's context engine strips before its second pass (observed: its first
     pass, before, keeps a poll such a message follows)."""
-    units = [u for u in openclaw_heartbeat.merged(_replayed_units(led, source)) if not openclaw_model.runtime_context_message(u.message)]
+    path = _path(led)
+    policy = openclaw_turns.session_policy(led, path) or openclaw_turns.NONE
+    merged = openclaw_heartbeat.merged(_replayed_units(led, source, path), answers=policy.merges_answers, users=policy.merges_users)
+    units = [u for u in merged if not openclaw_model.runtime_context_message(u.message)]
     gone = [s for i in openclaw_heartbeat.left_out(units) for s in units[i].seqs]
     for s in gone:
         rec = led.records[s]
@@ -955,21 +962,24 @@ def _heartbeat_left_out(led: Ledger, source: _Rows) -> None:
         )  # fmt: skip
 
 
-def _replayed_units(led: Ledger, source: _Rows) -> list[openclaw_heartbeat.Unit]:
+def _path(led: Ledger) -> list[int]:
+    """The active path's seqs, root to leaf (the parent chain from the leaf), as OpenClaw replays it."""
+    if led.leaf_seq is None:
+        return []
+    leaf = led.records[led.leaf_seq]
+    return [r.seq for r in _ancestors(led, leaf, led.by_id())] + [leaf.seq]
+
+
+def _replayed_units(led: Ledger, source: _Rows, path_seqs: list[int]) -> list[openclaw_heartbeat.Unit]:
     """The messages of the window OpenClaw replays (`_replayed_window`), in order, as its filter
     reads them: the summary, then each message entry, custom message and branch summary, less those
     OpenClaw leaves out before the filter (a never-sent one, but for a stored runtime-context
     message: observed of a failed answer of blank text, not probed of one making a call) and a
     trailing user message, which it merges into the prompt (`resolveOrphanRepairPlan`,
-    builtin-openclaw-q1hiFm14.mjs:18281-18296: the path's last entry but its metadata,
-    `findTrailingMessageEntryForOrphanRepair`, :18237-18251)."""
-    if led.leaf_seq is None:
-        return []
-    leaf = led.records[led.leaf_seq]
-    path = [*_ancestors(led, leaf, led.by_id()), leaf]
+    builtin-openclaw-q1hiFm14.mjs:18281-18296: `openclaw_turns.trailing_user`)."""
+    path = [led.records[s] for s in path_seqs]
     summary, window = _replayed_window(path)
-    tail = next((r for r in reversed(path) if r.type not in openclaw_model.METADATA_TYPES), None)
-    orphan = tail if tail is not None and tail.type == "message" and tail.source_role == "user" else None
+    orphan = openclaw_turns.trailing_user(led.records, path_seqs)
     recs = [r for r in window if r.kind == "message" and r.type in _REPLAYED_TYPES and r is not orphan]
     units = [openclaw_heartbeat.Unit({"role": "compactionSummary"})] if summary else []
     for rec, o in zip(recs, source._objects(recs) if recs else [], strict=True):
@@ -979,6 +989,38 @@ def _replayed_units(led: Ledger, source: _Rows) -> list[openclaw_heartbeat.Unit]
         m = o.get("message") if o.get("type") == "message" else {"role": "custom" if o.get("type") == "custom_message" else "branchSummary", **o}
         units.append(openclaw_heartbeat.Unit(m if isinstance(m, dict) else {}, [rec.seq]))
     return units
+
+
+def _sent_shape(led: Ledger, path: Sequence[int], items: Sequence[Any], opens: bool) -> SentShape | None:
+    """`Runtime.sent_shape`: what OpenClaw does to the request's messages as it sends them
+    (`openclaw_turns.shape`), under the transcript policy of the session's last answer's provider
+    and model API (`openclaw_turns.session_policy`). A stored runtime-context message, and a
+    heartbeat message the filter takes out, go only after the merge: they keep the messages around
+    them apart (observed of a runtime-context message between two user messages)."""
+    records = led.records
+    trailing = openclaw_turns.trailing_user(records, path)
+    where: dict[int, int] = {}
+    late = {s for d in led.diagnostics if d.problem == HEARTBEAT_LEFT_OUT for s in d.seqs}
+
+    def separated(a: int, b: int) -> bool:
+        if not where:
+            where.update((s, i) for i, s in enumerate(path))
+        for s in path[where[a] + 1 : where[b]]:
+            r = records[s]
+            if r.kind == "message" and r.never_sent and (s in late or _runtime_context_record(r)):
+                return True
+        return False
+
+    policy = lambda: openclaw_turns.session_policy(led, path)  # noqa: E731  (one row read, only when a rule may apply)
+    return openclaw_turns.shape(items, records, policy, opens, trailing.seq if trailing is not None else None, separated)
+
+
+def _runtime_context_record(rec: Record) -> bool:
+    """A stored runtime-context message (`openclaw_model.runtime_context`; only a custom message can be one)."""
+    if rec.type != "custom_message" and rec.source_role != "custom":
+        return False
+    o = rec._source.obj(rec) if rec._source is not None else None
+    return isinstance(o, dict) and openclaw_model.runtime_context(o)
 
 
 def _replayed_window(path: list[Record]) -> tuple[bool, list[Record]]:
@@ -1151,6 +1193,9 @@ FORMAT = Format(
         # The window is kept from the compaction's `firstKeptEntryId` on (pi's entry, written by
         # openclaw_writer): a repair cannot keep a message ahead of it, so it quotes it instead.
         contiguous_tail=True,
+        # Adjacent answers and user messages sent as one, a trailing user message moved into the
+        # prompt, a "(session bootstrap)" message first (`openclaw_turns`).
+        sent_shape=_sent_shape,
     ),
     claims=lambda path, head: head.startswith(sqlite_files.SQLITE_MAGIC) and (looks_like_file(path) or _transcriptless_agent_database(path)),
     load_file=lambda path, _f, _head, session_id, upto: load(path, session_id, upto),

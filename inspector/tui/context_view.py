@@ -286,7 +286,8 @@ class NextRequestView(Vertical):
         orphans = sum(1 for it in self.items if it.orphan)
         unanswered = sum(len(it.unanswered) for it in self.items)
         synthetic = sum(1 for it in self.items if it.synthetic and not it.on_resume)
-        on_resume = sum(1 for it in self.items if it.on_resume)
+        on_resume = sum(1 for it in self.items if it.on_resume and it.synthetic)
+        moved = sum(1 for it in self.items if it.on_resume and not it.synthetic)
         h = Text(f"tokens from {report.tokens_source}", style=DIM)
         if orphans:
             h.append(
@@ -300,6 +301,8 @@ class NextRequestView(Vertical):
             h.append(f" · {synthetic} synthetic result{'s' if synthetic != 1 else ''}", style=f"italic {DIM}")
         if on_resume:
             h.append(" · a reply the runtime adds on resume", style=f"italic {DIM}")
+        if moved:
+            h.append(" · a message the runtime moves into the next prompt on resume", style=f"italic {DIM}")
         head.update(h)
         table.clear(columns=True)
         for label, key in (
@@ -330,8 +333,12 @@ class NextRequestView(Vertical):
         elif it.synthetic:
             style = f"italic {DIM}"
             text.append("added on resume: " if it.on_resume else "added at send time: ", style=f"italic {DIM}")
+        elif it.on_resume and it.seq is not None:  # (a message the runtime moves into the next prompt on resume)
+            text.append("on resume, sent as: ", style=f"italic {DIM}")
         elif it.text and it.kind == "message" and it.seq is not None:  # (a failed reply sent as the runtime's marker)
             text.append("sent as: ", style=f"italic {DIM}")
+        if it.joined:  # (several records the runtime sends as one message: OpenClaw's merges)
+            text.append(f"{1 + len(it.joined)} as one: ", style=f"italic {DIM}")
         text.append(item_preview(report, it), style=style)
         kind = ("on resume" if it.on_resume else "synthetic") if it.synthetic else it.kind
         tokens = "…" if it.tokens is None else f"{it.tokens:,}"

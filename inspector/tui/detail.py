@@ -529,7 +529,8 @@ class DetailPane(VerticalScroll):
 
     def _context_index(self, report: Report) -> dict[int, int]:
         if self._ctx_index is None or self._ctx_index[0] is not report:
-            m = {it.seq: it.index for it in report.context if it.seq is not None and it.kind == "message"}
+            # (a record sent in another item's message, `ContextItem.joined`, is in that item)
+            m = {s: it.index for it in report.context if it.seq is not None and it.kind == "message" for s in (it.seq, *it.joined)}
             self._ctx_index = (report, m)
         return self._ctx_index[1]
 

@@ -280,8 +280,7 @@ def predicted(f: Path, session: str, i: int) -> str:
     if any(x.code in ("resume_refused", "request_fails", "broken_tree") for x in report.findings):
         return REFUSED
     text = "\n".join(tp._text(report, it) for it in report.context)
-    n = tp.sent_count([tp._source_role(report, it) for it in report.context])
-    return _verdict(text, n, f"{i:03d}")
+    return _verdict(text, tp.sent_count(report), f"{i:03d}")
 
 
 RECORD = tp.RECORD

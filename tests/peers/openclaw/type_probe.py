@@ -598,29 +598,19 @@ def verdict_of_request(messages: list[dict[str, Any]], i: int) -> Verdict:
     return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, len(kept), FAILED_TURN_TEXT in text)
 
 
-def sent_count(roles: list[str]) -> int:
-    """How many messages OpenClaw sends of a context whose items have these roles (as stored),
-    the new prompt left out: a trailing user message goes into the prompt's (the orphan repair
-    above); then adjacent answers are one, and so are adjacent user messages (its transcript policy
-    merges them, `validateTurnsWithConsecutiveMerge`, embedded-agent-helpers-BFS05UdI.mjs:909-985),
-    and a context that starts with an answer gets a "(session bootstrap)" user message first
-    (`sanitizeGoogleAssistantFirstOrdering`, google-turn-ordering-CAKKJfPd.mjs:3-15; both observed
-    with this provider)."""
-    if roles and roles[-1] == "user":
-        roles = roles[:-1]
-    merged = [r for k, r in enumerate(roles) if not (r in ("user", "assistant") and k > 0 and roles[k - 1] == r)]
-    return len(merged) + (1 if merged and merged[0] == "assistant" else 0)
+def sent_count(report: Any) -> int:
+    """How many messages inspector predicts OpenClaw sends ahead of the new prompt's: its next
+    request's items, as OpenClaw sends them (adjacent answers and user messages merged, a
+    "(session bootstrap)" message first: `openclaw_turns`), but for a trailing user message, which
+    goes into the prompt's own message (`ContextItem.text`: the queued-message line, then its text)."""
+    ctx = report.context
+    return len(ctx) - (1 if ctx and moved_into_prompt(ctx[-1]) else 0)
 
 
-def _source_role(report: Any, it: Any) -> str:
-    """An item's role as OpenClaw's transcript policy sees it (before a summary, an extension's
-    message or a command is made a user message: those are not merged)."""
-    if it.kind == "summary":
-        return "summary"
-    if it.seq is None:  # (a synthetic result)
-        return str(it.role)
-    r = report.ledger.records[it.seq]
-    return {"toolResult": "tool"}.get(r.source_role or "", r.source_role or it.role)
+def moved_into_prompt(it: Any) -> bool:
+    """An item of a trailing user message OpenClaw moves into the new prompt on resume
+    (`openclaw_turns.shape`: a message of the file, its text changed on resume)."""
+    return bool(it.on_resume and not it.synthetic and it.seq is not None)
 
 
 # The lines of OpenClaw's stderr that say why it stopped (it logs much else): the failed index
@@ -653,15 +643,14 @@ def predicted(f: Path, i: int) -> Verdict | str:
     if any(x.code in ("resume_refused", "request_fails", "broken_tree") for x in report.findings):
         return REFUSED
     text = "\n".join(_text(report, it) for it in report.context)
-    n = sent_count([_source_role(report, it) for it in report.context])
-    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, n, FAILED_TURN_TEXT in text)
+    return Verdict(marker(i) in text, after(i) in text, HISTORY_MARK in text, sent_count(report), FAILED_TURN_TEXT in text)
 
 
 def _text(report: Any, it: Any) -> str:
     if it.kind == "summary" or it.seq is None or it.text:  # (its own text: what is sent)
         return str(it.text)
-    m = report.ledger.records[it.seq].message
-    return "" if m is None else str(m.text())
+    msgs = [report.ledger.records[s].message for s in (it.seq, *it.joined)]  # (the records it sends as one)
+    return "\n".join(str(m.text()) for m in msgs if m is not None)
 
 
 # ---------------------------------------------------------------------------------------- running
