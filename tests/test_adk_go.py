@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from inspector.analysis import analyze
-from inspector.analysis.engine import HOLE, LIVE, RETAINED, SUMMARIZED, Report
+from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, Report
 from inspector.formats import adk, adk_go
 from inspector.formats.jsonl import LoadError
 
@@ -287,6 +287,7 @@ def test_a_long_running_call_is_sent_with_its_last_response(tmp_path: Path) -> N
     ]
     (d,) = [d for d in led.diagnostics if d.problem == "response_replaced"]
     assert d.line == 3 and "a later response answers again" in d.message
+    assert states(r)["p1"] == EXCLUDED and [f.code for f in r.findings] == ["dropped_tool_result"]
 
 
 def test_responses_merged_for_one_call_event_drop_the_replaced_ones(tmp_path: Path) -> None:

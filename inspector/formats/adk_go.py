@@ -1696,6 +1696,11 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     ordered = non_decreasing(times)  # (no timestamp decreases: in C)
     fl = flow_of(events, agent, branch, scope, visible)  # (what every record's request shares)
     full = request_upto(fl, None, events, ordered)
+    for s in full.dropped_orphans:  # (a response adk-go drops from the history: not sent from now on, excluded)
+        rec = records[s]
+        rec.never_sent = True
+        if rec._message is not None:  # (read whole: its message says so too, as a head's read later does)
+            rec._message.never_sent = True
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
