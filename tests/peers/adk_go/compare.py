@@ -3,7 +3,8 @@
     python -m tests.peers.adk_go.compare [--corpus DIR] [--json] [-v] [NAME ...]
 
 The corpus (`/work/shared/peers/adk_go/corpus`, its README says how it was made) was written by the
-real adk-go (the `2918701f` compaction stack, built with Go 1.27.3) driving `llmagent`s through a
+real adk-go (the `2918701f` compaction stack, built with Go 1.27.3; `corpus_main`: the scenarios
+without compaction, by adk-go main `0a51e153`, camelCase `actions` and export) driving `llmagent`s through a
 `runner.Runner` over the GORM database session service on SQLite, against a scripted `model.LLM`
 that recorded every `LLMRequest` it was given. Per scenario: `before.db` is the store after the
 scenario's turns; `after_nil.db` the store after the session was resumed from a copy of it with
@@ -56,6 +57,7 @@ from inspector.formats import load
 from tests.conftest import SHARED
 
 CORPUS = SHARED / "peers" / "adk_go" / "corpus"
+CORPUS_MAIN = SHARED / "peers" / "adk_go" / "corpus_main"  # the same scenarios but compaction, by adk-go main (0a51e153)
 Part = tuple[Any, ...]
 Content = tuple[str, tuple[Part, ...]]
 
