@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from inspector.analysis import analyze
-from inspector.analysis.engine import HOLE, LIVE, RETAINED, SUMMARIZED, Report
+from inspector.analysis.engine import EXCLUDED, HOLE, LIVE, RETAINED, SUMMARIZED, Report
 from inspector.formats import adk, adk_go
 from inspector.formats.jsonl import LoadError
 
@@ -240,6 +240,98 @@ def test_foreign_agent_events_become_context(tmp_path: Path) -> None:
         ("assistant", "message", "a1"),
         CONT,
     ]
+
+
+def test_without_a_record_the_request_is_built_as_adk_go_builds_it(tmp_path: Path) -> None:
+    """No compaction record: the messages are not sent as written where adk-go sends them otherwise
+    (as the real adk-go at 2918701f does, tests/peers/adk_go): another agent's event as "For
+    context:" user text (ConvertForeignEvent, contents_processor.go:575-602), and a history ending
+    on a model turn followed by the continuation turn (:77-83)."""
+    rows = [
+        ev("u1", "inv-1", "user", t(1), text("user", "hi")),
+        ev("h1", "inv-1", "helper", t(1.5), text("model", "I looked")),
+        ev("a1", "inv-1", "coder", t(2), text("model", "ok")),
+    ]
+    led = load(tmp_path, rows)
+    r = analyze(led)
+    assert request(r) == [("user", "message", "u1"), ("user", "message", "For context:\n[helper] said: I looked"), ("assistant", "message", "a1"), CONT]
+    assert led.sent_history is not None
+    # One sent as written (the user's turn last, no other agent) is the engine's own.
+    plain = [rows[0], ev("a1", "inv-1", "coder", t(2), text("model", "ok")), ev("u2", "inv-2", "user", t(3), text("user", "more"))]
+    led = adk_go.load(store(str(tmp_path / "plain.db"), {"s1": plain}), None, None)
+    assert led.sent_history is None
+    assert request(analyze(led)) == [("user", "message", "u1"), ("assistant", "message", "a1"), ("user", "message", "u2")]
+
+
+def test_a_long_running_call_is_sent_with_its_last_response(tmp_path: Path) -> None:
+    """A long-running call answered later (no record): adk-go sends the call followed by its last
+    response only, the pending one dropped (rearrangeEventsForFunctionResponsesInHistory,
+    contents_processor.go:382-402), as the real adk-go does (tests/peers/adk_go, long_running_answered)."""
+    rows = [
+        ev("u1", "inv-1", "user", t(1), text("user", "deploy")),
+        ev("k1", "inv-1", "coder", t(1.1), call("lr", "deploy", {}), long_running=["lr"]),
+        ev("p1", "inv-1", "coder", t(1.2), response("lr", "deploy", {"status": "pending"})),
+        ev("a1", "inv-1", "coder", t(1.3), text("model", "started")),
+        ev("p2", "inv-2", "user", t(5), response("lr", "deploy", {"status": "done"})),
+        ev("a2", "inv-2", "coder", t(6), text("model", "done")),
+    ]
+    led = load(tmp_path, rows)
+    r = analyze(led)
+    assert request(r) == [
+        ("user", "message", "u1"),
+        ("assistant", "message", "k1"),
+        ("tool", "message", "p2"),
+        ("assistant", "message", "a1"),
+        ("assistant", "message", "a2"),
+        CONT,
+    ]
+    (d,) = [d for d in led.diagnostics if d.problem == "response_replaced"]
+    assert d.line == 3 and "a later response answers again" in d.message
+    assert states(r)["p1"] == EXCLUDED and [f.code for f in r.findings] == ["dropped_tool_result"]
+
+
+def test_responses_merged_for_one_call_event_drop_the_replaced_ones(tmp_path: Path) -> None:
+    """Two long-running calls in one event, both pending, then one answered: adk-go merges the
+    response events of the call event into one content, the later response replacing the pending
+    one in place (mergeFunctionResponseEvents, contents_processor.go:458-534), after dropping the
+    text between them (:321-352), as the real adk-go does (tests/peers/adk_go, long_running_parallel)."""
+    two = {"role": "model", "parts": [{"functionCall": {"id": i, "name": "job", "args": {}}} for i in ("ja", "jb")]}
+    pending = {"role": "user", "parts": [{"functionResponse": {"id": i, "name": "job", "response": {"s": "pending"}}} for i in ("ja", "jb")]}
+    rows = [
+        ev("u1", "inv-1", "user", t(1), text("user", "start both")),
+        ev("k1", "inv-1", "coder", t(1.1), two, long_running=["ja", "jb"]),
+        ev("p1", "inv-1", "coder", t(1.2), pending),
+        ev("a1", "inv-1", "coder", t(1.3), text("model", "started")),
+        ev("p2", "inv-2", "user", t(5), response("ja", "job", {"s": "done"})),
+    ]
+    led = load(tmp_path, rows)
+    r = analyze(led)
+    # [done-ja, pending-jb] as one content: p2, then p1 less its response to ja.
+    assert request(r) == [("user", "message", "u1"), ("assistant", "message", "k1"), ("tool", "message", "p2"), ("tool", "message", "p1")]
+    assert [list(it.removed_results) for it in r.context] == [[], [], [], ["ja"]]
+    (d,) = [d for d in led.diagnostics if d.problem == "response_replaced"]
+    assert d.line == 3 and "'ja'" in d.message
+    assert [f.code for f in r.findings if f.code == "dropped_tool_result"] == ["dropped_tool_result"]
+
+
+def test_a_raw_tail_not_sent_as_written_is_in_the_records_history(tmp_path: Path) -> None:
+    """After the last record, another agent's event and the continuation turn: the record's history
+    holds the whole request, where adk-go sends each item (`replacement_holds_later`); a tail sent
+    as written is left to the engine."""
+    head = [*_turn(1, 1), ev("c", "inv-c", "user", t(3), None, comp=compaction(rfc(1), rfc(1.5), "S"))]
+    rows = [*head, ev("u2", "inv-2", "user", t(4), text("user", "ask the helper")), ev("h2", "inv-2", "helper", t(4.5), text("model", "found it")), ev("a2", "inv-2", "coder", t(5), text("model", "thanks"))]
+    r = analyze(load(tmp_path, rows))
+    assert request(r) == [
+        ("assistant", "summary", "S"),
+        ("user", "message", "u2"),
+        ("user", "message", "For context:\n[helper] said: found it"),
+        ("assistant", "message", "a2"),
+        CONT,
+    ]
+    assert r.checkpoints[-1].checkpoint.replacement_holds_later
+    r = _fresh(tmp_path, [*head, ev("u2", "inv-2", "user", t(4), text("user", "more"))])
+    assert request(r) == [("assistant", "summary", "S"), ("user", "message", "u2")]
+    assert not r.checkpoints[-1].checkpoint.replacement_holds_later
 
 
 def test_unmatched_exclusion_is_a_hole(tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ RUNTIME_PROBLEMS: dict[str, str] = {
     "resume_refused": "resume_refused",
 }
 # Adapters' diagnostics naming a tool result the runtime drops from the request it builds (adk-go's
-# `response_without_call`): reported with the results the analysis finds removed (`_dropped_results`).
-RESULT_DROPS = frozenset({"response_without_call"})
+# `response_without_call`, `response_replaced`): reported with the results the analysis finds removed (`_dropped_results`).
+RESULT_DROPS = frozenset({"response_without_call", "response_replaced"})
 # Adapters' notes that describe the session rather than something wrong with it.
 NOTE_PROBLEMS = frozenset({"session_choice", "opaque_summary", "checkpoint_superseded", "heartbeat_left_out"})
 

@@ -370,10 +370,13 @@ def extend_replacement(old: Report, led: Ledger, grown: list[int], left_out: lis
     earlier call the append answers loses its synthetic output (the items after it renumbered);
     an earlier record the append replaced (Codex: the reply a `token_count` line gives its usage)
     is counted again. None when it needs the whole request rebuilt: the instructions changed, a
-    replaced record pairs differently, a new call is one whose output was removed before, or the
-    latest checkpoint's history holds the records after it (NextClaw: a new one may go anywhere)."""
+    replaced record pairs differently, a new call is one whose output was removed before, the
+    latest checkpoint's history holds the records after it (NextClaw: a new one may go anywhere),
+    or the format gives the history itself (`Ledger.sent_history`: adk-go)."""
     if old.checkpoints and old.checkpoints[-1].checkpoint.replacement_holds_later:
         return None
+    if led.sent_history is not None or old.ledger.sent_history is not None:
+        return None  # (the format's history: built whole)
     st = old._growth if isinstance(old._growth, ReplacementGrowth) else replacement_growth(old)
     old._growth = None
     o_led = old.ledger

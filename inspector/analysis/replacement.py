@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspector.formats.base import Runtime
-from inspector.ledger.model import Ledger, Record
+from inspector.ledger.model import HistoryItem, Ledger, Record
 
 if TYPE_CHECKING:
     from inspector.analysis.engine import CheckpointView, ContextItem, PathScan
@@ -38,24 +38,43 @@ def replacement_context(
     elif led.instructions_note:  # (the runtime's own, which the file does not hold: added by it, no text here)
         items.append(ContextItem(0, "system", "message", None, None, header_line, True, "", note=led.instructions_note))
     items += request_items(records, entries, calls, answered, rt, left_out)
+    hist = led.sent_history if not views else views[-1].checkpoint.replacement
+    removed = {h.seq: h.removed_results for h in hist or () if h.removed_results and h.seq is not None}
     for i, it in enumerate(items):
         it.index = i
+        if removed and it.seq in removed and it.kind == "message":
+            it.removed_results = list(removed[it.seq])  # (sent less those results)
     return items
 
 
 def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], scan: PathScan | None = None) -> list[int | ContextItem]:
     """What the request holds after the instructions, before pairing: the latest checkpoint's
     replacement history (its kept records still visible, and its own items), then the messages
-    on the path after it; the records never sent left out (found by the path's `scan` when
+    on the path after it; with no checkpoint, the history the format gives (`Ledger.sent_history`)
+    or the messages on the path; the records never sent left out (found by the path's `scan` when
     given: its messages and their codes, no record read)."""
-    from inspector.analysis.engine import ContextItem, sent_messages_after
+    from inspector.analysis.engine import sent_messages_after
 
     records = led.records
     if not views:
+        if led.sent_history is not None:
+            return _entries(records, led.sent_history, None, None)
         return sent_messages(records, path) if scan is None else sent_messages_after(scan, path)  # type: ignore[return-value]
     last = views[-1]
+    entries = _entries(records, last.checkpoint.replacement or [], last.seq, last.record.line)
+    if last.checkpoint.replacement_holds_later:
+        return entries  # (the records after it are in its history, where the runtime sends them)
+    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else sent_messages_after(scan, path, last.pos)
+    return entries + after  # type: ignore[operator]
+
+
+def _entries(records: list[Record], history: list[HistoryItem], seq: int | None, line: int | None) -> list[int | ContextItem]:
+    """A history's items as request entries: a record kept raw (still visible, sent), else an item
+    of its own (`seq`, `line`: the checkpoint's, whose summary it may be)."""
+    from inspector.analysis.engine import ContextItem
+
     entries: list[int | ContextItem] = []
-    for h in last.checkpoint.replacement or []:
+    for h in history:
         if h.seq is not None:
             if records[h.seq].runtime_visible:  # not rolled back since
                 entries.append(h.seq)
@@ -66,20 +85,16 @@ def history_entries(led: Ledger, path: list[int], views: list[CheckpointView], s
                 0,
                 h.role,
                 "summary" if is_summary else "message",
-                last.seq if is_summary else None,
+                seq if is_summary else None,
                 h.id,
-                last.record.line,
+                line,
                 False,
                 h.text,
                 tool_call_ids=list(h.call_ids) if h.call_ids else [h.call_id] if h.role == "assistant" and h.call_id else [],
                 tool_result_id=h.call_id if h.role == "tool" else None,
             )
         )
-    entries = [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
-    if last.checkpoint.replacement_holds_later:
-        return entries  # (the records after it are in its history, where the runtime sends them)
-    after = sent_messages(records, path[last.pos + 1 :]) if scan is None else sent_messages_after(scan, path, last.pos)
-    return entries + after  # type: ignore[operator]
+    return [e for e in entries if not isinstance(e, int) or not records[e].never_sent]
 
 
 def sent_messages(records: list[Record], seqs: list[int]) -> list[int | ContextItem]:

@@ -62,6 +62,7 @@ request is also kept in `header["next_request"]`.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime as _dt
 import functools
 import itertools
@@ -592,6 +593,7 @@ class Sent:
     ts: int = 0
     invocation_id: str = ""
     reinjected: bool = False
+    removed: tuple[str, ...] = ()  # its responses adk-go leaves out: a later one to the same call replaces each
 
 
 @dataclass(slots=True)
@@ -923,11 +925,32 @@ def _rearrange(req: Request) -> None:
         out.append(it)
         if not it.calls:
             continue
-        for i in sorted({resp_at[c] for c in it.calls if c in resp_at}):
-            out.append(ev[i])
-            placed.add(i)
+        at = sorted({resp_at[c] for c in it.calls if c in resp_at})
+        placed.update(at)
+        out += _merged([ev[i] for i in at], resp_at, at) if len(at) > 1 else [ev[i] for i in at]
     req.dropped_orphans = [it.seq for i, it in enumerate(ev) if it.responses and i not in placed and it.seq is not None]
     req.items = out
+
+
+def _merged(group: list[Sent], resp_at: dict[str, int], at: list[int]) -> list[Sent]:
+    """The response events of one call event as adk-go merges them into one content
+    (mergeFunctionResponseEvents, contents_processor.go:458-534): the first one's parts, each
+    response of a later one replacing the part of the same call in place, else appended. As items:
+    each event less the responses a later one of them replaces (`Sent.removed`; one left with
+    none is not sent), in the order their parts come in the merged content."""
+    slot: dict[str, int] = {}
+    for it in group:
+        for r in it.responses:
+            slot.setdefault(r, len(slot))
+    mine = set(at)
+    keyed: list[tuple[int, int, Sent]] = []
+    for k, (i, it) in enumerate(zip(at, group, strict=True)):
+        gone = tuple(r for r in it.responses if resp_at.get(r, i) != i and resp_at[r] in mine)
+        kept = [r for r in it.responses if r not in gone]
+        if not kept:
+            continue
+        keyed.append((min(slot[r] for r in kept), k, dataclasses.replace(it, removed=gone) if gone else it))
+    return [it for _, _, it in sorted(keyed, key=operator.itemgetter(0, 1))]
 
 
 def next_agent(events: list[GoEvent]) -> tuple[str | None, str, str, str]:
@@ -1555,7 +1578,7 @@ def _history(req: Request, records: list[Record], after: int) -> list[HistoryIte
         if it.kind == "event":
             if it.seq is not None and it.seq > after and not it.reinjected:
                 continue
-            out.append(HistoryItem(_role(it, rec), seq=it.seq, id=rec.id if rec else None))
+            out.append(HistoryItem(_role(it, rec), seq=it.seq, id=rec.id if rec else None, removed_results=it.removed))
         elif it.kind == "summary":
             out.append(HistoryItem("assistant", it.text, kind="summary", id=rec.id if rec else None))
         else:
@@ -1673,6 +1696,11 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     ordered = non_decreasing(times)  # (no timestamp decreases: in C)
     fl = flow_of(events, agent, branch, scope, visible)  # (what every record's request shares)
     full = request_upto(fl, None, events, ordered)
+    for s in full.dropped_orphans:  # (a response adk-go drops from the history: not sent from now on, excluded)
+        rec = records[s]
+        rec.never_sent = True
+        if rec._message is not None:  # (read whole: its message says so too, as a head's read later does)
+            rec._message.never_sent = True
     _describe(events, full, records, name, diags)
     cps = [e.index for e in events if e.compaction is not None]
     lost = _unmatched_exclusions(events, full, records, name, diags)
@@ -1691,6 +1719,13 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
         # (only the last record's: it is read from the end, where the events after a record are)
         tail = last and any(it.kind == "event" and it.seq is not None and it.seq > i and not it.reinjected for it in reversed(req.items))
         cp.replacement = _history(req if last and not tail else _without_continue(req), records, i)
+        if tail:
+            # ... unless the events after it are not sent as written, in their order, with nothing
+            # after them (another agent's event, a response moved or dropped, the continuation
+            # turn): then its history holds the whole request, where adk-go sends each item.
+            whole = _history(req, records, len(records))
+            if _keys(whole) != _keys(cp.replacement) + _raw_keys(records, range(i + 1, len(records))):
+                cp.replacement, cp.replacement_holds_later = whole, True
         cp.details = {
             "start_timestamp": c.start,
             "end_timestamp": c.end,
@@ -1719,7 +1754,23 @@ def build(events: list[GoEvent], name: str, meta: dict[str, Any], diags: list[Di
     sid = meta.get("session_id")
     led = Ledger(path=name, format=NAME, session_id=sid if isinstance(sid, str) else None, header=header, records=records, diagnostics=diags)
     led.leaf_seq = len(records) - 1 if records else None
+    if not cps and full.error is None:
+        # No record: the engine sends the messages as written, unless adk-go sends them otherwise
+        # (ConvertForeignEvent, contents_processor.go:575-602; the rearrangements, :185-195; the
+        # continuation turn, :77-83): then the request as adk-go builds it is the history.
+        whole = _history(full, records, len(records))
+        if _keys(whole) != _raw_keys(records, range(len(records))):
+            led.sent_history = whole
     return led
+
+
+def _keys(hist: list[HistoryItem]) -> list[tuple[int | None, str, str, tuple[str, ...]]]:
+    return [(h.seq, h.kind, h.text, h.removed_results) for h in hist]
+
+
+def _raw_keys(records: list[Record], seqs: range) -> list[tuple[int | None, str, str, tuple[str, ...]]]:
+    """`_keys` of the messages among `seqs` as the engine sends them raw (`replacement.sent_messages`)."""
+    return [(s, "message", "", ()) for s in seqs if records[s].kind == "message" and not records[s].never_sent]
 
 
 def _extra(e: GoEvent) -> dict[str, Any]:
@@ -1874,7 +1925,20 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
                     seqs=[it.seq],
                 )
             )
+    called = {c for it in req.items for c in it.calls} if req.dropped_orphans else set()
     for s in req.dropped_orphans:
+        if called.issuperset(events[s].responses):
+            # (a long-running call answered again later: only the last response of a call is kept)
+            diags.append(
+                Diagnostic(
+                    records[s].line,
+                    "response_replaced",
+                    f"{name}: event {records[s].line}: every function response it holds answers a call a later response answers again: "
+                    "adk-go sends a call's last response only and drops this event from the history silently (contents_processor.go:382-402)",
+                    seqs=[s],
+                )
+            )
+            continue
         diags.append(
             Diagnostic(
                 records[s].line,
@@ -1884,6 +1948,19 @@ def _describe(events: list[GoEvent], req: Request, records: list[Record], name: 
                 seqs=[s],
             )
         )
+    for it in req.items:
+        if it.removed and it.seq is not None:
+            ids = ", ".join(quote(c) for c in it.removed)
+            diags.append(
+                Diagnostic(
+                    records[it.seq].line,
+                    "response_replaced",
+                    f"{name}: event {records[it.seq].line}: its response to {ids} is not sent: adk-go merges the response events of a call "
+                    "event into one content, where a later response to the same call replaces it (mergeFunctionResponseEvents, "
+                    "contents_processor.go:377-456, :478-534)",
+                    seqs=[it.seq],
+                )
+            )
     if req.error is not None:
         diags.append(
             Diagnostic(

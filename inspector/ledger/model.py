@@ -212,6 +212,9 @@ class HistoryItem:
     id: str | None = None  # the producer's item id, when it has one
     call_id: str | None = None  # a tool call's id (assistant) or the call a tool result answers (tool)
     call_ids: tuple[str, ...] = ()  # an assistant item's tool calls, when it holds more than `call_id` says
+    # The results of the record kept raw that the runtime leaves out of it (adk-go: a response a
+    # later response to the same call replaces): `ContextItem.removed_results`.
+    removed_results: tuple[str, ...] = ()
 
 
 class RecordSource:
@@ -567,6 +570,11 @@ class Ledger:
     # `session_meta.base_instructions`), and how they differ from what the file records, when they do.
     instructions: str | None = None
     instructions_note: str | None = None
+    # The history the runtime sends, in order, when its format builds it and no checkpoint's
+    # replacement holds it while the messages as written would say otherwise (adk-go with no
+    # compaction record: another agent's events as "For context:" user text, a response moved to
+    # its call or dropped, the continuation turn); None: the messages as written.
+    sent_history: list[HistoryItem] | None = None
     # What a format's `extend` (formats.base.LineExtender) needs to map lines appended to this
     # ledger as its full build would, when more than the records (Codex: the ids taken, the
     # record awaiting its usage); None: nothing, or a full build is needed.
