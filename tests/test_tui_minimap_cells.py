@@ -56,9 +56,9 @@ def _sessions() -> list[Path]:
 
 
 # What lies beside the sessions and is none: what a runtime sent, its oracles and notes, the
-# differential fixtures' scenario, events and compactions, the corpora's indexes.
+# differential fixtures' scenario, events and compactions, the corpora's indexes, adk-go's scenario specs.
 NOT_SESSIONS = ("requests.jsonl", ".stream.jsonl", ".oracle.json", ".notes.json", ".context.json", ".events.jsonl", ".meta.json")
-NOT_SESSION_NAMES = ("scenario.json", "disagreements.json", "events.json", "compactions.jsonl", "INDEX.json", "manifest.json", "edge_check.json", "verify.json")
+NOT_SESSION_NAMES = ("scenario.json", "spec.json", "disagreements.json", "events.json", "compactions.jsonl", "INDEX.json", "manifest.json", "edge_check.json", "verify.json")
 
 
 @pytest.mark.parametrize("path", _sessions(), ids=lambda p: p.name[:50])
