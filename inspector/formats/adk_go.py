@@ -2020,8 +2020,15 @@ def _written_event(ev: dict[str, Any], led: Ledger, index: int, diags: list[Diag
 
 
 def reread(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
-    """The written rows' records, read with the session from its store as a reload reads them:
-    the whole request is Go's, built again over the events with the new ones (`build`)."""
+    """The written rows' records, read with the session (`rebuild`)."""
+    new = rebuild(led, lines)
+    return new.records[len(new.records) - len(lines) :]
+
+
+def rebuild(led: Ledger, lines: list[dict[str, Any]]) -> Ledger:
+    """The session with the written rows, read from its store as a reload reads it: the whole
+    request is Go's, built again over the events with the new ones (`build`), and a record changes
+    what the events before it mean (a dropped response it covers is summarized, not excluded)."""
     if (led.header or {}).get("storage") != "sqlite" or led.path is None:
         raise Unwritable(adk_go_writer.refusal(led) or "the session was not read from an adk-go store")
     notes: list[Diagnostic] = []
@@ -2031,8 +2038,7 @@ def reread(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
             raise Unwritable(why)
         events, meta, diags = sqlite_events(con, led.path, led.session_id, None)
     events += [_written_event(ev, led, len(events) + k, diags) for k, ev in enumerate(lines)]
-    new = build(events, led.path, meta, diags)
-    return new.records[len(new.records) - len(lines) :]
+    return build(events, led.path, meta, [*notes, *diags])
 
 
 def read_back(entry: dict[str, Any], raw: Any, seq: int) -> Record:
@@ -2051,6 +2057,7 @@ WRITER = Writer(
     lines=adk_go_writer.with_range,
     store=StoreWriter(refusal=adk_go_writer.store_refusal, rows=adk_go_writer.rows, state=adk_writer.session_state),
     reread=reread,
+    rebuild=rebuild,
 )
 
 
