@@ -192,7 +192,6 @@ def test_plan_shows_the_coverage_after_and_write_then_undo_restore_the_rows(
     [
         ("nextclaw", "metadata.checkpoint is version 1"),
         ("maka", "history_compact_checkpoint_recorded"),
-        ("adk_go", "actions.compaction"),
     ],
 )
 def test_read_only_runtimes_refuse_saying_what_they_would_read_and_why_not_proven(fmt: str, why: str) -> None:

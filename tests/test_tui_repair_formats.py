@@ -228,28 +228,27 @@ async def test_a_json_dump_says_before_install_that_it_is_never_written_in_place
     assert list_backups(str(f)) == []
 
 
-def _adk_go_store(tmp: Path) -> Path:
+def _maka_store(tmp: Path) -> Path:
     sys.path.insert(0, str(HERE))
-    from tests.adk_go_store import store
-    from tests.test_adk_go import notes_example
+    from tests.test_seed_runtimes import BUILDERS
 
-    return Path(store(str(tmp / "s.db"), {"s1": notes_example()}))
+    return Path(BUILDERS["maka"](tmp))
 
 
 async def test_a_read_only_format_shows_why_install_is_not_offered(tmp_path: Path) -> None:
-    f = _adk_go_store(tmp_path)
+    f = _maka_store(tmp_path)
     before = _sha(f)
     app = create_app([str(f)], window=8_000, reserve=1_000)
     async with app.run_test(size=SIZE) as pilot:
         await _session_ready(app, pilot)
-        assert app.screen.report.ledger.format == "adk_go"
+        assert app.screen.report.ledger.format == "maka"
         await pilot.press("r")
         await _until(pilot, lambda: isinstance(app.screen, RepairScreen), "the repair screen")
         screen = app.screen
         await _planned(pilot, screen)
         why = _said_in_full(screen)
         # The format's whole reason, to its last words (the row beside Install holds two lines).
-        assert "adk_go sessions are read only for now" in why and "no Go toolchain" in why, why
+        assert "maka sessions are read only for now" in why and "cannot be run here" in why, why
         assert why.endswith("(plan, analyze, context and simulate work)"), why
         _nothing_offered(screen)
         await pilot.press("r")

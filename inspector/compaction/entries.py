@@ -209,7 +209,17 @@ def appended_records(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
 
 def with_entry(led: Ledger, entry: dict[str, Any], lines: list[dict[str, Any]] | None = None) -> Ledger:
     """An in-memory copy of the ledger with the checkpoint's lines appended (records are shared,
-    not copied)."""
+    not copied; the format's `Writer.rebuild` reads them all again where it has one)."""
+    w = writer_of(led)
+    if w.rebuild is not None:
+        try:
+            new = w.rebuild(led, lines if lines is not None else [entry])
+        except Unwritable as e:
+            raise WriteError(f"{led.format} cannot read this checkpoint back: {e}") from None
+        return dataclasses.replace(
+            led, records=new.records, header=new.header, diagnostics=new.diagnostics, leaf_seq=new.leaf_seq,
+            sent_history=new.sent_history, runs=dict(new.runs), _by_id=None,
+        )  # fmt: skip
     recs = appended_records(led, lines if lines is not None else [entry])
     return dataclasses.replace(
         led,

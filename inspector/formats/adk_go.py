@@ -57,6 +57,9 @@ record is a checkpoint whose `replacement` is Go's request as it stands right af
 and whose `explicit_*` sets say what is covered (represents), what is kept raw before the last
 covered event (retains: excluded events, re-injected calls) and the boundary. The whole predicted
 request is also kept in `header["next_request"]`.
+
+Write-back (`adk_go_writer`, DESIGN §5): one compaction event row, as adk-go's compactor writes it,
+into a store of the compaction stack; main's camelCase stores and the JSON export are refused.
 """
 
 from __future__ import annotations
@@ -78,9 +81,9 @@ from typing import Any
 import msgspec
 import orjson
 
-from inspector.formats import adk, adk_heads, fields, sqlite_files
+from inspector.formats import adk, adk_go_writer, adk_heads, adk_writer, fields, sqlite_files
 from inspector.formats import adk_go_heads as H
-from inspector.formats.base import Format, Runtime, StoreGrowth
+from inspector.formats.base import Format, Runtime, StoreGrowth, StoreWriter, Unwritable, Writer
 from inspector.formats.heads import kept_result_ids
 from inspector.formats.jsonl import LoadError, open_regular
 from inspector.ledger.jsontext import deep, dumps_text
@@ -1026,6 +1029,25 @@ def _row_event(n: int, row: dict[str, Any], name: str, diags: list[Diagnostic]) 
 
 
 def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto: int | None) -> Ledger:
+    events, meta, diags = sqlite_events(con, name, selector, upto)
+    led = build(events, name, meta, diags)
+    led.store_state = _digest(con, (meta["app_name"], meta["user_id"], meta["session_id"]))
+    return led
+
+
+def _digest(con: sqlite3.Connection, key: tuple[Any, Any, Any]) -> str | None:
+    """The digest a repair compares before it writes (inspector.store.dbwrite, the ADK writer's);
+    None where the rows do not read whole (a damaged store: nothing is written)."""
+    try:
+        return adk_writer.state_of(con, *key)
+    except sqlite_files.ERRORS:
+        return None
+
+
+def sqlite_events(
+    con: sqlite3.Connection, name: str, selector: str | None, upto: int | None
+) -> tuple[list[GoEvent], dict[str, Any], list[Diagnostic]]:
+    """The chosen session's events in stream order, its meta and what reading them found."""
     cols = _event_columns(con, name)
     diags: list[Diagnostic] = []
     app, user, sid, upd = _choose_session(con, name, selector, diags)
@@ -1044,7 +1066,7 @@ def _load_sqlite(con: sqlite3.Connection, name: str, selector: str | None, upto:
                 e.index = len(events)
                 events.append(e)
     meta = {"app_name": app, "user_id": user, "session_id": sid, "update_time": upd, "storage": "sqlite"}
-    return build(events, name, meta, diags)
+    return events, meta, diags
 
 
 # The columns a head reads (the JSON ones as stored, bytes), kept to read the row whole again
@@ -1430,6 +1452,7 @@ def _grown(
         e.index = i
     meta = {"app_name": tail.key[0], "user_id": tail.key[1], "session_id": tail.key[2], "update_time": upd, "storage": "sqlite"}
     grown = build(events, name, meta, list(choice))  # as `load`: the choice, then what the build finds
+    grown.store_state = _digest(con, tail.key)
     grown.diagnostics[:0] = notes  # ... after the store's own notes
     if rows:
         top_ts = max((r[ts_at] for r in rows), key=sqlite_files.sort_key)
@@ -1983,13 +2006,64 @@ def _load_file(path: str, _f: Any, head: bytes, selector: str | None, upto: int 
         return load_json(f.read(), path, upto)
 
 
+# ---------------------------------------------------------------------------------------- write-back
+
+
+def _written_event(ev: dict[str, Any], led: Ledger, index: int, diags: list[Diagnostic]) -> GoEvent:
+    """The event a row `adk_go_writer.rows` inserts, read as `load` will read that row."""
+    row = {"rowid": None, **adk_go_writer.row_values(ev, led)}
+    e = _row_event(index + 1, row, led.path or "", diags)
+    if e is None:  # pragma: no cover - the writer spells a time `parse_time` reads
+        raise Unwritable(f"the event {ev.get('id')!r} does not read back")
+    e.index = index
+    return e
+
+
+def reread(led: Ledger, lines: list[dict[str, Any]]) -> list[Record]:
+    """The written rows' records, read with the session (`rebuild`)."""
+    new = rebuild(led, lines)
+    return new.records[len(new.records) - len(lines) :]
+
+
+def rebuild(led: Ledger, lines: list[dict[str, Any]]) -> Ledger:
+    """The session with the written rows, read from its store as a reload reads it: the whole
+    request is Go's, built again over the events with the new ones (`build`), and a record changes
+    what the events before it mean (a dropped response it covers is summarized, not excluded)."""
+    if (led.header or {}).get("storage") != "sqlite" or led.path is None:
+        raise Unwritable(adk_go_writer.refusal(led) or "the session was not read from an adk-go store")
+    notes: list[Diagnostic] = []
+    with sqlite_files.read_only(led.path, led.path, notes) as con:
+        why = adk_go_writer.store_refusal(con, led)  # (said by the plan too: a main store's casing)
+        if why is not None:
+            raise Unwritable(why)
+        events, meta, diags = sqlite_events(con, led.path, led.session_id, None)
+    events += [_written_event(ev, led, len(events) + k, diags) for k, ev in enumerate(lines)]
+    return build(events, led.path, meta, [*notes, *diags])
+
+
+def read_back(entry: dict[str, Any], raw: Any, seq: int) -> Record:
+    """Never called: a record's meaning is Go's request over the whole session, so the entry is
+    read with it (`reread`), not alone."""
+    raise Unwritable("an adk-go record is read with its session (reread)")
+
+
+WRITER = Writer(
+    record_name="compaction event",
+    id_prefix="inspector-",
+    planned_id="inspector-planned",
+    refusal=adk_go_writer.refusal,
+    entry=adk_go_writer.compaction_event,
+    read_back=read_back,
+    lines=adk_go_writer.with_range,
+    store=StoreWriter(refusal=adk_go_writer.store_refusal, rows=adk_go_writer.rows, state=adk_writer.session_state),
+    reread=reread,
+    rebuild=rebuild,
+)
+
+
 FORMAT = Format(
     name=NAME,
-    read_only_reason=(
-        "adk-go's GORM session service would read back an event whose actions.compaction is {startTimestamp, endTimestamp, "
-        "compactedContent} (session/session.go:275-364 on the compaction branch; main has no such field: "
-        "docs/runtimes/adk-go.md §2.2), but there is no Go toolchain here to run adk-go and prove it resumes from one"
-    ),
+    writer=WRITER,
     label="adk-go (SQLite, JSON export)",
     runtime=Runtime(**RUNTIME_RULES),
     claims=lambda path, head: (adk.is_sqlite(head) and looks_like_file(path)) or sniff_export(head),

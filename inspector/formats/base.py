@@ -412,6 +412,11 @@ class Writer:
     # A file that is not JSON lines (a JSON dump): (its bytes, the lines) -> the whole new file,
     # written as a new file (`--out`) only. None: the lines are appended.
     copy: Callable[[bytes, list[dict[str, Any]]], bytes] | None = None
+    # Where a new record changes what the records before it mean (adk-go: a response dropped from the
+    # request is summarized once a record covers it): (the session, the lines) -> the session read
+    # again with them, every record as a reload gives it. None: the records read before are kept
+    # and the new ones appended (`reread`, `read_back`).
+    rebuild: Callable[[Ledger, list[dict[str, Any]]], Ledger] | None = None
 
 
 # ---------------------------------------------------------------------------------------- the format
