@@ -1,6 +1,6 @@
 """inspector against the real adk-go: the recorded corpora (`tests/peers/adk_go/compare.py`).
 
-Each skipped where it is absent (`SHARED/peers/adk_go/corpus`, written by the real adk-go at
+Each fails, naming the path, where it is absent (`SHARED/peers/adk_go/corpus`, written by the real adk-go at
 2918701f, and `corpus_main`, by adk-go main 0a51e153; their README says how, the build recipe is
 not committed).
 """
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need_shared
 from tests.peers.adk_go import compare
 
 # Requests inspector does not predict, each with the rule it misses (none known).
@@ -20,8 +21,7 @@ KNOWN: dict[tuple[str, str], str] = {}
 @pytest.fixture(scope="module", params=[compare.CORPUS, compare.CORPUS_MAIN], ids=["2918701f", "main"])
 def results(request: pytest.FixtureRequest) -> list[compare.Result]:
     corpus: Path = request.param
-    if not corpus.is_dir():
-        pytest.skip(f"no recorded adk-go corpus at {corpus} (written by the real adk-go; see its README)")
+    need_shared(corpus)  # (written by the real adk-go: its README)
     return [compare.compare_scenario(d) for d in compare.scenarios(corpus)]
 
 

@@ -2,7 +2,7 @@
 
 `SHARED/peers/adk_go/repaired/CASE/` holds, per case, a corpus store (`corpus/SCENARIO/before.db`,
 written by adk-go 2918701f) after `inspector repair --write` (`repaired.db`) and what adk-go sent when
-it resumed that store for one turn (`requests.jsonl`); skipped where absent (its README says how it
+it resumed that store for one turn (`requests.jsonl`); a missing folder fails the test, naming it (its README says how it
 was made; the build recipe is not committed). Here the repair is run again on the same store, with
 the recorded event id and time: (a) the store it writes must hold exactly the recorded rows, so
 adk-go's recorded verdict is about what inspector writes today (if the writer changes, this fails:
@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from inspector.compaction import execute
+from tests.conftest import need_shared
 from tests.peers import repair_campaign
 from tests.peers.adk_go import compare, repaired
 
@@ -27,9 +28,10 @@ TABLES = ("sessions", "events", "app_states", "user_states")
 
 @pytest.fixture(scope="module")
 def cases() -> list[Path]:
-    if not repaired.REPAIRED.is_dir():
-        pytest.skip(f"no recorded adk-go resumes of repaired stores at {repaired.REPAIRED} (see its README)")
-    return repaired.cases()
+    need_shared(repaired.REPAIRED)  # (the real adk-go's resumes of repaired stores: its README)
+    got = repaired.cases()
+    assert got, f"{repaired.REPAIRED} holds no repaired case"
+    return got
 
 
 def _rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
