@@ -48,7 +48,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from inspector.formats.adk_writer import META_KEY, represented_ids
+from inspector.formats.adk_writer import META_KEY, draft_metadata, represented_ids
 from inspector.formats.base import CheckpointDraft, Row, Unwritable
 from inspector.ledger.jsontext import dumps_text
 from inspector.ledger.model import Ledger
@@ -135,19 +135,7 @@ def compaction_event(d: CheckpointDraft) -> dict[str, Any]:
             },
         },
         "usage_metadata": _usage(d),
-        "custom_metadata": {
-            META_KEY: {
-                "producer": d.producer,
-                "represents": d.represents,
-                "retains": d.retains,
-                "first_kept_id": d.first_kept_id,
-                "retained_tail_shape": d.shape,
-                "failure_reason": d.failure_reason,
-                "tokens_before": d.tokens_before,
-                "requests": d.requests,
-                "truncated": d.truncated,
-            }
-        },
+        "custom_metadata": draft_metadata(d),
     }
 
 

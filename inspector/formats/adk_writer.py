@@ -91,6 +91,23 @@ def _usage(d: CheckpointDraft) -> dict[str, int] | None:
     return {"prompt_token_count": prompt, "candidates_token_count": u.output, "total_token_count": prompt + u.output}
 
 
+def draft_metadata(d: CheckpointDraft) -> dict[str, Any]:
+    """The event's `custom_metadata`: what inspector's record says of itself (ADK's and adk-go's alike)."""
+    return {
+        META_KEY: {
+            "producer": d.producer,
+            "represents": d.represents,
+            "retains": d.retains,
+            "first_kept_id": d.first_kept_id,
+            "retained_tail_shape": d.shape,
+            "failure_reason": d.failure_reason,
+            "tokens_before": d.tokens_before,
+            "requests": d.requests,
+            "truncated": d.truncated,
+        }
+    }
+
+
 def compaction_event(d: CheckpointDraft) -> dict[str, Any]:
     """The event as the draft spells it; `with_range` fills in its timestamps from the session."""
     event: dict[str, Any] = {
@@ -105,19 +122,7 @@ def compaction_event(d: CheckpointDraft) -> dict[str, Any]:
                 "compacted_content": {"parts": [{"text": d.summary}], "role": "model"},
             },
         },
-        "custom_metadata": {
-            META_KEY: {
-                "producer": d.producer,
-                "represents": d.represents,
-                "retains": d.retains,
-                "first_kept_id": d.first_kept_id,
-                "retained_tail_shape": d.shape,
-                "failure_reason": d.failure_reason,
-                "tokens_before": d.tokens_before,
-                "requests": d.requests,
-                "truncated": d.truncated,
-            }
-        },
+        "custom_metadata": draft_metadata(d),
         "timestamp": _epoch(d.timestamp),
     }
     usage = _usage(d)

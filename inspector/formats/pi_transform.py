@@ -45,15 +45,13 @@ import msgspec
 import orjson
 
 from inspector.formats import pi_resume
+from inspector.formats.base import JS_WHITESPACE
 from inspector.formats.jsonl import line_object
 from inspector.formats.pi_sending import truthy
 from inspector.ledger.model import Ledger, Message, Record
 
 IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"  # transform-messages.js:1
 TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"  # transform-messages.js:2
-
-# JavaScript's `String.prototype.trim` strips WhiteSpace and LineTerminator (ECMA-262 §12.2, §12.3).
-_JS_SPACE = frozenset("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +101,7 @@ def _target(e: pi_resume._Entries, path: Sequence[int]) -> Target | None:
 
 def _blank(text: Any) -> bool:
     """`!text || text.trim() === ""` of a thinking that is a string or false to JavaScript."""
-    return not truthy(text) or (isinstance(text, str) and all(c in _JS_SPACE for c in text))
+    return not truthy(text) or (isinstance(text, str) and not text.strip(JS_WHITESPACE))  # (JavaScript's trim)
 
 
 def _answer_block(b: Any, same: bool) -> tuple[Any, str | None]:
