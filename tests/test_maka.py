@@ -639,3 +639,17 @@ def test_a_commit_time_the_index_holds_as_text_among_integers_is_not_compared_wi
     _text_time_in_index(p, s.events[3]["ts"] + 1)  # (the middle one, where the search for the checkpoint's place looks first)
     led = maka.load(p, None, None)
     assert [x[2] for x in context(led)] == ["history-compact:cp1", "u2", "a2"]
+
+
+def test_a_wrong_typed_field_holding_a_lone_surrogate_is_named_not_a_crash(tmp_path: Path) -> None:
+    """A text holding a lone surrogate (JSON.parse keeps it) where maka keeps a boolean: the field
+    guard names it and reads the event without it, as for any wrong type (msgspec's own check of the
+    types raised UnicodeEncodeError on it: tests.fuzz seed 4409 case 3919)."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo", partial="\ud800")
+    s.reply("a1", "run1", "Renamed")
+    led = maka.load(write(str(tmp_path / "runtime.sqlite"), s), None, None)
+    assert [x[2] for x in context(led)] == ["u1", "a1"]
+    assert codes(led) == [("malformed_line", "wrong_type")]
+    assert any("partial" in d.message and d.line == 1 for d in led.diagnostics)

@@ -1105,7 +1105,7 @@ def _dict_event(
     wrong: list[fields.WrongType] = []
     try:
         msgspec.convert(ev, _EventTypes)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, UnicodeEncodeError):  # (a wrong type; a lone surrogate in one, which msgspec cannot say)
         check(ev, "", wrong)
     if wrong:
         obj = loads(payload)
