@@ -653,3 +653,20 @@ def test_a_wrong_typed_field_holding_a_lone_surrogate_is_named_not_a_crash(tmp_p
     assert [x[2] for x in context(led)] == ["u1", "a1"]
     assert codes(led) == [("malformed_line", "wrong_type")]
     assert any("partial" in d.message and d.line == 1 for d in led.diagnostics)
+
+
+def test_a_run_header_field_holding_a_lone_surrogate_where_a_number_goes_is_named(tmp_path: Path) -> None:
+    """The same for a run header (`core_agent_runs.record_json`): named, the session read."""
+    s = Session()
+    s.run("run1", "turn1")
+    s.user("u1", "run1", "Rename foo")
+    s.reply("a1", "run1", "Renamed")
+    p = write(str(tmp_path / "runtime.sqlite"), s)
+    con = sqlite3.connect(p)
+    con.execute("""UPDATE core_agent_runs SET record_json = json_set(record_json, '$.createdAt', 'x')""")
+    con.execute("""UPDATE core_agent_runs SET record_json = replace(record_json, '"createdAt":"x"', '"createdAt":"\\ud800"')""")
+    con.commit()
+    con.close()
+    led = maka.load(p, None, None)
+    assert [x[2] for x in context(led)] == ["u1", "a1"]
+    assert any("createdAt" in d.message for d in led.diagnostics)

@@ -1166,7 +1166,7 @@ def _runs(con: sqlite3.Connection, name: str, sid: str, diags: list[Diagnostic])
                 continue
         try:
             msgspec.convert(obj, _RunTypes)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, UnicodeEncodeError):  # (as `_dict_event`)
             diags.extend(fields.line_diagnostics(0, fields.check_fields(obj, RUN_HEADER), f"{name}: core_agent_runs row {run_id!r}"))
         out[str(run_id)] = obj
     return out
