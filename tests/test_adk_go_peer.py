@@ -1,8 +1,8 @@
 """inspector against the real adk-go: the recorded corpora (`tests/peers/adk_go/compare.py`).
 
-Each fails, naming the path, where it is absent (`SHARED/peers/adk_go/corpus`, written by the real adk-go at
-2918701f, and `corpus_main`, by adk-go main 0a51e153; their README says how, the build recipe is
-not committed).
+The corpora are recorded in the repository (`tests/peers/adk_go/corpus`, written by the real adk-go at
+2918701f, and `corpus_main`, by adk-go main 0a51e153; `tests/peers/adk_go/README.md` says how, the
+build recipe is not committed).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_shared
 from tests.peers.adk_go import compare
 
 # Requests inspector does not predict, each with the rule it misses (none known).
@@ -21,7 +20,7 @@ KNOWN: dict[tuple[str, str], str] = {}
 @pytest.fixture(scope="module", params=[compare.CORPUS, compare.CORPUS_MAIN], ids=["2918701f", "main"])
 def results(request: pytest.FixtureRequest) -> list[compare.Result]:
     corpus: Path = request.param
-    need_shared(corpus)  # (written by the real adk-go: its README)
+    assert compare.scenarios(corpus), f"{corpus} holds no scenario"
     return [compare.compare_scenario(d) for d in compare.scenarios(corpus)]
 
 

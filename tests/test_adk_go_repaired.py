@@ -1,9 +1,9 @@
 """inspector's repairs of adk-go stores, resumed by the real adk-go (`tests/peers/adk_go/repaired.py`).
 
-`SHARED/peers/adk_go/repaired/CASE/` holds, per case, a corpus store (`corpus/SCENARIO/before.db`,
+`tests/peers/adk_go/repaired/CASE/` holds, per case, a corpus store (`corpus/SCENARIO/before.db`,
 written by adk-go 2918701f) after `inspector repair --write` (`repaired.db`) and what adk-go sent when
-it resumed that store for one turn (`requests.jsonl`); a missing folder fails the test, naming it (its README says how it
-was made; the build recipe is not committed). Here the repair is run again on the same store, with
+it resumed that store for one turn (`requests.jsonl`); `tests/peers/adk_go/README.md` says how they were
+made (the build recipe is not committed). Here the repair is run again on the same store, with
 the recorded event id and time: (a) the store it writes must hold exactly the recorded rows, so
 adk-go's recorded verdict is about what inspector writes today (if the writer changes, this fails:
 record the cases again), and (b) inspector's prediction for it must be what adk-go sent.
@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from inspector.compaction import execute
-from tests.conftest import need_shared
 from tests.peers import repair_campaign
 from tests.peers.adk_go import compare, repaired
 
@@ -28,7 +27,6 @@ TABLES = ("sessions", "events", "app_states", "user_states")
 
 @pytest.fixture(scope="module")
 def cases() -> list[Path]:
-    need_shared(repaired.REPAIRED)  # (the real adk-go's resumes of repaired stores: its README)
     got = repaired.cases()
     assert got, f"{repaired.REPAIRED} holds no repaired case"
     return got

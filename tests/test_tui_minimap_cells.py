@@ -50,7 +50,7 @@ def _loop_cells(ledger: Ledger, report: Report | None, width: int) -> list[Cell]
 def _sessions() -> list[Path]:
     here = Path(__file__).parent
     roots = [SAMPLES, SHARED / "real_sessions", *sorted((SHARED / "peers").glob("*/corpus")), here / "differential" / "fixtures",
-             here / "peers" / "codex_resume" / "sessions"]  # fmt: skip
+             here / "peers" / "codex_resume" / "sessions", here / "peers" / "adk_go" / "corpus"]  # fmt: skip
     out = [p for root in roots for p in sorted(root.rglob("*")) if p.suffix in (".jsonl", ".json", ".db", ".sqlite")]
     return [p for p in out if not p.name.endswith(NOT_SESSIONS) and p.name not in NOT_SESSION_NAMES]
 

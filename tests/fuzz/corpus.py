@@ -61,7 +61,8 @@ def shared_dir() -> Path:
 
 def candidate_files() -> list[Path]:
     """Every file that may be a session: the samples, the real sessions, the peers' corpora (and
-    the OpenClaw store the repository's own harness made, the ADK voice session it builds)."""
+    the OpenClaw store the repository's own harness made, the ADK voice session it builds, the stores
+    the real adk-go wrote)."""
     shared = shared_dir()
     roots = [
         SAMPLES,
@@ -69,6 +70,7 @@ def candidate_files() -> list[Path]:
         *sorted((shared / "peers").glob("*/corpus")),
         REPO / "tests" / "peers" / "openclaw" / "corpus",
         REPO / "tests" / "peers" / "adk_resume" / "corpus",  # (a live session's speech: voice_corpus.py)
+        REPO / "tests" / "peers" / "adk_go" / "corpus",  # (written by the real adk-go: its README)
     ]
     out: list[Path] = []
     for root in roots:

@@ -2,7 +2,7 @@
 
     python -m tests.peers.adk_go.compare [--corpus DIR] [--json] [-v] [NAME ...]
 
-The corpus (`/work/shared/peers/adk_go/corpus`, its README says how it was made) was written by the
+The corpus (`tests/peers/adk_go/corpus`, `README.md` beside it says how it was made) was written by the
 real adk-go (the `2918701f` compaction stack, built with Go 1.27.3; `corpus_main`: the scenarios
 without compaction, by adk-go main `0a51e153`, camelCase `actions` and export) driving `llmagent`s through a
 `runner.Runner` over the GORM database session service on SQLite, against a scripted `model.LLM`
@@ -54,10 +54,10 @@ from typing import Any
 from inspector.analysis import analyze
 from inspector.analysis.export import analyze_json, context_json
 from inspector.formats import load
-from tests.conftest import SHARED
 
-CORPUS = SHARED / "peers" / "adk_go" / "corpus"
-CORPUS_MAIN = SHARED / "peers" / "adk_go" / "corpus_main"  # the same scenarios but compaction, by adk-go main (0a51e153)
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"
+CORPUS_MAIN = HERE / "corpus_main"  # the same scenarios but compaction, by adk-go main (0a51e153)
 Part = tuple[Any, ...]
 Content = tuple[str, tuple[Part, ...]]
 

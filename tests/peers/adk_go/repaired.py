@@ -3,7 +3,7 @@ inspector predicts for the repaired store.
 
     python -m tests.peers.adk_go.repaired [--dir DIR] [NAME ...]
 
-`/work/shared/peers/adk_go/repaired/CASE/` (its README says how it was made): `case.json` (the corpus
+`tests/peers/adk_go/repaired/CASE/` (`README.md` beside it says how it was made): `case.json` (the corpus
 scenario, the `inspector repair` arguments, the inserted event's id and time), `repaired.db` (a copy
 of the scenario's `before.db` after `inspector repair --write`), `resume_spec.json` (the scenario
 with compaction configured so that adk-go honours records, contents_processor.go:52-69, and never
@@ -21,10 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import SHARED
 from tests.peers.adk_go import compare
 
-REPAIRED = SHARED / "peers" / "adk_go" / "repaired"
+REPAIRED = Path(__file__).resolve().parent / "repaired"
 
 
 def cases(root: Path = REPAIRED, names: list[str] | None = None) -> list[Path]:
