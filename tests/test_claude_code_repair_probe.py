@@ -4,8 +4,9 @@
 peer corpus's `manual_compact.jsonl` with a damaged line and a clean one under it, 70-odd ways)
 and has the pinned Claude Code (2.1.328) resume each repaired file: its first request must be
 exactly what `inspector context --json` predicts (every item in order, our summary first, the new
-prompt, no orphaned result or unanswered call). Here: every probe repaired with `compact`, and
-with `recover` the ones that once failed. `python -m tests.peers.claude_code_resume.repair_probe
+prompt, no orphaned result or unanswered call). Here: every probe repaired with `compact` (every
+other one in the test command, all with INSPECTOR_FULL_PROBES: tests/scope.py), and with `recover`
+the ones that once failed. `python -m tests.peers.claude_code_resume.repair_probe
 --as-written` runs every strategy on every probe, and the damaged copies themselves.
 
 Before: a session whose last reply makes a call no result answers, with a user line after it
@@ -26,6 +27,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.formats import load
 from tests.peers.claude_code_resume import repair_probe, type_probe
+from tests.scope import probe_cases
 from tests.test_claude_code_line_rule import NOT_MIRRORED, _need_claude_code
 
 # The probes whose reply makes a call no result answers, a user line after it.
@@ -59,14 +61,15 @@ def test_every_repaired_damaged_session_is_what_claude_code_resumes(tmp_path: Pa
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
     (tmp_path / "probes").mkdir()
     files = type_probe.write_probes(tmp_path / "probes")
-    picked = {i: ["compact"] for i in range(len(files))}
+    every = range(len(files))
+    picked = {i: ["compact"] for i in probe_cases(every, [i for i in every if i % 2 == 0])}  # (tests/scope.py)
     for name in UNANSWERED:
         picked[_index(name)] = ["compact", "recover"]
     (tmp_path / "repaired").mkdir()
     written, skipped = repair_probe.repair_all(files, tmp_path / "repaired", [], picked)
     # Refused, nothing written: only sessions whose parent links do not walk (a line without a uuid).
     assert all("parent links do not walk" in line for line in skipped), skipped
-    assert len(written) >= len(files) - 3 + len(UNANSWERED)
+    assert len(written) >= len(picked) - 3 + len(UNANSWERED)
     rows = repair_probe.check(written, tmp_path)
     differ = {label.rsplit(" [", 1)[0]: why for label, why in rows if why is not None}
     unexpected = {name: why for name, why in differ.items() if name not in NOT_MIRRORED}

@@ -29,6 +29,7 @@ from inspector.live.incremental import GROWN, Follower
 from tests.peers.openclaw.generate import NODE, OPENCLAW
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.peers.openclaw.type_probe import BASE, LEAF, LEAF_SEQ
+from tests.scope import probe_cases
 from tests.test_incremental_stores import as_json, full_json
 from tests.test_openclaw import sent_as_predicted
 from tests.test_openclaw_accepts import _first_agent_request
@@ -247,12 +248,14 @@ def test_openclaw_resumes_stores_with_heartbeats_as_predicted(tmp_path: Path) ->
     """The real OpenClaw 2026.9.6 on the corpus store with SPANS appended: it sends what inspector
     predicts, item for item; and on a store shaped like the real session that ends in a poll and its
     runtime context, every turn a poll, its runtime context and HEARTBEAT_OK under a compaction that
-    keeps them all (as OpenClaw before 2026.9 wrote them)."""
+    keeps them all (as OpenClaw before 2026.9 wrote them): that one under INSPECTOR_FULL_PROBES
+    (tests/scope.py)."""
     real = chain((user, "rp1", POLL), (runtime_context, "rr1"), (said, "ra1", "HEARTBEAT_OK"), (compaction, "rc1", "rp1"),
                  (user, "rp2", POLL), (runtime_context, "rr2"), (said, "ra2", "HEARTBEAT_OK"), (compaction, "rc2", "rp1"),
                  (user, "rp3", POLL), (runtime_context, "rr3"))  # fmt: skip
     message = "[turn:hb1] are you still there?"
-    stores = [store(tmp_path, SPANS, "spans.sqlite"), store(tmp_path, real, "real.sqlite")]
+    rows = {"spans.sqlite": SPANS, "real.sqlite": real}
+    stores = [store(tmp_path, rows[name], name) for name in probe_cases(list(rows), ["spans.sqlite"])]  # (tests/scope.py)
     try:
         runs = [resume(p, "s1", message, tmp_path / f"scratch-{p.stem}") for p in stores]
     except NotInstalled as e:

@@ -38,6 +38,7 @@ from tests.peers import recorded
 from tests.peers.openclaw import type_probe
 from tests.peers.openclaw.generate import NODE, OPENCLAW
 from tests.peers.openclaw.resume import NotInstalled
+from tests.scope import probe_cases
 
 # Probes on which inspector and OpenClaw part, on purpose.
 NOT_MIRRORED = {
@@ -60,10 +61,17 @@ NOT_MIRRORED = {
 # The probes the real OpenClaw resumes on every run (refused, sent whole, an entry hung under the
 # leaf): its verdicts must still be the recorded ones; every other probe's verdict is the one it
 # gave when recorded (`type_probe --record`, tests/peers/recorded.py).
-LIVE = (
-    "clean",
-    "row cut short",  # a plain row JSON.parse fails on: refused
-    "entry parentId unknown",  # a parent that is no earlier entry: hung under the leaf
+# The test command resumes one of them (a verdict a broken harness cannot give by chance: sent
+# whole, the history kept); all three under INSPECTOR_FULL_PROBES (tests/scope.py).
+LIVE = tuple(
+    probe_cases(
+        (
+            "clean",
+            "row cut short",  # a plain row JSON.parse fails on: refused
+            "entry parentId unknown",  # a parent that is no earlier entry: hung under the leaf
+        ),
+        ("entry parentId unknown",),
+    )
 )
 
 

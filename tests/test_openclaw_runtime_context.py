@@ -26,6 +26,7 @@ from inspector.formats import load, openclaw_sqlite
 from inspector.live.incremental import GROWN, Follower
 from tests.peers.openclaw.resume import NotInstalled, resume
 from tests.peers.openclaw.type_probe import BASE, LEAF, LEAF_SEQ
+from tests.scope import probe_cases
 from tests.test_incremental_stores import as_json, full_json
 from tests.test_openclaw import sent_as_predicted
 from tests.test_openclaw_accepts import _first_agent_request
@@ -99,20 +100,22 @@ def test_openclaw_resumes_a_store_holding_runtime_context_as_predicted(tmp_path:
     """The real OpenClaw 2026.9.6 on the corpus store with a turn holding a runtime-context message
     after its user message and one more at the very end: it sends neither, as predicted; nor one
     right before a trailing user message, of either entry type (the trailing user message goes into
-    the prompt's message, as predicted: `openclaw_turns`)."""
+    the prompt's message, as predicted: `openclaw_turns`; the test command resumes the message
+    entry's, INSPECTOR_FULL_PROBES both: tests/scope.py)."""
     path = store(tmp_path, _turn(True), "a.sqlite")
     report = analyze(load(str(path)))
     message = "[turn:r1] are you still there?"
     try:
         rc, reqs = resume(path, "s1", message, tmp_path / "scratch")
+        kinds = probe_cases((("b", runtime_context), ("c", as_message)), (("c", as_message),))  # (tests/scope.py)
         others = [resume(store(tmp_path, _before_a_trailing_user(e), f"{k}.sqlite"), "s1", message, tmp_path / f"scratch-{k}")
-                  for k, e in (("b", runtime_context), ("c", as_message))]  # fmt: skip
+                  for k, e in kinds]  # fmt: skip
     except NotInstalled as e:
         pytest.fail(f"{e} (tests/install_runtimes.sh installs it): OpenClaw's reading cannot be checked", pytrace=False)
     assert rc == 0, (tmp_path / "scratch" / "openclaw.stderr.log").read_text()[-2000:]
     sent_as_predicted(_first_agent_request(reqs), report, message)
     assert "RC-MARK" not in repr(_first_agent_request(reqs))
-    for k, (rc_k, reqs_k) in zip("bc", others, strict=True):
+    for (k, _), (rc_k, reqs_k) in zip(kinds, others, strict=True):
         assert rc_k == 0, k
         assert "RC-MARK" not in repr(_first_agent_request(reqs_k)), k
         sent_as_predicted(_first_agent_request(reqs_k), analyze(load(str(tmp_path / f"{k}.sqlite"))), message)
