@@ -1405,9 +1405,14 @@ def _parallel_first_calls(ev: list[SimEvent], pos: int) -> list[int]:
     return out or [pos]
 
 
-def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkReplay:
+def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize, want: _Wanted | None = None) -> _AdkReplay:
+    """ADK's compactions over the session under `pol`, event by event; given `want` (the recorded
+    compactions a policy is tried against), the replay stops, `parted`, as soon as the compactions
+    it made can no longer be those."""
     ev = sess.events
     replay = _AdkReplay(sess, pol, size)
+    if want is not None:
+        want.checked = (-1, -1)
     run_failed = False  # the current run of the invocation ended in a node failure
     checked: set[int] = set()  # calls whose pre-request pass already ran (parallel siblings)
     for e in ev:
@@ -1435,6 +1440,9 @@ def _replay_adk_run(sess: Session, pol: AdkPolicy, size: SummarySize) -> _AdkRep
             fired = pol.token and replay.token_pass(upto, agent=None, when="post_invocation")
             if not fired and pol.sliding:
                 replay.sliding_pass(upto)
+        if want is not None and want.parted(replay.comps, e.pos + 1):
+            replay.parted = True
+            break
     return replay
 
 
@@ -1461,6 +1469,7 @@ class _AdkReplay:
         self.tracker = _AdkTracker(self.ev, self.comps, self.rewinds)
         self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
         self.reloaded_seqs: dict[int, list[int]] = {}  # the same, their seqs
+        self.parted = False  # stopped: its compactions could no longer be the wanted ones
 
     def present(self, upto: int) -> list[SimEvent]:
         """The session's events as ADK holds them once `upto` events were appended: a run starts
@@ -1911,11 +1920,35 @@ INFER_MAX_EVENTS = 2000  # inferring a token-threshold policy replays the sessio
 Made = tuple[int | None, list[int], float, float]  # moment, summarizer input, timestamp range
 
 
-def _reproduces(sess: Session, pol: AdkPolicy, want: list[Made]) -> bool:
+class _Wanted:
+    """The recorded compactions a replay must make, to stop one as soon as it cannot.
+
+    A replay appends compactions in the order of `after` (the events that existed: it only grows),
+    so once `upto` events were replayed, every compaction with `after < upto` is final, and a
+    replay that makes the recorded ones has made exactly the recorded ones before `upto`."""
+
+    def __init__(self, sess: Session, rec: list[_AdkComp]) -> None:
+        self.sess = sess
+        self.made = _wanted(sess, rec)
+        self.after = sorted(c.after for c in rec)
+        self.checked = (-1, -1)  # (compactions made, recorded ones before upto) at the last check
+
+    def parted(self, comps: list[_AdkComp], upto: int) -> bool:
+        if len(comps) > len(self.made):
+            return True
+        k = bisect_left(self.after, upto)
+        if (len(comps), k) == self.checked:
+            return False
+        self.checked = (len(comps), k)
+        final = [c for c in comps if c.after < upto]
+        return len(final) != k or _made(self.sess, final) != self.made[:k]
+
+
+def _reproduces(sess: Session, pol: AdkPolicy, want: _Wanted) -> bool:
     """Does the replay make the recorded compactions: same moment, same summarizer input, same
     range (which a seed widens to the seed's start, apps/compaction.py:470-478)?"""
-    replay = _replay_adk_run(sess, pol, SummarySize())
-    return _made(sess, replay.comps) == want
+    replay = _replay_adk_run(sess, pol, SummarySize(), want)
+    return not replay.parted and _made(sess, replay.comps) == want.made
 
 
 def _made(sess: Session, comps: list[_AdkComp]) -> list[Made]:
@@ -1942,7 +1975,7 @@ def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None,
             f"inferring them by replay is limited to {INFER_MAX_EVENTS} events; pass them"
         )
     ordered = sorted(rec, key=lambda c: c.after)
-    want = _wanted(sess, rec)
+    want = _Wanted(sess, rec)
     thresholds: set[int] = set()
     for c in ordered:
         last = next((e for e in reversed(ev[: c.after]) if e.is_call and e.prompt is not None), None)
@@ -1958,7 +1991,7 @@ def _infer_adk_token(sess: Session, rec: list[_AdkComp]) -> tuple[Policy | None,
                 if _reproduces(sess, pol, want):
                     how = "token threshold" + (" and sliding window" if interval is not None else "")
                     return pol, (
-                        f"{how} inferred by replay: these settings make exactly the {len(want)} recorded "
+                        f"{how} inferred by replay: these settings make exactly the {len(want.made)} recorded "
                         "compactions (others may too; ADK does not store its config in the session)"
                     )
     return None, "no token-threshold setting tried reproduces the recorded compactions; pass them"
@@ -1991,7 +2024,7 @@ def _infer_adk_sliding(sess: Session, rec: list[_AdkComp]) -> tuple[Policy, str]
     tries = [guess] + [
         (i, o) for i in range(1, min(done, SLIDING_MAX_INTERVAL) + 1) for o in range(i + 1) if (i, o) != guess
     ]
-    want = _wanted(sess, rec)
+    want = _Wanted(sess, rec)
     for interval, overlap in tries:
         if _reproduces(sess, adk_sliding(interval, overlap), want):
             how = (
