@@ -641,13 +641,32 @@ def _compacted_chars(
     surviving ranges plus each surviving summary, in serialized characters (of the events and
     compactions no rewind dropped, `live`)."""
     alive = _surviving(comps, live.compactions(comps) if live is not None else None)
-    ranges = sorted((comps[i].start, comps[i].end) for i in alive)
+    inside = _within_any([(comps[i].start, comps[i].end) for i in alive])
     total = sum(comps[i].chars for i in alive)
     gone = live.events if live is not None else frozenset()
     for e in events[:upto]:
-        if e.pos not in gone and not any(a <= e.ts <= b for a, b in ranges):
+        if e.pos not in gone and not inside(e.ts):
             total += e.chars
     return total
+
+
+def _within_any(ranges: list[tuple[float, float]]) -> Callable[[float], bool]:
+    """Whether a time lies in any of the closed `ranges`: their union, searched by bisection (a
+    range holding nothing, its start after its end or not a number, left out)."""
+    starts: list[float] = []
+    ends: list[float] = []
+    for a, b in sorted(r for r in ranges if r[0] <= r[1]):
+        if ends and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+
+    def inside(ts: float) -> bool:
+        i = bisect_right(starts, ts) - 1
+        return i >= 0 and ts <= ends[i]
+
+    return inside
 
 
 def _surviving(comps: list[_AdkComp], among: list[int] | None = None) -> list[int]:
