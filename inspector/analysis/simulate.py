@@ -806,14 +806,7 @@ class _AdkTracker:
         """The ranges and summaries of the surviving compactions (those no rewind dropped)."""
         comps, live = self.comps, self.live
         self.alive = _surviving(comps, live.compactions(comps) if live is not None else None)
-        merged: list[list[float]] = []
-        for a, b in sorted((comps[i].start, comps[i].end) for i in self.alive):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        self.starts = [a for a, _ in merged]
-        self.ends = [b for _, b in merged]
+        self._inside = _within_any([(comps[i].start, comps[i].end) for i in self.alive])
         self.rep: set[int] = set()
         for i in self.alive:
             self.rep |= comps[i].represents
@@ -826,10 +819,6 @@ class _AdkTracker:
         self.tokens = 0
         self.removed_calls: dict[str, list[int]] = {}  # call id -> dropped events making it
         self.sent_results: set[str] = set()
-
-    def _inside(self, ts: float) -> bool:
-        k = bisect_right(self.starts, ts) - 1
-        return k >= 0 and ts <= self.ends[k]
 
     def at(self, upto: int) -> _Context:
         if upto < self.upto:
