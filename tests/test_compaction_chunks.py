@@ -139,3 +139,81 @@ def test_the_plan_covers_its_range_exactly_once_and_each_chunk_fits(
         _assert_partition(p)
     elif p.requests:  # a fallback that shows the requests it would have needed
         _assert_partition(p)
+
+
+def test_targets_that_cannot_fit_are_not_counted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the range needs more than 16 requests at every target tried, only the attempt the plan
+    shows has its requests' prompts counted whole (a 20 MB OpenClaw plan spent 8 of its 10 s
+    counting the prompts of eight attempts it then threw away), and it is the attempt counting
+    them all picks: the fewest requests, at the largest target."""
+    from inspector.compaction import plan as plan_module
+
+    r = report_of(_long_session().native())
+    budgets = Budgets(window=200_000, reserve=1_000, keep_recent=300, request=700)
+    whole = {"n": 0}
+    exact = plan_module._RangeRequests.exact
+
+    def counted(self: object, texts: list[str], carries: bool, file_list: bool) -> int:
+        whole["n"] += bool(texts)
+        return exact(self, texts, carries, file_list)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plan_module._RangeRequests, "exact", counted)
+    p = plan(r, "resummarize", budgets)
+    assert p.action == "recover" and len(p.requests) > MAX_REQUESTS
+    assert whole["n"] <= 2 * len(p.requests)  # (the shown attempt's requests, and its exact check's splits)
+    mine = [(ch.lo, ch.hi, ch.prompt_tokens) for ch in p.requests], p.target_tokens
+    # Every attempt counted whole, as before: the same attempt is shown.
+    monkeypatch.setattr(plan_module, "least_requests", lambda *a, **k: 0)
+    whole["n"] = 0
+    q = plan(r, "resummarize", budgets)
+    assert ([(ch.lo, ch.hi, ch.prompt_tokens) for ch in q.requests], q.target_tokens) == mine
+    assert whole["n"] > 2 * len(p.requests)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(300, 3_000))
+def test_the_fewest_requests_are_the_ones_counting_every_attempt_finds(request: int) -> None:
+    from inspector.compaction import plan as plan_module
+
+    r = report_of(_long_session().native())
+    budgets = Budgets(window=200_000, reserve=1_000, keep_recent=300, request=request)
+    p = plan(r, "resummarize", budgets)
+    least = plan_module.least_requests
+    try:
+        plan_module.least_requests = lambda *a, **k: 0  # type: ignore[assignment]
+        q = plan(r, "resummarize", budgets)
+    finally:
+        plan_module.least_requests = least  # type: ignore[assignment]
+    assert (p.action, p.reason, p.target_tokens, [(ch.lo, ch.hi, ch.prompt_tokens) for ch in p.requests]) == (
+        q.action, q.reason, q.target_tokens, [(ch.lo, ch.hi, ch.prompt_tokens) for ch in q.requests])  # fmt: skip
+
+
+def test_the_attempt_shown_is_the_first_with_the_fewest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Floors and whole counts scripted per target: none fits, two tie on the fewest, one makes no
+    request at all; the one shown is the first of the tie, counted whole."""
+    from types import SimpleNamespace
+
+    from inspector.compaction import plan as plan_module
+
+    targets = plan_module._targets(8_000)
+    assert len(targets) >= 5
+    floors = [20, None, 18, 17, 30] + [40] * (len(targets) - 5)
+    wholes = [21, None, 18, 18, 31] + [41] * (len(targets) - 5)
+    counted: list[int] = []
+
+    def at(target: int) -> int:
+        return targets.index(target)
+
+    monkeypatch.setattr(plan_module, "least_requests", lambda *a, **k: floors[at(a[5])])
+
+    def chunk_range(*a: object, **k: object) -> list[object] | None:
+        counted.append(at(a[5]))  # type: ignore[arg-type]
+        n = wholes[at(a[5])]  # type: ignore[arg-type]
+        return None if n is None else [object()] * n
+
+    monkeypatch.setattr(plan_module, "chunk_range", chunk_range)
+    d = SimpleNamespace(rb=SimpleNamespace(request=None, window=100_000), ix=None, lo=0, carried_text="")
+    tail = SimpleNamespace(cut=10, keep=())
+    t, _, _, chunks = plan_module._fewest_chunks(d, tail=tail, target=8_000, read=[], modified=[])  # type: ignore[arg-type]
+    assert t == targets[2] and chunks is not None and len(chunks) == 18
+    assert sorted(counted) == [2, 3]  # (the floor 17 counted first: 18 whole; then the first 18)

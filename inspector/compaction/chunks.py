@@ -60,21 +60,14 @@ def split_range(
     summary; chunks are packed on additive estimates, then checked with it and shrunk if needed.
     Returns more than `max_requests` chunks when the range needs them (the caller falls back).
     """
-    room_first = budget.request - budget.overhead - budget.first_carry
-    room_later = budget.request - budget.overhead - budget.later_carry
-    # A range that goes into one request needs no room for a later one.
-    if positions and sum(n + 1 for t, n in parts if t) <= room_first - budget.file_list:
+    if _fits_one(positions, parts, budget):
         one = _build(lo, hi, positions, [t for t, _ in parts], [n for _, n in parts], set(), [0], budget, exact)
         if one[0].prompt_tokens <= budget.request:
             return one
-    # One message (with its separator) must fit the tightest chunk: a later one with the file list.
-    per_message = min(room_first, room_later) - budget.file_list - 2
-    if per_message <= 0:
+    laid = _estimated_starts(positions, parts, budget, is_boundary, clip, count)
+    if laid is None:
         return None
-    texts, tokens, clipped = _clip_to(positions, parts, per_message, clip, count)
-    costs = [n + 1 if t else 0 for t, n in zip(texts, tokens, strict=True)]  # + the blank-line separator
-    starts = _greedy_starts(positions, costs, room_first, room_later, is_boundary)
-    _split_last(starts, costs, room_first, room_later, budget.file_list)
+    texts, tokens, clipped, starts = laid
     chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
     # Exact check: estimates add a separator per message, so this rarely moves anything.
     guard = 0
@@ -88,6 +81,51 @@ def split_range(
         starts.insert(s + 1, end - 1)
         chunks = _build(lo, hi, positions, texts, tokens, clipped, starts, budget, exact)
     return chunks  # more than `max_requests` of them: the caller reports the bound
+
+
+def least_chunks(
+    positions: list[int],
+    parts: list[tuple[str, int]],
+    budget: ChunkBudget,
+    is_boundary: Callable[[int], bool],
+    clip: Callable[[str, int], str],
+    count: Callable[[str], int],
+) -> int | None:
+    """How many chunks `split_range` makes of the range at the least (None: it makes none),
+    without an exact count: the chunks packed on estimates, which its exact check only splits."""
+    if _fits_one(positions, parts, budget):
+        return 1
+    laid = _estimated_starts(positions, parts, budget, is_boundary, clip, count)
+    return None if laid is None else len(laid[3])
+
+
+def _fits_one(positions: list[int], parts: list[tuple[str, int]], budget: ChunkBudget) -> bool:
+    """A range that goes into one request on estimates (it needs no room for a later one)."""
+    room_first = budget.request - budget.overhead - budget.first_carry
+    return bool(positions) and sum(n + 1 for t, n in parts if t) <= room_first - budget.file_list
+
+
+def _estimated_starts(
+    positions: list[int],
+    parts: list[tuple[str, int]],
+    budget: ChunkBudget,
+    is_boundary: Callable[[int], bool],
+    clip: Callable[[str, int], str],
+    count: Callable[[str], int],
+) -> tuple[list[str], list[int], set[int], list[int]] | None:
+    """The messages' texts and tokens (clipped to what the tightest chunk holds) and the chunk
+    starts packed on their estimates; None when one message cannot fit any request."""
+    room_first = budget.request - budget.overhead - budget.first_carry
+    room_later = budget.request - budget.overhead - budget.later_carry
+    # One message (with its separator) must fit the tightest chunk: a later one with the file list.
+    per_message = min(room_first, room_later) - budget.file_list - 2
+    if per_message <= 0:
+        return None
+    texts, tokens, clipped = _clip_to(positions, parts, per_message, clip, count)
+    costs = [n + 1 if t else 0 for t, n in zip(texts, tokens, strict=True)]  # + the blank-line separator
+    starts = _greedy_starts(positions, costs, room_first, room_later, is_boundary)
+    _split_last(starts, costs, room_first, room_later, budget.file_list)
+    return texts, tokens, clipped, starts
 
 
 def _clip_to(

@@ -22,6 +22,7 @@ checkpoint the model cannot take.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from inspector.analysis.protocol import (
 from inspector.analysis.tokens import Tokenizer, get_tokenizer
 from inspector.analysis.window import context_window
 from inspector.compaction import STRATEGIES
-from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, split_range
+from inspector.compaction.chunks import MAX_REQUESTS, Chunk, ChunkBudget, least_chunks, split_range
 from inspector.compaction.cut import (
     PathIndex,
     Tail,
@@ -616,20 +617,44 @@ def _fewest_chunks(
 ) -> tuple[int, int, int, list[Chunk] | None]:
     """A smaller summary leaves later requests more room for messages: when the range does not go
     into 16 requests at the full target, smaller targets are tried. When nothing fits, the attempt
-    with the fewest requests is what the plan shows. Returns (target, max output, request, chunks)."""
+    with the fewest requests is what the plan shows (the first of them, at the largest target).
+    Returns (target, max output, request, chunks).
+
+    Counting a request's prompt whole is most of the cost, so a target whose requests packed on
+    estimates already number more than 16 (the exact check only splits them further) is not
+    counted whole unless it is the one shown."""
     rb = d.rb
-    best: tuple[int, int, int, list[Chunk] | None] | None = None
-    for t in _targets(target):
+    # Each attempt: (its requests, or a floor of them while not counted whole; its order; its
+    # target, max output and request; its chunks, counted whole or not).
+    tried: list[tuple[float, int, tuple[int, int, int], list[Chunk] | None, bool]] = []
+    for k, t in enumerate(_targets(target)):
         mo = t + int(t * OUTPUT_HEADROOM)
         req = rb.request if rb.request is not None else rb.window - mo
+        args = (d.ix, d.lo, tail.cut, d.carried_text, req, t, mo, read, modified)
+        least = least_requests(*args, skip=set(tail.keep))
+        if least is None:  # (no request can hold one message: the whole count makes none either)
+            tried.append((_requests_of(None), k, (t, mo, req), None, True))
+        elif least > MAX_REQUESTS:
+            tried.append((least, k, (t, mo, req), None, False))
+        else:
+            got = chunk_range(*args, skip=set(tail.keep))
+            if got is not None and len(got) <= MAX_REQUESTS:
+                return t, mo, req, got
+            tried.append((_requests_of(got), k, (t, mo, req), got, True))
+    # The attempt with the fewest requests, the first of them: a floor is counted whole when it
+    # comes first (a whole count is never below its floor).
+    while True:
+        tried.sort(key=lambda a: (a[0], a[1]))
+        _, k, (t, mo, req), got, counted = tried[0]
+        if counted:
+            return t, mo, req, got
         got = chunk_range(d.ix, d.lo, tail.cut, d.carried_text, req, t, mo, read, modified, skip=set(tail.keep))
-        if best is None or (got is not None and (best[3] is None or len(got) < len(best[3]))):
-            best = (t, mo, req, got)
-        if got is not None and len(got) <= MAX_REQUESTS:
-            best = (t, mo, req, got)
-            break
-    assert best is not None
-    return best
+        tried[0] = (_requests_of(got), k, (t, mo, req), got, True)
+
+
+def _requests_of(chunks: list[Chunk] | None) -> float:
+    """An attempt's requests, for choosing the fewest: none made ranks after any number."""
+    return math.inf if chunks is None else len(chunks)
 
 
 def _summary_plan(
@@ -743,35 +768,56 @@ def chunk_range(
 ) -> list[Chunk] | None:
     """The summarizer requests for [lo, hi): contiguous chunks that each fit `request` tokens
     (messages in `skip`, kept raw, are not summarized)."""
-    tok = ix.tok
-    positions = [p for p in ix.messages_in(lo, hi) if not skip or p not in skip]
-    parts = ix.prompt_parts(positions)
-    files = file_list_block(read, modified)
-    system = tok.count(SYSTEM_PROMPT)
-    carry_tokens = tok.count(carried_text) if carried_text else 0
+    r = _RangeRequests(ix, lo, hi, carried_text, request, target, max_output, read, modified, skip)
+    return split_range(lo, hi, r.positions, r.parts, r.budget, ix.safe, r.clip, ix.tok.count, r.exact)
 
-    def exact(texts: list[str], carries: bool, file_list: bool) -> int:
-        return system + tok.count(build_prompt(texts, "…" if carries else None, files if file_list else None, target))
 
-    overhead = max(exact([], True, False), exact([], False, False))
-    budget = ChunkBudget(
-        request=request,
-        first_carry=carry_tokens,
-        later_carry=max_output,
-        file_list=max(exact([], False, True) - exact([], False, False), 0),
-        overhead=overhead,
-    )
-    return split_range(
-        lo,
-        hi,
-        positions,
-        parts,
-        budget,
-        is_boundary=ix.safe,
-        clip=lambda t, n: clip_to_tokens(t, n, tok),
-        count=tok.count,
-        exact=exact,
-    )
+def least_requests(
+    ix: PathIndex,
+    lo: int,
+    hi: int,
+    carried_text: str,
+    request: int,
+    target: int,
+    max_output: int,
+    read: list[str],
+    modified: list[str],
+    skip: set[int] | None = None,
+) -> int | None:
+    """How many requests `chunk_range` makes at the least (None: none can be made), without
+    counting any request's prompt whole."""
+    r = _RangeRequests(ix, lo, hi, carried_text, request, target, max_output, read, modified, skip)
+    return least_chunks(r.positions, r.parts, r.budget, ix.safe, r.clip, ix.tok.count)
+
+
+class _RangeRequests:
+    """What the summarizer requests for a range are cut from: its messages (and their prompt
+    texts), the budget of a request, the exact size of one."""
+
+    def __init__(
+        self, ix: PathIndex, lo: int, hi: int, carried_text: str, request: int, target: int, max_output: int,
+        read: list[str], modified: list[str], skip: set[int] | None,
+    ) -> None:  # fmt: skip
+        self.tok, self.target = ix.tok, target
+        self.positions = [p for p in ix.messages_in(lo, hi) if not skip or p not in skip]
+        self.parts = ix.prompt_parts(self.positions)
+        self.files = file_list_block(read, modified)
+        self.system = self.tok.count(SYSTEM_PROMPT)
+        carry_tokens = self.tok.count(carried_text) if carried_text else 0
+        self.budget = ChunkBudget(
+            request=request,
+            first_carry=carry_tokens,
+            later_carry=max_output,
+            file_list=max(self.exact([], False, True) - self.exact([], False, False), 0),
+            overhead=max(self.exact([], True, False), self.exact([], False, False)),
+        )
+
+    def exact(self, texts: list[str], carries: bool, file_list: bool) -> int:
+        prompt = build_prompt(texts, "…" if carries else None, self.files if file_list else None, self.target)
+        return self.system + self.tok.count(prompt)
+
+    def clip(self, text: str, n: int) -> str:
+        return clip_to_tokens(text, n, self.tok)
 
 
 # ---------------------------------------------------------------------------------------- simulate
