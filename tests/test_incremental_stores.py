@@ -29,6 +29,7 @@ from inspector.formats import load, openclaw_writer
 from inspector.ledger.jsontext import dumps
 from inspector.live.incremental import GROWN, Follower
 from tests.conftest import need_shared
+from tests.scope import probe_cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -489,7 +490,7 @@ def test_followed_openclaw_store_equals_full_analysis(tmp_path) -> None:
         assert sid is not None
         cols, rows = transcript_rows(src, sid)
         zstd += sum(1 for r in rows if r[cols.index("event_zstd")] is not None)
-        for seed in range(3):
+        for seed in probe_cases(range(3), range(2)):  # (tests/scope.py)
             rng = random.Random(f"{seed}:{os.path.basename(src)}")
             path = str(tmp_path / f"{seed}-{os.path.basename(src)}")
             shutil.copyfile(src, path)

@@ -33,14 +33,15 @@ from tests.test_openclaw import _predicted, _sent, _strip_dates
 from tests.test_openclaw_writer import BUDGETS, STORE, repaired
 
 # (label, strategy, keep-recent): each has work on the corpus store (checked below).
-# compact-4000 (a wider kept tail) in the full probe campaign only (tests/scope.py).
+# compact-4000 (a wider kept tail) and resummarize-800 (the same record as compact's, its summary
+# made anew) in the full probe campaign only (tests/scope.py).
 _EVERY: tuple[tuple[str, str, int | None], ...] = (
     ("compact-800", "compact", 800),
     ("compact-4000", "compact", 4000),
     ("resummarize-800", "resummarize", 800),
     ("recover", "recover", None),
 )
-CASES = tuple(probe_cases(_EVERY, [c for c in _EVERY if c[0] != "compact-4000"]))
+CASES = tuple(probe_cases(_EVERY, [c for c in _EVERY if c[0] not in ("compact-4000", "resummarize-800")]))
 MESSAGE = "[turn:r1] are you still there?"
 
 
