@@ -9,7 +9,8 @@ slowest probes, each part chosen to keep every rule the probe checks; the full s
 ~14 s of a core (~25 s with the rest of the suite beside it), one Claude Code resume under a second.
 Scoped: Codex's repaired damaged rollouts (the first half), pi's live differential seeds (1 and 3
 left out), OpenClaw's acceptance of repaired stores (compact-4000 and resummarize-800 left out: the
-record resummarize writes is compact's), OpenClaw's damaged rows resumed live (one of three; every
+record resummarize writes is compact's; of the store holding failed answers, the compact repair's
+only), OpenClaw's damaged rows resumed live (one of three; every
 probe's recorded verdict is still checked), its runtime context before a trailing user message (left
 out: the stored runtime context itself is resumed), its heartbeat stores (the spans' store; the real
 session's shape left out), Claude Code's repaired damaged sessions (every other probe, and every

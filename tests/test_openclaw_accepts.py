@@ -76,7 +76,8 @@ def test_openclaw_resumes_a_repaired_store_holding_failed_answers_as_predicted(
     append(src, [*rows, answer("pg1", "pc1", [{"type": "text", "text": "done."}], "stop")])
     report = analyze(load(str(src)))
     assert [it.text for it in report.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
-    repaired_reports = _check_accepts(tmp_path, capsys, src, (("failed-compact-800", "compact", 800), ("failed-recover", "recover", None)))
+    every = (("failed-compact-800", "compact", 800), ("failed-recover", "recover", None))
+    repaired_reports = _check_accepts(tmp_path, capsys, src, tuple(probe_cases(every, every[:1])))  # (tests/scope.py)
     for rep in repaired_reports:  # (each keeps the aborted answer raw: OpenClaw sent the marker where we said)
         assert [it.text for it in rep.context if it.record_id == "pd1"] == [FAILED_TURN_MARKER]
 
