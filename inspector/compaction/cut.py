@@ -82,6 +82,7 @@ class PathIndex:
             self.tail_floor = max(self.tail_floor, self.unsendable_last + 1)
         self._ctx_tokens: dict[int, int] = {}
         self._prompt: dict[int, tuple[str, int]] = {}
+        self.clipped: dict[tuple[str, int], str] = {}  # (a message's prompt text, tokens) -> the text clipped to them
 
     # ------------------------------------------------------------------------------ records
 

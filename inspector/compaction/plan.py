@@ -798,7 +798,7 @@ class _RangeRequests:
         self, ix: PathIndex, lo: int, hi: int, carried_text: str, request: int, target: int, max_output: int,
         read: list[str], modified: list[str], skip: set[int] | None,
     ) -> None:  # fmt: skip
-        self.tok, self.target = ix.tok, target
+        self.tok, self.target, self.clipped = ix.tok, target, ix.clipped
         self.positions = [p for p in ix.messages_in(lo, hi) if not skip or p not in skip]
         self.parts = ix.prompt_parts(self.positions)
         self.files = file_list_block(read, modified)
@@ -817,7 +817,12 @@ class _RangeRequests:
         return self.system + self.tok.count(prompt)
 
     def clip(self, text: str, n: int) -> str:
-        return clip_to_tokens(text, n, self.tok)
+        """A message too large for any request, clipped (once per index: a target's floor and its
+        chunks clip the same messages to the same size)."""
+        got = self.clipped.get((text, n))
+        if got is None:
+            got = self.clipped[(text, n)] = clip_to_tokens(text, n, self.tok)
+        return got
 
 
 # ---------------------------------------------------------------------------------------- simulate

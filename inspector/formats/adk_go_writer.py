@@ -48,7 +48,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from inspector.formats.adk_writer import META_KEY, draft_metadata, represented_ids
+from inspector.formats.adk_writer import META_KEY, draft_metadata, event_refusal, represented_ids
 from inspector.formats.base import CheckpointDraft, Row, Unwritable
 from inspector.ledger.jsontext import dumps_text
 from inspector.ledger.model import Ledger
@@ -74,11 +74,7 @@ def refusal(led: Ledger) -> str | None:
             "an adk-go JSON export: adk-go never reads an export back (its session service reads only its "
             "database), so a record added to it would not be resumed from; repair the SQLite store it came from"
         )
-    if led.session_id is None:
-        return "the session has no id to insert an event under"
-    if not any(r.kind == "message" for r in led.records):
-        return "the session has no events to compact"
-    return None
+    return event_refusal(led)
 
 
 def go_time(ns: int) -> str:

@@ -65,6 +65,16 @@ _EMPTY_ACTIONS = {"state_delta": {}, "artifact_delta": {}, "requested_auth_confi
 # ---------------------------------------------------------------------------------------- the event
 
 
+def event_refusal(led: Ledger) -> str | None:
+    """What keeps a compaction event from being inserted into the session at all (ADK's store and
+    adk-go's alike), or None."""
+    if led.session_id is None:
+        return "the session has no id to insert an event under"
+    if not any(r.kind == "message" for r in led.records):
+        return "the session has no events to compact"
+    return None
+
+
 def refusal(led: Ledger) -> str | None:
     """What keeps an inserted compaction event from being read by ADK, or None."""
     storage = (led.header or {}).get("storage")
@@ -73,10 +83,8 @@ def refusal(led: Ledger) -> str | None:
             "a DatabaseSessionService v0 store (pickled actions): this tool does not write pickles; "
             "migrate it to schema v1 with ADK's own migration first"
         )
-    if led.session_id is None:
-        return "the session has no id to insert an event under"
-    if not any(r.kind == "message" for r in led.records):
-        return "the session has no events to compact"
+    if (why := event_refusal(led)) is not None:
+        return why
     refused = next((d for d in led.diagnostics if d.problem == "resume_refused"), None)
     if refused is not None:  # (get_session validates every stored event and state: one more event changes nothing)
         return f"ADK refuses to load this session whatever is inserted ({refused.message})"
