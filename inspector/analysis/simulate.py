@@ -42,8 +42,8 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -650,6 +650,158 @@ def _compacted_chars(
     return total
 
 
+# Whether the ADK replay reads the sliding window and the worth-compacting gate from indexes kept
+# up to date as it goes (`_Invocations`, `_ByTime`) rather than from the whole session at every
+# invocation's end (O(events x invocations): a 36 MB store took minutes). The tests turn it off,
+# to hold the two readings equal.
+_INCREMENTAL = True
+
+
+def _seq_ordered_prefix(events: list[SimEvent]) -> int:
+    """How many events from the first have non-decreasing seqs (all of them: `len(events)`)."""
+    for i in range(1, len(events)):
+        if events[i].seq < events[i - 1].seq:
+            return i
+    return len(events)
+
+
+class _ByTime:
+    """The events' positions by their times (every time a number), to find those in a range."""
+
+    def __init__(self, events: list[SimEvent]) -> None:
+        self.order = sorted(range(len(events)), key=lambda p: events[p].ts)
+        self.times = [events[p].ts for p in self.order]
+
+    def between(self, start: float, end: float) -> list[int]:
+        """The positions of the events whose time is in [start, end] (none when start > end)."""
+        return self.order[bisect_left(self.times, start) : bisect_right(self.times, end)]
+
+
+def _finite_ranges(comps: list[_AdkComp]) -> bool:
+    return all(math.isfinite(c.start) and math.isfinite(c.end) for c in comps)
+
+
+def _removable_chars(events: list[SimEvent], comps: list[_AdkComp], weightless: _AdkComp, upto: int, by_time: _ByTime) -> int:
+    """`_compacted_chars(events, comps, upto) - _compacted_chars(events, [*comps, weightless], upto)`
+    (no rewinds, every time a number) without a pass over every event. A range `_surviving` drops
+    lies inside one it keeps, so the union of the surviving ranges is the union of all of them:
+    adding `weightless` makes inside exactly the events of its range that were outside, and
+    changes which summaries survive; every other event counts the same on both sides."""
+    with_it = [*comps, weightless]
+    before = sum(comps[i].chars for i in _surviving(comps))
+    after = sum(with_it[i].chars for i in _surviving(with_it))
+    inside = _within_any([(comps[i].start, comps[i].end) for i in _surviving(comps)])
+    newly = sum(
+        events[p].chars for p in by_time.between(weightless.start, weightless.end) if p < upto and not inside(events[p].ts)
+    )
+    return before - after + newly
+
+
+class _Invocations:
+    """What ADK's sliding window reads of `present(upto)` when that is `ev[:upto]`, kept up to
+    date as `upto` grows (one step per new event, not a pass over the session at each
+    invocation's end): the invocations in the order they first appear, each one's latest time
+    (from 0.0, as the whole reading takes it), first and last position, and which of them are
+    newer than the last compaction's end (`bar`)."""
+
+    def __init__(self, events: list[SimEvent]) -> None:
+        self.events = events
+        self.upto = 0
+        self.order: list[str] = []
+        self.index: dict[str, int] = {}
+        self.latest: list[float] = []
+        self.first: list[int] = []
+        self.last: list[int] = []
+        self.bar: float | None = None
+        self.new: list[int] = []  # indexes in `order` whose latest time is above `bar`, ascending
+        self.is_new: set[int] = set()
+        self.answered: set[str] = set()  # the calls a result answers, of every event so far
+        self.protected: set[str] = set()  # the long-running calls, of every event so far
+        self.calls: _WindowCalls | None = None  # the calls of the window last read
+
+    def _advance(self, upto: int) -> None:
+        if upto < self.upto:
+            self.__init__(self.events)  # type: ignore[misc]
+        latest, bar = self.latest, self.bar
+        for p in range(self.upto, upto):
+            e = self.events[p]
+            i = self.index.get(e.inv)
+            if i is None:
+                i = self.index[e.inv] = len(self.order)
+                self.order.append(e.inv)
+                latest.append(max(0.0, e.ts))
+                self.first.append(p)
+                self.last.append(p)
+            else:
+                latest[i] = max(latest[i], e.ts)
+                self.last[i] = p
+            if bar is not None and latest[i] > bar and i not in self.is_new:
+                insort(self.new, i)
+                self.is_new.add(i)
+            self.answered |= e.results
+            self.protected |= e.long_running
+        self.upto = upto
+
+    def window(self, upto: int, last_end: float, pol: AdkPolicy) -> tuple[int, int] | None:
+        """The first and last position of the sliding window's range (`_sliding_range`), None
+        when fewer than `compaction_interval` invocations are new."""
+        self._advance(upto)
+        if self.bar != last_end:
+            self.bar = last_end
+            self.new = [i for i, t in enumerate(self.latest) if t > last_end]
+            self.is_new = set(self.new)
+        new = self.new
+        assert pol.compaction_interval is not None and pol.overlap_size is not None
+        if not new or len(new) < pol.compaction_interval:
+            return None
+        return self.first[max(0, new[0] - pol.overlap_size)], self.last[new[-1]]
+
+    def self_contained(self, first: int, last: int) -> int:
+        """How many events of the window `events[first : last + 1]` `_self_contained` keeps (of
+        the session `events[:upto]`, `upto` as last advanced to), from the window's calls kept up
+        to date while its start stays (`_WindowCalls`)."""
+        wc = self.calls
+        if wc is None or wc.start != first or wc.end > last + 1:
+            wc = self.calls = _WindowCalls(self.events, first)
+        wc.extend(last + 1)
+        n = last + 1 - first
+        opened = wc.open_since
+        safe = wc.safe(min(opened.values(), default=n))
+        if safe == n or (safe > 0 and self.events[first + safe - 1].inv != self.events[first + safe].inv):
+            return safe
+        newest = self.events[self.upto - 1].inv if self.upto else None
+        answered, protected = self.answered, self.protected
+        dead = {
+            c for c in opened
+            if c not in answered and c not in protected and any(inv != newest for inv in wc.made_by[c])
+        }  # fmt: skip
+        if not dead:
+            return safe
+        return max(safe, wc.safe(min((o for c, o in opened.items() if c not in dead), default=n)))
+
+
+def _sliding_range(present: list[SimEvent], comps: list[_AdkComp], live: _Live | None, pol: AdkPolicy) -> tuple[int, int] | None:
+    """ADK's sliding window (apps/compaction.py `_run_compaction_for_sliding_window`) over the
+    session as it holds it: the first and last index in `present` of the invocations it would
+    summarize (the newest `compaction_interval` or more since the last compaction, and
+    `overlap_size` before them), None when fewer are new."""
+    assert pol.compaction_interval is not None and pol.overlap_size is not None
+    kept = [c for c in comps if live is None or not live.dropped(c)]
+    last_end = kept[-1].end if kept else 0.0
+    latest_ts: dict[str, float] = {}
+    for e in present:
+        latest_ts[e.inv] = max(latest_ts.get(e.inv, 0.0), e.ts)
+    invs = list(latest_ts)
+    new = [i for i in invs if latest_ts[i] > last_end]
+    if not new or len(new) < pol.compaction_interval:
+        return None
+    start_inv = invs[max(0, invs.index(new[0]) - pol.overlap_size)]
+    end_inv = new[-1]
+    last = max(i for i, e in enumerate(present) if e.inv == end_inv)
+    first = min(i for i, e in enumerate(present) if e.inv == start_inv)
+    return first, last
+
+
 def _within_any(ranges: list[tuple[float, float]]) -> Callable[[float], bool]:
     """Whether a time lies in any of the closed `ranges`: their union, searched by bisection (a
     range holding nothing, its start after its end or not a number, left out)."""
@@ -760,14 +912,35 @@ def _rewinds_of(events: list[SimEvent], records: list[Record]) -> _Rewinds | Non
     return _Rewinds(events, first_seq)
 
 
+class _RawSoFar(Collection[int]):
+    """The first `n` positions a tracker added to its raw events (it adds, never removes): the
+    tracker's set as it was at one call, without a copy of it at every call."""
+
+    __slots__ = ("n", "order", "where")
+
+    def __init__(self, order: list[int], where: dict[int, int], n: int) -> None:
+        self.order, self.where, self.n = order, where, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __contains__(self, p: object) -> bool:
+        i = self.where.get(p)  # type: ignore[call-overload]
+        return i is not None and i < self.n
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order[: self.n])
+
+
 @dataclass(slots=True)
 class _Context:
-    raw: set[int] | None  # event positions sent raw; None: every sent message in [cut, upto)
+    raw: Collection[int] | None  # event positions sent raw; None: every sent message in [cut, upto)
     summaries: list[int]  # compaction indexes whose summary is sent
     content_tokens: int
     holes: list[int]  # event positions missing and represented by nothing
     cut: int = 0
     upto: int = 0
+    raw_sum: int | None = None  # the tokens of the events in `raw`, where the maker counted them
 
     def raw_count(self, ix: _Index) -> int:
         return len(self.raw) if self.raw is not None else ix.count[self.upto] - ix.count[self.cut]
@@ -775,9 +948,11 @@ class _Context:
     def raw_tokens(self, ix: _Index, events: list[SimEvent]) -> int:
         if self.raw is None:
             return ix.tokens[self.upto] - ix.tokens[self.cut]
+        if self.raw_sum is not None:
+            return self.raw_sum
         return sum(events[p].tokens for p in self.raw)
 
-    def raw_set(self, events: list[SimEvent]) -> set[int]:
+    def raw_set(self, events: list[SimEvent]) -> Collection[int]:
         if self.raw is not None:
             return self.raw
         return {p for p in range(self.cut, self.upto) if events[p].sent and events[p].role is not None}
@@ -814,7 +989,8 @@ class _AdkTracker:
 
     def _reset(self) -> None:
         self.upto = 0
-        self.raw: set[int] = set()
+        self.raw: dict[int, int] = {}  # each event sent raw: when it was added (`_RawSoFar`)
+        self.raw_order: list[int] = []
         self.holes: set[int] = set()
         self.tokens = 0
         self.removed_calls: dict[str, list[int]] = {}  # call id -> dropped events making it
@@ -842,18 +1018,21 @@ class _AdkTracker:
                 for c in e.calls:
                     self.removed_calls.setdefault(c, []).append(p)
                 continue
-            self.raw.add(p)
+            self.raw[p] = len(self.raw_order)
+            self.raw_order.append(p)
             self.tokens += e.tokens
             for r in e.results:
                 self.sent_results.add(r)
                 for q in self.removed_calls.pop(r, []):  # re-injected beside this response
                     if q not in self.raw:
-                        self.raw.add(q)
+                        self.raw[q] = len(self.raw_order)
+                        self.raw_order.append(q)
                         self.holes.discard(q)
                         self.tokens += ev[q].tokens
         self.upto = max(self.upto, upto)
         return _Context(
-            set(self.raw), list(self.alive), self.tokens + self.summary_tokens, sorted(self.holes), 0, upto
+            _RawSoFar(self.raw_order, self.raw, len(self.raw_order)), list(self.alive), self.tokens + self.summary_tokens,
+            sorted(self.holes), 0, upto, self.tokens,
         )
 
 
@@ -1012,14 +1191,11 @@ class _Pricer:
             return self.sess.overhead + ctx.content_tokens
         rec = self.recorded(pos)
         ev = self.sess.events
-        if ctx.raw is None and rec.raw is None:  # two boundary contexts: prefix sums
-            ix = _index(self.sess)
-            delta = ctx.raw_tokens(ix, ev) - rec.raw_tokens(ix, ev)
-        else:
-            sim_raw, rec_raw = ctx.raw_set(ev), rec.raw_set(ev)
-            delta = sum(ev[p].tokens for p in sim_raw - rec_raw) - sum(
-                ev[p].tokens for p in rec_raw - sim_raw
-            )
+        # What the simulated context sends raw and the recorded one does not, less the reverse:
+        # the tokens of the one's raw events less the other's (each a prefix sum, or counted by
+        # the tracker that built it), not a pass over their differences at every call.
+        ix = _index(self.sess)
+        delta = ctx.raw_tokens(ix, ev) - rec.raw_tokens(ix, ev)
         sim_s = {summary_key(i): i for i in ctx.summaries}
         rec_s = {rec_key(i): i for i in rec.summaries}
         for k, i in sim_s.items():
@@ -1325,6 +1501,57 @@ def _safe_split(cands: list[SimEvent], retention: int) -> int:
     return 0
 
 
+class _WindowCalls:
+    """The calls of a window of events from `start` (`_self_contained`'s two passes, read as the
+    window grows). Where `_self_contained` passes over the window with the calls it takes as
+    never answerable (`dead`) left out, the calls still open after event i are those open in the
+    pass that leaves none out, less `dead`; and `dead` are calls never answered, so still open at
+    the window's end. So a place is closed for `dead` when no call open there is answered later in
+    the window (the spans from a call's opening to its answer, `covered`, merged) and every call
+    open at the end that opened at or before it is in `dead` (`open_since`)."""
+
+    def __init__(self, events: list[SimEvent], start: int) -> None:
+        self.events = events
+        self.start = self.end = start  # events[start:end] read
+        self.open_since: dict[str, int] = {}  # each call open at the end: where it opened (in the window)
+        self.made_by: dict[str, set[str]] = {}  # each call: the invocations of the window's events making it
+        self.covered_starts: list[int] = []  # the merged spans (start inclusive, end exclusive) where a
+        self.covered_ends: list[int] = []  # call that is answered later in the window is open
+
+    def extend(self, end: int) -> None:
+        opened, made_by = self.open_since, self.made_by
+        for p in range(self.end, end):
+            e = self.events[p]
+            i = p - self.start
+            for c in e.results:
+                o = opened.pop(c, None)
+                if o is not None:
+                    self._cover(o, i)
+            for c in e.calls:
+                opened.setdefault(c, i)
+                made_by.setdefault(c, set()).add(e.inv)
+        self.end = max(self.end, end)
+
+    def _cover(self, a: int, b: int) -> None:
+        """Add the span [a, b) (b: the place being read, beyond every span so far)."""
+        starts, ends = self.covered_starts, self.covered_ends
+        while ends and ends[-1] >= a:
+            a = min(a, starts.pop())
+            b = max(b, ends.pop())
+        starts.append(a)
+        ends.append(b)
+
+    def safe(self, below: int) -> int:
+        """1 + the last place before `below` (and within what was read) that no span covers; 0
+        when there is none: the length of the prefix `_self_contained`'s pass keeps when the calls
+        open at the end that opened before `below` are left out."""
+        i = min(below, self.end - self.start) - 1
+        k = bisect_right(self.covered_starts, i) - 1
+        if i >= 0 and k >= 0 and i < self.covered_ends[k]:
+            i = self.covered_starts[k] - 1
+        return max(0, i + 1)
+
+
 def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[SimEvent]:
     """ADK's `_longest_self_contained_prefix`: end where no call is open; a second pass ignores
     calls that provably can never be answered (no response anywhere, not long-running, not in the
@@ -1478,6 +1705,13 @@ class _AdkReplay:
         self.reloaded: dict[int, list[SimEvent]] = {}  # run input position -> the events before it, reloaded
         self.reloaded_seqs: dict[int, list[int]] = {}  # the same, their seqs
         self.parted = False  # stopped: its compactions could no longer be the wanted ones
+        # How many events from the first are in seq order (non-decreasing): up to there, ADK's
+        # reloaded list is the append order, so `present(upto)` is `ev[:upto]` when no rewind drops any.
+        self.in_seq_order = _seq_ordered_prefix(self.ev)
+        # What the sliding window and the worth-compacting gate read, kept up to date as the replay
+        # goes (where `present(upto)` is `ev[:upto]` and every time a number: see `_incremental`).
+        self.invocations = _Invocations(self.ev)
+        self.by_time = _ByTime(self.ev) if all(math.isfinite(e.ts) for e in self.ev) else None
 
     def present(self, upto: int) -> list[SimEvent]:
         """The session's events as ADK holds them once `upto` events were appended: a run starts
@@ -1487,7 +1721,8 @@ class _AdkReplay:
         ev = self.ev
         q = next((p for p in range(upto - 1, -1, -1) if ev[p].question), 0)
         if q not in self.reloaded:
-            self.reloaded[q] = sorted(ev[:q], key=lambda e: e.seq)
+            # (a stable sort of a prefix already in seq order is that prefix)
+            self.reloaded[q] = ev[:q] if q <= self.in_seq_order else sorted(ev[:q], key=lambda e: e.seq)
         if self.rewinds is not None:  # (what the rewinds appended so far drop, ADK never reads)
             gone = self.rewinds.live(upto).events
             return [e for e in self.reloaded[q] if e.pos not in gone] + [e for e in ev[q:upto] if e.pos not in gone]
@@ -1643,9 +1878,12 @@ class _AdkReplay:
             upto, c.start, c.end, c.inputs, c.represents, 0, "", "", chars=_EMPTY_SUMMARY_CHARS
         )
         live = self.live(upto)
-        removable = _compacted_chars(self.ev, comps, upto, live) - _compacted_chars(
-            self.ev, [*comps, weightless], upto, live
-        )
+        if self._incremental(upto) and self.by_time is not None and _finite_ranges([*comps, weightless]):
+            removable = _removable_chars(self.ev, comps, weightless, upto, self.by_time)
+        else:
+            removable = _compacted_chars(self.ev, comps, upto, live) - _compacted_chars(
+                self.ev, [*comps, weightless], upto, live
+            )
         alive = self.alive(upto)
         prev = comps[alive[-1]].chars if alive else 0
         return removable > prev
@@ -1684,25 +1922,28 @@ class _AdkReplay:
         self.comps[n:] = made
         self.tracker = _AdkTracker(self.ev, self.comps, self.rewinds)
 
+    def _incremental(self, upto: int) -> bool:
+        """Whether `present(upto)` is `ev[:upto]` (no rewinds; the reloaded events in append
+        order), so the sliding window and the gate may read the kept-up indexes (`_INCREMENTAL`:
+        the tests turn them off, to hold them against the whole reading)."""
+        return _INCREMENTAL and self.rewinds is None and upto <= self.in_seq_order
+
     def sliding_pass(self, upto: int) -> bool:
         pol = self.pol
         assert pol.compaction_interval is not None and pol.overlap_size is not None
-        present = self.present(upto)
-        live = self.live(upto)
-        kept = [c for c in self.comps if live is None or not live.dropped(c)]
-        last_end = kept[-1].end if kept else 0.0
-        latest_ts: dict[str, float] = {}
-        for e in present:
-            latest_ts[e.inv] = max(latest_ts.get(e.inv, 0.0), e.ts)
-        invs = list(latest_ts)
-        new = [i for i in invs if latest_ts[i] > last_end]
-        if not new or len(new) < pol.compaction_interval:
-            return False
-        start_inv = invs[max(0, invs.index(new[0]) - pol.overlap_size)]
-        end_inv = new[-1]
-        last = max(i for i, e in enumerate(present) if e.inv == end_inv)
-        first = min(i for i, e in enumerate(present) if e.inv == start_inv)
-        window = _self_contained(present[first : last + 1], present)
+        if self._incremental(upto) and (not self.comps or math.isfinite(self.comps[-1].end)):
+            got = self.invocations.window(upto, self.comps[-1].end if self.comps else 0.0, pol)
+            if got is None:
+                return False
+            first, last = got
+            window = self.ev[first : first + self.invocations.self_contained(first, last)]
+        else:
+            present = self.present(upto)
+            got = _sliding_range(present, self.comps, self.live(upto), pol)
+            if got is None:
+                return False
+            first, last = got
+            window = _self_contained(present[first : last + 1], present)
         if not window:
             return False
         return self.compact(window, seed=None, upto=upto, trigger="sliding_window", when="post_invocation")
