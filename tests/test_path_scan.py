@@ -192,9 +192,9 @@ def _finding_data(found: list[F.Finding]) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize("short", [1, 2, E._SHORT_SPAN])
 def test_states_are_stored_a_run_of_positions_at_a_time_as_one_at_a_time(monkeypatch: pytest.MonkeyPatch, short: int) -> None:
     """`engine._store` (a slice per run of consecutive positions when the path is a run of seqs)
-    stores what the one-at-a-time loop stores, on paths that are runs of seqs and paths that are
-    not, with positions that are one run, a few runs, scattered or none; `_spans` cuts the
-    positions, in order, into ranges each consecutive or short."""
+    stores what the one-at-a-time loop stores (one state, or each position's own), on paths that
+    are runs of seqs and paths that are not, with positions that are one run, a few runs, scattered
+    or none; `_spans` cuts the positions, in order, into ranges each consecutive or short."""
     monkeypatch.setattr(E, "_SHORT_SPAN", short)
     rng = random.Random(f"{SEED}:store:{short}")
     for k in range(300):
@@ -216,6 +216,11 @@ def test_states_are_stored_a_run_of_positions_at_a_time_as_one_at_a_time(monkeyp
         E._store(fast, path, base, positions, E.LIVE)
         for i in positions:
             slow[path[i]] = E.LIVE
+        assert fast == slow
+        by_position = [f"at {i}" for i in range(n)]  # (each position's own value: `summarized_by`'s store)
+        E._store(fast, path, base, positions, None, by_position)
+        for i in positions:
+            slow[path[i]] = by_position[i]
         assert fast == slow
 
 

@@ -1412,17 +1412,25 @@ def _store(states: list[Any], path: list[int], base: int | None, positions: list
     """states[path[i]] = state (or by_position[i]) for each path position i of `positions`
     (increasing), a slice at a time for each run of consecutive positions when the path is a run
     of seqs (`base`: path[0], the path's seqs strictly increasing by one; else None)."""
+    # (one loop per case: a test of `by_position` per position was half a short run's store)
     if base is None:
-        for i in positions:
-            states[path[i]] = state if by_position is None else by_position[i]
+        if by_position is None:
+            for i in positions:
+                states[path[i]] = state
+        else:
+            for i in positions:
+                states[path[i]] = by_position[i]
         return
     for lo, hi, consecutive in _spans(positions):
         if consecutive:
             a, b = positions[lo], positions[hi - 1] + 1
             states[base + a : base + b] = [state] * (hi - lo) if by_position is None else by_position[a:b]
+        elif by_position is None:
+            for i in positions[lo:hi]:
+                states[base + i] = state
         else:
             for i in positions[lo:hi]:
-                states[base + i] = state if by_position is None else by_position[i]
+                states[base + i] = by_position[i]
 
 
 def _nonzero(codes: bytearray) -> list[int]:
