@@ -257,6 +257,26 @@ def test_a_count_survives_the_piece_cache_cleared_meanwhile(monkeypatch, referen
     assert small.count(text) == len(reference.encode_ordinary(text))
 
 
+def test_a_text_of_known_and_new_pieces_counts_while_another_thread_clears(reference, monkeypatch) -> None:
+    """Pieces known before the text is counted, forgotten while its new ones are merged (another
+    thread past PIECES_KEPT): looked up no more, counted again (`pieces_sum`'s pieces held apart)."""
+    small = tk.SmallBpe(tk._read_offline_copy()[0], 0)
+    known = "Counting tokens of a text"
+    assert small.count(known) == len(reference.encode_ordinary(known))
+    merge = tk.SmallBpe._piece_count
+    merged: list[str] = []
+
+    def merge_while_another_thread_clears(self: tk.SmallBpe, piece: str) -> int:
+        self._pieces.clear()
+        merged.append(piece)
+        return merge(self, piece)
+
+    monkeypatch.setattr(tk.SmallBpe, "_piece_count", merge_while_another_thread_clears)
+    text = "Counting tokens of a text whose other pieces are new"
+    assert small.count(text) == len(reference.encode_ordinary(text))
+    assert " text" in merged  # (known before, forgotten meanwhile: counted again)
+
+
 def _piece_texts(rng: random.Random) -> list[str]:
     """Random ASCII texts over every class of cl100k's split pattern (pieces met in one text
     again in another, so counts looked up are checked too), long runs, real lines, and texts the
