@@ -477,3 +477,37 @@ def test_a_batch_of_times_checked_at_once_is_each_checked(tmp_path: Path, monkey
     stamps = ["2026-08-20T09:00:01.120Z"] * 5
     reader = nextclaw._Reader("x", [], nextclaw._Replay())
     assert reader._times(stamps) is stamps  # (the match taken)
+
+
+def _ranges_record_by_record(path: list[Any]) -> list[tuple[str, str]]:
+    """`nextclaw._ranges` as it read each record (before the runs were cut in C)."""
+    out: list[tuple[str, str]] = []
+    run: list[Any] = []
+    for r in [*path, None]:
+        if r is not None and r.id is not None:
+            run.append(r)
+            continue
+        if run:
+            out.append((run[0].id, run[-1].id))
+        run = []
+    return out
+
+
+def test_ranges_cut_in_c_are_the_runs_read_record_by_record() -> None:
+    """The runs of records with an id, cut where an id is None (`list.index`), are the runs the
+    record-by-record loop made: random paths of ids and Nones (none, all, runs at either end)."""
+    from types import SimpleNamespace
+
+    rng = random.Random(SEED)
+    for n in range(400):
+        ids = [None if rng.random() < (n % 5) / 5 else f"m{i}" for i in range(rng.randint(0, 30))]
+        path = [SimpleNamespace(id=i) for i in ids]
+        assert nextclaw._ranges(path) == _ranges_record_by_record(path), ids  # type: ignore[arg-type]
+
+
+def test_a_null_part_is_found_as_each_part_is_compared() -> None:
+    """`_message_throws` finds a null part by `None in parts`: only a null equals None among JSON values."""
+    for parts in ([None], [{"type": "text", "text": "t"}, None], [0, False, "", [], {}, 0.0], [[None], {"a": None}]):
+        want = any(x is None for x in parts)
+        got = nextclaw._message_throws({"id": "m", "role": "user", "parts": parts})
+        assert (got == "message 'm': a null part") is want, parts

@@ -257,6 +257,26 @@ def test_a_count_survives_the_piece_cache_cleared_meanwhile(monkeypatch, referen
     assert small.count(text) == len(reference.encode_ordinary(text))
 
 
+def test_a_text_of_known_and_new_pieces_counts_while_another_thread_clears(reference, monkeypatch) -> None:
+    """Pieces known before the text is counted, forgotten while its new ones are merged (another
+    thread past PIECES_KEPT): looked up no more, counted again (`pieces_sum`'s pieces held apart)."""
+    small = tk.SmallBpe(tk._read_offline_copy()[0], 0)
+    known = "Counting tokens of a text"
+    assert small.count(known) == len(reference.encode_ordinary(known))
+    merge = tk.SmallBpe._piece_count
+    merged: list[str] = []
+
+    def merge_while_another_thread_clears(self: tk.SmallBpe, piece: str) -> int:
+        self._pieces.clear()
+        merged.append(piece)
+        return merge(self, piece)
+
+    monkeypatch.setattr(tk.SmallBpe, "_piece_count", merge_while_another_thread_clears)
+    text = "Counting tokens of a text whose other pieces are new"
+    assert small.count(text) == len(reference.encode_ordinary(text))
+    assert " text" in merged  # (known before, forgotten meanwhile: counted again)
+
+
 def _piece_texts(rng: random.Random) -> list[str]:
     """Random ASCII texts over every class of cl100k's split pattern (pieces met in one text
     again in another, so counts looked up are checked too), long runs, real lines, and texts the
@@ -291,6 +311,54 @@ def test_an_encoding_without_the_one_piece_encoder_counts_whole_texts(reference)
 
     counter = tk.PieceCounter(Plain())
     assert [counter.count(t) for t in ("a b c", "x\n\n  y", "'ll")] == [len(reference.encode_ordinary(t)) for t in ("a b c", "x\n\n  y", "'ll")]
+
+
+class _Recorded:
+    """An encoding whose whole-text encodes are recorded (its one-piece encoder the reference's)."""
+
+    def __init__(self, ref: tiktoken.Encoding) -> None:
+        self.whole: list[str] = []
+        self._ref = ref
+        self._encode_single_piece = ref._encode_single_piece
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.whole.append(text)
+        return self._ref.encode_ordinary(text)
+
+
+def _others() -> list[str]:
+    """A sample of every assigned character beyond ASCII whose `ascii_shadow` is "." (symbols,
+    punctuation, marks, box drawing, emoji, private use, controls), and the ones the samples meet."""
+    sample = [c for c in _assigned(0x80, 0x110000, 7) if tk.ascii_shadow(c) == "."]
+    return [*"─│┬┴└┘→↑├┐┌✅►✓┼…–—\u0301\u200d\ue000🙂\ufe0f", *sample]
+
+
+def test_a_text_of_ascii_and_other_characters_is_cut_as_its_shadow_is(reference) -> None:
+    """`_ASCII_SPLIT` over a text whose characters beyond ASCII are all "other" (`others_only`)
+    cuts it where it cuts its `ascii_shadow`, and the piece counter counts it as tiktoken encodes
+    it without encoding it whole: every such character in the probes, random texts of them among
+    ASCII; a text with a letter, number or space beyond ASCII, or one of unknown class, is not one."""
+    from itertools import accumulate
+
+    others = _others()
+    rng = random.Random(20261207)
+    texts = [p.format(c=c) for c in others[:: 3] for p in PROBES]
+    pool = "abc XYZ 012 's'll\n\r\t.,!()  \n\n"
+    for _ in range(400):
+        texts.append("".join(rng.choice(others) * rng.randint(1, 4) if rng.random() < 0.2 else rng.choice(pool) for _ in range(rng.randint(1, 120))))
+    enc = _Recorded(reference)
+    counter = tk.PieceCounter(enc)
+    for t in texts:
+        assert tk.others_only(t), repr(t)
+        shadow = tk.ascii_shadow(t)
+        assert shadow is not None
+        ends = list(accumulate(map(len, tk._ASCII_SPLIT.findall(shadow))))
+        assert tk._ASCII_SPLIT.findall(t) == [t[a:b] for a, b in zip([0, *ends], ends, strict=False)], repr(t)
+    assert [t for t in texts if counter.count(t) != len(reference.encode_ordinary(t))] == []
+    assert enc.whole == []
+    for t in ("naïve", "x ſ y", "１２", "a\u00a0b", "a\u3000", "a\u0378", "a\ud800", "東京 ─"):
+        assert not tk.others_only(t), repr(t)
+        assert counter.count(t) == len(reference.encode_ordinary(t)) and enc.whole[-1] == t
 
 
 def _shadow_whole(text: str) -> str | None:

@@ -1210,7 +1210,7 @@ def _message_throws(m: dict[str, Any]) -> str | None:
         if isinstance(parts, str) and not assistant:
             return None
         return f"message {quote(m.get('id'))}: parts is {'missing' if parts is None else type(parts).__name__}, not an array"
-    if any(x is None for x in parts):
+    if None in parts:  # (a JSON value equals None only when it is null: `in` finds it in C)
         return f"message {quote(m.get('id'))}: a null part"
     if assistant:
         first = next((x for x in parts if isinstance(x, dict) and x.get("type") == "text"), None)
@@ -1993,15 +1993,19 @@ def _quoted(text: str, summary: str) -> bool:
 
 
 def _ranges(path: list[Record]) -> list[tuple[str, str]]:
+    """The runs of records with an id: (first id, last id) of each. The runs are cut where an id is
+    None, found in C (`list.index`), not record by record (most often one run: every record has one)."""
+    ids = list(map(_ID, path))
     out: list[tuple[str, str]] = []
-    run: list[Record] = []
-    for r in [*path, None]:
-        if r is not None and r.id is not None:
-            run.append(r)
-            continue
-        if run:
-            out.append((run[0].id, run[-1].id))  # type: ignore[arg-type]
-        run = []
+    start, n = 0, len(ids)
+    while start < n:
+        try:
+            end = ids.index(None, start)
+        except ValueError:
+            end = n
+        if end > start:
+            out.append((ids[start], ids[end - 1]))
+        start = end + 1
     return out
 
 
