@@ -63,9 +63,13 @@ def shaped(spec: dict[str, Field], depth: int = 0) -> st.SearchStrategy[dict[str
 
 
 def _same(spec: dict[str, Field], obj: dict[str, Any]) -> None:
-    a, b = copy.deepcopy(obj), copy.deepcopy(obj)
+    a, b, c = copy.deepcopy(obj), copy.deepcopy(obj), copy.deepcopy(obj)
     assert fields.check_fields(a, spec) == reference(b, spec)
     assert a == b
+    walked: list[WrongType] = []  # the uncompiled check a loader of few objects takes (adk.check_events)
+    fields.check_interpreted(spec, c, "", walked)
+    assert walked == reference(copy.deepcopy(obj), spec)
+    assert c == b
 
 
 @settings(max_examples=300, deadline=None)
@@ -82,3 +86,6 @@ def test_a_prefix_and_a_new_spec_are_honoured() -> None:
     got = fields.check_fields(copy.deepcopy(obj), spec, "top.")
     assert got == reference(copy.deepcopy(obj), spec, "top.")
     assert [w.path for w in got] == ["top.a.b", "top.c[0].d"]
+    walked: list[WrongType] = []
+    fields.check_interpreted(spec, copy.deepcopy(obj), "top.", walked)
+    assert walked == got

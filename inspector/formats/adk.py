@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import io
 import json
@@ -337,6 +338,9 @@ def event_lines(data: bytes, n: int) -> list[str]:
     return out + ["line ?"] * (n - len(out))
 
 
+_FEW_CHECKED = 64  # events read whole past which `check_events` compiles the guard's checkers
+
+
 def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> list[int]:
@@ -347,7 +351,9 @@ def check_events(
     whole_at = _read_whole_at(upto_objs)
     if not whole_at:
         return whole_at
-    check = fields.checker(fields.ADK)
+    spec = fields.ADK
+    # (a few events, most stores': the spec walked, not compiled, which cost more than their checks)
+    check = fields.checker(spec) if len(whole_at) > _FEW_CHECKED else functools.partial(fields.check_interpreted, spec)
     wrong: list[fields.WrongType] = []
     for i in whole_at:
         check(upto_objs[i], "", wrong)

@@ -139,6 +139,29 @@ def checker(spec: dict[str, Field]) -> Callable[[dict[str, Any], str, list[Wrong
     return _checker(spec)  # type: ignore[no-any-return]
 
 
+def check_interpreted(spec: dict[str, Field], obj: dict[str, Any], prefix: str, out: list[WrongType]) -> None:
+    """`checker(spec)(obj, prefix, out)`, walking `spec` instead of compiling it: for a loader that
+    checks a few objects only (ADK's events read whole), where compiling the spec's checkers (a few
+    milliseconds, once a process) costs more than the checks. (Its common-form test is `_fits`'
+    own shortcut: a value passing it fits, so only `_fits` is asked.)"""
+    get = obj.get
+    for key, f in spec.items():
+        v = get(key)
+        if v is None:
+            continue
+        tv = type(v)
+        if not any(_fits(v, t) for t in f.types):
+            out.append(WrongType(prefix + key, json_type(v), _expected(f.types)))
+            del obj[key]
+        elif f.fields:
+            if tv is dict:
+                check_interpreted(f.fields, v, prefix + key + ".", out)
+        elif f.items and tv is list:
+            for j, x in enumerate(v):
+                if type(x) is dict:
+                    check_interpreted(f.items, x, prefix + key + "[" + str(j) + "].", out)
+
+
 # Every line of a big file goes through check_fields: each spec is compiled once into a function
 # that tests its fields inline, the common case (the exact type declared) with one `type(v) is T`,
 # anything else with `_fits` as before. Keyed by the spec's id, the spec kept alive beside it.
