@@ -89,3 +89,19 @@ def test_a_prefix_and_a_new_spec_are_honoured() -> None:
     walked: list[WrongType] = []
     fields.check_interpreted(spec, copy.deepcopy(obj), "top.", walked)
     assert walked == got
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_few_first_walks_then_compiles_saying_the_same(data: st.DataObject) -> None:
+    """`FewFirst` (the ADK loaders' guard): the objects it walks and those it checks compiled, past
+    its first few, each get exactly what the reference walk says and removes."""
+    for name, spec in fields.SPECS.items():
+        guard = fields.FewFirst(spec, few=2)
+        for k, obj in enumerate(data.draw(st.lists(shaped(spec), min_size=3, max_size=5), label=name)):
+            mine, ref = copy.deepcopy(obj), copy.deepcopy(obj)
+            out: list[WrongType] = []
+            guard(mine, "", out)
+            assert out == reference(ref, spec)
+            assert mine == ref
+            assert (guard.compiled is None) == (k < 2)

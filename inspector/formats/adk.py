@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import functools
 import hashlib
 import io
 import json
@@ -338,7 +337,9 @@ def event_lines(data: bytes, n: int) -> list[str]:
     return out + ["line ?"] * (n - len(out))
 
 
-_FEW_CHECKED = 64  # events read whole past which `check_events` compiles the guard's checkers
+# The shared guard of the events read whole (most are few: read from their heads, the rest are checked
+# by a walk of the spec until they are many; adk-go's loader shares it).
+GUARD = fields.FewFirst(fields.ADK)
 
 
 def check_events(
@@ -351,12 +352,9 @@ def check_events(
     whole_at = _read_whole_at(upto_objs)
     if not whole_at:
         return whole_at
-    spec = fields.ADK
-    # (a few events, most stores': the spec walked, not compiled, which cost more than their checks)
-    check = fields.checker(spec) if len(whole_at) > _FEW_CHECKED else functools.partial(fields.check_interpreted, spec)
     wrong: list[fields.WrongType] = []
     for i in whole_at:
-        check(upto_objs[i], "", wrong)
+        GUARD(upto_objs[i], "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
             wrong = []
