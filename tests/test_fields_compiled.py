@@ -63,9 +63,13 @@ def shaped(spec: dict[str, Field], depth: int = 0) -> st.SearchStrategy[dict[str
 
 
 def _same(spec: dict[str, Field], obj: dict[str, Any]) -> None:
-    a, b = copy.deepcopy(obj), copy.deepcopy(obj)
+    a, b, c = copy.deepcopy(obj), copy.deepcopy(obj), copy.deepcopy(obj)
     assert fields.check_fields(a, spec) == reference(b, spec)
     assert a == b
+    walked: list[WrongType] = []  # the uncompiled check a loader of few objects takes (adk.check_events)
+    fields.check_interpreted(spec, c, "", walked)
+    assert walked == reference(copy.deepcopy(obj), spec)
+    assert c == b
 
 
 @settings(max_examples=300, deadline=None)
@@ -82,3 +86,22 @@ def test_a_prefix_and_a_new_spec_are_honoured() -> None:
     got = fields.check_fields(copy.deepcopy(obj), spec, "top.")
     assert got == reference(copy.deepcopy(obj), spec, "top.")
     assert [w.path for w in got] == ["top.a.b", "top.c[0].d"]
+    walked: list[WrongType] = []
+    fields.check_interpreted(spec, copy.deepcopy(obj), "top.", walked)
+    assert walked == got
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_few_first_walks_then_compiles_saying_the_same(data: st.DataObject) -> None:
+    """`FewFirst` (the ADK loaders' guard): the objects it walks and those it checks compiled, past
+    its first few, each get exactly what the reference walk says and removes."""
+    for name, spec in fields.SPECS.items():
+        guard = fields.FewFirst(spec, few=2)
+        for k, obj in enumerate(data.draw(st.lists(shaped(spec), min_size=3, max_size=5), label=name)):
+            mine, ref = copy.deepcopy(obj), copy.deepcopy(obj)
+            out: list[WrongType] = []
+            guard(mine, "", out)
+            assert out == reference(ref, spec)
+            assert mine == ref
+            assert (guard.compiled is None) == (k < 2)

@@ -199,8 +199,9 @@ def _runs(positions: Iterable[int], n: int) -> list[Interval]:
 
 def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record], checkpoints: list[Record]) -> dict[Any, int]:
     """Path position by event id (the last record of an id on the path, in seq order), of the ids
-    these checkpoints' details name only (their ranges' ends and their summarizers' inputs).
-    (`on_path`: the records of `path`, in its order.)"""
+    these checkpoints' details name (their ranges' ends and their summarizers' inputs): only those,
+    but of every id where they are most of a path in seq order (the views read no other; the same
+    views, tests/test_adk_compaction_rules.py). (`on_path`: the records of `path`, in its order.)"""
     named: set[Any] = set()
     for r in checkpoints:
         d = r.checkpoint.details if r.checkpoint is not None else None
@@ -213,7 +214,13 @@ def _positions_by_id(recs: list[Record], path: list[int], on_path: list[Record],
         return {}
     if all(map(lt, path, islice(path, 1, None))):  # the path in seq order (a linear session's): in C
         ids = [r.id for r in on_path]
-        return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
+        if len(named) * 2 < len(ids):
+            return dict(compress(zip(ids, range(len(ids)), strict=True), map(named.__contains__, ids)))
+        # (most ids named, as a compaction's inputs name most events: every id's position, no test
+        # per id; only named ids are looked up, and None, which no detail names, left out)
+        by_id = dict(zip(ids, range(len(ids)), strict=True))
+        by_id.pop(None, None)
+        return by_id
     pos_of = dict(zip(path, range(len(path)), strict=True))
     return {r.id: pos_of[r.seq] for r in recs if r.id in named and r.seq in pos_of}
 

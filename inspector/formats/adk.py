@@ -337,6 +337,11 @@ def event_lines(data: bytes, n: int) -> list[str]:
     return out + ["line ?"] * (n - len(out))
 
 
+# The shared guard of the events read whole (most are few: read from their heads, the rest are checked
+# by a walk of the spec until they are many; adk-go's loader shares it).
+GUARD = fields.FewFirst(fields.ADK)
+
+
 def check_events(
     objs: list[dict[str, Any]], name: str, diags: list[Diagnostic], upto: int | None, places: Sequence[str]
 ) -> list[int]:
@@ -347,10 +352,9 @@ def check_events(
     whole_at = _read_whole_at(upto_objs)
     if not whole_at:
         return whole_at
-    check = fields.checker(fields.ADK)
     wrong: list[fields.WrongType] = []
     for i in whole_at:
-        check(upto_objs[i], "", wrong)
+        GUARD(upto_objs[i], "", wrong)
         if wrong:
             diags.extend(fields.line_diagnostics(i + 1, wrong, f"{name}: {places[i]}"))
             wrong = []

@@ -516,7 +516,8 @@ def make_event(
         diags.append(Diagnostic(line, "malformed_row", f"{where}: timestamp {deep(repr, o.get('timestamp'))} is not a time; event skipped"))
         return None
     obj = _event_obj(o)
-    wrong = fields.check_fields(obj, fields.ADK)  # the shared guard: removes wrong-typed fields
+    wrong: list[fields.WrongType] = []
+    adk.GUARD(obj, "", wrong)  # the shared guard: removes wrong-typed fields
     if wrong:
         diags.extend(fields.line_diagnostics(line, wrong, where))
     acts = _lower(o.get("actions"))
