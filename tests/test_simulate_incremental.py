@@ -78,19 +78,20 @@ def test_a_long_session_replays_the_same_without_the_whole_readings(generated: P
     """Fails on the per-invocation passes: with the kept-up indexes, the replay never reads the
     whole session for the window, its self-contained prefix or the gate; and what it finds is
     what those readings find."""
-    pol = POLICIES[0]
-    with monkeypatch.context() as m:
-        m.setattr(sim, "_INCREMENTAL", False)
-        whole = _series(generated, pol)
+    for pol in (POLICIES[0], POLICIES[3]):
+        with monkeypatch.context() as m:
+            m.setattr(sim, "_INCREMENTAL", False)
+            whole = _series(generated, pol)
 
-    def never(*_: object, **__: object) -> None:
-        raise AssertionError("a pass over the whole session at an invocation's end")
+        def never(*_: object, **__: object) -> None:
+            raise AssertionError("a pass over the whole session at an invocation's end or a token pass")
 
-    for name in ("_sliding_range", "_self_contained", "_compacted_chars"):
-        monkeypatch.setattr(sim, name, never)
-    fast = _series(generated, pol)
-    assert fast == whole
-    assert len(_simulated(generated, pol).whatif.compactions) >= 3  # the window moved several times
+        with monkeypatch.context() as m:
+            for name in ("_sliding_range", "_self_contained", "_compacted_chars"):
+                m.setattr(sim, name, never)
+            fast = _series(generated, pol)
+        assert fast == whole
+        assert len(_simulated(generated, pol).whatif.compactions) >= 3  # the window moved several times
 
 
 # ----------------------------------------------------------------------------- the pieces, by Hypothesis
@@ -126,18 +127,17 @@ def _window_the_whole_way(ev: list[sim.SimEvent], upto: int, first: int, last: i
     return len(sim._self_contained(present[first : last + 1], present))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_events(), st.data())
 def test_the_window_and_its_self_contained_prefix_as_the_whole_reading(ev: list[sim.SimEvent], data: st.DataObject) -> None:
     """Fails on a wrong span merge, a wrong blocker or a dead call taken from the wrong
     invocation: each step's window and prefix equal `_sliding_range` and `_self_contained`."""
     pol = sim.AdkPolicy(compaction_interval=data.draw(st.integers(1, 3)), overlap_size=data.draw(st.integers(0, 2)))
     inv = sim._Invocations(ev)
-    upto = 0
     last_end = 0.0
     comps: list[sim._AdkComp] = []
-    while upto < len(ev):
-        upto = data.draw(st.integers(upto + 1, len(ev)))
+    for _ in range(data.draw(st.integers(1, 10))):
+        upto = data.draw(st.integers(1, len(ev)))  # (mostly growing, as the replay goes; any order held too)
         if data.draw(st.booleans()):  # a compaction was added: a new last end
             last_end = data.draw(st.sampled_from([-1.0, 0.0, 1.0, 2.0, 4.0, 7.5]))
             comps = [sim._AdkComp(0, last_end - 1.0, last_end, [], set(), 0, "", "")]
@@ -148,7 +148,7 @@ def test_the_window_and_its_self_contained_prefix_as_the_whole_reading(ev: list[
             assert inv.self_contained(*got) == _window_the_whole_way(ev, upto, *got)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_events(), st.data())
 def test_the_gate_counts_what_the_two_whole_passes_count(ev: list[sim.SimEvent], data: st.DataObject) -> None:
     """Fails on an open range end, on a dropped range's summary left in, or on counting an event
@@ -164,3 +164,26 @@ def test_the_gate_counts_what_the_two_whole_passes_count(ev: list[sim.SimEvent],
     want = sim._compacted_chars(ev, comps, upto) - sim._compacted_chars(ev, [*comps, w], upto)
     if sim._finite_ranges([*comps, w]):
         assert sim._removable_chars(ev, comps, w, upto, sim._ByTime(ev)) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(_events(), st.data())
+def test_the_token_candidates_and_their_self_contained_prefix_as_the_whole_reading(ev: list[sim.SimEvent], data: st.DataObject) -> None:
+    """Fails on a candidate list not kept in order, a prefix read past where it is asked, or a
+    split read from the wrong end: each step's candidates (the events after the last summary's
+    end), their split and its self-contained prefix equal `token_pass`'s whole reading."""
+    later = sim._Later(ev, sim._ByTime(ev))
+    seen = sim._Invocations(ev)
+    bar = 0.0
+    for _ in range(data.draw(st.integers(1, 10))):
+        upto = data.draw(st.integers(0, len(ev)))  # (mostly growing, as the replay goes; any order held too)
+        if data.draw(st.booleans()):
+            bar = data.draw(st.sampled_from([-4.0, 0.0, 1.0, 2.0, 3.5, 6.0]))
+        ps = later.after(bar, upto)
+        cands = [e for e in ev[:upto] if e.ts > bar]
+        assert [ev[p] for p in ps] == cands
+        retention = data.draw(st.integers(0, 3))
+        n = len(ps) if retention == 0 else sim._safe_split(sim._EventsAt(ev, ps), retention)
+        assert n == (len(cands) if retention == 0 else sim._safe_split(cands, retention))
+        seen.advance(upto)
+        assert later.contained(n, seen) == len(sim._self_contained(cands[:n], ev[:upto]))

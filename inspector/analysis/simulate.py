@@ -43,7 +43,7 @@ import math
 import re
 import statistics
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -719,7 +719,7 @@ class _Invocations:
         self.protected: set[str] = set()  # the long-running calls, of every event so far
         self.calls: _WindowCalls | None = None  # the calls of the window last read
 
-    def _advance(self, upto: int) -> None:
+    def advance(self, upto: int) -> None:
         if upto < self.upto:
             self.__init__(self.events)  # type: ignore[misc]
         latest, bar = self.latest, self.bar
@@ -745,7 +745,7 @@ class _Invocations:
     def window(self, upto: int, last_end: float, pol: AdkPolicy) -> tuple[int, int] | None:
         """The first and last position of the sliding window's range (`_sliding_range`), None
         when fewer than `compaction_interval` invocations are new."""
-        self._advance(upto)
+        self.advance(upto)
         if self.bar != last_end:
             self.bar = last_end
             self.new = [i for i, t in enumerate(self.latest) if t > last_end]
@@ -761,23 +761,9 @@ class _Invocations:
         the session `events[:upto]`, `upto` as last advanced to), from the window's calls kept up
         to date while its start stays (`_WindowCalls`)."""
         wc = self.calls
-        if wc is None or wc.start != first or wc.end > last + 1:
-            wc = self.calls = _WindowCalls(self.events, first)
-        wc.extend(last + 1)
-        n = last + 1 - first
-        opened = wc.open_since
-        safe = wc.safe(min(opened.values(), default=n))
-        if safe == n or (safe > 0 and self.events[first + safe - 1].inv != self.events[first + safe].inv):
-            return safe
-        newest = self.events[self.upto - 1].inv if self.upto else None
-        answered, protected = self.answered, self.protected
-        dead = {
-            c for c in opened
-            if c not in answered and c not in protected and any(inv != newest for inv in wc.made_by[c])
-        }  # fmt: skip
-        if not dead:
-            return safe
-        return max(safe, wc.safe(min((o for c, o in opened.items() if c not in dead), default=n)))
+        if wc is None or wc.positions[0] != first or wc.end > last + 1 - first:
+            wc = self.calls = _WindowCalls(self.events, range(first, len(self.events)))
+        return wc.contained(last + 1 - first, self)
 
 
 def _sliding_range(present: list[SimEvent], comps: list[_AdkComp], live: _Live | None, pol: AdkPolicy) -> tuple[int, int] | None:
@@ -1502,27 +1488,27 @@ def _safe_split(cands: list[SimEvent], retention: int) -> int:
 
 
 class _WindowCalls:
-    """The calls of a window of events from `start` (`_self_contained`'s two passes, read as the
-    window grows). Where `_self_contained` passes over the window with the calls it takes as
-    never answerable (`dead`) left out, the calls still open after event i are those open in the
-    pass that leaves none out, less `dead`; and `dead` are calls never answered, so still open at
-    the window's end. So a place is closed for `dead` when no call open there is answered later in
-    the window (the spans from a call's opening to its answer, `covered`, merged) and every call
-    open at the end that opened at or before it is in `dead` (`open_since`)."""
+    """The calls of a window of events, `events[positions[i]]` for i from 0 (`_self_contained`'s
+    two passes, read as the window grows; `positions` may grow meanwhile). Where
+    `_self_contained` passes over the window with the calls it takes as never answerable (`dead`)
+    left out, the calls still open after event i are those open in the pass that leaves none out,
+    less `dead`; and `dead` are calls never answered, so still open at the window's end. So a
+    place is closed for `dead` when no call open there is answered later in the window (the spans
+    from a call's opening to its answer, `covered`, merged) and every call open at the end that
+    opened at or before it is in `dead` (`open_since`)."""
 
-    def __init__(self, events: list[SimEvent], start: int) -> None:
-        self.events = events
-        self.start = self.end = start  # events[start:end] read
+    def __init__(self, events: list[SimEvent], positions: Sequence[int]) -> None:
+        self.events, self.positions = events, positions
+        self.end = 0  # the window's first `end` events read
         self.open_since: dict[str, int] = {}  # each call open at the end: where it opened (in the window)
         self.made_by: dict[str, set[str]] = {}  # each call: the invocations of the window's events making it
         self.covered_starts: list[int] = []  # the merged spans (start inclusive, end exclusive) where a
         self.covered_ends: list[int] = []  # call that is answered later in the window is open
 
     def extend(self, end: int) -> None:
-        opened, made_by = self.open_since, self.made_by
-        for p in range(self.end, end):
-            e = self.events[p]
-            i = p - self.start
+        opened, made_by, events, positions = self.open_since, self.made_by, self.events, self.positions
+        for i in range(self.end, end):
+            e = events[positions[i]]
             for c in e.results:
                 o = opened.pop(c, None)
                 if o is not None:
@@ -1545,11 +1531,81 @@ class _WindowCalls:
         """1 + the last place before `below` (and within what was read) that no span covers; 0
         when there is none: the length of the prefix `_self_contained`'s pass keeps when the calls
         open at the end that opened before `below` are left out."""
-        i = min(below, self.end - self.start) - 1
+        i = min(below, self.end) - 1
         k = bisect_right(self.covered_starts, i) - 1
         if i >= 0 and k >= 0 and i < self.covered_ends[k]:
             i = self.covered_starts[k] - 1
         return max(0, i + 1)
+
+    def contained(self, n: int, seen: _Invocations) -> int:
+        """`len(_self_contained(window, present))` for the window's first `n` events, `present`
+        being `events[:seen.upto]` (its newest invocation, the calls it answers and its
+        long-running ones as `seen` keeps them)."""
+        if n < self.end:
+            raise ValueError("a window read further than asked")
+        self.extend(n)
+        opened = self.open_since
+        safe = self.safe(min(opened.values(), default=n))
+        at = self.positions
+        if safe == n or (safe > 0 and self.events[at[safe - 1]].inv != self.events[at[safe]].inv):
+            return safe
+        newest = self.events[seen.upto - 1].inv if seen.upto else None
+        answered, protected = seen.answered, seen.protected
+        dead = {
+            c for c in opened
+            if c not in answered and c not in protected and any(inv != newest for inv in self.made_by[c])
+        }  # fmt: skip
+        if not dead:
+            return safe
+        return max(safe, self.safe(min((o for c, o in opened.items() if c not in dead), default=n)))
+
+
+class _Later:
+    """The positions of `events[:upto]` whose time is after a bar (ascending), kept up to date as
+    `upto` grows while the bar stays (ADK's token-threshold candidates, `token_pass`), with the
+    calls of the prefix of them last read (`_WindowCalls`)."""
+
+    def __init__(self, events: list[SimEvent], by_time: _ByTime) -> None:
+        self.events, self.by_time = events, by_time
+        self.bar: float | None = None
+        self.upto = 0
+        self.positions: list[int] = []
+        self.calls: _WindowCalls | None = None
+
+    def after(self, bar: float, upto: int) -> list[int]:
+        if bar != self.bar or upto < self.upto:
+            t = self.by_time
+            self.positions = sorted(p for p in t.order[bisect_right(t.times, bar) :] if p < upto)
+            self.bar, self.calls = bar, None
+        else:
+            events, got = self.events, self.positions
+            got.extend(p for p in range(self.upto, upto) if events[p].ts > bar)
+        self.upto = upto
+        return self.positions
+
+    def contained(self, n: int, seen: _Invocations) -> int:
+        """`len(_self_contained(...))` of the first `n` positions (`_WindowCalls.contained`)."""
+        wc = self.calls
+        if wc is None or wc.end > n:
+            wc = self.calls = _WindowCalls(self.events, self.positions)
+        return wc.contained(n, seen)
+
+
+class _EventsAt(Sequence[SimEvent]):
+    """The events at `positions`, without a list of them made (`_safe_split` reads a few from the end)."""
+
+    __slots__ = ("events", "positions")
+
+    def __init__(self, events: list[SimEvent], positions: list[int]) -> None:
+        self.events, self.positions = events, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.events[p] for p in self.positions[i]]
+        return self.events[self.positions[i]]
 
 
 def _self_contained(window: list[SimEvent], present: list[SimEvent]) -> list[SimEvent]:
@@ -1712,6 +1768,7 @@ class _AdkReplay:
         # goes (where `present(upto)` is `ev[:upto]` and every time a number: see `_incremental`).
         self.invocations = _Invocations(self.ev)
         self.by_time = _ByTime(self.ev) if all(math.isfinite(e.ts) for e in self.ev) else None
+        self.later = _Later(self.ev, self.by_time) if self.by_time is not None else None
 
     def present(self, upto: int) -> list[SimEvent]:
         """The session's events as ADK holds them once `upto` events were appended: a run starts
@@ -1867,16 +1924,14 @@ class _AdkReplay:
             seq=sess.recorded[at].seq if at is not None else None, chars=chars, counted=counted,
         )  # fmt: skip
 
-    def worth(self, c: _AdkComp, upto: int) -> bool:
+    def worth(self, start: float, end: float, upto: int) -> bool:
         # ADK's `_is_range_worth_compacting` (apps/compaction.py), in its own unit: what the range
         # would remove from `_process_compaction_events` (serialized content sizes), priced with an
         # empty summary, must exceed the latest surviving summary's size.
         if not self.pol.progress_gate:
             return True
         comps = self.comps
-        weightless = _AdkComp(
-            upto, c.start, c.end, c.inputs, c.represents, 0, "", "", chars=_EMPTY_SUMMARY_CHARS
-        )
+        weightless = _AdkComp(upto, start, end, [], set(), 0, "", "", chars=_EMPTY_SUMMARY_CHARS)
         live = self.live(upto)
         if self._incremental(upto) and self.by_time is not None and _finite_ranges([*comps, weightless]):
             removable = _removable_chars(self.ev, comps, weightless, upto, self.by_time)
@@ -1896,6 +1951,15 @@ class _AdkReplay:
         alive = self.alive(upto)
         latest = alive[-1] if alive else None
         last_end = self.comps[latest].end if latest is not None else 0.0
+        if self._incremental(upto) and self.later is not None and math.isfinite(last_end):
+            # (the same, from the candidates and their calls kept up to date: see `_incremental`)
+            ps = self.later.after(last_end, upto)
+            if len(ps) <= pol.event_retention_size:
+                return False
+            n = len(ps) if pol.event_retention_size == 0 else _safe_split(_EventsAt(self.ev, ps), pol.event_retention_size)
+            self.invocations.advance(upto)
+            n = self.later.contained(n, self.invocations)
+            return bool(n) and self.compact(_EventsAt(self.ev, ps[:n]), seed=latest, upto=upto, trigger="token_threshold", when=when)
         present = self.present(upto)
         cands = [e for e in present if e.ts > last_end]
         if len(cands) <= pol.event_retention_size:
@@ -1949,13 +2013,14 @@ class _AdkReplay:
         return self.compact(window, seed=None, upto=upto, trigger="sliding_window", when="post_invocation")
 
     def compact(
-        self, inputs: list[SimEvent], *, seed: int | None, upto: int, trigger: str, when: str
+        self, inputs: Sequence[SimEvent], *, seed: int | None, upto: int, trigger: str, when: str
     ) -> bool:
-        """Summarize `inputs` (folding in `seed`) when the range is worth compacting."""
-        c = self.make(inputs, seed=seed, upto=upto, trigger=trigger, when=when)
-        if not self.worth(c, upto):
+        """Summarize `inputs` (folding in `seed`) when the range is worth compacting (asked
+        first: the range's ends are all the gate reads, and a gate that says no makes nothing)."""
+        start = self.comps[seed].start if seed is not None else inputs[0].ts
+        if not self.worth(start, inputs[-1].ts, upto):
             return False
-        self.add(c, upto)
+        self.add(self.make(list(inputs), seed=seed, upto=upto, trigger=trigger, when=when), upto)
         return True
 
 
