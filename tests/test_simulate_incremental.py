@@ -183,7 +183,7 @@ def test_the_token_candidates_and_their_self_contained_prefix_as_the_whole_readi
         cands = [e for e in ev[:upto] if e.ts > bar]
         assert [ev[p] for p in ps] == cands
         retention = data.draw(st.integers(0, 3))
-        n = len(ps) if retention == 0 else sim._safe_split(sim._EventsAt(ev, ps), retention)
+        n = len(ps) if retention == 0 else later.split(retention)
         assert n == (len(cands) if retention == 0 else sim._safe_split(cands, retention))
         seen.advance(upto)
         assert later.contained(n, seen) == len(sim._self_contained(cands[:n], ev[:upto]))

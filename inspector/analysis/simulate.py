@@ -1570,18 +1570,46 @@ class _Later:
         self.bar: float | None = None
         self.upto = 0
         self.positions: list[int] = []
+        self.first_call: dict[str, int] = {}  # each call id: the first of the positions whose event makes it
         self.calls: _WindowCalls | None = None
 
     def after(self, bar: float, upto: int) -> list[int]:
+        events = self.events
         if bar != self.bar or upto < self.upto:
             t = self.by_time
-            self.positions = sorted(p for p in t.order[bisect_right(t.times, bar) :] if p < upto)
-            self.bar, self.calls = bar, None
+            self.positions, self.first_call = sorted(p for p in t.order[bisect_right(t.times, bar) :] if p < upto), {}
+            self.bar, self.calls, new = bar, None, 0
         else:
-            events, got = self.events, self.positions
-            got.extend(p for p in range(self.upto, upto) if events[p].ts > bar)
+            new = len(self.positions)
+            self.positions.extend(p for p in range(self.upto, upto) if events[p].ts > bar)
+        first_call = self.first_call
+        for i in range(new, len(self.positions)):
+            for c in events[self.positions[i]].calls:
+                first_call.setdefault(c, i)
         self.upto = upto
         return self.positions
+
+    def split(self, retention: int) -> int:
+        """`_safe_split` of the candidates, walking from the end only while a call can still
+        match: a result whose call no candidate at or before it makes stays unmatched to the
+        start, so the split is 0 at once (the whole walk, at every call, was most of a long
+        token-threshold replay where a kept response answers a call already summarized)."""
+        ps, events, first_call = self.positions, self.events, self.first_call
+        initial = len(ps) - retention
+        if initial <= 0:
+            return 0
+        unmatched: set[str] = set()
+        for i in range(len(ps) - 1, -1, -1):
+            e = events[ps[i]]
+            for r in e.results:
+                k = first_call.get(r)
+                if k is None or k > i:
+                    return 0
+            unmatched |= e.results
+            unmatched -= e.calls
+            if not unmatched and i <= initial:
+                return i
+        return 0
 
     def contained(self, n: int, seen: _Invocations) -> int:
         """`len(_self_contained(...))` of the first `n` positions (`_WindowCalls.contained`)."""
@@ -1592,7 +1620,8 @@ class _Later:
 
 
 class _EventsAt(Sequence[SimEvent]):
-    """The events at `positions`, without a list of them made (`_safe_split` reads a few from the end)."""
+    """The events at `positions`, without a list of them made (a compaction's inputs: listed only
+    once the gate said yes)."""
 
     __slots__ = ("events", "positions")
 
@@ -1764,6 +1793,7 @@ class _AdkReplay:
         # How many events from the first are in seq order (non-decreasing): up to there, ADK's
         # reloaded list is the append order, so `present(upto)` is `ev[:upto]` when no rewind drops any.
         self.in_seq_order = _seq_ordered_prefix(self.ev)
+        self.seqs: list[int] | None = None  # every event's seq, in append order (once asked for)
         # What the sliding window and the worth-compacting gate read, kept up to date as the replay
         # goes (where `present(upto)` is `ev[:upto]` and every time a number: see `_incremental`).
         self.invocations = _Invocations(self.ev)
@@ -1834,11 +1864,16 @@ class _AdkReplay:
             held = ev[max(in_run) : upto]
         else:
             last = max((self.held_seq(c) for c in comps if c.after <= q), default=-math.inf)
-            self.present(upto)
-            reloaded = self.reloaded[q]  # by seq
-            if q not in self.reloaded_seqs:
-                self.reloaded_seqs[q] = [e.seq for e in reloaded]
-            held = reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
+            if q <= self.in_seq_order:  # (the reloaded events are `ev[:q]`: see `present`)
+                if self.seqs is None:
+                    self.seqs = [e.seq for e in ev]
+                held = ev[bisect_right(self.seqs, last, 0, q) : upto]
+            else:
+                self.present(upto)
+                reloaded = self.reloaded[q]  # by seq
+                if q not in self.reloaded_seqs:
+                    self.reloaded_seqs[q] = [e.seq for e in reloaded]
+                held = reloaded[bisect_right(self.reloaded_seqs[q], last) :] + ev[q:upto]
         return held if live is None else [e for e in held if e.pos not in live.events]
 
     def held_seq(self, c: _AdkComp) -> float:
@@ -1956,7 +1991,7 @@ class _AdkReplay:
             ps = self.later.after(last_end, upto)
             if len(ps) <= pol.event_retention_size:
                 return False
-            n = len(ps) if pol.event_retention_size == 0 else _safe_split(_EventsAt(self.ev, ps), pol.event_retention_size)
+            n = len(ps) if pol.event_retention_size == 0 else self.later.split(pol.event_retention_size)
             self.invocations.advance(upto)
             n = self.later.contained(n, self.invocations)
             return bool(n) and self.compact(_EventsAt(self.ev, ps[:n]), seed=latest, upto=upto, trigger="token_threshold", when=when)
