@@ -91,7 +91,7 @@ def test_a_prefix_and_a_new_spec_are_honoured() -> None:
     assert walked == got
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_few_first_walks_then_compiles_saying_the_same(data: st.DataObject) -> None:
     """`FewFirst` (the ADK loaders' guard): the objects it walks and those it checks compiled, past

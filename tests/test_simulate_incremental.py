@@ -127,7 +127,7 @@ def _window_the_whole_way(ev: list[sim.SimEvent], upto: int, first: int, last: i
     return len(sim._self_contained(present[first : last + 1], present))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_events(), st.data())
 def test_the_window_and_its_self_contained_prefix_as_the_whole_reading(ev: list[sim.SimEvent], data: st.DataObject) -> None:
     """Fails on a wrong span merge, a wrong blocker or a dead call taken from the wrong
@@ -148,7 +148,7 @@ def test_the_window_and_its_self_contained_prefix_as_the_whole_reading(ev: list[
             assert inv.self_contained(*got) == _window_the_whole_way(ev, upto, *got)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_events(), st.data())
 def test_the_gate_counts_what_the_two_whole_passes_count(ev: list[sim.SimEvent], data: st.DataObject) -> None:
     """Fails on an open range end, on a dropped range's summary left in, or on counting an event
@@ -166,7 +166,7 @@ def test_the_gate_counts_what_the_two_whole_passes_count(ev: list[sim.SimEvent],
         assert sim._removable_chars(ev, comps, w, upto, sim._ByTime(ev)) == want
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_events(), st.data())
 def test_the_token_candidates_and_their_self_contained_prefix_as_the_whole_reading(ev: list[sim.SimEvent], data: st.DataObject) -> None:
     """Fails on a candidate list not kept in order, a prefix read past where it is asked, or a
