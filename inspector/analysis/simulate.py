@@ -229,6 +229,7 @@ class Session:
     inferred: Any = None  # recorded_policy's answer, once worked out (it may replay many times)
     simulator: str | None = None  # the format's compaction model (Format.simulator)
     rewinds: Any = None  # ADK: the session's rewinds (`_Rewinds`), None when it has none
+    orders: Any = None  # ADK: the events' orders every replay reads (`_Orders`), built on first use
 
     def modelled(self, pos: int) -> bool:
         return self.exact or not any(c.after <= pos for c in self.recorded)
@@ -677,6 +678,23 @@ class _ByTime:
         return self.order[bisect_left(self.times, start) : bisect_right(self.times, end)]
 
 
+@dataclass(frozen=True, slots=True)
+class _Orders:
+    """What every ADK replay of a session reads of its events' orders (built once a session: the
+    inference of a recorded policy replays it many times)."""
+
+    in_seq_order: int  # `_seq_ordered_prefix`
+    by_time: _ByTime | None  # None: a time is not a number
+
+
+def _orders(sess: Session) -> _Orders:
+    if sess.orders is None:
+        ev = sess.events
+        by_time = _ByTime(ev) if all(math.isfinite(e.ts) for e in ev) else None
+        sess.orders = _Orders(_seq_ordered_prefix(ev), by_time)
+    return sess.orders  # type: ignore[no-any-return]
+
+
 def _finite_ranges(comps: list[_AdkComp]) -> bool:
     return all(math.isfinite(c.start) and math.isfinite(c.end) for c in comps)
 
@@ -688,9 +706,10 @@ def _removable_chars(events: list[SimEvent], comps: list[_AdkComp], weightless: 
     adding `weightless` makes inside exactly the events of its range that were outside, and
     changes which summaries survive; every other event counts the same on both sides."""
     with_it = [*comps, weightless]
-    before = sum(comps[i].chars for i in _surviving(comps))
+    alive = _surviving(comps)
+    before = sum(comps[i].chars for i in alive)
     after = sum(with_it[i].chars for i in _surviving(with_it))
-    inside = _within_any([(comps[i].start, comps[i].end) for i in _surviving(comps)])
+    inside = _within_any([(comps[i].start, comps[i].end) for i in alive])
     newly = sum(
         events[p].chars for p in by_time.between(weightless.start, weightless.end) if p < upto and not inside(events[p].ts)
     )
@@ -1631,9 +1650,7 @@ class _EventsAt(Sequence[SimEvent]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self.events[p] for p in self.positions[i]]
+    def __getitem__(self, i: Any) -> Any:  # (an index only: no caller slices it)
         return self.events[self.positions[i]]
 
 
@@ -1792,12 +1809,13 @@ class _AdkReplay:
         self.parted = False  # stopped: its compactions could no longer be the wanted ones
         # How many events from the first are in seq order (non-decreasing): up to there, ADK's
         # reloaded list is the append order, so `present(upto)` is `ev[:upto]` when no rewind drops any.
-        self.in_seq_order = _seq_ordered_prefix(self.ev)
+        orders = _orders(sess)
+        self.in_seq_order = orders.in_seq_order
         self.seqs: list[int] | None = None  # every event's seq, in append order (once asked for)
         # What the sliding window and the worth-compacting gate read, kept up to date as the replay
         # goes (where `present(upto)` is `ev[:upto]` and every time a number: see `_incremental`).
         self.invocations = _Invocations(self.ev)
-        self.by_time = _ByTime(self.ev) if all(math.isfinite(e.ts) for e in self.ev) else None
+        self.by_time = orders.by_time
         self.later = _Later(self.ev, self.by_time) if self.by_time is not None else None
 
     def present(self, upto: int) -> list[SimEvent]:
