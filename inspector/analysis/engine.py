@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress, islice, repeat
-from operator import lt, sub
+from operator import attrgetter, lt, sub
 from typing import Any
 
 import msgspec
@@ -337,6 +337,9 @@ def walk_path(led: Ledger, leaf_seq: int | None, include_invisible: bool) -> tup
                 by_id[r.id] = r.seq
     else:
         by_id = led.by_id()
+        chain = _linear_chain(records, by_id, leaf_seq)
+        if chain is not None:
+            return chain, None
     path: list[int] = []
     append = path.append
     get = by_id.get
@@ -368,6 +371,26 @@ def walk_path(led: Ledger, leaf_seq: int | None, include_invisible: bool) -> tup
         )
     path.reverse()
     return path, problem
+
+
+_PARENT_ID = attrgetter("parent_id")
+
+
+def _linear_chain(records: list[Record], by_id: dict[str, int], leaf_seq: int) -> list[int] | None:
+    """`walk_path`'s path, checked in C rather than walked, when the ids form one chain in the
+    id index's order (the common ledger: each entry's parent the entry before it, the leaf the
+    last): the index's seqs, each record's parent the id before its own, the first's parent no
+    record's. None: not so (a branch, a reused id, another leaf); walk it."""
+    if not by_id:
+        return None
+    seqs = list(by_id.values())
+    if seqs[-1] != leaf_seq:
+        return None
+    parents = list(map(_PARENT_ID, map(records.__getitem__, seqs)))
+    first = parents[0]
+    if (first is not None and first in by_id) or parents[1:] != list(islice(by_id, len(seqs) - 1)):
+        return None
+    return seqs
 
 
 def active_path(led: Ledger, rt: Runtime) -> tuple[list[int], Diagnostic | None]:
