@@ -161,3 +161,25 @@ def test_a_followed_session_switched_to_another_model_is_rewritten(tmp_path: Pat
 def test_the_table_is_pi_ais() -> None:
     data = json.loads((Path(pi_resume.__file__).parent / "pi_windows.json").read_text())
     assert len(data["models"]) == 969 and "openai-completions" in data["apis"]
+
+
+def test_an_answer_is_read_again_only_if_its_loader_saw_a_thinking_block(tmp_path: Path, monkeypatch: Any) -> None:
+    """The loader lists the answers it read no thinking block in (`_Source.plain_answers`), and the
+    next request reads only the others' lines again: a block whose type is thinking, with no
+    thinking in it (left out for another model as empty), is one; an answer with only text is not."""
+    s = tp._Session().model(tp.OTHER[0], tp.OTHER[2]).user(tp._t("Hi."))
+    s.reply(tp.OTHER, {"type": "thinking", "thinkingSignature": ""}, tp._t("Hello."))
+    s.reply(tp.OTHER, tp._t("Plain."))
+    s.model(*TEXT_ONLY).user(tp._t("And?"))
+    p = tmp_path / "s.jsonl"
+    p.write_text(s.text())
+    led = load(str(p))
+    answers = [r for r in led.records if r.role == "assistant"]
+    assert [r.offset in r._source.plain_answers for r in answers] == [False, True]
+    read: list[int] = []
+    lines = pi_transform._lines
+    monkeypatch.setattr(pi_transform, "_lines", lambda led, recs: (read.extend(r.seq for r in recs), lines(led, recs))[1])
+    items = _items(analyze(led))
+    assert answers[0].seq in read and answers[1].seq not in read  # (the users' lines too: a model without image input)
+    assert "leaves out its empty thinking" in items[1]["note"]
+    assert "note" not in items[2]

@@ -286,11 +286,14 @@ def _extra(o: dict[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
 class _Source(RecordSource):
     """Re-reads a record's line from the file (or the bytes) it was loaded from."""
 
-    __slots__ = ("data", "path")
+    __slots__ = ("data", "path", "plain_answers")
 
     def __init__(self, path: str | None, data: bytes | None = None) -> None:
         self.path = path
         self.data = data
+        # The offsets of the answers' lines the loader read no thinking block in (`_read_own_lines`):
+        # pi-ai sends such an answer as written to any model (`pi_transform.rewrite_items`).
+        self.plain_answers: set[int] = set()
 
     def obj(self, rec: Record) -> Any:
         if self.data is not None:
@@ -963,6 +966,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
     decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
     decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
     head_roles, links, new, source, empty_kept = _HEAD_ROLES, _links, msgspec.structs.replace, st.source, _EMPTY_KEPT
+    answer, plain_answer = _HEAD_ROLES[_AssistantHead], st.source.plain_answers.add
     like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
     limit, offset, line, prev_id, id_count, v1 = st.limit, st.offset, st.line, st.prev_id, st.id_count, st.v1
     lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
@@ -987,6 +991,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
             rid = e.id
             if roles is not None and rid is not None:
                 calls: tuple[str, ...] = ()
+                thinks = False
                 c = m.content  # type: ignore[union-attr]
                 if type(c) is list:
                     if not c and m.stopReason not in empty_kept:  # type: ignore[union-attr]
@@ -1004,8 +1009,12 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                         if t and first_byte(t)[0] != 34 and t != null:
                             roles = None
                             break
-                        if x.type == "toolCall" and type(x.id) is str and x.id:
-                            calls += (x.id,)
+                        ty = x.type
+                        if ty == "toolCall":
+                            if type(x.id) is str and x.id:
+                                calls += (x.id,)
+                        elif ty == "thinking":
+                            thinks = True
                 if roles is not None and (roles[0] != "bashExecution" or not m.excludeFromContext):  # type: ignore[union-attr]
                     stop_reason, calls, result = links(m, *roles, calls)
                     pid = e.parentId
@@ -1019,6 +1028,8 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     append(rec)
                     if v1:
                         append_entry(rec)
+                    if roles is answer and not thinks:
+                        plain_answer(offset)
                     by_id[rid] = seq
                     id_count += 1
                     prev_id = rid

@@ -237,6 +237,13 @@ def _may_rewrite(raw: bytes, t: Target) -> bool | None:
     return not t.image and any(b.type == "image" for b in content)
 
 
+def _plain_answer(rec: Record) -> bool:
+    """An answer its loader read no thinking block in (pi's `_Source.plain_answers`): pi-ai sends
+    it as written whatever the model (`_answer`), so its line need not be read again."""
+    plain = getattr(rec._source, "plain_answers", None)
+    return plain is not None and rec.role == "assistant" and rec.offset in plain
+
+
 def _lines(led: Ledger, recs: list[Record]) -> Iterator[tuple[Record, bytes | None]]:
     """Each record's line as written, in file order, read through one open file (None: unreadable,
     or a ledger read from bytes)."""
@@ -276,7 +283,11 @@ def rewrite_items(led: Ledger, path: Sequence[int], items: Sequence[Any]) -> Non
             return
         records = e.records
         roles = ("assistant",) if t.image else ("assistant", "user", "tool")
-        todo = {it.seq: it for it in items if it.seq is not None and it.kind == "message" and not it.text and records[it.seq].role in roles}
+        todo = {
+            it.seq: it
+            for it in items
+            if it.seq is not None and it.kind == "message" and not it.text and records[it.seq].role in roles and not _plain_answer(records[it.seq])
+        }
         for rec, raw in _lines(led, [records[s] for s in todo]):
             may = _may_rewrite(raw, t) if raw is not None else None
             if may is False:
