@@ -957,31 +957,26 @@ def _slow_line(st: _StreamState, e: Any, raw: bytes, n: int, at: tuple[int, int,
 
 
 def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
-    """Append the lines read from `f` until byte `stop`: a message entry straight from its head,
-    decoded without materializing its content (`_line_head`'s steps, its decode and record inlined:
-    this loop runs once per line, and a call per line was a tenth of the load), any other line
-    through `_general_line`. Positions live in locals here, in `st` around each general
-    line and at the end; the line count and the `upto_line` cut are kept by C iterators."""
+    """Append the lines read from `f` until byte `stop`: a message entry straight from its head, decoded
+    without its content (`_line_head`'s steps inlined: a call per line was a tenth of the load; an answer
+    with no thinking block listed in `plain_answers`), any other line through `_general_line`. Positions
+    live in locals, in `st` around each general line; line count and `upto_line` cut in C iterators."""
     records, append, append_entry, by_id = st.records, st.records.append, st.b.pi_entries.append, st.by_id
     decode, valid_utf8, large, first_byte, null = _RAW_TEXT_DECODER.decode, heads.valid_utf8, bounded.LARGE_LINE_BYTES, _FIRST_BYTE, _NULL
-    decode_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+    decode_errors, answer, plain_answer = (msgspec.DecodeError, msgspec.ValidationError, RecursionError), _HEAD_ROLES[_AssistantHead], st.source.plain_answers.add
     head_roles, links, new, source, empty_kept = _HEAD_ROLES, _links, msgspec.structs.replace, st.source, _EMPTY_KEPT
-    answer, plain_answer = _HEAD_ROLES[_AssistantHead], st.source.plain_answers.add
     like_of = {r: record_from_fields(Record, 0, 0, None, None, None, 0, 0, llm, None, r, (), None, source) for r, llm in _HEAD_ROLES.values()}
     limit, offset, line, prev_id, id_count, v1 = st.limit, st.offset, st.line, st.prev_id, st.id_count, st.v1
     lines = f if st.upto_line is None else islice(f, max(st.max_line - line, 0))
-    # While every line made one record, a record's seq is the line before's number: that int (`before`), not a new one
-    before, aligned = line, len(records) == line
+    before, aligned = line, len(records) == line  # (while each line made one record, a seq is the line before's int: `before`)
     first_line = line + 1
     for line, raw in enumerate(lines, first_line):
         n = len(raw)
         if offset + n > limit:  # appended while we read: stop at the size we started with
-            raw = raw[: limit - offset]
-            n = len(raw)
+            n = len(raw := raw[: limit - offset])
             if not n:
                 break
-        try:
-            # msgspec does not check the UTF-8 of what it skips: check it (cheaply) ourselves.
+        try:  # (msgspec does not check the UTF-8 of what it skips: checked first, cheaply)
             e = decode(raw) if n <= large and (raw.isascii() or valid_utf8(raw)) else None
         except decode_errors:
             e = None
@@ -1009,11 +1004,9 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                         if t and first_byte(t)[0] != 34 and t != null:
                             roles = None
                             break
-                        ty = x.type
-                        if ty == "toolCall":
-                            if type(x.id) is str and x.id:
-                                calls += (x.id,)
-                        elif ty == "thinking":
+                        if (ty := x.type) == "toolCall" and type(x.id) is str and x.id:
+                            calls += (x.id,)
+                        elif ty == "thinking":  # (an answer without one: `plain_answers`)
                             thinks = True
                 if roles is not None and (roles[0] != "bashExecution" or not m.excludeFromContext):  # type: ignore[union-attr]
                     stop_reason, calls, result = links(m, *roles, calls)
@@ -1031,8 +1024,7 @@ def _read_own_lines(st: _StreamState, f: Any, *, stop: int) -> None:
                     if roles is answer and not thinks:
                         plain_answer(offset)
                     by_id[rid] = seq
-                    id_count += 1
-                    prev_id = rid
+                    id_count, prev_id = id_count + 1, rid
                     offset += n
                     if offset >= stop:
                         break
